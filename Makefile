@@ -1,0 +1,185 @@
+# simcrawl — near-duplicate-aware crawler and dedup filter.
+#
+# `make` builds ./simcrawl and one static library per folder (build/libextract.a,
+# build/libdedup.a, build/libcrawler.a). Missing Debian -dev packages are installed
+# first (apt-get when root; otherwise the exact command is printed and make stops).
+# `make help` lists the targets.
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2 -g
+SAN     ?=
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Werror
+CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
+CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -MMD -MP -I.
+LDFLAGS += $(SAN)
+
+# Debian packages the build and the tests need (pkg-config module in brackets):
+# libxml2 [libxml-2.0], utf8proc [libutf8proc], xxHash [libxxhash], libcurl [libcurl],
+# zlib [zlib], brotli [libbrotlidec], OpenSSL's libcrypto for SHA-1 [libcrypto],
+# libpsl [libpsl], inih [inih], jansson [jansson], CUnit [cunit],
+# libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures).
+DEB_PKGS := gcc make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
+            libcurl4-openssl-dev zlib1g-dev libbrotli-dev libssl-dev libpsl-dev \
+            libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget
+
+EXTRACT_PKGS := libxml-2.0 libutf8proc
+DEDUP_PKGS   := libxxhash
+CRAWLER_PKGS := libcurl zlib libbrotlidec libcrypto libpsl
+CLI_PKGS     := jansson inih
+TEST_PKGS    := cunit libmicrohttpd
+
+# build/deps.mk is made (and make restarts) before anything else: it installs what is
+# missing and records the pkg-config flags, so a fresh machine needs only `make`.
+-include $(BUILD)/deps.mk
+$(BUILD)/deps.mk: Makefile
+	@mkdir -p $(BUILD)
+	@missing=""; for p in $(DEB_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ]; then \
+	        echo "installing missing Debian packages:$$missing" >&2; \
+	        (apt-get install -y -q $$missing || (apt-get update -q && apt-get install -y -q $$missing)) >&2 || exit 1; \
+	    else \
+	        echo "missing Debian packages; run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	    fi; \
+	fi
+	@{ echo "EXTRACT_CFLAGS := $$(pkg-config --cflags $(EXTRACT_PKGS))"; \
+	   echo "EXTRACT_LIBS := $$(pkg-config --libs $(EXTRACT_PKGS))"; \
+	   echo "DEDUP_CFLAGS := $$(pkg-config --cflags $(DEDUP_PKGS))"; \
+	   echo "DEDUP_LIBS := $$(pkg-config --libs $(DEDUP_PKGS))"; \
+	   echo "CRAWLER_CFLAGS := $$(pkg-config --cflags $(CRAWLER_PKGS))"; \
+	   echo "CRAWLER_LIBS := $$(pkg-config --libs $(CRAWLER_PKGS))"; \
+	   echo "CLI_CFLAGS := $$(pkg-config --cflags $(CLI_PKGS))"; \
+	   echo "CLI_LIBS := $$(pkg-config --libs $(CLI_PKGS))"; \
+	   echo "TEST_CFLAGS := $$(pkg-config --cflags $(TEST_PKGS))"; \
+	   echo "TEST_LIBS := $$(pkg-config --libs $(TEST_PKGS))"; } > $@.tmp && mv $@.tmp $@
+
+EXTRACT_SRC := $(wildcard extract/*.c)
+DEDUP_SRC   := $(wildcard dedup/*.c)
+CRAWLER_SRC := $(wildcard crawler/*.c)
+CLI_SRC     := $(wildcard cli/*.c)
+TEST_SRC    := $(wildcard tests/*.c)
+FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
+BENCH_SRC   := $(wildcard tests/bench/bench_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+
+LIBEXTRACT := $(BUILD)/libextract.a
+LIBDEDUP   := $(BUILD)/libdedup.a
+LIBCRAWLER := $(BUILD)/libcrawler.a
+LIBS_ALL   := $(LIBCRAWLER) $(LIBEXTRACT) $(LIBDEDUP)
+LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+
+.PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps \
+        install clean help format
+
+all: ./simcrawl ## build ./simcrawl and the three static libraries (installs missing -dev packages)
+build: all
+
+./simcrawl: $(BUILD)/simcrawl
+	@ln -sf $(BUILD)/simcrawl simcrawl
+
+$(BUILD)/simcrawl: $(call obj,$(CLI_SRC)) $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(CLI_SRC)) $(LIBS_ALL) $(LINK_LIBS)
+
+$(LIBEXTRACT): $(call obj,$(EXTRACT_SRC))
+$(LIBDEDUP): $(call obj,$(DEDUP_SRC))
+$(LIBCRAWLER): $(call obj,$(CRAWLER_SRC))
+$(LIBS_ALL):
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
+$(BUILD)/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
+$(BUILD)/crawler/%.o: CFLAGS += $(CRAWLER_CFLAGS)
+$(BUILD)/cli/%.o: CFLAGS += $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
+$(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
+
+$(BUILD)/%.o: %.c $(BUILD)/deps.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+# The test runner finds its suites: every tests/test_*.c defines test_<name>_register().
+$(BUILD)/tests/suites.h: $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	@grep -ho '^void test_[a-z0-9_]*_register(void)' $(TEST_SRC) | \
+	    sed 's/^void test_\(.*\)_register(void)/SUITE(\1)/' | sort > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/tests/test_main.o: $(BUILD)/tests/suites.h
+$(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
+
+$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TEST_SRC)) $(LIBS_ALL) $(LINK_LIBS) $(TEST_LIBS)
+
+# Fuzz targets replay their saved corpus without clang: one replay binary per target.
+$(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIBS_ALL)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
+FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+REPLAY_BINS  := $(addprefix $(BUILD)/fuzz/replay_,$(FUZZ_NAMES))
+
+unit: $(BUILD)/test_runner ./simcrawl
+	$(BUILD)/test_runner
+
+replay: $(REPLAY_BINS)
+	@for n in $(FUZZ_NAMES); do \
+	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+cli-test: ./simcrawl
+	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
+
+test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line
+	@$(MAKE) --no-print-directory unit replay cli-test
+
+asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    $(addprefix build/asan/,test_runner simcrawl) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/test_runner
+	@for n in $(FUZZ_NAMES); do \
+	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+	@SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+
+FUZZ_SECONDS ?= 60
+fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
+	@command -v clang >/dev/null || { echo "fuzz needs clang: apt-get install -y clang libclang-rt-14-dev" >&2; exit 1; }
+	@for n in $(FUZZ_NAMES); do \
+	    $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
+	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libcrawler.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
+	    clang -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_$$n build/fuzz/tests/fuzz/fuzz_$$n.o \
+	        build/fuzz/libcrawler.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
+	    mkdir -p build/fuzz/corpus/$$n; \
+	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 build/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+bench: ./simcrawl ## run the benchmarks of docs/BENCHMARKS.md (downloads Debian doc packages)
+	@sh tests/bench/run.sh
+
+demo: ./simcrawl ## crawl the bundled demo site on loopback and write WARC, log, cluster report
+	@sh tests/demo/run.sh
+
+check-deps: $(LIBS_ALL) ## check that each library links with only its own dependencies
+	@echo 'int main(void){return 0;}' > $(BUILD)/empty_main.c
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBDEDUP) -Wl,--no-whole-archive $(DEDUP_LIBS) -lm
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBEXTRACT) -Wl,--no-whole-archive $(EXTRACT_LIBS) -lm
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBCRAWLER) -Wl,--no-whole-archive $(CRAWLER_LIBS) -lm -lpthread
+	@echo "check-deps: each library links with only its own dependencies"
+
+PREFIX ?= /usr/local
+install: ./simcrawl ## install simcrawl into $(PREFIX)/bin
+	install -D -m 755 $(BUILD)/simcrawl $(DESTDIR)$(PREFIX)/bin/simcrawl
+
+format: ## reformat the sources with clang-format
+	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
+
+clean: ## remove build products
+	rm -rf build simcrawl
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-11s %s\n", $$1, $$2}'
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,36 @@
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+/*
+ * Shared by the subcommands in cli/: each `simcrawl CMD` is one function
+ * `int cmd_NAME(int argc, char **argv)` (argv[0] is the command name) returning the
+ * exit status: CLI_OK 0, CLI_USAGE 1 (bad options or arguments), CLI_RUNTIME 2.
+ * Results go to stdout one record a line; diagnostics to stderr, lower-case, error first.
+ */
+#include <stddef.h>
+
+enum { CLI_OK = 0, CLI_USAGE = 1, CLI_RUNTIME = 2 };
+
+#define CLI_VERSION "0.1.0"
+
+int cmd_extract(int argc, char **argv);
+int cmd_fingerprint(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_index(int argc, char **argv);
+int cmd_pairs(int argc, char **argv);
+int cmd_clusters(int argc, char **argv);
+int cmd_dedup(int argc, char **argv);
+int cmd_crawl(int argc, char **argv);
+int cmd_robots(int argc, char **argv);
+
+/* Prints "simcrawl CMD: MESSAGE" and "try 'simcrawl CMD --help'" on stderr; returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Prints "simcrawl CMD: MESSAGE" on stderr (a runtime diagnostic). */
+void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
+int cli_parse_long(const char *s, long min, long max, long *out);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * simcrawl: the one binary. Dispatches `simcrawl CMD ...` to cmd_CMD() in cli/cmd_*.c;
+ * the subcommands are thin: options, wiring of the extract/, dedup/ and crawler/
+ * libraries, output. The command line is a contract (../shared/DESIGN.md).
+ */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    /* each subcommand adds its line here when it lands */
+    {NULL, NULL, NULL}};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: simcrawl [--help] [--version] COMMAND [ARGS]\n\n"
+                 "A near-duplicate-aware web crawler and dedup filter.\n\ncommands:\n");
+    for (const struct command *c = commands; c->name; c++)
+        fprintf(out, "  %-12s %s\n", c->name, c->summary);
+    fprintf(out, "\n'simcrawl COMMAND --help' describes one command.\n"
+                 "exit status: 0 success, 1 usage error, 2 runtime error.\n");
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simcrawl %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\ntry 'simcrawl %s --help'\n", cmd);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simcrawl %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("simcrawl %s\n", CLI_VERSION);
+        return CLI_OK;
+    }
+    for (const struct command *c = commands; c->name; c++)
+        if (strcmp(argv[1], c->name) == 0)
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "simcrawl: '%s' is not a command; see 'simcrawl --help'\n", argv[1]);
+    return CLI_USAGE;
+}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# Command-line tests: what a user or a script sees (exit status, stdout, stderr).
+# Each tests/cli/*.sh is sourced in turn with these helpers; SIMCRAWL is the binary.
+# Prints "N passed, N failed" and exits non-zero on any failure.
+SIMCRAWL=${SIMCRAWL:-./simcrawl}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# expect_status WANT DESCRIPTION -- COMMAND...
+expect_status() {
+    want=$1; what=$2; shift 3
+    "$@" >"$TMP/out" 2>"$TMP/err"; got=$?
+    if [ "$got" = "$want" ]; then ok; else bad "$what: exit $got, want $want; stderr: $(head -c 300 "$TMP/err")"; fi
+}
+# expect_grep PATTERN FILE DESCRIPTION
+expect_grep() {
+    if grep -q -e "$1" "$2"; then ok; else bad "$3: no '$1' in $(head -c 300 "$2")"; fi
+}
+
+expect_status 0 "--help" -- "$SIMCRAWL" --help
+expect_grep "usage: simcrawl" "$TMP/out" "--help prints usage"
+expect_status 1 "no command" -- "$SIMCRAWL"
+expect_status 1 "unknown command" -- "$SIMCRAWL" no-such-command
+expect_grep "is not a command" "$TMP/err" "unknown command names itself"
+
+for t in tests/cli/*.sh; do
+    [ -f "$t" ] || continue
+    . "$t"
+done
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
