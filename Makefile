@@ -75,11 +75,10 @@ LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpt
 .PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps \
         install clean help format
 
-all: ./simcrawl ## build ./simcrawl and the three static libraries (installs missing -dev packages)
+all: $(BUILD)/simcrawl ## build ./simcrawl and the three static libraries (installs missing -dev packages)
+	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
-
-./simcrawl: $(BUILD)/simcrawl
-	@ln -sf $(BUILD)/simcrawl simcrawl
+./simcrawl: all
 
 $(BUILD)/simcrawl: $(call obj,$(CLI_SRC)) $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,$(CLI_SRC)) $(LIBS_ALL) $(LINK_LIBS)
@@ -120,15 +119,15 @@ $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 REPLAY_BINS  := $(addprefix $(BUILD)/fuzz/replay_,$(FUZZ_NAMES))
 
-unit: $(BUILD)/test_runner ./simcrawl
-	$(BUILD)/test_runner
+unit: $(BUILD)/test_runner $(BUILD)/simcrawl
+	SIMCRAWL=$(BUILD)/simcrawl $(BUILD)/test_runner
 
 replay: $(REPLAY_BINS)
 	@for n in $(FUZZ_NAMES); do \
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: ./simcrawl
+cli-test: $(BUILD)/simcrawl
 	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
 
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line
@@ -138,7 +137,7 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    $(addprefix build/asan/,test_runner simcrawl) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/test_runner
+	SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/test_runner
 	@for n in $(FUZZ_NAMES); do \
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done

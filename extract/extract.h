@@ -1,0 +1,82 @@
+#ifndef EXTRACT_EXTRACT_H
+#define EXTRACT_EXTRACT_H
+/*
+ * extract: HTML in, main text, links and metadata out, and the normalised word tokens
+ * that the fingerprint is computed from (docs/FINGERPRINT.md, section "Tokens").
+ *
+ * Needs only libxml2 and utf8proc. No libxml2 type appears here.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXTRACT_WARN_UNUSED __attribute__((warn_unused_result))
+
+/* Error codes: 0 is OK; codes are only ever appended. */
+enum extract_code {
+    EXTRACT_OK = 0,
+    EXTRACT_ENOMEM,    /* out of memory; nothing changed */
+    EXTRACT_EEMPTY,    /* the input is empty (0 bytes, or only white space) */
+    EXTRACT_EBINARY,   /* the input is not text (NUL bytes, a binary signature) */
+    EXTRACT_ETOOLARGE, /* the input is over opts->max_bytes */
+    EXTRACT_EPARSE,    /* libxml2 could not build a document at all */
+    EXTRACT_ENOTEXT,   /* parsed, but no main text was found */
+    EXTRACT_EINVAL,    /* a bad argument (programmer error) */
+};
+
+/* A short lower-case description of code, e.g. "input is binary, not html". */
+const char *extract_strerror(enum extract_code code);
+
+/* Caps and hints; zero-initialise and set what you need (0 means the default). */
+struct extract_opts {
+    const char *content_type; /* HTTP Content-Type header value, or NULL (for the charset) */
+    const char *base_url;     /* URL of the page, for resolving links, or NULL */
+    size_t max_bytes;         /* refuse larger input; default EXTRACT_DEFAULT_MAX_BYTES */
+    unsigned max_depth;       /* deepest element nesting walked; default EXTRACT_DEFAULT_MAX_DEPTH */
+};
+
+#define EXTRACT_DEFAULT_MAX_BYTES (64u * 1024 * 1024)
+#define EXTRACT_DEFAULT_MAX_DEPTH 256u
+
+struct extract_doc; /* opaque */
+
+/* One link of the page, in document order. Borrowed from the doc. */
+struct extract_link {
+    const char *url;    /* resolved against <base href> / base_url when given; UTF-8 */
+    const char *anchor; /* anchor text, white space collapsed; "" when none */
+    unsigned nofollow;  /* rel contains nofollow (or sponsored/ugc) */
+    unsigned in_main;   /* the link lies inside the main content */
+};
+
+/*
+ * Parses html[0..len) and finds its main content. On success *out is a new doc:
+ * caller frees with extract_doc_free(). On error *out is NULL.
+ */
+EXTRACT_WARN_UNUSED enum extract_code extract_doc_parse(const char *html, size_t len,
+                                                        const struct extract_opts *opts,
+                                                        struct extract_doc **out);
+void extract_doc_free(struct extract_doc *doc); /* NULL-safe */
+
+/* All borrowed: valid until extract_doc_free(doc). Strings are valid UTF-8, NUL-terminated. */
+const char *extract_doc_text(const struct extract_doc *doc, size_t *len); /* blocks split by "\n\n" */
+const char *extract_doc_title(const struct extract_doc *doc);     /* "" when none */
+const char *extract_doc_lang(const struct extract_doc *doc);      /* e.g. "en", "" when unknown */
+const char *extract_doc_canonical(const struct extract_doc *doc); /* rel=canonical, "" when none */
+const char *extract_doc_base(const struct extract_doc *doc);      /* effective base URL, "" when none */
+const char *extract_doc_charset(const struct extract_doc *doc);   /* the charset decoded from */
+unsigned extract_doc_noindex(const struct extract_doc *doc);      /* meta robots noindex/none */
+unsigned extract_doc_nofollow(const struct extract_doc *doc);     /* meta robots nofollow/none */
+size_t extract_doc_link_count(const struct extract_doc *doc);
+const struct extract_link *extract_doc_link(const struct extract_doc *doc, size_t i);
+
+/*
+ * The normalised word tokens of text[0..len) (valid UTF-8), as docs/FINGERPRINT.md
+ * specifies: NFKC, case folded, marks stripped; a token is a maximal run of letters,
+ * marks, digits and connector punctuation, and every CJK ideograph / kana is a token of
+ * its own. The tokens are written to *out separated by exactly one space (no leading or
+ * trailing space), NUL-terminated; *out_len is the length without the NUL, *n_tokens the
+ * count. Caller frees *out with free().
+ */
+EXTRACT_WARN_UNUSED enum extract_code extract_tokens(const char *text, size_t len, char **out,
+                                                     size_t *out_len, size_t *n_tokens);
+
+#endif
