@@ -33,6 +33,241 @@ const char *crawl_strerror(enum crawl_code code);
 /* ==== robots.txt: parser, matcher, fetch policy ==== */
 
 /* ==== WARC: reader, HTTP block parser, writer ==== */
+/*
+ * WARC files (ISO 28500, WARC/1.0 and 1.1), plain or gzip (one member per record, or one
+ * member for the whole file), read as a stream of records with bounded memory; HTTP
+ * messages inside response/request blocks; and a writer of WARC/1.1 with one gzip member
+ * per record. Times are W3C-ISO8601 strings ("2026-11-21T20:15:10Z").
+ */
+
+/* -- SHA-1 digests as WARC writes them: "sha1:" + 32 base32 letters (RFC 4648) -- */
+
+#define CRAWL_DIGEST_SIZE 38 /* "sha1:" + 32 + NUL */
+
+struct crawl_digest; /* an incremental SHA-1 */
+
+/* *out is a new digest: caller frees with crawl_digest_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_digest_new(struct crawl_digest **out);
+void crawl_digest_update(struct crawl_digest *d, const void *data, size_t len);
+/* Writes "sha1:BASE32" to out and resets d for the next message. */
+void crawl_digest_final(struct crawl_digest *d, char out[CRAWL_DIGEST_SIZE]);
+void crawl_digest_free(struct crawl_digest *d); /* NULL-safe */
+/* One shot: out = "sha1:" + base32(sha1(data[0..len))). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_digest_sha1(const void *data, size_t len,
+                                                    char out[CRAWL_DIGEST_SIZE]);
+/* RFC 4648 base32 (upper case, '=' padded) of in[0..len) into out[0..cap); returns the
+ * length written (without the NUL written after it), or 0 when cap is too small. */
+size_t crawl_base32_encode(const uint8_t *in, size_t len, char *out, size_t cap);
+
+/* -- the reader -- */
+
+#define CRAWL_WARC_DEFAULT_MAX_BLOCK (64u * 1024 * 1024) /* crawl_warc_block() cap */
+#define CRAWL_WARC_MAX_HEADER (256u * 1024)              /* cap of one WARC header block */
+
+struct crawl_warc_field {
+    const char *name;  /* as written, e.g. "WARC-Target-URI" */
+    const char *value; /* leading and trailing white space removed; folded lines joined */
+};
+
+/*
+ * One record's header. All strings are borrowed: valid until the next crawl_warc_next()
+ * or crawl_warc_reader_free(); "" when the field is absent.
+ */
+struct crawl_warc_record {
+    uint64_t offset;        /* where the record starts in the file: its gzip member's offset
+                               (what CDX indexes use), or the byte offset of a plain file;
+                               in a whole-file gzip, the offset in the uncompressed stream */
+    uint64_t stream_offset; /* offset in the uncompressed stream */
+    unsigned whole_gzip;    /* 1: the record does not start a gzip member of its own */
+    const char *version;    /* "WARC/1.0", "WARC/1.1" */
+    const char *type;       /* WARC-Type */
+    const char *target_uri; /* WARC-Target-URI without <> and white space */
+    const char *record_id;  /* WARC-Record-ID as written, e.g. "<urn:uuid:...>" */
+    const char *date;       /* WARC-Date */
+    const char *content_type;
+    const char *concurrent_to; /* the first WARC-Concurrent-To */
+    const char *refers_to;
+    const char *block_digest;
+    const char *payload_digest;
+    const char *ip_address;
+    uint64_t content_length; /* the block length the header announces */
+    size_t n_fields;
+    const struct crawl_warc_field *fields; /* every field in order (unknown ones too) */
+    const char *header;                    /* the raw header: version line .. empty line */
+    size_t header_len;
+};
+
+/* Damage reports: offset as in crawl_warc_record.offset, what = one line in words. */
+struct crawl_warc_opts {
+    size_t max_block; /* crawl_warc_block() refuses larger blocks; 0: the default */
+    void (*on_error)(void *userdata, uint64_t offset, enum crawl_code code, const char *what);
+    void *userdata;
+};
+
+struct crawl_warc_reader;
+
+/* Opens path ("-": standard input) for reading; plain or gzip is detected from the bytes.
+ * *out: caller frees with crawl_warc_reader_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_reader_open(const char *path,
+                                                         const struct crawl_warc_opts *opts,
+                                                         struct crawl_warc_reader **out);
+/* The same over data[0..len), borrowed: valid until crawl_warc_reader_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_reader_open_mem(const void *data, size_t len,
+                                                             const struct crawl_warc_opts *opts,
+                                                             struct crawl_warc_reader **out);
+void crawl_warc_reader_free(struct crawl_warc_reader *r); /* NULL-safe */
+
+/*
+ * The next record: CRAWL_OK and *rec (borrowed, see above), or CRAWL_EOF at the end.
+ * The rest of the previous block is skipped. Damaged input (bad header, wrong
+ * Content-Length, broken gzip member, garbage between records) is reported through
+ * opts->on_error and skipped: the reader resynchronises at the next "WARC/1." line or gzip
+ * member. Other codes (CRAWL_EIO, CRAWL_ENOMEM) are fatal for this reader.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_next(struct crawl_warc_reader *r,
+                                                  const struct crawl_warc_record **rec);
+/* Reads the next bytes of the current block into buf[0..cap); *n = 0 at the block's end.
+ * CRAWL_ETRUNCATED when the input ends (or the gzip member breaks) inside the block. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf,
+                                                  size_t cap, size_t *n);
+/*
+ * The whole block of the current record (nothing of it read yet), borrowed until the next
+ * call on r. CRAWL_ETOOLARGE when content_length > max_block (read it with crawl_warc_read()
+ * or skip it); CRAWL_ETRUNCATED or CRAWL_EFORMAT (block not followed by CRLF CRLF: wrong
+ * Content-Length) when damaged: *data, *len then hold what there was, and the reader
+ * resynchronises from the start of the block.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_block(struct crawl_warc_reader *r,
+                                                   const char **data, size_t *len);
+/* A field of rec by name (case-insensitive), or NULL. */
+const char *crawl_warc_field(const struct crawl_warc_record *rec, const char *name);
+/* 0: plain; 1: gzip, one member per record; 2: gzip, records sharing members. */
+unsigned crawl_warc_reader_gzip(const struct crawl_warc_reader *r);
+uint64_t crawl_warc_reader_errors(const struct crawl_warc_reader *r); /* damage reports */
+uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r); /* file bytes consumed */
+
+/* -- HTTP messages in request/response blocks (RFC 9112) -- */
+
+#define CRAWL_HTTP_DEFAULT_MAX_BODY (64u * 1024 * 1024) /* decoded body cap (zip bombs) */
+#define CRAWL_HTTP_MAX_HEADERS 1000u                     /* header lines kept */
+
+struct crawl_http_opts {
+    size_t max_body; /* cap of the decoded body; 0: the default */
+};
+
+struct crawl_http_msg;
+
+/*
+ * Parses the HTTP message data[0..len) (status or request line, headers, body). Folded
+ * header lines are joined, bad header lines skipped, duplicates kept. CRAWL_EFORMAT when
+ * there is no status/request line or no end of headers. *out: caller frees with
+ * crawl_http_free(); it borrows nothing from data.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_http_parse(const char *data, size_t len,
+                                                   const struct crawl_http_opts *opts,
+                                                   struct crawl_http_msg **out);
+void crawl_http_free(struct crawl_http_msg *m); /* NULL-safe */
+int crawl_http_status(const struct crawl_http_msg *m);        /* 0 for a request */
+const char *crawl_http_method(const struct crawl_http_msg *m); /* "" for a response */
+/* The first header of that name (case-insensitive), or NULL; borrowed from m. */
+const char *crawl_http_header(const struct crawl_http_msg *m, const char *name);
+size_t crawl_http_header_count(const struct crawl_http_msg *m);
+void crawl_http_header_at(const struct crawl_http_msg *m, size_t i, const char **name,
+                          const char **value);
+size_t crawl_http_head_len(const struct crawl_http_msg *m); /* bytes up to the body */
+/* The media type of Content-Type, lower case ("text/html"), and its charset ("" if none). */
+const char *crawl_http_mime(const struct crawl_http_msg *m);
+const char *crawl_http_charset(const struct crawl_http_msg *m);
+/* The payload: body with the transfer coding removed and the content coding kept — what
+ * WARC-Payload-Digest covers. Borrowed from m. */
+const char *crawl_http_payload(const struct crawl_http_msg *m, size_t *len);
+/* The payload with its content coding (gzip, x-gzip, deflate, br) decoded, for
+ * extraction; decoded on the first call, borrowed from m. On a bad coding or the cap,
+ * what was decoded is kept and crawl_http_body_code() says what went wrong. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_http_body(struct crawl_http_msg *m, const char **data,
+                                                  size_t *len);
+/* CRAWL_OK, or the first body problem (CRAWL_ECHUNKED, CRAWL_EDECODE, CRAWL_ETOOLARGE,
+ * CRAWL_EUNSUPPORTED, CRAWL_ETRUNCATED) and its words in crawl_http_body_error(). */
+enum crawl_code crawl_http_body_code(const struct crawl_http_msg *m);
+const char *crawl_http_body_error(const struct crawl_http_msg *m); /* "" when none */
+
+/* -- the writer -- */
+
+#define CRAWL_WARC_DEFAULT_ROTATE (1024ull * 1024 * 1024) /* rotate files past 1 GB */
+#define CRAWL_WARC_ID_SIZE 48 /* "<urn:uuid:xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx>" + NUL */
+
+struct crawl_warc_writer_opts {
+    uint64_t rotate_size;  /* start a new file once one reaches this; 0: the default */
+    const char *software;  /* warcinfo "software:", NULL: "simcrawl" */
+    const char *info;      /* extra warcinfo lines "key: value\r\n", or NULL */
+    int gzip_level;        /* 1..9; 0: 6 */
+};
+
+struct crawl_warc_writer;
+
+/*
+ * Opens a writer. path ending in ".warc" writes plain records, anything else one gzip
+ * member per record. Files are written as NAME.open and renamed to NAME when complete
+ * (rotation or crawl_warc_writer_close()). Names: the first file is path itself; after
+ * rotation "-00001", "-00002"... go before the ".warc" / ".warc.gz" extension
+ * (crawl.warc.gz, crawl-00001.warc.gz...). Every file starts with a warcinfo record.
+ * *out: close with crawl_warc_writer_close().
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_open(const char *path,
+                                                         const struct crawl_warc_writer_opts *opts,
+                                                         struct crawl_warc_writer **out);
+/* Flushes, closes and renames the file; frees w (NULL-safe). CRAWL_EIO if the last
+ * write or the rename failed (the .open file is then left as it is). */
+enum crawl_code crawl_warc_writer_close(struct crawl_warc_writer *w);
+/* The name of the file being written (without ".open"), borrowed from w. */
+const char *crawl_warc_writer_path(const struct crawl_warc_writer *w);
+/* The last I/O error in words ("" when none), borrowed from w. */
+const char *crawl_warc_writer_error(const struct crawl_warc_writer *w);
+
+/* One fetch: a response record and, when request is not NULL, a request record. */
+struct crawl_warc_exchange {
+    const char *uri;  /* target URI */
+    const char *ip;   /* WARC-IP-Address, or NULL */
+    const char *date; /* WARC-Date, or NULL for now */
+    const char *request;   /* the HTTP request as sent, or NULL */
+    size_t request_len;
+    const char *head;      /* the response status line and headers, up to the empty line */
+    size_t head_len;
+    const char *body;      /* the body as received (still chunked if the head says so) */
+    size_t body_len;
+};
+
+/* Writes x; id_out (may be NULL) receives the response's WARC-Record-ID. The payload
+ * digest is over the body with chunked coding removed and content coding kept. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
+                                                            const struct crawl_warc_exchange *x,
+                                                            char id_out[CRAWL_WARC_ID_SIZE]);
+
+/* An exact duplicate of an earlier capture: a revisit record, profile
+ * identical-payload-digest, whose block is the HTTP head only. */
+struct crawl_warc_revisit {
+    const char *uri, *ip, *date;  /* of this capture; ip may be NULL, date NULL for now */
+    const char *head;             /* this capture's response status line and headers */
+    size_t head_len;
+    const char *payload_digest;   /* "sha1:..." shared by both captures */
+    const char *refers_to;        /* WARC-Record-ID of the original ("<urn:uuid:...>") */
+    const char *refers_to_uri;    /* its target URI */
+    const char *refers_to_date;   /* its WARC-Date */
+};
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
+                                                           const struct crawl_warc_revisit *v,
+                                                           char id_out[CRAWL_WARC_ID_SIZE]);
+
+/* Copies the current record of r through unchanged: its header bytes, its block and the
+ * CRLF CRLF, in a gzip member of its own. Nothing of the block may have been read with
+ * crawl_warc_read() (crawl_warc_block() is fine). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w,
+                                                         struct crawl_warc_reader *r);
+/* Writes one record made of header[0..header_len) (up to and including the empty line)
+ * and block[0..block_len), as given. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer *w,
+                                                       const char *header, size_t header_len,
+                                                       const char *block, size_t block_len);
 
 /* ==== URLs, frontier, fetcher, the crawl loop ==== */
 
