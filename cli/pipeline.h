@@ -1,0 +1,87 @@
+#ifndef CLI_PIPELINE_H
+#define CLI_PIPELINE_H
+/*
+ * The page pipeline shared by every command that fingerprints a page (fingerprint,
+ * compare, query, index, pairs, clusters, dedup, crawl): bytes -> extract_doc_parse()
+ * (main text) -> extract_tokens() -> dedup_features_from_tokens() -> dedup_simhash().
+ * Also the capped whole-file reader every command uses for its inputs.
+ *
+ * Errors never print: they come back in struct cli_fp_result (stage, library code and a
+ * lower-case message without the file name), so each command words its own diagnostic:
+ *     simcrawl fingerprint: page.html: too little text to fingerprint (2 words)
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dedup/dedup.h"
+#include "extract/extract.h"
+
+#define CLI_READ_MAX_BYTES (64u * 1024 * 1024) /* default cap on one input file */
+#define CLI_MESSAGE_MAX 256
+
+/*
+ * Reads the whole of path ("-" is standard input) into a new NUL-terminated buffer:
+ * *out (caller frees with free()), *len without the NUL. max_bytes 0 means
+ * CLI_READ_MAX_BYTES; a larger input is an error, never truncated.
+ * Returns 0, or -1 with a lower-case reason in err[errlen] (e.g. "is a directory",
+ * "No such file or directory", "larger than 67108864 bytes").
+ */
+int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *err,
+                  size_t errlen) __attribute__((warn_unused_result));
+
+/* Options; zero-initialise and set what you need. */
+struct cli_fp_opts {
+    const struct dedup_idf *idf; /* borrowed IDF table, or NULL */
+    int text;                    /* input is plain UTF-8 text (no HTML parsing) */
+    int keep_features;           /* keep the dedup_features in the result */
+    int keep_tokens;             /* keep the token string in the result */
+    int keep_doc;                /* keep the extract_doc in the result (HTML input only) */
+    size_t max_bytes;            /* cli_fingerprint_file: read cap; 0 = CLI_READ_MAX_BYTES */
+    size_t min_tokens;           /* 0 = DEDUP_MIN_TOKENS */
+};
+
+/* Where the pipeline stopped. */
+enum cli_fp_stage {
+    CLI_FP_DONE = 0, /* fingerprinted */
+    CLI_FP_READ,     /* reading the file */
+    CLI_FP_EXTRACT,  /* extract_doc_parse (extract_code says why) */
+    CLI_FP_TOKENS,   /* invalid UTF-8 in --text input, or extract_tokens failed */
+    CLI_FP_DEDUP,    /* features (dedup_code says why, e.g. DEDUP_ETOOSHORT) */
+};
+
+/*
+ * The outcome. Release with cli_fp_result_release() after every call, success or not
+ * (it frees what the keep_* options kept; NULL members are fine).
+ */
+struct cli_fp_result {
+    uint64_t fingerprint;            /* valid when stage == CLI_FP_DONE */
+    size_t n_tokens;                 /* tokens of the main text (also on DEDUP_ETOOSHORT) */
+    size_t n_features;               /* distinct shingles */
+    enum cli_fp_stage stage;         /* CLI_FP_DONE on success */
+    enum extract_code extract_code;  /* when stage == CLI_FP_EXTRACT / CLI_FP_TOKENS */
+    enum dedup_code dedup_code;      /* when stage == CLI_FP_DEDUP */
+    char message[CLI_MESSAGE_MAX];   /* lower-case reason when failed, "" on success */
+    struct dedup_features *features; /* keep_features: owned by the result */
+    char *tokens;                    /* keep_tokens: owned by the result, NUL-terminated */
+    size_t tokens_len;
+    struct extract_doc *doc;         /* keep_doc: owned by the result */
+};
+
+/*
+ * Fingerprints one page held in memory: html[0..len) (borrowed for the call),
+ * content_type (HTTP header value for the charset, or NULL), base_url (or NULL).
+ * Returns 0 when out->stage == CLI_FP_DONE, -1 otherwise (details in out).
+ * out is overwritten (not released first).
+ */
+int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
+                         const char *base_url, const struct cli_fp_opts *opts,
+                         struct cli_fp_result *out) __attribute__((warn_unused_result));
+
+/* Reads path ("-" = stdin) with cli_read_file() and fingerprints it; as above. */
+int cli_fingerprint_file(const char *path, const struct cli_fp_opts *opts,
+                         struct cli_fp_result *out) __attribute__((warn_unused_result));
+
+/* Frees what out owns and zeroes it. NULL-safe. */
+void cli_fp_result_release(struct cli_fp_result *out);
+
+#endif
