@@ -25,6 +25,9 @@ enum crawl_code {
     CRAWL_ECHUNKED,   /* bad chunked transfer coding; what was decoded is kept */
     CRAWL_EDECODE,    /* bad gzip/deflate/br content coding; what was decoded is kept */
     CRAWL_EUNSUPPORTED, /* an unsupported coding or version */
+    CRAWL_EURL,       /* not a valid absolute http or https URL */
+    CRAWL_ECURL,      /* libcurl failed to set up (a handle, an option) */
+    CRAWL_ETHREAD,    /* a thread could not be started */
 };
 
 /* A short lower-case description of code, e.g. "gzip member is broken". */

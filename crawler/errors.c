@@ -19,6 +19,9 @@ static const char *const texts[] = {
     [CRAWL_ECHUNKED] = "bad chunked transfer coding",
     [CRAWL_EDECODE] = "bad content coding",
     [CRAWL_EUNSUPPORTED] = "unsupported coding or version",
+    [CRAWL_EURL] = "not a valid http or https url",
+    [CRAWL_ECURL] = "libcurl setup failed",
+    [CRAWL_ETHREAD] = "cannot start a thread",
 };
 
 const char *crawl_strerror(enum crawl_code code)
