@@ -1,0 +1,47 @@
+#ifndef DEDUP_DEDUP_INT_H
+#define DEDUP_DEDUP_INT_H
+/*
+ * Internal to dedup/: the layout of the feature set and the simhash kernels, shared by
+ * shingle.c (features), simhash.c (accumulation) and idf.c. Tests and benchmarks may
+ * include it for white-box checks; nothing outside dedup/ and tests/ should.
+ */
+#include "dedup/dedup.h"
+
+/*
+ * The weighted distinct shingles of one document, as parallel arrays (n entries), plus
+ * the open-addressing table (slot = hash & mask, linear probing; a slot holds index + 1,
+ * 0 = empty) used to count term frequencies and to look features up for cosine/Jaccard.
+ * Buffers are kept across refills; cap_* are their allocated sizes.
+ */
+struct dedup_features {
+    uint64_t *hash;    /* shingle hashes, XXH3_64bits_withSeed(shingle, DEDUP_SEED) */
+    uint32_t *tf;      /* occurrences of each distinct shingle */
+    uint32_t *weight;  /* round(256 * (1 + ln tf) [* idf]) */
+    size_t n;          /* distinct shingles */
+    size_t cap;        /* entries allocated in hash/tf/weight */
+    uint32_t *slot;    /* mask + 1 slots */
+    size_t mask;       /* slots - 1 (a power of two minus one), 0 before the first fill */
+    size_t n_tokens;   /* tokens in the last input (also set on DEDUP_ETOOSHORT) */
+    size_t n_shingles; /* shingles in the last input, counting repeats */
+};
+
+/* Index of hash h in f, or (size_t)-1 when absent. */
+size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
+
+/* The fixed-point weight of a shingle occurring tf >= 1 times, with idf factor (1.0 when
+ * no IDF): round(256 * (1 + ln tf) * idf), at least 1, at most DEDUP_WEIGHT_MAX. */
+#define DEDUP_WEIGHT_MAX (1u << 24)
+uint32_t dedup_weight(uint32_t tf, double idf);
+
+/* idf = 1 + ln((N + 1) / (df + 1)) of a table (1.0 when idf is NULL). */
+double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h);
+
+/*
+ * The simhash of n features (hash[i], weight[i]): the fast kernel used by dedup_simhash(),
+ * and the literal per-bit loop of docs/FINGERPRINT.md. Both must give the same bits for
+ * every input (tests/test_simhash.c checks it; tests/bench/bench_simhash.c times them).
+ */
+uint64_t dedup_simhash_fast(const uint64_t *hash, const uint32_t *weight, size_t n);
+uint64_t dedup_simhash_naive(const uint64_t *hash, const uint32_t *weight, size_t n);
+
+#endif
