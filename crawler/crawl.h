@@ -275,3 +275,108 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer 
 /* ==== URLs, frontier, fetcher, the crawl loop ==== */
 
 #endif
+/* -- URLs (crawler/url.c; libcurl's URL API) -- */
+
+#define CRAWL_URL_MAX 8192 /* longest URL accepted, in bytes, before and after canonicalising */
+
+/*
+ * The canonical form of url, resolved against base when base is not NULL (base need not
+ * be canonical): lower-case scheme and host (IDN hosts in punycode), no default port, no
+ * user or password, no fragment, dot segments removed, percent-encoding normalised
+ * (unreserved escapes decoded, hex in upper case, unsafe bytes encoded), "/" for an empty
+ * path, no empty query. Only http and https. *out: caller frees with free().
+ * CRAWL_EURL when the result is not a valid http(s) URL or is longer than CRAWL_URL_MAX.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise(const char *url, const char *base,
+                                                         char **out);
+
+/* Offsets into a canonical URL: origin = canon[0..origin_len) ("http://host:port"),
+ * host = canon[host_off..host_off+host_len) (IPv6 with its brackets), path from path_off. */
+struct crawl_url_parts {
+    size_t origin_len;
+    size_t host_off, host_len;
+    size_t path_off;
+};
+CRAWL_WARN_UNUSED enum crawl_code crawl_url_split(const char *canon, struct crawl_url_parts *out);
+
+/* -- the seen set (crawler/seen.c): 64-bit SipHash-2-4 of each canonical URL -- */
+
+#define CRAWL_SEEN_DEFAULT_MAX (1u << 28) /* URLs remembered at most (2 GB of table) */
+
+/* SipHash-2-4 of data[0..len) under key (Aumasson and Bernstein 2012). */
+uint64_t crawl_siphash24(const uint8_t key[16], const void *data, size_t len);
+/* The URL hash: SipHash-2-4 under the fixed key 00 01 02 .. 0f. */
+uint64_t crawl_hash64(const void *data, size_t len);
+
+struct crawl_seen;
+
+/* max_entries: cap (0: CRAWL_SEEN_DEFAULT_MAX). *out: caller frees with crawl_seen_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_seen_new(size_t max_entries, struct crawl_seen **out);
+void crawl_seen_free(struct crawl_seen *s); /* NULL-safe */
+/* Adds hash h: *added = 1 if it was new, 0 if already there. CRAWL_ETOOLARGE at the cap,
+ * CRAWL_ENOMEM when the table cannot grow (s unchanged). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_seen_add(struct crawl_seen *s, uint64_t h, int *added);
+int crawl_seen_contains(const struct crawl_seen *s, uint64_t h);
+size_t crawl_seen_count(const struct crawl_seen *s);
+size_t crawl_seen_bytes(const struct crawl_seen *s); /* memory in use, table included */
+
+/* -- the frontier (crawler/frontier.c): per-host queues, politeness, priorities -- */
+
+#define CRAWL_DEFAULT_MAX_DELAY 30.0                  /* cap of a robots Crawl-delay, s */
+#define CRAWL_FRONTIER_DEFAULT_MAX_ITEMS (50u * 1000 * 1000) /* URLs queued at most */
+
+struct crawl_frontier_opts {
+    unsigned per_host; /* transfers to one host at once; 0: 1 */
+    double delay;      /* seconds between requests to one host (see frontier.c) */
+    double max_delay;  /* cap for crawl_frontier_set_delay(); 0: CRAWL_DEFAULT_MAX_DELAY */
+    size_t max_items;  /* cap of queued URLs; 0: CRAWL_FRONTIER_DEFAULT_MAX_ITEMS */
+};
+
+/* One queued URL. Popped items are the caller's: free(item.url). */
+struct crawl_item {
+    char *url;
+    unsigned depth;  /* links from a seed */
+    unsigned hops;   /* redirects followed to reach it */
+    float priority;  /* higher first within a host; -depth gives breadth-first order */
+    uint64_t seq;    /* queue order, ties go to the older */
+};
+
+struct crawl_frontier;
+struct crawl_host; /* one origin; owned by the frontier, valid until crawl_frontier_free() */
+
+CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_new(const struct crawl_frontier_opts *opts,
+                                                     struct crawl_frontier **out);
+void crawl_frontier_free(struct crawl_frontier *f); /* NULL-safe; frees queued URLs */
+/* The host of origin[0..origin_len), created on first use (*out borrowed from f). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_host(struct crawl_frontier *f,
+                                                      const char *origin, size_t origin_len,
+                                                      struct crawl_host **out);
+/* Queues a copy of url on host h. CRAWL_ETOOLARGE past max_items. now: monotonic s. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_push(struct crawl_frontier *f,
+                                                      struct crawl_host *h, const char *url,
+                                                      unsigned depth, unsigned hops,
+                                                      float priority, double now);
+/*
+ * The next URL to fetch at time now: returns 1 with *item (caller frees item->url) and
+ * *host, whose slot stays taken until crawl_frontier_done(). Returns 0 when no host may
+ * be asked yet: *wake is the earliest time one may be (INFINITY when every host with
+ * URLs is busy or held, or nothing is queued).
+ */
+int crawl_frontier_pop(struct crawl_frontier *f, double now, struct crawl_item *item,
+                       struct crawl_host **host, double *wake);
+/* A transfer to h has ended at now: frees its slot; the next may start delay s later. */
+void crawl_frontier_done(struct crawl_frontier *f, struct crawl_host *h, double now);
+/* hold != 0: h is not served until released with hold == 0 (calls nest). */
+void crawl_frontier_hold(struct crawl_frontier *f, struct crawl_host *h, int hold, double now);
+/* Sets h's delay, clamped to [opts.delay, opts.max_delay]; returns the delay in force. */
+double crawl_frontier_set_delay(struct crawl_frontier *f, struct crawl_host *h, double delay,
+                                double now);
+size_t crawl_frontier_size(const struct crawl_frontier *f);       /* URLs queued */
+size_t crawl_frontier_host_count(const struct crawl_frontier *f); /* hosts known */
+const char *crawl_host_origin(const struct crawl_host *h);
+size_t crawl_host_queued(const struct crawl_host *h);
+unsigned crawl_host_active(const struct crawl_host *h);
+void *crawl_host_userdata(const struct crawl_host *h); /* the caller's per-host state */
+void crawl_host_set_userdata(struct crawl_host *h, void *userdata);
+
+

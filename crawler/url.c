@@ -1,0 +1,284 @@
+/*
+ * URL canonicalisation for the crawler: one spelling per resource, so that the seen set,
+ * the per-host queues and robots.txt all agree on what a URL is.
+ *
+ * Parsing, resolving a reference against a base (RFC 3986 section 5.2) and removing dot
+ * segments (5.2.4) are libcurl's URL API (curl_url(), curl_url_set(), curl_url_get()).
+ * Around it we do the normalisations of RFC 3986 section 6.2.2 that curl leaves alone:
+ *   - tab, CR and LF are removed and C0/space trimmed at both ends (WHATWG URL);
+ *   - percent-encoding is normalised BEFORE dot segments are removed (6.2.2.2):
+ *     escapes of unreserved characters are decoded (%7e -> ~, %41 -> A), other escapes
+ *     get upper-case hex (%3a -> %3A), a '%' not followed by two hex digits becomes %25,
+ *     and bytes that may not appear in a URL (space, controls, non-ASCII, "<>\^`{|}) are
+ *     percent-encoded, in the path, query and fragment (never in the host);
+ *   - scheme and host are lower case (ASCII letters); an international host is converted
+ *     to punycode when curl can (libidn2 in a UTF-8 locale), else kept as UTF-8;
+ *   - the default port (80, 443) is dropped, user and password are dropped, the fragment
+ *     is dropped, an empty path is "/", an empty query ("?") is dropped.
+ * Only http and https are accepted. The result is idempotent: canon(canon(u)) == canon(u)
+ * (the fuzz target tests/fuzz/fuzz_url.c checks it).
+ */
+#include "crawler/crawl.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_hex(int c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int hex_val(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return c - 'A' + 10;
+}
+
+static int is_unreserved(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '.' || c == '_' || c == '~';
+}
+
+/* Bytes that must be percent-encoded wherever they appear after the authority. */
+static int needs_escape(unsigned char c)
+{
+    return c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' ||
+           c == '^' || c == '`' || c == '{' || c == '|' || c == '}';
+}
+
+static const char HEX[] = "0123456789ABCDEF";
+
+/* Appends the normalised form of s[0..n) to out (which has room for 3*n bytes). */
+static size_t normalise_escapes(const unsigned char *s, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '%') {
+            if (i + 2 < n && is_hex(s[i + 1]) && is_hex(s[i + 2])) {
+                int v = hex_val(s[i + 1]) * 16 + hex_val(s[i + 2]);
+                if (is_unreserved(v)) {
+                    out[o++] = (char)v;
+                } else {
+                    out[o++] = '%';
+                    out[o++] = HEX[v >> 4];
+                    out[o++] = HEX[v & 15];
+                }
+                i += 2;
+            } else {
+                out[o++] = '%';
+                out[o++] = '2';
+                out[o++] = '5';
+            }
+        } else if (needs_escape(c)) {
+            out[o++] = '%';
+            out[o++] = HEX[c >> 4];
+            out[o++] = HEX[c & 15];
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    return o;
+}
+
+/* Length of "scheme:" at the start of s (RFC 3986 3.1), or 0 when there is none. */
+static size_t scheme_len(const char *s, size_t n)
+{
+    if (n == 0 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        char c = s[i];
+        if (c == ':')
+            return i + 1;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '+' || c == '-' || c == '.'))
+            return 0;
+    }
+    return 0;
+}
+
+/*
+ * Pre-pass over a reference: drops tab/CR/LF, trims C0 and space at both ends, and
+ * normalises percent-encoding after the authority. *out: caller frees.
+ */
+static enum crawl_code prepare(const char *in, char **out)
+{
+    size_t n = strlen(in);
+    while (n > 0 && (unsigned char)in[n - 1] <= 0x20)
+        n--;
+    while (n > 0 && (unsigned char)*in <= 0x20) {
+        in++;
+        n--;
+    }
+    if (n > CRAWL_URL_MAX)
+        return CRAWL_EURL;
+    char *clean = malloc(n + 1);
+    if (!clean)
+        return CRAWL_ENOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (in[i] != '\t' && in[i] != '\n' && in[i] != '\r')
+            clean[m++] = in[i];
+    clean[m] = '\0';
+
+    /* Where the authority ends: after "scheme://host" or "//host", at the first / ? #. */
+    size_t start = scheme_len(clean, m);
+    size_t auth_end = start;
+    if (m - start >= 2 && clean[start] == '/' && clean[start + 1] == '/') {
+        auth_end = start + 2;
+        while (auth_end < m && clean[auth_end] != '/' && clean[auth_end] != '?' &&
+               clean[auth_end] != '#')
+            auth_end++;
+    }
+    char *res = malloc(auth_end + 3 * (m - auth_end) + 1);
+    if (!res) {
+        free(clean);
+        return CRAWL_ENOMEM;
+    }
+    memcpy(res, clean, auth_end);
+    size_t o = auth_end + normalise_escapes((const unsigned char *)clean + auth_end,
+                                            m - auth_end, res + auth_end);
+    res[o] = '\0';
+    free(clean);
+    *out = res;
+    return CRAWL_OK;
+}
+
+static char ascii_lower(char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char **out)
+{
+    enum crawl_code rc = CRAWL_EURL;
+    char *ref = NULL, *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
+    char *res = NULL;
+    CURLU *u = NULL;
+
+    *out = NULL;
+    if (!url)
+        return CRAWL_EINVAL;
+    u = curl_url();
+    if (!u)
+        return CRAWL_ENOMEM;
+    if (base && *base) {
+        char *b = NULL;
+        rc = prepare(base, &b);
+        if (rc != CRAWL_OK)
+            goto fail;
+        CURLUcode uc = curl_url_set(u, CURLUPART_URL, b, 0);
+        free(b);
+        rc = CRAWL_EURL;
+        if (uc != CURLUE_OK)
+            goto fail;
+    }
+    rc = prepare(url, &ref);
+    if (rc != CRAWL_OK)
+        goto fail;
+    rc = CRAWL_EURL;
+    /* A reference that is empty or only a fragment is the base itself (RFC 3986 5.2.2);
+     * curl would drop the base's last segment. */
+    if (!(base && *base && (ref[0] == '\0' || ref[0] == '#')) &&
+        curl_url_set(u, CURLUPART_URL, ref, 0) != CURLUE_OK)
+        goto fail;
+    if (curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK)
+        goto fail;
+    if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
+        goto fail; /* curl returns the scheme in lower case */
+    if (curl_url_get(u, CURLUPART_HOST, &host, CURLU_PUNYCODE) != CURLUE_OK &&
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+        goto fail;
+    if (!*host)
+        goto fail;
+    CURLUcode pc = curl_url_get(u, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT);
+    if (pc != CURLUE_OK && pc != CURLUE_NO_PORT)
+        goto fail;
+    if (curl_url_get(u, CURLUPART_PATH, &path, 0) != CURLUE_OK)
+        goto fail;
+    CURLUcode qc = curl_url_get(u, CURLUPART_QUERY, &query, 0);
+    if (qc != CURLUE_OK && qc != CURLUE_NO_QUERY)
+        goto fail;
+
+    /* curl keeps a path's escapes as given; a reference resolved against a base may have
+     * brought in the base's. Normalise once more (idempotent on prepared input). */
+    size_t plen = strlen(path), qlen = query ? strlen(query) : 0;
+    size_t hlen = strlen(host), slen = strlen(scheme), portlen = port ? strlen(port) : 0;
+    size_t cap = slen + 3 + hlen + 1 + portlen + 1 + 3 * plen + 1 + 3 * qlen + 1;
+    res = malloc(cap);
+    if (!res) {
+        rc = CRAWL_ENOMEM;
+        goto fail;
+    }
+    size_t o = 0;
+    memcpy(res + o, scheme, slen);
+    o += slen;
+    memcpy(res + o, "://", 3);
+    o += 3;
+    for (size_t i = 0; i < hlen; i++)
+        res[o++] = ascii_lower(host[i]);
+    if (port) {
+        res[o++] = ':';
+        memcpy(res + o, port, portlen);
+        o += portlen;
+    }
+    if (plen == 0 || path[0] != '/')
+        res[o++] = '/';
+    o += normalise_escapes((const unsigned char *)path, plen, res + o);
+    if (query && qlen > 0) {
+        res[o++] = '?';
+        o += normalise_escapes((const unsigned char *)query, qlen, res + o);
+    }
+    res[o] = '\0';
+    if (o > CRAWL_URL_MAX) {
+        rc = CRAWL_EURL;
+        goto fail;
+    }
+    *out = res;
+    res = NULL;
+    rc = CRAWL_OK;
+fail:
+    free(res);
+    free(ref);
+    curl_free(scheme);
+    curl_free(host);
+    curl_free(port);
+    curl_free(path);
+    curl_free(query);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+enum crawl_code crawl_url_split(const char *canon, struct crawl_url_parts *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = strstr(canon, "://");
+    if (!p)
+        return CRAWL_EURL;
+    size_t host_off = (size_t)(p - canon) + 3;
+    size_t i = host_off;
+    if (canon[i] == '[') {
+        while (canon[i] && canon[i] != ']')
+            i++;
+        if (canon[i] != ']')
+            return CRAWL_EURL;
+        i++;
+    } else {
+        while (canon[i] && canon[i] != ':' && canon[i] != '/' && canon[i] != '?')
+            i++;
+    }
+    out->host_off = host_off;
+    out->host_len = i - host_off;
+    while (canon[i] && canon[i] != '/' && canon[i] != '?')
+        i++;
+    out->origin_len = i;
+    out->path_off = i;
+    if (out->host_len == 0)
+        return CRAWL_EURL;
+    return CRAWL_OK;
+}

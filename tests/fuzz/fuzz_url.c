@@ -1,0 +1,57 @@
+/*
+ * libFuzzer target for crawler/url.c: the input is "BASE\nREFERENCE" (or a lone URL).
+ * Checks that canonicalising never crashes, that the result is a valid http(s) URL no
+ * longer than CRAWL_URL_MAX, that it is idempotent (canon(canon(u)) == canon(u)), and
+ * that crawl_url_split() accepts it. A violated property aborts, which the fuzzer reports.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crawler/crawl.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check(const char *canon)
+{
+    size_t n = strlen(canon);
+    if (n > CRAWL_URL_MAX || (strncmp(canon, "http://", 7) != 0 && strncmp(canon, "https://", 8) != 0))
+        abort();
+    char *again = NULL;
+    if (crawl_url_canonicalise(canon, NULL, &again) != CRAWL_OK)
+        abort();
+    if (strcmp(again, canon) != 0) {
+        fprintf(stderr, "not idempotent:\n  %s\n  %s\n", canon, again);
+        abort();
+    }
+    free(again);
+    struct crawl_url_parts p;
+    if (crawl_url_split(canon, &p) != CRAWL_OK || p.origin_len > n || p.host_len == 0)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 3 * CRAWL_URL_MAX)
+        return 0;
+    char *s = malloc(size + 1);
+    if (!s)
+        return 0;
+    memcpy(s, data, size);
+    s[size] = '\0'; /* an embedded NUL ends the string, as it would in C callers */
+    char *nl = strchr(s, '\n');
+    char *out = NULL;
+    if (crawl_url_canonicalise(s, NULL, &out) == CRAWL_OK)
+        check(out);
+    free(out);
+    out = NULL;
+    if (nl) {
+        *nl = '\0';
+        if (crawl_url_canonicalise(nl + 1, s, &out) == CRAWL_OK)
+            check(out);
+        free(out);
+    }
+    free(s);
+    return 0;
+}
