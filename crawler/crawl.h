@@ -34,6 +34,210 @@ enum crawl_code {
 const char *crawl_strerror(enum crawl_code code);
 
 /* ==== robots.txt: parser, matcher, fetch policy ==== */
+/*
+ * RFC 9309 robots.txt (see crawler/robots.c for every liberal choice). A parsed robots.txt
+ * is already reduced to the rules that apply to one user agent and compiled for fast
+ * matching; memory is bounded by CRAWL_ROBOTS_MAX_BYTES of input. The per-host fetch
+ * policy (crawler/robots_policy.c) turns fetch outcomes into verdicts with an injected
+ * clock; crawler/robots_fetch.c fetches robots.txt with libcurl's easy interface.
+ */
+
+#define CRAWL_ROBOTS_MAX_BYTES (512u * 1024u)  /* bytes parsed; the rest ignored (RFC: >= 500 KiB) */
+#define CRAWL_ROBOTS_MAX_RULES 100000u         /* Allow/Disallow rules kept per robots.txt */
+#define CRAWL_ROBOTS_MAX_SITEMAPS 1000u        /* Sitemap URLs kept */
+#define CRAWL_ROBOTS_MAX_LINE 16664u           /* bytes of one line kept (Google: 8 * 2083) */
+#define CRAWL_ROBOTS_MAX_CRAWL_DELAY 30.0      /* seconds: Crawl-delay values are capped here */
+
+struct crawl_robots_opts {
+    size_t max_bytes;       /* 0: CRAWL_ROBOTS_MAX_BYTES */
+    size_t max_rules;       /* 0: CRAWL_ROBOTS_MAX_RULES */
+    double max_crawl_delay; /* <= 0: CRAWL_ROBOTS_MAX_CRAWL_DELAY */
+};
+
+/* What parsing saw; for logs ("robots.txt of http://x: 600000 bytes, 75712 ignored"). */
+struct crawl_robots_info {
+    size_t bytes;           /* input length */
+    size_t bytes_ignored;   /* beyond max_bytes (the cut line is ignored whole) */
+    unsigned lines;         /* lines parsed */
+    unsigned lines_invalid; /* lines that were neither blank, comment nor key: value */
+    size_t rules;           /* rules that apply to the agent */
+    size_t rules_ignored;   /* applying rules beyond max_rules */
+    size_t sitemaps_ignored;
+    int specific_group;     /* 1: a group names the agent; 0: the '*' group (or none) applies */
+};
+
+/* Why crawl_robots_allowed() decided as it did. */
+enum crawl_robots_reason {
+    CRAWL_ROBOTS_BY_RULE = 0,   /* the longest matching rule (rule, line) */
+    CRAWL_ROBOTS_NO_MATCH,      /* no rule matched: allowed */
+    CRAWL_ROBOTS_ROBOTS_TXT,    /* /robots.txt itself is always allowed */
+    CRAWL_ROBOTS_NO_ROBOTS,     /* policy: robots.txt unavailable (4xx, too many redirects) */
+    CRAWL_ROBOTS_UNREACHABLE,   /* policy: 5xx, 429 or network error: the host is disallowed */
+    CRAWL_ROBOTS_NOT_FETCHED,   /* policy: no fresh robots.txt yet: fetch it first */
+};
+
+struct crawl_robots_decision {
+    int allowed;
+    enum crawl_robots_reason reason;
+    unsigned line;    /* line of the deciding rule (1-based), 0 when no rule decided */
+    const char *rule; /* "Disallow: /private" as written, NULL when no rule decided;
+                         borrowed: valid until the robots object is freed */
+    double retry_at;  /* policy, UNREACHABLE / NOT_FETCHED: when to fetch robots.txt again */
+};
+
+struct crawl_robots;
+
+/* Sets the defaults. */
+void crawl_robots_opts_init(struct crawl_robots_opts *opts);
+
+/*
+ * Parses robots.txt (text, len: any bytes, not NUL-terminated) for user_agent: a product
+ * token ("simcrawl") or a whole User-Agent string ("simcrawl/0.1 (+https://...)"), of which
+ * the leading [A-Za-z_-] characters are the token. opts may be NULL (defaults). On success
+ * *out is new: caller frees with crawl_robots_free(). CRAWL_EINVAL when the agent has no
+ * token; CRAWL_ENOMEM. Never fails on bad input: what cannot be read is ignored and
+ * counted in crawl_robots_info().
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_robots_parse(const char *text, size_t len,
+                                                     const char *user_agent,
+                                                     const struct crawl_robots_opts *opts,
+                                                     struct crawl_robots **out);
+
+/*
+ * 1 if path (path and query of the URL, e.g. "/a/b?c=d"; "" counts as "/") may be fetched,
+ * else 0. Both sides are percent-normalised before matching. decision may be NULL.
+ */
+int crawl_robots_allowed(const struct crawl_robots *r, const char *path, size_t len,
+                         struct crawl_robots_decision *decision);
+
+/* Crawl-delay of the applying group(s) in seconds (the largest, capped), 0 when none. */
+double crawl_robots_crawl_delay(const struct crawl_robots *r);
+
+/* Sitemap URLs in file order. Borrowed: valid until crawl_robots_free(r). */
+size_t crawl_robots_sitemap_count(const struct crawl_robots *r);
+const char *crawl_robots_sitemap(const struct crawl_robots *r, size_t i);
+
+/* Borrowed: valid until crawl_robots_free(r). */
+const struct crawl_robots_info *crawl_robots_info(const struct crawl_robots *r);
+
+void crawl_robots_free(struct crawl_robots *r); /* NULL-safe */
+
+/*
+ * The path-and-query part of url, the way Google's robots_main takes it: scheme and
+ * authority dropped, fragment dropped; a bare path is taken as is. Sets *len; the result
+ * points into url (may be "" for "http://host": that means "/").
+ */
+const char *crawl_robots_url_path(const char *url, size_t *len);
+
+/* -- fetch policy: one state machine per host, pure, with an injected clock -- */
+
+#define CRAWL_ROBOTS_CACHE_TTL 86400.0         /* seconds a reading is used, at most 24 h */
+#define CRAWL_ROBOTS_BACKOFF_INITIAL 60.0      /* seconds before the first retry after 5xx */
+#define CRAWL_ROBOTS_BACKOFF_MAX 86400.0       /* backoff doubles up to this */
+#define CRAWL_ROBOTS_OUTAGE_LIMIT (30 * 86400.0) /* after this long unreachable, see below */
+#define CRAWL_ROBOTS_MAX_REDIRECTS 5
+
+struct crawl_robots_policy_opts {
+    double cache_ttl;       /* 0 or more than 24 h: CRAWL_ROBOTS_CACHE_TTL */
+    double backoff_initial; /* <= 0: CRAWL_ROBOTS_BACKOFF_INITIAL */
+    double backoff_max;     /* <= 0: CRAWL_ROBOTS_BACKOFF_MAX */
+    double outage_limit;    /* 0: CRAWL_ROBOTS_OUTAGE_LIMIT; < 0: never give up (stay
+                               disallowed while unreachable) */
+    struct crawl_robots_opts parse;
+};
+
+/* What fetching robots.txt gave (crawl_robots_fetch() fills one). */
+struct crawl_robots_outcome {
+    int status;             /* final HTTP status after redirects; 0: no HTTP answer */
+    int too_many_redirects; /* more than CRAWL_ROBOTS_MAX_REDIRECTS: robots.txt unavailable */
+    unsigned redirects;     /* redirects followed */
+    char *body;             /* 2xx: the body (decoded), owned by the outcome; may be NULL */
+    size_t len;
+    int truncated;          /* the body was longer than the fetch cap; the rest was dropped */
+    double max_age;         /* Cache-Control max-age in seconds, < 0 when none */
+    char *final_url;        /* owned; NULL when unknown */
+    char error[256];        /* network or protocol error in words ("" when none) */
+};
+
+void crawl_robots_outcome_release(struct crawl_robots_outcome *o); /* frees body, final_url */
+
+enum crawl_robots_verdict {
+    CRAWL_ROBOTS_ALLOW = 0, /* fetch the URL */
+    CRAWL_ROBOTS_DISALLOW,  /* robots.txt forbids it */
+    CRAWL_ROBOTS_FETCH,     /* no fresh reading: fetch robots.txt, then crawl_robots_host_update */
+    CRAWL_ROBOTS_DEFER,     /* robots.txt unreachable: the host is disallowed until retry_at */
+};
+
+struct crawl_robots_host;
+
+void crawl_robots_policy_opts_init(struct crawl_robots_policy_opts *opts);
+
+/* A host with no reading yet (every check says FETCH). user_agent as for crawl_robots_parse;
+ * opts may be NULL. *out: caller frees with crawl_robots_host_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_robots_host_new(const char *user_agent,
+                                                        const struct crawl_robots_policy_opts *opts,
+                                                        struct crawl_robots_host **out);
+
+/*
+ * Applies a fetch outcome observed at time now (seconds, any monotonic base):
+ * 2xx: parse the body (the reading for cache_ttl, or max-age if lower);
+ * 4xx except 429, a final 3xx, or too many redirects: robots.txt unavailable, allow all;
+ * 5xx, 429, status 0 (network error): unreachable, disallow all, retry with exponential
+ * backoff; once unreachable for outage_limit, the last good reading (2xx or 4xx) applies,
+ * or allow all when there was none (RFC 9309 2.3.1.4), while retries go on.
+ * CRAWL_ENOMEM leaves the host unchanged.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_robots_host_update(struct crawl_robots_host *h,
+                                                           const struct crawl_robots_outcome *o,
+                                                           double now);
+
+/* The verdict for path at time now; decision may be NULL. */
+enum crawl_robots_verdict crawl_robots_host_check(const struct crawl_robots_host *h,
+                                                  const char *path, size_t len, double now,
+                                                  struct crawl_robots_decision *decision);
+
+/* 1 when robots.txt should be (re)fetched at time now: never fetched, reading expired, or
+ * retry time reached after an outage. */
+int crawl_robots_host_needs_fetch(const struct crawl_robots_host *h, double now);
+
+/* When the current reading expires or the next retry is due. */
+double crawl_robots_host_next_fetch(const struct crawl_robots_host *h);
+
+/* Crawl-delay of the current reading (0 when none or no rules). */
+double crawl_robots_host_crawl_delay(const struct crawl_robots_host *h);
+
+/* The current parsed rules (NULL when the reading is allow-all, disallow-all or none).
+ * Borrowed: valid until the next update or free. */
+const struct crawl_robots *crawl_robots_host_rules(const struct crawl_robots_host *h);
+
+/* Consecutive unreachable outcomes (0 after a 2xx or 4xx). */
+unsigned crawl_robots_host_failures(const struct crawl_robots_host *h);
+
+void crawl_robots_host_free(struct crawl_robots_host *h); /* NULL-safe */
+
+/* -- fetching robots.txt (libcurl easy; the crawler may use its own multi fetcher) -- */
+
+#define CRAWL_ROBOTS_FETCH_TIMEOUT_MS 30000L
+
+struct crawl_robots_fetch_opts {
+    const char *user_agent; /* sent as User-Agent; NULL: "simcrawl" */
+    long timeout_ms;        /* whole transfer, 0: CRAWL_ROBOTS_FETCH_TIMEOUT_MS */
+    long connect_timeout_ms; /* 0: timeout_ms / 3 */
+    size_t max_body;        /* decoded bytes kept, 0: CRAWL_ROBOTS_MAX_BYTES; the transfer
+                               stops there and the outcome says truncated */
+};
+
+/*
+ * GETs url (the robots.txt URL, http or https), following up to CRAWL_ROBOTS_MAX_REDIRECTS
+ * redirects across hosts. Fills *out (caller releases with crawl_robots_outcome_release);
+ * network errors and timeouts are outcomes (status 0, error in words), not failures.
+ * Returns CRAWL_EURL for a URL that is not http(s), CRAWL_ECURL when libcurl cannot be set
+ * up, CRAWL_ENOMEM. Blocking; call curl_global_init() once before threads exist.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_robots_fetch(const char *url,
+                                                     const struct crawl_robots_fetch_opts *opts,
+                                                     struct crawl_robots_outcome *out);
+
 
 /* ==== WARC: reader, HTTP block parser, writer ==== */
 /*
