@@ -299,7 +299,7 @@ enum dedup_code dedup_idf_parse(const char *data, size_t len, struct dedup_idf *
         t->count++;
     }
     if (!have_docs) {
-        rc = fail_at(err, line + (line == 0), len,
+        rc = fail_at(err, line == 0 ? 1 : 2, len,
                      line == 0 ? "empty file (not an idf file)" : "missing '# docs N' line",
                      DEDUP_EFORMAT);
         goto fail;

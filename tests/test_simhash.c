@@ -1,0 +1,622 @@
+/*
+ * Suite "simhash": the fingerprint of docs/FINGERPRINT.md (dedup/shingle.c, simhash.c,
+ * idf.c). The library is checked three ways: against the committed golden vectors
+ * (tests/data/fingerprint/vectors.txt, written by `bench_simhash --vectors`), against a
+ * second implementation in this file written from FINGERPRINT.md alone (slow and literal:
+ * copies each shingle, counts tf by comparing every pair, runs the per-bit loop), and
+ * on hand-checked cases (tie rule, bit order, weights, shingle edge cases, IDF files).
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "dedup/dedup_int.h"
+
+void test_simhash_register(void);
+
+#define VECTORS "tests/data/fingerprint/vectors.txt"
+#define IDF_FILE "tests/data/fingerprint/idf.txt"
+
+/* ---- the independent reference: docs/FINGERPRINT.md, read literally ---- */
+
+/* Returns 0 and the fingerprint, or -1 when fewer than min_tokens tokens. Token strings
+ * here are well-formed (single spaces). idf may be NULL. */
+static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_idf *idf,
+                           uint64_t *out)
+{
+    /* tokens */
+    size_t len = strlen(s), n = 0;
+    const char *tok[4096];
+    size_t tlen[4096];
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && s[j] != ' ')
+            j++;
+        CU_ASSERT_FATAL(n < 4096);
+        tok[n] = s + i;
+        tlen[n] = j - i;
+        n++;
+        i = j + 1;
+    }
+    if (n == 0 || n < min_tokens)
+        return -1;
+    /* shingles, copied out and hashed */
+    size_t ns = n >= 3 ? n - 2 : 1;
+    uint64_t *h = malloc(ns * sizeof *h);
+    CU_ASSERT_FATAL(h != NULL);
+    char buf[1 << 14];
+    for (size_t i = 0; i < ns; i++) {
+        size_t k = n >= 3 ? 3 : n, bl = 0;
+        for (size_t j = 0; j < k; j++) {
+            if (j)
+                buf[bl++] = ' ';
+            memcpy(buf + bl, tok[i + j], tlen[i + j]);
+            bl += tlen[i + j];
+        }
+        h[i] = XXH3_64bits_withSeed(buf, bl, 0x73696d6372617731ull);
+    }
+    /* distinct features, tf by comparing every pair, weights, the per-bit loop */
+    long long v[64] = {0};
+    for (size_t i = 0; i < ns; i++) {
+        int first = 1;
+        unsigned tf = 0;
+        for (size_t j = 0; j < ns; j++) {
+            if (h[j] == h[i]) {
+                if (j < i)
+                    first = 0;
+                tf++;
+            }
+        }
+        if (!first)
+            continue;
+        double idfv = 1.0;
+        if (idf) {
+            double N = (double)dedup_idf_doc_count(idf), df = (double)dedup_idf_df(idf, h[i]);
+            idfv = 1.0 + log((N + 1.0) / (df + 1.0));
+        }
+        long long w = (long long)round(256.0 * (1.0 + log((double)tf)) * idfv);
+        for (int b = 0; b < 64; b++)
+            v[b] += ((h[i] >> b) & 1) ? w : -w;
+    }
+    free(h);
+    uint64_t fp = 0;
+    for (int b = 0; b < 64; b++)
+        if (v[b] > 0)
+            fp |= 1ull << b;
+    *out = fp;
+    return 0;
+}
+
+/* The library's fingerprint of s, or -1 with *code set. */
+static int lib_fingerprint(const char *s, const struct dedup_opts *o, uint64_t *out,
+                           enum dedup_code *code, size_t *n_tokens)
+{
+    struct dedup_features *f = dedup_features_new();
+    CU_ASSERT_FATAL(f != NULL);
+    *code = dedup_features_from_tokens(f, s, strlen(s), o);
+    if (n_tokens)
+        *n_tokens = dedup_features_token_count(f);
+    if (*code == DEDUP_OK)
+        *out = dedup_simhash(f);
+    dedup_features_free(f);
+    return *code == DEDUP_OK ? 0 : -1;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, fp) : 0;
+    fclose(fp);
+    if (buf)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static struct dedup_idf *load_idf_file(void)
+{
+    size_t len;
+    char *data = slurp(IDF_FILE, &len);
+    CU_ASSERT_FATAL(data != NULL);
+    struct dedup_idf *idf = NULL;
+    struct dedup_parse_error err;
+    CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(data, len, &idf, &err), DEDUP_OK);
+    free(data);
+    return idf;
+}
+
+/* Splits line at TABs into at most max fields (the last keeps any further TABs). */
+static int split_tabs(char *line, char **field, int max)
+{
+    int n = 0;
+    field[n++] = line;
+    for (char *p = line; *p && n < max; p++)
+        if (*p == '\t') {
+            *p = '\0';
+            field[n++] = p + 1;
+        }
+    return n;
+}
+
+static void test_simhash_golden_vectors(void)
+{
+    size_t len;
+    char *data = slurp(VECTORS, &len);
+    CU_ASSERT_FATAL(data != NULL);
+    struct dedup_idf *idf = load_idf_file();
+    struct dedup_opts min1 = {0}, with_idf = {0};
+    min1.min_tokens = 1;
+    with_idf.idf = idf;
+    unsigned n_hash = 0, n_weight = 0, n_fp = 0, n_short = 0, n_idf = 0, n_ref = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#')
+            continue;
+        char *f[5] = {0};
+        int nf = split_tabs(line, f, 5);
+        uint64_t want, got;
+        enum dedup_code code;
+        size_t ntok;
+        if (strcmp(f[0], "hash") == 0 && nf == 3) {
+            CU_ASSERT_EQUAL(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
+            /* a string of <= 3 tokens is one shingle: its one feature is its hash */
+            if (f[2][0]) {
+                struct dedup_features *fs = dedup_features_new();
+                CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fs, f[2], strlen(f[2]), &min1),
+                                      DEDUP_OK);
+                CU_ASSERT_EQUAL(dedup_features_count(fs), 1);
+                CU_ASSERT_EQUAL(dedup_features_hash(fs, 0), want);
+                dedup_features_free(fs);
+            }
+            CU_ASSERT_EQUAL(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_SEED), want);
+            n_hash++;
+        } else if (strcmp(f[0], "weight") == 0 && nf == 4) {
+            CU_ASSERT_EQUAL(dedup_weight((uint32_t)strtoul(f[1], NULL, 10), strtod(f[2], NULL)),
+                            strtoul(f[3], NULL, 10));
+            n_weight++;
+        } else if ((strcmp(f[0], "fp") == 0 || strcmp(f[0], "fp-min1") == 0 ||
+                    strcmp(f[0], "fp-idf") == 0) &&
+                   nf == 4) {
+            int is_min1 = f[0][2] == '-' && f[0][3] == 'm', is_idf = f[0][2] == '-' && f[0][3] == 'i';
+            CU_ASSERT_EQUAL(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
+            int rc = lib_fingerprint(f[3], is_min1 ? &min1 : is_idf ? &with_idf : NULL, &got,
+                                     &code, &ntok);
+            CU_ASSERT_EQUAL(rc, 0);
+            if (rc == 0 && got != want)
+                fprintf(stderr, "\nvector %s %s: got %016llx\n", f[0], f[3], (unsigned long long)got);
+            CU_ASSERT_EQUAL(got, want);
+            CU_ASSERT_EQUAL(ntok, strtoul(f[2], NULL, 10));
+            /* and the independent reference agrees with the committed vector */
+            uint64_t ref = 0;
+            CU_ASSERT_EQUAL(ref_fingerprint(f[3], is_min1 ? 1 : DEDUP_MIN_TOKENS,
+                                            is_idf ? idf : NULL, &ref),
+                            0);
+            CU_ASSERT_EQUAL(ref, want);
+            n_ref++;
+            if (is_idf)
+                n_idf++;
+            else
+                n_fp++;
+        } else if (strcmp(f[0], "short") == 0 && nf == 3) {
+            CU_ASSERT_EQUAL(lib_fingerprint(f[2], NULL, &got, &code, &ntok), -1);
+            CU_ASSERT_EQUAL(code, DEDUP_ETOOSHORT);
+            CU_ASSERT_EQUAL(ntok, strtoul(f[1], NULL, 10));
+            n_short++;
+        } else {
+            CU_FAIL("unknown record in " VECTORS);
+        }
+    }
+    /* the file really was read: every record type present in numbers */
+    CU_ASSERT(n_hash >= 5);
+    CU_ASSERT(n_weight >= 20);
+    CU_ASSERT(n_fp >= 40);
+    CU_ASSERT(n_short >= 3);
+    CU_ASSERT(n_idf >= 10);
+    CU_ASSERT(n_ref >= 50);
+    dedup_idf_free(idf);
+    free(data);
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void test_simhash_reference_random(void)
+{
+    /* random token strings, small and large vocabularies (tf > 1 and all distinct) */
+    static const char *const words[] = {"alpha", "beta", "gamma", "δέλτα", "東", "x", "y_z",
+                                        "42", "the", "of", "é", "zz"};
+    uint64_t x = 2026;
+    char buf[8192];
+    struct dedup_idf *idf = load_idf_file();
+    for (int t = 0; t < 300; t++) {
+        size_t n = 1 + lcg(&x) % 200, len = 0;
+        unsigned vocab = t % 2 ? 12 : 3;
+        for (size_t i = 0; i < n; i++) {
+            const char *w = words[lcg(&x) % vocab];
+            if (i)
+                buf[len++] = ' ';
+            memcpy(buf + len, w, strlen(w));
+            len += strlen(w);
+        }
+        buf[len] = '\0';
+        struct dedup_opts o = {0};
+        o.min_tokens = 1 + t % 6;
+        o.idf = t % 3 == 0 ? idf : NULL;
+        uint64_t a = 0, b = 0;
+        enum dedup_code code;
+        int ra = lib_fingerprint(buf, &o, &a, &code, NULL);
+        int rb = ref_fingerprint(buf, o.min_tokens, o.idf, &b);
+        CU_ASSERT_EQUAL(ra, rb);
+        CU_ASSERT_EQUAL(a, b);
+    }
+    dedup_idf_free(idf);
+}
+
+static void test_simhash_naive_equals_fast(void)
+{
+    enum { MAXN = 5000 };
+    uint64_t *h = malloc(MAXN * sizeof *h);
+    uint32_t *w = malloc(MAXN * sizeof *w);
+    CU_ASSERT_FATAL(h && w);
+    uint64_t x = 99;
+    for (int t = 0; t < 400; t++) {
+        size_t n = t < 10 ? (size_t)t : lcg(&x) % MAXN;
+        for (size_t i = 0; i < n; i++) {
+            h[i] = lcg(&x) << 40 ^ lcg(&x) << 20 ^ lcg(&x);
+            switch (t % 5) {
+            case 0: w[i] = 256; break;                                  /* one class */
+            case 1: w[i] = dedup_weight(1 + (uint32_t)(lcg(&x) % 8), 1.0); break;
+            case 2: w[i] = 1 + (uint32_t)(lcg(&x) % DEDUP_WEIGHT_MAX); break; /* all naive */
+            case 3: w[i] = lcg(&x) % 2 ? 1 : DEDUP_WEIGHT_MAX; break;   /* extremes */
+            default: w[i] = 1 + (uint32_t)(lcg(&x) % 40); break;        /* slot collisions */
+            }
+        }
+        /* runs of one hash make lanes count past 255 between flushes */
+        if (t % 7 == 0)
+            for (size_t i = 0; i < n; i++)
+                h[i] = i % 3 ? 0xffffffffffffffffull : 0x00000000ffffffffull;
+        CU_ASSERT_EQUAL(dedup_simhash_fast(h, w, n), dedup_simhash_naive(h, w, n));
+    }
+    free(h);
+    free(w);
+}
+
+static void test_simhash_tie_rule(void)
+{
+    uint64_t h[2] = {0xf0f0f0f0f0f0f0f0ull, 0xff00ff00ff00ff00ull};
+    uint32_t same[2] = {256, 256}, heavier[2] = {257, 256};
+    /* equal weights: where the two hashes disagree V[i] = 0, which gives bit 0 */
+    CU_ASSERT_EQUAL(dedup_simhash_fast(h, same, 2), h[0] & h[1]);
+    CU_ASSERT_EQUAL(dedup_simhash_naive(h, same, 2), h[0] & h[1]);
+    /* the heavier feature wins every disagreement */
+    CU_ASSERT_EQUAL(dedup_simhash_fast(h, heavier, 2), h[0]);
+    /* a token string of two alternating shingles with equal tf: fp = h1 & h2 */
+    struct dedup_features *f = dedup_features_new();
+    const char *s = "a b a b a b";
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 2);
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 2);
+    CU_ASSERT_EQUAL(dedup_simhash(f), dedup_features_hash(f, 0) & dedup_features_hash(f, 1));
+    dedup_features_free(f);
+}
+
+static void test_simhash_bit_order(void)
+{
+    uint64_t h = 1;
+    uint32_t w = 256;
+    CU_ASSERT_EQUAL(dedup_simhash_fast(&h, &w, 1), 1); /* bit 0 = least significant */
+    char buf[17];
+    CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(1, buf), "0000000000000001");
+    CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x8000000000000001ull, buf), "8000000000000001");
+    CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x0123456789abcdefull, buf), "0123456789abcdef");
+    uint64_t v;
+    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789ABCDEF", 16, &v), 0);
+    CU_ASSERT_EQUAL(v, 0x0123456789abcdefull);
+    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789abcde", 15, &v), -1);
+    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789abcdef0", 17, &v), -1);
+    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789abcdeg", 16, &v), -1);
+    CU_ASSERT_EQUAL(dedup_fingerprint_parse(" 123456789abcdef", 16, &v), -1);
+    CU_ASSERT_EQUAL(dedup_distance(0, ~0ull), 64);
+    CU_ASSERT_EQUAL(dedup_distance(0x5, 0x3), 2);
+    CU_ASSERT_EQUAL(dedup_distance(42, 42), 0);
+}
+
+static void test_simhash_weights(void)
+{
+    CU_ASSERT_EQUAL(dedup_weight(1, 1.0), 256);
+    CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 433); /* 256 * (1 + ln 2) = 433.45 */
+    CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 537); /* 537.24 */
+    CU_ASSERT_EQUAL(dedup_weight(1, 2.0), 512);
+    CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
+    /* "a b a b a b a b a": shingles aba x4, bab x3 */
+    struct dedup_features *f = dedup_features_new();
+    const char *s = "a b a b a b a b a";
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_features_shingle_count(f), 7);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 2);
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a b a", 5, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 4);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 611);
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 3);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 537);
+    /* the heavier (tf 4) shingle decides every bit */
+    CU_ASSERT_EQUAL(dedup_simhash(f), dedup_features_hash(f, 0));
+    dedup_features_free(f);
+}
+
+static void test_simhash_shingle_edges(void)
+{
+    struct dedup_features *f = dedup_features_new();
+    struct dedup_opts min1 = {0};
+    min1.min_tokens = 1;
+    static const struct {
+        const char *s;
+        size_t tokens, shingles;
+    } cases[] = {{"w", 1, 1}, {"w v", 2, 1}, {"w v u", 3, 1}, {"w v u t", 4, 2},
+                 {"w v u t s", 5, 3}, {"東 京", 2, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *s = cases[i].s;
+        CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), &min1), DEDUP_OK);
+        CU_ASSERT_EQUAL(dedup_features_token_count(f), cases[i].tokens);
+        CU_ASSERT_EQUAL(dedup_features_shingle_count(f), cases[i].shingles);
+        CU_ASSERT_EQUAL(dedup_features_count(f), cases[i].shingles);
+        if (cases[i].tokens <= 3) /* fewer than k+1 tokens: the whole string is the shingle */
+            CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed(s, strlen(s), DEDUP_SEED));
+    }
+    /* shingles are contiguous: "w v u t" has "w v u" and "v u t" */
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t", 7, &min1), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("v u t", 5, DEDUP_SEED));
+    /* the token string need not be NUL-terminated: only [0, len) counts */
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t s r", 9, NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_features_token_count(f), 5);
+    dedup_features_free(f);
+}
+
+static void test_simhash_too_short(void)
+{
+    struct dedup_features *f = dedup_features_new();
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "", 0, NULL), DEDUP_ETOOSHORT);
+    CU_ASSERT_EQUAL(dedup_features_token_count(f), 0);
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, NULL, 0, NULL), DEDUP_ETOOSHORT);
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "page not found", 14, NULL), DEDUP_ETOOSHORT);
+    CU_ASSERT_EQUAL(dedup_features_token_count(f), 3);
+    CU_ASSERT_EQUAL(dedup_features_count(f), 0);
+    CU_ASSERT_EQUAL(dedup_simhash(f), 0);
+    const char *s = "a b c d";
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_ETOOSHORT);
+    s = "title and a short sentence"; /* 5 tokens: enough */
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
+    struct dedup_opts o = {0};
+    o.min_tokens = 8;
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), &o), DEDUP_ETOOSHORT);
+    dedup_features_free(f);
+}
+
+static void test_simhash_bad_token_strings(void)
+{
+    struct dedup_features *f = dedup_features_new();
+    static const char *const bad[] = {" a b c d e", "a b c d e ", "a b  c d e", " ", "  "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(dedup_features_from_tokens(f, bad[i], strlen(bad[i]), NULL), DEDUP_EINVAL);
+        CU_ASSERT_EQUAL(dedup_features_count(f), 0);
+    }
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, NULL, 5, NULL), DEDUP_EINVAL);
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(NULL, "a", 1, NULL), DEDUP_EINVAL);
+    struct dedup_opts o = {0};
+    o.max_tokens = 10;
+    const char *s = "a b c d e f g h i j k";
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), &o), DEDUP_ETOOLARGE);
+    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s) - 2, &o), DEDUP_OK);
+    dedup_features_free(f);
+}
+
+static void test_simhash_reuse(void)
+{
+    /* a refilled object gives what a fresh one gives, big then small then big */
+    char *big = malloc(200000);
+    CU_ASSERT_FATAL(big != NULL);
+    uint64_t x = 5;
+    size_t len = 0;
+    for (int i = 0; i < 20000; i++)
+        len += (size_t)sprintf(big + len, i ? " t%llu" : "t%llu", (unsigned long long)(lcg(&x) % 3000));
+    const char *small = "one two three four five six";
+    struct dedup_features *f = dedup_features_new();
+    uint64_t a, b, c;
+    enum dedup_code code;
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, big, len, NULL), DEDUP_OK);
+    a = dedup_simhash(f);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, small, strlen(small), NULL), DEDUP_OK);
+    b = dedup_simhash(f);
+    CU_ASSERT_EQUAL(lib_fingerprint(small, NULL, &c, &code, NULL), 0);
+    CU_ASSERT_EQUAL(b, c);
+    CU_ASSERT_EQUAL(lib_fingerprint(big, NULL, &c, &code, NULL), 0);
+    CU_ASSERT_EQUAL(a, c);
+    CU_ASSERT_EQUAL(ref_fingerprint(small, 5, NULL, &c), 0);
+    CU_ASSERT_EQUAL(b, c);
+    dedup_features_free(f);
+    free(big);
+}
+
+static void test_simhash_similarities(void)
+{
+    struct dedup_features *a = dedup_features_new(), *b = dedup_features_new();
+    const char *sa = "a b c d e", *sb = "a b c d f", *sc = "p q r s t";
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sa, strlen(sa), NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sb, strlen(sb), NULL), DEDUP_OK);
+    /* {abc, bcd, cde} vs {abc, bcd, cdf}: 2 shared of 4; cosine 2/3 with equal weights */
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 2.0 / 3.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, a), 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, a), 1.0, 1e-12);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sc, strlen(sc), NULL), DEDUP_OK);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 0.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 0.0, 1e-12);
+    /* weighted: "x y z x y z x" = {xyz:2, yzx:2, zxy:1} vs "x y z w" = {xyz:1, yzw:1} */
+    const char *sd = "x y z x y z x", *se = "x y z w";
+    struct dedup_opts min1 = {0};
+    min1.min_tokens = 1;
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sd, strlen(sd), NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, se, strlen(se), &min1), DEDUP_OK);
+    double w2 = 433, w1 = 256;
+    double want = w2 * w1 / (sqrt(2 * w2 * w2 + w1 * w1) * sqrt(2 * w1 * w1));
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), want, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(b, a), want, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 1.0 / 4.0, 1e-12);
+    /* empty sets */
+    struct dedup_features *e = dedup_features_new();
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(e, e), 1.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(e, a), 0.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, e), 0.0, 1e-12);
+    dedup_features_free(e);
+    dedup_features_free(a);
+    dedup_features_free(b);
+}
+
+static void test_simhash_idf_parse(void)
+{
+    static const char good[] = "# simcrawl idf 1\n# docs 10\n"
+                               "00000000000000ff\t10\n# a comment\n\n"
+                               "ABCDEF0123456789\t3";
+    struct dedup_idf *idf = NULL;
+    struct dedup_parse_error err;
+    CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(good, sizeof good - 1, &idf, &err), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_idf_doc_count(idf), 10);
+    CU_ASSERT_EQUAL(dedup_idf_entry_count(idf), 2);
+    CU_ASSERT_EQUAL(dedup_idf_df(idf, 0xff), 10);
+    CU_ASSERT_EQUAL(dedup_idf_df(idf, 0xabcdef0123456789ull), 3);
+    CU_ASSERT_EQUAL(dedup_idf_df(idf, 0x1234), 1); /* absent: df 1 */
+    CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0xff), 1.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0x1234), 1.0 + log(11.0 / 2.0), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0xabcdef0123456789ull), 1.0 + log(11.0 / 4.0), 1e-15);
+    dedup_idf_free(idf);
+
+    static const struct {
+        const char *data;
+        size_t line;
+        const char *what; /* a substring of err.what */
+    } bad[] = {
+        {"", 1, "empty"},
+        {"hello\n", 1, "not an idf file"},
+        {"# simcrawl idf 2\n# docs 3\n", 1, "version"},
+        {"# simcrawl idf 1\n", 2, "missing"},
+        {"# simcrawl idf 1\n# documents 3\n", 2, "# docs N"},
+        {"# simcrawl idf 1\n# docs 0\n", 2, "document count"},
+        {"# simcrawl idf 1\n# docs 99999999999\n", 2, "document count"},
+        {"# simcrawl idf 1\n# docs x\n", 2, "document count"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff 2\n", 3, "16 hex digits"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000f\t2\n", 3, "16 hex digits"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000fg\t2\n", 3, "16 hex digits"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t\n", 3, "16 hex digits"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t2x\n", 3, "not a decimal"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t2\r\n", 3, "not a decimal"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t-2\n", 3, "not a decimal"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t0\n", 3, "between 1 and"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t6\n", 3, "between 1 and"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t99999999999999999999999\n", 3, "not a decimal"},
+        {"# simcrawl idf 1\n# docs 5\n00000000000000ff\t2\n# ok\n00000000000000FF\t3\n", 5, "duplicate"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        idf = (struct dedup_idf *)&err; /* must be reset to NULL */
+        enum dedup_code rc = dedup_idf_parse(bad[i].data, strlen(bad[i].data), &idf, &err);
+        CU_ASSERT_EQUAL(rc, DEDUP_EFORMAT);
+        CU_ASSERT_PTR_NULL(idf);
+        CU_ASSERT_EQUAL(err.line, bad[i].line);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.what, bad[i].what));
+        if (err.line != bad[i].line || !strstr(err.what, bad[i].what))
+            fprintf(stderr, "\nidf case %zu: line %zu: %s\n", i, err.line, err.what);
+    }
+    /* a NUL byte inside a line */
+    static const char nul[] = "# simcrawl idf 1\n# docs 5\n00000000000000ff\t2\0\n";
+    CU_ASSERT_EQUAL(dedup_idf_parse(nul, sizeof nul - 1, &idf, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.line, 3);
+    CU_ASSERT_EQUAL(err.offset, 26);
+}
+
+static void test_simhash_idf_roundtrip(void)
+{
+    struct dedup_idf *counted = dedup_idf_new();
+    struct dedup_features *f = dedup_features_new();
+    static const char *const docs[] = {"a b c d e f", "a b c d x y", "a b c q r s", "m n o p q r"};
+    for (size_t i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[i], strlen(docs[i]), NULL), DEDUP_OK);
+        CU_ASSERT_EQUAL_FATAL(dedup_idf_add_doc(counted, f), DEDUP_OK);
+    }
+    uint64_t abc = XXH3_64bits_withSeed("a b c", 5, DEDUP_SEED);
+    uint64_t bcd = XXH3_64bits_withSeed("b c d", 5, DEDUP_SEED);
+    CU_ASSERT_EQUAL(dedup_idf_doc_count(counted), 4);
+    CU_ASSERT_EQUAL(dedup_idf_df(counted, abc), 3);
+    CU_ASSERT_EQUAL(dedup_idf_df(counted, bcd), 2);
+    FILE *tmp = tmpfile();
+    CU_ASSERT_FATAL(tmp != NULL);
+    CU_ASSERT_EQUAL_FATAL(dedup_idf_write(counted, tmp), DEDUP_OK);
+    long size = ftell(tmp);
+    rewind(tmp);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof buf, tmp);
+    fclose(tmp);
+    CU_ASSERT_EQUAL(n, (size_t)size);
+    /* two lines of header and the df >= 2 entries only: abc, bcd */
+    CU_ASSERT_EQUAL(n, 17 + 9 + 2 * 19);
+    CU_ASSERT(memcmp(buf, "# simcrawl idf 1\n# docs 4\n", 26) == 0);
+    struct dedup_idf *parsed = NULL;
+    struct dedup_parse_error err;
+    CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(buf, n, &parsed, &err), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_idf_doc_count(parsed), 4);
+    CU_ASSERT_EQUAL(dedup_idf_entry_count(parsed), 2);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, abc), 3);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, bcd), 2);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("m n o", 5, DEDUP_SEED)), 1);
+    /* weights with the IDF: abc idf = 1 + ln(5/4) -> round(256 * 1.2231) = 313 */
+    struct dedup_opts o = {0};
+    o.idf = parsed;
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[0], strlen(docs[0]), &o), DEDUP_OK);
+    size_t k = dedup_features_find(f, abc);
+    CU_ASSERT_FATAL(k != (size_t)-1);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, k), 313);
+    k = dedup_features_find(f, XXH3_64bits_withSeed("d e f", 5, DEDUP_SEED)); /* df 1 */
+    CU_ASSERT_FATAL(k != (size_t)-1);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, k), (uint32_t)round(256 * (1 + log(5.0 / 2.0))));
+    dedup_idf_free(parsed);
+    dedup_idf_free(counted);
+    dedup_features_free(f);
+}
+
+static void test_simhash_strerror(void)
+{
+    for (int c = DEDUP_OK; c <= DEDUP_EIO; c++) {
+        const char *s = dedup_strerror((enum dedup_code)c);
+        CU_ASSERT_PTR_NOT_NULL(s);
+        CU_ASSERT_STRING_NOT_EQUAL(s, "unknown error");
+    }
+    CU_ASSERT_STRING_EQUAL(dedup_strerror(DEDUP_ETOOSHORT), "too little text to fingerprint");
+    CU_ASSERT_STRING_EQUAL(dedup_strerror((enum dedup_code)9999), "unknown error");
+}
+
+void test_simhash_register(void)
+{
+    CU_pSuite s = CU_add_suite("simhash", NULL, NULL);
+    CU_add_test(s, "test_simhash_golden_vectors", test_simhash_golden_vectors);
+    CU_add_test(s, "test_simhash_reference_random", test_simhash_reference_random);
+    CU_add_test(s, "test_simhash_naive_equals_fast", test_simhash_naive_equals_fast);
+    CU_add_test(s, "test_simhash_tie_rule", test_simhash_tie_rule);
+    CU_add_test(s, "test_simhash_bit_order", test_simhash_bit_order);
+    CU_add_test(s, "test_simhash_weights", test_simhash_weights);
+    CU_add_test(s, "test_simhash_shingle_edges", test_simhash_shingle_edges);
+    CU_add_test(s, "test_simhash_too_short", test_simhash_too_short);
+    CU_add_test(s, "test_simhash_bad_token_strings", test_simhash_bad_token_strings);
+    CU_add_test(s, "test_simhash_reuse", test_simhash_reuse);
+    CU_add_test(s, "test_simhash_similarities", test_simhash_similarities);
+    CU_add_test(s, "test_simhash_idf_parse", test_simhash_idf_parse);
+    CU_add_test(s, "test_simhash_idf_roundtrip", test_simhash_idf_roundtrip);
+    CU_add_test(s, "test_simhash_strerror", test_simhash_strerror);
+}
