@@ -465,11 +465,13 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_revisit(struct crawl_warc_wri
                                                            const struct crawl_warc_revisit *v,
                                                            char id_out[CRAWL_WARC_ID_SIZE]);
 
-/* Copies the current record of r through unchanged: its header bytes, its block and the
- * CRLF CRLF, in a gzip member of its own. Nothing of the block may have been read with
- * crawl_warc_read() (crawl_warc_block() is fine). */
+/* Copies rec, the current record of r, through unchanged: its header bytes, its block
+ * and the CRLF CRLF, in a gzip member of its own. Nothing of the block may have been read
+ * with crawl_warc_read() (crawl_warc_block() is fine). A damaged block is not copied:
+ * the reader's code (CRAWL_ETRUNCATED, CRAWL_EFORMAT) comes back and nothing is written. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w,
-                                                         struct crawl_warc_reader *r);
+                                                         struct crawl_warc_reader *r,
+                                                         const struct crawl_warc_record *rec);
 /* Writes one record made of header[0..header_len) (up to and including the empty line)
  * and block[0..block_len), as given. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer *w,

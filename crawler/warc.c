@@ -1,0 +1,1073 @@
+/*
+ * The WARC reader (ISO 28500:2017, WARC/1.0 and WARC/1.1): records come out one at a
+ * time through a pull API (crawl_warc_next, then crawl_warc_block or crawl_warc_read),
+ * so memory stays bounded by the largest block asked for whole (max_block) plus the
+ * header cap, whatever the size of the file.
+ *
+ * Three layers: the source (a file descriptor or a memory buffer) feeds compressed or
+ * plain bytes into `in`; the stream layer turns them into the uncompressed byte stream in
+ * the sliding window `win` (zlib inflate with gzip wrapping, restarted at every member
+ * end, so files with one member per record and whole-file gzip both stream); the record
+ * layer parses "WARC/1.x" header blocks and Content-Length-delimited blocks out of the
+ * window. Every gzip member start is remembered with its compressed offset, so a record
+ * that starts a member is reported at the member offset, the number CDX indexes and
+ * `dd skip=` use. References: ISO 28500 / the WARC 1.1 spec (iipc.github.io/warc-specifications),
+ * RFC 1952 (gzip), zlib's inflate() manual (windowBits 15+16).
+ */
+#include "crawler/crawl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define IN_CHUNK (256u * 1024)        /* compressed bytes read at a time */
+#define IN_CAP (2 * IN_CHUNK)         /* the input buffer (keeps a member start for resync) */
+#define WIN_INITIAL (1024u * 1024)    /* first window size; grows up to win_max */
+#define WIN_SLACK (64u * 1024)        /* room above max_block + header cap */
+#define MAX_FIELDS 1024u              /* header fields kept per record */
+#define MAX_BOUNDARIES (1u << 16)     /* member starts remembered inside the window */
+#define MAX_BLOCK_LIMIT ((size_t)1 << 34) /* sanity bound on opts->max_block */
+
+struct boundary {
+    uint64_t soff; /* offset in the uncompressed stream where the member's output starts */
+    uint64_t coff; /* offset of the member in the file */
+};
+
+enum state { ST_START, ST_RECORD, ST_EOF };
+
+struct crawl_warc_reader {
+    struct crawl_warc_opts opts;
+    size_t max_block;
+
+    /* source */
+    int fd;
+    int own_fd;
+    uint8_t *in; /* IN_CAP bytes, or the caller's memory */
+    int in_borrowed;
+    size_t in_len, in_pos;
+    uint64_t in_file_off; /* file offset of in[0] */
+    int in_eof;
+
+    /* stream layer */
+    int gzip;          /* the file starts with the gzip magic */
+    unsigned gz_kind;  /* 1: one member per record so far; 2: records share members */
+    z_stream zs;
+    int zs_ready;
+    int member_active;
+    int member_broken; /* skipping to the next member after damage (reported already) */
+    uint64_t member_start;
+    int stream_eof;
+    struct boundary *bnd;
+    size_t n_bnd, cap_bnd;
+
+    char *win;
+    size_t win_cap, win_max, win_start, win_len;
+    uint64_t win_off; /* stream offset of win[0] */
+    int prev;         /* the last byte consumed, for "at the start of a line" */
+
+    /* record layer */
+    enum state state;
+    struct crawl_warc_record rec;
+    struct crawl_warc_field *fields;
+    char *hdr_raw, *hdr_parsed;
+    size_t hdr_cap;
+    uint64_t block_left;  /* bytes of the block not consumed yet */
+    int block_loaded;     /* crawl_warc_block() has the block in the window */
+    int block_damaged;    /* ... and found it damaged: resync from its start */
+    int block_touched;    /* crawl_warc_read() consumed some of it */
+    uint64_t errors;
+};
+
+/* ---- reporting ---- */
+
+static uint64_t member_containing(const struct crawl_warc_reader *r, uint64_t soff)
+{
+    uint64_t coff = 0;
+    for (size_t i = 0; i < r->n_bnd && r->bnd[i].soff <= soff; i++)
+        coff = r->bnd[i].coff;
+    return coff;
+}
+
+/* The file offset to report for stream offset soff: itself in a plain file, the offset
+ * of the gzip member it lies in otherwise. */
+static uint64_t file_offset(const struct crawl_warc_reader *r, uint64_t soff)
+{
+    return r->gzip ? member_containing(r, soff) : soff;
+}
+
+__attribute__((format(printf, 4, 5))) static void report(struct crawl_warc_reader *r,
+                                                         uint64_t offset, enum crawl_code code,
+                                                         const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->errors++;
+    if (r->opts.on_error)
+        r->opts.on_error(r->opts.userdata, offset, code, msg);
+}
+
+/* ---- source ---- */
+
+/* Reads more compressed/plain bytes into `in`, keeping in[keep_from..in_len).
+ * Returns CRAWL_OK (possibly with in_eof set) or CRAWL_EIO. */
+static enum crawl_code source_fill(struct crawl_warc_reader *r, size_t keep_from)
+{
+    if (r->in_borrowed || r->in_eof) {
+        r->in_eof = 1;
+        return CRAWL_OK;
+    }
+    if (keep_from > 0) {
+        memmove(r->in, r->in + keep_from, r->in_len - keep_from);
+        r->in_len -= keep_from;
+        r->in_pos -= keep_from;
+        r->in_file_off += keep_from;
+    }
+    while (r->in_len < IN_CAP) {
+        ssize_t n = read(r->fd, r->in + r->in_len, IN_CAP - r->in_len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return CRAWL_EIO;
+        if (n == 0) {
+            r->in_eof = 1;
+            break;
+        }
+        r->in_len += (size_t)n;
+        if (r->in_len - r->in_pos >= IN_CHUNK / 2)
+            break;
+    }
+    return CRAWL_OK;
+}
+
+/* ---- the stream layer ---- */
+
+static void add_boundary(struct crawl_warc_reader *r, uint64_t soff, uint64_t coff)
+{
+    if (r->n_bnd && r->bnd[r->n_bnd - 1].soff == soff) {
+        r->bnd[r->n_bnd - 1].coff = coff; /* an empty member before this one */
+        return;
+    }
+    if (r->n_bnd == r->cap_bnd) {
+        if (r->cap_bnd >= MAX_BOUNDARIES) { /* forget the oldest half: offsets get coarser */
+            size_t half = r->n_bnd / 2;
+            memmove(r->bnd, r->bnd + half, (r->n_bnd - half) * sizeof *r->bnd);
+            r->n_bnd -= half;
+        } else {
+            size_t nc = r->cap_bnd ? r->cap_bnd * 2 : 64;
+            struct boundary *nb = realloc(r->bnd, nc * sizeof *nb);
+            if (!nb) { /* lose precision, not correctness */
+                r->n_bnd = 0;
+            } else {
+                r->bnd = nb;
+                r->cap_bnd = nc;
+            }
+        }
+    }
+    if (r->n_bnd < r->cap_bnd)
+        r->bnd[r->n_bnd++] = (struct boundary){soff, coff};
+}
+
+/* Drops remembered member starts before the one containing stream offset soff. */
+static void prune_boundaries(struct crawl_warc_reader *r, uint64_t soff)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < r->n_bnd && r->bnd[i].soff <= soff; i++)
+        keep = i;
+    if (keep) {
+        memmove(r->bnd, r->bnd + keep, (r->n_bnd - keep) * sizeof *r->bnd);
+        r->n_bnd -= keep;
+    }
+}
+
+static int is_member_start(const struct crawl_warc_reader *r, uint64_t soff)
+{
+    for (size_t i = r->n_bnd; i-- > 0;) {
+        if (r->bnd[i].soff == soff)
+            return 1;
+        if (r->bnd[i].soff < soff)
+            return 0;
+    }
+    return 0;
+}
+
+/* Makes room for at least `room` more bytes at win + win_len. */
+static enum crawl_code win_room(struct crawl_warc_reader *r, size_t room)
+{
+    if (r->win_cap - r->win_len >= room)
+        return CRAWL_OK;
+    if (r->win_start > 0) {
+        memmove(r->win, r->win + r->win_start, r->win_len - r->win_start);
+        r->win_off += r->win_start;
+        r->win_len -= r->win_start;
+        r->win_start = 0;
+        prune_boundaries(r, r->win_off);
+    }
+    if (r->win_cap - r->win_len >= room)
+        return CRAWL_OK;
+    size_t nc = r->win_cap ? r->win_cap : WIN_INITIAL;
+    while (nc - r->win_len < room && nc < r->win_max)
+        nc *= 2;
+    if (nc > r->win_max)
+        nc = r->win_max;
+    if (nc <= r->win_cap)
+        return CRAWL_OK; /* at the cap: the caller gets what fits */
+    char *nw = realloc(r->win, nc);
+    if (!nw)
+        return CRAWL_ENOMEM;
+    r->win = nw;
+    r->win_cap = nc;
+    return CRAWL_OK;
+}
+
+/* Scans `in` for the next gzip member magic 1f 8b 08 and positions in_pos there;
+ * in_pos at in_len (all but the last 2 bytes dropped) and in_eof when there is none. */
+static enum crawl_code find_member(struct crawl_warc_reader *r)
+{
+    for (;;) {
+        const uint8_t *p = r->in + r->in_pos;
+        size_t n = r->in_len - r->in_pos;
+        for (size_t i = 0; i + 2 < n; i++)
+            if (p[i] == 0x1f && p[i + 1] == 0x8b && p[i + 2] == 0x08) {
+                r->in_pos += i;
+                return CRAWL_OK;
+            }
+        if (r->in_eof || r->in_borrowed) {
+            r->in_pos = r->in_len;
+            r->in_eof = 1;
+            return CRAWL_OK;
+        }
+        if (n > 2)
+            r->in_pos = r->in_len - 2;
+        enum crawl_code rc = source_fill(r, r->in_pos);
+        if (rc != CRAWL_OK)
+            return rc;
+    }
+}
+
+/* Starts the member at in_pos, or skips garbage to the next one. Returns CRAWL_OK with
+ * member_active set, or CRAWL_EOF. */
+static enum crawl_code start_member(struct crawl_warc_reader *r)
+{
+    enum crawl_code rc;
+    if (r->in_len - r->in_pos < 3 && !r->in_eof) {
+        rc = source_fill(r, r->in_pos);
+        if (rc != CRAWL_OK)
+            return rc;
+    }
+    if (r->in_pos >= r->in_len)
+        return CRAWL_EOF;
+    const uint8_t *p = r->in + r->in_pos;
+    size_t n = r->in_len - r->in_pos;
+    if (!(n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 0x08)) {
+        uint64_t at = r->in_file_off + r->in_pos;
+        rc = find_member(r);
+        if (rc != CRAWL_OK)
+            return rc;
+        uint64_t skipped = r->in_file_off + r->in_pos - at;
+        if (!r->member_broken)
+            report(r, at, CRAWL_EGZIP, "%llu bytes of garbage between gzip members%s",
+                   (unsigned long long)skipped, r->in_pos >= r->in_len ? " at the end" : "");
+        if (r->in_pos >= r->in_len)
+            return CRAWL_EOF;
+    }
+    r->member_broken = 0;
+    if (inflateReset(&r->zs) != Z_OK)
+        return CRAWL_ENOMEM;
+    r->member_active = 1;
+    r->member_start = r->in_file_off + r->in_pos;
+    add_boundary(r, r->win_off + r->win_len, r->member_start);
+    return CRAWL_OK;
+}
+
+/* After a broken member: look for the next member from just after the broken one's
+ * start when those bytes are still at hand, from here otherwise. */
+static void resync_member(struct crawl_warc_reader *r)
+{
+    r->member_active = 0;
+    r->member_broken = 1;
+    if (r->member_start >= r->in_file_off && r->member_start + 1 - r->in_file_off <= r->in_len)
+        r->in_pos = (size_t)(r->member_start + 1 - r->in_file_off);
+}
+
+/* Adds some bytes to the window (at least one unless the stream ends).
+ * CRAWL_OK, CRAWL_EOF (nothing more), or a fatal code. */
+static enum crawl_code produce(struct crawl_warc_reader *r)
+{
+    enum crawl_code rc;
+    if (r->stream_eof)
+        return CRAWL_EOF;
+    rc = win_room(r, 64 * 1024);
+    if (rc != CRAWL_OK)
+        return rc;
+    size_t space = r->win_cap - r->win_len;
+    if (space == 0)
+        return CRAWL_ETOOLARGE;
+    if (!r->gzip) {
+        if (r->in_pos < r->in_len) {
+            size_t n = r->in_len - r->in_pos < space ? r->in_len - r->in_pos : space;
+            memcpy(r->win + r->win_len, r->in + r->in_pos, n);
+            r->in_pos += n;
+            r->win_len += n;
+            return CRAWL_OK;
+        }
+        if (r->in_borrowed || r->in_eof) {
+            r->stream_eof = 1;
+            return CRAWL_EOF;
+        }
+        for (;;) {
+            ssize_t n = read(r->fd, r->win + r->win_len, space);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return CRAWL_EIO;
+            if (n == 0) {
+                r->in_eof = 1;
+                r->stream_eof = 1;
+                return CRAWL_EOF;
+            }
+            r->in_file_off += (uint64_t)n; /* counts bytes read past `in` */
+            r->win_len += (size_t)n;
+            return CRAWL_OK;
+        }
+    }
+    size_t before = r->win_len;
+    while (r->win_len == before) {
+        if (!r->member_active) {
+            rc = start_member(r);
+            if (rc == CRAWL_EOF) {
+                r->stream_eof = 1;
+                return CRAWL_EOF;
+            }
+            if (rc != CRAWL_OK)
+                return rc;
+        }
+        if (r->in_pos == r->in_len) {
+            if (r->in_eof) {
+                report(r, r->member_start, CRAWL_EGZIP,
+                       "gzip member at offset %llu is truncated (the file ends inside it)",
+                       (unsigned long long)r->member_start);
+                r->member_active = 0;
+                r->stream_eof = 1;
+                return r->win_len > before ? CRAWL_OK : CRAWL_EOF;
+            }
+            size_t keep = r->in_pos;
+            if (r->member_start >= r->in_file_off && r->in_pos - (r->member_start - r->in_file_off) <= IN_CHUNK)
+                keep = (size_t)(r->member_start - r->in_file_off);
+            rc = source_fill(r, keep);
+            if (rc != CRAWL_OK)
+                return rc;
+            continue;
+        }
+        r->zs.next_in = r->in + r->in_pos;
+        r->zs.avail_in = (uInt)(r->in_len - r->in_pos);
+        r->zs.next_out = (Bytef *)r->win + r->win_len;
+        size_t out_space = r->win_cap - r->win_len;
+        r->zs.avail_out = out_space > (1u << 30) ? (1u << 30) : (uInt)out_space;
+        uInt avail_out0 = r->zs.avail_out;
+        int zrc = inflate(&r->zs, Z_NO_FLUSH);
+        r->win_len += avail_out0 - r->zs.avail_out;
+        r->in_pos = (size_t)(r->zs.next_in - r->in);
+        if (zrc == Z_STREAM_END) {
+            r->member_active = 0;
+        } else if (zrc == Z_DATA_ERROR || zrc == Z_NEED_DICT || zrc == Z_STREAM_ERROR) {
+            report(r, r->member_start, CRAWL_EGZIP, "gzip member at offset %llu is broken: %s",
+                   (unsigned long long)r->member_start, r->zs.msg ? r->zs.msg : "bad data");
+            resync_member(r);
+        } else if (zrc == Z_MEM_ERROR) {
+            return CRAWL_ENOMEM;
+        }
+        /* Z_OK / Z_BUF_ERROR: more input or more output room needed; loop */
+        if (r->win_len == r->win_cap)
+            break;
+    }
+    return CRAWL_OK;
+}
+
+/* Ensures `need` bytes from win_start are in the window, or as many as the stream has.
+ * Returns the number available (may be < need at the end), or a negative crawl_code. */
+static enum crawl_code fill(struct crawl_warc_reader *r, size_t need, size_t *avail)
+{
+    enum crawl_code rc = CRAWL_OK;
+    if (need > r->win_max)
+        need = r->win_max;
+    while (r->win_len - r->win_start < need) {
+        if (r->win_cap - r->win_start < need) {
+            rc = win_room(r, need - (r->win_len - r->win_start));
+            if (rc != CRAWL_OK)
+                break;
+        }
+        rc = produce(r);
+        if (rc == CRAWL_EOF) {
+            rc = CRAWL_OK;
+            break;
+        }
+        if (rc != CRAWL_OK)
+            break;
+    }
+    *avail = r->win_len - r->win_start;
+    return rc;
+}
+
+static void consume(struct crawl_warc_reader *r, size_t n)
+{
+    if (n == 0)
+        return;
+    r->win_start += n;
+    r->prev = (unsigned char)r->win[r->win_start - 1];
+}
+
+static uint64_t stream_pos(const struct crawl_warc_reader *r)
+{
+    return r->win_off + r->win_start;
+}
+
+/* ---- the record layer ---- */
+
+static const char MAGIC[] = "WARC/1.";
+#define MAGIC_LEN 7
+
+static int at_line_start(const struct crawl_warc_reader *r)
+{
+    return r->prev == '\n' || stream_pos(r) == 0 || (r->gzip && is_member_start(r, stream_pos(r)));
+}
+
+/* Skips to the next "WARC/1." at the start of a line (or of a gzip member).
+ * Returns CRAWL_OK positioned there, CRAWL_EOF, or a fatal code. */
+static enum crawl_code scan_magic(struct crawl_warc_reader *r)
+{
+    for (;;) {
+        size_t avail;
+        enum crawl_code rc = fill(r, 64 * 1024, &avail);
+        if (rc != CRAWL_OK)
+            return rc;
+        if (avail < MAGIC_LEN) {
+            if (fill(r, MAGIC_LEN, &avail) != CRAWL_OK || avail < MAGIC_LEN) {
+                consume(r, avail);
+                return CRAWL_EOF;
+            }
+        }
+        const char *base = r->win + r->win_start;
+        size_t i = 0;
+        while (i + MAGIC_LEN <= avail) {
+            const char *hit = memchr(base + i, 'W', avail - MAGIC_LEN + 1 - i);
+            if (!hit)
+                break;
+            size_t at = (size_t)(hit - base);
+            if (memcmp(hit, MAGIC, MAGIC_LEN) == 0) {
+                /* a whole version line "WARC/1.x\r\n" counts anywhere (garbage may end
+                 * without a newline); a bare "WARC/1." only at the start of a line */
+                int full = avail - at >= MAGIC_LEN + 3 && hit[MAGIC_LEN] >= '0' &&
+                           hit[MAGIC_LEN] <= '9' && hit[MAGIC_LEN + 1] == '\r' &&
+                           hit[MAGIC_LEN + 2] == '\n';
+                consume(r, at);
+                if (full || at_line_start(r))
+                    return CRAWL_OK;
+                consume(r, 1);
+                base = r->win + r->win_start;
+                avail -= at + 1;
+                i = 0;
+                continue;
+            }
+            i = at + 1;
+        }
+        /* keep the last MAGIC_LEN-1 bytes: a magic may straddle the refill */
+        size_t drop = avail > MAGIC_LEN - 1 ? avail - (MAGIC_LEN - 1) : 0;
+        if (drop == 0) {
+            size_t more;
+            rc = fill(r, avail + 1, &more);
+            if (rc != CRAWL_OK)
+                return rc;
+            if (more <= avail) {
+                consume(r, more);
+                return CRAWL_EOF;
+            }
+            continue;
+        }
+        consume(r, drop);
+    }
+}
+
+static char *trim(char *s, char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t'))
+        s++;
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+        end--;
+    *end = '\0';
+    return s;
+}
+
+const char *crawl_warc_field(const struct crawl_warc_record *rec, const char *name)
+{
+    for (size_t i = 0; i < rec->n_fields; i++)
+        if (strcasecmp(rec->fields[i].name, name) == 0)
+            return rec->fields[i].value;
+    return NULL;
+}
+
+static const char *field_or_empty(const struct crawl_warc_record *rec, const char *name)
+{
+    const char *v = crawl_warc_field(rec, name);
+    return v ? v : "";
+}
+
+/*
+ * Parses the header block hdr_parsed[0..len) in place (NUL-terminating names and
+ * values). Continuation lines (starting with space or tab) are appended to the field
+ * before them; lines without a colon are skipped.
+ */
+static void parse_fields(struct crawl_warc_reader *r, size_t len)
+{
+    char *p = r->hdr_parsed, *end = p + len;
+    char *eol = memchr(p, '\n', len);
+    char *line_end = eol ? eol : end;
+    r->rec.version = trim(p, line_end);
+    p = eol ? eol + 1 : end;
+    r->rec.n_fields = 0;
+    struct crawl_warc_field *last = NULL;
+    while (p < end) {
+        eol = memchr(p, '\n', (size_t)(end - p));
+        line_end = eol ? eol : end;
+        char *next = eol ? eol + 1 : end;
+        if (line_end == p || (line_end == p + 1 && *p == '\r'))
+            break; /* the empty line */
+        if ((*p == ' ' || *p == '\t') && last) {
+            /* folded: join "value" + " " + continuation, in place (the continuation lies
+             * after the value's NUL, so move it down) */
+            char *cont = trim(p, line_end);
+            size_t vl = strlen(last->value), cl = strlen(cont);
+            char *v = (char *)last->value;
+            if (cl) {
+                v[vl] = ' ';
+                memmove(v + vl + 1, cont, cl + 1);
+            }
+        } else {
+            char *colon = memchr(p, ':', (size_t)(line_end - p));
+            if (colon && colon > p && r->rec.n_fields < MAX_FIELDS) {
+                *colon = '\0';
+                char *name = trim(p, colon);
+                char *value = trim(colon + 1, line_end);
+                if (*name) {
+                    last = &r->fields[r->rec.n_fields++];
+                    last->name = name;
+                    last->value = value;
+                } else {
+                    last = NULL;
+                }
+            } else {
+                last = NULL;
+            }
+        }
+        p = next;
+    }
+    r->rec.fields = r->fields;
+}
+
+/* The header block from win_start: its length including the empty line, 0 when the
+ * stream ends first, or CRAWL_ETOOLARGE through *rc when over the cap. */
+static size_t header_length(struct crawl_warc_reader *r, enum crawl_code *rc)
+{
+    size_t searched = 0;
+    *rc = CRAWL_OK;
+    for (;;) {
+        size_t avail;
+        *rc = fill(r, searched + 4096 < CRAWL_WARC_MAX_HEADER ? searched + 4096 : CRAWL_WARC_MAX_HEADER, &avail);
+        if (*rc != CRAWL_OK)
+            return 0;
+        const char *b = r->win + r->win_start;
+        size_t from = searched > 3 ? searched - 3 : 0;
+        for (size_t i = from; i < avail; i++) {
+            if (b[i] != '\n')
+                continue;
+            if (i >= 1 && b[i - 1] == '\n')
+                return i + 1;
+            if (i >= 2 && b[i - 1] == '\r' && b[i - 2] == '\n')
+                return i + 1;
+        }
+        if (avail >= CRAWL_WARC_MAX_HEADER) {
+            *rc = CRAWL_ETOOLARGE;
+            return 0;
+        }
+        if (avail == searched)
+            return 0; /* end of stream */
+        searched = avail;
+    }
+}
+
+static int parse_length(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        if (v > (UINT64_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* Reads the header at win_start (which holds "WARC/1."). CRAWL_OK: r->rec is set;
+ * CRAWL_EFORMAT: damaged and reported, the caller resynchronises. */
+static enum crawl_code read_header(struct crawl_warc_reader *r)
+{
+    uint64_t spos = stream_pos(r);
+    int member = r->gzip && is_member_start(r, spos);
+    uint64_t offset = member ? member_containing(r, spos) : (r->gzip ? spos : spos);
+    enum crawl_code rc;
+    size_t hlen = header_length(r, &rc);
+    if (rc == CRAWL_ETOOLARGE) {
+        report(r, r->gzip && member ? offset : spos, CRAWL_ETOOLARGE,
+               "record header at offset %llu is over %u bytes", (unsigned long long)offset,
+               CRAWL_WARC_MAX_HEADER);
+        consume(r, 1);
+        return CRAWL_EFORMAT;
+    }
+    if (rc != CRAWL_OK)
+        return rc;
+    if (hlen == 0) {
+        size_t avail = r->win_len - r->win_start;
+        report(r, offset, CRAWL_ETRUNCATED, "record at offset %llu is truncated inside its header",
+               (unsigned long long)offset);
+        consume(r, avail);
+        return CRAWL_EFORMAT;
+    }
+    if (hlen + 1 > r->hdr_cap) {
+        size_t nc = hlen + 1 < 4096 ? 4096 : hlen + 1;
+        char *a = realloc(r->hdr_raw, nc);
+        if (!a)
+            return CRAWL_ENOMEM;
+        r->hdr_raw = a;
+        char *b = realloc(r->hdr_parsed, nc);
+        if (!b)
+            return CRAWL_ENOMEM;
+        r->hdr_parsed = b;
+        r->hdr_cap = nc;
+    }
+    memcpy(r->hdr_raw, r->win + r->win_start, hlen);
+    r->hdr_raw[hlen] = '\0';
+    memcpy(r->hdr_parsed, r->hdr_raw, hlen + 1);
+    memset(&r->rec, 0, sizeof r->rec);
+    parse_fields(r, hlen);
+    struct crawl_warc_record *rec = &r->rec;
+    rec->header = r->hdr_raw;
+    rec->header_len = hlen;
+    rec->stream_offset = spos;
+    if (r->gzip && !member && r->gz_kind == 1)
+        r->gz_kind = 2;
+    rec->whole_gzip = r->gzip && !member;
+    rec->offset = offset;
+    const char *cl = crawl_warc_field(rec, "Content-Length");
+    if (!cl || parse_length(cl, &rec->content_length) != 0) {
+        report(r, offset, CRAWL_EFORMAT, "record at offset %llu has %s Content-Length%s%s",
+               (unsigned long long)offset, cl ? "a bad" : "no", cl ? ": " : "", cl ? cl : "");
+        consume(r, 1);
+        return CRAWL_EFORMAT;
+    }
+    consume(r, hlen);
+    rec->type = field_or_empty(rec, "WARC-Type");
+    rec->record_id = field_or_empty(rec, "WARC-Record-ID");
+    rec->date = field_or_empty(rec, "WARC-Date");
+    rec->content_type = field_or_empty(rec, "Content-Type");
+    rec->concurrent_to = field_or_empty(rec, "WARC-Concurrent-To");
+    rec->refers_to = field_or_empty(rec, "WARC-Refers-To");
+    rec->block_digest = field_or_empty(rec, "WARC-Block-Digest");
+    rec->payload_digest = field_or_empty(rec, "WARC-Payload-Digest");
+    rec->ip_address = field_or_empty(rec, "WARC-IP-Address");
+    /* WARC-Target-URI: 1.0 writes it bare, some 1.1 writers in <>; white space trimmed */
+    char *uri = (char *)field_or_empty(rec, "WARC-Target-URI");
+    size_t ul = strlen(uri);
+    if (ul >= 2 && uri[0] == '<' && uri[ul - 1] == '>') {
+        uri[ul - 1] = '\0';
+        uri = trim(uri + 1, uri + ul - 1);
+    }
+    rec->target_uri = uri;
+    r->block_left = rec->content_length;
+    r->block_loaded = r->block_damaged = r->block_touched = 0;
+    r->state = ST_RECORD;
+    return CRAWL_OK;
+}
+
+/* How many bytes of record trailer follow the block at win + win_start + len: 4 for CRLF
+ * CRLF (*exact set); the CR/LF run before a next "WARC/1." or the end of the stream
+ * (*exact clear: the record is damaged but the next one is where it should be); -1 when
+ * something else follows (wrong Content-Length). avail is what the window holds. */
+static int trailer_length(const struct crawl_warc_reader *r, size_t len, size_t avail, int *exact)
+{
+    const char *t = r->win + r->win_start + len;
+    size_t n = avail - len;
+    *exact = 0;
+    if (n >= 4 && memcmp(t, "\r\n\r\n", 4) == 0) {
+        *exact = 1;
+        return 4;
+    }
+    size_t i = 0;
+    while (i < n && i < 4 && (t[i] == '\r' || t[i] == '\n'))
+        i++;
+    if (i == n)
+        return (int)i; /* the end of the stream */
+    if (n - i >= MAGIC_LEN && memcmp(t + i, MAGIC, MAGIC_LEN) == 0 &&
+        ((i > 0 && t[i - 1] == '\n') ||
+         (r->gzip && is_member_start(r, r->win_off + r->win_start + len + i))))
+        return (int)i;
+    return -1;
+}
+
+enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data, size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    if (r->state != ST_RECORD || r->block_touched)
+        return CRAWL_EINVAL;
+    uint64_t cl = r->rec.content_length;
+    if (r->block_loaded) {
+        *data = r->win + r->win_start;
+        *len = (size_t)(r->block_left < cl ? r->block_left : cl);
+        if (r->block_damaged)
+            return r->block_damaged == 1 ? CRAWL_ETRUNCATED : CRAWL_EFORMAT;
+        /* damaged 3: bad trailer, but the next record follows where it should */
+        return CRAWL_OK;
+    }
+    if (cl > r->max_block)
+        return CRAWL_ETOOLARGE;
+    size_t avail;
+    enum crawl_code rc = fill(r, (size_t)cl + 16, &avail);
+    if (rc != CRAWL_OK)
+        return rc;
+    r->block_loaded = 1;
+    *data = r->win + r->win_start;
+    if (avail < cl) {
+        r->block_damaged = 1;
+        r->block_left = avail;
+        *len = avail;
+        report(r, r->rec.offset, CRAWL_ETRUNCATED,
+               "record at offset %llu is truncated: Content-Length %llu, %zu bytes left",
+               (unsigned long long)r->rec.offset, (unsigned long long)cl, avail);
+        return CRAWL_ETRUNCATED;
+    }
+    *len = (size_t)cl;
+    int exact, t = trailer_length(r, (size_t)cl, avail, &exact);
+    if (!exact) {
+        r->block_damaged = t < 0 ? 2 : 3;
+        report(r, r->rec.offset, CRAWL_EFORMAT,
+               "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
+               (unsigned long long)r->rec.offset, (unsigned long long)cl);
+        return CRAWL_EFORMAT;
+    }
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf, size_t cap, size_t *n)
+{
+    *n = 0;
+    if (r->state != ST_RECORD)
+        return CRAWL_EINVAL;
+    if (r->block_loaded) {
+        if (r->block_damaged)
+            return CRAWL_ETRUNCATED;
+        /* serve from the loaded block */
+    }
+    if (r->block_left == 0 || cap == 0)
+        return CRAWL_OK;
+    size_t avail = r->win_len - r->win_start;
+    if (avail == 0) {
+        enum crawl_code rc = fill(r, 1, &avail);
+        if (rc != CRAWL_OK)
+            return rc;
+        if (avail == 0) {
+            report(r, r->rec.offset, CRAWL_ETRUNCATED,
+                   "record at offset %llu is truncated: %llu bytes of its block missing",
+                   (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
+            r->block_left = 0;
+            return CRAWL_ETRUNCATED;
+        }
+    }
+    size_t k = avail < cap ? avail : cap;
+    if (k > r->block_left)
+        k = (size_t)r->block_left;
+    memcpy(buf, r->win + r->win_start, k);
+    consume(r, k);
+    r->block_left -= k;
+    r->block_touched = 1;
+    r->block_loaded = 0;
+    *n = k;
+    return CRAWL_OK;
+}
+
+/* Finishes the current record: skips the rest of its block and its trailer, or goes
+ * back to the block start after damage. Returns CRAWL_OK positioned after it, or with
+ * *resync set when the caller has to scan for the next record. */
+static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
+{
+    *resync = 0;
+    if (!r->block_touched && !r->block_loaded && r->rec.content_length <= r->max_block) {
+        const char *d;
+        size_t l;
+        enum crawl_code rc = crawl_warc_block(r, &d, &l);
+        if (rc == CRAWL_ENOMEM || rc == CRAWL_EIO)
+            return rc;
+    }
+    if (r->block_loaded && r->block_damaged && r->block_damaged != 3) {
+        if (r->block_damaged == 1)
+            consume(r, r->win_len - r->win_start); /* truncated: nothing follows */
+        *resync = 1;
+        return CRAWL_OK;
+    }
+    if (r->block_loaded) {
+        size_t avail = r->win_len - r->win_start;
+        int exact, t = trailer_length(r, (size_t)r->rec.content_length, avail, &exact);
+        consume(r, (size_t)r->rec.content_length + (size_t)(t > 0 ? t : 0));
+        r->block_left = 0;
+        return CRAWL_OK;
+    }
+    /* streamed: skip what is left, then check the trailer */
+    while (r->block_left > 0) {
+        size_t avail;
+        enum crawl_code rc = fill(r, 1, &avail);
+        if (rc != CRAWL_OK)
+            return rc;
+        if (avail == 0) {
+            report(r, r->rec.offset, CRAWL_ETRUNCATED,
+                   "record at offset %llu is truncated: %llu bytes of its block missing",
+                   (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
+            r->block_left = 0;
+            return CRAWL_OK;
+        }
+        size_t k = avail < r->block_left ? avail : (size_t)r->block_left;
+        consume(r, k);
+        r->block_left -= k;
+    }
+    size_t avail;
+    enum crawl_code rc = fill(r, 16, &avail);
+    if (rc != CRAWL_OK)
+        return rc;
+    int exact, t = trailer_length(r, 0, avail, &exact);
+    if (!exact)
+        report(r, r->rec.offset, CRAWL_EFORMAT,
+               "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
+               (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length);
+    if (t < 0) {
+        *resync = 1;
+        return CRAWL_OK;
+    }
+    consume(r, (size_t)t);
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_next(struct crawl_warc_reader *r, const struct crawl_warc_record **rec)
+{
+    *rec = NULL;
+    if (r->state == ST_EOF)
+        return CRAWL_EOF;
+    int resync = 0;
+    if (r->state == ST_RECORD) {
+        enum crawl_code rc = finish_record(r, &resync);
+        if (rc != CRAWL_OK)
+            return rc;
+        r->state = ST_START;
+    }
+    for (;;) {
+        enum crawl_code rc;
+        if (resync) {
+            rc = scan_magic(r);
+            if (rc == CRAWL_EOF) {
+                r->state = ST_EOF;
+                return CRAWL_EOF;
+            }
+            if (rc != CRAWL_OK)
+                return rc;
+            resync = 0;
+        }
+        /* blank lines between records are tolerated silently */
+        size_t avail;
+        for (;;) {
+            rc = fill(r, 64, &avail);
+            if (rc != CRAWL_OK)
+                return rc;
+            size_t i = 0;
+            const char *b = r->win + r->win_start;
+            while (i < avail && (b[i] == '\r' || b[i] == '\n'))
+                i++;
+            consume(r, i);
+            if (i < avail || avail == 0)
+                break;
+        }
+        rc = fill(r, MAGIC_LEN, &avail);
+        if (rc != CRAWL_OK)
+            return rc;
+        if (avail == 0) {
+            r->state = ST_EOF;
+            return CRAWL_EOF;
+        }
+        if (avail >= MAGIC_LEN && memcmp(r->win + r->win_start, MAGIC, MAGIC_LEN) == 0) {
+            rc = read_header(r);
+            if (rc == CRAWL_OK) {
+                *rec = &r->rec;
+                return CRAWL_OK;
+            }
+            if (rc != CRAWL_EFORMAT)
+                return rc;
+            resync = 1;
+            continue;
+        }
+        uint64_t at = stream_pos(r);
+        const char *b = r->win + r->win_start;
+        int is_version = avail >= 5 && memcmp(b, "WARC/", 5) == 0;
+        rc = scan_magic(r);
+        if (rc != CRAWL_OK && rc != CRAWL_EOF)
+            return rc;
+        uint64_t skipped = stream_pos(r) - at;
+        if (is_version)
+            report(r, file_offset(r, at), CRAWL_EUNSUPPORTED,
+                   "record at offset %llu has an unsupported WARC version; skipped %llu bytes",
+                   (unsigned long long)file_offset(r, at), (unsigned long long)skipped);
+        else
+            report(r, file_offset(r, at), CRAWL_EFORMAT,
+                   "%llu bytes of garbage at offset %llu where a record should start",
+                   (unsigned long long)skipped, (unsigned long long)file_offset(r, at));
+        if (rc == CRAWL_EOF) {
+            r->state = ST_EOF;
+            return CRAWL_EOF;
+        }
+    }
+}
+
+/* ---- open / free ---- */
+
+static enum crawl_code reader_init(struct crawl_warc_reader *r, const struct crawl_warc_opts *opts)
+{
+    if (opts)
+        r->opts = *opts;
+    r->max_block = r->opts.max_block ? r->opts.max_block : CRAWL_WARC_DEFAULT_MAX_BLOCK;
+    if (r->max_block > MAX_BLOCK_LIMIT)
+        r->max_block = MAX_BLOCK_LIMIT;
+    r->win_max = r->max_block + CRAWL_WARC_MAX_HEADER + WIN_SLACK;
+    r->prev = '\n';
+    r->state = ST_START;
+    /* gzip or plain: the first bytes tell */
+    if (r->in_len - r->in_pos < 2 && !r->in_eof) {
+        enum crawl_code rc = source_fill(r, 0);
+        if (rc != CRAWL_OK)
+            return rc;
+    }
+    if (r->in_len >= 2 && r->in[0] == 0x1f && r->in[1] == 0x8b) {
+        r->gzip = 1;
+        r->gz_kind = 1;
+        if (inflateInit2(&r->zs, 15 + 16) != Z_OK)
+            return CRAWL_ENOMEM;
+        r->zs_ready = 1;
+    }
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_reader_open(const char *path, const struct crawl_warc_opts *opts,
+                                       struct crawl_warc_reader **out)
+{
+    *out = NULL;
+    struct crawl_warc_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return CRAWL_ENOMEM;
+    r->fd = -1;
+    r->in = malloc(IN_CAP);
+    if (!r->in) {
+        free(r);
+        return CRAWL_ENOMEM;
+    }
+    enum crawl_code rc;
+    if (strcmp(path, "-") == 0) {
+        r->fd = 0;
+    } else {
+        r->fd = open(path, O_RDONLY);
+        if (r->fd < 0) {
+            int e = errno;
+            crawl_warc_reader_free(r);
+            errno = e;
+            return CRAWL_EIO;
+        }
+        r->own_fd = 1;
+    }
+    r->fields = malloc(MAX_FIELDS * sizeof *r->fields);
+    if (!r->fields) {
+        crawl_warc_reader_free(r);
+        return CRAWL_ENOMEM;
+    }
+    rc = reader_init(r, opts);
+    if (rc != CRAWL_OK) {
+        crawl_warc_reader_free(r);
+        return rc;
+    }
+    *out = r;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_reader_open_mem(const void *data, size_t len,
+                                           const struct crawl_warc_opts *opts,
+                                           struct crawl_warc_reader **out)
+{
+    *out = NULL;
+    struct crawl_warc_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return CRAWL_ENOMEM;
+    r->fd = -1;
+    r->in = (uint8_t *)data;
+    r->in_borrowed = 1;
+    r->in_len = len;
+    r->in_eof = 1;
+    r->fields = malloc(MAX_FIELDS * sizeof *r->fields);
+    if (!r->fields) {
+        crawl_warc_reader_free(r);
+        return CRAWL_ENOMEM;
+    }
+    enum crawl_code rc = reader_init(r, opts);
+    if (rc != CRAWL_OK) {
+        crawl_warc_reader_free(r);
+        return rc;
+    }
+    *out = r;
+    return CRAWL_OK;
+}
+
+void crawl_warc_reader_free(struct crawl_warc_reader *r)
+{
+    if (!r)
+        return;
+    if (r->own_fd && r->fd >= 0)
+        close(r->fd);
+    if (!r->in_borrowed)
+        free(r->in);
+    if (r->zs_ready)
+        inflateEnd(&r->zs);
+    free(r->bnd);
+    free(r->win);
+    free(r->fields);
+    free(r->hdr_raw);
+    free(r->hdr_parsed);
+    free(r);
+}
+
+unsigned crawl_warc_reader_gzip(const struct crawl_warc_reader *r)
+{
+    return r->gzip ? r->gz_kind : 0;
+}
+
+uint64_t crawl_warc_reader_errors(const struct crawl_warc_reader *r)
+{
+    return r->errors;
+}
+
+uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r)
+{
+    return r->in_file_off + r->in_pos;
+}
