@@ -584,5 +584,91 @@ size_t crawl_host_queued(const struct crawl_host *h);
 unsigned crawl_host_active(const struct crawl_host *h);
 void *crawl_host_userdata(const struct crawl_host *h); /* the caller's per-host state */
 void crawl_host_set_userdata(struct crawl_host *h, void *userdata);
+/* -- the fetcher (crawler/fetch.c): libcurl multi, one event loop, many transfers -- */
 
+#define CRAWL_DEFAULT_CONCURRENCY 16u
+#define CRAWL_DEFAULT_CONNECT_TIMEOUT 10.0   /* s */
+#define CRAWL_DEFAULT_TIMEOUT 30.0           /* s, a whole transfer */
+#define CRAWL_DEFAULT_LOW_SPEED_BYTES 100L   /* abort a transfer slower than this (bytes/s) */
+#define CRAWL_DEFAULT_LOW_SPEED_TIME 10L     /* ... for this many seconds */
+#define CRAWL_DEFAULT_MAX_BODY (10u * 1024 * 1024) /* body cap, bytes as received */
+#define CRAWL_DEFAULT_USER_AGENT "simcrawl/0.1 (+https://github.com/simcrawl/simcrawl)"
+
+/* Monotonic clock in seconds (CLOCK_MONOTONIC): the time base of the frontier. */
+double crawl_clock(void);
+
+struct crawl_fetcher_opts {
+    unsigned concurrency;    /* transfers and connections in all; 0: CRAWL_DEFAULT_CONCURRENCY */
+    unsigned per_host;       /* connections per host; 0: 1 */
+    double connect_timeout;  /* s; 0: the default */
+    double timeout;          /* s; 0: the default */
+    long low_speed_bytes;    /* 0: the default */
+    long low_speed_time;     /* s; 0: the default */
+    size_t max_body;         /* 0: CRAWL_DEFAULT_MAX_BODY */
+    const char *user_agent;  /* borrowed for the fetcher's life; NULL: the default */
+};
+
+enum crawl_fetch_kind {
+    CRAWL_FETCH_PAGE = 0, /* a page: a 2xx answer that is not HTML is aborted (filtered) */
+    CRAWL_FETCH_ANY,      /* robots.txt: any type, redirects followed, decoded, capped at
+                             CRAWL_ROBOTS_MAX_BYTES (the first bytes kept, result TOOLARGE) */
+};
+
+enum crawl_fetch_result {
+    CRAWL_FETCH_DONE = 0, /* a complete HTTP response, whatever its status */
+    CRAWL_FETCH_FILTERED, /* a 2xx page answer that is not HTML: aborted after the headers */
+    CRAWL_FETCH_TOOLARGE, /* the body passed max_body: aborted */
+    CRAWL_FETCH_TIMEOUT,  /* connect, total or low-speed timeout */
+    CRAWL_FETCH_FAILED,   /* no answer or a broken one: DNS, refused, reset, protocol */
+    CRAWL_FETCH_ABORTED,  /* crawl_fetcher_abort_all() */
+};
+
+/* One finished transfer; caller frees with crawl_response_free(). */
+struct crawl_response {
+    char *url;                     /* as requested */
+    enum crawl_fetch_kind kind;
+    enum crawl_fetch_result result;
+    long status;                   /* HTTP status; 0 when none was received */
+    char error[256];               /* what went wrong in words; "" for CRAWL_FETCH_DONE */
+    char *data;                    /* the response head (status line .. empty line), then the
+                                      body as received (content coding kept); NUL after */
+    size_t head_len, len;          /* body = data + head_len, body length = len - head_len */
+    char *request;                 /* the request head as sent, or NULL */
+    size_t request_len;
+    char *content_type;            /* header values, or NULL when absent */
+    char *location;
+    char *content_encoding;
+    int too_many_redirects;        /* CRAWL_FETCH_ANY: more than CRAWL_ROBOTS_MAX_REDIRECTS */
+    char ip[48];                   /* the server's address, "" when unknown */
+    double start, end;             /* crawl_clock() */
+    int64_t date;                  /* time(NULL) when the transfer started */
+    void *userdata;                /* as given to crawl_fetcher_add() */
+    struct crawl_response *next;   /* the fetcher's list; NULL once handed out */
+};
+void crawl_response_free(struct crawl_response *r); /* NULL-safe */
+
+struct crawl_fetcher;
+
+/* *out: caller frees with crawl_fetcher_free() (which drops transfers in flight). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_opts *opts,
+                                                    struct crawl_fetcher **out);
+void crawl_fetcher_free(struct crawl_fetcher *fx); /* NULL-safe */
+/* Starts fetching url (absolute http/https). The caller keeps the count of transfers
+ * under its concurrency (crawl_fetcher_active()); libcurl queues any beyond its caps. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
+                                                    enum crawl_fetch_kind kind, void *userdata);
+/* Moves the transfers on, waiting up to timeout_ms for network activity or a
+ * crawl_fetcher_wakeup(); finished transfers are then had with crawl_fetcher_next(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_run(struct crawl_fetcher *fx, int timeout_ms);
+/* The next finished transfer, or NULL. Caller frees it with crawl_response_free(). */
+struct crawl_response *crawl_fetcher_next(struct crawl_fetcher *fx);
+/* Wakes a crawl_fetcher_run() that is waiting; safe from any thread. */
+void crawl_fetcher_wakeup(struct crawl_fetcher *fx);
+/* Ends every transfer in flight as CRAWL_FETCH_ABORTED (then had with _next()). */
+void crawl_fetcher_abort_all(struct crawl_fetcher *fx);
+unsigned crawl_fetcher_active(const struct crawl_fetcher *fx);
+uint64_t crawl_fetcher_bytes(const struct crawl_fetcher *fx); /* body bytes received */
+
+
+#endif
 

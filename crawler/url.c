@@ -11,8 +11,9 @@
  *     get upper-case hex (%3a -> %3A), a '%' not followed by two hex digits becomes %25,
  *     and bytes that may not appear in a URL (space, controls, non-ASCII, "<>\^`{|}) are
  *     percent-encoded, in the path, query and fragment (never in the host);
- *   - scheme and host are lower case (ASCII letters); an international host is converted
- *     to punycode when curl can (libidn2 in a UTF-8 locale), else kept as UTF-8;
+ *   - scheme and host are lower case (ASCII letters); an international host is kept in
+ *     UTF-8 (curl's CURLU_PUNYCODE depends on the locale and leaks on failure in 7.88, so
+ *     it is not used: the same host always gets the same spelling);
  *   - the default port (80, 443) is dropped, user and password are dropped, the fragment
  *     is dropped, an empty path is "/", an empty query ("?") is dropped.
  * Only http and https are accepted. The result is idempotent: canon(canon(u)) == canon(u)
@@ -191,11 +192,13 @@ enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char *
         goto fail;
     if (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)
         goto fail; /* curl returns the scheme in lower case */
-    if (curl_url_get(u, CURLUPART_HOST, &host, CURLU_PUNYCODE) != CURLUE_OK &&
-        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+    if (curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
         goto fail;
-    if (!*host)
-        goto fail;
+    if (!*host || strpbrk(host, "%\\ \x7f"))
+        goto fail; /* an escaped host has no one spelling: refuse it */
+    for (const char *c = host; *c; c++)
+        if ((unsigned char)*c < 0x21)
+            goto fail;
     CURLUcode pc = curl_url_get(u, CURLUPART_PORT, &port, CURLU_NO_DEFAULT_PORT);
     if (pc != CURLUE_OK && pc != CURLUE_NO_PORT)
         goto fail;
@@ -237,6 +240,12 @@ enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char *
     res[o] = '\0';
     if (o > CRAWL_URL_MAX) {
         rc = CRAWL_EURL;
+        goto fail;
+    }
+    if (base && *base) {
+        /* curl normalises some hosts (IPv4 shorthand "9" -> "0.0.0.9") only when it parses
+         * an absolute URL: parse the resolved one again so both paths agree. */
+        rc = crawl_url_canonicalise(res, NULL, out);
         goto fail;
     }
     *out = res;

@@ -6,11 +6,13 @@
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crawler/crawl.h"
+#include "tests/httpd.h"
 
 extern void test_crawl_register(void);
 
@@ -188,6 +190,191 @@ static void test_frontier_cap(void)
     crawl_frontier_free(f);
 }
 
+
+/* ---- the fetcher against tests/httpd ---- */
+
+static char big_body[2 * 1024 * 1024];
+
+static const char PAGE[] = "<html><head><title>t</title></head><body><p>hello</p></body></html>";
+
+static const struct test_route fetch_routes[] = {
+    {"/page.html", 0, {.status = 200, .content_type = "text/html; charset=utf-8", .body = PAGE,
+                       .body_len = sizeof PAGE - 1}},
+    {"/xhtml", 0, {.status = 200, .content_type = "application/xhtml+xml", .body = PAGE,
+                   .body_len = sizeof PAGE - 1}},
+    {"/gz.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
+                     .body_len = sizeof PAGE - 1, .gzip = 1}},
+    {"/chunked.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
+                          .body_len = sizeof PAGE - 1, .chunked = 1}},
+    {"/image.png", 0, {.status = 200, .content_type = "image/png", .body = big_body,
+                       .body_len = sizeof big_body}},
+    {"/missing", 0, {.status = 404, .content_type = "text/html", .body = "no", .body_len = 2}},
+    {"/error", 0, {.status = 500, .content_type = "text/html", .body = "err", .body_len = 3}},
+    {"/moved", 0, {.status = 301, .headers = "Location: /page.html"}},
+    {"/big.html", 0, {.status = 200, .content_type = "text/html", .body = big_body,
+                      .body_len = sizeof big_body}},
+    {"/endless.html", 0, {.status = 200, .content_type = "text/html",
+                          .fault = TEST_FAULT_ENDLESS}},
+    {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
+                       .body_len = sizeof PAGE - 1, .fault = TEST_FAULT_HANG,
+                       .fault_ms = 10000}},
+    {"/drip.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
+                       .body_len = sizeof PAGE - 1, .fault = TEST_FAULT_DRIP,
+                       .fault_ms = 1000}},
+    {"/reset.html", 0, {.status = 200, .content_type = "text/html", .body = big_body,
+                        .body_len = 200000, .fault = TEST_FAULT_RESET}},
+    {"/robots.txt", 0, {.status = 200, .content_type = "text/plain",
+                        .body = "User-agent: *\nDisallow: /x\n", .body_len = 27}},
+};
+
+/* Fetches every path at once; responses land in out[] in the order of paths. */
+static void fetch_all(struct test_httpd *h, const struct crawl_fetcher_opts *o,
+                      const char *const *paths, size_t n, enum crawl_fetch_kind kind,
+                      struct crawl_response **out)
+{
+    struct crawl_fetcher *fx = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_fetcher_new(o, &fx), CRAWL_OK);
+    for (size_t i = 0; i < n; i++) {
+        char url[256];
+        out[i] = NULL;
+        CU_ASSERT_EQUAL(crawl_fetcher_add(fx, test_httpd_url(h, paths[i], url, sizeof url),
+                                          kind, (void *)(uintptr_t)i),
+                        CRAWL_OK);
+    }
+    size_t got = 0;
+    double until = crawl_clock() + 20; /* a bound for a broken fetcher, never reached */
+    while (got < n && crawl_clock() < until) {
+        CU_ASSERT_EQUAL_FATAL(crawl_fetcher_run(fx, 100), CRAWL_OK);
+        struct crawl_response *r;
+        while ((r = crawl_fetcher_next(fx)) != NULL) {
+            out[(uintptr_t)r->userdata] = r;
+            got++;
+        }
+    }
+    CU_ASSERT_EQUAL(got, n);
+    CU_ASSERT_EQUAL(crawl_fetcher_active(fx), 0);
+    crawl_fetcher_free(fx);
+}
+
+static void test_fetch_outcomes(void)
+{
+    memset(big_body, 'a', sizeof big_body);
+    struct test_httpd *h = test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct crawl_fetcher_opts o = {.concurrency = 16, .per_host = 16, .timeout = 3,
+                                   .connect_timeout = 2, .low_speed_bytes = 100,
+                                   .low_speed_time = 2, .max_body = 1024 * 1024,
+                                   .user_agent = "simcrawl-test/1"};
+    static const char *const paths[] = {
+        "/page.html", "/xhtml", "/gz.html", "/chunked.html", "/image.png", "/missing",
+        "/error", "/moved", "/big.html", "/endless.html", "/hang.html", "/drip.html",
+        "/reset.html"};
+    enum { N = sizeof paths / sizeof paths[0] };
+    struct crawl_response *r[N];
+    double t0 = crawl_clock();
+    fetch_all(h, &o, paths, N, CRAWL_FETCH_PAGE, r);
+    double took = crawl_clock() - t0;
+    for (size_t i = 0; i < N; i++)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
+
+    CU_ASSERT_EQUAL(r[0]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[0]->status, 200);
+    CU_ASSERT_EQUAL(r[0]->len - r[0]->head_len, sizeof PAGE - 1);
+    CU_ASSERT_EQUAL(memcmp(r[0]->data + r[0]->head_len, PAGE, sizeof PAGE - 1), 0);
+    CU_ASSERT_EQUAL(strncmp(r[0]->data, "HTTP/1.1 200", 12), 0);
+    CU_ASSERT(r[0]->head_len >= 4 && memcmp(r[0]->data + r[0]->head_len - 4, "\r\n\r\n", 4) == 0);
+    CU_ASSERT_STRING_EQUAL(r[0]->content_type, "text/html; charset=utf-8");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r[0]->request);
+    CU_ASSERT(strstr(r[0]->request, "GET /page.html HTTP/1.1\r\n") == r[0]->request);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r[0]->request, "User-Agent: simcrawl-test/1"));
+    CU_ASSERT_STRING_EQUAL(r[0]->ip, "127.0.0.1");
+    CU_ASSERT_STRING_EQUAL(r[0]->error, "");
+
+    CU_ASSERT_EQUAL(r[1]->result, CRAWL_FETCH_DONE); /* xhtml is html */
+    /* gzip: kept as the server coded it, for the WARC */
+    CU_ASSERT_EQUAL(r[2]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_PTR_NOT_NULL(r[2]->content_encoding);
+    CU_ASSERT(r[2]->len - r[2]->head_len >= 2 &&
+              (unsigned char)r[2]->data[r[2]->head_len] == 0x1f);
+    /* chunked: curl removed the coding, the head says so under another name */
+    CU_ASSERT_EQUAL(r[3]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[3]->len - r[3]->head_len, sizeof PAGE - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r[3]->data, "X-Crawler-Transfer-Encoding: chunked"));
+    /* not html: aborted after the headers, before 2 MB were sent */
+    CU_ASSERT_EQUAL(r[4]->result, CRAWL_FETCH_FILTERED);
+    CU_ASSERT(r[4]->len - r[4]->head_len < sizeof big_body);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r[4]->error, "image/png"));
+    CU_ASSERT_EQUAL(r[5]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[5]->status, 404);
+    CU_ASSERT_EQUAL(r[6]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[6]->status, 500);
+    /* redirects are not followed: the loop follows them */
+    CU_ASSERT_EQUAL(r[7]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[7]->status, 301);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r[7]->location);
+    CU_ASSERT_STRING_EQUAL(r[7]->location, "/page.html");
+    /* body caps: announced length and endless body */
+    CU_ASSERT_EQUAL(r[8]->result, CRAWL_FETCH_TOOLARGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r[8]->error, "too large"));
+    CU_ASSERT_EQUAL(r[9]->result, CRAWL_FETCH_TOOLARGE);
+    CU_ASSERT(r[9]->len - r[9]->head_len <= o.max_body);
+    /* hang: total timeout; drip: low-speed or total timeout */
+    CU_ASSERT_EQUAL(r[10]->result, CRAWL_FETCH_TIMEOUT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r[10]->error, "timeout"));
+    CU_ASSERT_EQUAL(r[11]->result, CRAWL_FETCH_TIMEOUT);
+    /* reset in the middle of the body */
+    CU_ASSERT_EQUAL(r[12]->result, CRAWL_FETCH_FAILED);
+    CU_ASSERT_NOT_EQUAL(r[12]->error[0], '\0');
+    /* all at once: the slow ones overlapped (3 s timeout each, not 3 x 3 s) */
+    CU_ASSERT(took < 8);
+    for (size_t i = 0; i < N; i++)
+        crawl_response_free(r[i]);
+    test_httpd_stop(h);
+}
+
+static void test_fetch_robots_kind(void)
+{
+    struct test_httpd *h = test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct crawl_fetcher_opts o = {.timeout = 3};
+    static const char *const paths[] = {"/robots.txt", "/moved", "/image.png"};
+    struct crawl_response *r[3];
+    fetch_all(h, &o, paths, 3, CRAWL_FETCH_ANY, r);
+    CU_ASSERT_EQUAL(r[0]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[0]->status, 200);
+    CU_ASSERT_EQUAL(strcmp(r[0]->data + r[0]->head_len, "User-agent: *\nDisallow: /x\n"), 0);
+    /* robots fetches follow redirects */
+    CU_ASSERT_EQUAL(r[1]->result, CRAWL_FETCH_DONE);
+    CU_ASSERT_EQUAL(r[1]->status, 200);
+    /* any type, cut at the robots cap with what fit kept */
+    CU_ASSERT_EQUAL(r[2]->result, CRAWL_FETCH_TOOLARGE);
+    CU_ASSERT_EQUAL(r[2]->len - r[2]->head_len, CRAWL_ROBOTS_MAX_BYTES);
+    for (int i = 0; i < 3; i++)
+        crawl_response_free(r[i]);
+    test_httpd_stop(h);
+}
+
+/* 40 pages over 4 connections: every page arrives, connections are reused. */
+static void test_fetch_many_reuse(void)
+{
+    struct test_httpd *h = test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct crawl_fetcher_opts o = {.concurrency = 4, .per_host = 4, .timeout = 5};
+    enum { N = 40 };
+    const char *paths[N];
+    for (int i = 0; i < N; i++)
+        paths[i] = "/page.html";
+    struct crawl_response *r[N];
+    fetch_all(h, &o, paths, N, CRAWL_FETCH_PAGE, r);
+    for (int i = 0; i < N; i++) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
+        CU_ASSERT_EQUAL(r[i]->status, 200);
+        crawl_response_free(r[i]);
+    }
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/page.html"), N);
+    test_httpd_stop(h);
+}
+
 void test_crawl_register(void)
 {
     CU_pSuite s = CU_add_suite("crawl", NULL, NULL);
@@ -197,4 +384,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_frontier_hold_and_per_host", test_frontier_hold_and_per_host);
     CU_add_test(s, "test_frontier_no_starvation", test_frontier_no_starvation);
     CU_add_test(s, "test_frontier_cap", test_frontier_cap);
+    CU_add_test(s, "test_fetch_outcomes", test_fetch_outcomes);
+    CU_add_test(s, "test_fetch_robots_kind", test_fetch_robots_kind);
+    CU_add_test(s, "test_fetch_many_reuse", test_fetch_many_reuse);
 }
