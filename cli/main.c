@@ -19,6 +19,7 @@ struct command {
 
 static const struct command commands[] = {
     /* each subcommand adds its line here when it lands */
+    {"extract", cmd_extract, "main text, links and metadata of one HTML page"},
     {"robots", cmd_robots, "is a URL allowed by a robots.txt (exit 0 allowed, 1 disallowed)"},
     {NULL, NULL, NULL}};
 

@@ -1,0 +1,267 @@
+/*
+ * cmd_extract.c: `simcrawl extract [--text|--json|--links] [--base-url URL]
+ * [--content-type CT] [--max-bytes N] FILE|-` -- the main text of one page (extract/).
+ *
+ * --text (default) prints the main-content blocks separated by blank lines; --json prints
+ * one JSON object (jansson) with title, lang, charset, text, links, canonical, base and
+ * meta robots; --links prints one line per link, URL TAB anchor text. The input is read
+ * whole, up to --max-bytes (default 64 MiB): larger input is an error, not a truncation.
+ * Exit status: 0 (also for a page without main text, with a warning on stderr), 1 usage,
+ * 2 the input cannot be read or is not HTML (binary, too large).
+ */
+#include "cli/cli.h"
+#include "extract/extract.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "extract"
+
+enum mode { MODE_TEXT, MODE_JSON, MODE_LINKS };
+
+static void help(void)
+{
+    printf("usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
+           "                        [--content-type CT] [--max-bytes N] FILE|-\n\n"
+           "Prints the main text of one HTML page (FILE, or - for standard input), without\n"
+           "navigation, sidebars, footers, comments, ads and scripts.\n\n"
+           "  --text             the main text, blocks separated by blank lines (default)\n"
+           "  --json             one JSON object: title, lang, charset, text, canonical, base,\n"
+           "                     robots {noindex, nofollow}, links [{url, anchor, nofollow,\n"
+           "                     in_main}]\n"
+           "  --links            one line per link: URL, a TAB, the anchor text; links are\n"
+           "                     resolved against <base href> / --base-url, fragments removed,\n"
+           "                     only http(s) (or relative ones when there is no base URL)\n"
+           "  --base-url URL     the page's own URL, for resolving relative links\n"
+           "  --content-type CT  the HTTP Content-Type header, for its charset\n"
+           "  --max-bytes N      refuse larger input (default %u)\n"
+           "  --help             this help\n\n"
+           "The charset comes from a byte order mark, --content-type, <meta charset>, else\n"
+           "UTF-8 if valid, else windows-1252; the output is always UTF-8.\n"
+           "Exit status: 0 success, also for an empty page or one without main text (a\n"
+           "warning on stderr says so and the output is empty); 1 usage error; 2 the input\n"
+           "cannot be read, is binary, or is over --max-bytes.\n",
+           (unsigned)EXTRACT_DEFAULT_MAX_BYTES);
+}
+
+/* Reads all of f, at most max bytes: 0 ok, 1 too large, -1 read error (errno). */
+static int read_all(FILE *f, size_t max, char **out, size_t *out_len)
+{
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return -1;
+    for (;;) {
+        if (len == cap) {
+            if (cap > max) {
+                free(buf);
+                return 1;
+            }
+            size_t nc = cap * 2;
+            if (nc > max + 1)
+                nc = max + 1;
+            if (nc <= cap) {
+                free(buf);
+                return 1;
+            }
+            char *nb = realloc(buf, nc);
+            if (!nb) {
+                free(buf);
+                errno = ENOMEM;
+                return -1;
+            }
+            buf = nb;
+            cap = nc;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (len > max) {
+            free(buf);
+            return 1;
+        }
+        if (n == 0) {
+            if (ferror(f)) {
+                int e = errno;
+                free(buf);
+                errno = e ? e : EIO;
+                return -1;
+            }
+            break;
+        }
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+static int print_json(const struct extract_doc *doc)
+{
+    size_t text_len = 0;
+    const char *text = doc ? extract_doc_text(doc, &text_len) : "";
+    json_t *o = json_object();
+    json_t *links = json_array();
+    json_t *robots = json_object();
+    if (!o || !links || !robots)
+        goto nomem;
+    int bad = 0;
+    bad |= json_object_set_new(o, "title", json_string(doc ? extract_doc_title(doc) : ""));
+    bad |= json_object_set_new(o, "lang", json_string(doc ? extract_doc_lang(doc) : ""));
+    bad |= json_object_set_new(o, "charset", json_string(doc ? extract_doc_charset(doc) : ""));
+    bad |= json_object_set_new(o, "text", json_stringn(text, text_len));
+    bad |= json_object_set_new(o, "canonical",
+                               json_string(doc ? extract_doc_canonical(doc) : ""));
+    bad |= json_object_set_new(o, "base", json_string(doc ? extract_doc_base(doc) : ""));
+    bad |= json_object_set_new(robots, "noindex",
+                               json_boolean(doc && extract_doc_noindex(doc)));
+    bad |= json_object_set_new(robots, "nofollow",
+                               json_boolean(doc && extract_doc_nofollow(doc)));
+    size_t n = doc ? extract_doc_link_count(doc) : 0;
+    for (size_t i = 0; i < n && !bad; i++) {
+        const struct extract_link *l = extract_doc_link(doc, i);
+        json_t *jl = json_pack("{s:s, s:s, s:b, s:b}", "url", l->url, "anchor", l->anchor,
+                               "nofollow", (int)l->nofollow, "in_main", (int)l->in_main);
+        bad |= !jl || json_array_append_new(links, jl);
+    }
+    bad |= json_object_set_new(o, "links", links);
+    links = NULL;
+    bad |= json_object_set_new(o, "robots", robots);
+    robots = NULL;
+    if (bad)
+        goto nomem;
+    int rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    if (rc != 0)
+        return -1;
+    putchar('\n');
+    return 0;
+nomem:
+    json_decref(o);
+    json_decref(links);
+    json_decref(robots);
+    return -1;
+}
+
+int cmd_extract(int argc, char **argv)
+{
+    enum mode mode = MODE_TEXT;
+    struct extract_opts opts;
+    memset(&opts, 0, sizeof opts);
+    const char *path = NULL;
+    long max_bytes = (long)EXTRACT_DEFAULT_MAX_BYTES;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help();
+            return CLI_OK;
+        } else if (strcmp(a, "--text") == 0) {
+            mode = MODE_TEXT;
+        } else if (strcmp(a, "--json") == 0) {
+            mode = MODE_JSON;
+        } else if (strcmp(a, "--links") == 0) {
+            mode = MODE_LINKS;
+        } else if (strcmp(a, "--base-url") == 0 || strcmp(a, "--content-type") == 0 ||
+                   strcmp(a, "--max-bytes") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "%s needs a value", a);
+            const char *v = argv[++i];
+            if (strcmp(a, "--base-url") == 0) {
+                opts.base_url = v;
+            } else if (strcmp(a, "--content-type") == 0) {
+                opts.content_type = v;
+            } else if (cli_parse_long(v, 1, (long)(SIZE_MAX / 8 > (size_t)LONG_MAX
+                                                       ? LONG_MAX
+                                                       : (long)(SIZE_MAX / 8)),
+                                      &max_bytes) != 0) {
+                return cli_usage_error(CMD, "--max-bytes wants a positive number of bytes, "
+                                            "not '%s'", v);
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_usage_error(CMD, "unknown option '%s'", a);
+        } else {
+            break;
+        }
+    }
+    if (i >= argc)
+        return cli_usage_error(CMD, "which page? give a FILE, or - for standard input");
+    path = argv[i];
+    if (i + 1 < argc)
+        return cli_usage_error(CMD, "one page at a time: unexpected '%s'", argv[i + 1]);
+    opts.max_bytes = (size_t)max_bytes;
+
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
+    if (!f) {
+        cli_error(CMD, "cannot open %s: %s", path, strerror(errno));
+        return CLI_RUNTIME;
+    }
+    char *html = NULL;
+    size_t len = 0;
+    int r = read_all(f, opts.max_bytes, &html, &len);
+    int read_errno = errno;
+    if (f != stdin)
+        fclose(f);
+    if (r == 1) {
+        cli_error(CMD, "%s: input is too large (over %zu bytes; see --max-bytes)", name,
+                  opts.max_bytes);
+        return CLI_RUNTIME;
+    }
+    if (r != 0) {
+        cli_error(CMD, "cannot read %s: %s", name, strerror(read_errno));
+        return CLI_RUNTIME;
+    }
+
+    struct extract_doc *doc = NULL;
+    enum extract_code rc = extract_doc_parse(html, len, &opts, &doc);
+    free(html);
+    int status = CLI_OK;
+    if (rc == EXTRACT_EEMPTY || rc == EXTRACT_ENOTEXT) {
+        cli_error(CMD, "warning: %s: %s", name, extract_strerror(rc));
+        if (mode == MODE_JSON && print_json(NULL) != 0)
+            status = CLI_RUNTIME;
+        goto out;
+    }
+    if (rc != EXTRACT_OK) {
+        cli_error(CMD, "%s: %s", name, extract_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    size_t text_len = 0;
+    const char *text = extract_doc_text(doc, &text_len);
+    if (text_len == 0 && mode != MODE_LINKS)
+        cli_error(CMD, "warning: %s: no main text found", name);
+    switch (mode) {
+    case MODE_TEXT:
+        if (text_len > 0) {
+            fwrite(text, 1, text_len, stdout);
+            putchar('\n');
+        }
+        break;
+    case MODE_JSON:
+        if (print_json(doc) != 0) {
+            cli_error(CMD, "%s: out of memory writing json", name);
+            status = CLI_RUNTIME;
+        }
+        break;
+    case MODE_LINKS:
+        for (size_t k = 0; k < extract_doc_link_count(doc); k++) {
+            const struct extract_link *l = extract_doc_link(doc, k);
+            printf("%s\t%s\n", l->url, l->anchor);
+        }
+        break;
+    }
+out:
+    extract_doc_free(doc);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(CMD, "cannot write output: %s", strerror(errno));
+        return CLI_RUNTIME;
+    }
+    return status;
+}

@@ -1,0 +1,337 @@
+/*
+ * boiler.c: which text blocks are the main content (boilerplate removal).
+ *
+ * Input: the page as walk.c leaves it, block elements (tag, parent, class/id/role hint
+ * weight, "unlikely" and "hidden" flags inherited down the tree) and the text blocks in
+ * document order, each with its characters, link characters, words and commas. Because
+ * blocks are in document order, the blocks of any element's subtree are one contiguous
+ * range [first_block, end_block), so every per-element sum is two prefix-sum lookups.
+ *
+ * HOW IT WORKS (readability's container choice, then jusText-style block filtering)
+ *  1. Visible blocks: not hidden, not inside an "unlikely" element. Unlikely are nav,
+ *     aside, footer, a <header> outside <article>/<main>, ARIA landmarks other than main
+ *     (navigation, complementary, contentinfo, banner, search, menu, dialog), and
+ *     elements whose class/id matches readability's unlikely list (sidebar, menu,
+ *     comment, footer, related, share, social, cookie, banner, breadcrumb, pagination,
+ *     ad, nav..., plus a few more) unless it also matches article/body/content/main...
+ *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
+ *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
+ *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
+ *     Each candidate starts from a tag prior (div +5, pre/td/blockquote +3, lists and
+ *     forms -3, headings -5) plus its class/id/role hint weight (+-25: article, content,
+ *     entry, main, post, text, story / comment, footer, sidebar, share, related, promo,
+ *     tags, widget...; <article>, <main>, role=main, itemprop=articleBody are positive).
+ *     The final score is scaled by (1 - link density of the candidate's visible text).
+ *  3. The top candidate is refined as readability does: when >= 3 of the 5 best
+ *     candidates (scoring >= 75% of the top) share an ancestor, that ancestor wins;
+ *     then climb to a parent that scores higher, and past parents with one child.
+ *  4. Its siblings join when their score reaches max(10, 20% of the top) (a bonus when
+ *     they share the top's class), or when they are paragraph-like with > 80 characters
+ *     and link density < 0.25, or short, link-free sentences.
+ *  5. Inside the chosen elements, jusText-style block classification: a block is kept
+ *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
+ *     or inside a descendant container that is negative by hint, or a non-positive
+ *     container (div, section, table, form, ul/ol) with few commas and link density
+ *     > 0.2 (readability's conditional cleaning: link lists, tag clouds, share bars).
+ *  6. The headline: the nearest h1/h2 shortly before the content (titles often sit
+ *     outside the article body) is kept too.
+ *  7. When no candidate scores (pages of short blocks: lists, tables, forms), every
+ *     visible block that is not link-heavy is kept.
+ * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
+ * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
+ * Web Corpora" (jusText, 2011); Mozilla readability.js (Readability.js, Apache-2.0).
+ */
+#include "extract/extract_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
+#define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
+#define N_TOP 5
+
+struct sums {
+    double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
+    unsigned char *visible;
+};
+
+static int visible_block(const struct ex_walk *w, const struct ex_block *b)
+{
+    if (b->elem == EX_NONE)
+        return 1;
+    return !(w->elems[b->elem].flags & (EX_E_HIDDEN | EX_E_UNLIKELY));
+}
+
+static double range(const double *p, uint32_t a, uint32_t b)
+{
+    return p[b] - p[a];
+}
+
+static double elem_ld(const struct sums *s, const struct ex_elem *e)
+{
+    double c = range(s->chars, e->first_block, e->end_block);
+    return c > 0 ? range(s->links, e->first_block, e->end_block) / c : 0;
+}
+
+static void init_score(const struct ex_walk *w, uint32_t i)
+{
+    struct ex_elem *e = &w->elems[i];
+    if (e->scored)
+        return;
+    e->scored = 1;
+    e->score = (float)(ex_tag_prior(e->tag) + e->weight);
+}
+
+static int link_heavy(const struct ex_block *b)
+{
+    if (b->chars == 0)
+        return 0;
+    double ld = (double)b->link_chars / b->chars;
+    if (ld > 0.5)
+        return 1;
+    return ld > 0.33 && b->chars < 80;
+}
+
+/* Readability's conditional cleaning of a container inside the main content. */
+static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    if ((e->tag) != T_div && (e->tag) != T_section &&
+        (e->tag) != T_table && (e->tag) != T_form &&
+        (e->tag) != T_fieldset && (e->tag) != T_ul && (e->tag) != T_ol)
+        return 0;
+    if (e->weight < 0)
+        return 1;
+    double chars = range(s->chars, e->first_block, e->end_block);
+    if (chars == 0)
+        return 0;
+    double commas = range(s->commas, e->first_block, e->end_block);
+    if (commas >= 10)
+        return 0;
+    double ld = elem_ld(s, e);
+    int list = (e->flags & EX_E_LIST) != 0;
+    if (!list && e->weight < 25 && ld > 0.2 && chars < 2000)
+        return 1;
+    if (e->weight >= 25 && ld > 0.5)
+        return 1;
+    return 0;
+}
+
+static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
+{
+    return i > anc && i < w->elems[anc].end_elem;
+}
+
+/* Keeps the visible, non-boilerplate blocks of element root's subtree. */
+static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
+                         unsigned char *dropped)
+{
+    struct ex_elem *r = &w->elems[root];
+    /* mark cleaned containers inside root (root itself is never cleaned) */
+    for (uint32_t i = root + 1; i < r->end_elem; i++) {
+        if (dropped[i])
+            continue;
+        if (clean_container(w, s, i)) {
+            for (uint32_t j = i; j < w->elems[i].end_elem; j++)
+                dropped[j] = 1;
+        }
+    }
+    for (uint32_t b = r->first_block; b < r->end_block; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        if (!s->visible[b] || link_heavy(blk))
+            continue;
+        if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
+            continue;
+        blk->flags |= EX_B_KEEP;
+    }
+}
+
+static void keep_all_visible(struct ex_walk *w, const struct sums *s)
+{
+    for (size_t b = 0; b < w->n_blocks; b++)
+        if (s->visible[b] && !link_heavy(&w->blocks[b]))
+            w->blocks[b].flags |= EX_B_KEEP;
+}
+
+void ex_boiler_select(struct ex_walk *w)
+{
+    size_t nb = w->n_blocks, ne = w->n_elems;
+    struct sums s;
+    unsigned char *dropped = NULL;
+    s.chars = malloc((nb + 1) * sizeof(double) * 3);
+    s.visible = malloc(nb + 1);
+    dropped = calloc(ne + 1, 1);
+    if (!s.chars || !s.visible || !dropped) {
+        /* out of memory: fall back to everything visible (still a sane answer) */
+        for (size_t b = 0; b < nb; b++)
+            w->blocks[b].flags |= EX_B_KEEP;
+        goto done;
+    }
+    s.links = s.chars + nb + 1;
+    s.commas = s.links + nb + 1;
+    s.chars[0] = s.links[0] = s.commas[0] = 0;
+    for (size_t b = 0; b < nb; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        int v = visible_block(w, blk);
+        s.visible[b] = (unsigned char)v;
+        s.chars[b + 1] = s.chars[b] + (v ? blk->chars : 0);
+        s.links[b + 1] = s.links[b] + (v ? blk->link_chars : 0);
+        s.commas[b + 1] = s.commas[b] + (v ? blk->commas : 0);
+    }
+
+    /* 2. paragraph scores to ancestors */
+    for (size_t b = 0; b < nb; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (!s.visible[b] || blk->chars < MIN_PARAGRAPH || blk->elem == EX_NONE)
+            continue;
+        double score = 1 + blk->commas + (blk->chars / 100 < 3 ? blk->chars / 100 : 3);
+        uint32_t a = w->elems[blk->elem].parent;
+        for (int level = 0; level < MAX_LEVELS && a != EX_NONE; level++) {
+            init_score(w, a);
+            double div = level == 0 ? 1 : level == 1 ? 2 : level * 3;
+            w->elems[a].score += (float)(score / div);
+            a = w->elems[a].parent;
+        }
+    }
+
+    /* 3. top candidates */
+    uint32_t top[N_TOP];
+    double top_score[N_TOP];
+    size_t n_top = 0;
+    for (uint32_t i = 0; i < ne; i++) {
+        struct ex_elem *e = &w->elems[i];
+        if (!e->scored || (e->flags & (EX_E_HIDDEN | EX_E_UNLIKELY)))
+            continue;
+        double sc = e->score * (1 - elem_ld(&s, e));
+        e->score = (float)sc;
+        size_t k = n_top < N_TOP ? n_top++ : N_TOP;
+        while (k > 0 && top_score[k - 1] < sc) {
+            if (k < N_TOP) {
+                top[k] = top[k - 1];
+                top_score[k] = top_score[k - 1];
+            }
+            k--;
+        }
+        if (k < N_TOP) {
+            top[k] = i;
+            top_score[k] = sc;
+        }
+    }
+    if (n_top == 0 || top_score[0] <= 0) {
+        keep_all_visible(w, &s);
+        goto done;
+    }
+    uint32_t best = top[0];
+    double best_score = top_score[0];
+
+    /* readability: several strong candidates under one ancestor -> that ancestor */
+    {
+        uint32_t alt[N_TOP];
+        size_t n_alt = 0;
+        for (size_t k = 1; k < n_top; k++)
+            if (top_score[k] / best_score >= 0.75)
+                alt[n_alt++] = top[k];
+        if (n_alt >= 3) {
+            uint32_t p = w->elems[best].parent;
+            while (p != EX_NONE && (w->elems[p].tag) != T_body) {
+                size_t contained = 0;
+                for (size_t k = 0; k < n_alt; k++)
+                    if (is_ancestor(w, p, alt[k]))
+                        contained++;
+                if (contained >= 3) {
+                    best = p;
+                    break;
+                }
+                p = w->elems[p].parent;
+            }
+        }
+    }
+    /* climb while the parent scores higher */
+    {
+        double last = w->elems[best].scored ? w->elems[best].score : best_score;
+        double threshold = last / 3;
+        uint32_t p = w->elems[best].parent;
+        while (p != EX_NONE && (w->elems[p].tag) != T_body) {
+            if (!w->elems[p].scored) {
+                p = w->elems[p].parent;
+                continue;
+            }
+            double ps = w->elems[p].score;
+            if (ps < threshold)
+                break;
+            if (ps > last) {
+                best = p;
+                break;
+            }
+            last = ps;
+            p = w->elems[p].parent;
+        }
+        /* past parents whose only child (with text) is best */
+        for (;;) {
+            uint32_t par = w->elems[best].parent;
+            if (par == EX_NONE || (w->elems[par].tag) == T_body)
+                break;
+            const struct ex_elem *pe = &w->elems[par], *be = &w->elems[best];
+            if (pe->first_block != be->first_block || pe->end_block != be->end_block)
+                break;
+            best = par;
+        }
+    }
+    best_score = w->elems[best].scored ? w->elems[best].score : best_score;
+
+    /* 4. siblings */
+    uint32_t parent = w->elems[best].parent;
+    if (parent == EX_NONE) {
+        keep_subtree(w, &s, best, dropped);
+    } else {
+        double threshold = best_score * 0.2 > 10 ? best_score * 0.2 : 10;
+        const struct ex_elem *pe = &w->elems[parent];
+        for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
+            const struct ex_elem *ce = &w->elems[c];
+            int append = c == best;
+            if (!append && !(ce->flags & (EX_E_HIDDEN | EX_E_UNLIKELY))) {
+                double bonus = 0;
+                if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
+                    bonus = best_score * 0.2;
+                if (ce->scored && ce->score + bonus >= threshold) {
+                    append = 1;
+                } else if (ce->end_block > ce->first_block) {
+                    double chars = range(s.chars, ce->first_block, ce->end_block);
+                    double ld = elem_ld(&s, ce);
+                    int sentence = 0;
+                    for (uint32_t b = ce->first_block; b < ce->end_block; b++)
+                        if (w->blocks[b].stops)
+                            sentence = 1;
+                    if (chars > 80 && ld < 0.25)
+                        append = 1;
+                    else if (chars > 0 && chars <= 80 && ld == 0 && sentence)
+                        append = 1;
+                }
+            }
+            if (append)
+                keep_subtree(w, &s, c, dropped);
+        }
+    }
+
+    /* 6. the headline just before the content */
+    {
+        size_t first = nb;
+        for (size_t b = 0; b < nb; b++)
+            if (w->blocks[b].flags & EX_B_KEEP) {
+                first = b;
+                break;
+            }
+        for (size_t b = first, steps = 0; b-- > 0 && steps < 12; steps++) {
+            struct ex_block *blk = &w->blocks[b];
+            if (blk->heading && blk->heading <= 2) {
+                if (s.visible[b] && !link_heavy(blk))
+                    blk->flags |= EX_B_KEEP;
+                break;
+            }
+        }
+    }
+done:
+    free(s.chars);
+    free(s.visible);
+    free(dropped);
+}

@@ -1,0 +1,405 @@
+/*
+ * extract.c: the public face of extract/ (extract/extract.h). extract_doc_parse() checks
+ * the input (size cap, empty, binary), decodes it to valid UTF-8 (charset.c), walks it
+ * with libxml2's SAX HTML parser (walk.c), selects the main content (boiler.c), joins
+ * the kept blocks with blank lines, and resolves links, <base> and rel=canonical
+ * (url.c). Also the capped growing buffer every other file uses (after curl's dynbuf).
+ *
+ * Binary input is refused before parsing: a known binary signature (PDF, PNG, GIF, JPEG,
+ * ZIP, gzip, ...), a NUL byte in the first EX_BINARY_SNIFF bytes (unless a BOM or the
+ * Content-Type says UTF-16), or more than 10% control characters there.
+ */
+#include "extract/extract_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define EX_BINARY_SNIFF 8192 /* bytes looked at to tell binary from text */
+
+/* ---- the capped buffer ---- */
+
+void ex_buf_init(struct ex_buf *b, size_t max)
+{
+    b->p = NULL;
+    b->len = b->cap = 0;
+    b->max = max;
+}
+
+void ex_buf_release(struct ex_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+enum extract_code ex_buf_reserve(struct ex_buf *b, size_t need)
+{
+    if (need > SIZE_MAX - b->len - 1)
+        return EXTRACT_ETOOLARGE;
+    size_t want = b->len + need + 1;
+    if (want <= b->cap)
+        return EXTRACT_OK;
+    if (want > b->max + 1)
+        return EXTRACT_ETOOLARGE;
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc < want)
+        nc = nc > SIZE_MAX / 2 ? SIZE_MAX : nc * 2;
+    if (nc > b->max + 1)
+        nc = b->max + 1;
+    char *p = realloc(b->p, nc);
+    if (!p)
+        return EXTRACT_ENOMEM;
+    b->p = p;
+    b->cap = nc;
+    return EXTRACT_OK;
+}
+
+enum extract_code ex_buf_add(struct ex_buf *b, const void *p, size_t n)
+{
+    enum extract_code rc = ex_buf_reserve(b, n);
+    if (rc != EXTRACT_OK)
+        return rc;
+    if (n)
+        memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return EXTRACT_OK;
+}
+
+char *ex_buf_take(struct ex_buf *b)
+{
+    char *p = b->p;
+    if (!p)
+        p = calloc(1, 1);
+    b->p = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+/* ---- errors ---- */
+
+const char *extract_strerror(enum extract_code code)
+{
+    switch (code) {
+    case EXTRACT_OK:
+        return "success";
+    case EXTRACT_ENOMEM:
+        return "out of memory";
+    case EXTRACT_EEMPTY:
+        return "input is empty";
+    case EXTRACT_EBINARY:
+        return "input is binary, not html";
+    case EXTRACT_ETOOLARGE:
+        return "input is too large";
+    case EXTRACT_EPARSE:
+        return "cannot parse the html";
+    case EXTRACT_ENOTEXT:
+        return "no text found";
+    case EXTRACT_EINVAL:
+        return "invalid argument";
+    }
+    return "unknown error";
+}
+
+/* ---- the document ---- */
+
+struct extract_doc {
+    char *text;
+    size_t text_len;
+    char *title, *canonical, *base;
+    char lang[16];
+    char charset[EX_CHARSET_NAME_MAX];
+    unsigned noindex, nofollow;
+    struct extract_link *links;
+    size_t n_links;
+    char *link_strs; /* url\0anchor\0 ... */
+};
+
+void extract_doc_free(struct extract_doc *doc)
+{
+    if (!doc)
+        return;
+    free(doc->text);
+    free(doc->title);
+    free(doc->canonical);
+    free(doc->base);
+    free(doc->links);
+    free(doc->link_strs);
+    free(doc);
+}
+
+const char *extract_doc_text(const struct extract_doc *doc, size_t *len)
+{
+    if (len)
+        *len = doc->text_len;
+    return doc->text;
+}
+const char *extract_doc_title(const struct extract_doc *doc) { return doc->title; }
+const char *extract_doc_lang(const struct extract_doc *doc) { return doc->lang; }
+const char *extract_doc_canonical(const struct extract_doc *doc) { return doc->canonical; }
+const char *extract_doc_base(const struct extract_doc *doc) { return doc->base; }
+const char *extract_doc_charset(const struct extract_doc *doc) { return doc->charset; }
+unsigned extract_doc_noindex(const struct extract_doc *doc) { return doc->noindex; }
+unsigned extract_doc_nofollow(const struct extract_doc *doc) { return doc->nofollow; }
+size_t extract_doc_link_count(const struct extract_doc *doc) { return doc->n_links; }
+
+const struct extract_link *extract_doc_link(const struct extract_doc *doc, size_t i)
+{
+    return i < doc->n_links ? &doc->links[i] : NULL;
+}
+
+/* ---- input checks ---- */
+
+static int only_space(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'))
+            return 0;
+    }
+    return 1;
+}
+
+static int starts(const char *s, size_t n, const char *magic, size_t m)
+{
+    return n >= m && memcmp(s, magic, m) == 0;
+}
+
+static int looks_binary(const char *s, size_t n, int utf16)
+{
+    static const struct {
+        const char *magic;
+        size_t len;
+    } sig[] = {
+        {"%PDF-", 5},       {"\x89PNG\r\n", 6}, {"GIF87a", 6},         {"GIF89a", 6},
+        {"\xFF\xD8\xFF", 3}, {"PK\x03\x04", 4}, {"\x1F\x8B", 2},       {"BZh", 3},
+        {"\xFD" "7zXZ", 5}, {"7z\xBC\xAF", 4},  {"Rar!\x1A\x07", 6},   {"\x7F" "ELF", 4},
+        {"OggS", 4},        {"wOFF", 4},        {"wOF2", 4},           {"\xCA\xFE\xBA\xBE", 4},
+        {"\xD0\xCF\x11\xE0", 4}, {"(\xB5/\xFD", 4}, {"\x00\x00\x01\x00", 4},
+    };
+    for (size_t i = 0; i < sizeof sig / sizeof sig[0]; i++)
+        if (starts(s, n, sig[i].magic, sig[i].len))
+            return 1;
+    if (starts(s, n, "RIFF", 4) && n >= 12)
+        return 1; /* WAV, AVI, WebP */
+    if (utf16)
+        return 0;
+    size_t m = n < EX_BINARY_SNIFF ? n : EX_BINARY_SNIFF;
+    if (memchr(s, 0, m))
+        return 1;
+    size_t ctl = 0;
+    for (size_t i = 0; i < m; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1B)
+            ctl++;
+    }
+    return m >= 16 && ctl * 10 > m;
+}
+
+/* ---- assembling the result ---- */
+
+static enum extract_code build_text(struct extract_doc *doc, struct ex_walk *w,
+                                    size_t max)
+{
+    struct ex_buf t;
+    ex_buf_init(&t, max);
+    enum extract_code rc = ex_buf_reserve(&t, 0);
+    for (size_t b = 0; b < w->n_blocks && rc == EXTRACT_OK; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (!(blk->flags & EX_B_KEEP))
+            continue;
+        if (t.len > 0)
+            rc = ex_buf_add(&t, "\n\n", 2);
+        if (rc == EXTRACT_OK)
+            rc = ex_buf_add(&t, w->text.p + blk->off, blk->len);
+    }
+    if (rc == EXTRACT_OK && !ex_utf8_valid(t.p, t.len)) {
+        struct ex_buf r;
+        ex_buf_init(&r, max * 3 + 16);
+        rc = ex_utf8_repair(&r, t.p, t.len);
+        ex_buf_release(&t);
+        t = r;
+    }
+    if (rc != EXTRACT_OK) {
+        ex_buf_release(&t);
+        return rc;
+    }
+    doc->text_len = t.len;
+    doc->text = ex_buf_take(&t);
+    return EXTRACT_OK;
+}
+
+/* Resolves ref against base into a new string; "" when unusable. NULL on ENOMEM. */
+static char *resolve_dup(const char *base, const char *ref, size_t n, int *usable)
+{
+    struct ex_buf b;
+    ex_buf_init(&b, 3 * n + 16384);
+    enum extract_code rc = ex_url_resolve(base, ref, n, &b, usable);
+    if (rc != EXTRACT_OK) {
+        ex_buf_release(&b);
+        return NULL;
+    }
+    return ex_buf_take(&b);
+}
+
+static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
+                                     const struct extract_opts *opts)
+{
+    const char *given = opts && opts->base_url ? opts->base_url : "";
+    int usable = 0;
+    /* the effective base: <base href> resolved against the page URL, else the page URL */
+    if (w->have_base) {
+        doc->base = resolve_dup(given, w->strs.p + w->base_href, w->base_len, &usable);
+        if (!doc->base)
+            return EXTRACT_ENOMEM;
+        if (!usable || !strchr(doc->base, ':')) {
+            free(doc->base);
+            doc->base = NULL;
+        }
+    }
+    if (!doc->base) {
+        doc->base = strdup(given);
+        if (!doc->base)
+            return EXTRACT_ENOMEM;
+    }
+    if (w->have_canonical) {
+        doc->canonical = resolve_dup(doc->base, w->strs.p + w->canon_href, w->canon_len,
+                                     &usable);
+        if (!doc->canonical)
+            return EXTRACT_ENOMEM;
+    } else {
+        doc->canonical = strdup("");
+        if (!doc->canonical)
+            return EXTRACT_ENOMEM;
+    }
+
+    struct ex_buf s;
+    ex_buf_init(&s, 4 * w->strs.len + 65536 + 32 * w->n_links);
+    size_t *offs = NULL;
+    enum extract_code rc = EXTRACT_OK;
+    if (w->n_links) {
+        doc->links = calloc(w->n_links, sizeof *doc->links);
+        offs = calloc(w->n_links, 2 * sizeof *offs);
+        if (!doc->links || !offs) {
+            rc = EXTRACT_ENOMEM;
+            goto done;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < w->n_links; i++) {
+        const struct ex_rawlink *l = &w->links[i];
+        size_t start = s.len;
+        rc = ex_url_resolve(doc->base, w->strs.p + l->href, l->href_len, &s, &usable);
+        if (rc != EXTRACT_OK)
+            goto done;
+        if (!usable)
+            continue;
+        rc = ex_buf_add(&s, "", 1);
+        if (rc != EXTRACT_OK)
+            goto done;
+        offs[2 * n] = start;
+        offs[2 * n + 1] = s.len;
+        if (l->anchor != EX_NONE)
+            rc = ex_buf_add(&s, w->strs.p + l->anchor, l->anchor_len);
+        if (rc == EXTRACT_OK)
+            rc = ex_buf_add(&s, "", 1);
+        if (rc != EXTRACT_OK)
+            goto done;
+        struct extract_link *d = &doc->links[n++];
+        d->nofollow = l->nofollow;
+        d->in_main = l->block < w->n_blocks && (w->blocks[l->block].flags & EX_B_KEEP) &&
+                     w->blocks[l->block].link_chars > 0;
+    }
+    doc->n_links = n;
+    doc->link_strs = ex_buf_take(&s);
+    for (size_t i = 0; i < n; i++) {
+        doc->links[i].url = doc->link_strs + offs[2 * i];
+        doc->links[i].anchor = doc->link_strs + offs[2 * i + 1];
+    }
+done:
+    free(offs);
+    ex_buf_release(&s);
+    return rc;
+}
+
+enum extract_code extract_doc_parse(const char *html, size_t len, const struct extract_opts *opts,
+                                    struct extract_doc **out)
+{
+    if (!out)
+        return EXTRACT_EINVAL;
+    *out = NULL;
+    if (!html && len)
+        return EXTRACT_EINVAL;
+    size_t max = opts && opts->max_bytes ? opts->max_bytes : EXTRACT_DEFAULT_MAX_BYTES;
+    unsigned max_depth = opts && opts->max_depth ? opts->max_depth : EXTRACT_DEFAULT_MAX_DEPTH;
+    if (len > max)
+        return EXTRACT_ETOOLARGE;
+    if (len == 0 || only_space(html, len))
+        return EXTRACT_EEMPTY;
+
+    char charset[EX_CHARSET_NAME_MAX];
+    size_t bom = 0;
+    ex_charset_sniff(html, len, opts ? opts->content_type : NULL, charset, &bom);
+    int utf16 = strncmp(charset, "UTF-16", 6) == 0;
+    if (looks_binary(html, len, utf16))
+        return EXTRACT_EBINARY;
+
+    enum extract_code rc;
+    struct extract_doc *doc = NULL;
+    struct ex_walk w;
+    memset(&w, 0, sizeof w);
+    struct ex_buf decoded;
+    ex_buf_init(&decoded, 4 * len + 64);
+    const char *utf8;
+    size_t utf8_len;
+    rc = ex_decode(html + bom, len - bom, charset, &decoded, &utf8, &utf8_len);
+    if (rc != EXTRACT_OK)
+        goto fail;
+    if (utf8_len == 0 || only_space(utf8, utf8_len)) {
+        rc = EXTRACT_EEMPTY;
+        goto fail;
+    }
+    rc = ex_walk_run(&w, utf8, utf8_len, max_depth);
+    ex_buf_release(&decoded);
+    if (rc != EXTRACT_OK)
+        goto fail;
+    if (w.n_blocks == 0 && w.n_links == 0) {
+        rc = EXTRACT_ENOTEXT;
+        goto fail;
+    }
+    ex_boiler_select(&w);
+
+    doc = calloc(1, sizeof *doc);
+    if (!doc) {
+        rc = EXTRACT_ENOMEM;
+        goto fail;
+    }
+    strcpy(doc->charset, charset);
+    memcpy(doc->lang, w.lang[0] ? w.lang : w.meta_lang, sizeof doc->lang);
+    doc->noindex = w.noindex;
+    doc->nofollow = w.nofollow;
+    rc = build_text(doc, &w, w.text.len + 2 * w.n_blocks + 16);
+    if (rc != EXTRACT_OK)
+        goto fail;
+    {
+        struct ex_buf tb = w.title;
+        ex_buf_init(&w.title, 0);
+        /* trim: the collapse leaves no spaces at either end except a leading one */
+        doc->title = ex_buf_take(&tb);
+        if (!doc->title) {
+            rc = EXTRACT_ENOMEM;
+            goto fail;
+        }
+    }
+    rc = build_links(doc, &w, opts);
+    if (rc != EXTRACT_OK)
+        goto fail;
+    ex_walk_release(&w);
+    *out = doc;
+    return EXTRACT_OK;
+fail:
+    ex_buf_release(&decoded);
+    ex_walk_release(&w);
+    extract_doc_free(doc);
+    return rc;
+}

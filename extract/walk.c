@@ -1,0 +1,968 @@
+/*
+ * walk.c: one pass over the page with libxml2's HTML parser in SAX mode, producing
+ * the page as a flat list of block elements (parent index, tag, hint weight, flags) and
+ * the text blocks between block boundaries (owner element, characters, link characters,
+ * words, commas), plus title, language, base, canonical, meta robots and links.
+ *
+ * No libxml2 tree is built: libxml2 still does the HTML5-ish recovery (implied and
+ * auto-closed elements, entities) and hands us balanced start/end events, and we keep only
+ * what the boilerplate scorer (boiler.c) needs. The walk is iterative by construction (an
+ * explicit stack capped at max_depth; content deeper than that is ignored), so 100,000
+ * nested tags cost nothing special, and every buffer has a cap derived from the input size.
+ *
+ * Dropped outright: script, style, noscript, template, svg, math, iframe, object, embed,
+ * canvas, audio, video and form controls (input, select, textarea, button). Hidden
+ * elements (the hidden attribute, aria-hidden="true", style display:none or
+ * visibility:hidden, a closed <dialog>) give no text, but their links are still recorded.
+ * Text is white-space collapsed (U+00A0 included) except inside <pre>, where lines are
+ * kept; <br> is a newline.
+ */
+#include "extract/extract_int.h"
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parserInternals.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EX_TITLE_MAX 4096  /* bytes of <title> kept; longer titles are cut at a character */
+#define EX_ANCHOR_MAX 1024 /* bytes of anchor text kept per link, cut at a character */
+
+/* ---- tags ---- */
+
+struct tag_info {
+    const char *name;
+    uint8_t kind;
+};
+
+static const struct tag_info tag_table[] = {
+    {"", K_UNKNOWN},
+#define X(n, k) {#n, k},
+    EX_TAGS(X)
+#undef X
+};
+
+static int tag_cmp(const void *key, const void *elem)
+{
+    return strcmp((const char *)key, ((const struct tag_info *)elem)->name);
+}
+
+static unsigned tag_lookup_slow(const char *name)
+{
+    const struct tag_info *t = bsearch(name, tag_table + 1, T_COUNT - 1, sizeof tag_table[0],
+                                       tag_cmp);
+    return t ? (unsigned)(t - tag_table) : T_UNKNOWN;
+}
+
+/* ---- walk state ---- */
+
+enum {
+    O_ELEM = 1u << 0,   /* pushed an ex_elem */
+    O_DROP = 1u << 1,   /* started a dropped subtree */
+    O_HIDDEN = 1u << 2, /* started a hidden subtree */
+    O_LINK = 1u << 3,   /* an <a href> */
+    O_PRE = 1u << 4,
+    O_TITLE = 1u << 5,
+    O_SPACE = 1u << 6, /* unknown element: a word boundary at both ends */
+};
+
+struct open {
+    uint16_t tag;
+    uint8_t flags;
+    uint32_t elem; /* the current block element inside this one */
+};
+
+struct cache_entry {
+    const xmlChar *name;
+    unsigned tag;
+};
+
+struct state {
+    struct ex_walk *w;
+    struct open *stack;
+    unsigned depth, overflow;
+    unsigned drop, hidden, pre, title_done, in_title;
+    uint32_t cur_elem;
+    /* the pending block */
+    size_t blk_off;
+    uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
+    int pending_space; /* white space seen since the last character */
+    /* the open link */
+    int link_open;
+    size_t link_index;
+    struct ex_buf anchor;
+    int anchor_space;
+    int title_space;
+    struct cache_entry cache[64];
+};
+
+static void fail(struct state *st, enum extract_code rc)
+{
+    if (st->w->err == EXTRACT_OK)
+        st->w->err = rc;
+}
+
+static unsigned tag_of(struct state *st, const xmlChar *name)
+{
+    size_t slot = ((uintptr_t)name >> 3) & 63;
+    struct cache_entry *c = &st->cache[slot];
+    if (c->name == name)
+        return c->tag;
+    unsigned t = tag_lookup_slow((const char *)name);
+    c->name = name;
+    c->tag = t;
+    return t;
+}
+
+static int ascii_ieq(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++) {
+        int x = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
+        if (x != *b)
+            return 0;
+    }
+    return *a == *b;
+}
+
+/* ---- growing the arrays ---- */
+
+static int grow(void **p, size_t *cap, size_t n, size_t size, size_t max)
+{
+    if (n < *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    if (nc > max)
+        nc = max;
+    if (n >= nc)
+        return -1;
+    void *q = realloc(*p, nc * size);
+    if (!q)
+        return -2;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+/* Caps on the arrays: never more entries than the input has bytes (plus slack). */
+static size_t array_max(const struct state *st)
+{
+    return st->w->text.max / 2 + 64;
+}
+
+/* ---- blocks ---- */
+
+static void flush_block(struct state *st)
+{
+    struct ex_walk *w = st->w;
+    size_t len = w->text.len - st->blk_off;
+    /* trim a trailing newline/space */
+    while (len > 0 && (w->text.p[st->blk_off + len - 1] == ' ' ||
+                       w->text.p[st->blk_off + len - 1] == '\n'))
+        len--;
+    if (len == 0 || st->blk_chars == 0) {
+        w->text.len = st->blk_off;
+        goto reset;
+    }
+    int r = grow((void **)&w->blocks, &w->cap_blocks, w->n_blocks, sizeof *w->blocks,
+                 array_max(st));
+    if (r != 0) {
+        fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
+        w->text.len = st->blk_off;
+        goto reset;
+    }
+    struct ex_block *b = &w->blocks[w->n_blocks++];
+    memset(b, 0, sizeof *b);
+    b->off = (uint32_t)st->blk_off;
+    b->len = (uint32_t)len;
+    b->elem = st->cur_elem;
+    b->chars = st->blk_chars;
+    b->link_chars = st->blk_link_chars;
+    b->words = st->blk_words;
+    char last = w->text.p[st->blk_off + len - 1];
+    b->stops = (uint16_t)(st->blk_stops + (last == '.' || last == '!' || last == '?'));
+    if (st->blk_stops > 65535)
+        b->stops = 65535;
+    b->commas = (uint16_t)(st->blk_commas > 65535 ? 65535 : st->blk_commas);
+    if (st->cur_elem != EX_NONE) {
+        unsigned t = w->elems[st->cur_elem].tag;
+        if (t >= T_h1 && t <= T_h6) {
+            b->flags |= EX_B_HEADING;
+            b->heading = (uint8_t)(t - T_h1 + 1);
+        } else if (t == T_li || t == T_dd || t == T_dt) {
+            b->flags |= EX_B_LI;
+        } else if (t == T_td || t == T_th) {
+            b->flags |= EX_B_CELL;
+        }
+    }
+    if (st->pre)
+        b->flags |= EX_B_PRE;
+    w->text.len = st->blk_off + len;
+reset:
+    st->blk_off = w->text.len;
+    st->blk_chars = st->blk_link_chars = st->blk_words = st->blk_commas = st->blk_stops = 0;
+    st->pending_space = 0;
+}
+
+/* Appends text to the pending block: white space collapsed (kept inside <pre>). */
+static void add_text(struct state *st, const char *s, size_t n)
+{
+    struct ex_walk *w = st->w;
+    enum extract_code rc = ex_buf_reserve(&w->text, n + 1);
+    if (rc != EXTRACT_OK) {
+        fail(st, rc);
+        return;
+    }
+    char *o = w->text.p + w->text.len;
+    char *start = w->text.p + st->blk_off;
+    uint32_t chars = 0, words = 0, commas = 0, stops = 0;
+    int space = st->pending_space;
+    if (st->pre) {
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == '\r')
+                continue;
+            if (c == '\t' || c == '\f')
+                c = ' ';
+            if (c == ' ' || c == '\n') {
+                space = 1;
+            } else {
+                if ((c & 0xC0) != 0x80 && space)
+                    words++;
+                space = 0;
+                if (c == ',')
+                    commas++;
+            }
+            if ((c & 0xC0) != 0x80)
+                chars++;
+            *o++ = (char)c;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f') {
+                space = 1;
+                continue;
+            }
+            if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] == 0xA0) {
+                space = 1;
+                i++;
+                continue;
+            }
+            if (space) {
+                space = 0;
+                if (o > start && o[-1] != '\n') {
+                    if (o[-1] == '.' || o[-1] == '!' || o[-1] == '?')
+                        stops++;
+                    *o++ = ' ';
+                    chars++;
+                }
+                words++;
+            } else if (o == start) {
+                words++;
+            }
+            if ((c & 0xC0) != 0x80)
+                chars++;
+            if (c == ',')
+                commas++;
+            *o++ = (char)c;
+        }
+    }
+    st->pending_space = space;
+    w->text.len = (size_t)(o - w->text.p);
+    st->blk_chars += chars;
+    st->blk_words += words;
+    st->blk_commas += commas;
+    st->blk_stops += stops;
+    if (st->link_open)
+        st->blk_link_chars += chars;
+}
+
+/* A newline in the pending block (<br>). */
+static void add_newline(struct state *st)
+{
+    struct ex_walk *w = st->w;
+    if (w->text.len == st->blk_off)
+        return;
+    if (ex_buf_reserve(&w->text, 2) != EXTRACT_OK) {
+        fail(st, EXTRACT_ENOMEM);
+        return;
+    }
+    char *p = w->text.p;
+    size_t n = w->text.len;
+    while (n > st->blk_off && p[n - 1] == ' ')
+        n--;
+    /* at most one empty line in a row */
+    if (n >= st->blk_off + 2 && p[n - 1] == '\n' && p[n - 2] == '\n') {
+        w->text.len = n;
+        return;
+    }
+    if (n > st->blk_off && p[n - 1] != '\n' &&
+        (p[n - 1] == '.' || p[n - 1] == '!' || p[n - 1] == '?'))
+        st->blk_stops++;
+    p[n++] = '\n';
+    w->text.len = n;
+    st->pending_space = 0;
+}
+
+/* Appends collapsed text to a small capped buffer (title, anchor); cuts at a character. */
+static void add_small(struct state *st, struct ex_buf *b, int *space, const char *s, size_t n,
+                      size_t max)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f') {
+            *space = 1;
+            continue;
+        }
+        if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] == 0xA0) {
+            *space = 1;
+            i++;
+            continue;
+        }
+        size_t k = 1;
+        if (c >= 0xC0)
+            k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+        if (i + k > n)
+            k = n - i;
+        if (b->len + k + 1 > max)
+            return; /* full: the rest is dropped (documented cap) */
+        if (*space && b->len > 0) {
+            if (ex_buf_add(b, " ", 1) != EXTRACT_OK) {
+                fail(st, EXTRACT_ENOMEM);
+                return;
+            }
+        }
+        *space = 0;
+        if (ex_buf_add(b, s + i, k) != EXTRACT_OK) {
+            fail(st, EXTRACT_ENOMEM);
+            return;
+        }
+        i += k - 1;
+    }
+}
+
+/* ---- attributes ---- */
+
+struct hint {
+    const char *pat;
+    int8_t unlikely; /* readability's unlikelyCandidates (and a few more) */
+    int8_t weight;   /* -1 negative, +1 positive class weight */
+};
+
+/* Substrings of the lower-cased class and id (readability's lists, extended). */
+static const struct hint hints[] = {
+    {"-ad-", 1, -1},       {"ad-break", 1, 0},    {"agegate", 1, 0},     {"ai2html", 1, 0},
+    {"banner", 1, -1},     {"breadcrumb", 1, 0},  {"combx", 1, -1},      {"comment", 1, -1},
+    {"community", 1, 0},   {"consent", 1, 0},     {"cookie", 1, 0},      {"cover-wrap", 1, 0},
+    {"disqus", 1, 0},      {"extra", 1, 0},       {"footer", 1, -1},     {"gdpr", 1, -1},
+    {"header", 1, 0},      {"legends", 1, 0},     {"menu", 1, 0},        {"navbar", 1, 0},
+    {"navigation", 1, 0},  {"newsletter", 1, 0},  {"outbrain", 1, -1},   {"pager", 1, 0},
+    {"pagination", 1, 0},  {"popup", 1, 0},       {"promo", 1, -1},      {"related", 1, -1},
+    {"remark", 1, 0},      {"replies", 1, 0},     {"rss", 1, 0},         {"share", 1, -1},
+    {"sharing", 1, 0},     {"shoutbox", 1, -1},   {"sidebar", 1, -1},    {"skyscraper", 1, -1},
+    {"social", 1, 0},      {"sponsor", 1, -1},    {"subscribe", 1, 0},   {"supplemental", 1, 0},
+    {"taboola", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
+    {"contact", 0, -1},    {"foot", 0, -1},       {"footnote", 0, -1},   {"hidden", 0, -1},
+    {"media", 0, -1},      {"meta", 0, -1},       {"scroll", 0, -1},     {"shopping", 0, -1},
+    {"tags", 0, -1},       {"tool", 0, -1},       {"widget", 0, -1},     {"article", 0, 1},
+    {"body", 0, 1},        {"content", 0, 1},     {"entry", 0, 1},       {"hentry", 0, 1},
+    {"h-entry", 0, 1},     {"main", 0, 1},        {"page", 0, 1},        {"post", 0, 1},
+    {"text", 0, 1},        {"blog", 0, 1},        {"story", 0, 1},
+};
+
+/* readability's okMaybeItsACandidate: these keep an "unlikely" element. */
+static const char *const maybe[] = {"and", "article", "body", "column", "content", "main",
+                                    "shadow"};
+
+/* Hint weight and unlikely flag from one lower-cased class or id value. */
+static void class_hints(const char *v, int *weight, int *unlikely)
+{
+    int neg = 0, pos = 0, unl = 0;
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        if (!strstr(v, hints[i].pat))
+            continue;
+        if (hints[i].unlikely)
+            unl = 1;
+        if (hints[i].weight < 0)
+            neg = 1;
+        else if (hints[i].weight > 0)
+            pos = 1;
+    }
+    /* whole words: nav*, ad, ads, advert* */
+    for (const char *p = v; *p;) {
+        while (*p && !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+            p++;
+        const char *s = p;
+        while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+            p++;
+        size_t n = (size_t)(p - s);
+        if ((n >= 3 && memcmp(s, "nav", 3) == 0) || (n == 2 && memcmp(s, "ad", 2) == 0) ||
+            (n == 3 && memcmp(s, "ads", 3) == 0) || (n >= 6 && memcmp(s, "advert", 6) == 0)) {
+            unl = 1;
+            neg = 1;
+        }
+    }
+    if (unl)
+        for (size_t i = 0; i < sizeof maybe / sizeof maybe[0]; i++)
+            if (strstr(v, maybe[i])) {
+                unl = 0;
+                break;
+            }
+    *weight += (neg ? -25 : 0) + (pos ? 25 : 0);
+    if (unl)
+        *unlikely = 1;
+}
+
+static void lower_copy(char *dst, size_t cap, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < cap; i++) {
+        char c = src[i];
+        dst[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+    }
+    dst[i] = '\0';
+}
+
+/* style="...display:none..." or visibility:hidden */
+static int style_hidden(const char *v)
+{
+    char buf[256];
+    size_t n = 0;
+    for (const char *p = v; *p && n + 1 < sizeof buf; p++) {
+        char c = *p;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+            continue;
+        buf[n++] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+    }
+    buf[n] = '\0';
+    return strstr(buf, "display:none") != NULL || strstr(buf, "visibility:hidden") != NULL;
+}
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h ? h : 1;
+}
+
+static int rel_has(const char *rel, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = rel; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == ',')
+            p++;
+        const char *s = p;
+        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
+                       *p == ','))
+            p++;
+        if ((size_t)(p - s) == n) {
+            size_t i = 0;
+            while (i < n && ((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]) == word[i])
+                i++;
+            if (i == n)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Stores s (raw) in w->strs; returns its offset, or EX_NONE on failure. */
+static uint32_t store(struct state *st, const char *s, size_t n)
+{
+    struct ex_walk *w = st->w;
+    size_t off = w->strs.len;
+    enum extract_code rc = ex_buf_add(&w->strs, s, n);
+    if (rc == EXTRACT_OK)
+        rc = ex_buf_add(&w->strs, "", 1);
+    if (rc != EXTRACT_OK) {
+        fail(st, rc);
+        return EX_NONE;
+    }
+    return (uint32_t)off;
+}
+
+static void set_lang(char out[16], const char *v)
+{
+    /* primary subtag, lower-cased, letters only: "en-US" -> "en" */
+    size_t i = 0;
+    while (*v == ' ')
+        v++;
+    for (; v[i] && i < 8; i++) {
+        char c = v[i];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        if (c < 'a' || c > 'z')
+            break;
+        out[i] = c;
+    }
+    if (i < 2 || i > 3 || (v[i] && v[i] != '-' && v[i] != '_' && v[i] != ',' && v[i] != ' ' &&
+                           v[i] != ';'))
+        i = 0;
+    out[i] = '\0';
+}
+
+static void meta_element(struct state *st, const xmlChar **atts)
+{
+    const char *name = NULL, *equiv = NULL, *content = NULL;
+    for (size_t i = 0; atts && atts[i]; i += 2) {
+        const char *a = (const char *)atts[i], *v = (const char *)atts[i + 1];
+        if (!v)
+            continue;
+        if (strcmp(a, "name") == 0)
+            name = v;
+        else if (strcmp(a, "http-equiv") == 0)
+            equiv = v;
+        else if (strcmp(a, "content") == 0)
+            content = v;
+    }
+    if (!content)
+        return;
+    if (name && ascii_ieq(name, "robots")) {
+        if (rel_has(content, "noindex") || rel_has(content, "none"))
+            st->w->noindex = 1;
+        if (rel_has(content, "nofollow") || rel_has(content, "none"))
+            st->w->nofollow = 1;
+    } else if (equiv && ascii_ieq(equiv, "content-language") && !st->w->meta_lang[0]) {
+        set_lang(st->w->meta_lang, content);
+    }
+}
+
+/* ---- SAX callbacks ---- */
+
+static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
+{
+    struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
+    struct ex_walk *w = st->w;
+    if (w->err != EXTRACT_OK)
+        return;
+    if (st->depth >= w->max_depth) {
+        st->overflow++;
+        return;
+    }
+    unsigned tag = tag_of(st, xname);
+    unsigned kind = tag_table[tag].kind;
+    struct open *o = &st->stack[st->depth++];
+    o->tag = (uint16_t)tag;
+    o->flags = 0;
+    o->elem = st->cur_elem;
+    if (st->drop) {
+        st->drop++;
+        o->flags |= O_DROP;
+        return;
+    }
+    if (kind == K_DROP) {
+        st->drop++;
+        o->flags |= O_DROP;
+        return;
+    }
+
+    /* attributes every element may carry */
+    const char *cls = NULL, *id = NULL, *role = NULL, *href = NULL, *rel = NULL;
+    const char *itemprop = NULL, *alt = NULL;
+    int hidden = 0, open_attr = 0;
+    for (size_t i = 0; atts && atts[i]; i += 2) {
+        const char *a = (const char *)atts[i], *v = (const char *)atts[i + 1];
+        switch (a[0]) {
+        case 'a':
+            if (strcmp(a, "aria-hidden") == 0 && v && ascii_ieq(v, "true"))
+                hidden = 1;
+            else if (strcmp(a, "alt") == 0)
+                alt = v;
+            break;
+        case 'c':
+            if (strcmp(a, "class") == 0)
+                cls = v;
+            break;
+        case 'h':
+            if (strcmp(a, "hidden") == 0)
+                hidden = 1;
+            else if (strcmp(a, "href") == 0)
+                href = v;
+            break;
+        case 'i':
+            if (strcmp(a, "id") == 0)
+                id = v;
+            else if (strcmp(a, "itemprop") == 0)
+                itemprop = v;
+            break;
+        case 'l':
+            if (tag == T_html && strcmp(a, "lang") == 0 && v && !w->lang[0])
+                set_lang(w->lang, v);
+            break;
+        case 'o':
+            if (strcmp(a, "open") == 0)
+                open_attr = 1;
+            break;
+        case 'r':
+            if (strcmp(a, "role") == 0)
+                role = v;
+            else if (strcmp(a, "rel") == 0)
+                rel = v;
+            break;
+        case 's':
+            if (strcmp(a, "style") == 0 && v && style_hidden(v))
+                hidden = 1;
+            break;
+        case 'x':
+            if (tag == T_html && strcmp(a, "xml:lang") == 0 && v && !w->lang[0])
+                set_lang(w->lang, v);
+            break;
+        default:
+            break;
+        }
+    }
+    if (tag == T_dialog && !open_attr)
+        hidden = 1;
+    if (tag == T_html || tag == T_body)
+        hidden = 0; /* pages hide <body> until a script runs; we run none */
+
+    /* metadata elements */
+    switch (tag) {
+    case T_title:
+        if (!st->title_done && !st->hidden) {
+            st->in_title = 1;
+            o->flags |= O_TITLE;
+        }
+        break;
+    case T_meta:
+        meta_element(st, atts);
+        break;
+    case T_base:
+        if (href && !w->have_base) {
+            w->base_href = store(st, href, strlen(href));
+            w->base_len = (uint32_t)strlen(href);
+            w->have_base = w->base_href != EX_NONE;
+        }
+        break;
+    case T_link:
+        if (href && rel && !w->have_canonical && rel_has(rel, "canonical")) {
+            w->canon_href = store(st, href, strlen(href));
+            w->canon_len = (uint32_t)strlen(href);
+            w->have_canonical = w->canon_href != EX_NONE;
+        }
+        break;
+    default:
+        break;
+    }
+
+    if (kind == K_BR) {
+        if (!st->hidden && !st->in_title)
+            add_newline(st);
+        return; /* the matching end event pops it */
+    }
+    if (kind == K_BLOCK) {
+        flush_block(st);
+        int r = grow((void **)&w->elems, &w->cap_elems, w->n_elems, sizeof *w->elems,
+                     array_max(st));
+        if (r != 0) {
+            fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
+            return;
+        }
+        uint32_t idx = (uint32_t)w->n_elems++;
+        struct ex_elem *e = &w->elems[idx];
+        memset(e, 0, sizeof *e);
+        e->parent = st->cur_elem;
+        e->first_block = e->end_block = (uint32_t)w->n_blocks;
+        e->end_elem = idx + 1;
+        e->tag = (uint16_t)tag;
+        e->depth = (uint16_t)(st->depth > 65535 ? 65535 : st->depth);
+        uint16_t inherit = 0;
+        if (st->cur_elem != EX_NONE)
+            inherit = w->elems[st->cur_elem].flags &
+                      (EX_E_HIDDEN | EX_E_UNLIKELY | EX_E_ARTICLE | EX_E_TABLE);
+        e->flags = inherit;
+        int weight = 0, unlikely = 0;
+        char low[256];
+        if (cls && *cls) {
+            lower_copy(low, sizeof low, cls);
+            class_hints(low, &weight, &unlikely);
+            e->class_hash = hash_str(low);
+        }
+        if (id && *id) {
+            lower_copy(low, sizeof low, id);
+            class_hints(low, &weight, &unlikely);
+        }
+        int article = 0;
+        if (tag == T_article || tag == T_main)
+            article = 1;
+        if (role) {
+            if (ascii_ieq(role, "main") || ascii_ieq(role, "article")) {
+                article = 1;
+            } else if (ascii_ieq(role, "navigation") || ascii_ieq(role, "menu") ||
+                       ascii_ieq(role, "menubar") || ascii_ieq(role, "complementary") ||
+                       ascii_ieq(role, "contentinfo") || ascii_ieq(role, "banner") ||
+                       ascii_ieq(role, "search") || ascii_ieq(role, "alert") ||
+                       ascii_ieq(role, "alertdialog") || ascii_ieq(role, "dialog")) {
+                unlikely = 1;
+                weight -= 25;
+            }
+        }
+        if (itemprop && (strstr(itemprop, "articleBody") || strstr(itemprop, "text")))
+            article = 1;
+        if (article) {
+            weight += 25;
+            unlikely = 0;
+        }
+        if (tag == T_nav || tag == T_aside || tag == T_footer) {
+            unlikely = 1;
+            weight -= 25;
+        } else if (tag == T_header && !(inherit & EX_E_ARTICLE)) {
+            unlikely = 1;
+        }
+        if (tag == T_body || tag == T_html)
+            unlikely = 0;
+        /* readability does not judge by class inside tables and code */
+        if (unlikely && (inherit & EX_E_TABLE) && tag != T_nav && tag != T_aside &&
+            tag != T_footer && !role)
+            unlikely = 0;
+        if (unlikely)
+            e->flags |= EX_E_UNLIKELY;
+        if (article)
+            e->flags |= EX_E_ARTICLE;
+        if (weight > 0)
+            e->flags |= EX_E_POSITIVE;
+        if (tag == T_table)
+            e->flags |= EX_E_TABLE;
+        if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
+            e->flags |= EX_E_LIST;
+        if (hidden)
+            e->flags |= EX_E_HIDDEN;
+        e->weight = (int16_t)weight;
+        st->cur_elem = idx;
+        o->elem = idx;
+        o->flags |= O_ELEM;
+        if (tag == T_pre || tag == T_listing || tag == T_xmp || tag == T_plaintext) {
+            o->flags |= O_PRE;
+            st->pre++;
+        }
+    } else if (kind == K_UNKNOWN) {
+        o->flags |= O_SPACE;
+        st->pending_space = 1;
+        if (st->link_open)
+            st->anchor_space = 1;
+    }
+    if (hidden) {
+        o->flags |= O_HIDDEN;
+        st->hidden++;
+    }
+
+    if ((tag == T_a || tag == T_area) && href && !st->link_open) {
+        int r = grow((void **)&w->links, &w->cap_links, w->n_links, sizeof *w->links,
+                     array_max(st));
+        if (r != 0) {
+            fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
+            return;
+        }
+        struct ex_rawlink *l = &w->links[w->n_links];
+        memset(l, 0, sizeof *l);
+        size_t hl = strlen(href);
+        l->href = store(st, href, hl);
+        if (l->href == EX_NONE)
+            return;
+        w->n_links++;
+        l->href_len = (uint32_t)hl;
+        l->block = (uint32_t)w->n_blocks;
+        l->elem = st->cur_elem;
+        l->nofollow = rel && (rel_has(rel, "nofollow") || rel_has(rel, "sponsored") ||
+                              rel_has(rel, "ugc"));
+        l->anchor = EX_NONE;
+        if (tag == T_a) {
+            o->flags |= O_LINK;
+            st->link_open = 1;
+            st->link_index = w->n_links - 1;
+            st->anchor.len = 0;
+            st->anchor_space = 0;
+        } else if (alt) {
+            /* <area alt> is its anchor text */
+            int sp = 0;
+            st->anchor.len = 0;
+            add_small(st, &st->anchor, &sp, alt, strlen(alt), EX_ANCHOR_MAX);
+            l->anchor = store(st, st->anchor.p ? st->anchor.p : "", st->anchor.len);
+            l->anchor_len = (uint32_t)st->anchor.len;
+        }
+    } else if (tag == T_img && alt && st->link_open && st->anchor.len == 0) {
+        /* an image link: the alt text is the anchor */
+        add_small(st, &st->anchor, &st->anchor_space, alt, strlen(alt), EX_ANCHOR_MAX);
+    }
+}
+
+static void close_link(struct state *st)
+{
+    struct ex_walk *w = st->w;
+    struct ex_rawlink *l = &w->links[st->link_index];
+    l->anchor = store(st, st->anchor.p ? st->anchor.p : "", st->anchor.len);
+    l->anchor_len = (uint32_t)st->anchor.len;
+    st->link_open = 0;
+}
+
+static void on_end(void *ctx, const xmlChar *name)
+{
+    (void)name;
+    struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
+    struct ex_walk *w = st->w;
+    if (st->overflow) {
+        st->overflow--;
+        return;
+    }
+    if (st->depth == 0 || w->err != EXTRACT_OK)
+        return;
+    struct open *o = &st->stack[--st->depth];
+    if (o->flags & O_DROP) {
+        st->drop--;
+        return;
+    }
+    if (o->flags & O_LINK)
+        close_link(st);
+    if (o->flags & O_TITLE) {
+        st->in_title = 0;
+        st->title_done = 1;
+    }
+    if (o->flags & O_SPACE) {
+        st->pending_space = 1;
+        if (st->link_open)
+            st->anchor_space = 1;
+    }
+    if (o->flags & O_HIDDEN)
+        st->hidden--;
+    if (o->flags & O_ELEM) {
+        flush_block(st);
+        struct ex_elem *e = &w->elems[o->elem];
+        e->end_block = (uint32_t)w->n_blocks;
+        e->end_elem = (uint32_t)w->n_elems;
+        st->cur_elem = e->parent;
+        if (o->flags & O_PRE)
+            st->pre--;
+    }
+}
+
+static void on_text(void *ctx, const xmlChar *ch, int len)
+{
+    struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
+    if (st->drop || st->overflow || st->w->err != EXTRACT_OK || len <= 0)
+        return;
+    const char *s = (const char *)ch;
+    if (st->in_title) {
+        add_small(st, &st->w->title, &st->title_space, s, (size_t)len, EX_TITLE_MAX);
+        return;
+    }
+    if (st->link_open)
+        add_small(st, &st->anchor, &st->anchor_space, s, (size_t)len, EX_ANCHOR_MAX);
+    if (st->hidden)
+        return;
+    add_text(st, s, (size_t)len);
+}
+
+static void on_error(void *ctx, xmlErrorPtr err)
+{
+    (void)ctx;
+    (void)err; /* recovering is the point: errors are dropped */
+}
+
+/* ---- driver ---- */
+
+enum extract_code ex_walk_run(struct ex_walk *w, const char *utf8, size_t len, unsigned max_depth)
+{
+    enum extract_code rc = EXTRACT_OK;
+    struct state *st = NULL;
+    htmlParserCtxtPtr ctxt = NULL;
+    if (len > (size_t)INT32_MAX - 16)
+        return EXTRACT_ETOOLARGE;
+    w->max_depth = max_depth;
+    ex_buf_init(&w->text, 2 * len + 4096);
+    ex_buf_init(&w->strs, 2 * len + 4096);
+    ex_buf_init(&w->title, EX_TITLE_MAX + 8);
+    st = calloc(1, sizeof *st);
+    if (!st)
+        return EXTRACT_ENOMEM;
+    st->w = w;
+    st->cur_elem = EX_NONE;
+    ex_buf_init(&st->anchor, EX_ANCHOR_MAX + 8);
+    st->stack = malloc(sizeof *st->stack * (max_depth + 1));
+    if (!st->stack) {
+        rc = EXTRACT_ENOMEM;
+        goto done;
+    }
+    xmlInitParser();
+    ctxt = htmlCreateMemoryParserCtxt(utf8, (int)len);
+    if (!ctxt) {
+        rc = EXTRACT_ENOMEM;
+        goto done;
+    }
+    htmlSAXHandler sax;
+    memset(&sax, 0, sizeof sax);
+    sax.startElement = on_start;
+    sax.endElement = on_end;
+    sax.characters = on_text;
+    sax.ignorableWhitespace = on_text;
+    sax.serror = on_error;
+    sax.initialized = 1;
+    memcpy(ctxt->sax, &sax, sizeof sax);
+    ctxt->userData = ctxt; /* callbacks get the context; our state hangs on _private */
+    ctxt->_private = st;
+    htmlCtxtUseOptions(ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR |
+                                 HTML_PARSE_NOWARNING | HTML_PARSE_IGNORE_ENC |
+                                 HTML_PARSE_NODEFDTD);
+    /* the bytes are valid UTF-8 (charset.c made them so): never let libxml2 guess */
+    xmlSwitchEncoding(ctxt, XML_CHAR_ENCODING_UTF8);
+    htmlParseDocument(ctxt);
+    /* close what is still open (a truncated page) */
+    while (st->depth > 0 && w->err == EXTRACT_OK)
+        on_end(ctxt, NULL);
+    flush_block(st);
+    if (st->link_open)
+        close_link(st);
+    rc = w->err;
+    if (rc == EXTRACT_OK && ctxt->errNo == XML_ERR_NO_MEMORY)
+        rc = EXTRACT_ENOMEM;
+done:
+    if (ctxt)
+        htmlFreeParserCtxt(ctxt);
+    if (st) {
+        free(st->stack);
+        ex_buf_release(&st->anchor);
+        free(st);
+    }
+    return rc;
+}
+
+void ex_walk_release(struct ex_walk *w)
+{
+    free(w->elems);
+    free(w->blocks);
+    free(w->links);
+    ex_buf_release(&w->text);
+    ex_buf_release(&w->strs);
+    ex_buf_release(&w->title);
+    memset(w, 0, sizeof *w);
+}
+
+int ex_tag_prior(unsigned tag)
+{
+    switch (tag) {
+    case T_div:
+        return 5;
+    case T_pre:
+    case T_td:
+    case T_blockquote:
+        return 3;
+    case T_address:
+    case T_ol:
+    case T_ul:
+    case T_dl:
+    case T_dd:
+    case T_dt:
+    case T_li:
+    case T_form:
+        return -3;
+    case T_h1:
+    case T_h2:
+    case T_h3:
+    case T_h4:
+    case T_h5:
+    case T_h6:
+    case T_th:
+        return -5;
+    default:
+        return 0;
+    }
+}
