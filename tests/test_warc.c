@@ -853,6 +853,249 @@ static void test_warc_wget_damaged_copies(void)
     free(orig);
 }
 
+/* ---- the writer ---- */
+
+static const char CHUNKED_HEAD[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                                   "Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n";
+
+static int is_uuid_id(const char *id)
+{
+    /* <urn:uuid:xxxxxxxx-xxxx-4xxx-[89ab]xxx-xxxxxxxxxxxx> */
+    if (strlen(id) != 47 || strncmp(id, "<urn:uuid:", 10) != 0 || id[46] != '>')
+        return 0;
+    for (int i = 10; i < 46; i++) {
+        int dash = i == 18 || i == 23 || i == 28 || i == 33;
+        if (dash ? id[i] != '-' : !strchr("0123456789abcdef", id[i]))
+            return 0;
+    }
+    return id[24] == '4' && strchr("89ab", id[29]) != NULL;
+}
+
+static void test_warc_writer_round_trip(void)
+{
+    char dir[] = "/tmp/simcrawl-test-warcw-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char path[256], tmp[300];
+    snprintf(path, sizeof path, "%s/out.warc.gz", dir);
+    snprintf(tmp, sizeof tmp, "%s.open", path);
+    struct crawl_warc_writer *w;
+    struct crawl_warc_writer_opts o = {.software = "simcrawl-test/1"};
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(tmp, &st), 0);  /* written under the .open name ... */
+    CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
+
+    /* a gzip-encoded entity sent chunked: the payload digest is over the gzip bytes */
+    char *gz = NULL;
+    size_t gl = 0;
+    gz_append(&gz, &gl, PAGE_A, sizeof PAGE_A - 1);
+    char *chunked = malloc(gl + 64);
+    size_t half = gl / 2;
+    int cl = sprintf(chunked, "%zx\r\n", half);
+    memcpy(chunked + cl, gz, half);
+    cl += (int)half;
+    cl += sprintf(chunked + cl, "\r\n%zx\r\n", gl - half);
+    memcpy(chunked + cl, gz + half, gl - half);
+    cl += (int)(gl - half);
+    cl += sprintf(chunked + cl, "\r\n0\r\n\r\n");
+    const char req[] = "GET /a.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    struct crawl_warc_exchange x = {.uri = "http://127.0.0.1/a.html", .ip = "127.0.0.1",
+                                    .date = "2026-11-21T20:00:00Z", .request = req,
+                                    .request_len = sizeof req - 1, .head = CHUNKED_HEAD,
+                                    .head_len = sizeof CHUNKED_HEAD - 1, .body = chunked,
+                                    .body_len = (size_t)cl};
+    char id[CRAWL_WARC_ID_SIZE], id2[CRAWL_WARC_ID_SIZE];
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_write_response(w, &x, id), CRAWL_OK);
+    CU_ASSERT_TRUE(is_uuid_id(id));
+    char pdig[CRAWL_DIGEST_SIZE];
+    CU_ASSERT_EQUAL(crawl_digest_sha1(gz, gl, pdig), CRAWL_OK);
+    struct crawl_warc_revisit v = {.uri = "http://127.0.0.1/copy.html", .head = CHUNKED_HEAD,
+                                   .head_len = sizeof CHUNKED_HEAD - 1, .payload_digest = pdig,
+                                   .refers_to = id, .refers_to_uri = x.uri,
+                                   .refers_to_date = x.date};
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_write_revisit(w, &v, id2), CRAWL_OK);
+    CU_ASSERT_STRING_NOT_EQUAL(id, id2);
+    struct crawl_warc_exchange bad = x;
+    bad.uri = "http://x/\r\nWARC-Type: evil";
+    CU_ASSERT_EQUAL(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
+    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    CU_ASSERT_EQUAL(stat(path, &st), 0); /* ... and renamed when closed */
+    CU_ASSERT_NOT_EQUAL(stat(tmp, &st), 0);
+
+    struct errs e = {0};
+    struct crawl_warc_opts ro = {0, on_error, &e};
+    struct crawl_warc_reader *r;
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(path, &ro, &r), CRAWL_OK);
+    const struct crawl_warc_record *rec;
+    const char *d;
+    size_t l;
+    char dig[CRAWL_DIGEST_SIZE], req_id[64] = "";
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
+    CU_ASSERT_STRING_EQUAL(rec->version, "WARC/1.1");
+    CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Filename"), "out.warc.gz");
+    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "software: simcrawl-test/1\r\n"));
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(rec->type, "request");
+    snprintf(req_id, sizeof req_id, "%s", rec->record_id);
+    CU_ASSERT_STRING_EQUAL(rec->concurrent_to, id);
+    CU_ASSERT_STRING_EQUAL(rec->content_type, "application/http;msgtype=request");
+    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    CU_ASSERT_TRUE(l == sizeof req - 1 && memcmp(d, req, l) == 0);
+    CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(rec->type, "response");
+    CU_ASSERT_STRING_EQUAL(rec->record_id, id);
+    CU_ASSERT_STRING_EQUAL(rec->concurrent_to, req_id);
+    CU_ASSERT_STRING_EQUAL(rec->target_uri, x.uri);
+    CU_ASSERT_STRING_EQUAL(rec->ip_address, "127.0.0.1");
+    CU_ASSERT_STRING_EQUAL(rec->date, x.date);
+    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    /* byte-exact: head then the body as given, chunking and all */
+    CU_ASSERT_EQUAL(l, sizeof CHUNKED_HEAD - 1 + (size_t)cl);
+    CU_ASSERT_TRUE(memcmp(d, CHUNKED_HEAD, sizeof CHUNKED_HEAD - 1) == 0);
+    CU_ASSERT_TRUE(memcmp(d + sizeof CHUNKED_HEAD - 1, chunked, (size_t)cl) == 0);
+    CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
+    /* the payload digest: chunking removed, gzip kept */
+    CU_ASSERT_STRING_EQUAL(rec->payload_digest, pdig);
+    struct crawl_http_msg *m;
+    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(d, l, NULL, &m), CRAWL_OK);
+    size_t pl;
+    const char *p = crawl_http_payload(m, &pl);
+    CU_ASSERT_EQUAL(crawl_digest_sha1(p, pl, dig), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(dig, rec->payload_digest);
+    const char *b;
+    size_t bl;
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_TRUE(bl == sizeof PAGE_A - 1 && memcmp(b, PAGE_A, bl) == 0);
+    crawl_http_free(m);
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(rec->type, "revisit");
+    CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Profile"),
+                           "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest");
+    CU_ASSERT_STRING_EQUAL(rec->refers_to, id);
+    CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Refers-To-Target-URI"), x.uri);
+    CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Refers-To-Date"), x.date);
+    CU_ASSERT_STRING_EQUAL(rec->payload_digest, pdig);
+    CU_ASSERT_PTR_NULL(crawl_warc_field(rec, "WARC-Truncated"));
+    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    CU_ASSERT_EQUAL(l, sizeof CHUNKED_HEAD - 1); /* the HTTP head only */
+    CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
+    CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 1); /* one member per record */
+    CU_ASSERT_EQUAL(e.n, 0);
+    crawl_warc_reader_free(r);
+    unlink(path);
+    rmdir(dir);
+    free(chunked);
+    free(gz);
+}
+
+static void test_warc_writer_rotation_and_plain(void)
+{
+    char dir[] = "/tmp/simcrawl-test-warcr-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    for (int plain = 0; plain < 2; plain++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/crawl.%s", dir, plain ? "warc" : "warc.gz");
+        struct crawl_warc_writer_opts o = {.rotate_size = 2000};
+        struct crawl_warc_writer *w;
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+        const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+        char body[1500];
+        for (int i = 0; i < 6; i++) {
+            uint32_t x32 = 2463534242u + (uint32_t)i; /* xorshift: text gzip cannot shrink much */
+            for (size_t k = 0; k < sizeof body; k++) {
+                x32 ^= x32 << 13;
+                x32 ^= x32 >> 17;
+                x32 ^= x32 << 5;
+                body[k] = (char)('!' + x32 % 90);
+            }
+            char uri[64];
+            snprintf(uri, sizeof uri, "http://r.example/%d", i);
+            struct crawl_warc_exchange x = {.uri = uri, .head = head, .head_len = sizeof head - 1,
+                                            .body = body, .body_len = sizeof body};
+            CU_ASSERT_EQUAL(crawl_warc_write_response(w, &x, NULL), CRAWL_OK);
+        }
+        CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+        /* every file starts with warcinfo; all six responses are there, in order */
+        int seen = 0, files = 0;
+        for (unsigned seq = 0; seq < 10; seq++) {
+            char name[300];
+            if (seq == 0)
+                snprintf(name, sizeof name, "%s", path);
+            else
+                snprintf(name, sizeof name, "%s/crawl-%05u.%s", dir, seq, plain ? "warc" : "warc.gz");
+            struct errs e = {0};
+            struct rec_info ri[16];
+            int n = read_path(name, &e, ri, 16);
+            if (n < 0)
+                break;
+            files++;
+            CU_ASSERT_EQUAL(e.n, 0);
+            CU_ASSERT_TRUE(n >= 2);
+            CU_ASSERT_STRING_EQUAL(ri[0].type, "warcinfo");
+            for (int i = 1; i < n && i < 16; i++) {
+                char want[64];
+                snprintf(want, sizeof want, "http://r.example/%d", seen);
+                CU_ASSERT_STRING_EQUAL(ri[i].uri, want);
+                CU_ASSERT_STRING_EQUAL(ri[i].block_sha1, ri[i].block_digest);
+                seen++;
+            }
+            unlink(name);
+        }
+        CU_ASSERT_EQUAL(seen, 6);
+        CU_ASSERT_TRUE(files >= 3);
+    }
+    rmdir(dir);
+}
+
+static void test_warc_writer_copy_is_byte_exact(void)
+{
+    CU_ASSERT_EQUAL_FATAL(make_wget_warcs(), 0);
+    char in[512], out[512];
+    snprintf(in, sizeof in, "%s/site.warc.gz", wget_dir);
+    snprintf(out, sizeof out, "%s/copy.warc.gz", wget_dir);
+    struct crawl_warc_reader *r;
+    struct crawl_warc_writer *w;
+    /* a small max_block makes the bigger blocks stream through */
+    struct crawl_warc_opts ro = {200, NULL, NULL};
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, &ro, &r), CRAWL_OK);
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(out, NULL, &w), CRAWL_OK);
+    const struct crawl_warc_record *rec;
+    int copied = 0;
+    while (crawl_warc_next(r, &rec) == CRAWL_OK) {
+        CU_ASSERT_EQUAL(crawl_warc_writer_copy(w, r, rec), CRAWL_OK);
+        copied++;
+    }
+    crawl_warc_reader_free(r);
+    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    /* the copy is our warcinfo + every record with the same header bytes and block */
+    struct crawl_warc_reader *a, *b;
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, NULL, &a), CRAWL_OK);
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(out, NULL, &b), CRAWL_OK);
+    const struct crawl_warc_record *ra, *rb;
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(b, &rb), CRAWL_OK); /* our warcinfo */
+    int same = 0;
+    while (crawl_warc_next(a, &ra) == CRAWL_OK) {
+        if (crawl_warc_next(b, &rb) != CRAWL_OK)
+            break;
+        const char *da, *db;
+        size_t la, lb;
+        if (ra->header_len == rb->header_len && memcmp(ra->header, rb->header, ra->header_len) == 0 &&
+            crawl_warc_block(a, &da, &la) == CRAWL_OK && crawl_warc_block(b, &db, &lb) == CRAWL_OK &&
+            la == lb && memcmp(da, db, la) == 0)
+            same++;
+    }
+    CU_ASSERT_EQUAL(same, copied);
+    CU_ASSERT_EQUAL(crawl_warc_next(b, &rb), CRAWL_EOF);
+    CU_ASSERT_EQUAL(crawl_warc_reader_gzip(b), 1);
+    crawl_warc_reader_free(a);
+    crawl_warc_reader_free(b);
+}
+
 static int suite_cleanup(void)
 {
     if (wget_dir[0] && !getenv("SIMCRAWL_KEEP_TMP")) {
@@ -884,4 +1127,7 @@ void test_warc_register(void)
     CU_add_test(s, "test_warc_wget_read_back", test_warc_wget_read_back);
     CU_add_test(s, "test_warc_wget_http_blocks", test_warc_wget_http_blocks);
     CU_add_test(s, "test_warc_wget_damaged_copies", test_warc_wget_damaged_copies);
+    CU_add_test(s, "test_warc_writer_round_trip", test_warc_writer_round_trip);
+    CU_add_test(s, "test_warc_writer_rotation_and_plain", test_warc_writer_rotation_and_plain);
+    CU_add_test(s, "test_warc_writer_copy_is_byte_exact", test_warc_writer_copy_is_byte_exact);
 }

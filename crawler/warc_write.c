@@ -1,0 +1,628 @@
+/*
+ * The WARC writer: WARC/1.1 records (ISO 28500:2017; the 1.1 text at
+ * iipc.github.io/warc-specifications), each in a gzip member of its own (RFC 1952; zlib
+ * deflate with windowBits 15+16), so any record can be read from its offset alone.
+ *
+ * Every file starts with a warcinfo record. A fetch becomes a request and a response
+ * record pointing at each other with WARC-Concurrent-To; both carry WARC-Block-Digest,
+ * the response also WARC-Payload-Digest (sha1 base32) over the entity body with the
+ * chunked transfer coding removed and the content coding kept (section 5.9 of the spec:
+ * the payload is the entity, not the transfer). An exact duplicate becomes a revisit
+ * record, profile identical-payload-digest, whose block is the HTTP head only and which
+ * carries WARC-Refers-To, -Target-URI and -Date so that replay tools find the original.
+ *
+ * Files are written as NAME.open and renamed to NAME once complete (as Heritrix does), so
+ * a crash never leaves a file that looks finished. Once a file passes rotate_size the
+ * next record starts a new file: NAME, then PREFIX-00001.warc.gz, PREFIX-00002.warc.gz...
+ * Record ids are random (version 4) UUIDs from getrandom(2).
+ */
+#include "crawler/crawl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define OUT_BUF (256u * 1024)    /* bytes gathered before a write(2) */
+#define FIELDS_MAX (64u * 1024)  /* cap of the generated header fields of one record */
+#define PATH_MAX_LEN 4096u
+
+struct crawl_warc_writer {
+    char base[PATH_MAX_LEN]; /* the name given */
+    char path[PATH_MAX_LEN]; /* the current file's final name */
+    char tmp[PATH_MAX_LEN];  /* path + ".open" */
+    unsigned seq;            /* 0 for the first file */
+    int fd;
+    int gzip;
+    uint64_t size;           /* bytes in the current file */
+    uint64_t records;        /* records in the current file */
+    struct crawl_warc_writer_opts opts;
+    z_stream zs;
+    int zs_ready;
+    int in_member;
+    unsigned char *out;
+    size_t out_len;
+    uint8_t rnd[512];
+    size_t rnd_left;
+    enum crawl_code failed; /* sticky after an I/O error */
+    char error[2 * PATH_MAX_LEN + 256];
+};
+
+static void set_io_error(struct crawl_warc_writer *w, const char *what)
+{
+    if (w->failed == CRAWL_OK)
+        snprintf(w->error, sizeof w->error, "cannot %s %s: %s", what, w->tmp, strerror(errno));
+    w->failed = CRAWL_EIO;
+}
+
+/* ---- bytes to the file ---- */
+
+static int flush_out(struct crawl_warc_writer *w)
+{
+    size_t done = 0;
+    while (done < w->out_len) {
+        ssize_t n = write(w->fd, w->out + done, w->out_len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            set_io_error(w, "write");
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    w->size += w->out_len;
+    w->out_len = 0;
+    return 0;
+}
+
+/* Feeds data into the current record (compressed or not). flush: Z_NO_FLUSH or Z_FINISH. */
+static int emit(struct crawl_warc_writer *w, const void *data, size_t len, int flush)
+{
+    if (w->failed)
+        return -1;
+    if (!w->gzip) {
+        const unsigned char *p = data;
+        while (len > 0) {
+            size_t k = OUT_BUF - w->out_len < len ? OUT_BUF - w->out_len : len;
+            memcpy(w->out + w->out_len, p, k);
+            w->out_len += k;
+            p += k;
+            len -= k;
+            if (w->out_len == OUT_BUF && flush_out(w) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    w->zs.next_in = (Bytef *)data;
+    w->zs.avail_in = 0;
+    const unsigned char *p = data;
+    size_t left = len;
+    for (;;) {
+        if (w->zs.avail_in == 0 && left > 0) {
+            size_t k = left > (1u << 30) ? (1u << 30) : left;
+            w->zs.next_in = (Bytef *)p;
+            w->zs.avail_in = (uInt)k;
+            p += k;
+            left -= k;
+        }
+        int mode = left == 0 ? flush : Z_NO_FLUSH;
+        w->zs.next_out = w->out + w->out_len;
+        w->zs.avail_out = (uInt)(OUT_BUF - w->out_len);
+        int rc = deflate(&w->zs, mode);
+        w->out_len = OUT_BUF - w->zs.avail_out;
+        if (rc == Z_STREAM_ERROR) {
+            snprintf(w->error, sizeof w->error, "deflate failed");
+            w->failed = CRAWL_ENOMEM;
+            return -1;
+        }
+        if (w->out_len == OUT_BUF && flush_out(w) != 0)
+            return -1;
+        if (mode == Z_FINISH && rc == Z_STREAM_END)
+            return 0;
+        if (mode != Z_FINISH && w->zs.avail_in == 0 && left == 0 && w->zs.avail_out > 0)
+            return 0;
+    }
+}
+
+static int member_begin(struct crawl_warc_writer *w)
+{
+    if (w->gzip && deflateReset(&w->zs) != Z_OK) {
+        w->failed = CRAWL_ENOMEM;
+        return -1;
+    }
+    w->in_member = 1;
+    return 0;
+}
+
+static int member_end(struct crawl_warc_writer *w)
+{
+    w->in_member = 0;
+    if (emit(w, "\r\n\r\n", 4, Z_FINISH) != 0)
+        return -1;
+    w->records++;
+    /* write out each member completely, so the file only ever ends between members
+     * once the writer is idle */
+    return flush_out(w);
+}
+
+/* ---- ids, dates ---- */
+
+static int random_bytes(struct crawl_warc_writer *w, uint8_t *out, size_t n)
+{
+    if (w->rnd_left < n) {
+        size_t got = 0;
+        while (got < sizeof w->rnd) {
+            ssize_t k = getrandom(w->rnd + got, sizeof w->rnd - got, 0);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                return -1;
+            got += (size_t)k;
+        }
+        w->rnd_left = sizeof w->rnd;
+    }
+    memcpy(out, w->rnd + sizeof w->rnd - w->rnd_left, n);
+    w->rnd_left -= n;
+    return 0;
+}
+
+/* "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>", RFC 4122 version 4. */
+static int new_id(struct crawl_warc_writer *w, char out[CRAWL_WARC_ID_SIZE])
+{
+    uint8_t b[16];
+    if (random_bytes(w, b, sizeof b) != 0) {
+        snprintf(w->error, sizeof w->error, "getrandom failed: %s", strerror(errno));
+        w->failed = CRAWL_EIO;
+        return -1;
+    }
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+    snprintf(out, CRAWL_WARC_ID_SIZE,
+             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+             b[13], b[14], b[15]);
+    return 0;
+}
+
+static void now_iso(char out[32])
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Header values may not hold CR or LF (they would end the field). */
+static int clean_value(const char *s)
+{
+    return s && !strpbrk(s, "\r\n");
+}
+
+/* ---- building records ---- */
+
+struct fields {
+    char buf[FIELDS_MAX];
+    size_t len;
+    int overflow;
+};
+
+__attribute__((format(printf, 2, 3))) static void addf(struct fields *f, const char *fmt, ...)
+{
+    if (f->overflow)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(f->buf + f->len, sizeof f->buf - f->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof f->buf - f->len)
+        f->overflow = 1;
+    else
+        f->len += (size_t)n;
+}
+
+/* Writes "WARC/1.1", the fields, Content-Length, the empty line, the block parts and the
+ * record end, as one member. */
+static enum crawl_code write_record(struct crawl_warc_writer *w, struct fields *f,
+                                    const char *const *parts, const size_t *lens, int nparts)
+{
+    if (w->failed)
+        return w->failed;
+    if (f->overflow)
+        return CRAWL_ETOOLARGE;
+    uint64_t total = 0;
+    for (int i = 0; i < nparts; i++)
+        total += lens[i];
+    char head[64];
+    int hl = snprintf(head, sizeof head, "Content-Length: %llu\r\n\r\n", (unsigned long long)total);
+    if (member_begin(w) != 0 || emit(w, "WARC/1.1\r\n", 10, Z_NO_FLUSH) != 0 ||
+        emit(w, f->buf, f->len, Z_NO_FLUSH) != 0 || emit(w, head, (size_t)hl, Z_NO_FLUSH) != 0)
+        return w->failed;
+    for (int i = 0; i < nparts; i++)
+        if (lens[i] && emit(w, parts[i], lens[i], Z_NO_FLUSH) != 0)
+            return w->failed;
+    if (member_end(w) != 0)
+        return w->failed;
+    return CRAWL_OK;
+}
+
+static enum crawl_code write_warcinfo(struct crawl_warc_writer *w)
+{
+    struct fields f = {.len = 0};
+    char id[CRAWL_WARC_ID_SIZE], date[32];
+    if (new_id(w, id) != 0)
+        return w->failed;
+    now_iso(date);
+    const char *name = strrchr(w->path, '/');
+    name = name ? name + 1 : w->path;
+    addf(&f, "WARC-Type: warcinfo\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\n", id, date);
+    if (clean_value(name))
+        addf(&f, "WARC-Filename: %s\r\n", name);
+    addf(&f, "Content-Type: application/warc-fields\r\n");
+    char block[2048];
+    const char *sw = w->opts.software && clean_value(w->opts.software) ? w->opts.software : "simcrawl";
+    int bl = snprintf(block, sizeof block,
+                      "software: %s\r\nformat: WARC File Format 1.1\r\n"
+                      "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
+                      sw);
+    if (bl < 0 || (size_t)bl >= sizeof block)
+        bl = 0;
+    const char *parts[2] = {block, w->opts.info ? w->opts.info : ""};
+    size_t lens[2] = {(size_t)bl, w->opts.info ? strlen(w->opts.info) : 0};
+    return write_record(w, &f, parts, lens, 2);
+}
+
+/* ---- files ---- */
+
+/* The name of file number seq: the given name for 0, else PREFIX-NNNNN.EXT. */
+static int file_name(const struct crawl_warc_writer *w, unsigned seq, char *out, size_t cap)
+{
+    if (seq == 0)
+        return snprintf(out, cap, "%s", w->base) < (int)cap ? 0 : -1;
+    const char *ext = NULL;
+    size_t bl = strlen(w->base);
+    static const char *const exts[] = {".warc.gz", ".warc"};
+    for (int i = 0; i < 2 && !ext; i++) {
+        size_t el = strlen(exts[i]);
+        if (bl > el && strcmp(w->base + bl - el, exts[i]) == 0)
+            ext = w->base + bl - el;
+    }
+    if (!ext)
+        ext = w->base + bl;
+    int n = snprintf(out, cap, "%.*s-%05u%s", (int)(ext - w->base), w->base, seq, ext);
+    return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static enum crawl_code open_file(struct crawl_warc_writer *w)
+{
+    if (file_name(w, w->seq, w->path, sizeof w->path) != 0 ||
+        (size_t)snprintf(w->tmp, sizeof w->tmp, "%s.open", w->path) >= sizeof w->tmp) {
+        snprintf(w->error, sizeof w->error, "output name too long");
+        return CRAWL_EINVAL;
+    }
+    w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (w->fd < 0) {
+        set_io_error(w, "create");
+        return CRAWL_EIO;
+    }
+    w->size = 0;
+    w->records = 0;
+    return write_warcinfo(w);
+}
+
+static enum crawl_code close_file(struct crawl_warc_writer *w)
+{
+    enum crawl_code rc = w->failed;
+    if (w->fd < 0)
+        return rc;
+    if (rc == CRAWL_OK)
+        flush_out(w);
+    if (close(w->fd) != 0)
+        set_io_error(w, "close");
+    w->fd = -1;
+    if (w->failed == CRAWL_OK && rename(w->tmp, w->path) != 0) {
+        int e = errno;
+        snprintf(w->error, sizeof w->error, "cannot rename %s to %s: %s", w->tmp, w->path, strerror(e));
+        w->failed = CRAWL_EIO;
+    }
+    return w->failed;
+}
+
+/* Before a new record (or pair): start the next file when this one is full. */
+static enum crawl_code maybe_rotate(struct crawl_warc_writer *w)
+{
+    if (w->failed)
+        return w->failed;
+    if (w->size < w->opts.rotate_size || w->records <= 1)
+        return CRAWL_OK;
+    enum crawl_code rc = close_file(w);
+    if (rc != CRAWL_OK)
+        return rc;
+    w->seq++;
+    return open_file(w);
+}
+
+enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc_writer_opts *opts,
+                                       struct crawl_warc_writer **out)
+{
+    *out = NULL;
+    if (!path || !*path || strlen(path) + 16 >= PATH_MAX_LEN)
+        return CRAWL_EINVAL;
+    struct crawl_warc_writer *w = calloc(1, sizeof *w);
+    if (!w)
+        return CRAWL_ENOMEM;
+    w->fd = -1;
+    if (opts)
+        w->opts = *opts;
+    if (!w->opts.rotate_size)
+        w->opts.rotate_size = CRAWL_WARC_DEFAULT_ROTATE;
+    if (w->opts.gzip_level < 1 || w->opts.gzip_level > 9)
+        w->opts.gzip_level = 6;
+    snprintf(w->base, sizeof w->base, "%s", path);
+    size_t pl = strlen(path);
+    w->gzip = !(pl >= 5 && strcmp(path + pl - 5, ".warc") == 0);
+    w->out = malloc(OUT_BUF);
+    if (!w->out) {
+        free(w);
+        return CRAWL_ENOMEM;
+    }
+    if (w->gzip) {
+        if (deflateInit2(&w->zs, w->opts.gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+            free(w->out);
+            free(w);
+            return CRAWL_ENOMEM;
+        }
+        w->zs_ready = 1;
+    }
+    enum crawl_code rc = open_file(w);
+    if (rc != CRAWL_OK) {
+        /* keep errno's words for the caller: report through the return code only */
+        if (w->fd >= 0) {
+            close(w->fd);
+            unlink(w->tmp);
+        }
+        if (w->zs_ready)
+            deflateEnd(&w->zs);
+        free(w->out);
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_writer_close(struct crawl_warc_writer *w)
+{
+    if (!w)
+        return CRAWL_OK;
+    enum crawl_code rc = close_file(w);
+    if (w->zs_ready)
+        deflateEnd(&w->zs);
+    free(w->out);
+    free(w);
+    return rc;
+}
+
+const char *crawl_warc_writer_path(const struct crawl_warc_writer *w)
+{
+    return w->path;
+}
+
+const char *crawl_warc_writer_error(const struct crawl_warc_writer *w)
+{
+    return w->error;
+}
+
+/* ---- the record kinds ---- */
+
+static int contains_ci(const char *s, size_t len, const char *needle)
+{
+    size_t nl = strlen(needle);
+    for (size_t i = 0; i + nl <= len; i++) {
+        size_t j = 0;
+        while (j < nl && (s[i + j] | 0x20) == needle[j])
+            j++;
+        if (j == nl)
+            return 1;
+    }
+    return 0;
+}
+
+/* Payload digest of a response: over the body, with the chunked coding removed when the
+ * head announces it (the content coding stays). */
+static enum crawl_code payload_digest(const char *head, size_t head_len, const char *body,
+                                      size_t body_len, char out[CRAWL_DIGEST_SIZE])
+{
+    if (!contains_ci(head, head_len, "chunked"))
+        return crawl_digest_sha1(body, body_len, out);
+    /* dechunk through the HTTP parser, which looks at the last transfer coding */
+    char *msg = malloc(head_len + body_len + 1);
+    if (!msg)
+        return CRAWL_ENOMEM;
+    memcpy(msg, head, head_len);
+    memcpy(msg + head_len, body, body_len);
+    struct crawl_http_msg *m = NULL;
+    enum crawl_code rc = crawl_http_parse(msg, head_len + body_len, NULL, &m);
+    free(msg);
+    if (rc != CRAWL_OK)
+        return rc == CRAWL_ENOMEM ? rc : crawl_digest_sha1(body, body_len, out);
+    size_t pl;
+    const char *p = crawl_http_payload(m, &pl);
+    rc = crawl_digest_sha1(p, pl, out);
+    crawl_http_free(m);
+    return rc;
+}
+
+/* Block digest of parts[0..n). */
+static enum crawl_code block_digest(const char *const *parts, const size_t *lens, int n,
+                                    char out[CRAWL_DIGEST_SIZE])
+{
+    struct crawl_digest *d;
+    enum crawl_code rc = crawl_digest_new(&d);
+    if (rc != CRAWL_OK)
+        return rc;
+    for (int i = 0; i < n; i++)
+        crawl_digest_update(d, parts[i], lens[i]);
+    crawl_digest_final(d, out);
+    crawl_digest_free(d);
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
+                                          const struct crawl_warc_exchange *x,
+                                          char id_out[CRAWL_WARC_ID_SIZE])
+{
+    if (!x || !clean_value(x->uri) || !x->head || (x->ip && !clean_value(x->ip)) ||
+        (x->date && !clean_value(x->date)) || (x->body_len && !x->body))
+        return CRAWL_EINVAL;
+    enum crawl_code rc = maybe_rotate(w);
+    if (rc != CRAWL_OK)
+        return rc;
+    char resp_id[CRAWL_WARC_ID_SIZE], req_id[CRAWL_WARC_ID_SIZE], date[32];
+    if (new_id(w, resp_id) != 0 || (x->request && new_id(w, req_id) != 0))
+        return w->failed;
+    if (x->date)
+        snprintf(date, sizeof date, "%s", x->date);
+    else
+        now_iso(date);
+    const char *body = x->body ? x->body : "";
+    const char *parts[2] = {x->head, body};
+    size_t lens[2] = {x->head_len, x->body_len};
+    char bdig[CRAWL_DIGEST_SIZE], pdig[CRAWL_DIGEST_SIZE];
+    rc = block_digest(parts, lens, 2, bdig);
+    if (rc == CRAWL_OK)
+        rc = payload_digest(x->head, x->head_len, body, x->body_len, pdig);
+    if (rc != CRAWL_OK)
+        return rc;
+
+    struct fields f = {.len = 0};
+    if (x->request) {
+        char qdig[CRAWL_DIGEST_SIZE];
+        rc = crawl_digest_sha1(x->request, x->request_len, qdig);
+        if (rc != CRAWL_OK)
+            return rc;
+        addf(&f, "WARC-Type: request\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\n"
+                 "WARC-Target-URI: %s\r\nWARC-Concurrent-To: %s\r\n",
+             req_id, date, x->uri, resp_id);
+        if (x->ip)
+            addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
+        addf(&f, "Content-Type: application/http;msgtype=request\r\nWARC-Block-Digest: %s\r\n", qdig);
+        const char *rp[1] = {x->request};
+        size_t rl[1] = {x->request_len};
+        rc = write_record(w, &f, rp, rl, 1);
+        if (rc != CRAWL_OK)
+            return rc;
+        f.len = 0;
+    }
+    addf(&f, "WARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
+         resp_id, date, x->uri);
+    if (x->request)
+        addf(&f, "WARC-Concurrent-To: %s\r\n", req_id);
+    if (x->ip)
+        addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
+    addf(&f, "Content-Type: application/http;msgtype=response\r\nWARC-Block-Digest: %s\r\n"
+             "WARC-Payload-Digest: %s\r\n",
+         bdig, pdig);
+    rc = write_record(w, &f, parts, lens, 2);
+    if (rc == CRAWL_OK && id_out)
+        memcpy(id_out, resp_id, CRAWL_WARC_ID_SIZE);
+    return rc;
+}
+
+enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
+                                         const struct crawl_warc_revisit *v,
+                                         char id_out[CRAWL_WARC_ID_SIZE])
+{
+    if (!v || !clean_value(v->uri) || !v->head || !clean_value(v->payload_digest) ||
+        !clean_value(v->refers_to) || !clean_value(v->refers_to_uri) ||
+        !clean_value(v->refers_to_date) || (v->ip && !clean_value(v->ip)) ||
+        (v->date && !clean_value(v->date)))
+        return CRAWL_EINVAL;
+    enum crawl_code rc = maybe_rotate(w);
+    if (rc != CRAWL_OK)
+        return rc;
+    char id[CRAWL_WARC_ID_SIZE], date[32], bdig[CRAWL_DIGEST_SIZE];
+    if (new_id(w, id) != 0)
+        return w->failed;
+    if (v->date)
+        snprintf(date, sizeof date, "%s", v->date);
+    else
+        now_iso(date);
+    rc = crawl_digest_sha1(v->head, v->head_len, bdig);
+    if (rc != CRAWL_OK)
+        return rc;
+    struct fields f = {.len = 0};
+    addf(&f, "WARC-Type: revisit\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
+         id, date, v->uri);
+    if (v->ip)
+        addf(&f, "WARC-IP-Address: %s\r\n", v->ip);
+    addf(&f, "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n"
+             "WARC-Refers-To: %s\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\n"
+             "WARC-Payload-Digest: %s\r\nContent-Type: application/http;msgtype=response\r\n"
+             "WARC-Block-Digest: %s\r\n",
+         v->refers_to, v->refers_to_uri, v->refers_to_date, v->payload_digest, bdig);
+    const char *parts[1] = {v->head};
+    size_t lens[1] = {v->head_len};
+    rc = write_record(w, &f, parts, lens, 1);
+    if (rc == CRAWL_OK && id_out)
+        memcpy(id_out, id, CRAWL_WARC_ID_SIZE);
+    return rc;
+}
+
+enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer *w, const char *header,
+                                     size_t header_len, const char *block, size_t block_len)
+{
+    if (!header || (block_len && !block))
+        return CRAWL_EINVAL;
+    enum crawl_code rc = maybe_rotate(w);
+    if (rc != CRAWL_OK)
+        return rc;
+    if (member_begin(w) != 0 || emit(w, header, header_len, Z_NO_FLUSH) != 0 ||
+        (block_len && emit(w, block, block_len, Z_NO_FLUSH) != 0) || member_end(w) != 0)
+        return w->failed;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w, struct crawl_warc_reader *r,
+                                       const struct crawl_warc_record *rec)
+{
+    const char *d;
+    size_t l;
+    enum crawl_code rc = crawl_warc_block(r, &d, &l);
+    if (rc == CRAWL_OK)
+        return crawl_warc_write_raw(w, rec->header, rec->header_len, d, l);
+    if (rc != CRAWL_ETOOLARGE)
+        return rc;
+    /* too large to hold: stream it through */
+    rc = maybe_rotate(w);
+    if (rc != CRAWL_OK)
+        return rc;
+    if (member_begin(w) != 0 || emit(w, rec->header, rec->header_len, Z_NO_FLUSH) != 0)
+        return w->failed;
+    char buf[64 * 1024];
+    uint64_t copied = 0;
+    for (;;) {
+        size_t n;
+        rc = crawl_warc_read(r, buf, sizeof buf, &n);
+        if (rc != CRAWL_OK)
+            break;
+        if (n == 0)
+            break;
+        if (emit(w, buf, n, Z_NO_FLUSH) != 0)
+            return w->failed;
+        copied += n;
+    }
+    if (rc == CRAWL_OK && copied != rec->content_length)
+        rc = CRAWL_ETRUNCATED;
+    /* finish the member either way (a damaged copy still ends cleanly; the caller
+     * learns of the damage from rc) */
+    if (member_end(w) != 0)
+        return w->failed;
+    return rc;
+}
