@@ -20,6 +20,8 @@ struct command {
 static const struct command commands[] = {
     /* each subcommand adds its line here when it lands */
     {"extract", cmd_extract, "main text, links and metadata of one HTML page"},
+    {"fingerprint", cmd_fingerprint, "64-bit simhash of each page, one line each (like sha256sum)"},
+    {"compare", cmd_compare, "how similar two pages are: distance, cosine, Jaccard, verdict"},
     {"robots", cmd_robots, "is a URL allowed by a robots.txt (exit 0 allowed, 1 disallowed)"},
     {NULL, NULL, NULL}};
 

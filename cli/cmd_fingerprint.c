@@ -1,0 +1,183 @@
+/*
+ * simcrawl fingerprint [--text] [--idf FILE] [--idf-out FILE] [--] FILE...|-
+ *
+ * Prints the 64-bit simhash (docs/FINGERPRINT.md) of each input page as one line
+ * "16HEX  PATH", like sha256sum: 16 lower-case hex digits, two spaces, the path as given
+ * ("-" for standard input). A path holding a newline or a backslash is printed with those
+ * escaped ("\n", "\\") and the line starts with a backslash, as GNU coreutils does.
+ * An input that fails (unreadable, not HTML, too little text) gets a diagnostic on stderr
+ * and no line; the others go on; the exit status is then 2.
+ * --idf-out counts, over the inputs, how many contain each shingle and writes an IDF file
+ * (docs/FINGERPRINT.md section 5) that --idf reads back.
+ */
+#include "cli/cli.h"
+#include "cli/pipeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "fingerprint"
+#define CLI_IDF_MAX_BYTES (512u * 1024 * 1024) /* cap on an IDF file read by --idf */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simcrawl fingerprint [options] FILE...|-\n"
+            "\n"
+            "Prints the 64-bit simhash of the main text of each page, one line per input:\n"
+            "16 lower-case hex digits, two spaces, the path (like sha256sum).\n"
+            "Specification: docs/FINGERPRINT.md (version %d).\n"
+            "\n"
+            "options:\n"
+            "  --text          inputs are plain UTF-8 text, not HTML\n"
+            "  --idf FILE      weight shingles by inverse document frequency from FILE\n"
+            "  --idf-out FILE  count document frequencies over the inputs, write an IDF file\n"
+            "  -h, --help      this help\n"
+            "  --              end of options (a FILE may then start with '-')\n"
+            "\n"
+            "exit status: 0 all inputs fingerprinted, 1 usage error, 2 some input failed\n"
+            "(too little text, unreadable, not a page): it is named on stderr, the rest go on.\n",
+            DEDUP_FINGERPRINT_VERSION);
+}
+
+/* Prints path as sha256sum does: "\" first when it holds '\n' or '\\', those escaped. */
+static void print_line(uint64_t fp, const char *path)
+{
+    char hex[17];
+    dedup_fingerprint_format(fp, hex);
+    if (!strpbrk(path, "\n\\")) {
+        printf("%s  %s\n", hex, path);
+        return;
+    }
+    printf("\\%s  ", hex);
+    for (const char *p = path; *p; p++) {
+        if (*p == '\n')
+            fputs("\\n", stdout);
+        else if (*p == '\\')
+            fputs("\\\\", stdout);
+        else
+            putchar(*p);
+    }
+    putchar('\n');
+}
+
+/* Loads --idf FILE; prints the reason and returns NULL on failure. */
+static struct dedup_idf *load_idf(const char *path)
+{
+    char *data, err[CLI_MESSAGE_MAX];
+    size_t len;
+    if (cli_read_file(path, CLI_IDF_MAX_BYTES, &data, &len, err, sizeof err) != 0) {
+        cli_error(CMD, "cannot read idf file %s: %s", path, err);
+        return NULL;
+    }
+    struct dedup_idf *idf = NULL;
+    struct dedup_parse_error perr;
+    enum dedup_code rc = dedup_idf_parse(data, len, &idf, &perr);
+    free(data);
+    if (rc == DEDUP_EFORMAT || rc == DEDUP_ETOOLARGE)
+        cli_error(CMD, "%s:%zu: %s", path, perr.line, perr.what);
+    else if (rc != DEDUP_OK)
+        cli_error(CMD, "%s: %s", path, dedup_strerror(rc));
+    return idf;
+}
+
+int cmd_fingerprint(int argc, char **argv)
+{
+    struct cli_fp_opts opts = {0};
+    const char *idf_path = NULL, *idf_out_path = NULL;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || strcmp(a, "-") == 0)
+            break;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (strcmp(a, "--text") == 0) {
+            opts.text = 1;
+        } else if (strcmp(a, "--idf") == 0 || strcmp(a, "--idf-out") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "%s needs a FILE", a);
+            if (a[5] == '\0')
+                idf_path = argv[++i];
+            else
+                idf_out_path = argv[++i];
+        } else {
+            return cli_usage_error(CMD, "unknown option '%s'", a);
+        }
+    }
+    if (i >= argc)
+        return cli_usage_error(CMD, "no input (give FILE... or - for standard input)");
+    int stdin_uses = 0;
+    for (int k = i; k < argc; k++)
+        stdin_uses += strcmp(argv[k], "-") == 0;
+    if (stdin_uses > 1)
+        return cli_usage_error(CMD, "standard input ('-') can be read only once");
+
+    int status = CLI_OK;
+    struct dedup_idf *idf = NULL, *counted = NULL;
+    if (idf_path) {
+        idf = load_idf(idf_path);
+        if (!idf)
+            return CLI_RUNTIME;
+        opts.idf = idf;
+    }
+    if (idf_out_path) {
+        counted = dedup_idf_new();
+        if (!counted) {
+            cli_error(CMD, "out of memory");
+            dedup_idf_free(idf);
+            return CLI_RUNTIME;
+        }
+        opts.keep_features = 1;
+    }
+
+    for (; i < argc; i++) {
+        struct cli_fp_result res;
+        if (cli_fingerprint_file(argv[i], &opts, &res) != 0) {
+            cli_error(CMD, "%s: %s", argv[i], res.message);
+            status = CLI_RUNTIME;
+        } else {
+            print_line(res.fingerprint, argv[i]);
+            if (counted) {
+                enum dedup_code rc = dedup_idf_add_doc(counted, res.features);
+                if (rc != DEDUP_OK) {
+                    cli_error(CMD, "%s: cannot count for --idf-out: %s", argv[i],
+                              dedup_strerror(rc));
+                    status = CLI_RUNTIME;
+                }
+            }
+        }
+        cli_fp_result_release(&res);
+    }
+
+    if (counted) {
+        FILE *out = fopen(idf_out_path, "w");
+        if (!out) {
+            cli_error(CMD, "cannot write idf file %s: %s", idf_out_path, strerror(errno));
+            status = CLI_RUNTIME;
+        } else {
+            enum dedup_code rc = dedup_idf_write(counted, out);
+            if (fclose(out) != 0 && rc == DEDUP_OK)
+                rc = DEDUP_EIO;
+            if (rc != DEDUP_OK) {
+                cli_error(CMD, "cannot write idf file %s: %s", idf_out_path,
+                          rc == DEDUP_EIO ? strerror(errno) : dedup_strerror(rc));
+                status = CLI_RUNTIME;
+            }
+        }
+    }
+    dedup_idf_free(idf);
+    dedup_idf_free(counted);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(CMD, "write error: %s", strerror(errno));
+        status = CLI_RUNTIME;
+    }
+    return status;
+}

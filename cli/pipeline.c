@@ -1,0 +1,288 @@
+/*
+ * The page pipeline of cli/pipeline.h: bytes -> main text (extract_doc_parse) -> tokens
+ * (extract_tokens) -> weighted 3-shingles (dedup_features_from_tokens) -> 64-bit simhash
+ * (dedup_simhash), as docs/FINGERPRINT.md specifies; and cli_read_file(), the capped
+ * whole-file reader used for every input ("-" is standard input).
+ *
+ * Nothing here prints: failures come back in struct cli_fp_result with the stage, the
+ * library's code and a lower-case message, and each command words its diagnostic.
+ * With --text (opts->text) the input is plain UTF-8 text; it is validated here (the
+ * offset of the first bad byte is reported) because extract_tokens() requires valid UTF-8.
+ */
+#include "cli/pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void set_msg(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_msg(char *buf, size_t len, const char *fmt, ...)
+{
+    if (!buf || len == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* strerror() starts with a capital ("No such file or directory"); diagnostics here are
+ * lower-case, error first, but git and coreutils keep strerror's text as it is: so do we. */
+int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *err,
+                  size_t errlen)
+{
+    *out = NULL;
+    *len = 0;
+    if (max_bytes == 0)
+        max_bytes = CLI_READ_MAX_BYTES;
+    int is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    char *buf = NULL;
+    if (fd < 0) {
+        set_msg(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        set_msg(err, errlen, "%s", strerror(errno));
+        goto fail;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        set_msg(err, errlen, "is a directory");
+        goto fail;
+    }
+    size_t cap = 65536, used = 0;
+    if (S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > max_bytes) {
+            set_msg(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
+            goto fail;
+        }
+        cap = (size_t)st.st_size + 1; /* + 1: see EOF without growing */
+    }
+    if (cap > max_bytes + 1)
+        cap = max_bytes + 1;
+    buf = malloc(cap + 1);
+    if (!buf) {
+        set_msg(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (;;) {
+        if (used == cap) {
+            if (cap > max_bytes) {
+                set_msg(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
+                goto fail;
+            }
+            size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                set_msg(err, errlen, "out of memory");
+                goto fail;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + used, cap - used);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            set_msg(err, errlen, "%s", strerror(errno));
+            goto fail;
+        }
+        if (r == 0)
+            break;
+        used += (size_t)r;
+    }
+    if (used > max_bytes) {
+        set_msg(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
+        goto fail;
+    }
+    buf[used] = '\0';
+    if (!is_stdin)
+        close(fd);
+    *out = buf;
+    *len = used;
+    return 0;
+fail:
+    free(buf);
+    if (!is_stdin)
+        close(fd);
+    return -1;
+}
+
+/* Offset of the first byte that is not part of valid UTF-8 (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF) or is NUL; len when all is valid. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c >= 0x01 && c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n;
+        unsigned lo = 0x80, hi = 0xbf;
+        if (c >= 0xc2 && c <= 0xdf)
+            n = 1;
+        else if (c >= 0xe0 && c <= 0xef) {
+            n = 2;
+            if (c == 0xe0)
+                lo = 0xa0;
+            else if (c == 0xed)
+                hi = 0x9f;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            n = 3;
+            if (c == 0xf0)
+                lo = 0x90;
+            else if (c == 0xf4)
+                hi = 0x8f;
+        } else
+            return i; /* NUL, continuation byte, 0xc0/0xc1, 0xf5.. */
+        if (n >= len - i) /* truncated sequence */
+            return i;
+        if (s[i + 1] < lo || s[i + 1] > hi)
+            return i;
+        for (size_t k = 2; k <= n; k++)
+            if ((s[i + k] & 0xc0) != 0x80)
+                return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+static void fail_dedup(struct cli_fp_result *out, enum dedup_code code, size_t n_tokens,
+                       size_t max_tokens)
+{
+    out->stage = CLI_FP_DEDUP;
+    out->dedup_code = code;
+    out->n_tokens = n_tokens;
+    if (code == DEDUP_ETOOSHORT)
+        set_msg(out->message, sizeof out->message, "too little text to fingerprint (%zu word%s)",
+                n_tokens, n_tokens == 1 ? "" : "s");
+    else if (code == DEDUP_ETOOLARGE)
+        set_msg(out->message, sizeof out->message,
+                "too much text to fingerprint (more than %zu words)", max_tokens);
+    else
+        set_msg(out->message, sizeof out->message, "%s", dedup_strerror(code));
+}
+
+int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
+                         const char *base_url, const struct cli_fp_opts *opts,
+                         struct cli_fp_result *out)
+{
+    static const struct cli_fp_opts no_opts;
+    if (!opts)
+        opts = &no_opts;
+    memset(out, 0, sizeof *out);
+    struct extract_doc *doc = NULL;
+    char *tokens = NULL;
+    size_t tokens_len = 0, n_tokens = 0;
+    struct dedup_features *f = NULL;
+    enum extract_code ec;
+
+    if (opts->text) {
+        size_t bad = utf8_invalid_at((const unsigned char *)html, len);
+        if (bad < len) {
+            out->stage = CLI_FP_TOKENS;
+            out->extract_code = EXTRACT_EINVAL;
+            if (html[bad] == '\0')
+                set_msg(out->message, sizeof out->message,
+                        "input is binary, not text (NUL byte at offset %zu)", bad);
+            else
+                set_msg(out->message, sizeof out->message,
+                        "invalid UTF-8 at byte offset %zu", bad);
+            goto fail;
+        }
+        ec = extract_tokens(html, len, &tokens, &tokens_len, &n_tokens);
+    } else {
+        struct extract_opts eo = {0};
+        eo.content_type = content_type;
+        eo.base_url = base_url;
+        eo.max_bytes = opts->max_bytes;
+        ec = extract_doc_parse(html, len, &eo, &doc);
+        if (ec != EXTRACT_OK) {
+            out->stage = CLI_FP_EXTRACT;
+            out->extract_code = ec;
+            set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+            goto fail;
+        }
+        size_t tlen = 0;
+        const char *text = extract_doc_text(doc, &tlen);
+        ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
+    }
+    if (ec != EXTRACT_OK) {
+        out->stage = CLI_FP_TOKENS;
+        out->extract_code = ec;
+        set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+        goto fail;
+    }
+
+    f = dedup_features_new();
+    if (!f) {
+        fail_dedup(out, DEDUP_ENOMEM, n_tokens, 0);
+        goto fail;
+    }
+    struct dedup_opts dopts = {0};
+    dopts.idf = opts->idf;
+    dopts.min_tokens = opts->min_tokens;
+    enum dedup_code dc = dedup_features_from_tokens(f, tokens, tokens_len, &dopts);
+    if (dc != DEDUP_OK) {
+        fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
+        goto fail;
+    }
+    out->fingerprint = dedup_simhash(f);
+    out->n_tokens = n_tokens;
+    out->n_features = dedup_features_count(f);
+    out->stage = CLI_FP_DONE;
+    if (opts->keep_features)
+        out->features = f;
+    else
+        dedup_features_free(f);
+    if (opts->keep_tokens) {
+        out->tokens = tokens;
+        out->tokens_len = tokens_len;
+    } else
+        free(tokens);
+    if (opts->keep_doc)
+        out->doc = doc;
+    else
+        extract_doc_free(doc);
+    return 0;
+fail:
+    dedup_features_free(f);
+    free(tokens);
+    extract_doc_free(doc);
+    return -1;
+}
+
+int cli_fingerprint_file(const char *path, const struct cli_fp_opts *opts,
+                         struct cli_fp_result *out)
+{
+    char *data;
+    size_t len;
+    memset(out, 0, sizeof *out);
+    if (cli_read_file(path, opts ? opts->max_bytes : 0, &data, &len, out->message,
+                      sizeof out->message) != 0) {
+        out->stage = CLI_FP_READ;
+        return -1;
+    }
+    int rc = cli_fingerprint_page(data, len, NULL, NULL, opts, out);
+    free(data);
+    return rc;
+}
+
+void cli_fp_result_release(struct cli_fp_result *out)
+{
+    if (!out)
+        return;
+    dedup_features_free(out->features);
+    free(out->tokens);
+    extract_doc_free(out->doc);
+    memset(out, 0, sizeof *out);
+}
