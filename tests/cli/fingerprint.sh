@@ -1,0 +1,96 @@
+# simcrawl fingerprint / compare: output formats, exit codes, '--', stdin, errors.
+# Sourced by tests/cli_test.sh (helpers expect_status, expect_grep; $SIMCRAWL, $TMP).
+FPD=tests/data/fingerprint
+HEX16='[0-9a-f]\{16\}'
+
+# one line per input, "16hex  PATH", in input order
+expect_status 0 "fingerprint two pages" -- "$SIMCRAWL" fingerprint $FPD/page1.html $FPD/other.html
+expect_grep "^$HEX16  $FPD/page1.html\$" "$TMP/out" "fingerprint line format"
+if [ "$(wc -l <"$TMP/out")" = 2 ] && sed -n 2p "$TMP/out" | grep -q "  $FPD/other.html\$"; then ok; else bad "fingerprint: one line per input, in order"; fi
+if [ ! -s "$TMP/err" ]; then ok; else bad "fingerprint: nothing on stderr on success"; fi
+
+# --text: the fox sentence has the golden vector of docs/FINGERPRINT.md (vectors.txt)
+expect_status 0 "fingerprint --text" -- "$SIMCRAWL" fingerprint --text $FPD/fox.txt
+expect_grep "^80958e89d289fb41  $FPD/fox.txt\$" "$TMP/out" "--text gives the golden fingerprint"
+
+# stdin ("-") gives the same fingerprint as the file
+"$SIMCRAWL" fingerprint $FPD/page1.html | cut -c1-16 >"$TMP/fp_file"
+"$SIMCRAWL" fingerprint - <$FPD/page1.html >"$TMP/fp_stdin"
+expect_grep "^$(cat "$TMP/fp_file")  -\$" "$TMP/fp_stdin" "stdin is read for -"
+
+# boilerplate does not count: the edited copy (changed menu, one added line) is within 3
+"$SIMCRAWL" fingerprint $FPD/page1-edit.html | cut -c1-16 >"$TMP/fp_edit"
+if [ "$(cat "$TMP/fp_file")" != "$(cat "$TMP/fp_edit")" ]; then ok; else bad "edited page has its own fingerprint"; fi
+
+# too little text: named on stderr, no line, the other inputs go on, exit 2
+expect_status 2 "fingerprint with a too-short page" -- "$SIMCRAWL" fingerprint $FPD/short.html $FPD/page1.html
+expect_grep "^simcrawl fingerprint: $FPD/short.html: too little text to fingerprint (2 words)\$" "$TMP/err" "too-short message"
+expect_grep "  $FPD/page1.html\$" "$TMP/out" "other inputs still fingerprinted"
+if ! grep -q "short.html" "$TMP/out"; then ok; else bad "no line for a too-short page"; fi
+
+# errors name the file
+expect_status 2 "missing file" -- "$SIMCRAWL" fingerprint "$TMP/no-such-file.html"
+expect_grep "no-such-file.html: No such file or directory" "$TMP/err" "missing file named"
+expect_status 2 "directory" -- "$SIMCRAWL" fingerprint "$TMP"
+expect_grep ": is a directory" "$TMP/err" "directory refused"
+: >"$TMP/empty.html"
+expect_status 2 "empty file" -- "$SIMCRAWL" fingerprint "$TMP/empty.html"
+expect_grep "empty.html: " "$TMP/err" "empty file named"
+printf 'the quick \377\376 brown fox jumps' >"$TMP/bad.txt"
+expect_status 2 "invalid UTF-8 with --text" -- "$SIMCRAWL" fingerprint --text "$TMP/bad.txt"
+expect_grep "bad.txt: invalid UTF-8 at byte offset 10" "$TMP/err" "invalid UTF-8 offset"
+head -c 3000 /bin/sh >"$TMP/binary.html"
+expect_status 2 "binary input" -- "$SIMCRAWL" fingerprint "$TMP/binary.html"
+expect_grep "binary.html: " "$TMP/err" "binary file named"
+
+# '--' ends options: a file named like an option
+cp $FPD/page1.html "$TMP/--text"
+expect_status 0 "-- ends options" -- "$SIMCRAWL" fingerprint -- "$TMP/--text"
+expect_grep "^$(cat "$TMP/fp_file")  $TMP/--text\$" "$TMP/out" "file after -- read as HTML"
+
+# usage errors exit 1
+expect_status 1 "no input" -- "$SIMCRAWL" fingerprint
+expect_grep "try 'simcrawl fingerprint --help'" "$TMP/err" "usage hint"
+expect_status 1 "unknown option" -- "$SIMCRAWL" fingerprint --frobnicate $FPD/page1.html
+expect_status 1 "stdin twice" -- "$SIMCRAWL" fingerprint - -
+expect_status 1 "--idf without file" -- "$SIMCRAWL" fingerprint --idf
+expect_status 0 "fingerprint --help" -- "$SIMCRAWL" fingerprint --help
+expect_grep "^usage: simcrawl fingerprint" "$TMP/out" "help text"
+
+# --idf-out writes an IDF file that --idf reads back; a bad one names its line
+expect_status 0 "--idf-out" -- "$SIMCRAWL" fingerprint --idf-out "$TMP/idf.txt" $FPD/page1.html $FPD/page1-edit.html $FPD/other.html
+expect_grep "^# simcrawl idf 1\$" "$TMP/idf.txt" "idf file header"
+expect_grep "^# docs 3\$" "$TMP/idf.txt" "idf file counts the documents"
+expect_grep "^$HEX16	2\$" "$TMP/idf.txt" "idf file entries"
+expect_status 0 "--idf" -- "$SIMCRAWL" fingerprint --idf "$TMP/idf.txt" $FPD/page1.html
+expect_grep "^$HEX16  $FPD/page1.html\$" "$TMP/out" "fingerprint with --idf"
+printf '# simcrawl idf 1\n# docs 2\n00000000000000ff\t3\n' >"$TMP/bad-idf.txt"
+expect_status 2 "bad idf file" -- "$SIMCRAWL" fingerprint --idf "$TMP/bad-idf.txt" $FPD/page1.html
+expect_grep "bad-idf.txt:3: document frequency must be between 1 and the document count" "$TMP/err" "bad idf line named"
+expect_status 2 "missing idf file" -- "$SIMCRAWL" fingerprint --idf "$TMP/nope.txt" $FPD/page1.html
+expect_grep "cannot read idf file" "$TMP/err" "missing idf file"
+
+# compare: key: value lines, exit 0 whatever the verdict
+expect_status 0 "compare near-duplicate" -- "$SIMCRAWL" compare $FPD/page1.html $FPD/page1-edit.html
+for key in a b fingerprint_a fingerprint_b words_a words_b shingles_a shingles_b distance \
+    simhash_similarity cosine jaccard k verdict; do
+    expect_grep "^$key: " "$TMP/out" "compare prints $key"
+done
+expect_grep "^verdict: near-duplicate\$" "$TMP/out" "edited copy is a near-duplicate"
+expect_grep "^k: 3\$" "$TMP/out" "default k is 3"
+expect_status 0 "compare different" -- "$SIMCRAWL" compare $FPD/page1.html $FPD/other.html
+expect_grep "^verdict: different\$" "$TMP/out" "other page is different"
+expect_grep "^jaccard: 0.000000\$" "$TMP/out" "no shared shingles"
+expect_status 0 "compare identical" -- "$SIMCRAWL" compare $FPD/page1.html - <$FPD/page1.html
+expect_grep "^verdict: identical\$" "$TMP/out" "same page is identical"
+expect_grep "^distance: 0\$" "$TMP/out" "identical distance"
+expect_grep "^cosine: 1.000000\$" "$TMP/out" "identical cosine"
+expect_status 0 "compare --k 0" -- "$SIMCRAWL" compare --k 0 $FPD/page1.html $FPD/page1-edit.html
+expect_grep "^verdict: different\$" "$TMP/out" "k 0 makes the edit different"
+expect_status 0 "compare --json" -- "$SIMCRAWL" compare --json $FPD/page1.html $FPD/other.html
+expect_grep '^{"a":.*"distance":[0-9]*,.*"verdict":"different"}$' "$TMP/out" "compare json object"
+expect_status 1 "compare one input" -- "$SIMCRAWL" compare $FPD/page1.html
+expect_status 1 "compare bad k" -- "$SIMCRAWL" compare --k 65 $FPD/page1.html $FPD/other.html
+expect_status 2 "compare too-short input" -- "$SIMCRAWL" compare $FPD/page1.html $FPD/short.html
+expect_grep "^simcrawl compare: $FPD/short.html: too little text to fingerprint" "$TMP/err" "compare names the failing input"
+if [ ! -s "$TMP/out" ]; then ok; else bad "compare prints nothing when an input fails"; fi
