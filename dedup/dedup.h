@@ -22,6 +22,9 @@ enum dedup_code {
     DEDUP_EFORMAT,   /* input does not follow its documented format (detail: line/offset) */
     DEDUP_EIO,       /* a read or write failed */
     /* the index helper appends its codes here */
+    DEDUP_EVERSION,   /* an index file of another format version */
+    DEDUP_ETRUNCATED, /* a file shorter than its header says */
+    DEDUP_ECHECKSUM,  /* a file whose checksum does not match its contents */
 };
 
 /* A short lower-case description of code, e.g. "too little text to fingerprint". */
@@ -134,7 +137,177 @@ uint64_t dedup_idf_df(const struct dedup_idf *idf, uint64_t h);
 DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, FILE *out);
 
 /* ==== the index, pairs, clusters ==== */
+/*
+ * The block-permuted table index of Manku, Jain and Das Sarma (WWW 2007, section 3); the
+ * HOW IT WORKS comment in dedup/index.c explains the designs. Exact for every k in
+ * 0..DEDUP_K_MAX: a query returns precisely the indexed documents within Hamming distance
+ * k, each once; dedup_index_pairs() returns every pair within k once.
+ *
+ * Documents are numbered 0, 1, 2, ... in the order they were added (input order); each has
+ * a fingerprint and an id string. Identical fingerprints are stored once in the tables
+ * (their documents form a list), so empty or boilerplate-only pages cost one slot.
+ * An index is not thread-safe: queries absorb pending adds, so they mutate it too.
+ */
+#define DEDUP_K_MAX 7                           /* largest supported Hamming distance */
+#define DEDUP_K_DEFAULT 3
+#define DEDUP_MAX_TABLES 64                     /* cap on tables of a design */
+#define DEDUP_INDEX_MAX_DOCS 0xfffffff0u        /* cap on documents in one index */
+#define DEDUP_INDEX_MAX_ID_BYTES 65536u         /* cap on one id, in bytes */
+#define DEDUP_INDEX_MAX_QUERY_MATCHES (1u << 26) /* cap on matches of one query */
+#define DEDUP_PAIRS_MAX_DISTINCT ((uint64_t)1 << 31) /* cap on distinct-fingerprint pairs */
+
+/* A table design: `levels` (1 or 2) rounds of splitting into blocks[level] blocks, each
+ * table keyed on (blocks - k) blocks of each level; tables = prod C(blocks[l], k). */
+struct dedup_design {
+    unsigned k;
+    unsigned levels;
+    unsigned blocks[2];
+    unsigned tables;
+    unsigned key_bits_min, key_bits_max; /* leading bits a probe must match exactly */
+};
+
+/* The design for k and about n fingerprints (the HOW IT WORKS cost model), or with
+ * tables != 0 the design with exactly that many tables (the smallest key for it).
+ * DEDUP_EINVAL: k > DEDUP_K_MAX, or no design for k has that many tables. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_design_choose(unsigned k, uint64_t n, unsigned tables,
+                                                      struct dedup_design *out);
+/* Writes e.g. "10 tables: 5 blocks of 13,13,13,13,12 bits, key 25-26 bits" (NUL-terminated,
+ * truncated to len). Returns buf. */
+char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len);
+
+struct dedup_index; /* opaque */
+
+/* A new empty index with design d (copied); caller frees with dedup_index_free().
+ * DEDUP_EINVAL for an invalid design, DEDUP_ENOMEM. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_new(const struct dedup_design *d,
+                                                  struct dedup_index **out);
+void dedup_index_free(struct dedup_index *idx); /* NULL-safe */
+
+/* Adds document (fp, id[0..id_len)) (id is copied; it need not be NUL-terminated and must
+ * not contain NUL). *doc (may be NULL) receives its number. Ids are not checked for
+ * uniqueness here (the caller decides). O(1): the tables absorb adds at the next query.
+ * DEDUP_ETOOLARGE: DEDUP_INDEX_MAX_DOCS documents or an id over DEDUP_INDEX_MAX_ID_BYTES;
+ * DEDUP_EINVAL: an id with a NUL byte; DEDUP_ENOMEM. On error idx is unchanged. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp,
+                                                  const char *id, size_t id_len,
+                                                  uint32_t *doc);
+
+const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
+unsigned dedup_index_k(const struct dedup_index *idx); /* largest k a query may ask for */
+uint32_t dedup_index_doc_count(const struct dedup_index *idx);
+/* Distinct fingerprints (absorbs pending adds first; DEDUP_ENOMEM leaves them pending and
+ * counts them as distinct). */
+uint64_t dedup_index_distinct_count(struct dedup_index *idx);
+/* Id of document doc (< doc count), NUL-terminated; *len (may be NULL) its length.
+ * Borrowed: valid until the next add, load or free on idx. */
+const char *dedup_index_id(const struct dedup_index *idx, uint32_t doc, size_t *len);
+uint64_t dedup_index_fingerprint(const struct dedup_index *idx, uint32_t doc);
+
+struct dedup_match {
+    uint32_t doc;
+    unsigned distance;
+};
+/* A growing list of matches; zero-initialise, release with dedup_matches_release(). */
+struct dedup_matches {
+    struct dedup_match *v;
+    size_t n, cap;
+};
+void dedup_matches_release(struct dedup_matches *m);
+
+/*
+ * Every indexed document within distance k (<= dedup_index_k(idx)) of fp, each once,
+ * nearest first (ties: lower document number first), replacing the contents of out.
+ * DEDUP_EINVAL: k too large; DEDUP_ETOOLARGE: more than DEDUP_INDEX_MAX_QUERY_MATCHES;
+ * DEDUP_ENOMEM.
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp,
+                                                    unsigned k, struct dedup_matches *out);
+/*
+ * The nearest indexed document within k of fp (ties: the lowest document number) without
+ * allocating per query: returns 1 and sets *doc, *distance; 0 when there is none; -1 with
+ * *code set on error (k too large, out of memory absorbing pending adds).
+ */
+int dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32_t *doc,
+                        unsigned *distance, enum dedup_code *code);
+
+/*
+ * Every pair of documents (a < b) within distance k (<= dedup_index_k(idx)) with
+ * b >= min_b, each once, in increasing (a, b) order: fn(userdata, a, b, distance) for each;
+ * a non-zero return from fn stops and is passed back in *stopped (may be NULL).
+ * Uses up to `threads` threads (0 or 1: the calling thread only).
+ * DEDUP_ENOMEM, DEDUP_ETOOLARGE (over DEDUP_PAIRS_MAX_DISTINCT distinct pairs), DEDUP_EINVAL.
+ */
+typedef int (*dedup_pair_fn)(void *userdata, uint32_t a, uint32_t b, unsigned distance);
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k,
+                                                    unsigned threads, uint32_t min_b,
+                                                    dedup_pair_fn fn, void *userdata,
+                                                    int *stopped);
+
+/*
+ * Near-duplicate clusters: connected components (union-find) of the pairs within k, of
+ * two or more documents. Deterministic: the representative is the member added first;
+ * members are in document order (the representative first); clusters are ordered largest
+ * first, ties by the representative's number. Caller frees with dedup_clusters_free().
+ */
+struct dedup_clusters; /* opaque */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_clusters(struct dedup_index *idx, unsigned k,
+                                                       unsigned threads,
+                                                       struct dedup_clusters **out);
+void dedup_clusters_free(struct dedup_clusters *c); /* NULL-safe */
+size_t dedup_clusters_count(const struct dedup_clusters *c);
+size_t dedup_clusters_size(const struct dedup_clusters *c, size_t i); /* members, >= 2 */
+/* Member j of cluster i (j = 0 is the representative). */
+uint32_t dedup_clusters_member(const struct dedup_clusters *c, size_t i, size_t j);
+uint32_t dedup_clusters_doc_total(const struct dedup_clusters *c); /* docs in all clusters */
+
+/* What dedup_index_stats() reports (bucket sizes are over every directory bucket of every
+ * table; a bucket is the run of entries sharing the top dir_bits bits). */
+struct dedup_index_stats {
+    uint64_t docs, distinct, pending;
+    unsigned tables, dir_bits;
+    uint64_t bucket_min, bucket_median, bucket_p99, bucket_max;
+    double candidates_per_probe; /* mean distinct entries sharing a probe's key, estimated */
+    uint64_t table_bytes;        /* tables + directories */
+    uint64_t doc_bytes;          /* fingerprints, lists, id offsets and id strings */
+};
+/* Absorbs pending adds, then fills st. DEDUP_ENOMEM. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_stats(struct dedup_index *idx,
+                                                    struct dedup_index_stats *st);
 
 /* ==== the index file ==== */
+/*
+ * docs/INDEX-FORMAT.md (format version 1) is the specification: magic "SIMCRIDX", version,
+ * little-endian fields, a header with the design, counts and XXH3-64 checksums, then the
+ * sections documents, ids, fingerprint lists and tables. Loading maps the file read-only
+ * (mmap); adding to a loaded index copies what it extends. Saving writes a temporary file
+ * beside the target and renames it over, so a reader never sees half a file.
+ */
+#define DEDUP_INDEX_MAGIC "SIMCRIDX"
+#define DEDUP_INDEX_FORMAT_VERSION 1u
+#define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
+
+/* Where loading or saving went wrong. */
+struct dedup_file_error {
+    uint64_t offset;  /* byte offset in the file of the field or section at fault */
+    const char *what; /* static lower-case description, "" when none */
+    int os_error;     /* errno of a failed system call (DEDUP_EIO), else 0 */
+};
+
+/* Compacts idx and writes it to path atomically (path.tmp.PID, fsync, rename).
+ * DEDUP_EIO (err->os_error says why), DEDUP_ENOMEM. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
+                                                   struct dedup_file_error *err);
+/* Maps path read-only and validates it; *out: caller frees with dedup_index_free().
+ * DEDUP_EIO (cannot open/map), DEDUP_EFORMAT (not an index file, or a field out of range),
+ * DEDUP_EVERSION, DEDUP_ETRUNCATED, DEDUP_ECHECKSUM; err says where and what. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_load(const char *path, unsigned flags,
+                                                   struct dedup_index **out,
+                                                   struct dedup_file_error *err);
+/* The same from memory data[0..len): borrowed, must stay valid and unchanged until
+ * dedup_index_free(*out). */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_load_mem(const void *data, size_t len,
+                                                       unsigned flags,
+                                                       struct dedup_index **out,
+                                                       struct dedup_file_error *err);
 
 #endif

@@ -1,0 +1,180 @@
+/*
+ * Near-duplicate clusters: the connected components of the graph whose edges are the
+ * pairs within k (union-find with path halving and union by size over the distinct
+ * fingerprints; documents sharing a fingerprint are in one component by construction).
+ * Deterministic: documents are visited in order, so each component's member list is in
+ * document order and its first member, the earliest added, is the representative;
+ * clusters are then ordered largest first, ties by the representative's number.
+ */
+#include "dedup/index_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct dedup_clusters {
+    size_t n;          /* clusters */
+    uint64_t *off;     /* n + 1 offsets into mem */
+    uint32_t *mem;     /* members, cluster by cluster */
+    uint32_t total;    /* documents in all clusters */
+};
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+struct order {
+    uint64_t size;
+    uint32_t rep;
+    uint32_t cluster;
+};
+
+static int order_cmp(const void *x, const void *y)
+{
+    const struct order *a = x, *b = y;
+    if (a->size != b->size)
+        return a->size > b->size ? -1 : 1;
+    return a->rep < b->rep ? -1 : a->rep > b->rep;
+}
+
+enum dedup_code dedup_index_clusters(struct dedup_index *idx, unsigned k, unsigned threads,
+                                     struct dedup_clusters **out)
+{
+    uint64_t *pairs = NULL;
+    size_t npairs = 0;
+    uint32_t *parent = NULL, *size = NULL, *pos = NULL, *cid = NULL, *mem = NULL;
+    uint64_t *off = NULL, *off2 = NULL;
+    uint32_t *mem2 = NULL;
+    struct order *ord = NULL;
+    struct dedup_clusters *c = NULL;
+    *out = NULL;
+    enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
+    if (rc != DEDUP_OK)
+        return rc;
+    rc = DEDUP_ENOMEM;
+    uint32_t n = idx->nmain, nd = idx->ndocs;
+    parent = malloc(((size_t)n + 1) * sizeof *parent);
+    size = calloc((size_t)n + 1, sizeof *size);
+    cid = malloc(((size_t)n + 1) * sizeof *cid);
+    pos = ix_doc_positions(idx);
+    c = calloc(1, sizeof *c);
+    if (!parent || !size || !cid || !pos || !c)
+        goto fail;
+    for (uint32_t i = 0; i < n; i++)
+        parent[i] = i;
+    for (uint32_t d = 0; d < nd; d++)
+        size[pos[d]]++; /* documents per fingerprint */
+    for (size_t i = 0; i < npairs; i++) {
+        uint32_t x = uf_find(parent, (uint32_t)(pairs[i] >> 32));
+        uint32_t y = uf_find(parent, (uint32_t)pairs[i]);
+        if (x == y)
+            continue;
+        if (size[x] < size[y]) {
+            uint32_t t = x;
+            x = y;
+            y = t;
+        }
+        parent[y] = x;
+        size[x] += size[y];
+    }
+    free(pairs);
+    pairs = NULL;
+    /* number the clusters (components of 2+ documents) by their first document */
+    size_t ncl = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        cid[i] = IX_NONE;
+    for (uint32_t d = 0; d < nd; d++) {
+        uint32_t r = uf_find(parent, pos[d]);
+        if (size[r] >= 2 && cid[r] == IX_NONE) {
+            cid[r] = (uint32_t)ncl++;
+            total += size[r];
+        }
+    }
+    off = calloc(ncl + 1, sizeof *off);
+    mem = malloc((total ? total : 1) * sizeof *mem);
+    ord = malloc((ncl ? ncl : 1) * sizeof *ord);
+    off2 = malloc((ncl + 1) * sizeof *off2);
+    mem2 = malloc((total ? total : 1) * sizeof *mem2);
+    if (!off || !mem || !ord || !off2 || !mem2)
+        goto fail;
+    for (uint32_t d = 0; d < nd; d++) {
+        uint32_t r = uf_find(parent, pos[d]);
+        if (cid[r] != IX_NONE)
+            off[cid[r] + 1]++;
+    }
+    for (size_t i = 0; i < ncl; i++)
+        off[i + 1] += off[i];
+    uint64_t *fill = off2; /* reuse as fill cursor */
+    memcpy(fill, off, (ncl + 1) * sizeof *off);
+    for (uint32_t d = 0; d < nd; d++) {
+        uint32_t r = uf_find(parent, pos[d]);
+        if (cid[r] != IX_NONE)
+            mem[fill[cid[r]]++] = d;
+    }
+    for (size_t i = 0; i < ncl; i++)
+        ord[i] = (struct order){off[i + 1] - off[i], mem[off[i]], (uint32_t)i};
+    qsort(ord, ncl, sizeof *ord, order_cmp);
+    uint64_t o = 0;
+    for (size_t i = 0; i < ncl; i++) {
+        off2[i] = o;
+        memcpy(mem2 + o, mem + off[ord[i].cluster], ord[i].size * sizeof *mem2);
+        o += ord[i].size;
+    }
+    off2[ncl] = o;
+    c->n = ncl;
+    c->off = off2;
+    c->mem = mem2;
+    c->total = (uint32_t)total;
+    off2 = NULL;
+    mem2 = NULL;
+    *out = c;
+    c = NULL;
+    rc = DEDUP_OK;
+fail:
+    free(pairs);
+    free(parent);
+    free(size);
+    free(cid);
+    free(pos);
+    free(off);
+    free(mem);
+    free(ord);
+    free(off2);
+    free(mem2);
+    free(c);
+    return rc;
+}
+
+void dedup_clusters_free(struct dedup_clusters *c)
+{
+    if (!c)
+        return;
+    free(c->off);
+    free(c->mem);
+    free(c);
+}
+
+size_t dedup_clusters_count(const struct dedup_clusters *c)
+{
+    return c->n;
+}
+
+size_t dedup_clusters_size(const struct dedup_clusters *c, size_t i)
+{
+    return (size_t)(c->off[i + 1] - c->off[i]);
+}
+
+uint32_t dedup_clusters_member(const struct dedup_clusters *c, size_t i, size_t j)
+{
+    return c->mem[c->off[i] + j];
+}
+
+uint32_t dedup_clusters_doc_total(const struct dedup_clusters *c)
+{
+    return c->total;
+}

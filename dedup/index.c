@@ -1,0 +1,1264 @@
+/*
+ * The block-permuted table index of Manku, Jain and Das Sarma, "Detecting Near-Duplicates
+ * for Web Crawling" (WWW 2007), section 3: table designs, bit permutations, the sorted
+ * tables with bucket directories, online adds and queries (a small delta merged into the
+ * main tables LSM-style), and the radix sort everything is built with.
+ * All pairs are in pairs.c, clusters in cluster.c, the file format in indexfile.c.
+ *
+ * HOW IT WORKS
+ *
+ * Designs. Two fingerprints within Hamming distance k differ in at most k bits. Split the
+ * 64 bits into b contiguous blocks: at most k blocks contain a differing bit, so at least
+ * b - k blocks agree exactly. Keep one table per choice of b - k blocks (C(b, k) tables);
+ * in table t every fingerprint is stored with its bits permuted so that the chosen blocks
+ * come first (the "key", most significant), the other blocks after them, each in their
+ * original order. Two fingerprints within k then have equal keys in at least one table,
+ * and a query probes, in each table, the run of entries whose key equals its own.
+ * The two-level scheme of the paper splits once more: after choosing b1 - k of b1 blocks,
+ * the remaining bits still hold at most k differences, so they are split into b2 blocks
+ * and b2 - k of those are added to the key: C(b1, k) * C(b2, k) tables, longer keys.
+ * For k = 3 the paper's designs are 4 tables (4 blocks of 16 bits, key 16 bits),
+ * 10 tables (5 blocks, key 25-26), 16 tables (4 x 4, key 28) and 20 tables (6 blocks, key
+ * 31-33). Every design here is one of these shapes (k = 0: one table keyed on all bits).
+ *
+ * Choosing. A probe costs about one cache miss, so a design costs per probe (or per
+ * fingerprint when building) about T * (32 + n / 2^key) in units of one candidate
+ * check; dedup_design_choose() takes the cheapest design with at most DEDUP_MAX_TABLES
+ * tables for the expected n: 4 tables up to ~3M fingerprints at k = 3, 10 tables beyond.
+ *
+ * Exactly once. A pair differing in bits d is reported only from the FIRST table whose
+ * key bits (keymask, in the original bit order) are all zero in d: ix_first_table().
+ * Every pair within k has such a table, and no other table reports it, so neither a query
+ * nor all-pairs needs a set of results seen.
+ *
+ * Storage. Table 0 is always the identity permutation, so tab[0] doubles as the sorted
+ * array of distinct fingerprints ("primary") and head/tail, parallel to it, are the first
+ * and last document with that fingerprint (documents of one fingerprint form a list
+ * through doc_next, in document order). Identical fingerprints take one entry per table,
+ * however many documents share them. Tables hold only the permuted 64-bit value (8 bytes);
+ * the permutation is inverted to recover the fingerprint of a candidate. A directory of
+ * (1 << dir_bits) + 1 offsets over the top dir_bits bits (dir_bits <= every key length,
+ * about log2(n) - 3, so ~8-16 entries a bucket) makes a probe one directory read plus a
+ * short scan: a candidate is any entry of the bucket within k that passes the first-table
+ * rule (the rule implies the keys are equal).
+ *
+ * Online. dedup_index_add() only appends the document (O(1)). Pending documents are
+ * absorbed before the next query: into the delta (a hash of fingerprint -> slot plus, per
+ * table, buckets of permuted fingerprints over the top dd_bits) one by one, or, when the
+ * delta would exceed max(IX_DELTA_MIN, main / IX_DELTA_FRACTION), by merging everything
+ * into the main tables (ix_compact: sort the new entries per table, merge, rebuild the
+ * directories; amortised O(T) element moves per add). A fingerprint is in exactly one of
+ * main and delta, so a query probing both still reports each document once.
+ */
+#include "dedup/index_int.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- designs ---- */
+
+static uint64_t binom(unsigned n, unsigned k)
+{
+    uint64_t r = 1;
+    if (k > n)
+        return 0;
+    for (unsigned i = 1; i <= k; i++) {
+        r = r * (n - k + i) / i;
+        if (r > (1u << 20))
+            return r; /* far above any cap; avoid overflow */
+    }
+    return r;
+}
+
+/* Splits `bits` bit positions (list[0..bits), MSB-first) into nb blocks: the first
+ * (bits % nb) blocks are one bit wider. start[i], width[i] index into list. */
+static void split_blocks(unsigned bits, unsigned nb, unsigned *start, unsigned *width)
+{
+    unsigned pos = 0;
+    for (unsigned i = 0; i < nb; i++) {
+        width[i] = bits / nb + (i < bits % nb ? 1 : 0);
+        start[i] = pos;
+        pos += width[i];
+    }
+}
+
+/* Advances a combination c[0..r) of {0..n-1} in lexicographic order; 0 at the end. */
+static int next_combo(unsigned *c, unsigned r, unsigned n)
+{
+    int i = (int)r - 1;
+    while (i >= 0 && c[i] == n - r + (unsigned)i)
+        i--;
+    if (i < 0)
+        return 0;
+    c[i]++;
+    for (unsigned j = (unsigned)i + 1; j < r; j++)
+        c[j] = c[j - 1] + 1;
+    return 1;
+}
+
+/* Reorders in[0..bits) (MSB-first source positions) by the chosen blocks of combo c
+ * (r of nb blocks) first, then the others: out[0..bits); returns the key length. */
+static unsigned arrange(const uint8_t *in, unsigned bits, unsigned nb, const unsigned *c,
+                        unsigned r, uint8_t *out)
+{
+    unsigned start[64], width[64], o = 0, key = 0;
+    bool chosen[64] = {false};
+    split_blocks(bits, nb, start, width);
+    for (unsigned i = 0; i < r; i++)
+        chosen[c[i]] = true;
+    for (unsigned i = 0; i < nb; i++)
+        if (chosen[i])
+            for (unsigned j = 0; j < width[i]; j++)
+                out[o++] = in[start[i] + j];
+    key = o;
+    for (unsigned i = 0; i < nb; i++)
+        if (!chosen[i])
+            for (unsigned j = 0; j < width[i]; j++)
+                out[o++] = in[start[i] + j];
+    return key;
+}
+
+/* list[p] = source position (MSB-first) of destination position p (MSB-first). */
+static void perm_from_list(struct ix_perm *p, const uint8_t *list, unsigned key_bits)
+{
+    p->nseg = 0;
+    p->key_bits = key_bits;
+    p->keymask = 0;
+    for (unsigned i = 0; i < key_bits; i++)
+        p->keymask |= (uint64_t)1 << (63 - list[i]);
+    unsigned ps = 0;
+    while (ps < 64) {
+        unsigned pe = ps;
+        while (pe + 1 < 64 && list[pe + 1] == list[pe] + 1)
+            pe++;
+        struct ix_seg *s = &p->seg[p->nseg++];
+        s->width = (uint8_t)(pe - ps + 1);
+        s->src = (uint8_t)(63 - list[pe]);
+        s->dst = (uint8_t)(63 - pe);
+        s->mask = s->width == 64 ? ~(uint64_t)0 : (((uint64_t)1 << s->width) - 1);
+        ps = pe + 1;
+    }
+}
+
+static int valid_shape(const struct dedup_design *d)
+{
+    if (d->k > DEDUP_K_MAX || d->levels < 1 || d->levels > 2)
+        return 0;
+    if (d->k == 0)
+        return d->levels == 1 && d->blocks[0] == 1;
+    if (d->blocks[0] < d->k + 1 || d->blocks[0] > 64)
+        return 0;
+    uint64_t t = binom(d->blocks[0], d->k);
+    if (d->levels == 2) {
+        /* the remaining bits (k blocks of level 1, at least k * floor(64 / b1)) must hold
+         * b2 blocks */
+        if (d->blocks[1] < d->k + 1 || d->blocks[1] > d->k * (64 / d->blocks[0]))
+            return 0;
+        t *= binom(d->blocks[1], d->k);
+    }
+    return t >= 1 && t <= DEDUP_MAX_TABLES;
+}
+
+/* Builds the permutations of a valid shape; returns the number of tables. */
+static unsigned build_perms(const struct dedup_design *d, struct ix_perm *perm)
+{
+    uint8_t ident[64], l1[64], l2[64];
+    unsigned c1[64], c2[64], nt = 0;
+    for (unsigned i = 0; i < 64; i++)
+        ident[i] = (uint8_t)i;
+    unsigned b1 = d->blocks[0], r1 = b1 - d->k;
+    for (unsigned i = 0; i < r1; i++)
+        c1[i] = i;
+    do {
+        unsigned key1 = arrange(ident, 64, b1, c1, r1, l1);
+        if (d->levels == 1) {
+            perm_from_list(&perm[nt++], l1, key1);
+            continue;
+        }
+        unsigned b2 = d->blocks[1], r2 = b2 - d->k;
+        for (unsigned i = 0; i < r2; i++)
+            c2[i] = i;
+        do {
+            memcpy(l2, l1, key1);
+            unsigned key2 = arrange(l1 + key1, 64 - key1, b2, c2, r2, l2 + key1);
+            perm_from_list(&perm[nt++], l2, key1 + key2);
+        } while (next_combo(c2, r2, b2));
+    } while (next_combo(c1, r1, b1));
+    return nt;
+}
+
+/* Completes d (tables, key bits) from its shape; -1 if invalid. */
+static int design_complete(struct dedup_design *d, struct ix_perm *perm)
+{
+    if (!valid_shape(d))
+        return -1;
+    if (d->levels == 1)
+        d->blocks[1] = 0;
+    d->tables = build_perms(d, perm);
+    d->key_bits_min = 64;
+    d->key_bits_max = 0;
+    for (unsigned t = 0; t < d->tables; t++) {
+        if (perm[t].key_bits < d->key_bits_min)
+            d->key_bits_min = perm[t].key_bits;
+        if (perm[t].key_bits > d->key_bits_max)
+            d->key_bits_max = perm[t].key_bits;
+    }
+    return 0;
+}
+
+int ix_design_build(struct dedup_index *idx, const struct dedup_design *d)
+{
+    struct dedup_design c = *d;
+    if (design_complete(&c, idx->perm) != 0 || c.tables != d->tables)
+        return -1;
+    idx->design = c;
+    idx->ntables = c.tables;
+    return 0;
+}
+
+static double design_cost(const struct dedup_design *d, const struct ix_perm *perm, double n)
+{
+    double cand = 0;
+    for (unsigned t = 0; t < d->tables; t++) {
+        double keyspace = 1.0;
+        for (unsigned i = 0; i < perm[t].key_bits; i++)
+            keyspace *= 2.0;
+        cand += n / keyspace;
+    }
+    return 32.0 * d->tables + cand;
+}
+
+enum dedup_code dedup_design_choose(unsigned k, uint64_t n, unsigned tables,
+                                    struct dedup_design *out)
+{
+    struct ix_perm *scratch = malloc(sizeof(struct ix_perm) * DEDUP_MAX_TABLES);
+    if (!scratch)
+        return DEDUP_ENOMEM;
+    enum dedup_code rc = DEDUP_EINVAL;
+    struct dedup_design best = {0};
+    double best_cost = 0;
+    bool have = false;
+    if (k > DEDUP_K_MAX)
+        goto done;
+    for (unsigned levels = 1; levels <= 2; levels++) {
+        for (unsigned b1 = k == 0 ? 1 : k + 1; b1 <= 64; b1++) {
+            if (binom(b1, k) > DEDUP_MAX_TABLES)
+                break;
+            unsigned b2lo = levels == 1 ? 0 : k + 1, b2hi = levels == 1 ? 0 : 64;
+            for (unsigned b2 = b2lo; b2 <= b2hi; b2++) {
+                struct dedup_design d = {.k = k, .levels = levels, .blocks = {b1, b2}};
+                if (design_complete(&d, scratch) != 0) {
+                    if (levels == 2 && binom(b2, k) * binom(b1, k) > DEDUP_MAX_TABLES)
+                        break;
+                    continue;
+                }
+                bool better;
+                double cost = design_cost(&d, scratch, (double)n);
+                if (tables) {
+                    if (d.tables != tables)
+                        continue;
+                    better = !have || d.key_bits_min > best.key_bits_min;
+                } else {
+                    better = !have || cost < best_cost ||
+                             (cost == best_cost && d.tables < best.tables);
+                }
+                if (better) {
+                    best = d;
+                    best_cost = cost;
+                    have = true;
+                }
+            }
+            if (k == 0)
+                break;
+        }
+        if (k == 0)
+            break;
+    }
+    if (have) {
+        *out = best;
+        rc = DEDUP_OK;
+    }
+done:
+    free(scratch);
+    return rc;
+}
+
+char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len)
+{
+    unsigned start[64], width[64];
+    size_t o = 0;
+    if (!len)
+        return buf;
+    buf[0] = '\0';
+#define PUT(...)                                                                               \
+    do {                                                                                       \
+        int w_ = snprintf(buf + o, len - o, __VA_ARGS__);                                      \
+        if (w_ < 0 || (size_t)w_ >= len - o)                                                   \
+            return buf;                                                                        \
+        o += (size_t)w_;                                                                       \
+    } while (0)
+    PUT("%u table%s: ", d->tables, d->tables == 1 ? "" : "s");
+    split_blocks(64, d->blocks[0], start, width);
+    PUT("%u block%s of ", d->blocks[0], d->blocks[0] == 1 ? "" : "s");
+    for (unsigned i = 0; i < d->blocks[0]; i++)
+        PUT("%s%u", i ? "," : "", width[i]);
+    PUT(" bits");
+    if (d->levels == 2)
+        PUT(", then the other bits in %u blocks", d->blocks[1]);
+    if (d->key_bits_min == d->key_bits_max)
+        PUT(", key %u bits", d->key_bits_min);
+    else
+        PUT(", key %u-%u bits", d->key_bits_min, d->key_bits_max);
+#undef PUT
+    return buf;
+}
+
+/* ---- sorting: MSD radix, 11 bits a digit, insertion sort below SORT_SMALL ---- */
+
+#define SORT_SMALL 48
+#define DIGIT_BITS 11
+
+struct ix_rec {
+    uint64_t fp;
+    uint32_t doc;
+    uint32_t pad;
+};
+
+#define KEY_U64(x) (x)
+#define KEY_REC(x) ((x).fp)
+#define DEFINE_MSD(name, type, KEY)                                                            \
+    static void name##_insertion(type *a, size_t n)                                            \
+    {                                                                                          \
+        for (size_t i = 1; i < n; i++) {                                                       \
+            type x = a[i];                                                                     \
+            size_t j = i;                                                                      \
+            while (j > 0 && KEY(a[j - 1]) > KEY(x)) {                                          \
+                a[j] = a[j - 1];                                                               \
+                j--;                                                                           \
+            }                                                                                  \
+            a[j] = x;                                                                          \
+        }                                                                                      \
+    }                                                                                          \
+    static void name(type *a, type *tmp, size_t n, unsigned hi)                                \
+    {                                                                                          \
+        while (n > SORT_SMALL && hi > 0) {                                                     \
+            unsigned w = hi < DIGIT_BITS ? hi : DIGIT_BITS, shift = hi - w;                    \
+            uint64_t m = ((uint64_t)1 << w) - 1;                                               \
+            size_t cnt[(1u << DIGIT_BITS) + 1];                                                \
+            memset(cnt, 0, sizeof(size_t) * ((size_t)m + 2));                                  \
+            for (size_t i = 0; i < n; i++)                                                     \
+                cnt[((KEY(a[i]) >> shift) & m) + 1]++;                                         \
+            size_t nonempty = 0;                                                               \
+            for (size_t b = 1; b <= m + 1; b++)                                                \
+                nonempty += cnt[b] != 0;                                                       \
+            hi = shift;                                                                        \
+            if (nonempty == 1)                                                                 \
+                continue; /* all share this digit: next digit, no move */                     \
+            for (size_t b = 1; b <= m + 1; b++)                                                \
+                cnt[b] += cnt[b - 1];                                                          \
+            for (size_t i = 0; i < n; i++)                                                     \
+                tmp[cnt[(KEY(a[i]) >> shift) & m]++] = a[i];                                   \
+            memcpy(a, tmp, n * sizeof(type));                                                  \
+            /* cnt[b] is now the end of bucket b */                                            \
+            size_t lo = 0;                                                                     \
+            for (size_t b = 0; b <= m; b++) {                                                  \
+                size_t end = cnt[b];                                                           \
+                if (end - lo > 1)                                                              \
+                    name(a + lo, tmp + lo, end - lo, shift);                                   \
+                lo = end;                                                                      \
+            }                                                                                  \
+            return;                                                                            \
+        }                                                                                      \
+        if (hi > 0)                                                                            \
+            name##_insertion(a, n);                                                            \
+    }
+
+DEFINE_MSD(msd_u64, uint64_t, KEY_U64)
+DEFINE_MSD(msd_rec, struct ix_rec, KEY_REC)
+
+void ix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
+{
+    msd_u64(a, tmp, n, 64);
+}
+
+/* ---- threads ---- */
+
+struct par {
+    void (*fn)(void *arg, unsigned i);
+    void *arg;
+    unsigned n, threads, tid;
+};
+
+static void *par_run(void *p)
+{
+    struct par *w = p;
+    for (unsigned i = w->tid; i < w->n; i += w->threads)
+        w->fn(w->arg, i);
+    return NULL;
+}
+
+#define IX_THREADS_MAX 16u
+
+int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
+{
+    pthread_t th[IX_THREADS_MAX];
+    struct par w[IX_THREADS_MAX];
+    if (threads > IX_THREADS_MAX)
+        threads = IX_THREADS_MAX;
+    if (threads > n)
+        threads = n;
+    if (threads <= 1) {
+        for (unsigned i = 0; i < n; i++)
+            fn(arg, i);
+        return 0;
+    }
+    unsigned started = 0;
+    for (unsigned t = 0; t < threads; t++)
+        w[t] = (struct par){fn, arg, n, threads, t};
+    for (unsigned t = 1; t < threads; t++) {
+        if (pthread_create(&th[t], NULL, par_run, &w[t]) != 0)
+            break;
+        started++;
+    }
+    if (started + 1 < threads) {
+        /* could not start them all: let the started ones finish, run the rest here */
+        for (unsigned t = 1; t <= started; t++)
+            pthread_join(th[t], NULL);
+        for (unsigned i = 0; i < n; i++) {
+            unsigned owner = i % threads;
+            if (owner == 0 || owner > started)
+                fn(arg, i);
+        }
+        return -1;
+    }
+    par_run(&w[0]);
+    for (unsigned t = 1; t < threads; t++)
+        pthread_join(th[t], NULL);
+    return 0;
+}
+
+/* ---- lifecycle, documents ---- */
+
+enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
+{
+    struct dedup_index *idx = calloc(1, sizeof *idx);
+    if (!idx)
+        return DEDUP_ENOMEM;
+    if (ix_design_build(idx, d) != 0) {
+        free(idx);
+        return DEDUP_EINVAL;
+    }
+    idx->docs_owned = idx->main_owned = idx->tail_owned = true;
+    *out = idx;
+    return DEDUP_OK;
+}
+
+enum dedup_code dedup_index_new(const struct dedup_design *d, struct dedup_index **out)
+{
+    struct dedup_design c;
+    if (!d || !out)
+        return DEDUP_EINVAL;
+    c = *d;
+    struct ix_perm *scratch = malloc(sizeof(struct ix_perm) * DEDUP_MAX_TABLES);
+    if (!scratch)
+        return DEDUP_ENOMEM;
+    int bad = design_complete(&c, scratch);
+    free(scratch);
+    if (bad)
+        return DEDUP_EINVAL;
+    struct dedup_index *idx;
+    enum dedup_code rc = ix_new(&c, &idx);
+    if (rc != DEDUP_OK)
+        return rc;
+    /* directories exist even for an empty main */
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        idx->dir[t] = calloc(2, sizeof(uint32_t));
+        if (!idx->dir[t]) {
+            dedup_index_free(idx);
+            return DEDUP_ENOMEM;
+        }
+    }
+    *out = idx;
+    return DEDUP_OK;
+}
+
+static void delta_clear(struct dedup_index *idx)
+{
+    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
+        if (idx->dbucket[t]) {
+            for (size_t b = 0; b < ((size_t)1 << idx->dd_bits); b++)
+                free(idx->dbucket[t][b].v);
+            free(idx->dbucket[t]);
+            idx->dbucket[t] = NULL;
+        }
+    }
+    free(idx->dfp);
+    free(idx->dhead);
+    free(idx->dtail);
+    free(idx->dhash);
+    idx->dfp = NULL;
+    idx->dhead = idx->dtail = idx->dhash = NULL;
+    idx->ndelta = idx->cap_delta = 0;
+    idx->dhash_mask = 0;
+    idx->dd_bits = 0;
+}
+
+static void main_free(struct dedup_index *idx)
+{
+    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
+        if (idx->main_owned) {
+            free(idx->tab[t]);
+            free(idx->dir[t]);
+        }
+        idx->tab[t] = NULL;
+        idx->dir[t] = NULL;
+    }
+    if (idx->main_owned)
+        free(idx->head);
+    if (idx->tail_owned)
+        free(idx->tail);
+    idx->head = idx->tail = NULL;
+}
+
+void dedup_index_free(struct dedup_index *idx)
+{
+    if (!idx)
+        return;
+    delta_clear(idx);
+    main_free(idx);
+    if (idx->docs_owned) {
+        free(idx->doc_fp);
+        free(idx->doc_next);
+        free(idx->id_off);
+        free(idx->id_bytes);
+    }
+    ix_unmap(idx);
+    free(idx);
+}
+
+const struct dedup_design *dedup_index_design(const struct dedup_index *idx)
+{
+    return &idx->design;
+}
+
+unsigned dedup_index_k(const struct dedup_index *idx)
+{
+    return idx->design.k;
+}
+
+uint32_t dedup_index_doc_count(const struct dedup_index *idx)
+{
+    return idx->ndocs;
+}
+
+const char *dedup_index_id(const struct dedup_index *idx, uint32_t doc, size_t *len)
+{
+    if (doc >= idx->ndocs) {
+        if (len)
+            *len = 0;
+        return "";
+    }
+    if (len)
+        *len = (size_t)(idx->id_off[doc + 1] - idx->id_off[doc] - 1);
+    return idx->id_bytes + idx->id_off[doc];
+}
+
+uint64_t dedup_index_fingerprint(const struct dedup_index *idx, uint32_t doc)
+{
+    return doc < idx->ndocs ? idx->doc_fp[doc] : 0;
+}
+
+/* Makes the document arrays writable copies with room for `docs` documents and `bytes`
+ * id bytes. */
+static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint64_t bytes)
+{
+    if (!idx->docs_owned || docs > idx->cap_docs) {
+        uint64_t cap = idx->cap_docs ? idx->cap_docs : 1024;
+        while (cap < docs)
+            cap *= 2;
+        if (cap > DEDUP_INDEX_MAX_DOCS)
+            cap = DEDUP_INDEX_MAX_DOCS;
+        uint64_t *fp = malloc(cap * sizeof *fp);
+        uint32_t *next = malloc(cap * sizeof *next);
+        uint64_t *off = malloc((cap + 1) * sizeof *off);
+        /* while the ids point into a mapped file, copy them too */
+        char *ids = idx->docs_owned ? NULL : malloc(idx->id_len ? idx->id_len : 1);
+        if (!fp || !next || !off || (!idx->docs_owned && !ids)) {
+            free(fp);
+            free(next);
+            free(off);
+            free(ids);
+            return DEDUP_ENOMEM;
+        }
+        if (idx->ndocs) {
+            memcpy(fp, idx->doc_fp, idx->ndocs * sizeof *fp);
+            memcpy(next, idx->doc_next, idx->ndocs * sizeof *next);
+        }
+        if (idx->id_off)
+            memcpy(off, idx->id_off, ((size_t)idx->ndocs + 1) * sizeof *off);
+        else
+            off[0] = 0;
+        if (idx->docs_owned) {
+            free(idx->doc_fp);
+            free(idx->doc_next);
+            free(idx->id_off);
+        } else {
+            if (idx->id_len)
+                memcpy(ids, idx->id_bytes, idx->id_len);
+            idx->id_bytes = ids;
+            idx->id_cap = idx->id_len ? idx->id_len : 1;
+            idx->docs_owned = true;
+        }
+        idx->doc_fp = fp;
+        idx->doc_next = next;
+        idx->id_off = off;
+        idx->cap_docs = (uint32_t)cap;
+    }
+    if (bytes > idx->id_cap) {
+        uint64_t cap = idx->id_cap ? idx->id_cap : 65536;
+        while (cap < bytes)
+            cap *= 2;
+        char *ids = realloc(idx->id_bytes, cap);
+        if (!ids)
+            return DEDUP_ENOMEM;
+        idx->id_bytes = ids;
+        idx->id_cap = cap;
+    }
+    return DEDUP_OK;
+}
+
+enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char *id,
+                                size_t id_len, uint32_t *doc)
+{
+    if (idx->ndocs >= DEDUP_INDEX_MAX_DOCS || id_len > DEDUP_INDEX_MAX_ID_BYTES ||
+        idx->id_len + id_len + 1 > IX_ID_BYTES_MAX)
+        return DEDUP_ETOOLARGE;
+    if (id_len && memchr(id, '\0', id_len))
+        return DEDUP_EINVAL;
+    enum dedup_code rc = docs_reserve(idx, (uint64_t)idx->ndocs + 1, idx->id_len + id_len + 1);
+    if (rc != DEDUP_OK)
+        return rc;
+    uint32_t n = idx->ndocs;
+    idx->doc_fp[n] = fp;
+    idx->doc_next[n] = IX_NONE;
+    if (id_len)
+        memcpy(idx->id_bytes + idx->id_len, id, id_len);
+    idx->id_bytes[idx->id_len + id_len] = '\0';
+    idx->id_len += id_len + 1;
+    idx->id_off[n + 1] = idx->id_len;
+    idx->ndocs = n + 1;
+    if (doc)
+        *doc = n;
+    return DEDUP_OK;
+}
+
+/* ---- the main tables ---- */
+
+unsigned ix_dir_bits_for(const struct dedup_index *idx, uint64_t n)
+{
+    unsigned lg = 0;
+    while (lg < 63 && ((uint64_t)1 << (lg + 1)) <= n)
+        lg++;
+    unsigned d = lg > 3 ? lg - 3 : 0;
+    if (d > idx->design.key_bits_min)
+        d = idx->design.key_bits_min;
+    if (d > IX_DIR_BITS_MAX)
+        d = IX_DIR_BITS_MAX;
+    return d;
+}
+
+void ix_dir_fill(uint32_t *dir, unsigned bits, const uint64_t *v, uint32_t n)
+{
+    size_t nb = (size_t)1 << bits;
+    uint32_t i = 0;
+    for (size_t b = 0; b < nb; b++) {
+        dir[b] = i;
+        while (i < n && ix_top(v[i], bits) == b)
+            i++;
+    }
+    dir[nb] = n;
+}
+
+uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp)
+{
+    if (!idx->nmain)
+        return IX_NONE;
+    uint64_t b = ix_top(fp, idx->dir_bits);
+    uint32_t lo = idx->dir[0][b], hi = idx->dir[0][b + 1];
+    const uint64_t *v = idx->tab[0];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < fp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < idx->dir[0][b + 1] && v[lo] == fp ? lo : IX_NONE;
+}
+
+static enum dedup_code tail_own(struct dedup_index *idx)
+{
+    if (idx->tail_owned || !idx->nmain)
+        return DEDUP_OK;
+    uint32_t *t = malloc(idx->nmain * sizeof *t);
+    if (!t)
+        return DEDUP_ENOMEM;
+    memcpy(t, idx->tail, idx->nmain * sizeof *t);
+    idx->tail = t;
+    idx->tail_owned = true;
+    return DEDUP_OK;
+}
+
+/* ---- the delta ---- */
+
+static uint32_t hash_slot(uint64_t fp, uint32_t mask)
+{
+    fp ^= fp >> 31;
+    fp *= 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(fp >> 32) & mask;
+}
+
+static uint32_t delta_find(const struct dedup_index *idx, uint64_t fp)
+{
+    if (!idx->ndelta)
+        return IX_NONE;
+    for (uint32_t h = hash_slot(fp, idx->dhash_mask);; h = (h + 1) & idx->dhash_mask) {
+        uint32_t s = idx->dhash[h];
+        if (!s)
+            return IX_NONE;
+        if (idx->dfp[s - 1] == fp)
+            return s - 1;
+    }
+}
+
+static uint64_t delta_threshold(const struct dedup_index *idx)
+{
+    uint64_t t = idx->nmain / IX_DELTA_FRACTION;
+    return t > IX_DELTA_MIN ? t : IX_DELTA_MIN;
+}
+
+static enum dedup_code delta_grow(struct dedup_index *idx)
+{
+    if (!idx->dbucket[0]) {
+        uint64_t th = delta_threshold(idx);
+        unsigned lg = 0;
+        while (((uint64_t)1 << (lg + 1)) <= th)
+            lg++;
+        unsigned dd = lg > 3 ? lg - 3 : 0;
+        if (dd > idx->design.key_bits_min)
+            dd = idx->design.key_bits_min;
+        idx->dd_bits = dd;
+        for (unsigned t = 0; t < idx->ntables; t++) {
+            idx->dbucket[t] = calloc((size_t)1 << dd, sizeof(struct ix_vec));
+            if (!idx->dbucket[t]) {
+                for (unsigned u = 0; u < t; u++) {
+                    free(idx->dbucket[u]);
+                    idx->dbucket[u] = NULL;
+                }
+                return DEDUP_ENOMEM;
+            }
+        }
+    }
+    if (idx->ndelta == idx->cap_delta) {
+        uint32_t cap = idx->cap_delta ? idx->cap_delta * 2 : 256;
+        uint64_t *fp = realloc(idx->dfp, cap * sizeof *fp);
+        if (!fp)
+            return DEDUP_ENOMEM;
+        idx->dfp = fp;
+        uint32_t *h = realloc(idx->dhead, cap * sizeof *h);
+        if (!h)
+            return DEDUP_ENOMEM;
+        idx->dhead = h;
+        uint32_t *tl = realloc(idx->dtail, cap * sizeof *tl);
+        if (!tl)
+            return DEDUP_ENOMEM;
+        idx->dtail = tl;
+        idx->cap_delta = cap;
+    }
+    if ((uint64_t)(idx->ndelta + 1) * 2 > (uint64_t)idx->dhash_mask + 1 || !idx->dhash) {
+        uint32_t size = idx->dhash ? (idx->dhash_mask + 1) * 2 : 512;
+        uint32_t *nh = calloc(size, sizeof *nh);
+        if (!nh)
+            return DEDUP_ENOMEM;
+        for (uint32_t s = 0; s < idx->ndelta; s++) {
+            uint32_t h = hash_slot(idx->dfp[s], size - 1);
+            while (nh[h])
+                h = (h + 1) & (size - 1);
+            nh[h] = s + 1;
+        }
+        free(idx->dhash);
+        idx->dhash = nh;
+        idx->dhash_mask = size - 1;
+    }
+    return DEDUP_OK;
+}
+
+/* Moves pending document `doc` into the delta (or onto the list of its fingerprint). */
+static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
+{
+    uint64_t fp = idx->doc_fp[doc];
+    uint32_t pos = ix_main_find(idx, fp);
+    if (pos != IX_NONE) {
+        enum dedup_code rc = tail_own(idx);
+        if (rc != DEDUP_OK)
+            return rc;
+        idx->doc_next[idx->tail[pos]] = doc;
+        idx->tail[pos] = doc;
+        return DEDUP_OK;
+    }
+    uint32_t s = delta_find(idx, fp);
+    if (s != IX_NONE) {
+        idx->doc_next[idx->dtail[s]] = doc;
+        idx->dtail[s] = doc;
+        return DEDUP_OK;
+    }
+    enum dedup_code rc = delta_grow(idx);
+    if (rc != DEDUP_OK)
+        return rc;
+    uint64_t pfp[DEDUP_MAX_TABLES];
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        pfp[t] = ix_permute(&idx->perm[t], fp);
+        struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
+        if (v->n == v->cap) {
+            uint32_t cap = v->cap ? v->cap * 2 : 4;
+            uint64_t *nv = realloc(v->v, cap * sizeof *nv);
+            if (!nv)
+                return DEDUP_ENOMEM; /* nothing inserted yet: consistent */
+            v->v = nv;
+            v->cap = cap;
+        }
+    }
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
+        v->v[v->n++] = pfp[t];
+    }
+    s = idx->ndelta++;
+    idx->dfp[s] = fp;
+    idx->dhead[s] = idx->dtail[s] = doc;
+    uint32_t h = hash_slot(fp, idx->dhash_mask);
+    while (idx->dhash[h])
+        h = (h + 1) & idx->dhash_mask;
+    idx->dhash[h] = s + 1;
+    return DEDUP_OK;
+}
+
+/* Brings every pending document into the tables (the delta, or a compaction). */
+static enum dedup_code absorb(struct dedup_index *idx)
+{
+    uint64_t pending = idx->ndocs - idx->absorbed;
+    if (!pending)
+        return DEDUP_OK;
+    if (idx->ndelta + pending > delta_threshold(idx))
+        return ix_compact(idx, 1);
+    while (idx->absorbed < idx->ndocs) {
+        enum dedup_code rc = absorb_one(idx, idx->absorbed);
+        if (rc != DEDUP_OK)
+            return rc;
+        idx->absorbed++;
+    }
+    return DEDUP_OK;
+}
+
+/* ---- compaction ---- */
+
+struct compact_job {
+    struct dedup_index *idx;
+    const uint64_t *newfp; /* the new distinct fingerprints, sorted */
+    uint32_t nnew;
+    uint32_t ntotal;
+    unsigned dir_bits;
+    uint64_t *out_tab[DEDUP_MAX_TABLES];
+    uint32_t *out_dir[DEDUP_MAX_TABLES];
+    int failed;
+};
+
+static void compact_table(void *arg, unsigned t)
+{
+    struct compact_job *j = arg;
+    struct dedup_index *idx = j->idx;
+    uint32_t *dir = malloc((((size_t)1 << j->dir_bits) + 1) * sizeof *dir);
+    if (!dir) {
+        j->failed = 1;
+        return;
+    }
+    if (t > 0) {
+        uint64_t *out = malloc((size_t)(j->ntotal ? j->ntotal : 1) * sizeof *out);
+        uint64_t *nv = malloc((size_t)(j->nnew ? j->nnew : 1) * sizeof *nv);
+        uint64_t *tmp = malloc((size_t)(j->nnew ? j->nnew : 1) * sizeof *tmp);
+        if (!out || !nv || !tmp) {
+            free(out);
+            free(nv);
+            free(tmp);
+            free(dir);
+            j->failed = 1;
+            return;
+        }
+        const struct ix_perm *p = &idx->perm[t];
+        for (uint32_t i = 0; i < j->nnew; i++)
+            nv[i] = ix_permute(p, j->newfp[i]);
+        ix_sort_u64(nv, tmp, j->nnew);
+        const uint64_t *ov = idx->tab[t];
+        uint32_t a = 0, b = 0, o = 0, na = idx->nmain;
+        while (a < na && b < j->nnew)
+            out[o++] = ov[a] <= nv[b] ? ov[a++] : nv[b++];
+        while (a < na)
+            out[o++] = ov[a++];
+        while (b < j->nnew)
+            out[o++] = nv[b++];
+        free(nv);
+        free(tmp);
+        j->out_tab[t] = out;
+    }
+    ix_dir_fill(dir, j->dir_bits, j->out_tab[t], j->ntotal);
+    j->out_dir[t] = dir;
+}
+
+enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
+{
+    enum dedup_code rc = DEDUP_ENOMEM;
+    uint32_t np = idx->ndocs - idx->absorbed, nd = idx->ndelta;
+    struct ix_rec *P = NULL, *D = NULL, *tmp = NULL;
+    uint64_t *newfp = NULL, *t0 = NULL;
+    uint32_t *nhead = NULL, *ntail = NULL;
+    struct compact_job j;
+    memset(&j, 0, sizeof j);
+    if (!np && !nd)
+        return DEDUP_OK;
+    size_t ntmp = np > nd ? np : nd;
+    P = malloc((np ? np : 1) * sizeof *P);
+    D = malloc((nd ? nd : 1) * sizeof *D);
+    tmp = malloc((ntmp ? ntmp : 1) * sizeof *tmp);
+    if (!P || !D || !tmp)
+        goto fail;
+    for (uint32_t i = 0; i < np; i++)
+        P[i] = (struct ix_rec){idx->doc_fp[idx->absorbed + i], idx->absorbed + i, 0};
+    msd_rec(P, tmp, np, 64); /* stable: documents stay in order within a fingerprint */
+    for (uint32_t i = 0; i < nd; i++)
+        D[i] = (struct ix_rec){idx->dfp[i], i, 0};
+    msd_rec(D, tmp, nd, 64);
+    free(tmp);
+    tmp = NULL;
+
+    /* upper bound of the new distinct count */
+    uint64_t bound = (uint64_t)idx->nmain + nd + np;
+    if (bound > DEDUP_INDEX_MAX_DOCS)
+        bound = DEDUP_INDEX_MAX_DOCS;
+    t0 = malloc((bound ? bound : 1) * sizeof *t0);
+    nhead = malloc((bound ? bound : 1) * sizeof *nhead);
+    ntail = malloc((bound ? bound : 1) * sizeof *ntail);
+    newfp = malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp);
+    if (!t0 || !nhead || !ntail || !newfp)
+        goto fail;
+
+    /* From here on nothing can fail before the document lists are rewritten, so the
+     * lists are only written once every allocation above succeeded. */
+    uint32_t a = 0, b = 0, c = 0, o = 0, nn = 0, nm = idx->nmain;
+    const uint64_t *mv = idx->tab[0];
+    while (a < nm || b < nd || c < np) {
+        uint64_t fp = UINT64_MAX;
+        int src = -1;
+        if (a < nm) {
+            fp = mv[a];
+            src = 0;
+        }
+        if (b < nd && (src < 0 || D[b].fp < fp)) {
+            fp = D[b].fp;
+            src = 1;
+        }
+        if (c < np && (src < 0 || P[c].fp < fp)) {
+            fp = P[c].fp;
+            src = 2;
+        }
+        uint32_t h = IX_NONE, tl = IX_NONE;
+        if (src == 0) {
+            h = idx->head[a];
+            tl = idx->tail[a];
+            a++;
+        } else if (src == 1) {
+            h = idx->dhead[D[b].doc];
+            tl = idx->dtail[D[b].doc];
+            b++;
+            newfp[nn++] = fp;
+        } else {
+            newfp[nn++] = fp;
+        }
+        while (c < np && P[c].fp == fp) {
+            uint32_t doc = P[c++].doc;
+            if (tl == IX_NONE)
+                h = doc;
+            else
+                idx->doc_next[tl] = doc;
+            tl = doc;
+        }
+        t0[o] = fp;
+        nhead[o] = h;
+        ntail[o] = tl;
+        o++;
+    }
+    free(P);
+    free(D);
+    P = D = NULL;
+
+    j.idx = idx;
+    j.newfp = newfp;
+    j.nnew = nn;
+    j.ntotal = o;
+    j.dir_bits = ix_dir_bits_for(idx, o);
+    j.out_tab[0] = t0;
+    (void)ix_parallel(threads, idx->ntables, compact_table, &j);
+    if (j.failed) {
+        /* out of memory building a table: free what was made, undo the list links */
+        for (unsigned t = 1; t < idx->ntables; t++)
+            free(j.out_tab[t]);
+        for (unsigned t = 0; t < idx->ntables; t++)
+            free(j.out_dir[t]);
+        goto fail_relink;
+    }
+    main_free(idx);
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        idx->tab[t] = j.out_tab[t];
+        idx->dir[t] = j.out_dir[t];
+    }
+    idx->head = nhead;
+    idx->tail = ntail;
+    idx->main_owned = idx->tail_owned = true;
+    idx->nmain = o;
+    idx->dir_bits = j.dir_bits;
+    delta_clear(idx);
+    idx->absorbed = idx->ndocs;
+    free(newfp);
+    return DEDUP_OK;
+
+fail_relink:
+    /* Restore the lists: cut every list at its old tail (pending documents are all after
+     * the old tails, so cutting restores the state before the merge). */
+    for (uint32_t i = 0; i < idx->nmain; i++)
+        idx->doc_next[idx->tail[i]] = IX_NONE;
+    for (uint32_t s = 0; s < idx->ndelta; s++)
+        idx->doc_next[idx->dtail[s]] = IX_NONE;
+    for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
+        idx->doc_next[d] = IX_NONE;
+    rc = DEDUP_ENOMEM;
+fail:
+    free(P);
+    free(D);
+    free(tmp);
+    free(t0);
+    free(nhead);
+    free(ntail);
+    free(newfp);
+    return rc;
+}
+
+/* ---- queries ---- */
+
+/* Calls found(arg, x, distance, doc_head) for every distinct indexed fingerprint x within
+ * k of q, each once. */
+typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head);
+
+static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
+                     void *arg)
+{
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        const struct ix_perm *p = &idx->perm[t];
+        uint64_t pq = ix_permute(p, q);
+        if (idx->nmain) {
+            uint64_t b = ix_top(pq, idx->dir_bits);
+            const uint64_t *v = idx->tab[t];
+            for (uint32_t i = idx->dir[t][b], e = idx->dir[t][b + 1]; i < e; i++) {
+                unsigned dist = (unsigned)__builtin_popcountll(v[i] ^ pq);
+                if (dist > k)
+                    continue;
+                uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];
+                if (ix_first_table(idx, x ^ q) != t)
+                    continue;
+                uint32_t pos = t ? ix_main_find(idx, x) : i;
+                if (pos == IX_NONE)
+                    continue; /* only in a forged file: a table entry not in table 0 */
+                if (found(arg, x, dist, idx->head[pos]))
+                    return 1;
+            }
+        }
+        if (idx->ndelta) {
+            const struct ix_vec *vec = &idx->dbucket[t][ix_top(pq, idx->dd_bits)];
+            for (uint32_t i = 0; i < vec->n; i++) {
+                unsigned dist = (unsigned)__builtin_popcountll(vec->v[i] ^ pq);
+                if (dist > k)
+                    continue;
+                uint64_t x = ix_unpermute(p, vec->v[i]);
+                if (ix_first_table(idx, x ^ q) != t)
+                    continue;
+                uint32_t s = delta_find(idx, x);
+                if (s != IX_NONE && found(arg, x, dist, idx->dhead[s]))
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+struct query_acc {
+    const struct dedup_index *idx;
+    struct dedup_matches *out;
+    enum dedup_code rc;
+};
+
+static int query_found(void *arg, uint64_t x, unsigned distance, uint32_t head)
+{
+    struct query_acc *q = arg;
+    (void)x;
+    for (uint32_t d = head; d != IX_NONE; d = q->idx->doc_next[d]) {
+        struct dedup_matches *m = q->out;
+        if (m->n == m->cap) {
+            if (m->cap >= DEDUP_INDEX_MAX_QUERY_MATCHES) {
+                q->rc = DEDUP_ETOOLARGE;
+                return 1;
+            }
+            size_t cap = m->cap ? m->cap * 2 : 16;
+            struct dedup_match *nv = realloc(m->v, cap * sizeof *nv);
+            if (!nv) {
+                q->rc = DEDUP_ENOMEM;
+                return 1;
+            }
+            m->v = nv;
+            m->cap = cap;
+        }
+        m->v[m->n++] = (struct dedup_match){d, distance};
+    }
+    return 0;
+}
+
+static int match_cmp(const void *a, const void *b)
+{
+    const struct dedup_match *x = a, *y = b;
+    if (x->distance != y->distance)
+        return x->distance < y->distance ? -1 : 1;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+void dedup_matches_release(struct dedup_matches *m)
+{
+    if (!m)
+        return;
+    free(m->v);
+    m->v = NULL;
+    m->n = m->cap = 0;
+}
+
+enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
+                                  struct dedup_matches *out)
+{
+    if (k > idx->design.k)
+        return DEDUP_EINVAL;
+    enum dedup_code rc = absorb(idx);
+    if (rc != DEDUP_OK)
+        return rc;
+    out->n = 0;
+    struct query_acc acc = {idx, out, DEDUP_OK};
+    probe_all(idx, fp, k, query_found, &acc);
+    if (acc.rc != DEDUP_OK) {
+        out->n = 0;
+        return acc.rc;
+    }
+    qsort(out->v, out->n, sizeof *out->v, match_cmp);
+    return DEDUP_OK;
+}
+
+struct nearest_acc {
+    uint32_t doc;
+    unsigned distance;
+};
+
+static int nearest_found(void *arg, uint64_t x, unsigned distance, uint32_t head)
+{
+    struct nearest_acc *n = arg;
+    (void)x;
+    if (distance < n->distance || (distance == n->distance && head < n->doc)) {
+        n->distance = distance;
+        n->doc = head;
+    }
+    return 0;
+}
+
+int dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32_t *doc,
+                        unsigned *distance, enum dedup_code *code)
+{
+    if (k > idx->design.k) {
+        *code = DEDUP_EINVAL;
+        return -1;
+    }
+    enum dedup_code rc = absorb(idx);
+    if (rc != DEDUP_OK) {
+        *code = rc;
+        return -1;
+    }
+    struct nearest_acc acc = {IX_NONE, 65};
+    probe_all(idx, fp, k, nearest_found, &acc);
+    if (acc.doc == IX_NONE)
+        return 0;
+    *doc = acc.doc;
+    *distance = acc.distance;
+    return 1;
+}
+
+uint64_t dedup_index_distinct_count(struct dedup_index *idx)
+{
+    if (absorb(idx) != DEDUP_OK)
+        return (uint64_t)idx->nmain + idx->ndelta + (idx->ndocs - idx->absorbed);
+    return (uint64_t)idx->nmain + idx->ndelta;
+}
+
+/* ---- statistics ---- */
+
+enum dedup_code dedup_index_stats(struct dedup_index *idx, struct dedup_index_stats *st)
+{
+    enum dedup_code rc = absorb(idx);
+    if (rc != DEDUP_OK)
+        return rc;
+    memset(st, 0, sizeof *st);
+    st->docs = idx->ndocs;
+    st->distinct = (uint64_t)idx->nmain + idx->ndelta;
+    st->pending = idx->ndelta;
+    st->tables = idx->ntables;
+    st->dir_bits = idx->dir_bits;
+    size_t nb = (size_t)1 << idx->dir_bits, total = nb * idx->ntables;
+    uint64_t *sizes = malloc(total * sizeof *sizes), *tmp = malloc(total * sizeof *tmp);
+    if (!sizes || !tmp) {
+        free(sizes);
+        free(tmp);
+        return DEDUP_ENOMEM;
+    }
+    double cand = 0;
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        for (size_t b = 0; b < nb; b++)
+            sizes[t * nb + b] = idx->dir[t][b + 1] - idx->dir[t][b];
+        /* candidates a probe with an indexed fingerprint meets: sum of run sizes squared
+         * over the runs of equal key, divided by n */
+        unsigned kb = idx->perm[t].key_bits;
+        const uint64_t *v = idx->tab[t];
+        double sq = 0;
+        for (uint32_t i = 0; i < idx->nmain;) {
+            uint32_t e = i + 1;
+            while (e < idx->nmain && ix_top(v[e], kb) == ix_top(v[i], kb))
+                e++;
+            sq += (double)(e - i) * (double)(e - i);
+            i = e;
+        }
+        if (idx->nmain)
+            cand += sq / idx->nmain;
+    }
+    st->candidates_per_probe = idx->ntables ? cand / idx->ntables : 0;
+    ix_sort_u64(sizes, tmp, total);
+    st->bucket_min = sizes[0];
+    st->bucket_median = sizes[total / 2];
+    st->bucket_p99 = sizes[(total * 99) / 100 < total ? (total * 99) / 100 : total - 1];
+    st->bucket_max = sizes[total - 1];
+    free(sizes);
+    free(tmp);
+    st->table_bytes = (uint64_t)idx->ntables * ((uint64_t)idx->nmain * 8 + (nb + 1) * 4);
+    st->doc_bytes = (uint64_t)idx->ndocs * (8 + 4 + 8) + idx->id_len +
+                    (uint64_t)idx->nmain * 8;
+    return DEDUP_OK;
+}

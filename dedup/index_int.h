@@ -1,0 +1,147 @@
+#ifndef DEDUP_INDEX_INT_H
+#define DEDUP_INDEX_INT_H
+/*
+ * Internal to dedup/: the layout of the block-permuted index, shared by index.c (design,
+ * permutations, sorting, adds, queries, compaction), pairs.c (all pairs), cluster.c
+ * (union-find) and indexfile.c (save/load). Tests and benchmarks may include it for
+ * white-box checks; nothing outside dedup/ and tests/ should.
+ */
+#include "dedup/dedup.h"
+
+#include <stdbool.h>
+
+#define IX_NONE UINT32_MAX       /* end of a document list / no slot */
+#define IX_DIR_BITS_MAX 28u      /* cap on directory bits (2^28 + 1 offsets per table) */
+#define IX_DELTA_MIN 4096u       /* the delta merges into the main tables past ... */
+#define IX_DELTA_FRACTION 4u     /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
+#define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
+
+/* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)
+ * (bit 0 = least significant). */
+struct ix_seg {
+    uint64_t mask; /* (1 << width) - 1 */
+    uint8_t src, dst, width;
+};
+
+/* The bit permutation of one table: the key blocks first (most significant), then the
+ * others. keymask: the key bits in the original (unpermuted) fingerprint. */
+struct ix_perm {
+    struct ix_seg seg[64];
+    unsigned nseg;
+    unsigned key_bits;
+    uint64_t keymask;
+};
+
+/* A growable array of permuted fingerprints: one delta bucket. */
+struct ix_vec {
+    uint64_t *v;
+    uint32_t n, cap;
+};
+
+struct dedup_index {
+    struct dedup_design design;
+    struct ix_perm perm[DEDUP_MAX_TABLES];
+    unsigned ntables;
+
+    /* documents, in the order added */
+    uint32_t ndocs, cap_docs;
+    uint64_t *doc_fp;   /* fingerprint of each document */
+    uint32_t *doc_next; /* next document with the same fingerprint, or IX_NONE */
+    uint64_t *id_off;   /* ndocs + 1 offsets into id_bytes; id i ends with a NUL */
+    char *id_bytes;
+    uint64_t id_len, id_cap;
+    bool docs_owned;    /* false while doc_fp..id_bytes point into a mapped file */
+    uint32_t absorbed;  /* documents [absorbed, ndocs) are pending: in no table yet */
+
+    /* the main tables: nmain distinct fingerprints, table t sorted by perm_t(fp);
+     * table 0 is the identity permutation, so tab[0] is the sorted distinct fingerprints
+     * and head/tail (parallel to tab[0]) are the first/last document of each */
+    uint32_t nmain;
+    uint64_t *tab[DEDUP_MAX_TABLES];
+    uint32_t *dir[DEDUP_MAX_TABLES]; /* (1 << dir_bits) + 1 offsets each */
+    unsigned dir_bits;
+    uint32_t *head, *tail;
+    bool main_owned;  /* false while tab/dir/head point into a mapped file */
+    bool tail_owned;  /* tail is copied separately (appends write it) */
+
+    /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
+     * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);
+     * dbucket[t][b] holds perm_t(fp) of the slots whose top dd_bits are b */
+    uint32_t ndelta, cap_delta;
+    uint64_t *dfp;
+    uint32_t *dhead, *dtail;
+    uint32_t *dhash;
+    uint32_t dhash_mask;
+    unsigned dd_bits;
+    struct ix_vec *dbucket[DEDUP_MAX_TABLES];
+
+    /* a mapped file (or borrowed memory) the arrays may point into */
+    void *map;
+    size_t map_len;
+    bool map_is_mmap;
+};
+
+/* perm_t(x) and its inverse. */
+static inline uint64_t ix_permute(const struct ix_perm *p, uint64_t x)
+{
+    uint64_t y = 0;
+    for (unsigned i = 0; i < p->nseg; i++)
+        y |= ((x >> p->seg[i].src) & p->seg[i].mask) << p->seg[i].dst;
+    return y;
+}
+static inline uint64_t ix_unpermute(const struct ix_perm *p, uint64_t y)
+{
+    uint64_t x = 0;
+    for (unsigned i = 0; i < p->nseg; i++)
+        x |= ((y >> p->seg[i].dst) & p->seg[i].mask) << p->seg[i].src;
+    return x;
+}
+
+/* The first table whose key bits all agree for a pair differing in bits d, or ntables
+ * when none does (then the pair is farther apart than the design's k). */
+static inline unsigned ix_first_table(const struct dedup_index *idx, uint64_t d)
+{
+    unsigned t = 0;
+    while (t < idx->ntables && (d & idx->perm[t].keymask) != 0)
+        t++;
+    return t;
+}
+
+/* Top `bits` bits of x (0 when bits == 0). */
+static inline uint64_t ix_top(uint64_t x, unsigned bits)
+{
+    return bits ? x >> (64 - bits) : 0;
+}
+
+/* Builds the permutations of design d into idx (perm, ntables). 0, or -1 if invalid. */
+int ix_design_build(struct dedup_index *idx, const struct dedup_design *d);
+/* Sorts a[0..n) ascending (tmp: scratch of n entries). */
+void ix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
+/* Position of fp in tab[0], or IX_NONE. */
+uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp);
+/* Directory bits for n distinct fingerprints under idx's design. */
+unsigned ix_dir_bits_for(const struct dedup_index *idx, uint64_t n);
+/* Fills dir[(1 << bits) + 1] for sorted v[0..n). */
+void ix_dir_fill(uint32_t *dir, unsigned bits, const uint64_t *v, uint32_t n);
+/* Merges the delta and the pending documents into the main tables. */
+DEDUP_WARN_UNUSED enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads);
+/* Runs fn(arg, i) for i in [0, n) on up to `threads` threads (in the caller when 1).
+ * Returns 0, or -1 if a thread could not be started (then everything ran in the caller). */
+int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i), void *arg);
+/* An empty index with design d (no documents). */
+DEDUP_WARN_UNUSED enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out);
+
+/* Releases the mapped file or borrowed memory idx points into (indexfile.c). */
+void ix_unmap(struct dedup_index *idx);
+
+/* The position in tab[0] of each document's fingerprint (main only, after compaction);
+ * caller frees. NULL when out of memory. */
+uint32_t *ix_doc_positions(const struct dedup_index *idx);
+
+/* Distinct-fingerprint pairs within k in the main tables (positions in tab[0], lo < hi),
+ * sorted; caller frees *pairs. Used by pairs and clusters. */
+DEDUP_WARN_UNUSED enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k,
+                                                    unsigned threads, uint64_t **pairs,
+                                                    size_t *npairs);
+
+#endif

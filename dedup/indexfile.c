@@ -1,0 +1,480 @@
+/*
+ * The saved index file (docs/INDEX-FORMAT.md, format version 1): a 128-byte header
+ * (magic "SIMCRIDX", version, design, counts, XXH3-64 checksums of header and body), then
+ * the sections documents, ids, fingerprint lists and tables, each 8-byte aligned, every
+ * integer little-endian. The layout is fixed by the counts, so a loader computes every
+ * section's offset and maps the file read-only: the arrays of the index point straight
+ * into the mapping (zero copy); adding to it copies the document arrays first, and the
+ * next compaction replaces the tables with new ones (copy-on-extend).
+ *
+ * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
+ * checked before use, so a damaged or forged file gives an error naming the offset of the
+ * field at fault, never an out-of-bounds read or an endless loop (tests/fuzz/
+ * fuzz_indexfile.c). Saving writes PATH.tmp.PID, fsyncs it and renames it over PATH.
+ */
+#include "dedup/index_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define HDR_SIZE 128u
+#define HDR_CHECKED 80u /* the header checksum covers bytes [0, 80) */
+
+/* Byte offsets of the sections, computed from the header counts. */
+struct layout {
+    uint64_t doc_fp, doc_next, id_off, id_bytes, head, tail;
+    uint64_t tab[DEDUP_MAX_TABLES], dir[DEDUP_MAX_TABLES];
+    uint64_t end;
+};
+
+static uint64_t align8(uint64_t x)
+{
+    return (x + 7) & ~(uint64_t)7;
+}
+
+static void layout_compute(struct layout *l, uint64_t docs, uint64_t distinct,
+                           uint64_t id_bytes, unsigned tables, unsigned dir_bits)
+{
+    uint64_t o = HDR_SIZE;
+    l->doc_fp = o;
+    o += docs * 8;
+    l->doc_next = o;
+    o = align8(o + docs * 4);
+    l->id_off = o;
+    o += (docs + 1) * 8;
+    l->id_bytes = o;
+    o = align8(o + id_bytes);
+    l->head = o;
+    o = align8(o + distinct * 4);
+    l->tail = o;
+    o = align8(o + distinct * 4);
+    for (unsigned t = 0; t < tables; t++) {
+        l->tab[t] = o;
+        o += distinct * 8;
+        l->dir[t] = o;
+        o = align8(o + (((uint64_t)1 << dir_bits) + 1) * 4);
+    }
+    l->end = o;
+}
+
+static int host_is_le(void)
+{
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+    wr32(p, (uint32_t)v);
+    wr32(p + 4, (uint32_t)(v >> 32));
+}
+
+void ix_unmap(struct dedup_index *idx)
+{
+    if (idx->map && idx->map_is_mmap)
+        munmap(idx->map, idx->map_len);
+    idx->map = NULL;
+    idx->map_len = 0;
+}
+
+/* ---- saving ---- */
+
+struct writer {
+    FILE *f;
+    XXH3_state_t *st;
+    uint64_t off;
+    int failed;
+};
+
+static void put(struct writer *w, const void *p, uint64_t n)
+{
+    if (w->failed || !n)
+        return;
+    if (fwrite(p, 1, (size_t)n, w->f) != (size_t)n) {
+        w->failed = 1;
+        return;
+    }
+    XXH3_64bits_update(w->st, p, (size_t)n);
+    w->off += n;
+}
+
+static void pad8(struct writer *w)
+{
+    static const uint8_t zero[8] = {0};
+    put(w, zero, align8(w->off) - w->off);
+}
+
+enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
+                                 struct dedup_file_error *err)
+{
+    struct dedup_file_error dummy;
+    char *tmp = NULL;
+    FILE *f = NULL;
+    struct writer w = {0};
+    enum dedup_code rc;
+    if (!err)
+        err = &dummy;
+    *err = (struct dedup_file_error){0, "", 0};
+    if (!host_is_le()) {
+        err->what = "index files are little-endian; this host is big-endian";
+        return DEDUP_EINVAL;
+    }
+    rc = ix_compact(idx, 1);
+    if (rc != DEDUP_OK) {
+        err->what = "out of memory merging pending documents";
+        return rc;
+    }
+    size_t plen = strlen(path) + 32;
+    tmp = malloc(plen);
+    w.st = XXH3_createState();
+    if (!tmp || !w.st) {
+        rc = DEDUP_ENOMEM;
+        err->what = "out of memory";
+        goto fail;
+    }
+    snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
+    f = fopen(tmp, "wb");
+    if (!f) {
+        rc = DEDUP_EIO;
+        err->os_error = errno;
+        err->what = "cannot create the temporary file";
+        goto fail;
+    }
+    w.f = f;
+    XXH3_64bits_reset(w.st);
+    uint8_t hdr[HDR_SIZE] = {0};
+    if (fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE)
+        w.failed = 1;
+    w.off = HDR_SIZE;
+    uint64_t docs = idx->ndocs, distinct = idx->nmain;
+    put(&w, idx->doc_fp, docs * 8);
+    put(&w, idx->doc_next, docs * 4);
+    pad8(&w);
+    if (idx->id_off)
+        put(&w, idx->id_off, (docs + 1) * 8);
+    else {
+        uint64_t zero = 0;
+        put(&w, &zero, 8);
+    }
+    put(&w, idx->id_bytes, idx->id_len);
+    pad8(&w);
+    put(&w, idx->head, distinct * 4);
+    pad8(&w);
+    put(&w, idx->tail, distinct * 4);
+    pad8(&w);
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        put(&w, idx->tab[t], distinct * 8);
+        put(&w, idx->dir[t], (((uint64_t)1 << idx->dir_bits) + 1) * 4);
+        pad8(&w);
+    }
+    struct layout l;
+    layout_compute(&l, docs, distinct, idx->id_len, idx->ntables, idx->dir_bits);
+    if (!w.failed && w.off != l.end) {
+        rc = DEDUP_EINVAL; /* a bug: the writer and the layout disagree */
+        err->what = "internal error: section layout mismatch";
+        goto fail;
+    }
+    memcpy(hdr, DEDUP_INDEX_MAGIC, 8);
+    wr32(hdr + 8, DEDUP_INDEX_FORMAT_VERSION);
+    wr32(hdr + 12, HDR_SIZE);
+    wr32(hdr + 16, idx->design.k);
+    wr32(hdr + 20, idx->design.levels);
+    wr32(hdr + 24, idx->design.blocks[0]);
+    wr32(hdr + 28, idx->design.blocks[1]);
+    wr32(hdr + 32, idx->design.tables);
+    wr32(hdr + 36, idx->dir_bits);
+    wr64(hdr + 40, docs);
+    wr64(hdr + 48, distinct);
+    wr64(hdr + 56, idx->id_len);
+    wr64(hdr + 64, l.end);
+    wr64(hdr + 72, XXH3_64bits_digest(w.st));
+    wr64(hdr + 80, XXH3_64bits(hdr, HDR_CHECKED));
+    if (w.failed || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE ||
+        fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        rc = DEDUP_EIO;
+        err->os_error = errno;
+        err->what = "cannot write the temporary file";
+        err->offset = w.off;
+        goto fail;
+    }
+    if (fclose(f) != 0) {
+        f = NULL;
+        rc = DEDUP_EIO;
+        err->os_error = errno;
+        err->what = "cannot write the temporary file";
+        goto fail;
+    }
+    f = NULL;
+    if (rename(tmp, path) != 0) {
+        rc = DEDUP_EIO;
+        err->os_error = errno;
+        err->what = "cannot rename the temporary file over the index";
+        goto fail;
+    }
+    free(tmp);
+    XXH3_freeState(w.st);
+    return DEDUP_OK;
+fail:
+    if (f)
+        fclose(f);
+    if (tmp) {
+        unlink(tmp);
+        free(tmp);
+    }
+    XXH3_freeState(w.st);
+    return rc;
+}
+
+/* ---- loading ---- */
+
+#define FAIL(code, off, msg)                                                                   \
+    do {                                                                                       \
+        err->offset = (off);                                                                   \
+        err->what = (msg);                                                                     \
+        rc = (code);                                                                           \
+        goto fail;                                                                             \
+    } while (0)
+
+static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
+                                 struct dedup_index **out, struct dedup_file_error *err)
+{
+    enum dedup_code rc = DEDUP_OK;
+    struct dedup_index *idx = NULL;
+    uint8_t *seen = NULL;
+    *out = NULL;
+    if (len < 8 || memcmp(p, DEDUP_INDEX_MAGIC, 8) != 0)
+        FAIL(DEDUP_EFORMAT, 0, "not a simcrawl index file (no SIMCRIDX magic number)");
+    if (len < 12)
+        FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
+    if (rd32(p + 8) != DEDUP_INDEX_FORMAT_VERSION)
+        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads version 1)");
+    if (len < HDR_SIZE)
+        FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
+    if (!host_is_le())
+        FAIL(DEDUP_EFORMAT, 0, "index files are little-endian; this host is big-endian");
+    if (((uintptr_t)p & 7) != 0)
+        FAIL(DEDUP_EINVAL, 0, "index data is not 8-byte aligned in memory");
+    if (rd32(p + 12) != HDR_SIZE)
+        FAIL(DEDUP_EFORMAT, 12, "header size is not 128");
+    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + 80) != XXH3_64bits(p, HDR_CHECKED))
+        FAIL(DEDUP_ECHECKSUM, 80, "header checksum does not match the header");
+    for (unsigned i = 88; i < HDR_SIZE; i++)
+        if (p[i])
+            FAIL(DEDUP_EFORMAT, i, "reserved header bytes are not zero");
+    struct dedup_design d = {.k = rd32(p + 16),
+                             .levels = rd32(p + 20),
+                             .blocks = {rd32(p + 24), rd32(p + 28)},
+                             .tables = rd32(p + 32)};
+    if (d.k > DEDUP_K_MAX || d.levels < 1 || d.levels > 2 || d.blocks[0] > 64 ||
+        d.blocks[1] > 64 || d.tables > DEDUP_MAX_TABLES)
+        FAIL(DEDUP_EFORMAT, 16, "invalid table design (k, levels, blocks, tables)");
+    rc = ix_new(&d, &idx);
+    if (rc == DEDUP_ENOMEM)
+        FAIL(DEDUP_ENOMEM, 0, "out of memory");
+    if (rc != DEDUP_OK)
+        FAIL(DEDUP_EFORMAT, 16, "invalid table design (k, levels, blocks, tables)");
+    unsigned dir_bits = rd32(p + 36);
+    uint64_t docs = rd64(p + 40), distinct = rd64(p + 48), id_bytes = rd64(p + 56);
+    if (dir_bits > idx->design.key_bits_min || dir_bits > IX_DIR_BITS_MAX)
+        FAIL(DEDUP_EFORMAT, 36, "directory bits out of range");
+    if (docs > DEDUP_INDEX_MAX_DOCS)
+        FAIL(DEDUP_EFORMAT, 40, "document count out of range");
+    if (distinct > docs || (docs && !distinct))
+        FAIL(DEDUP_EFORMAT, 48, "distinct fingerprint count out of range");
+    if (id_bytes < docs || id_bytes > IX_ID_BYTES_MAX)
+        FAIL(DEDUP_EFORMAT, 56, "id bytes out of range");
+    struct layout l;
+    layout_compute(&l, docs, distinct, id_bytes, idx->ntables, dir_bits);
+    if (rd64(p + 64) != l.end)
+        FAIL(DEDUP_EFORMAT, 64, "file size field does not match the counts");
+    if (len < l.end)
+        FAIL(DEDUP_ETRUNCATED, len, "file is shorter than its header says (truncated)");
+    if (len > l.end)
+        FAIL(DEDUP_EFORMAT, l.end, "trailing bytes after the last section");
+    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) &&
+        rd64(p + 72) != XXH3_64bits(p + HDR_SIZE, (size_t)(l.end - HDR_SIZE)))
+        FAIL(DEDUP_ECHECKSUM, 72, "body checksum does not match the contents");
+
+    const uint64_t *doc_fp = (const uint64_t *)(p + l.doc_fp);
+    const uint32_t *doc_next = (const uint32_t *)(p + l.doc_next);
+    const uint64_t *id_off = (const uint64_t *)(p + l.id_off);
+    const char *ids = (const char *)(p + l.id_bytes);
+    const uint32_t *head = (const uint32_t *)(p + l.head);
+    const uint32_t *tail = (const uint32_t *)(p + l.tail);
+    if (id_off[0] != 0)
+        FAIL(DEDUP_EFORMAT, l.id_off, "first id offset is not 0");
+    for (uint64_t i = 0; i < docs; i++) {
+        if (id_off[i + 1] <= id_off[i] || id_off[i + 1] > id_bytes)
+            FAIL(DEDUP_EFORMAT, l.id_off + (i + 1) * 8, "id offsets are not increasing");
+        if (ids[id_off[i + 1] - 1] != '\0')
+            FAIL(DEDUP_EFORMAT, l.id_bytes + id_off[i + 1] - 1, "id is not NUL-terminated");
+        if (doc_next[i] != IX_NONE && (doc_next[i] <= i || doc_next[i] >= docs))
+            FAIL(DEDUP_EFORMAT, l.doc_next + i * 4, "document list link out of range");
+    }
+    if (id_off[docs] != id_bytes)
+        FAIL(DEDUP_EFORMAT, l.id_off + docs * 8, "last id offset is not the id bytes size");
+    unsigned nb = 1u << dir_bits;
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        const uint64_t *v = (const uint64_t *)(p + l.tab[t]);
+        const uint32_t *dir = (const uint32_t *)(p + l.dir[t]);
+        for (uint64_t i = 1; i < distinct; i++)
+            if (v[i] <= v[i - 1])
+                FAIL(DEDUP_EFORMAT, l.tab[t] + i * 8, "table is not strictly increasing");
+        uint64_t i = 0;
+        for (uint64_t b = 0; b < nb; b++) {
+            if (dir[b] != i)
+                FAIL(DEDUP_EFORMAT, l.dir[t] + b * 4, "directory does not match its table");
+            while (i < distinct && ix_top(v[i], dir_bits) == b)
+                i++;
+        }
+        if (dir[nb] != distinct)
+            FAIL(DEDUP_EFORMAT, l.dir[t] + (uint64_t)nb * 4, "directory does not match its table");
+        idx->tab[t] = (uint64_t *)(uintptr_t)v;
+        idx->dir[t] = (uint32_t *)(uintptr_t)dir;
+    }
+    /* every document is on exactly one list, which starts at head[i], ends at tail[i] and
+     * holds only documents with fingerprint tab[0][i] */
+    seen = calloc(docs / 8 + 1, 1);
+    if (!seen)
+        FAIL(DEDUP_ENOMEM, 0, "out of memory");
+    const uint64_t *t0 = (const uint64_t *)(p + l.tab[0]);
+    uint64_t visited = 0;
+    for (uint64_t i = 0; i < distinct; i++) {
+        if (head[i] >= docs || tail[i] >= docs)
+            FAIL(DEDUP_EFORMAT, l.head + i * 4, "document list end out of range");
+        uint32_t last = IX_NONE;
+        for (uint32_t dd = head[i]; dd != IX_NONE; dd = doc_next[dd]) {
+            if (seen[dd / 8] & (1u << (dd % 8)))
+                FAIL(DEDUP_EFORMAT, l.doc_next + (uint64_t)dd * 4, "document on two lists");
+            seen[dd / 8] |= (uint8_t)(1u << (dd % 8));
+            if (doc_fp[dd] != t0[i])
+                FAIL(DEDUP_EFORMAT, l.doc_fp + (uint64_t)dd * 8,
+                     "document fingerprint differs from its list's");
+            visited++;
+            last = dd;
+        }
+        if (last != tail[i])
+            FAIL(DEDUP_EFORMAT, l.tail + i * 4, "document list does not end at its tail");
+    }
+    if (visited != docs)
+        FAIL(DEDUP_EFORMAT, l.doc_next, "documents on no list");
+    free(seen);
+    seen = NULL;
+
+    /* point the index into the data */
+    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)
+        if (t >= idx->ntables) {
+            idx->tab[t] = NULL;
+            idx->dir[t] = NULL;
+        }
+    idx->docs_owned = idx->main_owned = idx->tail_owned = false;
+    idx->ndocs = (uint32_t)docs;
+    idx->cap_docs = (uint32_t)docs;
+    idx->absorbed = (uint32_t)docs;
+    idx->doc_fp = (uint64_t *)(uintptr_t)doc_fp;
+    idx->doc_next = (uint32_t *)(uintptr_t)doc_next;
+    idx->id_off = (uint64_t *)(uintptr_t)id_off;
+    idx->id_bytes = (char *)(uintptr_t)ids;
+    idx->id_len = id_bytes;
+    idx->id_cap = id_bytes;
+    idx->nmain = (uint32_t)distinct;
+    idx->head = (uint32_t *)(uintptr_t)head;
+    idx->tail = (uint32_t *)(uintptr_t)tail;
+    idx->dir_bits = dir_bits;
+    *out = idx;
+    return DEDUP_OK;
+fail:
+    free(seen);
+    if (idx) {
+        /* nothing points into the data yet except tables: drop those references */
+        for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)
+            idx->tab[t] = NULL, idx->dir[t] = NULL;
+        idx->main_owned = false;
+        dedup_index_free(idx);
+    }
+    return rc;
+}
+
+enum dedup_code dedup_index_load_mem(const void *data, size_t len, unsigned flags,
+                                     struct dedup_index **out, struct dedup_file_error *err)
+{
+    struct dedup_file_error dummy;
+    if (!err)
+        err = &dummy;
+    *err = (struct dedup_file_error){0, "", 0};
+    return load_core(data, len, flags, out, err);
+}
+
+enum dedup_code dedup_index_load(const char *path, unsigned flags, struct dedup_index **out,
+                                 struct dedup_file_error *err)
+{
+    struct dedup_file_error dummy;
+    struct stat st;
+    if (!err)
+        err = &dummy;
+    *err = (struct dedup_file_error){0, "", 0};
+    *out = NULL;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        err->os_error = errno;
+        err->what = "cannot open";
+        return DEDUP_EIO;
+    }
+    if (fstat(fd, &st) != 0) {
+        err->os_error = errno;
+        err->what = "cannot stat";
+        close(fd);
+        return DEDUP_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        err->what = "not a regular file";
+        return DEDUP_EIO;
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        err->what = "empty file, not a simcrawl index file";
+        return DEDUP_EFORMAT;
+    }
+    size_t len = (size_t)st.st_size;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    int merr = errno;
+    close(fd);
+    if (map == MAP_FAILED) {
+        err->os_error = merr;
+        err->what = "cannot map";
+        return DEDUP_EIO;
+    }
+    enum dedup_code rc = load_core(map, len, flags, out, err);
+    if (rc != DEDUP_OK) {
+        munmap(map, len);
+        return rc;
+    }
+    (*out)->map = map;
+    (*out)->map_len = len;
+    (*out)->map_is_mmap = true;
+    return DEDUP_OK;
+}

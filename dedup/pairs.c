@@ -1,0 +1,240 @@
+/*
+ * All pairs within Hamming distance k (Manku, Jain, Das Sarma, WWW 2007, section 3, the
+ * batch case): after compaction every table is sorted by its permuted fingerprint, so the
+ * fingerprints sharing a key form a run; each run is checked pair by pair.
+ *
+ * HOW IT WORKS. A pair differing in bits d is kept only by the first table whose key bits
+ * are all zero in d (ix_first_table), so each pair of distinct fingerprints comes out once
+ * with no set of pairs seen, and the tables can be scanned independently: the tables are
+ * shared out among threads, each collects its pairs of positions in table 0, and the
+ * collected pairs are sorted. Documents are expanded last: for each document a in order,
+ * the later documents with the same fingerprint (distance 0) and those of the neighbouring
+ * fingerprints are gathered, sorted and reported, so the output is in (a, b) order and its
+ * memory is one document's neighbours, however many pairs the identical pages make.
+ */
+#include "dedup/index_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct pairs_job {
+    const struct dedup_index *idx;
+    unsigned k;
+    uint64_t *out[DEDUP_MAX_TABLES];
+    size_t n[DEDUP_MAX_TABLES];
+    enum dedup_code rc[DEDUP_MAX_TABLES];
+};
+
+static int push_pair(struct pairs_job *j, unsigned t, size_t *cap, uint32_t x, uint32_t y)
+{
+    if (j->n[t] == *cap) {
+        if (*cap >= DEDUP_PAIRS_MAX_DISTINCT) {
+            j->rc[t] = DEDUP_ETOOLARGE;
+            return -1;
+        }
+        size_t nc = *cap ? *cap * 2 : 1024;
+        uint64_t *nv = realloc(j->out[t], nc * sizeof *nv);
+        if (!nv) {
+            j->rc[t] = DEDUP_ENOMEM;
+            return -1;
+        }
+        j->out[t] = nv;
+        *cap = nc;
+    }
+    uint32_t lo = x < y ? x : y, hi = x < y ? y : x;
+    j->out[t][j->n[t]++] = (uint64_t)lo << 32 | hi;
+    return 0;
+}
+
+static void pairs_table(void *arg, unsigned t)
+{
+    struct pairs_job *j = arg;
+    const struct dedup_index *idx = j->idx;
+    const struct ix_perm *p = &idx->perm[t];
+    const uint64_t *v = idx->tab[t];
+    unsigned kb = p->key_bits, k = j->k;
+    uint32_t n = idx->nmain;
+    size_t cap = 0;
+    for (uint32_t i = 0; i < n;) {
+        uint64_t key = ix_top(v[i], kb);
+        uint32_t e = i + 1;
+        while (e < n && ix_top(v[e], kb) == key)
+            e++;
+        for (uint32_t x = i; x + 1 < e; x++) {
+            uint64_t vx = v[x];
+            for (uint32_t y = x + 1; y < e; y++) {
+                if ((unsigned)__builtin_popcountll(vx ^ v[y]) > k)
+                    continue;
+                uint64_t ox = t ? ix_unpermute(p, vx) : vx;
+                uint64_t oy = t ? ix_unpermute(p, v[y]) : v[y];
+                if (ix_first_table(idx, ox ^ oy) != t)
+                    continue;
+                uint32_t px = t ? ix_main_find(idx, ox) : x;
+                uint32_t py = t ? ix_main_find(idx, oy) : y;
+                if (px == IX_NONE || py == IX_NONE || px == py)
+                    continue; /* only in a forged file */
+                if (push_pair(j, t, &cap, px, py) != 0)
+                    return;
+            }
+        }
+        i = e;
+    }
+}
+
+enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
+                                  uint64_t **pairs, size_t *npairs)
+{
+    struct pairs_job j;
+    enum dedup_code rc;
+    uint64_t *all = NULL, *tmp = NULL;
+    *pairs = NULL;
+    *npairs = 0;
+    if (k > idx->design.k)
+        return DEDUP_EINVAL;
+    rc = ix_compact(idx, threads);
+    if (rc != DEDUP_OK)
+        return rc;
+    memset(&j, 0, sizeof j);
+    j.idx = idx;
+    j.k = k;
+    (void)ix_parallel(threads, idx->ntables, pairs_table, &j);
+    size_t total = 0;
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        if (j.rc[t] != DEDUP_OK && rc == DEDUP_OK)
+            rc = j.rc[t];
+        total += j.n[t];
+    }
+    if (rc != DEDUP_OK)
+        goto done;
+    all = malloc((total ? total : 1) * sizeof *all);
+    tmp = malloc((total ? total : 1) * sizeof *tmp);
+    if (!all || !tmp) {
+        rc = DEDUP_ENOMEM;
+        goto done;
+    }
+    size_t o = 0;
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        if (j.n[t])
+            memcpy(all + o, j.out[t], j.n[t] * sizeof *all);
+        o += j.n[t];
+    }
+    ix_sort_u64(all, tmp, total);
+    *pairs = all;
+    *npairs = total;
+    all = NULL;
+done:
+    for (unsigned t = 0; t < idx->ntables; t++)
+        free(j.out[t]);
+    free(all);
+    free(tmp);
+    return rc;
+}
+
+uint32_t *ix_doc_positions(const struct dedup_index *idx)
+{
+    uint32_t *pos = malloc((idx->ndocs ? idx->ndocs : 1) * sizeof *pos);
+    if (!pos)
+        return NULL;
+    for (uint32_t i = 0; i < idx->nmain; i++)
+        for (uint32_t d = idx->head[i]; d != IX_NONE; d = idx->doc_next[d])
+            pos[d] = i;
+    return pos;
+}
+
+struct cand {
+    uint32_t b;
+    unsigned distance;
+};
+
+static int cand_cmp(const void *x, const void *y)
+{
+    const struct cand *a = x, *b = y;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
+                                  uint32_t min_b, dedup_pair_fn fn, void *userdata,
+                                  int *stopped)
+{
+    uint64_t *pairs = NULL;
+    size_t npairs = 0, ncand = 0, capcand = 0;
+    uint32_t *off = NULL, *adj = NULL, *pos = NULL;
+    struct cand *cand = NULL;
+    if (stopped)
+        *stopped = 0;
+    enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
+    if (rc != DEDUP_OK)
+        return rc;
+    rc = DEDUP_ENOMEM;
+    uint32_t n = idx->nmain;
+    off = calloc((size_t)n + 1, sizeof *off);
+    adj = malloc((npairs ? npairs * 2 : 1) * sizeof *adj);
+    pos = ix_doc_positions(idx);
+    if (!off || !adj || !pos)
+        goto done;
+    /* adjacency lists of distinct fingerprints (CSR) */
+    for (size_t i = 0; i < npairs; i++) {
+        off[pairs[i] >> 32]++;
+        off[(uint32_t)pairs[i]]++;
+    }
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t c = i < n ? off[i] : 0;
+        off[i] = acc;
+        acc += c;
+    }
+    for (size_t i = 0; i < npairs; i++) {
+        uint32_t x = (uint32_t)(pairs[i] >> 32), y = (uint32_t)pairs[i];
+        adj[off[x]++] = y;
+        adj[off[y]++] = x;
+    }
+    for (uint32_t i = n; i > 0; i--)
+        off[i] = off[i - 1];
+    off[0] = 0;
+    free(pairs);
+    pairs = NULL;
+
+    for (uint32_t a = 0; a < idx->ndocs; a++) {
+        uint32_t pa = pos[a];
+        ncand = 0;
+        if (idx->doc_next[a] == IX_NONE && off[pa] == off[pa + 1])
+            continue;
+        uint64_t fa = idx->doc_fp[a];
+        for (uint32_t i = off[pa]; i <= off[pa + 1]; i++) {
+            /* i == off[pa + 1] stands for a's own fingerprint (the later documents) */
+            uint32_t d = i < off[pa + 1] ? idx->head[adj[i]] : idx->doc_next[a];
+            for (; d != IX_NONE; d = idx->doc_next[d]) {
+                if (d <= a || d < min_b)
+                    continue;
+                if (ncand == capcand) {
+                    size_t nc = capcand ? capcand * 2 : 64;
+                    struct cand *nv = realloc(cand, nc * sizeof *nv);
+                    if (!nv)
+                        goto done;
+                    cand = nv;
+                    capcand = nc;
+                }
+                cand[ncand++] = (struct cand){d, dedup_distance(fa, idx->doc_fp[d])};
+            }
+        }
+        if (ncand > 1)
+            qsort(cand, ncand, sizeof *cand, cand_cmp);
+        for (size_t i = 0; i < ncand; i++) {
+            int r = fn(userdata, a, cand[i].b, cand[i].distance);
+            if (r) {
+                if (stopped)
+                    *stopped = r;
+                rc = DEDUP_OK;
+                goto done;
+            }
+        }
+    }
+    rc = DEDUP_OK;
+done:
+    free(pairs);
+    free(off);
+    free(adj);
+    free(pos);
+    free(cand);
+    return rc;
+}

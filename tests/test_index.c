@@ -1,0 +1,541 @@
+/*
+ * Suite "index": the block-permuted table index (dedup/index.c, pairs.c, cluster.c,
+ * indexfile.c). Every answer is compared with brute force over the same fingerprints, on
+ * random sets and on planted near-duplicates at distances 0..k+1, for each k in 0..7 and
+ * for every paper design at k = 3; then online interleaving, exactly-once pairs, identical
+ * fingerprints, deterministic clusters, and the index file (round trip, reopen + add,
+ * corrupt, truncated and other-version files).
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dedup/dedup.h"
+#include "dedup/index_int.h"
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t flip_bits(uint64_t x, unsigned d)
+{
+    uint64_t mask = 0;
+    while ((unsigned)__builtin_popcountll(mask) < d)
+        mask |= (uint64_t)1 << (rnd() % 64);
+    return x ^ mask;
+}
+
+/* n fingerprints: a third random, the rest planted around bases at distance 0..k+1. */
+static uint64_t *make_set(size_t n, unsigned k)
+{
+    uint64_t *v = malloc(n * sizeof *v);
+    size_t i = 0;
+    while (i < n) {
+        if (i % 3 == 0) {
+            v[i++] = rnd();
+            continue;
+        }
+        uint64_t base = rnd();
+        v[i++] = base;
+        for (unsigned d = 0; d <= k + 1 && i < n; d++)
+            v[i++] = flip_bits(base, d);
+    }
+    /* shuffle so planted families are spread over the document numbers */
+    for (size_t j = n - 1; j > 0; j--) {
+        size_t r = rnd() % (j + 1);
+        uint64_t t = v[j];
+        v[j] = v[r];
+        v[r] = t;
+    }
+    return v;
+}
+
+static struct dedup_index *build(const uint64_t *v, size_t n, unsigned k, unsigned tables)
+{
+    struct dedup_design d;
+    struct dedup_index *idx = NULL;
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(k, n, tables, &d), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        int len = snprintf(id, sizeof id, "doc%zu", i);
+        CU_ASSERT_EQUAL_FATAL(dedup_index_add(idx, v[i], id, (size_t)len, NULL), DEDUP_OK);
+    }
+    return idx;
+}
+
+/* Query q against docs v[0..n) by brute force vs the index; returns mismatches. */
+static int check_query(struct dedup_index *idx, const uint64_t *v, size_t n, uint64_t q,
+                       unsigned k)
+{
+    struct dedup_matches m = {0};
+    int bad = 0;
+    if (dedup_index_query(idx, q, k, &m) != DEDUP_OK)
+        return 1;
+    size_t want = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dedup_distance(v[i], q) <= k)
+            want++;
+    if (m.n != want)
+        bad++;
+    for (size_t i = 0; i < m.n; i++) {
+        if (m.v[i].doc >= n || dedup_distance(v[m.v[i].doc], q) != m.v[i].distance ||
+            m.v[i].distance > k)
+            bad++;
+        if (i && (m.v[i - 1].distance > m.v[i].distance ||
+                  (m.v[i - 1].distance == m.v[i].distance && m.v[i - 1].doc >= m.v[i].doc)))
+            bad++; /* nearest first, each document once */
+    }
+    uint32_t doc;
+    unsigned dist;
+    enum dedup_code code;
+    int r = dedup_index_nearest(idx, q, k, &doc, &dist, &code);
+    if (r != (m.n > 0) || (r == 1 && (doc != m.v[0].doc || dist != m.v[0].distance)))
+        bad++;
+    dedup_matches_release(&m);
+    return bad;
+}
+
+struct pair_check {
+    const uint64_t *v;
+    unsigned k;
+    uint64_t count;
+    uint32_t last_a, last_b;
+    int bad;
+};
+
+static int pair_cb(void *ud, uint32_t a, uint32_t b, unsigned distance)
+{
+    struct pair_check *c = ud;
+    if (a >= b || distance != dedup_distance(c->v[a], c->v[b]) || distance > c->k)
+        c->bad++;
+    if (c->count && (a < c->last_a || (a == c->last_a && b <= c->last_b)))
+        c->bad++; /* strictly increasing (a, b): each pair once, in order */
+    c->last_a = a;
+    c->last_b = b;
+    c->count++;
+    return 0;
+}
+
+static uint64_t brute_pairs(const uint64_t *v, size_t n, unsigned k)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            c += dedup_distance(v[i], v[j]) <= k;
+    return c;
+}
+
+static void check_pairs(struct dedup_index *idx, const uint64_t *v, size_t n, unsigned k,
+                        unsigned threads)
+{
+    struct pair_check c = {v, k, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL(dedup_index_pairs(idx, k, threads, 0, pair_cb, &c, NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL(c.bad, 0);
+    CU_ASSERT_EQUAL(c.count, brute_pairs(v, n, k));
+}
+
+static void test_index_design_shapes(void)
+{
+    static const unsigned tables[] = {4, 10, 16, 20};
+    static const unsigned keymin[] = {16, 25, 28, 31};
+    rng_state = 1;
+    for (unsigned i = 0; i < 4; i++) {
+        struct dedup_design d;
+        CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, 1000000, tables[i], &d), DEDUP_OK);
+        CU_ASSERT_EQUAL(d.tables, tables[i]);
+        CU_ASSERT_EQUAL(d.key_bits_min, keymin[i]);
+        struct dedup_index *idx;
+        CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        for (unsigned t = 0; t < idx->ntables; t++) {
+            const struct ix_perm *p = &idx->perm[t];
+            CU_ASSERT_EQUAL((unsigned)__builtin_popcountll(p->keymask), p->key_bits);
+            for (int r = 0; r < 100; r++) {
+                uint64_t x = rnd();
+                uint64_t y = ix_permute(p, x);
+                CU_ASSERT_EQUAL(ix_unpermute(p, y), x);
+                CU_ASSERT_EQUAL(__builtin_popcountll(x), __builtin_popcountll(y));
+                CU_ASSERT_EQUAL(ix_top(y, p->key_bits), ix_top(ix_permute(p, x & p->keymask),
+                                                               p->key_bits));
+            }
+            if (t == 0)
+                CU_ASSERT_EQUAL(ix_permute(p, 0x0123456789abcdefull), 0x0123456789abcdefull);
+        }
+        dedup_index_free(idx);
+    }
+    struct dedup_design d;
+    CU_ASSERT_EQUAL(dedup_design_choose(3, 1000, 0, &d), DEDUP_OK);
+    CU_ASSERT_EQUAL(d.tables, 4);
+    CU_ASSERT_EQUAL(dedup_design_choose(3, 20000000, 0, &d), DEDUP_OK);
+    CU_ASSERT_EQUAL(d.tables, 10);
+    char buf[128];
+    dedup_design_describe(&d, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "10 tables: 5 blocks of 13,13,13,13,12 bits, key 25-26 bits");
+    CU_ASSERT_EQUAL(dedup_design_choose(8, 1000, 0, &d), DEDUP_EINVAL);
+    CU_ASSERT_EQUAL(dedup_design_choose(3, 1000, 5, &d), DEDUP_EINVAL);
+    for (unsigned k = 0; k <= DEDUP_K_MAX; k++)
+        CU_ASSERT_EQUAL(dedup_design_choose(k, 1000000, 0, &d), DEDUP_OK);
+}
+
+/* Every k 0..7, random + planted sets, the auto design and extra designs; queries with
+ * indexed fingerprints, perturbed ones and random ones; all pairs. */
+static void test_index_brute_force_every_k(void)
+{
+    for (unsigned k = 0; k <= DEDUP_K_MAX; k++) {
+        rng_state = 100 + k;
+        size_t n = 3000;
+        uint64_t *v = make_set(n, k);
+        unsigned designs[3] = {0, 0, 0};
+        if (k == 3) {
+            designs[1] = 10;
+            designs[2] = 20;
+        }
+        for (unsigned di = 0; di < 3; di++) {
+            if (di && !designs[di])
+                continue;
+            struct dedup_index *idx = build(v, n, k, designs[di]);
+            int bad = 0;
+            for (unsigned kq = 0; kq <= k; kq++)
+                for (int q = 0; q < 150; q++) {
+                    uint64_t x = v[rnd() % n];
+                    bad += check_query(idx, v, n, flip_bits(x, (unsigned)(rnd() % (k + 2))), kq);
+                    bad += check_query(idx, v, n, rnd(), kq);
+                }
+            CU_ASSERT_EQUAL(bad, 0);
+            check_pairs(idx, v, n, k, 2);
+            if (k > 0)
+                check_pairs(idx, v, n, k - 1, 1); /* a smaller k on the same tables */
+            dedup_index_free(idx);
+        }
+        free(v);
+    }
+}
+
+static void test_index_paper_designs_k3(void)
+{
+    static const unsigned tables[] = {4, 10, 16, 20};
+    rng_state = 7;
+    size_t n = 4000;
+    uint64_t *v = make_set(n, 3);
+    for (unsigned i = 0; i < 4; i++) {
+        struct dedup_index *idx = build(v, n, 3, tables[i]);
+        int bad = 0;
+        for (int q = 0; q < 300; q++)
+            bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+        CU_ASSERT_EQUAL(bad, 0);
+        check_pairs(idx, v, n, 3, 2);
+        dedup_index_free(idx);
+    }
+    free(v);
+}
+
+/* A crawler's pattern: query, then add; crosses several compactions. */
+static void test_index_online_interleaved(void)
+{
+    rng_state = 11;
+    size_t n = 14000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_design d;
+    struct dedup_index *idx;
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, 1000000, 0, &d), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 7 == 0 || i > n - 200)
+            bad += check_query(idx, v, i, v[i], 3);
+        uint32_t doc;
+        CU_ASSERT_EQUAL_FATAL(dedup_index_add(idx, v[i], "x", 1, &doc), DEDUP_OK);
+        CU_ASSERT_EQUAL(doc, i);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(idx->nmain > 0); /* compactions happened */
+    check_pairs(idx, v, n, 3, 1);
+    dedup_index_free(idx);
+    free(v);
+}
+
+static void test_index_pairs_once_threads(void)
+{
+    rng_state = 5;
+    size_t n = 6000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *idx = build(v, n, 3, 4);
+    check_pairs(idx, v, n, 3, 1);
+    check_pairs(idx, v, n, 3, 2);
+    /* min_b: only pairs whose later member is >= min_b */
+    struct pair_check c = {v, 3, 0, 0, 0, 0};
+    CU_ASSERT_EQUAL(dedup_index_pairs(idx, 3, 2, 5000, pair_cb, &c, NULL), DEDUP_OK);
+    uint64_t want = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            want += j >= 5000 && dedup_distance(v[i], v[j]) <= 3;
+    CU_ASSERT_EQUAL(c.count, want);
+    CU_ASSERT_EQUAL(c.bad, 0);
+    dedup_index_free(idx);
+    free(v);
+}
+
+/* Many documents with one fingerprint (empty pages): one table entry, lists in order. */
+static void test_index_identical_fingerprints(void)
+{
+    rng_state = 9;
+    size_t n = 3000;
+    uint64_t *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i % 3 == 0 ? rnd() : 0x5555aaaa5555aaaaull;
+    struct dedup_index *idx = build(v, n, 3, 0);
+    struct dedup_index_stats st;
+    CU_ASSERT_EQUAL_FATAL(dedup_index_stats(idx, &st), DEDUP_OK);
+    CU_ASSERT_EQUAL(st.docs, n);
+    CU_ASSERT_EQUAL(st.distinct, n / 3 + 1);
+    CU_ASSERT(st.bucket_max < 64); /* the 2000 copies take one slot */
+    struct dedup_matches m = {0};
+    CU_ASSERT_EQUAL(dedup_index_query(idx, 0x5555aaaa5555aaabull, 3, &m), DEDUP_OK);
+    CU_ASSERT_EQUAL(m.n, 2000);
+    CU_ASSERT_EQUAL(m.v[0].doc, 1);
+    CU_ASSERT_EQUAL(m.v[0].distance, 1);
+    dedup_matches_release(&m);
+    check_pairs(idx, v, n, 3, 2);
+    dedup_index_free(idx);
+    free(v);
+}
+
+static void test_index_clusters_deterministic(void)
+{
+    /* docs: 0 A, 1 r, 2 A+1bit, 3 B, 4 A+2bits(from 2: chain), 5 B, 6 r, 7 C, 8 C+3 */
+    uint64_t A = 0x0f0f0f0f0f0f0f0full, B = 0x123456789abcdef0ull, C = 0xfedcba9876543210ull;
+    uint64_t v[9] = {A, 0x1111111111111111ull, A ^ 1, B, A ^ 1 ^ 6, B,
+                     0x7777777777777777ull, C, C ^ 7};
+    struct dedup_clusters *c[2];
+    for (unsigned th = 1; th <= 2; th++) {
+        struct dedup_index *idx = build(v, 9, 3, 0);
+        CU_ASSERT_EQUAL_FATAL(dedup_index_clusters(idx, 3, th, &c[th - 1]), DEDUP_OK);
+        dedup_index_free(idx);
+    }
+    struct dedup_clusters *x = c[0];
+    CU_ASSERT_EQUAL_FATAL(dedup_clusters_count(x), 3);
+    CU_ASSERT_EQUAL(dedup_clusters_size(x, 0), 3); /* A family, largest first */
+    CU_ASSERT_EQUAL(dedup_clusters_member(x, 0, 0), 0);
+    CU_ASSERT_EQUAL(dedup_clusters_member(x, 0, 1), 2);
+    CU_ASSERT_EQUAL(dedup_clusters_member(x, 0, 2), 4);
+    CU_ASSERT_EQUAL(dedup_clusters_size(x, 1), 2); /* ties by representative: B (3) then C */
+    CU_ASSERT_EQUAL(dedup_clusters_member(x, 1, 0), 3);
+    CU_ASSERT_EQUAL(dedup_clusters_member(x, 1, 1), 5);
+    CU_ASSERT_EQUAL(dedup_clusters_member(x, 2, 0), 7);
+    CU_ASSERT_EQUAL(dedup_clusters_doc_total(x), 7);
+    CU_ASSERT_EQUAL(dedup_clusters_count(c[1]), dedup_clusters_count(x));
+    for (size_t i = 0; i < dedup_clusters_count(x); i++)
+        for (size_t j = 0; j < dedup_clusters_size(x, i); j++)
+            CU_ASSERT_EQUAL(dedup_clusters_member(c[1], i, j), dedup_clusters_member(x, i, j));
+    dedup_clusters_free(c[0]);
+    dedup_clusters_free(c[1]);
+}
+
+static char *tmp_path(const char *name)
+{
+    static char buf[256];
+    snprintf(buf, sizeof buf, "/tmp/test_index_%ld_%s", (long)getpid(), name);
+    return buf;
+}
+
+static void test_index_save_load_roundtrip(void)
+{
+    rng_state = 21;
+    size_t n = 5000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *idx = build(v, n, 3, 10);
+    char *path = tmp_path("rt.idx");
+    struct dedup_file_error err;
+    CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
+    dedup_index_free(idx);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), n);
+    CU_ASSERT_EQUAL(dedup_index_design(idx)->tables, 10);
+    size_t len;
+    CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 4321, &len), "doc4321");
+    CU_ASSERT_EQUAL(len, 7);
+    CU_ASSERT_EQUAL(dedup_index_fingerprint(idx, 17), v[17]);
+    int bad = 0;
+    for (int q = 0; q < 300; q++)
+        bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+    CU_ASSERT_EQUAL(bad, 0);
+    check_pairs(idx, v, n, 3, 2);
+    dedup_index_free(idx);
+    unlink(path);
+    free(v);
+}
+
+static void test_index_reopen_and_add(void)
+{
+    rng_state = 23;
+    size_t n = 9000, first = 4000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *idx = build(v, first, 3, 0);
+    char *path = tmp_path("reopen.idx");
+    CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
+    dedup_index_free(idx);
+    for (int round = 0; round < 2; round++) {
+        size_t from = round ? 6500 : first, to = round ? n : 6500;
+        CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &idx, NULL), DEDUP_OK);
+        int bad = 0;
+        for (size_t i = from; i < to; i++) {
+            if (i % 3 == 0)
+                bad += check_query(idx, v, i, v[i], 3);
+            char id[32];
+            int len = snprintf(id, sizeof id, "doc%zu", i);
+            CU_ASSERT_EQUAL_FATAL(dedup_index_add(idx, v[i], id, (size_t)len, NULL), DEDUP_OK);
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 12, NULL), "doc12");
+        CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
+        dedup_index_free(idx);
+    }
+    CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &idx, NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), n);
+    check_pairs(idx, v, n, 3, 2);
+    dedup_index_free(idx);
+    unlink(path);
+    free(v);
+}
+
+static uint8_t *file_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(*len + 8);
+    if (fread(b, 1, *len, f) != *len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+static enum dedup_code load_bytes(const uint8_t *b, size_t len, unsigned flags,
+                                  struct dedup_file_error *err)
+{
+    struct dedup_index *idx = NULL;
+    /* copy to an 8-aligned buffer as a mapped file would be */
+    uint64_t *buf = malloc(len + 8);
+    memcpy(buf, b, len);
+    enum dedup_code rc = dedup_index_load_mem(buf, len, flags, &idx, err);
+    dedup_index_free(idx);
+    free(buf);
+    return rc;
+}
+
+static void test_index_corrupt_files(void)
+{
+    rng_state = 31;
+    size_t n = 500;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *idx = build(v, n, 3, 0);
+    char *path = tmp_path("bad.idx");
+    CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
+    dedup_index_free(idx);
+    size_t len = 0;
+    uint8_t *b = file_bytes(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    struct dedup_file_error err;
+    CU_ASSERT_EQUAL(load_bytes(b, len, 0, &err), DEDUP_OK);
+    /* truncated anywhere */
+    CU_ASSERT_EQUAL(load_bytes(b, len - 1, 0, &err), DEDUP_ETRUNCATED);
+    CU_ASSERT_EQUAL(err.offset, len - 1);
+    CU_ASSERT_EQUAL(load_bytes(b, 100, 0, &err), DEDUP_ETRUNCATED);
+    CU_ASSERT_EQUAL(load_bytes(b, 4, 0, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(load_bytes(b, 0, 0, &err), DEDUP_EFORMAT);
+    /* another version */
+    uint8_t *c = malloc(len);
+    memcpy(c, b, len);
+    c[8] = 2;
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
+    CU_ASSERT_EQUAL(err.offset, 8);
+    /* a flipped body byte: checksum */
+    memcpy(c, b, len);
+    c[len / 2] ^= 0x40;
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_ECHECKSUM);
+    CU_ASSERT_EQUAL(err.offset, 72);
+    /* not an index */
+    memcpy(c, b, len);
+    memcpy(c, "<html>  ", 8);
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EFORMAT);
+    /* structural checks behind the checksum (with the checksum skipped) */
+    memcpy(c, b, len);
+    /* corrupt a document list link (doc_next section starts after doc_fp) */
+    uint64_t next_off = 128 + n * 8;
+    uint32_t bogus = 0;
+    memcpy(c + next_off + 4 * 10, &bogus, 4); /* doc 10 -> doc 0: not increasing */
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.offset, next_off + 40);
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_ECHECKSUM);
+    /* an empty file and a missing file */
+    FILE *f = fopen(path, "wb");
+    fclose(f);
+    CU_ASSERT_EQUAL(dedup_index_load(path, 0, &idx, &err), DEDUP_EFORMAT);
+    unlink(path);
+    CU_ASSERT_EQUAL(dedup_index_load(path, 0, &idx, &err), DEDUP_EIO);
+    CU_ASSERT(err.os_error != 0);
+    free(c);
+    free(b);
+    free(v);
+}
+
+static void test_index_bad_arguments(void)
+{
+    struct dedup_design d;
+    struct dedup_index *idx;
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(2, 100, 0, &d), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+    struct dedup_matches m = {0};
+    CU_ASSERT_EQUAL(dedup_index_query(idx, 1, 3, &m), DEDUP_EINVAL); /* k above the index's */
+    CU_ASSERT_EQUAL(dedup_index_query(idx, 1, 2, &m), DEDUP_OK);     /* empty index */
+    CU_ASSERT_EQUAL(m.n, 0);
+    CU_ASSERT_EQUAL(dedup_index_add(idx, 1, "a\0b", 3, NULL), DEDUP_EINVAL);
+    static char big[DEDUP_INDEX_MAX_ID_BYTES + 2];
+    memset(big, 'x', sizeof big);
+    CU_ASSERT_EQUAL(dedup_index_add(idx, 1, big, sizeof big, NULL), DEDUP_ETOOLARGE);
+    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 0);
+    CU_ASSERT_EQUAL(dedup_index_add(idx, 1, "", 0, NULL), DEDUP_OK); /* empty id is fine */
+    struct dedup_clusters *c;
+    CU_ASSERT_EQUAL(dedup_index_clusters(idx, 2, 1, &c), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_clusters_count(c), 0);
+    dedup_clusters_free(c);
+    dedup_index_free(idx);
+    d.tables = 3; /* inconsistent with the shape */
+    CU_ASSERT_EQUAL(dedup_index_new(&d, &idx), DEDUP_OK); /* tables is recomputed */
+    dedup_index_free(idx);
+    d.blocks[0] = 2; /* 2 blocks cannot hold 2 errors */
+    struct dedup_index *bad = NULL;
+    CU_ASSERT_EQUAL(dedup_index_new(&d, &bad), DEDUP_EINVAL);
+    CU_ASSERT_PTR_NULL(bad);
+    dedup_matches_release(&m);
+}
+
+extern void test_index_register(void);
+void test_index_register(void)
+{
+    CU_pSuite s = CU_add_suite("index", NULL, NULL);
+    CU_add_test(s, "test_index_design_shapes", test_index_design_shapes);
+    CU_add_test(s, "test_index_brute_force_every_k", test_index_brute_force_every_k);
+    CU_add_test(s, "test_index_paper_designs_k3", test_index_paper_designs_k3);
+    CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
+    CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
+    CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
+    CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
+    CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
+    CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);
+    CU_add_test(s, "test_index_corrupt_files", test_index_corrupt_files);
+    CU_add_test(s, "test_index_bad_arguments", test_index_bad_arguments);
+}
