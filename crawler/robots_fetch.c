@@ -168,7 +168,7 @@ enum crawl_code crawl_robots_fetch(const char *url, const struct crawl_robots_fe
         free(out->body); /* a body cut by the network is not a robots.txt */
         out->body = NULL;
         out->len = 0;
-        snprintf(out->error, sizeof out->error, "%s%s%s", curl_easy_strerror(cc),
+        snprintf(out->error, sizeof out->error, "%.60s%s%.180s", curl_easy_strerror(cc),
                  errbuf[0] ? ": " : "", errbuf);
     }
     curl_easy_cleanup(e);
