@@ -43,23 +43,81 @@
  */
 #include "extract/extract_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
 #define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
 #define N_TOP 5
+#define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
     unsigned char *visible;
 };
 
-static int visible_block(const struct ex_walk *w, const struct ex_block *b)
+/* Pass modes (readability's retry flags) */
+enum { STRIP_UNLIKELY = 1, CLEAN = 2 };
+
+static unsigned invisible_flags(unsigned mode)
+{
+    return EX_E_HIDDEN | EX_E_IN_BOILER | ((mode & STRIP_UNLIKELY) ? EX_E_IN_UNLIKELY : 0);
+}
+
+/*
+ * Inherits the unlikely/boilerplate marks down the tree. libxml2 2.9's HTML4 rules do not
+ * let an end tag of an element it does not know (header, nav...) close an open <div>, so
+ * on sloppy pages a <header> swallows the rest of the page. A mark is therefore ignored
+ * on an element that holds an <article>/<main>, and on a header, nav or class-marked
+ * element that holds more than half of the page's text.
+ */
+static int inherit_marks(struct ex_walk *w)
+{
+    size_t ne = w->n_elems;
+    double *pre = malloc((w->n_blocks + 1) * sizeof *pre);
+    if (!pre)
+        return -1;
+    pre[0] = 0;
+    for (size_t b = 0; b < w->n_blocks; b++)
+        pre[b + 1] = pre[b] + w->blocks[b].chars;
+    double total = pre[w->n_blocks];
+    for (size_t i = ne; i-- > 0;) {
+        struct ex_elem *e = &w->elems[i];
+        if ((e->tag == T_article || e->tag == T_main || (e->flags & EX_E_ARTICLE)) &&
+            e->parent != EX_NONE && !(w->elems[e->parent].flags & EX_E_ARTICLE))
+            e->flags |= EX_E_HAS_ARTICLE;
+        if (e->parent != EX_NONE && (e->flags & EX_E_HAS_ARTICLE))
+            w->elems[e->parent].flags |= EX_E_HAS_ARTICLE;
+    }
+    for (size_t i = 0; i < ne; i++) {
+        struct ex_elem *e = &w->elems[i];
+        unsigned f = e->flags & ~(unsigned)(EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
+        unsigned self = f & (EX_E_UNLIKELY | EX_E_BOILER);
+        if (self) {
+            double chars = pre[e->end_block] - pre[e->first_block];
+            int swallowed = chars > 0.5 * total &&
+                            (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
+            if ((f & EX_E_HAS_ARTICLE) || swallowed)
+                self = 0;
+        }
+        if (self & EX_E_UNLIKELY)
+            f |= EX_E_IN_UNLIKELY;
+        if (self & EX_E_BOILER)
+            f |= EX_E_IN_BOILER;
+        if (e->parent != EX_NONE)
+            f |= w->elems[e->parent].flags & (EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
+        e->flags = (uint16_t)f;
+    }
+    free(pre);
+    return 0;
+}
+
+static int visible_block(const struct ex_walk *w, const struct ex_block *b, unsigned mode)
 {
     if (b->elem == EX_NONE)
         return 1;
-    return !(w->elems[b->elem].flags & (EX_E_HIDDEN | EX_E_UNLIKELY));
+    return !(w->elems[b->elem].flags & invisible_flags(mode));
 }
 
 static double range(const double *p, uint32_t a, uint32_t b)
@@ -153,18 +211,24 @@ static void keep_all_visible(struct ex_walk *w, const struct sums *s)
             w->blocks[b].flags |= EX_B_KEEP;
 }
 
-void ex_boiler_select(struct ex_walk *w)
+/* One selection pass; returns 0, or -1 when out of memory. */
+static int select_pass(struct ex_walk *w, unsigned mode)
 {
     size_t nb = w->n_blocks, ne = w->n_elems;
     struct sums s;
     unsigned char *dropped = NULL;
+    int rc = 0;
+    for (size_t b = 0; b < nb; b++)
+        w->blocks[b].flags &= (uint8_t)~EX_B_KEEP;
+    for (size_t i = 0; i < ne; i++) {
+        w->elems[i].scored = 0;
+        w->elems[i].score = 0;
+    }
     s.chars = malloc((nb + 1) * sizeof(double) * 3);
     s.visible = malloc(nb + 1);
     dropped = calloc(ne + 1, 1);
     if (!s.chars || !s.visible || !dropped) {
-        /* out of memory: fall back to everything visible (still a sane answer) */
-        for (size_t b = 0; b < nb; b++)
-            w->blocks[b].flags |= EX_B_KEEP;
+        rc = -1;
         goto done;
     }
     s.links = s.chars + nb + 1;
@@ -172,7 +236,7 @@ void ex_boiler_select(struct ex_walk *w)
     s.chars[0] = s.links[0] = s.commas[0] = 0;
     for (size_t b = 0; b < nb; b++) {
         const struct ex_block *blk = &w->blocks[b];
-        int v = visible_block(w, blk);
+        int v = visible_block(w, blk, mode);
         s.visible[b] = (unsigned char)v;
         s.chars[b + 1] = s.chars[b] + (v ? blk->chars : 0);
         s.links[b + 1] = s.links[b] + (v ? blk->link_chars : 0);
@@ -200,7 +264,7 @@ void ex_boiler_select(struct ex_walk *w)
     size_t n_top = 0;
     for (uint32_t i = 0; i < ne; i++) {
         struct ex_elem *e = &w->elems[i];
-        if (!e->scored || (e->flags & (EX_E_HIDDEN | EX_E_UNLIKELY)))
+        if (!e->scored || (e->flags & invisible_flags(mode)))
             continue;
         double sc = e->score * (1 - elem_ld(&s, e));
         e->score = (float)sc;
@@ -279,6 +343,8 @@ void ex_boiler_select(struct ex_walk *w)
     }
     best_score = w->elems[best].scored ? w->elems[best].score : best_score;
 
+    if (getenv("EXDEBUG"))
+        fprintf(stderr, "pass mode %u: best E%u score %.1f\n", mode, best, best_score);
     /* 4. siblings */
     uint32_t parent = w->elems[best].parent;
     if (parent == EX_NONE) {
@@ -289,7 +355,7 @@ void ex_boiler_select(struct ex_walk *w)
         for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
             const struct ex_elem *ce = &w->elems[c];
             int append = c == best;
-            if (!append && !(ce->flags & (EX_E_HIDDEN | EX_E_UNLIKELY))) {
+            if (!append && !(ce->flags & invisible_flags(mode))) {
                 double bonus = 0;
                 if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
                     bonus = best_score * 0.2;
@@ -331,7 +397,59 @@ void ex_boiler_select(struct ex_walk *w)
         }
     }
 done:
+    if (getenv("EXDEBUG")) { /* TEMPORARY debug dump */
+        for (size_t b = 0; b < nb; b++) {
+            const struct ex_block *blk = &w->blocks[b];
+            uint32_t e = blk->elem;
+            fprintf(stderr, "B%zu %c%c e%u[tag%u w%d f%x s%.1f] ch%u lk%u: %.60s\n", b,
+                    blk->flags & EX_B_KEEP ? 'K' : '-', s.visible && s.visible[b] ? 'v' : 'h', e,
+                    e == EX_NONE ? 0 : w->elems[e].tag, e == EX_NONE ? 0 : w->elems[e].weight,
+                    e == EX_NONE ? 0 : w->elems[e].flags, e == EX_NONE ? 0 : w->elems[e].score,
+                    blk->chars, blk->link_chars, w->text.p + blk->off);
+        }
+        for (size_t i = 0; i < ne; i++)
+            if (w->elems[i].scored)
+                fprintf(stderr, "E%zu tag%u parent%u w%d f%x score %.1f blocks %u-%u\n", i, w->elems[i].tag, w->elems[i].parent, w->elems[i].weight, w->elems[i].flags, w->elems[i].score, w->elems[i].first_block, w->elems[i].end_block);
+    }
     free(s.chars);
     free(s.visible);
     free(dropped);
+    return rc;
+}
+
+static size_t kept_chars(const struct ex_walk *w)
+{
+    size_t n = 0;
+    for (size_t b = 0; b < w->n_blocks; b++)
+        if (w->blocks[b].flags & EX_B_KEEP)
+            n += w->blocks[b].chars;
+    return n;
+}
+
+void ex_boiler_select(struct ex_walk *w)
+{
+    /* readability: when the result is short, retry without judging by class and id,
+     * and keep the longest result */
+    if (inherit_marks(w) != 0)
+        goto nomem;
+    if (select_pass(w, STRIP_UNLIKELY | CLEAN) != 0)
+        goto nomem;
+    size_t first = kept_chars(w);
+    if (first >= CHAR_THRESHOLD)
+        return;
+    int any_unlikely = 0;
+    for (size_t i = 0; i < w->n_elems && !any_unlikely; i++)
+        any_unlikely = (w->elems[i].flags & EX_E_IN_UNLIKELY) != 0;
+    if (!any_unlikely)
+        return;
+    if (select_pass(w, CLEAN) != 0)
+        goto nomem;
+    if (kept_chars(w) >= 2 * first + 100)
+        return;
+    if (select_pass(w, STRIP_UNLIKELY | CLEAN) == 0)
+        return;
+nomem:
+    /* out of memory: everything visible is still a sane answer */
+    for (size_t b = 0; b < w->n_blocks; b++)
+        w->blocks[b].flags |= EX_B_KEEP;
 }

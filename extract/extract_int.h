@@ -100,11 +100,15 @@ int ex_tag_prior(unsigned tag);
 /* Element flags */
 enum {
     EX_E_HIDDEN = 1u << 0,   /* hidden (attribute, aria-hidden, style), inherited */
-    EX_E_UNLIKELY = 1u << 1, /* boilerplate by tag/class/id/role, inherited */
+    EX_E_UNLIKELY = 1u << 1, /* boilerplate by class/id (this element) */
     EX_E_ARTICLE = 1u << 2,  /* inside <article>/<main>/role=main, inherited */
     EX_E_TABLE = 1u << 3,    /* inside a table, inherited */
     EX_E_POSITIVE = 1u << 4, /* positive class/id hint on this element */
     EX_E_LIST = 1u << 5,     /* ul/ol/dl */
+    EX_E_BOILER = 1u << 6,   /* boilerplate by tag or ARIA role: nav, aside, footer... */
+    EX_E_IN_UNLIKELY = 1u << 7, /* boiler.c: this or an ancestor is EX_E_UNLIKELY */
+    EX_E_IN_BOILER = 1u << 8,   /* boiler.c: this or an ancestor is EX_E_BOILER */
+    EX_E_HAS_ARTICLE = 1u << 9, /* boiler.c: an <article>/<main>/role=main is inside */
 };
 
 /* An element that can own text blocks (block-level elements only). */

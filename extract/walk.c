@@ -351,13 +351,13 @@ struct hint {
 /* Substrings of the lower-cased class and id (readability's lists, extended). */
 static const struct hint hints[] = {
     {"-ad-", 1, -1},       {"ad-break", 1, 0},    {"agegate", 1, 0},     {"ai2html", 1, 0},
-    {"banner", 1, -1},     {"breadcrumb", 1, 0},  {"combx", 1, -1},      {"comment", 1, -1},
+    {"banner", 1, -1},     {"breadcrumb", 1, 0},  {"combx", 1, -1},      {"comment", 0, 0},
     {"community", 1, 0},   {"consent", 1, 0},     {"cookie", 1, 0},      {"cover-wrap", 1, 0},
     {"disqus", 1, 0},      {"extra", 1, 0},       {"footer", 1, -1},     {"gdpr", 1, -1},
     {"header", 1, 0},      {"legends", 1, 0},     {"menu", 1, 0},        {"navbar", 1, 0},
     {"navigation", 1, 0},  {"newsletter", 1, 0},  {"outbrain", 1, -1},   {"pager", 1, 0},
     {"pagination", 1, 0},  {"popup", 1, 0},       {"promo", 1, -1},      {"related", 1, -1},
-    {"remark", 1, 0},      {"replies", 1, 0},     {"rss", 1, 0},         {"share", 1, -1},
+    {"remark", 1, 0},      {"replies", 1, 0},     {"respond", 1, 0},     {"rss", 1, 0},         {"share", 1, -1},
     {"sharing", 1, 0},     {"shoutbox", 1, -1},   {"sidebar", 1, -1},    {"skyscraper", 1, -1},
     {"social", 1, 0},      {"sponsor", 1, -1},    {"subscribe", 1, 0},   {"supplemental", 1, 0},
     {"taboola", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
@@ -407,6 +407,10 @@ static void class_hints(const char *v, int *weight, int *unlikely)
                 unl = 0;
                 break;
             }
+    /* comments are content (they count as text), but never the best candidate's
+     * positive hint: "comment-content", "comment-body" say comment first */
+    if (strstr(v, "comment"))
+        pos = 0;
     *weight += (neg ? -25 : 0) + (pos ? 25 : 0);
     if (unl)
         *unlikely = 1;
@@ -669,7 +673,7 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         uint16_t inherit = 0;
         if (st->cur_elem != EX_NONE)
             inherit = w->elems[st->cur_elem].flags &
-                      (EX_E_HIDDEN | EX_E_UNLIKELY | EX_E_ARTICLE | EX_E_TABLE);
+                      (EX_E_HIDDEN | EX_E_ARTICLE | EX_E_TABLE);
         e->flags = inherit;
         int weight = 0, unlikely = 0;
         char low[256];
@@ -682,7 +686,7 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             lower_copy(low, sizeof low, id);
             class_hints(low, &weight, &unlikely);
         }
-        int article = 0;
+        int article = 0, boiler = 0;
         if (tag == T_article || tag == T_main)
             article = 1;
         if (role) {
@@ -693,7 +697,7 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
                        ascii_ieq(role, "contentinfo") || ascii_ieq(role, "banner") ||
                        ascii_ieq(role, "search") || ascii_ieq(role, "alert") ||
                        ascii_ieq(role, "alertdialog") || ascii_ieq(role, "dialog")) {
-                unlikely = 1;
+                boiler = 1;
                 weight -= 25;
             }
         }
@@ -702,19 +706,28 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         if (article) {
             weight += 25;
             unlikely = 0;
+            boiler = 0;
         }
         if (tag == T_nav || tag == T_aside || tag == T_footer) {
-            unlikely = 1;
+            boiler = 1;
             weight -= 25;
         } else if (tag == T_header && !(inherit & EX_E_ARTICLE)) {
-            unlikely = 1;
+            boiler = 1;
         }
+        /* forms are comment, search and sign-up forms (unless one wraps the page, which
+         * boiler.c notices) */
+        if (tag == T_form)
+            unlikely = 1;
+        /* a positive hint (entry, post, content...) outweighs an unlikely one */
+        if (weight > 0)
+            unlikely = 0;
         if (tag == T_body || tag == T_html)
+            unlikely = boiler = 0;
+        /* readability does not judge by class inside tables */
+        if (inherit & EX_E_TABLE)
             unlikely = 0;
-        /* readability does not judge by class inside tables and code */
-        if (unlikely && (inherit & EX_E_TABLE) && tag != T_nav && tag != T_aside &&
-            tag != T_footer && !role)
-            unlikely = 0;
+        if (boiler)
+            e->flags |= EX_E_BOILER;
         if (unlikely)
             e->flags |= EX_E_UNLIKELY;
         if (article)
