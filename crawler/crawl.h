@@ -669,6 +669,7 @@ void crawl_fetcher_abort_all(struct crawl_fetcher *fx);
 unsigned crawl_fetcher_active(const struct crawl_fetcher *fx);
 uint64_t crawl_fetcher_bytes(const struct crawl_fetcher *fx); /* body bytes received */
 
+/* -- the crawl loop (crawler/crawl.c) -- */
 
 #endif
 

@@ -6,6 +6,8 @@
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,6 +377,479 @@ static void test_fetch_many_reuse(void)
     test_httpd_stop(h);
 }
 
+/* ---- the crawl loop, with a test process() that finds href="..." links ---- */
+
+struct log_line {
+    char url[200];
+    char error[200];
+    long status;
+    unsigned depth;
+    enum crawl_decision decision;
+    long links;
+};
+
+struct loop_ctx {
+    struct log_line lines[512];
+    size_t n;
+    pthread_mutex_t lock;
+    unsigned processed;
+};
+
+static int test_process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
+{
+    struct loop_ctx *ctx = userdata;
+    pthread_mutex_lock(&ctx->lock);
+    ctx->processed++;
+    pthread_mutex_unlock(&ctx->lock);
+    char *html = strndup(page->body, page->body_len);
+    if (!html)
+        return -1;
+    if (strstr(html, "<!--dup-->")) {
+        v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
+        v->distance = 1;
+        if (crawl_verdict_set(&v->duplicate_of, "http://original/") != CRAWL_OK) {
+            free(html);
+            return -1;
+        }
+    }
+    for (char *p = strstr(html, "href=\""); p; p = strstr(p, "href=\"")) {
+        p += 6;
+        char *e = strchr(p, '"');
+        if (!e)
+            break;
+        *e = '\0';
+        if (crawl_verdict_add_link(v, p, 0) != CRAWL_OK) {
+            free(html);
+            return -1;
+        }
+        p = e + 1;
+    }
+    free(html);
+    return 0;
+}
+
+static void test_record(void *userdata, const struct crawl_record *rec)
+{
+    struct loop_ctx *ctx = userdata;
+    if (ctx->n >= sizeof ctx->lines / sizeof ctx->lines[0])
+        return;
+    struct log_line *l = &ctx->lines[ctx->n++];
+    snprintf(l->url, sizeof l->url, "%s", rec->url);
+    snprintf(l->error, sizeof l->error, "%s", rec->error ? rec->error : "");
+    l->status = rec->status;
+    l->depth = rec->depth;
+    l->decision = rec->decision;
+    l->links = rec->links;
+}
+
+/* The log line of the URL whose path (and query) is exactly path. */
+static const struct log_line *find_line(const struct loop_ctx *ctx, const char *path)
+{
+    for (size_t i = 0; i < ctx->n; i++) {
+        struct crawl_url_parts p;
+        if (crawl_url_split(ctx->lines[i].url, &p) == CRAWL_OK &&
+            strcmp(ctx->lines[i].url + p.path_off, path) == 0)
+            return &ctx->lines[i];
+    }
+    return NULL;
+}
+
+static const struct log_line *find_host(const struct loop_ctx *ctx, const char *needle)
+{
+    for (size_t i = 0; i < ctx->n; i++)
+        if (strstr(ctx->lines[i].url, needle))
+            return &ctx->lines[i];
+    return NULL;
+}
+
+static size_t count_decision(const struct loop_ctx *ctx, enum crawl_decision d)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ctx->n; i++)
+        k += ctx->lines[i].decision == d;
+    return k;
+}
+
+/* /t/N links to /t/2N+1 and /t/2N+2 while below 63: a binary tree of 63 pages. */
+static int tree_handler(void *userdata, const struct test_httpd_request *req,
+                        struct test_response *out)
+{
+    (void)userdata;
+    int n;
+    if (sscanf(req->path, "/t/%d", &n) != 1 || n < 0 || n >= 63)
+        return 1;
+    char *body = malloc(512);
+    if (!body)
+        return 1;
+    int len = snprintf(body, 512,
+                       "<html><body><h1>page %d</h1><a href=\"/t/%d\">a</a> "
+                       "<a href=\"../t/%d#frag\">b</a> <a href=\"mailto:x@y\">m</a>"
+                       "</body></html>",
+                       n, 2 * n + 1, 2 * n + 2);
+    out->status = 200;
+    out->content_type = "text/html";
+    out->body = body;
+    out->body_len = (size_t)len;
+    out->body_free = 1;
+    return 0;
+}
+
+static struct crawl *loop_new3(struct loop_ctx *ctx, struct crawl_opts *o, int low_speed)
+{
+    memset(ctx, 0, sizeof *ctx);
+    pthread_mutex_init(&ctx->lock, NULL);
+    o->process = test_process;
+    o->record = test_record;
+    o->userdata = ctx;
+    if (o->timeout == 0)
+        o->timeout = 2;
+    if (o->connect_timeout == 0)
+        o->connect_timeout = 1;
+    o->low_speed_time = low_speed ? 1 : 1000;
+    o->low_speed_bytes = low_speed ? 100 : 1;
+    o->user_agent = "simcrawl-test/1";
+    struct crawl *c = NULL;
+    char err[256];
+    CU_ASSERT_EQUAL(crawl_new(o, &c, err, sizeof err), CRAWL_OK);
+    return c;
+}
+
+static struct crawl *loop_new(struct loop_ctx *ctx, struct crawl_opts *o)
+{
+    return loop_new3(ctx, o, 1);
+}
+
+static void test_loop_tree_coverage(void)
+{
+    struct test_httpd *h = test_httpd_start(NULL, 0, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 8, .per_host = 4, .max_depth = -1,
+                           .ignore_robots = 1};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    const struct crawl_stats *st = crawl_get_stats(c);
+    /* 63 pages, each fetched once; the 64 links of the leaves are 404s */
+    CU_ASSERT_EQUAL(st->new_pages, 63);
+    CU_ASSERT_EQUAL(ctx.processed, 63);
+    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_NEW), 63);
+    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ERROR), 64);
+    char path[32];
+    for (int i = 0; i < 63; i++) {
+        snprintf(path, sizeof path, "/t/%d", i);
+        CU_ASSERT_EQUAL(test_httpd_count(h, path), 1);
+    }
+    CU_ASSERT_EQUAL(st->errors, 64);
+    CU_ASSERT_EQUAL(test_httpd_total(h), 127);
+    const struct log_line *l = find_line(&ctx, "/t/0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->links, 2);
+    CU_ASSERT_EQUAL(l->depth, 0);
+    l = find_line(&ctx, "/t/70");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    CU_ASSERT_EQUAL(l->status, 404);
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+static void test_loop_depth_and_page_limits(void)
+{
+    struct test_httpd *h = test_httpd_start(NULL, 0, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 2, .ignore_robots = 1};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_total(h), 7); /* depths 0, 1, 2 */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/7"), 0);
+    crawl_free(c);
+    test_httpd_stop(h);
+
+    h = test_httpd_start(NULL, 0, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct crawl_opts o2 = {.delay = 0, .concurrency = 8, .max_pages = 10, .max_depth = -1,
+                            .ignore_robots = 1};
+    c = loop_new(&ctx, &o2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_total(h), 10);
+    CU_ASSERT_EQUAL(crawl_get_stats(c)->fetched, 10);
+    /* breadth-first: the 10 are depths 0..2 (7 pages) and 3 of depth 3 */
+    for (int i = 0; i < 7; i++) {
+        char path[16];
+        snprintf(path, sizeof path, "/t/%d", i);
+        CU_ASSERT_EQUAL(test_httpd_count(h, path), 1);
+    }
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+/* Requests to one host are spaced by the delay (server-side times). */
+static void test_loop_politeness_delay(void)
+{
+    static const struct test_route routes[] = {
+        {"/robots.txt", 0, {.status = 200, .content_type = "text/plain",
+                            .body = "User-agent: *\nCrawl-delay: 0.4\n", .body_len = 30}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0.2, .concurrency = 8, .per_host = 1, .max_pages = 6,
+                           .max_depth = -1};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/robots.txt"), 1);
+    size_t n = test_httpd_total(h);
+    CU_ASSERT_EQUAL(n, 7);
+    /* robots.txt first, then pages; Crawl-delay 0.4 raised the 0.2 delay */
+    const struct test_httpd_request *first = test_httpd_request_at(h, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    CU_ASSERT_STRING_EQUAL(first->path, "/robots.txt");
+    for (size_t i = 2; i < n; i++) {
+        double gap = test_httpd_request_at(h, i)->time - test_httpd_request_at(h, i - 1)->time;
+        if (gap < 0.39)
+            fprintf(stderr, "\nrequest %zu came %.3f s after the previous one\n", i, gap);
+        CU_ASSERT(gap >= 0.39);
+    }
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+static void test_loop_robots_disallowed_never_fetched(void)
+{
+    static const char robots[] = "User-agent: *\nDisallow: /t/1\n";
+    static const struct test_route routes[] = {
+        {"/robots.txt", 0, {.status = 200, .content_type = "text/plain", .body = robots,
+                            .body_len = sizeof robots - 1}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    /* /t/1 and its subtree (and /t/1x) are never requested */
+    for (size_t i = 0; i < test_httpd_total(h); i++)
+        CU_ASSERT(strncmp(test_httpd_request_at(h, i)->path, "/t/1", 4) != 0);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/2"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/robots.txt"), 1);
+    const struct log_line *l = find_line(&ctx, "/t/1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "Disallow: /t/1"));
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+static const char LINKS_PAGE[] =
+    "<html><body>"
+    "<a href=\"/r1\">r</a> <a href=\"/loop1\">l</a> <a href=\"/missing\">m</a> "
+    "<a href=\"/error\">e</a> <a href=\"/image.png\">i</a> <a href=\"/hang.html\">h</a> "
+    "<a href=\"/drip.html\">d</a> <a href=\"/reset.html\">x</a> "
+    "<a href=\"/endless.html\">n</a> <a href=\"http://other.invalid/\">o</a>"
+    "</body></html>";
+
+static const struct test_route fault_routes[] = {
+    {"/", 0, {.status = 200, .content_type = "text/html", .body = LINKS_PAGE,
+              .body_len = sizeof LINKS_PAGE - 1}},
+    {"/r1", 0, {.status = 301, .headers = "Location: /r2"}},
+    {"/r2", 0, {.status = 302, .headers = "Location: /final.html#top"}},
+    {"/final.html", 0, {.status = 200, .content_type = "text/html", .body = "<p>final</p>",
+                        .body_len = 12}},
+    {"/loop1", 0, {.status = 302, .headers = "Location: /loop2"}},
+    {"/loop2", 0, {.status = 302, .headers = "Location: /loop1"}},
+    {"/missing", 0, {.status = 404, .content_type = "text/html", .body = "no", .body_len = 2}},
+    {"/error", 0, {.status = 500, .content_type = "text/html", .body = "err", .body_len = 3}},
+    {"/image.png", 0, {.status = 200, .content_type = "image/png", .body = "\x89PNG", .body_len = 4}},
+    {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = "x", .body_len = 1,
+                       .fault = TEST_FAULT_HANG, .fault_ms = 20000}},
+    {"/drip.html", 0, {.status = 200, .content_type = "text/html", .body = LINKS_PAGE,
+                       .body_len = sizeof LINKS_PAGE - 1, .fault = TEST_FAULT_DRIP}},
+    {"/reset.html", 0, {.status = 200, .content_type = "text/html", .body = LINKS_PAGE,
+                        .body_len = sizeof LINKS_PAGE - 1, .fault = TEST_FAULT_RESET}},
+    {"/endless.html", 0, {.status = 200, .content_type = "text/html", .fault = TEST_FAULT_ENDLESS}},
+};
+
+static void test_loop_redirects_errors_faults(void)
+{
+    struct test_httpd *h = test_httpd_start(fault_routes, sizeof fault_routes / sizeof fault_routes[0], NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 16, .per_host = 16, .max_depth = -1,
+                           .ignore_robots = 1, .max_body = 256 * 1024, .timeout = 2};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    double t0 = crawl_clock();
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT(crawl_clock() - t0 < 10);
+    const struct log_line *l;
+    /* a chain of redirects is followed hop by hop, the fragment dropped */
+    l = find_line(&ctx, "/r1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_REDIRECT);
+    CU_ASSERT_EQUAL(l->status, 301);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/final.html"), 1);
+    l = find_line(&ctx, "/final.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+    CU_ASSERT_EQUAL(l->depth, 1);
+    /* a redirect loop ends: each URL once */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/loop1"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/loop2"), 1);
+    l = find_line(&ctx, "/loop2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "already seen"));
+    l = find_line(&ctx, "/missing");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    CU_ASSERT_EQUAL(l->status, 404);
+    l = find_line(&ctx, "/error");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->status, 500);
+    l = find_line(&ctx, "/image.png");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_FILTERED);
+    l = find_line(&ctx, "/hang.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "timeout"));
+    l = find_line(&ctx, "/drip.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    l = find_line(&ctx, "/reset.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    l = find_line(&ctx, "/endless.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_FILTERED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "too large"));
+    /* scope host: the other host is never queued */
+    CU_ASSERT_PTR_NULL(find_host(&ctx, "other.invalid"));
+    CU_ASSERT_EQUAL(crawl_get_stats(c)->links_out_of_scope, 1);
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+/* Pages marked as duplicates by process(): their links are not enqueued, so the unique-
+ * looking pages only they link to are never requested. */
+static const char MIRROR_HOME[] =
+    "<html><body><a href=\"/doc/a\">a</a> <a href=\"/mirror/a\">mirror</a></body></html>";
+static const char MIRROR_A[] = "<html><body><!--dup--><a href=\"/mirror/only-here\">x</a>"
+                               "</body></html>";
+static const char DOC_A[] = "<html><body>original <a href=\"/doc/b\">b</a></body></html>";
+
+static const struct test_route mirror_routes[] = {
+    {"/", 0, {.status = 200, .content_type = "text/html", .body = MIRROR_HOME, .body_len = sizeof MIRROR_HOME - 1}},
+    {"/doc/a", 0, {.status = 200, .content_type = "text/html", .body = DOC_A, .body_len = sizeof DOC_A - 1}},
+    {"/doc/b", 0, {.status = 200, .content_type = "text/html", .body = "<p>b</p>", .body_len = 8}},
+    {"/mirror/a", 0, {.status = 200, .content_type = "text/html", .body = MIRROR_A, .body_len = sizeof MIRROR_A - 1}},
+    {"/mirror/only-here", 0, {.status = 200, .content_type = "text/html", .body = "<p>u</p>", .body_len = 8}},
+};
+
+static void test_loop_duplicate_links_not_enqueued(void)
+{
+    struct test_httpd *h = test_httpd_start(mirror_routes, 5, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 2, .max_depth = -1, .ignore_robots = 1};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/mirror/a"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/doc/b"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/mirror/only-here"), 0);
+    const struct crawl_stats *st = crawl_get_stats(c);
+    CU_ASSERT_EQUAL(st->near_duplicates, 1);
+    CU_ASSERT_EQUAL(st->links_saved, 1);
+    const struct log_line *l = find_line(&ctx, "/mirror/a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEAR_DUPLICATE);
+    CU_ASSERT_EQUAL(l->links, 0);
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+struct stopper {
+    struct crawl *c;
+    double after;
+};
+
+static void *stop_later(void *arg)
+{
+    struct stopper *s = arg;
+    struct timespec ts = {.tv_sec = (time_t)s->after,
+                          .tv_nsec = (long)((s->after - (double)(time_t)s->after) * 1e9)};
+    nanosleep(&ts, NULL);
+    crawl_stop(s->c);
+    return NULL;
+}
+
+/* crawl_stop() while a transfer hangs: the crawl ends after the grace period, the hung
+ * transfer logged as aborted. */
+static void test_loop_stop_aborts_in_flight(void)
+{
+    static const char home[] = "<a href=\"/hang.html\">h</a>";
+    static const struct test_route routes[] = {
+        {"/", 0, {.status = 200, .content_type = "text/html", .body = home, .body_len = sizeof home - 1}},
+        {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = "x", .body_len = 1,
+                           .fault = TEST_FAULT_HANG, .fault_ms = 20000}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .max_depth = -1, .ignore_robots = 1, .timeout = 30,
+                           .stop_grace = 0.3};
+    struct crawl *c = loop_new3(&ctx, &o, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    /* no low-speed abort here: only the stop can end the hang */
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    struct stopper s = {c, 1.5};
+    pthread_t t;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, stop_later, &s), 0);
+    double t0 = crawl_clock();
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    double took = crawl_clock() - t0;
+    pthread_join(t, NULL);
+    CU_ASSERT(took < 5);
+    const struct log_line *l = find_line(&ctx, "/hang.html");
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "aborted"));
+    CU_ASSERT(took >= 1.5);
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+static void test_loop_bad_regex(void)
+{
+    struct crawl_opts o = {.include = "(unclosed"};
+    struct crawl *c = NULL;
+    char err[256] = "";
+    CU_ASSERT_EQUAL(crawl_new(&o, &c, err, sizeof err), CRAWL_EINVAL);
+    CU_ASSERT_PTR_NULL(c);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--include"));
+}
+
 void test_crawl_register(void)
 {
     CU_pSuite s = CU_add_suite("crawl", NULL, NULL);
@@ -387,4 +862,12 @@ void test_crawl_register(void)
     CU_add_test(s, "test_fetch_outcomes", test_fetch_outcomes);
     CU_add_test(s, "test_fetch_robots_kind", test_fetch_robots_kind);
     CU_add_test(s, "test_fetch_many_reuse", test_fetch_many_reuse);
+    CU_add_test(s, "test_loop_tree_coverage", test_loop_tree_coverage);
+    CU_add_test(s, "test_loop_depth_and_page_limits", test_loop_depth_and_page_limits);
+    CU_add_test(s, "test_loop_politeness_delay", test_loop_politeness_delay);
+    CU_add_test(s, "test_loop_robots_disallowed_never_fetched", test_loop_robots_disallowed_never_fetched);
+    CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
+    CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
+    CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
+    CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);
 }

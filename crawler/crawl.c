@@ -1,0 +1,949 @@
+/*
+ * The crawl loop: seeds in, every reachable in-scope URL fetched once, politely, with the
+ * pages decided about by the caller's process() callback (in simcrawl: extract,
+ * fingerprint, look up the near-duplicate index, write the WARC) and the links of kept
+ * pages enqueued. crawler/ knows nothing of HTML or fingerprints: the callback does.
+ *
+ * HOW IT WORKS. One thread runs the event loop: it pops URLs from the frontier
+ * (frontier.c) when their host's turn has come, checks robots.txt through the per-host
+ * policy (robots_policy.c; robots.txt is itself fetched as a transfer of the same multi
+ * handle, the host held until it arrives), starts transfers on the fetcher (fetch.c), and
+ * handles what finishes: redirects are followed here (the target is canonicalised,
+ * scope-checked and queued, so robots and politeness apply to every hop), errors and
+ * filtered answers are logged, and HTML pages go to a bounded job queue. `workers`
+ * threads take jobs, undo the content coding and call process(); their verdicts come
+ * back on a second queue and wake the loop (curl_multi_wakeup). The loop then enqueues
+ * the verdict's links (canonical already, checked here against depth, scope, the
+ * include/exclude regexes and the seen set) and writes the log record. The network never
+ * waits on parsing, and parsing never waits on the network; the number of pages fetched
+ * but not yet decided is capped (`queue`), which bounds memory in both directions.
+ *
+ * Stopping: crawl_stop() (from a signal handler) sets a flag and wakes the loop, which
+ * starts no more transfers, gives those in flight stop_grace seconds, aborts the rest
+ * (logged as errors), lets the workers finish their jobs, and returns.
+ */
+#include "crawler/crawl.h"
+
+#include <errno.h>
+#include <libpsl.h>
+#include <math.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- verdicts ---- */
+
+const char *crawl_decision_name(enum crawl_decision d)
+{
+    static const char *const names[] = {
+        [CRAWL_DECISION_NEW] = "new",
+        [CRAWL_DECISION_NEAR_DUPLICATE] = "near-duplicate",
+        [CRAWL_DECISION_EXACT_DUPLICATE] = "exact-duplicate",
+        [CRAWL_DECISION_ROBOTS_DISALLOWED] = "robots-disallowed",
+        [CRAWL_DECISION_FILTERED] = "filtered",
+        [CRAWL_DECISION_REDIRECT] = "redirect",
+        [CRAWL_DECISION_ERROR] = "error",
+    };
+    if ((unsigned)d < sizeof names / sizeof names[0])
+        return names[d];
+    return "error";
+}
+
+enum crawl_code crawl_verdict_set(char **field, const char *value)
+{
+    char *copy = NULL;
+    if (value) {
+        copy = strdup(value);
+        if (!copy)
+            return CRAWL_ENOMEM;
+    }
+    free(*field);
+    *field = copy;
+    return CRAWL_OK;
+}
+
+#define VERDICT_MAX_LINKS 100000u /* links kept from one page */
+
+enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url, float priority)
+{
+    char *canon = NULL;
+    enum crawl_code rc = crawl_url_canonicalise(url, v->base, &canon);
+    if (rc == CRAWL_EURL || (rc == CRAWL_OK && v->n_links >= VERDICT_MAX_LINKS)) {
+        free(canon);
+        v->links_invalid++;
+        return CRAWL_OK;
+    }
+    if (rc != CRAWL_OK)
+        return rc;
+    if (v->n_links == v->cap_links) {
+        size_t cap = v->cap_links ? v->cap_links * 2 : 32;
+        char **l = realloc(v->links, cap * sizeof *l);
+        if (l)
+            v->links = l;
+        float *p = realloc(v->link_priority, cap * sizeof *p);
+        if (p)
+            v->link_priority = p;
+        if (!l || !p) {
+            free(canon);
+            return CRAWL_ENOMEM;
+        }
+        v->cap_links = cap;
+    }
+    v->links[v->n_links] = canon;
+    v->link_priority[v->n_links] = priority;
+    v->n_links++;
+    return CRAWL_OK;
+}
+
+static void verdict_init(struct crawl_verdict *v, const char *base)
+{
+    memset(v, 0, sizeof *v);
+    v->decision = CRAWL_DECISION_NEW;
+    v->distance = -1;
+    v->relevance = NAN;
+    v->expand = 1;
+    v->base = base;
+}
+
+static void verdict_release(struct crawl_verdict *v)
+{
+    for (size_t i = 0; i < v->n_links; i++)
+        free(v->links[i]);
+    free(v->links);
+    free(v->link_priority);
+    free(v->duplicate_of);
+    free(v->canonical);
+    free(v->error);
+}
+
+/* ---- the crawl ---- */
+
+struct hostinfo {
+    struct crawl_robots_host *robots;
+    int robots_in_flight;
+    struct hostinfo *next;
+};
+
+/* One fetch in flight or one page in the worker pipeline. */
+struct job {
+    struct crawl_item item;
+    struct crawl_host *host;
+    int robots; /* a robots.txt fetch */
+    struct crawl_response *resp;
+    struct crawl_verdict verdict;
+    int process_rc;
+    double process_seconds;
+    char decode_error[160];
+    struct job *next;
+};
+
+struct queue {
+    struct job *head, *tail;
+    size_t n;
+};
+
+struct crawl {
+    struct crawl_opts opts;
+    struct crawl_frontier *frontier;
+    struct crawl_fetcher *fetcher;
+    struct crawl_seen *seen;
+    regex_t include, exclude;
+    int has_include, has_exclude;
+    const psl_ctx_t *psl;
+    psl_ctx_t *psl_owned;
+    char **scope_names; /* seed hosts (scope host) or registrable domains (scope domain) */
+    size_t n_scope;
+    struct hostinfo *hosts;
+    struct crawl_stats stats;
+    double start;
+    volatile sig_atomic_t stop;
+    int fatal;
+    uint64_t dispatched; /* page transfers started */
+
+    pthread_t threads[CRAWL_MAX_WORKERS];
+    unsigned n_threads;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct queue todo, done; /* under lock */
+    int quit;                /* under lock: workers exit when todo is empty */
+    size_t in_pipeline;      /* loop thread only: jobs in todo, in a worker, or in done */
+};
+
+static void queue_push(struct queue *q, struct job *j)
+{
+    j->next = NULL;
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    q->n++;
+}
+
+static struct job *queue_pop(struct queue *q)
+{
+    struct job *j = q->head;
+    if (j) {
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->n--;
+        j->next = NULL;
+    }
+    return j;
+}
+
+static void job_free(struct job *j)
+{
+    if (!j)
+        return;
+    free(j->item.url);
+    crawl_response_free(j->resp);
+    verdict_release(&j->verdict);
+    free(j);
+}
+
+/* ---- workers ---- */
+
+static void run_job(struct crawl *c, struct job *j)
+{
+    struct crawl_response *r = j->resp;
+    struct crawl_page page = {
+        .url = j->item.url,
+        .depth = j->item.depth,
+        .status = r->status,
+        .head = r->data,
+        .head_len = r->head_len,
+        .raw_body = r->data + r->head_len,
+        .raw_len = r->len - r->head_len,
+        .body = r->data + r->head_len,
+        .body_len = r->len - r->head_len,
+        .request = r->request,
+        .request_len = r->request_len,
+        .content_type = r->content_type,
+        .ip = r->ip,
+        .date = r->date,
+    };
+    verdict_init(&j->verdict, j->item.url);
+    struct crawl_http_msg *msg = NULL;
+    if (r->content_encoding && *r->content_encoding &&
+        strcmp(r->content_encoding, "identity") != 0) {
+        struct crawl_http_opts ho = {.max_body = c->opts.max_body * 8};
+        enum crawl_code rc = crawl_http_parse(r->data, r->len, &ho, &msg);
+        const char *data = NULL;
+        size_t len = 0;
+        if (rc == CRAWL_OK)
+            rc = crawl_http_body(msg, &data, &len);
+        if (rc != CRAWL_OK) {
+            snprintf(j->decode_error, sizeof j->decode_error, "content coding %.40s: %.100s",
+                     r->content_encoding,
+                     msg && *crawl_http_body_error(msg) ? crawl_http_body_error(msg)
+                                                         : crawl_strerror(rc));
+            crawl_http_free(msg);
+            return;
+        }
+        page.body = data;
+        page.body_len = len;
+    }
+    double t0 = crawl_clock();
+    j->process_rc = c->opts.process ? c->opts.process(c->opts.userdata, &page, &j->verdict) : 0;
+    j->process_seconds = crawl_clock() - t0;
+    crawl_http_free(msg);
+}
+
+static void *worker_main(void *arg)
+{
+    struct crawl *c = arg;
+    pthread_mutex_lock(&c->lock);
+    for (;;) {
+        struct job *j = queue_pop(&c->todo);
+        if (!j) {
+            if (c->quit)
+                break;
+            pthread_cond_wait(&c->cond, &c->lock);
+            continue;
+        }
+        pthread_mutex_unlock(&c->lock);
+        run_job(c, j);
+        pthread_mutex_lock(&c->lock);
+        queue_push(&c->done, j);
+        crawl_fetcher_wakeup(c->fetcher);
+    }
+    pthread_mutex_unlock(&c->lock);
+    return NULL;
+}
+
+/* ---- setup ---- */
+
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
+                                                          const char *fmt, ...);
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen)
+        vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, char *err,
+                          size_t errlen)
+{
+    *out = NULL;
+    if (err && errlen)
+        err[0] = '\0';
+    struct crawl *c = calloc(1, sizeof *c);
+    if (!c)
+        return CRAWL_ENOMEM;
+    c->opts = *opts;
+    struct crawl_opts *o = &c->opts;
+    if (o->concurrency == 0)
+        o->concurrency = CRAWL_DEFAULT_CONCURRENCY;
+    if (o->per_host == 0)
+        o->per_host = 1;
+    if (o->delay < 0 || isnan(o->delay))
+        o->delay = CRAWL_DEFAULT_DELAY;
+    if (o->max_delay <= 0)
+        o->max_delay = CRAWL_DEFAULT_MAX_DELAY;
+    if (o->max_body == 0)
+        o->max_body = CRAWL_DEFAULT_MAX_BODY;
+    if (o->max_redirects == 0)
+        o->max_redirects = CRAWL_DEFAULT_MAX_REDIRECTS;
+    if (o->workers == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o->workers = n > 0 ? (unsigned)n : 1;
+    }
+    if (o->workers > CRAWL_MAX_WORKERS)
+        o->workers = CRAWL_MAX_WORKERS;
+    if (o->queue == 0)
+        o->queue = CRAWL_DEFAULT_QUEUE;
+    if (o->stop_grace <= 0)
+        o->stop_grace = 5;
+    if (o->progress_interval <= 0)
+        o->progress_interval = 0.5;
+    if (!o->user_agent)
+        o->user_agent = CRAWL_DEFAULT_USER_AGENT;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+
+    enum crawl_code rc = CRAWL_EINVAL;
+    if (o->include && *o->include) {
+        int e = regcomp(&c->include, o->include, REG_EXTENDED | REG_NOSUB);
+        if (e != 0) {
+            char msg[128];
+            regerror(e, &c->include, msg, sizeof msg);
+            set_err(err, errlen, "bad --include regex '%s': %s", o->include, msg);
+            goto fail;
+        }
+        c->has_include = 1;
+    }
+    if (o->exclude && *o->exclude) {
+        int e = regcomp(&c->exclude, o->exclude, REG_EXTENDED | REG_NOSUB);
+        if (e != 0) {
+            char msg[128];
+            regerror(e, &c->exclude, msg, sizeof msg);
+            set_err(err, errlen, "bad --exclude regex '%s': %s", o->exclude, msg);
+            goto fail;
+        }
+        c->has_exclude = 1;
+    }
+    if (o->scope == CRAWL_SCOPE_DOMAIN) {
+        c->psl_owned = psl_latest(NULL);
+        c->psl = c->psl_owned ? c->psl_owned : psl_builtin();
+        if (!c->psl) {
+            set_err(err, errlen, "no public suffix list (libpsl)");
+            goto fail;
+        }
+    }
+    struct crawl_frontier_opts fo = {.per_host = o->per_host, .delay = o->delay,
+                                     .max_delay = o->max_delay};
+    rc = crawl_frontier_new(&fo, &c->frontier);
+    if (rc != CRAWL_OK)
+        goto fail;
+    rc = crawl_seen_new(0, &c->seen);
+    if (rc != CRAWL_OK)
+        goto fail;
+    struct crawl_fetcher_opts xo = {.concurrency = o->concurrency,
+                                    .per_host = o->per_host,
+                                    .connect_timeout = o->connect_timeout,
+                                    .timeout = o->timeout,
+                                    .low_speed_bytes = o->low_speed_bytes,
+                                    .low_speed_time = o->low_speed_time,
+                                    .max_body = o->max_body,
+                                    .user_agent = o->user_agent};
+    rc = crawl_fetcher_new(&xo, &c->fetcher);
+    if (rc != CRAWL_OK) {
+        set_err(err, errlen, "cannot set up libcurl: %s", crawl_strerror(rc));
+        goto fail;
+    }
+    *out = c;
+    return CRAWL_OK;
+fail:
+    crawl_free(c);
+    return rc;
+}
+
+void crawl_free(struct crawl *c)
+{
+    if (!c)
+        return;
+    crawl_fetcher_free(c->fetcher);
+    crawl_frontier_free(c->frontier);
+    crawl_seen_free(c->seen);
+    if (c->has_include)
+        regfree(&c->include);
+    if (c->has_exclude)
+        regfree(&c->exclude);
+    if (c->psl_owned)
+        psl_free(c->psl_owned);
+    for (size_t i = 0; i < c->n_scope; i++)
+        free(c->scope_names[i]);
+    free(c->scope_names);
+    while (c->hosts) {
+        struct hostinfo *h = c->hosts;
+        c->hosts = h->next;
+        crawl_robots_host_free(h->robots);
+        free(h);
+    }
+    struct job *j;
+    while ((j = queue_pop(&c->todo)) != NULL)
+        job_free(j);
+    while ((j = queue_pop(&c->done)) != NULL)
+        job_free(j);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->cond);
+    free(c);
+}
+
+/* ---- scope ---- */
+
+/* The name a URL's host is scoped by: the host itself, or its registrable domain. */
+static char *scope_name(struct crawl *c, const char *url)
+{
+    struct crawl_url_parts p;
+    if (crawl_url_split(url, &p) != CRAWL_OK)
+        return NULL;
+    char *host = strndup(url + p.host_off, p.host_len);
+    if (!host || c->opts.scope != CRAWL_SCOPE_DOMAIN)
+        return host;
+    const char *reg = psl_registrable_domain(c->psl, host);
+    if (reg && reg != host) {
+        char *d = strdup(reg);
+        free(host);
+        return d;
+    }
+    return host; /* an IP address, or a public suffix itself: the host is the domain */
+}
+
+static int in_scope(struct crawl *c, const char *url)
+{
+    if (c->has_include && regexec(&c->include, url, 0, NULL, 0) != 0)
+        return 0;
+    if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
+        return 0;
+    if (c->opts.scope == CRAWL_SCOPE_ANY)
+        return 1;
+    char *name = scope_name(c, url);
+    int ok = 0;
+    for (size_t i = 0; name && i < c->n_scope && !ok; i++)
+        ok = strcmp(name, c->scope_names[i]) == 0;
+    free(name);
+    return ok;
+}
+
+/* ---- records ---- */
+
+static void emit(struct crawl *c, const char *url, long status, unsigned depth,
+                 enum crawl_decision d, const char *error, const char *location)
+{
+    switch (d) {
+    case CRAWL_DECISION_ROBOTS_DISALLOWED: c->stats.robots_disallowed++; break;
+    case CRAWL_DECISION_FILTERED: c->stats.filtered++; break;
+    case CRAWL_DECISION_REDIRECT: c->stats.redirects++; break;
+    case CRAWL_DECISION_ERROR: c->stats.errors++; break;
+    default: break;
+    }
+    if (!c->opts.record)
+        return;
+    struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
+                               .distance = -1, .links = -1, .error = error,
+                               .relevance = NAN, .location = location};
+    c->opts.record(c->opts.userdata, &rec);
+}
+
+/* ---- enqueueing ---- */
+
+/* Gives host h its robots state on first sight. */
+static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
+{
+    if (crawl_host_userdata(h))
+        return CRAWL_OK;
+    struct hostinfo *hi = calloc(1, sizeof *hi);
+    if (!hi)
+        return CRAWL_ENOMEM;
+    if (!c->opts.ignore_robots) {
+        enum crawl_code rc = crawl_robots_host_new(c->opts.user_agent, NULL, &hi->robots);
+        if (rc != CRAWL_OK) {
+            free(hi);
+            return rc;
+        }
+    }
+    hi->next = c->hosts;
+    c->hosts = hi;
+    crawl_host_set_userdata(h, hi);
+    return CRAWL_OK;
+}
+
+enum enqueue_result { ENQ_QUEUED, ENQ_SEEN, ENQ_OUT_OF_SCOPE, ENQ_DISALLOWED, ENQ_FULL };
+
+static void emit(struct crawl *c, const char *url, long status, unsigned depth,
+                 enum crawl_decision d, const char *error, const char *location);
+
+/* robots-disallowed now, if the host's robots.txt is known (no request is spent on it). */
+static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url, unsigned depth,
+                          double now)
+{
+    if (!hi->robots)
+        return 0;
+    size_t plen;
+    const char *path = crawl_robots_url_path(url, &plen);
+    struct crawl_robots_decision d;
+    enum crawl_robots_verdict rv = crawl_robots_host_check(hi->robots, path, plen, now, &d);
+    if (rv != CRAWL_ROBOTS_DISALLOW)
+        return 0;
+    char why[200];
+    if (d.rule)
+        snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
+    else
+        snprintf(why, sizeof why, "robots.txt");
+    emit(c, url, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
+    return 1;
+}
+
+static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth,
+                                   unsigned hops, float priority, double now)
+{
+    if (!in_scope(c, url))
+        return ENQ_OUT_OF_SCOPE;
+    int added = 0;
+    if (crawl_seen_add(c->seen, crawl_hash64(url, strlen(url)), &added) != CRAWL_OK)
+        return ENQ_FULL;
+    if (!added)
+        return ENQ_SEEN;
+    struct crawl_url_parts p;
+    struct crawl_host *h = NULL;
+    if (crawl_url_split(url, &p) != CRAWL_OK ||
+        crawl_frontier_host(c->frontier, url, p.origin_len, &h) != CRAWL_OK)
+        return ENQ_FULL;
+    if (host_info(c, h) != CRAWL_OK)
+        return ENQ_FULL;
+    if (disallowed_now(c, crawl_host_userdata(h), url, depth, now))
+        return ENQ_DISALLOWED;
+    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, now) != CRAWL_OK)
+        return ENQ_FULL;
+    return ENQ_QUEUED;
+}
+
+enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
+{
+    char *canon = NULL;
+    enum crawl_code rc = crawl_url_canonicalise(url, NULL, &canon);
+    if (rc != CRAWL_OK)
+        return rc;
+    if (c->opts.scope != CRAWL_SCOPE_ANY) {
+        char *name = scope_name(c, canon);
+        char **v = realloc(c->scope_names, (c->n_scope + 1) * sizeof *v);
+        if (!name || !v) {
+            free(name);
+            if (v)
+                c->scope_names = v;
+            free(canon);
+            return CRAWL_ENOMEM;
+        }
+        c->scope_names = v;
+        c->scope_names[c->n_scope++] = name;
+    }
+    /* seeds skip the scope and regex checks on purpose: the user named them */
+    int added = 0;
+    rc = crawl_seen_add(c->seen, crawl_hash64(canon, strlen(canon)), &added);
+    struct crawl_url_parts p;
+    struct crawl_host *h = NULL;
+    if (rc == CRAWL_OK && added)
+        rc = crawl_url_split(canon, &p);
+    if (rc == CRAWL_OK && added)
+        rc = crawl_frontier_host(c->frontier, canon, p.origin_len, &h);
+    if (rc == CRAWL_OK && added)
+        rc = host_info(c, h);
+    if (rc == CRAWL_OK && added)
+        rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f,
+                                 crawl_clock());
+    free(canon);
+    return rc;
+}
+
+/* ---- handling finished transfers ---- */
+
+static void robots_done(struct crawl *c, struct job *j, double now)
+{
+    struct crawl_response *r = j->resp;
+    struct hostinfo *hi = crawl_host_userdata(j->host);
+    struct crawl_robots_outcome o = {.max_age = -1};
+    if (r->result == CRAWL_FETCH_DONE || r->result == CRAWL_FETCH_TOOLARGE) {
+        o.status = (int)r->status;
+        o.body = r->data + r->head_len;
+        o.len = r->len - r->head_len;
+        o.truncated = r->result == CRAWL_FETCH_TOOLARGE;
+    } else {
+        o.status = 0;
+        o.too_many_redirects = r->too_many_redirects;
+        snprintf(o.error, sizeof o.error, "%s", r->error);
+    }
+    /* the outcome borrows the body: the policy copies what it keeps */
+    if (crawl_robots_host_update(hi->robots, &o, now) != CRAWL_OK)
+        c->fatal = CRAWL_ENOMEM;
+    double cd = crawl_robots_host_crawl_delay(hi->robots);
+    if (cd > 0)
+        crawl_frontier_set_delay(c->frontier, j->host, cd, now);
+    hi->robots_in_flight = 0;
+    c->stats.robots_fetched++;
+    crawl_frontier_hold(c->frontier, j->host, 0, now);
+}
+
+/* Returns 1 when j went to the workers (they own it now), 0 when the caller frees it. */
+static int page_done(struct crawl *c, struct job *j, double now)
+{
+    struct crawl_response *r = j->resp;
+    const char *url = j->item.url;
+    unsigned depth = j->item.depth;
+    c->stats.fetched++;
+    switch (r->result) {
+    case CRAWL_FETCH_FILTERED:
+    case CRAWL_FETCH_TOOLARGE:
+        emit(c, url, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL);
+        return 0;
+    case CRAWL_FETCH_TIMEOUT:
+    case CRAWL_FETCH_FAILED:
+    case CRAWL_FETCH_ABORTED:
+        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL);
+        return 0;
+    case CRAWL_FETCH_DONE:
+        break;
+    }
+    if (r->status >= 300 && r->status < 400 && r->location) {
+        char *target = NULL;
+        char err[160] = "";
+        if (crawl_url_canonicalise(r->location, url, &target) != CRAWL_OK) {
+            snprintf(err, sizeof err, "bad redirect target: %.120s", r->location);
+        } else if (j->item.hops + 1 > c->opts.max_redirects) {
+            snprintf(err, sizeof err, "too many redirects (%u)", c->opts.max_redirects);
+        } else {
+            switch (enqueue(c, target, depth, j->item.hops + 1, j->item.priority, now)) {
+            case ENQ_QUEUED: break;
+            case ENQ_SEEN: snprintf(err, sizeof err, "redirect target already seen"); break;
+            case ENQ_OUT_OF_SCOPE: snprintf(err, sizeof err, "redirect target out of scope"); break;
+            case ENQ_DISALLOWED: snprintf(err, sizeof err, "redirect target disallowed by robots.txt"); break;
+            case ENQ_FULL: snprintf(err, sizeof err, "frontier full"); break;
+            }
+        }
+        emit(c, url, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL, target);
+        free(target);
+        return 0;
+    }
+    if (r->status < 200 || r->status >= 300) {
+        char err[64];
+        snprintf(err, sizeof err, "http status %ld", r->status);
+        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, err, NULL);
+        return 0;
+    }
+    /* an HTML page: to the workers */
+    pthread_mutex_lock(&c->lock);
+    queue_push(&c->todo, j);
+    pthread_cond_signal(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    c->in_pipeline++;
+    return 1;
+}
+
+/* A verdict is back: enqueue the links, write the record. */
+static void verdict_done(struct crawl *c, struct job *j, double now)
+{
+    struct crawl_verdict *v = &j->verdict;
+    const char *url = j->item.url;
+    c->stats.process_seconds += j->process_seconds;
+    if (j->decode_error[0]) {
+        emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL);
+        return;
+    }
+    c->stats.pages++;
+    if (j->process_rc != 0 && !c->fatal)
+        c->fatal = CRAWL_EIO;
+    long enqueued = 0;
+    int deeper_ok = c->opts.max_depth < 0 || (long)j->item.depth + 1 <= c->opts.max_depth;
+    int dup = v->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
+              v->decision == CRAWL_DECISION_EXACT_DUPLICATE;
+    for (size_t i = 0; i < v->n_links && deeper_ok; i++) {
+        const char *link = v->links[i];
+        if (!v->expand || dup) {
+            /* what dedup saved: in-scope links nobody has queued yet */
+            if (dup && in_scope(c, link) &&
+                !crawl_seen_contains(c->seen, crawl_hash64(link, strlen(link))))
+                c->stats.links_saved++;
+            continue;
+        }
+        float prio = c->opts.focused ? v->link_priority[i] : -(float)(j->item.depth + 1);
+        switch (enqueue(c, link, j->item.depth + 1, 0, prio, now)) {
+        case ENQ_QUEUED: enqueued++; break;
+        case ENQ_OUT_OF_SCOPE: c->stats.links_out_of_scope++; break;
+        default: break;
+        }
+    }
+    c->stats.links_enqueued += (uint64_t)enqueued;
+    switch (v->decision) {
+    case CRAWL_DECISION_NEW: c->stats.new_pages++; break;
+    case CRAWL_DECISION_NEAR_DUPLICATE: c->stats.near_duplicates++; break;
+    case CRAWL_DECISION_EXACT_DUPLICATE: c->stats.exact_duplicates++; break;
+    case CRAWL_DECISION_FILTERED: c->stats.filtered++; break;
+    case CRAWL_DECISION_ERROR: c->stats.errors++; break;
+    default: break;
+    }
+    if (c->opts.record) {
+        struct crawl_record rec = {.url = url, .status = j->resp->status,
+                                   .depth = j->item.depth, .decision = v->decision,
+                                   .has_fingerprint = v->has_fingerprint,
+                                   .fingerprint = v->fingerprint,
+                                   .duplicate_of = v->duplicate_of, .distance = v->distance,
+                                   .links = enqueued, .error = v->error,
+                                   .relevance = v->relevance, .canonical = v->canonical};
+        c->opts.record(c->opts.userdata, &rec);
+    }
+}
+
+/* ---- the loop ---- */
+
+static void update_stats(struct crawl *c, double now)
+{
+    c->stats.elapsed = now - c->start;
+    c->stats.queued = crawl_frontier_size(c->frontier);
+    c->stats.hosts = crawl_frontier_host_count(c->frontier);
+    c->stats.seen = crawl_seen_count(c->seen);
+    c->stats.seen_bytes = crawl_seen_bytes(c->seen);
+    c->stats.active = crawl_fetcher_active(c->fetcher);
+    c->stats.bytes = crawl_fetcher_bytes(c->fetcher);
+}
+
+static enum crawl_code start_robots(struct crawl *c, struct crawl_host *h)
+{
+    struct hostinfo *hi = crawl_host_userdata(h);
+    struct job *rj = calloc(1, sizeof *rj);
+    if (!rj)
+        return CRAWL_ENOMEM;
+    const char *origin = crawl_host_origin(h);
+    size_t n = strlen(origin);
+    rj->item.url = malloc(n + sizeof "/robots.txt");
+    if (!rj->item.url) {
+        free(rj);
+        return CRAWL_ENOMEM;
+    }
+    memcpy(rj->item.url, origin, n);
+    memcpy(rj->item.url + n, "/robots.txt", sizeof "/robots.txt");
+    rj->host = h;
+    rj->robots = 1;
+    enum crawl_code rc = crawl_fetcher_add(c->fetcher, rj->item.url, CRAWL_FETCH_ANY, rj);
+    if (rc != CRAWL_OK) {
+        job_free(rj);
+        return rc;
+    }
+    hi->robots_in_flight = 1;
+    return CRAWL_OK;
+}
+
+/* Starts what may start now; returns the time something more may start. */
+static double dispatch(struct crawl *c, double now)
+{
+    double wake = INFINITY;
+    while (!c->stop && !c->fatal &&
+           crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
+           c->in_pipeline < c->opts.queue &&
+           (c->opts.max_pages <= 0 || c->dispatched < (uint64_t)c->opts.max_pages)) {
+        struct crawl_item it;
+        struct crawl_host *h;
+        if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
+            break;
+        struct hostinfo *hi = crawl_host_userdata(h);
+        if (hi->robots) {
+            size_t plen;
+            const char *path = crawl_robots_url_path(it.url, &plen);
+            struct crawl_robots_decision d;
+            enum crawl_robots_verdict rv =
+                crawl_robots_host_check(hi->robots, path, plen, now, &d);
+            if (rv == CRAWL_ROBOTS_FETCH) {
+                /* put it back, hold the host, fetch robots.txt on the same loop */
+                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
+                                                         it.hops, it.priority, now);
+                crawl_frontier_done(c->frontier, h, now);
+                free(it.url);
+                if (rc != CRAWL_OK) {
+                    c->fatal = rc;
+                    break;
+                }
+                if (!hi->robots_in_flight) {
+                    rc = start_robots(c, h);
+                    if (rc != CRAWL_OK) {
+                        c->fatal = rc;
+                        break;
+                    }
+                    crawl_frontier_hold(c->frontier, h, 1, now);
+                }
+                continue;
+            }
+            if (rv == CRAWL_ROBOTS_DISALLOW || rv == CRAWL_ROBOTS_DEFER) {
+                char why[200];
+                if (rv == CRAWL_ROBOTS_DEFER)
+                    snprintf(why, sizeof why, "robots.txt unreachable: host disallowed");
+                else if (d.rule)
+                    snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
+                else
+                    snprintf(why, sizeof why, "robots.txt");
+                emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
+                /* no request was made: the slot is free again at once */
+                crawl_frontier_done(c->frontier, h, -INFINITY);
+                free(it.url);
+                continue;
+            }
+        }
+        struct job *j = calloc(1, sizeof *j);
+        if (!j) {
+            free(it.url);
+            crawl_frontier_done(c->frontier, h, now);
+            c->fatal = CRAWL_ENOMEM;
+            break;
+        }
+        j->item = it;
+        j->host = h;
+        enum crawl_code rc = crawl_fetcher_add(c->fetcher, it.url, CRAWL_FETCH_PAGE, j);
+        if (rc != CRAWL_OK) {
+            crawl_frontier_done(c->frontier, h, now);
+            job_free(j);
+            c->fatal = rc;
+            break;
+        }
+        c->dispatched++;
+    }
+    return wake;
+}
+
+static void handle_responses(struct crawl *c, double now)
+{
+    struct crawl_response *r;
+    while ((r = crawl_fetcher_next(c->fetcher)) != NULL) {
+        struct job *j = r->userdata;
+        j->resp = r;
+        if (j->robots) {
+            robots_done(c, j, now);
+            job_free(j);
+            continue;
+        }
+        crawl_frontier_done(c->frontier, j->host, now);
+        if (!page_done(c, j, now))
+            job_free(j);
+    }
+}
+
+enum crawl_code crawl_run(struct crawl *c)
+{
+    enum crawl_code rc = CRAWL_OK;
+    c->start = crawl_clock();
+    for (unsigned i = 0; i < c->opts.workers; i++) {
+        if (pthread_create(&c->threads[i], NULL, worker_main, c) != 0) {
+            rc = CRAWL_ETHREAD;
+            break;
+        }
+        c->n_threads++;
+    }
+    if (c->n_threads == 0)
+        return CRAWL_ETHREAD;
+    rc = CRAWL_OK;
+    double next_progress = c->start + c->opts.progress_interval;
+    double stop_deadline = INFINITY;
+    for (;;) {
+        double now = crawl_clock();
+        if ((c->stop || c->fatal) && isinf(stop_deadline))
+            stop_deadline = now + c->opts.stop_grace;
+        if (now >= stop_deadline && crawl_fetcher_active(c->fetcher) > 0) {
+            crawl_fetcher_abort_all(c->fetcher);
+            handle_responses(c, now);
+        }
+
+        /* verdicts back from the workers */
+        struct queue got = {0};
+        pthread_mutex_lock(&c->lock);
+        got = c->done;
+        c->done.head = c->done.tail = NULL;
+        c->done.n = 0;
+        pthread_mutex_unlock(&c->lock);
+        struct job *j;
+        while ((j = queue_pop(&got)) != NULL) {
+            c->in_pipeline--;
+            verdict_done(c, j, now);
+            job_free(j);
+        }
+
+        double wake = dispatch(c, now);
+
+        unsigned active = crawl_fetcher_active(c->fetcher);
+        int budget_left = c->opts.max_pages <= 0 || c->dispatched < (uint64_t)c->opts.max_pages;
+        int more = !c->stop && !c->fatal && budget_left && crawl_frontier_size(c->frontier) > 0;
+        if (active == 0 && c->in_pipeline == 0 && !more)
+            break;
+        if (active == 0 && c->in_pipeline == 0 && isinf(wake) && more) {
+            /* queued URLs but nothing can ever start: every host is held with no robots
+             * fetch in flight, which cannot happen; guard against a spin anyway */
+            break;
+        }
+        int timeout_ms = 200;
+        if (!isinf(wake) && wake > now && (wake - now) * 1000 < timeout_ms)
+            timeout_ms = (int)((wake - now) * 1000) + 1;
+        if (c->opts.progress && now + timeout_ms / 1000.0 > next_progress)
+            timeout_ms = next_progress > now ? (int)((next_progress - now) * 1000) + 1 : 0;
+        if (crawl_fetcher_run(c->fetcher, timeout_ms) != CRAWL_OK) {
+            rc = CRAWL_ECURL;
+            break;
+        }
+        now = crawl_clock();
+        handle_responses(c, now);
+        if (c->opts.progress && now >= next_progress) {
+            update_stats(c, now);
+            c->opts.progress(c->opts.userdata, &c->stats);
+            next_progress = now + c->opts.progress_interval;
+        }
+    }
+
+    pthread_mutex_lock(&c->lock);
+    c->quit = 1;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+    for (unsigned i = 0; i < c->n_threads; i++)
+        pthread_join(c->threads[i], NULL);
+    c->n_threads = 0;
+    update_stats(c, crawl_clock());
+    if (rc == CRAWL_OK && c->fatal)
+        rc = (enum crawl_code)c->fatal;
+    return rc;
+}
+
+void crawl_stop(struct crawl *c)
+{
+    c->stop = 1;
+    if (c->fetcher)
+        crawl_fetcher_wakeup(c->fetcher);
+}
+
+const struct crawl_stats *crawl_get_stats(const struct crawl *c)
+{
+    return &c->stats;
+}
