@@ -480,7 +480,6 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer 
 
 /* ==== URLs, frontier, fetcher, the crawl loop ==== */
 
-#endif
 /* -- URLs (crawler/url.c; libcurl's URL API) -- */
 
 #define CRAWL_URL_MAX 8192 /* longest URL accepted, in bytes, before and after canonicalising */
@@ -584,6 +583,7 @@ size_t crawl_host_queued(const struct crawl_host *h);
 unsigned crawl_host_active(const struct crawl_host *h);
 void *crawl_host_userdata(const struct crawl_host *h); /* the caller's per-host state */
 void crawl_host_set_userdata(struct crawl_host *h, void *userdata);
+
 /* -- the fetcher (crawler/fetch.c): libcurl multi, one event loop, many transfers -- */
 
 #define CRAWL_DEFAULT_CONCURRENCY 16u
@@ -671,5 +671,153 @@ uint64_t crawl_fetcher_bytes(const struct crawl_fetcher *fx); /* body bytes rece
 
 /* -- the crawl loop (crawler/crawl.c) -- */
 
-#endif
+#define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
+#define CRAWL_DEFAULT_MAX_REDIRECTS 10u  /* redirect hops followed from one URL */
+#define CRAWL_DEFAULT_QUEUE 64u          /* fetched pages waiting for a worker, at most */
+#define CRAWL_MAX_WORKERS 64u
 
+enum crawl_scope { CRAWL_SCOPE_HOST = 0, CRAWL_SCOPE_DOMAIN, CRAWL_SCOPE_ANY };
+
+enum crawl_decision {
+    CRAWL_DECISION_NEW = 0,
+    CRAWL_DECISION_NEAR_DUPLICATE,
+    CRAWL_DECISION_EXACT_DUPLICATE,
+    CRAWL_DECISION_ROBOTS_DISALLOWED,
+    CRAWL_DECISION_FILTERED, /* scope, type, size, meta robots noindex */
+    CRAWL_DECISION_REDIRECT,
+    CRAWL_DECISION_ERROR,
+};
+/* "new", "near-duplicate", "exact-duplicate", "robots-disallowed", "filtered",
+ * "redirect", "error" (the words of the crawl log). */
+const char *crawl_decision_name(enum crawl_decision d);
+
+/* A fetched HTML page (2xx) handed to opts.process. Everything is borrowed for the call. */
+struct crawl_page {
+    const char *url;     /* canonical */
+    unsigned depth;
+    long status;
+    const char *head;    /* response status line and headers as received (see fetch.c) */
+    size_t head_len;
+    const char *raw_body; /* the body as received, content coding kept (for the WARC) */
+    size_t raw_len;
+    const char *body;    /* the body with its content coding removed: the HTML */
+    size_t body_len;
+    const char *request; /* the request head as sent, or NULL */
+    size_t request_len;
+    const char *content_type; /* or NULL */
+    const char *ip;           /* "" when unknown */
+    int64_t date;             /* time(NULL) at the start of the fetch */
+};
+
+/* What opts.process decided about a page. It starts as: decision NEW, no fingerprint,
+ * distance -1, relevance NAN, expand 1, no links. */
+struct crawl_verdict {
+    enum crawl_decision decision;
+    int has_fingerprint;
+    uint64_t fingerprint;
+    int distance;         /* to duplicate_of; -1 when none */
+    double relevance;     /* of the page to the topic; NAN when there is no topic */
+    int expand;           /* 1: enqueue the links; 0: they are only counted (duplicates,
+                             off-topic, meta robots nofollow) */
+    char *duplicate_of;   /* set with crawl_verdict_set(); freed by the crawler */
+    char *canonical;      /* rel=canonical */
+    char *error;
+    /* the links, canonicalised by crawl_verdict_add_link(); owned by the crawler */
+    char **links;
+    float *link_priority;
+    size_t n_links, cap_links;
+    size_t links_invalid; /* not http(s) or malformed: dropped */
+    const char *base;     /* the page URL (set by the crawler) */
+};
+
+/* *field = a copy of value (NULL clears). For duplicate_of, canonical, error. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_set(char **field, const char *value);
+/* Adds a link of the page: resolved against the page URL and canonicalised (on the
+ * worker thread, off the event loop); priority orders a focused crawl (higher first).
+ * A URL that is not http(s) is counted in links_invalid, not an error. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v,
+                                                         const char *url, float priority);
+
+/* One line of the crawl log, handed to opts.record on the loop's thread. Borrowed. */
+struct crawl_record {
+    const char *url;
+    long status;             /* HTTP status, 0 when there was none */
+    unsigned depth;
+    enum crawl_decision decision;
+    int has_fingerprint;
+    uint64_t fingerprint;
+    const char *duplicate_of; /* or NULL */
+    int distance;             /* -1 when none */
+    long links;               /* links enqueued from this page; -1 when it was not parsed */
+    const char *error;        /* in words, or NULL */
+    double relevance;         /* NAN when none */
+    const char *canonical;    /* rel=canonical, or NULL */
+    const char *location;     /* redirect target (canonical), or NULL */
+};
+
+struct crawl_stats {
+    uint64_t fetched;           /* page requests answered or failed (robots.txt not counted) */
+    uint64_t pages;             /* HTML pages handed to process */
+    uint64_t new_pages, near_duplicates, exact_duplicates;
+    uint64_t filtered, robots_disallowed, redirects, errors;
+    uint64_t robots_fetched;
+    uint64_t links_enqueued;
+    uint64_t links_saved;       /* new in-scope links of duplicate pages, NOT enqueued */
+    uint64_t links_out_of_scope;
+    uint64_t bytes;             /* body bytes received */
+    double process_seconds;     /* time inside opts.process, summed over the workers */
+    double elapsed;             /* s since crawl_run() started */
+    size_t queued, hosts, seen, seen_bytes;
+    unsigned active;            /* transfers in flight */
+};
+
+struct crawl_opts {
+    long max_pages;        /* page requests at most; <= 0: no limit */
+    long max_depth;        /* < 0: no limit; 0: the seeds only */
+    unsigned concurrency;  /* 0: CRAWL_DEFAULT_CONCURRENCY */
+    unsigned per_host;     /* 0: 1 */
+    double delay;          /* s; < 0: CRAWL_DEFAULT_DELAY */
+    double max_delay;      /* cap of robots Crawl-delay; 0: CRAWL_DEFAULT_MAX_DELAY */
+    enum crawl_scope scope;
+    const char *include;   /* POSIX extended regex a URL must match, or NULL */
+    const char *exclude;   /* ... must not match, or NULL */
+    const char *user_agent; /* NULL: CRAWL_DEFAULT_USER_AGENT */
+    size_t max_body;       /* 0: CRAWL_DEFAULT_MAX_BODY */
+    double timeout;        /* s per transfer; 0: the default */
+    double connect_timeout;
+    long low_speed_bytes, low_speed_time;
+    unsigned max_redirects; /* 0: CRAWL_DEFAULT_MAX_REDIRECTS */
+    unsigned workers;       /* threads running process; 0: the online CPUs */
+    unsigned queue;         /* fetched pages waiting for a worker; 0: CRAWL_DEFAULT_QUEUE */
+    int focused;            /* order the frontier by the link priorities of the verdicts */
+    int ignore_robots;      /* 1: do not fetch robots.txt (tests, own sites); 0: obey it */
+    double stop_grace;      /* s to let transfers end after crawl_stop(); 0: 5 */
+    double progress_interval; /* s between progress calls; 0: 0.5 */
+    /* Decides about one page; called on worker threads, concurrently: must be
+     * thread-safe. Returns 0, or non-zero to stop the crawl (a fatal error, e.g. the WARC
+     * cannot be written). */
+    int (*process)(void *userdata, const struct crawl_page *page, struct crawl_verdict *v);
+    void (*record)(void *userdata, const struct crawl_record *rec);     /* loop thread */
+    void (*progress)(void *userdata, const struct crawl_stats *stats);  /* loop thread */
+    void *userdata;
+};
+
+struct crawl;
+
+/* Checks and copies opts (the strings are borrowed for the crawl's life). On a bad regex
+ * or a setup failure, err[errlen] says why. *out: caller frees with crawl_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out,
+                                            char *err, size_t errlen);
+void crawl_free(struct crawl *c); /* NULL-safe */
+/* Adds a seed URL (canonicalised; its host/domain joins the scope). CRAWL_EURL if bad. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_add_seed(struct crawl *c, const char *url);
+/* Runs the crawl to its end (frontier empty, max_pages reached, or crawl_stop()).
+ * CRAWL_OK, or the first fatal code (process() asked to stop: CRAWL_EIO). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_run(struct crawl *c);
+/* Asks crawl_run() to stop: no new transfers; those in flight get stop_grace seconds,
+ * then are aborted and logged. Async-signal-safe (a flag and curl_multi_wakeup()). */
+void crawl_stop(struct crawl *c);
+const struct crawl_stats *crawl_get_stats(const struct crawl *c);
+
+
+#endif
