@@ -22,6 +22,10 @@ static const struct command commands[] = {
     {"extract", cmd_extract, "main text, links and metadata of one HTML page"},
     {"fingerprint", cmd_fingerprint, "64-bit simhash of each page, one line each (like sha256sum)"},
     {"compare", cmd_compare, "how similar two pages are: distance, cosine, Jaccard, verdict"},
+    {"query", cmd_query, "which indexed documents are near-duplicates of a page"},
+    {"index", cmd_index, "build, extend (add) or describe (stats) a saved index"},
+    {"pairs", cmd_pairs, "every pair of documents within k, each once"},
+    {"clusters", cmd_clusters, "near-duplicate clusters with representatives (text, jsonl, html)"},
     {"robots", cmd_robots, "is a URL allowed by a robots.txt (exit 0 allowed, 1 disallowed)"},
     {NULL, NULL, NULL}};
 

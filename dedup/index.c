@@ -1162,7 +1162,8 @@ enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned
         out->n = 0;
         return acc.rc;
     }
-    qsort(out->v, out->n, sizeof *out->v, match_cmp);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, match_cmp);
     return DEDUP_OK;
 }
 

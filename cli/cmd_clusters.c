@@ -1,0 +1,152 @@
+/*
+ * simcrawl clusters [--k N] [--format text|jsonl|html] [--fingerprints FILE] INPUT...
+ *
+ * Near-duplicate clusters: the connected components of the pairs within k (union-find in
+ * dedup/cluster.c), each with its representative (the member that came first in input
+ * order) and every member's distance to it; clusters largest first, ties by input order
+ * of the representative. The same input gives the same output byte for byte.
+ * Formats: text for reading, jsonl (one cluster a line) for programs, html for a
+ * self-contained report page (cli/report_html.c).
+ */
+#include "cli/cli.h"
+#include "cli/inputs.h"
+#include "cli/report_html.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "clusters"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simcrawl clusters [options] INPUT...\n"
+            "\n"
+            "Groups near-duplicate documents: documents are linked when their fingerprints\n"
+            "are within Hamming distance k, and each connected group of 2 or more is a\n"
+            "cluster. The representative is the member that came first in input order.\n"
+            "Clusters are listed largest first (ties: input order of the representative).\n"
+            "INPUT is an HTML file, a directory (walked for *.html, *.htm) or -.\n"
+            "\n"
+            "options:\n"
+            "  --k N                      the largest distance of a link, 0..7 (default 3)\n"
+            "  --format text|jsonl|html   text (default):\n"
+            "                               cluster 1: 3 documents\n"
+            "                                 0<TAB>REPRESENTATIVE\n"
+            "                                 2<TAB>MEMBER   (distance to the representative)\n"
+            "                             jsonl: one cluster a line, {\"cluster\": 1,\n"
+            "                               \"size\": 3, \"representative\": ID, \"members\":\n"
+            "                               [{\"id\": ID, \"distance\": D}, ...]}\n"
+            "                             html: one self-contained report page\n"
+            "  --fingerprints FILE        also read \"HEX ID\" lines (see simcrawl pairs)\n"
+            "  -h, --help                 this help\n"
+            "  --                         end of options\n"
+            "\n"
+            "A member can be farther than k from its representative (it is linked through\n"
+            "others). exit status: 0 success, 1 usage error, 2 some input failed (named on\n"
+            "stderr; the others are still clustered), or an error.\n");
+}
+
+static void print_text(struct dedup_index *idx, const struct dedup_clusters *c)
+{
+    for (size_t i = 0; i < dedup_clusters_count(c); i++) {
+        size_t n = dedup_clusters_size(c, i);
+        uint64_t rep = dedup_index_fingerprint(idx, dedup_clusters_member(c, i, 0));
+        printf("cluster %zu: %zu documents\n", i + 1, n);
+        for (size_t j = 0; j < n; j++) {
+            uint32_t m = dedup_clusters_member(c, i, j);
+            size_t len;
+            const char *id = dedup_index_id(idx, m, &len);
+            printf("  %u\t", dedup_distance(rep, dedup_index_fingerprint(idx, m)));
+            cli_put_text_id(stdout, id, len);
+            putchar('\n');
+        }
+    }
+}
+
+static void print_jsonl(struct dedup_index *idx, const struct dedup_clusters *c)
+{
+    for (size_t i = 0; i < dedup_clusters_count(c); i++) {
+        size_t n = dedup_clusters_size(c, i), len;
+        uint32_t r = dedup_clusters_member(c, i, 0);
+        uint64_t rep = dedup_index_fingerprint(idx, r);
+        const char *id = dedup_index_id(idx, r, &len);
+        printf("{\"cluster\": %zu, \"size\": %zu, \"representative\": ", i + 1, n);
+        cli_put_json_string(stdout, id, len);
+        fputs(", \"members\": [", stdout);
+        for (size_t j = 0; j < n; j++) {
+            uint32_t m = dedup_clusters_member(c, i, j);
+            id = dedup_index_id(idx, m, &len);
+            fputs(j ? ", {\"id\": " : "{\"id\": ", stdout);
+            cli_put_json_string(stdout, id, len);
+            printf(", \"distance\": %u}", dedup_distance(rep, dedup_index_fingerprint(idx, m)));
+        }
+        fputs("]}\n", stdout);
+    }
+}
+
+int cmd_clusters(int argc, char **argv)
+{
+    static const char *const formats[] = {"text", "jsonl", "html", NULL};
+    struct cli_args a;
+    struct cli_inputs in;
+    struct cli_stage st = {.cmd = CMD};
+    struct dedup_index *idx = NULL;
+    struct dedup_clusters *c = NULL;
+    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT, formats, usage, &a);
+    if (status != CLI_OK || a.help) {
+        cli_args_release(&a);
+        return status;
+    }
+    if (a.npaths == 0 && a.nfplists == 0) {
+        cli_args_release(&a);
+        return cli_usage_error(CMD, "no input (give INPUT... or --fingerprints FILE)");
+    }
+    cli_inputs_init(&in, CMD);
+    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
+        0) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    if (st.n == 0) {
+        cli_error(CMD, "no documents to cluster: the inputs held no pages or fingerprints");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    status = cli_index_create(CMD, (unsigned)a.k, st.n, 0, &idx);
+    if (status == CLI_OK)
+        status = cli_index_add_stage(CMD, idx, &st);
+    if (status != CLI_OK)
+        goto done;
+    cli_stage_release(&st);
+    enum dedup_code rc = dedup_index_clusters(idx, (unsigned)a.k, cli_threads(), &c);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot cluster: %s", dedup_strerror(rc));
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    if (strcmp(a.format, "jsonl") == 0)
+        print_jsonl(idx, c);
+    else if (strcmp(a.format, "html") == 0)
+        cli_report_clusters_html(stdout, idx, c, (unsigned)a.k);
+    else
+        print_text(idx, c);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(CMD, "write error: %s", strerror(errno));
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    if (in.failed)
+        status = CLI_RUNTIME;
+done:
+    dedup_clusters_free(c);
+    dedup_index_free(idx);
+    cli_stage_release(&st);
+    cli_inputs_release(&in);
+    cli_args_release(&a);
+    return status;
+}

@@ -1,0 +1,135 @@
+/*
+ * simcrawl query --index FILE [--k N] [--format text|jsonl] [--fingerprints FILE] PAGE...
+ *
+ * Problem 2 of DESIGN.md: which documents of a saved index are near-duplicates of this
+ * page. Each PAGE (an HTML file, a directory of them, -, or a --fingerprints list) is
+ * fingerprinted and looked up with dedup_index_query(): every indexed id within k, with
+ * its distance, nearest first (ties: the earlier indexed document first). The index is
+ * mapped read-only and not changed.
+ */
+#include "cli/cli.h"
+#include "cli/inputs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMD "query"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simcrawl query --index FILE [options] PAGE...\n"
+            "\n"
+            "For each PAGE, lists every document of the saved index FILE whose fingerprint\n"
+            "is within Hamming distance k, nearest first. PAGE is an HTML file, a directory\n"
+            "(walked for *.html, *.htm) or - (standard input).\n"
+            "\n"
+            "options:\n"
+            "  --index FILE          the index (made by 'simcrawl index add'); required\n"
+            "  --k N                 the largest distance, 0..7, at most the index's k\n"
+            "                        (default 3, or the index's k if smaller)\n"
+            "  --format text|jsonl   text (default): PAGE<TAB>DISTANCE<TAB>ID per match,\n"
+            "                        nothing for a page without a match;\n"
+            "                        jsonl: one line per page, {\"page\": PAGE, \"fingerprint\":\n"
+            "                        HEX, \"matches\": [{\"id\": ID, \"distance\": D}, ...]}\n"
+            "  --fingerprints FILE   query with precomputed \"HEX ID\" lines too\n"
+            "  -h, --help            this help\n"
+            "  --                    end of options\n"
+            "\n"
+            "exit status: 0 success (with or without matches), 1 usage error, 2 a page or\n"
+            "the index could not be read (named on stderr).\n");
+}
+
+struct query_ctx {
+    struct dedup_index *idx;
+    unsigned k;
+    int jsonl;
+    struct dedup_matches m;
+};
+
+static int query_one(void *userdata, const struct cli_doc *doc)
+{
+    struct query_ctx *q = userdata;
+    enum dedup_code rc = dedup_index_query(q->idx, doc->fp, q->k, &q->m);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "%s: %s", doc->id, dedup_strerror(rc));
+        return 1;
+    }
+    if (q->jsonl) {
+        char hex[17];
+        fputs("{\"page\": ", stdout);
+        cli_put_json_string(stdout, doc->id, doc->id_len);
+        printf(", \"fingerprint\": \"%s\", \"matches\": [", dedup_fingerprint_format(doc->fp, hex));
+    }
+    for (size_t i = 0; i < q->m.n; i++) {
+        size_t len;
+        const char *id = dedup_index_id(q->idx, q->m.v[i].doc, &len);
+        if (q->jsonl) {
+            fputs(i ? ", {\"id\": " : "{\"id\": ", stdout);
+            cli_put_json_string(stdout, id, len);
+            printf(", \"distance\": %u}", q->m.v[i].distance);
+        } else {
+            cli_put_text_id(stdout, doc->id, doc->id_len);
+            printf("\t%u\t", q->m.v[i].distance);
+            cli_put_text_id(stdout, id, len);
+            putchar('\n');
+        }
+    }
+    if (q->jsonl)
+        fputs("]}\n", stdout);
+    return ferror(stdout) ? 1 : 0;
+}
+
+int cmd_query(int argc, char **argv)
+{
+    static const char *const formats[] = {"text", "jsonl", NULL};
+    struct cli_args a;
+    struct cli_inputs in;
+    struct query_ctx q = {0};
+    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT | CLI_ARG_INDEX, formats,
+                                usage, &a);
+    if (status != CLI_OK || a.help) {
+        cli_args_release(&a);
+        return status;
+    }
+    if (!a.index) {
+        cli_args_release(&a);
+        return cli_usage_error(CMD, "--index FILE is required");
+    }
+    if (a.npaths == 0 && a.nfplists == 0) {
+        cli_args_release(&a);
+        return cli_usage_error(CMD, "no page (give PAGE... or --fingerprints FILE)");
+    }
+    cli_inputs_init(&in, CMD);
+    in.check_duplicates = 0; /* asking twice about a page is harmless */
+    status = cli_index_load(CMD, a.index, 0, &q.idx, NULL);
+    if (status != CLI_OK)
+        goto done;
+    unsigned ik = dedup_index_k(q.idx);
+    if (a.k_set && (unsigned)a.k > ik) {
+        status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", a.index,
+                                 ik, a.k);
+        goto done;
+    }
+    q.k = a.k_set ? (unsigned)a.k : (ik < DEDUP_K_DEFAULT ? ik : DEDUP_K_DEFAULT);
+    q.jsonl = strcmp(a.format, "jsonl") == 0;
+    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, query_one, &q) != 0) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(CMD, "write error: %s", strerror(errno));
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    if (in.failed)
+        status = CLI_RUNTIME;
+done:
+    dedup_matches_release(&q.m);
+    dedup_index_free(q.idx);
+    cli_inputs_release(&in);
+    cli_args_release(&a);
+    return status;
+}

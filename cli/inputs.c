@@ -1,0 +1,766 @@
+/*
+ * The INPUT iterator of cli/inputs.h: HTML files, directories walked recursively in byte
+ * order of the names (*.html, *.htm; symbolic links to files are followed, to directories
+ * not, so a walk always ends), "-" for one page on standard input, and --fingerprints
+ * lists of "HEX ID" lines, read line by line with a capped line buffer so a list of any
+ * size streams in constant memory. Lines in the escaped form `simcrawl fingerprint`
+ * prints for odd paths ("\HEX  PATH" with \n and \\) are read back as such.
+ *
+ * Duplicate ids are found with a set of XXH3-128 hashes of the ids (16 bytes an id, no
+ * copy of the strings; a false "duplicate" would need a 128-bit collision).
+ * Every diagnostic names the file and, for lists, the line; the run goes on.
+ */
+#include "cli/inputs.h"
+
+#include "cli/cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+/* ---- the id set ---- */
+
+struct cli_idset {
+    XXH128_hash_t *slot; /* {0, 0} = empty */
+    size_t mask, n;
+};
+
+static XXH128_hash_t id_hash(const char *id, size_t len)
+{
+    XXH128_hash_t h = XXH3_128bits(id, len);
+    if (h.low64 == 0 && h.high64 == 0)
+        h.low64 = 1;
+    return h;
+}
+
+/* Inserts h; returns 1 if it was new, 0 if present, -1 when out of memory / over cap. */
+static int idset_insert(struct cli_inputs *in, XXH128_hash_t h)
+{
+    struct cli_idset *s = in->ids;
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return -1;
+        in->ids = s;
+    }
+    if ((s->n + 1) * 2 > s->mask + 1 || !s->slot) {
+        size_t size = s->slot ? (s->mask + 1) * 2 : 1024;
+        if (s->n >= CLI_IDSET_MAX)
+            return -1;
+        XXH128_hash_t *ns = calloc(size, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (size_t i = 0; s->slot && i <= s->mask; i++) {
+            if (!s->slot[i].low64 && !s->slot[i].high64)
+                continue;
+            size_t j = (size_t)s->slot[i].low64 & (size - 1);
+            while (ns[j].low64 || ns[j].high64)
+                j = (j + 1) & (size - 1);
+            ns[j] = s->slot[i];
+        }
+        free(s->slot);
+        s->slot = ns;
+        s->mask = size - 1;
+    }
+    size_t j = (size_t)h.low64 & s->mask;
+    while (s->slot[j].low64 || s->slot[j].high64) {
+        if (XXH128_isEqual(s->slot[j], h))
+            return 0;
+        j = (j + 1) & s->mask;
+    }
+    s->slot[j] = h;
+    s->n++;
+    return 1;
+}
+
+void cli_inputs_init(struct cli_inputs *in, const char *cmd)
+{
+    memset(in, 0, sizeof *in);
+    in->cmd = cmd;
+    in->check_duplicates = 1;
+}
+
+void cli_inputs_release(struct cli_inputs *in)
+{
+    if (in->ids) {
+        free(in->ids->slot);
+        free(in->ids);
+        in->ids = NULL;
+    }
+}
+
+int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len)
+{
+    return idset_insert(in, id_hash(id, len)) < 0 ? -1 : 0;
+}
+
+/* Hands one document to the callback after the duplicate check. */
+static int deliver(struct cli_inputs *in, const char *where, const char *id, size_t len,
+                   uint64_t fp, cli_doc_fn fn, void *userdata)
+{
+    if (in->check_duplicates) {
+        int r = idset_insert(in, id_hash(id, len));
+        if (r < 0) {
+            cli_error(in->cmd, "out of memory remembering ids");
+            return -1;
+        }
+        if (r == 0) {
+            cli_error(in->cmd, "%s: duplicate id '%s': the first document with it is kept",
+                      where, id);
+            in->failed++;
+            return 0;
+        }
+    }
+    struct cli_doc d = {id, len, fp};
+    in->docs++;
+    return fn(userdata, &d) ? -1 : 0;
+}
+
+/* ---- kinds of files ---- */
+
+static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
+{
+    struct cli_fp_result res;
+    int rc = 0;
+    if (cli_fingerprint_file(path, &in->fp_opts, &res) != 0) {
+        cli_error(in->cmd, "%s: %s", path, res.message);
+        in->failed++;
+    } else {
+        rc = deliver(in, path, path, strlen(path), res.fingerprint, fn, userdata);
+    }
+    cli_fp_result_release(&res);
+    return rc;
+}
+
+/* What a file is read as, by the end of its name (case-insensitive). In a directory walk
+ * only these are read; named on the command line, any other file is read as HTML.
+ * The WARC reader adds {".warc", input_warc} and {".warc.gz", input_warc} here. */
+struct input_kind {
+    const char *suffix;
+    int (*run)(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata);
+};
+
+static const struct input_kind kinds[] = {
+    {".html", input_html},
+    {".htm", input_html},
+};
+
+static const struct input_kind *kind_of(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t s = strlen(kinds[i].suffix);
+        if (n > s && strcasecmp(name + n - s, kinds[i].suffix) == 0)
+            return &kinds[i];
+    }
+    return NULL;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int walk(struct cli_inputs *in, const char *dir, unsigned depth, cli_doc_fn fn,
+                void *userdata)
+{
+    if (depth > CLI_WALK_MAX_DEPTH) {
+        cli_error(in->cmd, "%s: directories nested deeper than %u: not read", dir,
+                  CLI_WALK_MAX_DEPTH);
+        in->failed++;
+        return 0;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        cli_error(in->cmd, "%s: cannot read directory: %s", dir, strerror(errno));
+        in->failed++;
+        return 0;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            char **nn = realloc(names, nc * sizeof *nn);
+            if (!nn)
+                goto oom;
+            names = nn;
+            cap = nc;
+        }
+        names[n] = strdup(e->d_name);
+        if (!names[n])
+            goto oom;
+        n++;
+    }
+    closedir(d);
+    d = NULL;
+    qsort(names, n, sizeof *names, name_cmp);
+    size_t dlen = strlen(dir);
+    int slash = dlen > 0 && dir[dlen - 1] == '/';
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        size_t plen = dlen + strlen(names[i]) + 2;
+        char *path = malloc(plen);
+        if (!path)
+            goto oom;
+        snprintf(path, plen, "%s%s%s", dir, slash ? "" : "/", names[i]);
+        struct stat st;
+        if (lstat(path, &st) != 0) {
+            cli_error(in->cmd, "%s: %s", path, strerror(errno));
+            in->failed++;
+        } else if (S_ISDIR(st.st_mode)) {
+            rc = walk(in, path, depth + 1, fn, userdata);
+        } else {
+            const struct input_kind *k = kind_of(names[i]);
+            int ok = S_ISREG(st.st_mode);
+            if (k && S_ISLNK(st.st_mode)) /* follow links to files, never to directories */
+                ok = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+            if (k && ok)
+                rc = k->run(in, path, fn, userdata);
+        }
+        free(path);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+oom:
+    if (d)
+        closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    cli_error(in->cmd, "%s: out of memory listing the directory", dir);
+    return -1;
+}
+
+int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
+{
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return walk(in, path, 0, fn, userdata);
+    const struct input_kind *k = kind_of(path);
+    return k ? k->run(in, path, fn, userdata) : input_html(in, path, fn, userdata);
+}
+
+/* ---- --fingerprints lists ---- */
+
+struct list_ctx {
+    struct cli_inputs *in;
+    const char *name;
+    unsigned warned;
+};
+
+static void list_warn(struct list_ctx *c, size_t line, const char *what)
+{
+    c->in->failed++;
+    if (c->warned < CLI_INPUT_WARN_MAX)
+        cli_error(c->in->cmd, "%s:%zu: %s", c->name, line, what);
+    else if (c->warned == CLI_INPUT_WARN_MAX)
+        cli_error(c->in->cmd, "%s: more malformed lines; not shown", c->name);
+    c->warned++;
+}
+
+static int is_hex(char ch)
+{
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+/* Parses one line (without its newline; s[len] is writable). 0, or -1 if stopped. */
+static int list_line(struct list_ctx *c, char *s, size_t len, size_t line, cli_doc_fn fn,
+                     void *userdata)
+{
+    if (len && s[len - 1] == '\r')
+        len--;
+    if (len == 0 || s[0] == '#')
+        return 0;
+    int escaped = s[0] == '\\';
+    char *p = s + escaped;
+    size_t n = len - (size_t)escaped;
+    uint64_t fp = 0;
+    for (size_t i = 0; i < 16; i++)
+        if (i >= n || !is_hex(p[i])) {
+            list_warn(c, line, "expected 16 hex digits, spaces, an id (HEX ID)");
+            return 0;
+        }
+    if (dedup_fingerprint_parse(p, 16, &fp) != 0) {
+        list_warn(c, line, "expected 16 hex digits, spaces, an id (HEX ID)");
+        return 0;
+    }
+    if (n == 16 || (p[16] != ' ' && p[16] != '\t')) {
+        list_warn(c, line, n == 16 ? "missing id after the fingerprint"
+                                   : "expected a space after the 16 hex digits");
+        return 0;
+    }
+    size_t i = 16;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    if (i == n) {
+        list_warn(c, line, "missing id after the fingerprint");
+        return 0;
+    }
+    char *id = p + i;
+    size_t idlen = n - i;
+    if (memchr(id, '\0', idlen)) {
+        list_warn(c, line, "NUL byte in the id");
+        return 0;
+    }
+    if (escaped) {
+        size_t o = 0;
+        for (size_t j = 0; j < idlen; j++) {
+            if (id[j] == '\\' && j + 1 < idlen && (id[j + 1] == 'n' || id[j + 1] == '\\')) {
+                id[o++] = id[j + 1] == 'n' ? '\n' : '\\';
+                j++;
+            } else {
+                id[o++] = id[j];
+            }
+        }
+        idlen = o;
+    }
+    if (idlen > DEDUP_INDEX_MAX_ID_BYTES) {
+        list_warn(c, line, "id longer than 65536 bytes");
+        return 0;
+    }
+    id[idlen] = '\0';
+    /* the duplicate diagnostic names the list and the line */
+    size_t wl = strlen(c->name) + 32;
+    char *w = malloc(wl);
+    if (!w) {
+        cli_error(c->in->cmd, "out of memory");
+        return -1;
+    }
+    snprintf(w, wl, "%s:%zu", c->name, line);
+    int rc = deliver(c->in, w, id, idlen, fp, fn, userdata);
+    free(w);
+    return rc;
+}
+
+int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
+                             void *userdata)
+{
+    struct list_ctx c = {in, name, 0};
+    size_t cap = CLI_FPLIST_LINE_MAX + 2, len = 0, line = 1;
+    char *buf = malloc(cap);
+    int skipping = 0, rc = 0;
+    if (!buf) {
+        cli_error(in->cmd, "%s: out of memory", name);
+        return -1;
+    }
+    char chunk[65536];
+    size_t got;
+    while (rc == 0 && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        const char *p = chunk, *end = chunk + got;
+        while (rc == 0 && p < end) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t take = (size_t)((nl ? nl : end) - p);
+            if (!skipping) {
+                if (len + take > CLI_FPLIST_LINE_MAX) {
+                    list_warn(&c, line, "line longer than 65536 bytes");
+                    skipping = 1;
+                    len = 0;
+                } else {
+                    memcpy(buf + len, p, take);
+                    len += take;
+                }
+            }
+            p += take;
+            if (nl) {
+                if (!skipping)
+                    rc = list_line(&c, buf, len, line, fn, userdata);
+                skipping = 0;
+                len = 0;
+                line++;
+                p++;
+            }
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        cli_error(in->cmd, "%s: read error: %s", name, strerror(errno));
+        in->failed++;
+    } else if (rc == 0 && !skipping && len > 0) {
+        rc = list_line(&c, buf, len, line, fn, userdata); /* last line without newline */
+    }
+    free(buf);
+    return rc;
+}
+
+int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) {
+        cli_error(in->cmd, "cannot open fingerprint list %s: %s", path, strerror(errno));
+        in->failed++;
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error(in->cmd, "fingerprint list %s: is a directory", path);
+        in->failed++;
+        if (!is_stdin)
+            fclose(f);
+        return 0;
+    }
+    int rc = cli_inputs_fplist_stream(in, f, is_stdin ? "(standard input)" : path, fn,
+                                      userdata);
+    if (!is_stdin)
+        fclose(f);
+    return rc;
+}
+
+int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,
+                   int npaths, cli_doc_fn fn, void *userdata)
+{
+    for (int i = 0; i < nfplists; i++)
+        if (cli_inputs_fplist(in, fplists[i], fn, userdata) != 0)
+            return -1;
+    for (int i = 0; i < npaths; i++)
+        if (cli_inputs_path(in, paths[i], fn, userdata) != 0)
+            return -1;
+    return 0;
+}
+
+/* ---- output helpers ---- */
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid (RFC 3629 table). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0;
+        else if (c == 0xed)
+            hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+void cli_put_json_string(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t run = 0;
+    putc('"', out);
+    for (size_t i = 0; i < len;) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            run++;
+            continue;
+        }
+        size_t u = c >= 0x80 ? utf8_len(s + i, len - i) : 0;
+        if (u) {
+            i += u;
+            run += u;
+            continue;
+        }
+        if (run)
+            fwrite(s + i - run, 1, run, out);
+        run = 0;
+        if (c == '"' || c == '\\') {
+            putc('\\', out);
+            putc(c, out);
+        } else if (c < 0x20) {
+            fprintf(out, "\\u%04x", c);
+        } else {
+            fputs("\\ufffd", out);
+        }
+        i++;
+    }
+    if (run)
+        fwrite(s + len - run, 1, run, out);
+    putc('"', out);
+}
+
+void cli_put_text_id(FILE *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t run = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c != 0x7f && c != '\\') {
+            run++;
+            continue;
+        }
+        if (run)
+            fwrite(s + i - run, 1, run, out);
+        run = 0;
+        if (c == '\\')
+            fputs("\\\\", out);
+        else
+            fprintf(out, "\\x%02x", c);
+    }
+    if (run)
+        fwrite(s + len - run, 1, run, out);
+}
+
+unsigned cli_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    if (n > 8)
+        n = 8;
+    return (unsigned)n;
+}
+
+/* ---- arguments ---- */
+
+int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
+                   const char *const *formats, void (*usage)(FILE *out), struct cli_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->k = DEDUP_K_DEFAULT;
+    a->format = "text";
+    a->fplists = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->fplists);
+    a->paths = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->paths);
+    if (!a->fplists || !a->paths) {
+        cli_error(cmd, "out of memory");
+        return CLI_USAGE;
+    }
+    int stdin_uses = 0, only_inputs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (only_inputs || s[0] != '-' || strcmp(s, "-") == 0) {
+            stdin_uses += strcmp(s, "-") == 0;
+            a->paths[a->npaths++] = argv[i];
+            continue;
+        }
+        if (strcmp(s, "--") == 0) {
+            only_inputs = 1;
+            continue;
+        }
+        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            usage(stdout);
+            a->help = 1;
+            return CLI_OK;
+        }
+        /* --name VALUE or --name=VALUE */
+        const char *eq = strchr(s, '=');
+        size_t nlen = eq ? (size_t)(eq - s) : strlen(s);
+        const char *value = NULL;
+        static const char *const with_value[] = {"--k", "--format", "--index", "--tables",
+                                                 "--fingerprints"};
+        int known = -1;
+        for (int w = 0; w < 5; w++)
+            if (strlen(with_value[w]) == nlen && strncmp(s, with_value[w], nlen) == 0)
+                known = w;
+        if (known == 1 && !(allowed & CLI_ARG_FORMAT))
+            known = -1;
+        if (known == 2 && !(allowed & CLI_ARG_INDEX))
+            known = -1;
+        if (known == 3 && !(allowed & CLI_ARG_TABLES))
+            known = -1;
+        if (known < 0)
+            return cli_usage_error(cmd, "unknown option '%s'", s);
+        if (eq)
+            value = eq + 1;
+        else if (i + 1 < argc)
+            value = argv[++i];
+        else
+            return cli_usage_error(cmd, "%s needs a value", s);
+        switch (known) {
+        case 0:
+            if (cli_parse_long(value, 0, DEDUP_K_MAX, &a->k) != 0)
+                return cli_usage_error(cmd, "--k must be a whole number from 0 to %d, not '%s'",
+                                       DEDUP_K_MAX, value);
+            a->k_set = 1;
+            break;
+        case 1: {
+            int ok = 0;
+            for (const char *const *f = formats; f && *f; f++)
+                ok |= strcmp(*f, value) == 0;
+            if (!ok)
+                return cli_usage_error(cmd, "unknown --format '%s'", value);
+            a->format = value;
+            break;
+        }
+        case 2:
+            a->index = value;
+            break;
+        case 3:
+            if (cli_parse_long(value, 1, DEDUP_MAX_TABLES, &a->tables) != 0)
+                return cli_usage_error(cmd, "--tables must be a whole number from 1 to %d",
+                                       DEDUP_MAX_TABLES);
+            break;
+        default:
+            stdin_uses += strcmp(value, "-") == 0;
+            a->fplists[a->nfplists++] = (char *)value;
+            break;
+        }
+    }
+    if (stdin_uses > 1)
+        return cli_usage_error(cmd, "standard input ('-') can be read only once");
+    return CLI_OK;
+}
+
+void cli_args_release(struct cli_args *a)
+{
+    free(a->fplists);
+    free(a->paths);
+    a->fplists = a->paths = NULL;
+}
+
+/* ---- staging ---- */
+
+#define CLI_STAGE_MAX_DOCS DEDUP_INDEX_MAX_DOCS
+
+int cli_stage_add(void *stage, const struct cli_doc *doc)
+{
+    struct cli_stage *s = stage;
+    if (s->n + 1 >= s->cap) {
+        if (s->n >= CLI_STAGE_MAX_DOCS) {
+            cli_error(s->cmd, "more than %u documents", CLI_STAGE_MAX_DOCS);
+            return 1;
+        }
+        size_t cap = s->cap ? s->cap * 2 : 4096;
+        uint64_t *fp = realloc(s->fp, cap * sizeof *fp);
+        if (!fp)
+            goto oom;
+        s->fp = fp;
+        uint64_t *off = realloc(s->off, (cap + 1) * sizeof *off);
+        if (!off)
+            goto oom;
+        s->off = off;
+        if (!s->cap)
+            s->off[0] = 0;
+        s->cap = cap;
+    }
+    if (s->ids_len + doc->id_len + 1 > s->ids_cap) {
+        size_t cap = s->ids_cap ? s->ids_cap : 65536;
+        while (cap < s->ids_len + doc->id_len + 1)
+            cap *= 2;
+        char *ids = realloc(s->ids, cap);
+        if (!ids)
+            goto oom;
+        s->ids = ids;
+        s->ids_cap = cap;
+    }
+    memcpy(s->ids + s->ids_len, doc->id, doc->id_len);
+    s->ids[s->ids_len + doc->id_len] = '\0';
+    s->ids_len += doc->id_len + 1;
+    s->fp[s->n++] = doc->fp;
+    s->off[s->n] = s->ids_len;
+    return 0;
+oom:
+    cli_error(s->cmd, "out of memory reading the inputs");
+    return 1;
+}
+
+void cli_stage_release(struct cli_stage *s)
+{
+    free(s->fp);
+    free(s->off);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- index files ---- */
+
+const char *cli_index_strerror(enum dedup_code code)
+{
+    switch (code) {
+    case DEDUP_EVERSION:
+        return "unsupported index format version";
+    case DEDUP_ETRUNCATED:
+        return "truncated index file";
+    case DEDUP_ECHECKSUM:
+        return "checksum mismatch (the file is damaged)";
+    default:
+        return dedup_strerror(code);
+    }
+}
+
+int cli_index_load(const char *cmd, const char *path, int missing_ok, struct dedup_index **out,
+                   int *missing)
+{
+    struct dedup_file_error err;
+    *out = NULL;
+    if (missing)
+        *missing = 0;
+    enum dedup_code rc = dedup_index_load(path, 0, out, &err);
+    if (rc == DEDUP_OK)
+        return CLI_OK;
+    if (rc == DEDUP_EIO && err.os_error == ENOENT && missing_ok) {
+        if (missing)
+            *missing = 1;
+        return CLI_OK;
+    }
+    if (rc == DEDUP_EIO && err.os_error)
+        cli_error(cmd, "cannot load index %s: %s: %s", path, err.what, strerror(err.os_error));
+    else if (rc == DEDUP_EIO || rc == DEDUP_ENOMEM)
+        cli_error(cmd, "cannot load index %s: %s", path, err.what);
+    else
+        cli_error(cmd, "cannot load index %s: %s at byte offset %llu (%s)", path, err.what,
+                  (unsigned long long)err.offset, cli_index_strerror(rc));
+    return CLI_RUNTIME;
+}
+
+int cli_index_create(const char *cmd, unsigned k, uint64_t n, unsigned tables,
+                     struct dedup_index **out)
+{
+    struct dedup_design d;
+    enum dedup_code rc = dedup_design_choose(k, n, tables, &d);
+    if (rc == DEDUP_EINVAL) {
+        cli_error(cmd, "no table design for k=%u has %u tables", k, tables);
+        return CLI_USAGE;
+    }
+    if (rc == DEDUP_OK)
+        rc = dedup_index_new(&d, out);
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "cannot make an index: %s", dedup_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+int cli_index_add_stage(const char *cmd, struct dedup_index *idx, const struct cli_stage *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        const char *id = s->ids + s->off[i];
+        enum dedup_code rc = dedup_index_add(idx, s->fp[i], id, s->off[i + 1] - s->off[i] - 1,
+                                             NULL);
+        if (rc != DEDUP_OK) {
+            cli_error(cmd, "cannot add '%s' to the index: %s", id, dedup_strerror(rc));
+            return CLI_RUNTIME;
+        }
+    }
+    return CLI_OK;
+}
+
+int cli_index_save(const char *cmd, struct dedup_index *idx, const char *path)
+{
+    struct dedup_file_error err;
+    enum dedup_code rc = dedup_index_save(idx, path, &err);
+    if (rc == DEDUP_OK)
+        return CLI_OK;
+    if (err.os_error)
+        cli_error(cmd, "cannot save index %s: %s: %s", path, err.what, strerror(err.os_error));
+    else
+        cli_error(cmd, "cannot save index %s: %s (%s)", path, err.what, dedup_strerror(rc));
+    return CLI_RUNTIME;
+}

@@ -1,0 +1,136 @@
+#ifndef CLI_INPUTS_H
+#define CLI_INPUTS_H
+/*
+ * The INPUT iterator shared by pairs, clusters, query, index and dedup (DESIGN.md,
+ * "INPUT"): each INPUT is an HTML file, a directory (walked recursively, in byte order of
+ * the names, for *.html / *.htm), "-" (one HTML page on standard input), or, given with
+ * --fingerprints FILE, a list of precomputed "HEX ID" lines. Every document found is handed
+ * to a callback as (id, fingerprint); ids are the path as reached (DIR/sub/page.html), or
+ * the list's ID. A WARC reader plugs in as one more entry of the kinds table in inputs.c.
+ *
+ * Nothing fails the whole run but the callback: an input that cannot be read or
+ * fingerprinted, a malformed list line or a duplicate id gets one diagnostic on stderr
+ * ("simcrawl CMD: FILE:LINE: ..."), is skipped and counted in `failed`, and the command
+ * exits 2 at the end. Duplicate ids: the first document with an id is kept.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli/pipeline.h"
+
+#define CLI_FPLIST_LINE_MAX 65536u   /* cap on one --fingerprints line, in bytes */
+#define CLI_WALK_MAX_DEPTH 64u       /* cap on directory nesting */
+#define CLI_INPUT_WARN_MAX 20u       /* diagnostics per list before they are summarised */
+#define CLI_IDSET_MAX (1u << 31)     /* cap on ids remembered for the duplicate check */
+
+/* One document. Borrowed: valid during the callback only. */
+struct cli_doc {
+    const char *id; /* NUL-terminated */
+    size_t id_len;
+    uint64_t fp;
+};
+
+/* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */
+typedef int (*cli_doc_fn)(void *userdata, const struct cli_doc *doc);
+
+struct cli_idset; /* opaque: 128-bit hashes of the ids seen */
+
+struct cli_inputs {
+    const char *cmd;                /* command name for diagnostics */
+    struct cli_fp_opts fp_opts;     /* how HTML pages are fingerprinted */
+    int check_duplicates;           /* skip (and report) a second document with an id */
+    unsigned long docs;             /* documents handed to the callback */
+    unsigned long failed;           /* inputs, lines and duplicates skipped */
+    struct cli_idset *ids;
+};
+
+/* Zeroes in and sets the command name; duplicates are checked. */
+void cli_inputs_init(struct cli_inputs *in, const char *cmd);
+void cli_inputs_release(struct cli_inputs *in);
+/* Records an id as already present (e.g. in a loaded index). 0, or -1 when out of memory. */
+int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len);
+
+/* One INPUT argument (file, directory or "-"). 0, or -1 if the callback stopped. */
+int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata);
+/* A --fingerprints list (a file, or "-" for standard input). 0, or -1 if stopped. */
+int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata);
+/* The list reader on an open stream; name is used in diagnostics. 0, or -1 if stopped. */
+int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
+                             void *userdata);
+
+/* Runs every --fingerprints list, then every INPUT, in command-line order. 0, or -1. */
+int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,
+                   int npaths, cli_doc_fn fn, void *userdata);
+
+/* Output helpers. A JSON string with quotes: control characters as \u00XX, invalid UTF-8
+ * bytes as \ufffd (so every line is valid JSON). */
+void cli_put_json_string(FILE *out, const char *s, size_t len);
+/* An id in text output: bytes below 0x20, 0x7f and backslash as \xHH / \\, the rest as
+ * is, so one record stays on one line and tab-separated fields stay separable. */
+void cli_put_text_id(FILE *out, const char *s, size_t len);
+
+/* ---- command-line arguments shared by pairs, clusters, query and index add ---- */
+
+#define CLI_ARG_FORMAT 1u /* --format NAME */
+#define CLI_ARG_INDEX 2u  /* --index FILE */
+#define CLI_ARG_TABLES 4u /* --tables N */
+
+struct cli_args {
+    long k;             /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
+    int k_set;
+    const char *format; /* --format NAME, "text" when not given */
+    const char *index;  /* --index FILE, or NULL */
+    long tables;        /* --tables N, 0 when not given */
+    char **fplists;     /* --fingerprints FILE (repeatable); owned, free with cli_args_release */
+    int nfplists;
+    char **paths;       /* the INPUT arguments (borrowed from argv) */
+    int npaths;
+    int help;           /* --help was given and printed: exit 0 */
+};
+
+/*
+ * Parses options (anywhere before "--") and INPUT arguments. formats: NULL-terminated
+ * names accepted by --format. usage() prints the command's help. Returns CLI_OK (check
+ * a->help) or CLI_USAGE after a diagnostic (unknown option, --k out of 0..7, bad format,
+ * "-" read twice). Options not in `allowed` are unknown.
+ */
+int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
+                   const char *const *formats, void (*usage)(FILE *out), struct cli_args *a);
+void cli_args_release(struct cli_args *a);
+
+/* ---- documents staged before an index is made (its design depends on their number) ---- */
+
+struct cli_stage {
+    const char *cmd; /* for diagnostics */
+    uint64_t *fp;
+    uint64_t *off; /* n + 1 offsets into ids (each id NUL-terminated) */
+    char *ids;
+    size_t n, cap, ids_len, ids_cap;
+};
+/* A cli_doc_fn that appends to a struct cli_stage (userdata); non-zero when out of memory
+ * (it prints the diagnostic). */
+int cli_stage_add(void *stage, const struct cli_doc *doc);
+void cli_stage_release(struct cli_stage *s);
+
+/*
+ * Loads the index at path. With create_k >= 0 a missing file is not an error: *out is
+ * NULL and *missing 1. Prints "simcrawl CMD: cannot load index FILE: ..." (the offset and
+ * field for a bad file) and returns CLI_RUNTIME on failure; CLI_OK otherwise.
+ */
+int cli_index_load(const char *cmd, const char *path, int missing_ok, struct dedup_index **out,
+                   int *missing);
+/* A new index for k and n documents (tables 0: the cost model). CLI_OK / CLI_RUNTIME. */
+int cli_index_create(const char *cmd, unsigned k, uint64_t n, unsigned tables,
+                     struct dedup_index **out);
+/* Adds the staged documents. CLI_OK / CLI_RUNTIME (diagnostic printed). */
+int cli_index_add_stage(const char *cmd, struct dedup_index *idx, const struct cli_stage *s);
+/* Saves atomically; CLI_OK / CLI_RUNTIME (diagnostic printed). */
+int cli_index_save(const char *cmd, struct dedup_index *idx, const char *path);
+/* Words for an index error code (dedup_strerror() plus the index codes). */
+const char *cli_index_strerror(enum dedup_code code);
+
+/* Threads for batch work: the online processors, at most 8. */
+unsigned cli_threads(void);
+
+#endif
