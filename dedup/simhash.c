@@ -58,26 +58,54 @@ uint64_t dedup_simhash_naive(const uint64_t *hash, const uint32_t *weight, size_
 static const uint64_t SPREAD[256] = {SP64(0), SP64(64), SP64(128), SP64(192)};
 
 #define GROUPS 16      /* weight classes counted with the byte-lane kernel */
+#define PLANES 32      /* bit planes of a 32-bit weight */
 #define LANE_FLUSH 255 /* a byte lane holds at most 255 */
 
-/* The features of one weight w: how many (n), and per bit how many have it set. */
-struct group {
-    uint32_t w;          /* 0: slot unused (weights are >= 1) */
-    uint32_t pending;    /* features in acc since the last flush, < LANE_FLUSH */
+/* Bit counts of a set of hashes: how many (n), and per bit how many have it set. */
+struct lanes {
+    uint32_t pending;    /* hashes in acc since the last flush, < LANE_FLUSH */
     uint64_t n;
     uint64_t acc[8];     /* acc[j] byte b counts bit 8j + b, up to 255 */
     uint64_t ones[64];
 };
 
-static void group_flush(struct group *g)
+static void lanes_init(struct lanes *l)
+{
+    memset(l, 0, sizeof *l);
+}
+
+static void lanes_flush(struct lanes *l)
 {
     for (unsigned j = 0; j < 8; j++) {
-        uint64_t a = g->acc[j];
+        uint64_t a = l->acc[j];
         for (unsigned b = 0; b < 8; b++)
-            g->ones[8 * j + b] += a >> (8 * b) & 0xff;
-        g->acc[j] = 0;
+            l->ones[8 * j + b] += a >> (8 * b) & 0xff;
+        l->acc[j] = 0;
     }
-    g->pending = 0;
+    l->pending = 0;
+}
+
+static inline void lanes_add(struct lanes *l, uint64_t h)
+{
+    l->acc[0] += SPREAD[h & 0xff];
+    l->acc[1] += SPREAD[h >> 8 & 0xff];
+    l->acc[2] += SPREAD[h >> 16 & 0xff];
+    l->acc[3] += SPREAD[h >> 24 & 0xff];
+    l->acc[4] += SPREAD[h >> 32 & 0xff];
+    l->acc[5] += SPREAD[h >> 40 & 0xff];
+    l->acc[6] += SPREAD[h >> 48 & 0xff];
+    l->acc[7] += SPREAD[h >> 56];
+    l->n++;
+    if (++l->pending == LANE_FLUSH)
+        lanes_flush(l);
+}
+
+/* V[i] += m * (2 * ones[i] - n): what the hashes of l contribute at weight m each. */
+static void lanes_apply(struct lanes *l, int64_t m, int64_t v[64])
+{
+    lanes_flush(l);
+    for (unsigned i = 0; i < 64; i++)
+        v[i] += m * (2 * (int64_t)l->ones[i] - (int64_t)l->n);
 }
 
 /*
@@ -88,55 +116,54 @@ static void group_flush(struct group *g)
  * 8-bit lanes, flushed into 64-bit totals every 255 features (before a lane can overflow).
  * That is 8 loads and 8 adds per feature instead of 64 conditional adds.
  * Without IDF, weights depend on the term frequency only, so nearly all features fall in
- * a few classes (tf 1 dominates). Up to GROUPS classes are tracked in a direct-mapped
- * table keyed by weight; a feature whose class slot is taken by another weight goes
- * through the literal per-bit loop. Every sum is an exact integer, so the result equals
- * dedup_simhash_naive() bit for bit, whatever the order or grouping.
+ * a few classes (tf 1 dominates): up to GROUPS classes are kept in a table indexed by a
+ * hash of the weight. A feature whose slot is taken by another weight (with IDF, most
+ * weights differ) is split into the bit planes of its weight instead: w = sum of 2^b over
+ * its set bits b, and plane b counts the hashes of every feature with bit b set, so plane b
+ * contributes 2^b * (2 * ones[i] - n) -- popcount(w) lane adds instead of 64 steps.
+ * Every sum is an exact integer, so the result equals dedup_simhash_naive() bit for bit,
+ * whatever the order or grouping.
  */
 uint64_t dedup_simhash_fast(const uint64_t *hash, const uint32_t *weight, size_t n)
 {
-    struct group g[GROUPS];
+    struct {
+        uint32_t w; /* 0: slot unused (weights are >= 1) */
+        struct lanes l;
+    } g[GROUPS];
+    struct lanes plane[PLANES];
+    uint32_t planes_used = 0;
     int64_t v[64] = {0};
-    for (unsigned k = 0; k < GROUPS; k++) {
+    for (unsigned k = 0; k < GROUPS; k++)
         g[k].w = 0;
-        g[k].n = 0;
-        g[k].pending = 0;
-    }
     for (size_t f = 0; f < n; f++) {
         uint32_t w = weight[f];
         uint64_t h = hash[f];
-        struct group *c = &g[(uint32_t)(w * 0x9E3779B1u) >> 28];
-        if (c->w != w) {
-            if (c->w == 0) {
-                c->w = w;
-                memset(c->acc, 0, sizeof c->acc);
-                memset(c->ones, 0, sizeof c->ones);
-            } else {
-                for (unsigned i = 0; i < 64; i++)
-                    v[i] += (h >> i & 1) ? (int64_t)w : -(int64_t)w;
-                continue;
+        unsigned slot = (uint32_t)(w * 0x9E3779B1u) >> 28;
+        if (w == 0) {
+            continue; /* contributes nothing */
+        } else if (g[slot].w == w) {
+            lanes_add(&g[slot].l, h);
+        } else if (g[slot].w == 0) {
+            g[slot].w = w;
+            lanes_init(&g[slot].l);
+            lanes_add(&g[slot].l, h);
+        } else {
+            for (uint32_t m = w; m; m &= m - 1) {
+                unsigned b = (unsigned)__builtin_ctz(m);
+                if (!(planes_used >> b & 1)) {
+                    planes_used |= 1u << b;
+                    lanes_init(&plane[b]);
+                }
+                lanes_add(&plane[b], h);
             }
         }
-        c->acc[0] += SPREAD[h & 0xff];
-        c->acc[1] += SPREAD[h >> 8 & 0xff];
-        c->acc[2] += SPREAD[h >> 16 & 0xff];
-        c->acc[3] += SPREAD[h >> 24 & 0xff];
-        c->acc[4] += SPREAD[h >> 32 & 0xff];
-        c->acc[5] += SPREAD[h >> 40 & 0xff];
-        c->acc[6] += SPREAD[h >> 48 & 0xff];
-        c->acc[7] += SPREAD[h >> 56];
-        c->n++;
-        if (++c->pending == LANE_FLUSH)
-            group_flush(c);
     }
-    for (unsigned k = 0; k < GROUPS; k++) {
-        if (g[k].w == 0)
-            continue;
-        group_flush(&g[k]);
-        int64_t w = g[k].w, cnt = (int64_t)g[k].n;
-        for (unsigned i = 0; i < 64; i++)
-            v[i] += w * (2 * (int64_t)g[k].ones[i] - cnt);
-    }
+    for (unsigned k = 0; k < GROUPS; k++)
+        if (g[k].w)
+            lanes_apply(&g[k].l, g[k].w, v);
+    for (unsigned b = 0; b < PLANES; b++)
+        if (planes_used >> b & 1)
+            lanes_apply(&plane[b], (int64_t)1 << b, v);
     uint64_t fp = 0;
     for (unsigned i = 0; i < 64; i++)
         if (v[i] > 0)

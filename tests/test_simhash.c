@@ -272,12 +272,13 @@ static void test_simhash_naive_equals_fast(void)
         size_t n = t < 10 ? (size_t)t : lcg(&x) % MAXN;
         for (size_t i = 0; i < n; i++) {
             h[i] = lcg(&x) << 40 ^ lcg(&x) << 20 ^ lcg(&x);
-            switch (t % 5) {
+            switch (t % 6) {
             case 0: w[i] = 256; break;                                  /* one class */
             case 1: w[i] = dedup_weight(1 + (uint32_t)(lcg(&x) % 8), 1.0); break;
-            case 2: w[i] = 1 + (uint32_t)(lcg(&x) % DEDUP_WEIGHT_MAX); break; /* all naive */
+            case 2: w[i] = 1 + (uint32_t)(lcg(&x) % DEDUP_WEIGHT_MAX); break; /* bit planes */
             case 3: w[i] = lcg(&x) % 2 ? 1 : DEDUP_WEIGHT_MAX; break;   /* extremes */
-            default: w[i] = 1 + (uint32_t)(lcg(&x) % 40); break;        /* slot collisions */
+            case 4: w[i] = 1 + (uint32_t)(lcg(&x) % 40); break;         /* slot collisions */
+            default: w[i] = i % 11 ? (uint32_t)(lcg(&x) << 1 | (i & 1)) : 0; /* any uint32, 0 */
             }
         }
         /* runs of one hash make lanes count past 255 between flushes */

@@ -21,3 +21,21 @@ doc_site() {
 }
 
 # ---- sections (one per benchmark; keep each self-contained) ----
+
+# ---- simhash (docs/BENCHMARKS.md "## Simhash") ----
+# The accumulation kernel against the literal per-bit loop on the same features in memory,
+# then `simcrawl fingerprint` over the python3.11-doc pages (median of 5 runs).
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_simhash" >/dev/null
+echo "== simhash =="
+"$BUILD/bench/bench_simhash" --runs 5
+PYDOC=$(doc_site python3.11-doc)/usr/share/doc/python3.11/html
+find "$PYDOC" -name '*.html' | sort >"$BUILD/bench/pydoc.lst"
+pages=$(wc -l <"$BUILD/bench/pydoc.lst")
+mb=$(xargs -a "$BUILD/bench/pydoc.lst" cat | wc -c | awk '{printf "%.1f", $1 / 1e6}')
+for r in 1 2 3 4 5; do
+    t0=$(date +%s.%N)
+    xargs -a "$BUILD/bench/pydoc.lst" "$BUILD/simcrawl" fingerprint -- >/dev/null 2>&1 || true
+    t1=$(date +%s.%N)
+    echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}'
+done | sort -n | sed -n 3p | awk -v p="$pages" -v mb="$mb" \
+    '{printf "simcrawl fingerprint, python3.11-doc: %d pages, %s MB: %.2f s, %.0f pages/s, %.1f MB/s\n", p, mb, $1, p / $1, mb / $1}'
