@@ -28,7 +28,7 @@
 
 #define IN_CHUNK (256u * 1024)        /* compressed bytes read at a time */
 #define IN_CAP (2 * IN_CHUNK)         /* the input buffer (keeps a member start for resync) */
-#define WIN_INITIAL (1024u * 1024)    /* first window size; grows up to win_max */
+#define WIN_INITIAL (64u * 1024)      /* first window size; doubles up to win_max */
 #define WIN_SLACK (64u * 1024)        /* room above max_block + header cap */
 #define MAX_FIELDS 1024u              /* header fields kept per record */
 #define MAX_BOUNDARIES (1u << 16)     /* member starts remembered inside the window */

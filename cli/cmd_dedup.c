@@ -1,0 +1,896 @@
+/*
+ * simcrawl dedup [--k N] [--index FILE] [--warc-out FILE] [--log FILE] [--min-size BYTES]
+ *                [--max-block BYTES] [--quiet] INPUT...
+ *
+ * The dedup filter for fetched archives: streams WARC files (.warc, .warc.gz), HTML files
+ * and directories, in command-line order, and keeps the first page of every near-duplicate
+ * group. Each HTML response (cli_warc_classify) is fingerprinted and looked up in the
+ * index (Manku et al.): within k of a kept page it is a `near-duplicate` (not written);
+ * with the same payload digest as a kept page an `exact-duplicate` (written as a revisit
+ * record, profile identical-payload-digest, pointing at the original); otherwise `new`
+ * (kept, added to the index). Every other record — warcinfo, requests, metadata, images,
+ * redirects, small pages — is `passed` through byte for byte; request and metadata records
+ * concurrent to a dropped response are `dropped` with it; damaged records are `error`.
+ * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
+ * saves it back with this run's pages added. Memory: one block (max-block) at a time, the
+ * index, and one digest entry per kept page (capped).
+ */
+#include "cli/cli.h"
+#include "cli/warc_page.h"
+#include "cli/pipeline.h"
+#include "crawler/crawl.h"
+#include "dedup/dedup.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define CMD "dedup"
+#define DIGESTS_MAX (16u * 1024 * 1024)   /* kept pages remembered for exact duplicates */
+#define PENDING_MAX (1024u * 1024)        /* a request record held back for its response */
+#define DROPPED_RING 16u                  /* dropped responses remembered for their metadata */
+#define ID_MAX 256u                       /* record ids longer than this are not matched */
+#define INDEX_EXPECTED_DOCS (1u << 22)    /* sizes the table design of a new index */
+#define WALK_MAX_DEPTH 64u                /* cap on directory nesting */
+
+/* A kept page, for exact-duplicate revisits: its payload digest and who it was. */
+struct kept {
+    struct kept *next;
+    uint64_t hash;
+    uint64_t fp;
+    char digest[CRAWL_DIGEST_SIZE];
+    char *record_id, *uri, *date; /* one allocation after the struct */
+};
+
+struct dd {
+    unsigned k;
+    size_t min_size, max_block;
+    int quiet;
+    struct dedup_index *idx;
+    struct crawl_warc_writer *w;
+    FILE *log;
+    struct cli_fp_opts fp_opts;
+    /* kept pages by payload digest */
+    struct kept **tab;
+    size_t tab_size, n_kept;
+    int kept_full_warned;
+    /* a request record waiting for its response */
+    int pending;
+    char *pend_header, *pend_block;
+    size_t pend_header_len, pend_block_len;
+    char pend_id[ID_MAX], pend_conc[ID_MAX], pend_uri[2048];
+    uint64_t pend_offset;
+    /* responses dropped lately, for their concurrent records */
+    char dropped[DROPPED_RING][ID_MAX];
+    unsigned dropped_next;
+    /* where we are */
+    const char *file;
+    int status;
+    /* counts */
+    uint64_t records, n_new, n_near, n_exact, n_passed, n_dropped, n_errors;
+    uint64_t bytes_done; /* input bytes of finished files */
+    struct crawl_warc_reader *cur_reader;
+    double t0, last_progress;
+    int tty;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simcrawl dedup [options] INPUT...\n"
+            "\n"
+            "Streams WARC files (.warc, .warc.gz), HTML files and directories in order and keeps\n"
+            "the first page of every near-duplicate group. Decisions per record: new (kept,\n"
+            "indexed), near-duplicate (within k of a kept page: not written), exact-duplicate\n"
+            "(same payload as a kept page: written as a revisit record), passed (not an HTML\n"
+            "page, or below --min-size: copied unchanged), dropped (request/metadata of a\n"
+            "dropped response), error (damaged record: reported, not written).\n"
+            "\n"
+            "options:\n"
+            "  --k N              Hamming distance for near-duplicates, 0..%d (default %d)\n"
+            "  --index FILE       dedup against this saved index too, and save it back with\n"
+            "                     the pages kept in this run (created when missing)\n"
+            "  --warc-out FILE    write the deduplicated WARC (.warc.gz: gzip per record;\n"
+            "                     .warc: plain; written as FILE.open, renamed when complete;\n"
+            "                     a new FILE-00001.warc.gz... every 1 GB)\n"
+            "  --log FILE         one JSON line per record: uri, record_id, file, offset,\n"
+            "                     decision, fingerprint, duplicate_of, distance ('-': stdout)\n"
+            "  --min-size BYTES   smaller bodies are not near-duplicate candidates (default %u)\n"
+            "  --max-block BYTES  largest record block held in memory (default %u); larger\n"
+            "                     records are streamed through as passed\n"
+            "  --quiet            no summary or progress on stderr\n"
+            "  -h, --help         this help\n"
+            "\n"
+            "exit status: 0 done (damaged records are reported and skipped), 1 usage error,\n"
+            "2 an input could not be read or an output could not be written.\n",
+            DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT, CRAWL_WARC_DEFAULT_MAX_BLOCK);
+}
+
+/* ---- the log ---- */
+
+struct logrec {
+    const char *uri, *record_id, *type;
+    uint64_t offset;
+    int has_offset;
+    const char *decision;
+    int has_fp;
+    uint64_t fp;
+    const char *duplicate_of;
+    int distance; /* -1: none */
+    const char *reason, *error;
+};
+
+/* A JSON string of s; bytes that are not valid UTF-8 become U+FFFD. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    size_t n = strlen(s);
+    char *t = malloc(n * 3 + 1);
+    if (!t)
+        return json_string("");
+    size_t o = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t len = u[i] < 0x80 ? 1 : (u[i] >> 5) == 6 ? 2 : (u[i] >> 4) == 14 ? 3 : (u[i] >> 3) == 30 ? 4 : 0;
+        int ok = len > 0 && i + len <= n;
+        for (size_t k = 1; ok && k < len; k++)
+            ok = (u[i + k] & 0xc0) == 0x80;
+        if (ok) {
+            memcpy(t + o, s + i, len);
+            o += len;
+            i += len;
+        } else {
+            memcpy(t + o, "\xef\xbf\xbd", 3);
+            o += 3;
+            i++;
+        }
+    }
+    t[o] = '\0';
+    j = json_string(t); /* overlong forms etc. that jansson still refuses: give up on them */
+    free(t);
+    return j ? j : json_string("");
+}
+
+static void log_line(struct dd *d, const struct logrec *l)
+{
+    if (!d->log)
+        return;
+    json_t *o = json_object();
+    if (!o)
+        return;
+    if (l->uri)
+        json_object_set_new(o, "uri", jstr(l->uri));
+    if (l->record_id && *l->record_id)
+        json_object_set_new(o, "record_id", jstr(l->record_id));
+    if (l->type && *l->type)
+        json_object_set_new(o, "type", jstr(l->type));
+    json_object_set_new(o, "file", jstr(d->file));
+    if (l->has_offset)
+        json_object_set_new(o, "offset", json_integer((json_int_t)l->offset));
+    json_object_set_new(o, "decision", json_string(l->decision));
+    if (l->has_fp) {
+        char hex[17];
+        dedup_fingerprint_format(l->fp, hex);
+        json_object_set_new(o, "fingerprint", json_string(hex));
+    }
+    if (l->duplicate_of)
+        json_object_set_new(o, "duplicate_of", jstr(l->duplicate_of));
+    if (l->distance >= 0)
+        json_object_set_new(o, "distance", json_integer(l->distance));
+    if (l->reason && *l->reason)
+        json_object_set_new(o, "reason", jstr(l->reason));
+    if (l->error && *l->error)
+        json_object_set_new(o, "error", jstr(l->error));
+    char *s = json_dumps(o, JSON_COMPACT);
+    if (s) {
+        fputs(s, d->log);
+        fputc('\n', d->log);
+        free(s);
+    }
+    json_decref(o);
+}
+
+/* ---- kept pages by payload digest ---- */
+
+static struct kept *kept_find(struct dd *d, const char *digest)
+{
+    if (!d->tab_size)
+        return NULL;
+    uint64_t h = XXH3_64bits(digest, strlen(digest));
+    for (struct kept *k = d->tab[h & (d->tab_size - 1)]; k; k = k->next)
+        if (k->hash == h && strcmp(k->digest, digest) == 0)
+            return k;
+    return NULL;
+}
+
+/* 0, or -1 when out of memory (the page is then simply not remembered). */
+static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *id,
+                    const char *uri, const char *date)
+{
+    if (d->n_kept >= DIGESTS_MAX) {
+        if (!d->kept_full_warned && !d->quiet)
+            cli_error(CMD, "more than %u kept pages: exact duplicates of later pages are "
+                           "decided near-duplicate", DIGESTS_MAX);
+        d->kept_full_warned = 1;
+        return 0;
+    }
+    if (d->n_kept >= d->tab_size) {
+        size_t ns = d->tab_size ? d->tab_size * 2 : 1024;
+        struct kept **nt = calloc(ns, sizeof *nt);
+        if (!nt)
+            return -1;
+        for (size_t i = 0; i < d->tab_size; i++) {
+            struct kept *k = d->tab[i];
+            while (k) {
+                struct kept *next = k->next;
+                k->next = nt[k->hash & (ns - 1)];
+                nt[k->hash & (ns - 1)] = k;
+                k = next;
+            }
+        }
+        free(d->tab);
+        d->tab = nt;
+        d->tab_size = ns;
+    }
+    size_t il = strlen(id) + 1, ul = strlen(uri) + 1, dl = strlen(date) + 1;
+    struct kept *k = malloc(sizeof *k + il + ul + dl);
+    if (!k)
+        return -1;
+    k->hash = XXH3_64bits(digest, strlen(digest));
+    k->fp = fp;
+    snprintf(k->digest, sizeof k->digest, "%s", digest);
+    k->record_id = (char *)(k + 1);
+    k->uri = k->record_id + il;
+    k->date = k->uri + ul;
+    memcpy(k->record_id, id, il);
+    memcpy(k->uri, uri, ul);
+    memcpy(k->date, date, dl);
+    k->next = d->tab[k->hash & (d->tab_size - 1)];
+    d->tab[k->hash & (d->tab_size - 1)] = k;
+    d->n_kept++;
+    return 0;
+}
+
+static void kept_free(struct dd *d)
+{
+    for (size_t i = 0; i < d->tab_size; i++) {
+        struct kept *k = d->tab[i];
+        while (k) {
+            struct kept *next = k->next;
+            free(k);
+            k = next;
+        }
+    }
+    free(d->tab);
+}
+
+/* ---- output ---- */
+
+static void out_failed(struct dd *d, enum crawl_code rc)
+{
+    const char *why = crawl_warc_writer_error(d->w);
+    cli_error(CMD, "cannot write %s: %s", crawl_warc_writer_path(d->w),
+              *why ? why : crawl_strerror(rc));
+    d->status = CLI_RUNTIME;
+}
+
+/* Writes the held request and logs it as passed (or drops it). */
+static void pending_resolve(struct dd *d, int drop)
+{
+    if (!d->pending)
+        return;
+    d->pending = 0;
+    struct logrec l = {.uri = d->pend_uri, .record_id = d->pend_id, .type = "request",
+                       .offset = d->pend_offset, .has_offset = 1, .distance = -1};
+    if (drop) {
+        l.decision = "dropped";
+        l.reason = "request of a near-duplicate";
+        d->n_dropped++;
+    } else {
+        l.decision = "passed";
+        d->n_passed++;
+        if (d->w) {
+            enum crawl_code rc = crawl_warc_write_raw(d->w, d->pend_header, d->pend_header_len,
+                                                      d->pend_block, d->pend_block_len);
+            if (rc != CRAWL_OK)
+                out_failed(d, rc);
+        }
+    }
+    log_line(d, &l);
+}
+
+/* Holds a request record back until we know whether its response is kept.
+ * Returns 1 when held, 0 when it should be handled right away. */
+static int pending_hold(struct dd *d, struct crawl_warc_reader *r, const struct crawl_warc_record *rec)
+{
+    if (rec->content_length > PENDING_MAX || strlen(rec->record_id) >= ID_MAX ||
+        strlen(rec->concurrent_to) >= ID_MAX)
+        return 0;
+    const char *b;
+    size_t bl;
+    if (crawl_warc_block(r, &b, &bl) != CRAWL_OK)
+        return 0;
+    char *h = malloc(rec->header_len + 1), *bb = malloc(bl + 1);
+    if (!h || !bb) {
+        free(h);
+        free(bb);
+        return 0;
+    }
+    memcpy(h, rec->header, rec->header_len);
+    memcpy(bb, b, bl);
+    free(d->pend_header);
+    free(d->pend_block);
+    d->pend_header = h;
+    d->pend_header_len = rec->header_len;
+    d->pend_block = bb;
+    d->pend_block_len = bl;
+    snprintf(d->pend_id, sizeof d->pend_id, "%s", rec->record_id);
+    snprintf(d->pend_conc, sizeof d->pend_conc, "%s", rec->concurrent_to);
+    snprintf(d->pend_uri, sizeof d->pend_uri, "%s", rec->target_uri);
+    d->pend_offset = rec->offset;
+    d->pending = 1;
+    return 1;
+}
+
+/* Is the held request the partner of response rec? */
+static int pending_matches(const struct dd *d, const struct crawl_warc_record *rec)
+{
+    if (!d->pending)
+        return 0;
+    if (*rec->concurrent_to && strcmp(rec->concurrent_to, d->pend_id) == 0)
+        return 1;
+    if (*d->pend_conc && strcmp(d->pend_conc, rec->record_id) == 0)
+        return 1;
+    /* wget names neither on the request; the request just before, same URI */
+    return !*d->pend_conc && strcmp(d->pend_uri, rec->target_uri) == 0;
+}
+
+static int was_dropped(const struct dd *d, const char *id)
+{
+    if (!*id)
+        return 0;
+    for (unsigned i = 0; i < DROPPED_RING; i++)
+        if (strcmp(d->dropped[i], id) == 0)
+            return 1;
+    return 0;
+}
+
+static void copy_through(struct dd *d, struct crawl_warc_reader *r, const struct crawl_warc_record *rec)
+{
+    if (!d->w)
+        return;
+    enum crawl_code rc = crawl_warc_writer_copy(d->w, r, rec);
+    if (rc == CRAWL_EIO || rc == CRAWL_ENOMEM || rc == CRAWL_EINVAL)
+        out_failed(d, rc);
+    /* a damaged block (reported by the reader) is simply not copied */
+}
+
+/* ---- the decisions ---- */
+
+static void progress(struct dd *d, int force)
+{
+    if (!d->tty || d->quiet)
+        return;
+    double t = now_s();
+    if (!force && t - d->last_progress < 0.5)
+        return;
+    d->last_progress = t;
+    uint64_t bytes = d->bytes_done + (d->cur_reader ? crawl_warc_reader_pos(d->cur_reader) : 0);
+    fprintf(stderr, "\rdedup: %llu records, %.1f MB, %llu new, %llu near-dup, %llu exact-dup   ",
+            (unsigned long long)d->records, (double)bytes / 1e6, (unsigned long long)d->n_new,
+            (unsigned long long)d->n_near, (unsigned long long)d->n_exact);
+}
+
+/*
+ * A page (WARC response or HTML file): exact duplicate by payload digest, near duplicate
+ * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
+ * Returns the decision; *kept_for_revisit the original when exact.
+ */
+static const char *decide_page(struct dd *d, const char *body, size_t len, const char *ctype,
+                               const char *uri, const char *record_id, const char *date,
+                               const char *digest, struct logrec *l, char reason[CLI_MESSAGE_MAX],
+                               const struct kept **exact)
+{
+    *exact = NULL;
+    const struct kept *k = kept_find(d, digest);
+    if (k) {
+        *exact = k;
+        l->has_fp = 1;
+        l->fp = k->fp;
+        l->duplicate_of = k->uri;
+        l->distance = 0;
+        d->n_exact++;
+        return "exact-duplicate";
+    }
+    struct cli_fp_result res;
+    if (cli_fingerprint_page(body, len, ctype, uri, &d->fp_opts, &res) != 0) {
+        snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
+        cli_fp_result_release(&res);
+        d->n_passed++;
+        return "passed";
+    }
+    uint64_t fp = res.fingerprint;
+    cli_fp_result_release(&res);
+    l->has_fp = 1;
+    l->fp = fp;
+    uint32_t doc;
+    unsigned dist;
+    enum dedup_code code;
+    int found = dedup_index_nearest(d->idx, fp, d->k, &doc, &dist, &code);
+    if (found < 0) {
+        cli_error(CMD, "index lookup failed: %s", dedup_strerror(code));
+        d->status = CLI_RUNTIME;
+        d->n_passed++;
+        return "passed";
+    }
+    if (found > 0) {
+        l->duplicate_of = dedup_index_id(d->idx, doc, NULL);
+        l->distance = (int)dist;
+        d->n_near++;
+        return "near-duplicate";
+    }
+    code = dedup_index_add(d->idx, fp, uri, strlen(uri), NULL);
+    if (code != DEDUP_OK) {
+        cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(code));
+        d->status = CLI_RUNTIME;
+    }
+    if (kept_add(d, digest, fp, record_id, uri, date) != 0) {
+        cli_error(CMD, "out of memory remembering kept pages");
+        d->status = CLI_RUNTIME;
+    }
+    d->n_new++;
+    return "new";
+}
+
+static void on_damage(void *ud, uint64_t offset, enum crawl_code code, const char *what)
+{
+    struct dd *d = ud;
+    (void)code;
+    d->n_errors++;
+    if (!d->quiet) {
+        if (d->tty)
+            fputc('\n', stderr);
+        cli_error(CMD, "%s: offset %llu: %s", d->file, (unsigned long long)offset, what);
+    }
+    struct logrec l = {.offset = offset, .has_offset = 1, .decision = "error", .error = what,
+                       .distance = -1};
+    log_line(d, &l);
+}
+
+static void handle_response(struct dd *d, struct crawl_warc_reader *r,
+                            const struct crawl_warc_record *rec)
+{
+    struct cli_warc_page pg;
+    char reason[CLI_MESSAGE_MAX] = "";
+    struct logrec l = {.uri = rec->target_uri, .record_id = rec->record_id, .type = rec->type,
+                       .offset = rec->offset, .has_offset = 1, .distance = -1, .reason = reason};
+    if (cli_warc_classify(r, rec, d->min_size, &pg) != 0) {
+        cli_error(CMD, "%s: out of memory", d->file);
+        d->status = CLI_RUNTIME;
+        cli_warc_page_release(&pg);
+        return;
+    }
+    int partner = pending_matches(d, rec);
+    if (d->pending && !partner)
+        pending_resolve(d, 0);
+    if (pg.kind == CLI_WARC_DAMAGED) {
+        pending_resolve(d, 0);
+        l.decision = "error";
+        l.error = pg.why;
+        log_line(d, &l);
+        cli_warc_page_release(&pg);
+        return;
+    }
+    if (pg.kind == CLI_WARC_OTHER) {
+        pending_resolve(d, 0);
+        snprintf(reason, sizeof reason, "%s", pg.why);
+        l.decision = "passed";
+        d->n_passed++;
+        log_line(d, &l);
+        copy_through(d, r, rec);
+        cli_warc_page_release(&pg);
+        return;
+    }
+    const struct kept *orig;
+    l.decision = decide_page(d, pg.body, pg.body_len, pg.content_type, rec->target_uri,
+                             rec->record_id, rec->date, pg.payload_digest, &l, reason, &orig);
+    if (strcmp(l.decision, "near-duplicate") == 0) {
+        pending_resolve(d, 1);
+        snprintf(d->dropped[d->dropped_next], ID_MAX, "%s", rec->record_id);
+        d->dropped_next = (d->dropped_next + 1) % DROPPED_RING;
+        log_line(d, &l);
+    } else if (orig) {
+        pending_resolve(d, 0);
+        log_line(d, &l);
+        if (d->w) {
+            struct crawl_warc_revisit v = {
+                .uri = rec->target_uri, .ip = *rec->ip_address ? rec->ip_address : NULL,
+                .date = *rec->date ? rec->date : NULL, .head = pg.block,
+                .head_len = crawl_http_head_len(pg.msg), .payload_digest = pg.payload_digest,
+                .refers_to = orig->record_id, .refers_to_uri = orig->uri,
+                .refers_to_date = orig->date};
+            enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
+            if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
+                copy_through(d, r, rec);
+            else if (rc != CRAWL_OK)
+                out_failed(d, rc);
+        }
+    } else {
+        pending_resolve(d, 0);
+        log_line(d, &l);
+        copy_through(d, r, rec);
+    }
+    cli_warc_page_release(&pg);
+}
+
+static void run_warc(struct dd *d, const char *path)
+{
+    struct crawl_warc_opts o = {d->max_block, on_damage, d};
+    struct crawl_warc_reader *r;
+    enum crawl_code rc = crawl_warc_reader_open(path, &o, &r);
+    if (rc != CRAWL_OK) {
+        cli_error(CMD, "cannot open %s: %s", path, rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
+        d->status = CLI_RUNTIME;
+        return;
+    }
+    d->cur_reader = r;
+    const struct crawl_warc_record *rec;
+    while ((rc = crawl_warc_next(r, &rec)) == CRAWL_OK) {
+        d->records++;
+        progress(d, 0);
+        if (strcmp(rec->type, "response") == 0) {
+            handle_response(d, r, rec);
+            continue;
+        }
+        struct logrec l = {.uri = rec->target_uri, .record_id = rec->record_id, .type = rec->type,
+                           .offset = rec->offset, .has_offset = 1, .distance = -1};
+        if (strcmp(rec->type, "request") == 0) {
+            pending_resolve(d, 0);
+            if (was_dropped(d, rec->concurrent_to)) {
+                l.decision = "dropped";
+                l.reason = "request of a near-duplicate";
+                d->n_dropped++;
+                log_line(d, &l);
+                continue;
+            }
+            if (pending_hold(d, r, rec))
+                continue;
+        } else {
+            pending_resolve(d, 0);
+            if (was_dropped(d, rec->concurrent_to)) {
+                l.decision = "dropped";
+                l.reason = "concurrent to a near-duplicate";
+                d->n_dropped++;
+                log_line(d, &l);
+                continue;
+            }
+        }
+        l.decision = "passed";
+        d->n_passed++;
+        log_line(d, &l);
+        copy_through(d, r, rec);
+    }
+    pending_resolve(d, 0);
+    if (rc != CRAWL_EOF) {
+        cli_error(CMD, "%s: %s", path, rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
+        d->status = CLI_RUNTIME;
+    }
+    d->bytes_done += crawl_warc_reader_pos(r);
+    d->cur_reader = NULL;
+    crawl_warc_reader_free(r);
+}
+
+static void run_html(struct dd *d, const char *path)
+{
+    char *data, err[CLI_MESSAGE_MAX], reason[CLI_MESSAGE_MAX] = "";
+    size_t len;
+    d->records++;
+    progress(d, 0);
+    struct logrec l = {.uri = path, .distance = -1, .reason = reason};
+    if (cli_read_file(path, d->max_block, &data, &len, err, sizeof err) != 0) {
+        cli_error(CMD, "cannot read %s: %s", path, err);
+        d->status = CLI_RUNTIME;
+        d->n_errors++;
+        l.decision = "error";
+        l.error = err;
+        log_line(d, &l);
+        return;
+    }
+    d->bytes_done += len;
+    if (len < d->min_size) {
+        snprintf(reason, sizeof reason, "body of %zu bytes is below the size floor %zu", len,
+                 d->min_size);
+        l.decision = "passed";
+        d->n_passed++;
+    } else {
+        char digest[CRAWL_DIGEST_SIZE];
+        if (crawl_digest_sha1(data, len, digest) != CRAWL_OK)
+            digest[0] = '\0';
+        const struct kept *orig;
+        l.decision = decide_page(d, data, len, NULL, path, "", "", digest, &l, reason, &orig);
+    }
+    log_line(d, &l);
+    free(data);
+}
+
+static int looks_like_warc(const char *path)
+{
+    if (cli_is_warc_name(path))
+        return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned char b[5] = {0};
+    size_t n = fread(b, 1, 5, f);
+    fclose(f);
+    return (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) || (n == 5 && memcmp(b, "WARC/", 5) == 0);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#include <dirent.h>
+
+static void run_path(struct dd *d, const char *path, unsigned depth);
+
+static void run_dir(struct dd *d, const char *dir, unsigned depth)
+{
+    if (depth > WALK_MAX_DEPTH) {
+        cli_error(CMD, "%s: directories nested deeper than %u: not read", dir, WALK_MAX_DEPTH);
+        d->status = CLI_RUNTIME;
+        return;
+    }
+    DIR *dh = opendir(dir);
+    if (!dh) {
+        cli_error(CMD, "%s: cannot read directory: %s", dir, strerror(errno));
+        d->status = CLI_RUNTIME;
+        return;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dh)) != NULL) {
+        if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0')))
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            char **nn = realloc(names, nc * sizeof *nn);
+            if (!nn)
+                break;
+            names = nn;
+            cap = nc;
+        }
+        names[n] = strdup(e->d_name);
+        if (!names[n])
+            break;
+        n++;
+    }
+    closedir(dh);
+    if (n)
+        qsort(names, n, sizeof *names, name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        size_t pl = strlen(dir) + strlen(names[i]) + 2;
+        char *p = malloc(pl);
+        if (p) {
+            size_t dl = strlen(dir);
+            snprintf(p, pl, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names[i]);
+            struct stat st;
+            if (stat(p, &st) == 0) {
+                size_t nl = strlen(names[i]);
+                int html = (nl > 5 && strcasecmp(names[i] + nl - 5, ".html") == 0) ||
+                           (nl > 4 && strcasecmp(names[i] + nl - 4, ".htm") == 0);
+                if (S_ISDIR(st.st_mode))
+                    run_dir(d, p, depth + 1);
+                else if (S_ISREG(st.st_mode) && (html || cli_is_warc_name(names[i])))
+                    run_path(d, p, depth);
+            }
+            free(p);
+        }
+        free(names[i]);
+    }
+    free(names);
+}
+
+static void run_path(struct dd *d, const char *path, unsigned depth)
+{
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        run_dir(d, path, depth);
+        return;
+    }
+    d->file = path;
+    if (strcmp(path, "-") == 0 || looks_like_warc(path))
+        run_warc(d, path);
+    else
+        run_html(d, path);
+}
+
+/* ---- options and the run ---- */
+
+static int parse_size(const char *s, size_t *out)
+{
+    long v;
+    if (cli_parse_long(s, 0, 1L << 40, &v) != 0)
+        return -1;
+    *out = (size_t)v;
+    return 0;
+}
+
+int cmd_dedup(int argc, char **argv)
+{
+    struct dd d;
+    memset(&d, 0, sizeof d);
+    d.k = DEDUP_K_DEFAULT;
+    d.min_size = CLI_WARC_MIN_SIZE_DEFAULT;
+    d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
+    d.status = CLI_OK;
+    const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || strcmp(a, "-") == 0)
+            break;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return CLI_OK;
+        }
+        if (strcmp(a, "--quiet") == 0) {
+            d.quiet = 1;
+            continue;
+        }
+        const char *opts[] = {"--k", "--index", "--warc-out", "--log", "--min-size", "--max-block"};
+        int which = -1;
+        for (int o = 0; o < 6; o++)
+            if (strcmp(a, opts[o]) == 0)
+                which = o;
+        if (which < 0)
+            return cli_usage_error(CMD, "unknown option '%s'", a);
+        if (i + 1 >= argc)
+            return cli_usage_error(CMD, "%s needs a value", a);
+        const char *v = argv[++i];
+        long kv;
+        switch (which) {
+        case 0:
+            if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
+                return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
+            d.k = (unsigned)kv;
+            break;
+        case 1: index_path = v; break;
+        case 2: warc_out = v; break;
+        case 3: log_path = v; break;
+        case 4:
+            if (parse_size(v, &d.min_size) != 0)
+                return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
+            break;
+        default:
+            if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
+                return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
+            break;
+        }
+    }
+    if (i >= argc)
+        return cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
+    int stdin_uses = 0;
+    for (int k = i; k < argc; k++)
+        stdin_uses += strcmp(argv[k], "-") == 0;
+    if (stdin_uses > 1)
+        return cli_usage_error(CMD, "standard input ('-') can be read only once");
+
+    /* the index: an earlier run's, or a new one */
+    struct stat st;
+    if (index_path && stat(index_path, &st) == 0) {
+        struct dedup_file_error fe = {0};
+        enum dedup_code c = dedup_index_load(index_path, 0, &d.idx, &fe);
+        if (c != DEDUP_OK) {
+            cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
+                      fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
+            return CLI_RUNTIME;
+        }
+        if (dedup_index_k(d.idx) < d.k) {
+            cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
+                      dedup_index_k(d.idx), d.k);
+            dedup_index_free(d.idx);
+            return CLI_USAGE;
+        }
+    } else {
+        struct dedup_design des;
+        enum dedup_code c = dedup_design_choose(d.k, INDEX_EXPECTED_DOCS, 0, &des);
+        if (c == DEDUP_OK)
+            c = dedup_index_new(&des, &d.idx);
+        if (c != DEDUP_OK) {
+            cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
+            return CLI_RUNTIME;
+        }
+    }
+    if (log_path) {
+        d.log = strcmp(log_path, "-") == 0 ? stdout : fopen(log_path, "w");
+        if (!d.log) {
+            cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
+            dedup_index_free(d.idx);
+            return CLI_RUNTIME;
+        }
+    }
+    if (warc_out) {
+        struct crawl_warc_writer_opts wo = {.software = "simcrawl/" CLI_VERSION " dedup"};
+        enum crawl_code c = crawl_warc_writer_open(warc_out, &wo, &d.w);
+        if (c != CRAWL_OK) {
+            cli_error(CMD, "cannot write %s: %s", warc_out,
+                      c == CRAWL_EIO ? strerror(errno) : crawl_strerror(c));
+            if (d.log && d.log != stdout)
+                fclose(d.log);
+            dedup_index_free(d.idx);
+            return CLI_RUNTIME;
+        }
+    }
+    d.tty = isatty(2);
+    d.t0 = now_s();
+    for (; i < argc; i++)
+        run_path(&d, argv[i], 0);
+    double secs = now_s() - d.t0;
+    if (d.tty && !d.quiet)
+        fputc('\n', stderr);
+
+    if (d.w) {
+        enum crawl_code c = crawl_warc_writer_close(d.w);
+        if (c != CRAWL_OK) {
+            cli_error(CMD, "cannot finish %s: %s", warc_out, crawl_strerror(c));
+            d.status = CLI_RUNTIME;
+        }
+    }
+    if (index_path) {
+        struct dedup_file_error fe = {0};
+        enum dedup_code c = dedup_index_save(d.idx, index_path, &fe);
+        if (c != DEDUP_OK) {
+            cli_error(CMD, "cannot save index %s: %s", index_path,
+                      fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+            d.status = CLI_RUNTIME;
+        }
+    }
+    if (d.log) {
+        int bad = ferror(d.log) || fflush(d.log) != 0;
+        if (d.log != stdout && fclose(d.log) != 0)
+            bad = 1;
+        if (bad) {
+            cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
+            d.status = CLI_RUNTIME;
+        }
+    }
+    if (!d.quiet) {
+        double mb = (double)d.bytes_done / 1e6;
+        fprintf(stderr,
+                "dedup: %llu records, %.1f MB in %.2f s (%.1f MB/s, %.0f records/s): %llu new, "
+                "%llu near-duplicate, %llu exact-duplicate, %llu passed, %llu dropped, %llu errors\n",
+                (unsigned long long)d.records, mb, secs, secs > 0 ? mb / secs : 0.0,
+                secs > 0 ? (double)d.records / secs : 0.0, (unsigned long long)d.n_new,
+                (unsigned long long)d.n_near, (unsigned long long)d.n_exact,
+                (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
+                (unsigned long long)d.n_errors);
+    }
+    free(d.pend_header);
+    free(d.pend_block);
+    kept_free(&d);
+    dedup_index_free(d.idx);
+    return d.status;
+}
