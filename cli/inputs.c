@@ -13,6 +13,7 @@
 #include "cli/inputs.h"
 
 #include "cli/cli.h"
+#include "cli/inputs_warc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -139,15 +140,22 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
 
 /* What a file is read as, by the end of its name (case-insensitive). In a directory walk
  * only these are read; named on the command line, any other file is read as HTML.
- * The WARC reader adds {".warc", input_warc} and {".warc.gz", input_warc} here. */
+ * WARC files go to cli/inputs_warc.c with this file's deliver() (duplicate check, counts). */
 struct input_kind {
     const char *suffix;
     int (*run)(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata);
 };
 
+static int input_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
+{
+    return cli_inputs_warc(in, path, fn, userdata, deliver);
+}
+
 static const struct input_kind kinds[] = {
     {".html", input_html},
     {".htm", input_html},
+    {".warc", input_warc},
+    {".warc.gz", input_warc},
 };
 
 static const struct input_kind *kind_of(const char *name)

@@ -79,6 +79,12 @@ if [ -s "$DD/site.warc.gz" ]; then
     expect_grep " 0 new, 4 near-duplicate, 0 exact-duplicate, 10 passed, 4 dropped" "$TMP/err" "second run dedups against the saved index"
     expect_grep '/a.html".*"decision":"near-duplicate".*"duplicate_of":"http://127.0.0.1:[0-9]*/a.html","distance":0' "$DD/log3.jsonl" "indexed page found again"
 
+    # pairs and clusters read WARC inputs; ids are the target URIs
+    expect_status 0 "pairs on a WARC" -- "$SIMCRAWL" pairs --format jsonl "$DD/site.warc.gz"
+    expect_grep '"a": *"http://127.0.0.1:[0-9]*/a.html", *"b": *"http://127.0.0.1:[0-9]*/c.html", *"distance": *0' "$TMP/out" "pairs: exact copy found in a WARC"
+    expect_status 0 "clusters on a WARC" -- "$SIMCRAWL" clusters "$DD/site.warc.gz"
+    expect_grep "http://127.0.0.1:[0-9]*/b.html" "$TMP/out" "clusters: near-duplicate in the cluster"
+
     # damage: truncated, and garbage in front; reported with the offset, the run goes on
     size=$(wc -c <"$DD/site.warc.gz")
     head -c $((size * 2 / 3)) "$DD/site.warc.gz" >"$DD/trunc.warc.gz"
