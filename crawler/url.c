@@ -136,6 +136,18 @@ static enum crawl_code prepare(const char *in, char **out)
                clean[auth_end] != '#')
             auth_end++;
     }
+    /* A percent-escaped host has no one spelling (curl decodes it but does not then
+     * normalise it as it does a plain host): refuse it. User info may be escaped. */
+    if (auth_end > start) {
+        size_t host_start = start + 2;
+        for (size_t i = host_start; i < auth_end; i++)
+            if (clean[i] == '@')
+                host_start = i + 1;
+        if (memchr(clean + host_start, '%', auth_end - host_start)) {
+            free(clean);
+            return CRAWL_EURL;
+        }
+    }
     char *res = malloc(auth_end + 3 * (m - auth_end) + 1);
     if (!res) {
         free(clean);

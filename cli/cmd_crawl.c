@@ -1,0 +1,996 @@
+/*
+ * simcrawl crawl [--config FILE] [options] SEED...
+ *
+ * The crawler: wires crawler/'s loop (crawl_run: frontier, politeness, robots.txt, the
+ * libcurl multi fetcher) to the page pipeline. Each fetched HTML page goes through
+ * process() on a worker thread: extract + fingerprint (cli/pipeline.c), then, under one
+ * lock, the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
+ * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k), the
+ * index add and the WARC write. A near-duplicate is logged, not archived, and its links
+ * are not enqueued; an exact duplicate is archived as a revisit record; meta robots
+ * noindex pages are not archived but their links are followed; rel=nofollow links and
+ * pages with meta robots nofollow are not expanded. With --topic, each link's priority is
+ * the relevance of the linking page and of the anchor text to the topic (cosine of token
+ * bags, tokens as docs/FINGERPRINT.md), and the frontier serves the best first.
+ *
+ * Options come from config/simcrawl.conf-style INI files (--config, parsed with inih) and
+ * the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
+ * DESIGN.md "the crawl log" says; the summary goes to stderr; a progress line is drawn
+ * only when stderr is a terminal. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
+ */
+#include "cli/cli.h"
+#include "cli/pipeline.h"
+#include "crawler/crawl.h"
+#include "dedup/dedup.h"
+#include "extract/extract.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define CMD "crawl"
+#define SEEDS_MAX 100000u            /* seed URLs at most */
+#define SEED_LINE_MAX 8192u
+#define TOPIC_MAX_BYTES (64u * 1024)   /* --topic / --topic-file */
+#define DIGESTS_MAX (16u * 1024 * 1024) /* archived payloads remembered for revisits */
+
+/* ---- options ---- */
+
+struct options {
+    struct crawl_opts co;
+    long k;
+    const char *warc, *log;
+    const char *topic, *topic_file;
+    double min_relevance;
+    int quiet;
+    const char **seeds;
+    size_t n_seeds;
+    const char *seeds_file;
+    char *owned[64]; /* strings copied from config files */
+    size_t n_owned;
+};
+
+static const char *keep(struct options *o, const char *v)
+{
+    if (o->n_owned >= sizeof o->owned / sizeof o->owned[0])
+        return NULL;
+    char *c = strdup(v);
+    if (c)
+        o->owned[o->n_owned++] = c;
+    return c;
+}
+
+static int parse_double(const char *s, double min, double max, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= min && v <= max))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
+static int set_option(struct options *o, const char *name, const char *v, const char *where)
+{
+    long n;
+    double d;
+    struct crawl_opts *c = &o->co;
+#define BAD(what)                                                                          \
+    do {                                                                                   \
+        cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "", \
+                        name, what, v);                                                    \
+        return -1;                                                                         \
+    } while (0)
+    if (strcmp(name, "max-pages") == 0) {
+        if (cli_parse_long(v, 0, 1000000000L, &n))
+            BAD("a number of pages (0: no limit)");
+        c->max_pages = n;
+    } else if (strcmp(name, "max-depth") == 0) {
+        if (cli_parse_long(v, -1, 1000000L, &n))
+            BAD("a depth (-1: no limit)");
+        c->max_depth = n;
+    } else if (strcmp(name, "concurrency") == 0) {
+        if (cli_parse_long(v, 1, 1024, &n))
+            BAD("1 to 1024 connections");
+        c->concurrency = (unsigned)n;
+    } else if (strcmp(name, "per-host") == 0) {
+        if (cli_parse_long(v, 1, 64, &n))
+            BAD("1 to 64 connections");
+        c->per_host = (unsigned)n;
+    } else if (strcmp(name, "delay") == 0) {
+        if (parse_double(v, 0, 3600, &d))
+            BAD("seconds, 0 to 3600");
+        c->delay = d;
+    } else if (strcmp(name, "max-delay") == 0) {
+        if (parse_double(v, 0.001, 86400, &d))
+            BAD("seconds");
+        c->max_delay = d;
+    } else if (strcmp(name, "scope") == 0) {
+        if (strcmp(v, "host") == 0)
+            c->scope = CRAWL_SCOPE_HOST;
+        else if (strcmp(v, "domain") == 0)
+            c->scope = CRAWL_SCOPE_DOMAIN;
+        else if (strcmp(v, "any") == 0)
+            c->scope = CRAWL_SCOPE_ANY;
+        else
+            BAD("host, domain or any");
+    } else if (strcmp(name, "include") == 0) {
+        c->include = *v ? v : NULL;
+    } else if (strcmp(name, "exclude") == 0) {
+        c->exclude = *v ? v : NULL;
+    } else if (strcmp(name, "topic") == 0) {
+        o->topic = *v ? v : NULL;
+    } else if (strcmp(name, "topic-file") == 0) {
+        o->topic_file = *v ? v : NULL;
+    } else if (strcmp(name, "min-relevance") == 0) {
+        if (parse_double(v, 0, 1, &d))
+            BAD("a relevance from 0 to 1");
+        o->min_relevance = d;
+    } else if (strcmp(name, "k") == 0) {
+        if (cli_parse_long(v, 0, DEDUP_K_MAX, &n))
+            BAD("a Hamming distance from 0 to 7");
+        o->k = n;
+    } else if (strcmp(name, "warc") == 0) {
+        o->warc = *v ? v : NULL;
+    } else if (strcmp(name, "log") == 0) {
+        o->log = *v ? v : NULL;
+    } else if (strcmp(name, "user-agent") == 0) {
+        if (!*v)
+            BAD("a non-empty string");
+        c->user_agent = v;
+    } else if (strcmp(name, "max-body") == 0) {
+        if (cli_parse_long(v, 1024, 1L << 30, &n))
+            BAD("bytes, 1024 to 1073741824");
+        c->max_body = (size_t)n;
+    } else if (strcmp(name, "timeout") == 0) {
+        if (parse_double(v, 0.1, 3600, &d))
+            BAD("seconds, 0.1 to 3600");
+        c->timeout = d;
+    } else if (strcmp(name, "connect-timeout") == 0) {
+        if (parse_double(v, 0.1, 600, &d))
+            BAD("seconds, 0.1 to 600");
+        c->connect_timeout = d;
+    } else if (strcmp(name, "workers") == 0) {
+        if (cli_parse_long(v, 0, CRAWL_MAX_WORKERS, &n))
+            BAD("0 (one per CPU) to 64 threads");
+        c->workers = (unsigned)n;
+    } else if (strcmp(name, "robots") == 0) {
+        if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
+            c->ignore_robots = 0;
+        else if (strcmp(v, "no") == 0 || strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+            c->ignore_robots = 1;
+        else
+            BAD("yes or no");
+    } else if (strcmp(name, "seeds") == 0) {
+        o->seeds_file = *v ? v : NULL;
+    } else {
+        cli_usage_error(CMD, "%s%sunknown option '%s'", where ? where : "", where ? ": " : "",
+                        name);
+        return -1;
+    }
+#undef BAD
+    return 0;
+}
+
+struct ini_ctx {
+    struct options *o;
+    const char *path;
+    int failed;
+};
+
+static int on_ini(void *user, const char *section, const char *name, const char *value)
+{
+    struct ini_ctx *x = user;
+    if (x->failed)
+        return 0;
+    if (*section && strcmp(section, "crawl") != 0)
+        return 1; /* other sections belong to other commands */
+    const char *v = keep(x->o, value);
+    if (!v || set_option(x->o, name, v, x->path) != 0) {
+        x->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static int load_config(struct options *o, const char *path)
+{
+    struct ini_ctx x = {o, path, 0};
+    int rc = ini_parse(path, on_ini, &x);
+    if (rc == -1) {
+        cli_error(CMD, "cannot open config file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (x.failed)
+        return -1;
+    if (rc != 0) {
+        cli_error(CMD, "%s: line %d: not a key = value line", path, rc);
+        return -1;
+    }
+    return 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simcrawl crawl [--config FILE] [options] SEED...\n\n"
+            "Crawls from the seed URLs, politely, dropping near-duplicate pages (within k of a\n"
+            "page already kept) and the links only they lead to. Writes a WARC and a JSON Lines\n"
+            "log of every URL; prints a summary on stderr.\n\n"
+            "options (each also a key of config/simcrawl.conf, section [crawl]; the command\n"
+            "line wins):\n"
+            "  --config FILE          read options from an INI file first\n"
+            "  --seeds FILE           more seed URLs, one a line, # comments\n"
+            "  --max-pages N          page requests at most (0: no limit; default 0)\n"
+            "  --max-depth N          links from a seed at most (-1: no limit; default -1)\n"
+            "  --concurrency N        transfers and connections in all (default 16)\n"
+            "  --per-host N           connections to one host (default 1)\n"
+            "  --delay SECONDS        between requests to one host (default 1; robots.txt\n"
+            "                         Crawl-delay raises it, up to --max-delay, default 30)\n"
+            "  --scope host|domain|any  which links to follow: the seeds' hosts, their\n"
+            "                         registrable domains (public suffix list), or any (host)\n"
+            "  --include REGEX        only URLs matching this POSIX extended regex\n"
+            "  --exclude REGEX        no URL matching this regex\n"
+            "  --topic WORDS          focused crawl: the most relevant links first\n"
+            "  --topic-file FILE      the topic words from a file\n"
+            "  --min-relevance X      do not expand pages less relevant than X (0..1)\n"
+            "  --k N                  near-duplicate Hamming distance, 0..7 (default 3)\n"
+            "  --warc FILE            write kept pages to this WARC (.warc.gz: gzip)\n"
+            "  --log FILE             the JSON Lines log ('-': stdout)\n"
+            "  --user-agent STRING    (default \"%s\")\n"
+            "  --max-body BYTES       larger bodies are aborted, logged too large (10 MB)\n"
+            "  --timeout SECONDS      one transfer at most (default 30)\n"
+            "  --connect-timeout S    (default 10)\n"
+            "  --workers N            parsing threads (0: one per CPU)\n"
+            "  --robots yes|no        obey robots.txt (default yes)\n"
+            "  --quiet                no progress line\n"
+            "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
+            CRAWL_DEFAULT_USER_AGENT);
+}
+
+/* ---- topic relevance ---- */
+
+struct topic {
+    char **terms; /* sorted, distinct */
+    size_t n;
+    char *buf;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Splits a token string (single spaces) into a sorted array of pointers into it. */
+static char **split_tokens(char *s, size_t n_tokens, size_t *n)
+{
+    char **v = malloc((n_tokens + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    for (char *p = s; *p && k < n_tokens;) {
+        v[k++] = p;
+        char *sp = strchr(p, ' ');
+        if (!sp)
+            break;
+        *sp = '\0';
+        p = sp + 1;
+    }
+    qsort(v, k, sizeof *v, cmp_str);
+    *n = k;
+    return v;
+}
+
+static int topic_init(struct topic *t, const char *text)
+{
+    size_t len = 0, n_tokens = 0;
+    memset(t, 0, sizeof *t);
+    if (extract_tokens(text, strlen(text), &t->buf, &len, &n_tokens) != EXTRACT_OK)
+        return -1;
+    t->terms = split_tokens(t->buf, n_tokens, &t->n);
+    if (!t->terms)
+        return -1;
+    size_t k = 0; /* distinct */
+    for (size_t i = 0; i < t->n; i++)
+        if (k == 0 || strcmp(t->terms[k - 1], t->terms[i]) != 0)
+            t->terms[k++] = t->terms[i];
+    t->n = k;
+    return 0;
+}
+
+static void topic_release(struct topic *t)
+{
+    free(t->terms);
+    free(t->buf);
+}
+
+/*
+ * Cosine between the topic (each term weight 1) and the bag of tokens s[0..n_tokens)
+ * (term frequencies): sum of the topic terms' frequencies over |topic| * |bag|. s is
+ * modified (split in place).
+ */
+static double topic_cosine(const struct topic *t, char *s, size_t n_tokens)
+{
+    if (t->n == 0 || n_tokens == 0)
+        return 0;
+    size_t n;
+    char **v = split_tokens(s, n_tokens, &n);
+    if (!v)
+        return 0;
+    double dot = 0, norm2 = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && strcmp(v[j], v[i]) == 0)
+            j++;
+        double tf = (double)(j - i);
+        norm2 += tf * tf;
+        if (bsearch(&v[i], t->terms, t->n, sizeof *t->terms, cmp_str))
+            dot += tf;
+        i = j;
+    }
+    free(v);
+    return norm2 > 0 ? dot / (sqrt((double)t->n) * sqrt(norm2)) : 0;
+}
+
+static double text_relevance(const struct topic *t, const char *text, size_t len)
+{
+    char *tok = NULL;
+    size_t tlen = 0, n = 0;
+    if (!len || extract_tokens(text, len, &tok, &tlen, &n) != EXTRACT_OK)
+        return 0;
+    double r = topic_cosine(t, tok, n);
+    free(tok);
+    return r;
+}
+
+/* ---- archived payloads, for exact duplicates ---- */
+
+struct kept {
+    uint64_t hash;
+    char digest[CRAWL_DIGEST_SIZE];
+    char id[CRAWL_WARC_ID_SIZE];
+    char date[24];
+    char *uri;
+};
+
+struct kept_set {
+    struct kept *v; /* open addressing; hash 0 = empty */
+    size_t mask, n;
+};
+
+static struct kept *kept_find(struct kept_set *s, const char *digest, int *found)
+{
+    uint64_t h = XXH3_64bits(digest, strlen(digest)) | 1;
+    size_t i = (size_t)h & s->mask;
+    while (s->v[i].hash) {
+        if (s->v[i].hash == h && strcmp(s->v[i].digest, digest) == 0) {
+            *found = 1;
+            return &s->v[i];
+        }
+        i = (i + 1) & s->mask;
+    }
+    *found = 0;
+    s->v[i].hash = h;
+    return &s->v[i];
+}
+
+static int kept_grow(struct kept_set *s)
+{
+    if ((s->n + 1) * 2 <= s->mask + 1)
+        return 0;
+    size_t cap = s->v ? (s->mask + 1) * 2 : 1024;
+    struct kept *nv = calloc(cap, sizeof *nv);
+    if (!nv)
+        return -1;
+    struct kept *old = s->v;
+    size_t old_cap = old ? s->mask + 1 : 0;
+    s->v = nv;
+    s->mask = cap - 1;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i].hash)
+            continue;
+        size_t j = (size_t)old[i].hash & s->mask;
+        while (s->v[j].hash)
+            j = (j + 1) & s->mask;
+        s->v[j] = old[i];
+    }
+    free(old);
+    return 0;
+}
+
+/* ---- the run ---- */
+
+struct run {
+    struct options *o;
+    struct topic topic;
+    int focused;
+    pthread_mutex_t lock; /* index, kept, warc, counters */
+    struct dedup_index *index;
+    struct kept_set kept;
+    struct crawl_warc_writer *warc;
+    FILE *log;
+    int log_is_stdout;
+    int progress;
+    int failed; /* a fatal write error was reported */
+    uint64_t warc_records;
+};
+
+static void iso_date(int64_t t, char out[24])
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    gmtime_r(&tt, &tm);
+    strftime(out, 24, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Links of the page with their priorities; none when meta robots nofollow. */
+static int add_links(struct run *run, const struct extract_doc *doc, double page_rel,
+                     struct crawl_verdict *v)
+{
+    if (extract_doc_nofollow(doc))
+        return 0;
+    size_t n = extract_doc_link_count(doc);
+    for (size_t i = 0; i < n; i++) {
+        const struct extract_link *l = extract_doc_link(doc, i);
+        if (l->nofollow)
+            continue;
+        float prio = 0;
+        if (run->focused) {
+            double a = text_relevance(&run->topic, l->anchor, strlen(l->anchor));
+            prio = (float)(0.4 * page_rel + 0.6 * a);
+        }
+        if (crawl_verdict_add_link(v, l->url, prio) != CRAWL_OK)
+            return -1;
+    }
+    return 0;
+}
+
+static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
+{
+    struct run *run = userdata;
+    struct cli_fp_opts fo = {0};
+    fo.keep_doc = 1;
+    fo.keep_tokens = run->focused;
+    struct cli_fp_result res;
+    struct extract_doc *doc = NULL;
+    int fp_ok = cli_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
+                                     &fo, &res) == 0;
+    int rc = 0;
+    if (fp_ok) {
+        doc = res.doc;
+        res.doc = NULL;
+    } else if (res.stage == CLI_FP_DEDUP || res.stage == CLI_FP_TOKENS) {
+        /* too little text to fingerprint: still a page, with links */
+        struct extract_opts eo = {.content_type = page->content_type, .base_url = page->url};
+        if (extract_doc_parse(page->body, page->body_len, &eo, &doc) != EXTRACT_OK)
+            doc = NULL;
+    }
+    if (!doc) {
+        v->decision = CRAWL_DECISION_FILTERED;
+        v->expand = 0;
+        char msg[300];
+        snprintf(msg, sizeof msg, "not a page: %s", res.message);
+        rc = crawl_verdict_set(&v->error, msg) == CRAWL_OK ? 0 : -1;
+        cli_fp_result_release(&res);
+        return rc;
+    }
+    if (!fp_ok) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "not fingerprinted: %s", res.message);
+        if (crawl_verdict_set(&v->error, msg) != CRAWL_OK)
+            rc = -1;
+    }
+    const char *canon = extract_doc_canonical(doc);
+    if (*canon && crawl_verdict_set(&v->canonical, canon) != CRAWL_OK)
+        rc = -1;
+    double page_rel = 0;
+    if (run->focused) {
+        page_rel = res.tokens ? topic_cosine(&run->topic, res.tokens, res.n_tokens) : 0;
+        v->relevance = page_rel;
+    }
+    if (fp_ok) {
+        v->has_fingerprint = 1;
+        v->fingerprint = res.fingerprint;
+    }
+    char digest[CRAWL_DIGEST_SIZE];
+    if (crawl_digest_sha1(page->raw_body, page->raw_len, digest) != CRAWL_OK)
+        rc = -1;
+    int noindex = extract_doc_noindex(doc) != 0;
+
+    pthread_mutex_lock(&run->lock);
+    char date[24];
+    iso_date(page->date, date);
+    int found = 0;
+    struct kept *k = NULL;
+    if (rc == 0 && !noindex && kept_grow(&run->kept) == 0)
+        k = kept_find(&run->kept, digest, &found);
+    uint32_t dup = 0;
+    unsigned dist = 0;
+    enum dedup_code dc = DEDUP_OK;
+    int near = 0;
+    if (noindex) {
+        v->decision = CRAWL_DECISION_FILTERED;
+        if (crawl_verdict_set(&v->error, "meta robots noindex: not archived") != CRAWL_OK)
+            rc = -1;
+    } else if (k && found) {
+        v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
+        v->expand = 0;
+        if (crawl_verdict_set(&v->duplicate_of, k->uri) != CRAWL_OK)
+            rc = -1;
+        v->distance = 0;
+        if (run->warc) {
+            struct crawl_warc_revisit rv = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
+                                            .date = date, .head = page->head,
+                                            .head_len = page->head_len, .payload_digest = digest,
+                                            .refers_to = k->id, .refers_to_uri = k->uri,
+                                            .refers_to_date = k->date};
+            if (crawl_warc_write_revisit(run->warc, &rv, NULL) != CRAWL_OK) {
+                rc = -1;
+            } else {
+                run->warc_records++;
+            }
+        }
+    } else if (fp_ok && (near = dedup_index_nearest(run->index, res.fingerprint,
+                                                    (unsigned)run->o->k, &dup, &dist, &dc)) == 1) {
+        v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
+        v->expand = 0;
+        v->distance = (int)dist;
+        if (crawl_verdict_set(&v->duplicate_of, dedup_index_id(run->index, dup, NULL)) !=
+            CRAWL_OK)
+            rc = -1;
+    } else if (near < 0) {
+        rc = -1;
+    } else {
+        v->decision = CRAWL_DECISION_NEW;
+        if (fp_ok && dedup_index_add(run->index, res.fingerprint, page->url, strlen(page->url),
+                                     NULL) != DEDUP_OK)
+            rc = -1;
+        char id[CRAWL_WARC_ID_SIZE] = "";
+        if (rc == 0 && run->warc) {
+            struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
+                                            .date = date, .request = page->request,
+                                            .request_len = page->request_len, .head = page->head,
+                                            .head_len = page->head_len, .body = page->raw_body,
+                                            .body_len = page->raw_len};
+            if (crawl_warc_write_response(run->warc, &x, id) != CRAWL_OK)
+                rc = -1;
+            else
+                run->warc_records++;
+        }
+        if (rc == 0 && k && run->kept.n < DIGESTS_MAX) {
+            k->uri = strdup(page->url);
+            if (!k->uri) {
+                k->hash = 0;
+                rc = -1;
+            } else {
+                snprintf(k->digest, sizeof k->digest, "%s", digest);
+                snprintf(k->id, sizeof k->id, "%s", id);
+                snprintf(k->date, sizeof k->date, "%s", date);
+                run->kept.n++;
+                k = NULL;
+            }
+        }
+    }
+    if (k && !found)
+        k->hash = 0; /* the slot taken for a lookup that added nothing */
+    if (rc != 0 && !run->failed) {
+        run->failed = 1;
+        if (run->warc && *crawl_warc_writer_error(run->warc))
+            cli_error(CMD, "cannot write the WARC: %s", crawl_warc_writer_error(run->warc));
+        else
+            cli_error(CMD, "out of memory processing %s", page->url);
+    }
+    pthread_mutex_unlock(&run->lock);
+
+    /* --min-relevance: off-topic pages (not the seeds) are not expanded */
+    if (run->focused && page->depth > 0 && page_rel < run->o->min_relevance)
+        v->expand = 0;
+    if (rc == 0 && (v->decision == CRAWL_DECISION_NEW || v->decision == CRAWL_DECISION_FILTERED ||
+                    v->decision == CRAWL_DECISION_NEAR_DUPLICATE))
+        rc = add_links(run, doc, page_rel, v); /* counted, not enqueued, for duplicates */
+    extract_doc_free(doc);
+    cli_fp_result_release(&res);
+    return rc;
+}
+
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+    return j ? j : json_stringn("(invalid utf-8)", 15);
+}
+
+static void record(void *userdata, const struct crawl_record *r)
+{
+    struct run *run = userdata;
+    if (!run->log)
+        return;
+    json_t *o = json_object();
+    if (!o)
+        return;
+    json_object_set_new(o, "url", jstr(r->url));
+    json_object_set_new(o, "status", json_integer(r->status));
+    json_object_set_new(o, "depth", json_integer(r->depth));
+    json_object_set_new(o, "decision", json_string(crawl_decision_name(r->decision)));
+    if (r->has_fingerprint) {
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->fingerprint);
+        json_object_set_new(o, "fingerprint", json_string(hex));
+    }
+    if (r->duplicate_of)
+        json_object_set_new(o, "duplicate_of", jstr(r->duplicate_of));
+    if (r->distance >= 0)
+        json_object_set_new(o, "distance", json_integer(r->distance));
+    if (r->links >= 0)
+        json_object_set_new(o, "links", json_integer(r->links));
+    if (r->error)
+        json_object_set_new(o, "error", jstr(r->error));
+    if (!isnan(r->relevance))
+        json_object_set_new(o, "relevance", json_real(round(r->relevance * 1e4) / 1e4));
+    if (r->canonical)
+        json_object_set_new(o, "canonical", jstr(r->canonical));
+    if (r->location)
+        json_object_set_new(o, "location", jstr(r->location));
+    if (json_dumpf(o, run->log, JSON_COMPACT) == 0)
+        fputc('\n', run->log);
+    json_decref(o);
+}
+
+static void progress(void *userdata, const struct crawl_stats *s)
+{
+    struct run *run = userdata;
+    if (!run->progress)
+        return;
+    fprintf(stderr, "\r%llu pages  %.1f pages/s  queue %zu  hosts %zu  active %u  dups %llu   ",
+            (unsigned long long)s->fetched, s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0,
+            s->queued, s->hosts, s->active,
+            (unsigned long long)(s->near_duplicates + s->exact_duplicates));
+}
+
+static void summary(const struct run *run, const struct crawl_stats *s, int stopped)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    if (run->progress)
+        fputc('\n', stderr);
+    fprintf(stderr,
+            "crawl %s: %llu pages fetched in %.2f s (%.1f pages/s), %.1f MB\n"
+            "  new %llu, near-duplicate %llu, exact-duplicate %llu, filtered %llu, "
+            "robots-disallowed %llu, redirects %llu, errors %llu\n"
+            "  links enqueued %llu; NOT enqueued thanks to dedup %llu; out of scope %llu\n"
+            "  seen set: %zu URLs in %zu bytes (%.1f MB per million URLs); robots.txt fetched %llu\n"
+            "  parse+fingerprint time %.2f s over the workers; peak memory %.1f MB\n",
+            stopped ? "stopped" : "done", (unsigned long long)s->fetched, s->elapsed,
+            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, (double)s->bytes / 1e6,
+            (unsigned long long)s->new_pages, (unsigned long long)s->near_duplicates,
+            (unsigned long long)s->exact_duplicates, (unsigned long long)s->filtered,
+            (unsigned long long)s->robots_disallowed, (unsigned long long)s->redirects,
+            (unsigned long long)s->errors, (unsigned long long)s->links_enqueued,
+            (unsigned long long)s->links_saved, (unsigned long long)s->links_out_of_scope,
+            s->seen, s->seen_bytes,
+            s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
+            (unsigned long long)s->robots_fetched, s->process_seconds,
+            (double)ru.ru_maxrss / 1024.0);
+}
+
+/* ---- signals ---- */
+
+static struct crawl *volatile g_crawl;
+static volatile sig_atomic_t g_stopped;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stopped = 1;
+    if (g_crawl)
+        crawl_stop(g_crawl);
+}
+
+/* ---- seeds ---- */
+
+static int read_seeds(struct options *o, const char *path, char ***lines, size_t *n)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!f) {
+        cli_error(CMD, "cannot open seeds file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    (void)o;
+    char line[SEED_LINE_MAX + 2];
+    unsigned lineno = 0;
+    int rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            cli_error(CMD, "%s: line %u: longer than %u bytes", path, lineno, SEED_LINE_MAX);
+            rc = -1;
+            break;
+        }
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        char *e = s + strcspn(s, "#\r\n");
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        *e = '\0';
+        if (!*s)
+            continue;
+        if (*n >= SEEDS_MAX) {
+            cli_error(CMD, "%s: more than %u seeds", path, SEEDS_MAX);
+            rc = -1;
+            break;
+        }
+        char **nl = realloc(*lines, (*n + 1) * sizeof *nl);
+        char *copy = strdup(s);
+        if (!nl || !copy) {
+            free(copy);
+            if (nl)
+                *lines = nl;
+            cli_error(CMD, "out of memory reading %s", path);
+            rc = -1;
+            break;
+        }
+        *lines = nl;
+        (*lines)[(*n)++] = copy;
+    }
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+int cmd_crawl(int argc, char **argv)
+{
+    struct options o;
+    memset(&o, 0, sizeof o);
+    o.k = DEDUP_K_DEFAULT;
+    o.co.delay = CRAWL_DEFAULT_DELAY;
+    o.co.max_depth = -1;
+    o.min_relevance = 0;
+    int status = CLI_RUNTIME;
+    char **file_seeds = NULL;
+    size_t n_file_seeds = 0;
+    struct run run;
+    memset(&run, 0, sizeof run);
+    pthread_mutex_init(&run.lock, NULL);
+    struct crawl *c = NULL;
+    const char **seeds = calloc((size_t)argc + 1, sizeof *seeds);
+    if (!seeds) {
+        cli_error(CMD, "out of memory");
+        return CLI_RUNTIME;
+    }
+
+    /* --config first, so that the command line wins */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        const char *cfg = NULL;
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            cfg = argv[++i];
+        else if (strncmp(argv[i], "--config=", 9) == 0)
+            cfg = argv[i] + 9;
+        if (cfg && load_config(&o, cfg) != 0) {
+            status = CLI_USAGE;
+            goto done;
+        }
+    }
+    int only_seeds = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_seeds || a[0] != '-' || strcmp(a, "-") == 0) {
+            seeds[o.n_seeds++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_seeds = 1;
+            continue;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            status = CLI_OK;
+            goto done;
+        }
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o.quiet = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            status = cli_usage_error(CMD, "unknown option '%s'", a);
+            goto done;
+        }
+        char name[64];
+        const char *val;
+        const char *eq = strchr(a + 2, '=');
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a - 2), a + 2);
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a + 2);
+            if (i + 1 >= argc) {
+                status = cli_usage_error(CMD, "option '%s' needs a value", a);
+                goto done;
+            }
+            val = argv[++i];
+        }
+        if (strcmp(name, "config") == 0)
+            continue;
+        if (set_option(&o, name, val, NULL) != 0) {
+            status = CLI_USAGE;
+            goto done;
+        }
+    }
+    if (o.seeds_file && read_seeds(&o, o.seeds_file, &file_seeds, &n_file_seeds) != 0) {
+        status = CLI_USAGE;
+        goto done;
+    }
+    if (o.n_seeds + n_file_seeds == 0) {
+        status = cli_usage_error(CMD, "no seed URL (give SEED... or --seeds FILE)");
+        goto done;
+    }
+    if (o.topic && o.topic_file) {
+        status = cli_usage_error(CMD, "--topic and --topic-file exclude each other");
+        goto done;
+    }
+
+    /* topic */
+    char *topic_text = NULL;
+    if (o.topic_file) {
+        size_t len;
+        char err[256];
+        if (cli_read_file(o.topic_file, TOPIC_MAX_BYTES, &topic_text, &len, err, sizeof err) != 0) {
+            cli_error(CMD, "cannot read topic file %s: %s", o.topic_file, err);
+            status = CLI_USAGE;
+            goto done;
+        }
+    } else if (o.topic) {
+        topic_text = strdup(o.topic);
+    }
+    if (topic_text) {
+        int ok = topic_init(&run.topic, topic_text) == 0 && run.topic.n > 0;
+        free(topic_text);
+        if (!ok) {
+            status = cli_usage_error(CMD, "the topic has no words");
+            goto done;
+        }
+        run.focused = 1;
+    }
+
+    run.o = &o;
+    struct dedup_design design;
+    uint64_t expect = o.co.max_pages > 0 ? (uint64_t)o.co.max_pages : 1000000u;
+    if (dedup_design_choose((unsigned)o.k, expect, 0, &design) != DEDUP_OK ||
+        dedup_index_new(&design, &run.index) != DEDUP_OK) {
+        cli_error(CMD, "cannot set up the index for k %ld", o.k);
+        goto done;
+    }
+    if (o.log) {
+        if (strcmp(o.log, "-") == 0) {
+            run.log = stdout;
+            run.log_is_stdout = 1;
+        } else {
+            run.log = fopen(o.log, "w");
+            if (!run.log) {
+                cli_error(CMD, "cannot open log file %s: %s", o.log, strerror(errno));
+                goto done;
+            }
+        }
+    }
+    if (o.warc) {
+        struct crawl_warc_writer_opts wo = {0};
+        wo.software = "simcrawl/" CLI_VERSION;
+        enum crawl_code wc = crawl_warc_writer_open(o.warc, &wo, &run.warc);
+        if (wc != CRAWL_OK) {
+            cli_error(CMD, "cannot open WARC %s: %s", o.warc, crawl_strerror(wc));
+            goto done;
+        }
+    }
+    run.progress = !o.quiet && isatty(2);
+
+    o.co.focused = run.focused;
+    o.co.process = process;
+    o.co.record = record;
+    o.co.progress = progress;
+    o.co.userdata = &run;
+    char err[512];
+    enum crawl_code cc = crawl_new(&o.co, &c, err, sizeof err);
+    if (cc != CRAWL_OK) {
+        if (cc == CRAWL_EINVAL) {
+            status = cli_usage_error(CMD, "%s", err);
+        } else {
+            cli_error(CMD, "%s", *err ? err : crawl_strerror(cc));
+        }
+        goto done;
+    }
+    size_t good = 0;
+    for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
+        const char *s = i < o.n_seeds ? seeds[i] : file_seeds[i - o.n_seeds];
+        enum crawl_code sc = crawl_add_seed(c, s);
+        if (sc == CRAWL_EURL)
+            cli_error(CMD, "not an http(s) URL, skipped: %s", s);
+        else if (sc != CRAWL_OK) {
+            cli_error(CMD, "cannot add seed %s: %s", s, crawl_strerror(sc));
+            goto done;
+        } else
+            good++;
+    }
+    if (good == 0) {
+        status = cli_usage_error(CMD, "no valid seed URL");
+        goto done;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_int, old_term;
+    g_crawl = c;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    cc = crawl_run(c);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    g_crawl = NULL;
+
+    status = CLI_OK;
+    if (cc != CRAWL_OK) {
+        if (!run.failed)
+            cli_error(CMD, "crawl failed: %s", crawl_strerror(cc));
+        status = CLI_RUNTIME;
+    }
+    summary(&run, crawl_get_stats(c), g_stopped);
+    if (g_stopped)
+        cli_error(CMD, "stopped by a signal: in-flight transfers ended, files complete");
+done:
+    crawl_free(c);
+    if (run.warc) {
+        const char *path = NULL;
+        char pathbuf[4096];
+        path = crawl_warc_writer_path(run.warc);
+        snprintf(pathbuf, sizeof pathbuf, "%s", path ? path : "");
+        if (crawl_warc_writer_close(run.warc) != CRAWL_OK) {
+            cli_error(CMD, "cannot finish WARC %s", pathbuf);
+            status = CLI_RUNTIME;
+        }
+    }
+    if (run.log) {
+        if (fflush(run.log) != 0 || ferror(run.log)) {
+            cli_error(CMD, "cannot write log %s: %s", o.log, strerror(errno));
+            status = CLI_RUNTIME;
+        }
+        if (!run.log_is_stdout && fclose(run.log) != 0) {
+            cli_error(CMD, "cannot close log %s: %s", o.log, strerror(errno));
+            status = CLI_RUNTIME;
+        }
+    }
+    dedup_index_free(run.index);
+    if (run.kept.v) {
+        for (size_t i = 0; i <= run.kept.mask; i++)
+            free(run.kept.v[i].uri);
+        free(run.kept.v);
+    }
+    topic_release(&run.topic);
+    pthread_mutex_destroy(&run.lock);
+    for (size_t i = 0; i < n_file_seeds; i++)
+        free(file_seeds[i]);
+    free(file_seeds);
+    free(seeds);
+    for (size_t i = 0; i < o.n_owned; i++)
+        free(o.owned[i]);
+    return status;
+}
