@@ -344,7 +344,13 @@ struct ix_rec {
     static void name(type *a, type *tmp, size_t n, unsigned hi)                                \
     {                                                                                          \
         while (n > SORT_SMALL && hi > 0) {                                                     \
-            unsigned w = hi < DIGIT_BITS ? hi : DIGIT_BITS, shift = hi - w;                    \
+            /* digit width ~ log2(n): small buckets do not pay for 2048 counters */            \
+            unsigned w = 4;                                                                    \
+            while (w < DIGIT_BITS && ((size_t)1 << (w + 1)) <= n)                              \
+                w++;                                                                           \
+            if (w > hi)                                                                        \
+                w = hi;                                                                        \
+            unsigned shift = hi - w;                                                           \
             uint64_t m = ((uint64_t)1 << w) - 1;                                               \
             size_t cnt[(1u << DIGIT_BITS) + 1];                                                \
             memset(cnt, 0, sizeof(size_t) * ((size_t)m + 2));                                  \
@@ -1058,7 +1064,7 @@ fail:
  * k of q, each once. */
 typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head);
 
-static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
+IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
                      void *arg)
 {
     for (unsigned t = 0; t < idx->ntables; t++) {

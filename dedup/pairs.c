@@ -46,7 +46,7 @@ static int push_pair(struct pairs_job *j, unsigned t, size_t *cap, uint32_t x, u
     return 0;
 }
 
-static void pairs_table(void *arg, unsigned t)
+IX_HOT static void pairs_table(void *arg, unsigned t)
 {
     struct pairs_job *j = arg;
     const struct dedup_index *idx = j->idx;
@@ -141,6 +141,21 @@ uint32_t *ix_doc_positions(const struct dedup_index *idx)
     return pos;
 }
 
+/* The position of each document that is in some pair (its fingerprint has a neighbour or
+ * another document), IX_NONE for the others: the expansion skips those. */
+static uint32_t *paired_positions(const struct dedup_index *idx, const uint32_t *off)
+{
+    uint32_t *pos = malloc((idx->ndocs ? idx->ndocs : 1) * sizeof *pos);
+    if (!pos)
+        return NULL;
+    memset(pos, 0xff, (size_t)idx->ndocs * sizeof *pos);
+    for (uint32_t i = 0; i < idx->nmain; i++)
+        if (off[i] != off[i + 1] || idx->head[i] != idx->tail[i])
+            for (uint32_t d = idx->head[i]; d != IX_NONE; d = idx->doc_next[d])
+                pos[d] = i;
+    return pos;
+}
+
 struct cand {
     uint32_t b;
     unsigned distance;
@@ -169,8 +184,7 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     uint32_t n = idx->nmain;
     off = calloc((size_t)n + 1, sizeof *off);
     adj = malloc((npairs ? npairs * 2 : 1) * sizeof *adj);
-    pos = ix_doc_positions(idx);
-    if (!off || !adj || !pos)
+    if (!off || !adj)
         goto done;
     /* adjacency lists of distinct fingerprints (CSR) */
     for (size_t i = 0; i < npairs; i++) {
@@ -193,11 +207,14 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     off[0] = 0;
     free(pairs);
     pairs = NULL;
+    pos = paired_positions(idx, off);
+    if (!pos)
+        goto done;
 
     for (uint32_t a = 0; a < idx->ndocs; a++) {
         uint32_t pa = pos[a];
         ncand = 0;
-        if (idx->doc_next[a] == IX_NONE && off[pa] == off[pa + 1])
+        if (pa == IX_NONE)
             continue;
         uint64_t fa = idx->doc_fp[a];
         for (uint32_t i = off[pa]; i <= off[pa + 1]; i++) {

@@ -1,0 +1,352 @@
+/*
+ * Benchmarks of the block-permuted index (docs/BENCHMARKS.md "## Index"), all in one
+ * process on the same data: fingerprints from a fixed-seed generator, 90% random and 10%
+ * planted near-duplicates (a copy of an earlier fingerprint with 0..3 bits flipped).
+ *
+ *   all pairs at k = 3: 1M (1 and 2 threads) and 10M (2 threads), add + compact + pairs;
+ *   each paper design (4, 10, 16, 20 tables): all pairs of 1M, table bytes per
+ *     fingerprint, candidates per probe, and single-core query rate on a 1M and 10M index;
+ *   online: query-then-add from empty to 1M (the crawler's pattern);
+ *   the peer: Moz simhash-cpp's find_all algorithm (10 permuted sorted tables of every
+ *     fingerprint, probe each, collect the pairs in a global hash set, one core), written
+ *     here in C because its source cannot be fetched on this machine;
+ *   brute force over 50K fingerprints (all n^2/2 distances).
+ * Every figure is the median of --runs runs (default 5). Usage: bench_index [--runs N]
+ * [--big N] (the large size, default 10000000).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dedup/dedup.h"
+#include "dedup/index_int.h"
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t *gen(size_t n, uint64_t seed)
+{
+    uint64_t *v = malloc(n * sizeof *v);
+    rng = seed;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && rnd() % 10 == 0) {
+            uint64_t x = v[rnd() % i];
+            unsigned d = (unsigned)(rnd() % 4);
+            for (unsigned b = 0; b < d; b++)
+                x ^= (uint64_t)1 << (rnd() % 64);
+            v[i] = x;
+        } else {
+            v[i] = rnd();
+        }
+    }
+    return v;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, dbl_cmp);
+    return t[n / 2];
+}
+
+static struct dedup_index *build(const uint64_t *v, size_t n, unsigned tables)
+{
+    struct dedup_design d;
+    struct dedup_index *idx;
+    if (dedup_design_choose(3, n, tables, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
+        exit(2);
+    for (size_t i = 0; i < n; i++)
+        if (dedup_index_add(idx, v[i], "", 0, NULL) != DEDUP_OK)
+            exit(2);
+    return idx;
+}
+
+static int count_pair(void *ud, uint32_t a, uint32_t b, unsigned distance)
+{
+    (void)a;
+    (void)b;
+    (void)distance;
+    (*(uint64_t *)ud)++;
+    return 0;
+}
+
+/* add + compaction + all pairs, threads; returns seconds, *pairs the count */
+static double run_pairs(const uint64_t *v, size_t n, unsigned tables, unsigned threads,
+                        uint64_t *pairs, struct dedup_index_stats *st)
+{
+    double t0 = now();
+    struct dedup_index *idx = build(v, n, tables);
+    uint64_t c = 0;
+    if (ix_compact(idx, threads) != DEDUP_OK ||
+        dedup_index_pairs(idx, 3, threads, 0, count_pair, &c, NULL) != DEDUP_OK)
+        exit(2);
+    double t = now() - t0;
+    *pairs = c;
+    if (st && dedup_index_stats(idx, st) != DEDUP_OK)
+        exit(2);
+    dedup_index_free(idx);
+    return t;
+}
+
+/* single-core queries per second against idx: half near-duplicates of v, half random */
+static double query_rate(struct dedup_index *idx, const uint64_t *v, size_t n, size_t nq)
+{
+    uint64_t *q = malloc(nq * sizeof *q);
+    rng = 777;
+    for (size_t i = 0; i < nq; i++)
+        q[i] = i % 2 ? rnd() : v[rnd() % n] ^ ((uint64_t)1 << (rnd() % 64));
+    uint32_t doc;
+    unsigned dist;
+    enum dedup_code code;
+    size_t found = 0;
+    (void)dedup_index_nearest(idx, 0, 3, &doc, &dist, &code); /* absorb before timing */
+    double t0 = now();
+    for (size_t i = 0; i < nq; i++)
+        found += (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &code) == 1);
+    double t = now() - t0;
+    free(q);
+    if (found < nq / 2)
+        fprintf(stderr, "bench_index: only %zu of %zu near-duplicate queries found\n", found,
+                nq / 2);
+    return (double)nq / t;
+}
+
+/* ---- the peer: Moz simhash-cpp find_all, in C ---- */
+
+struct pairset {
+    uint64_t *a, *b; /* a = 0 && b = 0 is empty; pairs of distinct values, a < b */
+    size_t mask, n;
+    int has_zero_pair;
+};
+
+static void ps_insert(struct pairset *s, uint64_t a, uint64_t b);
+
+static void ps_grow(struct pairset *s)
+{
+    size_t size = s->a ? (s->mask + 1) * 2 : 1 << 16;
+    struct pairset ns = {calloc(size, 8), calloc(size, 8), size - 1, 0, s->has_zero_pair};
+    for (size_t i = 0; s->a && i <= s->mask; i++)
+        if (s->a[i] || s->b[i])
+            ps_insert(&ns, s->a[i], s->b[i]);
+    free(s->a);
+    free(s->b);
+    *s = ns;
+}
+
+static void ps_insert(struct pairset *s, uint64_t a, uint64_t b)
+{
+    if (!s->a || (s->n + 1) * 2 > s->mask + 1)
+        ps_grow(s);
+    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full);
+    for (size_t i = (size_t)(h >> 20) & s->mask;; i = (i + 1) & s->mask) {
+        if (!s->a[i] && !s->b[i]) {
+            s->a[i] = a;
+            s->b[i] = b;
+            s->n++;
+            return;
+        }
+        if (s->a[i] == a && s->b[i] == b)
+            return;
+    }
+}
+
+/* find_all: every table holds every fingerprint (duplicates included), sorted; pairs of
+ * distinct values within k go into one global set. Returns the set size. */
+IX_HOT static uint64_t moz_find_all(const uint64_t *v, size_t n, unsigned k)
+{
+    struct dedup_design d;
+    struct dedup_index *idx;
+    if (dedup_design_choose(k, n, 10, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
+        exit(2);
+    uint64_t *arr = malloc(n * 8), *tmp = malloc(n * 8);
+    struct pairset s = {0};
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        const struct ix_perm *p = &idx->perm[t];
+        for (size_t i = 0; i < n; i++)
+            arr[i] = ix_permute(p, v[i]);
+        ix_sort_u64(arr, tmp, n);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = i + 1; j < n && ix_top(arr[j], p->key_bits) ==
+                                                ix_top(arr[i], p->key_bits); j++)
+                if ((unsigned)__builtin_popcountll(arr[i] ^ arr[j]) <= k && arr[i] != arr[j]) {
+                    uint64_t x = ix_unpermute(p, arr[i]), y = ix_unpermute(p, arr[j]);
+                    ps_insert(&s, x < y ? x : y, x < y ? y : x);
+                }
+    }
+    uint64_t r = s.n;
+    free(s.a);
+    free(s.b);
+    free(arr);
+    free(tmp);
+    dedup_index_free(idx);
+    return r;
+}
+
+/* distinct-value pairs within k by brute force */
+IX_HOT static uint64_t brute(const uint64_t *v, size_t n, unsigned k)
+{
+    uint64_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            c += (unsigned)__builtin_popcountll(v[i] ^ v[j]) <= k;
+    return c;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 5;
+    size_t big = 10000000, m1 = 1000000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--runs") == 0)
+            runs = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--big") == 0)
+            big = (size_t)atoll(argv[i + 1]);
+    }
+    if (argc > 1 && strcmp(argv[1], "--profile") == 0) {
+        uint64_t *v = gen(m1, 42), c;
+        for (int r = 0; r < 5; r++) {
+            double c0 = cpu_now();
+            double w = run_pairs(v, m1, 0, 1, &c, NULL);
+            printf("%.3f s wall, %.3f s cpu\n", w, cpu_now() - c0);
+        }
+        free(v);
+        return 0;
+    }
+    if (runs < 1 || runs > 99)
+        runs = 5;
+    double t[100];
+    uint64_t pairs = 0;
+    struct dedup_index_stats st;
+    uint64_t *v1 = gen(m1, 42);
+
+    printf("%-58s %10s %12s\n", "benchmark (median of runs)", "seconds", "result");
+    for (unsigned th = 1; th <= 2; th++) {
+        for (int r = 0; r < runs; r++)
+            t[r] = run_pairs(v1, m1, 0, th, &pairs, r ? NULL : &st);
+        printf("all pairs k=3, 1M, auto design (%u tables), %u thread%s %*s %10.3f %9llu pairs\n",
+               st.tables, th, th > 1 ? "s" : " ", 8, "", median(t, runs),
+               (unsigned long long)pairs);
+    }
+    double ours1 = 0;
+    {
+        for (int r = 0; r < runs; r++)
+            t[r] = run_pairs(v1, m1, 10, 1, &pairs, NULL);
+        ours1 = median(t, runs);
+        printf("all pairs k=3, 1M, 10 tables, 1 thread %19s %10.3f %9llu pairs\n", "", ours1,
+               (unsigned long long)pairs);
+    }
+    double peer[100];
+    uint64_t mozpairs = 0;
+    for (int r = 0; r < runs; r++) {
+        double t0 = now();
+        mozpairs = moz_find_all(v1, m1, 3);
+        peer[r] = now() - t0;
+    }
+    double peer_med = median(peer, runs);
+    printf("peer: Moz find_all algorithm, 1M, 10 tables, 1 thread %4s %10.3f %9llu pairs*\n",
+           "", peer_med, (unsigned long long)mozpairs);
+    printf("  (* distinct fingerprint pairs; ours counts document pairs, identical copies too)\n");
+    printf("  ratio peer / ours (10 tables, 1 thread): %.1fx\n", peer_med / ours1);
+
+    size_t nb = 50000;
+    double t0 = now();
+    uint64_t bp = brute(v1, nb, 3);
+    double tb = now() - t0;
+    printf("brute force k=3, 50K (n^2/2 distances) %19s %10.3f %9llu pairs\n", "", tb,
+           (unsigned long long)bp);
+    printf("  brute force extrapolated to 1M: %.0f s\n", tb * 400.0);
+
+    printf("\nper design, k=3, 1M fingerprints:\n");
+    printf("%-8s %14s %14s %16s %14s\n", "tables", "pairs 2 thr s", "bytes/fp", "cand/probe",
+           "queries/s 1M");
+    static const unsigned designs[] = {4, 10, 16, 20};
+    for (unsigned di = 0; di < 4; di++) {
+        for (int r = 0; r < runs; r++)
+            t[r] = run_pairs(v1, m1, designs[di], 2, &pairs, r ? NULL : &st);
+        double tp = median(t, runs);
+        struct dedup_index *idx = build(v1, m1, designs[di]);
+        double q[100];
+        for (int r = 0; r < runs; r++)
+            q[r] = query_rate(idx, v1, m1, 1000000);
+        dedup_index_free(idx);
+        printf("%-8u %14.3f %14.2f %16.3f %14.0f\n", designs[di], tp,
+               (double)st.table_bytes / (double)st.distinct, st.candidates_per_probe,
+               median(q, runs));
+    }
+
+    printf("\nonline, query then add, from empty to 1M (auto design for 1M):\n");
+    for (int r = 0; r < runs; r++) {
+        struct dedup_design d;
+        struct dedup_index *idx;
+        if (dedup_design_choose(3, m1, 0, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
+            return 2;
+        uint32_t doc;
+        unsigned dist;
+        enum dedup_code code;
+        double s0 = now();
+        for (size_t i = 0; i < m1; i++) {
+            if (dedup_index_nearest(idx, v1[i], 3, &doc, &dist, &code) < 0 ||
+                dedup_index_add(idx, v1[i], "", 0, NULL) != DEDUP_OK)
+                return 2;
+        }
+        t[r] = now() - s0;
+        dedup_index_free(idx);
+    }
+    double tq = median(t, runs);
+    printf("  %.3f s for 1M query+add steps: %.2f M steps/s\n", tq, 1.0 / tq);
+    free(v1);
+
+    if (big) {
+        uint64_t *vb = gen(big, 4242);
+        printf("\n%zu fingerprints:\n", big);
+        for (int r = 0; r < runs; r++)
+            t[r] = run_pairs(vb, big, 0, 2, &pairs, r ? NULL : &st);
+        printf("all pairs k=3, auto design (%u tables), 2 threads %9s %10.3f %9llu pairs\n",
+               st.tables, "", median(t, runs), (unsigned long long)pairs);
+        printf("  table bytes per fingerprint %.2f, other bytes per document %.2f "
+               "(ids empty here)\n",
+               (double)st.table_bytes / (double)st.distinct,
+               (double)st.doc_bytes / (double)st.docs);
+        printf("%-8s %16s %16s\n", "tables", "cand/probe", "queries/s 1 core");
+        for (unsigned di = 0; di < 4; di++) {
+            struct dedup_index *idx = build(vb, big, designs[di]);
+            if (ix_compact(idx, 2) != DEDUP_OK || dedup_index_stats(idx, &st) != DEDUP_OK)
+                return 2;
+            double q[100];
+            for (int r = 0; r < runs; r++)
+                q[r] = query_rate(idx, vb, big, 1000000);
+            printf("%-8u %16.3f %16.0f\n", designs[di], st.candidates_per_probe,
+                   median(q, runs));
+            dedup_index_free(idx);
+        }
+        free(vb);
+    }
+    return 0;
+}
