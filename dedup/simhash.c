@@ -24,6 +24,9 @@ static const char *const STRERROR[] = {
     [DEDUP_ETOOLARGE] = "too large",
     [DEDUP_EFORMAT] = "bad file format",
     [DEDUP_EIO] = "input/output error",
+    [DEDUP_EVERSION] = "unsupported file format version",
+    [DEDUP_ETRUNCATED] = "file is truncated",
+    [DEDUP_ECHECKSUM] = "checksum mismatch (file is damaged)",
 };
 
 const char *dedup_strerror(enum dedup_code code)
