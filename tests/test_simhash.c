@@ -15,7 +15,7 @@
 
 #include "dedup/dedup_int.h"
 
-void test_simhash_register(void);
+extern void test_simhash_register(void);
 
 #define VECTORS "tests/data/fingerprint/vectors.txt"
 #define IDF_FILE "tests/data/fingerprint/idf.txt"
