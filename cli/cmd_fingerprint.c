@@ -5,8 +5,12 @@
  * "16HEX  PATH", like sha256sum: 16 lower-case hex digits, two spaces, the path as given
  * ("-" for standard input). A path holding a newline or a backslash is printed with those
  * escaped ("\n", "\\") and the line starts with a backslash, as GNU coreutils does.
- * An input that fails (unreadable, not HTML, too little text) gets a diagnostic on stderr
- * and no line; the others go on; the exit status is then 2.
+ * An input without a fingerprint gets a diagnostic on stderr and no line; the others go on.
+ * A page with too little text (empty, no main text, fewer than DEDUP_MIN_TOKENS words) is
+ * an answer about that page, not a failure of the run: the exit status stays 0, so that
+ * scripts fingerprinting a whole site (../shared/tools/neardup-score) get every other
+ * line. An input that cannot be read or is not a page (binary, over the size cap, bad
+ * UTF-8 with --text) makes the exit status 2.
  * --idf-out counts, over the inputs, how many contain each shingle and writes an IDF file
  * (docs/FINGERPRINT.md section 5) that --idf reads back.
  */
@@ -37,8 +41,11 @@ static void usage(FILE *out)
             "  -h, --help      this help\n"
             "  --              end of options (a FILE may then start with '-')\n"
             "\n"
-            "exit status: 0 all inputs fingerprinted, 1 usage error, 2 some input failed\n"
-            "(too little text, unreadable, not a page): it is named on stderr, the rest go on.\n",
+            "An input without a fingerprint is named on stderr with the reason and gets no\n"
+            "line; the others go on.\n"
+            "exit status: 0 every input was read (pages with too little text to fingerprint\n"
+            "are reported but are not errors), 1 usage error, 2 some input could not be read\n"
+            "or is not a page (binary, too large, invalid UTF-8 with --text).\n",
             DEDUP_FINGERPRINT_VERSION);
 }
 
@@ -61,6 +68,16 @@ static void print_line(uint64_t fp, const char *path)
             putchar(*p);
     }
     putchar('\n');
+}
+
+/* The page was read and parsed but has no text worth a fingerprint. */
+static int too_little_text(const struct cli_fp_result *res)
+{
+    if (res->stage == CLI_FP_DEDUP)
+        return res->dedup_code == DEDUP_ETOOSHORT;
+    if (res->stage == CLI_FP_EXTRACT)
+        return res->extract_code == EXTRACT_EEMPTY || res->extract_code == EXTRACT_ENOTEXT;
+    return 0;
 }
 
 /* Loads --idf FILE; prints the reason and returns NULL on failure. */
@@ -142,7 +159,8 @@ int cmd_fingerprint(int argc, char **argv)
         struct cli_fp_result res;
         if (cli_fingerprint_file(argv[i], &opts, &res) != 0) {
             cli_error(CMD, "%s: %s", argv[i], res.message);
-            status = CLI_RUNTIME;
+            if (!too_little_text(&res))
+                status = CLI_RUNTIME;
         } else {
             print_line(res.fingerprint, argv[i]);
             if (counted) {
