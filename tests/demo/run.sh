@@ -1,0 +1,62 @@
+#!/bin/sh
+# `make demo`: crawl the bundled demo site (tests/demo/site, a field guide with a mirrored
+# section, printer-friendly copies, re-posted articles and exact copies) on 127.0.0.1 with
+# a random free port, offline, and write under demo-out/: the WARC of the kept pages, the
+# JSON Lines crawl log, the fingerprints of every fetched page and the HTML cluster report.
+# Needs python3 (its http.server serves the site). SIMCRAWL selects the binary.
+set -eu
+SIMCRAWL=${SIMCRAWL:-./simcrawl}
+SITE=tests/demo/site
+OUT=demo-out
+command -v python3 >/dev/null || { echo "demo: needs python3 to serve the site" >&2; exit 2; }
+[ -x "$SIMCRAWL" ] || { echo "demo: no $SIMCRAWL; run make first" >&2; exit 2; }
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+# A free port on the loopback address, then the server; wait until it answers.
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$SITE" "$PORT" >"$OUT/server.log" 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT INT TERM
+python3 - "$PORT" <<'PY'
+import sys, time, urllib.request
+url = "http://127.0.0.1:%s/robots.txt" % sys.argv[1]
+for _ in range(100):
+    try:
+        urllib.request.urlopen(url, timeout=1).read()
+        sys.exit(0)
+    except Exception:
+        time.sleep(0.05)
+sys.exit("demo: the site server did not start")
+PY
+SEED="http://127.0.0.1:$PORT/index.html"
+echo "demo: serving $SITE at http://127.0.0.1:$PORT/ ; crawling from $SEED" >&2
+
+# A short delay: the site is ours and on loopback.
+"$SIMCRAWL" crawl --delay 0.02 --per-host 2 --quiet \
+    --warc "$OUT/crawl.warc.gz" --log "$OUT/crawl.jsonl" "$SEED"
+
+# The fingerprints of every page fetched (kept and dropped), then the cluster report.
+python3 - "$OUT/crawl.jsonl" "$OUT/fingerprints.txt" <<'PY'
+import json, sys
+with open(sys.argv[1]) as log, open(sys.argv[2], "w") as out:
+    for line in log:
+        r = json.loads(line)
+        if "fingerprint" in r:
+            out.write("%s %s\n" % (r["fingerprint"], r["url"]))
+PY
+"$SIMCRAWL" clusters --format html --fingerprints "$OUT/fingerprints.txt" >"$OUT/clusters.html"
+"$SIMCRAWL" clusters --format text --fingerprints "$OUT/fingerprints.txt" >"$OUT/clusters.txt"
+
+python3 - "$OUT/crawl.jsonl" <<'PY'
+import collections, json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+count = collections.Counter(r["decision"] for r in rows)
+print("demo: %d URLs: %s" % (len(rows), ", ".join("%s %d" % kv for kv in sorted(count.items()))))
+for r in rows:
+    if r["decision"] in ("near-duplicate", "exact-duplicate"):
+        print("  %-15s %s\n  %15s of %s (distance %s)" % (r["decision"], r["url"], "", r.get("duplicate_of"), r.get("distance")))
+PY
+echo "demo: WARC      $OUT/crawl.warc.gz"
+echo "demo: log       $OUT/crawl.jsonl"
+echo "demo: clusters  $OUT/clusters.html (text: $OUT/clusters.txt)"
