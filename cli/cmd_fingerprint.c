@@ -70,16 +70,6 @@ static void print_line(uint64_t fp, const char *path)
     putchar('\n');
 }
 
-/* The page was read and parsed but has no text worth a fingerprint. */
-static int too_little_text(const struct cli_fp_result *res)
-{
-    if (res->stage == CLI_FP_DEDUP)
-        return res->dedup_code == DEDUP_ETOOSHORT;
-    if (res->stage == CLI_FP_EXTRACT)
-        return res->extract_code == EXTRACT_EEMPTY || res->extract_code == EXTRACT_ENOTEXT;
-    return 0;
-}
-
 /* Loads --idf FILE; prints the reason and returns NULL on failure. */
 static struct dedup_idf *load_idf(const char *path)
 {
@@ -159,7 +149,7 @@ int cmd_fingerprint(int argc, char **argv)
         struct cli_fp_result res;
         if (cli_fingerprint_file(argv[i], &opts, &res) != 0) {
             cli_error(CMD, "%s: %s", argv[i], res.message);
-            if (!too_little_text(&res))
+            if (!cli_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;
         } else {
             print_line(res.fingerprint, argv[i]);

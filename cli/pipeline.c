@@ -277,6 +277,15 @@ int cli_fingerprint_file(const char *path, const struct cli_fp_opts *opts,
     return rc;
 }
 
+int cli_fp_result_too_little_text(const struct cli_fp_result *out)
+{
+    if (out->stage == CLI_FP_DEDUP)
+        return out->dedup_code == DEDUP_ETOOSHORT;
+    if (out->stage == CLI_FP_EXTRACT)
+        return out->extract_code == EXTRACT_EEMPTY || out->extract_code == EXTRACT_ENOTEXT;
+    return 0;
+}
+
 void cli_fp_result_release(struct cli_fp_result *out)
 {
     if (!out)

@@ -81,6 +81,13 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
 int cli_fingerprint_file(const char *path, const struct cli_fp_opts *opts,
                          struct cli_fp_result *out) __attribute__((warn_unused_result));
 
+/*
+ * 1 when the page was read but has too little text to fingerprint: empty, no main text,
+ * or fewer than the minimum of words. `simcrawl fingerprint` reports such pages on stderr
+ * without failing the run (exit 0); other failures (unreadable, binary, too large) exit 2.
+ */
+int cli_fp_result_too_little_text(const struct cli_fp_result *out);
+
 /* Frees what out owns and zeroes it. NULL-safe. */
 void cli_fp_result_release(struct cli_fp_result *out);
 
