@@ -22,7 +22,7 @@
  *     entry, main, post, text, story / comment, footer, sidebar, share, related, promo,
  *     tags, widget...; <article>, <main>, role=main, itemprop=articleBody are positive).
  *     The final score is scaled by (1 - link density of the candidate's visible text).
- *  3. The top candidate is refined as readability does: when >= 3 of the 5 best
+ *  3. The top candidate is refined as readability does: when >= 2 of the 4 runners-up
  *     candidates (scoring >= 75% of the top) share an ancestor, that ancestor wins;
  *     then climb to a parent that scores higher, and past parents with one child.
  *  4. Its siblings join when their score reaches max(10, 20% of the top) (a bonus when
@@ -50,6 +50,7 @@
 #define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
 #define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
 #define N_TOP 5
+#define MIN_ALTERNATIVES 2 /* readability uses 3; 2 catches forums of 3 posts */
 #define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
 
 struct sums {
@@ -293,16 +294,20 @@ static int select_pass(struct ex_walk *w, unsigned mode)
         uint32_t alt[N_TOP];
         size_t n_alt = 0;
         for (size_t k = 1; k < n_top; k++)
-            if (top_score[k] / best_score >= 0.75)
+            if (top_score[k] / best_score >= 0.75 && !is_ancestor(w, best, top[k]) &&
+                !is_ancestor(w, top[k], best))
                 alt[n_alt++] = top[k];
-        if (n_alt >= 3) {
+        if (n_alt >= MIN_ALTERNATIVES) {
             uint32_t p = w->elems[best].parent;
-            while (p != EX_NONE && (w->elems[p].tag) != T_body) {
+            /* with only two runners-up the shared ancestor must be close (a forum's
+             * posts in one table), or a page-wide wrapper would win */
+            int levels = n_alt >= 3 ? 1 << 30 : 3;
+            while (p != EX_NONE && (w->elems[p].tag) != T_body && levels-- > 0) {
                 size_t contained = 0;
                 for (size_t k = 0; k < n_alt; k++)
                     if (is_ancestor(w, p, alt[k]))
                         contained++;
-                if (contained >= 3) {
+                if (contained >= (n_alt >= 3 ? 3 : MIN_ALTERNATIVES)) {
                     best = p;
                     break;
                 }

@@ -71,6 +71,8 @@ char *ex_buf_take(struct ex_buf *b)
     char *p = b->p;
     if (!p)
         p = calloc(1, 1);
+    else
+        p[b->len] = '\0'; /* reserve() always leaves room for it */
     b->p = NULL;
     b->len = b->cap = 0;
     return p;

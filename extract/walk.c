@@ -218,8 +218,8 @@ static void add_text(struct state *st, const char *s, size_t n)
     if (st->pre) {
         for (size_t i = 0; i < n; i++) {
             unsigned char c = (unsigned char)s[i];
-            if (c == '\r')
-                continue;
+            if (c == '\r' || (c == '\n' && o == start))
+                continue; /* leading newlines of a <pre> are not content (HTML) */
             if (c == '\t' || c == '\f')
                 c = ' ';
             if (c == ' ' || c == '\n') {

@@ -1,0 +1,776 @@
+/*
+ * Suite "extract": HTML in, main text, links and metadata out (extract/extract.h).
+ * Charset sniffing (header, BOM, <meta>, fallbacks, invalid UTF-8), boilerplate removal
+ * on small handmade pages, links and URL resolution (RFC 3986 section 5.4 examples),
+ * metadata, the FINGERPRINT v1 tokens, bad input (empty, binary, huge, deep, one giant
+ * line), and the data-driven fixtures tests/data/extract/NNN.html -> NNN.txt (expected
+ * `simcrawl extract --text` output, optional NNN.ct holding a Content-Type).
+ * Big inputs are generated here, never committed.
+ */
+#include <CUnit/CUnit.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extract/extract.h"
+
+extern void test_extract_register(void);
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+/* ---- helpers ---- */
+
+static struct extract_doc *parse_opts(const char *html, size_t len, const char *ct,
+                                      const char *base)
+{
+    struct extract_opts o;
+    memset(&o, 0, sizeof o);
+    o.content_type = ct;
+    o.base_url = base;
+    struct extract_doc *doc = NULL;
+    enum extract_code rc = extract_doc_parse(html, len, &o, &doc);
+    CU_ASSERT_EQUAL(rc, EXTRACT_OK);
+    if (rc != EXTRACT_OK)
+        fprintf(stderr, "\nparse failed: %s\n", extract_strerror(rc));
+    return doc;
+}
+
+static struct extract_doc *parse(const char *html)
+{
+    return parse_opts(html, strlen(html), NULL, NULL);
+}
+
+static const char *text_of(struct extract_doc *doc)
+{
+    return doc ? extract_doc_text(doc, NULL) : "";
+}
+
+static int contains(const char *hay, const char *needle)
+{
+    return hay && strstr(hay, needle) != NULL;
+}
+
+static int valid_utf8(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        size_t k = *u < 0x80 ? 1 : *u >= 0xF0 ? 4 : *u >= 0xE0 ? 3 : *u >= 0xC2 ? 2 : 0;
+        if (k == 0)
+            return 0;
+        for (size_t j = 1; j < k; j++)
+            if ((u[j] & 0xC0) != 0x80)
+                return 0;
+        u += k;
+    }
+    return 1;
+}
+
+static char *tokens(const char *s, size_t *n)
+{
+    char *out = NULL;
+    size_t len = 0, count = 0;
+    enum extract_code rc = extract_tokens(s, strlen(s), &out, &len, &count);
+    CU_ASSERT_EQUAL(rc, EXTRACT_OK);
+    if (rc != EXTRACT_OK)
+        return NULL;
+    CU_ASSERT_EQUAL(strlen(out), len);
+    if (n)
+        *n = count;
+    return out;
+}
+
+#define ASSERT_TOKENS(in, want)                                                             \
+    do {                                                                                    \
+        char *t_ = tokens(in, NULL);                                                        \
+        CU_ASSERT_PTR_NOT_NULL(t_);                                                         \
+        if (t_) {                                                                           \
+            CU_ASSERT_STRING_EQUAL(t_, want);                                               \
+            if (strcmp(t_, want) != 0)                                                      \
+                fprintf(stderr, "\ntokens(%s) = '%s', want '%s'\n", in, t_, want);         \
+        }                                                                                   \
+        free(t_);                                                                           \
+    } while (0)
+
+/* ---- charset ---- */
+
+static void test_extract_charset_header(void)
+{
+    /* the header wins over <meta> */
+    const char *html = "<meta charset=\"utf-8\"><p>caf\xe9 cr\xe8me</p>";
+    struct extract_doc *d = parse_opts(html, strlen(html), "text/html; Charset=\"ISO-8859-1\"",
+                                       NULL);
+    CU_ASSERT_STRING_EQUAL(text_of(d), "caf\xc3\xa9 cr\xc3\xa8me");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "windows-1252");
+    extract_doc_free(d);
+}
+
+static void test_extract_charset_bom(void)
+{
+    const char u8[] = "\xef\xbb\xbf<p>\xe2\x82\xac 5</p>";
+    struct extract_doc *d = parse(u8);
+    CU_ASSERT_STRING_EQUAL(text_of(d), "\xe2\x82\xac 5");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "UTF-8");
+    extract_doc_free(d);
+    /* UTF-16LE with BOM: NUL bytes are fine here, and the BOM beats the header */
+    const char u16[] = "\xff\xfe<\0p\0>\0h\0\xe9\0!\0<\0/\0p\0>\0";
+    d = parse_opts(u16, sizeof u16 - 1, "text/html; charset=iso-8859-1", NULL);
+    CU_ASSERT_STRING_EQUAL(text_of(d), "h\xc3\xa9!");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "UTF-16LE");
+    extract_doc_free(d);
+}
+
+static void test_extract_charset_meta(void)
+{
+    /* windows-1251 Cyrillic: "Привет мир" */
+    struct extract_doc *d =
+        parse("<html><head><meta charset='windows-1251'></head><body><p>\xcf\xf0\xe8\xe2\xe5\xf2 "
+              "\xec\xe8\xf0</p></body></html>");
+    CU_ASSERT_STRING_EQUAL(text_of(d), "Привет мир");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "WINDOWS-1251");
+    extract_doc_free(d);
+}
+
+static void test_extract_charset_http_equiv(void)
+{
+    struct extract_doc *d = parse(
+        "<!-- <meta charset=utf-16> in a comment is no declaration -->"
+        "<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=Shift_JIS\">"
+        "<p>\x93\xfa\x96\x7b</p>"); /* 日本 */
+    CU_ASSERT_STRING_EQUAL(text_of(d), "日本");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "Shift_JIS");
+    extract_doc_free(d);
+}
+
+static void test_extract_charset_latin1_fallback(void)
+{
+    /* not valid UTF-8, nothing declared: windows-1252 (0x93/0x94 are curly quotes) */
+    struct extract_doc *d = parse("<p>\x93quoted\x94 na\xefve</p>");
+    CU_ASSERT_STRING_EQUAL(text_of(d), "\xe2\x80\x9cquoted\xe2\x80\x9d na\xc3\xafve");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "windows-1252");
+    extract_doc_free(d);
+    /* valid UTF-8, nothing declared: UTF-8 */
+    d = parse("<p>na\xc3\xafve</p>");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "UTF-8");
+    extract_doc_free(d);
+}
+
+static void test_extract_charset_unknown(void)
+{
+    struct extract_doc *d = parse("<meta charset=\"x-no-such-charset\"><p>caf\xc3\xa9</p>");
+    CU_ASSERT_STRING_EQUAL(text_of(d), "caf\xc3\xa9");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "UTF-8");
+    extract_doc_free(d);
+    d = parse("<meta charset=\"x-no-such-charset\"><p>caf\xe9</p>");
+    CU_ASSERT_STRING_EQUAL(text_of(d), "caf\xc3\xa9");
+    if (d)
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "windows-1252");
+    extract_doc_free(d);
+}
+
+static void test_extract_charset_invalid_utf8_output_valid(void)
+{
+    /* declared UTF-8, but broken: truncated, overlong, surrogate, stray bytes */
+    const char *html = "<meta charset=utf-8><p>a\xc3\x28 b\xe2\x82 c\xc0\xaf d\xed\xa0\x80 e\xff"
+                       " &#xD800; &#0; &#x110000; f</p><title>t\xfe</title>";
+    struct extract_doc *d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT(valid_utf8(text_of(d)));
+    CU_ASSERT(valid_utf8(extract_doc_title(d)));
+    CU_ASSERT(contains(text_of(d), "a\xef\xbf\xbd("));
+    CU_ASSERT(contains(text_of(d), " f"));
+    extract_doc_free(d);
+}
+
+/* ---- boilerplate ---- */
+
+static const char blog_page[] =
+    "<!DOCTYPE html><html lang='en-GB'><head><title> My  blog &amp; more </title></head><body>"
+    "<header><a href='/'>Home</a> <a href='/about'>About</a></header>"
+    "<nav class='menu'><ul><li><a href='/a'>Archive</a></li><li><a href='/t'>Tags</a></li></ul></nav>"
+    "<div id='content'><article class='post'><h1>Why simhash works</h1>"
+    "<p class='byline'>By Ann, 3 May 2024</p>"
+    "<p>Charikar's simhash maps a set of weighted features to a short fingerprint, so that "
+    "similar sets get fingerprints that differ in few bits, which is what we want here.</p>"
+    "<p>Manku, Jain and Das Sarma showed how to find all fingerprints within a small Hamming "
+    "distance quickly, using permuted tables, and this made it practical at web scale.</p>"
+    "<div class='share-buttons'><a href='https://t.example/s'>Tweet</a> "
+    "<a href='https://f.example/s'>Share</a></div>"
+    "<h2>Shingles</h2><ul><li>Word 4-grams of the main text, weighted by frequency.</li>"
+    "<li>Hashed with XXH3, then summed bit by bit.</li></ul>"
+    "<pre>int  x = 1;\n  return x;</pre>"
+    "</article><aside class='sidebar'><h3>Popular</h3><p>Some other long post title that is "
+    "here, with commas, and more words, to look like content but in a sidebar.</p></aside>"
+    "</div><footer><p>Copyright 2024, all rights reserved, do not copy this page ever.</p>"
+    "</footer><script>document.write('<p>no</p>')</script></body></html>";
+
+static void test_extract_boilerplate_blog(void)
+{
+    struct extract_doc *d = parse(blog_page);
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "Why simhash works\n\n"));
+    CU_ASSERT(contains(t, "Charikar's simhash maps"));
+    CU_ASSERT(contains(t, "permuted tables, and this made it practical at web scale."));
+    CU_ASSERT(contains(t, "Shingles\n\nWord 4-grams"));
+    CU_ASSERT(contains(t, "\n\nHashed with XXH3"));
+    CU_ASSERT(contains(t, "int  x = 1;\n  return x;"));
+    CU_ASSERT(!contains(t, "Archive"));
+    CU_ASSERT(!contains(t, "Tweet"));
+    CU_ASSERT(!contains(t, "sidebar"));
+    CU_ASSERT(!contains(t, "Copyright"));
+    CU_ASSERT(!contains(t, "no"));
+    CU_ASSERT(!contains(t, "Home"));
+    if (d) {
+        CU_ASSERT_STRING_EQUAL(extract_doc_title(d), "My blog & more");
+        CU_ASSERT_STRING_EQUAL(extract_doc_lang(d), "en");
+    }
+    extract_doc_free(d);
+}
+
+static void test_extract_boilerplate_hidden(void)
+{
+    struct extract_doc *d = parse(
+        "<body><div class='content'><p>Visible paragraph with enough words to be the main "
+        "text of this small page, no doubt about it.</p>"
+        "<p hidden>hidden-attr</p><p style='color:red; DISPLAY : none'>display-none</p>"
+        "<p aria-hidden='true'>aria-hidden</p><p style='visibility:hidden'>invisible</p>"
+        "<dialog><p>closed-dialog</p></dialog><noscript><p>noscript</p></noscript>"
+        "<template><p>template</p></template><svg><text>svgtext</text></svg>"
+        "<form><input value='input'><select><option>option</option></select>"
+        "<textarea>textarea</textarea><button>button</button></form>"
+        "<style>.x{}</style><p>Second visible paragraph, also long enough to be kept by "
+        "any sensible extractor out there.</p></div></body>");
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "Visible paragraph"));
+    CU_ASSERT(contains(t, "Second visible paragraph"));
+    static const char *const gone[] = {"hidden-attr", "display-none", "aria-hidden", "invisible",
+                                       "closed-dialog", "noscript", "template", "svgtext",
+                                       "input", "option", "textarea", "button", ".x"};
+    for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
+        CU_ASSERT(!contains(t, gone[i]));
+        if (contains(t, gone[i]))
+            fprintf(stderr, "\n'%s' should be dropped\n", gone[i]);
+    }
+    extract_doc_free(d);
+}
+
+static void test_extract_text_whitespace(void)
+{
+    struct extract_doc *d = parse("<p>  a \t b\n\n c&nbsp;&nbsp;d<br>e <br> f</p>"
+                                  "<pre>\n  x\r\n    y  </pre><p>g</p>");
+    CU_ASSERT_STRING_EQUAL(text_of(d), "a b c d\ne\nf\n\n  x\n    y\n\ng");
+    extract_doc_free(d);
+}
+
+static void test_extract_text_blocks(void)
+{
+    struct extract_doc *d =
+        parse("<table><tr><td>cell one</td><td>cell two</td></tr></table>"
+              "<h2>Head</h2><ul><li>item <b>bold</b>one</li><li>item two</li></ul><div>in "
+              "<span>line</span></div>");
+    CU_ASSERT_STRING_EQUAL(text_of(d), "cell one\n\ncell two\n\nHead\n\nitem boldone\n\n"
+                                       "item two\n\nin line");
+    extract_doc_free(d);
+}
+
+#define SPHINX_FMT \
+        "<html><body><div class='related' role='navigation'><ul><li><a href='i.html'>index" \
+    "</a></li><li><a href='%s.html'>next: %s</a></li></ul></div>" \
+    "<div class='document'><div class='documentwrapper'><div class='bodywrapper'>" \
+    "<div class='body' role='main'><section id='x'><h1>Clang Compiler User's Manual" \
+    "<a class='headerlink' href='#x'>¶</a></h1><p>The Clang Compiler is an open-source " \
+    "compiler for the C family of programming languages, aiming to be the best in class " \
+    "implementation of these languages.</p><p>This document describes important notes " \
+    "about using Clang as a compiler for an end-user, documenting the supported features, " \
+    "command line options, etc.</p></section></div></div></div>" \
+    "<div class='sphinxsidebar' role='navigation'><h3>Contents</h3><ul><li><a href='#'>" \
+    "%s</a></li></ul><div id='searchbox' role='search'><form><input name='q'></form></div>" \
+    "</div></div><div class='footer'>&copy; Copyright 2007-%s, The Clang Team.</div>" \
+    "</body></html>"
+
+static void test_extract_text_sphinx_nav(void)
+{
+    /* the same page with two different navigations gives the same text */
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, SPHINX_FMT, "intro", "Introduction", "Table of contents", "2022");
+    snprintf(b, sizeof b, SPHINX_FMT, "tools", "Clang Tools", "Contents of this page", "2023");
+    struct extract_doc *da = parse(a), *db = parse(b);
+    CU_ASSERT_STRING_EQUAL(text_of(da), text_of(db));
+    CU_ASSERT(contains(text_of(da), "Clang Compiler User's Manual"));
+    CU_ASSERT(contains(text_of(da), "command line options, etc."));
+    CU_ASSERT(!contains(text_of(da), "Copyright"));
+    CU_ASSERT(!contains(text_of(da), "next"));
+    extract_doc_free(da);
+    extract_doc_free(db);
+}
+
+/* ---- links and metadata ---- */
+
+static void test_extract_links_resolved(void)
+{
+    const char *html =
+        "<html><head><base href='/docs/v2/'><link rel='Canonical' href='page.html#top'>"
+        "<meta name='ROBOTS' content='NoIndex, follow'></head><body>"
+        "<div class='content'><p>Text of the page, long enough to be the main content of "
+        "it, with a <a href='inner.html#sec'>link in the text</a> and more words.</p></div>"
+        "<nav><a href='../v1/' rel='nofollow noopener'>old\n version</a>"
+        "<a href='javascript:void(0)'>js</a><a href='mailto:x@example.com'>mail</a>"
+        "<a href='#frag'>frag</a><a href=''>empty</a><a href='  HTTPS://Other.Example:8080'>"
+        "other</a><a href='//cdn.example/a b'>cdn</a><a href='data:text/html,x'>data</a>"
+        "<a href='?q=1' rel='ugc'>query</a><a href='tel:123'>tel</a><a href='x'><img alt="
+        "'picture link'></a><a href='y' rel='sponsored'></a></nav></body></html>";
+    struct extract_doc *d = parse_opts(html, strlen(html), NULL, "http://example.com/a/b.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_base(d), "http://example.com/docs/v2/");
+    CU_ASSERT_STRING_EQUAL(extract_doc_canonical(d), "http://example.com/docs/v2/page.html");
+    CU_ASSERT_EQUAL(extract_doc_noindex(d), 1);
+    CU_ASSERT_EQUAL(extract_doc_nofollow(d), 0);
+    static const struct {
+        const char *url, *anchor;
+        unsigned nofollow, in_main;
+    } want[] = {
+        {"http://example.com/docs/v2/inner.html", "link in the text", 0, 1},
+        {"http://example.com/docs/v1/", "old version", 1, 0},
+        {"https://other.example:8080/", "other", 0, 0},
+        {"http://cdn.example/a%20b", "cdn", 0, 0},
+        {"http://example.com/docs/v2/?q=1", "query", 1, 0},
+        {"http://example.com/docs/v2/x", "picture link", 0, 0},
+        {"http://example.com/docs/v2/y", "", 1, 0},
+    };
+    size_t n = extract_doc_link_count(d);
+    CU_ASSERT_EQUAL(n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < n && i < sizeof want / sizeof want[0]; i++) {
+        const struct extract_link *l = extract_doc_link(d, i);
+        CU_ASSERT_STRING_EQUAL(l->url, want[i].url);
+        CU_ASSERT_STRING_EQUAL(l->anchor, want[i].anchor);
+        CU_ASSERT_EQUAL(l->nofollow, want[i].nofollow);
+        CU_ASSERT_EQUAL(l->in_main, want[i].in_main);
+    }
+    CU_ASSERT_PTR_NULL(extract_doc_link(d, n));
+    extract_doc_free(d);
+}
+
+static void test_extract_links_rfc3986(void)
+{
+    /* RFC 3986 section 5.4.1 and 5.4.2, base http://a/b/c/d;p?q */
+    static const char *const cases[][2] = {
+        {"g", "http://a/b/c/g"},
+        {"./g", "http://a/b/c/g"},
+        {"g/", "http://a/b/c/g/"},
+        {"/g", "http://a/g"},
+        {"//g", "http://g/"},
+        {"?y", "http://a/b/c/d;p?y"},
+        {"g?y", "http://a/b/c/g?y"},
+        {"g#s", "http://a/b/c/g"},
+        {"g?y#s", "http://a/b/c/g?y"},
+        {";x", "http://a/b/c/;x"},
+        {"g;x", "http://a/b/c/g;x"},
+        {".", "http://a/b/c/"},
+        {"./", "http://a/b/c/"},
+        {"..", "http://a/b/"},
+        {"../", "http://a/b/"},
+        {"../g", "http://a/b/g"},
+        {"../..", "http://a/"},
+        {"../../", "http://a/"},
+        {"../../g", "http://a/g"},
+        {"../../../g", "http://a/g"},
+        {"../../../../g", "http://a/g"},
+        {"/./g", "http://a/g"},
+        {"/../g", "http://a/g"},
+        {"g.", "http://a/b/c/g."},
+        {".g", "http://a/b/c/.g"},
+        {"g..", "http://a/b/c/g.."},
+        {"..g", "http://a/b/c/..g"},
+        {"./../g", "http://a/b/g"},
+        {"./g/.", "http://a/b/c/g/"},
+        {"g/./h", "http://a/b/c/g/h"},
+        {"g/../h", "http://a/b/c/h"},
+        {"g;x=1/./y", "http://a/b/c/g;x=1/y"},
+        {"g;x=1/../y", "http://a/b/c/y"},
+        {"g?y/./x", "http://a/b/c/g?y/./x"},
+        {"g?y/../x", "http://a/b/c/g?y/../x"},
+        {"http:g", "http:g"},
+        {"g:h", NULL},
+        {"#s", NULL},
+        {"", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char html[256];
+        snprintf(html, sizeof html, "<p><a href=\"%s\">x</a></p>", cases[i][0]);
+        struct extract_doc *d = parse_opts(html, strlen(html), NULL, "http://a/b/c/d;p?q");
+        if (!d)
+            continue;
+        if (cases[i][1] == NULL) {
+            CU_ASSERT_EQUAL(extract_doc_link_count(d), 0);
+        } else {
+            CU_ASSERT_EQUAL(extract_doc_link_count(d), 1);
+            const struct extract_link *l = extract_doc_link(d, 0);
+            if (l) {
+                CU_ASSERT_STRING_EQUAL(l->url, cases[i][1]);
+                if (strcmp(l->url, cases[i][1]) != 0)
+                    fprintf(stderr, "\n%s -> %s, want %s\n", cases[i][0], l->url, cases[i][1]);
+            }
+        }
+        extract_doc_free(d);
+    }
+}
+
+static void test_extract_links_no_base(void)
+{
+    struct extract_doc *d = parse("<p><a href='rel/x.html#a'>r</a> <a href='HTTP://E.x/'>a</a>"
+                                  " <a href='mailto:q@e.x'>m</a></p>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_EQUAL(extract_doc_link_count(d), 2);
+    CU_ASSERT_STRING_EQUAL(extract_doc_link(d, 0)->url, "rel/x.html");
+    CU_ASSERT_STRING_EQUAL(extract_doc_link(d, 1)->url, "http://e.x/");
+    CU_ASSERT_STRING_EQUAL(extract_doc_base(d), "");
+    CU_ASSERT_STRING_EQUAL(extract_doc_canonical(d), "");
+    extract_doc_free(d);
+}
+
+static void test_extract_meta_robots_lang_title(void)
+{
+    struct extract_doc *d =
+        parse("<html><head><meta http-equiv='content-language' content='de-DE, en'>"
+              "<meta name='robots' content='none'><title>\n  Über\tuns  </title>"
+              "<title>second</title></head><body><p>Text.</p><svg><title>svg</title></svg>"
+              "</body></html>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_title(d), "Über uns");
+    CU_ASSERT_STRING_EQUAL(extract_doc_lang(d), "de");
+    CU_ASSERT_EQUAL(extract_doc_noindex(d), 1);
+    CU_ASSERT_EQUAL(extract_doc_nofollow(d), 1);
+    extract_doc_free(d);
+    d = parse("<html lang='PT_br'><head><meta name='description' content='noindex'></head>"
+              "<body><p>x</p></body></html>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_lang(d), "pt");
+    CU_ASSERT_STRING_EQUAL(extract_doc_title(d), "");
+    CU_ASSERT_EQUAL(extract_doc_noindex(d), 0);
+    extract_doc_free(d);
+}
+
+/* ---- tokens ---- */
+
+static void test_extract_tokens_ascii(void)
+{
+    size_t n = 0;
+    char *t = tokens("  Hello, World! It's 2024-05-03; snake_case x86-64 ", &n);
+    CU_ASSERT_STRING_EQUAL(t, "hello world it s 2024 05 03 snake_case x86 64");
+    CU_ASSERT_EQUAL(n, 10);
+    free(t);
+    ASSERT_TOKENS("", "");
+    ASSERT_TOKENS(" .,;!? ", "");
+}
+
+static void test_extract_tokens_unicode(void)
+{
+    ASSERT_TOKENS("Naïve CAFÉ résumé", "naive cafe resume");
+    ASSERT_TOKENS("Straße STRASSE", "strasse strasse");
+    ASSERT_TOKENS("\xef\xac\x81le \xef\xac\x82ow", "file flow");              /* ﬁle ﬂow */
+    ASSERT_TOKENS("ＡＢＣ１２３ ①", "abc123 1");                                /* NFKC */
+    ASSERT_TOKENS("e\xcc\x81t\xc3\xa9", "ete");                                 /* combining */
+    ASSERT_TOKENS("soft\xc2\xadhyphen zero\xe2\x80\x8bwidth", "softhyphen zerowidth");
+    ASSERT_TOKENS("Ωμέγα ΣΊΣΥΦΟΣ", "ωμεγα σισυφοσ");
+    ASSERT_TOKENS("Привет, мир", "привет мир");
+    ASSERT_TOKENS("a\xe2\x80\x94" "b c\xe2\x80\xa6" "d", "a b c d"); /* em dash, ellipsis */
+    ASSERT_TOKENS("٣٤ ١٢", "٣٤ ١٢");                                  /* Arabic-Indic digits */
+}
+
+static void test_extract_tokens_cjk(void)
+{
+    ASSERT_TOKENS("東京タワーは333m", "東 京 タ ワ ー は 333m");
+    ASSERT_TOKENS("ｶﾀｶﾅ", "カ タ カ ナ");          /* half-width katakana -> NFKC */
+    ASSERT_TOKENS("中文，标点。", "中 文 标 点"); /* CJK punctuation separates */
+    ASSERT_TOKENS("한국어 텍스트", "한국어 텍스트"); /* Hangul stays words */
+    ASSERT_TOKENS("\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab", "한"); /* jamo compose */
+    ASSERT_TOKENS("abc漢字def", "abc 漢 字 def");
+}
+
+static void test_extract_tokens_long_token_cut(void)
+{
+    char in[300], want[100];
+    memset(in, 'A', 200);
+    in[200] = '\0';
+    memset(want, 'a', 64);
+    want[64] = '\0';
+    ASSERT_TOKENS(in, want);
+    /* the cut never splits a character: 40 x "é" (2 bytes) = 80 bytes -> 32 letters */
+    char acc[200] = "", wacc[100] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(acc, "\xc3\xa9");
+    memset(wacc, 'e', 40); /* é is e + a stripped mark: 40 bytes, not cut */
+    ASSERT_TOKENS(acc, wacc);
+    char gr[200] = "", wgr[100] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(gr, "\xce\xbb"); /* λ, 2 bytes */
+    for (int i = 0; i < 32; i++)
+        strcat(wgr, "\xce\xbb");
+    ASSERT_TOKENS(gr, wgr);
+}
+
+static void test_extract_tokens_invalid(void)
+{
+    char *out = NULL;
+    size_t len = 0, n = 0;
+    CU_ASSERT_EQUAL(extract_tokens("ab\xff", 3, &out, &len, &n), EXTRACT_EINVAL);
+    CU_ASSERT_PTR_NULL(out);
+    CU_ASSERT_EQUAL(extract_tokens(NULL, 1, &out, &len, &n), EXTRACT_EINVAL);
+    CU_ASSERT_EQUAL(extract_tokens("x", 1, NULL, &len, &n), EXTRACT_EINVAL);
+    /* embedded NUL with explicit length: a separator */
+    CU_ASSERT_EQUAL(extract_tokens("a\0b", 3, &out, &len, &n), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(out, "a b");
+    free(out);
+}
+
+/* ---- bad input ---- */
+
+static void test_extract_bad_empty(void)
+{
+    struct extract_doc *d = (struct extract_doc *)1;
+    CU_ASSERT_EQUAL(extract_doc_parse("", 0, NULL, &d), EXTRACT_EEMPTY);
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT_EQUAL(extract_doc_parse(" \n\t\r\n ", 6, NULL, &d), EXTRACT_EEMPTY);
+    CU_ASSERT_EQUAL(extract_doc_parse("\xef\xbb\xbf  ", 5, NULL, &d), EXTRACT_EEMPTY);
+    CU_ASSERT_EQUAL(extract_doc_parse("<html><head><script>x()</script></head></html>", 46,
+                                      NULL, &d),
+                    EXTRACT_ENOTEXT);
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT_EQUAL(extract_doc_parse(NULL, 1, NULL, &d), EXTRACT_EINVAL);
+    CU_ASSERT_EQUAL(extract_doc_parse("x", 1, NULL, NULL), EXTRACT_EINVAL);
+    CU_ASSERT_STRING_EQUAL(extract_strerror(EXTRACT_EBINARY), "input is binary, not html");
+}
+
+static void test_extract_bad_binary(void)
+{
+    static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    static const char nul[] = "<html>\0\0\0\x01\x02</html>";
+    char ctl[256];
+    for (int i = 0; i < 256; i++)
+        ctl[i] = (char)(i % 31 + 1);
+    struct extract_doc *d = NULL;
+    CU_ASSERT_EQUAL(extract_doc_parse(png, sizeof png - 1, NULL, &d), EXTRACT_EBINARY);
+    CU_ASSERT_EQUAL(extract_doc_parse(nul, sizeof nul - 1, NULL, &d), EXTRACT_EBINARY);
+    CU_ASSERT_EQUAL(extract_doc_parse(ctl, sizeof ctl, NULL, &d), EXTRACT_EBINARY);
+    CU_ASSERT_EQUAL(extract_doc_parse("%PDF-1.7\n%...", 13, NULL, &d), EXTRACT_EBINARY);
+    CU_ASSERT_EQUAL(extract_doc_parse("\x1f\x8b\x08\x00", 4, NULL, &d), EXTRACT_EBINARY);
+    CU_ASSERT_PTR_NULL(d);
+}
+
+static void test_extract_bad_too_large(void)
+{
+    struct extract_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_bytes = 10;
+    struct extract_doc *d = NULL;
+    CU_ASSERT_EQUAL(extract_doc_parse("<p>hello world</p>", 18, &o, &d), EXTRACT_ETOOLARGE);
+    CU_ASSERT_PTR_NULL(d);
+}
+
+static void test_extract_bad_deep_nesting(void)
+{
+    /* 100,000 nested tags: bounded depth, no recursion, the shallow text survives */
+    const size_t n = 100000;
+    size_t cap = n * 11 + 100;
+    char *html = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    size_t len = 0;
+    len += (size_t)sprintf(html + len, "<p>top text</p>");
+    for (size_t i = 0; i < n; i++) {
+        memcpy(html + len, i % 2 ? "<div>" : "<span>", i % 2 ? 5 : 6);
+        len += i % 2 ? 5 : 6;
+    }
+    len += (size_t)sprintf(html + len, "deep text");
+    struct extract_doc *d = NULL;
+    CU_ASSERT_EQUAL(extract_doc_parse(html, len, NULL, &d), EXTRACT_OK);
+    CU_ASSERT(contains(text_of(d), "top text"));
+    CU_ASSERT(!contains(text_of(d), "deep text")); /* below max_depth */
+    extract_doc_free(d);
+    /* a raised depth cap reaches it */
+    struct extract_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_depth = 200000;
+    d = NULL;
+    CU_ASSERT_EQUAL(extract_doc_parse(html, len, &o, &d), EXTRACT_OK);
+    CU_ASSERT(contains(text_of(d), "deep text"));
+    extract_doc_free(d);
+    free(html);
+}
+
+static void test_extract_bad_huge_page(void)
+{
+    /* a 50 MB page of paragraphs (10 MB under the sanitizers) */
+    size_t target = SANITIZED ? 10u << 20 : 50u << 20;
+    static const char para[] = "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, "
+                               "sed do eiusmod tempor incididunt ut labore.</p>\n";
+    size_t pl = sizeof para - 1, count = target / pl;
+    char *html = malloc(count * pl + 64);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    for (size_t i = 0; i < count; i++)
+        memcpy(html + i * pl, para, pl);
+    struct extract_doc *d = NULL;
+    CU_ASSERT_EQUAL(extract_doc_parse(html, count * pl, NULL, &d), EXTRACT_OK);
+    size_t len = 0;
+    if (d)
+        extract_doc_text(d, &len);
+    CU_ASSERT(len > count * 100);
+    extract_doc_free(d);
+    free(html);
+}
+
+static void test_extract_bad_one_line(void)
+{
+    /* one 200 MB line (40 MB under the sanitizers): over the default cap it is refused;
+     * under a raised cap it is extracted, in linear time */
+    size_t target = SANITIZED ? 40u << 20 : 200u << 20;
+    char *html = malloc(target + 16);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    memcpy(html, "<p>", 3);
+    for (size_t i = 3; i < target; i++)
+        html[i] = (i % 7 == 0) ? ' ' : (char)('a' + i % 26);
+    struct extract_doc *d = NULL;
+    struct extract_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_bytes = target - 1;
+    CU_ASSERT_EQUAL(extract_doc_parse(html, target, &o, &d), EXTRACT_ETOOLARGE);
+    o.max_bytes = target;
+    CU_ASSERT_EQUAL(extract_doc_parse(html, target, &o, &d), EXTRACT_OK);
+    size_t len = 0;
+    if (d)
+        extract_doc_text(d, &len);
+    CU_ASSERT(len > target - 10);
+    extract_doc_free(d);
+    free(html);
+}
+
+/* ---- fixtures ---- */
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    *len = n;
+    return buf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_extract_fixtures(void)
+{
+    const char *dir = "tests/data/extract";
+    DIR *d = opendir(dir);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    char *names[512];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 512) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && strcmp(e->d_name + l - 5, ".html") == 0)
+            names[n++] = strndup(e->d_name, l - 5);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], cmp_str);
+    CU_ASSERT(n >= 10);
+    for (size_t i = 0; i < n; i++) {
+        char path[1024];
+        size_t hl = 0, tl = 0, cl = 0;
+        snprintf(path, sizeof path, "%s/%s.html", dir, names[i]);
+        char *html = slurp(path, &hl);
+        snprintf(path, sizeof path, "%s/%s.txt", dir, names[i]);
+        char *want = slurp(path, &tl);
+        snprintf(path, sizeof path, "%s/%s.ct", dir, names[i]);
+        char *ct = slurp(path, &cl);
+        CU_ASSERT_PTR_NOT_NULL(html);
+        CU_ASSERT_PTR_NOT_NULL(want);
+        if (html && want) {
+            while (tl > 0 && want[tl - 1] == '\n')
+                want[--tl] = '\0';
+            while (cl > 0 && ct[cl - 1] == '\n')
+                ct[--cl] = '\0';
+            struct extract_doc *doc = parse_opts(html, hl, ct, NULL);
+            const char *got = text_of(doc);
+            CU_ASSERT_STRING_EQUAL(got, want);
+            if (strcmp(got, want) != 0)
+                fprintf(stderr, "\nfixture %s: text differs; got:\n%s\n---\n", names[i], got);
+            extract_doc_free(doc);
+        }
+        free(html);
+        free(want);
+        free(ct);
+        free(names[i]);
+    }
+}
+
+void test_extract_register(void)
+{
+    CU_pSuite s = CU_add_suite("extract", NULL, NULL);
+    CU_add_test(s, "test_extract_charset_header", test_extract_charset_header);
+    CU_add_test(s, "test_extract_charset_bom", test_extract_charset_bom);
+    CU_add_test(s, "test_extract_charset_meta", test_extract_charset_meta);
+    CU_add_test(s, "test_extract_charset_http_equiv", test_extract_charset_http_equiv);
+    CU_add_test(s, "test_extract_charset_latin1_fallback", test_extract_charset_latin1_fallback);
+    CU_add_test(s, "test_extract_charset_unknown", test_extract_charset_unknown);
+    CU_add_test(s, "test_extract_charset_invalid_utf8_output_valid",
+                test_extract_charset_invalid_utf8_output_valid);
+    CU_add_test(s, "test_extract_boilerplate_blog", test_extract_boilerplate_blog);
+    CU_add_test(s, "test_extract_boilerplate_hidden", test_extract_boilerplate_hidden);
+    CU_add_test(s, "test_extract_text_whitespace", test_extract_text_whitespace);
+    CU_add_test(s, "test_extract_text_blocks", test_extract_text_blocks);
+    CU_add_test(s, "test_extract_text_sphinx_nav", test_extract_text_sphinx_nav);
+    CU_add_test(s, "test_extract_links_resolved", test_extract_links_resolved);
+    CU_add_test(s, "test_extract_links_rfc3986", test_extract_links_rfc3986);
+    CU_add_test(s, "test_extract_links_no_base", test_extract_links_no_base);
+    CU_add_test(s, "test_extract_meta_robots_lang_title", test_extract_meta_robots_lang_title);
+    CU_add_test(s, "test_extract_tokens_ascii", test_extract_tokens_ascii);
+    CU_add_test(s, "test_extract_tokens_unicode", test_extract_tokens_unicode);
+    CU_add_test(s, "test_extract_tokens_cjk", test_extract_tokens_cjk);
+    CU_add_test(s, "test_extract_tokens_long_token_cut", test_extract_tokens_long_token_cut);
+    CU_add_test(s, "test_extract_tokens_invalid", test_extract_tokens_invalid);
+    CU_add_test(s, "test_extract_bad_empty", test_extract_bad_empty);
+    CU_add_test(s, "test_extract_bad_binary", test_extract_bad_binary);
+    CU_add_test(s, "test_extract_bad_too_large", test_extract_bad_too_large);
+    CU_add_test(s, "test_extract_bad_deep_nesting", test_extract_bad_deep_nesting);
+    CU_add_test(s, "test_extract_bad_huge_page", test_extract_bad_huge_page);
+    CU_add_test(s, "test_extract_bad_one_line", test_extract_bad_one_line);
+    CU_add_test(s, "test_extract_fixtures", test_extract_fixtures);
+}
