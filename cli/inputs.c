@@ -259,16 +259,19 @@ int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
     return k ? k->run(in, path, fn, userdata) : input_html(in, path, fn, userdata);
 }
 
-/* ---- --fingerprints lists ---- */
+/* ---- --fingerprints lists (parsed by dedup_fplist_*) ---- */
 
 struct list_ctx {
     struct cli_inputs *in;
     const char *name;
     unsigned warned;
+    cli_doc_fn fn;
+    void *userdata;
 };
 
-static void list_warn(struct list_ctx *c, size_t line, const char *what)
+static void list_warn(void *userdata, size_t line, const char *what)
 {
+    struct list_ctx *c = userdata;
     c->in->failed++;
     if (c->warned < CLI_INPUT_WARN_MAX)
         cli_error(c->in->cmd, "%s:%zu: %s", c->name, line, what);
@@ -277,127 +280,48 @@ static void list_warn(struct list_ctx *c, size_t line, const char *what)
     c->warned++;
 }
 
-static int is_hex(char ch)
+static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
 {
-    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
-/* Parses one line (without its newline; s[len] is writable). 0, or -1 if stopped. */
-static int list_line(struct list_ctx *c, char *s, size_t len, size_t line, cli_doc_fn fn,
-                     void *userdata)
-{
-    if (len && s[len - 1] == '\r')
-        len--;
-    if (len == 0 || s[0] == '#')
-        return 0;
-    int escaped = s[0] == '\\';
-    char *p = s + escaped;
-    size_t n = len - (size_t)escaped;
-    uint64_t fp = 0;
-    for (size_t i = 0; i < 16; i++)
-        if (i >= n || !is_hex(p[i])) {
-            list_warn(c, line, "expected 16 hex digits, spaces, an id (HEX ID)");
-            return 0;
-        }
-    if (dedup_fingerprint_parse(p, 16, &fp) != 0) {
-        list_warn(c, line, "expected 16 hex digits, spaces, an id (HEX ID)");
-        return 0;
-    }
-    if (n == 16 || (p[16] != ' ' && p[16] != '\t')) {
-        list_warn(c, line, n == 16 ? "missing id after the fingerprint"
-                                   : "expected a space after the 16 hex digits");
-        return 0;
-    }
-    size_t i = 16;
-    while (i < n && (p[i] == ' ' || p[i] == '\t'))
-        i++;
-    if (i == n) {
-        list_warn(c, line, "missing id after the fingerprint");
-        return 0;
-    }
-    char *id = p + i;
-    size_t idlen = n - i;
-    if (memchr(id, '\0', idlen)) {
-        list_warn(c, line, "NUL byte in the id");
-        return 0;
-    }
-    if (escaped) {
-        size_t o = 0;
-        for (size_t j = 0; j < idlen; j++) {
-            if (id[j] == '\\' && j + 1 < idlen && (id[j + 1] == 'n' || id[j + 1] == '\\')) {
-                id[o++] = id[j + 1] == 'n' ? '\n' : '\\';
-                j++;
-            } else {
-                id[o++] = id[j];
-            }
-        }
-        idlen = o;
-    }
-    if (idlen > DEDUP_INDEX_MAX_ID_BYTES) {
+    struct list_ctx *c = userdata;
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
         list_warn(c, line, "id longer than 65536 bytes");
         return 0;
     }
-    id[idlen] = '\0';
     /* the duplicate diagnostic names the list and the line */
     size_t wl = strlen(c->name) + 32;
     char *w = malloc(wl);
     if (!w) {
         cli_error(c->in->cmd, "out of memory");
-        return -1;
+        return 1;
     }
     snprintf(w, wl, "%s:%zu", c->name, line);
-    int rc = deliver(c->in, w, id, idlen, fp, fn, userdata);
+    int rc = deliver(c->in, w, id, id_len, fp, c->fn, c->userdata);
     free(w);
-    return rc;
+    return rc ? 1 : 0;
 }
 
 int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
                              void *userdata)
 {
-    struct list_ctx c = {in, name, 0};
-    size_t cap = CLI_FPLIST_LINE_MAX + 2, len = 0, line = 1;
-    char *buf = malloc(cap);
-    int skipping = 0, rc = 0;
-    if (!buf) {
+    struct list_ctx c = {in, name, 0, fn, userdata};
+    struct dedup_fplist *p = dedup_fplist_new();
+    int rc = 0;
+    if (!p) {
         cli_error(in->cmd, "%s: out of memory", name);
         return -1;
     }
     char chunk[65536];
     size_t got;
-    while (rc == 0 && (got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        const char *p = chunk, *end = chunk + got;
-        while (rc == 0 && p < end) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            size_t take = (size_t)((nl ? nl : end) - p);
-            if (!skipping) {
-                if (len + take > CLI_FPLIST_LINE_MAX) {
-                    list_warn(&c, line, "line longer than 65536 bytes");
-                    skipping = 1;
-                    len = 0;
-                } else {
-                    memcpy(buf + len, p, take);
-                    len += take;
-                }
-            }
-            p += take;
-            if (nl) {
-                if (!skipping)
-                    rc = list_line(&c, buf, len, line, fn, userdata);
-                skipping = 0;
-                len = 0;
-                line++;
-                p++;
-            }
-        }
-    }
+    while (rc == 0 && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        rc = dedup_fplist_feed(p, chunk, got, list_entry, list_warn, &c);
     if (rc == 0 && ferror(f)) {
         cli_error(in->cmd, "%s: read error: %s", name, strerror(errno));
         in->failed++;
-    } else if (rc == 0 && !skipping && len > 0) {
-        rc = list_line(&c, buf, len, line, fn, userdata); /* last line without newline */
+    } else if (rc == 0) {
+        rc = dedup_fplist_finish(p, list_entry, list_warn, &c);
     }
-    free(buf);
-    return rc;
+    dedup_fplist_free(p);
+    return rc ? -1 : 0;
 }
 
 int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)

@@ -274,6 +274,31 @@ struct dedup_index_stats {
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_stats(struct dedup_index *idx,
                                                     struct dedup_index_stats *st);
 
+/*
+ * Fingerprint lists (the --fingerprints FILE of the commands): lines "HEX ID", 16 hex
+ * digits, spaces or tabs, the id (the rest of the line); the escaped form of `simcrawl
+ * fingerprint` ("\HEX  ID" with \n and \\ in the id) is read back; blank lines and
+ * lines starting with '#' are skipped. A streaming reader: feed chunks of any size.
+ */
+#define DEDUP_FPLIST_LINE_MAX 65536u /* cap on one line; a longer one is reported, skipped */
+
+struct dedup_fplist; /* opaque reader state */
+/* One entry: id[0..id_len) NUL-terminated, borrowed during the call. Non-zero stops. */
+typedef int (*dedup_fplist_fn)(void *userdata, uint64_t fp, const char *id, size_t id_len,
+                               size_t line);
+/* A malformed line (1-based number, static lower-case description); reading goes on. */
+typedef void (*dedup_fplist_error_fn)(void *userdata, size_t line, const char *what);
+
+/* A new reader; caller frees with dedup_fplist_free(). NULL when out of memory. */
+struct dedup_fplist *dedup_fplist_new(void);
+void dedup_fplist_free(struct dedup_fplist *p); /* NULL-safe */
+/* Feeds data[0..len); calls fn per entry and err per bad line. Returns fn's non-zero. */
+int dedup_fplist_feed(struct dedup_fplist *p, const char *data, size_t len, dedup_fplist_fn fn,
+                      dedup_fplist_error_fn err, void *userdata);
+/* Ends the input (a last line without a newline). Returns fn's non-zero. */
+int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist_error_fn err,
+                        void *userdata);
+
 /* ==== the index file ==== */
 /*
  * docs/INDEX-FORMAT.md (format version 1) is the specification: magic "SIMCRIDX", version,
