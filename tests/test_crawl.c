@@ -7,6 +7,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -850,6 +851,150 @@ static void test_loop_bad_regex(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--include"));
 }
 
+/* ---- the simcrawl binary ($SIMCRAWL) against the demo site served by tests/httpd ---- */
+
+#define DEMO_SITE "tests/demo/site"
+
+static int site_handler(void *userdata, const struct test_httpd_request *req,
+                        struct test_response *out)
+{
+    (void)userdata;
+    if (strstr(req->path, "..") || strlen(req->path) > 200)
+        return 1;
+    char path[512];
+    snprintf(path, sizeof path, "%s%s", DEMO_SITE, req->path);
+    if (path[strlen(path) - 1] == '/')
+        strcat(path, "index.html");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 1;
+    char *body = malloc(1 << 20);
+    size_t n = body ? fread(body, 1, 1 << 20, f) : 0;
+    fclose(f);
+    if (!body)
+        return 1;
+    out->status = 200;
+    size_t pl = strlen(path);
+    out->content_type = pl > 5 && strcmp(path + pl - 5, ".html") == 0 ? "text/html; charset=utf-8"
+                        : pl > 4 && strcmp(path + pl - 4, ".pdf") == 0 ? "application/pdf"
+                                                                        : "text/plain";
+    out->body = body;
+    out->body_len = n;
+    out->body_free = 1;
+    return 0;
+}
+
+static const char *simcrawl_bin(void)
+{
+    const char *s = getenv("SIMCRAWL");
+    return s && *s ? s : "build/simcrawl";
+}
+
+/* Counts lines of file containing all of the needles. */
+static int count_lines(const char *file, const char *a, const char *b)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return -1;
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, a) && (!b || strstr(line, b));
+    fclose(f);
+    return n;
+}
+
+static void test_cli_mirror_duplicates_dropped_with_links(void)
+{
+    FILE *probe = fopen(DEMO_SITE "/index.html", "r");
+    if (!probe) {
+        CU_FAIL("run the tests from the repository root (tests/demo/site)");
+        return;
+    }
+    fclose(probe);
+    struct test_httpd *h = test_httpd_start(NULL, 0, site_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char tmpl[] = "/tmp/simcrawl-crawl-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpl));
+    char cmd[1024], log[256], warc[256], url[128];
+    snprintf(log, sizeof log, "%s/log.jsonl", tmpl);
+    snprintf(warc, sizeof warc, "%s/out.warc.gz", tmpl);
+    snprintf(cmd, sizeof cmd,
+             "%s crawl --quiet --delay 0 --per-host 1 --workers 1 --timeout 5 --log %s --warc %s %s "
+             "2>%s/err",
+             simcrawl_bin(), log, warc, test_httpd_url(h, "/index.html", url, sizeof url), tmpl);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    /* the mirror's pages were fetched and found to be near-duplicates ... */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/mirror/articles/owl.html"), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "/mirror/articles/owl.html", "\"near-duplicate\""), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "/print/owl.html", "\"near-duplicate\""), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "/blog/owl-reposted.html", "\"near-duplicate\""), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "heron.html?print=1", "\"exact-duplicate\""), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "\"duplicate_of\"", "/articles/owl.html\",\"distance\""), 3);
+    /* ... so the unique-looking pages only they link to were never requested */
+    for (size_t i = 0; i < test_httpd_total(h); i++)
+        CU_ASSERT(strncmp(test_httpd_request_at(h, i)->path, "/mirror/extra/", 14) != 0);
+    /* robots.txt, 404 and non-HTML in the log; the originals are kept */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/private/minutes.html"), 0);
+    CU_ASSERT_EQUAL(count_lines(log, "/private/minutes.html", "\"robots-disallowed\""), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "/articles/dodo.html", "\"status\":404"), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "/files/checklist.pdf", "\"filtered\""), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "/articles/owl.html\"", "\"new\""), 1);
+    char errf[300];
+    snprintf(errf, sizeof errf, "%s/err", tmpl);
+    CU_ASSERT_EQUAL(count_lines(errf, "NOT enqueued thanks to dedup 6", NULL), 1);
+    /* the WARC is complete (renamed from .open) */
+    FILE *w = fopen(warc, "rb");
+    CU_ASSERT_PTR_NOT_NULL(w);
+    if (w)
+        fclose(w);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    test_httpd_stop(h);
+}
+
+/* SIGTERM during a crawl: the binary stops within the grace period, exits 0, and the log
+ * and the WARC are complete. */
+static void test_cli_sigterm_stops_cleanly(void)
+{
+    static const char home[] = "<html><body><p>home page with enough words to fingerprint it "
+                               "well</p><a href=\"/hang.html\">h</a></body></html>";
+    static const struct test_route routes[] = {
+        {"/", 0, {.status = 200, .content_type = "text/html", .body = home, .body_len = sizeof home - 1}},
+        {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = "x", .body_len = 1,
+                           .fault = TEST_FAULT_HANG, .fault_ms = 30000}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char tmpl[] = "/tmp/simcrawl-crawl-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpl));
+    char cmd[1024], log[256], warc[256], url[128];
+    snprintf(log, sizeof log, "%s/log.jsonl", tmpl);
+    snprintf(warc, sizeof warc, "%s/out.warc", tmpl);
+    /* the shell runs simcrawl in the background, signals it after 1 s, reports its status */
+    snprintf(cmd, sizeof cmd,
+             "%s crawl --quiet --delay 0 --robots no --timeout 60 --log %s --warc %s %s "
+             "2>%s/err & pid=$!; sleep 1; kill -TERM $pid; wait $pid",
+             simcrawl_bin(), log, warc, test_httpd_url(h, "/", url, sizeof url), tmpl);
+    double t0 = crawl_clock();
+    int st = system(cmd);
+    double took = crawl_clock() - t0;
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CU_ASSERT(took < 10);
+    CU_ASSERT_EQUAL(count_lines(log, "/hang.html", "aborted"), 1);
+    CU_ASSERT_EQUAL(count_lines(log, "\"decision\":\"new\"", NULL), 1);
+    FILE *w = fopen(warc, "rb");
+    CU_ASSERT_PTR_NOT_NULL(w);
+    if (w)
+        fclose(w);
+    char errf[300];
+    snprintf(errf, sizeof errf, "%s/err", tmpl);
+    CU_ASSERT_EQUAL(count_lines(errf, "stopped by a signal", NULL), 1);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    test_httpd_stop(h);
+}
+
 void test_crawl_register(void)
 {
     CU_pSuite s = CU_add_suite("crawl", NULL, NULL);
@@ -870,4 +1015,6 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);
+    CU_add_test(s, "test_cli_mirror_duplicates_dropped_with_links", test_cli_mirror_duplicates_dropped_with_links);
+    CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
 }

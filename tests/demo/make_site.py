@@ -196,7 +196,8 @@ def main():
         write(f"/news/{slug}.html", page(title, NAV_MAIN + f"<main><h1>{title}</h1><p>{text}</p>"
               "<p>Posted by the editors.</p></main>" + FOOT_MAIN))
     news_list = "".join(f'<li><a href="/news/{s}.html">{t}</a></li>' for s, t, _ in news)
-    write("/news/index.html", page("News", NAV_MAIN + f"<main><h1>News</h1><ul>{news_list}</ul></main>" + FOOT_MAIN))
+    write("/news/index.html", page("News", NAV_MAIN + f"<main><h1>News</h1><ul>{news_list}</ul>"
+          '<p>Favourite articles are re-posted on <a href="/blog/index.html">the blog</a>.</p></main>' + FOOT_MAIN))
     write("/about.html", page("About", NAV_MAIN + "<main><h1>About the guide</h1><p>The Field Guide is written by "
           "amateur birdwatchers who check every article against survey data. There is a mirror for northern readers "
           "and a blog where favourite pages are re-posted.</p><p>Members may read our "
@@ -209,7 +210,7 @@ def main():
     write("/index.html", page("Field Guide to Garden and Shore Birds", NAV_MAIN + "<main><h1>Field Guide to Garden "
           "and Shore Birds</h1><p>Twelve species described by the people who watch them, with news from the "
           "reserves. Start with the <a href=\"/articles/index.html\">species list</a>, read the "
-          "<a href=\"/news/index.html\">news</a>, the <a href=\"/blog/index.html\">blog</a>, or visit the "
+          "<a href=\"/news/index.html\">news</a>, or visit the "
           "<a href=\"/mirror/index.html\">Northern Mirror</a>.</p></main>" + FOOT_MAIN))
     with open(os.path.join(OUT, "robots.txt"), "w") as f:
         f.write("# the demo site's robots.txt\nUser-agent: *\nDisallow: /private/\n")
