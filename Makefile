@@ -31,6 +31,8 @@ TEST_PKGS    := cunit libmicrohttpd
 
 # build/deps.mk is made (and make restarts) before anything else: it installs what is
 # missing and records the pkg-config flags, so a fresh machine needs only `make`.
+.DEFAULT_GOAL := all
+
 -include $(BUILD)/deps.mk
 $(BUILD)/deps.mk: Makefile
 	@mkdir -p $(BUILD)
