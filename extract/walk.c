@@ -76,6 +76,13 @@ struct cache_entry {
     unsigned tag;
 };
 
+struct class_memo {
+    uint64_t hash; /* 64-bit FNV-1a of the lower-cased value, 0 when empty */
+    size_t len;
+    int8_t weight;
+    uint8_t unlikely;
+};
+
 struct state {
     struct ex_walk *w;
     struct open *stack;
@@ -93,6 +100,7 @@ struct state {
     int anchor_space;
     int title_space;
     struct cache_entry cache[64];
+    struct class_memo memo[256]; /* class attribute -> hints (pages repeat their classes) */
 };
 
 static void fail(struct state *st, enum extract_code rc)
@@ -416,7 +424,7 @@ static void class_hints(const char *v, int *weight, int *unlikely)
         *unlikely = 1;
 }
 
-static void lower_copy(char *dst, size_t cap, const char *src)
+static size_t lower_copy(char *dst, size_t cap, const char *src)
 {
     size_t i = 0;
     for (; src[i] && i + 1 < cap; i++) {
@@ -424,6 +432,15 @@ static void lower_copy(char *dst, size_t cap, const char *src)
         dst[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
     }
     dst[i] = '\0';
+    return i;
+}
+
+static uint64_t hash64(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ? h : 1;
 }
 
 /* style="...display:none..." or visibility:hidden */
@@ -441,13 +458,6 @@ static int style_hidden(const char *v)
     return strstr(buf, "display:none") != NULL || strstr(buf, "visibility:hidden") != NULL;
 }
 
-static uint32_t hash_str(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h ? h : 1;
-}
 
 static int rel_has(const char *rel, const char *word)
 {
@@ -678,9 +688,20 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         int weight = 0, unlikely = 0;
         char low[256];
         if (cls && *cls) {
-            lower_copy(low, sizeof low, cls);
-            class_hints(low, &weight, &unlikely);
-            e->class_hash = hash_str(low);
+            size_t len = lower_copy(low, sizeof low, cls);
+            uint64_t h = hash64(low);
+            struct class_memo *m = &st->memo[h & 255];
+            if (m->hash != h || m->len != len) {
+                int wt = 0, un = 0;
+                class_hints(low, &wt, &un);
+                m->hash = h;
+                m->len = len;
+                m->weight = (int8_t)wt;
+                m->unlikely = (uint8_t)un;
+            }
+            weight += m->weight;
+            unlikely |= m->unlikely;
+            e->class_hash = (uint32_t)(h >> 32) | 1;
         }
         if (id && *id) {
             lower_copy(low, sizeof low, id);

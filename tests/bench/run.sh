@@ -39,3 +39,13 @@ for r in 1 2 3 4 5; do
     echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}'
 done | sort -n | sed -n 3p | awk -v p="$pages" -v mb="$mb" \
     '{printf "simcrawl fingerprint, python3.11-doc: %d pages, %s MB: %.2f s, %.0f pages/s, %.1f MB/s\n", p, mb, $1, p / $1, mb / $1}'
+
+# ---- extraction pipeline (docs/BENCHMARKS.md "## Extraction pipeline") ----
+# The python3.11-doc pages held in memory: libxml2's tree parser alone (htmlReadMemory +
+# xmlFreeDoc) against extract_doc_parse, and against the whole pipeline (extract, tokens,
+# shingle features, simhash), interleaved in one run, median of 5 runs.
+make --no-print-directory BUILD="$BUILD" "$BUILD/bench/bench_pipeline" >/dev/null
+echo "== extraction pipeline =="
+find "$(doc_site python3.11-doc)/usr/share/doc/python3.11/html" -name '*.html' | sort \
+    >"$BUILD/bench/pipeline.lst"
+"$BUILD/bench/bench_pipeline" --runs 5 "$BUILD/bench/pipeline.lst"

@@ -1,0 +1,198 @@
+/*
+ * bench_pipeline: the extraction pipeline against libxml2 parsing alone, on the same pages
+ * held in memory, in one run (docs/BENCHMARKS.md "## Extraction pipeline").
+ *
+ *   parse     htmlReadMemory() (tree parser, recover, no network, no messages, COMPACT)
+ *             + xmlFreeDoc(): the ceiling of a tree-based design
+ *   extract   extract_doc_parse() (charset, SAX walk, boilerplate scoring, links)
+ *   pipeline  extract_doc_parse + extract_tokens + dedup_features_from_tokens +
+ *             dedup_simhash: what `simcrawl fingerprint` does per page
+ *
+ * Each is timed over all pages, --runs times (default 5); the median run is reported in
+ * MB/s and pages/s, with the pipeline/parse ratio. usage: bench_pipeline [--runs N] LIST
+ * (LIST: a file naming one HTML page a line).
+ */
+#include <libxml/HTMLparser.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dedup/dedup.h"
+#include "extract/extract.h"
+
+#define MAX_PAGES 100000
+#define MAX_RUNS 101
+
+struct page {
+    char *data;
+    size_t len;
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    long n = ftell(f);
+    rewind(f);
+    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf)
+        *len = (size_t)n;
+    return buf;
+}
+
+static unsigned long sink; /* keeps the work observable */
+
+static int run_parse(const struct page *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        htmlDocPtr doc = htmlReadMemory(p[i].data, (int)p[i].len, NULL, NULL,
+                                        HTML_PARSE_RECOVER | HTML_PARSE_NONET |
+                                            HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                                            HTML_PARSE_COMPACT);
+        if (!doc)
+            return -1;
+        sink += (unsigned long)(uintptr_t)doc->children;
+        xmlFreeDoc(doc);
+    }
+    return 0;
+}
+
+static int run_extract(const struct page *p, size_t n, int full, struct dedup_features *feat)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct extract_doc *doc = NULL;
+        enum extract_code rc = extract_doc_parse(p[i].data, p[i].len, NULL, &doc);
+        if (rc != EXTRACT_OK) {
+            if (rc == EXTRACT_ENOTEXT || rc == EXTRACT_EEMPTY)
+                continue;
+            return -1;
+        }
+        size_t len = 0;
+        const char *text = extract_doc_text(doc, &len);
+        sink += len;
+        if (full) {
+            char *tok = NULL;
+            size_t tl = 0, nt = 0;
+            if (extract_tokens(text, len, &tok, &tl, &nt) != EXTRACT_OK) {
+                extract_doc_free(doc);
+                return -1;
+            }
+            enum dedup_code dc = dedup_features_from_tokens(feat, tok, tl, NULL);
+            if (dc == DEDUP_OK)
+                sink += (unsigned long)dedup_simhash(feat);
+            else if (dc != DEDUP_ETOOSHORT) {
+                free(tok);
+                extract_doc_free(doc);
+                return -1;
+            }
+            free(tok);
+        }
+        extract_doc_free(doc);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 5;
+    const char *list = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else
+            list = argv[i];
+    }
+    if (!list || runs < 1 || runs > MAX_RUNS) {
+        fprintf(stderr, "usage: bench_pipeline [--runs N] LIST\n");
+        return 1;
+    }
+    FILE *lf = fopen(list, "r");
+    if (!lf) {
+        perror(list);
+        return 2;
+    }
+    static struct page pages[MAX_PAGES];
+    size_t n = 0, bytes = 0;
+    char path[4096];
+    while (n < MAX_PAGES && fgets(path, sizeof path, lf)) {
+        path[strcspn(path, "\n")] = '\0';
+        if (!path[0])
+            continue;
+        pages[n].data = slurp(path, &pages[n].len);
+        if (!pages[n].data) {
+            fprintf(stderr, "cannot read %s\n", path);
+            fclose(lf);
+            return 2;
+        }
+        bytes += pages[n].len;
+        n++;
+    }
+    fclose(lf);
+    if (n == 0) {
+        fprintf(stderr, "%s: no pages\n", list);
+        return 2;
+    }
+    xmlInitParser();
+    struct dedup_features *feat = dedup_features_new();
+    if (!feat)
+        return 2;
+    double t[3][MAX_RUNS];
+    for (int r = 0; r < runs; r++) {
+        /* interleaved, so drift on a shared machine hits all three alike */
+        double t0 = now();
+        if (run_parse(pages, n) != 0)
+            return 2;
+        double t1 = now();
+        if (run_extract(pages, n, 0, feat) != 0)
+            return 2;
+        double t2 = now();
+        if (run_extract(pages, n, 1, feat) != 0)
+            return 2;
+        double t3 = now();
+        t[0][r] = t1 - t0;
+        t[1][r] = t2 - t1;
+        t[2][r] = t3 - t2;
+    }
+    static const char *const names[3] = {"libxml2 htmlReadMemory + xmlFreeDoc",
+                                         "extract_doc_parse",
+                                         "extract + tokens + features + simhash"};
+    double med[3];
+    printf("%zu pages, %.1f MB, median of %d runs\n", n, bytes / 1e6, runs);
+    printf("%-40s %8s %10s %10s %7s\n", "stage", "seconds", "MB/s", "pages/s", "ratio");
+    for (int k = 0; k < 3; k++) {
+        qsort(t[k], (size_t)runs, sizeof t[k][0], cmp_double);
+        med[k] = t[k][runs / 2];
+        printf("%-40s %8.3f %10.1f %10.0f %7.2f\n", names[k], med[k], bytes / 1e6 / med[k],
+               n / med[k], med[0] / med[k]);
+    }
+    dedup_features_free(feat);
+    for (size_t i = 0; i < n; i++)
+        free(pages[i].data);
+    fprintf(stderr, "(checksum %lu)\n", sink);
+    return 0;
+}
