@@ -49,3 +49,11 @@ echo "== extraction pipeline =="
 find "$(doc_site python3.11-doc)/usr/share/doc/python3.11/html" -name '*.html' | sort \
     >"$BUILD/bench/pipeline.lst"
 "$BUILD/bench/bench_pipeline" --runs 5 "$BUILD/bench/pipeline.lst"
+
+# ---- WARC dedup (docs/BENCHMARKS.md "## WARC dedup") ----
+# `simcrawl dedup` over a wget .warc.gz of the python3.11-doc site (made once on loopback,
+# cached) against `simcrawl fingerprint` over the same pages as plain files and against
+# zcat alone, one hyperfine run, medians of 5 (hyperfine's own output: $BUILD/bench/warc.log).
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+mkdir -p "$BUILD/bench"
+BUILD="$BUILD" CACHE="$CACHE" sh tests/bench/bench_warc.sh 5 2>"$BUILD/bench/warc.log"
