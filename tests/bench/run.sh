@@ -40,6 +40,33 @@ for r in 1 2 3 4 5; do
 done | sort -n | sed -n 3p | awk -v p="$pages" -v mb="$mb" \
     '{printf "simcrawl fingerprint, python3.11-doc: %d pages, %s MB: %.2f s, %.0f pages/s, %.1f MB/s\n", p, mb, $1, p / $1, mb / $1}'
 
+# ---- robots.txt (docs/BENCHMARKS.md "## robots.txt") ----
+# URLs decided per second against a generated 5000-rule robots.txt shaped like big sites'
+# files: simcrawl's matcher vs a naive linear longest-match scan (same run, same answers
+# checked), the real google.com robots.txt, then Scrapy's Protego (python3-protego,
+# unpacked into $CACHE) on the same file and URLs. Google's robotstxt is not packaged.
+make --no-print-directory BUILD="$BUILD" "$BUILD/bench/bench_robots" >/dev/null
+echo "== robots.txt =="
+"$BUILD/bench/bench_robots" --runs 5 --real tests/fuzz/corpus/robots/google.com.txt \
+    --write-robots "$BUILD/bench/robots-big.txt" --write-urls "$BUILD/bench/robots-urls.txt"
+PROTEGO=$(doc_site python3-protego)/usr/lib/python3/dist-packages
+SIX=$(doc_site python3-six)/usr/lib/python3/dist-packages
+PYTHONPATH="$PROTEGO:$SIX" python3 - "$BUILD/bench/robots-big.txt" "$BUILD/bench/robots-urls.txt" <<'PYEOF'
+import sys, time
+from protego import Protego
+robots = open(sys.argv[1], encoding="utf-8").read()
+urls = [l.rstrip("\n") for l in open(sys.argv[2])][:1000]
+rates = []
+for _ in range(3):
+    rp = Protego.parse(robots)
+    t0 = time.perf_counter()
+    allowed = sum(rp.can_fetch(u, "simcrawl") for u in urls)
+    rates.append(len(urls) / (time.perf_counter() - t0))
+rates.sort()
+print("%-34s %12.0f   (median of 3 runs, first %d URLs, %.1f%% allowed)"
+      % ("Protego 0.2.1 (python3-protego)", rates[1], len(urls), 100.0 * allowed / len(urls)))
+PYEOF
+
 # ---- extraction pipeline (docs/BENCHMARKS.md "## Extraction pipeline") ----
 # The python3.11-doc pages held in memory: libxml2's tree parser alone (htmlReadMemory +
 # xmlFreeDoc) against extract_doc_parse, and against the whole pipeline (extract, tokens,
