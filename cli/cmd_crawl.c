@@ -51,6 +51,7 @@ struct options {
     struct crawl_opts co;
     long k;
     const char *warc, *log;
+    int warc_gzip_level;
     const char *topic, *topic_file;
     double min_relevance;
     int quiet;
@@ -147,6 +148,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         o->k = n;
     } else if (strcmp(name, "warc") == 0) {
         o->warc = *v ? v : NULL;
+    } else if (strcmp(name, "warc-gzip-level") == 0) {
+        if (cli_parse_long(v, 1, 9, &n))
+            BAD("a zlib level from 1 (fast) to 9 (small)");
+        o->warc_gzip_level = (int)n;
     } else if (strcmp(name, "log") == 0) {
         o->log = *v ? v : NULL;
     } else if (strcmp(name, "user-agent") == 0) {
@@ -251,6 +256,7 @@ static void usage(FILE *out)
             "  --min-relevance X      do not expand pages less relevant than X (0..1)\n"
             "  --k N                  near-duplicate Hamming distance, 0..7 (default 3)\n"
             "  --warc FILE            write kept pages to this WARC (.warc.gz: gzip)\n"
+            "  --warc-gzip-level N    1 (fast, the default) to 9 (smallest)\n"
             "  --log FILE             the JSON Lines log ('-': stdout)\n"
             "  --user-agent STRING    (default \"%s\")\n"
             "  --max-body BYTES       larger bodies are aborted, logged too large (10 MB)\n"
@@ -419,7 +425,8 @@ struct run {
     struct options *o;
     struct topic topic;
     int focused;
-    pthread_mutex_t lock; /* index, kept, warc, counters */
+    pthread_mutex_t lock;      /* index, kept payloads, failed */
+    pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
     struct kept_set kept;
     struct crawl_warc_writer *warc;
@@ -512,9 +519,16 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         rc = -1;
     int noindex = extract_doc_noindex(doc) != 0;
 
-    pthread_mutex_lock(&run->lock);
+    /* Decide under run->lock (index, kept payloads: short); write the WARC under
+     * run->warc_lock, so that gzip and SHA-1 of one page do not hold up the lookups of
+     * the other workers. */
     char date[24];
     iso_date(page->date, date);
+    enum { W_NONE, W_RESPONSE, W_REVISIT } write = W_NONE;
+    struct crawl_warc_revisit rv = {0};
+    char ref_id[CRAWL_WARC_ID_SIZE] = "", ref_date[24] = "";
+    char *ref_uri = NULL;
+    pthread_mutex_lock(&run->lock);
     int found = 0;
     struct kept *k = NULL;
     if (rc == 0 && !noindex && kept_grow(&run->kept) == 0)
@@ -530,21 +544,15 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     } else if (k && found) {
         v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
         v->expand = 0;
+        v->distance = 0;
         if (crawl_verdict_set(&v->duplicate_of, k->uri) != CRAWL_OK)
             rc = -1;
-        v->distance = 0;
-        if (run->warc) {
-            struct crawl_warc_revisit rv = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
-                                            .date = date, .head = page->head,
-                                            .head_len = page->head_len, .payload_digest = digest,
-                                            .refers_to = k->id, .refers_to_uri = k->uri,
-                                            .refers_to_date = k->date};
-            if (crawl_warc_write_revisit(run->warc, &rv, NULL) != CRAWL_OK) {
-                rc = -1;
-            } else {
-                run->warc_records++;
-            }
-        }
+        ref_uri = strdup(k->uri);
+        if (!ref_uri)
+            rc = -1;
+        snprintf(ref_id, sizeof ref_id, "%s", k->id);
+        snprintf(ref_date, sizeof ref_date, "%s", k->date);
+        write = W_REVISIT;
     } else if (fp_ok && (near = dedup_index_nearest(run->index, res.fingerprint,
                                                     (unsigned)run->o->k, &dup, &dist, &dc)) == 1) {
         v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
@@ -560,42 +568,71 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         if (fp_ok && dedup_index_add(run->index, res.fingerprint, page->url, strlen(page->url),
                                      NULL) != DEDUP_OK)
             rc = -1;
+        if (rc == 0 && k && run->kept.n < DIGESTS_MAX) {
+            k->uri = strdup(page->url);
+            if (!k->uri) {
+                rc = -1;
+            } else {
+                snprintf(k->digest, sizeof k->digest, "%s", digest);
+                snprintf(k->date, sizeof k->date, "%s", date);
+                k->id[0] = '\0'; /* filled in once the response record is written */
+                run->kept.n++;
+                found = 1; /* keep the slot */
+            }
+        }
+        write = W_RESPONSE;
+    }
+    if (k && !found)
+        k->hash = 0; /* the slot taken for a lookup that added nothing */
+    pthread_mutex_unlock(&run->lock);
+
+    if (rc == 0 && run->warc && write != W_NONE) {
         char id[CRAWL_WARC_ID_SIZE] = "";
-        if (rc == 0 && run->warc) {
+        enum crawl_code wc;
+        pthread_mutex_lock(&run->warc_lock);
+        if (write == W_REVISIT) {
+            rv = (struct crawl_warc_revisit){.uri = page->url, .ip = *page->ip ? page->ip : NULL,
+                                             .date = date, .head = page->head,
+                                             .head_len = page->head_len, .payload_digest = digest,
+                                             .refers_to = ref_id, .refers_to_uri = ref_uri,
+                                             .refers_to_date = ref_date};
+            wc = crawl_warc_write_revisit(run->warc, &rv, NULL);
+        } else {
             struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                             .date = date, .request = page->request,
                                             .request_len = page->request_len, .head = page->head,
                                             .head_len = page->head_len, .body = page->raw_body,
                                             .body_len = page->raw_len};
-            if (crawl_warc_write_response(run->warc, &x, id) != CRAWL_OK)
-                rc = -1;
-            else
-                run->warc_records++;
+            wc = crawl_warc_write_response(run->warc, &x, id);
         }
-        if (rc == 0 && k && run->kept.n < DIGESTS_MAX) {
-            k->uri = strdup(page->url);
-            if (!k->uri) {
-                k->hash = 0;
-                rc = -1;
-            } else {
-                snprintf(k->digest, sizeof k->digest, "%s", digest);
-                snprintf(k->id, sizeof k->id, "%s", id);
-                snprintf(k->date, sizeof k->date, "%s", date);
-                run->kept.n++;
-                k = NULL;
+        if (wc != CRAWL_OK) {
+            rc = -1;
+            if (!run->failed) {
+                run->failed = 1;
+                cli_error(CMD, "cannot write the WARC: %s", *crawl_warc_writer_error(run->warc)
+                                                               ? crawl_warc_writer_error(run->warc)
+                                                               : crawl_strerror(wc));
             }
+        } else {
+            run->warc_records++;
+        }
+        pthread_mutex_unlock(&run->warc_lock);
+        if (write == W_RESPONSE && *id) {
+            pthread_mutex_lock(&run->lock);
+            int again = 0;
+            struct kept *kk = kept_find(&run->kept, digest, &again);
+            if (again)
+                snprintf(kk->id, sizeof kk->id, "%s", id);
+            else
+                kk->hash = 0;
+            pthread_mutex_unlock(&run->lock);
         }
     }
-    if (k && !found)
-        k->hash = 0; /* the slot taken for a lookup that added nothing */
+    free(ref_uri);
     if (rc != 0 && !run->failed) {
         run->failed = 1;
-        if (run->warc && *crawl_warc_writer_error(run->warc))
-            cli_error(CMD, "cannot write the WARC: %s", crawl_warc_writer_error(run->warc));
-        else
-            cli_error(CMD, "out of memory processing %s", page->url);
+        cli_error(CMD, "out of memory processing %s", page->url);
     }
-    pthread_mutex_unlock(&run->lock);
 
     /* --min-relevance: off-topic pages (not the seeds) are not expanded */
     if (run->focused && page->depth > 0 && page_rel < run->o->min_relevance)
@@ -760,6 +797,7 @@ int cmd_crawl(int argc, char **argv)
     struct options o;
     memset(&o, 0, sizeof o);
     o.k = DEDUP_K_DEFAULT;
+    o.warc_gzip_level = 1; /* gzip is a third of the crawl's CPU at level 6; 1: ~20% larger */
     o.co.delay = CRAWL_DEFAULT_DELAY;
     o.co.max_depth = -1;
     o.min_relevance = 0;
@@ -769,6 +807,7 @@ int cmd_crawl(int argc, char **argv)
     struct run run;
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.lock, NULL);
+    pthread_mutex_init(&run.warc_lock, NULL);
     struct crawl *c = NULL;
     const char **seeds = calloc((size_t)argc + 1, sizeof *seeds);
     if (!seeds) {
@@ -894,6 +933,7 @@ int cmd_crawl(int argc, char **argv)
     if (o.warc) {
         struct crawl_warc_writer_opts wo = {0};
         wo.software = "simcrawl/" CLI_VERSION;
+        wo.gzip_level = o.warc_gzip_level;
         enum crawl_code wc = crawl_warc_writer_open(o.warc, &wo, &run.warc);
         if (wc != CRAWL_OK) {
             cli_error(CMD, "cannot open WARC %s: %s", o.warc, crawl_strerror(wc));
@@ -986,6 +1026,7 @@ done:
     }
     topic_release(&run.topic);
     pthread_mutex_destroy(&run.lock);
+    pthread_mutex_destroy(&run.warc_lock);
     for (size_t i = 0; i < n_file_seeds; i++)
         free(file_seeds[i]);
     free(file_seeds);

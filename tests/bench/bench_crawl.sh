@@ -1,0 +1,123 @@
+#!/bin/sh
+# Crawl benchmark (docs/BENCHMARKS.md "## Crawl"): the python3.11-doc HTML site served by
+# nginx on 127.0.0.1 (random free port, a temporary nginx.conf, run in the foreground in
+# the background and killed after), crawled by `simcrawl crawl` (no delay, 8 connections)
+# and by `wget2 -r` (8 threads) in the same run, RUNS times alternately; medians.
+# Then the floor: `simcrawl fingerprint` over the same files (the parse + fingerprint work
+# the crawl must do), and the focused-crawl comparison (--topic vs breadth-first at the
+# same page budget, on-topic = the page's main text says a topic word >= ONTOPIC_MIN times).
+# Usage: sh tests/bench/bench_crawl.sh [RUNS]   (BUILD, CACHE as in tests/bench/run.sh)
+set -eu
+RUNS=${1:-5}
+BUILD=${BUILD:-build}
+CACHE=${CACHE:-${SIMCRAWL_CACHE:-$HOME/.cache/simcrawl-dev}}
+SIMCRAWL=${SIMCRAWL:-$BUILD/simcrawl}
+PYDOC=$CACHE/python3.11-doc/usr/share/doc/python3.11/html
+if [ ! -d "$PYDOC" ]; then
+    mkdir -p "$CACHE"
+    (cd "$CACHE" && { apt-get download python3.11-doc >/dev/null 2>&1 ||
+        { apt-get update -qq && apt-get download python3.11-doc >/dev/null; }; } &&
+        dpkg -x "$CACHE"/python3.11-doc_*.deb "$CACHE/python3.11-doc") >&2
+fi
+command -v nginx >/dev/null || { echo "bench_crawl: needs nginx (apt-get install nginx-light)" >&2; exit 2; }
+command -v wget2 >/dev/null || { echo "bench_crawl: needs wget2 (apt-get install wget2)" >&2; exit 2; }
+W=$(mktemp -d)
+NGINX_PID=
+trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$W"' EXIT INT TERM
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+USER_LINE=
+[ "$(id -u)" = 0 ] && USER_LINE="user root;"
+cat >"$W/nginx.conf" <<EOC
+$USER_LINE
+worker_processes 1;
+daemon off;
+pid $W/nginx.pid;
+error_log $W/nginx-error.log;
+events { worker_connections 512; }
+http {
+    access_log off;
+    types { text/html html htm; text/css css; application/javascript js; image/png png;
+            image/svg+xml svg; text/plain txt; }
+    default_type application/octet-stream;
+    keepalive_requests 100000;
+    server { listen 127.0.0.1:$PORT; root $PYDOC; }
+}
+EOC
+nginx -c "$W/nginx.conf" -p "$W" &
+NGINX_PID=$!
+for i in $(seq 50); do
+    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/index.html')" 2>/dev/null && break
+    sleep 0.1
+done
+SEED=http://127.0.0.1:$PORT/index.html
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/proc.t"; : >"$W/rss.t"
+for r in $(seq "$RUNS"); do
+    t0=$(now)
+    "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
+        --warc "$W/crawl.warc.gz" --log "$W/crawl.jsonl" "$SEED" 2>"$W/sim.err"
+    t1=$(now)
+    echo "$t0 $t1" | awk '{print $2 - $1}' >>"$W/sim.t"
+    sed -n 's/.*parse+fingerprint time \([0-9.]*\) s.*/\1/p' "$W/sim.err" >>"$W/proc.t"
+    sed -n 's/.*peak memory \([0-9.]*\) MB.*/\1/p' "$W/sim.err" >>"$W/rss.t"
+    rm -rf "$W/wget"
+    t0=$(now)
+    wget2 -q -r -l inf --no-parent --max-threads=8 -P "$W/wget" "$SEED" >/dev/null 2>&1 || true
+    t1=$(now)
+    echo "$t0 $t1" | awk '{print $2 - $1}' >>"$W/wget.t"
+done
+pages=$(grep -c '"decision":"new"' "$W/crawl.jsonl" || true)
+urls=$(wc -l <"$W/crawl.jsonl")
+wfiles=$(find "$W/wget" -type f | wc -l)
+whtml=$(find "$W/wget" -type f -name '*.html' | wc -l)
+sim=$(median <"$W/sim.t")
+wg=$(median <"$W/wget.t")
+proc=$(median <"$W/proc.t")
+rss=$(median <"$W/rss.t")
+
+# The floor: the same pages through the same pipeline, no network, over 2 processes.
+find "$PYDOC" -name '*.html' | sort >"$W/html.lst"
+: >"$W/fp.t"
+for r in $(seq "$RUNS"); do
+    t0=$(now)
+    xargs -a "$W/html.lst" -P 2 -n 300 "$SIMCRAWL" fingerprint -- >/dev/null 2>&1 || true
+    t1=$(now)
+    echo "$t0 $t1" | awk '{print $2 - $1}' >>"$W/fp.t"
+done
+fp=$(median <"$W/fp.t")
+
+echo "crawl of python3.11-doc over nginx on loopback, $RUNS runs, medians:"
+printf '  %-44s %8s %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+log)" "${sim} s" "($urls URLs, $pages new pages; peak RSS $rss MB)"
+printf '  %-44s %8s %s\n' "wget2 -r --max-threads=8" "${wg} s" "($wfiles files, $whtml html)"
+printf '  %-44s %8s\n' "floor: simcrawl fingerprint, same pages, -P 2" "${fp} s"
+echo "$sim $wg $fp $proc" | awk '{printf "  ratio simcrawl / wget2: %.2fx; loop overhead beyond the parse floor: %.0f%% of the crawl time (parse+fingerprint inside the crawl: %.2f s of worker time)\n", $1 / $2, ($1 - $3) / $1 * 100, $4}'
+
+# Focused crawl against breadth-first at the same page budget.
+BUDGET=${BUDGET:-60}
+TOPIC="asyncio coroutine await event loop"
+ONTOPIC_MIN=${ONTOPIC_MIN:-5}
+"$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --workers 1 --max-pages "$BUDGET" \
+    --log "$W/bfs.jsonl" "$SEED" 2>/dev/null
+"$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --workers 1 --max-pages "$BUDGET" \
+    --topic "$TOPIC" --log "$W/focused.jsonl" "$SEED" 2>/dev/null
+for mode in bfs focused; do
+    python3 - "$W/$mode.jsonl" "$PYDOC" "$SIMCRAWL" "$ONTOPIC_MIN" "$mode" <<'PY'
+import json, re, subprocess, sys, urllib.parse
+log, root, simcrawl, need, mode = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+words = re.compile(r"\b(asyncio|coroutines?|await)\b", re.I)
+on = fetched = 0
+for line in open(log):
+    r = json.loads(line)
+    if r["status"] != 200 or r["decision"] not in ("new", "near-duplicate", "exact-duplicate"):
+        continue
+    fetched += 1
+    path = root + urllib.parse.urlsplit(r["url"]).path
+    text = subprocess.run([simcrawl, "extract", "--text", path], capture_output=True, text=True).stdout
+    on += len(words.findall(text)) >= need
+print("  %-9s %d pages fetched, %d on-topic (main text says asyncio/coroutine/await >= %d times)" % (mode, fetched, on, need))
+PY
+done
