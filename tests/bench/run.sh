@@ -84,3 +84,10 @@ find "$(doc_site python3.11-doc)/usr/share/doc/python3.11/html" -name '*.html' |
 make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
 mkdir -p "$BUILD/bench"
 BUILD="$BUILD" CACHE="$CACHE" sh tests/bench/bench_warc.sh 5 2>"$BUILD/bench/warc.log"
+
+# ---- crawl (docs/BENCHMARKS.md "## Crawl") ----
+# simcrawl crawl vs wget2 -r over python3.11-doc served by nginx on loopback (medians of 5),
+# the parse floor, and a focused crawl against breadth-first at the same page budget.
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+echo "== crawl =="
+SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_crawl.sh 5
