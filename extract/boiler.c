@@ -205,6 +205,48 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
     }
 }
 
+/*
+ * Comment sections (class/id "comment...") that the container choice left out: their
+ * blocks are kept when readable (not link-heavy), unless the section lies inside
+ * boilerplate (a sidebar's "recent comments"), or inside unlikely descendants of the
+ * section (its reply links, footers, forms). The section's own unlikely mark is ignored:
+ * "commentList nav" is still the comments.
+ */
+static void keep_comments(struct ex_walk *w, const struct sums *s)
+{
+    uint32_t i = 0;
+    while (i < w->n_elems) {
+        const struct ex_elem *c = &w->elems[i];
+        if (!(c->flags & EX_E_COMMENT)) {
+            i++;
+            continue;
+        }
+        uint32_t end = c->end_elem;
+        unsigned above = c->parent == EX_NONE ? 0 : w->elems[c->parent].flags;
+        if ((c->flags & (EX_E_HIDDEN | EX_E_BOILER)) ||
+            (above & (EX_E_IN_BOILER | EX_E_IN_UNLIKELY))) {
+            i = end;
+            continue;
+        }
+        for (uint32_t b = c->first_block; b < c->end_block; b++) {
+            struct ex_block *blk = &w->blocks[b];
+            if (blk->flags & EX_B_KEEP || link_heavy(blk) || blk->elem == EX_NONE)
+                continue;
+            /* unlikely or hidden between the block and the section? */
+            int ok = 1;
+            for (uint32_t e = blk->elem; e != i && e != EX_NONE; e = w->elems[e].parent)
+                if (w->elems[e].flags & (EX_E_UNLIKELY | EX_E_BOILER | EX_E_HIDDEN)) {
+                    ok = 0;
+                    break;
+                }
+            if (ok)
+                blk->flags |= EX_B_KEEP;
+        }
+        (void)s;
+        i = end;
+    }
+}
+
 static void keep_all_visible(struct ex_walk *w, const struct sums *s)
 {
     for (size_t b = 0; b < w->n_blocks; b++)
@@ -384,7 +426,10 @@ static int select_pass(struct ex_walk *w, unsigned mode)
         }
     }
 
-    /* 6. the headline just before the content */
+    /* 6. comment sections outside the content: readers' comments are main text too */
+    keep_comments(w, &s);
+
+    /* 7. the headline just before the content */
     {
         size_t first = nb;
         for (size_t b = 0; b < nb; b++)

@@ -67,7 +67,7 @@ enum ex_kind { K_INLINE, K_BLOCK, K_DROP, K_BR, K_UNKNOWN };
     X(h3, K_BLOCK) X(h4, K_BLOCK) X(h5, K_BLOCK) X(h6, K_BLOCK) X(head, K_INLINE)          \
     X(header, K_BLOCK) X(hgroup, K_BLOCK) X(hr, K_BLOCK) X(html, K_BLOCK) X(i, K_INLINE)   \
     X(iframe, K_DROP) X(img, K_INLINE) X(input, K_DROP) X(ins, K_INLINE) X(kbd, K_INLINE)  \
-    X(label, K_INLINE) X(legend, K_BLOCK) X(li, K_BLOCK) X(link, K_INLINE) X(listing, K_BLOCK) \
+    X(label, K_DROP) X(legend, K_BLOCK) X(li, K_BLOCK) X(link, K_INLINE) X(listing, K_BLOCK) \
     X(main, K_BLOCK) X(map, K_INLINE) X(mark, K_INLINE) X(marquee, K_BLOCK)                \
     X(math, K_DROP) X(menu, K_BLOCK) X(meta, K_INLINE) X(meter, K_DROP) X(nav, K_BLOCK)    \
     X(nobr, K_INLINE) X(noembed, K_DROP) X(noframes, K_DROP) X(noscript, K_DROP)           \
@@ -109,6 +109,7 @@ enum {
     EX_E_IN_UNLIKELY = 1u << 7, /* boiler.c: this or an ancestor is EX_E_UNLIKELY */
     EX_E_IN_BOILER = 1u << 8,   /* boiler.c: this or an ancestor is EX_E_BOILER */
     EX_E_HAS_ARTICLE = 1u << 9, /* boiler.c: an <article>/<main>/role=main is inside */
+    EX_E_COMMENT = 1u << 10,    /* class/id says comment: user comments are content */
 };
 
 /* An element that can own text blocks (block-level elements only). */

@@ -381,7 +381,8 @@ static const struct hint hints[] = {
 static const char *const maybe[] = {"and", "article", "body", "column", "content", "main",
                                     "shadow"};
 
-/* Hint weight and unlikely flag from one lower-cased class or id value. */
+/* Hint weight and unlikely flag (bit 0; bit 1: a comment section) from one lower-cased
+ * class or id value. */
 static void class_hints(const char *v, int *weight, int *unlikely)
 {
     int neg = 0, pos = 0, unl = 0;
@@ -417,11 +418,34 @@ static void class_hints(const char *v, int *weight, int *unlikely)
             }
     /* comments are content (they count as text), but never the best candidate's
      * positive hint: "comment-content", "comment-body" say comment first */
-    if (strstr(v, "comment"))
+    int comment = strstr(v, "comment") != NULL;
+    if (comment)
         pos = 0;
     *weight += (neg ? -25 : 0) + (pos ? 25 : 0);
     if (unl)
-        *unlikely = 1;
+        *unlikely |= 1;
+    if (comment)
+        *unlikely |= 2; /* tells the caller: a comment section */
+}
+
+/* A class that CSS frameworks use to hide an element (whole class names only:
+ * "hidden-xs" hides on small screens only and is not one). */
+static int hiding_class(const char *v)
+{
+    static const char *const names[] = {"hidden", "hide", "invisible", "sr-only", "d-none",
+                                        "is-hidden", "visually-hidden", "screen-reader-text"};
+    for (const char *p = v; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f')
+            p++;
+        const char *s = p;
+        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f'))
+            p++;
+        size_t n = (size_t)(p - s);
+        for (size_t i = 0; n && i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
+                return 1;
+    }
+    return 0;
 }
 
 static size_t lower_copy(char *dst, size_t cap, const char *src)
@@ -694,6 +718,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             if (m->hash != h || m->len != len) {
                 int wt = 0, un = 0;
                 class_hints(low, &wt, &un);
+                if (hiding_class(low))
+                    un |= 4;
                 m->hash = h;
                 m->len = len;
                 m->weight = (int8_t)wt;
@@ -707,6 +733,11 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             lower_copy(low, sizeof low, id);
             class_hints(low, &weight, &unlikely);
         }
+        if (unlikely & 2)
+            e->flags |= EX_E_COMMENT;
+        if ((unlikely & 4) && tag != T_html && tag != T_body)
+            hidden = 1;
+        unlikely &= 1;
         int article = 0, boiler = 0;
         if (tag == T_article || tag == T_main)
             article = 1;
