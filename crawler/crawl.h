@@ -106,6 +106,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_robots_parse(const char *text, size_t le
 /*
  * 1 if path (path and query of the URL, e.g. "/a/b?c=d"; "" counts as "/") may be fetched,
  * else 0. Both sides are percent-normalised before matching. decision may be NULL.
+ * Paths longer than ~680 bytes need a heap buffer; if that allocation fails the answer is
+ * 0 with reason CRAWL_ROBOTS_NOT_FETCHED (never "allowed" by accident). Thread-safe: r is
+ * only read.
  */
 int crawl_robots_allowed(const struct crawl_robots *r, const char *path, size_t len,
                          struct crawl_robots_decision *decision);
