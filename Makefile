@@ -106,7 +106,7 @@ $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 $(BUILD)/tests/suites.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)
 	@grep -ho '^void test_[a-z0-9_]*_register(void)' $(TEST_SRC) | \
-	    sed 's/^void test_\(.*\)_register(void)/SUITE(\1)/' | sort > $@.tmp
+	    sed 's/^void test_\(.*\)_register(void)/SUITE(\1)/' | sort -u > $@.tmp
 	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/suites.h
 $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
