@@ -77,6 +77,10 @@ struct dd {
     uint64_t records, n_new, n_near, n_exact, n_passed, n_dropped, n_errors;
     uint64_t bytes_done; /* input bytes of finished files */
     struct crawl_warc_reader *cur_reader;
+    /* the reader's last damage report, held until we know which record it belongs to */
+    int damage_held;
+    uint64_t damage_offset;
+    char damage_what[512];
     double t0, last_progress;
     int tty;
 };
@@ -458,6 +462,17 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     return "new";
 }
 
+/* Logs the held damage report as a line of its own. */
+static void damage_flush(struct dd *d)
+{
+    if (!d->damage_held)
+        return;
+    d->damage_held = 0;
+    struct logrec l = {.offset = d->damage_offset, .has_offset = 1, .decision = "error",
+                       .error = d->damage_what, .distance = -1};
+    log_line(d, &l);
+}
+
 static void on_damage(void *ud, uint64_t offset, enum crawl_code code, const char *what)
 {
     struct dd *d = ud;
@@ -468,9 +483,23 @@ static void on_damage(void *ud, uint64_t offset, enum crawl_code code, const cha
             fputc('\n', stderr);
         cli_error(CMD, "%s: offset %llu: %s", d->file, (unsigned long long)offset, what);
     }
-    struct logrec l = {.offset = offset, .has_offset = 1, .decision = "error", .error = what,
-                       .distance = -1};
-    log_line(d, &l);
+    damage_flush(d);
+    d->damage_held = 1;
+    d->damage_offset = offset;
+    snprintf(d->damage_what, sizeof d->damage_what, "%s", what);
+}
+
+/* A damaged record: one "error" line, with the reader's words when it reported it. */
+static void log_damaged(struct dd *d, struct logrec *l, const char *fallback)
+{
+    l->decision = "error";
+    l->error = fallback;
+    if (d->damage_held && d->damage_offset == l->offset) {
+        l->error = d->damage_what;
+        d->damage_held = 0;
+    }
+    damage_flush(d);
+    log_line(d, l);
 }
 
 static void handle_response(struct dd *d, struct crawl_warc_reader *r,
@@ -491,9 +520,7 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
         pending_resolve(d, 0);
     if (pg.kind == CLI_WARC_DAMAGED) {
         pending_resolve(d, 0);
-        l.decision = "error";
-        l.error = pg.why;
-        log_line(d, &l);
+        log_damaged(d, &l, pg.why);
         cli_warc_page_release(&pg);
         return;
     }
@@ -552,6 +579,8 @@ static void run_warc(struct dd *d, const char *path)
     d->cur_reader = r;
     const struct crawl_warc_record *rec;
     while ((rc = crawl_warc_next(r, &rec)) == CRAWL_OK) {
+        if (d->damage_held && d->damage_offset != rec->offset)
+            damage_flush(d);
         d->records++;
         progress(d, 0);
         if (strcmp(rec->type, "response") == 0) {
@@ -581,12 +610,23 @@ static void run_warc(struct dd *d, const char *path)
                 continue;
             }
         }
+        enum crawl_code brc = CRAWL_OK;
+        if (rec->content_length <= d->max_block) {
+            const char *b;
+            size_t bl;
+            brc = crawl_warc_block(r, &b, &bl);
+        }
+        if (brc == CRAWL_ETRUNCATED || brc == CRAWL_EFORMAT) {
+            log_damaged(d, &l, crawl_strerror(brc));
+            continue;
+        }
         l.decision = "passed";
         d->n_passed++;
         log_line(d, &l);
         copy_through(d, r, rec);
     }
     pending_resolve(d, 0);
+    damage_flush(d);
     if (rc != CRAWL_EOF) {
         cli_error(CMD, "%s: %s", path, rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
         d->status = CLI_RUNTIME;

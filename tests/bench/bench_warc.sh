@@ -34,7 +34,7 @@ if [ ! -s "$WARC" ] || [ ! -d "$W/files" ]; then
     server=$!
     port=
     for _ in $(seq 40); do
-        port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$W/server.log")
+        port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$W/server.log" 2>/dev/null)
         [ -n "$port" ] && break
         sleep 0.25
     done

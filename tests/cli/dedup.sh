@@ -32,7 +32,7 @@ python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$DD/site" >"$DD/server
 dd_server=$!
 dd_port=
 for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    dd_port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$DD/server.log")
+    dd_port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$DD/server.log" 2>/dev/null)
     [ -n "$dd_port" ] && break
     sleep 0.25
 done
