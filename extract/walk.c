@@ -368,7 +368,7 @@ static const struct hint hints[] = {
     {"remark", 1, 0},      {"replies", 1, 0},     {"respond", 1, 0},     {"rss", 1, 0},         {"share", 1, -1},
     {"sharing", 1, 0},     {"shoutbox", 1, -1},   {"sidebar", 1, -1},    {"skyscraper", 1, -1},
     {"social", 1, 0},      {"sponsor", 1, -1},    {"subscribe", 1, 0},   {"supplemental", 1, 0},
-    {"taboola", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
+    {"taboola", 1, 0},     {"trackback", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
     {"contact", 0, -1},    {"foot", 0, -1},       {"footnote", 0, -1},   {"hidden", 0, -1},
     {"media", 0, -1},      {"meta", 0, -1},       {"scroll", 0, -1},     {"shopping", 0, -1},
     {"tags", 0, -1},       {"tool", 0, -1},       {"widget", 0, -1},     {"article", 0, 1},
@@ -444,6 +444,14 @@ static int hiding_class(const char *v)
         for (size_t i = 0; n && i < sizeof names / sizeof names[0]; i++)
             if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0)
                 return 1;
+        /* "hiddenbox", "hiddencontent": hidden + letters, no dash */
+        if (n > 6 && memcmp(s, "hidden", 6) == 0) {
+            size_t k = 6;
+            while (k < n && s[k] >= 'a' && s[k] <= 'z')
+                k++;
+            if (k == n)
+                return 1;
+        }
     }
     return 0;
 }
