@@ -50,6 +50,7 @@
 #define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
 #define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
 #define N_TOP 5
+#define GOOD_BLOCK_CHARS 100 /* a block this long and link-poor is text wherever it is */
 #define MIN_ALTERNATIVES 2 /* readability uses 3; 2 catches forums of 3 posts */
 #define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
 
@@ -426,10 +427,28 @@ static int select_pass(struct ex_walk *w, unsigned mode)
         }
     }
 
-    /* 6. comment sections outside the content: readers' comments are main text too */
+    /* 6. jusText: long, link-poor visible blocks in gaps of the content are content */
+    {
+        size_t first = nb, last = 0;
+        for (size_t b = 0; b < nb; b++)
+            if (w->blocks[b].flags & EX_B_KEEP) {
+                if (first == nb)
+                    first = b;
+                last = b;
+            }
+        for (size_t b = first; b < last; b++) {
+            struct ex_block *blk = &w->blocks[b];
+            if ((blk->flags & EX_B_KEEP) || !s.visible[b] || blk->chars < GOOD_BLOCK_CHARS ||
+                blk->link_chars * 4 > blk->chars)
+                continue;
+            blk->flags |= EX_B_KEEP;
+        }
+    }
+
+    /* 7. comment sections outside the content: readers' comments are main text too */
     keep_comments(w, &s);
 
-    /* 7. the headline just before the content */
+    /* 8. the headline just before the content */
     {
         size_t first = nb;
         for (size_t b = 0; b < nb; b++)
