@@ -187,9 +187,14 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
                          unsigned char *dropped)
 {
     struct ex_elem *r = &w->elems[root];
-    /* mark cleaned containers inside root (root itself is never cleaned) */
+    double root_chars = range(s->chars, r->first_block, r->end_block);
+    /* mark cleaned containers inside root (root itself is never cleaned, nor a container
+     * that holds most of its text: that is the content) */
     for (uint32_t i = root + 1; i < r->end_elem; i++) {
         if (dropped[i])
+            continue;
+        const struct ex_elem *e = &w->elems[i];
+        if (range(s->chars, e->first_block, e->end_block) > 0.5 * root_chars)
             continue;
         if (clean_container(w, s, i)) {
             for (uint32_t j = i; j < w->elems[i].end_elem; j++)
