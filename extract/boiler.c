@@ -50,6 +50,7 @@
 #define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
 #define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
 #define N_TOP 5
+#define HEADLINE_WINDOW 12 /* blocks before the content searched for its title */
 #define GOOD_BLOCK_CHARS 100 /* a block this long and link-poor is text wherever it is */
 #define MIN_ALTERNATIVES 2 /* readability uses 3; 2 catches forums of 3 posts */
 #define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
@@ -253,6 +254,123 @@ static void keep_comments(struct ex_walk *w, const struct sums *s)
     }
 }
 
+/* Lower-cased words of s[0..n) (ASCII letters and digits; other bytes >= 0x80 belong
+ * to words too), each followed by one space, into out (cap bytes); returns word count. */
+static size_t norm_words(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0, words = 0;
+    int in = 0;
+    if (cap < 2)
+        return 0;
+    out[o++] = ' ';
+    for (size_t i = 0; i < n && o + 2 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int wc = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80 ||
+                 (c >= 'A' && c <= 'Z');
+        if (wc) {
+            out[o++] = (char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
+            in = 1;
+        } else if (in) {
+            out[o++] = ' ';
+            in = 0;
+            words++;
+        }
+    }
+    if (in) {
+        out[o++] = ' ';
+        words++;
+    }
+    out[o] = '\0';
+    return words;
+}
+
+static int has_digit(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] >= '0' && s[i] <= '9')
+            return 1;
+    return 0;
+}
+
+/* Does the block's text read like the page <title> (most of its words are in it)? */
+static int like_title(const struct ex_walk *w, const struct ex_block *b)
+{
+    char title[1024], text[512], word[256];
+    if (!w->title.p || b->len > 300)
+        return 0;
+    norm_words(w->title.p, w->title.len, title, sizeof title);
+    size_t n = norm_words(w->text.p + b->off, b->len, text, sizeof text);
+    if (n == 0)
+        return 0;
+    size_t found = 0;
+    for (const char *p = text + 1; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t k = (size_t)(e - p);
+        if (k + 3 < sizeof word) {
+            word[0] = ' ';
+            memcpy(word + 1, p, k);
+            word[k + 1] = ' ';
+            word[k + 2] = '\0';
+            if (strstr(title, word))
+                found++;
+        }
+        p = e + 1;
+    }
+    return found * 10 >= n * 7 && (n >= 2 || found == n);
+}
+
+/*
+ * Titles often sit outside the article body (and are links to the permalink): the
+ * nearest heading before the content (h1-h3), or a block that reads like the <title>,
+ * within HEADLINE_WINDOW blocks, is kept, and so are the short, readable lines between
+ * it and the content (byline, date).
+ */
+static void keep_headline(struct ex_walk *w, const struct sums *s)
+{
+    size_t nb = w->n_blocks, first = nb;
+    for (size_t b = 0; b < nb; b++)
+        if (w->blocks[b].flags & EX_B_KEEP) {
+            first = b;
+            break;
+        }
+    size_t head = nb;
+    if (first < nb && (w->blocks[first].heading || like_title(w, &w->blocks[first])))
+        head = first; /* the content starts with its own headline */
+    for (size_t b = first, steps = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW;
+         steps++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER)))
+            continue;
+        if (like_title(w, blk) || (blk->heading && blk->heading <= 3 && s->visible[b] &&
+                                   !link_heavy(blk))) {
+            head = b;
+            break;
+        }
+    }
+    if (first == nb)
+        return;
+    if (head == nb)
+        head = first; /* no headline: the content starts with its own */
+    w->blocks[head].flags |= EX_B_KEEP;
+    /* a dateline right above the headline ("6 Nov 2012", "Tuesday, July 24, 2012") */
+    for (size_t b = head, steps = 0; b-- > 0 && steps < 2; steps++) {
+        struct ex_block *blk = &w->blocks[b];
+        if ((blk->elem != EX_NONE &&
+             (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER))) ||
+            link_heavy(blk) || blk->chars > 50)
+            continue;
+        if (has_digit(w->text.p + blk->off, blk->len)) {
+            blk->flags |= EX_B_KEEP;
+            break;
+        }
+    }
+    for (size_t b = head + 1; b < first; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        if (s->visible[b] && !link_heavy(blk) && blk->chars < 200 && first - head <= 6)
+            blk->flags |= EX_B_KEEP;
+    }
+}
+
 static void keep_all_visible(struct ex_walk *w, const struct sums *s)
 {
     for (size_t b = 0; b < w->n_blocks; b++)
@@ -453,23 +571,8 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     /* 7. comment sections outside the content: readers' comments are main text too */
     keep_comments(w, &s);
 
-    /* 8. the headline just before the content */
-    {
-        size_t first = nb;
-        for (size_t b = 0; b < nb; b++)
-            if (w->blocks[b].flags & EX_B_KEEP) {
-                first = b;
-                break;
-            }
-        for (size_t b = first, steps = 0; b-- > 0 && steps < 12; steps++) {
-            struct ex_block *blk = &w->blocks[b];
-            if (blk->heading && blk->heading <= 2) {
-                if (s.visible[b] && !link_heavy(blk))
-                    blk->flags |= EX_B_KEEP;
-                break;
-            }
-        }
-    }
+    /* 8. the headline just before the content, and the byline/date lines after it */
+    keep_headline(w, &s);
 done:
     if (getenv("EXDEBUG")) { /* TEMPORARY debug dump */
         for (size_t b = 0; b < nb; b++) {
