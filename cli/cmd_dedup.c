@@ -423,7 +423,8 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         return "exact-duplicate";
     }
     struct cli_fp_result res;
-    if (cli_fingerprint_page(body, len, ctype, uri, &d->fp_opts, &res) != 0) {
+    /* no base URL: the fingerprint is over the text, resolving links would be wasted */
+    if (cli_fingerprint_page(body, len, ctype, NULL, &d->fp_opts, &res) != 0) {
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
         cli_fp_result_release(&res);
         d->n_passed++;
