@@ -440,6 +440,22 @@ static int at_line_start(const struct crawl_warc_reader *r)
     return r->prev == '\n' || stream_pos(r) == 0 || (r->gzip && is_member_start(r, stream_pos(r)));
 }
 
+/*
+ * HOW IT WORKS: resynchronisation after damage happens at two levels.
+ *  - gzip: a member that fails to inflate (bad header, bad deflate data, CRC) is reported
+ *    at its offset; the search for the next member magic 1f 8b 08 starts one byte after
+ *    the broken member's start when those bytes are still in `in` (so a member truncated
+ *    and followed by a good one is found again), else where inflate stopped. Bytes that
+ *    are not a member between members are reported as garbage and skipped the same way.
+ *  - records: the uncompressed stream must hold "WARC/1.x" header, Content-Length bytes
+ *    of block, CRLF CRLF. When the block is not followed by CRLF CRLF (a wrong
+ *    Content-Length, or a member lost inside the block), the reader goes back to the start
+ *    of the block — still in the window, as blocks up to max_block are read whole — and
+ *    scans for the next record start: "WARC/1." at the start of a line or of a gzip
+ *    member, or a whole "WARC/1.x\r\n" line anywhere. So a record whose Content-Length
+ *    is too large does not swallow the records after it.
+ */
+
 /* Skips to the next "WARC/1." at the start of a line (or of a gzip member).
  * Returns CRAWL_OK positioned there, CRAWL_EOF, or a fatal code. */
 static enum crawl_code scan_magic(struct crawl_warc_reader *r)
@@ -625,11 +641,11 @@ static enum crawl_code read_header(struct crawl_warc_reader *r)
 {
     uint64_t spos = stream_pos(r);
     int member = r->gzip && is_member_start(r, spos);
-    uint64_t offset = member ? member_containing(r, spos) : (r->gzip ? spos : spos);
+    uint64_t offset = member ? member_containing(r, spos) : spos;
     enum crawl_code rc;
     size_t hlen = header_length(r, &rc);
     if (rc == CRAWL_ETOOLARGE) {
-        report(r, r->gzip && member ? offset : spos, CRAWL_ETOOLARGE,
+        report(r, offset, CRAWL_ETOOLARGE,
                "record header at offset %llu is over %u bytes", (unsigned long long)offset,
                CRAWL_WARC_MAX_HEADER);
         consume(r, 1);
