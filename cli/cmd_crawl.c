@@ -10,8 +10,9 @@
  * are not enqueued; an exact duplicate is archived as a revisit record; meta robots
  * noindex pages are not archived but their links are followed; rel=nofollow links and
  * pages with meta robots nofollow are not expanded. With --topic, each link's priority is
- * the relevance of the linking page and of the anchor text to the topic (cosine of token
- * bags, tokens as docs/FINGERPRINT.md), and the frontier serves the best first.
+ * 0.4 x the relevance of the linking page + 0.6 x that of the anchor text and the URL's
+ * words (cosine of token bags against the topic, tokens as docs/FINGERPRINT.md), and the
+ * frontier serves the best first.
  *
  * Options come from config/simcrawl.conf-style INI files (--config, parsed with inih) and
  * the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
@@ -458,7 +459,20 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
             continue;
         float prio = 0;
         if (run->focused) {
-            double a = text_relevance(&run->topic, l->anchor, strlen(l->anchor));
+            /* the anchor text and the words of the URL (asyncio-task.html says asyncio) */
+            size_t al = strlen(l->anchor), ul = strlen(l->url);
+            char *both = malloc(al + ul + 2);
+            if (!both)
+                return -1;
+            memcpy(both, l->anchor, al);
+            both[al] = ' ';
+            memcpy(both + al + 1, l->url, ul + 1);
+            for (char *p = both + al + 1; *p; p++)
+                if (*p == '/' || *p == '.' || *p == '-' || *p == '_' || *p == '?' || *p == '=' ||
+                    *p == '&' || *p == ':')
+                    *p = ' ';
+            double a = text_relevance(&run->topic, both, al + ul + 1);
+            free(both);
             prio = (float)(0.4 * page_rel + 0.6 * a);
         }
         if (crawl_verdict_add_link(v, l->url, prio) != CRAWL_OK)

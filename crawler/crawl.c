@@ -147,8 +147,57 @@ struct queue {
     size_t n;
 };
 
+/* Focused crawls: the best priority each queued URL was pushed with (URL hash -> float),
+ * so that a link found again with a higher relevance is queued again at that priority;
+ * the older, lower entry is dropped when popped (`dispatched` says so). Open addressing. */
+struct prio_map {
+    uint64_t *keys; /* 0 = empty */
+    float *vals;
+    size_t mask, n;
+};
+
+static float *prio_slot(struct prio_map *m, uint64_t h)
+{
+    if (!m->keys || (m->n + 1) * 2 > m->mask + 1) {
+        size_t cap = m->keys ? (m->mask + 1) * 2 : 1024;
+        uint64_t *k = calloc(cap, sizeof *k);
+        float *v = calloc(cap, sizeof *v);
+        if (!k || !v) {
+            free(k);
+            free(v);
+            return NULL;
+        }
+        for (size_t i = 0; m->keys && i <= m->mask; i++) {
+            if (!m->keys[i])
+                continue;
+            size_t j = (size_t)m->keys[i] & (cap - 1);
+            while (k[j])
+                j = (j + 1) & (cap - 1);
+            k[j] = m->keys[i];
+            v[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k;
+        m->vals = v;
+        m->mask = cap - 1;
+    }
+    h |= 1;
+    size_t j = (size_t)h & m->mask;
+    while (m->keys[j] && m->keys[j] != h)
+        j = (j + 1) & m->mask;
+    if (!m->keys[j]) {
+        m->keys[j] = h;
+        m->vals[j] = -INFINITY;
+        m->n++;
+    }
+    return &m->vals[j];
+}
+
 struct crawl {
     struct crawl_opts opts;
+    struct prio_map prio;          /* focused crawls only */
+    struct crawl_seen *dispatched; /* focused crawls only: URLs already fetched */
     struct crawl_frontier *frontier;
     struct crawl_fetcher *fetcher;
     struct crawl_seen *seen;
@@ -163,7 +212,7 @@ struct crawl {
     double start;
     volatile sig_atomic_t stop;
     int fatal;
-    uint64_t dispatched; /* page transfers started */
+    uint64_t n_dispatched; /* page transfers started */
 
     pthread_t threads[CRAWL_MAX_WORKERS];
     unsigned n_threads;
@@ -321,7 +370,10 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     if (o->workers > CRAWL_MAX_WORKERS)
         o->workers = CRAWL_MAX_WORKERS;
     if (o->queue == 0)
-        o->queue = CRAWL_DEFAULT_QUEUE;
+        /* a focused crawl must not run ahead of its own decisions: on a fast network the
+         * frontier would be drained before the pages that rank it are parsed, so fetches
+         * in flight count against the queue and it is short */
+        o->queue = o->focused ? o->workers + 1 : CRAWL_DEFAULT_QUEUE;
     if (o->stop_grace <= 0)
         o->stop_grace = 5;
     if (o->progress_interval <= 0)
@@ -368,6 +420,11 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     rc = crawl_seen_new(0, &c->seen);
     if (rc != CRAWL_OK)
         goto fail;
+    if (o->focused) {
+        rc = crawl_seen_new(0, &c->dispatched);
+        if (rc != CRAWL_OK)
+            goto fail;
+    }
     struct crawl_fetcher_opts xo = {.concurrency = o->concurrency,
                                     .per_host = o->per_host,
                                     .connect_timeout = o->connect_timeout,
@@ -395,6 +452,9 @@ void crawl_free(struct crawl *c)
     crawl_fetcher_free(c->fetcher);
     crawl_frontier_free(c->frontier);
     crawl_seen_free(c->seen);
+    crawl_seen_free(c->dispatched);
+    free(c->prio.keys);
+    free(c->prio.vals);
     if (c->has_include)
         regfree(&c->include);
     if (c->has_exclude)
@@ -531,10 +591,21 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
     if (!in_scope(c, url))
         return ENQ_OUT_OF_SCOPE;
     int added = 0;
-    if (crawl_seen_add(c->seen, crawl_hash64(url, strlen(url)), &added) != CRAWL_OK)
+    uint64_t hash = crawl_hash64(url, strlen(url));
+    if (crawl_seen_add(c->seen, hash, &added) != CRAWL_OK)
         return ENQ_FULL;
-    if (!added)
+    float *best = NULL;
+    if (c->opts.focused) {
+        best = prio_slot(&c->prio, hash);
+        if (!best)
+            return ENQ_FULL;
+        /* found again with a clearly higher relevance, and not fetched yet: queue it again */
+        if (!added && (priority <= *best + 1e-4f || crawl_seen_contains(c->dispatched, hash)))
+            return ENQ_SEEN;
+        *best = priority;
+    } else if (!added) {
         return ENQ_SEEN;
+    }
     struct crawl_url_parts p;
     struct crawl_host *h = NULL;
     if (crawl_url_split(url, &p) != CRAWL_OK ||
@@ -542,8 +613,11 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_FULL;
     if (host_info(c, h) != CRAWL_OK)
         return ENQ_FULL;
-    if (disallowed_now(c, crawl_host_userdata(h), url, depth, now))
+    if (disallowed_now(c, crawl_host_userdata(h), url, depth, now)) {
+        if (best)
+            *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
+    }
     if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, now) != CRAWL_OK)
         return ENQ_FULL;
     return ENQ_QUEUED;
@@ -768,13 +842,23 @@ static double dispatch(struct crawl *c, double now)
     double wake = INFINITY;
     while (!c->stop && !c->fatal &&
            crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
-           c->in_pipeline < c->opts.queue &&
-           (c->opts.max_pages <= 0 || c->dispatched < (uint64_t)c->opts.max_pages)) {
+           c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) <
+               c->opts.queue &&
+           (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages)) {
         struct crawl_item it;
         struct crawl_host *h;
         if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
             break;
         struct hostinfo *hi = crawl_host_userdata(h);
+        if (c->dispatched) {
+            /* a focused crawl may hold older, lower-priority entries of a fetched URL */
+            uint64_t hash = crawl_hash64(it.url, strlen(it.url));
+            if (crawl_seen_contains(c->dispatched, hash)) {
+                crawl_frontier_cancel(c->frontier, h, now);
+                free(it.url);
+                continue;
+            }
+        }
         if (hi->robots) {
             size_t plen;
             const char *path = crawl_robots_url_path(it.url, &plen);
@@ -811,7 +895,7 @@ static double dispatch(struct crawl *c, double now)
                     snprintf(why, sizeof why, "robots.txt");
                 emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
                 /* no request was made: the slot is free again at once */
-                crawl_frontier_done(c->frontier, h, -INFINITY);
+                crawl_frontier_cancel(c->frontier, h, now);
                 free(it.url);
                 continue;
             }
@@ -832,7 +916,13 @@ static double dispatch(struct crawl *c, double now)
             c->fatal = rc;
             break;
         }
-        c->dispatched++;
+        c->n_dispatched++;
+        if (c->dispatched) {
+            int added;
+            if (crawl_seen_add(c->dispatched, crawl_hash64(it.url, strlen(it.url)), &added) !=
+                CRAWL_OK)
+                c->fatal = CRAWL_ENOMEM;
+        }
     }
     return wake;
 }
@@ -896,7 +986,7 @@ enum crawl_code crawl_run(struct crawl *c)
         double wake = dispatch(c, now);
 
         unsigned active = crawl_fetcher_active(c->fetcher);
-        int budget_left = c->opts.max_pages <= 0 || c->dispatched < (uint64_t)c->opts.max_pages;
+        int budget_left = c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages;
         int more = !c->stop && !c->fatal && budget_left && crawl_frontier_size(c->frontier) > 0;
         if (active == 0 && c->in_pipeline == 0 && !more)
             break;

@@ -574,6 +574,9 @@ int crawl_frontier_pop(struct crawl_frontier *f, double now, struct crawl_item *
                        struct crawl_host **host, double *wake);
 /* A transfer to h has ended at now: frees its slot; the next may start delay s later. */
 void crawl_frontier_done(struct crawl_frontier *f, struct crawl_host *h, double now);
+/* The last item popped from h was not fetched after all (robots.txt, a stale duplicate
+ * entry): frees its slot and gives back the turn, as if it had not been popped. */
+void crawl_frontier_cancel(struct crawl_frontier *f, struct crawl_host *h, double now);
 /* hold != 0: h is not served until released with hold == 0 (calls nest). */
 void crawl_frontier_hold(struct crawl_frontier *f, struct crawl_host *h, int hold, double now);
 /* Sets h's delay, clamped to [opts.delay, opts.max_delay]; returns the delay in force. */
@@ -791,7 +794,8 @@ struct crawl_opts {
     long low_speed_bytes, low_speed_time;
     unsigned max_redirects; /* 0: CRAWL_DEFAULT_MAX_REDIRECTS */
     unsigned workers;       /* threads running process; 0: the online CPUs */
-    unsigned queue;         /* fetched pages waiting for a worker; 0: CRAWL_DEFAULT_QUEUE */
+    unsigned queue;         /* fetched pages waiting for a worker; 0: CRAWL_DEFAULT_QUEUE,
+                               or workers + 1 (fetches in flight included) when focused */
     int focused;            /* order the frontier by the link priorities of the verdicts */
     int ignore_robots;      /* 1: do not fetch robots.txt (tests, own sites); 0: obey it */
     double stop_grace;      /* s to let transfers end after crawl_stop(); 0: 5 */

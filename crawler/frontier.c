@@ -32,6 +32,7 @@ struct crawl_host {
     unsigned active;
     unsigned held;
     double next_allowed;
+    double prev_next_allowed; /* before the last pop: crawl_frontier_cancel() restores it */
     double delay;
     double ready_since;
     int where;  /* IN_NONE, IN_WAITING, IN_READY */
@@ -366,6 +367,7 @@ int crawl_frontier_pop(struct crawl_frontier *f, double now, struct crawl_item *
         items_down(h, 0);
     f->n_items--;
     h->active++;
+    h->prev_next_allowed = h->next_allowed;
     double next = now + h->delay;
     if (next > h->next_allowed)
         h->next_allowed = next;
@@ -382,6 +384,14 @@ void crawl_frontier_done(struct crawl_frontier *f, struct crawl_host *h, double 
     double next = now + h->delay;
     if (next > h->next_allowed)
         h->next_allowed = next;
+    place(f, h, now);
+}
+
+void crawl_frontier_cancel(struct crawl_frontier *f, struct crawl_host *h, double now)
+{
+    if (h->active > 0)
+        h->active--;
+    h->next_allowed = h->prev_next_allowed;
     place(f, h, now);
 }
 

@@ -180,6 +180,28 @@ static void test_frontier_no_starvation(void)
     crawl_frontier_free(f);
 }
 
+
+/* cancel gives the turn back: no delay is spent on an item that was not fetched */
+static void test_frontier_cancel_keeps_turn(void)
+{
+    struct crawl_frontier_opts o = {.per_host = 1, .delay = 5};
+    struct crawl_frontier *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    push(f, "http://a/1", 0, 0, 0);
+    push(f, "http://a/2", 0, 0, 0);
+    struct crawl_item it;
+    struct crawl_host *h;
+    double wake;
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    free(it.url);
+    crawl_frontier_cancel(f, h, 10);
+    CU_ASSERT_EQUAL(crawl_host_active(h), 0);
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    CU_ASSERT_STRING_EQUAL(it.url, "http://a/2");
+    free(it.url);
+    crawl_frontier_free(f);
+}
+
 static void test_frontier_cap(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .max_items = 3};
@@ -1004,6 +1026,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_frontier_hold_and_per_host", test_frontier_hold_and_per_host);
     CU_add_test(s, "test_frontier_no_starvation", test_frontier_no_starvation);
     CU_add_test(s, "test_frontier_cap", test_frontier_cap);
+    CU_add_test(s, "test_frontier_cancel_keeps_turn", test_frontier_cancel_keeps_turn);
     CU_add_test(s, "test_fetch_outcomes", test_fetch_outcomes);
     CU_add_test(s, "test_fetch_robots_kind", test_fetch_robots_kind);
     CU_add_test(s, "test_fetch_many_reuse", test_fetch_many_reuse);

@@ -100,9 +100,9 @@ echo "$sim $wg $fp $proc" | awk '{printf "  ratio simcrawl / wget2: %.2fx; loop 
 BUDGET=${BUDGET:-60}
 TOPIC="asyncio coroutine await event loop"
 ONTOPIC_MIN=${ONTOPIC_MIN:-5}
-"$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --workers 1 --max-pages "$BUDGET" \
+"$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --max-pages "$BUDGET" \
     --log "$W/bfs.jsonl" "$SEED" 2>/dev/null
-"$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --workers 1 --max-pages "$BUDGET" \
+"$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --max-pages "$BUDGET" \
     --topic "$TOPIC" --log "$W/focused.jsonl" "$SEED" 2>/dev/null
 for mode in bfs focused; do
     python3 - "$W/$mode.jsonl" "$PYDOC" "$SIMCRAWL" "$ONTOPIC_MIN" "$mode" <<'PY'
