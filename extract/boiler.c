@@ -241,11 +241,16 @@ static void keep_comments(struct ex_walk *w, const struct sums *s)
                 continue;
             /* unlikely or hidden between the block and the section? */
             int ok = 1;
-            for (uint32_t e = blk->elem; e != i && e != EX_NONE; e = w->elems[e].parent)
-                if (w->elems[e].flags & (EX_E_UNLIKELY | EX_E_BOILER | EX_E_HIDDEN)) {
+            for (uint32_t e = blk->elem; e != i && e != EX_NONE; e = w->elems[e].parent) {
+                const struct ex_elem *x = &w->elems[e];
+                /* a nested comment element's unlikely mark ("disqus") does not count;
+                 * a comment form's does */
+                if ((x->flags & (EX_E_BOILER | EX_E_HIDDEN)) ||
+                    ((x->flags & EX_E_UNLIKELY) && (!(x->flags & EX_E_COMMENT) || x->tag == T_form))) {
                     ok = 0;
                     break;
                 }
+            }
             if (ok)
                 blk->flags |= EX_B_KEEP;
         }

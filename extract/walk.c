@@ -418,7 +418,7 @@ static void class_hints(const char *v, int *weight, int *unlikely)
             }
     /* comments are content (they count as text), but never the best candidate's
      * positive hint: "comment-content", "comment-body" say comment first */
-    int comment = strstr(v, "comment") != NULL;
+    int comment = strstr(v, "comment") != NULL || strstr(v, "disqus") != NULL;
     if (comment)
         pos = 0;
     *weight += (neg ? -25 : 0) + (pos ? 25 : 0);
