@@ -239,6 +239,9 @@ static void keep_comments(struct ex_walk *w, const struct sums *s)
             struct ex_block *blk = &w->blocks[b];
             if (blk->flags & EX_B_KEEP || link_heavy(blk) || blk->elem == EX_NONE)
                 continue;
+            /* section chrome ("Leave a Reply", "Comments (0)") is not a comment */
+            if (blk->words < 4 && !(blk->stops && blk->words >= 2))
+                continue;
             /* unlikely or hidden between the block and the section? */
             int ok = 1;
             for (uint32_t e = blk->elem; e != i && e != EX_NONE; e = w->elems[e].parent) {
