@@ -43,7 +43,6 @@
  */
 #include "extract/extract_int.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -522,8 +521,6 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     }
     best_score = w->elems[best].scored ? w->elems[best].score : best_score;
 
-    if (getenv("EXDEBUG"))
-        fprintf(stderr, "pass mode %u: best E%u score %.1f\n", mode, best, best_score);
     /* 4. siblings */
     uint32_t parent = w->elems[best].parent;
     if (parent == EX_NONE) {
@@ -582,20 +579,6 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     /* 8. the headline just before the content, and the byline/date lines after it */
     keep_headline(w, &s);
 done:
-    if (getenv("EXDEBUG")) { /* TEMPORARY debug dump */
-        for (size_t b = 0; b < nb; b++) {
-            const struct ex_block *blk = &w->blocks[b];
-            uint32_t e = blk->elem;
-            fprintf(stderr, "B%zu %c%c e%u[tag%u w%d f%x s%.1f] ch%u lk%u: %.60s\n", b,
-                    blk->flags & EX_B_KEEP ? 'K' : '-', s.visible && s.visible[b] ? 'v' : 'h', e,
-                    e == EX_NONE ? 0 : w->elems[e].tag, e == EX_NONE ? 0 : w->elems[e].weight,
-                    e == EX_NONE ? 0 : w->elems[e].flags, e == EX_NONE ? 0 : w->elems[e].score,
-                    blk->chars, blk->link_chars, w->text.p + blk->off);
-        }
-        for (size_t i = 0; i < ne; i++)
-            if (w->elems[i].scored)
-                fprintf(stderr, "E%zu tag%u parent%u w%d f%x score %.1f blocks %u-%u\n", i, w->elems[i].tag, w->elems[i].parent, w->elems[i].weight, w->elems[i].flags, w->elems[i].score, w->elems[i].first_block, w->elems[i].end_block);
-    }
     free(s.chars);
     free(s.visible);
     free(dropped);
