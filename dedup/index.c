@@ -326,7 +326,6 @@ struct ix_rec {
     uint32_t pad;
 };
 
-#define KEY_U64(x) (x)
 #define KEY_REC(x) ((x).fp)
 #define DEFINE_MSD(name, type, KEY)                                                            \
     static void name##_insertion(type *a, size_t n)                                            \
@@ -381,12 +380,148 @@ struct ix_rec {
             name##_insertion(a, n);                                                            \
     }
 
-DEFINE_MSD(msd_u64, uint64_t, KEY_U64)
 DEFINE_MSD(msd_rec, struct ix_rec, KEY_REC)
 
-void ix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n)
+/* In-place MSD radix sort of 64-bit keys (American flag sort, McIlroy, Bostic and McIlroy
+ * 1993): per digit, count, then cycle every element straight into its bucket; no scratch
+ * buffer, so building a table of n entries touches n * 8 bytes once. Not stable, which
+ * does not matter for plain keys. */
+static void flag_insertion(uint64_t *a, size_t n)
 {
-    msd_u64(a, tmp, n, 64);
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] > x) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
+}
+
+static void flag_sort(uint64_t *a, size_t n, unsigned hi)
+{
+    while (n > SORT_SMALL && hi > 0) {
+        unsigned w = 4;
+        while (w < DIGIT_BITS && ((size_t)1 << (w + 1)) <= n)
+            w++;
+        if (w > hi)
+            w = hi;
+        unsigned shift = hi - w;
+        size_t m = ((size_t)1 << w) - 1;
+        size_t next[(1u << DIGIT_BITS) + 1], end[(1u << DIGIT_BITS) + 1];
+        memset(end, 0, sizeof(size_t) * (m + 1));
+        for (size_t i = 0; i < n; i++)
+            end[(a[i] >> shift) & m]++;
+        size_t nonempty = 0, acc = 0;
+        for (size_t b = 0; b <= m; b++) {
+            nonempty += end[b] != 0;
+            next[b] = acc;
+            acc += end[b];
+            end[b] = acc;
+        }
+        hi = shift;
+        if (nonempty == 1)
+            continue; /* all share this digit: next digit, nothing moves */
+        for (size_t b = 0; b <= m; b++) {
+            while (next[b] < end[b]) {
+                uint64_t x = a[next[b]];
+                size_t d = (x >> shift) & m;
+                while (d != b) {
+                    uint64_t y = a[next[d]];
+                    a[next[d]++] = x;
+                    x = y;
+                    d = (x >> shift) & m;
+                }
+                a[next[b]++] = x;
+            }
+        }
+        size_t lo = 0;
+        for (size_t b = 0; b <= m; b++) {
+            if (end[b] - lo > 1)
+                flag_sort(a + lo, end[b] - lo, shift);
+            lo = end[b];
+        }
+        return;
+    }
+    if (hi > 0)
+        flag_insertion(a, n);
+}
+
+void ix_sort_u64(uint64_t *a, size_t n)
+{
+    flag_sort(a, n, 64);
+}
+
+/* dst[0..n) = perm(src[i]) sorted. The first digit (PERM_SORT_BITS) is a counting
+ * scatter from src straight into dst, computing the permutation twice instead of storing
+ * it: the writes go to 2^PERM_SORT_BITS sequential streams, far cheaper than in-place
+ * swaps over a large array; each bucket (a few thousand entries, cache-resident) is then
+ * sorted in place. */
+#define PERM_SORT_BITS 10u
+#define PERM_SORT_SMALL 8192u
+#define PERM_SORT_BITS2 13u /* widest second digit (8192 counters, 32 KiB) */
+
+void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uint64_t *dst)
+{
+    if (n <= PERM_SORT_SMALL) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = ix_permute(p, src[i]);
+        flag_sort(dst, n, 64);
+        return;
+    }
+    const unsigned shift = 64 - PERM_SORT_BITS;
+    size_t cnt[(1u << PERM_SORT_BITS) + 1] = {0};
+    for (size_t i = 0; i < n; i++)
+        cnt[(ix_permute(p, src[i]) >> shift) + 1]++;
+    for (size_t b = 1; b <= (1u << PERM_SORT_BITS); b++)
+        cnt[b] += cnt[b - 1];
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = ix_permute(p, src[i]);
+        dst[cnt[x >> shift]++] = x;
+    }
+    /* second digit: an out-of-place scatter through a scratch buffer of the largest
+     * bucket (cache-resident), which beats in-place cycling; then insertion sorts */
+    size_t maxb = cnt[0];
+    for (size_t b = 1; b < (1u << PERM_SORT_BITS); b++)
+        if (cnt[b] - cnt[b - 1] > maxb)
+            maxb = cnt[b] - cnt[b - 1];
+    uint64_t *scr = malloc((maxb ? maxb : 1) * sizeof *scr);
+    size_t lo = 0;
+    for (size_t b = 0; b < (1u << PERM_SORT_BITS); b++) {
+        size_t nb = cnt[b] - lo;
+        uint64_t *a = dst + lo;
+        lo = cnt[b];
+        if (nb <= SORT_SMALL || !scr) {
+            flag_sort(a, nb, shift);
+            continue;
+        }
+        /* about one entry per sub-bucket, so the insertion sorts after it are trivial */
+        unsigned w = 4;
+        while (w < PERM_SORT_BITS2 && ((size_t)1 << (w + 1)) <= nb)
+            w++;
+        unsigned sh2 = shift - w;
+        size_t m = ((size_t)1 << w) - 1;
+        uint32_t c2[(1u << PERM_SORT_BITS2) + 1];
+        memset(c2, 0, sizeof(uint32_t) * (m + 2));
+        memcpy(scr, a, nb * sizeof *scr);
+        for (size_t i = 0; i < nb; i++)
+            c2[((scr[i] >> sh2) & m) + 1]++;
+        for (size_t d = 1; d <= m + 1; d++)
+            c2[d] += c2[d - 1];
+        for (size_t i = 0; i < nb; i++)
+            a[c2[(scr[i] >> sh2) & m]++] = scr[i];
+        size_t l2 = 0;
+        for (size_t d = 0; d <= m; d++) {
+            size_t n2 = c2[d] - l2;
+            if (n2 > SORT_SMALL)
+                flag_sort(a + l2, n2, sh2);
+            else if (n2 > 1)
+                flag_insertion(a + l2, n2);
+            l2 = c2[d];
+        }
+    }
+    free(scr);
 }
 
 /* ---- threads ---- */
@@ -890,31 +1025,31 @@ static void compact_table(void *arg, unsigned t)
         return;
     }
     if (t > 0) {
+        const struct ix_perm *p = &idx->perm[t];
         uint64_t *out = malloc((size_t)(j->ntotal ? j->ntotal : 1) * sizeof *out);
-        uint64_t *nv = malloc((size_t)(j->nnew ? j->nnew : 1) * sizeof *nv);
-        uint64_t *tmp = malloc((size_t)(j->nnew ? j->nnew : 1) * sizeof *tmp);
-        if (!out || !nv || !tmp) {
+        /* a fresh build sorts straight into the table; otherwise sort the new entries
+         * and merge them with the old table */
+        uint64_t *nv = idx->nmain ? malloc((size_t)(j->nnew ? j->nnew : 1) * sizeof *nv) : out;
+        if (!out || !nv) {
             free(out);
-            free(nv);
-            free(tmp);
+            if (nv != out)
+                free(nv);
             free(dir);
             j->failed = 1;
             return;
         }
-        const struct ix_perm *p = &idx->perm[t];
-        for (uint32_t i = 0; i < j->nnew; i++)
-            nv[i] = ix_permute(p, j->newfp[i]);
-        ix_sort_u64(nv, tmp, j->nnew);
-        const uint64_t *ov = idx->tab[t];
-        uint32_t a = 0, b = 0, o = 0, na = idx->nmain;
-        while (a < na && b < j->nnew)
-            out[o++] = ov[a] <= nv[b] ? ov[a++] : nv[b++];
-        while (a < na)
-            out[o++] = ov[a++];
-        while (b < j->nnew)
-            out[o++] = nv[b++];
-        free(nv);
-        free(tmp);
+        ix_permute_sort(p, j->newfp, j->nnew, nv);
+        if (nv != out) {
+            const uint64_t *ov = idx->tab[t];
+            uint32_t a = 0, b = 0, o = 0, na = idx->nmain;
+            while (a < na && b < j->nnew)
+                out[o++] = ov[a] <= nv[b] ? ov[a++] : nv[b++];
+            while (a < na)
+                out[o++] = ov[a++];
+            while (b < j->nnew)
+                out[o++] = nv[b++];
+            free(nv);
+        }
         j->out_tab[t] = out;
     }
     ix_dir_fill(dir, j->dir_bits, j->out_tab[t], j->ntotal);
@@ -1064,17 +1199,30 @@ fail:
  * k of q, each once. */
 typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head);
 
-IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
-                     void *arg)
+IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k,
+                            match_fn found, void *arg)
 {
-    for (unsigned t = 0; t < idx->ntables; t++) {
-        const struct ix_perm *p = &idx->perm[t];
-        uint64_t pq = ix_permute(p, q);
-        if (idx->nmain) {
-            uint64_t b = ix_top(pq, idx->dir_bits);
+    uint64_t pq[DEDUP_MAX_TABLES];
+    uint32_t lo[DEDUP_MAX_TABLES], hi[DEDUP_MAX_TABLES];
+    unsigned nt = idx->ntables;
+    for (unsigned t = 0; t < nt; t++)
+        pq[t] = ix_permute(&idx->perm[t], q);
+    if (idx->nmain) {
+        /* the tables are independent: issue every directory read, then every bucket
+         * read, before using any, so the cache misses overlap */
+        for (unsigned t = 0; t < nt; t++)
+            __builtin_prefetch(&idx->dir[t][ix_top(pq[t], idx->dir_bits)]);
+        for (unsigned t = 0; t < nt; t++) {
+            uint64_t b = ix_top(pq[t], idx->dir_bits);
+            lo[t] = idx->dir[t][b];
+            hi[t] = idx->dir[t][b + 1];
+            __builtin_prefetch(&idx->tab[t][lo[t]]);
+        }
+        for (unsigned t = 0; t < nt; t++) {
+            const struct ix_perm *p = &idx->perm[t];
             const uint64_t *v = idx->tab[t];
-            for (uint32_t i = idx->dir[t][b], e = idx->dir[t][b + 1]; i < e; i++) {
-                unsigned dist = (unsigned)__builtin_popcountll(v[i] ^ pq);
+            for (uint32_t i = lo[t]; i < hi[t]; i++) {
+                unsigned dist = (unsigned)__builtin_popcountll(v[i] ^ pq[t]);
                 if (dist > k)
                     continue;
                 uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];
@@ -1087,10 +1235,13 @@ IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned 
                     return 1;
             }
         }
-        if (idx->ndelta) {
-            const struct ix_vec *vec = &idx->dbucket[t][ix_top(pq, idx->dd_bits)];
+    }
+    if (idx->ndelta) {
+        for (unsigned t = 0; t < nt; t++) {
+            const struct ix_perm *p = &idx->perm[t];
+            const struct ix_vec *vec = &idx->dbucket[t][ix_top(pq[t], idx->dd_bits)];
             for (uint32_t i = 0; i < vec->n; i++) {
-                unsigned dist = (unsigned)__builtin_popcountll(vec->v[i] ^ pq);
+                unsigned dist = (unsigned)__builtin_popcountll(vec->v[i] ^ pq[t]);
                 if (dist > k)
                     continue;
                 uint64_t x = ix_unpermute(p, vec->v[i]);
@@ -1231,12 +1382,9 @@ enum dedup_code dedup_index_stats(struct dedup_index *idx, struct dedup_index_st
     st->tables = idx->ntables;
     st->dir_bits = idx->dir_bits;
     size_t nb = (size_t)1 << idx->dir_bits, total = nb * idx->ntables;
-    uint64_t *sizes = malloc(total * sizeof *sizes), *tmp = malloc(total * sizeof *tmp);
-    if (!sizes || !tmp) {
-        free(sizes);
-        free(tmp);
+    uint64_t *sizes = malloc(total * sizeof *sizes);
+    if (!sizes)
         return DEDUP_ENOMEM;
-    }
     double cand = 0;
     for (unsigned t = 0; t < idx->ntables; t++) {
         for (size_t b = 0; b < nb; b++)
@@ -1257,13 +1405,12 @@ enum dedup_code dedup_index_stats(struct dedup_index *idx, struct dedup_index_st
             cand += sq / idx->nmain;
     }
     st->candidates_per_probe = idx->ntables ? cand / idx->ntables : 0;
-    ix_sort_u64(sizes, tmp, total);
+    ix_sort_u64(sizes, total);
     st->bucket_min = sizes[0];
     st->bucket_median = sizes[total / 2];
     st->bucket_p99 = sizes[(total * 99) / 100 < total ? (total * 99) / 100 : total - 1];
     st->bucket_max = sizes[total - 1];
     free(sizes);
-    free(tmp);
     st->table_bytes = (uint64_t)idx->ntables * ((uint64_t)idx->nmain * 8 + (nb + 1) * 4);
     st->doc_bytes = (uint64_t)idx->ndocs * (8 + 4 + 8) + idx->id_len +
                     (uint64_t)idx->nmain * 8;

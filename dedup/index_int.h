@@ -124,8 +124,10 @@ static inline uint64_t ix_top(uint64_t x, unsigned bits)
 
 /* Builds the permutations of design d into idx (perm, ntables). 0, or -1 if invalid. */
 int ix_design_build(struct dedup_index *idx, const struct dedup_design *d);
-/* Sorts a[0..n) ascending (tmp: scratch of n entries). */
-void ix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n);
+/* Sorts a[0..n) ascending, in place. */
+void ix_sort_u64(uint64_t *a, size_t n);
+/* dst[0..n) = the permuted src[0..n), sorted. */
+void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uint64_t *dst);
 /* Position of fp in tab[0], or IX_NONE. */
 uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp);
 /* Directory bits for n distinct fingerprints under idx's design. */

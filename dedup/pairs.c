@@ -86,7 +86,7 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
 {
     struct pairs_job j;
     enum dedup_code rc;
-    uint64_t *all = NULL, *tmp = NULL;
+    uint64_t *all = NULL;
     *pairs = NULL;
     *npairs = 0;
     if (k > idx->design.k)
@@ -107,8 +107,7 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
     if (rc != DEDUP_OK)
         goto done;
     all = malloc((total ? total : 1) * sizeof *all);
-    tmp = malloc((total ? total : 1) * sizeof *tmp);
-    if (!all || !tmp) {
+    if (!all) {
         rc = DEDUP_ENOMEM;
         goto done;
     }
@@ -118,7 +117,7 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
             memcpy(all + o, j.out[t], j.n[t] * sizeof *all);
         o += j.n[t];
     }
-    ix_sort_u64(all, tmp, total);
+    ix_sort_u64(all, total);
     *pairs = all;
     *npairs = total;
     all = NULL;
@@ -126,7 +125,6 @@ done:
     for (unsigned t = 0; t < idx->ntables; t++)
         free(j.out[t]);
     free(all);
-    free(tmp);
     return rc;
 }
 

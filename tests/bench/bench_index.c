@@ -97,10 +97,13 @@ static int count_pair(void *ud, uint32_t a, uint32_t b, unsigned distance)
     return 0;
 }
 
-/* add + compaction + all pairs, threads; returns seconds, *pairs the count */
+static double last_cpu; /* CPU seconds of the last run_pairs (all threads) */
+
+/* add + compaction + all pairs, threads; returns wall seconds, *pairs the count */
 static double run_pairs(const uint64_t *v, size_t n, unsigned tables, unsigned threads,
                         uint64_t *pairs, struct dedup_index_stats *st)
 {
+    double c0 = cpu_now();
     double t0 = now();
     struct dedup_index *idx = build(v, n, tables);
     uint64_t c = 0;
@@ -108,6 +111,7 @@ static double run_pairs(const uint64_t *v, size_t n, unsigned tables, unsigned t
         dedup_index_pairs(idx, 3, threads, 0, count_pair, &c, NULL) != DEDUP_OK)
         exit(2);
     double t = now() - t0;
+    last_cpu = cpu_now() - c0;
     *pairs = c;
     if (st && dedup_index_stats(idx, st) != DEDUP_OK)
         exit(2);
@@ -127,10 +131,10 @@ static double query_rate(struct dedup_index *idx, const uint64_t *v, size_t n, s
     enum dedup_code code;
     size_t found = 0;
     (void)dedup_index_nearest(idx, 0, 3, &doc, &dist, &code); /* absorb before timing */
-    double t0 = now();
+    double t0 = cpu_now();
     for (size_t i = 0; i < nq; i++)
         found += (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &code) == 1);
-    double t = now() - t0;
+    double t = cpu_now() - t0; /* one thread: its CPU time, robust to a busy machine */
     free(q);
     if (found < nq / 2)
         fprintf(stderr, "bench_index: only %zu of %zu near-duplicate queries found\n", found,
@@ -185,13 +189,13 @@ IX_HOT static uint64_t moz_find_all(const uint64_t *v, size_t n, unsigned k)
     struct dedup_index *idx;
     if (dedup_design_choose(k, n, 10, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
         exit(2);
-    uint64_t *arr = malloc(n * 8), *tmp = malloc(n * 8);
+    uint64_t *arr = malloc(n * 8);
     struct pairset s = {0};
     for (unsigned t = 0; t < idx->ntables; t++) {
         const struct ix_perm *p = &idx->perm[t];
         for (size_t i = 0; i < n; i++)
             arr[i] = ix_permute(p, v[i]);
-        ix_sort_u64(arr, tmp, n);
+        ix_sort_u64(arr, n);
         for (size_t i = 0; i < n; i++)
             for (size_t j = i + 1; j < n && ix_top(arr[j], p->key_bits) ==
                                                 ix_top(arr[i], p->key_bits); j++)
@@ -204,7 +208,6 @@ IX_HOT static uint64_t moz_find_all(const uint64_t *v, size_t n, unsigned k)
     free(s.a);
     free(s.b);
     free(arr);
-    free(tmp);
     dedup_index_free(idx);
     return r;
 }
@@ -230,10 +233,13 @@ int main(int argc, char **argv)
             big = (size_t)atoll(argv[i + 1]);
     }
     if (argc > 1 && strcmp(argv[1], "--profile") == 0) {
-        uint64_t *v = gen(m1, 42), c;
-        for (int r = 0; r < 5; r++) {
+        /* bench_index --profile [N [THREADS]]: all pairs of N only, for perf */
+        size_t pn = argc > 2 ? (size_t)atoll(argv[2]) : m1;
+        unsigned pt = argc > 3 ? (unsigned)atoi(argv[3]) : 1;
+        uint64_t *v = gen(pn, 42), c;
+        for (int r = 0; r < 3; r++) {
             double c0 = cpu_now();
-            double w = run_pairs(v, m1, 0, 1, &c, NULL);
+            double w = run_pairs(v, pn, 0, pt, &c, NULL);
             printf("%.3f s wall, %.3f s cpu\n", w, cpu_now() - c0);
         }
         free(v);
@@ -247,49 +253,60 @@ int main(int argc, char **argv)
     uint64_t *v1 = gen(m1, 42);
 
     printf("%-58s %10s %12s\n", "benchmark (median of runs)", "seconds", "result");
+    double cpu[100];
     for (unsigned th = 1; th <= 2; th++) {
-        for (int r = 0; r < runs; r++)
+        for (int r = 0; r < runs; r++) {
             t[r] = run_pairs(v1, m1, 0, th, &pairs, r ? NULL : &st);
-        printf("all pairs k=3, 1M, auto design (%u tables), %u thread%s %*s %10.3f %9llu pairs\n",
+            cpu[r] = last_cpu;
+        }
+        printf("all pairs k=3, 1M, auto design (%u tables), %u thread%s %*s %10.3f %9llu pairs"
+               " (cpu %.3f s)\n",
                st.tables, th, th > 1 ? "s" : " ", 8, "", median(t, runs),
-               (unsigned long long)pairs);
+               (unsigned long long)pairs, median(cpu, runs));
     }
     double ours1 = 0;
     {
-        for (int r = 0; r < runs; r++)
+        for (int r = 0; r < runs; r++) {
             t[r] = run_pairs(v1, m1, 10, 1, &pairs, NULL);
-        ours1 = median(t, runs);
-        printf("all pairs k=3, 1M, 10 tables, 1 thread %19s %10.3f %9llu pairs\n", "", ours1,
-               (unsigned long long)pairs);
+            cpu[r] = last_cpu;
+        }
+        ours1 = median(cpu, runs);
+        printf("all pairs k=3, 1M, 10 tables, 1 thread %19s %10.3f %9llu pairs (cpu %.3f s)\n",
+               "", median(t, runs), (unsigned long long)pairs, ours1);
     }
     double peer[100];
     uint64_t mozpairs = 0;
+    double peer_wall[100];
     for (int r = 0; r < runs; r++) {
-        double t0 = now();
+        double t0 = now(), c0 = cpu_now();
         mozpairs = moz_find_all(v1, m1, 3);
-        peer[r] = now() - t0;
+        peer_wall[r] = now() - t0;
+        peer[r] = cpu_now() - c0;
     }
     double peer_med = median(peer, runs);
-    printf("peer: Moz find_all algorithm, 1M, 10 tables, 1 thread %4s %10.3f %9llu pairs*\n",
-           "", peer_med, (unsigned long long)mozpairs);
+    printf("peer: Moz find_all algorithm, 1M, 10 tables, 1 thread %4s %10.3f %9llu pairs*"
+           " (cpu %.3f s)\n",
+           "", median(peer_wall, runs), (unsigned long long)mozpairs, peer_med);
     printf("  (* distinct fingerprint pairs; ours counts document pairs, identical copies too)\n");
-    printf("  ratio peer / ours (10 tables, 1 thread): %.1fx\n", peer_med / ours1);
+    printf("  ratio peer / ours (10 tables, 1 thread, cpu): %.1fx\n", peer_med / ours1);
 
     size_t nb = 50000;
-    double t0 = now();
+    double t0 = cpu_now();
     uint64_t bp = brute(v1, nb, 3);
-    double tb = now() - t0;
-    printf("brute force k=3, 50K (n^2/2 distances) %19s %10.3f %9llu pairs\n", "", tb,
+    double tb = cpu_now() - t0;
+    printf("brute force k=3, 50K (n^2/2 distances), cpu %14s %10.3f %9llu pairs\n", "", tb,
            (unsigned long long)bp);
     printf("  brute force extrapolated to 1M: %.0f s\n", tb * 400.0);
 
     printf("\nper design, k=3, 1M fingerprints:\n");
-    printf("%-8s %14s %14s %16s %14s\n", "tables", "pairs 2 thr s", "bytes/fp", "cand/probe",
+    printf("%-8s %14s %14s %16s %14s\n", "tables", "pairs 1thr cpu", "bytes/fp", "cand/probe",
            "queries/s 1M");
     static const unsigned designs[] = {4, 10, 16, 20};
     for (unsigned di = 0; di < 4; di++) {
-        for (int r = 0; r < runs; r++)
-            t[r] = run_pairs(v1, m1, designs[di], 2, &pairs, r ? NULL : &st);
+        for (int r = 0; r < runs; r++) {
+            run_pairs(v1, m1, designs[di], 1, &pairs, r ? NULL : &st);
+            t[r] = last_cpu;
+        }
         double tp = median(t, runs);
         struct dedup_index *idx = build(v1, m1, designs[di]);
         double q[100];
@@ -310,26 +327,29 @@ int main(int argc, char **argv)
         uint32_t doc;
         unsigned dist;
         enum dedup_code code;
-        double s0 = now();
+        double s0 = cpu_now();
         for (size_t i = 0; i < m1; i++) {
             if (dedup_index_nearest(idx, v1[i], 3, &doc, &dist, &code) < 0 ||
                 dedup_index_add(idx, v1[i], "", 0, NULL) != DEDUP_OK)
                 return 2;
         }
-        t[r] = now() - s0;
+        t[r] = cpu_now() - s0;
         dedup_index_free(idx);
     }
     double tq = median(t, runs);
-    printf("  %.3f s for 1M query+add steps: %.2f M steps/s\n", tq, 1.0 / tq);
+    printf("  %.3f cpu s for 1M query+add steps: %.2f M steps/s\n", tq, 1.0 / tq);
     free(v1);
 
     if (big) {
         uint64_t *vb = gen(big, 4242);
         printf("\n%zu fingerprints:\n", big);
-        for (int r = 0; r < runs; r++)
+        for (int r = 0; r < runs; r++) {
             t[r] = run_pairs(vb, big, 0, 2, &pairs, r ? NULL : &st);
-        printf("all pairs k=3, auto design (%u tables), 2 threads %9s %10.3f %9llu pairs\n",
-               st.tables, "", median(t, runs), (unsigned long long)pairs);
+            cpu[r] = last_cpu;
+        }
+        printf("all pairs k=3, auto design (%u tables), 2 threads %9s %10.3f %9llu pairs"
+               " (cpu %.3f s)\n",
+               st.tables, "", median(t, runs), (unsigned long long)pairs, median(cpu, runs));
         printf("  table bytes per fingerprint %.2f, other bytes per document %.2f "
                "(ids empty here)\n",
                (double)st.table_bytes / (double)st.distinct,
