@@ -315,6 +315,16 @@ static void add_newline(struct state *st)
 static void add_small(struct state *st, struct ex_buf *b, int *space, const char *s, size_t n,
                       size_t max)
 {
+    if (b->len + 2 > max)
+        return; /* full: the rest is dropped (documented cap) */
+    /* at most: a pending space, n bytes, the NUL */
+    size_t want = n + 2 < max - b->len ? n + 2 : max - b->len;
+    if (ex_buf_reserve(b, want) != EXTRACT_OK) {
+        fail(st, EXTRACT_ENOMEM);
+        return;
+    }
+    char *o = b->p + b->len;
+    const char *end = b->p + b->len + want; /* o stays below: room for the NUL */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f') {
@@ -331,21 +341,18 @@ static void add_small(struct state *st, struct ex_buf *b, int *space, const char
             k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
         if (i + k > n)
             k = n - i;
-        if (b->len + k + 1 > max)
-            return; /* full: the rest is dropped (documented cap) */
-        if (*space && b->len > 0) {
-            if (ex_buf_add(b, " ", 1) != EXTRACT_OK) {
-                fail(st, EXTRACT_ENOMEM);
-                return;
-            }
-        }
+        int sp = *space && o > b->p;
+        if (o + sp + k >= end)
+            break; /* full: the rest is dropped, never half a character */
+        if (sp)
+            *o++ = ' ';
         *space = 0;
-        if (ex_buf_add(b, s + i, k) != EXTRACT_OK) {
-            fail(st, EXTRACT_ENOMEM);
-            return;
-        }
+        memcpy(o, s + i, k);
+        o += k;
         i += k - 1;
     }
+    b->len = (size_t)(o - b->p);
+    b->p[b->len] = '\0';
 }
 
 /* ---- attributes ---- */
