@@ -7,6 +7,8 @@
  *   extract   extract_doc_parse() (charset, SAX walk, boilerplate scoring, links)
  *   pipeline  extract_doc_parse + extract_tokens + dedup_features_from_tokens +
  *             dedup_simhash: what `simcrawl fingerprint` does per page
+ *   sax       libxml2's SAX tokenizer with empty handlers: the floor of any design on
+ *             libxml2 (for reference; extract/ runs on it)
  *
  * Each is timed over all pages, --runs times (default 5); the median run is reported in
  * MB/s and pages/s, with the pipeline/parse ratio. usage: bench_pipeline [--runs N] LIST
@@ -78,6 +80,33 @@ static int run_parse(const struct page *p, size_t n)
             return -1;
         sink += (unsigned long)(uintptr_t)doc->children;
         xmlFreeDoc(doc);
+    }
+    return 0;
+}
+
+/* libxml2's SAX tokenizer with empty handlers: the floor under any libxml2-based design */
+static void sax_nothing(void *ctx, const xmlChar *name, const xmlChar **atts)
+{
+    (void)ctx;
+    (void)name;
+    (void)atts;
+}
+
+static int run_sax(const struct page *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(p[i].data, (int)p[i].len);
+        if (!ctxt)
+            return -1;
+        htmlSAXHandler sax;
+        memset(&sax, 0, sizeof sax);
+        sax.startElement = sax_nothing;
+        memcpy(ctxt->sax, &sax, sizeof sax);
+        htmlCtxtUseOptions(ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR |
+                                     HTML_PARSE_NOWARNING);
+        htmlParseDocument(ctxt);
+        sink += (unsigned long)ctxt->nbChars;
+        htmlFreeParserCtxt(ctxt);
     }
     return 0;
 }
@@ -161,9 +190,9 @@ int main(int argc, char **argv)
     struct dedup_features *feat = dedup_features_new();
     if (!feat)
         return 2;
-    double t[3][MAX_RUNS];
+    double t[4][MAX_RUNS];
     for (int r = 0; r < runs; r++) {
-        /* interleaved, so drift on a shared machine hits all three alike */
+        /* interleaved, so drift on a shared machine hits all stages alike */
         double t0 = now();
         if (run_parse(pages, n) != 0)
             return 2;
@@ -174,17 +203,22 @@ int main(int argc, char **argv)
         if (run_extract(pages, n, 1, feat) != 0)
             return 2;
         double t3 = now();
+        if (run_sax(pages, n) != 0)
+            return 2;
+        double t4 = now();
         t[0][r] = t1 - t0;
         t[1][r] = t2 - t1;
         t[2][r] = t3 - t2;
+        t[3][r] = t4 - t3;
     }
-    static const char *const names[3] = {"libxml2 htmlReadMemory + xmlFreeDoc",
+    static const char *const names[4] = {"libxml2 htmlReadMemory + xmlFreeDoc",
                                          "extract_doc_parse",
-                                         "extract + tokens + features + simhash"};
-    double med[3];
+                                         "extract + tokens + features + simhash",
+                                         "(libxml2 SAX parse, empty handlers)"};
+    double med[4];
     printf("%zu pages, %.1f MB, median of %d runs\n", n, bytes / 1e6, runs);
     printf("%-40s %8s %10s %10s %7s\n", "stage", "seconds", "MB/s", "pages/s", "ratio");
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         qsort(t[k], (size_t)runs, sizeof t[k][0], cmp_double);
         med[k] = t[k][runs / 2];
         printf("%-40s %8.3f %10.1f %10.0f %7.2f\n", names[k], med[k], bytes / 1e6 / med[k],
