@@ -45,7 +45,7 @@ static const struct canon_case canon_cases[] = {
     /* IP hosts */
     {"http://127.0.0.1:8080/x", NULL, "http://127.0.0.1:8080/x"},
     {"http://[::1]:8080/", NULL, "http://[::1]:8080/"},
-    /* IDN: in the C locale curl cannot convert to punycode; ASCII letters are lowered */
+    /* IDN: in the C locale hosts stay UTF-8 (no punycode); ASCII letters are lowered */
     {"http://B\xc3\xbc" "cher.DE/", NULL, "http://b\xc3\xbc" "cher.de/"},
     {"", "http://a.com/x?y#z", "http://a.com/x?y"},
     /* resolution, RFC 3986 5.4.1 examples */
