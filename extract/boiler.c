@@ -152,6 +152,14 @@ static int link_heavy(const struct ex_block *b)
     return ld > 0.33 && b->chars < 80;
 }
 
+static int has_digit(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] >= '0' && s[i] <= '9')
+            return 1;
+    return 0;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -218,7 +226,34 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
  * section (its reply links, footers, forms). The section's own unlikely mark is ignored:
  * "commentList nav" is still the comments.
  */
-static void keep_comments(struct ex_walk *w, const struct sums *s)
+/* Is block b of comment section i a comment's text (readable = 1) or its date line
+ * (readable = 0: short, with digits, links allowed)? */
+static int comment_block(const struct ex_walk *w, uint32_t i, const struct ex_block *blk,
+                         int readable)
+{
+    if (blk->elem == EX_NONE)
+        return 0;
+    if (readable) {
+        if (link_heavy(blk))
+            return 0;
+        /* section chrome ("Leave a Reply", "Comments (0)") is not a comment */
+        if (blk->words < 4 && !(blk->stops && blk->words >= 2))
+            return 0;
+    } else if (blk->chars >= 80 || !has_digit(w->text.p + blk->off, blk->len)) {
+        return 0;
+    }
+    /* unlikely or hidden between the block and the section? A nested comment element's
+     * unlikely mark ("comment-meta", "disqus") does not count; a comment form's does. */
+    for (uint32_t e = blk->elem; e != i && e != EX_NONE; e = w->elems[e].parent) {
+        const struct ex_elem *x = &w->elems[e];
+        if ((x->flags & (EX_E_BOILER | EX_E_HIDDEN)) ||
+            ((x->flags & EX_E_UNLIKELY) && (!(x->flags & EX_E_COMMENT) || x->tag == T_form)))
+            return 0;
+    }
+    return 1;
+}
+
+static void keep_comments(struct ex_walk *w)
 {
     uint32_t i = 0;
     while (i < w->n_elems) {
@@ -234,29 +269,20 @@ static void keep_comments(struct ex_walk *w, const struct sums *s)
             i = end;
             continue;
         }
+        /* readable comments first; only a section that has some gets its date lines */
+        size_t readable = 0;
         for (uint32_t b = c->first_block; b < c->end_block; b++) {
             struct ex_block *blk = &w->blocks[b];
-            if (blk->flags & EX_B_KEEP || link_heavy(blk) || blk->elem == EX_NONE)
-                continue;
-            /* section chrome ("Leave a Reply", "Comments (0)") is not a comment */
-            if (blk->words < 4 && !(blk->stops && blk->words >= 2))
-                continue;
-            /* unlikely or hidden between the block and the section? */
-            int ok = 1;
-            for (uint32_t e = blk->elem; e != i && e != EX_NONE; e = w->elems[e].parent) {
-                const struct ex_elem *x = &w->elems[e];
-                /* a nested comment element's unlikely mark ("disqus") does not count;
-                 * a comment form's does */
-                if ((x->flags & (EX_E_BOILER | EX_E_HIDDEN)) ||
-                    ((x->flags & EX_E_UNLIKELY) && (!(x->flags & EX_E_COMMENT) || x->tag == T_form))) {
-                    ok = 0;
-                    break;
-                }
+            if (!(blk->flags & EX_B_KEEP) && comment_block(w, i, blk, 1)) {
+                blk->flags |= EX_B_KEEP;
+                readable++;
             }
-            if (ok)
+        }
+        for (uint32_t b = c->first_block; readable && b < c->end_block; b++) {
+            struct ex_block *blk = &w->blocks[b];
+            if (!(blk->flags & EX_B_KEEP) && comment_block(w, i, blk, 0))
                 blk->flags |= EX_B_KEEP;
         }
-        (void)s;
         i = end;
     }
 }
@@ -289,14 +315,6 @@ static size_t norm_words(const char *s, size_t n, char *out, size_t cap)
     }
     out[o] = '\0';
     return words;
-}
-
-static int has_digit(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s[i] >= '0' && s[i] <= '9')
-            return 1;
-    return 0;
 }
 
 /* Does the block's text read like the page <title> (most of its words are in it)? */
@@ -574,7 +592,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     }
 
     /* 7. comment sections outside the content: readers' comments are main text too */
-    keep_comments(w, &s);
+    keep_comments(w);
 
     /* 8. the headline just before the content, and the byline/date lines after it */
     keep_headline(w, &s);
