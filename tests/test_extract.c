@@ -467,6 +467,33 @@ static void test_extract_meta_robots_lang_title(void)
     extract_doc_free(d);
 }
 
+static void test_extract_meta_caps(void)
+{
+    /* a 20,000-character title and anchor are cut (4096 / 1024 bytes) at a character */
+    size_t n = 20000;
+    char *html = malloc(2 * n * 2 + 200);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    size_t len = (size_t)sprintf(html, "<title>");
+    for (size_t i = 0; i < n; i++) {
+        memcpy(html + len, "\xc3\xa9", 2); /* é */
+        len += 2;
+    }
+    len += (size_t)sprintf(html + len, "</title><p><a href='x'>");
+    for (size_t i = 0; i < n; i++)
+        html[len++] = (char)('a' + i % 26);
+    len += (size_t)sprintf(html + len, "</a></p>");
+    struct extract_doc *d = parse_opts(html, len, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    size_t tl = strlen(extract_doc_title(d));
+    CU_ASSERT(tl > 4000 && tl <= 4096);
+    CU_ASSERT(valid_utf8(extract_doc_title(d)));
+    CU_ASSERT_EQUAL_FATAL(extract_doc_link_count(d), 1);
+    size_t al = strlen(extract_doc_link(d, 0)->anchor);
+    CU_ASSERT(al > 1000 && al <= 1024);
+    extract_doc_free(d);
+    free(html);
+}
+
 /* ---- tokens ---- */
 
 static void test_extract_tokens_ascii(void)
@@ -761,6 +788,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_links_rfc3986", test_extract_links_rfc3986);
     CU_add_test(s, "test_extract_links_no_base", test_extract_links_no_base);
     CU_add_test(s, "test_extract_meta_robots_lang_title", test_extract_meta_robots_lang_title);
+    CU_add_test(s, "test_extract_meta_caps", test_extract_meta_caps);
     CU_add_test(s, "test_extract_tokens_ascii", test_extract_tokens_ascii);
     CU_add_test(s, "test_extract_tokens_unicode", test_extract_tokens_unicode);
     CU_add_test(s, "test_extract_tokens_cjk", test_extract_tokens_cjk);
