@@ -3,7 +3,7 @@
  * iipc.github.io/warc-specifications), each in a gzip member of its own (RFC 1952; zlib
  * deflate with windowBits 15+16), so any record can be read from its offset alone.
  *
- * Every file starts with a warcinfo record. A fetch becomes a request and a response
+ * Every file starts with a warcinfo record (the others name it in WARC-Warcinfo-ID). A fetch becomes a request and a response
  * record pointing at each other with WARC-Concurrent-To; both carry WARC-Block-Digest,
  * the response also WARC-Payload-Digest (sha1 base32) over the entity body with the
  * chunked transfer coding removed and the content coding kept (section 5.9 of the spec:
@@ -48,6 +48,7 @@ struct crawl_warc_writer {
     int in_member;
     unsigned char *out;
     size_t out_len;
+    char warcinfo_id[CRAWL_WARC_ID_SIZE]; /* of the current file, for WARC-Warcinfo-ID */
     uint8_t rnd[512];
     size_t rnd_left;
     enum crawl_code failed; /* sticky after an I/O error */
@@ -258,6 +259,7 @@ static enum crawl_code write_warcinfo(struct crawl_warc_writer *w)
     char id[CRAWL_WARC_ID_SIZE], date[32];
     if (new_id(w, id) != 0)
         return w->failed;
+    memcpy(w->warcinfo_id, id, sizeof id);
     now_iso(date);
     const char *name = strrchr(w->path, '/');
     name = name ? name + 1 : w->path;
@@ -512,7 +514,9 @@ enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
              req_id, date, x->uri, resp_id);
         if (x->ip)
             addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
-        addf(&f, "Content-Type: application/http;msgtype=request\r\nWARC-Block-Digest: %s\r\n", qdig);
+        addf(&f, "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=request\r\n"
+                 "WARC-Block-Digest: %s\r\n",
+             w->warcinfo_id, qdig);
         const char *rp[1] = {x->request};
         size_t rl[1] = {x->request_len};
         rc = write_record(w, &f, rp, rl, 1);
@@ -526,9 +530,9 @@ enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
         addf(&f, "WARC-Concurrent-To: %s\r\n", req_id);
     if (x->ip)
         addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
-    addf(&f, "Content-Type: application/http;msgtype=response\r\nWARC-Block-Digest: %s\r\n"
-             "WARC-Payload-Digest: %s\r\n",
-         bdig, pdig);
+    addf(&f, "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=response\r\n"
+             "WARC-Block-Digest: %s\r\nWARC-Payload-Digest: %s\r\n",
+         w->warcinfo_id, bdig, pdig);
     rc = write_record(w, &f, parts, lens, 2);
     if (rc == CRAWL_OK && id_out)
         memcpy(id_out, resp_id, CRAWL_WARC_ID_SIZE);
@@ -562,6 +566,7 @@ enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
          id, date, v->uri);
     if (v->ip)
         addf(&f, "WARC-IP-Address: %s\r\n", v->ip);
+    addf(&f, "WARC-Warcinfo-ID: %s\r\n", w->warcinfo_id);
     addf(&f, "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n"
              "WARC-Refers-To: %s\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\n"
              "WARC-Payload-Digest: %s\r\nContent-Type: application/http;msgtype=response\r\n"

@@ -936,6 +936,9 @@ static void test_warc_writer_round_trip(void)
     CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Filename"), "out.warc.gz");
     CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(d, "software: simcrawl-test/1\r\n"));
+    char info_id[64];
+    snprintf(info_id, sizeof info_id, "%s", rec->record_id);
+    CU_ASSERT_TRUE(is_uuid_id(info_id));
     CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "request");
     snprintf(req_id, sizeof req_id, "%s", rec->record_id);
@@ -949,6 +952,7 @@ static void test_warc_writer_round_trip(void)
     CU_ASSERT_STRING_EQUAL(rec->type, "response");
     CU_ASSERT_STRING_EQUAL(rec->record_id, id);
     CU_ASSERT_STRING_EQUAL(rec->concurrent_to, req_id);
+    CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Warcinfo-ID"), info_id);
     CU_ASSERT_STRING_EQUAL(rec->target_uri, x.uri);
     CU_ASSERT_STRING_EQUAL(rec->ip_address, "127.0.0.1");
     CU_ASSERT_STRING_EQUAL(rec->date, x.date);
