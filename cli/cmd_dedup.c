@@ -33,12 +33,12 @@
 #include <xxhash.h>
 
 #define CMD "dedup"
-#define DIGESTS_MAX (16u * 1024 * 1024)   /* kept pages remembered for exact duplicates */
-#define PENDING_MAX (1024u * 1024)        /* a request record held back for its response */
-#define DROPPED_RING 16u                  /* dropped responses remembered for their metadata */
-#define ID_MAX 256u                       /* record ids longer than this are not matched */
-#define INDEX_EXPECTED_DOCS (1u << 22)    /* sizes the table design of a new index */
-#define WALK_MAX_DEPTH 64u                /* cap on directory nesting */
+#define DIGESTS_MAX (16u * 1024 * 1024) /* kept pages remembered for exact duplicates */
+#define PENDING_MAX (1024u * 1024)      /* a request record held back for its response */
+#define DROPPED_RING 16u                /* dropped responses remembered for their metadata */
+#define ID_MAX 256u                     /* record ids longer than this are not matched */
+#define INDEX_EXPECTED_DOCS (1u << 22)  /* sizes the table design of a new index */
+#define WALK_MAX_DEPTH 64u              /* cap on directory nesting */
 
 /* A kept page, for exact-duplicate revisits: its payload digest and who it was. */
 struct kept {
@@ -151,7 +151,11 @@ static json_t *jstr(const char *s)
     size_t o = 0;
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t len = u[i] < 0x80 ? 1 : (u[i] >> 5) == 6 ? 2 : (u[i] >> 4) == 14 ? 3 : (u[i] >> 3) == 30 ? 4 : 0;
+        size_t len = u[i] < 0x80         ? 1
+                     : (u[i] >> 5) == 6  ? 2
+                     : (u[i] >> 4) == 14 ? 3
+                     : (u[i] >> 3) == 30 ? 4
+                                         : 0;
         int ok = len > 0 && i + len <= n;
         for (size_t k = 1; ok && k < len; k++)
             ok = (u[i + k] & 0xc0) == 0x80;
@@ -224,13 +228,15 @@ static struct kept *kept_find(struct dd *d, const char *digest)
 }
 
 /* 0, or -1 when out of memory (the page is then simply not remembered). */
-static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *id,
-                    const char *uri, const char *date)
+static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *id, const char *uri,
+                    const char *date)
 {
     if (d->n_kept >= DIGESTS_MAX) {
         if (!d->kept_full_warned && !d->quiet)
-            cli_error(CMD, "more than %u kept pages: exact duplicates of later pages are "
-                           "decided near-duplicate", DIGESTS_MAX);
+            cli_error(CMD,
+                      "more than %u kept pages: exact duplicates of later pages are "
+                      "decided near-duplicate",
+                      DIGESTS_MAX);
         d->kept_full_warned = 1;
         return 0;
     }
@@ -300,8 +306,12 @@ static void pending_resolve(struct dd *d, int drop)
     if (!d->pending)
         return;
     d->pending = 0;
-    struct logrec l = {.uri = d->pend_uri, .record_id = d->pend_id, .type = "request",
-                       .offset = d->pend_offset, .has_offset = 1, .distance = -1};
+    struct logrec l = {.uri = d->pend_uri,
+                       .record_id = d->pend_id,
+                       .type = "request",
+                       .offset = d->pend_offset,
+                       .has_offset = 1,
+                       .distance = -1};
     if (drop) {
         l.decision = "dropped";
         l.reason = "request of a near-duplicate";
@@ -321,7 +331,8 @@ static void pending_resolve(struct dd *d, int drop)
 
 /* Holds a request record back until we know whether its response is kept.
  * Returns 1 when held, 0 when it should be handled right away. */
-static int pending_hold(struct dd *d, struct crawl_warc_reader *r, const struct crawl_warc_record *rec)
+static int pending_hold(struct dd *d, struct crawl_warc_reader *r,
+                        const struct crawl_warc_record *rec)
 {
     if (rec->content_length > PENDING_MAX || strlen(rec->record_id) >= ID_MAX ||
         strlen(rec->concurrent_to) >= ID_MAX)
@@ -375,7 +386,8 @@ static int was_dropped(const struct dd *d, const char *id)
     return 0;
 }
 
-static void copy_through(struct dd *d, struct crawl_warc_reader *r, const struct crawl_warc_record *rec)
+static void copy_through(struct dd *d, struct crawl_warc_reader *r,
+                         const struct crawl_warc_record *rec)
 {
     if (!d->w)
         return;
@@ -469,8 +481,11 @@ static void damage_flush(struct dd *d)
     if (!d->damage_held)
         return;
     d->damage_held = 0;
-    struct logrec l = {.offset = d->damage_offset, .has_offset = 1, .decision = "error",
-                       .error = d->damage_what, .distance = -1};
+    struct logrec l = {.offset = d->damage_offset,
+                       .has_offset = 1,
+                       .decision = "error",
+                       .error = d->damage_what,
+                       .distance = -1};
     log_line(d, &l);
 }
 
@@ -508,8 +523,13 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
 {
     struct cli_warc_page pg;
     char reason[CLI_MESSAGE_MAX] = "";
-    struct logrec l = {.uri = rec->target_uri, .record_id = rec->record_id, .type = rec->type,
-                       .offset = rec->offset, .has_offset = 1, .distance = -1, .reason = reason};
+    struct logrec l = {.uri = rec->target_uri,
+                       .record_id = rec->record_id,
+                       .type = rec->type,
+                       .offset = rec->offset,
+                       .has_offset = 1,
+                       .distance = -1,
+                       .reason = reason};
     if (cli_warc_classify(r, rec, d->min_size, &pg) != 0) {
         cli_error(CMD, "%s: out of memory", d->file);
         d->status = CLI_RUNTIME;
@@ -547,12 +567,15 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
         pending_resolve(d, 0);
         log_line(d, &l);
         if (d->w) {
-            struct crawl_warc_revisit v = {
-                .uri = rec->target_uri, .ip = *rec->ip_address ? rec->ip_address : NULL,
-                .date = *rec->date ? rec->date : NULL, .head = pg.block,
-                .head_len = crawl_http_head_len(pg.msg), .payload_digest = pg.payload_digest,
-                .refers_to = orig->record_id, .refers_to_uri = orig->uri,
-                .refers_to_date = orig->date};
+            struct crawl_warc_revisit v = {.uri = rec->target_uri,
+                                           .ip = *rec->ip_address ? rec->ip_address : NULL,
+                                           .date = *rec->date ? rec->date : NULL,
+                                           .head = pg.block,
+                                           .head_len = crawl_http_head_len(pg.msg),
+                                           .payload_digest = pg.payload_digest,
+                                           .refers_to = orig->record_id,
+                                           .refers_to_uri = orig->uri,
+                                           .refers_to_date = orig->date};
             enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
             if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
                 copy_through(d, r, rec);
@@ -573,7 +596,8 @@ static void run_warc(struct dd *d, const char *path)
     struct crawl_warc_reader *r;
     enum crawl_code rc = crawl_warc_reader_open(path, &o, &r);
     if (rc != CRAWL_OK) {
-        cli_error(CMD, "cannot open %s: %s", path, rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
+        cli_error(CMD, "cannot open %s: %s", path,
+                  rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
         d->status = CLI_RUNTIME;
         return;
     }
@@ -588,8 +612,12 @@ static void run_warc(struct dd *d, const char *path)
             handle_response(d, r, rec);
             continue;
         }
-        struct logrec l = {.uri = rec->target_uri, .record_id = rec->record_id, .type = rec->type,
-                           .offset = rec->offset, .has_offset = 1, .distance = -1};
+        struct logrec l = {.uri = rec->target_uri,
+                           .record_id = rec->record_id,
+                           .type = rec->type,
+                           .offset = rec->offset,
+                           .has_offset = 1,
+                           .distance = -1};
         if (strcmp(rec->type, "request") == 0) {
             pending_resolve(d, 0);
             if (was_dropped(d, rec->concurrent_to)) {
@@ -709,7 +737,8 @@ static void run_dir(struct dd *d, const char *dir, unsigned depth)
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(dh)) != NULL) {
-        if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0')))
+        if (e->d_name[0] == '.' &&
+            (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0')))
             continue;
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 64;
@@ -818,9 +847,15 @@ int cmd_dedup(int argc, char **argv)
                 return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
             d.k = (unsigned)kv;
             break;
-        case 1: index_path = v; break;
-        case 2: warc_out = v; break;
-        case 3: log_path = v; break;
+        case 1:
+            index_path = v;
+            break;
+        case 2:
+            warc_out = v;
+            break;
+        case 3:
+            log_path = v;
+            break;
         case 4:
             if (parse_size(v, &d.min_size) != 0)
                 return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
@@ -920,14 +955,15 @@ int cmd_dedup(int argc, char **argv)
     }
     if (!d.quiet) {
         double mb = (double)d.bytes_done / 1e6;
-        fprintf(stderr,
-                "dedup: %llu records, %.1f MB in %.2f s (%.1f MB/s, %.0f records/s): %llu new, "
-                "%llu near-duplicate, %llu exact-duplicate, %llu passed, %llu dropped, %llu errors\n",
-                (unsigned long long)d.records, mb, secs, secs > 0 ? mb / secs : 0.0,
-                secs > 0 ? (double)d.records / secs : 0.0, (unsigned long long)d.n_new,
-                (unsigned long long)d.n_near, (unsigned long long)d.n_exact,
-                (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
-                (unsigned long long)d.n_errors);
+        fprintf(
+            stderr,
+            "dedup: %llu records, %.1f MB in %.2f s (%.1f MB/s, %.0f records/s): %llu new, "
+            "%llu near-duplicate, %llu exact-duplicate, %llu passed, %llu dropped, %llu errors\n",
+            (unsigned long long)d.records, mb, secs, secs > 0 ? mb / secs : 0.0,
+            secs > 0 ? (double)d.records / secs : 0.0, (unsigned long long)d.n_new,
+            (unsigned long long)d.n_near, (unsigned long long)d.n_exact,
+            (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
+            (unsigned long long)d.n_errors);
     }
     free(d.pend_header);
     free(d.pend_block);

@@ -52,8 +52,8 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
         if (pg.kind == CLI_WARC_PAGE) {
             struct cli_fp_result res;
             const char *uri = *rec->target_uri ? rec->target_uri : path;
-            if (cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL,
-                                     &in->fp_opts, &res) != 0) {
+            if (cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &in->fp_opts,
+                                     &res) != 0) {
                 /* a page without enough text is simply not a document here */
             } else if (deliver(in, path, uri, strlen(uri), res.fingerprint, fn, userdata) != 0) {
                 stop = -1;

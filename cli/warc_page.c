@@ -78,7 +78,8 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
     enum crawl_code bc = crawl_http_body_code(out->msg);
     if (bc == CRAWL_EUNSUPPORTED || bc == CRAWL_EDECODE) {
         /* nothing usable to fingerprint; the record itself is fine */
-        snprintf(out->why, sizeof out->why, "body not decoded: %s", crawl_http_body_error(out->msg));
+        snprintf(out->why, sizeof out->why, "body not decoded: %s",
+                 crawl_http_body_error(out->msg));
         out->kind = CLI_WARC_OTHER;
         return 0;
     }
@@ -96,4 +97,3 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
     out->kind = CLI_WARC_PAGE;
     return 0;
 }
-

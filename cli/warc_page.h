@@ -2,9 +2,10 @@
 #define CLI_WARC_PAGE_H
 /*
  * Which WARC records are pages to fingerprint (cli/warc_page.c), shared by `simcrawl
- * dedup` and the WARC kind of the INPUT iterator (cli/inputs_warc.c). A page is a response record (application/http) with a 2xx status, an HTML media type
- * (text/html, application/xhtml+xml) and a body, after the transfer and content codings
- * are removed, of at least min_size bytes. Ids are the WARC-Target-URI.
+ * dedup` and the WARC kind of the INPUT iterator (cli/inputs_warc.c). A page is a response record
+ * (application/http) with a 2xx status, an HTML media type (text/html, application/xhtml+xml) and a
+ * body, after the transfer and content codings are removed, of at least min_size bytes. Ids are the
+ * WARC-Target-URI.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -21,13 +22,13 @@ enum cli_warc_kind {
 
 struct cli_warc_page {
     enum cli_warc_kind kind;
-    char why[256];                 /* OTHER / DAMAGED: lower-case reason */
-    struct crawl_http_msg *msg;    /* the parsed HTTP message when there is one */
-    const char *block;             /* the record block, borrowed from the reader */
+    char why[256];              /* OTHER / DAMAGED: lower-case reason */
+    struct crawl_http_msg *msg; /* the parsed HTTP message when there is one */
+    const char *block;          /* the record block, borrowed from the reader */
     size_t block_len;
-    const char *body;              /* PAGE: decoded body, borrowed from msg */
+    const char *body; /* PAGE: decoded body, borrowed from msg */
     size_t body_len;
-    const char *content_type;      /* PAGE: the HTTP Content-Type value, or NULL */
+    const char *content_type;               /* PAGE: the HTTP Content-Type value, or NULL */
     char payload_digest[CRAWL_DIGEST_SIZE]; /* PAGE: sha1 of the payload (codings kept) */
 };
 

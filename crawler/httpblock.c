@@ -31,7 +31,7 @@ struct header {
 
 struct crawl_http_msg {
     int status;
-    char *head;     /* our copy of the head, parsed in place */
+    char *head;      /* our copy of the head, parsed in place */
     size_t head_len; /* bytes of the head in the input, including the empty line */
     char method[32];
     struct header *hdr;
@@ -331,8 +331,8 @@ enum crawl_code crawl_http_parse(const char *data, size_t len, const struct craw
         if (cl && *cl) {
             unsigned long long want = strtoull(cl, &end, 10);
             if (*end == '\0' && want > blen)
-                set_error(m, CRAWL_ETRUNCATED, "body is %zu bytes, Content-Length says %llu",
-                          blen, want);
+                set_error(m, CRAWL_ETRUNCATED, "body is %zu bytes, Content-Length says %llu", blen,
+                          want);
         }
     }
     *out = m;
@@ -353,14 +353,38 @@ void crawl_http_free(struct crawl_http_msg *m)
     free(m);
 }
 
-int crawl_http_status(const struct crawl_http_msg *m) { return m->status; }
-const char *crawl_http_method(const struct crawl_http_msg *m) { return m->method; }
-size_t crawl_http_header_count(const struct crawl_http_msg *m) { return m->n_hdr; }
-size_t crawl_http_head_len(const struct crawl_http_msg *m) { return m->head_len; }
-const char *crawl_http_mime(const struct crawl_http_msg *m) { return m->mime; }
-const char *crawl_http_charset(const struct crawl_http_msg *m) { return m->charset; }
-enum crawl_code crawl_http_body_code(const struct crawl_http_msg *m) { return m->code; }
-const char *crawl_http_body_error(const struct crawl_http_msg *m) { return m->error; }
+int crawl_http_status(const struct crawl_http_msg *m)
+{
+    return m->status;
+}
+const char *crawl_http_method(const struct crawl_http_msg *m)
+{
+    return m->method;
+}
+size_t crawl_http_header_count(const struct crawl_http_msg *m)
+{
+    return m->n_hdr;
+}
+size_t crawl_http_head_len(const struct crawl_http_msg *m)
+{
+    return m->head_len;
+}
+const char *crawl_http_mime(const struct crawl_http_msg *m)
+{
+    return m->mime;
+}
+const char *crawl_http_charset(const struct crawl_http_msg *m)
+{
+    return m->charset;
+}
+enum crawl_code crawl_http_body_code(const struct crawl_http_msg *m)
+{
+    return m->code;
+}
+const char *crawl_http_body_error(const struct crawl_http_msg *m)
+{
+    return m->error;
+}
 
 void crawl_http_header_at(const struct crawl_http_msg *m, size_t i, const char **name,
                           const char **value)
@@ -437,7 +461,8 @@ static enum crawl_code inflate_all(const char *in, size_t len, int window_bits, 
         }
         if (z == Z_STREAM_END) {
             /* another gzip member may follow; anything else after the end is ignored */
-            if (window_bits > 15 && zs.avail_in >= 2 && zs.next_in[0] == 0x1f && zs.next_in[1] == 0x8b) {
+            if (window_bits > 15 && zs.avail_in >= 2 && zs.next_in[0] == 0x1f &&
+                zs.next_in[1] == 0x8b) {
                 inflateReset(&zs);
                 continue;
             }

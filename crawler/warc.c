@@ -26,12 +26,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define IN_CHUNK (256u * 1024)        /* compressed bytes read at a time */
-#define IN_CAP (2 * IN_CHUNK)         /* the input buffer (keeps a member start for resync) */
-#define WIN_INITIAL (64u * 1024)      /* first window size; doubles up to win_max */
-#define WIN_SLACK (64u * 1024)        /* room above max_block + header cap */
-#define MAX_FIELDS 1024u              /* header fields kept per record */
-#define MAX_BOUNDARIES (1u << 16)     /* member starts remembered inside the window */
+#define IN_CHUNK (256u * 1024)            /* compressed bytes read at a time */
+#define IN_CAP (2 * IN_CHUNK)             /* the input buffer (keeps a member start for resync) */
+#define WIN_INITIAL (64u * 1024)          /* first window size; doubles up to win_max */
+#define WIN_SLACK (64u * 1024)            /* room above max_block + header cap */
+#define MAX_FIELDS 1024u                  /* header fields kept per record */
+#define MAX_BOUNDARIES (1u << 16)         /* member starts remembered inside the window */
 #define MAX_BLOCK_LIMIT ((size_t)1 << 34) /* sanity bound on opts->max_block */
 
 struct boundary {
@@ -55,8 +55,8 @@ struct crawl_warc_reader {
     int in_eof;
 
     /* stream layer */
-    int gzip;          /* the file starts with the gzip magic */
-    unsigned gz_kind;  /* 1: one member per record so far; 2: records share members */
+    int gzip;         /* the file starts with the gzip magic */
+    unsigned gz_kind; /* 1: one member per record so far; 2: records share members */
     z_stream zs;
     int zs_ready;
     int member_active;
@@ -77,10 +77,10 @@ struct crawl_warc_reader {
     struct crawl_warc_field *fields;
     char *hdr_raw, *hdr_parsed;
     size_t hdr_cap;
-    uint64_t block_left;  /* bytes of the block not consumed yet */
-    int block_loaded;     /* crawl_warc_block() has the block in the window */
-    int block_damaged;    /* ... and found it damaged: resync from its start */
-    int block_touched;    /* crawl_warc_read() consumed some of it */
+    uint64_t block_left; /* bytes of the block not consumed yet */
+    int block_loaded;    /* crawl_warc_block() has the block in the window */
+    int block_damaged;   /* ... and found it damaged: resync from its start */
+    int block_touched;   /* crawl_warc_read() consumed some of it */
     uint64_t errors;
 };
 
@@ -101,9 +101,8 @@ static uint64_t file_offset(const struct crawl_warc_reader *r, uint64_t soff)
     return r->gzip ? member_containing(r, soff) : soff;
 }
 
-__attribute__((format(printf, 4, 5))) static void report(struct crawl_warc_reader *r,
-                                                         uint64_t offset, enum crawl_code code,
-                                                         const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void
+report(struct crawl_warc_reader *r, uint64_t offset, enum crawl_code code, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -360,7 +359,8 @@ static enum crawl_code produce(struct crawl_warc_reader *r)
                 return r->win_len > before ? CRAWL_OK : CRAWL_EOF;
             }
             size_t keep = r->in_pos;
-            if (r->member_start >= r->in_file_off && r->in_pos - (r->member_start - r->in_file_off) <= IN_CHUNK)
+            if (r->member_start >= r->in_file_off &&
+                r->in_pos - (r->member_start - r->in_file_off) <= IN_CHUNK)
                 keep = (size_t)(r->member_start - r->in_file_off);
             rc = source_fill(r, keep);
             if (rc != CRAWL_OK)
@@ -596,7 +596,9 @@ static size_t header_length(struct crawl_warc_reader *r, enum crawl_code *rc)
     *rc = CRAWL_OK;
     for (;;) {
         size_t avail;
-        *rc = fill(r, searched + 4096 < CRAWL_WARC_MAX_HEADER ? searched + 4096 : CRAWL_WARC_MAX_HEADER, &avail);
+        *rc = fill(
+            r, searched + 4096 < CRAWL_WARC_MAX_HEADER ? searched + 4096 : CRAWL_WARC_MAX_HEADER,
+            &avail);
         if (*rc != CRAWL_OK)
             return 0;
         const char *b = r->win + r->win_start;
@@ -645,9 +647,8 @@ static enum crawl_code read_header(struct crawl_warc_reader *r)
     enum crawl_code rc;
     size_t hlen = header_length(r, &rc);
     if (rc == CRAWL_ETOOLARGE) {
-        report(r, offset, CRAWL_ETOOLARGE,
-               "record header at offset %llu is over %u bytes", (unsigned long long)offset,
-               CRAWL_WARC_MAX_HEADER);
+        report(r, offset, CRAWL_ETOOLARGE, "record header at offset %llu is over %u bytes",
+               (unsigned long long)offset, CRAWL_WARC_MAX_HEADER);
         consume(r, 1);
         return CRAWL_EFORMAT;
     }
@@ -777,9 +778,10 @@ enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data,
     int exact, t = trailer_length(r, (size_t)cl, avail, &exact);
     if (!exact) {
         r->block_damaged = t < 0 ? 2 : 3;
-        report(r, r->rec.offset, CRAWL_EFORMAT,
-               "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
-               (unsigned long long)r->rec.offset, (unsigned long long)cl);
+        report(
+            r, r->rec.offset, CRAWL_EFORMAT,
+            "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
+            (unsigned long long)r->rec.offset, (unsigned long long)cl);
         return CRAWL_EFORMAT;
     }
     return CRAWL_OK;
@@ -871,9 +873,10 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
         return rc;
     int exact, t = trailer_length(r, 0, avail, &exact);
     if (!exact)
-        report(r, r->rec.offset, CRAWL_EFORMAT,
-               "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
-               (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length);
+        report(
+            r, r->rec.offset, CRAWL_EFORMAT,
+            "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
+            (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length);
     if (t < 0) {
         *resync = 1;
         return CRAWL_OK;

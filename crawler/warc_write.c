@@ -3,10 +3,10 @@
  * iipc.github.io/warc-specifications), each in a gzip member of its own (RFC 1952; zlib
  * deflate with windowBits 15+16), so any record can be read from its offset alone.
  *
- * Every file starts with a warcinfo record (the others name it in WARC-Warcinfo-ID). A fetch becomes a request and a response
- * record pointing at each other with WARC-Concurrent-To; both carry WARC-Block-Digest,
- * the response also WARC-Payload-Digest (sha1 base32) over the entity body with the
- * chunked transfer coding removed and the content coding kept (section 5.9 of the spec:
+ * Every file starts with a warcinfo record (the others name it in WARC-Warcinfo-ID). A fetch
+ * becomes a request and a response record pointing at each other with WARC-Concurrent-To; both
+ * carry WARC-Block-Digest, the response also WARC-Payload-Digest (sha1 base32) over the entity body
+ * with the chunked transfer coding removed and the content coding kept (section 5.9 of the spec:
  * the payload is the entity, not the transfer). An exact duplicate becomes a revisit
  * record, profile identical-payload-digest, whose block is the HTTP head only and which
  * carries WARC-Refers-To, -Target-URI and -Date so that replay tools find the original.
@@ -29,8 +29,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define OUT_BUF (256u * 1024)    /* bytes gathered before a write(2) */
-#define FIELDS_MAX (64u * 1024)  /* cap of the generated header fields of one record */
+#define OUT_BUF (256u * 1024)   /* bytes gathered before a write(2) */
+#define FIELDS_MAX (64u * 1024) /* cap of the generated header fields of one record */
 #define PATH_MAX_LEN 4096u
 
 struct crawl_warc_writer {
@@ -40,8 +40,8 @@ struct crawl_warc_writer {
     unsigned seq;            /* 0 for the first file */
     int fd;
     int gzip;
-    uint64_t size;           /* bytes in the current file */
-    uint64_t records;        /* records in the current file */
+    uint64_t size;    /* bytes in the current file */
+    uint64_t records; /* records in the current file */
     struct crawl_warc_writer_opts opts;
     z_stream zs;
     int zs_ready;
@@ -186,8 +186,8 @@ static int new_id(struct crawl_warc_writer *w, char out[CRAWL_WARC_ID_SIZE])
     b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
     snprintf(out, CRAWL_WARC_ID_SIZE,
              "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-             b[13], b[14], b[15]);
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
     return 0;
 }
 
@@ -268,11 +268,14 @@ static enum crawl_code write_warcinfo(struct crawl_warc_writer *w)
         addf(&f, "WARC-Filename: %s\r\n", name);
     addf(&f, "Content-Type: application/warc-fields\r\n");
     char block[2048];
-    const char *sw = w->opts.software && clean_value(w->opts.software) ? w->opts.software : "simcrawl";
-    int bl = snprintf(block, sizeof block,
-                      "software: %s\r\nformat: WARC File Format 1.1\r\n"
-                      "conformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
-                      sw);
+    const char *sw =
+        w->opts.software && clean_value(w->opts.software) ? w->opts.software : "simcrawl";
+    int bl = snprintf(
+        block, sizeof block,
+        "software: %s\r\nformat: WARC File Format 1.1\r\n"
+        "conformsTo: "
+        "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n",
+        sw);
     if (bl < 0 || (size_t)bl >= sizeof block)
         bl = 0;
     const char *parts[2] = {block, w->opts.info ? w->opts.info : ""};
@@ -330,7 +333,8 @@ static enum crawl_code close_file(struct crawl_warc_writer *w)
     w->fd = -1;
     if (w->failed == CRAWL_OK && rename(w->tmp, w->path) != 0) {
         int e = errno;
-        snprintf(w->error, sizeof w->error, "cannot rename %s to %s: %s", w->tmp, w->path, strerror(e));
+        snprintf(w->error, sizeof w->error, "cannot rename %s to %s: %s", w->tmp, w->path,
+                 strerror(e));
         w->failed = CRAWL_EIO;
     }
     return w->failed;
@@ -375,7 +379,8 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
         return CRAWL_ENOMEM;
     }
     if (w->gzip) {
-        if (deflateInit2(&w->zs, w->opts.gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        if (deflateInit2(&w->zs, w->opts.gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+            Z_OK) {
             free(w->out);
             free(w);
             return CRAWL_ENOMEM;
@@ -509,13 +514,15 @@ enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
         rc = crawl_digest_sha1(x->request, x->request_len, qdig);
         if (rc != CRAWL_OK)
             return rc;
-        addf(&f, "WARC-Type: request\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\n"
-                 "WARC-Target-URI: %s\r\nWARC-Concurrent-To: %s\r\n",
+        addf(&f,
+             "WARC-Type: request\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\n"
+             "WARC-Target-URI: %s\r\nWARC-Concurrent-To: %s\r\n",
              req_id, date, x->uri, resp_id);
         if (x->ip)
             addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
-        addf(&f, "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=request\r\n"
-                 "WARC-Block-Digest: %s\r\n",
+        addf(&f,
+             "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=request\r\n"
+             "WARC-Block-Digest: %s\r\n",
              w->warcinfo_id, qdig);
         const char *rp[1] = {x->request};
         size_t rl[1] = {x->request_len};
@@ -524,14 +531,16 @@ enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
             return rc;
         f.len = 0;
     }
-    addf(&f, "WARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
+    addf(&f,
+         "WARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
          resp_id, date, x->uri);
     if (x->request)
         addf(&f, "WARC-Concurrent-To: %s\r\n", req_id);
     if (x->ip)
         addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
-    addf(&f, "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=response\r\n"
-             "WARC-Block-Digest: %s\r\nWARC-Payload-Digest: %s\r\n",
+    addf(&f,
+         "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=response\r\n"
+         "WARC-Block-Digest: %s\r\nWARC-Payload-Digest: %s\r\n",
          w->warcinfo_id, bdig, pdig);
     rc = write_record(w, &f, parts, lens, 2);
     if (rc == CRAWL_OK && id_out)
@@ -567,10 +576,11 @@ enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
     if (v->ip)
         addf(&f, "WARC-IP-Address: %s\r\n", v->ip);
     addf(&f, "WARC-Warcinfo-ID: %s\r\n", w->warcinfo_id);
-    addf(&f, "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n"
-             "WARC-Refers-To: %s\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\n"
-             "WARC-Payload-Digest: %s\r\nContent-Type: application/http;msgtype=response\r\n"
-             "WARC-Block-Digest: %s\r\n",
+    addf(&f,
+         "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n"
+         "WARC-Refers-To: %s\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\n"
+         "WARC-Payload-Digest: %s\r\nContent-Type: application/http;msgtype=response\r\n"
+         "WARC-Block-Digest: %s\r\n",
          v->refers_to, v->refers_to_uri, v->refers_to_date, v->payload_digest, bdig);
     const char *parts[1] = {v->head};
     size_t lens[1] = {v->head_len};

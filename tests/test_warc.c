@@ -229,7 +229,8 @@ static void test_warc_reader_plain_versions_and_fields(void)
     CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "x-unknown-field"), "whatever");
     CU_ASSERT_EQUAL(rec->content_length, strlen(HTTP_OK));
     CU_ASSERT_TRUE(memcmp(rec->header, "WARC/1.1\r\n", 10) == 0);
-    CU_ASSERT_TRUE(rec->header_len > 10 && memcmp(rec->header + rec->header_len - 4, "\r\n\r\n", 4) == 0);
+    CU_ASSERT_TRUE(rec->header_len > 10 &&
+                   memcmp(rec->header + rec->header_len - 4, "\r\n\r\n", 4) == 0);
     const char *d;
     size_t l;
     CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
@@ -338,15 +339,20 @@ static void test_warc_reader_damage_plain(void)
     n += mkrec(buf + n, sizeof buf - n, "WARC/1.1", "WARC-Type: resource\r\n", "first");
     second = n;
     /* wrong Content-Length: says 50, the block has 6 */
-    n += (size_t)snprintf(buf + n, sizeof buf - n,
-                          "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 50\r\n\r\nsecond\r\n\r\n");
-    n += mkrec(buf + n, sizeof buf - n, "WARC/1.1", "WARC-Type: resource\r\nWARC-Target-URI: http://t/3\r\n", "third");
+    n += (size_t)snprintf(
+        buf + n, sizeof buf - n,
+        "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 50\r\n\r\nsecond\r\n\r\n");
+    n += mkrec(buf + n, sizeof buf - n, "WARC/1.1",
+               "WARC-Type: resource\r\nWARC-Target-URI: http://t/3\r\n", "third");
     size_t garbage_at = n;
     n += (size_t)snprintf(buf + n, sizeof buf - n, "garbage between records\n\x01\x02");
-    n += mkrec(buf + n, sizeof buf - n, "WARC/1.1", "WARC-Type: resource\r\nWARC-Target-URI: http://t/4\r\n", "fourth");
+    n += mkrec(buf + n, sizeof buf - n, "WARC/1.1",
+               "WARC-Type: resource\r\nWARC-Target-URI: http://t/4\r\n", "fourth");
     /* a header without Content-Length */
-    n += (size_t)snprintf(buf + n, sizeof buf - n, "WARC/1.1\r\nWARC-Type: resource\r\n\r\nx\r\n\r\n");
-    n += mkrec(buf + n, sizeof buf - n, "WARC/1.1", "WARC-Type: resource\r\nWARC-Target-URI: http://t/6\r\n", "sixth");
+    n += (size_t)snprintf(buf + n, sizeof buf - n,
+                          "WARC/1.1\r\nWARC-Type: resource\r\n\r\nx\r\n\r\n");
+    n += mkrec(buf + n, sizeof buf - n, "WARC/1.1",
+               "WARC-Type: resource\r\nWARC-Target-URI: http://t/6\r\n", "sixth");
     /* truncated last record */
     n += (size_t)snprintf(buf + n, sizeof buf - n,
                           "WARC/1.1\r\nWARC-Type: resource\r\nContent-Length: 100\r\n\r\nshort");
@@ -517,7 +523,8 @@ static void test_httpblock_chunked(void)
 }
 
 /* A response with Content-Encoding coding whose body is enc[0..elen). */
-static struct crawl_http_msg *coded(const char *coding, const void *enc, size_t elen, size_t max_body)
+static struct crawl_http_msg *coded(const char *coding, const void *enc, size_t elen,
+                                    size_t max_body)
 {
     size_t cap = elen + 256;
     char *msg = malloc(cap);
@@ -533,7 +540,8 @@ static struct crawl_http_msg *coded(const char *coding, const void *enc, size_t 
 
 static void test_httpblock_content_codings(void)
 {
-    const char text[] = "<html><body><p>Some page text, some page text, some page text.</p></body></html>";
+    const char text[] =
+        "<html><body><p>Some page text, some page text, some page text.</p></body></html>";
     size_t tl = sizeof text - 1;
     /* gzip */
     char *gz = NULL;
@@ -630,12 +638,41 @@ static const char PAGE_INDEX[] =
 static const char PNG[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR fake image bytes";
 
 static const struct test_route wget_routes[] = {
-    {"/", 0, {.status = 200, .content_type = "text/html", .body = PAGE_INDEX, .body_len = sizeof PAGE_INDEX - 1}},
-    {"/a.html", 0, {.status = 200, .content_type = "text/html; charset=utf-8", .body = PAGE_A, .body_len = sizeof PAGE_A - 1}},
-    {"/copy.html", 0, {.status = 200, .content_type = "text/html; charset=utf-8", .body = PAGE_A, .body_len = sizeof PAGE_A - 1}},
-    {"/gz.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE_A, .body_len = sizeof PAGE_A - 1, .gzip = 1}},
-    {"/chunked.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE_A, .body_len = sizeof PAGE_A - 1, .chunked = 1}},
-    {"/img.png", 0, {.status = 200, .content_type = "image/png", .body = PNG, .body_len = sizeof PNG - 1}},
+    {"/",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE_INDEX,
+      .body_len = sizeof PAGE_INDEX - 1}},
+    {"/a.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html; charset=utf-8",
+      .body = PAGE_A,
+      .body_len = sizeof PAGE_A - 1}},
+    {"/copy.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html; charset=utf-8",
+      .body = PAGE_A,
+      .body_len = sizeof PAGE_A - 1}},
+    {"/gz.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE_A,
+      .body_len = sizeof PAGE_A - 1,
+      .gzip = 1}},
+    {"/chunked.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE_A,
+      .body_len = sizeof PAGE_A - 1,
+      .chunked = 1}},
+    {"/img.png",
+     0,
+     {.status = 200, .content_type = "image/png", .body = PNG, .body_len = sizeof PNG - 1}},
 };
 
 static char wget_dir[256];
@@ -648,7 +685,8 @@ static int make_wget_warcs(void)
     snprintf(wget_dir, sizeof wget_dir, "/tmp/simcrawl-test-warc-XXXXXX");
     if (!mkdtemp(wget_dir))
         return -1;
-    struct test_httpd *h = test_httpd_start(wget_routes, sizeof wget_routes / sizeof wget_routes[0], NULL, NULL);
+    struct test_httpd *h =
+        test_httpd_start(wget_routes, sizeof wget_routes / sizeof wget_routes[0], NULL, NULL);
     if (!h)
         return -1;
     char cmd[1024];
@@ -669,7 +707,8 @@ static const struct rec_info *find_response(const struct rec_info *ri, int n, co
 {
     for (int i = 0; i < n; i++) {
         size_t ul = strlen(ri[i].uri), sl = strlen(suffix);
-        if (strcmp(ri[i].type, "response") == 0 && ul >= sl && strcmp(ri[i].uri + ul - sl, suffix) == 0)
+        if (strcmp(ri[i].type, "response") == 0 && ul >= sl &&
+            strcmp(ri[i].uri + ul - sl, suffix) == 0)
             return &ri[i];
     }
     return NULL;
@@ -711,7 +750,8 @@ static struct crawl_http_msg *wget_response(const char *path, const char *suffix
     struct crawl_http_msg *m = NULL;
     while (!m && crawl_warc_next(r, &rec) == CRAWL_OK) {
         size_t ul = strlen(rec->target_uri), sl = strlen(suffix);
-        if (strcmp(rec->type, "response") != 0 || ul < sl || strcmp(rec->target_uri + ul - sl, suffix) != 0)
+        if (strcmp(rec->type, "response") != 0 || ul < sl ||
+            strcmp(rec->target_uri + ul - sl, suffix) != 0)
             continue;
         snprintf(pdigest, 64, "%s", rec->payload_digest);
         const char *d;
@@ -882,7 +922,7 @@ static void test_warc_writer_round_trip(void)
     struct crawl_warc_writer_opts o = {.software = "simcrawl-test/1"};
     CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
     struct stat st;
-    CU_ASSERT_EQUAL(stat(tmp, &st), 0);  /* written under the .open name ... */
+    CU_ASSERT_EQUAL(stat(tmp, &st), 0); /* written under the .open name ... */
     CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
 
     /* a gzip-encoded entity sent chunked: the payload digest is over the gzip bytes */
@@ -899,19 +939,26 @@ static void test_warc_writer_round_trip(void)
     cl += (int)(gl - half);
     cl += sprintf(chunked + cl, "\r\n0\r\n\r\n");
     const char req[] = "GET /a.html HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    struct crawl_warc_exchange x = {.uri = "http://127.0.0.1/a.html", .ip = "127.0.0.1",
-                                    .date = "2026-11-21T20:00:00Z", .request = req,
-                                    .request_len = sizeof req - 1, .head = CHUNKED_HEAD,
-                                    .head_len = sizeof CHUNKED_HEAD - 1, .body = chunked,
+    struct crawl_warc_exchange x = {.uri = "http://127.0.0.1/a.html",
+                                    .ip = "127.0.0.1",
+                                    .date = "2026-11-21T20:00:00Z",
+                                    .request = req,
+                                    .request_len = sizeof req - 1,
+                                    .head = CHUNKED_HEAD,
+                                    .head_len = sizeof CHUNKED_HEAD - 1,
+                                    .body = chunked,
                                     .body_len = (size_t)cl};
     char id[CRAWL_WARC_ID_SIZE], id2[CRAWL_WARC_ID_SIZE];
     CU_ASSERT_EQUAL_FATAL(crawl_warc_write_response(w, &x, id), CRAWL_OK);
     CU_ASSERT_TRUE(is_uuid_id(id));
     char pdig[CRAWL_DIGEST_SIZE];
     CU_ASSERT_EQUAL(crawl_digest_sha1(gz, gl, pdig), CRAWL_OK);
-    struct crawl_warc_revisit v = {.uri = "http://127.0.0.1/copy.html", .head = CHUNKED_HEAD,
-                                   .head_len = sizeof CHUNKED_HEAD - 1, .payload_digest = pdig,
-                                   .refers_to = id, .refers_to_uri = x.uri,
+    struct crawl_warc_revisit v = {.uri = "http://127.0.0.1/copy.html",
+                                   .head = CHUNKED_HEAD,
+                                   .head_len = sizeof CHUNKED_HEAD - 1,
+                                   .payload_digest = pdig,
+                                   .refers_to = id,
+                                   .refers_to_uri = x.uri,
                                    .refers_to_date = x.date};
     CU_ASSERT_EQUAL_FATAL(crawl_warc_write_revisit(w, &v, id2), CRAWL_OK);
     CU_ASSERT_STRING_NOT_EQUAL(id, id2);
@@ -1019,8 +1066,11 @@ static void test_warc_writer_rotation_and_plain(void)
             }
             char uri[64];
             snprintf(uri, sizeof uri, "http://r.example/%d", i);
-            struct crawl_warc_exchange x = {.uri = uri, .head = head, .head_len = sizeof head - 1,
-                                            .body = body, .body_len = sizeof body};
+            struct crawl_warc_exchange x = {.uri = uri,
+                                            .head = head,
+                                            .head_len = sizeof head - 1,
+                                            .body = body,
+                                            .body_len = sizeof body};
             CU_ASSERT_EQUAL(crawl_warc_write_response(w, &x, NULL), CRAWL_OK);
         }
         CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
@@ -1031,7 +1081,8 @@ static void test_warc_writer_rotation_and_plain(void)
             if (seq == 0)
                 snprintf(name, sizeof name, "%s", path);
             else
-                snprintf(name, sizeof name, "%s/crawl-%05u.%s", dir, seq, plain ? "warc" : "warc.gz");
+                snprintf(name, sizeof name, "%s/crawl-%05u.%s", dir, seq,
+                         plain ? "warc" : "warc.gz");
             struct errs e = {0};
             struct rec_info ri[16];
             int n = read_path(name, &e, ri, 16);
@@ -1088,9 +1139,10 @@ static void test_warc_writer_copy_is_byte_exact(void)
             break;
         const char *da, *db;
         size_t la, lb;
-        if (ra->header_len == rb->header_len && memcmp(ra->header, rb->header, ra->header_len) == 0 &&
-            crawl_warc_block(a, &da, &la) == CRAWL_OK && crawl_warc_block(b, &db, &lb) == CRAWL_OK &&
-            la == lb && memcmp(da, db, la) == 0)
+        if (ra->header_len == rb->header_len &&
+            memcmp(ra->header, rb->header, ra->header_len) == 0 &&
+            crawl_warc_block(a, &da, &la) == CRAWL_OK &&
+            crawl_warc_block(b, &db, &lb) == CRAWL_OK && la == lb && memcmp(da, db, la) == 0)
             same++;
     }
     CU_ASSERT_EQUAL(same, copied);
@@ -1118,7 +1170,8 @@ void test_warc_register(void)
     CU_pSuite s = CU_add_suite("warc", NULL, suite_cleanup);
     CU_add_test(s, "test_digest_base32_vectors", test_digest_base32_vectors);
     CU_add_test(s, "test_digest_sha1_known", test_digest_sha1_known);
-    CU_add_test(s, "test_warc_reader_plain_versions_and_fields", test_warc_reader_plain_versions_and_fields);
+    CU_add_test(s, "test_warc_reader_plain_versions_and_fields",
+                test_warc_reader_plain_versions_and_fields);
     CU_add_test(s, "test_warc_reader_gzip_member_offsets", test_warc_reader_gzip_member_offsets);
     CU_add_test(s, "test_warc_reader_streams_large_blocks", test_warc_reader_streams_large_blocks);
     CU_add_test(s, "test_warc_reader_damage_plain", test_warc_reader_damage_plain);
