@@ -154,7 +154,7 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
 #define DEDUP_INDEX_MAX_DOCS 0xfffffff0u        /* cap on documents in one index */
 #define DEDUP_INDEX_MAX_ID_BYTES 65536u         /* cap on one id, in bytes */
 #define DEDUP_INDEX_MAX_QUERY_MATCHES (1u << 26) /* cap on matches of one query */
-#define DEDUP_PAIRS_MAX_DISTINCT ((uint64_t)1 << 31) /* cap on distinct-fingerprint pairs */
+#define DEDUP_PAIRS_MAX_DISTINCT ((uint64_t)1 << 30) /* cap on distinct-fingerprint pairs */
 
 /* A table design: `levels` (1 or 2) rounds of splitting into blocks[level] blocks, each
  * table keyed on (blocks - k) blocks of each level; tables = prod C(blocks[l], k). */

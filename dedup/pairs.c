@@ -104,6 +104,8 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
             rc = j.rc[t];
         total += j.n[t];
     }
+    if (rc == DEDUP_OK && total > DEDUP_PAIRS_MAX_DISTINCT)
+        rc = DEDUP_ETOOLARGE;
     if (rc != DEDUP_OK)
         goto done;
     all = malloc((total ? total : 1) * sizeof *all);

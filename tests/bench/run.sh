@@ -91,3 +91,47 @@ BUILD="$BUILD" CACHE="$CACHE" sh tests/bench/bench_warc.sh 5 2>"$BUILD/bench/war
 make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
 echo "== crawl =="
 SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_crawl.sh 5
+
+# ---- index (docs/BENCHMARKS.md "## Index") ----
+# bench_index: all pairs at k=3 (1M: 1 and 2 threads, 10M: 2 threads), each paper design
+# (4, 10, 16, 20 tables: pairs time, bytes/fp, candidates per probe, single-core queries on
+# 1M and 10M indexes), online query+add, the Moz find_all algorithm as the peer, brute
+# force; medians of 5. Then the command line on a 1M fingerprint list: pairs (text, jsonl),
+# index add, index stats, and 10,000 queries, medians of 5.
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_index" >/dev/null
+echo "== index =="
+"$BUILD/bench/bench_index" --runs 5
+python3 - "$BUILD/bench/fp1m.txt" "$BUILD/bench/fpq.txt" <<'PYEOF'
+import random, sys
+random.seed(42)
+v = []
+with open(sys.argv[1], 'w') as f:
+    for i in range(1000000):
+        if i and random.random() < 0.1:
+            x = v[random.randrange(i)]
+            for _ in range(random.randrange(4)):
+                x ^= 1 << random.randrange(64)
+        else:
+            x = random.getrandbits(64)
+        v.append(x)
+        f.write('%016x https://example.org/page/%d.html\n' % (x, i))
+with open(sys.argv[2], 'w') as f:
+    for i in range(10000):
+        f.write('%016x q%d\n' % (v[random.randrange(len(v))] ^ (1 << random.randrange(64)), i))
+PYEOF
+med5() { # med5 LABEL COMMAND...: median wall seconds of 5 runs
+    label=$1; shift
+    for r in 1 2 3 4 5; do
+        t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N)
+        echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}'
+    done | sort -n | sed -n 3p | awk -v l="$label" '{printf "%-52s %8.3f s\n", l, $1}'
+}
+S="$BUILD/simcrawl"
+med5 "simcrawl pairs --format text, 1M list" "$S" pairs --fingerprints "$BUILD/bench/fp1m.txt"
+med5 "simcrawl pairs --format jsonl, 1M list" "$S" pairs --format jsonl --fingerprints "$BUILD/bench/fp1m.txt"
+"$S" pairs --format jsonl --fingerprints "$BUILD/bench/fp1m.txt" | wc -l | awk '{printf "  (%d pairs)\n", $1}'
+rm -f "$BUILD/bench/fp1m.idx"
+med5 "simcrawl index add (new, 1M list)" sh -c "rm -f '$BUILD/bench/fp1m.idx'; '$S' index add '$BUILD/bench/fp1m.idx' --fingerprints '$BUILD/bench/fp1m.txt'"
+med5 "simcrawl index stats (1M)" "$S" index stats "$BUILD/bench/fp1m.idx"
+med5 "simcrawl query, 10,000 pages against the 1M index" "$S" query --index "$BUILD/bench/fp1m.idx" --fingerprints "$BUILD/bench/fpq.txt"
+"$S" index stats "$BUILD/bench/fp1m.idx" | sed 's/^/  /'
