@@ -81,6 +81,7 @@ struct crawl_warc_reader {
     int block_loaded;    /* crawl_warc_block() has the block in the window */
     int block_damaged;   /* ... and found it damaged: resync from its start */
     int block_touched;   /* crawl_warc_read() consumed some of it */
+    int block_cut;       /* it ran into the next gzip member: ended there (reported) */
     uint64_t errors;
 };
 
@@ -712,7 +713,7 @@ static enum crawl_code read_header(struct crawl_warc_reader *r)
     }
     rec->target_uri = uri;
     r->block_left = rec->content_length;
-    r->block_loaded = r->block_damaged = r->block_touched = 0;
+    r->block_loaded = r->block_damaged = r->block_touched = r->block_cut = 0;
     r->state = ST_RECORD;
     return CRAWL_OK;
 }
@@ -742,6 +743,46 @@ static int trailer_length(const struct crawl_warc_reader *r, size_t len, size_t 
     return -1;
 }
 
+/*
+ * In a file of one gzip member per record a block never runs into the next member. Of
+ * the avail bytes from win_start, how many may belong to the current block: up to the
+ * next member start that holds "WARC/1." (the Content-Length was wrong), else all.
+ */
+static size_t member_limit(const struct crawl_warc_reader *r, size_t avail)
+{
+    if (!r->gzip || r->gz_kind != 1)
+        return avail;
+    uint64_t start = stream_pos(r);
+    for (size_t i = 0; i < r->n_bnd; i++) {
+        uint64_t b = r->bnd[i].soff;
+        if (b < start)
+            continue;
+        if (b - start >= avail)
+            break;
+        size_t off = (size_t)(b - start);
+        if (avail - off < MAGIC_LEN) {
+            if (r->stream_eof)
+                continue;
+            return off; /* cannot tell yet: stop here, look again with more bytes */
+        }
+        if (memcmp(r->win + r->win_start + off, MAGIC, MAGIC_LEN) == 0)
+            return off;
+    }
+    return avail;
+}
+
+/* The block ran into the next gzip member after `got` bytes: end it there. */
+static void cut_block(struct crawl_warc_reader *r, uint64_t got)
+{
+    report(r, r->rec.offset, CRAWL_EFORMAT,
+           "record at offset %llu: Content-Length %llu runs past the end of its gzip member "
+           "(the block has %llu bytes)",
+           (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length,
+           (unsigned long long)got);
+    r->block_left = 0;
+    r->block_cut = 1;
+}
+
 enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data, size_t *len)
 {
     *data = NULL;
@@ -765,6 +806,17 @@ enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data,
         return rc;
     r->block_loaded = 1;
     *data = r->win + r->win_start;
+    size_t lim = member_limit(r, avail);
+    if (lim < cl && lim < avail) {
+        r->block_damaged = 2;
+        r->block_left = lim;
+        *len = lim;
+        report(r, r->rec.offset, CRAWL_EFORMAT,
+               "record at offset %llu: Content-Length %llu runs past the end of its gzip "
+               "member (the block has %zu bytes)",
+               (unsigned long long)r->rec.offset, (unsigned long long)cl, lim);
+        return CRAWL_EFORMAT;
+    }
     if (avail < cl) {
         r->block_damaged = 1;
         r->block_left = avail;
@@ -800,8 +852,8 @@ enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf, size_t c
     if (r->block_left == 0 || cap == 0)
         return CRAWL_OK;
     size_t avail = r->win_len - r->win_start;
-    if (avail == 0) {
-        enum crawl_code rc = fill(r, 1, &avail);
+    if (avail < MAGIC_LEN) {
+        enum crawl_code rc = fill(r, MAGIC_LEN, &avail);
         if (rc != CRAWL_OK)
             return rc;
         if (avail == 0) {
@@ -811,6 +863,11 @@ enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf, size_t c
             r->block_left = 0;
             return CRAWL_ETRUNCATED;
         }
+    }
+    avail = member_limit(r, avail);
+    if (avail == 0) {
+        cut_block(r, r->rec.content_length - r->block_left);
+        return CRAWL_ETRUNCATED;
     }
     size_t k = avail < cap ? avail : cap;
     if (k > r->block_left)
@@ -838,11 +895,13 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
             return rc;
     }
     if (r->block_loaded && r->block_damaged && r->block_damaged != 3) {
-        if (r->block_damaged == 1)
-            consume(r, r->win_len - r->win_start); /* truncated: nothing follows */
+        /* rescan from the block start: after a wrong Content-Length the next records
+         * lie inside what the header claimed */
         *resync = 1;
         return CRAWL_OK;
     }
+    if (r->block_cut)
+        return CRAWL_OK; /* positioned at the next member, reported */
     if (r->block_loaded) {
         size_t avail = r->win_len - r->win_start;
         int exact, t = trailer_length(r, (size_t)r->rec.content_length, avail, &exact);
@@ -853,7 +912,7 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
     /* streamed: skip what is left, then check the trailer */
     while (r->block_left > 0) {
         size_t avail;
-        enum crawl_code rc = fill(r, 1, &avail);
+        enum crawl_code rc = fill(r, MAGIC_LEN, &avail);
         if (rc != CRAWL_OK)
             return rc;
         if (avail == 0) {
@@ -861,6 +920,11 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
                    "record at offset %llu is truncated: %llu bytes of its block missing",
                    (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
             r->block_left = 0;
+            return CRAWL_OK;
+        }
+        avail = member_limit(r, avail);
+        if (avail == 0) {
+            cut_block(r, r->rec.content_length - r->block_left);
             return CRAWL_OK;
         }
         size_t k = avail < r->block_left ? avail : (size_t)r->block_left;

@@ -432,6 +432,58 @@ static void test_warc_reader_damage_gzip(void)
     free(gz);
 }
 
+static void test_warc_reader_wrong_length_recovers(void)
+{
+    /* record 1 claims a block far longer than it is: the records after it come back */
+    char rec[4][512];
+    size_t rl[4], off[4];
+    for (int i = 0; i < 4; i++) {
+        char f[128];
+        snprintf(f, sizeof f, "WARC-Type: resource\r\nWARC-Target-URI: http://w/%d\r\n", i);
+        if (i == 1)
+            rl[i] =
+                (size_t)snprintf(rec[i], sizeof rec[i],
+                                 "WARC/1.1\r\n%sContent-Length: 900000\r\n\r\nshort\r\n\r\n", f);
+        else
+            rl[i] = mkrec(rec[i], sizeof rec[i], "WARC/1.1", f, "a block of text");
+    }
+    char *gz = NULL, plain[4096];
+    size_t gl = 0, pl = 0;
+    for (int i = 0; i < 4; i++) {
+        off[i] = gl;
+        gz_append(&gz, &gl, rec[i], rl[i]);
+        memcpy(plain + pl, rec[i], rl[i]);
+        pl += rl[i];
+    }
+    /* gzip, block read whole (900000 < max_block) and streamed (max_block 100) */
+    size_t caps[2] = {0, 100};
+    for (int c = 0; c < 2; c++) {
+        struct errs e = {0};
+        struct crawl_warc_opts o = {caps[c], on_error, &e};
+        struct crawl_warc_reader *r;
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open_mem(gz, gl, &o, &r), CRAWL_OK);
+        struct rec_info ri[8];
+        int n = read_all(r, ri, 8);
+        crawl_warc_reader_free(r);
+        CU_ASSERT_EQUAL(n, 4);
+        CU_ASSERT_EQUAL(e.n, 1);
+        CU_ASSERT_EQUAL(e.offset[0], off[1]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.what[0], "runs past the end of its gzip member"));
+        CU_ASSERT_STRING_EQUAL(ri[2].uri, "http://w/2");
+        CU_ASSERT_EQUAL(ri[2].offset, off[2]);
+        CU_ASSERT_EQUAL(ri[2].block_rc, CRAWL_OK);
+        CU_ASSERT_STRING_EQUAL(ri[3].uri, "http://w/3");
+    }
+    /* plain: the file ends before the claimed length; the rescan finds records 2 and 3 */
+    struct errs e = {0};
+    struct rec_info ri[8];
+    CU_ASSERT_EQUAL(read_mem(plain, pl, &e, ri, 8), 4);
+    CU_ASSERT_EQUAL(e.n, 1);
+    CU_ASSERT_STRING_EQUAL(ri[3].uri, "http://w/3");
+    CU_ASSERT_EQUAL(ri[3].block_rc, CRAWL_OK);
+    free(gz);
+}
+
 static void test_warc_reader_empty_and_binary(void)
 {
     struct errs e = {0};
@@ -1176,6 +1228,8 @@ void test_warc_register(void)
     CU_add_test(s, "test_warc_reader_streams_large_blocks", test_warc_reader_streams_large_blocks);
     CU_add_test(s, "test_warc_reader_damage_plain", test_warc_reader_damage_plain);
     CU_add_test(s, "test_warc_reader_damage_gzip", test_warc_reader_damage_gzip);
+    CU_add_test(s, "test_warc_reader_wrong_length_recovers",
+                test_warc_reader_wrong_length_recovers);
     CU_add_test(s, "test_warc_reader_empty_and_binary", test_warc_reader_empty_and_binary);
     CU_add_test(s, "test_httpblock_headers", test_httpblock_headers);
     CU_add_test(s, "test_httpblock_chunked", test_httpblock_chunked);
