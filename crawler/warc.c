@@ -454,7 +454,9 @@ static int at_line_start(const struct crawl_warc_reader *r)
  *    of the block — still in the window, as blocks up to max_block are read whole — and
  *    scans for the next record start: "WARC/1." at the start of a line or of a gzip
  *    member, or a whole "WARC/1.x\r\n" line anywhere. So a record whose Content-Length
- *    is too large does not swallow the records after it.
+ *    is too large does not swallow the records after it. In a file of one gzip member per
+ *    record a block also ends where the next member starts with "WARC/1." (member_limit),
+ *    which catches a wrong Content-Length even in blocks too large to hold.
  */
 
 /* Skips to the next "WARC/1." at the start of a line (or of a gzip member).
