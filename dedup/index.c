@@ -38,7 +38,7 @@
  * however many documents share them. Tables hold only the permuted 64-bit value (8 bytes);
  * the permutation is inverted to recover the fingerprint of a candidate. A directory of
  * (1 << dir_bits) + 1 offsets over the top dir_bits bits (dir_bits <= every key length,
- * about log2(n) - 3, so ~8-16 entries a bucket) makes a probe one directory read plus a
+ * about log2(n) - 2, so 4-8 entries a bucket) makes a probe one directory read plus a
  * short scan: a candidate is any entry of the bucket within k that passes the first-table
  * rule (the rule implies the keys are equal).
  *
@@ -802,7 +802,7 @@ unsigned ix_dir_bits_for(const struct dedup_index *idx, uint64_t n)
     unsigned lg = 0;
     while (lg < 63 && ((uint64_t)1 << (lg + 1)) <= n)
         lg++;
-    unsigned d = lg > 3 ? lg - 3 : 0;
+    unsigned d = lg > 2 ? lg - 2 : 0;
     if (d > idx->design.key_bits_min)
         d = idx->design.key_bits_min;
     if (d > IX_DIR_BITS_MAX)
