@@ -925,8 +925,8 @@ int cmd_dedup(int argc, char **argv)
     for (; i < argc; i++)
         run_path(&d, argv[i], 0);
     double secs = now_s() - d.t0;
-    if (d.tty && !d.quiet)
-        fputc('\n', stderr);
+    if (d.tty && !d.quiet && d.last_progress > 0)
+        fputs("\r\033[K", stderr); /* clear the progress line */
 
     if (d.w) {
         enum crawl_code c = crawl_warc_writer_close(d.w);
