@@ -40,7 +40,8 @@ static void usage(FILE *out)
             "                        Lists are read before the INPUTs.\n"
             "  --index FILE          compare with a saved index too (its documents count as\n"
             "                        earlier), print only pairs with a new input, then add the\n"
-            "                        new inputs to FILE (made if missing)\n"
+            "                        new inputs to FILE (made if missing); --k defaults to\n"
+            "                        the index's k when that is smaller than 3\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -101,6 +102,8 @@ int cmd_pairs(int argc, char **argv)
         status = cli_index_load(CMD, a.index, 1, &idx, &missing);
         if (status != CLI_OK)
             goto done;
+        if (idx && !a.k_set && (unsigned)a.k > dedup_index_k(idx))
+            a.k = dedup_index_k(idx); /* default: the index's k when it is smaller */
         if (idx && (unsigned)a.k > dedup_index_k(idx)) {
             status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld",
                                      a.index, dedup_index_k(idx), a.k);

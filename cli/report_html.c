@@ -96,7 +96,7 @@ void cli_report_clusters_html(FILE *out, struct dedup_index *idx,
           "td.d,th.d{width:5em;text-align:right;font-variant-numeric:tabular-nums}\n"
           "td.id{font-family:ui-monospace,monospace;word-break:break-all}\n"
           "tr.rep td{font-weight:600;background:#f3f7ff}\n"
-          ".summary td{border:0;padding:.1em .6em}\n"
+          ".summary,.hist{width:auto}.summary td{border:0;padding:.1em 1.2em .1em 0}\n"
           ".bar{display:inline-block;height:.9em;background:#4a7bd0;vertical-align:middle}\n"
           ".hist td{border:0}\n.note{color:#666}\n"
           "</style>\n</head>\n<body>\n<h1>Near-duplicate clusters</h1>\n",
@@ -116,7 +116,8 @@ void cli_report_clusters_html(FILE *out, struct dedup_index *idx,
 
     fputs("<h2>Distance of members to their representative</h2>\n"
           "<p class=\"note\">A cluster links documents through pairs within k, so a member "
-          "can be farther than k from the representative.</p>\n<table class=\"hist\">\n",
+          "can be farther than k from the representative.</p>\n<table class=\"hist\">\n"
+          "<tr><th class=\"d\">distance</th><th>members</th></tr>\n",
           out);
     for (unsigned d = 0; d <= maxd; d++) {
         unsigned w = maxc ? (unsigned)((hist[d] * 400 + maxc - 1) / maxc) : 0;

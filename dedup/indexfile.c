@@ -410,8 +410,10 @@ fail:
     free(seen);
     if (idx) {
         /* nothing points into the data yet except tables: drop those references */
-        for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)
-            idx->tab[t] = NULL, idx->dir[t] = NULL;
+        for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
+            idx->tab[t] = NULL;
+            idx->dir[t] = NULL;
+        }
         idx->main_owned = false;
         dedup_index_free(idx);
     }
