@@ -12,8 +12,9 @@
  * redirects, small pages — is `passed` through byte for byte; request and metadata records
  * concurrent to a dropped response are `dropped` with it; damaged records are `error`.
  * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
- * saves it back with this run's pages added. Memory: one block (max-block) at a time, the
- * index, and one digest entry per kept page (capped).
+ * saves it back with this run's pages added; FILE.digests beside it keeps the payload
+ * digests of the kept pages, so exact duplicates of earlier runs become revisits too. Memory: one
+ * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
 #include "cli/warc_page.h"
@@ -107,7 +108,9 @@ static void usage(FILE *out)
             "options:\n"
             "  --k N              Hamming distance for near-duplicates, 0..%d (default %d)\n"
             "  --index FILE       dedup against this saved index too, and save it back with\n"
-            "                     the pages kept in this run (created when missing)\n"
+            "                     the pages kept in this run (created when missing); the\n"
+            "                     payload digests of kept pages go to FILE.digests, so exact\n"
+            "                     duplicates of earlier runs become revisit records too\n"
             "  --warc-out FILE    write the deduplicated WARC (.warc.gz: gzip per record;\n"
             "                     .warc: plain; written as FILE.open, renamed when complete;\n"
             "                     a new FILE-00001.warc.gz... every 1 GB)\n"
@@ -288,6 +291,113 @@ static void kept_free(struct dd *d)
         }
     }
     free(d->tab);
+}
+
+/*
+ * The kept pages of earlier runs, beside the index: FILE.digests, a text file
+ * "# simcrawl dedup digests 1" then one line per kept page,
+ * "DIGEST<TAB>FINGERPRINT<TAB>WARC-DATE<TAB>RECORD-ID<TAB>URI" (record id "-" for an HTML
+ * file input), so a later run writes revisit records pointing at the first capture.
+ */
+#define DIGESTS_MAGIC "# simcrawl dedup digests 1"
+#define DIGESTS_LINE_MAX 16384u
+
+/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine. */
+static int kept_load(struct dd *d, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT)
+            return 0;
+        cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    unsigned long lineno = 0, bad = 0;
+    int rc = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (n && line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (lineno == 1) {
+            if (strcmp(line, DIGESTS_MAGIC) != 0) {
+                cli_error(CMD, "%s: not a simcrawl digests file (first line)", path);
+                rc = -1;
+                break;
+            }
+            continue;
+        }
+        char *field[5];
+        int k = 0;
+        char *p = line;
+        for (; k < 5 && p; k++) {
+            field[k] = p;
+            p = k < 4 ? strchr(p, '\t') : NULL;
+            if (p)
+                *p++ = '\0';
+        }
+        uint64_t fp;
+        if ((size_t)n > DIGESTS_LINE_MAX || k != 5 || strncmp(field[0], "sha1:", 5) != 0 ||
+            strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
+            dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0) {
+            if (bad++ < 5)
+                cli_error(CMD, "%s:%lu: malformed line skipped", path, lineno);
+            continue;
+        }
+        if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4],
+                     field[2]) != 0) {
+            cli_error(CMD, "%s: out of memory", path);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+/* Writes the table to path (path.tmp, then renamed over). 0, or -1 after a diagnostic. */
+static int kept_save(struct dd *d, const char *path)
+{
+    size_t tl = strlen(path) + 8;
+    char *tmp = malloc(tl);
+    if (!tmp)
+        return -1;
+    snprintf(tmp, tl, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        cli_error(CMD, "cannot write %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    fprintf(f, "%s\n", DIGESTS_MAGIC);
+    for (size_t i = 0; i < d->tab_size; i++)
+        for (const struct kept *k = d->tab[i]; k; k = k->next) {
+            if (strpbrk(k->uri, "\t\n") || strpbrk(k->record_id, "\t\n") ||
+                strpbrk(k->date, "\t\n"))
+                continue; /* cannot be written on one line: not remembered */
+            char hex[17];
+            dedup_fingerprint_format(k->fp, hex);
+            fprintf(f, "%s\t%s\t%s\t%s\t%s\n", k->digest, hex, *k->date ? k->date : "-",
+                    *k->record_id ? k->record_id : "-", k->uri);
+        }
+    int bad = ferror(f) != 0;
+    if (fclose(f) != 0)
+        bad = 1;
+    if (bad || rename(tmp, path) != 0) {
+        cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
 }
 
 /* ---- output ---- */
@@ -900,10 +1010,25 @@ int cmd_dedup(int argc, char **argv)
             return CLI_RUNTIME;
         }
     }
+    char *digests_path = NULL;
+    if (index_path) {
+        size_t dl = strlen(index_path) + sizeof ".digests";
+        digests_path = malloc(dl);
+        if (digests_path)
+            snprintf(digests_path, dl, "%s.digests", index_path);
+        if (!digests_path || kept_load(&d, digests_path) != 0) {
+            free(digests_path);
+            kept_free(&d);
+            dedup_index_free(d.idx);
+            return CLI_RUNTIME;
+        }
+    }
     if (log_path) {
         d.log = strcmp(log_path, "-") == 0 ? stdout : fopen(log_path, "w");
         if (!d.log) {
             cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
+            free(digests_path);
+            kept_free(&d);
             dedup_index_free(d.idx);
             return CLI_RUNTIME;
         }
@@ -916,6 +1041,8 @@ int cmd_dedup(int argc, char **argv)
                       c == CRAWL_EIO ? strerror(errno) : crawl_strerror(c));
             if (d.log && d.log != stdout)
                 fclose(d.log);
+            free(digests_path);
+            kept_free(&d);
             dedup_index_free(d.idx);
             return CLI_RUNTIME;
         }
@@ -942,8 +1069,11 @@ int cmd_dedup(int argc, char **argv)
             cli_error(CMD, "cannot save index %s: %s", index_path,
                       fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
             d.status = CLI_RUNTIME;
+        } else if (kept_save(&d, digests_path) != 0) {
+            d.status = CLI_RUNTIME;
         }
     }
+    free(digests_path);
     if (d.log) {
         int bad = ferror(d.log) || fflush(d.log) != 0;
         if (d.log != stdout && fclose(d.log) != 0)

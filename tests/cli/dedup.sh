@@ -76,9 +76,20 @@ if [ -s "$DD/site.warc.gz" ]; then
     # --index: a second run against the first run's index keeps nothing new
     expect_status 0 "dedup --index first run" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"
     [ -s "$DD/idx" ] && ok || bad "dedup: --index file not written"
-    expect_status 0 "dedup --index second run" -- "$SIMCRAWL" dedup --index "$DD/idx" --log "$DD/log3.jsonl" "$DD/site.warc.gz"
-    expect_grep " 0 new, 4 near-duplicate, 0 exact-duplicate, 10 passed, 4 dropped" "$TMP/err" "second run dedups against the saved index"
-    expect_grep '/a.html".*"decision":"near-duplicate".*"duplicate_of":"http://127.0.0.1:[0-9]*/a.html","distance":0' "$DD/log3.jsonl" "indexed page found again"
+    expect_grep "^# simcrawl dedup digests 1" "$DD/idx.digests" "digests of kept pages saved beside the index"
+    expect_status 0 "dedup --index second run" -- "$SIMCRAWL" dedup --index "$DD/idx" --log "$DD/log3.jsonl" \
+        --warc-out "$DD/out3.warc.gz" "$DD/site.warc.gz"
+    # pages seen in the first run come back as exact duplicates (revisits), b.html as near
+    expect_grep " 0 new, 1 near-duplicate, 3 exact-duplicate, 13 passed, 1 dropped" "$TMP/err" "second run dedups against the saved index"
+    expect_grep '/a.html".*"decision":"exact-duplicate".*"duplicate_of":"http://127.0.0.1:[0-9]*/a.html","distance":0' "$DD/log3.jsonl" "indexed page found again"
+    [ "$(gzip -dc "$DD/out3.warc.gz" | grep -c "^WARC-Type: revisit")" = 3 ] && ok || bad "dedup: want 3 revisits against the first run"
+    # an index made without digests (or digests lost): exact copies are near-duplicates at 0
+    rm "$DD/idx.digests"
+    expect_status 0 "dedup --index without digests" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"
+    expect_grep " 0 new, 4 near-duplicate, 0 exact-duplicate" "$TMP/err" "without digests: near-duplicates"
+    printf 'not a digests file\n' >"$DD/idx.digests"
+    expect_status 2 "dedup --index with a bad digests file" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"
+    expect_grep "not a simcrawl digests file" "$TMP/err" "bad digests file named"
 
     # pairs and clusters read WARC inputs; ids are the target URIs
     expect_status 0 "pairs on a WARC" -- "$SIMCRAWL" pairs --format jsonl "$DD/site.warc.gz"
