@@ -1,10 +1,11 @@
 /*
- * Which WARC records are pages: cli_warc_classify() decides which records are HTML pages (a
- * response record, application/http, 2xx, text/html or application/xhtml+xml, body at
- * least min_size bytes once chunking and gzip/deflate/br are removed) and hands out the
- * decoded body and the payload digest; `simcrawl dedup` and the INPUT iterator of pairs,
- * clusters, query and index (cli_inputs_warc) both use it, so they agree on what a page
- * is. The WARC reading itself is crawler/warc.c, the HTTP parsing crawler/httpblock.c.
+ * Which WARC records are pages: cli_warc_classify() decides which records are HTML pages
+ * (a response record, application/http, 2xx but not 206 Partial Content, text/html or
+ * application/xhtml+xml, a body of at least min_size bytes once chunking and
+ * gzip/deflate/br are removed) and hands out the decoded body and the payload digest.
+ * `simcrawl dedup` and the INPUT iterator of pairs, clusters, query and index
+ * (cli_inputs_warc) both use it, so they agree on what a page is. The WARC reading itself
+ * is crawler/warc.c, the HTTP parsing crawler/httpblock.c.
  */
 #include "cli/warc_page.h"
 
@@ -61,7 +62,7 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
     if (rc != CRAWL_OK)
         return other(out, "block is not an HTTP response");
     int status = crawl_http_status(out->msg);
-    if (status < 200 || status > 299) {
+    if (status < 200 || status > 299 || status == 206) { /* 206: a part, not the page */
         snprintf(out->why, sizeof out->why, "HTTP status %d", status);
         out->kind = CLI_WARC_OTHER;
         return 0;

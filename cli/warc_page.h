@@ -2,10 +2,10 @@
 #define CLI_WARC_PAGE_H
 /*
  * Which WARC records are pages to fingerprint (cli/warc_page.c), shared by `simcrawl
- * dedup` and the WARC kind of the INPUT iterator (cli/inputs_warc.c). A page is a response record
- * (application/http) with a 2xx status, an HTML media type (text/html, application/xhtml+xml) and a
- * body, after the transfer and content codings are removed, of at least min_size bytes. Ids are the
- * WARC-Target-URI.
+ * dedup` and the WARC kind of the INPUT iterator (cli/inputs_warc.c). A page is a
+ * response record (application/http) with a 2xx status other than 206, an HTML media type
+ * (text/html, application/xhtml+xml) and a body, after the transfer and content codings
+ * are removed, of at least min_size bytes. Ids are the WARC-Target-URI.
  */
 #include <stddef.h>
 #include <stdint.h>
