@@ -509,6 +509,12 @@ static void test_extract_tokens_ascii(void)
 
 static void test_extract_tokens_unicode(void)
 {
+    /* the examples of docs/FINGERPRINT.md section 2 */
+    ASSERT_TOKENS("Straße", "strasse");
+    ASSERT_TOKENS("Ｆｕｌｌ-ｗｉｄｔｈ \xef\xac\x81le_2", "full width file_2");
+    ASSERT_TOKENS("naïve café", "naive cafe");
+    ASSERT_TOKENS("東京タワー", "東 京 タ ワ ー");
+    ASSERT_TOKENS("3.14", "3 14");
     ASSERT_TOKENS("Naïve CAFÉ résumé", "naive cafe resume");
     ASSERT_TOKENS("Straße STRASSE", "strasse strasse");
     ASSERT_TOKENS("\xef\xac\x81le \xef\xac\x82ow", "file flow");              /* ﬁle ﬂow */
