@@ -1056,6 +1056,48 @@ static void compact_table(void *arg, unsigned t)
     j->out_dir[t] = dir;
 }
 
+/* Sorts records by fingerprint, stably; large inputs on `threads` threads: one counting
+ * scatter on the top digit, then the 2^DIGIT_BITS buckets are sorted independently.
+ * *a and *tmp may be swapped (the result is in *a). */
+struct recsort_job {
+    struct ix_rec *a, *tmp;
+    size_t *end;
+    unsigned shift;
+};
+
+static void recsort_bucket(void *arg, unsigned b)
+{
+    struct recsort_job *j = arg;
+    size_t lo = b ? j->end[b - 1] : 0, hi = j->end[b];
+    if (hi - lo > 1)
+        msd_rec(j->a + lo, j->tmp + lo, hi - lo, j->shift);
+}
+
+static void sort_recs(struct ix_rec **a, struct ix_rec **tmp, size_t n, unsigned threads)
+{
+    if (threads <= 1 || n < 65536) {
+        msd_rec(*a, *tmp, n, 64);
+        return;
+    }
+    const unsigned shift = 64 - DIGIT_BITS;
+    size_t end[1u << DIGIT_BITS] = {0}, next[1u << DIGIT_BITS];
+    struct ix_rec *src = *a, *dst = *tmp;
+    for (size_t i = 0; i < n; i++)
+        end[src[i].fp >> shift]++;
+    size_t acc = 0;
+    for (size_t b = 0; b < (1u << DIGIT_BITS); b++) {
+        next[b] = acc;
+        acc += end[b];
+        end[b] = acc;
+    }
+    for (size_t i = 0; i < n; i++)
+        dst[next[src[i].fp >> shift]++] = src[i];
+    *a = dst;
+    *tmp = src;
+    struct recsort_job j = {dst, src, end, shift};
+    (void)ix_parallel(threads, 1u << DIGIT_BITS, recsort_bucket, &j);
+}
+
 enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
 {
     enum dedup_code rc = DEDUP_ENOMEM;
@@ -1075,7 +1117,7 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
         goto fail;
     for (uint32_t i = 0; i < np; i++)
         P[i] = (struct ix_rec){idx->doc_fp[idx->absorbed + i], idx->absorbed + i, 0};
-    msd_rec(P, tmp, np, 64); /* stable: documents stay in order within a fingerprint */
+    sort_recs(&P, &tmp, np, threads); /* stable: documents stay in order per fingerprint */
     for (uint32_t i = 0; i < nd; i++)
         D[i] = (struct ix_rec){idx->dfp[i], i, 0};
     msd_rec(D, tmp, nd, 64);

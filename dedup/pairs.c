@@ -214,6 +214,8 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     for (uint32_t a = 0; a < idx->ndocs; a++) {
         uint32_t pa = pos[a];
         ncand = 0;
+        if (a + 16 < idx->ndocs && pos[a + 16] != IX_NONE)
+            __builtin_prefetch(&off[pos[a + 16]]); /* the lists ahead are random reads */
         if (pa == IX_NONE)
             continue;
         uint64_t fa = idx->doc_fp[a];
