@@ -8,23 +8,28 @@
  * range [first_block, end_block), so every per-element sum is two prefix-sum lookups.
  *
  * HOW IT WORKS (readability's container choice, then jusText-style block filtering)
- *  1. Visible blocks: not hidden, not inside an "unlikely" element. Unlikely are nav,
- *     aside, footer, a <header> outside <article>/<main>, ARIA landmarks other than main
- *     (navigation, complementary, contentinfo, banner, search, menu, dialog), and
- *     elements whose class/id matches readability's unlikely list (sidebar, menu,
- *     comment, footer, related, share, social, cookie, banner, breadcrumb, pagination,
- *     ad, nav..., plus a few more) unless it also matches article/body/content/main...
+ *  1. Visible blocks: not hidden (hidden attribute, aria-hidden, inline display:none,
+ *     CSS hiding classes such as "hidden", "sr-only"), not inside boilerplate by tag or
+ *     role (nav, aside, footer, a <header> outside <article>/<main>, ARIA landmarks other
+ *     than main), and, in the first pass, not inside an "unlikely" element: class/id
+ *     matching readability's unlikely list (sidebar, menu, footer, related, share,
+ *     social, cookie, banner, breadcrumb, pagination, respond, ad, nav...) and no
+ *     positive word (article, body, content, main, entry, post...), or a <form>. Marks
+ *     are inherited down the tree, except on an element that holds an <article>/<main>
+ *     or (header, nav, class-marked) more than half of the page's text: libxml2's HTML4
+ *     rules let a sloppy HTML5 <header> swallow the rest of the page.
  *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
  *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
  *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
  *     Each candidate starts from a tag prior (div +5, pre/td/blockquote +3, lists and
  *     forms -3, headings -5) plus its class/id/role hint weight (+-25: article, content,
- *     entry, main, post, text, story / comment, footer, sidebar, share, related, promo,
- *     tags, widget...; <article>, <main>, role=main, itemprop=articleBody are positive).
+ *     entry, main, post, text, story / footer, sidebar, share, related, promo, tags,
+ *     widget...; <article>, <main>, role=main, itemprop=articleBody are positive).
  *     The final score is scaled by (1 - link density of the candidate's visible text).
- *  3. The top candidate is refined as readability does: when >= 2 of the 4 runners-up
- *     candidates (scoring >= 75% of the top) share an ancestor, that ancestor wins;
- *     then climb to a parent that scores higher, and past parents with one child.
+ *  3. The top candidate is refined as readability does: when >= 3 of the 4 runners-up
+ *     (not nested in it, scoring >= 75% of it) share an ancestor, that ancestor wins (2
+ *     runners-up suffice within 3 levels: a forum's posts in one table); then climb to a
+ *     parent that scores higher, and past parents with one child.
  *  4. Its siblings join when their score reaches max(10, 20% of the top) (a bonus when
  *     they share the top's class), or when they are paragraph-like with > 80 characters
  *     and link density < 0.25, or short, link-free sentences.
@@ -32,11 +37,22 @@
  *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
  *     or inside a descendant container that is negative by hint, or a non-positive
  *     container (div, section, table, form, ul/ol) with few commas and link density
- *     > 0.2 (readability's conditional cleaning: link lists, tag clouds, share bars).
- *  6. The headline: the nearest h1/h2 shortly before the content (titles often sit
- *     outside the article body) is kept too.
- *  7. When no candidate scores (pages of short blocks: lists, tables, forms), every
- *     visible block that is not link-heavy is kept.
+ *     > 0.2 (readability's conditional cleaning: link lists, tag clouds, share bars),
+ *     unless that container holds most of the content.
+ *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
+ *     last kept block are kept (content split across sibling containers).
+ *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
+ *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
+ *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
+ *     then their short date lines; forms, and boilerplate around the section, stay out.
+ *  8. The headline: titles often sit outside the article body, often as a permalink.
+ *     The nearest h1-h3, or a block that reads like the <title>, within 12 blocks before
+ *     the content is kept, a dateline just above it, and the short byline/date lines
+ *     between it and the content.
+ *  9. When no candidate scores (pages of short blocks: lists, tables, forms), every
+ *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
+ *     characters, it is redone without the "unlikely" marks (readability's retry), and
+ *     the longer result is used if it is much longer.
  * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
  * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
  * Web Corpora" (jusText, 2011); Mozilla readability.js (Readability.js, Apache-2.0).

@@ -36,6 +36,7 @@ struct extract_opts {
 
 #define EXTRACT_DEFAULT_MAX_BYTES (64u * 1024 * 1024)
 #define EXTRACT_DEFAULT_MAX_DEPTH 256u
+#define EXTRACT_TOKEN_MAX_BYTES 64u /* a longer token is cut (docs/FINGERPRINT.md, Tokens) */
 
 struct extract_doc; /* opaque */
 

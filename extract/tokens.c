@@ -39,7 +39,6 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#define EXTRACT_TOKEN_MAX_BYTES 64
 #define CHUNK_CPS 128 /* code points of a non-ASCII run normalised at once */
 #define MAX_EXPANSION 18 /* longest NFKC + case fold expansion of one code point */
 
