@@ -11,9 +11,12 @@
  * nested tags cost nothing special, and every buffer has a cap derived from the input size.
  *
  * Dropped outright: script, style, noscript, template, svg, math, iframe, object, embed,
- * canvas, audio, video and form controls (input, select, textarea, button). Hidden
- * elements (the hidden attribute, aria-hidden="true", style display:none or
- * visibility:hidden, a closed <dialog>) give no text, but their links are still recorded.
+ * canvas, audio, video and form controls (input, select, textarea, button, label).
+ * Hidden elements (the hidden attribute, aria-hidden="true", style display:none or
+ * visibility:hidden, a closed <dialog>, block elements with a CSS framework's hiding
+ * class such as "hidden" or "sr-only") give no text, but their links are still recorded.
+ * Class and id values are matched against readability's hint words once per distinct
+ * class string (a per-parse memo: pages repeat their classes).
  * Text is white-space collapsed (U+00A0 included) except inside <pre>, where lines are
  * kept; <br> is a newline.
  */
