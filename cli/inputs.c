@@ -362,8 +362,7 @@ int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **p
 
 /* ---- output helpers ---- */
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid (RFC 3629 table). */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t cli_utf8_seq_len(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     size_t len;
@@ -404,7 +403,7 @@ void cli_put_json_string(FILE *out, const char *str, size_t len)
             run++;
             continue;
         }
-        size_t u = c >= 0x80 ? utf8_len(s + i, len - i) : 0;
+        size_t u = c >= 0x80 ? cli_utf8_seq_len(s + i, len - i) : 0;
         if (u) {
             i += u;
             run += u;

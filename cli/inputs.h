@@ -63,6 +63,9 @@ int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, c
 int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,
                    int npaths, cli_doc_fn fn, void *userdata);
 
+/* Length of the valid UTF-8 sequence at s[0..n) (RFC 3629), or 0 if s[0] starts none. */
+size_t cli_utf8_seq_len(const unsigned char *s, size_t n);
+
 /* Output helpers. A JSON string with quotes: control characters as \u00XX, invalid UTF-8
  * bytes as \ufffd (so every line is valid JSON). */
 void cli_put_json_string(FILE *out, const char *s, size_t len);

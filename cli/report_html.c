@@ -8,6 +8,8 @@
  */
 #include "cli/report_html.h"
 
+#include "cli/inputs.h"
+
 #include <string.h>
 
 static void put_html(FILE *out, const char *s, size_t len)
@@ -43,15 +45,8 @@ static void put_html(FILE *out, const char *s, size_t len)
             continue;
         }
         /* copy a valid UTF-8 sequence, replace a bad byte */
-        size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c <= 0xdf ? 2 : 0;
-        int ok = n && i + n <= len;
-        for (size_t j = 1; ok && j < n; j++)
-            ok = (p[i + j] & 0xc0) == 0x80;
-        if (ok && n == 3)
-            ok = !(c == 0xe0 && p[i + 1] < 0xa0) && !(c == 0xed && p[i + 1] > 0x9f);
-        if (ok && n == 4)
-            ok = !(c == 0xf0 && p[i + 1] < 0x90) && !(c == 0xf4 && p[i + 1] > 0x8f);
-        if (!ok) {
+        size_t n = cli_utf8_seq_len(p + i, len - i);
+        if (!n) {
             fputs("&#xfffd;", out);
             continue;
         }

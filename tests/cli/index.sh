@@ -145,3 +145,10 @@ expect_status 0 "pairs with -- and file names" -- "$SIMCRAWL" pairs --format jso
 expect_grep '"distance": 0}' "$TMP/out" "files after --"
 expect_status 2 "missing html file" -- "$SIMCRAWL" pairs "$IX/site/a.html" "$IX/site/missing.html"
 expect_grep "missing.html" "$TMP/err" "missing file named"
+
+# ids that are not UTF-8 still give valid JSON and HTML (U+FFFD), and text shows them as is
+printf '0000000000000000 bad\377id\n0000000000000001 ok\n' >"$IX/utf.txt"
+expect_status 0 "pairs jsonl with a non-UTF-8 id" -- "$SIMCRAWL" pairs --format jsonl --fingerprints "$IX/utf.txt"
+expect_grep '"a": "bad\\ufffdid"' "$TMP/out" "invalid byte as \\ufffd in JSON"
+expect_status 0 "clusters html with a non-UTF-8 id" -- "$SIMCRAWL" clusters --format html --fingerprints "$IX/utf.txt"
+expect_grep 'bad&#xfffd;id' "$TMP/out" "invalid byte as U+FFFD in HTML"
