@@ -15,6 +15,7 @@
  * RFC 1952 (gzip), zlib's inflate() manual (windowBits 15+16).
  */
 #include "crawler/crawl.h"
+#include "crawler/warc_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -35,8 +37,11 @@
 #define MAX_BLOCK_LIMIT ((size_t)1 << 34) /* sanity bound on opts->max_block */
 
 struct boundary {
-    uint64_t soff; /* offset in the uncompressed stream where the member's output starts */
-    uint64_t coff; /* offset of the member in the file */
+    uint64_t soff;     /* offset in the uncompressed stream where the member's output starts */
+    uint64_t coff;     /* offset of the member in the file */
+    uint64_t end_soff; /* where its output ends, and where it ends in the file: */
+    uint64_t end_coff; /* valid once `ended` (inflate reached the member's end) */
+    int ended;
 };
 
 enum state { ST_START, ST_RECORD, ST_EOF };
@@ -53,6 +58,7 @@ struct crawl_warc_reader {
     size_t in_len, in_pos;
     uint64_t in_file_off; /* file offset of in[0] */
     int in_eof;
+    int seekable; /* a regular file: members can be re-read with pread() */
 
     /* stream layer */
     int gzip;         /* the file starts with the gzip magic */
@@ -154,6 +160,7 @@ static void add_boundary(struct crawl_warc_reader *r, uint64_t soff, uint64_t co
 {
     if (r->n_bnd && r->bnd[r->n_bnd - 1].soff == soff) {
         r->bnd[r->n_bnd - 1].coff = coff; /* an empty member before this one */
+        r->bnd[r->n_bnd - 1].ended = 0;
         return;
     }
     if (r->n_bnd == r->cap_bnd) {
@@ -173,7 +180,7 @@ static void add_boundary(struct crawl_warc_reader *r, uint64_t soff, uint64_t co
         }
     }
     if (r->n_bnd < r->cap_bnd)
-        r->bnd[r->n_bnd++] = (struct boundary){soff, coff};
+        r->bnd[r->n_bnd++] = (struct boundary){soff, coff, 0, 0, 0};
 }
 
 /* Drops remembered member starts before the one containing stream offset soff. */
@@ -379,6 +386,12 @@ static enum crawl_code produce(struct crawl_warc_reader *r)
         r->in_pos = (size_t)(r->zs.next_in - r->in);
         if (zrc == Z_STREAM_END) {
             r->member_active = 0;
+            if (r->n_bnd && r->bnd[r->n_bnd - 1].coff == r->member_start) {
+                struct boundary *b = &r->bnd[r->n_bnd - 1];
+                b->end_soff = r->win_off + r->win_len;
+                b->end_coff = r->in_file_off + r->in_pos;
+                b->ended = 1;
+            }
         } else if (zrc == Z_DATA_ERROR || zrc == Z_NEED_DICT || zrc == Z_STREAM_ERROR) {
             report(r, r->member_start, CRAWL_EGZIP, "gzip member at offset %llu is broken: %s",
                    (unsigned long long)r->member_start, r->zs.msg ? r->zs.msg : "bad data");
@@ -1082,6 +1095,8 @@ enum crawl_code crawl_warc_reader_open(const char *path, const struct crawl_warc
             return CRAWL_EIO;
         }
         r->own_fd = 1;
+        struct stat st;
+        r->seekable = fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode);
     }
     r->fields = malloc(MAX_FIELDS * sizeof *r->fields);
     if (!r->fields) {
@@ -1155,4 +1170,56 @@ uint64_t crawl_warc_reader_errors(const struct crawl_warc_reader *r)
 uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r)
 {
     return r->in_file_off + r->in_pos;
+}
+
+int crawl_warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
+                                 char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (!r->gzip || r->state != ST_RECORD || rec != &r->rec || !r->block_loaded ||
+        r->block_damaged || r->block_touched || (!r->seekable && !r->in_borrowed))
+        return 0;
+    const struct boundary *b = NULL;
+    for (size_t i = 0; i < r->n_bnd; i++)
+        if (r->bnd[i].soff == rec->stream_offset)
+            b = &r->bnd[i];
+    uint64_t rec_end = rec->stream_offset + rec->header_len + rec->content_length + 4;
+    if (!b || !b->ended || b->end_soff != rec_end || b->end_coff <= b->coff ||
+        b->end_coff - b->coff > CRAWL_WARC_RAW_MEMBER_MAX)
+        return 0;
+    size_t n = (size_t)(b->end_coff - b->coff);
+    if (r->in_borrowed) {
+        if (b->end_coff > r->in_len)
+            return 0;
+        char *m = malloc(n);
+        if (!m)
+            return -1;
+        memcpy(m, r->in + b->coff, n);
+        *out = m;
+        *len = n;
+        return 1;
+    }
+    char *m = malloc(n);
+    if (!m)
+        return -1;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(r->fd, m + got, n - got, (off_t)(b->coff + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            free(m);
+            return 0; /* cannot re-read: the caller re-compresses instead */
+        }
+        got += (size_t)k;
+    }
+    /* the bytes must still be the member we inflated: same magic at least */
+    if ((unsigned char)m[0] != 0x1f || (unsigned char)m[1] != 0x8b) {
+        free(m);
+        return 0;
+    }
+    *out = m;
+    *len = n;
+    return 1;
 }

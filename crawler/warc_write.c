@@ -17,6 +17,7 @@
  * Record ids are random (version 4) UUIDs from getrandom(2).
  */
 #include "crawler/crawl.h"
+#include "crawler/warc_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +151,29 @@ static int member_end(struct crawl_warc_writer *w)
     /* write out each member completely, so the file only ever ends between members
      * once the writer is idle */
     return flush_out(w);
+}
+
+/* A whole record already compressed (a gzip member copied from the input). */
+static enum crawl_code write_bytes(struct crawl_warc_writer *w, const char *data, size_t len)
+{
+    if (w->failed)
+        return w->failed;
+    if (flush_out(w) != 0)
+        return w->failed;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(w->fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            set_io_error(w, "write");
+            return w->failed;
+        }
+        done += (size_t)n;
+    }
+    w->size += len;
+    w->records++;
+    return CRAWL_OK;
 }
 
 /* ---- ids, dates ---- */
@@ -610,6 +634,21 @@ enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w, struct crawl
     const char *d;
     size_t l;
     enum crawl_code rc = crawl_warc_block(r, &d, &l);
+    if (rc == CRAWL_OK && w->gzip) {
+        /* a record that is one gzip member of its input goes through as those bytes */
+        char *m;
+        size_t ml;
+        int got = crawl_warc_reader_raw_member(r, rec, &m, &ml);
+        if (got < 0)
+            return CRAWL_ENOMEM;
+        if (got > 0) {
+            rc = maybe_rotate(w);
+            if (rc == CRAWL_OK)
+                rc = write_bytes(w, m, ml);
+            free(m);
+            return rc;
+        }
+    }
     if (rc == CRAWL_OK)
         return crawl_warc_write_raw(w, rec->header, rec->header_len, d, l);
     if (rc != CRAWL_ETOOLARGE)

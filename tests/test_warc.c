@@ -1159,26 +1159,33 @@ static void test_warc_writer_rotation_and_plain(void)
     rmdir(dir);
 }
 
+/* Copies every record of the wget WARC through a writer; max_block as given. */
+static void copy_all(const char *in, const char *out, size_t max_block, int *copied)
+{
+    struct crawl_warc_reader *r;
+    struct crawl_warc_writer *w;
+    struct crawl_warc_opts ro = {max_block, NULL, NULL};
+    *copied = 0;
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, &ro, &r), CRAWL_OK);
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(out, NULL, &w), CRAWL_OK);
+    const struct crawl_warc_record *rec;
+    while (crawl_warc_next(r, &rec) == CRAWL_OK) {
+        CU_ASSERT_EQUAL(crawl_warc_writer_copy(w, r, rec), CRAWL_OK);
+        (*copied)++;
+    }
+    crawl_warc_reader_free(r);
+    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+}
+
 static void test_warc_writer_copy_is_byte_exact(void)
 {
     CU_ASSERT_EQUAL_FATAL(make_wget_warcs(), 0);
     char in[512], out[512];
     snprintf(in, sizeof in, "%s/site.warc.gz", wget_dir);
     snprintf(out, sizeof out, "%s/copy.warc.gz", wget_dir);
-    struct crawl_warc_reader *r;
-    struct crawl_warc_writer *w;
-    /* a small max_block makes the bigger blocks stream through */
-    struct crawl_warc_opts ro = {200, NULL, NULL};
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, &ro, &r), CRAWL_OK);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(out, NULL, &w), CRAWL_OK);
-    const struct crawl_warc_record *rec;
-    int copied = 0;
-    while (crawl_warc_next(r, &rec) == CRAWL_OK) {
-        CU_ASSERT_EQUAL(crawl_warc_writer_copy(w, r, rec), CRAWL_OK);
-        copied++;
-    }
-    crawl_warc_reader_free(r);
-    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    /* a small max_block makes the bigger blocks stream through (re-compressed) */
+    int copied;
+    copy_all(in, out, 200, &copied);
     /* the copy is our warcinfo + every record with the same header bytes and block */
     struct crawl_warc_reader *a, *b;
     CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, NULL, &a), CRAWL_OK);
@@ -1202,6 +1209,23 @@ static void test_warc_writer_copy_is_byte_exact(void)
     CU_ASSERT_EQUAL(crawl_warc_reader_gzip(b), 1);
     crawl_warc_reader_free(a);
     crawl_warc_reader_free(b);
+
+    /* blocks held whole: each record is one gzip member of the input and goes through as
+     * those very bytes, so after our warcinfo the output is the input, byte for byte */
+    copy_all(in, out, 0, &copied);
+    size_t il, ol;
+    char *ib = slurp(in, &il), *ob = slurp(out, &ol);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ib);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ob);
+    CU_ASSERT_TRUE(ol > il);
+    CU_ASSERT_TRUE(ol > il && memcmp(ob + (ol - il), ib, il) == 0);
+    struct errs e = {0};
+    struct rec_info ri[64];
+    CU_ASSERT_EQUAL(read_path(out, &e, ri, 64), copied + 1);
+    CU_ASSERT_EQUAL(ri[1].offset, ol - il); /* our warcinfo is the only thing before */
+    CU_ASSERT_EQUAL(e.n, 0);
+    free(ib);
+    free(ob);
 }
 
 static int suite_cleanup(void)
