@@ -469,7 +469,8 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_revisit(struct crawl_warc_wri
                                                            char id_out[CRAWL_WARC_ID_SIZE]);
 
 /* Copies rec, the current record of r, through unchanged: its header bytes, its block
- * and the CRLF CRLF, in a gzip member of its own. Nothing of the block may have been read
+ * and the CRLF CRLF, in a gzip member of its own (when rec was exactly one gzip member of
+ * a regular input file, those compressed bytes are copied as they are). Nothing of the block may have been read
  * with crawl_warc_read() (crawl_warc_block() is fine). A damaged block is not copied:
  * the reader's code (CRAWL_ETRUNCATED, CRAWL_EFORMAT) comes back and nothing is written. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w,

@@ -11,6 +11,9 @@
  * record, profile identical-payload-digest, whose block is the HTTP head only and which
  * carries WARC-Refers-To, -Target-URI and -Date so that replay tools find the original.
  *
+ * A record copied from an input where it was one gzip member goes through as those
+ * compressed bytes (crawl_warc_reader_raw_member), so a dedup pass does not deflate again.
+ *
  * Files are written as NAME.open and renamed to NAME once complete (as Heritrix does), so
  * a crash never leaves a file that looks finished. Once a file passes rotate_size the
  * next record starts a new file: NAME, then PREFIX-00001.warc.gz, PREFIX-00002.warc.gz...

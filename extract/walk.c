@@ -368,7 +368,9 @@ struct hint {
 
 /* Substrings of the lower-cased class and id (readability's lists, extended). */
 static const struct hint hints[] = {
-    {"-ad-", 1, -1},       {"ad-break", 1, 0},    {"agegate", 1, 0},     {"ai2html", 1, 0},
+    {"-ad-", 1, -1},       {"ad-break", 1, 0},    {"author-box", 1, 0},  {"authorbox", 1, 0},
+    {"author-info", 1, 0}, {"author-bio", 1, 0},  {"authorbio", 1, 0},   {"about-author", 1, 0},
+    {"author-desc", 1, 0}, {"author-container", 1, 0},    {"agegate", 1, 0},     {"ai2html", 1, 0},
     {"banner", 1, -1},     {"breadcrumb", 1, 0},  {"combx", 1, -1},      {"comment", 0, 0},
     {"community", 1, 0},   {"consent", 1, 0},     {"cookie", 1, 0},      {"cover-wrap", 1, 0},
     {"disqus", 1, 0},      {"extra", 1, 0},       {"footer", 1, -1},     {"gdpr", 1, -1},
@@ -471,7 +473,7 @@ static size_t lower_copy(char *dst, size_t cap, const char *src)
     size_t i = 0;
     for (; src[i] && i + 1 < cap; i++) {
         char c = src[i];
-        dst[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+        dst[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c == '_' ? '-' : c;
     }
     dst[i] = '\0';
     return i;
@@ -750,6 +752,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         if (id && *id) {
             lower_copy(low, sizeof low, id);
             class_hints(low, &weight, &unlikely);
+            if (strcmp(low, "author") == 0)
+                unlikely |= 1; /* the author's box (a byline is a class, not an id) */
         }
         if (unlikely & 2)
             e->flags |= EX_E_COMMENT;
