@@ -1,6 +1,7 @@
 /*
- * The INPUT iterator of cli/inputs.h: HTML files, directories walked recursively in byte
- * order of the names (*.html, *.htm; symbolic links to files are followed, to directories
+ * The INPUT iterator of cli/inputs.h: HTML files, WARC files (cli/inputs_warc.c),
+ * directories walked recursively in byte order of the names (*.html, *.htm, *.warc,
+ * *.warc.gz; symbolic links to files are followed, to directories
  * not, so a walk always ends), "-" for one page on standard input, and --fingerprints
  * lists of "HEX ID" lines, read line by line with a capped line buffer so a list of any
  * size streams in constant memory. Lines in the escaped form `simcrawl fingerprint`

@@ -2,11 +2,12 @@
 #define CLI_INPUTS_H
 /*
  * The INPUT iterator shared by pairs, clusters, query, index and dedup (DESIGN.md,
- * "INPUT"): each INPUT is an HTML file, a directory (walked recursively, in byte order of
- * the names, for *.html / *.htm), "-" (one HTML page on standard input), or, given with
+ * "INPUT"): each INPUT is an HTML file, a WARC file (.warc, .warc.gz: every HTML response
+ * record, cli/inputs_warc.c), a directory (walked recursively, in byte order of the names,
+ * for those kinds), "-" (one HTML page on standard input), or, given with
  * --fingerprints FILE, a list of precomputed "HEX ID" lines. Every document found is handed
- * to a callback as (id, fingerprint); ids are the path as reached (DIR/sub/page.html), or
- * the list's ID. A WARC reader plugs in as one more entry of the kinds table in inputs.c.
+ * to a callback as (id, fingerprint); ids are the path as reached (DIR/sub/page.html), the
+ * WARC-Target-URI, or the list's ID. A new kind is one more entry of the table in inputs.c.
  *
  * Nothing fails the whole run but the callback: an input that cannot be read or
  * fingerprinted, a malformed list line or a duplicate id gets one diagnostic on stderr
