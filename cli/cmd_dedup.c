@@ -104,6 +104,8 @@ static void usage(FILE *out)
             "(same payload as a kept page: written as a revisit record), passed (not an HTML\n"
             "page, or below --min-size: copied unchanged), dropped (request/metadata of a\n"
             "dropped response), error (damaged record: reported, not written).\n"
+            "A directory is walked for .html, .htm, .warc and .warc.gz files (sorted by name);\n"
+            "'-' reads a WARC (plain or gzip) from standard input.\n"
             "\n"
             "options:\n"
             "  --k N              Hamming distance for near-duplicates, 0..%d (default %d)\n"
