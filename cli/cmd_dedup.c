@@ -115,7 +115,7 @@ static void usage(FILE *out)
             "                     duplicates of earlier runs become revisit records too\n"
             "  --warc-out FILE    write the deduplicated WARC (.warc.gz: gzip per record;\n"
             "                     .warc: plain; written as FILE.open, renamed when complete;\n"
-            "                     a new FILE-00001.warc.gz... every 1 GB)\n"
+            "                     past 1 GB a new file: NAME-00001.warc.gz, -00002...)\n"
             "  --log FILE         one JSON line per record: uri, record_id, file, offset,\n"
             "                     decision, fingerprint, duplicate_of, distance ('-': stdout)\n"
             "  --min-size BYTES   smaller bodies are not near-duplicate candidates (default %u)\n"
