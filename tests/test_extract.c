@@ -140,7 +140,7 @@ static void test_extract_charset_meta(void)
               "\xec\xe8\xf0</p></body></html>");
     CU_ASSERT_STRING_EQUAL(text_of(d), "Привет мир");
     if (d)
-        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "WINDOWS-1251");
+        CU_ASSERT_STRING_EQUAL(extract_doc_charset(d), "windows-1251");
     extract_doc_free(d);
 }
 
