@@ -237,6 +237,34 @@ static void test_index_paper_designs_k3(void)
     free(v);
 }
 
+/* Every table count a design can have for k = 1..4 (one- and two-level shapes), each
+ * against brute force on a small planted set. */
+static void test_index_every_design_small(void)
+{
+    for (unsigned k = 1; k <= 4; k++) {
+        rng_state = 300 + k;
+        size_t n = 800;
+        uint64_t *v = make_set(n, k);
+        unsigned designs = 0;
+        for (unsigned tables = 1; tables <= DEDUP_MAX_TABLES; tables++) {
+            struct dedup_design d;
+            if (dedup_design_choose(k, n, tables, &d) != DEDUP_OK)
+                continue;
+            designs++;
+            struct dedup_index *idx = build(v, n, k, tables);
+            int bad = 0;
+            for (int q = 0; q < 100; q++)
+                bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2))),
+                                   k);
+            CU_ASSERT_EQUAL(bad, 0);
+            check_pairs(idx, v, n, k, 2);
+            dedup_index_free(idx);
+        }
+        CU_ASSERT(designs >= 3); /* e.g. k = 3: 4, 10, 16, 20, 35, ... tables */
+        free(v);
+    }
+}
+
 /* A crawler's pattern: query, then add; crosses several compactions. */
 static void test_index_online_interleaved(void)
 {
@@ -530,6 +558,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_design_shapes", test_index_design_shapes);
     CU_add_test(s, "test_index_brute_force_every_k", test_index_brute_force_every_k);
     CU_add_test(s, "test_index_paper_designs_k3", test_index_paper_designs_k3);
+    CU_add_test(s, "test_index_every_design_small", test_index_every_design_small);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
