@@ -37,8 +37,8 @@ expect_status 2 "extract over --max-bytes" -- "$SIMCRAWL" extract --max-bytes 10
 expect_grep "input is too large (over 100 bytes" "$TMP/err" "too large message"
 expect_status 0 "extract under --max-bytes" -- "$SIMCRAWL" extract --max-bytes 1000 "$TMP/big.html"
 # one 200 MB line: refused at the default 64 MiB cap without reading it all
-expect_status 2 "extract 200 MB line" -- sh -c "head -c 209715200 /dev/zero | tr '\\\\0' 'x' | \"$SIMCRAWL\" extract -"
-expect_grep "input is too large" "$TMP/err" "200 MB line is too large"
+expect_status 2 "extract 200 MB line" -- sh -c "head -c 209715200 /dev/zero | tr '\\000' x | \"$SIMCRAWL\" extract -"
+expect_grep "(stdin): input is too large (over 67108864 bytes" "$TMP/err" "200 MB line is too large"
 expect_status 1 "extract no file" -- "$SIMCRAWL" extract
 expect_status 1 "extract bad option" -- "$SIMCRAWL" extract --bogus x.html
 expect_grep "unknown option '--bogus'" "$TMP/err" "bad option named"
