@@ -38,7 +38,8 @@ static void usage(FILE *out)
     for (const struct command *c = commands; c->name; c++)
         fprintf(out, "  %-12s %s\n", c->name, c->summary);
     fprintf(out, "\n'simcrawl COMMAND --help' describes one command.\n"
-                 "exit status: 0 success, 1 usage error, 2 runtime error.\n");
+                 "exit status: 0 success, 1 usage error, 2 runtime error\n"
+                 "(robots: 0 allowed, 1 disallowed, 2 usage or runtime error).\n");
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
