@@ -131,7 +131,8 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
     int rc = 0;
     if (cli_fingerprint_file(path, &in->fp_opts, &res) != 0) {
         cli_error(in->cmd, "%s: %s", path, res.message);
-        in->failed++;
+        if (!cli_fp_result_too_little_text(&res)) /* an answer about the page, not a failure */
+            in->failed++;
     } else {
         rc = deliver(in, path, path, strlen(path), res.fingerprint, fn, userdata);
     }

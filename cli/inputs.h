@@ -12,7 +12,8 @@
  * Nothing fails the whole run but the callback: an input that cannot be read or
  * fingerprinted, a malformed list line or a duplicate id gets one diagnostic on stderr
  * ("simcrawl CMD: FILE:LINE: ..."), is skipped and counted in `failed`, and the command
- * exits 2 at the end. Duplicate ids: the first document with an id is kept.
+ * exits 2 at the end. A page with too little text to fingerprint is named and skipped but
+ * not counted (as `simcrawl fingerprint` does). Duplicate ids: the first one is kept.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -28,6 +28,10 @@ expect_status 0 "fingerprint with a too-short page" -- "$SIMCRAWL" fingerprint $
 expect_grep "^simcrawl fingerprint: $FPD/short.html: too little text to fingerprint (2 words)\$" "$TMP/err" "too-short message"
 expect_grep "  $FPD/page1.html\$" "$TMP/out" "other inputs still fingerprinted"
 if ! grep -q "short.html" "$TMP/out"; then ok; else bad "no line for a too-short page"; fi
+# ... and the same for the INPUTs of pairs (neardup-score checks its exit status)
+expect_status 0 "pairs with a too-short page" -- "$SIMCRAWL" pairs $FPD/short.html $FPD/page1.html $FPD/page1-edit.html
+expect_grep "^simcrawl pairs: $FPD/short.html: too little text to fingerprint (2 words)\$" "$TMP/err" "pairs names the too-short page"
+expect_status 2 "pairs: a missing file among too-short ones" -- "$SIMCRAWL" pairs $FPD/short.html "$TMP/no-such-file.html"
 
 # errors name the file
 expect_status 2 "missing file" -- "$SIMCRAWL" fingerprint "$TMP/no-such-file.html"
