@@ -43,11 +43,6 @@ void dedup_fplist_free(struct dedup_fplist *p)
     free(p);
 }
 
-static int is_hex(char ch)
-{
-    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-
 /* One complete line s[0..len) (s[len] writable). Returns fn's non-zero value to stop. */
 static int parse_line(char *s, size_t len, size_t line, dedup_fplist_fn fn,
                       dedup_fplist_error_fn err, void *userdata)
@@ -60,10 +55,7 @@ static int parse_line(char *s, size_t len, size_t line, dedup_fplist_fn fn,
     char *p = s + escaped;
     size_t n = len - (size_t)escaped, i;
     uint64_t fp = 0;
-    for (i = 0; i < 16; i++)
-        if (i >= n || !is_hex(p[i]))
-            break;
-    if (i < 16 || dedup_fingerprint_parse(p, 16, &fp) != 0) {
+    if (n < 16 || dedup_fingerprint_parse(p, 16, &fp) != 0) {
         err(userdata, line, "expected 16 hex digits, spaces, an id (HEX ID)");
         return 0;
     }
