@@ -1131,7 +1131,10 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     t0 = malloc((bound ? bound : 1) * sizeof *t0);
     nhead = malloc((bound ? bound : 1) * sizeof *nhead);
     ntail = malloc((bound ? bound : 1) * sizeof *ntail);
-    newfp = malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp);
+    /* the new distinct fingerprints, in order; with an empty main that is all of table 0
+     * (written twice, same value, same place) */
+    newfp = idx->nmain ? malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp)
+                       : t0;
     if (!t0 || !nhead || !ntail || !newfp)
         goto fail;
 
@@ -1211,7 +1214,8 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     idx->dir_bits = j.dir_bits;
     delta_clear(idx);
     idx->absorbed = idx->ndocs;
-    free(newfp);
+    if (newfp != t0)
+        free(newfp);
     return DEDUP_OK;
 
 fail_relink:
@@ -1228,10 +1232,11 @@ fail:
     free(P);
     free(D);
     free(tmp);
+    if (newfp != t0)
+        free(newfp);
     free(t0);
     free(nhead);
     free(ntail);
-    free(newfp);
     return rc;
 }
 
