@@ -167,7 +167,7 @@ struct dedup_design {
 };
 
 /* The design for k and about n fingerprints (the HOW IT WORKS cost model), or with
- * tables != 0 the design with exactly that many tables (the smallest key for it).
+ * tables != 0 the design with exactly that many tables (of those, the longest keys).
  * DEDUP_EINVAL: k > DEDUP_K_MAX, or no design for k has that many tables. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_design_choose(unsigned k, uint64_t n, unsigned tables,
                                                       struct dedup_design *out);
@@ -177,8 +177,9 @@ char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len)
 
 struct dedup_index; /* opaque */
 
-/* A new empty index with design d (copied); caller frees with dedup_index_free().
- * DEDUP_EINVAL for an invalid design, DEDUP_ENOMEM. */
+/* A new empty index with the shape of d (k, levels, blocks; tables and key lengths are
+ * derived from it); caller frees with dedup_index_free(). DEDUP_EINVAL for an invalid
+ * shape, DEDUP_ENOMEM. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_new(const struct dedup_design *d,
                                                   struct dedup_index **out);
 void dedup_index_free(struct dedup_index *idx); /* NULL-safe */
