@@ -14,6 +14,7 @@
  */
 #include "dedup/index_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,14 +168,162 @@ static int cand_cmp(const void *x, const void *y)
     return a->b < b->b ? -1 : a->b > b->b;
 }
 
+/* What the expansion reads: the adjacency of distinct fingerprints and the position of
+ * each paired document. */
+struct expand {
+    const struct dedup_index *idx;
+    const uint32_t *off, *adj, *pos;
+    uint32_t min_b;
+};
+
+/* One worker's state: its candidate buffer and where it stopped. */
+struct expand_run {
+    struct cand *cand;
+    size_t capcand;
+    uint32_t next_a; /* the first document not completely reported */
+    int oom;
+};
+
+#define EXPAND_BUFFER_FULL 0x7fff0001 /* a buffer sink's "stop": not an error */
+
+/* Reports the pairs (a, b) for a in [lo, hi) in order through fn; returns fn's non-zero
+ * value (run->next_a is then the a being reported), or 0 (next_a = hi). */
+static int expand_range(const struct expand *e, uint32_t lo, uint32_t hi, dedup_pair_fn fn,
+                        void *userdata, struct expand_run *run)
+{
+    const struct dedup_index *idx = e->idx;
+    const uint32_t *off = e->off, *adj = e->adj, *pos = e->pos;
+    for (uint32_t a = lo; a < hi; a++) {
+        uint32_t pa = pos[a];
+        size_t ncand = 0;
+        run->next_a = a;
+        if (a + 16 < hi && pos[a + 16] != IX_NONE)
+            __builtin_prefetch(&off[pos[a + 16]]); /* the lists ahead are random reads */
+        if (pa == IX_NONE)
+            continue;
+        uint64_t fa = idx->doc_fp[a];
+        for (uint32_t i = off[pa]; i <= off[pa + 1]; i++) {
+            /* i == off[pa + 1] stands for a's own fingerprint (the later documents) */
+            uint32_t d = i < off[pa + 1] ? idx->head[adj[i]] : idx->doc_next[a];
+            for (; d != IX_NONE; d = idx->doc_next[d]) {
+                if (d <= a || d < e->min_b)
+                    continue;
+                if (ncand == run->capcand) {
+                    size_t nc = run->capcand ? run->capcand * 2 : 64;
+                    struct cand *nv = realloc(run->cand, nc * sizeof *nv);
+                    if (!nv) {
+                        run->oom = 1;
+                        return EXPAND_BUFFER_FULL;
+                    }
+                    run->cand = nv;
+                    run->capcand = nc;
+                }
+                run->cand[ncand++] = (struct cand){d, dedup_distance(fa, idx->doc_fp[d])};
+            }
+        }
+        if (ncand > 1)
+            qsort(run->cand, ncand, sizeof *run->cand, cand_cmp);
+        for (size_t i = 0; i < ncand; i++) {
+            int r = fn(userdata, a, run->cand[i].b, run->cand[i].distance);
+            if (r)
+                return r;
+        }
+    }
+    run->next_a = hi;
+    return 0;
+}
+
+/* A second thread expands the upper half of the documents into a capped buffer of
+ * (a, b, distance) while the caller reports the lower half; the buffer is then replayed,
+ * and if it filled up (a huge group of identical pages), the rest is expanded here. */
+#define EXPAND_BUFFER_MAX ((size_t)1 << 20) /* triples buffered by the second thread */
+
+struct triple {
+    uint32_t a, b, distance;
+};
+
+struct buffer_sink {
+    struct triple *v;
+    size_t n, cap, a_start; /* a_start: index where the current document's pairs begin */
+    uint32_t cur_a;
+};
+
+static int buffer_push(void *userdata, uint32_t a, uint32_t b, unsigned distance)
+{
+    struct buffer_sink *s = userdata;
+    if (a != s->cur_a || s->n == 0) {
+        s->cur_a = a;
+        s->a_start = s->n;
+    }
+    if (s->n == s->cap) {
+        size_t nc = s->cap ? s->cap * 2 : 4096;
+        struct triple *nv = nc <= EXPAND_BUFFER_MAX ? realloc(s->v, nc * sizeof *nv) : NULL;
+        if (!nv) {
+            s->n = s->a_start; /* drop the partial document: it is redone by the caller */
+            return EXPAND_BUFFER_FULL;
+        }
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = (struct triple){a, b, distance};
+    return 0;
+}
+
+struct upper_job {
+    const struct expand *e;
+    uint32_t lo, hi;
+    struct buffer_sink sink;
+    struct expand_run run;
+};
+
+static void *upper_half(void *arg)
+{
+    struct upper_job *j = arg;
+    (void)expand_range(j->e, j->lo, j->hi, buffer_push, &j->sink, &j->run);
+    return NULL;
+}
+
+/* The expansion of every document, in (a, b) order, on up to two threads. */
+static int expand_all(const struct expand *e, unsigned threads, dedup_pair_fn fn,
+                      void *userdata, int *oom)
+{
+    struct expand_run run = {NULL, 0, 0, 0};
+    uint32_t n = e->idx->ndocs, mid = n / 2;
+    struct upper_job j;
+    memset(&j, 0, sizeof j);
+    pthread_t th;
+    int r = 0, started = threads > 1 && n > 1;
+    if (started) {
+        j.e = e;
+        j.lo = mid;
+        j.hi = n;
+        started = pthread_create(&th, NULL, upper_half, &j) == 0;
+    }
+    uint32_t from = 0;
+    if (started) {
+        r = expand_range(e, 0, mid, fn, userdata, &run);
+        pthread_join(th, NULL);
+        /* replay what the other thread buffered, then go on where it stopped */
+        for (size_t i = 0; r == 0 && !run.oom && i < j.sink.n; i++)
+            r = fn(userdata, j.sink.v[i].a, j.sink.v[i].b, j.sink.v[i].distance);
+        from = j.run.next_a;
+        free(j.sink.v);
+        free(j.run.cand);
+    }
+    if (r == 0 && !run.oom)
+        r = expand_range(e, from, n, fn, userdata, &run);
+    free(run.cand);
+    *oom = run.oom;
+    return run.oom ? 0 : r;
+}
+
 enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                   uint32_t min_b, dedup_pair_fn fn, void *userdata,
                                   int *stopped)
 {
     uint64_t *pairs = NULL;
-    size_t npairs = 0, ncand = 0, capcand = 0;
+    size_t npairs = 0;
     uint32_t *off = NULL, *adj = NULL, *pos = NULL;
-    struct cand *cand = NULL;
     if (stopped)
         *stopped = 0;
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
@@ -211,49 +360,18 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     if (!pos)
         goto done;
 
-    for (uint32_t a = 0; a < idx->ndocs; a++) {
-        uint32_t pa = pos[a];
-        ncand = 0;
-        if (a + 16 < idx->ndocs && pos[a + 16] != IX_NONE)
-            __builtin_prefetch(&off[pos[a + 16]]); /* the lists ahead are random reads */
-        if (pa == IX_NONE)
-            continue;
-        uint64_t fa = idx->doc_fp[a];
-        for (uint32_t i = off[pa]; i <= off[pa + 1]; i++) {
-            /* i == off[pa + 1] stands for a's own fingerprint (the later documents) */
-            uint32_t d = i < off[pa + 1] ? idx->head[adj[i]] : idx->doc_next[a];
-            for (; d != IX_NONE; d = idx->doc_next[d]) {
-                if (d <= a || d < min_b)
-                    continue;
-                if (ncand == capcand) {
-                    size_t nc = capcand ? capcand * 2 : 64;
-                    struct cand *nv = realloc(cand, nc * sizeof *nv);
-                    if (!nv)
-                        goto done;
-                    cand = nv;
-                    capcand = nc;
-                }
-                cand[ncand++] = (struct cand){d, dedup_distance(fa, idx->doc_fp[d])};
-            }
-        }
-        if (ncand > 1)
-            qsort(cand, ncand, sizeof *cand, cand_cmp);
-        for (size_t i = 0; i < ncand; i++) {
-            int r = fn(userdata, a, cand[i].b, cand[i].distance);
-            if (r) {
-                if (stopped)
-                    *stopped = r;
-                rc = DEDUP_OK;
-                goto done;
-            }
-        }
-    }
+    struct expand e = {idx, off, adj, pos, min_b};
+    int oom = 0;
+    int r = expand_all(&e, threads, fn, userdata, &oom);
+    if (oom)
+        goto done;
+    if (r && stopped)
+        *stopped = r;
     rc = DEDUP_OK;
 done:
     free(pairs);
     free(off);
     free(adj);
     free(pos);
-    free(cand);
     return rc;
 }

@@ -336,6 +336,21 @@ static void test_index_identical_fingerprints(void)
     free(v);
 }
 
+/* More pairs than the second expansion thread may buffer (2^20): the rest is expanded
+ * after the replay, and the order and count stay exact. */
+static void test_index_pairs_buffer_overflow(void)
+{
+    rng_state = 13;
+    size_t n = 5000; /* the upper half has ~1.75M pairs of near-identical documents */
+    uint64_t *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i % 4 == 0 ? rnd() : 0x0123456789abcdefull ^ (i % 8 == 1 ? 1 : 0);
+    struct dedup_index *idx = build(v, n, 3, 0);
+    check_pairs(idx, v, n, 3, 2);
+    dedup_index_free(idx);
+    free(v);
+}
+
 static void test_index_clusters_deterministic(void)
 {
     /* docs: 0 A, 1 r, 2 A+1bit, 3 B, 4 A+2bits(from 2: chain), 5 B, 6 r, 7 C, 8 C+3 */
@@ -562,6 +577,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
+    CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
     CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);
