@@ -8,15 +8,16 @@
  *
  * Each transfer: http and https only; redirects are NOT followed here (the crawl loop
  * follows them itself, so scope and robots.txt are checked at every hop); connect, total
- * and low-speed timeouts; Accept-Encoding gzip, deflate, br with curl's decoding turned
- * off, so the body is kept exactly as the server coded it (what a WARC record must hold)
+ * and low-speed timeouts; Accept-Encoding gzip, deflate, br, zstd with curl's decoding
+ * turned off, so the body is kept exactly as the server coded it (what a WARC record must hold)
  * and decoded later by the parser; a body cap checked in the write callback (and
  * CURLOPT_MAXFILESIZE for an announced Content-Length); for page fetches, the
  * Content-Type is checked as soon as the headers are in, and a 2xx response that is not
  * HTML is aborted there ("filtered") before its body is downloaded.
  *
  * robots.txt fetches (CRAWL_FETCH_ANY) differ: any type, redirects followed (up to
- * CRAWL_ROBOTS_MAX_REDIRECTS, RFC 9309), decoded by curl, cut at CRAWL_ROBOTS_MAX_BYTES.
+ * CRAWL_ROBOTS_MAX_REDIRECTS, RFC 9309), decoded by curl (so they offer only the codings
+ * this libcurl was built with), cut at CRAWL_ROBOTS_MAX_BYTES.
  *
  * A response is kept as one buffer: the status line and headers, then the body, so that
  * it can be archived and parsed as one HTTP message. Transfer-Encoding is renamed
@@ -372,14 +373,16 @@ enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    SET(CURLOPT_ACCEPT_ENCODING, "gzip, deflate, br");
     if (kind == CRAWL_FETCH_PAGE) {
+        /* the codings crawler/httpblock.c decodes; the body is stored as sent */
+        SET(CURLOPT_ACCEPT_ENCODING, "gzip, deflate, br, zstd");
         SET(CURLOPT_FOLLOWLOCATION, 0L);
         SET(CURLOPT_HTTP_CONTENT_DECODING, 0L);
     } else {
         /* robots.txt: RFC 9309 2.3.1.2 follows up to 5 redirects; decoded, not archived */
         SET(CURLOPT_FOLLOWLOCATION, 1L);
         SET(CURLOPT_MAXREDIRS, (long)CRAWL_ROBOTS_MAX_REDIRECTS);
+        SET(CURLOPT_ACCEPT_ENCODING, ""); /* "": every coding this libcurl decodes */
         SET(CURLOPT_HTTP_CONTENT_DECODING, 1L);
     }
     SET(CURLOPT_USERAGENT, o->user_agent);

@@ -4,7 +4,8 @@
  * payload (transfer coding removed, content coding kept: what WARC-Payload-Digest
  * covers, ISO 28500 section 5.9) and the decoded body (Content-Encoding gzip, x-gzip,
  * deflate in both its zlib (RFC 1950) and raw (RFC 1951) readings, br (RFC 7932,
- * libbrotlidec), in the reverse order they were applied; RFC 9110 section 8.4).
+ * libbrotlidec), zstd (RFC 8878, libzstd; window capped at 8 MB as RFC 9659 section 3
+ * asks of HTTP decoders), in the reverse order they were applied; RFC 9110 section 8.4).
  *
  * Archived traffic is often broken, so the parser is tolerant: folded header lines are
  * joined, lines without a colon skipped, bare LF line ends accepted; a bad chunk or a bad
@@ -21,9 +22,14 @@
 #include <string.h>
 #include <strings.h>
 #include <zlib.h>
+#include <zstd.h>
+#include <zstd_errors.h>
 
 #define MAX_HEAD (1024u * 1024) /* status line + headers */
 #define DECODE_STEP (64u * 1024)
+/* zstd window log cap: 2^23 = 8 MB, the most an HTTP "zstd" coding may use (RFC 9659
+ * section 3); frames asking for more are refused, so a decoder never allocates more */
+#define ZSTD_WINDOW_LOG_MAX 23
 
 struct header {
     char *name, *value;
@@ -524,6 +530,76 @@ static enum crawl_code brotli_all(const char *in, size_t len, struct outbuf *o, 
     return rc;
 }
 
+/*
+ * zstd: streaming ZSTD_decompressStream into the capped buffer. Every frame of the input
+ * is decoded (RFC 8878 section 3.1: one or more frames, skippable frames included).
+ *
+ * HOW IT WORKS: each call consumes input and/or fills output; it returns 0 when a frame
+ * is complete and fully flushed (input left over starts the next frame), an error code,
+ * or a hint > 0 that the frame goes on. When the output was not filled, the decoder has
+ * flushed all it can (zstd.h), so "input all consumed, output not full, hint > 0" means
+ * the data ends inside a frame. At the cap the decoder gets a 1-byte probe buffer: any
+ * byte it produces there is one too many (CRAWL_ETOOLARGE); a body that ends exactly at
+ * the cap still reaches the end of its last frame (the checksum) and is accepted.
+ */
+static enum crawl_code zstd_all(const char *in, size_t len, struct outbuf *o, const char **why)
+{
+    *why = "";
+    if (len == 0) {
+        *why = "no compressed data";
+        return CRAWL_ETRUNCATED;
+    }
+    ZSTD_DCtx *d = ZSTD_createDCtx();
+    if (!d)
+        return CRAWL_ENOMEM;
+    if (ZSTD_isError(ZSTD_DCtx_setParameter(d, ZSTD_d_windowLogMax, ZSTD_WINDOW_LOG_MAX))) {
+        ZSTD_freeDCtx(d);
+        return CRAWL_ENOMEM;
+    }
+    ZSTD_inBuffer ib = {in, len, 0};
+    enum crawl_code rc = CRAWL_OK;
+    char probe;
+    for (;;) {
+        int room = out_room(o);
+        if (room < 0) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        ZSTD_outBuffer ob = room > 0 ? (ZSTD_outBuffer){&probe, 1, 0}
+                                     : (ZSTD_outBuffer){o->p + o->len, o->cap - o->len, 0};
+        size_t in_before = ib.pos;
+        size_t r = ZSTD_decompressStream(d, &ob, &ib);
+        if (ZSTD_isError(r)) {
+            rc = ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? CRAWL_ENOMEM
+                                                                       : CRAWL_EDECODE;
+            *why = ZSTD_getErrorName(r);
+            break;
+        }
+        if (room > 0) {
+            if (ob.pos > 0) {
+                rc = CRAWL_ETOOLARGE;
+                break;
+            }
+        } else {
+            o->len += ob.pos;
+        }
+        if (r == 0 && ib.pos == ib.size)
+            break; /* the last frame is complete and flushed */
+        if (ib.pos == ib.size && ob.pos < ob.size) {
+            rc = CRAWL_ETRUNCATED;
+            *why = "compressed data ends early";
+            break;
+        }
+        if (ib.pos == in_before && ob.pos == 0) { /* cannot happen per zstd.h; never spin */
+            rc = CRAWL_EDECODE;
+            *why = "decoder made no progress";
+            break;
+        }
+    }
+    ZSTD_freeDCtx(d);
+    return rc;
+}
+
 /* Decodes one coding of in[0..len) into a new buffer *out. */
 static enum crawl_code decode_one(struct crawl_http_msg *m, const char *coding, const char *in,
                                   size_t len, struct outbuf *o)
@@ -539,6 +615,8 @@ static enum crawl_code decode_one(struct crawl_http_msg *m, const char *coding, 
         rc = inflate_all(in, len, zlib_hdr ? 15 : -15, o, &why);
     } else if (strcasecmp(coding, "br") == 0) {
         rc = brotli_all(in, len, o, &why);
+    } else if (strcasecmp(coding, "zstd") == 0) {
+        rc = zstd_all(in, len, o, &why);
     } else {
         set_error(m, CRAWL_EUNSUPPORTED, "unsupported content coding '%s'", coding);
         return CRAWL_EUNSUPPORTED;

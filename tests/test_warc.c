@@ -5,7 +5,8 @@
  * Hand-made records test each rule of the format; WARCs written by a real client (wget
  * --warc-file against tests/httpd on 127.0.0.1) test what archives actually contain; and
  * copies of those damaged in the test (truncated, gzip bytes flipped, garbage inserted,
- * wrong Content-Length) test that the reader reports the offset and goes on. The writer
+ * wrong Content-Length) test that the reader reports the offset and goes on. Content-coding
+ * fixtures are made in the tests with zlib and libzstd (ZSTD_compress). The writer
  * is checked by reading its output back byte for byte and recomputing its digests.
  */
 #include <CUnit/CUnit.h>
@@ -16,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "crawler/crawl.h"
 #include "tests/httpd.h"
@@ -676,6 +678,168 @@ static void test_httpblock_zip_bomb_capped(void)
     free(gz);
 }
 
+/* zstd-compresses in[0..len) at level; with window_log > 0 forces that window. */
+static char *zstd_make(const void *in, size_t len, int level, int window_log, size_t *out_len)
+{
+    size_t cap = ZSTD_compressBound(len);
+    char *out = malloc(cap);
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+    if (window_log > 0)
+        ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, window_log);
+    size_t r = ZSTD_compress2(c, out, cap, in, len);
+    ZSTD_freeCCtx(c);
+    CU_ASSERT_FALSE_FATAL(ZSTD_isError(r));
+    *out_len = r;
+    return out;
+}
+
+/* A page of n numbered lines (compressible, but no two 128 KB zstd blocks alike). */
+static char *numbered_page(size_t n, size_t *len)
+{
+    char *p = malloc(n * 64 + 64);
+    size_t l = (size_t)sprintf(p, "<html><body>\n");
+    for (size_t i = 0; i < n; i++)
+        l += (size_t)sprintf(p + l, "<p>line %zu of the page, %zu squared</p>\n", i, i * i);
+    *len = l;
+    return p;
+}
+
+static void test_httpblock_zstd_decodes(void)
+{
+    const char text[] = "<html><body><p>A zstd encoded page body, a zstd encoded page body."
+                        "</p></body></html>";
+    size_t tl = sizeof text - 1, zl;
+    char *z = zstd_make(text, tl, 3, 0, &zl);
+    struct crawl_http_msg *m = coded("zstd", z, zl, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const char *b;
+    size_t bl, pl;
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
+    crawl_http_payload(m, &pl);
+    CU_ASSERT_EQUAL(pl, zl); /* the payload keeps the content coding */
+    crawl_http_free(m);
+    /* two frames back to back decode to both texts; the token is case-insensitive */
+    char two[1024];
+    memcpy(two, z, zl);
+    memcpy(two + zl, z, zl);
+    m = coded("ZSTD", two, 2 * zl, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    CU_ASSERT_TRUE(bl == 2 * tl && memcmp(b, text, tl) == 0 && memcmp(b + tl, text, tl) == 0);
+    crawl_http_free(m);
+    /* zstd applied over gzip: "gzip, zstd" is undone zstd first */
+    char *gz = NULL;
+    size_t gl = 0, zgl;
+    gz_append(&gz, &gl, text, tl);
+    char *zg = zstd_make(gz, gl, 1, 0, &zgl);
+    m = coded("gzip, zstd", zg, zgl, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
+    crawl_http_free(m);
+    /* corrupt frame: a decode error naming the coding */
+    z[zl / 2] ^= 0x5a;
+    z[zl - 1] ^= 0x5a; /* the checksum too, so some check must fail */
+    m = coded("zstd", z, zl, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EDECODE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "bad zstd content coding"));
+    crawl_http_free(m);
+    /* not zstd at all */
+    m = coded("zstd", text, tl, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EDECODE);
+    crawl_http_free(m);
+    free(zg);
+    free(gz);
+    free(z);
+}
+
+static void test_httpblock_zstd_truncated_keeps_prefix(void)
+{
+    size_t tl, zl;
+    char *text = numbered_page(20000, &tl); /* ~1 MB: several 128 KB blocks */
+    char *z = zstd_make(text, tl, 3, 0, &zl);
+    const char *b;
+    size_t bl;
+    /* cut in the middle: some blocks decode, then the data ends inside the frame */
+    struct crawl_http_msg *m = coded("zstd", z, zl / 2, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    CU_ASSERT_TRUE(bl > 0 && bl < tl);
+    CU_ASSERT_TRUE(memcmp(b, text, bl) == 0);
+    char want[64];
+    snprintf(want, sizeof want, "kept %zu decoded bytes", bl);
+    CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), want));
+    CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "ends early"));
+    crawl_http_free(m);
+    /* only the last byte (of the checksum) missing */
+    m = coded("zstd", z, zl - 1, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    CU_ASSERT_TRUE(bl <= tl && memcmp(b, text, bl) == 0);
+    crawl_http_free(m);
+    /* a body that decodes to exactly the cap is whole, one byte less is too large */
+    m = coded("zstd", z, zl, tl);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
+    crawl_http_free(m);
+    m = coded("zstd", z, zl, tl - 1);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETOOLARGE);
+    CU_ASSERT_EQUAL(bl, tl - 1);
+    crawl_http_free(m);
+    /* empty body with Content-Encoding: zstd */
+    m = coded("zstd", "", 0, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    CU_ASSERT_EQUAL(bl, 0);
+    crawl_http_free(m);
+    free(z);
+    free(text);
+}
+
+static void test_httpblock_zstd_bomb_capped(void)
+{
+    /* 50 MB of zeros zstd-compress to a few KB; a 1 MB cap stops the decoder there */
+    size_t big = 50u * 1024 * 1024, zl;
+    char *zeros = calloc(1, big);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(zeros);
+    char *z = zstd_make(zeros, big, 3, 0, &zl);
+    free(zeros);
+    CU_ASSERT_TRUE(zl < 64 * 1024);
+    struct crawl_http_msg *m = coded("zstd", z, zl, 1024 * 1024);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const char *b;
+    size_t bl;
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETOOLARGE);
+    CU_ASSERT_EQUAL(bl, 1024 * 1024);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(crawl_http_body_error(m), "zstd body decodes to more than 1048576 bytes"));
+    crawl_http_free(m);
+    free(z);
+    /* a frame that asks for a 16 MB window (over RFC 9659's 8 MB) is refused, not decoded */
+    size_t wl = 9u * 1024 * 1024, tl;
+    char *text = numbered_page(wl / 40, &tl);
+    z = zstd_make(text, tl, 1, 24, &zl);
+    m = coded("zstd", z, zl, 0);
+    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EDECODE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "bad zstd content coding"));
+    crawl_http_free(m);
+    free(z);
+    free(text);
+}
+
 /* ---- WARCs written by wget against tests/httpd ---- */
 
 static const char PAGE_A[] =
@@ -1259,6 +1423,10 @@ void test_warc_register(void)
     CU_add_test(s, "test_httpblock_chunked", test_httpblock_chunked);
     CU_add_test(s, "test_httpblock_content_codings", test_httpblock_content_codings);
     CU_add_test(s, "test_httpblock_zip_bomb_capped", test_httpblock_zip_bomb_capped);
+    CU_add_test(s, "test_httpblock_zstd_decodes", test_httpblock_zstd_decodes);
+    CU_add_test(s, "test_httpblock_zstd_truncated_keeps_prefix",
+                test_httpblock_zstd_truncated_keeps_prefix);
+    CU_add_test(s, "test_httpblock_zstd_bomb_capped", test_httpblock_zstd_bomb_capped);
     CU_add_test(s, "test_warc_wget_read_back", test_warc_wget_read_back);
     CU_add_test(s, "test_warc_wget_http_blocks", test_warc_wget_http_blocks);
     CU_add_test(s, "test_warc_wget_damaged_copies", test_warc_wget_damaged_copies);

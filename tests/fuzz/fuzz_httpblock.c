@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the HTTP block parser (crawler/httpblock.c): status/request line,
- * headers, chunked transfer coding, and the gzip / deflate / br content codings under a
+ * headers, chunked transfer coding, and the gzip / deflate / br / zstd content codings under a
  * small decoded-size cap. The first byte picks the cap; the rest is the message.
  */
 #include <stdint.h>
