@@ -6,7 +6,7 @@
  *   a, b                         the inputs as given
  *   fingerprint_a, fingerprint_b 16 hex digits (docs/FINGERPRINT.md)
  *   words_a, words_b             tokens of the main text
- *   shingles_a, shingles_b       distinct 3-shingles
+ *   shingles_a, shingles_b       distinct shingles (words, FINGERPRINT.md)
  *   distance                     Hamming distance of the fingerprints, 0..64
  *   simhash_similarity           1 - distance / 64
  *   cosine                       exact cosine of the weighted shingle vectors

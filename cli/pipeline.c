@@ -1,6 +1,6 @@
 /*
  * The page pipeline of cli/pipeline.h: bytes -> main text (extract_doc_parse) -> tokens
- * (extract_tokens) -> weighted 3-shingles (dedup_features_from_tokens) -> 64-bit simhash
+ * (extract_tokens) -> weighted words (dedup_features_from_tokens) -> 64-bit simhash
  * (dedup_simhash), as docs/FINGERPRINT.md specifies; and cli_read_file(), the capped
  * whole-file reader used for every input ("-" is standard input).
  *

@@ -42,16 +42,17 @@ struct dedup_parse_error {
 /*
  * docs/FINGERPRINT.md (version 1) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
- * the word 3-shingles "w1 w2 w3" hashed with XXH3_64bits_withSeed(DEDUP_SEED); each
- * distinct shingle weighs round(256 * (1 + ln tf) [* idf]); bit i of the simhash is 1 iff
- * the weighted sum of +w (bit i of the hash set) / -w (clear) is > 0. Bit 0 is the least
- * significant bit; printed as 16 lower-case hex digits.
+ * its shingles of DEDUP_SHINGLE_K = 1 word, i.e. the words, hashed with
+ * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs round(256 * sqrt(tf) [* idf]);
+ * bit i of the simhash is 1 iff the weighted sum of +w (bit i of the hash set) / -w (clear)
+ * is > 0. Bit 0 is the least significant bit; printed as 16 lower-case hex digits.
+ * (Why words and sqrt(tf): the measurements in docs/FINGERPRINT.md section 3.)
  */
 #define DEDUP_FINGERPRINT_VERSION 1
-#define DEDUP_SHINGLE_K 3                     /* words per shingle */
+#define DEDUP_SHINGLE_K 1                     /* words per shingle (a shingle = a word) */
 #define DEDUP_SEED 0x73696d6372617731ull      /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u                 /* fixed-point 1.0 of a weight */
-#define DEDUP_MIN_TOKENS 5u                   /* default minimum: 5 tokens = 3 shingles */
+#define DEDUP_MIN_TOKENS 5u                   /* default minimum: 5 tokens (words) */
 #define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)   /* default cap on tokens per document */
 #define DEDUP_IDF_MAX_ENTRIES (1u << 24)      /* cap on shingles in an IDF table */
 

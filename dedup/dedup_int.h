@@ -16,7 +16,7 @@
 struct dedup_features {
     uint64_t *hash;    /* shingle hashes, XXH3_64bits_withSeed(shingle, DEDUP_SEED) */
     uint32_t *tf;      /* occurrences of each distinct shingle */
-    uint32_t *weight;  /* round(256 * (1 + ln tf) [* idf]) */
+    uint32_t *weight;  /* round(256 * sqrt(tf) [* idf]) */
     size_t n;          /* distinct shingles */
     size_t cap;        /* entries allocated in hash/tf/weight */
     uint32_t *slot;    /* mask + 1 slots */
@@ -29,7 +29,7 @@ struct dedup_features {
 size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
 
 /* The fixed-point weight of a shingle occurring tf >= 1 times, with idf factor (1.0 when
- * no IDF): round(256 * (1 + ln tf) * idf), at least 1, at most DEDUP_WEIGHT_MAX. */
+ * no IDF): round(256 * sqrt(tf) * idf), at least 1, at most DEDUP_WEIGHT_MAX. */
 #define DEDUP_WEIGHT_MAX (1u << 24)
 uint32_t dedup_weight(uint32_t tf, double idf);
 

@@ -3,13 +3,14 @@
  * and "Weights").
  *
  * The input is the token string of extract_tokens(): tokens separated by exactly one
- * space. A shingle is the byte substring "w1 w2 w3" of DEDUP_SHINGLE_K = 3 consecutive
- * tokens, hashed in place (no copy) with XXH3_64bits_withSeed(ptr, len, DEDUP_SEED)
- * (xxHash, doc/xxhash_spec.md). Word shingles after Broder, "On the resemblance and
- * containment of documents" (1997). Term frequencies are counted in an open-addressing
- * table keyed by the hash itself (XXH3 output is already uniform: slot = hash & mask);
- * each distinct shingle then weighs round(256 * (1 + ln tf) * idf), an integer, so that
- * the simhash accumulates exactly and the same on every platform.
+ * space. A shingle is the byte substring "w1 ... wK" of DEDUP_SHINGLE_K consecutive
+ * tokens (version 1: K = 1, a shingle is one word), hashed in place (no copy) with
+ * XXH3_64bits_withSeed(ptr, len, DEDUP_SEED) (xxHash, doc/xxhash_spec.md). The code
+ * slides a window of any K; FINGERPRINT.md section 3 says why version 1 takes K = 1.
+ * Term frequencies are counted in an open-addressing table keyed by the hash itself
+ * (XXH3 output is already uniform: slot = hash & mask); each distinct shingle then weighs
+ * round(256 * sqrt(tf) * idf), an integer (IEEE-754 sqrt is exactly rounded, so every
+ * platform gets the same weights), and the simhash accumulates exactly.
  * Also the exact cosine and Jaccard similarities of two feature sets (for `compare`).
  */
 #include "dedup/dedup_int.h"
@@ -48,7 +49,7 @@ uint32_t dedup_weight(uint32_t tf, double idf)
 {
     if (tf <= 1 && idf == 1.0)
         return DEDUP_WEIGHT_ONE;
-    double w = round((double)DEDUP_WEIGHT_ONE * (1.0 + log((double)(tf ? tf : 1))) * idf);
+    double w = round((double)DEDUP_WEIGHT_ONE * sqrt((double)(tf ? tf : 1)) * idf);
     if (!(w >= 1.0)) /* also catches NaN */
         return 1;
     if (w > (double)DEDUP_WEIGHT_MAX)

@@ -3,7 +3,8 @@
  * idf.c). The library is checked three ways: against the committed golden vectors
  * (tests/data/fingerprint/vectors.txt, written by `bench_simhash --vectors`), against a
  * second implementation in this file written from FINGERPRINT.md alone (slow and literal:
- * copies each shingle, counts tf by comparing every pair, runs the per-bit loop), and
+ * copies each shingle of K words, counts tf by comparing every pair, runs the per-bit
+ * loop; K is a parameter of the reference, 1 in version 1), and
  * on hand-checked cases (tie rule, bit order, weights, shingle edge cases, IDF files).
  */
 #include <CUnit/CUnit.h>
@@ -21,6 +22,8 @@ extern void test_simhash_register(void);
 #define IDF_FILE "tests/data/fingerprint/idf.txt"
 
 /* ---- the independent reference: docs/FINGERPRINT.md, read literally ---- */
+
+#define REF_K 1 /* FINGERPRINT.md section 3: words per shingle */
 
 /* Returns 0 and the fingerprint, or -1 when fewer than min_tokens tokens. Token strings
  * here are well-formed (single spaces). idf may be NULL. */
@@ -43,13 +46,13 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
     }
     if (n == 0 || n < min_tokens)
         return -1;
-    /* shingles, copied out and hashed */
-    size_t ns = n >= 3 ? n - 2 : 1;
+    /* shingles of REF_K tokens (the whole string when shorter), copied out and hashed */
+    size_t ns = n >= REF_K ? n - (REF_K - 1) : 1;
     uint64_t *h = malloc(ns * sizeof *h);
     CU_ASSERT_FATAL(h != NULL);
     char buf[1 << 14];
     for (size_t i = 0; i < ns; i++) {
-        size_t k = n >= 3 ? 3 : n, bl = 0;
+        size_t k = n >= REF_K ? REF_K : n, bl = 0;
         for (size_t j = 0; j < k; j++) {
             if (j)
                 buf[bl++] = ' ';
@@ -77,7 +80,7 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
             double N = (double)dedup_idf_doc_count(idf), df = (double)dedup_idf_df(idf, h[i]);
             idfv = 1.0 + log((N + 1.0) / (df + 1.0));
         }
-        long long w = (long long)round(256.0 * (1.0 + log((double)tf)) * idfv);
+        long long w = (long long)round(256.0 * sqrt((double)tf) * idfv);
         for (int b = 0; b < 64; b++)
             v[b] += ((h[i] >> b) & 1) ? w : -w;
     }
@@ -165,8 +168,8 @@ static void test_simhash_golden_vectors(void)
         size_t ntok;
         if (strcmp(f[0], "hash") == 0 && nf == 3) {
             CU_ASSERT_EQUAL(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
-            /* a string of <= 3 tokens is one shingle: its one feature is its hash */
-            if (f[2][0]) {
+            /* a string of one token is one shingle: its one feature is its hash */
+            if (f[2][0] && !strchr(f[2], ' ')) {
                 struct dedup_features *fs = dedup_features_new();
                 CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fs, f[2], strlen(f[2]), &min1),
                                       DEDUP_OK);
@@ -300,12 +303,13 @@ static void test_simhash_tie_rule(void)
     CU_ASSERT_EQUAL(dedup_simhash_naive(h, same, 2), h[0] & h[1]);
     /* the heavier feature wins every disagreement */
     CU_ASSERT_EQUAL(dedup_simhash_fast(h, heavier, 2), h[0]);
-    /* a token string of two alternating shingles with equal tf: fp = h1 & h2 */
+    /* a token string of two alternating words with equal tf: fp = h1 & h2 */
     struct dedup_features *f = dedup_features_new();
     const char *s = "a b a b a b";
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
     CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 2);
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 2);
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 3);
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 3);
     CU_ASSERT_EQUAL(dedup_simhash(f), dedup_features_hash(f, 0) & dedup_features_hash(f, 1));
     dedup_features_free(f);
 }
@@ -334,22 +338,25 @@ static void test_simhash_bit_order(void)
 static void test_simhash_weights(void)
 {
     CU_ASSERT_EQUAL(dedup_weight(1, 1.0), 256);
-    CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 433); /* 256 * (1 + ln 2) = 433.45 */
-    CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 537); /* 537.24 */
+    CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 362); /* 256 * sqrt 2 = 362.04 */
+    CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 443); /* 443.41 */
+    CU_ASSERT_EQUAL(dedup_weight(4, 1.0), 512); /* exact */
+    CU_ASSERT_EQUAL(dedup_weight(100, 1.0), 2560);
     CU_ASSERT_EQUAL(dedup_weight(1, 2.0), 512);
+    CU_ASSERT_EQUAL(dedup_weight(2, 1.5), 543); /* 543.06 */
     CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
-    /* "a b a b a b a b a": shingles aba x4, bab x3 */
+    /* "a b a b a b a b a": shingles (words) a x5, b x4 */
     struct dedup_features *f = dedup_features_new();
     const char *s = "a b a b a b a b a";
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_features_shingle_count(f), 7);
+    CU_ASSERT_EQUAL(dedup_features_shingle_count(f), 9);
     CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 2);
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a b a", 5, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 4);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 611);
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 3);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 537);
-    /* the heavier (tf 4) shingle decides every bit */
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a", 1, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 5);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 572); /* 572.43 */
+    CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 4);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 512);
+    /* the heavier (tf 5) shingle decides every bit */
     CU_ASSERT_EQUAL(dedup_simhash(f), dedup_features_hash(f, 0));
     dedup_features_free(f);
 }
@@ -362,21 +369,34 @@ static void test_simhash_shingle_edges(void)
     static const struct {
         const char *s;
         size_t tokens, shingles;
-    } cases[] = {{"w", 1, 1}, {"w v", 2, 1}, {"w v u", 3, 1}, {"w v u t", 4, 2},
-                 {"w v u t s", 5, 3}, {"東 京", 2, 1}};
+        size_t distinct;
+    } cases[] = {{"w", 1, 1, 1},         {"w v", 2, 2, 2},         {"w v u", 3, 3, 3},
+                 {"w v u t", 4, 4, 4},   {"w v u t s", 5, 5, 5},   {"東 京", 2, 2, 2},
+                 {"w w w", 3, 3, 1},     {"w v w v w", 5, 5, 2}};
+    CU_ASSERT_EQUAL(DEDUP_SHINGLE_K, 1); /* version 1: a shingle is one word */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *s = cases[i].s;
         CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), &min1), DEDUP_OK);
         CU_ASSERT_EQUAL(dedup_features_token_count(f), cases[i].tokens);
         CU_ASSERT_EQUAL(dedup_features_shingle_count(f), cases[i].shingles);
-        CU_ASSERT_EQUAL(dedup_features_count(f), cases[i].shingles);
-        if (cases[i].tokens <= 3) /* fewer than k+1 tokens: the whole string is the shingle */
-            CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed(s, strlen(s), DEDUP_SEED));
+        CU_ASSERT_EQUAL(dedup_features_count(f), cases[i].distinct);
+        /* the first feature is the first word, hashed alone (no trailing space) */
+        size_t w0 = strcspn(s, " ");
+        CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed(s, w0, DEDUP_SEED));
     }
-    /* shingles are contiguous: "w v u t" has "w v u" and "v u t" */
+    /* each word is hashed alone: "w v u t" has "w", "v", "u", "t" */
     CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t", 7, &min1), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("v u t", 5, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("w", 1, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("v", 1, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 3), XXH3_64bits_withSeed("t", 1, DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_find(f, XXH3_64bits_withSeed("w v", 3, DEDUP_SEED)), (size_t)-1);
+    /* word order does not matter (a bag of words): a permutation has the same fingerprint */
+    uint64_t fa, fb;
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
+    fa = dedup_simhash(f);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "s t u v w", 9, NULL), DEDUP_OK);
+    fb = dedup_simhash(f);
+    CU_ASSERT_EQUAL(fa, fb);
     /* the token string need not be NUL-terminated: only [0, len) counts */
     CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t s r", 9, NULL), DEDUP_OK);
     CU_ASSERT_EQUAL(dedup_features_token_count(f), 5);
@@ -454,25 +474,25 @@ static void test_simhash_similarities(void)
     const char *sa = "a b c d e", *sb = "a b c d f", *sc = "p q r s t";
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sa, strlen(sa), NULL), DEDUP_OK);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sb, strlen(sb), NULL), DEDUP_OK);
-    /* {abc, bcd, cde} vs {abc, bcd, cdf}: 2 shared of 4; cosine 2/3 with equal weights */
-    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 0.5, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 2.0 / 3.0, 1e-12);
+    /* {a, b, c, d, e} vs {a, b, c, d, f}: 4 shared of 6; cosine 4/5 with equal weights */
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 4.0 / 6.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 4.0 / 5.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, a), 1.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, a), 1.0, 1e-12);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sc, strlen(sc), NULL), DEDUP_OK);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 0.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 0.0, 1e-12);
-    /* weighted: "x y z x y z x" = {xyz:2, yzx:2, zxy:1} vs "x y z w" = {xyz:1, yzw:1} */
+    /* weighted: "x y z x y z x" = {x:3, y:2, z:2} vs "x y z w" = {x:1, y:1, z:1, w:1} */
     const char *sd = "x y z x y z x", *se = "x y z w";
     struct dedup_opts min1 = {0};
     min1.min_tokens = 1;
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sd, strlen(sd), NULL), DEDUP_OK);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, se, strlen(se), &min1), DEDUP_OK);
-    double w2 = 433, w1 = 256;
-    double want = w2 * w1 / (sqrt(2 * w2 * w2 + w1 * w1) * sqrt(2 * w1 * w1));
+    double w3 = 443, w2 = 362, w1 = 256;
+    double want = (w3 + 2 * w2) * w1 / (sqrt(w3 * w3 + 2 * w2 * w2) * sqrt(4 * w1 * w1));
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), want, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(b, a), want, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 1.0 / 4.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 3.0 / 4.0, 1e-12);
     /* empty sets */
     struct dedup_features *e = dedup_features_new();
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(e, e), 1.0, 1e-12);
@@ -547,16 +567,17 @@ static void test_simhash_idf_roundtrip(void)
 {
     struct dedup_idf *counted = dedup_idf_new();
     struct dedup_features *f = dedup_features_new();
+    /* words: a, b, c in 3 documents; d, q, r in 2; the others in 1 */
     static const char *const docs[] = {"a b c d e f", "a b c d x y", "a b c q r s", "m n o p q r"};
     for (size_t i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[i], strlen(docs[i]), NULL), DEDUP_OK);
         CU_ASSERT_EQUAL_FATAL(dedup_idf_add_doc(counted, f), DEDUP_OK);
     }
-    uint64_t abc = XXH3_64bits_withSeed("a b c", 5, DEDUP_SEED);
-    uint64_t bcd = XXH3_64bits_withSeed("b c d", 5, DEDUP_SEED);
+    uint64_t ha = XXH3_64bits_withSeed("a", 1, DEDUP_SEED);
+    uint64_t hd = XXH3_64bits_withSeed("d", 1, DEDUP_SEED);
     CU_ASSERT_EQUAL(dedup_idf_doc_count(counted), 4);
-    CU_ASSERT_EQUAL(dedup_idf_df(counted, abc), 3);
-    CU_ASSERT_EQUAL(dedup_idf_df(counted, bcd), 2);
+    CU_ASSERT_EQUAL(dedup_idf_df(counted, ha), 3);
+    CU_ASSERT_EQUAL(dedup_idf_df(counted, hd), 2);
     FILE *tmp = tmpfile();
     CU_ASSERT_FATAL(tmp != NULL);
     CU_ASSERT_EQUAL_FATAL(dedup_idf_write(counted, tmp), DEDUP_OK);
@@ -566,25 +587,25 @@ static void test_simhash_idf_roundtrip(void)
     size_t n = fread(buf, 1, sizeof buf, tmp);
     fclose(tmp);
     CU_ASSERT_EQUAL(n, (size_t)size);
-    /* two lines of header and the df >= 2 entries only: abc, bcd */
-    CU_ASSERT_EQUAL(n, 17 + 9 + 2 * 19);
+    /* two lines of header and the df >= 2 entries only: a, b, c, d, q, r */
+    CU_ASSERT_EQUAL(n, 17 + 9 + 6 * 19);
     CU_ASSERT(memcmp(buf, "# simcrawl idf 1\n# docs 4\n", 26) == 0);
     struct dedup_idf *parsed = NULL;
     struct dedup_parse_error err;
     CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(buf, n, &parsed, &err), DEDUP_OK);
     CU_ASSERT_EQUAL(dedup_idf_doc_count(parsed), 4);
-    CU_ASSERT_EQUAL(dedup_idf_entry_count(parsed), 2);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, abc), 3);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, bcd), 2);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("m n o", 5, DEDUP_SEED)), 1);
-    /* weights with the IDF: abc idf = 1 + ln(5/4) -> round(256 * 1.2231) = 313 */
+    CU_ASSERT_EQUAL(dedup_idf_entry_count(parsed), 6);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, ha), 3);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, hd), 2);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("m", 1, DEDUP_SEED)), 1);
+    /* weights with the IDF: a idf = 1 + ln(5/4) -> round(256 * 1.2231) = 313 */
     struct dedup_opts o = {0};
     o.idf = parsed;
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[0], strlen(docs[0]), &o), DEDUP_OK);
-    size_t k = dedup_features_find(f, abc);
+    size_t k = dedup_features_find(f, ha);
     CU_ASSERT_FATAL(k != (size_t)-1);
     CU_ASSERT_EQUAL(dedup_features_weight(f, k), 313);
-    k = dedup_features_find(f, XXH3_64bits_withSeed("d e f", 5, DEDUP_SEED)); /* df 1 */
+    k = dedup_features_find(f, XXH3_64bits_withSeed("f", 1, DEDUP_SEED)); /* df 1 */
     CU_ASSERT_FATAL(k != (size_t)-1);
     CU_ASSERT_EQUAL(dedup_features_weight(f, k), (uint32_t)round(256 * (1 + log(5.0 / 2.0))));
     dedup_idf_free(parsed);

