@@ -288,6 +288,10 @@ static void run_job(struct crawl *c, struct job *j)
         size_t len = 0;
         if (rc == CRAWL_OK)
             rc = crawl_http_body(msg, &data, &len);
+        /* a body cut short, damaged, over the decode cap or in an unknown coding is an
+         * error, not a page: what decoded of it may be a fraction of the document */
+        if (rc == CRAWL_OK)
+            rc = crawl_http_body_code(msg);
         if (rc != CRAWL_OK) {
             snprintf(j->decode_error, sizeof j->decode_error, "content coding %.40s: %.100s",
                      r->content_encoding,

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "crawler/crawl.h"
 #include "tests/httpd.h"
@@ -1017,6 +1018,247 @@ static void test_cli_sigterm_stops_cleanly(void)
     test_httpd_stop(h);
 }
 
+/* ---- the binary: content codings and meta robots, read back from the log and WARC ---- */
+
+/* Runs "$SIMCRAWL crawl --quiet --delay 0 --robots no --timeout 5 <extra> --log
+ * dir/log.jsonl --warc dir/out.warc.gz <seed>" in a new temporary dir (written to dir);
+ * returns the exit status (-1 when it could not run). */
+static int run_binary_crawl(struct test_httpd *h, const char *seed_path, const char *extra,
+                            char dir[32])
+{
+    snprintf(dir, 32, "/tmp/simcrawl-crawl-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    char cmd[1024], url[128];
+    snprintf(cmd, sizeof cmd,
+             "%s crawl --quiet --delay 0 --robots no --timeout 5 %s --log %s/log.jsonl "
+             "--warc %s/out.warc.gz %s 2>%s/err",
+             simcrawl_bin(), extra, dir, dir, test_httpd_url(h, seed_path, url, sizeof url), dir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
+/* The log lines (dir/log.jsonl) whose "url" ends in path and that contain needle. */
+static int log_lines(const char *dir, const char *path, const char *needle)
+{
+    char file[64], key[160];
+    snprintf(file, sizeof file, "%s/log.jsonl", dir);
+    snprintf(key, sizeof key, "%s\",", path); /* the url value ends here */
+    return count_lines(file, key, needle);
+}
+
+static int has_bytes(const char *d, size_t len, const char *needle, size_t nl)
+{
+    for (size_t i = 0; nl <= len && i <= len - nl; i++)
+        if (memcmp(d + i, needle, nl) == 0)
+            return 1;
+    return 0;
+}
+
+/* Reads dir/out.warc.gz with the WARC reader: how many records of type have a target URI
+ * ending in path; when block_needle is set, only those whose block contains it. */
+static int warc_records(const char *dir, const char *type, const char *path,
+                        const char *block_needle, size_t needle_len)
+{
+    char file[64];
+    snprintf(file, sizeof file, "%s/out.warc.gz", dir);
+    struct crawl_warc_opts o = {0};
+    struct crawl_warc_reader *r;
+    if (crawl_warc_reader_open(file, &o, &r) != CRAWL_OK)
+        return -1;
+    const struct crawl_warc_record *rec;
+    int n = 0;
+    size_t pl = strlen(path);
+    while (crawl_warc_next(r, &rec) == CRAWL_OK) {
+        size_t ul = strlen(rec->target_uri);
+        if (strcmp(rec->type, type) != 0 || ul < pl || strcmp(rec->target_uri + ul - pl, path))
+            continue;
+        if (block_needle) {
+            const char *d;
+            size_t l;
+            if (crawl_warc_block(r, &d, &l) != CRAWL_OK ||
+                !has_bytes(d, l, block_needle, needle_len))
+                continue;
+        }
+        n++;
+    }
+    crawl_warc_reader_free(r);
+    return n;
+}
+
+#define PAGE(title, text, links)                                                              \
+    "<html><head><title>" title "</title></head><body><h1>" title "</h1><p>" text "</p>"     \
+    links "</body></html>"
+
+static const char Z_HOME[] =
+    PAGE("Harbour tides",
+         "The harbour master records the tides twice a day and pins the printed tables by the "
+         "ferry gate, where the fishermen read them before dawn. Boats leave at high water, "
+         "unload their catch at the stone quay and return with the evening flood.",
+         "<a href=\"/z/one.html\">bees</a> <a href=\"/z/two.html\">trains</a> "
+         "<a href=\"/z/bomb.html\">bomb</a>");
+static const char Z_ONE[] =
+    PAGE("Mountain bees",
+         "Alpine bumblebees shiver their flight muscles to warm up on cold mornings, then visit "
+         "gentians and saxifrage on the scree slopes above the tree line until the afternoon "
+         "storms roll over the ridge and drive them back into their burrows.", "");
+static const char Z_TWO[] =
+    PAGE("Railway timetables",
+         "The regional railway publishes a new timetable every December; the night train to the "
+         "coast now leaves twenty minutes earlier, and two extra stopping services call at the "
+         "small junction station on weekday evenings through the winter.", "");
+
+/* A page served zstd-coded (Content-Encoding: zstd, compressed in the test) is decoded,
+ * its links followed, and archived as sent; a zstd bomb is stopped at the decode cap and
+ * logged with a clear error. */
+static void test_cli_zstd_page_links_followed(void)
+{
+    size_t zl = ZSTD_compressBound(sizeof Z_HOME);
+    char *z = malloc(zl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+    zl = ZSTD_compress(z, zl, Z_HOME, sizeof Z_HOME - 1, 3);
+    CU_ASSERT_FALSE_FATAL(ZSTD_isError(zl));
+    size_t big = 4u * 1024 * 1024, bl = ZSTD_compressBound(big);
+    char *zeros = calloc(1, big), *bomb = malloc(bl);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(zeros);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bomb);
+    bl = ZSTD_compress(bomb, bl, zeros, big, 3);
+    free(zeros);
+    CU_ASSERT_FALSE_FATAL(ZSTD_isError(bl));
+    const struct test_route routes[] = {
+        {"/", 0, {.status = 200, .content_type = "text/html", .headers = "Content-Encoding: zstd",
+                  .body = z, .body_len = zl}},
+        {"/z/one.html", 0, {.status = 200, .content_type = "text/html", .body = Z_ONE,
+                            .body_len = sizeof Z_ONE - 1}},
+        {"/z/two.html", 0, {.status = 200, .content_type = "text/html", .body = Z_TWO,
+                            .body_len = sizeof Z_TWO - 1}},
+        {"/z/bomb.html", 0, {.status = 200, .content_type = "text/html",
+                             .headers = "Content-Encoding: zstd", .body = bomb, .body_len = bl}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 4, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char dir[32];
+    /* --max-body 100000: decoded bodies are capped at 8 times that (crawl.c) */
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-body 100000", dir), 0);
+    /* zstd was offered, and the page's links were found in the decoded body */
+    const struct test_httpd_request *req = test_httpd_last(h, "/");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(req);
+    const char *ae = test_httpd_header(req, "Accept-Encoding");
+    CU_ASSERT_PTR_NOT_NULL(ae);
+    CU_ASSERT_PTR_NOT_NULL(ae ? strstr(ae, "zstd") : NULL);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/z/one.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/z/two.html"), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"decision\":\"new\""), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":3"), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/z/one.html", "\"decision\":\"new\""), 1);
+    /* the bomb: an error naming the coding and the cap, not a page */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/z/bomb.html"), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/z/bomb.html", "\"decision\":\"error\""), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/z/bomb.html", "zstd body decodes to more than 800000"), 1);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/z/bomb.html", NULL, 0), 0);
+    /* the WARC keeps the body as sent: zstd-coded, with its Content-Encoding */
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/", "Content-Encoding: zstd", 22), 1);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/", "\x28\xb5\x2f\xfd", 4), 1);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/z/two.html", NULL, 0), 1);
+    remove_dir(dir);
+    test_httpd_stop(h);
+    free(bomb);
+    free(z);
+}
+
+static const char R_HOME[] =
+    PAGE("Garden diary",
+         "In March the broad beans went in along the south wall, the onion sets followed a week "
+         "later, and the first rhubarb was forced under an old chimney pot to keep it pale and "
+         "sweet for the spring crumble.",
+         "<a href=\"/noindex.html\">n</a> <a href=\"/nofollow.html\">f</a> "
+         "<a href=\"/relnf.html\">r</a>");
+static const char R_NOINDEX[] =
+    "<html><head><title>Staging copy</title><meta name=\"robots\" content=\"noindex\"></head>"
+    "<body><h1>Staging copy</h1><p>This staging page lists the opening hours of the municipal "
+    "swimming pool, the lane booking rules, the price of a season ticket and the dates on which "
+    "the sauna closes for its yearly maintenance.</p><a href=\"/from-noindex.html\">next</a>"
+    "</body></html>";
+static const char R_FROM_NOINDEX[] =
+    PAGE("Lighthouse keepers",
+         "Before automation the lighthouse keepers trimmed the wicks every four hours, wound the "
+         "clockwork that turned the lens, and wrote the weather, the passing ships and the oil "
+         "they burned into a leather log book.", "");
+static const char R_NOFOLLOW[] =
+    "<html><head><title>Guest book</title><meta name=\"robots\" content=\"nofollow\"></head>"
+    "<body><h1>Guest book</h1><p>Visitors to the village museum leave notes about the restored "
+    "water mill, the collection of hand looms, the school room with its slates and inkwells, and "
+    "the tea room that serves scones on Sundays.</p><a href=\"/from-nofollow.html\">spam</a>"
+    "</body></html>";
+static const char R_RELNF[] =
+    PAGE("Chess club",
+         "The chess club meets on Thursday nights in the library annex; beginners play the "
+         "Italian game against the coach, the rapid tournament starts at eight, and the results "
+         "go up on the notice board the following morning.",
+         "<a href=\"/followed.html\">results</a> "
+         "<a rel=\"nofollow\" href=\"/not-followed.html\">sponsor</a>");
+static const char R_FOLLOWED[] =
+    PAGE("Volcano soils",
+         "Soils on the lower flanks of the volcano are rich in potassium and phosphorus from "
+         "weathered ash, which is why vineyards and citrus groves climb so high up its slopes "
+         "despite the risk of another eruption.", "");
+static const char R_OTHER[] =
+    PAGE("Never fetched", "Nothing should ever request this page from the test server.", "");
+
+/* meta robots noindex: fetched, links followed, not archived, logged as such; meta robots
+ * nofollow: archived, links not followed; rel=nofollow: that one link not followed. */
+static void test_cli_meta_robots_noindex_nofollow(void)
+{
+#define R(p, b) {p, 0, {.status = 200, .content_type = "text/html", .body = b, .body_len = sizeof b - 1}}
+    static const struct test_route routes[] = {
+        R("/", R_HOME),
+        R("/noindex.html", R_NOINDEX),
+        R("/from-noindex.html", R_FROM_NOINDEX),
+        R("/nofollow.html", R_NOFOLLOW),
+        R("/from-nofollow.html", R_OTHER),
+        R("/relnf.html", R_RELNF),
+        R("/followed.html", R_FOLLOWED),
+        R("/not-followed.html", R_OTHER),
+    };
+#undef R
+    struct test_httpd *h = test_httpd_start(routes, sizeof routes / sizeof routes[0], NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char dir[32];
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "", dir), 0);
+    /* noindex: fetched once, its link followed; logged, not in the WARC */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/noindex.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/from-noindex.html"), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/noindex.html", "\"decision\":\"filtered\""), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/noindex.html", "meta robots noindex: not archived"), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/noindex.html", "\"links\":1"), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/from-noindex.html", "\"decision\":\"new\""), 1);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/noindex.html", NULL, 0), 0);
+    CU_ASSERT_EQUAL(warc_records(dir, "request", "/noindex.html", NULL, 0), 0);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/from-noindex.html", NULL, 0), 1);
+    /* meta nofollow: archived, its link never requested */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/nofollow.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/from-nofollow.html"), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/nofollow.html", "\"decision\":\"new\""), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/from-nofollow.html", NULL), 0);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/nofollow.html", NULL, 0), 1);
+    /* rel=nofollow on one link: the other link of the page is followed */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/followed.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/not-followed.html"), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/relnf.html", "\"links\":1"), 1);
+    CU_ASSERT_EQUAL(warc_records(dir, "response", "/followed.html", NULL, 0), 1);
+    /* every request accounted for: the six pages, nothing else */
+    CU_ASSERT_EQUAL(test_httpd_total(h), 6);
+    remove_dir(dir);
+    test_httpd_stop(h);
+}
+
 void test_crawl_register(void)
 {
     CU_pSuite s = CU_add_suite("crawl", NULL, NULL);
@@ -1040,4 +1282,6 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);
     CU_add_test(s, "test_cli_mirror_duplicates_dropped_with_links", test_cli_mirror_duplicates_dropped_with_links);
     CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
+    CU_add_test(s, "test_cli_zstd_page_links_followed", test_cli_zstd_page_links_followed);
+    CU_add_test(s, "test_cli_meta_robots_noindex_nofollow", test_cli_meta_robots_noindex_nofollow);
 }
