@@ -11,11 +11,15 @@
  *   bench_simhash --vectors DIR   writes DIR/idf.txt and DIR/vectors.txt, the golden
  *                                 vectors that tests/test_simhash.c checks the library
  *                                 against (regenerate only when the spec version changes).
+ *   bench_simhash --tokens FILE...  prints "FILE<TAB>token string" for each UTF-8 text
+ *                                 file (extract_tokens(), FINGERPRINT.md section 2): the
+ *                                 input of tests/bench/neardup_study.py.
  *
  * All inputs come from a fixed 64-bit LCG (Knuth's MMIX constants), so every run and
  * every machine sees the same data.
  */
 #include "dedup/dedup_int.h"
+#include "extract/extract.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,15 +338,60 @@ static int bench(int runs)
     return rc;
 }
 
+/* ---- token strings of text files (for tests/bench/neardup_study.py) ---- */
+
+#define TOKENS_MAX_FILE_BYTES (64u << 20) /* cap on one text file */
+
+static int print_tokens(int n, char **paths)
+{
+    int rc = 0;
+    char *buf = malloc(TOKENS_MAX_FILE_BYTES + 1);
+    if (!buf) {
+        fprintf(stderr, "bench_simhash: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        FILE *in = fopen(paths[i], "rb");
+        if (!in) {
+            perror(paths[i]);
+            rc = 1;
+            continue;
+        }
+        size_t len = fread(buf, 1, TOKENS_MAX_FILE_BYTES + 1, in);
+        int bad = ferror(in);
+        fclose(in);
+        if (bad || len > TOKENS_MAX_FILE_BYTES) {
+            fprintf(stderr, "bench_simhash: %s: %s\n", paths[i],
+                    bad ? "read error" : "larger than the 64 MiB cap");
+            rc = 1;
+            continue;
+        }
+        char *tokens = NULL;
+        size_t tokens_len = 0, n_tokens = 0;
+        enum extract_code ec = extract_tokens(buf, len, &tokens, &tokens_len, &n_tokens);
+        if (ec != EXTRACT_OK) {
+            fprintf(stderr, "bench_simhash: %s: cannot tokenise (not valid UTF-8?)\n", paths[i]);
+            rc = 1;
+            continue;
+        }
+        printf("%s\t%.*s\n", paths[i], (int)tokens_len, tokens ? tokens : "");
+        free(tokens);
+    }
+    free(buf);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--vectors") == 0)
         return write_vectors(argv[2]);
+    if (argc >= 2 && strcmp(argv[1], "--tokens") == 0)
+        return print_tokens(argc - 2, argv + 2);
     int runs = 5;
     if (argc == 3 && strcmp(argv[1], "--runs") == 0)
         runs = atoi(argv[2]);
     else if (argc != 1) {
-        fprintf(stderr, "usage: bench_simhash [--runs N] | --vectors DIR\n");
+        fprintf(stderr, "usage: bench_simhash [--runs N] | --vectors DIR | --tokens FILE...\n");
         return 1;
     }
     if (runs < 1 || runs > 1000)
