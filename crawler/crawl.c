@@ -23,7 +23,9 @@
  * (logged as errors), lets the workers finish their jobs, and returns.
  */
 #include "crawler/crawl.h"
+#include "crawler/crawler_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libpsl.h>
 #include <math.h>
@@ -486,22 +488,48 @@ void crawl_free(struct crawl *c)
 
 /* ---- scope ---- */
 
-/* The name a URL's host is scoped by: the host itself, or its registrable domain. */
-static char *scope_name(struct crawl *c, const char *url)
+/* A host that must not go to the public suffix list: an IP literal. IPv6 comes in brackets;
+ * a last label of digits only is read as IPv4 by URL parsers (the WHATWG URL Standard's
+ * "ends in a number" check), in any of its forms (127.0.0.1, 127.1, 0x7f.1 ends in 1). */
+static int host_is_ip(const char *host, size_t len)
+{
+    if (len && host[0] == '[')
+        return 1;
+    while (len && host[len - 1] == '.')
+        len--; /* "127.0.0.1." is the same address */
+    size_t i = len;
+    while (i && host[i - 1] != '.')
+        i--;
+    if (i == len)
+        return 0;
+    int hex = len - i > 2 && host[i] == '0' && (host[i + 1] == 'x' || host[i + 1] == 'X');
+    for (size_t k = i + (hex ? 2 : 0); k < len; k++)
+        if (!(hex ? isxdigit((unsigned char)host[k]) : isdigit((unsigned char)host[k])))
+            return 0;
+    return 1;
+}
+
+char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url)
 {
     struct crawl_url_parts p;
     if (crawl_url_split(url, &p) != CRAWL_OK)
         return NULL;
     char *host = strndup(url + p.host_off, p.host_len);
-    if (!host || c->opts.scope != CRAWL_SCOPE_DOMAIN)
+    if (!host || scope != CRAWL_SCOPE_DOMAIN || !psl || host_is_ip(host, p.host_len))
         return host;
-    const char *reg = psl_registrable_domain(c->psl, host);
+    const char *reg = psl_registrable_domain(psl, host);
     if (reg && reg != host) {
         char *d = strdup(reg);
         free(host);
         return d;
     }
-    return host; /* an IP address, or a public suffix itself: the host is the domain */
+    return host; /* a public suffix itself, or a single label: the host is the domain */
+}
+
+/* The name a URL's host is scoped by: the host itself, or its registrable domain. */
+static char *scope_name(struct crawl *c, const char *url)
+{
+    return crawl_scope_name(c->psl, c->opts.scope, url);
 }
 
 static int in_scope(struct crawl *c, const char *url)

@@ -5,8 +5,11 @@
  * several files of the library use but that are not part of crawl.h. Each section names
  * the file that implements it; add yours below.
  */
+#include <libpsl.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "crawler/crawl.h"
 
 /* ---- robots.txt (crawler/robots.c) ---- */
 
@@ -27,5 +30,19 @@ size_t crawl_robots_normalize(const char *in, size_t len, char *out);
  */
 int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen,
                            int anchored);
+
+/* ---- scope (crawler/crawl.c) ---- */
+
+/*
+ * The name a URL is scoped by (--scope): its host for CRAWL_SCOPE_HOST (and _ANY), and for
+ * CRAWL_SCOPE_DOMAIN the host's registrable domain by the public suffix list psl
+ * (www.example.co.uk and shop.example.co.uk are both example.co.uk). The host itself when
+ * it has no registrable domain: an IP address (IPv6 in brackets, or a last label of digits
+ * only, which URL parsers read as IPv4: libpsl would make 127.0.0.1 "0.1"), a public
+ * suffix (co.uk), a single label (localhost). Two URLs are in the same scope when their
+ * names are equal; the port and scheme never count. url must be canonical (crawl_url_*:
+ * lower-case host). Returns a malloc'd string, or NULL (bad URL, no memory).
+ */
+char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url);
 
 #endif

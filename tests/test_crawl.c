@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "crawler/crawl.h"
+#include "crawler/crawler_int.h"
 #include "tests/httpd.h"
 
 extern void test_crawl_register(void);
@@ -1018,6 +1019,123 @@ static void test_cli_sigterm_stops_cleanly(void)
     test_httpd_stop(h);
 }
 
+/* ---- scope: crawl_scope_name(), the function in_scope() of crawl.c compares with ---- */
+
+/* Are a and b in the same scope? (-1: a name could not be made) */
+static int same_scope(const psl_ctx_t *psl, enum crawl_scope sc, const char *a, const char *b)
+{
+    char *na = crawl_scope_name(psl, sc, a), *nb = crawl_scope_name(psl, sc, b);
+    int r = na && nb ? strcmp(na, nb) == 0 : -1;
+    free(na);
+    free(nb);
+    return r;
+}
+
+static void test_scope_name_host_and_domain(void)
+{
+    psl_ctx_t *owned = psl_latest(NULL); /* as crawl_new() does */
+    const psl_ctx_t *psl = owned ? owned : psl_builtin();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(psl);
+    const enum crawl_scope H = CRAWL_SCOPE_HOST, D = CRAWL_SCOPE_DOMAIN;
+    static const struct {
+        const char *a, *b;
+        int host, domain; /* same scope under --scope host, --scope domain */
+    } cases[] = {
+        {"http://www.example.co.uk/", "https://shop.example.co.uk/x", 0, 1},
+        {"http://www.example.co.uk/", "http://example.co.uk/", 0, 1},
+        {"http://example.co.uk/", "http://other.co.uk/", 0, 0},
+        {"http://example.co.uk/", "http://co.uk/", 0, 0},        /* a public suffix */
+        {"http://a.example.com:8080/", "https://a.example.com/", 1, 1}, /* port, scheme */
+        {"http://a.github.io/", "http://b.github.io/", 0, 0},  /* private suffix: owners differ */
+        {"http://127.0.0.1:1/", "http://127.0.0.1:2/", 1, 1},
+        {"http://127.0.0.1/", "http://10.0.0.1/", 0, 0},       /* libpsl alone: both "0.1" */
+        {"http://192.168.1.10/", "http://10.0.1.10/", 0, 0},   /* libpsl alone: both "1.10" */
+        {"http://[::1]:80/", "http://[::1]:81/", 1, 1},
+        {"http://[::1]/", "http://[::2]/", 0, 0},
+        {"http://localhost:1/", "http://localhost:2/", 1, 1},
+        {"http://localhost/", "http://127.0.0.1/", 0, 0},
+        {"http://a.localhost/", "http://b.localhost/", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int h = same_scope(psl, H, cases[i].a, cases[i].b);
+        int d = same_scope(psl, D, cases[i].a, cases[i].b);
+        if (h != cases[i].host || d != cases[i].domain)
+            fprintf(stderr, "\nscope %s vs %s: host %d domain %d\n", cases[i].a, cases[i].b, h, d);
+        CU_ASSERT_EQUAL(h, cases[i].host);
+        CU_ASSERT_EQUAL(d, cases[i].domain);
+    }
+    /* the names themselves */
+    static const struct {
+        const char *url, *domain;
+    } names[] = {
+        {"http://www.example.co.uk/", "example.co.uk"},
+        {"http://deep.www.example.com/", "example.com"},
+        {"http://co.uk/", "co.uk"},
+        {"http://127.0.0.1:8080/", "127.0.0.1"},
+        {"http://127.1/", "127.1"},
+        {"http://[::1]:8080/", "[::1]"},
+        {"http://localhost/", "localhost"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *n = crawl_scope_name(psl, D, names[i].url);
+        CU_ASSERT_PTR_NOT_NULL(n);
+        if (n && strcmp(n, names[i].domain) != 0)
+            fprintf(stderr, "\nscope name of %s: %s\n", names[i].url, n);
+        CU_ASSERT_TRUE(n && strcmp(n, names[i].domain) == 0);
+        free(n);
+    }
+    char *n = crawl_scope_name(psl, H, "http://www.example.co.uk:81/p");
+    CU_ASSERT_TRUE(n && strcmp(n, "www.example.co.uk") == 0);
+    free(n);
+    CU_ASSERT_PTR_NULL(crawl_scope_name(psl, D, "not a url"));
+    if (owned)
+        psl_free(owned);
+}
+
+/* The crawl's own decision: a seed on 127.0.0.1 and links to other hosts. --max-pages 1
+ * fetches the seed only, so nothing off 127.0.0.1 is ever requested whatever the scope
+ * says; the stats tell what was queued and what was out of scope. */
+static void test_loop_scope_decisions(void)
+{
+    struct test_httpd *h = test_httpd_start(NULL, 0, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    unsigned short port = test_httpd_port(h);
+    test_httpd_stop(h);
+    char page[1024];
+    snprintf(page, sizeof page,
+             "<a href=\"/a\">a</a> <a href=\"http://127.0.0.1:1/b\">b</a> "
+             "<a href=\"http://10.0.0.1:%u/\">c</a> <a href=\"http://192.168.0.1/\">d</a> "
+             "<a href=\"http://localhost:%u/\">e</a> <a href=\"http://www.example.co.uk/\">f</a>",
+             port, port);
+    const struct test_route routes[] = {
+        {"/", 0, {.status = 200, .content_type = "text/html", .body = page,
+                  .body_len = strlen(page)}},
+    };
+    static const struct {
+        enum crawl_scope scope;
+        uint64_t queued, out;
+    } want[] = {{CRAWL_SCOPE_HOST, 2, 4}, {CRAWL_SCOPE_DOMAIN, 2, 4}, {CRAWL_SCOPE_ANY, 6, 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        h = test_httpd_start(routes, 1, NULL, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+        struct loop_ctx ctx;
+        struct crawl_opts o = {.delay = 0, .max_pages = 1, .max_depth = -1, .ignore_robots = 1,
+                               .scope = want[i].scope};
+        struct crawl *c = loop_new(&ctx, &o);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        char url[128];
+        CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+        CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+        const struct crawl_stats *st = crawl_get_stats(c);
+        CU_ASSERT_EQUAL(st->links_enqueued, want[i].queued);
+        CU_ASSERT_EQUAL(st->links_out_of_scope, want[i].out);
+        CU_ASSERT_EQUAL(st->fetched, 1);
+        CU_ASSERT_EQUAL(test_httpd_total(h), 1);
+        crawl_free(c);
+        test_httpd_stop(h);
+    }
+}
+
 /* ---- the binary: content codings and meta robots, read back from the log and WARC ---- */
 
 /* Runs "$SIMCRAWL crawl --quiet --delay 0 --robots no --timeout 5 <extra> --log
@@ -1280,6 +1398,8 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);
+    CU_add_test(s, "test_scope_name_host_and_domain", test_scope_name_host_and_domain);
+    CU_add_test(s, "test_loop_scope_decisions", test_loop_scope_decisions);
     CU_add_test(s, "test_cli_mirror_duplicates_dropped_with_links", test_cli_mirror_duplicates_dropped_with_links);
     CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
     CU_add_test(s, "test_cli_zstd_page_links_followed", test_cli_zstd_page_links_followed);
