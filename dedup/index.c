@@ -1012,7 +1012,7 @@ struct compact_job {
     unsigned dir_bits;
     uint64_t *out_tab[DEDUP_MAX_TABLES];
     uint32_t *out_dir[DEDUP_MAX_TABLES];
-    int failed;
+    bool failed[DEDUP_MAX_TABLES]; /* one flag per table: each thread writes its own */
 };
 
 static void compact_table(void *arg, unsigned t)
@@ -1021,7 +1021,7 @@ static void compact_table(void *arg, unsigned t)
     struct dedup_index *idx = j->idx;
     uint32_t *dir = malloc((((size_t)1 << j->dir_bits) + 1) * sizeof *dir);
     if (!dir) {
-        j->failed = 1;
+        j->failed[t] = true;
         return;
     }
     if (t > 0) {
@@ -1035,7 +1035,7 @@ static void compact_table(void *arg, unsigned t)
             if (nv != out)
                 free(nv);
             free(dir);
-            j->failed = 1;
+            j->failed[t] = true;
             return;
         }
         ix_permute_sort(p, j->newfp, j->nnew, nv);
@@ -1194,7 +1194,10 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     j.dir_bits = ix_dir_bits_for(idx, o);
     j.out_tab[0] = t0;
     (void)ix_parallel(threads, idx->ntables, compact_table, &j);
-    if (j.failed) {
+    bool failed = false;
+    for (unsigned t = 0; t < idx->ntables; t++)
+        failed |= j.failed[t];
+    if (failed) {
         /* out of memory building a table: free what was made, undo the list links */
         for (unsigned t = 1; t < idx->ntables; t++)
             free(j.out_tab[t]);
