@@ -96,14 +96,11 @@ int cmd_clusters(int argc, char **argv)
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
     struct dedup_clusters *c = NULL;
-    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT, formats, usage, &a);
+    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT, formats,
+                                usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
-    }
-    if (a.npaths == 0 && a.nfplists == 0) {
-        cli_args_release(&a);
-        return cli_usage_error(CMD, "no input (give INPUT... or --fingerprints FILE)");
     }
     cli_inputs_init(&in, CMD);
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=

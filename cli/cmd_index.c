@@ -79,14 +79,9 @@ static int cmd_add(int argc, char **argv)
                                      "index only", file, dedup_index_design(idx)->tables);
             goto done;
         }
-        for (uint32_t d = 0; d < dedup_index_doc_count(idx); d++) {
-            size_t len;
-            const char *id = dedup_index_id(idx, d, &len);
-            if (cli_inputs_mark_id(&in, id, len) != 0) {
-                cli_error(CMD, "out of memory");
-                status = CLI_RUNTIME;
-                goto done;
-            }
+        if (cli_inputs_mark_index(&in, idx) != 0) {
+            status = CLI_RUNTIME;
+            goto done;
         }
     }
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths + 1, a.npaths - 1, cli_stage_add,

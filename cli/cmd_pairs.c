@@ -86,15 +86,12 @@ int cmd_pairs(int argc, char **argv)
     struct cli_inputs in;
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
-    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT | CLI_ARG_INDEX, formats,
+    int status = cli_args_parse(CMD, argc, argv,
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT, formats,
                                 usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
-    }
-    if (a.npaths == 0 && a.nfplists == 0) {
-        cli_args_release(&a);
-        return cli_usage_error(CMD, "no input (give INPUT... or --fingerprints FILE)");
     }
     cli_inputs_init(&in, CMD);
     uint32_t old_docs = 0;
@@ -112,14 +109,9 @@ int cmd_pairs(int argc, char **argv)
         }
         if (idx) {
             old_docs = dedup_index_doc_count(idx);
-            for (uint32_t d = 0; d < old_docs; d++) {
-                size_t len;
-                const char *id = dedup_index_id(idx, d, &len);
-                if (cli_inputs_mark_id(&in, id, len) != 0) {
-                    cli_error(CMD, "out of memory");
-                    status = CLI_RUNTIME;
-                    goto done;
-                }
+            if (cli_inputs_mark_index(&in, idx) != 0) {
+                status = CLI_RUNTIME;
+                goto done;
             }
         }
     }

@@ -101,6 +101,19 @@ int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len)
     return idset_insert(in, id_hash(id, len)) < 0 ? -1 : 0;
 }
 
+int cli_inputs_mark_index(struct cli_inputs *in, const struct dedup_index *idx)
+{
+    for (uint32_t d = 0; d < dedup_index_doc_count(idx); d++) {
+        size_t len;
+        const char *id = dedup_index_id(idx, d, &len);
+        if (cli_inputs_mark_id(in, id, len) != 0) {
+            cli_error(in->cmd, "out of memory remembering the ids of the index");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Hands one document to the callback after the duplicate check. */
 static int deliver(struct cli_inputs *in, const char *where, const char *id, size_t len,
                    uint64_t fp, cli_doc_fn fn, void *userdata)
@@ -548,6 +561,8 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     }
     if (stdin_uses > 1)
         return cli_usage_error(cmd, "standard input ('-') can be read only once");
+    if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0)
+        return cli_usage_error(cmd, "no input (give INPUT... or --fingerprints FILE)");
     return CLI_OK;
 }
 

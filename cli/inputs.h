@@ -52,6 +52,9 @@ void cli_inputs_init(struct cli_inputs *in, const char *cmd);
 void cli_inputs_release(struct cli_inputs *in);
 /* Records an id as already present (e.g. in a loaded index). 0, or -1 when out of memory. */
 int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len);
+/* Records every id of idx as present (a later document with one of them is a duplicate).
+ * 0, or -1 when out of memory (the diagnostic is printed). */
+int cli_inputs_mark_index(struct cli_inputs *in, const struct dedup_index *idx);
 
 /* One INPUT argument (file, directory or "-"). 0, or -1 if the callback stopped. */
 int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata);
@@ -80,6 +83,7 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_ARG_FORMAT 1u /* --format NAME */
 #define CLI_ARG_INDEX 2u  /* --index FILE */
 #define CLI_ARG_TABLES 4u /* --tables N */
+#define CLI_ARG_NEED_INPUT 8u /* at least one INPUT or --fingerprints FILE */
 
 struct cli_args {
     long k;             /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
