@@ -135,3 +135,22 @@ med5 "simcrawl index add (new, 1M list)" sh -c "rm -f '$BUILD/bench/fp1m.idx'; '
 med5 "simcrawl index stats (1M)" "$S" index stats "$BUILD/bench/fp1m.idx"
 med5 "simcrawl query, 10,000 pages against the 1M index" "$S" query --index "$BUILD/bench/fp1m.idx" --fingerprints "$BUILD/bench/fpq.txt"
 "$S" index stats "$BUILD/bench/fp1m.idx" | sed 's/^/  /'
+
+# ---- near-duplicate quality (docs/BENCHMARKS.md "## Near-duplicate quality") ----
+# Recall and precision of the fingerprint on two pairs of Clang manual releases with the
+# lead's scorer (it fetches the doc packages itself); it exits 1 when some page has too
+# little text to fingerprint, hence `|| true`. The feature-scheme study behind
+# docs/FINGERPRINT.md section 3 (tests/bench/neardup_study.py, ~15 min, numpy + scipy) is
+# run by hand.
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+echo "== near-duplicate quality =="
+NDS=../shared/tools/neardup-score
+if [ -x "$NDS" ]; then
+    echo "Clang 14 vs 15:"
+    "$NDS" --bin "$BUILD/simcrawl" | sed 's/^/  /' || true
+    echo "Clang 16 vs 19:"
+    "$NDS" --bin "$BUILD/simcrawl" \
+        --sets clang-16-doc:usr/share/doc/clang-16/html,clang-19-doc:usr/share/doc/clang-19/html | sed 's/^/  /' || true
+else
+    echo "  (skipped: $NDS not found)"
+fi
