@@ -45,4 +45,14 @@ int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t s
  */
 char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url);
 
+/* ---- URLs (crawler/url.c) ---- */
+
+/*
+ * crawl_url_canonicalise() without its fast path for URLs already canonical: always
+ * through curl's URL API. The same contract and results; for the tests and the fuzz
+ * target that check the fast path against it.
+ */
+CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_curl(const char *url,
+                                                              const char *base, char **out);
+
 #endif

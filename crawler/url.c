@@ -20,6 +20,7 @@
  * (the fuzz target tests/fuzz/fuzz_url.c checks it).
  */
 #include "crawler/crawl.h"
+#include "crawler/crawler_int.h"
 
 #include <curl/curl.h>
 #include <stdlib.h>
@@ -167,7 +168,161 @@ static char ascii_lower(char c)
     return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
 }
 
+/*
+ * The fast path. HOW IT WORKS: most links a crawler sees are absolute URLs already in
+ * canonical form (the extractor resolved them; sites link to their own canonical
+ * spellings), and for those the slow path below (two prepare() passes, one or two curl
+ * parses, five curl_url_get() copies) returns its input, minus any fragment. canon_fast()
+ * recognises exactly such URLs with one forward scan, conservatively: anything it is not
+ * sure curl and the normalisations above leave unchanged goes the slow way. The accepted
+ * form is
+ *   "http://" | "https://", then a host that is either a name starting with a letter
+ *   (a-z 0-9 - . only, no empty label: curl reads it as a name, not as IPv4) or a dotted
+ *   quad of four decimal numbers 0-255 without leading zeros (curl prints it back as is),
+ *   then optionally ":" and a port 1-65535 without leading zeros that is not the scheme's
+ *   default, then a path starting with "/" with no "." or ".." segment, optionally "?" and
+ *   a non-empty query, optionally "#" and a fragment of printable ASCII (0x21-0x7e).
+ * Path and query bytes are RFC 3986 unreserved, sub-delims, ":" "@" "/" ("?" in the query)
+ * or "%" with two upper-case hex digits that do not encode an unreserved character.
+ * Returns the length of the canonical form (the input up to the fragment), or 0 when the
+ * slow path must decide. tests/test_url.c and tests/fuzz/fuzz_url.c check fast == slow.
+ */
+static int fast_pchar(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '-' || c == '.' || c == '_' || c == '~' || c == '!' || c == '$' || c == '&' ||
+           c == '\'' || c == '(' || c == ')' || c == '*' || c == '+' || c == ',' || c == ';' ||
+           c == '=' || c == ':' || c == '@' || c == '/';
+}
+
+static int upper_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F');
+}
+
+/* Four decimal parts 0-255, no leading zeros: the spelling curl's IPv4 parser prints. */
+static int plain_ipv4(const char *s, size_t n)
+{
+    int parts = 0;
+    size_t i = 0;
+    for (;;) {
+        size_t st = i;
+        unsigned v = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9' && i - st < 3)
+            v = v * 10 + (unsigned)(s[i++] - '0');
+        if (i == st || v > 255 || (s[st] == '0' && i - st > 1))
+            return 0;
+        parts++;
+        if (i == n)
+            return parts == 4;
+        if (s[i] != '.' || parts == 4)
+            return 0;
+        i++;
+    }
+}
+
+static size_t canon_fast(const char *url)
+{
+    const char *p = url;
+    int https;
+    if (strncmp(p, "http://", 7) == 0) {
+        https = 0;
+        p += 7;
+    } else if (strncmp(p, "https://", 8) == 0) {
+        https = 1;
+        p += 8;
+    } else {
+        return 0;
+    }
+    /* host */
+    const char *h = p;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.')
+        p++;
+    size_t hlen = (size_t)(p - h);
+    if (hlen == 0)
+        return 0;
+    if (h[0] >= 'a' && h[0] <= 'z') {
+        if (h[hlen - 1] == '.')
+            return 0;
+        for (const char *c = h; c + 1 < p; c++)
+            if (c[0] == '.' && c[1] == '.')
+                return 0;
+    } else if (!plain_ipv4(h, hlen)) {
+        return 0;
+    }
+    /* port */
+    if (*p == ':') {
+        p++;
+        const char *d = p;
+        unsigned long port = 0;
+        while (*p >= '0' && *p <= '9' && p - d < 6)
+            port = port * 10 + (unsigned long)(*p++ - '0');
+        if (p == d || *d == '0' || port > 65535 || port == (https ? 443u : 80u))
+            return 0;
+    }
+    /* path: no "." or ".." segment */
+    if (*p != '/')
+        return 0;
+    const char *seg = p + 1;
+    for (;; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '/' || c == '?' || c == '#' || c == '\0') {
+            if (p > seg && p[-1] == '.' &&
+                (p - seg == 1 || (p - seg == 2 && seg[0] == '.')))
+                return 0;
+            seg = p + 1;
+            if (c != '/')
+                break;
+        } else if (c == '%') {
+            if (!upper_hex((unsigned char)p[1]) || !upper_hex((unsigned char)p[2]) ||
+                is_unreserved(hex_val(p[1]) * 16 + hex_val(p[2])))
+                return 0;
+            p += 2;
+        } else if (!fast_pchar(c)) {
+            return 0;
+        }
+    }
+    /* query: non-empty (an empty one is dropped) */
+    if (*p == '?') {
+        p++;
+        if (*p == '\0' || *p == '#')
+            return 0;
+        for (; *p && *p != '#'; p++) {
+            unsigned char c = (unsigned char)*p;
+            if (c == '%') {
+                if (!upper_hex((unsigned char)p[1]) || !upper_hex((unsigned char)p[2]) ||
+                    is_unreserved(hex_val(p[1]) * 16 + hex_val(p[2])))
+                    return 0;
+                p += 2;
+            } else if (c != '?' && !fast_pchar(c)) {
+                return 0;
+            }
+        }
+    }
+    size_t keep = (size_t)(p - url);
+    /* fragment: dropped, but only when the slow path would not refuse the URL for it */
+    if (*p == '#')
+        for (p++; *p; p++)
+            if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e)
+                return 0;
+    if ((size_t)(p - url) > CRAWL_URL_MAX)
+        return 0;
+    return keep;
+}
+
 enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char **out)
+{
+    size_t n;
+    /* An absolute URL replaces the base, provided the base itself parses (the slow path
+     * refuses everything against a bad base): a canonical base surely does. */
+    if (url && (n = canon_fast(url)) > 0 && (!base || !*base || canon_fast(base) > 0)) {
+        *out = strndup(url, n);
+        return *out ? CRAWL_OK : CRAWL_ENOMEM;
+    }
+    return crawl_url_canonicalise_curl(url, base, out);
+}
+
+enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base, char **out)
 {
     enum crawl_code rc = CRAWL_EURL;
     char *ref = NULL, *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
@@ -257,7 +412,7 @@ enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char *
     if (base && *base) {
         /* curl normalises some hosts (IPv4 shorthand "9" -> "0.0.0.9") only when it parses
          * an absolute URL: parse the resolved one again so both paths agree. */
-        rc = crawl_url_canonicalise(res, NULL, out);
+        rc = crawl_url_canonicalise_curl(res, NULL, out);
         goto fail;
     }
     *out = res;

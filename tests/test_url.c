@@ -4,11 +4,13 @@
  * Canonicalisation cases are a table: input, base (or NULL), expected (NULL = rejected).
  */
 #include <CUnit/CUnit.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "crawler/crawl.h"
+#include "crawler/crawler_int.h"
 
 extern void test_url_register(void);
 
@@ -210,6 +212,119 @@ static void test_url_seen_cap(void)
     crawl_seen_free(NULL);
 }
 
+/* ---- the fast path (canon_fast() in crawler/url.c) against curl's ---- */
+
+/* URLs at the edge of what the fast path accepts: each, and each one-byte variant of it,
+ * must come out of crawl_url_canonicalise() as out of crawl_url_canonicalise_curl(). */
+static const char *const fast_seeds[] = {
+    "http://127.0.0.1:8080/library/os.html#os.path",
+    "https://docs.python.org/3/library/os.html?highlight=path&x=1#frag",
+    "http://a.com/", "https://a.com/", "http://a-b.c.example/x/y/z.html",
+    "http://1.2.3.4/", "http://0.0.0.0:1/", "http://255.255.255.255/", "http://256.1.1.1/",
+    "http://127.1/", "http://010.0.0.1/", "http://0x7f.0.0.1/", "http://1.2.3.4.5/",
+    "http://9/", "http://a9/", "http://a..b/", "http://a./", "http://.a/", "http://-a/",
+    "http://h:80/", "https://h:443/", "https://h:80/", "http://h:443/", "http://h:0/",
+    "http://h:08080/", "http://h:65535/", "http://h:65536/", "http://h:/", "http://h",
+    "http://h?q", "http://h/./a", "http://h/a/..", "http://h/a/../b", "http://h/a/.../b",
+    "http://h/a/./", "http://h/.a/b.", "http://h/..a/", "http://h/%7E", "http://h/%3a",
+    "http://h/%3A/%2F?%41=%2B", "http://h/%", "http://h/%4", "http://h/?", "http://h/?#x",
+    "http://h/?a?b/c", "http://h/#", "http://h/a#frag ment", "http://h/a#\x7f",
+    "http://h/a@b:c;d=e,f+g$h!i*j'(k)", "http://h/[x]", "http://h/{x}", "http://h/a|b",
+    "http://h/a\\b", "http://h/a b", "http://h/\xc3\xa9", "http://u@h/", "http://u:p@h/",
+    "http://H/", "HTTP://h/", "http://h/A_B~c", "http://xn--bcher-kva.example/",
+    "http://[::1]:8080/", "http://h//a//b", "http://h/a?b#c#d", "http://h_x/",
+};
+
+static void fast_check(const char *url, const char *base, size_t *same)
+{
+    char *fast = NULL, *slow = NULL;
+    enum crawl_code rf = crawl_url_canonicalise(url, base, &fast);
+    enum crawl_code rs = crawl_url_canonicalise_curl(url, base, &slow);
+    int ok = rf == rs && ((!fast && !slow) || (fast && slow && strcmp(fast, slow) == 0));
+    if (!ok)
+        fprintf(stderr, "\nfast != slow for %s (base %s): %s (%s) vs %s (%s)\n", url,
+                base ? base : "-", fast ? fast : "NULL", crawl_strerror(rf),
+                slow ? slow : "NULL", crawl_strerror(rs));
+    CU_ASSERT(ok);
+    if (fast && strncmp(fast, url, strlen(fast)) == 0)
+        (*same)++;
+    free(fast);
+    free(slow);
+}
+
+static void fast_check_bases(const char *url, size_t *same)
+{
+    static const char *const bases[] = {NULL, "", "http://example.com/a/b",
+                                        "https://h:8443/x/?q", "http://[/", "ftp://a/"};
+    for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+        fast_check(url, bases[b], same);
+}
+
+static void test_url_fast_path_matches_curl(void)
+{
+    static const char subst[] = "./%:@?#&=-_~aAzZ09[]\\ \t";
+    size_t same = 0, n = 0;
+    for (size_t i = 0; i < sizeof fast_seeds / sizeof fast_seeds[0]; i++) {
+        const char *seed = fast_seeds[i];
+        size_t len = strlen(seed);
+        char *v = malloc(len + 2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+        fast_check_bases(seed, &same);
+        /* the seed as a base for the others */
+        fast_check(fast_seeds[(i + 1) % (sizeof fast_seeds / sizeof fast_seeds[0])], seed,
+                   &same);
+        for (size_t k = 0; k < len; k++) {
+            /* delete byte k */
+            memcpy(v, seed, k);
+            memcpy(v + k, seed + k + 1, len - k);
+            fast_check(v, NULL, &same);
+            /* replace it, and insert before it */
+            for (size_t c = 0; c < sizeof subst - 1; c++) {
+                memcpy(v, seed, len + 1);
+                v[k] = subst[c];
+                fast_check(v, NULL, &same);
+                memcpy(v, seed, k);
+                v[k] = subst[c];
+                memcpy(v + k + 1, seed + k, len - k + 1);
+                fast_check(v, NULL, &same);
+                n += 2;
+            }
+        }
+        free(v);
+    }
+    /* the fuzz corpus: "BASE\nREFERENCE" or a lone URL, as tests/fuzz/fuzz_url.c reads it */
+    DIR *d = opendir("tests/fuzz/corpus/url");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    struct dirent *e;
+    size_t files = 0;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "tests/fuzz/corpus/url/%s", e->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        char buf[3 * CRAWL_URL_MAX + 1];
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[got] = '\0';
+        files++;
+        fast_check_bases(buf, &same);
+        char *nl = strchr(buf, '\n');
+        if (nl) {
+            *nl = '\0';
+            fast_check(nl + 1, buf, &same);
+            fast_check_bases(nl + 1, &same);
+        }
+    }
+    closedir(d);
+    CU_ASSERT(files > 100);
+    /* the variants reached both paths: many canonical already, many not */
+    CU_ASSERT(same > n / 10);
+    CU_ASSERT(same < n);
+}
+
 void test_url_register(void)
 {
     CU_pSuite s = CU_add_suite("url", NULL, NULL);
@@ -220,4 +335,5 @@ void test_url_register(void)
     CU_add_test(s, "test_url_siphash_vectors", test_url_siphash_vectors);
     CU_add_test(s, "test_url_seen_add_contains", test_url_seen_add_contains);
     CU_add_test(s, "test_url_seen_cap", test_url_seen_cap);
+    CU_add_test(s, "test_url_fast_path_matches_curl", test_url_fast_path_matches_curl);
 }
