@@ -17,7 +17,9 @@
  *   - the default port (80, 443) is dropped, user and password are dropped, the fragment
  *     is dropped, an empty path is "/", an empty query ("?") is dropped.
  * Only http and https are accepted. The result is idempotent: canon(canon(u)) == canon(u)
- * (the fuzz target tests/fuzz/fuzz_url.c checks it).
+ * (the fuzz target tests/fuzz/fuzz_url.c checks it). Links already in canonical form (most
+ * of them: a crawl's pages link to their own site's canonical spellings) skip curl on an
+ * exact fast path, canon_fast(), which gives byte for byte what the curl path gives.
  */
 #include "crawler/crawl.h"
 #include "crawler/crawler_int.h"
