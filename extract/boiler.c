@@ -40,7 +40,9 @@
  *     > 0.2 (readability's conditional cleaning: link lists, tag clouds, share bars),
  *     unless that container holds most of the content.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
- *     last kept block are kept (content split across sibling containers).
+ *     last kept block are kept (content split across sibling containers). Teaser lists
+ *     ("more stories": a linked heading, then a short standfirst, at least twice in a
+ *     row with only link-heavy blocks between) lose their standfirsts.
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
@@ -69,6 +71,8 @@
 #define GOOD_BLOCK_CHARS 100 /* a block this long and link-poor is text wherever it is */
 #define MIN_ALTERNATIVES 2 /* readability uses 3; 2 catches forums of 3 posts */
 #define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
+#define TEASER_CHARS 400 /* a standfirst under a linked headline is shorter */
+#define TEASER_RUN 2     /* linked headline + standfirst pairs that make a teaser list */
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
@@ -412,6 +416,55 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
     }
 }
 
+/* A block that is (almost) all link text: a teaser's headline, a menu entry. */
+static int all_link(const struct ex_block *b)
+{
+    return b->chars >= 10 && (double)b->link_chars >= 0.9 * b->chars;
+}
+
+/*
+ * Teasers: "more stories" lists repeat a linked headline followed by a short standfirst.
+ * The standfirst alone reads like text, so a run of at least TEASER_RUN such pairs
+ * (separated by nothing but link-heavy blocks) loses its standfirsts. One pair is kept:
+ * that is an article under its permalinked title.
+ */
+static void drop_teasers(struct ex_walk *w, const struct sums *s)
+{
+    size_t nb = w->n_blocks;
+    size_t run_start = nb, units = 0, prev_t = nb;
+    for (size_t b = 1; b <= nb; b++) {
+        int unit = 0;
+        if (b < nb && s->visible[b] && !link_heavy(&w->blocks[b]) &&
+            w->blocks[b].chars < TEASER_CHARS && !w->blocks[b].heading) {
+            size_t l = b;
+            while (l-- > 0 && !s->visible[l])
+                ;
+            unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]);
+        }
+        if (!unit) {
+            /* a block that is neither link-heavy nor a teaser ends the run */
+            if (b < nb && s->visible[b] && !link_heavy(&w->blocks[b]) &&
+                w->blocks[b].chars > 0) {
+                if (units >= TEASER_RUN)
+                    for (size_t t = run_start; t <= prev_t; t++)
+                        if (!link_heavy(&w->blocks[t]))
+                            w->blocks[t].flags &= (uint8_t)~EX_B_KEEP;
+                units = 0;
+                run_start = nb;
+            } else if (b == nb && units >= TEASER_RUN) {
+                for (size_t t = run_start; t <= prev_t; t++)
+                    if (!link_heavy(&w->blocks[t]))
+                        w->blocks[t].flags &= (uint8_t)~EX_B_KEEP;
+            }
+            continue;
+        }
+        if (units == 0)
+            run_start = b;
+        units++;
+        prev_t = b;
+    }
+}
+
 static void keep_all_visible(struct ex_walk *w, const struct sums *s)
 {
     for (size_t b = 0; b < w->n_blocks; b++)
@@ -606,6 +659,8 @@ static int select_pass(struct ex_walk *w, unsigned mode)
             blk->flags |= EX_B_KEEP;
         }
     }
+
+    drop_teasers(w, &s);
 
     /* 7. comment sections outside the content: readers' comments are main text too */
     keep_comments(w);
