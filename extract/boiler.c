@@ -42,7 +42,9 @@
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
- *     row with only link-heavy blocks between) lose their standfirsts.
+ *     row with only link-heavy blocks between) lose their standfirsts. Then jusText's
+ *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
+ *     are both left out is an isolated label ("Comments", "Share this") and goes too.
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
@@ -72,6 +74,7 @@
 #define MIN_ALTERNATIVES 2 /* readability uses 3; 2 catches forums of 3 posts */
 #define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
 #define TEASER_CHARS 400 /* a standfirst under a linked headline is shorter */
+#define SHORT_BLOCK_CHARS 40 /* shorter kept blocks need a kept neighbour (jusText) */
 #define TEASER_RUN 2     /* linked headline + standfirst pairs that make a teaser list */
 
 struct sums {
@@ -465,6 +468,33 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
     }
 }
 
+/*
+ * jusText's context smoothing: a short block kept between two blocks that are not (or
+ * the page's edge) is an isolated label ("Comments", "Share this") and is dropped.
+ */
+static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
+{
+    size_t nb = w->n_blocks;
+    size_t prev = nb; /* last visible block with text before b */
+    for (size_t b = 0; b < nb; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        if (!s->visible[b] || blk->chars == 0)
+            continue;
+        size_t p = prev;
+        prev = b;
+        if (!(blk->flags & EX_B_KEEP) || blk->chars >= SHORT_BLOCK_CHARS)
+            continue;
+        if (p < nb && (w->blocks[p].flags & EX_B_KEEP))
+            continue;
+        size_t n = b + 1;
+        while (n < nb && (!s->visible[n] || w->blocks[n].chars == 0))
+            n++;
+        if (n < nb && (w->blocks[n].flags & EX_B_KEEP))
+            continue;
+        blk->flags &= (uint8_t)~EX_B_KEEP;
+    }
+}
+
 static void keep_all_visible(struct ex_walk *w, const struct sums *s)
 {
     for (size_t b = 0; b < w->n_blocks; b++)
@@ -661,6 +691,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     }
 
     drop_teasers(w, &s);
+    drop_isolated_short(w, &s);
 
     /* 7. comment sections outside the content: readers' comments are main text too */
     keep_comments(w);
