@@ -48,7 +48,10 @@
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
- *     then their short date lines; forms, and boilerplate around the section, stay out.
+ *     then, when the section has readable comments (kept here or with the container),
+ *     their short date lines; forms, and boilerplate around the section, stay out. A
+ *     "comment" class on <html>/<body> or on an element holding the <article> is a
+ *     feature switch, not a comment section.
  *  8. The headline: titles often sit outside the article body, often as a permalink.
  *     The nearest h1-h3, or a block that reads like the <title>, within 12 blocks before
  *     the content is kept, a dateline just above it, and the short byline/date lines
@@ -287,7 +290,10 @@ static void keep_comments(struct ex_walk *w)
         }
         uint32_t end = c->end_elem;
         unsigned above = c->parent == EX_NONE ? 0 : w->elems[c->parent].flags;
-        if ((c->flags & (EX_E_HIDDEN | EX_E_BOILER)) ||
+        /* a "comment" class on the whole page or on the article's wrapper ("feature-
+         * comments", "has-comments") is a switch, not the comment section */
+        if ((c->flags & (EX_E_HIDDEN | EX_E_BOILER | EX_E_HAS_ARTICLE)) ||
+            c->tag == T_html || c->tag == T_body ||
             (above & (EX_E_IN_BOILER | EX_E_IN_UNLIKELY))) {
             i = end;
             continue;
@@ -296,7 +302,7 @@ static void keep_comments(struct ex_walk *w)
         size_t readable = 0;
         for (uint32_t b = c->first_block; b < c->end_block; b++) {
             struct ex_block *blk = &w->blocks[b];
-            if (!(blk->flags & EX_B_KEEP) && comment_block(w, i, blk, 1)) {
+            if (comment_block(w, i, blk, 1)) {
                 blk->flags |= EX_B_KEEP;
                 readable++;
             }
