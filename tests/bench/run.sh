@@ -20,6 +20,22 @@ doc_site() {
     echo "$CACHE/$1"
 }
 
+# The peers and drivers the benchmarks run: installed when missing (as root), as `make`
+# installs the build's packages; otherwise the exact command is printed.
+missing=""
+for tool in nginx:nginx-light wget2:wget2 hyperfine:hyperfine wget:wget; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "bench: installing$missing" >&2
+        { apt-get install -y -q $missing || { apt-get update -q && apt-get install -y -q $missing; }; } >&2
+    else
+        echo "bench: missing tools; run: sudo apt-get install -y$missing" >&2
+        exit 1
+    fi
+fi
+
 # ---- sections (one per benchmark; keep each self-contained) ----
 
 # ---- simhash (docs/BENCHMARKS.md "## Simhash") ----
@@ -76,6 +92,16 @@ echo "== extraction pipeline =="
 find "$(doc_site python3.11-doc)/usr/share/doc/python3.11/html" -name '*.html' | sort \
     >"$BUILD/bench/pipeline.lst"
 "$BUILD/bench/bench_pipeline" --runs 5 "$BUILD/bench/pipeline.lst"
+
+# Extraction quality: word-4-gram F1 on the 358 development pages (CleanEval dev + Dragnet)
+# with the lead's scorer.
+ES=../shared/tools/extract-score
+echo "== extraction quality =="
+if [ -x "$ES" ]; then
+    "$ES" --bin "$BUILD/simcrawl" --worst 0 | sed 's/^/  /' || true
+else
+    echo "  (skipped: $ES not found)"
+fi
 
 # ---- WARC dedup (docs/BENCHMARKS.md "## WARC dedup") ----
 # `simcrawl dedup` over a wget .warc.gz of the python3.11-doc site (made once on loopback,
