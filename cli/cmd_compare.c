@@ -26,7 +26,6 @@
 #include <string.h>
 
 #define CMD "compare"
-#define CLI_IDF_MAX_BYTES (512u * 1024 * 1024)
 
 static void usage(FILE *out)
 {
@@ -47,25 +46,6 @@ static void usage(FILE *out)
             "\n"
             "exit status: 0 compared (whatever the verdict), 1 usage error, 2 an input\n"
             "could not be fingerprinted.\n");
-}
-
-static struct dedup_idf *load_idf(const char *path)
-{
-    char *data, err[CLI_MESSAGE_MAX];
-    size_t len;
-    if (cli_read_file(path, CLI_IDF_MAX_BYTES, &data, &len, err, sizeof err) != 0) {
-        cli_error(CMD, "cannot read idf file %s: %s", path, err);
-        return NULL;
-    }
-    struct dedup_idf *idf = NULL;
-    struct dedup_parse_error perr;
-    enum dedup_code rc = dedup_idf_parse(data, len, &idf, &perr);
-    free(data);
-    if (rc == DEDUP_EFORMAT || rc == DEDUP_ETOOLARGE)
-        cli_error(CMD, "%s:%zu: %s", path, perr.line, perr.what);
-    else if (rc != DEDUP_OK)
-        cli_error(CMD, "%s: %s", path, dedup_strerror(rc));
-    return idf;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -109,7 +89,7 @@ int cmd_compare(int argc, char **argv)
 
     struct dedup_idf *idf = NULL;
     if (idf_path) {
-        idf = load_idf(idf_path);
+        idf = cli_idf_load(CMD, idf_path);
         if (!idf)
             return CLI_RUNTIME;
         opts.idf = idf;

@@ -23,7 +23,6 @@
 #include <string.h>
 
 #define CMD "fingerprint"
-#define CLI_IDF_MAX_BYTES (512u * 1024 * 1024) /* cap on an IDF file read by --idf */
 
 static void usage(FILE *out)
 {
@@ -70,26 +69,6 @@ static void print_line(uint64_t fp, const char *path)
     putchar('\n');
 }
 
-/* Loads --idf FILE; prints the reason and returns NULL on failure. */
-static struct dedup_idf *load_idf(const char *path)
-{
-    char *data, err[CLI_MESSAGE_MAX];
-    size_t len;
-    if (cli_read_file(path, CLI_IDF_MAX_BYTES, &data, &len, err, sizeof err) != 0) {
-        cli_error(CMD, "cannot read idf file %s: %s", path, err);
-        return NULL;
-    }
-    struct dedup_idf *idf = NULL;
-    struct dedup_parse_error perr;
-    enum dedup_code rc = dedup_idf_parse(data, len, &idf, &perr);
-    free(data);
-    if (rc == DEDUP_EFORMAT || rc == DEDUP_ETOOLARGE)
-        cli_error(CMD, "%s:%zu: %s", path, perr.line, perr.what);
-    else if (rc != DEDUP_OK)
-        cli_error(CMD, "%s: %s", path, dedup_strerror(rc));
-    return idf;
-}
-
 int cmd_fingerprint(int argc, char **argv)
 {
     struct cli_fp_opts opts = {0};
@@ -130,7 +109,7 @@ int cmd_fingerprint(int argc, char **argv)
     int status = CLI_OK;
     struct dedup_idf *idf = NULL, *counted = NULL;
     if (idf_path) {
-        idf = load_idf(idf_path);
+        idf = cli_idf_load(CMD, idf_path);
         if (!idf)
             return CLI_RUNTIME;
         opts.idf = idf;

@@ -6,10 +6,12 @@
  *
  * Nothing here prints: failures come back in struct cli_fp_result with the stage, the
  * library's code and a lower-case message, and each command words its diagnostic.
+ * The exception is cli_idf_load(), which prints its diagnostic under the command's name.
  * With --text (opts->text) the input is plain UTF-8 text; it is validated here (the
  * offset of the first bad byte is reported) because extract_tokens() requires valid UTF-8.
  */
 #include "cli/pipeline.h"
+#include "cli/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -259,6 +261,25 @@ fail:
     free(tokens);
     extract_doc_free(doc);
     return -1;
+}
+
+struct dedup_idf *cli_idf_load(const char *cmd, const char *path)
+{
+    char *data, err[CLI_MESSAGE_MAX];
+    size_t len;
+    if (cli_read_file(path, CLI_IDF_MAX_BYTES, &data, &len, err, sizeof err) != 0) {
+        cli_error(cmd, "cannot read idf file %s: %s", path, err);
+        return NULL;
+    }
+    struct dedup_idf *idf = NULL;
+    struct dedup_parse_error perr;
+    enum dedup_code rc = dedup_idf_parse(data, len, &idf, &perr);
+    free(data);
+    if (rc == DEDUP_EFORMAT || rc == DEDUP_ETOOLARGE)
+        cli_error(cmd, "%s:%zu: %s", path, perr.line, perr.what);
+    else if (rc != DEDUP_OK)
+        cli_error(cmd, "%s: %s", path, dedup_strerror(rc));
+    return idf;
 }
 
 int cli_fingerprint_file(const char *path, const struct cli_fp_opts *opts,

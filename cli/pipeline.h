@@ -9,6 +9,8 @@
  * Errors never print: they come back in struct cli_fp_result (stage, library code and a
  * lower-case message without the file name), so each command words its own diagnostic:
  *     simcrawl fingerprint: page.html: too little text to fingerprint (2 words)
+ * The one exception is cli_idf_load(), the --idf FILE loader of fingerprint and compare,
+ * which prints its diagnostic itself under the command's name.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -18,6 +20,7 @@
 
 #define CLI_READ_MAX_BYTES (64u * 1024 * 1024) /* default cap on one input file */
 #define CLI_MESSAGE_MAX 256
+#define CLI_IDF_MAX_BYTES (512u * 1024 * 1024) /* cap on an IDF file read by --idf */
 
 /*
  * Reads the whole of path ("-" is standard input) into a new NUL-terminated buffer:
@@ -28,6 +31,15 @@
  */
 int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *err,
                   size_t errlen) __attribute__((warn_unused_result));
+
+/*
+ * Loads the IDF file of --idf FILE (docs/FINGERPRINT.md section 5; "-" is standard input,
+ * read up to CLI_IDF_MAX_BYTES) for `simcrawl cmd`. Returns a new table (caller frees with
+ * dedup_idf_free()), or NULL after printing the reason on stderr with cli_error(cmd, ...):
+ *     simcrawl compare: cannot read idf file FILE: No such file or directory
+ *     simcrawl compare: FILE:3: <what is wrong on line 3>
+ */
+struct dedup_idf *cli_idf_load(const char *cmd, const char *path);
 
 /* Options; zero-initialise and set what you need. */
 struct cli_fp_opts {
