@@ -30,6 +30,22 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints "simcrawl CMD: MESSAGE" on stderr (a runtime diagnostic). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The head of the option loops that stop at the first operand (compare, dedup, extract,
+ * fingerprint, robots); options take their value as the next argument ("--name VALUE").
+ * What argv[*i] is:
+ *   CLI_OPT_END   the options end here: an operand, "-" (standard input), or "--", which
+ *                 *i is moved past (to the first operand)
+ *   CLI_OPT_HELP  -h or --help
+ *   CLI_OPT_NAME  any other argument starting with '-': the caller matches it
+ */
+enum cli_opt_kind { CLI_OPT_END, CLI_OPT_HELP, CLI_OPT_NAME };
+enum cli_opt_kind cli_opt_kind(char **argv, int *i);
+
+/* The value of the option argv[*i]: moves *i to the next argument and returns it, or
+ * returns NULL (*i unchanged) when argv[*i] is the last of the argc arguments. */
+const char *cli_opt_value(int argc, char **argv, int *i);
+
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *s, long min, long max, long *out);
 

@@ -56,27 +56,25 @@ int cmd_compare(int argc, char **argv)
     int json = 0, i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
+        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
+        if (kind == CLI_OPT_END)
             break;
-        }
-        if (a[0] != '-' || strcmp(a, "-") == 0)
-            break;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (kind == CLI_OPT_HELP) {
             usage(stdout);
             return CLI_OK;
-        } else if (strcmp(a, "--text") == 0) {
+        }
+        if (strcmp(a, "--text") == 0) {
             opts.text = 1;
         } else if (strcmp(a, "--json") == 0) {
             json = 1;
         } else if (strcmp(a, "--k") == 0) {
-            if (i + 1 >= argc || cli_parse_long(argv[i + 1], 0, 64, &k) != 0)
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v || cli_parse_long(v, 0, 64, &k) != 0)
                 return cli_usage_error(CMD, "--k needs a number from 0 to 64");
-            i++;
         } else if (strcmp(a, "--idf") == 0) {
-            if (i + 1 >= argc)
+            idf_path = cli_opt_value(argc, argv, &i);
+            if (!idf_path)
                 return cli_usage_error(CMD, "--idf needs a FILE");
-            idf_path = argv[++i];
         } else {
             return cli_usage_error(CMD, "unknown option '%s'", a);
         }

@@ -928,13 +928,10 @@ int cmd_dedup(int argc, char **argv)
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
+        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
+        if (kind == CLI_OPT_END)
             break;
-        }
-        if (a[0] != '-' || strcmp(a, "-") == 0)
-            break;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (kind == CLI_OPT_HELP) {
             usage(stdout);
             return CLI_OK;
         }
@@ -949,9 +946,9 @@ int cmd_dedup(int argc, char **argv)
                 which = o;
         if (which < 0)
             return cli_usage_error(CMD, "unknown option '%s'", a);
-        if (i + 1 >= argc)
+        const char *v = cli_opt_value(argc, argv, &i);
+        if (!v)
             return cli_usage_error(CMD, "%s needs a value", a);
-        const char *v = argv[++i];
         long kv;
         switch (which) {
         case 0:

@@ -155,14 +155,14 @@ int cmd_extract(int argc, char **argv)
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
+        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
+        if (kind == CLI_OPT_END)
             break;
-        }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (kind == CLI_OPT_HELP) {
             help();
             return CLI_OK;
-        } else if (strcmp(a, "--text") == 0) {
+        }
+        if (strcmp(a, "--text") == 0) {
             mode = MODE_TEXT;
         } else if (strcmp(a, "--json") == 0) {
             mode = MODE_JSON;
@@ -170,9 +170,9 @@ int cmd_extract(int argc, char **argv)
             mode = MODE_LINKS;
         } else if (strcmp(a, "--base-url") == 0 || strcmp(a, "--content-type") == 0 ||
                    strcmp(a, "--max-bytes") == 0) {
-            if (i + 1 >= argc)
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v)
                 return cli_usage_error(CMD, "%s needs a value", a);
-            const char *v = argv[++i];
             if (strcmp(a, "--base-url") == 0) {
                 opts.base_url = v;
             } else if (strcmp(a, "--content-type") == 0) {
@@ -184,10 +184,8 @@ int cmd_extract(int argc, char **argv)
                 return cli_usage_error(CMD, "--max-bytes wants a positive number of bytes, "
                                             "not '%s'", v);
             }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return cli_usage_error(CMD, "unknown option '%s'", a);
         } else {
-            break;
+            return cli_usage_error(CMD, "unknown option '%s'", a);
         }
     }
     if (i >= argc)

@@ -76,24 +76,23 @@ int cmd_fingerprint(int argc, char **argv)
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
+        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
+        if (kind == CLI_OPT_END)
             break;
-        }
-        if (a[0] != '-' || strcmp(a, "-") == 0)
-            break;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (kind == CLI_OPT_HELP) {
             usage(stdout);
             return CLI_OK;
-        } else if (strcmp(a, "--text") == 0) {
+        }
+        if (strcmp(a, "--text") == 0) {
             opts.text = 1;
         } else if (strcmp(a, "--idf") == 0 || strcmp(a, "--idf-out") == 0) {
-            if (i + 1 >= argc)
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v)
                 return cli_usage_error(CMD, "%s needs a FILE", a);
             if (a[5] == '\0')
-                idf_path = argv[++i];
+                idf_path = v;
             else
-                idf_out_path = argv[++i];
+                idf_out_path = v;
         } else {
             return cli_usage_error(CMD, "unknown option '%s'", a);
         }

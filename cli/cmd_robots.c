@@ -67,11 +67,10 @@ int cmd_robots(int argc, char **argv)
     int verbose = 0, i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            i++;
+        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
+        if (kind == CLI_OPT_END)
             break;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        if (kind == CLI_OPT_HELP) {
             usage(stdout);
             return CLI_OK;
         }
@@ -79,9 +78,7 @@ int cmd_robots(int argc, char **argv)
             verbose = 1;
             continue;
         }
-        if (a[0] == '-' && a[1] != '\0')
-            return cli_usage_error("robots", "unknown option '%s'", a), ROBOTS_EXIT_ERROR;
-        break;
+        return cli_usage_error("robots", "unknown option '%s'", a), ROBOTS_EXIT_ERROR;
     }
     if (argc - i != 3)
         return cli_usage_error("robots", "expected ROBOTS_FILE USER_AGENT URL, got %d argument%s",

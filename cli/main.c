@@ -2,6 +2,8 @@
  * simcrawl: the one binary. Dispatches `simcrawl CMD ...` to cmd_CMD() in cli/cmd_*.c;
  * the subcommands are thin: options, wiring of the extract/, dedup/ and crawler/
  * libraries, output. The command line is a contract (../shared/DESIGN.md).
+ * Also the small helpers of cli/cli.h the commands share: diagnostics, number parsing and
+ * the head of their option loops (cli_opt_kind, cli_opt_value).
  */
 #include "cli/cli.h"
 
@@ -61,6 +63,27 @@ void cli_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+enum cli_opt_kind cli_opt_kind(char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--") == 0) {
+        (*i)++;
+        return CLI_OPT_END;
+    }
+    if (a[0] != '-' || a[1] == '\0')
+        return CLI_OPT_END;
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
+        return CLI_OPT_HELP;
+    return CLI_OPT_NAME;
+}
+
+const char *cli_opt_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
 }
 
 int cli_parse_long(const char *s, long min, long max, long *out)
