@@ -854,6 +854,31 @@ enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data,
     return CRAWL_OK;
 }
 
+/*
+ * For a streamed block (block_left > 0): how many of its bytes the window holds now,
+ * reading more when fewer than MAGIC_LEN are there, up to the next gzip member
+ * (member_limit). *avail 0 means the block ends here, reported: the input ended
+ * (truncated) or the block ran into the next member (cut_block); block_left is then 0.
+ * Returns CRAWL_OK, or fill()'s error.
+ */
+static enum crawl_code stream_avail(struct crawl_warc_reader *r, size_t *avail)
+{
+    enum crawl_code rc = fill(r, MAGIC_LEN, avail);
+    if (rc != CRAWL_OK)
+        return rc;
+    if (*avail == 0) {
+        report(r, r->rec.offset, CRAWL_ETRUNCATED,
+               "record at offset %llu is truncated: %llu bytes of its block missing",
+               (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
+        r->block_left = 0;
+        return CRAWL_OK;
+    }
+    *avail = member_limit(r, *avail);
+    if (*avail == 0)
+        cut_block(r, r->rec.content_length - r->block_left);
+    return CRAWL_OK;
+}
+
 enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf, size_t cap, size_t *n)
 {
     *n = 0;
@@ -866,24 +891,12 @@ enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf, size_t c
     }
     if (r->block_left == 0 || cap == 0)
         return CRAWL_OK;
-    size_t avail = r->win_len - r->win_start;
-    if (avail < MAGIC_LEN) {
-        enum crawl_code rc = fill(r, MAGIC_LEN, &avail);
-        if (rc != CRAWL_OK)
-            return rc;
-        if (avail == 0) {
-            report(r, r->rec.offset, CRAWL_ETRUNCATED,
-                   "record at offset %llu is truncated: %llu bytes of its block missing",
-                   (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
-            r->block_left = 0;
-            return CRAWL_ETRUNCATED;
-        }
-    }
-    avail = member_limit(r, avail);
-    if (avail == 0) {
-        cut_block(r, r->rec.content_length - r->block_left);
+    size_t avail;
+    enum crawl_code rc = stream_avail(r, &avail);
+    if (rc != CRAWL_OK)
+        return rc;
+    if (avail == 0)
         return CRAWL_ETRUNCATED;
-    }
     size_t k = avail < cap ? avail : cap;
     if (k > r->block_left)
         k = (size_t)r->block_left;
@@ -927,21 +940,11 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
     /* streamed: skip what is left, then check the trailer */
     while (r->block_left > 0) {
         size_t avail;
-        enum crawl_code rc = fill(r, MAGIC_LEN, &avail);
+        enum crawl_code rc = stream_avail(r, &avail);
         if (rc != CRAWL_OK)
             return rc;
-        if (avail == 0) {
-            report(r, r->rec.offset, CRAWL_ETRUNCATED,
-                   "record at offset %llu is truncated: %llu bytes of its block missing",
-                   (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
-            r->block_left = 0;
-            return CRAWL_OK;
-        }
-        avail = member_limit(r, avail);
-        if (avail == 0) {
-            cut_block(r, r->rec.content_length - r->block_left);
-            return CRAWL_OK;
-        }
+        if (avail == 0)
+            return CRAWL_OK; /* truncated or cut, reported */
         size_t k = avail < r->block_left ? avail : (size_t)r->block_left;
         consume(r, k);
         r->block_left -= k;
