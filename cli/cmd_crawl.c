@@ -533,9 +533,9 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         rc = -1;
     int noindex = extract_doc_noindex(doc) != 0;
 
-    /* Decide under run->lock (index, kept payloads: short); write the WARC under
-     * run->warc_lock, so that gzip and SHA-1 of one page do not hold up the lookups of
-     * the other workers. */
+    /* Decide under run->lock (index, kept payloads: short); build the WARC records
+     * (gzip, SHA-1) with no lock held and only append them under run->warc_lock, so that
+     * one page's compression holds up neither the lookups nor the writes of the others. */
     char date[24];
     iso_date(page->date, date);
     enum { W_NONE, W_RESPONSE, W_REVISIT } write = W_NONE;
@@ -603,22 +603,27 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     if (rc == 0 && run->warc && write != W_NONE) {
         char id[CRAWL_WARC_ID_SIZE] = "";
         enum crawl_code wc;
-        pthread_mutex_lock(&run->warc_lock);
+        /* ids, digests and gzip outside the lock (crawl_warc_prepare_*), only the write
+         * (and a rotation) under it */
+        struct crawl_warc_prepared *prep = NULL;
         if (write == W_REVISIT) {
             rv = (struct crawl_warc_revisit){.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                              .date = date, .head = page->head,
                                              .head_len = page->head_len, .payload_digest = digest,
                                              .refers_to = ref_id, .refers_to_uri = ref_uri,
                                              .refers_to_date = ref_date};
-            wc = crawl_warc_write_revisit(run->warc, &rv, NULL);
+            wc = crawl_warc_prepare_revisit(run->warc, &rv, &prep);
         } else {
             struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                             .date = date, .request = page->request,
                                             .request_len = page->request_len, .head = page->head,
                                             .head_len = page->head_len, .body = page->raw_body,
                                             .body_len = page->raw_len};
-            wc = crawl_warc_write_response(run->warc, &x, id);
+            wc = crawl_warc_prepare_response(run->warc, &x, &prep);
         }
+        pthread_mutex_lock(&run->warc_lock);
+        if (wc == CRAWL_OK)
+            wc = crawl_warc_prepared_append(run->warc, prep, id);
         if (wc != CRAWL_OK) {
             rc = -1;
             if (!run->failed) {
@@ -631,6 +636,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
             run->warc_records++;
         }
         pthread_mutex_unlock(&run->warc_lock);
+        crawl_warc_prepared_free(prep);
         if (write == W_RESPONSE && *id) {
             pthread_mutex_lock(&run->lock);
             int again = 0;

@@ -468,6 +468,35 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_revisit(struct crawl_warc_wri
                                                            const struct crawl_warc_revisit *v,
                                                            char id_out[CRAWL_WARC_ID_SIZE]);
 
+/*
+ * Writing in two steps, for threads that share one writer. crawl_warc_prepare_response and
+ * crawl_warc_prepare_revisit do the CPU work (record ids, dates, SHA-1 digests, the header
+ * fields, the gzip members) in memory without touching the file: they may run on any
+ * thread, concurrently with each other and with the one thread inside another call on w.
+ * crawl_warc_prepared_append writes a prepared record (pair) to the file; it, like every
+ * other call on w, must be serialised by the caller. It rotates as the one-call functions
+ * do; when the file changed since prepare, it names the new file's warcinfo record and
+ * compresses again. The records written are those crawl_warc_write_response /
+ * crawl_warc_write_revisit would write (those two are prepare + append).
+ * Ownership: *out is new, freed with crawl_warc_prepared_free() (append does not free it);
+ * the head, body and request buffers of x / v are borrowed and must stay unchanged until
+ * append returns (the other strings are copied). Errors as the one-call functions:
+ * CRAWL_EINVAL, CRAWL_ENOMEM, CRAWL_ETOOLARGE (header fields over 64 KiB), CRAWL_EIO.
+ */
+struct crawl_warc_prepared;
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
+                                                              const struct crawl_warc_exchange *x,
+                                                              struct crawl_warc_prepared **out);
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_prepare_revisit(struct crawl_warc_writer *w,
+                                                             const struct crawl_warc_revisit *v,
+                                                             struct crawl_warc_prepared **out);
+/* Writes p to w; id_out (may be NULL) receives the response's or revisit's WARC-Record-ID.
+ * p was prepared for w; it may be appended once. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_prepared_append(struct crawl_warc_writer *w,
+                                                             struct crawl_warc_prepared *p,
+                                                             char id_out[CRAWL_WARC_ID_SIZE]);
+void crawl_warc_prepared_free(struct crawl_warc_prepared *p); /* NULL-safe */
+
 /* Copies rec, the current record of r, through unchanged: its header bytes, its block
  * and the CRLF CRLF, in a gzip member of its own (when rec was exactly one gzip member of
  * a regular input file, those compressed bytes are copied as they are). Nothing of the block may have been read

@@ -18,11 +18,23 @@
  * a crash never leaves a file that looks finished. Once a file passes rotate_size the
  * next record starts a new file: NAME, then PREFIX-00001.warc.gz, PREFIX-00002.warc.gz...
  * Record ids are random (version 4) UUIDs from getrandom(2).
+ *
+ * HOW IT WORKS (two-step writing, for threads sharing a writer): crawl_warc_prepare_response
+ * and _revisit build the whole records in memory without touching the file: ids, dates,
+ * SHA-1 digests, the header text and the compressed gzip members. The only thing in them
+ * that depends on the file is the value of WARC-Warcinfo-ID; prepare takes it (with the
+ * file's number) from a snapshot guarded by the writer's own mutex, and remembers where it
+ * sits in each header (ids all have the same length). crawl_warc_prepared_append, called
+ * serialised like every other writer call, rotates as before; when the file changed since
+ * prepare, it writes the new warcinfo id over the old one and compresses again (rare:
+ * once per rotation and thread). Then it writes the bytes. The one-call functions are
+ * prepare + append, so both paths write the same records.
  */
 #include "crawler/crawl.h"
 #include "crawler/warc_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +65,10 @@ struct crawl_warc_writer {
     unsigned char *out;
     size_t out_len;
     char warcinfo_id[CRAWL_WARC_ID_SIZE]; /* of the current file, for WARC-Warcinfo-ID */
+    /* the snapshot that prepare (any thread) reads: guarded by info_lock */
+    pthread_mutex_t info_lock;
+    unsigned info_seq;
+    char info_id[CRAWL_WARC_ID_SIZE];
     uint8_t rnd[512];
     size_t rnd_left;
     enum crawl_code failed; /* sticky after an I/O error */
@@ -200,7 +216,18 @@ static int random_bytes(struct crawl_warc_writer *w, uint8_t *out, size_t n)
     return 0;
 }
 
-/* "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>", RFC 4122 version 4. */
+/* "<urn:uuid:xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx>", RFC 4122 version 4, from 16 random
+ * bytes. Always CRAWL_WARC_ID_SIZE - 1 characters. */
+static void format_id(uint8_t b[16], char out[CRAWL_WARC_ID_SIZE])
+{
+    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+    snprintf(out, CRAWL_WARC_ID_SIZE,
+             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
 static int new_id(struct crawl_warc_writer *w, char out[CRAWL_WARC_ID_SIZE])
 {
     uint8_t b[16];
@@ -209,12 +236,24 @@ static int new_id(struct crawl_warc_writer *w, char out[CRAWL_WARC_ID_SIZE])
         w->failed = CRAWL_EIO;
         return -1;
     }
-    b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
-    b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-    snprintf(out, CRAWL_WARC_ID_SIZE,
-             "<urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x>",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-             b[14], b[15]);
+    format_id(b, out);
+    return 0;
+}
+
+/* An id for prepare (any thread): getrandom(2) directly, no state of the writer. */
+static int new_id_ts(char out[CRAWL_WARC_ID_SIZE])
+{
+    uint8_t b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        ssize_t k = getrandom(b + got, sizeof b - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        got += (size_t)k;
+    }
+    format_id(b, out);
     return 0;
 }
 
@@ -287,6 +326,10 @@ static enum crawl_code write_warcinfo(struct crawl_warc_writer *w)
     if (new_id(w, id) != 0)
         return w->failed;
     memcpy(w->warcinfo_id, id, sizeof id);
+    pthread_mutex_lock(&w->info_lock);
+    memcpy(w->info_id, id, sizeof id);
+    w->info_seq = w->seq;
+    pthread_mutex_unlock(&w->info_lock);
     now_iso(date);
     const char *name = strrchr(w->path, '/');
     name = name ? name + 1 : w->path;
@@ -391,6 +434,10 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
     if (!w)
         return CRAWL_ENOMEM;
     w->fd = -1;
+    if (pthread_mutex_init(&w->info_lock, NULL) != 0) {
+        free(w);
+        return CRAWL_ENOMEM;
+    }
     if (opts)
         w->opts = *opts;
     if (!w->opts.rotate_size)
@@ -402,6 +449,7 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
     w->gzip = !(pl >= 5 && strcmp(path + pl - 5, ".warc") == 0);
     w->out = malloc(OUT_BUF);
     if (!w->out) {
+        pthread_mutex_destroy(&w->info_lock);
         free(w);
         return CRAWL_ENOMEM;
     }
@@ -409,6 +457,7 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
         if (deflateInit2(&w->zs, w->opts.gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
             Z_OK) {
             free(w->out);
+            pthread_mutex_destroy(&w->info_lock);
             free(w);
             return CRAWL_ENOMEM;
         }
@@ -424,6 +473,7 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
         if (w->zs_ready)
             deflateEnd(&w->zs);
         free(w->out);
+        pthread_mutex_destroy(&w->info_lock);
         free(w);
         return rc;
     }
@@ -439,6 +489,7 @@ enum crawl_code crawl_warc_writer_close(struct crawl_warc_writer *w)
     if (w->zs_ready)
         deflateEnd(&w->zs);
     free(w->out);
+    pthread_mutex_destroy(&w->info_lock);
     free(w);
     return rc;
 }
@@ -508,19 +559,210 @@ static enum crawl_code block_digest(const char *const *parts, const size_t *lens
     return CRAWL_OK;
 }
 
-enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
-                                          const struct crawl_warc_exchange *x,
-                                          char id_out[CRAWL_WARC_ID_SIZE])
+/* ---- two-step writing: prepare (any thread), append (serialised) ---- */
+
+#define PREP_RECORDS 2 /* request + response */
+
+struct prep_rec {
+    char *head;      /* "WARC/1.1\r\n", the fields, Content-Length, the empty line (owned) */
+    size_t head_len;
+    size_t info_off; /* where the WARC-Warcinfo-ID value sits in head */
+    const char *parts[2]; /* the block, borrowed from the caller until append */
+    size_t lens[2];
+    int nparts;
+};
+
+struct crawl_warc_prepared {
+    struct prep_rec rec[PREP_RECORDS];
+    int n;
+    int gzip;         /* as the writer at prepare */
+    int level;
+    unsigned seq;     /* the file whose warcinfo id the headers name */
+    char info_id[CRAWL_WARC_ID_SIZE];
+    unsigned char *bytes; /* the records as they go to the file (gzip members or plain) */
+    size_t len, cap;
+    char id[CRAWL_WARC_ID_SIZE]; /* the response's or revisit's WARC-Record-ID */
+};
+
+void crawl_warc_prepared_free(struct crawl_warc_prepared *p)
 {
-    if (!x || !clean_value(x->uri) || !x->head || (x->ip && !clean_value(x->ip)) ||
+    if (!p)
+        return;
+    for (int i = 0; i < p->n; i++)
+        free(p->rec[i].head);
+    free(p->bytes);
+    free(p);
+}
+
+/* Adds a record to p: "WARC/1.1", f's fields, Content-Length and the empty line become the
+ * head; f must hold "WARC-Warcinfo-ID: " + the id at info_off (an offset into f->buf). */
+static enum crawl_code prep_add(struct crawl_warc_prepared *p, const struct fields *f,
+                                size_t info_off, const char *const *parts, const size_t *lens,
+                                int nparts)
+{
+    if (f->overflow)
+        return CRAWL_ETOOLARGE;
+    uint64_t total = 0;
+    for (int i = 0; i < nparts; i++)
+        total += lens[i];
+    char cl[64];
+    int cll = snprintf(cl, sizeof cl, "Content-Length: %llu\r\n\r\n", (unsigned long long)total);
+    struct prep_rec *r = &p->rec[p->n];
+    r->head_len = 10 + f->len + (size_t)cll;
+    r->head = malloc(r->head_len);
+    if (!r->head)
+        return CRAWL_ENOMEM;
+    memcpy(r->head, "WARC/1.1\r\n", 10);
+    memcpy(r->head + 10, f->buf, f->len);
+    memcpy(r->head + 10 + f->len, cl, (size_t)cll);
+    r->info_off = 10 + info_off;
+    for (int i = 0; i < nparts; i++) {
+        r->parts[i] = parts[i];
+        r->lens[i] = lens[i];
+    }
+    r->nparts = nparts;
+    p->n++;
+    return CRAWL_OK;
+}
+
+/* Deflates in[0..len) into z (output space was sized with deflateBound, so it never runs
+ * out); flush Z_FINISH on the last piece. Lengths beyond uInt go in slices. */
+static int deflate_piece(z_stream *z, const void *in, size_t len, int flush)
+{
+    const unsigned char *q = in;
+    for (;;) {
+        size_t k = len > (1u << 30) ? (1u << 30) : len;
+        z->next_in = (Bytef *)q;
+        z->avail_in = (uInt)k;
+        q += k;
+        len -= k;
+        int mode = len == 0 ? flush : Z_NO_FLUSH;
+        int rc;
+        do {
+            if (z->avail_out == 0)
+                return -1; /* cannot happen with deflateBound's space */
+            rc = deflate(z, mode);
+            if (rc == Z_STREAM_ERROR)
+                return -1;
+        } while (mode == Z_FINISH ? rc != Z_STREAM_END : z->avail_in > 0);
+        if (len == 0)
+            return 0;
+    }
+}
+
+/* (Re)builds p->bytes from the heads and blocks: one gzip member per record, or plain. */
+static enum crawl_code prep_encode(struct crawl_warc_prepared *p)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (p->gzip && deflateInit2(&z, p->level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return CRAWL_ENOMEM;
+    size_t need = 0;
+    for (int i = 0; i < p->n; i++) {
+        const struct prep_rec *r = &p->rec[i];
+        size_t in = r->head_len + 4;
+        for (int j = 0; j < r->nparts; j++)
+            in += r->lens[j];
+        size_t out = p->gzip ? (size_t)deflateBound(&z, (uLong)in) : in;
+        need = need + out < need ? SIZE_MAX : need + out;
+    }
+    enum crawl_code rc = CRAWL_OK;
+    if (need == SIZE_MAX) {
+        rc = CRAWL_ETOOLARGE;
+    } else if (need > p->cap) {
+        unsigned char *b = realloc(p->bytes, need);
+        if (!b)
+            rc = CRAWL_ENOMEM;
+        else {
+            p->bytes = b;
+            p->cap = need;
+        }
+    }
+    p->len = 0;
+    for (int i = 0; rc == CRAWL_OK && i < p->n; i++) {
+        const struct prep_rec *r = &p->rec[i];
+        if (!p->gzip) {
+            memcpy(p->bytes + p->len, r->head, r->head_len);
+            p->len += r->head_len;
+            for (int j = 0; j < r->nparts; j++) {
+                if (r->lens[j])
+                    memcpy(p->bytes + p->len, r->parts[j], r->lens[j]);
+                p->len += r->lens[j];
+            }
+            memcpy(p->bytes + p->len, "\r\n\r\n", 4);
+            p->len += 4;
+            continue;
+        }
+        if (deflateReset(&z) != Z_OK) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        size_t room = p->cap - p->len;
+        z.next_out = p->bytes + p->len;
+        z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
+        int bad = deflate_piece(&z, r->head, r->head_len, Z_NO_FLUSH);
+        for (int j = 0; !bad && j < r->nparts; j++)
+            if (r->lens[j])
+                bad = deflate_piece(&z, r->parts[j], r->lens[j], Z_NO_FLUSH);
+        if (!bad)
+            bad = deflate_piece(&z, "\r\n\r\n", 4, Z_FINISH);
+        if (bad) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        p->len += (size_t)(z.next_out - (p->bytes + p->len));
+    }
+    if (p->gzip)
+        deflateEnd(&z);
+    return rc;
+}
+
+/* A new prepared object with the writer's current warcinfo snapshot. */
+static enum crawl_code prep_new(struct crawl_warc_writer *w, struct crawl_warc_prepared **out)
+{
+    struct crawl_warc_prepared *p = calloc(1, sizeof *p);
+    if (!p)
+        return CRAWL_ENOMEM;
+    p->gzip = w->gzip;
+    p->level = w->opts.gzip_level;
+    pthread_mutex_lock(&w->info_lock);
+    p->seq = w->info_seq;
+    memcpy(p->info_id, w->info_id, sizeof p->info_id);
+    pthread_mutex_unlock(&w->info_lock);
+    *out = p;
+    return CRAWL_OK;
+}
+
+static enum crawl_code prep_finish(struct crawl_warc_prepared *p, enum crawl_code rc,
+                                   struct crawl_warc_prepared **out)
+{
+    if (rc == CRAWL_OK)
+        rc = prep_encode(p);
+    if (rc != CRAWL_OK) {
+        crawl_warc_prepared_free(p);
+        return rc;
+    }
+    *out = p;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
+                                            const struct crawl_warc_exchange *x,
+                                            struct crawl_warc_prepared **out)
+{
+    if (!out)
+        return CRAWL_EINVAL;
+    *out = NULL;
+    if (!w || !x || !clean_value(x->uri) || !x->head || (x->ip && !clean_value(x->ip)) ||
         (x->date && !clean_value(x->date)) || (x->body_len && !x->body))
         return CRAWL_EINVAL;
-    enum crawl_code rc = maybe_rotate(w);
+    struct crawl_warc_prepared *p;
+    enum crawl_code rc = prep_new(w, &p);
     if (rc != CRAWL_OK)
         return rc;
-    char resp_id[CRAWL_WARC_ID_SIZE], req_id[CRAWL_WARC_ID_SIZE], date[32];
-    if (new_id(w, resp_id) != 0 || (x->request && new_id(w, req_id) != 0))
-        return w->failed;
+    char req_id[CRAWL_WARC_ID_SIZE], date[32];
+    if (new_id_ts(p->id) != 0 || (x->request && new_id_ts(req_id) != 0))
+        return prep_finish(p, CRAWL_EIO, out);
     if (x->date)
         snprintf(date, sizeof date, "%s", x->date);
     else
@@ -533,77 +775,93 @@ enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
     if (rc == CRAWL_OK)
         rc = payload_digest(x->head, x->head_len, body, x->body_len, pdig);
     if (rc != CRAWL_OK)
-        return rc;
+        return prep_finish(p, rc, out);
 
-    struct fields f = {.len = 0};
+    struct fields *f = malloc(sizeof *f);
+    if (!f)
+        return prep_finish(p, CRAWL_ENOMEM, out);
+    f->len = 0;
+    f->overflow = 0;
+    size_t info_off;
     if (x->request) {
         char qdig[CRAWL_DIGEST_SIZE];
         rc = crawl_digest_sha1(x->request, x->request_len, qdig);
-        if (rc != CRAWL_OK)
-            return rc;
-        addf(&f,
+        addf(f,
              "WARC-Type: request\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\n"
              "WARC-Target-URI: %s\r\nWARC-Concurrent-To: %s\r\n",
-             req_id, date, x->uri, resp_id);
+             req_id, date, x->uri, p->id);
         if (x->ip)
-            addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
-        addf(&f,
-             "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=request\r\n"
+            addf(f, "WARC-IP-Address: %s\r\n", x->ip);
+        addf(f, "WARC-Warcinfo-ID: ");
+        info_off = f->len;
+        addf(f,
+             "%s\r\nContent-Type: application/http;msgtype=request\r\n"
              "WARC-Block-Digest: %s\r\n",
-             w->warcinfo_id, qdig);
+             p->info_id, qdig);
         const char *rp[1] = {x->request};
         size_t rl[1] = {x->request_len};
-        rc = write_record(w, &f, rp, rl, 1);
-        if (rc != CRAWL_OK)
-            return rc;
-        f.len = 0;
+        if (rc == CRAWL_OK)
+            rc = prep_add(p, f, info_off, rp, rl, 1);
+        f->len = 0;
     }
-    addf(&f,
+    addf(f,
          "WARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
-         resp_id, date, x->uri);
+         p->id, date, x->uri);
     if (x->request)
-        addf(&f, "WARC-Concurrent-To: %s\r\n", req_id);
+        addf(f, "WARC-Concurrent-To: %s\r\n", req_id);
     if (x->ip)
-        addf(&f, "WARC-IP-Address: %s\r\n", x->ip);
-    addf(&f,
-         "WARC-Warcinfo-ID: %s\r\nContent-Type: application/http;msgtype=response\r\n"
+        addf(f, "WARC-IP-Address: %s\r\n", x->ip);
+    addf(f, "WARC-Warcinfo-ID: ");
+    info_off = f->len;
+    addf(f,
+         "%s\r\nContent-Type: application/http;msgtype=response\r\n"
          "WARC-Block-Digest: %s\r\nWARC-Payload-Digest: %s\r\n",
-         w->warcinfo_id, bdig, pdig);
-    rc = write_record(w, &f, parts, lens, 2);
-    if (rc == CRAWL_OK && id_out)
-        memcpy(id_out, resp_id, CRAWL_WARC_ID_SIZE);
-    return rc;
+         p->info_id, bdig, pdig);
+    if (rc == CRAWL_OK)
+        rc = prep_add(p, f, info_off, parts, lens, 2);
+    free(f);
+    return prep_finish(p, rc, out);
 }
 
-enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
-                                         const struct crawl_warc_revisit *v,
-                                         char id_out[CRAWL_WARC_ID_SIZE])
+enum crawl_code crawl_warc_prepare_revisit(struct crawl_warc_writer *w,
+                                           const struct crawl_warc_revisit *v,
+                                           struct crawl_warc_prepared **out)
 {
-    if (!v || !clean_value(v->uri) || !v->head || !clean_value(v->payload_digest) ||
+    if (!out)
+        return CRAWL_EINVAL;
+    *out = NULL;
+    if (!w || !v || !clean_value(v->uri) || !v->head || !clean_value(v->payload_digest) ||
         !clean_value(v->refers_to) || !clean_value(v->refers_to_uri) ||
         !clean_value(v->refers_to_date) || (v->ip && !clean_value(v->ip)) ||
         (v->date && !clean_value(v->date)))
         return CRAWL_EINVAL;
-    enum crawl_code rc = maybe_rotate(w);
+    struct crawl_warc_prepared *p;
+    enum crawl_code rc = prep_new(w, &p);
     if (rc != CRAWL_OK)
         return rc;
-    char id[CRAWL_WARC_ID_SIZE], date[32], bdig[CRAWL_DIGEST_SIZE];
-    if (new_id(w, id) != 0)
-        return w->failed;
+    char date[32], bdig[CRAWL_DIGEST_SIZE];
+    if (new_id_ts(p->id) != 0)
+        return prep_finish(p, CRAWL_EIO, out);
     if (v->date)
         snprintf(date, sizeof date, "%s", v->date);
     else
         now_iso(date);
     rc = crawl_digest_sha1(v->head, v->head_len, bdig);
     if (rc != CRAWL_OK)
-        return rc;
-    struct fields f = {.len = 0};
-    addf(&f, "WARC-Type: revisit\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
-         id, date, v->uri);
+        return prep_finish(p, rc, out);
+    struct fields *f = malloc(sizeof *f);
+    if (!f)
+        return prep_finish(p, CRAWL_ENOMEM, out);
+    f->len = 0;
+    f->overflow = 0;
+    addf(f, "WARC-Type: revisit\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
+         p->id, date, v->uri);
     if (v->ip)
-        addf(&f, "WARC-IP-Address: %s\r\n", v->ip);
-    addf(&f, "WARC-Warcinfo-ID: %s\r\n", w->warcinfo_id);
-    addf(&f,
+        addf(f, "WARC-IP-Address: %s\r\n", v->ip);
+    addf(f, "WARC-Warcinfo-ID: ");
+    size_t info_off = f->len;
+    addf(f, "%s\r\n", p->info_id);
+    addf(f,
          "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n"
          "WARC-Refers-To: %s\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\n"
          "WARC-Payload-Digest: %s\r\nContent-Type: application/http;msgtype=response\r\n"
@@ -611,9 +869,66 @@ enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
          v->refers_to, v->refers_to_uri, v->refers_to_date, v->payload_digest, bdig);
     const char *parts[1] = {v->head};
     size_t lens[1] = {v->head_len};
-    rc = write_record(w, &f, parts, lens, 1);
-    if (rc == CRAWL_OK && id_out)
-        memcpy(id_out, id, CRAWL_WARC_ID_SIZE);
+    rc = prep_add(p, f, info_off, parts, lens, 1);
+    free(f);
+    return prep_finish(p, rc, out);
+}
+
+enum crawl_code crawl_warc_prepared_append(struct crawl_warc_writer *w,
+                                           struct crawl_warc_prepared *p,
+                                           char id_out[CRAWL_WARC_ID_SIZE])
+{
+    if (!w || !p || p->n == 0 || p->gzip != w->gzip)
+        return CRAWL_EINVAL;
+    enum crawl_code rc = maybe_rotate(w);
+    if (rc != CRAWL_OK)
+        return rc;
+    if (p->seq != w->seq || memcmp(p->info_id, w->warcinfo_id, sizeof p->info_id) != 0) {
+        /* the file changed since prepare: name its warcinfo record, compress again */
+        size_t il = strlen(w->warcinfo_id);
+        for (int i = 0; i < p->n; i++)
+            if (il != CRAWL_WARC_ID_SIZE - 1 || p->rec[i].info_off + il > p->rec[i].head_len)
+                return CRAWL_EINVAL;
+        for (int i = 0; i < p->n; i++)
+            memcpy(p->rec[i].head + p->rec[i].info_off, w->warcinfo_id, il);
+        memcpy(p->info_id, w->warcinfo_id, sizeof p->info_id);
+        p->seq = w->seq;
+        rc = prep_encode(p);
+        if (rc != CRAWL_OK)
+            return rc;
+    }
+    rc = write_bytes(w, (const char *)p->bytes, p->len);
+    if (rc != CRAWL_OK)
+        return rc;
+    w->records += (uint64_t)(p->n - 1); /* write_bytes counted one */
+    if (id_out)
+        memcpy(id_out, p->id, CRAWL_WARC_ID_SIZE);
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
+                                          const struct crawl_warc_exchange *x,
+                                          char id_out[CRAWL_WARC_ID_SIZE])
+{
+    struct crawl_warc_prepared *p;
+    enum crawl_code rc = crawl_warc_prepare_response(w, x, &p);
+    if (rc != CRAWL_OK)
+        return rc;
+    rc = crawl_warc_prepared_append(w, p, id_out);
+    crawl_warc_prepared_free(p);
+    return rc;
+}
+
+enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
+                                         const struct crawl_warc_revisit *v,
+                                         char id_out[CRAWL_WARC_ID_SIZE])
+{
+    struct crawl_warc_prepared *p;
+    enum crawl_code rc = crawl_warc_prepare_revisit(w, v, &p);
+    if (rc != CRAWL_OK)
+        return rc;
+    rc = crawl_warc_prepared_append(w, p, id_out);
+    crawl_warc_prepared_free(p);
     return rc;
 }
 

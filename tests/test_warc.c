@@ -10,6 +10,7 @@
  * is checked by reading its output back byte for byte and recomputing its digests.
  */
 #include <CUnit/CUnit.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1323,6 +1324,212 @@ static void test_warc_writer_rotation_and_plain(void)
     rmdir(dir);
 }
 
+/* ---- two-step writing from threads (crawl_warc_prepare_*, crawl_warc_prepared_append) ---- */
+
+#define PREP_N 24 /* records per batch: two threads prepare half each */
+
+struct prep_item {
+    char uri[64];
+    char body[1500];
+    char pdig[CRAWL_DIGEST_SIZE]; /* sha1 of body: the payload digest it must get */
+    int revisit;
+    struct crawl_warc_prepared *p;
+    enum crawl_code rc;
+};
+
+struct prep_job {
+    struct crawl_warc_writer *w;
+    struct prep_item *items;
+    int first, step, n;
+};
+
+static const char PREP_HEAD[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
+static const char PREP_REQ[] = "GET / HTTP/1.1\r\nHost: p.example\r\n\r\n";
+
+static void *prep_thread(void *arg)
+{
+    struct prep_job *j = arg;
+    for (int i = j->first; i < j->n; i += j->step) {
+        struct prep_item *it = &j->items[i];
+        if (it->revisit) {
+            struct crawl_warc_revisit v = {.uri = it->uri,
+                                           .head = PREP_HEAD,
+                                           .head_len = sizeof PREP_HEAD - 1,
+                                           .payload_digest = it->pdig,
+                                           .refers_to = "<urn:uuid:00000000-0000-4000-8000-000000000000>",
+                                           .refers_to_uri = "http://p.example/orig",
+                                           .refers_to_date = "2026-11-21T20:00:00Z"};
+            it->rc = crawl_warc_prepare_revisit(j->w, &v, &it->p);
+        } else {
+            struct crawl_warc_exchange x = {.uri = it->uri,
+                                            .ip = "127.0.0.1",
+                                            .request = i % 4 ? PREP_REQ : NULL,
+                                            .request_len = i % 4 ? sizeof PREP_REQ - 1 : 0,
+                                            .head = PREP_HEAD,
+                                            .head_len = sizeof PREP_HEAD - 1,
+                                            .body = it->body,
+                                            .body_len = sizeof it->body};
+            it->rc = crawl_warc_prepare_response(j->w, &x, &it->p);
+        }
+    }
+    return NULL;
+}
+
+static void prep_fill(struct prep_item *items, int batch)
+{
+    for (int i = 0; i < PREP_N; i++) {
+        struct prep_item *it = &items[i];
+        memset(it, 0, sizeof *it);
+        snprintf(it->uri, sizeof it->uri, "http://p.example/%d/%d", batch, i);
+        uint32_t x32 = 2463534242u + (uint32_t)(batch * PREP_N + i);
+        for (size_t k = 0; k < sizeof it->body; k++) {
+            x32 ^= x32 << 13;
+            x32 ^= x32 >> 17;
+            x32 ^= x32 << 5;
+            it->body[k] = (char)('!' + x32 % 90);
+        }
+        it->revisit = i % 5 == 4;
+        CU_ASSERT_EQUAL(crawl_digest_sha1(it->body, sizeof it->body, it->pdig), CRAWL_OK);
+    }
+}
+
+static void prep_start(pthread_t th[2], struct prep_job jobs[2], struct crawl_warc_writer *w,
+                       struct prep_item *items)
+{
+    for (int t = 0; t < 2; t++) {
+        jobs[t] = (struct prep_job){w, items, t, 2, PREP_N};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[t], NULL, prep_thread, &jobs[t]), 0);
+    }
+}
+
+/* Appends a batch (interleaving the two threads' records); ids[] gets the record ids. */
+static void prep_append(struct crawl_warc_writer *w, struct prep_item *items,
+                        char ids[][CRAWL_WARC_ID_SIZE])
+{
+    for (int i = 0; i < PREP_N; i++) {
+        CU_ASSERT_EQUAL_FATAL(items[i].rc, CRAWL_OK);
+        CU_ASSERT_EQUAL(crawl_warc_prepared_append(w, items[i].p, ids[i]), CRAWL_OK);
+        crawl_warc_prepared_free(items[i].p);
+        items[i].p = NULL;
+    }
+}
+
+/* Reads one file back: every record's digests, its warcinfo id, request/response pairs;
+ * marks the ids seen in found[]. Returns the records read, -1 when there is no file. */
+static int prep_check_file(const char *name, char ids[][CRAWL_WARC_ID_SIZE],
+                           struct prep_item *items, int *found)
+{
+    struct errs e = {0};
+    struct crawl_warc_opts ro = {0, on_error, &e};
+    struct crawl_warc_reader *r;
+    if (crawl_warc_reader_open(name, &ro, &r) != CRAWL_OK)
+        return -1;
+    const struct crawl_warc_record *rec;
+    char info_id[64] = "", pending_req[64] = "", pending_to[64] = "";
+    int n = 0;
+    while (crawl_warc_next(r, &rec) == CRAWL_OK) {
+        const char *d;
+        size_t l;
+        char dig[CRAWL_DIGEST_SIZE];
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+        if (n++ == 0) {
+            CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
+            snprintf(info_id, sizeof info_id, "%s", rec->record_id);
+            continue;
+        }
+        CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Warcinfo-ID"), info_id);
+        CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+        CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
+        if (strcmp(rec->type, "request") == 0) {
+            CU_ASSERT_TRUE(l == sizeof PREP_REQ - 1 && memcmp(d, PREP_REQ, l) == 0);
+            snprintf(pending_req, sizeof pending_req, "%s", rec->record_id);
+            snprintf(pending_to, sizeof pending_to, "%s", rec->concurrent_to);
+            continue;
+        }
+        int which = -1;
+        for (int i = 0; i < 2 * PREP_N; i++)
+            if (strcmp(ids[i], rec->record_id) == 0)
+                which = i;
+        CU_ASSERT_FATAL(which >= 0);
+        found[which]++;
+        struct prep_item *it = &items[which];
+        CU_ASSERT_STRING_EQUAL(rec->target_uri, it->uri);
+        CU_ASSERT_STRING_EQUAL(rec->payload_digest, it->pdig);
+        if (it->revisit) {
+            CU_ASSERT_STRING_EQUAL(rec->type, "revisit");
+            CU_ASSERT_TRUE(l == sizeof PREP_HEAD - 1 && memcmp(d, PREP_HEAD, l) == 0);
+            CU_ASSERT_STRING_EQUAL(pending_req, "");
+        } else {
+            CU_ASSERT_STRING_EQUAL(rec->type, "response");
+            CU_ASSERT_EQUAL(l, sizeof PREP_HEAD - 1 + sizeof it->body);
+            CU_ASSERT_TRUE(memcmp(d + sizeof PREP_HEAD - 1, it->body, sizeof it->body) == 0);
+            if (which % PREP_N % 4) { /* with a request just before it, pointing at it */
+                CU_ASSERT_STRING_EQUAL(pending_to, rec->record_id);
+                CU_ASSERT_STRING_EQUAL(rec->concurrent_to, pending_req);
+            } else {
+                CU_ASSERT_STRING_EQUAL(pending_req, "");
+            }
+        }
+        pending_req[0] = pending_to[0] = '\0';
+    }
+    CU_ASSERT_STRING_EQUAL(pending_req, "");
+    CU_ASSERT_EQUAL(e.n, 0);
+    crawl_warc_reader_free(r);
+    return n;
+}
+
+static void test_warc_writer_prepare_on_threads(void)
+{
+    char dir[] = "/tmp/simcrawl-test-warcp-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    static struct prep_item items[2 * PREP_N];
+    static char ids[2 * PREP_N][CRAWL_WARC_ID_SIZE];
+    /* gzip and plain; no rotation, and rotation past every few records (so the file
+     * changes between prepare and append) */
+    for (int variant = 0; variant < 4; variant++) {
+        int plain = variant & 1, rotate = variant >> 1;
+        char path[256];
+        snprintf(path, sizeof path, "%s/p.%s", dir, plain ? "warc" : "warc.gz");
+        struct crawl_warc_writer_opts o = {.rotate_size = rotate ? 5000 : 0};
+        struct crawl_warc_writer *w;
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+        memset(ids, 0, sizeof ids);
+        prep_fill(items, 0);
+        prep_fill(items + PREP_N, 1);
+        pthread_t th[2];
+        struct prep_job jobs[2];
+        /* batch 0 prepared on two threads; then appended while batch 1 is prepared */
+        prep_start(th, jobs, w, items);
+        for (int t = 0; t < 2; t++)
+            pthread_join(th[t], NULL);
+        prep_start(th, jobs, w, items + PREP_N);
+        prep_append(w, items, ids);
+        for (int t = 0; t < 2; t++)
+            pthread_join(th[t], NULL);
+        prep_append(w, items + PREP_N, ids + PREP_N);
+        /* misuse: a NULL prepared record */
+        CU_ASSERT_EQUAL(crawl_warc_prepared_append(w, NULL, NULL), CRAWL_EINVAL);
+        CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+
+        int found[2 * PREP_N] = {0}, files = 0;
+        for (unsigned seq = 0; seq < 100; seq++) {
+            char name[300];
+            if (seq == 0)
+                snprintf(name, sizeof name, "%s", path);
+            else
+                snprintf(name, sizeof name, "%s/p-%05u.%s", dir, seq, plain ? "warc" : "warc.gz");
+            if (prep_check_file(name, ids, items, found) < 0)
+                break;
+            files++;
+            unlink(name);
+        }
+        for (int i = 0; i < 2 * PREP_N; i++)
+            CU_ASSERT_EQUAL(found[i], 1);
+        CU_ASSERT_TRUE(rotate ? files >= 10 : files == 1);
+    }
+    rmdir(dir);
+}
+
 /* Copies every record of the wget WARC through a writer; max_block as given. */
 static void copy_all(const char *in, const char *out, size_t max_block, int *copied)
 {
@@ -1433,4 +1640,5 @@ void test_warc_register(void)
     CU_add_test(s, "test_warc_writer_round_trip", test_warc_writer_round_trip);
     CU_add_test(s, "test_warc_writer_rotation_and_plain", test_warc_writer_rotation_and_plain);
     CU_add_test(s, "test_warc_writer_copy_is_byte_exact", test_warc_writer_copy_is_byte_exact);
+    CU_add_test(s, "test_warc_writer_prepare_on_threads", test_warc_writer_prepare_on_threads);
 }
