@@ -545,7 +545,7 @@ static void set_lang(char out[16], const char *v)
     size_t i = 0;
     while (*v == ' ')
         v++;
-    for (; v[i] && i < 8; i++) {
+    for (; i < 8 && v[i]; i++) {
         char c = v[i];
         if (c >= 'A' && c <= 'Z')
             c = (char)(c + 32);
