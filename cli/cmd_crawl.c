@@ -159,6 +159,8 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (!*v)
             BAD("a non-empty string");
         c->user_agent = v;
+    } else if (strcmp(name, "ca-file") == 0) {
+        c->ca_file = *v ? v : NULL;
     } else if (strcmp(name, "max-body") == 0) {
         if (cli_parse_long(v, 1024, 1L << 30, &n))
             BAD("bytes, 1024 to 1073741824");
@@ -260,6 +262,8 @@ static void usage(FILE *out)
             "  --warc-gzip-level N    1 (fast, the default) to 9 (smallest)\n"
             "  --log FILE             the JSON Lines log ('-': stdout)\n"
             "  --user-agent STRING    (default \"%s\")\n"
+            "  --ca-file FILE         PEM CA certificates to verify https servers with\n"
+            "                         (default: the system's bundle)\n"
             "  --max-body BYTES       larger bodies are aborted, logged too large (10 MB)\n"
             "  --timeout SECONDS      one transfer at most (default 30)\n"
             "  --connect-timeout S    (default 10)\n"
@@ -901,6 +905,16 @@ int cmd_crawl(int argc, char **argv)
     if (o.n_seeds + n_file_seeds == 0) {
         status = cli_usage_error(CMD, "no seed URL (give SEED... or --seeds FILE)");
         goto done;
+    }
+    if (o.co.ca_file) {
+        /* libcurl would report a missing bundle on every transfer, as a page error */
+        FILE *f = fopen(o.co.ca_file, "r");
+        if (!f) {
+            status = cli_usage_error(CMD, "cannot read CA file %s: %s", o.co.ca_file,
+                                     strerror(errno));
+            goto done;
+        }
+        fclose(f);
     }
     if (o.topic && o.topic_file) {
         status = cli_usage_error(CMD, "--topic and --topic-file exclude each other");

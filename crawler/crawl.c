@@ -438,7 +438,8 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
                                     .low_speed_bytes = o->low_speed_bytes,
                                     .low_speed_time = o->low_speed_time,
                                     .max_body = o->max_body,
-                                    .user_agent = o->user_agent};
+                                    .user_agent = o->user_agent,
+                                    .ca_file = o->ca_file};
     rc = crawl_fetcher_new(&xo, &c->fetcher);
     if (rc != CRAWL_OK) {
         set_err(err, errlen, "cannot set up libcurl: %s", crawl_strerror(rc));

@@ -642,6 +642,9 @@ struct crawl_fetcher_opts {
     long low_speed_time;     /* s; 0: the default */
     size_t max_body;         /* 0: CRAWL_DEFAULT_MAX_BODY */
     const char *user_agent;  /* borrowed for the fetcher's life; NULL: the default */
+    const char *ca_file;     /* PEM CA certificates to verify https servers with, set as
+                                CURLOPT_CAINFO on every transfer (pages and robots.txt);
+                                borrowed for the fetcher's life; NULL: libcurl's default */
 };
 
 enum crawl_fetch_kind {
@@ -837,6 +840,9 @@ struct crawl_opts {
     void (*record)(void *userdata, const struct crawl_record *rec);     /* loop thread */
     void (*progress)(void *userdata, const struct crawl_stats *stats);  /* loop thread */
     void *userdata;
+    const char *ca_file;   /* PEM CA certificates to verify https servers with (every
+                              page and robots.txt transfer); borrowed for the crawl's life;
+                              NULL: libcurl's default bundle */
 };
 
 struct crawl;

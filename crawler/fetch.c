@@ -386,6 +386,8 @@ enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
         SET(CURLOPT_HTTP_CONTENT_DECODING, 1L);
     }
     SET(CURLOPT_USERAGENT, o->user_agent);
+    if (o->ca_file)
+        SET(CURLOPT_CAINFO, o->ca_file);
     SET(CURLOPT_HTTPHEADER, t->headers);
     SET(CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout * 1000));
     SET(CURLOPT_TIMEOUT_MS, (long)(o->timeout * 1000));
