@@ -19,10 +19,12 @@ LDFLAGS += $(SAN)
 # zlib [zlib], brotli [libbrotlidec], zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto],
 # libpsl [libpsl], inih [inih], jansson [jansson], CUnit [cunit],
 # libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures),
-# python3 (make demo serves its site with http.server).
+# python3 (make demo serves its site with http.server), nginx-light openssl (the HTTP/2
+# loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate).
 DEB_PKGS := gcc make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
-            libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3
+            libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3 \
+            nginx-light openssl
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
