@@ -622,7 +622,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
                                             .date = date, .request = page->request,
                                             .request_len = page->request_len, .head = page->head,
                                             .head_len = page->head_len, .body = page->raw_body,
-                                            .body_len = page->raw_len};
+                                            .body_len = page->raw_len, .payload_digest = digest};
             wc = crawl_warc_prepare_response(run->warc, &x, &prep);
         }
         pthread_mutex_lock(&run->warc_lock);

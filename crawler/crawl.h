@@ -445,6 +445,10 @@ struct crawl_warc_exchange {
     size_t head_len;
     const char *body;      /* the body as received (still chunked if the head says so) */
     size_t body_len;
+    /* "sha1:..." of the payload when the caller has computed it already (the crawler does,
+     * for its exact-duplicate check), or NULL: the writer computes it. Borrowed; the caller
+     * vouches that it is the digest the writer would compute (see payload digest below). */
+    const char *payload_digest;
 };
 
 /* Writes x; id_out (may be NULL) receives the response's WARC-Record-ID. The payload

@@ -754,7 +754,8 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
         return CRAWL_EINVAL;
     *out = NULL;
     if (!w || !x || !clean_value(x->uri) || !x->head || (x->ip && !clean_value(x->ip)) ||
-        (x->date && !clean_value(x->date)) || (x->body_len && !x->body))
+        (x->date && !clean_value(x->date)) || (x->body_len && !x->body) ||
+        (x->payload_digest && !clean_value(x->payload_digest)))
         return CRAWL_EINVAL;
     struct crawl_warc_prepared *p;
     enum crawl_code rc = prep_new(w, &p);
@@ -772,7 +773,9 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
     size_t lens[2] = {x->head_len, x->body_len};
     char bdig[CRAWL_DIGEST_SIZE], pdig[CRAWL_DIGEST_SIZE];
     rc = block_digest(parts, lens, 2, bdig);
-    if (rc == CRAWL_OK)
+    if (rc == CRAWL_OK && x->payload_digest)
+        snprintf(pdig, sizeof pdig, "%s", x->payload_digest);
+    else if (rc == CRAWL_OK)
         rc = payload_digest(x->head, x->head_len, body, x->body_len, pdig);
     if (rc != CRAWL_OK)
         return prep_finish(p, rc, out);

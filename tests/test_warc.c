@@ -1179,8 +1179,17 @@ static void test_warc_writer_round_trip(void)
                                    .refers_to_date = x.date};
     CU_ASSERT_EQUAL_FATAL(crawl_warc_write_revisit(w, &v, id2), CRAWL_OK);
     CU_ASSERT_STRING_NOT_EQUAL(id, id2);
+    /* a caller that has the payload digest already (the crawler) hands it in */
+    struct crawl_warc_exchange given = x;
+    given.request = NULL;
+    given.request_len = 0;
+    given.payload_digest = pdig;
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_write_response(w, &given, NULL), CRAWL_OK);
     struct crawl_warc_exchange bad = x;
     bad.uri = "http://x/\r\nWARC-Type: evil";
+    CU_ASSERT_EQUAL(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
+    bad = x;
+    bad.payload_digest = "sha1:X\r\nWARC-Type: evil";
     CU_ASSERT_EQUAL(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
     CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
     CU_ASSERT_EQUAL(stat(path, &st), 0); /* ... and renamed when closed */
@@ -1251,6 +1260,12 @@ static void test_warc_writer_round_trip(void)
     CU_ASSERT_PTR_NULL(crawl_warc_field(rec, "WARC-Truncated"));
     CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
     CU_ASSERT_EQUAL(l, sizeof CHUNKED_HEAD - 1); /* the HTTP head only */
+    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(rec->type, "response");
+    CU_ASSERT_STRING_EQUAL(rec->payload_digest, pdig);
+    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
     CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
     CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 1); /* one member per record */
     CU_ASSERT_EQUAL(e.n, 0);
