@@ -489,22 +489,29 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
 {
     struct run *run = userdata;
     struct cli_fp_opts fo = {0};
-    fo.keep_doc = 1;
+    fo.text = 1;
     fo.keep_tokens = run->focused;
     struct cli_fp_result res;
+    memset(&res, 0, sizeof res);
     struct extract_doc *doc = NULL;
-    int fp_ok = cli_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
-                                     &fo, &res) == 0;
-    int rc = 0;
-    if (fp_ok) {
-        doc = res.doc;
-        res.doc = NULL;
-    } else if (res.stage == CLI_FP_DEDUP || res.stage == CLI_FP_TOKENS) {
-        /* too little text to fingerprint: still a page, with links */
-        struct extract_opts eo = {.content_type = page->content_type, .base_url = page->url};
-        if (extract_doc_parse(page->body, page->body_len, &eo, &doc) != EXTRACT_OK)
-            doc = NULL;
+    /* Parse once: the page's links are needed also when its main text is too short to
+     * fingerprint (an index page), so the document is parsed here and only its main text
+     * goes through the fingerprint pipeline (tokens, features, SimHash: the same steps
+     * cli_fingerprint_page() takes after extract_doc_parse()). The text is valid UTF-8
+     * without NUL bytes (charset.c makes the parser's input so), so the text mode's
+     * check passes over it. */
+    struct extract_opts eo = {.content_type = page->content_type, .base_url = page->url};
+    enum extract_code ec = extract_doc_parse(page->body, page->body_len, &eo, &doc);
+    int fp_ok = 0;
+    if (ec != EXTRACT_OK) {
+        doc = NULL;
+        snprintf(res.message, sizeof res.message, "%s", extract_strerror(ec));
+    } else {
+        size_t tlen = 0;
+        const char *text = extract_doc_text(doc, &tlen);
+        fp_ok = cli_fingerprint_page(text, tlen, NULL, NULL, &fo, &res) == 0;
     }
+    int rc = 0;
     if (!doc) {
         v->decision = CRAWL_DECISION_FILTERED;
         v->expand = 0;
