@@ -276,6 +276,13 @@ static void add_text(struct state *st, const char *s, size_t n)
             if (c == ',')
                 commas++;
             *o++ = (char)c;
+            /* the rest of the word: a printable ASCII byte other than ',' right after a
+             * character only adds itself and one to chars (space is 0, o > start) */
+            while (i + 1 < n && (unsigned char)s[i + 1] > ' ' && (unsigned char)s[i + 1] < 0x7F &&
+                   s[i + 1] != ',') {
+                *o++ = s[++i];
+                chars++;
+            }
         }
     }
     st->pending_space = space;
