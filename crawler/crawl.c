@@ -128,6 +128,8 @@ static void verdict_release(struct crawl_verdict *v)
 struct hostinfo {
     struct crawl_robots_host *robots;
     int robots_in_flight;
+    char robots_why[160]; /* the last robots.txt fetch's failure (curl's words or the
+                           * status), for the log while the host is deferred */
     struct hostinfo *next;
 };
 
@@ -705,10 +707,13 @@ static void robots_done(struct crawl *c, struct job *j, double now)
         o.body = r->data + r->head_len;
         o.len = r->len - r->head_len;
         o.truncated = r->result == CRAWL_FETCH_TOOLARGE;
+        snprintf(hi->robots_why, sizeof hi->robots_why, "status %ld", r->status);
     } else {
         o.status = 0;
         o.too_many_redirects = r->too_many_redirects;
         snprintf(o.error, sizeof o.error, "%s", r->error);
+        snprintf(hi->robots_why, sizeof hi->robots_why, "%.150s",
+                 r->error[0] ? r->error : "no answer");
     }
     /* the outcome borrows the body: the policy copies what it keeps */
     if (crawl_robots_host_update(hi->robots, &o, now) != CRAWL_OK)
@@ -919,9 +924,10 @@ static double dispatch(struct crawl *c, double now)
                 continue;
             }
             if (rv == CRAWL_ROBOTS_DISALLOW || rv == CRAWL_ROBOTS_DEFER) {
-                char why[200];
+                char why[sizeof hi->robots_why + 64];
                 if (rv == CRAWL_ROBOTS_DEFER)
-                    snprintf(why, sizeof why, "robots.txt unreachable: host disallowed");
+                    snprintf(why, sizeof why, "robots.txt unreachable (%s): host disallowed",
+                             hi->robots_why[0] ? hi->robots_why : "no answer");
                 else if (d.rule)
                     snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
                 else

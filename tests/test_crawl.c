@@ -680,6 +680,41 @@ static void test_loop_robots_disallowed_never_fetched(void)
     test_httpd_stop(h);
 }
 
+/* robots.txt cut by a TCP reset: the host is deferred, and the log says why in curl's
+ * words, not only "unreachable" */
+static void test_loop_robots_unreachable_says_why(void)
+{
+    static char robots[64 * 1024];
+    memset(robots, '#', sizeof robots);
+    static const struct test_route routes[] = {
+        {"/robots.txt", 0, {.status = 200, .content_type = "text/plain", .body = robots,
+                            .body_len = sizeof robots, .fault = TEST_FAULT_RESET}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/0"), 0);
+    const struct log_line *l = find_line(&ctx, "/t/0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
+    /* "robots.txt unreachable (<curl's error>): host disallowed" */
+    const char *open = strstr(l->error, "robots.txt unreachable (");
+    const char *close = strstr(l->error, "): host disallowed");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(open);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(close);
+    const char *why = open + strlen("robots.txt unreachable (");
+    CU_ASSERT(close - why >= 8); /* a reason, not "" */
+    CU_ASSERT(strncmp(why, "status ", 7) != 0); /* a network error, not an HTTP status */
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
 static const char LINKS_PAGE[] =
     "<html><body>"
     "<a href=\"/r1\">r</a> <a href=\"/loop1\">l</a> <a href=\"/missing\">m</a> "
@@ -1394,6 +1429,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_depth_and_page_limits", test_loop_depth_and_page_limits);
     CU_add_test(s, "test_loop_politeness_delay", test_loop_politeness_delay);
     CU_add_test(s, "test_loop_robots_disallowed_never_fetched", test_loop_robots_disallowed_never_fetched);
+    CU_add_test(s, "test_loop_robots_unreachable_says_why", test_loop_robots_unreachable_says_why);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);

@@ -99,6 +99,8 @@ EOC
             "$SIMCRAWL" crawl --quiet --delay 0 --log "$H2/bad-robots.jsonl" "$h2_seed"
         expect_grep "\"url\":\"https://127.0.0.1:$h2_port/index.html\".*\"decision\":\"robots-disallowed\".*unreachable" \
             "$H2/bad-robots.jsonl" "crawl_h2: robots.txt unverified: the host is unreachable"
+        expect_grep "robots.txt unreachable ([^)]*certificate[^)]*): host disallowed" \
+            "$H2/bad-robots.jsonl" "crawl_h2: the log gives curl's reason for robots.txt"
         if grep -q '"decision":"new"' "$H2/bad.jsonl" "$H2/bad-robots.jsonl"; then
             bad "crawl_h2: a page was kept without a verified certificate: $(head -c 300 "$H2/bad.jsonl")"
         else
