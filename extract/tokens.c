@@ -202,13 +202,17 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
             unsigned char w = ascii_word[c];
             if (!w) {
                 t.tok_start = SIZE_MAX;
-            } else {
-                if (t.tok_start == SIZE_MAX) {
-                    rc = ex_buf_reserve(&t.out, 2);
-                    if (rc != EXTRACT_OK)
-                        goto fail;
-                    tok_begin(&t);
-                }
+                i++;
+                continue;
+            }
+            if (t.tok_start == SIZE_MAX) {
+                rc = ex_buf_reserve(&t.out, 2);
+                if (rc != EXTRACT_OK)
+                    goto fail;
+                tok_begin(&t);
+            }
+            /* this byte and the ASCII word bytes after it, in one loop */
+            do {
                 if (t.out.len - t.tok_start < EXTRACT_TOKEN_MAX_BYTES) {
                     if (t.out.len + 1 >= t.out.cap) {
                         rc = ex_buf_reserve(&t.out, 2);
@@ -217,8 +221,9 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
                     }
                     t.out.p[t.out.len++] = (char)w;
                 }
-            }
-            i++;
+                i++;
+            } while (i < len && (unsigned char)text[i] < 0x80 &&
+                     (w = ascii_word[(unsigned char)text[i]]) != 0);
             continue;
         }
         size_t j = i + 1;
