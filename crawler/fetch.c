@@ -215,6 +215,15 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
         t->abort = ABORT_TOOLARGE;
         return 0;
     }
+    if (r->len == r->head_len && r->len + n > t->cap) {
+        /* the first piece of the body: room for all of an announced Content-Length at
+         * once (the body then lands in one buffer without doubling and copying) */
+        curl_off_t cl = -1;
+        if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+            cl > 0 && (uint64_t)cl <= max)
+            (void)grow(&r->data, &t->cap, r->head_len + (size_t)cl, r->head_len + max);
+        /* (a failure here is only a missed shortcut: the grow below decides) */
+    }
     if (grow(&r->data, &t->cap, r->len + n, r->head_len + max) != 0) {
         t->abort = ABORT_TOOLARGE;
         return 0;
