@@ -16,8 +16,8 @@ LDFLAGS += $(SAN)
 
 # Debian packages the build and the tests need (pkg-config module in brackets):
 # libxml2 [libxml-2.0], utf8proc [libutf8proc], xxHash [libxxhash], libcurl [libcurl],
-# zlib [zlib], libdeflate [libdeflate] (WARC gzip members), brotli [libbrotlidec],
-# zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto],
+# zlib [zlib], libdeflate [libdeflate] and ISA-L [libisal] (WARC gzip members),
+# brotli [libbrotlidec], zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto],
 # libpsl [libpsl], inih [inih], jansson [jansson], CUnit [cunit],
 # libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures),
 # python3 (make demo serves its site with http.server), nginx-light openssl (the HTTP/2
@@ -25,11 +25,11 @@ LDFLAGS += $(SAN)
 DEB_PKGS := gcc make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3 \
-            nginx-light openssl libdeflate-dev
+            nginx-light openssl libdeflate-dev libisal-dev
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
-CRAWLER_PKGS := libcurl zlib libdeflate libbrotlidec libzstd libcrypto libpsl
+CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
 

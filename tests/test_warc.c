@@ -1276,6 +1276,79 @@ static void test_warc_writer_round_trip(void)
     free(gz);
 }
 
+/* Every gzip level writes records that zlib reads back byte for byte, one member each:
+ * levels 1-3 go through ISA-L, higher ones through libdeflate (warc_write.c); bodies
+ * empty, text-like (compressible) and random (incompressible, stored blocks) */
+static void test_warc_writer_levels_read_back(void)
+{
+    enum { TEXT = 300 * 1024, RANDOM = 200 * 1024 };
+    char *text = malloc(TEXT), *rnd = malloc(RANDOM);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rnd);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < TEXT;) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        i += (size_t)snprintf(text + i, TEXT - i, "<p class=\"w%u\">word %u and more</p>\n",
+                              (unsigned)(x % 50), (unsigned)(x % 1000));
+    }
+    for (size_t i = 0; i < RANDOM; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        rnd[i] = (char)(x >> 24);
+    }
+    const char *bodies[3] = {"", text, rnd};
+    size_t lens[3] = {0, strlen(text), RANDOM};
+    static const int levels[] = {1, 2, 3, 4, 6, 9};
+    for (size_t li = 0; li < sizeof levels / sizeof levels[0]; li++) {
+        char dir[] = "/tmp/simcrawl-test-warcl-XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+        char path[256];
+        snprintf(path, sizeof path, "%s/l.warc.gz", dir);
+        struct crawl_warc_writer *w;
+        struct crawl_warc_writer_opts o = {.gzip_level = levels[li]};
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+        for (int b = 0; b < 3; b++) {
+            struct crawl_warc_exchange ex = {.uri = "http://127.0.0.1/l.html",
+                                             .head = "HTTP/1.1 200 OK\r\n\r\n",
+                                             .head_len = 19,
+                                             .body = bodies[b],
+                                             .body_len = lens[b]};
+            CU_ASSERT_EQUAL(crawl_warc_write_response(w, &ex, NULL), CRAWL_OK);
+        }
+        CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+        struct stat st;
+        CU_ASSERT_EQUAL(stat(path, &st), 0);
+        /* compressed: well under the bodies' size (the random one cannot shrink) */
+        CU_ASSERT((size_t)st.st_size < lens[1] / 3 + lens[2] + 4096);
+        struct errs e = {0};
+        struct crawl_warc_opts ro = {0, on_error, &e};
+        struct crawl_warc_reader *r;
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(path, &ro, &r), CRAWL_OK);
+        const struct crawl_warc_record *rec;
+        CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+        CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
+        for (int b = 0; b < 3; b++) {
+            const char *d;
+            size_t l;
+            CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK); /* no request given */
+            CU_ASSERT_STRING_EQUAL(rec->type, "response");
+            CU_ASSERT_EQUAL_FATAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+            CU_ASSERT_EQUAL(l, 19 + lens[b]);
+            CU_ASSERT_TRUE(l == 19 + lens[b] && memcmp(d + 19, bodies[b], lens[b]) == 0);
+            char dig[CRAWL_DIGEST_SIZE];
+            CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+            CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
+        }
+        CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
+        CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 1); /* one member per record */
+        CU_ASSERT_EQUAL(e.n, 0);
+        crawl_warc_reader_free(r);
+        unlink(path);
+        rmdir(dir);
+    }
+    free(text);
+    free(rnd);
+}
+
 static void test_warc_writer_rotation_and_plain(void)
 {
     char dir[] = "/tmp/simcrawl-test-warcr-XXXXXX";
@@ -1653,6 +1726,7 @@ void test_warc_register(void)
     CU_add_test(s, "test_warc_wget_http_blocks", test_warc_wget_http_blocks);
     CU_add_test(s, "test_warc_wget_damaged_copies", test_warc_wget_damaged_copies);
     CU_add_test(s, "test_warc_writer_round_trip", test_warc_writer_round_trip);
+    CU_add_test(s, "test_warc_writer_levels_read_back", test_warc_writer_levels_read_back);
     CU_add_test(s, "test_warc_writer_rotation_and_plain", test_warc_writer_rotation_and_plain);
     CU_add_test(s, "test_warc_writer_copy_is_byte_exact", test_warc_writer_copy_is_byte_exact);
     CU_add_test(s, "test_warc_writer_prepare_on_threads", test_warc_writer_prepare_on_threads);
