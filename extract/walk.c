@@ -231,10 +231,14 @@ static int word_plain(uint64_t x)
 static void add_text(struct state *st, const char *s, size_t n)
 {
     struct ex_walk *w = st->w;
-    enum extract_code rc = ex_buf_reserve(&w->text, n + 1);
-    if (rc != EXTRACT_OK) {
-        fail(st, rc);
-        return;
+    /* room for n + 1 bytes and the NUL (ex_buf_reserve's own test, without the call
+     * when there is room, as there nearly always is once the buffer has grown) */
+    if (w->text.cap - w->text.len < n + 2) {
+        enum extract_code rc = ex_buf_reserve(&w->text, n + 1);
+        if (rc != EXTRACT_OK) {
+            fail(st, rc);
+            return;
+        }
     }
     char *o = w->text.p + w->text.len;
     char *start = w->text.p + st->blk_off;
