@@ -2,10 +2,13 @@
 # Crawl benchmark (docs/BENCHMARKS.md "## Crawl"): the python3.11-doc HTML site served by
 # nginx on 127.0.0.1 (random free port, a temporary nginx.conf, run in the foreground in
 # the background and killed after), crawled by `simcrawl crawl` (no delay, 8 connections)
-# and by `wget2 -r` (8 threads) in the same run, RUNS times alternately; medians.
-# Then the floor: `simcrawl fingerprint` over the same files (the parse + fingerprint work
-# the crawl must do), and the focused-crawl comparison (--topic vs breadth-first at the
-# same page budget, on-topic = the page's main text says a topic word >= ONTOPIC_MIN times).
+# and by `wget2 -r` (8 threads), then crawled again without the WARC, then the floor:
+# `simcrawl fingerprint` over the same files (the parse + fingerprint work the crawl must
+# do), the four in turn RUNS times; medians of wall time and of CPU time (user + system,
+# children included, from wait4). The loop overhead is the crawl's CPU without the WARC
+# beyond the floor's, as a share of the former. Then the focused-crawl comparison (--topic
+# vs breadth-first at the same page budget, on-topic = the page's main text says a topic
+# word >= ONTOPIC_MIN times).
 # Usage: sh tests/bench/bench_crawl.sh [RUNS]   (BUILD, CACHE as in tests/bench/run.sh)
 set -eu
 RUNS=${1:-5}
@@ -52,49 +55,52 @@ for i in $(seq 50); do
 done
 SEED=http://127.0.0.1:$PORT/index.html
 
-now() { date +%s.%N; }
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# run OUT CMD...: runs CMD (output discarded) and appends "wall cpu maxrss_kb" to OUT, CPU
+# being user + system time of CMD and every process it waited for (wait4's rusage)
+run() {
+    python3 -c '
+import os, sys, time, subprocess
+t = time.monotonic()
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+with open(sys.argv[1], "a") as f:
+    f.write("%.3f %.3f %d\n" % (time.monotonic() - t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss))
+' "$@"
+}
+col() { awk -v c="$1" '{print $c}' "$2" | median; }
 
-: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/proc.t"; : >"$W/rss.t"
+# Per run, in turn: the crawl with WARC + log, wget2, the crawl with the log only, and the
+# floor (the same pages through the same parse + fingerprint pipeline, no network, two
+# processes for the two cores): all four under the same conditions.
+find "$PYDOC" -name '*.html' | sort >"$W/html.lst"
+: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/nowarc.t"; : >"$W/fp.t"
 for r in $(seq "$RUNS"); do
-    t0=$(now)
-    "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
-        --warc "$W/crawl.warc.gz" --log "$W/crawl.jsonl" "$SEED" 2>"$W/sim.err"
-    t1=$(now)
-    echo "$t0 $t1" | awk '{print $2 - $1}' >>"$W/sim.t"
-    sed -n 's/.*parse+fingerprint time \([0-9.]*\) s.*/\1/p' "$W/sim.err" >>"$W/proc.t"
-    sed -n 's/.*peak memory \([0-9.]*\) MB.*/\1/p' "$W/sim.err" >>"$W/rss.t"
+    run "$W/sim.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
+        --warc "$W/crawl.warc.gz" --log "$W/crawl.jsonl" "$SEED"
     rm -rf "$W/wget"
-    t0=$(now)
-    wget2 -q -r -l inf --no-parent --max-threads=8 -P "$W/wget" "$SEED" >/dev/null 2>&1 || true
-    t1=$(now)
-    echo "$t0 $t1" | awk '{print $2 - $1}' >>"$W/wget.t"
+    run "$W/wget.t" wget2 -q -r -l inf --no-parent --max-threads=8 -P "$W/wget" "$SEED"
+    run "$W/nowarc.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
+        --log "$W/nowarc.jsonl" "$SEED"
+    run "$W/fp.t" xargs -a "$W/html.lst" -P 2 -n 300 "$SIMCRAWL" fingerprint --
 done
 pages=$(grep -c '"decision":"new"' "$W/crawl.jsonl" || true)
 urls=$(wc -l <"$W/crawl.jsonl")
 wfiles=$(find "$W/wget" -type f | wc -l)
 whtml=$(find "$W/wget" -type f -name '*.html' | wc -l)
-sim=$(median <"$W/sim.t")
-wg=$(median <"$W/wget.t")
-proc=$(median <"$W/proc.t")
-rss=$(median <"$W/rss.t")
+warc_mb=$(du -m "$W/crawl.warc.gz" | awk '{print $1}')
+sim=$(col 1 "$W/sim.t"); sim_cpu=$(col 2 "$W/sim.t"); rss=$(col 3 "$W/sim.t")
+wg=$(col 1 "$W/wget.t"); wg_cpu=$(col 2 "$W/wget.t")
+nw=$(col 1 "$W/nowarc.t"); nw_cpu=$(col 2 "$W/nowarc.t")
+fp=$(col 1 "$W/fp.t"); fp_cpu=$(col 2 "$W/fp.t")
 
-# The floor: the same pages through the same pipeline, no network, over 2 processes.
-find "$PYDOC" -name '*.html' | sort >"$W/html.lst"
-: >"$W/fp.t"
-for r in $(seq "$RUNS"); do
-    t0=$(now)
-    xargs -a "$W/html.lst" -P 2 -n 300 "$SIMCRAWL" fingerprint -- >/dev/null 2>&1 || true
-    t1=$(now)
-    echo "$t0 $t1" | awk '{print $2 - $1}' >>"$W/fp.t"
-done
-fp=$(median <"$W/fp.t")
-
-echo "crawl of python3.11-doc over nginx on loopback, $RUNS runs, medians:"
-printf '  %-44s %8s %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+log)" "${sim} s" "($urls URLs, $pages new pages; peak RSS $rss MB)"
-printf '  %-44s %8s %s\n' "wget2 -r --max-threads=8" "${wg} s" "($wfiles files, $whtml html)"
-printf '  %-44s %8s\n' "floor: simcrawl fingerprint, same pages, -P 2" "${fp} s"
-echo "$sim $wg $fp $proc" | awk '{printf "  ratio simcrawl / wget2: %.2fx; loop overhead beyond the parse floor: %.0f%% of the crawl time (parse+fingerprint inside the crawl: %.2f s of worker time)\n", $1 / $2, ($1 - $3) / $1 * 100, $4}'
+echo "crawl of python3.11-doc over nginx on loopback, $RUNS runs, medians (wall / CPU user+sys):"
+printf '  %-46s %7s s / %5s s  %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+log)" "$sim" "$sim_cpu" \
+    "($urls URLs, $pages new pages, WARC $warc_mb MB; peak RSS $(echo "$rss" | awk '{printf "%.1f", $1 / 1024}') MB)"
+printf '  %-46s %7s s / %5s s  %s\n' "wget2 -r --max-threads=8" "$wg" "$wg_cpu" "($wfiles files, $whtml html)"
+printf '  %-46s %7s s / %5s s\n' "simcrawl crawl, log only (no WARC)" "$nw" "$nw_cpu"
+printf '  %-46s %7s s / %5s s\n' "floor: simcrawl fingerprint, same pages, -P 2" "$fp" "$fp_cpu"
+echo "$sim $wg $nw $nw_cpu $fp_cpu" | awk '{printf "  simcrawl / wget2: %.2fx with the WARC, %.2fx without; loop overhead (CPU of the crawl without WARC beyond the floor'"'"'s): %.0f%%\n", $1 / $2, $3 / $2, ($4 - $5) / $4 * 100}'
 
 # Focused crawl against breadth-first at the same page budget.
 BUDGET=${BUDGET:-60}
