@@ -60,6 +60,9 @@
  *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
  *     characters, it is redone without the "unlikely" marks (readability's retry), and
  *     the longer result is used if it is much longer.
+ * 10. Hubs and stubs: when the result has fewer than HUB_WORDS words, the link-heavy
+ *     blocks of its container (or of the main landmark, or of the page) are kept too: a
+ *     table of contents or a stub is told from its siblings by its links (keep_hub_links).
  * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
  * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
  * Web Corpora" (jusText, 2011); Mozilla readability.js (Readability.js, Apache-2.0).
@@ -79,6 +82,7 @@
 #define TEASER_CHARS 400 /* a standfirst under a linked headline is shorter */
 #define SHORT_BLOCK_CHARS 40 /* shorter kept blocks need a kept neighbour (jusText) */
 #define TEASER_RUN 2     /* linked headline + standfirst pairs that make a teaser list */
+#define HUB_WORDS 50     /* a shorter result is a hub or stub: its links are its text */
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
@@ -720,7 +724,70 @@ static size_t kept_chars(const struct ex_walk *w)
     return n;
 }
 
-void ex_boiler_select(struct ex_walk *w)
+/* The lowest common ancestor of the kept blocks' elements; EX_NONE when none is kept or
+ * they share no element. */
+static uint32_t kept_container(const struct ex_walk *w)
+{
+    uint32_t lca = EX_NONE;
+    int any = 0;
+    for (size_t b = 0; b < w->n_blocks; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (!(blk->flags & EX_B_KEEP))
+            continue;
+        uint32_t x = blk->elem;
+        if (x == EX_NONE)
+            return EX_NONE;
+        if (!any) {
+            lca = x;
+            any = 1;
+            continue;
+        }
+        while (lca != EX_NONE && x != lca && !is_ancestor(w, lca, x))
+            lca = w->elems[lca].parent;
+        if (lca == EX_NONE)
+            return EX_NONE;
+    }
+    return lca;
+}
+
+/*
+ * 10. Hubs and stubs: a result under HUB_WORDS words is not enough to tell the page from
+ * its siblings (a table of contents, an index of links, a one-line stub whose operand list
+ * is all links), so the link-heavy blocks are content after all: every visible block of
+ * the kept blocks' container, or, when nothing was kept, of the main landmark
+ * (<main>/<article>/role=main) or else of the whole page (boilerplate by tag or ARIA role
+ * and hidden elements stay out).
+ */
+static void keep_hub_links(struct ex_walk *w)
+{
+    size_t words = 0;
+    for (size_t b = 0; b < w->n_blocks; b++)
+        if (w->blocks[b].flags & EX_B_KEEP)
+            words += w->blocks[b].words;
+    if (words >= HUB_WORDS)
+        return;
+    uint32_t c = kept_container(w);
+    uint32_t lo = 0, hi = (uint32_t)w->n_blocks;
+    int in_main = 0;
+    if (c != EX_NONE) {
+        lo = w->elems[c].first_block;
+        hi = w->elems[c].end_block;
+    } else {
+        for (size_t i = 0; i < w->n_elems && !in_main; i++)
+            in_main = (w->elems[i].flags & EX_E_ARTICLE) != 0;
+    }
+    for (uint32_t b = lo; b < hi; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        if (!visible_block(w, blk, CLEAN))
+            continue;
+        if (in_main && (blk->elem == EX_NONE || !(w->elems[blk->elem].flags & EX_E_ARTICLE)))
+            continue;
+        blk->flags |= EX_B_KEEP;
+    }
+}
+
+/* Steps 1-9, with readability's retries. */
+static void select_content(struct ex_walk *w)
 {
     /* readability: when the result is short, retry without judging by class and id,
      * and keep the longest result */
@@ -746,4 +813,10 @@ nomem:
     /* out of memory: everything visible is still a sane answer */
     for (size_t b = 0; b < w->n_blocks; b++)
         w->blocks[b].flags |= EX_B_KEEP;
+}
+
+void ex_boiler_select(struct ex_walk *w)
+{
+    select_content(w);
+    keep_hub_links(w);
 }

@@ -321,6 +321,54 @@ static void test_extract_text_sphinx_nav(void)
     extract_doc_free(db);
 }
 
+#define HUB_FMT \
+    "<html><body><div class='related' role='navigation'><ul><li><a href='i.html'>index" \
+    "</a></li></ul></div><div class='body' role='main'><section><h1>%s</h1>" \
+    "<p>Instruction input.</p><p>Size: 1 dword.</p><p>Operands:</p><ul>%s</ul></section></div>" \
+    "<div class='sphinxsidebar' role='navigation'><ul><li><a href='#'>Sidebar entry</a>" \
+    "</li></ul></div></body></html>"
+
+static void test_extract_text_hub_links(void)
+{
+    /* a table of contents: the links are the page's text, the navigation is not */
+    struct extract_doc *d = parse(
+        "<html><body><div role='navigation'><a href='/'>Home</a> <a href='/x'>Other</a></div>"
+        "<div role='main'><h1>3. Developer Docs</h1><p>Contents:</p><ul>"
+        "<li><a href='a.html'>3.1. Debug Checks</a></li><li><a href='b.html'>3.2. Inlining</a>"
+        "</li><li><a href='c.html'>3.3. Initializer List</a></li><li><a href='d.html'>3.4. "
+        "Nullability Checks</a></li><li><a href='e.html'>3.5. Region Store</a></li></ul></div>"
+        "<footer><a href='/c'>Copyright notice</a></footer></body></html>");
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "3. Developer Docs"));
+    CU_ASSERT(contains(t, "3.1. Debug Checks"));
+    CU_ASSERT(contains(t, "3.5. Region Store"));
+    CU_ASSERT(!contains(t, "Home"));
+    CU_ASSERT(!contains(t, "Copyright"));
+    extract_doc_free(d);
+
+    /* two stubs that differ only in their (all-link) operand lists differ in text */
+    char a[2048], b[2048];
+    snprintf(a, sizeof a, HUB_FMT, "src",
+             "<li><a href='v'>v</a></li><li><a href='s'>s</a></li><li><a href='f'>flat_scratch"
+             "</a></li><li><a href='x'>xnack_mask</a></li><li><a href='vcc'>vcc</a></li>");
+    snprintf(b, sizeof b, HUB_FMT, "src",
+             "<li><a href='v'>v</a></li><li><a href='s'>s</a></li><li><a href='f'>flat_scratch"
+             "</a></li><li><a href='t'>trap</a></li><li><a href='l'>lds_direct</a></li>");
+    struct extract_doc *da = parse(a), *db = parse(b);
+    CU_ASSERT(contains(text_of(da), "xnack_mask"));
+    CU_ASSERT(contains(text_of(db), "lds_direct"));
+    CU_ASSERT(contains(text_of(da), "Instruction input."));
+    CU_ASSERT(!contains(text_of(da), "Sidebar entry"));
+    CU_ASSERT(!contains(text_of(da), "index"));
+    extract_doc_free(da);
+    extract_doc_free(db);
+
+    /* a page with enough text of its own still loses its link lists */
+    d = parse(blog_page);
+    CU_ASSERT(!contains(text_of(d), "Archive"));
+    extract_doc_free(d);
+}
+
 /* ---- links and metadata ---- */
 
 static void test_extract_links_resolved(void)
@@ -790,6 +838,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_text_whitespace", test_extract_text_whitespace);
     CU_add_test(s, "test_extract_text_blocks", test_extract_text_blocks);
     CU_add_test(s, "test_extract_text_sphinx_nav", test_extract_text_sphinx_nav);
+    CU_add_test(s, "test_extract_text_hub_links", test_extract_text_hub_links);
     CU_add_test(s, "test_extract_links_resolved", test_extract_links_resolved);
     CU_add_test(s, "test_extract_links_rfc3986", test_extract_links_rfc3986);
     CU_add_test(s, "test_extract_links_no_base", test_extract_links_no_base);
