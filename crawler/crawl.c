@@ -74,7 +74,7 @@ enum crawl_code crawl_verdict_set(char **field, const char *value)
 enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url, float priority)
 {
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise(url, v->base, &canon);
+    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
     if (rc == CRAWL_EURL || (rc == CRAWL_OK && v->n_links >= VERDICT_MAX_LINKS)) {
         free(canon);
         v->links_invalid++;
@@ -110,6 +110,7 @@ static void verdict_init(struct crawl_verdict *v, const char *base)
     v->relevance = NAN;
     v->expand = 1;
     v->base = base;
+    v->base_fast = -1;
 }
 
 static void verdict_release(struct crawl_verdict *v)

@@ -771,6 +771,7 @@ struct crawl_verdict {
     size_t n_links, cap_links;
     size_t links_invalid; /* not http(s) or malformed: dropped */
     const char *base;     /* the page URL (set by the crawler) */
+    int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
 };
 
 /* *field = a copy of value (NULL clears). For duplicate_of, canonical, error. */

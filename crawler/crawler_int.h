@@ -47,6 +47,11 @@ char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char 
 
 /* ---- URLs (crawler/url.c) ---- */
 
+/* crawl_url_canonicalise() for many URLs against one base: *base_fast remembers whether
+ * the base is canonical (the fast path's test); start it at -1 (not known yet). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_memo(const char *url, const char *base,
+                                                              int *base_fast, char **out);
+
 /*
  * crawl_url_canonicalise() without its fast path for URLs already canonical: always
  * through curl's URL API. The same contract and results; for the tests and the fuzz

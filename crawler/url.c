@@ -189,12 +189,23 @@ static char ascii_lower(char c)
  * Returns the length of the canonical form (the input up to the fragment), or 0 when the
  * slow path must decide. tests/test_url.c and tests/fuzz/fuzz_url.c check fast == slow.
  */
+/* 1 for the path bytes the fast path takes as they are: unreserved, sub-delims, ":" "@" "/" */
+static const unsigned char fast_pchar_tab[256] = {
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
+    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1,
+    ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1,
+    ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['-'] = 1, ['.'] = 1,
+    ['_'] = 1, ['~'] = 1, ['!'] = 1, ['$'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1,
+    ['*'] = 1, ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1, [':'] = 1, ['@'] = 1, ['/'] = 1,
+};
+
 static int fast_pchar(unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~' || c == '!' || c == '$' || c == '&' ||
-           c == '\'' || c == '(' || c == ')' || c == '*' || c == '+' || c == ',' || c == ';' ||
-           c == '=' || c == ':' || c == '@' || c == '/';
+    return fast_pchar_tab[c];
 }
 
 static int upper_hex(unsigned char c)
@@ -312,16 +323,31 @@ static size_t canon_fast(const char *url)
     return keep;
 }
 
-enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char **out)
+enum crawl_code crawl_url_canonicalise_memo(const char *url, const char *base, int *base_fast,
+                                            char **out)
 {
     size_t n;
     /* An absolute URL replaces the base, provided the base itself parses (the slow path
      * refuses everything against a bad base): a canonical base surely does. */
-    if (url && (n = canon_fast(url)) > 0 && (!base || !*base || canon_fast(base) > 0)) {
-        *out = strndup(url, n);
-        return *out ? CRAWL_OK : CRAWL_ENOMEM;
+    if (url && (n = canon_fast(url)) > 0) {
+        int ok = !base || !*base;
+        if (!ok) {
+            if (*base_fast < 0)
+                *base_fast = canon_fast(base) > 0;
+            ok = *base_fast;
+        }
+        if (ok) {
+            *out = strndup(url, n);
+            return *out ? CRAWL_OK : CRAWL_ENOMEM;
+        }
     }
     return crawl_url_canonicalise_curl(url, base, out);
+}
+
+enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char **out)
+{
+    int base_fast = -1;
+    return crawl_url_canonicalise_memo(url, base, &base_fast, out);
 }
 
 enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base, char **out)
