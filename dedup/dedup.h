@@ -40,16 +40,15 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 1) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 2) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
- * its shingles of DEDUP_SHINGLE_K = 1 word, i.e. the words, hashed with
- * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs round(256 * sqrt(tf) [* idf]);
+ * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
+ * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs round(256 * tf^(7/8) [* idf]);
  * bit i of the simhash is 1 iff the weighted sum of +w (bit i of the hash set) / -w (clear)
  * is > 0. Bit 0 is the least significant bit; printed as 16 lower-case hex digits.
- * (Why words and sqrt(tf): the measurements in docs/FINGERPRINT.md section 3.)
+ * (Why words + pairs and tf^(7/8): the measurements in docs/FINGERPRINT.md section 3.)
  */
-#define DEDUP_FINGERPRINT_VERSION 1
-#define DEDUP_SHINGLE_K 1                     /* words per shingle (a shingle = a word) */
+#define DEDUP_FINGERPRINT_VERSION 2
 #define DEDUP_SEED 0x73696d6372617731ull      /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u                 /* fixed-point 1.0 of a weight */
 #define DEDUP_MIN_TOKENS 5u                   /* default minimum: 5 tokens (words) */

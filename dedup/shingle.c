@@ -1,15 +1,16 @@
 /*
- * Shingle features of a document (docs/FINGERPRINT.md, version 1, sections "Shingles"
+ * Shingle features of a document (docs/FINGERPRINT.md, version 2, sections "Shingles"
  * and "Weights").
  *
  * The input is the token string of extract_tokens(): tokens separated by exactly one
- * space. A shingle is the byte substring "w1 ... wK" of DEDUP_SHINGLE_K consecutive
- * tokens (version 1: K = 1, a shingle is one word), hashed in place (no copy) with
- * XXH3_64bits_withSeed(ptr, len, DEDUP_SEED) (xxHash, doc/xxhash_spec.md). The code
- * slides a window of any K; FINGERPRINT.md section 3 says why version 1 takes K = 1.
- * Term frequencies are counted in an open-addressing table keyed by the hash itself
- * (XXH3 output is already uniform: slot = hash & mask); each distinct shingle then weighs
- * round(256 * sqrt(tf) * idf), an integer (IEEE-754 sqrt is exactly rounded, so every
+ * space. The shingles are every token (a word) and every byte substring "w1 w2" of two
+ * consecutive tokens (a word pair), each hashed in place (no copy) with
+ * XXH3_64bits_withSeed(ptr, len, DEDUP_SEED) (xxHash, doc/xxhash_spec.md); a word and a
+ * pair never have the same bytes (a pair holds a space). FINGERPRINT.md section 3 says
+ * why version 2 takes words and pairs. Term frequencies are counted in an
+ * open-addressing table keyed by the hash itself (XXH3 output is already uniform: slot =
+ * hash & mask); each distinct shingle then weighs round(256 * tf^(7/8) * idf), an
+ * integer computed with three IEEE-754 square roots (each exactly rounded, so every
  * platform gets the same weights), and the simhash accumulates exactly.
  * Also the exact cosine and Jaccard similarities of two feature sets (for `compare`).
  */
@@ -45,11 +46,23 @@ uint64_t dedup_features_hash(const struct dedup_features *f, size_t i) { return 
 uint32_t dedup_features_weight(const struct dedup_features *f, size_t i) { return f->weight[i]; }
 uint32_t dedup_features_tf(const struct dedup_features *f, size_t i) { return f->tf[i]; }
 
+/* tf^(7/8) = tf^(1/2) * tf^(1/4) * tf^(1/8), multiplied in this order: square roots
+ * and products are exactly rounded in IEEE-754, pow() is not required to be. */
+static double tf_power(uint32_t tf)
+{
+    double s1 = sqrt((double)(tf ? tf : 1));
+    double s2 = sqrt(s1);
+    double s3 = sqrt(s2);
+    double p = s1 * s2;
+    return p * s3;
+}
+
 uint32_t dedup_weight(uint32_t tf, double idf)
 {
     if (tf <= 1 && idf == 1.0)
         return DEDUP_WEIGHT_ONE;
-    double w = round((double)DEDUP_WEIGHT_ONE * sqrt((double)(tf ? tf : 1)) * idf);
+    double t = tf_power(tf);
+    double w = round((double)DEDUP_WEIGHT_ONE * t * idf);
     if (!(w >= 1.0)) /* also catches NaN */
         return 1;
     if (w > (double)DEDUP_WEIGHT_MAX)
@@ -173,32 +186,26 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
     f->n_tokens = n_tokens;
     if (n_tokens == 0 || n_tokens < min_tokens)
         return DEDUP_ETOOSHORT;
-    size_t n_shingles = n_tokens >= DEDUP_SHINGLE_K ? n_tokens - (DEDUP_SHINGLE_K - 1) : 1;
+    size_t n_shingles = 2 * n_tokens - 1; /* n words and n - 1 word pairs */
 
     enum dedup_code rc = reserve(f, n_shingles);
     if (rc != DEDUP_OK)
         return rc;
 
-    /* Pass 2: slide a window of K token starts over the string, hashing each shingle in
-     * place: the shingle starting at token i ends where token i + K - 1 ends. */
-    if (n_tokens < DEDUP_SHINGLE_K) {
-        add_shingle(f, tokens, len);
-    } else {
+    /* Pass 2: each token, then the pair it ends (from the previous token's start to its
+     * own end, the space between included), hashed in place. */
+    {
         const char *end = tokens + len;
-        const char *start[DEDUP_SHINGLE_K]; /* ring of the last K token starts */
-        const char *p = tokens;
-        size_t seen = 0;
+        const char *p = tokens, *prev = NULL;
         for (;;) {
             const char *sp = memchr(p, ' ', (size_t)(end - p));
             const char *tok_end = sp ? sp : end;
-            start[seen % DEDUP_SHINGLE_K] = p;
-            seen++;
-            if (seen >= DEDUP_SHINGLE_K) {
-                const char *s = start[(seen - DEDUP_SHINGLE_K) % DEDUP_SHINGLE_K];
-                add_shingle(f, s, (size_t)(tok_end - s));
-            }
+            add_shingle(f, p, (size_t)(tok_end - p));
+            if (prev)
+                add_shingle(f, prev, (size_t)(tok_end - prev));
             if (!sp)
                 break;
+            prev = p;
             p = sp + 1;
         }
     }

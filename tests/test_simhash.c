@@ -23,7 +23,6 @@ extern void test_simhash_register(void);
 
 /* ---- the independent reference: docs/FINGERPRINT.md, read literally ---- */
 
-#define REF_K 1 /* FINGERPRINT.md section 3: words per shingle */
 
 /* Returns 0 and the fingerprint, or -1 when fewer than min_tokens tokens. Token strings
  * here are well-formed (single spaces). idf may be NULL. */
@@ -46,20 +45,22 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
     }
     if (n == 0 || n < min_tokens)
         return -1;
-    /* shingles of REF_K tokens (the whole string when shorter), copied out and hashed */
-    size_t ns = n >= REF_K ? n - (REF_K - 1) : 1;
+    /* shingles: every word, then every pair of consecutive words "w1 w2", copied out and
+     * hashed (the order does not matter to the result) */
+    size_t ns = 2 * n - 1;
     uint64_t *h = malloc(ns * sizeof *h);
     CU_ASSERT_FATAL(h != NULL);
     char buf[1 << 14];
-    for (size_t i = 0; i < ns; i++) {
-        size_t k = n >= REF_K ? REF_K : n, bl = 0;
-        for (size_t j = 0; j < k; j++) {
-            if (j)
-                buf[bl++] = ' ';
-            memcpy(buf + bl, tok[i + j], tlen[i + j]);
-            bl += tlen[i + j];
-        }
-        h[i] = XXH3_64bits_withSeed(buf, bl, 0x73696d6372617731ull);
+    for (size_t i = 0; i < n; i++)
+        h[i] = XXH3_64bits_withSeed(tok[i], tlen[i], 0x73696d6372617731ull);
+    for (size_t i = 0; i + 1 < n; i++) {
+        size_t bl = 0;
+        memcpy(buf, tok[i], tlen[i]);
+        bl += tlen[i];
+        buf[bl++] = ' ';
+        memcpy(buf + bl, tok[i + 1], tlen[i + 1]);
+        bl += tlen[i + 1];
+        h[n + i] = XXH3_64bits_withSeed(buf, bl, 0x73696d6372617731ull);
     }
     /* distinct features, tf by comparing every pair, weights, the per-bit loop */
     long long v[64] = {0};
@@ -80,7 +81,9 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
             double N = (double)dedup_idf_doc_count(idf), df = (double)dedup_idf_df(idf, h[i]);
             idfv = 1.0 + log((N + 1.0) / (df + 1.0));
         }
-        long long w = (long long)round(256.0 * sqrt((double)tf) * idfv);
+        /* tf^(7/8) as the product of the 2nd, 4th and 8th roots (section 5) */
+        double r2 = sqrt((double)tf), r4 = sqrt(r2), r8 = sqrt(r4);
+        long long w = (long long)round(256.0 * (r2 * r4 * r8) * idfv);
         for (int b = 0; b < 64; b++)
             v[b] += ((h[i] >> b) & 1) ? w : -w;
     }
@@ -168,13 +171,15 @@ static void test_simhash_golden_vectors(void)
         size_t ntok;
         if (strcmp(f[0], "hash") == 0 && nf == 3) {
             CU_ASSERT_EQUAL(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
-            /* a string of one token is one shingle: its one feature is its hash */
-            if (f[2][0] && !strchr(f[2], ' ')) {
+            /* a string of one token is one shingle: its one feature is its hash; in a
+             * string of two tokens the pair is the third feature (word, word, pair) */
+            const char *sp = strchr(f[2], ' ');
+            if (f[2][0] && (!sp || !strchr(sp + 1, ' '))) {
                 struct dedup_features *fs = dedup_features_new();
                 CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fs, f[2], strlen(f[2]), &min1),
                                       DEDUP_OK);
-                CU_ASSERT_EQUAL(dedup_features_count(fs), 1);
-                CU_ASSERT_EQUAL(dedup_features_hash(fs, 0), want);
+                CU_ASSERT_EQUAL(dedup_features_count(fs), sp ? 3 : 1);
+                CU_ASSERT_EQUAL(dedup_features_hash(fs, sp ? 2 : 0), want);
                 dedup_features_free(fs);
             }
             CU_ASSERT_EQUAL(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_SEED), want);
@@ -303,14 +308,16 @@ static void test_simhash_tie_rule(void)
     CU_ASSERT_EQUAL(dedup_simhash_naive(h, same, 2), h[0] & h[1]);
     /* the heavier feature wins every disagreement */
     CU_ASSERT_EQUAL(dedup_simhash_fast(h, heavier, 2), h[0]);
-    /* a token string of two alternating words with equal tf: fp = h1 & h2 */
+    /* "a b": three features of weight 256 (a, b, "a b"), no tie possible: each bit is the
+     * majority of the three hashes' bits */
     struct dedup_features *f = dedup_features_new();
-    const char *s = "a b a b a b";
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 2);
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 3);
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 3);
-    CU_ASSERT_EQUAL(dedup_simhash(f), dedup_features_hash(f, 0) & dedup_features_hash(f, 1));
+    struct dedup_opts min1 = {0};
+    min1.min_tokens = 1;
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "a b", 3, &min1), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 3);
+    uint64_t x = dedup_features_hash(f, 0), y = dedup_features_hash(f, 1), z = dedup_features_hash(f, 2);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 2), 256);
+    CU_ASSERT_EQUAL(dedup_simhash(f), (x & y) | (x & z) | (y & z));
     dedup_features_free(f);
 }
 
@@ -337,27 +344,37 @@ static void test_simhash_bit_order(void)
 
 static void test_simhash_weights(void)
 {
+    /* 256 * tf^(7/8) */
     CU_ASSERT_EQUAL(dedup_weight(1, 1.0), 256);
-    CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 362); /* 256 * sqrt 2 = 362.04 */
-    CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 443); /* 443.41 */
-    CU_ASSERT_EQUAL(dedup_weight(4, 1.0), 512); /* exact */
-    CU_ASSERT_EQUAL(dedup_weight(100, 1.0), 2560);
+    CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 470);  /* 469.51 */
+    CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 669);  /* 669.45 */
+    CU_ASSERT_EQUAL(dedup_weight(4, 1.0), 861);  /* 861.08 */
+    CU_ASSERT_EQUAL(dedup_weight(5, 1.0), 1047); /* 1046.74 */
+    CU_ASSERT_EQUAL(dedup_weight(100, 1.0), 14396);
+    CU_ASSERT_EQUAL(dedup_weight(256, 1.0), 32768); /* exact: 256^(7/8) = 128 */
     CU_ASSERT_EQUAL(dedup_weight(1, 2.0), 512);
-    CU_ASSERT_EQUAL(dedup_weight(2, 1.5), 543); /* 543.06 */
+    CU_ASSERT_EQUAL(dedup_weight(2, 1.5), 704); /* 704.26 */
     CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
-    /* "a b a b a b a b a": shingles (words) a x5, b x4 */
+    /* "a b a b a b a b a": words a x5, b x4; pairs "a b" x4, "b a" x4 */
     struct dedup_features *f = dedup_features_new();
     const char *s = "a b a b a b a b a";
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_features_shingle_count(f), 9);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 2);
+    CU_ASSERT_EQUAL(dedup_features_shingle_count(f), 17);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 4);
     CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a", 1, DEDUP_SEED));
     CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 5);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 572); /* 572.43 */
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 1047);
+    CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("b", 1, DEDUP_SEED));
     CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 4);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 512);
-    /* the heavier (tf 5) shingle decides every bit */
-    CU_ASSERT_EQUAL(dedup_simhash(f), dedup_features_hash(f, 0));
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 861);
+    size_t ab = dedup_features_find(f, XXH3_64bits_withSeed("a b", 3, DEDUP_SEED));
+    size_t ba = dedup_features_find(f, XXH3_64bits_withSeed("b a", 3, DEDUP_SEED));
+    CU_ASSERT_FATAL(ab != (size_t)-1 && ba != (size_t)-1);
+    CU_ASSERT_EQUAL(dedup_features_tf(f, ab), 4);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, ba), 861);
+    uint64_t want;
+    CU_ASSERT_EQUAL(ref_fingerprint(s, 5, NULL, &want), 0);
+    CU_ASSERT_EQUAL(dedup_simhash(f), want);
     dedup_features_free(f);
 }
 
@@ -366,14 +383,14 @@ static void test_simhash_shingle_edges(void)
     struct dedup_features *f = dedup_features_new();
     struct dedup_opts min1 = {0};
     min1.min_tokens = 1;
+    /* n tokens make n words and n - 1 pairs */
     static const struct {
         const char *s;
         size_t tokens, shingles;
         size_t distinct;
-    } cases[] = {{"w", 1, 1, 1},         {"w v", 2, 2, 2},         {"w v u", 3, 3, 3},
-                 {"w v u t", 4, 4, 4},   {"w v u t s", 5, 5, 5},   {"東 京", 2, 2, 2},
-                 {"w w w", 3, 3, 1},     {"w v w v w", 5, 5, 2}};
-    CU_ASSERT_EQUAL(DEDUP_SHINGLE_K, 1); /* version 1: a shingle is one word */
+    } cases[] = {{"w", 1, 1, 1},         {"w v", 2, 3, 3},         {"w v u", 3, 5, 5},
+                 {"w v u t", 4, 7, 7},   {"w v u t s", 5, 9, 9},   {"東 京", 2, 3, 3},
+                 {"w w w", 3, 5, 2},     {"w v w v w", 5, 9, 4}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *s = cases[i].s;
         CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), &min1), DEDUP_OK);
@@ -384,19 +401,24 @@ static void test_simhash_shingle_edges(void)
         size_t w0 = strcspn(s, " ");
         CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed(s, w0, DEDUP_SEED));
     }
-    /* each word is hashed alone: "w v u t" has "w", "v", "u", "t" */
+    /* "w v u t": words "w", "v", "u", "t" and pairs "w v", "v u", "u t", in text order */
     CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t", 7, &min1), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("w", 1, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("v", 1, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 3), XXH3_64bits_withSeed("t", 1, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_find(f, XXH3_64bits_withSeed("w v", 3, DEDUP_SEED)), (size_t)-1);
-    /* word order does not matter (a bag of words): a permutation has the same fingerprint */
-    uint64_t fa, fb;
+    static const char *const want[] = {"w", "v", "w v", "u", "v u", "t", "u t"};
+    for (size_t i = 0; i < 7; i++)
+        CU_ASSERT_EQUAL(dedup_features_hash(f, i),
+                        XXH3_64bits_withSeed(want[i], strlen(want[i]), DEDUP_SEED));
+    CU_ASSERT_EQUAL(dedup_features_find(f, XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED)), (size_t)-1);
+    CU_ASSERT_EQUAL(dedup_features_find(f, XXH3_64bits_withSeed("v w", 3, DEDUP_SEED)), (size_t)-1);
+    /* word order counts through the pairs: a permutation has other pairs */
+    uint64_t fa, fb, fc;
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
     fa = dedup_simhash(f);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "s t u v w", 9, NULL), DEDUP_OK);
     fb = dedup_simhash(f);
-    CU_ASSERT_EQUAL(fa, fb);
+    CU_ASSERT_NOT_EQUAL(fa, fb);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
+    fc = dedup_simhash(f);
+    CU_ASSERT_EQUAL(fa, fc);
     /* the token string need not be NUL-terminated: only [0, len) counts */
     CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t s r", 9, NULL), DEDUP_OK);
     CU_ASSERT_EQUAL(dedup_features_token_count(f), 5);
@@ -474,25 +496,27 @@ static void test_simhash_similarities(void)
     const char *sa = "a b c d e", *sb = "a b c d f", *sc = "p q r s t";
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sa, strlen(sa), NULL), DEDUP_OK);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sb, strlen(sb), NULL), DEDUP_OK);
-    /* {a, b, c, d, e} vs {a, b, c, d, f}: 4 shared of 6; cosine 4/5 with equal weights */
-    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 4.0 / 6.0, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 4.0 / 5.0, 1e-12);
+    /* words {a, b, c, d, e} + pairs {ab, bc, cd, de} vs {a, b, c, d, f} + {ab, bc, cd, df}:
+     * 7 shared of 11; cosine 7/9 with equal weights */
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 7.0 / 11.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 7.0 / 9.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, a), 1.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, a), 1.0, 1e-12);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sc, strlen(sc), NULL), DEDUP_OK);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 0.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 0.0, 1e-12);
-    /* weighted: "x y z x y z x" = {x:3, y:2, z:2} vs "x y z w" = {x:1, y:1, z:1, w:1} */
+    /* weighted: "x y z x y z x" = {x:3, y:2, z:2, xy:2, yz:2, zx:2} vs "x y z w" =
+     * {x, y, z, w, xy, yz, zw: 1 each} */
     const char *sd = "x y z x y z x", *se = "x y z w";
     struct dedup_opts min1 = {0};
     min1.min_tokens = 1;
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sd, strlen(sd), NULL), DEDUP_OK);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, se, strlen(se), &min1), DEDUP_OK);
-    double w3 = 443, w2 = 362, w1 = 256;
-    double want = (w3 + 2 * w2) * w1 / (sqrt(w3 * w3 + 2 * w2 * w2) * sqrt(4 * w1 * w1));
+    double w3 = 669, w2 = 470, w1 = 256;
+    double want = (w3 + 4 * w2) * w1 / (sqrt(w3 * w3 + 5 * w2 * w2) * sqrt(7 * w1 * w1));
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), want, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(b, a), want, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 3.0 / 4.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 5.0 / 8.0, 1e-12);
     /* empty sets */
     struct dedup_features *e = dedup_features_new();
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(e, e), 1.0, 1e-12);
@@ -567,7 +591,8 @@ static void test_simhash_idf_roundtrip(void)
 {
     struct dedup_idf *counted = dedup_idf_new();
     struct dedup_features *f = dedup_features_new();
-    /* words: a, b, c in 3 documents; d, q, r in 2; the others in 1 */
+    /* words: a, b, c in 3 documents; d, q, r in 2; pairs: "a b", "b c" in 3; "c d", "q r" in
+     * 2; the others in 1 */
     static const char *const docs[] = {"a b c d e f", "a b c d x y", "a b c q r s", "m n o p q r"};
     for (size_t i = 0; i < 4; i++) {
         CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[i], strlen(docs[i]), NULL), DEDUP_OK);
@@ -587,14 +612,15 @@ static void test_simhash_idf_roundtrip(void)
     size_t n = fread(buf, 1, sizeof buf, tmp);
     fclose(tmp);
     CU_ASSERT_EQUAL(n, (size_t)size);
-    /* two lines of header and the df >= 2 entries only: a, b, c, d, q, r */
-    CU_ASSERT_EQUAL(n, 17 + 9 + 6 * 19);
+    /* two lines of header and the df >= 2 entries only: a, b, c, d, q, r, ab, bc, cd, qr */
+    CU_ASSERT_EQUAL(n, 17 + 9 + 10 * 19);
     CU_ASSERT(memcmp(buf, "# simcrawl idf 1\n# docs 4\n", 26) == 0);
     struct dedup_idf *parsed = NULL;
     struct dedup_parse_error err;
     CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(buf, n, &parsed, &err), DEDUP_OK);
     CU_ASSERT_EQUAL(dedup_idf_doc_count(parsed), 4);
-    CU_ASSERT_EQUAL(dedup_idf_entry_count(parsed), 6);
+    CU_ASSERT_EQUAL(dedup_idf_entry_count(parsed), 10);
+    CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("c d", 3, DEDUP_SEED)), 2);
     CU_ASSERT_EQUAL(dedup_idf_df(parsed, ha), 3);
     CU_ASSERT_EQUAL(dedup_idf_df(parsed, hd), 2);
     CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("m", 1, DEDUP_SEED)), 1);

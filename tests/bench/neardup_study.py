@@ -5,7 +5,8 @@ Evaluates feature schemes (word K-shingles, words, mixes; tf, sqrt tf, 1 + ln tf
 the real pipeline's token strings, so that the choice is measured on several sites rather
 than tuned to one:
 
-  version pairs  Clang manual 14 vs 15 and 16 vs 19 (Debian clang-N-doc): recall and
+  version pairs  Clang manual 14 vs 15 and 16 vs 19 (Debian clang-N-doc), LLVM manual 14 vs 15
+                 and 15 vs 16 (llvm-N-doc): recall and
                  precision as ../shared/tools/neardup-score defines them (positives: same
                  path, reference main-text word-4-gram Jaccard >= 0.9; precision: reported
                  pairs with reference J >= 0.7), and the expected recall from the cosines
@@ -55,8 +56,11 @@ SITES = {  # name -> (Debian package, HTML root inside it)
     'python': ('python3.11-doc', 'usr/share/doc/python3.11/html'),
     'postgres': ('postgresql-doc-15', 'usr/share/doc/postgresql-doc-15/html'),
     'django': ('python-django-doc', 'usr/share/doc/python-django-doc/html'),
+    'llvm14': ('llvm-14-doc', 'usr/share/doc/llvm-14-doc/html'),
+    'llvm15': ('llvm-15-doc', 'usr/share/doc/llvm-15-doc/html'),
+    'llvm16': ('llvm-16-doc', 'usr/share/doc/llvm-16-doc/html'),
 }
-VERSION_PAIRS = (('clang14', 'clang15'), ('clang16', 'clang19'))
+VERSION_PAIRS = (('clang14', 'clang15'), ('clang16', 'clang19'), ('llvm14', 'llvm15'), ('llvm15', 'llvm16'))
 SINGLE = ('python', 'postgres', 'django', 'web')
 
 _xxh = ctypes.CDLL('libxxhash.so.0').XXH3_64bits_withSeed
@@ -111,7 +115,7 @@ def ref_shingles(site, path):
     if site == 'web':
         txt = open(path[:-len('.html.gz')] + '.txt', encoding='utf-8', errors='replace').read()
     else:
-        p = Ref(*RULES['sphinx' if site.startswith(('clang', 'python')) else site])
+        p = Ref(*RULES['sphinx' if site.startswith(('clang', 'python', 'llvm')) else site])
         p.feed(open(path, 'rb').read().decode('utf-8', 'replace'))
         txt = ' '.join(p.out)
     w = re.findall(r'\w+', txt.lower())
@@ -179,7 +183,11 @@ SCHEMES = {
     'words + 2-shingles, 1 + ln tf': shingles((1, 2), LOG), 'words + 2-shingles, tf': shingles((1, 2), TF),
     'words, 1 + ln tf': shingles((1,), LOG), 'words, sqrt tf': shingles((1,), SQRT),
     'words, tf^0.6': shingles((1,), POW(0.6)), 'words, tf^0.7': shingles((1,), POW(0.7)),
-    'words, tf': shingles((1,), TF), 'words, tf * idf of these pages': None,
+    'words, tf': shingles((1,), TF),
+    'words + 2-shingles, sqrt tf': shingles((1, 2), SQRT), 'words + 2-shingles, tf^0.7': shingles((1, 2), POW(0.7)),
+    'words + 2-shingles, tf^0.8': shingles((1, 2), POW(0.8)), 'words + 2-shingles, tf^0.9': shingles((1, 2), POW(0.9)),
+    'words + 2-shingles, tf^0.875': shingles((1, 2), weigh(lambda t: math.sqrt(t) * math.sqrt(math.sqrt(t)) * math.sqrt(math.sqrt(math.sqrt(t))))),
+    'words + 2-shingles, tf^0.75': shingles((1, 2), weigh(lambda t: math.sqrt(t) * math.sqrt(math.sqrt(t)))), 'words + 3-shingles, tf': shingles((1, 3), TF), 'words, tf * idf of these pages': None,
     'words of >= 3 bytes, tf': shingles((1,), TF, lambda g: len(g.encode()) >= 3),
 }
 
@@ -227,10 +235,10 @@ def evaluate(docs, ref, fs, min_tokens):
         notes += ['miss %s %s (cosine %.4f, ref J %.3f)' % (s1 + '/' + s2, docs[i]['rel'], C[i, j], J(i, j)) for i, j in pos if not within[i, j]]
         notes += ['imprecise %s / %s (ref J %.3f)' % (name(i), name(j), J(i, j)) for i, j in bad]
     false, efalse = Counter(), defaultdict(float)
-    fam = lambda s: 'clang' if s.startswith('clang') else s
+    fam = lambda s: 'clang' if s.startswith('clang') else 'llvm' if s.startswith('llvm') else s
     for i, j in zip(*np.nonzero(np.triu(within | (P > 1e-6), 1))):
         di, dj = docs[i], docs[j]
-        if fam(di['site']) == fam(dj['site']) == 'clang' and di['rel'] == dj['rel']: continue  # versions
+        if fam(di['site']) == fam(dj['site']) and fam(di['site']) in ('clang', 'llvm') and di['rel'] == dj['rel']: continue  # versions
         if J(i, j) >= 0.5: continue
         grp = di['site'] if di['site'] == dj['site'] else 'cross'
         efalse[grp] += P[i, j]; efalse['all'] += P[i, j]
@@ -249,8 +257,8 @@ def main():
     for mt in (int(x) for x in a.min_tokens.split(',')):
         print(f'\nk = {a.k}, at least {mt} tokens; recall (expected recall); false pairs: '
               + ', '.join(SINGLE) + '; all\n')
-        print('| features, weight | Clang 14/15 recall | Clang 16/19 recall | precision 14/15, 16/19 '
-              '| false pairs | expected false, all |\n|---|---|---|---|---|---|')
+        print('| features, weight | ' + ' | '.join(f'{x}/{y}: recall (expected), precision' for x, y in VERSION_PAIRS)
+              + ' | false pairs | expected false, all |\n|' + '---|' * (len(VERSION_PAIRS) + 3))
         for nm in names:
             if SCHEMES[nm] is None:  # tf * idf over the very pages compared (optimistic)
                 base = [SCHEMES['words, tf'](d['tokens']) for d in docs]
@@ -259,9 +267,9 @@ def main():
             else:
                 fs = [SCHEMES[nm](d['tokens']) for d in docs]
             r, notes = evaluate(docs, ref, fs, mt)
-            (r1, e1, p1), (r2, e2, p2) = r['clang14/clang15'], r['clang16/clang19']
+            vp = ' | '.join(f"{r[x+'/'+y][0]:.3f} ({r[x+'/'+y][1]:.3f}) {r[x+'/'+y][2]:.3f}" for x, y in VERSION_PAIRS)
             fl = ', '.join(str(r['false'][s]) for s in SINGLE) + '; ' + str(r['false']['all'])
-            print(f"| {nm} | {r1:.3f} ({e1:.3f}) | {r2:.3f} ({e2:.3f}) | {p1:.3f}, {p2:.3f} | {fl} | {r['efalse']['all']:.2f} |", flush=True)
+            print(f"| {nm} | {vp} | {fl} | {r['efalse']['all']:.2f} |", flush=True)
             if a.verbose:
                 for n in notes: print('    ' + n)
 
