@@ -309,7 +309,7 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
  * beside the target and renames it over, so a reader never sees half a file.
  */
 #define DEDUP_INDEX_MAGIC "SIMCRIDX"
-#define DEDUP_INDEX_FORMAT_VERSION 1u
+#define DEDUP_INDEX_FORMAT_VERSION 2u /* 2: fingerprints of FINGERPRINT.md version 2 */
 #define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
 
 /* Where loading or saving went wrong. */

@@ -1,5 +1,5 @@
 /*
- * The saved index file (docs/INDEX-FORMAT.md, format version 1): a 128-byte header
+ * The saved index file (docs/INDEX-FORMAT.md, format version 2): a 128-byte header
  * (magic "SIMCRIDX", version, design, counts, XXH3-64 checksums of header and body), then
  * the sections documents, ids, fingerprint lists and tables, each 8-byte aligned, every
  * integer little-endian. The layout is fixed by the counts, so a loader computes every
@@ -269,8 +269,12 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EFORMAT, 0, "not a simcrawl index file (no SIMCRIDX magic number)");
     if (len < 12)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
+    if (rd32(p + 8) == 1)
+        FAIL(DEDUP_EVERSION, 8,
+             "format version 1 holds fingerprints of an older definition (docs/FINGERPRINT.md "
+             "version 1); rebuild the index with 'simcrawl index add'");
     if (rd32(p + 8) != DEDUP_INDEX_FORMAT_VERSION)
-        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads version 1)");
+        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads version 2)");
     if (len < HDR_SIZE)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
     if (!host_is_le())

@@ -502,9 +502,12 @@ static void test_index_corrupt_files(void)
     /* another version */
     uint8_t *c = malloc(len);
     memcpy(c, b, len);
-    c[8] = 2;
+    c[8] = 3;
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
     CU_ASSERT_EQUAL(err.offset, 8);
+    c[8] = 1; /* version 1: older fingerprints, rebuild */
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
+    CU_ASSERT(strstr(err.what, "rebuild") != NULL);
     /* a flipped body byte: checksum */
     memcpy(c, b, len);
     c[len / 2] ^= 0x40;
