@@ -36,9 +36,11 @@
  *  5. Inside the chosen elements, jusText-style block classification: a block is kept
  *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
  *     or inside a descendant container that is negative by hint, or a non-positive
- *     container (div, section, table, form, ul/ol) with few commas and link density
+ *     container (div, table, form, fieldset, ul/ol) with few commas and link density
  *     > 0.2 (readability's conditional cleaning: link lists, tag clouds, share bars),
- *     unless that container holds most of the content.
+ *     unless that container holds most of the content. A <section> is never cleaned
+ *     (readability does not clean it either): it is a part of the text by definition,
+ *     and docutils/Sphinx sections under a linked heading would go.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -194,8 +196,7 @@ static int has_digit(const char *s, size_t n)
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
     const struct ex_elem *e = &w->elems[i];
-    if ((e->tag) != T_div && (e->tag) != T_section &&
-        (e->tag) != T_table && (e->tag) != T_form &&
+    if ((e->tag) != T_div && (e->tag) != T_table && (e->tag) != T_form &&
         (e->tag) != T_fieldset && (e->tag) != T_ul && (e->tag) != T_ol)
         return 0;
     if (e->weight < 0)

@@ -369,6 +369,39 @@ static void test_extract_text_hub_links(void)
     extract_doc_free(d);
 }
 
+static void test_extract_text_linked_section_headings(void)
+{
+    /* docutils/Sphinx: every heading links back to the table of contents, so each short
+     * section is link-dense; its description is still text */
+    char page[8192];
+    size_t n = (size_t)snprintf(page, sizeof page, "%s",
+                                "<html><body><div role='main'><h1>Available Checkers</h1>"
+                                "<p>The analyzer performs checks that are categorized into "
+                                "families or checkers, grouped below by package. The default "
+                                "set of checkers covers a variety of checks targeted at finding "
+                                "security and API usage bugs, dead code, and other logic errors; "
+                                "the experimental checkers are under development and switched "
+                                "off by default, and may crash or emit a higher number of false "
+                                "positives than the others do.</p>");
+    static const char *const names[] = {"core.CallAndMessage", "core.DivideZero",
+                                        "core.NonNullParamChecker", "core.NullDereference"};
+    for (size_t i = 0; i < 4; i++)
+        n += (size_t)snprintf(page + n, sizeof page - n,
+                              "<section id='s%zu'><h4><a class='toc-backref' href='#t%zu'>1.1.%zu. "
+                              "%s (C, C++, ObjC)</a><a class='headerlink' href='#s%zu'>¶</a></h4>"
+                              "<blockquote><div><p>Check number %zu of the core package.</p></div>"
+                              "</blockquote><div class='highlight-c'><pre>void test%zu() {\n"
+                              "  int *p = 0;\n  *p = 1; // warn\n}</pre></div></section>",
+                              i, i, i + 1, names[i], i, i + 1, i);
+    snprintf(page + n, sizeof page - n, "</div></body></html>");
+    struct extract_doc *d = parse(page);
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "Check number 1 of the core package."));
+    CU_ASSERT(contains(t, "Check number 4 of the core package."));
+    CU_ASSERT(contains(t, "void test3() {"));
+    extract_doc_free(d);
+}
+
 /* ---- links and metadata ---- */
 
 static void test_extract_links_resolved(void)
@@ -839,6 +872,8 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_text_blocks", test_extract_text_blocks);
     CU_add_test(s, "test_extract_text_sphinx_nav", test_extract_text_sphinx_nav);
     CU_add_test(s, "test_extract_text_hub_links", test_extract_text_hub_links);
+    CU_add_test(s, "test_extract_text_linked_section_headings",
+                test_extract_text_linked_section_headings);
     CU_add_test(s, "test_extract_links_resolved", test_extract_links_resolved);
     CU_add_test(s, "test_extract_links_rfc3986", test_extract_links_rfc3986);
     CU_add_test(s, "test_extract_links_no_base", test_extract_links_no_base);
