@@ -124,6 +124,10 @@ static int deliver(struct cli_inputs *in, const char *where, const char *id, siz
             cli_error(in->cmd, "out of memory remembering ids");
             return -1;
         }
+        if (r == 0 && in->in_warc) {
+            in->recaptures++; /* the URI's first capture is its document */
+            return 0;
+        }
         if (r == 0) {
             cli_error(in->cmd, "%s: duplicate id '%s': the first document with it is kept",
                       where, id);
@@ -163,7 +167,10 @@ struct input_kind {
 
 static int input_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
 {
-    return cli_inputs_warc(in, path, fn, userdata, deliver);
+    in->in_warc = 1;
+    int rc = cli_inputs_warc(in, path, fn, userdata, deliver);
+    in->in_warc = 0;
+    return rc;
 }
 
 static const struct input_kind kinds[] = {
@@ -372,6 +379,11 @@ int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **p
     for (int i = 0; i < npaths; i++)
         if (cli_inputs_path(in, paths[i], fn, userdata) != 0)
             return -1;
+    if (in->recaptures)
+        fprintf(stderr,
+                "simcrawl %s: %lu later WARC capture%s of URIs already read skipped (the first "
+                "capture of a URI is its document)\n",
+                in->cmd, in->recaptures, in->recaptures == 1 ? "" : "s");
     return 0;
 }
 

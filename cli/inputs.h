@@ -14,6 +14,10 @@
  * ("simcrawl CMD: FILE:LINE: ..."), is skipped and counted in `failed`, and the command
  * exits 2 at the end. A page with too little text to fingerprint is named and skipped but
  * not counted (as `simcrawl fingerprint` does). Duplicate ids: the first one is kept.
+ * In a WARC file the same target URI may be captured again (a revisit, a re-fetch, two
+ * crawls in one file): a later capture of a URI already read (or already in a loaded
+ * index) is skipped without a diagnostic and counted in `recaptures`; cli_inputs_run()
+ * says how many in one line. That is not a failure.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +48,8 @@ struct cli_inputs {
     int check_duplicates;           /* skip (and report) a second document with an id */
     unsigned long docs;             /* documents handed to the callback */
     unsigned long failed;           /* inputs, lines and duplicates skipped */
+    unsigned long recaptures;       /* later WARC captures of a URI already read: skipped */
+    int in_warc;                    /* reading a WARC file (repeated ids are recaptures) */
     struct cli_idset *ids;
 };
 

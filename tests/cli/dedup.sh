@@ -96,6 +96,15 @@ if [ -s "$DD/site.warc.gz" ]; then
     expect_grep '"a": *"http://127.0.0.1:[0-9]*/a.html", *"b": *"http://127.0.0.1:[0-9]*/c.html", *"distance": *0' "$TMP/out" "pairs: exact copy found in a WARC"
     expect_status 0 "clusters on a WARC" -- "$SIMCRAWL" clusters "$DD/site.warc.gz"
     expect_grep "http://127.0.0.1:[0-9]*/b.html" "$TMP/out" "clusters: near-duplicate in the cluster"
+    # the same URIs captured twice (two crawls in one file): the first capture counts,
+    # the run does not fail, the pairs are those of one copy
+    cp "$TMP/out" "$DD/clusters1.txt"
+    "$SIMCRAWL" pairs --format jsonl "$DD/site.warc.gz" >"$DD/pairs1.jsonl" 2>/dev/null
+    cat "$DD/site.warc.gz" "$DD/site.warc.gz" >"$DD/twice.warc.gz"
+    expect_status 0 "pairs on a WARC holding every capture twice" -- "$SIMCRAWL" pairs --format jsonl "$DD/twice.warc.gz"
+    cmp -s "$TMP/out" "$DD/pairs1.jsonl" && ok || bad "pairs: a recaptured URI changed the pairs"
+    expect_grep "later WARC captures of URIs already read skipped" "$TMP/err" "recaptures summarised"
+    if grep -q "duplicate id" "$TMP/err"; then bad "recaptures reported as duplicate ids"; else ok; fi
 
     # damage: truncated, and garbage in front; reported with the offset, the run goes on
     size=$(wc -c <"$DD/site.warc.gz")
