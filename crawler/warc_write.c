@@ -58,6 +58,7 @@
 #define OUT_BUF (256u * 1024)   /* bytes gathered before a write(2) */
 #define POOL_MAX 16u            /* idle compressors kept for reuse by prepare */
 #define ISAL_LEVEL_MAX 3        /* levels 1..3 go to ISA-L (its levels 1..3), above to libdeflate */
+#define DEFLATER_SCRATCH_KEEP (4u << 20) /* a pooled compressor keeps a gather buffer this big */
 #define FIELDS_MAX (64u * 1024) /* cap of the generated header fields of one record */
 #define PATH_MAX_LEN 4096u
 
@@ -68,6 +69,8 @@ struct deflater {
     struct isal_zstream *z;           /* levels 1..ISAL_LEVEL_MAX: ISA-L's stream state ... */
     unsigned char *lbuf;              /* ... and its level buffer */
     size_t lbuf_size;
+    unsigned char *scratch;           /* a record gathered into one buffer, kept for the */
+    size_t scratch_cap;               /* next one up to DEFLATER_SCRATCH_KEEP bytes */
 };
 
 static void deflater_free(struct deflater *d)
@@ -77,6 +80,7 @@ static void deflater_free(struct deflater *d)
     libdeflate_free_compressor(d->ld);
     free(d->z);
     free(d->lbuf);
+    free(d->scratch);
     free(d);
 }
 
@@ -777,13 +781,31 @@ static enum crawl_code prep_encode(struct crawl_warc_writer *w, struct crawl_war
         p->cap = need;
     }
     struct deflater *c = NULL;
-    unsigned char *in = NULL;
+    unsigned char *in = NULL, *own = NULL; /* own: a gather buffer too big to keep */
     if (p->gzip) {
         c = pool_take(w, p->level);
-        in = malloc(biggest);
-        if (!c || !in) {
+        if (!c)
+            return CRAWL_ENOMEM;
+        if (biggest <= c->scratch_cap) {
+            in = c->scratch;
+        } else if (biggest <= DEFLATER_SCRATCH_KEEP) {
+            /* doubling (from 64 KiB) up to the cap: a few allocations per compressor */
+            size_t ncap = c->scratch_cap ? 2 * c->scratch_cap : 64u << 10;
+            if (ncap > DEFLATER_SCRATCH_KEEP)
+                ncap = DEFLATER_SCRATCH_KEEP;
+            if (ncap < biggest)
+                ncap = biggest;
+            free(c->scratch);
+            c->scratch_cap = 0;
+            c->scratch = malloc(ncap);
+            if (c->scratch)
+                c->scratch_cap = ncap;
+            in = c->scratch;
+        } else {
+            in = own = malloc(biggest);
+        }
+        if (!in) {
             pool_give(w, c);
-            free(in);
             return CRAWL_ENOMEM;
         }
     }
@@ -813,7 +835,7 @@ static enum crawl_code prep_encode(struct crawl_warc_writer *w, struct crawl_war
         }
         p->len += z;
     }
-    free(in);
+    free(own);
     pool_give(w, c);
     return rc;
 }
