@@ -135,8 +135,10 @@ static size_t deflater_gzip(struct deflater *d, const unsigned char *in, size_t 
 }
 
 /* Room for any gzip member of len input bytes from either compressor: libdeflate's bound
- * (5 bytes per 5,000 of input for stored blocks at worst, plus header and trailer) covers
- * ISA-L's (stored blocks of up to 65,535 bytes, plus header and trailer). */
+ * (its stored-block worst case, with blocks shorter than 65,535 bytes, plus header and
+ * trailer) covers ISA-L's ("the input size plus the header size of a stored block", with
+ * blocks of up to 65,535 bytes, plus header and trailer); ISA-L failing anyway falls back
+ * to libdeflate, which always fits its own bound. */
 static size_t deflate_bound(size_t len)
 {
     return libdeflate_gzip_compress_bound(NULL, len);
