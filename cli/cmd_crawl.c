@@ -3,7 +3,8 @@
  *
  * The crawler: wires crawler/'s loop (crawl_run: frontier, politeness, robots.txt, the
  * libcurl multi fetcher) to the page pipeline. Each fetched HTML page goes through
- * process() on a worker thread: extract + fingerprint (cli/pipeline.c), then, under one
+ * process() on a worker thread: extract (parsed once: the document gives the links, its
+ * main text goes through cli/pipeline.c's fingerprint), then, under one
  * lock, the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
  * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k), the
  * index add and the WARC write. A near-duplicate is logged, not archived, and its links
