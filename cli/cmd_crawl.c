@@ -491,6 +491,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     struct run *run = userdata;
     struct cli_fp_opts fo = {0};
     fo.text = 1;
+    fo.text_valid = 1; /* extract_doc_text() is valid UTF-8 without NUL (extract.h) */
     fo.keep_tokens = run->focused;
     struct cli_fp_result res;
     memset(&res, 0, sizeof res);
@@ -500,7 +501,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * goes through the fingerprint pipeline (tokens, features, SimHash: the same steps
      * cli_fingerprint_page() takes after extract_doc_parse()). The text is valid UTF-8
      * without NUL bytes (charset.c makes the parser's input so), so the text mode's
-     * check passes over it. */
+     * check is skipped (fo.text_valid). */
     struct extract_opts eo = {.content_type = page->content_type, .base_url = page->url};
     enum extract_code ec = extract_doc_parse(page->body, page->body_len, &eo, &doc);
     int fp_ok = 0;
