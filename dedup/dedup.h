@@ -43,12 +43,15 @@ struct dedup_parse_error {
  * docs/FINGERPRINT.md (version 2) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
- * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs round(256 * tf^(7/8) [* idf]);
+ * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
+ * round(256 * min(tf, 64)^(7/8) [* idf]);
  * bit i of the simhash is 1 iff the weighted sum of +w (bit i of the hash set) / -w (clear)
  * is > 0. Bit 0 is the least significant bit; printed as 16 lower-case hex digits.
- * (Why words + pairs and tf^(7/8): the measurements in docs/FINGERPRINT.md section 3.)
+ * (Why words + pairs and min(tf, 64)^(7/8): the measurements in docs/FINGERPRINT.md
+ * section 3.)
  */
 #define DEDUP_FINGERPRINT_VERSION 2
+#define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull      /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u                 /* fixed-point 1.0 of a weight */
 #define DEDUP_MIN_TOKENS 5u                   /* default minimum: 5 tokens (words) */

@@ -9,8 +9,8 @@
  * pair never have the same bytes (a pair holds a space). FINGERPRINT.md section 3 says
  * why version 2 takes words and pairs. Term frequencies are counted in an
  * open-addressing table keyed by the hash itself (XXH3 output is already uniform: slot =
- * hash & mask); each distinct shingle then weighs round(256 * tf^(7/8) * idf), an
- * integer computed with three IEEE-754 square roots (each exactly rounded, so every
+ * hash & mask); each distinct shingle then weighs round(256 * min(tf, 64)^(7/8) * idf),
+ * an integer computed with three IEEE-754 square roots (each exactly rounded, so every
  * platform gets the same weights), and the simhash accumulates exactly.
  * Also the exact cosine and Jaccard similarities of two feature sets (for `compare`).
  */
@@ -46,11 +46,12 @@ uint64_t dedup_features_hash(const struct dedup_features *f, size_t i) { return 
 uint32_t dedup_features_weight(const struct dedup_features *f, size_t i) { return f->weight[i]; }
 uint32_t dedup_features_tf(const struct dedup_features *f, size_t i) { return f->tf[i]; }
 
-/* tf^(7/8) = tf^(1/2) * tf^(1/4) * tf^(1/8), multiplied in this order: square roots
- * and products are exactly rounded in IEEE-754, pow() is not required to be. */
+/* min(tf, DEDUP_TF_CAP)^(7/8) = t^(1/2) * t^(1/4) * t^(1/8), multiplied in this order:
+ * square roots and products are exactly rounded in IEEE-754, pow() is not required to be. */
 static double tf_power(uint32_t tf)
 {
-    double s1 = sqrt((double)(tf ? tf : 1));
+    uint32_t t = tf == 0 ? 1 : tf > DEDUP_TF_CAP ? DEDUP_TF_CAP : tf;
+    double s1 = sqrt((double)t);
     double s2 = sqrt(s1);
     double s3 = sqrt(s2);
     double p = s1 * s2;

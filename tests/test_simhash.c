@@ -81,8 +81,8 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
             double N = (double)dedup_idf_doc_count(idf), df = (double)dedup_idf_df(idf, h[i]);
             idfv = 1.0 + log((N + 1.0) / (df + 1.0));
         }
-        /* tf^(7/8) as the product of the 2nd, 4th and 8th roots (section 5) */
-        double r2 = sqrt((double)tf), r4 = sqrt(r2), r8 = sqrt(r4);
+        /* min(tf, 64)^(7/8) as the product of the 2nd, 4th and 8th roots (section 5) */
+        double r2 = sqrt((double)(tf < 64 ? tf : 64)), r4 = sqrt(r2), r8 = sqrt(r4);
         long long w = (long long)round(256.0 * (r2 * r4 * r8) * idfv);
         for (int b = 0; b < 64; b++)
             v[b] += ((h[i] >> b) & 1) ? w : -w;
@@ -344,14 +344,17 @@ static void test_simhash_bit_order(void)
 
 static void test_simhash_weights(void)
 {
-    /* 256 * tf^(7/8) */
+    /* 256 * min(tf, 64)^(7/8) */
     CU_ASSERT_EQUAL(dedup_weight(1, 1.0), 256);
     CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 470);  /* 469.51 */
     CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 669);  /* 669.45 */
     CU_ASSERT_EQUAL(dedup_weight(4, 1.0), 861);  /* 861.08 */
     CU_ASSERT_EQUAL(dedup_weight(5, 1.0), 1047); /* 1046.74 */
-    CU_ASSERT_EQUAL(dedup_weight(100, 1.0), 14396);
-    CU_ASSERT_EQUAL(dedup_weight(256, 1.0), 32768); /* exact: 256^(7/8) = 128 */
+    CU_ASSERT_EQUAL(dedup_weight(63, 1.0), 9609);  /* 9608.66 */
+    CU_ASSERT_EQUAL(dedup_weight(64, 1.0), 9742);  /* 9741.98: the cap */
+    CU_ASSERT_EQUAL(dedup_weight(65, 1.0), 9742);
+    CU_ASSERT_EQUAL(dedup_weight(100, 1.0), 9742);
+    CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1.0), 9742);
     CU_ASSERT_EQUAL(dedup_weight(1, 2.0), 512);
     CU_ASSERT_EQUAL(dedup_weight(2, 1.5), 704); /* 704.26 */
     CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */

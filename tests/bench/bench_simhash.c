@@ -176,7 +176,7 @@ static int write_vectors(const char *dir)
                     XXH3_64bits_withSeed(SHINGLES[i], strlen(SHINGLES[i]), DEDUP_SEED), hex),
                 SHINGLES[i]);
     }
-    static const uint32_t TFS[] = {1, 2, 3, 4, 5, 10, 50, 100, 1000, 65535};
+    static const uint32_t TFS[] = {1, 2, 3, 4, 5, 10, 50, 63, 64, 65, 100, 1000, 65535};
     static const double IDFS[] = {1.0, 1.5, 2.0794415416798357, 4.25};
     for (size_t i = 0; i < sizeof TFS / sizeof TFS[0]; i++)
         for (size_t j = 0; j < sizeof IDFS / sizeof IDFS[0]; j++)
