@@ -3,8 +3,8 @@
  *
  * The crawler: wires crawler/'s loop (crawl_run: frontier, politeness, robots.txt, the
  * libcurl multi fetcher) to the page pipeline. Each fetched HTML page goes through
- * process() on a worker thread: extract (parsed once: the document gives the links, its
- * main text goes through cli/pipeline.c's fingerprint), then, under one
+ * process() on a worker thread: extract + fingerprint (cli/pipeline.c; the page is parsed
+ * once, its document kept for the links), then, under one
  * lock, the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
  * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k), the
  * index add and the WARC write. A near-duplicate is logged, not archived, and its links
@@ -490,29 +490,15 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
 {
     struct run *run = userdata;
     struct cli_fp_opts fo = {0};
-    fo.text = 1;
-    fo.text_valid = 1; /* extract_doc_text() is valid UTF-8 without NUL (extract.h) */
+    fo.keep_doc = 1;
     fo.keep_tokens = run->focused;
     struct cli_fp_result res;
-    memset(&res, 0, sizeof res);
-    struct extract_doc *doc = NULL;
-    /* Parse once: the page's links are needed also when its main text is too short to
-     * fingerprint (an index page), so the document is parsed here and only its main text
-     * goes through the fingerprint pipeline (tokens, features, SimHash: the same steps
-     * cli_fingerprint_page() takes after extract_doc_parse()). The text is valid UTF-8
-     * without NUL bytes (charset.c makes the parser's input so), so the text mode's
-     * check is skipped (fo.text_valid). */
-    struct extract_opts eo = {.content_type = page->content_type, .base_url = page->url};
-    enum extract_code ec = extract_doc_parse(page->body, page->body_len, &eo, &doc);
-    int fp_ok = 0;
-    if (ec != EXTRACT_OK) {
-        doc = NULL;
-        snprintf(res.message, sizeof res.message, "%s", extract_strerror(ec));
-    } else {
-        size_t tlen = 0;
-        const char *text = extract_doc_text(doc, &tlen);
-        fp_ok = cli_fingerprint_page(text, tlen, NULL, NULL, &fo, &res) == 0;
-    }
+    /* Parsed once: the document comes back also when its main text is too short to
+     * fingerprint (an index page), for its links. */
+    int fp_ok = cli_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
+                                     &fo, &res) == 0;
+    struct extract_doc *doc = res.doc;
+    res.doc = NULL;
     int rc = 0;
     if (!doc) {
         v->decision = CRAWL_DECISION_FILTERED;

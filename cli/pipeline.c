@@ -189,7 +189,7 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
     enum extract_code ec;
 
     if (opts->text) {
-        size_t bad = opts->text_valid ? len : utf8_invalid_at((const unsigned char *)html, len);
+        size_t bad = utf8_invalid_at((const unsigned char *)html, len);
         if (bad < len) {
             out->stage = CLI_FP_TOKENS;
             out->extract_code = EXTRACT_EINVAL;
@@ -259,7 +259,10 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
 fail:
     dedup_features_free(f);
     free(tokens);
-    extract_doc_free(doc);
+    if (opts->keep_doc)
+        out->doc = doc; /* parsed, but too little text (or no tokens): still a page */
+    else
+        extract_doc_free(doc);
     return -1;
 }
 

@@ -45,8 +45,6 @@ struct dedup_idf *cli_idf_load(const char *cmd, const char *path);
 struct cli_fp_opts {
     const struct dedup_idf *idf; /* borrowed IDF table, or NULL */
     int text;                    /* input is plain UTF-8 text (no HTML parsing) */
-    int text_valid;              /* with text: known valid UTF-8 without NUL (an extracted
-                                  * main text), so it is not checked again */
     int keep_features;           /* keep the dedup_features in the result */
     int keep_tokens;             /* keep the token string in the result */
     int keep_doc;                /* keep the extract_doc in the result (HTML input only) */
@@ -78,7 +76,8 @@ struct cli_fp_result {
     struct dedup_features *features; /* keep_features: owned by the result */
     char *tokens;                    /* keep_tokens: owned by the result, NUL-terminated */
     size_t tokens_len;
-    struct extract_doc *doc;         /* keep_doc: owned by the result */
+    struct extract_doc *doc;         /* keep_doc: owned by the result; also when the page
+                                      * parsed but could not be fingerprinted (its links) */
 };
 
 /*
