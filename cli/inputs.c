@@ -114,9 +114,11 @@ int cli_inputs_mark_index(struct cli_inputs *in, const struct dedup_index *idx)
     return 0;
 }
 
-/* Hands one document to the callback after the duplicate check. */
-static int deliver(struct cli_inputs *in, const char *where, const char *id, size_t len,
-                   uint64_t fp, cli_doc_fn fn, void *userdata)
+/* Hands one document to the callback after the duplicate check. A repeated id is an
+ * error, except for a WARC capture (capture = 1), where it is a later capture of a URI
+ * already read: skipped and counted in recaptures. */
+static int deliver_doc(struct cli_inputs *in, int capture, const char *where, const char *id,
+                       size_t len, uint64_t fp, cli_doc_fn fn, void *userdata)
 {
     if (in->check_duplicates) {
         int r = idset_insert(in, id_hash(id, len));
@@ -124,7 +126,7 @@ static int deliver(struct cli_inputs *in, const char *where, const char *id, siz
             cli_error(in->cmd, "out of memory remembering ids");
             return -1;
         }
-        if (r == 0 && in->in_warc) {
+        if (r == 0 && capture) {
             in->recaptures++; /* the URI's first capture is its document */
             return 0;
         }
@@ -138,6 +140,18 @@ static int deliver(struct cli_inputs *in, const char *where, const char *id, siz
     struct cli_doc d = {id, len, fp};
     in->docs++;
     return fn(userdata, &d) ? -1 : 0;
+}
+
+static int deliver(struct cli_inputs *in, const char *where, const char *id, size_t len,
+                   uint64_t fp, cli_doc_fn fn, void *userdata)
+{
+    return deliver_doc(in, 0, where, id, len, fp, fn, userdata);
+}
+
+static int deliver_capture(struct cli_inputs *in, const char *where, const char *id, size_t len,
+                           uint64_t fp, cli_doc_fn fn, void *userdata)
+{
+    return deliver_doc(in, 1, where, id, len, fp, fn, userdata);
 }
 
 /* ---- kinds of files ---- */
@@ -159,7 +173,8 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
 
 /* What a file is read as, by the end of its name (case-insensitive). In a directory walk
  * only these are read; named on the command line, any other file is read as HTML.
- * WARC files go to cli/inputs_warc.c with this file's deliver() (duplicate check, counts). */
+ * WARC files go to cli/inputs_warc.c with this file's deliver_capture() (duplicate check,
+ * recaptures, counts). */
 struct input_kind {
     const char *suffix;
     int (*run)(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata);
@@ -167,10 +182,7 @@ struct input_kind {
 
 static int input_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
 {
-    in->in_warc = 1;
-    int rc = cli_inputs_warc(in, path, fn, userdata, deliver);
-    in->in_warc = 0;
-    return rc;
+    return cli_inputs_warc(in, path, fn, userdata, deliver_capture);
 }
 
 static const struct input_kind kinds[] = {

@@ -49,7 +49,6 @@ struct cli_inputs {
     unsigned long docs;             /* documents handed to the callback */
     unsigned long failed;           /* inputs, lines and duplicates skipped */
     unsigned long recaptures;       /* later WARC captures of a URI already read: skipped */
-    int in_warc;                    /* reading a WARC file (repeated ids are recaptures) */
     struct cli_idset *ids;
 };
 
