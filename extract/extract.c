@@ -244,6 +244,67 @@ static char *resolve_dup(const char *base, const char *ref, size_t n, int *usabl
     return ex_buf_take(&b);
 }
 
+/*
+ * HOW IT WORKS (link memo): a page names the same targets over and over (python3.11-doc:
+ * 164,000 <a href> on 530 pages, 106,000 of them not fragment-only, 21,000 distinct per
+ * page once the fragment is cut), and what ex_url_resolve() makes of an href depends only
+ * on the base and on the href's bytes before its first '#' (together with whether there is
+ * one: the trailing trim stops at the '#', and the fragment is dropped). So each distinct
+ * key is resolved once per page, in an open-addressing table of the links' indices keyed
+ * by an FNV-1a hash of those bytes; a repeat copies the first one's result. Same output.
+ */
+struct link_memo_entry {
+    uint32_t link; /* 1 + index of the link that was resolved, 0: empty slot */
+    uint8_t usable;
+    size_t off, len; /* its result in the link strings, NUL included */
+};
+
+struct link_memo {
+    struct link_memo_entry *slot;
+    size_t mask;
+};
+
+static enum extract_code link_memo_init(struct link_memo *m, size_t n_links)
+{
+    size_t slots = 16;
+    while (slots < 2 * n_links)
+        slots *= 2;
+    m->slot = calloc(slots, sizeof *m->slot);
+    m->mask = slots - 1;
+    return m->slot ? EXTRACT_OK : EXTRACT_ENOMEM;
+}
+
+/* The bytes of an href that decide its resolution: up to its first '#' (*has_hash: there
+ * is one). */
+static size_t link_key(const char *href, size_t len, int *has_hash)
+{
+    const char *hash = memchr(href, '#', len);
+    *has_hash = hash != NULL;
+    return hash ? (size_t)(hash - href) : len;
+}
+
+/* The slot of href's key: the entry resolved before, or the empty slot to fill. */
+static struct link_memo_entry *link_memo_find(struct link_memo *m, const struct ex_walk *w,
+                                              const char *href, size_t len)
+{
+    int has_hash;
+    size_t k = link_key(href, len, &has_hash);
+    uint64_t h = 14695981039346656037ull ^ (uint64_t)has_hash;
+    for (size_t i = 0; i < k; i++)
+        h = (h ^ (unsigned char)href[i]) * 1099511628211ull;
+    size_t i = (size_t)(h ^ h >> 29) & m->mask;
+    for (;; i = (i + 1) & m->mask) {
+        struct link_memo_entry *e = &m->slot[i];
+        if (e->link == 0)
+            return e;
+        const struct ex_rawlink *o = &w->links[e->link - 1];
+        int o_hash;
+        size_t ok = link_key(w->strs.p + o->href, o->href_len, &o_hash);
+        if (ok == k && o_hash == has_hash && memcmp(w->strs.p + o->href, href, k) == 0)
+            return e;
+    }
+}
+
 static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
                                      const struct extract_opts *opts)
 {
@@ -278,6 +339,7 @@ static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
     struct ex_buf s;
     ex_buf_init(&s, 4 * w->strs.len + 65536 + 32 * w->n_links);
     size_t *offs = NULL;
+    struct link_memo memo = {NULL, 0};
     enum extract_code rc = EXTRACT_OK;
     if (w->n_links) {
         doc->links = calloc(w->n_links, sizeof *doc->links);
@@ -287,18 +349,39 @@ static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
             goto done;
         }
     }
+    if (w->n_links && link_memo_init(&memo, w->n_links) != EXTRACT_OK) {
+        rc = EXTRACT_ENOMEM;
+        goto done;
+    }
     size_t n = 0;
     for (size_t i = 0; i < w->n_links; i++) {
         const struct ex_rawlink *l = &w->links[i];
+        const char *href = w->strs.p + l->href;
         size_t start = s.len;
-        rc = ex_url_resolve(doc->base, w->strs.p + l->href, l->href_len, &s, &usable);
-        if (rc != EXTRACT_OK)
-            goto done;
-        if (!usable)
-            continue;
-        rc = ex_buf_add(&s, "", 1);
-        if (rc != EXTRACT_OK)
-            goto done;
+        struct link_memo_entry *e = link_memo_find(&memo, w, href, l->href_len);
+        if (e->link != 0) { /* the same href up to its fragment, already resolved */
+            if (!e->usable)
+                continue;
+            rc = ex_buf_reserve(&s, e->len);
+            if (rc != EXTRACT_OK)
+                goto done;
+            memcpy(s.p + s.len, s.p + e->off, e->len); /* with its NUL */
+            s.len += e->len;
+        } else {
+            rc = ex_url_resolve(doc->base, href, l->href_len, &s, &usable);
+            if (rc != EXTRACT_OK)
+                goto done;
+            if (usable)
+                rc = ex_buf_add(&s, "", 1);
+            if (rc != EXTRACT_OK)
+                goto done;
+            e->link = (uint32_t)i + 1;
+            e->usable = (uint8_t)usable;
+            e->off = start;
+            e->len = s.len - start;
+            if (!usable)
+                continue;
+        }
         offs[2 * n] = start;
         offs[2 * n + 1] = s.len;
         if (l->anchor != EX_NONE)
@@ -320,6 +403,7 @@ static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
     }
 done:
     free(offs);
+    free(memo.slot);
     ex_buf_release(&s);
     return rc;
 }

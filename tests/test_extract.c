@@ -526,6 +526,47 @@ static void test_extract_links_no_base(void)
     extract_doc_free(d);
 }
 
+/* Repeated targets: each link gets what resolving it alone gives (the link memo of
+ * extract.c must not mix up hrefs that share their bytes before the '#'). */
+static void test_extract_links_repeated(void)
+{
+    static const char *const hrefs[] = {
+        "g.html#a", "g.html#b", "g.html", "g.html ", "g.html #x", "g.html #y", "g.html ",
+        "#s", "#s", "", "g.html?q#a", "g.html?q", "../g.html#a", "g.html\t#a", "g.html#a",
+        "mailto:x@y#a", "mailto:x@y#a", "//h/p#1", "//h/p#2",
+    };
+    size_t n = sizeof hrefs / sizeof hrefs[0];
+    char html[2048] = "<p>";
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(html);
+        snprintf(html + len, sizeof html - len, "<a href=\"%s\">%zu</a> ", hrefs[i], i);
+    }
+    strcat(html, "</p>");
+    struct extract_doc *all = parse_opts(html, strlen(html), NULL, "http://a/b/c.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char one[256];
+        snprintf(one, sizeof one, "<p><a href=\"%s\">%zu</a></p>", hrefs[i], i);
+        struct extract_doc *d = parse_opts(one, strlen(one), NULL, "http://a/b/c.html");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+        if (extract_doc_link_count(d) == 1) {
+            const struct extract_link *l = extract_doc_link(all, k++);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+            CU_ASSERT_STRING_EQUAL(l->url, extract_doc_link(d, 0)->url);
+            char want[16];
+            snprintf(want, sizeof want, "%zu", i);
+            CU_ASSERT_STRING_EQUAL(l->anchor, want);
+        }
+        extract_doc_free(d);
+    }
+    CU_ASSERT_EQUAL(extract_doc_link_count(all), k);
+    CU_ASSERT_EQUAL(k, 14); /* all but the two "#s", "" and the two mailto: */
+    CU_ASSERT_STRING_EQUAL(extract_doc_link(all, 2)->url, "http://a/b/g.html");
+    CU_ASSERT_STRING_EQUAL(extract_doc_link(all, 4)->url, "http://a/b/g.html%20");
+    extract_doc_free(all);
+}
+
 static void test_extract_meta_robots_lang_title(void)
 {
     struct extract_doc *d =
@@ -877,6 +918,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_links_resolved", test_extract_links_resolved);
     CU_add_test(s, "test_extract_links_rfc3986", test_extract_links_rfc3986);
     CU_add_test(s, "test_extract_links_no_base", test_extract_links_no_base);
+    CU_add_test(s, "test_extract_links_repeated", test_extract_links_repeated);
     CU_add_test(s, "test_extract_meta_robots_lang_title", test_extract_meta_robots_lang_title);
     CU_add_test(s, "test_extract_meta_caps", test_extract_meta_caps);
     CU_add_test(s, "test_extract_tokens_ascii", test_extract_tokens_ascii);
