@@ -24,7 +24,11 @@ if [ ! -d "$PYDOC" ]; then
 fi
 command -v nginx >/dev/null || { echo "bench_crawl: needs nginx (apt-get install nginx-light)" >&2; exit 2; }
 command -v wget2 >/dev/null || { echo "bench_crawl: needs wget2 (apt-get install wget2)" >&2; exit 2; }
-W=$(mktemp -d)
+# Both crawlers write into W: on tmpfs (/dev/shm) when there is one, so that the kernel's
+# write-back of one run's output (wget2 writes 50 MB) does not land in the next run's time.
+SHM=/dev/shm
+[ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
+W=$(mktemp -d "$SHM/bench_crawl.XXXXXX")
 NGINX_PID=
 trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$W"' EXIT INT TERM
 
@@ -100,7 +104,16 @@ printf '  %-46s %7s s / %5s s  %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+l
 printf '  %-46s %7s s / %5s s  %s\n' "wget2 -r --max-threads=8" "$wg" "$wg_cpu" "($wfiles files, $whtml html)"
 printf '  %-46s %7s s / %5s s\n' "simcrawl crawl, log only (no WARC)" "$nw" "$nw_cpu"
 printf '  %-46s %7s s / %5s s\n' "floor: simcrawl fingerprint, same pages, -P 2" "$fp" "$fp_cpu"
-echo "$sim $wg $nw $nw_cpu $fp_cpu" | awk '{printf "  simcrawl / wget2: %.2fx with the WARC, %.2fx without; loop overhead (CPU of the crawl without WARC beyond the floor'"'"'s): %.0f%%\n", $1 / $2, $3 / $2, ($4 - $5) / $4 * 100}'
+# Ratios to wget2 round by round (each round runs the four back to back, so a round's
+# ratio compares runs made under the same load): the median of the rounds' ratios, with
+# the lowest and highest, for the crawl with and without the WARC and for the floor.
+ratios() {
+    paste -d ' ' "$1" "$W/wget.t" | awk '{print $1 / $4}' | sort -n |
+        awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+             printf "%.2fx (%.2f-%.2f)", m, v[1], v[NR]}'
+}
+echo "  simcrawl / wget2, median of the rounds' ratios (lowest-highest): with the WARC $(ratios "$W/sim.t"), without $(ratios "$W/nowarc.t"); the floor alone $(ratios "$W/fp.t")"
+echo "$sim $wg $nw $nw_cpu $fp_cpu" | awk '{printf "  ratio of the medians: %.2fx with the WARC, %.2fx without; loop overhead (CPU of the crawl without WARC beyond the floor'"'"'s): %.0f%%\n", $1 / $2, $3 / $2, ($4 - $5) / $4 * 100}'
 
 # Focused crawl against breadth-first at the same page budget.
 BUDGET=${BUDGET:-60}
