@@ -71,8 +71,115 @@ enum crawl_code crawl_verdict_set(char **field, const char *value)
 
 #define VERDICT_MAX_LINKS 100000u /* links kept from one page */
 
+/*
+ * HOW IT WORKS (link memo): pages name the same targets again and again (a Sphinx page
+ * links its own sections, the index and its neighbours many times over: python3.11-doc
+ * hands 106,000 links from 530 pages, 21,000 of them distinct per page). Each URL's bytes
+ * are kept in one buffer and found again through an open-addressing table of FNV-1a
+ * hashes (the bytes are compared, so a collision costs a compare, never a link); a repeat
+ * skips canonicalisation and the hand-over to the loop, and raises the kept link's
+ * priority if it is higher. So every count made from the links (enqueued, out of scope,
+ * saved by dedup) counts a target once per page.
+ */
+struct memo_entry {
+    uint64_t hash;
+    size_t off, len; /* the URL's bytes in raw */
+    long link;       /* its index in v->links, -1: invalid (counted once) */
+};
+
+struct crawl_link_memo {
+    struct memo_entry *slot;
+    size_t mask, n;
+    char *raw;
+    size_t raw_len, raw_cap;
+};
+
+static void link_memo_free(struct crawl_link_memo *m)
+{
+    if (!m)
+        return;
+    free(m->slot);
+    free(m->raw);
+    free(m);
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The entry of url (len bytes, hash h): the one added before, or a new empty one (link
+ * -2) to fill, the table grown first when half full. NULL on ENOMEM. */
+static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *url, size_t len,
+                                         uint64_t h)
+{
+    struct crawl_link_memo *m = v->link_memo;
+    if (!m) {
+        m = v->link_memo = calloc(1, sizeof *m);
+        if (!m)
+            return NULL;
+    }
+    if (2 * (m->n + 1) > m->mask + 1 || !m->slot) {
+        size_t slots = m->slot ? 2 * (m->mask + 1) : 64;
+        struct memo_entry *ns = malloc(slots * sizeof *ns);
+        if (!ns)
+            return NULL;
+        for (size_t i = 0; i < slots; i++)
+            ns[i].link = -3; /* empty */
+        for (size_t i = 0; m->slot && i <= m->mask; i++) {
+            if (m->slot[i].link == -3)
+                continue;
+            size_t j = (size_t)m->slot[i].hash & (slots - 1);
+            while (ns[j].link != -3)
+                j = (j + 1) & (slots - 1);
+            ns[j] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = ns;
+        m->mask = slots - 1;
+    }
+    size_t i = (size_t)h & m->mask;
+    for (; m->slot[i].link != -3; i = (i + 1) & m->mask) {
+        struct memo_entry *e = &m->slot[i];
+        if (e->hash == h && e->len == len && memcmp(m->raw + e->off, url, len) == 0)
+            return e;
+    }
+    if (len + 1 > m->raw_cap - m->raw_len) {
+        size_t cap = m->raw_cap ? m->raw_cap : 4096;
+        while (len + 1 > cap - m->raw_len)
+            cap *= 2;
+        char *r = realloc(m->raw, cap);
+        if (!r)
+            return NULL;
+        m->raw = r;
+        m->raw_cap = cap;
+    }
+    memcpy(m->raw + m->raw_len, url, len);
+    struct memo_entry *e = &m->slot[i];
+    e->hash = h;
+    e->off = m->raw_len;
+    e->len = len;
+    e->link = -2; /* to be decided by the caller */
+    m->raw_len += len;
+    m->n++;
+    return e;
+}
+
 enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url, float priority)
 {
+    size_t len = strlen(url);
+    struct memo_entry *e = link_memo_find(v, url, len, fnv1a(url, len));
+    if (!e)
+        return CRAWL_ENOMEM;
+    if (e->link != -2) { /* given before */
+        if (e->link >= 0 && priority > v->link_priority[e->link])
+            v->link_priority[e->link] = priority;
+        return CRAWL_OK;
+    }
+    e->link = -1;
     char *canon = NULL;
     enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
     if (rc == CRAWL_EURL || (rc == CRAWL_OK && v->n_links >= VERDICT_MAX_LINKS)) {
@@ -98,7 +205,7 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     }
     v->links[v->n_links] = canon;
     v->link_priority[v->n_links] = priority;
-    v->n_links++;
+    e->link = (long)v->n_links++;
     return CRAWL_OK;
 }
 
@@ -122,6 +229,7 @@ static void verdict_release(struct crawl_verdict *v)
     free(v->duplicate_of);
     free(v->canonical);
     free(v->error);
+    link_memo_free(v->link_memo);
 }
 
 /* ---- the crawl ---- */

@@ -772,13 +772,15 @@ struct crawl_verdict {
     size_t links_invalid; /* not http(s) or malformed: dropped */
     const char *base;     /* the page URL (set by the crawler) */
     int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
+    struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
 };
 
 /* *field = a copy of value (NULL clears). For duplicate_of, canonical, error. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_set(char **field, const char *value);
 /* Adds a link of the page: resolved against the page URL and canonicalised (on the
  * worker thread, off the event loop); priority orders a focused crawl (higher first).
- * A URL that is not http(s) is counted in links_invalid, not an error. */
+ * A URL that is not http(s) is counted in links_invalid, not an error. A URL given again
+ * (the same bytes) is kept once, with the higher of the priorities. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v,
                                                          const char *url, float priority);
 

@@ -1129,7 +1129,8 @@ static void test_scope_name_host_and_domain(void)
 
 /* The crawl's own decision: a seed on 127.0.0.1 and links to other hosts. --max-pages 1
  * fetches the seed only, so nothing off 127.0.0.1 is ever requested whatever the scope
- * says; the stats tell what was queued and what was out of scope. */
+ * says; the stats tell what was queued and what was out of scope, each target once
+ * however often the page names it (/a and d three times). */
 static void test_loop_scope_decisions(void)
 {
     struct test_httpd *h = test_httpd_start(NULL, 0, NULL, NULL);
@@ -1140,7 +1141,9 @@ static void test_loop_scope_decisions(void)
     snprintf(page, sizeof page,
              "<a href=\"/a\">a</a> <a href=\"http://127.0.0.1:1/b\">b</a> "
              "<a href=\"http://10.0.0.1:%u/\">c</a> <a href=\"http://192.168.0.1/\">d</a> "
-             "<a href=\"http://localhost:%u/\">e</a> <a href=\"http://www.example.co.uk/\">f</a>",
+             "<a href=\"http://localhost:%u/\">e</a> <a href=\"http://www.example.co.uk/\">f</a>"
+             "<a href=\"/a\">a</a> <a href=\"http://192.168.0.1/\">d</a> <a href=\"/a\">a</a>"
+             "<a href=\"http://192.168.0.1/\">d</a>",
              port, port);
     const struct test_route routes[] = {
         {"/", 0, {.status = 200, .content_type = "text/html", .body = page,
