@@ -4,8 +4,10 @@
 # the background and killed after), crawled by `simcrawl crawl` (no delay, 8 connections)
 # and by `wget2 -r` (8 threads), then crawled again without the WARC, then the floor:
 # `simcrawl fingerprint` over the same files (the parse + fingerprint work the crawl must
-# do), the four in turn RUNS times; medians of wall time and of CPU time (user + system,
-# children included, from wait4). The loop overhead is the crawl's CPU without the WARC
+# do), and under it libxml2 alone (bench_pipeline --sax-files: the same SAX parse with
+# handlers that do nothing), both as two processes of half the pages each; the five in turn
+# RUNS times; medians of wall time and of CPU time (user + system, children included, from
+# wait4). The loop overhead is the crawl's CPU without the WARC
 # beyond the floor's, as a share of the former. Then the focused-crawl comparison (--topic
 # vs breadth-first at the same page budget, on-topic = the page's main text says a topic
 # word >= ONTOPIC_MIN times).
@@ -78,7 +80,10 @@ col() { awk -v c="$1" '{print $c}' "$2" | median; }
 # floor (the same pages through the same parse + fingerprint pipeline, no network, two
 # processes for the two cores): all four under the same conditions.
 find "$PYDOC" -name '*.html' | sort >"$W/html.lst"
-: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/nowarc.t"; : >"$W/fp.t"
+HALF=$(( ($(wc -l <"$W/html.lst") + 1) / 2 )) # two processes of as many pages each
+SAX=$BUILD/bench/bench_pipeline
+[ -x "$SAX" ] || make --no-print-directory BUILD="$BUILD" "$SAX" >/dev/null
+: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/nowarc.t"; : >"$W/fp.t"; : >"$W/sax.t"
 for r in $(seq "$RUNS"); do
     run "$W/sim.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
         --warc "$W/crawl.warc.gz" --log "$W/crawl.jsonl" "$SEED"
@@ -86,7 +91,8 @@ for r in $(seq "$RUNS"); do
     run "$W/wget.t" wget2 -q -r -l inf --no-parent --max-threads=8 -P "$W/wget" "$SEED"
     run "$W/nowarc.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
         --log "$W/nowarc.jsonl" "$SEED"
-    run "$W/fp.t" xargs -a "$W/html.lst" -P 2 -n 300 "$SIMCRAWL" fingerprint --
+    run "$W/fp.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SIMCRAWL" fingerprint --
+    run "$W/sax.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SAX" --sax-files --
 done
 pages=$(grep -c '"decision":"new"' "$W/crawl.jsonl" || true)
 urls=$(wc -l <"$W/crawl.jsonl")
@@ -97,6 +103,7 @@ sim=$(col 1 "$W/sim.t"); sim_cpu=$(col 2 "$W/sim.t"); rss=$(col 3 "$W/sim.t")
 wg=$(col 1 "$W/wget.t"); wg_cpu=$(col 2 "$W/wget.t")
 nw=$(col 1 "$W/nowarc.t"); nw_cpu=$(col 2 "$W/nowarc.t")
 fp=$(col 1 "$W/fp.t"); fp_cpu=$(col 2 "$W/fp.t")
+sx=$(col 1 "$W/sax.t"); sx_cpu=$(col 2 "$W/sax.t")
 
 echo "crawl of python3.11-doc over nginx on loopback, $RUNS runs, medians (wall / CPU user+sys):"
 printf '  %-46s %7s s / %5s s  %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+log)" "$sim" "$sim_cpu" \
@@ -104,6 +111,7 @@ printf '  %-46s %7s s / %5s s  %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+l
 printf '  %-46s %7s s / %5s s  %s\n' "wget2 -r --max-threads=8" "$wg" "$wg_cpu" "($wfiles files, $whtml html)"
 printf '  %-46s %7s s / %5s s\n' "simcrawl crawl, log only (no WARC)" "$nw" "$nw_cpu"
 printf '  %-46s %7s s / %5s s\n' "floor: simcrawl fingerprint, same pages, -P 2" "$fp" "$fp_cpu"
+printf '  %-46s %7s s / %5s s\n' "libxml2 alone: SAX parse, same pages, -P 2" "$sx" "$sx_cpu"
 # Ratios to wget2 round by round (each round runs the four back to back, so a round's
 # ratio compares runs made under the same load): the median of the rounds' ratios, with
 # the lowest and highest, for the crawl with and without the WARC and for the floor.
@@ -112,7 +120,7 @@ ratios() {
         awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
              printf "%.2fx (%.2f-%.2f)", m, v[1], v[NR]}'
 }
-echo "  simcrawl / wget2, median of the rounds' ratios (lowest-highest): with the WARC $(ratios "$W/sim.t"), without $(ratios "$W/nowarc.t"); the floor alone $(ratios "$W/fp.t")"
+echo "  simcrawl / wget2, median of the rounds' ratios (lowest-highest): with the WARC $(ratios "$W/sim.t"), without $(ratios "$W/nowarc.t"); the floor $(ratios "$W/fp.t"); libxml2 alone $(ratios "$W/sax.t")"
 echo "$sim $wg $nw $nw_cpu $fp_cpu" | awk '{printf "  ratio of the medians: %.2fx with the WARC, %.2fx without; loop overhead (CPU of the crawl without WARC beyond the floor'"'"'s): %.0f%%\n", $1 / $2, $3 / $2, ($4 - $5) / $4 * 100}'
 
 # Focused crawl against breadth-first at the same page budget.

@@ -13,8 +13,13 @@
  * Each is timed over all pages, --runs times (default 5); the median run is reported in
  * MB/s and pages/s, with the pipeline/parse ratio. usage: bench_pipeline [--runs N] LIST
  * (LIST: a file naming one HTML page a line).
+ *
+ * bench_pipeline --sax-files FILE...: reads and SAX-parses each file once (text and
+ * element handlers set but empty, extract/'s options) and exits: the libxml2-only floor
+ * row of tests/bench/bench_crawl.sh, timed from outside like the crawl.
  */
 #include <libxml/HTMLparser.h>
+#include <libxml/parserInternals.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +116,56 @@ static int run_sax(const struct page *p, size_t n)
     return 0;
 }
 
+static void sax_text(void *ctx, const xmlChar *ch, int len)
+{
+    (void)ctx;
+    (void)ch;
+    sink += (unsigned long)len;
+}
+
+static void sax_end(void *ctx, const xmlChar *name)
+{
+    (void)ctx;
+    (void)name;
+}
+
+/* Each file read and parsed once as extract/walk.c parses (same options, UTF-8, handlers
+ * for elements and text that do nothing). */
+static int sax_files(char **files, int n)
+{
+    xmlInitParser();
+    for (int i = 0; i < n; i++) {
+        size_t len = 0;
+        char *data = slurp(files[i], &len);
+        if (!data || len > INT32_MAX) {
+            fprintf(stderr, "cannot read %s\n", files[i]);
+            free(data);
+            return 2;
+        }
+        htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(data, (int)len);
+        if (!ctxt) {
+            free(data);
+            return 2;
+        }
+        htmlSAXHandler sax;
+        memset(&sax, 0, sizeof sax);
+        sax.startElement = sax_nothing;
+        sax.endElement = sax_end;
+        sax.characters = sax_text;
+        sax.ignorableWhitespace = sax_text;
+        sax.initialized = 1;
+        memcpy(ctxt->sax, &sax, sizeof sax);
+        htmlCtxtUseOptions(ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR |
+                                     HTML_PARSE_NOWARNING | HTML_PARSE_IGNORE_ENC |
+                                     HTML_PARSE_NODEFDTD);
+        xmlSwitchEncoding(ctxt, XML_CHAR_ENCODING_UTF8);
+        htmlParseDocument(ctxt);
+        htmlFreeParserCtxt(ctxt);
+        free(data);
+    }
+    return sink == 1; /* (never: keeps the handlers' work observable) */
+}
+
 static int run_extract(const struct page *p, size_t n, int full, struct dedup_features *feat)
 {
     for (size_t i = 0; i < n; i++) {
@@ -150,6 +205,10 @@ int main(int argc, char **argv)
 {
     int runs = 5;
     const char *list = NULL;
+    if (argc >= 2 && strcmp(argv[1], "--sax-files") == 0) {
+        int first = argc >= 3 && strcmp(argv[2], "--") == 0 ? 3 : 2;
+        return sax_files(argv + first, argc - first);
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
             runs = atoi(argv[++i]);
