@@ -807,7 +807,7 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             inherit = w->elems[st->cur_elem].flags &
                       (EX_E_HIDDEN | EX_E_ARTICLE | EX_E_TABLE);
         e->flags = inherit;
-        int weight = 0, unlikely = 0;
+        int weight = 0, unlikely = 0, notes = 0;
         char low[256];
         if (cls && *cls) {
             size_t len = lower_copy(low, sizeof low, cls);
@@ -826,6 +826,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             weight += m->weight;
             unlikely |= m->unlikely;
             e->class_hash = (uint32_t)(h >> 32) | 1;
+            if (tag == T_aside && strstr(low, "footnote"))
+                notes = 1;
         }
         if (id && *id) {
             lower_copy(low, sizeof low, id);
@@ -860,7 +862,14 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             unlikely = 0;
             boiler = 0;
         }
-        if (tag == T_nav || tag == T_aside || tag == T_footer) {
+        /* an <aside> of footnotes is the document's own (docutils >= 0.18 writes them as
+         * <aside class="footnote-list"> where it wrote <dl class="footnote"> before; the
+         * DPUB-ARIA roles doc-footnote, doc-endnote(s) say the same) */
+        if (tag == T_aside && role &&
+            (ascii_ieq(role, "doc-footnote") || ascii_ieq(role, "doc-endnote") ||
+             ascii_ieq(role, "doc-endnotes")))
+            notes = 1;
+        if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
             boiler = 1;
             weight -= 25;
         } else if (tag == T_header && !(inherit & EX_E_ARTICLE)) {

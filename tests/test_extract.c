@@ -244,6 +244,34 @@ static void test_extract_boilerplate_blog(void)
     extract_doc_free(d);
 }
 
+/* Footnotes in <aside> (docutils >= 0.18, DPUB-ARIA) are the document's; a sidebar <aside>
+ * in the same section is not. */
+static void test_extract_boilerplate_footnote_aside(void)
+{
+    struct extract_doc *d = parse(
+        "<body><nav><a href='/'>Home</a> <a href='/x'>Index</a></nav><main><section>"
+        "<h1>Building a JIT</h1><p>The class <a href='#f1' role='doc-noteref'>[1]</a> is a "
+        "cut-down version of the one in the tutorials, with fewer features, to keep it short "
+        "and simple for the reader, who will extend it chapter by chapter.</p>"
+        "<p>Each chapter adds one layer to the JIT, from the simple compiler up to lazy "
+        "compilation, and each layer is explained with its code, line by line.</p>"
+        "<aside class='footnote-list brackets'><aside class='footnote brackets' id='f1' "
+        "role='note'><span class='label'>[<a role='doc-backlink' href='#r1'>1</a>]</span>"
+        "<p>Actually we use a simplified version that cannot redefine symbols in the REPL, "
+        "which makes the lookup logic simpler.</p></aside></aside>"
+        "<aside role='doc-endnotes'><p>Endnote: the first version of this text appeared in "
+        "2015, for the release of LLVM 3.7, and was rewritten since.</p></aside>"
+        "<aside class='sidebar'><p>Other tutorials you may like, with many words, commas, and "
+        "links to read next.</p></aside></section></main></body>");
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "Each chapter adds one layer"));
+    CU_ASSERT(contains(t, "Actually we use a simplified version"));
+    CU_ASSERT(contains(t, "Endnote: the first version"));
+    CU_ASSERT(!contains(t, "Other tutorials"));
+    CU_ASSERT(!contains(t, "Home"));
+    extract_doc_free(d);
+}
+
 static void test_extract_boilerplate_hidden(void)
 {
     struct extract_doc *d = parse(
@@ -908,6 +936,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_charset_invalid_utf8_output_valid",
                 test_extract_charset_invalid_utf8_output_valid);
     CU_add_test(s, "test_extract_boilerplate_blog", test_extract_boilerplate_blog);
+    CU_add_test(s, "test_extract_boilerplate_footnote_aside", test_extract_boilerplate_footnote_aside);
     CU_add_test(s, "test_extract_boilerplate_hidden", test_extract_boilerplate_hidden);
     CU_add_test(s, "test_extract_text_whitespace", test_extract_text_whitespace);
     CU_add_test(s, "test_extract_text_blocks", test_extract_text_blocks);
