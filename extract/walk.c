@@ -388,7 +388,16 @@ static void add_small(struct state *st, struct ex_buf *b, int *space, const char
         if (sp)
             *o++ = ' ';
         *space = 0;
-        memcpy(o, s + i, k);
+        if (k == 1) {
+            /* this byte and the printable ASCII ones after it, while they fit */
+            *o++ = (char)c;
+            while (i + 1 < n && (unsigned char)s[i + 1] > ' ' && (unsigned char)s[i + 1] < 0x7F &&
+                   o + 1 < end)
+                *o++ = s[++i];
+            continue;
+        }
+        for (size_t j = 0; j < k; j++)
+            o[j] = s[i + j];
         o += k;
         i += k - 1;
     }

@@ -595,6 +595,68 @@ static void test_extract_links_repeated(void)
     extract_doc_free(all);
 }
 
+/* 1 when s is valid UTF-8 (no cut character). */
+static int utf8_whole(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = *p < 0x80 ? 1 : *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC0 ? 2 : 0;
+        if (k == 0)
+            return 0;
+        for (int j = 1; j < k; j++)
+            if ((p[j] & 0xC0) != 0x80)
+                return 0;
+        p += k;
+    }
+    return 1;
+}
+
+/* Titles and anchor texts are capped (4096 and 1024 bytes): filled nearly to the cap with
+ * the collapsed text's first whole characters, never half of one. */
+static void test_extract_title_anchor_caps(void)
+{
+    static const char *const piece[] = {"abc ", "\xc3\xa9t\xc3\xa9  ", "\xe6\x9d\xb1\n",
+                                        "\xf0\x9f\x98\x80", "\xc2\xa0x,"};
+    size_t cap = 40000;
+    char *chunk = malloc(cap), *html = malloc(2 * cap + 200), *flat = malloc(cap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(chunk && html && flat);
+    size_t n = 0, m = 0;
+    for (unsigned i = 0; n + 16 < cap; i++)
+        for (const char *p = piece[(i * 7 + i / 3) % 5]; *p; p++)
+            chunk[n++] = *p;
+    chunk[n] = '\0';
+    /* the collapsed form: white space (and no-break space) runs as one space */
+    int sp = 0;
+    for (const char *p = chunk; *p; p++) {
+        if (*p == ' ' || *p == '\n' || (*p == '\xc2' && p[1] == '\xa0')) {
+            p += *p == '\xc2';
+            sp = m > 0;
+            continue;
+        }
+        if (sp)
+            flat[m++] = ' ';
+        sp = 0;
+        flat[m++] = *p;
+    }
+    flat[m] = '\0';
+    snprintf(html, 2 * cap + 200, "<title>%s</title><p>text <a href='/x'>%s</a></p>", chunk,
+             chunk);
+    struct extract_doc *d = parse_opts(html, strlen(html), NULL, "http://h/");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    const char *t = extract_doc_title(d);
+    CU_ASSERT(strlen(t) < 4096 && strlen(t) > 4096 - 8);
+    CU_ASSERT(utf8_whole(t));
+    CU_ASSERT(strncmp(t, flat, strlen(t)) == 0);
+    CU_ASSERT_EQUAL_FATAL(extract_doc_link_count(d), 1);
+    const char *a = extract_doc_link(d, 0)->anchor;
+    CU_ASSERT(strlen(a) < 1024 && strlen(a) > 1024 - 8);
+    CU_ASSERT(utf8_whole(a));
+    CU_ASSERT(strncmp(a, flat, strlen(a)) == 0);
+    extract_doc_free(d);
+    free(chunk);
+    free(html);
+    free(flat);
+}
+
 static void test_extract_meta_robots_lang_title(void)
 {
     struct extract_doc *d =
@@ -949,6 +1011,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_links_no_base", test_extract_links_no_base);
     CU_add_test(s, "test_extract_links_repeated", test_extract_links_repeated);
     CU_add_test(s, "test_extract_meta_robots_lang_title", test_extract_meta_robots_lang_title);
+    CU_add_test(s, "test_extract_title_anchor_caps", test_extract_title_anchor_caps);
     CU_add_test(s, "test_extract_meta_caps", test_extract_meta_caps);
     CU_add_test(s, "test_extract_tokens_ascii", test_extract_tokens_ascii);
     CU_add_test(s, "test_extract_tokens_unicode", test_extract_tokens_unicode);
