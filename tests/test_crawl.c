@@ -1012,6 +1012,74 @@ static void test_cli_mirror_duplicates_dropped_with_links(void)
     test_httpd_stop(h);
 }
 
+/* --topic: with a budget of 5 pages, the focused crawl takes the on-topic links first (one
+ * of them named twice on the home page, first with an off-topic anchor: it ranks by the
+ * better one) and the on-topic page they lead to, and at most one of the gardening pages
+ * listed before them (one fetch may run ahead of the parse that ranks the frontier); every
+ * page's relevance is in the log. Breadth-first with the same budget takes the first four
+ * links, the gardening pages, and none of the others. */
+#define FOCUS_PAGE(words, links) \
+    "<html><body><p>" words "</p><p>" words "</p>" links "</body></html>"
+#define ASYNC_WORDS "asyncio runs coroutine functions on an event loop; await suspends a coroutine " \
+                    "until the awaited asyncio future is done, and the loop runs the others"
+#define GARDEN_WORDS "roses want pruning in early spring, tomatoes want water every evening, " \
+                     "and the compost heap wants turning once a month in the garden"
+static void test_cli_focused_crawl(void)
+{
+    static const char home[] = FOCUS_PAGE(
+        "Welcome to the notes: some on gardening, some on programming, with many words here.",
+        "<a href='/g1.html'>pruning roses</a> <a href='/g2.html'>watering tomatoes</a> "
+        "<a href='/g3.html'>compost</a> <a href='/g4.html'>lawn care</a> "
+        "<a href='/a2.html'>more</a> <a href='/a1.html'>asyncio event loop</a> "
+        "<a href='/a2.html'>coroutine and await</a>");
+    static const char a1[] = FOCUS_PAGE(ASYNC_WORDS, "<a href='/g5.html'>roses</a> "
+                                                     "<a href='/a3.html'>asyncio tasks</a>");
+    static const char a2[] = FOCUS_PAGE(
+        "a coroutine declared with async def returns an awaitable object, and asyncio.run "
+        "starts the loop that drives it; await hands control back while it waits", "");
+    static const char a3[] = FOCUS_PAGE(
+        "asyncio tasks wrap a coroutine so that it runs concurrently: create_task schedules "
+        "it, and await on the task gives its result or raises what it raised", "");
+    static const char g[] = FOCUS_PAGE(GARDEN_WORDS, "<a href='/g6.html'>more roses</a>");
+#define R(p, b) {p, 0, {.status = 200, .content_type = "text/html", .body = b, .body_len = sizeof b - 1}}
+    static const struct test_route routes[] = {
+        R("/", home), R("/a1.html", a1), R("/a2.html", a2), R("/a3.html", a3),
+        R("/g1.html", g), R("/g2.html", g), R("/g3.html", g), R("/g4.html", g),
+        R("/g5.html", g), R("/g6.html", g),
+    };
+#undef R
+    for (int focused = 1; focused >= 0; focused--) {
+        struct test_httpd *h = test_httpd_start(routes, sizeof routes / sizeof routes[0], NULL, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+        char tmpl[] = "/tmp/simcrawl-crawl-XXXXXX";
+        CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpl));
+        char cmd[1024], log[256], url[128];
+        snprintf(log, sizeof log, "%s/log.jsonl", tmpl);
+        snprintf(cmd, sizeof cmd,
+                 "%s crawl --quiet --delay 0 --robots no --concurrency 1 --per-host 1 "
+                 "--workers 1 --max-pages 5 %s --log %s %s 2>%s/err",
+                 simcrawl_bin(), focused ? "--topic 'asyncio coroutine await'" : "", log,
+                 test_httpd_url(h, "/", url, sizeof url), tmpl);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+        CU_ASSERT_EQUAL(test_httpd_total(h), 5);
+        if (focused) {
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/a1.html"), 1);
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/a2.html"), 1);
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/a3.html"), 1);
+            CU_ASSERT_EQUAL(count_lines(log, "\"relevance\":", NULL), 5);
+        } else {
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/g4.html"), 1);
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/a2.html"), 0);
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/a1.html"), 0);
+            CU_ASSERT_EQUAL(test_httpd_count(h, "/a3.html"), 0);
+            CU_ASSERT_EQUAL(count_lines(log, "\"relevance\":", NULL), 0);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+        CU_ASSERT_EQUAL(system(cmd), 0);
+        test_httpd_stop(h);
+    }
+}
+
 /* SIGTERM during a crawl: the binary stops within the grace period, exits 0, and the log
  * and the WARC are complete. */
 static void test_cli_sigterm_stops_cleanly(void)
@@ -1440,6 +1508,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_scope_name_host_and_domain", test_scope_name_host_and_domain);
     CU_add_test(s, "test_loop_scope_decisions", test_loop_scope_decisions);
     CU_add_test(s, "test_cli_mirror_duplicates_dropped_with_links", test_cli_mirror_duplicates_dropped_with_links);
+    CU_add_test(s, "test_cli_focused_crawl", test_cli_focused_crawl);
     CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
     CU_add_test(s, "test_cli_zstd_page_links_followed", test_cli_zstd_page_links_followed);
     CU_add_test(s, "test_cli_meta_robots_noindex_nofollow", test_cli_meta_robots_noindex_nofollow);
