@@ -254,7 +254,10 @@ static char *resolve_dup(const char *base, const char *ref, size_t n, int *usabl
  * by an FNV-1a hash of those bytes; a repeat copies the first one's result. Same output.
  */
 struct link_memo_entry {
-    uint32_t link; /* 1 + index of the link that was resolved, 0: empty slot */
+    uint64_t hash;   /* of the key */
+    uint32_t link;   /* 1 + index of the link that was resolved, 0: empty slot */
+    uint32_t klen;   /* its key: the href's first klen bytes ... */
+    uint8_t has_hash; /* ... followed by a '#' (1) or ending there (0) */
     uint8_t usable;
     size_t off, len; /* its result in the link strings, NUL included */
 };
@@ -283,24 +286,25 @@ static size_t link_key(const char *href, size_t len, int *has_hash)
     return hash ? (size_t)(hash - href) : len;
 }
 
-/* The slot of href's key: the entry resolved before, or the empty slot to fill. */
+/* The slot of href's key: the entry resolved before, or the empty slot to fill (its key
+ * set, link still 0). */
 static struct link_memo_entry *link_memo_find(struct link_memo *m, const struct ex_walk *w,
                                               const char *href, size_t len)
 {
     int has_hash;
     size_t k = link_key(href, len, &has_hash);
-    uint64_t h = 14695981039346656037ull ^ (uint64_t)has_hash;
-    for (size_t i = 0; i < k; i++)
-        h = (h ^ (unsigned char)href[i]) * 1099511628211ull;
+    uint64_t h = ex_fnv1a(href, k) ^ (uint64_t)has_hash;
     size_t i = (size_t)(h ^ h >> 29) & m->mask;
     for (;; i = (i + 1) & m->mask) {
         struct link_memo_entry *e = &m->slot[i];
-        if (e->link == 0)
+        if (e->link == 0) {
+            e->hash = h;
+            e->klen = (uint32_t)k;
+            e->has_hash = (uint8_t)has_hash;
             return e;
-        const struct ex_rawlink *o = &w->links[e->link - 1];
-        int o_hash;
-        size_t ok = link_key(w->strs.p + o->href, o->href_len, &o_hash);
-        if (ok == k && o_hash == has_hash && memcmp(w->strs.p + o->href, href, k) == 0)
+        }
+        if (e->hash == h && e->klen == k && e->has_hash == has_hash &&
+            memcmp(w->strs.p + w->links[e->link - 1].href, href, k) == 0)
             return e;
     }
 }

@@ -23,6 +23,17 @@ enum extract_code ex_buf_add(struct ex_buf *b, const void *p, size_t n);
 /* Hands the NUL-terminated contents over (caller frees) and empties b. */
 char *ex_buf_take(struct ex_buf *b);
 
+/* 64-bit FNV-1a of n bytes: the key of extract/'s small in-memory tables (class memo,
+ * link memo), never stored or compared across runs. */
+static inline uint64_t ex_fnv1a(const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
 /* ---- charset.c: sniffing and decoding to valid UTF-8 ---- */
 #define EX_CHARSET_NAME_MAX 40
 #define EX_SNIFF_BYTES 4096 /* how far the <meta charset> prescan looks */

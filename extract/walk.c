@@ -566,13 +566,6 @@ static size_t lower_copy(char *dst, size_t cap, const char *src)
     return i;
 }
 
-static uint64_t hash64(const char *s)
-{
-    uint64_t h = 14695981039346656037ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h ? h : 1;
-}
 
 /* style="...display:none..." or visibility:hidden */
 static int style_hidden(const char *v)
@@ -820,7 +813,9 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         char low[256];
         if (cls && *cls) {
             size_t len = lower_copy(low, sizeof low, cls);
-            uint64_t h = hash64(low);
+            uint64_t h = ex_fnv1a(low, len);
+            if (h == 0)
+                h = 1;
             struct class_memo *m = &st->memo[h & 255];
             if (m->hash != h || m->len != len) {
                 int wt = 0, un = 0;
