@@ -857,6 +857,9 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
                        ascii_ieq(role, "alertdialog") || ascii_ieq(role, "dialog")) {
                 boiler = 1;
                 weight -= 25;
+            } else if (ascii_ieq(role, "doc-footnote") || ascii_ieq(role, "doc-endnote") ||
+                       ascii_ieq(role, "doc-endnotes")) {
+                notes = 1; /* DPUB-ARIA: the document's own notes */
             }
         }
         if (itemprop && (strstr(itemprop, "articleBody") || strstr(itemprop, "text")))
@@ -869,10 +872,6 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         /* an <aside> of footnotes is the document's own (docutils >= 0.18 writes them as
          * <aside class="footnote-list"> where it wrote <dl class="footnote"> before; the
          * DPUB-ARIA roles doc-footnote, doc-endnote(s) say the same) */
-        if (tag == T_aside && role &&
-            (ascii_ieq(role, "doc-footnote") || ascii_ieq(role, "doc-endnote") ||
-             ascii_ieq(role, "doc-endnotes")))
-            notes = 1;
         if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
             boiler = 1;
             weight -= 25;
