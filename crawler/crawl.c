@@ -81,10 +81,13 @@ enum crawl_code crawl_verdict_set(char **field, const char *value)
  * priority if it is higher. So every count made from the links (enqueued, out of scope,
  * saved by dedup) counts a target once per page.
  */
+enum { MEMO_INVALID = -1, MEMO_NEW = -2, MEMO_EMPTY = -3 }; /* memo_entry.link below 0 */
+
 struct memo_entry {
     uint64_t hash;
     size_t off, len; /* the URL's bytes in raw */
-    long link;       /* its index in v->links, -1: invalid (counted once) */
+    long link;       /* its index in v->links, or MEMO_INVALID (counted once), MEMO_NEW
+                      * (just added, not decided yet), MEMO_EMPTY (a free slot) */
 };
 
 struct crawl_link_memo {
@@ -111,8 +114,8 @@ static uint64_t fnv1a(const char *s, size_t n)
     return h;
 }
 
-/* The entry of url (len bytes, hash h): the one added before, or a new empty one (link
- * -2) to fill, the table grown first when half full. NULL on ENOMEM. */
+/* The entry of url (len bytes, hash h): the one added before, or a new one (MEMO_NEW) for
+ * the caller to decide, the table grown first when half full. NULL on ENOMEM. */
 static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *url, size_t len,
                                          uint64_t h)
 {
@@ -128,12 +131,12 @@ static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *ur
         if (!ns)
             return NULL;
         for (size_t i = 0; i < slots; i++)
-            ns[i].link = -3; /* empty */
+            ns[i].link = MEMO_EMPTY;
         for (size_t i = 0; m->slot && i <= m->mask; i++) {
-            if (m->slot[i].link == -3)
+            if (m->slot[i].link == MEMO_EMPTY)
                 continue;
             size_t j = (size_t)m->slot[i].hash & (slots - 1);
-            while (ns[j].link != -3)
+            while (ns[j].link != MEMO_EMPTY)
                 j = (j + 1) & (slots - 1);
             ns[j] = m->slot[i];
         }
@@ -142,7 +145,7 @@ static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *ur
         m->mask = slots - 1;
     }
     size_t i = (size_t)h & m->mask;
-    for (; m->slot[i].link != -3; i = (i + 1) & m->mask) {
+    for (; m->slot[i].link != MEMO_EMPTY; i = (i + 1) & m->mask) {
         struct memo_entry *e = &m->slot[i];
         if (e->hash == h && e->len == len && memcmp(m->raw + e->off, url, len) == 0)
             return e;
@@ -162,7 +165,7 @@ static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *ur
     e->hash = h;
     e->off = m->raw_len;
     e->len = len;
-    e->link = -2; /* to be decided by the caller */
+    e->link = MEMO_NEW;
     m->raw_len += len;
     m->n++;
     return e;
@@ -174,12 +177,12 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     struct memo_entry *e = link_memo_find(v, url, len, fnv1a(url, len));
     if (!e)
         return CRAWL_ENOMEM;
-    if (e->link != -2) { /* given before */
+    if (e->link != MEMO_NEW) { /* given before */
         if (e->link >= 0 && priority > v->link_priority[e->link])
             v->link_priority[e->link] = priority;
         return CRAWL_OK;
     }
-    e->link = -1;
+    e->link = MEMO_INVALID; /* until it is kept */
     char *canon = NULL;
     enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
     if (rc == CRAWL_EURL || (rc == CRAWL_OK && v->n_links >= VERDICT_MAX_LINKS)) {
