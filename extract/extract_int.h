@@ -34,6 +34,13 @@ static inline uint64_t ex_fnv1a(const void *p, size_t n)
     return h;
 }
 
+/* ---- walk.c: libxml2's SAX HTML parser ---- */
+/* The options walk.c parses with (tests/bench/bench_pipeline.c --sax-files too, to time
+ * the same parse alone); the input is UTF-8 already (charset.c), hence IGNORE_ENC. */
+#define EX_HTML_PARSE_OPTIONS                                                                \
+    (HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |       \
+     HTML_PARSE_IGNORE_ENC | HTML_PARSE_NODEFDTD)
+
 /* ---- charset.c: sniffing and decoding to valid UTF-8 ---- */
 #define EX_CHARSET_NAME_MAX 40
 #define EX_SNIFF_BYTES 4096 /* how far the <meta charset> prescan looks */

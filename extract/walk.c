@@ -1116,9 +1116,7 @@ enum extract_code ex_walk_run(struct ex_walk *w, const char *utf8, size_t len, u
     memcpy(ctxt->sax, &sax, sizeof sax);
     ctxt->userData = ctxt; /* callbacks get the context; our state hangs on _private */
     ctxt->_private = st;
-    htmlCtxtUseOptions(ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR |
-                                 HTML_PARSE_NOWARNING | HTML_PARSE_IGNORE_ENC |
-                                 HTML_PARSE_NODEFDTD);
+    htmlCtxtUseOptions(ctxt, EX_HTML_PARSE_OPTIONS);
     /* the bytes are valid UTF-8 (charset.c made them so): never let libxml2 guess */
     xmlSwitchEncoding(ctxt, XML_CHAR_ENCODING_UTF8);
     htmlParseDocument(ctxt);

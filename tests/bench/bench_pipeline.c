@@ -28,6 +28,7 @@
 
 #include "dedup/dedup.h"
 #include "extract/extract.h"
+#include "extract/extract_int.h" /* EX_HTML_PARSE_OPTIONS: the parse extract/ does */
 
 #define MAX_PAGES 100000
 #define MAX_RUNS 101
@@ -155,9 +156,7 @@ static int sax_files(char **files, int n)
         sax.ignorableWhitespace = sax_text;
         sax.initialized = 1;
         memcpy(ctxt->sax, &sax, sizeof sax);
-        htmlCtxtUseOptions(ctxt, HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR |
-                                     HTML_PARSE_NOWARNING | HTML_PARSE_IGNORE_ENC |
-                                     HTML_PARSE_NODEFDTD);
+        htmlCtxtUseOptions(ctxt, EX_HTML_PARSE_OPTIONS);
         xmlSwitchEncoding(ctxt, XML_CHAR_ENCODING_UTF8);
         htmlParseDocument(ctxt);
         htmlFreeParserCtxt(ctxt);
