@@ -1034,12 +1034,11 @@ enum crawl_code crawl_warc_prepared_append(struct crawl_warc_writer *w,
     return CRAWL_OK;
 }
 
-enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
-                                          const struct crawl_warc_exchange *x,
-                                          char id_out[CRAWL_WARC_ID_SIZE])
+/* The write_* calls: what prepare_* gave (rc, p), appended and freed. */
+static enum crawl_code append_prepared(struct crawl_warc_writer *w, enum crawl_code rc,
+                                       struct crawl_warc_prepared *p,
+                                       char id_out[CRAWL_WARC_ID_SIZE])
 {
-    struct crawl_warc_prepared *p;
-    enum crawl_code rc = crawl_warc_prepare_response(w, x, &p);
     if (rc != CRAWL_OK)
         return rc;
     rc = crawl_warc_prepared_append(w, p, id_out);
@@ -1047,17 +1046,22 @@ enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
     return rc;
 }
 
+enum crawl_code crawl_warc_write_response(struct crawl_warc_writer *w,
+                                          const struct crawl_warc_exchange *x,
+                                          char id_out[CRAWL_WARC_ID_SIZE])
+{
+    struct crawl_warc_prepared *p = NULL;
+    enum crawl_code rc = crawl_warc_prepare_response(w, x, &p);
+    return append_prepared(w, rc, p, id_out);
+}
+
 enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
                                          const struct crawl_warc_revisit *v,
                                          char id_out[CRAWL_WARC_ID_SIZE])
 {
-    struct crawl_warc_prepared *p;
+    struct crawl_warc_prepared *p = NULL;
     enum crawl_code rc = crawl_warc_prepare_revisit(w, v, &p);
-    if (rc != CRAWL_OK)
-        return rc;
-    rc = crawl_warc_prepared_append(w, p, id_out);
-    crawl_warc_prepared_free(p);
-    return rc;
+    return append_prepared(w, rc, p, id_out);
 }
 
 enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer *w, const char *header,
