@@ -7,7 +7,8 @@
  * blocks are in document order, the blocks of any element's subtree are one contiguous
  * range [first_block, end_block), so every per-element sum is two prefix-sum lookups.
  *
- * HOW IT WORKS (readability's container choice, then jusText-style block filtering)
+ * HOW IT WORKS (readability's container choice widened to the whole content area, then
+ * jusText-style block filtering)
  *  1. Visible blocks: not hidden (hidden attribute, aria-hidden, inline display:none,
  *     CSS hiding classes such as "hidden", "sr-only"), not inside boilerplate by tag or
  *     role (nav, aside, footer, a <header> outside <article>/<main>, ARIA landmarks other
@@ -30,6 +31,17 @@
  *     (not nested in it, scoring >= 75% of it) share an ancestor, that ancestor wins (2
  *     runners-up suffice within 3 levels: a forum's posts in one table); then climb to a
  *     parent that scores higher, and past parents with one child.
+ * 3b. The content area: the winner widens to the outermost documentation generator
+ *     content area holding it (DocBook's div.chapter/sect1/refentry, Sphinx's role=main
+ *     div.body, Doxygen's div.contents, MkDocs, Docsy: walk.c's generator_area()), else
+ *     to the outermost <main>/<article>/role=main landmark when what that adds is not
+ *     mostly links, or, when the winner holds such an area with most of its text,
+ *     narrows to it; then to the lowest common ancestor of it and the page's own heading
+ *     (the highest-level heading before its end) when what that adds is not mostly
+ *     links. A page's main content is all its sections, not its longest one. Inside a
+ *     generator's area every visible block is kept (tables of contents, index tables,
+ *     "see also" lists are what tell a hub from its siblings), and the page heading is
+ *     kept after the smoothing of step 6.
  *  4. Its siblings join when their score reaches max(10, 20% of the top) (a bonus when
  *     they share the top's class), or when they are paragraph-like with > 80 characters
  *     and link density < 0.25, or short, link-free sentences.
@@ -85,6 +97,7 @@
 #define SHORT_BLOCK_CHARS 40 /* shorter kept blocks need a kept neighbour (jusText) */
 #define TEASER_RUN 2     /* linked headline + standfirst pairs that make a teaser list */
 #define HUB_WORDS 50     /* a shorter result is a hub or stub: its links are its text */
+#define AREA_MAX_LD 0.25 /* widening the content area must not take in navigation */
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
@@ -118,7 +131,7 @@ static int inherit_marks(struct ex_walk *w)
     double total = pre[w->n_blocks];
     for (size_t i = ne; i-- > 0;) {
         struct ex_elem *e = &w->elems[i];
-        if ((e->tag == T_article || e->tag == T_main || (e->flags & EX_E_ARTICLE)) &&
+        if ((e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) &&
             e->parent != EX_NONE && !(w->elems[e->parent].flags & EX_E_ARTICLE))
             e->flags |= EX_E_HAS_ARTICLE;
         if (e->parent != EX_NONE && (e->flags & EX_E_HAS_ARTICLE))
@@ -221,11 +234,22 @@ static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
     return i > anc && i < w->elems[anc].end_elem;
 }
 
-/* Keeps the visible, non-boilerplate blocks of element root's subtree. */
+/*
+ * Keeps the visible, non-boilerplate blocks of element root's subtree: headings always
+ * (a heading that is its own permalink is still the heading). In a documentation
+ * generator's content area (step 3b) every visible block is the page's: its tables of
+ * contents, index tables and "see also" lists are what tells a hub from its siblings.
+ */
 static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
-                         unsigned char *dropped)
+                         unsigned char *dropped, int whole)
 {
     struct ex_elem *r = &w->elems[root];
+    if (whole) {
+        for (uint32_t b = r->first_block; b < r->end_block; b++)
+            if (s->visible[b])
+                w->blocks[b].flags |= EX_B_KEEP;
+        return;
+    }
     double root_chars = range(s->chars, r->first_block, r->end_block);
     /* mark cleaned containers inside root (root itself is never cleaned, nor a container
      * that holds most of its text: that is the content) */
@@ -242,7 +266,7 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
     }
     for (uint32_t b = r->first_block; b < r->end_block; b++) {
         struct ex_block *blk = &w->blocks[b];
-        if (!s->visible[b] || link_heavy(blk))
+        if (!s->visible[b] || (link_heavy(blk) && !blk->heading))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
@@ -513,6 +537,121 @@ static void keep_all_visible(struct ex_walk *w, const struct sums *s)
             w->blocks[b].flags |= EX_B_KEEP;
 }
 
+/* The lowest common ancestor of elements a and b (EX_NONE when they share none). */
+static uint32_t common_ancestor(const struct ex_walk *w, uint32_t a, uint32_t b)
+{
+    while (a != EX_NONE && a != b && !is_ancestor(w, a, b))
+        a = w->elems[a].parent;
+    return a;
+}
+
+/*
+ * The page's own heading: the visible heading of the highest level (h1 before h2 ...),
+ * the first of them in page order, among blocks [0, end). A heading may be a link (its
+ * own permalink); headings inside boilerplate (a site header's logo, a sidebar's widget
+ * titles) are invisible and not the page's. Returns its block or n_blocks.
+ */
+static size_t page_heading(const struct ex_walk *w, const struct sums *s, size_t end)
+{
+    size_t nb = w->n_blocks, found = nb;
+    for (size_t b = 0; b < end && b < nb; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (!blk->heading || !s->visible[b] || blk->words == 0)
+            continue;
+        if (found == nb || blk->heading < w->blocks[found].heading)
+            found = b;
+        if (blk->heading == 1)
+            break;
+    }
+    return found;
+}
+
+/* The link density of the visible text that outer has and inner (inside it) has not. */
+static double added_ld(const struct sums *s, const struct ex_elem *outer,
+                       const struct ex_elem *inner)
+{
+    double chars = range(s->chars, outer->first_block, outer->end_block) -
+                   range(s->chars, inner->first_block, inner->end_block);
+    double links = range(s->links, outer->first_block, outer->end_block) -
+                   range(s->links, inner->first_block, inner->end_block);
+    return chars > 0 ? links / chars : 0;
+}
+
+/*
+ * 3b. The content area. Readability's winner is often one section of a page whose main
+ * content is several (a reference page's synopsis, description and options; a chapter's
+ * sibling sections; a manual page's NAME, SYNOPSIS and OPTIONS). Cutting the page down
+ * to its largest section is not the job: the container widens to
+ *  - the outermost documentation generator content area holding it (EX_E_AREA: walk.c's
+ *    generator_area()), which sets *whole (every visible block of it is kept);
+ *  - else the outermost main landmark holding it (<main>, <article>, role=main/article,
+ *    itemprop=articleBody: EX_E_ARTICLE) when what that adds is below AREA_MAX_LD link
+ *    density (role=main on a news site often wraps the story's rails of teasers too);
+ *  - or, when the winner is a wrapper holding such an area or landmark with most of its
+ *    text, narrows to it;
+ *  - then to the lowest common ancestor of it and the page's heading (page_heading()),
+ *    when what that adds is below AREA_MAX_LD link density.
+ * Boilerplate inside a widened landmark (navigation, hidden and unlikely elements, link
+ * lists) is still left out block by block (step 5).
+ */
+static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint32_t best,
+                             int *whole)
+{
+    /* the outermost generator content area holding best; else the outermost landmark,
+     * when what it adds to best is not mostly links (role=main on a news site often
+     * wraps the story's rails of teasers too) */
+    *whole = 0;
+    uint32_t area = EX_NONE, mark = EX_NONE;
+    for (uint32_t a = best; a != EX_NONE; a = w->elems[a].parent) {
+        const struct ex_elem *e = &w->elems[a];
+        if (e->flags & EX_E_AREA)
+            area = a;
+        else if ((e->flags & EX_E_ARTICLE) &&
+                 (e->parent == EX_NONE || !(w->elems[e->parent].flags & EX_E_ARTICLE)))
+            mark = a;
+    }
+    if (area != EX_NONE) {
+        best = area;
+        *whole = 1;
+    } else if (mark != EX_NONE && added_ld(s, &w->elems[mark], &w->elems[best]) < AREA_MAX_LD) {
+        best = mark;
+    }
+    /* or the landmark inside best that holds most of its text (a page wrapper won,
+     * and the sidebars beside the landmark are navigation, invisible already) */
+    if (!*whole && (w->elems[best].flags & EX_E_HAS_ARTICLE)) {
+        const struct ex_elem *be = &w->elems[best];
+        double all = range(s->chars, be->first_block, be->end_block), most = 0;
+        uint32_t pick = EX_NONE;
+        for (uint32_t i = best + 1; i < be->end_elem;) {
+            const struct ex_elem *e = &w->elems[i];
+            if (!(e->flags & (EX_E_ARTICLE | EX_E_AREA))) {
+                i++;
+                continue;
+            }
+            double c = range(s->chars, e->first_block, e->end_block);
+            if (c > most) {
+                most = c;
+                pick = i;
+            }
+            i = e->end_elem; /* the outermost one */
+        }
+        if (pick != EX_NONE && most >= 0.5 * all) {
+            best = pick;
+            *whole = (w->elems[pick].flags & EX_E_AREA) != 0;
+        }
+    }
+    const struct ex_elem *be = &w->elems[best];
+    size_t h = page_heading(w, s, be->end_block);
+    if (h == w->n_blocks || w->blocks[h].elem == EX_NONE)
+        return best;
+    uint32_t lca = common_ancestor(w, w->blocks[h].elem, best);
+    if (lca == EX_NONE || lca == best || w->elems[lca].tag == T_html)
+        return best;
+    if (added_ld(s, &w->elems[lca], be) >= AREA_MAX_LD)
+        return best;
+    return lca;
+}
+
 /* One selection pass; returns 0, or -1 when out of memory. */
 static int select_pass(struct ex_walk *w, unsigned mode)
 {
@@ -647,12 +786,14 @@ static int select_pass(struct ex_walk *w, unsigned mode)
             best = par;
         }
     }
+    int whole = 0;
+    best = content_area(w, &s, best, &whole);
     best_score = w->elems[best].scored ? w->elems[best].score : best_score;
 
     /* 4. siblings */
     uint32_t parent = w->elems[best].parent;
     if (parent == EX_NONE) {
-        keep_subtree(w, &s, best, dropped);
+        keep_subtree(w, &s, best, dropped, whole);
     } else {
         double threshold = best_score * 0.2 > 10 ? best_score * 0.2 : 10;
         const struct ex_elem *pe = &w->elems[parent];
@@ -679,7 +820,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
                 }
             }
             if (append)
-                keep_subtree(w, &s, c, dropped);
+                keep_subtree(w, &s, c, dropped, whole && c == best);
         }
     }
 
@@ -703,6 +844,12 @@ static int select_pass(struct ex_walk *w, unsigned mode)
 
     drop_teasers(w, &s);
     drop_isolated_short(w, &s);
+    /* the page's own heading inside the content area is its title, not a stray label */
+    {
+        size_t h = page_heading(w, &s, w->elems[best].end_block);
+        if (h < nb && h >= w->elems[best].first_block)
+            w->blocks[h].flags |= EX_B_KEEP;
+    }
 
     /* 7. comment sections outside the content: readers' comments are main text too */
     keep_comments(w);

@@ -128,6 +128,7 @@ enum {
     EX_E_IN_BOILER = 1u << 8,   /* boiler.c: this or an ancestor is EX_E_BOILER */
     EX_E_HAS_ARTICLE = 1u << 9, /* boiler.c: an <article>/<main>/role=main is inside */
     EX_E_COMMENT = 1u << 10,    /* class/id says comment: user comments are content */
+    EX_E_AREA = 1u << 11,       /* in a documentation generator's content area, inherited */
 };
 
 /* An element that can own text blocks (block-level elements only). */

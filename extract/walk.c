@@ -527,6 +527,47 @@ static void class_hints(const char *v, int *weight, int *unlikely)
         *unlikely |= 2; /* tells the caller: a comment section */
 }
 
+/* Is the first white-space separated word of v (any case) w? */
+static int first_word_is(const char *v, const char *w)
+{
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
+        v++;
+    size_t n = strlen(w);
+    for (size_t i = 0; i < n; i++) {
+        int x = (v[i] >= 'A' && v[i] <= 'Z') ? v[i] + 32 : v[i];
+        if (x != w[i])
+            return 0;
+    }
+    return (v[n] == '\0' || v[n] == ' ' || v[n] == '\t' ||
+                                   v[n] == '\n' || v[n] == '\r' || v[n] == '\f');
+}
+
+/*
+ * The content area of the documentation generators (whole class names, the first word
+ * of the class attribute): DocBook XSL, which PostgreSQL, gtk-doc and many manuals use,
+ * wraps a page's content in a div named after the DocBook element (chapter, sect1,
+ * refentry...); Doxygen in div.contents; Texinfo's makeinfo in div.chapter/section...
+ * (Sphinx, MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no
+ * list.) boiler.c widens the main content to the outermost of them (step 3b).
+ */
+static int generator_area(const char *v)
+{
+    static const char *const names[] = {
+        "appendix", "article", "bibliography", "book", "chapter", "chapter-level-extent",
+        "contents", "glossary", "index", "md-content__inner", "part", "preface", "refentry",
+        "reference", "sect1", "section-level-extent", "set", "td-content",
+        "unnumbered-level-extent"};
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
+        v++;
+    size_t n = 0;
+    while (v[n] && !(v[n] == ' ' || v[n] == '\t' || v[n] == '\n' || v[n] == '\r' || v[n] == '\f'))
+        n++;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == n && memcmp(v, names[i], n) == 0)
+            return 1;
+    return 0;
+}
+
 /* A class that CSS frameworks use to hide an element (whole class names only:
  * "hidden-xs" hides on small screens only and is not one). */
 static int hiding_class(const char *v)
@@ -807,7 +848,7 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         uint16_t inherit = 0;
         if (st->cur_elem != EX_NONE)
             inherit = w->elems[st->cur_elem].flags &
-                      (EX_E_HIDDEN | EX_E_ARTICLE | EX_E_TABLE);
+                      (EX_E_HIDDEN | EX_E_ARTICLE | EX_E_TABLE | EX_E_AREA);
         e->flags = inherit;
         int weight = 0, unlikely = 0, notes = 0;
         char low[256];
@@ -822,6 +863,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
                 class_hints(low, &wt, &un);
                 if (hiding_class(low))
                     un |= 4;
+                if (generator_area(low))
+                    un |= 8;
                 m->hash = h;
                 m->len = len;
                 m->weight = (int8_t)wt;
@@ -843,6 +886,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             e->flags |= EX_E_COMMENT;
         if ((unlikely & 4) && tag != T_html && tag != T_body)
             hidden = 1;
+        if ((unlikely & 8) && tag == T_div)
+            e->flags |= EX_E_AREA;
         unlikely &= 1;
         int article = 0, boiler = 0;
         if (tag == T_article || tag == T_main)
@@ -850,6 +895,9 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         if (role) {
             if (ascii_ieq(role, "main") || ascii_ieq(role, "article")) {
                 article = 1;
+                /* Sphinx (div.body) and its Read the Docs theme (div.document) */
+                if (cls && (first_word_is(cls, "body") || first_word_is(cls, "document")))
+                    e->flags |= EX_E_AREA;
             } else if (ascii_ieq(role, "navigation") || ascii_ieq(role, "menu") ||
                        ascii_ieq(role, "menubar") || ascii_ieq(role, "complementary") ||
                        ascii_ieq(role, "contentinfo") || ascii_ieq(role, "banner") ||
@@ -887,8 +935,10 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             unlikely = 0;
         if (tag == T_body || tag == T_html)
             unlikely = boiler = 0;
-        /* readability does not judge by class inside tables */
-        if (inherit & EX_E_TABLE)
+        /* readability does not judge by class inside tables; inside a documentation
+         * generator's content area ids and classes are the document's own names (a
+         * function called share, a module about cookies), not the site's chrome */
+        if (inherit & (EX_E_TABLE | EX_E_AREA))
             unlikely = 0;
         if (boiler)
             e->flags |= EX_E_BOILER;
