@@ -10,6 +10,12 @@
 #                                    falsedrop-score measures by default)
 #   sh tests/bench/sites.sh --table  PKG HTML_ROOT GENERATOR, one site a line
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
+# Baseline (main at ee5b1c3, falsedrop-score -v --sites <one site>; pages wrongly dropped):
+#   git-doc 2 of 242 (6 false pairs: git-diff*/git-log/git-show, OPTIONS only kept),
+#   sqlite3-doc 7 of 766 (14: syntax/ diagram pages fingerprinted on the menu),
+#   libjson-glib-doc 1 of 274, lmdb-doc 0 of 108, mkdocs-doc 0 of 23,
+#   mkdocs-literate-nav-doc 0 of 3, libglib2.0-doc 0 of 386, r-doc-html 0 of 7,
+#   libcommons-lang3-java-doc: pairs aborts ("CharUtils.html: input is binary, not html").
 set -e
 CACHE=${SIMCRAWL_CACHE:-$HOME/.cache/simcrawl-dev}
 mode=${1:-all}
