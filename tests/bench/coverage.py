@@ -168,9 +168,13 @@ RULES = [
 ]
 
 
-def content_area(t):
+TOC = any_of(has('div', cls='toc'), has('div', cls='toctree-wrapper'))
+
+
+def content_area(t, skip_toc=False):
     """(rule name, content-area words, heading words) of a parsed page."""
-    for name, applies, inc, exc, title in RULES:
+    for name, applies, inc, exc0, title in RULES:
+        exc = (lambda n, e=exc0: e(n) or TOC(n)) if skip_toc else exc0
         if not applies(t):
             continue
         area = outermost(t.root, inc)
@@ -194,7 +198,7 @@ def content_area(t):
     return 'none', [], []
 
 
-def check(bin_, path):
+def check(bin_, path, skip_toc=False):
     raw = open(path, 'rb').read()
     t = Tree()
     try:
@@ -202,7 +206,7 @@ def check(bin_, path):
         t.close()
     except Exception:  # html.parser only fails on pathological input; count it
         pass
-    rule, area, head = content_area(t)
+    rule, area, head = content_area(t, skip_toc)
     r = subprocess.run([bin_, 'extract', '--text', path], capture_output=True)
     got = words(r.stdout.decode('utf-8', errors='replace'))
     starts = not head or got[:len(head)] == head
@@ -224,6 +228,9 @@ def main():
     ap.add_argument('--jobs', type=int, default=2)
     ap.add_argument('--worst', type=int, default=0,
                     help='with -v, list at most this many failing pages a site (0: all)')
+    ap.add_argument('--skip-toc', action='store_true',
+                    help="leave tables of contents (DocBook div.toc, Sphinx div.toctree-wrapper) "
+                         "out of the content area: chapter pages are then judged on their own text")
     ap.add_argument('-v', action='store_true', help='list the failing pages, worst first')
     a = ap.parse_args()
     sites = [s for arg in a.site for s in arg.split(',') if s]
@@ -234,7 +241,7 @@ def main():
             sys.exit(f'coverage: no folder {root}: run tests/bench/sites.sh first')
         files = sorted(glob.glob(root + '/**/*.html', recursive=True))
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-            res = list(ex.map(lambda f: check(a.bin, f), files))
+            res = list(ex.map(lambda f: check(a.bin, f, a.skip_toc), files))
         n = max(1, len(res))
         good_h = [r for r in res if r['starts']]
         good_w = [r for r in res if r['recall'] >= a.min_recall]
