@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+"""Coverage of the main content (issue 11): does `BIN extract --text` keep a page's whole
+content area? For each page of each site (PKG:HTML_ROOT, unpacked by tests/bench/sites.sh
+under ~/.cache/simcrawl-dev/sites/PKG/) two checks:
+  (a) heading: the extracted text starts with the page's <h1> (the first one in the page;
+      when the page has none, the first heading h1-h6 of the content area, or a
+      generator's own title element such as Doxygen's div.title). Both sides are
+      normalised to their words, lower-case (\\w+): "shlex — Simple lexical analysis¶"
+      is "shlex simple lexical analysis". A page with no heading at all passes (a).
+  (b) words: the extracted text holds >= 90% of the words of the content area (multiset
+      recall: sum over words of min(count in text, count in area) / words in area).
+The content area is chosen per generator, by the markup the generator writes (see RULES);
+<main>, <article>, role=main and finally <body> are the fallback. script, style,
+template, noscript and svg never count. Prints per site: pages, the share of pages
+passing (a), (b), and both; -v adds every failing page with its figures, worst first.
+Python stdlib only (html.parser); the binary runs in a pool of --jobs threads (2)."""
+import argparse, collections, concurrent.futures, glob, os, re, subprocess, sys
+from html.parser import HTMLParser
+
+VOID = {'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta',
+        'param', 'source', 'track', 'wbr', 'keygen', 'command'}
+SKIP = {'script', 'style', 'template', 'noscript', 'svg', 'head', 'title'}
+WORD = re.compile(r'\w+')
+
+
+class Node:
+    __slots__ = ('tag', 'attrs', 'kids', 'parent')
+
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.kids, self.parent = tag, attrs, [], parent
+
+    def cls(self):
+        return self.attrs.get('class', '').split()
+
+
+class Tree(HTMLParser):
+    """A forgiving tree: an end tag closes the nearest open element of that name (and
+    everything opened inside it); an end tag with no open element is ignored; <p>, <li>,
+    <dt>, <dd>, <tr>, <td>, <th>, <option> left open close when their parent does."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Node('#root', {}, None)
+        self.cur = self.root
+        self.generator = ''
+
+    def handle_starttag(self, tag, attrs):
+        a = {k: (v or '') for k, v in attrs}
+        if tag == 'meta' and a.get('name', '').lower() == 'generator':
+            self.generator += ' ' + a.get('content', '')
+        n = Node(tag, a, self.cur)
+        self.cur.kids.append(n)
+        if tag not in VOID:
+            self.cur = n
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID and self.cur.tag == tag:
+            self.cur = self.cur.parent
+
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not None and n.tag != tag:
+            n = n.parent
+        if n is not None and n.parent is not None:
+            self.cur = n.parent
+
+    def handle_data(self, data):
+        self.cur.kids.append(data)
+
+
+def walk(n):
+    """Every element below n (n included), in document order."""
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Node):
+            yield x
+            stack.extend(reversed(x.kids))
+
+
+def text(n, exclude=lambda x: False):
+    out = []
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, str):
+            out.append(x)
+        elif x.tag not in SKIP and not exclude(x):
+            out.append(' ')
+            stack.extend(reversed(x.kids))
+    return ''.join(out)
+
+
+def words(s):
+    return WORD.findall(s.lower())
+
+
+def has(tag=None, id=None, cls=None, **attrs):
+    def pred(n):
+        if tag and n.tag != tag:
+            return False
+        if id and n.attrs.get('id') != id:
+            return False
+        if cls and cls not in n.cls():
+            return False
+        return all(n.attrs.get(k) == v for k, v in attrs.items())
+    return pred
+
+
+def any_of(*preds):
+    return lambda n: any(p(n) for p in preds)
+
+
+def outermost(root, pred):
+    """The elements matching pred that are not inside another match, in page order."""
+    found, stack = [], [root]
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, Node):
+            continue
+        if pred(x):
+            found.append(x)
+        else:
+            stack.extend(reversed(x.kids))
+    return found
+
+
+def body_of(t):
+    b = outermost(t.root, has('body'))
+    return b[0] if b else t.root
+
+
+def sqlite_chrome(n):
+    # SQLite's wrap.tcl: the logo, tagline, menus and search box are the first
+    # div.nosearch directly in <body>; the "page last modified" line closes the page
+    return (n.tag == 'div' and 'nosearch' in n.cls() and n.parent is not None
+            and n.parent.tag == 'body')
+
+
+# (name, applies(tree), include predicate, exclude predicate, title predicate)
+# include: the outermost matches, in page order, together are the content area.
+RULES = [
+    ('mkdocs-material', lambda t: 'mkdocs-material' in t.generator,
+     has('article', cls='md-content__inner'), lambda n: False, None),
+    ('sphinx-django', lambda t: True, has('div', id='docs-content'),
+     lambda n: False, None),
+    ('sphinx', lambda t: True, has('div', cls='body', role='main'),
+     lambda n: False, None),
+    ('asciidoc', lambda t: 'AsciiDoc' in t.generator,
+     any_of(has('div', id='header'), has('div', id='content')), lambda n: False, None),
+    ('doxygen', lambda t: 'Doxygen' in t.generator,
+     any_of(has('div', cls='header'), has('div', cls='contents')), lambda n: False,
+     has('div', cls='title')),
+    ('gi-docgen', lambda t: True, has('section', id='main'), lambda n: False, None),
+    ('docbook', lambda t: 'DocBook' in t.generator, has('body'),
+     any_of(has('div', cls='navheader'), has('div', cls='navfooter'),
+            has('table', cls='navigation'), has('div', cls='footer')), None),
+    ('texinfo', lambda t: 'texi2any' in t.generator or 'makeinfo' in t.generator,
+     has('body'), any_of(has('div', cls='header'), has('div', cls='nav-panel')), None),
+    ('sqlite', lambda t: any('tagline' in n.cls() for n in walk(t.root)), has('body'),
+     sqlite_chrome, None),
+    ('role-main', lambda t: True, lambda n: n.attrs.get('role') == 'main',
+     lambda n: False, None),
+    ('main', lambda t: True, has('main'), lambda n: False, None),
+    ('article', lambda t: True, has('article'), lambda n: False, None),
+    ('body', lambda t: True, has('body'), lambda n: False, None),
+]
+
+
+TOC = any_of(has('div', cls='toc'), has('div', cls='toctree-wrapper'))
+
+
+def content_area(t, skip_toc=False):
+    """(rule name, content-area words, heading words) of a parsed page."""
+    for name, applies, inc, exc0, title in RULES:
+        exc = (lambda n, e=exc0: e(n) or TOC(n)) if skip_toc else exc0
+        if not applies(t):
+            continue
+        area = outermost(t.root, inc)
+        if not area:
+            continue
+        w = []
+        for n in area:
+            w += words(text(n, exc))
+        h1 = outermost(t.root, has('h1'))
+        head = None
+        if h1:
+            head = h1[0]
+        else:
+            heads = []
+            for n in area:
+                heads += outermost(n, lambda x: (x.tag in ('h1', 'h2', 'h3', 'h4', 'h5', 'h6')
+                                                 or (title is not None and title(x)))
+                                   and not exc(x))
+            head = heads[0] if heads else None
+        return name, w, words(text(head)) if head is not None else []
+    return 'none', [], []
+
+
+def check(bin_, path, skip_toc=False):
+    raw = open(path, 'rb').read()
+    t = Tree()
+    try:
+        t.feed(raw.decode('utf-8', errors='replace'))
+        t.close()
+    except Exception:  # html.parser only fails on pathological input; count it
+        pass
+    rule, area, head = content_area(t, skip_toc)
+    r = subprocess.run([bin_, 'extract', '--text', path], capture_output=True)
+    got = words(r.stdout.decode('utf-8', errors='replace'))
+    starts = not head or got[:len(head)] == head
+    ca, cg = collections.Counter(area), collections.Counter(got)
+    kept = sum(min(c, cg[w]) for w, c in ca.items())
+    recall = kept / len(area) if area else 1.0
+    return dict(path=path, rule=rule, head=' '.join(head), starts=starts, area=len(area),
+                kept=kept, recall=recall, first=' '.join(got[:8]), rc=r.returncode)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--bin', default='./simcrawl')
+    ap.add_argument('--cache', default=os.path.expanduser('~/.cache/simcrawl-dev'),
+                    help='where tests/bench/sites.sh unpacked the sites')
+    ap.add_argument('--site', action='append', required=True,
+                    help='PKG:HTML_ROOT (repeatable; or several joined by commas)')
+    ap.add_argument('--min-recall', type=float, default=0.9)
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--worst', type=int, default=0,
+                    help='with -v, list at most this many failing pages a site (0: all)')
+    ap.add_argument('--skip-toc', action='store_true',
+                    help="leave tables of contents (DocBook div.toc, Sphinx div.toctree-wrapper) "
+                         "out of the content area: chapter pages are then judged on their own text")
+    ap.add_argument('-v', action='store_true', help='list the failing pages, worst first')
+    a = ap.parse_args()
+    sites = [s for arg in a.site for s in arg.split(',') if s]
+    for site in sites:
+        pkg, sub = site.split(':', 1)
+        root = os.path.join(a.cache, 'sites', pkg, sub)
+        if not os.path.isdir(root):
+            sys.exit(f'coverage: no folder {root}: run tests/bench/sites.sh first')
+        files = sorted(glob.glob(root + '/**/*.html', recursive=True))
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+            res = list(ex.map(lambda f: check(a.bin, f, a.skip_toc), files))
+        n = max(1, len(res))
+        good_h = [r for r in res if r['starts']]
+        good_w = [r for r in res if r['recall'] >= a.min_recall]
+        both = [r for r in res if r['starts'] and r['recall'] >= a.min_recall]
+        rules = collections.Counter(r['rule'] for r in res)
+        print(f'{pkg}: {len(res)} pages, starts with h1 {100 * len(good_h) / n:.1f}%, '
+              f'>= {100 * a.min_recall:.0f}% of words {100 * len(good_w) / n:.1f}%, '
+              f'both {100 * len(both) / n:.1f}% ({len(both)} of {len(res)}); '
+              f'content area: {", ".join(f"{k} {v}" for k, v in rules.most_common())}')
+        if a.v:
+            bad = [r for r in res if not (r['starts'] and r['recall'] >= a.min_recall)]
+            bad.sort(key=lambda r: (r['recall'] >= a.min_recall, r['recall'], r['starts']))
+            for r in bad[:a.worst or None]:
+                print(f'  {os.path.relpath(r["path"], root)}: words {r["kept"]} of {r["area"]}'
+                      f' ({100 * r["recall"]:.0f}%), heading {"ok" if r["starts"] else "MISSING"}'
+                      f' [{r["head"][:50]}] text starts [{r["first"][:60]}]')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,69 @@
+#!/bin/sh
+# Real documentation sites of many HTML generators, for ../shared/tools/falsedrop-score and
+# tests/bench/coverage.py (issue 11). Each is a Debian doc package fetched with
+# `apt-get download` into $CACHE/debs/PKG_*.deb and unpacked with `dpkg -x` into
+# $CACHE/sites/PKG/, exactly as falsedrop-score does it, so both tools find the same files.
+# Idempotent: a package already downloaded or unpacked is left as it is.
+# Prints the --sites argument (PKG:HTML_ROOT,...) on stdout; progress goes to stderr.
+#   sh tests/bench/sites.sh          every site below
+#   sh tests/bench/sites.sh --new    only the sites added for issue 11 (not the three
+#                                    falsedrop-score measures by default)
+#   sh tests/bench/sites.sh --table  PKG HTML_ROOT GENERATOR, one site a line
+# CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
+# Baseline (main at ee5b1c3, falsedrop-score -v --sites <one site>; pages wrongly dropped):
+#   git-doc 2 of 242 (6 false pairs: git-diff*/git-log/git-show, OPTIONS only kept),
+#   sqlite3-doc 7 of 766 (14: syntax/ diagram pages fingerprinted on the menu),
+#   libjson-glib-doc 1 of 274, lmdb-doc 0 of 108, mkdocs-doc 0 of 23,
+#   mkdocs-literate-nav-doc 0 of 3, libglib2.0-doc 0 of 386, r-doc-html 0 of 7,
+#   libcommons-lang3-java-doc: pairs aborts ("CharUtils.html: input is binary, not html").
+set -e
+CACHE=${SIMCRAWL_CACHE:-$HOME/.cache/simcrawl-dev}
+mode=${1:-all}
+
+# PKG|HTML_ROOT (inside the package)|generator|new (1: added for issue 11)
+SITES='postgresql-doc-15|usr/share/doc/postgresql-doc-15/html|DocBook XSL (PostgreSQL)|0
+python3.11-doc|usr/share/doc/python3.11/html|Sphinx (python_docs_theme)|0
+python-django-doc|usr/share/doc/python-django-doc/html|Sphinx (Django theme)|0
+git-doc|usr/share/doc/git-doc|AsciiDoc 10 (xhtml11 man pages)|1
+sqlite3-doc|usr/share/doc/sqlite3|SQLite own generator (wrap.tcl); syntax/ diagrams|1
+lmdb-doc|usr/share/doc/lmdb-doc/html|Doxygen 1.8.16|1
+mkdocs-doc|usr/share/doc/mkdocs/html|MkDocs 1.4 (mkdocs theme, Bootstrap)|1
+mkdocs-literate-nav-doc|usr/share/doc/mkdocs-literate-nav-doc/html|MkDocs 1.4 + Material 8.2|1
+libglib2.0-doc|usr/share/gtk-doc/html|GTK-Doc 1.33 / DocBook XSL|1
+libjson-glib-doc|usr/share/doc/json-glib-1.0|gi-docgen|1
+r-doc-html|usr/share/R/doc/manual|Texinfo texi2any (one page a manual)|1
+libcommons-lang3-java-doc|usr/share/doc/libcommons-lang3-java/api|Javadoc 17|1'
+
+# fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
+fetch() {
+    mkdir -p "$CACHE/debs" "$CACHE/sites"
+    if ! ls "$CACHE/debs/$1"_*.deb >/dev/null 2>&1; then
+        echo "sites: apt-get download $1" >&2
+        (cd "$CACHE/debs" && { apt-get download "$1" >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 && apt-get download "$1" >/dev/null; }; })
+    fi
+    if [ ! -d "$CACHE/sites/$1" ]; then
+        echo "sites: dpkg -x $1" >&2
+        mkdir -p "$CACHE/sites/$1"
+        dpkg -x "$(ls "$CACHE/debs/$1"_*.deb | tail -n 1)" "$CACHE/sites/$1"
+    fi
+}
+
+out=
+echo "$SITES" | {
+    while IFS='|' read -r pkg root gen new; do
+        [ "$mode" = --new ] && [ "$new" != 1 ] && continue
+        fetch "$pkg"
+        if [ ! -d "$CACHE/sites/$pkg/$root" ]; then
+            echo "sites: $pkg has no $root" >&2
+            exit 1
+        fi
+        if [ "$mode" = --table ]; then
+            n=$(find "$CACHE/sites/$pkg/$root" -name '*.html' | wc -l)
+            printf '%s\t%s\t%s\t%s pages\n' "$pkg" "$root" "$gen" "$n"
+        else
+            out="${out:+$out,}$pkg:$root"
+        fi
+    done
+    [ "$mode" = --table ] || echo "$out"
+}

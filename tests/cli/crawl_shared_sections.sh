@@ -1,0 +1,59 @@
+# simcrawl crawl: pages that share a large included section are all kept, a real mirror
+# is still dropped (issue 11). tests/data/crawl_shared/ holds three git manual pages
+# (asciidoc markup) that include the same OPTIONS list (about 60% of each page's words)
+# but each have their own NAME, SYNOPSIS and DESCRIPTION (and EXAMPLES), plus an index
+# linking to them and to mirror/git-log.html, a byte-for-byte copy of git-log.html made
+# here. Served by python3's http.server on 127.0.0.1 at a random free port (no robots.txt:
+# a 404, so everything is allowed). The crawl log must mark the three pages "new" and
+# exactly one of git-log.html / mirror/git-log.html a near- or exact duplicate.
+# Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
+CS=$TMP/crawl_shared
+CS_HTTPD=
+trap '[ -n "$CS_HTTPD" ] && kill "$CS_HTTPD" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'exit 2' INT TERM
+mkdir -p "$CS/site/mirror"
+cp tests/data/crawl_shared/*.html "$CS/site/"
+cp "$CS/site/git-log.html" "$CS/site/mirror/git-log.html"
+cs_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$CS/site" "$cs_port" >"$CS/httpd.log" 2>&1 &
+CS_HTTPD=$!
+cs_up=
+for _ in $(seq 50); do
+    if python3 -c "import socket; socket.create_connection(('127.0.0.1', $cs_port), 1).close()" 2>/dev/null; then
+        cs_up=1
+        break
+    fi
+    kill -0 "$CS_HTTPD" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -z "$cs_up" ]; then
+    bad "crawl_shared_sections: http.server did not start: $(head -c 300 "$CS/httpd.log")"
+else
+    cs_base=http://127.0.0.1:$cs_port
+    expect_status 0 "crawl_shared_sections: crawl ends" -- timeout 120 "$SIMCRAWL" crawl --quiet \
+        --delay 0 --log "$CS/log.jsonl" "$cs_base/index.html"
+    for p in git-diff git-log git-show; do
+        if grep "\"url\":\"$cs_base/$p.html\"" "$CS/log.jsonl" | grep -q '"decision":"new"'; then
+            ok
+        elif grep "\"url\":\"$cs_base/mirror/git-log.html\"" "$CS/log.jsonl" | grep -q '"decision":"new"' &&
+            [ "$p" = git-log ]; then
+            ok # the mirror came first: the original is then the duplicate, checked below
+        else
+            bad "crawl_shared_sections: $p.html shares only its OPTIONS with the others, yet is not new: $(grep "/$p.html\"" "$CS/log.jsonl" | head -c 400)"
+        fi
+    done
+    cs_dups=$(grep -E "\"url\":\"$cs_base/(mirror/)?git-log.html\"" "$CS/log.jsonl" |
+        grep -c -E '"decision":"(near|exact)-duplicate"')
+    [ "$cs_dups" = 1 ] && ok ||
+        bad "crawl_shared_sections: $cs_dups of git-log.html and its mirror dropped as duplicates, want 1: $(grep 'git-log' "$CS/log.jsonl" | head -c 600)"
+    cs_new=$(grep -c '"decision":"new"' "$CS/log.jsonl")
+    [ "$cs_new" = 4 ] && ok ||
+        bad "crawl_shared_sections: $cs_new pages new, want 4 (index and the three pages): $(head -c 800 "$CS/log.jsonl")"
+fi
+if [ -n "$CS_HTTPD" ]; then
+    kill "$CS_HTTPD" 2>/dev/null
+    wait "$CS_HTTPD" 2>/dev/null
+    CS_HTTPD=
+fi
+trap 'rm -rf "$TMP"' EXIT
+trap - INT TERM
