@@ -799,7 +799,9 @@ static int select_pass(struct ex_walk *w, unsigned mode)
         const struct ex_elem *pe = &w->elems[parent];
         for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
             const struct ex_elem *ce = &w->elems[c];
-            int append = c == best;
+            /* a generator's other content areas beside it (Doxygen's title in div.header,
+             * AsciiDoc's NAME section in div#header) */
+            int append = c == best || (whole && (ce->flags & EX_E_AREA));
             if (!append && !(ce->flags & invisible_flags(mode))) {
                 double bonus = 0;
                 if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
@@ -903,8 +905,9 @@ static uint32_t kept_container(const struct ex_walk *w)
  * its siblings (a table of contents, an index of links, a one-line stub whose operand list
  * is all links), so the link-heavy blocks are content after all: every visible block of
  * the kept blocks' container, or, when nothing was kept, of the main landmark
- * (<main>/<article>/role=main) or else of the whole page (boilerplate by tag or ARIA role
- * and hidden elements stay out).
+ * (<main>/<article>/role=main) or else of the whole page (boilerplate by tag or ARIA role,
+ * hidden elements and, for the whole page, unlikely ones such as menus stay out: a page
+ * that is a diagram under the site's menu is left with its caption, or too little text).
  */
 static void keep_hub_links(struct ex_walk *w)
 {
@@ -917,6 +920,10 @@ static void keep_hub_links(struct ex_walk *w)
     uint32_t c = kept_container(w);
     uint32_t lo = 0, hi = (uint32_t)w->n_blocks;
     int in_main = 0;
+    /* a heading alone (a diagram's title) is not a container: its section is */
+    if (c != EX_NONE && w->elems[c].tag >= T_h1 && w->elems[c].tag <= T_h6)
+        c = w->elems[c].parent;
+    int page = c == EX_NONE || w->elems[c].tag == T_body || w->elems[c].tag == T_html;
     if (c != EX_NONE) {
         lo = w->elems[c].first_block;
         hi = w->elems[c].end_block;
@@ -924,9 +931,12 @@ static void keep_hub_links(struct ex_walk *w)
         for (size_t i = 0; i < w->n_elems && !in_main; i++)
             in_main = (w->elems[i].flags & EX_E_ARTICLE) != 0;
     }
+    /* the whole page's link lists are its menus, not its own: only those outside
+     * unlikely elements (menu, navbar, header, tagline...) count then */
+    unsigned mode = page && !in_main ? STRIP_UNLIKELY | CLEAN : CLEAN;
     for (uint32_t b = lo; b < hi; b++) {
         struct ex_block *blk = &w->blocks[b];
-        if (!visible_block(w, blk, CLEAN))
+        if (!visible_block(w, blk, mode))
             continue;
         if (in_main && (blk->elem == EX_NONE || !(w->elems[blk->elem].flags & EX_E_ARTICLE)))
             continue;

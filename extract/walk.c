@@ -89,6 +89,9 @@ struct class_memo {
     uint8_t unlikely;
 };
 
+/* Site generators whose page layout walk.c knows (<meta name="generator" content=...>). */
+enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN };
+
 struct state {
     struct ex_walk *w;
     struct open *stack;
@@ -107,6 +110,7 @@ struct state {
     int title_space;
     struct cache_entry cache[64];
     struct class_memo memo[256]; /* class attribute -> hints (pages repeat their classes) */
+    enum generator generator;    /* from <meta name="generator"> */
 };
 
 static void fail(struct state *st, enum extract_code rc)
@@ -135,6 +139,21 @@ static int ascii_ieq(const char *a, const char *b)
             return 0;
     }
     return *a == *b;
+}
+
+/* Is the first white-space separated word of v (any case) w? */
+static int first_word_is(const char *v, const char *w)
+{
+    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
+        v++;
+    size_t n = strlen(w);
+    for (size_t i = 0; i < n; i++) {
+        int x = (v[i] >= 'A' && v[i] <= 'Z') ? v[i] + 32 : v[i];
+        if (x != w[i])
+            return 0;
+    }
+    return (v[n] == '\0' || v[n] == ' ' || v[n] == '\t' ||
+                                   v[n] == '\n' || v[n] == '\r' || v[n] == '\f');
 }
 
 /* ---- growing the arrays ---- */
@@ -427,7 +446,7 @@ static const struct hint hints[] = {
     {"remark", 1, 0},      {"replies", 1, 0},     {"respond", 1, 0},     {"rss", 1, 0},         {"share", 1, -1},
     {"sharing", 1, 0},     {"shoutbox", 1, -1},   {"sidebar", 1, -1},    {"skyscraper", 1, -1},
     {"social", 1, 0},      {"sponsor", 1, -1},    {"subscribe", 1, 0},   {"supplemental", 1, 0},
-    {"taboola", 1, 0},     {"trackback", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
+    {"tagline", 1, 0},     {"taboola", 1, 0},     {"trackback", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
     {"contact", 0, -1},    {"foot", 0, -1},       {"footnote", 0, -1},   {"hidden", 0, -1},
     {"media", 0, -1},      {"meta", 0, -1},       {"scroll", 0, -1},     {"shopping", 0, -1},
     {"tags", 0, -1},       {"tool", 0, -1},       {"widget", 0, -1},     {"article", 0, 1},
@@ -510,7 +529,12 @@ static void class_hints(const char *v, int *weight, int *unlikely)
             neg = 1;
         }
     }
-    if (unl)
+    /* "main" rescues an unlikely element (readability), but not the main menu */
+    int menu = strstr(v, "mainmenu") || strstr(v, "main-menu") || strstr(v, "mainnav") ||
+               strstr(v, "main-nav");
+    if (menu)
+        unl = neg = 1;
+    if (unl && !menu)
         for (size_t i = 0; i < sizeof maybe / sizeof maybe[0]; i++)
             if (strstr(v, maybe[i])) {
                 unl = 0;
@@ -525,21 +549,6 @@ static void class_hints(const char *v, int *weight, int *unlikely)
         *unlikely |= 1;
     if (comment)
         *unlikely |= 2; /* tells the caller: a comment section */
-}
-
-/* Is the first white-space separated word of v (any case) w? */
-static int first_word_is(const char *v, const char *w)
-{
-    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
-        v++;
-    size_t n = strlen(w);
-    for (size_t i = 0; i < n; i++) {
-        int x = (v[i] >= 'A' && v[i] <= 'Z') ? v[i] + 32 : v[i];
-        if (x != w[i])
-            return 0;
-    }
-    return (v[n] == '\0' || v[n] == ' ' || v[n] == '\t' ||
-                                   v[n] == '\n' || v[n] == '\r' || v[n] == '\f');
 }
 
 /*
@@ -565,6 +574,48 @@ static int generator_area(const char *v)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strlen(names[i]) == n && memcmp(v, names[i], n) == 0)
             return 1;
+    return 0;
+}
+
+/*
+ * The page layout of generators that say who they are in <meta name="generator">, by
+ * the lower-cased id or class of an element: AsciiDoc and Asciidoctor put the title and
+ * the NAME section in div#header and the rest in div#content (div#footer is the date of
+ * the build); Doxygen puts the title in div.header and the rest in div.contents.
+ */
+static int generator_layout(enum generator g, unsigned tag, const char *low)
+{
+    if (tag != T_div)
+        return 0;
+    if (g == GEN_ASCIIDOC)
+        return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
+    if (g == GEN_DOXYGEN)
+        return first_word_is(low, "header");
+    return 0;
+}
+
+/*
+ * Chrome that documentation themes put inside their content area (whole words of the
+ * lower-cased class or id): Bootstrap's print-hidden widgets ("was this page
+ * helpful?"), last-modified and edit-this-page lines, feedback forms.
+ */
+static int area_chrome(const char *low)
+{
+    static const char *const words[] = {"d-print-none", "noprint", "no-print", "hidden-print",
+                                        "feedback", "td-page-meta--lastmod", "lastmod",
+                                        "last-modified", "edit-this-page", "edit-page",
+                                        "page-feedback"};
+    for (const char *p = low; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f')
+            p++;
+        const char *q = p;
+        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f'))
+            p++;
+        size_t n = (size_t)(p - q);
+        for (size_t i = 0; n && i < sizeof words / sizeof words[0]; i++)
+            if (strlen(words[i]) == n && memcmp(q, words[i], n) == 0)
+                return 1;
+    }
     return 0;
 }
 
@@ -596,6 +647,7 @@ static int hiding_class(const char *v)
     return 0;
 }
 
+/* Lower-cases src into dst (cap bytes) and spells "_" as "-" (class names use both). */
 static size_t lower_copy(char *dst, size_t cap, const char *src)
 {
     size_t i = 0;
@@ -701,6 +753,12 @@ static void meta_element(struct state *st, const xmlChar **atts)
             st->w->noindex = 1;
         if (rel_has(content, "nofollow") || rel_has(content, "none"))
             st->w->nofollow = 1;
+    } else if (name && ascii_ieq(name, "generator")) {
+        /* AsciiDoc 10.2.0, Asciidoctor 2.0.18, Doxygen 1.9.4 */
+        if (first_word_is(content, "asciidoc") || first_word_is(content, "asciidoctor"))
+            st->generator = GEN_ASCIIDOC;
+        else if (first_word_is(content, "doxygen"))
+            st->generator = GEN_DOXYGEN;
     } else if (equiv && ascii_ieq(equiv, "content-language") && !st->w->meta_lang[0]) {
         set_lang(st->w->meta_lang, content);
     }
@@ -865,6 +923,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
                     un |= 4;
                 if (generator_area(low))
                     un |= 8;
+                if (area_chrome(low))
+                    un |= 16;
                 m->hash = h;
                 m->len = len;
                 m->weight = (int8_t)wt;
@@ -872,6 +932,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             }
             weight += m->weight;
             unlikely |= m->unlikely;
+            if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
+                unlikely |= 8;
             e->class_hash = (uint32_t)(h >> 32) | 1;
             if (tag == T_aside && strstr(low, "footnote"))
                 notes = 1;
@@ -881,15 +943,25 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             class_hints(low, &weight, &unlikely);
             if (strcmp(low, "author") == 0)
                 unlikely |= 1; /* the author's box (a byline is a class, not an id) */
+            if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
+                unlikely |= 8;
+            if (area_chrome(low))
+                unlikely |= 16;
         }
         if (unlikely & 2)
             e->flags |= EX_E_COMMENT;
         if ((unlikely & 4) && tag != T_html && tag != T_body)
             hidden = 1;
-        if ((unlikely & 8) && tag == T_div)
+        int area = (unlikely & 8) && tag == T_div;
+        if (area) {
             e->flags |= EX_E_AREA;
+            unlikely = 0;
+        }
+        /* chrome that documentation themes put inside their content area: "was this
+         * page helpful?", "last modified", "edit this page", print-hidden widgets */
+        int chrome = (inherit & EX_E_AREA) && (unlikely & 16);
         unlikely &= 1;
-        int article = 0, boiler = 0;
+        int article = 0, boiler = chrome;
         if (tag == T_article || tag == T_main)
             article = 1;
         if (role) {
@@ -901,7 +973,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             } else if (ascii_ieq(role, "navigation") || ascii_ieq(role, "menu") ||
                        ascii_ieq(role, "menubar") || ascii_ieq(role, "complementary") ||
                        ascii_ieq(role, "contentinfo") || ascii_ieq(role, "banner") ||
-                       ascii_ieq(role, "search") || ascii_ieq(role, "alert") ||
+                       ascii_ieq(role, "search") ||
+                       (ascii_ieq(role, "alert") && !(inherit & EX_E_AREA)) ||
                        ascii_ieq(role, "alertdialog") || ascii_ieq(role, "dialog")) {
                 boiler = 1;
                 weight -= 25;
