@@ -7,7 +7,9 @@
  *
  * Binary input is refused before parsing: a known binary signature (PDF, PNG, GIF, JPEG,
  * ZIP, gzip, ...), a NUL byte in the first EX_BINARY_SNIFF bytes (unless a BOM or the
- * Content-Type says UTF-16), or more than 10% control characters there.
+ * Content-Type says UTF-16, or the input starts as markup with at most one NUL, plus one per
+ * EX_NUL_RATIO bytes there: a stray NUL in a real page becomes U+FFFD), or more than 10%
+ * control characters there.
  */
 #include "extract/extract_int.h"
 
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #define EX_BINARY_SNIFF 8192 /* bytes looked at to tell binary from text */
+#define EX_NUL_RATIO 1000    /* markup may hold 1 NUL, plus 1 per this many bytes */
 
 /* ---- the capped buffer ---- */
 
@@ -167,6 +170,16 @@ static int starts(const char *s, size_t n, const char *magic, size_t m)
     return n >= m && memcmp(s, magic, m) == 0;
 }
 
+/* Does s[0..n) start, after white space, with markup ("<!DOCTYPE", "<html", "<?xml")? */
+static int markup_start(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f'))
+        i++;
+    return i + 1 < n && s[i] == '<' && (s[i + 1] == '!' || s[i + 1] == '?' ||
+                                        (s[i + 1] | 0x20) == 'h');
+}
+
 static int looks_binary(const char *s, size_t n, int utf16)
 {
     static const struct {
@@ -187,14 +200,17 @@ static int looks_binary(const char *s, size_t n, int utf16)
     if (utf16)
         return 0;
     size_t m = n < EX_BINARY_SNIFF ? n : EX_BINARY_SNIFF;
-    if (memchr(s, 0, m))
-        return 1;
-    size_t ctl = 0;
+    size_t ctl = 0, nul = 0;
     for (size_t i = 0; i < m; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != 0x1B)
             ctl++;
+        nul += c == 0;
     }
+    /* a stray NUL in a page that starts as markup (Javadoc of a class about characters
+     * writes one raw) is text: it becomes U+FFFD; binary data has them everywhere */
+    if (nul && !(markup_start(s, m) && nul <= 1 + m / EX_NUL_RATIO))
+        return 1;
     return m >= 16 && ctl * 10 > m;
 }
 

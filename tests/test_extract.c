@@ -820,6 +820,30 @@ static void test_extract_bad_binary(void)
     CU_ASSERT_PTR_NULL(d);
 }
 
+/* A real page with a stray NUL (Javadoc of CharUtils writes '\0' raw) is still a page:
+ * the NUL becomes U+FFFD; the same page with NULs everywhere is binary. */
+static void test_extract_bad_stray_nul(void)
+{
+    char page[4096];
+    int n = snprintf(page, sizeof page,
+                     "<!DOCTYPE html><html><head><title>CharUtils</title></head><body>"
+                     "<h1>CharUtils</h1><p>Operations on char primitives: the NUL character "
+                     "X is the terminator of C strings, and %s.</p></body></html>",
+                     "this sentence makes the paragraph long enough to be the main text");
+    CU_ASSERT_FATAL(n > 0 && (size_t)n < sizeof page);
+    char *x = strchr(page, 'X');
+    *x = '\0';
+    struct extract_doc *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(extract_doc_parse(page, (size_t)n, NULL, &d), EXTRACT_OK);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text_of(d), "NUL character \xEF\xBF\xBD is the terminator"));
+    extract_doc_free(d);
+    d = NULL;
+    for (int i = 20; i < n; i += 40)
+        page[i] = '\0';
+    CU_ASSERT_EQUAL(extract_doc_parse(page, (size_t)n, NULL, &d), EXTRACT_EBINARY);
+    CU_ASSERT_PTR_NULL(d);
+}
+
 static void test_extract_bad_too_large(void)
 {
     struct extract_opts o;
@@ -1067,6 +1091,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_tokens_invalid", test_extract_tokens_invalid);
     CU_add_test(s, "test_extract_bad_empty", test_extract_bad_empty);
     CU_add_test(s, "test_extract_bad_binary", test_extract_bad_binary);
+    CU_add_test(s, "test_extract_bad_stray_nul", test_extract_bad_stray_nul);
     CU_add_test(s, "test_extract_bad_too_large", test_extract_bad_too_large);
     CU_add_test(s, "test_extract_bad_deep_nesting", test_extract_bad_deep_nesting);
     CU_add_test(s, "test_extract_bad_huge_page", test_extract_bad_huge_page);
