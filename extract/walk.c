@@ -69,6 +69,7 @@ enum {
     O_PRE = 1u << 4,
     O_TITLE = 1u << 5,
     O_SPACE = 1u << 6, /* unknown element: a word boundary at both ends */
+    O_SVG = 1u << 7,   /* an <svg> (dropped) whose <text> labels are read */
 };
 
 struct open {
@@ -97,6 +98,7 @@ struct state {
     struct open *stack;
     unsigned depth, overflow;
     unsigned drop, hidden, pre, title_done, in_title;
+    unsigned svg, svg_text; /* inside an <svg> that started a drop; inside its <text> */
     uint32_t cur_elem;
     /* the pending block */
     size_t blk_off;
@@ -785,11 +787,22 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
     if (st->drop) {
         st->drop++;
         o->flags |= O_DROP;
+        /* a diagram's labels are its text (SQLite's syntax diagrams, pikchr, graphviz
+         * output): <text> inside an <svg> is read, each label a word boundary */
+        if (st->svg && !st->svg_text && xmlStrEqual(xname, BAD_CAST "text")) {
+            o->flags |= O_SPACE;
+            st->svg_text = 1;
+            st->pending_space = 1;
+        }
         return;
     }
     if (kind == K_DROP) {
         st->drop++;
         o->flags |= O_DROP;
+        if (tag == T_svg) {
+            o->flags |= O_SVG;
+            st->svg = 1;
+        }
         return;
     }
 
@@ -1109,6 +1122,12 @@ static void on_end(void *ctx, const xmlChar *name)
     struct open *o = &st->stack[--st->depth];
     if (o->flags & O_DROP) {
         st->drop--;
+        if (o->flags & O_SVG)
+            st->svg = 0;
+        if ((o->flags & O_SPACE) && st->svg_text) {
+            st->svg_text = 0;
+            st->pending_space = 1;
+        }
         return;
     }
     if (o->flags & O_LINK)
@@ -1138,7 +1157,7 @@ static void on_end(void *ctx, const xmlChar *name)
 static void on_text(void *ctx, const xmlChar *ch, int len)
 {
     struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
-    if (st->drop || st->overflow || st->w->err != EXTRACT_OK || len <= 0)
+    if ((st->drop && !st->svg_text) || st->overflow || st->w->err != EXTRACT_OK || len <= 0)
         return;
     const char *s = (const char *)ch;
     if (st->in_title) {

@@ -281,7 +281,8 @@ static void test_extract_boilerplate_hidden(void)
         "<p hidden>hidden-attr</p><p style='color:red; DISPLAY : none'>display-none</p>"
         "<p aria-hidden='true'>aria-hidden</p><p style='visibility:hidden'>invisible</p>"
         "<dialog><p>closed-dialog</p></dialog><noscript><p>noscript</p></noscript>"
-        "<template><p>template</p></template><svg><text>svgtext</text></svg>"
+        "<template><p>template</p></template><svg><title>svgtitle</title><desc>svgdesc</desc>"
+        "<text>svg<tspan>label</tspan></text><text>second</text><path d='M0 0'/></svg>"
         "<form><input value='input'><select><option>option</option></select>"
         "<textarea>textarea</textarea><button>button</button></form>"
         "<style>.x{}</style><p>Second visible paragraph, also long enough to be kept by "
@@ -289,8 +290,12 @@ static void test_extract_boilerplate_hidden(void)
     const char *t = text_of(d);
     CU_ASSERT(contains(t, "Visible paragraph"));
     CU_ASSERT(contains(t, "Second visible paragraph"));
+    /* a diagram's <text> labels are the page's text (one word boundary each); an icon's
+     * <title> and <desc> are not */
+    CU_ASSERT(contains(t, "svglabel second"));
     static const char *const gone[] = {"hidden-attr", "display-none", "aria-hidden", "invisible",
-                                       "closed-dialog", "noscript", "template", "svgtext",
+                                       "closed-dialog", "noscript", "template", "svgtitle",
+                                       "svgdesc",
                                        "input", "option", "textarea", "button", ".x"};
     for (size_t i = 0; i < sizeof gone / sizeof gone[0]; i++) {
         CU_ASSERT(!contains(t, gone[i]));
