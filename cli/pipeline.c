@@ -216,6 +216,7 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
     enum extract_code ec = EXTRACT_OK;
     struct block *b = NULL;
     uint64_t *hash = NULL;
+    uint32_t *ntok = NULL;
     unsigned char *tpl = NULL;
     char *all = NULL, *kept = NULL;
     size_t nb = 0, capb = 0, all_len = 0, all_cap = 0;
@@ -266,11 +267,14 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
         i = end + 2;
     }
     hash = malloc((nb ? nb : 1) * sizeof *hash);
+    ntok = malloc((nb ? nb : 1) * sizeof *ntok);
     tpl = calloc(nb ? nb : 1, 1);
-    if (!hash || !tpl)
+    if (!hash || !tpl || !ntok)
         goto oom;
-    for (size_t k = 0; k < nb; k++)
+    for (size_t k = 0; k < nb; k++) {
         hash[k] = dedup_template_block_hash(all + b[k].off, b[k].len);
+        ntok[k] = b[k].n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)b[k].n_tokens;
+    }
     if (opts->keep_blocks) {
         /* an exact copy of a page has the same whole token string, template blocks too */
         uint64_t h = XXH3_64bits_withSeed(all ? all : "", all_len, DEDUP_TEMPLATE_SEED);
@@ -280,9 +284,10 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
     size_t marked = 0;
     if (nb && !opts->blocks_only) {
         if (opts->mark)
-            marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, nb, tpl);
+            marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
         else if (opts->templates)
-            marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, nb, tpl);
+            marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, ntok, nb,
+                                          tpl);
     }
     size_t kept_len = 0, kept_n = 0;
     if (marked == 0) {
@@ -318,6 +323,7 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
     }
     free(b);
     free(hash);
+    free(ntok);
     free(tpl);
     free(all);
     *tokens = kept;
@@ -329,6 +335,7 @@ oom:
 fail:
     free(b);
     free(hash);
+    free(ntok);
     free(tpl);
     free(all);
     free(kept);

@@ -45,11 +45,12 @@ int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, c
  */
 struct dedup_idf *cli_idf_load(const char *cmd, const char *path);
 
-/* Which of blocks[0..n) (block hashes, dedup_template_block_hash()) are template blocks of
- * host: sets is_template[i]; returns how many. The crawler's locks the shared table. */
+/* Which of blocks[0..n) (block hashes, dedup_template_block_hash(); n_tokens[i] their
+ * tokens) are template blocks of host, as dedup_templates_mark(): sets is_template[i];
+ * returns how many. The crawler's locks the shared table around that call. */
 typedef size_t (*cli_template_mark_fn)(void *userdata, const char *host, size_t host_len,
-                                       const uint64_t *blocks, size_t n,
-                                       unsigned char *is_template);
+                                       const uint64_t *blocks, const uint32_t *n_tokens,
+                                       size_t n, unsigned char *is_template);
 
 /* Options; zero-initialise and set what you need. */
 struct cli_fp_opts {

@@ -164,6 +164,8 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
 #define DEDUP_TEMPLATE_SEED 0x73696d74706c3031ull /* "simtpl01" in ASCII */
 #define DEDUP_TEMPLATE_MIN_DOCS 3u                /* a template block is on >= 3 documents */
 #define DEDUP_TEMPLATE_MIN_SHARE 10u              /* ... and on >= 10% of the host's */
+#define DEDUP_TEMPLATE_MIN_TOKENS 6u              /* a run of template blocks is left out
+                                                   * when it has >= 6 tokens */
 #define DEDUP_TEMPLATE_HOST_MAX_ENTRIES 65536u    /* cap on blocks counted per host */
 #define DEDUP_TEMPLATE_MAX_ENTRIES (1u << 21)     /* cap on blocks counted in all */
 #define DEDUP_TEMPLATE_MAX_HOSTS 65536u           /* cap on hosts */
@@ -195,11 +197,17 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_doc(struct dedup_templates
                                                           uint64_t doc, const uint64_t *blocks,
                                                           size_t n, int *counted);
 /*
- * For each of blocks[0..n) sets is_template[i] to 1 when it is a template block of host,
- * else 0; returns how many are. A host never counted has none. t may be NULL (none).
+ * The template blocks of one page of host: blocks[0..n) are its blocks in text order and
+ * n_tokens[i] their token counts. A block is a candidate when its count passes the two
+ * thresholds above; a maximal run of consecutive candidates is left out (is_template[i] =
+ * 1 for each of its blocks) when it holds at least DEDUP_TEMPLATE_MIN_TOKENS tokens, so a
+ * short heading that many pages share ("Introduction", "Parameters") stays, while a menu,
+ * a footer, or a menu cut into one-word blocks goes. Returns how many blocks are left out.
+ * A host never counted has none. t may be NULL (none).
  */
 size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, size_t host_len,
-                            const uint64_t *blocks, size_t n, unsigned char *is_template);
+                            const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
+                            unsigned char *is_template);
 
 /* Counts: hosts, block entries in all, documents counted for host (0 when unknown), and
  * the count of one block of host (0 when absent). For stats and tests. */

@@ -452,7 +452,8 @@ static int is_template(const struct tpl_host *h, uint32_t count)
 }
 
 size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, size_t host_len,
-                            const uint64_t *blocks, size_t n, unsigned char *is_tpl)
+                            const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
+                            unsigned char *is_tpl)
 {
     long i = host_len <= DEDUP_TEMPLATE_MAX_KEY ? host_find(t, host, host_len) : -1;
     const struct tpl_host *h = i >= 0 ? t->hosts[i] : NULL;
@@ -460,7 +461,22 @@ size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, s
     for (size_t k = 0; k < n; k++) {
         const struct tpl_entry *e = h ? entry_find(h, blocks[k] ? blocks[k] : 1) : NULL;
         is_tpl[k] = e && is_template(h, e->count);
-        marked += is_tpl[k];
+    }
+    /* runs of candidates: kept unless they hold DEDUP_TEMPLATE_MIN_TOKENS tokens */
+    for (size_t k = 0; k < n;) {
+        if (!is_tpl[k]) {
+            k++;
+            continue;
+        }
+        size_t end = k;
+        uint64_t tokens = 0;
+        while (end < n && is_tpl[end])
+            tokens += n_tokens[end++];
+        int drop = tokens >= DEDUP_TEMPLATE_MIN_TOKENS;
+        if (drop)
+            marked += end - k;
+        for (; k < end; k++)
+            is_tpl[k] = (unsigned char)drop;
     }
     return marked;
 }
