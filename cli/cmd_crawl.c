@@ -512,7 +512,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
     fo.keep_tokens = run->focused;
-    if (run->templates) { /* docs/FINGERPRINT.md section 2: learned as pages arrive */
+    if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
         cli_url_host_key(page->url, host);
         fo.host = host;
         fo.mark = mark_templates;

@@ -565,7 +565,7 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         return "exact-duplicate";
     }
     struct cli_fp_result res;
-    /* Templates (docs/FINGERPRINT.md section 2), learned as pages arrive: a page is
+    /* Templates (docs/FINGERPRINT.md, "Template blocks"), learned as pages arrive: a page is
      * fingerprinted with its host's table as it is now; its blocks are counted only when
      * it is not a duplicate, so a mirror never makes its own text a template. */
     struct cli_fp_opts o = d->fp_opts;

@@ -40,7 +40,7 @@ static void usage(FILE *out)
             "  --no-templates  fingerprint the whole main text of each page; by default text\n"
             "                  blocks on >= 3 of the inputs and >= 10%% of them are the\n"
             "                  site's template and are left out (the inputs are read twice;\n"
-            "                  docs/FINGERPRINT.md section 2). pairs and clusters over the\n"
+            "                  docs/FINGERPRINT.md, Template blocks). pairs, clusters over the\n"
             "                  same inputs in the same order use the same fingerprints.\n"
             "  -h, --help      this help\n"
             "  --              end of options (a FILE may then start with '-')\n"
@@ -157,7 +157,7 @@ int cmd_fingerprint(int argc, char **argv)
         opts.keep_features = 1;
     }
 
-    /* pass 1: the collection's template blocks (docs/FINGERPRINT.md section 2) */
+    /* pass 1: the collection's template blocks (docs/FINGERPRINT.md, "Template blocks") */
     struct dedup_templates *tpl = NULL;
     char *in_data = NULL; /* standard input, read once for both passes */
     size_t in_len = 0;

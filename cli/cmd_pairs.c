@@ -48,7 +48,7 @@ static void usage(FILE *out)
             "                        text blocks on >= 3 pages and >= 10%% of the pages of\n"
             "                        one host (files: of all the inputs) are the site's\n"
             "                        template and left out (two passes over the inputs;\n"
-            "                        docs/FINGERPRINT.md section 2)\n"
+            "                        docs/FINGERPRINT.md, Template blocks)\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"

@@ -50,7 +50,7 @@ struct cli_idset; /* opaque: 128-bit hashes of the ids seen */
 struct cli_inputs {
     const char *cmd;                /* command name for diagnostics */
     struct cli_fp_opts fp_opts;     /* how HTML pages are fingerprinted */
-    /* Templates (docs/FINGERPRINT.md section 2). templates (borrowed): pages are
+    /* Templates (docs/FINGERPRINT.md, "Template blocks"). templates (borrowed): pages are
      * fingerprinted without their host's template blocks. learn: cli_inputs_run() first
      * reads every INPUT (not the --fingerprints lists) once to count its pages' blocks into
      * templates (pass 1, quiet: diagnostics come in pass 2), then runs as usual (pass 2):

@@ -202,7 +202,7 @@ struct block {
 };
 
 /*
- * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md section 2): each "\n\n"
+ * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each "\n\n"
  * separated block is tokenised alone; blocks without tokens are ignored; the others'
  * token strings joined by one space are the whole text's token string. Template blocks
  * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's

@@ -4,7 +4,7 @@
  * The page pipeline shared by every command that fingerprints a page (fingerprint,
  * compare, query, index, pairs, clusters, dedup, crawl): bytes -> extract_doc_parse()
  * (main text) -> extract_tokens() -> dedup_features_from_tokens() -> dedup_simhash().
- * With a template table (docs/FINGERPRINT.md section 2) the main text is tokenised block
+ * With a template table (docs/FINGERPRINT.md, "Template blocks") the main text is tokenised block
  * by block ("\n\n" separated), the host's template blocks are left out and the token
  * strings of the others, joined by one space, are fingerprinted; with no template block
  * that is exactly the token string of the whole text, so the fingerprint is unchanged.

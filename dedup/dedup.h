@@ -139,7 +139,7 @@ uint64_t dedup_idf_df(const struct dedup_idf *idf, uint64_t h);
  * DEDUP_EIO on a write error, DEDUP_ENOMEM. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, FILE *out);
 
-/* ==== site templates (docs/FINGERPRINT.md section 2) ==== */
+/* ==== site templates (docs/FINGERPRINT.md, "Template blocks") ==== */
 /*
  * Text blocks that repeat on many pages of one host (or one collection of files) are the
  * site's template, whatever their markup (Bar-Yossef and Rajagopalan, "Template detection
@@ -290,7 +290,7 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint6
                                                   uint32_t *doc);
 
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
-/* The site template table of idx (docs/FINGERPRINT.md section 2), saved and loaded with it:
+/* The site template table of idx (docs/FINGERPRINT.md, "Template blocks"), saved and loaded with it:
  * borrowed, valid until dedup_index_free(idx) or dedup_index_set_templates(); made empty on
  * first use (NULL only when out of memory). set: idx takes ownership of t (NULL: none) and
  * frees the table it had. */

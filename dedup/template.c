@@ -1,5 +1,5 @@
 /*
- * Site templates (docs/FINGERPRINT.md section 2, API in dedup/dedup.h): per host key, a
+ * Site templates (docs/FINGERPRINT.md, "Template blocks", API in dedup/dedup.h): per host key, a
  * bounded count of the distinct documents that contain each text block (the token string
  * of one paragraph of the main text, keyed by XXH3-64 with DEDUP_TEMPLATE_SEED), and the
  * number of documents counted. A block on >= DEDUP_TEMPLATE_MIN_DOCS documents and on

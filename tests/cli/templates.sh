@@ -1,4 +1,4 @@
-# Site templates (docs/FINGERPRINT.md section 2): blocks repeated on many pages of a
+# Site templates (docs/FINGERPRINT.md, "Template blocks"): blocks repeated on many pages of a
 # collection are left out of the fingerprints of fingerprint, pairs, clusters, index add.
 # Sourced by tests/cli_test.sh (helpers ok, bad, expect_status, expect_grep; $TMP).
 TS="$TMP/tpl"
@@ -96,7 +96,7 @@ expect_grep "checksum" "$TMP/err" "damaged template section: checksum"
 # streaming: dedup learns as pages arrive; the copy is dropped, the others kept. (The
 # menu-only page comes last: as the first page of a host it would be fingerprinted with the
 # menu, before the menu is known, and p00 could match it: the residual risk of the first
-# pages of a host, docs/FINGERPRINT.md section 2.)
+# pages of a host, docs/FINGERPRINT.md, "Template blocks".)
 expect_status 0 "dedup with templates" -- "$SIMCRAWL" dedup --quiet --log "$TS/log.jsonl" "$TS/site"
 n=$(grep -c '"decision": *"near-duplicate"' "$TS/log.jsonl")
 m=$(grep -c '"decision": *"new"' "$TS/log.jsonl")
