@@ -572,9 +572,10 @@ enum dedup_code dedup_templates_serialize(const struct dedup_templates *t, uint8
     struct tpl_entry *tmp = NULL;
     if (!p || (nh && !order))
         goto oom;
-    if (nh)
+    if (nh) { /* qsort and memcpy want non-NULL pointers even for 0 elements */
         memcpy(order, t->hosts, nh * sizeof *order);
-    qsort(order, nh, sizeof *order, host_ptr_cmp);
+        qsort(order, nh, sizeof *order, host_ptr_cmp);
+    }
     wr32(p, (uint32_t)nh);
     wr64(p + 8, total);
     uint8_t *ph = p + TPL_HEAD, *pk = ph + nh * TPL_HOST;
