@@ -42,6 +42,9 @@ static void usage(FILE *out)
             "                               [{\"id\": ID, \"distance\": D}, ...]}\n"
             "                             html: one self-contained report page\n"
             "  --fingerprints FILE        also read \"HEX ID\" lines (see simcrawl pairs)\n"
+            "  --no-templates             fingerprint the whole main text of each page (by\n"
+            "                             default the blocks repeated on many pages of a host\n"
+            "                             are left out: see simcrawl pairs --help)\n"
             "  -h, --help                 this help\n"
             "  --                         end of options\n"
             "\n"
@@ -96,13 +99,24 @@ int cmd_clusters(int argc, char **argv)
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
     struct dedup_clusters *c = NULL;
-    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT, formats,
+    struct dedup_templates *own = NULL;
+    int status = cli_args_parse(CMD, argc, argv,
+                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES, formats,
                                 usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
     }
     cli_inputs_init(&in, CMD);
+    if (!a.no_templates) {
+        own = dedup_templates_new();
+        if (!own) {
+            cli_error(CMD, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        cli_inputs_use_templates(&in, own, 1);
+    }
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
         0) {
         status = CLI_RUNTIME;
@@ -141,6 +155,7 @@ int cmd_clusters(int argc, char **argv)
     if (in.failed)
         status = CLI_RUNTIME;
 done:
+    dedup_templates_free(own);
     dedup_clusters_free(c);
     dedup_index_free(idx);
     cli_stage_release(&st);

@@ -57,6 +57,7 @@ struct options {
     const char *topic, *topic_file;
     double min_relevance;
     int quiet;
+    int no_templates;
     const char **seeds;
     size_t n_seeds;
     const char *seeds_file;
@@ -270,6 +271,9 @@ static void usage(FILE *out)
             "  --connect-timeout S    (default 10)\n"
             "  --workers N            parsing threads (0: one per CPU)\n"
             "  --robots yes|no        obey robots.txt (default yes)\n"
+            "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
+            "                         >= 3 and >= 10%% of a host's new pages, learned as\n"
+            "                         pages arrive, are the site's template and left out\n"
             "  --quiet                no progress line\n"
             "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
             CRAWL_DEFAULT_USER_AGENT);
@@ -434,6 +438,7 @@ struct run {
     pthread_mutex_t lock;      /* index, kept payloads, failed */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
+    struct dedup_templates *templates; /* the index's, under lock; NULL: --no-templates */
     struct kept_set kept;
     struct crawl_warc_writer *warc;
     FILE *log;
@@ -486,12 +491,34 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
     return 0;
 }
 
+/* Which blocks are template for host, asked of the shared table under run->lock (the
+ * fingerprint is computed outside it, with the table as it was at this moment). */
+static size_t mark_templates(void *userdata, const char *host, size_t host_len,
+                             const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
+                             unsigned char *is_template)
+{
+    struct run *run = userdata;
+    pthread_mutex_lock(&run->lock);
+    size_t m = dedup_templates_mark(run->templates, host, host_len, blocks, n_tokens, n,
+                                    is_template);
+    pthread_mutex_unlock(&run->lock);
+    return m;
+}
+
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
     struct cli_fp_opts fo = {0};
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
     fo.keep_tokens = run->focused;
+    if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
+        cli_url_host_key(page->url, host);
+        fo.host = host;
+        fo.mark = mark_templates;
+        fo.mark_userdata = run;
+        fo.keep_blocks = 1;
+    }
     struct cli_fp_result res;
     /* Parsed once: the document comes back also when its main text is too short to
      * fingerprint (an index page), for its links. */
@@ -597,6 +624,14 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     }
     if (k && !found)
         k->hash = 0; /* the slot taken for a lookup that added nothing */
+    /* learn from pages that are not duplicates: new ones, and those with too little text
+     * besides what is known (never a duplicate of anything); a mirror counts nothing */
+    if (rc == 0 && run->templates && res.n_blocks && !noindex &&
+        (v->decision == CRAWL_DECISION_NEW ||
+         (!fp_ok && cli_fp_result_too_little_text(&res))) &&
+        dedup_templates_add_doc(run->templates, host, strlen(host), res.doc_hash, res.blocks,
+                                res.n_blocks, NULL) == DEDUP_ENOMEM)
+        rc = -1;
     pthread_mutex_unlock(&run->lock);
 
     if (rc == 0 && run->warc && write != W_NONE) {
@@ -864,6 +899,10 @@ int cmd_crawl(int argc, char **argv)
             status = CLI_OK;
             goto done;
         }
+        if (strcmp(a, "--no-templates") == 0) {
+            o.no_templates = 1;
+            continue;
+        }
         if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o.quiet = 1;
             continue;
@@ -946,6 +985,13 @@ int cmd_crawl(int argc, char **argv)
         dedup_index_new(&design, &run.index) != DEDUP_OK) {
         cli_error(CMD, "cannot set up the index for k %ld", o.k);
         goto done;
+    }
+    if (!o.no_templates) {
+        run.templates = dedup_index_templates(run.index);
+        if (!run.templates) {
+            cli_error(CMD, "out of memory");
+            goto done;
+        }
     }
     if (o.log) {
         if (strcmp(o.log, "-") == 0) {

@@ -54,6 +54,7 @@ struct dd {
     unsigned k;
     size_t min_size, max_block;
     int quiet;
+    int no_templates; /* --no-templates */
     struct dedup_index *idx;
     struct crawl_warc_writer *w;
     FILE *log;
@@ -121,6 +122,9 @@ static void usage(FILE *out)
             "  --min-size BYTES   smaller bodies are not near-duplicate candidates (default %u)\n"
             "  --max-block BYTES  largest record block held in memory (default %u); larger\n"
             "                     records are streamed through as passed\n"
+            "  --no-templates     fingerprint whole main texts; by default each host's\n"
+            "                     template blocks (on >= 3 and >= 10%% of its kept pages,\n"
+            "                     learned as pages arrive, saved in the --index) are left out\n"
             "  --quiet            no summary or progress on stderr\n"
             "  -h, --help         this help\n"
             "\n"
@@ -525,6 +529,20 @@ static void progress(struct dd *d, int force)
             (unsigned long long)d->n_near, (unsigned long long)d->n_exact);
 }
 
+/* Counts a page's blocks into the template table (a failure is reported, not fatal). */
+static void count_blocks(struct dd *d, struct dedup_templates *tpl, const char *host,
+                         const struct cli_fp_result *res)
+{
+    if (!res->n_blocks)
+        return;
+    enum dedup_code rc = dedup_templates_add_doc(tpl, host, strlen(host), res->doc_hash,
+                                                 res->blocks, res->n_blocks, NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot count template blocks: %s", dedup_strerror(rc));
+        d->status = CLI_RUNTIME;
+    }
+}
+
 /*
  * A page (WARC response or HTML file): exact duplicate by payload digest, near duplicate
  * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
@@ -547,15 +565,26 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         return "exact-duplicate";
     }
     struct cli_fp_result res;
+    /* Templates (docs/FINGERPRINT.md, "Template blocks"), learned as pages arrive: a page is
+     * fingerprinted with its host's table as it is now; its blocks are counted only when
+     * it is not a duplicate, so a mirror never makes its own text a template. */
+    struct cli_fp_opts o = d->fp_opts;
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
+    struct dedup_templates *tpl = d->no_templates ? NULL : dedup_index_templates(d->idx);
+    cli_url_host_key(uri, host); /* "" for files */
+    o.templates = tpl;
+    o.host = host;
+    o.keep_blocks = tpl != NULL;
     /* no base URL: the fingerprint is over the text, resolving links would be wasted */
-    if (cli_fingerprint_page(body, len, ctype, NULL, &d->fp_opts, &res) != 0) {
+    if (cli_fingerprint_page(body, len, ctype, NULL, &o, &res) != 0) {
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
+        if (tpl && cli_fp_result_too_little_text(&res))
+            count_blocks(d, tpl, host, &res); /* not a duplicate of anything */
         cli_fp_result_release(&res);
         d->n_passed++;
         return "passed";
     }
     uint64_t fp = res.fingerprint;
-    cli_fp_result_release(&res);
     l->has_fp = 1;
     l->fp = fp;
     uint32_t doc;
@@ -566,14 +595,19 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_error(CMD, "index lookup failed: %s", dedup_strerror(code));
         d->status = CLI_RUNTIME;
         d->n_passed++;
+        cli_fp_result_release(&res);
         return "passed";
     }
     if (found > 0) {
         l->duplicate_of = dedup_index_id(d->idx, doc, NULL);
         l->distance = (int)dist;
         d->n_near++;
+        cli_fp_result_release(&res);
         return "near-duplicate";
     }
+    if (tpl)
+        count_blocks(d, tpl, host, &res);
+    cli_fp_result_release(&res);
     code = dedup_index_add(d->idx, fp, uri, strlen(uri), NULL);
     if (code != DEDUP_OK) {
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(code));
@@ -937,6 +971,10 @@ int cmd_dedup(int argc, char **argv)
         }
         if (strcmp(a, "--quiet") == 0) {
             d.quiet = 1;
+            continue;
+        }
+        if (strcmp(a, "--no-templates") == 0) {
+            d.no_templates = 1;
             continue;
         }
         const char *opts[] = {"--k", "--index", "--warc-out", "--log", "--min-size", "--max-block"};

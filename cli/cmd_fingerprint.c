@@ -37,6 +37,11 @@ static void usage(FILE *out)
             "  --text          inputs are plain UTF-8 text, not HTML\n"
             "  --idf FILE      weight shingles by inverse document frequency from FILE\n"
             "  --idf-out FILE  count document frequencies over the inputs, write an IDF file\n"
+            "  --no-templates  fingerprint the whole main text of each page; by default text\n"
+            "                  blocks on >= 3 of the inputs and >= 10%% of them are the\n"
+            "                  site's template and are left out (the inputs are read twice;\n"
+            "                  docs/FINGERPRINT.md, Template blocks). pairs, clusters over the\n"
+            "                  same inputs in the same order use the same fingerprints.\n"
             "  -h, --help      this help\n"
             "  --              end of options (a FILE may then start with '-')\n"
             "\n"
@@ -69,11 +74,38 @@ static void print_line(uint64_t fp, const char *path)
     putchar('\n');
 }
 
+/* cli_fingerprint_file(), except that standard input is read once (*data) and kept for
+ * the second pass. */
+static int read_and_run(const char *path, const struct cli_fp_opts *o, char **data, size_t *len,
+                        int *read_done, struct cli_fp_result *res)
+{
+    if (strcmp(path, "-") != 0)
+        return cli_fingerprint_file(path, o, res);
+    if (!*read_done) {
+        char err[CLI_MESSAGE_MAX];
+        *read_done = 1;
+        if (cli_read_file(path, o->max_bytes, data, len, err, sizeof err) != 0) {
+            memset(res, 0, sizeof *res);
+            res->stage = CLI_FP_READ;
+            snprintf(res->message, sizeof res->message, "%s", err);
+            *data = NULL;
+            return -1;
+        }
+    }
+    if (!*data) {
+        memset(res, 0, sizeof *res);
+        res->stage = CLI_FP_READ;
+        snprintf(res->message, sizeof res->message, "cannot read standard input");
+        return -1;
+    }
+    return cli_fingerprint_page(*data, *len, NULL, NULL, o, res);
+}
+
 int cmd_fingerprint(int argc, char **argv)
 {
     struct cli_fp_opts opts = {0};
     const char *idf_path = NULL, *idf_out_path = NULL;
-    int i = 1;
+    int i = 1, no_templates = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         enum cli_opt_kind kind = cli_opt_kind(argv, &i);
@@ -85,6 +117,8 @@ int cmd_fingerprint(int argc, char **argv)
         }
         if (strcmp(a, "--text") == 0) {
             opts.text = 1;
+        } else if (strcmp(a, "--no-templates") == 0) {
+            no_templates = 1;
         } else if (strcmp(a, "--idf") == 0 || strcmp(a, "--idf-out") == 0) {
             const char *v = cli_opt_value(argc, argv, &i);
             if (!v)
@@ -123,9 +157,43 @@ int cmd_fingerprint(int argc, char **argv)
         opts.keep_features = 1;
     }
 
+    /* pass 1: the collection's template blocks (docs/FINGERPRINT.md, "Template blocks") */
+    struct dedup_templates *tpl = NULL;
+    char *in_data = NULL; /* standard input, read once for both passes */
+    size_t in_len = 0;
+    int in_read = 0;
+    if (!no_templates) {
+        tpl = dedup_templates_new();
+        if (!tpl) {
+            cli_error(CMD, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        struct cli_fp_opts o1 = opts;
+        o1.blocks_only = 1;
+        o1.keep_blocks = 1;
+        for (int k = i; k < argc; k++) {
+            struct cli_fp_result res;
+            int got = read_and_run(argv[k], &o1, &in_data, &in_len, &in_read, &res);
+            if (got == 0 && res.n_blocks) {
+                enum dedup_code rc = dedup_templates_add_doc(tpl, "", 0, res.doc_hash,
+                                                             res.blocks, res.n_blocks, NULL);
+                if (rc != DEDUP_OK) {
+                    cli_error(CMD, "%s: cannot count its blocks: %s", argv[k],
+                              dedup_strerror(rc));
+                    cli_fp_result_release(&res);
+                    status = CLI_RUNTIME;
+                    goto done;
+                }
+            }
+            cli_fp_result_release(&res); /* failures are reported in pass 2 */
+        }
+        opts.templates = tpl;
+    }
+
     for (; i < argc; i++) {
         struct cli_fp_result res;
-        if (cli_fingerprint_file(argv[i], &opts, &res) != 0) {
+        if (read_and_run(argv[i], &opts, &in_data, &in_len, &in_read, &res) != 0) {
             cli_error(CMD, "%s: %s", argv[i], res.message);
             if (!cli_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;
@@ -159,6 +227,9 @@ int cmd_fingerprint(int argc, char **argv)
             }
         }
     }
+done:
+    dedup_templates_free(tpl);
+    free(in_data);
     dedup_idf_free(idf);
     dedup_idf_free(counted);
     if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -41,6 +41,10 @@ static void usage(FILE *out)
             "  --tables N            a new index uses the design with N tables (k=3: 4, 10,\n"
             "                        16 or 20); default: chosen for the number of inputs\n"
             "  --fingerprints FILE   add precomputed \"HEX ID\" lines (see simcrawl pairs)\n"
+            "  --no-templates        fingerprint whole main texts; by default the blocks\n"
+            "                        repeated on many pages of a host are counted into the\n"
+            "                        index's template table (this batch first, then the\n"
+            "                        pages are fingerprinted without them) and saved with it\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -54,7 +58,9 @@ static int cmd_add(int argc, char **argv)
     struct cli_inputs in;
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
-    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_TABLES, NULL, usage, &a);
+    struct dedup_templates *own = NULL;
+    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_TABLES | CLI_ARG_TEMPLATES, NULL, usage,
+                                &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
@@ -85,6 +91,15 @@ static int cmd_add(int argc, char **argv)
             goto done;
         }
     }
+    if (!a.no_templates) {
+        struct dedup_templates *t = idx ? dedup_index_templates(idx) : (own = dedup_templates_new());
+        if (!t) {
+            cli_error(CMD, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        cli_inputs_use_templates(&in, t, 1);
+    }
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths + 1, a.npaths - 1, cli_stage_add,
                        &st) != 0) {
         status = CLI_RUNTIME;
@@ -94,6 +109,8 @@ static int cmd_add(int argc, char **argv)
         status = cli_index_create(CMD, (unsigned)a.k, st.n, (unsigned)a.tables, &idx);
         if (status != CLI_OK)
             goto done;
+        dedup_index_set_templates(idx, own);
+        own = NULL;
     }
     uint32_t before = dedup_index_doc_count(idx);
     status = cli_index_add_stage(CMD, idx, &st);
@@ -108,6 +125,7 @@ static int cmd_add(int argc, char **argv)
     if (in.failed)
         status = CLI_RUNTIME;
 done:
+    dedup_templates_free(own);
     dedup_index_free(idx);
     cli_stage_release(&st);
     cli_inputs_release(&in);
@@ -177,6 +195,10 @@ static int cmd_stats(int argc, char **argv)
         printf("table bytes per fingerprint: %.2f (%u tables of 8 bytes + directories)\n",
                per_fp, s.tables);
         printf("file bytes per document: %.2f (tables, lists, ids)\n", per_doc);
+        struct dedup_templates *t = dedup_index_templates(idx);
+        printf("template hosts: %zu, blocks counted: %zu, template blocks: %zu\n",
+               dedup_templates_host_count(t), dedup_templates_entry_count(t),
+               dedup_templates_template_count(t));
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error(CMD, "write error: %s", strerror(errno));

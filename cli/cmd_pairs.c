@@ -42,7 +42,13 @@ static void usage(FILE *out)
             "  --index FILE          compare with a saved index too (its documents count as\n"
             "                        earlier), print only pairs with a new input, then add the\n"
             "                        new inputs to FILE (made if missing); --k defaults to\n"
-            "                        the index's k when that is smaller than 3\n"
+            "                        the index's k when that is smaller than 3; the\n"
+            "                        index's template table is extended and saved with it\n"
+            "  --no-templates        fingerprint the whole main text of each page; by default\n"
+            "                        text blocks on >= 3 pages and >= 10%% of the pages of\n"
+            "                        one host (files: of all the inputs) are the site's\n"
+            "                        template and left out (two passes over the inputs;\n"
+            "                        docs/FINGERPRINT.md, Template blocks)\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -86,9 +92,11 @@ int cmd_pairs(int argc, char **argv)
     struct cli_inputs in;
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
+    struct dedup_templates *own = NULL; /* the table until there is an index to hold it */
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT, formats,
-                                usage, &a);
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
+                                    CLI_ARG_TEMPLATES,
+                                formats, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
@@ -115,6 +123,15 @@ int cmd_pairs(int argc, char **argv)
             }
         }
     }
+    if (!a.no_templates) {
+        struct dedup_templates *t = idx ? dedup_index_templates(idx) : (own = dedup_templates_new());
+        if (!t) {
+            cli_error(CMD, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        cli_inputs_use_templates(&in, t, 1);
+    }
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
         0) {
         status = CLI_RUNTIME;
@@ -129,6 +146,8 @@ int cmd_pairs(int argc, char **argv)
         status = cli_index_create(CMD, (unsigned)a.k, st.n, 0, &idx);
         if (status != CLI_OK)
             goto done;
+        dedup_index_set_templates(idx, own); /* saved with it (--index) */
+        own = NULL;
     }
     status = cli_index_add_stage(CMD, idx, &st);
     if (status != CLI_OK)
@@ -160,6 +179,7 @@ int cmd_pairs(int argc, char **argv)
         status = CLI_RUNTIME;
 done:
     fflush(stdout);
+    dedup_templates_free(own);
     dedup_index_free(idx);
     cli_stage_release(&st);
     cli_inputs_release(&in);

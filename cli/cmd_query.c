@@ -36,6 +36,9 @@ static void usage(FILE *out)
             "                        jsonl: one line per page, {\"page\": PAGE, \"fingerprint\":\n"
             "                        HEX, \"matches\": [{\"id\": ID, \"distance\": D}, ...]}\n"
             "  --fingerprints FILE   query with precomputed \"HEX ID\" lines too\n"
+            "  --no-templates        fingerprint whole main texts; by default the template\n"
+            "                        blocks saved in the index are left out, as when the\n"
+            "                        index was made (the index is not changed)\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -89,7 +92,8 @@ int cmd_query(int argc, char **argv)
     struct cli_args a;
     struct cli_inputs in;
     struct query_ctx q = {0};
-    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_FORMAT | CLI_ARG_INDEX, formats,
+    int status = cli_args_parse(CMD, argc, argv,
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES, formats,
                                 usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -116,6 +120,8 @@ int cmd_query(int argc, char **argv)
     }
     q.k = a.k_set ? (unsigned)a.k : (ik < DEDUP_K_DEFAULT ? ik : DEDUP_K_DEFAULT);
     q.jsonl = strcmp(a.format, "jsonl") == 0;
+    if (!a.no_templates) /* the index's table, read-only: pages are fingerprinted as it was */
+        cli_inputs_use_templates(&in, dedup_index_templates(q.idx), 0);
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, query_one, &q) != 0) {
         status = CLI_RUNTIME;
         goto done;

@@ -18,6 +18,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -94,6 +95,8 @@ void cli_inputs_release(struct cli_inputs *in)
         free(in->ids);
         in->ids = NULL;
     }
+    free(in->stdin_data);
+    in->stdin_data = NULL;
 }
 
 int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len)
@@ -114,14 +117,29 @@ int cli_inputs_mark_index(struct cli_inputs *in, const struct dedup_index *idx)
     return 0;
 }
 
+/* A diagnostic about an input: printed in pass 2 only (pass 1 reads the same inputs). */
+static void input_note(struct cli_inputs *in, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void input_note(struct cli_inputs *in, const char *fmt, ...)
+{
+    if (in->counting)
+        return;
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cli_error(in->cmd, "%s", msg);
+}
+
 /* Hands one document to the callback after the duplicate check. A repeated id is an
  * error, except for a WARC capture (capture = 1), where it is a later capture of a URI
  * already read: skipped and counted in recaptures. */
-static int deliver_doc(struct cli_inputs *in, int capture, const char *where, const char *id,
-                       size_t len, uint64_t fp, cli_doc_fn fn, void *userdata)
+static int deliver_doc(struct cli_inputs *in, int capture, const char *where,
+                       const struct cli_doc *d, cli_doc_fn fn, void *userdata)
 {
     if (in->check_duplicates) {
-        int r = idset_insert(in, id_hash(id, len));
+        int r = idset_insert(in, id_hash(d->id, d->id_len));
         if (r < 0) {
             cli_error(in->cmd, "out of memory remembering ids");
             return -1;
@@ -131,41 +149,77 @@ static int deliver_doc(struct cli_inputs *in, int capture, const char *where, co
             return 0;
         }
         if (r == 0) {
-            cli_error(in->cmd, "%s: duplicate id '%s': the first document with it is kept",
-                      where, id);
+            input_note(in, "%s: duplicate id '%s': the first document with it is kept", where,
+                       d->id);
             in->failed++;
             return 0;
         }
     }
-    struct cli_doc d = {id, len, fp};
     in->docs++;
-    return fn(userdata, &d) ? -1 : 0;
+    return fn(userdata, d) ? -1 : 0;
 }
 
-static int deliver(struct cli_inputs *in, const char *where, const char *id, size_t len,
-                   uint64_t fp, cli_doc_fn fn, void *userdata)
+static int deliver(struct cli_inputs *in, const char *where, const struct cli_doc *d,
+                   cli_doc_fn fn, void *userdata)
 {
-    return deliver_doc(in, 0, where, id, len, fp, fn, userdata);
+    return deliver_doc(in, 0, where, d, fn, userdata);
 }
 
-static int deliver_capture(struct cli_inputs *in, const char *where, const char *id, size_t len,
-                           uint64_t fp, cli_doc_fn fn, void *userdata)
+static int deliver_capture(struct cli_inputs *in, const char *where, const struct cli_doc *d,
+                           cli_doc_fn fn, void *userdata)
 {
-    return deliver_doc(in, 1, where, id, len, fp, fn, userdata);
+    return deliver_doc(in, 1, where, d, fn, userdata);
 }
 
 /* ---- kinds of files ---- */
 
+/* The page options of in for a page of host (pass 1: blocks only; pass 2: templates). */
+void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct cli_fp_opts *o)
+{
+    *o = in->fp_opts;
+    o->host = host;
+    if (in->counting) {
+        o->blocks_only = 1;
+        o->keep_blocks = 1;
+    } else if (in->templates) {
+        o->templates = in->templates;
+    }
+}
+
 static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
 {
     struct cli_fp_result res;
-    int rc = 0;
-    if (cli_fingerprint_file(path, &in->fp_opts, &res) != 0) {
-        cli_error(in->cmd, "%s: %s", path, res.message);
-        if (!cli_fp_result_too_little_text(&res)) /* an answer about the page, not a failure */
-            in->failed++;
+    struct cli_fp_opts o;
+    int rc = 0, got;
+    cli_inputs_page_opts(in, "", &o);
+    if (strcmp(path, "-") == 0 && (in->learn || in->stdin_read)) {
+        /* read once: pass 1 keeps standard input for pass 2 */
+        if (!in->stdin_read) {
+            char err[CLI_MESSAGE_MAX];
+            in->stdin_read = 1;
+            if (cli_read_file(path, o.max_bytes, &in->stdin_data, &in->stdin_len, err,
+                              sizeof err) != 0)
+                in->stdin_data = NULL;
+        }
+        if (in->stdin_data) {
+            got = cli_fingerprint_page(in->stdin_data, in->stdin_len, NULL, NULL, &o, &res);
+        } else {
+            memset(&res, 0, sizeof res);
+            res.stage = CLI_FP_READ;
+            snprintf(res.message, sizeof res.message, "cannot read standard input");
+            got = -1;
+        }
     } else {
-        rc = deliver(in, path, path, strlen(path), res.fingerprint, fn, userdata);
+        got = cli_fingerprint_file(path, &o, &res);
+    }
+    if (got != 0) {
+        input_note(in, "%s: %s", path, res.message);
+        if (!cli_fp_result_too_little_text(&res) && !in->counting)
+            in->failed++; /* too little text is an answer about the page, not a failure */
+    } else {
+        struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
+                            res.doc_hash};
+        rc = deliver(in, path, &d, fn, userdata);
     }
     cli_fp_result_release(&res);
     return rc;
@@ -212,14 +266,14 @@ static int walk(struct cli_inputs *in, const char *dir, unsigned depth, cli_doc_
                 void *userdata)
 {
     if (depth > CLI_WALK_MAX_DEPTH) {
-        cli_error(in->cmd, "%s: directories nested deeper than %u: not read", dir,
-                  CLI_WALK_MAX_DEPTH);
+        input_note(in, "%s: directories nested deeper than %u: not read", dir,
+                   CLI_WALK_MAX_DEPTH);
         in->failed++;
         return 0;
     }
     DIR *d = opendir(dir);
     if (!d) {
-        cli_error(in->cmd, "%s: cannot read directory: %s", dir, strerror(errno));
+        input_note(in, "%s: cannot read directory: %s", dir, strerror(errno));
         in->failed++;
         return 0;
     }
@@ -256,7 +310,7 @@ static int walk(struct cli_inputs *in, const char *dir, unsigned depth, cli_doc_
         snprintf(path, plen, "%s%s%s", dir, slash ? "" : "/", names[i]);
         struct stat st;
         if (lstat(path, &st) != 0) {
-            cli_error(in->cmd, "%s: %s", path, strerror(errno));
+            input_note(in, "%s: %s", path, strerror(errno));
             in->failed++;
         } else if (S_ISDIR(st.st_mode)) {
             rc = walk(in, path, depth + 1, fn, userdata);
@@ -329,7 +383,8 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
         return 1;
     }
     snprintf(w, wl, "%s:%zu", c->name, line);
-    int rc = deliver(c->in, w, id, id_len, fp, c->fn, c->userdata);
+    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0};
+    int rc = deliver(c->in, w, &d, c->fn, c->userdata);
     free(w);
     return rc ? 1 : 0;
 }
@@ -382,9 +437,77 @@ int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
     return rc;
 }
 
+/* Pass 1: counts one page's blocks into in->templates (userdata: in). */
+static int count_page(void *userdata, const struct cli_doc *doc)
+{
+    struct cli_inputs *in = userdata;
+    if (!doc->n_blocks)
+        return 0;
+    enum dedup_code rc = dedup_templates_add_doc(in->templates, doc->host, strlen(doc->host),
+                                                 doc->doc_hash, doc->blocks, doc->n_blocks,
+                                                 NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(in->cmd, "cannot count the blocks of %s: %s", doc->id, dedup_strerror(rc));
+        return 1;
+    }
+    return 0;
+}
+
+/* A copy of in's id set (NULL for none); -1 when out of memory. */
+static int idset_copy(const struct cli_idset *s, struct cli_idset **out)
+{
+    *out = NULL;
+    if (!s)
+        return 0;
+    struct cli_idset *c = calloc(1, sizeof *c);
+    if (!c)
+        return -1;
+    *c = *s;
+    if (s->slot) {
+        c->slot = malloc((s->mask + 1) * sizeof *c->slot);
+        if (!c->slot) {
+            free(c);
+            return -1;
+        }
+        memcpy(c->slot, s->slot, (s->mask + 1) * sizeof *c->slot);
+    }
+    *out = c;
+    return 0;
+}
+
+static void idset_free(struct cli_idset *s)
+{
+    if (s) {
+        free(s->slot);
+        free(s);
+    }
+}
+
 int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,
                    int npaths, cli_doc_fn fn, void *userdata)
 {
+    if (in->learn && in->templates && npaths > 0) {
+        /* pass 1: the same walk and the same duplicate-id rule, counting instead of
+         * delivering, quietly; counters are restored for pass 2 */
+        struct cli_idset *saved;
+        if (idset_copy(in->ids, &saved) != 0) {
+            cli_error(in->cmd, "out of memory remembering ids");
+            return -1;
+        }
+        unsigned long docs = in->docs, failed = in->failed, recaptures = in->recaptures;
+        in->counting = 1;
+        int rc = 0;
+        for (int i = 0; i < npaths && rc == 0; i++)
+            rc = cli_inputs_path(in, paths[i], count_page, in);
+        in->counting = 0;
+        idset_free(in->ids);
+        in->ids = saved;
+        in->docs = docs;
+        in->failed = failed;
+        in->recaptures = recaptures;
+        if (rc != 0)
+            return -1;
+    }
     for (int i = 0; i < nfplists; i++)
         if (cli_inputs_fplist(in, fplists[i], fn, userdata) != 0)
             return -1;
@@ -488,6 +611,12 @@ void cli_put_text_id(FILE *out, const char *str, size_t len)
         fwrite(s + len - run, 1, run, out);
 }
 
+void cli_inputs_use_templates(struct cli_inputs *in, struct dedup_templates *t, int learn)
+{
+    in->templates = t;
+    in->learn = learn && t;
+}
+
 unsigned cli_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -528,6 +657,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
             usage(stdout);
             a->help = 1;
             return CLI_OK;
+        }
+        if ((allowed & CLI_ARG_TEMPLATES) && strcmp(s, "--no-templates") == 0) {
+            a->no_templates = 1;
+            continue;
         }
         /* --name VALUE or --name=VALUE */
         const char *eq = strchr(s, '=');

@@ -35,6 +35,11 @@ struct cli_doc {
     const char *id; /* NUL-terminated */
     size_t id_len;
     uint64_t fp;
+    /* pages only (NULL / 0 for --fingerprints lines); set in the counting pass */
+    const char *host;      /* template host key: "" for files, the URI's host in WARCs */
+    const uint64_t *blocks; /* block hashes of the page (cli_fp_result.blocks) */
+    size_t n_blocks;
+    uint64_t doc_hash;     /* hash of the page's whole token string */
 };
 
 /* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */
@@ -45,12 +50,26 @@ struct cli_idset; /* opaque: 128-bit hashes of the ids seen */
 struct cli_inputs {
     const char *cmd;                /* command name for diagnostics */
     struct cli_fp_opts fp_opts;     /* how HTML pages are fingerprinted */
+    /* Templates (docs/FINGERPRINT.md, "Template blocks"). templates (borrowed): pages are
+     * fingerprinted without their host's template blocks. learn: cli_inputs_run() first
+     * reads every INPUT (not the --fingerprints lists) once to count its pages' blocks into
+     * templates (pass 1, quiet: diagnostics come in pass 2), then runs as usual (pass 2):
+     * the same inputs in the same order give the same table, so the same fingerprints. */
+    struct dedup_templates *templates;
+    int learn;
+    int counting;                   /* set during pass 1 */
+    char *stdin_data;               /* "-" read in pass 1, kept for pass 2 */
+    size_t stdin_len;
+    int stdin_read;
     int check_duplicates;           /* skip (and report) a second document with an id */
     unsigned long docs;             /* documents handed to the callback */
     unsigned long failed;           /* inputs, lines and duplicates skipped */
     unsigned long recaptures;       /* later WARC captures of a URI already read: skipped */
     struct cli_idset *ids;
 };
+
+/* The page options for a page of host under in's mode (pass 1 or 2, templates). */
+void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct cli_fp_opts *o);
 
 /* Zeroes in and sets the command name; duplicates are checked. */
 void cli_inputs_init(struct cli_inputs *in, const char *cmd);
@@ -89,6 +108,7 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_ARG_INDEX 2u  /* --index FILE */
 #define CLI_ARG_TABLES 4u /* --tables N */
 #define CLI_ARG_NEED_INPUT 8u /* at least one INPUT or --fingerprints FILE */
+#define CLI_ARG_TEMPLATES 16u /* --no-templates */
 
 struct cli_args {
     long k;             /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
@@ -101,6 +121,7 @@ struct cli_args {
     char **paths;       /* the INPUT arguments (borrowed from argv) */
     int npaths;
     int help;           /* --help was given and printed: exit 0 */
+    int no_templates;   /* --no-templates: fingerprint whole main texts */
 };
 
 /*
@@ -143,6 +164,13 @@ int cli_index_add_stage(const char *cmd, struct dedup_index *idx, const struct c
 int cli_index_save(const char *cmd, struct dedup_index *idx, const char *path);
 /* Words for an index error code (dedup_strerror() plus the index codes). */
 const char *cli_index_strerror(enum dedup_code code);
+
+/*
+ * Sets in up for a collection (pairs, clusters, index add): unless no_templates, pages are
+ * fingerprinted with templates learned over the inputs first (two passes, cli_inputs_run).
+ * t is the table to count into and use (borrowed: an index's, or one the caller owns).
+ */
+void cli_inputs_use_templates(struct cli_inputs *in, struct dedup_templates *t, int learn);
 
 /* Threads for batch work: the online processors, at most 8. */
 unsigned cli_threads(void);

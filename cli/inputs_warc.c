@@ -22,6 +22,8 @@ static void on_damage(void *ud, uint64_t offset, enum crawl_code code, const cha
 {
     struct warc_ctx *c = ud;
     (void)code;
+    if (c->in->counting)
+        return; /* pass 1 of templates: pass 2 reports it */
     cli_error(c->in->cmd, "%s: offset %llu: %s", c->path, (unsigned long long)offset, what);
     c->in->failed++;
 }
@@ -34,9 +36,11 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
     struct crawl_warc_reader *r;
     enum crawl_code rc = crawl_warc_reader_open(path, &o, &r);
     if (rc != CRAWL_OK) {
-        cli_error(in->cmd, "%s: cannot open: %s", path,
-                  rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
-        in->failed++;
+        if (!in->counting) {
+            cli_error(in->cmd, "%s: cannot open: %s", path,
+                      rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
+            in->failed++;
+        }
         return 0;
     }
     const struct crawl_warc_record *rec;
@@ -51,18 +55,25 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
         }
         if (pg.kind == CLI_WARC_PAGE) {
             struct cli_fp_result res;
+            struct cli_fp_opts po;
             const char *uri = *rec->target_uri ? rec->target_uri : path;
-            if (cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &in->fp_opts,
-                                     &res) != 0) {
+            char host[DEDUP_TEMPLATE_MAX_KEY + 1];
+            cli_url_host_key(rec->target_uri, host);
+            cli_inputs_page_opts(in, host, &po);
+            if (cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res) !=
+                0) {
                 /* a page without enough text is simply not a document here */
-            } else if (deliver(in, path, uri, strlen(uri), res.fingerprint, fn, userdata) != 0) {
-                stop = -1;
+            } else {
+                struct cli_doc d = {uri, strlen(uri), res.fingerprint, host, res.blocks,
+                                    res.n_blocks, res.doc_hash};
+                if (deliver(in, path, &d, fn, userdata) != 0)
+                    stop = -1;
             }
             cli_fp_result_release(&res);
         }
         cli_warc_page_release(&pg);
     }
-    if (rc != CRAWL_OK && rc != CRAWL_EOF && !stop) {
+    if (rc != CRAWL_OK && rc != CRAWL_EOF && !stop && !in->counting) {
         cli_error(in->cmd, "%s: %s", path, rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
         in->failed++;
     }

@@ -12,8 +12,8 @@
 #include "cli/warc_page.h"
 
 /* How inputs.c hands a document over (its duplicate check and counters). */
-typedef int (*cli_deliver_fn)(struct cli_inputs *in, const char *where, const char *id, size_t len,
-                              uint64_t fp, cli_doc_fn fn, void *userdata);
+typedef int (*cli_deliver_fn)(struct cli_inputs *in, const char *where, const struct cli_doc *doc,
+                              cli_doc_fn fn, void *userdata);
 
 /* The WARC kind of the INPUT iterator: every page of path is fingerprinted and delivered
  * with its target URI as id; damaged records are reported ("FILE: offset N: ...") and

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static void set_msg(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -164,7 +165,12 @@ static void fail_dedup(struct cli_fp_result *out, enum dedup_code code, size_t n
     out->stage = CLI_FP_DEDUP;
     out->dedup_code = code;
     out->n_tokens = n_tokens;
-    if (code == DEDUP_ETOOSHORT)
+    if (code == DEDUP_ETOOSHORT && out->n_template_blocks)
+        set_msg(out->message, sizeof out->message,
+                "too little text to fingerprint (%zu word%s besides %zu in the site's "
+                "template blocks)",
+                n_tokens, n_tokens == 1 ? "" : "s", out->n_template_tokens);
+    else if (code == DEDUP_ETOOSHORT)
         set_msg(out->message, sizeof out->message, "too little text to fingerprint (%zu word%s)",
                 n_tokens, n_tokens == 1 ? "" : "s");
     else if (code == DEDUP_ETOOLARGE)
@@ -172,6 +178,171 @@ static void fail_dedup(struct cli_fp_result *out, enum dedup_code code, size_t n
                 "too much text to fingerprint (more than %zu words)", max_tokens);
     else
         set_msg(out->message, sizeof out->message, "%s", dedup_strerror(code));
+}
+
+/* The first "\n\n" in s[0..n), or NULL (memmem() is not POSIX). */
+static const char *blank_line(const char *s, size_t n)
+{
+    const char *end = s + n;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl || nl + 1 >= end)
+            return NULL;
+        if (nl[1] == '\n')
+            return nl;
+        s = nl + 1;
+    }
+    return NULL;
+}
+
+/* One block of the main text: its token string at [off, off + len) of the joined
+ * buffer, its hash and its tokens. */
+struct block {
+    size_t off, len, n_tokens;
+};
+
+/*
+ * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each "\n\n"
+ * separated block is tokenised alone; blocks without tokens are ignored; the others'
+ * token strings joined by one space are the whole text's token string. Template blocks
+ * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's
+ * block fields (keep_blocks) and template counts. EXTRACT_ENOMEM or extract_tokens()'s
+ * code on failure (nothing to free then).
+ */
+static enum extract_code block_tokens(const char *text, size_t tlen, const struct cli_fp_opts *opts,
+                                      struct cli_fp_result *out, char **tokens,
+                                      size_t *tokens_len, size_t *n_tokens)
+{
+    enum extract_code ec = EXTRACT_OK;
+    struct block *b = NULL;
+    uint64_t *hash = NULL;
+    uint32_t *ntok = NULL;
+    unsigned char *tpl = NULL;
+    char *all = NULL, *kept = NULL;
+    size_t nb = 0, capb = 0, all_len = 0, all_cap = 0;
+    for (size_t i = 0; i <= tlen;) {
+        const char *e = blank_line(text + i, tlen - i);
+        size_t end = e ? (size_t)(e - text) : tlen;
+        char *bt = NULL;
+        size_t bl = 0, bn = 0;
+        if (end > i) {
+            ec = extract_tokens(text + i, end - i, &bt, &bl, &bn);
+            if (ec != EXTRACT_OK)
+                goto fail;
+        }
+        if (bn > 0) {
+            if (nb == capb) {
+                size_t nc = capb ? capb * 2 : 64;
+                struct block *nbk = realloc(b, nc * sizeof *nbk);
+                if (!nbk) {
+                    free(bt);
+                    goto oom;
+                }
+                b = nbk;
+                capb = nc;
+            }
+            size_t need = all_len + bl + 2;
+            if (need > all_cap) {
+                size_t nc = all_cap ? all_cap : 4096;
+                while (nc < need)
+                    nc *= 2;
+                char *na = realloc(all, nc);
+                if (!na) {
+                    free(bt);
+                    goto oom;
+                }
+                all = na;
+                all_cap = nc;
+            }
+            if (all_len)
+                all[all_len++] = ' ';
+            memcpy(all + all_len, bt, bl);
+            b[nb++] = (struct block){all_len, bl, bn};
+            all_len += bl;
+            all[all_len] = '\0';
+        }
+        free(bt);
+        if (!e)
+            break;
+        i = end + 2;
+    }
+    hash = malloc((nb ? nb : 1) * sizeof *hash);
+    ntok = malloc((nb ? nb : 1) * sizeof *ntok);
+    tpl = calloc(nb ? nb : 1, 1);
+    if (!hash || !tpl || !ntok)
+        goto oom;
+    for (size_t k = 0; k < nb; k++) {
+        hash[k] = dedup_template_block_hash(all + b[k].off, b[k].len);
+        ntok[k] = b[k].n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)b[k].n_tokens;
+    }
+    if (opts->keep_blocks) {
+        /* an exact copy of a page has the same whole token string, template blocks too */
+        uint64_t h = XXH3_64bits_withSeed(all ? all : "", all_len, DEDUP_TEMPLATE_SEED);
+        out->doc_hash = h ? h : 1;
+    }
+    const char *host = opts->host ? opts->host : "";
+    size_t marked = 0;
+    if (nb && !opts->blocks_only) {
+        if (opts->mark)
+            marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
+        else if (opts->templates)
+            marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, ntok, nb,
+                                          tpl);
+    }
+    size_t kept_len = 0, kept_n = 0;
+    if (marked == 0) {
+        kept = all ? all : strdup(""); /* nothing left out: the whole token string */
+        all = NULL;
+        if (!kept)
+            goto oom;
+        kept_len = all_len;
+        for (size_t k = 0; k < nb; k++)
+            kept_n += b[k].n_tokens;
+    } else {
+        kept = malloc(all_len + 1);
+        if (!kept)
+            goto oom;
+        for (size_t k = 0; k < nb; k++) {
+            if (tpl[k]) {
+                out->n_template_blocks++;
+                out->n_template_tokens += b[k].n_tokens;
+                continue;
+            }
+            if (kept_len)
+                kept[kept_len++] = ' ';
+            memcpy(kept + kept_len, all + b[k].off, b[k].len);
+            kept_len += b[k].len;
+            kept_n += b[k].n_tokens;
+        }
+        kept[kept_len] = '\0';
+    }
+    if (opts->keep_blocks) {
+        out->blocks = hash;
+        out->n_blocks = nb;
+        hash = NULL;
+    }
+    free(b);
+    free(hash);
+    free(ntok);
+    free(tpl);
+    free(all);
+    *tokens = kept;
+    *tokens_len = kept_len;
+    *n_tokens = kept_n;
+    return EXTRACT_OK;
+oom:
+    ec = EXTRACT_ENOMEM;
+fail:
+    free(b);
+    free(hash);
+    free(ntok);
+    free(tpl);
+    free(all);
+    free(kept);
+    free(out->blocks);
+    out->blocks = NULL;
+    out->n_blocks = 0;
+    return ec;
 }
 
 int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
@@ -187,6 +358,7 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
     size_t tokens_len = 0, n_tokens = 0;
     struct dedup_features *f = NULL;
     enum extract_code ec;
+    int by_blocks = opts->templates || opts->mark || opts->keep_blocks || opts->blocks_only;
 
     if (opts->text) {
         size_t bad = utf8_invalid_at((const unsigned char *)html, len);
@@ -201,7 +373,10 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
                         "invalid UTF-8 at byte offset %zu", bad);
             goto fail;
         }
-        ec = extract_tokens(html, len, &tokens, &tokens_len, &n_tokens);
+        if (by_blocks)
+            ec = block_tokens(html, len, opts, out, &tokens, &tokens_len, &n_tokens);
+        else
+            ec = extract_tokens(html, len, &tokens, &tokens_len, &n_tokens);
     } else {
         struct extract_opts eo = {0};
         eo.content_type = content_type;
@@ -216,7 +391,10 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
         }
         size_t tlen = 0;
         const char *text = extract_doc_text(doc, &tlen);
-        ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
+        if (by_blocks)
+            ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens);
+        else
+            ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
     }
     if (ec != EXTRACT_OK) {
         out->stage = CLI_FP_TOKENS;
@@ -225,6 +403,16 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
         goto fail;
     }
 
+    if (opts->blocks_only) {
+        out->n_tokens = n_tokens;
+        out->stage = CLI_FP_DONE;
+        free(tokens);
+        if (opts->keep_doc)
+            out->doc = doc;
+        else
+            extract_doc_free(doc);
+        return 0;
+    }
     f = dedup_features_new();
     if (!f) {
         fail_dedup(out, DEDUP_ENOMEM, n_tokens, 0);
@@ -314,8 +502,45 @@ void cli_fp_result_release(struct cli_fp_result *out)
 {
     if (!out)
         return;
+    free(out->blocks);
     dedup_features_free(out->features);
     free(out->tokens);
     extract_doc_free(out->doc);
     memset(out, 0, sizeof *out);
+}
+
+size_t cli_url_host_key(const char *url, char out[DEDUP_TEMPLATE_MAX_KEY + 1])
+{
+    size_t n = 0;
+    out[0] = '\0';
+    const char *p = url ? strstr(url, "://") : NULL;
+    if (!p)
+        return 0;
+    for (const char *q = url; q < p; q++) /* a scheme is letters, digits, + - . */
+        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+              *q == '+' || *q == '-' || *q == '.'))
+            return 0;
+    p += 3;
+    size_t alen = strcspn(p, "/?#");
+    const char *at = memchr(p, '@', alen);
+    while (at) { /* the last '@' of the authority ends the user information */
+        alen -= (size_t)(at + 1 - p);
+        p = at + 1;
+        at = memchr(p, '@', alen);
+    }
+    size_t hlen = alen;
+    if (hlen && p[0] == '[') {
+        const char *rb = memchr(p, ']', alen);
+        hlen = rb ? (size_t)(rb - p) + 1 : alen;
+    } else {
+        const char *colon = memchr(p, ':', alen);
+        if (colon)
+            hlen = (size_t)(colon - p);
+    }
+    if (hlen > DEDUP_TEMPLATE_MAX_KEY)
+        hlen = DEDUP_TEMPLATE_MAX_KEY;
+    for (; n < hlen; n++)
+        out[n] = (p[n] >= 'A' && p[n] <= 'Z') ? (char)(p[n] - 'A' + 'a') : p[n];
+    out[n] = '\0';
+    return n;
 }

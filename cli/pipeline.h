@@ -4,6 +4,10 @@
  * The page pipeline shared by every command that fingerprints a page (fingerprint,
  * compare, query, index, pairs, clusters, dedup, crawl): bytes -> extract_doc_parse()
  * (main text) -> extract_tokens() -> dedup_features_from_tokens() -> dedup_simhash().
+ * With a template table (docs/FINGERPRINT.md, "Template blocks") the main text is tokenised block
+ * by block ("\n\n" separated), the host's template blocks are left out and the token
+ * strings of the others, joined by one space, are fingerprinted; with no template block
+ * that is exactly the token string of the whole text, so the fingerprint is unchanged.
  * Also the capped whole-file reader every command uses for its inputs.
  *
  * Errors never print: they come back in struct cli_fp_result (stage, library code and a
@@ -41,8 +45,21 @@ int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, c
  */
 struct dedup_idf *cli_idf_load(const char *cmd, const char *path);
 
+/* Which of blocks[0..n) (block hashes, dedup_template_block_hash(); n_tokens[i] their
+ * tokens) are template blocks of host, as dedup_templates_mark(): sets is_template[i];
+ * returns how many. The crawler's locks the shared table around that call. */
+typedef size_t (*cli_template_mark_fn)(void *userdata, const char *host, size_t host_len,
+                                       const uint64_t *blocks, const uint32_t *n_tokens,
+                                       size_t n, unsigned char *is_template);
+
 /* Options; zero-initialise and set what you need. */
 struct cli_fp_opts {
+    const struct dedup_templates *templates; /* borrowed: leave out host's template blocks */
+    cli_template_mark_fn mark;   /* or ask this (mark_userdata) which blocks are template */
+    void *mark_userdata;
+    const char *host;            /* host key of the page for templates; NULL = "" */
+    int keep_blocks;             /* keep the page's block hashes and doc hash in the result */
+    int blocks_only;             /* stop after the blocks: out->blocks, no fingerprint */
     const struct dedup_idf *idf; /* borrowed IDF table, or NULL */
     int text;                    /* input is plain UTF-8 text (no HTML parsing) */
     int keep_features;           /* keep the dedup_features in the result */
@@ -78,7 +95,18 @@ struct cli_fp_result {
     size_t tokens_len;
     struct extract_doc *doc;         /* keep_doc: owned by the result; also when the page
                                       * parsed but could not be fingerprinted (its links) */
+    uint64_t *blocks;                /* keep_blocks: hashes of the blocks with tokens, in
+                                      * text order (repeats kept), owned by the result */
+    size_t n_blocks;
+    uint64_t doc_hash;               /* keep_blocks: hash of the whole token string */
+    size_t n_template_blocks;        /* blocks left out as template */
+    size_t n_template_tokens;        /* their tokens (not in n_tokens) */
 };
+
+/* The host key of a URL for templates: the lower-case host of "scheme://[user@]host[:port]
+ * ..." (IPv6 literals with their brackets), "" when url has no such authority. Writes at
+ * most DEDUP_TEMPLATE_MAX_KEY bytes and a NUL into out; returns the length. */
+size_t cli_url_host_key(const char *url, char out[DEDUP_TEMPLATE_MAX_KEY + 1]);
 
 /*
  * Fingerprints one page held in memory: html[0..len) (borrowed for the call),

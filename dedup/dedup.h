@@ -139,6 +139,99 @@ uint64_t dedup_idf_df(const struct dedup_idf *idf, uint64_t h);
  * DEDUP_EIO on a write error, DEDUP_ENOMEM. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, FILE *out);
 
+/* ==== site templates (docs/FINGERPRINT.md, "Template blocks") ==== */
+/*
+ * Text blocks that repeat on many pages of one host (or one collection of files) are the
+ * site's template, whatever their markup (Bar-Yossef and Rajagopalan, "Template detection
+ * via data mining and its applications", WWW 2002; Yi, Liu and Li, KDD 2003). A table
+ * counts, per host key (any bytes: a host name, or "" for a collection of files), how many
+ * distinct documents contain each block, where a block is the token string of one "\n\n"
+ * separated paragraph of the main text and its key is
+ *     dedup_template_block_hash(tokens) = XXH3_64bits_withSeed(tokens, DEDUP_TEMPLATE_SEED)
+ * (0 is replaced by 1: 0 marks an empty slot). A block is TEMPLATE for a host when its
+ * count is >= DEDUP_TEMPLATE_MIN_DOCS and >= DEDUP_TEMPLATE_MIN_SHARE percent of the
+ * documents counted for the host. The fingerprint leaves template blocks out.
+ *
+ * Bounded and deterministic: at most DEDUP_TEMPLATE_HOST_MAX_ENTRIES blocks per host,
+ * DEDUP_TEMPLATE_MAX_ENTRIES in all and DEDUP_TEMPLATE_MAX_HOSTS hosts. A host whose table
+ * is full drops its blocks with the lowest counts (count 1 first, then 2, ... until at most
+ * half the cap is left: lossy counting); at the total cap all hosts do the same until at
+ * most half the total cap is left; at the host cap the host with the fewest documents
+ * (ties: the smallest key) is dropped.
+ * The same calls in the same order give the same table, byte for byte (HOW IT WORKS in
+ * dedup/template.c). Not thread-safe: the caller locks.
+ */
+#define DEDUP_TEMPLATE_SEED 0x73696d74706c3031ull /* "simtpl01" in ASCII */
+#define DEDUP_TEMPLATE_MIN_DOCS 3u                /* a template block is on >= 3 documents */
+#define DEDUP_TEMPLATE_MIN_SHARE 10u              /* ... and on >= 10% of the host's */
+#define DEDUP_TEMPLATE_MIN_TOKENS 6u              /* a run of template blocks is left out
+                                                   * when it has >= 6 tokens */
+#define DEDUP_TEMPLATE_HOST_MAX_ENTRIES 65536u    /* cap on blocks counted per host */
+#define DEDUP_TEMPLATE_MAX_ENTRIES (1u << 21)     /* cap on blocks counted in all */
+#define DEDUP_TEMPLATE_MAX_HOSTS 65536u           /* cap on hosts */
+#define DEDUP_TEMPLATE_MAX_KEY 255u               /* cap on a host key, in bytes */
+#define DEDUP_TEMPLATE_MAX_SEEN (1u << 20)        /* exact-duplicate documents remembered */
+
+struct dedup_templates; /* opaque */
+
+/* The key of a block: its token string tokens[0..len) (need not be NUL-terminated). */
+uint64_t dedup_template_block_hash(const char *tokens, size_t len);
+
+/* A new empty table; caller frees with dedup_templates_free(). NULL when out of memory. */
+struct dedup_templates *dedup_templates_new(void);
+void dedup_templates_free(struct dedup_templates *t); /* NULL-safe */
+
+/*
+ * Counts one document of host key host[0..host_len) (at most DEDUP_TEMPLATE_MAX_KEY bytes,
+ * else DEDUP_EINVAL) whose blocks have the keys blocks[0..n) (repeats count once). doc is a
+ * hash of the document's whole token string: a document whose (host, doc) was counted
+ * before is not counted again (*counted = 0), so that an exact copy of a page (a mirror)
+ * never makes its own text a template; 0 means "do not check". Up to
+ * DEDUP_TEMPLATE_MAX_SEEN (host, doc) pairs are remembered, then the memory of them starts
+ * again empty (in memory only; not saved).
+ * *counted (may be NULL) is 1 when the document was counted.
+ * DEDUP_ENOMEM leaves t unchanged.
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_doc(struct dedup_templates *t,
+                                                          const char *host, size_t host_len,
+                                                          uint64_t doc, const uint64_t *blocks,
+                                                          size_t n, int *counted);
+/*
+ * The template blocks of one page of host: blocks[0..n) are its blocks in text order and
+ * n_tokens[i] their token counts. A block is a candidate when its count passes the two
+ * thresholds above; a maximal run of consecutive candidates is left out (is_template[i] =
+ * 1 for each of its blocks) when it holds at least DEDUP_TEMPLATE_MIN_TOKENS tokens, so a
+ * short heading that many pages share ("Introduction", "Parameters") stays, while a menu,
+ * a footer, or a menu cut into one-word blocks goes. Returns how many blocks are left out.
+ * A host never counted has none. t may be NULL (none).
+ */
+size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, size_t host_len,
+                            const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
+                            unsigned char *is_template);
+
+/* Counts: hosts, block entries in all, documents counted for host (0 when unknown), and
+ * the count of one block of host (0 when absent). For stats and tests. */
+size_t dedup_templates_host_count(const struct dedup_templates *t);
+size_t dedup_templates_entry_count(const struct dedup_templates *t);
+uint64_t dedup_templates_docs(const struct dedup_templates *t, const char *host, size_t host_len);
+uint32_t dedup_templates_block_count(const struct dedup_templates *t, const char *host,
+                                     size_t host_len, uint64_t block);
+/* Template blocks of all hosts (what dedup_templates_mark() would mark). */
+size_t dedup_templates_template_count(const struct dedup_templates *t);
+
+/*
+ * The serialised table (the template section of docs/INDEX-FORMAT.md version 3):
+ * dedup_templates_serialize() writes it to a new buffer *out of *len bytes (a multiple of
+ * 8; caller frees with free()); dedup_templates_parse() checks data[0..len) and builds a
+ * new table (caller frees), or returns DEDUP_EFORMAT / DEDUP_ETOOLARGE with err->offset
+ * (relative to data) and err->what. Equal tables serialise to equal bytes.
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_templates_serialize(const struct dedup_templates *t,
+                                                            uint8_t **out, size_t *len);
+DEDUP_WARN_UNUSED enum dedup_code dedup_templates_parse(const uint8_t *data, size_t len,
+                                                        struct dedup_templates **out,
+                                                        struct dedup_parse_error *err);
+
 /* ==== the index, pairs, clusters ==== */
 /*
  * The block-permuted table index of Manku, Jain and Das Sarma (WWW 2007, section 3); the
@@ -197,6 +290,12 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint6
                                                   uint32_t *doc);
 
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
+/* The site template table of idx (docs/FINGERPRINT.md, "Template blocks"), saved and loaded with it:
+ * borrowed, valid until dedup_index_free(idx) or dedup_index_set_templates(); made empty on
+ * first use (NULL only when out of memory). set: idx takes ownership of t (NULL: none) and
+ * frees the table it had. */
+struct dedup_templates *dedup_index_templates(struct dedup_index *idx);
+void dedup_index_set_templates(struct dedup_index *idx, struct dedup_templates *t);
 unsigned dedup_index_k(const struct dedup_index *idx); /* largest k a query may ask for */
 uint32_t dedup_index_doc_count(const struct dedup_index *idx);
 /* Distinct fingerprints (absorbs pending adds first; DEDUP_ENOMEM leaves them pending and
@@ -305,14 +404,14 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
 
 /* ==== the index file ==== */
 /*
- * docs/INDEX-FORMAT.md (format version 1) is the specification: magic "SIMCRIDX", version,
+ * docs/INDEX-FORMAT.md (format version 3) is the specification: magic "SIMCRIDX", version,
  * little-endian fields, a header with the design, counts and XXH3-64 checksums, then the
- * sections documents, ids, fingerprint lists and tables. Loading maps the file read-only
+ * sections documents, ids, fingerprint lists, tables and (optional) the site templates. Loading maps the file read-only
  * (mmap); adding to a loaded index copies what it extends. Saving writes a temporary file
  * beside the target and renames it over, so a reader never sees half a file.
  */
 #define DEDUP_INDEX_MAGIC "SIMCRIDX"
-#define DEDUP_INDEX_FORMAT_VERSION 2u /* 2: fingerprints of FINGERPRINT.md version 2 */
+#define DEDUP_INDEX_FORMAT_VERSION 3u /* written: 3, the template section; reads 2 and 3 */
 #define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
 
 /* Where loading or saving went wrong. */

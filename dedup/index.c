@@ -667,6 +667,7 @@ void dedup_index_free(struct dedup_index *idx)
 {
     if (!idx)
         return;
+    dedup_templates_free(idx->templates);
     delta_clear(idx);
     main_free(idx);
     if (idx->docs_owned) {
@@ -677,6 +678,20 @@ void dedup_index_free(struct dedup_index *idx)
     }
     ix_unmap(idx);
     free(idx);
+}
+
+struct dedup_templates *dedup_index_templates(struct dedup_index *idx)
+{
+    if (!idx->templates)
+        idx->templates = dedup_templates_new();
+    return idx->templates;
+}
+
+void dedup_index_set_templates(struct dedup_index *idx, struct dedup_templates *t)
+{
+    if (idx->templates != t)
+        dedup_templates_free(idx->templates);
+    idx->templates = t;
 }
 
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx)

@@ -75,6 +75,9 @@ struct dedup_index {
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
 
+    /* the site template table saved with the index (NULL until asked for or loaded) */
+    struct dedup_templates *templates;
+
     /* a mapped file (or borrowed memory) the arrays may point into */
     void *map;
     size_t map_len;

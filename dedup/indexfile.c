@@ -31,6 +31,7 @@
 struct layout {
     uint64_t doc_fp, doc_next, id_off, id_bytes, head, tail;
     uint64_t tab[DEDUP_MAX_TABLES], dir[DEDUP_MAX_TABLES];
+    uint64_t templates; /* the template section (version 3; may be empty) */
     uint64_t end;
 };
 
@@ -40,7 +41,8 @@ static uint64_t align8(uint64_t x)
 }
 
 static void layout_compute(struct layout *l, uint64_t docs, uint64_t distinct,
-                           uint64_t id_bytes, unsigned tables, unsigned dir_bits)
+                           uint64_t id_bytes, unsigned tables, unsigned dir_bits,
+                           uint64_t tpl_bytes)
 {
     uint64_t o = HDR_SIZE;
     l->doc_fp = o;
@@ -61,7 +63,8 @@ static void layout_compute(struct layout *l, uint64_t docs, uint64_t distinct,
         l->dir[t] = o;
         o = align8(o + (((uint64_t)1 << dir_bits) + 1) * 4);
     }
-    l->end = o;
+    l->templates = o;
+    l->end = o + tpl_bytes;
 }
 
 static int host_is_le(void)
@@ -147,6 +150,15 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         err->what = "out of memory merging pending documents";
         return rc;
     }
+    uint8_t *tpl = NULL;
+    size_t tpl_len = 0;
+    if (dedup_templates_host_count(idx->templates) > 0) {
+        rc = dedup_templates_serialize(idx->templates, &tpl, &tpl_len);
+        if (rc != DEDUP_OK) {
+            err->what = "out of memory writing the template section";
+            return rc;
+        }
+    }
     size_t plen = strlen(path) + 32;
     tmp = malloc(plen);
     w.st = XXH3_createState();
@@ -190,8 +202,9 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         put(&w, idx->dir[t], (((uint64_t)1 << idx->dir_bits) + 1) * 4);
         pad8(&w);
     }
+    put(&w, tpl, tpl_len);
     struct layout l;
-    layout_compute(&l, docs, distinct, idx->id_len, idx->ntables, idx->dir_bits);
+    layout_compute(&l, docs, distinct, idx->id_len, idx->ntables, idx->dir_bits, tpl_len);
     if (!w.failed && w.off != l.end) {
         rc = DEDUP_EINVAL; /* a bug: the writer and the layout disagree */
         err->what = "internal error: section layout mismatch";
@@ -211,6 +224,7 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     wr64(hdr + 56, idx->id_len);
     wr64(hdr + 64, l.end);
     wr64(hdr + 72, XXH3_64bits_digest(w.st));
+    wr64(hdr + 88, tpl_len);
     wr64(hdr + 80, XXH3_64bits(hdr, HDR_CHECKED));
     if (w.failed || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE ||
         fflush(f) != 0 || fsync(fileno(f)) != 0) {
@@ -235,6 +249,7 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         goto fail;
     }
     free(tmp);
+    free(tpl);
     XXH3_freeState(w.st);
     return DEDUP_OK;
 fail:
@@ -244,6 +259,7 @@ fail:
         unlink(tmp);
         free(tmp);
     }
+    free(tpl);
     XXH3_freeState(w.st);
     return rc;
 }
@@ -273,8 +289,9 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EVERSION, 8,
              "format version 1 holds fingerprints of an older definition (docs/FINGERPRINT.md "
              "version 1); rebuild the index with 'simcrawl index add'");
-    if (rd32(p + 8) != DEDUP_INDEX_FORMAT_VERSION)
-        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads version 2)");
+    uint32_t version = rd32(p + 8);
+    if (version != 2 && version != DEDUP_INDEX_FORMAT_VERSION)
+        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads versions 2 and 3)");
     if (len < HDR_SIZE)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
     if (!host_is_le())
@@ -285,9 +302,15 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EFORMAT, 12, "header size is not 128");
     if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + 80) != XXH3_64bits(p, HDR_CHECKED))
         FAIL(DEDUP_ECHECKSUM, 80, "header checksum does not match the header");
-    for (unsigned i = 88; i < HDR_SIZE; i++)
+    /* version 2 has no template section: its bytes 88..96 are reserved (zero) as well */
+    uint64_t tpl_bytes = rd64(p + 88);
+    for (unsigned i = 96; i < HDR_SIZE; i++)
         if (p[i])
             FAIL(DEDUP_EFORMAT, i, "reserved header bytes are not zero");
+    if (version == 2 && tpl_bytes)
+        FAIL(DEDUP_EFORMAT, 88, "reserved header bytes are not zero");
+    if (tpl_bytes % 8 || tpl_bytes > ((uint64_t)1 << 40))
+        FAIL(DEDUP_EFORMAT, 88, "template section size out of range");
     struct dedup_design d = {.k = rd32(p + 16),
                              .levels = rd32(p + 20),
                              .blocks = {rd32(p + 24), rd32(p + 28)},
@@ -311,7 +334,7 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
     if (id_bytes < docs || id_bytes > IX_ID_BYTES_MAX)
         FAIL(DEDUP_EFORMAT, 56, "id bytes out of range");
     struct layout l;
-    layout_compute(&l, docs, distinct, id_bytes, idx->ntables, dir_bits);
+    layout_compute(&l, docs, distinct, id_bytes, idx->ntables, dir_bits, tpl_bytes);
     if (rd64(p + 64) != l.end)
         FAIL(DEDUP_EFORMAT, 64, "file size field does not match the counts");
     if (len < l.end)
@@ -387,6 +410,14 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EFORMAT, l.doc_next, "documents on no list");
     free(seen);
     seen = NULL;
+    if (tpl_bytes) {
+        struct dedup_parse_error perr;
+        rc = dedup_templates_parse(p + l.templates, (size_t)tpl_bytes, &idx->templates, &perr);
+        if (rc == DEDUP_ETOOLARGE)
+            rc = DEDUP_EFORMAT;
+        if (rc != DEDUP_OK)
+            FAIL(rc, l.templates + perr.offset, perr.what);
+    }
 
     /* point the index into the data */
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)

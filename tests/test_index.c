@@ -502,9 +502,11 @@ static void test_index_corrupt_files(void)
     /* another version */
     uint8_t *c = malloc(len);
     memcpy(c, b, len);
-    c[8] = 3;
+    c[8] = 4;
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
     CU_ASSERT_EQUAL(err.offset, 8);
+    c[8] = 2; /* version 2 (no template section) still reads: an empty table */
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
     c[8] = 1; /* version 1: older fingerprints, rebuild */
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
     CU_ASSERT(strstr(err.what, "rebuild") != NULL);

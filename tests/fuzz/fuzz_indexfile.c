@@ -2,7 +2,8 @@
  * Fuzz target: the index-file loader (dedup/indexfile.c) with the checksums skipped, so
  * mutated files reach the structural checks; an index that loads is then used as the
  * commands use it (queries, stats, pairs, clusters, an add and a query after it, which
- * copies the mapped arrays) and must neither crash nor read out of bounds.
+ * copies the mapped arrays), its template table looked up, written back and extended, and
+ * must neither crash nor read out of bounds.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +46,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct dedup_clusters *c = NULL;
         if (dedup_index_clusters(idx, k, 1, &c) == DEDUP_OK)
             dedup_clusters_free(c);
+        /* the template section: look blocks up, write it back, count one more page */
+        struct dedup_templates *t = dedup_index_templates(idx);
+        uint64_t blocks[2] = {probe, probe >> 7};
+        uint32_t toks[2] = {3, 5};
+        unsigned char marks[2];
+        (void)dedup_templates_mark(t, "", 0, blocks, toks, 2, marks);
+        uint8_t *ser = NULL;
+        size_t ser_len = 0;
+        rcs += (unsigned)dedup_templates_serialize(t, &ser, &ser_len);
+        free(ser);
+        if (t)
+            rcs += (unsigned)dedup_templates_add_doc(t, "", 0, probe, blocks, 2, NULL);
         rcs += (unsigned)dedup_index_add(idx, probe, "fuzz", 4, NULL);
         rcs += (unsigned)dedup_index_query(idx, probe, k, &m);
         dedup_matches_release(&m);

@@ -1,0 +1,107 @@
+# Site templates (docs/FINGERPRINT.md, "Template blocks"): blocks repeated on many pages of a
+# collection are left out of the fingerprints of fingerprint, pairs, clusters, index add.
+# Sourced by tests/cli_test.sh (helpers ok, bad, expect_status, expect_grep; $TMP).
+TS="$TMP/tpl"
+mkdir -p "$TS/site" "$TS/rel"
+# 40 pages: one big menu block (200 words), 8 words of their own, a footer; a real copy of
+# p05; three releases of one long page (one word differs), among 40 other pages.
+python3 - "$TS" <<'EOF'
+import random, sys
+d = sys.argv[1]; r = random.Random(7)
+menu = ' '.join('menu%03d' % i for i in range(200))
+words = ['w%03d' % i for i in range(600)]
+foot = 'Copyright the example project all rights reserved terms of use privacy'
+page = '<html><head><title>%s</title></head><body><div class="content">%s</div></body></html>\n'
+for i in range(40):
+    content = ' '.join(r.choice(words) for _ in range(8))
+    body = '<p>%s</p><p>%s</p><p>%s</p>' % (menu, content, foot)
+    open('%s/site/p%02d.html' % (d, i), 'w').write(page % ('Page %d' % i, body))
+open('%s/site/zz-menu-only.html' % d, 'w').write(page % ('Menu', '<p>%s</p><p>%s</p>' % (menu, foot)))
+long_a = ' '.join(r.choice(words) for _ in range(300))
+long_b = [r.choice(words) for _ in range(300)]
+for v in range(3):
+    b = list(long_b); b[10 + v] = 'release%d' % v
+    body = '<p>%s</p><p>%s</p><p>%s</p><p>%s</p>' % (menu, long_a, ' '.join(b), foot)
+    open('%s/rel/release%d.html' % (d, v), 'w').write(page % ('Release', body))
+EOF
+sed 's/<body>/<body><!-- a mirror -->/' "$TS/site/p05.html" > "$TS/site/p05-copy.html"
+cp "$TS/site/"p*.html "$TS/rel/"
+
+# without templates the menu makes distinct pages near-duplicates ...
+expect_status 0 "pairs --no-templates" -- "$SIMCRAWL" pairs --no-templates "$TS/site"
+sed '/p05-copy/d' "$TMP/out" > "$TS/false.txt"
+if [ -s "$TS/false.txt" ]; then ok; else bad "the menu should make distinct pages pairs without templates"; fi
+# ... with templates none are, and the real copy is still a pair
+expect_status 0 "pairs with templates" -- "$SIMCRAWL" pairs "$TS/site"
+if [ "$(wc -l < "$TMP/out")" = 1 ] && grep -q "p05-copy.html" "$TMP/out"; then ok; else
+    bad "with templates only the copy is a pair: $(head -c 300 "$TMP/out")"; fi
+# a page that is only the site's menu and footer has too little text
+expect_status 0 "fingerprint the collection" -- "$SIMCRAWL" fingerprint "$TS/site/"*.html
+expect_grep "zz-menu-only.html: too little text to fingerprint (0 words besides" "$TMP/err" "menu-only page not fingerprinted"
+if grep -q "menu-only" "$TMP/out"; then bad "menu-only page got a fingerprint"; else ok; fi
+cp "$TMP/out" "$TS/fp.txt"
+# fingerprint and pairs agree: pairs equals brute force over fingerprint's output
+"$SIMCRAWL" pairs --k 7 "$TS/site/"*.html > "$TS/pairs.txt" 2>/dev/null
+python3 - "$TS/fp.txt" "$TS/pairs.txt" <<'EOF' && ok || bad "pairs --k 7 differs from brute force over fingerprint"
+import sys
+fp = [l.split(None, 1) for l in open(sys.argv[1]).read().splitlines()]
+want = set()
+for i in range(len(fp)):
+    for j in range(i + 1, len(fp)):
+        d = bin(int(fp[i][0], 16) ^ int(fp[j][0], 16)).count('1')
+        if d <= 7: want.add((d, fp[i][1], fp[j][1]))
+got = set()
+for l in open(sys.argv[2]).read().splitlines():
+    d, a, b = l.split('\t'); got.add((int(d), a, b))
+sys.exit(0 if got == want and len(want) > 0 else 1)
+EOF
+# clusters sees the same
+expect_status 0 "clusters with templates" -- "$SIMCRAWL" clusters "$TS/site"
+expect_grep "cluster 1: 2 documents" "$TMP/out" "one cluster: the copy"
+if grep -q "cluster 2" "$TMP/out"; then bad "clusters: distinct pages clustered"; else ok; fi
+# three releases of one page in a collection of 83 stay near-duplicates (their shared
+# paragraphs are on 3 of 83 documents: < 10%, not template)
+expect_status 0 "pairs over releases" -- "$SIMCRAWL" pairs "$TS/rel"
+n=$(grep -c "release" "$TMP/out")
+if [ "$n" = 3 ]; then ok; else bad "three releases should be 3 pairs, got $n: $(head -c 300 "$TMP/out")"; fi
+# --no-templates and a lone page: fingerprints as before (the empty table)
+"$SIMCRAWL" fingerprint --no-templates "$TS/site/p01.html" > "$TS/a.txt" 2>/dev/null
+"$SIMCRAWL" fingerprint "$TS/site/p01.html" > "$TS/b.txt" 2>/dev/null
+if [ -s "$TS/a.txt" ] && cmp -s "$TS/a.txt" "$TS/b.txt"; then ok; else bad "one page: templates changed its fingerprint"; fi
+if grep -q "$(cut -c1-16 "$TS/a.txt")" "$TS/fp.txt"; then bad "p01's fingerprint should change with the collection's templates"; else ok; fi
+
+# the index keeps the table: made by index add, used by query, saved as version 3
+expect_status 0 "index add with templates" -- "$SIMCRAWL" index add "$TS/x.idx" "$TS/site"
+expect_status 0 "index stats" -- "$SIMCRAWL" index stats "$TS/x.idx"
+expect_grep "format version: 3" "$TMP/out" "index format 3"
+expect_grep "template hosts: 1," "$TMP/out" "template table saved"
+expect_status 0 "query with the saved table" -- "$SIMCRAWL" query --index "$TS/x.idx" "$TS/site/p07.html"
+if [ "$(wc -l < "$TMP/out")" = 1 ] && grep -q "p07.html	0	" "$TMP/out"; then ok; else
+    bad "query of p07 finds only itself: $(head -c 300 "$TMP/out")"; fi
+expect_status 0 "query --no-templates" -- "$SIMCRAWL" query --no-templates --index "$TS/x.idx" "$TS/site/p07.html"
+if grep -q "p07.html	0	" "$TMP/out"; then bad "without the table p07 is fingerprinted differently"; else ok; fi
+# a damaged template section is rejected with its offset (the checksum would catch it
+# first; rewrite the body checksum so the structural check is what speaks)
+python3 - "$TS/x.idx" "$TS/bad.idx" <<'EOF' || bad "cannot make the damaged index"
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+size = struct.unpack_from('<Q', b, 64)[0]; tpl = struct.unpack_from('<Q', b, 88)[0]
+start = size - tpl
+struct.pack_into('<I', b, start + 4, 7)  # the section's reserved field
+open(sys.argv[2], 'wb').write(b)
+EOF
+expect_status 2 "damaged template section" -- "$SIMCRAWL" index stats "$TS/bad.idx"
+expect_grep "checksum" "$TMP/err" "damaged template section: checksum"
+
+# streaming: dedup learns as pages arrive; the copy is dropped, the others kept. (The
+# menu-only page comes last: as the first page of a host it would be fingerprinted with the
+# menu, before the menu is known, and p00 could match it: the residual risk of the first
+# pages of a host, docs/FINGERPRINT.md, "Template blocks".)
+expect_status 0 "dedup with templates" -- "$SIMCRAWL" dedup --quiet --log "$TS/log.jsonl" "$TS/site"
+n=$(grep -c '"decision": *"near-duplicate"' "$TS/log.jsonl")
+m=$(grep -c '"decision": *"new"' "$TS/log.jsonl")
+if [ "$n" = 1 ] && grep -q 'p05.html.*near-duplicate.*p05-copy.html' "$TS/log.jsonl"; then ok; else
+    bad "dedup: only the copy is a near-duplicate, got $n: $(grep near-dup "$TS/log.jsonl" | head -c 400)"; fi
+expect_status 0 "dedup --no-templates" -- "$SIMCRAWL" dedup --quiet --no-templates --log "$TS/log2.jsonl" "$TS/site"
+n2=$(grep -c '"decision": *"near-duplicate"' "$TS/log2.jsonl")
+if [ "$n2" -gt 1 ]; then ok; else bad "dedup --no-templates should drop distinct pages too ($n2)"; fi

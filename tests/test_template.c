@@ -1,0 +1,327 @@
+/*
+ * Suite "template": the site template table (dedup/template.c; docs/FINGERPRINT.md
+ * section 2): counting distinct documents per block and host, the two thresholds, runs of
+ * short blocks, exact copies counted once, eviction within the caps and its determinism,
+ * the serialised form and its damage checks, the table saved with and loaded from the
+ * index file, and the property the spec rests on: the token strings of the blocks joined
+ * by one space are the token string of the whole text (so an empty table changes no
+ * fingerprint), over every extractor fixture.
+ */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dedup/dedup.h"
+#include "extract/extract.h"
+
+/* Counts one document of host "h" whose blocks are b[0..n). */
+static enum dedup_code add(struct dedup_templates *t, const char *host, uint64_t doc,
+                           const uint64_t *b, size_t n)
+{
+    return dedup_templates_add_doc(t, host, strlen(host), doc, b, n, NULL);
+}
+
+static int marked(const struct dedup_templates *t, const char *host, uint64_t block,
+                  uint32_t tokens)
+{
+    unsigned char m = 9;
+    dedup_templates_mark(t, host, strlen(host), &block, &tokens, 1, &m);
+    return m;
+}
+
+static void test_template_thresholds(void)
+{
+    struct dedup_templates *t = dedup_templates_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* 30 documents: block 100 on all, 200 on 3 (= 10%), 300 on 2, and a repeat of 100 in
+     * one document (counted once) */
+    for (uint64_t d = 0; d < 30; d++) {
+        uint64_t b[4] = {100, 1000 + d, 100, 0};
+        size_t n = 3;
+        if (d < 3)
+            b[n++] = 200;
+        if (d >= 10 && d < 12)
+            b[n++] = 300;
+        CU_ASSERT_EQUAL(add(t, "h", d + 1, b, n), DEDUP_OK);
+    }
+    CU_ASSERT_EQUAL(dedup_templates_docs(t, "h", 1), 30);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 100), 30);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 200), 3);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 300), 2);
+    CU_ASSERT_EQUAL(marked(t, "h", 100, 10), 1);
+    CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 1); /* 3 documents and 10% */
+    CU_ASSERT_EQUAL(marked(t, "h", 300, 10), 0); /* 2 < DEDUP_TEMPLATE_MIN_DOCS */
+    CU_ASSERT_EQUAL(marked(t, "h", 1005, 10), 0);
+    CU_ASSERT_EQUAL(marked(t, "other", 100, 10), 0); /* per host */
+    CU_ASSERT_EQUAL(marked(NULL, "h", 100, 10), 0);
+    /* one more document: 3 of 31 is under 10% */
+    uint64_t one = 5000;
+    CU_ASSERT_EQUAL(add(t, "h", 99, &one, 1), DEDUP_OK);
+    CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 0);
+    CU_ASSERT_EQUAL(marked(t, "h", 100, 10), 1);
+    /* short blocks: alone they stay, a run of them goes once it has the minimum */
+    uint64_t page[5] = {100, 7777, 100, 200, 100};
+    uint32_t toks[5] = {DEDUP_TEMPLATE_MIN_TOKENS - 1, 50, 2, 3, DEDUP_TEMPLATE_MIN_TOKENS - 2};
+    unsigned char m[5];
+    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 0);
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(m[i], 0);
+    toks[3] = DEDUP_TEMPLATE_MIN_TOKENS; /* 200 is no candidate now (31 docs): 100 alone */
+    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 0);
+    toks[4] = DEDUP_TEMPLATE_MIN_TOKENS;
+    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 1);
+    CU_ASSERT_EQUAL(m[4], 1);
+    page[3] = 100; /* a run 100,100,100 of 2 + 2 + 6 tokens */
+    toks[2] = 2;
+    toks[3] = 2;
+    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 3);
+    CU_ASSERT(m[2] && m[3] && m[4] && !m[1] && !m[0]);
+    CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "h", DEDUP_TEMPLATE_MAX_KEY + 1, 1, page, 1,
+                                            NULL),
+                    DEDUP_EINVAL);
+    dedup_templates_free(t);
+}
+
+static void test_template_exact_copies_once(void)
+{
+    struct dedup_templates *t = dedup_templates_new();
+    uint64_t b[2] = {11, 12};
+    int counted = -1;
+    for (int i = 0; i < 5; i++) {
+        CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "h", 1, 42, b, 2, &counted), DEDUP_OK);
+        CU_ASSERT_EQUAL(counted, i == 0);
+    }
+    CU_ASSERT_EQUAL(dedup_templates_docs(t, "h", 1), 1);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 11), 1);
+    /* the same document on another host counts there; doc 0 is never checked */
+    CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "g", 1, 42, b, 2, &counted), DEDUP_OK);
+    CU_ASSERT_EQUAL(counted, 1);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(add(t, "h", 0, b, 2), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 11), 4);
+    CU_ASSERT_EQUAL(dedup_templates_host_count(t), 2);
+    dedup_templates_free(t);
+}
+
+static struct dedup_templates *fill(size_t docs)
+{
+    struct dedup_templates *t = dedup_templates_new();
+    for (uint64_t d = 0; d < docs; d++) {
+        uint64_t b[3] = {1, 0x100000000ull + d * 2, 0x100000000ull + d * 2 + 1};
+        if (add(t, "big", d + 1, b, 3) != DEDUP_OK)
+            CU_FAIL("add failed");
+    }
+    return t;
+}
+
+static void test_template_eviction_bounded_deterministic(void)
+{
+    size_t docs = DEDUP_TEMPLATE_HOST_MAX_ENTRIES; /* 2 new blocks a document: overflows */
+    struct dedup_templates *a = fill(docs), *b = fill(docs);
+    CU_ASSERT(dedup_templates_entry_count(a) <= DEDUP_TEMPLATE_HOST_MAX_ENTRIES);
+    CU_ASSERT(dedup_templates_entry_count(a) > 0);
+    /* the block on every page survives every eviction with its full count */
+    CU_ASSERT_EQUAL(dedup_templates_block_count(a, "big", 3, 1), docs);
+    CU_ASSERT_EQUAL(marked(a, "big", 1, 10), 1);
+    CU_ASSERT_EQUAL(dedup_templates_docs(a, "big", 3), docs);
+    /* the same calls give the same bytes */
+    uint8_t *sa, *sb;
+    size_t la, lb;
+    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(a, &sa, &la), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(b, &sb, &lb), DEDUP_OK);
+    CU_ASSERT(la == lb && memcmp(sa, sb, la) == 0);
+    free(sa);
+    free(sb);
+    dedup_templates_free(a);
+    dedup_templates_free(b);
+    /* the host cap: the host with the fewest documents goes */
+    struct dedup_templates *t = dedup_templates_new();
+    char key[32];
+    uint64_t x = 7;
+    for (unsigned h = 0; h < DEDUP_TEMPLATE_MAX_HOSTS; h++) {
+        snprintf(key, sizeof key, "host%u", h);
+        CU_ASSERT_EQUAL(add(t, key, 0, &x, 1), DEDUP_OK);
+        if (h == 5)
+            CU_ASSERT_EQUAL(add(t, key, 0, &x, 1), DEDUP_OK); /* host5: 2 documents */
+    }
+    CU_ASSERT_EQUAL(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
+    CU_ASSERT_EQUAL(add(t, "newcomer", 0, &x, 1), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
+    CU_ASSERT_EQUAL(dedup_templates_docs(t, "newcomer", 8), 1);
+    CU_ASSERT_EQUAL(dedup_templates_docs(t, "host0", 5), 0);  /* smallest key of 1 doc */
+    CU_ASSERT_EQUAL(dedup_templates_docs(t, "host5", 5), 2);
+    CU_ASSERT_EQUAL(dedup_templates_docs(t, "host1", 5), 1);
+    dedup_templates_free(t);
+}
+
+static void test_template_serialize_and_damage(void)
+{
+    struct dedup_templates *t = dedup_templates_new();
+    uint64_t b[3] = {5, 6, 7};
+    for (uint64_t d = 1; d <= 4; d++) {
+        CU_ASSERT_EQUAL(add(t, "example.org", d, b, 3), DEDUP_OK);
+        CU_ASSERT_EQUAL(add(t, "", d, b + (d % 2), 2), DEDUP_OK);
+    }
+    uint8_t *s, *s2;
+    size_t len, len2;
+    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(t, &s, &len), DEDUP_OK);
+    CU_ASSERT_EQUAL(len % 8, 0);
+    struct dedup_templates *u = NULL;
+    struct dedup_parse_error err;
+    CU_ASSERT_EQUAL_FATAL(dedup_templates_parse(s, len, &u, &err), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_templates_docs(u, "example.org", 11), 4);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(u, "", 0, 6), 4);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(u, "", 0, 5), 2);
+    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(u, &s2, &len2), DEDUP_OK);
+    CU_ASSERT(len == len2 && memcmp(s, s2, len) == 0);
+    free(s2);
+    dedup_templates_free(u);
+    /* damage: every byte flipped is either still a valid table or an error with an offset
+     * inside the section (never a crash); some specific ones */
+    uint8_t *c = malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        memcpy(c, s, len);
+        c[i] ^= 0x41;
+        u = NULL;
+        enum dedup_code rc = dedup_templates_parse(c, len, &u, &err);
+        if (rc != DEDUP_OK)
+            CU_ASSERT(err.offset <= len && *err.what);
+        dedup_templates_free(u);
+    }
+    memcpy(c, s, len);
+    c[4] = 1;
+    CU_ASSERT_EQUAL(dedup_templates_parse(c, len, &u, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.offset, 4);
+    CU_ASSERT_EQUAL(dedup_templates_parse(s, len - 8, &u, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(dedup_templates_parse(s, 3, &u, &err), DEDUP_EFORMAT);
+    /* hosts out of order: records sorted by key, "" first; swap the two keys' documents
+     * count fields is harmless, but a count above the host's documents is not */
+    size_t entries = len - 16 - 2 * 16 - 16; /* keys "" + "example.org" pad to 16 */
+    CU_ASSERT_EQUAL(entries % 16, 0);
+    size_t first_entry = len - entries;
+    memcpy(c, s, len);
+    c[first_entry + 8] = 99; /* count 99 > 4 documents */
+    CU_ASSERT_EQUAL(dedup_templates_parse(c, len, &u, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.offset, first_entry + 8);
+    free(c);
+    free(s);
+    dedup_templates_free(t);
+}
+
+static void test_template_index_roundtrip(void)
+{
+    struct dedup_design d;
+    struct dedup_index *idx = NULL, *back = NULL;
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, 10, 0, &d), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_add(idx, 0x1234, "a", 1, NULL), DEDUP_OK);
+    struct dedup_templates *t = dedup_index_templates(idx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    uint64_t b[2] = {77, 78};
+    for (uint64_t i = 1; i <= 3; i++)
+        CU_ASSERT_EQUAL(add(t, "site", i, b, 2), DEDUP_OK);
+    char path[128];
+    snprintf(path, sizeof path, "/tmp/test_template_%ld.idx", (long)getpid());
+    struct dedup_file_error fe;
+    CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, &fe), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &back, &fe), DEDUP_OK);
+    struct dedup_templates *bt = dedup_index_templates(back);
+    CU_ASSERT_EQUAL(dedup_templates_docs(bt, "site", 4), 3);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(bt, "site", 4, 78), 3);
+    CU_ASSERT_EQUAL(marked(bt, "site", 77, 10), 1);
+    CU_ASSERT_EQUAL(dedup_index_doc_count(back), 1);
+    dedup_index_free(back);
+    /* a damaged section: the checksum first, then (checks skipped) the structure, with
+     * the offset of the field in the file */
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = calloc(1, 1 << 16);
+    size_t len = fread(buf, 1, 1 << 16, f);
+    fclose(f);
+    uint64_t tpl_len = 0, end = 0;
+    memcpy(&tpl_len, buf + 88, 8);
+    memcpy(&end, buf + 64, 8);
+    CU_ASSERT_EQUAL(end, len);
+    CU_ASSERT(tpl_len >= 16 && tpl_len < len);
+    uint64_t *al = calloc(1, len + 8);
+    memcpy(al, buf, len);
+    ((uint8_t *)al)[len - tpl_len + 4] = 1; /* the section's reserved field */
+    CU_ASSERT_EQUAL(dedup_index_load_mem(al, len, 0, &back, &fe), DEDUP_ECHECKSUM);
+    CU_ASSERT_EQUAL(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
+                    DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(fe.offset, len - tpl_len + 4);
+    /* a template section size that is not a multiple of 8 */
+    memcpy(al, buf, len);
+    ((uint8_t *)al)[88] ^= 1;
+    CU_ASSERT_EQUAL(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
+                    DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(fe.offset, 88);
+    free(al);
+    free(buf);
+    unlink(path);
+    dedup_index_free(idx);
+}
+
+/* The token strings of the "\n\n" blocks joined by one space are the whole text's. */
+static void test_template_blocks_join_to_whole_text(void)
+{
+    unsigned checked = 0;
+    for (int i = 1; i < 100; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "tests/data/extract/%03d.html", i);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+            continue;
+        static char html[1 << 20];
+        size_t hl = fread(html, 1, sizeof html, f);
+        fclose(f);
+        struct extract_doc *doc = NULL;
+        if (extract_doc_parse(html, hl, NULL, &doc) != EXTRACT_OK)
+            continue;
+        size_t tl;
+        const char *text = extract_doc_text(doc, &tl);
+        char *whole = NULL, *joined = calloc(1, tl * 4 + 16);
+        size_t wl, wn, jl = 0;
+        CU_ASSERT_EQUAL_FATAL(extract_tokens(text, tl, &whole, &wl, &wn), EXTRACT_OK);
+        for (size_t s = 0; s <= tl;) {
+            size_t e = s;
+            while (e < tl && !(text[e] == '\n' && e + 1 < tl && text[e + 1] == '\n'))
+                e++;
+            char *bt;
+            size_t bl, bn;
+            CU_ASSERT_EQUAL_FATAL(extract_tokens(text + s, e - s, &bt, &bl, &bn), EXTRACT_OK);
+            if (bn) {
+                if (jl)
+                    joined[jl++] = ' ';
+                memcpy(joined + jl, bt, bl);
+                jl += bl;
+            }
+            free(bt);
+            if (e >= tl)
+                break;
+            s = e + 2;
+        }
+        CU_ASSERT_EQUAL(jl, wl);
+        CU_ASSERT(jl == wl && memcmp(joined, whole, wl) == 0);
+        checked++;
+        free(whole);
+        free(joined);
+        extract_doc_free(doc);
+    }
+    CU_ASSERT(checked >= 5);
+}
+
+extern void test_template_register(void);
+void test_template_register(void)
+{
+    CU_pSuite s = CU_add_suite("template", NULL, NULL);
+    CU_add_test(s, "test_template_thresholds", test_template_thresholds);
+    CU_add_test(s, "test_template_exact_copies_once", test_template_exact_copies_once);
+    CU_add_test(s, "test_template_eviction_bounded_deterministic",
+                test_template_eviction_bounded_deterministic);
+    CU_add_test(s, "test_template_serialize_and_damage", test_template_serialize_and_damage);
+    CU_add_test(s, "test_template_index_roundtrip", test_template_index_roundtrip);
+    CU_add_test(s, "test_template_blocks_join_to_whole_text",
+                test_template_blocks_join_to_whole_text);
+}
