@@ -1,11 +1,15 @@
 # simcrawl crawl: pages that share a large included section are all kept, a real mirror
-# is still dropped (issue 11). tests/data/crawl_shared/ holds three git manual pages
-# (asciidoc markup) that include the same OPTIONS list (about 60% of each page's words)
-# but each have their own NAME, SYNOPSIS and DESCRIPTION (and EXAMPLES), plus an index
-# linking to them and to mirror/git-log.html, a byte-for-byte copy of git-log.html made
-# here. Served by python3's http.server on 127.0.0.1 at a random free port (no robots.txt:
-# a 404, so everything is allowed). The crawl log must mark the three pages "new" and
-# exactly one of git-log.html / mirror/git-log.html a near- or exact duplicate.
+# is still dropped (issue 11). tests/data/crawl_shared/ holds git's own manual pages
+# git-diff, git-log and git-show (git-doc 1:2.39.5-0+deb12u3, AsciiDoc, gzipped), which
+# include the same list of diff options (about half of each page's words) beside their
+# own NAME, SYNOPSIS, DESCRIPTION and EXAMPLES, plus an index linking to them and to
+# mirror/git-log.html, a byte-for-byte copy of git-log.html made here. An extractor that
+# keeps only a page's largest section fingerprints all three as the options list (within
+# distance 1 of each other: the false drops that issue 11 reports). Served by python3's
+# http.server on 127.0.0.1 at a random free port (no robots.txt: a 404, so everything is
+# allowed; the pages' links to the rest of the manual are 404s). The crawl log must mark
+# the three pages "new" and exactly one of git-log.html / mirror/git-log.html a near- or
+# exact duplicate.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CS=$TMP/crawl_shared
 CS_HTTPD=
@@ -13,6 +17,9 @@ trap '[ -n "$CS_HTTPD" ] && kill "$CS_HTTPD" 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 2' INT TERM
 mkdir -p "$CS/site/mirror"
 cp tests/data/crawl_shared/*.html "$CS/site/"
+for f in tests/data/crawl_shared/*.html.gz; do
+    gzip -dc "$f" >"$CS/site/$(basename "$f" .gz)"
+done
 cp "$CS/site/git-log.html" "$CS/site/mirror/git-log.html"
 cs_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 -m http.server --bind 127.0.0.1 --directory "$CS/site" "$cs_port" >"$CS/httpd.log" 2>&1 &
