@@ -91,7 +91,7 @@ struct class_memo {
 };
 
 /* Site generators whose page layout walk.c knows (<meta name="generator" content=...>). */
-enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN };
+enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC };
 
 struct state {
     struct ex_walk *w;
@@ -131,6 +131,17 @@ static unsigned tag_of(struct state *st, const xmlChar *name)
     c->name = name;
     c->tag = t;
     return t;
+}
+
+/* Does a start with the lower-case prefix p, in any case? */
+static int ascii_nprefix(const char *a, const char *p)
+{
+    for (; *p; a++, p++) {
+        int x = (*a >= 'A' && *a <= 'Z') ? *a + 32 : *a;
+        if (x != *p)
+            return 0;
+    }
+    return 1;
 }
 
 static int ascii_ieq(const char *a, const char *b)
@@ -583,10 +594,16 @@ static int generator_area(const char *v)
  * The page layout of generators that say who they are in <meta name="generator">, by
  * the lower-cased id or class of an element: AsciiDoc and Asciidoctor put the title and
  * the NAME section in div#header and the rest in div#content (div#footer is the date of
- * the build); Doxygen puts the title in div.header and the rest in div.contents.
+ * the build); Doxygen puts the title in div.header and the rest in div.contents; Javadoc
+ * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
+ * div.contentContainer.
  */
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
+    if (g == GEN_JAVADOC)
+        return tag == T_main ||
+               (tag == T_div && (first_word_is(low, "header") ||
+                                 first_word_is(low, "contentcontainer")));
     if (tag != T_div)
         return 0;
     if (g == GEN_ASCIIDOC)
@@ -761,6 +778,8 @@ static void meta_element(struct state *st, const xmlChar **atts)
             st->generator = GEN_ASCIIDOC;
         else if (first_word_is(content, "doxygen"))
             st->generator = GEN_DOXYGEN;
+        else if (ascii_nprefix(content, "javadoc/"))
+            st->generator = GEN_JAVADOC; /* "javadoc/ClassWriterImpl" */
     } else if (equiv && ascii_ieq(equiv, "content-language") && !st->w->meta_lang[0]) {
         set_lang(st->w->meta_lang, content);
     }
@@ -965,7 +984,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             e->flags |= EX_E_COMMENT;
         if ((unlikely & 4) && tag != T_html && tag != T_body)
             hidden = 1;
-        int area = (unlikely & 8) && tag == T_div;
+        int area = ((unlikely & 8) && (tag == T_div || tag == T_main)) ||
+                   (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
         if (area) {
             e->flags |= EX_E_AREA;
             unlikely = 0;
