@@ -289,6 +289,22 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
             marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, ntok, nb,
                                           tpl);
     }
+    /* a page with a little text of its own among template blocks (a stub: its name,
+     * then the sentences every stub of the site repeats) is fingerprinted whole: left
+     * with its few own words it would get no fingerprint at all, and the same page in
+     * another release would not be found; a page that is nothing but template blocks
+     * (the site's menu) has too little text */
+    if (marked) {
+        size_t own = 0, whole = 0;
+        size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
+        for (size_t k = 0; k < nb; k++) {
+            whole += b[k].n_tokens;
+            if (!tpl[k])
+                own += b[k].n_tokens;
+        }
+        if (own > 0 && own < min && whole >= min)
+            marked = 0;
+    }
     size_t kept_len = 0, kept_n = 0;
     if (marked == 0) {
         kept = all ? all : strdup(""); /* nothing left out: the whole token string */

@@ -568,7 +568,7 @@ static void class_hints(const char *v, int *weight, int *unlikely)
  * The content area of the documentation generators (whole class names, the first word
  * of the class attribute): DocBook XSL, which PostgreSQL, gtk-doc and many manuals use,
  * wraps a page's content in a div named after the DocBook element (chapter, sect1,
- * refentry...); Doxygen in div.contents; Texinfo's makeinfo in div.chapter/section...
+ * refentry...); Texinfo's makeinfo in div.chapter/section...
  * (Sphinx, MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no
  * list.) boiler.c widens the main content to the outermost of them (step 3b).
  */
@@ -576,7 +576,7 @@ static int generator_area(const char *v)
 {
     static const char *const names[] = {
         "appendix", "article", "bibliography", "book", "chapter", "chapter-level-extent",
-        "contents", "glossary", "index", "md-content__inner", "part", "preface", "refentry",
+        "glossary", "index", "md-content--inner", "part", "preface", "refentry",
         "reference", "sect1", "section-level-extent", "set", "td-content",
         "unnumbered-level-extent"};
     while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
@@ -609,7 +609,21 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
     if (g == GEN_ASCIIDOC)
         return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
     if (g == GEN_DOXYGEN)
-        return first_word_is(low, "header");
+        return first_word_is(low, "header") || first_word_is(low, "contents");
+    return 0;
+}
+
+/* Is w one of the white-space separated words of v (ASCII case-insensitive)? */
+static int has_word(const char *v, const char *w)
+{
+    for (const char *p = v; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f')
+            p++;
+        if (first_word_is(p, w))
+            return 1;
+        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f'))
+            p++;
+    }
     return 0;
 }
 
@@ -993,6 +1007,11 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         /* chrome that documentation themes put inside their content area: "was this
          * page helpful?", "last modified", "edit this page", print-hidden widgets */
         int chrome = (inherit & EX_E_AREA) && (unlikely & 16);
+        /* docutils' "contents" directive, a local table of contents: <nav> since
+         * docutils 0.18, div.contents.topic before (the same page of two releases must
+         * come out the same) */
+        if (cls && tag == T_div && has_word(cls, "contents") && has_word(cls, "topic"))
+            chrome = 1;
         unlikely &= 1;
         int article = 0, boiler = chrome;
         if (tag == T_article || tag == T_main)

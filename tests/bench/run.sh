@@ -162,6 +162,26 @@ med5 "simcrawl index stats (1M)" "$S" index stats "$BUILD/bench/fp1m.idx"
 med5 "simcrawl query, 10,000 pages against the 1M index" "$S" query --index "$BUILD/bench/fp1m.idx" --fingerprints "$BUILD/bench/fpq.txt"
 "$S" index stats "$BUILD/bench/fp1m.idx" | sed 's/^/  /'
 
+# ---- false drops and coverage (docs/BENCHMARKS.md "## False drops and coverage") ----
+# Issue 11: pages of real documentation sites wrongly dropped as near-duplicates, per site
+# and generator (the lead's falsedrop-score over tests/bench/sites.sh's sites), and the
+# share of PostgreSQL and Python pages whose extracted text starts with the page heading
+# and holds >= 90% of the content area's words (tests/bench/coverage.py).
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+echo "== false drops and coverage =="
+FDS=../shared/tools/falsedrop-score
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
+sites=$(SIMCRAWL_CACHE="$CACHE" sh tests/bench/sites.sh)
+if [ -x "$FDS" ]; then
+    "$FDS" --bin "$BUILD/simcrawl" --cache "$CACHE" --sites "$sites" --max-wrong 1000000 |
+        sed 's/^/  /' || echo "  (scorer failed)"
+else
+    echo "  (skipped: $FDS not found)"
+fi
+python3 tests/bench/coverage.py --bin "$BUILD/simcrawl" --cache "$CACHE" \
+    --site postgresql-doc-15:usr/share/doc/postgresql-doc-15/html,python3.11-doc:usr/share/doc/python3.11/html |
+    sed 's/^/  /' || echo "  (coverage failed)"
+
 # ---- near-duplicate quality (docs/BENCHMARKS.md "## Near-duplicate quality") ----
 # Recall and precision of the fingerprint on release pairs of the Clang and LLVM manuals
 # with the lead's scorer (it fetches the doc packages itself); it exits 1 when a page gets
