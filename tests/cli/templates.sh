@@ -17,6 +17,8 @@ for i in range(40):
     body = '<p>%s</p><p>%s</p><p>%s</p>' % (menu, content, foot)
     open('%s/site/p%02d.html' % (d, i), 'w').write(page % ('Page %d' % i, body))
 open('%s/site/zz-menu-only.html' % d, 'w').write(page % ('Menu', '<p>%s</p><p>%s</p>' % (menu, foot)))
+# a stub: three words of its own among the template: fingerprinted whole, not "too little"
+open('%s/site/zz-stub.html' % d, 'w').write(page % ('Stub', '<p>%s</p><p>stub one two</p><p>%s</p>' % (menu, foot)))
 long_a = ' '.join(r.choice(words) for _ in range(300))
 long_b = [r.choice(words) for _ in range(300)]
 for v in range(3):
@@ -39,6 +41,7 @@ if [ "$(wc -l < "$TMP/out")" = 1 ] && grep -q "p05-copy.html" "$TMP/out"; then o
 expect_status 0 "fingerprint the collection" -- "$SIMCRAWL" fingerprint "$TS/site/"*.html
 expect_grep "zz-menu-only.html: too little text to fingerprint (0 words besides" "$TMP/err" "menu-only page not fingerprinted"
 if grep -q "menu-only" "$TMP/out"; then bad "menu-only page got a fingerprint"; else ok; fi
+expect_grep "zz-stub.html" "$TMP/out" "a stub with 3 words of its own among the template is fingerprinted whole"
 cp "$TMP/out" "$TS/fp.txt"
 # fingerprint and pairs agree: pairs equals brute force over fingerprint's output
 "$SIMCRAWL" pairs --k 7 "$TS/site/"*.html > "$TS/pairs.txt" 2>/dev/null
