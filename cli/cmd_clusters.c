@@ -108,14 +108,9 @@ int cmd_clusters(int argc, char **argv)
         return status;
     }
     cli_inputs_init(&in, CMD);
-    if (!a.no_templates) {
-        own = dedup_templates_new();
-        if (!own) {
-            cli_error(CMD, "out of memory");
-            status = CLI_RUNTIME;
-            goto done;
-        }
-        cli_inputs_use_templates(&in, own, 1);
+    if (!a.no_templates && cli_inputs_learn_templates(&in, NULL, &own) != CLI_OK) {
+        status = CLI_RUNTIME;
+        goto done;
     }
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
         0) {

@@ -91,14 +91,9 @@ static int cmd_add(int argc, char **argv)
             goto done;
         }
     }
-    if (!a.no_templates) {
-        struct dedup_templates *t = idx ? dedup_index_templates(idx) : (own = dedup_templates_new());
-        if (!t) {
-            cli_error(CMD, "out of memory");
-            status = CLI_RUNTIME;
-            goto done;
-        }
-        cli_inputs_use_templates(&in, t, 1);
+    if (!a.no_templates && cli_inputs_learn_templates(&in, idx, &own) != CLI_OK) {
+        status = CLI_RUNTIME;
+        goto done;
     }
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths + 1, a.npaths - 1, cli_stage_add,
                        &st) != 0) {

@@ -617,6 +617,18 @@ void cli_inputs_use_templates(struct cli_inputs *in, struct dedup_templates *t, 
     in->learn = learn && t;
 }
 
+int cli_inputs_learn_templates(struct cli_inputs *in, struct dedup_index *idx,
+                               struct dedup_templates **own)
+{
+    struct dedup_templates *t = idx ? dedup_index_templates(idx) : (*own = dedup_templates_new());
+    if (!t) {
+        cli_error(in->cmd, "out of memory");
+        return CLI_RUNTIME;
+    }
+    cli_inputs_use_templates(in, t, 1);
+    return CLI_OK;
+}
+
 unsigned cli_threads(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -171,6 +171,13 @@ const char *cli_index_strerror(enum dedup_code code);
  * t is the table to count into and use (borrowed: an index's, or one the caller owns).
  */
 void cli_inputs_use_templates(struct cli_inputs *in, struct dedup_templates *t, int learn);
+/*
+ * cli_inputs_use_templates() with learning, into idx's table, or when idx is NULL into a
+ * new table returned in *own (caller frees with dedup_templates_free()). CLI_OK, or
+ * CLI_RUNTIME after printing "out of memory" under in's command name.
+ */
+int cli_inputs_learn_templates(struct cli_inputs *in, struct dedup_index *idx,
+                               struct dedup_templates **own);
 
 /* Threads for batch work: the online processors, at most 8. */
 unsigned cli_threads(void);

@@ -31,6 +31,17 @@ size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
 /* The fixed-point weight of a shingle occurring tf >= 1 times, with idf factor (1.0 when
  * no IDF): round(256 * sqrt(tf) * idf), at least 1, at most DEDUP_WEIGHT_MAX. */
 #define DEDUP_WEIGHT_MAX (1u << 24)
+
+/* The one way a file parser (indexfile.c, template.c) fails: it records the byte offset
+ * and what was wrong in its struct dedup_file_error *err, sets its rc and jumps to its
+ * fail label. */
+#define DEDUP_PARSE_FAIL(code, off, msg)                                                       \
+    do {                                                                                       \
+        err->offset = (off);                                                                   \
+        err->what = (msg);                                                                     \
+        rc = (code);                                                                           \
+        goto fail;                                                                             \
+    } while (0)
 uint32_t dedup_weight(uint32_t tf, double idf);
 
 /* idf = 1 + ln((N + 1) / (df + 1)) of a table (1.0 when idf is NULL). */

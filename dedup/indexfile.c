@@ -12,6 +12,7 @@
  * field at fault, never an out-of-bounds read or an endless loop (tests/fuzz/
  * fuzz_indexfile.c). Saving writes PATH.tmp.PID, fsyncs it and renames it over PATH.
  */
+#include "dedup/dedup_int.h"
 #include "dedup/index_int.h"
 
 #include <errno.h>
@@ -266,13 +267,7 @@ fail:
 
 /* ---- loading ---- */
 
-#define FAIL(code, off, msg)                                                                   \
-    do {                                                                                       \
-        err->offset = (off);                                                                   \
-        err->what = (msg);                                                                     \
-        rc = (code);                                                                           \
-        goto fail;                                                                             \
-    } while (0)
+#define FAIL DEDUP_PARSE_FAIL
 
 static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
                                  struct dedup_index **out, struct dedup_file_error *err)

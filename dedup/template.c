@@ -24,7 +24,7 @@
  * block. A block whose count was dropped starts again at 1: a real template (on nearly
  * every page) climbs back past any threshold within a few pages.
  */
-#include "dedup/dedup.h"
+#include "dedup/dedup_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -613,13 +613,7 @@ oom:
     return DEDUP_ENOMEM;
 }
 
-#define PFAIL(code, off, msg)                                                                  \
-    do {                                                                                       \
-        err->offset = (off);                                                                   \
-        err->what = (msg);                                                                     \
-        rc = (code);                                                                           \
-        goto fail;                                                                             \
-    } while (0)
+#define PFAIL DEDUP_PARSE_FAIL
 
 enum dedup_code dedup_templates_parse(const uint8_t *data, size_t len,
                                       struct dedup_templates **out,

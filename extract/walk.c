@@ -638,17 +638,9 @@ static int area_chrome(const char *low)
                                         "feedback", "td-page-meta--lastmod", "lastmod",
                                         "last-modified", "edit-this-page", "edit-page",
                                         "page-feedback"};
-    for (const char *p = low; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f')
-            p++;
-        const char *q = p;
-        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f'))
-            p++;
-        size_t n = (size_t)(p - q);
-        for (size_t i = 0; n && i < sizeof words / sizeof words[0]; i++)
-            if (strlen(words[i]) == n && memcmp(q, words[i], n) == 0)
-                return 1;
-    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (has_word(low, words[i]))
+            return 1;
     return 0;
 }
 
