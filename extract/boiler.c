@@ -241,7 +241,7 @@ static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
  * contents, index tables and "see also" lists are what tells a hub from its siblings.
  */
 static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
-                         unsigned char *dropped, int whole)
+                         uint32_t winner, unsigned char *dropped, int whole)
 {
     struct ex_elem *r = &w->elems[root];
     if (whole) {
@@ -252,9 +252,10 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
     }
     double root_chars = range(s->chars, r->first_block, r->end_block);
     /* mark cleaned containers inside root (root itself is never cleaned, nor a container
-     * that holds most of its text: that is the content) */
+     * that holds most of its text: that is the content, nor readability's winner and its
+     * ancestors when step 3b widened the root around it) */
     for (uint32_t i = root + 1; i < r->end_elem; i++) {
-        if (dropped[i])
+        if (dropped[i] || i == winner || is_ancestor(w, i, winner))
             continue;
         const struct ex_elem *e = &w->elems[i];
         if (range(s->chars, e->first_block, e->end_block) > 0.5 * root_chars)
@@ -616,8 +617,8 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     } else if (mark != EX_NONE && added_ld(s, &w->elems[mark], &w->elems[best]) < AREA_MAX_LD) {
         best = mark;
     }
-    /* or the landmark inside best that holds most of its text (a page wrapper won,
-     * and the sidebars beside the landmark are navigation, invisible already) */
+    /* or the landmark inside best that holds most of its text (a page wrapper won, and
+     * the sidebars beside the landmark are navigation, invisible already) */
     if (!*whole && (w->elems[best].flags & EX_E_HAS_ARTICLE)) {
         const struct ex_elem *be = &w->elems[best];
         double all = range(s->chars, be->first_block, be->end_block), most = 0;
@@ -635,7 +636,10 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
             }
             i = e->end_elem; /* the outermost one */
         }
-        if (pick != EX_NONE && most >= 0.5 * all) {
+        /* only when what lies beside it is little or links: a story's standfirst and
+         * photo credit beside an itemprop=articleBody paragraph are the story's */
+        if (pick != EX_NONE && most >= 0.5 * all &&
+            (most >= 0.9 * all || added_ld(s, be, &w->elems[pick]) >= 2 * AREA_MAX_LD)) {
             best = pick;
             *whole = (w->elems[pick].flags & EX_E_AREA) != 0;
         }
@@ -787,13 +791,14 @@ static int select_pass(struct ex_walk *w, unsigned mode)
         }
     }
     int whole = 0;
+    uint32_t winner = best;
     best = content_area(w, &s, best, &whole);
     best_score = w->elems[best].scored ? w->elems[best].score : best_score;
 
     /* 4. siblings */
     uint32_t parent = w->elems[best].parent;
     if (parent == EX_NONE) {
-        keep_subtree(w, &s, best, dropped, whole);
+        keep_subtree(w, &s, best, winner, dropped, whole);
     } else {
         double threshold = best_score * 0.2 > 10 ? best_score * 0.2 : 10;
         const struct ex_elem *pe = &w->elems[parent];
@@ -822,7 +827,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
                 }
             }
             if (append)
-                keep_subtree(w, &s, c, dropped, whole && c == best);
+                keep_subtree(w, &s, c, winner, dropped, whole && c == best);
         }
     }
 
