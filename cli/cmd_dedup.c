@@ -17,6 +17,7 @@
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
+#include "cli/inputs.h"
 #include "cli/warc_page.h"
 #include "cli/pipeline.h"
 #include "crawler/crawl.h"
@@ -113,7 +114,11 @@ static void usage(FILE *out)
             "  --index FILE       dedup against this saved index too, and save it back with\n"
             "                     the pages kept in this run (created when missing); the\n"
             "                     payload digests of kept pages go to FILE.digests, so exact\n"
-            "                     duplicates of earlier runs become revisit records too\n"
+            "                     duplicates of earlier runs become revisit records too.\n"
+            "                     FILE.lock is held for the whole run (a second writer of\n"
+            "                     FILE waits, see --lock-wait)\n"
+            "  --lock-wait SECONDS  how long to wait while another writer holds FILE.lock\n"
+            "                     (default %ld; 0: fail at once, exit 2)\n"
             "  --warc-out FILE    write the deduplicated WARC (.warc.gz: gzip per record;\n"
             "                     .warc: plain; written as FILE.open, renamed when complete;\n"
             "                     past 1 GB a new file: NAME-00001.warc.gz, -00002...)\n"
@@ -129,8 +134,10 @@ static void usage(FILE *out)
             "  -h, --help         this help\n"
             "\n"
             "exit status: 0 done (damaged records are reported and skipped), 1 usage error,\n"
-            "2 an input could not be read or an output could not be written.\n",
-            DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT, CRAWL_WARC_DEFAULT_MAX_BLOCK);
+            "2 an input could not be read, an output could not be written, or the --index\n"
+            "FILE stayed locked by another writer.\n",
+            DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_LOCK_WAIT_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT,
+            CRAWL_WARC_DEFAULT_MAX_BLOCK);
 }
 
 /* ---- the log ---- */
@@ -368,14 +375,16 @@ static int kept_load(struct dd *d, const char *path)
     return rc;
 }
 
-/* Writes the table to path (path.tmp, then renamed over). 0, or -1 after a diagnostic. */
+/* Writes the table to path (path.tmp.PID, fsync, renamed over, fsync of the directory).
+ * The caller holds the index lock. 0, or -1 after a diagnostic. */
 static int kept_save(struct dd *d, const char *path)
 {
-    size_t tl = strlen(path) + 8;
+    size_t tl = strlen(path) + 32;
     char *tmp = malloc(tl);
     if (!tmp)
         return -1;
-    snprintf(tmp, tl, "%s.tmp", path);
+    /* PATH.tmp.PID: a name the next holder of the index lock removes if we are killed */
+    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
         cli_error(CMD, "cannot write %s: %s", tmp, strerror(errno));
@@ -393,7 +402,7 @@ static int kept_save(struct dd *d, const char *path)
             fprintf(f, "%s\t%s\t%s\t%s\t%s\n", k->digest, hex, *k->date ? k->date : "-",
                     *k->record_id ? k->record_id : "-", k->uri);
         }
-    int bad = ferror(f) != 0;
+    int bad = ferror(f) != 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
     if (fclose(f) != 0)
         bad = 1;
     if (bad || rename(tmp, path) != 0) {
@@ -403,6 +412,11 @@ static int kept_save(struct dd *d, const char *path)
         return -1;
     }
     free(tmp);
+    int derr = dedup_fsync_dir(path);
+    if (derr) {
+        cli_error(CMD, "cannot fsync the directory of %s: %s", path, strerror(derr));
+        return -1;
+    }
     return 0;
 }
 
@@ -959,6 +973,8 @@ int cmd_dedup(int argc, char **argv)
     d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
     d.status = CLI_OK;
     const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
+    long lock_wait = CLI_LOCK_WAIT_DEFAULT;
+    struct dedup_lock *lock = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -977,9 +993,10 @@ int cmd_dedup(int argc, char **argv)
             d.no_templates = 1;
             continue;
         }
-        const char *opts[] = {"--k", "--index", "--warc-out", "--log", "--min-size", "--max-block"};
+        const char *opts[] = {"--k",      "--index",     "--warc-out", "--log",
+                              "--min-size", "--max-block", "--lock-wait"};
         int which = -1;
-        for (int o = 0; o < 6; o++)
+        for (int o = 0; o < 7; o++)
             if (strcmp(a, opts[o]) == 0)
                 which = o;
         if (which < 0)
@@ -1007,9 +1024,14 @@ int cmd_dedup(int argc, char **argv)
             if (parse_size(v, &d.min_size) != 0)
                 return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
             break;
-        default:
+        case 5:
             if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
                 return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
+            break;
+        default:
+            if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
+                return cli_usage_error(CMD, "--lock-wait must be a whole number of seconds "
+                                       "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, v);
             break;
         }
     }
@@ -1021,6 +1043,9 @@ int cmd_dedup(int argc, char **argv)
     if (stdin_uses > 1)
         return cli_usage_error(CMD, "standard input ('-') can be read only once");
 
+    /* the index and its digests: one writer at a time, from loading both to saving both */
+    if (index_path && cli_index_lock(CMD, index_path, lock_wait, &lock) != CLI_OK)
+        return CLI_RUNTIME;
     /* the index: an earlier run's, or a new one */
     struct stat st;
     if (index_path && stat(index_path, &st) == 0) {
@@ -1029,12 +1054,14 @@ int cmd_dedup(int argc, char **argv)
         if (c != DEDUP_OK) {
             cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
                       fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
         if (dedup_index_k(d.idx) < d.k) {
             cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
                       dedup_index_k(d.idx), d.k);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_USAGE;
         }
     } else {
@@ -1044,6 +1071,7 @@ int cmd_dedup(int argc, char **argv)
             c = dedup_index_new(&des, &d.idx);
         if (c != DEDUP_OK) {
             cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1057,6 +1085,7 @@ int cmd_dedup(int argc, char **argv)
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1067,6 +1096,7 @@ int cmd_dedup(int argc, char **argv)
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1081,6 +1111,7 @@ int cmd_dedup(int argc, char **argv)
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1111,6 +1142,7 @@ int cmd_dedup(int argc, char **argv)
         }
     }
     free(digests_path);
+    dedup_lock_release(lock); /* both files are in place (or the run failed) */
     if (d.log) {
         int bad = ferror(d.log) || fflush(d.log) != 0;
         if (d.log != stdout && fclose(d.log) != 0)
