@@ -1,6 +1,6 @@
 /*
- * simcrawl dedup [--k N] [--index FILE] [--warc-out FILE] [--log FILE] [--min-size BYTES]
- *                [--max-block BYTES] [--quiet] INPUT...
+ * simcrawl dedup [--k N] [--index FILE] [--lock-wait SECONDS] [--warc-out FILE] [--log FILE]
+ *                [--min-size BYTES] [--max-block BYTES] [--quiet] INPUT...
  *
  * The dedup filter for fetched archives: streams WARC files (.warc, .warc.gz), HTML files
  * and directories, in command-line order, and keeps the first page of every near-duplicate
@@ -13,7 +13,8 @@
  * concurrent to a dropped response are `dropped` with it; damaged records are `error`.
  * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
  * saves it back with this run's pages added; FILE.digests beside it keeps the payload
- * digests of the kept pages, so exact duplicates of earlier runs become revisits too. Memory: one
+ * digests of the kept pages, so exact duplicates of earlier runs become revisits too; the
+ * index lock (cli_index_lock) is held from loading both to saving both. Memory: one
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"

@@ -1,12 +1,14 @@
 /*
- * simcrawl index add FILE [--k N] [--tables N] [--fingerprints LIST] [INPUT...]
+ * simcrawl index add FILE [--k N] [--tables N] [--lock-wait SECONDS] [--fingerprints LIST]
+ *                   [INPUT...]
  * simcrawl index stats [--format text|jsonl] FILE
  *
  * Builds, extends and describes a saved index (docs/INDEX-FORMAT.md). `add` loads FILE
  * when it exists (mapped, then copied as it grows) or makes a new one whose table design
  * suits the number of inputs (or --tables), adds every input whose id is not in it yet,
- * and saves it atomically (temporary file + rename). `stats` reports the file size,
- * documents, distinct fingerprints, the design, the directory bucket sizes
+ * and saves it atomically (temporary file + rename), holding FILE.lock from the load to the
+ * save (cli_index_lock) so that concurrent writers lose nothing. `stats` reports the file
+ * size, documents, distinct fingerprints, the design, the directory bucket sizes
  * (min/median/p99/max), candidates per probe and bytes per fingerprint.
  */
 #include "cli/cli.h"
