@@ -315,10 +315,46 @@ static void kept_free(struct dd *d)
  */
 #define DIGESTS_MAGIC "# simcrawl dedup digests 1"
 #define DIGESTS_LINE_MAX 16384u
+/*
+ * The pair FILE + FILE.digests (issue 12, item 3). Line 2, "# index-documents N", is the
+ * document count of the FILE saved with these digests. The digests are renamed into place
+ * first, then FILE, so a run killed between the two renames leaves new digests beside the
+ * old index (N above its count): loading then drops the digests of pages the index does
+ * not hold (that run's, whose WARC output never completed), which gives back the old pair.
+ * N below the count is normal (index add, pairs --index add documents without digests);
+ * a file without the line (older versions) is not checked.
+ */
+#define DIGESTS_DOCS "# index-documents "
 
-/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine. */
-static int kept_load(struct dd *d, const char *path)
+static int cmp_u64(const void *a, const void *b)
 {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sorted XXH3 hashes of idx's ids (caller frees), or NULL when out of memory. */
+static uint64_t *index_id_hashes(const struct dedup_index *idx, size_t *n)
+{
+    *n = dedup_index_doc_count(idx);
+    uint64_t *h = malloc((*n ? *n : 1) * sizeof *h);
+    if (!h)
+        return NULL;
+    for (size_t i = 0; i < *n; i++) {
+        size_t len;
+        const char *id = dedup_index_id(idx, (uint32_t)i, &len);
+        h[i] = XXH3_64bits(id, len);
+    }
+    qsort(h, *n, sizeof *h, cmp_u64);
+    return h;
+}
+
+/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine.
+ * index_path names d->idx (FILE) in the diagnostic of a repaired pair. */
+static int kept_load(struct dd *d, const char *path, const char *index_path)
+{
+    uint64_t *ids = NULL; /* set when the digests are newer than the index: the filter */
+    size_t nids = 0;
+    unsigned long dropped = 0;
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT)
@@ -343,6 +379,19 @@ static int kept_load(struct dd *d, const char *path)
             }
             continue;
         }
+        if (lineno == 2 && strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0) {
+            long docs;
+            if (cli_parse_long(line + strlen(DIGESTS_DOCS), 0, DEDUP_INDEX_MAX_DOCS, &docs) == 0 &&
+                (uint64_t)docs > dedup_index_doc_count(d->idx)) {
+                ids = index_id_hashes(d->idx, &nids);
+                if (!ids) {
+                    cli_error(CMD, "%s: out of memory", path);
+                    rc = -1;
+                    break;
+                }
+            }
+            continue;
+        }
         char *field[5];
         int k = 0;
         char *p = line;
@@ -360,6 +409,13 @@ static int kept_load(struct dd *d, const char *path)
                 cli_error(CMD, "%s:%lu: malformed line skipped", path, lineno);
             continue;
         }
+        if (ids) {
+            uint64_t h = XXH3_64bits(field[4], strlen(field[4]));
+            if (!bsearch(&h, ids, nids, sizeof h, cmp_u64)) {
+                dropped++;
+                continue;
+            }
+        }
         if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4],
                      field[2]) != 0) {
             cli_error(CMD, "%s: out of memory", path);
@@ -371,6 +427,11 @@ static int kept_load(struct dd *d, const char *path)
         cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
         rc = -1;
     }
+    if (rc == 0 && ids)
+        cli_error(CMD, "%s is newer than %s (a run was stopped between saving the two): "
+                  "dropped the digests of %lu pages the index does not hold", path, index_path,
+                  dropped);
+    free(ids);
     free(line);
     fclose(f);
     return rc;
@@ -392,7 +453,7 @@ static int kept_save(struct dd *d, const char *path)
         free(tmp);
         return -1;
     }
-    fprintf(f, "%s\n", DIGESTS_MAGIC);
+    fprintf(f, "%s\n%s%u\n", DIGESTS_MAGIC, DIGESTS_DOCS, dedup_index_doc_count(d->idx));
     for (size_t i = 0; i < d->tab_size; i++)
         for (const struct kept *k = d->tab[i]; k; k = k->next) {
             if (strpbrk(k->uri, "\t\n") || strpbrk(k->record_id, "\t\n") ||
@@ -1082,7 +1143,7 @@ int cmd_dedup(int argc, char **argv)
         digests_path = malloc(dl);
         if (digests_path)
             snprintf(digests_path, dl, "%s.digests", index_path);
-        if (!digests_path || kept_load(&d, digests_path) != 0) {
+        if (!digests_path || kept_load(&d, digests_path, index_path) != 0) {
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
@@ -1132,14 +1193,18 @@ int cmd_dedup(int argc, char **argv)
         }
     }
     if (index_path) {
+        /* digests first, then the index: a kill between the two renames leaves digests
+         * that name more documents than the index, which the next load repairs (kept_load) */
         struct dedup_file_error fe = {0};
-        enum dedup_code c = dedup_index_save(d.idx, index_path, &fe);
-        if (c != DEDUP_OK) {
-            cli_error(CMD, "cannot save index %s: %s", index_path,
-                      fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+        if (kept_save(&d, digests_path) != 0) {
             d.status = CLI_RUNTIME;
-        } else if (kept_save(&d, digests_path) != 0) {
-            d.status = CLI_RUNTIME;
+        } else {
+            enum dedup_code c = dedup_index_save(d.idx, index_path, &fe);
+            if (c != DEDUP_OK) {
+                cli_error(CMD, "cannot save index %s: %s", index_path,
+                          fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+                d.status = CLI_RUNTIME;
+            }
         }
     }
     free(digests_path);

@@ -86,3 +86,23 @@ wait $victim 2>/dev/null
 exec 8>&-
 expect_status 0 "lock: add after a writer killed with -9 holding the lock" -- \
     "$SIMCRAWL" index add "$X" --lock-wait 0 "$LK/p2.html"
+
+# dedup --index: FILE.digests is saved before FILE, with the index's document count; a run
+# killed between the two renames (simulated: the old FILE put back) leaves digests newer
+# than the index, and the next run drops the digests of pages the index does not hold
+# instead of making exact duplicates of pages whose run never finished
+P=$LK/p.idx
+printf '<html><body><p>%s</p></body></html>\n' "alpha bravo charlie delta echo foxtrot golf hotel" >"$LK/d1.html"
+printf '<html><body><p>%s</p></body></html>\n' "india juliet kilo lima mike november oscar papa" >"$LK/d2.html"
+cp "$LK/d2.html" "$LK/d2copy.html"
+expect_status 0 "pair: dedup run 1" -- "$SIMCRAWL" dedup --quiet --k 0 --min-size 0 --index "$P" "$LK/d1.html"
+expect_grep "^# index-documents 1$" "$P.digests" "pair: digests record the index's document count"
+cp "$P" "$LK/p.idx.before"
+expect_status 0 "pair: dedup run 2" -- "$SIMCRAWL" dedup --quiet --k 0 --min-size 0 --index "$P" "$LK/d2.html"
+cp "$LK/p.idx.before" "$P" # killed after renaming the digests, before renaming the index
+expect_status 0 "pair: dedup after a kill between the renames" -- \
+    "$SIMCRAWL" dedup --quiet --k 0 --min-size 0 --index "$P" --log "$LK/pair.jsonl" "$LK/d2copy.html"
+expect_grep "p.idx.digests is newer than .*p.idx (a run was stopped between saving the two): dropped the digests of 1 pages" \
+    "$TMP/err" "pair: the repair is named"
+expect_grep '"decision":"new"' "$LK/pair.jsonl" "pair: no exact duplicate of a page of the unfinished run"
+expect_grep "^# index-documents 2$" "$P.digests" "pair: consistent again"
