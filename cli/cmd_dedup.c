@@ -1,6 +1,6 @@
 /*
- * simcrawl dedup [--k N] [--index FILE] [--warc-out FILE] [--log FILE] [--min-size BYTES]
- *                [--max-block BYTES] [--quiet] INPUT...
+ * simcrawl dedup [--k N] [--index FILE] [--lock-wait SECONDS] [--warc-out FILE] [--log FILE]
+ *                [--min-size BYTES] [--max-block BYTES] [--quiet] INPUT...
  *
  * The dedup filter for fetched archives: streams WARC files (.warc, .warc.gz), HTML files
  * and directories, in command-line order, and keeps the first page of every near-duplicate
@@ -13,10 +13,12 @@
  * concurrent to a dropped response are `dropped` with it; damaged records are `error`.
  * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
  * saves it back with this run's pages added; FILE.digests beside it keeps the payload
- * digests of the kept pages, so exact duplicates of earlier runs become revisits too. Memory: one
+ * digests of the kept pages, so exact duplicates of earlier runs become revisits too; the
+ * index lock (cli_index_lock) is held from loading both to saving both. Memory: one
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
+#include "cli/inputs.h"
 #include "cli/warc_page.h"
 #include "cli/pipeline.h"
 #include "crawler/crawl.h"
@@ -113,7 +115,11 @@ static void usage(FILE *out)
             "  --index FILE       dedup against this saved index too, and save it back with\n"
             "                     the pages kept in this run (created when missing); the\n"
             "                     payload digests of kept pages go to FILE.digests, so exact\n"
-            "                     duplicates of earlier runs become revisit records too\n"
+            "                     duplicates of earlier runs become revisit records too.\n"
+            "                     FILE.lock is held for the whole run (a second writer of\n"
+            "                     FILE waits, see --lock-wait)\n"
+            "  --lock-wait SECONDS  how long to wait while another writer holds FILE.lock\n"
+            "                     (default %ld; 0: fail at once, exit 2)\n"
             "  --warc-out FILE    write the deduplicated WARC (.warc.gz: gzip per record;\n"
             "                     .warc: plain; written as FILE.open, renamed when complete;\n"
             "                     past 1 GB a new file: NAME-00001.warc.gz, -00002...)\n"
@@ -129,8 +135,10 @@ static void usage(FILE *out)
             "  -h, --help         this help\n"
             "\n"
             "exit status: 0 done (damaged records are reported and skipped), 1 usage error,\n"
-            "2 an input could not be read or an output could not be written.\n",
-            DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT, CRAWL_WARC_DEFAULT_MAX_BLOCK);
+            "2 an input could not be read, an output could not be written, or the --index\n"
+            "FILE stayed locked by another writer.\n",
+            DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_LOCK_WAIT_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT,
+            CRAWL_WARC_DEFAULT_MAX_BLOCK);
 }
 
 /* ---- the log ---- */
@@ -307,10 +315,46 @@ static void kept_free(struct dd *d)
  */
 #define DIGESTS_MAGIC "# simcrawl dedup digests 1"
 #define DIGESTS_LINE_MAX 16384u
+/*
+ * The pair FILE + FILE.digests (issue 12, item 3). Line 2, "# index-documents N", is the
+ * document count of the FILE saved with these digests. The digests are renamed into place
+ * first, then FILE, so a run killed between the two renames leaves new digests beside the
+ * old index (N above its count): loading then drops the digests of pages the index does
+ * not hold (that run's, whose WARC output never completed), which gives back the old pair.
+ * N below the count is normal (index add, pairs --index add documents without digests);
+ * a file without the line (older versions) is not checked.
+ */
+#define DIGESTS_DOCS "# index-documents "
 
-/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine. */
-static int kept_load(struct dd *d, const char *path)
+static int cmp_u64(const void *a, const void *b)
 {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The sorted XXH3 hashes of idx's ids (caller frees), or NULL when out of memory. */
+static uint64_t *index_id_hashes(const struct dedup_index *idx, size_t *n)
+{
+    *n = dedup_index_doc_count(idx);
+    uint64_t *h = malloc((*n ? *n : 1) * sizeof *h);
+    if (!h)
+        return NULL;
+    for (size_t i = 0; i < *n; i++) {
+        size_t len;
+        const char *id = dedup_index_id(idx, (uint32_t)i, &len);
+        h[i] = XXH3_64bits(id, len);
+    }
+    qsort(h, *n, sizeof *h, cmp_u64);
+    return h;
+}
+
+/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine.
+ * index_path names d->idx (FILE) in the diagnostic of a repaired pair. */
+static int kept_load(struct dd *d, const char *path, const char *index_path)
+{
+    uint64_t *ids = NULL; /* set when the digests are newer than the index: the filter */
+    size_t nids = 0;
+    unsigned long dropped = 0;
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT)
@@ -335,6 +379,19 @@ static int kept_load(struct dd *d, const char *path)
             }
             continue;
         }
+        if (lineno == 2 && strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0) {
+            long docs;
+            if (cli_parse_long(line + strlen(DIGESTS_DOCS), 0, DEDUP_INDEX_MAX_DOCS, &docs) == 0 &&
+                (uint64_t)docs > dedup_index_doc_count(d->idx)) {
+                ids = index_id_hashes(d->idx, &nids);
+                if (!ids) {
+                    cli_error(CMD, "%s: out of memory", path);
+                    rc = -1;
+                    break;
+                }
+            }
+            continue;
+        }
         char *field[5];
         int k = 0;
         char *p = line;
@@ -352,6 +409,13 @@ static int kept_load(struct dd *d, const char *path)
                 cli_error(CMD, "%s:%lu: malformed line skipped", path, lineno);
             continue;
         }
+        if (ids) {
+            uint64_t h = XXH3_64bits(field[4], strlen(field[4]));
+            if (!bsearch(&h, ids, nids, sizeof h, cmp_u64)) {
+                dropped++;
+                continue;
+            }
+        }
         if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4],
                      field[2]) != 0) {
             cli_error(CMD, "%s: out of memory", path);
@@ -363,26 +427,33 @@ static int kept_load(struct dd *d, const char *path)
         cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
         rc = -1;
     }
+    if (rc == 0 && ids)
+        cli_error(CMD, "%s is newer than %s (a run was stopped between saving the two): "
+                  "dropped the digests of %lu pages the index does not hold", path, index_path,
+                  dropped);
+    free(ids);
     free(line);
     fclose(f);
     return rc;
 }
 
-/* Writes the table to path (path.tmp, then renamed over). 0, or -1 after a diagnostic. */
+/* Writes the table to path (path.tmp.PID, fsync, renamed over, fsync of the directory).
+ * The caller holds the index lock. 0, or -1 after a diagnostic. */
 static int kept_save(struct dd *d, const char *path)
 {
-    size_t tl = strlen(path) + 8;
+    size_t tl = strlen(path) + 32;
     char *tmp = malloc(tl);
     if (!tmp)
         return -1;
-    snprintf(tmp, tl, "%s.tmp", path);
+    /* PATH.tmp.PID: a name the next holder of the index lock removes if we are killed */
+    snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
         cli_error(CMD, "cannot write %s: %s", tmp, strerror(errno));
         free(tmp);
         return -1;
     }
-    fprintf(f, "%s\n", DIGESTS_MAGIC);
+    fprintf(f, "%s\n%s%u\n", DIGESTS_MAGIC, DIGESTS_DOCS, dedup_index_doc_count(d->idx));
     for (size_t i = 0; i < d->tab_size; i++)
         for (const struct kept *k = d->tab[i]; k; k = k->next) {
             if (strpbrk(k->uri, "\t\n") || strpbrk(k->record_id, "\t\n") ||
@@ -393,7 +464,7 @@ static int kept_save(struct dd *d, const char *path)
             fprintf(f, "%s\t%s\t%s\t%s\t%s\n", k->digest, hex, *k->date ? k->date : "-",
                     *k->record_id ? k->record_id : "-", k->uri);
         }
-    int bad = ferror(f) != 0;
+    int bad = ferror(f) != 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
     if (fclose(f) != 0)
         bad = 1;
     if (bad || rename(tmp, path) != 0) {
@@ -403,6 +474,11 @@ static int kept_save(struct dd *d, const char *path)
         return -1;
     }
     free(tmp);
+    int derr = dedup_fsync_dir(path);
+    if (derr) {
+        cli_error(CMD, "cannot fsync the directory of %s: %s", path, strerror(derr));
+        return -1;
+    }
     return 0;
 }
 
@@ -959,6 +1035,8 @@ int cmd_dedup(int argc, char **argv)
     d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
     d.status = CLI_OK;
     const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
+    long lock_wait = CLI_LOCK_WAIT_DEFAULT;
+    struct dedup_lock *lock = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -977,9 +1055,10 @@ int cmd_dedup(int argc, char **argv)
             d.no_templates = 1;
             continue;
         }
-        const char *opts[] = {"--k", "--index", "--warc-out", "--log", "--min-size", "--max-block"};
+        const char *opts[] = {"--k",      "--index",     "--warc-out", "--log",
+                              "--min-size", "--max-block", "--lock-wait"};
         int which = -1;
-        for (int o = 0; o < 6; o++)
+        for (int o = 0; o < 7; o++)
             if (strcmp(a, opts[o]) == 0)
                 which = o;
         if (which < 0)
@@ -1007,9 +1086,14 @@ int cmd_dedup(int argc, char **argv)
             if (parse_size(v, &d.min_size) != 0)
                 return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
             break;
-        default:
+        case 5:
             if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
                 return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
+            break;
+        default:
+            if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
+                return cli_usage_error(CMD, "--lock-wait must be a whole number of seconds "
+                                       "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, v);
             break;
         }
     }
@@ -1021,6 +1105,9 @@ int cmd_dedup(int argc, char **argv)
     if (stdin_uses > 1)
         return cli_usage_error(CMD, "standard input ('-') can be read only once");
 
+    /* the index and its digests: one writer at a time, from loading both to saving both */
+    if (index_path && cli_index_lock(CMD, index_path, lock_wait, &lock) != CLI_OK)
+        return CLI_RUNTIME;
     /* the index: an earlier run's, or a new one */
     struct stat st;
     if (index_path && stat(index_path, &st) == 0) {
@@ -1029,12 +1116,14 @@ int cmd_dedup(int argc, char **argv)
         if (c != DEDUP_OK) {
             cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
                       fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
         if (dedup_index_k(d.idx) < d.k) {
             cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
                       dedup_index_k(d.idx), d.k);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_USAGE;
         }
     } else {
@@ -1044,6 +1133,7 @@ int cmd_dedup(int argc, char **argv)
             c = dedup_index_new(&des, &d.idx);
         if (c != DEDUP_OK) {
             cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1053,10 +1143,11 @@ int cmd_dedup(int argc, char **argv)
         digests_path = malloc(dl);
         if (digests_path)
             snprintf(digests_path, dl, "%s.digests", index_path);
-        if (!digests_path || kept_load(&d, digests_path) != 0) {
+        if (!digests_path || kept_load(&d, digests_path, index_path) != 0) {
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1067,6 +1158,7 @@ int cmd_dedup(int argc, char **argv)
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1081,6 +1173,7 @@ int cmd_dedup(int argc, char **argv)
             free(digests_path);
             kept_free(&d);
             dedup_index_free(d.idx);
+            dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
@@ -1100,17 +1193,22 @@ int cmd_dedup(int argc, char **argv)
         }
     }
     if (index_path) {
+        /* digests first, then the index: a kill between the two renames leaves digests
+         * that name more documents than the index, which the next load repairs (kept_load) */
         struct dedup_file_error fe = {0};
-        enum dedup_code c = dedup_index_save(d.idx, index_path, &fe);
-        if (c != DEDUP_OK) {
-            cli_error(CMD, "cannot save index %s: %s", index_path,
-                      fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+        if (kept_save(&d, digests_path) != 0) {
             d.status = CLI_RUNTIME;
-        } else if (kept_save(&d, digests_path) != 0) {
-            d.status = CLI_RUNTIME;
+        } else {
+            enum dedup_code c = dedup_index_save(d.idx, index_path, &fe);
+            if (c != DEDUP_OK) {
+                cli_error(CMD, "cannot save index %s: %s", index_path,
+                          fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+                d.status = CLI_RUNTIME;
+            }
         }
     }
     free(digests_path);
+    dedup_lock_release(lock); /* both files are in place (or the run failed) */
     if (d.log) {
         int bad = ferror(d.log) || fflush(d.log) != 0;
         if (d.log != stdout && fclose(d.log) != 0)

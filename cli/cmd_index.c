@@ -1,12 +1,14 @@
 /*
- * simcrawl index add FILE [--k N] [--tables N] [--fingerprints LIST] [INPUT...]
+ * simcrawl index add FILE [--k N] [--tables N] [--lock-wait SECONDS] [--fingerprints LIST]
+ *                   [INPUT...]
  * simcrawl index stats [--format text|jsonl] FILE
  *
  * Builds, extends and describes a saved index (docs/INDEX-FORMAT.md). `add` loads FILE
  * when it exists (mapped, then copied as it grows) or makes a new one whose table design
  * suits the number of inputs (or --tables), adds every input whose id is not in it yet,
- * and saves it atomically (temporary file + rename). `stats` reports the file size,
- * documents, distinct fingerprints, the design, the directory bucket sizes
+ * and saves it atomically (temporary file + rename), holding FILE.lock from the load to the
+ * save (cli_index_lock) so that concurrent writers lose nothing. `stats` reports the file
+ * size, documents, distinct fingerprints, the design, the directory bucket sizes
  * (min/median/p99/max), candidates per probe and bytes per fingerprint.
  */
 #include "cli/cli.h"
@@ -45,11 +47,16 @@ static void usage(FILE *out)
             "                        repeated on many pages of a host are counted into the\n"
             "                        index's template table (this batch first, then the\n"
             "                        pages are fingerprinted without them) and saved with it\n"
+            "  --lock-wait SECONDS   how long to wait for another writer of FILE (default\n"
+            "                        %ld; 0: fail at once). A writer holds FILE.lock from\n"
+            "                        loading FILE to saving it, so concurrent adds lose\n"
+            "                        nothing; stats and query take no lock\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
             "exit status: 0 success, 1 usage error, 2 an input or the index could not be\n"
-            "read or written (named on stderr).\n");
+            "read or written, or FILE stayed locked by another writer (named on stderr).\n",
+            CLI_LOCK_WAIT_DEFAULT);
 }
 
 static int cmd_add(int argc, char **argv)
@@ -59,8 +66,10 @@ static int cmd_add(int argc, char **argv)
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
     struct dedup_templates *own = NULL;
-    int status = cli_args_parse(CMD, argc, argv, CLI_ARG_TABLES | CLI_ARG_TEMPLATES, NULL, usage,
-                                &a);
+    struct dedup_lock *lock = NULL;
+    int status = cli_args_parse(CMD, argc, argv,
+                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_LOCK_WAIT, NULL,
+                                usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
@@ -72,6 +81,11 @@ static int cmd_add(int argc, char **argv)
     const char *file = a.paths[0];
     cli_inputs_init(&in, CMD);
     int missing = 0;
+    /* held from before the load until after the save: another writer's documents are
+     * either in what we load or added after our save, never overwritten */
+    status = cli_index_lock(CMD, file, a.lock_wait, &lock);
+    if (status != CLI_OK)
+        goto done;
     status = cli_index_load(CMD, file, 1, &idx, &missing);
     if (status != CLI_OK)
         goto done;
@@ -120,6 +134,7 @@ static int cmd_add(int argc, char **argv)
     if (in.failed)
         status = CLI_RUNTIME;
 done:
+    dedup_lock_release(lock);
     dedup_templates_free(own);
     dedup_index_free(idx);
     cli_stage_release(&st);

@@ -44,6 +44,8 @@ static void usage(FILE *out)
             "                        new inputs to FILE (made if missing); --k defaults to\n"
             "                        the index's k when that is smaller than 3; the\n"
             "                        index's template table is extended and saved with it\n"
+            "  --lock-wait SECONDS   with --index: how long to wait while another writer\n"
+            "                        holds FILE.lock (default %ld; 0: fail at once, exit 2)\n"
             "  --no-templates        fingerprint the whole main text of each page; by default\n"
             "                        text blocks on >= 3 pages and >= 10%% of the pages of\n"
             "                        one host (files: of all the inputs) are the site's\n"
@@ -56,7 +58,9 @@ static void usage(FILE *out)
             "and \\\\. A second document with an id already seen is skipped (the first is\n"
             "kept).\n"
             "exit status: 0 success, 1 usage error, 2 some input could not be read or\n"
-            "fingerprinted (named on stderr; the others are still compared), or an error.\n");
+            "fingerprinted (named on stderr; the others are still compared), or an error\n"
+            "(the --index FILE stayed locked by another writer, ...).\n",
+            CLI_LOCK_WAIT_DEFAULT);
 }
 
 struct out_ctx {
@@ -93,9 +97,10 @@ int cmd_pairs(int argc, char **argv)
     struct cli_stage st = {.cmd = CMD};
     struct dedup_index *idx = NULL;
     struct dedup_templates *own = NULL; /* the table until there is an index to hold it */
+    struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
-                                    CLI_ARG_TEMPLATES,
+                                    CLI_ARG_TEMPLATES | CLI_ARG_LOCK_WAIT,
                                 formats, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -105,6 +110,10 @@ int cmd_pairs(int argc, char **argv)
     uint32_t old_docs = 0;
     int missing = 0;
     if (a.index) {
+        /* held until after the save (a read-modify-write of the file) */
+        status = cli_index_lock(CMD, a.index, a.lock_wait, &lock);
+        if (status != CLI_OK)
+            goto done;
         status = cli_index_load(CMD, a.index, 1, &idx, &missing);
         if (status != CLI_OK)
             goto done;
@@ -174,6 +183,7 @@ int cmd_pairs(int argc, char **argv)
         status = CLI_RUNTIME;
 done:
     fflush(stdout);
+    dedup_lock_release(lock);
     dedup_templates_free(own);
     dedup_index_free(idx);
     cli_stage_release(&st);

@@ -647,6 +647,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     memset(a, 0, sizeof *a);
     a->k = DEDUP_K_DEFAULT;
     a->format = "text";
+    a->lock_wait = CLI_LOCK_WAIT_DEFAULT;
     a->fplists = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->fplists);
     a->paths = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->paths);
     if (!a->fplists || !a->paths) {
@@ -679,9 +680,9 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         size_t nlen = eq ? (size_t)(eq - s) : strlen(s);
         const char *value = NULL;
         static const char *const with_value[] = {"--k", "--format", "--index", "--tables",
-                                                 "--fingerprints"};
+                                                 "--fingerprints", "--lock-wait"};
         int known = -1;
-        for (int w = 0; w < 5; w++)
+        for (int w = 0; w < 6; w++)
             if (strlen(with_value[w]) == nlen && strncmp(s, with_value[w], nlen) == 0)
                 known = w;
         if (known == 1 && !(allowed & CLI_ARG_FORMAT))
@@ -689,6 +690,8 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         if (known == 2 && !(allowed & CLI_ARG_INDEX))
             known = -1;
         if (known == 3 && !(allowed & CLI_ARG_TABLES))
+            known = -1;
+        if (known == 5 && !(allowed & CLI_ARG_LOCK_WAIT))
             known = -1;
         if (known < 0)
             return cli_usage_error(cmd, "unknown option '%s'", s);
@@ -721,6 +724,11 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
             if (cli_parse_long(value, 1, DEDUP_MAX_TABLES, &a->tables) != 0)
                 return cli_usage_error(cmd, "--tables must be a whole number from 1 to %d",
                                        DEDUP_MAX_TABLES);
+            break;
+        case 5:
+            if (cli_parse_long(value, 0, CLI_LOCK_WAIT_MAX, &a->lock_wait) != 0)
+                return cli_usage_error(cmd, "--lock-wait must be a whole number of seconds "
+                                       "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, value);
             break;
         default:
             stdin_uses += strcmp(value, "-") == 0;
@@ -866,6 +874,48 @@ int cli_index_add_stage(const char *cmd, struct dedup_index *idx, const struct c
             return CLI_RUNTIME;
         }
     }
+    return CLI_OK;
+}
+
+struct lock_wait_ctx {
+    const char *cmd, *path;
+    long wait_s;
+};
+
+static void say_waiting(void *userdata, const char *lock_path, long pid)
+{
+    const struct lock_wait_ctx *w = userdata;
+    (void)lock_path;
+    char who[40] = "";
+    if (pid > 0)
+        snprintf(who, sizeof who, " (pid %ld)", pid);
+    cli_error(w->cmd, "%s is locked by another writer%s; waiting up to %ld s (--lock-wait)",
+              w->path, who, w->wait_s);
+}
+
+int cli_index_lock(const char *cmd, const char *path, long wait_s, struct dedup_lock **out)
+{
+    struct dedup_file_error err;
+    struct lock_wait_ctx w = {cmd, path, wait_s};
+    unsigned removed = 0;
+    enum dedup_code rc = dedup_lock_acquire(path, (unsigned long)wait_s * 1000ul, say_waiting,
+                                            &w, out, &removed, &err);
+    if (rc == DEDUP_ELOCKED) {
+        cli_error(cmd, "%s is locked by another writer (waited %ld s)", path, wait_s);
+        return CLI_RUNTIME;
+    }
+    if (rc == DEDUP_EIO && err.os_error) {
+        cli_error(cmd, "cannot lock index %s: %s %s.lock: %s", path, err.what, path,
+                  strerror(err.os_error));
+        return CLI_RUNTIME;
+    }
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "cannot lock index %s: %s", path, err.what);
+        return CLI_RUNTIME;
+    }
+    if (removed)
+        cli_error(cmd, "%s: removed %u temporary file%s left by a writer that was stopped", path,
+                  removed, removed == 1 ? "" : "s");
     return CLI_OK;
 }
 

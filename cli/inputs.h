@@ -109,6 +109,10 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_ARG_TABLES 4u /* --tables N */
 #define CLI_ARG_NEED_INPUT 8u /* at least one INPUT or --fingerprints FILE */
 #define CLI_ARG_TEMPLATES 16u /* --no-templates */
+#define CLI_ARG_LOCK_WAIT 32u /* --lock-wait SECONDS (commands that write an index) */
+
+#define CLI_LOCK_WAIT_DEFAULT 30L    /* seconds a writer waits for the index lock */
+#define CLI_LOCK_WAIT_MAX 1000000L   /* --lock-wait cap, in seconds (11.5 days) */
 
 struct cli_args {
     long k;             /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
@@ -122,6 +126,7 @@ struct cli_args {
     int npaths;
     int help;           /* --help was given and printed: exit 0 */
     int no_templates;   /* --no-templates: fingerprint whole main texts */
+    long lock_wait;     /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
 };
 
 /*
@@ -160,6 +165,14 @@ int cli_index_create(const char *cmd, unsigned k, uint64_t n, unsigned tables,
                      struct dedup_index **out);
 /* Adds the staged documents. CLI_OK / CLI_RUNTIME (diagnostic printed). */
 int cli_index_add_stage(const char *cmd, struct dedup_index *idx, const struct cli_stage *s);
+/*
+ * Takes the writers' lock of the index at path (dedup_lock_acquire: path.lock, held from
+ * before the load until after the save), waiting up to wait_s seconds; says once on stderr
+ * that it waits, and names leftover temporary files it removed. On timeout prints
+ * "simcrawl CMD: PATH is locked by another writer (waited N s)". CLI_OK with *out
+ * (release with dedup_lock_release()), or CLI_RUNTIME after a diagnostic.
+ */
+int cli_index_lock(const char *cmd, const char *path, long wait_s, struct dedup_lock **out);
 /* Saves atomically; CLI_OK / CLI_RUNTIME (diagnostic printed). */
 int cli_index_save(const char *cmd, struct dedup_index *idx, const char *path);
 /* Words for an index error code (dedup_strerror() plus the index codes). */

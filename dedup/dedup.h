@@ -25,6 +25,7 @@ enum dedup_code {
     DEDUP_EVERSION,   /* an index file of another format version */
     DEDUP_ETRUNCATED, /* a file shorter than its header says */
     DEDUP_ECHECKSUM,  /* a file whose checksum does not match its contents */
+    DEDUP_ELOCKED,    /* another writer holds the index file's lock (waited lock_wait) */
 };
 
 /* A short lower-case description of code, e.g. "too little text to fingerprint". */
@@ -421,7 +422,12 @@ struct dedup_file_error {
     int os_error;     /* errno of a failed system call (DEDUP_EIO), else 0 */
 };
 
-/* Compacts idx and writes it to path atomically (path.tmp.PID, fsync, rename).
+/* fsyncs the directory that holds path, so that a rename into it survives a power cut.
+ * 0, or an errno value. */
+int dedup_fsync_dir(const char *path);
+
+/* Compacts idx and writes it to path atomically (path.tmp.PID, fsync, rename, fsync of the
+ * directory); the caller holds the lock (dedup_lock_acquire) for its load-add-save.
  * DEDUP_EIO (err->os_error says why), DEDUP_ENOMEM. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
                                                    struct dedup_file_error *err);
@@ -437,5 +443,39 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_load_mem(const void *data, size_t 
                                                        unsigned flags,
                                                        struct dedup_index **out,
                                                        struct dedup_file_error *err);
+
+/* ==== the writers' lock of an index file ==== */
+/*
+ * Every writer of an index file X (load, add, save: a read-modify-write) holds X's lock
+ * for the whole cycle, so that two writers never both start from the same old file and
+ * the second rename throws the first one's documents away. The lock is flock(2) on the
+ * lock file X.lock beside X (X itself is replaced by rename at every save: a lock on it
+ * would be on an inode that is no longer the index). X.lock is never deleted (why: in
+ * dedup/indexlock.c). A lock never outlives its process: the kernel drops it when the
+ * process ends, however it ends. Readers take no lock: a save writes a temporary file,
+ * fsyncs it, renames it over X and fsyncs the directory, so a reader maps the old file or
+ * the new one, never part of one. Holding the lock, a writer removes the temporary files
+ * a killed writer left (X.tmp.PID, X.digests.tmp.PID, X.digests.tmp).
+ */
+struct dedup_lock; /* opaque: a held lock */
+
+/* Called once when the lock is busy and the caller will wait: lock_path is the lock
+ * file, holder_pid the pid its holder wrote in it (0 when unknown). */
+typedef void (*dedup_lock_wait_fn)(void *userdata, const char *lock_path, long holder_pid);
+
+/*
+ * Takes the writers' lock of the index file index_path (which need not exist yet),
+ * creating index_path.lock when missing. Busy: waits up to wait_ms milliseconds (0: not
+ * at all), calling on_wait (may be NULL) once before it waits, then gives DEDUP_ELOCKED.
+ * Once held, removes leftover temporary files of index_path (how many: *removed, may be
+ * NULL). DEDUP_EIO: the lock file cannot be opened or locked (err->os_error says why);
+ * DEDUP_ENOMEM. *out: release with dedup_lock_release().
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_lock_acquire(const char *index_path, unsigned long wait_ms,
+                                                     dedup_lock_wait_fn on_wait, void *userdata,
+                                                     struct dedup_lock **out, unsigned *removed,
+                                                     struct dedup_file_error *err);
+/* Releases the lock and frees l (NULL-safe). The lock file stays. */
+void dedup_lock_release(struct dedup_lock *l);
 
 #endif

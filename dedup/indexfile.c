@@ -10,7 +10,11 @@
  * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
  * checked before use, so a damaged or forged file gives an error naming the offset of the
  * field at fault, never an out-of-bounds read or an endless loop (tests/fuzz/
- * fuzz_indexfile.c). Saving writes PATH.tmp.PID, fsyncs it and renames it over PATH.
+ * fuzz_indexfile.c). Saving writes PATH.tmp.PID, fsyncs it, renames it over PATH and
+ * fsyncs the directory, so a reader maps the old file or the new one, never part of one,
+ * and a power cut after a save returned keeps the new file. Writers serialise with the
+ * lock of dedup/indexlock.c; the one that next holds it removes a killed writer's
+ * PATH.tmp.PID.
  */
 #include "dedup/dedup_int.h"
 #include "dedup/index_int.h"
@@ -105,6 +109,30 @@ void ix_unmap(struct dedup_index *idx)
 }
 
 /* ---- saving ---- */
+
+int dedup_fsync_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = NULL;
+    if (slash) {
+        size_t dlen = slash == path ? 1 : (size_t)(slash - path);
+        dir = malloc(dlen + 1);
+        if (!dir)
+            return ENOMEM;
+        memcpy(dir, path, dlen);
+        dir[dlen] = '\0';
+    }
+    int rc = 0;
+    int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        rc = errno;
+    else if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: a file system that cannot */
+        rc = errno;
+    if (fd >= 0)
+        close(fd);
+    free(dir);
+    return rc;
+}
 
 struct writer {
     FILE *f;
@@ -247,6 +275,15 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         rc = DEDUP_EIO;
         err->os_error = errno;
         err->what = "cannot rename the temporary file over the index";
+        goto fail;
+    }
+    int derr = dedup_fsync_dir(path);
+    if (derr) {
+        free(tmp);
+        tmp = NULL; /* renamed: nothing to remove */
+        rc = DEDUP_EIO;
+        err->os_error = derr;
+        err->what = "cannot fsync the directory of the index";
         goto fail;
     }
     free(tmp);

@@ -27,6 +27,7 @@ static const char *const STRERROR[] = {
     [DEDUP_EVERSION] = "unsupported file format version",
     [DEDUP_ETRUNCATED] = "file is truncated",
     [DEDUP_ECHECKSUM] = "checksum mismatch (file is damaged)",
+    [DEDUP_ELOCKED] = "locked by another writer",
 };
 
 const char *dedup_strerror(enum dedup_code code)
