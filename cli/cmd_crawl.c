@@ -897,6 +897,8 @@ static int read_seeds(struct options *o, const char *path, char ***lines, size_t
             break;
         }
         char *s = line;
+        if (lineno == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
+            s += 3; /* a UTF-8 byte order mark (Windows editors write one) */
         while (*s == ' ' || *s == '\t')
             s++;
         char *e = s + strcspn(s, "#\r\n");

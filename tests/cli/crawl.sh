@@ -38,6 +38,13 @@ expect_status 1 "crawl config unknown key" -- "$SIMCRAWL" crawl --config "$TMP/k
 expect_grep "key.conf:3: unknown key 'dealy'" "$TMP/err" "unknown key: file and line named"
 printf '\357\273\277[crawl]\nper-host = 2\n' >"$TMP/bom.conf"
 expect_status 0 "crawl config with a byte order mark" -- "$SIMCRAWL" crawl --config "$TMP/bom.conf" --help
+# a seeds file starting with a UTF-8 byte order mark keeps its first seed (port 1 on
+# 127.0.0.1: refused at once, the seed is logged)
+printf '\357\273\277http://127.0.0.1:1/first\nhttp://127.0.0.1:1/second\n' >"$TMP/bom-seeds.txt"
+expect_status 0 "crawl seeds file with a byte order mark" -- timeout 20 "$SIMCRAWL" crawl --quiet \
+    --delay 0 --log "$TMP/bom-seeds.jsonl" --seeds "$TMP/bom-seeds.txt"
+expect_grep '"url":"http://127.0.0.1:1/first"' "$TMP/bom-seeds.jsonl" "first seed after a BOM kept"
+expect_grep '"url":"http://127.0.0.1:1/second"' "$TMP/bom-seeds.jsonl" "second seed kept"
 expect_status 1 "crawl only bad seeds" -- "$SIMCRAWL" crawl ftp://example.org/ mailto:x@y
 expect_grep "not an http(s) URL, skipped: ftp://example.org/" "$TMP/err" "bad seed is named"
 expect_status 1 "crawl missing seeds file" -- "$SIMCRAWL" crawl --seeds "$TMP/none.txt"
