@@ -19,6 +19,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/walk.h"
 #include "cli/warc_page.h"
 #include "cli/pipeline.h"
 #include "crawler/crawl.h"
@@ -41,7 +42,6 @@
 #define DROPPED_RING 16u                /* dropped responses remembered for their metadata */
 #define ID_MAX 256u                     /* record ids longer than this are not matched */
 #define INDEX_EXPECTED_DOCS (1u << 22)  /* sizes the table design of a new index */
-#define WALK_MAX_DEPTH 64u              /* cap on directory nesting */
 
 /* A kept page, for exact-duplicate revisits: its payload digest and who it was. */
 struct kept {
@@ -933,79 +933,36 @@ static int looks_like_warc(const char *path)
     return (n >= 2 && b[0] == 0x1f && b[1] == 0x8b) || (n == 5 && memcmp(b, "WARC/", 5) == 0);
 }
 
-static int name_cmp(const void *a, const void *b)
+static void run_path(struct dd *d, const char *path);
+
+/* The directory walk (cli/walk.c): *.html, *.htm and WARC names; a skipped directory
+ * (a loop, unreadable, nested too deep) makes the exit status 2, as an unreadable file
+ * does. */
+static int walk_file(void *userdata, const char *path, const char *name)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    size_t nl = strlen(name);
+    int html = (nl > 5 && strcasecmp(name + nl - 5, ".html") == 0) ||
+               (nl > 4 && strcasecmp(name + nl - 4, ".htm") == 0);
+    if (html || cli_is_warc_name(name))
+        run_path(userdata, path);
+    return 0;
 }
 
-#include <dirent.h>
-
-static void run_path(struct dd *d, const char *path, unsigned depth);
-
-static void run_dir(struct dd *d, const char *dir, unsigned depth)
+static void walk_skip(void *userdata, const char *path, const char *what, int failed)
 {
-    if (depth > WALK_MAX_DEPTH) {
-        cli_error(CMD, "%s: directories nested deeper than %u: not read", dir, WALK_MAX_DEPTH);
+    struct dd *d = userdata;
+    cli_error(CMD, "%s: %s", path, what);
+    if (failed)
         d->status = CLI_RUNTIME;
-        return;
-    }
-    DIR *dh = opendir(dir);
-    if (!dh) {
-        cli_error(CMD, "%s: cannot read directory: %s", dir, strerror(errno));
-        d->status = CLI_RUNTIME;
-        return;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(dh)) != NULL) {
-        if (e->d_name[0] == '.' &&
-            (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0')))
-            continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char **nn = realloc(names, nc * sizeof *nn);
-            if (!nn)
-                break;
-            names = nn;
-            cap = nc;
-        }
-        names[n] = strdup(e->d_name);
-        if (!names[n])
-            break;
-        n++;
-    }
-    closedir(dh);
-    if (n)
-        qsort(names, n, sizeof *names, name_cmp);
-    for (size_t i = 0; i < n; i++) {
-        size_t pl = strlen(dir) + strlen(names[i]) + 2;
-        char *p = malloc(pl);
-        if (p) {
-            size_t dl = strlen(dir);
-            snprintf(p, pl, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names[i]);
-            struct stat st;
-            if (stat(p, &st) == 0) {
-                size_t nl = strlen(names[i]);
-                int html = (nl > 5 && strcasecmp(names[i] + nl - 5, ".html") == 0) ||
-                           (nl > 4 && strcasecmp(names[i] + nl - 4, ".htm") == 0);
-                if (S_ISDIR(st.st_mode))
-                    run_dir(d, p, depth + 1);
-                else if (S_ISREG(st.st_mode) && (html || cli_is_warc_name(names[i])))
-                    run_path(d, p, depth);
-            }
-            free(p);
-        }
-        free(names[i]);
-    }
-    free(names);
 }
 
-static void run_path(struct dd *d, const char *path, unsigned depth)
+static void run_path(struct dd *d, const char *path)
 {
     struct stat st;
     if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        run_dir(d, path, depth);
+        static const struct cli_walk_ops ops = {walk_file, walk_skip};
+        if (cli_walk(CMD, path, &ops, d) != 0)
+            d->status = CLI_RUNTIME; /* out of memory: printed */
         return;
     }
     d->file = path;
@@ -1180,7 +1137,7 @@ int cmd_dedup(int argc, char **argv)
     d.tty = isatty(2);
     d.t0 = now_s();
     for (; i < argc; i++)
-        run_path(&d, argv[i], 0);
+        run_path(&d, argv[i]);
     double secs = now_s() - d.t0;
     if (d.tty && !d.quiet && d.last_progress > 0)
         fputs("\r\033[K", stderr); /* clear the progress line */

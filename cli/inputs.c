@@ -1,8 +1,8 @@
 /*
  * The INPUT iterator of cli/inputs.h: HTML files, WARC files (cli/inputs_warc.c),
  * directories walked recursively in byte order of the names (*.html, *.htm, *.warc,
- * *.warc.gz; symbolic links to files are followed, to directories
- * not, so a walk always ends), "-" for one page on standard input, and --fingerprints
+ * *.warc.gz) by cli/walk.c (links followed as find -L does, each directory entered once,
+ * a loop named and skipped), "-" for one page on standard input, and --fingerprints
  * lists of "HEX ID" lines, read line by line with a capped line buffer so a list of any
  * size streams in constant memory. Lines in the escaped form `simcrawl fingerprint`
  * prints for odd paths ("\HEX  PATH" with \n and \\) are read back as such.
@@ -15,8 +15,8 @@
 
 #include "cli/cli.h"
 #include "cli/inputs_warc.h"
+#include "cli/walk.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -257,92 +257,37 @@ static const struct input_kind *kind_of(const char *name)
     return NULL;
 }
 
-static int name_cmp(const void *a, const void *b)
+/* The directory walk (cli/walk.c): files of the kinds above, diagnostics through
+ * input_note (quiet in pass 1); a loop or an unreadable directory counts in failed. */
+struct walk_ctx {
+    struct cli_inputs *in;
+    cli_doc_fn fn;
+    void *userdata;
+};
+
+static int walk_file(void *userdata, const char *path, const char *name)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    struct walk_ctx *c = userdata;
+    const struct input_kind *k = kind_of(name);
+    return k ? k->run(c->in, path, c->fn, c->userdata) : 0;
 }
 
-static int walk(struct cli_inputs *in, const char *dir, unsigned depth, cli_doc_fn fn,
-                void *userdata)
+static void walk_skip(void *userdata, const char *path, const char *what, int failed)
 {
-    if (depth > CLI_WALK_MAX_DEPTH) {
-        input_note(in, "%s: directories nested deeper than %u: not read", dir,
-                   CLI_WALK_MAX_DEPTH);
-        in->failed++;
-        return 0;
-    }
-    DIR *d = opendir(dir);
-    if (!d) {
-        input_note(in, "%s: cannot read directory: %s", dir, strerror(errno));
-        in->failed++;
-        return 0;
-    }
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            char **nn = realloc(names, nc * sizeof *nn);
-            if (!nn)
-                goto oom;
-            names = nn;
-            cap = nc;
-        }
-        names[n] = strdup(e->d_name);
-        if (!names[n])
-            goto oom;
-        n++;
-    }
-    closedir(d);
-    d = NULL;
-    qsort(names, n, sizeof *names, name_cmp);
-    size_t dlen = strlen(dir);
-    int slash = dlen > 0 && dir[dlen - 1] == '/';
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        size_t plen = dlen + strlen(names[i]) + 2;
-        char *path = malloc(plen);
-        if (!path)
-            goto oom;
-        snprintf(path, plen, "%s%s%s", dir, slash ? "" : "/", names[i]);
-        struct stat st;
-        if (lstat(path, &st) != 0) {
-            input_note(in, "%s: %s", path, strerror(errno));
-            in->failed++;
-        } else if (S_ISDIR(st.st_mode)) {
-            rc = walk(in, path, depth + 1, fn, userdata);
-        } else {
-            const struct input_kind *k = kind_of(names[i]);
-            int ok = S_ISREG(st.st_mode);
-            if (k && S_ISLNK(st.st_mode)) /* follow links to files, never to directories */
-                ok = stat(path, &st) == 0 && S_ISREG(st.st_mode);
-            if (k && ok)
-                rc = k->run(in, path, fn, userdata);
-        }
-        free(path);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return rc;
-oom:
-    if (d)
-        closedir(d);
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    cli_error(in->cmd, "%s: out of memory listing the directory", dir);
-    return -1;
+    struct walk_ctx *c = userdata;
+    input_note(c->in, "%s: %s", path, what);
+    if (failed)
+        c->in->failed++;
 }
 
 int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
 {
     struct stat st;
-    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        return walk(in, path, 0, fn, userdata);
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        static const struct cli_walk_ops ops = {walk_file, walk_skip};
+        struct walk_ctx c = {in, fn, userdata};
+        return cli_walk(in->cmd, path, &ops, &c);
+    }
     const struct input_kind *k = kind_of(path);
     return k ? k->run(in, path, fn, userdata) : input_html(in, path, fn, userdata);
 }

@@ -26,7 +26,6 @@
 #include "cli/pipeline.h"
 
 #define CLI_FPLIST_LINE_MAX 65536u   /* cap on one --fingerprints line, in bytes */
-#define CLI_WALK_MAX_DEPTH 64u       /* cap on directory nesting */
 #define CLI_INPUT_WARN_MAX 20u       /* diagnostics per list before they are summarised */
 #define CLI_IDSET_MAX (1u << 31)     /* cap on ids remembered for the duplicate check */
 

@@ -36,7 +36,15 @@
 #define FETCH_MAX_HEAD (256u * 1024)   /* status line and headers of one response */
 #define FETCH_MAX_REQUEST (64u * 1024) /* the request head we keep for the WARC */
 
-enum abort_reason { ABORT_NONE = 0, ABORT_FILTERED, ABORT_TOOLARGE, ABORT_HEAD };
+/* libcurl's answer to a header line over CURL_MAX_HTTP_HEADER: CURLE_OUT_OF_MEMORY before
+ * 8.6.0, CURLE_TOO_LARGE since */
+#if LIBCURL_VERSION_NUM >= 0x080600
+#define HEAD_LINE_TOO_LONG(cc) ((cc) == CURLE_OUT_OF_MEMORY || (cc) == CURLE_TOO_LARGE)
+#else
+#define HEAD_LINE_TOO_LONG(cc) ((cc) == CURLE_OUT_OF_MEMORY)
+#endif
+
+enum abort_reason { ABORT_NONE = 0, ABORT_FILTERED, ABORT_TOOLARGE, ABORT_HEAD, ABORT_NOMEM };
 
 struct transfer {
     struct crawl_fetcher *fx;
@@ -82,6 +90,7 @@ void crawl_response_free(struct crawl_response *r)
 
 /* ---- callbacks (run inside curl_multi_perform) ---- */
 
+/* Room for need bytes (+ 1 for a NUL) within limit: 0, -1 over the limit, -2 no memory. */
 static int grow(char **buf, size_t *cap, size_t need, size_t limit)
 {
     if (need <= *cap)
@@ -95,7 +104,7 @@ static int grow(char **buf, size_t *cap, size_t need, size_t limit)
         n = limit;
     char *p = realloc(*buf, n + 1);
     if (!p)
-        return -1;
+        return -2;
     *buf = p;
     *cap = n;
     return 0;
@@ -163,8 +172,9 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
     size_t vlen;
     static const char renamed[] = "X-Crawler-";
     int rename = header_is(ptr, n, "transfer-encoding", &v, &vlen);
-    if (grow(&r->data, &t->cap, r->len + n + (rename ? sizeof renamed : 0), FETCH_MAX_HEAD) != 0) {
-        t->abort = ABORT_HEAD;
+    int g = grow(&r->data, &t->cap, r->len + n + (rename ? sizeof renamed : 0), FETCH_MAX_HEAD);
+    if (g != 0) {
+        t->abort = g == -1 ? ABORT_HEAD : ABORT_NOMEM;
         return 0;
     }
     if (rename) {
@@ -457,7 +467,18 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
                  fx->opts.max_body);
     } else if (t->abort == ABORT_HEAD) {
         r->result = CRAWL_FETCH_FAILED;
-        snprintf(r->error, sizeof r->error, "response headers over %u bytes", FETCH_MAX_HEAD);
+        snprintf(r->error, sizeof r->error, "response headers over %u bytes (the header cap)",
+                 FETCH_MAX_HEAD);
+    } else if (HEAD_LINE_TOO_LONG(cc) && !t->head_done && t->abort == ABORT_NONE) {
+        /* libcurl holds one header line in a buffer capped at CURL_MAX_HTTP_HEADER; a longer
+         * line is its "Out of memory" (a real shortage there is far less likely) */
+        r->result = CRAWL_FETCH_FAILED;
+        snprintf(r->error, sizeof r->error,
+                 "a response header line over %d bytes (libcurl's header line cap)",
+                 CURL_MAX_HTTP_HEADER);
+    } else if (t->abort == ABORT_NOMEM) {
+        r->result = CRAWL_FETCH_FAILED;
+        snprintf(r->error, sizeof r->error, "out of memory holding the response headers");
     } else if (cc == CURLE_TOO_MANY_REDIRECTS) {
         r->result = CRAWL_FETCH_FAILED;
         r->too_many_redirects = 1;

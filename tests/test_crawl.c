@@ -6,9 +6,14 @@
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,6 +362,124 @@ static void test_fetch_outcomes(void)
     for (size_t i = 0; i < N; i++)
         crawl_response_free(r[i]);
     test_httpd_stop(h);
+}
+
+/* A raw loopback server for heads no HTTP library would send: it answers every
+ * connection with a status line and then `head_bytes` bytes of header, as one line
+ * ("X-Big: aaaa...") or as 1 KB lines, and closes. Bounded: it serves until stopped. */
+struct raw_server {
+    int fd;
+    int port;
+    int one_line;
+    size_t head_bytes;
+    volatile int stop;
+    pthread_t thread;
+};
+
+static void *raw_serve(void *arg)
+{
+    struct raw_server *rs = arg;
+    char line[1024];
+    memset(line, 'a', sizeof line);
+    while (!rs->stop) {
+        struct pollfd p = {rs->fd, POLLIN, 0};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        int c = accept(rs->fd, NULL, NULL);
+        if (c < 0)
+            continue;
+        char req[4096];
+        (void)recv(c, req, sizeof req, 0);
+        static const char start[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n";
+        int ok = send(c, start, sizeof start - 1, MSG_NOSIGNAL) > 0;
+        if (ok && rs->one_line)
+            ok = send(c, "X-Big: ", 7, MSG_NOSIGNAL) > 0;
+        for (size_t sent = 0, i = 0; ok && sent < rs->head_bytes && !rs->stop; i++) {
+            if (rs->one_line) {
+                ok = send(c, line, sizeof line, MSG_NOSIGNAL) > 0;
+                sent += sizeof line;
+            } else {
+                char h[1100];
+                int n = snprintf(h, sizeof h, "X-H%zu: %.1000s\r\n", i, line);
+                ok = send(c, h, (size_t)n, MSG_NOSIGNAL) > 0;
+                sent += (size_t)n;
+            }
+        }
+        close(c);
+    }
+    return NULL;
+}
+
+static int raw_server_start(struct raw_server *rs, int one_line, size_t head_bytes)
+{
+    memset(rs, 0, sizeof *rs);
+    rs->one_line = one_line;
+    rs->head_bytes = head_bytes;
+    rs->fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (rs->fd < 0)
+        return -1;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    if (bind(rs->fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(rs->fd, 8) != 0 ||
+        getsockname(rs->fd, (struct sockaddr *)&a, &al) != 0 ||
+        pthread_create(&rs->thread, NULL, raw_serve, rs) != 0) {
+        close(rs->fd);
+        return -1;
+    }
+    rs->port = ntohs(a.sin_port);
+    return 0;
+}
+
+static void raw_server_stop(struct raw_server *rs)
+{
+    rs->stop = 1;
+    pthread_join(rs->thread, NULL);
+    close(rs->fd);
+}
+
+/* A head over a cap is reported as over that cap, naming it, not as "Out of memory":
+ * one 100 MB header line (libcurl's line cap) and 300 KB of short lines (ours). */
+static void test_fetch_header_caps(void)
+{
+    struct raw_server line, many;
+    CU_ASSERT_EQUAL_FATAL(raw_server_start(&line, 1, 100u << 20), 0);
+    CU_ASSERT_EQUAL_FATAL(raw_server_start(&many, 0, 300u << 10), 0);
+    struct crawl_fetcher_opts o = {.concurrency = 4, .per_host = 4, .timeout = 10,
+                                   .connect_timeout = 2, .max_body = 1024 * 1024,
+                                   .user_agent = "simcrawl-test/1"};
+    struct crawl_fetcher *fx = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_fetcher_new(&o, &fx), CRAWL_OK);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/line.html", line.port);
+    CU_ASSERT_EQUAL(crawl_fetcher_add(fx, url, CRAWL_FETCH_PAGE, (void *)(uintptr_t)0), CRAWL_OK);
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/many.html", many.port);
+    CU_ASSERT_EQUAL(crawl_fetcher_add(fx, url, CRAWL_FETCH_PAGE, (void *)(uintptr_t)1), CRAWL_OK);
+    struct crawl_response *r[2] = {NULL, NULL};
+    size_t got = 0;
+    double until = crawl_clock() + 20;
+    while (got < 2 && crawl_clock() < until) {
+        CU_ASSERT_EQUAL_FATAL(crawl_fetcher_run(fx, 100), CRAWL_OK);
+        struct crawl_response *x;
+        while ((x = crawl_fetcher_next(fx)) != NULL) {
+            r[(uintptr_t)x->userdata] = x;
+            got++;
+        }
+    }
+    crawl_fetcher_free(fx);
+    raw_server_stop(&line);
+    raw_server_stop(&many);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r[1]);
+    CU_ASSERT_EQUAL(r[0]->result, CRAWL_FETCH_FAILED);
+    CU_ASSERT_STRING_EQUAL(r[0]->error,
+                           "a response header line over 102400 bytes (libcurl's header line cap)");
+    CU_ASSERT_EQUAL(r[1]->result, CRAWL_FETCH_FAILED);
+    CU_ASSERT_STRING_EQUAL(r[1]->error, "response headers over 262144 bytes (the header cap)");
+    crawl_response_free(r[0]);
+    crawl_response_free(r[1]);
 }
 
 static void test_fetch_robots_kind(void)
@@ -1494,6 +1617,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_frontier_cap", test_frontier_cap);
     CU_add_test(s, "test_frontier_cancel_keeps_turn", test_frontier_cancel_keeps_turn);
     CU_add_test(s, "test_fetch_outcomes", test_fetch_outcomes);
+    CU_add_test(s, "test_fetch_header_caps", test_fetch_header_caps);
     CU_add_test(s, "test_fetch_robots_kind", test_fetch_robots_kind);
     CU_add_test(s, "test_fetch_many_reuse", test_fetch_many_reuse);
     CU_add_test(s, "test_loop_tree_coverage", test_loop_tree_coverage);

@@ -17,7 +17,34 @@ expect_status 1 "crawl missing config" -- "$SIMCRAWL" crawl --config "$TMP/none.
 expect_grep "cannot open config file" "$TMP/err" "missing config file is named"
 printf '[crawl]\nper-host = many\n' >"$TMP/bad.conf"
 expect_status 1 "crawl bad config value" -- "$SIMCRAWL" crawl --config "$TMP/bad.conf" http://127.0.0.1:1/
-expect_grep "bad.conf: --per-host" "$TMP/err" "bad config value names the file and key"
+expect_grep "bad.conf:2: --per-host" "$TMP/err" "bad config value names the file, line and key"
+# config files that are not one (issue 12 item 6): exit 1, the file and line named
+mkdir -p "$TMP/conf.d"
+expect_status 1 "crawl --config DIR" -- "$SIMCRAWL" crawl --config "$TMP/conf.d" --help
+expect_grep "config file $TMP/conf.d is a directory" "$TMP/err" "--config DIR says why"
+expect_status 1 "crawl --config /dev/zero" -- timeout 20 "$SIMCRAWL" crawl --config /dev/zero --help
+expect_grep "config file /dev/zero is not a regular file" "$TMP/err" "--config /dev/zero says why"
+head -c 1100000 /dev/zero | tr '\0' '#' >"$TMP/big.conf"
+expect_status 1 "crawl --config over the size cap" -- "$SIMCRAWL" crawl --config "$TMP/big.conf" --help
+expect_grep "big.conf is larger than 1048576 bytes" "$TMP/err" "oversized config names the cap"
+printf '[crawl]\nper-host = 2\n[crwal]\ndelay = 0\n' >"$TMP/sec.conf"
+expect_status 1 "crawl config unknown section" -- "$SIMCRAWL" crawl --config "$TMP/sec.conf" --help
+expect_grep "sec.conf:3: unknown section \[crwal\]" "$TMP/err" "unknown section: file and line named"
+printf '[crawl]\nper-host = 2\n\n[other]\n' >"$TMP/sec2.conf"
+expect_status 1 "crawl config unknown empty section" -- "$SIMCRAWL" crawl --config "$TMP/sec2.conf" --help
+expect_grep "sec2.conf:4: unknown section \[other\]" "$TMP/err" "unknown empty section named"
+printf '[crawl]\nper-host = 2\ndealy = 0\n' >"$TMP/key.conf"
+expect_status 1 "crawl config unknown key" -- "$SIMCRAWL" crawl --config "$TMP/key.conf" --help
+expect_grep "key.conf:3: unknown key 'dealy'" "$TMP/err" "unknown key: file and line named"
+printf '\357\273\277[crawl]\nper-host = 2\n' >"$TMP/bom.conf"
+expect_status 0 "crawl config with a byte order mark" -- "$SIMCRAWL" crawl --config "$TMP/bom.conf" --help
+# a seeds file starting with a UTF-8 byte order mark keeps its first seed (port 1 on
+# 127.0.0.1: refused at once, the seed is logged)
+printf '\357\273\277http://127.0.0.1:1/first\nhttp://127.0.0.1:1/second\n' >"$TMP/bom-seeds.txt"
+expect_status 0 "crawl seeds file with a byte order mark" -- timeout 20 "$SIMCRAWL" crawl --quiet \
+    --delay 0 --log "$TMP/bom-seeds.jsonl" --seeds "$TMP/bom-seeds.txt"
+expect_grep '"url":"http://127.0.0.1:1/first"' "$TMP/bom-seeds.jsonl" "first seed after a BOM kept"
+expect_grep '"url":"http://127.0.0.1:1/second"' "$TMP/bom-seeds.jsonl" "second seed kept"
 expect_status 1 "crawl only bad seeds" -- "$SIMCRAWL" crawl ftp://example.org/ mailto:x@y
 expect_grep "not an http(s) URL, skipped: ftp://example.org/" "$TMP/err" "bad seed is named"
 expect_status 1 "crawl missing seeds file" -- "$SIMCRAWL" crawl --seeds "$TMP/none.txt"

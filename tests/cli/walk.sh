@@ -1,0 +1,67 @@
+# Directory walks (cli/walk.c) in every command that walks: a tree with two links to
+# itself (l -> ., m -> .) and a link to its parent (sub/up -> ..) is walked once, each
+# loop named once on stderr, each real page read once, and every command ends (timeout
+# 20: before, dedup followed the links 64 levels deep and never ended). A loop is a
+# skipped input: exit 2, as an unreadable directory. A second link to a directory that
+# is not a loop is skipped with a note and no failure. Sourced by tests/cli_test.sh.
+WK=$TMP/walk
+mkdir -p "$WK/tree/sub/deeper" "$WK/two/real"
+python3 - "$WK/tree" <<'PY'
+import random, sys, os
+d = sys.argv[1]
+words = ("archive crawler page text river mountain library museum history science record "
+         "index duplicate network server client protocol window garden market village harbor "
+         "bridge forest winter summer autumn spring evening morning").split()
+def para(n, seed):
+    r = random.Random(seed)
+    return " ".join(r.choice(words) for _ in range(n))
+def page(title, paras):
+    return ("<html><head><title>%s</title></head><body><h1>%s</h1>%s</body></html>\n"
+            % (title, title, "".join("<p>%s.</p>" % p for p in paras)))
+base = [para(60, i) for i in range(4)]
+near = base[:]
+near[3] = near[3] + " stream"
+files = {"a.html": page("Alpha", base),
+         "sub/b.html": page("Beta", [para(60, 10 + i) for i in range(4)]),
+         "sub/deeper/c.html": page("Gamma", [para(60, 20 + i) for i in range(4)]),
+         "sub/deeper/d.html": page("Alpha", near)}
+for name, text in files.items():
+    open(os.path.join(d, name), "w").write(text)
+PY
+ln -s . "$WK/tree/l"
+ln -s . "$WK/tree/m"
+ln -s .. "$WK/tree/sub/up"
+# loops: each named exactly once
+walk_loops() {
+    for l in l m sub/up; do
+        n=$(grep -c "^simcrawl $1: $WK/tree/$l: directory loop (the same directory as $WK/tree), skipped\$" "$TMP/err")
+        [ "$n" = 1 ] && ok || bad "walk $1: loop $l named $n times; stderr: $(head -c 300 "$TMP/err")"
+    done
+    n=$(grep -c "directory loop" "$TMP/err")
+    [ "$n" = 3 ] && ok || bad "walk $1: $n loop diagnostics, want 3"
+}
+expect_status 2 "walk: dedup ends on self-links" -- timeout 20 "$SIMCRAWL" dedup --log "$WK/log.jsonl" "$WK/tree"
+walk_loops dedup
+expect_grep "^dedup: 4 records.*3 new, 1 near-duplicate" "$TMP/err" "walk: dedup reads each page once"
+[ "$(wc -l <"$WK/log.jsonl")" = 4 ] && ok || bad "walk: dedup log has $(wc -l <"$WK/log.jsonl") lines, want 4"
+expect_status 2 "walk: pairs ends on self-links" -- timeout 20 "$SIMCRAWL" pairs "$WK/tree"
+walk_loops pairs
+printf '1\t%s/tree/a.html\t%s/tree/sub/deeper/d.html\n' "$WK" "$WK" >"$WK/want"
+cmp -s "$WK/want" "$TMP/out" && ok || bad "walk: pairs output: $(head -c 300 "$TMP/out")"
+expect_status 2 "walk: clusters ends on self-links" -- timeout 20 "$SIMCRAWL" clusters "$WK/tree"
+walk_loops clusters
+[ "$(grep -c '^cluster ' "$TMP/out")" = 1 ] && ok || bad "walk: clusters output: $(head -c 300 "$TMP/out")"
+expect_grep "^cluster 1: 2 documents" "$TMP/out" "walk: clusters of pages read once"
+expect_status 2 "walk: index add ends on self-links" -- timeout 20 "$SIMCRAWL" index add "$WK/x.idx" "$WK/tree"
+walk_loops index
+expect_grep "made with 4 documents, now 4" "$TMP/err" "walk: index add reads each page once"
+expect_status 2 "walk: query ends on self-links" -- timeout 20 "$SIMCRAWL" query --index "$WK/x.idx" "$WK/tree"
+walk_loops query
+[ "$(wc -l <"$TMP/out")" = 6 ] && ok || bad "walk: query output: $(head -c 300 "$TMP/out")"
+
+# a second link to a directory (no loop): read once, noted, exit 0
+cp "$WK/tree/a.html" "$WK/two/real/a.html"
+ln -s real "$WK/two/alias"
+expect_status 0 "walk: a second link to a directory is no failure" -- timeout 20 "$SIMCRAWL" pairs --k 0 "$WK/two"
+expect_grep "^simcrawl pairs: $WK/two/real: the same directory as one already read, skipped" "$TMP/err" "walk: second link noted"
+[ ! -s "$TMP/out" ] && ok || bad "walk: a page read twice by two links: $(head -c 300 "$TMP/out")"
