@@ -91,7 +91,7 @@ struct class_memo {
 };
 
 /* Site generators whose page layout walk.c knows (<meta name="generator" content=...>). */
-enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC };
+enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC, GEN_DOCBOOK };
 
 struct state {
     struct ex_walk *w;
@@ -566,19 +566,18 @@ static void class_hints(const char *v, int *weight, int *unlikely)
 
 /*
  * The content area of the documentation generators (whole class names, the first word
- * of the class attribute): DocBook XSL, which PostgreSQL, gtk-doc and many manuals use,
- * wraps a page's content in a div named after the DocBook element (chapter, sect1,
- * refentry...); Texinfo's makeinfo in div.chapter/section...
- * (Sphinx, MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no
- * list.) boiler.c widens the main content to the outermost of them (step 3b).
+ * of the class attribute), where the name says so on any page: DocBook XSL's sect1 and
+ * refentry (its other element names, "chapter", "article", "index", are common class
+ * names elsewhere: generator_layout() takes them on DocBook pages only), Texinfo's
+ * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content. (Sphinx,
+ * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
+ * boiler.c widens the main content to the outermost of them (step 3b).
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {
-        "appendix", "article", "bibliography", "book", "chapter", "chapter-level-extent",
-        "glossary", "index", "md-content--inner", "part", "preface", "refentry",
-        "reference", "sect1", "section-level-extent", "set", "td-content",
-        "unnumbered-level-extent"};
+    static const char *const names[] = {"chapter-level-extent", "md-content--inner",
+                                        "refentry", "sect1", "section-level-extent",
+                                        "td-content", "unnumbered-level-extent"};
     while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
         v++;
     size_t n = 0;
@@ -594,7 +593,8 @@ static int generator_area(const char *v)
  * The page layout of generators that say who they are in <meta name="generator">, by
  * the lower-cased id or class of an element: AsciiDoc and Asciidoctor put the title and
  * the NAME section in div#header and the rest in div#content (div#footer is the date of
- * the build); Doxygen puts the title in div.header and the rest in div.contents; Javadoc
+ * the build); Doxygen puts the title in div.header and the rest in div.contents; DocBook
+ * XSL and GTK-Doc name the div after the DocBook element (chapter, article, book...); Javadoc
  * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
  * div.contentContainer.
  */
@@ -610,6 +610,16 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
         return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
     if (g == GEN_DOXYGEN)
         return first_word_is(low, "header") || first_word_is(low, "contents");
+    if (g == GEN_DOCBOOK) {
+        /* the DocBook element names that are also common class names on other sites
+         * ("article", "index", "book"): only on pages DocBook XSL or GTK-Doc made */
+        static const char *const names[] = {"appendix", "article", "bibliography", "book",
+                                            "chapter", "glossary", "index", "part",
+                                            "preface", "reference", "set"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (first_word_is(low, names[i]))
+                return 1;
+    }
     return 0;
 }
 
@@ -786,6 +796,8 @@ static void meta_element(struct state *st, const xmlChar **atts)
             st->generator = GEN_DOXYGEN;
         else if (ascii_nprefix(content, "javadoc/"))
             st->generator = GEN_JAVADOC; /* "javadoc/ClassWriterImpl" */
+        else if (ascii_nprefix(content, "docbook xsl") || ascii_nprefix(content, "gtk-doc"))
+            st->generator = GEN_DOCBOOK; /* "DocBook XSL Stylesheets V1.79.2", "GTK-Doc V1.33" */
     } else if (equiv && ascii_ieq(equiv, "content-language") && !st->w->meta_lang[0]) {
         set_lang(st->w->meta_lang, content);
     }
