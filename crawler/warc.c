@@ -521,6 +521,14 @@ static int at_line_start(const struct crawl_warc_reader *r)
  *    is too large does not swallow the records after it. In a file of one gzip member per
  *    record a block also ends where the next member starts with "WARC/1." (member_limit),
  *    which catches a wrong Content-Length even in blocks too large to hold.
+ *  - streamed blocks (over max_block) are judged at their end (stream_end: CRLF CRLF, no
+ *    broken member, sha1 WARC-Block-Digest). When one is truncated or not followed by
+ *    CRLF CRLF, the records a wrong Content-Length swallowed lie behind us: a regular file
+ *    (or memory) is read again from the block start (rewind_block: lseek, or re-inflate
+ *    the gzip member holding it, damage already reported staying quiet) and scanned as
+ *    above. A pipe cannot be re-read; reading goes on from where the block ended.
+ *  - a member that fails to inflate marks its output broken (boundary.broken); a record
+ *    with bytes from it is damaged (CRAWL_EGZIP) even when its framing looks whole.
  */
 
 /* Skips to the next "WARC/1." at the start of a line (or of a gzip member).
