@@ -589,6 +589,39 @@ static void copy_through(struct dd *d, struct crawl_warc_reader *r,
     /* a damaged block (reported by the reader) is simply not copied */
 }
 
+static int is_damage(enum crawl_code rc)
+{
+    return rc == CRAWL_ETRUNCATED || rc == CRAWL_EFORMAT || rc == CRAWL_EGZIP;
+}
+
+/*
+ * A block over --max-block, read as it streams: copied to the output when there is one
+ * (the writer takes it back unless it proves whole), read through otherwise, so either way
+ * its length, gzip members and WARC-Block-Digest are checked before the record is decided.
+ * Returns CRAWL_OK, a damage code (reported by the reader), or another failure (reported
+ * here).
+ */
+static enum crawl_code stream_through(struct dd *d, struct crawl_warc_reader *r,
+                                      const struct crawl_warc_record *rec)
+{
+    enum crawl_code rc;
+    if (d->w) {
+        rc = crawl_warc_writer_copy(d->w, r, rec);
+        if (rc != CRAWL_OK && !is_damage(rc))
+            out_failed(d, rc);
+        return rc;
+    }
+    char buf[64 * 1024];
+    size_t n;
+    while ((rc = crawl_warc_read(r, buf, sizeof buf, &n)) == CRAWL_OK && n > 0)
+        ;
+    if (rc != CRAWL_OK && !is_damage(rc)) {
+        cli_error(CMD, "%s: %s", d->file, rc == CRAWL_EIO ? strerror(errno) : crawl_strerror(rc));
+        d->status = CLI_RUNTIME;
+    }
+    return rc;
+}
+
 /* ---- the decisions ---- */
 
 static void progress(struct dd *d, int force)
@@ -767,6 +800,20 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
         cli_warc_page_release(&pg);
         return;
     }
+    if (pg.kind == CLI_WARC_OTHER && rec->content_length > d->max_block) {
+        pending_resolve(d, 0);
+        enum crawl_code rc = stream_through(d, r, rec);
+        if (is_damage(rc)) {
+            log_damaged(d, &l, crawl_strerror(rc));
+        } else if (rc == CRAWL_OK) {
+            snprintf(reason, sizeof reason, "%s", pg.why);
+            l.decision = "passed";
+            d->n_passed++;
+            log_line(d, &l);
+        }
+        cli_warc_page_release(&pg);
+        return;
+    }
     if (pg.kind == CLI_WARC_OTHER) {
         pending_resolve(d, 0);
         snprintf(reason, sizeof reason, "%s", pg.why);
@@ -826,7 +873,9 @@ static void run_warc(struct dd *d, const char *path)
     d->cur_reader = r;
     const struct crawl_warc_record *rec;
     while ((rc = crawl_warc_next(r, &rec)) == CRAWL_OK) {
-        if (d->damage_held && d->damage_offset != rec->offset)
+        /* a damage report ahead of this record (read-ahead into a later gzip member) waits
+         * for its record, so that record gets one line */
+        if (d->damage_held && d->damage_offset < rec->offset)
             damage_flush(d);
         d->records++;
         progress(d, 0);
@@ -862,12 +911,21 @@ static void run_warc(struct dd *d, const char *path)
             }
         }
         enum crawl_code brc = CRAWL_OK;
-        if (rec->content_length <= d->max_block) {
-            const char *b;
-            size_t bl;
-            brc = crawl_warc_block(r, &b, &bl);
+        if (rec->content_length > d->max_block) {
+            brc = stream_through(d, r, rec);
+            if (is_damage(brc)) {
+                log_damaged(d, &l, crawl_strerror(brc));
+            } else if (brc == CRAWL_OK) {
+                l.decision = "passed";
+                d->n_passed++;
+                log_line(d, &l);
+            }
+            continue;
         }
-        if (brc == CRAWL_ETRUNCATED || brc == CRAWL_EFORMAT) {
+        const char *b;
+        size_t bl;
+        brc = crawl_warc_block(r, &b, &bl);
+        if (is_damage(brc)) {
             log_damaged(d, &l, crawl_strerror(brc));
             continue;
         }

@@ -336,8 +336,13 @@ void crawl_warc_reader_free(struct crawl_warc_reader *r); /* NULL-safe */
  */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_next(struct crawl_warc_reader *r,
                                                   const struct crawl_warc_record **rec);
-/* Reads the next bytes of the current block into buf[0..cap); *n = 0 at the block's end.
- * CRAWL_ETRUNCATED when the input ends (or the gzip member breaks) inside the block. */
+/* Reads the next bytes of the current block into buf[0..cap); *n = 0 at the block's end,
+ * with CRAWL_OK only when the block proved whole there: followed by CRLF CRLF, no byte from
+ * a broken gzip member (CRAWL_EGZIP), and, for a block over max_block read from its first
+ * byte, a matching sha1 WARC-Block-Digest (CRAWL_EFORMAT). CRAWL_ETRUNCATED when the input
+ * ends inside the block, CRAWL_EFORMAT when it runs into the next record's gzip member.
+ * Damage is reported once; when a wrong Content-Length swallowed later records, the next
+ * crawl_warc_next() reads a regular file (or memory) again from the block's start. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf,
                                                   size_t cap, size_t *n);
 /*
@@ -345,7 +350,8 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, v
  * call on r. CRAWL_ETOOLARGE when content_length > max_block (read it with crawl_warc_read()
  * or skip it); CRAWL_ETRUNCATED or CRAWL_EFORMAT (block not followed by CRLF CRLF: wrong
  * Content-Length) when damaged: *data, *len then hold what there was, and the reader
- * resynchronises from the start of the block.
+ * resynchronises from the start of the block; CRAWL_EGZIP when the block looks whole but
+ * came from a gzip member that failed to inflate (a CRC error): do not trust or copy it.
  */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_block(struct crawl_warc_reader *r,
                                                    const char **data, size_t *len);
@@ -505,7 +511,9 @@ void crawl_warc_prepared_free(struct crawl_warc_prepared *p); /* NULL-safe */
  * and the CRLF CRLF, in a gzip member of its own (when rec was exactly one gzip member of
  * a regular input file, those compressed bytes are copied as they are). Nothing of the block may have been read
  * with crawl_warc_read() (crawl_warc_block() is fine). A damaged block is not copied:
- * the reader's code (CRAWL_ETRUNCATED, CRAWL_EFORMAT) comes back and nothing is written. */
+ * the reader's code (CRAWL_ETRUNCATED, CRAWL_EFORMAT, CRAWL_EGZIP) comes back and nothing
+ * is written; a block too large to hold is streamed to the file and, when it turns out
+ * damaged at its end (crawl_warc_read), the file is truncated back to where it began. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w,
                                                          struct crawl_warc_reader *r,
                                                          const struct crawl_warc_record *rec);

@@ -42,6 +42,8 @@ struct boundary {
     uint64_t end_soff; /* where its output ends, and where it ends in the file: */
     uint64_t end_coff; /* valid once `ended` (inflate reached the member's end) */
     int ended;
+    int broken; /* inflate failed in it (bad data, CRC): its output is not to be trusted;
+                   end_soff is where that output ends */
 };
 
 enum state { ST_START, ST_RECORD, ST_EOF };
@@ -88,6 +90,18 @@ struct crawl_warc_reader {
     int block_damaged;   /* ... and found it damaged: resync from its start */
     int block_touched;   /* crawl_warc_read() consumed some of it */
     int block_cut;       /* it ran into the next gzip member: ended there (reported) */
+    int rec_broken;      /* bytes of this record came from a broken gzip member (reported) */
+    /* a streamed block (over max_block): checked at its end before it counts as whole */
+    int stream_bad;         /* truncated or not followed by CRLF CRLF: resync from its start */
+    int stream_checked;     /* the end check ran; stream_rc is its verdict */
+    enum crawl_code stream_rc;
+    struct crawl_digest *dg; /* sha1 of what crawl_warc_read handed out, when dg_on */
+    int dg_on;
+    uint64_t blk_soff;              /* stream offset of the block start */
+    uint64_t blk_msoff, blk_mcoff;  /* the gzip member holding it: stream and file offsets */
+    int blk_rewind;                 /* the input can be read again from there */
+    uint64_t quiet_until; /* after a rewind: stream-layer damage before this file offset was
+                             reported already */
     uint64_t errors;
 };
 
@@ -161,6 +175,7 @@ static void add_boundary(struct crawl_warc_reader *r, uint64_t soff, uint64_t co
     if (r->n_bnd && r->bnd[r->n_bnd - 1].soff == soff) {
         r->bnd[r->n_bnd - 1].coff = coff; /* an empty member before this one */
         r->bnd[r->n_bnd - 1].ended = 0;
+        r->bnd[r->n_bnd - 1].broken = 0;
         return;
     }
     if (r->n_bnd == r->cap_bnd) {
@@ -180,7 +195,7 @@ static void add_boundary(struct crawl_warc_reader *r, uint64_t soff, uint64_t co
         }
     }
     if (r->n_bnd < r->cap_bnd)
-        r->bnd[r->n_bnd++] = (struct boundary){soff, coff, 0, 0, 0};
+        r->bnd[r->n_bnd++] = (struct boundary){soff, coff, 0, 0, 0, 0};
 }
 
 /* Drops remembered member starts before the one containing stream offset soff. */
@@ -280,7 +295,7 @@ static enum crawl_code start_member(struct crawl_warc_reader *r)
         if (rc != CRAWL_OK)
             return rc;
         uint64_t skipped = r->in_file_off + r->in_pos - at;
-        if (!r->member_broken)
+        if (!r->member_broken && at >= r->quiet_until)
             report(r, at, CRAWL_EGZIP, "%llu bytes of garbage between gzip members%s",
                    (unsigned long long)skipped, r->in_pos >= r->in_len ? " at the end" : "");
         if (r->in_pos >= r->in_len)
@@ -303,6 +318,39 @@ static void resync_member(struct crawl_warc_reader *r)
     r->member_broken = 1;
     if (r->member_start >= r->in_file_off && r->member_start + 1 - r->in_file_off <= r->in_len)
         r->in_pos = (size_t)(r->member_start + 1 - r->in_file_off);
+}
+
+/* The current record's extent in the stream: header, block and CRLF CRLF. */
+static uint64_t record_end(const struct crawl_warc_reader *r)
+{
+    return r->rec.stream_offset + r->rec.header_len + r->rec.content_length + 4;
+}
+
+/* Does the output of a broken member overlap stream offsets [lo, hi)? */
+static int broken_in(const struct crawl_warc_reader *r, uint64_t lo, uint64_t hi)
+{
+    for (size_t i = 0; i < r->n_bnd; i++) {
+        const struct boundary *b = &r->bnd[i];
+        uint64_t end = i + 1 < r->n_bnd ? r->bnd[i + 1].soff : b->end_soff;
+        if (b->broken && b->soff < hi && end > lo)
+            return 1;
+    }
+    return 0;
+}
+
+/* The member being inflated failed: its output (so far) is not to be trusted. */
+static void mark_broken(struct crawl_warc_reader *r)
+{
+    uint64_t end = r->win_off + r->win_len;
+    if (r->n_bnd && r->bnd[r->n_bnd - 1].coff == r->member_start) {
+        r->bnd[r->n_bnd - 1].broken = 1;
+        r->bnd[r->n_bnd - 1].end_soff = end;
+        if (r->state == ST_RECORD && r->bnd[r->n_bnd - 1].soff < record_end(r) &&
+            end > r->rec.stream_offset)
+            r->rec_broken = 1;
+    } else if (r->state == ST_RECORD) {
+        r->rec_broken = 1; /* the member start was forgotten: assume the worst */
+    }
 }
 
 /* Adds some bytes to the window (at least one unless the stream ends).
@@ -359,9 +407,10 @@ static enum crawl_code produce(struct crawl_warc_reader *r)
         }
         if (r->in_pos == r->in_len) {
             if (r->in_eof) {
-                report(r, r->member_start, CRAWL_EGZIP,
-                       "gzip member at offset %llu is truncated (the file ends inside it)",
-                       (unsigned long long)r->member_start);
+                if (r->in_file_off + r->in_pos > r->quiet_until)
+                    report(r, r->member_start, CRAWL_EGZIP,
+                           "gzip member at offset %llu is truncated (the file ends inside it)",
+                           (unsigned long long)r->member_start);
                 r->member_active = 0;
                 r->stream_eof = 1;
                 return r->win_len > before ? CRAWL_OK : CRAWL_EOF;
@@ -393,8 +442,10 @@ static enum crawl_code produce(struct crawl_warc_reader *r)
                 b->ended = 1;
             }
         } else if (zrc == Z_DATA_ERROR || zrc == Z_NEED_DICT || zrc == Z_STREAM_ERROR) {
-            report(r, r->member_start, CRAWL_EGZIP, "gzip member at offset %llu is broken: %s",
-                   (unsigned long long)r->member_start, r->zs.msg ? r->zs.msg : "bad data");
+            if (r->in_file_off + r->in_pos > r->quiet_until)
+                report(r, r->member_start, CRAWL_EGZIP, "gzip member at offset %llu is broken: %s",
+                       (unsigned long long)r->member_start, r->zs.msg ? r->zs.msg : "bad data");
+            mark_broken(r);
             resync_member(r);
         } else if (zrc == Z_MEM_ERROR) {
             return CRAWL_ENOMEM;
@@ -470,6 +521,14 @@ static int at_line_start(const struct crawl_warc_reader *r)
  *    is too large does not swallow the records after it. In a file of one gzip member per
  *    record a block also ends where the next member starts with "WARC/1." (member_limit),
  *    which catches a wrong Content-Length even in blocks too large to hold.
+ *  - streamed blocks (over max_block) are judged at their end (stream_end: CRLF CRLF, no
+ *    broken member, sha1 WARC-Block-Digest). When one is truncated or not followed by
+ *    CRLF CRLF, the records a wrong Content-Length swallowed lie behind us: a regular file
+ *    (or memory) is read again from the block start (rewind_block: lseek, or re-inflate
+ *    the gzip member holding it, damage already reported staying quiet) and scanned as
+ *    above. A pipe cannot be re-read; reading goes on from where the block ended.
+ *  - a member that fails to inflate marks its output broken (boundary.broken); a record
+ *    with bytes from it is damaged (CRAWL_EGZIP) even when its framing looks whole.
  */
 
 /* Skips to the next "WARC/1." at the start of a line (or of a gzip member).
@@ -729,7 +788,31 @@ static enum crawl_code read_header(struct crawl_warc_reader *r)
     rec->target_uri = uri;
     r->block_left = rec->content_length;
     r->block_loaded = r->block_damaged = r->block_touched = r->block_cut = 0;
+    r->stream_bad = r->stream_checked = r->dg_on = 0;
+    r->stream_rc = CRAWL_OK;
+    r->rec_broken = r->gzip && broken_in(r, spos, record_end(r));
+    r->blk_soff = spos + hlen;
+    r->blk_rewind = r->seekable || r->in_borrowed;
+    if (r->gzip) {
+        size_t i = 0;
+        while (i < r->n_bnd && r->bnd[i].soff <= r->blk_soff)
+            i++;
+        if (i == 0) {
+            r->blk_rewind = 0;
+        } else {
+            r->blk_msoff = r->bnd[i - 1].soff;
+            r->blk_mcoff = r->bnd[i - 1].coff;
+        }
+    }
     r->state = ST_RECORD;
+    if (rec->content_length > r->max_block && strncasecmp(rec->block_digest, "sha1:", 5) == 0) {
+        /* a block too large to hold is checked against its digest as it streams */
+        if (!r->dg && crawl_digest_new(&r->dg) != CRAWL_OK)
+            return CRAWL_ENOMEM;
+        char scratch[CRAWL_DIGEST_SIZE];
+        crawl_digest_final(r->dg, scratch); /* resets it: an earlier block may be half-read */
+        r->dg_on = 1;
+    }
     return CRAWL_OK;
 }
 
@@ -808,9 +891,12 @@ enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data,
     if (r->block_loaded) {
         *data = r->win + r->win_start;
         *len = (size_t)(r->block_left < cl ? r->block_left : cl);
+        /* damaged 3: bad trailer, but the next record follows where it should;
+         * 4: whole, but inflated from a broken gzip member */
         if (r->block_damaged)
-            return r->block_damaged == 1 ? CRAWL_ETRUNCATED : CRAWL_EFORMAT;
-        /* damaged 3: bad trailer, but the next record follows where it should */
+            return r->block_damaged == 1   ? CRAWL_ETRUNCATED
+                   : r->block_damaged == 4 ? CRAWL_EGZIP
+                                           : CRAWL_EFORMAT;
         return CRAWL_OK;
     }
     if (cl > r->max_block)
@@ -851,6 +937,11 @@ enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data,
             (unsigned long long)r->rec.offset, (unsigned long long)cl);
         return CRAWL_EFORMAT;
     }
+    if (r->rec_broken) {
+        /* reported by the stream layer at the member's offset: the data may be wrong */
+        r->block_damaged = 4;
+        return CRAWL_EGZIP;
+    }
     return CRAWL_OK;
 }
 
@@ -868,14 +959,156 @@ static enum crawl_code stream_avail(struct crawl_warc_reader *r, size_t *avail)
         return rc;
     if (*avail == 0) {
         report(r, r->rec.offset, CRAWL_ETRUNCATED,
-               "record at offset %llu is truncated: %llu bytes of its block missing",
-               (unsigned long long)r->rec.offset, (unsigned long long)r->block_left);
+               "record at offset %llu is truncated: Content-Length %llu, the input ends %llu "
+               "bytes short",
+               (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length,
+               (unsigned long long)r->block_left);
         r->block_left = 0;
+        r->stream_bad = 1;
+        r->stream_checked = 1;
+        r->stream_rc = CRAWL_ETRUNCATED;
         return CRAWL_OK;
     }
     *avail = member_limit(r, *avail);
-    if (*avail == 0)
+    if (*avail == 0) {
         cut_block(r, r->rec.content_length - r->block_left);
+        r->stream_checked = 1;
+        r->stream_rc = CRAWL_EFORMAT;
+    }
+    return CRAWL_OK;
+}
+
+/* 20 bytes from "sha1:" + 32 base32 (RFC 4648) or 40 hex digits; -1 when neither. */
+static int sha1_value(const char *v, uint8_t out[20])
+{
+    size_t n = strlen(v);
+    if (n == 40) {
+        for (size_t i = 0; i < 20; i++) {
+            unsigned x;
+            if (sscanf(v + 2 * i, "%2x", &x) != 1 || !strchr("0123456789abcdefABCDEF", v[2 * i]) ||
+                !strchr("0123456789abcdefABCDEF", v[2 * i + 1]))
+                return -1;
+            out[i] = (uint8_t)x;
+        }
+        return 0;
+    }
+    if (n != 32)
+        return -1;
+    uint64_t acc = 0;
+    unsigned bits = 0;
+    size_t o = 0;
+    for (size_t i = 0; i < 32; i++) {
+        char c = v[i];
+        unsigned d;
+        if (c >= 'A' && c <= 'Z')
+            d = (unsigned)(c - 'A');
+        else if (c >= 'a' && c <= 'z')
+            d = (unsigned)(c - 'a');
+        else if (c >= '2' && c <= '7')
+            d = (unsigned)(c - '2') + 26;
+        else
+            return -1;
+        acc = (acc << 5) | d;
+        bits += 5;
+        if (bits >= 8) {
+            out[o++] = (uint8_t)(acc >> (bits - 8));
+            bits -= 8;
+        }
+    }
+    return o == 20 ? 0 : -1;
+}
+
+/*
+ * A block read to its announced end through crawl_warc_read (or skipped): is it whole?
+ * It must be followed by CRLF CRLF, no byte of it may come from a broken gzip member,
+ * and when it was handed out from its first byte, its WARC-Block-Digest (sha1) must
+ * match. Runs once per record and reports what is wrong; the verdict is kept in
+ * stream_rc (CRAWL_OK, CRAWL_ETRUNCATED, CRAWL_EFORMAT, CRAWL_EGZIP); stream_bad is set
+ * when the next record has to be looked for from the block's start. Returns the verdict,
+ * or fill()'s fatal code.
+ */
+static enum crawl_code stream_end(struct crawl_warc_reader *r)
+{
+    if (r->stream_checked)
+        return r->stream_rc;
+    size_t avail;
+    enum crawl_code rc = fill(r, 16, &avail);
+    if (rc != CRAWL_OK)
+        return rc;
+    r->stream_checked = 1;
+    int exact, t = trailer_length(r, 0, avail, &exact);
+    if (!exact) {
+        report(
+            r, r->rec.offset, CRAWL_EFORMAT,
+            "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
+            (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length);
+        r->stream_bad = t < 0;
+        r->stream_rc = CRAWL_EFORMAT;
+        return r->stream_rc;
+    }
+    if (r->rec_broken) {
+        r->stream_rc = CRAWL_EGZIP; /* reported at the member's offset */
+        return r->stream_rc;
+    }
+    if (r->dg_on) {
+        char got[CRAWL_DIGEST_SIZE];
+        uint8_t a[20], b[20];
+        crawl_digest_final(r->dg, got);
+        r->dg_on = 0;
+        if (sha1_value(got + 5, a) == 0 && sha1_value(r->rec.block_digest + 5, b) == 0 &&
+            memcmp(a, b, 20) != 0) {
+            report(r, r->rec.offset, CRAWL_EFORMAT,
+                   "record at offset %llu: WARC-Block-Digest %.60s does not match its block (%s)",
+                   (unsigned long long)r->rec.offset, r->rec.block_digest, got);
+            r->stream_rc = CRAWL_EFORMAT;
+        }
+    }
+    return r->stream_rc;
+}
+
+/* After a streamed block turned out damaged: read the input again from the block's start
+ * (a regular file or memory only), so the records a wrong Content-Length swallowed are
+ * found. Returns CRAWL_OK (rewound, or not possible: reading goes on from here) or a
+ * fatal code. */
+static enum crawl_code rewind_block(struct crawl_warc_reader *r)
+{
+    if (!r->blk_rewind)
+        return CRAWL_OK;
+    uint64_t coff = r->gzip ? r->blk_mcoff : r->blk_soff;
+    uint64_t soff = r->gzip ? r->blk_msoff : r->blk_soff;
+    uint64_t reached = r->in_file_off + r->in_pos;
+    if (r->in_borrowed) {
+        if (coff > r->in_len)
+            return CRAWL_OK;
+        r->in_pos = (size_t)coff;
+    } else {
+        if (lseek(r->fd, (off_t)coff, SEEK_SET) < 0)
+            return CRAWL_OK;
+        r->in_len = r->in_pos = 0;
+        r->in_file_off = coff;
+        r->in_eof = 0;
+    }
+    if (reached > r->quiet_until)
+        r->quiet_until = reached;
+    r->win_start = r->win_len = 0;
+    r->win_off = soff;
+    r->stream_eof = 0;
+    r->n_bnd = 0;
+    r->member_active = 0;
+    r->member_broken = 0;
+    r->prev = '\n'; /* the header ended with a newline */
+    uint64_t left = r->blk_soff - soff;
+    while (left > 0) {
+        size_t avail;
+        enum crawl_code rc = fill(r, left < 65536 ? (size_t)left : 65536, &avail);
+        if (rc != CRAWL_OK)
+            return rc;
+        if (avail == 0)
+            break;
+        size_t k = avail < left ? avail : (size_t)left;
+        consume(r, k);
+        left -= k;
+    }
     return CRAWL_OK;
 }
 
@@ -886,21 +1119,25 @@ enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf, size_t c
         return CRAWL_EINVAL;
     if (r->block_loaded) {
         if (r->block_damaged)
-            return CRAWL_ETRUNCATED;
+            return r->block_damaged == 4 ? CRAWL_EGZIP : CRAWL_ETRUNCATED;
         /* serve from the loaded block */
     }
-    if (r->block_left == 0 || cap == 0)
+    if (cap == 0)
         return CRAWL_OK;
+    if (r->block_left == 0) /* the end: only now is the block known to be whole */
+        return r->block_cut ? CRAWL_EFORMAT : stream_end(r);
     size_t avail;
     enum crawl_code rc = stream_avail(r, &avail);
     if (rc != CRAWL_OK)
         return rc;
     if (avail == 0)
-        return CRAWL_ETRUNCATED;
+        return r->stream_rc != CRAWL_OK ? r->stream_rc : CRAWL_ETRUNCATED;
     size_t k = avail < cap ? avail : cap;
     if (k > r->block_left)
         k = (size_t)r->block_left;
     memcpy(buf, r->win + r->win_start, k);
+    if (r->dg_on)
+        crawl_digest_update(r->dg, buf, k);
     consume(r, k);
     r->block_left -= k;
     r->block_touched = 1;
@@ -922,7 +1159,7 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
         if (rc == CRAWL_ENOMEM || rc == CRAWL_EIO)
             return rc;
     }
-    if (r->block_loaded && r->block_damaged && r->block_damaged != 3) {
+    if (r->block_loaded && r->block_damaged && r->block_damaged != 3 && r->block_damaged != 4) {
         /* rescan from the block start: after a wrong Content-Length the next records
          * lie inside what the header claimed */
         *resync = 1;
@@ -937,33 +1174,38 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
         r->block_left = 0;
         return CRAWL_OK;
     }
-    /* streamed: skip what is left, then check the trailer */
+    /* streamed: skip what is left, then check the end (once: stream_end) */
     while (r->block_left > 0) {
         size_t avail;
         enum crawl_code rc = stream_avail(r, &avail);
         if (rc != CRAWL_OK)
             return rc;
         if (avail == 0)
-            return CRAWL_OK; /* truncated or cut, reported */
+            break; /* truncated or cut, reported */
         size_t k = avail < r->block_left ? avail : (size_t)r->block_left;
         consume(r, k);
         r->block_left -= k;
+        r->dg_on = 0; /* not all of it was handed out: no digest to check */
     }
-    size_t avail;
-    enum crawl_code rc = fill(r, 16, &avail);
-    if (rc != CRAWL_OK)
+    if (r->block_cut)
+        return CRAWL_OK; /* positioned at the next member, reported */
+    enum crawl_code rc = stream_end(r);
+    if (rc == CRAWL_ENOMEM || rc == CRAWL_EIO || rc == CRAWL_ETOOLARGE)
         return rc;
-    int exact, t = trailer_length(r, 0, avail, &exact);
-    if (!exact)
-        report(
-            r, r->rec.offset, CRAWL_EFORMAT,
-            "record at offset %llu: block not followed by CRLF CRLF (wrong Content-Length %llu?)",
-            (unsigned long long)r->rec.offset, (unsigned long long)r->rec.content_length);
-    if (t < 0) {
+    if (r->stream_bad) {
+        /* a wrong Content-Length swallowed what follows: look again from the block start */
+        rc = rewind_block(r);
+        if (rc != CRAWL_OK)
+            return rc;
         *resync = 1;
         return CRAWL_OK;
     }
-    consume(r, (size_t)t);
+    size_t avail;
+    rc = fill(r, 16, &avail);
+    if (rc != CRAWL_OK)
+        return rc;
+    int exact, t = trailer_length(r, 0, avail, &exact);
+    consume(r, (size_t)(t > 0 ? t : 0));
     return CRAWL_OK;
 }
 
@@ -1157,6 +1399,7 @@ void crawl_warc_reader_free(struct crawl_warc_reader *r)
     free(r->fields);
     free(r->hdr_raw);
     free(r->hdr_parsed);
+    crawl_digest_free(r->dg);
     free(r);
 }
 

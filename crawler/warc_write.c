@@ -1103,10 +1103,13 @@ enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w, struct crawl
         return crawl_warc_write_raw(w, rec->header, rec->header_len, d, l);
     if (rc != CRAWL_ETOOLARGE)
         return rc;
-    /* too large to hold: stream it through */
+    /* too large to hold: stream it through, and take it back unless it proves whole */
     rc = maybe_rotate(w);
     if (rc != CRAWL_OK)
         return rc;
+    if (flush_out(w) != 0)
+        return w->failed;
+    uint64_t start = w->size;
     if (member_begin(w) != 0 || emit(w, rec->header, rec->header_len, Z_NO_FLUSH) != 0)
         return w->failed;
     char buf[64 * 1024];
@@ -1124,9 +1127,17 @@ enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w, struct crawl
     }
     if (rc == CRAWL_OK && copied != rec->content_length)
         rc = CRAWL_ETRUNCATED;
-    /* finish the member either way (a damaged copy still ends cleanly; the caller
-     * learns of the damage from rc) */
+    if (rc != CRAWL_OK) {
+        /* damaged (reported by the reader) or unreadable: the file ends where it did */
+        w->out_len = 0;
+        w->in_member = 0;
+        if (w->failed == CRAWL_OK &&
+            (ftruncate(w->fd, (off_t)start) != 0 || lseek(w->fd, (off_t)start, SEEK_SET) < 0))
+            set_io_error(w, "truncate");
+        w->size = start;
+        return w->failed != CRAWL_OK ? w->failed : rc;
+    }
     if (member_end(w) != 0)
         return w->failed;
-    return rc;
+    return CRAWL_OK;
 }
