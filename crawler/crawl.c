@@ -7,12 +7,14 @@
  * HOW IT WORKS. One thread runs the event loop: it pops URLs from the frontier
  * (frontier.c) when their host's turn has come, checks robots.txt through the per-host
  * policy (robots_policy.c; robots.txt is itself fetched as a transfer of the same multi
- * handle, the host held until it arrives), starts transfers on the fetcher (fetch.c), and
- * handles what finishes: redirects are followed here (the target is canonicalised,
- * scope-checked and queued, so robots and politeness apply to every hop), errors and
- * filtered answers are logged, and HTML pages go to a bounded job queue. `workers`
- * threads take jobs, undo the content coding and call process(); their verdicts come
- * back on a second queue and wake the loop (curl_multi_wakeup). The loop then enqueues
+ * handle, the host held until it arrives; a failing robots.txt holds the host's URLs
+ * while it is retried with backoff, up to an outage limit: robots_done), starts
+ * transfers on the fetcher (fetch.c), and handles what finishes: redirects are followed
+ * here (the target is canonicalised, scope-checked and queued, so robots and politeness
+ * apply to every hop), errors and filtered answers are logged, and HTML pages go to a
+ * bounded job queue. `workers` threads take jobs, undo the content coding and call
+ * process(); their verdicts come back on a second queue and wake the loop
+ * (curl_multi_wakeup). The loop then enqueues
  * the verdict's links (canonical already, checked here against depth, scope, the
  * include/exclude regexes and the seen set) and writes the log record. The network never
  * waits on parsing, and parsing never waits on the network; the number of pages fetched
