@@ -209,6 +209,37 @@ static void test_frontier_cancel_keeps_turn(void)
     crawl_frontier_free(f);
 }
 
+/* pause: a host waits for max(not_before, now + delay), other hosts do not, and a pause
+ * never brings a host's turn forward */
+static void test_frontier_pause(void)
+{
+    struct crawl_frontier_opts o = {.per_host = 1, .delay = 1};
+    struct crawl_frontier *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    push(f, "http://a/1", 0, 0, 0);
+    push(f, "http://b/1", 0, 0, 0);
+    struct crawl_host *a = host_of(f, "http://a/");
+    crawl_frontier_pause(f, a, 30, 10); /* a robots.txt retry due at 30 */
+    struct crawl_item it;
+    struct crawl_host *h;
+    double wake;
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    CU_ASSERT_STRING_EQUAL(it.url, "http://b/1");
+    free(it.url);
+    crawl_frontier_done(f, h, 10);
+    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
+    CU_ASSERT_DOUBLE_EQUAL(wake, 30, 1e-9);
+    crawl_frontier_pause(f, a, 20, 15); /* earlier: no effect */
+    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
+    crawl_frontier_pause(f, a, 0, 29.5); /* a transfer ended at 29.5: its delay runs to 30.5 */
+    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 30.2, &it, &h, &wake), 0);
+    CU_ASSERT_DOUBLE_EQUAL(wake, 30.5, 1e-9);
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 30.5, &it, &h, &wake), 1);
+    CU_ASSERT_STRING_EQUAL(it.url, "http://a/1");
+    free(it.url);
+    crawl_frontier_free(f);
+}
+
 static void test_frontier_cap(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .max_items = 3};
@@ -897,6 +928,35 @@ static void test_loop_robots_5xx_then_ok_crawls(void)
     }
     CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
     CU_ASSERT(crawl_get_stats(c)->elapsed < 5);
+    crawl_free(c);
+    test_httpd_stop(h);
+    pthread_mutex_destroy(&fr.lock);
+}
+
+/* The robots.txt retry and the page after it keep the host's delay, however short the
+ * backoff. */
+static void test_loop_robots_retry_keeps_delay(void)
+{
+    struct flaky_robots fr = {.status = 503, .failures = 1};
+    pthread_mutex_init(&fr.lock, NULL);
+    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0.5, .concurrency = 4, .max_depth = 0, .robots_outage = 10,
+                           .robots_backoff = 0.05};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_total(h), 3); /* robots.txt 503, robots.txt 200, /t/0 */
+    for (size_t i = 1; i < test_httpd_total(h) && i < 3; i++) {
+        double gap = test_httpd_request_at(h, i)->time - test_httpd_request_at(h, i - 1)->time;
+        CU_ASSERT(gap >= 0.49);
+    }
+    const struct log_line *l = find_line(&ctx, "/t/0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
     crawl_free(c);
     test_httpd_stop(h);
     pthread_mutex_destroy(&fr.lock);
@@ -1769,6 +1829,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_frontier_hold_and_per_host", test_frontier_hold_and_per_host);
     CU_add_test(s, "test_frontier_no_starvation", test_frontier_no_starvation);
     CU_add_test(s, "test_frontier_cap", test_frontier_cap);
+    CU_add_test(s, "test_frontier_pause", test_frontier_pause);
     CU_add_test(s, "test_frontier_cancel_keeps_turn", test_frontier_cancel_keeps_turn);
     CU_add_test(s, "test_fetch_outcomes", test_fetch_outcomes);
     CU_add_test(s, "test_fetch_header_caps", test_fetch_header_caps);
@@ -1780,6 +1841,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_robots_disallowed_never_fetched", test_loop_robots_disallowed_never_fetched);
     CU_add_test(s, "test_loop_robots_unreachable_says_why", test_loop_robots_unreachable_says_why);
     CU_add_test(s, "test_loop_robots_5xx_then_ok_crawls", test_loop_robots_5xx_then_ok_crawls);
+    CU_add_test(s, "test_loop_robots_retry_keeps_delay", test_loop_robots_retry_keeps_delay);
     CU_add_test(s, "test_loop_robots_5xx_outage_limit", test_loop_robots_5xx_outage_limit);
     CU_add_test(s, "test_loop_robots_refused_host_errors", test_loop_robots_refused_host_errors);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
