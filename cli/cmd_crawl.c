@@ -187,6 +187,18 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             c->ignore_robots = 1;
         else
             BAD("yes or no");
+    } else if (strcmp(name, "robots-outage") == 0) {
+        if (parse_double(v, 0.1, 30 * 86400.0, &d))
+            BAD("seconds, 0.1 to 2592000");
+        c->robots_outage = d;
+    } else if (strcmp(name, "robots-backoff") == 0) {
+        if (parse_double(v, 0.01, 3600, &d))
+            BAD("seconds, 0.01 to 3600");
+        c->robots_backoff = d;
+    } else if (strcmp(name, "unreachable-retries") == 0) {
+        if (cli_parse_long(v, 0, 100, &n))
+            BAD("0 to 100 retries");
+        c->unreachable_retries = n == 0 ? -1 : (int)n; /* crawl_opts: 0 is the default */
     } else if (strcmp(name, "seeds") == 0) {
         o->seeds_file = *v ? v : NULL;
     } else {
@@ -355,6 +367,17 @@ static void usage(FILE *out)
             "  --connect-timeout S    (default 10)\n"
             "  --workers N            parsing threads (0: one per CPU)\n"
             "  --robots yes|no        obey robots.txt (default yes)\n"
+            "  --robots-outage SECONDS  robots.txt answering 5xx or 429 (RFC 9309: disallow\n"
+            "                         all for the time being): the host's URLs are held and\n"
+            "                         robots.txt fetched again with backoff; when it comes\n"
+            "                         back they are crawled if it allows; after this long they\n"
+            "                         are logged robots-disallowed (default 300)\n"
+            "  --robots-backoff SECONDS  first robots.txt retry after a failure; the wait\n"
+            "                         doubles, up to 60 s (default 1)\n"
+            "  --unreachable-retries N  a host giving no answer at all to robots.txt (refused,\n"
+            "                         no such name, TLS failure, timeout): retried N times\n"
+            "                         with the same backoff, then its URLs are logged as\n"
+            "                         errors (default 3: 1 + 2 + 4 s)\n"
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
             "                         >= 3 and >= 10%% of a host's new pages, learned as\n"
             "                         pages arrive, are the site's template and left out\n"

@@ -7,12 +7,14 @@
  * HOW IT WORKS. One thread runs the event loop: it pops URLs from the frontier
  * (frontier.c) when their host's turn has come, checks robots.txt through the per-host
  * policy (robots_policy.c; robots.txt is itself fetched as a transfer of the same multi
- * handle, the host held until it arrives), starts transfers on the fetcher (fetch.c), and
- * handles what finishes: redirects are followed here (the target is canonicalised,
- * scope-checked and queued, so robots and politeness apply to every hop), errors and
- * filtered answers are logged, and HTML pages go to a bounded job queue. `workers`
- * threads take jobs, undo the content coding and call process(); their verdicts come
- * back on a second queue and wake the loop (curl_multi_wakeup). The loop then enqueues
+ * handle, the host held until it arrives; a failing robots.txt holds the host's URLs
+ * while it is retried with backoff, up to an outage limit: robots_done), starts
+ * transfers on the fetcher (fetch.c), and handles what finishes: redirects are followed
+ * here (the target is canonicalised, scope-checked and queued, so robots and politeness
+ * apply to every hop), errors and filtered answers are logged, and HTML pages go to a
+ * bounded job queue. `workers` threads take jobs, undo the content coding and call
+ * process(); their verdicts come back on a second queue and wake the loop
+ * (curl_multi_wakeup). The loop then enqueues
  * the verdict's links (canonical already, checked here against depth, scope, the
  * include/exclude regexes and the seen set) and writes the log record. The network never
  * waits on parsing, and parsing never waits on the network; the number of pages fetched
@@ -240,8 +242,14 @@ static void verdict_release(struct crawl_verdict *v)
 struct hostinfo {
     struct crawl_robots_host *robots;
     int robots_in_flight;
-    char robots_why[160]; /* the last robots.txt fetch's failure (curl's words or the
-                           * status), for the log while the host is deferred */
+    char robots_why[160];  /* the last robots.txt fetch's failure: "HTTP 503" or curl's
+                            * words, for the log */
+    double outage_since;   /* robots.txt failing: when the first failure in a row ended */
+    unsigned no_answer;    /* robots.txt fetches in a row that got no HTTP answer at all */
+    int given_up;          /* robots.txt failed too long: every URL of the host is logged
+                            * as given_up_as (robots-disallowed or error), none fetched */
+    enum crawl_decision given_up_as;
+    char given_up_why[240];
     struct hostinfo *next;
 };
 
@@ -329,6 +337,7 @@ struct crawl {
     volatile sig_atomic_t stop;
     int fatal;
     uint64_t n_dispatched; /* page transfers started */
+    struct crawl_robots_policy_opts robots_policy; /* every host's */
 
     pthread_t threads[CRAWL_MAX_WORKERS];
     unsigned n_threads;
@@ -500,6 +509,23 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
         o->progress_interval = 0.5;
     if (!o->user_agent)
         o->user_agent = CRAWL_DEFAULT_USER_AGENT;
+    if (!(o->robots_outage > 0))
+        o->robots_outage = CRAWL_DEFAULT_ROBOTS_OUTAGE;
+    if (!(o->robots_backoff > 0))
+        o->robots_backoff = CRAWL_DEFAULT_ROBOTS_BACKOFF;
+    if (!(o->robots_backoff_max > 0))
+        o->robots_backoff_max = CRAWL_DEFAULT_ROBOTS_BACKOFF_MAX;
+    if (o->robots_backoff_max < o->robots_backoff)
+        o->robots_backoff_max = o->robots_backoff;
+    if (o->unreachable_retries == 0)
+        o->unreachable_retries = CRAWL_DEFAULT_UNREACHABLE_RETRIES;
+    else if (o->unreachable_retries < 0)
+        o->unreachable_retries = 0;
+    /* the policy backs off; the crawl, not the policy, ends an outage (robots_done) */
+    crawl_robots_policy_opts_init(&c->robots_policy);
+    c->robots_policy.backoff_initial = o->robots_backoff;
+    c->robots_policy.backoff_max = o->robots_backoff_max;
+    c->robots_policy.outage_limit = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
 
@@ -694,7 +720,8 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
     if (!hi)
         return CRAWL_ENOMEM;
     if (!c->opts.ignore_robots) {
-        enum crawl_code rc = crawl_robots_host_new(c->opts.user_agent, NULL, &hi->robots);
+        enum crawl_code rc = crawl_robots_host_new(c->opts.user_agent, &c->robots_policy,
+                                                   &hi->robots);
         if (rc != CRAWL_OK) {
             free(hi);
             return rc;
@@ -715,6 +742,10 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
 static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url, unsigned depth,
                           double now)
 {
+    if (hi->given_up) {
+        emit(c, url, 0, depth, hi->given_up_as, hi->given_up_why, NULL);
+        return 1;
+    }
     if (!hi->robots)
         return 0;
     size_t plen;
@@ -809,23 +840,39 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
 
 /* ---- handling finished transfers ---- */
 
+/*
+ * HOW IT WORKS. A robots.txt answer is in. 2xx, 4xx: the host's turn comes again after
+ * its delay, and its held URLs are decided by the new reading. A failure (RFC 9309
+ * 2.3.1.4: 5xx, 429, an answer cut short, or no answer at all) disallows the whole host
+ * for the time being: its URLs stay queued and the host is paused until the policy's
+ * retry time (backoff doubling), but never past the end of the outage limit, so that the
+ * last retry happens at the limit. The next pop of the host then finds the retry due and
+ * fetches robots.txt again (dispatch). A host still failing at the limit, or giving no
+ * HTTP answer more than 1 + unreachable_retries times in a row, is given up: its URLs,
+ * queued and later, are logged with the reason, none is fetched. So a held host keeps
+ * the crawl alive only until its next retry, and at most for the outage limit.
+ */
 static void robots_done(struct crawl *c, struct job *j, double now)
 {
     struct crawl_response *r = j->resp;
     struct hostinfo *hi = crawl_host_userdata(j->host);
     struct crawl_robots_outcome o = {.max_age = -1};
+    int no_answer = 0;
     if (r->result == CRAWL_FETCH_DONE || r->result == CRAWL_FETCH_TOOLARGE) {
         o.status = (int)r->status;
         o.body = r->data + r->head_len;
         o.len = r->len - r->head_len;
         o.truncated = r->result == CRAWL_FETCH_TOOLARGE;
-        snprintf(hi->robots_why, sizeof hi->robots_why, "status %ld", r->status);
+        snprintf(hi->robots_why, sizeof hi->robots_why, "HTTP %ld", r->status);
     } else {
         o.status = 0;
         o.too_many_redirects = r->too_many_redirects;
         snprintf(o.error, sizeof o.error, "%s", r->error);
         snprintf(hi->robots_why, sizeof hi->robots_why, "%.150s",
                  r->error[0] ? r->error : "no answer");
+        /* refused, no such name, TLS, timeout before any status line: the host cannot be
+         * reached; an answer cut short (status seen) is a server failing, like a 5xx */
+        no_answer = r->status == 0 && !r->too_many_redirects && r->result != CRAWL_FETCH_ABORTED;
     }
     /* the outcome borrows the body: the policy copies what it keeps */
     if (crawl_robots_host_update(hi->robots, &o, now) != CRAWL_OK)
@@ -835,6 +882,35 @@ static void robots_done(struct crawl *c, struct job *j, double now)
         crawl_frontier_set_delay(c->frontier, j->host, cd, now);
     hi->robots_in_flight = 0;
     c->stats.robots_fetched++;
+    unsigned failures = crawl_robots_host_failures(hi->robots);
+    double not_before = now;
+    if (failures == 0) {
+        hi->no_answer = 0;
+    } else {
+        if (failures == 1)
+            hi->outage_since = r->start > 0 && r->start <= now ? r->start : now;
+        hi->no_answer = no_answer ? hi->no_answer + 1 : 0;
+        double outage = now - hi->outage_since;
+        double limit_at = hi->outage_since + c->opts.robots_outage;
+        if (no_answer && hi->no_answer > (unsigned)c->opts.unreachable_retries) {
+            hi->given_up = 1;
+            hi->given_up_as = CRAWL_DECISION_ERROR;
+            snprintf(hi->given_up_why, sizeof hi->given_up_why,
+                     "host unreachable: robots.txt: %.150s (%u attempts in %.0f s)",
+                     hi->robots_why, hi->no_answer, outage);
+        } else if (now >= limit_at) {
+            hi->given_up = 1;
+            hi->given_up_as = CRAWL_DECISION_ROBOTS_DISALLOWED;
+            snprintf(hi->given_up_why, sizeof hi->given_up_why,
+                     "robots.txt unavailable (%.150s) for %.0f s", hi->robots_why, outage);
+        } else {
+            not_before = crawl_robots_host_next_fetch(hi->robots);
+            if (not_before > limit_at)
+                not_before = limit_at;
+        }
+    }
+    /* politeness: the host's delay runs from the end of the robots.txt transfer too */
+    crawl_frontier_pause(c->frontier, j->host, not_before, now);
     crawl_frontier_hold(c->frontier, j->host, 0, now);
 }
 
@@ -1000,6 +1076,12 @@ static double dispatch(struct crawl *c, double now)
         if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
             break;
         struct hostinfo *hi = crawl_host_userdata(h);
+        if (hi->given_up) {
+            emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL);
+            crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
+            free(it.url);
+            continue;
+        }
         if (c->dispatched) {
             /* a focused crawl may hold older, lower-priority entries of a fetched URL */
             uint64_t hash = crawl_hash64(it.url, strlen(it.url));
@@ -1015,6 +1097,10 @@ static double dispatch(struct crawl *c, double now)
             struct crawl_robots_decision d;
             enum crawl_robots_verdict rv =
                 crawl_robots_host_check(hi->robots, path, plen, now, &d);
+            /* the last retry of an outage is at its limit, whatever the backoff says */
+            if (rv == CRAWL_ROBOTS_DEFER && !hi->robots_in_flight &&
+                now >= hi->outage_since + c->opts.robots_outage)
+                rv = CRAWL_ROBOTS_FETCH;
             if (rv == CRAWL_ROBOTS_FETCH) {
                 /* put it back, hold the host, fetch robots.txt on the same loop */
                 enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
@@ -1035,12 +1121,24 @@ static double dispatch(struct crawl *c, double now)
                 }
                 continue;
             }
-            if (rv == CRAWL_ROBOTS_DISALLOW || rv == CRAWL_ROBOTS_DEFER) {
-                char why[sizeof hi->robots_why + 64];
-                if (rv == CRAWL_ROBOTS_DEFER)
-                    snprintf(why, sizeof why, "robots.txt unreachable (%s): host disallowed",
-                             hi->robots_why[0] ? hi->robots_why : "no answer");
-                else if (d.rule)
+            if (rv == CRAWL_ROBOTS_DEFER) {
+                /* robots.txt failing and its retry not due yet (robots_done paused the
+                 * host until then; another connection of the host may get here): held,
+                 * not dropped */
+                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
+                                                         it.hops, it.priority, now);
+                crawl_frontier_cancel(c->frontier, h, now);
+                crawl_frontier_pause(c->frontier, h, d.retry_at, now);
+                free(it.url);
+                if (rc != CRAWL_OK) {
+                    c->fatal = rc;
+                    break;
+                }
+                continue;
+            }
+            if (rv == CRAWL_ROBOTS_DISALLOW) {
+                char why[200];
+                if (d.rule)
                     snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
                 else
                     snprintf(why, sizeof why, "robots.txt");

@@ -621,6 +621,11 @@ void crawl_frontier_done(struct crawl_frontier *f, struct crawl_host *h, double 
 void crawl_frontier_cancel(struct crawl_frontier *f, struct crawl_host *h, double now);
 /* hold != 0: h is not served until released with hold == 0 (calls nest). */
 void crawl_frontier_hold(struct crawl_frontier *f, struct crawl_host *h, int hold, double now);
+/* Nothing more is asked of h before not_before, nor before its delay has run from now (a
+ * robots.txt transfer ended at now; a robots.txt retry is due at not_before). Never makes
+ * the host's next turn earlier. */
+void crawl_frontier_pause(struct crawl_frontier *f, struct crawl_host *h, double not_before,
+                          double now);
 /* Sets h's delay, clamped to [opts.delay, opts.max_delay]; returns the delay in force. */
 double crawl_frontier_set_delay(struct crawl_frontier *f, struct crawl_host *h, double delay,
                                 double now);
@@ -725,6 +730,11 @@ uint64_t crawl_fetcher_bytes(const struct crawl_fetcher *fx); /* body bytes rece
 #define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
 #define CRAWL_DEFAULT_MAX_REDIRECTS 10u  /* redirect hops followed from one URL */
 #define CRAWL_DEFAULT_QUEUE 64u          /* fetched pages waiting for a worker, at most */
+#define CRAWL_DEFAULT_ROBOTS_OUTAGE 300.0    /* s a host's URLs are held while its robots.txt
+                                                answers 5xx/429 (RFC 9309 2.3.1.4) */
+#define CRAWL_DEFAULT_ROBOTS_BACKOFF 1.0     /* s before the first robots.txt retry, doubling */
+#define CRAWL_DEFAULT_ROBOTS_BACKOFF_MAX 60.0 /* ... up to this */
+#define CRAWL_DEFAULT_UNREACHABLE_RETRIES 3  /* robots.txt retries of a host giving no answer */
 #define CRAWL_MAX_WORKERS 64u
 
 enum crawl_scope { CRAWL_SCOPE_HOST = 0, CRAWL_SCOPE_DOMAIN, CRAWL_SCOPE_ANY };
@@ -848,6 +858,17 @@ struct crawl_opts {
     int ignore_robots;      /* 1: do not fetch robots.txt (tests, own sites); 0: obey it */
     double stop_grace;      /* s to let transfers end after crawl_stop(); 0: 5 */
     double progress_interval; /* s between progress calls; 0: 0.5 */
+    /* robots.txt that fails (RFC 9309 2.3.1.4: complete disallow for the time being): the
+     * host's URLs are held, not dropped, while robots.txt is fetched again after
+     * robots_backoff s, doubling up to robots_backoff_max. When it comes back, the held
+     * URLs are decided by it. A 5xx/429 (or an answer cut short) for robots_outage s in a
+     * row: every URL of the host is logged robots-disallowed ("robots.txt unavailable (HTTP
+     * 503) for 300 s"). No HTTP answer at all (refused, no such name, TLS, timeout) more
+     * than 1 + unreachable_retries times in a row: they are logged as errors. */
+    double robots_outage;      /* s; 0: CRAWL_DEFAULT_ROBOTS_OUTAGE */
+    double robots_backoff;     /* s; 0: CRAWL_DEFAULT_ROBOTS_BACKOFF */
+    double robots_backoff_max; /* s; 0: CRAWL_DEFAULT_ROBOTS_BACKOFF_MAX */
+    int unreachable_retries;   /* 0: CRAWL_DEFAULT_UNREACHABLE_RETRIES; < 0: no retry */
     /* Decides about one page; called on worker threads, concurrently: must be
      * thread-safe. Returns 0, or non-zero to stop the crawl (a fatal error, e.g. the WARC
      * cannot be written). */

@@ -404,6 +404,17 @@ void crawl_frontier_hold(struct crawl_frontier *f, struct crawl_host *h, int hol
     place(f, h, now);
 }
 
+void crawl_frontier_pause(struct crawl_frontier *f, struct crawl_host *h, double not_before,
+                          double now)
+{
+    double next = now + h->delay;
+    if (not_before > next)
+        next = not_before;
+    if (next > h->next_allowed)
+        h->next_allowed = next;
+    place(f, h, now);
+}
+
 double crawl_frontier_set_delay(struct crawl_frontier *f, struct crawl_host *h, double delay,
                                 double now)
 {

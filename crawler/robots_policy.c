@@ -14,7 +14,9 @@
  *                exponential backoff (backoff_initial doubling up to backoff_max). Once the
  *                outage has lasted outage_limit (default 30 days, the RFC's example), the
  *                last good reading applies again (a cached 2xx copy, or a 4xx allow-all),
- *                or allow-all when there never was one; retries continue.
+ *                or allow-all when there never was one; retries continue. The crawl loop
+ *                passes outage_limit -1 and ends an outage itself, after minutes, by
+ *                logging the host's URLs robots-disallowed (crawl.c, robots_done).
  * A stale reading (past expires) or a due retry makes the verdict FETCH: the crawler
  * fetches robots.txt again before it crawls that host further.
  */

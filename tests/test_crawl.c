@@ -209,6 +209,37 @@ static void test_frontier_cancel_keeps_turn(void)
     crawl_frontier_free(f);
 }
 
+/* pause: a host waits for max(not_before, now + delay), other hosts do not, and a pause
+ * never brings a host's turn forward */
+static void test_frontier_pause(void)
+{
+    struct crawl_frontier_opts o = {.per_host = 1, .delay = 1};
+    struct crawl_frontier *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    push(f, "http://a/1", 0, 0, 0);
+    push(f, "http://b/1", 0, 0, 0);
+    struct crawl_host *a = host_of(f, "http://a/");
+    crawl_frontier_pause(f, a, 30, 10); /* a robots.txt retry due at 30 */
+    struct crawl_item it;
+    struct crawl_host *h;
+    double wake;
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    CU_ASSERT_STRING_EQUAL(it.url, "http://b/1");
+    free(it.url);
+    crawl_frontier_done(f, h, 10);
+    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
+    CU_ASSERT_DOUBLE_EQUAL(wake, 30, 1e-9);
+    crawl_frontier_pause(f, a, 20, 15); /* earlier: no effect */
+    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
+    crawl_frontier_pause(f, a, 0, 29.5); /* a transfer ended at 29.5: its delay runs to 30.5 */
+    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 30.2, &it, &h, &wake), 0);
+    CU_ASSERT_DOUBLE_EQUAL(wake, 30.5, 1e-9);
+    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 30.5, &it, &h, &wake), 1);
+    CU_ASSERT_STRING_EQUAL(it.url, "http://a/1");
+    free(it.url);
+    crawl_frontier_free(f);
+}
+
 static void test_frontier_cap(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .max_items = 3};
@@ -803,8 +834,9 @@ static void test_loop_robots_disallowed_never_fetched(void)
     test_httpd_stop(h);
 }
 
-/* robots.txt cut by a TCP reset: the host is deferred, and the log says why in curl's
- * words, not only "unreachable" */
+/* robots.txt cut by a TCP reset (an answer, cut short: the server failing, like a 5xx):
+ * the host is held, retried, then given up at the outage limit, and the log says why in
+ * curl's words, not only "unavailable" */
 static void test_loop_robots_unreachable_says_why(void)
 {
     static char robots[64 * 1024];
@@ -816,26 +848,208 @@ static void test_loop_robots_unreachable_says_why(void)
     struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3};
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3, .robots_outage = 1,
+                           .robots_backoff = 0.3};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
     CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
     CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/t/0"), 0);
+    CU_ASSERT(test_httpd_count(h, "/robots.txt") >= 2); /* retried */
     const struct log_line *l = find_line(&ctx, "/t/0");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
-    /* "robots.txt unreachable (<curl's error>): host disallowed" */
-    const char *open = strstr(l->error, "robots.txt unreachable (");
-    const char *close = strstr(l->error, "): host disallowed");
+    /* "robots.txt unavailable (<curl's error>) for 1 s" */
+    const char *open = strstr(l->error, "robots.txt unavailable (");
+    const char *close = strstr(l->error, ") for 1 s");
     CU_ASSERT_PTR_NOT_NULL_FATAL(open);
     CU_ASSERT_PTR_NOT_NULL_FATAL(close);
-    const char *why = open + strlen("robots.txt unreachable (");
+    const char *why = open + strlen("robots.txt unavailable (");
     CU_ASSERT(close - why >= 8); /* a reason, not "" */
-    CU_ASSERT(strncmp(why, "status ", 7) != 0); /* a network error, not an HTTP status */
+    CU_ASSERT(strncmp(why, "HTTP ", 5) != 0); /* a network error, not an HTTP status */
     crawl_free(c);
     test_httpd_stop(h);
+}
+
+/* robots.txt answers `status` to the first `failures` requests, then 200 allowing all;
+ * everything else is the tree of tree_handler. */
+struct flaky_robots {
+    pthread_mutex_t lock;
+    int status;
+    unsigned failures;
+    unsigned seen;
+};
+
+static int flaky_robots_handler(void *userdata, const struct test_httpd_request *req,
+                                struct test_response *out)
+{
+    struct flaky_robots *fr = userdata;
+    if (strcmp(req->path, "/robots.txt") != 0)
+        return tree_handler(NULL, req, out);
+    pthread_mutex_lock(&fr->lock);
+    int fail = fr->seen++ < fr->failures;
+    pthread_mutex_unlock(&fr->lock);
+    static const char allow[] = "User-agent: *\nAllow: /\n";
+    out->status = fail ? fr->status : 200;
+    out->content_type = "text/plain";
+    out->body = fail ? "down" : allow;
+    out->body_len = fail ? 4 : sizeof allow - 1;
+    return 0;
+}
+
+/* Issue 12 item 5: robots.txt answers 500 once, then 200. The seed is held, not dropped:
+ * robots.txt is fetched again after the backoff, and the seed and the pages it links to
+ * are crawled and logged new. */
+static void test_loop_robots_5xx_then_ok_crawls(void)
+{
+    struct flaky_robots fr = {.status = 500, .failures = 1};
+    pthread_mutex_init(&fr.lock, NULL);
+    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_outage = 10,
+                           .robots_backoff = 0.5};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/robots.txt"), 2);
+    double t[2];
+    CU_ASSERT_EQUAL(test_httpd_times(h, "/robots.txt", t, 2), 2);
+    CU_ASSERT(t[1] - t[0] >= 0.45); /* the backoff was kept */
+    const char *pages[] = {"/t/0", "/t/1", "/t/2"};
+    for (size_t i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(test_httpd_count(h, pages[i]), 1);
+        const struct log_line *l = find_line(&ctx, pages[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+        CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+    }
+    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
+    CU_ASSERT(crawl_get_stats(c)->elapsed < 5);
+    crawl_free(c);
+    test_httpd_stop(h);
+    pthread_mutex_destroy(&fr.lock);
+}
+
+/* The robots.txt retry and the page after it keep the host's delay, however short the
+ * backoff. */
+static void test_loop_robots_retry_keeps_delay(void)
+{
+    struct flaky_robots fr = {.status = 503, .failures = 1};
+    pthread_mutex_init(&fr.lock, NULL);
+    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0.5, .concurrency = 4, .max_depth = 0, .robots_outage = 10,
+                           .robots_backoff = 0.05};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_total(h), 3); /* robots.txt 503, robots.txt 200, /t/0 */
+    for (size_t i = 1; i < test_httpd_total(h) && i < 3; i++) {
+        double gap = test_httpd_request_at(h, i)->time - test_httpd_request_at(h, i - 1)->time;
+        CU_ASSERT(gap >= 0.49);
+    }
+    const struct log_line *l = find_line(&ctx, "/t/0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+    crawl_free(c);
+    test_httpd_stop(h);
+    pthread_mutex_destroy(&fr.lock);
+}
+
+/* robots.txt always 503, outage limit 2 s: the seed is held and robots.txt retried with
+ * backoff, then the seed is logged robots-disallowed with the reason after about 2 s, and
+ * the crawl ends. */
+static void test_loop_robots_5xx_outage_limit(void)
+{
+    static const struct test_route routes[] = {
+        {"/robots.txt", 0, {.status = 503, .content_type = "text/plain", .body = "down",
+                            .body_len = 4}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3, .robots_outage = 2,
+                           .robots_backoff = 0.25};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/0"), 0);
+    /* retries at 0.25, 0.75, 1.75 and at the limit, 2 s */
+    double t[16];
+    size_t n = test_httpd_times(h, "/robots.txt", t, 16);
+    CU_ASSERT(n >= 4 && n <= 6);
+    if (n >= 2 && n <= 16) {
+        CU_ASSERT(t[1] - t[0] >= 0.2);
+        CU_ASSERT(t[n - 1] - t[0] >= 1.9);
+        CU_ASSERT(t[n - 1] - t[0] <= 2.5);
+    }
+    const struct log_line *l = find_line(&ctx, "/t/0");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
+    CU_ASSERT_STRING_EQUAL(l->error, "robots.txt unavailable (HTTP 503) for 2 s");
+    double el = crawl_get_stats(c)->elapsed;
+    CU_ASSERT(el >= 1.9 && el < 4);
+    crawl_free(c);
+    test_httpd_stop(h);
+}
+
+/* A port that refuses connections: a short retry, then the host's URLs are errors and the
+ * crawl goes on with the other host and ends quickly. */
+static void test_loop_robots_refused_host_errors(void)
+{
+    /* bound, never listening: connecting to it is refused, and no one else gets the port */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CU_ASSERT_FATAL(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+    struct flaky_robots fr = {.status = 500, .failures = 0};
+    pthread_mutex_init(&fr.lock, NULL);
+    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_backoff = 0.2,
+                           .unreachable_retries = 2};
+    struct crawl *c = loop_new(&ctx, &o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128], dead[128], dead2[128];
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", (unsigned)ntohs(sa.sin_port));
+    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", (unsigned)ntohs(sa.sin_port));
+    CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    /* the live host is crawled */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1);
+    /* both URLs of the dead host: errors naming the host and the attempts */
+    size_t errors = 0;
+    for (size_t i = 0; i < ctx.n; i++) {
+        if (strncmp(ctx.lines[i].url, dead, strlen(dead) - 4) != 0)
+            continue;
+        CU_ASSERT_EQUAL(ctx.lines[i].decision, CRAWL_DECISION_ERROR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "host unreachable: robots.txt: "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "(3 attempts in "));
+        errors++;
+    }
+    CU_ASSERT_EQUAL(errors, 2);
+    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
+    CU_ASSERT_EQUAL(crawl_get_stats(c)->robots_fetched, 4); /* 3 refused + 1 live */
+    double el = crawl_get_stats(c)->elapsed;
+    CU_ASSERT(el >= 0.5 && el < 3); /* retries at 0.2 and 0.6 s */
+    crawl_free(c);
+    test_httpd_stop(h);
+    pthread_mutex_destroy(&fr.lock);
+    close(fd);
 }
 
 static const char LINKS_PAGE[] =
@@ -1615,6 +1829,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_frontier_hold_and_per_host", test_frontier_hold_and_per_host);
     CU_add_test(s, "test_frontier_no_starvation", test_frontier_no_starvation);
     CU_add_test(s, "test_frontier_cap", test_frontier_cap);
+    CU_add_test(s, "test_frontier_pause", test_frontier_pause);
     CU_add_test(s, "test_frontier_cancel_keeps_turn", test_frontier_cancel_keeps_turn);
     CU_add_test(s, "test_fetch_outcomes", test_fetch_outcomes);
     CU_add_test(s, "test_fetch_header_caps", test_fetch_header_caps);
@@ -1625,6 +1840,10 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_politeness_delay", test_loop_politeness_delay);
     CU_add_test(s, "test_loop_robots_disallowed_never_fetched", test_loop_robots_disallowed_never_fetched);
     CU_add_test(s, "test_loop_robots_unreachable_says_why", test_loop_robots_unreachable_says_why);
+    CU_add_test(s, "test_loop_robots_5xx_then_ok_crawls", test_loop_robots_5xx_then_ok_crawls);
+    CU_add_test(s, "test_loop_robots_retry_keeps_delay", test_loop_robots_retry_keeps_delay);
+    CU_add_test(s, "test_loop_robots_5xx_outage_limit", test_loop_robots_5xx_outage_limit);
+    CU_add_test(s, "test_loop_robots_refused_host_errors", test_loop_robots_refused_host_errors);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);

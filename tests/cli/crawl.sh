@@ -42,9 +42,23 @@ expect_status 0 "crawl config with a byte order mark" -- "$SIMCRAWL" crawl --con
 # 127.0.0.1: refused at once, the seed is logged)
 printf '\357\273\277http://127.0.0.1:1/first\nhttp://127.0.0.1:1/second\n' >"$TMP/bom-seeds.txt"
 expect_status 0 "crawl seeds file with a byte order mark" -- timeout 20 "$SIMCRAWL" crawl --quiet \
-    --delay 0 --log "$TMP/bom-seeds.jsonl" --seeds "$TMP/bom-seeds.txt"
+    --delay 0 --robots-backoff 0.1 --log "$TMP/bom-seeds.jsonl" --seeds "$TMP/bom-seeds.txt"
 expect_grep '"url":"http://127.0.0.1:1/first"' "$TMP/bom-seeds.jsonl" "first seed after a BOM kept"
 expect_grep '"url":"http://127.0.0.1:1/second"' "$TMP/bom-seeds.jsonl" "second seed kept"
+# robots.txt of a refused host (issue 12 item 5): 1 + 3 tries (0.1, 0.2, 0.4 s apart), then
+# every URL of the host is an error that says so
+expect_grep '"url":"http://127.0.0.1:1/second".*"decision":"error".*host unreachable: robots.txt: .* (4 attempts in [0-9]* s)' \
+    "$TMP/bom-seeds.jsonl" "refused host: its URLs are errors after the retries"
+# the robots.txt outage options (issue 12 item 5)
+expect_status 0 "crawl --help" -- "$SIMCRAWL" crawl --help
+expect_grep "\-\-robots-outage SECONDS" "$TMP/out" "crawl --help lists --robots-outage"
+expect_grep "\-\-robots-backoff SECONDS" "$TMP/out" "crawl --help lists --robots-backoff"
+expect_grep "\-\-unreachable-retries N" "$TMP/out" "crawl --help lists --unreachable-retries"
+expect_status 1 "crawl --robots-outage 0" -- "$SIMCRAWL" crawl --robots-outage 0 http://127.0.0.1:1/
+expect_grep "\-\-robots-outage: seconds" "$TMP/err" "bad --robots-outage names the option"
+expect_status 1 "crawl --unreachable-retries -1" -- "$SIMCRAWL" crawl --unreachable-retries -1 http://127.0.0.1:1/
+printf '[crawl]\nrobots-outage = 60\nrobots-backoff = 0.5\nunreachable-retries = 0\n' >"$TMP/outage.conf"
+expect_status 0 "crawl config robots outage keys" -- "$SIMCRAWL" crawl --config "$TMP/outage.conf" --help
 expect_status 1 "crawl only bad seeds" -- "$SIMCRAWL" crawl ftp://example.org/ mailto:x@y
 expect_grep "not an http(s) URL, skipped: ftp://example.org/" "$TMP/err" "bad seed is named"
 expect_status 1 "crawl missing seeds file" -- "$SIMCRAWL" crawl --seeds "$TMP/none.txt"
