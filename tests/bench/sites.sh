@@ -32,7 +32,13 @@ mkdocs-literate-nav-doc|usr/share/doc/mkdocs-literate-nav-doc/html|MkDocs 1.4 + 
 libglib2.0-doc|usr/share/gtk-doc/html|GTK-Doc 1.33 / DocBook XSL|1
 libjson-glib-doc|usr/share/doc/json-glib-1.0|gi-docgen|1
 r-doc-html|usr/share/R/doc/manual|Texinfo texi2any (one page a manual)|1
-libcommons-lang3-java-doc|usr/share/doc/libcommons-lang3-java/api|Javadoc 17|1'
+libcommons-lang3-java-doc|usr/share/doc/libcommons-lang3-java/api|Javadoc 17|1
+libjsoncpp-doc|usr/share/doc/libjsoncpp-doc|Doxygen|1
+libxerces-c-doc|usr/share/doc/libxerces-c-doc/html/apiDocs-3|Doxygen|1
+libnftnl-dev-doc|usr/share/doc/libnftnl-dev/html|Doxygen|1
+libclipper-doc|usr/share/doc/libclipper-dev/html|Doxygen|1
+libghc-aeson-doc|usr/share/doc/libghc-aeson-doc/html|Haddock|1
+asciidoctor-doc|usr/share/doc/asciidoctor-doc/html|YARD (Ruby)|1'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
 fetch() {
