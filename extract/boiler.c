@@ -579,6 +579,38 @@ static double added_ld(const struct sums *s, const struct ex_elem *outer,
 }
 
 /*
+ * The landmark or generator area inside wrapper (the outermost of them with the most
+ * text) when it holds most of the wrapper's text and what lies beside it is little or
+ * links: a page wrapper won and the sidebars beside the landmark are navigation,
+ * invisible already; but a story's standfirst and photo credit beside an
+ * itemprop=articleBody paragraph are the story's. EX_NONE otherwise.
+ */
+static uint32_t landmark_inside(const struct ex_walk *w, const struct sums *s, uint32_t wrapper)
+{
+    const struct ex_elem *we = &w->elems[wrapper];
+    double all = range(s->chars, we->first_block, we->end_block), most = 0;
+    uint32_t pick = EX_NONE;
+    for (uint32_t i = wrapper + 1; i < we->end_elem;) {
+        const struct ex_elem *e = &w->elems[i];
+        if (!(e->flags & (EX_E_ARTICLE | EX_E_AREA))) {
+            i++;
+            continue;
+        }
+        double c = range(s->chars, e->first_block, e->end_block);
+        if (c > most) {
+            most = c;
+            pick = i;
+        }
+        i = e->end_elem; /* the outermost one */
+    }
+    if (pick == EX_NONE || most < 0.5 * all)
+        return EX_NONE;
+    if (most >= 0.9 * all || added_ld(s, we, &w->elems[pick]) >= 2 * AREA_MAX_LD)
+        return pick;
+    return EX_NONE;
+}
+
+/*
  * 3b. The content area. Readability's winner is often one section of a page whose main
  * content is several (a reference page's synopsis, description and options; a chapter's
  * sibling sections; a manual page's NAME, SYNOPSIS and OPTIONS). Cutting the page down
@@ -617,31 +649,11 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     } else if (mark != EX_NONE && added_ld(s, &w->elems[mark], &w->elems[best]) < AREA_MAX_LD) {
         best = mark;
     }
-    /* or the landmark inside best that holds most of its text (a page wrapper won, and
-     * the sidebars beside the landmark are navigation, invisible already) */
     if (!*whole && (w->elems[best].flags & EX_E_HAS_ARTICLE)) {
-        const struct ex_elem *be = &w->elems[best];
-        double all = range(s->chars, be->first_block, be->end_block), most = 0;
-        uint32_t pick = EX_NONE;
-        for (uint32_t i = best + 1; i < be->end_elem;) {
-            const struct ex_elem *e = &w->elems[i];
-            if (!(e->flags & (EX_E_ARTICLE | EX_E_AREA))) {
-                i++;
-                continue;
-            }
-            double c = range(s->chars, e->first_block, e->end_block);
-            if (c > most) {
-                most = c;
-                pick = i;
-            }
-            i = e->end_elem; /* the outermost one */
-        }
-        /* only when what lies beside it is little or links: a story's standfirst and
-         * photo credit beside an itemprop=articleBody paragraph are the story's */
-        if (pick != EX_NONE && most >= 0.5 * all &&
-            (most >= 0.9 * all || added_ld(s, be, &w->elems[pick]) >= 2 * AREA_MAX_LD)) {
-            best = pick;
-            *whole = (w->elems[pick].flags & EX_E_AREA) != 0;
+        uint32_t in = landmark_inside(w, s, best);
+        if (in != EX_NONE) {
+            best = in;
+            *whole = (w->elems[in].flags & EX_E_AREA) != 0;
         }
     }
     const struct ex_elem *be = &w->elems[best];
