@@ -64,3 +64,5 @@ SIMCRAWL_CRASH_AT=no-such-point "$SIMCRAWL" dedup --quiet --index "$X" "$PC/last
     ok || bad "pair crash: SIMCRAWL_CRASH_AT=no-such-point failed the run"
 $PK check "$X" last >"$PC/check-last" 2>&1 && grep -q "^last all$" "$PC/check-last" && ok ||
     bad "pair crash: the run with an unknown crash point: $(cat "$PC/check-last")"
+expect_status 0 "pair crash: index stats" -- "$SIMCRAWL" index stats "$X"
+expect_grep "^pair generation: [1-9]" "$TMP/out" "pair crash: index stats shows the pair generation"
