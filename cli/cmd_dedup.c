@@ -14,7 +14,8 @@
  * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
  * saves it back with this run's pages added; FILE.digests beside it keeps the payload
  * digests of the kept pages, so exact duplicates of earlier runs become revisits too; the
- * index lock (cli_index_lock) is held from loading both to saving both. Memory: one
+ * index lock (cli_index_lock) is held from loading both to saving both, and the two carry
+ * one generation, checked and repaired on load ("HOW IT WORKS" above kept_load). Memory: one
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
