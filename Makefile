@@ -78,7 +78,7 @@ LIBCRAWLER := $(BUILD)/libcrawler.a
 LIBS_ALL   := $(LIBCRAWLER) $(LIBEXTRACT) $(LIBDEDUP)
 LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
-.PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps \
+.PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps stress \
         install clean help format
 
 all: $(BUILD)/simcrawl ## build ./simcrawl and the three static libraries (installs missing -dev packages)
@@ -153,6 +153,11 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 	@SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+
+STRESS_RUNS ?= 200
+STRESS_PAGES ?= 400
+stress: $(BUILD)/simcrawl ## kill campaign (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each
+	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)

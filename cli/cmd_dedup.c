@@ -14,7 +14,8 @@
  * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
  * saves it back with this run's pages added; FILE.digests beside it keeps the payload
  * digests of the kept pages, so exact duplicates of earlier runs become revisits too; the
- * index lock (cli_index_lock) is held from loading both to saving both. Memory: one
+ * index lock (cli_index_lock) is held from loading both to saving both, and the two carry
+ * one generation, checked and repaired on load ("HOW IT WORKS" above kept_load). Memory: one
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
@@ -48,6 +49,7 @@ struct kept {
     struct kept *next;
     uint64_t hash;
     uint64_t fp;
+    uint64_t gen; /* the pair generation of the save that first wrote it (0: older files) */
     char digest[CRAWL_DIGEST_SIZE];
     char *record_id, *uri, *date; /* one allocation after the struct */
 };
@@ -65,6 +67,14 @@ struct dd {
     struct kept **tab;
     size_t tab_size, n_kept;
     int kept_full_warned;
+    /* the pair (FILE + FILE.digests): the generation this run saves, and the index
+     * documents [nodig_from, nodig_to) whose digests were lost (digests older than the
+     * index), their fingerprints sorted: a page with one of them may be an exact duplicate */
+    uint64_t gen;
+    uint32_t nodig_from, nodig_to;
+    uint64_t *nodig_fp;
+    size_t n_nodig_fp;
+    uint64_t n_nodig_kept; /* pages kept in full for that reason */
     /* a request record waiting for its response */
     int pending;
     char *pend_header, *pend_block;
@@ -246,7 +256,7 @@ static struct kept *kept_find(struct dd *d, const char *digest)
 
 /* 0, or -1 when out of memory (the page is then simply not remembered). */
 static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *id, const char *uri,
-                    const char *date)
+                    const char *date, uint64_t gen)
 {
     if (d->n_kept >= DIGESTS_MAX) {
         if (!d->kept_full_warned && !d->quiet)
@@ -281,6 +291,7 @@ static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *i
         return -1;
     k->hash = XXH3_64bits(digest, strlen(digest));
     k->fp = fp;
+    k->gen = gen;
     snprintf(k->digest, sizeof k->digest, "%s", digest);
     k->record_id = (char *)(k + 1);
     k->uri = k->record_id + il;
@@ -305,26 +316,55 @@ static void kept_free(struct dd *d)
         }
     }
     free(d->tab);
+    free(d->nodig_fp);
+    d->nodig_fp = NULL;
 }
 
 /*
  * The kept pages of earlier runs, beside the index: FILE.digests, a text file
- * "# simcrawl dedup digests 1" then one line per kept page,
- * "DIGEST<TAB>FINGERPRINT<TAB>WARC-DATE<TAB>RECORD-ID<TAB>URI" (record id "-" for an HTML
- * file input), so a later run writes revisit records pointing at the first capture.
+ * "# simcrawl dedup digests 2", then the header lines "# index-documents N" (the document
+ * count of the FILE saved with it), "# generation G" and, when some are lost,
+ * "# no-digest-documents A B", then one line per kept page,
+ * "DIGEST<TAB>FINGERPRINT<TAB>WARC-DATE<TAB>RECORD-ID<TAB>URI<TAB>GENERATION" (record id "-"
+ * for an HTML file input), so a later run writes revisit records pointing at the first
+ * capture. Version 1 (no generation lines, five fields) is still read.
  */
-#define DIGESTS_MAGIC "# simcrawl dedup digests 1"
+#define DIGESTS_MAGIC "# simcrawl dedup digests 2"
+#define DIGESTS_MAGIC_V1 "# simcrawl dedup digests 1"
 #define DIGESTS_LINE_MAX 16384u
-/*
- * The pair FILE + FILE.digests (issue 12, item 3). Line 2, "# index-documents N", is the
- * document count of the FILE saved with these digests. The digests are renamed into place
- * first, then FILE, so a run killed between the two renames leaves new digests beside the
- * old index (N above its count): loading then drops the digests of pages the index does
- * not hold (that run's, whose WARC output never completed), which gives back the old pair.
- * N below the count is normal (index add, pairs --index add documents without digests);
- * a file without the line (older versions) is not checked.
- */
 #define DIGESTS_DOCS "# index-documents "
+#define DIGESTS_GEN "# generation "
+#define DIGESTS_NODIG "# no-digest-documents "
+/*
+ * HOW IT WORKS: the pair FILE + FILE.digests as one unit (issue 12, item 3).
+ *
+ * Two files cannot be renamed at once, so the pair carries a generation instead: every
+ * save by dedup numbers itself G = max(index generation, digests generation) + 1 and
+ * writes G into both files (FILE's header, format version 4; the digests' "# generation"
+ * line), and every digest line carries the generation of the save that first wrote it.
+ * The digests are renamed into place first, FILE second, so the only states a kill can
+ * leave are (with the lock held throughout, nobody else writes in between):
+ *
+ *   digests G-1, index G-1   killed before the digests' rename: the old pair, consistent.
+ *   digests G,   index G-1   killed between the renames: the digests are one save ahead.
+ *                            Repair: drop the lines of generation > the index's (exactly
+ *                            the killed run's pages, whose documents the index never got;
+ *                            a later exact duplicate must not become a revisit of them).
+ *   digests G,   index G     saved: consistent.
+ *
+ * Digests OLDER than the index (generation below the index's, or missing while the index
+ * has a generation) cannot come from a kill under this order: a digests file restored from
+ * a backup, deleted, or left by a version that renamed FILE first. Payload digests cannot
+ * be rebuilt from the index (it holds fingerprints and ids only), so the index documents
+ * saved since, [N, count), are marked as having lost their digests ("# no-digest-documents",
+ * kept across saves): a page whose fingerprint is one of theirs may be an exact duplicate
+ * whose revisit cannot be written, so it is kept in full ("new") rather than dropped as a
+ * near-duplicate at distance 0: a duplicate capture costs space, a dropped one loses data.
+ * Each repair is said once on stderr. index add and pairs --index keep the generation
+ * (their documents simply have no digest, as before). A version-1 digests file keeps the
+ * older check: its document count above the index's drops the digests of URIs the index
+ * does not hold.
+ */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -348,17 +388,54 @@ static uint64_t *index_id_hashes(const struct dedup_index *idx, size_t *n)
     return h;
 }
 
-/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine.
- * index_path names d->idx (FILE) in the diagnostic of a repaired pair. */
+/* 0, or -1 on a value that is not a whole number 0..max. */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* The fingerprints of the documents whose digests were lost, sorted (d->nodig_fp). */
+static int nodig_prepare(struct dd *d)
+{
+    uint32_t count = dedup_index_doc_count(d->idx);
+    if (d->nodig_to > count)
+        d->nodig_to = count;
+    if (d->nodig_from >= d->nodig_to) {
+        d->nodig_from = d->nodig_to = 0;
+        return 0;
+    }
+    d->n_nodig_fp = d->nodig_to - d->nodig_from;
+    d->nodig_fp = malloc(d->n_nodig_fp * sizeof *d->nodig_fp);
+    if (!d->nodig_fp)
+        return -1;
+    for (size_t i = 0; i < d->n_nodig_fp; i++)
+        d->nodig_fp[i] = dedup_index_fingerprint(d->idx, d->nodig_from + (uint32_t)i);
+    qsort(d->nodig_fp, d->n_nodig_fp, sizeof *d->nodig_fp, cmp_u64);
+    return 0;
+}
+
+/* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine
+ * (repaired as digests older than the index when the index has a generation). Sets d->gen
+ * to the generation this run saves. index_path names d->idx (FILE) in the diagnostics. */
 static int kept_load(struct dd *d, const char *path, const char *index_path)
 {
-    uint64_t *ids = NULL; /* set when the digests are newer than the index: the filter */
+    uint64_t *ids = NULL; /* version 1 with digests newer than the index: the URI filter */
     size_t nids = 0;
     unsigned long dropped = 0;
+    uint64_t igen = dedup_index_pair_generation(d->idx), dgen = 0, ndocs = 0;
+    uint32_t count = dedup_index_doc_count(d->idx);
+    int version = 0, have_docs = 0;
     FILE *f = fopen(path, "r");
-    if (!f) {
-        if (errno == ENOENT)
-            return 0;
+    if (!f && errno != ENOENT) {
         cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
@@ -367,46 +444,71 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
     ssize_t n;
     unsigned long lineno = 0, bad = 0;
     int rc = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
+    while (f && (n = getline(&line, &cap, f)) > 0) {
         lineno++;
         if (n && line[n - 1] == '\n')
             line[--n] = '\0';
         if (lineno == 1) {
-            if (strcmp(line, DIGESTS_MAGIC) != 0) {
+            version = strcmp(line, DIGESTS_MAGIC) == 0 ? 2 : strcmp(line, DIGESTS_MAGIC_V1) == 0;
+            if (!version) {
                 cli_error(CMD, "%s: not a simcrawl digests file (first line)", path);
                 rc = -1;
                 break;
             }
             continue;
         }
-        if (lineno == 2 && strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0) {
-            long docs;
-            if (cli_parse_long(line + strlen(DIGESTS_DOCS), 0, DEDUP_INDEX_MAX_DOCS, &docs) == 0 &&
-                (uint64_t)docs > dedup_index_doc_count(d->idx)) {
-                ids = index_id_hashes(d->idx, &nids);
-                if (!ids) {
-                    cli_error(CMD, "%s: out of memory", path);
-                    rc = -1;
-                    break;
+        if (line[0] == '#') {
+            uint64_t a, b;
+            char *sp;
+            if (strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0 &&
+                parse_u64(line + strlen(DIGESTS_DOCS), DEDUP_INDEX_MAX_DOCS, &a) == 0) {
+                ndocs = a;
+                have_docs = 1;
+                if (version == 1 && a > count) {
+                    ids = index_id_hashes(d->idx, &nids);
+                    if (!ids) {
+                        cli_error(CMD, "%s: out of memory", path);
+                        rc = -1;
+                        break;
+                    }
                 }
+            } else if (version == 2 && strncmp(line, DIGESTS_GEN, strlen(DIGESTS_GEN)) == 0 &&
+                       parse_u64(line + strlen(DIGESTS_GEN), UINT64_MAX - 1, &a) == 0) {
+                dgen = a;
+            } else if (version == 2 &&
+                       strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
+                       (sp = strchr(line + strlen(DIGESTS_NODIG), ' ')) != NULL) {
+                *sp = '\0';
+                if (parse_u64(line + strlen(DIGESTS_NODIG), DEDUP_INDEX_MAX_DOCS, &a) == 0 &&
+                    parse_u64(sp + 1, DEDUP_INDEX_MAX_DOCS, &b) == 0 && a < b) {
+                    d->nodig_from = (uint32_t)a;
+                    d->nodig_to = (uint32_t)b;
+                }
+            } else if (bad++ < 5) {
+                cli_error(CMD, "%s:%lu: unknown header line skipped", path, lineno);
             }
             continue;
         }
-        char *field[5];
-        int k = 0;
+        char *field[6];
+        int nf = version == 2 ? 6 : 5, k = 0;
         char *p = line;
-        for (; k < 5 && p; k++) {
+        for (; k < nf && p; k++) {
             field[k] = p;
-            p = k < 4 ? strchr(p, '\t') : NULL;
+            p = k < nf - 1 ? strchr(p, '\t') : NULL;
             if (p)
                 *p++ = '\0';
         }
-        uint64_t fp;
-        if ((size_t)n > DIGESTS_LINE_MAX || k != 5 || strncmp(field[0], "sha1:", 5) != 0 ||
+        uint64_t fp, gen = 0;
+        if ((size_t)n > DIGESTS_LINE_MAX || k != nf || strncmp(field[0], "sha1:", 5) != 0 ||
             strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
-            dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0) {
+            dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0 ||
+            (nf == 6 && parse_u64(field[5], UINT64_MAX - 1, &gen) != 0)) {
             if (bad++ < 5)
                 cli_error(CMD, "%s:%lu: malformed line skipped", path, lineno);
+            continue;
+        }
+        if (version == 2 && dgen > igen && gen > igen) {
+            dropped++; /* written by a save whose index never got into place */
             continue;
         }
         if (ids) {
@@ -417,28 +519,58 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
             }
         }
         if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4],
-                     field[2]) != 0) {
+                     field[2], gen) != 0) {
             cli_error(CMD, "%s: out of memory", path);
             rc = -1;
             break;
         }
     }
-    if (rc == 0 && ferror(f)) {
+    if (f && rc == 0 && ferror(f)) {
         cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
         rc = -1;
     }
-    if (rc == 0 && ids)
+    if (rc == 0 && version == 1 && ids)
         cli_error(CMD, "%s is newer than %s (a run was stopped between saving the two): "
                   "dropped the digests of %lu pages the index does not hold", path, index_path,
                   dropped);
+    if (rc == 0 && version == 2 && dgen > igen)
+        cli_error(CMD, "%s is newer than %s (generation %llu, the index's %llu: a run was "
+                  "killed between saving the two): dropped the digests of %lu pages of that "
+                  "run", path, index_path, (unsigned long long)dgen, (unsigned long long)igen,
+                  dropped);
+    if (rc == 0 && igen > 0 && (!f || (version == 2 && dgen < igen))) {
+        /* older digests: the documents saved since have lost theirs */
+        uint32_t from = !f ? 0 : have_docs && ndocs < count ? (uint32_t)ndocs : count;
+        if (from < count) {
+            if (d->nodig_from < d->nodig_to && d->nodig_from < from)
+                from = d->nodig_from;
+            d->nodig_from = from;
+            d->nodig_to = count;
+            cli_error(CMD, "%s is %s %s (generation %llu, the index's %llu): the payload "
+                      "digests of documents %u..%u are lost; a page with the fingerprint of "
+                      "one of them is kept in full, not decided near-duplicate",
+                      path, f ? "older than" : "missing beside", index_path,
+                      (unsigned long long)dgen, (unsigned long long)igen, from, count - 1);
+        } else {
+            cli_error(CMD, "%s is older than %s (generation %llu, the index's %llu); no "
+                      "document was added since: nothing is lost", path, index_path,
+                      (unsigned long long)dgen, (unsigned long long)igen);
+        }
+    }
+    if (rc == 0 && nodig_prepare(d) != 0) {
+        cli_error(CMD, "%s: out of memory", path);
+        rc = -1;
+    }
+    d->gen = (dgen > igen ? dgen : igen) + 1;
     free(ids);
     free(line);
-    fclose(f);
+    if (f)
+        fclose(f);
     return rc;
 }
 
-/* Writes the table to path (path.tmp.PID, fsync, renamed over, fsync of the directory).
- * The caller holds the index lock. 0, or -1 after a diagnostic. */
+/* Writes the table to path (path.tmp.PID, fsync, renamed over, fsync of the directory),
+ * with generation d->gen. The caller holds the index lock. 0, or -1 after a diagnostic. */
 static int kept_save(struct dd *d, const char *path)
 {
     size_t tl = strlen(path) + 32;
@@ -447,13 +579,21 @@ static int kept_save(struct dd *d, const char *path)
         return -1;
     /* PATH.tmp.PID: a name the next holder of the index lock removes if we are killed */
     snprintf(tmp, tl, "%s.tmp.%ld", path, (long)getpid());
+    dedup_crash_point("digests-before-write");
     FILE *f = fopen(tmp, "w");
     if (!f) {
         cli_error(CMD, "cannot write %s: %s", tmp, strerror(errno));
         free(tmp);
         return -1;
     }
-    fprintf(f, "%s\n%s%u\n", DIGESTS_MAGIC, DIGESTS_DOCS, dedup_index_doc_count(d->idx));
+    fprintf(f, "%s\n%s%u\n%s%llu\n", DIGESTS_MAGIC, DIGESTS_DOCS, dedup_index_doc_count(d->idx),
+            DIGESTS_GEN, (unsigned long long)d->gen);
+    if (d->nodig_from < d->nodig_to)
+        fprintf(f, "%s%u %u\n", DIGESTS_NODIG, d->nodig_from, d->nodig_to);
+    if (getenv("SIMCRAWL_CRASH_AT")) {
+        fflush(f); /* a temporary file cut short */
+        dedup_crash_point("digests-partial-write");
+    }
     for (size_t i = 0; i < d->tab_size; i++)
         for (const struct kept *k = d->tab[i]; k; k = k->next) {
             if (strpbrk(k->uri, "\t\n") || strpbrk(k->record_id, "\t\n") ||
@@ -461,12 +601,14 @@ static int kept_save(struct dd *d, const char *path)
                 continue; /* cannot be written on one line: not remembered */
             char hex[17];
             dedup_fingerprint_format(k->fp, hex);
-            fprintf(f, "%s\t%s\t%s\t%s\t%s\n", k->digest, hex, *k->date ? k->date : "-",
-                    *k->record_id ? k->record_id : "-", k->uri);
+            fprintf(f, "%s\t%s\t%s\t%s\t%s\t%llu\n", k->digest, hex, *k->date ? k->date : "-",
+                    *k->record_id ? k->record_id : "-", k->uri, (unsigned long long)k->gen);
         }
     int bad = ferror(f) != 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
     if (fclose(f) != 0)
         bad = 1;
+    if (!bad)
+        dedup_crash_point("digests-after-fsync");
     if (bad || rename(tmp, path) != 0) {
         cli_error(CMD, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
@@ -474,11 +616,13 @@ static int kept_save(struct dd *d, const char *path)
         return -1;
     }
     free(tmp);
+    dedup_crash_point("digests-after-rename");
     int derr = dedup_fsync_dir(path);
     if (derr) {
         cli_error(CMD, "cannot fsync the directory of %s: %s", path, strerror(derr));
         return -1;
     }
+    dedup_crash_point("digests-saved");
     return 0;
 }
 
@@ -696,6 +840,13 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     uint64_t fp = res.fingerprint;
     l->has_fp = 1;
     l->fp = fp;
+    if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
+        /* maybe an exact duplicate of a page whose digest was lost (kept_load): keep it */
+        snprintf(reason, CLI_MESSAGE_MAX, "the fingerprint of an index document whose "
+                 "payload digest was lost: kept in full");
+        d->n_nodig_kept++;
+        goto keep;
+    }
     uint32_t doc;
     unsigned dist;
     enum dedup_code code;
@@ -714,6 +865,7 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_fp_result_release(&res);
         return "near-duplicate";
     }
+keep:
     if (tpl)
         count_blocks(d, tpl, host, &res);
     cli_fp_result_release(&res);
@@ -722,7 +874,7 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(code));
         d->status = CLI_RUNTIME;
     }
-    if (kept_add(d, digest, fp, record_id, uri, date) != 0) {
+    if (kept_add(d, digest, fp, record_id, uri, date, d->gen) != 0) {
         cli_error(CMD, "out of memory remembering kept pages");
         d->status = CLI_RUNTIME;
     }
@@ -1208,9 +1360,11 @@ int cmd_dedup(int argc, char **argv)
         }
     }
     if (index_path) {
-        /* digests first, then the index: a kill between the two renames leaves digests
-         * that name more documents than the index, which the next load repairs (kept_load) */
+        /* digests first, then the index, both with generation d.gen: a kill between the
+         * two renames leaves digests one generation ahead, which the next load repairs
+         * (kept_load, "HOW IT WORKS") */
         struct dedup_file_error fe = {0};
+        dedup_index_set_pair_generation(d.idx, d.gen);
         if (kept_save(&d, digests_path) != 0) {
             d.status = CLI_RUNTIME;
         } else {
@@ -1223,6 +1377,7 @@ int cmd_dedup(int argc, char **argv)
         }
     }
     free(digests_path);
+    dedup_crash_point("pair-saved");
     dedup_lock_release(lock); /* both files are in place (or the run failed) */
     if (d.log) {
         int bad = ferror(d.log) || fflush(d.log) != 0;
@@ -1244,6 +1399,10 @@ int cmd_dedup(int argc, char **argv)
             (unsigned long long)d.n_near, (unsigned long long)d.n_exact,
             (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
             (unsigned long long)d.n_errors);
+        if (d.n_nodig_kept)
+            fprintf(stderr, "dedup: %llu pages kept in full: the fingerprint of an index "
+                    "document whose payload digest was lost\n",
+                    (unsigned long long)d.n_nodig_kept);
     }
     free(d.pend_header);
     free(d.pend_block);

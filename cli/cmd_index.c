@@ -183,15 +183,20 @@ static int cmd_stats(int argc, char **argv)
         cli_put_json_string(stdout, design, strlen(design));
         printf(", \"directory_bits\": %u, \"bucket_min\": %llu, \"bucket_median\": %llu, "
                "\"bucket_p99\": %llu, \"bucket_max\": %llu, \"candidates_per_probe\": %.3f, "
-               "\"table_bytes_per_fingerprint\": %.2f, \"file_bytes_per_document\": %.2f}\n",
+               "\"table_bytes_per_fingerprint\": %.2f, \"file_bytes_per_document\": %.2f, "
+               "\"pair_generation\": %llu}\n",
                s.dir_bits, (unsigned long long)s.bucket_min,
                (unsigned long long)s.bucket_median, (unsigned long long)s.bucket_p99,
-               (unsigned long long)s.bucket_max, s.candidates_per_probe, per_fp, per_doc);
+               (unsigned long long)s.bucket_max, s.candidates_per_probe, per_fp, per_doc,
+               (unsigned long long)dedup_index_pair_generation(idx));
     } else {
         printf("file: %s\n", file);
         printf("format version: %u\n", DEDUP_INDEX_FORMAT_VERSION);
         printf("size: %lld bytes\n", (long long)fst.st_size);
         printf("documents: %llu\n", (unsigned long long)s.docs);
+        /* the generation of FILE.digests saved with it by dedup (0: none) */
+        printf("pair generation: %llu\n",
+               (unsigned long long)dedup_index_pair_generation(idx));
         printf("distinct fingerprints: %llu\n", (unsigned long long)s.distinct);
         printf("k: %u\n", dedup_index_k(idx));
         printf("design: %s\n", design);

@@ -405,14 +405,14 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
 
 /* ==== the index file ==== */
 /*
- * docs/INDEX-FORMAT.md (format version 3) is the specification: magic "SIMCRIDX", version,
+ * docs/INDEX-FORMAT.md (format version 4) is the specification: magic "SIMCRIDX", version,
  * little-endian fields, a header with the design, counts and XXH3-64 checksums, then the
  * sections documents, ids, fingerprint lists, tables and (optional) the site templates. Loading maps the file read-only
  * (mmap); adding to a loaded index copies what it extends. Saving writes a temporary file
  * beside the target and renames it over, so a reader never sees half a file.
  */
 #define DEDUP_INDEX_MAGIC "SIMCRIDX"
-#define DEDUP_INDEX_FORMAT_VERSION 3u /* written: 3, the template section; reads 2 and 3 */
+#define DEDUP_INDEX_FORMAT_VERSION 4u /* written: 4, the pair generation; reads 2, 3 and 4 */
 #define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
 
 /* Where loading or saving went wrong. */
@@ -421,6 +421,22 @@ struct dedup_file_error {
     const char *what; /* static lower-case description, "" when none */
     int os_error;     /* errno of a failed system call (DEDUP_EIO), else 0 */
 };
+
+/* The pair generation (docs/INDEX-FORMAT.md, "The index and its digests"): the generation
+ * of the PATH.digests file that `simcrawl dedup` saved with this index, 0 when none (a new
+ * index, or one read from format version 2 or 3). Other writers (index add, pairs --index)
+ * load and save it unchanged, so their documents do not break the pair. */
+uint64_t dedup_index_pair_generation(const struct dedup_index *idx);
+void dedup_index_set_pair_generation(struct dedup_index *idx, uint64_t gen);
+
+/*
+ * Named crash points for kill tests: when the environment variable SIMCRAWL_CRASH_AT
+ * equals name, the process kills itself with SIGKILL (no cleanup, no atexit, no flush:
+ * what kill -9 does). Compiled into every build: a getenv() per point, a handful per save,
+ * so the binary that is tested is the binary that ships. The names are listed in
+ * docs/INDEX-FORMAT.md ("Crash points").
+ */
+void dedup_crash_point(const char *name);
 
 /* fsyncs the directory that holds path, so that a rename into it survives a power cut.
  * 0, or an errno value. */

@@ -1,11 +1,12 @@
 /*
- * The saved index file (docs/INDEX-FORMAT.md, format version 2): a 128-byte header
- * (magic "SIMCRIDX", version, design, counts, XXH3-64 checksums of header and body), then
- * the sections documents, ids, fingerprint lists and tables, each 8-byte aligned, every
- * integer little-endian. The layout is fixed by the counts, so a loader computes every
- * section's offset and maps the file read-only: the arrays of the index point straight
- * into the mapping (zero copy); adding to it copies the document arrays first, and the
- * next compaction replaces the tables with new ones (copy-on-extend).
+ * The saved index file (docs/INDEX-FORMAT.md, format version 4): a 128-byte header
+ * (magic "SIMCRIDX", version, design, counts, XXH3-64 checksums of header and body, the
+ * pair generation), then the sections documents, ids, fingerprint lists and tables, each
+ * 8-byte aligned, every integer little-endian. The layout is fixed by the counts, so a
+ * loader computes every section's offset and maps the file read-only: the arrays of the
+ * index point straight into the mapping (zero copy); adding to it copies the document
+ * arrays first, and the next compaction replaces the tables with new ones (copy-on-extend).
+ * Versions 2 and 3 are read as well (no pair generation: 0).
  *
  * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
  * checked before use, so a damaged or forged file gives an error naming the offset of the
@@ -14,13 +15,16 @@
  * fsyncs the directory, so a reader maps the old file or the new one, never part of one,
  * and a power cut after a save returned keeps the new file. Writers serialise with the
  * lock of dedup/indexlock.c; the one that next holds it removes a killed writer's
- * PATH.tmp.PID.
+ * PATH.tmp.PID. The save passes the named crash points index-before-write,
+ * index-partial-write, index-after-fsync, index-after-rename and index-saved
+ * (dedup_crash_point, SIMCRAWL_CRASH_AT) for the kill tests.
  */
 #include "dedup/dedup_int.h"
 #include "dedup/index_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +34,8 @@
 #include <xxhash.h>
 
 #define HDR_SIZE 128u
-#define HDR_CHECKED 80u /* the header checksum covers bytes [0, 80) */
+#define HDR_CHECKED 80u /* the header checksum covers bytes [0, 80) (and [88, 128) in v4) */
+#define HDR_PAIR_GEN 96u /* u64 pair generation (version 4) */
 
 /* Byte offsets of the sections, computed from the header counts. */
 struct layout {
@@ -98,6 +103,36 @@ static void wr64(uint8_t *p, uint64_t v)
 {
     wr32(p, (uint32_t)v);
     wr32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* The header checksum: XXH3-64 of bytes [0, 80) in versions 2 and 3; of all 128 bytes
+ * with the checksum field [80, 88) taken as zero in version 4, so the template size and the
+ * pair generation are covered as well. */
+static uint64_t hdr_checksum(const uint8_t *hdr, uint32_t version)
+{
+    if (version < 4)
+        return XXH3_64bits(hdr, HDR_CHECKED);
+    uint8_t h[HDR_SIZE];
+    memcpy(h, hdr, HDR_SIZE);
+    memset(h + HDR_CHECKED, 0, 8);
+    return XXH3_64bits(h, HDR_SIZE);
+}
+
+void dedup_crash_point(const char *name)
+{
+    const char *at = getenv("SIMCRAWL_CRASH_AT");
+    if (at && strcmp(at, name) == 0)
+        raise(SIGKILL);
+}
+
+uint64_t dedup_index_pair_generation(const struct dedup_index *idx)
+{
+    return idx->pair_gen;
+}
+
+void dedup_index_set_pair_generation(struct dedup_index *idx, uint64_t gen)
+{
+    idx->pair_gen = gen;
 }
 
 void ix_unmap(struct dedup_index *idx)
@@ -197,6 +232,7 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         goto fail;
     }
     snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
+    dedup_crash_point("index-before-write");
     f = fopen(tmp, "wb");
     if (!f) {
         rc = DEDUP_EIO;
@@ -222,6 +258,10 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     }
     put(&w, idx->id_bytes, idx->id_len);
     pad8(&w);
+    if (getenv("SIMCRAWL_CRASH_AT")) {
+        fflush(f); /* a temporary file cut short, header still zero */
+        dedup_crash_point("index-partial-write");
+    }
     put(&w, idx->head, distinct * 4);
     pad8(&w);
     put(&w, idx->tail, distinct * 4);
@@ -254,7 +294,8 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     wr64(hdr + 64, l.end);
     wr64(hdr + 72, XXH3_64bits_digest(w.st));
     wr64(hdr + 88, tpl_len);
-    wr64(hdr + 80, XXH3_64bits(hdr, HDR_CHECKED));
+    wr64(hdr + HDR_PAIR_GEN, idx->pair_gen);
+    wr64(hdr + 80, hdr_checksum(hdr, DEDUP_INDEX_FORMAT_VERSION));
     if (w.failed || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE ||
         fflush(f) != 0 || fsync(fileno(f)) != 0) {
         rc = DEDUP_EIO;
@@ -271,12 +312,14 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         goto fail;
     }
     f = NULL;
+    dedup_crash_point("index-after-fsync");
     if (rename(tmp, path) != 0) {
         rc = DEDUP_EIO;
         err->os_error = errno;
         err->what = "cannot rename the temporary file over the index";
         goto fail;
     }
+    dedup_crash_point("index-after-rename");
     int derr = dedup_fsync_dir(path);
     if (derr) {
         free(tmp);
@@ -286,6 +329,7 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         err->what = "cannot fsync the directory of the index";
         goto fail;
     }
+    dedup_crash_point("index-saved");
     free(tmp);
     free(tpl);
     XXH3_freeState(w.st);
@@ -322,8 +366,9 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
              "format version 1 holds fingerprints of an older definition (docs/FINGERPRINT.md "
              "version 1); rebuild the index with 'simcrawl index add'");
     uint32_t version = rd32(p + 8);
-    if (version != 2 && version != DEDUP_INDEX_FORMAT_VERSION)
-        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads versions 2 and 3)");
+    if (version < 2 || version > DEDUP_INDEX_FORMAT_VERSION)
+        FAIL(DEDUP_EVERSION, 8,
+             "unsupported format version (this build reads versions 2, 3 and 4)");
     if (len < HDR_SIZE)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
     if (!host_is_le())
@@ -332,11 +377,13 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EINVAL, 0, "index data is not 8-byte aligned in memory");
     if (rd32(p + 12) != HDR_SIZE)
         FAIL(DEDUP_EFORMAT, 12, "header size is not 128");
-    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + 80) != XXH3_64bits(p, HDR_CHECKED))
+    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + 80) != hdr_checksum(p, version))
         FAIL(DEDUP_ECHECKSUM, 80, "header checksum does not match the header");
     /* version 2 has no template section: its bytes 88..96 are reserved (zero) as well */
     uint64_t tpl_bytes = rd64(p + 88);
-    for (unsigned i = 96; i < HDR_SIZE; i++)
+    /* versions 2 and 3: bytes 96..128 reserved; version 4: the pair generation at 96 */
+    uint64_t pair_gen = version >= 4 ? rd64(p + HDR_PAIR_GEN) : 0;
+    for (unsigned i = version >= 4 ? HDR_PAIR_GEN + 8 : HDR_PAIR_GEN; i < HDR_SIZE; i++)
         if (p[i])
             FAIL(DEDUP_EFORMAT, i, "reserved header bytes are not zero");
     if (version == 2 && tpl_bytes)
@@ -471,6 +518,7 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
     idx->head = (uint32_t *)(uintptr_t)head;
     idx->tail = (uint32_t *)(uintptr_t)tail;
     idx->dir_bits = dir_bits;
+    idx->pair_gen = pair_gen;
     *out = idx;
     return DEDUP_OK;
 fail:

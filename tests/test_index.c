@@ -402,6 +402,7 @@ static void test_index_save_load_roundtrip(void)
     CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
     CU_ASSERT_EQUAL(dedup_index_doc_count(idx), n);
     CU_ASSERT_EQUAL(dedup_index_design(idx)->tables, 10);
+    CU_ASSERT_EQUAL(dedup_index_pair_generation(idx), 0); /* none set */
     size_t len;
     CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 4321, &len), "doc4321");
     CU_ASSERT_EQUAL(len, 7);
@@ -438,11 +439,16 @@ static void test_index_reopen_and_add(void)
         }
         CU_ASSERT_EQUAL(bad, 0);
         CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 12, NULL), "doc12");
+        /* the pair generation is kept by a writer that does not set it (round 1) */
+        CU_ASSERT_EQUAL(dedup_index_pair_generation(idx), round ? 0x123456789abcdefull : 0);
+        if (!round)
+            dedup_index_set_pair_generation(idx, 0x123456789abcdefull);
         CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
         dedup_index_free(idx);
     }
     CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &idx, NULL), DEDUP_OK);
     CU_ASSERT_EQUAL(dedup_index_doc_count(idx), n);
+    CU_ASSERT_EQUAL(dedup_index_pair_generation(idx), 0x123456789abcdefull);
     check_pairs(idx, v, n, 3, 2);
     dedup_index_free(idx);
     unlink(path);
@@ -502,14 +508,30 @@ static void test_index_corrupt_files(void)
     /* another version */
     uint8_t *c = malloc(len);
     memcpy(c, b, len);
-    c[8] = 4;
+    c[8] = 5;
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
     CU_ASSERT_EQUAL(err.offset, 8);
+    c[8] = 3; /* version 3 (no pair generation) still reads */
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
+    c[96] = 1; /* in version 3, bytes 96..128 are reserved */
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.offset, 96);
+    c[96] = 0;
     c[8] = 2; /* version 2 (no template section) still reads: an empty table */
     CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
     c[8] = 1; /* version 1: older fingerprints, rebuild */
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
     CU_ASSERT(strstr(err.what, "rebuild") != NULL);
+    /* version 4: the pair generation at 96 is covered by the header checksum; 104.. reserved */
+    memcpy(c, b, len);
+    c[96] ^= 1;
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_ECHECKSUM);
+    CU_ASSERT_EQUAL(err.offset, 80);
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
+    c[96] ^= 1;
+    c[104] = 1;
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.offset, 104);
     /* a flipped body byte: checksum */
     memcpy(c, b, len);
     c[len / 2] ^= 0x40;

@@ -76,16 +76,29 @@ if [ -s "$DD/site.warc.gz" ]; then
     # --index: a second run against the first run's index keeps nothing new
     expect_status 0 "dedup --index first run" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"
     [ -s "$DD/idx" ] && ok || bad "dedup: --index file not written"
-    expect_grep "^# simcrawl dedup digests 1" "$DD/idx.digests" "digests of kept pages saved beside the index"
+    expect_grep "^# simcrawl dedup digests 2" "$DD/idx.digests" "digests of kept pages saved beside the index"
     expect_status 0 "dedup --index second run" -- "$SIMCRAWL" dedup --index "$DD/idx" --log "$DD/log3.jsonl" \
         --warc-out "$DD/out3.warc.gz" "$DD/site.warc.gz"
     # pages seen in the first run come back as exact duplicates (revisits), b.html as near
     expect_grep " 0 new, 1 near-duplicate, 3 exact-duplicate, 13 passed, 1 dropped" "$TMP/err" "second run dedups against the saved index"
     expect_grep '/a.html".*"decision":"exact-duplicate".*"duplicate_of":"http://127.0.0.1:[0-9]*/a.html","distance":0' "$DD/log3.jsonl" "indexed page found again"
     [ "$(gzip -dc "$DD/out3.warc.gz" | grep -c "^WARC-Type: revisit")" = 3 ] && ok || bad "dedup: want 3 revisits against the first run"
-    # an index made without digests (or digests lost): exact copies are near-duplicates at 0
+    # digests lost beside an index saved with them: a page with the fingerprint of an index
+    # document may be an exact duplicate whose revisit cannot be written: kept in full
+    cp "$DD/idx" "$DD/idx.keep"
     rm "$DD/idx.digests"
-    expect_status 0 "dedup --index without digests" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"
+    expect_status 0 "dedup --index without digests" -- "$SIMCRAWL" dedup --index "$DD/idx" --log "$DD/log4.jsonl" "$DD/site.warc.gz"
+    expect_grep "idx.digests is missing beside .*idx (generation 0, the index's 2): the payload digests of documents 0..1 are lost" "$TMP/err" "lost digests named"
+    expect_grep " 3 new, 0 near-duplicate, 1 exact-duplicate" "$TMP/err" "lost digests: pages at distance 0 kept in full"
+    expect_grep "3 pages kept in full: the fingerprint of an index document whose payload digest was lost" "$TMP/err" "lost digests: counted"
+    expect_grep '"decision":"new".*payload digest was lost' "$DD/log4.jsonl" "lost digests: the reason logged"
+    # the window of lost digests is kept across saves; the pages kept in full are revisits now
+    expect_grep "^# no-digest-documents 0 2$" "$DD/idx.digests" "lost digests: the documents recorded"
+    expect_status 0 "dedup --index after lost digests" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"
+    expect_grep " 0 new, 0 near-duplicate, 4 exact-duplicate" "$TMP/err" "lost digests: repaired"
+    # an index without a generation (format 3, or from index add) and no digests: near at 0
+    "$SIMCRAWL" index add "$DD/idx0" "$DD/site/a.html" "$DD/site/d.html" >/dev/null 2>&1
+    expect_status 0 "dedup --index of an index add index" -- "$SIMCRAWL" dedup --index "$DD/idx0" "$DD/site.warc.gz"
     expect_grep " 0 new, 4 near-duplicate, 0 exact-duplicate" "$TMP/err" "without digests: near-duplicates"
     printf 'not a digests file\n' >"$DD/idx.digests"
     expect_status 2 "dedup --index with a bad digests file" -- "$SIMCRAWL" dedup --index "$DD/idx" "$DD/site.warc.gz"

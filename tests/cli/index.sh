@@ -113,9 +113,9 @@ cp "$IX/x.idx" "$IX/flip.idx"
 printf 'X' | dd of="$IX/flip.idx" bs=1 seek=200 conv=notrunc 2>/dev/null
 expect_status 2 "damaged index" -- "$SIMCRAWL" index stats "$IX/flip.idx"
 expect_grep "checksum" "$TMP/err" "checksum mismatch explained"
-cp "$IX/x.idx" "$IX/v4.idx"
-printf '\004' | dd of="$IX/v4.idx" bs=1 seek=8 conv=notrunc 2>/dev/null
-expect_status 2 "other version" -- "$SIMCRAWL" index stats "$IX/v4.idx"
+cp "$IX/x.idx" "$IX/v5.idx"
+printf '\005' | dd of="$IX/v5.idx" bs=1 seek=8 conv=notrunc 2>/dev/null
+expect_status 2 "other version" -- "$SIMCRAWL" index stats "$IX/v5.idx"
 expect_grep "version" "$TMP/err" "version explained"
 cp "$IX/x.idx" "$IX/v1.idx"
 printf '\001' | dd of="$IX/v1.idx" bs=1 seek=8 conv=notrunc 2>/dev/null

@@ -102,7 +102,7 @@ expect_status 0 "pair: dedup run 2" -- "$SIMCRAWL" dedup --quiet --k 0 --min-siz
 cp "$LK/p.idx.before" "$P" # killed after renaming the digests, before renaming the index
 expect_status 0 "pair: dedup after a kill between the renames" -- \
     "$SIMCRAWL" dedup --quiet --k 0 --min-size 0 --index "$P" --log "$LK/pair.jsonl" "$LK/d2copy.html"
-expect_grep "p.idx.digests is newer than .*p.idx (a run was stopped between saving the two): dropped the digests of 1 pages" \
+expect_grep "p.idx.digests is newer than .*p.idx (generation 2, the index's 1: a run was killed between saving the two): dropped the digests of 1 pages of that run" \
     "$TMP/err" "pair: the repair is named"
 expect_grep '"decision":"new"' "$LK/pair.jsonl" "pair: no exact duplicate of a page of the unfinished run"
 expect_grep "^# index-documents 2$" "$P.digests" "pair: consistent again"

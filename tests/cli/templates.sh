@@ -76,7 +76,7 @@ if grep -q "$(cut -c1-16 "$TS/a.txt")" "$TS/fp.txt"; then bad "p01's fingerprint
 # the index keeps the table: made by index add, used by query, saved as version 3
 expect_status 0 "index add with templates" -- "$SIMCRAWL" index add "$TS/x.idx" "$TS/site"
 expect_status 0 "index stats" -- "$SIMCRAWL" index stats "$TS/x.idx"
-expect_grep "format version: 3" "$TMP/out" "index format 3"
+expect_grep "format version: 4" "$TMP/out" "index format 4"
 expect_grep "template hosts: 1," "$TMP/out" "template table saved"
 expect_status 0 "query with the saved table" -- "$SIMCRAWL" query --index "$TS/x.idx" "$TS/site/p07.html"
 if [ "$(wc -l < "$TMP/out")" = 1 ] && grep -q "p07.html	0	" "$TMP/out"; then ok; else
