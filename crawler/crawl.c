@@ -71,7 +71,6 @@ enum crawl_code crawl_verdict_set(char **field, const char *value)
     return CRAWL_OK;
 }
 
-#define VERDICT_MAX_LINKS 100000u /* links kept from one page */
 
 /*
  * HOW IT WORKS (link memo): pages name the same targets again and again (a Sphinx page
@@ -187,9 +186,17 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     e->link = MEMO_INVALID; /* until it is kept */
     char *canon = NULL;
     enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
-    if (rc == CRAWL_EURL || (rc == CRAWL_OK && v->n_links >= VERDICT_MAX_LINKS)) {
+    if (rc == CRAWL_EURL) {
         free(canon);
         v->links_invalid++;
+        return CRAWL_OK;
+    }
+    size_t max_links = v->max_links ? v->max_links : CRAWL_DEFAULT_MAX_LINKS;
+    if (rc == CRAWL_OK && v->n_links >= max_links) { /* over the cap: said in the log */
+        free(canon);
+        v->links_capped++;
+        if (!strstr(v->truncated, "links"))
+            crawl_verdict_truncated(v, "links");
         return CRAWL_OK;
     }
     if (rc != CRAWL_OK)
@@ -212,6 +219,14 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     v->link_priority[v->n_links] = priority;
     e->link = (long)v->n_links++;
     return CRAWL_OK;
+}
+
+void crawl_verdict_truncated(struct crawl_verdict *v, const char *what)
+{
+    size_t n = strlen(v->truncated);
+    if (n && n + 1 < sizeof v->truncated)
+        v->truncated[n++] = ',';
+    snprintf(v->truncated + n, sizeof v->truncated - n, "%s", what);
 }
 
 static void verdict_init(struct crawl_verdict *v, const char *base)
@@ -404,6 +419,7 @@ static void run_job(struct crawl *c, struct job *j)
         .date = r->date,
     };
     verdict_init(&j->verdict, j->item.url);
+    j->verdict.max_links = c->opts.max_links;
     struct crawl_http_msg *msg = NULL;
     if (r->content_encoding && *r->content_encoding &&
         strcmp(r->content_encoding, "identity") != 0) {
@@ -1018,7 +1034,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .fingerprint = v->fingerprint,
                                    .duplicate_of = v->duplicate_of, .distance = v->distance,
                                    .links = enqueued, .error = v->error,
-                                   .relevance = v->relevance, .canonical = v->canonical};
+                                   .relevance = v->relevance, .canonical = v->canonical,
+                                   .truncated = v->truncated[0] ? v->truncated : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
 }

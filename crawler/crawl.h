@@ -730,6 +730,7 @@ uint64_t crawl_fetcher_bytes(const struct crawl_fetcher *fx); /* body bytes rece
 #define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
 #define CRAWL_DEFAULT_MAX_REDIRECTS 10u  /* redirect hops followed from one URL */
 #define CRAWL_DEFAULT_QUEUE 64u          /* fetched pages waiting for a worker, at most */
+#define CRAWL_DEFAULT_MAX_LINKS 100000u  /* links kept from one page */
 #define CRAWL_DEFAULT_ROBOTS_OUTAGE 300.0    /* s a host's URLs are held while its robots.txt
                                                 answers 5xx/429 (RFC 9309 2.3.1.4) */
 #define CRAWL_DEFAULT_ROBOTS_BACKOFF 1.0     /* s before the first robots.txt retry, doubling */
@@ -788,11 +789,17 @@ struct crawl_verdict {
     float *link_priority;
     size_t n_links, cap_links;
     size_t links_invalid; /* not http(s) or malformed: dropped */
+    size_t links_capped;  /* over opts.max_links: dropped, and "links" in truncated */
+    char truncated[32];   /* what a cap cut from the page, comma separated ("links",
+                             "depth", "links,depth"): the log's "truncated" field; "" none */
     const char *base;     /* the page URL (set by the crawler) */
     int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
+    size_t max_links;     /* the crawler's: opts.max_links */
     struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
 };
 
+/* Adds what ("links", "depth") to v->truncated, comma separated. */
+void crawl_verdict_truncated(struct crawl_verdict *v, const char *what);
 /* *field = a copy of value (NULL clears). For duplicate_of, canonical, error. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_set(char **field, const char *value);
 /* Adds a link of the page: resolved against the page URL and canonicalised (on the
@@ -817,6 +824,7 @@ struct crawl_record {
     double relevance;         /* NAN when none */
     const char *canonical;    /* rel=canonical, or NULL */
     const char *location;     /* redirect target (canonical), or NULL */
+    const char *truncated;    /* what a cap cut from the page ("links", "depth", ...), or NULL */
 };
 
 struct crawl_stats {
@@ -847,6 +855,9 @@ struct crawl_opts {
     const char *exclude;   /* ... must not match, or NULL */
     const char *user_agent; /* NULL: CRAWL_DEFAULT_USER_AGENT */
     size_t max_body;       /* 0: CRAWL_DEFAULT_MAX_BODY */
+    size_t max_links;      /* links kept from one page (crawl_verdict_add_link); 0:
+                              CRAWL_DEFAULT_MAX_LINKS; more are dropped and the page's
+                              record says truncated "links" */
     double timeout;        /* s per transfer; 0: the default */
     double connect_timeout;
     long low_speed_bytes, low_speed_time;

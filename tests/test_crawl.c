@@ -1734,6 +1734,59 @@ static void test_cli_zstd_page_links_followed(void)
     free(z);
 }
 
+/* The caps that cut a page (issue 12 item 6): lowered, they cut, and the log line and
+ * stderr say so; under them nothing is said. */
+static const char CAP_HOME[] =
+    PAGE("Canal locks",
+         "The canal climbs forty metres through a flight of seven locks, and the lock keeper "
+         "logs every boat, its length and its draught in a ledger kept in the cottage.",
+         "<a href=\"/c/1.html\">1</a> <a href=\"/c/2.html\">2</a> <a href=\"/c/3.html\">3</a> "
+         "<a href=\"/c/4.html\">4</a> <a href=\"/c/5.html\">5</a>"
+         "<div><div><div><div><div><div><div><div><div><div><div><div>"
+         "<p>Deep in the page a note on the winter stoppages of the canal.</p>"
+         "</div></div></div></div></div></div></div></div></div></div></div></div>");
+
+static void test_cli_caps_logged(void)
+{
+    static const struct test_route routes[] = {
+        {"/", 0, {.status = 200, .content_type = "text/html", .body = CAP_HOME,
+                  .body_len = sizeof CAP_HOME - 1}},
+        {"/c/", TEST_ROUTE_PREFIX, {.status = 404, .content_type = "text/plain", .body = "no",
+                                    .body_len = 2}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char dir[32], file[64];
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-links 2 --max-nesting 10", dir), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"truncated\":\"links,depth\""), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":2"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/1.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/2.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/3.html"), 0);
+    snprintf(file, sizeof file, "%s/err", dir);
+    CU_ASSERT_EQUAL(count_lines(file, "/: links after the 2nd dropped (3 of them; --max-links)",
+                                "simcrawl crawl: http://127.0.0.1:"), 1);
+    CU_ASSERT_EQUAL(count_lines(file, "elements nested deeper than 10 skipped", "(--max-nesting)"),
+                    1);
+    remove_dir(dir);
+    /* the defaults cut nothing here: no field, no warning, every link followed */
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "", dir), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "truncated"), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":5"), 1);
+    snprintf(file, sizeof file, "%s/err", dir);
+    CU_ASSERT_EQUAL(count_lines(file, "dropped", ""), 0);
+    CU_ASSERT_EQUAL(count_lines(file, "skipped", ""), 0);
+    remove_dir(dir);
+    /* bad values: exit 1 naming the option */
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-links 0", dir), 1);
+    snprintf(file, sizeof file, "%s/err", dir);
+    CU_ASSERT_EQUAL(count_lines(file, "--max-links", "1 to 100000000"), 1);
+    remove_dir(dir);
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-nesting x", dir), 1);
+    remove_dir(dir);
+    test_httpd_stop(h);
+}
+
 static const char R_HOME[] =
     PAGE("Garden diary",
          "In March the broad beans went in along the south wall, the onion sets followed a week "
@@ -1854,5 +1907,6 @@ void test_crawl_register(void)
     CU_add_test(s, "test_cli_focused_crawl", test_cli_focused_crawl);
     CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
     CU_add_test(s, "test_cli_zstd_page_links_followed", test_cli_zstd_page_links_followed);
+    CU_add_test(s, "test_cli_caps_logged", test_cli_caps_logged);
     CU_add_test(s, "test_cli_meta_robots_noindex_nofollow", test_cli_meta_robots_noindex_nofollow);
 }
