@@ -169,6 +169,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (cli_parse_long(v, 1024, 1L << 30, &n))
             BAD("bytes, 1024 to 1073741824");
         c->max_body = (size_t)n;
+    } else if (strcmp(name, "max-memory") == 0) {
+        if (cli_parse_long(v, 1L << 20, 1L << 40, &n))
+            BAD("bytes, 1048576 to 1099511627776");
+        c->max_memory = (size_t)n;
     } else if (strcmp(name, "max-links") == 0) {
         if (cli_parse_long(v, 1, CLI_MAX_LINKS_LIMIT, &n))
             BAD("links kept from one page, 1 to 100000000");
@@ -372,6 +376,10 @@ static void usage(FILE *out)
             "  --ca-file FILE         PEM CA certificates to verify https servers with\n"
             "                         (default: the system's bundle)\n"
             "  --max-body BYTES       larger bodies are aborted, logged too large (10 MB)\n"
+            "  --max-memory BYTES     response buffers and decoded bodies held at once, over\n"
+            "                         all transfers and workers (default 268435456, 256 MiB);\n"
+            "                         a transfer that finds no room waits (paused), one that\n"
+            "                         alone is over it fails, logged with the budget\n"
             "  --max-links N          links kept from one page, the first N in document\n"
             "                         order (default 100000); the page's log line then says\n"
             "                         \"truncated\":\"links\" and stderr names the page\n"
