@@ -401,6 +401,8 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
         eo.max_depth = opts->max_depth;
         eo.max_links = opts->max_links;
         ec = extract_doc_parse(html, len, &eo, &doc);
+        if (ec == EXTRACT_OK)
+            out->truncated = extract_doc_truncated(doc, &out->cuts);
         if (ec != EXTRACT_OK) {
             out->stage = CLI_FP_EXTRACT;
             out->extract_code = ec;
@@ -530,6 +532,17 @@ unsigned cli_warn_cuts(const char *cmd, const char *name, const struct extract_d
 {
     struct extract_cuts c;
     unsigned cut = doc ? extract_doc_truncated(doc, &c) : 0;
+    cli_warn_cut(cmd, name, cut, &c, EXTRACT_CUT_LINKS | EXTRACT_CUT_DEPTH, depth_opt);
+    return cut;
+}
+
+void cli_warn_cut(const char *cmd, const char *name, unsigned cut, const struct extract_cuts *cp,
+                  unsigned which, const char *depth_opt)
+{
+    cut &= which;
+    if (!cut)
+        return;
+    struct extract_cuts c = *cp;
     if (cut & EXTRACT_CUT_LINKS) {
         size_t n = c.max_links;
         const char *th = n % 100 >= 11 && n % 100 <= 13 ? "th"
@@ -544,7 +557,6 @@ unsigned cli_warn_cuts(const char *cmd, const char *name, const struct extract_d
         cli_error(cmd, "%s: %zu elements nested deeper than %u skipped, with %zu bytes of "
                        "text (%s)", name, c.deep_elements, c.max_depth, c.deep_text_bytes,
                   depth_opt);
-    return cut;
 }
 
 void cli_fp_result_release(struct cli_fp_result *out)

@@ -103,6 +103,8 @@ struct cli_fp_result {
     uint64_t doc_hash;               /* keep_blocks: hash of the whole token string */
     size_t n_template_blocks;        /* blocks left out as template */
     size_t n_template_tokens;        /* their tokens (not in n_tokens) */
+    unsigned truncated;              /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
+    struct extract_cuts cuts;        /* ... and how much (extract_doc_truncated()) */
 };
 
 /* The host key of a URL for templates: the lower-case host of "scheme://[user@]host[:port]
@@ -155,5 +157,10 @@ int cli_parse_cap(const char *cmd, const char *opt, const char *value, long max,
  */
 unsigned cli_warn_cuts(const char *cmd, const char *name, const struct extract_doc *doc,
                        const char *depth_opt);
+/* The same from a cli_fp_result's truncated and cuts, for the cuts in `which` only
+ * (EXTRACT_CUT_* bits: the fingerprinting commands name the depth cap alone, as they
+ * print no links). */
+void cli_warn_cut(const char *cmd, const char *name, unsigned cut, const struct extract_cuts *c,
+                  unsigned which, const char *depth_opt);
 
 #endif
