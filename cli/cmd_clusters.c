@@ -42,6 +42,9 @@ static void usage(FILE *out)
             "                               [{\"id\": ID, \"distance\": D}, ...]}\n"
             "                             html: one self-contained report page\n"
             "  --fingerprints FILE        also read \"HEX ID\" lines (see simcrawl pairs)\n"
+            "  --max-depth N              skip elements nested deeper than N (default 256);\n"
+            "                             a page cut so is named on stderr. It changes the\n"
+            "                             fingerprints: keep it the same for one index\n"
             "  --no-templates             fingerprint the whole main text of each page (by\n"
             "                             default the blocks repeated on many pages of a host\n"
             "                             are left out: see simcrawl pairs --help)\n"
@@ -101,13 +104,14 @@ int cmd_clusters(int argc, char **argv)
     struct dedup_clusters *c = NULL;
     struct dedup_templates *own = NULL;
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES, formats,
+                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH, formats,
                                 usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
     }
     cli_inputs_init(&in, CMD);
+    in.fp_opts.max_depth = (unsigned)a.max_depth;
     if (!a.no_templates && cli_inputs_learn_templates(&in, NULL, &own) != CLI_OK) {
         status = CLI_RUNTIME;
         goto done;

@@ -59,6 +59,7 @@ struct options {
     double min_relevance;
     int quiet;
     int no_templates;
+    unsigned max_nesting; /* --max-nesting: extract_opts.max_depth */
     const char **seeds;
     size_t n_seeds;
     const char *seeds_file;
@@ -168,6 +169,18 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (cli_parse_long(v, 1024, 1L << 30, &n))
             BAD("bytes, 1024 to 1073741824");
         c->max_body = (size_t)n;
+    } else if (strcmp(name, "max-memory") == 0) {
+        if (cli_parse_long(v, 1L << 20, 1L << 40, &n))
+            BAD("bytes, 1048576 to 1099511627776");
+        c->max_memory = (size_t)n;
+    } else if (strcmp(name, "max-links") == 0) {
+        if (cli_parse_long(v, 1, CLI_MAX_LINKS_LIMIT, &n))
+            BAD("links kept from one page, 1 to 100000000");
+        c->max_links = (size_t)n;
+    } else if (strcmp(name, "max-nesting") == 0) {
+        if (cli_parse_long(v, 1, (long)EXTRACT_MAX_DEPTH_LIMIT, &n))
+            BAD("an element nesting depth, 1 to 1000000");
+        o->max_nesting = (unsigned)n;
     } else if (strcmp(name, "timeout") == 0) {
         if (parse_double(v, 0.1, 3600, &d))
             BAD("seconds, 0.1 to 3600");
@@ -363,6 +376,15 @@ static void usage(FILE *out)
             "  --ca-file FILE         PEM CA certificates to verify https servers with\n"
             "                         (default: the system's bundle)\n"
             "  --max-body BYTES       larger bodies are aborted, logged too large (10 MB)\n"
+            "  --max-memory BYTES     response buffers and decoded bodies held at once, over\n"
+            "                         all transfers and workers (default 268435456, 256 MiB);\n"
+            "                         a transfer that finds no room waits (paused), one that\n"
+            "                         alone is over it fails, logged with the budget\n"
+            "  --max-links N          links kept from one page, the first N in document\n"
+            "                         order (default 100000); the page's log line then says\n"
+            "                         \"truncated\":\"links\" and stderr names the page\n"
+            "  --max-nesting N        elements nested deeper than N are skipped with their\n"
+            "                         text and links (default 256); \"truncated\":\"depth\"\n"
             "  --timeout SECONDS      one transfer at most (default 30)\n"
             "  --connect-timeout S    (default 10)\n"
             "  --workers N            parsing threads (0: one per CPU)\n"
@@ -619,6 +641,8 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
     fo.keep_tokens = run->focused;
+    fo.max_depth = run->o->max_nesting;
+    fo.max_links = run->o->co.max_links;
     if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
         cli_url_host_key(page->url, host);
         fo.host = host;
@@ -643,6 +667,12 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         cli_fp_result_release(&res);
         return rc;
     }
+    /* a cap cut the page: one line on stderr and the log's "truncated" field */
+    unsigned cut = cli_warn_cuts(CMD, page->url, doc, "--max-nesting");
+    if (cut & EXTRACT_CUT_LINKS)
+        crawl_verdict_truncated(v, "links");
+    if (cut & EXTRACT_CUT_DEPTH)
+        crawl_verdict_truncated(v, "depth");
     if (!fp_ok) {
         char msg[300];
         snprintf(msg, sizeof msg, "not fingerprinted: %s", res.message);
@@ -843,6 +873,8 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "canonical", jstr(r->canonical));
     if (r->location)
         json_object_set_new(o, "location", jstr(r->location));
+    if (r->truncated)
+        json_object_set_new(o, "truncated", json_string(r->truncated));
     if (json_dumpf(o, run->log, JSON_COMPACT) == 0)
         fputc('\n', run->log);
     json_decref(o);

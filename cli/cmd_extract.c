@@ -1,15 +1,19 @@
 /*
  * cmd_extract.c: `simcrawl extract [--text|--json|--links] [--base-url URL]
- * [--content-type CT] [--max-bytes N] FILE|-` -- the main text of one page (extract/).
+ * [--content-type CT] [--max-bytes N] [--max-links N] [--max-depth N] FILE|-` -- the main
+ * text of one page (extract/).
  *
  * --text (default) prints the main-content blocks separated by blank lines; --json prints
  * one JSON object (jansson) with title, lang, charset, text, links, canonical, base and
  * meta robots; --links prints one line per link, URL TAB anchor text. The input is read
  * whole, up to --max-bytes (default 64 MiB): larger input is an error, not a truncation.
+ * The extractor's caps (--max-links, --max-depth) do cut: each cut is one warning on stderr
+ * and, with --json, the "truncated" list.
  * Exit status: 0 (also for a page without main text, with a warning on stderr), 1 usage,
  * 2 the input cannot be read or is not HTML (binary, too large).
  */
 #include "cli/cli.h"
+#include "cli/pipeline.h"
 #include "extract/extract.h"
 
 #include <errno.h>
@@ -26,7 +30,8 @@ enum mode { MODE_TEXT, MODE_JSON, MODE_LINKS };
 static void help(void)
 {
     printf("usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
-           "                        [--content-type CT] [--max-bytes N] FILE|-\n\n"
+           "                        [--content-type CT] [--max-bytes N] [--max-links N]\n"
+           "                        [--max-depth N] FILE|-\n\n"
            "Prints the main text of one HTML page (FILE, or - for standard input), without\n"
            "navigation, sidebars, footers, comments, ads and scripts.\n\n"
            "  --text             the main text, blocks separated by blank lines (default)\n"
@@ -39,13 +44,18 @@ static void help(void)
            "  --base-url URL     the page's own URL, for resolving relative links\n"
            "  --content-type CT  the HTTP Content-Type header, for its charset\n"
            "  --max-bytes N      refuse larger input (default %u)\n"
+           "  --max-links N      keep the first N links, drop the rest (default %u)\n"
+           "  --max-depth N      skip elements nested deeper than N, with their text and\n"
+           "                     links (default %u; --max-nesting is the same)\n"
            "  --help             this help\n\n"
            "The charset comes from a byte order mark, --content-type, <meta charset>, else\n"
            "UTF-8 if valid, else windows-1252; the output is always UTF-8.\n"
            "Exit status: 0 success, also for an empty page or one without main text (a\n"
            "warning on stderr says so and the output is empty); 1 usage error; 2 the input\n"
-           "cannot be read, is binary, or is over --max-bytes.\n",
-           (unsigned)EXTRACT_DEFAULT_MAX_BYTES);
+           "cannot be read, is binary, or is over --max-bytes. A page cut by --max-links or\n"
+           "--max-depth is still printed, with one warning on stderr for each cap.\n",
+           (unsigned)EXTRACT_DEFAULT_MAX_BYTES, (unsigned)EXTRACT_DEFAULT_MAX_LINKS,
+           (unsigned)EXTRACT_DEFAULT_MAX_DEPTH);
 }
 
 /* Reads all of f, at most max bytes: 0 ok, 1 too large, -1 read error (errno). */
@@ -130,6 +140,13 @@ static int print_json(const struct extract_doc *doc)
     links = NULL;
     bad |= json_object_set_new(o, "robots", robots);
     robots = NULL;
+    unsigned cut = doc ? extract_doc_truncated(doc, NULL) : 0;
+    json_t *tr = json_array();
+    if (tr && (cut & EXTRACT_CUT_LINKS))
+        bad |= json_array_append_new(tr, json_string("links"));
+    if (tr && (cut & EXTRACT_CUT_DEPTH))
+        bad |= json_array_append_new(tr, json_string("depth"));
+    bad |= json_object_set_new(o, "truncated", tr);
     if (bad)
         goto nomem;
     int rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -152,6 +169,7 @@ int cmd_extract(int argc, char **argv)
     memset(&opts, 0, sizeof opts);
     const char *path = NULL;
     long max_bytes = (long)EXTRACT_DEFAULT_MAX_BYTES;
+    long max_links = (long)EXTRACT_DEFAULT_MAX_LINKS, max_depth = (long)EXTRACT_DEFAULT_MAX_DEPTH;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -168,6 +186,15 @@ int cmd_extract(int argc, char **argv)
             mode = MODE_JSON;
         } else if (strcmp(a, "--links") == 0) {
             mode = MODE_LINKS;
+        } else if (strcmp(a, "--max-links") == 0 || strcmp(a, "--max-depth") == 0 ||
+                   strcmp(a, "--max-nesting") == 0) {
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v)
+                return cli_usage_error(CMD, "%s needs a value", a);
+            int links = strcmp(a, "--max-links") == 0;
+            if (cli_parse_cap(CMD, a, v, links ? CLI_MAX_LINKS_LIMIT : (long)EXTRACT_MAX_DEPTH_LIMIT,
+                              links ? &max_links : &max_depth) != 0)
+                return CLI_USAGE;
         } else if (strcmp(a, "--base-url") == 0 || strcmp(a, "--content-type") == 0 ||
                    strcmp(a, "--max-bytes") == 0) {
             const char *v = cli_opt_value(argc, argv, &i);
@@ -194,6 +221,8 @@ int cmd_extract(int argc, char **argv)
     if (i + 1 < argc)
         return cli_usage_error(CMD, "one page at a time: unexpected '%s'", argv[i + 1]);
     opts.max_bytes = (size_t)max_bytes;
+    opts.max_links = (size_t)max_links;
+    opts.max_depth = (unsigned)max_depth;
 
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
@@ -231,6 +260,7 @@ int cmd_extract(int argc, char **argv)
         cli_error(CMD, "%s: %s", name, extract_strerror(rc));
         return CLI_RUNTIME;
     }
+    cli_warn_cuts(CMD, name, doc, "--max-depth");
     size_t text_len = 0;
     const char *text = extract_doc_text(doc, &text_len);
     if (text_len == 0 && mode != MODE_LINKS)

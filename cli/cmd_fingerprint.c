@@ -37,6 +37,9 @@ static void usage(FILE *out)
             "  --text          inputs are plain UTF-8 text, not HTML\n"
             "  --idf FILE      weight shingles by inverse document frequency from FILE\n"
             "  --idf-out FILE  count document frequencies over the inputs, write an IDF file\n"
+            "  --max-depth N   skip elements nested deeper than N (default 256);\n"
+            "                  a page cut so is named on stderr. It changes the\n"
+            "                  fingerprints: keep it the same for one index\n"
             "  --no-templates  fingerprint the whole main text of each page; by default text\n"
             "                  blocks on >= 3 of the inputs and >= 10%% of them are the\n"
             "                  site's template and are left out (the inputs are read twice;\n"
@@ -119,6 +122,14 @@ int cmd_fingerprint(int argc, char **argv)
             opts.text = 1;
         } else if (strcmp(a, "--no-templates") == 0) {
             no_templates = 1;
+        } else if (strcmp(a, "--max-depth") == 0) {
+            const char *v = cli_opt_value(argc, argv, &i);
+            long d;
+            if (!v)
+                return cli_usage_error(CMD, "%s needs a value", a);
+            if (cli_parse_cap(CMD, a, v, (long)EXTRACT_MAX_DEPTH_LIMIT, &d) != 0)
+                return CLI_USAGE;
+            opts.max_depth = (unsigned)d;
         } else if (strcmp(a, "--idf") == 0 || strcmp(a, "--idf-out") == 0) {
             const char *v = cli_opt_value(argc, argv, &i);
             if (!v)
@@ -193,7 +204,9 @@ int cmd_fingerprint(int argc, char **argv)
 
     for (; i < argc; i++) {
         struct cli_fp_result res;
-        if (read_and_run(argv[i], &opts, &in_data, &in_len, &in_read, &res) != 0) {
+        int got = read_and_run(argv[i], &opts, &in_data, &in_len, &in_read, &res);
+        cli_warn_cut(CMD, argv[i], res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
+        if (got != 0) {
             cli_error(CMD, "%s: %s", argv[i], res.message);
             if (!cli_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;

@@ -43,6 +43,9 @@ static void usage(FILE *out)
             "  --tables N            a new index uses the design with N tables (k=3: 4, 10,\n"
             "                        16 or 20); default: chosen for the number of inputs\n"
             "  --fingerprints FILE   add precomputed \"HEX ID\" lines (see simcrawl pairs)\n"
+            "  --max-depth N         skip elements nested deeper than N (default 256);\n"
+            "                        a page cut so is named on stderr. It changes the\n"
+            "                        fingerprints: keep it the same for one index\n"
             "  --no-templates        fingerprint whole main texts; by default the blocks\n"
             "                        repeated on many pages of a host are counted into the\n"
             "                        index's template table (this batch first, then the\n"
@@ -68,7 +71,7 @@ static int cmd_add(int argc, char **argv)
     struct dedup_templates *own = NULL;
     struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_LOCK_WAIT, NULL,
+                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT, NULL,
                                 usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -80,6 +83,7 @@ static int cmd_add(int argc, char **argv)
     }
     const char *file = a.paths[0];
     cli_inputs_init(&in, CMD);
+    in.fp_opts.max_depth = (unsigned)a.max_depth;
     int missing = 0;
     /* held from before the load until after the save: another writer's documents are
      * either in what we load or added after our save, never overwritten */

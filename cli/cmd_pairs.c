@@ -46,6 +46,9 @@ static void usage(FILE *out)
             "                        index's template table is extended and saved with it\n"
             "  --lock-wait SECONDS   with --index: how long to wait while another writer\n"
             "                        holds FILE.lock (default %ld; 0: fail at once, exit 2)\n"
+            "  --max-depth N         skip elements nested deeper than N (default 256);\n"
+            "                        a page cut so is named on stderr. It changes the\n"
+            "                        fingerprints: keep it the same for one index\n"
             "  --no-templates        fingerprint the whole main text of each page; by default\n"
             "                        text blocks on >= 3 pages and >= 10%% of the pages of\n"
             "                        one host (files: of all the inputs) are the site's\n"
@@ -100,13 +103,14 @@ int cmd_pairs(int argc, char **argv)
     struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
-                                    CLI_ARG_TEMPLATES | CLI_ARG_LOCK_WAIT,
+                                    CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT,
                                 formats, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
     }
     cli_inputs_init(&in, CMD);
+    in.fp_opts.max_depth = (unsigned)a.max_depth;
     uint32_t old_docs = 0;
     int missing = 0;
     if (a.index) {

@@ -36,6 +36,9 @@ static void usage(FILE *out)
             "                        jsonl: one line per page, {\"page\": PAGE, \"fingerprint\":\n"
             "                        HEX, \"matches\": [{\"id\": ID, \"distance\": D}, ...]}\n"
             "  --fingerprints FILE   query with precomputed \"HEX ID\" lines too\n"
+            "  --max-depth N         skip elements nested deeper than N (default 256);\n"
+            "                        a page cut so is named on stderr. It changes the\n"
+            "                        fingerprints: keep it the same for one index\n"
             "  --no-templates        fingerprint whole main texts; by default the template\n"
             "                        blocks saved in the index are left out, as when the\n"
             "                        index was made (the index is not changed)\n"
@@ -93,7 +96,7 @@ int cmd_query(int argc, char **argv)
     struct cli_inputs in;
     struct query_ctx q = {0};
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES, formats,
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH, formats,
                                 usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -108,6 +111,7 @@ int cmd_query(int argc, char **argv)
         return cli_usage_error(CMD, "no page (give PAGE... or --fingerprints FILE)");
     }
     cli_inputs_init(&in, CMD);
+    in.fp_opts.max_depth = (unsigned)a.max_depth;
     in.check_duplicates = 0; /* asking twice about a page is harmless */
     status = cli_index_load(CMD, a.index, 0, &q.idx, NULL);
     if (status != CLI_OK)

@@ -212,6 +212,8 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
     } else {
         got = cli_fingerprint_file(path, &o, &res);
     }
+    if (!in->counting) /* a cut page is named once, in pass 2 */
+        cli_warn_cut(in->cmd, path, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
     if (got != 0) {
         input_note(in, "%s: %s", path, res.message);
         if (!cli_fp_result_too_little_text(&res) && !in->counting)
@@ -625,9 +627,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         size_t nlen = eq ? (size_t)(eq - s) : strlen(s);
         const char *value = NULL;
         static const char *const with_value[] = {"--k", "--format", "--index", "--tables",
-                                                 "--fingerprints", "--lock-wait"};
+                                                 "--fingerprints", "--lock-wait",
+                                                 "--max-depth"};
         int known = -1;
-        for (int w = 0; w < 6; w++)
+        for (int w = 0; w < 7; w++)
             if (strlen(with_value[w]) == nlen && strncmp(s, with_value[w], nlen) == 0)
                 known = w;
         if (known == 1 && !(allowed & CLI_ARG_FORMAT))
@@ -637,6 +640,8 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         if (known == 3 && !(allowed & CLI_ARG_TABLES))
             known = -1;
         if (known == 5 && !(allowed & CLI_ARG_LOCK_WAIT))
+            known = -1;
+        if (known == 6 && !(allowed & CLI_ARG_MAX_DEPTH))
             known = -1;
         if (known < 0)
             return cli_usage_error(cmd, "unknown option '%s'", s);
@@ -674,6 +679,11 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
             if (cli_parse_long(value, 0, CLI_LOCK_WAIT_MAX, &a->lock_wait) != 0)
                 return cli_usage_error(cmd, "--lock-wait must be a whole number of seconds "
                                        "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, value);
+            break;
+        case 6:
+            if (cli_parse_cap(cmd, "--max-depth", value, (long)EXTRACT_MAX_DEPTH_LIMIT,
+                              &a->max_depth) != 0)
+                return CLI_USAGE;
             break;
         default:
             stdin_uses += strcmp(value, "-") == 0;

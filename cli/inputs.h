@@ -109,6 +109,7 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_ARG_NEED_INPUT 8u /* at least one INPUT or --fingerprints FILE */
 #define CLI_ARG_TEMPLATES 16u /* --no-templates */
 #define CLI_ARG_LOCK_WAIT 32u /* --lock-wait SECONDS (commands that write an index) */
+#define CLI_ARG_MAX_DEPTH 64u /* --max-depth N: the extractor's nesting cap (README, Caps) */
 
 #define CLI_LOCK_WAIT_DEFAULT 30L    /* seconds a writer waits for the index lock */
 #define CLI_LOCK_WAIT_MAX 1000000L   /* --lock-wait cap, in seconds (11.5 days) */
@@ -126,6 +127,7 @@ struct cli_args {
     int help;           /* --help was given and printed: exit 0 */
     int no_templates;   /* --no-templates: fingerprint whole main texts */
     long lock_wait;     /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
+    long max_depth;     /* --max-depth N, 1..EXTRACT_MAX_DEPTH_LIMIT; 0 when not given */
 };
 
 /*

@@ -60,8 +60,11 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
             char host[DEDUP_TEMPLATE_MAX_KEY + 1];
             cli_url_host_key(rec->target_uri, host);
             cli_inputs_page_opts(in, host, &po);
-            if (cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res) !=
-                0) {
+            int got = cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res);
+            if (!in->counting)
+                cli_warn_cut(in->cmd, uri, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH,
+                             "--max-depth");
+            if (got != 0) {
                 /* a page without enough text is simply not a document here */
             } else {
                 struct cli_doc d = {uri, strlen(uri), res.fingerprint, host, res.blocks,

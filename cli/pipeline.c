@@ -398,7 +398,11 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
         eo.content_type = content_type;
         eo.base_url = base_url;
         eo.max_bytes = opts->max_bytes;
+        eo.max_depth = opts->max_depth;
+        eo.max_links = opts->max_links;
         ec = extract_doc_parse(html, len, &eo, &doc);
+        if (ec == EXTRACT_OK)
+            out->truncated = extract_doc_truncated(doc, &out->cuts);
         if (ec != EXTRACT_OK) {
             out->stage = CLI_FP_EXTRACT;
             out->extract_code = ec;
@@ -512,6 +516,47 @@ int cli_fp_result_too_little_text(const struct cli_fp_result *out)
     if (out->stage == CLI_FP_EXTRACT)
         return out->extract_code == EXTRACT_EEMPTY || out->extract_code == EXTRACT_ENOTEXT;
     return 0;
+}
+
+int cli_parse_cap(const char *cmd, const char *opt, const char *value, long max, long *out)
+{
+    if (cli_parse_long(value, 1, max, out) != 0) {
+        cli_usage_error(cmd, "%s wants a number from 1 to %ld, not '%s'", opt, max, value);
+        return -1;
+    }
+    return 0;
+}
+
+unsigned cli_warn_cuts(const char *cmd, const char *name, const struct extract_doc *doc,
+                       const char *depth_opt)
+{
+    struct extract_cuts c;
+    unsigned cut = doc ? extract_doc_truncated(doc, &c) : 0;
+    cli_warn_cut(cmd, name, cut, &c, EXTRACT_CUT_LINKS | EXTRACT_CUT_DEPTH, depth_opt);
+    return cut;
+}
+
+void cli_warn_cut(const char *cmd, const char *name, unsigned cut, const struct extract_cuts *cp,
+                  unsigned which, const char *depth_opt)
+{
+    cut &= which;
+    if (!cut)
+        return;
+    struct extract_cuts c = *cp;
+    if (cut & EXTRACT_CUT_LINKS) {
+        size_t n = c.max_links;
+        const char *th = n % 100 >= 11 && n % 100 <= 13 ? "th"
+                         : n % 10 == 1                  ? "st"
+                         : n % 10 == 2                  ? "nd"
+                         : n % 10 == 3                  ? "rd"
+                                                        : "th";
+        cli_error(cmd, "%s: links after the %zu%s dropped (%zu of them; --max-links)", name, n,
+                  th, c.links_dropped);
+    }
+    if (cut & EXTRACT_CUT_DEPTH)
+        cli_error(cmd, "%s: %zu elements nested deeper than %u skipped, with %zu bytes of "
+                       "text (%s)", name, c.deep_elements, c.max_depth, c.deep_text_bytes,
+                  depth_opt);
 }
 
 void cli_fp_result_release(struct cli_fp_result *out)

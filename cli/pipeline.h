@@ -67,6 +67,8 @@ struct cli_fp_opts {
     int keep_doc;                /* keep the extract_doc in the result (HTML input only) */
     size_t max_bytes;            /* cli_fingerprint_file: read cap; 0 = CLI_READ_MAX_BYTES */
     size_t min_tokens;           /* 0 = DEDUP_MIN_TOKENS */
+    unsigned max_depth;          /* extract_opts.max_depth; 0 = EXTRACT_DEFAULT_MAX_DEPTH */
+    size_t max_links;            /* extract_opts.max_links; 0 = EXTRACT_DEFAULT_MAX_LINKS */
 };
 
 /* Where the pipeline stopped. */
@@ -101,6 +103,8 @@ struct cli_fp_result {
     uint64_t doc_hash;               /* keep_blocks: hash of the whole token string */
     size_t n_template_blocks;        /* blocks left out as template */
     size_t n_template_tokens;        /* their tokens (not in n_tokens) */
+    unsigned truncated;              /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
+    struct extract_cuts cuts;        /* ... and how much (extract_doc_truncated()) */
 };
 
 /* The host key of a URL for templates: the lower-case host of "scheme://[user@]host[:port]
@@ -131,5 +135,32 @@ int cli_fp_result_too_little_text(const struct cli_fp_result *out);
 
 /* Frees what out owns and zeroes it. NULL-safe. */
 void cli_fp_result_release(struct cli_fp_result *out);
+
+/*
+ * The extractor's caps as options (README, "Caps"): --max-links N and --max-depth N
+ * (--max-nesting N in crawl, whose --max-depth is the link depth).
+ */
+#define CLI_MAX_LINKS_LIMIT 100000000L /* --max-links N: 1..this */
+
+/* Parses the value of --max-links (1..CLI_MAX_LINKS_LIMIT) or --max-depth
+ * (1..EXTRACT_MAX_DEPTH_LIMIT) into *out; 0, or -1 after a usage diagnostic for cmd
+ * naming opt (the caller exits 1). */
+int cli_parse_cap(const char *cmd, const char *opt, const char *value, long max, long *out);
+
+/*
+ * One warning on stderr for each cap that cut something from the page `name` (a file or
+ * a URL), e.g.
+ *     simcrawl extract: page.html: links after the 100000th dropped (--max-links)
+ *     simcrawl extract: page.html: 12 elements nested deeper than 256 skipped, with 300
+ *         bytes of text (--max-depth)
+ * depth_opt names the option of the depth cap. Returns the EXTRACT_CUT_* bits.
+ */
+unsigned cli_warn_cuts(const char *cmd, const char *name, const struct extract_doc *doc,
+                       const char *depth_opt);
+/* The same from a cli_fp_result's truncated and cuts, for the cuts in `which` only
+ * (EXTRACT_CUT_* bits: the fingerprinting commands name the depth cap alone, as they
+ * print no links). */
+void cli_warn_cut(const char *cmd, const char *name, unsigned cut, const struct extract_cuts *c,
+                  unsigned which, const char *depth_opt);
 
 #endif

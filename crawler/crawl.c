@@ -71,7 +71,6 @@ enum crawl_code crawl_verdict_set(char **field, const char *value)
     return CRAWL_OK;
 }
 
-#define VERDICT_MAX_LINKS 100000u /* links kept from one page */
 
 /*
  * HOW IT WORKS (link memo): pages name the same targets again and again (a Sphinx page
@@ -187,9 +186,17 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     e->link = MEMO_INVALID; /* until it is kept */
     char *canon = NULL;
     enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
-    if (rc == CRAWL_EURL || (rc == CRAWL_OK && v->n_links >= VERDICT_MAX_LINKS)) {
+    if (rc == CRAWL_EURL) {
         free(canon);
         v->links_invalid++;
+        return CRAWL_OK;
+    }
+    size_t max_links = v->max_links ? v->max_links : CRAWL_DEFAULT_MAX_LINKS;
+    if (rc == CRAWL_OK && v->n_links >= max_links) { /* over the cap: said in the log */
+        free(canon);
+        v->links_capped++;
+        if (!strstr(v->truncated, "links"))
+            crawl_verdict_truncated(v, "links");
         return CRAWL_OK;
     }
     if (rc != CRAWL_OK)
@@ -212,6 +219,14 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     v->link_priority[v->n_links] = priority;
     e->link = (long)v->n_links++;
     return CRAWL_OK;
+}
+
+void crawl_verdict_truncated(struct crawl_verdict *v, const char *what)
+{
+    size_t n = strlen(v->truncated);
+    if (n && n + 1 < sizeof v->truncated)
+        v->truncated[n++] = ',';
+    snprintf(v->truncated + n, sizeof v->truncated - n, "%s", what);
 }
 
 static void verdict_init(struct crawl_verdict *v, const char *base)
@@ -324,6 +339,7 @@ struct crawl {
     struct crawl_seen *dispatched; /* focused crawls only: URLs already fetched */
     struct crawl_frontier *frontier;
     struct crawl_fetcher *fetcher;
+    struct crawl_mem *mem;         /* opts.max_memory: response buffers and decoded bodies */
     struct crawl_seen *seen;
     regex_t include, exclude;
     int has_include, has_exclude;
@@ -404,10 +420,11 @@ static void run_job(struct crawl *c, struct job *j)
         .date = r->date,
     };
     verdict_init(&j->verdict, j->item.url);
+    j->verdict.max_links = c->opts.max_links;
     struct crawl_http_msg *msg = NULL;
     if (r->content_encoding && *r->content_encoding &&
         strcmp(r->content_encoding, "identity") != 0) {
-        struct crawl_http_opts ho = {.max_body = c->opts.max_body * 8};
+        struct crawl_http_opts ho = {.max_body = c->opts.max_body * 8, .mem = c->mem};
         enum crawl_code rc = crawl_http_parse(r->data, r->len, &ho, &msg);
         const char *data = NULL;
         size_t len = 0;
@@ -490,6 +507,13 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
         o->max_delay = CRAWL_DEFAULT_MAX_DELAY;
     if (o->max_body == 0)
         o->max_body = CRAWL_DEFAULT_MAX_BODY;
+    if (o->max_memory == 0)
+        o->max_memory = CRAWL_DEFAULT_MAX_MEMORY;
+    c->mem = crawl_mem_new(o->max_memory);
+    if (!c->mem) {
+        free(c);
+        return CRAWL_ENOMEM;
+    }
     if (o->max_redirects == 0)
         o->max_redirects = CRAWL_DEFAULT_MAX_REDIRECTS;
     if (o->workers == 0) {
@@ -579,7 +603,8 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
                                     .low_speed_time = o->low_speed_time,
                                     .max_body = o->max_body,
                                     .user_agent = o->user_agent,
-                                    .ca_file = o->ca_file};
+                                    .ca_file = o->ca_file,
+                                    .mem = c->mem};
     rc = crawl_fetcher_new(&xo, &c->fetcher);
     if (rc != CRAWL_OK) {
         set_err(err, errlen, "cannot set up libcurl: %s", crawl_strerror(rc));
@@ -624,6 +649,7 @@ void crawl_free(struct crawl *c)
         job_free(j);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
+    crawl_mem_free(c->mem); /* last: every response and message gave its bytes back */
     free(c);
 }
 
@@ -1018,7 +1044,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .fingerprint = v->fingerprint,
                                    .duplicate_of = v->duplicate_of, .distance = v->distance,
                                    .links = enqueued, .error = v->error,
-                                   .relevance = v->relevance, .canonical = v->canonical};
+                                   .relevance = v->relevance, .canonical = v->canonical,
+                                   .truncated = v->truncated[0] ? v->truncated : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
 }
@@ -1034,6 +1061,12 @@ static void update_stats(struct crawl *c, double now)
     c->stats.seen_bytes = crawl_seen_bytes(c->seen);
     c->stats.active = crawl_fetcher_active(c->fetcher);
     c->stats.bytes = crawl_fetcher_bytes(c->fetcher);
+    c->stats.paused = crawl_fetcher_paused(c->fetcher);
+    struct crawl_mem_stats ms;
+    crawl_mem_get(c->mem, &ms);
+    c->stats.mem_held = ms.held;
+    c->stats.mem_peak = ms.peak;
+    c->stats.mem_limit = ms.limit;
 }
 
 static enum crawl_code start_robots(struct crawl *c, struct crawl_host *h)
@@ -1062,6 +1095,18 @@ static enum crawl_code start_robots(struct crawl *c, struct crawl_host *h)
     return CRAWL_OK;
 }
 
+/* Room in the memory budget for another transfer: more than its first buffer, so that
+ * its head fits too (a header callback cannot wait), while transfers paused for room
+ * get it first. */
+static int mem_room(struct crawl *c)
+{
+    struct crawl_mem_stats ms;
+    crawl_mem_get(c->mem, &ms);
+    size_t keep = CRAWL_MEM_DECODE_SHARE(ms.limit);
+    return crawl_fetcher_paused(c->fetcher) == 0 && ms.held + keep <= ms.limit &&
+           ms.limit - ms.held - keep >= CRAWL_MEM_START_ROOM;
+}
+
 /* Starts what may start now; returns the time something more may start. */
 static double dispatch(struct crawl *c, double now)
 {
@@ -1070,7 +1115,8 @@ static double dispatch(struct crawl *c, double now)
            crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
            c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) <
                c->opts.queue &&
-           (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages)) {
+           (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages) &&
+           mem_room(c)) {
         struct crawl_item it;
         struct crawl_host *h;
         if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
@@ -1113,6 +1159,8 @@ static double dispatch(struct crawl *c, double now)
                 }
                 if (!hi->robots_in_flight) {
                     rc = start_robots(c, h);
+                    if (rc == CRAWL_ETOOLARGE)
+                        break; /* no room in the memory budget: the URL waits, pushed back */
                     if (rc != CRAWL_OK) {
                         c->fatal = rc;
                         break;
@@ -1159,6 +1207,19 @@ static double dispatch(struct crawl *c, double now)
         j->item = it;
         j->host = h;
         enum crawl_code rc = crawl_fetcher_add(c->fetcher, it.url, CRAWL_FETCH_PAGE, j);
+        if (rc == CRAWL_ETOOLARGE) {
+            /* no room in the memory budget (a worker took it since mem_room): put the URL
+             * back, no request was made; dispatch again when bytes come back */
+            rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops, it.priority,
+                                     now);
+            crawl_frontier_cancel(c->frontier, h, now);
+            j->item.url = NULL;
+            free(it.url);
+            job_free(j);
+            if (rc != CRAWL_OK)
+                c->fatal = rc;
+            break;
+        }
         if (rc != CRAWL_OK) {
             crawl_frontier_done(c->frontier, h, now);
             job_free(j);
@@ -1233,6 +1294,15 @@ enum crawl_code crawl_run(struct crawl *c)
         }
 
         double wake = dispatch(c, now);
+        if (crawl_fetcher_paused(c->fetcher) > 0 &&
+            crawl_fetcher_paused(c->fetcher) == crawl_fetcher_active(c->fetcher) &&
+            c->in_pipeline == 0) {
+            /* every transfer waits for room in the memory budget and no page is in the
+             * workers' hands to give bytes back: the one holding the most fails, named
+             * with the budget, so that the others can go on */
+            crawl_fetcher_fail_paused(c->fetcher);
+            handle_responses(c, now);
+        }
 
         unsigned active = crawl_fetcher_active(c->fetcher);
         int budget_left = c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages;

@@ -369,6 +369,9 @@ uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r); /* file bytes
 
 struct crawl_http_opts {
     size_t max_body; /* cap of the decoded body; 0: the default */
+    struct crawl_mem *mem; /* the decoded body's bytes are taken from this budget (borrowed:
+                              must outlive the message); no room: CRAWL_ETOOLARGE, the
+                              error says "memory budget"; NULL: none */
 };
 
 struct crawl_http_msg;
@@ -650,6 +653,28 @@ void crawl_host_set_userdata(struct crawl_host *h, void *userdata);
 /* Monotonic clock in seconds (CLOCK_MONOTONIC): the time base of the frontier. */
 double crawl_clock(void);
 
+/*
+ * A memory budget shared by the fetcher (response buffers) and the decoder (decoded
+ * bodies), on any thread (crawler/mem.c). Takes are all or nothing, so held never passes
+ * limit. A NULL budget takes everything (no limit).
+ */
+struct crawl_mem;
+struct crawl_mem_stats {
+    size_t limit, held, peak; /* bytes */
+    uint64_t gives;           /* gives so far */
+};
+struct crawl_mem *crawl_mem_new(size_t limit); /* 0: no limit. NULL when out of memory;
+                                                  caller frees with crawl_mem_free() */
+void crawl_mem_free(struct crawl_mem *m);      /* NULL-safe */
+/* 0: n bytes taken; -1: they would take held over the limit, nothing taken. */
+CRAWL_WARN_UNUSED int crawl_mem_take(struct crawl_mem *m, size_t n);
+/* The same, but only while keep bytes stay free after it (the fetcher leaves
+ * CRAWL_MEM_DECODE_SHARE of the limit to the decoders). */
+CRAWL_WARN_UNUSED int crawl_mem_take_leaving(struct crawl_mem *m, size_t n, size_t keep);
+#define CRAWL_MEM_DECODE_SHARE(limit) ((limit) / 4)
+void crawl_mem_give(struct crawl_mem *m, size_t n);
+void crawl_mem_get(struct crawl_mem *m, struct crawl_mem_stats *out);
+
 struct crawl_fetcher_opts {
     unsigned concurrency;    /* transfers and connections in all; 0: CRAWL_DEFAULT_CONCURRENCY */
     unsigned per_host;       /* connections per host; 0: 1 */
@@ -662,6 +687,10 @@ struct crawl_fetcher_opts {
     const char *ca_file;     /* PEM CA certificates to verify https servers with, set as
                                 CURLOPT_CAINFO on every transfer (pages and robots.txt);
                                 borrowed for the fetcher's life; NULL: libcurl's default */
+    struct crawl_mem *mem;   /* the budget the response buffers are taken from (borrowed:
+                                must outlive the fetcher and its responses); NULL: none.
+                                A transfer that finds no room waits (paused); one that
+                                alone would pass the limit fails ("over the memory budget") */
 };
 
 enum crawl_fetch_kind {
@@ -699,6 +728,8 @@ struct crawl_response {
     double start, end;             /* crawl_clock() */
     int64_t date;                  /* time(NULL) when the transfer started */
     void *userdata;                /* as given to crawl_fetcher_add() */
+    struct crawl_mem *mem;         /* the fetcher's: data's bytes are mem_held of this budget, */
+    size_t mem_held;               /* given back by crawl_response_free() */
     struct crawl_response *next;   /* the fetcher's list; NULL once handed out */
 };
 void crawl_response_free(struct crawl_response *r); /* NULL-safe */
@@ -710,7 +741,8 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_o
                                                     struct crawl_fetcher **out);
 void crawl_fetcher_free(struct crawl_fetcher *fx); /* NULL-safe */
 /* Starts fetching url (absolute http/https). The caller keeps the count of transfers
- * under its concurrency (crawl_fetcher_active()); libcurl queues any beyond its caps. */
+ * under its concurrency (crawl_fetcher_active()); libcurl queues any beyond its caps.
+ * CRAWL_ETOOLARGE: no room in opts.mem for the first buffer (4 KiB); try later. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
                                                     enum crawl_fetch_kind kind, void *userdata);
 /* Moves the transfers on, waiting up to timeout_ms for network activity or a
@@ -724,12 +756,21 @@ void crawl_fetcher_wakeup(struct crawl_fetcher *fx);
 void crawl_fetcher_abort_all(struct crawl_fetcher *fx);
 unsigned crawl_fetcher_active(const struct crawl_fetcher *fx);
 uint64_t crawl_fetcher_bytes(const struct crawl_fetcher *fx); /* body bytes received */
+/* Transfers paused for want of room in the budget (opts.mem). */
+unsigned crawl_fetcher_paused(const struct crawl_fetcher *fx);
+/* Every transfer waits for room and nothing else will give any back: fails the paused
+ * transfer holding the most, "over the memory budget of N bytes". */
+void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 
 /* -- the crawl loop (crawler/crawl.c) -- */
 
 #define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
 #define CRAWL_DEFAULT_MAX_REDIRECTS 10u  /* redirect hops followed from one URL */
 #define CRAWL_DEFAULT_QUEUE 64u          /* fetched pages waiting for a worker, at most */
+#define CRAWL_DEFAULT_MAX_LINKS 100000u  /* links kept from one page */
+#define CRAWL_DEFAULT_MAX_MEMORY ((size_t)256 * 1024 * 1024) /* bytes held at once by
+                                            response buffers and decoded bodies */
+#define CRAWL_MEM_START_ROOM (64u * 1024) /* a transfer starts only with this much room */
 #define CRAWL_DEFAULT_ROBOTS_OUTAGE 300.0    /* s a host's URLs are held while its robots.txt
                                                 answers 5xx/429 (RFC 9309 2.3.1.4) */
 #define CRAWL_DEFAULT_ROBOTS_BACKOFF 1.0     /* s before the first robots.txt retry, doubling */
@@ -788,11 +829,17 @@ struct crawl_verdict {
     float *link_priority;
     size_t n_links, cap_links;
     size_t links_invalid; /* not http(s) or malformed: dropped */
+    size_t links_capped;  /* over opts.max_links: dropped, and "links" in truncated */
+    char truncated[32];   /* what a cap cut from the page, comma separated ("links",
+                             "depth", "links,depth"): the log's "truncated" field; "" none */
     const char *base;     /* the page URL (set by the crawler) */
     int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
+    size_t max_links;     /* the crawler's: opts.max_links */
     struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
 };
 
+/* Adds what ("links", "depth") to v->truncated, comma separated. */
+void crawl_verdict_truncated(struct crawl_verdict *v, const char *what);
 /* *field = a copy of value (NULL clears). For duplicate_of, canonical, error. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_set(char **field, const char *value);
 /* Adds a link of the page: resolved against the page URL and canonicalised (on the
@@ -817,6 +864,7 @@ struct crawl_record {
     double relevance;         /* NAN when none */
     const char *canonical;    /* rel=canonical, or NULL */
     const char *location;     /* redirect target (canonical), or NULL */
+    const char *truncated;    /* what a cap cut from the page ("links", "depth", ...), or NULL */
 };
 
 struct crawl_stats {
@@ -833,6 +881,10 @@ struct crawl_stats {
     double elapsed;             /* s since crawl_run() started */
     size_t queued, hosts, seen, seen_bytes;
     unsigned active;            /* transfers in flight */
+    unsigned paused;            /* of them, waiting for room in the memory budget */
+    size_t mem_held, mem_peak;  /* bytes of response buffers and decoded bodies held now,
+                                   and the most held at once (<= mem_limit) */
+    size_t mem_limit;           /* opts.max_memory */
 };
 
 struct crawl_opts {
@@ -847,6 +899,11 @@ struct crawl_opts {
     const char *exclude;   /* ... must not match, or NULL */
     const char *user_agent; /* NULL: CRAWL_DEFAULT_USER_AGENT */
     size_t max_body;       /* 0: CRAWL_DEFAULT_MAX_BODY */
+    size_t max_memory;     /* bytes that response buffers and decoded bodies may hold at
+                              once (struct crawl_mem); 0: CRAWL_DEFAULT_MAX_MEMORY */
+    size_t max_links;      /* links kept from one page (crawl_verdict_add_link); 0:
+                              CRAWL_DEFAULT_MAX_LINKS; more are dropped and the page's
+                              record says truncated "links" */
     double timeout;        /* s per transfer; 0: the default */
     double connect_timeout;
     long low_speed_bytes, low_speed_time;

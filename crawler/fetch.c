@@ -44,7 +44,15 @@
 #define HEAD_LINE_TOO_LONG(cc) ((cc) == CURLE_OUT_OF_MEMORY)
 #endif
 
-enum abort_reason { ABORT_NONE = 0, ABORT_FILTERED, ABORT_TOOLARGE, ABORT_HEAD, ABORT_NOMEM };
+enum abort_reason {
+    ABORT_NONE = 0,
+    ABORT_FILTERED,
+    ABORT_TOOLARGE,
+    ABORT_HEAD,
+    ABORT_NOMEM,
+    ABORT_BUDGET, /* the memory budget: this response alone is over it, or it was the
+                   * largest of transfers that all waited for room */
+};
 
 struct transfer {
     struct crawl_fetcher *fx;
@@ -55,6 +63,7 @@ struct transfer {
     size_t req_cap;      /* of r->request */
     int head_done;       /* the final response's empty line was seen */
     enum abort_reason abort;
+    int paused;          /* waiting for room in the memory budget (CURL_WRITEFUNC_PAUSE) */
     char errbuf[CURL_ERROR_SIZE];
     struct transfer *next, *prev; /* the active list */
 };
@@ -66,6 +75,8 @@ struct crawl_fetcher {
     unsigned n_active;
     struct crawl_response *done_head, *done_tail;
     uint64_t bytes;
+    unsigned n_paused;
+    uint64_t resumed_at; /* the budget's gives count when paused transfers were last resumed */
 };
 
 double crawl_clock(void)
@@ -79,6 +90,7 @@ void crawl_response_free(struct crawl_response *r)
 {
     if (!r)
         return;
+    crawl_mem_give(r->mem, r->mem_held);
     free(r->url);
     free(r->data);
     free(r->request);
@@ -108,6 +120,44 @@ static int grow(char **buf, size_t *cap, size_t need, size_t limit)
     *buf = p;
     *cap = n;
     return 0;
+}
+
+/* grow() for a response's data, with the new bytes taken from the budget first:
+ * 0, -1 over the limit, -2 no memory, -3 no room in the budget (nothing changed). */
+static int grow_data(struct transfer *t, size_t need, size_t limit)
+{
+    struct crawl_response *r = t->r;
+    if (need <= t->cap)
+        return 0;
+    if (need > limit)
+        return -1;
+    size_t n = t->cap ? t->cap : 4096;
+    while (n < need)
+        n *= 2;
+    if (n > limit)
+        n = limit;
+    size_t more = n - t->cap + (t->cap ? 0 : 1); /* the NUL byte with the first buffer */
+    struct crawl_mem_stats ms;
+    crawl_mem_get(r->mem, &ms);
+    if (crawl_mem_take_leaving(r->mem, more, CRAWL_MEM_DECODE_SHARE(ms.limit)) != 0)
+        return -3;
+    char *p = realloc(r->data, n + 1);
+    if (!p) {
+        crawl_mem_give(r->mem, more);
+        return -2;
+    }
+    r->data = p;
+    r->mem_held += more;
+    t->cap = n;
+    return 0;
+}
+
+/* Whether need bytes of data could ever fit the budget (with nothing else held). */
+static int fits_budget(const struct transfer *t, size_t need)
+{
+    struct crawl_mem_stats ms;
+    crawl_mem_get(t->r->mem, &ms);
+    return !t->r->mem || need + 1 <= ms.limit - CRAWL_MEM_DECODE_SHARE(ms.limit);
 }
 
 static char *dup_trim(const char *s, size_t n)
@@ -172,9 +222,11 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
     size_t vlen;
     static const char renamed[] = "X-Crawler-";
     int rename = header_is(ptr, n, "transfer-encoding", &v, &vlen);
-    int g = grow(&r->data, &t->cap, r->len + n + (rename ? sizeof renamed : 0), FETCH_MAX_HEAD);
+    int g = grow_data(t, r->len + n + (rename ? sizeof renamed : 0), FETCH_MAX_HEAD);
     if (g != 0) {
-        t->abort = g == -1 ? ABORT_HEAD : ABORT_NOMEM;
+        /* a header callback cannot pause: no room for the head is a failure (rare: the
+         * crawl starts a transfer only with room for more than its first 4 KiB) */
+        t->abort = g == -1 ? ABORT_HEAD : g == -3 ? ABORT_BUDGET : ABORT_NOMEM;
         return 0;
     }
     if (rename) {
@@ -217,7 +269,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
         if (r->kind != CRAWL_FETCH_PAGE) {
             /* robots.txt: keep the first max bytes (the parser reads no more) */
             size_t room = max - (r->len - r->head_len);
-            if (grow(&r->data, &t->cap, r->len + room, r->head_len + max) == 0) {
+            if (grow_data(t, r->len + room, r->head_len + max) == 0) {
                 memcpy(r->data + r->len, ptr, room);
                 r->len += room;
             }
@@ -230,12 +282,30 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
          * once (the body then lands in one buffer without doubling and copying) */
         curl_off_t cl = -1;
         if (curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
-            cl > 0 && (uint64_t)cl <= max)
-            (void)grow(&r->data, &t->cap, r->head_len + (size_t)cl, r->head_len + max);
-        /* (a failure here is only a missed shortcut: the grow below decides) */
+            cl > 0 && (uint64_t)cl <= max) {
+            int g = grow_data(t, r->head_len + (size_t)cl, r->head_len + max);
+            if (g == -3 && fits_budget(t, r->head_len + (size_t)cl)) {
+                /* wait for room for all of it, holding only the head meanwhile */
+                t->paused = 1;
+                t->fx->n_paused++;
+                return CURL_WRITEFUNC_PAUSE;
+            }
+        }
+        /* (another failure here is only a missed shortcut: the grow below decides) */
     }
-    if (grow(&r->data, &t->cap, r->len + n, r->head_len + max) != 0) {
-        t->abort = ABORT_TOOLARGE;
+    int g = grow_data(t, r->len + n, r->head_len + max);
+    if (g == -3 && fits_budget(t, r->len + n)) {
+        /* HOW IT WORKS (the memory budget): no room now. libcurl keeps this piece and
+         * hands it again after curl_easy_pause(CURLPAUSE_CONT), which crawl_fetcher_run()
+         * calls once the budget got bytes back; the transfer holds what it has meanwhile.
+         * If every transfer waits and nothing else can give bytes back, the crawl fails
+         * the one holding the most (crawl_fetcher_fail_paused). */
+        t->paused = 1;
+        t->fx->n_paused++;
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    if (g != 0) {
+        t->abort = g == -3 ? ABORT_BUDGET : ABORT_TOOLARGE;
         return 0;
     }
     memcpy(r->data + r->len, ptr, n);
@@ -374,8 +444,12 @@ enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
         goto fail;
     t->r->kind = kind;
     t->r->userdata = userdata;
-    if (grow(&t->r->data, &t->cap, 1, FETCH_MAX_HEAD) != 0)
+    t->r->mem = fx->opts.mem;
+    int g = grow_data(t, 1, FETCH_MAX_HEAD);
+    if (g != 0) {
+        rc = g == -3 ? CRAWL_ETOOLARGE : CRAWL_ENOMEM; /* -3: no room in opts.mem */
         goto fail;
+    }
     t->headers = curl_slist_append(NULL, kind == CRAWL_FETCH_PAGE
                                              ? "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
                                              : "Accept: text/plain,*/*;q=0.5");
@@ -476,6 +550,13 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
         snprintf(r->error, sizeof r->error,
                  "a response header line over %d bytes (libcurl's header line cap)",
                  CURL_MAX_HTTP_HEADER);
+    } else if (t->abort == ABORT_BUDGET) {
+        struct crawl_mem_stats ms;
+        crawl_mem_get(r->mem, &ms);
+        r->result = CRAWL_FETCH_FAILED;
+        snprintf(r->error, sizeof r->error,
+                 "over the memory budget of %zu bytes for response buffers and decoded "
+                 "bodies held at once (--max-memory)", ms.limit);
     } else if (t->abort == ABORT_NOMEM) {
         r->result = CRAWL_FETCH_FAILED;
         snprintf(r->error, sizeof r->error, "out of memory holding the response headers");
@@ -503,6 +584,8 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
     else
         fx->done_head = r;
     fx->done_tail = r;
+    if (t->paused)
+        fx->n_paused--;
     curl_multi_remove_handle(fx->multi, t->easy);
     unlink_active(fx, t);
     transfer_free(t);
@@ -522,9 +605,55 @@ static void collect(struct crawl_fetcher *fx)
     }
 }
 
+/* Paused transfers try again once the budget got bytes back since the last try (each one
+ * that still finds no room pauses again; no spinning while nothing is given back). */
+static void resume_paused(struct crawl_fetcher *fx)
+{
+    if (fx->n_paused == 0)
+        return;
+    struct crawl_mem_stats ms;
+    crawl_mem_get(fx->opts.mem, &ms);
+    if (ms.gives == fx->resumed_at)
+        return;
+    fx->resumed_at = ms.gives;
+    for (struct transfer *t = fx->active; t; t = t->next) {
+        if (!t->paused)
+            continue;
+        t->paused = 0;
+        fx->n_paused--;
+        /* may call on_body at once, which may pause it again */
+        curl_easy_pause(t->easy, CURLPAUSE_CONT);
+    }
+}
+
+unsigned crawl_fetcher_paused(const struct crawl_fetcher *fx)
+{
+    return fx->n_paused;
+}
+
+void crawl_fetcher_fail_paused(struct crawl_fetcher *fx)
+{
+    struct crawl_mem_stats ms;
+    crawl_mem_get(fx->opts.mem, &ms);
+    if (ms.gives != fx->resumed_at) {
+        /* bytes came back since the last try: the paused transfers try again first */
+        resume_paused(fx);
+        return;
+    }
+    struct transfer *big = NULL;
+    for (struct transfer *t = fx->active; t; t = t->next)
+        if (t->paused && (!big || t->r->mem_held > big->r->mem_held))
+            big = t;
+    if (!big)
+        return;
+    big->abort = ABORT_BUDGET;
+    finish(fx, big, CURLE_WRITE_ERROR, 0);
+}
+
 enum crawl_code crawl_fetcher_run(struct crawl_fetcher *fx, int timeout_ms)
 {
     int running = 0;
+    resume_paused(fx);
     if (curl_multi_perform(fx->multi, &running) != CURLM_OK)
         return CRAWL_ECURL;
     collect(fx);

@@ -49,9 +49,18 @@ struct crawl_http_msg {
     size_t body_len;
     int body_done;
     size_t max_body;
+    struct crawl_mem *mem; /* opts->mem: payload and body bytes are taken from it */
+    size_t mem_taken;      /* given back by crawl_http_free() */
     enum crawl_code code;
     char error[200];
 };
+
+static size_t mem_limit(struct crawl_mem *mem)
+{
+    struct crawl_mem_stats ms;
+    crawl_mem_get(mem, &ms);
+    return ms.limit;
+}
 
 static void set_error(struct crawl_http_msg *m, enum crawl_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -307,6 +316,7 @@ enum crawl_code crawl_http_parse(const char *data, size_t len, const struct craw
     if (!m)
         return CRAWL_ENOMEM;
     m->max_body = opts && opts->max_body ? opts->max_body : CRAWL_HTTP_DEFAULT_MAX_BODY;
+    m->mem = opts ? opts->mem : NULL;
     m->head = malloc(hl + 1);
     if (!m->head)
         goto nomem;
@@ -324,6 +334,14 @@ enum crawl_code crawl_http_parse(const char *data, size_t len, const struct craw
     parse_content_type(m);
     const char *body = data + hl;
     size_t blen = len - hl;
+    if (crawl_mem_take(m->mem, blen) != 0) {
+        set_error(m, CRAWL_ETOOLARGE,
+                  "no room for the body's %zu bytes in the memory budget of %zu bytes "
+                  "(--max-memory)", blen, mem_limit(m->mem));
+        blen = 0;
+    } else {
+        m->mem_taken += blen;
+    }
     m->payload = malloc(blen ? blen : 1);
     if (!m->payload)
         goto nomem;
@@ -352,6 +370,7 @@ void crawl_http_free(struct crawl_http_msg *m)
 {
     if (!m)
         return;
+    crawl_mem_give(m->mem, m->mem_taken);
     free(m->head);
     free(m->hdr);
     free(m->payload);
@@ -410,6 +429,9 @@ const char *crawl_http_payload(const struct crawl_http_msg *m, size_t *len)
 struct outbuf {
     char *p;
     size_t len, cap, max;
+    struct crawl_mem *mem; /* the budget growth is taken from */
+    size_t taken;          /* of it, for this buffer */
+    int over_budget;       /* the cap was lowered to cap: no room in mem */
 };
 
 /* Room for DECODE_STEP more bytes, within max. 0 ok, 1 at the cap, -1 ENOMEM. */
@@ -422,9 +444,19 @@ static int out_room(struct outbuf *o)
     size_t nc = o->cap ? o->cap * 2 : DECODE_STEP;
     if (nc > o->max)
         nc = o->max;
+    size_t more = nc - o->cap + (o->cap ? 0 : 1);
+    if (crawl_mem_take(o->mem, more) != 0) {
+        /* no room in the budget: this is as far as the body decodes (an error) */
+        o->over_budget = 1;
+        o->max = o->cap;
+        return o->len < o->cap ? 0 : 1;
+    }
     char *np = realloc(o->p, nc + 1);
-    if (!np)
+    if (!np) {
+        crawl_mem_give(o->mem, more);
         return -1;
+    }
+    o->taken += more;
     o->p = np;
     o->cap = nc;
     return 0;
@@ -621,7 +653,10 @@ static enum crawl_code decode_one(struct crawl_http_msg *m, const char *coding, 
         set_error(m, CRAWL_EUNSUPPORTED, "unsupported content coding '%s'", coding);
         return CRAWL_EUNSUPPORTED;
     }
-    if (rc == CRAWL_ETOOLARGE)
+    if (rc == CRAWL_ETOOLARGE && o->over_budget)
+        set_error(m, rc, "%s body: no room to decode more than %zu bytes in the memory budget of "
+                  "%zu bytes (--max-memory)", coding, o->len, mem_limit(m->mem));
+    else if (rc == CRAWL_ETOOLARGE)
         set_error(m, rc, "%s body decodes to more than %zu bytes; kept %zu", coding, m->max_body,
                   o->len);
     else if (rc != CRAWL_OK && rc != CRAWL_ENOMEM)
@@ -665,20 +700,25 @@ enum crawl_code crawl_http_body(struct crawl_http_msg *m, const char **data, siz
     const char *cur = m->payload;
     size_t cur_len = m->payload_len;
     char *owned = NULL;
+    size_t owned_taken = 0; /* of m->mem, for owned */
     enum crawl_code rc = CRAWL_OK;
     for (int i = n - 1; i >= 0; i--) {
-        struct outbuf o = {NULL, 0, 0, m->max_body};
+        struct outbuf o = {NULL, 0, 0, m->max_body, m->mem, 0, 0};
         rc = decode_one(m, codings[i], cur, cur_len, &o);
         if (rc == CRAWL_ENOMEM) {
             free(o.p);
             free(owned);
+            crawl_mem_give(m->mem, o.taken + owned_taken);
             return CRAWL_ENOMEM;
         }
         if (rc == CRAWL_EUNSUPPORTED) {
             free(o.p);
+            crawl_mem_give(m->mem, o.taken);
             break;
         }
         free(owned);
+        crawl_mem_give(m->mem, owned_taken);
+        owned_taken = o.taken;
         owned = o.p ? o.p : calloc(1, 1);
         if (!owned)
             return CRAWL_ENOMEM;
@@ -689,6 +729,7 @@ enum crawl_code crawl_http_body(struct crawl_http_msg *m, const char **data, siz
             break;
     }
     m->body = owned;
+    m->mem_taken += owned_taken;
     m->body_len = owned ? cur_len : 0;
     m->body_done = 1;
     *data = m->body ? m->body : m->payload;

@@ -118,7 +118,16 @@ struct extract_doc {
     struct extract_link *links;
     size_t n_links;
     char *link_strs; /* url\0anchor\0 ... */
+    struct extract_cuts cuts;
 };
+
+unsigned extract_doc_truncated(const struct extract_doc *doc, struct extract_cuts *cuts)
+{
+    if (cuts)
+        *cuts = doc->cuts;
+    return (doc->cuts.links_dropped ? EXTRACT_CUT_LINKS : 0u) |
+           (doc->cuts.deep_elements ? EXTRACT_CUT_DEPTH : 0u);
+}
 
 void extract_doc_free(struct extract_doc *doc)
 {
@@ -361,9 +370,10 @@ static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
     size_t *offs = NULL;
     struct link_memo memo = {NULL, 0};
     enum extract_code rc = EXTRACT_OK;
-    if (w->n_links) {
-        doc->links = calloc(w->n_links, sizeof *doc->links);
-        offs = calloc(w->n_links, 2 * sizeof *offs);
+    size_t n_keep = w->n_links < doc->cuts.max_links ? w->n_links : doc->cuts.max_links;
+    if (n_keep) {
+        doc->links = calloc(n_keep, sizeof *doc->links);
+        offs = calloc(n_keep, 2 * sizeof *offs);
         if (!doc->links || !offs) {
             rc = EXTRACT_ENOMEM;
             goto done;
@@ -402,6 +412,10 @@ static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
             if (!usable)
                 continue;
         }
+        if (n >= doc->cuts.max_links) { /* over the cap: counted, reported */
+            doc->cuts.links_dropped++;
+            continue;
+        }
         offs[2 * n] = start;
         offs[2 * n + 1] = s.len;
         if (l->anchor != EX_NONE)
@@ -438,6 +452,9 @@ enum extract_code extract_doc_parse(const char *html, size_t len, const struct e
         return EXTRACT_EINVAL;
     size_t max = opts && opts->max_bytes ? opts->max_bytes : EXTRACT_DEFAULT_MAX_BYTES;
     unsigned max_depth = opts && opts->max_depth ? opts->max_depth : EXTRACT_DEFAULT_MAX_DEPTH;
+    size_t max_links = opts && opts->max_links ? opts->max_links : EXTRACT_DEFAULT_MAX_LINKS;
+    if (max_depth > EXTRACT_MAX_DEPTH_LIMIT)
+        return EXTRACT_EINVAL;
     if (len > max)
         return EXTRACT_ETOOLARGE;
     if (len == 0 || only_space(html, len))
@@ -484,6 +501,10 @@ enum extract_code extract_doc_parse(const char *html, size_t len, const struct e
     memcpy(doc->lang, w.lang[0] ? w.lang : w.meta_lang, sizeof doc->lang);
     doc->noindex = w.noindex;
     doc->nofollow = w.nofollow;
+    doc->cuts.max_links = max_links;
+    doc->cuts.max_depth = max_depth;
+    doc->cuts.deep_elements = w.deep_elements;
+    doc->cuts.deep_text_bytes = w.deep_text_bytes;
     rc = build_text(doc, &w, w.text.len + 2 * w.n_blocks + 16);
     if (rc != EXTRACT_OK)
         goto fail;

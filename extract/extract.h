@@ -32,10 +32,13 @@ struct extract_opts {
     const char *base_url;     /* URL of the page, for resolving links, or NULL */
     size_t max_bytes;         /* refuse larger input; default EXTRACT_DEFAULT_MAX_BYTES */
     unsigned max_depth;       /* deepest element nesting walked; default EXTRACT_DEFAULT_MAX_DEPTH */
+    size_t max_links;         /* links kept, in document order; default EXTRACT_DEFAULT_MAX_LINKS */
 };
 
 #define EXTRACT_DEFAULT_MAX_BYTES (64u * 1024 * 1024)
 #define EXTRACT_DEFAULT_MAX_DEPTH 256u
+#define EXTRACT_DEFAULT_MAX_LINKS 100000u
+#define EXTRACT_MAX_DEPTH_LIMIT 1000000u /* largest max_depth accepted (a stack entry each) */
 #define EXTRACT_TOKEN_MAX_BYTES 64u /* a longer token is cut (docs/FINGERPRINT.md, Tokens) */
 
 struct extract_doc; /* opaque */
@@ -68,6 +71,26 @@ unsigned extract_doc_noindex(const struct extract_doc *doc);      /* meta robots
 unsigned extract_doc_nofollow(const struct extract_doc *doc);     /* meta robots nofollow/none */
 size_t extract_doc_link_count(const struct extract_doc *doc);
 const struct extract_link *extract_doc_link(const struct extract_doc *doc, size_t i);
+
+/*
+ * What the caps of struct extract_opts cut from the page. Nothing is cut silently: a
+ * caller that keeps a doc with cuts tells its user (the commands print one warning per
+ * page and the crawl log gets a "truncated" field).
+ */
+enum {
+    EXTRACT_CUT_LINKS = 1u << 0, /* links after the max_links-th were dropped */
+    EXTRACT_CUT_DEPTH = 1u << 1, /* elements nested deeper than max_depth were skipped,
+                                  * with their text and links */
+};
+struct extract_cuts {
+    size_t links_dropped;   /* links not kept (over max_links) */
+    size_t deep_elements;   /* elements below max_depth, skipped */
+    size_t deep_text_bytes; /* bytes of text (not white space only) inside them, dropped */
+    size_t max_links;       /* the caps in force */
+    unsigned max_depth;
+};
+/* EXTRACT_CUT_* bits, 0 when nothing was cut; fills *cuts when cuts is not NULL. */
+unsigned extract_doc_truncated(const struct extract_doc *doc, struct extract_cuts *cuts);
 
 /*
  * The normalised word tokens of text[0..len) (valid UTF-8), as docs/FINGERPRINT.md

@@ -197,6 +197,7 @@ struct ex_walk {
     uint32_t canon_href, canon_len; /* in strs */
     unsigned noindex, nofollow;
     enum extract_code err; /* first error, stops the walk */
+    size_t deep_elements, deep_text_bytes; /* cut below max_depth */
     /* walk state (walk.c) */
     unsigned max_depth;
     void *priv;

@@ -7,7 +7,8 @@
  * No libxml2 tree is built: libxml2 still does the HTML5-ish recovery (implied and
  * auto-closed elements, entities) and hands us balanced start/end events, and we keep only
  * what the boilerplate scorer (boiler.c) needs. The walk is iterative by construction (an
- * explicit stack capped at max_depth; content deeper than that is ignored), so 100,000
+ * explicit stack capped at max_depth; content deeper than that is skipped and counted for
+ * extract_doc_truncated()), so 100,000
  * nested tags cost nothing special, and every buffer has a cap derived from the input size.
  *
  * Dropped outright: script, style, noscript, template, svg, math, iframe, object, embed,
@@ -813,6 +814,7 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         return;
     if (st->depth >= w->max_depth) {
         st->overflow++;
+        w->deep_elements++; /* reported: extract_doc_truncated() */
         return;
     }
     unsigned tag = tag_of(st, xname);
@@ -1200,6 +1202,13 @@ static void on_end(void *ctx, const xmlChar *name)
 static void on_text(void *ctx, const xmlChar *ch, int len)
 {
     struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
+    if (st->overflow && !(st->drop && !st->svg_text) && len > 0) {
+        for (int i = 0; i < len; i++)
+            if (ch[i] != ' ' && ch[i] != '\n' && ch[i] != '\t' && ch[i] != '\r') {
+                st->w->deep_text_bytes += (size_t)len; /* reported: extract_doc_truncated() */
+                break;
+            }
+    }
     if ((st->drop && !st->svg_text) || st->overflow || st->w->err != EXTRACT_OK || len <= 0)
         return;
     const char *s = (const char *)ch;

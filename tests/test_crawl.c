@@ -1081,6 +1081,118 @@ static const struct test_route fault_routes[] = {
     {"/endless.html", 0, {.status = 200, .content_type = "text/html", .fault = TEST_FAULT_ENDLESS}},
 };
 
+/* The memory budget (issue 12 item 6): many large bodies at once under a small budget.
+ * Plain 1.5 MB pages wait for room (paused) and are all fetched; gzip pages that decode to
+ * 200 KB are all decoded (two workers decode at once, within the quarter of the budget the
+ * fetcher leaves them); one that decodes to 1.5 MB is decoded or fails naming the budget;
+ * a page alone over the budget fails naming it. The most ever held stays within it. */
+#define MEM_BIG (1536u * 1024)
+#define MEM_BUDGET (4u * 1024 * 1024)
+
+static char *mem_page(size_t size, unsigned n)
+{
+    char *b = malloc(size + 1);
+    if (!b)
+        return NULL;
+    size_t len = (size_t)snprintf(b, size, "<html><body><h1>big %u</h1><p>", n);
+    while (len + 60 < size) {
+        memcpy(b + len, "the tide tables are pinned by the door ", 39);
+        len += 39;
+    }
+    len += (size_t)snprintf(b + len, size - len, "</p></body></html>");
+    memset(b + len, ' ', size - len);
+    b[size] = '\0';
+    return b;
+}
+
+static void test_loop_memory_budget(void)
+{
+    enum { N_PLAIN = 8, N_GZIP = 4 };
+    char *bodies[N_PLAIN + N_GZIP + 1] = {0};
+    char paths[N_PLAIN + N_GZIP + 1][32];
+    struct test_route routes[N_PLAIN + N_GZIP + 2];
+    char home[2048];
+    size_t hl = (size_t)snprintf(home, sizeof home, "<html><body><h1>many big pages</h1>");
+    for (unsigned i = 0; i < N_PLAIN + N_GZIP + 1; i++) {
+        int huge = i == N_PLAIN + N_GZIP;
+        size_t size = huge ? MEM_BUDGET + 1024 * 1024
+                      : i < N_PLAIN || i == N_PLAIN + N_GZIP - 1 ? MEM_BIG
+                                                                  : 200u * 1024;
+        bodies[i] = mem_page(size, i);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(bodies[i]);
+        snprintf(paths[i], sizeof paths[i], huge ? "/huge.html" : i < N_PLAIN ? "/big/%u.html"
+                                                                          : "/gz/%u.html", i);
+        memset(&routes[i + 1], 0, sizeof routes[i + 1]);
+        routes[i + 1].path = paths[i];
+        routes[i + 1].response.status = 200;
+        routes[i + 1].response.content_type = "text/html";
+        routes[i + 1].response.body = bodies[i];
+        routes[i + 1].response.body_len = strlen(bodies[i]);
+        routes[i + 1].response.gzip = i >= N_PLAIN && !huge;
+        hl += (size_t)snprintf(home + hl, sizeof home - hl, "<a href=\"%s\">p</a> ", paths[i]);
+    }
+    snprintf(home + hl, sizeof home - hl, "</body></html>");
+    memset(&routes[0], 0, sizeof routes[0]);
+    routes[0].path = "/";
+    routes[0].response.status = 200;
+    routes[0].response.content_type = "text/html";
+    routes[0].response.body = home;
+    routes[0].response.body_len = strlen(home);
+    struct test_httpd *h = test_httpd_start(routes, N_PLAIN + N_GZIP + 2, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 16, .per_host = 16, .max_depth = -1,
+                           .ignore_robots = 1, .max_body = 8u << 20, .timeout = 30,
+                           .workers = 2, .max_memory = MEM_BUDGET};
+    struct crawl *c = loop_new3(&ctx, &o, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    double t0 = crawl_clock();
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT(crawl_clock() - t0 < 20);
+    const struct crawl_stats *st = crawl_get_stats(c);
+    /* the counter: bodies were held (more than one page's worth), never over the budget */
+    CU_ASSERT_EQUAL(st->mem_limit, MEM_BUDGET);
+    CU_ASSERT(st->mem_peak > MEM_BIG);
+    CU_ASSERT(st->mem_peak <= MEM_BUDGET);
+    CU_ASSERT_EQUAL(st->mem_held, 0);
+    /* every plain page was fetched whole: they waited for room, none failed */
+    size_t waited_ok = 0, gz_ok = 0;
+    for (unsigned i = 0; i < N_PLAIN + N_GZIP; i++) {
+        const struct log_line *l = find_line(&ctx, paths[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+        CU_ASSERT_EQUAL(test_httpd_count(h, paths[i]), 1);
+        if (getenv("TEST_VERBOSE"))
+            fprintf(stderr, "%s: %d %s\n", paths[i], (int)l->decision, l->error);
+        if (i < N_PLAIN) {
+            CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+            waited_ok += l->decision == CRAWL_DECISION_NEW;
+        } else if (l->decision == CRAWL_DECISION_NEW) {
+            gz_ok++;
+        } else {
+            CU_ASSERT_EQUAL(i, N_PLAIN + N_GZIP - 1); /* only the 1.5 MB one may fail */
+            /* a decode that found no room says so, with the budget */
+            CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+            CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "memory budget of 4194304 bytes"));
+        }
+    }
+    CU_ASSERT_EQUAL(waited_ok, N_PLAIN);
+    CU_ASSERT(gz_ok >= N_GZIP - 1);
+    /* a page alone over the budget fails, naming it */
+    const struct log_line *l = find_line(&ctx, "/huge.html");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "over the memory budget of 4194304 bytes"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "--max-memory"));
+    crawl_free(c);
+    pthread_mutex_destroy(&ctx.lock);
+    test_httpd_stop(h);
+    for (unsigned i = 0; i < N_PLAIN + N_GZIP + 1; i++)
+        free(bodies[i]);
+}
+
 static void test_loop_redirects_errors_faults(void)
 {
     struct test_httpd *h = test_httpd_start(fault_routes, sizeof fault_routes / sizeof fault_routes[0], NULL, NULL);
@@ -1734,6 +1846,59 @@ static void test_cli_zstd_page_links_followed(void)
     free(z);
 }
 
+/* The caps that cut a page (issue 12 item 6): lowered, they cut, and the log line and
+ * stderr say so; under them nothing is said. */
+static const char CAP_HOME[] =
+    PAGE("Canal locks",
+         "The canal climbs forty metres through a flight of seven locks, and the lock keeper "
+         "logs every boat, its length and its draught in a ledger kept in the cottage.",
+         "<a href=\"/c/1.html\">1</a> <a href=\"/c/2.html\">2</a> <a href=\"/c/3.html\">3</a> "
+         "<a href=\"/c/4.html\">4</a> <a href=\"/c/5.html\">5</a>"
+         "<div><div><div><div><div><div><div><div><div><div><div><div>"
+         "<p>Deep in the page a note on the winter stoppages of the canal.</p>"
+         "</div></div></div></div></div></div></div></div></div></div></div></div>");
+
+static void test_cli_caps_logged(void)
+{
+    static const struct test_route routes[] = {
+        {"/", 0, {.status = 200, .content_type = "text/html", .body = CAP_HOME,
+                  .body_len = sizeof CAP_HOME - 1}},
+        {"/c/", TEST_ROUTE_PREFIX, {.status = 404, .content_type = "text/plain", .body = "no",
+                                    .body_len = 2}},
+    };
+    struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    char dir[32], file[64];
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-links 2 --max-nesting 10", dir), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"truncated\":\"links,depth\""), 1);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":2"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/1.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/2.html"), 1);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/3.html"), 0);
+    snprintf(file, sizeof file, "%s/err", dir);
+    CU_ASSERT_EQUAL(count_lines(file, "/: links after the 2nd dropped (3 of them; --max-links)",
+                                "simcrawl crawl: http://127.0.0.1:"), 1);
+    CU_ASSERT_EQUAL(count_lines(file, "elements nested deeper than 10 skipped", "(--max-nesting)"),
+                    1);
+    remove_dir(dir);
+    /* the defaults cut nothing here: no field, no warning, every link followed */
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "", dir), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "truncated"), 0);
+    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":5"), 1);
+    snprintf(file, sizeof file, "%s/err", dir);
+    CU_ASSERT_EQUAL(count_lines(file, "dropped", ""), 0);
+    CU_ASSERT_EQUAL(count_lines(file, "skipped", ""), 0);
+    remove_dir(dir);
+    /* bad values: exit 1 naming the option */
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-links 0", dir), 1);
+    snprintf(file, sizeof file, "%s/err", dir);
+    CU_ASSERT_EQUAL(count_lines(file, "--max-links", "1 to 100000000"), 1);
+    remove_dir(dir);
+    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-nesting x", dir), 1);
+    remove_dir(dir);
+    test_httpd_stop(h);
+}
+
 static const char R_HOME[] =
     PAGE("Garden diary",
          "In March the broad beans went in along the south wall, the onion sets followed a week "
@@ -1854,5 +2019,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_cli_focused_crawl", test_cli_focused_crawl);
     CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
     CU_add_test(s, "test_cli_zstd_page_links_followed", test_cli_zstd_page_links_followed);
+    CU_add_test(s, "test_cli_caps_logged", test_cli_caps_logged);
+    CU_add_test(s, "test_loop_memory_budget", test_loop_memory_budget);
     CU_add_test(s, "test_cli_meta_robots_noindex_nofollow", test_cli_meta_robots_noindex_nofollow);
 }

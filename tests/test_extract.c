@@ -885,8 +885,66 @@ static void test_extract_bad_deep_nesting(void)
     d = NULL;
     CU_ASSERT_EQUAL(extract_doc_parse(html, len, &o, &d), EXTRACT_OK);
     CU_ASSERT(contains(text_of(d), "deep text"));
+    CU_ASSERT_EQUAL(extract_doc_truncated(d, NULL), 0);
     extract_doc_free(d);
     free(html);
+}
+
+static void test_extract_caps_reported(void)
+{
+    /* the depth cap: what lies below it is skipped and reported, never silently */
+    const char *deep = "<p>top text here</p><div><div><div><div><p>deep text</p></div></div>"
+                       "</div></div>";
+    struct extract_opts o;
+    memset(&o, 0, sizeof o);
+    o.max_depth = 4;
+    struct extract_doc *d = NULL;
+    struct extract_cuts cuts;
+    CU_ASSERT_EQUAL_FATAL(extract_doc_parse(deep, strlen(deep), &o, &d), EXTRACT_OK);
+    CU_ASSERT(!contains(text_of(d), "deep text"));
+    CU_ASSERT_EQUAL(extract_doc_truncated(d, &cuts), EXTRACT_CUT_DEPTH);
+    CU_ASSERT(cuts.deep_elements >= 1);
+    CU_ASSERT_EQUAL(cuts.deep_text_bytes, strlen("deep text"));
+    CU_ASSERT_EQUAL(cuts.max_depth, 4);
+    extract_doc_free(d);
+    /* the default reaches it, and says nothing was cut */
+    d = NULL;
+    CU_ASSERT_EQUAL_FATAL(extract_doc_parse(deep, strlen(deep), NULL, &d), EXTRACT_OK);
+    CU_ASSERT(contains(text_of(d), "deep text"));
+    CU_ASSERT_EQUAL(extract_doc_truncated(d, &cuts), 0);
+    CU_ASSERT_EQUAL(cuts.max_links, EXTRACT_DEFAULT_MAX_LINKS);
+    extract_doc_free(d);
+
+    /* the link cap: the first max_links links in document order are kept, the rest
+     * counted; unusable links (javascript:) do not count against it */
+    const char *links = "<p>some words <a href='javascript:x()'>j</a> <a href='/a'>a</a> "
+                        "<a href='/b'>b</a> <a href='/c'>c</a> <a href='/d'>d</a></p>";
+    memset(&o, 0, sizeof o);
+    o.base_url = "http://example.com/";
+    o.max_links = 2;
+    d = NULL;
+    CU_ASSERT_EQUAL_FATAL(extract_doc_parse(links, strlen(links), &o, &d), EXTRACT_OK);
+    CU_ASSERT_EQUAL_FATAL(extract_doc_link_count(d), 2);
+    CU_ASSERT_STRING_EQUAL(extract_doc_link(d, 0)->url, "http://example.com/a");
+    CU_ASSERT_STRING_EQUAL(extract_doc_link(d, 1)->url, "http://example.com/b");
+    CU_ASSERT_EQUAL(extract_doc_truncated(d, &cuts), EXTRACT_CUT_LINKS);
+    CU_ASSERT_EQUAL(cuts.links_dropped, 2);
+    CU_ASSERT_EQUAL(cuts.max_links, 2);
+    CU_ASSERT(contains(text_of(d), "some words")); /* the text is not cut */
+    extract_doc_free(d);
+    /* exactly at the cap: nothing dropped */
+    o.max_links = 4;
+    d = NULL;
+    CU_ASSERT_EQUAL_FATAL(extract_doc_parse(links, strlen(links), &o, &d), EXTRACT_OK);
+    CU_ASSERT_EQUAL(extract_doc_link_count(d), 4);
+    CU_ASSERT_EQUAL(extract_doc_truncated(d, NULL), 0);
+    extract_doc_free(d);
+    /* a depth cap over the limit is a bad argument */
+    memset(&o, 0, sizeof o);
+    o.max_depth = EXTRACT_MAX_DEPTH_LIMIT + 1;
+    d = NULL;
+    CU_ASSERT_EQUAL(extract_doc_parse(deep, strlen(deep), &o, &d), EXTRACT_EINVAL);
+    CU_ASSERT_PTR_NULL(d);
 }
 
 static void test_extract_bad_huge_page(void)
@@ -1099,6 +1157,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_bad_stray_nul", test_extract_bad_stray_nul);
     CU_add_test(s, "test_extract_bad_too_large", test_extract_bad_too_large);
     CU_add_test(s, "test_extract_bad_deep_nesting", test_extract_bad_deep_nesting);
+    CU_add_test(s, "test_extract_caps_reported", test_extract_caps_reported);
     CU_add_test(s, "test_extract_bad_huge_page", test_extract_bad_huge_page);
     CU_add_test(s, "test_extract_bad_one_line", test_extract_bad_one_line);
     CU_add_test(s, "test_extract_fixtures", test_extract_fixtures);

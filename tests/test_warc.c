@@ -585,7 +585,7 @@ static struct crawl_http_msg *coded(const char *coding, const void *enc, size_t 
     char *msg = malloc(cap);
     int h = snprintf(msg, cap, "HTTP/1.1 200 OK\r\nContent-Encoding: %s\r\n\r\n", coding);
     memcpy(msg + h, enc, elen);
-    struct crawl_http_opts o = {max_body};
+    struct crawl_http_opts o = {.max_body = max_body};
     struct crawl_http_msg *m = NULL;
     if (crawl_http_parse(msg, (size_t)h + elen, &o, &m) != CRAWL_OK)
         m = NULL;

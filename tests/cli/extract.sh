@@ -44,3 +44,32 @@ expect_status 1 "extract bad option" -- "$SIMCRAWL" extract --bogus x.html
 expect_grep "unknown option '--bogus'" "$TMP/err" "bad option named"
 expect_status 1 "extract two files" -- "$SIMCRAWL" extract a.html b.html
 expect_status 1 "extract bad --max-bytes" -- "$SIMCRAWL" extract --max-bytes -5 x.html
+# the caps that cut a page are options, and a cut is one warning naming the file and the cap
+python3 -c "
+print('<p>a few words of text</p>')
+for i in range(30): print('<a href=\"/p%d\">p%d</a>' % (i, i))" > "$TMP/links30.html"
+expect_status 0 "extract --max-links 10" -- "$SIMCRAWL" extract --links --base-url http://h.example/ --max-links 10 "$TMP/links30.html"
+if [ "$(wc -l < "$TMP/out")" = 10 ]; then ok; else bad "--max-links 10 keeps 10 links"; fi
+expect_grep "^simcrawl extract: .*links30.html: links after the 10th dropped (20 of them; --max-links)$" "$TMP/err" "--max-links warning"
+if [ "$(wc -l < "$TMP/err")" = 1 ]; then ok; else bad "one warning for the link cap"; fi
+expect_status 0 "extract --json --max-links 10" -- "$SIMCRAWL" extract --json --max-links 10 "$TMP/links30.html"
+expect_grep '"truncated":\["links"\]' "$TMP/out" "json truncated links"
+expect_status 0 "extract default link cap" -- "$SIMCRAWL" extract --links "$TMP/links30.html"
+if [ -s "$TMP/err" ]; then bad "no warning under the link cap"; else ok; fi
+python3 -c "print('<p>shallow words here</p>' + '<div>' * 40 + '<p>deep words</p>' + '</div>' * 40)" > "$TMP/deep.html"
+expect_status 0 "extract --max-depth 20" -- "$SIMCRAWL" extract --max-depth 20 "$TMP/deep.html"
+if grep -q "deep words" "$TMP/out"; then bad "--max-depth 20 keeps the deep text"; else ok; fi
+expect_grep "^simcrawl extract: .*deep.html: [0-9]* elements nested deeper than 20 skipped, with 10 bytes of text (--max-depth)$" "$TMP/err" "--max-depth warning"
+expect_status 0 "extract --json --max-depth 20" -- "$SIMCRAWL" extract --json --max-depth 20 "$TMP/deep.html"
+expect_grep '"truncated":\["depth"\]' "$TMP/out" "json truncated depth"
+expect_status 0 "extract default depth" -- "$SIMCRAWL" extract "$TMP/deep.html"
+expect_grep "deep words" "$TMP/out" "the default depth keeps the text"
+expect_status 1 "extract --max-links 0" -- "$SIMCRAWL" extract --max-links 0 "$TMP/deep.html"
+expect_grep "max-links wants a number from 1 to" "$TMP/err" "bad --max-links named"
+expect_status 1 "extract --max-links x" -- "$SIMCRAWL" extract --max-links x "$TMP/deep.html"
+expect_status 1 "extract --max-depth -1" -- "$SIMCRAWL" extract --max-depth -1 "$TMP/deep.html"
+expect_status 1 "extract --max-depth 2000000" -- "$SIMCRAWL" extract --max-depth 2000000 "$TMP/deep.html"
+expect_status 1 "extract --max-depth without a value" -- "$SIMCRAWL" extract "$TMP/deep.html" --max-depth
+expect_status 0 "extract --help" -- "$SIMCRAWL" extract --help
+expect_grep "max-links N .*default 100000" "$TMP/out" "--help names --max-links and its default"
+expect_grep "max-depth N .*skip elements" "$TMP/out" "--help names --max-depth"

@@ -102,3 +102,26 @@ expect_status 1 "compare bad k" -- "$SIMCRAWL" compare --k 65 $FPD/page1.html $F
 expect_status 2 "compare too-short input" -- "$SIMCRAWL" compare $FPD/page1.html $FPD/short.html
 expect_grep "^simcrawl compare: $FPD/short.html: too little text to fingerprint" "$TMP/err" "compare names the failing input"
 if [ ! -s "$TMP/out" ]; then ok; else bad "compare prints nothing when an input fails"; fi
+# the extractor's depth cap (issue 12 item 6): an option of every fingerprinting command;
+# a page it cuts is named once on stderr; a bad value is exit 1
+python3 -c "print('<p>shallow words are here and there and everywhere in this page of text</p>' + '<div>' * 40 + '<p>deep words</p>' + '</div>' * 40)" > "$TMP/fpdeep.html"
+expect_status 0 "fingerprint --max-depth 20" -- "$SIMCRAWL" fingerprint --max-depth 20 "$TMP/fpdeep.html"
+expect_grep "^simcrawl fingerprint: .*fpdeep.html: [0-9]* elements nested deeper than 20 skipped, with 10 bytes of text (--max-depth)$" "$TMP/err" "fingerprint names the cut page"
+if [ "$(wc -l < "$TMP/err")" = 1 ]; then ok; else bad "fingerprint: one warning for the cut page"; fi
+cut_fp=$(cut -c1-16 "$TMP/out")
+expect_status 0 "fingerprint default depth" -- "$SIMCRAWL" fingerprint "$TMP/fpdeep.html"
+if [ -s "$TMP/err" ]; then bad "fingerprint: no warning under the default depth"; else ok; fi
+if [ "$(cut -c1-16 "$TMP/out")" != "$cut_fp" ]; then ok; else bad "the cut text is not fingerprinted"; fi
+expect_status 1 "fingerprint --max-depth 0" -- "$SIMCRAWL" fingerprint --max-depth 0 "$TMP/fpdeep.html"
+expect_status 1 "fingerprint --max-depth x" -- "$SIMCRAWL" fingerprint --max-depth x "$TMP/fpdeep.html"
+cp "$TMP/fpdeep.html" "$TMP/fpdeep2.html"
+expect_status 0 "pairs --max-depth 20" -- "$SIMCRAWL" pairs --max-depth 20 "$TMP/fpdeep.html" "$TMP/fpdeep2.html"
+expect_grep "^simcrawl pairs: .*fpdeep2.html: [0-9]* elements nested deeper than 20 skipped" "$TMP/err" "pairs names the cut page"
+if [ "$(grep -c 'nested deeper' "$TMP/err")" = 2 ]; then ok; else bad "pairs: one warning a cut page (not again in the template pass)"; fi
+expect_status 1 "pairs --max-depth 0" -- "$SIMCRAWL" pairs --max-depth 0 "$TMP/fpdeep.html"
+expect_grep "max-depth wants a number from 1 to 1000000" "$TMP/err" "pairs: bad --max-depth named"
+expect_status 1 "clusters --max-depth -3" -- "$SIMCRAWL" clusters --max-depth -3 "$TMP/fpdeep.html"
+expect_status 0 "clusters --max-depth 20" -- "$SIMCRAWL" clusters --max-depth 20 "$TMP/fpdeep.html"
+expect_grep "nested deeper than 20" "$TMP/err" "clusters names the cut page"
+expect_status 0 "index add --max-depth 20" -- "$SIMCRAWL" index add "$TMP/fpdeep.idx" --max-depth 20 "$TMP/fpdeep.html"
+expect_grep "nested deeper than 20" "$TMP/err" "index add names the cut page"

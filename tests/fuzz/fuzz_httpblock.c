@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > (1u << 20))
         return 0;
-    struct crawl_http_opts o = {(size_t)(data[0] & 15) * 65536 + 1};
+    struct crawl_http_opts o = {.max_body = (size_t)(data[0] & 15) * 65536 + 1};
     struct crawl_http_msg *m;
     if (crawl_http_parse((const char *)data + 1, size - 1, &o, &m) != CRAWL_OK)
         return 0;

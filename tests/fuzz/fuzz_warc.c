@@ -46,7 +46,7 @@ static void read_all(const uint8_t *data, size_t size, size_t max_block, int pie
         if (rc != CRAWL_OK || strncmp(rec->content_type, "application/http", 16) != 0)
             continue;
         struct crawl_http_msg *m;
-        struct crawl_http_opts ho = {1u << 20};
+        struct crawl_http_opts ho = {.max_body = 1u << 20};
         if (crawl_http_parse(d, l, &ho, &m) != CRAWL_OK)
             continue;
         const char *b;
