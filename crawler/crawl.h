@@ -342,7 +342,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_next(struct crawl_warc_reader *r,
  * byte, a matching sha1 WARC-Block-Digest (CRAWL_EFORMAT). CRAWL_ETRUNCATED when the input
  * ends inside the block, CRAWL_EFORMAT when it runs into the next record's gzip member.
  * Damage is reported once; when a wrong Content-Length swallowed later records, the next
- * crawl_warc_next() reads a regular file (or memory) again from the block's start. */
+ * crawl_warc_next() reads a regular file (or memory) again from the block's start; from a
+ * pipe it reads the block's bytes again from an unlinked temporary file under $TMPDIR,
+ * kept while the block streamed (at most the block plus the read-ahead window). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf,
                                                   size_t cap, size_t *n);
 /*
