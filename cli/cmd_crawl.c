@@ -212,6 +212,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (cli_parse_long(v, 0, 100, &n))
             BAD("0 to 100 retries");
         c->unreachable_retries = n == 0 ? -1 : (int)n; /* crawl_opts: 0 is the default */
+    } else if (strcmp(name, "unreachable-time") == 0) {
+        if (parse_double(v, 0.1, 3600, &d))
+            BAD("seconds, 0.1 to 3600");
+        c->unreachable_time = d;
     } else if (strcmp(name, "seeds") == 0) {
         o->seeds_file = *v ? v : NULL;
     } else {
@@ -400,6 +404,10 @@ static void usage(FILE *out)
             "                         no such name, TLS failure, timeout): retried N times\n"
             "                         with the same backoff, then its URLs are logged as\n"
             "                         errors (default 3: 1 + 2 + 4 s)\n"
+            "  --unreachable-time SECONDS  ... or once this long has passed since its first\n"
+            "                         attempt, whichever comes first: each attempt gets only\n"
+            "                         the time left, even below --timeout and\n"
+            "                         --connect-timeout (default 30)\n"
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
             "                         >= 3 and >= 10%% of a host's new pages, learned as\n"
             "                         pages arrive, are the site's template and left out\n"

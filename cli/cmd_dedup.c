@@ -1,6 +1,6 @@
 /*
  * simcrawl dedup [--k N] [--index FILE] [--lock-wait SECONDS] [--warc-out FILE] [--log FILE]
- *                [--min-size BYTES] [--max-block BYTES] [--quiet] INPUT...
+ *                [--min-size BYTES] [--max-block BYTES] [--max-depth N] [--quiet] INPUT...
  *
  * The dedup filter for fetched archives: streams WARC files (.warc, .warc.gz), HTML files
  * and directories, in command-line order, and keeps the first page of every near-duplicate
@@ -138,6 +138,10 @@ static void usage(FILE *out)
             "  --min-size BYTES   smaller bodies are not near-duplicate candidates (default %u)\n"
             "  --max-block BYTES  largest record block held in memory (default %u); larger\n"
             "                     records are streamed through as passed\n"
+            "  --max-depth N      skip elements nested deeper than N (default %u), with their\n"
+            "                     text: a page cut is named on stderr (file, offset, URI)\n"
+            "                     and logged \"truncated\":\"depth\"; keep N the same for\n"
+            "                     the runs that share one --index\n"
             "  --no-templates     fingerprint whole main texts; by default each host's\n"
             "                     template blocks (on >= 3 and >= 10%% of its kept pages,\n"
             "                     learned as pages arrive, saved in the --index) are left out\n"
@@ -148,7 +152,7 @@ static void usage(FILE *out)
             "2 an input could not be read, an output could not be written, or the --index\n"
             "FILE stayed locked by another writer.\n",
             DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_LOCK_WAIT_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT,
-            CRAWL_WARC_DEFAULT_MAX_BLOCK);
+            CRAWL_WARC_DEFAULT_MAX_BLOCK, EXTRACT_DEFAULT_MAX_DEPTH);
 }
 
 /* ---- the log ---- */
@@ -163,6 +167,7 @@ struct logrec {
     const char *duplicate_of;
     int distance; /* -1: none */
     const char *reason, *error;
+    const char *truncated; /* "depth": the extractor's depth cap cut the page */
 };
 
 /* A JSON string of s; bytes that are not valid UTF-8 become U+FFFD. */
@@ -232,6 +237,8 @@ static void log_line(struct dd *d, const struct logrec *l)
         json_object_set_new(o, "reason", jstr(l->reason));
     if (l->error && *l->error)
         json_object_set_new(o, "error", jstr(l->error));
+    if (l->truncated)
+        json_object_set_new(o, "truncated", json_string(l->truncated));
     char *s = json_dumps(o, JSON_COMPACT);
     if (s) {
         fputs(s, d->log);
@@ -829,7 +836,21 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     o.host = host;
     o.keep_blocks = tpl != NULL;
     /* no base URL: the fingerprint is over the text, resolving links would be wasted */
-    if (cli_fingerprint_page(body, len, ctype, NULL, &o, &res) != 0) {
+    int got = cli_fingerprint_page(body, len, ctype, NULL, &o, &res);
+    if (res.truncated & EXTRACT_CUT_DEPTH) {
+        /* the depth cap cut the page: named once, with the record (file, offset, URI) */
+        char name[CLI_MESSAGE_MAX];
+        if (l->has_offset)
+            snprintf(name, sizeof name, "%s: offset %llu: %s", d->file,
+                     (unsigned long long)l->offset, uri);
+        else
+            snprintf(name, sizeof name, "%s", uri);
+        if (!d->quiet && d->tty)
+            fputc('\n', stderr);
+        cli_warn_cut(CMD, name, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
+        l->truncated = "depth";
+    }
+    if (got != 0) {
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
         if (tpl && cli_fp_result_too_little_text(&res))
             count_blocks(d, tpl, host, &res); /* not a duplicate of anything */
@@ -1222,10 +1243,10 @@ int cmd_dedup(int argc, char **argv)
             d.no_templates = 1;
             continue;
         }
-        const char *opts[] = {"--k",      "--index",     "--warc-out", "--log",
-                              "--min-size", "--max-block", "--lock-wait"};
+        const char *opts[] = {"--k",        "--index",     "--warc-out",  "--log",
+                              "--min-size", "--max-block", "--lock-wait", "--max-depth"};
         int which = -1;
-        for (int o = 0; o < 7; o++)
+        for (int o = 0; o < 8; o++)
             if (strcmp(a, opts[o]) == 0)
                 which = o;
         if (which < 0)
@@ -1256,6 +1277,11 @@ int cmd_dedup(int argc, char **argv)
         case 5:
             if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
                 return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
+            break;
+        case 7:
+            if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
+                return CLI_USAGE;
+            d.fp_opts.max_depth = (unsigned)kv;
             break;
         default:
             if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)

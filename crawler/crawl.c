@@ -261,6 +261,7 @@ struct hostinfo {
                             * words, for the log */
     double outage_since;   /* robots.txt failing: when the first failure in a row ended */
     unsigned no_answer;    /* robots.txt fetches in a row that got no HTTP answer at all */
+    double no_answer_since; /* when the first of those started (crawl_clock()) */
     int given_up;          /* robots.txt failed too long: every URL of the host is logged
                             * as given_up_as (robots-disallowed or error), none fetched */
     enum crawl_decision given_up_as;
@@ -545,6 +546,8 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
         o->unreachable_retries = CRAWL_DEFAULT_UNREACHABLE_RETRIES;
     else if (o->unreachable_retries < 0)
         o->unreachable_retries = 0;
+    if (!(o->unreachable_time > 0))
+        o->unreachable_time = CRAWL_DEFAULT_UNREACHABLE_TIME;
     /* the policy backs off; the crawl, not the policy, ends an outage (robots_done) */
     crawl_robots_policy_opts_init(&c->robots_policy);
     c->robots_policy.backoff_initial = o->robots_backoff;
@@ -877,7 +880,14 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
  * HTTP answer more than 1 + unreachable_retries times in a row, is given up: its URLs,
  * queued and later, are logged with the reason, none is fetched. So a held host keeps
  * the crawl alive only until its next retry, and at most for the outage limit.
+ * A host giving no answer is also given up once unreachable_time has passed since the
+ * first attempt of the run started, or when its next retry would leave less than
+ * UNREACHABLE_MIN_ATTEMPT of that time: every robots.txt transfer that could be one of
+ * those attempts gets only the time left (start_robots), so a host that drops packets
+ * costs about unreachable_time, not 1 + retries connect timeouts and their backoff.
  */
+#define UNREACHABLE_MIN_ATTEMPT 0.1 /* s: a retry with less time left than this is not made */
+
 static void robots_done(struct crawl *c, struct job *j, double now)
 {
     struct crawl_response *r = j->resp;
@@ -913,24 +923,35 @@ static void robots_done(struct crawl *c, struct job *j, double now)
     if (failures == 0) {
         hi->no_answer = 0;
     } else {
+        double started = r->start > 0 && r->start <= now ? r->start : now;
         if (failures == 1)
-            hi->outage_since = r->start > 0 && r->start <= now ? r->start : now;
+            hi->outage_since = started;
         hi->no_answer = no_answer ? hi->no_answer + 1 : 0;
+        if (hi->no_answer == 1)
+            hi->no_answer_since = started;
         double outage = now - hi->outage_since;
         double limit_at = hi->outage_since + c->opts.robots_outage;
-        if (no_answer && hi->no_answer > (unsigned)c->opts.unreachable_retries) {
+        double unreach_at = hi->no_answer_since + c->opts.unreachable_time;
+        double retry_at = crawl_robots_host_next_fetch(hi->robots);
+        int out_of_time = no_answer && (retry_at < now ? now : retry_at) +
+                                                   UNREACHABLE_MIN_ATTEMPT > unreach_at;
+        if (no_answer && (hi->no_answer > (unsigned)c->opts.unreachable_retries || out_of_time)) {
             hi->given_up = 1;
             hi->given_up_as = CRAWL_DECISION_ERROR;
             snprintf(hi->given_up_why, sizeof hi->given_up_why,
-                     "host unreachable: robots.txt: %.150s (%u attempts in %.0f s)",
-                     hi->robots_why, hi->no_answer, outage);
+                     "host unreachable: robots.txt: %.150s (%u attempt%s in %.0f s%s)",
+                     hi->robots_why, hi->no_answer, hi->no_answer == 1 ? "" : "s",
+                     now - hi->no_answer_since,
+                     hi->no_answer > (unsigned)c->opts.unreachable_retries
+                         ? ""
+                         : "; --unreachable-time");
         } else if (now >= limit_at) {
             hi->given_up = 1;
             hi->given_up_as = CRAWL_DECISION_ROBOTS_DISALLOWED;
             snprintf(hi->given_up_why, sizeof hi->given_up_why,
                      "robots.txt unavailable (%.150s) for %.0f s", hi->robots_why, outage);
         } else {
-            not_before = crawl_robots_host_next_fetch(hi->robots);
+            not_before = retry_at;
             if (not_before > limit_at)
                 not_before = limit_at;
         }
@@ -1086,7 +1107,15 @@ static enum crawl_code start_robots(struct crawl *c, struct crawl_host *h)
     memcpy(rj->item.url + n, "/robots.txt", sizeof "/robots.txt");
     rj->host = h;
     rj->robots = 1;
-    enum crawl_code rc = crawl_fetcher_add(c->fetcher, rj->item.url, CRAWL_FETCH_ANY, rj);
+    /* this may be an attempt at a host that gives no answer: it gets the time left of
+     * unreachable_time, counted from the first such attempt in a row (robots_done) */
+    double now = crawl_clock();
+    double since = hi->no_answer ? hi->no_answer_since : now;
+    double left = since + c->opts.unreachable_time - now;
+    if (left < UNREACHABLE_MIN_ATTEMPT)
+        left = UNREACHABLE_MIN_ATTEMPT;
+    enum crawl_code rc =
+        crawl_fetcher_add_within(c->fetcher, rj->item.url, CRAWL_FETCH_ANY, left, rj);
     if (rc != CRAWL_OK) {
         job_free(rj);
         return rc;

@@ -342,7 +342,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_next(struct crawl_warc_reader *r,
  * byte, a matching sha1 WARC-Block-Digest (CRAWL_EFORMAT). CRAWL_ETRUNCATED when the input
  * ends inside the block, CRAWL_EFORMAT when it runs into the next record's gzip member.
  * Damage is reported once; when a wrong Content-Length swallowed later records, the next
- * crawl_warc_next() reads a regular file (or memory) again from the block's start. */
+ * crawl_warc_next() reads a regular file (or memory) again from the block's start; from a
+ * pipe it reads the block's bytes again from an unlinked temporary file under $TMPDIR,
+ * kept while the block streamed (at most the block plus the read-ahead window). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, void *buf,
                                                   size_t cap, size_t *n);
 /*
@@ -745,6 +747,12 @@ void crawl_fetcher_free(struct crawl_fetcher *fx); /* NULL-safe */
  * CRAWL_ETOOLARGE: no room in opts.mem for the first buffer (4 KiB); try later. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
                                                     enum crawl_fetch_kind kind, void *userdata);
+/* The same with a shorter time for this transfer: timeout > 0 (s) caps its whole time and
+ * its connect time below the fetcher's; 0 leaves the fetcher's. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx,
+                                                           const char *url,
+                                                           enum crawl_fetch_kind kind,
+                                                           double timeout, void *userdata);
 /* Moves the transfers on, waiting up to timeout_ms for network activity or a
  * crawl_fetcher_wakeup(); finished transfers are then had with crawl_fetcher_next(). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_run(struct crawl_fetcher *fx, int timeout_ms);
@@ -776,6 +784,7 @@ void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 #define CRAWL_DEFAULT_ROBOTS_BACKOFF 1.0     /* s before the first robots.txt retry, doubling */
 #define CRAWL_DEFAULT_ROBOTS_BACKOFF_MAX 60.0 /* ... up to this */
 #define CRAWL_DEFAULT_UNREACHABLE_RETRIES 3  /* robots.txt retries of a host giving no answer */
+#define CRAWL_DEFAULT_UNREACHABLE_TIME 30.0  /* s: ... and the time they may take at most */
 #define CRAWL_MAX_WORKERS 64u
 
 enum crawl_scope { CRAWL_SCOPE_HOST = 0, CRAWL_SCOPE_DOMAIN, CRAWL_SCOPE_ANY };
@@ -921,11 +930,16 @@ struct crawl_opts {
      * URLs are decided by it. A 5xx/429 (or an answer cut short) for robots_outage s in a
      * row: every URL of the host is logged robots-disallowed ("robots.txt unavailable (HTTP
      * 503) for 300 s"). No HTTP answer at all (refused, no such name, TLS, timeout) more
-     * than 1 + unreachable_retries times in a row: they are logged as errors. */
+     * than 1 + unreachable_retries times in a row, or for unreachable_time s since the
+     * first of those attempts started, whichever comes first: they are logged as errors.
+     * A robots.txt transfer that could be such an attempt is given at most the time left
+     * of unreachable_time (below timeout and connect_timeout), so a host that drops
+     * packets is given up after about unreachable_time s, not 1 + retries timeouts. */
     double robots_outage;      /* s; 0: CRAWL_DEFAULT_ROBOTS_OUTAGE */
     double robots_backoff;     /* s; 0: CRAWL_DEFAULT_ROBOTS_BACKOFF */
     double robots_backoff_max; /* s; 0: CRAWL_DEFAULT_ROBOTS_BACKOFF_MAX */
     int unreachable_retries;   /* 0: CRAWL_DEFAULT_UNREACHABLE_RETRIES; < 0: no retry */
+    double unreachable_time;   /* s; 0: CRAWL_DEFAULT_UNREACHABLE_TIME */
     /* Decides about one page; called on worker threads, concurrently: must be
      * thread-safe. Returns 0, or non-zero to stop the crawl (a fatal error, e.g. the WARC
      * cannot be written). */

@@ -431,6 +431,13 @@ void crawl_fetcher_free(struct crawl_fetcher *fx)
 enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
                                   enum crawl_fetch_kind kind, void *userdata)
 {
+    return crawl_fetcher_add_within(fx, url, kind, 0, userdata);
+}
+
+enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *url,
+                                         enum crawl_fetch_kind kind, double timeout,
+                                         void *userdata)
+{
     enum crawl_code rc = CRAWL_ENOMEM;
     struct transfer *t = calloc(1, sizeof *t);
     if (!t)
@@ -482,8 +489,14 @@ enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
     if (o->ca_file)
         SET(CURLOPT_CAINFO, o->ca_file);
     SET(CURLOPT_HTTPHEADER, t->headers);
-    SET(CURLOPT_CONNECTTIMEOUT_MS, (long)(o->connect_timeout * 1000));
-    SET(CURLOPT_TIMEOUT_MS, (long)(o->timeout * 1000));
+    double total = o->timeout, connect = o->connect_timeout;
+    if (timeout > 0 && timeout < total)
+        total = timeout;
+    if (connect > total)
+        connect = total;
+    /* at least 1 ms: 0 would mean no timeout at all */
+    SET(CURLOPT_CONNECTTIMEOUT_MS, connect * 1000 < 1 ? 1L : (long)(connect * 1000));
+    SET(CURLOPT_TIMEOUT_MS, total * 1000 < 1 ? 1L : (long)(total * 1000));
     SET(CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     SET(CURLOPT_LOW_SPEED_TIME, o->low_speed_time);
     if (kind == CRAWL_FETCH_PAGE)

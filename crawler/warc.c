@@ -102,6 +102,17 @@ struct crawl_warc_reader {
     int blk_rewind;                 /* the input can be read again from there */
     uint64_t quiet_until; /* after a rewind: stream-layer damage before this file offset was
                              reported already */
+    /* a streamed block from an input that cannot be read again (a pipe): the stream bytes
+     * produced from its start are kept in an anonymous temporary file (tee), and after
+     * damage produced again from there (replay) before the live stream goes on */
+    int tee_fd;          /* -1: none yet */
+    int tee_on;          /* produce() appends what it adds to the window */
+    int tee_failed;      /* the file could not be made or written (tee_errno) */
+    int tee_errno;
+    uint64_t tee_soff;   /* stream offset of the tee's first byte (the block start) */
+    uint64_t tee_len;    /* bytes in the tee */
+    int replaying;       /* produce() serves tee[replay_pos .. tee_len) first */
+    uint64_t replay_pos;
     uint64_t errors;
 };
 
@@ -231,7 +242,8 @@ static enum crawl_code win_room(struct crawl_warc_reader *r, size_t room)
         r->win_off += r->win_start;
         r->win_len -= r->win_start;
         r->win_start = 0;
-        prune_boundaries(r, r->win_off);
+        if (!r->tee_on) /* a replay still needs the member starts inside the block */
+            prune_boundaries(r, r->win_off);
     }
     if (r->win_cap - r->win_len >= room)
         return CRAWL_OK;
@@ -353,9 +365,9 @@ static void mark_broken(struct crawl_warc_reader *r)
     }
 }
 
-/* Adds some bytes to the window (at least one unless the stream ends).
+/* Adds some bytes to the window from the input (at least one unless the stream ends).
  * CRAWL_OK, CRAWL_EOF (nothing more), or a fatal code. */
-static enum crawl_code produce(struct crawl_warc_reader *r)
+static enum crawl_code produce_live(struct crawl_warc_reader *r)
 {
     enum crawl_code rc;
     if (r->stream_eof)
@@ -457,6 +469,115 @@ static enum crawl_code produce(struct crawl_warc_reader *r)
     return CRAWL_OK;
 }
 
+/* ---- the tee: a streamed block of a pipe, kept to be read again ---- */
+
+/* An anonymous temporary file under $TMPDIR (or /tmp): made, then unlinked at once. */
+static int tee_open(struct crawl_warc_reader *r)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/simcrawl-warc-XXXXXX", dir) >= (int)sizeof path) {
+        r->tee_errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        r->tee_errno = errno;
+        return -1;
+    }
+    unlink(path);
+    r->tee_fd = fd;
+    return 0;
+}
+
+/* Appends stream bytes to the tee; on failure the tee is off (tee_failed, tee_errno). */
+static void tee_write(struct crawl_warc_reader *r, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t k = pwrite(r->tee_fd, p, n, (off_t)r->tee_len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            r->tee_errno = k < 0 ? errno : EIO;
+            r->tee_failed = 1;
+            r->tee_on = 0;
+            return;
+        }
+        p += k;
+        n -= (size_t)k;
+        r->tee_len += (uint64_t)k;
+    }
+}
+
+/* Starts keeping the stream from the block start (win_start, just after its header). */
+static void tee_start(struct crawl_warc_reader *r)
+{
+    r->tee_on = 0;
+    r->tee_failed = 0;
+    r->tee_len = 0;
+    if (r->tee_fd < 0 && tee_open(r) != 0) {
+        r->tee_failed = 1;
+        return;
+    }
+    if (ftruncate(r->tee_fd, 0) != 0) {
+        r->tee_errno = errno;
+        r->tee_failed = 1;
+        return;
+    }
+    r->tee_on = 1;
+    r->tee_soff = r->win_off + r->win_start;
+    tee_write(r, r->win + r->win_start, r->win_len - r->win_start);
+}
+
+/* The block was whole (or is done with): forget its bytes. */
+static void tee_stop(struct crawl_warc_reader *r)
+{
+    r->tee_on = 0;
+    if (r->tee_fd >= 0 && r->tee_len > 0 && !r->replaying) {
+        r->tee_len = 0;
+        if (ftruncate(r->tee_fd, 0) != 0) {
+            /* the space comes back when the reader is freed */
+        }
+    }
+}
+
+/* Adds some bytes to the window (at least one unless the stream ends): the tee's first
+ * while replaying, else the input's, kept in the tee while it is on.
+ * CRAWL_OK, CRAWL_EOF (nothing more), or a fatal code. */
+static enum crawl_code produce(struct crawl_warc_reader *r)
+{
+    if (r->replaying) {
+        enum crawl_code rc = win_room(r, 64 * 1024);
+        if (rc != CRAWL_OK)
+            return rc;
+        size_t space = r->win_cap - r->win_len;
+        if (space == 0)
+            return CRAWL_ETOOLARGE;
+        uint64_t left = r->tee_len - r->replay_pos;
+        size_t want = left < space ? (size_t)left : space;
+        ssize_t k;
+        do
+            k = pread(r->tee_fd, r->win + r->win_len, want, (off_t)r->replay_pos);
+        while (k < 0 && errno == EINTR);
+        if (k <= 0) /* the tee file is ours: a failure is the disk's */
+            return CRAWL_EIO;
+        r->win_len += (size_t)k;
+        r->replay_pos += (uint64_t)k;
+        if (r->replay_pos == r->tee_len) { /* replayed: the live stream follows */
+            r->replaying = 0;
+            tee_stop(r);
+        }
+        return CRAWL_OK;
+    }
+    uint64_t end = r->win_off + r->win_len;
+    enum crawl_code rc = produce_live(r);
+    if (r->tee_on && r->win_off + r->win_len > end)
+        tee_write(r, r->win + (size_t)(end - r->win_off), (size_t)(r->win_off + r->win_len - end));
+    return rc;
+}
+
 /* Ensures `need` bytes from win_start are in the window, or as many as the stream has.
  * Returns the number available (may be < need at the end), or a negative crawl_code. */
 static enum crawl_code fill(struct crawl_warc_reader *r, size_t need, size_t *avail)
@@ -526,7 +647,13 @@ static int at_line_start(const struct crawl_warc_reader *r)
  *    CRLF CRLF, the records a wrong Content-Length swallowed lie behind us: a regular file
  *    (or memory) is read again from the block start (rewind_block: lseek, or re-inflate
  *    the gzip member holding it, damage already reported staying quiet) and scanned as
- *    above. A pipe cannot be re-read; reading goes on from where the block ended.
+ *    above. A pipe cannot be re-read: there the stream bytes produced from the block
+ *    start on (decompressed, for gzip) are kept in an anonymous temporary file under
+ *    $TMPDIR while the block streams (the tee, at most the block and the window read
+ *    ahead of it), and after damage produce() serves them again before the live stream
+ *    goes on, so the same scan finds the swallowed records. One level: a damaged block
+ *    found inside replayed bytes goes on from where it ended, as before. A tee that
+ *    cannot be written is reported when it would have been needed.
  *  - a member that fails to inflate marks its output broken (boundary.broken); a record
  *    with bytes from it is damaged (CRAWL_EGZIP) even when its framing looks whole.
  */
@@ -716,6 +843,7 @@ static int parse_length(const char *s, uint64_t *out)
  * CRAWL_EFORMAT: damaged and reported, the caller resynchronises. */
 static enum crawl_code read_header(struct crawl_warc_reader *r)
 {
+    tee_stop(r); /* the last record is done with */
     uint64_t spos = stream_pos(r);
     int member = r->gzip && is_member_start(r, spos);
     uint64_t offset = member ? member_containing(r, spos) : spos;
@@ -805,6 +933,10 @@ static enum crawl_code read_header(struct crawl_warc_reader *r)
         }
     }
     r->state = ST_RECORD;
+    /* a block to stream from a pipe: keep its bytes, to look for the records a wrong
+     * Content-Length swallowed (rewind_block). Not while replaying: one level only */
+    if (rec->content_length > r->max_block && !r->seekable && !r->in_borrowed && !r->replaying)
+        tee_start(r);
     if (rec->content_length > r->max_block && strncasecmp(rec->block_digest, "sha1:", 5) == 0) {
         /* a block too large to hold is checked against its digest as it streams */
         if (!r->dg && crawl_digest_new(&r->dg) != CRAWL_OK)
@@ -1072,8 +1204,27 @@ static enum crawl_code stream_end(struct crawl_warc_reader *r)
  * fatal code. */
 static enum crawl_code rewind_block(struct crawl_warc_reader *r)
 {
-    if (!r->blk_rewind)
+    if (!r->blk_rewind && r->tee_on && r->tee_soff == r->blk_soff) {
+        /* a pipe: the stream from the block start is in the tee; the window (all of it
+         * produced after the block start, so in the tee too) is dropped */
+        r->tee_on = 0;
+        r->replaying = 1;
+        r->replay_pos = 0;
+        r->win_start = r->win_len = 0;
+        r->win_off = r->blk_soff;
+        r->prev = '\n'; /* the header ended with a newline */
+        if (r->tee_len == 0)
+            r->replaying = 0;
         return CRAWL_OK;
+    }
+    if (!r->blk_rewind) {
+        if (r->tee_failed)
+            report(r, r->rec.offset, CRAWL_EIO,
+                   "record at offset %llu: cannot look for the records after it again: "
+                   "temporary file: %s", (unsigned long long)r->rec.offset,
+                   strerror(r->tee_errno));
+        return CRAWL_OK;
+    }
     uint64_t coff = r->gzip ? r->blk_mcoff : r->blk_soff;
     uint64_t soff = r->gzip ? r->blk_msoff : r->blk_soff;
     uint64_t reached = r->in_file_off + r->in_pos;
@@ -1200,6 +1351,7 @@ static enum crawl_code finish_record(struct crawl_warc_reader *r, int *resync)
         *resync = 1;
         return CRAWL_OK;
     }
+    tee_stop(r);
     size_t avail;
     rc = fill(r, 16, &avail);
     if (rc != CRAWL_OK)
@@ -1323,6 +1475,7 @@ enum crawl_code crawl_warc_reader_open(const char *path, const struct crawl_warc
     if (!r)
         return CRAWL_ENOMEM;
     r->fd = -1;
+    r->tee_fd = -1;
     r->in = malloc(IN_CAP);
     if (!r->in) {
         free(r);
@@ -1366,6 +1519,7 @@ enum crawl_code crawl_warc_reader_open_mem(const void *data, size_t len,
     if (!r)
         return CRAWL_ENOMEM;
     r->fd = -1;
+    r->tee_fd = -1;
     r->in = (uint8_t *)data;
     r->in_borrowed = 1;
     r->in_len = len;
@@ -1390,6 +1544,8 @@ void crawl_warc_reader_free(struct crawl_warc_reader *r)
         return;
     if (r->own_fd && r->fd >= 0)
         close(r->fd);
+    if (r->tee_fd >= 0)
+        close(r->tee_fd);
     if (!r->in_borrowed)
         free(r->in);
     if (r->zs_ready)

@@ -1052,6 +1052,57 @@ static void test_loop_robots_refused_host_errors(void)
     close(fd);
 }
 
+/* Issue 12 item 5: a host that takes connections but never answers (a listening socket
+ * no one accepts from), with connect and transfer timeouts far above --unreachable-time:
+ * its URLs are logged as errors naming the time cap within about that time, and the
+ * crawl goes on with the other host and ends. Before the cap it took 1 + retries
+ * timeouts and their backoff. */
+static void test_loop_robots_silent_host_time_cap(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CU_ASSERT_FATAL(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    CU_ASSERT_FATAL(listen(fd, 16) == 0); /* the kernel completes the handshakes */
+    CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
+    struct flaky_robots fr = {.status = 500, .failures = 0};
+    pthread_mutex_init(&fr.lock, NULL);
+    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    struct loop_ctx ctx;
+    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_backoff = 0.2,
+                           .unreachable_retries = 10, .unreachable_time = 1, .timeout = 20,
+                           .connect_timeout = 20};
+    struct crawl *c = loop_new3(&ctx, &o, 0); /* no low-speed abort either */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char url[128], dead[128], dead2[128];
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", (unsigned)ntohs(sa.sin_port));
+    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", (unsigned)ntohs(sa.sin_port));
+    CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1); /* the live host is crawled */
+    size_t errors = 0;
+    for (size_t i = 0; i < ctx.n; i++) {
+        if (strncmp(ctx.lines[i].url, dead, strlen(dead) - 4) != 0)
+            continue;
+        CU_ASSERT_EQUAL(ctx.lines[i].decision, CRAWL_DECISION_ERROR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "host unreachable: robots.txt: "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "; --unreachable-time)"));
+        errors++;
+    }
+    CU_ASSERT_EQUAL(errors, 2);
+    double el = crawl_get_stats(c)->elapsed;
+    CU_ASSERT(el >= 0.9 && el < 2.5); /* about the cap, not 20 s */
+    crawl_free(c);
+    test_httpd_stop(h);
+    pthread_mutex_destroy(&fr.lock);
+    close(fd);
+}
+
 static const char LINKS_PAGE[] =
     "<html><body>"
     "<a href=\"/r1\">r</a> <a href=\"/loop1\">l</a> <a href=\"/missing\">m</a> "
@@ -2005,6 +2056,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_politeness_delay", test_loop_politeness_delay);
     CU_add_test(s, "test_loop_robots_disallowed_never_fetched", test_loop_robots_disallowed_never_fetched);
     CU_add_test(s, "test_loop_robots_unreachable_says_why", test_loop_robots_unreachable_says_why);
+    CU_add_test(s, "test_loop_robots_silent_host_time_cap", test_loop_robots_silent_host_time_cap);
     CU_add_test(s, "test_loop_robots_5xx_then_ok_crawls", test_loop_robots_5xx_then_ok_crawls);
     CU_add_test(s, "test_loop_robots_retry_keeps_delay", test_loop_robots_retry_keeps_delay);
     CU_add_test(s, "test_loop_robots_5xx_outage_limit", test_loop_robots_5xx_outage_limit);
