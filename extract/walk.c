@@ -155,10 +155,16 @@ static int ascii_ieq(const char *a, const char *b)
     return *a == *b;
 }
 
+/* HTML's ASCII white space (the class attribute's word separators). */
+static int html_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
 /* Is the first white-space separated word of v (any case) w? */
 static int first_word_is(const char *v, const char *w)
 {
-    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
+    while (html_space(*v))
         v++;
     size_t n = strlen(w);
     for (size_t i = 0; i < n; i++) {
@@ -166,8 +172,16 @@ static int first_word_is(const char *v, const char *w)
         if (x != w[i])
             return 0;
     }
-    return (v[n] == '\0' || v[n] == ' ' || v[n] == '\t' ||
-                                   v[n] == '\n' || v[n] == '\r' || v[n] == '\f');
+    return v[n] == '\0' || html_space(v[n]);
+}
+
+/* Is the first word of v one of names[0..n)? */
+static int first_word_in(const char *v, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (first_word_is(v, names[i]))
+            return 1;
+    return 0;
 }
 
 /* ---- growing the arrays ---- */
@@ -579,15 +593,7 @@ static int generator_area(const char *v)
     static const char *const names[] = {"chapter-level-extent", "md-content--inner",
                                         "refentry", "sect1", "section-level-extent",
                                         "td-content", "unnumbered-level-extent"};
-    while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r' || *v == '\f')
-        v++;
-    size_t n = 0;
-    while (v[n] && !(v[n] == ' ' || v[n] == '\t' || v[n] == '\n' || v[n] == '\r' || v[n] == '\f'))
-        n++;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strlen(names[i]) == n && memcmp(v, names[i], n) == 0)
-            return 1;
-    return 0;
+    return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
 /*
@@ -617,9 +623,7 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
         static const char *const names[] = {"appendix", "article", "bibliography", "book",
                                             "chapter", "glossary", "index", "part",
                                             "preface", "reference", "set"};
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (first_word_is(low, names[i]))
-                return 1;
+        return first_word_in(low, names, sizeof names / sizeof names[0]);
     }
     return 0;
 }
@@ -628,11 +632,11 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
 static int has_word(const char *v, const char *w)
 {
     for (const char *p = v; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f')
+        while (html_space(*p))
             p++;
         if (first_word_is(p, w))
             return 1;
-        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f'))
+        while (*p && !html_space(*p))
             p++;
     }
     return 0;
@@ -662,10 +666,10 @@ static int hiding_class(const char *v)
     static const char *const names[] = {"hidden", "hide", "invisible", "sr-only", "d-none",
                                         "is-hidden", "visually-hidden", "screen-reader-text"};
     for (const char *p = v; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f')
+        while (html_space(*p))
             p++;
         const char *s = p;
-        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f'))
+        while (*p && !html_space(*p))
             p++;
         size_t n = (size_t)(p - s);
         for (size_t i = 0; n && i < sizeof names / sizeof names[0]; i++)
@@ -716,11 +720,10 @@ static int rel_has(const char *rel, const char *word)
 {
     size_t n = strlen(word);
     for (const char *p = rel; *p;) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == ',')
+        while (html_space(*p) || *p == ',')
             p++;
         const char *s = p;
-        while (*p && !(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
-                       *p == ','))
+        while (*p && !(html_space(*p) || *p == ','))
             p++;
         if ((size_t)(p - s) == n) {
             size_t i = 0;
