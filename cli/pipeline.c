@@ -159,6 +159,16 @@ static size_t utf8_invalid_at(const unsigned char *s, size_t len)
     return len;
 }
 
+/* The parsed page goes to out when opts->keep_doc, else it is freed (NULL-safe). */
+static void hand_over_doc(const struct cli_fp_opts *opts, struct cli_fp_result *out,
+                          struct extract_doc *doc)
+{
+    if (opts->keep_doc)
+        out->doc = doc;
+    else
+        extract_doc_free(doc);
+}
+
 static void fail_dedup(struct cli_fp_result *out, enum dedup_code code, size_t n_tokens,
                        size_t max_tokens)
 {
@@ -427,10 +437,7 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
         out->n_tokens = n_tokens;
         out->stage = CLI_FP_DONE;
         free(tokens);
-        if (opts->keep_doc)
-            out->doc = doc;
-        else
-            extract_doc_free(doc);
+        hand_over_doc(opts, out, doc);
         return 0;
     }
     f = dedup_features_new();
@@ -459,18 +466,12 @@ int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
         out->tokens_len = tokens_len;
     } else
         free(tokens);
-    if (opts->keep_doc)
-        out->doc = doc;
-    else
-        extract_doc_free(doc);
+    hand_over_doc(opts, out, doc);
     return 0;
 fail:
     dedup_features_free(f);
     free(tokens);
-    if (opts->keep_doc)
-        out->doc = doc; /* parsed, but too little text (or no tokens): still a page */
-    else
-        extract_doc_free(doc);
+    hand_over_doc(opts, out, doc); /* parsed, but too little text (or no tokens): a page */
     return -1;
 }
 
