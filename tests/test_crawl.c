@@ -1001,18 +1001,50 @@ static void test_loop_robots_5xx_outage_limit(void)
     test_httpd_stop(h);
 }
 
+/* A loopback TCP socket on a free port (*port) that no one serves: only bound (connecting
+ * is refused) or, with listening, listening but never accepted from (the kernel completes
+ * handshakes, nothing answers). Returns the fd (caller closes) or -1. */
+static int dead_host_socket(int listening, unsigned *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t sl = sizeof sa;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || (listening && listen(fd, 16) != 0) ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* The log lines of the dead host whose seed is dead ("http://127.0.0.1:PORT/t/0"): each
+ * must be an error saying the host was unreachable and holding want; returns how many. */
+static size_t dead_host_errors(const struct loop_ctx *ctx, const char *dead, const char *want)
+{
+    size_t errors = 0;
+    for (size_t i = 0; i < ctx->n; i++) {
+        if (strncmp(ctx->lines[i].url, dead, strlen(dead) - 4) != 0)
+            continue;
+        CU_ASSERT_EQUAL(ctx->lines[i].decision, CRAWL_DECISION_ERROR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(ctx->lines[i].error, "host unreachable: robots.txt: "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(ctx->lines[i].error, want));
+        errors++;
+    }
+    return errors;
+}
+
 /* A port that refuses connections: a short retry, then the host's URLs are errors and the
  * crawl goes on with the other host and ends quickly. */
 static void test_loop_robots_refused_host_errors(void)
 {
     /* bound, never listening: connecting to it is refused, and no one else gets the port */
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    unsigned port = 0;
+    int fd = dead_host_socket(0, &port);
     CU_ASSERT_FATAL(fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof sa;
-    CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
-    CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
     struct flaky_robots fr = {.status = 500, .failures = 0};
     pthread_mutex_init(&fr.lock, NULL);
     struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
@@ -1023,8 +1055,8 @@ static void test_loop_robots_refused_host_errors(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128], dead[128], dead2[128];
-    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", (unsigned)ntohs(sa.sin_port));
-    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", (unsigned)ntohs(sa.sin_port));
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", port);
+    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", port);
     CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
     CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
     CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
@@ -1032,16 +1064,7 @@ static void test_loop_robots_refused_host_errors(void)
     /* the live host is crawled */
     CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1);
     /* both URLs of the dead host: errors naming the host and the attempts */
-    size_t errors = 0;
-    for (size_t i = 0; i < ctx.n; i++) {
-        if (strncmp(ctx.lines[i].url, dead, strlen(dead) - 4) != 0)
-            continue;
-        CU_ASSERT_EQUAL(ctx.lines[i].decision, CRAWL_DECISION_ERROR);
-        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "host unreachable: robots.txt: "));
-        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "(3 attempts in "));
-        errors++;
-    }
-    CU_ASSERT_EQUAL(errors, 2);
+    CU_ASSERT_EQUAL(dead_host_errors(&ctx, dead, "(3 attempts in "), 2);
     CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
     CU_ASSERT_EQUAL(crawl_get_stats(c)->robots_fetched, 4); /* 3 refused + 1 live */
     double el = crawl_get_stats(c)->elapsed;
@@ -1059,14 +1082,9 @@ static void test_loop_robots_refused_host_errors(void)
  * timeouts and their backoff. */
 static void test_loop_robots_silent_host_time_cap(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    unsigned port = 0;
+    int fd = dead_host_socket(1, &port); /* listening: the kernel completes the handshakes */
     CU_ASSERT_FATAL(fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t sl = sizeof sa;
-    CU_ASSERT_FATAL(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
-    CU_ASSERT_FATAL(listen(fd, 16) == 0); /* the kernel completes the handshakes */
-    CU_ASSERT_FATAL(getsockname(fd, (struct sockaddr *)&sa, &sl) == 0);
     struct flaky_robots fr = {.status = 500, .failures = 0};
     pthread_mutex_init(&fr.lock, NULL);
     struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
@@ -1078,23 +1096,14 @@ static void test_loop_robots_silent_host_time_cap(void)
     struct crawl *c = loop_new3(&ctx, &o, 0); /* no low-speed abort either */
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128], dead[128], dead2[128];
-    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", (unsigned)ntohs(sa.sin_port));
-    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", (unsigned)ntohs(sa.sin_port));
+    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", port);
+    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", port);
     CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
     CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
     CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
     CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1); /* the live host is crawled */
-    size_t errors = 0;
-    for (size_t i = 0; i < ctx.n; i++) {
-        if (strncmp(ctx.lines[i].url, dead, strlen(dead) - 4) != 0)
-            continue;
-        CU_ASSERT_EQUAL(ctx.lines[i].decision, CRAWL_DECISION_ERROR);
-        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "host unreachable: robots.txt: "));
-        CU_ASSERT_PTR_NOT_NULL(strstr(ctx.lines[i].error, "; --unreachable-time)"));
-        errors++;
-    }
-    CU_ASSERT_EQUAL(errors, 2);
+    CU_ASSERT_EQUAL(dead_host_errors(&ctx, dead, "; --unreachable-time)"), 2);
     double el = crawl_get_stats(c)->elapsed;
     CU_ASSERT(el >= 0.9 && el < 2.5); /* about the cap, not 20 s */
     crawl_free(c);
