@@ -162,6 +162,19 @@ static int html_space(char c)
 }
 
 /* Is the first white-space separated word of v (any case) w? */
+/* Whether element i or an ancestor is sectioning content (<section>, <article>, <aside>,
+ * <nav>) or <main>: a <header> there is that section's heading, not the page's banner
+ * (HTML-AAM maps <header> to role=banner only outside them). */
+static int in_section(const struct ex_walk *w, uint32_t i)
+{
+    for (; i != EX_NONE; i = w->elems[i].parent) {
+        unsigned t = w->elems[i].tag;
+        if (t == T_section || t == T_article || t == T_aside || t == T_nav || t == T_main)
+            return 1;
+    }
+    return 0;
+}
+
 static int first_word_is(const char *v, const char *w)
 {
     while (html_space(*v))
@@ -1057,7 +1070,8 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
             boiler = 1;
             weight -= 25;
-        } else if (tag == T_header && !(inherit & EX_E_ARTICLE)) {
+        } else if (tag == T_header && !(inherit & EX_E_ARTICLE) &&
+                   !in_section(w, e->parent)) {
             boiler = 1;
         }
         /* forms are comment, search and sign-up forms (unless one wraps the page, which
