@@ -172,7 +172,7 @@ fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
 	done
 
 bench: ./simcrawl ## run the benchmarks of docs/BENCHMARKS.md (downloads Debian doc packages)
-	@sh tests/bench/run.sh
+	@sh tests/bench/run.sh $(SECTIONS)
 
 demo: ./simcrawl ## crawl the bundled demo site on loopback and write WARC, log, cluster report
 	@sh tests/demo/run.sh

@@ -409,7 +409,7 @@ static void usage(FILE *out)
             "                         the time left, even below --timeout and\n"
             "                         --connect-timeout (default 30)\n"
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
-            "                         >= 3 and >= 10%% of a host's new pages, learned as\n"
+            "                         >= 3 and >= 20%% of a host's new pages, learned as\n"
             "                         pages arrive, are the site's template and left out\n"
             "  --quiet                no progress line\n"
             "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",

@@ -143,7 +143,7 @@ static void usage(FILE *out)
             "                     and logged \"truncated\":\"depth\"; keep N the same for\n"
             "                     the runs that share one --index\n"
             "  --no-templates     fingerprint whole main texts; by default each host's\n"
-            "                     template blocks (on >= 3 and >= 10%% of its kept pages,\n"
+            "                     template blocks (on >= 3 and >= 20%% of its kept pages,\n"
             "                     learned as pages arrive, saved in the --index) are left out\n"
             "  --quiet            no summary or progress on stderr\n"
             "  -h, --help         this help\n"

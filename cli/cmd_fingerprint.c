@@ -41,7 +41,7 @@ static void usage(FILE *out)
             "                  a page cut so is named on stderr. It changes the\n"
             "                  fingerprints: keep it the same for one index\n"
             "  --no-templates  fingerprint the whole main text of each page; by default text\n"
-            "                  blocks on >= 3 of the inputs and >= 10%% of them are the\n"
+            "                  blocks on >= 3 of the inputs and >= 20%% of them are the\n"
             "                  site's template and are left out (the inputs are read twice;\n"
             "                  docs/FINGERPRINT.md, Template blocks). pairs, clusters over the\n"
             "                  same inputs in the same order use the same fingerprints.\n"

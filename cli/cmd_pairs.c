@@ -50,7 +50,7 @@ static void usage(FILE *out)
             "                        a page cut so is named on stderr. It changes the\n"
             "                        fingerprints: keep it the same for one index\n"
             "  --no-templates        fingerprint the whole main text of each page; by default\n"
-            "                        text blocks on >= 3 pages and >= 10%% of the pages of\n"
+            "                        text blocks on >= 3 pages and >= 20%% of the pages of\n"
             "                        one host (files: of all the inputs) are the site's\n"
             "                        template and left out (two passes over the inputs;\n"
             "                        docs/FINGERPRINT.md, Template blocks)\n"

@@ -41,17 +41,18 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 2) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 3) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
- * round(256 * min(tf, 64)^(7/8) [* idf]);
+ * round(256 * min(tf, c)^(7/8) [* idf]), c = floor(sqrt(number of distinct features))
+ * within [1, 64];
  * bit i of the simhash is 1 iff the weighted sum of +w (bit i of the hash set) / -w (clear)
  * is > 0. Bit 0 is the least significant bit; printed as 16 lower-case hex digits.
- * (Why words + pairs and min(tf, 64)^(7/8): the measurements in docs/FINGERPRINT.md
- * section 3.)
+ * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
+ * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 2
+#define DEDUP_FINGERPRINT_VERSION 3
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull      /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u                 /* fixed-point 1.0 of a weight */
@@ -164,7 +165,7 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
  */
 #define DEDUP_TEMPLATE_SEED 0x73696d74706c3031ull /* "simtpl01" in ASCII */
 #define DEDUP_TEMPLATE_MIN_DOCS 3u                /* a template block is on >= 3 documents */
-#define DEDUP_TEMPLATE_MIN_SHARE 10u              /* ... and on >= 10% of the host's */
+#define DEDUP_TEMPLATE_MIN_SHARE 20u              /* ... and on >= 20% of the host's */
 #define DEDUP_TEMPLATE_MIN_TOKENS 6u              /* a run of template blocks is left out
                                                    * when it has >= 6 tokens */
 #define DEDUP_TEMPLATE_HOST_MAX_ENTRIES 65536u    /* cap on blocks counted per host */
@@ -221,7 +222,7 @@ uint32_t dedup_templates_block_count(const struct dedup_templates *t, const char
 size_t dedup_templates_template_count(const struct dedup_templates *t);
 
 /*
- * The serialised table (the template section of docs/INDEX-FORMAT.md version 3):
+ * The serialised table (the template section of docs/INDEX-FORMAT.md):
  * dedup_templates_serialize() writes it to a new buffer *out of *len bytes (a multiple of
  * 8; caller frees with free()); dedup_templates_parse() checks data[0..len) and builds a
  * new table (caller frees), or returns DEDUP_EFORMAT / DEDUP_ETOOLARGE with err->offset
@@ -405,14 +406,14 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
 
 /* ==== the index file ==== */
 /*
- * docs/INDEX-FORMAT.md (format version 4) is the specification: magic "SIMCRIDX", version,
+ * docs/INDEX-FORMAT.md (format version 5) is the specification: magic "SIMCRIDX", version,
  * little-endian fields, a header with the design, counts and XXH3-64 checksums, then the
  * sections documents, ids, fingerprint lists, tables and (optional) the site templates. Loading maps the file read-only
  * (mmap); adding to a loaded index copies what it extends. Saving writes a temporary file
  * beside the target and renames it over, so a reader never sees half a file.
  */
 #define DEDUP_INDEX_MAGIC "SIMCRIDX"
-#define DEDUP_INDEX_FORMAT_VERSION 4u /* written: 4, the pair generation; reads 2, 3 and 4 */
+#define DEDUP_INDEX_FORMAT_VERSION 5u /* written and read: 5; 1 to 4 hold older fingerprints */
 #define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
 
 /* Where loading or saving went wrong. */
@@ -424,7 +425,7 @@ struct dedup_file_error {
 
 /* The pair generation (docs/INDEX-FORMAT.md, "The index and its digests"): the generation
  * of the PATH.digests file that `simcrawl dedup` saved with this index, 0 when none (a new
- * index, or one read from format version 2 or 3). Other writers (index add, pairs --index)
+ * index). Other writers (index add, pairs --index)
  * load and save it unchanged, so their documents do not break the pair. */
 uint64_t dedup_index_pair_generation(const struct dedup_index *idx);
 void dedup_index_set_pair_generation(struct dedup_index *idx, uint64_t gen);

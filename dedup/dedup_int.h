@@ -28,8 +28,9 @@ struct dedup_features {
 /* Index of hash h in f, or (size_t)-1 when absent. */
 size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
 
-/* The fixed-point weight of a shingle occurring tf >= 1 times, with idf factor (1.0 when
- * no IDF): round(256 * sqrt(tf) * idf), at least 1, at most DEDUP_WEIGHT_MAX. */
+/* The fixed-point weight of a shingle counted tf >= 1 times (already capped by
+ * dedup_tf_cap()), with idf factor (1.0 when no IDF): round(256 * min(tf, 64)^(7/8) * idf),
+ * at least 1, at most DEDUP_WEIGHT_MAX. */
 #define DEDUP_WEIGHT_MAX (1u << 24)
 
 /* The one way a file parser (indexfile.c, template.c) fails: it records the byte offset
@@ -43,6 +44,10 @@ size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
         goto fail;                                                                             \
     } while (0)
 uint32_t dedup_weight(uint32_t tf, double idf);
+
+/* The most times a shingle counts in a document of n_distinct distinct shingles:
+ * floor(sqrt(n_distinct)) within [1, DEDUP_TF_CAP] (FINGERPRINT.md section 5). */
+uint32_t dedup_tf_cap(size_t n_distinct);
 
 /* idf = 1 + ln((N + 1) / (df + 1)) of a table (1.0 when idf is NULL). */
 double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h);

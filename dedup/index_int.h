@@ -78,7 +78,7 @@ struct dedup_index {
     /* the site template table saved with the index (NULL until asked for or loaded) */
     struct dedup_templates *templates;
 
-    /* the pair generation (format version 4, header offset 96): the generation of the
+    /* the pair generation (header offset 96): the generation of the
      * FILE.digests saved with this index by dedup; 0 = none. Loaded and saved unchanged
      * unless dedup_index_set_pair_generation() sets it. */
     uint64_t pair_gen;

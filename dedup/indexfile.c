@@ -1,12 +1,14 @@
 /*
- * The saved index file (docs/INDEX-FORMAT.md, format version 4): a 128-byte header
+ * The saved index file (docs/INDEX-FORMAT.md, format version 5): a 128-byte header
  * (magic "SIMCRIDX", version, design, counts, XXH3-64 checksums of header and body, the
- * pair generation), then the sections documents, ids, fingerprint lists and tables, each
+ * pair generation, the fingerprint version), then the sections documents, ids, fingerprint lists and tables, each
  * 8-byte aligned, every integer little-endian. The layout is fixed by the counts, so a
  * loader computes every section's offset and maps the file read-only: the arrays of the
  * index point straight into the mapping (zero copy); adding to it copies the document
  * arrays first, and the next compaction replaces the tables with new ones (copy-on-extend).
- * Versions 2 and 3 are read as well (no pair generation: 0).
+ * Older versions hold fingerprints of an older definition (docs/FINGERPRINT.md versions 1
+ * and 2) and are refused with "rebuild": a version 3 fingerprint compared with them would
+ * give wrong answers without an error.
  *
  * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
  * checked before use, so a damaged or forged file gives an error naming the offset of the
@@ -34,8 +36,9 @@
 #include <xxhash.h>
 
 #define HDR_SIZE 128u
-#define HDR_CHECKED 80u /* the header checksum covers bytes [0, 80) (and [88, 128) in v4) */
-#define HDR_PAIR_GEN 96u /* u64 pair generation (version 4) */
+#define HDR_CHECKSUM 80u /* the header checksum: bytes [80, 88), zero while it is computed */
+#define HDR_PAIR_GEN 96u /* u64 pair generation */
+#define HDR_FP_VERSION 104u /* u32 fingerprint version (DEDUP_FINGERPRINT_VERSION) */
 
 /* Byte offsets of the sections, computed from the header counts. */
 struct layout {
@@ -105,16 +108,13 @@ static void wr64(uint8_t *p, uint64_t v)
     wr32(p + 4, (uint32_t)(v >> 32));
 }
 
-/* The header checksum: XXH3-64 of bytes [0, 80) in versions 2 and 3; of all 128 bytes
- * with the checksum field [80, 88) taken as zero in version 4, so the template size and the
- * pair generation are covered as well. */
-static uint64_t hdr_checksum(const uint8_t *hdr, uint32_t version)
+/* The header checksum: XXH3-64 of the 128 header bytes with the checksum field itself
+ * taken as zero. */
+static uint64_t hdr_checksum(const uint8_t *hdr)
 {
-    if (version < 4)
-        return XXH3_64bits(hdr, HDR_CHECKED);
     uint8_t h[HDR_SIZE];
     memcpy(h, hdr, HDR_SIZE);
-    memset(h + HDR_CHECKED, 0, 8);
+    memset(h + HDR_CHECKSUM, 0, 8);
     return XXH3_64bits(h, HDR_SIZE);
 }
 
@@ -295,7 +295,8 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     wr64(hdr + 72, XXH3_64bits_digest(w.st));
     wr64(hdr + 88, tpl_len);
     wr64(hdr + HDR_PAIR_GEN, idx->pair_gen);
-    wr64(hdr + 80, hdr_checksum(hdr, DEDUP_INDEX_FORMAT_VERSION));
+    wr32(hdr + HDR_FP_VERSION, DEDUP_FINGERPRINT_VERSION);
+    wr64(hdr + HDR_CHECKSUM, hdr_checksum(hdr));
     if (w.failed || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE ||
         fflush(f) != 0 || fsync(fileno(f)) != 0) {
         rc = DEDUP_EIO;
@@ -361,14 +362,14 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EFORMAT, 0, "not a simcrawl index file (no SIMCRIDX magic number)");
     if (len < 12)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
-    if (rd32(p + 8) == 1)
-        FAIL(DEDUP_EVERSION, 8,
-             "format version 1 holds fingerprints of an older definition (docs/FINGERPRINT.md "
-             "version 1); rebuild the index with 'simcrawl index add'");
     uint32_t version = rd32(p + 8);
-    if (version < 2 || version > DEDUP_INDEX_FORMAT_VERSION)
+    if (version >= 1 && version < DEDUP_INDEX_FORMAT_VERSION)
         FAIL(DEDUP_EVERSION, 8,
-             "unsupported format version (this build reads versions 2, 3 and 4)");
+             "format versions 1 to 4 hold fingerprints of an older definition "
+             "(docs/FINGERPRINT.md versions 1 and 2); rebuild the index (and remove its "
+             ".digests) from the pages with this simcrawl");
+    if (version != DEDUP_INDEX_FORMAT_VERSION)
+        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads version 5)");
     if (len < HDR_SIZE)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
     if (!host_is_le())
@@ -377,17 +378,17 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         FAIL(DEDUP_EINVAL, 0, "index data is not 8-byte aligned in memory");
     if (rd32(p + 12) != HDR_SIZE)
         FAIL(DEDUP_EFORMAT, 12, "header size is not 128");
-    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + 80) != hdr_checksum(p, version))
-        FAIL(DEDUP_ECHECKSUM, 80, "header checksum does not match the header");
-    /* version 2 has no template section: its bytes 88..96 are reserved (zero) as well */
+    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + HDR_CHECKSUM) != hdr_checksum(p))
+        FAIL(DEDUP_ECHECKSUM, HDR_CHECKSUM, "header checksum does not match the header");
     uint64_t tpl_bytes = rd64(p + 88);
-    /* versions 2 and 3: bytes 96..128 reserved; version 4: the pair generation at 96 */
-    uint64_t pair_gen = version >= 4 ? rd64(p + HDR_PAIR_GEN) : 0;
-    for (unsigned i = version >= 4 ? HDR_PAIR_GEN + 8 : HDR_PAIR_GEN; i < HDR_SIZE; i++)
+    uint64_t pair_gen = rd64(p + HDR_PAIR_GEN);
+    if (rd32(p + HDR_FP_VERSION) != DEDUP_FINGERPRINT_VERSION)
+        FAIL(DEDUP_EVERSION, HDR_FP_VERSION,
+             "fingerprints of another definition than this build's (docs/FINGERPRINT.md "
+             "version 3); rebuild the index from the pages with a matching simcrawl");
+    for (unsigned i = HDR_FP_VERSION + 4; i < HDR_SIZE; i++)
         if (p[i])
             FAIL(DEDUP_EFORMAT, i, "reserved header bytes are not zero");
-    if (version == 2 && tpl_bytes)
-        FAIL(DEDUP_EFORMAT, 88, "reserved header bytes are not zero");
     if (tpl_bytes % 8 || tpl_bytes > ((uint64_t)1 << 40))
         FAIL(DEDUP_EFORMAT, 88, "template section size out of range");
     struct dedup_design d = {.k = rd32(p + 16),

@@ -1,5 +1,5 @@
 /*
- * Shingle features of a document (docs/FINGERPRINT.md, version 2, sections "Shingles"
+ * Shingle features of a document (docs/FINGERPRINT.md, version 3, sections "Shingles"
  * and "Weights").
  *
  * The input is the token string of extract_tokens(): tokens separated by exactly one
@@ -9,7 +9,8 @@
  * pair never have the same bytes (a pair holds a space). FINGERPRINT.md section 3 says
  * why version 2 takes words and pairs. Term frequencies are counted in an
  * open-addressing table keyed by the hash itself (XXH3 output is already uniform: slot =
- * hash & mask); each distinct shingle then weighs round(256 * min(tf, 64)^(7/8) * idf),
+ * hash & mask); each distinct shingle then weighs round(256 * min(tf, c)^(7/8) * idf),
+ * c = min(64, floor(sqrt(distinct shingles))) (dedup_tf_cap()),
  * an integer computed with three IEEE-754 square roots (each exactly rounded, so every
  * platform gets the same weights), and the simhash accumulates exactly.
  * Also the exact cosine and Jaccard similarities of two feature sets (for `compare`).
@@ -56,6 +57,17 @@ static double tf_power(uint32_t tf)
     double s3 = sqrt(s2);
     double p = s1 * s2;
     return p * s3;
+}
+
+/* floor(sqrt(n)) clamped to [1, DEDUP_TF_CAP], in integers (exact everywhere): a list
+ * page's per-entry words ("file", "[code]") recur about as often as there are entries,
+ * and at the fixed cap alone they outweigh the entries' names together. */
+uint32_t dedup_tf_cap(size_t n_distinct)
+{
+    uint32_t r = 1;
+    while (r < DEDUP_TF_CAP && (uint64_t)(r + 1) * (r + 1) <= n_distinct)
+        r++;
+    return r;
 }
 
 uint32_t dedup_weight(uint32_t tf, double idf)
@@ -127,11 +139,25 @@ static enum dedup_code reserve(struct dedup_features *f, size_t n)
     return DEDUP_OK;
 }
 
+/* The shingle hash's seed. A build made with -DDEDUP_BENCH_SEEDS (tests/bench/run.sh's
+ * build/bench-seed, never a shipped one: it changes every fingerprint) XORs the number in
+ * SIMCRAWL_BENCH_SEED into it, another draw of the hash function, so that the benchmarks
+ * can tell what a quality figure owes to one draw. */
+static uint64_t shingle_seed(void)
+{
+#ifdef DEDUP_BENCH_SEEDS
+    const char *e = getenv("SIMCRAWL_BENCH_SEED");
+    return DEDUP_SEED ^ (e ? strtoull(e, NULL, 0) : 0);
+#else
+    return DEDUP_SEED;
+#endif
+}
+
 /* HOW IT WORKS: linear probing from slot hash & mask; a hit counts one more occurrence,
  * an empty slot appends a new distinct feature. reserve() guarantees free slots. */
-static void add_shingle(struct dedup_features *f, const char *p, size_t len)
+static void add_shingle(struct dedup_features *f, const char *p, size_t len, uint64_t seed)
 {
-    uint64_t h = XXH3_64bits_withSeed(p, len, DEDUP_SEED);
+    uint64_t h = XXH3_64bits_withSeed(p, len, seed);
     size_t i = (size_t)h & f->mask;
     while (f->slot[i] != 0) {
         size_t k = f->slot[i] - 1;
@@ -198,12 +224,13 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
     {
         const char *end = tokens + len;
         const char *p = tokens, *prev = NULL;
+        uint64_t seed = shingle_seed();
         for (;;) {
             const char *sp = memchr(p, ' ', (size_t)(end - p));
             const char *tok_end = sp ? sp : end;
-            add_shingle(f, p, (size_t)(tok_end - p));
+            add_shingle(f, p, (size_t)(tok_end - p), seed);
             if (prev)
-                add_shingle(f, prev, (size_t)(tok_end - prev));
+                add_shingle(f, prev, (size_t)(tok_end - prev), seed);
             if (!sp)
                 break;
             prev = p;
@@ -212,10 +239,12 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
     }
     f->n_shingles = n_shingles;
 
-    for (size_t i = 0; i < f->n; i++)
-        f->weight[i] = (f->tf[i] == 1 && !idf)
-                           ? DEDUP_WEIGHT_ONE
-                           : dedup_weight(f->tf[i], dedup_idf_factor(idf, f->hash[i]));
+    uint32_t cap = dedup_tf_cap(f->n);
+    for (size_t i = 0; i < f->n; i++) {
+        uint32_t tf = f->tf[i] < cap ? f->tf[i] : cap;
+        f->weight[i] = (tf == 1 && !idf) ? DEDUP_WEIGHT_ONE
+                                         : dedup_weight(tf, dedup_idf_factor(idf, f->hash[i]));
+    }
     return DEDUP_OK;
 }
 

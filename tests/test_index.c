@@ -508,30 +508,34 @@ static void test_index_corrupt_files(void)
     /* another version */
     uint8_t *c = malloc(len);
     memcpy(c, b, len);
-    c[8] = 5;
+    c[8] = 6;
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
     CU_ASSERT_EQUAL(err.offset, 8);
-    c[8] = 3; /* version 3 (no pair generation) still reads */
-    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
-    c[96] = 1; /* in version 3, bytes 96..128 are reserved */
-    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(err.offset, 96);
-    c[96] = 0;
-    c[8] = 2; /* version 2 (no template section) still reads: an empty table */
-    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
-    c[8] = 1; /* version 1: older fingerprints, rebuild */
-    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_EVERSION);
-    CU_ASSERT(strstr(err.what, "rebuild") != NULL);
-    /* version 4: the pair generation at 96 is covered by the header checksum; 104.. reserved */
+    for (uint8_t ver = 1; ver <= 4; ver++) { /* older fingerprints: rebuild */
+        c[8] = ver;
+        CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EVERSION);
+        CU_ASSERT_EQUAL(err.offset, 8);
+        CU_ASSERT(strstr(err.what, "rebuild") != NULL);
+    }
+    /* the pair generation at 96 is covered by the header checksum */
     memcpy(c, b, len);
     c[96] ^= 1;
     CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_ECHECKSUM);
     CU_ASSERT_EQUAL(err.offset, 80);
     CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_OK);
     c[96] ^= 1;
-    c[104] = 1;
-    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EFORMAT);
+    /* the fingerprint version at 104: another definition's fingerprints, rebuild */
+    CU_ASSERT_EQUAL(c[104], DEDUP_FINGERPRINT_VERSION);
+    c[104] = 2;
+    CU_ASSERT_EQUAL(load_bytes(c, len, 0, &err), DEDUP_ECHECKSUM);
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EVERSION);
     CU_ASSERT_EQUAL(err.offset, 104);
+    CU_ASSERT(strstr(err.what, "rebuild") != NULL);
+    c[104] = DEDUP_FINGERPRINT_VERSION;
+    /* 108..128 reserved */
+    c[108] = 1;
+    CU_ASSERT_EQUAL(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EFORMAT);
+    CU_ASSERT_EQUAL(err.offset, 108);
     /* a flipped body byte: checksum */
     memcpy(c, b, len);
     c[len / 2] ^= 0x40;

@@ -62,7 +62,18 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
         bl += tlen[i + 1];
         h[n + i] = XXH3_64bits_withSeed(buf, bl, 0x73696d6372617731ull);
     }
-    /* distinct features, tf by comparing every pair, weights, the per-bit loop */
+    /* distinct features, tf by comparing every pair, weights, the per-bit loop; a shingle
+     * counts at most c times, c = floor(sqrt(distinct shingles)) within [1, 64] */
+    size_t distinct = 0;
+    for (size_t i = 0; i < ns; i++) {
+        size_t j = 0;
+        while (j < i && h[j] != h[i])
+            j++;
+        distinct += j == i;
+    }
+    unsigned cap = 64;
+    while (cap > 1 && (size_t)cap * cap > distinct)
+        cap--;
     long long v[64] = {0};
     for (size_t i = 0; i < ns; i++) {
         int first = 1;
@@ -81,8 +92,8 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
             double N = (double)dedup_idf_doc_count(idf), df = (double)dedup_idf_df(idf, h[i]);
             idfv = 1.0 + log((N + 1.0) / (df + 1.0));
         }
-        /* min(tf, 64)^(7/8) as the product of the 2nd, 4th and 8th roots (section 5) */
-        double r2 = sqrt((double)(tf < 64 ? tf : 64)), r4 = sqrt(r2), r8 = sqrt(r4);
+        /* min(tf, c)^(7/8) as the product of the 2nd, 4th and 8th roots (section 5) */
+        double r2 = sqrt((double)(tf < cap ? tf : cap)), r4 = sqrt(r2), r8 = sqrt(r4);
         long long w = (long long)round(256.0 * (r2 * r4 * r8) * idfv);
         for (int b = 0; b < 64; b++)
             v[b] += ((h[i] >> b) & 1) ? w : -w;
@@ -358,7 +369,17 @@ static void test_simhash_weights(void)
     CU_ASSERT_EQUAL(dedup_weight(1, 2.0), 512);
     CU_ASSERT_EQUAL(dedup_weight(2, 1.5), 704); /* 704.26 */
     CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
-    /* "a b a b a b a b a": words a x5, b x4; pairs "a b" x4, "b a" x4 */
+    /* the cap on tf: floor(sqrt(distinct shingles)) within [1, 64] */
+    CU_ASSERT_EQUAL(dedup_tf_cap(0), 1);
+    CU_ASSERT_EQUAL(dedup_tf_cap(3), 1);
+    CU_ASSERT_EQUAL(dedup_tf_cap(4), 2);
+    CU_ASSERT_EQUAL(dedup_tf_cap(8), 2);
+    CU_ASSERT_EQUAL(dedup_tf_cap(9), 3);
+    CU_ASSERT_EQUAL(dedup_tf_cap(4095), 63);
+    CU_ASSERT_EQUAL(dedup_tf_cap(4096), 64);
+    CU_ASSERT_EQUAL(dedup_tf_cap((size_t)1 << 40), 64);
+    /* "a b a b a b a b a": words a x5, b x4; pairs "a b" x4, "b a" x4; 4 distinct
+     * shingles, so each counts at most twice */
     struct dedup_features *f = dedup_features_new();
     const char *s = "a b a b a b a b a";
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
@@ -366,15 +387,15 @@ static void test_simhash_weights(void)
     CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 4);
     CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a", 1, DEDUP_SEED));
     CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 5);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 1047);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 470);
     CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("b", 1, DEDUP_SEED));
     CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 4);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 861);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 470);
     size_t ab = dedup_features_find(f, XXH3_64bits_withSeed("a b", 3, DEDUP_SEED));
     size_t ba = dedup_features_find(f, XXH3_64bits_withSeed("b a", 3, DEDUP_SEED));
     CU_ASSERT_FATAL(ab != (size_t)-1 && ba != (size_t)-1);
     CU_ASSERT_EQUAL(dedup_features_tf(f, ab), 4);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, ba), 861);
+    CU_ASSERT_EQUAL(dedup_features_weight(f, ba), 470);
     uint64_t want;
     CU_ASSERT_EQUAL(ref_fingerprint(s, 5, NULL, &want), 0);
     CU_ASSERT_EQUAL(dedup_simhash(f), want);
@@ -515,8 +536,10 @@ static void test_simhash_similarities(void)
     min1.min_tokens = 1;
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sd, strlen(sd), NULL), DEDUP_OK);
     CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, se, strlen(se), &min1), DEDUP_OK);
-    double w3 = 669, w2 = 470, w1 = 256;
-    double want = (w3 + 4 * w2) * w1 / (sqrt(w3 * w3 + 5 * w2 * w2) * sqrt(7 * w1 * w1));
+    /* 6 distinct shingles in sd: each counts at most floor(sqrt(6)) = 2 times, so x
+     * weighs as much as the others (470, not 669) */
+    double w2 = 470, w1 = 256;
+    double want = (5 * w2) * w1 / (sqrt(6 * w2 * w2) * sqrt(7 * w1 * w1));
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), want, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(b, a), want, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 5.0 / 8.0, 1e-12);

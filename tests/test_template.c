@@ -35,12 +35,12 @@ static void test_template_thresholds(void)
 {
     struct dedup_templates *t = dedup_templates_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    /* 30 documents: block 100 on all, 200 on 3 (= 10%), 300 on 2, and a repeat of 100 in
+    /* 30 documents: block 100 on all, 200 on 6 (= 20%), 300 on 2, and a repeat of 100 in
      * one document (counted once) */
     for (uint64_t d = 0; d < 30; d++) {
         uint64_t b[4] = {100, 1000 + d, 100, 0};
         size_t n = 3;
-        if (d < 3)
+        if (d < 6)
             b[n++] = 200;
         if (d >= 10 && d < 12)
             b[n++] = 300;
@@ -48,15 +48,15 @@ static void test_template_thresholds(void)
     }
     CU_ASSERT_EQUAL(dedup_templates_docs(t, "h", 1), 30);
     CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 100), 30);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 200), 3);
+    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 200), 6);
     CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 300), 2);
     CU_ASSERT_EQUAL(marked(t, "h", 100, 10), 1);
-    CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 1); /* 3 documents and 10% */
+    CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 1); /* 6 documents: 20% */
     CU_ASSERT_EQUAL(marked(t, "h", 300, 10), 0); /* 2 < DEDUP_TEMPLATE_MIN_DOCS */
     CU_ASSERT_EQUAL(marked(t, "h", 1005, 10), 0);
     CU_ASSERT_EQUAL(marked(t, "other", 100, 10), 0); /* per host */
     CU_ASSERT_EQUAL(marked(NULL, "h", 100, 10), 0);
-    /* one more document: 3 of 31 is under 10% */
+    /* one more document: 6 of 31 is under 20% */
     uint64_t one = 5000;
     CU_ASSERT_EQUAL(add(t, "h", 99, &one, 1), DEDUP_OK);
     CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 0);

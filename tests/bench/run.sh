@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make bench`: every benchmark of docs/BENCHMARKS.md, in sequence, each against its peer
-# in the same run. Each section below builds what it needs and prints its own table.
+# in the same run (or only the sections named: see "sections" below). Each section below builds what it needs and prints its own table.
 # BUILD selects the build dir (default build); the doc packages are cached in
 # ~/.cache/simcrawl-dev (fetched with apt-get download when absent).
 set -e
@@ -37,8 +37,17 @@ if [ -n "$missing" ]; then
 fi
 
 # ---- sections (one per benchmark; keep each self-contained) ----
+# `sh tests/bench/run.sh NAME...` (make bench SECTIONS="NAME...") runs only the sections
+# named (the word in brackets after each title); no names: all of them.
+SECTIONS="$*"
+section() {
+    [ -z "$SECTIONS" ] && return 0
+    case " $SECTIONS " in *" $1 "*) return 0 ;; esac
+    return 1
+}
 
-# ---- simhash (docs/BENCHMARKS.md "## Simhash") ----
+# ---- simhash [simhash] (docs/BENCHMARKS.md "## Simhash") ----
+if section simhash; then
 # The accumulation kernel against the literal per-bit loop on the same features in memory,
 # then `simcrawl fingerprint` over the python3.11-doc pages (median of 5 runs).
 make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_simhash" >/dev/null
@@ -56,7 +65,10 @@ for r in 1 2 3 4 5; do
 done | sort -n | sed -n 3p | awk -v p="$pages" -v mb="$mb" \
     '{printf "simcrawl fingerprint, python3.11-doc: %d pages, %s MB: %.2f s, %.0f pages/s, %.1f MB/s\n", p, mb, $1, p / $1, mb / $1}'
 
-# ---- robots.txt (docs/BENCHMARKS.md "## robots.txt") ----
+fi
+
+# ---- robots.txt [robots] (docs/BENCHMARKS.md "## robots.txt") ----
+if section robots; then
 # URLs decided per second against a generated 5000-rule robots.txt shaped like big sites'
 # files: simcrawl's matcher vs a naive linear longest-match scan (same run, same answers
 # checked), the real google.com robots.txt, then Scrapy's Protego (python3-protego,
@@ -83,7 +95,10 @@ print("%-34s %12.0f   (median of 3 runs, first %d URLs, %.1f%% allowed)"
       % ("Protego 0.2.1 (python3-protego)", rates[1], len(urls), 100.0 * allowed / len(urls)))
 PYEOF
 
-# ---- extraction pipeline (docs/BENCHMARKS.md "## Extraction pipeline") ----
+fi
+
+# ---- extraction pipeline [pipeline] (docs/BENCHMARKS.md "## Extraction pipeline") ----
+if section pipeline; then
 # The python3.11-doc pages held in memory: libxml2's tree parser alone (htmlReadMemory +
 # xmlFreeDoc) against extract_doc_parse, and against the whole pipeline (extract, tokens,
 # shingle features, simhash), interleaved in one run, median of 5 runs.
@@ -103,7 +118,10 @@ else
     echo "  (skipped: $ES not found)"
 fi
 
-# ---- WARC dedup (docs/BENCHMARKS.md "## WARC dedup") ----
+fi
+
+# ---- WARC dedup [warc] (docs/BENCHMARKS.md "## WARC dedup") ----
+if section warc; then
 # `simcrawl dedup` over a wget .warc.gz of the python3.11-doc site (made once on loopback,
 # cached) against `simcrawl fingerprint` over the same pages as plain files and against
 # zcat alone, one hyperfine run, medians of 5 (hyperfine's own output: $BUILD/bench/warc.log).
@@ -111,14 +129,20 @@ make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
 mkdir -p "$BUILD/bench"
 BUILD="$BUILD" CACHE="$CACHE" sh tests/bench/bench_warc.sh 5 2>"$BUILD/bench/warc.log"
 
-# ---- crawl (docs/BENCHMARKS.md "## Crawl") ----
+fi
+
+# ---- crawl [crawl] (docs/BENCHMARKS.md "## Crawl") ----
+if section crawl; then
 # simcrawl crawl vs wget2 -r over python3.11-doc served by nginx on loopback (medians of 5),
 # the parse floor, and a focused crawl against breadth-first at the same page budget.
 make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
 echo "== crawl =="
 SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_crawl.sh 5
 
-# ---- index (docs/BENCHMARKS.md "## Index") ----
+fi
+
+# ---- index [index] (docs/BENCHMARKS.md "## Index") ----
+if section index; then
 # bench_index: all pairs at k=3 (1M: 1 and 2 threads, 10M: 2 threads), each paper design
 # (4, 10, 16, 20 tables: pairs time, bytes/fp, candidates per probe, single-core queries on
 # 1M and 10M indexes), online query+add, the Moz find_all algorithm as the peer, brute
@@ -162,7 +186,10 @@ med5 "simcrawl index stats (1M)" "$S" index stats "$BUILD/bench/fp1m.idx"
 med5 "simcrawl query, 10,000 pages against the 1M index" "$S" query --index "$BUILD/bench/fp1m.idx" --fingerprints "$BUILD/bench/fpq.txt"
 "$S" index stats "$BUILD/bench/fp1m.idx" | sed 's/^/  /'
 
-# ---- false drops and coverage (docs/BENCHMARKS.md "## False drops and coverage") ----
+fi
+
+# ---- false drops and coverage [falsedrops] (docs/BENCHMARKS.md "## False drops and coverage") ----
+if section falsedrops; then
 # Issue 11: pages of real documentation sites wrongly dropped as near-duplicates, per site
 # and generator (the lead's falsedrop-score over tests/bench/sites.sh's sites), and the
 # share of PostgreSQL and Python pages whose extracted text starts with the page heading
@@ -182,7 +209,10 @@ python3 tests/bench/coverage.py --bin "$BUILD/simcrawl" --cache "$CACHE" \
     --site postgresql-doc-15:usr/share/doc/postgresql-doc-15/html,python3.11-doc:usr/share/doc/python3.11/html |
     sed 's/^/  /' || echo "  (coverage failed)"
 
-# ---- near-duplicate quality (docs/BENCHMARKS.md "## Near-duplicate quality") ----
+fi
+
+# ---- near-duplicate quality [neardup] (docs/BENCHMARKS.md "## Near-duplicate quality") ----
+if section neardup; then
 # Recall and precision of the fingerprint on release pairs of the Clang and LLVM manuals
 # with the lead's scorer (it fetches the doc packages itself); it exits 1 when a page gets
 # no fingerprint or `pairs` differs from brute force, which is reported, not fatal here. The feature-scheme study behind
@@ -205,4 +235,42 @@ if [ -x "$NDS" ]; then
     done
 else
     echo "  (skipped: $NDS not found)"
+fi
+fi
+
+# ---- hash draws (docs/BENCHMARKS.md "## Hash draws") [draws] ----
+# One draw of the shingle hash decides which borderline pairs land within k, so a site's
+# false-drop count or a release pair's recall moves by several pages from one hash to the
+# next. build/bench-seed is simcrawl built with -DDEDUP_BENCH_SEEDS (dedup/shingle.c):
+# SIMCRAWL_BENCH_SEED=N XORs N into the seed. Four draws (0 is the real fingerprint) of
+# falsedrop-score over tests/bench/sites.sh and neardup-score over the seven release pairs;
+# ~5 minutes.
+if section draws; then
+make --no-print-directory BUILD=build/bench-seed OPT="-O2 -DDEDUP_BENCH_SEEDS" build/bench-seed/simcrawl >/dev/null
+echo "== hash draws =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
+FDS=../shared/tools/falsedrop-score
+NDS=../shared/tools/neardup-score
+if [ -x "$FDS" ] && [ -x "$NDS" ]; then
+    sites=$(SIMCRAWL_CACHE="$CACHE" sh tests/bench/sites.sh)
+    for seed in 0 1 2 3; do
+        printf 'draw %s: ' "$seed"
+        SIMCRAWL_BENCH_SEED=$seed "$FDS" --bin build/bench-seed/simcrawl --cache "$CACHE" \
+            --sites "$sites" --max-wrong 1000000 | tail -n 1
+        for sets in clang-14-doc:usr/share/doc/clang-14/html,clang-15-doc:usr/share/doc/clang-15/html \
+            clang-16-doc:usr/share/doc/clang-16/html,clang-19-doc:usr/share/doc/clang-19/html \
+            clang-13-doc:usr/share/doc/clang-13/html,clang-14-doc:usr/share/doc/clang-14/html \
+            clang-15-doc:usr/share/doc/clang-15/html,clang-16-doc:usr/share/doc/clang-16/html \
+            llvm-14-doc:usr/share/doc/llvm-14-doc/html,llvm-15-doc:usr/share/doc/llvm-15-doc/html \
+            llvm-15-doc:usr/share/doc/llvm-15-doc/html,llvm-16-doc:usr/share/doc/llvm-16-doc/html \
+            llvm-16-doc:usr/share/doc/llvm-16-doc/html,llvm-19-doc:usr/share/doc/llvm-19-doc/html; do
+            name=$(echo "$sets" | sed 's/:[^,]*//g; s/,/ vs /; s/-doc//g')
+            r=$(SIMCRAWL_BENCH_SEED=$seed "$NDS" --bin build/bench-seed/simcrawl --sets "$sets" | tail -n 1)
+            echo "  $name: $r"
+        done
+    done | awk '{ print } / neardup recall / { n++; r += $(NF - 2); if (!p || $NF < p) p = $NF }
+        END { if (n) printf "mean recall over %d release pairs and draws %.4f, worst precision %s\n", n, r / n, p }'
+else
+    echo "  (skipped: $FDS or $NDS not found)"
+fi
 fi

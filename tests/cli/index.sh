@@ -113,14 +113,16 @@ cp "$IX/x.idx" "$IX/flip.idx"
 printf 'X' | dd of="$IX/flip.idx" bs=1 seek=200 conv=notrunc 2>/dev/null
 expect_status 2 "damaged index" -- "$SIMCRAWL" index stats "$IX/flip.idx"
 expect_grep "checksum" "$TMP/err" "checksum mismatch explained"
-cp "$IX/x.idx" "$IX/v5.idx"
-printf '\005' | dd of="$IX/v5.idx" bs=1 seek=8 conv=notrunc 2>/dev/null
-expect_status 2 "other version" -- "$SIMCRAWL" index stats "$IX/v5.idx"
+cp "$IX/x.idx" "$IX/v6.idx"
+printf '\006' | dd of="$IX/v6.idx" bs=1 seek=8 conv=notrunc 2>/dev/null
+expect_status 2 "other version" -- "$SIMCRAWL" index stats "$IX/v6.idx"
 expect_grep "version" "$TMP/err" "version explained"
-cp "$IX/x.idx" "$IX/v1.idx"
-printf '\001' | dd of="$IX/v1.idx" bs=1 seek=8 conv=notrunc 2>/dev/null
-expect_status 2 "version 1 index (older fingerprints)" -- "$SIMCRAWL" index stats "$IX/v1.idx"
-expect_grep "rebuild the index" "$TMP/err" "version 1: rebuild explained"
+for v in 1 4; do
+    cp "$IX/x.idx" "$IX/v$v.idx"
+    printf "\\00$v" | dd of="$IX/v$v.idx" bs=1 seek=8 conv=notrunc 2>/dev/null
+    expect_status 2 "version $v index (older fingerprints)" -- "$SIMCRAWL" index stats "$IX/v$v.idx"
+    expect_grep "rebuild the index" "$TMP/err" "version $v: rebuild explained"
+done
 expect_status 2 "not an index" -- "$SIMCRAWL" index stats "$IX/l.txt"
 expect_grep "not a simcrawl index" "$TMP/err" "wrong file type explained"
 

@@ -7,7 +7,7 @@
       pages COPY_FROM..COPY_TO-1 (the same payload) at http://example.com/COPY_PREFIX/N.
   pairkit.py check INDEX [PREFIX...]
       the strict pair check, from the files' bytes (docs/INDEX-FORMAT.md, not simcrawl's
-      code): INDEX is format version 4, INDEX.digests format 2; both carry the same
+      code): INDEX is format version 5, INDEX.digests format 2; both carry the same
       generation; every digest's URI is an index document and every index document has a
       digest (an index written only by dedup); no digest line is of a later generation; no
       temporary file (INDEX.tmp.*, INDEX.digests.tmp*) is left. For each PREFIX, prints
@@ -68,8 +68,8 @@ def read_index(path):
     if b[:8] != b"SIMCRIDX":
         raise ValueError("not an index file")
     version, = struct.unpack_from("<I", b, 8)
-    if version != 4:
-        raise ValueError("format version %d, want 4" % version)
+    if version != 5:
+        raise ValueError("format version %d, want 5" % version)
     docs, = struct.unpack_from("<Q", b, 40)
     id_bytes, = struct.unpack_from("<Q", b, 56)
     size, = struct.unpack_from("<Q", b, 64)
