@@ -514,6 +514,47 @@ static void test_simhash_reuse(void)
     free(big);
 }
 
+/* A list page: n entries "file NAME hpp code" (a Doxygen directory page), names drawn
+ * with the LCG from *x. */
+static char *list_page(uint64_t *x, int n)
+{
+    char *s = malloc((size_t)n * 32 + 1), *p = s;
+    CU_ASSERT_FATAL(s != NULL);
+    for (int i = 0; i < n; i++) {
+        p += sprintf(p, "%sfile ", i ? " " : "");
+        for (int k = 0; k < 8; k++)
+            *p++ = (char)('a' + lcg(x) % 26);
+        p += sprintf(p, " hpp code");
+    }
+    *p = '\0';
+    return s;
+}
+
+/* Two list pages of one shape with no entry in common are not near-duplicates: the four
+ * words and pairs every entry repeats count at most sqrt(distinct) times (version 3),
+ * so the names decide. With the fixed cap of version 2 (tf up to 64) these pages were
+ * at cosine 0.96, distance 1 (the Doxygen dir_*.html false drops). */
+static void test_simhash_list_pages(void)
+{
+    uint64_t x = 7;
+    char *a = list_page(&x, 40), *b = list_page(&x, 40);
+    struct dedup_features *fa = dedup_features_new(), *fb = dedup_features_new();
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fa, a, strlen(a), NULL), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fb, b, strlen(b), NULL), DEDUP_OK);
+    /* file, hpp, code, "hpp code" x40, "code file" x39; 40 names x3: 125 distinct */
+    CU_ASSERT_EQUAL(dedup_features_count(fa), 125);
+    size_t i = dedup_features_find(fa, XXH3_64bits_withSeed("hpp code", 8, DEDUP_SEED));
+    CU_ASSERT_FATAL(i != (size_t)-1);
+    CU_ASSERT_EQUAL(dedup_features_tf(fa, i), 40);
+    CU_ASSERT_EQUAL(dedup_features_weight(fa, i), dedup_weight(11, 1.0)); /* sqrt(125) */
+    CU_ASSERT(dedup_features_cosine(fa, fb) < 0.8);
+    CU_ASSERT(dedup_distance(dedup_simhash(fa), dedup_simhash(fb)) > 3);
+    dedup_features_free(fa);
+    dedup_features_free(fb);
+    free(a);
+    free(b);
+}
+
 static void test_simhash_similarities(void)
 {
     struct dedup_features *a = dedup_features_new(), *b = dedup_features_new();
@@ -690,6 +731,7 @@ void test_simhash_register(void)
     CU_add_test(s, "test_simhash_bad_token_strings", test_simhash_bad_token_strings);
     CU_add_test(s, "test_simhash_reuse", test_simhash_reuse);
     CU_add_test(s, "test_simhash_similarities", test_simhash_similarities);
+    CU_add_test(s, "test_simhash_list_pages", test_simhash_list_pages);
     CU_add_test(s, "test_simhash_idf_parse", test_simhash_idf_parse);
     CU_add_test(s, "test_simhash_idf_roundtrip", test_simhash_idf_roundtrip);
     CU_add_test(s, "test_simhash_strerror", test_simhash_strerror);
