@@ -1,0 +1,198 @@
+#ifndef SIMCRAWL_H
+#define SIMCRAWL_H
+/*
+ * libsimcrawl: a near-duplicate filter for web crawlers. A crawler hands it a page (the
+ * bytes it fetched, their Content-Type and URL) and learns, before it enqueues the page's
+ * links, whether the page is new, a near-duplicate of a page seen before (its 64-bit
+ * simhash within Hamming distance k of that page's: Charikar 2002; Manku, Jain and Das
+ * Sarma, WWW 2007), an exact duplicate (the same payload bytes), too short to judge, or
+ * not HTML. The fingerprint is specified in docs/FINGERPRINT.md; the index file in
+ * docs/INDEX-FORMAT.md.
+ *
+ *   #include <simcrawl.h>          cc app.c $(pkg-config --cflags --libs simcrawl)
+ *
+ *   struct simcrawl_filter *f;
+ *   int rc = simcrawl_filter_open(&f, "site.idx", 3);          // 0 or SIMCRAWL_E...
+ *   struct simcrawl_match *m = simcrawl_match_new();
+ *   int d = simcrawl_filter_check(f, url, body, body_len, content_type, m);
+ *   if (d == SIMCRAWL_NEW) enqueue_links(...);
+ *   else if (d == SIMCRAWL_NEAR_DUPLICATE) log(url, simcrawl_match_duplicate_of(m));
+ *   else if (d < 0) warn(simcrawl_strerror(d));
+ *   simcrawl_match_free(m);
+ *   rc = simcrawl_filter_close(f);                               // saves the index
+ *
+ * This header is the manual: ownership, threading and errors are written beside every
+ * function. Only simcrawl_* and SIMCRAWL_* names are exported. The library never prints
+ * (warnings go to the log callback of the options) and never changes process-wide state:
+ * no curl_global_init(), no xmlGcMemSetup() (a host such as wget2, or a Python process
+ * using lxml, owns those); it only calls xmlInitParser(), which libxml2 makes idempotent
+ * and which every libxml2 user needs before threads parse.
+ *
+ * The API and ABI contract (../shared/DESIGN.md): what is declared here does not change;
+ * functions, options, decisions and error codes are only ever added.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIMCRAWL_VERSION_MAJOR 0
+#define SIMCRAWL_VERSION_MINOR 2
+#define SIMCRAWL_VERSION_PATCH 0
+/* "0.2.0": the same string as SIMCRAWL_VERSION_MAJOR.MINOR.PATCH and `simcrawl --version`.
+ * Static storage; thread-safe. */
+const char *simcrawl_version(void);
+
+/* The docs/FINGERPRINT.md version this library computes (3). Index files record it; a
+ * file of another version is refused with SIMCRAWL_EVERSION (rebuild it). Thread-safe. */
+unsigned simcrawl_fingerprint_version(void);
+
+/* What simcrawl_filter_check() decided about a page. Values fixed, only ever appended. */
+enum simcrawl_decision {
+    SIMCRAWL_NEW = 0,             /* not within k of any page: added to the index */
+    SIMCRAWL_NEAR_DUPLICATE = 1,  /* within k of an indexed page (simcrawl_match_*) */
+    SIMCRAWL_EXACT_DUPLICATE = 2, /* the same payload bytes as an indexed page */
+    SIMCRAWL_TOO_SHORT = 3,       /* too little main text to fingerprint: never a
+                                   * duplicate of anything, not added */
+    SIMCRAWL_NOT_HTML = 4,        /* not an HTML page (binary, another content type) */
+};
+
+/* Errors are negative; values fixed, only ever appended. */
+enum simcrawl_error {
+    SIMCRAWL_ENOMEM = -1,    /* out of memory; the filter stays usable */
+    SIMCRAWL_EINVAL = -2,    /* invalid argument (NULL where an object is needed, k > 7, ...) */
+    SIMCRAWL_EIO = -3,       /* reading or writing the index or its journal failed */
+    SIMCRAWL_ELOCKED = -4,   /* another process holds the index's writer lock */
+    SIMCRAWL_EVERSION = -5,  /* the index file is of another format or fingerprint version */
+    SIMCRAWL_ECORRUPT = -6,  /* the index file is damaged (checksum, structure) */
+    SIMCRAWL_ETOOLARGE = -7, /* the page is over the size cap (options: max_bytes) */
+    SIMCRAWL_EMISMATCH = -8, /* k differs from the index file's k */
+    SIMCRAWL_ECLOSED = -9,   /* the filter could not take more pages (a previous write
+                              * failed; close it and open it again) */
+};
+
+/* A lower-case English description of a decision (>= 0) or error (< 0): "near-duplicate",
+ * "the index file is locked by another process". Static storage; never NULL (unknown codes
+ * give "unknown code"). Thread-safe. */
+const char *simcrawl_strerror(int code);
+
+/*
+ * The fingerprint of one page: page[0..len) the HTML bytes as fetched (borrowed for the
+ * call), content_type NULL or the HTTP Content-Type value (its charset is used, e.g.
+ * "text/html; charset=iso-8859-1"). The whole main text is fingerprinted (no site
+ * templates: those are learned by a filter). Returns 0 with *fingerprint set,
+ * SIMCRAWL_TOO_SHORT or SIMCRAWL_NOT_HTML (*fingerprint untouched), or a negative error.
+ * Stateless; thread-safe.
+ */
+int simcrawl_fingerprint(const void *page, size_t len, const char *content_type,
+                         uint64_t *fingerprint);
+
+/* ---- options ---- */
+
+/* Options for a filter; opaque, so that new ones never break the ABI. Caller frees with
+ * simcrawl_options_free() (NULL-safe). Returns NULL when out of memory. The filter copies
+ * what it needs at open: the options may be freed right after. */
+struct simcrawl_options;
+struct simcrawl_options *simcrawl_options_new(void);
+void simcrawl_options_free(struct simcrawl_options *o);
+
+/* Each setter returns 0, or SIMCRAWL_EINVAL (o NULL or the value out of range) and leaves
+ * the option as it was. */
+int simcrawl_options_set_k(struct simcrawl_options *o, unsigned k); /* 0..7; default 3;
+                                                * 0 with an existing index: the file's k */
+/* When the journal is fsync()ed: "always" (before check() returns: a power cut loses
+ * nothing reported), "interval" (at most once a second: a power cut may lose the last
+ * second), "no" (the kernel decides). Every mode write()s before check() returns, so a
+ * kill -9 of the process loses nothing in any mode. Default "interval". */
+int simcrawl_options_set_fsync(struct simcrawl_options *o, const char *mode);
+/* How long simcrawl_filter_open() waits for another process's writer lock; default 30 s;
+ * 0: fail at once with SIMCRAWL_ELOCKED. */
+int simcrawl_options_set_lock_wait(struct simcrawl_options *o, double seconds);
+/* Site templates (docs/FINGERPRINT.md, "Template blocks"): learned per host as pages are
+ * checked, saved with the index. Default on (1). */
+int simcrawl_options_set_templates(struct simcrawl_options *o, int on);
+/* The largest page accepted, in bytes (default 64 MiB): a larger one is
+ * SIMCRAWL_ETOOLARGE, never truncated. */
+int simcrawl_options_set_max_bytes(struct simcrawl_options *o, size_t bytes);
+/* Where warnings go (a torn journal record dropped at open, a compaction that failed and
+ * will be retried): cb(userdata, message) with a lower-case message without a newline,
+ * called from the thread that hit the condition. NULL: warnings are dropped. The library
+ * itself never prints. */
+int simcrawl_options_set_log(struct simcrawl_options *o,
+                             void (*cb)(void *userdata, const char *message),
+                             void *userdata);
+
+/* ---- the filter ---- */
+
+/*
+ * A filter: a shared, durable near-duplicate index.
+ *
+ * index_path NULL: in memory only. Otherwise the index file is loaded if it exists (made
+ * on close if not) and kept on disk: each page reported new is appended to the journal
+ * index_path + ".journal" (a record with a checksum) with write() before check()
+ * returns, so a kill -9 loses nothing check() reported; the journal is replayed on open
+ * (a torn last record is dropped with a warning to the log callback) and compacted into
+ * the index file on close and when it grows large. The file is locked for writing
+ * (flock: a lock never outlives its process) from open to close; a second writer waits up
+ * to lock_wait, then gets SIMCRAWL_ELOCKED. k must equal the file's k (0: take the
+ * file's; SIMCRAWL_EMISMATCH otherwise).
+ *
+ * On success returns 0 and *out (caller closes with simcrawl_filter_close()); on failure
+ * a negative error and *out = NULL. open_opts with o NULL is open with the defaults.
+ */
+struct simcrawl_filter;
+int simcrawl_filter_open(struct simcrawl_filter **out, const char *index_path, unsigned k);
+int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_path,
+                              const struct simcrawl_options *o);
+
+/* Saves the index (with index_path), releases the lock and frees f: always frees f, even
+ * when the save fails; returns 0 or the first error met. NULL-safe (returns 0). Must not
+ * race other calls on f. */
+int simcrawl_filter_close(struct simcrawl_filter *f);
+
+/* The number of pages in the index (those reported new, and those loaded). Thread-safe. */
+uint64_t simcrawl_filter_count(const struct simcrawl_filter *f);
+
+/* The result of one check, for the caller to read: the fingerprint, and for a duplicate
+ * the id of the page it duplicates, the distance and the similarity. Caller frees with
+ * simcrawl_match_free() (NULL-safe); NULL when out of memory. One thread at a time uses
+ * a match; reuse it across calls. */
+struct simcrawl_match;
+struct simcrawl_match *simcrawl_match_new(void);
+void simcrawl_match_free(struct simcrawl_match *m);
+
+/*
+ * Checks one page and adds it when new. Atomic: callable from many threads at once (two
+ * threads checking near-duplicates of each other at the same moment: exactly one gets
+ * SIMCRAWL_NEW). Extraction runs outside the lock; only the lookup and the add are
+ * serialised.
+ *
+ * id: copied; the page's URL when there is one (its host keys the site templates), else
+ * any string. Idempotent by id: an id already in the index returns the decision stored for
+ * it and adds nothing, so a page checked again after a crash is never a duplicate of
+ * itself. page[0..len), content_type: as simcrawl_fingerprint(). match: NULL, or filled
+ * in (valid until the next call with it).
+ *
+ * Returns a decision (enum simcrawl_decision, >= 0) or a negative error (the page is then
+ * not added).
+ */
+int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
+                          size_t len, const char *content_type, struct simcrawl_match *match);
+
+/* The page's fingerprint (0 when the decision was TOO_SHORT or NOT_HTML). */
+uint64_t simcrawl_match_fingerprint(const struct simcrawl_match *m);
+/* The id of the page this one duplicates; NULL when it was not a duplicate. Borrowed:
+ * valid until the next call with m. */
+const char *simcrawl_match_duplicate_of(const struct simcrawl_match *m);
+/* The Hamming distance to that page (0 for an exact duplicate; 0 when not a duplicate). */
+unsigned simcrawl_match_distance(const struct simcrawl_match *m);
+/* The simhash similarity 1 - distance / 64 (1.0 for an exact duplicate, 0 when not a
+ * duplicate). */
+double simcrawl_match_similarity(const struct simcrawl_match *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SIMCRAWL_H */
