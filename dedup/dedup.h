@@ -57,6 +57,9 @@ struct dedup_parse_error {
 #define DEDUP_SEED 0x73696d6372617731ull      /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u                 /* fixed-point 1.0 of a weight */
 #define DEDUP_MIN_TOKENS 5u                   /* default minimum: 5 tokens (words) */
+#define DEDUP_SHORT_TOKENS 24u /* fewer tokens: the fingerprint is the hash of the token
+                                * string, near-duplicate only of the same text (s. 4) */
+#define DEDUP_SHORT_SEED 0x73696d7368727431ull /* "simshrt1" in ASCII */
 #define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)   /* default cap on tokens per document */
 #define DEDUP_IDF_MAX_ENTRIES (1u << 24)      /* cap on shingles in an IDF table */
 
@@ -96,7 +99,9 @@ uint64_t dedup_features_hash(const struct dedup_features *f, size_t i);
 uint32_t dedup_features_weight(const struct dedup_features *f, size_t i);
 uint32_t dedup_features_tf(const struct dedup_features *f, size_t i);
 
-/* The 64-bit simhash of f (0 for an empty set). Pure; fast (docs/FINGERPRINT.md). */
+/* The fingerprint of f: its 64-bit simhash (0 for an empty set), or, for a text of fewer
+ * than DEDUP_SHORT_TOKENS tokens, the hash of its token string (docs/FINGERPRINT.md
+ * section 4). Pure; fast. */
 uint64_t dedup_simhash(const struct dedup_features *f);
 
 /* Hamming distance of two fingerprints, 0..64. */

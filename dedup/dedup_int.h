@@ -23,6 +23,8 @@ struct dedup_features {
     size_t mask;       /* slots - 1 (a power of two minus one), 0 before the first fill */
     size_t n_tokens;   /* tokens in the last input (also set on DEDUP_ETOOSHORT) */
     size_t n_shingles; /* shingles in the last input, counting repeats */
+    int is_short;      /* fewer than DEDUP_SHORT_TOKENS tokens: the fingerprint is exact */
+    uint64_t exact;    /* ... and is this hash of the token string (FINGERPRINT.md s. 4) */
 };
 
 /* Index of hash h in f, or (size_t)-1 when absent. */

@@ -182,6 +182,8 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
     f->n = 0;
     f->n_tokens = 0;
     f->n_shingles = 0;
+    f->exact = 0;
+    f->is_short = 0;
     if (!tokens && len > 0)
         return DEDUP_EINVAL;
     size_t min_tokens = opts && opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
@@ -238,6 +240,14 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
         }
     }
     f->n_shingles = n_shingles;
+    /* a short text is near-duplicate only of itself: its fingerprint is the hash of its
+     * token string (FINGERPRINT.md section 4) */
+    f->exact = 0;
+    f->is_short = n_tokens < DEDUP_SHORT_TOKENS;
+    if (f->is_short) {
+        uint64_t draw = shingle_seed() ^ DEDUP_SEED; /* 0 but in a DEDUP_BENCH_SEEDS build */
+        f->exact = XXH3_64bits_withSeed(tokens, len, DEDUP_SHORT_SEED ^ draw);
+    }
 
     uint32_t cap = dedup_tf_cap(f->n);
     for (size_t i = 0; i < f->n; i++) {

@@ -179,6 +179,8 @@ uint64_t dedup_simhash(const struct dedup_features *f)
 {
     if (!f || f->n == 0)
         return 0;
+    if (f->is_short)
+        return f->exact;
     return dedup_simhash_fast(f->hash, f->weight, f->n);
 }
 

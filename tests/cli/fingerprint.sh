@@ -11,7 +11,7 @@ if [ ! -s "$TMP/err" ]; then ok; else bad "fingerprint: nothing on stderr on suc
 
 # --text: the fox sentence has the golden vector of docs/FINGERPRINT.md (vectors.txt)
 expect_status 0 "fingerprint --text" -- "$SIMCRAWL" fingerprint --text $FPD/fox.txt
-expect_grep "^dcf2c4c5d9ddb2cb  $FPD/fox.txt\$" "$TMP/out" "--text gives the golden fingerprint"
+expect_grep "^470f22e9ebde271a  $FPD/fox.txt\$" "$TMP/out" "--text gives the golden fingerprint (vectors.txt)"
 
 # stdin ("-") gives the same fingerprint as the file
 "$SIMCRAWL" fingerprint $FPD/page1.html | cut -c1-16 >"$TMP/fp_file"
