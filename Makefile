@@ -134,6 +134,10 @@ $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
+# The kill test's driver (tests/cli/filter_kill.sh): a program on libsimcrawl alone.
+$(BUILD)/filter_driver: $(BUILD)/tests/tools/filter_driver.o $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
+	$(CC) $(LDFLAGS) -o $@ $^ $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+
 unit: $(BUILD)/test_runner $(BUILD)/simcrawl
 	SIMCRAWL=$(BUILD)/simcrawl $(BUILD)/test_runner
 
@@ -142,8 +146,8 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl
-	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
+cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver
+	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver sh tests/cli_test.sh
 
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line
 	@$(MAKE) --no-print-directory unit replay cli-test
@@ -151,12 +155,12 @@ test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, c
 asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    $(addprefix build/asan/,test_runner simcrawl) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
+	    $(addprefix build/asan/,test_runner simcrawl filter_driver) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
 	SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/test_runner
 	@for n in $(FUZZ_NAMES); do \
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
-	@SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
