@@ -118,7 +118,7 @@ LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
 # `make uninstall` removes it. Empty: there is no plugin to build or install.
 WGET2_PLUGIN ?=
 
-.PHONY: all build lib test unit cli-test fixtures replay asan fuzz bench demo check-deps \
+.PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format
 
 all: $(BUILD)/simcrawl lib ## build ./simcrawl, the static libraries and libsimcrawl (installs missing -dev packages)
@@ -206,8 +206,15 @@ replay: $(REPLAY_BINS)
 cli-test: $(BUILD)/simcrawl
 	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
 
-test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line
-	@$(MAKE) --no-print-directory unit replay cli-test
+# libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
+# under make asan: the example programs it builds are not instrumented.
+CXX ?= c++
+lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
+	@MAKE="$(MAKE)" BUILD="$(BUILD)" CC="$(CC)" CXX="$(CXX)" VERSION="$(VERSION)" \
+	    WGET2_PLUGIN="$(WGET2_PLUGIN)" sh tests/lib_test.sh
+
+test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
+	@$(MAKE) --no-print-directory unit replay cli-test lib-test
 
 asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
