@@ -113,9 +113,12 @@ LIBSIMCRAWL_PRIVATE := -lm -lpthread
 LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
 
 # The wget2 plugin (plugins/wget2/): its rules set WGET2_PLUGIN to the built plugin, e.g.
-# WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so; `make install` then builds it and
-# installs it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for lib<NAME>.so there),
-# `make uninstall` removes it. Empty: there is no plugin to build or install.
+# WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so, before the install rule (whose
+# prerequisites make expands as it reads them); `make install` then builds it and installs
+# it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for lib<NAME>.so there), `make
+# uninstall` removes it, tests/lib_test.sh expects it in the stage. Empty: there is no
+# plugin to build or install. The plugin can link $(LIBSIMCRAWL_A): its objects are
+# position-independent and only simcrawl_* in it is global.
 WGET2_PLUGIN ?=
 
 .PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
@@ -265,7 +268,7 @@ LIBDIR     ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 WGET2_PLUGINDIR ?= $(LIBDIR)/wget2/plugins
 # Each path install writes, uninstall removes (and nothing else).
-INSTALLED := $(BINDIR)/simcrawl $(INCLUDEDIR)/simcrawl.h $(LIBDIR)/$(notdir $(LIBSIMCRAWL_SO)) \
+INSTALLED = $(BINDIR)/simcrawl $(INCLUDEDIR)/simcrawl.h $(LIBDIR)/$(notdir $(LIBSIMCRAWL_SO)) \
              $(LIBDIR)/$(LIBSIMCRAWL_SONAME) $(LIBDIR)/libsimcrawl.so $(LIBDIR)/libsimcrawl.a \
              $(PKGCONFIGDIR)/simcrawl.pc $(if $(WGET2_PLUGIN),$(WGET2_PLUGINDIR)/libsimcrawl.so)
 # ${prefix}/... in simcrawl.pc where a directory lies under PREFIX (pkg-config --define-prefix

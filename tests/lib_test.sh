@@ -135,7 +135,7 @@ same 2 "$(wc -l <"$OUT/dynamic.txt" | tr -d ' ')" "check_pages prints one line p
 # Static: libsimcrawl.a, then what simcrawl.pc says it needs (its Libs.private and the
 # libraries of its Requires.private modules), those linked dynamically: a dependency
 # missing from simcrawl.pc fails this link.
-static_libs=$(pkg-config --static --libs simcrawl | sed 's/-lsimcrawl\b/-l:libsimcrawl.a/')
+static_libs=$(pkg-config --static --libs simcrawl | sed 's/-lsimcrawl/-l:libsimcrawl.a/')
 check "check_pages linked with libsimcrawl.a and pkg-config --static --libs" -- \
     sh -c "$CC -std=c11 -Wall -Wextra -Werror -o '$OUT/check_pages_static' examples/check_pages.c \$(pkg-config --cflags simcrawl) $static_libs"
 readelf -d "$OUT/check_pages_static" 2>&1 | grep -q 'NEEDED.*libsimcrawl' &&
