@@ -1,7 +1,7 @@
 # simcrawl — near-duplicate-aware crawler and dedup filter.
 #
 # `make` builds ./simcrawl, one static library per folder (build/libextract.a,
-# build/libdedup.a, build/libcrawler.a) and the installable libsimcrawl
+# build/libdedup.a, build/libfilter.a, build/libcrawler.a) and the installable libsimcrawl
 # (build/libsimcrawl.so.X.Y.Z and build/libsimcrawl.a: filter/, extract/ and dedup/ behind
 # <simcrawl.h>). Missing Debian -dev packages are installed
 # first (apt-get when root; otherwise the exact command is printed and make stops).
@@ -69,6 +69,7 @@ $(BUILD)/deps.mk: Makefile
 EXTRACT_SRC := $(wildcard extract/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
 CRAWLER_SRC := $(wildcard crawler/*.c)
+FILTER_SRC  := $(wildcard filter/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 TEST_SRC    := $(wildcard tests/*.c)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
@@ -79,7 +80,8 @@ obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIBEXTRACT := $(BUILD)/libextract.a
 LIBDEDUP   := $(BUILD)/libdedup.a
 LIBCRAWLER := $(BUILD)/libcrawler.a
-LIBS_ALL   := $(LIBCRAWLER) $(LIBEXTRACT) $(LIBDEDUP)
+LIBFILTER  := $(BUILD)/libfilter.a
+LIBS_ALL   := $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
 LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 # libsimcrawl, the installable library (<simcrawl.h>, ../shared/DESIGN.md "The C API"): the
@@ -100,7 +102,6 @@ else
 $(error cannot read SIMCRAWL_VERSION_MAJOR, _MINOR and _PATCH from $(SIMCRAWL_H))
 endif
 
-FILTER_SRC     := $(wildcard filter/*.c)
 LIBSIMCRAWL_SRC := $(FILTER_SRC) $(EXTRACT_SRC) $(DEDUP_SRC)
 pic_obj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
 LIBSIMCRAWL_SONAME := libsimcrawl.so.$(VERSION_MAJOR)
@@ -124,7 +125,7 @@ WGET2_PLUGIN ?=
 .PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format
 
-all: $(BUILD)/simcrawl lib ## build ./simcrawl, the static libraries and libsimcrawl (installs missing -dev packages)
+all: $(BUILD)/simcrawl lib ## build ./simcrawl, the four static libraries and libsimcrawl (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
 ./simcrawl: all
@@ -135,6 +136,7 @@ $(BUILD)/simcrawl: $(call obj,$(CLI_SRC)) $(LIBS_ALL)
 $(LIBEXTRACT): $(call obj,$(EXTRACT_SRC))
 $(LIBDEDUP): $(call obj,$(DEDUP_SRC))
 $(LIBCRAWLER): $(call obj,$(CRAWLER_SRC))
+$(LIBFILTER): $(call obj,$(FILTER_SRC))
 $(LIBS_ALL):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -142,6 +144,7 @@ $(LIBS_ALL):
 $(BUILD)/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
 $(BUILD)/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
 $(BUILD)/crawler/%.o: CFLAGS += $(CRAWLER_CFLAGS)
+$(BUILD)/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
 $(BUILD)/cli/%.o: CFLAGS += $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
 $(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
 
@@ -198,6 +201,10 @@ $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
+# The kill test's driver (tests/cli/filter_kill.sh): a program on libsimcrawl alone.
+$(BUILD)/filter_driver: $(BUILD)/tests/tools/filter_driver.o $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
+	$(CC) $(LDFLAGS) -o $@ $^ $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+
 unit: $(BUILD)/test_runner $(BUILD)/simcrawl
 	SIMCRAWL=$(BUILD)/simcrawl $(BUILD)/test_runner
 
@@ -206,8 +213,8 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl
-	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
+cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver
+	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
@@ -222,12 +229,12 @@ test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, c
 asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    $(addprefix build/asan/,test_runner simcrawl) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
+	    $(addprefix build/asan/,test_runner simcrawl filter_driver) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
 	SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/test_runner
 	@for n in $(FUZZ_NAMES); do \
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
-	@SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
@@ -239,9 +246,9 @@ fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
 	@command -v clang >/dev/null || { echo "fuzz needs clang: apt-get install -y clang libclang-rt-14-dev" >&2; exit 1; }
 	@for n in $(FUZZ_NAMES); do \
 	    $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
-	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libcrawler.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
+	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libfilter.a build/fuzz/libcrawler.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
 	    clang -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_$$n build/fuzz/tests/fuzz/fuzz_$$n.o \
-	        build/fuzz/libcrawler.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
+	        build/fuzz/libcrawler.a build/fuzz/libfilter.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
 	    mkdir -p build/fuzz/corpus/$$n; \
 	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 build/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
@@ -256,6 +263,7 @@ check-deps: $(LIBS_ALL) ## check that each library links with only its own depen
 	@echo 'int main(void){return 0;}' > $(BUILD)/empty_main.c
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBDEDUP) -Wl,--no-whole-archive $(DEDUP_LIBS) -lm
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBEXTRACT) -Wl,--no-whole-archive $(EXTRACT_LIBS) -lm
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBFILTER) -Wl,--no-whole-archive $(LIBEXTRACT) $(LIBDEDUP) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBCRAWLER) -Wl,--no-whole-archive $(CRAWLER_LIBS) -lm -lpthread
 	@echo "check-deps: each library links with only its own dependencies"
 
@@ -299,7 +307,7 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 	    echo ldconfig; ldconfig; fi
 
 format: ## reformat the sources with clang-format
-	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
+	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
 
 clean: ## remove build products
 	rm -rf build simcrawl
