@@ -425,6 +425,26 @@ static void test_filter_reopen(void)
     snprintf(j, sizeof j, "%s.journal", path);
     CU_ASSERT_EQUAL(stat(j, &st), 0);
     CU_ASSERT_EQUAL(st.st_size, 16);
+
+    /* a damaged payloads file: reported, ignored; an exact copy is then found at distance
+     * 0 by its fingerprint */
+    char pay[300];
+    snprintf(pay, sizeof pay, "%s.payloads", path);
+    FILE *w = fopen(pay, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    fseek(w, 40, SEEK_SET);
+    fputc('!', w);
+    fclose(w);
+    struct logbuf log = {{0}, 0};
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "re.idx.payloads is damaged"));
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
+    m = simcrawl_match_new();
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/copy2", "tests/data/fingerprint/page1.html",
+                               m), SIMCRAWL_NEAR_DUPLICATE);
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 
