@@ -1,0 +1,214 @@
+/*
+ * bench_filter: libsimcrawl's check rate against its stateless fingerprint on the same
+ * pages held in memory, 1 and 2 threads, in one run (docs/BENCHMARKS.md "## libsimcrawl";
+ * issue 13: "the decision is free").
+ *
+ *   fingerprint  simcrawl_fingerprint() on every page: extract + tokens + features +
+ *                simhash, what `simcrawl fingerprint` does per page, no state
+ *   check        simcrawl_filter_check() on every page against one in-memory filter
+ *                (templates on, the default): the same pipeline plus the host's template
+ *                blocks, the exact-payload and id maps, the near-duplicate lookup and the
+ *                add under the filter's lock
+ *
+ * With T threads the pages are dealt round-robin to T threads sharing one filter. Each row
+ * runs --runs times (default 5) with a new filter each time; the median is reported, with
+ * the check/fingerprint ratio at the same thread count.
+ * usage: bench_filter [--runs N] LIST   (LIST: a file naming one HTML page a line)
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "filter/simcrawl.h"
+
+#define MAX_PAGES 100000
+#define MAX_RUNS 101
+
+struct page {
+    char *data;
+    size_t len;
+    char id[1100];
+};
+
+struct job {
+    struct page *pages;
+    size_t n, start, step;
+    struct simcrawl_filter *f; /* NULL: fingerprint only */
+    size_t counts[8];
+    int failed;
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 65536 > cap) {
+            cap = cap ? 2 * cap : 1 << 20;
+            char *b = realloc(buf, cap);
+            if (!b) {
+                free(buf);
+                fclose(fp);
+                return NULL;
+            }
+            buf = b;
+        }
+        size_t r = fread(buf + n, 1, cap - n, fp);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    fclose(fp);
+    *len = n;
+    return buf;
+}
+
+static void *run_job(void *arg)
+{
+    struct job *j = arg;
+    struct simcrawl_match *m = j->f ? simcrawl_match_new() : NULL;
+    for (size_t i = j->start; i < j->n; i += j->step) {
+        const struct page *p = &j->pages[i];
+        int rc;
+        if (j->f) {
+            rc = simcrawl_filter_check(j->f, p->id, p->data, p->len, "text/html", m);
+        } else {
+            uint64_t fp;
+            rc = simcrawl_fingerprint(p->data, p->len, "text/html", &fp);
+        }
+        if (rc < 0)
+            j->failed++;
+        else if (rc < 8)
+            j->counts[rc]++;
+    }
+    simcrawl_match_free(m);
+    return NULL;
+}
+
+/* One timed pass with threads threads; with_filter: check against a new filter. Returns
+ * seconds, or -1. counts (8 entries) gets the decisions of the pass. */
+static double pass(struct page *pages, size_t n, unsigned threads, int with_filter,
+                   size_t counts[8])
+{
+    struct simcrawl_filter *f = NULL;
+    if (with_filter && simcrawl_filter_open(&f, NULL, 3) != 0)
+        return -1;
+    struct job jobs[2];
+    pthread_t tid[2];
+    memset(jobs, 0, sizeof jobs);
+    double t0 = now();
+    for (unsigned t = 0; t < threads; t++) {
+        jobs[t] = (struct job){.pages = pages, .n = n, .start = t, .step = threads, .f = f};
+        if (pthread_create(&tid[t], NULL, run_job, &jobs[t]) != 0)
+            return -1;
+    }
+    for (unsigned t = 0; t < threads; t++)
+        pthread_join(tid[t], NULL);
+    double dt = now() - t0;
+    memset(counts, 0, 8 * sizeof counts[0]);
+    for (unsigned t = 0; t < threads; t++)
+        for (int k = 0; k < 8; k++)
+            counts[k] += jobs[t].counts[k];
+    if (simcrawl_filter_close(f) != 0)
+        return -1;
+    return dt;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 5;
+    const char *list = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else
+            list = argv[i];
+    }
+    if (!list || runs < 1 || runs > MAX_RUNS) {
+        fprintf(stderr, "usage: bench_filter [--runs N] LIST\n");
+        return 1;
+    }
+    FILE *lf = fopen(list, "r");
+    if (!lf) {
+        fprintf(stderr, "bench_filter: cannot open %s\n", list);
+        return 1;
+    }
+    struct page *pages = calloc(MAX_PAGES, sizeof *pages);
+    size_t n = 0;
+    double mb = 0;
+    char line[1024];
+    while (pages && n < MAX_PAGES && fgets(line, sizeof line, lf)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!line[0])
+            continue;
+        pages[n].data = slurp(line, &pages[n].len);
+        if (!pages[n].data) {
+            fprintf(stderr, "bench_filter: cannot read %s\n", line);
+            return 1;
+        }
+        snprintf(pages[n].id, sizeof pages[n].id, "http://docs.example/%s", line);
+        mb += (double)pages[n].len / 1e6;
+        n++;
+    }
+    fclose(lf);
+    if (!pages || n == 0) {
+        fprintf(stderr, "bench_filter: no pages\n");
+        return 1;
+    }
+    printf("%zu pages, %.1f MB, median of %d runs\n", n, mb, runs);
+    printf("%-40s %9s %9s %9s   %s\n", "stage", "seconds", "pages/s", "ratio", "decisions");
+    double fp_median[3] = {0};
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        for (int with_filter = 0; with_filter <= 1; with_filter++) {
+            double t[MAX_RUNS];
+            size_t counts[8];
+            for (int r = 0; r < runs; r++) {
+                t[r] = pass(pages, n, threads, with_filter, counts);
+                if (t[r] < 0) {
+                    fprintf(stderr, "bench_filter: a pass failed\n");
+                    return 1;
+                }
+            }
+            qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+            double med = t[runs / 2];
+            char name[64];
+            snprintf(name, sizeof name, "%s, %u thread%s",
+                     with_filter ? "simcrawl_filter_check" : "simcrawl_fingerprint", threads,
+                     threads > 1 ? "s" : "");
+            if (!with_filter)
+                fp_median[threads] = med;
+            printf("%-40s %9.3f %9.0f %9.3f   ", name, med, (double)n / med,
+                   med / fp_median[threads]);
+            if (with_filter)
+                printf("new %zu, near %zu, exact %zu, short %zu, not html %zu", counts[0],
+                       counts[1], counts[2], counts[3], counts[4]);
+            else
+                printf("fingerprinted %zu, short %zu, not html %zu", counts[0], counts[3],
+                       counts[4]);
+            printf("\n");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        free(pages[i].data);
+    free(pages);
+    return 0;
+}
