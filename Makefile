@@ -21,11 +21,12 @@ LDFLAGS += $(SAN)
 # libpsl [libpsl], inih [inih], jansson [jansson], CUnit [cunit],
 # libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures),
 # python3 (make demo serves its site with http.server), nginx-light openssl (the HTTP/2
-# loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate).
+# loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate),
+# wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test).
 DEB_PKGS := gcc make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3 \
-            nginx-light openssl libdeflate-dev libisal-dev
+            nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
@@ -79,7 +80,7 @@ LIBS_ALL   := $(LIBCRAWLER) $(LIBEXTRACT) $(LIBDEDUP)
 LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 .PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps stress \
-        install clean help format
+        install clean help format wget2-plugin
 
 all: $(BUILD)/simcrawl ## build ./simcrawl and the three static libraries (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
@@ -129,6 +130,19 @@ REPLAY_BINS  := $(addprefix $(BUILD)/fuzz/replay_,$(FUZZ_NAMES))
 $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
+
+# The wget2 plugin: $(BUILD)/plugins/wget2/libsimcrawl.so (wget2 loads lib<NAME>.so for
+# --plugin=NAME), position-independent objects linked with the library; only
+# wget_plugin_initializer is exported (plugins/wget2/exports.map).
+WGET2_SRC    := $(wildcard plugins/wget2/*.c)
+WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
+WGET2_LIB    ?= $(BUILD)/libsimcrawl_pic.a
+$(BUILD)/plugins/wget2/%.o: CFLAGS += -fPIC -Ifilter
+$(WGET2_PLUGIN): $(call obj,$(WGET2_SRC)) $(WGET2_LIB) plugins/wget2/exports.map
+	$(CC) $(LDFLAGS) -shared -o $@ $(call obj,$(WGET2_SRC)) $(WGET2_LIB) \
+	    -Wl,--version-script=plugins/wget2/exports.map -Wl,--no-undefined \
+	    $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+wget2-plugin: $(WGET2_PLUGIN) ## build the wget2 plugin $(BUILD)/plugins/wget2/libsimcrawl.so
 
 unit: $(BUILD)/test_runner $(BUILD)/simcrawl
 	SIMCRAWL=$(BUILD)/simcrawl $(BUILD)/test_runner
