@@ -39,15 +39,15 @@ struct sc_wget2 {
     unsigned k;
     int k_set;
     int keep;
-    int help_only;    /* help was asked for: wget2 exits without downloading */
-    int bad_option;   /* an option was refused: wget2 exits without downloading */
+    int help_only;  /* help was asked for: wget2 exits without downloading */
+    int bad_option; /* an option was refused: wget2 exits without downloading */
     char *log_path;
     FILE *log;
 
     pthread_mutex_t lock;      /* the fields below */
     struct simcrawl_filter *f; /* opened by the first page */
     int open_tried;
-    int open_error;            /* the open failed: pages pass unchecked */
+    int open_error; /* the open failed: pages pass unchecked */
     unsigned long long decisions[N_DECISIONS];
     unsigned long long errors;  /* checks that returned an error */
     unsigned long long removed; /* duplicate files removed */
@@ -77,18 +77,19 @@ struct sc_wget2 *sc_wget2_new(void)
 
 static void print_help(FILE *out)
 {
-    fprintf(out,
-            "  --plugin-opt=simcrawl.index=FILE  the near-duplicate index, loaded if it exists\n"
-            "                                    and saved at the end (default: in memory only)\n"
-            "  --plugin-opt=simcrawl.k=N         Hamming distance that makes a near-duplicate,\n"
-            "                                    0..7 (default 3; 0 with an existing index: its k)\n"
-            "  --plugin-opt=simcrawl.log=FILE    append one JSON line per page checked: url,\n"
-            "                                    decision, fingerprint, duplicate_of, distance\n"
-            "  --plugin-opt=simcrawl.keep        keep the files of duplicates (default: removed)\n"
-            "  --plugin-opt=simcrawl.help        this help\n"
-            "  Every HTML page is checked (its URL is its id); a near-duplicate or exact\n"
-            "  duplicate is logged, its file removed and its links not followed. robots.txt\n"
-            "  and files that are not HTML pass untouched. A summary goes to stderr at exit.\n");
+    fprintf(
+        out,
+        "  --plugin-opt=simcrawl.index=FILE  the near-duplicate index, loaded if it exists\n"
+        "                                    and saved at the end (default: in memory only)\n"
+        "  --plugin-opt=simcrawl.k=N         Hamming distance that makes a near-duplicate,\n"
+        "                                    0..7 (default 3; 0 with an existing index: its k)\n"
+        "  --plugin-opt=simcrawl.log=FILE    append one JSON line per page checked: url,\n"
+        "                                    decision, fingerprint, duplicate_of, distance\n"
+        "  --plugin-opt=simcrawl.keep        keep the files of duplicates (default: removed)\n"
+        "  --plugin-opt=simcrawl.help        this help\n"
+        "  Every HTML page is checked (its URL is its id); a near-duplicate or exact\n"
+        "  duplicate is logged, its file removed and its links not followed. robots.txt\n"
+        "  and files that are not HTML pass untouched. A summary goes to stderr at exit.\n");
 }
 
 static int set_string(char **field, const char *name, const char *value)
@@ -107,8 +108,7 @@ static int set_string(char **field, const char *name, const char *value)
     return 0;
 }
 
-static int parse_option(struct sc_wget2 *p, const char *name, const char *value,
-                        FILE *help_out)
+static int parse_option(struct sc_wget2 *p, const char *name, const char *value, FILE *help_out)
 {
     if (strcmp(name, "help") == 0) {
         print_help(help_out);
@@ -136,8 +136,7 @@ static int parse_option(struct sc_wget2 *p, const char *name, const char *value,
         if (!value || strcmp(value, "yes") == 0 || strcmp(value, "1") == 0 ||
             strcmp(value, "true") == 0)
             p->keep = 1;
-        else if (strcmp(value, "no") == 0 || strcmp(value, "0") == 0 ||
-                 strcmp(value, "false") == 0)
+        else if (strcmp(value, "no") == 0 || strcmp(value, "0") == 0 || strcmp(value, "false") == 0)
             p->keep = 0;
         else {
             fprintf(stderr, NAME ": keep takes yes or no, not '%s'\n", value);
@@ -150,8 +149,7 @@ static int parse_option(struct sc_wget2 *p, const char *name, const char *value,
             return -1;
         FILE *log = fopen(p->log_path, "a");
         if (!log) {
-            fprintf(stderr, NAME ": cannot open log file %s: %s\n", p->log_path,
-                    strerror(errno));
+            fprintf(stderr, NAME ": cannot open log file %s: %s\n", p->log_path, strerror(errno));
             return -1;
         }
         if (p->log)
@@ -159,8 +157,7 @@ static int parse_option(struct sc_wget2 *p, const char *name, const char *value,
         p->log = log;
         return 0;
     }
-    fprintf(stderr, NAME ": unknown option '%s' (--plugin-opt=" NAME ".help lists them)\n",
-            name);
+    fprintf(stderr, NAME ": unknown option '%s' (--plugin-opt=" NAME ".help lists them)\n", name);
     return -1;
 }
 
@@ -189,14 +186,14 @@ int sc_wget2_is_robots(const char *url)
 static int sniff_html(const unsigned char *b, size_t len)
 {
     static const char *const tags[] = {
-        "<!DOCTYPE HTML", "<HTML", "<HEAD", "<SCRIPT", "<IFRAME", "<H1", "<DIV", "<FONT",
-        "<TABLE", "<A", "<STYLE", "<TITLE", "<B", "<BODY", "<BR", "<P", "<!--",
+        "<!DOCTYPE HTML", "<HTML", "<HEAD",  "<SCRIPT", "<IFRAME", "<H1",   "<DIV", "<FONT",
+        "<TABLE",         "<A",    "<STYLE", "<TITLE",  "<B",      "<BODY", "<BR",  "<P",
+        "<!--",
     };
     size_t i = 0;
     if (len >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF)
         i = 3; /* UTF-8 byte order mark */
-    while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\f' ||
-                       b[i] == '\r'))
+    while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\f' || b[i] == '\r'))
         i++;
     for (size_t t = 0; t < sizeof tags / sizeof tags[0]; t++) {
         size_t n = strlen(tags[t]), j;
@@ -238,10 +235,9 @@ static void open_filter(struct sc_wget2 *p)
     struct simcrawl_options *o = simcrawl_options_new();
     int rc = o ? 0 : SIMCRAWL_ENOMEM;
     /* without k: the existing index's own k, else the default */
+    int take_files_k = !p->k_set && p->index_path && access(p->index_path, F_OK) == 0;
     if (rc == 0)
-        rc = simcrawl_options_set_k(o, !p->k_set && p->index_path && access(p->index_path, F_OK) == 0
-                                           ? 0
-                                           : p->k);
+        rc = simcrawl_options_set_k(o, take_files_k ? 0 : p->k);
     if (rc == 0)
         rc = simcrawl_options_set_log(o, warn_cb, NULL);
     if (rc == 0)
@@ -318,8 +314,8 @@ static void log_page(struct sc_wget2 *p, const char *url, int d, const char *con
     }
 }
 
-int sc_wget2_page(struct sc_wget2 *p, const char *url, const char *local_file,
-                  const void *data, size_t len, const char *content_type)
+int sc_wget2_page(struct sc_wget2 *p, const char *url, const char *local_file, const void *data,
+                  size_t len, const char *content_type)
 {
     if (sc_wget2_is_robots(url))
         return 1;
@@ -337,6 +333,8 @@ int sc_wget2_page(struct sc_wget2 *p, const char *url, const char *local_file,
     if (!p->open_tried)
         open_filter(p);
     struct simcrawl_filter *f = p->f;
+    if (!f)
+        p->errors++; /* the index could not be opened (said once): unchecked */
     pthread_mutex_unlock(&p->lock);
     if (!f)
         return 1;

@@ -35,8 +35,8 @@ int sc_wget2_option(struct sc_wget2 *p, const char *name, const char *value, FIL
  * Returns 1 when wget2 should go on with the file (scan it for links), 0 when not: the
  * page was a near or exact duplicate (its file is removed unless keep is set).
  */
-int sc_wget2_page(struct sc_wget2 *p, const char *url, const char *local_file,
-                  const void *data, size_t len, const char *content_type);
+int sc_wget2_page(struct sc_wget2 *p, const char *url, const char *local_file, const void *data,
+                  size_t len, const char *content_type);
 
 /* 1 when content_type (an HTTP Content-Type value) is HTML: text/html or XHTML. */
 int sc_wget2_is_html_type(const char *content_type);
@@ -44,9 +44,10 @@ int sc_wget2_is_html_type(const char *content_type);
 /* 1 when url names a robots.txt (passed to wget2 untouched, never checked). */
 int sc_wget2_is_robots(const char *url);
 
-/* Closes the filter (saving the index), prints the one-line summary on stderr, closes the log and frees p. NULL-safe. Returns 0, or -1 when
- * the index could not be saved (said on stderr). No summary after help or a refused
- * option: wget2 exits then without downloading. */
+/* Closes the filter (saving the index), prints the one-line summary on stderr, closes the
+ * log and frees p. NULL-safe. Returns 0, or -1 when the index could not be saved or the
+ * log written (said on stderr). No summary after help or a refused option: wget2 then
+ * exits without downloading. */
 int sc_wget2_finish(struct sc_wget2 *p);
 
 #endif /* WGET2_PLUGIN_H */

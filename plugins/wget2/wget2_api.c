@@ -74,8 +74,7 @@ static int on_file(wget_plugin_t *plugin, wget_downloaded_file_t *file)
     size_t size = 0;
     if (vt->file_get_contents(file, &data, &size) != 0 || !data)
         return 1; /* nothing to read (e.g. a 304 without a local file): wget2 goes on */
-    return sc_wget2_page(plugin->plugin_data, iri->uri, filename, data, size,
-                         have_ct ? ct : NULL);
+    return sc_wget2_page(plugin->plugin_data, iri->uri, filename, data, size, have_ct ? ct : NULL);
 }
 
 static void on_exit_finalize(wget_plugin_t *plugin, int exit_status)
