@@ -1,7 +1,7 @@
 # simcrawl — near-duplicate-aware crawler and dedup filter.
 #
 # `make` builds ./simcrawl and one static library per folder (build/libextract.a,
-# build/libdedup.a, build/libcrawler.a). Missing Debian -dev packages are installed
+# build/libdedup.a, build/libfilter.a, build/libcrawler.a). Missing Debian -dev packages are installed
 # first (apt-get when root; otherwise the exact command is printed and make stops).
 # `make help` lists the targets.
 
@@ -66,6 +66,7 @@ $(BUILD)/deps.mk: Makefile
 EXTRACT_SRC := $(wildcard extract/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
 CRAWLER_SRC := $(wildcard crawler/*.c)
+FILTER_SRC  := $(wildcard filter/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 TEST_SRC    := $(wildcard tests/*.c)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
@@ -76,13 +77,14 @@ obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIBEXTRACT := $(BUILD)/libextract.a
 LIBDEDUP   := $(BUILD)/libdedup.a
 LIBCRAWLER := $(BUILD)/libcrawler.a
-LIBS_ALL   := $(LIBCRAWLER) $(LIBEXTRACT) $(LIBDEDUP)
+LIBFILTER  := $(BUILD)/libfilter.a
+LIBS_ALL   := $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
 LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 .PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps stress \
         install clean help format wget2-plugin
 
-all: $(BUILD)/simcrawl ## build ./simcrawl and the three static libraries (installs missing -dev packages)
+all: $(BUILD)/simcrawl ## build ./simcrawl and the four static libraries (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
 ./simcrawl: all
@@ -93,6 +95,7 @@ $(BUILD)/simcrawl: $(call obj,$(CLI_SRC)) $(LIBS_ALL)
 $(LIBEXTRACT): $(call obj,$(EXTRACT_SRC))
 $(LIBDEDUP): $(call obj,$(DEDUP_SRC))
 $(LIBCRAWLER): $(call obj,$(CRAWLER_SRC))
+$(LIBFILTER): $(call obj,$(FILTER_SRC))
 $(LIBS_ALL):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -100,6 +103,7 @@ $(LIBS_ALL):
 $(BUILD)/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
 $(BUILD)/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
 $(BUILD)/crawler/%.o: CFLAGS += $(CRAWLER_CFLAGS)
+$(BUILD)/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
 $(BUILD)/cli/%.o: CFLAGS += $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
 $(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
 
@@ -178,9 +182,9 @@ fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
 	@command -v clang >/dev/null || { echo "fuzz needs clang: apt-get install -y clang libclang-rt-14-dev" >&2; exit 1; }
 	@for n in $(FUZZ_NAMES); do \
 	    $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
-	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libcrawler.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
+	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libfilter.a build/fuzz/libcrawler.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
 	    clang -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_$$n build/fuzz/tests/fuzz/fuzz_$$n.o \
-	        build/fuzz/libcrawler.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
+	        build/fuzz/libcrawler.a build/fuzz/libfilter.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
 	    mkdir -p build/fuzz/corpus/$$n; \
 	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 build/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
@@ -195,6 +199,7 @@ check-deps: $(LIBS_ALL) ## check that each library links with only its own depen
 	@echo 'int main(void){return 0;}' > $(BUILD)/empty_main.c
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBDEDUP) -Wl,--no-whole-archive $(DEDUP_LIBS) -lm
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBEXTRACT) -Wl,--no-whole-archive $(EXTRACT_LIBS) -lm
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBFILTER) -Wl,--no-whole-archive $(LIBEXTRACT) $(LIBDEDUP) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBCRAWLER) -Wl,--no-whole-archive $(CRAWLER_LIBS) -lm -lpthread
 	@echo "check-deps: each library links with only its own dependencies"
 
@@ -203,7 +208,7 @@ install: ./simcrawl ## install simcrawl into $(PREFIX)/bin
 	install -D -m 755 $(BUILD)/simcrawl $(DESTDIR)$(PREFIX)/bin/simcrawl
 
 format: ## reformat the sources with clang-format
-	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
+	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
 
 clean: ## remove build products
 	rm -rf build simcrawl

@@ -10,7 +10,12 @@
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_RUNTIME = 2 };
 
-#define CLI_VERSION "0.1.0"
+#include "filter/simcrawl.h"
+#define CLI_STR2(x) #x
+#define CLI_STR(x) CLI_STR2(x)
+/* the version of simcrawl and libsimcrawl, from <simcrawl.h>'s macros: "0.2.0" */
+#define CLI_VERSION                                                                          \
+    CLI_STR(SIMCRAWL_VERSION_MAJOR) "." CLI_STR(SIMCRAWL_VERSION_MINOR) "." CLI_STR(SIMCRAWL_VERSION_PATCH)
 
 int cmd_extract(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);

@@ -50,7 +50,7 @@ static void usage(FILE *out)
 
 int cmd_compare(int argc, char **argv)
 {
-    struct cli_fp_opts opts = {0};
+    struct filter_fp_opts opts = {0};
     const char *idf_path = NULL;
     long k = 3;
     int json = 0, i = 1;
@@ -94,7 +94,7 @@ int cmd_compare(int argc, char **argv)
     }
     opts.keep_features = 1;
     opts.keep_tokens = 1;
-    struct cli_fp_result ra, rb;
+    struct filter_fp_result ra, rb;
     int status = CLI_OK;
     int fa = cli_fingerprint_file(pa, &opts, &ra);
     if (fa != 0) {
@@ -152,8 +152,8 @@ int cmd_compare(int argc, char **argv)
         status = CLI_RUNTIME;
     }
 done:
-    cli_fp_result_release(&ra);
-    cli_fp_result_release(&rb);
+    filter_fp_result_release(&ra);
+    filter_fp_result_release(&rb);
     dedup_idf_free(idf);
     return status;
 }

@@ -645,23 +645,23 @@ static size_t mark_templates(void *userdata, const char *host, size_t host_len,
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
-    struct cli_fp_opts fo = {0};
+    struct filter_fp_opts fo = {0};
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
     fo.keep_tokens = run->focused;
     fo.max_depth = run->o->max_nesting;
     fo.max_links = run->o->co.max_links;
     if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
-        cli_url_host_key(page->url, host);
+        filter_url_host_key(page->url, host);
         fo.host = host;
         fo.mark = mark_templates;
         fo.mark_userdata = run;
         fo.keep_blocks = 1;
     }
-    struct cli_fp_result res;
+    struct filter_fp_result res;
     /* Parsed once: the document comes back also when its main text is too short to
      * fingerprint (an index page), for its links. */
-    int fp_ok = cli_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
+    int fp_ok = filter_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
                                      &fo, &res) == 0;
     struct extract_doc *doc = res.doc;
     res.doc = NULL;
@@ -672,7 +672,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         char msg[300];
         snprintf(msg, sizeof msg, "not a page: %s", res.message);
         rc = crawl_verdict_set(&v->error, msg) == CRAWL_OK ? 0 : -1;
-        cli_fp_result_release(&res);
+        filter_fp_result_release(&res);
         return rc;
     }
     /* a cap cut the page: one line on stderr and the log's "truncated" field */
@@ -773,7 +773,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * besides what is known (never a duplicate of anything); a mirror counts nothing */
     if (rc == 0 && run->templates && res.n_blocks && !noindex &&
         (v->decision == CRAWL_DECISION_NEW ||
-         (!fp_ok && cli_fp_result_too_little_text(&res))) &&
+         (!fp_ok && filter_fp_result_too_little_text(&res))) &&
         dedup_templates_add_doc(run->templates, host, strlen(host), res.doc_hash, res.blocks,
                                 res.n_blocks, NULL) == DEDUP_ENOMEM)
         rc = -1;
@@ -840,7 +840,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
                     v->decision == CRAWL_DECISION_NEAR_DUPLICATE))
         rc = add_links(run, doc, page_rel, v); /* counted, not enqueued, for duplicates */
     extract_doc_free(doc);
-    cli_fp_result_release(&res);
+    filter_fp_result_release(&res);
     return rc;
 }
 

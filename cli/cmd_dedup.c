@@ -62,7 +62,7 @@ struct dd {
     struct dedup_index *idx;
     struct crawl_warc_writer *w;
     FILE *log;
-    struct cli_fp_opts fp_opts;
+    struct filter_fp_opts fp_opts;
     /* kept pages by payload digest */
     struct kept **tab;
     size_t tab_size, n_kept;
@@ -791,7 +791,7 @@ static void progress(struct dd *d, int force)
 
 /* Counts a page's blocks into the template table (a failure is reported, not fatal). */
 static void count_blocks(struct dd *d, struct dedup_templates *tpl, const char *host,
-                         const struct cli_fp_result *res)
+                         const struct filter_fp_result *res)
 {
     if (!res->n_blocks)
         return;
@@ -824,19 +824,19 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         d->n_exact++;
         return "exact-duplicate";
     }
-    struct cli_fp_result res;
+    struct filter_fp_result res;
     /* Templates (docs/FINGERPRINT.md, "Template blocks"), learned as pages arrive: a page is
      * fingerprinted with its host's table as it is now; its blocks are counted only when
      * it is not a duplicate, so a mirror never makes its own text a template. */
-    struct cli_fp_opts o = d->fp_opts;
+    struct filter_fp_opts o = d->fp_opts;
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     struct dedup_templates *tpl = d->no_templates ? NULL : dedup_index_templates(d->idx);
-    cli_url_host_key(uri, host); /* "" for files */
+    filter_url_host_key(uri, host); /* "" for files */
     o.templates = tpl;
     o.host = host;
     o.keep_blocks = tpl != NULL;
     /* no base URL: the fingerprint is over the text, resolving links would be wasted */
-    int got = cli_fingerprint_page(body, len, ctype, NULL, &o, &res);
+    int got = filter_fingerprint_page(body, len, ctype, NULL, &o, &res);
     if (res.truncated & EXTRACT_CUT_DEPTH) {
         /* the depth cap cut the page: named once, with the record (file, offset, URI) */
         char name[CLI_MESSAGE_MAX];
@@ -852,9 +852,9 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     }
     if (got != 0) {
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
-        if (tpl && cli_fp_result_too_little_text(&res))
+        if (tpl && filter_fp_result_too_little_text(&res))
             count_blocks(d, tpl, host, &res); /* not a duplicate of anything */
-        cli_fp_result_release(&res);
+        filter_fp_result_release(&res);
         d->n_passed++;
         return "passed";
     }
@@ -876,20 +876,20 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_error(CMD, "index lookup failed: %s", dedup_strerror(code));
         d->status = CLI_RUNTIME;
         d->n_passed++;
-        cli_fp_result_release(&res);
+        filter_fp_result_release(&res);
         return "passed";
     }
     if (found > 0) {
         l->duplicate_of = dedup_index_id(d->idx, doc, NULL);
         l->distance = (int)dist;
         d->n_near++;
-        cli_fp_result_release(&res);
+        filter_fp_result_release(&res);
         return "near-duplicate";
     }
 keep:
     if (tpl)
         count_blocks(d, tpl, host, &res);
-    cli_fp_result_release(&res);
+    filter_fp_result_release(&res);
     code = dedup_index_add(d->idx, fp, uri, strlen(uri), NULL);
     if (code != DEDUP_OK) {
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(code));

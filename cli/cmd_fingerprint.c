@@ -79,8 +79,8 @@ static void print_line(uint64_t fp, const char *path)
 
 /* cli_fingerprint_file(), except that standard input is read once (*data) and kept for
  * the second pass. */
-static int read_and_run(const char *path, const struct cli_fp_opts *o, char **data, size_t *len,
-                        int *read_done, struct cli_fp_result *res)
+static int read_and_run(const char *path, const struct filter_fp_opts *o, char **data, size_t *len,
+                        int *read_done, struct filter_fp_result *res)
 {
     if (strcmp(path, "-") != 0)
         return cli_fingerprint_file(path, o, res);
@@ -89,7 +89,7 @@ static int read_and_run(const char *path, const struct cli_fp_opts *o, char **da
         *read_done = 1;
         if (cli_read_file(path, o->max_bytes, data, len, err, sizeof err) != 0) {
             memset(res, 0, sizeof *res);
-            res->stage = CLI_FP_READ;
+            res->stage = FILTER_FP_READ;
             snprintf(res->message, sizeof res->message, "%s", err);
             *data = NULL;
             return -1;
@@ -97,16 +97,16 @@ static int read_and_run(const char *path, const struct cli_fp_opts *o, char **da
     }
     if (!*data) {
         memset(res, 0, sizeof *res);
-        res->stage = CLI_FP_READ;
+        res->stage = FILTER_FP_READ;
         snprintf(res->message, sizeof res->message, "cannot read standard input");
         return -1;
     }
-    return cli_fingerprint_page(*data, *len, NULL, NULL, o, res);
+    return filter_fingerprint_page(*data, *len, NULL, NULL, o, res);
 }
 
 int cmd_fingerprint(int argc, char **argv)
 {
-    struct cli_fp_opts opts = {0};
+    struct filter_fp_opts opts = {0};
     const char *idf_path = NULL, *idf_out_path = NULL;
     int i = 1, no_templates = 0;
     for (; i < argc; i++) {
@@ -180,11 +180,11 @@ int cmd_fingerprint(int argc, char **argv)
             status = CLI_RUNTIME;
             goto done;
         }
-        struct cli_fp_opts o1 = opts;
+        struct filter_fp_opts o1 = opts;
         o1.blocks_only = 1;
         o1.keep_blocks = 1;
         for (int k = i; k < argc; k++) {
-            struct cli_fp_result res;
+            struct filter_fp_result res;
             int got = read_and_run(argv[k], &o1, &in_data, &in_len, &in_read, &res);
             if (got == 0 && res.n_blocks) {
                 enum dedup_code rc = dedup_templates_add_doc(tpl, "", 0, res.doc_hash,
@@ -192,23 +192,23 @@ int cmd_fingerprint(int argc, char **argv)
                 if (rc != DEDUP_OK) {
                     cli_error(CMD, "%s: cannot count its blocks: %s", argv[k],
                               dedup_strerror(rc));
-                    cli_fp_result_release(&res);
+                    filter_fp_result_release(&res);
                     status = CLI_RUNTIME;
                     goto done;
                 }
             }
-            cli_fp_result_release(&res); /* failures are reported in pass 2 */
+            filter_fp_result_release(&res); /* failures are reported in pass 2 */
         }
         opts.templates = tpl;
     }
 
     for (; i < argc; i++) {
-        struct cli_fp_result res;
+        struct filter_fp_result res;
         int got = read_and_run(argv[i], &opts, &in_data, &in_len, &in_read, &res);
         cli_warn_cut(CMD, argv[i], res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
         if (got != 0) {
             cli_error(CMD, "%s: %s", argv[i], res.message);
-            if (!cli_fp_result_too_little_text(&res))
+            if (!filter_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;
         } else {
             print_line(res.fingerprint, argv[i]);
@@ -221,7 +221,7 @@ int cmd_fingerprint(int argc, char **argv)
                 }
             }
         }
-        cli_fp_result_release(&res);
+        filter_fp_result_release(&res);
     }
 
     if (counted) {

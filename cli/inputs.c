@@ -174,7 +174,7 @@ static int deliver_capture(struct cli_inputs *in, const char *where, const struc
 /* ---- kinds of files ---- */
 
 /* The page options of in for a page of host (pass 1: blocks only; pass 2: templates). */
-void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct cli_fp_opts *o)
+void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct filter_fp_opts *o)
 {
     *o = in->fp_opts;
     o->host = host;
@@ -188,8 +188,8 @@ void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct 
 
 static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, void *userdata)
 {
-    struct cli_fp_result res;
-    struct cli_fp_opts o;
+    struct filter_fp_result res;
+    struct filter_fp_opts o;
     int rc = 0, got;
     cli_inputs_page_opts(in, "", &o);
     if (strcmp(path, "-") == 0 && (in->learn || in->stdin_read)) {
@@ -202,10 +202,10 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
                 in->stdin_data = NULL;
         }
         if (in->stdin_data) {
-            got = cli_fingerprint_page(in->stdin_data, in->stdin_len, NULL, NULL, &o, &res);
+            got = filter_fingerprint_page(in->stdin_data, in->stdin_len, NULL, NULL, &o, &res);
         } else {
             memset(&res, 0, sizeof res);
-            res.stage = CLI_FP_READ;
+            res.stage = FILTER_FP_READ;
             snprintf(res.message, sizeof res.message, "cannot read standard input");
             got = -1;
         }
@@ -216,14 +216,14 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
         cli_warn_cut(in->cmd, path, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
     if (got != 0) {
         input_note(in, "%s: %s", path, res.message);
-        if (!cli_fp_result_too_little_text(&res) && !in->counting)
+        if (!filter_fp_result_too_little_text(&res) && !in->counting)
             in->failed++; /* too little text is an answer about the page, not a failure */
     } else {
         struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
                             res.doc_hash};
         rc = deliver(in, path, &d, fn, userdata);
     }
-    cli_fp_result_release(&res);
+    filter_fp_result_release(&res);
     return rc;
 }
 

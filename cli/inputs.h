@@ -36,7 +36,7 @@ struct cli_doc {
     uint64_t fp;
     /* pages only (NULL / 0 for --fingerprints lines); set in the counting pass */
     const char *host;      /* template host key: "" for files, the URI's host in WARCs */
-    const uint64_t *blocks; /* block hashes of the page (cli_fp_result.blocks) */
+    const uint64_t *blocks; /* block hashes of the page (filter_fp_result.blocks) */
     size_t n_blocks;
     uint64_t doc_hash;     /* hash of the page's whole token string */
 };
@@ -48,7 +48,7 @@ struct cli_idset; /* opaque: 128-bit hashes of the ids seen */
 
 struct cli_inputs {
     const char *cmd;                /* command name for diagnostics */
-    struct cli_fp_opts fp_opts;     /* how HTML pages are fingerprinted */
+    struct filter_fp_opts fp_opts;     /* how HTML pages are fingerprinted */
     /* Templates (docs/FINGERPRINT.md, "Template blocks"). templates (borrowed): pages are
      * fingerprinted without their host's template blocks. learn: cli_inputs_run() first
      * reads every INPUT (not the --fingerprints lists) once to count its pages' blocks into
@@ -68,7 +68,7 @@ struct cli_inputs {
 };
 
 /* The page options for a page of host under in's mode (pass 1 or 2, templates). */
-void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct cli_fp_opts *o);
+void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct filter_fp_opts *o);
 
 /* Zeroes in and sets the command name; duplicates are checked. */
 void cli_inputs_init(struct cli_inputs *in, const char *cmd);

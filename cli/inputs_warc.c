@@ -54,13 +54,13 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
             break;
         }
         if (pg.kind == CLI_WARC_PAGE) {
-            struct cli_fp_result res;
-            struct cli_fp_opts po;
+            struct filter_fp_result res;
+            struct filter_fp_opts po;
             const char *uri = *rec->target_uri ? rec->target_uri : path;
             char host[DEDUP_TEMPLATE_MAX_KEY + 1];
-            cli_url_host_key(rec->target_uri, host);
+            filter_url_host_key(rec->target_uri, host);
             cli_inputs_page_opts(in, host, &po);
-            int got = cli_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res);
+            int got = filter_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res);
             if (!in->counting)
                 cli_warn_cut(in->cmd, uri, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH,
                              "--max-depth");
@@ -72,7 +72,7 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
                 if (deliver(in, path, &d, fn, userdata) != 0)
                     stop = -1;
             }
-            cli_fp_result_release(&res);
+            filter_fp_result_release(&res);
         }
         cli_warc_page_release(&pg);
     }

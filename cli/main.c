@@ -6,6 +6,7 @@
  * the head of their option loops (cli_opt_kind, cli_opt_value).
  */
 #include "cli/cli.h"
+#include "filter/simcrawl.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("simcrawl %s\n", CLI_VERSION);
+        printf("simcrawl %s\n", simcrawl_version());
         return CLI_OK;
     }
     for (const struct command *c = commands; c->name; c++)

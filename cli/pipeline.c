@@ -1,14 +1,9 @@
 /*
- * The page pipeline of cli/pipeline.h: bytes -> main text (extract_doc_parse) -> tokens
- * (extract_tokens) -> weighted words (dedup_features_from_tokens) -> 64-bit simhash
- * (dedup_simhash), as docs/FINGERPRINT.md specifies; and cli_read_file(), the capped
- * whole-file reader used for every input ("-" is standard input).
- *
- * Nothing here prints: failures come back in struct cli_fp_result with the stage, the
- * library's code and a lower-case message, and each command words its diagnostic.
- * The exception is cli_idf_load(), which prints its diagnostic under the command's name.
- * With --text (opts->text) the input is plain UTF-8 text; it is validated here (the
- * offset of the first bad byte is reported) because extract_tokens() requires valid UTF-8.
+ * What the command line adds to the page pipeline of filter/pipeline.h: cli_read_file(),
+ * the capped whole-file reader used for every input ("-" is standard input),
+ * cli_fingerprint_file() (read, then filter_fingerprint_page()), cli_idf_load() (the
+ * --idf FILE loader, which prints its diagnostic under the command's name), and the
+ * parsing and wording of the extractor's caps (--max-links, --max-depth).
  */
 #include "cli/pipeline.h"
 #include "cli/cli.h"
@@ -21,7 +16,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 static void set_msg(char *buf, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -118,366 +112,9 @@ fail:
     return -1;
 }
 
-/* Offset of the first byte that is not part of valid UTF-8 (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF) or is NUL; len when all is valid. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = s[i];
-        if (c >= 0x01 && c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t n;
-        unsigned lo = 0x80, hi = 0xbf;
-        if (c >= 0xc2 && c <= 0xdf)
-            n = 1;
-        else if (c >= 0xe0 && c <= 0xef) {
-            n = 2;
-            if (c == 0xe0)
-                lo = 0xa0;
-            else if (c == 0xed)
-                hi = 0x9f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            n = 3;
-            if (c == 0xf0)
-                lo = 0x90;
-            else if (c == 0xf4)
-                hi = 0x8f;
-        } else
-            return i; /* NUL, continuation byte, 0xc0/0xc1, 0xf5.. */
-        if (n >= len - i) /* truncated sequence */
-            return i;
-        if (s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= n; k++)
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-        i += n + 1;
-    }
-    return len;
-}
-
-/* The parsed page goes to out when opts->keep_doc, else it is freed (NULL-safe). */
-static void hand_over_doc(const struct cli_fp_opts *opts, struct cli_fp_result *out,
-                          struct extract_doc *doc)
-{
-    if (opts->keep_doc)
-        out->doc = doc;
-    else
-        extract_doc_free(doc);
-}
-
-static void fail_dedup(struct cli_fp_result *out, enum dedup_code code, size_t n_tokens,
-                       size_t max_tokens)
-{
-    out->stage = CLI_FP_DEDUP;
-    out->dedup_code = code;
-    out->n_tokens = n_tokens;
-    if (code == DEDUP_ETOOSHORT && out->n_template_blocks)
-        set_msg(out->message, sizeof out->message,
-                "too little text to fingerprint (%zu word%s besides %zu in the site's "
-                "template blocks)",
-                n_tokens, n_tokens == 1 ? "" : "s", out->n_template_tokens);
-    else if (code == DEDUP_ETOOSHORT)
-        set_msg(out->message, sizeof out->message, "too little text to fingerprint (%zu word%s)",
-                n_tokens, n_tokens == 1 ? "" : "s");
-    else if (code == DEDUP_ETOOLARGE)
-        set_msg(out->message, sizeof out->message,
-                "too much text to fingerprint (more than %zu words)", max_tokens);
-    else
-        set_msg(out->message, sizeof out->message, "%s", dedup_strerror(code));
-}
-
-/* The first "\n\n" in s[0..n), or NULL (memmem() is not POSIX). */
-static const char *blank_line(const char *s, size_t n)
-{
-    const char *end = s + n;
-    while (s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl || nl + 1 >= end)
-            return NULL;
-        if (nl[1] == '\n')
-            return nl;
-        s = nl + 1;
-    }
-    return NULL;
-}
-
-/* One block of the main text: its token string at [off, off + len) of the joined
- * buffer, its hash and its tokens. */
-struct block {
-    size_t off, len, n_tokens;
-};
-
-/*
- * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each "\n\n"
- * separated block is tokenised alone; blocks without tokens are ignored; the others'
- * token strings joined by one space are the whole text's token string. Template blocks
- * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's
- * block fields (keep_blocks) and template counts. EXTRACT_ENOMEM or extract_tokens()'s
- * code on failure (nothing to free then).
- */
-static enum extract_code block_tokens(const char *text, size_t tlen, const struct cli_fp_opts *opts,
-                                      struct cli_fp_result *out, char **tokens,
-                                      size_t *tokens_len, size_t *n_tokens)
-{
-    enum extract_code ec = EXTRACT_OK;
-    struct block *b = NULL;
-    uint64_t *hash = NULL;
-    uint32_t *ntok = NULL;
-    unsigned char *tpl = NULL;
-    char *all = NULL, *kept = NULL;
-    size_t nb = 0, capb = 0, all_len = 0, all_cap = 0;
-    for (size_t i = 0; i <= tlen;) {
-        const char *e = blank_line(text + i, tlen - i);
-        size_t end = e ? (size_t)(e - text) : tlen;
-        char *bt = NULL;
-        size_t bl = 0, bn = 0;
-        if (end > i) {
-            ec = extract_tokens(text + i, end - i, &bt, &bl, &bn);
-            if (ec != EXTRACT_OK)
-                goto fail;
-        }
-        if (bn > 0) {
-            if (nb == capb) {
-                size_t nc = capb ? capb * 2 : 64;
-                struct block *nbk = realloc(b, nc * sizeof *nbk);
-                if (!nbk) {
-                    free(bt);
-                    goto oom;
-                }
-                b = nbk;
-                capb = nc;
-            }
-            size_t need = all_len + bl + 2;
-            if (need > all_cap) {
-                size_t nc = all_cap ? all_cap : 4096;
-                while (nc < need)
-                    nc *= 2;
-                char *na = realloc(all, nc);
-                if (!na) {
-                    free(bt);
-                    goto oom;
-                }
-                all = na;
-                all_cap = nc;
-            }
-            if (all_len)
-                all[all_len++] = ' ';
-            memcpy(all + all_len, bt, bl);
-            b[nb++] = (struct block){all_len, bl, bn};
-            all_len += bl;
-            all[all_len] = '\0';
-        }
-        free(bt);
-        if (!e)
-            break;
-        i = end + 2;
-    }
-    hash = malloc((nb ? nb : 1) * sizeof *hash);
-    ntok = malloc((nb ? nb : 1) * sizeof *ntok);
-    tpl = calloc(nb ? nb : 1, 1);
-    if (!hash || !tpl || !ntok)
-        goto oom;
-    for (size_t k = 0; k < nb; k++) {
-        hash[k] = dedup_template_block_hash(all + b[k].off, b[k].len);
-        ntok[k] = b[k].n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)b[k].n_tokens;
-    }
-    if (opts->keep_blocks) {
-        /* an exact copy of a page has the same whole token string, template blocks too */
-        uint64_t h = XXH3_64bits_withSeed(all ? all : "", all_len, DEDUP_TEMPLATE_SEED);
-        out->doc_hash = h ? h : 1;
-    }
-    const char *host = opts->host ? opts->host : "";
-    size_t marked = 0;
-    if (nb && !opts->blocks_only) {
-        if (opts->mark)
-            marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
-        else if (opts->templates)
-            marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, ntok, nb,
-                                          tpl);
-    }
-    /* a page with a little text of its own among template blocks (a stub: its name,
-     * then the sentences every stub of the site repeats) is fingerprinted whole: left
-     * with its few own words it would get no fingerprint at all, and the same page in
-     * another release would not be found; a page that is nothing but template blocks
-     * (the site's menu) has too little text */
-    if (marked) {
-        size_t own = 0, whole = 0;
-        size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
-        for (size_t k = 0; k < nb; k++) {
-            whole += b[k].n_tokens;
-            if (!tpl[k])
-                own += b[k].n_tokens;
-        }
-        if (own > 0 && own < min && whole >= min)
-            marked = 0;
-    }
-    size_t kept_len = 0, kept_n = 0;
-    if (marked == 0) {
-        kept = all ? all : strdup(""); /* nothing left out: the whole token string */
-        all = NULL;
-        if (!kept)
-            goto oom;
-        kept_len = all_len;
-        for (size_t k = 0; k < nb; k++)
-            kept_n += b[k].n_tokens;
-    } else {
-        kept = malloc(all_len + 1);
-        if (!kept)
-            goto oom;
-        for (size_t k = 0; k < nb; k++) {
-            if (tpl[k]) {
-                out->n_template_blocks++;
-                out->n_template_tokens += b[k].n_tokens;
-                continue;
-            }
-            if (kept_len)
-                kept[kept_len++] = ' ';
-            memcpy(kept + kept_len, all + b[k].off, b[k].len);
-            kept_len += b[k].len;
-            kept_n += b[k].n_tokens;
-        }
-        kept[kept_len] = '\0';
-    }
-    if (opts->keep_blocks) {
-        out->blocks = hash;
-        out->n_blocks = nb;
-        hash = NULL;
-    }
-    free(b);
-    free(hash);
-    free(ntok);
-    free(tpl);
-    free(all);
-    *tokens = kept;
-    *tokens_len = kept_len;
-    *n_tokens = kept_n;
-    return EXTRACT_OK;
-oom:
-    ec = EXTRACT_ENOMEM;
-fail:
-    free(b);
-    free(hash);
-    free(ntok);
-    free(tpl);
-    free(all);
-    free(kept);
-    free(out->blocks);
-    out->blocks = NULL;
-    out->n_blocks = 0;
-    return ec;
-}
-
-int cli_fingerprint_page(const char *html, size_t len, const char *content_type,
-                         const char *base_url, const struct cli_fp_opts *opts,
-                         struct cli_fp_result *out)
-{
-    static const struct cli_fp_opts no_opts;
-    if (!opts)
-        opts = &no_opts;
-    memset(out, 0, sizeof *out);
-    struct extract_doc *doc = NULL;
-    char *tokens = NULL;
-    size_t tokens_len = 0, n_tokens = 0;
-    struct dedup_features *f = NULL;
-    enum extract_code ec;
-    int by_blocks = opts->templates || opts->mark || opts->keep_blocks || opts->blocks_only;
-
-    if (opts->text) {
-        size_t bad = utf8_invalid_at((const unsigned char *)html, len);
-        if (bad < len) {
-            out->stage = CLI_FP_TOKENS;
-            out->extract_code = EXTRACT_EINVAL;
-            if (html[bad] == '\0')
-                set_msg(out->message, sizeof out->message,
-                        "input is binary, not text (NUL byte at offset %zu)", bad);
-            else
-                set_msg(out->message, sizeof out->message,
-                        "invalid UTF-8 at byte offset %zu", bad);
-            goto fail;
-        }
-        if (by_blocks)
-            ec = block_tokens(html, len, opts, out, &tokens, &tokens_len, &n_tokens);
-        else
-            ec = extract_tokens(html, len, &tokens, &tokens_len, &n_tokens);
-    } else {
-        struct extract_opts eo = {0};
-        eo.content_type = content_type;
-        eo.base_url = base_url;
-        eo.max_bytes = opts->max_bytes;
-        eo.max_depth = opts->max_depth;
-        eo.max_links = opts->max_links;
-        ec = extract_doc_parse(html, len, &eo, &doc);
-        if (ec == EXTRACT_OK)
-            out->truncated = extract_doc_truncated(doc, &out->cuts);
-        if (ec != EXTRACT_OK) {
-            out->stage = CLI_FP_EXTRACT;
-            out->extract_code = ec;
-            set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
-            goto fail;
-        }
-        size_t tlen = 0;
-        const char *text = extract_doc_text(doc, &tlen);
-        if (by_blocks)
-            ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens);
-        else
-            ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
-    }
-    if (ec != EXTRACT_OK) {
-        out->stage = CLI_FP_TOKENS;
-        out->extract_code = ec;
-        set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
-        goto fail;
-    }
-
-    if (opts->blocks_only) {
-        out->n_tokens = n_tokens;
-        out->stage = CLI_FP_DONE;
-        free(tokens);
-        hand_over_doc(opts, out, doc);
-        return 0;
-    }
-    f = dedup_features_new();
-    if (!f) {
-        fail_dedup(out, DEDUP_ENOMEM, n_tokens, 0);
-        goto fail;
-    }
-    struct dedup_opts dopts = {0};
-    dopts.idf = opts->idf;
-    dopts.min_tokens = opts->min_tokens;
-    enum dedup_code dc = dedup_features_from_tokens(f, tokens, tokens_len, &dopts);
-    if (dc != DEDUP_OK) {
-        fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
-        goto fail;
-    }
-    out->fingerprint = dedup_simhash(f);
-    out->n_tokens = n_tokens;
-    out->n_features = dedup_features_count(f);
-    out->stage = CLI_FP_DONE;
-    if (opts->keep_features)
-        out->features = f;
-    else
-        dedup_features_free(f);
-    if (opts->keep_tokens) {
-        out->tokens = tokens;
-        out->tokens_len = tokens_len;
-    } else
-        free(tokens);
-    hand_over_doc(opts, out, doc);
-    return 0;
-fail:
-    dedup_features_free(f);
-    free(tokens);
-    hand_over_doc(opts, out, doc); /* parsed, but too little text (or no tokens): a page */
-    return -1;
-}
-
 struct dedup_idf *cli_idf_load(const char *cmd, const char *path)
 {
-    char *data, err[CLI_MESSAGE_MAX];
+    char *data, err[FILTER_MESSAGE_MAX];
     size_t len;
     if (cli_read_file(path, CLI_IDF_MAX_BYTES, &data, &len, err, sizeof err) != 0) {
         cli_error(cmd, "cannot read idf file %s: %s", path, err);
@@ -494,29 +131,20 @@ struct dedup_idf *cli_idf_load(const char *cmd, const char *path)
     return idf;
 }
 
-int cli_fingerprint_file(const char *path, const struct cli_fp_opts *opts,
-                         struct cli_fp_result *out)
+int cli_fingerprint_file(const char *path, const struct filter_fp_opts *opts,
+                         struct filter_fp_result *out)
 {
     char *data;
     size_t len;
     memset(out, 0, sizeof *out);
     if (cli_read_file(path, opts ? opts->max_bytes : 0, &data, &len, out->message,
                       sizeof out->message) != 0) {
-        out->stage = CLI_FP_READ;
+        out->stage = FILTER_FP_READ;
         return -1;
     }
-    int rc = cli_fingerprint_page(data, len, NULL, NULL, opts, out);
+    int rc = filter_fingerprint_page(data, len, NULL, NULL, opts, out);
     free(data);
     return rc;
-}
-
-int cli_fp_result_too_little_text(const struct cli_fp_result *out)
-{
-    if (out->stage == CLI_FP_DEDUP)
-        return out->dedup_code == DEDUP_ETOOSHORT;
-    if (out->stage == CLI_FP_EXTRACT)
-        return out->extract_code == EXTRACT_EEMPTY || out->extract_code == EXTRACT_ENOTEXT;
-    return 0;
 }
 
 int cli_parse_cap(const char *cmd, const char *opt, const char *value, long max, long *out)
@@ -560,49 +188,3 @@ void cli_warn_cut(const char *cmd, const char *name, unsigned cut, const struct 
                   depth_opt);
 }
 
-void cli_fp_result_release(struct cli_fp_result *out)
-{
-    if (!out)
-        return;
-    free(out->blocks);
-    dedup_features_free(out->features);
-    free(out->tokens);
-    extract_doc_free(out->doc);
-    memset(out, 0, sizeof *out);
-}
-
-size_t cli_url_host_key(const char *url, char out[DEDUP_TEMPLATE_MAX_KEY + 1])
-{
-    size_t n = 0;
-    out[0] = '\0';
-    const char *p = url ? strstr(url, "://") : NULL;
-    if (!p)
-        return 0;
-    for (const char *q = url; q < p; q++) /* a scheme is letters, digits, + - . */
-        if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
-              *q == '+' || *q == '-' || *q == '.'))
-            return 0;
-    p += 3;
-    size_t alen = strcspn(p, "/?#");
-    const char *at = memchr(p, '@', alen);
-    while (at) { /* the last '@' of the authority ends the user information */
-        alen -= (size_t)(at + 1 - p);
-        p = at + 1;
-        at = memchr(p, '@', alen);
-    }
-    size_t hlen = alen;
-    if (hlen && p[0] == '[') {
-        const char *rb = memchr(p, ']', alen);
-        hlen = rb ? (size_t)(rb - p) + 1 : alen;
-    } else {
-        const char *colon = memchr(p, ':', alen);
-        if (colon)
-            hlen = (size_t)(colon - p);
-    }
-    if (hlen > DEDUP_TEMPLATE_MAX_KEY)
-        hlen = DEDUP_TEMPLATE_MAX_KEY;
-    for (; n < hlen; n++)
-        out[n] = (p[n] >= 'A' && p[n] <= 'Z') ? (char)(p[n] - 'A' + 'a') : p[n];
-    out[n] = '\0';
-    return n;
-}

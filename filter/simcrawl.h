@@ -123,6 +123,10 @@ int simcrawl_options_set_max_bytes(struct simcrawl_options *o, size_t bytes);
 int simcrawl_options_set_log(struct simcrawl_options *o,
                              void (*cb)(void *userdata, const char *message),
                              void *userdata);
+/* The journal size (bytes, header included; at least 16) past which a check() compacts
+ * it into the index file (then truncates it); default 64 MiB. Smaller: shorter replays
+ * at open, more index saves. */
+int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes);
 
 /* ---- the filter ---- */
 

@@ -1,0 +1,1078 @@
+/*
+ * libsimcrawl's filter (<simcrawl.h>): a page in, a verdict out. One check runs the page
+ * pipeline of filter/pipeline.h (extract, tokens, template blocks, features, simhash)
+ * outside any lock, then decides under the filter's write lock: the same id already
+ * indexed (its stored decision, NEW), the same payload bytes as an indexed page (XXH3-128
+ * of the bytes: EXACT_DUPLICATE), a page within k (dedup_index_nearest: NEAR_DUPLICATE),
+ * or new: added to the index (dedup/index.c, Manku et al.'s permuted tables), to the id
+ * and payload maps, to the host's template counts, and appended to the journal
+ * (filter/journal.c) before check() returns.
+ *
+ * Durability: INDEX is loaded (dedup_index_load), then INDEX.journal replayed; on close,
+ * and when the journal grows past a bound, the state is compacted: the payload hashes to
+ * INDEX.payloads (written and renamed first), the index with its templates to INDEX
+ * (dedup_index_save: atomic rename), then the journal is truncated to its header. A kill
+ * between those steps leaves journal records whose ids INDEX already holds: replay skips
+ * them (idempotent by id). INDEX.lock (dedup_lock_acquire) is held from open to close.
+ * The library never prints: warnings go to the options' log callback.
+ */
+#include "filter/simcrawl.h"
+#include "filter/filter_int.h"
+#include "filter/pipeline.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define VERSION_STRING                                                                     \
+    STR(SIMCRAWL_VERSION_MAJOR) "." STR(SIMCRAWL_VERSION_MINOR) "." STR(SIMCRAWL_VERSION_PATCH)
+
+#define DEFAULT_MAX_BYTES ((size_t)64 * 1024 * 1024)
+#define DEFAULT_LOCK_WAIT 30.0
+#define DEFAULT_JOURNAL_MAX ((uint64_t)64 * 1024 * 1024)
+#define DESIGN_DOCS (1u << 20) /* the table design of a new index is chosen for ~1M pages */
+#define PAYLOADS_MAGIC "SIMCPAYL"
+#define LOG_MAX 512
+
+enum fsync_mode { FSYNC_NO = 0, FSYNC_INTERVAL, FSYNC_ALWAYS };
+
+/* ---- version, errors ---- */
+
+const char *simcrawl_version(void)
+{
+    return VERSION_STRING;
+}
+
+unsigned simcrawl_fingerprint_version(void)
+{
+    return DEDUP_FINGERPRINT_VERSION;
+}
+
+const char *simcrawl_strerror(int code)
+{
+    switch (code) {
+    case SIMCRAWL_NEW: return "new";
+    case SIMCRAWL_NEAR_DUPLICATE: return "near-duplicate";
+    case SIMCRAWL_EXACT_DUPLICATE: return "exact duplicate";
+    case SIMCRAWL_TOO_SHORT: return "too little text to fingerprint";
+    case SIMCRAWL_NOT_HTML: return "not an html page";
+    case SIMCRAWL_ENOMEM: return "out of memory";
+    case SIMCRAWL_EINVAL: return "invalid argument";
+    case SIMCRAWL_EIO: return "cannot read or write the index or its journal";
+    case SIMCRAWL_ELOCKED: return "the index file is locked by another process";
+    case SIMCRAWL_EVERSION: return "the index file is of another format or fingerprint version";
+    case SIMCRAWL_ECORRUPT: return "the index file is damaged";
+    case SIMCRAWL_ETOOLARGE: return "the page is over the size cap";
+    case SIMCRAWL_EMISMATCH: return "k differs from the index file's k";
+    case SIMCRAWL_ECLOSED: return "the filter cannot take more pages (a write failed)";
+    default: return "unknown code";
+    }
+}
+
+static int from_dedup(enum dedup_code c)
+{
+    switch (c) {
+    case DEDUP_OK: return 0;
+    case DEDUP_ENOMEM: return SIMCRAWL_ENOMEM;
+    case DEDUP_EINVAL: return SIMCRAWL_EINVAL;
+    case DEDUP_ETOOSHORT: return SIMCRAWL_TOO_SHORT;
+    case DEDUP_ETOOLARGE: return SIMCRAWL_ETOOLARGE;
+    case DEDUP_EIO: return SIMCRAWL_EIO;
+    case DEDUP_EVERSION: return SIMCRAWL_EVERSION;
+    case DEDUP_ELOCKED: return SIMCRAWL_ELOCKED;
+    case DEDUP_EFORMAT:
+    case DEDUP_ETRUNCATED:
+    case DEDUP_ECHECKSUM: return SIMCRAWL_ECORRUPT;
+    }
+    return SIMCRAWL_EIO;
+}
+
+/* ---- options ---- */
+
+struct simcrawl_options {
+    unsigned k;
+    enum fsync_mode fsync;
+    double lock_wait;
+    int templates;
+    size_t max_bytes;
+    uint64_t journal_max;
+    void (*log)(void *userdata, const char *message);
+    void *log_userdata;
+};
+
+static const struct simcrawl_options defaults = {
+    .k = DEDUP_K_DEFAULT,
+    .fsync = FSYNC_INTERVAL,
+    .lock_wait = DEFAULT_LOCK_WAIT,
+    .templates = 1,
+    .max_bytes = DEFAULT_MAX_BYTES,
+    .journal_max = DEFAULT_JOURNAL_MAX,
+};
+
+struct simcrawl_options *simcrawl_options_new(void)
+{
+    struct simcrawl_options *o = malloc(sizeof *o);
+    if (o)
+        *o = defaults;
+    return o;
+}
+
+void simcrawl_options_free(struct simcrawl_options *o)
+{
+    free(o);
+}
+
+int simcrawl_options_set_k(struct simcrawl_options *o, unsigned k)
+{
+    if (!o || k > DEDUP_K_MAX)
+        return SIMCRAWL_EINVAL;
+    o->k = k;
+    return 0;
+}
+
+int simcrawl_options_set_fsync(struct simcrawl_options *o, const char *mode)
+{
+    if (!o || !mode)
+        return SIMCRAWL_EINVAL;
+    if (strcmp(mode, "always") == 0)
+        o->fsync = FSYNC_ALWAYS;
+    else if (strcmp(mode, "interval") == 0)
+        o->fsync = FSYNC_INTERVAL;
+    else if (strcmp(mode, "no") == 0)
+        o->fsync = FSYNC_NO;
+    else
+        return SIMCRAWL_EINVAL;
+    return 0;
+}
+
+int simcrawl_options_set_lock_wait(struct simcrawl_options *o, double seconds)
+{
+    if (!o || !(seconds >= 0) || seconds > 1e6)
+        return SIMCRAWL_EINVAL;
+    o->lock_wait = seconds;
+    return 0;
+}
+
+int simcrawl_options_set_templates(struct simcrawl_options *o, int on)
+{
+    if (!o || (on != 0 && on != 1))
+        return SIMCRAWL_EINVAL;
+    o->templates = on;
+    return 0;
+}
+
+int simcrawl_options_set_max_bytes(struct simcrawl_options *o, size_t bytes)
+{
+    if (!o || bytes == 0 || bytes > (size_t)INT32_MAX - 16)
+        return SIMCRAWL_EINVAL;
+    o->max_bytes = bytes;
+    return 0;
+}
+
+int simcrawl_options_set_log(struct simcrawl_options *o,
+                             void (*cb)(void *userdata, const char *message), void *userdata)
+{
+    if (!o)
+        return SIMCRAWL_EINVAL;
+    o->log = cb;
+    o->log_userdata = userdata;
+    return 0;
+}
+
+int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes)
+{
+    if (!o || bytes < FJ_HEADER_BYTES)
+        return SIMCRAWL_EINVAL;
+    o->journal_max = bytes;
+    return 0;
+}
+
+/* ---- matches ---- */
+
+struct simcrawl_match {
+    uint64_t fp;
+    unsigned distance;
+    int has_dup;
+    char *dup;
+    size_t dup_cap;
+};
+
+struct simcrawl_match *simcrawl_match_new(void)
+{
+    return calloc(1, sizeof(struct simcrawl_match));
+}
+
+void simcrawl_match_free(struct simcrawl_match *m)
+{
+    if (!m)
+        return;
+    free(m->dup);
+    free(m);
+}
+
+uint64_t simcrawl_match_fingerprint(const struct simcrawl_match *m)
+{
+    return m ? m->fp : 0;
+}
+
+const char *simcrawl_match_duplicate_of(const struct simcrawl_match *m)
+{
+    return m && m->has_dup ? m->dup : NULL;
+}
+
+unsigned simcrawl_match_distance(const struct simcrawl_match *m)
+{
+    return m && m->has_dup ? m->distance : 0;
+}
+
+double simcrawl_match_similarity(const struct simcrawl_match *m)
+{
+    return m && m->has_dup ? 1.0 - (double)m->distance / 64.0 : 0.0;
+}
+
+static void match_reset(struct simcrawl_match *m, uint64_t fp)
+{
+    if (!m)
+        return;
+    m->fp = fp;
+    m->distance = 0;
+    m->has_dup = 0;
+}
+
+/* Copies id into m as the page duplicated; SIMCRAWL_ENOMEM leaves m without one. */
+static int match_set_dup(struct simcrawl_match *m, const char *id, size_t len, unsigned d)
+{
+    if (!m)
+        return 0;
+    if (len + 1 > m->dup_cap) {
+        char *n = realloc(m->dup, len + 1);
+        if (!n)
+            return SIMCRAWL_ENOMEM;
+        m->dup = n;
+        m->dup_cap = len + 1;
+    }
+    memcpy(m->dup, id, len);
+    m->dup[len] = '\0';
+    m->has_dup = 1;
+    m->distance = d;
+    return 0;
+}
+
+/* ---- the page's verdict before the index: fingerprint or why not ---- */
+
+/* 1 when content_type names an HTML (or XHTML) page, or says nothing (NULL, empty). */
+static int html_type(const char *ct)
+{
+    if (!ct)
+        return 1;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, "; \t");
+    if (n == 0)
+        return 1;
+    static const char *const ok[] = {"text/html", "application/xhtml+xml", NULL};
+    for (int i = 0; ok[i]; i++)
+        if (strlen(ok[i]) == n && strncasecmp(ct, ok[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+/* The decision (>= 0) or error a pipeline failure stands for. */
+static int from_pipeline(const struct filter_fp_result *r)
+{
+    if (filter_fp_result_too_little_text(r))
+        return SIMCRAWL_TOO_SHORT;
+    if (r->stage == FILTER_FP_EXTRACT || r->stage == FILTER_FP_TOKENS) {
+        switch (r->extract_code) {
+        case EXTRACT_ENOMEM: return SIMCRAWL_ENOMEM;
+        case EXTRACT_ETOOLARGE: return SIMCRAWL_ETOOLARGE;
+        case EXTRACT_EBINARY:
+        case EXTRACT_EPARSE: return SIMCRAWL_NOT_HTML;
+        default: return SIMCRAWL_EINVAL;
+        }
+    }
+    return from_dedup(r->dedup_code);
+}
+
+int simcrawl_fingerprint(const void *page, size_t len, const char *content_type,
+                         uint64_t *fingerprint)
+{
+    if ((!page && len) || !fingerprint)
+        return SIMCRAWL_EINVAL;
+    if (!html_type(content_type))
+        return SIMCRAWL_NOT_HTML;
+    if (len > DEFAULT_MAX_BYTES)
+        return SIMCRAWL_ETOOLARGE;
+    struct filter_fp_opts o = {0};
+    o.max_bytes = DEFAULT_MAX_BYTES;
+    struct filter_fp_result r;
+    int rc = filter_fingerprint_page(page ? page : "", len, content_type, NULL, &o, &r);
+    int out = rc == 0 ? 0 : from_pipeline(&r);
+    if (rc == 0)
+        *fingerprint = r.fingerprint;
+    filter_fp_result_release(&r);
+    return out;
+}
+
+/* ---- the filter ---- */
+
+/* An open-addressing set of document numbers (slot value doc + 1; 0 empty), keyed by a
+ * hash the caller computes: the id map (XXH3 of the id) and the payload map. */
+struct docset {
+    uint32_t *slot;
+    size_t cap; /* a power of two */
+    size_t n;
+};
+
+struct simcrawl_filter {
+    struct simcrawl_options o;
+    char *path, *journal_path, *payloads_path;
+    struct dedup_lock *lock;
+    int jfd;
+    uint64_t journal_bytes, journal_next; /* size; compact when past journal_next */
+    double last_sync;
+    pthread_rwlock_t rw; /* read: template marks, early checks; write: decide and add */
+    struct dedup_index *idx;
+    unsigned k;
+    struct docset ids, payloads;
+    XXH128_hash_t *payload; /* per document; {0, 0}: unknown */
+    size_t payload_cap;
+    uint8_t *rec;           /* the record being written (under the write lock) */
+    size_t rec_cap;
+    _Atomic uint64_t count;
+    int broken;             /* a journal write failed: ECLOSED from now on */
+};
+
+static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
+{
+    if (!f->o.log)
+        return;
+    char buf[LOG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    f->o.log(f->o.log_userdata, buf);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t id_hash(const char *id, size_t len)
+{
+    return XXH3_64bits(id, len);
+}
+
+static uint64_t payload_key(XXH128_hash_t h)
+{
+    return h.low64 ^ (h.high64 * 0x9e3779b97f4a7c15ull);
+}
+
+/* Makes room for one more entry (load <= 1/2). -1 when out of memory. */
+static int docset_reserve(struct docset *s, const struct simcrawl_filter *f, int by_payload)
+{
+    if ((s->n + 1) * 2 <= s->cap)
+        return 0;
+    size_t ncap = s->cap ? s->cap * 2 : 1024;
+    uint32_t *ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < s->cap; i++) {
+        uint32_t v = s->slot[i];
+        if (!v)
+            continue;
+        uint64_t h;
+        if (by_payload)
+            h = payload_key(f->payload[v - 1]);
+        else {
+            size_t len;
+            const char *id = dedup_index_id(f->idx, v - 1, &len);
+            h = id_hash(id, len);
+        }
+        size_t j = (size_t)h & (ncap - 1);
+        while (ns[j])
+            j = (j + 1) & (ncap - 1);
+        ns[j] = v;
+    }
+    free(s->slot);
+    s->slot = ns;
+    s->cap = ncap;
+    return 0;
+}
+
+/* Inserts doc under hash h; room was reserved. */
+static void docset_put(struct docset *s, uint64_t h, uint32_t doc)
+{
+    size_t j = (size_t)h & (s->cap - 1);
+    while (s->slot[j])
+        j = (j + 1) & (s->cap - 1);
+    s->slot[j] = doc + 1;
+    s->n++;
+}
+
+/* The document with this id, or -1. */
+static int64_t find_id(const struct simcrawl_filter *f, const char *id, size_t len)
+{
+    if (!f->ids.cap)
+        return -1;
+    size_t j = (size_t)id_hash(id, len) & (f->ids.cap - 1);
+    for (uint32_t v; (v = f->ids.slot[j]) != 0; j = (j + 1) & (f->ids.cap - 1)) {
+        size_t l;
+        const char *s = dedup_index_id(f->idx, v - 1, &l);
+        if (l == len && memcmp(s, id, len) == 0)
+            return v - 1;
+    }
+    return -1;
+}
+
+/* The document with this payload hash, or -1. */
+static int64_t find_payload(const struct simcrawl_filter *f, XXH128_hash_t h)
+{
+    if (!f->payloads.cap || (h.low64 == 0 && h.high64 == 0))
+        return -1;
+    size_t j = (size_t)payload_key(h) & (f->payloads.cap - 1);
+    for (uint32_t v; (v = f->payloads.slot[j]) != 0; j = (j + 1) & (f->payloads.cap - 1))
+        if (XXH128_isEqual(f->payload[v - 1], h))
+            return v - 1;
+    return -1;
+}
+
+/* Makes room for document doc's payload slot. */
+static int payload_reserve(struct simcrawl_filter *f, size_t n)
+{
+    if (n <= f->payload_cap)
+        return 0;
+    size_t ncap = f->payload_cap ? f->payload_cap : 1024;
+    while (ncap < n)
+        ncap *= 2;
+    XXH128_hash_t *np = realloc(f->payload, ncap * sizeof *np);
+    if (!np)
+        return -1;
+    memset(np + f->payload_cap, 0, (ncap - f->payload_cap) * sizeof *np);
+    f->payload = np;
+    f->payload_cap = ncap;
+    return 0;
+}
+
+/*
+ * Adds one new page to the in-memory state: index, id map, payload map, the host's
+ * template counts (blocks, when n_blocks). Room in the maps is made first, so after
+ * dedup_index_add() nothing can fail but the template count (a warning: templates are a
+ * heuristic, the page is in). 0, or a negative error with nothing added.
+ */
+static int add_page(struct simcrawl_filter *f, uint64_t fp, XXH128_hash_t pay, const char *id,
+                    size_t id_len, const char *host, size_t host_len, uint64_t doc_hash,
+                    const uint64_t *blocks, size_t n_blocks, uint32_t *doc_out)
+{
+    uint32_t n = dedup_index_doc_count(f->idx);
+    if (payload_reserve(f, (size_t)n + 1) != 0 || docset_reserve(&f->ids, f, 0) != 0 ||
+        docset_reserve(&f->payloads, f, 1) != 0)
+        return SIMCRAWL_ENOMEM;
+    uint32_t doc;
+    enum dedup_code dc = dedup_index_add(f->idx, fp, id, id_len, &doc);
+    if (dc != DEDUP_OK)
+        return from_dedup(dc);
+    docset_put(&f->ids, id_hash(id, id_len), doc);
+    f->payload[doc] = pay;
+    if (pay.low64 || pay.high64)
+        docset_put(&f->payloads, payload_key(pay), doc);
+    if (n_blocks) {
+        struct dedup_templates *t = dedup_index_templates(f->idx);
+        dc = t ? dedup_templates_add_doc(t, host, host_len, doc_hash, blocks, n_blocks, NULL)
+               : DEDUP_ENOMEM;
+        if (dc != DEDUP_OK)
+            logf_(f, "cannot count the template blocks of %.*s: %s", (int)id_len, id,
+                  dedup_strerror(dc));
+    }
+    atomic_store(&f->count, dedup_index_doc_count(f->idx));
+    if (doc_out)
+        *doc_out = doc;
+    return 0;
+}
+
+/* write() all of buf[0..len) at the journal's end. 0 or an errno value. */
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+    while (len) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* ---- the payloads file: INDEX.payloads ---- */
+/*
+ * "SIMCPAYL" | u32 1 | u32 0 | u64 documents N | u64 XXH3_64bits(hashes) | N x (u64 low,
+ * u64 high), little-endian (written on little-endian hosts as memory, checked on load):
+ * the XXH3-128 payload hash of each indexed document, by document number; {0, 0} for a
+ * document added without one (by `simcrawl index add`). Written and renamed before the
+ * index at each compaction, so it never describes fewer documents than INDEX.
+ */
+static int payloads_save(struct simcrawl_filter *f)
+{
+    uint32_t n = dedup_index_doc_count(f->idx);
+    char tmp[4096];
+    int fd = -1, err = 0;
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", f->payloads_path) >= sizeof tmp)
+        return ENAMETOOLONG;
+    uint8_t head[32];
+    memcpy(head, PAYLOADS_MAGIC, 8);
+    uint32_t v = 1, z = 0;
+    uint64_t nn = n, sum = XXH3_64bits(f->payload ? (const void *)f->payload : "",
+                                       (size_t)n * sizeof *f->payload);
+    memcpy(head + 8, &v, 4);
+    memcpy(head + 12, &z, 4);
+    memcpy(head + 16, &nn, 8);
+    memcpy(head + 24, &sum, 8);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return errno;
+    err = write_all(fd, head, sizeof head);
+    if (!err && n)
+        err = write_all(fd, (const uint8_t *)f->payload, (size_t)n * sizeof *f->payload);
+    if (!err && f->o.fsync != FSYNC_NO && fsync(fd) != 0)
+        err = errno;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (!err && rename(tmp, f->payloads_path) != 0)
+        err = errno;
+    if (err)
+        unlink(tmp);
+    return err;
+}
+
+/* Loads INDEX.payloads into f->payload for the loaded index's documents (the file may
+ * describe more: a kill between its rename and the index's). Missing: none known. */
+static int payloads_load(struct simcrawl_filter *f)
+{
+    uint32_t n = dedup_index_doc_count(f->idx);
+    int rc = 0;
+    FILE *fp = fopen(f->payloads_path, "rb");
+    if (!fp)
+        return errno == ENOENT ? 0 : SIMCRAWL_EIO;
+    uint8_t head[32];
+    uint64_t nn, sum;
+    uint32_t v;
+    if (fread(head, 1, sizeof head, fp) != sizeof head || memcmp(head, PAYLOADS_MAGIC, 8) != 0)
+        goto corrupt;
+    memcpy(&v, head + 8, 4);
+    memcpy(&nn, head + 16, 8);
+    memcpy(&sum, head + 24, 8);
+    if (v != 1 || nn > DEDUP_INDEX_MAX_DOCS)
+        goto corrupt;
+    size_t bytes = (size_t)nn * sizeof(XXH128_hash_t);
+    if (payload_reserve(f, nn > n ? (size_t)nn : n) != 0) {
+        rc = SIMCRAWL_ENOMEM;
+        goto done;
+    }
+    if (bytes && fread(f->payload, 1, bytes, fp) != bytes)
+        goto corrupt;
+    if (XXH3_64bits(f->payload, bytes) != sum)
+        goto corrupt;
+    if (nn > n) /* documents INDEX never got: their journal records bring them back */
+        memset(f->payload + n, 0, (size_t)(nn - n) * sizeof *f->payload);
+    goto done;
+corrupt:
+    memset(f->payload, 0, f->payload_cap * sizeof *f->payload);
+    logf_(f, "%s is damaged: exact duplicates of the pages indexed before are not known",
+          f->payloads_path);
+done:
+    fclose(fp);
+    return rc;
+}
+
+/* Builds the id and payload maps over the loaded index's documents. */
+static int maps_build(struct simcrawl_filter *f)
+{
+    uint32_t n = dedup_index_doc_count(f->idx);
+    if (payload_reserve(f, n ? n : 1) != 0)
+        return SIMCRAWL_ENOMEM;
+    for (uint32_t d = 0; d < n; d++) {
+        if (docset_reserve(&f->ids, f, 0) != 0 || docset_reserve(&f->payloads, f, 1) != 0)
+            return SIMCRAWL_ENOMEM;
+        size_t len;
+        const char *id = dedup_index_id(f->idx, d, &len);
+        if (find_id(f, id, len) < 0) /* the first document of an id is its page */
+            docset_put(&f->ids, id_hash(id, len), d);
+        if ((f->payload[d].low64 || f->payload[d].high64) && find_payload(f, f->payload[d]) < 0)
+            docset_put(&f->payloads, payload_key(f->payload[d]), d);
+    }
+    atomic_store(&f->count, n);
+    return 0;
+}
+
+/*
+ * Compaction: payloads, then the index (atomic rename), then the journal back to its
+ * header. Under the write lock (or at close). 0 or a negative error (the journal is then
+ * kept as it is: nothing is lost, the next compaction tries again).
+ */
+static int compact(struct simcrawl_filter *f)
+{
+    int e = payloads_save(f);
+    if (e) {
+        logf_(f, "cannot write %s: %s", f->payloads_path, strerror(e));
+        return SIMCRAWL_EIO;
+    }
+    struct dedup_file_error ferr = {0};
+    enum dedup_code dc = dedup_index_save(f->idx, f->path, &ferr);
+    if (dc != DEDUP_OK) {
+        logf_(f, "cannot save %s: %s%s%s", f->path, dedup_strerror(dc),
+              ferr.os_error ? ": " : "", ferr.os_error ? strerror(ferr.os_error) : "");
+        return from_dedup(dc);
+    }
+    if (ftruncate(f->jfd, FJ_HEADER_BYTES) != 0) {
+        logf_(f, "cannot truncate %s: %s", f->journal_path, strerror(errno));
+        return SIMCRAWL_EIO;
+    }
+    if (f->o.fsync != FSYNC_NO)
+        (void)fdatasync(f->jfd);
+    f->journal_bytes = FJ_HEADER_BYTES;
+    f->journal_next = f->o.journal_max;
+    return 0;
+}
+
+struct replay {
+    struct simcrawl_filter *f;
+    uint64_t added, skipped;
+    int err;
+};
+
+static int replay_one(void *ud, const struct fj_rec *r)
+{
+    struct replay *rp = ud;
+    struct simcrawl_filter *f = rp->f;
+    if (find_id(f, r->id, r->id_len) >= 0) { /* saved in INDEX before a kill */
+        rp->skipped++;
+        return 0;
+    }
+    XXH128_hash_t pay = {r->payload_lo, r->payload_hi};
+    int rc = add_page(f, r->fp, pay, r->id, r->id_len, r->host, r->host_len, r->doc_hash,
+                      r->blocks, r->n_blocks, NULL);
+    if (rc < 0) {
+        rp->err = rc;
+        return 1;
+    }
+    rp->added++;
+    return 0;
+}
+
+/* Opens INDEX.journal (made with a header when missing or empty) and replays it. */
+static int journal_open(struct simcrawl_filter *f)
+{
+    int rc = 0;
+    uint8_t *data = NULL;
+    f->jfd = open(f->journal_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (f->jfd < 0) {
+        logf_(f, "cannot open %s: %s", f->journal_path, strerror(errno));
+        return SIMCRAWL_EIO;
+    }
+    struct stat st;
+    if (fstat(f->jfd, &st) != 0)
+        goto io;
+    size_t len = (size_t)st.st_size, got = 0;
+    if (len < FJ_HEADER_BYTES) { /* new, or killed while its header was written */
+        uint8_t h[FJ_HEADER_BYTES];
+        fj_header(h, f->k);
+        if (ftruncate(f->jfd, 0) != 0 || write_all(f->jfd, h, sizeof h) != 0)
+            goto io;
+        f->journal_bytes = FJ_HEADER_BYTES;
+        return 0;
+    }
+    data = malloc(len);
+    if (!data) {
+        rc = SIMCRAWL_ENOMEM;
+        goto done;
+    }
+    while (got < len) {
+        ssize_t r = pread(f->jfd, data + got, len - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            goto io;
+        got += (size_t)r;
+    }
+    unsigned jk;
+    if (fj_header_check(data, len, &jk) != 0) {
+        logf_(f, "%s is not a journal of this version", f->journal_path);
+        rc = SIMCRAWL_EVERSION;
+        goto done;
+    }
+    if (jk != f->k) {
+        rc = SIMCRAWL_EMISMATCH;
+        goto done;
+    }
+    struct replay rp = {f, 0, 0, 0};
+    size_t good;
+    const char *why;
+    int sr = fj_scan(data + FJ_HEADER_BYTES, len - FJ_HEADER_BYTES, replay_one, &rp, &good, &why);
+    if (sr < 0) {
+        rc = SIMCRAWL_ENOMEM;
+        goto done;
+    }
+    if (sr > 0) {
+        rc = rp.err;
+        goto done;
+    }
+    if (why) {
+        size_t at = FJ_HEADER_BYTES + good;
+        logf_(f, "%s: dropped %zu bytes at offset %zu (%s): a record torn by a crash, "
+                 "whose page was never reported new; %llu pages replayed",
+              f->journal_path, len - at, at, why, (unsigned long long)rp.added);
+        if (ftruncate(f->jfd, (off_t)at) != 0)
+            goto io;
+        len = at;
+    }
+    f->journal_bytes = len;
+    goto done;
+io:
+    logf_(f, "cannot read or write %s: %s", f->journal_path, strerror(errno));
+    rc = SIMCRAWL_EIO;
+done:
+    free(data);
+    return rc;
+}
+
+static void filter_free(struct simcrawl_filter *f)
+{
+    if (f->jfd >= 0)
+        close(f->jfd);
+    dedup_lock_release(f->lock);
+    dedup_index_free(f->idx);
+    free(f->ids.slot);
+    free(f->payloads.slot);
+    free(f->payload);
+    free(f->rec);
+    free(f->path);
+    free(f->journal_path);
+    free(f->payloads_path);
+    pthread_rwlock_destroy(&f->rw);
+    free(f);
+}
+
+static char *concat(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 1);
+    if (s) {
+        memcpy(s, a, la);
+        memcpy(s + la, b, lb + 1);
+    }
+    return s;
+}
+
+int simcrawl_filter_open(struct simcrawl_filter **out, const char *index_path, unsigned k)
+{
+    struct simcrawl_options o = defaults;
+    if (k > DEDUP_K_MAX) {
+        if (out)
+            *out = NULL;
+        return SIMCRAWL_EINVAL;
+    }
+    o.k = k;
+    return simcrawl_filter_open_opts(out, index_path, &o);
+}
+
+int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_path,
+                              const struct simcrawl_options *o)
+{
+    int rc = 0;
+    if (!out)
+        return SIMCRAWL_EINVAL;
+    *out = NULL;
+    if (!o)
+        o = &defaults;
+    if (o->k > DEDUP_K_MAX || (index_path && !*index_path))
+        return SIMCRAWL_EINVAL;
+    struct simcrawl_filter *f = calloc(1, sizeof *f);
+    if (!f)
+        return SIMCRAWL_ENOMEM;
+    f->o = *o;
+    f->jfd = -1;
+    f->journal_next = o->journal_max;
+    if (pthread_rwlock_init(&f->rw, NULL) != 0) {
+        free(f);
+        return SIMCRAWL_ENOMEM;
+    }
+    unsigned k = o->k;
+    if (index_path) {
+        f->path = strdup(index_path);
+        f->journal_path = concat(index_path, ".journal");
+        f->payloads_path = concat(index_path, ".payloads");
+        if (!f->path || !f->journal_path || !f->payloads_path) {
+            rc = SIMCRAWL_ENOMEM;
+            goto fail;
+        }
+        struct dedup_file_error ferr = {0};
+        unsigned long wait_ms = (unsigned long)(o->lock_wait * 1000.0);
+        enum dedup_code dc = dedup_lock_acquire(index_path, wait_ms, NULL, NULL, &f->lock, NULL,
+                                                &ferr);
+        if (dc != DEDUP_OK) {
+            rc = from_dedup(dc);
+            goto fail;
+        }
+        dc = dedup_index_load(index_path, 0, &f->idx, &ferr);
+        if (dc == DEDUP_EIO && ferr.os_error == ENOENT)
+            f->idx = NULL; /* made on close */
+        else if (dc != DEDUP_OK) {
+            logf_(f, "cannot load %s: %s%s%s", index_path,
+                  ferr.what && *ferr.what ? ferr.what : dedup_strerror(dc),
+                  ferr.os_error ? ": " : "", ferr.os_error ? strerror(ferr.os_error) : "");
+            rc = from_dedup(dc);
+            goto fail;
+        } else if (k != 0 && dedup_index_k(f->idx) != k) {
+            rc = SIMCRAWL_EMISMATCH;
+            goto fail;
+        } else
+            k = dedup_index_k(f->idx);
+        if (!f->idx && k == 0) { /* no index yet: the journal's k, or the default */
+            uint8_t h[FJ_HEADER_BYTES];
+            FILE *jf = fopen(f->journal_path, "rb");
+            unsigned jk = 0;
+            if (jf && fread(h, 1, sizeof h, jf) == sizeof h && fj_header_check(h, sizeof h, &jk) == 0)
+                k = jk;
+            if (jf)
+                fclose(jf);
+            if (k == 0)
+                k = DEDUP_K_DEFAULT;
+        }
+    } else if (k == 0)
+        k = DEDUP_K_DEFAULT;
+    f->k = k;
+    if (!f->idx) {
+        struct dedup_design d;
+        enum dedup_code dc = dedup_design_choose(k, DESIGN_DOCS, 0, &d);
+        if (dc == DEDUP_OK)
+            dc = dedup_index_new(&d, &f->idx);
+        if (dc != DEDUP_OK) {
+            rc = from_dedup(dc);
+            goto fail;
+        }
+    }
+    if (!dedup_index_templates(f->idx)) { /* made now: marks read it under the read lock */
+        rc = SIMCRAWL_ENOMEM;
+        goto fail;
+    }
+    if (f->path) {
+        rc = payloads_load(f);
+        if (rc == 0) {
+            char tmp[4096];
+            if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", f->payloads_path) < sizeof tmp)
+                unlink(tmp); /* left by a killed compaction */
+        }
+    }
+    if (rc == 0)
+        rc = maps_build(f);
+    if (rc == 0 && f->path)
+        rc = journal_open(f);
+    if (rc != 0)
+        goto fail;
+    f->last_sync = now_s();
+    *out = f;
+    return 0;
+fail:
+    filter_free(f);
+    return rc;
+}
+
+int simcrawl_filter_close(struct simcrawl_filter *f)
+{
+    if (!f)
+        return 0;
+    int rc = 0;
+    if (f->path && !f->broken)
+        rc = compact(f);
+    else if (f->broken)
+        rc = SIMCRAWL_ECLOSED;
+    filter_free(f);
+    return rc;
+}
+
+uint64_t simcrawl_filter_count(const struct simcrawl_filter *f)
+{
+    return f ? atomic_load(&((struct simcrawl_filter *)f)->count) : 0;
+}
+
+/* The template blocks of a page, asked by the pipeline under the read lock. */
+static size_t mark_locked(void *ud, const char *host, size_t host_len, const uint64_t *blocks,
+                          const uint32_t *n_tokens, size_t n, unsigned char *is_template)
+{
+    struct simcrawl_filter *f = ud;
+    pthread_rwlock_rdlock(&f->rw);
+    /* dedup_index_templates() makes the table on first use: it exists from open on */
+    size_t m = dedup_templates_mark(dedup_index_templates(f->idx), host, host_len, blocks,
+                                    n_tokens, n, is_template);
+    pthread_rwlock_unlock(&f->rw);
+    return m;
+}
+
+/* An id already indexed: fills m, returns its stored decision (NEW); -1 when not. */
+static int known_id(const struct simcrawl_filter *f, const char *id, size_t id_len,
+                    struct simcrawl_match *m)
+{
+    int64_t d = find_id(f, id, id_len);
+    if (d < 0)
+        return -1;
+    match_reset(m, dedup_index_fingerprint(f->idx, (uint32_t)d));
+    return SIMCRAWL_NEW;
+}
+
+/* An id already indexed, or a payload already seen: fills m, returns the decision; -1
+ * when neither. Under a lock. */
+static int known(const struct simcrawl_filter *f, const char *id, size_t id_len,
+                 XXH128_hash_t pay, struct simcrawl_match *m, int *err)
+{
+    int64_t d = known_id(f, id, id_len, m);
+    if (d >= 0)
+        return (int)d;
+    d = find_payload(f, pay);
+    if (d >= 0) {
+        size_t len;
+        const char *dup = dedup_index_id(f->idx, (uint32_t)d, &len);
+        match_reset(m, dedup_index_fingerprint(f->idx, (uint32_t)d));
+        *err = match_set_dup(m, dup, len, 0);
+        return SIMCRAWL_EXACT_DUPLICATE;
+    }
+    return -1;
+}
+
+/*
+ * HOW IT WORKS (check): 1. outside any lock: the payload hash; 2. read lock: the id or the
+ * payload already known (a page checked again costs no extraction); 3. no lock: the
+ * pipeline, whose template marks take the read lock for the table lookup only; 4. write
+ * lock: known again (another thread may have added it since step 2), then the nearest
+ * indexed page within k; none: add it and append its journal record before unlocking. Two
+ * threads with near-duplicate pages serialise at step 4: the second finds the first.
+ */
+int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
+                          size_t len, const char *content_type, struct simcrawl_match *m)
+{
+    if (!f || !id || !*id || (!page && len))
+        return SIMCRAWL_EINVAL;
+    size_t id_len = strlen(id);
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES)
+        return SIMCRAWL_EINVAL;
+    if (f->broken)
+        return SIMCRAWL_ECLOSED;
+    match_reset(m, 0);
+    if (len > f->o.max_bytes)
+        return SIMCRAWL_ETOOLARGE;
+    if (!page)
+        page = "";
+    XXH128_hash_t pay = XXH3_128bits(page, len);
+    if (pay.low64 == 0 && pay.high64 == 0)
+        pay.low64 = 1; /* {0, 0} means unknown */
+    int err = 0, dec;
+    pthread_rwlock_rdlock(&f->rw);
+    if (html_type(content_type))
+        dec = known(f, id, id_len, pay, m, &err);
+    else if ((dec = known_id(f, id, id_len, m)) < 0)
+        dec = SIMCRAWL_NOT_HTML; /* another content type: no lookup by payload */
+    pthread_rwlock_unlock(&f->rw);
+    if (dec >= 0)
+        return err ? err : dec;
+
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1] = "";
+    struct filter_fp_opts o = {0};
+    o.max_bytes = f->o.max_bytes;
+    if (f->o.templates) {
+        filter_url_host_key(id, host);
+        o.host = host;
+        o.mark = mark_locked;
+        o.mark_userdata = f;
+        o.keep_blocks = 1;
+    }
+    struct filter_fp_result r;
+    if (filter_fingerprint_page(page, len, content_type, NULL, &o, &r) != 0) {
+        int rc = from_pipeline(&r);
+        filter_fp_result_release(&r);
+        return rc;
+    }
+    uint64_t fp = r.fingerprint;
+    match_reset(m, fp);
+
+    pthread_rwlock_wrlock(&f->rw);
+    if (f->broken) {
+        dec = SIMCRAWL_ECLOSED;
+        goto out;
+    }
+    dec = known(f, id, id_len, pay, m, &err);
+    if (dec >= 0)
+        goto out;
+    uint32_t doc;
+    unsigned dist;
+    enum dedup_code dc;
+    int found = dedup_index_nearest(f->idx, fp, f->k, &doc, &dist, &dc);
+    if (found < 0) {
+        dec = from_dedup(dc);
+        goto out;
+    }
+    if (found > 0) {
+        size_t dl;
+        const char *dup = dedup_index_id(f->idx, doc, &dl);
+        err = match_set_dup(m, dup, dl, dist);
+        dec = SIMCRAWL_NEAR_DUPLICATE;
+        goto out;
+    }
+    size_t host_len = strlen(host);
+    dec = add_page(f, fp, pay, id, id_len, host, host_len, r.doc_hash, r.blocks, r.n_blocks,
+                   &doc);
+    if (dec < 0)
+        goto out;
+    dec = SIMCRAWL_NEW;
+    if (f->jfd >= 0) {
+        struct fj_rec rec = {fp, pay.low64, pay.high64, r.doc_hash, id, id_len,
+                             host, host_len, r.blocks, r.n_blocks};
+        size_t rlen;
+        int e = 0;
+        if (fj_encode(&rec, &f->rec, &f->rec_cap, &rlen) != 0) {
+            /* the page is in memory but cannot be made durable: stop taking pages */
+            f->broken = 1;
+            dec = SIMCRAWL_ENOMEM;
+            goto out;
+        }
+        e = write_all(f->jfd, f->rec, rlen);
+        if (e) {
+            f->broken = 1;
+            logf_(f, "cannot write %s: %s; the filter takes no more pages", f->journal_path,
+                  strerror(e));
+            dec = SIMCRAWL_EIO;
+            goto out;
+        }
+        f->journal_bytes += rlen;
+        double t = f->o.fsync == FSYNC_INTERVAL ? now_s() : 0;
+        if (f->o.fsync == FSYNC_ALWAYS || (f->o.fsync == FSYNC_INTERVAL && t - f->last_sync >= 1.0)) {
+            (void)fdatasync(f->jfd);
+            f->last_sync = t;
+        }
+        if (f->journal_bytes > f->journal_next && compact(f) != 0)
+            f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
+    }
+out:
+    pthread_rwlock_unlock(&f->rw);
+    filter_fp_result_release(&r);
+    return err ? err : dec;
+}

@@ -1,0 +1,53 @@
+#ifndef FILTER_FILTER_INT_H
+#define FILTER_FILTER_INT_H
+/*
+ * Shared inside filter/ only: the journal's record codec (filter/journal.c), used by the
+ * filter (filter/filter.c) to append one record per page reported new and to replay them
+ * at open.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+/* The journal file: a 16-byte header, then records (filter/journal.c says how). */
+#define FJ_MAGIC "SIMCJRNL"
+#define FJ_VERSION 1u
+#define FJ_HEADER_BYTES 16u
+#define FJ_RECORD_HEAD 16u                   /* u32 body length, u32 0, u64 XXH3 of the body */
+#define FJ_BODY_MAX (64u * 1024 * 1024)      /* cap on one record's body */
+#define FJ_BLOCKS_MAX (1u << 22)             /* cap on template blocks in one record */
+
+/* What one record holds: everything the filter's state needs to replay a page reported
+ * new. Pointers are borrowed (encode) or point into the scanner's memory (decode: valid
+ * during the callback only). */
+struct fj_rec {
+    uint64_t fp;                 /* the simhash */
+    uint64_t payload_lo, payload_hi; /* XXH3-128 of the payload bytes */
+    uint64_t doc_hash;           /* template doc hash (dedup_templates_add_doc), 0 = none */
+    const char *id;              /* id[0..id_len), no NUL inside */
+    size_t id_len;
+    const char *host;            /* host key[0..host_len) of the template table */
+    size_t host_len;
+    const uint64_t *blocks;      /* block hashes counted for the host; n_blocks 0: none */
+    size_t n_blocks;
+};
+
+/* Writes the 16-byte journal header for k into out. */
+void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k);
+/* Checks a header: 0 and *k, or -1 (not a journal of this version). */
+int fj_header_check(const uint8_t *data, size_t len, unsigned *k);
+
+/* Encodes r as one record into *buf (grown with realloc; *cap its size); *len the record's
+ * bytes. 0, or -1 when out of memory or over FJ_BODY_MAX (*buf unchanged then). */
+int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len);
+
+/*
+ * Walks the records of data[0..len) (after the header): fn(userdata, rec) for each whole
+ * record with a good checksum, in order; a non-zero return from fn stops with that value.
+ * *good: bytes of whole good records (from data). When the records end early (a record
+ * cut short, a bad checksum or a malformed body: a torn tail) *why says what (static
+ * string), else *why = NULL. Returns 0, fn's non-zero value, or -1 when out of memory.
+ */
+int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const struct fj_rec *r),
+            void *userdata, size_t *good, const char **why);
+
+#endif

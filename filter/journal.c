@@ -1,0 +1,173 @@
+/*
+ * The filter's journal codec (filter/filter_int.h): INDEX.journal is append-only; each
+ * page that simcrawl_filter_check() reports new is one record, written with write()
+ * before check() returns, and replayed on open after the index file is loaded.
+ *
+ * Layout, little-endian:
+ *     header  "SIMCJRNL" | u32 version (1) | u32 k
+ *     record  u32 body length B | u32 0 | u64 XXH3_64bits(body) | body[B]
+ *     body    u64 fingerprint | u64 payload XXH3-128 low | u64 high | u64 doc hash |
+ *             u32 id length | u32 host length | u32 blocks | u32 0 |
+ *             id | host | u64 block hash[blocks]
+ * A kill -9 during a write leaves at most one record cut short at the end; a power cut
+ * without fsync may leave garbage there. Both end the scan: the records before it are
+ * kept, the rest is reported (the filter drops it with a warning and truncates the file).
+ */
+#include "filter/filter_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define BODY_FIXED 48u
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k)
+{
+    memcpy(out, FJ_MAGIC, 8);
+    put32(out + 8, FJ_VERSION);
+    put32(out + 12, k);
+}
+
+int fj_header_check(const uint8_t *data, size_t len, unsigned *k)
+{
+    if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0 ||
+        get32(data + 8) != FJ_VERSION)
+        return -1;
+    *k = get32(data + 12);
+    return 0;
+}
+
+int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+{
+    if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX)
+        return -1;
+    size_t body = BODY_FIXED + r->id_len + r->host_len + 8 * r->n_blocks;
+    if (body > FJ_BODY_MAX)
+        return -1;
+    size_t need = FJ_RECORD_HEAD + body;
+    if (need > *cap) {
+        uint8_t *nb = realloc(*buf, need);
+        if (!nb)
+            return -1;
+        *buf = nb;
+        *cap = need;
+    }
+    uint8_t *p = *buf, *b = p + FJ_RECORD_HEAD;
+    put64(b, r->fp);
+    put64(b + 8, r->payload_lo);
+    put64(b + 16, r->payload_hi);
+    put64(b + 24, r->doc_hash);
+    put32(b + 32, (uint32_t)r->id_len);
+    put32(b + 36, (uint32_t)r->host_len);
+    put32(b + 40, (uint32_t)r->n_blocks);
+    put32(b + 44, 0);
+    uint8_t *q = b + BODY_FIXED;
+    memcpy(q, r->id, r->id_len);
+    q += r->id_len;
+    if (r->host_len)
+        memcpy(q, r->host, r->host_len);
+    q += r->host_len;
+    for (size_t i = 0; i < r->n_blocks; i++, q += 8)
+        put64(q, r->blocks[i]);
+    put32(p, (uint32_t)body);
+    put32(p + 4, 0);
+    put64(p + 8, XXH3_64bits(b, body));
+    *len = need;
+    return 0;
+}
+
+int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const struct fj_rec *r),
+            void *userdata, size_t *good, const char **why)
+{
+    int rc = 0;
+    size_t off = 0;
+    uint64_t *blocks = NULL;
+    size_t blocks_cap = 0;
+    *why = NULL;
+    while (off < len) {
+        if (len - off < FJ_RECORD_HEAD) {
+            *why = "a record header cut short";
+            break;
+        }
+        const uint8_t *h = data + off;
+        uint32_t blen = get32(h);
+        if (blen < BODY_FIXED || blen > FJ_BODY_MAX || get32(h + 4) != 0) {
+            *why = "a record with a bad length";
+            break;
+        }
+        if (len - off - FJ_RECORD_HEAD < blen) {
+            *why = "a record cut short";
+            break;
+        }
+        const uint8_t *b = h + FJ_RECORD_HEAD;
+        if (XXH3_64bits(b, blen) != get64(h + 8)) {
+            *why = "a record whose checksum does not match";
+            break;
+        }
+        struct fj_rec r;
+        r.fp = get64(b);
+        r.payload_lo = get64(b + 8);
+        r.payload_hi = get64(b + 16);
+        r.doc_hash = get64(b + 24);
+        r.id_len = get32(b + 32);
+        r.host_len = get32(b + 36);
+        r.n_blocks = get32(b + 40);
+        if (r.n_blocks > FJ_BLOCKS_MAX ||
+            (uint64_t)BODY_FIXED + r.id_len + r.host_len + 8 * (uint64_t)r.n_blocks != blen ||
+            r.id_len == 0 || memchr(b + BODY_FIXED, 0, r.id_len)) {
+            *why = "a malformed record";
+            break;
+        }
+        r.id = (const char *)b + BODY_FIXED;
+        r.host = r.id + r.id_len;
+        if (r.n_blocks > blocks_cap) {
+            uint64_t *nb = realloc(blocks, r.n_blocks * sizeof *nb);
+            if (!nb) {
+                rc = -1;
+                goto done;
+            }
+            blocks = nb;
+            blocks_cap = r.n_blocks;
+        }
+        const uint8_t *q = b + BODY_FIXED + r.id_len + r.host_len;
+        for (size_t i = 0; i < r.n_blocks; i++)
+            blocks[i] = get64(q + 8 * i);
+        r.blocks = blocks;
+        rc = fn(userdata, &r);
+        if (rc != 0)
+            goto done;
+        off += FJ_RECORD_HEAD + blen;
+    }
+done:
+    *good = off;
+    free(blocks);
+    return rc;
+}

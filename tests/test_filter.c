@@ -1,0 +1,723 @@
+/*
+ * Suite "filter": libsimcrawl's filter (<simcrawl.h>, filter/filter.c): the version and
+ * error strings, the stateless fingerprint (the same as `simcrawl fingerprint`), every
+ * decision on the fixtures, idempotence by id, an index kept across close and open and
+ * across a process that ended without closing (the journal replayed), a torn journal tail
+ * dropped with a warning, the writer lock between processes (fork), k and version
+ * mismatches, and the thread stress: 8 threads checking 3,000 generated pages with
+ * near-duplicate groups, the invariant asserted (no two new pages within k; every
+ * duplicate's original indexed and within k).
+ */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <CUnit/CUnit.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "filter/simcrawl.h"
+#include "tests/filter_pages.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        b[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name)
+{
+    static char p[256];
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/simcrawl_filter_XXXXXX");
+        if (!mkdtemp(tmpdir))
+            return NULL;
+    }
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static void rm_index(const char *path)
+{
+    char p[512];
+    const char *suffix[] = {"", ".journal", ".payloads", ".lock", NULL};
+    for (int i = 0; suffix[i]; i++) {
+        snprintf(p, sizeof p, "%s%s", path, suffix[i]);
+        unlink(p);
+    }
+}
+
+/* Collects the log callback's messages. */
+struct logbuf {
+    char text[4096];
+    int n;
+};
+
+static void on_log(void *ud, const char *msg)
+{
+    struct logbuf *l = ud;
+    size_t used = strlen(l->text);
+    snprintf(l->text + used, sizeof l->text - used, "%s\n", msg);
+    l->n++;
+}
+
+static void test_filter_version_and_strings(void)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", SIMCRAWL_VERSION_MAJOR, SIMCRAWL_VERSION_MINOR,
+             SIMCRAWL_VERSION_PATCH);
+    CU_ASSERT_STRING_EQUAL(simcrawl_version(), want);
+    CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.2.0");
+    CU_ASSERT_EQUAL(simcrawl_fingerprint_version(), 3);
+    CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_NEAR_DUPLICATE), "near-duplicate");
+    CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_ELOCKED),
+                           "the index file is locked by another process");
+    CU_ASSERT_STRING_EQUAL(simcrawl_strerror(-1000), "unknown code");
+    for (int c = SIMCRAWL_ECLOSED; c <= SIMCRAWL_NOT_HTML; c++)
+        CU_ASSERT(strcmp(simcrawl_strerror(c), "unknown code") != 0);
+    struct simcrawl_options *o = simcrawl_options_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_EQUAL(simcrawl_options_set_k(o, 8), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_options_set_k(o, 7), 0);
+    CU_ASSERT_EQUAL(simcrawl_options_set_fsync(o, "sometimes"), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_options_set_fsync(o, "always"), 0);
+    CU_ASSERT_EQUAL(simcrawl_options_set_lock_wait(o, -1), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_options_set_templates(o, 2), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_options_set_max_bytes(o, 0), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_options_set_k(NULL, 3), SIMCRAWL_EINVAL);
+    simcrawl_options_free(o);
+    simcrawl_options_free(NULL);
+    simcrawl_match_free(NULL);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(NULL), 0);
+}
+
+/* The stateless fingerprint is `simcrawl fingerprint`'s (values from the command). */
+static void test_filter_fingerprint_stateless(void)
+{
+    size_t len;
+    char *p = slurp("tests/data/fingerprint/page1.html", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    uint64_t fp = 0;
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, NULL, &fp), 0);
+    CU_ASSERT_EQUAL(fp, 0xf9cecab5c7c7d061ull);
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, "text/html; charset=utf-8", &fp), 0);
+    CU_ASSERT_EQUAL(fp, 0xf9cecab5c7c7d061ull);
+    fp = 7;
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, "application/pdf", &fp), SIMCRAWL_NOT_HTML);
+    CU_ASSERT_EQUAL(fp, 7);
+    free(p);
+    p = slurp("tests/data/fingerprint/short.html", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, NULL, &fp), SIMCRAWL_TOO_SHORT);
+    free(p);
+    static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10";
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(png, sizeof png - 1, NULL, &fp), SIMCRAWL_NOT_HTML);
+    CU_ASSERT_EQUAL(simcrawl_fingerprint("", 0, NULL, &fp), SIMCRAWL_TOO_SHORT);
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(NULL, 0, NULL, NULL), SIMCRAWL_EINVAL);
+}
+
+/* check() on a fixture file under id. */
+static int check_file(struct simcrawl_filter *f, const char *id, const char *path,
+                      struct simcrawl_match *m)
+{
+    size_t len;
+    char *p = slurp(path, &len);
+    if (!p)
+        return -100;
+    int d = simcrawl_filter_check(f, id, p, len, "text/html", m);
+    free(p);
+    return d;
+}
+
+/* Every decision, in memory, on the fingerprint fixtures; idempotence by id. */
+static void test_filter_decisions(void)
+{
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    struct simcrawl_match *m = simcrawl_match_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const char *d = "tests/data/fingerprint/";
+    char path[256];
+    snprintf(path, sizeof path, "%spage1.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0xf9cecab5c7c7d061ull);
+    CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 1);
+
+    snprintf(path, sizeof path, "%spage1-edit.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1-edit", path, m),
+                    SIMCRAWL_NEAR_DUPLICATE);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0xf9ceeabdc7c7d061ull);
+    CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.org/page1");
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 2);
+    CU_ASSERT_DOUBLE_EQUAL(simcrawl_match_similarity(m), 1.0 - 2.0 / 64, 1e-12);
+
+    snprintf(path, sizeof path, "%spage1.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://mirror.example.net/copy", path, m),
+                    SIMCRAWL_EXACT_DUPLICATE);
+    CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.org/page1");
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    CU_ASSERT_DOUBLE_EQUAL(simcrawl_match_similarity(m), 1.0, 1e-12);
+
+    snprintf(path, sizeof path, "%sother.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0x90c3b6fcd1add795ull);
+    snprintf(path, sizeof path, "%sshort.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/short", path, m), SIMCRAWL_TOO_SHORT);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/short", path, m), SIMCRAWL_TOO_SHORT);
+    static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10";
+    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.org/i.png", png, sizeof png - 1,
+                                          NULL, m), SIMCRAWL_NOT_HTML);
+    snprintf(path, sizeof path, "%sother.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other-copy", path, m),
+                    SIMCRAWL_EXACT_DUPLICATE);
+    size_t olen;
+    char *other = slurp(path, &olen);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.org/o.pdf", other, olen,
+                                          "application/pdf", m), SIMCRAWL_NOT_HTML);
+    free(other);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+
+    /* idempotent by id: the stored decision, nothing added, whatever the bytes now */
+    snprintf(path, sizeof path, "%sother.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0xf9cecab5c7c7d061ull);
+    CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
+    snprintf(path, sizeof path, "%sshort.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    /* match may be NULL; bad arguments */
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, NULL), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(f, NULL, "x", 1, NULL, m), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "", "x", 1, NULL, m), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(NULL, "a", "x", 1, NULL, m), SIMCRAWL_EINVAL);
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+
+    /* max_bytes: a larger page is ETOOLARGE, never truncated */
+    struct simcrawl_options *o = simcrawl_options_new();
+    CU_ASSERT_EQUAL(simcrawl_options_set_max_bytes(o, 1000), 0);
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
+    simcrawl_options_free(o);
+    snprintf(path, sizeof path, "%spage1.html", d);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, NULL), SIMCRAWL_ETOOLARGE);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+}
+
+/* The extractor's fixtures, templates off: each page's fingerprint is the stateless one,
+ * and each decision agrees with the distances to the pages indexed before it. */
+static void test_filter_extract_fixtures(void)
+{
+    struct simcrawl_options *o = simcrawl_options_new();
+    CU_ASSERT_EQUAL(simcrawl_options_set_templates(o, 0), 0);
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
+    simcrawl_options_free(o);
+    struct simcrawl_match *m = simcrawl_match_new();
+    uint64_t kept[64];
+    char kept_id[64][32];
+    size_t n_kept = 0, n_pages = 0;
+    for (int i = 1; i < 64; i++) {
+        char path[64], id[32];
+        snprintf(path, sizeof path, "tests/data/extract/%03d.html", i);
+        size_t len;
+        char *p = slurp(path, &len);
+        if (!p)
+            continue;
+        n_pages++;
+        snprintf(id, sizeof id, "file:%03d", i);
+        uint64_t want = 0;
+        int s = simcrawl_fingerprint(p, len, NULL, &want);
+        int dec = simcrawl_filter_check(f, id, p, len, NULL, m);
+        free(p);
+        if (s != 0) {
+            CU_ASSERT_EQUAL(dec, s);
+            continue;
+        }
+        CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), want);
+        unsigned best = 65;
+        for (size_t j = 0; j < n_kept; j++) {
+            unsigned dd = (unsigned)__builtin_popcountll(kept[j] ^ want);
+            if (dd < best)
+                best = dd;
+        }
+        if (best <= 3) {
+            CU_ASSERT(dec == SIMCRAWL_NEAR_DUPLICATE || dec == SIMCRAWL_EXACT_DUPLICATE);
+            CU_ASSERT_EQUAL(simcrawl_match_distance(m), dec == SIMCRAWL_EXACT_DUPLICATE ? 0 : best);
+        } else {
+            CU_ASSERT_EQUAL(dec, SIMCRAWL_NEW);
+            if (dec == SIMCRAWL_NEW) {
+                kept[n_kept] = want;
+                snprintf(kept_id[n_kept], sizeof kept_id[n_kept], "%s", id);
+                n_kept++;
+            }
+        }
+    }
+    CU_ASSERT(n_pages >= 20);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), n_kept);
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+}
+
+/* Checks the fingerprint fixtures into a filter on path (lock_wait 0). */
+static int open_path(struct simcrawl_filter **f, const char *path, unsigned k,
+                     struct logbuf *log)
+{
+    struct simcrawl_options *o = simcrawl_options_new();
+    /* templates off: a near-duplicate checked again after its host's template was learned
+     * may be fingerprinted without the template and become new; these tests count */
+    simcrawl_options_set_templates(o, 0);
+    simcrawl_options_set_k(o, k);
+    simcrawl_options_set_lock_wait(o, 0);
+    simcrawl_options_set_fsync(o, "no");
+    if (log)
+        simcrawl_options_set_log(o, on_log, log);
+    int rc = simcrawl_filter_open_opts(f, path, o);
+    simcrawl_options_free(o);
+    return rc;
+}
+
+/* Generated pages 0..n of three hosts into f; returns how many were new. */
+static size_t check_generated(struct simcrawl_filter *f, unsigned from, unsigned n)
+{
+    static char buf[8192];
+    size_t news = 0;
+    for (unsigned i = from; i < from + n; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "http://h%u.example/p%u", i % 3, i);
+        size_t len = fp_page(buf, sizeof buf, i % 3, i / 2, i % 2);
+        int d = simcrawl_filter_check(f, id, buf, len, NULL, NULL);
+        news += d == SIMCRAWL_NEW;
+    }
+    return news;
+}
+
+/* Close and open again: pages, ids, payloads, templates kept; a process that ends without
+ * closing (the journal only) too. */
+/* The site templates learned are saved with the index: a page checked after close and
+ * open is fingerprinted as in a filter that never closed. */
+static void test_filter_templates_kept(void)
+{
+    char path[256], buf[8192];
+    snprintf(path, sizeof path, "%s", tmp_path("tpl.idx"));
+    rm_index(path);
+    struct simcrawl_filter *a = NULL, *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&a, path, 3), 0);
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&b, NULL, 3), 0);
+    check_generated(a, 0, 60);
+    check_generated(b, 0, 60);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(a), 0);
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&a, path, 3), 0);
+    struct simcrawl_match *ma = simcrawl_match_new(), *mb = simcrawl_match_new();
+    size_t len = fp_page(buf, sizeof buf, 1, 5000, 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(a, "http://h1.example/new", buf, len, NULL, ma),
+                    SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(b, "http://h1.example/new", buf, len, NULL, mb),
+                    SIMCRAWL_NEW);
+    uint64_t whole = 0;
+    CU_ASSERT_EQUAL(simcrawl_fingerprint(buf, len, NULL, &whole), 0);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(ma), simcrawl_match_fingerprint(mb));
+    CU_ASSERT_NOT_EQUAL(simcrawl_match_fingerprint(ma), whole); /* the template left out */
+    simcrawl_match_free(ma);
+    simcrawl_match_free(mb);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(a), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(b), 0);
+    rm_index(path);
+}
+
+static void test_filter_reopen(void)
+{
+    const char *p = tmp_path("re.idx");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    char path[256];
+    snprintf(path, sizeof path, "%s", p);
+    rm_index(path);
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1",
+                               "tests/data/fingerprint/page1.html", NULL), SIMCRAWL_NEW);
+    size_t news = 1 + check_generated(f, 0, 60);
+    CU_ASSERT(news > 30);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    struct stat st;
+    CU_ASSERT_EQUAL(stat(path, &st), 0);
+
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 0, NULL), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    struct simcrawl_match *m = simcrawl_match_new();
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/copy", "tests/data/fingerprint/page1.html",
+                               m), SIMCRAWL_EXACT_DUPLICATE);
+    CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.org/page1");
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/edit",
+                               "tests/data/fingerprint/page1-edit.html", m),
+                    SIMCRAWL_NEAR_DUPLICATE);
+    /* the same ids again: the new ones get their stored decision, nothing is added */
+    CU_ASSERT_EQUAL(check_generated(f, 0, 60), news - 1);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+
+    /* a process that adds pages and ends without close(): the journal has them */
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct simcrawl_filter *cf;
+        if (open_path(&cf, path, 3, NULL) != 0)
+            _exit(3);
+        size_t n = check_generated(cf, 1000, 40);
+        _exit(n == 0 ? 4 : (int)(n > 200 ? 200 : n));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) > 4);
+    size_t child_news = (size_t)WEXITSTATUS(status);
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
+    CU_ASSERT_EQUAL(check_generated(f, 1000, 40), child_news);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    /* and after that close, the index file alone holds them */
+    char j[300];
+    snprintf(j, sizeof j, "%s.journal", path);
+    CU_ASSERT_EQUAL(stat(j, &st), 0);
+    CU_ASSERT_EQUAL(st.st_size, 16);
+    rm_index(path);
+}
+
+/* A torn last record (a kill during its write) and a damaged one are dropped with a
+ * warning to the log callback; the records before them stay. */
+static void test_filter_torn_journal(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("torn.idx"));
+    rm_index(path);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct simcrawl_filter *cf;
+        if (open_path(&cf, path, 3, NULL) != 0)
+            _exit(3);
+        _exit((int)check_generated(cf, 0, 20));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) > 3);
+    size_t news = (size_t)WEXITSTATUS(status);
+    char j[300];
+    snprintf(j, sizeof j, "%s.journal", path);
+    struct stat st;
+    CU_ASSERT_EQUAL_FATAL(stat(j, &st), 0);
+    off_t whole = st.st_size;
+    /* cut the last record short, as a kill during its write() would */
+    CU_ASSERT_EQUAL(truncate(j, whole - 7), 0);
+    struct logbuf log = {{0}, 0};
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news - 1);
+    CU_ASSERT_EQUAL(log.n, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "torn.idx.journal: dropped"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "cut short"));
+    /* the page of the dropped record is new again; the others keep their decision */
+    CU_ASSERT_EQUAL(check_generated(f, 0, 20), news);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    /* no close: kill the state as a crash would, in a child that holds nothing */
+    simcrawl_filter_close(f);
+
+    /* a flipped byte inside the last record: its checksum fails */
+    pid = fork();
+    if (pid == 0) {
+        struct simcrawl_filter *cf;
+        if (open_path(&cf, path, 3, NULL) != 0)
+            _exit(3);
+        _exit((int)check_generated(cf, 500, 6));
+    }
+    waitpid(pid, &status, 0);
+    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) >= 2);
+    size_t more = (size_t)WEXITSTATUS(status);
+    CU_ASSERT_EQUAL_FATAL(stat(j, &st), 0);
+    int fd = open(j, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    unsigned char c;
+    CU_ASSERT_EQUAL(pread(fd, &c, 1, st.st_size - 3), 1);
+    c ^= 0x40;
+    CU_ASSERT_EQUAL(pwrite(fd, &c, 1, st.st_size - 3), 1);
+    close(fd);
+    memset(&log, 0, sizeof log);
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + more - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "checksum"));
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    rm_index(path);
+}
+
+/* A second writer in another process: ELOCKED after lock_wait; k and version checks. */
+static void test_filter_lock_k_version(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("lock.idx"));
+    rm_index(path);
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    check_generated(f, 0, 10);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct simcrawl_filter *cf = NULL;
+        int rc = open_path(&cf, path, 3, NULL);
+        _exit(rc == SIMCRAWL_ELOCKED && cf == NULL ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    uint64_t n = simcrawl_filter_count(f);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+
+    /* released at close: the child gets it now */
+    pid = fork();
+    if (pid == 0) {
+        struct simcrawl_filter *cf = NULL;
+        int rc = open_path(&cf, path, 3, NULL);
+        _exit(rc == 0 && simcrawl_filter_count(cf) == n && simcrawl_filter_close(cf) == 0 ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    /* k must be the file's */
+    f = (struct simcrawl_filter *)1;
+    CU_ASSERT_EQUAL(open_path(&f, path, 4, NULL), SIMCRAWL_EMISMATCH);
+    CU_ASSERT_PTR_NULL(f);
+    CU_ASSERT_EQUAL(simcrawl_filter_open(&f, path, 8), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, path, 0), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), n);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+
+    /* a file of an older format version (4: fingerprint version 2): EVERSION */
+    size_t len;
+    char *data = slurp(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    CU_ASSERT_FATAL(len > 16);
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s", tmp_path("v4.idx"));
+    rm_index(bad);
+    data[8] = 4;
+    data[9] = data[10] = data[11] = 0;
+    FILE *w = fopen(bad, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    fwrite(data, 1, len, w);
+    fclose(w);
+    struct logbuf log = {{0}, 0};
+    CU_ASSERT_EQUAL(open_path(&f, bad, 0, &log), SIMCRAWL_EVERSION);
+    CU_ASSERT(log.n >= 1);
+    /* a damaged body: ECORRUPT */
+    data[8] = 5;
+    data[len - 1] ^= 0x55;
+    w = fopen(bad, "wb");
+    fwrite(data, 1, len, w);
+    fclose(w);
+    CU_ASSERT_EQUAL(open_path(&f, bad, 0, NULL), SIMCRAWL_ECORRUPT);
+    /* not an index file at all */
+    w = fopen(bad, "wb");
+    fputs("<html>not an index</html>\n", w);
+    fclose(w);
+    int rc = open_path(&f, bad, 0, NULL);
+    CU_ASSERT(rc == SIMCRAWL_ECORRUPT || rc == SIMCRAWL_EVERSION);
+    free(data);
+    rm_index(bad);
+    rm_index(path);
+}
+
+/* ---- the thread stress ---- */
+
+#define ST_THREADS 8
+#define ST_GROUPS 600
+#define ST_PER_GROUP 5 /* original, 3 one-word edits, 1 exact copy */
+#define ST_PAGES (ST_GROUPS * ST_PER_GROUP)
+
+struct st_page {
+    int decision;
+    uint64_t fp;
+    char dup[64];
+    unsigned distance;
+};
+
+struct st_ctx {
+    struct simcrawl_filter *f;
+    struct st_page *pages;
+    unsigned tid;
+    int errors;
+};
+
+/* Page i: group i % ST_GROUPS (so a group's members are checked by different threads at
+ * about the same time), member i / ST_GROUPS. */
+static size_t st_page(unsigned i, char *buf, size_t cap, char *id, size_t idcap)
+{
+    unsigned g = i % ST_GROUPS, member = i / ST_GROUPS;
+    unsigned variant = member == 4 ? 0 : member; /* member 4: the original's bytes again */
+    snprintf(id, idcap, "http://h%u.example/g%u/m%u", g % 4, g, member);
+    return fp_page(buf, cap, g % 4, g, variant);
+}
+
+static void *st_run(void *arg)
+{
+    struct st_ctx *c = arg;
+    struct simcrawl_match *m = simcrawl_match_new();
+    char buf[8192], id[64];
+    for (unsigned i = c->tid; i < ST_PAGES; i += ST_THREADS) {
+        size_t len = st_page(i, buf, sizeof buf, id, sizeof id);
+        int d = simcrawl_filter_check(c->f, id, buf, len, "text/html; charset=utf-8", m);
+        struct st_page *p = &c->pages[i];
+        p->decision = d;
+        p->fp = simcrawl_match_fingerprint(m);
+        p->distance = simcrawl_match_distance(m);
+        const char *dup = simcrawl_match_duplicate_of(m);
+        snprintf(p->dup, sizeof p->dup, "%s", dup ? dup : "");
+        if (d < 0)
+            c->errors++;
+    }
+    simcrawl_match_free(m);
+    return NULL;
+}
+
+/* The page number of an id of st_page(), or -1. */
+static int st_index_of(const char *id)
+{
+    unsigned h, g, member;
+    if (sscanf(id, "http://h%u.example/g%u/m%u", &h, &g, &member) != 3 || g >= ST_GROUPS ||
+        member >= ST_PER_GROUP)
+        return -1;
+    return (int)(member * ST_GROUPS + g);
+}
+
+static void stress_once(const char *path)
+{
+    struct simcrawl_options *o = simcrawl_options_new();
+    simcrawl_options_set_fsync(o, "no");
+    simcrawl_options_set_journal_max(o, 64 * 1024); /* compactions during the run */
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open_opts(&f, path, o), 0);
+    simcrawl_options_free(o);
+    struct st_page *pages = calloc(ST_PAGES, sizeof *pages);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pages);
+    pthread_t th[ST_THREADS];
+    struct st_ctx ctx[ST_THREADS];
+    for (unsigned t = 0; t < ST_THREADS; t++) {
+        ctx[t] = (struct st_ctx){f, pages, t, 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[t], NULL, st_run, &ctx[t]), 0);
+    }
+    int errors = 0;
+    for (unsigned t = 0; t < ST_THREADS; t++) {
+        pthread_join(th[t], NULL);
+        errors += ctx[t].errors;
+    }
+    CU_ASSERT_EQUAL(errors, 0);
+    size_t n_new = 0, n_near = 0, n_exact = 0, bad_pairs = 0, bad_dup = 0;
+    for (unsigned i = 0; i < ST_PAGES; i++) {
+        struct st_page *p = &pages[i];
+        if (p->decision == SIMCRAWL_NEW) {
+            n_new++;
+            for (unsigned j = 0; j < i; j++)
+                if (pages[j].decision == SIMCRAWL_NEW &&
+                    __builtin_popcountll(pages[j].fp ^ p->fp) <= 3)
+                    bad_pairs++;
+            continue;
+        }
+        int o2 = st_index_of(p->dup);
+        if (p->decision == SIMCRAWL_NEAR_DUPLICATE)
+            n_near++;
+        else if (p->decision == SIMCRAWL_EXACT_DUPLICATE)
+            n_exact++;
+        else {
+            bad_dup++;
+            continue;
+        }
+        /* the original is an indexed page (reported new), within k, at the distance said */
+        if (o2 < 0 || pages[o2].decision != SIMCRAWL_NEW ||
+            (unsigned)__builtin_popcountll(pages[o2].fp ^ p->fp) != p->distance ||
+            p->distance > 3)
+            bad_dup++;
+        if (p->decision == SIMCRAWL_EXACT_DUPLICATE && (o2 < 0 || pages[o2].fp != p->fp))
+            bad_dup++;
+    }
+    printf("\n  filter stress: %d threads, %d pages: %zu new, %zu near-duplicate, %zu exact "
+           "duplicate; %zu pairs of new pages within k, %zu bad duplicates ",
+           ST_THREADS, ST_PAGES, n_new, n_near, n_exact, bad_pairs, bad_dup);
+    CU_ASSERT_EQUAL(bad_pairs, 0);
+    CU_ASSERT_EQUAL(bad_dup, 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), n_new);
+    CU_ASSERT(n_new >= ST_GROUPS / 2 && n_new < ST_PAGES - ST_GROUPS);
+    CU_ASSERT(n_near > ST_GROUPS);
+    CU_ASSERT(n_exact >= ST_GROUPS / 2);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    if (path) { /* everything reported new is there after a reopen */
+        CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, path, 0), 0);
+        CU_ASSERT_EQUAL(simcrawl_filter_count(f), n_new);
+        char id[64], buf[8192];
+        size_t again_new = 0;
+        for (unsigned i = 0; i < ST_PAGES; i++) {
+            if (pages[i].decision != SIMCRAWL_NEW)
+                continue;
+            st_page(i, buf, sizeof buf, id, sizeof id);
+            /* another page's bytes under this id: the stored decision */
+            again_new += simcrawl_filter_check(f, id, "<p>x</p>", 8, NULL, NULL) == SIMCRAWL_NEW;
+        }
+        CU_ASSERT_EQUAL(again_new, n_new);
+        CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    }
+    free(pages);
+}
+
+static void test_filter_threads_stress(void)
+{
+    stress_once(NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("stress.idx"));
+    rm_index(path);
+    stress_once(path);
+    rm_index(path);
+}
+
+static int suite_clean(void)
+{
+    if (tmpdir[0])
+        rmdir(tmpdir);
+    return 0;
+}
+
+extern void test_filter_register(void);
+void test_filter_register(void)
+{
+    CU_pSuite s = CU_add_suite("filter", NULL, suite_clean);
+    CU_add_test(s, "test_filter_version_and_strings", test_filter_version_and_strings);
+    CU_add_test(s, "test_filter_fingerprint_stateless", test_filter_fingerprint_stateless);
+    CU_add_test(s, "test_filter_decisions", test_filter_decisions);
+    CU_add_test(s, "test_filter_extract_fixtures", test_filter_extract_fixtures);
+    CU_add_test(s, "test_filter_reopen", test_filter_reopen);
+    CU_add_test(s, "test_filter_templates_kept", test_filter_templates_kept);
+    CU_add_test(s, "test_filter_torn_journal", test_filter_torn_journal);
+    CU_add_test(s, "test_filter_lock_k_version", test_filter_lock_k_version);
+    CU_add_test(s, "test_filter_threads_stress", test_filter_threads_stress);
+}
