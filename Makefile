@@ -1,7 +1,9 @@
 # simcrawl — near-duplicate-aware crawler and dedup filter.
 #
-# `make` builds ./simcrawl and one static library per folder (build/libextract.a,
-# build/libdedup.a, build/libfilter.a, build/libcrawler.a). Missing Debian -dev packages are installed
+# `make` builds ./simcrawl, one static library per folder (build/libextract.a,
+# build/libdedup.a, build/libfilter.a, build/libcrawler.a) and the installable libsimcrawl
+# (build/libsimcrawl.so.X.Y.Z and build/libsimcrawl.a: filter/, extract/ and dedup/ behind
+# <simcrawl.h>). Missing Debian -dev packages are installed
 # first (apt-get when root; otherwise the exact command is printed and make stops).
 # `make help` lists the targets.
 
@@ -22,9 +24,11 @@ LDFLAGS += $(SAN)
 # libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures),
 # python3 (make demo serves its site with http.server), nginx-light openssl (the HTTP/2
 # loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate),
-# wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test).
-DEB_PKGS := gcc make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
-            libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
+# wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test),
+# g++ and binutils (tests/lib_test.sh: <simcrawl.h> compiled as C++, nm -D on libsimcrawl.so),
+# liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test).
+DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
+            liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3 \
             nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev
 
@@ -81,10 +85,48 @@ LIBFILTER  := $(BUILD)/libfilter.a
 LIBS_ALL   := $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
 LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
-.PHONY: all build test unit cli-test fixtures replay asan fuzz bench demo check-deps stress \
-        install clean help format wget2-plugin
+# libsimcrawl, the installable library (<simcrawl.h>, ../shared/DESIGN.md "The C API"): the
+# filter/, extract/ and dedup/ objects compiled again position-independent under
+# $(BUILD)/pic (the binary keeps its own non-PIC objects), linked into
+# libsimcrawl.so.MAJOR.MINOR.PATCH (SONAME libsimcrawl.so.MAJOR) with filter/libsimcrawl.map
+# exporting only simcrawl_*, and into libsimcrawl.a whose only global symbols are simcrawl_*
+# too (one relocatable object, the rest localised with objcopy). The version is the
+# header's SIMCRAWL_VERSION_* macros, the one source of truth.
+SIMCRAWL_H := filter/simcrawl.h
+simcrawl_version_part = $(shell sed -n 's/^[#]define SIMCRAWL_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' $(SIMCRAWL_H))
+VERSION_MAJOR := $(call simcrawl_version_part,MAJOR)
+VERSION_MINOR := $(call simcrawl_version_part,MINOR)
+VERSION_PATCH := $(call simcrawl_version_part,PATCH)
+ifeq ($(words $(VERSION_MAJOR) $(VERSION_MINOR) $(VERSION_PATCH)),3)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+else
+$(error cannot read SIMCRAWL_VERSION_MAJOR, _MINOR and _PATCH from $(SIMCRAWL_H))
+endif
 
-all: $(BUILD)/simcrawl ## build ./simcrawl and the four static libraries (installs missing -dev packages)
+LIBSIMCRAWL_SRC := $(FILTER_SRC) $(EXTRACT_SRC) $(DEDUP_SRC)
+pic_obj = $(patsubst %.c,$(BUILD)/pic/%.o,$(1))
+LIBSIMCRAWL_SONAME := libsimcrawl.so.$(VERSION_MAJOR)
+LIBSIMCRAWL_SO := $(BUILD)/libsimcrawl.so.$(VERSION)
+LIBSIMCRAWL_A  := $(BUILD)/libsimcrawl.a
+# What libsimcrawl links: pkg-config modules (simcrawl.pc's Requires.private: Debian 12 has
+# a .pc file for each) and plain libraries (its Libs.private).
+LIBSIMCRAWL_PKGS := $(EXTRACT_PKGS) $(DEDUP_PKGS)
+LIBSIMCRAWL_PRIVATE := -lm -lpthread
+LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
+
+# The wget2 plugin (plugins/wget2/): its rules set WGET2_PLUGIN to the built plugin, e.g.
+# WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so, before the install rule (whose
+# prerequisites make expands as it reads them); `make install` then builds it and installs
+# it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for lib<NAME>.so there), `make
+# uninstall` removes it, tests/lib_test.sh expects it in the stage. Empty: there is no
+# plugin to build or install. The plugin can link $(LIBSIMCRAWL_A): its objects are
+# position-independent and only simcrawl_* in it is global.
+WGET2_PLUGIN ?=
+
+.PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
+        stress install uninstall clean help format wget2-plugin
+
+all: $(BUILD)/simcrawl lib ## build ./simcrawl, the four static libraries and libsimcrawl (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
 ./simcrawl: all
@@ -111,6 +153,31 @@ $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+lib: $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) ## build build/libsimcrawl.so.X.Y.Z (the version of filter/simcrawl.h) and build/libsimcrawl.a
+
+$(BUILD)/pic/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
+$(BUILD)/pic/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
+$(BUILD)/pic/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
+$(BUILD)/pic/%.o: %.c $(BUILD)/deps.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition -c -o $@ $<
+
+# --no-undefined: the library names every library it needs (LIBSIMCRAWL_LIBS), as check-deps
+# asks of the archives. The two links are the SONAME (for ld.so) and the development link.
+$(LIBSIMCRAWL_SO): $(call pic_obj,$(LIBSIMCRAWL_SRC)) filter/libsimcrawl.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(LIBSIMCRAWL_SONAME) \
+	    -Wl,--version-script=filter/libsimcrawl.map -Wl,--no-undefined -Wl,--as-needed \
+	    -o $@ $(call pic_obj,$(LIBSIMCRAWL_SRC)) $(LIBSIMCRAWL_LIBS)
+	ln -sfn $(notdir $@) $(BUILD)/$(LIBSIMCRAWL_SONAME)
+	ln -sfn $(notdir $@) $(BUILD)/libsimcrawl.so
+
+# The archive holds one relocatable object in which everything but simcrawl_* is local, so
+# a program linking it statically cannot clash with our extract_* or dedup_* names either.
+$(LIBSIMCRAWL_A): $(call pic_obj,$(LIBSIMCRAWL_SRC))
+	$(CC) -r -nostdlib -o $(BUILD)/pic/libsimcrawl.o $^
+	objcopy --wildcard --keep-global-symbol='simcrawl_*' $(BUILD)/pic/libsimcrawl.o
+	rm -f $@ && ar rcs $@ $(BUILD)/pic/libsimcrawl.o
+
 # The test runner finds its suites: every tests/test_*.c defines test_<name>_register().
 $(BUILD)/tests/suites.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)
@@ -136,16 +203,17 @@ $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
 # The wget2 plugin: $(BUILD)/plugins/wget2/libsimcrawl.so (wget2 loads lib<NAME>.so for
-# --plugin=NAME), position-independent objects linked with the library; only
-# wget_plugin_initializer is exported (plugins/wget2/exports.map).
+# --plugin=NAME): its position-independent objects linked with $(LIBSIMCRAWL_A) (PIC, only
+# simcrawl_* global), so the plugin needs no installed libsimcrawl.so; only
+# wget_plugin_initializer is exported (plugins/wget2/exports.map). Set here, before the
+# install rule: `make install` installs it as $(WGET2_PLUGINDIR)/libsimcrawl.so.
 WGET2_SRC    := $(wildcard plugins/wget2/*.c)
 WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
-WGET2_LIB    ?= $(BUILD)/libsimcrawl_pic.a
 $(BUILD)/plugins/wget2/%.o: CFLAGS += -fPIC -Ifilter
-$(WGET2_PLUGIN): $(call obj,$(WGET2_SRC)) $(WGET2_LIB) plugins/wget2/exports.map
-	$(CC) $(LDFLAGS) -shared -o $@ $(call obj,$(WGET2_SRC)) $(WGET2_LIB) \
+$(WGET2_PLUGIN): $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) plugins/wget2/exports.map
+	$(CC) $(LDFLAGS) -shared -o $@ $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) \
 	    -Wl,--version-script=plugins/wget2/exports.map -Wl,--no-undefined \
-	    $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+	    $(LIBSIMCRAWL_LIBS)
 wget2-plugin: $(WGET2_PLUGIN) ## build the wget2 plugin $(BUILD)/plugins/wget2/libsimcrawl.so
 
 unit: $(BUILD)/test_runner $(BUILD)/simcrawl
@@ -159,8 +227,15 @@ replay: $(REPLAY_BINS)
 cli-test: $(BUILD)/simcrawl
 	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
 
-test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line
-	@$(MAKE) --no-print-directory unit replay cli-test
+# libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
+# under make asan: the example programs it builds are not instrumented.
+CXX ?= c++
+lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
+	@MAKE="$(MAKE)" BUILD="$(BUILD)" CC="$(CC)" CXX="$(CXX)" VERSION="$(VERSION)" \
+	    WGET2_PLUGIN="$(WGET2_PLUGIN)" sh tests/lib_test.sh
+
+test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
+	@$(MAKE) --no-print-directory unit replay cli-test lib-test
 
 asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
@@ -203,9 +278,44 @@ check-deps: $(LIBS_ALL) ## check that each library links with only its own depen
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBCRAWLER) -Wl,--no-whole-archive $(CRAWLER_LIBS) -lm -lpthread
 	@echo "check-deps: each library links with only its own dependencies"
 
-PREFIX ?= /usr/local
-install: ./simcrawl ## install simcrawl into $(PREFIX)/bin
-	install -D -m 755 $(BUILD)/simcrawl $(DESTDIR)$(PREFIX)/bin/simcrawl
+# Where install puts things; DESTDIR (empty by default) is prepended to each for a staged
+# install (packaging, tests/lib_test.sh), and simcrawl.pc is written with the PREFIX given.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR     ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+WGET2_PLUGINDIR ?= $(LIBDIR)/wget2/plugins
+# Each path install writes, uninstall removes (and nothing else).
+INSTALLED = $(BINDIR)/simcrawl $(INCLUDEDIR)/simcrawl.h $(LIBDIR)/$(notdir $(LIBSIMCRAWL_SO)) \
+             $(LIBDIR)/$(LIBSIMCRAWL_SONAME) $(LIBDIR)/libsimcrawl.so $(LIBDIR)/libsimcrawl.a \
+             $(PKGCONFIGDIR)/simcrawl.pc $(if $(WGET2_PLUGIN),$(WGET2_PLUGINDIR)/libsimcrawl.so)
+# ${prefix}/... in simcrawl.pc where a directory lies under PREFIX (pkg-config --define-prefix
+# and PKG_CONFIG_SYSROOT_DIR then relocate it).
+pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
+install: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN) ## install simcrawl, simcrawl.h, libsimcrawl (.so, .a, simcrawl.pc), the wget2 plugin: PREFIX=/usr/local DESTDIR=
+	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
+	    $(DESTDIR)$(PKGCONFIGDIR) $(if $(WGET2_PLUGIN),$(DESTDIR)$(WGET2_PLUGINDIR))
+	install -m 755 $(BUILD)/simcrawl $(DESTDIR)$(BINDIR)/simcrawl
+	install -m 644 $(SIMCRAWL_H) $(DESTDIR)$(INCLUDEDIR)/simcrawl.h
+	install -m 755 $(LIBSIMCRAWL_SO) $(DESTDIR)$(LIBDIR)/$(notdir $(LIBSIMCRAWL_SO))
+	ln -sfn $(notdir $(LIBSIMCRAWL_SO)) $(DESTDIR)$(LIBDIR)/$(LIBSIMCRAWL_SONAME)
+	ln -sfn $(notdir $(LIBSIMCRAWL_SO)) $(DESTDIR)$(LIBDIR)/libsimcrawl.so
+	install -m 644 $(LIBSIMCRAWL_A) $(DESTDIR)$(LIBDIR)/libsimcrawl.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_dir,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_dir,$(INCLUDEDIR))|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@REQUIRES_PRIVATE@|$(LIBSIMCRAWL_PKGS)|' -e 's|@LIBS_PRIVATE@|$(LIBSIMCRAWL_PRIVATE)|' \
+	    filter/simcrawl.pc.in > $(BUILD)/simcrawl.pc
+	install -m 644 $(BUILD)/simcrawl.pc $(DESTDIR)$(PKGCONFIGDIR)/simcrawl.pc
+	$(if $(WGET2_PLUGIN),install -m 755 $(WGET2_PLUGIN) $(DESTDIR)$(WGET2_PLUGINDIR)/libsimcrawl.so)
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	    echo ldconfig; ldconfig; fi
+
+uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
+	    echo ldconfig; ldconfig; fi
 
 format: ## reformat the sources with clang-format
 	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
