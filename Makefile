@@ -114,19 +114,18 @@ LIBSIMCRAWL_PKGS := $(EXTRACT_PKGS) $(DEDUP_PKGS)
 LIBSIMCRAWL_PRIVATE := -lm -lpthread
 LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
 
-# The wget2 plugin (plugins/wget2/): its rules set WGET2_PLUGIN to the built plugin, e.g.
-# WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so, before the install rule (whose
-# prerequisites make expands as it reads them); `make install` then builds it and installs
-# it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for lib<NAME>.so there), `make
-# uninstall` removes it, tests/lib_test.sh expects it in the stage. Empty: there is no
-# plugin to build or install. The plugin can link $(LIBSIMCRAWL_A): its objects are
-# position-independent and only simcrawl_* in it is global.
-WGET2_PLUGIN ?=
+# The wget2 plugin (plugins/wget2/, its rules below): WGET2_PLUGIN is set here, before
+# `all` and the install rule (whose prerequisites make expands as it reads them); `make
+# install` builds it and installs it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for
+# lib<NAME>.so there), `make uninstall` removes it, tests/lib_test.sh expects it in the
+# stage, tests/cli/wget2_plugin.sh runs it in wget2.
+WGET2_SRC    := $(wildcard plugins/wget2/*.c)
+WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 
 .PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format wget2-plugin
 
-all: $(BUILD)/simcrawl lib ## build ./simcrawl, the four static libraries and libsimcrawl (installs missing -dev packages)
+all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the four static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
 ./simcrawl: all
@@ -187,8 +186,9 @@ $(BUILD)/tests/suites.h: $(TEST_SRC)
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/suites.h
 $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
 
-$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(LIBS_ALL)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TEST_SRC)) $(LIBS_ALL) $(LINK_LIBS) $(TEST_LIBS)
+$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL) \
+	    $(LINK_LIBS) $(TEST_LIBS)
 
 # Fuzz targets replay their saved corpus without clang: one replay binary per target.
 $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIBS_ALL)
@@ -202,13 +202,10 @@ $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
-# The wget2 plugin: $(BUILD)/plugins/wget2/libsimcrawl.so (wget2 loads lib<NAME>.so for
-# --plugin=NAME): its position-independent objects linked with $(LIBSIMCRAWL_A) (PIC, only
-# simcrawl_* global), so the plugin needs no installed libsimcrawl.so; only
-# wget_plugin_initializer is exported (plugins/wget2/exports.map). Set here, before the
-# install rule: `make install` installs it as $(WGET2_PLUGINDIR)/libsimcrawl.so.
-WGET2_SRC    := $(wildcard plugins/wget2/*.c)
-WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
+# The wget2 plugin $(WGET2_PLUGIN) (wget2 loads lib<NAME>.so for --plugin=NAME): its
+# position-independent objects linked with $(LIBSIMCRAWL_A) (PIC, only simcrawl_* global),
+# so it needs no installed libsimcrawl.so; only wget_plugin_initializer is exported
+# (plugins/wget2/exports.map). The test runner links plugin.o for the suite wget2_plugin.
 $(BUILD)/plugins/wget2/%.o: CFLAGS += -fPIC -Ifilter
 $(WGET2_PLUGIN): $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) plugins/wget2/exports.map
 	$(CC) $(LDFLAGS) -shared -o $@ $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) \
@@ -224,8 +221,8 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl
-	@SIMCRAWL=$(BUILD)/simcrawl sh tests/cli_test.sh
+cli-test: $(BUILD)/simcrawl $(WGET2_PLUGIN)
+	@SIMCRAWL=$(BUILD)/simcrawl WGET2_PLUGIN=$(WGET2_PLUGIN) sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
@@ -245,7 +242,7 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@for n in $(FUZZ_NAMES); do \
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
-	@SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	@SIMCRAWL=build/asan/simcrawl WGET2_PLUGIN=skip ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
@@ -318,7 +315,7 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 	    echo ldconfig; ldconfig; fi
 
 format: ## reformat the sources with clang-format
-	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
+	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(WGET2_SRC) $(wildcard */*.h plugins/*/*.h tests/*.c tests/*/*.c)
 
 clean: ## remove build products
 	rm -rf build simcrawl
