@@ -213,6 +213,10 @@ $(WGET2_PLUGIN): $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) plugins/wget2/exports
 	    $(LIBSIMCRAWL_LIBS)
 wget2-plugin: $(WGET2_PLUGIN) ## build the wget2 plugin $(BUILD)/plugins/wget2/libsimcrawl.so
 
+# The kill test's driver (tests/cli/filter_kill.sh): a program on libsimcrawl alone.
+$(BUILD)/filter_driver: $(BUILD)/tests/tools/filter_driver.o $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
+	$(CC) $(LDFLAGS) -o $@ $^ $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+
 unit: $(BUILD)/test_runner $(BUILD)/simcrawl
 	SIMCRAWL=$(BUILD)/simcrawl $(BUILD)/test_runner
 
@@ -221,8 +225,9 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl $(WGET2_PLUGIN)
-	@SIMCRAWL=$(BUILD)/simcrawl WGET2_PLUGIN=$(WGET2_PLUGIN) sh tests/cli_test.sh
+cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN)
+	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver WGET2_PLUGIN=$(WGET2_PLUGIN) \
+	    sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
@@ -237,12 +242,13 @@ test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, c
 asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
-	    $(addprefix build/asan/,test_runner simcrawl) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
+	    $(addprefix build/asan/,test_runner simcrawl filter_driver) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
 	SIMCRAWL=build/asan/simcrawl ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 build/asan/test_runner
 	@for n in $(FUZZ_NAMES); do \
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
-	@SIMCRAWL=build/asan/simcrawl WGET2_PLUGIN=skip ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver WGET2_PLUGIN=skip \
+	    ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400

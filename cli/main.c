@@ -6,7 +6,10 @@
  * the head of their option loops (cli_opt_kind, cli_opt_value).
  */
 #include "cli/cli.h"
+#include "extract/extract.h"
 #include "filter/simcrawl.h"
+
+#include <curl/curl.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -100,6 +103,20 @@ int cli_parse_long(const char *s, long min, long max, long *out)
     return 0;
 }
 
+/* The process-wide setup the libraries leave to the program: libcurl's global state
+ * (crawl, dedup's robots and fetches) and libxml2's allocators (speed only). */
+static int run(const struct command *c, int argc, char **argv)
+{
+    extract_xml_alloc_setup();
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "simcrawl %s: cannot initialise libcurl\n", c->name);
+        return CLI_RUNTIME;
+    }
+    int rc = c->run(argc, argv);
+    curl_global_cleanup();
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -117,7 +134,7 @@ int main(int argc, char **argv)
     }
     for (const struct command *c = commands; c->name; c++)
         if (strcmp(argv[1], c->name) == 0)
-            return c->run(argc - 1, argv + 1);
+            return run(c, argc - 1, argv + 1);
     fprintf(stderr, "simcrawl: '%s' is not a command; see 'simcrawl --help'\n", argv[1]);
     return CLI_USAGE;
 }

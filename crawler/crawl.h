@@ -738,7 +738,9 @@ void crawl_response_free(struct crawl_response *r); /* NULL-safe */
 
 struct crawl_fetcher;
 
-/* *out: caller frees with crawl_fetcher_free() (which drops transfers in flight). */
+/* *out: caller frees with crawl_fetcher_free() (which drops transfers in flight). The
+ * program calls curl_global_init() once before (in main(), before threads exist) and
+ * curl_global_cleanup() after: a library never does, as both are process-wide. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_opts *opts,
                                                     struct crawl_fetcher **out);
 void crawl_fetcher_free(struct crawl_fetcher *fx); /* NULL-safe */

@@ -337,8 +337,6 @@ enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_opts *opts,
                                   struct crawl_fetcher **out)
 {
     *out = NULL;
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-        return CRAWL_ECURL;
     struct crawl_fetcher *fx = calloc(1, sizeof *fx);
     if (!fx)
         return CRAWL_ENOMEM;
@@ -419,7 +417,6 @@ void crawl_fetcher_free(struct crawl_fetcher *fx)
     }
     curl_multi_cleanup(fx->multi);
     free(fx);
-    curl_global_cleanup();
 }
 
 #define SET(opt, val)                                                                      \

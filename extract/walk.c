@@ -1249,7 +1249,8 @@ static void on_error(void *ctx, xmlErrorPtr err)
 /* ---- libxml2's allocator ---- */
 
 /*
- * HOW IT WORKS (attribute buffers): libxml2 2.9.14's htmlParseHTMLAttribute() starts each
+ * extract_xml_alloc_setup() (extract.h): process-wide, so called by programs (main()),
+ * never by the library itself. HOW IT WORKS (attribute buffers): libxml2 2.9.14's htmlParseHTMLAttribute() starts each
  * attribute value in a 100-byte xmlMallocAtomic() buffer and doubles it with xmlRealloc()
  * as soon as it holds one byte (its test is "used > size - 100"), so every non-empty
  * attribute value (each class and href of the page) costs a malloc, a realloc that moves
@@ -1278,11 +1279,17 @@ static char *xml_strdup(const char *s)
     return strdup(s);
 }
 
-static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
-
-static void xml_init(void)
+void extract_xml_alloc_setup(void)
 {
     xmlGcMemSetup(free, malloc, xml_malloc_atomic, xml_realloc, xml_strdup);
+}
+
+static pthread_once_t xml_once = PTHREAD_ONCE_INIT;
+
+/* The one libxml2 call a library may make: xmlInitParser() is idempotent and every
+ * libxml2 user needs it before threads parse. */
+static void xml_init(void)
+{
     xmlInitParser();
 }
 

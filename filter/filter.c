@@ -342,7 +342,12 @@ struct simcrawl_filter {
     struct dedup_lock *lock;
     int jfd;
     uint64_t journal_bytes, journal_next; /* size; compact when past journal_next */
-    double last_sync;
+    /* fsync "interval": the syncer thread fdatasync()s the journal at most once a second,
+     * within about a second of a write (dirty, under sync_mu) */
+    pthread_t syncer;
+    int has_syncer, dirty, stop;
+    pthread_mutex_t sync_mu;
+    pthread_cond_t sync_cv;
     pthread_rwlock_t rw; /* read: template marks, early checks; write: decide and add */
     struct dedup_index *idx;
     unsigned k;
@@ -352,7 +357,7 @@ struct simcrawl_filter {
     uint8_t *rec;           /* the record being written (under the write lock) */
     size_t rec_cap;
     _Atomic uint64_t count;
-    int broken;             /* a journal write failed: ECLOSED from now on */
+    _Atomic int broken;     /* a journal write failed: ECLOSED from now on (read unlocked) */
 };
 
 static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
@@ -367,13 +372,6 @@ static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     f->o.log(f->o.log_userdata, buf);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static uint64_t id_hash(const char *id, size_t len)
@@ -756,8 +754,55 @@ done:
     return rc;
 }
 
+/*
+ * HOW IT WORKS (fsync "interval"): check() sets dirty after its write() and signals; the
+ * syncer wakes, clears dirty, fdatasync()s (outside the mutex: writes go on meanwhile),
+ * then waits out the rest of the second before it looks at dirty again. So a record is on
+ * disk about a second after its write at the latest, with at most one fdatasync a second
+ * however many threads write. close() stops the syncer before the compaction.
+ */
+static void *syncer_run(void *arg)
+{
+    struct simcrawl_filter *f = arg;
+    pthread_mutex_lock(&f->sync_mu);
+    while (!f->stop) {
+        if (!f->dirty) {
+            pthread_cond_wait(&f->sync_cv, &f->sync_mu);
+            continue;
+        }
+        f->dirty = 0;
+        pthread_mutex_unlock(&f->sync_mu);
+        (void)fdatasync(f->jfd);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_mutex_lock(&f->sync_mu);
+        while (!f->stop && pthread_cond_timedwait(&f->sync_cv, &f->sync_mu, &until) == 0)
+            ;
+    }
+    pthread_mutex_unlock(&f->sync_mu);
+    return NULL;
+}
+
+static void syncer_stop(struct simcrawl_filter *f)
+{
+    if (!f->has_syncer)
+        return;
+    pthread_mutex_lock(&f->sync_mu);
+    f->stop = 1;
+    pthread_cond_signal(&f->sync_cv);
+    pthread_mutex_unlock(&f->sync_mu);
+    pthread_join(f->syncer, NULL);
+    f->has_syncer = 0;
+    if (f->dirty && f->jfd >= 0)
+        (void)fdatasync(f->jfd);
+}
+
 static void filter_free(struct simcrawl_filter *f)
 {
+    syncer_stop(f);
+    pthread_mutex_destroy(&f->sync_mu);
+    pthread_cond_destroy(&f->sync_cv);
     if (f->jfd >= 0)
         close(f->jfd);
     dedup_lock_release(f->lock);
@@ -814,6 +859,17 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
     f->jfd = -1;
     f->journal_next = o->journal_max;
     if (pthread_rwlock_init(&f->rw, NULL) != 0) {
+        free(f);
+        return SIMCRAWL_ENOMEM;
+    }
+    if (pthread_mutex_init(&f->sync_mu, NULL) != 0) {
+        pthread_rwlock_destroy(&f->rw);
+        free(f);
+        return SIMCRAWL_ENOMEM;
+    }
+    if (pthread_cond_init(&f->sync_cv, NULL) != 0) {
+        pthread_mutex_destroy(&f->sync_mu);
+        pthread_rwlock_destroy(&f->rw);
         free(f);
         return SIMCRAWL_ENOMEM;
     }
@@ -890,7 +946,13 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
         rc = journal_open(f);
     if (rc != 0)
         goto fail;
-    f->last_sync = now_s();
+    if (f->jfd >= 0 && f->o.fsync == FSYNC_INTERVAL) {
+        if (pthread_create(&f->syncer, NULL, syncer_run, f) != 0) {
+            rc = SIMCRAWL_ENOMEM;
+            goto fail;
+        }
+        f->has_syncer = 1;
+    }
     *out = f;
     return 0;
 fail:
@@ -903,6 +965,7 @@ int simcrawl_filter_close(struct simcrawl_filter *f)
     if (!f)
         return 0;
     int rc = 0;
+    syncer_stop(f);
     if (f->path && !f->broken)
         rc = compact(f);
     else if (f->broken)
@@ -1063,10 +1126,18 @@ int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void 
             goto out;
         }
         f->journal_bytes += rlen;
-        double t = f->o.fsync == FSYNC_INTERVAL ? now_s() : 0;
-        if (f->o.fsync == FSYNC_ALWAYS || (f->o.fsync == FSYNC_INTERVAL && t - f->last_sync >= 1.0)) {
-            (void)fdatasync(f->jfd);
-            f->last_sync = t;
+        if (f->o.fsync == FSYNC_ALWAYS && fdatasync(f->jfd) != 0) {
+            f->broken = 1;
+            logf_(f, "cannot fsync %s: %s; the filter takes no more pages", f->journal_path,
+                  strerror(errno));
+            dec = SIMCRAWL_EIO;
+            goto out;
+        }
+        if (f->has_syncer) {
+            pthread_mutex_lock(&f->sync_mu);
+            f->dirty = 1;
+            pthread_cond_signal(&f->sync_cv);
+            pthread_mutex_unlock(&f->sync_mu);
         }
         if (f->journal_bytes > f->journal_next && compact(f) != 0)
             f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */

@@ -7,6 +7,7 @@
  * not CU_get_error(), which stays 0 after failed assertions.
  */
 #include <CUnit/Basic.h>
+#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,12 @@ static int wanted(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* process-wide, as in simcrawl's main(): the libraries leave it to the program (the
+     * extractor's libxml2 allocators are not set up: the tests run without them) */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "cannot initialise libcurl\n");
+        return 2;
+    }
     if (CU_initialize_registry() != CUE_SUCCESS) {
         fprintf(stderr, "cannot initialise CUnit: %s\n", CU_get_error_msg());
         return 2;
@@ -50,6 +57,7 @@ int main(int argc, char **argv)
     unsigned run = CU_get_number_of_tests_run();
     unsigned failed_tests = CU_get_number_of_tests_failed();
     CU_cleanup_registry();
+    curl_global_cleanup();
     printf("\n%u passed, %u failed\n", run - failed_tests, failed_tests);
     return failures ? 1 : 0;
 }

@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 {
     int runs = 5;
     const char *list = NULL;
+    extract_xml_alloc_setup(); /* as simcrawl's main() does */
     if (argc >= 2 && strcmp(argv[1], "--sax-files") == 0) {
         int first = argc >= 3 && strcmp(argv[2], "--") == 0 ? 3 : 2;
         return sax_files(argv + first, argc - first);
