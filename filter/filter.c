@@ -595,7 +595,8 @@ static int payloads_load(struct simcrawl_filter *f)
         memset(f->payload + n, 0, (size_t)(nn - n) * sizeof *f->payload);
     goto done;
 corrupt:
-    memset(f->payload, 0, f->payload_cap * sizeof *f->payload);
+    if (f->payload)
+        memset(f->payload, 0, f->payload_cap * sizeof *f->payload);
     logf_(f, "%s is damaged: exact duplicates of the pages indexed before are not known",
           f->payloads_path);
 done:

@@ -23,6 +23,10 @@ expect_grep() {
 expect_status 0 "--help" -- "$SIMCRAWL" --help
 expect_grep "usage: simcrawl" "$TMP/out" "--help prints usage"
 expect_status 1 "no command" -- "$SIMCRAWL"
+# --version is libsimcrawl's version, the SIMCRAWL_VERSION_* macros of filter/simcrawl.h
+ver=$(awk '/^#define SIMCRAWL_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $3 } END { print v }' filter/simcrawl.h)
+expect_status 0 "--version" -- "$SIMCRAWL" --version
+expect_grep "^simcrawl $ver\$" "$TMP/out" "--version prints the header's version ($ver)"
 expect_status 1 "unknown command" -- "$SIMCRAWL" no-such-command
 expect_grep "is not a command" "$TMP/err" "unknown command names itself"
 

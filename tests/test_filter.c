@@ -200,6 +200,26 @@ static void test_filter_decisions(void)
     free(other);
     CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
 
+    /* the charset of the Content-Type is used: the same text in ISO-8859-1 and in UTF-8
+     * is one page */
+    static const char latin1[] = "<html><body><p>Caf\xe9 cr\xe8me, na\xefve fa\xe7" "ade: "
+                                 "quelques mots de plus pour un texte assez long.</p></body>"
+                                 "</html>";
+    static const char utf8[] = "<html><body><p>Caf\xc3\xa9 cr\xc3\xa8me, na\xc3\xafve "
+                               "fa\xc3\xa7" "ade: quelques mots de plus pour un texte assez "
+                               "long.</p></body></html>";
+    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.fr/latin1", latin1,
+                                          sizeof latin1 - 1, "text/html; charset=iso-8859-1",
+                                          m), SIMCRAWL_NEW);
+    uint64_t fp_latin1 = simcrawl_match_fingerprint(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.fr/utf8", utf8, sizeof utf8 - 1,
+                                          "text/html; charset=utf-8", m),
+                    SIMCRAWL_NEAR_DUPLICATE);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), fp_latin1);
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.fr/latin1");
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
+
     /* idempotent by id: the stored decision, nothing added, whatever the bytes now */
     snprintf(path, sizeof path, "%sother.html", d);
     CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
@@ -207,7 +227,7 @@ static void test_filter_decisions(void)
     CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
     snprintf(path, sizeof path, "%sshort.html", d);
     CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
     /* match may be NULL; bad arguments */
     CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, NULL), SIMCRAWL_NEW);
     CU_ASSERT_EQUAL(simcrawl_filter_check(f, NULL, "x", 1, NULL, m), SIMCRAWL_EINVAL);
@@ -405,6 +425,26 @@ static void test_filter_reopen(void)
     snprintf(j, sizeof j, "%s.journal", path);
     CU_ASSERT_EQUAL(stat(j, &st), 0);
     CU_ASSERT_EQUAL(st.st_size, 16);
+
+    /* a damaged payloads file: reported, ignored; an exact copy is then found at distance
+     * 0 by its fingerprint */
+    char pay[300];
+    snprintf(pay, sizeof pay, "%s.payloads", path);
+    FILE *w = fopen(pay, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    fseek(w, 40, SEEK_SET);
+    fputc('!', w);
+    fclose(w);
+    struct logbuf log = {{0}, 0};
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "re.idx.payloads is damaged"));
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
+    m = simcrawl_match_new();
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/copy2", "tests/data/fingerprint/page1.html",
+                               m), SIMCRAWL_NEAR_DUPLICATE);
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 
