@@ -24,12 +24,13 @@ LDFLAGS += $(SAN)
 # libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures),
 # python3 (make demo serves its site with http.server), nginx-light openssl (the HTTP/2
 # loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate),
+# wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test),
 # g++ and binutils (tests/lib_test.sh: <simcrawl.h> compiled as C++, nm -D on libsimcrawl.so),
 # liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3 \
-            nginx-light openssl libdeflate-dev libisal-dev
+            nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
@@ -113,19 +114,18 @@ LIBSIMCRAWL_PKGS := $(EXTRACT_PKGS) $(DEDUP_PKGS)
 LIBSIMCRAWL_PRIVATE := -lm -lpthread
 LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
 
-# The wget2 plugin (plugins/wget2/): its rules set WGET2_PLUGIN to the built plugin, e.g.
-# WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so, before the install rule (whose
-# prerequisites make expands as it reads them); `make install` then builds it and installs
-# it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for lib<NAME>.so there), `make
-# uninstall` removes it, tests/lib_test.sh expects it in the stage. Empty: there is no
-# plugin to build or install. The plugin can link $(LIBSIMCRAWL_A): its objects are
-# position-independent and only simcrawl_* in it is global.
-WGET2_PLUGIN ?=
+# The wget2 plugin (plugins/wget2/, its rules below): WGET2_PLUGIN is set here, before
+# `all` and the install rule (whose prerequisites make expands as it reads them); `make
+# install` builds it and installs it as $(WGET2_PLUGINDIR)/libsimcrawl.so (wget2 looks for
+# lib<NAME>.so there), `make uninstall` removes it, tests/lib_test.sh expects it in the
+# stage, tests/cli/wget2_plugin.sh runs it in wget2.
+WGET2_SRC    := $(wildcard plugins/wget2/*.c)
+WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 
 .PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
-        stress install uninstall clean help format
+        stress install uninstall clean help format wget2-plugin
 
-all: $(BUILD)/simcrawl lib ## build ./simcrawl, the four static libraries and libsimcrawl (installs missing -dev packages)
+all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the four static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
 ./simcrawl: all
@@ -186,8 +186,9 @@ $(BUILD)/tests/suites.h: $(TEST_SRC)
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/suites.h
 $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
 
-$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(LIBS_ALL)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TEST_SRC)) $(LIBS_ALL) $(LINK_LIBS) $(TEST_LIBS)
+$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL) \
+	    $(LINK_LIBS) $(TEST_LIBS)
 
 # Fuzz targets replay their saved corpus without clang: one replay binary per target.
 $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIBS_ALL)
@@ -201,6 +202,17 @@ $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 
+# The wget2 plugin $(WGET2_PLUGIN) (wget2 loads lib<NAME>.so for --plugin=NAME): its
+# position-independent objects linked with $(LIBSIMCRAWL_A) (PIC, only simcrawl_* global),
+# so it needs no installed libsimcrawl.so; only wget_plugin_initializer is exported
+# (plugins/wget2/exports.map). The test runner links plugin.o for the suite wget2_plugin.
+$(BUILD)/plugins/wget2/%.o: CFLAGS += -fPIC -Ifilter
+$(WGET2_PLUGIN): $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) plugins/wget2/exports.map
+	$(CC) $(LDFLAGS) -shared -o $@ $(call obj,$(WGET2_SRC)) $(LIBSIMCRAWL_A) \
+	    -Wl,--version-script=plugins/wget2/exports.map -Wl,--no-undefined \
+	    $(LIBSIMCRAWL_LIBS)
+wget2-plugin: $(WGET2_PLUGIN) ## build the wget2 plugin $(BUILD)/plugins/wget2/libsimcrawl.so
+
 # The kill test's driver (tests/cli/filter_kill.sh): a program on libsimcrawl alone.
 $(BUILD)/filter_driver: $(BUILD)/tests/tools/filter_driver.o $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
 	$(CC) $(LDFLAGS) -o $@ $^ $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
@@ -213,8 +225,9 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver
-	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver sh tests/cli_test.sh
+cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN)
+	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver WGET2_PLUGIN=$(WGET2_PLUGIN) \
+	    sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
@@ -234,7 +247,8 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@for n in $(FUZZ_NAMES); do \
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
-	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver WGET2_PLUGIN=skip \
+	    ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
@@ -307,7 +321,7 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 	    echo ldconfig; ldconfig; fi
 
 format: ## reformat the sources with clang-format
-	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(wildcard */*.h tests/*.c tests/*/*.c)
+	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(WGET2_SRC) $(wildcard */*.h plugins/*/*.h tests/*.c tests/*/*.c)
 
 clean: ## remove build products
 	rm -rf build simcrawl

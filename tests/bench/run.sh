@@ -141,6 +141,17 @@ SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_crawl.sh 5
 
 fi
 
+# ---- wget2 [wget2] (docs/BENCHMARKS.md "## wget2 plugin") ----
+if section wget2; then
+# wget2 -r alone against wget2 -r with the simcrawl plugin (in memory, and with an index
+# file) over python3.11-doc served by nginx on loopback, 7 rounds in turn, with the floor
+# (simcrawl fingerprint over the same HTML files).
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/plugins/wget2/libsimcrawl.so" >/dev/null
+echo "== wget2 plugin =="
+SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_wget2.sh 7
+
+fi
+
 # ---- index [index] (docs/BENCHMARKS.md "## Index") ----
 if section index; then
 # bench_index: all pairs at k=3 (1M: 1 and 2 threads, 10M: 2 threads), each paper design
