@@ -285,3 +285,19 @@ else
     echo "  (skipped: $FDS or $NDS not found)"
 fi
 fi
+
+# ---- libsimcrawl (docs/BENCHMARKS.md "## libsimcrawl") [library] ----
+# simcrawl_filter_check() against simcrawl_fingerprint() on python3.11-doc held in memory,
+# 1 and 2 threads, in one process (tests/bench/bench_filter.c); three rounds, each the
+# median of 5 runs per row. Goal (issue 13): check within 5% of fingerprint.
+if section library; then
+make --no-print-directory BUILD="$BUILD" "$BUILD/bench/bench_filter" >/dev/null
+echo "== libsimcrawl =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
+find "$(doc_site python3.11-doc)/usr/share/doc/python3.11/html" -name '*.html' | sort \
+    >"$BUILD/bench/pydoc-filter.lst"
+for round in 1 2 3; do
+    echo "round $round:"
+    "$BUILD/bench/bench_filter" --runs 5 "$BUILD/bench/pydoc-filter.lst" | sed 's/^/  /'
+done
+fi
