@@ -9,6 +9,8 @@
  *                (templates on, the default): the same pipeline plus the host's template
  *                blocks, the exact-payload and id maps, the near-duplicate lookup and the
  *                add under the filter's lock
+ *   check, no templates   the same with simcrawl_options_set_templates(o, 0): what the
+ *                template table costs
  *
  * With T threads the pages are dealt round-robin to T threads sharing one filter. Each row
  * runs --runs times (default 5) with a new filter each time; the median is reported, with
@@ -104,14 +106,21 @@ static void *run_job(void *arg)
     return NULL;
 }
 
-/* One timed pass with threads threads; with_filter: check against a new filter. Returns
+/* One timed pass with threads threads; with_filter 1: check against a new filter, 2: the
+ * same without site templates, 0: fingerprint only. Returns
  * seconds, or -1. counts (8 entries) gets the decisions of the pass. */
 static double pass(struct page *pages, size_t n, unsigned threads, int with_filter,
                    size_t counts[8])
 {
     struct simcrawl_filter *f = NULL;
-    if (with_filter && simcrawl_filter_open(&f, NULL, 3) != 0)
-        return -1;
+    if (with_filter) {
+        struct simcrawl_options *o = simcrawl_options_new();
+        int rc = !o || simcrawl_options_set_templates(o, with_filter == 1) != 0 ||
+                 simcrawl_filter_open_opts(&f, NULL, o) != 0;
+        simcrawl_options_free(o);
+        if (rc)
+            return -1;
+    }
     struct job jobs[2];
     pthread_t tid[2];
     memset(jobs, 0, sizeof jobs);
@@ -178,7 +187,7 @@ int main(int argc, char **argv)
     printf("%-40s %9s %9s %9s   %s\n", "stage", "seconds", "pages/s", "ratio", "decisions");
     double fp_median[3] = {0};
     for (unsigned threads = 1; threads <= 2; threads++) {
-        for (int with_filter = 0; with_filter <= 1; with_filter++) {
+        for (int with_filter = 0; with_filter <= 2; with_filter++) {
             double t[MAX_RUNS];
             size_t counts[8];
             for (int r = 0; r < runs; r++) {
@@ -192,8 +201,10 @@ int main(int argc, char **argv)
             double med = t[runs / 2];
             char name[64];
             snprintf(name, sizeof name, "%s, %u thread%s",
-                     with_filter ? "simcrawl_filter_check" : "simcrawl_fingerprint", threads,
-                     threads > 1 ? "s" : "");
+                     with_filter == 0   ? "simcrawl_fingerprint"
+                     : with_filter == 1 ? "simcrawl_filter_check"
+                                        : "filter_check, no templates",
+                     threads, threads > 1 ? "s" : "");
             if (!with_filter)
                 fp_median[threads] = med;
             printf("%-40s %9.3f %9.0f %9.3f   ", name, med, (double)n / med,
