@@ -31,34 +31,18 @@ command -v wget2 >/dev/null || { echo "bench_crawl: needs wget2 (apt-get install
 SHM=/dev/shm
 [ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
 W=$(mktemp -d "$SHM/bench_crawl.XXXXXX")
-NGINX_PID=
+. tests/nginx.sh
 trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$W"' EXIT INT TERM
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-USER_LINE=
-[ "$(id -u)" = 0 ] && USER_LINE="user root;"
-cat >"$W/nginx.conf" <<EOC
-$USER_LINE
-worker_processes 1;
-daemon off;
-pid $W/nginx.pid;
-error_log $W/nginx-error.log;
-events { worker_connections 512; }
-http {
+PORT=$(free_port)
+nginx_start "$W" "$PORT" "
     access_log off;
     types { text/html html htm; text/css css; application/javascript js; image/png png;
             image/svg+xml svg; text/plain txt; }
     default_type application/octet-stream;
     keepalive_requests 100000;
-    server { listen 127.0.0.1:$PORT; root $PYDOC; }
-}
-EOC
-nginx -c "$W/nginx.conf" -p "$W" &
-NGINX_PID=$!
-for i in $(seq 50); do
-    python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$PORT/index.html')" 2>/dev/null && break
-    sleep 0.1
-done
+    server { listen 127.0.0.1:$PORT; root $PYDOC; }" ||
+    { echo "bench_crawl: nginx did not start: $(head -c 300 "$W/logs/error.log")" >&2; exit 2; }
 SEED=http://127.0.0.1:$PORT/index.html
 
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

@@ -10,9 +10,9 @@
 # nginx and openssl come from DEB_PKGS in the Makefile; when absent the test FAILS (it never
 # passes without having run). Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 H2=$TMP/h2
-H2_NGINX=
+. tests/nginx.sh
 # the EXIT trap of cli_test.sh, plus nginx; restored at the end of this file
-trap '[ -n "$H2_NGINX" ] && kill "$H2_NGINX" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 2' INT TERM
 mkdir -p "$H2/site" "$H2/logs"
 if ! command -v nginx >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
@@ -25,24 +25,11 @@ else
     printf '<html><head><title>Index</title></head><body><h1>Index</h1><p>Three pages about rivers, mountains and harbours.</p><a href="a.html">a</a> <a href="b.html">b</a></body></html>\n' >"$H2/site/index.html"
     printf '<html><head><title>Rivers</title></head><body><h1>Rivers</h1><p>The river runs from the mountain lake through the forest and the old village to the harbour, where the ferries wait for the evening tide.</p><a href="b.html">b</a></body></html>\n' >"$H2/site/a.html"
     printf '<html><head><title>Markets</title></head><body><h1>Markets</h1><p>On winter mornings the market square fills with bread, cheese, apples and the smell of roasted chestnuts sold from carts by the bridge.</p><a href="index.html">home</a></body></html>\n' >"$H2/site/b.html"
-    h2_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    h2_user=
-    [ "$(id -u)" = 0 ] && h2_user="user root;"
-    cat >"$H2/nginx.conf" <<EOC
-$h2_user
-worker_processes 1;
-daemon off;
-pid $H2/nginx.pid;
-error_log $H2/logs/error.log;
-events { worker_connections 64; }
-http {
+    h2_port=$(free_port)
+    h2_up=
+    nginx_start "$H2" "$h2_port" "
     log_format proto '\$request_method \$uri \$server_protocol \$status';
     access_log $H2/logs/access.log proto;
-    client_body_temp_path $H2/tmp_body;
-    proxy_temp_path $H2/tmp_proxy;
-    fastcgi_temp_path $H2/tmp_fastcgi;
-    uwsgi_temp_path $H2/tmp_uwsgi;
-    scgi_temp_path $H2/tmp_scgi;
     types { text/html html; }
     default_type application/octet-stream;
     server {
@@ -50,20 +37,7 @@ http {
         ssl_certificate $H2/cert.pem;
         ssl_certificate_key $H2/key.pem;
         root $H2/site;
-    }
-}
-EOC
-    nginx -c "$H2/nginx.conf" -p "$H2" >"$H2/nginx.out" 2>&1 &
-    H2_NGINX=$!
-    h2_up=
-    for _ in $(seq 50); do
-        if python3 -c "import socket; socket.create_connection(('127.0.0.1', $h2_port), 1).close()" 2>/dev/null; then
-            h2_up=1
-            break
-        fi
-        kill -0 "$H2_NGINX" 2>/dev/null || break
-        sleep 0.1
-    done
+    }" && h2_up=1
     if [ -z "$h2_up" ]; then
         bad "crawl_h2: nginx did not start: $(head -c 300 "$H2/nginx.out") $(head -c 300 "$H2/logs/error.log" 2>/dev/null)"
     else
@@ -116,11 +90,7 @@ EOC
         expect_status 1 "crawl --ca-file missing" -- "$SIMCRAWL" crawl --ca-file "$H2/none.pem" "$h2_seed"
         expect_grep "cannot read CA file .*none.pem" "$TMP/err" "crawl_h2: a missing CA file is named"
     fi
-    if [ -n "$H2_NGINX" ]; then
-        kill "$H2_NGINX" 2>/dev/null
-        wait "$H2_NGINX" 2>/dev/null
-        H2_NGINX=
-    fi
+    nginx_stop
 fi
 trap 'rm -rf "$TMP"' EXIT
 trap - INT TERM

@@ -23,9 +23,9 @@
 # plugin would load an instrumented library into the uninstrumented wget2).
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 W2=$TMP/wget2
-W2_NGINX=
+. tests/nginx.sh
 W2_PLUGIN=${WGET2_PLUGIN:-build/plugins/wget2/libsimcrawl.so}
-trap '[ -n "$W2_NGINX" ] && kill "$W2_NGINX" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 2' INT TERM
 mkdir -p "$W2/site" "$W2/logs"
 if [ "$W2_PLUGIN" = skip ]; then
@@ -81,24 +81,11 @@ EOP
         [ -n "$w2_d" ] && [ "$w2_d" -le 3 ] && ok ||
             bad "wget2_plugin: the site's n$i-copy.html is at distance '$w2_d' from n$i.html, not a near-duplicate at k 3: pick another WGET2_SITE_SEED"
     done
-    w2_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    w2_user=
-    [ "$(id -u)" = 0 ] && w2_user="user root;"
-    cat >"$W2/nginx.conf" <<EOC
-$w2_user
-worker_processes 1;
-daemon off;
-pid $W2/nginx.pid;
-error_log $W2/logs/error.log;
-events { worker_connections 64; }
-http {
+    w2_port=$(free_port)
+    w2_up=
+    nginx_start "$W2" "$w2_port" "
     log_format plain '\$request_method \$uri \$status';
     access_log $W2/logs/access.log plain;
-    client_body_temp_path $W2/tmp_body;
-    proxy_temp_path $W2/tmp_proxy;
-    fastcgi_temp_path $W2/tmp_fastcgi;
-    uwsgi_temp_path $W2/tmp_uwsgi;
-    scgi_temp_path $W2/tmp_scgi;
     types { text/html html; text/plain txt; }
     default_type application/octet-stream;
     charset utf-8;
@@ -107,20 +94,7 @@ http {
         root $W2/site;
         location /mirror/ { alias $W2/site/; }
         location = /mirror/index.html { alias $W2/site/mirror-index.html; }
-    }
-}
-EOC
-    nginx -c "$W2/nginx.conf" -p "$W2" >"$W2/nginx.out" 2>&1 &
-    W2_NGINX=$!
-    w2_up=
-    for _ in $(seq 50); do
-        if python3 -c "import socket; socket.create_connection(('127.0.0.1', $w2_port), 1).close()" 2>/dev/null; then
-            w2_up=1
-            break
-        fi
-        kill -0 "$W2_NGINX" 2>/dev/null || break
-        sleep 0.1
-    done
+    }" && w2_up=1
     if [ -z "$w2_up" ]; then
         bad "wget2_plugin: nginx did not start: $(head -c 300 "$W2/nginx.out") $(head -c 300 "$W2/logs/error.log" 2>/dev/null)"
     else
@@ -232,11 +206,7 @@ EOC
         expect_grep '^wget2 -r --plugin-dirs=build/plugins/wget2 --plugin=simcrawl --plugin-opt=simcrawl.index=site.idx URL$' \
             README.md "wget2_plugin: README's command"
     fi
-    if [ -n "$W2_NGINX" ]; then
-        kill "$W2_NGINX" 2>/dev/null
-        wait "$W2_NGINX" 2>/dev/null
-        W2_NGINX=
-    fi
+    nginx_stop
 fi
 trap 'rm -rf "$TMP"' EXIT
 trap - INT TERM
