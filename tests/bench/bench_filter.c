@@ -26,6 +26,8 @@
 
 #include "filter/simcrawl.h"
 
+#include "tests/bench/bench.h"
+
 #define MAX_PAGES 100000
 #define MAX_RUNS 101
 
@@ -42,47 +44,6 @@ struct job {
     size_t counts[8];
     int failed;
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n + 65536 > cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            char *b = realloc(buf, cap);
-            if (!b) {
-                free(buf);
-                fclose(fp);
-                return NULL;
-            }
-            buf = b;
-        }
-        size_t r = fread(buf + n, 1, cap - n, fp);
-        n += r;
-        if (r == 0)
-            break;
-    }
-    fclose(fp);
-    *len = n;
-    return buf;
-}
 
 static void *run_job(void *arg)
 {
@@ -124,7 +85,7 @@ static double pass(struct page *pages, size_t n, unsigned threads, int with_filt
     struct job jobs[2];
     pthread_t tid[2];
     memset(jobs, 0, sizeof jobs);
-    double t0 = now();
+    double t0 = bench_now();
     for (unsigned t = 0; t < threads; t++) {
         jobs[t] = (struct job){.pages = pages, .n = n, .start = t, .step = threads, .f = f};
         if (pthread_create(&tid[t], NULL, run_job, &jobs[t]) != 0)
@@ -132,7 +93,7 @@ static double pass(struct page *pages, size_t n, unsigned threads, int with_filt
     }
     for (unsigned t = 0; t < threads; t++)
         pthread_join(tid[t], NULL);
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     memset(counts, 0, 8 * sizeof counts[0]);
     for (unsigned t = 0; t < threads; t++)
         for (int k = 0; k < 8; k++)
@@ -169,7 +130,7 @@ int main(int argc, char **argv)
         line[strcspn(line, "\n")] = '\0';
         if (!line[0])
             continue;
-        pages[n].data = slurp(line, &pages[n].len);
+        pages[n].data = bench_slurp(line, &pages[n].len);
         if (!pages[n].data) {
             fprintf(stderr, "bench_filter: cannot read %s\n", line);
             return 1;
@@ -197,7 +158,7 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
-            qsort(t, (size_t)runs, sizeof t[0], cmp_double);
+            qsort(t, (size_t)runs, sizeof t[0], bench_cmp_double);
             double med = t[runs / 2];
             char name[64];
             snprintf(name, sizeof name, "%s, %u thread%s",

@@ -22,6 +22,8 @@
 #include "dedup/dedup.h"
 #include "dedup/index_int.h"
 
+#include "tests/bench/bench.h"
+
 static uint64_t rng;
 
 static uint64_t rnd(void)
@@ -50,30 +52,11 @@ static uint64_t *gen(size_t n, uint64_t seed)
     return v;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double cpu_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, dbl_cmp);
-    return t[n / 2];
 }
 
 static struct dedup_index *build(const uint64_t *v, size_t n, unsigned tables)
@@ -104,13 +87,13 @@ static double run_pairs(const uint64_t *v, size_t n, unsigned tables, unsigned t
                         uint64_t *pairs, struct dedup_index_stats *st)
 {
     double c0 = cpu_now();
-    double t0 = now();
+    double t0 = bench_now();
     struct dedup_index *idx = build(v, n, tables);
     uint64_t c = 0;
     if (ix_compact(idx, threads) != DEDUP_OK ||
         dedup_index_pairs(idx, 3, threads, 0, count_pair, &c, NULL) != DEDUP_OK)
         exit(2);
-    double t = now() - t0;
+    double t = bench_now() - t0;
     last_cpu = cpu_now() - c0;
     *pairs = c;
     if (st && dedup_index_stats(idx, st) != DEDUP_OK)
@@ -261,8 +244,8 @@ int main(int argc, char **argv)
         }
         printf("all pairs k=3, 1M, auto design (%u tables), %u thread%s %*s %10.3f %9llu pairs"
                " (cpu %.3f s)\n",
-               st.tables, th, th > 1 ? "s" : " ", 8, "", median(t, runs),
-               (unsigned long long)pairs, median(cpu, runs));
+               st.tables, th, th > 1 ? "s" : " ", 8, "", bench_median(t, runs),
+               (unsigned long long)pairs, bench_median(cpu, runs));
     }
     double ours1 = 0;
     {
@@ -270,23 +253,23 @@ int main(int argc, char **argv)
             t[r] = run_pairs(v1, m1, 10, 1, &pairs, NULL);
             cpu[r] = last_cpu;
         }
-        ours1 = median(cpu, runs);
+        ours1 = bench_median(cpu, runs);
         printf("all pairs k=3, 1M, 10 tables, 1 thread %19s %10.3f %9llu pairs (cpu %.3f s)\n",
-               "", median(t, runs), (unsigned long long)pairs, ours1);
+               "", bench_median(t, runs), (unsigned long long)pairs, ours1);
     }
     double peer[100];
     uint64_t mozpairs = 0;
     double peer_wall[100];
     for (int r = 0; r < runs; r++) {
-        double t0 = now(), c0 = cpu_now();
+        double t0 = bench_now(), c0 = cpu_now();
         mozpairs = moz_find_all(v1, m1, 3);
-        peer_wall[r] = now() - t0;
+        peer_wall[r] = bench_now() - t0;
         peer[r] = cpu_now() - c0;
     }
-    double peer_med = median(peer, runs);
+    double peer_med = bench_median(peer, runs);
     printf("peer: Moz find_all algorithm, 1M, 10 tables, 1 thread %4s %10.3f %9llu pairs*"
            " (cpu %.3f s)\n",
-           "", median(peer_wall, runs), (unsigned long long)mozpairs, peer_med);
+           "", bench_median(peer_wall, runs), (unsigned long long)mozpairs, peer_med);
     printf("  (* distinct fingerprint pairs; ours counts document pairs, identical copies too)\n");
     printf("  ratio peer / ours (10 tables, 1 thread, cpu): %.1fx\n", peer_med / ours1);
 
@@ -307,7 +290,7 @@ int main(int argc, char **argv)
             run_pairs(v1, m1, designs[di], 1, &pairs, r ? NULL : &st);
             t[r] = last_cpu;
         }
-        double tp = median(t, runs);
+        double tp = bench_median(t, runs);
         struct dedup_index *idx = build(v1, m1, designs[di]);
         double q[100];
         for (int r = 0; r < runs; r++)
@@ -315,7 +298,7 @@ int main(int argc, char **argv)
         dedup_index_free(idx);
         printf("%-8u %14.3f %14.2f %16.3f %14.0f\n", designs[di], tp,
                (double)st.table_bytes / (double)st.distinct, st.candidates_per_probe,
-               median(q, runs));
+               bench_median(q, runs));
     }
 
     printf("\nonline, query then add, from empty to 1M (auto design for 1M):\n");
@@ -336,7 +319,7 @@ int main(int argc, char **argv)
         t[r] = cpu_now() - s0;
         dedup_index_free(idx);
     }
-    double tq = median(t, runs);
+    double tq = bench_median(t, runs);
     printf("  %.3f cpu s for 1M query+add steps: %.2f M steps/s\n", tq, 1.0 / tq);
     free(v1);
 
@@ -349,7 +332,7 @@ int main(int argc, char **argv)
         }
         printf("all pairs k=3, auto design (%u tables), 2 threads %9s %10.3f %9llu pairs"
                " (cpu %.3f s)\n",
-               st.tables, "", median(t, runs), (unsigned long long)pairs, median(cpu, runs));
+               st.tables, "", bench_median(t, runs), (unsigned long long)pairs, bench_median(cpu, runs));
         printf("  table bytes per fingerprint %.2f, other bytes per document %.2f "
                "(ids empty here)\n",
                (double)st.table_bytes / (double)st.distinct,
@@ -363,7 +346,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < runs; r++)
                 q[r] = query_rate(idx, vb, big, 1000000);
             printf("%-8u %16.3f %16.0f\n", designs[di], st.candidates_per_probe,
-                   median(q, runs));
+                   bench_median(q, runs));
             dedup_index_free(idx);
         }
         free(vb);

@@ -30,6 +30,8 @@
 #include "extract/extract.h"
 #include "extract/extract_int.h" /* EX_HTML_PARSE_OPTIONS: the parse extract/ does */
 
+#include "tests/bench/bench.h"
+
 #define MAX_PAGES 100000
 #define MAX_RUNS 101
 
@@ -37,41 +39,6 @@ struct page {
     char *data;
     size_t len;
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return NULL;
-    }
-    long n = ftell(f);
-    rewind(f);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf)
-        *len = (size_t)n;
-    return buf;
-}
 
 static unsigned long sink; /* keeps the work observable */
 
@@ -137,7 +104,7 @@ static int sax_files(char **files, int n)
     xmlInitParser();
     for (int i = 0; i < n; i++) {
         size_t len = 0;
-        char *data = slurp(files[i], &len);
+        char *data = bench_slurp(files[i], &len);
         if (!data || len > INT32_MAX) {
             fprintf(stderr, "cannot read %s\n", files[i]);
             free(data);
@@ -231,7 +198,7 @@ int main(int argc, char **argv)
         path[strcspn(path, "\n")] = '\0';
         if (!path[0])
             continue;
-        pages[n].data = slurp(path, &pages[n].len);
+        pages[n].data = bench_slurp(path, &pages[n].len);
         if (!pages[n].data) {
             fprintf(stderr, "cannot read %s\n", path);
             fclose(lf);
@@ -252,19 +219,19 @@ int main(int argc, char **argv)
     double t[4][MAX_RUNS];
     for (int r = 0; r < runs; r++) {
         /* interleaved, so drift on a shared machine hits all stages alike */
-        double t0 = now();
+        double t0 = bench_now();
         if (run_parse(pages, n) != 0)
             return 2;
-        double t1 = now();
+        double t1 = bench_now();
         if (run_extract(pages, n, 0, feat) != 0)
             return 2;
-        double t2 = now();
+        double t2 = bench_now();
         if (run_extract(pages, n, 1, feat) != 0)
             return 2;
-        double t3 = now();
+        double t3 = bench_now();
         if (run_sax(pages, n) != 0)
             return 2;
-        double t4 = now();
+        double t4 = bench_now();
         t[0][r] = t1 - t0;
         t[1][r] = t2 - t1;
         t[2][r] = t3 - t2;
@@ -278,7 +245,7 @@ int main(int argc, char **argv)
     printf("%zu pages, %.1f MB, median of %d runs\n", n, bytes / 1e6, runs);
     printf("%-40s %8s %10s %10s %7s\n", "stage", "seconds", "MB/s", "pages/s", "ratio");
     for (int k = 0; k < 4; k++) {
-        qsort(t[k], (size_t)runs, sizeof t[k][0], cmp_double);
+        qsort(t[k], (size_t)runs, sizeof t[k][0], bench_cmp_double);
         med[k] = t[k][runs / 2];
         printf("%-40s %8.3f %10.1f %10.0f %7.2f\n", names[k], med[k], bytes / 1e6 / med[k],
                n / med[k], med[0] / med[k]);

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/bench/bench.h"
+
 #define MAX_RUNS 51
 
 static const char *const SEGS[] = {
@@ -45,13 +47,6 @@ static unsigned rnd(unsigned n)
     rng_state ^= rng_state >> 7;
     rng_state ^= rng_state << 17;
     return (unsigned)(rng_state % n);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 struct buf {
@@ -211,18 +206,6 @@ static char **gen_urls(unsigned nurls)
     return urls;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
 static char *read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -246,16 +229,16 @@ static double time_ours(const struct crawl_robots *r, char **urls, unsigned nurl
     double rate[MAX_RUNS];
     for (int k = 0; k < runs; k++) {
         unsigned allowed = 0;
-        double t0 = now();
+        double t0 = bench_now();
         for (unsigned i = 0; i < nurls; i++) {
             size_t plen;
             const char *p = crawl_robots_url_path(urls[i], &plen);
             allowed += (unsigned)crawl_robots_allowed(r, p, plen, NULL);
         }
-        rate[k] = nurls / (now() - t0);
+        rate[k] = nurls / (bench_now() - t0);
         *nallowed = allowed;
     }
-    return median(rate, runs);
+    return bench_median(rate, runs);
 }
 
 int main(int argc, char **argv)
@@ -319,14 +302,14 @@ int main(int argc, char **argv)
     for (int k = 0; k < runs; k++) {
         crawl_robots_free(r);
         r = NULL;
-        double t0 = now();
+        double t0 = bench_now();
         if (crawl_robots_parse(robots.p, robots.len, "simcrawl", NULL, &r) != CRAWL_OK) {
             fprintf(stderr, "bench_robots: parse failed\n");
             return 2;
         }
-        pt[k] = now() - t0;
+        pt[k] = bench_now() - t0;
     }
-    double parse_ms = median(pt, runs) * 1e3;
+    double parse_ms = bench_median(pt, runs) * 1e3;
 
     /* the naive scan is slow: it runs on the first fifth of the URLs (at least 1000) */
     unsigned nnaive = nurls / 5 < 1000 ? (nurls < 1000 ? nurls : 1000) : nurls / 5;
@@ -345,14 +328,14 @@ int main(int argc, char **argv)
     double ours = time_ours(r, urls, nurls, runs, &ours_allowed);
     double nrate[MAX_RUNS];
     for (int k = 0; k < runs; k++) {
-        double t0 = now();
+        double t0 = bench_now();
         unsigned allowed = 0;
         for (unsigned i = 0; i < nnaive; i++)
             allowed += (unsigned)naive_allowed(rules, nr, urls[i], tmp);
-        nrate[k] = nnaive / (now() - t0);
+        nrate[k] = nnaive / (bench_now() - t0);
         (void)allowed;
     }
-    double naive = median(nrate, runs);
+    double naive = bench_median(nrate, runs);
 
     printf("robots.txt: %zu bytes, %zu rules for '*' (%zu applying after parse), %u URLs, "
            "%.1f%% allowed; median of %d runs\n",

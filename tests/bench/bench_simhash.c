@@ -29,29 +29,12 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "tests/bench/bench.h"
+
 static uint64_t lcg_next(uint64_t *x)
 {
     *x = *x * 6364136223846793005ull + 1442695040888963407ull;
     return *x >> 33;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- golden vectors ---- */
@@ -264,15 +247,15 @@ static int bench(int runs)
         make_features((enum mix)m, h, w, n);
         uint64_t sink_fast = 0, sink_naive = 0;
         for (int r = 0; r < runs; r++) {
-            double t0 = now_s();
+            double t0 = bench_now();
             for (size_t d = 0; d < N_DOCS; d++)
                 sink_fast ^= dedup_simhash_fast(h + d * DOC_FEATURES, w + d * DOC_FEATURES,
                                                 DOC_FEATURES) + d;
-            double t1 = now_s();
+            double t1 = bench_now();
             for (size_t d = 0; d < N_DOCS; d++)
                 sink_naive ^= dedup_simhash_naive(h + d * DOC_FEATURES, w + d * DOC_FEATURES,
                                                   DOC_FEATURES) + d;
-            double t2 = now_s();
+            double t2 = bench_now();
             t_fast[r] = t1 - t0;
             t_naive[r] = t2 - t1;
         }
@@ -282,7 +265,7 @@ static int bench(int runs)
                 fprintf(stderr, "bench_simhash: fast and naive differ on document %zu\n", d);
                 rc = 1;
             }
-        double f = median(t_fast, runs), nv = median(t_naive, runs);
+        double f = bench_median(t_fast, runs), nv = bench_median(t_naive, runs);
         printf("%-24s %14.3g %14.3g %7.1fx\n", MIX_NAME[m], (double)n / f, (double)n / nv,
                nv / f);
         if (sink_fast != sink_naive)
@@ -307,7 +290,7 @@ static int bench(int runs)
     }
     /* documents of 3,000 tokens: cut at spaces */
     for (int r = 0; r < runs; r++) {
-        double t0 = now_s();
+        double t0 = bench_now();
         size_t pos = 0, toks = 0;
         uint64_t sink = 0;
         while (pos < len) {
@@ -325,10 +308,10 @@ static int bench(int runs)
             toks += k;
             pos = end;
         }
-        t_fast[r] = now_s() - t0;
+        t_fast[r] = bench_now() - t0;
         t_naive[r] = (double)toks + (double)(sink & 1) * 0;
     }
-    double t = median(t_fast, runs);
+    double t = bench_median(t_fast, runs);
     printf("%-24s %14.3g tokens/s (%.1f MB/s of token string)\n", "tokens->features->simhash",
            t_naive[0] / t, (double)len / t / 1e6);
     free(text);
