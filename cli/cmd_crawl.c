@@ -695,10 +695,11 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         dp.n_blocks = res.n_blocks;
     }
     /* noindex pages are not looked up; a page not fingerprinted is new unless its payload
-     * was archived, and its digest is kept; template blocks are learned from new pages and
-     * those with too little text (never a duplicate by their text) */
+     * was archived, and its digest is kept; template blocks are learned from new pages
+     * (also those not fingerprinted) and those with too little text (never a duplicate by
+     * their text) */
     dp.flags = (noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
-               FILTER_DECIDE_LEARN_SHORT;
+               FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
     struct filter_decide_result dr = {0};
     if (filter_decide_page(run->decide, &dp, &dr) != 0) {
         rc = -1;

@@ -436,7 +436,8 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
     }
     if (!p->has_fp) {
         /* a page with too little text is never a duplicate of anything by its text */
-        if (p->too_little_text && (p->flags & FILTER_DECIDE_LEARN_SHORT))
+        if ((p->too_little_text && (p->flags & FILTER_DECIDE_LEARN_SHORT)) ||
+            (k == 0 && (p->flags & FILTER_DECIDE_LEARN_UNFP)))
             res->template_code = learn(d, p);
         goto done;
     }

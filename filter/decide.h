@@ -44,6 +44,9 @@ enum filter_verdict {
 #define FILTER_DECIDE_LEARN_SHORT 8u  /* count the template blocks of a page with too little
                                        * text (even an exact duplicate: the doc hash makes a
                                        * repeat count nothing) */
+#define FILTER_DECIDE_LEARN_UNFP 16u  /* count those of any page not fingerprinted that is not
+                                       * an exact duplicate (too much text, say: the crawler
+                                       * archives it as new) */
 
 /* Hooks, all called under the write lock with userdata; a non-zero return is the caller's
  * error code, handed back in filter_decide_result.hook_code. */
@@ -136,7 +139,7 @@ int filter_decide_lookup(struct filter_decide *d, const struct filter_decide_pag
  * payload key (EXACT); no fingerprint (UNFINGERPRINTED; its key remembered with
  * REMEMBER_UNFP); KEEP or nothing within k (NEW: reserve hook, index add, key remembered
  * with meta, template blocks counted, added hook); else NEAR. The template blocks of a
- * page with too little text are counted with LEARN_SHORT. Returns 0 with res filled, or
+ * page not fingerprinted are counted as LEARN_SHORT and LEARN_UNFP say. Returns 0 with res filled, or
  * -1: the lookup failed (res->code), out of memory copying the answer (res->code
  * DEDUP_ENOMEM) or a hook failed (res->hook_code; after the added hook the page is in).
  */

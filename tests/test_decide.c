@@ -1,10 +1,11 @@
 /*
  * Suite "decide": the one decision of filter/decide.h that `simcrawl crawl`, `simcrawl
  * dedup` and the library's filter share: new / exact duplicate (payload key, with the
- * caller's metadata) / near-duplicate (within k) in that order, what each page flag changes
- * (noindex, keep, remembering an unfingerprinted payload, learning from pages with too
- * little text), the id lookup, the payload cap, the metadata replaced and listed in order,
- * the hooks and their failures, and check-and-add being atomic across threads.
+ * caller's metadata) / near-duplicate (within k) in that order, what each page flag
+ * changes (noindex, keep, remembering an unfingerprinted payload, learning from pages with
+ * too little text or not fingerprinted at all), the id lookup, the payload cap, the
+ * metadata replaced and listed in order, the hooks and their failures, and check-and-add
+ * being atomic across threads.
  */
 #include <CUnit/CUnit.h>
 #include <pthread.h>
@@ -19,7 +20,8 @@ static struct dedup_index *new_index(unsigned k)
 {
     struct dedup_design des;
     struct dedup_index *idx = NULL;
-    if (dedup_design_choose(k, 1000, 0, &des) != DEDUP_OK || dedup_index_new(&des, &idx) != DEDUP_OK)
+    if (dedup_design_choose(k, 1000, 0, &des) != DEDUP_OK ||
+        dedup_index_new(&des, &idx) != DEDUP_OK)
         return NULL;
     return idx;
 }
@@ -167,6 +169,28 @@ static void test_decide_flags(void)
             CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
         }
     }
+    /* not fingerprinted for another reason (too much text): LEARN_UNFP counts it, unless
+     * its payload is known */
+    CU_ASSERT_EQUAL(filter_decide_remember(d, "dup", 3, UINT32_MAX, NULL, 0), FILTER_STORED_YES);
+    for (int known = 0; known < 2; known++) {
+        for (uint64_t doc = 1; doc <= 3; doc++) {
+            char key[8];
+            snprintf(key, sizeof key, "big%d", (int)doc);
+            p = page("http://big/", 0, known ? "dup" : key, NULL);
+            p.has_fp = 0;
+            p.host = known ? "big-dup" : "big";
+            p.host_len = strlen(p.host);
+            p.doc_hash = doc;
+            p.blocks = blocks;
+            p.n_blocks = 1;
+            p.flags = FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
+            CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
+            CU_ASSERT_EQUAL(r.verdict,
+                            known ? FILTER_VERDICT_EXACT : FILTER_VERDICT_UNFINGERPRINTED);
+        }
+    }
+    CU_ASSERT_EQUAL(filter_decide_mark(d, "big", 3, &block, &ntok, 1, &mark), 1);
+    CU_ASSERT_EQUAL(filter_decide_mark(d, "big-dup", 7, &block, &ntok, 1, &mark), 0);
     mark = 9;
     CU_ASSERT_EQUAL(filter_decide_mark(d, "other", 5, &block, &ntok, 1, &mark), 0);
     CU_ASSERT_EQUAL(mark, 0);
