@@ -3,11 +3,11 @@
  *
  * The crawler: wires crawler/'s loop (crawl_run: frontier, politeness, robots.txt, the
  * libcurl multi fetcher) to the page pipeline. Each fetched HTML page goes through
- * process() on a worker thread: extract + fingerprint (cli/pipeline.c; the page is parsed
- * once, its document kept for the links), then, under one
- * lock, the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
+ * process() on a worker thread: extract + fingerprint (filter/pipeline.h; the page is parsed
+ * once, its document kept for the links), then the one decision of filter/decide.h, under
+ * its lock: the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
  * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k), the
- * index add and the WARC write. A near-duplicate is logged, not archived, and its links
+ * index add; then the WARC write. A near-duplicate is logged, not archived, and its links
  * are not enqueued; an exact duplicate is archived as a revisit record; meta robots
  * noindex pages are not archived but their links are followed; rel=nofollow links and
  * pages with meta robots nofollow are not expanded. With --topic, each link's priority is
@@ -25,6 +25,7 @@
 #include "crawler/crawl.h"
 #include "dedup/dedup.h"
 #include "extract/extract.h"
+#include "filter/decide.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -40,7 +41,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #define CMD "crawl"
 #define SEEDS_MAX 100000u            /* seed URLs at most */
@@ -513,57 +513,28 @@ static double text_relevance(const struct topic *t, const char *text, size_t len
 
 /* ---- archived payloads, for exact duplicates ---- */
 
-struct kept {
-    uint64_t hash;
-    char digest[CRAWL_DIGEST_SIZE];
+/* What the decision (filter/decide.h) keeps with an archived payload's SHA-1 digest, for
+ * the revisit records of its exact duplicates: the response record's id (filled in once
+ * written), the capture date, and the URI after them (NUL-terminated). */
+struct kept_meta {
     char id[CRAWL_WARC_ID_SIZE];
     char date[24];
-    char *uri;
+    char uri[];
 };
 
-struct kept_set {
-    struct kept *v; /* open addressing; hash 0 = empty */
-    size_t mask, n;
-};
-
-static struct kept *kept_find(struct kept_set *s, const char *digest, int *found)
+/* A new kept_meta (caller frees with free()), *len its bytes; NULL when out of memory. */
+static struct kept_meta *kept_meta_new(const char *id, const char *date, const char *uri,
+                                       size_t *len)
 {
-    uint64_t h = XXH3_64bits(digest, strlen(digest)) | 1;
-    size_t i = (size_t)h & s->mask;
-    while (s->v[i].hash) {
-        if (s->v[i].hash == h && strcmp(s->v[i].digest, digest) == 0) {
-            *found = 1;
-            return &s->v[i];
-        }
-        i = (i + 1) & s->mask;
-    }
-    *found = 0;
-    s->v[i].hash = h;
-    return &s->v[i];
-}
-
-static int kept_grow(struct kept_set *s)
-{
-    if ((s->n + 1) * 2 <= s->mask + 1)
-        return 0;
-    size_t cap = s->v ? (s->mask + 1) * 2 : 1024;
-    struct kept *nv = calloc(cap, sizeof *nv);
-    if (!nv)
-        return -1;
-    struct kept *old = s->v;
-    size_t old_cap = old ? s->mask + 1 : 0;
-    s->v = nv;
-    s->mask = cap - 1;
-    for (size_t i = 0; i < old_cap; i++) {
-        if (!old[i].hash)
-            continue;
-        size_t j = (size_t)old[i].hash & s->mask;
-        while (s->v[j].hash)
-            j = (j + 1) & s->mask;
-        s->v[j] = old[i];
-    }
-    free(old);
-    return 0;
+    size_t ul = strlen(uri) + 1;
+    struct kept_meta *m = malloc(sizeof *m + ul);
+    if (!m)
+        return NULL;
+    snprintf(m->id, sizeof m->id, "%s", id);
+    snprintf(m->date, sizeof m->date, "%s", date);
+    memcpy(m->uri, uri, ul);
+    *len = sizeof *m + ul;
+    return m;
 }
 
 /* ---- the run ---- */
@@ -572,11 +543,11 @@ struct run {
     struct options *o;
     struct topic topic;
     int focused;
-    pthread_mutex_t lock;      /* index, kept payloads, failed */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
-    struct dedup_templates *templates; /* the index's, under lock; NULL: --no-templates */
-    struct kept_set kept;
+    struct filter_decide *decide; /* the decision over index (its own lock), archived
+                                   * payloads by SHA-1 digest with a kept_meta */
+    int templates;                /* learn and leave out template blocks (not --no-templates) */
     struct crawl_warc_writer *warc;
     FILE *log;
     int log_is_stdout;
@@ -628,20 +599,6 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
     return 0;
 }
 
-/* Which blocks are template for host, asked of the shared table under run->lock (the
- * fingerprint is computed outside it, with the table as it was at this moment). */
-static size_t mark_templates(void *userdata, const char *host, size_t host_len,
-                             const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
-                             unsigned char *is_template)
-{
-    struct run *run = userdata;
-    pthread_mutex_lock(&run->lock);
-    size_t m = dedup_templates_mark(run->templates, host, host_len, blocks, n_tokens, n,
-                                    is_template);
-    pthread_mutex_unlock(&run->lock);
-    return m;
-}
-
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
@@ -654,8 +611,8 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
         filter_url_host_key(page->url, host);
         fo.host = host;
-        fo.mark = mark_templates;
-        fo.mark_userdata = run;
+        fo.mark = filter_decide_mark; /* under the decision's read lock */
+        fo.mark_userdata = run->decide;
         fo.keep_blocks = 1;
     }
     struct filter_fp_result res;
@@ -704,29 +661,54 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         rc = -1;
     int noindex = extract_doc_noindex(doc) != 0;
 
-    /* Decide under run->lock (index, kept payloads: short); build the WARC records
-     * (gzip, SHA-1) with no lock held and only append them under run->warc_lock, so that
-     * one page's compression holds up neither the lookups nor the writes of the others. */
+    /* Decide (filter_decide_page: under the decision's write lock, short); build the WARC
+     * records (gzip, SHA-1) with no lock held and only append them under run->warc_lock,
+     * so that one page's compression holds up neither the lookups nor the writes of the
+     * others. */
     char date[24];
     iso_date(page->date, date);
     enum { W_NONE, W_RESPONSE, W_REVISIT } write = W_NONE;
     struct crawl_warc_revisit rv = {0};
     char ref_id[CRAWL_WARC_ID_SIZE] = "", ref_date[24] = "";
     char *ref_uri = NULL;
-    pthread_mutex_lock(&run->lock);
-    int found = 0;
-    struct kept *k = NULL;
-    if (rc == 0 && !noindex && kept_grow(&run->kept) == 0)
-        k = kept_find(&run->kept, digest, &found);
-    uint32_t dup = 0;
-    unsigned dist = 0;
-    enum dedup_code dc = DEDUP_OK;
-    int near = 0;
-    if (noindex) {
+    size_t meta_len = 0;
+    struct kept_meta *meta = kept_meta_new("", date, page->url, &meta_len);
+    if (!meta)
+        rc = -1;
+    struct filter_decide_page dp = {0};
+    dp.id = page->url;
+    dp.id_len = strlen(page->url);
+    if (rc == 0) { /* the digest and its record (no digest: no exact lookup, none kept) */
+        dp.key = digest;
+        dp.key_len = strlen(digest);
+        dp.meta = meta;
+        dp.meta_len = meta_len;
+    }
+    dp.has_fp = fp_ok;
+    dp.fp = res.fingerprint;
+    dp.too_little_text = !fp_ok && filter_fp_result_too_little_text(&res);
+    if (run->templates) {
+        dp.host = host;
+        dp.host_len = strlen(host);
+        dp.doc_hash = res.doc_hash;
+        dp.blocks = res.blocks;
+        dp.n_blocks = res.n_blocks;
+    }
+    /* noindex pages are not looked up; a page not fingerprinted is new unless its payload
+     * was archived, and its digest is kept; template blocks are learned from new pages
+     * (also those not fingerprinted) and those with too little text (never a duplicate by
+     * their text) */
+    dp.flags = (noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
+               FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
+    struct filter_decide_result dr = {0};
+    if (filter_decide_page(run->decide, &dp, &dr) != 0) {
+        rc = -1;
+    } else if (dr.verdict == FILTER_VERDICT_NOINDEX) {
         v->decision = CRAWL_DECISION_FILTERED;
         if (crawl_verdict_set(&v->error, "meta robots noindex: not archived") != CRAWL_OK)
             rc = -1;
-    } else if (k && found) {
+    } else if (dr.verdict == FILTER_VERDICT_EXACT) {
+        const struct kept_meta *k = dr.meta;
         v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
         v->expand = 0;
         v->distance = 0;
@@ -738,46 +720,21 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         snprintf(ref_id, sizeof ref_id, "%s", k->id);
         snprintf(ref_date, sizeof ref_date, "%s", k->date);
         write = W_REVISIT;
-    } else if (fp_ok && (near = dedup_index_nearest(run->index, res.fingerprint,
-                                                    (unsigned)run->o->k, &dup, &dist, &dc)) == 1) {
+    } else if (dr.verdict == FILTER_VERDICT_NEAR) {
         v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
         v->expand = 0;
-        v->distance = (int)dist;
-        if (crawl_verdict_set(&v->duplicate_of, dedup_index_id(run->index, dup, NULL)) !=
-            CRAWL_OK)
+        v->distance = (int)dr.distance;
+        if (crawl_verdict_set(&v->duplicate_of, dr.dup_id) != CRAWL_OK)
             rc = -1;
-    } else if (near < 0) {
-        rc = -1;
-    } else {
+    } else { /* new, or not fingerprinted */
         v->decision = CRAWL_DECISION_NEW;
-        if (fp_ok && dedup_index_add(run->index, res.fingerprint, page->url, strlen(page->url),
-                                     NULL) != DEDUP_OK)
+        if (dr.add_code != DEDUP_OK)
             rc = -1;
-        if (rc == 0 && k && run->kept.n < DIGESTS_MAX) {
-            k->uri = strdup(page->url);
-            if (!k->uri) {
-                rc = -1;
-            } else {
-                snprintf(k->digest, sizeof k->digest, "%s", digest);
-                snprintf(k->date, sizeof k->date, "%s", date);
-                k->id[0] = '\0'; /* filled in once the response record is written */
-                run->kept.n++;
-                found = 1; /* keep the slot */
-            }
-        }
         write = W_RESPONSE;
     }
-    if (k && !found)
-        k->hash = 0; /* the slot taken for a lookup that added nothing */
-    /* learn from pages that are not duplicates: new ones, and those with too little text
-     * besides what is known (never a duplicate of anything); a mirror counts nothing */
-    if (rc == 0 && run->templates && res.n_blocks && !noindex &&
-        (v->decision == CRAWL_DECISION_NEW ||
-         (!fp_ok && filter_fp_result_too_little_text(&res))) &&
-        dedup_templates_add_doc(run->templates, host, strlen(host), res.doc_hash, res.blocks,
-                                res.n_blocks, NULL) == DEDUP_ENOMEM)
+    if (rc == 0 && dr.template_code == DEDUP_ENOMEM)
         rc = -1;
-    pthread_mutex_unlock(&run->lock);
+    filter_decide_result_release(&dr);
 
     if (rc == 0 && run->warc && write != W_NONE) {
         char id[CRAWL_WARC_ID_SIZE] = "";
@@ -816,18 +773,13 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         }
         pthread_mutex_unlock(&run->warc_lock);
         crawl_warc_prepared_free(prep);
-        if (write == W_RESPONSE && *id) {
-            pthread_mutex_lock(&run->lock);
-            int again = 0;
-            struct kept *kk = kept_find(&run->kept, digest, &again);
-            if (again)
-                snprintf(kk->id, sizeof kk->id, "%s", id);
-            else
-                kk->hash = 0;
-            pthread_mutex_unlock(&run->lock);
+        if (write == W_RESPONSE && *id) { /* its revisits refer to this record */
+            snprintf(meta->id, sizeof meta->id, "%s", id);
+            (void)filter_decide_set_meta(run->decide, digest, strlen(digest), meta, meta_len);
         }
     }
     free(ref_uri);
+    free(meta);
     if (rc != 0 && !run->failed) {
         run->failed = 1;
         cli_error(CMD, "out of memory processing %s", page->url);
@@ -1009,7 +961,6 @@ int cmd_crawl(int argc, char **argv)
     size_t n_file_seeds = 0;
     struct run run;
     memset(&run, 0, sizeof run);
-    pthread_mutex_init(&run.lock, NULL);
     pthread_mutex_init(&run.warc_lock, NULL);
     struct crawl *c = NULL;
     const char **seeds = calloc((size_t)argc + 1, sizeof *seeds);
@@ -1135,12 +1086,14 @@ int cmd_crawl(int argc, char **argv)
         cli_error(CMD, "cannot set up the index for k %ld", o.k);
         goto done;
     }
-    if (!o.no_templates) {
-        run.templates = dedup_index_templates(run.index);
-        if (!run.templates) {
-            cli_error(CMD, "out of memory");
-            goto done;
-        }
+    run.templates = !o.no_templates;
+    struct filter_decide_opts dopts = {.index = run.index,
+                                       .k = (unsigned)o.k,
+                                       .templates = run.templates,
+                                       .max_payloads = DIGESTS_MAX};
+    if (filter_decide_new(&dopts, &run.decide) != DEDUP_OK) {
+        cli_error(CMD, "out of memory");
+        goto done;
     }
     if (o.log) {
         if (strcmp(o.log, "-") == 0) {
@@ -1242,14 +1195,9 @@ done:
             status = CLI_RUNTIME;
         }
     }
+    filter_decide_free(run.decide);
     dedup_index_free(run.index);
-    if (run.kept.v) {
-        for (size_t i = 0; i <= run.kept.mask; i++)
-            free(run.kept.v[i].uri);
-        free(run.kept.v);
-    }
     topic_release(&run.topic);
-    pthread_mutex_destroy(&run.lock);
     pthread_mutex_destroy(&run.warc_lock);
     for (size_t i = 0; i < n_file_seeds; i++)
         free(file_seeds[i]);

@@ -4,8 +4,8 @@
  *
  * The dedup filter for fetched archives: streams WARC files (.warc, .warc.gz), HTML files
  * and directories, in command-line order, and keeps the first page of every near-duplicate
- * group. Each HTML response (cli_warc_classify) is fingerprinted and looked up in the
- * index (Manku et al.): within k of a kept page it is a `near-duplicate` (not written);
+ * group. Each HTML response (cli_warc_classify) is fingerprinted and decided by the one
+ * decision of filter/decide.h over the index (Manku et al.): within k of a kept page it is a `near-duplicate` (not written);
  * with the same payload digest as a kept page an `exact-duplicate` (written as a revisit
  * record, profile identical-payload-digest, pointing at the original); otherwise `new`
  * (kept, added to the index). Every other record — warcinfo, requests, metadata, images,
@@ -25,6 +25,7 @@
 #include "cli/pipeline.h"
 #include "crawler/crawl.h"
 #include "dedup/dedup.h"
+#include "filter/decide.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -44,14 +45,13 @@
 #define ID_MAX 256u                     /* record ids longer than this are not matched */
 #define INDEX_EXPECTED_DOCS (1u << 22)  /* sizes the table design of a new index */
 
-/* A kept page, for exact-duplicate revisits: its payload digest and who it was. */
+/* A kept page, for exact-duplicate revisits: what the decision (filter/decide.h) keeps
+ * with its payload digest (the key) as metadata, "fp | gen | RECORD-ID\0URI\0DATE\0", and
+ * the view of it that kept_view() gives (pointers into that metadata). */
 struct kept {
-    struct kept *next;
-    uint64_t hash;
     uint64_t fp;
     uint64_t gen; /* the pair generation of the save that first wrote it (0: older files) */
-    char digest[CRAWL_DIGEST_SIZE];
-    char *record_id, *uri, *date; /* one allocation after the struct */
+    const char *record_id, *uri, *date;
 };
 
 struct dd {
@@ -63,9 +63,11 @@ struct dd {
     struct crawl_warc_writer *w;
     FILE *log;
     struct filter_fp_opts fp_opts;
-    /* kept pages by payload digest */
-    struct kept **tab;
-    size_t tab_size, n_kept;
+    /* the decision over idx: kept pages by payload digest, nearest, add, templates */
+    struct filter_decide *decide;
+    struct filter_decide_result dr; /* the last decision (an exact duplicate's metadata) */
+    char *meta;                     /* a kept page's metadata being built */
+    size_t meta_cap;
     int kept_full_warned;
     /* the pair (FILE + FILE.digests): the generation this run saves, and the index
      * documents [nodig_from, nodig_to) whose digests were lost (digests older than the
@@ -250,79 +252,75 @@ static void log_line(struct dd *d, const struct logrec *l)
 
 /* ---- kept pages by payload digest ---- */
 
-static struct kept *kept_find(struct dd *d, const char *digest)
+/* The kept page of metadata meta[0..len) (borrowed: pointers into meta). */
+static struct kept kept_view(const void *meta, size_t len)
 {
-    if (!d->tab_size)
-        return NULL;
-    uint64_t h = XXH3_64bits(digest, strlen(digest));
-    for (struct kept *k = d->tab[h & (d->tab_size - 1)]; k; k = k->next)
-        if (k->hash == h && strcmp(k->digest, digest) == 0)
-            return k;
-    return NULL;
+    struct kept k = {0, 0, "", "", ""};
+    const char *m = meta;
+    if (len < 16 + 3)
+        return k;
+    memcpy(&k.fp, m, 8);
+    memcpy(&k.gen, m + 8, 8);
+    k.record_id = m + 16;
+    k.uri = k.record_id + strlen(k.record_id) + 1;
+    k.date = k.uri + strlen(k.uri) + 1;
+    return k;
 }
 
-/* 0, or -1 when out of memory (the page is then simply not remembered). */
-static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *id, const char *uri,
-                    const char *date, uint64_t gen)
+/* Builds the metadata of a kept page into d->meta; its length, or 0 when out of memory. */
+static size_t kept_meta(struct dd *d, uint64_t fp, const char *id, const char *uri,
+                        const char *date, uint64_t gen)
 {
-    if (d->n_kept >= DIGESTS_MAX) {
+    size_t il = strlen(id) + 1, ul = strlen(uri) + 1, dl = strlen(date) + 1;
+    size_t len = 16 + il + ul + dl;
+    if (len > d->meta_cap) {
+        char *n = realloc(d->meta, len);
+        if (!n)
+            return 0;
+        d->meta = n;
+        d->meta_cap = len;
+    }
+    memcpy(d->meta, &fp, 8);
+    memcpy(d->meta + 8, &gen, 8);
+    memcpy(d->meta + 16, id, il);
+    memcpy(d->meta + 16 + il, uri, ul);
+    memcpy(d->meta + 16 + il + ul, date, dl);
+    return len;
+}
+
+/* What remembering a kept page came to: 0, or -1 when out of memory (the page is then
+ * simply not remembered). Past DIGESTS_MAX pages, said once. */
+static int kept_stored(struct dd *d, enum filter_decide_stored s)
+{
+    if (s == FILTER_STORED_FULL) {
         if (!d->kept_full_warned && !d->quiet)
             cli_error(CMD,
                       "more than %u kept pages: exact duplicates of later pages are "
                       "decided near-duplicate",
                       DIGESTS_MAX);
         d->kept_full_warned = 1;
-        return 0;
     }
-    if (d->n_kept >= d->tab_size) {
-        size_t ns = d->tab_size ? d->tab_size * 2 : 1024;
-        struct kept **nt = calloc(ns, sizeof *nt);
-        if (!nt)
-            return -1;
-        for (size_t i = 0; i < d->tab_size; i++) {
-            struct kept *k = d->tab[i];
-            while (k) {
-                struct kept *next = k->next;
-                k->next = nt[k->hash & (ns - 1)];
-                nt[k->hash & (ns - 1)] = k;
-                k = next;
-            }
-        }
-        free(d->tab);
-        d->tab = nt;
-        d->tab_size = ns;
-    }
-    size_t il = strlen(id) + 1, ul = strlen(uri) + 1, dl = strlen(date) + 1;
-    struct kept *k = malloc(sizeof *k + il + ul + dl);
-    if (!k)
+    return s == FILTER_STORED_ENOMEM ? -1 : 0;
+}
+
+/* A kept page of an earlier run (FILE.digests). 0, or -1 when out of memory. */
+static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *id, const char *uri,
+                    const char *date, uint64_t gen)
+{
+    size_t len = kept_meta(d, fp, id, uri, date, gen);
+    if (!len)
         return -1;
-    k->hash = XXH3_64bits(digest, strlen(digest));
-    k->fp = fp;
-    k->gen = gen;
-    snprintf(k->digest, sizeof k->digest, "%s", digest);
-    k->record_id = (char *)(k + 1);
-    k->uri = k->record_id + il;
-    k->date = k->uri + ul;
-    memcpy(k->record_id, id, il);
-    memcpy(k->uri, uri, ul);
-    memcpy(k->date, date, dl);
-    k->next = d->tab[k->hash & (d->tab_size - 1)];
-    d->tab[k->hash & (d->tab_size - 1)] = k;
-    d->n_kept++;
-    return 0;
+    return kept_stored(d, filter_decide_remember(d->decide, digest, strlen(digest), UINT32_MAX,
+                                                 d->meta, len));
 }
 
 static void kept_free(struct dd *d)
 {
-    for (size_t i = 0; i < d->tab_size; i++) {
-        struct kept *k = d->tab[i];
-        while (k) {
-            struct kept *next = k->next;
-            free(k);
-            k = next;
-        }
-    }
-    free(d->tab);
+    filter_decide_free(d->decide);
+    d->decide = NULL;
+    filter_decide_result_release(&d->dr);
+    free(d->meta);
+    d->meta = NULL;
     free(d->nodig_fp);
     d->nodig_fp = NULL;
 }
@@ -576,6 +574,22 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
     return rc;
 }
 
+/* One line of FILE.digests for a kept page (filter_decide_foreach). */
+static void kept_line(void *userdata, const void *key, size_t key_len, uint32_t doc,
+                      const void *meta, size_t meta_len)
+{
+    FILE *f = userdata;
+    struct kept k = kept_view(meta, meta_len);
+    (void)doc;
+    if (strpbrk(k.uri, "\t\n") || strpbrk(k.record_id, "\t\n") || strpbrk(k.date, "\t\n"))
+        return; /* cannot be written on one line: not remembered */
+    char hex[17];
+    dedup_fingerprint_format(k.fp, hex);
+    fprintf(f, "%.*s\t%s\t%s\t%s\t%s\t%llu\n", (int)key_len, (const char *)key, hex,
+            *k.date ? k.date : "-", *k.record_id ? k.record_id : "-", k.uri,
+            (unsigned long long)k.gen);
+}
+
 /* Writes the table to path (path.tmp.PID, fsync, renamed over, fsync of the directory),
  * with generation d->gen. The caller holds the index lock. 0, or -1 after a diagnostic. */
 static int kept_save(struct dd *d, const char *path)
@@ -601,16 +615,7 @@ static int kept_save(struct dd *d, const char *path)
         fflush(f); /* a temporary file cut short */
         dedup_crash_point("digests-partial-write");
     }
-    for (size_t i = 0; i < d->tab_size; i++)
-        for (const struct kept *k = d->tab[i]; k; k = k->next) {
-            if (strpbrk(k->uri, "\t\n") || strpbrk(k->record_id, "\t\n") ||
-                strpbrk(k->date, "\t\n"))
-                continue; /* cannot be written on one line: not remembered */
-            char hex[17];
-            dedup_fingerprint_format(k->fp, hex);
-            fprintf(f, "%s\t%s\t%s\t%s\t%s\t%llu\n", k->digest, hex, *k->date ? k->date : "-",
-                    *k->record_id ? k->record_id : "-", k->uri, (unsigned long long)k->gen);
-        }
+    filter_decide_foreach(d->decide, kept_line, f);
     int bad = ferror(f) != 0 || fflush(f) != 0 || fsync(fileno(f)) != 0;
     if (fclose(f) != 0)
         bad = 1;
@@ -789,40 +794,53 @@ static void progress(struct dd *d, int force)
             (unsigned long long)d->n_near, (unsigned long long)d->n_exact);
 }
 
-/* Counts a page's blocks into the template table (a failure is reported, not fatal). */
-static void count_blocks(struct dd *d, struct dedup_templates *tpl, const char *host,
-                         const struct filter_fp_result *res)
+/* A failure to count a page's blocks into the template table: reported, not fatal. */
+static void blocks_failed(struct dd *d, enum dedup_code rc)
 {
-    if (!res->n_blocks)
+    if (rc == DEDUP_OK)
         return;
-    enum dedup_code rc = dedup_templates_add_doc(tpl, host, strlen(host), res->doc_hash,
-                                                 res->blocks, res->n_blocks, NULL);
-    if (rc != DEDUP_OK) {
-        cli_error(CMD, "cannot count template blocks: %s", dedup_strerror(rc));
-        d->status = CLI_RUNTIME;
-    }
+    cli_error(CMD, "cannot count template blocks: %s", dedup_strerror(rc));
+    d->status = CLI_RUNTIME;
+}
+
+/* An exact duplicate of the kept page in d->dr's metadata: logged with its fingerprint. */
+static const char *exact_duplicate(struct dd *d, struct logrec *l, struct kept *exact)
+{
+    *exact = kept_view(d->dr.meta, d->dr.meta_len);
+    l->has_fp = 1;
+    l->fp = exact->fp;
+    l->duplicate_of = exact->uri;
+    l->distance = 0;
+    d->n_exact++;
+    return "exact-duplicate";
 }
 
 /*
- * A page (WARC response or HTML file): exact duplicate by payload digest, near duplicate
+ * A page (WARC response or HTML file), decided by filter/decide.h: exact duplicate by
+ * payload digest (asked before the pipeline: a repeat costs no extraction), near duplicate
  * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
- * Returns the decision; *kept_for_revisit the original when exact.
+ * Returns the decision; *exact the original when exact (exact->uri NULL otherwise; borrowed
+ * until the next page).
  */
 static const char *decide_page(struct dd *d, const char *body, size_t len, const char *ctype,
                                const char *uri, const char *record_id, const char *date,
                                const char *digest, struct logrec *l, char reason[CLI_MESSAGE_MAX],
-                               const struct kept **exact)
+                               struct kept *exact)
 {
-    *exact = NULL;
-    const struct kept *k = kept_find(d, digest);
-    if (k) {
-        *exact = k;
-        l->has_fp = 1;
-        l->fp = k->fp;
-        l->duplicate_of = k->uri;
-        l->distance = 0;
-        d->n_exact++;
-        return "exact-duplicate";
+    exact->uri = NULL;
+    struct filter_decide_page p = {0};
+    p.id = uri;
+    p.id_len = strlen(uri);
+    p.key = digest;
+    p.key_len = strlen(digest);
+    int known = filter_decide_lookup(d->decide, &p, &d->dr);
+    if (known > 0)
+        return exact_duplicate(d, l, exact);
+    if (known < 0) {
+        cli_error(CMD, "out of memory");
+        d->status = CLI_RUNTIME;
+        d->n_passed++;
+        return "passed";
     }
     struct filter_fp_result res;
     /* Templates (docs/FINGERPRINT.md, "Template blocks"), learned as pages arrive: a page is
@@ -830,11 +848,13 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
      * it is not a duplicate, so a mirror never makes its own text a template. */
     struct filter_fp_opts o = d->fp_opts;
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
-    struct dedup_templates *tpl = d->no_templates ? NULL : dedup_index_templates(d->idx);
     filter_url_host_key(uri, host); /* "" for files */
-    o.templates = tpl;
-    o.host = host;
-    o.keep_blocks = tpl != NULL;
+    if (!d->no_templates) {
+        o.mark = filter_decide_mark;
+        o.mark_userdata = d->decide;
+        o.host = host;
+        o.keep_blocks = 1;
+    }
     /* no base URL: the fingerprint is over the text, resolving links would be wasted */
     int got = filter_fingerprint_page(body, len, ctype, NULL, &o, &res);
     if (res.truncated & EXTRACT_CUT_DEPTH) {
@@ -850,52 +870,64 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_warn_cut(CMD, name, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
         l->truncated = "depth";
     }
-    if (got != 0) {
+    p.has_fp = got == 0;
+    p.fp = res.fingerprint;
+    p.too_little_text = got != 0 && filter_fp_result_too_little_text(&res);
+    p.host = host;
+    p.host_len = strlen(host);
+    p.doc_hash = res.doc_hash;
+    p.blocks = res.blocks;
+    p.n_blocks = res.n_blocks;
+    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
+    if (got == 0) {
+        p.meta_len = kept_meta(d, res.fingerprint, record_id, uri, date, d->gen);
+        p.meta = d->meta;
+        if (!p.meta_len) {
+            p.key = NULL; /* out of memory: not remembered */
+            p.key_len = 0;
+        }
+        l->has_fp = 1;
+        l->fp = res.fingerprint;
+        uint64_t fp = res.fingerprint;
+        if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
+            /* maybe an exact duplicate of a page whose digest was lost (kept_load): keep
+             * it */
+            snprintf(reason, CLI_MESSAGE_MAX, "the fingerprint of an index document whose "
+                     "payload digest was lost: kept in full");
+            d->n_nodig_kept++;
+            p.flags |= FILTER_DECIDE_KEEP;
+        }
+    } else {
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
-        if (tpl && filter_fp_result_too_little_text(&res))
-            count_blocks(d, tpl, host, &res); /* not a duplicate of anything */
-        filter_fp_result_release(&res);
-        d->n_passed++;
-        return "passed";
     }
-    uint64_t fp = res.fingerprint;
-    l->has_fp = 1;
-    l->fp = fp;
-    if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
-        /* maybe an exact duplicate of a page whose digest was lost (kept_load): keep it */
-        snprintf(reason, CLI_MESSAGE_MAX, "the fingerprint of an index document whose "
-                 "payload digest was lost: kept in full");
-        d->n_nodig_kept++;
-        goto keep;
-    }
-    uint32_t doc;
-    unsigned dist;
-    enum dedup_code code;
-    int found = dedup_index_nearest(d->idx, fp, d->k, &doc, &dist, &code);
-    if (found < 0) {
-        cli_error(CMD, "index lookup failed: %s", dedup_strerror(code));
-        d->status = CLI_RUNTIME;
-        d->n_passed++;
-        filter_fp_result_release(&res);
-        return "passed";
-    }
-    if (found > 0) {
-        l->duplicate_of = dedup_index_id(d->idx, doc, NULL);
-        l->distance = (int)dist;
-        d->n_near++;
-        filter_fp_result_release(&res);
-        return "near-duplicate";
-    }
-keep:
-    if (tpl)
-        count_blocks(d, tpl, host, &res);
+    int rc = filter_decide_page(d->decide, &p, &d->dr);
     filter_fp_result_release(&res);
-    code = dedup_index_add(d->idx, fp, uri, strlen(uri), NULL);
-    if (code != DEDUP_OK) {
-        cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(code));
+    if (rc != 0) {
+        cli_error(CMD, "index lookup failed: %s", dedup_strerror(d->dr.code));
+        d->status = CLI_RUNTIME;
+        d->n_passed++;
+        return "passed";
+    }
+    blocks_failed(d, d->dr.template_code);
+    switch (d->dr.verdict) {
+    case FILTER_VERDICT_EXACT:
+        return exact_duplicate(d, l, exact);
+    case FILTER_VERDICT_NEAR:
+        l->duplicate_of = d->dr.dup_id;
+        l->distance = (int)d->dr.distance;
+        d->n_near++;
+        return "near-duplicate";
+    case FILTER_VERDICT_NEW:
+        break;
+    default: /* not fingerprinted */
+        d->n_passed++;
+        return "passed";
+    }
+    if (d->dr.add_code != DEDUP_OK) {
+        cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(d->dr.add_code));
         d->status = CLI_RUNTIME;
     }
-    if (kept_add(d, digest, fp, record_id, uri, date, d->gen) != 0) {
+    if (kept_stored(d, p.key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
         cli_error(CMD, "out of memory remembering kept pages");
         d->status = CLI_RUNTIME;
     }
@@ -997,7 +1029,7 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
         cli_warc_page_release(&pg);
         return;
     }
-    const struct kept *orig;
+    struct kept orig;
     l.decision = decide_page(d, pg.body, pg.body_len, pg.content_type, rec->target_uri,
                              rec->record_id, rec->date, pg.payload_digest, &l, reason, &orig);
     if (strcmp(l.decision, "near-duplicate") == 0) {
@@ -1005,7 +1037,7 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
         snprintf(d->dropped[d->dropped_next], ID_MAX, "%s", rec->record_id);
         d->dropped_next = (d->dropped_next + 1) % DROPPED_RING;
         log_line(d, &l);
-    } else if (orig) {
+    } else if (orig.uri) {
         pending_resolve(d, 0);
         log_line(d, &l);
         if (d->w) {
@@ -1015,9 +1047,9 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
                                            .head = pg.block,
                                            .head_len = crawl_http_head_len(pg.msg),
                                            .payload_digest = pg.payload_digest,
-                                           .refers_to = orig->record_id,
-                                           .refers_to_uri = orig->uri,
-                                           .refers_to_date = orig->date};
+                                           .refers_to = orig.record_id,
+                                           .refers_to_uri = orig.uri,
+                                           .refers_to_date = orig.date};
             enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
             if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
                 copy_through(d, r, rec);
@@ -1144,7 +1176,7 @@ static void run_html(struct dd *d, const char *path)
         char digest[CRAWL_DIGEST_SIZE];
         if (crawl_digest_sha1(data, len, digest) != CRAWL_OK)
             digest[0] = '\0';
-        const struct kept *orig;
+        struct kept orig;
         l.decision = decide_page(d, data, len, NULL, path, "", "", digest, &l, reason, &orig);
     }
     log_line(d, &l);
@@ -1329,6 +1361,16 @@ int cmd_dedup(int argc, char **argv)
             dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
+    }
+    struct filter_decide_opts dopts = {.index = d.idx,
+                                       .k = d.k,
+                                       .templates = !d.no_templates,
+                                       .max_payloads = DIGESTS_MAX};
+    if (filter_decide_new(&dopts, &d.decide) != DEDUP_OK) {
+        cli_error(CMD, "out of memory");
+        dedup_index_free(d.idx);
+        dedup_lock_release(lock);
+        return CLI_RUNTIME;
     }
     char *digests_path = NULL;
     if (index_path) {

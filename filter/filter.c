@@ -1,12 +1,13 @@
 /*
  * libsimcrawl's filter (<simcrawl.h>): a page in, a verdict out. One check runs the page
  * pipeline of filter/pipeline.h (extract, tokens, template blocks, features, simhash)
- * outside any lock, then decides under the filter's write lock: the same id already
- * indexed (its stored decision, NEW), the same payload bytes as an indexed page (XXH3-128
- * of the bytes: EXACT_DUPLICATE), a page within k (dedup_index_nearest: NEAR_DUPLICATE),
- * or new: added to the index (dedup/index.c, Manku et al.'s permuted tables), to the id
- * and payload maps, to the host's template counts, and appended to the journal
- * (filter/journal.c) before check() returns.
+ * outside any lock, then takes the one decision of filter/decide.h (shared with `simcrawl
+ * crawl` and `simcrawl dedup`) under its write lock: the same id already indexed (its
+ * stored decision, NEW), the same payload bytes as an indexed page (XXH3-128 of the bytes
+ * as the payload key: EXACT_DUPLICATE), a page within k (dedup_index_nearest:
+ * NEAR_DUPLICATE), or new: added to the index (dedup/index.c, Manku et al.'s permuted
+ * tables), to the id and payload maps, to the host's template counts, and, in the
+ * decision's hook, appended to the journal (filter/journal.c) before check() returns.
  *
  * Durability: INDEX is loaded (dedup_index_load), then INDEX.journal replayed; on close,
  * and when the journal grows past a bound, the state is compacted: the payload hashes to
@@ -17,6 +18,7 @@
  * The library never prints: warnings go to the options' log callback.
  */
 #include "filter/simcrawl.h"
+#include "filter/decide.h"
 #include "filter/filter_int.h"
 #include "filter/pipeline.h"
 
@@ -328,14 +330,6 @@ int simcrawl_fingerprint(const void *page, size_t len, const char *content_type,
 
 /* ---- the filter ---- */
 
-/* An open-addressing set of document numbers (slot value doc + 1; 0 empty), keyed by a
- * hash the caller computes: the id map (XXH3 of the id) and the payload map. */
-struct docset {
-    uint32_t *slot;
-    size_t cap; /* a power of two */
-    size_t n;
-};
-
 struct simcrawl_filter {
     struct simcrawl_options o;
     char *path, *journal_path, *payloads_path;
@@ -348,11 +342,13 @@ struct simcrawl_filter {
     int has_syncer, dirty, stop;
     pthread_mutex_t sync_mu;
     pthread_cond_t sync_cv;
-    pthread_rwlock_t rw; /* read: template marks, early checks; write: decide and add */
     struct dedup_index *idx;
     unsigned k;
-    struct docset ids, payloads;
-    XXH128_hash_t *payload; /* per document; {0, 0}: unknown */
+    /* the decision (filter/decide.h) over idx, with its lock: ids, payload keys (the
+     * XXH3-128 below, 16 bytes), nearest, add, templates; the hooks below run under its
+     * write lock */
+    struct filter_decide *decide;
+    XXH128_hash_t *payload; /* per document, for INDEX.payloads; {0, 0}: unknown */
     size_t payload_cap;
     uint8_t *rec;           /* the record being written (under the write lock) */
     size_t rec_cap;
@@ -374,83 +370,11 @@ static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
     f->o.log(f->o.log_userdata, buf);
 }
 
-static uint64_t id_hash(const char *id, size_t len)
+/* The payload key of the decision: the 16 bytes of the XXH3-128 hash. */
+static void payload_bytes(XXH128_hash_t h, unsigned char key[16])
 {
-    return XXH3_64bits(id, len);
-}
-
-static uint64_t payload_key(XXH128_hash_t h)
-{
-    return h.low64 ^ (h.high64 * 0x9e3779b97f4a7c15ull);
-}
-
-/* Makes room for one more entry (load <= 1/2). -1 when out of memory. */
-static int docset_reserve(struct docset *s, const struct simcrawl_filter *f, int by_payload)
-{
-    if ((s->n + 1) * 2 <= s->cap)
-        return 0;
-    size_t ncap = s->cap ? s->cap * 2 : 1024;
-    uint32_t *ns = calloc(ncap, sizeof *ns);
-    if (!ns)
-        return -1;
-    for (size_t i = 0; i < s->cap; i++) {
-        uint32_t v = s->slot[i];
-        if (!v)
-            continue;
-        uint64_t h;
-        if (by_payload)
-            h = payload_key(f->payload[v - 1]);
-        else {
-            size_t len;
-            const char *id = dedup_index_id(f->idx, v - 1, &len);
-            h = id_hash(id, len);
-        }
-        size_t j = (size_t)h & (ncap - 1);
-        while (ns[j])
-            j = (j + 1) & (ncap - 1);
-        ns[j] = v;
-    }
-    free(s->slot);
-    s->slot = ns;
-    s->cap = ncap;
-    return 0;
-}
-
-/* Inserts doc under hash h; room was reserved. */
-static void docset_put(struct docset *s, uint64_t h, uint32_t doc)
-{
-    size_t j = (size_t)h & (s->cap - 1);
-    while (s->slot[j])
-        j = (j + 1) & (s->cap - 1);
-    s->slot[j] = doc + 1;
-    s->n++;
-}
-
-/* The document with this id, or -1. */
-static int64_t find_id(const struct simcrawl_filter *f, const char *id, size_t len)
-{
-    if (!f->ids.cap)
-        return -1;
-    size_t j = (size_t)id_hash(id, len) & (f->ids.cap - 1);
-    for (uint32_t v; (v = f->ids.slot[j]) != 0; j = (j + 1) & (f->ids.cap - 1)) {
-        size_t l;
-        const char *s = dedup_index_id(f->idx, v - 1, &l);
-        if (l == len && memcmp(s, id, len) == 0)
-            return v - 1;
-    }
-    return -1;
-}
-
-/* The document with this payload hash, or -1. */
-static int64_t find_payload(const struct simcrawl_filter *f, XXH128_hash_t h)
-{
-    if (!f->payloads.cap || (h.low64 == 0 && h.high64 == 0))
-        return -1;
-    size_t j = (size_t)payload_key(h) & (f->payloads.cap - 1);
-    for (uint32_t v; (v = f->payloads.slot[j]) != 0; j = (j + 1) & (f->payloads.cap - 1))
-        if (XXH128_isEqual(f->payload[v - 1], h))
-            return v - 1;
-    return -1;
+    memcpy(key, &h.low64, 8);
+    memcpy(key + 8, &h.high64, 8);
 }
 
 /* Makes room for document doc's payload slot. */
@@ -470,40 +394,14 @@ static int payload_reserve(struct simcrawl_filter *f, size_t n)
     return 0;
 }
 
-/*
- * Adds one new page to the in-memory state: index, id map, payload map, the host's
- * template counts (blocks, when n_blocks). Room in the maps is made first, so after
- * dedup_index_add() nothing can fail but the template count (a warning: templates are a
- * heuristic, the page is in). 0, or a negative error with nothing added.
- */
-static int add_page(struct simcrawl_filter *f, uint64_t fp, XXH128_hash_t pay, const char *id,
-                    size_t id_len, const char *host, size_t host_len, uint64_t doc_hash,
-                    const uint64_t *blocks, size_t n_blocks, uint32_t *doc_out)
+/* A page's template blocks could not be counted: a warning (templates are a heuristic, the
+ * page is in). */
+static void blocks_failed(const struct simcrawl_filter *f, enum dedup_code dc, const char *id,
+                          size_t id_len)
 {
-    uint32_t n = dedup_index_doc_count(f->idx);
-    if (payload_reserve(f, (size_t)n + 1) != 0 || docset_reserve(&f->ids, f, 0) != 0 ||
-        docset_reserve(&f->payloads, f, 1) != 0)
-        return SIMCRAWL_ENOMEM;
-    uint32_t doc;
-    enum dedup_code dc = dedup_index_add(f->idx, fp, id, id_len, &doc);
     if (dc != DEDUP_OK)
-        return from_dedup(dc);
-    docset_put(&f->ids, id_hash(id, id_len), doc);
-    f->payload[doc] = pay;
-    if (pay.low64 || pay.high64)
-        docset_put(&f->payloads, payload_key(pay), doc);
-    if (n_blocks) {
-        struct dedup_templates *t = dedup_index_templates(f->idx);
-        dc = t ? dedup_templates_add_doc(t, host, host_len, doc_hash, blocks, n_blocks, NULL)
-               : DEDUP_ENOMEM;
-        if (dc != DEDUP_OK)
-            logf_(f, "cannot count the template blocks of %.*s: %s", (int)id_len, id,
-                  dedup_strerror(dc));
-    }
-    atomic_store(&f->count, dedup_index_doc_count(f->idx));
-    if (doc_out)
-        *doc_out = doc;
-    return 0;
+        logf_(f, "cannot count the template blocks of %.*s: %s", (int)id_len, id,
+              dedup_strerror(dc));
 }
 
 /* write() all of buf[0..len) at the journal's end. 0 or an errno value. */
@@ -604,21 +502,21 @@ done:
     return rc;
 }
 
-/* Builds the id and payload maps over the loaded index's documents. */
+/* The payload keys of the loaded index's documents, for the decision (its id map it builds
+ * itself): the first document of a payload is its page. */
 static int maps_build(struct simcrawl_filter *f)
 {
     uint32_t n = dedup_index_doc_count(f->idx);
     if (payload_reserve(f, n ? n : 1) != 0)
         return SIMCRAWL_ENOMEM;
     for (uint32_t d = 0; d < n; d++) {
-        if (docset_reserve(&f->ids, f, 0) != 0 || docset_reserve(&f->payloads, f, 1) != 0)
+        if (!f->payload[d].low64 && !f->payload[d].high64)
+            continue;
+        unsigned char key[16];
+        payload_bytes(f->payload[d], key);
+        if (filter_decide_remember(f->decide, key, sizeof key, d, NULL, 0) ==
+            FILTER_STORED_ENOMEM)
             return SIMCRAWL_ENOMEM;
-        size_t len;
-        const char *id = dedup_index_id(f->idx, d, &len);
-        if (find_id(f, id, len) < 0) /* the first document of an id is its page */
-            docset_put(&f->ids, id_hash(id, len), d);
-        if ((f->payload[d].low64 || f->payload[d].high64) && find_payload(f, f->payload[d]) < 0)
-            docset_put(&f->payloads, payload_key(f->payload[d]), d);
     }
     atomic_store(&f->count, n);
     return 0;
@@ -664,17 +562,44 @@ static int replay_one(void *ud, const struct fj_rec *r)
 {
     struct replay *rp = ud;
     struct simcrawl_filter *f = rp->f;
-    if (find_id(f, r->id, r->id_len) >= 0) { /* saved in INDEX before a kill */
+    struct filter_decide_page p = {0};
+    struct filter_decide_result dr = {0};
+    p.id = r->id;
+    p.id_len = r->id_len;
+    int known = filter_decide_lookup(f->decide, &p, &dr); /* by id only */
+    filter_decide_result_release(&dr);
+    if (known < 0) {
+        rp->err = SIMCRAWL_ENOMEM;
+        return 1;
+    }
+    if (known > 0) { /* saved in INDEX before a kill */
         rp->skipped++;
         return 0;
     }
     XXH128_hash_t pay = {r->payload_lo, r->payload_hi};
-    int rc = add_page(f, r->fp, pay, r->id, r->id_len, r->host, r->host_len, r->doc_hash,
-                      r->blocks, r->n_blocks, NULL);
-    if (rc < 0) {
-        rp->err = rc;
+    unsigned char key[16];
+    payload_bytes(pay, key);
+    p.has_fp = 1;
+    p.fp = r->fp;
+    if (pay.low64 || pay.high64) {
+        p.key = key;
+        p.key_len = sizeof key;
+    }
+    p.host = r->host;
+    p.host_len = r->host_len;
+    p.doc_hash = r->doc_hash;
+    p.blocks = r->blocks;
+    p.n_blocks = r->n_blocks;
+    uint32_t doc;
+    enum dedup_code tc;
+    enum dedup_code dc = filter_decide_add(f->decide, &p, &doc, &tc);
+    if (dc != DEDUP_OK) {
+        rp->err = from_dedup(dc);
         return 1;
     }
+    f->payload[doc] = pay; /* room made by the reserve hook */
+    atomic_store(&f->count, dedup_index_doc_count(f->idx));
+    blocks_failed(f, tc, r->id, r->id_len);
     rp->added++;
     return 0;
 }
@@ -807,15 +732,13 @@ static void filter_free(struct simcrawl_filter *f)
     if (f->jfd >= 0)
         close(f->jfd);
     dedup_lock_release(f->lock);
+    filter_decide_free(f->decide);
     dedup_index_free(f->idx);
-    free(f->ids.slot);
-    free(f->payloads.slot);
     free(f->payload);
     free(f->rec);
     free(f->path);
     free(f->journal_path);
     free(f->payloads_path);
-    pthread_rwlock_destroy(&f->rw);
     free(f);
 }
 
@@ -828,6 +751,69 @@ static char *concat(const char *a, const char *b)
         memcpy(s + la, b, lb + 1);
     }
     return s;
+}
+
+/* ---- the decision's hooks: under its write lock ---- */
+
+/* A journal write failed before: take no more pages. */
+static int hook_start(void *userdata)
+{
+    struct simcrawl_filter *f = userdata;
+    return f->broken ? SIMCRAWL_ECLOSED : 0;
+}
+
+/* Room for the payload hash of one more document, before the add. */
+static int hook_reserve(void *userdata, uint32_t docs)
+{
+    struct simcrawl_filter *f = userdata;
+    return payload_reserve(f, docs) != 0 ? SIMCRAWL_ENOMEM : 0;
+}
+
+/* A page checked new is in the index: its payload hash, and its journal record appended
+ * (and synced as the fsync option says) before check() returns. */
+static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_page *p)
+{
+    struct simcrawl_filter *f = userdata;
+    XXH128_hash_t pay = {0, 0};
+    if (p->key) {
+        memcpy(&pay.low64, p->key, 8);
+        memcpy(&pay.high64, (const unsigned char *)p->key + 8, 8);
+    }
+    f->payload[doc] = pay;
+    atomic_store(&f->count, dedup_index_doc_count(f->idx));
+    if (f->jfd < 0)
+        return 0;
+    struct fj_rec rec = {p->fp, pay.low64, pay.high64, p->doc_hash, p->id, p->id_len,
+                         p->host, p->host_len, p->blocks, p->n_blocks};
+    size_t rlen;
+    if (fj_encode(&rec, &f->rec, &f->rec_cap, &rlen) != 0) {
+        /* the page is in memory but cannot be made durable: stop taking pages */
+        f->broken = 1;
+        return SIMCRAWL_ENOMEM;
+    }
+    int e = write_all(f->jfd, f->rec, rlen);
+    if (e) {
+        f->broken = 1;
+        logf_(f, "cannot write %s: %s; the filter takes no more pages", f->journal_path,
+              strerror(e));
+        return SIMCRAWL_EIO;
+    }
+    f->journal_bytes += rlen;
+    if (f->o.fsync == FSYNC_ALWAYS && fdatasync(f->jfd) != 0) {
+        f->broken = 1;
+        logf_(f, "cannot fsync %s: %s; the filter takes no more pages", f->journal_path,
+              strerror(errno));
+        return SIMCRAWL_EIO;
+    }
+    if (f->has_syncer) {
+        pthread_mutex_lock(&f->sync_mu);
+        f->dirty = 1;
+        pthread_cond_signal(&f->sync_cv);
+        pthread_mutex_unlock(&f->sync_mu);
+    }
+    if (f->journal_bytes > f->journal_next && compact(f) != 0)
+        f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
+    return 0;
 }
 
 int simcrawl_filter_open(struct simcrawl_filter **out, const char *index_path, unsigned k)
@@ -859,18 +845,12 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
     f->o = *o;
     f->jfd = -1;
     f->journal_next = o->journal_max;
-    if (pthread_rwlock_init(&f->rw, NULL) != 0) {
-        free(f);
-        return SIMCRAWL_ENOMEM;
-    }
     if (pthread_mutex_init(&f->sync_mu, NULL) != 0) {
-        pthread_rwlock_destroy(&f->rw);
         free(f);
         return SIMCRAWL_ENOMEM;
     }
     if (pthread_cond_init(&f->sync_cv, NULL) != 0) {
         pthread_mutex_destroy(&f->sync_mu);
-        pthread_rwlock_destroy(&f->rw);
         free(f);
         return SIMCRAWL_ENOMEM;
     }
@@ -929,7 +909,14 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
             goto fail;
         }
     }
-    if (!dedup_index_templates(f->idx)) { /* made now: marks read it under the read lock */
+    /* the table is made now (marks read it under the read lock), and always: a journal
+     * written with templates on replays its blocks whatever the option is now */
+    struct filter_decide_opts dopts = {.index = f->idx,
+                                       .k = k,
+                                       .templates = 1,
+                                       .by_id = 1,
+                                       .hooks = {hook_start, hook_reserve, hook_added, f}};
+    if (filter_decide_new(&dopts, &f->decide) != DEDUP_OK) {
         rc = SIMCRAWL_ENOMEM;
         goto fail;
     }
@@ -980,55 +967,37 @@ uint64_t simcrawl_filter_count(const struct simcrawl_filter *f)
     return f ? atomic_load(&((struct simcrawl_filter *)f)->count) : 0;
 }
 
-/* The template blocks of a page, asked by the pipeline under the read lock. */
-static size_t mark_locked(void *ud, const char *host, size_t host_len, const uint64_t *blocks,
-                          const uint32_t *n_tokens, size_t n, unsigned char *is_template)
+/* The decision's answer as the filter's: fills m, returns the decision (>= 0) or an error.
+ * NEAR keeps the page's own fingerprint in m; the others name the original's. */
+static int answer(const struct filter_decide_result *dr, struct simcrawl_match *m)
 {
-    struct simcrawl_filter *f = ud;
-    pthread_rwlock_rdlock(&f->rw);
-    /* dedup_index_templates() makes the table on first use: it exists from open on */
-    size_t m = dedup_templates_mark(dedup_index_templates(f->idx), host, host_len, blocks,
-                                    n_tokens, n, is_template);
-    pthread_rwlock_unlock(&f->rw);
-    return m;
-}
-
-/* An id already indexed: fills m, returns its stored decision (NEW); -1 when not. */
-static int known_id(const struct simcrawl_filter *f, const char *id, size_t id_len,
-                    struct simcrawl_match *m)
-{
-    int64_t d = find_id(f, id, id_len);
-    if (d < 0)
-        return -1;
-    match_reset(m, dedup_index_fingerprint(f->idx, (uint32_t)d));
-    return SIMCRAWL_NEW;
-}
-
-/* An id already indexed, or a payload already seen: fills m, returns the decision; -1
- * when neither. Under a lock. */
-static int known(const struct simcrawl_filter *f, const char *id, size_t id_len,
-                 XXH128_hash_t pay, struct simcrawl_match *m, int *err)
-{
-    int64_t d = known_id(f, id, id_len, m);
-    if (d >= 0)
-        return (int)d;
-    d = find_payload(f, pay);
-    if (d >= 0) {
-        size_t len;
-        const char *dup = dedup_index_id(f->idx, (uint32_t)d, &len);
-        match_reset(m, dedup_index_fingerprint(f->idx, (uint32_t)d));
-        *err = match_set_dup(m, dup, len, 0);
+    switch (dr->verdict) {
+    case FILTER_VERDICT_KNOWN_ID:
+        match_reset(m, dr->fp);
+        return SIMCRAWL_NEW;
+    case FILTER_VERDICT_EXACT:
+        match_reset(m, dr->fp);
+        if (dr->has_doc && match_set_dup(m, dr->dup_id, dr->dup_id_len, 0) != 0)
+            return SIMCRAWL_ENOMEM;
         return SIMCRAWL_EXACT_DUPLICATE;
+    case FILTER_VERDICT_NEAR:
+        if (match_set_dup(m, dr->dup_id, dr->dup_id_len, dr->distance) != 0)
+            return SIMCRAWL_ENOMEM;
+        return SIMCRAWL_NEAR_DUPLICATE;
+    case FILTER_VERDICT_NEW:
+        return dr->add_code == DEDUP_OK ? SIMCRAWL_NEW : from_dedup(dr->add_code);
+    default:
+        return SIMCRAWL_EINVAL; /* the filter sets no flag that gives another */
     }
-    return -1;
 }
 
 /*
- * HOW IT WORKS (check): 1. outside any lock: the payload hash; 2. read lock: the id or the
- * payload already known (a page checked again costs no extraction); 3. no lock: the
- * pipeline, whose template marks take the read lock for the table lookup only; 4. write
- * lock: known again (another thread may have added it since step 2), then the nearest
- * indexed page within k; none: add it and append its journal record before unlocking. Two
+ * HOW IT WORKS (check): 1. outside any lock: the payload hash; 2. filter_decide_lookup
+ * (read lock): the id or the payload already known (a page checked again costs no
+ * extraction); 3. no lock: the pipeline, whose template marks take the read lock for the
+ * table lookup only (filter_decide_mark); 4. filter_decide_page (write lock): known again
+ * (another thread may have added it since step 2), then the nearest indexed page within k;
+ * none: add it, and hook_added appends its journal record before the lock is released. Two
  * threads with near-duplicate pages serialise at step 4: the second finds the first.
  */
 int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
@@ -1049,15 +1018,28 @@ int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void 
     XXH128_hash_t pay = XXH3_128bits(page, len);
     if (pay.low64 == 0 && pay.high64 == 0)
         pay.low64 = 1; /* {0, 0} means unknown */
-    int err = 0, dec;
-    pthread_rwlock_rdlock(&f->rw);
-    if (html_type(content_type))
-        dec = known(f, id, id_len, pay, m, &err);
-    else if ((dec = known_id(f, id, id_len, m)) < 0)
-        dec = SIMCRAWL_NOT_HTML; /* another content type: no lookup by payload */
-    pthread_rwlock_unlock(&f->rw);
-    if (dec >= 0)
-        return err ? err : dec;
+    unsigned char key[16];
+    payload_bytes(pay, key);
+    int dec;
+    struct filter_decide_page p = {0};
+    struct filter_decide_result dr = {0};
+    struct filter_fp_result r = {0};
+    p.id = id;
+    p.id_len = id_len;
+    int html = html_type(content_type);
+    if (html) { /* another content type: no lookup by payload */
+        p.key = key;
+        p.key_len = sizeof key;
+    }
+    int known = filter_decide_lookup(f->decide, &p, &dr);
+    if (known != 0) {
+        dec = known < 0 ? SIMCRAWL_ENOMEM : answer(&dr, m);
+        goto out;
+    }
+    if (!html) {
+        dec = SIMCRAWL_NOT_HTML;
+        goto out;
+    }
 
     char host[DEDUP_TEMPLATE_MAX_KEY + 1] = "";
     struct filter_fp_opts o = {0};
@@ -1065,86 +1047,29 @@ int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void 
     if (f->o.templates) {
         filter_url_host_key(id, host);
         o.host = host;
-        o.mark = mark_locked;
-        o.mark_userdata = f;
+        o.mark = filter_decide_mark;
+        o.mark_userdata = f->decide;
         o.keep_blocks = 1;
     }
-    struct filter_fp_result r;
     if (filter_fingerprint_page(page, len, content_type, NULL, &o, &r) != 0) {
-        int rc = from_pipeline(&r);
-        filter_fp_result_release(&r);
-        return rc;
-    }
-    uint64_t fp = r.fingerprint;
-    match_reset(m, fp);
-
-    pthread_rwlock_wrlock(&f->rw);
-    if (f->broken) {
-        dec = SIMCRAWL_ECLOSED;
+        dec = from_pipeline(&r);
         goto out;
     }
-    dec = known(f, id, id_len, pay, m, &err);
-    if (dec >= 0)
-        goto out;
-    uint32_t doc;
-    unsigned dist;
-    enum dedup_code dc;
-    int found = dedup_index_nearest(f->idx, fp, f->k, &doc, &dist, &dc);
-    if (found < 0) {
-        dec = from_dedup(dc);
-        goto out;
-    }
-    if (found > 0) {
-        size_t dl;
-        const char *dup = dedup_index_id(f->idx, doc, &dl);
-        err = match_set_dup(m, dup, dl, dist);
-        dec = SIMCRAWL_NEAR_DUPLICATE;
-        goto out;
-    }
-    size_t host_len = strlen(host);
-    dec = add_page(f, fp, pay, id, id_len, host, host_len, r.doc_hash, r.blocks, r.n_blocks,
-                   &doc);
-    if (dec < 0)
-        goto out;
-    dec = SIMCRAWL_NEW;
-    if (f->jfd >= 0) {
-        struct fj_rec rec = {fp, pay.low64, pay.high64, r.doc_hash, id, id_len,
-                             host, host_len, r.blocks, r.n_blocks};
-        size_t rlen;
-        int e = 0;
-        if (fj_encode(&rec, &f->rec, &f->rec_cap, &rlen) != 0) {
-            /* the page is in memory but cannot be made durable: stop taking pages */
-            f->broken = 1;
-            dec = SIMCRAWL_ENOMEM;
-            goto out;
-        }
-        e = write_all(f->jfd, f->rec, rlen);
-        if (e) {
-            f->broken = 1;
-            logf_(f, "cannot write %s: %s; the filter takes no more pages", f->journal_path,
-                  strerror(e));
-            dec = SIMCRAWL_EIO;
-            goto out;
-        }
-        f->journal_bytes += rlen;
-        if (f->o.fsync == FSYNC_ALWAYS && fdatasync(f->jfd) != 0) {
-            f->broken = 1;
-            logf_(f, "cannot fsync %s: %s; the filter takes no more pages", f->journal_path,
-                  strerror(errno));
-            dec = SIMCRAWL_EIO;
-            goto out;
-        }
-        if (f->has_syncer) {
-            pthread_mutex_lock(&f->sync_mu);
-            f->dirty = 1;
-            pthread_cond_signal(&f->sync_cv);
-            pthread_mutex_unlock(&f->sync_mu);
-        }
-        if (f->journal_bytes > f->journal_next && compact(f) != 0)
-            f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
-    }
+    match_reset(m, r.fingerprint);
+    p.has_fp = 1;
+    p.fp = r.fingerprint;
+    p.host = host;
+    p.host_len = strlen(host);
+    p.doc_hash = r.doc_hash;
+    p.blocks = r.blocks;
+    p.n_blocks = r.n_blocks;
+    if (filter_decide_page(f->decide, &p, &dr) != 0)
+        dec = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
+    else
+        dec = answer(&dr, m);
+    blocks_failed(f, dr.template_code, id, id_len);
 out:
-    pthread_rwlock_unlock(&f->rw);
+    filter_decide_result_release(&dr);
     filter_fp_result_release(&r);
-    return err ? err : dec;
+    return dec;
 }

@@ -1,0 +1,542 @@
+/*
+ * The one decision (filter/decide.h): exact duplicate by payload key, near-duplicate by the
+ * permuted-table index (dedup_index_nearest, Manku et al.), or new (dedup_index_add, the key
+ * remembered, the host's template blocks counted: docs/FINGERPRINT.md, "Template blocks").
+ * `simcrawl crawl`, `simcrawl dedup` and the library's filter (filter/filter.c) all decide
+ * here; what they differ in (noindex pages, pages with too little text, digests lost) are
+ * flags of the page, and what they add around it (a WARC record, a journal record) hooks.
+ *
+ * Two maps beside the borrowed index: the payload keys (open addressing over an array of
+ * entries kept in the order remembered, each with its key, the caller's metadata and its
+ * document), and with by_id the ids (open addressing over document numbers, hashed with
+ * XXH3 and compared against the index's ids). One rwlock guards the maps, the index and the
+ * template table: read for lookups and marks, write for every decision and add.
+ */
+#include "filter/decide.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#define NO_DOC UINT32_MAX
+
+struct pentry {
+    uint64_t hash;
+    uint32_t doc;
+    uint32_t key_len;
+    unsigned char *key; /* owned; the key */
+    void *meta;         /* owned, or NULL when meta_len is 0 */
+    size_t meta_len;
+};
+
+struct filter_decide {
+    struct filter_decide_opts o;
+    pthread_rwlock_t rw;
+    struct dedup_templates *templates; /* the index's, or NULL */
+    /* payload keys: entries in order, slots hold entry + 1 (0: empty) */
+    struct pentry *ent;
+    size_t n_ent, ent_cap;
+    uint32_t *pslot;
+    size_t pslot_cap; /* a power of two, or 0 */
+    /* by_id: slots hold doc + 1 */
+    uint32_t *islot;
+    size_t islot_cap, n_ids;
+};
+
+static uint64_t key_hash(const void *key, size_t len)
+{
+    return XXH3_64bits(key, len);
+}
+
+/* ---- the payload keys ---- */
+
+static int64_t payload_find(const struct filter_decide *d, const void *key, size_t len)
+{
+    if (!d->pslot_cap || !key)
+        return -1;
+    uint64_t h = key_hash(key, len);
+    size_t j = (size_t)h & (d->pslot_cap - 1);
+    for (uint32_t v; (v = d->pslot[j]) != 0; j = (j + 1) & (d->pslot_cap - 1)) {
+        const struct pentry *e = &d->ent[v - 1];
+        if (e->hash == h && e->key_len == len && memcmp(e->key, key, len) == 0)
+            return v - 1;
+    }
+    return -1;
+}
+
+/* Room for one more entry (slots at most half full). -1 when out of memory. */
+static int payload_reserve(struct filter_decide *d)
+{
+    if (d->n_ent + 1 > d->ent_cap) {
+        size_t nc = d->ent_cap ? d->ent_cap * 2 : 1024;
+        struct pentry *ne = realloc(d->ent, nc * sizeof *ne);
+        if (!ne)
+            return -1;
+        d->ent = ne;
+        d->ent_cap = nc;
+    }
+    if ((d->n_ent + 1) * 2 <= d->pslot_cap)
+        return 0;
+    size_t nc = d->pslot_cap ? d->pslot_cap * 2 : 2048;
+    uint32_t *ns = calloc(nc, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < d->n_ent; i++) {
+        size_t j = (size_t)d->ent[i].hash & (nc - 1);
+        while (ns[j])
+            j = (j + 1) & (nc - 1);
+        ns[j] = (uint32_t)i + 1;
+    }
+    free(d->pslot);
+    d->pslot = ns;
+    d->pslot_cap = nc;
+    return 0;
+}
+
+/* Remembers a key not known yet. Under the write lock. */
+static enum filter_decide_stored payload_put(struct filter_decide *d, const void *key,
+                                             size_t len, uint32_t doc, const void *meta,
+                                             size_t meta_len)
+{
+    if (d->o.max_payloads && d->n_ent >= d->o.max_payloads)
+        return FILTER_STORED_FULL;
+    if (len > UINT32_MAX || d->n_ent >= UINT32_MAX - 1 || payload_reserve(d) != 0)
+        return FILTER_STORED_ENOMEM;
+    struct pentry e = {key_hash(key, len), doc, (uint32_t)len, malloc(len ? len : 1), NULL,
+                       meta_len};
+    if (meta_len)
+        e.meta = malloc(meta_len);
+    if (!e.key || (meta_len && !e.meta)) {
+        free(e.key);
+        free(e.meta);
+        return FILTER_STORED_ENOMEM;
+    }
+    memcpy(e.key, key, len);
+    if (meta_len)
+        memcpy(e.meta, meta, meta_len);
+    d->ent[d->n_ent] = e;
+    size_t j = (size_t)e.hash & (d->pslot_cap - 1);
+    while (d->pslot[j])
+        j = (j + 1) & (d->pslot_cap - 1);
+    d->pslot[j] = (uint32_t)++d->n_ent;
+    return FILTER_STORED_YES;
+}
+
+/* ---- the ids (by_id) ---- */
+
+static int64_t id_find(const struct filter_decide *d, const char *id, size_t len)
+{
+    if (!d->islot_cap)
+        return -1;
+    size_t j = (size_t)key_hash(id, len) & (d->islot_cap - 1);
+    for (uint32_t v; (v = d->islot[j]) != 0; j = (j + 1) & (d->islot_cap - 1)) {
+        size_t l;
+        const char *s = dedup_index_id(d->o.index, v - 1, &l);
+        if (l == len && memcmp(s, id, len) == 0)
+            return v - 1;
+    }
+    return -1;
+}
+
+static int id_reserve(struct filter_decide *d)
+{
+    if ((d->n_ids + 1) * 2 <= d->islot_cap)
+        return 0;
+    size_t nc = d->islot_cap ? d->islot_cap * 2 : 1024;
+    uint32_t *ns = calloc(nc, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < d->islot_cap; i++) {
+        uint32_t v = d->islot[i];
+        if (!v)
+            continue;
+        size_t l;
+        const char *s = dedup_index_id(d->o.index, v - 1, &l);
+        size_t j = (size_t)key_hash(s, l) & (nc - 1);
+        while (ns[j])
+            j = (j + 1) & (nc - 1);
+        ns[j] = v;
+    }
+    free(d->islot);
+    d->islot = ns;
+    d->islot_cap = nc;
+    return 0;
+}
+
+/* Room was reserved. */
+static void id_put(struct filter_decide *d, const char *id, size_t len, uint32_t doc)
+{
+    size_t j = (size_t)key_hash(id, len) & (d->islot_cap - 1);
+    while (d->islot[j])
+        j = (j + 1) & (d->islot_cap - 1);
+    d->islot[j] = doc + 1;
+    d->n_ids++;
+}
+
+/* ---- lifecycle ---- */
+
+enum dedup_code filter_decide_new(const struct filter_decide_opts *opts,
+                                  struct filter_decide **out)
+{
+    *out = NULL;
+    if (!opts || !opts->index)
+        return DEDUP_EINVAL;
+    struct filter_decide *d = calloc(1, sizeof *d);
+    if (!d)
+        return DEDUP_ENOMEM;
+    d->o = *opts;
+    if (pthread_rwlock_init(&d->rw, NULL) != 0) {
+        free(d);
+        return DEDUP_ENOMEM;
+    }
+    if (opts->templates) {
+        /* made now: marks read it under the read lock */
+        d->templates = dedup_index_templates(opts->index);
+        if (!d->templates)
+            goto fail;
+    }
+    if (opts->by_id) { /* the first document of an id is its page */
+        uint32_t n = dedup_index_doc_count(opts->index);
+        for (uint32_t doc = 0; doc < n; doc++) {
+            size_t len;
+            const char *id = dedup_index_id(opts->index, doc, &len);
+            if (id_reserve(d) != 0)
+                goto fail;
+            if (id_find(d, id, len) < 0)
+                id_put(d, id, len, doc);
+        }
+    }
+    *out = d;
+    return DEDUP_OK;
+fail:
+    filter_decide_free(d);
+    return DEDUP_ENOMEM;
+}
+
+void filter_decide_free(struct filter_decide *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n_ent; i++) {
+        free(d->ent[i].key);
+        free(d->ent[i].meta);
+    }
+    free(d->ent);
+    free(d->pslot);
+    free(d->islot);
+    pthread_rwlock_destroy(&d->rw);
+    free(d);
+}
+
+void filter_decide_result_release(struct filter_decide_result *res)
+{
+    if (!res)
+        return;
+    free(res->dup_id);
+    free(res->meta);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---- answers ---- */
+
+/* Clears the answer of res, keeping its buffers. */
+static void result_reset(struct filter_decide_result *res)
+{
+    res->verdict = FILTER_VERDICT_NEW;
+    res->doc = NO_DOC;
+    res->has_doc = 0;
+    res->distance = 0;
+    res->fp = 0;
+    res->dup_id_len = 0;
+    if (res->dup_id)
+        res->dup_id[0] = '\0';
+    res->meta_len = 0;
+    res->stored = FILTER_STORED_NONE;
+    res->add_code = DEDUP_OK;
+    res->template_code = DEDUP_OK;
+    res->code = DEDUP_OK;
+    res->hook_code = 0;
+}
+
+static int copy_into(void **buf, size_t *cap, const void *src, size_t len, int nul)
+{
+    size_t need = len + (nul ? 1 : 0);
+    if (need > *cap || !*buf) {
+        void *n = realloc(*buf, need ? need : 1);
+        if (!n)
+            return -1;
+        *buf = n;
+        *cap = need ? need : 1;
+    }
+    if (len)
+        memcpy(*buf, src, len);
+    if (nul)
+        ((char *)*buf)[len] = '\0';
+    return 0;
+}
+
+/* res names document doc as the original (its id, fingerprint). Under a lock. */
+static int answer_doc(const struct filter_decide *d, uint32_t doc, struct filter_decide_result *res)
+{
+    size_t len;
+    const char *id = dedup_index_id(d->o.index, doc, &len);
+    res->doc = doc;
+    res->has_doc = 1;
+    res->fp = dedup_index_fingerprint(d->o.index, doc);
+    void *buf = res->dup_id;
+    if (copy_into(&buf, &res->dup_cap, id, len, 1) != 0)
+        return -1;
+    res->dup_id = buf;
+    res->dup_id_len = len;
+    return 0;
+}
+
+/* The id (by_id) or the payload key known: 1 with res filled, 0, -1 out of memory. */
+static int known(const struct filter_decide *d, const struct filter_decide_page *p,
+                 struct filter_decide_result *res)
+{
+    if (d->o.by_id) {
+        int64_t doc = id_find(d, p->id, p->id_len);
+        if (doc >= 0) {
+            res->verdict = FILTER_VERDICT_KNOWN_ID;
+            res->doc = (uint32_t)doc;
+            res->has_doc = 1;
+            res->fp = dedup_index_fingerprint(d->o.index, (uint32_t)doc);
+            return 1;
+        }
+    }
+    int64_t e = payload_find(d, p->key, p->key_len);
+    if (e < 0)
+        return 0;
+    const struct pentry *pe = &d->ent[e];
+    res->verdict = FILTER_VERDICT_EXACT;
+    if (copy_into(&res->meta, &res->meta_cap, pe->meta, pe->meta_len, 0) != 0)
+        return -1;
+    res->meta_len = pe->meta_len;
+    if (pe->doc != NO_DOC && answer_doc(d, pe->doc, res) != 0)
+        return -1;
+    return 1;
+}
+
+int filter_decide_lookup(struct filter_decide *d, const struct filter_decide_page *p,
+                         struct filter_decide_result *res)
+{
+    result_reset(res);
+    pthread_rwlock_rdlock(&d->rw);
+    int k = known(d, p, res);
+    pthread_rwlock_unlock(&d->rw);
+    if (k < 0)
+        res->code = DEDUP_ENOMEM;
+    return k;
+}
+
+size_t filter_decide_mark(void *userdata, const char *host, size_t host_len,
+                          const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
+                          unsigned char *is_template)
+{
+    struct filter_decide *d = userdata;
+    pthread_rwlock_rdlock(&d->rw);
+    size_t m = dedup_templates_mark(d->templates, host, host_len, blocks, n_tokens, n,
+                                    is_template);
+    pthread_rwlock_unlock(&d->rw);
+    return m;
+}
+
+/* ---- adding ---- */
+
+static enum dedup_code learn(struct filter_decide *d, const struct filter_decide_page *p)
+{
+    if (!d->templates || !p->n_blocks)
+        return DEDUP_OK;
+    return dedup_templates_add_doc(d->templates, p->host ? p->host : "", p->host_len,
+                                   p->doc_hash, p->blocks, p->n_blocks, NULL);
+}
+
+/*
+ * Adds a fingerprinted page: room first (maps, the reserve hook), so that after
+ * dedup_index_add() only remembering the key (a best-effort map: stored says) and counting
+ * the blocks (a heuristic: template_code says) can fail. Under the write lock.
+ */
+static enum dedup_code add_locked(struct filter_decide *d, const struct filter_decide_page *p,
+                                  uint32_t *doc, enum filter_decide_stored *stored,
+                                  enum dedup_code *template_code, int *hook_code)
+{
+    *stored = FILTER_STORED_NONE;
+    *template_code = DEDUP_OK;
+    if (d->o.by_id && id_reserve(d) != 0)
+        return DEDUP_ENOMEM;
+    if (d->o.hooks.reserve) {
+        int h = d->o.hooks.reserve(d->o.hooks.userdata, dedup_index_doc_count(d->o.index) + 1);
+        if (h) {
+            *hook_code = h;
+            return DEDUP_ENOMEM;
+        }
+    }
+    enum dedup_code c = dedup_index_add(d->o.index, p->fp, p->id, p->id_len, doc);
+    if (c != DEDUP_OK)
+        return c;
+    if (d->o.by_id)
+        id_put(d, p->id, p->id_len, *doc);
+    if (p->key && payload_find(d, p->key, p->key_len) < 0)
+        *stored = payload_put(d, p->key, p->key_len, *doc, p->meta, p->meta_len);
+    *template_code = learn(d, p);
+    return DEDUP_OK;
+}
+
+enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_decide_page *p,
+                                  uint32_t *doc, enum dedup_code *template_code)
+{
+    enum filter_decide_stored stored;
+    int hook = 0;
+    uint32_t dd = NO_DOC;
+    pthread_rwlock_wrlock(&d->rw);
+    enum dedup_code c = add_locked(d, p, &dd, &stored, template_code, &hook);
+    pthread_rwlock_unlock(&d->rw);
+    if (doc)
+        *doc = dd;
+    return c;
+}
+
+/*
+ * HOW IT WORKS (the decision): everything below runs under the write lock, so a page
+ * decided new is in the index before the next decision looks: two near-duplicates
+ * decided at once serialise here and the second finds the first. Callers that can afford
+ * it ask filter_decide_lookup() first (read lock, no fingerprint needed: `simcrawl dedup`
+ * and the library skip the pipeline for a payload already known); the lookup is repeated
+ * here because another thread may have added the page in between. The fingerprint is
+ * computed outside any lock with the template table as filter_decide_mark() saw it.
+ */
+int filter_decide_page(struct filter_decide *d, const struct filter_decide_page *p,
+                       struct filter_decide_result *res)
+{
+    int rc = 0;
+    result_reset(res);
+    pthread_rwlock_wrlock(&d->rw);
+    if (d->o.hooks.start) {
+        int h = d->o.hooks.start(d->o.hooks.userdata);
+        if (h) {
+            res->hook_code = h;
+            goto fail;
+        }
+    }
+    if (p->flags & FILTER_DECIDE_NOINDEX) {
+        res->verdict = FILTER_VERDICT_NOINDEX;
+        goto done;
+    }
+    int k = known(d, p, res);
+    if (k < 0) {
+        res->code = DEDUP_ENOMEM;
+        goto fail;
+    }
+    if (k == 0 && !p->has_fp) {
+        res->verdict = FILTER_VERDICT_UNFINGERPRINTED;
+        if (p->key && (p->flags & FILTER_DECIDE_REMEMBER_UNFP))
+            res->stored = payload_put(d, p->key, p->key_len, NO_DOC, p->meta, p->meta_len);
+    }
+    if (!p->has_fp) {
+        /* a page with too little text is never a duplicate of anything by its text */
+        if ((p->too_little_text && (p->flags & FILTER_DECIDE_LEARN_SHORT)) ||
+            (k == 0 && (p->flags & FILTER_DECIDE_LEARN_UNFP)))
+            res->template_code = learn(d, p);
+        goto done;
+    }
+    if (k > 0)
+        goto done;
+    if (!(p->flags & FILTER_DECIDE_KEEP)) {
+        uint32_t doc;
+        unsigned dist;
+        enum dedup_code c;
+        int found = dedup_index_nearest(d->o.index, p->fp, d->o.k, &doc, &dist, &c);
+        if (found < 0) {
+            res->code = c;
+            goto fail;
+        }
+        if (found > 0) {
+            res->verdict = FILTER_VERDICT_NEAR;
+            res->distance = dist;
+            if (answer_doc(d, doc, res) != 0) {
+                res->code = DEDUP_ENOMEM;
+                goto fail;
+            }
+            goto done;
+        }
+    }
+    res->verdict = FILTER_VERDICT_NEW;
+    uint32_t doc = NO_DOC;
+    res->add_code = add_locked(d, p, &doc, &res->stored, &res->template_code, &res->hook_code);
+    if (res->hook_code)
+        goto fail;
+    if (res->add_code != DEDUP_OK)
+        goto done;
+    res->doc = doc;
+    if (d->o.hooks.added) {
+        int h = d->o.hooks.added(d->o.hooks.userdata, doc, p);
+        if (h) {
+            res->hook_code = h;
+            goto fail;
+        }
+    }
+done:
+    pthread_rwlock_unlock(&d->rw);
+    return rc;
+fail:
+    rc = -1;
+    goto done;
+}
+
+enum filter_decide_stored filter_decide_remember(struct filter_decide *d, const void *key,
+                                                 size_t key_len, uint32_t doc,
+                                                 const void *meta, size_t meta_len)
+{
+    enum filter_decide_stored s = FILTER_STORED_NONE;
+    pthread_rwlock_wrlock(&d->rw);
+    if (payload_find(d, key, key_len) < 0)
+        s = payload_put(d, key, key_len, doc, meta, meta_len);
+    pthread_rwlock_unlock(&d->rw);
+    return s;
+}
+
+enum dedup_code filter_decide_set_meta(struct filter_decide *d, const void *key,
+                                       size_t key_len, const void *meta, size_t meta_len)
+{
+    enum dedup_code c = DEDUP_EINVAL;
+    pthread_rwlock_wrlock(&d->rw);
+    int64_t e = payload_find(d, key, key_len);
+    if (e >= 0) {
+        struct pentry *pe = &d->ent[e];
+        void *n = meta_len ? malloc(meta_len) : NULL;
+        if (meta_len && !n) {
+            c = DEDUP_ENOMEM;
+        } else {
+            if (meta_len)
+                memcpy(n, meta, meta_len);
+            free(pe->meta);
+            pe->meta = n;
+            pe->meta_len = meta_len;
+            c = DEDUP_OK;
+        }
+    }
+    pthread_rwlock_unlock(&d->rw);
+    return c;
+}
+
+void filter_decide_foreach(struct filter_decide *d,
+                           void (*fn)(void *userdata, const void *key, size_t key_len,
+                                      uint32_t doc, const void *meta, size_t meta_len),
+                           void *userdata)
+{
+    pthread_rwlock_rdlock(&d->rw);
+    for (size_t i = 0; i < d->n_ent; i++)
+        fn(userdata, d->ent[i].key, d->ent[i].key_len, d->ent[i].doc, d->ent[i].meta,
+           d->ent[i].meta_len);
+    pthread_rwlock_unlock(&d->rw);
+}
+
+size_t filter_decide_payload_count(struct filter_decide *d)
+{
+    pthread_rwlock_rdlock(&d->rw);
+    size_t n = d->n_ent;
+    pthread_rwlock_unlock(&d->rw);
+    return n;
+}
