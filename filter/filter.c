@@ -209,6 +209,14 @@ struct simcrawl_match {
     int has_dup;
     char *dup;
     size_t dup_cap;
+    unsigned want;      /* SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS */
+    int has_text;       /* text[0..text_len) holds the last page's main text */
+    char *text;
+    size_t text_len, text_cap;
+    char *links;        /* the links' URLs, each NUL-terminated, back to back */
+    size_t links_len, links_cap;
+    size_t *link_off;   /* n_links offsets into links */
+    size_t n_links, link_off_cap;
 };
 
 struct simcrawl_match *simcrawl_match_new(void)
@@ -221,7 +229,88 @@ void simcrawl_match_free(struct simcrawl_match *m)
     if (!m)
         return;
     free(m->dup);
+    free(m->text);
+    free(m->links);
+    free(m->link_off);
     free(m);
+}
+
+int simcrawl_match_want(struct simcrawl_match *m, unsigned flags)
+{
+    if (!m || (flags & ~(unsigned)(SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS)))
+        return SIMCRAWL_EINVAL;
+    m->want = flags;
+    return 0;
+}
+
+const char *simcrawl_match_text(const struct simcrawl_match *m, size_t *len)
+{
+    if (len)
+        *len = m && m->has_text ? m->text_len : 0;
+    return m && m->has_text ? m->text : NULL;
+}
+
+size_t simcrawl_match_link_count(const struct simcrawl_match *m)
+{
+    return m ? m->n_links : 0;
+}
+
+const char *simcrawl_match_link(const struct simcrawl_match *m, size_t i)
+{
+    return m && i < m->n_links ? m->links + m->link_off[i] : NULL;
+}
+
+/* Grows *buf (capacity *cap) to hold need bytes; 0 or -1 when out of memory. */
+static int grow_to(void **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 256;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*buf, c);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
+/* Copies what m asked for (simcrawl_match_want) out of the parsed page doc: its main text
+ * and its links' URLs. SIMCRAWL_ENOMEM leaves m without them. */
+static int match_set_doc(struct simcrawl_match *m, const struct extract_doc *doc)
+{
+    if (!m || !doc || !m->want)
+        return 0;
+    if (m->want & SIMCRAWL_MATCH_TEXT) {
+        size_t len = 0;
+        const char *t = extract_doc_text(doc, &len);
+        if (grow_to((void **)&m->text, &m->text_cap, len + 1) != 0)
+            return SIMCRAWL_ENOMEM;
+        memcpy(m->text, t, len);
+        m->text[len] = '\0';
+        m->text_len = len;
+        m->has_text = 1;
+    }
+    if (m->want & SIMCRAWL_MATCH_LINKS) {
+        size_t n = extract_doc_link_count(doc);
+        if (grow_to((void **)&m->link_off, &m->link_off_cap, (n + 1) * sizeof *m->link_off) != 0)
+            return SIMCRAWL_ENOMEM;
+        m->links_len = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *u = extract_doc_link(doc, i)->url;
+            size_t ul = strlen(u) + 1;
+            if (grow_to((void **)&m->links, &m->links_cap, m->links_len + ul) != 0) {
+                m->n_links = 0;
+                return SIMCRAWL_ENOMEM;
+            }
+            memcpy(m->links + m->links_len, u, ul);
+            m->link_off[i] = m->links_len;
+            m->links_len += ul;
+        }
+        m->n_links = n;
+    }
+    return 0;
 }
 
 uint64_t simcrawl_match_fingerprint(const struct simcrawl_match *m)
@@ -251,6 +340,8 @@ static void match_reset(struct simcrawl_match *m, uint64_t fp)
     m->fp = fp;
     m->distance = 0;
     m->has_dup = 0;
+    m->has_text = 0;
+    m->n_links = 0;
 }
 
 /* Copies id into m as the page duplicated; SIMCRAWL_ENOMEM leaves m without one. */
@@ -1051,11 +1142,20 @@ int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void 
         o.mark_userdata = f->decide;
         o.keep_blocks = 1;
     }
-    if (filter_fingerprint_page(page, len, content_type, NULL, &o, &r) != 0) {
+    o.keep_doc = m && m->want; /* the main text and links asked for */
+    /* links resolve against the page's URL (the id); the fingerprint never depends on it */
+    const char *base = m && (m->want & SIMCRAWL_MATCH_LINKS) ? id : NULL;
+    if (filter_fingerprint_page(page, len, content_type, base, &o, &r) != 0) {
         dec = from_pipeline(&r);
+        if (dec == SIMCRAWL_TOO_SHORT && match_set_doc(m, r.doc) != 0)
+            dec = SIMCRAWL_ENOMEM;
         goto out;
     }
     match_reset(m, r.fingerprint);
+    if (match_set_doc(m, r.doc) != 0) {
+        dec = SIMCRAWL_ENOMEM;
+        goto out;
+    }
     p.has_fp = 1;
     p.fp = r.fingerprint;
     p.host = host;

@@ -185,6 +185,25 @@ void simcrawl_match_free(struct simcrawl_match *m);
 int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
                           size_t len, const char *content_type, struct simcrawl_match *match);
 
+/* What else check() keeps in m, on request (nothing by default: it costs a copy):
+ * SIMCRAWL_MATCH_TEXT the page's main text, SIMCRAWL_MATCH_LINKS the URLs of its links
+ * (resolved against the id as the page's URL and its <base href>). They are there for the
+ * pages check() parses: NEW, NEAR_DUPLICATE and TOO_SHORT; not for an exact duplicate or
+ * an id already in the index (decided before parsing), NOT_HTML or an error. Returns 0,
+ * or SIMCRAWL_EINVAL for m NULL or an unknown flag. */
+#define SIMCRAWL_MATCH_TEXT 1u
+#define SIMCRAWL_MATCH_LINKS 2u
+int simcrawl_match_want(struct simcrawl_match *m, unsigned flags);
+/* The page's main text (UTF-8, blocks separated by "\n\n", NUL-terminated), its length in
+ * *len (len may be NULL); NULL when not asked for or not parsed. Borrowed: valid until the
+ * next call with m. */
+const char *simcrawl_match_text(const struct simcrawl_match *m, size_t *len);
+/* The number of links of the page, and the URL of link i (i < count; NULL otherwise), in
+ * page order, repeats kept; 0 when not asked for or not parsed. Borrowed: valid until the
+ * next call with m. */
+size_t simcrawl_match_link_count(const struct simcrawl_match *m);
+const char *simcrawl_match_link(const struct simcrawl_match *m, size_t i);
+
 /* The page's fingerprint (0 when the decision was TOO_SHORT or NOT_HTML). */
 uint64_t simcrawl_match_fingerprint(const struct simcrawl_match *m);
 /* The id of the page this one duplicates; NULL when it was not a duplicate. Borrowed:

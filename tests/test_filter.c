@@ -149,6 +149,65 @@ static int check_file(struct simcrawl_filter *f, const char *id, const char *pat
 }
 
 /* Every decision, in memory, on the fingerprint fixtures; idempotence by id. */
+/* On request a check keeps the page's main text and its links, resolved against the id as
+ * the page's URL; not by default, and not for pages decided before parsing. */
+static void test_filter_text_and_links(void)
+{
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    struct simcrawl_match *m = simcrawl_match_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const char *page1 = "tests/data/fingerprint/page1.html";
+    size_t len = 99;
+    /* not asked for: nothing kept */
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/a/page1", page1, m), SIMCRAWL_NEW);
+    CU_ASSERT_PTR_NULL(simcrawl_match_text(m, &len));
+    CU_ASSERT_EQUAL(len, 0);
+    CU_ASSERT_EQUAL(simcrawl_match_link_count(m), 0);
+    CU_ASSERT_PTR_NULL(simcrawl_match_link(m, 0));
+    CU_ASSERT_EQUAL(simcrawl_match_want(m, 4), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_match_want(NULL, SIMCRAWL_MATCH_TEXT), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_match_want(m, SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS), 0);
+    /* a near-duplicate is parsed: its text and links are there (the crawler may log them) */
+    const char *edit = "tests/data/fingerprint/page1-edit.html";
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/b/edit", edit, m),
+                    SIMCRAWL_NEAR_DUPLICATE);
+    const char *t = simcrawl_match_text(m, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(strlen(t), len);
+    CU_ASSERT(strncmp(t, "The keepers of the light", 24) == 0);
+    CU_ASSERT(strstr(t, "Updated in May 2026.") != NULL);
+    CU_ASSERT(strstr(t, "Copyright") == NULL); /* the footer is boilerplate */
+    size_t n = simcrawl_match_link_count(m);
+    CU_ASSERT(n >= 6);
+    int home = 0, privacy = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *u = simcrawl_match_link(m, i);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(u);
+        home += strcmp(u, "http://example.org/") == 0;
+        privacy += strcmp(u, "http://example.org/privacy") == 0;
+    }
+    CU_ASSERT(home >= 1);
+    CU_ASSERT_EQUAL(privacy, 1);
+    CU_ASSERT_PTR_NULL(simcrawl_match_link(m, n));
+    /* an exact copy is decided before parsing: no text, no links */
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/c/copy", page1, m),
+                    SIMCRAWL_EXACT_DUPLICATE);
+    CU_ASSERT_PTR_NULL(simcrawl_match_text(m, NULL));
+    CU_ASSERT_EQUAL(simcrawl_match_link_count(m), 0);
+    /* too little text: parsed, so the text (two words) is there */
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/short", "tests/data/fingerprint/short.html",
+                               m), SIMCRAWL_TOO_SHORT);
+    CU_ASSERT_PTR_NOT_NULL(simcrawl_match_text(m, NULL));
+    /* asking again for nothing */
+    CU_ASSERT_EQUAL(simcrawl_match_want(m, 0), 0);
+    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", "tests/data/fingerprint/other.html",
+                               m), SIMCRAWL_NEW);
+    CU_ASSERT_PTR_NULL(simcrawl_match_text(m, NULL));
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+}
+
 static void test_filter_decisions(void)
 {
     struct simcrawl_filter *f = NULL;
@@ -754,6 +813,7 @@ void test_filter_register(void)
     CU_add_test(s, "test_filter_version_and_strings", test_filter_version_and_strings);
     CU_add_test(s, "test_filter_fingerprint_stateless", test_filter_fingerprint_stateless);
     CU_add_test(s, "test_filter_decisions", test_filter_decisions);
+    CU_add_test(s, "test_filter_text_and_links", test_filter_text_and_links);
     CU_add_test(s, "test_filter_extract_fixtures", test_filter_extract_fixtures);
     CU_add_test(s, "test_filter_reopen", test_filter_reopen);
     CU_add_test(s, "test_filter_templates_kept", test_filter_templates_kept);
