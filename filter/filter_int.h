@@ -33,7 +33,7 @@ struct fj_rec {
 
 /* Writes the 16-byte journal header for k into out. */
 void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k);
-/* Checks a header: 0 and *k, or -1 (not a journal of this version). */
+/* Checks a header: 0 and *k (0..DEDUP_K_MAX), or -1 (not a journal of this version). */
 int fj_header_check(const uint8_t *data, size_t len, unsigned *k);
 
 /* Encodes r as one record into *buf (grown with realloc; *cap its size); *len the record's

@@ -14,6 +14,7 @@
  * kept, the rest is reported (the filter drops it with a warning and truncates the file).
  */
 #include "filter/filter_int.h"
+#include "dedup/dedup.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k)
 int fj_header_check(const uint8_t *data, size_t len, unsigned *k)
 {
     if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0 ||
-        get32(data + 8) != FJ_VERSION)
+        get32(data + 8) != FJ_VERSION || get32(data + 12) > DEDUP_K_MAX)
         return -1;
     *k = get32(data + 12);
     return 0;
@@ -142,7 +143,7 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
         r.n_blocks = get32(b + 40);
         if (r.n_blocks > FJ_BLOCKS_MAX ||
             (uint64_t)BODY_FIXED + r.id_len + r.host_len + 8 * (uint64_t)r.n_blocks != blen ||
-            r.id_len == 0 || memchr(b + BODY_FIXED, 0, r.id_len)) {
+            r.id_len == 0 || memchr(b + BODY_FIXED, 0, r.id_len) || get32(b + 44) != 0) {
             *why = "a malformed record";
             break;
         }
