@@ -17,33 +17,8 @@ RUNS=${1:-5}
 BUILD=${BUILD:-build}
 CACHE=${CACHE:-${SIMCRAWL_CACHE:-$HOME/.cache/simcrawl-dev}}
 SIMCRAWL=${SIMCRAWL:-$BUILD/simcrawl}
-PYDOC=$CACHE/python3.11-doc/usr/share/doc/python3.11/html
-if [ ! -d "$PYDOC" ]; then
-    mkdir -p "$CACHE"
-    (cd "$CACHE" && { apt-get download python3.11-doc >/dev/null 2>&1 ||
-        { apt-get update -qq && apt-get download python3.11-doc >/dev/null; }; } &&
-        dpkg -x "$CACHE"/python3.11-doc_*.deb "$CACHE/python3.11-doc") >&2
-fi
-command -v nginx >/dev/null || { echo "bench_crawl: needs nginx (apt-get install nginx-light)" >&2; exit 2; }
-command -v wget2 >/dev/null || { echo "bench_crawl: needs wget2 (apt-get install wget2)" >&2; exit 2; }
-# Both crawlers write into W: on tmpfs (/dev/shm) when there is one, so that the kernel's
-# write-back of one run's output (wget2 writes 50 MB) does not land in the next run's time.
-SHM=/dev/shm
-[ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
-W=$(mktemp -d "$SHM/bench_crawl.XXXXXX")
-. tests/nginx.sh
-trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$W"' EXIT INT TERM
-
-PORT=$(free_port)
-nginx_start "$W" "$PORT" "
-    access_log off;
-    types { text/html html htm; text/css css; application/javascript js; image/png png;
-            image/svg+xml svg; text/plain txt; }
-    default_type application/octet-stream;
-    keepalive_requests 100000;
-    server { listen 127.0.0.1:$PORT; root $PYDOC; }" ||
-    { echo "bench_crawl: nginx did not start: $(head -c 300 "$W/logs/error.log")" >&2; exit 2; }
-SEED=http://127.0.0.1:$PORT/index.html
+BENCH_NAME=bench_crawl
+. tests/bench/pydoc_site.sh # PYDOC served by nginx: W, PORT, SEED
 
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # run OUT CMD...: runs CMD (output discarded) and appends "wall cpu maxrss_kb" to OUT, CPU
@@ -75,7 +50,7 @@ for r in $(seq "$RUNS"); do
     run "$W/wget.t" wget2 -q -r -l inf --no-parent --max-threads=8 -P "$W/wget" "$SEED"
     run "$W/nowarc.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
         --log "$W/nowarc.jsonl" "$SEED"
-    run "$W/fp.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SIMCRAWL" fingerprint --
+    run "$W/fp.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SIMCRAWL" fingerprint --no-templates --
     run "$W/sax.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SAX" --sax-files --
 done
 pages=$(grep -c '"decision":"new"' "$W/crawl.jsonl" || true)

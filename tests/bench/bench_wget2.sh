@@ -16,33 +16,9 @@ BUILD=${BUILD:-build}
 CACHE=${CACHE:-${SIMCRAWL_CACHE:-$HOME/.cache/simcrawl-dev}}
 PLUGIN=${WGET2_PLUGIN:-$BUILD/plugins/wget2/libsimcrawl.so}
 SIMCRAWL=${SIMCRAWL:-$BUILD/simcrawl}
-PYDOC=$CACHE/python3.11-doc/usr/share/doc/python3.11/html
-if [ ! -d "$PYDOC" ]; then
-    mkdir -p "$CACHE"
-    (cd "$CACHE" && { apt-get download python3.11-doc >/dev/null 2>&1 ||
-        { apt-get update -qq && apt-get download python3.11-doc >/dev/null; }; } &&
-        dpkg -x "$CACHE"/python3.11-doc_*.deb "$CACHE/python3.11-doc") >&2
-fi
-command -v nginx >/dev/null || { echo "bench_wget2: needs nginx (apt-get install nginx-light)" >&2; exit 2; }
-command -v wget2 >/dev/null || { echo "bench_wget2: needs wget2 (apt-get install wget2)" >&2; exit 2; }
+BENCH_NAME=bench_wget2
+. tests/bench/pydoc_site.sh # PYDOC served by nginx: W, PORT, SEED
 [ -f "$PLUGIN" ] || { echo "bench_wget2: no plugin at $PLUGIN (make wget2-plugin)" >&2; exit 2; }
-# wget2 writes into W: on tmpfs when there is one (see bench_crawl.sh)
-SHM=/dev/shm
-[ -d "$SHM" ] && [ -w "$SHM" ] || SHM=${TMPDIR:-/tmp}
-W=$(mktemp -d "$SHM/bench_wget2.XXXXXX")
-. tests/nginx.sh
-trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; rm -rf "$W"' EXIT INT TERM
-
-PORT=$(free_port)
-nginx_start "$W" "$PORT" "
-    access_log off;
-    types { text/html html htm; text/css css; application/javascript js; image/png png;
-            image/svg+xml svg; text/plain txt; }
-    default_type application/octet-stream;
-    keepalive_requests 100000;
-    server { listen 127.0.0.1:$PORT; root $PYDOC; }" ||
-    { echo "bench_wget2: nginx did not start: $(head -c 300 "$W/logs/error.log")" >&2; exit 2; }
-SEED=http://127.0.0.1:$PORT/index.html
 
 # run OUT ERR CMD...: runs CMD (stdout discarded, stderr to ERR) and appends "wall cpu" to
 # OUT, CPU being user + system of CMD and what it waited for (wait4's rusage)
