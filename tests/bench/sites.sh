@@ -10,7 +10,7 @@
 #                                    falsedrop-score measures by default)
 #   sh tests/bench/sites.sh --table  PKG HTML_ROOT GENERATOR, one site a line
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
-# The last four were added with fingerprint version 3 (2026-11-25), after its rules were
+# The last seven were added with fingerprint version 3 (2026-11-25), after its rules were
 # chosen, as a check on sites nothing was tuned to.
 # Baseline (main at ee5b1c3, falsedrop-score -v --sites <one site>; pages wrongly dropped):
 #   git-doc 2 of 242 (6 false pairs: git-diff*/git-log/git-show, OPTIONS only kept),
@@ -44,7 +44,10 @@ asciidoctor-doc|usr/share/doc/asciidoctor-doc/html|YARD (Ruby)|1
 sphinx-doc|usr/share/doc/sphinx-doc/html|Sphinx (its own theme)|1
 libcairo2-doc|usr/share/gtk-doc/html/cairo|GTK-Doc|1
 libgtk-3-doc|usr/share/gtk-doc/html|GTK-Doc (gtk3, gdk3, gail)|1
-libsdl2-doc|usr/share/doc/libsdl2-doc/html|Doxygen (tree of d*/ folders)|1'
+libsdl2-doc|usr/share/doc/libsdl2-doc/html|Doxygen (tree of d*/ folders)|1
+libpango1.0-doc|usr/share/doc/libpango1.0-doc/reference|gi-docgen (Pango, PangoCairo, PangoFc, PangoOT)|1
+libxkbcommon-doc|usr/share/doc/libxkbcommon-doc/html|Doxygen|1
+libsoup-3.0-doc|usr/share/doc/libsoup-3.0|gi-docgen|1'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
 fetch() {
