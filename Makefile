@@ -91,7 +91,8 @@ LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpt
 # libsimcrawl.so.MAJOR.MINOR.PATCH (SONAME libsimcrawl.so.MAJOR) with filter/libsimcrawl.map
 # exporting only simcrawl_*, and into libsimcrawl.a whose only global symbols are simcrawl_*
 # too (one relocatable object, the rest localised with objcopy). The version is the
-# header's SIMCRAWL_VERSION_* macros, the one source of truth.
+# header's SIMCRAWL_VERSION_* macros, the one source of truth. DEDUP_NO_CRASH_POINTS: the
+# kill tests' SIMCRAWL_CRASH_AT does nothing in the library (docs/INDEX-FORMAT.md).
 SIMCRAWL_H := filter/simcrawl.h
 simcrawl_version_part = $(shell sed -n 's/^[#]define SIMCRAWL_VERSION_$(1)  *\([0-9][0-9]*\).*/\1/p' $(SIMCRAWL_H))
 VERSION_MAJOR := $(call simcrawl_version_part,MAJOR)
@@ -159,7 +160,7 @@ $(BUILD)/pic/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
 $(BUILD)/pic/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
 $(BUILD)/pic/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition -c -o $@ $<
+	$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition -DDEDUP_NO_CRASH_POINTS -c -o $@ $<
 
 # --no-undefined: the library names every library it needs (LIBSIMCRAWL_LIBS), as check-deps
 # asks of the archives. The two links are the SONAME (for ld.so) and the development link.

@@ -118,8 +118,21 @@ static uint64_t hdr_checksum(const uint8_t *hdr)
     return XXH3_64bits(h, HDR_SIZE);
 }
 
+/* 1 when SIMCRAWL_CRASH_AT names a crash point; always 0 in libsimcrawl (built with
+ * DEDUP_NO_CRASH_POINTS: a library loaded into another program never kills it). */
+static int crash_points_on(void)
+{
+#ifdef DEDUP_NO_CRASH_POINTS
+    return 0;
+#else
+    return getenv("SIMCRAWL_CRASH_AT") != NULL;
+#endif
+}
+
 void dedup_crash_point(const char *name)
 {
+    if (!crash_points_on())
+        return;
     const char *at = getenv("SIMCRAWL_CRASH_AT");
     if (at && strcmp(at, name) == 0)
         raise(SIGKILL);
@@ -258,7 +271,7 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     }
     put(&w, idx->id_bytes, idx->id_len);
     pad8(&w);
-    if (getenv("SIMCRAWL_CRASH_AT")) {
+    if (crash_points_on()) {
         fflush(f); /* a temporary file cut short, header still zero */
         dedup_crash_point("index-partial-write");
     }

@@ -66,6 +66,11 @@ same "" "$foreign" "dynamic symbols of libsimcrawl.so that are not simcrawl_* (n
 nm -g --defined-only "$LIB/libsimcrawl.a" | awk 'NF == 3 {print $3}' >"$OUT/arsym"
 foreign=$(grep -v '^simcrawl_' "$OUT/arsym" | tr '\n' ' ')
 same "" "$foreign" "global symbols of libsimcrawl.a that are not simcrawl_* (nm -g)"
+# the kill tests' crash points (SIMCRAWL_CRASH_AT) are not in the library: a host program
+# is never killed by an environment variable (dedup_crash_point, DEDUP_NO_CRASH_POINTS)
+for f in "$LIB/libsimcrawl.so.$VERSION" "$LIB/libsimcrawl.a"; do
+    if grep -q SIMCRAWL_CRASH_AT "$f"; then bad "$f reads SIMCRAWL_CRASH_AT"; else ok; fi
+done
 grep -o '\bsimcrawl_[a-z0-9_]*(' filter/simcrawl.h | tr -d '(' | LC_ALL=C sort -u >"$OUT/declared"
 missing=$(LC_ALL=C comm -23 "$OUT/declared" "$OUT/dynsym" | tr '\n' ' ')
 same "" "$missing" "functions of simcrawl.h not exported by libsimcrawl.so"
