@@ -10,24 +10,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_msg(char *buf, size_t len, const char *fmt, ...)
-{
-    if (!buf || len == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
 
 /* strerror() starts with a capital ("No such file or directory"); diagnostics here are
  * lower-case, error first, but git and coreutils keep strerror's text as it is: so do we. */
@@ -42,22 +29,22 @@ int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, c
     int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     char *buf = NULL;
     if (fd < 0) {
-        set_msg(err, errlen, "%s", strerror(errno));
+        snprintf(err, errlen, "%s", strerror(errno));
         return -1;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        set_msg(err, errlen, "%s", strerror(errno));
+        snprintf(err, errlen, "%s", strerror(errno));
         goto fail;
     }
     if (S_ISDIR(st.st_mode)) {
-        set_msg(err, errlen, "is a directory");
+        snprintf(err, errlen, "is a directory");
         goto fail;
     }
     size_t cap = 65536, used = 0;
     if (S_ISREG(st.st_mode)) {
         if ((uint64_t)st.st_size > max_bytes) {
-            set_msg(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
+            snprintf(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
             goto fail;
         }
         cap = (size_t)st.st_size + 1; /* + 1: see EOF without growing */
@@ -66,19 +53,19 @@ int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, c
         cap = max_bytes + 1;
     buf = malloc(cap + 1);
     if (!buf) {
-        set_msg(err, errlen, "out of memory");
+        snprintf(err, errlen, "out of memory");
         goto fail;
     }
     for (;;) {
         if (used == cap) {
             if (cap > max_bytes) {
-                set_msg(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
+                snprintf(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
                 goto fail;
             }
             size_t ncap = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
             char *nb = realloc(buf, ncap + 1);
             if (!nb) {
-                set_msg(err, errlen, "out of memory");
+                snprintf(err, errlen, "out of memory");
                 goto fail;
             }
             buf = nb;
@@ -88,7 +75,7 @@ int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, c
         if (r < 0) {
             if (errno == EINTR)
                 continue;
-            set_msg(err, errlen, "%s", strerror(errno));
+            snprintf(err, errlen, "%s", strerror(errno));
             goto fail;
         }
         if (r == 0)
@@ -96,7 +83,7 @@ int cli_read_file(const char *path, size_t max_bytes, char **out, size_t *len, c
         used += (size_t)r;
     }
     if (used > max_bytes) {
-        set_msg(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
+        snprintf(err, errlen, "larger than %zu bytes (the input size limit)", max_bytes);
         goto fail;
     }
     buf[used] = '\0';
