@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "extract/extract.h"
+#include "tests/testutil.h"
 
 extern void test_extract_register(void);
 
@@ -995,34 +996,6 @@ static void test_extract_bad_one_line(void)
 
 /* ---- fixtures ---- */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1048,11 +1021,11 @@ static void test_extract_fixtures(void)
         char path[1024];
         size_t hl = 0, tl = 0, cl = 0;
         snprintf(path, sizeof path, "%s/%s.html", dir, names[i]);
-        char *html = slurp(path, &hl);
+        char *html = test_slurp(path, &hl);
         snprintf(path, sizeof path, "%s/%s.txt", dir, names[i]);
-        char *want = slurp(path, &tl);
+        char *want = test_slurp(path, &tl);
         snprintf(path, sizeof path, "%s/%s.ct", dir, names[i]);
-        char *ct = slurp(path, &cl);
+        char *ct = test_slurp(path, &cl);
         CU_ASSERT_PTR_NOT_NULL(html);
         CU_ASSERT_PTR_NOT_NULL(want);
         if (html && want) {
@@ -1095,7 +1068,7 @@ static void test_extract_notext_pages(void)
         char path[1024];
         size_t hl = 0;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        char *html = slurp(path, &hl);
+        char *html = test_slurp(path, &hl);
         CU_ASSERT_PTR_NOT_NULL(html);
         if (!html)
             continue;

@@ -21,26 +21,7 @@
 
 #include "filter/simcrawl.h"
 #include "tests/filter_pages.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    if (b)
-        b[n] = '\0';
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
+#include "tests/testutil.h"
 
 static char tmpdir[64];
 
@@ -114,7 +95,7 @@ static void test_filter_version_and_strings(void)
 static void test_filter_fingerprint_stateless(void)
 {
     size_t len;
-    char *p = slurp("tests/data/fingerprint/page1.html", &len);
+    char *p = test_slurp("tests/data/fingerprint/page1.html", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     uint64_t fp = 0;
     CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, NULL, &fp), 0);
@@ -125,7 +106,7 @@ static void test_filter_fingerprint_stateless(void)
     CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, "application/pdf", &fp), SIMCRAWL_NOT_HTML);
     CU_ASSERT_EQUAL(fp, 7);
     free(p);
-    p = slurp("tests/data/fingerprint/short.html", &len);
+    p = test_slurp("tests/data/fingerprint/short.html", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, NULL, &fp), SIMCRAWL_TOO_SHORT);
     free(p);
@@ -140,7 +121,7 @@ static int check_file(struct simcrawl_filter *f, const char *id, const char *pat
                       struct simcrawl_match *m)
 {
     size_t len;
-    char *p = slurp(path, &len);
+    char *p = test_slurp(path, &len);
     if (!p)
         return -100;
     int d = simcrawl_filter_check(f, id, p, len, "text/html", m);
@@ -252,7 +233,7 @@ static void test_filter_decisions(void)
     CU_ASSERT_EQUAL(check_file(f, "http://example.org/other-copy", path, m),
                     SIMCRAWL_EXACT_DUPLICATE);
     size_t olen;
-    char *other = slurp(path, &olen);
+    char *other = test_slurp(path, &olen);
     CU_ASSERT_PTR_NOT_NULL_FATAL(other);
     CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.org/o.pdf", other, olen,
                                           "application/pdf", m), SIMCRAWL_NOT_HTML);
@@ -323,7 +304,7 @@ static void test_filter_extract_fixtures(void)
         char path[64], id[32];
         snprintf(path, sizeof path, "tests/data/extract/%03d.html", i);
         size_t len;
-        char *p = slurp(path, &len);
+        char *p = test_slurp(path, &len);
         if (!p)
             continue;
         n_pages++;
@@ -616,7 +597,7 @@ static void test_filter_lock_k_version(void)
 
     /* a file of an older format version (4: fingerprint version 2): EVERSION */
     size_t len;
-    char *data = slurp(path, &len);
+    char *data = test_slurp(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     CU_ASSERT_FATAL(len > 16);
     char bad[300];

@@ -14,6 +14,7 @@
 
 #include "dedup/dedup.h"
 #include "dedup/index_int.h"
+#include "tests/testutil.h"
 
 static uint64_t rng_state;
 
@@ -455,23 +456,6 @@ static void test_index_reopen_and_add(void)
     free(v);
 }
 
-static uint8_t *file_bytes(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(*len + 8);
-    if (fread(b, 1, *len, f) != *len) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    return b;
-}
-
 static enum dedup_code load_bytes(const uint8_t *b, size_t len, unsigned flags,
                                   struct dedup_file_error *err)
 {
@@ -495,7 +479,7 @@ static void test_index_corrupt_files(void)
     CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
     dedup_index_free(idx);
     size_t len = 0;
-    uint8_t *b = file_bytes(path, &len);
+    uint8_t *b = (uint8_t *)test_slurp(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     struct dedup_file_error err;
     CU_ASSERT_EQUAL(load_bytes(b, len, 0, &err), DEDUP_OK);

@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "dedup/dedup_int.h"
+#include "tests/testutil.h"
 
 extern void test_simhash_register(void);
 
@@ -127,24 +128,10 @@ static int lib_fingerprint(const char *s, const struct dedup_opts *o, uint64_t *
     return *code == DEDUP_OK ? 0 : -1;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    char *buf = malloc(1 << 20);
-    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, fp) : 0;
-    fclose(fp);
-    if (buf)
-        buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 static struct dedup_idf *load_idf_file(void)
 {
     size_t len;
-    char *data = slurp(IDF_FILE, &len);
+    char *data = test_slurp(IDF_FILE, &len);
     CU_ASSERT_FATAL(data != NULL);
     struct dedup_idf *idf = NULL;
     struct dedup_parse_error err;
@@ -169,7 +156,7 @@ static int split_tabs(char *line, char **field, int max)
 static void test_simhash_golden_vectors(void)
 {
     size_t len;
-    char *data = slurp(VECTORS, &len);
+    char *data = test_slurp(VECTORS, &len);
     CU_ASSERT_FATAL(data != NULL);
     struct dedup_idf *idf = load_idf_file();
     struct dedup_opts min1 = {0}, with_idf = {0};

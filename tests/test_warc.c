@@ -22,6 +22,7 @@
 
 #include "crawler/crawl.h"
 #include "tests/httpd.h"
+#include "tests/testutil.h"
 
 /* ---- helpers ---- */
 
@@ -119,27 +120,6 @@ static void gz_append(char **buf, size_t *blen, const char *in, size_t len)
     deflate(&zs, Z_FINISH);
     *blen += cap - zs.avail_out;
     deflateEnd(&zs);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-        free(b);
-        b = NULL;
-    }
-    fclose(f);
-    if (b) {
-        b[n] = '\0';
-        *len = (size_t)n;
-    }
-    return b;
 }
 
 static int spit(const char *path, const void *data, size_t len)
@@ -635,7 +615,7 @@ static void test_httpblock_content_codings(void)
     }
     /* br (fixture made with libbrotlienc) */
     size_t brl;
-    char *br = slurp("tests/data/warc/page.html.br", &brl);
+    char *br = test_slurp("tests/data/warc/page.html.br", &brl);
     CU_ASSERT_PTR_NOT_NULL_FATAL(br);
     m = coded("br", br, brl, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -1026,7 +1006,7 @@ static void test_warc_wget_damaged_copies(void)
     char path[512], out[600];
     snprintf(path, sizeof path, "%s/site.warc.gz", wget_dir);
     size_t len;
-    char *orig = slurp(path, &len);
+    char *orig = test_slurp(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(orig);
     struct errs e = {0};
     struct rec_info ri[64];
@@ -1081,7 +1061,7 @@ static void test_warc_wget_damaged_copies(void)
 
     /* plain WARC with one Content-Length made too large by 3 */
     snprintf(path, sizeof path, "%s/plain.warc", wget_dir);
-    orig = slurp(path, &len);
+    orig = test_slurp(path, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(orig);
     memset(&e, 0, sizeof e);
     int np = read_path(path, &e, ri, 64);
@@ -1679,7 +1659,7 @@ static void test_warc_writer_copy_is_byte_exact(void)
      * those very bytes, so after our warcinfo the output is the input, byte for byte */
     copy_all(in, out, 0, &copied);
     size_t il, ol;
-    char *ib = slurp(in, &il), *ob = slurp(out, &ol);
+    char *ib = test_slurp(in, &il), *ob = test_slurp(out, &ol);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ib);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ob);
     CU_ASSERT_TRUE(ol > il);
