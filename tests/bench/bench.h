@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Seconds on CLOCK_MONOTONIC. */
@@ -55,6 +56,65 @@ static inline char *bench_slurp(const char *path, size_t *len)
     if (buf)
         *len = (size_t)n;
     return buf;
+}
+
+/* A page held in memory: its bytes and the path it was read from. */
+struct bench_page {
+    char *data;
+    size_t len;
+    char *path;
+};
+
+/* Reads the pages that the file list names (one path a line, blank lines skipped) into
+ * pages[0..n), at most max of them. Returns n >= 1 with their total size in *bytes, or 0
+ * after a message on stderr under prog's name (the list or a page cannot be read, or the
+ * list names none). Release with bench_pages_free(). */
+static inline size_t bench_read_pages(const char *prog, const char *list,
+                                      struct bench_page *pages, size_t max, size_t *bytes)
+{
+    FILE *lf = fopen(list, "r");
+    if (!lf) {
+        fprintf(stderr, "%s: cannot open %s\n", prog, list);
+        return 0;
+    }
+    size_t n = 0;
+    int failed = 0;
+    *bytes = 0;
+    char path[4096];
+    while (n < max && fgets(path, sizeof path, lf)) {
+        path[strcspn(path, "\n")] = '\0';
+        if (!path[0])
+            continue;
+        pages[n].path = strdup(path);
+        pages[n].data = pages[n].path ? bench_slurp(path, &pages[n].len) : NULL;
+        if (!pages[n].data) {
+            fprintf(stderr, "%s: cannot read %s\n", prog, path);
+            free(pages[n].path);
+            failed = 1;
+            break;
+        }
+        *bytes += pages[n].len;
+        n++;
+    }
+    fclose(lf);
+    if (failed || n == 0) {
+        if (!failed)
+            fprintf(stderr, "%s: %s names no pages\n", prog, list);
+        for (size_t i = 0; i < n; i++) {
+            free(pages[i].data);
+            free(pages[i].path);
+        }
+        return 0;
+    }
+    return n;
+}
+
+static inline void bench_pages_free(struct bench_page *pages, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(pages[i].data);
+        free(pages[i].path);
+    }
 }
 
 #endif /* TESTS_BENCH_BENCH_H */

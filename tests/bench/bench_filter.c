@@ -31,14 +31,9 @@
 #define MAX_PAGES 100000
 #define MAX_RUNS 101
 
-struct page {
-    char *data;
-    size_t len;
-    char id[1100];
-};
-
 struct job {
-    struct page *pages;
+    const struct bench_page *pages;
+    char *const *ids; /* a URL per page: the filter keys site templates by its host */
     size_t n, start, step;
     struct simcrawl_filter *f; /* NULL: fingerprint only */
     size_t counts[8];
@@ -50,10 +45,10 @@ static void *run_job(void *arg)
     struct job *j = arg;
     struct simcrawl_match *m = j->f ? simcrawl_match_new() : NULL;
     for (size_t i = j->start; i < j->n; i += j->step) {
-        const struct page *p = &j->pages[i];
+        const struct bench_page *p = &j->pages[i];
         int rc;
         if (j->f) {
-            rc = simcrawl_filter_check(j->f, p->id, p->data, p->len, "text/html", m);
+            rc = simcrawl_filter_check(j->f, j->ids[i], p->data, p->len, "text/html", m);
         } else {
             uint64_t fp;
             rc = simcrawl_fingerprint(p->data, p->len, "text/html", &fp);
@@ -70,8 +65,8 @@ static void *run_job(void *arg)
 /* One timed pass with threads threads; with_filter 1: check against a new filter, 2: the
  * same without site templates, 0: fingerprint only. Returns
  * seconds, or -1. counts (8 entries) gets the decisions of the pass. */
-static double pass(struct page *pages, size_t n, unsigned threads, int with_filter,
-                   size_t counts[8])
+static double pass(const struct bench_page *pages, char *const *ids, size_t n,
+                   unsigned threads, int with_filter, size_t counts[8])
 {
     struct simcrawl_filter *f = NULL;
     if (with_filter) {
@@ -87,7 +82,8 @@ static double pass(struct page *pages, size_t n, unsigned threads, int with_filt
     memset(jobs, 0, sizeof jobs);
     double t0 = bench_now();
     for (unsigned t = 0; t < threads; t++) {
-        jobs[t] = (struct job){.pages = pages, .n = n, .start = t, .step = threads, .f = f};
+        jobs[t] = (struct job){.pages = pages, .ids = ids, .n = n, .start = t, .step = threads,
+                               .f = f};
         if (pthread_create(&tid[t], NULL, run_job, &jobs[t]) != 0)
             return -1;
     }
@@ -117,33 +113,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_filter [--runs N] LIST\n");
         return 1;
     }
-    FILE *lf = fopen(list, "r");
-    if (!lf) {
-        fprintf(stderr, "bench_filter: cannot open %s\n", list);
-        return 1;
-    }
-    struct page *pages = calloc(MAX_PAGES, sizeof *pages);
-    size_t n = 0;
-    double mb = 0;
-    char line[1024];
-    while (pages && n < MAX_PAGES && fgets(line, sizeof line, lf)) {
-        line[strcspn(line, "\n")] = '\0';
-        if (!line[0])
-            continue;
-        pages[n].data = bench_slurp(line, &pages[n].len);
-        if (!pages[n].data) {
-            fprintf(stderr, "bench_filter: cannot read %s\n", line);
+    struct bench_page *pages = calloc(MAX_PAGES, sizeof *pages);
+    size_t bytes = 0;
+    size_t n = pages ? bench_read_pages("bench_filter", list, pages, MAX_PAGES, &bytes) : 0;
+    if (n == 0)
+        return 1; /* bench_read_pages said why (or calloc failed) */
+    char **ids = calloc(n, sizeof *ids);
+    for (size_t i = 0; ids && i < n; i++) {
+        size_t l = strlen(pages[i].path) + sizeof "http://docs.example/";
+        if ((ids[i] = malloc(l)) == NULL) {
+            fprintf(stderr, "bench_filter: out of memory\n");
             return 1;
         }
-        snprintf(pages[n].id, sizeof pages[n].id, "http://docs.example/%s", line);
-        mb += (double)pages[n].len / 1e6;
-        n++;
+        snprintf(ids[i], l, "http://docs.example/%s", pages[i].path);
     }
-    fclose(lf);
-    if (!pages || n == 0) {
-        fprintf(stderr, "bench_filter: no pages\n");
+    if (!ids) {
+        fprintf(stderr, "bench_filter: out of memory\n");
         return 1;
     }
+    double mb = (double)bytes / 1e6;
     printf("%zu pages, %.1f MB, median of %d runs\n", n, mb, runs);
     printf("%-40s %9s %9s %9s   %s\n", "stage", "seconds", "pages/s", "ratio", "decisions");
     double fp_median[3] = {0};
@@ -152,7 +140,7 @@ int main(int argc, char **argv)
             double t[MAX_RUNS];
             size_t counts[8];
             for (int r = 0; r < runs; r++) {
-                t[r] = pass(pages, n, threads, with_filter, counts);
+                t[r] = pass(pages, ids, n, threads, with_filter, counts);
                 if (t[r] < 0) {
                     fprintf(stderr, "bench_filter: a pass failed\n");
                     return 1;
@@ -180,7 +168,9 @@ int main(int argc, char **argv)
         }
     }
     for (size_t i = 0; i < n; i++)
-        free(pages[i].data);
+        free(ids[i]);
+    free(ids);
+    bench_pages_free(pages, n);
     free(pages);
     return 0;
 }

@@ -35,14 +35,9 @@
 #define MAX_PAGES 100000
 #define MAX_RUNS 101
 
-struct page {
-    char *data;
-    size_t len;
-};
-
 static unsigned long sink; /* keeps the work observable */
 
-static int run_parse(const struct page *p, size_t n)
+static int run_parse(const struct bench_page *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         htmlDocPtr doc = htmlReadMemory(p[i].data, (int)p[i].len, NULL, NULL,
@@ -65,7 +60,7 @@ static void sax_nothing(void *ctx, const xmlChar *name, const xmlChar **atts)
     (void)atts;
 }
 
-static int run_sax(const struct page *p, size_t n)
+static int run_sax(const struct bench_page *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         htmlParserCtxtPtr ctxt = htmlCreateMemoryParserCtxt(p[i].data, (int)p[i].len);
@@ -132,7 +127,7 @@ static int sax_files(char **files, int n)
     return sink == 1; /* (never: keeps the handlers' work observable) */
 }
 
-static int run_extract(const struct page *p, size_t n, int full, struct dedup_features *feat)
+static int run_extract(const struct bench_page *p, size_t n, int full, struct dedup_features *feat)
 {
     for (size_t i = 0; i < n; i++) {
         struct extract_doc *doc = NULL;
@@ -186,32 +181,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_pipeline [--runs N] LIST\n");
         return 1;
     }
-    FILE *lf = fopen(list, "r");
-    if (!lf) {
-        perror(list);
+    static struct bench_page pages[MAX_PAGES];
+    size_t bytes = 0;
+    size_t n = bench_read_pages("bench_pipeline", list, pages, MAX_PAGES, &bytes);
+    if (n == 0)
         return 2;
-    }
-    static struct page pages[MAX_PAGES];
-    size_t n = 0, bytes = 0;
-    char path[4096];
-    while (n < MAX_PAGES && fgets(path, sizeof path, lf)) {
-        path[strcspn(path, "\n")] = '\0';
-        if (!path[0])
-            continue;
-        pages[n].data = bench_slurp(path, &pages[n].len);
-        if (!pages[n].data) {
-            fprintf(stderr, "cannot read %s\n", path);
-            fclose(lf);
-            return 2;
-        }
-        bytes += pages[n].len;
-        n++;
-    }
-    fclose(lf);
-    if (n == 0) {
-        fprintf(stderr, "%s: no pages\n", list);
-        return 2;
-    }
     xmlInitParser();
     struct dedup_features *feat = dedup_features_new();
     if (!feat)
@@ -251,8 +225,7 @@ int main(int argc, char **argv)
                n / med[k], med[0] / med[k]);
     }
     dedup_features_free(feat);
-    for (size_t i = 0; i < n; i++)
-        free(pages[i].data);
+    bench_pages_free(pages, n);
     fprintf(stderr, "(checksum %lu)\n", sink);
     return 0;
 }

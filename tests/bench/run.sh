@@ -9,6 +9,18 @@ export BUILD
 CACHE=${SIMCRAWL_CACHE:-$HOME/.cache/simcrawl-dev}
 export CACHE
 
+# The release pairs of the Clang and LLVM manuals that ../shared/tools/neardup-score
+# measures (sections neardup and draws), each PACKAGE:HTML_ROOT,PACKAGE:HTML_ROOT.
+RELEASE_PAIRS="clang-14-doc:usr/share/doc/clang-14/html,clang-15-doc:usr/share/doc/clang-15/html
+clang-16-doc:usr/share/doc/clang-16/html,clang-19-doc:usr/share/doc/clang-19/html
+clang-13-doc:usr/share/doc/clang-13/html,clang-14-doc:usr/share/doc/clang-14/html
+clang-15-doc:usr/share/doc/clang-15/html,clang-16-doc:usr/share/doc/clang-16/html
+llvm-14-doc:usr/share/doc/llvm-14-doc/html,llvm-15-doc:usr/share/doc/llvm-15-doc/html
+llvm-15-doc:usr/share/doc/llvm-15-doc/html,llvm-16-doc:usr/share/doc/llvm-16-doc/html
+llvm-16-doc:usr/share/doc/llvm-16-doc/html,llvm-19-doc:usr/share/doc/llvm-19-doc/html"
+# pair_name SETS: "clang-14 vs clang-15"
+pair_name() { echo "$1" | sed 's/:[^,]*//g; s/,/ vs /; s/-doc//g'; }
+
 # doc_site PACKAGE: unpack a Debian doc package into $CACHE once; prints its folder.
 doc_site() {
     if [ ! -d "$CACHE/$1" ]; then
@@ -233,15 +245,8 @@ make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
 echo "== near-duplicate quality =="
 NDS=../shared/tools/neardup-score
 if [ -x "$NDS" ]; then
-    echo "Clang 14 vs 15:"
-    "$NDS" --bin "$BUILD/simcrawl" | sed 's/^/  /' || true
-    for sets in clang-16-doc:usr/share/doc/clang-16/html,clang-19-doc:usr/share/doc/clang-19/html \
-        clang-13-doc:usr/share/doc/clang-13/html,clang-14-doc:usr/share/doc/clang-14/html \
-        clang-15-doc:usr/share/doc/clang-15/html,clang-16-doc:usr/share/doc/clang-16/html \
-        llvm-14-doc:usr/share/doc/llvm-14-doc/html,llvm-15-doc:usr/share/doc/llvm-15-doc/html \
-        llvm-15-doc:usr/share/doc/llvm-15-doc/html,llvm-16-doc:usr/share/doc/llvm-16-doc/html \
-        llvm-16-doc:usr/share/doc/llvm-16-doc/html,llvm-19-doc:usr/share/doc/llvm-19-doc/html; do
-        echo "$sets" | sed 's/:[^,]*//g; s/,/ vs /; s/-doc//g; s/$/:/'
+    for sets in $RELEASE_PAIRS; do
+        echo "$(pair_name "$sets"):"
         "$NDS" --bin "$BUILD/simcrawl" --sets "$sets" | sed 's/^/  /' || echo "  (scorer failed)"
     done
 else
@@ -268,16 +273,9 @@ if [ -x "$FDS" ] && [ -x "$NDS" ]; then
         printf 'draw %s: ' "$seed"
         SIMCRAWL_BENCH_SEED=$seed "$FDS" --bin build/bench-seed/simcrawl --cache "$CACHE" \
             --sites "$sites" --max-wrong 1000000 | tail -n 1
-        for sets in clang-14-doc:usr/share/doc/clang-14/html,clang-15-doc:usr/share/doc/clang-15/html \
-            clang-16-doc:usr/share/doc/clang-16/html,clang-19-doc:usr/share/doc/clang-19/html \
-            clang-13-doc:usr/share/doc/clang-13/html,clang-14-doc:usr/share/doc/clang-14/html \
-            clang-15-doc:usr/share/doc/clang-15/html,clang-16-doc:usr/share/doc/clang-16/html \
-            llvm-14-doc:usr/share/doc/llvm-14-doc/html,llvm-15-doc:usr/share/doc/llvm-15-doc/html \
-            llvm-15-doc:usr/share/doc/llvm-15-doc/html,llvm-16-doc:usr/share/doc/llvm-16-doc/html \
-            llvm-16-doc:usr/share/doc/llvm-16-doc/html,llvm-19-doc:usr/share/doc/llvm-19-doc/html; do
-            name=$(echo "$sets" | sed 's/:[^,]*//g; s/,/ vs /; s/-doc//g')
+        for sets in $RELEASE_PAIRS; do
             r=$(SIMCRAWL_BENCH_SEED=$seed "$NDS" --bin build/bench-seed/simcrawl --sets "$sets" | tail -n 1)
-            echo "  $name: $r"
+            echo "  $(pair_name "$sets"): $r"
         done
     done | awk '{ print } / neardup recall / { n++; r += $(NF - 2); if (!p || $NF < p) p = $NF }
         END { if (n) printf "mean recall over %d release pairs and draws %.4f, worst precision %s\n", n, r / n, p }'
