@@ -898,14 +898,28 @@ static int flaky_robots_handler(void *userdata, const struct test_httpd_request 
     return 0;
 }
 
+/* A server of the tree pages whose robots.txt fails with status the first failures times
+ * (fr is the caller's, initialised here); stop it with flaky_stop(). */
+static struct test_httpd *flaky_start(struct flaky_robots *fr, int status, unsigned failures)
+{
+    *fr = (struct flaky_robots){.status = status, .failures = failures};
+    pthread_mutex_init(&fr->lock, NULL);
+    return test_httpd_start(NULL, 0, flaky_robots_handler, fr);
+}
+
+static void flaky_stop(struct test_httpd *h, struct flaky_robots *fr)
+{
+    test_httpd_stop(h);
+    pthread_mutex_destroy(&fr->lock);
+}
+
 /* Issue 12 item 5: robots.txt answers 500 once, then 200. The seed is held, not dropped:
  * robots.txt is fetched again after the backoff, and the seed and the pages it links to
  * are crawled and logged new. */
 static void test_loop_robots_5xx_then_ok_crawls(void)
 {
-    struct flaky_robots fr = {.status = 500, .failures = 1};
-    pthread_mutex_init(&fr.lock, NULL);
-    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    struct flaky_robots fr;
+    struct test_httpd *h = flaky_start(&fr, 500, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
     struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_outage = 10,
@@ -929,17 +943,15 @@ static void test_loop_robots_5xx_then_ok_crawls(void)
     CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
     CU_ASSERT(crawl_get_stats(c)->elapsed < 5);
     crawl_free(c);
-    test_httpd_stop(h);
-    pthread_mutex_destroy(&fr.lock);
+    flaky_stop(h, &fr);
 }
 
 /* The robots.txt retry and the page after it keep the host's delay, however short the
  * backoff. */
 static void test_loop_robots_retry_keeps_delay(void)
 {
-    struct flaky_robots fr = {.status = 503, .failures = 1};
-    pthread_mutex_init(&fr.lock, NULL);
-    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    struct flaky_robots fr;
+    struct test_httpd *h = flaky_start(&fr, 503, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
     struct crawl_opts o = {.delay = 0.5, .concurrency = 4, .max_depth = 0, .robots_outage = 10,
@@ -958,8 +970,7 @@ static void test_loop_robots_retry_keeps_delay(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
     crawl_free(c);
-    test_httpd_stop(h);
-    pthread_mutex_destroy(&fr.lock);
+    flaky_stop(h, &fr);
 }
 
 /* robots.txt always 503, outage limit 2 s: the seed is held and robots.txt retried with
@@ -1037,6 +1048,19 @@ static size_t dead_host_errors(const struct loop_ctx *ctx, const char *dead, con
     return errors;
 }
 
+/* Seeds c with two URLs of the dead host on port (dead: the first, "http://127.0.0.1:PORT/
+ * t/0", for dead_host_errors()) and the live host h's /t/0. */
+static void dead_and_live_seeds(struct crawl *c, unsigned port, struct test_httpd *h,
+                                char dead[128])
+{
+    char url[128], dead2[128];
+    snprintf(dead, 128, "http://127.0.0.1:%u/t/0", port);
+    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", port);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+}
+
 /* A port that refuses connections: a short retry, then the host's URLs are errors and the
  * crawl goes on with the other host and ends quickly. */
 static void test_loop_robots_refused_host_errors(void)
@@ -1045,21 +1069,16 @@ static void test_loop_robots_refused_host_errors(void)
     unsigned port = 0;
     int fd = dead_host_socket(0, &port);
     CU_ASSERT_FATAL(fd >= 0);
-    struct flaky_robots fr = {.status = 500, .failures = 0};
-    pthread_mutex_init(&fr.lock, NULL);
-    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    struct flaky_robots fr;
+    struct test_httpd *h = flaky_start(&fr, 500, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
     struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_backoff = 0.2,
                            .unreachable_retries = 2};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    char url[128], dead[128], dead2[128];
-    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", port);
-    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", port);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    char dead[128];
+    dead_and_live_seeds(c, port, h, dead);
     CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
     /* the live host is crawled */
     CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1);
@@ -1070,8 +1089,7 @@ static void test_loop_robots_refused_host_errors(void)
     double el = crawl_get_stats(c)->elapsed;
     CU_ASSERT(el >= 0.5 && el < 3); /* retries at 0.2 and 0.6 s */
     crawl_free(c);
-    test_httpd_stop(h);
-    pthread_mutex_destroy(&fr.lock);
+    flaky_stop(h, &fr);
     close(fd);
 }
 
@@ -1085,9 +1103,8 @@ static void test_loop_robots_silent_host_time_cap(void)
     unsigned port = 0;
     int fd = dead_host_socket(1, &port); /* listening: the kernel completes the handshakes */
     CU_ASSERT_FATAL(fd >= 0);
-    struct flaky_robots fr = {.status = 500, .failures = 0};
-    pthread_mutex_init(&fr.lock, NULL);
-    struct test_httpd *h = test_httpd_start(NULL, 0, flaky_robots_handler, &fr);
+    struct flaky_robots fr;
+    struct test_httpd *h = flaky_start(&fr, 500, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
     struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_backoff = 0.2,
@@ -1095,20 +1112,15 @@ static void test_loop_robots_silent_host_time_cap(void)
                            .connect_timeout = 20};
     struct crawl *c = loop_new3(&ctx, &o, 0); /* no low-speed abort either */
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    char url[128], dead[128], dead2[128];
-    snprintf(dead, sizeof dead, "http://127.0.0.1:%u/t/0", port);
-    snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", port);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    char dead[128];
+    dead_and_live_seeds(c, port, h, dead);
     CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1); /* the live host is crawled */
     CU_ASSERT_EQUAL(dead_host_errors(&ctx, dead, "; --unreachable-time)"), 2);
     double el = crawl_get_stats(c)->elapsed;
     CU_ASSERT(el >= 0.9 && el < 2.5); /* about the cap, not 20 s */
     crawl_free(c);
-    test_httpd_stop(h);
-    pthread_mutex_destroy(&fr.lock);
+    flaky_stop(h, &fr);
     close(fd);
 }
 
