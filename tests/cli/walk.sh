@@ -7,17 +7,10 @@
 WK=$TMP/walk
 mkdir -p "$WK/tree/sub/deeper" "$WK/two/real"
 python3 - "$WK/tree" <<'PY'
-import random, sys, os
+import sys, os
+sys.path.insert(0, "tests")
+from pagegen import para, page
 d = sys.argv[1]
-words = ("archive crawler page text river mountain library museum history science record "
-         "index duplicate network server client protocol window garden market village harbor "
-         "bridge forest winter summer autumn spring evening morning").split()
-def para(n, seed):
-    r = random.Random(seed)
-    return " ".join(r.choice(words) for _ in range(n))
-def page(title, paras):
-    return ("<html><head><title>%s</title></head><body><h1>%s</h1>%s</body></html>\n"
-            % (title, title, "".join("<p>%s.</p>" % p for p in paras)))
 base = [para(60, i) for i in range(4)]
 near = base[:]
 near[3] = near[3] + " stream"
