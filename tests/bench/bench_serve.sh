@@ -74,11 +74,13 @@ find "$PYDOC" -name '*.html' | sort >"$W/pages.lst"
 "$BS" ndjson 0 "$KNOWN" >"$W/known.ndjson"
 
 # serve_start NAME ARGS...: simcrawl serve ARGS on a free port of 127.0.0.1 (its stderr in
-# W/NAME.log); sets SERVE_PID and URL once it says "listening on 127.0.0.1:PORT".
+# W/NAME.log; environment SERVE_ENV added); sets SERVE_PID and URL once it says
+# "listening on 127.0.0.1:PORT".
+SERVE_ENV=
 serve_start() {
     log=$W/$1.log
     shift
-    "$SIMCRAWL" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
+    env $SERVE_ENV "$SIMCRAWL" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
     SERVE_PID=$!
     i=0
     while :; do
@@ -249,7 +251,7 @@ done
 
 # ---- summary: median (min-max) over the rounds ----
 cp "$R" "$BUILD/bench/serve-results.txt"
-awk -v rounds="$ROUNDS" '
+[ -s "$R" ] && awk -v rounds="$ROUNDS" '
     { n[$1]++; v[$1, n[$1]] = $3 + 0 }
     function stat(k, fmt,    i, j, t, m, c) {
         c = n[k]
@@ -283,43 +285,57 @@ awk -v rounds="$ROUNDS" '
 
 # ---- memory per document ----
 vm() { awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' "/proc/$1/status"; }
-redis_mem() { redis-cli -p "$RPORT" info memory | tr -d '\r' | awk -F: '$1 == "used_memory" { print $2 }'; }
+# service_mem N LABEL: the service in memory, its VmRSS empty and after N documents added
+# by POST /v1/check, BATCH NDJSON lines a request.
+service_mem() {
+    serve_start serve-mem
+    set -- "$1" "$2" $(vm "$SERVE_PID")
+    t0=$(date +%s.%N)
+    i=0
+    while [ "$i" -lt "$1" ]; do
+        b=$BATCH
+        [ $(($1 - i)) -lt "$b" ] && b=$(($1 - i))
+        "$BS" ndjson "$i" "$b" >"$W/batch.ndjson"
+        post_ndjson "$W/batch.ndjson"
+        i=$((i + b))
+    done
+    t1=$(date +%s.%N)
+    d=$(documents)
+    echo "$1 $d $3 $(vm "$SERVE_PID") $t0 $t1" | awk -v label="$2" -v batch="$BATCH" '{
+        printf "  %s: %d documents (%d in /metrics): VmRSS empty %d kB, full %d kB, VmHWM %d kB; %.1f bytes/document (RSS), %.1f (HWM); bulk %.0f documents/s (%d a request)\n",
+            label, $1, $2, $3, $4, $5, ($4 - $3) * 1024 / $1, ($5 - $3) * 1024 / $1, $1 / ($7 - $6), batch }'
+    serve_stop
+}
+# redis_mem: used_memory and used_memory_rss of the redis-server on RPORT, in bytes.
+redis_mem() {
+    redis-cli -p "$RPORT" info memory | tr -d '\r' |
+        awk -F: '$1 == "used_memory" { u = $2 } $1 == "used_memory_rss" { r = $2 } END { print u, r }'
+}
+# redis_peer N KIND LABEL COUNT-COMMAND: a new redis-server loaded with `bench_serve redis
+# KIND 0 N` through redis-cli --pipe; its used_memory and RSS before and after.
+redis_peer() {
+    redis_start
+    m0=$(redis_mem)
+    "$BS" redis "$2" 0 "$1" | redis-cli -p "$RPORT" --pipe >"$W/pipe.out" 2>&1 ||
+        { echo "bench_serve: redis-cli --pipe: $(tail -n 3 "$W/pipe.out")" >&2; exit 2; }
+    m1=$(redis_mem)
+    k=$(redis-cli -p "$RPORT" $4)
+    redis_stop
+    echo "$1 $k $m0 $m1" | awk -v label="$3" '{
+        printf "  redis, %s: %d of %d: used_memory +%.1f MB, %.1f bytes each; RSS +%.1f MB, %.1f bytes each\n",
+            label, $2, $1, ($5 - $3) / 1e6, ($5 - $3) / $1, ($6 - $4) / 1e6, ($6 - $4) / $1 }'
+}
 if part memory && [ -n "$MEMORY" ]; then
     echo "memory per document:"
     for N in $MEMORY; do
-        serve_start serve-mem
-        set -- $(vm "$SERVE_PID")
-        e=$1
-        t0=$(date +%s.%N)
-        i=0
-        while [ "$i" -lt "$N" ]; do
-            b=$BATCH
-            [ $((N - i)) -lt "$b" ] && b=$((N - i))
-            "$BS" ndjson "$i" "$b" >"$W/batch.ndjson"
-            post_ndjson "$W/batch.ndjson"
-            i=$((i + b))
-        done
-        t1=$(date +%s.%N)
-        d=$(documents)
-        set -- $(vm "$SERVE_PID")
-        echo "$N $d $e $1 $2 $t0 $t1" | awk '{
-            printf "  service: %d documents (%d in /metrics): VmRSS empty %d kB, full %d kB, VmHWM %d kB; %.1f bytes/document (RSS), %.1f (HWM); bulk %.0f documents/s (%d a request)\n",
-                $1, $2, $3, $4, $5, ($4 - $3) * 1024 / $1, ($5 - $3) * 1024 / $1, $1 / ($7 - $6), '"$BATCH"' }'
-        serve_stop
+        service_mem "$N" service
+        # the same with one malloc arena and a fixed mmap threshold: how much of the above
+        # is glibc keeping freed request buffers, not documents
+        SERVE_ENV="MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072"
+        service_mem "$N" "service, MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=131072"
+        SERVE_ENV=
         echo "  $("$BS" memory "$N")"
-        redis_start
-        m0=$(redis_mem)
-        "$BS" redis mset 0 "$N" | redis-cli -p "$RPORT" --pipe >"$W/pipe.out" 2>&1
-        m1=$(redis_mem)
-        k=$(redis-cli -p "$RPORT" dbsize)
-        redis-cli -p "$RPORT" flushall sync >/dev/null
-        m2=$(redis_mem)
-        "$BS" redis sadd 0 "$N" | redis-cli -p "$RPORT" --pipe >"$W/pipe.out" 2>&1
-        m3=$(redis_mem)
-        s=$(redis-cli -p "$RPORT" scard fps)
-        redis_stop
-        echo "$N $k $m0 $m1 $s $m2 $m3" | awk '{
-            printf "  redis: MSET id -> 8-byte value: %d keys, used_memory +%.1f MB, %.1f bytes/key; SADD of 8-byte members: %d members, +%.1f MB, %.1f bytes/member\n",
-                $2, ($4 - $3) / 1e6, ($4 - $3) / $1, $5, ($7 - $6) / 1e6, ($7 - $6) / $1 }'
+        redis_peer "$N" mset "MSET id -> 8-byte value" dbsize
+        redis_peer "$N" sadd "SADD of 8-byte members to one set" "scard fps"
     done
 fi
