@@ -8,7 +8,8 @@
 #          (tests/bench/serve_fp.lua): every id new, a random fingerprint (adds), against
 #          `simcrawl serve --index FILE` (fsync interval, the default); then, after a bulk
 #          load of KNOWN documents, 90 % re-checks of those ids and 10 % new ones (read-
-#          mostly); then the adds again against `--fsync always`.
+#          mostly); then the adds again against `--fsync always`, `--fsync no` and no
+#          index file (in memory): what the journal and its syncer cost.
 #   redis  redis-benchmark -t set, then -t get (the same connections and client threads,
 #          -P 1: no pipelining, -d 16, -r 1000000, REDIS_N requests each) on a
 #          redis-server started here (--save '' --appendonly no).
@@ -194,6 +195,15 @@ fp_round() { # fp_round ROUND
     wrk_run serve.always "$1" tests/bench/serve_fp.lua add "a$1"
     serve_stop
     rm -f "$W"/fp.idx*
+    # what the journal costs: --fsync no (the journal's write(), no syncer thread), and
+    # no index file at all
+    serve_start serve-nosync --index "$W/fp.idx" --fsync no
+    wrk_run serve.nosync "$1" tests/bench/serve_fp.lua add "n$1"
+    serve_stop
+    rm -f "$W"/fp.idx*
+    serve_start serve-memory
+    wrk_run serve.memory "$1" tests/bench/serve_fp.lua add "i$1"
+    serve_stop
 }
 redis_round() {
     redis_start
@@ -243,6 +253,8 @@ while [ "$r" -le "$ROUNDS" ]; do
             if (v["serve.add.rps"] && v["redis.set.rps"]) print "ratio.add_set", r, v["serve.add.rps"] / v["redis.set.rps"]
             if (v["serve.mix.rps"] && v["redis.get.rps"]) print "ratio.mix_get", r, v["serve.mix.rps"] / v["redis.get.rps"]
             if (v["serve.always.rps"] && v["redis.set.rps"]) print "ratio.always_set", r, v["serve.always.rps"] / v["redis.set.rps"]
+            if (v["serve.nosync.rps"] && v["redis.set.rps"]) print "ratio.nosync_set", r, v["serve.nosync.rps"] / v["redis.set.rps"]
+            if (v["serve.memory.rps"] && v["redis.set.rps"]) print "ratio.memory_set", r, v["serve.memory.rps"] / v["redis.set.rps"]
             if (v["serve.pages.rps"] && v["lib.pages.rps"]) print "ratio.pages", r, v["serve.pages.rps"] / v["lib.pages.rps"]
         }' "$R" >"$W/ratios"
     cat "$W/ratios" >>"$R"
@@ -274,11 +286,15 @@ cp "$R" "$BUILD/bench/serve-results.txt"
         row("serve: 90% re-checks, fsync interval", "serve.mix")
         row("redis GET", "redis.get")
         row("serve: adds, fsync always", "serve.always")
+        row("serve: adds, fsync no", "serve.nosync")
+        row("serve: adds, in memory (no --index)", "serve.memory")
         row("serve: python3.11-doc pages", "serve.pages")
         if (n["lib.pages.rps"]) printf "%-40s %s\n", "libsimcrawl in-process, 2 threads, pages", stat("lib.pages.rps", "%.0f")
         if (n["ratio.add_set"]) printf "ratio serve adds / redis SET:            %s   (goal >= 0.50)\n", stat("ratio.add_set", "%.3f")
         if (n["ratio.mix_get"]) printf "ratio serve re-checks / redis GET:       %s   (goal >= 0.50)\n", stat("ratio.mix_get", "%.3f")
         if (n["ratio.always_set"]) printf "ratio serve adds, fsync always / SET:    %s\n", stat("ratio.always_set", "%.3f")
+        if (n["ratio.nosync_set"]) printf "ratio serve adds, fsync no / SET:        %s\n", stat("ratio.nosync_set", "%.3f")
+        if (n["ratio.memory_set"]) printf "ratio serve adds, in memory / SET:       %s\n", stat("ratio.memory_set", "%.3f")
         if (n["ratio.pages"]) printf "ratio serve pages / library pages:       %s   (goal >= 0.80)\n", stat("ratio.pages", "%.3f")
         if (n["serve.add.docs"]) printf "documents added per adds run:            %s\n", stat("serve.add.docs", "%.0f")
     }' "$R"
