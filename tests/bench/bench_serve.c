@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "filter/simcrawl.h"
@@ -61,6 +62,16 @@ static uint64_t doc_fp(uint64_t i)
 static int doc_id(uint64_t i, char *buf, size_t size)
 {
     return snprintf(buf, size, "https://example.org/page/%" PRIu64 ".html", i);
+}
+
+/* User + system CPU seconds of this process so far. */
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* VmRSS and VmHWM of this process in kB (0 when unreadable). */
@@ -263,7 +274,7 @@ static int cmd_pages(int argc, char **argv)
     }
     struct pages_job jobs[MAX_THREADS];
     pthread_t tid[MAX_THREADS];
-    double t0 = bench_now();
+    double c0 = cpu_seconds(), t0 = bench_now();
     for (unsigned t = 0; t < threads; t++) {
         jobs[t] = (struct pages_job){
             .pages = pages, .rel = rel, .n = n, .t = t, .f = f, .deadline = t0 + seconds};
@@ -283,12 +294,14 @@ static int cmd_pages(int argc, char **argv)
         if (jobs[t].end > end)
             end = jobs[t].end;
     }
+    double cpu = cpu_seconds() - c0;
     rc = simcrawl_filter_close(f);
-    printf("library: %zu checks in %.3f s, %.1f pages/s, %u threads, %zu pages (%.1f MB); "
-           "new %zu, near %zu, exact %zu, short %zu, not html %zu, errors %zu\n",
-           done, end - t0, (double)done / (end - t0), threads, n, (double)bytes / 1e6,
-           counts[SIMCRAWL_NEW], counts[SIMCRAWL_NEAR_DUPLICATE], counts[SIMCRAWL_EXACT_DUPLICATE],
-           counts[SIMCRAWL_TOO_SHORT], counts[SIMCRAWL_NOT_HTML], failed);
+    printf("library: %zu checks in %.3f s, %.1f pages/s, %u threads, %.0f CPU us/page, %zu pages "
+           "(%.1f MB); new %zu, near %zu, exact %zu, short %zu, not html %zu, errors %zu\n",
+           done, end - t0, (double)done / (end - t0), threads, cpu * 1e6 / (double)done, n,
+           (double)bytes / 1e6, counts[SIMCRAWL_NEW], counts[SIMCRAWL_NEAR_DUPLICATE],
+           counts[SIMCRAWL_EXACT_DUPLICATE], counts[SIMCRAWL_TOO_SHORT], counts[SIMCRAWL_NOT_HTML],
+           failed);
     free(rel);
     bench_pages_free(pages, n);
     free(pages);

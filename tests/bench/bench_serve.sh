@@ -229,7 +229,7 @@ pages_library() {
     line=$("$BS" pages --threads 2 --seconds "$SECONDS_" --index "$W/lib.idx" --root "$PYDOC" "$W/pages.lst")
     rm -f "$W"/lib.idx*
     printf '  %-34s %s\n' lib.pages "${line#library: }"
-    echo "$line" | awk -v r="$1" '{ print "lib.pages.rps", r, $7 }' >>"$R"
+    echo "$line" | awk -v r="$1" '{ print "lib.pages.rps", r, $7; print "lib.pages.srv", r, $11 }' >>"$R"
 }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
@@ -289,7 +289,8 @@ cp "$R" "$BUILD/bench/serve-results.txt"
         row("serve: adds, fsync no", "serve.nosync")
         row("serve: adds, in memory (no --index)", "serve.memory")
         row("serve: python3.11-doc pages", "serve.pages")
-        if (n["lib.pages.rps"]) printf "%-40s %s\n", "libsimcrawl in-process, 2 threads, pages", stat("lib.pages.rps", "%.0f")
+        if (n["lib.pages.rps"]) printf "%-40s %-26s %-22s %-26s %-20s %s\n", "libsimcrawl in-process, 2 threads, pages",
+            stat("lib.pages.rps", "%.0f"), "-", "-", stat("lib.pages.srv", "%.1f"), "-"
         if (n["ratio.add_set"]) printf "ratio serve adds / redis SET:            %s   (goal >= 0.50)\n", stat("ratio.add_set", "%.3f")
         if (n["ratio.mix_get"]) printf "ratio serve re-checks / redis GET:       %s   (goal >= 0.50)\n", stat("ratio.mix_get", "%.3f")
         if (n["ratio.always_set"]) printf "ratio serve adds, fsync always / SET:    %s\n", stat("ratio.always_set", "%.3f")
