@@ -27,6 +27,7 @@ int cmd_clusters(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_crawl(int argc, char **argv);
 int cmd_robots(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Prints "simcrawl CMD: MESSAGE" and "try 'simcrawl CMD --help'" on stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
