@@ -313,9 +313,10 @@ static int serve(struct options *o, const sigset_t *stop)
     int sig = 0;
     while (sigwait(stop, &sig) != 0)
         ;
+    unsigned busy = server_in_flight(s);
     if (!o->quiet)
-        fprintf(stderr, "simcrawl serve: %s: stopping (%u requests in flight)\n", signal_name(sig),
-                server_in_flight(s));
+        fprintf(stderr, "simcrawl serve: %s: stopping (%u request%s in flight)\n", signal_name(sig),
+                busy, busy == 1 ? "" : "s");
     rc = server_stop(s, &res);
     if (rc != SERVER_OK) {
         cli_error(CMD, "%s", res.detail);

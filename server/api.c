@@ -109,7 +109,9 @@ void server_reply_error(struct server_reply *r, unsigned status, const char *fmt
 /*
  * The query string's parameters for an endpoint that takes the names allowed[0..n):
  * values[i] the percent-decoded value of allowed[i] (caller frees), NULL when absent. An
- * unknown name, a name given twice or a bad escape is a 400 in out; returns 0 or -1.
+ * unknown name, a name given twice, a bad escape or a NUL byte (%00: the library's ids are
+ * C strings, and an id cut there would be another document) is a 400 in out; returns 0 or
+ * -1.
  */
 static int params_parse(const char *q, size_t qn, const char *const *allowed, size_t n,
                         char **values, struct server_reply *out)
@@ -142,9 +144,14 @@ static int params_parse(const char *q, size_t qn, const char *const *allowed, si
             server_reply_error(out, 503, "out of memory");
             goto fail;
         }
-        if (server_pct_decode(p.value, p.value_len, 1, values[i]) < 0) {
+        long vl = server_pct_decode(p.value, p.value_len, 1, values[i]);
+        if (vl < 0) {
             server_reply_error(out, 400, "parameter %s: a '%%' not followed by two hex digits",
                                allowed[i]);
+            goto fail;
+        }
+        if (memchr(values[i], '\0', (size_t)vl)) { /* values are C strings from here on */
+            server_reply_error(out, 400, "parameter %s contains a NUL byte (%%00)", allowed[i]);
             goto fail;
         }
     }

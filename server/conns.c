@@ -10,7 +10,10 @@
  *     first --timeout seconds of grace;
  * or it is cut: "408 Request Timeout" with {"error": ...} is written to it when a
  * request had begun (no byte of an answer was sent yet: the 408 is the whole answer),
- * and the socket is shut down, which libmicrohttpd sees as the client leaving.
+ * and the socket is shut down, which libmicrohttpd sees as the client leaving. (An idle
+ * connection is cut silently at the same deadline; libmicrohttpd's own timeout, set a
+ * little longer by server.c, is left with the one case not watched here: an answer the
+ * client does not read.)
  *
  * HOW IT WORKS
  * Each connection's phase and the time it entered it are one atomic word, (ms << 3) |

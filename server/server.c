@@ -42,7 +42,11 @@
 #define CONN_MEMORY ((size_t)64 * 1024) /* per connection: request line, headers, buffers */
 #define LOG_BURST 5                     /* libmicrohttpd messages a second, at most */
 #define ACCESS_TARGET_MAX 2048          /* bytes of a target in the access log */
-#define STOP_POLL_NS 10000000L          /* how often server_stop() looks at in_flight */
+/* libmicrohttpd's idle timeout is --timeout + REAPER_FIRST seconds: conns.c's deadlines
+ * (--timeout) fire first and answer 408; libmicrohttpd's closes only a connection stalled
+ * while an answer is sent, which conns.c leaves alone */
+#define REAPER_FIRST 1u
+#define STOP_POLL_NS 10000000L /* how often server_stop() looks at in_flight */
 /* body bytes read and dropped past the cap, to answer 413 rather than cut the connection */
 #define DISCARD_MAX(max_body) ((max_body) > ((size_t)1 << 20) ? (max_body) : ((size_t)1 << 20))
 
@@ -147,6 +151,8 @@ static const char *const per_request_messages[] = {
  * second (a flood of bad clients must not flood stderr), the rest counted and said once.
  * While starting, the last one is kept: it says why the daemon could not listen.
  */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     struct server *s = cls;
@@ -529,8 +535,8 @@ static int start_daemon(struct server *s, const struct server_opts *o, struct se
         flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)(threads > 1 ? threads : 0), MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, o->timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+        MHD_OPTION_CONNECTION_TIMEOUT, o->timeout + REAPER_FIRST,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
         s, MHD_OPTION_END);
     if (!s->d) {
