@@ -47,6 +47,9 @@
  * while an answer is sent, which conns.c leaves alone */
 #define REAPER_FIRST 1u
 #define STOP_POLL_NS 10000000L /* how often server_stop() looks at in_flight */
+/* a body's buffer is made this large at once when Content-Length says so, then grows as
+ * bytes arrive: a client that declares 64 MiB and sends nothing holds 1 MiB */
+#define RESERVE_MAX ((size_t)1 << 20)
 /* body bytes read and dropped past the cap, to answer 413 rather than cut the connection */
 #define DISCARD_MAX(max_body) ((max_body) > ((size_t)1 << 20) ? (max_body) : ((size_t)1 << 20))
 
@@ -367,8 +370,8 @@ static enum MHD_Result on_begin(struct server *s, struct request *rq, struct MHD
     rq->endpoint = rep.endpoint;
     rq->keep_body = strcmp(method, "POST") == 0;
     server_buf_init(&rq->body, s->max_body);
-    if (rq->keep_body && hr.has_length)
-        server_buf_reserve(&rq->body, (size_t)hr.length);
+    if (rq->keep_body && hr.has_length) /* what arrives is allocated, not what is said */
+        server_buf_reserve(&rq->body, hr.length < RESERVE_MAX ? (size_t)hr.length : RESERVE_MAX);
     if (server_conn_phase(rq->conn, SERVER_PHASE_BODY) != 0)
         return MHD_NO;
     return MHD_YES;
