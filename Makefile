@@ -262,8 +262,10 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
-stress: $(BUILD)/simcrawl ## kill campaign (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each
+STRESS_SERVE_RUNS ?= 100
+stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
+	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
