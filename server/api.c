@@ -309,35 +309,32 @@ done:
 
 /* The lines of a bulk check, all read before any is checked. */
 struct bulk {
-    char **ids;
-    uint64_t *fps;
+    struct bulk_line {
+        char *id;
+        uint64_t fp;
+        size_t line; /* its number in the body, from 1, blank lines counted */
+    } * v;
     size_t n, cap;
 };
 
 static void bulk_release(struct bulk *k)
 {
     for (size_t i = 0; i < k->n; i++)
-        free(k->ids[i]);
-    free(k->ids);
-    free(k->fps);
+        free(k->v[i].id);
+    free(k->v);
 }
 
-static int bulk_push(struct bulk *k, char *id, uint64_t fp)
+static int bulk_push(struct bulk *k, char *id, uint64_t fp, size_t line)
 {
     if (k->n == k->cap) {
         size_t nc = k->cap ? k->cap * 2 : 64;
-        char **ni = realloc(k->ids, nc * sizeof *ni);
-        if (!ni)
+        struct bulk_line *nv = realloc(k->v, nc * sizeof *nv);
+        if (!nv)
             return -1;
-        k->ids = ni;
-        uint64_t *nf = realloc(k->fps, nc * sizeof *nf);
-        if (!nf)
-            return -1;
-        k->fps = nf;
+        k->v = nv;
         k->cap = nc;
     }
-    k->ids[k->n] = id;
-    k->fps[k->n++] = fp;
+    k->v[k->n++] = (struct bulk_line){id, fp, line};
     return 0;
 }
 
@@ -360,7 +357,7 @@ static int bulk_read(const char *body, size_t len, struct bulk *k, struct server
             server_reply_error(out, 400, "line %zu: %s; nothing was checked", line, why);
             return -1;
         }
-        if (bulk_push(k, id, fp) != 0) {
+        if (bulk_push(k, id, fp, line) != 0) {
             free(id);
             server_reply_error(out, 503, "out of memory");
             return -1;
@@ -390,16 +387,16 @@ static void do_check_bulk(const struct server_api *a, const struct server_reques
         goto done;
     }
     for (size_t i = 0; i < k.n; i++) {
-        int d = simcrawl_filter_check_fingerprint(a->f, k.ids[i], k.fps[i], flags, m);
+        const struct bulk_line *l = &k.v[i];
+        int d = simcrawl_filter_check_fingerprint(a->f, l->id, l->fp, flags, m);
         if (d < 0) {
             char what[96];
-            snprintf(what, sizeof what,
-                     "line %zu of the non-blank lines: check (those before it were checked)",
-                     i + 1);
+            snprintf(what, sizeof what, "line %zu: check (the lines before it were checked)",
+                     l->line);
             filter_error(a, out, d, what);
             goto done;
         }
-        write_answer(&b, k.ids[i], d, m);
+        write_answer(&b, l->id, d, m);
         server_buf_puts(&b, "\n");
     }
     reply_take(out, 200, TYPE_NDJSON, &b);

@@ -37,6 +37,7 @@ trap 'exit 2' INT TERM
 sv_start() {
     sv_name=$1
     shift
+    : >"$SV/$sv_name.err"
     (cd "${SV_CWD:-.}" && exec "$SV_SIMCRAWL" serve --listen 127.0.0.1:0 "$@") 2>"$SV/$sv_name.err" &
     SV_PID=$!
     SV_ALL_PIDS="$SV_ALL_PIDS $SV_PID"
