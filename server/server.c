@@ -533,15 +533,20 @@ static int start_daemon(struct server *s, const struct server_opts *o, struct se
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     if (s->addr.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    /* a pool of one thread is no pool: the daemon's own thread serves (the option would
+     * only draw a warning) */
+    struct MHD_OptionItem pool[] = {{MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)threads, NULL},
+                                    {MHD_OPTION_END, 0, NULL}};
+    if (threads <= 1)
+        pool[0].option = MHD_OPTION_END;
     /* the logger first: libmicrohttpd uses it for what the later options say */
     s->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)(threads > 1 ? threads : 0), MHD_OPTION_CONNECTION_LIMIT, o->max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, o->timeout + REAPER_FIRST,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY, MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-        s, MHD_OPTION_END);
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&s->addr, MHD_OPTION_ARRAY, pool,
+        MHD_OPTION_CONNECTION_LIMIT, o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        o->timeout + REAPER_FIRST, MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEMORY,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
     if (!s->d) {
         result(res, 0, "cannot listen on %s: %s", o->listen ? o->listen : SERVER_LISTEN_DEFAULT,
                s->last_mhd_error[0] ? s->last_mhd_error : "libmicrohttpd could not start");

@@ -9,6 +9,8 @@
 #  - slow clients (slowloris: headers a byte at a time, each well within the idle timeout;
 #    the request line likewise; a body too slow): cut after --timeout, 408 where a request
 #    had begun, while another client is served at once, also with twenty of them at once;
+#  - --max-connections filled by clients that send nothing: the next client waits, and is
+#    served once they are cut;
 #  - a bearer token (--token-file): 401 with WWW-Authenticate without it or with a wrong
 #    one, 200 with it;
 #  - SIGTERM while a request is in flight (an upload at 300 KB/s): no new connection is
@@ -164,6 +166,26 @@ else
     expect_grep '^simcrawl_requests_total{endpoint="check",code="415"} 3$' "$SV/body" "metrics count 415s"
     sv_stop
     [ "$SV_STATUS" = 0 ] && ok || bad "serve_bad: exit $SV_STATUS after SIGTERM"
+fi
+
+# ---- the connection limit, filled by clients that send nothing ----
+if ! sv_start limit --max-connections 2 --threads 1 --timeout 1; then
+    bad "serve limit: did not start: $(head -c 400 "$SV/limit.err")"
+else
+    python3 -c 'import socket, sys, time
+held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(2)]
+time.sleep(4)' "$SV_PORT" &
+    hp=$!
+    sleep 0.3
+    # both places taken: the next client waits in the listen queue until the idle two
+    # are cut (after --timeout), then is served
+    lim=$(curl -s --max-time 10 -o /dev/null -w '%{http_code} %{time_total}' "$SV_URL/healthz")
+    case $lim in
+    "200 0."[5-9]* | "200 1."* | "200 2."*) ok ;;
+    *) bad "connection limit: the waiting client got '$lim', want 200 after about a second" ;;
+    esac
+    wait $hp
+    sv_stop
 fi
 
 # ---- a bearer token ----
