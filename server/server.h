@@ -60,7 +60,7 @@ struct server_opts {
                                * then only loopback addresses may be listened on */
     size_t max_body;          /* bytes of a request body at most (413 over it) */
     unsigned threads;         /* libmicrohttpd worker threads; 0: one per CPU */
-    unsigned max_connections; /* connections at once; more are refused */
+    unsigned max_connections; /* connections at once; more wait to be accepted */
     unsigned timeout;         /* seconds: an idle connection is closed, a request's
                                * headers must arrive within it, its body at a rate of at
                                * least SERVER_MIN_UPLOAD_RATE after it (408 otherwise) */
