@@ -20,9 +20,10 @@
  * phase, changed by the worker thread that serves the connection (server_conn_phase,
  * a compare-and-swap) and by the reaper thread, which every REAP_INTERVAL_MS scans the
  * list and swaps an overdue connection's word to CUT. Whoever swaps first wins: a
- * request whose body completes just as the reaper fires is either answered (the worker
- * moved it to RESPONDING first, and the reaper leaves it alone) or cut (the worker then
- * sees CUT and drops it), never both, so the 408 never mixes with an answer. The list
+ * request answered just as the reaper fires is either answered (the worker moved it to
+ * RESPONDING before it queued its answer, and the reaper leaves RESPONDING alone) or cut
+ * (the worker then sees CUT and drops it), never both, so the 408 never mixes with an
+ * answer. The list
  * (guarded by one mutex, taken when a connection opens or closes and by the scan) keeps
  * the socket alive: libmicrohttpd tells us a connection closes before it closes the
  * socket, so the reaper never shuts down a descriptor that was reused.

@@ -11,13 +11,15 @@
  *     request's context is made with the raw target (path and query still percent-
  *     encoded: api.c decodes them, so that "%2F" in an id stays a slash of the id), the
  *     connection moves to its HEADERS phase (conns.c) and the request counts as in flight.
- *  2. on_access, first call, the headers in: server_api_begin() decides everything that
- *     needs no body (token, path, method, Content-Type, Content-Length, query). An answer
- *     then is queued before the body is read, and libmicrohttpd closes the connection
- *     after it rather than read an upload nobody wants.
+ *  2. on_access, first call, the headers in: the connection moves to BODY (unless the
+ *     reaper cut it first); server_api_begin() decides everything that needs no body
+ *     (token, path, method, Content-Type, Content-Length, query). An answer then is
+ *     queued before the body is read, and libmicrohttpd closes the connection after it
+ *     rather than read an upload nobody wants.
  *  3. on_access, next calls: the body, into a buffer capped at --max-body (413 past it).
- *  4. on_access, last call: the connection moves to RESPONDING (unless the reaper cut it
- *     first), server_api_handle() answers, the reply is queued.
+ *  4. on_access, last call: server_api_handle() answers, the reply is queued.
+ *     Every reply is queued by queue(), which first moves the connection to RESPONDING:
+ *     when the reaper cut it first, its 408 is the answer and the reply is dropped.
  *  5. on_completed: counted in the metrics, written to the access log, freed; the
  *     connection is IDLE again (kept alive for the next request).
  * Stopping (server_stop): the listening socket is closed (MHD_quiesce_daemon), requests
@@ -290,9 +292,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     atomic_fetch_sub(&s->in_flight, 1);
 }
 
-/* Queues rep (taking its body); MHD_NO when libmicrohttpd could not. */
+/* Queues rep (taking its body); MHD_NO when libmicrohttpd could not, or when the reaper
+ * cut the connection first (its 408 is then the answer; conns.c). */
 static enum MHD_Result queue(struct request *rq, struct MHD_Connection *c, struct server_reply *rep)
 {
+    if (rq && server_conn_phase(rq->conn, SERVER_PHASE_RESPONDING) != 0) {
+        server_reply_release(rep);
+        return MHD_NO;
+    }
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
     if (!resp) {
@@ -359,6 +366,8 @@ static enum MHD_Result on_begin(struct server *s, struct request *rq, struct MHD
 {
     rq->begun = 1;
     snprintf(rq->method, sizeof rq->method, "%s", method);
+    if (server_conn_phase(rq->conn, SERVER_PHASE_BODY) != 0)
+        return MHD_NO; /* cut by the reaper while the headers came */
     if (rq->late)
         return queue_error(rq, c, 503, "the service is stopping", 1);
     struct server_request hr;
@@ -372,8 +381,6 @@ static enum MHD_Result on_begin(struct server *s, struct request *rq, struct MHD
     server_buf_init(&rq->body, s->max_body);
     if (rq->keep_body && hr.has_length) /* what arrives is allocated, not what is said */
         server_buf_reserve(&rq->body, hr.length < RESERVE_MAX ? (size_t)hr.length : RESERVE_MAX);
-    if (server_conn_phase(rq->conn, SERVER_PHASE_BODY) != 0)
-        return MHD_NO;
     return MHD_YES;
 }
 
