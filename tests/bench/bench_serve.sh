@@ -81,6 +81,7 @@ SERVE_ENV=
 serve_start() {
     log=$W/$1.log
     shift
+    : >"$log" # now: the background shell truncates it only when it gets to run
     env $SERVE_ENV "$SIMCRAWL" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
     SERVE_PID=$!
     i=0
