@@ -257,6 +257,10 @@ while [ "$r" -le "$ROUNDS" ]; do
             if (v["serve.nosync.rps"] && v["redis.set.rps"]) print "ratio.nosync_set", r, v["serve.nosync.rps"] / v["redis.set.rps"]
             if (v["serve.memory.rps"] && v["redis.set.rps"]) print "ratio.memory_set", r, v["serve.memory.rps"] / v["redis.set.rps"]
             if (v["serve.pages.rps"] && v["lib.pages.rps"]) print "ratio.pages", r, v["serve.pages.rps"] / v["lib.pages.rps"]
+            if (v["serve.pages.srv"] && v["lib.pages.srv"]) {
+                print "ratio.pages_cpu", r, v["lib.pages.srv"] / v["serve.pages.srv"]
+                print "ratio.pages_cpu_cli", r, v["lib.pages.srv"] / (v["serve.pages.srv"] + v["serve.pages.cli"])
+            }
         }' "$R" >"$W/ratios"
     cat "$W/ratios" >>"$R"
     r=$((r + 1))
@@ -298,6 +302,8 @@ cp "$R" "$BUILD/bench/serve-results.txt"
         if (n["ratio.nosync_set"]) printf "ratio serve adds, fsync no / SET:        %s\n", stat("ratio.nosync_set", "%.3f")
         if (n["ratio.memory_set"]) printf "ratio serve adds, in memory / SET:       %s\n", stat("ratio.memory_set", "%.3f")
         if (n["ratio.pages"]) printf "ratio serve pages / library pages:       %s   (goal >= 0.80)\n", stat("ratio.pages", "%.3f")
+        if (n["ratio.pages_cpu"]) printf "pages per CPU second, serve / library:   %s   (the service process only: what outside load does not move)\n", stat("ratio.pages_cpu", "%.3f")
+        if (n["ratio.pages_cpu_cli"]) printf "  the same with wrk%sCPU counted:   %s\n", "\047s ", stat("ratio.pages_cpu_cli", "%.3f")
         if (n["serve.add.docs"]) printf "documents added per adds run:            %s\n", stat("serve.add.docs", "%.0f")
     }' "$R"
 
