@@ -117,6 +117,9 @@ redis_start() {
 
 # cpu_ticks PID: user + system CPU time of a process so far, in clock ticks.
 cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'; }
+# sys_busy: CPU time of the whole machine so far (user, nice, system, irq, softirq, steal),
+# in clock ticks: minus the benchmark's own processes, what else ran meanwhile.
+sys_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 TICK=$(getconf CLK_TCK)
 # documents: simcrawl_documents of the service's /metrics.
 documents() { curl -sS "$URL/metrics" | awk '$1 == "simcrawl_documents" { print $2 }'; }
@@ -136,20 +139,24 @@ wrk_run() {
     key=$1 round=$2 script=$3
     shift 3
     c0=$(cpu_ticks "$SERVE_PID")
+    b0=$(sys_busy)
     /usr/bin/time -f '%U %S' -o "$W/time.out" wrk -t"$THREADS" -c"$CONNS" -d"${SECONDS_}s" \
         --timeout 10s -s "$script" "$URL" -- "$@" >"$W/wrk.out" 2>&1 ||
         { echo "bench_serve: wrk failed: $(tail -n 5 "$W/wrk.out")" >&2; exit 2; }
     c1=$(cpu_ticks "$SERVE_PID")
+    b1=$(sys_busy)
     line=$(grep '^wrk:' "$W/wrk.out") ||
         { echo "bench_serve: wrk printed no result: $(tail -n 5 "$W/wrk.out")" >&2; exit 2; }
     echo "$line" | awk -v k="$key" -v r="$round" -v c0="$c0" -v c1="$c1" -v tick="$TICK" \
-        -v cli="$(tail -n 1 "$W/time.out")" '{
+        -v b0="$b0" -v b1="$b1" -v cli="$(tail -n 1 "$W/time.out")" '{
         n = $2; rps = $7; p50 = $10; p99 = $13
         err = $17 + $19 + $21 + $23 + $25
         split(cli, u, " ")
         printf "%s.rps %s %s\n%s.p50 %s %s\n%s.p99 %s %s\n", k, r, rps, k, r, p50, k, r, p99
         printf "%s.srv %s %.1f\n%s.cli %s %.1f\n%s.err %s %d\n", k, r, (c1 - c0) / tick * 1e6 / n,
             k, r, (u[1] + u[2]) * 1e6 / n, k, r, err
+        oth = ((b1 - b0) - (c1 - c0)) / tick - u[1] - u[2]
+        printf "%s.oth %s %.2f\n", k, r, (oth > 0 ? oth : 0) / $5
     }' >>"$R"
     printf '  %-34s %s\n' "$key" "${line#wrk: }"
 }
@@ -158,18 +165,25 @@ wrk_run() {
 redis_run() {
     key=$1 round=$2 t=$3
     c0=$(cpu_ticks "$REDIS_PID")
+    b0=$(sys_busy)
+    t0=$(date +%s.%N)
     /usr/bin/time -f '%U %S' -o "$W/time.out" redis-benchmark -h 127.0.0.1 -p "$RPORT" \
         -c "$CONNS" --threads "$THREADS" -P 1 -n "$REDIS_N" -r 1000000 -d 16 -t "$t" --csv \
         >"$W/rb.out" 2>&1 ||
         { echo "bench_serve: redis-benchmark failed: $(tail -n 3 "$W/rb.out")" >&2; exit 2; }
     c1=$(cpu_ticks "$REDIS_PID")
+    b1=$(sys_busy)
+    t1=$(date +%s.%N)
     line=$(grep -i "^\"$t\"" "$W/rb.out" | tr -d '"') ||
         { echo "bench_serve: redis-benchmark printed no result: $(tail -n 3 "$W/rb.out")" >&2; exit 2; }
     echo "$line" | awk -F, -v k="$key" -v r="$round" -v c0="$c0" -v c1="$c1" -v tick="$TICK" \
-        -v n="$REDIS_N" -v cli="$(tail -n 1 "$W/time.out")" '{
+        -v n="$REDIS_N" -v cli="$(tail -n 1 "$W/time.out")" -v b0="$b0" -v b1="$b1" -v t0="$t0" \
+        -v t1="$t1" '{
         split(cli, u, " ")
         printf "%s.rps %s %s\n%s.p50 %s %.0f\n%s.p99 %s %.0f\n", k, r, $2, k, r, $5 * 1000, k, r, $7 * 1000
         printf "%s.srv %s %.1f\n%s.cli %s %.1f\n", k, r, (c1 - c0) / tick * 1e6 / n, k, r, (u[1] + u[2]) * 1e6 / n
+        oth = ((b1 - b0) - (c1 - c0)) / tick - u[1] - u[2]
+        printf "%s.oth %s %.2f\n", k, r, (oth > 0 ? oth : 0) / (t1 - t0)
     }' >>"$R"
     printf '  %-34s %s\n' "$key" "$line"
 }
@@ -227,10 +241,18 @@ pages_service() {
 }
 pages_library() {
     rm -f "$W"/lib.idx*
-    line=$("$BS" pages --threads 2 --seconds "$SECONDS_" --index "$W/lib.idx" --root "$PYDOC" "$W/pages.lst")
+    b0=$(sys_busy)
+    line=$(/usr/bin/time -f '%U %S' -o "$W/time.out" "$BS" pages --threads 2 --seconds "$SECONDS_" \
+        --index "$W/lib.idx" --root "$PYDOC" "$W/pages.lst")
+    b1=$(sys_busy)
     rm -f "$W"/lib.idx*
     printf '  %-34s %s\n' lib.pages "${line#library: }"
-    echo "$line" | awk -v r="$1" '{ print "lib.pages.rps", r, $7; print "lib.pages.srv", r, $11 }' >>"$R"
+    echo "$line" | awk -v r="$1" -v b0="$b0" -v b1="$b1" -v tick="$TICK" -v cpu="$(tail -n 1 "$W/time.out")" '{
+        print "lib.pages.rps", r, $7; print "lib.pages.srv", r, $11
+        split(cpu, u, " ")
+        oth = (b1 - b0) / tick - u[1] - u[2] # the page reading before the clock starts counts as its own
+        printf "lib.pages.oth %s %.2f\n", r, (oth > 0 ? oth : 0) / $5
+    }' >>"$R"
 }
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
@@ -267,7 +289,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 
 # ---- summary: median (min-max) over the rounds ----
-cp "$R" "$BUILD/bench/serve-results.txt"
+cp "$R" "$BUILD/bench/serve-results-$(date -u +%Y%m%dT%H%M%S).txt"
 [ -s "$R" ] && awk -v rounds="$ROUNDS" '
     { n[$1]++; v[$1, n[$1]] = $3 + 0 }
     function stat(k, fmt,    i, j, t, m, c) {
@@ -280,12 +302,14 @@ cp "$R" "$BUILD/bench/serve-results.txt"
     }
     function row(label, k) {
         if (!n[k ".rps"]) return
-        printf "%-40s %-26s %-22s %-26s %-20s %s\n", label, stat(k ".rps", "%.0f"), stat(k ".p50", "%.0f"),
-            stat(k ".p99", "%.0f"), stat(k ".srv", "%.1f"), n[k ".cli"] ? stat(k ".cli", "%.1f") : "-"
+        printf "%-40s %-26s %-22s %-26s %-20s %-20s %s\n", label, stat(k ".rps", "%.0f"), stat(k ".p50", "%.0f"),
+            stat(k ".p99", "%.0f"), stat(k ".srv", "%.1f"), n[k ".cli"] ? stat(k ".cli", "%.1f") : "-",
+            stat(k ".oth", "%.2f")
     }
     END {
         printf "summary, %d rounds, median (min-max):\n", rounds
-        printf "%-40s %-26s %-22s %-26s %-20s %s\n", "run", "requests/s", "p50 us", "p99 us", "server CPU us/req", "client CPU us/req"
+        printf "%-40s %-26s %-22s %-26s %-20s %-20s %s\n", "run", "requests/s", "p50 us", "p99 us", "server CPU us/req",
+            "client CPU us/req", "other CPU (cores)"
         row("serve: adds, fsync interval", "serve.add")
         row("redis SET", "redis.set")
         row("serve: 90% re-checks, fsync interval", "serve.mix")
@@ -294,8 +318,8 @@ cp "$R" "$BUILD/bench/serve-results.txt"
         row("serve: adds, fsync no", "serve.nosync")
         row("serve: adds, in memory (no --index)", "serve.memory")
         row("serve: python3.11-doc pages", "serve.pages")
-        if (n["lib.pages.rps"]) printf "%-40s %-26s %-22s %-26s %-20s %s\n", "libsimcrawl in-process, 2 threads, pages",
-            stat("lib.pages.rps", "%.0f"), "-", "-", stat("lib.pages.srv", "%.1f"), "-"
+        if (n["lib.pages.rps"]) printf "%-40s %-26s %-22s %-26s %-20s %-20s %s\n", "libsimcrawl in-process, 2 threads, pages",
+            stat("lib.pages.rps", "%.0f"), "-", "-", stat("lib.pages.srv", "%.1f"), "-", stat("lib.pages.oth", "%.2f")
         if (n["ratio.add_set"]) printf "ratio serve adds / redis SET:            %s   (goal >= 0.50)\n", stat("ratio.add_set", "%.3f")
         if (n["ratio.mix_get"]) printf "ratio serve re-checks / redis GET:       %s   (goal >= 0.50)\n", stat("ratio.mix_get", "%.3f")
         if (n["ratio.always_set"]) printf "ratio serve adds, fsync always / SET:    %s\n", stat("ratio.always_set", "%.3f")
