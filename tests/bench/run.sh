@@ -303,7 +303,7 @@ fi
 
 # ---- HTTP service (docs/BENCHMARKS.md "## HTTP service") [serve] ----
 # `simcrawl serve` on 127.0.0.1 against its peers in the same run (tests/bench/bench_serve.sh,
-# 5 rounds, the order flipped each round, ~5 minutes): wrk (16 connections, 2 threads,
+# 5 rounds, the order flipped each round, 8-9 minutes): wrk (16 connections, 2 threads,
 # keep-alive, 5 s) POSTing one NDJSON fingerprint line a request (adds; 90 % re-checks)
 # against redis-benchmark SET and GET (16 connections, 2 threads, -P 1) on a redis-server
 # started here; --fsync always; python3.11-doc pages POSTed by wrk against libsimcrawl
