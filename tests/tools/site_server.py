@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""A generated site on 127.0.0.1 for the crawl kill tests (tests/cli/crawl_kill.sh,
+tests/stress/crawl_kill_campaign.py) and the crawl benchmark: PAGES pages /p/N.html, the
+same bytes for the same N on every run (stable links, planted duplicates), and a log of
+every request, one "PATH" line each, written before the answer.
+
+    site_server.py --pages 3000 --log requests.log --port-file port [--bench]
+
+Page N links its children 3N+1..3N+3 (a tree: breadth-first order is page order), N+1
+and N/2 (neither makes a page shallower than the tree does); page 0 also links /private/N (robots.txt disallows /private/) and
+/gone (404). Every 10th page (N % 10 == 9) is a near-duplicate of page N // 20 (its heading and
+text, with links of its own: within k of it, never of another copy only; that page is two levels shallower, so crawled long before), every 50th
+(N % 50 == 25) an exact duplicate of page N // 50's bytes (a revisit record); the
+original is the page below when that one is itself a duplicate, so that which page of a
+pair is kept never depends on the order of two fetches in flight together. The port is written to
+--port-file once the server listens (a random free port).
+--bench: each page also links 8 pages of the next level down a second time and pages are
+   shorter (a frontier that grows faster than it drains, as on a real site).
+"""
+import argparse
+import http.server
+import os
+import random
+import socketserver
+import sys
+import threading
+
+WORDS = ["%s%s" % (a, b) for a in ("ka ko ri mu sa te no ha ya lo be di fu gi "
+                                     "jo ne pu qi va wo xe zu").split()
+         for b in ("rin tal mos ven dur pok lis gam sor fet nib hux").split()]
+
+
+def body_words(n, count):
+    r = random.Random(n * 7919 + 17)
+    return [r.choice(WORDS) + str(r.randrange(400)) for _ in range(count)]
+
+
+def original(m):
+    """the page a planted duplicate copies: one that is itself no duplicate"""
+    while m % 10 == 9 or m % 50 == 25:
+        m -= 1
+    return m
+
+
+class Site:
+    def __init__(self, pages, bench):
+        self.pages = pages
+        self.bench = bench
+        self.cache = {}
+
+    def text(self, n):
+        """the main text of page n (before duplicates are planted)"""
+        words = body_words(n, 60 if self.bench else 180)
+        paras = [" ".join(words[i:i + 30]) for i in range(0, len(words), 30)]
+        return "".join("<p>%s.</p>" % p for p in paras)
+
+    def page(self, n):
+        if n in self.cache:
+            return self.cache[n]
+        if n % 50 == 25:
+            b = self.page(original(n // 50))  # exact duplicate: the same bytes
+            self.cache[n] = b
+            return b
+        title = n
+        if n % 10 == 9:  # near-duplicate: the main text and heading of the original
+            title = original(n // 20)
+            main = self.text(title)
+        else:
+            main = self.text(n)
+        links = [c for c in (3 * n + 1, 3 * n + 2, 3 * n + 3) if c < self.pages]
+        links += [c for c in (n + 1, n // 2) if c < self.pages]
+        if self.bench:
+            links += [(3 * n + 4 + k) % self.pages for k in range(8)]
+        extra = ""
+        if n == 0:
+            extra = ('<a href="/private/1.html">p1</a> <a href="/private/2.html">p2</a> '
+                     '<a href="/gone">gone</a>')
+        nav = " ".join('<a href="/p/%d.html">page %d</a>' % (c, c) for c in links)
+        html = ("<html><head><title>Page %d</title></head><body><h1>Page %d</h1>%s"
+                "<ul><li>%s</li></ul>%s</body></html>\n" % (title, title, main, nav, extra))
+        b = html.encode()
+        if len(self.cache) < 100000:
+            self.cache[n] = b
+        return b
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=3000)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--bench", action="store_true")
+    a = ap.parse_args()
+    site = Site(a.pages, a.bench)
+    log = open(a.log, "a", buffering=1)
+    lock = threading.Lock()
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args):
+            pass
+
+        def send(self, code, body, ctype="text/html; charset=utf-8"):
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            with lock:
+                log.write(self.path + "\n")
+            p = self.path
+            if p == "/robots.txt":
+                return self.send(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
+            if p.startswith("/p/") and p.endswith(".html"):
+                try:
+                    n = int(p[3:-5])
+                except ValueError:
+                    n = -1
+                if 0 <= n < site.pages:
+                    return self.send(200, site.page(n))
+            return self.send(404, b"<html><body>not here</body></html>")
+
+    class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        request_queue_size = 128
+
+        def handle_error(self, request, client_address):
+            pass  # a crawler killed mid-transfer resets its connections: not news
+
+    srv = S(("127.0.0.1", 0), H)
+    tmp = a.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(tmp, a.port_file)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
