@@ -449,6 +449,28 @@ static struct kept_meta *kept_meta_new(const char *id, const char *date, const c
     return m;
 }
 
+/* ---- errors by cause ---- */
+
+#define ERROR_CAUSES_MAX 16
+
+/* The cause of an error: its words without the counts and times that differ from URL to
+ * URL ("host unreachable: robots.txt: Couldn't connect to server (4 attempts in 7 s)" ->
+ * "host unreachable: robots.txt: Couldn't connect to server"). */
+static void error_cause(const char *error, char *out, size_t cap)
+{
+    size_t n = strcspn(error, "(");
+    const char *after = strstr(error, " after ");
+    if (after && (size_t)(after - error) < n)
+        n = (size_t)(after - error);
+    while (n > 0 && (error[n - 1] == ' ' || error[n - 1] == ':' || error[n - 1] == ';'))
+        n--;
+    snprintf(out, cap, "%.*s", (int)n, error);
+}
+
+struct run;
+static void count_cause(struct run *run, const char *cause, uint64_t n);
+static char *causes_text(const struct run *run);
+
 /* ---- a page's records, from process() to record() ---- */
 
 /* What process() (a worker) hands to record() (the loop thread) through the verdict's
@@ -594,6 +616,14 @@ struct run {
     int log_is_stdout;
     int progress;
     int failed; /* a fatal write error was reported */
+    /* errors by cause, for the summary (kept in the state's meta with --state) */
+    struct {
+        char what[96];
+        uint64_t n;
+    } causes[ERROR_CAUSES_MAX];
+    size_t n_causes;
+    uint64_t causes_other;
+    char first_error[400]; /* "URL: error" of this run's first error */
     uint64_t warc_records;
 };
 
@@ -868,6 +898,12 @@ static int before_commit(void *userdata)
         if (off < 0 || crawl_state_set_meta_int(run->state, "log.offset", (int64_t)off) != CRAWL_OK)
             goto fail;
     }
+    char *ct = causes_text(run);
+    if (!ct || crawl_state_set_meta_text(run->state, "errors.causes", ct) != CRAWL_OK) {
+        free(ct);
+        goto fail;
+    }
+    free(ct);
     dedup_crash_point("crawl-before-commit");
     return 0;
 fail:
@@ -910,6 +946,56 @@ static void write_page(struct run *run, struct page_out *po)
     }
 }
 
+static void count_cause(struct run *run, const char *cause, uint64_t n)
+{
+    for (size_t i = 0; i < run->n_causes; i++)
+        if (strcmp(run->causes[i].what, cause) == 0) {
+            run->causes[i].n += n;
+            return;
+        }
+    if (run->n_causes == ERROR_CAUSES_MAX) {
+        run->causes_other += n;
+        return;
+    }
+    snprintf(run->causes[run->n_causes].what, sizeof run->causes[0].what, "%s", cause);
+    run->causes[run->n_causes++].n = n;
+}
+
+/* The causes as "N<TAB>cause" lines (the state's meta "errors.causes"), or back. */
+static char *causes_text(const struct run *run)
+{
+    size_t cap = (ERROR_CAUSES_MAX + 1) * 128, len = 0;
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    t[0] = '\0';
+    for (size_t i = 0; i < run->n_causes; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%llu\t%s\n",
+                                (unsigned long long)run->causes[i].n, run->causes[i].what);
+    if (run->causes_other)
+        snprintf(t + len, cap - len, "%llu\t\n", (unsigned long long)run->causes_other);
+    return t;
+}
+
+static void causes_load(struct run *run, const char *t)
+{
+    while (t && *t) {
+        char *end;
+        unsigned long long n = strtoull(t, &end, 10);
+        if (*end != '\t')
+            break;
+        const char *w = end + 1;
+        size_t len = strcspn(w, "\n");
+        char what[96];
+        snprintf(what, sizeof what, "%.*s", (int)len, w);
+        if (*what)
+            count_cause(run, what, n);
+        else
+            run->causes_other += n;
+        t = w + len + (w[len] == '\n');
+    }
+}
+
 static json_t *jstr(const char *s)
 {
     json_t *j = json_string(s);
@@ -921,6 +1007,14 @@ static void record(void *userdata, const struct crawl_record *r)
     struct run *run = userdata;
     if (r->page_data)
         write_page(run, r->page_data);
+    if (r->decision == CRAWL_DECISION_ERROR) {
+        char cause[96];
+        error_cause(r->error ? r->error : "error", cause, sizeof cause);
+        count_cause(run, *cause ? cause : "error", 1);
+        if (!run->first_error[0])
+            snprintf(run->first_error, sizeof run->first_error, "%.200s: %.190s", r->url,
+                     r->error ? r->error : "error");
+    }
     if (!run->log)
         return;
     json_t *o = json_object();
@@ -992,6 +1086,25 @@ static void summary(const struct run *run, const struct crawl_stats *s, int stop
             s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
             (unsigned long long)s->robots_fetched, s->process_seconds,
             (double)ru.ru_maxrss / 1024.0);
+    if (s->errors == 0)
+        return;
+    /* the causes, most first */
+    size_t order[ERROR_CAUSES_MAX];
+    for (size_t i = 0; i < run->n_causes; i++)
+        order[i] = i;
+    for (size_t i = 1; i < run->n_causes; i++)
+        for (size_t j = i; j > 0 && run->causes[order[j]].n > run->causes[order[j - 1]].n; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    fprintf(stderr, "  errors by cause:");
+    for (size_t i = 0; i < run->n_causes; i++)
+        fprintf(stderr, "%s %llu %s", i ? ";" : "", (unsigned long long)run->causes[order[i]].n,
+                run->causes[order[i]].what);
+    if (run->causes_other)
+        fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
+    fputc('\n', stderr);
 }
 
 /* ---- signals ---- */
@@ -1228,6 +1341,68 @@ static int refuse_overwrite(const struct options *o)
     return 0;
 }
 
+/* ---- the warcinfo record ---- */
+
+/* Appends " word" to t (cap bytes), the word's CR, LF and other controls made spaces;
+ * 0, or -1 when it did not fit. */
+static int add_word(char *t, size_t cap, const char *word)
+{
+    size_t len = strlen(t), wl = strlen(word);
+    if (len + wl + 2 >= cap)
+        return -1;
+    if (len)
+        t[len++] = ' ';
+    for (size_t i = 0; i < wl; i++)
+        t[len++] = (unsigned char)word[i] < 0x20 ? ' ' : word[i];
+    t[len] = '\0';
+    return 0;
+}
+
+/*
+ * The warcinfo fields that say how the WARC was made (WARC 1.1 section 6.2: software is
+ * the writer's; http-header-user-agent and robots are the spec's, the seeds and the
+ * options ours): "http-header-user-agent: ...", "robots: obey|ignore", "simcrawl-seeds:
+ * URL ..." (the first 4 KB of them, then "(N more)"), "simcrawl-options: ..." (the command
+ * line without its seeds). Caller frees; NULL when out of memory.
+ */
+static char *warcinfo_fields(const struct options *o, int argc, char **argv, const char **seeds,
+                             char **file_seeds, size_t n_file_seeds)
+{
+    enum { PART = 4096 };
+    char *t = malloc(4 * PART);
+    char *sd = calloc(1, PART), *op = calloc(1, PART);
+    if (!t || !sd || !op) {
+        free(t), free(sd), free(op);
+        return NULL;
+    }
+    size_t n = o->n_seeds + n_file_seeds, shown = 0;
+    for (; shown < n; shown++)
+        if (add_word(sd, PART - 32, shown < o->n_seeds ? seeds[shown]
+                                                       : file_seeds[shown - o->n_seeds]) != 0)
+            break;
+    if (shown < n)
+        snprintf(sd + strlen(sd), 32, " (%zu more)", n - shown);
+    for (int i = 1; i < argc; i++) {
+        int seed = 0; /* the command line parser kept the seeds' argv pointers */
+        for (size_t k = 0; k < o->n_seeds && !seed; k++)
+            seed = seeds[k] == argv[i];
+        if (!seed && strcmp(argv[i], "--") != 0 && add_word(op, PART, argv[i]) != 0)
+            break;
+    }
+    snprintf(t, 4 * PART,
+             "http-header-user-agent: %s\r\nrobots: %s\r\nsimcrawl-seeds: %s\r\n"
+             "simcrawl-options: %s\r\n",
+             o->co.user_agent ? o->co.user_agent : CRAWL_DEFAULT_USER_AGENT,
+             o->co.ignore_robots ? "ignore" : "obey", sd, op);
+    for (char *p = t; *p; p++) /* a user agent with a line break in it */
+        if ((*p == '\r' || *p == '\n') && !(p[0] == '\r' && p[1] == '\n') &&
+            !(p[0] == '\n' && p > t && p[-1] == '\r'))
+            *p = ' ';
+    free(sd);
+    free(op);
+    return t;
+}
+
 /* ---- the command ---- */
 
 int cmd_crawl(int argc, char **argv)
@@ -1246,6 +1421,7 @@ int cmd_crawl(int argc, char **argv)
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.warc_lock, NULL);
     struct crawl *c = NULL;
+    char *warcinfo = NULL;
     const char **seeds = calloc((size_t)argc + 1, sizeof *seeds);
     if (!seeds) {
         cli_error(CMD, "out of memory");
@@ -1378,6 +1554,11 @@ int cmd_crawl(int argc, char **argv)
         cli_error(CMD, "out of memory");
         goto done;
     }
+    if (!o.warc && !o.log)
+        cli_error(CMD, "neither --warc nor --log given: nothing of the crawl will be kept "
+                       "but the summary on stderr");
+    warcinfo = warcinfo_fields(&o, argc, argv, seeds, file_seeds, n_file_seeds);
+
     /* --state: a crawl that was started before is resumed, a finished one says so */
     int resuming = 0;
     if (o.state) {
@@ -1425,6 +1606,7 @@ int cmd_crawl(int argc, char **argv)
         struct crawl_warc_writer_opts wo = {0};
         wo.software = "simcrawl/" CLI_VERSION;
         wo.gzip_level = o.warc_gzip_level;
+        wo.info = warcinfo;
         enum crawl_code wc;
         if (resuming) {
             struct crawl_warc_position pos;
@@ -1439,6 +1621,12 @@ int cmd_crawl(int argc, char **argv)
                       crawl_strerror(wc));
             goto done;
         }
+    }
+    if (resuming) {
+        char *ct = NULL;
+        if (crawl_state_meta_text(run.state, "errors.causes", &ct) == CRAWL_OK)
+            causes_load(&run, ct);
+        free(ct);
     }
     if (resuming && crawl_state_foreach_page(run.state, page_blob_replay, run.decide) != CRAWL_OK) {
         cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
@@ -1521,7 +1709,18 @@ int cmd_crawl(int argc, char **argv)
             cli_error(CMD, "crawl failed: %s", crawl_strerror(cc));
         status = CLI_RUNTIME;
     }
-    summary(&run, crawl_get_stats(c), g_stopped);
+    const struct crawl_stats *fs = crawl_get_stats(c);
+    summary(&run, fs, g_stopped);
+    if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
+        fs->redirects == 0 && fs->filtered == 0) {
+        /* nothing could be fetched: say why, as wget and curl do, and fail */
+        if (run.first_error[0])
+            cli_error(CMD, "no page could be fetched: %s", run.first_error);
+        else
+            cli_error(CMD, "no page could be fetched (%llu errors)",
+                      (unsigned long long)fs->errors);
+        status = CLI_RUNTIME;
+    }
     if (g_stopped)
         cli_error(CMD, "stopped by a signal: in-flight transfers ended, files complete");
 done:
@@ -1547,6 +1746,7 @@ done:
         }
     }
     crawl_state_close(run.state);
+    free(warcinfo);
     filter_decide_free(run.decide);
     dedup_index_free(run.index);
     topic_release(&run.topic);

@@ -47,6 +47,22 @@ expect_grep "a.warc.gz exists: give --overwrite to replace it, or --state DIR" "
 expect_status 1 "crawl over an existing log" -- cs_crawl --max-pages 5 --log "$CS/a.jsonl" "$cs_seed"
 expect_status 0 "crawl --overwrite" -- cs_crawl --max-pages 5 --overwrite --log "$CS/a.jsonl" "$cs_seed"
 [ "$(wc -l <"$CS/a.jsonl")" -le 8 ] && ok || bad "crawl --overwrite: the log was not replaced"
+# a crawl that keeps nothing says so; the warcinfo record says how the WARC was made
+expect_status 0 "crawl with neither --warc nor --log" -- cs_crawl --max-pages 2 "$cs_seed"
+expect_grep "neither --warc nor --log given: nothing of the crawl will be kept" "$TMP/err" \
+    "a crawl that keeps nothing warns"
+expect_status 0 "crawl for the warcinfo record" -- cs_crawl --max-pages 2 --user-agent "cs-test/1.0" \
+    --warc "$CS/info.warc.gz" "$cs_seed"
+zcat "$CS/info.warc.gz" | head -c 4000 >"$CS/info.txt"
+expect_grep "^software: simcrawl/" "$CS/info.txt" "warcinfo names the software"
+expect_grep "^simcrawl-seeds: $cs_seed" "$CS/info.txt" "warcinfo names the seeds"
+expect_grep "^simcrawl-options: --quiet --delay 0 --concurrency 4 --per-host 4 --max-pages 2 --user-agent cs-test/1.0 --warc $CS/info.warc.gz" \
+    "$CS/info.txt" "warcinfo names the options"
+expect_grep "^http-header-user-agent: cs-test/1.0" "$CS/info.txt" "warcinfo names the user agent"
+# a seed answering 404 only: an error, the crawl fails with the reason
+expect_status 2 "crawl of a 404 seed" -- cs_crawl "http://127.0.0.1:$(cat "$CS/port")/gone"
+expect_grep "no page could be fetched: http://127.0.0.1:.*/gone: http status 404" "$TMP/err" \
+    "a 404 seed: the reason on stderr"
 kill "$cs_srv" 2>/dev/null
 wait "$cs_srv" 2>/dev/null
 
