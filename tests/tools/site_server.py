@@ -5,6 +5,7 @@ same bytes for the same N on every run (stable links, planted duplicates), and a
 every request, one "PATH" line each, written before the answer.
 
     site_server.py --pages 3000 --log requests.log --port-file port [--bench]
+    site_server.py --pages 300000 --bench --write DIR   (the files, for nginx)
 
 Page N links its children 3N+1..3N+3 (a tree: breadth-first order is page order), N+1
 and N/2 (neither makes a page shallower than the tree does); page 0 also links /private/N (robots.txt disallows /private/) and
@@ -79,7 +80,7 @@ class Site:
         html = ("<html><head><title>Page %d</title></head><body><h1>Page %d</h1>%s"
                 "<ul><li>%s</li></ul>%s</body></html>\n" % (title, title, main, nav, extra))
         b = html.encode()
-        if len(self.cache) < 100000:
+        if len(self.cache) < 100000 and not self.bench:
             self.cache[n] = b
         return b
 
@@ -87,11 +88,22 @@ class Site:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", type=int, default=3000)
-    ap.add_argument("--log", required=True)
-    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log")
+    ap.add_argument("--port-file")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--write", metavar="DIR", help="write the site's files to DIR and exit")
     a = ap.parse_args()
     site = Site(a.pages, a.bench)
+    if a.write:  # the same bytes as files, for nginx (tests/bench/bench_state.sh)
+        os.makedirs(os.path.join(a.write, "p"), exist_ok=True)
+        with open(os.path.join(a.write, "robots.txt"), "w") as f:
+            f.write("User-agent: *\nDisallow: /private/\n")
+        for n in range(a.pages):
+            with open(os.path.join(a.write, "p", "%d.html" % n), "wb") as f:
+                f.write(site.page(n))
+        return 0
+    if not a.log or not a.port_file:
+        ap.error("--log and --port-file are needed to serve")
     log = open(a.log, "a", buffering=1)
     lock = threading.Lock()
 
