@@ -5,8 +5,8 @@
 # planted near- and exact duplicates) written to /dev/shm and served by nginx on
 # 127.0.0.1; crawled with no delay and 8 connections, WARC and log, in memory and with
 # --state (a new state each time), alternately RUNS times: medians of wall time, CPU and
-# peak RSS. Then the memory as the frontier grows: both modes stopped at --max-pages
-# 10,000 / 40,000 / 160,000 on the same site, peak RSS against the URLs queued or seen by
+# peak RSS. Then the memory as the frontier grows, on a wide site (--fanout 100): both
+# modes stopped at --max-pages 2,000 / 4,000 / 8,000, peak RSS against the URLs seen by
 # then; the slope is the bytes each URL costs.
 # Usage: sh tests/bench/bench_state.sh [RUNS] [PAGES]   (BUILD as in tests/bench/run.sh)
 set -eu
@@ -65,18 +65,33 @@ echo "$(col 1 "$W/state.t") $(col 1 "$W/mem.t")" |
     awk '{printf "  --state / in memory, wall time: %.3f (%+.1f%%)\n", $1 / $2, ($1 / $2 - 1) * 100}'
 echo "  state on disk after the crawl: $(du -sm "$W/st" | cut -f1) MB for $(col 4 "$W/state.t") URLs"
 
-# memory as the frontier grows
-echo "peak RSS as the crawl goes on (URLs seen = fetched + queued):"
+# memory as the frontier grows: a wide site (every page links 100 pages further down), so
+# the URLs seen grow a hundredfold faster than the pages fetched; peak RSS at 2,000,
+# 4,000 and 8,000 pages, in memory and with --state; the slope is what one more URL seen
+# (queued or fetched) costs, the pages' own cost being small at these counts
+python3 tests/tools/site_server.py --pages 10000 --fanout 100 --write "$W/wide"
+PORT2=$(free_port)
+NGINX_PID1=$NGINX_PID
+nginx_start "$W/nginx2" "$PORT2" "
+    access_log off;
+    keepalive_requests 100000;
+    types { text/html html; text/plain txt; }
+    server { listen 127.0.0.1:$PORT2; root $W/wide; }" || {
+    echo "bench_state: nginx did not start: $(cat "$W/nginx2/nginx.out")" >&2; exit 1; }
+echo "peak RSS as the frontier grows (a site whose pages link 100 pages each; URLs seen = fetched + queued):"
 for m in mem state; do
     : >"$W/grow.$m"
-    for n in 10000 40000 160000; do
+    for n in 2000 4000 8000; do
         rm -rf "$W/st"
         if [ $m = mem ]; then
-            run "$W/grow.$m" $CRAWL --max-pages $n --log "$W/g.jsonl" "$SEED"
+            run "$W/grow.$m" $CRAWL --max-pages $n --log "$W/g.jsonl" "http://127.0.0.1:$PORT2/p/0.html"
         else
-            run "$W/grow.$m" $CRAWL --max-pages $n --state "$W/st" --log "$W/g.jsonl" "$SEED"
+            run "$W/grow.$m" $CRAWL --max-pages $n --state "$W/st" --log "$W/g.jsonl" \
+                "http://127.0.0.1:$PORT2/p/0.html"
         fi
     done
-    awk -v m="$m" '{printf "  %-9s --max-pages %6d: %7d URLs seen, peak RSS %6.1f MB\n", m, $5, $4, $3 / 1024}' "$W/grow.$m"
-    awk -v m="$m" 'NR == 1 {u = $4; r = $3} END {printf "  %-9s slope: %.1f MB per million URLs seen\n", m, ($3 - r) / 1024 / (($4 - u) / 1e6)}' "$W/grow.$m"
+    awk -v m="$m" '{printf "  %-9s --max-pages %6d: %8d URLs seen, peak RSS %6.1f MB\n", m, $5, $4, $3 / 1024}' "$W/grow.$m"
+    awk -v m="$m" 'NR == 1 {u = $4; r = $3} END {printf "  %-9s slope: %.1f MB per million URLs seen (%.0f bytes a URL)\n", m, ($3 - r) / 1024 / (($4 - u) / 1e6), ($3 - r) * 1024 / ($4 - u)}' "$W/grow.$m"
 done
+nginx_stop
+NGINX_PID=$NGINX_PID1

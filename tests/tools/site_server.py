@@ -6,6 +6,8 @@ every request, one "PATH" line each, written before the answer.
 
     site_server.py --pages 3000 --log requests.log --port-file port [--bench]
     site_server.py --pages 300000 --bench --write DIR   (the files, for nginx)
+--fanout F: page N links F*N+1..F*N+F and nothing else (the frontier grows F-fold per
+   page fetched: the memory benchmark).
 
 Page N links its children 3N+1..3N+3 (a tree: breadth-first order is page order), N+1
 and N/2 (neither makes a page shallower than the tree does); page 0 also links /private/N (robots.txt disallows /private/) and
@@ -44,9 +46,10 @@ def original(m):
 
 
 class Site:
-    def __init__(self, pages, bench):
+    def __init__(self, pages, bench, fanout=0):
         self.pages = pages
         self.bench = bench
+        self.fanout = fanout
         self.cache = {}
 
     def text(self, n):
@@ -68,6 +71,11 @@ class Site:
             main = self.text(title)
         else:
             main = self.text(n)
+        if self.fanout:  # wide: links to fanout pages each, most of them never fetched
+            nav = " ".join('<a href="/p/%d.html">%d</a>' % (self.fanout * n + 1 + k, k)
+                           for k in range(self.fanout))
+            return ("<html><head><title>Page %d</title></head><body><h1>Page %d</h1>%s"
+                    "<p>%s</p></body></html>\n" % (n, n, self.text(n), nav)).encode()
         links = [c for c in (3 * n + 1, 3 * n + 2, 3 * n + 3) if c < self.pages]
         links += [c for c in (n + 1, n // 2) if c < self.pages]
         if self.bench:
@@ -92,8 +100,11 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--write", metavar="DIR", help="write the site's files to DIR and exit")
+    ap.add_argument("--fanout", type=int, default=0,
+                    help="page N links pages F*N+1..F*N+F only (a frontier that outgrows "
+                         "the crawl: the memory benchmark)")
     a = ap.parse_args()
-    site = Site(a.pages, a.bench)
+    site = Site(a.pages, a.bench, a.fanout)
     if a.write:  # the same bytes as files, for nginx (tests/bench/bench_state.sh)
         os.makedirs(os.path.join(a.write, "p"), exist_ok=True)
         with open(os.path.join(a.write, "robots.txt"), "w") as f:
