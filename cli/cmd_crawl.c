@@ -1307,6 +1307,7 @@ static int log_resume(struct run *run, struct options *o)
         cli_error(CMD, "cannot resume log file %s: %s", o->log, strerror(errno));
         return -1;
     }
+    setvbuf(run->log, NULL, _IOLBF, 0); /* before any other operation on the stream */
     struct stat st;
     if (fstat(fileno(run->log), &st) != 0 || st.st_size < off) {
         cli_error(CMD, "cannot resume log file %s: shorter than its committed %lld bytes", o->log,
@@ -1589,6 +1590,7 @@ int cmd_crawl(int argc, char **argv)
         if (strcmp(o.log, "-") == 0) {
             run.log = stdout;
             run.log_is_stdout = 1;
+            setvbuf(stdout, NULL, _IOLBF, 0);
         } else if (resuming) {
             if (log_resume(&run, &o) != 0)
                 goto done;
@@ -1598,9 +1600,9 @@ int cmd_crawl(int argc, char **argv)
                 cli_error(CMD, "cannot open log file %s: %s", o.log, strerror(errno));
                 goto done;
             }
+            /* flushed line by line: tail -f shows each URL as it is decided */
+            setvbuf(run.log, NULL, _IOLBF, 0);
         }
-        /* flushed line by line: tail -f shows each URL as it is decided */
-        setvbuf(run.log, NULL, _IOLBF, 0);
     }
     if (o.warc) {
         struct crawl_warc_writer_opts wo = {0};

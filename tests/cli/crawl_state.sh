@@ -29,16 +29,16 @@ expect_grep "crawl complete: the crawl in $CS/st is finished (100 pages" "$TMP/e
 expect_status 0 "crawl --state resumes" -- cs_crawl --state "$CS/st" --warc "$CS/a.warc.gz" \
     --log "$CS/a.jsonl" "$cs_seed"
 expect_grep "resuming the crawl in $CS/st: 100 pages fetched so far" "$TMP/err" "resume says where it is"
-expect_grep "crawl done: 388 pages fetched" "$TMP/err" "the summary covers the whole crawl"
+expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the summary covers the whole crawl"
 n2=$(wc -l <"$CS/requests.log")
-[ $((n2 - n1)) = 288 ] && ok || bad "crawl --state: the second run made $((n2 - n1)) requests, want 288 (robots.txt kept)"
+[ $((n2 - n1)) = 301 ] && ok || bad "crawl --state: the second run made $((n2 - n1)) requests, want 301 (robots.txt kept)"
 dups=$(sort "$CS/requests.log" | uniq -d | wc -l)
 [ "$dups" = 0 ] && ok || bad "crawl --state: $dups URLs requested twice after a clean stop"
 lines=$(wc -l <"$CS/a.jsonl"); urls=$(sed 's/.*"url":"\([^"]*\)".*/\1/' "$CS/a.jsonl" | sort -u | wc -l)
-[ "$lines" = 390 ] && [ "$urls" = 390 ] && ok || bad "crawl --state log: $lines lines, $urls URLs, want 390 each"
+[ "$lines" = 403 ] && [ "$urls" = 403 ] && ok || bad "crawl --state log: $lines lines, $urls URLs, want 403 each"
 expect_status 0 "crawl --state on a finished crawl" -- cs_crawl --state "$CS/st" \
     --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
-expect_grep "crawl complete: the crawl in $CS/st is finished (388 pages fetched" "$TMP/err" \
+expect_grep "crawl complete: the crawl in $CS/st is finished (401 pages fetched" "$TMP/err" \
     "a finished crawl says so"
 # without --state, existing files are not overwritten
 expect_status 1 "crawl over an existing WARC" -- cs_crawl --max-pages 5 --warc "$CS/a.warc.gz" "$cs_seed"

@@ -131,13 +131,20 @@ def committed_paths(d):
     db = os.path.join(d, "state", "state.db")
     if not os.path.exists(db):
         return set()
-    c = sqlite3.connect(db)
+    # read a copy: the reader must not checkpoint, recover or otherwise touch the
+    # state the next run resumes from
+    tmp = tempfile.mkdtemp(prefix="crawl_kill_db.")
+    for suffix in ("", "-wal"):
+        if os.path.exists(db + suffix):
+            shutil.copyfile(db + suffix, os.path.join(tmp, "state.db" + suffix))
+    c = sqlite3.connect(os.path.join(tmp, "state.db"))
     try:
         rows = c.execute("SELECT url FROM urls WHERE state != 0").fetchall()
     except sqlite3.OperationalError:
         rows = []  # killed before its schema was committed
     finally:
         c.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     return set(path_of(u) for (u,) in rows)
 
 
@@ -160,7 +167,7 @@ def one_run(a, rnd, n, point, ref, work):
                 env["SIMCRAWL_CRASH_AT"] = "%s:%d" % (point, nth)
             p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             if not point and attempt < planned:
-                time.sleep(rnd.uniform(0.05, 0.9) * a.ref_seconds)
+                time.sleep(rnd.uniform(0.05, a.kill_within) * a.ref_seconds)
                 if p.poll() is None:
                     p.send_signal(signal.SIGKILL)
             try:
@@ -222,6 +229,8 @@ def main():
     ap.add_argument("--points", default=",".join(POINTS))
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--keep", default=None)
+    ap.add_argument("--kill-within", type=float, default=0.9,
+                    help="random kills come within this share of an uninterrupted crawl's time")
     a = ap.parse_args()
     a.simcrawl = os.path.abspath(a.simcrawl)
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)

@@ -9,16 +9,18 @@ every request, one "PATH" line each, written before the answer.
 --fanout F: page N links F*N+1..F*N+F and nothing else (the frontier grows F-fold per
    page fetched: the memory benchmark).
 
-Page N links its children 3N+1..3N+3 (a tree: breadth-first order is page order), N+1
-and N/2 (neither makes a page shallower than the tree does); page 0 also links /private/N (robots.txt disallows /private/) and
+Page N links its children 3N+1..3N+3 and, when page N+1 is a planted duplicate (whose links
+a crawler does not follow), that page's children too: a tree where every page is reached,
+and no chain of links reaches a page before its level does, so a crawl that runs ahead of
+its decisions still meets the pages level by level; page 0 also links /private/N (robots.txt disallows /private/) and
 /gone (404). Every 10th page (N % 10 == 9) is a near-duplicate of page N // 20 (its heading and
 text, with links of its own: within k of it, never of another copy only; that page is two levels shallower, so crawled long before), every 50th
 (N % 50 == 25) an exact duplicate of page N // 50's bytes (a revisit record); the
 original is the page below when that one is itself a duplicate, so that which page of a
 pair is kept never depends on the order of two fetches in flight together. The port is written to
 --port-file once the server listens (a random free port).
---bench: each page also links 8 pages of the next level down a second time and pages are
-   shorter (a frontier that grows faster than it drains, as on a real site).
+--bench: each page also links N+1, N/2 and 8 pages of the next level down a second time,
+   and pages are shorter (a frontier that grows faster than it drains, as on a real site).
 """
 import argparse
 import http.server
@@ -38,9 +40,14 @@ def body_words(n, count):
     return [r.choice(WORDS) + str(r.randrange(400)) for _ in range(count)]
 
 
+def is_duplicate(n):
+    """planted: a near-duplicate (n % 10 == 9) or an exact one (n % 50 == 25)"""
+    return n % 10 == 9 or n % 50 == 25
+
+
 def original(m):
     """the page a planted duplicate copies: one that is itself no duplicate"""
-    while m % 10 == 9 or m % 50 == 25:
+    while is_duplicate(m):
         m -= 1
     return m
 
@@ -77,8 +84,11 @@ class Site:
             return ("<html><head><title>Page %d</title></head><body><h1>Page %d</h1>%s"
                     "<p>%s</p></body></html>\n" % (n, n, self.text(n), nav)).encode()
         links = [c for c in (3 * n + 1, 3 * n + 2, 3 * n + 3) if c < self.pages]
-        links += [c for c in (n + 1, n // 2) if c < self.pages]
+        if n + 1 < self.pages and is_duplicate(n + 1) and not is_duplicate(n):
+            # a duplicate's links are not followed: its children hang on its sibling too
+            links += [c for c in (3 * n + 4, 3 * n + 5, 3 * n + 6) if c < self.pages]
         if self.bench:
+            links += [c for c in (n + 1, n // 2) if c < self.pages]
             links += [(3 * n + 4 + k) % self.pages for k in range(8)]
         extra = ""
         if n == 0:
