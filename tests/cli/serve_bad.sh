@@ -134,7 +134,9 @@ else
     expect_raw cut-close ' - gone$' "body cut short, client gone"
     served_fast "after a client left in the middle of its body"
     expect_raw cut-wait '^[0-9.]* HTTP/1.1 408 ' "body cut short, client waiting: 408"
-    expect_raw cut-half '^[0-9.]* HTTP/1.1 408 ' "body cut short, client half-closed: 408"
+    # half-closed: libmicrohttpd takes the end of input as the client's end and may close
+    # before the deadline's 408 (timing: both seen); either way nothing is added
+    expect_raw cut-half '^[0-9.]* \(HTTP/1.1 408 \|- closed$\)' "body cut short, client half-closed: 408 or closed"
     served_fast "after cut bodies"
     # slow clients, each byte within the 1 s idle timeout: cut after the timeout
     raw slow-headers &
