@@ -235,9 +235,9 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN)
+cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN) $(LIBSIMCRAWL_SO)
 	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver WGET2_PLUGIN=$(WGET2_PLUGIN) \
-	    sh tests/cli_test.sh
+	    LIBSIMCRAWL=$(BUILD)/$(LIBSIMCRAWL_SONAME) SCRAPY_PYTHON=$(SCRAPY_PYTHON) sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
@@ -258,7 +258,7 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver WGET2_PLUGIN=skip \
-	    ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	    LIBSIMCRAWL=skip SCRAPY_PYTHON=$(SCRAPY_PYTHON) ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
