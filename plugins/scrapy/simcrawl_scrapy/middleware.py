@@ -18,7 +18,10 @@ Every other decision lets the page through: new (and added to the index), too li
 not HTML, filtered by the service; and so does every error (the library's, a service that
 is down, slow or answers 5xx): counted in simcrawl/errors, logged, and the page goes on
 unchecked. Failing open is deliberate: a page dropped by mistake takes with it every page
-only it links to, while a duplicate let through costs one page.
+only it links to, while a duplicate let through costs one page. What cannot get better by
+itself stops the crawl before its first request instead: a library that cannot be loaded,
+an index that cannot be opened, a service that refuses the token (401 or 403 at
+/healthz).
 
 Each check is synchronous, in Scrapy's reactor thread: one library call (about a
 millisecond for a page of ordinary size), or one HTTP round trip to the service.
@@ -94,19 +97,21 @@ class SimcrawlMiddleware:
         else:
             timeout = s.getfloat("SIMCRAWL_TIMEOUT", 10.0)
             checker = Service(str(url), s.get("SIMCRAWL_TOKEN") or None, timeout)
+            # a service that is down or failing now may be back in a minute: warn and
+            # fail open; one that refuses the token will refuse it for every page, so a
+            # wrong or missing SIMCRAWL_TOKEN stops the crawl before its first request
+            status, problem = checker.health()
+            if status in (401, 403):
+                checker.close()
+                raise ValueError("simcrawl: %s: check SIMCRAWL_TOKEN" % problem)
+            if problem:
+                logger.warning("simcrawl: the service cannot check pages (%s): they pass "
+                               "unchecked until it can", problem)
+            else:
+                logger.info("simcrawl: service %s", checker.url)
             mw = cls(crawler, checker, "url")
-        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
-
-    def spider_opened(self, spider):
-        if self.mode == "url":
-            problem = self.checker.health()
-            if problem:
-                logger.warning("simcrawl: the service does not answer (%s): pages pass "
-                               "unchecked until it does", problem, extra={"spider": spider})
-            else:
-                logger.info("simcrawl: service %s", self.checker.url, extra={"spider": spider})
 
     def spider_closed(self, spider):
         errors = self.stats.get_value("simcrawl/errors", 0, spider=spider)

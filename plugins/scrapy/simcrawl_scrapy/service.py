@@ -104,14 +104,16 @@ class Service:
                        distance if isinstance(distance, int) else None)
 
     def health(self):
-        """None when GET /healthz answers 200, else what went wrong (a string)."""
+        """GET /healthz: (None, None) when it answers 200, else (the HTTP status or None
+        when there was no answer, what went wrong)."""
         try:
             status, data = self._request("GET", "/healthz")
         except ServiceError as e:
-            return str(e)
+            return None, str(e)
         if status != 200:
-            return "%s: GET /healthz: HTTP %d%s" % (self.url, status, _error_detail(data))
-        return None
+            return status, "%s: GET /healthz: HTTP %d%s" % (self.url, status,
+                                                            _error_detail(data))
+        return None, None
 
 
 def _reason(e):
