@@ -21,7 +21,8 @@
 #  5. a SIMCRAWL_LIBRARY that does not exist, or both SIMCRAWL_INDEX and SIMCRAWL_URL set:
 #     the crawl stops before its first request, saying why.
 #  6. SIMCRAWL_URL failing open: nothing listening (connection refused), nginx answering
-#     503 (the service behind a path prefix), a socket that never answers (SIMCRAWL_TIMEOUT):
+#     503 (the service behind a path prefix; every request on one kept-alive connection, by
+#     nginx's $connection), a socket that never answers (SIMCRAWL_TIMEOUT):
 #     every page passes, each one counted in simcrawl/errors, one warning per kind.
 #  7. SIMCRAWL_URL against the real `simcrawl serve --listen 127.0.0.1:0` (with a token
 #     file): the same drops as 1, then a recrawl; a wrong token stops the crawl before it
@@ -144,7 +145,7 @@ EOP
     sm_port=$(free_port)
     sm_up=
     nginx_start "$SM" "$sm_port" "
-    log_format plain '\$request_method \$uri \$status';
+    log_format plain '\$request_method \$uri \$status \$connection';
     access_log $SM/logs/access.log plain;
     types { text/html html; }
     default_type application/octet-stream;
@@ -245,6 +246,8 @@ if [ -n "$sm_up" ]; then
         "$SM/http503.log" "scrapy: the 503 and the service's error message are logged"
     sm_same 25 "$(grep -c '^POST /broken-service/v1/check 503' "$SM/logs/access.log")" \
         "service answering 503: one POST {URL}/v1/check per page"
+    sm_same 1 "$(grep ' /broken-service/' "$SM/logs/access.log" | cut -d' ' -f4 | sort -u | wc -l | tr -d ' ')" \
+        "service answering 503: its 26 requests (/healthz, 25 checks) on one kept-alive connection"
     # a socket that accepts and never answers: SIMCRAWL_TIMEOUT bounds each check
     sm_hang_port=$(free_port)
     "$SM_PY" -c 'import socket, sys, time
