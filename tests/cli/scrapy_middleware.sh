@@ -18,8 +18,9 @@
 #  4. no SIMCRAWL_INDEX nor SIMCRAWL_URL: NotConfigured (Scrapy's "Disabled" warning), and
 #     the crawl reaches every page, only<i> included (the control of 1); SIMCRAWL_ENABLED
 #     False with an index: disabled too, no index written.
-#  5. a SIMCRAWL_LIBRARY that does not exist, or both SIMCRAWL_INDEX and SIMCRAWL_URL set:
-#     the crawl stops before its first request, saying why.
+#  5. a SIMCRAWL_LIBRARY that does not exist, a SIMCRAWL_K other than the index's, or both
+#     SIMCRAWL_INDEX and SIMCRAWL_URL set: the crawl stops before its first request, saying
+#     why.
 #  6. SIMCRAWL_URL failing open: nothing listening (connection refused), nginx answering
 #     503 (the service behind a path prefix; every request on one kept-alive connection, by
 #     nginx's $connection), a socket that never answers (SIMCRAWL_TIMEOUT):
@@ -221,6 +222,10 @@ if [ -n "$sm_up" ]; then
         expect_grep "cannot load libsimcrawl ($SM/no-such-lib.so.0)" "$SM/nolib.log" \
             "scrapy: a missing SIMCRAWL_LIBRARY is named"
         sm_same "" "$(sm_requested)" "a missing SIMCRAWL_LIBRARY: no request made"
+        sm_run kmismatch -s SIMCRAWL_INDEX="$SM/site.idx" -s SIMCRAWL_K=4 -s SIMCRAWL_LIBRARY="$SM_LIB"
+        expect_grep "cannot open index $SM/site.idx: k differs from the index file's k" \
+            "$SM/kmismatch.log" "scrapy: SIMCRAWL_K other than the index's: the library's error"
+        sm_same "" "$(sm_requested)" "SIMCRAWL_K other than the index's: no request made"
         sm_run both -s SIMCRAWL_INDEX="$SM/both.idx" -s SIMCRAWL_URL="$sm_base"
         expect_grep "simcrawl: set SIMCRAWL_INDEX (in-process) or SIMCRAWL_URL (the service), not both" \
             "$SM/both.log" "scrapy: SIMCRAWL_INDEX and SIMCRAWL_URL both set is refused"
