@@ -1,7 +1,8 @@
 # simcrawl — near-duplicate-aware crawler and dedup filter.
 #
 # `make` builds ./simcrawl, one static library per folder (build/libextract.a,
-# build/libdedup.a, build/libfilter.a, build/libcrawler.a) and the installable libsimcrawl
+# build/libdedup.a, build/libfilter.a, build/libcrawler.a, build/libserver.a) and the
+# installable libsimcrawl
 # (build/libsimcrawl.so.X.Y.Z and build/libsimcrawl.a: filter/, extract/ and dedup/ behind
 # <simcrawl.h>). Missing Debian -dev packages are installed
 # first (apt-get when root; otherwise the exact command is printed and make stops).
@@ -21,7 +22,8 @@ LDFLAGS += $(SAN)
 # zlib [zlib], libdeflate [libdeflate] and ISA-L [libisal] (WARC gzip members),
 # brotli [libbrotlidec], zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto],
 # libpsl [libpsl], inih [inih], jansson [jansson], CUnit [cunit],
-# libmicrohttpd [libmicrohttpd] (loopback test servers), wget (WARC test fixtures),
+# libmicrohttpd [libmicrohttpd] (the HTTP dedup service, server/; loopback test servers),
+# curl (the service's tests are a real client), wget (WARC test fixtures),
 # python3 (make demo serves its site with http.server), nginx-light openssl (the HTTP/2
 # loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate),
 # wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test),
@@ -30,12 +32,13 @@ LDFLAGS += $(SAN)
 # python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
-            libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev wget python3 \
+            libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
             nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev python3-scrapy
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
 CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl
+SERVER_PKGS  := libmicrohttpd
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
 
@@ -63,6 +66,8 @@ $(BUILD)/deps.mk: Makefile
 	   echo "DEDUP_LIBS := $$(pkg-config --libs $(DEDUP_PKGS))"; \
 	   echo "CRAWLER_CFLAGS := $$(pkg-config --cflags $(CRAWLER_PKGS))"; \
 	   echo "CRAWLER_LIBS := $$(pkg-config --libs $(CRAWLER_PKGS))"; \
+	   echo "SERVER_CFLAGS := $$(pkg-config --cflags $(SERVER_PKGS))"; \
+	   echo "SERVER_LIBS := $$(pkg-config --libs $(SERVER_PKGS))"; \
 	   echo "CLI_CFLAGS := $$(pkg-config --cflags $(CLI_PKGS))"; \
 	   echo "CLI_LIBS := $$(pkg-config --libs $(CLI_PKGS))"; \
 	   echo "TEST_CFLAGS := $$(pkg-config --cflags $(TEST_PKGS))"; \
@@ -72,6 +77,7 @@ EXTRACT_SRC := $(wildcard extract/*.c)
 DEDUP_SRC   := $(wildcard dedup/*.c)
 CRAWLER_SRC := $(wildcard crawler/*.c)
 FILTER_SRC  := $(wildcard filter/*.c)
+SERVER_SRC  := $(wildcard server/*.c)
 CLI_SRC     := $(wildcard cli/*.c)
 TEST_SRC    := $(wildcard tests/*.c)
 FUZZ_SRC    := $(wildcard tests/fuzz/fuzz_*.c)
@@ -83,8 +89,9 @@ LIBEXTRACT := $(BUILD)/libextract.a
 LIBDEDUP   := $(BUILD)/libdedup.a
 LIBCRAWLER := $(BUILD)/libcrawler.a
 LIBFILTER  := $(BUILD)/libfilter.a
-LIBS_ALL   := $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
-LINK_LIBS   = $(CLI_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+LIBSERVER  := $(BUILD)/libserver.a
+LIBS_ALL   := $(LIBSERVER) $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
+LINK_LIBS   = $(CLI_LIBS) $(SERVER_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 # libsimcrawl, the installable library (<simcrawl.h>, ../shared/DESIGN.md "The C API"): the
 # filter/, extract/ and dedup/ objects compiled again position-independent under
@@ -135,7 +142,7 @@ SCRAPY_PYTHON ?= /usr/bin/python3
 .PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format wget2-plugin
 
-all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the four static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
+all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the five static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
 	@if [ "$(BUILD)" = build ]; then ln -sf build/simcrawl simcrawl; fi
 build: all
 ./simcrawl: all
@@ -147,6 +154,7 @@ $(LIBEXTRACT): $(call obj,$(EXTRACT_SRC))
 $(LIBDEDUP): $(call obj,$(DEDUP_SRC))
 $(LIBCRAWLER): $(call obj,$(CRAWLER_SRC))
 $(LIBFILTER): $(call obj,$(FILTER_SRC))
+$(LIBSERVER): $(call obj,$(SERVER_SRC))
 $(LIBS_ALL):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -155,8 +163,9 @@ $(BUILD)/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
 $(BUILD)/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
 $(BUILD)/crawler/%.o: CFLAGS += $(CRAWLER_CFLAGS)
 $(BUILD)/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
-$(BUILD)/cli/%.o: CFLAGS += $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
-$(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
+$(BUILD)/server/%.o: CFLAGS += $(SERVER_CFLAGS)
+$(BUILD)/cli/%.o: CFLAGS += $(CLI_CFLAGS) $(SERVER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
+$(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(SERVER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
 
 $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
@@ -262,17 +271,19 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
-stress: $(BUILD)/simcrawl ## kill campaign (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each
+STRESS_SERVE_RUNS ?= 100
+stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
+	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
 	@command -v clang >/dev/null || { echo "fuzz needs clang: apt-get install -y clang libclang-rt-14-dev" >&2; exit 1; }
 	@for n in $(FUZZ_NAMES); do \
 	    $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
-	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libfilter.a build/fuzz/libcrawler.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
+	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libfilter.a build/fuzz/libcrawler.a build/fuzz/libserver.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
 	    clang -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_$$n build/fuzz/tests/fuzz/fuzz_$$n.o \
-	        build/fuzz/libcrawler.a build/fuzz/libfilter.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
+	        build/fuzz/libserver.a build/fuzz/libcrawler.a build/fuzz/libfilter.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
 	    mkdir -p build/fuzz/corpus/$$n; \
 	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 build/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
@@ -283,12 +294,15 @@ bench: ./simcrawl ## run the benchmarks of docs/BENCHMARKS.md (downloads Debian 
 demo: ./simcrawl ## crawl the bundled demo site on loopback and write WARC, log, cluster report
 	@sh tests/demo/run.sh
 
-check-deps: $(LIBS_ALL) ## check that each library links with only its own dependencies
+# libserver is linked with libsimcrawl.a, whose only global symbols are simcrawl_*: the
+# service uses the library's public API and nothing else (../shared/DESIGN.md, server/).
+check-deps: $(LIBS_ALL) $(LIBSIMCRAWL_A) ## check that each library links with only its own dependencies
 	@echo 'int main(void){return 0;}' > $(BUILD)/empty_main.c
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBDEDUP) -Wl,--no-whole-archive $(DEDUP_LIBS) -lm
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBEXTRACT) -Wl,--no-whole-archive $(EXTRACT_LIBS) -lm
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBFILTER) -Wl,--no-whole-archive $(LIBEXTRACT) $(LIBDEDUP) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBCRAWLER) -Wl,--no-whole-archive $(CRAWLER_LIBS) -lm -lpthread
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBSERVER) -Wl,--no-whole-archive $(LIBSIMCRAWL_A) $(SERVER_LIBS) $(LIBSIMCRAWL_LIBS)
 	@echo "check-deps: each library links with only its own dependencies"
 
 # Where install puts things; DESTDIR (empty by default) is prepended to each for a staged
@@ -346,7 +360,7 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 	    echo ldconfig; ldconfig; fi
 
 format: ## reformat the sources with clang-format
-	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(CLI_SRC) $(WGET2_SRC) $(wildcard */*.h plugins/*/*.h tests/*.c tests/*/*.c)
+	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(SERVER_SRC) $(CLI_SRC) $(WGET2_SRC) $(wildcard */*.h plugins/*/*.h tests/*.c tests/*/*.c)
 
 clean: ## remove build products
 	rm -rf build simcrawl

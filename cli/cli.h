@@ -27,6 +27,7 @@ int cmd_clusters(int argc, char **argv);
 int cmd_dedup(int argc, char **argv);
 int cmd_crawl(int argc, char **argv);
 int cmd_robots(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 /* Prints "simcrawl CMD: MESSAGE" and "try 'simcrawl CMD --help'" on stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -53,5 +54,24 @@ const char *cli_opt_value(int argc, char **argv, int *i);
 
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *s, long min, long max, long *out);
+
+/*
+ * Config files (cli/config.c; config/simcrawl.conf): reads the INI file path and hands
+ * each key of [section] to set(userdata, name, value, where) (value borrowed for the
+ * call; where is "FILE:LINE" for diagnostics), which returns 0, or -1 after printing
+ * why. Keys of the other sections simcrawl knows are skipped; keys before any section
+ * are [crawl]'s. Returns 0, or -1 after a diagnostic naming the file (and line): cannot
+ * be read, is a directory or a device, is over CLI_CONFIG_MAX_BYTES, has an unknown
+ * section, a line inih cannot read, or a key set refused.
+ */
+#define CLI_CONFIG_MAX_BYTES (1024u * 1024) /* cap on a config file */
+typedef int (*cli_config_set)(void *userdata, const char *name, const char *value,
+                              const char *where);
+int cli_config_load(const char *cmd, const char *path, const char *section,
+                    cli_config_set set, void *userdata);
+/* The FILE of argv[*i] when it is "--config FILE" (then *i moves to FILE) or
+ * "--config=FILE"; NULL otherwise. Commands read their --config files first, so that
+ * the command line wins. */
+const char *cli_config_arg(int argc, char **argv, int *i);
 
 #endif

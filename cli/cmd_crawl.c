@@ -15,8 +15,8 @@
  * words (cosine of token bags against the topic, tokens as docs/FINGERPRINT.md), and the
  * frontier serves the best first.
  *
- * Options come from config/simcrawl.conf-style INI files (--config, parsed with inih) and
- * the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
+ * Options come from the [crawl] section of config/simcrawl.conf-style INI files (--config,
+ * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
  * DESIGN.md "the crawl log" says; the summary goes to stderr; a progress line is drawn
  * only when stderr is a terminal. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
@@ -28,7 +28,6 @@
 #include "filter/decide.h"
 
 #include <errno.h>
-#include <ini.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -38,7 +37,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,125 +225,16 @@ static int set_option(struct options *o, const char *name, const char *v, const 
     return 0;
 }
 
-/*
- * Config files: inih parses, reading through ini_line() so that every diagnostic names
- * FILE:LINE (Debian's inih is built without INI_HANDLER_LINENO). A config file is a
- * regular file or a pipe (--config <(...)) of at most CONFIG_MAX_BYTES; a directory, a
- * device (/dev/zero), a longer file or a line longer than inih's INI_MAX_LINE is refused,
- * as are a section other than [crawl] and an unknown key: a typo is an error, not a
- * setting silently ignored. Keys before any section are [crawl]'s.
- */
-#define CONFIG_MAX_BYTES (1024u * 1024) /* cap on a config file */
-
-struct ini_ctx {
-    struct options *o;
-    const char *path;
-    FILE *f;
-    unsigned line;   /* the line inih is parsing */
-    size_t bytes;    /* read so far */
-    int failed;
-};
-
-static char *ini_line(char *str, int num, void *stream)
+/* A key of the [crawl] section of a config file (cli_config_load). */
+static int on_config(void *userdata, const char *name, const char *value, const char *where)
 {
-    struct ini_ctx *x = stream;
-    if (x->failed || !fgets(str, num, x->f))
-        return NULL;
-    size_t len = strlen(str);
-    x->line++;
-    x->bytes += len;
-    if (x->bytes > CONFIG_MAX_BYTES) {
-        cli_error(CMD, "config file %s is larger than %u bytes", x->path, CONFIG_MAX_BYTES);
-        goto fail;
-    }
-    if (len + 1 == (size_t)num && str[len - 1] != '\n') {
-        cli_error(CMD, "%s:%u: line longer than %d bytes", x->path, x->line, num - 2);
-        goto fail;
-    }
-    /* a section line: only [crawl] (inih tells the handler of key lines only) */
-    const char *s = str;
-    if (x->line == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
-        s += 3; /* a UTF-8 byte order mark: inih skips it too */
-    s += strspn(s, " \t");
-    if (*s == '[') {
-        size_t n = strcspn(s + 1, "]\r\n");
-        if (s[1 + n] == ']' && !(n == 5 && strncmp(s + 1, "crawl", 5) == 0)) {
-            cli_error(CMD, "%s:%u: unknown section [%.*s] (simcrawl reads [crawl])", x->path,
-                      x->line, (int)n, s + 1);
-            goto fail;
-        }
-    }
-    return str;
-fail:
-    x->failed = 1;
-    return NULL;
-}
-
-static int on_ini(void *user, const char *section, const char *name, const char *value)
-{
-    struct ini_ctx *x = user;
-    if (x->failed)
-        return 0;
-    char where[4200];
-    snprintf(where, sizeof where, "%s:%u", x->path, x->line);
-    if (*section && strcmp(section, "crawl") != 0) { /* ini_line() saw it first */
-        cli_error(CMD, "%s: unknown section [%s]", where, section);
-        goto fail;
-    }
-    const char *v = keep(x->o, value);
+    struct options *o = userdata;
+    const char *v = keep(o, value);
     if (!v) {
-        cli_error(CMD, "%s: more than %zu settings", where, sizeof x->o->owned / sizeof x->o->owned[0]);
-        goto fail;
-    }
-    if (set_option(x->o, name, v, where) != 0)
-        goto fail;
-    return 1;
-fail:
-    x->failed = 1;
-    return 0;
-}
-
-static int load_config(struct options *o, const char *path)
-{
-    struct ini_ctx x = {o, path, NULL, 0, 0, 0};
-    struct stat st;
-    x.f = fopen(path, "r");
-    if (!x.f) {
-        cli_error(CMD, "cannot open config file %s: %s", path, strerror(errno));
+        cli_error(CMD, "%s: more than %zu settings", where, sizeof o->owned / sizeof o->owned[0]);
         return -1;
     }
-    if (fstat(fileno(x.f), &st) != 0) {
-        cli_error(CMD, "cannot read config file %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        cli_error(CMD, "config file %s is a directory", path);
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-        cli_error(CMD, "config file %s is not a regular file", path);
-        goto fail;
-    }
-    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > CONFIG_MAX_BYTES) {
-        cli_error(CMD, "config file %s is larger than %u bytes", path, CONFIG_MAX_BYTES);
-        goto fail;
-    }
-    int rc = ini_parse_stream(ini_line, &x, on_ini, &x);
-    if (x.failed)
-        goto fail;
-    if (ferror(x.f)) {
-        cli_error(CMD, "cannot read config file %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (rc != 0) {
-        cli_error(CMD, "%s:%d: not a key = value line", path, rc);
-        goto fail;
-    }
-    fclose(x.f);
-    return 0;
-fail:
-    fclose(x.f);
-    return -1;
+    return set_option(o, name, v, where);
 }
 
 static void usage(FILE *out)
@@ -973,12 +862,8 @@ int cmd_crawl(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             break;
-        const char *cfg = NULL;
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
-            cfg = argv[++i];
-        else if (strncmp(argv[i], "--config=", 9) == 0)
-            cfg = argv[i] + 9;
-        if (cfg && load_config(&o, cfg) != 0) {
+        const char *cfg = cli_config_arg(argc, argv, &i);
+        if (cfg && cli_config_load(CMD, cfg, "crawl", on_config, &o) != 0) {
             status = CLI_USAGE;
             goto done;
         }

@@ -34,6 +34,7 @@ static const struct command commands[] = {
     {"clusters", cmd_clusters, "near-duplicate clusters with representatives (text, jsonl, html)"},
     {"dedup", cmd_dedup, "drop near-duplicate pages from WARC archives, keep the first of each group"},
     {"crawl", cmd_crawl, "crawl from seed URLs, politely, dropping near-duplicates (WARC + log)"},
+    {"serve", cmd_serve, "the HTTP dedup service: check pages against one shared index"},
     {"robots", cmd_robots, "is a URL allowed by a robots.txt (exit 0 allowed, 1 disallowed)"},
     {NULL, NULL, NULL}};
 

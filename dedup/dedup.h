@@ -303,6 +303,9 @@ const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
  * frees the table it had. */
 struct dedup_templates *dedup_index_templates(struct dedup_index *idx);
 void dedup_index_set_templates(struct dedup_index *idx, struct dedup_templates *t);
+/* Hands idx's template table over (NULL: none made yet): caller frees it, or gives it to
+ * another index with dedup_index_set_templates(); idx has none afterwards. */
+struct dedup_templates *dedup_index_take_templates(struct dedup_index *idx);
 unsigned dedup_index_k(const struct dedup_index *idx); /* largest k a query may ask for */
 uint32_t dedup_index_doc_count(const struct dedup_index *idx);
 /* Distinct fingerprints (absorbs pending adds first; DEDUP_ENOMEM leaves them pending and

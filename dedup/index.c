@@ -694,6 +694,13 @@ void dedup_index_set_templates(struct dedup_index *idx, struct dedup_templates *
     idx->templates = t;
 }
 
+struct dedup_templates *dedup_index_take_templates(struct dedup_index *idx)
+{
+    struct dedup_templates *t = idx->templates;
+    idx->templates = NULL;
+    return t;
+}
+
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx)
 {
     return &idx->design;

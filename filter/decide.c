@@ -42,6 +42,11 @@ struct filter_decide {
     /* by_id: slots hold doc + 1 */
     uint32_t *islot;
     size_t islot_cap, n_ids;
+    /* deleted documents, one bit each, until filter_decide_rebuild_locked() */
+    uint8_t *dead;
+    size_t dead_cap; /* bytes */
+    uint32_t n_dead;
+    struct dedup_matches q; /* nearest_live()'s matches (write lock) */
 };
 
 static uint64_t key_hash(const void *key, size_t len)
@@ -123,6 +128,51 @@ static enum filter_decide_stored payload_put(struct filter_decide *d, const void
     return FILTER_STORED_YES;
 }
 
+/* ---- deleted documents ---- */
+
+static int is_dead(const struct filter_decide *d, uint32_t doc)
+{
+    return d->n_dead && (size_t)(doc >> 3) < d->dead_cap && (d->dead[doc >> 3] >> (doc & 7) & 1);
+}
+
+/* Marks doc deleted. -1 when out of memory (nothing marked). */
+static int dead_set(struct filter_decide *d, uint32_t doc)
+{
+    size_t need = (size_t)(doc >> 3) + 1;
+    if (need > d->dead_cap) {
+        size_t nc = d->dead_cap ? d->dead_cap : 1024;
+        while (nc < need)
+            nc *= 2;
+        uint8_t *nd = realloc(d->dead, nc);
+        if (!nd)
+            return -1;
+        memset(nd + d->dead_cap, 0, nc - d->dead_cap);
+        d->dead = nd;
+        d->dead_cap = nc;
+    }
+    d->dead[doc >> 3] |= (uint8_t)(1u << (doc & 7));
+    d->n_dead++;
+    return 0;
+}
+
+/* A remembered key whose document was deleted belongs to doc now, with meta. */
+static enum filter_decide_stored payload_revive(struct pentry *e, uint32_t doc,
+                                               const void *meta, size_t meta_len)
+{
+    void *nm = NULL;
+    if (meta_len) {
+        nm = malloc(meta_len);
+        if (!nm)
+            return FILTER_STORED_ENOMEM;
+        memcpy(nm, meta, meta_len);
+    }
+    free(e->meta);
+    e->meta = nm;
+    e->meta_len = meta_len;
+    e->doc = doc;
+    return FILTER_STORED_YES;
+}
+
 /* ---- the ids (by_id) ---- */
 
 static int64_t id_find(const struct filter_decide *d, const char *id, size_t len)
@@ -162,6 +212,34 @@ static int id_reserve(struct filter_decide *d)
     d->islot = ns;
     d->islot_cap = nc;
     return 0;
+}
+
+static size_t id_home(const struct filter_decide *d, uint32_t doc, size_t mask)
+{
+    size_t l;
+    const char *s = dedup_index_id(d->o.index, doc, &l);
+    return (size_t)key_hash(s, l) & mask;
+}
+
+/* Removes doc's slot, which is there: linear probing's deletion by backward shift (Knuth,
+ * TAOCP vol. 3, 6.4 Algorithm R), so that no probe sequence is cut. */
+static void id_remove(struct filter_decide *d, uint32_t doc)
+{
+    size_t mask = d->islot_cap - 1, i = id_home(d, doc, mask);
+    while (d->islot[i] != doc + 1)
+        i = (i + 1) & mask;
+    d->islot[i] = 0;
+    for (size_t j = (i + 1) & mask; d->islot[j]; j = (j + 1) & mask) {
+        size_t h = id_home(d, d->islot[j] - 1, mask);
+        /* the entry at j may move to the hole at i unless its home lies in (i, j] */
+        int stays = i < j ? (i < h && h <= j) : (i < h || h <= j);
+        if (stays)
+            continue;
+        d->islot[i] = d->islot[j];
+        d->islot[j] = 0;
+        i = j;
+    }
+    d->n_ids--;
 }
 
 /* Room was reserved. */
@@ -225,6 +303,8 @@ void filter_decide_free(struct filter_decide *d)
     free(d->ent);
     free(d->pslot);
     free(d->islot);
+    free(d->dead);
+    dedup_matches_release(&d->q);
     pthread_rwlock_destroy(&d->rw);
     free(d);
 }
@@ -257,6 +337,7 @@ static void result_reset(struct filter_decide_result *res)
     res->template_code = DEDUP_OK;
     res->code = DEDUP_OK;
     res->hook_code = 0;
+    res->added = 0;
 }
 
 static int copy_into(void **buf, size_t *cap, const void *src, size_t len, int nul)
@@ -307,7 +388,7 @@ static int known(const struct filter_decide *d, const struct filter_decide_page 
         }
     }
     int64_t e = payload_find(d, p->key, p->key_len);
-    if (e < 0)
+    if (e < 0 || (d->ent[e].doc != NO_DOC && is_dead(d, d->ent[e].doc)))
         return 0;
     const struct pentry *pe = &d->ent[e];
     res->verdict = FILTER_VERDICT_EXACT;
@@ -378,8 +459,13 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
         return c;
     if (d->o.by_id)
         id_put(d, p->id, p->id_len, *doc);
-    if (p->key && payload_find(d, p->key, p->key_len) < 0)
-        *stored = payload_put(d, p->key, p->key_len, *doc, p->meta, p->meta_len);
+    if (p->key) {
+        int64_t e = payload_find(d, p->key, p->key_len);
+        if (e < 0)
+            *stored = payload_put(d, p->key, p->key_len, *doc, p->meta, p->meta_len);
+        else if (d->ent[e].doc != NO_DOC && is_dead(d, d->ent[e].doc))
+            *stored = payload_revive(&d->ent[e], *doc, p->meta, p->meta_len);
+    }
     *template_code = learn(d, p);
     return DEDUP_OK;
 }
@@ -396,6 +482,27 @@ enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_d
     if (doc)
         *doc = dd;
     return c;
+}
+
+/* The nearest live document within k: the index's nearest, or with deleted documents the
+ * first live one of every match (deletions are rare: the full query only then). */
+static int nearest_live(struct filter_decide *d, uint64_t fp, uint32_t *doc, unsigned *dist,
+                        enum dedup_code *code)
+{
+    if (!d->n_dead)
+        return dedup_index_nearest(d->o.index, fp, d->o.k, doc, dist, code);
+    enum dedup_code c = dedup_index_query(d->o.index, fp, d->o.k, &d->q);
+    if (c != DEDUP_OK) {
+        *code = c;
+        return -1;
+    }
+    for (size_t i = 0; i < d->q.n; i++)
+        if (!is_dead(d, d->q.v[i].doc)) {
+            *doc = d->q.v[i].doc;
+            *dist = d->q.v[i].distance;
+            return 1;
+        }
+    return 0;
 }
 
 /*
@@ -447,7 +554,7 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
         uint32_t doc;
         unsigned dist;
         enum dedup_code c;
-        int found = dedup_index_nearest(d->o.index, p->fp, d->o.k, &doc, &dist, &c);
+        int found = nearest_live(d, p->fp, &doc, &dist, &c);
         if (found < 0) {
             res->code = c;
             goto fail;
@@ -463,6 +570,8 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
         }
     }
     res->verdict = FILTER_VERDICT_NEW;
+    if (p->flags & FILTER_DECIDE_NO_ADD)
+        goto done;
     uint32_t doc = NO_DOC;
     res->add_code = add_locked(d, p, &doc, &res->stored, &res->template_code, &res->hook_code);
     if (res->hook_code)
@@ -470,6 +579,7 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
     if (res->add_code != DEDUP_OK)
         goto done;
     res->doc = doc;
+    res->added = 1;
     if (d->o.hooks.added) {
         int h = d->o.hooks.added(d->o.hooks.userdata, doc, p);
         if (h) {
@@ -539,4 +649,200 @@ size_t filter_decide_payload_count(struct filter_decide *d)
     size_t n = d->n_ent;
     pthread_rwlock_unlock(&d->rw);
     return n;
+}
+
+/* ---- deletion ---- */
+
+int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len, int hooks,
+                         struct filter_decide_result *res)
+{
+    int rc = 0;
+    result_reset(res);
+    if (!d->o.by_id) {
+        res->code = DEDUP_EINVAL;
+        return -1;
+    }
+    pthread_rwlock_wrlock(&d->rw);
+    if (hooks && d->o.hooks.start) {
+        int h = d->o.hooks.start(d->o.hooks.userdata);
+        if (h) {
+            res->hook_code = h;
+            goto fail;
+        }
+    }
+    int64_t found = id_find(d, id, id_len);
+    if (found < 0)
+        goto done;
+    uint32_t doc = (uint32_t)found;
+    /* room for the mark first, so that after the hook (the journal record) nothing fails */
+    if (dead_set(d, doc) != 0) {
+        res->code = DEDUP_ENOMEM;
+        goto fail;
+    }
+    d->dead[doc >> 3] &= (uint8_t)~(1u << (doc & 7));
+    d->n_dead--;
+    if (hooks && d->o.hooks.deleting) {
+        int h = d->o.hooks.deleting(d->o.hooks.userdata, doc, id, id_len);
+        if (h) {
+            res->hook_code = h;
+            goto fail;
+        }
+    }
+    id_remove(d, doc);
+    (void)dead_set(d, doc); /* room made above: cannot fail */
+    res->doc = doc;
+    res->has_doc = 1;
+    res->fp = dedup_index_fingerprint(d->o.index, doc);
+    rc = 1;
+done:
+    pthread_rwlock_unlock(&d->rw);
+    return rc;
+fail:
+    rc = -1;
+    goto done;
+}
+
+enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, unsigned k,
+                                        size_t max,
+                                        void (*fn)(void *userdata, const char *id,
+                                                   size_t id_len, uint64_t fp,
+                                                   unsigned distance),
+                                        void *userdata)
+{
+    struct dedup_matches m = {0};
+    pthread_rwlock_wrlock(&d->rw);
+    enum dedup_code c = dedup_index_query(d->o.index, fp, k, &m);
+    size_t given = 0;
+    for (size_t i = 0; c == DEDUP_OK && i < m.n && (!max || given < max); i++) {
+        uint32_t doc = m.v[i].doc;
+        if (is_dead(d, doc))
+            continue;
+        size_t len;
+        const char *id = dedup_index_id(d->o.index, doc, &len);
+        fn(userdata, id, len, dedup_index_fingerprint(d->o.index, doc), m.v[i].distance);
+        given++;
+    }
+    pthread_rwlock_unlock(&d->rw);
+    dedup_matches_release(&m);
+    return c;
+}
+
+uint32_t filter_decide_deleted_count(struct filter_decide *d)
+{
+    pthread_rwlock_rdlock(&d->rw);
+    uint32_t n = d->n_dead;
+    pthread_rwlock_unlock(&d->rw);
+    return n;
+}
+
+/* The id slots of every document of idx, for a table of cap slots (a power of two). */
+static void ids_fill(uint32_t *slot, size_t cap, const struct dedup_index *idx)
+{
+    uint32_t n = dedup_index_doc_count(idx);
+    for (uint32_t doc = 0; doc < n; doc++) {
+        size_t l;
+        const char *s = dedup_index_id(idx, doc, &l);
+        size_t j = (size_t)key_hash(s, l) & (cap - 1);
+        while (slot[j])
+            j = (j + 1) & (cap - 1);
+        slot[j] = doc + 1;
+    }
+}
+
+/* The live documents of old, in order, into a new index of the same design; map[old doc]
+ * is the new number (NO_DOC when deleted). */
+static enum dedup_code copy_live(const struct filter_decide *d, struct dedup_index *old,
+                                 uint32_t *map, struct dedup_index **out)
+{
+    struct dedup_index *ni = NULL;
+    enum dedup_code c = dedup_index_new(dedup_index_design(old), &ni);
+    uint32_t n = dedup_index_doc_count(old);
+    for (uint32_t doc = 0; c == DEDUP_OK && doc < n; doc++) {
+        map[doc] = NO_DOC;
+        if (is_dead(d, doc))
+            continue;
+        size_t l;
+        const char *id = dedup_index_id(old, doc, &l);
+        c = dedup_index_add(ni, dedup_index_fingerprint(old, doc), id, l, &map[doc]);
+    }
+    if (c != DEDUP_OK) {
+        dedup_index_free(ni);
+        return c;
+    }
+    *out = ni;
+    return DEDUP_OK;
+}
+
+/*
+ * HOW IT WORKS (rebuild): everything that can fail is made first (the new index, the new
+ * id slots, the new payload slots); then the switch, which cannot fail: the payload
+ * entries of deleted documents are freed and the others renumbered in place (their order
+ * kept), the slots swapped in, the marks cleared, the template table handed over.
+ */
+enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
+                                             struct dedup_index **new_index,
+                                             struct dedup_index **old_index,
+                                             uint32_t **old_to_new)
+{
+    *new_index = *old_index = NULL;
+    *old_to_new = NULL;
+    if (!d->n_dead)
+        return DEDUP_OK;
+    struct dedup_index *old = d->o.index, *ni = NULL;
+    uint32_t n = dedup_index_doc_count(old);
+    uint32_t *map = malloc((size_t)(n ? n : 1) * sizeof *map);
+    uint32_t *islot = NULL, *pslot = NULL;
+    if (!map)
+        return DEDUP_ENOMEM;
+    enum dedup_code c = copy_live(d, old, map, &ni);
+    if (c != DEDUP_OK)
+        goto fail;
+    c = DEDUP_ENOMEM;
+    if (d->islot_cap) {
+        islot = calloc(d->islot_cap, sizeof *islot);
+        if (!islot)
+            goto fail;
+        ids_fill(islot, d->islot_cap, ni);
+    }
+    if (d->pslot_cap && !(pslot = calloc(d->pslot_cap, sizeof *pslot)))
+        goto fail;
+    size_t kept = 0;
+    for (size_t i = 0; i < d->n_ent; i++) {
+        struct pentry e = d->ent[i];
+        if (e.doc != NO_DOC && map[e.doc] == NO_DOC) {
+            free(e.key);
+            free(e.meta);
+            continue;
+        }
+        if (e.doc != NO_DOC)
+            e.doc = map[e.doc];
+        d->ent[kept] = e;
+        size_t j = (size_t)e.hash & (d->pslot_cap - 1);
+        while (pslot[j])
+            j = (j + 1) & (d->pslot_cap - 1);
+        pslot[j] = (uint32_t)++kept;
+    }
+    d->n_ent = kept;
+    free(d->pslot);
+    d->pslot = pslot;
+    free(d->islot);
+    d->islot = islot;
+    d->n_ids = dedup_index_doc_count(ni);
+    memset(d->dead, 0, d->dead_cap);
+    d->n_dead = 0;
+    dedup_index_set_templates(ni, dedup_index_take_templates(old));
+    dedup_index_set_pair_generation(ni, dedup_index_pair_generation(old));
+    d->o.index = ni;
+    if (d->templates)
+        d->templates = dedup_index_templates(ni); /* the same table, now ni's */
+    *new_index = ni;
+    *old_index = old;
+    *old_to_new = map;
+    return DEDUP_OK;
+fail:
+    dedup_index_free(ni);
+    free(islot);
+    free(pslot);
+    free(map);
+    return c;
 }

@@ -47,6 +47,8 @@ enum filter_verdict {
 #define FILTER_DECIDE_LEARN_UNFP 16u  /* count those of any page not fingerprinted that is not
                                        * an exact duplicate (too much text, say: the crawler
                                        * archives it as new) */
+#define FILTER_DECIDE_NO_ADD 32u      /* decide, add nothing: a page within k of none is
+                                       * NEW with added 0 (a dry run) */
 
 /* Hooks, all called under the write lock with userdata; a non-zero return is the caller's
  * error code, handed back in filter_decide_result.hook_code. */
@@ -57,6 +59,9 @@ struct filter_decide_hooks {
     /* after a page was added as document doc (filter_decide_page only, not _add) */
     int (*added)(void *userdata, uint32_t doc, const struct filter_decide_page *p);
     void *userdata;
+    /* before document doc (id[0..id_len)) is deleted (filter_decide_delete with hooks);
+     * non-zero: nothing deleted */
+    int (*deleting)(void *userdata, uint32_t doc, const char *id, size_t id_len);
 };
 
 struct filter_decide_opts {
@@ -115,6 +120,7 @@ struct filter_decide_result {
     enum dedup_code template_code; /* DEDUP_OK, or why its blocks could not be counted */
     enum dedup_code code;          /* filter_decide_page() -1: the lookup's failure */
     int hook_code;                 /* filter_decide_page() -1: a hook's non-zero return */
+    int added;                     /* NEW: 1 when the page was added by this call */
     size_t dup_cap, meta_cap;
 };
 
@@ -179,6 +185,48 @@ size_t filter_decide_payload_count(struct filter_decide *d);
 size_t filter_decide_mark(void *userdata, const char *host, size_t host_len,
                           const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
                           unsigned char *is_template);
+
+/*
+ * Deletion (by_id only). A deleted document stays in the index, marked, until
+ * filter_decide_rebuild_locked(): no lookup finds it (its id, its payload key, its
+ * fingerprint), and its id may be added again as a new document.
+ */
+
+/* Write lock: deletes the document of id[0..id_len). With hooks, the start hook first,
+ * then the deleting hook (non-zero: nothing deleted). 1 deleted (res->doc, res->fp: the
+ * document's), 0 no such id, -1 with res->code (DEDUP_EINVAL without by_id, DEDUP_ENOMEM)
+ * or res->hook_code. */
+int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len, int hooks,
+                         struct filter_decide_result *res) __attribute__((warn_unused_result));
+
+/* Write lock (a query absorbs pending adds): fn(userdata, id, id_len, fp, distance) for
+ * every live document within k of fp, nearest first (ties: the lower document number), at
+ * most max (0: all), called under the lock (copy what you keep; do not call back into d).
+ * DEDUP_OK, DEDUP_EINVAL (k over the index's), DEDUP_ETOOLARGE, DEDUP_ENOMEM. */
+enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, unsigned k,
+                                        size_t max,
+                                        void (*fn)(void *userdata, const char *id,
+                                                   size_t id_len, uint64_t fp,
+                                                   unsigned distance),
+                                        void *userdata) __attribute__((warn_unused_result));
+
+/* Documents deleted and not yet rebuilt away. Read lock. */
+uint32_t filter_decide_deleted_count(struct filter_decide *d);
+
+/*
+ * Drops the deleted documents for good: a new index of the live ones (the same design;
+ * documents in their order, renumbered; the template table and pair generation moved
+ * over), and the maps renumbered. No lock taken: call it from a hook (under the write
+ * lock) or when no other thread uses d. On DEDUP_OK d uses *new_index from now on (the
+ * caller owns it, as it owned the old one), *old_index is the old index (caller frees it)
+ * and *old_to_new (caller frees; UINT32_MAX for a deleted document) maps numbers; all three
+ * NULL when nothing was deleted. On error (DEDUP_ENOMEM) nothing changed.
+ */
+enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
+                                             struct dedup_index **new_index,
+                                             struct dedup_index **old_index,
+                                             uint32_t **old_to_new)
+    __attribute__((warn_unused_result));
 
 /* Frees what res owns and zeroes it. NULL-safe. */
 void filter_decide_result_release(struct filter_decide_result *res);

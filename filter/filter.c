@@ -206,6 +206,7 @@ int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes)
 struct simcrawl_match {
     uint64_t fp;
     unsigned distance;
+    int added;          /* the check added the page */
     int has_dup;
     char *dup;
     size_t dup_cap;
@@ -323,6 +324,11 @@ const char *simcrawl_match_duplicate_of(const struct simcrawl_match *m)
     return m && m->has_dup ? m->dup : NULL;
 }
 
+int simcrawl_match_added(const struct simcrawl_match *m)
+{
+    return m ? m->added : 0;
+}
+
 unsigned simcrawl_match_distance(const struct simcrawl_match *m)
 {
     return m && m->has_dup ? m->distance : 0;
@@ -339,6 +345,7 @@ static void match_reset(struct simcrawl_match *m, uint64_t fp)
         return;
     m->fp = fp;
     m->distance = 0;
+    m->added = 0;
     m->has_dup = 0;
     m->has_text = 0;
     m->n_links = 0;
@@ -426,7 +433,8 @@ struct simcrawl_filter {
     char *path, *journal_path, *payloads_path;
     struct dedup_lock *lock;
     int jfd;
-    uint64_t journal_bytes, journal_next; /* size; compact when past journal_next */
+    _Atomic uint64_t journal_bytes;       /* its size (read unlocked by journal_bytes()) */
+    uint64_t journal_next;                /* compact when journal_bytes passes it */
     /* fsync "interval": the syncer thread fdatasync()s the journal at most once a second,
      * within about a second of a write (dirty, under sync_mu) */
     pthread_t syncer;
@@ -613,14 +621,43 @@ static int maps_build(struct simcrawl_filter *f)
     return 0;
 }
 
+/* Deleted documents dropped for good (filter_decide_rebuild_locked): the index is the
+ * decision's new one, the payload hashes renumbered with it. Under the write lock (or at
+ * close). 0 or SIMCRAWL_ENOMEM (nothing changed). */
+static int rebuild(struct simcrawl_filter *f)
+{
+    struct dedup_index *ni, *oi;
+    uint32_t *map;
+    if (filter_decide_rebuild_locked(f->decide, &ni, &oi, &map) != DEDUP_OK)
+        return SIMCRAWL_ENOMEM;
+    if (!ni)
+        return 0;
+    uint32_t n = dedup_index_doc_count(oi), live = dedup_index_doc_count(ni);
+    for (uint32_t doc = 0; doc < n; doc++) /* map[doc] <= doc, increasing: in place */
+        if (map[doc] != UINT32_MAX)
+            f->payload[map[doc]] = f->payload[doc];
+    memset(f->payload + live, 0, (size_t)(n - live) * sizeof *f->payload);
+    f->idx = ni;
+    dedup_index_free(oi);
+    free(map);
+    atomic_store(&f->count, live);
+    return 0;
+}
+
 /*
- * Compaction: payloads, then the index (atomic rename), then the journal back to its
- * header. Under the write lock (or at close). 0 or a negative error (the journal is then
- * kept as it is: nothing is lost, the next compaction tries again).
+ * Compaction: deleted documents dropped, payloads, then the index (atomic rename), then
+ * the journal back to its header. Under the write lock (or at close). 0 or a negative
+ * error (the journal is then kept as it is: nothing is lost, the next compaction tries
+ * again).
  */
 static int compact(struct simcrawl_filter *f)
 {
-    int e = payloads_save(f);
+    int e = rebuild(f);
+    if (e) {
+        logf_(f, "cannot drop the deleted pages from %s: out of memory", f->path);
+        return e;
+    }
+    e = payloads_save(f);
     if (e) {
         logf_(f, "cannot write %s: %s", f->payloads_path, strerror(e));
         return SIMCRAWL_EIO;
@@ -649,10 +686,27 @@ struct replay {
     int err;
 };
 
+/* A delete record: the page forgotten again (no journal record: it is one). */
+static int replay_delete(struct replay *rp, const struct fj_rec *r)
+{
+    struct filter_decide_result dr = {0};
+    int d = filter_decide_delete(rp->f->decide, r->id, r->id_len, 0, &dr);
+    filter_decide_result_release(&dr);
+    if (d < 0) {
+        rp->err = SIMCRAWL_ENOMEM;
+        return 1;
+    }
+    if (d > 0)
+        atomic_fetch_sub(&rp->f->count, 1);
+    return 0;
+}
+
 static int replay_one(void *ud, const struct fj_rec *r)
 {
     struct replay *rp = ud;
     struct simcrawl_filter *f = rp->f;
+    if (r->kind == FJ_DELETE)
+        return replay_delete(rp, r);
     struct filter_decide_page p = {0};
     struct filter_decide_result dr = {0};
     p.id = r->id;
@@ -689,10 +743,28 @@ static int replay_one(void *ud, const struct fj_rec *r)
         return 1;
     }
     f->payload[doc] = pay; /* room made by the reserve hook */
-    atomic_store(&f->count, dedup_index_doc_count(f->idx));
+    atomic_fetch_add(&f->count, 1);
     blocks_failed(f, tc, r->id, r->id_len);
     rp->added++;
     return 0;
+}
+
+/* Rewrites a version 1 header as this version's (its records are read the same), so that
+ * libsimcrawl 0.2, which knows no delete record, refuses the journal rather than drop one
+ * as torn. Through a second descriptor: pwrite() on the O_APPEND one would append. */
+static int journal_upgrade(struct simcrawl_filter *f)
+{
+    uint8_t v[4] = {FJ_VERSION & 0xff, (FJ_VERSION >> 8) & 0xff, (FJ_VERSION >> 16) & 0xff,
+                    FJ_VERSION >> 24};
+    int fd = open(f->journal_path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = pwrite(fd, v, sizeof v, FJ_VERSION_OFFSET) == (ssize_t)sizeof v ? 0 : -1;
+    if (rc == 0 && f->o.fsync != FSYNC_NO && fdatasync(fd) != 0)
+        rc = -1;
+    if (close(fd) != 0)
+        rc = -1;
+    return rc;
 }
 
 /* Opens INDEX.journal (made with a header when missing or empty) and replays it. */
@@ -730,8 +802,8 @@ static int journal_open(struct simcrawl_filter *f)
             goto io;
         got += (size_t)r;
     }
-    unsigned jk;
-    if (fj_header_check(data, len, &jk) != 0) {
+    unsigned jk, jv;
+    if (fj_header_check(data, len, &jk, &jv) != 0) {
         logf_(f, "%s is not a journal of this version", f->journal_path);
         rc = SIMCRAWL_EVERSION;
         goto done;
@@ -740,6 +812,8 @@ static int journal_open(struct simcrawl_filter *f)
         rc = SIMCRAWL_EMISMATCH;
         goto done;
     }
+    if (jv < FJ_VERSION && journal_upgrade(f) != 0)
+        goto io;
     struct replay rp = {f, 0, 0, 0};
     size_t good;
     const char *why;
@@ -860,6 +934,8 @@ static int hook_reserve(void *userdata, uint32_t docs)
     return payload_reserve(f, docs) != 0 ? SIMCRAWL_ENOMEM : 0;
 }
 
+static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec);
+
 /* A page checked new is in the index: its payload hash, and its journal record appended
  * (and synced as the fsync option says) before check() returns. */
 static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_page *p)
@@ -871,14 +947,39 @@ static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_p
         memcpy(&pay.high64, (const unsigned char *)p->key + 8, 8);
     }
     f->payload[doc] = pay;
-    atomic_store(&f->count, dedup_index_doc_count(f->idx));
+    atomic_fetch_add(&f->count, 1);
     if (f->jfd < 0)
         return 0;
-    struct fj_rec rec = {p->fp, pay.low64, pay.high64, p->doc_hash, p->id, p->id_len,
+    struct fj_rec rec = {FJ_ADD, p->fp, pay.low64, pay.high64, p->doc_hash, p->id, p->id_len,
                          p->host, p->host_len, p->blocks, p->n_blocks};
+    int rc = journal_append(f, &rec);
+    if (rc == 0 && f->journal_bytes > f->journal_next && compact(f) != 0)
+        f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
+    return rc;
+}
+
+/* A page about to be deleted: its journal record first (no compaction here: the page is
+ * deleted after the hook returns, the next add or close compacts). */
+static int hook_deleting(void *userdata, uint32_t doc, const char *id, size_t id_len)
+{
+    struct simcrawl_filter *f = userdata;
+    (void)doc;
+    if (f->jfd < 0)
+        return 0;
+    struct fj_rec rec = {0};
+    rec.kind = FJ_DELETE;
+    rec.id = id;
+    rec.id_len = id_len;
+    return journal_append(f, &rec);
+}
+
+/* Appends one record (and syncs it as the fsync option says) under the write lock; a
+ * failure stops the filter taking pages (ECLOSED from then on): what is in memory could
+ * not be made durable. 0 or a negative error. */
+static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec)
+{
     size_t rlen;
-    if (fj_encode(&rec, &f->rec, &f->rec_cap, &rlen) != 0) {
-        /* the page is in memory but cannot be made durable: stop taking pages */
+    if (fj_encode(rec, &f->rec, &f->rec_cap, &rlen) != 0) {
         f->broken = 1;
         return SIMCRAWL_ENOMEM;
     }
@@ -902,8 +1003,6 @@ static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_p
         pthread_cond_signal(&f->sync_cv);
         pthread_mutex_unlock(&f->sync_mu);
     }
-    if (f->journal_bytes > f->journal_next && compact(f) != 0)
-        f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
     return 0;
 }
 
@@ -980,7 +1079,8 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
             uint8_t h[FJ_HEADER_BYTES];
             FILE *jf = fopen(f->journal_path, "rb");
             unsigned jk = 0;
-            if (jf && fread(h, 1, sizeof h, jf) == sizeof h && fj_header_check(h, sizeof h, &jk) == 0)
+            if (jf && fread(h, 1, sizeof h, jf) == sizeof h &&
+                fj_header_check(h, sizeof h, &jk, NULL) == 0)
                 k = jk;
             if (jf)
                 fclose(jf);
@@ -1006,7 +1106,11 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
                                        .k = k,
                                        .templates = 1,
                                        .by_id = 1,
-                                       .hooks = {hook_start, hook_reserve, hook_added, f}};
+                                       .hooks = {.start = hook_start,
+                                                 .reserve = hook_reserve,
+                                                 .added = hook_added,
+                                                 .deleting = hook_deleting,
+                                                 .userdata = f}};
     if (filter_decide_new(&dopts, &f->decide) != DEDUP_OK) {
         rc = SIMCRAWL_ENOMEM;
         goto fail;
@@ -1076,6 +1180,8 @@ static int answer(const struct filter_decide_result *dr, struct simcrawl_match *
             return SIMCRAWL_ENOMEM;
         return SIMCRAWL_NEAR_DUPLICATE;
     case FILTER_VERDICT_NEW:
+        if (m)
+            m->added = dr->added;
         return dr->add_code == DEDUP_OK ? SIMCRAWL_NEW : from_dedup(dr->add_code);
     default:
         return SIMCRAWL_EINVAL; /* the filter sets no flag that gives another */
@@ -1094,7 +1200,14 @@ static int answer(const struct filter_decide_result *dr, struct simcrawl_match *
 int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
                           size_t len, const char *content_type, struct simcrawl_match *m)
 {
-    if (!f || !id || !*id || (!page && len))
+    return simcrawl_filter_check_flags(f, id, page, len, content_type, 0, m);
+}
+
+int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const void *page,
+                                size_t len, const char *content_type, unsigned flags,
+                                struct simcrawl_match *m)
+{
+    if (!f || !id || !*id || (!page && len) || (flags & ~SIMCRAWL_CHECK_NO_ADD))
         return SIMCRAWL_EINVAL;
     size_t id_len = strlen(id);
     if (id_len > DEDUP_INDEX_MAX_ID_BYTES)
@@ -1163,6 +1276,8 @@ int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void 
     p.doc_hash = r.doc_hash;
     p.blocks = r.blocks;
     p.n_blocks = r.n_blocks;
+    if (flags & SIMCRAWL_CHECK_NO_ADD)
+        p.flags |= FILTER_DECIDE_NO_ADD;
     if (filter_decide_page(f->decide, &p, &dr) != 0)
         dec = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
     else
@@ -1172,4 +1287,132 @@ out:
     filter_decide_result_release(&dr);
     filter_fp_result_release(&r);
     return dec;
+}
+
+int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
+                                      uint64_t fingerprint, unsigned flags,
+                                      struct simcrawl_match *m)
+{
+    if (!f || !id || !*id || (flags & ~SIMCRAWL_CHECK_NO_ADD))
+        return SIMCRAWL_EINVAL;
+    size_t id_len = strlen(id);
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES)
+        return SIMCRAWL_EINVAL;
+    if (f->broken)
+        return SIMCRAWL_ECLOSED;
+    match_reset(m, fingerprint);
+    int dec;
+    struct filter_decide_page p = {0};
+    struct filter_decide_result dr = {0};
+    p.id = id;
+    p.id_len = id_len;
+    p.has_fp = 1;
+    p.fp = fingerprint;
+    p.host = "";
+    if (flags & SIMCRAWL_CHECK_NO_ADD)
+        p.flags |= FILTER_DECIDE_NO_ADD;
+    /* no payload, no template blocks: the id first (read lock), then the decision */
+    int known = filter_decide_lookup(f->decide, &p, &dr);
+    if (known != 0)
+        dec = known < 0 ? SIMCRAWL_ENOMEM : answer(&dr, m);
+    else if (filter_decide_page(f->decide, &p, &dr) != 0)
+        dec = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
+    else
+        dec = answer(&dr, m);
+    filter_decide_result_release(&dr);
+    return dec;
+}
+
+int simcrawl_filter_delete(struct simcrawl_filter *f, const char *id)
+{
+    if (!f || !id || !*id)
+        return SIMCRAWL_EINVAL;
+    size_t id_len = strlen(id);
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES)
+        return 0; /* no page can have it */
+    if (f->broken)
+        return SIMCRAWL_ECLOSED;
+    struct filter_decide_result dr = {0};
+    int d = filter_decide_delete(f->decide, id, id_len, 1, &dr);
+    int rc = d;
+    if (d < 0)
+        rc = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
+    else if (d > 0)
+        atomic_fetch_sub(&f->count, 1);
+    filter_decide_result_release(&dr);
+    return rc;
+}
+
+/* The neighbours as the decision hands them over under its lock: ids copied back to
+ * back, so that the caller's callback runs outside the lock. */
+struct hood {
+    char *ids;
+    size_t ids_len, ids_cap;
+    struct hood_one {
+        size_t id_off;
+        uint64_t fp;
+        unsigned distance;
+    } *v;
+    size_t n, cap;
+    int nomem;
+};
+
+static void hood_add(void *userdata, const char *id, size_t id_len, uint64_t fp,
+                     unsigned distance)
+{
+    struct hood *h = userdata;
+    if (h->nomem)
+        return;
+    if (h->n == h->cap) {
+        size_t nc = h->cap ? h->cap * 2 : 16;
+        struct hood_one *nv = realloc(h->v, nc * sizeof *nv);
+        if (!nv) {
+            h->nomem = 1;
+            return;
+        }
+        h->v = nv;
+        h->cap = nc;
+    }
+    void *buf = h->ids;
+    if (grow_to(&buf, &h->ids_cap, h->ids_len + id_len + 1) != 0) {
+        h->nomem = 1;
+        return;
+    }
+    h->ids = buf;
+    memcpy(h->ids + h->ids_len, id, id_len);
+    h->ids[h->ids_len + id_len] = '\0';
+    h->v[h->n++] = (struct hood_one){h->ids_len, fp, distance};
+    h->ids_len += id_len + 1;
+}
+
+int simcrawl_filter_neighbors(struct simcrawl_filter *f, uint64_t fingerprint, unsigned k,
+                              size_t max,
+                              int (*cb)(void *userdata, const char *id, uint64_t fingerprint,
+                                        unsigned distance),
+                              void *userdata)
+{
+    if (!f || !cb || k > f->k)
+        return SIMCRAWL_EINVAL;
+    struct hood h = {0};
+    enum dedup_code c = filter_decide_neighbors(f->decide, fingerprint, k, max, hood_add, &h);
+    int rc = c != DEDUP_OK ? from_dedup(c) : h.nomem ? SIMCRAWL_ENOMEM : 0;
+    size_t given = 0;
+    for (size_t i = 0; rc == 0 && i < h.n && given < (size_t)INT32_MAX; i++) {
+        given++;
+        if (cb(userdata, h.ids + h.v[i].id_off, h.v[i].fp, h.v[i].distance) != 0)
+            break;
+    }
+    free(h.ids);
+    free(h.v);
+    return rc ? rc : (int)given;
+}
+
+unsigned simcrawl_filter_k(const struct simcrawl_filter *f)
+{
+    return f ? f->k : 0;
+}
+
+uint64_t simcrawl_filter_journal_bytes(const struct simcrawl_filter *f)
+{
+    return f && f->jfd >= 0 ? atomic_load(&((struct simcrawl_filter *)f)->journal_bytes) : 0;
 }

@@ -2,15 +2,15 @@
 #define FILTER_FILTER_INT_H
 /*
  * Shared inside filter/ only: the journal's record codec (filter/journal.c), used by the
- * filter (filter/filter.c) to append one record per page reported new and to replay them
- * at open.
+ * filter (filter/filter.c) to append one record per page reported new (and one per page
+ * deleted) and to replay them at open.
  */
 #include <stddef.h>
 #include <stdint.h>
 
 /* The journal file: a 16-byte header, then records (filter/journal.c says how). */
 #define FJ_MAGIC "SIMCJRNL"
-#define FJ_VERSION 1u
+#define FJ_VERSION 2u                        /* 1: add records only (read, upgraded) */
 #define FJ_HEADER_BYTES 16u
 #define FJ_RECORD_HEAD 16u                   /* u32 body length, u32 0, u64 XXH3 of the body */
 #define FJ_BODY_MAX (64u * 1024 * 1024)      /* cap on one record's body */
@@ -19,7 +19,13 @@
 /* What one record holds: everything the filter's state needs to replay a page reported
  * new. Pointers are borrowed (encode) or point into the scanner's memory (decode: valid
  * during the callback only). */
+enum fj_kind {
+    FJ_ADD = 0,    /* a page reported new: every field below */
+    FJ_DELETE = 1, /* a page deleted: id only (the other fields zero) */
+};
+
 struct fj_rec {
+    enum fj_kind kind;
     uint64_t fp;                 /* the simhash */
     uint64_t payload_lo, payload_hi; /* XXH3-128 of the payload bytes */
     uint64_t doc_hash;           /* template doc hash (dedup_templates_add_doc), 0 = none */
@@ -33,8 +39,12 @@ struct fj_rec {
 
 /* Writes the 16-byte journal header for k into out. */
 void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k);
-/* Checks a header: 0 and *k (0..DEDUP_K_MAX), or -1 (not a journal of this version). */
-int fj_header_check(const uint8_t *data, size_t len, unsigned *k);
+/* Checks a header: 0 with *k (0..DEDUP_K_MAX) and *version (1 or 2: version 1 journals
+ * hold add records only, and are read as they are), or -1 (not a journal this code
+ * reads). version may be NULL. */
+int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version);
+/* The offset and bytes of the header's version field (an upgrade rewrites it). */
+#define FJ_VERSION_OFFSET 8u
 
 /* Encodes r as one record into *buf (grown with realloc; *cap its size); *len the record's
  * bytes. 0, or -1 when out of memory or over FJ_BODY_MAX (*buf unchanged then). */

@@ -1,14 +1,20 @@
 /*
  * The filter's journal codec (filter/filter_int.h): INDEX.journal is append-only; each
- * page that simcrawl_filter_check() reports new is one record, written with write()
- * before check() returns, and replayed on open after the index file is loaded.
+ * page that simcrawl_filter_check() reports new is one record, and each page
+ * simcrawl_filter_delete() forgets another, written with write() before the call returns,
+ * and replayed in order on open after the index file is loaded.
  *
  * Layout, little-endian:
- *     header  "SIMCJRNL" | u32 version (1) | u32 k
- *     record  u32 body length B | u32 0 | u64 XXH3_64bits(body) | body[B]
- *     body    u64 fingerprint | u64 payload XXH3-128 low | u64 high | u64 doc hash |
+ *     header  "SIMCJRNL" | u32 version (2) | u32 k
+ *     record  u32 body length B | u32 kind | u64 XXH3_64bits(body) | body[B]
+ *     add (kind 0)
+ *             u64 fingerprint | u64 payload XXH3-128 low | u64 high | u64 doc hash |
  *             u32 id length | u32 host length | u32 blocks | u32 0 |
  *             id | host | u64 block hash[blocks]
+ *     delete (kind 1)
+ *             u32 id length | u32 0 | id
+ * Version 1 (libsimcrawl 0.2) had add records only, the kind field always 0: it is read
+ * as it is, and its header is rewritten to version 2 before a delete record is appended.
  * A kill -9 during a write leaves at most one record cut short at the end; a power cut
  * without fsync may leave garbage there. Both end the scan: the records before it are
  * kept, the rest is reported (the filter drops it with a warning and truncates the file).
@@ -21,6 +27,7 @@
 #include <xxhash.h>
 
 #define BODY_FIXED 48u
+#define DELETE_FIXED 8u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -57,30 +64,62 @@ void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k)
     put32(out + 12, k);
 }
 
-int fj_header_check(const uint8_t *data, size_t len, unsigned *k)
+int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version)
 {
-    if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0 ||
-        get32(data + 8) != FJ_VERSION || get32(data + 12) > DEDUP_K_MAX)
+    if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0)
+        return -1;
+    uint32_t v = get32(data + FJ_VERSION_OFFSET);
+    if (v < 1 || v > FJ_VERSION || get32(data + 12) > DEDUP_K_MAX)
         return -1;
     *k = get32(data + 12);
+    if (version)
+        *version = v;
+    return 0;
+}
+
+/* Room for need bytes in *buf. */
+static int reserve(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    uint8_t *nb = realloc(*buf, need);
+    if (!nb)
+        return -1;
+    *buf = nb;
+    *cap = need;
+    return 0;
+}
+
+static int encode_delete(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+{
+    if (r->id_len > FJ_BODY_MAX - DELETE_FIXED)
+        return -1;
+    size_t body = DELETE_FIXED + r->id_len, need = FJ_RECORD_HEAD + body;
+    if (reserve(buf, cap, need) != 0)
+        return -1;
+    uint8_t *p = *buf, *b = p + FJ_RECORD_HEAD;
+    put32(b, (uint32_t)r->id_len);
+    put32(b + 4, 0);
+    memcpy(b + DELETE_FIXED, r->id, r->id_len);
+    put32(p, (uint32_t)body);
+    put32(p + 4, FJ_DELETE);
+    put64(p + 8, XXH3_64bits(b, body));
+    *len = need;
     return 0;
 }
 
 int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
 {
+    if (r->kind == FJ_DELETE)
+        return encode_delete(r, buf, cap, len);
     if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX)
         return -1;
     size_t body = BODY_FIXED + r->id_len + r->host_len + 8 * r->n_blocks;
     if (body > FJ_BODY_MAX)
         return -1;
     size_t need = FJ_RECORD_HEAD + body;
-    if (need > *cap) {
-        uint8_t *nb = realloc(*buf, need);
-        if (!nb)
-            return -1;
-        *buf = nb;
-        *cap = need;
-    }
+    if (reserve(buf, cap, need) != 0)
+        return -1;
     uint8_t *p = *buf, *b = p + FJ_RECORD_HEAD;
     put64(b, r->fp);
     put64(b + 8, r->payload_lo);
@@ -99,9 +138,22 @@ int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
     for (size_t i = 0; i < r->n_blocks; i++, q += 8)
         put64(q, r->blocks[i]);
     put32(p, (uint32_t)body);
-    put32(p + 4, 0);
+    put32(p + 4, FJ_ADD);
     put64(p + 8, XXH3_64bits(b, body));
     *len = need;
+    return 0;
+}
+
+/* A delete record's body: 0 with r filled, or -1 (malformed). */
+static int decode_delete(const uint8_t *b, uint32_t blen, struct fj_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = FJ_DELETE;
+    r->id_len = get32(b);
+    if ((uint64_t)DELETE_FIXED + r->id_len != blen || r->id_len == 0 || get32(b + 4) != 0 ||
+        memchr(b + DELETE_FIXED, 0, r->id_len))
+        return -1;
+    r->id = (const char *)b + DELETE_FIXED;
     return 0;
 }
 
@@ -119,8 +171,9 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
             break;
         }
         const uint8_t *h = data + off;
-        uint32_t blen = get32(h);
-        if (blen < BODY_FIXED || blen > FJ_BODY_MAX || get32(h + 4) != 0) {
+        uint32_t blen = get32(h), kind = get32(h + 4);
+        if (kind > FJ_DELETE || blen < (kind == FJ_ADD ? BODY_FIXED : DELETE_FIXED) ||
+            blen > FJ_BODY_MAX) {
             *why = "a record with a bad length";
             break;
         }
@@ -134,6 +187,18 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
             break;
         }
         struct fj_rec r;
+        if (kind == FJ_DELETE) {
+            if (decode_delete(b, blen, &r) != 0) {
+                *why = "a malformed record";
+                break;
+            }
+            rc = fn(userdata, &r);
+            if (rc != 0)
+                goto done;
+            off += FJ_RECORD_HEAD + blen;
+            continue;
+        }
+        r.kind = FJ_ADD;
         r.fp = get64(b);
         r.payload_lo = get64(b + 8);
         r.payload_hi = get64(b + 16);

@@ -39,9 +39,9 @@ extern "C" {
 #endif
 
 #define SIMCRAWL_VERSION_MAJOR 0
-#define SIMCRAWL_VERSION_MINOR 2
+#define SIMCRAWL_VERSION_MINOR 3
 #define SIMCRAWL_VERSION_PATCH 0
-/* "0.2.0": the same string as SIMCRAWL_VERSION_MAJOR.MINOR.PATCH and `simcrawl --version`.
+/* "0.3.0": the same string as SIMCRAWL_VERSION_MAJOR.MINOR.PATCH and `simcrawl --version`.
  * Static storage; thread-safe. */
 const char *simcrawl_version(void);
 
@@ -214,6 +214,64 @@ unsigned simcrawl_match_distance(const struct simcrawl_match *m);
 /* The simhash similarity 1 - distance / 64 (1.0 for an exact duplicate, 0 when not a
  * duplicate). */
 double simcrawl_match_similarity(const struct simcrawl_match *m);
+
+/* ---- more ways to check, forget and look up (0.3) ---- */
+
+/* Flags of simcrawl_filter_check_flags() and simcrawl_filter_check_fingerprint(). */
+#define SIMCRAWL_CHECK_NO_ADD 1u /* decide, but add nothing: a page that would be NEW is
+                                  * reported NEW and is not in the index afterwards (a
+                                  * dry run: the service's insert=false) */
+
+/* simcrawl_filter_check() with flags (0: the same call). */
+int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const void *page,
+                                size_t len, const char *content_type, unsigned flags,
+                                struct simcrawl_match *match);
+
+/*
+ * Checks a fingerprint computed elsewhere (simcrawl_fingerprint(), another process, a
+ * `simcrawl fingerprint` list) and adds it under id when new: the same atomic,
+ * idempotent-by-id decision as simcrawl_filter_check() without the page, so without
+ * exact-duplicate detection and without site templates. Returns SIMCRAWL_NEW,
+ * SIMCRAWL_NEAR_DUPLICATE (match says of which page) or a negative error. Thread-safe.
+ */
+int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
+                                      uint64_t fingerprint, unsigned flags,
+                                      struct simcrawl_match *match);
+
+/*
+ * Forgets the page indexed under id: it is no longer anybody's original, the same id may
+ * be checked (and added) again, and its payload is no longer an exact duplicate's. Durable
+ * like an add (a journal record written before the call returns; the index file drops
+ * the page at the next compaction). What the site templates learned from the page stays.
+ * Returns 1 when the page was there, 0 when no page has that id, or a negative error.
+ * Thread-safe.
+ */
+int simcrawl_filter_delete(struct simcrawl_filter *f, const char *id);
+
+/*
+ * Problem 2: every indexed page within Hamming distance k (<= the filter's k) of
+ * fingerprint, nearest first (ties: the page added first), at most max of them (0: all).
+ * cb(userdata, id, fingerprint, distance) is called for each, outside the filter's locks
+ * (id borrowed for the call); a non-zero return from cb stops the walk. Returns the number
+ * of pages passed to cb, or a negative error (SIMCRAWL_EINVAL for k over the filter's).
+ * Thread-safe.
+ */
+int simcrawl_filter_neighbors(struct simcrawl_filter *f, uint64_t fingerprint, unsigned k,
+                              size_t max,
+                              int (*cb)(void *userdata, const char *id, uint64_t fingerprint,
+                                        unsigned distance),
+                              void *userdata);
+
+/* 1 when the check that filled m added the page to the index (a NEW page; 0 for a page
+ * whose id was indexed already, and with SIMCRAWL_CHECK_NO_ADD). */
+int simcrawl_match_added(const struct simcrawl_match *m);
+
+/* The filter's k (the largest distance it answers). Thread-safe. */
+unsigned simcrawl_filter_k(const struct simcrawl_filter *f);
+
+/* The bytes of the journal now (0 for a filter in memory): what a restart replays.
+ * Thread-safe. */
+uint64_t simcrawl_filter_journal_bytes(const struct simcrawl_filter *f);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Command-line tests: what a user or a script sees (exit status, stdout, stderr).
-# Each tests/cli/*.sh is sourced in turn with these helpers; SIMCRAWL is the binary.
+# Each tests/cli/*.sh (or each file named: sh tests/cli_test.sh tests/cli/serve.sh) is
+# sourced in turn with these helpers; SIMCRAWL is the binary.
 # Prints "N passed, N failed" and exits non-zero on any failure.
 SIMCRAWL=${SIMCRAWL:-./simcrawl}
 TMP=$(mktemp -d)
@@ -30,7 +31,8 @@ expect_grep "^simcrawl $ver\$" "$TMP/out" "--version prints the header's version
 expect_status 1 "unknown command" -- "$SIMCRAWL" no-such-command
 expect_grep "is not a command" "$TMP/err" "unknown command names itself"
 
-for t in tests/cli/*.sh; do
+[ $# -gt 0 ] || set -- tests/cli/*.sh
+for t in "$@"; do
     [ -f "$t" ] || continue
     . "$t"
 done

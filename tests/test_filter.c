@@ -67,7 +67,7 @@ static void test_filter_version_and_strings(void)
     snprintf(want, sizeof want, "%d.%d.%d", SIMCRAWL_VERSION_MAJOR, SIMCRAWL_VERSION_MINOR,
              SIMCRAWL_VERSION_PATCH);
     CU_ASSERT_STRING_EQUAL(simcrawl_version(), want);
-    CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.2.0");
+    CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.3.0");
     CU_ASSERT_EQUAL(simcrawl_fingerprint_version(), 3);
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_NEAR_DUPLICATE), "near-duplicate");
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_ELOCKED),
@@ -780,6 +780,285 @@ static void test_filter_threads_stress(void)
     rm_index(path);
 }
 
+/* Checks by fingerprint (the service's NDJSON path): the same decision without a page;
+ * idempotent by id; NO_ADD decides without adding. */
+static void test_filter_check_fingerprint(void)
+{
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_k(f), 3);
+    CU_ASSERT_EQUAL(simcrawl_filter_journal_bytes(f), 0);
+    struct simcrawl_match *m = simcrawl_match_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    const uint64_t a = 0x0123456789abcdefull;
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "a", a, 0, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), a);
+    CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
+    /* 3 bits away: a near-duplicate of a; nothing added */
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "b", a ^ 0x1011, 0, m),
+                    SIMCRAWL_NEAR_DUPLICATE);
+    CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "a");
+    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 3);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), a ^ 0x1011);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
+    /* 4 bits away: new */
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "c", a ^ 0xf0000, 0, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    /* the same id again, whatever the fingerprint: its stored decision, nothing added */
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "a", ~a, 0, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
+    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), a);
+    /* a dry run: decided, not added */
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "d", ~a, SIMCRAWL_CHECK_NO_ADD, m),
+                    SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "e", a ^ 1, SIMCRAWL_CHECK_NO_ADD, m),
+                    SIMCRAWL_NEAR_DUPLICATE);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "d", ~a, 0, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
+    /* a page checked with NO_ADD: not added either */
+    CU_ASSERT_EQUAL(check_file(f, "p1", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
+    size_t len;
+    char *pg = test_slurp("tests/data/fingerprint/other.html", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pg);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_flags(f, "o", pg, len, NULL, SIMCRAWL_CHECK_NO_ADD, m),
+                    SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 4);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_flags(f, "o", pg, len, NULL, 8, m), SIMCRAWL_EINVAL);
+    free(pg);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "", a, 0, m), SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(NULL, "x", a, 0, m), SIMCRAWL_EINVAL);
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+}
+
+struct hood_seen {
+    char ids[8][16];
+    unsigned dist[8];
+    int n, stop_after;
+};
+
+static int on_neighbor(void *ud, const char *id, uint64_t fp, unsigned distance)
+{
+    struct hood_seen *h = ud;
+    (void)fp;
+    if (h->n < 8) {
+        snprintf(h->ids[h->n], sizeof h->ids[0], "%s", id);
+        h->dist[h->n] = distance;
+    }
+    h->n++;
+    return h->stop_after && h->n >= h->stop_after;
+}
+
+/* Neighbours nearest first, with a limit and an early stop; deleted pages are nobody's
+ * neighbour and nobody's original; a deleted id may come back. */
+static void test_filter_neighbors_and_delete(void)
+{
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    const uint64_t a = 0xfedcba9876543210ull;
+    /* three pages more than k apart from each other, then lookups between them */
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "x0", a, 0, NULL), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "x4", a ^ 0xf, 0, NULL), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "y", ~a, 0, NULL), SIMCRAWL_NEW);
+    /* from a ^ 0x3: x0 at 2, x4 at 2 (0xf ^ 0x3 = 0xc); ties: the page added first */
+    struct hood_seen h = {0};
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x3, 3, 0, on_neighbor, &h), 2);
+    CU_ASSERT_EQUAL(h.n, 2);
+    CU_ASSERT_STRING_EQUAL(h.ids[0], "x0");
+    CU_ASSERT_STRING_EQUAL(h.ids[1], "x4");
+    CU_ASSERT_EQUAL(h.dist[0], 2);
+    /* from a ^ 0x7: x4 at 1, x0 at 3: nearest first */
+    memset(&h, 0, sizeof h);
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 2);
+    CU_ASSERT_STRING_EQUAL(h.ids[0], "x4");
+    CU_ASSERT_EQUAL(h.dist[0], 1);
+    CU_ASSERT_STRING_EQUAL(h.ids[1], "x0");
+    CU_ASSERT_EQUAL(h.dist[1], 3);
+    memset(&h, 0, sizeof h);
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 1, on_neighbor, &h), 1);
+    memset(&h, 0, sizeof h);
+    h.stop_after = 1;
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 1);
+    memset(&h, 0, sizeof h);
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 0, 0, on_neighbor, &h), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a, 4, 0, on_neighbor, &h), SIMCRAWL_EINVAL);
+
+    /* delete x4: gone from the neighbours; a page near it only is new now */
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "x4"), 1);
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "x4"), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "nobody"), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    memset(&h, 0, sizeof h);
+    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 1);
+    CU_ASSERT_STRING_EQUAL(h.ids[0], "x0");
+    struct simcrawl_match *m = simcrawl_match_new();
+    /* x4's own fingerprint: 4 from x0, and x4 is gone: new */
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "z", a ^ 0xf, 0, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
+    /* the deleted id may be added again, as a new page */
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "z"), 1);
+    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "x4", a ^ 0xf, 0, m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, ""), SIMCRAWL_EINVAL);
+
+    /* an exact duplicate of a deleted page is not one: its payload is forgotten too */
+    CU_ASSERT_EQUAL(check_file(f, "p1", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "p1"), 1);
+    CU_ASSERT_EQUAL(check_file(f, "p2", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
+    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
+    CU_ASSERT_EQUAL(check_file(f, "p3", "tests/data/fingerprint/page1.html", m),
+                    SIMCRAWL_EXACT_DUPLICATE);
+    CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "p2");
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+}
+
+/* Deletes are durable: replayed from the journal after a process ended without closing,
+ * and dropped from the index file at compaction, where the payload hashes of the pages
+ * after them are renumbered (an exact duplicate of a later page is still found). */
+static void test_filter_delete_durable(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("del.idx"));
+    rm_index(path);
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    size_t news = check_generated(f, 0, 30);
+    CU_ASSERT(news > 10);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) { /* deletes two pages and one added after, then ends without close */
+        struct simcrawl_filter *cf;
+        if (open_path(&cf, path, 3, NULL) != 0)
+            _exit(3);
+        if (simcrawl_filter_check_fingerprint(cf, "late", 0x5555aaaa5555aaaaull, 0, NULL) != 0)
+            _exit(4);
+        if (simcrawl_filter_delete(cf, "http://h0.example/p0") != 1 ||
+            simcrawl_filter_delete(cf, "late") != 1)
+            _exit(5);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct logbuf log = {{0}, 0};
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
+    CU_ASSERT_EQUAL(log.n, 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news - 1);
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "late"), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "http://h0.example/p0"), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0); /* compaction: the index drops it */
+    char j[300];
+    struct stat st;
+    snprintf(j, sizeof j, "%s.journal", path);
+    CU_ASSERT_EQUAL(stat(j, &st), 0);
+    CU_ASSERT_EQUAL(st.st_size, 16);
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news - 1);
+    /* the other pages keep their decision (idempotent by id); p0 is new again */
+    CU_ASSERT_EQUAL(check_generated(f, 0, 30), news);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    rm_index(path);
+}
+
+/* A version 1 journal (libsimcrawl 0.2: add records only) is replayed and upgraded to
+ * version 2 in place, so that 0.2 refuses it once it may hold a delete record. */
+static void test_filter_journal_v1(void)
+{
+    char path[256], j[300];
+    snprintf(path, sizeof path, "%s", tmp_path("v1.idx"));
+    snprintf(j, sizeof j, "%s.journal", path);
+    rm_index(path);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct simcrawl_filter *cf;
+        if (open_path(&cf, path, 3, NULL) != 0)
+            _exit(3);
+        _exit((int)check_generated(cf, 0, 12));
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) > 3);
+    size_t news = (size_t)WEXITSTATUS(status);
+    int fd = open(j, O_RDWR);
+    CU_ASSERT_FATAL(fd >= 0);
+    unsigned char v[4] = {1, 0, 0, 0};
+    CU_ASSERT_EQUAL(pwrite(fd, v, 4, 8), 4);
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    CU_ASSERT_EQUAL(pread(fd, v, 4, 8), 4);
+    CU_ASSERT_EQUAL(v[0], 2);
+    close(fd);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    rm_index(path);
+}
+
+/* Many deletes among many ids (the id table's deletion keeps every other id findable),
+ * across a compaction: the live ids are known, the deleted ones come back new. */
+static void test_filter_delete_many(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s", tmp_path("many.idx"));
+    rm_index(path);
+    struct simcrawl_filter *f = NULL;
+    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    struct simcrawl_match *m = simcrawl_match_new();
+    enum { N = 3000 };
+    char id[32];
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    uint64_t fps[N];
+    unsigned added = 0;
+    for (unsigned i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        fps[i] = x;
+        snprintf(id, sizeof id, "doc-%u", i);
+        added += simcrawl_filter_check_fingerprint(f, id, x, 0, m) == SIMCRAWL_NEW &&
+                 simcrawl_match_added(m);
+    }
+    CU_ASSERT_EQUAL(added, N);
+    unsigned deleted = 0;
+    for (unsigned i = 0; i < N; i += 1 + i % 3) {
+        snprintf(id, sizeof id, "doc-%u", i);
+        deleted += simcrawl_filter_delete(f, id) == 1;
+    }
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), N - deleted);
+    for (int round = 0; round < 2; round++) {
+        unsigned known = 0, back = 0;
+        for (unsigned i = 0; i < N; i++) {
+            snprintf(id, sizeof id, "doc-%u", i);
+            int d = simcrawl_filter_check_fingerprint(f, id, fps[i], SIMCRAWL_CHECK_NO_ADD, m);
+            if (d == SIMCRAWL_NEW && !simcrawl_match_added(m) &&
+                simcrawl_match_fingerprint(m) == fps[i]) {
+                struct hood_seen h = {0};
+                if (simcrawl_filter_neighbors(f, fps[i], 0, 0, on_neighbor, &h) == 1 &&
+                    strcmp(h.ids[0], id) == 0)
+                    known++;
+                else
+                    back++;
+            }
+        }
+        CU_ASSERT_EQUAL(known, N - deleted);
+        CU_ASSERT_EQUAL(back, deleted);
+        /* again after a compaction: the index file holds the live ones only */
+        CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+        CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+        CU_ASSERT_EQUAL(simcrawl_filter_count(f), N - deleted);
+    }
+    simcrawl_match_free(m);
+    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    rm_index(path);
+}
+
 static int suite_clean(void)
 {
     if (tmpdir[0])
@@ -801,4 +1080,9 @@ void test_filter_register(void)
     CU_add_test(s, "test_filter_torn_journal", test_filter_torn_journal);
     CU_add_test(s, "test_filter_lock_k_version", test_filter_lock_k_version);
     CU_add_test(s, "test_filter_threads_stress", test_filter_threads_stress);
+    CU_add_test(s, "test_filter_check_fingerprint", test_filter_check_fingerprint);
+    CU_add_test(s, "test_filter_neighbors_and_delete", test_filter_neighbors_and_delete);
+    CU_add_test(s, "test_filter_delete_durable", test_filter_delete_durable);
+    CU_add_test(s, "test_filter_journal_v1", test_filter_journal_v1);
+    CU_add_test(s, "test_filter_delete_many", test_filter_delete_many);
 }

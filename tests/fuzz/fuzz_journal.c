@@ -39,7 +39,7 @@ static int record(void *userdata, const struct fj_rec *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     unsigned k = 0;
-    if (fj_header_check(data, size, &k) != 0)
+    if (fj_header_check(data, size, &k, NULL) != 0)
         return 0;
     if (k > 7)
         abort(); /* the header check accepts only a valid k */

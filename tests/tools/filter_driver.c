@@ -5,7 +5,9 @@
  * check() returns, so that a SIGKILL at any moment leaves a record of what was reported.
  *
  *   filter_driver INDEX FROM N      checks pages FROM..FROM+N-1: "I DECISION" per page,
- *                                   then "closed RC" after simcrawl_filter_close()
+ *                                   then "closed RC" after simcrawl_filter_close(); every
+ *                                   page I new with I % 7 == 3 is deleted right after:
+ *                                   "d I" before simcrawl_filter_delete(), "D I RC" after
  *   filter_driver INDEX probe       reads page numbers from stdin and checks each id with
  *                                   a page of two words: an indexed id answers its stored
  *                                   decision (0, new), any other too-short (3); then
@@ -76,7 +78,14 @@ int main(int argc, char **argv)
             snprintf(id, sizeof id, "http://h%u.example/p%u", i % 3, i);
             size_t len = fp_page(buf, sizeof buf, i % 3, i / 2, i % 2);
             snprintf(num, sizeof num, "%u", i);
-            say(num, simcrawl_filter_check(f, id, buf, len, NULL, NULL));
+            int d = simcrawl_filter_check(f, id, buf, len, NULL, NULL);
+            say(num, d);
+            if (d == SIMCRAWL_NEW && i % 7 == 3) {
+                say("d", (long)i);
+                int r = simcrawl_filter_delete(f, id);
+                snprintf(num, sizeof num, "D %u", i);
+                say(num, r);
+            }
         }
     }
     rc = simcrawl_filter_close(f);

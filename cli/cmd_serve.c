@@ -1,0 +1,370 @@
+/*
+ * simcrawl serve [--config FILE] [--listen ADDR:PORT] [--index FILE] [--k N]
+ *                [--token-file FILE] [options]
+ *
+ * The HTTP dedup service (server/, docs/HTTP-API.md): crawlers in any language, on any
+ * number of machines, check pages against one shared, durable index. This command is the
+ * wiring: options from the [serve] section of a config file (cli/config.c) and the command
+ * line, which wins; the bearer token read from its file; then server_start(), one line on
+ * stderr once listening (with the real port, so that --listen 127.0.0.1:0 can be used by
+ * scripts), and a wait for SIGINT or SIGTERM, which stops the service cleanly: no new
+ * connection, requests in flight finished, the index saved, exit 0.
+ *
+ * Signals are taken with sigwait() in the main thread: they are blocked before the
+ * server's threads start (which inherit the mask), so no handler runs inside
+ * libmicrohttpd or libsimcrawl. SIGPIPE is ignored (a client that goes away is a closed
+ * connection, not a dead service).
+ */
+#include "cli/cli.h"
+#include "cli/inputs.h"
+#include "server/server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CMD "serve"
+#define VALUES_MAX 32 /* settings copied from config files */
+
+struct options {
+    struct server_opts so;
+    int k_given;
+    const char *token_file, *access_log;
+    int quiet;
+    char *owned[VALUES_MAX]; /* strings copied from config files */
+    size_t n_owned;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: simcrawl serve [--config FILE] [--listen ADDR:PORT] [--index FILE] [--k N]\n"
+            "                      [--token-file FILE] [options]\n"
+            "\n"
+            "Serves the near-duplicate filter over HTTP (docs/HTTP-API.md): POST /v1/check\n"
+            "(a page, or NDJSON fingerprints), POST /v1/fingerprint, GET /v1/neighbors,\n"
+            "DELETE /v1/documents/ID, GET /v1/stats, /healthz, /metrics. One line on stderr\n"
+            "once listening; SIGINT or SIGTERM stops it: no new connection, the requests in\n"
+            "flight finished, the index saved, exit 0.\n"
+            "\n"
+            "options (each also a key of the [serve] section of a config file; the command\n"
+            "line wins):\n"
+            "  --config FILE          read options from an INI file first\n"
+            "  --listen ADDR:PORT     where to listen (default %s); IPv4, [IPv6] or\n"
+            "                         localhost; port 0: a free port, printed on stderr.\n"
+            "                         Without --token-file only loopback addresses\n"
+            "                         (127.0.0.0/8, ::1) are allowed\n"
+            "  --index FILE           the index, loaded if it exists, kept on disk (every\n"
+            "                         page answered added is journaled first: a kill -9\n"
+            "                         loses none); default: in memory\n"
+            "  --k N                  near-duplicate Hamming distance, 0..7 (default 3, or\n"
+            "                         the index's)\n"
+            "  --fsync always|interval|no  when the journal is fsync'ed (default interval):\n"
+            "                         what a power cut may lose\n"
+            "  --lock-wait SECONDS    wait for another writer's index lock (default 30)\n"
+            "  --token-file FILE      a file of one line, the bearer token every request must\n"
+            "                         send (Authorization: Bearer TOKEN)\n"
+            "  --max-body BYTES       a request body at most (default 67108864; 413 over it)\n"
+            "  --threads N            worker threads (default 0: one per CPU)\n"
+            "  --max-connections N    connections at once (default %u)\n"
+            "  --timeout SECONDS      idle connections are closed after it; a request's\n"
+            "                         headers must arrive within it and its body at %.0f\n"
+            "                         bytes/s after it, or 408 (default %u)\n"
+            "  --access-log FILE      one line per request: time, client, request, status,\n"
+            "                         seconds ('-': stderr; default none)\n"
+            "  --quiet                no line when listening and stopping\n"
+            "exit status: 0 stopped by SIGINT/SIGTERM, 1 usage (also a non-loopback --listen\n"
+            "without --token-file), 2 runtime (index, address in use, save).\n",
+            SERVER_LISTEN_DEFAULT, SERVER_MAX_CONNECTIONS_DEFAULT, SERVER_MIN_UPLOAD_RATE,
+            SERVER_TIMEOUT_DEFAULT);
+}
+
+static const char *keep(struct options *o, const char *v)
+{
+    if (o->n_owned >= VALUES_MAX)
+        return NULL;
+    char *c = strdup(v);
+    if (c)
+        o->owned[o->n_owned++] = c;
+    return c;
+}
+
+/* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
+static int set_option(struct options *o, const char *name, const char *v, const char *where)
+{
+    long n;
+    struct server_opts *so = &o->so;
+#define BAD(what)                                                                                  \
+    do {                                                                                           \
+        cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "",      \
+                        name, what, v);                                                            \
+        return -1;                                                                                 \
+    } while (0)
+    if (strcmp(name, "listen") == 0) {
+        if (!*v)
+            BAD("ADDR:PORT");
+        so->listen = v;
+    } else if (strcmp(name, "index") == 0) {
+        so->index_path = *v ? v : NULL;
+    } else if (strcmp(name, "k") == 0) {
+        if (cli_parse_long(v, 0, 7, &n))
+            BAD("a Hamming distance from 0 to 7");
+        so->k = (unsigned)n;
+        o->k_given = 1;
+    } else if (strcmp(name, "fsync") == 0) {
+        if (strcmp(v, "always") != 0 && strcmp(v, "interval") != 0 && strcmp(v, "no") != 0)
+            BAD("always, interval or no");
+        so->fsync = v;
+    } else if (strcmp(name, "lock-wait") == 0) {
+        if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &n))
+            BAD("a whole number of seconds");
+        so->lock_wait = (double)n;
+    } else if (strcmp(name, "token-file") == 0) {
+        o->token_file = *v ? v : NULL;
+    } else if (strcmp(name, "max-body") == 0) {
+        if (cli_parse_long(v, 1, (long)SERVER_MAX_BODY_LIMIT, &n))
+            BAD("bytes, 1 to 1073741824");
+        so->max_body = (size_t)n;
+    } else if (strcmp(name, "threads") == 0) {
+        if (cli_parse_long(v, 0, SERVER_THREADS_MAX, &n))
+            BAD("0 (one per CPU) to 256 threads");
+        so->threads = (unsigned)n;
+    } else if (strcmp(name, "max-connections") == 0) {
+        if (cli_parse_long(v, 1, SERVER_MAX_CONNECTIONS_LIMIT, &n))
+            BAD("1 to 65536 connections");
+        so->max_connections = (unsigned)n;
+    } else if (strcmp(name, "timeout") == 0) {
+        if (cli_parse_long(v, 1, SERVER_TIMEOUT_MAX, &n))
+            BAD("whole seconds, 1 to 3600");
+        so->timeout = (unsigned)n;
+    } else if (strcmp(name, "access-log") == 0) {
+        o->access_log = *v ? v : NULL;
+    } else {
+        cli_usage_error(CMD, "%s%sunknown %s '%s'", where ? where : "", where ? ": " : "",
+                        where ? "key" : "option", name);
+        return -1;
+    }
+#undef BAD
+    return 0;
+}
+
+/* A key of the [serve] section of a config file. */
+static int on_config(void *userdata, const char *name, const char *value, const char *where)
+{
+    struct options *o = userdata;
+    const char *v = keep(o, value);
+    if (!v) {
+        cli_error(CMD, "%s: more than %d settings", where, VALUES_MAX);
+        return -1;
+    }
+    return set_option(o, name, v, where);
+}
+
+/*
+ * The bearer token: the one line of path, its line end ("\n" or "\r\n") stripped. It
+ * must be 1 to SERVER_TOKEN_MAX bytes of visible ASCII (RFC 6750's b64token is a subset:
+ * whatever a client can put in a header unchanged). Returns it (caller frees), or NULL
+ * after saying why. A token file others can read gets a warning, as ssh does.
+ */
+static char *read_token(const char *path)
+{
+    char *tok = NULL;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error(CMD, "cannot read token file %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        cli_error(CMD, "token file %s is not a regular file", path);
+        goto fail;
+    }
+    if (st.st_mode & (S_IRGRP | S_IROTH))
+        cli_error(CMD, "warning: token file %s is readable by others (chmod 600 it)", path);
+    tok = calloc(1, SERVER_TOKEN_MAX + 3);
+    if (!tok)
+        goto fail;
+    size_t n = fread(tok, 1, SERVER_TOKEN_MAX + 2, f);
+    if (ferror(f)) {
+        cli_error(CMD, "cannot read token file %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (n > 0 && tok[n - 1] == '\n')
+        tok[--n] = '\0';
+    if (n > 0 && tok[n - 1] == '\r')
+        tok[--n] = '\0';
+    if (n == 0) {
+        cli_error(CMD, "token file %s is empty", path);
+        goto fail;
+    }
+    if (n > SERVER_TOKEN_MAX || fgetc(f) != EOF) {
+        cli_error(CMD, "token file %s: the token is longer than %u bytes", path, SERVER_TOKEN_MAX);
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)tok[i] <= 0x20 || (unsigned char)tok[i] >= 0x7f) {
+            cli_error(CMD,
+                      "token file %s: the token must be one line of visible ASCII "
+                      "characters (byte %zu is not)",
+                      path, i + 1);
+            goto fail;
+        }
+    fclose(f);
+    return tok;
+fail:
+    free(tok);
+    fclose(f);
+    return NULL;
+}
+
+static void warn_stderr(void *userdata, const char *message)
+{
+    (void)userdata;
+    fprintf(stderr, "simcrawl serve: warning: %s\n", message);
+}
+
+/* Options from --config files, then the command line. CLI_OK, or an exit status. */
+static int parse_args(struct options *o, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *cfg = cli_config_arg(argc, argv, &i);
+        if (cfg && cli_config_load(CMD, cfg, "serve", on_config, o) != 0)
+            return CLI_USAGE;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return -1;
+        }
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o->quiet = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0 || !a[2])
+            return cli_usage_error(CMD, "unexpected argument '%s' (serve takes options only)", a);
+        char name[64];
+        const char *val;
+        const char *eq = strchr(a + 2, '=');
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a - 2), a + 2);
+            val = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a + 2);
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "option '%s' needs a value", a);
+            val = argv[++i];
+        }
+        if (strcmp(name, "config") == 0)
+            continue;
+        if (set_option(o, name, val, NULL) != 0)
+            return CLI_USAGE;
+    }
+    return CLI_OK;
+}
+
+/* The access log's descriptor: 0, or -1 after saying why. */
+static int open_access_log(struct options *o)
+{
+    if (!o->access_log)
+        return 0;
+    if (strcmp(o->access_log, "-") == 0) {
+        o->so.access_log_fd = STDERR_FILENO;
+        return 0;
+    }
+    o->so.access_log_fd = open(o->access_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (o->so.access_log_fd < 0) {
+        cli_error(CMD, "cannot open access log %s: %s", o->access_log, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal";
+}
+
+/* Serves until SIGINT or SIGTERM. */
+static int serve(struct options *o, const sigset_t *stop)
+{
+    struct server *s;
+    struct server_result res;
+    int rc = server_start(&s, &o->so, &res);
+    if (rc != SERVER_OK) {
+        cli_error(CMD, "%s", res.detail[0] ? res.detail : server_strerror(rc));
+        return rc == SERVER_ELOOPBACK || rc == SERVER_EADDR || rc == SERVER_EINVAL ? CLI_USAGE
+                                                                                   : CLI_RUNTIME;
+    }
+    char addr[80];
+    server_address(s, addr, sizeof addr);
+    uint64_t docs = server_documents(s);
+    if (!o->quiet)
+        fprintf(stderr, "simcrawl serve: listening on %s, %s%s (%llu document%s, k %u)%s\n", addr,
+                o->so.index_path ? "index " : "in memory", o->so.index_path ? o->so.index_path : "",
+                (unsigned long long)docs, docs == 1 ? "" : "s", server_k(s),
+                o->so.token ? ", bearer token required" : "");
+    int sig = 0;
+    while (sigwait(stop, &sig) != 0)
+        ;
+    unsigned busy = server_in_flight(s);
+    if (!o->quiet)
+        fprintf(stderr, "simcrawl serve: %s: stopping (%u request%s in flight)\n", signal_name(sig),
+                busy, busy == 1 ? "" : "s");
+    rc = server_stop(s, &res);
+    if (rc != SERVER_OK) {
+        cli_error(CMD, "%s", res.detail);
+        return CLI_RUNTIME;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "simcrawl serve: stopped after %llu request%s; %s%s (%llu document%s)\n",
+                (unsigned long long)res.requests, res.requests == 1 ? "" : "s",
+                o->so.index_path ? "index saved: " : "in memory, not saved",
+                o->so.index_path ? o->so.index_path : "", (unsigned long long)res.documents,
+                res.documents == 1 ? "" : "s");
+    return CLI_OK;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct options o;
+    memset(&o, 0, sizeof o);
+    server_opts_init(&o.so);
+    o.so.lock_wait = (double)CLI_LOCK_WAIT_DEFAULT;
+    o.so.log = warn_stderr;
+    char *token = NULL;
+    int status = parse_args(&o, argc, argv);
+    if (status != CLI_OK) {
+        status = status < 0 ? CLI_OK : status; /* --help */
+        goto done;
+    }
+    status = CLI_USAGE;
+    if (o.token_file && !(token = read_token(o.token_file)))
+        goto done;
+    o.so.token = token;
+    struct stat st;
+    if (!o.k_given) /* an existing index: its k */
+        o.so.k = o.so.index_path && stat(o.so.index_path, &st) == 0 ? 0 : 3;
+    if (open_access_log(&o) != 0)
+        goto done;
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL); /* before any thread starts */
+    signal(SIGPIPE, SIG_IGN);
+    status = serve(&o, &stop);
+done:
+    if (o.so.access_log_fd > STDERR_FILENO)
+        close(o.so.access_log_fd);
+    free(token);
+    for (size_t i = 0; i < o.n_owned; i++)
+        free(o.owned[i]);
+    return status;
+}
