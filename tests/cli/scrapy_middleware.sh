@@ -25,10 +25,10 @@
 #     503 (the service behind a path prefix; every request on one kept-alive connection, by
 #     nginx's $connection), a socket that never answers (SIMCRAWL_TIMEOUT):
 #     every page passes, each one counted in simcrawl/errors, one warning per kind.
-#  7. SIMCRAWL_URL against the real `simcrawl serve --listen 127.0.0.1:0` (with a token
-#     file): the same drops as 1, then a recrawl; a wrong token stops the crawl before it
-#     starts (a service that refuses the token refuses every page). Skipped, with a
-#     message, while this simcrawl has no serve command.
+#  7. SIMCRAWL_URL against the real `simcrawl serve` with a token file (tests/serve_lib.sh):
+#     the same drops as 1, then a recrawl; a wrong token stops the crawl before it starts
+#     (a service that refuses the token refuses every page); the service, stopped, saved
+#     the 16 pages.
 # Needs python3-scrapy and nginx (Makefile DEB_PKGS): when absent the test FAILS.
 # SCRAPY_PYTHON (default /usr/bin/python3, the interpreter python3-scrapy is installed for)
 # runs Scrapy; LIBSIMCRAWL is the library (make cli-test passes build/libsimcrawl.so.0);
@@ -36,13 +36,14 @@
 # uninstrumented python3). Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 SM=$TMP/scrapy
 . tests/nginx.sh
+. tests/serve_lib.sh
 SM_PY=${SCRAPY_PYTHON:-/usr/bin/python3}
 SM_LIB=${LIBSIMCRAWL:-build/libsimcrawl.so.0}
-SM_SERVE_PID=
 SM_HANG_PID=
 sm_up=
 sm_port=
-trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; [ -n "$SM_SERVE_PID" ] && kill "$SM_SERVE_PID" 2>/dev/null; [ -n "$SM_HANG_PID" ] && kill "$SM_HANG_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+# the EXIT trap of serve_lib.sh, plus nginx and the silent socket; serve_lib's at the end
+trap '[ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null; [ -n "$SM_HANG_PID" ] && kill "$SM_HANG_PID" 2>/dev/null; sv_cleanup; rm -rf "$TMP"' EXIT
 trap 'exit 2' INT TERM
 mkdir -p "$SM/site" "$SM/logs"
 
@@ -271,43 +272,33 @@ s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time
     expect_grep "simcrawl: $sm_base/t12.html: http://127.0.0.1:$sm_hang_port: timed out; the page passes unchecked" \
         "$SM/hang.log" "scrapy: SIMCRAWL_TIMEOUT: the check timed out"
 
-    # 7. the real service
-    if ! "$SIMCRAWL" serve --help >/dev/null 2>&1; then
-        echo "scrapy_middleware: HTTP-mode tests against simcrawl serve skipped: $SIMCRAWL has no serve command" >&2
+    # 7. the real service, on the same site: the same drops; its index saved at its stop
+    printf 'sm-secret-token\n' >"$SM/token"
+    chmod 600 "$SM/token"
+    if ! sv_start scrapy-svc --index "$SM/svc.idx" --token-file "$SM/token"; then
+        bad "scrapy: simcrawl serve did not start: $(head -c 300 "$SV/scrapy-svc.err")"
     else
-        printf 'sm-secret-token\n' >"$SM/token"
-        chmod 600 "$SM/token"
-        "$SIMCRAWL" serve --listen 127.0.0.1:0 --index "$SM/svc.idx" --token-file "$SM/token" \
-            >"$SM/serve.out" 2>"$SM/serve.err" &
-        SM_SERVE_PID=$!
-        sm_svc=
-        for _ in $(seq 50); do
-            sm_svc=$(sed -n 's/.*listening on \(127\.0\.0\.1:[0-9][0-9]*\).*/\1/p' "$SM/serve.err" | head -n 1)
-            [ -n "$sm_svc" ] && break
-            kill -0 "$SM_SERVE_PID" 2>/dev/null || break
-            sleep 0.1
+        sm_run svc -s SIMCRAWL_URL="$SV_URL" -s SIMCRAWL_TOKEN=sm-secret-token
+        sm_ran svc "crawl against simcrawl serve"
+        sm_kept_dropped svc "service"
+        for i in 1 2 3; do
+            expect_grep "simcrawl: $sm_base/n$i-copy.html: near-duplicate of $sm_base/n$i.html (distance [0-3]): dropped" \
+                "$SM/svc.log" "scrapy: service: n$i-copy.html dropped as a near-duplicate of n$i.html"
+            expect_grep "simcrawl: $sm_base/x$i.html: exact-duplicate of $sm_base/n$i.html (distance 0): dropped" \
+                "$SM/svc.log" "scrapy: service: x$i.html dropped as an exact duplicate of n$i.html"
         done
-        if [ -z "$sm_svc" ]; then
-            bad "scrapy: simcrawl serve did not say where it listens: $(head -c 300 "$SM/serve.err")"
-        else
-            sm_run svc -s SIMCRAWL_URL="http://$sm_svc" -s SIMCRAWL_TOKEN=sm-secret-token
-            sm_ran svc "crawl against simcrawl serve"
-            sm_kept_dropped svc "service"
-            for i in 1 2 3; do
-                expect_grep "simcrawl: $sm_base/n$i-copy.html: near-duplicate of $sm_base/n$i.html (distance [0-3]): dropped" \
-                    "$SM/svc.log" "scrapy: service: n$i-copy.html dropped as a near-duplicate of n$i.html"
-            done
-            sm_run svc-recrawl -s SIMCRAWL_URL="http://$sm_svc" -s SIMCRAWL_TOKEN=sm-secret-token
-            sm_ran svc-recrawl "recrawl against simcrawl serve"
-            sm_kept_dropped svc-recrawl "service recrawl"
-            sm_run svc-badtoken -s SIMCRAWL_URL="http://$sm_svc" -s SIMCRAWL_TOKEN=wrong
-            expect_grep "simcrawl: http://$sm_svc: GET /healthz: HTTP 401: .*: check SIMCRAWL_TOKEN" \
-                "$SM/svc-badtoken.log" "scrapy: service, wrong token: the crawl stops, saying why"
-            sm_same "" "$(sm_requested)" "service, wrong token: no page requested"
-        fi
-        kill "$SM_SERVE_PID" 2>/dev/null
-        wait "$SM_SERVE_PID" 2>/dev/null
-        SM_SERVE_PID=
+        expect_grep "INFO: simcrawl: service $SV_URL\$" "$SM/svc.log" "scrapy: service: /healthz answered at the start"
+        sm_run svc-recrawl -s SIMCRAWL_URL="$SV_URL" -s SIMCRAWL_TOKEN=sm-secret-token
+        sm_ran svc-recrawl "recrawl against simcrawl serve"
+        sm_kept_dropped svc-recrawl "service recrawl"
+        sm_run svc-badtoken -s SIMCRAWL_URL="$SV_URL" -s SIMCRAWL_TOKEN=wrong
+        expect_grep "simcrawl: $SV_URL: GET /healthz: HTTP 401: .*: check SIMCRAWL_TOKEN" \
+            "$SM/svc-badtoken.log" "scrapy: service, wrong token: the crawl stops, saying why"
+        sm_same "" "$(sm_requested)" "service, wrong token: no page requested"
+        sv_stop
+        sm_same 0 "$SV_STATUS" "simcrawl serve's exit status after the crawls"
+        expect_grep "index saved: $SM/svc.idx (16 documents)" "$SV/scrapy-svc.err" \
+            "scrapy: the service kept the 16 pages of the two crawls, once each"
     fi
 
     # the README's settings are the ones used here
@@ -317,5 +308,5 @@ elif [ -n "$sm_port" ]; then
     bad "scrapy: nginx did not start: $(head -c 300 "$SM/nginx.out") $(head -c 300 "$SM/logs/error.log" 2>/dev/null)"
 fi
 nginx_stop
-trap 'rm -rf "$TMP"' EXIT
-trap - INT TERM
+trap 'sv_cleanup; rm -rf "$TMP"' EXIT
+trap 'exit 2' INT TERM
