@@ -174,11 +174,17 @@ fi
 if ! sv_start limit --max-connections 2 --threads 1 --timeout 1; then
     bad "serve limit: did not start: $(head -c 400 "$SV/limit.err")"
 else
+    rm -f "$SV/held"
     python3 -c 'import socket, sys, time
 held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(2)]
-time.sleep(4)' "$SV_PORT" &
+open(sys.argv[2], "w").close()
+time.sleep(4)' "$SV_PORT" "$SV/held" &
     hp=$!
-    sleep 0.3
+    # both connected (a loaded machine may take longer than any fixed sleep to start
+    # python), then a moment for the service to accept them
+    n=0
+    while [ ! -e "$SV/held" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+    sleep 0.2
     # both places taken: the next client waits in the listen queue until the idle two
     # are cut (after --timeout), then is served
     lim=$(curl -s --max-time 10 -o /dev/null -w '%{http_code} %{time_total}' "$SV_URL/healthz")
