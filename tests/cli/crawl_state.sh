@@ -72,3 +72,15 @@ if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 8 --pages 600
 else
     bad "crawl kill test: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill.out" | head -c 600)"
 fi
+# the same on a machine too loaded to take new connections at once: the runs' servers take
+# connections 2 to 4 late, one connection runs down the first branch and the crawl keeps
+# other copies than the reference crawl (2031 of 3003 URLs logged at 3000 pages, no kill
+# needed; killed before its first request, the resumed process meets them); the run is
+# checked against the site for the copies it kept, not failed
+if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 1 --pages 600 \
+    --points crawl-started --slow-connections 0.3 >"$CS/kill_slow.out" 2>&1 &&
+    grep -q "copies kept otherwise than by the reference crawl" "$CS/kill_slow.out"; then
+    ok
+else
+    bad "crawl kill test, slow connections: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill_slow.out" | head -c 600)"
+fi

@@ -1,20 +1,37 @@
 #!/usr/bin/env python3
 """The crawl kill test (issue 15): `simcrawl crawl --state DIR` killed with SIGKILL at named
 crash points (SIMCRAWL_CRASH_AT=POINT:N) and at random moments, then run again until it
-ends, must leave what an uninterrupted crawl of the same site leaves:
-  - the WARC holds the same URLs as the uninterrupted crawl's, each once (responses and
-    revisits, read back from the gzip members);
-  - the log holds every URL once, each line whole JSON;
+ends, must leave what an uninterrupted crawl of the same site that kept the same copies
+of the planted near-duplicates leaves:
+  - the log holds every URL once, each line whole JSON, and exactly the URLs an
+    uninterrupted crawl making the same near-duplicate decisions reaches: the site's link
+    closure from the seed through the pages decided new (a kill must lose no URL);
+  - the decisions are right: of each planted group of copies (site_server.py) exactly one
+    page is new and the others are duplicates of a page of their group, every other page
+    is new (an index rebuilt wrongly on resume would keep two, or none);
+  - the WARC holds a response for each page decided new and a revisit for each exact
+    duplicate, each once (read back from the gzip members);
   - no URL committed as done before a kill is requested again after it (the server logs
     every request; the committed URLs are read from DIR/state.db after each kill), so
     only the URLs in flight or in the uncommitted group are fetched twice;
   - a run on the finished state says the crawl is complete and exits 0.
 
     crawl_kill.py --simcrawl BIN --runs N [--pages P] [--points a,b] [--seed S] [--keep DIR]
+                  [--slow-connections S]
 
 Runs alternate: the first len(points) runs each kill at one crash point (the Nth pass, N
 random), the others kill at random times (1 to 3 kills a run). Exit status 0 when every
-run passes. Used by tests/cli/crawl_kill.sh (make test: a few runs) and `make stress`.
+run passes.
+
+Which page of a planted pair is kept depends on which is decided first, and that is timing:
+the crawl fetches at about 3000 pages/s, so when the server is slow to take one new
+connection (a loaded machine: 50 ms is enough) the connection already open runs three or
+four levels down one branch, reaches a copy before its original and keeps the copy. An
+uninterrupted crawl without --state does the same (logged 2031 URLs of 3003, the original's
+subtree unreached). So the runs are not compared with the reference crawl's choices but
+checked against the site itself for the choices they made; the reference crawl must pass
+the same checks (it validates the model), and a run that chose otherwise than it is only
+reported. Used by tests/cli/crawl_state.sh (make test: a few runs) and `make stress`.
 """
 import argparse
 import collections
@@ -22,6 +39,7 @@ import gzip
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -31,6 +49,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import site_server  # noqa: E402  (the pages, their links and planted copies)
 POINTS = ["crawl-started", "crawl-warc-appended", "crawl-log-written", "crawl-before-commit",
           "crawl-commit-begin", "crawl-commit-done"]
 
@@ -76,7 +96,8 @@ def warc_files(d, name):
 
 
 def summary_of(d):
-    """(Counter of response URIs, Counter of revisit URIs, Counter of log URLs)"""
+    """(Counter of response URIs, Counter of revisit URIs, Counter of log URLs,
+    {path: (decision, duplicate_of path or None)} of the log)"""
     resp, rev = collections.Counter(), collections.Counter()
     for f in warc_files(d, "out.warc.gz"):
         for t, u in warc_records(f):
@@ -85,22 +106,104 @@ def summary_of(d):
             elif t == "revisit":
                 rev[u] += 1
     logged = collections.Counter()
+    decided = {}
     with open(os.path.join(d, "log.jsonl"), "rb") as f:
         for i, line in enumerate(f):
             try:
-                logged[path_of(json.loads(line)["url"])] += 1
+                o = json.loads(line)
+                u = path_of(o["url"])
+                logged[u] += 1
+                dup = o.get("duplicate_of")
+                decided[u] = (o["decision"], path_of(dup) if dup else None)
             except (ValueError, KeyError):
                 raise AssertionError("log line %d is not whole JSON: %r" % (i + 1, line[:80]))
-    return resp, rev, logged
+    return resp, rev, logged, decided
+
+
+LINK = re.compile(rb'href="([^"]+)"')
+
+
+def page_number(path):
+    if path.startswith("/p/") and path.endswith(".html"):
+        try:
+            return int(path[3:-5])
+        except ValueError:
+            pass
+    return None
+
+
+def group_of(n):
+    """the page whose main text page n carries (site_server.py plants the copies)"""
+    if n % 50 == 25:
+        return site_server.original(n // 50)
+    if n % 10 == 9:
+        return site_server.original(n // 20)
+    return n
+
+
+def model_problems(site, summary):
+    """What in a crawl's WARC and log is not what the site and the crawl's own
+    near-duplicate choices make of it (see the module's docstring)."""
+    resp, rev, logged, decided = summary
+    problems = []
+    # the link closure from the seed through the pages decided new
+    reach, todo = {"/p/0.html"}, ["/p/0.html"]
+    while todo:
+        u = todo.pop()
+        n = page_number(u)
+        if n is None or n >= site.pages or decided.get(u, ("",))[0] != "new":
+            continue
+        for m in LINK.finditer(site.page(n)):
+            v = m.group(1).decode()
+            if v not in reach:
+                reach.add(v)
+                todo.append(v)
+    if set(logged) != reach:
+        problems.append("logged URLs are not the link closure of the pages decided new: "
+                        "%d logged, %d reached; %d never logged %s, %d logged unreached %s" % (
+                            len(logged), len(reach), len(reach - set(logged)),
+                            sorted(reach - set(logged))[:3], len(set(logged) - reach),
+                            sorted(set(logged) - reach)[:3]))
+    # the decisions: one page new in each group of copies, the others its duplicates
+    groups = collections.defaultdict(list)
+    for u, (dec, dup) in decided.items():
+        n = page_number(u)
+        if n is not None and n < site.pages:
+            groups[group_of(n)].append((u, dec, dup))
+    wrong = []
+    for g, members in groups.items():
+        new = [u for u, dec, _ in members if dec == "new"]
+        if len(new) != 1:
+            wrong.append("%d of %s new" % (len(new), sorted(u for u, _, _ in members)))
+        for u, dec, dup in members:
+            if dec in ("near-duplicate", "exact-duplicate") and (
+                    page_number(dup or "") is None or group_of(page_number(dup)) != g):
+                wrong.append("%s a duplicate of %s" % (u, dup))
+            elif dec not in ("new", "near-duplicate", "exact-duplicate"):
+                wrong.append("%s %s" % (u, dec))
+    if wrong:
+        problems.append("%d wrong decisions: %s" % (len(wrong), wrong[:3]))
+    # the WARC: a response per page decided new, a revisit per exact duplicate
+    want_resp = set(u for u, (dec, _) in decided.items() if dec == "new")
+    want_rev = set(u for u, (dec, _) in decided.items() if dec == "exact-duplicate")
+    if set(resp) != want_resp:
+        problems.append("WARC responses are not the pages decided new: %d missing %s, %d extra %s"
+                        % (len(want_resp - set(resp)), sorted(want_resp - set(resp))[:3],
+                           len(set(resp) - want_resp), sorted(set(resp) - want_resp)[:3]))
+    if set(rev) != want_rev:
+        problems.append("WARC revisits are not the exact duplicates: %d missing %s, %d extra %s"
+                        % (len(want_rev - set(rev)), sorted(want_rev - set(rev))[:3],
+                           len(set(rev) - want_rev), sorted(set(rev) - want_rev)[:3]))
+    return problems
 
 
 class Server:
-    def __init__(self, work, pages):
+    def __init__(self, work, pages, slow=0.0):
         self.log = os.path.join(work, "requests.log")
         port_file = os.path.join(work, "port")
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "site_server.py"),
                                    "--pages", str(pages), "--log", self.log,
-                                   "--port-file", port_file])
+                                   "--port-file", port_file, "--slow-connections", str(slow)])
         for _ in range(200):
             if os.path.exists(port_file):
                 break
@@ -151,7 +254,7 @@ def committed_paths(d):
 def one_run(a, rnd, n, point, ref, work):
     d = os.path.join(work, "run%d" % n)
     os.makedirs(d)
-    srv = Server(d, a.pages)
+    srv = Server(d, a.pages, a.slow_connections)
     kills = 0
     problems = []
     try:
@@ -196,25 +299,23 @@ def one_run(a, rnd, n, point, ref, work):
                                 % (len(again), again[:5]))
         twice = sum(c - 1 for p, c in collections.Counter(reqs).items()
                     if c > 1 and p != "/robots.txt")
-        resp, rev, logged = summary_of(d)
-        r_resp, r_rev, r_logged = ref
-        if set(resp) != set(r_resp):
-            problems.append("WARC URLs differ: %d missing %s, %d extra %s" % (
-                len(set(r_resp) - set(resp)), sorted(set(r_resp) - set(resp))[:3],
-                len(set(resp) - set(r_resp)), sorted(set(resp) - set(r_resp))[:3]))
+        summary = summary_of(d)
+        resp, rev, logged, decided = summary
+        problems += model_problems(a.site, summary)
         dup = [u for u, c in resp.items() if c > 1] + [u for u, c in rev.items() if c > 1]
         if dup:
             problems.append("%d URLs archived more than once: %s" % (len(dup), dup[:3]))
-        if set(rev) != set(r_rev):
-            problems.append("revisit records differ: %d vs %d" % (len(rev), len(r_rev)))
-        if set(logged) != set(r_logged):
-            problems.append("logged URLs differ: %d vs %d" % (len(logged), len(r_logged)))
         ltwice = [u for u, c in logged.items() if c > 1]
         if ltwice:
             problems.append("%d URLs logged twice: %s" % (len(ltwice), ltwice[:3]))
+        # another order of fetches than the reference crawl's (see the docstring): said
+        other = ""
+        if set(resp) != set(ref[0]) or set(logged) != set(ref[2]):
+            other = " (copies kept otherwise than by the reference crawl: %d URLs logged " \
+                    "against %d)" % (len(logged), len(ref[2]))
         what = "crash point %s" % point if point else "random kills"
-        print("crawl_kill: run %d (%s): %d kill%s, %d pages archived, %d requests repeated%s"
-              % (n, what, kills, "" if kills == 1 else "s", len(resp), twice,
+        print("crawl_kill: run %d (%s): %d kill%s, %d pages archived, %d requests repeated%s%s"
+              % (n, what, kills, "" if kills == 1 else "s", len(resp), twice, other,
                  "" if not problems else ": FAILED\n  " + "\n  ".join(problems)))
     finally:
         srv.stop()
@@ -231,6 +332,9 @@ def main():
     ap.add_argument("--keep", default=None)
     ap.add_argument("--kill-within", type=float, default=0.9,
                     help="random kills come within this share of an uninterrupted crawl's time")
+    ap.add_argument("--slow-connections", type=float, default=0, metavar="S",
+                    help="the runs' servers (not the reference's) take connections 2 to 4 "
+                         "S seconds late: the runs keep other copies than the reference")
     a = ap.parse_args()
     a.simcrawl = os.path.abspath(a.simcrawl)
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
@@ -253,6 +357,12 @@ def main():
         print("crawl_kill: the reference crawl failed: %s" % r.stderr.decode()[-300:])
         return 1
     ref = summary_of(d)
+    a.site = site_server.Site(a.pages, False)
+    bad = model_problems(a.site, ref)
+    if bad:
+        print("crawl_kill: the reference crawl does not pass the checks (the model of the "
+              "site is wrong): %s" % "; ".join(bad))
+        return 1
     points = [p for p in a.points.split(",") if p]
     ok = 0
     for n in range(a.runs):

@@ -29,6 +29,7 @@ import random
 import socketserver
 import sys
 import threading
+import time
 
 WORDS = ["%s%s" % (a, b) for a in ("ka ko ri mu sa te no ha ya lo be di fu gi "
                                      "jo ne pu qi va wo xe zu").split()
@@ -113,6 +114,10 @@ def main():
     ap.add_argument("--fanout", type=int, default=0,
                     help="page N links pages F*N+1..F*N+F only (a frontier that outgrows "
                          "the crawl: the memory benchmark)")
+    ap.add_argument("--slow-connections", type=float, default=0, metavar="S",
+                    help="the 2nd to 4th connections wait S seconds before their first "
+                         "request is read (what a loaded machine does to a crawl: one "
+                         "connection runs ahead down one branch; crawl_kill.py)")
     a = ap.parse_args()
     site = Site(a.pages, a.bench, a.fanout)
     if a.write:  # the same bytes as files, for nginx (tests/bench/bench_state.sh)
@@ -127,6 +132,7 @@ def main():
         ap.error("--log and --port-file are needed to serve")
     log = open(a.log, "a", buffering=1)
     lock = threading.Lock()
+    conns = [0]
 
     class H(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -141,6 +147,15 @@ def main():
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def setup(self):
+            super().setup()
+            # --slow-connections: connections 2 to 4 are taken late (a loaded machine)
+            with lock:
+                conns[0] += 1
+                n = conns[0]
+            if a.slow_connections > 0 and 2 <= n <= 4:
+                time.sleep(a.slow_connections)
 
         def do_GET(self):
             with lock:
