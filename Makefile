@@ -29,15 +29,17 @@ LDFLAGS += $(SAN)
 # wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test),
 # g++ and binutils (tests/lib_test.sh: <simcrawl.h> compiled as C++, nm -D on libsimcrawl.so),
 # liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test),
+# SQLite [sqlite3] (crawl --state: the crawl's state in WAL mode, crawler/state.c),
 # python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
-            nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev python3-scrapy
+            nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev libsqlite3-dev \
+            python3-scrapy
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
-CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl
+CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3
 SERVER_PKGS  := libmicrohttpd
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
@@ -272,9 +274,12 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
 STRESS_SERVE_RUNS ?= 100
-stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked
+STRESS_CRAWL_RUNS ?= 20
+STRESS_CRAWL_PAGES ?= 3000
+stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
+	@python3 tests/tools/crawl_kill.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_CRAWL_RUNS) --pages $(STRESS_CRAWL_PAGES)
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
