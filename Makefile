@@ -28,15 +28,18 @@ LDFLAGS += $(SAN)
 # loopback test, tests/cli/crawl_h2.sh: nginx over TLS with a throwaway certificate),
 # wget2-dev (the plugin API, <wget.h>) and wget2 (the wget2 plugin's host, in its test),
 # g++ and binutils (tests/lib_test.sh: <simcrawl.h> compiled as C++, nm -D on libsimcrawl.so),
-# liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test).
+# liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test),
+# SQLite [sqlite3] (crawl --state: the crawl's state in WAL mode, crawler/state.c),
+# python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
-            nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev
+            nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev libsqlite3-dev \
+            python3-scrapy
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
-CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl
+CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3
 SERVER_PKGS  := libmicrohttpd
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
@@ -129,6 +132,14 @@ LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
 # stage, tests/cli/wget2_plugin.sh runs it in wget2.
 WGET2_SRC    := $(wildcard plugins/wget2/*.c)
 WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
+
+# The Scrapy middleware (plugins/scrapy/simcrawl_scrapy, a Python package on libsimcrawl
+# through ctypes, or on the HTTP service): nothing to build; `make install` copies it into
+# $(PYTHONDIR)/simcrawl_scrapy/, tests/cli/scrapy_middleware.sh runs it in Scrapy.
+# SCRAPY_PYTHON is Debian's python3, the one python3-scrapy is installed for (a python3
+# earlier on PATH, such as pyenv's, does not see /usr/lib/python3/dist-packages).
+SCRAPY_PY     := $(wildcard plugins/scrapy/simcrawl_scrapy/*.py)
+SCRAPY_PYTHON ?= /usr/bin/python3
 
 .PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format wget2-plugin
@@ -235,16 +246,16 @@ replay: $(REPLAY_BINS)
 	    $(BUILD)/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN)
+cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN) $(LIBSIMCRAWL_SO)
 	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver WGET2_PLUGIN=$(WGET2_PLUGIN) \
-	    sh tests/cli_test.sh
+	    LIBSIMCRAWL=$(BUILD)/$(LIBSIMCRAWL_SONAME) SCRAPY_PYTHON=$(SCRAPY_PYTHON) sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
 CXX ?= c++
 lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 	@MAKE="$(MAKE)" BUILD="$(BUILD)" CC="$(CC)" CXX="$(CXX)" VERSION="$(VERSION)" \
-	    WGET2_PLUGIN="$(WGET2_PLUGIN)" sh tests/lib_test.sh
+	    WGET2_PLUGIN="$(WGET2_PLUGIN)" SCRAPY_PYTHON="$(SCRAPY_PYTHON)" sh tests/lib_test.sh
 
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
 	@$(MAKE) --no-print-directory unit replay cli-test lib-test
@@ -258,14 +269,17 @@ asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver WGET2_PLUGIN=skip \
-	    ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	    LIBSIMCRAWL=skip SCRAPY_PYTHON=$(SCRAPY_PYTHON) ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
 STRESS_SERVE_RUNS ?= 100
-stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked
+STRESS_CRAWL_RUNS ?= 20
+STRESS_CRAWL_PAGES ?= 3000
+stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
+	@python3 tests/tools/crawl_kill.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_CRAWL_RUNS) --pages $(STRESS_CRAWL_PAGES)
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
@@ -304,17 +318,28 @@ INCLUDEDIR ?= $(PREFIX)/include
 LIBDIR     ?= $(PREFIX)/lib
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 WGET2_PLUGINDIR ?= $(LIBDIR)/wget2/plugins
-# Each path install writes, uninstall removes (and nothing else).
+# The Scrapy middleware's package goes to $(PYTHONDIR)/simcrawl_scrapy/. Default: where
+# Debian's python3 looks: /usr/lib/python3/dist-packages for PREFIX=/usr (Debian's own
+# packages), else $(PREFIX)/lib/python3.X/dist-packages, X the minor version of
+# $(SCRAPY_PYTHON), which is on its sys.path for PREFIX=/usr/local
+# (/usr/local/lib/python3.11/dist-packages on Debian 12); for any other PREFIX, put it on
+# PYTHONPATH.
+SCRAPY_PYTHON_VERSION = $(shell $(SCRAPY_PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(or $(SCRAPY_PYTHON_VERSION),3)/dist-packages)
+# Each path install writes, uninstall removes (and nothing else; the package's
+# directory and the __pycache__ that python3 may have written in it go with it).
 INSTALLED = $(BINDIR)/simcrawl $(INCLUDEDIR)/simcrawl.h $(LIBDIR)/$(notdir $(LIBSIMCRAWL_SO)) \
              $(LIBDIR)/$(LIBSIMCRAWL_SONAME) $(LIBDIR)/libsimcrawl.so $(LIBDIR)/libsimcrawl.a \
-             $(PKGCONFIGDIR)/simcrawl.pc $(if $(WGET2_PLUGIN),$(WGET2_PLUGINDIR)/libsimcrawl.so)
+             $(PKGCONFIGDIR)/simcrawl.pc $(if $(WGET2_PLUGIN),$(WGET2_PLUGINDIR)/libsimcrawl.so) \
+             $(addprefix $(PYTHONDIR)/simcrawl_scrapy/,$(notdir $(SCRAPY_PY)))
 # ${prefix}/... in simcrawl.pc where a directory lies under PREFIX (pkg-config --define-prefix
 # and PKG_CONFIG_SYSROOT_DIR then relocate it).
 pc_dir = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 
-install: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN) ## install simcrawl, simcrawl.h, libsimcrawl (.so, .a, simcrawl.pc), the wget2 plugin: PREFIX=/usr/local DESTDIR=
+install: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN) ## install simcrawl, simcrawl.h, libsimcrawl (.so, .a, simcrawl.pc), the wget2 plugin, the Scrapy middleware: PREFIX=/usr/local DESTDIR= PYTHONDIR=
 	install -d -m 755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) \
-	    $(DESTDIR)$(PKGCONFIGDIR) $(if $(WGET2_PLUGIN),$(DESTDIR)$(WGET2_PLUGINDIR))
+	    $(DESTDIR)$(PKGCONFIGDIR) $(if $(WGET2_PLUGIN),$(DESTDIR)$(WGET2_PLUGINDIR)) \
+	    $(DESTDIR)$(PYTHONDIR)/simcrawl_scrapy
 	install -m 755 $(BUILD)/simcrawl $(DESTDIR)$(BINDIR)/simcrawl
 	install -m 644 $(SIMCRAWL_H) $(DESTDIR)$(INCLUDEDIR)/simcrawl.h
 	install -m 755 $(LIBSIMCRAWL_SO) $(DESTDIR)$(LIBDIR)/$(notdir $(LIBSIMCRAWL_SO))
@@ -327,11 +352,15 @@ install: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN) ##
 	    filter/simcrawl.pc.in > $(BUILD)/simcrawl.pc
 	install -m 644 $(BUILD)/simcrawl.pc $(DESTDIR)$(PKGCONFIGDIR)/simcrawl.pc
 	$(if $(WGET2_PLUGIN),install -m 755 $(WGET2_PLUGIN) $(DESTDIR)$(WGET2_PLUGINDIR)/libsimcrawl.so)
+	install -m 644 $(SCRAPY_PY) $(DESTDIR)$(PYTHONDIR)/simcrawl_scrapy/
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 	    echo ldconfig; ldconfig; fi
 
 uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -rf $(DESTDIR)$(PYTHONDIR)/simcrawl_scrapy/__pycache__
+	@if [ -d $(DESTDIR)$(PYTHONDIR)/simcrawl_scrapy ]; then \
+	    echo rmdir $(DESTDIR)$(PYTHONDIR)/simcrawl_scrapy; rmdir $(DESTDIR)$(PYTHONDIR)/simcrawl_scrapy; fi
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 	    echo ldconfig; ldconfig; fi
 

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +62,9 @@ struct options {
     const char **seeds;
     size_t n_seeds;
     const char *seeds_file;
+    const char *state;    /* --state DIR */
+    int overwrite;        /* --overwrite */
+    int durable;          /* --durable */
     char *owned[64]; /* strings copied from config files */
     size_t n_owned;
 };
@@ -216,6 +220,17 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         c->unreachable_time = d;
     } else if (strcmp(name, "seeds") == 0) {
         o->seeds_file = *v ? v : NULL;
+    } else if (strcmp(name, "state") == 0) {
+        o->state = *v ? v : NULL;
+    } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0) {
+        int on;
+        if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
+            on = 1;
+        else if (strcmp(v, "no") == 0 || strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+            on = 0;
+        else
+            BAD("yes or no");
+        *(name[0] == 'o' ? &o->overwrite : &o->durable) = on;
     } else {
         cli_usage_error(CMD, "%s%sunknown %s '%s'", where ? where : "", where ? ": " : "",
                         where ? "key" : "option", name);
@@ -300,6 +315,14 @@ static void usage(FILE *out)
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
             "                         >= 3 and >= 20%% of a host's new pages, learned as\n"
             "                         pages arrive, are the site's template and left out\n"
+            "  --state DIR            keep the crawl's state in DIR (SQLite): the same command\n"
+            "                         after a stop, a Ctrl-C or a kill -9 resumes the crawl\n"
+            "                         (the WARC and the log cut back to their last committed\n"
+            "                         record and continued); a finished crawl says so\n"
+            "  --durable              with --state: fsync the WARC, the log and the state at\n"
+            "                         each commit, so that a power cut loses nothing committed\n"
+            "                         (a kill -9 loses nothing committed either way)\n"
+            "  --overwrite            replace an existing WARC or log (refused otherwise)\n"
             "  --quiet                no progress line\n"
             "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
             CRAWL_DEFAULT_USER_AGENT);
@@ -426,6 +449,155 @@ static struct kept_meta *kept_meta_new(const char *id, const char *date, const c
     return m;
 }
 
+/* ---- errors by cause ---- */
+
+#define ERROR_CAUSES_MAX 16
+
+/* The cause of an error: its words without the counts and times that differ from URL to
+ * URL ("host unreachable: robots.txt: Couldn't connect to server (4 attempts in 7 s)" ->
+ * "host unreachable: robots.txt: Couldn't connect to server"). */
+static void error_cause(const char *error, char *out, size_t cap)
+{
+    size_t n = strcspn(error, "(");
+    const char *after = strstr(error, " after ");
+    if (after && (size_t)(after - error) < n)
+        n = (size_t)(after - error);
+    while (n > 0 && (error[n - 1] == ' ' || error[n - 1] == ':' || error[n - 1] == ';'))
+        n--;
+    snprintf(out, cap, "%.*s", (int)n, error);
+}
+
+struct run;
+static void count_cause(struct run *run, const char *cause, uint64_t n);
+static char *causes_text(const struct run *run);
+
+/* ---- a page's records, from process() to record() ---- */
+
+/* What process() (a worker) hands to record() (the loop thread) through the verdict's
+ * page_data: the WARC record(s) prepared, the payload's kept_meta to be completed with
+ * the record id, and with --state the page's decision record (below). */
+struct page_out {
+    struct crawl_warc_prepared *prep;
+    char digest[CRAWL_DIGEST_SIZE];
+    struct kept_meta *meta; /* W_RESPONSE: the revisits' reference, id filled by record() */
+    size_t meta_len;
+    unsigned char *blob;    /* --state: the decision record (page_blob_encode) */
+    size_t blob_len, blob_meta_off;
+};
+
+static void page_out_free(void *data)
+{
+    struct page_out *po = data;
+    if (!po)
+        return;
+    crawl_warc_prepared_free(po->prep);
+    free(po->meta);
+    free(po->blob);
+    free(po);
+}
+
+/*
+ * HOW IT WORKS (the near-duplicate index with --state). One fact, one home: the index,
+ * the archived payloads' digests and the template counts live in memory during the run,
+ * and in the state as one record per page decided new (the decision's input: id, payload
+ * digest with its kept_meta, fingerprint, host, template blocks, flags), committed in the
+ * same transaction as the page's URL and the WARC offset after its record. On resume the
+ * records are replayed in commit order through filter_decide_page() with
+ * FILTER_DECIDE_KEEP (added without a lookup: the page was decided new once), which
+ * rebuilds the index, the digests and the template counts of exactly the committed pages.
+ * A page decided but not committed at a kill is gone from all of them at once: it is
+ * fetched again and decided again, never "duplicate of itself" (its first decision was
+ * never durable), and its WARC record was cut off with the rest of the group. Records are
+ * in host byte order: the state is local to the machine.
+ */
+#define PAGE_BLOB_MAGIC 0x31504353u /* "SCP1" */
+
+struct page_blob_head {
+    uint32_t magic, flags;
+    uint32_t has_fp, too_little_text;
+    uint64_t fp, doc_hash;
+    uint32_t id_len, key_len, meta_len, host_len, n_blocks, pad;
+};
+
+static int page_blob_encode(const struct filter_decide_page *dp, struct page_out *po)
+{
+    struct page_blob_head h = {.magic = PAGE_BLOB_MAGIC, .flags = dp->flags,
+                               .has_fp = (uint32_t)dp->has_fp,
+                               .too_little_text = (uint32_t)dp->too_little_text,
+                               .fp = dp->fp, .doc_hash = dp->doc_hash,
+                               .id_len = (uint32_t)dp->id_len,
+                               .key_len = dp->key ? (uint32_t)dp->key_len : 0,
+                               .meta_len = dp->key ? (uint32_t)dp->meta_len : 0,
+                               .host_len = dp->host ? (uint32_t)dp->host_len : 0,
+                               .n_blocks = dp->blocks ? (uint32_t)dp->n_blocks : 0};
+    size_t len = sizeof h + h.id_len + h.key_len + h.meta_len + h.host_len + 8 * (size_t)h.n_blocks;
+    unsigned char *b = malloc(len), *p = b;
+    if (!b)
+        return -1;
+    memcpy(p, &h, sizeof h), p += sizeof h;
+    memcpy(p, dp->id, h.id_len), p += h.id_len;
+    if (h.key_len)
+        memcpy(p, dp->key, h.key_len), p += h.key_len;
+    po->blob_meta_off = (size_t)(p - b);
+    if (h.meta_len)
+        memcpy(p, dp->meta, h.meta_len), p += h.meta_len;
+    if (h.host_len)
+        memcpy(p, dp->host, h.host_len), p += h.host_len;
+    if (h.n_blocks)
+        memcpy(p, dp->blocks, 8 * (size_t)h.n_blocks);
+    po->blob = b;
+    po->blob_len = len;
+    return 0;
+}
+
+/* Replays one record into the decision (crawl_state_foreach_page): 0, -1 out of memory,
+ * 1 a record that is not one. */
+static int page_blob_replay(void *userdata, const void *data, size_t len)
+{
+    struct filter_decide *d = userdata;
+    struct page_blob_head h;
+    if (len < sizeof h)
+        return 1;
+    memcpy(&h, data, sizeof h);
+    const unsigned char *p = (const unsigned char *)data + sizeof h;
+    if (h.magic != PAGE_BLOB_MAGIC ||
+        len != sizeof h + (size_t)h.id_len + h.key_len + h.meta_len + h.host_len +
+                   8 * (size_t)h.n_blocks)
+        return 1;
+    struct filter_decide_page dp = {0};
+    dp.id = (const char *)p, p += h.id_len;
+    dp.id_len = h.id_len;
+    if (h.key_len) {
+        dp.key = p, p += h.key_len;
+        dp.key_len = h.key_len;
+        dp.meta = p, p += h.meta_len;
+        dp.meta_len = h.meta_len;
+    }
+    if (h.host_len) {
+        dp.host = (const char *)p, p += h.host_len;
+        dp.host_len = h.host_len;
+    }
+    uint64_t *blocks = NULL;
+    if (h.n_blocks) { /* aligned copies */
+        blocks = malloc(8 * (size_t)h.n_blocks);
+        if (!blocks)
+            return -1;
+        memcpy(blocks, p, 8 * (size_t)h.n_blocks);
+        dp.blocks = blocks;
+        dp.n_blocks = h.n_blocks;
+    }
+    dp.has_fp = (int)h.has_fp;
+    dp.fp = h.fp;
+    dp.doc_hash = h.doc_hash;
+    dp.too_little_text = (int)h.too_little_text;
+    dp.flags = (h.flags & ~FILTER_DECIDE_NOINDEX) | FILTER_DECIDE_KEEP;
+    struct filter_decide_result dr = {0};
+    int rc = filter_decide_page(d, &dp, &dr) == 0 ? 0 : -1;
+    filter_decide_result_release(&dr);
+    free(blocks);
+    return rc;
+}
+
 /* ---- the run ---- */
 
 struct run {
@@ -438,10 +610,20 @@ struct run {
                                    * payloads by SHA-1 digest with a kept_meta */
     int templates;                /* learn and leave out template blocks (not --no-templates) */
     struct crawl_warc_writer *warc;
+    struct crawl_state *state; /* --state */
+    int durable;               /* --durable: fsync the WARC and the log before each commit */
     FILE *log;
     int log_is_stdout;
     int progress;
     int failed; /* a fatal write error was reported */
+    /* errors by cause, for the summary (kept in the state's meta with --state) */
+    struct {
+        char what[96];
+        uint64_t n;
+    } causes[ERROR_CAUSES_MAX];
+    size_t n_causes;
+    uint64_t causes_other;
+    char first_error[400]; /* "URL: error" of this run's first error */
     uint64_t warc_records;
 };
 
@@ -625,47 +807,47 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         rc = -1;
     filter_decide_result_release(&dr);
 
-    if (rc == 0 && run->warc && write != W_NONE) {
-        char id[CRAWL_WARC_ID_SIZE] = "";
-        enum crawl_code wc;
-        /* ids, digests and gzip outside the lock (crawl_warc_prepare_*), only the write
-         * (and a rotation) under it */
-        struct crawl_warc_prepared *prep = NULL;
-        if (write == W_REVISIT) {
+    /* The records are built here (ids, digests, gzip: no lock held) and written by
+     * record() on the loop thread, in the order the crawl commits its state, so that the
+     * WARC's committed offset is the end of the committed pages' records (--state). */
+    int want_blob = run->state && v->decision == CRAWL_DECISION_NEW;
+    if (rc == 0 && ((run->warc && write != W_NONE) || want_blob)) {
+        struct page_out *po = calloc(1, sizeof *po);
+        if (!po)
+            rc = -1;
+        enum crawl_code wc = CRAWL_OK;
+        if (po && run->warc && write == W_REVISIT) {
             rv = (struct crawl_warc_revisit){.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                              .date = date, .head = page->head,
                                              .head_len = page->head_len, .payload_digest = digest,
                                              .refers_to = ref_id, .refers_to_uri = ref_uri,
                                              .refers_to_date = ref_date};
-            wc = crawl_warc_prepare_revisit(run->warc, &rv, &prep);
-        } else {
+            wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
+        } else if (po && run->warc && write == W_RESPONSE) {
             struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                             .date = date, .request = page->request,
                                             .request_len = page->request_len, .head = page->head,
                                             .head_len = page->head_len, .body = page->raw_body,
                                             .body_len = page->raw_len, .payload_digest = digest};
-            wc = crawl_warc_prepare_response(run->warc, &x, &prep);
+            wc = crawl_warc_prepare_response(run->warc, &x, &po->prep);
         }
-        pthread_mutex_lock(&run->warc_lock);
-        if (wc == CRAWL_OK)
-            wc = crawl_warc_prepared_append(run->warc, prep, id);
-        if (wc != CRAWL_OK) {
+        if (po && wc != CRAWL_OK) {
             rc = -1;
             if (!run->failed) {
                 run->failed = 1;
-                cli_error(CMD, "cannot write the WARC: %s", *crawl_warc_writer_error(run->warc)
-                                                               ? crawl_warc_writer_error(run->warc)
-                                                               : crawl_strerror(wc));
+                cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
             }
-        } else {
-            run->warc_records++;
         }
-        pthread_mutex_unlock(&run->warc_lock);
-        crawl_warc_prepared_free(prep);
-        if (write == W_RESPONSE && *id) { /* its revisits refer to this record */
-            snprintf(meta->id, sizeof meta->id, "%s", id);
-            (void)filter_decide_set_meta(run->decide, digest, strlen(digest), meta, meta_len);
+        if (po && rc == 0 && write == W_RESPONSE) { /* its revisits refer to this record */
+            snprintf(po->digest, sizeof po->digest, "%s", digest);
+            po->meta = meta;
+            po->meta_len = meta_len;
+            meta = NULL;
         }
+        if (po && rc == 0 && want_blob && page_blob_encode(&dp, po) != 0)
+            rc = -1;
+        if (po)
+            v->page_data = po;
     }
     free(ref_uri);
     free(meta);
@@ -685,6 +867,135 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     return rc;
 }
 
+/* Before each commit of the state (the loop thread): the WARC and the log written out,
+ * their ends put in meta, committed with the pages whose records they end with. */
+static int before_commit(void *userdata)
+{
+    struct run *run = userdata;
+    if (run->failed)
+        return -1;
+    if (run->warc) {
+        struct crawl_warc_position pos;
+        enum crawl_code wc = crawl_warc_writer_flush(run->warc, run->durable, &pos);
+        if (wc != CRAWL_OK) {
+            run->failed = 1;
+            cli_error(CMD, "cannot write the WARC: %s", crawl_warc_writer_error(run->warc));
+            return -1;
+        }
+        if (crawl_state_set_meta_int(run->state, "warc.seq", pos.seq) != CRAWL_OK ||
+            crawl_state_set_meta_int(run->state, "warc.offset", (int64_t)pos.offset) != CRAWL_OK ||
+            crawl_state_set_meta_int(run->state, "warc.records", (int64_t)pos.records) != CRAWL_OK ||
+            crawl_state_set_meta_text(run->state, "warc.info_id", pos.warcinfo_id) != CRAWL_OK)
+            goto fail;
+    }
+    if (run->log && !run->log_is_stdout) {
+        if (fflush(run->log) != 0 || (run->durable && fdatasync(fileno(run->log)) != 0)) {
+            run->failed = 1;
+            cli_error(CMD, "cannot write log %s: %s", run->o->log, strerror(errno));
+            return -1;
+        }
+        off_t off = ftello(run->log);
+        if (off < 0 || crawl_state_set_meta_int(run->state, "log.offset", (int64_t)off) != CRAWL_OK)
+            goto fail;
+    }
+    char *ct = causes_text(run);
+    if (!ct || crawl_state_set_meta_text(run->state, "errors.causes", ct) != CRAWL_OK) {
+        free(ct);
+        goto fail;
+    }
+    free(ct);
+    dedup_crash_point("crawl-before-commit");
+    return 0;
+fail:
+    run->failed = 1;
+    cli_error(CMD, "cannot write the state: %s", crawl_state_error(run->state));
+    return -1;
+}
+
+/* A page's records in the WARC and its decision record in the state, in log order. */
+static void write_page(struct run *run, struct page_out *po)
+{
+    char id[CRAWL_WARC_ID_SIZE] = "";
+    if (po->prep && !run->failed) {
+        pthread_mutex_lock(&run->warc_lock);
+        enum crawl_code wc = crawl_warc_prepared_append(run->warc, po->prep, id);
+        if (wc == CRAWL_OK)
+            run->warc_records++;
+        pthread_mutex_unlock(&run->warc_lock);
+        if (wc != CRAWL_OK) {
+            run->failed = 1;
+            cli_error(CMD, "cannot write the WARC: %s", *crawl_warc_writer_error(run->warc)
+                                                           ? crawl_warc_writer_error(run->warc)
+                                                           : crawl_strerror(wc));
+            return;
+        }
+        dedup_crash_point("crawl-warc-appended");
+    }
+    if (po->meta && *id) {
+        snprintf(po->meta->id, sizeof po->meta->id, "%s", id);
+        (void)filter_decide_set_meta(run->decide, po->digest, strlen(po->digest), po->meta,
+                                     po->meta_len);
+    }
+    if (po->blob && run->state) {
+        if (*id && po->meta && po->blob_len >= po->blob_meta_off + CRAWL_WARC_ID_SIZE)
+            memcpy(po->blob + po->blob_meta_off, id, CRAWL_WARC_ID_SIZE);
+        if (crawl_state_page_add(run->state, po->blob, po->blob_len) != CRAWL_OK && !run->failed) {
+            run->failed = 1;
+            cli_error(CMD, "cannot write the state: %s", crawl_state_error(run->state));
+        }
+    }
+}
+
+static void count_cause(struct run *run, const char *cause, uint64_t n)
+{
+    for (size_t i = 0; i < run->n_causes; i++)
+        if (strcmp(run->causes[i].what, cause) == 0) {
+            run->causes[i].n += n;
+            return;
+        }
+    if (run->n_causes == ERROR_CAUSES_MAX) {
+        run->causes_other += n;
+        return;
+    }
+    snprintf(run->causes[run->n_causes].what, sizeof run->causes[0].what, "%s", cause);
+    run->causes[run->n_causes++].n = n;
+}
+
+/* The causes as "N<TAB>cause" lines (the state's meta "errors.causes"), or back. */
+static char *causes_text(const struct run *run)
+{
+    size_t cap = (ERROR_CAUSES_MAX + 1) * 128, len = 0;
+    char *t = malloc(cap);
+    if (!t)
+        return NULL;
+    t[0] = '\0';
+    for (size_t i = 0; i < run->n_causes; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%llu\t%s\n",
+                                (unsigned long long)run->causes[i].n, run->causes[i].what);
+    if (run->causes_other)
+        snprintf(t + len, cap - len, "%llu\t\n", (unsigned long long)run->causes_other);
+    return t;
+}
+
+static void causes_load(struct run *run, const char *t)
+{
+    while (t && *t) {
+        char *end;
+        unsigned long long n = strtoull(t, &end, 10);
+        if (*end != '\t')
+            break;
+        const char *w = end + 1;
+        size_t len = strcspn(w, "\n");
+        char what[96];
+        snprintf(what, sizeof what, "%.*s", (int)len, w);
+        if (*what)
+            count_cause(run, what, n);
+        else
+            run->causes_other += n;
+        t = w + len + (w[len] == '\n');
+    }
+}
+
 static json_t *jstr(const char *s)
 {
     json_t *j = json_string(s);
@@ -694,6 +1005,16 @@ static json_t *jstr(const char *s)
 static void record(void *userdata, const struct crawl_record *r)
 {
     struct run *run = userdata;
+    if (r->page_data)
+        write_page(run, r->page_data);
+    if (r->decision == CRAWL_DECISION_ERROR) {
+        char cause[96];
+        error_cause(r->error ? r->error : "error", cause, sizeof cause);
+        count_cause(run, *cause ? cause : "error", 1);
+        if (!run->first_error[0])
+            snprintf(run->first_error, sizeof run->first_error, "%.200s: %.190s", r->url,
+                     r->error ? r->error : "error");
+    }
     if (!run->log)
         return;
     json_t *o = json_object();
@@ -727,6 +1048,7 @@ static void record(void *userdata, const struct crawl_record *r)
     if (json_dumpf(o, run->log, JSON_COMPACT) == 0)
         fputc('\n', run->log);
     json_decref(o);
+    dedup_crash_point("crawl-log-written");
 }
 
 static void progress(void *userdata, const struct crawl_stats *s)
@@ -764,6 +1086,25 @@ static void summary(const struct run *run, const struct crawl_stats *s, int stop
             s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
             (unsigned long long)s->robots_fetched, s->process_seconds,
             (double)ru.ru_maxrss / 1024.0);
+    if (s->errors == 0)
+        return;
+    /* the causes, most first */
+    size_t order[ERROR_CAUSES_MAX];
+    for (size_t i = 0; i < run->n_causes; i++)
+        order[i] = i;
+    for (size_t i = 1; i < run->n_causes; i++)
+        for (size_t j = i; j > 0 && run->causes[order[j]].n > run->causes[order[j - 1]].n; j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    fprintf(stderr, "  errors by cause:");
+    for (size_t i = 0; i < run->n_causes; i++)
+        fprintf(stderr, "%s %llu %s", i ? ";" : "", (unsigned long long)run->causes[order[i]].n,
+                run->causes[order[i]].what);
+    if (run->causes_other)
+        fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
+    fputc('\n', stderr);
 }
 
 /* ---- signals ---- */
@@ -834,6 +1175,235 @@ static int read_seeds(struct options *o, const char *path, char ***lines, size_t
     return rc;
 }
 
+/* ---- --state: resume, refuse to overwrite ---- */
+
+static int state_warc_position(struct run *run, struct crawl_warc_position *pos);
+static int log_resume(struct run *run, struct options *o);
+
+/* A finished crawl's WARC and log as committed: cut to their committed ends, the WARC
+ * renamed from .open (a kill after the last commit leaves it so). */
+static int finish_files(struct run *run, struct options *o)
+{
+    if (o->warc) {
+        struct crawl_warc_position pos;
+        struct crawl_warc_writer *w = NULL;
+        if (state_warc_position(run, &pos) != 0)
+            return -1;
+        struct crawl_warc_writer_opts wo = {0};
+        enum crawl_code wc = crawl_warc_writer_resume(o->warc, &wo, &pos, &w);
+        if (wc == CRAWL_OK)
+            wc = crawl_warc_writer_close(w);
+        if (wc != CRAWL_OK) {
+            cli_error(CMD, "cannot finish WARC %s: %s", o->warc, crawl_strerror(wc));
+            return -1;
+        }
+    }
+    if (o->log && strcmp(o->log, "-") != 0) {
+        if (log_resume(run, o) != 0)
+            return -1;
+        fclose(run->log);
+        run->log = NULL;
+    }
+    return 0;
+}
+
+/* Whether the state holds a crawl, and whether it is finished (then says so: *status 0,
+ * returns 1). The files of a resumed crawl must be the ones it was writing. 0 to go on,
+ * -1 (*status set) to stop. */
+static int state_check(struct run *run, struct options *o, int *resuming, int *status)
+{
+    int64_t v = 0;
+    int found = 0;
+    if (crawl_state_meta_int(run->state, "started", &v, &found) != CRAWL_OK)
+        goto fail;
+    *resuming = found;
+    if (!found)
+        return 0;
+    int64_t done = 0, fetched = 0, fnew = 0;
+    int f1 = 0, f2 = 0, f3 = 0;
+    if (crawl_state_meta_int(run->state, "complete", &done, &f1) != CRAWL_OK ||
+        crawl_state_meta_int(run->state, "stats.fetched", &fetched, &f2) != CRAWL_OK ||
+        crawl_state_meta_int(run->state, "stats.new_pages", &fnew, &f3) != CRAWL_OK)
+        goto fail;
+    if (f1 && done == 2) { /* stopped by --max-pages: a higher (or no) limit goes on */
+        int64_t limit = 0;
+        int fl = 0;
+        if (crawl_state_meta_int(run->state, "complete.max_pages", &limit, &fl) != CRAWL_OK)
+            goto fail;
+        if (o->co.max_pages <= 0 || o->co.max_pages > limit) {
+            if (crawl_state_set_meta_int(run->state, "complete", 0) != CRAWL_OK)
+                goto fail;
+            done = 0;
+        }
+    }
+    if (f1 && done) {
+        /* killed after its last commit: the files are finished from the committed ends */
+        if (finish_files(run, o) != 0)
+            return -1;
+        fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
+                        "%lld new); nothing to do\n", o->state, (long long)fetched, (long long)fnew);
+        *status = CLI_OK;
+        return 1;
+    }
+    static const char *const keys[2] = {"warc", "log"};
+    const char *given[2] = {o->warc, o->log};
+    for (int i = 0; i < 2; i++) {
+        char *was = NULL;
+        if (crawl_state_meta_text(run->state, keys[i], &was) != CRAWL_OK)
+            goto fail;
+        int same = strcmp(was ? was : "", given[i] ? given[i] : "") == 0;
+        if (!same)
+            cli_usage_error(CMD, "the crawl in %s writes --%s '%s', not '%s': give the same "
+                                 "options to resume it (or another --state DIR)",
+                            o->state, keys[i], was ? was : "", given[i] ? given[i] : "");
+        free(was);
+        if (!same) {
+            *status = CLI_USAGE;
+            return -1;
+        }
+    }
+    return 0;
+fail:
+    cli_error(CMD, "cannot read the state: %s", crawl_state_error(run->state));
+    return -1;
+}
+
+static int state_warc_position(struct run *run, struct crawl_warc_position *pos)
+{
+    int64_t seq = 0, off = 0, recs = 0;
+    int f1 = 0, f2 = 0, f3 = 0;
+    char *id = NULL;
+    memset(pos, 0, sizeof *pos);
+    if (crawl_state_meta_int(run->state, "warc.seq", &seq, &f1) != CRAWL_OK ||
+        crawl_state_meta_int(run->state, "warc.offset", &off, &f2) != CRAWL_OK ||
+        crawl_state_meta_int(run->state, "warc.records", &recs, &f3) != CRAWL_OK ||
+        crawl_state_meta_text(run->state, "warc.info_id", &id) != CRAWL_OK || !f1 || !f2 ||
+        !id) {
+        free(id);
+        cli_error(CMD, "cannot resume: the state has no committed WARC position");
+        return -1;
+    }
+    pos->seq = (unsigned)seq;
+    pos->offset = (uint64_t)off;
+    pos->records = (uint64_t)recs;
+    snprintf(pos->warcinfo_id, sizeof pos->warcinfo_id, "%s", id);
+    free(id);
+    return 0;
+}
+
+/* The log of a resumed crawl: cut back to its last committed line, then appended to. */
+static int log_resume(struct run *run, struct options *o)
+{
+    int64_t off = 0;
+    int found = 0;
+    if (crawl_state_meta_int(run->state, "log.offset", &off, &found) != CRAWL_OK) {
+        cli_error(CMD, "cannot read the state: %s", crawl_state_error(run->state));
+        return -1;
+    }
+    run->log = fopen(o->log, "r+");
+    if (!run->log && errno == ENOENT && off == 0)
+        run->log = fopen(o->log, "w");
+    if (!run->log) {
+        cli_error(CMD, "cannot resume log file %s: %s", o->log, strerror(errno));
+        return -1;
+    }
+    setvbuf(run->log, NULL, _IOLBF, 0); /* before any other operation on the stream */
+    struct stat st;
+    if (fstat(fileno(run->log), &st) != 0 || st.st_size < off) {
+        cli_error(CMD, "cannot resume log file %s: shorter than its committed %lld bytes", o->log,
+                  (long long)off);
+        return -1;
+    }
+    if (ftruncate(fileno(run->log), (off_t)off) != 0 || fseeko(run->log, 0, SEEK_END) != 0) {
+        cli_error(CMD, "cannot resume log file %s: %s", o->log, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Without --state (or for a new one), an existing WARC or log is not replaced unless
+ * --overwrite: a crawl run twice must not silently lose the first one's files. */
+static int refuse_overwrite(const struct options *o)
+{
+    const char *paths[3] = {o->warc, NULL, o->log && strcmp(o->log, "-") != 0 ? o->log : NULL};
+    char open_name[4200];
+    if (o->warc) {
+        snprintf(open_name, sizeof open_name, "%s.open", o->warc);
+        paths[1] = open_name;
+    }
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        if (paths[i] && stat(paths[i], &st) == 0) {
+            cli_usage_error(CMD, "%s exists: give --overwrite to replace it%s", paths[i],
+                            o->state ? "" : ", or --state DIR for a crawl that can be resumed");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the warcinfo record ---- */
+
+/* Appends " word" to t (cap bytes), the word's CR, LF and other controls made spaces;
+ * 0, or -1 when it did not fit. */
+static int add_word(char *t, size_t cap, const char *word)
+{
+    size_t len = strlen(t), wl = strlen(word);
+    if (len + wl + 2 >= cap)
+        return -1;
+    if (len)
+        t[len++] = ' ';
+    for (size_t i = 0; i < wl; i++)
+        t[len++] = (unsigned char)word[i] < 0x20 ? ' ' : word[i];
+    t[len] = '\0';
+    return 0;
+}
+
+/*
+ * The warcinfo fields that say how the WARC was made (WARC 1.1 section 6.2: software is
+ * the writer's; http-header-user-agent and robots are the spec's, the seeds and the
+ * options ours): "http-header-user-agent: ...", "robots: obey|ignore", "simcrawl-seeds:
+ * URL ..." (the first 4 KB of them, then "(N more)"), "simcrawl-options: ..." (the command
+ * line without its seeds). Caller frees; NULL when out of memory.
+ */
+static char *warcinfo_fields(const struct options *o, int argc, char **argv, const char **seeds,
+                             char **file_seeds, size_t n_file_seeds)
+{
+    enum { PART = 4096 };
+    char *t = malloc(4 * PART);
+    char *sd = calloc(1, PART), *op = calloc(1, PART);
+    if (!t || !sd || !op) {
+        free(t), free(sd), free(op);
+        return NULL;
+    }
+    size_t n = o->n_seeds + n_file_seeds, shown = 0;
+    for (; shown < n; shown++)
+        if (add_word(sd, PART - 32, shown < o->n_seeds ? seeds[shown]
+                                                       : file_seeds[shown - o->n_seeds]) != 0)
+            break;
+    if (shown < n)
+        snprintf(sd + strlen(sd), 32, " (%zu more)", n - shown);
+    for (int i = 1; i < argc; i++) {
+        int seed = 0; /* the command line parser kept the seeds' argv pointers */
+        for (size_t k = 0; k < o->n_seeds && !seed; k++)
+            seed = seeds[k] == argv[i];
+        if (!seed && strcmp(argv[i], "--") != 0 && add_word(op, PART, argv[i]) != 0)
+            break;
+    }
+    snprintf(t, 4 * PART,
+             "http-header-user-agent: %s\r\nrobots: %s\r\nsimcrawl-seeds: %s\r\n"
+             "simcrawl-options: %s\r\n",
+             o->co.user_agent ? o->co.user_agent : CRAWL_DEFAULT_USER_AGENT,
+             o->co.ignore_robots ? "ignore" : "obey", sd, op);
+    for (char *p = t; *p; p++) /* a user agent with a line break in it */
+        if ((*p == '\r' || *p == '\n') && !(p[0] == '\r' && p[1] == '\n') &&
+            !(p[0] == '\n' && p > t && p[-1] == '\r'))
+            *p = ' ';
+    free(sd);
+    free(op);
+    return t;
+}
+
 /* ---- the command ---- */
 
 int cmd_crawl(int argc, char **argv)
@@ -852,6 +1422,7 @@ int cmd_crawl(int argc, char **argv)
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.warc_lock, NULL);
     struct crawl *c = NULL;
+    char *warcinfo = NULL;
     const char **seeds = calloc((size_t)argc + 1, sizeof *seeds);
     if (!seeds) {
         cli_error(CMD, "out of memory");
@@ -883,6 +1454,10 @@ int cmd_crawl(int argc, char **argv)
             usage(stdout);
             status = CLI_OK;
             goto done;
+        }
+        if (strcmp(a, "--overwrite") == 0 || strcmp(a, "--durable") == 0) {
+            *(a[2] == 'o' ? &o.overwrite : &o.durable) = 1;
+            continue;
         }
         if (strcmp(a, "--no-templates") == 0) {
             o.no_templates = 1;
@@ -980,27 +1555,84 @@ int cmd_crawl(int argc, char **argv)
         cli_error(CMD, "out of memory");
         goto done;
     }
+    if (!o.warc && !o.log)
+        cli_error(CMD, "neither --warc nor --log given: nothing of the crawl will be kept "
+                       "but the summary on stderr");
+    warcinfo = warcinfo_fields(&o, argc, argv, seeds, file_seeds, n_file_seeds);
+
+    /* --state: a crawl that was started before is resumed, a finished one says so */
+    int resuming = 0;
+    if (o.state) {
+        if (run.focused) {
+            status = cli_usage_error(CMD, "--state: a focused crawl (--topic) cannot keep "
+                                          "its state on disk yet");
+            goto done;
+        }
+        int created = 0;
+        char serr[700];
+        if (crawl_state_open(o.state, o.durable, &run.state, &created, serr, sizeof serr) !=
+            CRAWL_OK) {
+            cli_error(CMD, "%s", serr);
+            goto done;
+        }
+        crawl_state_set_crash_hook(run.state, dedup_crash_point);
+        run.durable = o.durable;
+        if (state_check(&run, &o, &resuming, &status) != 0)
+            goto done;
+        if (!resuming && !created)
+            o.overwrite = 1; /* a run that died before its first commit: the files are ours */
+    }
+    if (!resuming && !o.overwrite && refuse_overwrite(&o) != 0) {
+        status = CLI_USAGE;
+        goto done;
+    }
     if (o.log) {
         if (strcmp(o.log, "-") == 0) {
             run.log = stdout;
             run.log_is_stdout = 1;
+            setvbuf(stdout, NULL, _IOLBF, 0);
+        } else if (resuming) {
+            if (log_resume(&run, &o) != 0)
+                goto done;
         } else {
             run.log = fopen(o.log, "w");
             if (!run.log) {
                 cli_error(CMD, "cannot open log file %s: %s", o.log, strerror(errno));
                 goto done;
             }
+            /* flushed line by line: tail -f shows each URL as it is decided */
+            setvbuf(run.log, NULL, _IOLBF, 0);
         }
     }
     if (o.warc) {
         struct crawl_warc_writer_opts wo = {0};
         wo.software = "simcrawl/" CLI_VERSION;
         wo.gzip_level = o.warc_gzip_level;
-        enum crawl_code wc = crawl_warc_writer_open(o.warc, &wo, &run.warc);
+        wo.info = warcinfo;
+        enum crawl_code wc;
+        if (resuming) {
+            struct crawl_warc_position pos;
+            if (state_warc_position(&run, &pos) != 0)
+                goto done;
+            wc = crawl_warc_writer_resume(o.warc, &wo, &pos, &run.warc);
+        } else {
+            wc = crawl_warc_writer_open(o.warc, &wo, &run.warc);
+        }
         if (wc != CRAWL_OK) {
-            cli_error(CMD, "cannot open WARC %s: %s", o.warc, crawl_strerror(wc));
+            cli_error(CMD, "cannot %s WARC %s: %s", resuming ? "resume" : "open", o.warc,
+                      crawl_strerror(wc));
             goto done;
         }
+    }
+    if (resuming) {
+        char *ct = NULL;
+        if (crawl_state_meta_text(run.state, "errors.causes", &ct) == CRAWL_OK)
+            causes_load(&run, ct);
+        free(ct);
+    }
+    if (resuming && crawl_state_foreach_page(run.state, page_blob_replay, run.decide) != CRAWL_OK) {
+        cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
+        goto done;
     }
     run.progress = !o.quiet && isatty(2);
 
@@ -1009,6 +1641,9 @@ int cmd_crawl(int argc, char **argv)
     o.co.record = record;
     o.co.progress = progress;
     o.co.userdata = &run;
+    o.co.state = run.state;
+    o.co.before_commit = run.state ? before_commit : NULL;
+    o.co.page_data_free = page_out_free;
     char err[512];
     enum crawl_code cc = crawl_new(&o.co, &c, err, sizeof err);
     if (cc != CRAWL_OK) {
@@ -1018,6 +1653,16 @@ int cmd_crawl(int argc, char **argv)
             cli_error(CMD, "%s", *err ? err : crawl_strerror(cc));
         }
         goto done;
+    }
+    if (resuming) {
+        int r = 0;
+        if (crawl_resume(c, &r) != CRAWL_OK) {
+            cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
+            goto done;
+        }
+        const struct crawl_stats *rs = crawl_get_stats(c);
+        cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.state,
+                  (unsigned long long)rs->fetched);
     }
     size_t good = 0;
     for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
@@ -1035,6 +1680,17 @@ int cmd_crawl(int argc, char **argv)
         status = cli_usage_error(CMD, "no valid seed URL");
         goto done;
     }
+    if (run.state && !resuming) {
+        /* the start is committed with the WARC's warcinfo and the seeds queued */
+        if (crawl_state_set_meta_int(run.state, "started", 1) != CRAWL_OK ||
+            crawl_state_set_meta_text(run.state, "warc", o.warc ? o.warc : "") != CRAWL_OK ||
+            crawl_state_set_meta_text(run.state, "log", o.log ? o.log : "") != CRAWL_OK ||
+            before_commit(&run) != 0 || crawl_state_commit(run.state) != CRAWL_OK) {
+            cli_error(CMD, "cannot write the state: %s", crawl_state_error(run.state));
+            goto done;
+        }
+    }
+    dedup_crash_point("crawl-started");
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1055,7 +1711,18 @@ int cmd_crawl(int argc, char **argv)
             cli_error(CMD, "crawl failed: %s", crawl_strerror(cc));
         status = CLI_RUNTIME;
     }
-    summary(&run, crawl_get_stats(c), g_stopped);
+    const struct crawl_stats *fs = crawl_get_stats(c);
+    summary(&run, fs, g_stopped);
+    if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
+        fs->redirects == 0 && fs->filtered == 0) {
+        /* nothing could be fetched: say why, as wget and curl do, and fail */
+        if (run.first_error[0])
+            cli_error(CMD, "no page could be fetched: %s", run.first_error);
+        else
+            cli_error(CMD, "no page could be fetched (%llu errors)",
+                      (unsigned long long)fs->errors);
+        status = CLI_RUNTIME;
+    }
     if (g_stopped)
         cli_error(CMD, "stopped by a signal: in-flight transfers ended, files complete");
 done:
@@ -1080,6 +1747,8 @@ done:
             status = CLI_RUNTIME;
         }
     }
+    crawl_state_close(run.state);
+    free(warcinfo);
     filter_decide_free(run.decide);
     dedup_index_free(run.index);
     topic_release(&run.topic);

@@ -37,7 +37,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- verdicts ---- */
@@ -266,6 +268,13 @@ struct hostinfo {
                             * as given_up_as (robots-disallowed or error), none fetched */
     enum crawl_decision given_up_as;
     char given_up_why[240];
+    /* with a state (opts.state): */
+    int64_t sid;           /* the host's row */
+    int spilled;           /* queued URLs in the state that are not in the frontier */
+    int64_t cursor;        /* the highest URL row id in the frontier: the window goes on
+                            * from there */
+    int dirty;             /* politeness changed since the last commit */
+    struct crawl_host *host;
     struct hostinfo *next;
 };
 
@@ -339,6 +348,7 @@ struct crawl {
     struct prio_map prio;          /* focused crawls only */
     struct crawl_seen *dispatched; /* focused crawls only: URLs already fetched */
     struct crawl_frontier *frontier;
+    struct crawl_state *state;     /* opts.state, or NULL */
     struct crawl_fetcher *fetcher;
     struct crawl_mem *mem;         /* opts.max_memory: response buffers and decoded bodies */
     struct crawl_seen *seen;
@@ -355,6 +365,13 @@ struct crawl {
     int fatal;
     uint64_t n_dispatched; /* page transfers started */
     struct crawl_robots_policy_opts robots_policy; /* every host's */
+
+    /* the state on disk (opts.state) */
+    size_t disk_queued;    /* queued URLs only in the state (spilled hosts) */
+    double last_commit;    /* crawl_clock() */
+    size_t uncommitted;    /* URLs recorded since the last commit */
+    double elapsed_before; /* s of the earlier runs of the crawl */
+    int complete;
 
     pthread_t threads[CRAWL_MAX_WORKERS];
     unsigned n_threads;
@@ -387,6 +404,17 @@ static struct job *queue_pop(struct queue *q)
         j->next = NULL;
     }
     return j;
+}
+
+static void job_free_data(struct crawl *c, struct job *j)
+{
+    if (j->verdict.page_data) {
+        if (c->opts.page_data_free)
+            c->opts.page_data_free(j->verdict.page_data);
+        else
+            free(j->verdict.page_data);
+        j->verdict.page_data = NULL;
+    }
 }
 
 static void job_free(struct job *j)
@@ -555,8 +583,13 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     c->robots_policy.outage_limit = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
+    c->state = o->state;
 
     enum crawl_code rc = CRAWL_EINVAL;
+    if (o->state && o->focused) {
+        set_err(err, errlen, "a focused crawl (--topic) cannot keep its state on disk yet");
+        goto fail;
+    }
     if (o->include && *o->include) {
         int e = regcomp(&c->include, o->include, REG_EXTENDED | REG_NOSUB);
         if (e != 0) {
@@ -648,8 +681,10 @@ void crawl_free(struct crawl *c)
     struct job *j;
     while ((j = queue_pop(&c->todo)) != NULL)
         job_free(j);
-    while ((j = queue_pop(&c->done)) != NULL)
+    while ((j = queue_pop(&c->done)) != NULL) {
+        job_free_data(c, j);
         job_free(j);
+    }
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
     crawl_mem_free(c->mem); /* last: every response and message gave its bytes back */
@@ -718,6 +753,134 @@ static int in_scope(struct crawl *c, const char *url)
     return ok;
 }
 
+/* ---- the state on disk ---- */
+
+static void update_stats(struct crawl *c, double now);
+
+static enum crawl_url_state url_state_of(enum crawl_decision d)
+{
+    switch (d) {
+    case CRAWL_DECISION_NEW: return CRAWL_URL_DONE;
+    case CRAWL_DECISION_NEAR_DUPLICATE:
+    case CRAWL_DECISION_EXACT_DUPLICATE: return CRAWL_URL_DUPLICATE;
+    case CRAWL_DECISION_ERROR: return CRAWL_URL_FAILED;
+    default: return CRAWL_URL_SKIPPED;
+    }
+}
+
+/* url has its decision: written into the open transaction. */
+static void state_done(struct crawl *c, const char *url, enum crawl_decision d)
+{
+    if (!c->state)
+        return;
+    c->uncommitted++;
+    if (crawl_state_url_set(c->state, crawl_hash64(url, strlen(url)), url_state_of(d), (int)d) !=
+            CRAWL_OK &&
+        !c->fatal)
+        c->fatal = CRAWL_EIO;
+}
+
+static double wall_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The counters kept in the state's meta, by name. */
+static const struct {
+    const char *name;
+    size_t off;
+} STATS_KEPT[] = {
+#define K(f) {"stats." #f, offsetof(struct crawl_stats, f)}
+    K(fetched), K(pages), K(new_pages), K(near_duplicates), K(exact_duplicates), K(filtered),
+    K(robots_disallowed), K(redirects), K(errors), K(robots_fetched), K(links_enqueued),
+    K(links_saved), K(links_out_of_scope), K(bytes),
+#undef K
+};
+
+/* Commits the open transaction when CRAWL_STATE_COMMIT_INTERVAL has passed or
+ * CRAWL_STATE_COMMIT_PAGES pages wait (or force): the hosts whose politeness changed and
+ * the counters first, then the caller's before_commit (the WARC and the log written out,
+ * their offsets in meta), then COMMIT. */
+static void maybe_commit(struct crawl *c, double now, int force)
+{
+    if (!c->state || c->fatal)
+        return;
+    if (!force && (crawl_state_pending(c->state) == 0 ||
+                   (now - c->last_commit < CRAWL_STATE_COMMIT_INTERVAL &&
+                    c->uncommitted < CRAWL_STATE_COMMIT_PAGES)))
+        return;
+    enum crawl_code rc = CRAWL_OK;
+    double wall = wall_clock();
+    for (struct hostinfo *hi = c->hosts; hi && rc == CRAWL_OK; hi = hi->next) {
+        if (!hi->dirty || !hi->host)
+            continue;
+        double na = crawl_host_next_allowed(hi->host);
+        rc = crawl_state_host_save(c->state, hi->sid, crawl_host_delay(hi->host),
+                                   isfinite(na) ? wall + (na - now) : 0);
+        hi->dirty = 0;
+    }
+    update_stats(c, now);
+    for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&c->stats + STATS_KEPT[i].off, sizeof v);
+        if (STATS_KEPT[i].off == offsetof(struct crawl_stats, fetched))
+            v -= c->in_pipeline < v ? c->in_pipeline : v; /* their URLs are not done yet */
+        rc = crawl_state_set_meta_int(c->state, STATS_KEPT[i].name, (int64_t)v);
+    }
+    if (rc == CRAWL_OK)
+        rc = crawl_state_set_meta_int(c->state, "stats.elapsed_ms",
+                                      (int64_t)(c->stats.elapsed * 1000));
+    if (rc == CRAWL_OK && c->complete)
+        rc = crawl_state_set_meta_int(c->state, "complete", c->complete);
+    if (rc == CRAWL_OK && c->complete == 2)
+        rc = crawl_state_set_meta_int(c->state, "complete.max_pages", c->opts.max_pages);
+    if (rc == CRAWL_OK && c->opts.before_commit && c->opts.before_commit(c->opts.userdata) != 0)
+        rc = CRAWL_EIO;
+    if (rc == CRAWL_OK)
+        rc = crawl_state_commit(c->state);
+    if (rc != CRAWL_OK && !c->fatal)
+        c->fatal = rc;
+    c->last_commit = now;
+    c->uncommitted = 0;
+}
+
+/* Loads the next queued URLs of a spilled host from the state into the frontier, up to
+ * the window. */
+struct refill_ctx {
+    struct crawl *c;
+    struct crawl_host *h;
+    struct hostinfo *hi;
+    double now;
+};
+
+static int refill_one(void *userdata, int64_t id, const char *url, unsigned depth,
+                      unsigned hops, float priority)
+{
+    struct refill_ctx *x = userdata;
+    if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority, x->now) !=
+        CRAWL_OK)
+        return -1;
+    x->hi->cursor = id;
+    return 0;
+}
+
+static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct hostinfo *hi,
+                              double now)
+{
+    size_t have = crawl_host_queued(h);
+    if (!hi->spilled || have >= CRAWL_STATE_WINDOW / 2)
+        return CRAWL_OK;
+    size_t want = CRAWL_STATE_WINDOW - have, n = 0;
+    struct refill_ctx x = {c, h, hi, now};
+    enum crawl_code rc = crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one, &x, &n);
+    c->disk_queued = n > c->disk_queued ? 0 : c->disk_queued - n;
+    if (rc == CRAWL_OK && n < want)
+        hi->spilled = 0;
+    return rc;
+}
+
 /* ---- records ---- */
 
 static void emit(struct crawl *c, const char *url, long status, unsigned depth,
@@ -730,12 +893,13 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
     case CRAWL_DECISION_ERROR: c->stats.errors++; break;
     default: break;
     }
-    if (!c->opts.record)
-        return;
-    struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
-                               .distance = -1, .links = -1, .error = error,
-                               .relevance = NAN, .location = location};
-    c->opts.record(c->opts.userdata, &rec);
+    if (c->opts.record) {
+        struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
+                                   .distance = -1, .links = -1, .error = error,
+                                   .relevance = NAN, .location = location};
+        c->opts.record(c->opts.userdata, &rec);
+    }
+    state_done(c, url, d);
 }
 
 /* ---- enqueueing ---- */
@@ -756,6 +920,12 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
             return rc;
         }
     }
+    if (c->state && crawl_state_host(c->state, crawl_host_origin(h), &hi->sid) != CRAWL_OK) {
+        crawl_robots_host_free(hi->robots);
+        free(hi);
+        return CRAWL_EIO;
+    }
+    hi->host = h;
     hi->next = c->hosts;
     c->hosts = hi;
     crawl_host_set_userdata(h, hi);
@@ -820,13 +990,27 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_FULL;
     if (host_info(c, h) != CRAWL_OK)
         return ENQ_FULL;
-    if (disallowed_now(c, crawl_host_userdata(h), url, depth, now)) {
+    struct hostinfo *hi = crawl_host_userdata(h);
+    int64_t id = 0;
+    if (c->state && crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops, priority,
+                                        &id) != CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        return ENQ_FULL;
+    }
+    if (disallowed_now(c, hi, url, depth, now)) {
         if (best)
             *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
     }
+    if (c->state && (hi->spilled || crawl_host_queued(h) >= CRAWL_STATE_WINDOW)) {
+        hi->spilled = 1; /* in the state only, until the window drains (refill) */
+        c->disk_queued++;
+        return ENQ_QUEUED;
+    }
     if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, now) != CRAWL_OK)
         return ENQ_FULL;
+    if (id > hi->cursor)
+        hi->cursor = id;
     return ENQ_QUEUED;
 }
 
@@ -860,6 +1044,14 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         rc = crawl_frontier_host(c->frontier, canon, p.origin_len, &h);
     if (rc == CRAWL_OK && added)
         rc = host_info(c, h);
+    if (rc == CRAWL_OK && added && c->state) {
+        struct hostinfo *hi = crawl_host_userdata(h);
+        int64_t id = 0;
+        rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon,
+                                 0, 0, 0.0f, &id);
+        if (id > hi->cursor)
+            hi->cursor = id;
+    }
     if (rc == CRAWL_OK && added)
         rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f,
                                  crawl_clock());
@@ -913,6 +1105,13 @@ static void robots_done(struct crawl *c, struct job *j, double now)
     /* the outcome borrows the body: the policy copies what it keeps */
     if (crawl_robots_host_update(hi->robots, &o, now) != CRAWL_OK)
         c->fatal = CRAWL_ENOMEM;
+    /* a reading (2xx, 4xx) is kept in the state for the next run; failures are retried */
+    if (c->state && o.status >= 200 && o.status < 500 && o.status != 429 &&
+        !(o.status >= 300 && o.status < 400) && !o.truncated &&
+        crawl_state_host_robots(c->state, hi->sid, o.status, o.body, o.len, wall_clock()) !=
+            CRAWL_OK)
+        c->fatal = CRAWL_EIO;
+    hi->dirty = 1;
     double cd = crawl_robots_host_crawl_delay(hi->robots);
     if (cd > 0)
         crawl_frontier_set_delay(c->frontier, j->host, cd, now);
@@ -967,6 +1166,10 @@ static int page_done(struct crawl *c, struct job *j, double now)
     struct crawl_response *r = j->resp;
     const char *url = j->item.url;
     unsigned depth = j->item.depth;
+    struct hostinfo *hi = crawl_host_userdata(j->host);
+    hi->dirty = 1;
+    if (c->state && r->result == CRAWL_FETCH_ABORTED && c->stop)
+        return 0; /* cut short by the stop: still queued in the state, fetched on resume */
     c->stats.fetched++;
     switch (r->result) {
     case CRAWL_FETCH_FILTERED:
@@ -1023,6 +1226,7 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     const char *url = j->item.url;
     c->stats.process_seconds += j->process_seconds;
     if (j->decode_error[0]) {
+        job_free_data(c, j);
         emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL);
         return;
     }
@@ -1066,17 +1270,20 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .duplicate_of = v->duplicate_of, .distance = v->distance,
                                    .links = enqueued, .error = v->error,
                                    .relevance = v->relevance, .canonical = v->canonical,
-                                   .truncated = v->truncated[0] ? v->truncated : NULL};
+                                   .truncated = v->truncated[0] ? v->truncated : NULL,
+                                   .page_data = v->page_data};
         c->opts.record(c->opts.userdata, &rec);
     }
+    job_free_data(c, j);
+    state_done(c, url, v->decision);
 }
 
 /* ---- the loop ---- */
 
 static void update_stats(struct crawl *c, double now)
 {
-    c->stats.elapsed = now - c->start;
-    c->stats.queued = crawl_frontier_size(c->frontier);
+    c->stats.elapsed = c->elapsed_before + (now - c->start);
+    c->stats.queued = crawl_frontier_size(c->frontier) + c->disk_queued;
     c->stats.hosts = crawl_frontier_host_count(c->frontier);
     c->stats.seen = crawl_seen_count(c->seen);
     c->stats.seen_bytes = crawl_seen_bytes(c->seen);
@@ -1151,6 +1358,12 @@ static double dispatch(struct crawl *c, double now)
         if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
             break;
         struct hostinfo *hi = crawl_host_userdata(h);
+        if (c->state && hi->spilled && refill(c, h, hi, now) != CRAWL_OK) {
+            free(it.url);
+            crawl_frontier_done(c->frontier, h, now);
+            c->fatal = CRAWL_EIO;
+            break;
+        }
         if (hi->given_up) {
             emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL);
             crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
@@ -1297,6 +1510,7 @@ enum crawl_code crawl_run(struct crawl *c)
     if (c->n_threads == 0)
         return CRAWL_ETHREAD;
     rc = CRAWL_OK;
+    c->last_commit = c->start;
     double next_progress = c->start + c->opts.progress_interval;
     double stop_deadline = INFINITY;
     for (;;) {
@@ -1335,15 +1549,20 @@ enum crawl_code crawl_run(struct crawl *c)
 
         unsigned active = crawl_fetcher_active(c->fetcher);
         int budget_left = c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages;
-        int more = !c->stop && !c->fatal && budget_left && crawl_frontier_size(c->frontier) > 0;
-        if (active == 0 && c->in_pipeline == 0 && !more)
+        int more = !c->stop && !c->fatal && budget_left &&
+                   crawl_frontier_size(c->frontier) + c->disk_queued > 0;
+        if (active == 0 && c->in_pipeline == 0 && !more) {
+            if (!c->stop && !c->fatal) /* 1: nothing left; 2: the page budget is spent */
+                c->complete = budget_left ? 1 : 2;
             break;
+        }
+        maybe_commit(c, now, 0);
         if (active == 0 && c->in_pipeline == 0 && isinf(wake) && more) {
             /* queued URLs but nothing can ever start: every host is held with no robots
              * fetch in flight, which cannot happen; guard against a spin anyway */
             break;
         }
-        int timeout_ms = 200;
+        int timeout_ms = c->state && crawl_state_pending(c->state) ? 100 : 200;
         if (!isinf(wake) && wake > now && (wake - now) * 1000 < timeout_ms)
             timeout_ms = (int)((wake - now) * 1000) + 1;
         if (c->opts.progress && now + timeout_ms / 1000.0 > next_progress)
@@ -1368,6 +1587,9 @@ enum crawl_code crawl_run(struct crawl *c)
     for (unsigned i = 0; i < c->n_threads; i++)
         pthread_join(c->threads[i], NULL);
     c->n_threads = 0;
+    if (rc != CRAWL_OK)
+        c->complete = 0;
+    maybe_commit(c, crawl_clock(), 1); /* what the stop left: its records are whole */
     update_stats(c, crawl_clock());
     if (rc == CRAWL_OK && c->fatal)
         rc = (enum crawl_code)c->fatal;
@@ -1384,4 +1606,88 @@ void crawl_stop(struct crawl *c)
 const struct crawl_stats *crawl_get_stats(const struct crawl *c)
 {
     return &c->stats;
+}
+
+int crawl_complete(const struct crawl *c)
+{
+    return c->complete;
+}
+
+/* ---- resuming from the state ---- */
+
+static int resume_hash(void *userdata, uint64_t hash)
+{
+    struct crawl *c = userdata;
+    int added;
+    return crawl_seen_add(c->seen, hash, &added) == CRAWL_OK ? 0 : -1;
+}
+
+static int resume_host(void *userdata, int64_t id, const char *origin,
+                       const struct crawl_state_host *sh, int64_t queued)
+{
+    struct crawl *c = userdata;
+    (void)id;
+    struct crawl_host *h = NULL;
+    double now = crawl_clock(), wall = wall_clock();
+    if (!origin || crawl_frontier_host(c->frontier, origin, strlen(origin), &h) != CRAWL_OK ||
+        host_info(c, h) != CRAWL_OK)
+        return -1;
+    struct hostinfo *hi = crawl_host_userdata(h);
+    if (sh->delay > 0)
+        crawl_frontier_set_delay(c->frontier, h, sh->delay, now);
+    if (hi->robots && sh->robots_status > 0 && wall - sh->robots_time >= 0 &&
+        wall - sh->robots_time < CRAWL_ROBOTS_CACHE_TTL) {
+        /* the reading as it was, aged: it expires when it would have */
+        struct crawl_robots_outcome o = {.status = sh->robots_status, .max_age = -1,
+                                         .body = (char *)sh->robots_body, .len = sh->robots_len};
+        if (crawl_robots_host_update(hi->robots, &o, now - (wall - sh->robots_time)) !=
+            CRAWL_OK)
+            return -1;
+    }
+    if (sh->next_allowed > wall)
+        crawl_frontier_pause(c->frontier, h, now + (sh->next_allowed - wall), now);
+    if (queued > 0) {
+        hi->spilled = 1;
+        hi->cursor = 0;
+        c->disk_queued += (size_t)queued;
+        if (refill(c, h, hi, now) != CRAWL_OK)
+            return -1;
+    }
+    return 0;
+}
+
+enum crawl_code crawl_resume(struct crawl *c, int *resumed)
+{
+    *resumed = 0;
+    if (!c->state)
+        return CRAWL_OK;
+    int64_t v = 0;
+    int found = 0;
+    enum crawl_code rc = crawl_state_meta_int(c->state, "stats.fetched", &v, &found);
+    if (rc != CRAWL_OK)
+        return rc;
+    rc = crawl_state_foreach_hash(c->state, resume_hash, c);
+    if (rc == CRAWL_OK)
+        rc = crawl_state_foreach_host(c->state, resume_host, c);
+    for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
+        int f = 0;
+        rc = crawl_state_meta_int(c->state, STATS_KEPT[i].name, &v, &f);
+        if (rc == CRAWL_OK && f) {
+            uint64_t u = (uint64_t)v;
+            memcpy((char *)&c->stats + STATS_KEPT[i].off, &u, sizeof u);
+            found = 1;
+        }
+    }
+    if (rc == CRAWL_OK) {
+        int f = 0;
+        rc = crawl_state_meta_int(c->state, "stats.elapsed_ms", &v, &f);
+        if (f)
+            c->elapsed_before = (double)v / 1000;
+    }
+    if (rc != CRAWL_OK)
+        return rc;
+    /* the page budget (max_pages) covers the whole crawl */
+    c->n_dispatched = c->stats.fetched;
+    *resumed = found || crawl_seen_count(c->seen) > 0;
+    return CRAWL_OK;
 }

@@ -440,6 +440,26 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_open(const char *path,
 /* Flushes, closes and renames the file; frees w (NULL-safe). CRAWL_EIO if the last
  * write or the rename failed (the .open file is then left as it is). */
 enum crawl_code crawl_warc_writer_close(struct crawl_warc_writer *w);
+/* Where a writer is: file number seq (0: the first), its length (everything written out),
+ * its records and its warcinfo record's id. */
+struct crawl_warc_position {
+    unsigned seq;
+    uint64_t offset;
+    uint64_t records;
+    char warcinfo_id[CRAWL_WARC_ID_SIZE];
+};
+/* Writes out what is buffered (sync: and fdatasync()s it); pos (may be NULL) receives the
+ * end of the last whole record. CRAWL_EIO on a write error (sticky). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_flush(struct crawl_warc_writer *w, int sync,
+                                                          struct crawl_warc_position *pos);
+/* Opens a writer that continues where pos (a flush's) was: file pos->seq (NAME.open, or
+ * NAME renamed back) cut to pos->offset, later files removed (see warc_write.c). CRAWL_EIO
+ * when the file is missing or shorter than pos->offset. *out: close with
+ * crawl_warc_writer_close(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_resume(const char *path,
+                                                           const struct crawl_warc_writer_opts *opts,
+                                                           const struct crawl_warc_position *pos,
+                                                           struct crawl_warc_writer **out);
 /* The name of the file being written (without ".open"), borrowed from w. */
 const char *crawl_warc_writer_path(const struct crawl_warc_writer *w);
 /* The last I/O error in words ("" when none), borrowed from w. */
@@ -639,6 +659,8 @@ size_t crawl_frontier_host_count(const struct crawl_frontier *f); /* hosts known
 const char *crawl_host_origin(const struct crawl_host *h);
 size_t crawl_host_queued(const struct crawl_host *h);
 unsigned crawl_host_active(const struct crawl_host *h);
+double crawl_host_next_allowed(const struct crawl_host *h); /* monotonic s; -INFINITY: now */
+double crawl_host_delay(const struct crawl_host *h);        /* s in force */
 void *crawl_host_userdata(const struct crawl_host *h); /* the caller's per-host state */
 void crawl_host_set_userdata(struct crawl_host *h, void *userdata);
 
@@ -772,6 +794,114 @@ unsigned crawl_fetcher_paused(const struct crawl_fetcher *fx);
  * transfer holding the most, "over the memory budget of N bytes". */
 void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 
+/* -- the crawl's state on disk (crawler/state.c; `simcrawl crawl --state DIR`) -- */
+
+#define CRAWL_STATE_COMMIT_INTERVAL 0.1 /* s: group commit at least this often ... */
+#define CRAWL_STATE_COMMIT_PAGES 1000u  /* ... or after this many pages */
+#define CRAWL_STATE_WINDOW 512u         /* queued URLs of one host held in memory; the rest
+                                           stay in the state until the window drains */
+
+/* A URL's state (the urls table's state column). A transfer in flight ("leased") is not
+ * written: it is queued until its result is committed. */
+enum crawl_url_state {
+    CRAWL_URL_QUEUED = 0,
+    CRAWL_URL_DONE,      /* fetched and kept (decision new) */
+    CRAWL_URL_DUPLICATE, /* near- or exact-duplicate */
+    CRAWL_URL_FAILED,    /* error */
+    CRAWL_URL_SKIPPED,   /* filtered, robots-disallowed, redirect */
+    CRAWL_URL_NSTATES
+};
+
+/* A host's row: politeness and its robots.txt reading. Times are wall-clock seconds
+ * (time(NULL) base) so that they mean the same thing to the next process. */
+struct crawl_state_host {
+    double delay;          /* s between requests (Crawl-delay applied) */
+    double next_allowed;   /* not asked again before this */
+    int robots_status;     /* of the last robots.txt reading kept; 0: none */
+    const void *robots_body; /* borrowed */
+    size_t robots_len;
+    double robots_time;    /* when it was fetched */
+};
+
+struct crawl_state;
+
+/* Opens (creating when missing) DIR/state.db with one write transaction open; durable:
+ * synchronous=FULL (a power cut loses nothing committed). *created: 1 when the database
+ * did not exist before. On failure err[errlen] says why. Caller closes with
+ * crawl_state_close(), which rolls back what was not committed. One process at a time:
+ * a second one gets CRAWL_EIO ("in use"). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_open(const char *dir, int durable,
+                                                   struct crawl_state **out, int *created,
+                                                   char *err, size_t errlen);
+void crawl_state_close(struct crawl_state *s); /* NULL-safe */
+const char *crawl_state_error(const struct crawl_state *s); /* the last failure in words */
+/* Crash points for the kill tests: fn(name) at "crawl-commit-begin" (before COMMIT) and
+ * "crawl-commit-done" (after it); cli passes dedup_crash_point. */
+void crawl_state_set_crash_hook(struct crawl_state *s, void (*fn)(const char *name));
+/* Ends the open transaction (everything since the last commit is durable at once) and
+ * opens the next. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_commit(struct crawl_state *s);
+size_t crawl_state_pending(const struct crawl_state *s);  /* changes not committed yet */
+uint64_t crawl_state_commits(const struct crawl_state *s);
+/* meta: *found 0 when the key is absent; text: *v malloc'd (caller frees) or NULL. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key,
+                                                       int64_t *v, int *found);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_meta_text(struct crawl_state *s, const char *key,
+                                                        char **v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_set_meta_int(struct crawl_state *s,
+                                                           const char *key, int64_t v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_set_meta_text(struct crawl_state *s,
+                                                            const char *key, const char *v);
+/* The id of origin's row, added when new. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_host(struct crawl_state *s, const char *origin,
+                                                   int64_t *id);
+/* Saves a host's politeness: delay, and next_allowed (wall clock). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_host_save(struct crawl_state *s, int64_t id,
+                                                        double delay, double next_allowed);
+/* Saves a host's robots.txt reading (status, body, when fetched: wall clock). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_host_robots(struct crawl_state *s, int64_t id,
+                                                          int status, const void *body,
+                                                          size_t len, double when);
+/* fn for every host row in id order with its number of queued URLs (h borrowed for the
+ * call); a non-zero return stops with CRAWL_ENOMEM. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_host(
+    struct crawl_state *s,
+    int (*fn)(void *userdata, int64_t id, const char *origin, const struct crawl_state_host *h,
+              int64_t queued),
+    void *userdata);
+/* Adds a queued URL (hash: crawl_hash64 of url, the key); *id its row id, 0 when the hash
+ * was there already. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash,
+                                                      int64_t host, const char *url,
+                                                      unsigned depth, unsigned hops,
+                                                      float priority, int64_t *id);
+/* Sets the state and decision (enum crawl_decision) of the URL of hash. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
+                                                      enum crawl_url_state state,
+                                                      int decision);
+/* The queued URLs of host with row ids above after, in id order, at most limit: fn for
+ * each (url borrowed); *n how many. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_queued(
+    struct crawl_state *s, int64_t host, int64_t after, size_t limit,
+    int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
+              float priority),
+    void *userdata, size_t *n);
+/* fn for the hash of every URL ever queued (the seen set). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
+                                                           int (*fn)(void *userdata,
+                                                                     uint64_t hash),
+                                                           void *userdata);
+/* URLs per state. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_counts(struct crawl_state *s,
+                                                         int64_t counts[CRAWL_URL_NSTATES]);
+/* The caller's records, one per page, replayed in commit order by foreach (fn returns 0,
+ * -1 out of memory, 1 a record it cannot read). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data,
+                                                       size_t len);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_page(
+    struct crawl_state *s, int (*fn)(void *userdata, const void *data, size_t len),
+    void *userdata);
+
 /* -- the crawl loop (crawler/crawl.c) -- */
 
 #define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
@@ -847,6 +977,8 @@ struct crawl_verdict {
     int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
     size_t max_links;     /* the crawler's: opts.max_links */
     struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
+    void *page_data;      /* the caller's: handed to opts.record as crawl_record.page_data,
+                             then freed with opts.page_data_free (also when never recorded) */
 };
 
 /* Adds what ("links", "depth") to v->truncated, comma separated. */
@@ -876,6 +1008,7 @@ struct crawl_record {
     const char *canonical;    /* rel=canonical, or NULL */
     const char *location;     /* redirect target (canonical), or NULL */
     const char *truncated;    /* what a cap cut from the page ("links", "depth", ...), or NULL */
+    void *page_data;          /* the verdict's page_data (pages only), or NULL; borrowed */
 };
 
 struct crawl_stats {
@@ -952,6 +1085,17 @@ struct crawl_opts {
     const char *ca_file;   /* PEM CA certificates to verify https servers with (every
                               page and robots.txt transfer); borrowed for the crawl's life;
                               NULL: libcurl's default bundle */
+    /* The crawl's state on disk (crawl --state), borrowed for the crawl's life, or NULL:
+     * everything in memory. With a state, every URL queued and decided, the hosts'
+     * politeness and robots.txt and the counters go into it, and the loop commits a group
+     * of pages every CRAWL_STATE_COMMIT_INTERVAL s or CRAWL_STATE_COMMIT_PAGES pages,
+     * calling before_commit first (on the loop thread): the caller writes out the WARC
+     * records and log lines of the pages recorded so far and stores their offsets in the
+     * state's meta, so that they are committed together. A non-zero return is fatal. Only
+     * CRAWL_STATE_WINDOW queued URLs per host stay in memory. Not with focused. */
+    struct crawl_state *state;
+    int (*before_commit)(void *userdata);
+    void (*page_data_free)(void *page_data); /* NULL: free() */
 };
 
 struct crawl;
@@ -961,6 +1105,15 @@ struct crawl;
 CRAWL_WARN_UNUSED enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out,
                                             char *err, size_t errlen);
 void crawl_free(struct crawl *c); /* NULL-safe */
+/* With opts.state: loads what an earlier run committed (the seen set, the hosts with
+ * their politeness and robots.txt readings, a window of each host's queued URLs, the
+ * counters). Call once, before crawl_add_seed() (which then only sets the scope of a seed
+ * seen before). *resumed: 1 when the state held a crawl. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_resume(struct crawl *c, int *resumed);
+/* Whether the last crawl_run() reached the end of the crawl (not stopped, no fatal
+ * error): 1 nothing left to fetch, 2 max_pages reached, 0 neither. With a state it is
+ * committed as meta "complete" (and "complete.max_pages"). */
+int crawl_complete(const struct crawl *c);
 /* Adds a seed URL (canonicalised; its host/domain joins the scope). CRAWL_EURL if bad. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_add_seed(struct crawl *c, const char *url);
 /* Runs the crawl to its end (frontier empty, max_pages reached, or crawl_stop()).

@@ -461,3 +461,13 @@ void crawl_host_set_userdata(struct crawl_host *h, void *userdata)
 {
     h->userdata = userdata;
 }
+
+double crawl_host_next_allowed(const struct crawl_host *h)
+{
+    return h->next_allowed;
+}
+
+double crawl_host_delay(const struct crawl_host *h)
+{
+    return h->delay;
+}

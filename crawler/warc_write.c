@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <isa-l/igzip_lib.h>
@@ -522,19 +523,22 @@ static enum crawl_code maybe_rotate(struct crawl_warc_writer *w)
     return open_file(w);
 }
 
-enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc_writer_opts *opts,
-                                       struct crawl_warc_writer **out)
+/* A writer with no file open yet; NULL when out of memory or path is bad (*rc says). */
+static struct crawl_warc_writer *writer_new(const char *path,
+                                            const struct crawl_warc_writer_opts *opts,
+                                            enum crawl_code *rc)
 {
-    *out = NULL;
+    *rc = CRAWL_EINVAL;
     if (!path || !*path || strlen(path) + 16 >= PATH_MAX_LEN)
-        return CRAWL_EINVAL;
+        return NULL;
+    *rc = CRAWL_ENOMEM;
     struct crawl_warc_writer *w = calloc(1, sizeof *w);
     if (!w)
-        return CRAWL_ENOMEM;
+        return NULL;
     w->fd = -1;
     if (pthread_mutex_init(&w->info_lock, NULL) != 0) {
         free(w);
-        return CRAWL_ENOMEM;
+        return NULL;
     }
     if (opts)
         w->opts = *opts;
@@ -549,7 +553,7 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
     if (!w->out) {
         pthread_mutex_destroy(&w->info_lock);
         free(w);
-        return CRAWL_ENOMEM;
+        return NULL;
     }
     if (w->gzip) {
         if (deflateInit2(&w->zs, w->opts.gzip_level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
@@ -557,24 +561,119 @@ enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc
             free(w->out);
             pthread_mutex_destroy(&w->info_lock);
             free(w);
-            return CRAWL_ENOMEM;
+            return NULL;
         }
         w->zs_ready = 1;
     }
-    enum crawl_code rc = open_file(w);
+    *rc = CRAWL_OK;
+    return w;
+}
+
+/* Frees a writer whose file failed to open (the file, if any, removed when unlink). */
+static void writer_abandon(struct crawl_warc_writer *w, int unlink_it)
+{
+    if (w->fd >= 0) {
+        close(w->fd);
+        if (unlink_it)
+            unlink(w->tmp);
+    }
+    if (w->zs_ready)
+        deflateEnd(&w->zs);
+    free(w->out);
+    pthread_mutex_destroy(&w->info_lock);
+    free(w);
+}
+
+enum crawl_code crawl_warc_writer_open(const char *path, const struct crawl_warc_writer_opts *opts,
+                                       struct crawl_warc_writer **out)
+{
+    *out = NULL;
+    enum crawl_code rc;
+    struct crawl_warc_writer *w = writer_new(path, opts, &rc);
+    if (!w)
+        return rc;
+    rc = open_file(w);
     if (rc != CRAWL_OK) {
         /* keep errno's words for the caller: report through the return code only */
-        if (w->fd >= 0) {
-            close(w->fd);
-            unlink(w->tmp);
-        }
-        if (w->zs_ready)
-            deflateEnd(&w->zs);
-        free(w->out);
-        pthread_mutex_destroy(&w->info_lock);
-        free(w);
+        writer_abandon(w, 1);
         return rc;
     }
+    *out = w;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_warc_writer_flush(struct crawl_warc_writer *w, int sync,
+                                        struct crawl_warc_position *pos)
+{
+    if (w->failed)
+        return w->failed;
+    if (w->out_len && flush_out(w) != 0)
+        return w->failed;
+    if (sync && fdatasync(w->fd) != 0) {
+        set_io_error(w, "sync");
+        return w->failed;
+    }
+    if (pos) {
+        memset(pos, 0, sizeof *pos);
+        pos->seq = w->seq;
+        pos->offset = w->size;
+        pos->records = w->records;
+        memcpy(pos->warcinfo_id, w->warcinfo_id, sizeof pos->warcinfo_id);
+    }
+    return CRAWL_OK;
+}
+
+/*
+ * HOW IT WORKS (resume). pos is what crawl_warc_writer_flush() said at the last commit:
+ * file number seq, its length then, its record count and warcinfo id. That file is
+ * NAME.open, or NAME when a rotation renamed it after the commit (it is renamed back);
+ * it is cut to pos.offset, which drops the records written after the commit (whole or
+ * half), and writing goes on at its end. Files numbered after seq were started after the
+ * commit: they hold only uncommitted records and are removed.
+ */
+enum crawl_code crawl_warc_writer_resume(const char *path,
+                                         const struct crawl_warc_writer_opts *opts,
+                                         const struct crawl_warc_position *pos,
+                                         struct crawl_warc_writer **out)
+{
+    *out = NULL;
+    enum crawl_code rc;
+    struct crawl_warc_writer *w = writer_new(path, opts, &rc);
+    if (!w)
+        return rc;
+    w->seq = pos->seq;
+    if (file_name(w, w->seq, w->path, sizeof w->path) != 0 ||
+        (size_t)snprintf(w->tmp, sizeof w->tmp, "%s.open", w->path) >= sizeof w->tmp) {
+        writer_abandon(w, 0);
+        return CRAWL_EINVAL;
+    }
+    struct stat st;
+    if (stat(w->tmp, &st) != 0 && stat(w->path, &st) == 0 && rename(w->path, w->tmp) != 0) {
+        writer_abandon(w, 0);
+        return CRAWL_EIO;
+    }
+    w->fd = open(w->tmp, O_WRONLY | O_CLOEXEC);
+    if (w->fd < 0 || fstat(w->fd, &st) != 0 || (uint64_t)st.st_size < pos->offset ||
+        ftruncate(w->fd, (off_t)pos->offset) != 0 ||
+        lseek(w->fd, (off_t)pos->offset, SEEK_SET) < 0) {
+        writer_abandon(w, 0);
+        return CRAWL_EIO;
+    }
+    for (unsigned n = w->seq + 1;; n++) { /* started after the commit */
+        char name[PATH_MAX_LEN + 8];
+        if (file_name(w, n, name, sizeof name - 8) != 0)
+            break;
+        int gone = unlink(name) != 0;
+        strcat(name, ".open");
+        gone &= unlink(name) != 0;
+        if (gone)
+            break;
+    }
+    w->size = pos->offset;
+    w->records = pos->records;
+    memcpy(w->warcinfo_id, pos->warcinfo_id, sizeof w->warcinfo_id);
+    memcpy(w->info_id, pos->warcinfo_id, sizeof w->info_id);
+    w->info_seq = w->seq;
     *out = w;
     return CRAWL_OK;
 }

@@ -440,7 +440,8 @@ void dedup_index_set_pair_generation(struct dedup_index *idx, uint64_t gen);
 
 /*
  * Named crash points for kill tests: when the environment variable SIMCRAWL_CRASH_AT
- * equals name, the process kills itself with SIGKILL (no cleanup, no atexit, no flush:
+ * equals name (or is "name:N": the Nth time the point is passed), the process kills
+ * itself with SIGKILL (no cleanup, no atexit, no flush:
  * what kill -9 does). Compiled into the simcrawl binary: a getenv() per point, a handful
  * per save, so the binary that is tested is the binary that ships. libsimcrawl (.so and
  * .a) is built with DEDUP_NO_CRASH_POINTS: there it does nothing, since a library loaded

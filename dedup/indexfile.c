@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,10 +132,15 @@ static int crash_points_on(void)
 
 void dedup_crash_point(const char *name)
 {
+    static _Atomic unsigned long passes; /* of the named point (only one is named) */
     if (!crash_points_on())
         return;
     const char *at = getenv("SIMCRAWL_CRASH_AT");
-    if (at && strcmp(at, name) == 0)
+    size_t n = strlen(name);
+    if (!at || strncmp(at, name, n) != 0 || (at[n] != '\0' && at[n] != ':'))
+        return;
+    unsigned long nth = at[n] == ':' ? strtoul(at + n + 1, NULL, 10) : 1;
+    if (atomic_fetch_add(&passes, 1) + 1 >= nth)
         raise(SIGKILL);
 }
 

@@ -5,13 +5,17 @@
 # every function of the header), <simcrawl.h> compiled alone as C11 and as C++,
 # simcrawl.pc, examples/check_pages.c built with pkg-config exactly as README "The C
 # library" shows and linked dynamically and statically, its output on two near-duplicate
-# pages, the version everywhere, and `make uninstall` leaving nothing behind.
-# Environment (set by the Makefile): MAKE, BUILD, CC, CXX, VERSION, WGET2_PLUGIN.
+# pages, the version everywhere, the Scrapy middleware's package (installed where Debian's
+# python3 finds it for PREFIX=/usr and PREFIX=/usr/local, importable from the stage, its
+# ctypes binding on the staged library), and `make uninstall` leaving nothing behind.
+# Environment (set by the Makefile): MAKE, BUILD, CC, CXX, VERSION, WGET2_PLUGIN,
+# SCRAPY_PYTHON (the python3 that has python3-scrapy; default /usr/bin/python3).
 # Prints "lib: N passed, N failed" and exits non-zero on any failure.
 MAKE=${MAKE:-make}
 BUILD=${BUILD:-build}
 CC=${CC:-cc}
 CXX=${CXX:-c++}
+PY=${SCRAPY_PYTHON:-/usr/bin/python3}
 build_dir=$(cd "$BUILD" && pwd) || exit 1
 STAGE=$build_dir/stage
 OUT=$build_dir/lib-test
@@ -34,6 +38,7 @@ PAGE1=tests/data/fingerprint/page1.html
 PAGE2=tests/data/fingerprint/page1-edit.html
 MAJOR=${VERSION%%.*}
 LIB=$STAGE/usr/lib
+PYDIR=$STAGE/usr/lib/python3/dist-packages
 
 # ---- the staged install: exactly these files, these modes, these links ----
 check "make install into a stage" -- $MAKE --no-print-directory BUILD="$BUILD" install \
@@ -47,6 +52,10 @@ usr/lib/libsimcrawl.so.$VERSION
 usr/lib/pkgconfig/simcrawl.pc"
 [ -n "$WGET2_PLUGIN" ] && want="$want
 usr/lib/wget2/plugins/libsimcrawl.so"
+for f in __init__.py library.py middleware.py service.py; do
+    want="$want
+usr/lib/python3/dist-packages/simcrawl_scrapy/$f"
+done
 got=$(cd "$STAGE" && find . ! -type d | sed 's|^\./||' | LC_ALL=C sort)
 same "$(printf '%s\n' "$want" | LC_ALL=C sort)" "$got" "files installed"
 modes=$(cd "$STAGE/usr" && stat -c '%a %n' bin/simcrawl include/simcrawl.h \
@@ -58,6 +67,43 @@ same "libsimcrawl.so.$VERSION" "$(readlink "$LIB/libsimcrawl.so")" "development 
 soname=$(readelf -d "$LIB/libsimcrawl.so.$VERSION" 2>&1 | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 same "libsimcrawl.so.$MAJOR" "$soname" "SONAME"
 cmp -s filter/simcrawl.h "$STAGE/usr/include/simcrawl.h" && ok || bad "installed header differs"
+modes=$(cd "$PYDIR" && stat -c '%a %n' simcrawl_scrapy simcrawl_scrapy/*.py 2>&1 | tr '\n' ' ')
+same "755 simcrawl_scrapy 644 simcrawl_scrapy/__init__.py 644 simcrawl_scrapy/library.py 644 simcrawl_scrapy/middleware.py 644 simcrawl_scrapy/service.py " \
+    "$modes" "modes of the Scrapy middleware's package"
+
+# ---- the Scrapy middleware's package, imported from the stage ----
+# PYTHONDONTWRITEBYTECODE: no __pycache__ in the stage. The library is found as the
+# package finds it by default (its SONAME, here through LD_LIBRARY_PATH), not named.
+cat >"$OUT/scrapy_pkg.py" <<'EOF'
+import sys
+import simcrawl_scrapy
+from scrapy.exceptions import IgnoreRequest
+from simcrawl_scrapy.library import Filter, Library
+print(simcrawl_scrapy.__file__)
+print(issubclass(simcrawl_scrapy.NearDuplicate, IgnoreRequest))
+lib = Library()
+print(lib.version_string)
+maps = [l.split()[-1] for l in open("/proc/self/maps") if "libsimcrawl" in l]
+print(maps[0] if maps else "-")
+f = Filter(lib, sys.argv[3], 3)
+a = f.check(sys.argv[1], open(sys.argv[1], "rb").read(), "text/html")
+b = f.check(sys.argv[2], open(sys.argv[2], "rb").read(), "text/html")
+print(a.decision, b.decision, b.duplicate_of, b.distance)
+f.close()
+EOF
+PYTHONPATH=$PYDIR PYTHONDONTWRITEBYTECODE=1 LD_LIBRARY_PATH=$LIB "$PY" "$OUT/scrapy_pkg.py" \
+    "$PAGE1" "$PAGE2" "$OUT/scrapy.idx" >"$OUT/scrapy_pkg.txt" 2>"$OUT/err"
+same 0 $? "simcrawl_scrapy imported from the stage with $PY; stderr: $(tail -c 300 "$OUT/err")"
+same "$PYDIR/simcrawl_scrapy/__init__.py" "$(sed -n 1p "$OUT/scrapy_pkg.txt")" "simcrawl_scrapy imported from the stage"
+same True "$(sed -n 2p "$OUT/scrapy_pkg.txt")" "simcrawl_scrapy.NearDuplicate is a scrapy IgnoreRequest"
+same "$VERSION" "$(sed -n 3p "$OUT/scrapy_pkg.txt")" "simcrawl_scrapy's libsimcrawl version"
+same "$LIB/libsimcrawl.so.$VERSION" "$(sed -n 4p "$OUT/scrapy_pkg.txt")" \
+    "simcrawl_scrapy loads the staged libsimcrawl.so.$MAJOR by default"
+case "$(sed -n 5p "$OUT/scrapy_pkg.txt")" in
+"new near-duplicate $PAGE1 "[1-3]) ok ;;
+*) bad "simcrawl_scrapy's Filter on two near-duplicate pages: '$(sed -n 5p "$OUT/scrapy_pkg.txt")'" ;;
+esac
+[ -s "$OUT/scrapy.idx" ] && ok || bad "simcrawl_scrapy's Filter.close() saved no index"
 
 # ---- exports: only simcrawl_*, and every function <simcrawl.h> declares ----
 nm -D --defined-only "$LIB/libsimcrawl.so.$VERSION" | awk '{print $NF}' | LC_ALL=C sort >"$OUT/dynsym"
@@ -156,10 +202,29 @@ check "make install PREFIX=/opt/simcrawl" -- $MAKE --no-print-directory BUILD="$
 same "prefix=/opt/simcrawl" "$(sed -n 1p "$OUT/opt/opt/simcrawl/lib/pkgconfig/simcrawl.pc")" \
     "simcrawl.pc of an install with PREFIX=/opt/simcrawl"
 
+# ---- the Scrapy package's PYTHONDIR: on Debian's python3's sys.path for /usr and /usr/local ----
+"$PY" -c 'import sys; print("\n".join(sys.path))' >"$OUT/syspath" 2>&1
+grep -qx /usr/lib/python3/dist-packages "$OUT/syspath" && ok ||
+    bad "PREFIX=/usr's PYTHONDIR /usr/lib/python3/dist-packages is not on $PY's sys.path"
+check "make install PREFIX=/usr/local" -- $MAKE --no-print-directory BUILD="$BUILD" install \
+    DESTDIR="$OUT/local" PREFIX=/usr/local
+local_py=$(cd "$OUT/local" && find . -path '*/simcrawl_scrapy/__init__.py' | sed 's|^\.||; s|/simcrawl_scrapy/__init__.py$||')
+case "$local_py" in
+/usr/local/lib/python3.*/dist-packages) ok ;;
+*) bad "PREFIX=/usr/local put simcrawl_scrapy in '$local_py'" ;;
+esac
+grep -qx "$local_py" "$OUT/syspath" && ok ||
+    bad "PREFIX=/usr/local's PYTHONDIR '$local_py' is not on $PY's sys.path"
+
 # ---- make uninstall removes every file install wrote ----
+# and the __pycache__ python3 writes beside the package when root imports it
+env -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$PYDIR" "$PY" -c "import simcrawl_scrapy" 2>"$OUT/err"
+[ -d "$PYDIR/simcrawl_scrapy/__pycache__" ] && ok ||
+    bad "importing simcrawl_scrapy wrote no __pycache__ to remove: $(tail -c 300 "$OUT/err")"
 check "make uninstall from the stage" -- $MAKE --no-print-directory BUILD="$BUILD" uninstall \
     DESTDIR="$STAGE" PREFIX=/usr
 same "" "$(cd "$STAGE" && find . ! -type d | tr '\n' ' ')" "files left after make uninstall"
+[ ! -e "$PYDIR/simcrawl_scrapy" ] && ok || bad "make uninstall left $PYDIR/simcrawl_scrapy"
 
 echo "lib: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -35,21 +35,25 @@ with open(sys.argv[1], "a") as f:
 }
 col() { awk -v c="$1" '{print $c}' "$2" | median; }
 
-# Per run, in turn: the crawl with WARC + log, wget2, the crawl with the log only, and the
+# Per run, in turn: the crawl with WARC + log, the same with --state (a new state each
+# time: issue 15), wget2, the crawl with the log only, and the
 # floor (the same pages through the same parse + fingerprint pipeline, no network, two
 # processes for the two cores): all four under the same conditions.
 find "$PYDOC" -name '*.html' | sort >"$W/html.lst"
 HALF=$(( ($(wc -l <"$W/html.lst") + 1) / 2 )) # two processes of as many pages each
 SAX=$BUILD/bench/bench_pipeline
 [ -x "$SAX" ] || make --no-print-directory BUILD="$BUILD" "$SAX" >/dev/null
-: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/nowarc.t"; : >"$W/fp.t"; : >"$W/sax.t"
+: >"$W/sim.t"; : >"$W/wget.t"; : >"$W/nowarc.t"; : >"$W/fp.t"; : >"$W/sax.t"; : >"$W/state.t"
 for r in $(seq "$RUNS"); do
-    run "$W/sim.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
+    run "$W/sim.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --overwrite \
         --warc "$W/crawl.warc.gz" --log "$W/crawl.jsonl" "$SEED"
+    rm -rf "$W/state"
+    run "$W/state.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --overwrite \
+        --state "$W/state" --warc "$W/state.warc.gz" --log "$W/state.jsonl" "$SEED"
     rm -rf "$W/wget"
     run "$W/wget.t" wget2 -q -r -l inf --no-parent --max-threads=8 -P "$W/wget" "$SEED"
     run "$W/nowarc.t" "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 \
-        --log "$W/nowarc.jsonl" "$SEED"
+        --overwrite --log "$W/nowarc.jsonl" "$SEED"
     run "$W/fp.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SIMCRAWL" fingerprint --no-templates --
     run "$W/sax.t" xargs -a "$W/html.lst" -P 2 -n "$HALF" "$SAX" --sax-files --
 done
@@ -60,6 +64,7 @@ whtml=$(find "$W/wget" -type f -name '*.html' | wc -l)
 warc_mb=$(wc -c <"$W/crawl.warc.gz" | awk '{printf "%.1f", $1 / 1048576}')  # bytes written, not du (ext4 preallocation)
 sim=$(col 1 "$W/sim.t"); sim_cpu=$(col 2 "$W/sim.t"); rss=$(col 3 "$W/sim.t")
 wg=$(col 1 "$W/wget.t"); wg_cpu=$(col 2 "$W/wget.t")
+st=$(col 1 "$W/state.t"); st_cpu=$(col 2 "$W/state.t"); st_rss=$(col 3 "$W/state.t")
 nw=$(col 1 "$W/nowarc.t"); nw_cpu=$(col 2 "$W/nowarc.t")
 fp=$(col 1 "$W/fp.t"); fp_cpu=$(col 2 "$W/fp.t")
 sx=$(col 1 "$W/sax.t"); sx_cpu=$(col 2 "$W/sax.t")
@@ -67,6 +72,8 @@ sx=$(col 1 "$W/sax.t"); sx_cpu=$(col 2 "$W/sax.t")
 echo "crawl of python3.11-doc over nginx on loopback, $RUNS runs, medians (wall / CPU user+sys):"
 printf '  %-46s %7s s / %5s s  %s\n' "simcrawl crawl (8 conns, 2 workers, WARC+log)" "$sim" "$sim_cpu" \
     "($urls URLs, $pages new pages, WARC $warc_mb MB; peak RSS $(echo "$rss" | awk '{printf "%.1f", $1 / 1024}') MB)"
+printf '  %-46s %7s s / %5s s  %s\n' "simcrawl crawl --state (WARC+log)" "$st" "$st_cpu" \
+    "(peak RSS $(echo "$st_rss" | awk '{printf "%.1f", $1 / 1024}') MB)"
 printf '  %-46s %7s s / %5s s  %s\n' "wget2 -r --max-threads=8" "$wg" "$wg_cpu" "($wfiles files, $whtml html)"
 printf '  %-46s %7s s / %5s s\n' "simcrawl crawl, log only (no WARC)" "$nw" "$nw_cpu"
 printf '  %-46s %7s s / %5s s\n' "floor: simcrawl fingerprint, same pages, -P 2" "$fp" "$fp_cpu"
@@ -79,7 +86,7 @@ ratios() {
         awk '{v[NR] = $1} END {m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
              printf "%.2fx (%.2f-%.2f)", m, v[1], v[NR]}'
 }
-echo "  simcrawl / wget2, median of the rounds' ratios (lowest-highest): with the WARC $(ratios "$W/sim.t"), without $(ratios "$W/nowarc.t"); the floor $(ratios "$W/fp.t"); libxml2 alone $(ratios "$W/sax.t")"
+echo "  simcrawl / wget2, median of the rounds' ratios (lowest-highest): with the WARC $(ratios "$W/sim.t"), with --state $(ratios "$W/state.t"), without the WARC $(ratios "$W/nowarc.t"); the floor $(ratios "$W/fp.t"); libxml2 alone $(ratios "$W/sax.t")"
 echo "$sim $wg $nw $nw_cpu $fp_cpu" | awk '{printf "  ratio of the medians: %.2fx with the WARC, %.2fx without; loop overhead (CPU of the crawl without WARC beyond the floor'"'"'s): %.0f%%\n", $1 / $2, $3 / $2, ($4 - $5) / $4 * 100}'
 
 # Focused crawl against breadth-first at the same page budget.
@@ -87,9 +94,9 @@ BUDGET=${BUDGET:-60}
 TOPIC="asyncio coroutine await event loop"
 ONTOPIC_MIN=${ONTOPIC_MIN:-5}
 "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --max-pages "$BUDGET" \
-    --log "$W/bfs.jsonl" "$SEED" 2>/dev/null
+    --overwrite --log "$W/bfs.jsonl" "$SEED" 2>/dev/null
 "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 8 --per-host 8 --max-pages "$BUDGET" \
-    --topic "$TOPIC" --log "$W/focused.jsonl" "$SEED" 2>/dev/null
+    --overwrite --topic "$TOPIC" --log "$W/focused.jsonl" "$SEED" 2>/dev/null
 for mode in bfs focused; do
     python3 - "$W/$mode.jsonl" "$PYDOC" "$SIMCRAWL" "$ONTOPIC_MIN" "$mode" <<'PY'
 import json, re, subprocess, sys, urllib.parse

@@ -154,6 +154,14 @@ SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_crawl.sh 5
 
 fi
 
+# ---- crawl state [state] (docs/BENCHMARKS.md "## Crawl state") ----
+if section state; then
+# crawl --state against the in-memory crawl on a generated site of 300,000 pages (issue 15)
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+echo "== crawl state =="
+SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_state.sh 3 300000
+fi
+
 # ---- wget2 [wget2] (docs/BENCHMARKS.md "## wget2 plugin") ----
 if section wget2; then
 # wget2 -r alone against wget2 -r with the simcrawl plugin (in memory, and with an index

@@ -41,8 +41,14 @@ expect_status 0 "crawl config with a byte order mark" -- "$SIMCRAWL" crawl --con
 # a seeds file starting with a UTF-8 byte order mark keeps its first seed (port 1 on
 # 127.0.0.1: refused at once, the seed is logged)
 printf '\357\273\277http://127.0.0.1:1/first\nhttp://127.0.0.1:1/second\n' >"$TMP/bom-seeds.txt"
-expect_status 0 "crawl seeds file with a byte order mark" -- timeout 20 "$SIMCRAWL" crawl --quiet \
-    --delay 0 --robots-backoff 0.1 --log "$TMP/bom-seeds.jsonl" --seeds "$TMP/bom-seeds.txt"
+expect_status 2 "crawl seeds file with a byte order mark (every seed refused)" -- timeout 20 \
+    "$SIMCRAWL" crawl --quiet --delay 0 --robots-backoff 0.1 --log "$TMP/bom-seeds.jsonl" \
+    --seeds "$TMP/bom-seeds.txt"
+# every seed failed (issue 15): the reason on stderr, exit 2, the errors counted by cause
+expect_grep "no page could be fetched: http://127.0.0.1:1/first: host unreachable: robots.txt: " \
+    "$TMP/err" "a crawl whose seeds all fail says why"
+expect_grep "errors by cause: 2 host unreachable: robots.txt: " "$TMP/err" \
+    "the summary counts the errors by cause"
 expect_grep '"url":"http://127.0.0.1:1/first"' "$TMP/bom-seeds.jsonl" "first seed after a BOM kept"
 expect_grep '"url":"http://127.0.0.1:1/second"' "$TMP/bom-seeds.jsonl" "second seed kept"
 # robots.txt of a refused host (issue 12 item 5): 1 + 3 tries (0.1, 0.2, 0.4 s apart), then

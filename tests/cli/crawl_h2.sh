@@ -62,15 +62,18 @@ else
 
         # without --ca-file: the page transfer itself fails verification (--robots no) ...
         : >"$H2/logs/access.log"
-        expect_status 0 "crawl https without --ca-file ends" -- timeout 120 "$SIMCRAWL" crawl \
+        # (every URL failed: exit 2 with the reason on stderr, as curl and wget; issue 15)
+        expect_status 2 "crawl https without --ca-file ends" -- timeout 120 "$SIMCRAWL" crawl \
             --quiet --delay 0 --robots no --log "$H2/bad.jsonl" "$h2_seed"
+        expect_grep "no page could be fetched: https://127.0.0.1:$h2_port/index.html: .*certificate" \
+            "$TMP/err" "crawl_h2: the certificate failure is said on stderr"
         expect_grep "\"url\":\"https://127.0.0.1:$h2_port/index.html\".*\"decision\":\"error\"" \
             "$H2/bad.jsonl" "crawl_h2: an unverified certificate is a logged error"
         expect_grep "certificate" "$H2/bad.jsonl" "crawl_h2: the error names the certificate"
         # ... and with robots.txt obeyed, its fetch fails the same way: the host cannot be
         # reached (a TLS failure, no HTTP answer), so after a short retry its URLs are
         # logged as errors (issue 12 item 5) and no page is requested either
-        expect_status 0 "crawl https without --ca-file, robots on, ends" -- timeout 120 \
+        expect_status 2 "crawl https without --ca-file, robots on, ends" -- timeout 120 \
             "$SIMCRAWL" crawl --quiet --delay 0 --robots-backoff 0.1 --unreachable-retries 1 \
             --log "$H2/bad-robots.jsonl" "$h2_seed"
         expect_grep "\"url\":\"https://127.0.0.1:$h2_port/index.html\".*\"decision\":\"error\".*host unreachable" \

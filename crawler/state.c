@@ -1,0 +1,540 @@
+/*
+ * The crawl's state on disk (`simcrawl crawl --state DIR`): DIR/state.db, an SQLite
+ * database in WAL mode (sqlite.org/wal.html) holding what a crawl needs to go on after a
+ * stop, a Ctrl-C or a kill -9:
+ *   urls   every URL the crawl has queued: its 64-bit hash (crawl_hash64, the seen set's
+ *          key), host, depth, redirect hops, priority, and its state (queued, done,
+ *          duplicate, failed, skipped) with the decision of the log;
+ *   hosts  one row per origin: its Crawl-delay, when it may be asked next (wall clock),
+ *          and its last robots.txt reading (status, body, when fetched);
+ *   meta   key/value: counters, where the WARC and the log were committed, options;
+ *   pages  the caller's opaque records, in commit order (simcrawl: what the near-duplicate
+ *          decision needs to be rebuilt; cli/cmd_crawl.c).
+ *
+ * HOW IT WORKS (group commit). The state keeps one write transaction open; every change
+ * of the crawl goes into it, and crawl_state_commit() ends it and opens the next. The
+ * crawl loop commits every CRAWL_STATE_COMMIT_INTERVAL s or CRAWL_STATE_COMMIT_PAGES
+ * pages, after the WARC records and log lines of those pages are written and their
+ * offsets put in meta (the caller's before_commit), so that one COMMIT makes a group of
+ * pages done together with the end of the WARC and the log that hold them. A kill before
+ * the COMMIT loses the group: its URLs are still queued, the WARC and the log are cut back
+ * to the offsets of the last commit on resume. WAL with synchronous=NORMAL survives a
+ * kill -9 (a committed transaction is in the WAL file before COMMIT returns); `durable`
+ * (synchronous=FULL, and the caller fsyncs the WARC and the log first) survives a power
+ * cut as well. "Leased" (a transfer in flight) is not written: on resume every URL not
+ * done is queued, which is what a lease would be turned back into.
+ */
+#include "crawler/crawl.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define STATE_SCHEMA_VERSION 1
+
+enum {
+    S_URL_ADD, S_URL_SET, S_HOST_GET, S_HOST_ADD, S_META_GET, S_META_SET, S_QUEUED,
+    S_PAGE_ADD, S_HOST_SAVE, S_HOST_ROBOTS, S_N
+};
+
+static const char *const SQL[S_N] = {
+    [S_URL_ADD] = "INSERT OR IGNORE INTO urls(hash, host, url, depth, hops, prio, state) "
+                  "VALUES (?, ?, ?, ?, ?, ?, 0)",
+    [S_URL_SET] = "UPDATE urls SET state = ?, decision = ? WHERE hash = ?",
+    [S_HOST_GET] = "SELECT id FROM hosts WHERE origin = ?",
+    [S_HOST_ADD] = "INSERT INTO hosts(origin) VALUES (?)",
+    [S_META_GET] = "SELECT value FROM meta WHERE key = ?",
+    [S_META_SET] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+    [S_QUEUED] = "SELECT id, url, depth, hops, prio FROM urls "
+                 "WHERE host = ? AND state = 0 AND id > ? ORDER BY id LIMIT ?",
+    [S_PAGE_ADD] = "INSERT INTO pages(data) VALUES (?)",
+    [S_HOST_SAVE] = "UPDATE hosts SET delay = ?, next_allowed = ? WHERE id = ?",
+    [S_HOST_ROBOTS] = "UPDATE hosts SET robots_status = ?, robots_body = ?, robots_time = ? "
+                      "WHERE id = ?",
+};
+
+struct crawl_state {
+    sqlite3 *db;
+    sqlite3_stmt *st[S_N];
+    char path[4096];
+    int in_tx;
+    size_t pending;   /* changes since the last commit */
+    uint64_t commits;
+    void (*crash)(const char *name); /* crash points (tests), or NULL */
+    char error[512];
+};
+
+__attribute__((format(printf, 2, 3))) static void st_err(struct crawl_state *s, const char *fmt,
+                                                         ...);
+static void st_err(struct crawl_state *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->error, sizeof s->error, fmt, ap);
+    va_end(ap);
+}
+
+static enum crawl_code db_fail(struct crawl_state *s, const char *what)
+{
+    st_err(s, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return CRAWL_EIO;
+}
+
+static enum crawl_code exec(struct crawl_state *s, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        st_err(s, "%s: %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        return CRAWL_EIO;
+    }
+    return CRAWL_OK;
+}
+
+static void crash(struct crawl_state *s, const char *name)
+{
+    if (s->crash)
+        s->crash(name);
+}
+
+enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_state **out,
+                                 int *created, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (created)
+        *created = 0;
+    struct crawl_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return CRAWL_ENOMEM;
+    enum crawl_code rc = CRAWL_EIO;
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        st_err(s, "cannot create state directory %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    struct stat stt;
+    if (stat(dir, &stt) != 0 || !S_ISDIR(stt.st_mode)) {
+        st_err(s, "state %s is not a directory", dir);
+        goto fail;
+    }
+    if ((size_t)snprintf(s->path, sizeof s->path, "%s/state.db", dir) >= sizeof s->path) {
+        st_err(s, "state directory name too long");
+        rc = CRAWL_EINVAL;
+        goto fail;
+    }
+    int existed = stat(s->path, &stt) == 0;
+    if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
+        st_err(s, "cannot open %s: %s", s->path, s->db ? sqlite3_errmsg(s->db) : "no memory");
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, 2000);
+    /* a second crawl on the same DIR would interleave two crawls' WARC offsets: one
+     * writer, held by an exclusive lock for the life of the process (WAL allows it) */
+    if (exec(s, "PRAGMA locking_mode = EXCLUSIVE") != CRAWL_OK ||
+        exec(s, "PRAGMA journal_mode = WAL") != CRAWL_OK ||
+        exec(s, durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") !=
+            CRAWL_OK ||
+        exec(s, "PRAGMA cache_size = -16384") != CRAWL_OK) /* 16 MiB of pages at most */
+        goto fail;
+    if (exec(s, "BEGIN IMMEDIATE") != CRAWL_OK) {
+        st_err(s, "%s is in use by another crawl (or damaged): %s", s->path,
+               sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    if (exec(s,
+             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+             "CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL "
+             "UNIQUE, delay REAL, next_allowed REAL, robots_status INTEGER, robots_body BLOB, "
+             "robots_time REAL);"
+             "CREATE TABLE IF NOT EXISTS urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL "
+             "UNIQUE, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER, hops INTEGER, "
+             "prio REAL, state INTEGER NOT NULL, decision INTEGER);"
+             "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0;"
+             "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
+        CRAWL_OK)
+        goto fail;
+    for (int i = 0; i < S_N; i++)
+        if (sqlite3_prepare_v3(s->db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+            SQLITE_OK) {
+            db_fail(s, "prepare");
+            goto fail;
+        }
+    int64_t version = 0;
+    int have = 0;
+    if (crawl_state_meta_int(s, "schema", &version, &have) != CRAWL_OK)
+        goto fail;
+    if (!have) {
+        if (crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
+            goto fail;
+    } else if (version != STATE_SCHEMA_VERSION) {
+        st_err(s, "%s: state version %lld, this simcrawl reads %d", s->path,
+               (long long)version, STATE_SCHEMA_VERSION);
+        rc = CRAWL_EFORMAT;
+        goto fail;
+    }
+    if (exec(s, "COMMIT") != CRAWL_OK || exec(s, "BEGIN IMMEDIATE") != CRAWL_OK)
+        goto fail;
+    s->in_tx = 1;
+    if (created)
+        *created = !existed;
+    *out = s;
+    return CRAWL_OK;
+fail:
+    if (err && errlen)
+        snprintf(err, errlen, "%s", s->error[0] ? s->error : "cannot open the state");
+    crawl_state_close(s);
+    return rc;
+}
+
+void crawl_state_close(struct crawl_state *s)
+{
+    if (!s)
+        return;
+    if (s->db && s->in_tx)
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); /* not committed: not done */
+    for (int i = 0; i < S_N; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+const char *crawl_state_error(const struct crawl_state *s)
+{
+    return s->error;
+}
+
+void crawl_state_set_crash_hook(struct crawl_state *s, void (*fn)(const char *name))
+{
+    s->crash = fn;
+}
+
+size_t crawl_state_pending(const struct crawl_state *s)
+{
+    return s->pending;
+}
+
+uint64_t crawl_state_commits(const struct crawl_state *s)
+{
+    return s->commits;
+}
+
+enum crawl_code crawl_state_commit(struct crawl_state *s)
+{
+    crash(s, "crawl-commit-begin");
+    if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(s, "commit");
+    s->in_tx = 0;
+    crash(s, "crawl-commit-done");
+    s->pending = 0;
+    s->commits++;
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(s, "begin");
+    s->in_tx = 1;
+    return CRAWL_OK;
+}
+
+/* ---- meta ---- */
+
+static int meta_get(struct crawl_state *s, const char *key)
+{
+    sqlite3_stmt *q = s->st[S_META_GET];
+    sqlite3_reset(q);
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+    return sqlite3_step(q);
+}
+
+enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key, int64_t *v,
+                                     int *found)
+{
+    int r = meta_get(s, key);
+    *found = r == SQLITE_ROW;
+    if (r == SQLITE_ROW)
+        *v = sqlite3_column_int64(s->st[S_META_GET], 0);
+    sqlite3_reset(s->st[S_META_GET]);
+    return r == SQLITE_ROW || r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "read meta");
+}
+
+enum crawl_code crawl_state_meta_text(struct crawl_state *s, const char *key, char **v)
+{
+    *v = NULL;
+    int r = meta_get(s, key);
+    enum crawl_code rc = CRAWL_OK;
+    if (r == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(s->st[S_META_GET], 0);
+        if (t && !(*v = strdup((const char *)t)))
+            rc = CRAWL_ENOMEM;
+    } else if (r != SQLITE_DONE) {
+        rc = db_fail(s, "read meta");
+    }
+    sqlite3_reset(s->st[S_META_GET]);
+    return rc;
+}
+
+static enum crawl_code meta_step(struct crawl_state *s)
+{
+    sqlite3_stmt *q = s->st[S_META_SET];
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "write meta");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_set_meta_int(struct crawl_state *s, const char *key, int64_t v)
+{
+    sqlite3_stmt *q = s->st[S_META_SET];
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, v);
+    return meta_step(s);
+}
+
+enum crawl_code crawl_state_set_meta_text(struct crawl_state *s, const char *key,
+                                          const char *v)
+{
+    sqlite3_stmt *q = s->st[S_META_SET];
+    sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, v, -1, SQLITE_STATIC);
+    return meta_step(s);
+}
+
+/* ---- hosts ---- */
+
+enum crawl_code crawl_state_host(struct crawl_state *s, const char *origin, int64_t *id)
+{
+    sqlite3_stmt *q = s->st[S_HOST_GET];
+    sqlite3_reset(q);
+    sqlite3_bind_text(q, 1, origin, -1, SQLITE_STATIC);
+    int r = sqlite3_step(q);
+    if (r == SQLITE_ROW) {
+        *id = sqlite3_column_int64(q, 0);
+        sqlite3_reset(q);
+        return CRAWL_OK;
+    }
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "read hosts");
+    q = s->st[S_HOST_ADD];
+    sqlite3_bind_text(q, 1, origin, -1, SQLITE_STATIC);
+    r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "add a host");
+    *id = sqlite3_last_insert_rowid(s->db);
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_host_save(struct crawl_state *s, int64_t id, double delay,
+                                      double next_allowed)
+{
+    sqlite3_stmt *q = s->st[S_HOST_SAVE];
+    sqlite3_bind_double(q, 1, delay);
+    sqlite3_bind_double(q, 2, next_allowed);
+    sqlite3_bind_int64(q, 3, id);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "save a host");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_host_robots(struct crawl_state *s, int64_t id, int status,
+                                        const void *body, size_t len, double when)
+{
+    sqlite3_stmt *q = s->st[S_HOST_ROBOTS];
+    sqlite3_bind_int(q, 1, status);
+    sqlite3_bind_blob64(q, 2, body && len ? body : "", len, SQLITE_STATIC);
+    sqlite3_bind_double(q, 3, when);
+    sqlite3_bind_int64(q, 4, id);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "save a robots.txt");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
+                                         int (*fn)(void *userdata, int64_t id,
+                                                   const char *origin,
+                                                   const struct crawl_state_host *h,
+                                                   int64_t queued),
+                                         void *userdata)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT h.id, h.origin, h.delay, h.next_allowed, h.robots_status, "
+                           "h.robots_body, h.robots_time, (SELECT count(*) FROM urls u WHERE "
+                           "u.host = h.id AND u.state = 0) FROM hosts h ORDER BY h.id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "read hosts");
+    int r;
+    enum crawl_code rc = CRAWL_OK;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        struct crawl_state_host h = {0};
+        h.delay = sqlite3_column_double(q, 2);
+        h.next_allowed = sqlite3_column_double(q, 3);
+        if (sqlite3_column_type(q, 4) != SQLITE_NULL) {
+            h.robots_status = sqlite3_column_int(q, 4);
+            h.robots_body = sqlite3_column_blob(q, 5);
+            h.robots_len = (size_t)sqlite3_column_bytes(q, 5);
+            h.robots_time = sqlite3_column_double(q, 6);
+        }
+        if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+               &h, sqlite3_column_int64(q, 7)) != 0) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+    }
+    if (rc == CRAWL_OK && r != SQLITE_DONE)
+        rc = db_fail(s, "read hosts");
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* ---- urls ---- */
+
+enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_t host,
+                                    const char *url, unsigned depth, unsigned hops,
+                                    float priority, int64_t *id)
+{
+    sqlite3_stmt *q = s->st[S_URL_ADD];
+    sqlite3_bind_int64(q, 1, (int64_t)hash);
+    sqlite3_bind_int64(q, 2, host);
+    sqlite3_bind_text(q, 3, url, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 4, (int)depth);
+    sqlite3_bind_int(q, 5, (int)hops);
+    sqlite3_bind_double(q, 6, priority);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "add a URL");
+    *id = sqlite3_changes(s->db) ? sqlite3_last_insert_rowid(s->db) : 0;
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
+                                    enum crawl_url_state state, int decision)
+{
+    sqlite3_stmt *q = s->st[S_URL_SET];
+    sqlite3_bind_int(q, 1, (int)state);
+    sqlite3_bind_int(q, 2, decision);
+    sqlite3_bind_int64(q, 3, (int64_t)hash);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "update a URL");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after,
+                                   size_t limit,
+                                   int (*fn)(void *userdata, int64_t id, const char *url,
+                                             unsigned depth, unsigned hops, float priority),
+                                   void *userdata, size_t *n)
+{
+    *n = 0;
+    sqlite3_stmt *q = s->st[S_QUEUED];
+    sqlite3_bind_int64(q, 1, host);
+    sqlite3_bind_int64(q, 2, after);
+    sqlite3_bind_int64(q, 3, (int64_t)limit);
+    int r;
+    enum crawl_code rc = CRAWL_OK;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+               (unsigned)sqlite3_column_int(q, 2), (unsigned)sqlite3_column_int(q, 3),
+               (float)sqlite3_column_double(q, 4)) != 0) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        (*n)++;
+    }
+    if (rc == CRAWL_OK && r != SQLITE_DONE)
+        rc = db_fail(s, "read queued URLs");
+    sqlite3_reset(q);
+    return rc;
+}
+
+enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
+                                         int (*fn)(void *userdata, uint64_t hash),
+                                         void *userdata)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT hash FROM urls", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(s, "read URLs");
+    int r;
+    enum crawl_code rc = CRAWL_OK;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW)
+        if (fn(userdata, (uint64_t)sqlite3_column_int64(q, 0)) != 0) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+    if (rc == CRAWL_OK && r != SQLITE_DONE)
+        rc = db_fail(s, "read URLs");
+    sqlite3_finalize(q);
+    return rc;
+}
+
+enum crawl_code crawl_state_url_counts(struct crawl_state *s, int64_t counts[CRAWL_URL_NSTATES])
+{
+    memset(counts, 0, sizeof(int64_t) * CRAWL_URL_NSTATES);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT state, count(*) FROM urls GROUP BY state", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, "count URLs");
+    int r;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        int st = sqlite3_column_int(q, 0);
+        if (st >= 0 && st < CRAWL_URL_NSTATES)
+            counts[st] = sqlite3_column_int64(q, 1);
+    }
+    sqlite3_finalize(q);
+    return r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "count URLs");
+}
+
+/* ---- the caller's page records ---- */
+
+enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, size_t len)
+{
+    sqlite3_stmt *q = s->st[S_PAGE_ADD];
+    sqlite3_bind_blob64(q, 1, len ? data : "", len, SQLITE_STATIC);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "add a page record");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
+                                         int (*fn)(void *userdata, const void *data,
+                                                   size_t len),
+                                         void *userdata)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT data FROM pages ORDER BY seq", -1, &q, NULL) !=
+        SQLITE_OK)
+        return db_fail(s, "read page records");
+    int r;
+    enum crawl_code rc = CRAWL_OK;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        int e = fn(userdata, sqlite3_column_blob(q, 0), (size_t)sqlite3_column_bytes(q, 0));
+        if (e != 0) {
+            st_err(s, "%s: a page record cannot be replayed", s->path);
+            rc = e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
+            break;
+        }
+    }
+    if (rc == CRAWL_OK && r != SQLITE_DONE)
+        rc = db_fail(s, "read page records");
+    sqlite3_finalize(q);
+    return rc;
+}

@@ -1,0 +1,86 @@
+# simcrawl crawl --state (issue 15): a crawl that survives kill -9 and resumes. Against a
+# generated site on 127.0.0.1 (tests/tools/site_server.py, every request logged):
+# a stopped crawl resumes and its second run fetches only what the first did not commit,
+# a finished crawl says so and exits 0, the WARC and the log refuse to be overwritten
+# without --overwrite, another --warc than the state's is refused; then the kill test
+# (tests/tools/crawl_kill.py): runs killed at each named crash point and at random times,
+# resumed to the end, must archive what an uninterrupted crawl archives, each URL once.
+# `make stress` runs 20 of those. Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
+CS=$TMP/crawl_state
+mkdir -p "$CS"
+python3 tests/tools/site_server.py --pages 400 --log "$CS/requests.log" --port-file "$CS/port" &
+cs_srv=$!
+i=0
+while [ ! -f "$CS/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+cs_seed="http://127.0.0.1:$(cat "$CS/port")/p/0.html"
+cs_crawl() { timeout 60 "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 4 --per-host 4 "$@"; }
+
+# stopped by --max-pages: the same command without it goes on from there
+expect_status 0 "crawl --state, first 100 pages" -- cs_crawl --max-pages 100 --state "$CS/st" \
+    --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
+n1=$(wc -l <"$CS/requests.log")
+expect_status 1 "crawl --state with another --warc" -- cs_crawl --state "$CS/st" \
+    --warc "$CS/b.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
+expect_grep "writes --warc '$CS/a.warc.gz', not '$CS/b.warc.gz'" "$TMP/err" "another --warc is named"
+expect_status 0 "crawl --state, the same --max-pages again" -- cs_crawl --max-pages 100 \
+    --state "$CS/st" --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
+expect_grep "crawl complete: the crawl in $CS/st is finished (100 pages" "$TMP/err" \
+    "a crawl that reached its --max-pages says so"
+expect_status 0 "crawl --state resumes" -- cs_crawl --state "$CS/st" --warc "$CS/a.warc.gz" \
+    --log "$CS/a.jsonl" "$cs_seed"
+expect_grep "resuming the crawl in $CS/st: 100 pages fetched so far" "$TMP/err" "resume says where it is"
+expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the summary covers the whole crawl"
+n2=$(wc -l <"$CS/requests.log")
+[ $((n2 - n1)) = 301 ] && ok || bad "crawl --state: the second run made $((n2 - n1)) requests, want 301 (robots.txt kept)"
+dups=$(sort "$CS/requests.log" | uniq -d | wc -l)
+[ "$dups" = 0 ] && ok || bad "crawl --state: $dups URLs requested twice after a clean stop"
+lines=$(wc -l <"$CS/a.jsonl"); urls=$(sed 's/.*"url":"\([^"]*\)".*/\1/' "$CS/a.jsonl" | sort -u | wc -l)
+[ "$lines" = 403 ] && [ "$urls" = 403 ] && ok || bad "crawl --state log: $lines lines, $urls URLs, want 403 each"
+expect_status 0 "crawl --state on a finished crawl" -- cs_crawl --state "$CS/st" \
+    --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
+expect_grep "crawl complete: the crawl in $CS/st is finished (401 pages fetched" "$TMP/err" \
+    "a finished crawl says so"
+# without --state, existing files are not overwritten
+expect_status 1 "crawl over an existing WARC" -- cs_crawl --max-pages 5 --warc "$CS/a.warc.gz" "$cs_seed"
+expect_grep "a.warc.gz exists: give --overwrite to replace it, or --state DIR" "$TMP/err" \
+    "an existing WARC is refused"
+expect_status 1 "crawl over an existing log" -- cs_crawl --max-pages 5 --log "$CS/a.jsonl" "$cs_seed"
+expect_status 0 "crawl --overwrite" -- cs_crawl --max-pages 5 --overwrite --log "$CS/a.jsonl" "$cs_seed"
+[ "$(wc -l <"$CS/a.jsonl")" -le 8 ] && ok || bad "crawl --overwrite: the log was not replaced"
+# a crawl that keeps nothing says so; the warcinfo record says how the WARC was made
+expect_status 0 "crawl with neither --warc nor --log" -- cs_crawl --max-pages 2 "$cs_seed"
+expect_grep "neither --warc nor --log given: nothing of the crawl will be kept" "$TMP/err" \
+    "a crawl that keeps nothing warns"
+expect_status 0 "crawl for the warcinfo record" -- cs_crawl --max-pages 2 --user-agent "cs-test/1.0" \
+    --warc "$CS/info.warc.gz" "$cs_seed"
+zcat "$CS/info.warc.gz" | head -c 4000 >"$CS/info.txt"
+expect_grep "^software: simcrawl/" "$CS/info.txt" "warcinfo names the software"
+expect_grep "^simcrawl-seeds: $cs_seed" "$CS/info.txt" "warcinfo names the seeds"
+expect_grep "^simcrawl-options: --quiet --delay 0 --concurrency 4 --per-host 4 --max-pages 2 --user-agent cs-test/1.0 --warc $CS/info.warc.gz" \
+    "$CS/info.txt" "warcinfo names the options"
+expect_grep "^http-header-user-agent: cs-test/1.0" "$CS/info.txt" "warcinfo names the user agent"
+# a seed answering 404 only: an error, the crawl fails with the reason
+expect_status 2 "crawl of a 404 seed" -- cs_crawl "http://127.0.0.1:$(cat "$CS/port")/gone"
+expect_grep "no page could be fetched: http://127.0.0.1:.*/gone: http status 404" "$TMP/err" \
+    "a 404 seed: the reason on stderr"
+kill "$cs_srv" 2>/dev/null
+wait "$cs_srv" 2>/dev/null
+
+# the kill test: a run per crash point, two with random kills (seconds)
+if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 8 --pages 600 >"$CS/kill.out" 2>&1; then
+    ok
+else
+    bad "crawl kill test: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill.out" | head -c 600)"
+fi
+# the same on a machine too loaded to take new connections at once: the runs' servers take
+# connections 2 to 4 late, one connection runs down the first branch and the crawl keeps
+# other copies than the reference crawl (2031 of 3003 URLs logged at 3000 pages, no kill
+# needed; killed before its first request, the resumed process meets them); the run is
+# checked against the site for the copies it kept, not failed
+if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 1 --pages 600 \
+    --points crawl-started --slow-connections 0.3 >"$CS/kill_slow.out" 2>&1 &&
+    grep -q "copies kept otherwise than by the reference crawl" "$CS/kill_slow.out"; then
+    ok
+else
+    bad "crawl kill test, slow connections: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill_slow.out" | head -c 600)"
+fi
