@@ -35,7 +35,8 @@ doc_site() {
 # The peers and drivers the benchmarks run: installed when missing (as root), as `make`
 # installs the build's packages; otherwise the exact command is printed.
 missing=""
-for tool in nginx:nginx-light wget2:wget2 hyperfine:hyperfine wget:wget; do
+for tool in nginx:nginx-light wget2:wget2 hyperfine:hyperfine wget:wget wrk:wrk redis-server:redis-server \
+        redis-benchmark:redis-tools curl:curl /usr/bin/time:time; do
     command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
 done
 if [ -n "$missing" ]; then
@@ -306,4 +307,20 @@ for round in 1 2 3; do
     echo "round $round:"
     "$BUILD/bench/bench_filter" --runs 5 "$BUILD/bench/pydoc-filter.lst" | sed 's/^/  /'
 done
+fi
+
+# ---- HTTP service (docs/BENCHMARKS.md "## HTTP service") [serve] ----
+# `simcrawl serve` on 127.0.0.1 against its peers in the same run (tests/bench/bench_serve.sh,
+# 5 rounds, the order flipped each round, 8-9 minutes): wrk (16 connections, 2 threads,
+# keep-alive, 5 s) POSTing one NDJSON fingerprint line a request (adds; 90 % re-checks)
+# against redis-benchmark SET and GET (16 connections, 2 threads, -P 1) on a redis-server
+# started here; --fsync always; python3.11-doc pages POSTed by wrk against libsimcrawl
+# checking the same requests in-process on 2 threads; then memory per document at 1M and
+# 10M documents (the service, the library, Redis). Goals: service >= 0.5x Redis, pages
+# >= 0.8x the library.
+if section serve; then
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_serve" >/dev/null
+echo "== HTTP service =="
+PYDOC=$(doc_site python3.11-doc)/usr/share/doc/python3.11/html BUILD="$BUILD" \
+    SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_serve.sh 5
 fi
