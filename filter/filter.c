@@ -846,8 +846,8 @@ done:
 }
 
 /*
- * HOW IT WORKS (fsync "interval"): check() sets dirty after its write() and signals; the
- * syncer wakes, clears dirty, fdatasync()s (outside the mutex: writes go on meanwhile),
+ * HOW IT WORKS (fsync "interval"): check() sets dirty after its write() and, when it was
+ * clean, signals; the syncer wakes, clears dirty, fdatasync()s (outside the mutex: writes go on meanwhile),
  * then waits out the rest of the second before it looks at dirty again. So a record is on
  * disk about a second after its write at the latest, with at most one fdatasync a second
  * however many threads write. close() stops the syncer before the compaction.
@@ -998,9 +998,14 @@ static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec)
         return SIMCRAWL_EIO;
     }
     if (f->has_syncer) {
+        /* only a clean-to-dirty change wakes the syncer: once dirty, it syncs at the end
+         * of its second anyway (a signal per add cost 22% of the service's CPU per add:
+         * docs/BENCHMARKS.md, "HTTP service") */
         pthread_mutex_lock(&f->sync_mu);
-        f->dirty = 1;
-        pthread_cond_signal(&f->sync_cv);
+        if (!f->dirty) {
+            f->dirty = 1;
+            pthread_cond_signal(&f->sync_cv);
+        }
         pthread_mutex_unlock(&f->sync_mu);
     }
     return 0;
