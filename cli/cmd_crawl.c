@@ -1002,6 +1002,18 @@ static json_t *jstr(const char *s)
     return j ? j : json_stringn("(invalid utf-8)", 15);
 }
 
+/* Now as RFC 3339 UTC with milliseconds, "2026-11-26T02:51:07.123Z", into buf. */
+static const char *rfc3339_now(char *buf, size_t size)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    size_t n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, size - n, ".%03ldZ", ts.tv_nsec / 1000000);
+    return buf;
+}
+
 static void record(void *userdata, const struct crawl_record *r)
 {
     struct run *run = userdata;
@@ -1020,8 +1032,14 @@ static void record(void *userdata, const struct crawl_record *r)
     json_t *o = json_object();
     if (!o)
         return;
+    char when[40];
+    json_object_set_new(o, "time", json_string(rfc3339_now(when, sizeof when)));
     json_object_set_new(o, "url", jstr(r->url));
     json_object_set_new(o, "status", json_integer(r->status));
+    if (r->content_type)
+        json_object_set_new(o, "content_type", jstr(r->content_type));
+    if (r->size >= 0)
+        json_object_set_new(o, "size", json_integer(r->size));
     json_object_set_new(o, "depth", json_integer(r->depth));
     json_object_set_new(o, "decision", json_string(crawl_decision_name(r->decision)));
     if (r->has_fingerprint) {
@@ -1033,6 +1051,8 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "duplicate_of", jstr(r->duplicate_of));
     if (r->distance >= 0)
         json_object_set_new(o, "distance", json_integer(r->distance));
+    if (r->links_found >= 0)
+        json_object_set_new(o, "links_found", json_integer(r->links_found));
     if (r->links >= 0)
         json_object_set_new(o, "links", json_integer(r->links));
     if (r->error)

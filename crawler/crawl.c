@@ -896,6 +896,7 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
     if (c->opts.record) {
         struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
                                    .distance = -1, .links = -1, .error = error,
+                                   .size = -1, .links_found = -1,
                                    .relevance = NAN, .location = location};
         c->opts.record(c->opts.userdata, &rec);
     }
@@ -1271,7 +1272,10 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .links = enqueued, .error = v->error,
                                    .relevance = v->relevance, .canonical = v->canonical,
                                    .truncated = v->truncated[0] ? v->truncated : NULL,
-                                   .page_data = v->page_data};
+                                   .page_data = v->page_data,
+                                   .content_type = j->resp->content_type,
+                                   .size = (long long)(j->resp->len - j->resp->head_len),
+                                   .links_found = (long)v->n_links};
         c->opts.record(c->opts.userdata, &rec);
     }
     job_free_data(c, j);

@@ -1009,6 +1009,12 @@ struct crawl_record {
     const char *location;     /* redirect target (canonical), or NULL */
     const char *truncated;    /* what a cap cut from the page ("links", "depth", ...), or NULL */
     void *page_data;          /* the verdict's page_data (pages only), or NULL; borrowed */
+    const char *content_type; /* the response's Content-Type, or NULL */
+    long long size;           /* body bytes received (as sent: before content decoding);
+                               * -1 when there was no response */
+    long links_found;         /* links found on the page (up to max-links; before scope and
+                               * seen-set checks: links counts those enqueued); -1 when there
+                               * was no page */
 };
 
 struct crawl_stats {

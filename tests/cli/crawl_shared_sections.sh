@@ -53,6 +53,18 @@ else
         grep -c -E '"decision":"(near|exact)-duplicate"')
     [ "$cs_dups" = 1 ] && ok ||
         bad "crawl_shared_sections: $cs_dups of git-log.html and its mirror dropped as duplicates, want 1: $(grep 'git-log' "$CS/log.jsonl" | head -c 600)"
+    # the log's fields (DESIGN.md, "The crawl log"): time (RFC 3339, UTC), content_type,
+    # size (the body's bytes as served), links_found beside links (enqueued)
+    cs_line=$(grep "\"url\":\"$cs_base/git-diff.html\"" "$CS/log.jsonl")
+    cs_size=$(wc -c <"$CS/site/git-diff.html" | tr -d ' ')
+    if printf '%s' "$cs_line" | grep -q '^{"time":"20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9][0-9][0-9]Z","url":' &&
+        printf '%s' "$cs_line" | grep -q '"content_type":"text/html' &&
+        printf '%s' "$cs_line" | grep -q "\"size\":$cs_size," &&
+        printf '%s' "$cs_line" | grep -q '"links_found":[1-9][0-9]*,"links":[0-9]'; then
+        ok
+    else
+        bad "crawl_shared_sections: log line without time, content_type, size $cs_size or links_found: $(printf '%s' "$cs_line" | head -c 400)"
+    fi
     cs_new=$(grep -c '"decision":"new"' "$CS/log.jsonl")
     [ "$cs_new" = 4 ] && ok ||
         bad "crawl_shared_sections: $cs_new pages new, want 4 (index and the three pages): $(head -c 800 "$CS/log.jsonl")"
