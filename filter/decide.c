@@ -135,24 +135,30 @@ static int is_dead(const struct filter_decide *d, uint32_t doc)
     return d->n_dead && (size_t)(doc >> 3) < d->dead_cap && (d->dead[doc >> 3] >> (doc & 7) & 1);
 }
 
-/* Marks doc deleted. -1 when out of memory (nothing marked). */
-static int dead_set(struct filter_decide *d, uint32_t doc)
+/* Room for doc's mark, made before anything is decided, so that marking cannot fail.
+ * -1 when out of memory. */
+static int dead_reserve(struct filter_decide *d, uint32_t doc)
 {
     size_t need = (size_t)(doc >> 3) + 1;
-    if (need > d->dead_cap) {
-        size_t nc = d->dead_cap ? d->dead_cap : 1024;
-        while (nc < need)
-            nc *= 2;
-        uint8_t *nd = realloc(d->dead, nc);
-        if (!nd)
-            return -1;
-        memset(nd + d->dead_cap, 0, nc - d->dead_cap);
-        d->dead = nd;
-        d->dead_cap = nc;
-    }
+    if (need <= d->dead_cap)
+        return 0;
+    size_t nc = d->dead_cap ? d->dead_cap : 1024;
+    while (nc < need)
+        nc *= 2;
+    uint8_t *nd = realloc(d->dead, nc);
+    if (!nd)
+        return -1;
+    memset(nd + d->dead_cap, 0, nc - d->dead_cap);
+    d->dead = nd;
+    d->dead_cap = nc;
+    return 0;
+}
+
+/* Marks doc deleted; dead_reserve(d, doc) made the room. */
+static void dead_mark(struct filter_decide *d, uint32_t doc)
+{
     d->dead[doc >> 3] |= (uint8_t)(1u << (doc & 7));
     d->n_dead++;
-    return 0;
 }
 
 /* A remembered key whose document was deleted belongs to doc now, with meta. */
@@ -675,12 +681,10 @@ int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len,
         goto done;
     uint32_t doc = (uint32_t)found;
     /* room for the mark first, so that after the hook (the journal record) nothing fails */
-    if (dead_set(d, doc) != 0) {
+    if (dead_reserve(d, doc) != 0) {
         res->code = DEDUP_ENOMEM;
         goto fail;
     }
-    d->dead[doc >> 3] &= (uint8_t)~(1u << (doc & 7));
-    d->n_dead--;
     if (hooks && d->o.hooks.deleting) {
         int h = d->o.hooks.deleting(d->o.hooks.userdata, doc, id, id_len);
         if (h) {
@@ -689,7 +693,7 @@ int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len,
         }
     }
     id_remove(d, doc);
-    (void)dead_set(d, doc); /* room made above: cannot fail */
+    dead_mark(d, doc);
     res->doc = doc;
     res->has_doc = 1;
     res->fp = dedup_index_fingerprint(d->o.index, doc);

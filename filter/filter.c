@@ -1202,6 +1202,25 @@ static int answer(const struct filter_decide_result *dr, struct simcrawl_match *
  * none: add it, and hook_added appends its journal record before the lock is released. Two
  * threads with near-duplicate pages serialise at step 4: the second finds the first.
  */
+/* The arguments every check validates: 0 with *id_len, SIMCRAWL_EINVAL or
+ * SIMCRAWL_ECLOSED. */
+static int check_args(const struct simcrawl_filter *f, const char *id, unsigned flags,
+                      size_t *id_len)
+{
+    if (!f || !id || !*id || (flags & ~SIMCRAWL_CHECK_NO_ADD))
+        return SIMCRAWL_EINVAL;
+    *id_len = strlen(id);
+    if (*id_len > DEDUP_INDEX_MAX_ID_BYTES)
+        return SIMCRAWL_EINVAL;
+    return f->broken ? SIMCRAWL_ECLOSED : 0;
+}
+
+/* The error of a decision that returned -1: a hook's, or the lookup's. */
+static int decide_error(const struct filter_decide_result *dr)
+{
+    return dr->hook_code ? dr->hook_code : from_dedup(dr->code);
+}
+
 int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
                           size_t len, const char *content_type, struct simcrawl_match *m)
 {
@@ -1212,13 +1231,10 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
                                 size_t len, const char *content_type, unsigned flags,
                                 struct simcrawl_match *m)
 {
-    if (!f || !id || !*id || (!page && len) || (flags & ~SIMCRAWL_CHECK_NO_ADD))
-        return SIMCRAWL_EINVAL;
-    size_t id_len = strlen(id);
-    if (id_len > DEDUP_INDEX_MAX_ID_BYTES)
-        return SIMCRAWL_EINVAL;
-    if (f->broken)
-        return SIMCRAWL_ECLOSED;
+    size_t id_len;
+    int bad = (!page && len) ? SIMCRAWL_EINVAL : check_args(f, id, flags, &id_len);
+    if (bad)
+        return bad;
     match_reset(m, 0);
     if (len > f->o.max_bytes)
         return SIMCRAWL_ETOOLARGE;
@@ -1284,7 +1300,7 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
     if (flags & SIMCRAWL_CHECK_NO_ADD)
         p.flags |= FILTER_DECIDE_NO_ADD;
     if (filter_decide_page(f->decide, &p, &dr) != 0)
-        dec = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
+        dec = decide_error(&dr);
     else
         dec = answer(&dr, m);
     blocks_failed(f, dr.template_code, id, id_len);
@@ -1298,13 +1314,10 @@ int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
                                       uint64_t fingerprint, unsigned flags,
                                       struct simcrawl_match *m)
 {
-    if (!f || !id || !*id || (flags & ~SIMCRAWL_CHECK_NO_ADD))
-        return SIMCRAWL_EINVAL;
-    size_t id_len = strlen(id);
-    if (id_len > DEDUP_INDEX_MAX_ID_BYTES)
-        return SIMCRAWL_EINVAL;
-    if (f->broken)
-        return SIMCRAWL_ECLOSED;
+    size_t id_len;
+    int bad = check_args(f, id, flags, &id_len);
+    if (bad)
+        return bad;
     match_reset(m, fingerprint);
     int dec;
     struct filter_decide_page p = {0};
@@ -1321,7 +1334,7 @@ int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
     if (known != 0)
         dec = known < 0 ? SIMCRAWL_ENOMEM : answer(&dr, m);
     else if (filter_decide_page(f->decide, &p, &dr) != 0)
-        dec = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
+        dec = decide_error(&dr);
     else
         dec = answer(&dr, m);
     filter_decide_result_release(&dr);
@@ -1341,7 +1354,7 @@ int simcrawl_filter_delete(struct simcrawl_filter *f, const char *id)
     int d = filter_decide_delete(f->decide, id, id_len, 1, &dr);
     int rc = d;
     if (d < 0)
-        rc = dr.hook_code ? dr.hook_code : from_dedup(dr.code);
+        rc = decide_error(&dr);
     else if (d > 0)
         atomic_fetch_sub(&f->count, 1);
     filter_decide_result_release(&dr);
