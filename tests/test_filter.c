@@ -377,6 +377,27 @@ static size_t check_generated(struct simcrawl_filter *f, unsigned from, unsigned
 
 /* Close and open again: pages, ids, payloads, templates kept; a process that ends without
  * closing (the journal only) too. */
+/* A process that opens path, checks generated pages from..from+n-1 (check_generated) and
+ * ends without closing, as a crash would: the number it reported new, or -1 when it could
+ * not open the filter or did not exit normally. */
+static int crashed_child(const char *path, unsigned from, unsigned n)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        struct simcrawl_filter *cf;
+        if (open_path(&cf, path, 3, NULL) != 0)
+            _exit(255);
+        size_t news = check_generated(cf, from, n);
+        _exit((int)(news > 200 ? 200 : news));
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
+        return -1;
+    return WEXITSTATUS(status);
+}
+
 /* The site templates learned are saved with the index: a page checked after close and
  * open is fingerprinted as in a filter that never closed. */
 static void test_filter_templates_kept(void)
@@ -442,19 +463,9 @@ static void test_filter_reopen(void)
     CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
 
     /* a process that adds pages and ends without close(): the journal has them */
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        struct simcrawl_filter *cf;
-        if (open_path(&cf, path, 3, NULL) != 0)
-            _exit(3);
-        size_t n = check_generated(cf, 1000, 40);
-        _exit(n == 0 ? 4 : (int)(n > 200 ? 200 : n));
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) > 4);
-    size_t child_news = (size_t)WEXITSTATUS(status);
+    int child = crashed_child(path, 1000, 40);
+    CU_ASSERT_FATAL(child > 4);
+    size_t child_news = (size_t)child;
     CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
     CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
     CU_ASSERT_EQUAL(check_generated(f, 1000, 40), child_news);
@@ -495,18 +506,9 @@ static void test_filter_torn_journal(void)
     char path[256];
     snprintf(path, sizeof path, "%s", tmp_path("torn.idx"));
     rm_index(path);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        struct simcrawl_filter *cf;
-        if (open_path(&cf, path, 3, NULL) != 0)
-            _exit(3);
-        _exit((int)check_generated(cf, 0, 20));
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) > 3);
-    size_t news = (size_t)WEXITSTATUS(status);
+    int child = crashed_child(path, 0, 20);
+    CU_ASSERT_FATAL(child > 3);
+    size_t news = (size_t)child;
     char j[300];
     snprintf(j, sizeof j, "%s.journal", path);
     struct stat st;
@@ -528,16 +530,9 @@ static void test_filter_torn_journal(void)
     simcrawl_filter_close(f);
 
     /* a flipped byte inside the last record: its checksum fails */
-    pid = fork();
-    if (pid == 0) {
-        struct simcrawl_filter *cf;
-        if (open_path(&cf, path, 3, NULL) != 0)
-            _exit(3);
-        _exit((int)check_generated(cf, 500, 6));
-    }
-    waitpid(pid, &status, 0);
-    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) >= 2);
-    size_t more = (size_t)WEXITSTATUS(status);
+    child = crashed_child(path, 500, 6);
+    CU_ASSERT_FATAL(child >= 2);
+    size_t more = (size_t)child;
     CU_ASSERT_EQUAL_FATAL(stat(j, &st), 0);
     int fd = open(j, O_RDWR);
     CU_ASSERT_FATAL(fd >= 0);
@@ -977,18 +972,9 @@ static void test_filter_journal_v1(void)
     snprintf(path, sizeof path, "%s", tmp_path("v1.idx"));
     snprintf(j, sizeof j, "%s.journal", path);
     rm_index(path);
-    pid_t pid = fork();
-    CU_ASSERT_FATAL(pid >= 0);
-    if (pid == 0) {
-        struct simcrawl_filter *cf;
-        if (open_path(&cf, path, 3, NULL) != 0)
-            _exit(3);
-        _exit((int)check_generated(cf, 0, 12));
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) > 3);
-    size_t news = (size_t)WEXITSTATUS(status);
+    int child = crashed_child(path, 0, 12);
+    CU_ASSERT_FATAL(child > 3);
+    size_t news = (size_t)child;
     int fd = open(j, O_RDWR);
     CU_ASSERT_FATAL(fd >= 0);
     unsigned char v[4] = {1, 0, 0, 0};
