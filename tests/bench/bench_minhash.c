@@ -310,9 +310,9 @@ static int bench_synthetic(uint32_t n)
         return 1;
     printf("all pairs at 0.8: %llu pairs, %llu candidates verified, %.2f s\n",
            (unsigned long long)pairs, (unsigned long long)cand, bench_now() - t0);
-    /* banding recall against brute force over the first 20000 documents (all pairs of
+    /* banding recall against brute force over the first 5000 documents (all pairs of
      * them compared exactly on the signatures) */
-    uint32_t m = n < 20000 ? n : 20000;
+    uint32_t m = n < 5000 ? n : 5000;
     uint64_t brute = 0, found = 0;
     struct dedup_lsh_matches res = {0};
     for (uint32_t a = 0; a < m; a++) {
