@@ -115,7 +115,11 @@ enum dedup_code dedup_lsh_params_check(const struct dedup_lsh_params *p);
 #define DEDUP_LSH_MAX_DOCS 0xfffffff0u          /* cap on documents of one LSH index */
 #define DEDUP_LSH_MAX_PAIRS ((uint64_t)1 << 30) /* cap on pairs listed by one call */
 
-struct dedup_lsh; /* opaque: signatures, ids, one bucket table per band */
+/* opaque: signatures, ids, one bucket table per band. Not thread-safe: a query marks the
+ * candidates it has seen in the index (a stamp per document), so queries and adds on one
+ * index need the caller's lock (as dedup_index does); dedup_minhash objects are
+ * immutable and may be shared. */
+struct dedup_lsh;
 
 /* A new empty index with parameters p (copied); *out: caller frees with dedup_lsh_free().
  * DEDUP_EINVAL (bad parameters), DEDUP_ENOMEM. */
