@@ -10,6 +10,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/minhash.h"
 #include "cli/report_html.h"
 
 #include <errno.h>
@@ -33,6 +34,14 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --k N                      the largest distance of a link, 0..7 (default 3)\n"
+            "  --method simhash|minhash   minhash: documents are linked when the estimated\n"
+            "                             Jaccard similarity of their word shingles is >=\n"
+            "                             --threshold; members show their estimate against\n"
+            "                             the representative instead of the distance (text\n"
+            "                             and jsonl formats; see simcrawl pairs --help)\n"
+            "  --threshold J              minhash: the Jaccard threshold (default 0.8)\n"
+            "  --shingle-words N          minhash: words per shingle (default 5)\n"
+            "  --num-perm N               minhash: values per signature (default 128)\n"
             "  --format text|jsonl|html   text (default):\n"
             "                               cluster 1: 3 documents\n"
             "                                 0<TAB>REPRESENTATIVE\n"
@@ -104,9 +113,12 @@ int cmd_clusters(int argc, char **argv)
     struct dedup_clusters *c = NULL;
     struct dedup_templates *own = NULL;
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH, formats,
-                                usage, &a);
-    if (status != CLI_OK || a.help) {
+                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
+                                    CLI_ARG_METHOD,
+                                formats, usage, &a);
+    if (status != CLI_OK || a.help || a.minhash) {
+        if (status == CLI_OK && !a.help)
+            status = cli_mh_clusters(&a); /* cli/minhash.c */
         cli_args_release(&a);
         return status;
     }

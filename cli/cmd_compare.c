@@ -12,11 +12,18 @@
  *   cosine                       exact cosine of the weighted shingle vectors
  *   jaccard                      exact Jaccard of the sets of distinct shingles
  *   k                            the threshold
+ * and with --method minhash (cli/minhash.c, docs/MINHASH.md) also
+ *   shingle_words, num_perm      the MinHash parameters
+ *   minhash_shingles_a, _b       distinct word k-shingles
+ *   minhash_jaccard              exact Jaccard of the k-shingle sets
+ *   minhash_estimate             the signatures' estimate of it
+ *   threshold                    the Jaccard threshold (instead of k)
  *   verdict                      identical (same token string) | near-duplicate
- *                                (distance <= k) | different
+ *                                (distance <= k; minhash: estimate >= threshold) | different
  * Exit 0 whatever the verdict (the question was answered), 1 usage, 2 an input failed.
  */
 #include "cli/cli.h"
+#include "cli/minhash.h"
 #include "cli/pipeline.h"
 
 #include <errno.h>
@@ -38,6 +45,14 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --k N           near-duplicate threshold, 0..64 (default 3)\n"
+            "  --method simhash|minhash\n"
+            "                  minhash: also the exact Jaccard of the pages' word\n"
+            "                  k-shingle sets and its MinHash estimate; the verdict is\n"
+            "                  near-duplicate when the estimate is >= --threshold\n"
+            "  --threshold J   minhash: the Jaccard threshold, above 0 and at most 1\n"
+            "                  (default 0.8)\n"
+            "  --shingle-words N  minhash: words per shingle, 1..32 (default 5)\n"
+            "  --num-perm N    minhash: values per signature, 1..1024 (default 128)\n"
             "  --text          inputs are plain UTF-8 text, not HTML\n"
             "  --idf FILE      weight shingles by inverse document frequency from FILE\n"
             "  --json          one JSON object instead of 'key: value' lines\n"
@@ -53,7 +68,9 @@ int cmd_compare(int argc, char **argv)
     struct filter_fp_opts opts = {0};
     const char *idf_path = NULL;
     long k = 3;
-    int json = 0, i = 1;
+    int json = 0, i = 1, minhash = 0, k_set = 0, mh_set = 0;
+    struct cli_args mha = {0}; /* the minhash options, as cli_args_parse() keeps them */
+    mha.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
     for (; i < argc; i++) {
         const char *a = argv[i];
         enum cli_opt_kind kind = cli_opt_kind(argv, &i);
@@ -71,6 +88,30 @@ int cmd_compare(int argc, char **argv)
             const char *v = cli_opt_value(argc, argv, &i);
             if (!v || cli_parse_long(v, 0, 64, &k) != 0)
                 return cli_usage_error(CMD, "--k needs a number from 0 to 64");
+            k_set = 1;
+        } else if (strcmp(a, "--method") == 0) {
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v || (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0))
+                return cli_usage_error(CMD, "--method must be simhash or minhash");
+            minhash = strcmp(v, "minhash") == 0;
+        } else if (strcmp(a, "--threshold") == 0) {
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v || cli_parse_threshold(v, &mha.threshold) != 0)
+                return cli_usage_error(CMD, "--threshold must be a Jaccard similarity above 0 "
+                                            "and at most 1 (e.g. 0.8), not '%s'", v ? v : "");
+            mh_set = 1;
+        } else if (strcmp(a, "--shingle-words") == 0) {
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &mha.shingle_words) != 0)
+                return cli_usage_error(CMD, "--shingle-words needs a number from 1 to %u",
+                                       DEDUP_MINHASH_K_MAX);
+            mh_set = 1;
+        } else if (strcmp(a, "--num-perm") == 0) {
+            const char *v = cli_opt_value(argc, argv, &i);
+            if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &mha.num_perm) != 0)
+                return cli_usage_error(CMD, "--num-perm needs a number from 1 to %u",
+                                       DEDUP_MINHASH_H_MAX);
+            mh_set = 1;
         } else if (strcmp(a, "--idf") == 0) {
             idf_path = cli_opt_value(argc, argv, &i);
             if (!idf_path)
@@ -79,6 +120,15 @@ int cmd_compare(int argc, char **argv)
             return cli_usage_error(CMD, "unknown option '%s'", a);
         }
     }
+    if (minhash && k_set)
+        return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
+                                    "--threshold J instead");
+    if (!minhash && mh_set)
+        return cli_usage_error(CMD, "--threshold, --shingle-words and --num-perm apply to "
+                                    "--method minhash");
+    struct dedup_lsh_params mp;
+    if (minhash && cli_mh_params(CMD, &mha, &mp) != CLI_OK)
+        return CLI_USAGE;
     if (argc - i != 2)
         return cli_usage_error(CMD, "need exactly two inputs A B (got %d)", argc - i);
     const char *pa = argv[i], *pb = argv[i + 1];
@@ -113,15 +163,43 @@ int cmd_compare(int argc, char **argv)
     double sim = 1.0 - d / 64.0;
     double cosine = dedup_features_cosine(ra.features, rb.features);
     double jaccard = dedup_features_jaccard(ra.features, rb.features);
+    struct cli_mh_compare mc = {0};
+    if (minhash && cli_mh_compare(CMD, &mp, ra.tokens, ra.tokens_len, rb.tokens, rb.tokens_len,
+                                  &mc) != CLI_OK) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    int near = minhash ? mc.estimate >= mp.threshold : d <= (unsigned)k;
     const char *verdict = (ra.tokens_len == rb.tokens_len &&
                            memcmp(ra.tokens, rb.tokens, ra.tokens_len) == 0)
                               ? "identical"
-                          : d <= (unsigned)k ? "near-duplicate"
-                                             : "different";
+                          : near ? "near-duplicate"
+                                 : "different";
     char ha[17], hb[17];
     dedup_fingerprint_format(ra.fingerprint, ha);
     dedup_fingerprint_format(rb.fingerprint, hb);
-    if (json) {
+    if (json && minhash) {
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, "
+                              "s:i, s:i, s:I, s:I, s:f, s:f, s:f, s:s}",
+                              "a", pa, "b", pb, "method", "minhash", "fingerprint_a", ha,
+                              "fingerprint_b", hb, "words_a", (json_int_t)ra.n_tokens, "words_b",
+                              (json_int_t)rb.n_tokens, "shingles_a", (json_int_t)ra.n_features,
+                              "shingles_b", (json_int_t)rb.n_features, "distance", (int)d,
+                              "simhash_similarity", sim, "cosine", cosine, "jaccard", jaccard,
+                              "shingle_words", (int)mp.k, "num_perm", (int)mp.h,
+                              "minhash_shingles_a", (json_int_t)mc.shingles_a,
+                              "minhash_shingles_b", (json_int_t)mc.shingles_b,
+                              "minhash_jaccard", mc.exact, "minhash_estimate", mc.estimate,
+                              "threshold", mp.threshold, "verdict", verdict);
+        char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+        if (!s) {
+            cli_error(CMD, "cannot format json (is a path not valid UTF-8?)");
+            status = CLI_RUNTIME;
+        } else
+            printf("%s\n", s);
+        free(s);
+        json_decref(o);
+    } else if (json) {
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:i, s:s}",
                               "a", pa, "b", pb, "fingerprint_a", ha, "fingerprint_b", hb,
                               "words_a", (json_int_t)ra.n_tokens, "words_b", (json_int_t)rb.n_tokens,
@@ -145,7 +223,15 @@ int cmd_compare(int argc, char **argv)
         printf("distance: %u\n", d);
         printf("simhash_similarity: %.6f\n", sim);
         printf("cosine: %.6f\njaccard: %.6f\n", cosine, jaccard);
-        printf("k: %ld\nverdict: %s\n", k, verdict);
+        if (minhash) {
+            printf("method: minhash\nshingle_words: %u\nnum_perm: %u\n", mp.k, mp.h);
+            printf("minhash_shingles_a: %zu\nminhash_shingles_b: %zu\n", mc.shingles_a,
+                   mc.shingles_b);
+            printf("minhash_jaccard: %.6f\nminhash_estimate: %.6f\n", mc.exact, mc.estimate);
+            printf("threshold: %g\nverdict: %s\n", mp.threshold, verdict);
+        } else {
+            printf("k: %ld\nverdict: %s\n", k, verdict);
+        }
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error(CMD, "write error: %s", strerror(errno));

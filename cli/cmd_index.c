@@ -13,6 +13,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/minhash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +41,15 @@ static void usage(FILE *out)
             "options of add:\n"
             "  --k N                 a new index answers queries up to k, 0..7 (default 3);\n"
             "                        for an existing index it must match\n"
+            "  --method simhash|minhash\n"
+            "                        minhash: FILE is a minhash index (signatures and LSH\n"
+            "                        bands, docs/MINHASH.md), which records its method and\n"
+            "                        parameters; adding with the other method is an error.\n"
+            "                        stats reads either kind\n"
+            "  --threshold J         minhash: a new index's Jaccard threshold, which\n"
+            "                        chooses its bands (default 0.8)\n"
+            "  --shingle-words N     minhash: words per shingle, 1..32 (default 5)\n"
+            "  --num-perm N          minhash: values per signature, 1..1024 (default 128)\n"
             "  --tables N            a new index uses the design with N tables (k=3: 4, 10,\n"
             "                        16 or 20); default: chosen for the number of inputs\n"
             "  --fingerprints FILE   add precomputed \"HEX ID\" lines (see simcrawl pairs)\n"
@@ -71,8 +81,9 @@ static int cmd_add(int argc, char **argv)
     struct dedup_templates *own = NULL;
     struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT, NULL,
-                                usage, &a);
+                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
+                                    CLI_ARG_METHOD,
+                                NULL, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
@@ -80,6 +91,15 @@ static int cmd_add(int argc, char **argv)
     if (a.npaths == 0) {
         cli_args_release(&a);
         return cli_usage_error(CMD, "add needs the index FILE");
+    }
+    if (a.minhash) {
+        if (a.tables)
+            status = cli_usage_error(CMD, "--tables is for simhash indexes; minhash bands "
+                                          "follow --threshold");
+        else
+            status = cli_mh_index_add(&a); /* cli/minhash.c */
+        cli_args_release(&a);
+        return status;
     }
     const char *file = a.paths[0];
     cli_inputs_init(&in, CMD);
@@ -164,6 +184,10 @@ static int cmd_stats(int argc, char **argv)
         return cli_usage_error(CMD, "stats takes one index FILE and no other input");
     }
     const char *file = a.paths[0];
+    if (cli_file_method(file) == DEDUP_METHOD_MINHASH) {
+        status = cli_mh_index_stats(&a, file); /* cli/minhash.c */
+        goto done;
+    }
     status = cli_index_load(CMD, file, 0, &idx, NULL);
     if (status != CLI_OK)
         goto done;

@@ -12,6 +12,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/minhash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +34,16 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --k N                 the largest distance, 0..7 (default 3)\n"
+            "  --method simhash|minhash\n"
+            "                        simhash (default): fingerprints within --k;\n"
+            "                        minhash: pairs whose estimated Jaccard similarity of\n"
+            "                        their word-shingle sets is >= --threshold (MinHash\n"
+            "                        signatures, LSH bands; docs/MINHASH.md); text output\n"
+            "                        is JACCARD<TAB>A<TAB>B, jsonl {\"a\", \"b\", \"jaccard\"}\n"
+            "  --threshold J         minhash: the Jaccard threshold, above 0 and at most 1\n"
+            "                        (default 0.8; with --index: the index's)\n"
+            "  --shingle-words N     minhash: words per shingle, 1..32 (default 5)\n"
+            "  --num-perm N          minhash: values per signature, 1..1024 (default 128)\n"
             "  --format text|jsonl   text (default): DISTANCE<TAB>A<TAB>B per line;\n"
             "                        jsonl: {\"a\": A, \"b\": B, \"distance\": D} per line\n"
             "  --fingerprints FILE   also read precomputed fingerprints: lines \"HEX ID\"\n"
@@ -103,9 +114,12 @@ int cmd_pairs(int argc, char **argv)
     struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
-                                    CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT,
+                                    CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
+                                    CLI_ARG_METHOD,
                                 formats, usage, &a);
-    if (status != CLI_OK || a.help) {
+    if (status != CLI_OK || a.help || a.minhash) {
+        if (status == CLI_OK && !a.help)
+            status = cli_mh_pairs(&a); /* cli/minhash.c */
         cli_args_release(&a);
         return status;
     }

@@ -9,6 +9,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/minhash.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +32,14 @@ static void usage(FILE *out)
             "  --index FILE          the index (made by 'simcrawl index add'); required\n"
             "  --k N                 the largest distance, 0..7, at most the index's k\n"
             "                        (default 3, or the index's k if smaller)\n"
+            "  --top N               the N nearest only (1..1000000); a page with fewer\n"
+            "                        says so on stderr (jsonl: \"top\" and \"found\")\n"
+            "  --method simhash|minhash\n"
+            "                        minhash: FILE is a minhash index ('index add --method\n"
+            "                        minhash'); matches are the documents whose estimated\n"
+            "                        Jaccard similarity is >= --threshold, most similar\n"
+            "                        first, as PAGE<TAB>JACCARD<TAB>ID (jsonl: \"jaccard\")\n"
+            "  --threshold J         minhash: the threshold (default: the index's)\n"
             "  --format text|jsonl   text (default): PAGE<TAB>DISTANCE<TAB>ID per match,\n"
             "                        nothing for a page without a match;\n"
             "                        jsonl: one line per page, {\"page\": PAGE, \"fingerprint\":\n"
@@ -52,6 +61,7 @@ static void usage(FILE *out)
 struct query_ctx {
     struct dedup_index *idx;
     unsigned k;
+    size_t top; /* --top N, 0: all */
     int jsonl;
     struct dedup_matches m;
 };
@@ -64,6 +74,8 @@ static int query_one(void *userdata, const struct cli_doc *doc)
         cli_error(CMD, "%s: %s", doc->id, dedup_strerror(rc));
         return 1;
     }
+    if (q->top && q->m.n > q->top)
+        q->m.n = q->top; /* nearest first: the N nearest */
     if (q->jsonl) {
         char hex[17];
         fputs("{\"page\": ", stdout);
@@ -84,8 +96,13 @@ static int query_one(void *userdata, const struct cli_doc *doc)
             putchar('\n');
         }
     }
-    if (q->jsonl)
+    if (q->jsonl && q->top)
+        printf("], \"top\": %zu, \"found\": %zu}\n", q->top, q->m.n);
+    else if (q->jsonl)
         fputs("]}\n", stdout);
+    if (q->top && q->m.n < q->top)
+        cli_error(CMD, "%s: %zu of --top %zu: only %zu indexed document%s within k = %u",
+                  doc->id, q->m.n, q->top, q->m.n, q->m.n == 1 ? "" : "s", q->k);
     return ferror(stdout) ? 1 : 0;
 }
 
@@ -96,8 +113,9 @@ int cmd_query(int argc, char **argv)
     struct cli_inputs in;
     struct query_ctx q = {0};
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH, formats,
-                                usage, &a);
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
+                                    CLI_ARG_METHOD | CLI_ARG_TOP,
+                                formats, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
@@ -109,6 +127,11 @@ int cmd_query(int argc, char **argv)
     if (a.npaths == 0 && a.nfplists == 0) {
         cli_args_release(&a);
         return cli_usage_error(CMD, "no page (give PAGE... or --fingerprints FILE)");
+    }
+    if (a.minhash) {
+        status = cli_mh_query(&a); /* cli/minhash.c */
+        cli_args_release(&a);
+        return status;
     }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
@@ -124,6 +147,7 @@ int cmd_query(int argc, char **argv)
     }
     q.k = a.k_set ? (unsigned)a.k : (ik < DEDUP_K_DEFAULT ? ik : DEDUP_K_DEFAULT);
     q.jsonl = strcmp(a.format, "jsonl") == 0;
+    q.top = (size_t)a.top;
     if (!a.no_templates) /* the index's table, read-only: pages are fingerprinted as it was */
         cli_inputs_use_templates(&in, dedup_index_templates(q.idx), 0);
     if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, query_one, &q) != 0) {

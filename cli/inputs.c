@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "cli/inputs_warc.h"
+#include "cli/minhash.h"
 #include "cli/walk.h"
 
 #include <errno.h>
@@ -220,7 +221,7 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
             in->failed++; /* too little text is an answer about the page, not a failure */
     } else {
         struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
-                            res.doc_hash};
+                            res.doc_hash, res.tokens, res.tokens_len};
         rc = deliver(in, path, &d, fn, userdata);
     }
     filter_fp_result_release(&res);
@@ -330,7 +331,7 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
         return 1;
     }
     snprintf(w, wl, "%s:%zu", c->name, line);
-    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0};
+    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0, NULL, 0};
     int rc = deliver(c->in, w, &d, c->fn, c->userdata);
     free(w);
     return rc ? 1 : 0;
@@ -595,6 +596,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     a->k = DEDUP_K_DEFAULT;
     a->format = "text";
     a->lock_wait = CLI_LOCK_WAIT_DEFAULT;
+    a->threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
     a->fplists = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->fplists);
     a->paths = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->paths);
     if (!a->fplists || !a->paths) {
@@ -628,9 +630,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         const char *value = NULL;
         static const char *const with_value[] = {"--k", "--format", "--index", "--tables",
                                                  "--fingerprints", "--lock-wait",
-                                                 "--max-depth"};
+                                                 "--max-depth", "--method", "--threshold",
+                                                 "--shingle-words", "--num-perm", "--top"};
         int known = -1;
-        for (int w = 0; w < 7; w++)
+        for (int w = 0; w < 12; w++)
             if (strlen(with_value[w]) == nlen && strncmp(s, with_value[w], nlen) == 0)
                 known = w;
         if (known == 1 && !(allowed & CLI_ARG_FORMAT))
@@ -642,6 +645,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         if (known == 5 && !(allowed & CLI_ARG_LOCK_WAIT))
             known = -1;
         if (known == 6 && !(allowed & CLI_ARG_MAX_DEPTH))
+            known = -1;
+        if (known >= 7 && known <= 10 && !(allowed & CLI_ARG_METHOD))
+            known = -1;
+        if (known == 11 && !(allowed & CLI_ARG_TOP))
             known = -1;
         if (known < 0)
             return cli_usage_error(cmd, "unknown option '%s'", s);
@@ -685,12 +692,45 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
                               &a->max_depth) != 0)
                 return CLI_USAGE;
             break;
+        case 7:
+            if (strcmp(value, "simhash") != 0 && strcmp(value, "minhash") != 0)
+                return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'",
+                                       value);
+            a->minhash = strcmp(value, "minhash") == 0;
+            break;
+        case 8:
+            if (cli_parse_threshold(value, &a->threshold) != 0)
+                return cli_usage_error(cmd, "--threshold must be a Jaccard similarity above 0 "
+                                       "and at most 1 (e.g. 0.8), not '%s'", value);
+            a->threshold_set = 1;
+            break;
+        case 9:
+            if (cli_parse_long(value, 1, DEDUP_MINHASH_K_MAX, &a->shingle_words) != 0)
+                return cli_usage_error(cmd, "--shingle-words must be a whole number from 1 "
+                                       "to %u, not '%s'", DEDUP_MINHASH_K_MAX, value);
+            break;
+        case 10:
+            if (cli_parse_long(value, 1, DEDUP_MINHASH_H_MAX, &a->num_perm) != 0)
+                return cli_usage_error(cmd, "--num-perm must be a whole number from 1 to %u, "
+                                       "not '%s'", DEDUP_MINHASH_H_MAX, value);
+            break;
+        case 11:
+            if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
+                return cli_usage_error(cmd, "--top must be a whole number from 1 to %ld, "
+                                       "not '%s'", CLI_TOP_MAX, value);
+            break;
         default:
             stdin_uses += strcmp(value, "-") == 0;
             a->fplists[a->nfplists++] = (char *)value;
             break;
         }
     }
+    if (a->minhash && a->k_set)
+        return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
+                               "--threshold J instead");
+    if (!a->minhash && (a->threshold_set || a->shingle_words || a->num_perm))
+        return cli_usage_error(cmd, "--threshold, --shingle-words and --num-perm apply to "
+                               "--method minhash (simhash takes --k N)");
     if (stdin_uses > 1)
         return cli_usage_error(cmd, "standard input ('-') can be read only once");
     if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0)

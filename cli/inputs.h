@@ -39,6 +39,10 @@ struct cli_doc {
     const uint64_t *blocks; /* block hashes of the page (filter_fp_result.blocks) */
     size_t n_blocks;
     uint64_t doc_hash;     /* hash of the page's whole token string */
+    /* pages only, when fp_opts.keep_tokens: the token string that was fingerprinted
+     * (template blocks left out), for the MinHash signature (cli/minhash.c) */
+    const char *tokens;
+    size_t tokens_len;
 };
 
 /* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */
@@ -110,7 +114,11 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_ARG_TEMPLATES 16u /* --no-templates */
 #define CLI_ARG_LOCK_WAIT 32u /* --lock-wait SECONDS (commands that write an index) */
 #define CLI_ARG_MAX_DEPTH 64u /* --max-depth N: the extractor's nesting cap (README, Caps) */
+#define CLI_ARG_METHOD 128u  /* --method simhash|minhash, --threshold J, --shingle-words N,
+                              * --num-perm N (cli/minhash.h) */
+#define CLI_ARG_TOP 256u     /* --top N (query) */
 
+#define CLI_TOP_MAX 1000000L        /* --top N cap */
 #define CLI_LOCK_WAIT_DEFAULT 30L    /* seconds a writer waits for the index lock */
 #define CLI_LOCK_WAIT_MAX 1000000L   /* --lock-wait cap, in seconds (11.5 days) */
 
@@ -128,6 +136,12 @@ struct cli_args {
     int no_templates;   /* --no-templates: fingerprint whole main texts */
     long lock_wait;     /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
     long max_depth;     /* --max-depth N, 1..EXTRACT_MAX_DEPTH_LIMIT; 0 when not given */
+    int minhash;        /* --method minhash (0: simhash, the default) */
+    double threshold;   /* --threshold J in (0, 1], DEDUP_MINHASH_THRESHOLD_DEFAULT if not given */
+    int threshold_set;
+    long shingle_words; /* --shingle-words N, 0 when not given (DEDUP_MINHASH_K_DEFAULT) */
+    long num_perm;      /* --num-perm N, 0 when not given (DEDUP_MINHASH_H_DEFAULT) */
+    long top;           /* --top N, 0 when not given (all) */
 };
 
 /*

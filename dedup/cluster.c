@@ -6,6 +6,7 @@
  * document order and its first member, the earliest added, is the representative;
  * clusters are then ordered largest first, ties by the representative's number.
  */
+#include "dedup/dedup_int.h"
 #include "dedup/index_int.h"
 
 #include <stdlib.h>
@@ -177,4 +178,105 @@ uint32_t dedup_clusters_member(const struct dedup_clusters *c, size_t i, size_t 
 uint32_t dedup_clusters_doc_total(const struct dedup_clusters *c)
 {
     return c->total;
+}
+
+/* Clusters of ndocs documents from explicit pairs (a << 32 | b): the components of two or
+ * more, in document order, the same ordering as dedup_index_clusters(). Used by the
+ * MinHash index (dedup/minhash_lsh.c), whose pairs come from LSH buckets. */
+enum dedup_code dedup_clusters_from_pairs(uint32_t ndocs, const uint64_t *pairs, size_t npairs,
+                                          struct dedup_clusters **out)
+{
+    enum dedup_code rc = DEDUP_ENOMEM;
+    uint32_t *parent = malloc(((size_t)ndocs + 1) * sizeof *parent);
+    uint32_t *size = calloc((size_t)ndocs + 1, sizeof *size);
+    uint32_t *cid = malloc(((size_t)ndocs + 1) * sizeof *cid);
+    uint64_t *off = NULL, *off2 = NULL;
+    uint32_t *mem = NULL, *mem2 = NULL;
+    struct order *ord = NULL;
+    struct dedup_clusters *c = calloc(1, sizeof *c);
+    *out = NULL;
+    if (!parent || !size || !cid || !c)
+        goto fail;
+    for (uint32_t i = 0; i < ndocs; i++) {
+        parent[i] = i;
+        size[i] = 1;
+    }
+    for (size_t i = 0; i < npairs; i++) {
+        uint32_t a = (uint32_t)(pairs[i] >> 32), b = (uint32_t)pairs[i];
+        if (a >= ndocs || b >= ndocs) {
+            rc = DEDUP_EINVAL;
+            goto fail;
+        }
+        uint32_t x = uf_find(parent, a), y = uf_find(parent, b);
+        if (x == y)
+            continue;
+        if (size[x] < size[y]) {
+            uint32_t t = x;
+            x = y;
+            y = t;
+        }
+        parent[y] = x;
+        size[x] += size[y];
+    }
+    size_t ncl = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < ndocs; i++)
+        cid[i] = 0xffffffffu;
+    for (uint32_t d = 0; d < ndocs; d++) {
+        uint32_t r = uf_find(parent, d);
+        if (size[r] >= 2 && cid[r] == 0xffffffffu) {
+            cid[r] = (uint32_t)ncl++;
+            total += size[r];
+        }
+    }
+    off = calloc(ncl + 1, sizeof *off);
+    mem = malloc((total ? total : 1) * sizeof *mem);
+    ord = malloc((ncl ? ncl : 1) * sizeof *ord);
+    off2 = malloc((ncl + 1) * sizeof *off2);
+    mem2 = malloc((total ? total : 1) * sizeof *mem2);
+    if (!off || !mem || !ord || !off2 || !mem2)
+        goto fail;
+    for (uint32_t d = 0; d < ndocs; d++) {
+        uint32_t r = uf_find(parent, d);
+        if (cid[r] != 0xffffffffu)
+            off[cid[r] + 1]++;
+    }
+    for (size_t i = 0; i < ncl; i++)
+        off[i + 1] += off[i];
+    memcpy(off2, off, (ncl + 1) * sizeof *off);
+    for (uint32_t d = 0; d < ndocs; d++) {
+        uint32_t r = uf_find(parent, d);
+        if (cid[r] != 0xffffffffu)
+            mem[off2[cid[r]]++] = d;
+    }
+    for (size_t i = 0; i < ncl; i++)
+        ord[i] = (struct order){off[i + 1] - off[i], mem[off[i]], (uint32_t)i};
+    qsort(ord, ncl, sizeof *ord, order_cmp);
+    uint64_t o = 0;
+    for (size_t i = 0; i < ncl; i++) {
+        off2[i] = o;
+        memcpy(mem2 + o, mem + off[ord[i].cluster], ord[i].size * sizeof *mem2);
+        o += ord[i].size;
+    }
+    off2[ncl] = o;
+    c->n = ncl;
+    c->off = off2;
+    c->mem = mem2;
+    c->total = (uint32_t)total;
+    off2 = NULL;
+    mem2 = NULL;
+    *out = c;
+    c = NULL;
+    rc = DEDUP_OK;
+fail:
+    free(parent);
+    free(size);
+    free(cid);
+    free(off);
+    free(mem);
+    free(ord);
+    free(off2);
+    free(mem2);
+    free(c);
+    return rc;
 }

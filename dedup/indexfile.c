@@ -377,6 +377,8 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
     struct dedup_index *idx = NULL;
     uint8_t *seen = NULL;
     *out = NULL;
+    if (len >= 8 && memcmp(p, "SIMCRMHX", 8) == 0) /* DEDUP_LSH_MAGIC, dedup/minhash.h */
+        FAIL(DEDUP_EFORMAT, 0, "a minhash index, not a simhash index (use --method minhash)");
     if (len < 8 || memcmp(p, DEDUP_INDEX_MAGIC, 8) != 0)
         FAIL(DEDUP_EFORMAT, 0, "not a simcrawl index file (no SIMCRIDX magic number)");
     if (len < 12)

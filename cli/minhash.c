@@ -1,0 +1,656 @@
+/*
+ * `--method minhash` for pairs, clusters, query, index add|stats and compare
+ * (cli/minhash.h). Pages go through the same INPUT iterator as the simhash path
+ * (cli/inputs.c: files, directories, WARC files, -; templates learned over the inputs or
+ * read from the index), with fp_opts.keep_tokens set so that each document arrives with
+ * the token string that was fingerprinted; its MinHash signature (dedup/minhash.h,
+ * docs/MINHASH.md) is computed here and added to an LSH index (b x r chosen from the
+ * threshold). --fingerprints lists hold simhash fingerprints and cannot feed this method.
+ * Output records: pairs {"a","b","jaccard"} (the signatures' estimate), clusters with
+ * each member's estimate against its representative, query matches most similar first.
+ */
+#include "cli/minhash.h"
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cli_parse_threshold(const char *s, double *out)
+{
+    char *end;
+    if (!*s || *s == ' ')
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno || !(v > 0 && v <= 1))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+enum dedup_method cli_file_method(const char *path)
+{
+    char head[8];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return DEDUP_METHOD_UNKNOWN;
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    return n == 8 ? dedup_file_method(head, 8) : DEDUP_METHOD_UNKNOWN;
+}
+
+int cli_mh_params(const char *cmd, const struct cli_args *a, struct dedup_lsh_params *p)
+{
+    if (dedup_lsh_params_default(a->threshold, p) != DEDUP_OK)
+        return cli_usage_error(cmd, "--threshold %g is out of range", a->threshold);
+    if (a->shingle_words)
+        p->k = (unsigned)a->shingle_words;
+    if (a->num_perm) {
+        p->h = (unsigned)a->num_perm;
+        if (dedup_lsh_optimal(p->threshold, p->h, DEDUP_LSH_FP_WEIGHT, DEDUP_LSH_FN_WEIGHT,
+                              &p->b, &p->r) != DEDUP_OK)
+            return cli_usage_error(cmd, "no bands for --num-perm %u", p->h);
+    }
+    return CLI_OK;
+}
+
+static const char *code_words(enum dedup_code rc)
+{
+    return cli_index_strerror(rc);
+}
+
+int cli_mh_load(const char *cmd, const char *path, int missing_ok, struct dedup_lsh **out,
+                int *missing)
+{
+    struct dedup_file_error err;
+    *out = NULL;
+    if (missing)
+        *missing = 0;
+    enum dedup_code rc = dedup_lsh_load(path, out, &err);
+    if (rc == DEDUP_OK)
+        return CLI_OK;
+    if (rc == DEDUP_EIO && err.os_error == ENOENT && missing_ok) {
+        if (missing)
+            *missing = 1;
+        return CLI_OK;
+    }
+    if (rc == DEDUP_EFORMAT && cli_file_method(path) == DEDUP_METHOD_SIMHASH)
+        cli_error(cmd, "index %s holds simhash fingerprints (made without --method minhash): "
+                       "use it without --method minhash, or build a minhash index", path);
+    else if (rc == DEDUP_EIO && err.os_error)
+        cli_error(cmd, "cannot load index %s: %s: %s", path, err.what, strerror(err.os_error));
+    else if (rc == DEDUP_EIO || rc == DEDUP_ENOMEM)
+        cli_error(cmd, "cannot load index %s: %s", path, err.what);
+    else
+        cli_error(cmd, "cannot load index %s: %s at byte offset %llu (%s)", path, err.what,
+                  (unsigned long long)err.offset, code_words(rc));
+    return CLI_RUNTIME;
+}
+
+static int mh_save(const char *cmd, struct dedup_lsh *l, const char *path)
+{
+    struct dedup_file_error err;
+    enum dedup_code rc = dedup_lsh_save(l, path, &err);
+    if (rc == DEDUP_OK)
+        return CLI_OK;
+    if (err.os_error)
+        cli_error(cmd, "cannot save index %s: %s: %s", path, err.what, strerror(err.os_error));
+    else
+        cli_error(cmd, "cannot save index %s: %s", path, err.what);
+    return CLI_RUNTIME;
+}
+
+/* One page into the index (userdata: struct mh_run). */
+struct mh_run {
+    const char *cmd;
+    struct dedup_lsh *lsh;
+    uint32_t *sig;
+    unsigned long failed;
+};
+
+static int mh_add(void *userdata, const struct cli_doc *doc)
+{
+    struct mh_run *r = userdata;
+    const struct dedup_minhash *mh = dedup_lsh_minhash(r->lsh);
+    if (!doc->tokens) {
+        cli_error(r->cmd, "%s: no token string (a fingerprint list entry?)", doc->id);
+        r->failed++;
+        return 0;
+    }
+    enum dedup_code rc = dedup_minhash_signature(mh, doc->tokens, doc->tokens_len, r->sig, NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(r->cmd, "%s: %s", doc->id, dedup_strerror(rc));
+        r->failed++;
+        return 0;
+    }
+    rc = dedup_lsh_add(r->lsh, r->sig, doc->id, doc->id_len, NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(r->cmd, "%s: cannot add to the index: %s", doc->id, dedup_strerror(rc));
+        return 1;
+    }
+    return 0;
+}
+
+static int no_lists(const char *cmd, const struct cli_args *a)
+{
+    if (a->nfplists)
+        return cli_usage_error(cmd, "--fingerprints lists hold simhash fingerprints; "
+                                    "--method minhash needs the pages themselves");
+    return CLI_OK;
+}
+
+/* Sets up in for a minhash run: token strings kept, templates learned into t (or used
+ * read-only with learn = 0). */
+static void mh_inputs(struct cli_inputs *in, const char *cmd, const struct cli_args *a,
+                      struct dedup_templates *t, int learn)
+{
+    cli_inputs_init(in, cmd);
+    in->fp_opts.max_depth = (unsigned)a->max_depth;
+    in->fp_opts.keep_tokens = 1;
+    if (!a->no_templates && t)
+        cli_inputs_use_templates(in, t, learn);
+}
+
+static int check_stdout(const char *cmd)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(cmd, "write error: %s", strerror(errno));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+/* ---- pairs ---- */
+
+struct pair_out {
+    struct dedup_lsh *lsh;
+    int jsonl;
+};
+
+static int print_pair(void *userdata, uint32_t a, uint32_t b, double jaccard)
+{
+    struct pair_out *o = userdata;
+    size_t la, lb;
+    const char *ia = dedup_lsh_id(o->lsh, a, &la), *ib = dedup_lsh_id(o->lsh, b, &lb);
+    if (o->jsonl) {
+        fputs("{\"a\": ", stdout);
+        cli_put_json_string(stdout, ia, la);
+        fputs(", \"b\": ", stdout);
+        cli_put_json_string(stdout, ib, lb);
+        fprintf(stdout, ", \"jaccard\": %.4f}\n", jaccard);
+    } else {
+        fprintf(stdout, "%.4f\t", jaccard);
+        cli_put_text_id(stdout, ia, la);
+        putc('\t', stdout);
+        cli_put_text_id(stdout, ib, lb);
+        putc('\n', stdout);
+    }
+    return ferror(stdout) ? 1 : 0;
+}
+
+/* The index of a run: loaded from a->index (when given and present) or new from a's
+ * parameters. A given --threshold different from a loaded index's is used for the
+ * verification; the banding stays the index's. */
+static int mh_open(const char *cmd, const struct cli_args *a, const char *path,
+                   struct dedup_lsh **out, int *missing)
+{
+    struct dedup_lsh_params p;
+    *out = NULL;
+    if (missing)
+        *missing = 1;
+    if (path) {
+        int st = cli_mh_load(cmd, path, 1, out, missing);
+        if (st != CLI_OK)
+            return st;
+        if (*out) {
+            const struct dedup_lsh_params *ip = dedup_lsh_get_params(*out);
+            if ((a->shingle_words && (unsigned)a->shingle_words != ip->k) ||
+                (a->num_perm && (unsigned)a->num_perm != ip->h)) {
+                dedup_lsh_free(*out);
+                *out = NULL;
+                return cli_usage_error(cmd, "index %s was made with --shingle-words %u "
+                                            "--num-perm %u", path, ip->k, ip->h);
+            }
+            return CLI_OK;
+        }
+    }
+    int st = cli_mh_params(cmd, a, &p);
+    if (st != CLI_OK)
+        return st;
+    if (dedup_lsh_new(&p, out) != DEDUP_OK) {
+        cli_error(cmd, "out of memory");
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+static int mark_ids(struct cli_inputs *in, const struct dedup_lsh *l)
+{
+    for (uint32_t d = 0; d < dedup_lsh_doc_count(l); d++) {
+        size_t len;
+        const char *id = dedup_lsh_id(l, d, &len);
+        if (cli_inputs_mark_id(in, id, len) != 0) {
+            cli_error(in->cmd, "out of memory remembering ids");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cli_mh_pairs(const struct cli_args *a)
+{
+    const char *cmd = "pairs";
+    struct cli_inputs in;
+    struct dedup_lsh *l = NULL;
+    struct dedup_lock *lock = NULL;
+    uint32_t *sig = NULL;
+    int status = no_lists(cmd, a);
+    if (status != CLI_OK)
+        return status;
+    cli_inputs_init(&in, cmd);
+    if (a->index) {
+        status = cli_index_lock(cmd, a->index, a->lock_wait, &lock);
+        if (status != CLI_OK)
+            goto done;
+    }
+    status = mh_open(cmd, a, a->index, &l, NULL);
+    if (status != CLI_OK)
+        goto done;
+    double t = a->threshold_set || !a->index ? a->threshold : dedup_lsh_get_params(l)->threshold;
+    uint32_t old = dedup_lsh_doc_count(l);
+    cli_inputs_release(&in);
+    mh_inputs(&in, cmd, a, dedup_lsh_templates(l), 1);
+    if (old && mark_ids(&in, l) != 0) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    sig = malloc(dedup_lsh_get_params(l)->h * sizeof *sig);
+    if (!sig) {
+        cli_error(cmd, "out of memory");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    struct mh_run r = {cmd, l, sig, 0};
+    if (cli_inputs_run(&in, NULL, 0, a->paths, a->npaths, mh_add, &r) != 0) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    if (dedup_lsh_doc_count(l) == 0) {
+        cli_error(cmd, "no documents to compare: the inputs held no pages");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    struct pair_out o = {l, strcmp(a->format, "jsonl") == 0};
+    int stopped = 0;
+    enum dedup_code rc = dedup_lsh_pairs(l, t, old, print_pair, &o, &stopped, NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "cannot list the pairs: %s", dedup_strerror(rc));
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    status = check_stdout(cmd);
+    if (status == CLI_OK && stopped)
+        status = CLI_RUNTIME;
+    if (status == CLI_OK && a->index)
+        status = mh_save(cmd, l, a->index);
+    if (status == CLI_OK && (in.failed || r.failed))
+        status = CLI_RUNTIME;
+done:
+    fflush(stdout);
+    free(sig);
+    dedup_lock_release(lock);
+    dedup_lsh_free(l);
+    cli_inputs_release(&in);
+    return status;
+}
+
+/* ---- clusters ---- */
+
+int cli_mh_clusters(const struct cli_args *a)
+{
+    const char *cmd = "clusters";
+    struct cli_inputs in;
+    struct dedup_lsh *l = NULL;
+    struct dedup_clusters *c = NULL;
+    uint32_t *sig = NULL;
+    int status = no_lists(cmd, a);
+    if (status != CLI_OK)
+        return status;
+    if (strcmp(a->format, "html") == 0)
+        return cli_usage_error(cmd, "--format html reports simhash clusters; use text or "
+                                    "jsonl with --method minhash");
+    status = mh_open(cmd, a, NULL, &l, NULL);
+    if (status != CLI_OK)
+        return status;
+    mh_inputs(&in, cmd, a, dedup_lsh_templates(l), 1);
+    unsigned h = dedup_lsh_get_params(l)->h;
+    sig = malloc(h * sizeof *sig);
+    struct mh_run r = {cmd, l, sig, 0};
+    if (!sig || cli_inputs_run(&in, NULL, 0, a->paths, a->npaths, mh_add, &r) != 0) {
+        if (!sig)
+            cli_error(cmd, "out of memory");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    if (dedup_lsh_doc_count(l) == 0) {
+        cli_error(cmd, "no documents to cluster: the inputs held no pages");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    enum dedup_code rc = dedup_lsh_clusters(l, a->threshold, &c);
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "cannot cluster: %s", dedup_strerror(rc));
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    int jsonl = strcmp(a->format, "jsonl") == 0;
+    for (size_t i = 0; i < dedup_clusters_count(c); i++) {
+        size_t n = dedup_clusters_size(c, i), len;
+        uint32_t rep = dedup_clusters_member(c, i, 0);
+        const uint32_t *rs = dedup_lsh_signature(l, rep);
+        const char *id = dedup_lsh_id(l, rep, &len);
+        if (jsonl) {
+            printf("{\"cluster\": %zu, \"size\": %zu, \"representative\": ", i + 1, n);
+            cli_put_json_string(stdout, id, len);
+            fputs(", \"members\": [", stdout);
+        } else {
+            printf("cluster %zu: %zu documents\n", i + 1, n);
+        }
+        for (size_t j = 0; j < n; j++) {
+            uint32_t m = dedup_clusters_member(c, i, j);
+            double e = dedup_minhash_estimate(rs, dedup_lsh_signature(l, m), h);
+            id = dedup_lsh_id(l, m, &len);
+            if (jsonl) {
+                fputs(j ? ", {\"id\": " : "{\"id\": ", stdout);
+                cli_put_json_string(stdout, id, len);
+                printf(", \"jaccard\": %.4f}", e);
+            } else {
+                printf("  %.4f\t", e);
+                cli_put_text_id(stdout, id, len);
+                putchar('\n');
+            }
+        }
+        if (jsonl)
+            fputs("]}\n", stdout);
+    }
+    status = check_stdout(cmd);
+    if (status == CLI_OK && (in.failed || r.failed))
+        status = CLI_RUNTIME;
+done:
+    free(sig);
+    dedup_clusters_free(c);
+    dedup_lsh_free(l);
+    cli_inputs_release(&in);
+    return status;
+}
+
+/* ---- query ---- */
+
+struct mh_query {
+    struct dedup_lsh *lsh;
+    uint32_t *sig;
+    double threshold;
+    size_t top;
+    int jsonl;
+    unsigned long failed;
+    struct dedup_lsh_matches m;
+};
+
+static int query_one(void *userdata, const struct cli_doc *doc)
+{
+    struct mh_query *q = userdata;
+    const char *cmd = "query";
+    if (!doc->tokens) {
+        q->failed++;
+        return 0;
+    }
+    enum dedup_code rc = dedup_minhash_signature(dedup_lsh_minhash(q->lsh), doc->tokens,
+                                                 doc->tokens_len, q->sig, NULL);
+    if (rc == DEDUP_OK)
+        rc = dedup_lsh_query(q->lsh, q->sig, q->threshold, q->top, &q->m, NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "%s: %s", doc->id, dedup_strerror(rc));
+        q->failed++;
+        return rc == DEDUP_ENOMEM;
+    }
+    if (q->jsonl) {
+        fputs("{\"page\": ", stdout);
+        cli_put_json_string(stdout, doc->id, doc->id_len);
+        fputs(", \"matches\": [", stdout);
+    }
+    for (size_t i = 0; i < q->m.n; i++) {
+        size_t len;
+        const char *id = dedup_lsh_id(q->lsh, q->m.v[i].doc, &len);
+        if (q->jsonl) {
+            fputs(i ? ", {\"id\": " : "{\"id\": ", stdout);
+            cli_put_json_string(stdout, id, len);
+            printf(", \"jaccard\": %.4f}", q->m.v[i].jaccard);
+        } else {
+            cli_put_text_id(stdout, doc->id, doc->id_len);
+            printf("\t%.4f\t", q->m.v[i].jaccard);
+            cli_put_text_id(stdout, id, len);
+            putchar('\n');
+        }
+    }
+    if (q->jsonl) {
+        fputs("]", stdout);
+        if (q->top)
+            printf(", \"top\": %zu, \"found\": %zu", q->top, q->m.n);
+        fputs("}\n", stdout);
+    }
+    if (q->top && q->m.n < q->top)
+        cli_error(cmd, "%s: %zu of --top %zu: only %zu indexed document%s at Jaccard >= %g",
+                  doc->id, q->m.n, q->top, q->m.n, q->m.n == 1 ? "" : "s", q->threshold);
+    return ferror(stdout) ? 1 : 0;
+}
+
+int cli_mh_query(const struct cli_args *a)
+{
+    const char *cmd = "query";
+    struct cli_inputs in;
+    struct mh_query q = {0};
+    int status = no_lists(cmd, a);
+    if (status != CLI_OK)
+        return status;
+    cli_inputs_init(&in, cmd);
+    status = cli_mh_load(cmd, a->index, 0, &q.lsh, NULL);
+    if (status != CLI_OK)
+        goto done;
+    const struct dedup_lsh_params *p = dedup_lsh_get_params(q.lsh);
+    if ((a->shingle_words && (unsigned)a->shingle_words != p->k) ||
+        (a->num_perm && (unsigned)a->num_perm != p->h)) {
+        status = cli_usage_error(cmd, "index %s was made with --shingle-words %u --num-perm %u",
+                                 a->index, p->k, p->h);
+        goto done;
+    }
+    q.threshold = a->threshold_set ? a->threshold : p->threshold;
+    q.top = (size_t)a->top;
+    q.jsonl = strcmp(a->format, "jsonl") == 0;
+    q.sig = malloc(p->h * sizeof *q.sig);
+    if (!q.sig) {
+        cli_error(cmd, "out of memory");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    cli_inputs_release(&in);
+    mh_inputs(&in, cmd, a, dedup_lsh_templates(q.lsh), 0);
+    in.check_duplicates = 0;
+    if (cli_inputs_run(&in, NULL, 0, a->paths, a->npaths, query_one, &q) != 0) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    status = check_stdout(cmd);
+    if (status == CLI_OK && (in.failed || q.failed))
+        status = CLI_RUNTIME;
+done:
+    free(q.sig);
+    dedup_lsh_matches_release(&q.m);
+    dedup_lsh_free(q.lsh);
+    cli_inputs_release(&in);
+    return status;
+}
+
+/* ---- index add | stats ---- */
+
+int cli_mh_index_add(const struct cli_args *a)
+{
+    const char *cmd = "index";
+    const char *file = a->paths[0];
+    struct cli_inputs in;
+    struct dedup_lsh *l = NULL;
+    struct dedup_lock *lock = NULL;
+    uint32_t *sig = NULL;
+    int missing = 0;
+    int status = no_lists(cmd, a);
+    if (status != CLI_OK)
+        return status;
+    cli_inputs_init(&in, cmd);
+    status = cli_index_lock(cmd, file, a->lock_wait, &lock);
+    if (status == CLI_OK)
+        status = mh_open(cmd, a, file, &l, &missing);
+    if (status != CLI_OK)
+        goto done;
+    if (!missing && a->threshold_set && a->threshold != dedup_lsh_get_params(l)->threshold) {
+        status = cli_usage_error(cmd, "index %s was made for --threshold %g; its bands are "
+                                      "chosen for it", file, dedup_lsh_get_params(l)->threshold);
+        goto done;
+    }
+    uint32_t before = dedup_lsh_doc_count(l);
+    cli_inputs_release(&in);
+    mh_inputs(&in, cmd, a, dedup_lsh_templates(l), 1);
+    if (mark_ids(&in, l) != 0) {
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    sig = malloc(dedup_lsh_get_params(l)->h * sizeof *sig);
+    struct mh_run r = {cmd, l, sig, 0};
+    if (!sig || cli_inputs_run(&in, NULL, 0, a->paths + 1, a->npaths - 1, mh_add, &r) != 0) {
+        if (!sig)
+            cli_error(cmd, "out of memory");
+        status = CLI_RUNTIME;
+        goto done;
+    }
+    status = mh_save(cmd, l, file);
+    if (status != CLI_OK)
+        goto done;
+    const struct dedup_lsh_params *p = dedup_lsh_get_params(l);
+    fprintf(stderr, "simcrawl index: %s: %s %u documents, now %u (minhash: %u-word shingles, "
+                    "%u values, %u bands x %u rows, threshold %g)\n",
+            file, missing ? "made with" : "added", dedup_lsh_doc_count(l) - before,
+            dedup_lsh_doc_count(l), p->k, p->h, p->b, p->r, p->threshold);
+    if (in.failed || r.failed)
+        status = CLI_RUNTIME;
+done:
+    free(sig);
+    dedup_lock_release(lock);
+    dedup_lsh_free(l);
+    cli_inputs_release(&in);
+    return status;
+}
+
+int cli_mh_index_stats(const struct cli_args *a, const char *file)
+{
+    const char *cmd = "index";
+    struct dedup_lsh *l = NULL;
+    struct stat fst;
+    int status = cli_mh_load(cmd, file, 0, &l, NULL);
+    if (status != CLI_OK)
+        return status;
+    if (stat(file, &fst) != 0) {
+        cli_error(cmd, "%s: %s", file, strerror(errno));
+        dedup_lsh_free(l);
+        return CLI_RUNTIME;
+    }
+    const struct dedup_lsh_params *p = dedup_lsh_get_params(l);
+    struct dedup_lsh_stats s;
+    dedup_lsh_stats(l, &s);
+    struct dedup_templates *t = dedup_lsh_templates(l);
+    double per_doc = s.docs ? (double)fst.st_size / (double)s.docs : 0;
+    if (strcmp(a->format, "jsonl") == 0) {
+        printf("{\"file\": ");
+        cli_put_json_string(stdout, file, strlen(file));
+        printf(", \"method\": \"minhash\", \"format_version\": %u, \"spec_version\": %u, "
+               "\"bytes\": %lld, \"documents\": %llu, \"shingle_words\": %u, \"num_perm\": %u, "
+               "\"bands\": %u, \"rows\": %u, \"threshold\": %g, \"seed\": \"%016llx\", "
+               "\"buckets\": %llu, \"shared_buckets\": %llu, \"bucket_max\": %llu, "
+               "\"file_bytes_per_document\": %.2f}\n",
+               DEDUP_LSH_FORMAT_VERSION, DEDUP_MINHASH_VERSION, (long long)fst.st_size,
+               (unsigned long long)s.docs, p->k, p->h, p->b, p->r, p->threshold,
+               (unsigned long long)p->seed, (unsigned long long)s.buckets,
+               (unsigned long long)s.shared, (unsigned long long)s.bucket_max, per_doc);
+    } else {
+        printf("file: %s\n", file);
+        printf("method: minhash\n");
+        printf("format version: %u (docs/MINHASH.md version %u)\n", DEDUP_LSH_FORMAT_VERSION,
+               DEDUP_MINHASH_VERSION);
+        printf("size: %lld bytes\n", (long long)fst.st_size);
+        printf("documents: %llu\n", (unsigned long long)s.docs);
+        printf("shingles: %u words\n", p->k);
+        printf("signature: %u values (seed %016llx)\n", p->h, (unsigned long long)p->seed);
+        printf("bands: %u x %u rows (threshold %g: P(candidate) %.3f at J = threshold, "
+               "%.4f at J = threshold + 0.1)\n",
+               p->b, p->r, p->threshold, dedup_lsh_probability(p->threshold, p->b, p->r),
+               dedup_lsh_probability(fmin(1.0, p->threshold + 0.1), p->b, p->r));
+        printf("buckets: %llu, shared by 2 or more documents: %llu, largest: %llu\n",
+               (unsigned long long)s.buckets, (unsigned long long)s.shared,
+               (unsigned long long)s.bucket_max);
+        printf("file bytes per document: %.2f (signatures, ids)\n", per_doc);
+        printf("template hosts: %zu, blocks counted: %zu, template blocks: %zu\n",
+               t ? dedup_templates_host_count(t) : 0, t ? dedup_templates_entry_count(t) : 0,
+               t ? dedup_templates_template_count(t) : 0);
+    }
+    status = check_stdout(cmd);
+    dedup_lsh_free(l);
+    return status;
+}
+
+/* ---- compare ---- */
+
+int cli_mh_compare(const char *cmd, const struct dedup_lsh_params *p, const char *ta,
+                   size_t la, const char *tb, size_t lb, struct cli_mh_compare *out)
+{
+    struct dedup_minhash *mh = NULL;
+    uint64_t *sa = NULL, *sb = NULL;
+    uint32_t *ga = NULL, *gb = NULL;
+    size_t na = 0, nb = 0;
+    int status = CLI_RUNTIME;
+    enum dedup_code rc = dedup_minhash_new(p->k, p->h, p->seed, &mh);
+    if (rc == DEDUP_OK)
+        rc = dedup_minhash_shingle_set(mh, ta, la, &sa, &na);
+    if (rc == DEDUP_OK)
+        rc = dedup_minhash_shingle_set(mh, tb, lb, &sb, &nb);
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "cannot compute the shingles: %s", dedup_strerror(rc));
+        goto done;
+    }
+    ga = malloc(p->h * sizeof *ga);
+    gb = malloc(p->h * sizeof *gb);
+    if (!ga || !gb) {
+        cli_error(cmd, "out of memory");
+        goto done;
+    }
+    dedup_minhash_signature_hashes(mh, sa, na, ga);
+    dedup_minhash_signature_hashes(mh, sb, nb, gb);
+    out->exact = dedup_minhash_jaccard_sets(sa, na, sb, nb);
+    out->estimate = dedup_minhash_estimate(ga, gb, p->h);
+    out->shingles_a = na;
+    out->shingles_b = nb;
+    status = CLI_OK;
+done:
+    free(sa);
+    free(sb);
+    free(ga);
+    free(gb);
+    dedup_minhash_free(mh);
+    return status;
+}
