@@ -141,7 +141,7 @@ WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 SCRAPY_PY     := $(wildcard plugins/scrapy/simcrawl_scrapy/*.py)
 SCRAPY_PYTHON ?= /usr/bin/python3
 
-.PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
+.PHONY: all build lib test test-deps unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format wget2-plugin
 
 all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the five static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
@@ -257,10 +257,26 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 	@MAKE="$(MAKE)" BUILD="$(BUILD)" CC="$(CC)" CXX="$(CXX)" VERSION="$(VERSION)" \
 	    WGET2_PLUGIN="$(WGET2_PLUGIN)" SCRAPY_PYTHON="$(SCRAPY_PYTHON)" sh tests/lib_test.sh
 
-test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
-	@$(MAKE) --no-print-directory unit replay cli-test lib-test
+# Packages only the tests need (not the build): chromium renders the cluster report in
+# tests/cli/report.sh. Installed like DEB_PKGS (apt-get as root; otherwise the command).
+TEST_DEB_PKGS := chromium
+test-deps:
+	@missing=""; for p in $(TEST_DEB_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ]; then \
+	        echo "installing missing Debian packages for the tests:$$missing" >&2; \
+	        (apt-get install -y -q $$missing || (apt-get update -q && apt-get install -y -q $$missing)) >&2 || exit 1; \
+	    else \
+	        echo "missing Debian packages for the tests; run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	    fi; \
+	fi
 
-asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
+	@$(MAKE) --no-print-directory test-deps unit replay cli-test lib-test
+
+asan: test-deps ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    $(addprefix build/asan/,test_runner simcrawl filter_driver) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
