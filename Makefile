@@ -48,6 +48,18 @@ TEST_PKGS    := cunit libmicrohttpd
 # missing and records the pkg-config flags, so a fresh machine needs only `make`.
 .DEFAULT_GOAL := all
 
+# As non-root with a package missing, stop at once with the command to run (a failed
+# recipe for the included build/deps.mk would be followed by "No rule to make target").
+ifeq ($(wildcard $(BUILD)/deps.mk),)
+ifneq ($(shell id -u),0)
+ifeq ($(filter clean help format,$(MAKECMDGOALS)),)
+MISSING_PKGS := $(strip $(shell for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || printf '%s ' $$p; done))
+ifneq ($(MISSING_PKGS),)
+$(error missing Debian packages; run: sudo apt-get install -y $(MISSING_PKGS))
+endif
+endif
+endif
+endif
 -include $(BUILD)/deps.mk
 $(BUILD)/deps.mk: Makefile
 	@mkdir -p $(BUILD)
@@ -217,6 +229,9 @@ $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 REPLAY_BINS  := $(addprefix $(BUILD)/fuzz/replay_,$(FUZZ_NAMES))
+# Objects reached only through the pattern rule above are intermediate files, which make
+# deletes after the link, so every `make test` compiled them again: keep them.
+.SECONDARY: $(call obj,$(FUZZ_SRC)) $(BUILD)/tests/fuzz/replay.o
 
 # Benchmarks: tests/bench/bench_NAME.c -> $(BUILD)/bench/bench_NAME (run by tests/bench/run.sh).
 $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
@@ -386,7 +401,13 @@ format: ## reformat the sources with clang-format
 clean: ## remove build products
 	rm -rf build simcrawl
 
-help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-11s %s\n", $$1, $$2}'
+help: ## list the targets, then the variables with their values now
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/; s/X\.Y\.Z/$(VERSION)/' | awk -F'\t' '{printf "  make %-11s %s\n", $$1, $$2}'
+	@echo
+	@echo "variables (make VAR=value ...; the values now):"
+	@echo "  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) PYTHONDIR=$(PYTHONDIR)"
+	@echo "  BUILD=$(BUILD) CC=$(CC) OPT=$(OPT)"
+	@echo "  STRESS_RUNS=$(STRESS_RUNS) STRESS_SERVE_RUNS=$(STRESS_SERVE_RUNS) STRESS_CRAWL_RUNS=$(STRESS_CRAWL_RUNS) FUZZ_SECONDS=$(FUZZ_SECONDS)"
+	@echo "  make -j$$(nproc) works: the targets' dependencies are complete"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
