@@ -117,7 +117,7 @@ int cmd_compare(int argc, char **argv)
             if (!idf_path)
                 return cli_usage_error(CMD, "--idf needs a FILE");
         } else {
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_unknown_option(CMD, a, usage);
         }
     }
     if (minhash && k_set)

@@ -27,9 +27,9 @@
 
 enum mode { MODE_TEXT, MODE_JSON, MODE_LINKS };
 
-static void help(void)
+static void usage(FILE *out)
 {
-    printf("usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
+    fprintf(out, "usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
            "                        [--content-type CT] [--max-bytes N] [--max-links N]\n"
            "                        [--max-depth N] FILE|-\n\n"
            "Prints the main text of one HTML page (FILE, or - for standard input), without\n"
@@ -178,7 +178,7 @@ int cmd_extract(int argc, char **argv)
         if (kind == CLI_OPT_END)
             break;
         if (kind == CLI_OPT_HELP) {
-            help();
+            usage(stdout);
             return CLI_OK;
         }
         if (strcmp(a, "--text") == 0) {
@@ -213,7 +213,7 @@ int cmd_extract(int argc, char **argv)
                                             "not '%s'", v);
             }
         } else {
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_unknown_option(CMD, a, usage);
         }
     }
     if (i >= argc)

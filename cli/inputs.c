@@ -667,7 +667,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         if (known == 11 && !(allowed & CLI_ARG_TOP))
             known = -1;
         if (known < 0)
-            return cli_usage_error(cmd, "unknown option '%s'", s);
+            return cli_unknown_option(cmd, s, usage);
         if (eq)
             value = eq + 1;
         else if (i + 1 < argc)
