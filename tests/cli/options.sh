@@ -20,3 +20,10 @@ expect_grep "try 'simcrawl pairs --help'" "$TMP/err" "far typo: the --help hint"
 printf '[crawl]\ndelai = 1\n' >"$TMP/typo.conf"
 expect_status 1 "config key typo" -- "$SIMCRAWL" crawl --config "$TMP/typo.conf" http://127.0.0.1:1/
 expect_grep "typo.conf:2: unknown key 'delai' (did you mean delay?)" "$TMP/err" "config key suggestion"
+# --version after any command (before "--"); --k is 0..7 in compare as everywhere
+for c in pairs clusters compare fingerprint extract dedup crawl serve index query robots; do
+    expect_status 0 "$c --version" -- "$SIMCRAWL" $c --version
+    expect_grep "^simcrawl [0-9]*\.[0-9]*\.[0-9]*$" "$TMP/out" "$c --version prints the version"
+done
+expect_status 1 "compare --k 8" -- "$SIMCRAWL" compare --k 8 a b
+expect_grep "from 0 to 7" "$TMP/err" "compare's --k range is every command's"
