@@ -48,6 +48,18 @@ TEST_PKGS    := cunit libmicrohttpd
 # missing and records the pkg-config flags, so a fresh machine needs only `make`.
 .DEFAULT_GOAL := all
 
+# As non-root with a package missing, stop at once with the command to run (a failed
+# recipe for the included build/deps.mk would be followed by "No rule to make target").
+ifeq ($(wildcard $(BUILD)/deps.mk),)
+ifneq ($(shell id -u),0)
+ifeq ($(filter clean help format,$(MAKECMDGOALS)),)
+MISSING_PKGS := $(strip $(shell for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || printf '%s ' $$p; done))
+ifneq ($(MISSING_PKGS),)
+$(error missing Debian packages; run: sudo apt-get install -y $(MISSING_PKGS))
+endif
+endif
+endif
+endif
 -include $(BUILD)/deps.mk
 $(BUILD)/deps.mk: Makefile
 	@mkdir -p $(BUILD)
@@ -141,7 +153,7 @@ WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 SCRAPY_PY     := $(wildcard plugins/scrapy/simcrawl_scrapy/*.py)
 SCRAPY_PYTHON ?= /usr/bin/python3
 
-.PHONY: all build lib test unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
+.PHONY: all build lib test test-deps unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps \
         stress install uninstall clean help format wget2-plugin
 
 all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the five static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
@@ -217,6 +229,9 @@ $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
 REPLAY_BINS  := $(addprefix $(BUILD)/fuzz/replay_,$(FUZZ_NAMES))
+# Objects reached only through the pattern rule above are intermediate files, which make
+# deletes after the link, so every `make test` compiled them again: keep them.
+.SECONDARY: $(call obj,$(FUZZ_SRC)) $(BUILD)/tests/fuzz/replay.o
 
 # Benchmarks: tests/bench/bench_NAME.c -> $(BUILD)/bench/bench_NAME (run by tests/bench/run.sh).
 $(BUILD)/bench/bench_%: $(BUILD)/tests/bench/bench_%.o $(LIBS_ALL)
@@ -257,10 +272,26 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 	@MAKE="$(MAKE)" BUILD="$(BUILD)" CC="$(CC)" CXX="$(CXX)" VERSION="$(VERSION)" \
 	    WGET2_PLUGIN="$(WGET2_PLUGIN)" SCRAPY_PYTHON="$(SCRAPY_PYTHON)" sh tests/lib_test.sh
 
-test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
-	@$(MAKE) --no-print-directory unit replay cli-test lib-test
+# Packages only the tests need (not the build): chromium renders the cluster report in
+# tests/cli/report.sh. Installed like DEB_PKGS (apt-get as root; otherwise the command).
+TEST_DEB_PKGS := chromium
+test-deps:
+	@missing=""; for p in $(TEST_DEB_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ]; then \
+	        echo "installing missing Debian packages for the tests:$$missing" >&2; \
+	        (apt-get install -y -q $$missing || (apt-get update -q && apt-get install -y -q $$missing)) >&2 || exit 1; \
+	    else \
+	        echo "missing Debian packages for the tests; run: sudo apt-get install -y$$missing" >&2; exit 1; \
+	    fi; \
+	fi
 
-asan: ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
+test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
+	@$(MAKE) --no-print-directory test-deps unit replay cli-test lib-test
+
+asan: test-deps ## the same tests under AddressSanitizer + UndefinedBehaviorSanitizer
 	@$(MAKE) --no-print-directory BUILD=build/asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    $(addprefix build/asan/,test_runner simcrawl filter_driver) $(addprefix build/asan/fuzz/replay_,$(FUZZ_NAMES))
@@ -370,7 +401,13 @@ format: ## reformat the sources with clang-format
 clean: ## remove build products
 	rm -rf build simcrawl
 
-help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/' | awk -F'\t' '{printf "  make %-11s %s\n", $$1, $$2}'
+help: ## list the targets, then the variables with their values now
+	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/; s/X\.Y\.Z/$(VERSION)/' | awk -F'\t' '{printf "  make %-11s %s\n", $$1, $$2}'
+	@echo
+	@echo "variables (make VAR=value ...; the values now):"
+	@echo "  PREFIX=$(PREFIX) DESTDIR=$(DESTDIR) PYTHONDIR=$(PYTHONDIR)"
+	@echo "  BUILD=$(BUILD) CC=$(CC) OPT=$(OPT)"
+	@echo "  STRESS_RUNS=$(STRESS_RUNS) STRESS_SERVE_RUNS=$(STRESS_SERVE_RUNS) STRESS_CRAWL_RUNS=$(STRESS_CRAWL_RUNS) FUZZ_SECONDS=$(FUZZ_SECONDS)"
+	@echo "  make -j$$(nproc) works: the targets' dependencies are complete"
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

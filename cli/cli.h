@@ -7,6 +7,7 @@
  * Results go to stdout one record a line; diagnostics to stderr, lower-case, error first.
  */
 #include <stddef.h>
+#include <stdio.h>
 
 enum { CLI_OK = 0, CLI_USAGE = 1, CLI_RUNTIME = 2 };
 
@@ -32,6 +33,22 @@ int cmd_serve(int argc, char **argv);
 /* Prints "simcrawl CMD: MESSAGE" and "try 'simcrawl CMD --help'" on stderr; returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* "simcrawl CMD: unknown option '--dleay' (did you mean --delay?)" and the --help hint;
+ * returns CLI_USAGE. The known options are the "--name" words of the command's help
+ * (usage(out) writes it), so the suggestion cannot miss an option the help lists. */
+int cli_unknown_option(const char *cmd, const char *opt, void (*usage)(FILE *out));
+/* The same for a configuration key or a --name=value option the command reads by name:
+ * where is "FILE:LINE" for a key of a file, NULL for the command line. CLI_USAGE. */
+int cli_unknown_key(const char *cmd, const char *where, const char *name,
+                    void (*usage)(FILE *out));
+/* The option of the help nearest to opt ("--name"), copied into buf; NULL when none. */
+const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf,
+                               size_t buflen);
+/* The option of known[0..n) nearest to name (optimal string alignment distance, at most
+ * 2 and less than a third of name's length), or NULL. For cli_unknown_option and its
+ * test. */
+const char *cli_nearest_option(const char *name, const char *const *known, size_t n);
 
 /* Prints "simcrawl CMD: MESSAGE" on stderr (a runtime diagnostic). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -49,7 +49,13 @@ static void usage(FILE *out)
             "                             jsonl: one cluster a line, {\"cluster\": 1,\n"
             "                               \"size\": 3, \"representative\": ID, \"members\":\n"
             "                               [{\"id\": ID, \"distance\": D}, ...]}\n"
-            "                             html: one self-contained report page\n"
+            "                             html: one self-contained report page (no script,\n"
+            "                               nothing fetched): what was analysed, when, k;\n"
+            "                               each cluster with titles linked to the pages,\n"
+            "                               exact copies and near-duplicates marked, members\n"
+            "                               nearest first, a word diff against the\n"
+            "                               representative; pages not fingerprinted and why.\n"
+            "                               Its date is SOURCE_DATE_EPOCH when set\n"
             "  --fingerprints FILE        also read \"HEX ID\" lines (see simcrawl pairs)\n"
             "  --max-depth N              skip elements nested deeper than N (default 256);\n"
             "                             a page cut so is named on stderr. It changes the\n"
@@ -103,6 +109,18 @@ static void print_jsonl(struct dedup_index *idx, const struct dedup_clusters *c)
     }
 }
 
+/* The html format's callback: the index's stage and the report's texts, in one order. */
+struct html_stage {
+    struct cli_stage *stage;
+    struct cli_report *report;
+};
+
+static int stage_and_report(void *userdata, const struct cli_doc *doc)
+{
+    struct html_stage *h = userdata;
+    return cli_stage_add(h->stage, doc) || cli_report_doc(h->report, doc);
+}
+
 int cmd_clusters(int argc, char **argv)
 {
     static const char *const formats[] = {"text", "jsonl", "html", NULL};
@@ -112,6 +130,7 @@ int cmd_clusters(int argc, char **argv)
     struct dedup_index *idx = NULL;
     struct dedup_clusters *c = NULL;
     struct dedup_templates *own = NULL;
+    struct cli_report *report = NULL;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
                                     CLI_ARG_METHOD,
@@ -124,12 +143,25 @@ int cmd_clusters(int argc, char **argv)
     }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
+    int html = strcmp(a.format, "html") == 0;
+    if (html) {
+        if (!(report = cli_report_new(CMD))) {
+            cli_error(CMD, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        cli_report_inputs(report, a.fplists, a.nfplists, a.paths, a.npaths);
+        in.fp_opts.keep_doc = 1; /* titles and main texts for the report */
+        in.skip = cli_report_skip;
+        in.skip_userdata = report;
+    }
+    struct html_stage hs = {&st, report};
     if (!a.no_templates && cli_inputs_learn_templates(&in, NULL, &own) != CLI_OK) {
         status = CLI_RUNTIME;
         goto done;
     }
-    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
-        0) {
+    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths,
+                       html ? stage_and_report : cli_stage_add, html ? (void *)&hs : &st) != 0) {
         status = CLI_RUNTIME;
         goto done;
     }
@@ -154,8 +186,8 @@ int cmd_clusters(int argc, char **argv)
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     if (strcmp(a.format, "jsonl") == 0)
         print_jsonl(idx, c);
-    else if (strcmp(a.format, "html") == 0)
-        cli_report_clusters_html(stdout, idx, c, (unsigned)a.k);
+    else if (html)
+        cli_report_write(stdout, report, idx, c, (unsigned)a.k);
     else
         print_text(idx, c);
     if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -166,6 +198,7 @@ int cmd_clusters(int argc, char **argv)
     if (in.failed)
         status = CLI_RUNTIME;
 done:
+    cli_report_free(report);
     dedup_templates_free(own);
     dedup_clusters_free(c);
     dedup_index_free(idx);

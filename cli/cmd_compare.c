@@ -44,7 +44,7 @@ static void usage(FILE *out)
             "verdict at k: identical, near-duplicate (distance <= k) or different.\n"
             "\n"
             "options:\n"
-            "  --k N           near-duplicate threshold, 0..64 (default 3)\n"
+            "  --k N           near-duplicate threshold, 0..7 as in every command (default 3)\n"
             "  --method simhash|minhash\n"
             "                  minhash: also the exact Jaccard of the pages' word\n"
             "                  k-shingle sets and its MinHash estimate; the verdict is\n"
@@ -86,8 +86,8 @@ int cmd_compare(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--k") == 0) {
             const char *v = cli_opt_value(argc, argv, &i);
-            if (!v || cli_parse_long(v, 0, 64, &k) != 0)
-                return cli_usage_error(CMD, "--k needs a number from 0 to 64");
+            if (!v || cli_parse_long(v, 0, DEDUP_K_MAX, &k) != 0)
+                return cli_usage_error(CMD, "--k needs a number from 0 to %d", DEDUP_K_MAX);
             k_set = 1;
         } else if (strcmp(a, "--method") == 0) {
             const char *v = cli_opt_value(argc, argv, &i);
@@ -117,7 +117,7 @@ int cmd_compare(int argc, char **argv)
             if (!idf_path)
                 return cli_usage_error(CMD, "--idf needs a FILE");
         } else {
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_unknown_option(CMD, a, usage);
         }
     }
     if (minhash && k_set)

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+static void usage(FILE *out);
 #define CMD "crawl"
 #define SEEDS_MAX 100000u            /* seed URLs at most */
 #define SEED_LINE_MAX 8192u
@@ -232,8 +233,7 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             BAD("yes or no");
         *(name[0] == 'o' ? &o->overwrite : &o->durable) = on;
     } else {
-        cli_usage_error(CMD, "%s%sunknown %s '%s'", where ? where : "", where ? ": " : "",
-                        where ? "key" : "option", name);
+        cli_unknown_key(CMD, where, name, usage);
         return -1;
     }
 #undef BAD
@@ -1488,7 +1488,7 @@ int cmd_crawl(int argc, char **argv)
             continue;
         }
         if (strncmp(a, "--", 2) != 0) {
-            status = cli_usage_error(CMD, "unknown option '%s'", a);
+            status = cli_unknown_option(CMD, a, usage);
             goto done;
         }
         char name[64];

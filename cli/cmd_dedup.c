@@ -1336,7 +1336,7 @@ int cmd_dedup(int argc, char **argv)
             if (strcmp(a, opts[o]) == 0)
                 which = o;
         if (which < 0)
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_unknown_option(CMD, a, usage);
         const char *v = cli_opt_value(argc, argv, &i);
         if (!v)
             return cli_usage_error(CMD, "%s needs a value", a);

@@ -27,13 +27,14 @@
 
 enum mode { MODE_TEXT, MODE_JSON, MODE_LINKS };
 
-static void help(void)
+static void usage(FILE *out)
 {
-    printf("usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
+    fprintf(out, "usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
            "                        [--content-type CT] [--max-bytes N] [--max-links N]\n"
            "                        [--max-depth N] FILE|-\n\n"
            "Prints the main text of one HTML page (FILE, or - for standard input), without\n"
-           "navigation, sidebars, footers, comments, ads and scripts.\n\n"
+           "navigation, sidebars, footers, forms, ads and scripts (readers' comments below\n"
+           "an article are kept: they are the page's own text).\n\n"
            "  --text             the main text, blocks separated by blank lines (default)\n"
            "  --json             one JSON object: title, lang, charset, text, canonical, base,\n"
            "                     robots {noindex, nofollow}, links [{url, anchor, nofollow,\n"
@@ -177,7 +178,7 @@ int cmd_extract(int argc, char **argv)
         if (kind == CLI_OPT_END)
             break;
         if (kind == CLI_OPT_HELP) {
-            help();
+            usage(stdout);
             return CLI_OK;
         }
         if (strcmp(a, "--text") == 0) {
@@ -212,7 +213,7 @@ int cmd_extract(int argc, char **argv)
                                             "not '%s'", v);
             }
         } else {
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_unknown_option(CMD, a, usage);
         }
     }
     if (i >= argc)

@@ -139,7 +139,7 @@ int cmd_fingerprint(int argc, char **argv)
             else
                 idf_out_path = v;
         } else {
-            return cli_usage_error(CMD, "unknown option '%s'", a);
+            return cli_unknown_option(CMD, a, usage);
         }
     }
     if (i >= argc)

@@ -78,7 +78,7 @@ int cmd_robots(int argc, char **argv)
             verbose = 1;
             continue;
         }
-        return cli_usage_error("robots", "unknown option '%s'", a), ROBOTS_EXIT_ERROR;
+        return cli_unknown_option("robots", a, usage), ROBOTS_EXIT_ERROR;
     }
     if (argc - i != 3)
         return cli_usage_error("robots", "expected ROBOTS_FILE USER_AGENT URL, got %d argument%s",

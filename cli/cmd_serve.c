@@ -146,8 +146,7 @@ static int set_option(struct options *o, const char *name, const char *v, const 
     } else if (strcmp(name, "access-log") == 0) {
         o->access_log = *v ? v : NULL;
     } else {
-        cli_usage_error(CMD, "%s%sunknown %s '%s'", where ? where : "", where ? ": " : "",
-                        where ? "key" : "option", name);
+        cli_unknown_key(CMD, where, name, usage);
         return -1;
     }
 #undef BAD

@@ -174,6 +174,20 @@ static int deliver_capture(struct cli_inputs *in, const char *where, const struc
 
 /* ---- kinds of files ---- */
 
+void cli_doc_set_page(struct cli_doc *d, const struct filter_fp_result *res)
+{
+    if (!res->doc)
+        return;
+    d->title = extract_doc_title(res->doc);
+    d->text = extract_doc_text(res->doc, &d->text_len);
+}
+
+void cli_inputs_skipped(const struct cli_inputs *in, const char *id, const char *reason)
+{
+    if (in->skip && !in->counting)
+        in->skip(in->skip_userdata, id, reason);
+}
+
 /* The page options of in for a page of host (pass 1: blocks only; pass 2: templates). */
 void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct filter_fp_opts *o)
 {
@@ -219,9 +233,11 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
         input_note(in, "%s: %s", path, res.message);
         if (!filter_fp_result_too_little_text(&res) && !in->counting)
             in->failed++; /* too little text is an answer about the page, not a failure */
+        cli_inputs_skipped(in, path, res.message);
     } else {
         struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
-                            res.doc_hash, res.tokens, res.tokens_len};
+                            res.doc_hash, res.tokens, res.tokens_len, NULL, NULL, 0};
+        cli_doc_set_page(&d, &res);
         rc = deliver(in, path, &d, fn, userdata);
     }
     filter_fp_result_release(&res);
@@ -331,7 +347,7 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
         return 1;
     }
     snprintf(w, wl, "%s:%zu", c->name, line);
-    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0, NULL, 0};
+    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0};
     int rc = deliver(c->in, w, &d, c->fn, c->userdata);
     free(w);
     return rc ? 1 : 0;
@@ -651,7 +667,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         if (known == 11 && !(allowed & CLI_ARG_TOP))
             known = -1;
         if (known < 0)
-            return cli_usage_error(cmd, "unknown option '%s'", s);
+            return cli_unknown_option(cmd, s, usage);
         if (eq)
             value = eq + 1;
         else if (i + 1 < argc)

@@ -43,10 +43,18 @@ struct cli_doc {
      * (template blocks left out), for the MinHash signature (cli/minhash.c) */
     const char *tokens;
     size_t tokens_len;
+    /* pages only, when fp_opts.keep_doc: the page's title and main text (the cluster
+     * report, cli/report_html.c) */
+    const char *title;
+    const char *text;
+    size_t text_len;
 };
 
 /* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */
 typedef int (*cli_doc_fn)(void *userdata, const struct cli_doc *doc);
+/* A page that gets no fingerprint (too little text, not a page, unreadable): its id and
+ * the reason, as the diagnostic says it (pass 2 only). */
+typedef void (*cli_skip_fn)(void *userdata, const char *id, const char *reason);
 
 struct cli_idset; /* opaque: 128-bit hashes of the ids seen */
 
@@ -69,7 +77,14 @@ struct cli_inputs {
     unsigned long failed;           /* inputs, lines and duplicates skipped */
     unsigned long recaptures;       /* later WARC captures of a URI already read: skipped */
     struct cli_idset *ids;
+    cli_skip_fn skip;               /* told of every page without a fingerprint (or NULL) */
+    void *skip_userdata;
 };
+
+/* Sets d's title and main text from res->doc (kept with fp_opts.keep_doc), if any. */
+void cli_doc_set_page(struct cli_doc *d, const struct filter_fp_result *res);
+/* Tells in->skip (pass 2 only) that the page id got no fingerprint, and why. */
+void cli_inputs_skipped(const struct cli_inputs *in, const char *id, const char *reason);
 
 /* The page options for a page of host under in's mode (pass 1 or 2, templates). */
 void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct filter_fp_opts *o);

@@ -65,10 +65,14 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
                 cli_warn_cut(in->cmd, uri, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH,
                              "--max-depth");
             if (got != 0) {
-                /* a page without enough text is simply not a document here */
+                /* a page without enough text is simply not a document here (the report
+                 * lists it) */
+                cli_inputs_skipped(in, uri, res.message);
             } else {
                 struct cli_doc d = {uri, strlen(uri), res.fingerprint, host, res.blocks,
-                                    res.n_blocks, res.doc_hash, res.tokens, res.tokens_len};
+                                    res.n_blocks, res.doc_hash, res.tokens, res.tokens_len,
+                                    NULL, NULL, 0};
+                cli_doc_set_page(&d, &res);
                 if (deliver(in, path, &d, fn, userdata) != 0)
                     stop = -1;
             }

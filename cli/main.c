@@ -133,9 +133,17 @@ int main(int argc, char **argv)
         printf("simcrawl %s\n", simcrawl_version());
         return CLI_OK;
     }
-    for (const struct command *c = commands; c->name; c++)
-        if (strcmp(argv[1], c->name) == 0)
-            return run(c, argc - 1, argv + 1);
+    for (const struct command *c = commands; c->name; c++) {
+        if (strcmp(argv[1], c->name) != 0)
+            continue;
+        /* --version after any command, as before it (up to "--": after it, a name) */
+        for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+            if (strcmp(argv[i], "--version") == 0) {
+                printf("simcrawl %s\n", simcrawl_version());
+                return CLI_OK;
+            }
+        return run(c, argc - 1, argv + 1);
+    }
     fprintf(stderr, "simcrawl: '%s' is not a command; see 'simcrawl --help'\n", argv[1]);
     return CLI_USAGE;
 }

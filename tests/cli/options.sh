@@ -1,0 +1,29 @@
+# One command line (issue 18): a mistyped option is answered with the nearest one the
+# command's --help lists (cli/options.c), for options, --name=value and config keys.
+# Sourced by tests/cli_test.sh (helpers ok, bad, expect_status, expect_grep; $TMP).
+for c in "pairs --formt jsonl x|--format" "clusters --fromat html x|--format" \
+         "fingerprint --txt x|--text" "dedup --quite x|--quiet" "extract --link x|--links" \
+         "compare --jsn a b|--json" "query --idnex x y|--index" "index add --lock-wiat 3 x y|--lock-wait" \
+         "crawl --dleay 1 http://127.0.0.1:1/|--delay" "crawl --concurency=2 http://127.0.0.1:1/|--concurrency" \
+         "serve --listn 127.0.0.1:0|--listen" "robots --verbos a b c|--verbose"; do
+    args=${c%|*}; want=${c#*|}
+    # shellcheck disable=SC2086
+    "$SIMCRAWL" $args >"$TMP/out" 2>"$TMP/err"
+    st=$?
+    if [ "$st" = 1 ] || { [ "$st" = 2 ] && [ "${args%% *}" = robots ]; }; then ok; else bad "$args: exit $st"; fi
+    expect_grep "(did you mean $want?)" "$TMP/err" "$args suggests $want"
+done
+# nothing near: no suggestion, still the --help hint
+expect_status 1 "far typo" -- "$SIMCRAWL" pairs --zzzzzz x
+if grep -q "did you mean" "$TMP/err"; then bad "a far typo got a suggestion: $(cat "$TMP/err")"; else ok; fi
+expect_grep "try 'simcrawl pairs --help'" "$TMP/err" "far typo: the --help hint"
+printf '[crawl]\ndelai = 1\n' >"$TMP/typo.conf"
+expect_status 1 "config key typo" -- "$SIMCRAWL" crawl --config "$TMP/typo.conf" http://127.0.0.1:1/
+expect_grep "typo.conf:2: unknown key 'delai' (did you mean delay?)" "$TMP/err" "config key suggestion"
+# --version after any command (before "--"); --k is 0..7 in compare as everywhere
+for c in pairs clusters compare fingerprint extract dedup crawl serve index query robots; do
+    expect_status 0 "$c --version" -- "$SIMCRAWL" $c --version
+    expect_grep "^simcrawl [0-9]*\.[0-9]*\.[0-9]*$" "$TMP/out" "$c --version prints the version"
+done
+expect_status 1 "compare --k 8" -- "$SIMCRAWL" compare --k 8 a b
+expect_grep "from 0 to 7" "$TMP/err" "compare's --k range is every command's"
