@@ -1729,3 +1729,34 @@ int simcrawl_filter_neighbors_signature(struct simcrawl_filter *f, const uint32_
     free(mh.sim);
     return rc ? rc : (int)given;
 }
+
+int simcrawl_filter_signature(struct simcrawl_filter *f, const char *url, const void *page,
+                              size_t len, const char *content_type, uint32_t *sig, size_t h)
+{
+    if (!f || (!page && len) || !sig)
+        return SIMCRAWL_EINVAL;
+    if (!f->minhash)
+        return SIMCRAWL_EMETHOD;
+    if (h != dedup_minhash_h(f->mh))
+        return SIMCRAWL_EINVAL;
+    if (len > f->o.max_bytes)
+        return SIMCRAWL_ETOOLARGE;
+    if (!html_type(content_type))
+        return SIMCRAWL_NOT_HTML;
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1] = "";
+    struct filter_fp_opts o = {0};
+    o.max_bytes = f->o.max_bytes;
+    o.keep_tokens = 1;
+    if (f->o.templates && url) {
+        filter_url_host_key(url, host);
+        o.host = host;
+        o.mark = filter_decide_mark;
+        o.mark_userdata = f->decide;
+    }
+    struct filter_fp_result r;
+    int rc = filter_fingerprint_page(page ? page : "", len, content_type, NULL, &o, &r);
+    int out = rc != 0 ? from_pipeline(&r)
+                      : from_dedup(dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL));
+    filter_fp_result_release(&r);
+    return out;
+}

@@ -301,9 +301,20 @@ double simcrawl_filter_threshold(const struct simcrawl_filter *f);
 const uint32_t *simcrawl_match_signature(const struct simcrawl_match *m, size_t *h);
 
 /*
+ * The MinHash signature of a page as a minhash filter's check() computes it (the page's
+ * main text without its host's template blocks as the filter knows them, url's host
+ * keying the templates; url NULL: no templates), into sig[0..h) (h the filter's, 128 by
+ * default), nothing added or looked up. Returns 0, SIMCRAWL_TOO_SHORT, SIMCRAWL_NOT_HTML
+ * or a negative error (SIMCRAWL_EMETHOD for a simhash filter, SIMCRAWL_EINVAL for another
+ * h). Thread-safe.
+ */
+int simcrawl_filter_signature(struct simcrawl_filter *f, const char *url, const void *page,
+                              size_t len, const char *content_type, uint32_t *sig, size_t h);
+
+/*
  * Problem 2 for the minhash method: every indexed page whose estimated Jaccard similarity
- * with sig[0..h) (a signature from simcrawl_match_signature() of this filter, e.g. after a
- * check with SIMCRAWL_CHECK_NO_ADD) is >= threshold (0..1; pages are found through the
+ * with sig[0..h) (a signature of this filter's: simcrawl_filter_signature(),
+ * simcrawl_match_signature()) is >= threshold (0..1; pages are found through the
  * LSH bands, chosen for the filter's threshold: below it some are missed), most similar
  * first (ties: the page added first), at most max (0: all). cb(userdata, id, similarity)
  * is called for each outside the filter's locks (id borrowed for the call); a non-zero

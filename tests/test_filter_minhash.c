@@ -178,6 +178,8 @@ static void test_filter_minhash_options(void)
     CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "a", 0x1234, 0, NULL),
                     SIMCRAWL_EMETHOD);
     uint32_t sig[MH_H] = {0};
+    CU_ASSERT_EQUAL(simcrawl_filter_signature(s, NULL, "<p>x</p>", 8, NULL, sig, MH_H),
+                    SIMCRAWL_EMETHOD);
     CU_ASSERT_EQUAL(simcrawl_filter_neighbors_signature(s, sig, MH_H, 0.8, 0, NULL, NULL),
                     SIMCRAWL_EMETHOD);
     CU_ASSERT_EQUAL(simcrawl_filter_neighbors_signature(f, sig, MH_H - 1, 0.8, 0, NULL, NULL),
@@ -262,6 +264,19 @@ static void test_filter_minhash_decisions(void)
     CU_ASSERT_EQUAL(simcrawl_filter_check_flags(f, "http://example.org/dry", edit, elen, NULL,
                                                 SIMCRAWL_CHECK_NO_ADD, m),
                     SIMCRAWL_NEAR_DUPLICATE);
+
+    /* the signature alone, as check() computed it (no templates here) */
+    uint32_t alone[MH_H];
+    CU_ASSERT_EQUAL(simcrawl_filter_signature(f, "http://example.org/x", edit, elen, NULL, alone,
+                                              MH_H), 0);
+    CU_ASSERT_EQUAL(memcmp(alone, s2, sizeof alone), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_signature(f, NULL, edit, elen, NULL, alone, MH_H - 1),
+                    SIMCRAWL_EINVAL);
+    CU_ASSERT_EQUAL(simcrawl_filter_signature(f, NULL, "<p>hi</p>", 9, NULL, alone, MH_H),
+                    SIMCRAWL_TOO_SHORT);
+    CU_ASSERT_EQUAL(simcrawl_filter_signature(f, NULL, "x", 1, "image/gif", alone, MH_H),
+                    SIMCRAWL_NOT_HTML);
+    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
 
     /* neighbours by signature: page1 for the edit's, at the estimate */
     struct hood hd = {0};
