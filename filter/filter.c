@@ -1677,6 +1677,11 @@ double simcrawl_filter_threshold(const struct simcrawl_filter *f)
     return f && f->minhash ? f->threshold : 0.0;
 }
 
+size_t simcrawl_filter_signature_size(const struct simcrawl_filter *f)
+{
+    return f && f->minhash ? dedup_minhash_h(f->mh) : 0;
+}
+
 /* The MinHash neighbours as the decision hands them over under its lock (hood's ids; the
  * similarity in the distance's place would lose it: kept beside). */
 struct mhood {

@@ -294,6 +294,9 @@ uint64_t simcrawl_filter_journal_bytes(const struct simcrawl_filter *f);
 const char *simcrawl_filter_method(const struct simcrawl_filter *f);
 /* The minhash filter's threshold (the index file's when it had one); 0 for simhash. */
 double simcrawl_filter_threshold(const struct simcrawl_filter *f);
+/* The values h of the minhash filter's signatures (the index file's; 128 for a new one);
+ * 0 for simhash. Thread-safe. */
+size_t simcrawl_filter_signature_size(const struct simcrawl_filter *f);
 
 /* The page's MinHash signature, filled by a minhash filter's check() for a page it parsed
  * (NEW, NEAR_DUPLICATE): *h (may be NULL) values; NULL (and *h 0) otherwise. Borrowed:

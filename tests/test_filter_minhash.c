@@ -170,10 +170,12 @@ static void test_filter_minhash_options(void)
     CU_ASSERT_STRING_EQUAL(simcrawl_filter_method(f), "minhash");
     CU_ASSERT_DOUBLE_EQUAL(simcrawl_filter_threshold(f), 0.8, 1e-12);
     CU_ASSERT_EQUAL(simcrawl_filter_k(f), 0);
+    CU_ASSERT_EQUAL(simcrawl_filter_signature_size(f), MH_H);
     CU_ASSERT_EQUAL_FATAL(open_method(&s, NULL, "simhash", 0.5, NULL), 0);
     CU_ASSERT_STRING_EQUAL(simcrawl_filter_method(s), "simhash");
     CU_ASSERT_DOUBLE_EQUAL(simcrawl_filter_threshold(s), 0.0, 1e-12);
     CU_ASSERT_EQUAL(simcrawl_filter_k(s), 3);
+    CU_ASSERT_EQUAL(simcrawl_filter_signature_size(s), 0);
     /* what needs a simhash, or a signature, is refused by the other method */
     CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "a", 0x1234, 0, NULL),
                     SIMCRAWL_EMETHOD);
