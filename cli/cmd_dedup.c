@@ -20,6 +20,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/minhash.h"
 #include "cli/walk.h"
 #include "cli/warc_page.h"
 #include "cli/pipeline.h"
@@ -59,6 +60,14 @@ struct dd {
     size_t min_size, max_block;
     int quiet;
     int no_templates; /* --no-templates */
+    /* --method minhash (docs/MINHASH.md): near-duplicates by the Jaccard estimate over an
+     * LSH index of the kept pages' signatures; exact duplicates, templates and the kept
+     * pages' digests still go through the decision (filter/decide.h) with
+     * FILTER_DECIDE_KEEP, which skips its simhash lookup */
+    struct dedup_lsh *lsh;
+    uint32_t *sig;
+    double threshold;
+    struct dedup_lsh_matches mm;
     struct dedup_index *idx;
     struct crawl_warc_writer *w;
     FILE *log;
@@ -124,6 +133,13 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --k N              Hamming distance for near-duplicates, 0..%d (default %d)\n"
+            "  --method simhash|minhash\n"
+            "                     minhash: a page is a near-duplicate of the most similar\n"
+            "                     kept page whose estimated Jaccard similarity of word\n"
+            "                     shingles is >= --threshold (docs/MINHASH.md; logged as\n"
+            "                     \"jaccard\"); not with --index yet\n"
+            "  --threshold J      minhash: the Jaccard threshold, above 0 and at most 1\n"
+            "                     (default 0.8)\n"
             "  --index FILE       dedup against this saved index too, and save it back with\n"
             "                     the pages kept in this run (created when missing); the\n"
             "                     payload digests of kept pages go to FILE.digests, so exact\n"
@@ -168,6 +184,8 @@ struct logrec {
     uint64_t fp;
     const char *duplicate_of;
     int distance; /* -1: none */
+    double jaccard; /* --method minhash: the estimate against duplicate_of, when >= 0 */
+    int has_jaccard;
     const char *reason, *error;
     const char *truncated; /* "depth": the extractor's depth cap cut the page */
 };
@@ -235,6 +253,8 @@ static void log_line(struct dd *d, const struct logrec *l)
         json_object_set_new(o, "duplicate_of", jstr(l->duplicate_of));
     if (l->distance >= 0)
         json_object_set_new(o, "distance", json_integer(l->distance));
+    if (l->has_jaccard)
+        json_object_set_new(o, "jaccard", json_real(l->jaccard));
     if (l->reason && *l->reason)
         json_object_set_new(o, "reason", jstr(l->reason));
     if (l->error && *l->error)
@@ -849,6 +869,8 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     struct filter_fp_opts o = d->fp_opts;
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     filter_url_host_key(uri, host); /* "" for files */
+    if (d->lsh)
+        o.keep_tokens = 1; /* the token string, for the signature */
     if (!d->no_templates) {
         o.mark = filter_decide_mark;
         o.mark_userdata = d->decide;
@@ -900,6 +922,29 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     } else {
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
     }
+    if (got == 0 && d->lsh) {
+        /* --method minhash: the most similar kept page at >= the threshold, if any */
+        enum dedup_code mc = dedup_minhash_signature(dedup_lsh_minhash(d->lsh), res.tokens,
+                                                     res.tokens_len, d->sig, NULL);
+        if (mc == DEDUP_OK)
+            mc = dedup_lsh_query(d->lsh, d->sig, d->threshold, 1, &d->mm, NULL);
+        if (mc != DEDUP_OK) {
+            cli_error(CMD, "%s: minhash lookup failed: %s", uri, dedup_strerror(mc));
+            filter_fp_result_release(&res);
+            d->status = CLI_RUNTIME;
+            d->n_passed++;
+            return "passed";
+        }
+        if (d->mm.n) {
+            filter_fp_result_release(&res);
+            l->duplicate_of = dedup_lsh_id(d->lsh, d->mm.v[0].doc, NULL);
+            l->jaccard = d->mm.v[0].jaccard;
+            l->has_jaccard = 1;
+            d->n_near++;
+            return "near-duplicate";
+        }
+        p.flags |= FILTER_DECIDE_KEEP; /* no simhash lookup: the page is new */
+    }
     int rc = filter_decide_page(d->decide, &p, &d->dr);
     filter_fp_result_release(&res);
     if (rc != 0) {
@@ -926,6 +971,13 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     if (d->dr.add_code != DEDUP_OK) {
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(d->dr.add_code));
         d->status = CLI_RUNTIME;
+    }
+    if (d->lsh) {
+        enum dedup_code mc = dedup_lsh_add(d->lsh, d->sig, uri, strlen(uri), NULL);
+        if (mc != DEDUP_OK) {
+            cli_error(CMD, "cannot add %s to the minhash index: %s", uri, dedup_strerror(mc));
+            d->status = CLI_RUNTIME;
+        }
     }
     if (kept_stored(d, p.key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
         cli_error(CMD, "out of memory remembering kept pages");
@@ -1257,7 +1309,8 @@ int cmd_dedup(int argc, char **argv)
     const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
     long lock_wait = CLI_LOCK_WAIT_DEFAULT;
     struct dedup_lock *lock = NULL;
-    int i = 1;
+    int i = 1, minhash = 0, threshold_set = 0, k_set = 0;
+    d.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
     for (; i < argc; i++) {
         const char *a = argv[i];
         enum cli_opt_kind kind = cli_opt_kind(argv, &i);
@@ -1276,9 +1329,10 @@ int cmd_dedup(int argc, char **argv)
             continue;
         }
         const char *opts[] = {"--k",        "--index",     "--warc-out",  "--log",
-                              "--min-size", "--max-block", "--lock-wait", "--max-depth"};
+                              "--min-size", "--max-block", "--lock-wait", "--max-depth",
+                              "--method",   "--threshold"};
         int which = -1;
-        for (int o = 0; o < 8; o++)
+        for (int o = 0; o < 10; o++)
             if (strcmp(a, opts[o]) == 0)
                 which = o;
         if (which < 0)
@@ -1292,6 +1346,7 @@ int cmd_dedup(int argc, char **argv)
             if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
                 return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
             d.k = (unsigned)kv;
+            k_set = 1;
             break;
         case 1:
             index_path = v;
@@ -1315,6 +1370,17 @@ int cmd_dedup(int argc, char **argv)
                 return CLI_USAGE;
             d.fp_opts.max_depth = (unsigned)kv;
             break;
+        case 8:
+            if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
+                return cli_usage_error(CMD, "--method must be simhash or minhash, not '%s'", v);
+            minhash = strcmp(v, "minhash") == 0;
+            break;
+        case 9:
+            if (cli_parse_threshold(v, &d.threshold) != 0)
+                return cli_usage_error(CMD, "--threshold must be a Jaccard similarity above 0 "
+                                            "and at most 1 (e.g. 0.8), not '%s'", v);
+            threshold_set = 1;
+            break;
         default:
             if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
                 return cli_usage_error(CMD, "--lock-wait must be a whole number of seconds "
@@ -1324,6 +1390,15 @@ int cmd_dedup(int argc, char **argv)
     }
     if (i >= argc)
         return cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
+    if (minhash && k_set)
+        return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
+                                    "--threshold J instead");
+    if (!minhash && threshold_set)
+        return cli_usage_error(CMD, "--threshold applies to --method minhash");
+    if (minhash && index_path)
+        return cli_usage_error(CMD, "--index with --method minhash is not supported yet: "
+                                    "dedup --method minhash decides within one run");
+
     int stdin_uses = 0;
     for (int k = i; k < argc; k++)
         stdin_uses += strcmp(argv[k], "-") == 0;
@@ -1412,6 +1487,16 @@ int cmd_dedup(int argc, char **argv)
             return CLI_RUNTIME;
         }
     }
+    if (minhash) {
+        struct dedup_lsh_params mp;
+        if (dedup_lsh_params_default(d.threshold, &mp) != DEDUP_OK ||
+            dedup_lsh_new(&mp, &d.lsh) != DEDUP_OK ||
+            !(d.sig = malloc(mp.h * sizeof *d.sig))) {
+            cli_error(CMD, "out of memory");
+            d.status = CLI_RUNTIME;
+            argc = i; /* no input: close what is open below */
+        }
+    }
     d.tty = isatty(2);
     d.t0 = now_s();
     for (; i < argc; i++)
@@ -1476,5 +1561,8 @@ int cmd_dedup(int argc, char **argv)
     free(d.pend_block);
     kept_free(&d);
     dedup_index_free(d.idx);
+    dedup_lsh_free(d.lsh);
+    dedup_lsh_matches_release(&d.mm);
+    free(d.sig);
     return d.status;
 }

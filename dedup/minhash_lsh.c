@@ -324,7 +324,8 @@ enum dedup_code dedup_lsh_query(struct dedup_lsh *l, const uint32_t *sig, double
             out->v[out->n++] = (struct dedup_lsh_match){d, (double)eq / l->p.h};
         }
     }
-    qsort(out->v, out->n, sizeof *out->v, match_cmp);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof *out->v, match_cmp);
     if (limit && out->n > limit)
         out->n = limit;
     if (candidates)
@@ -415,7 +416,8 @@ static enum dedup_code collect_pairs(struct dedup_lsh *l, double threshold, uint
         }
     }
     free(mem);
-    qsort(v, n, sizeof *v, pair_cmp);
+    if (n > 1)
+        qsort(v, n, sizeof *v, pair_cmp);
     *out = v;
     *np = n;
     if (candidates)

@@ -567,7 +567,7 @@ static void test_minhash_file_damaged(void)
     for (int d = 0; d < 3; d++) {
         for (int i = 0; i < 16; i++)
             sig[i] = (uint32_t)(d * 100 + i);
-        char id[8];
+        char id[16];
         snprintf(id, sizeof id, "id%d", d);
         CU_ASSERT_FATAL(dedup_lsh_add(l, sig, id, strlen(id), NULL) == DEDUP_OK);
     }

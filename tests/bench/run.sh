@@ -324,3 +324,42 @@ echo "== HTTP service =="
 PYDOC=$(doc_site python3.11-doc)/usr/share/doc/python3.11/html BUILD="$BUILD" \
     SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_serve.sh 5
 fi
+
+# ---- MinHash (docs/BENCHMARKS.md "## MinHash") [minhash] ----
+# The second method (docs/MINHASH.md) beside the simhash: neardup-score with --method
+# minhash --threshold 0.8 and with the simhash (k = 3) on the seven release pairs; the
+# signature path against the simhash pipeline on python3.11-doc held in memory, in CPU
+# seconds of one thread, alternating, 5 rounds (tests/bench/bench_minhash.c --pages; goal
+# >= 0.8x); banding recall against brute force over the signatures of two release pairs
+# (bench_minhash --banding); 1M synthetic signatures: all pairs at 0.8 (wall, peak RSS under
+# /usr/bin/time), banding recall against brute force over the signatures of the first
+# 20,000, and queries/s against the 1M index. ~10 minutes.
+if section minhash; then
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_minhash" >/dev/null
+echo "== MinHash =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
+NDS=../shared/tools/neardup-score
+if [ -x "$NDS" ]; then
+    for sets in $RELEASE_PAIRS; do
+        echo "$(pair_name "$sets"):"
+        "$NDS" --bin "$BUILD/simcrawl" --sets "$sets" | tail -n 1 | sed 's/^/  simhash k=3: /' || echo "  (scorer failed)"
+        "$NDS" --bin "$BUILD/simcrawl" --method minhash --threshold 0.8 --sets "$sets" | tail -n 2 |
+            tr '\n' ' ' | sed 's/^/  minhash 0.8: /; s/$/\n/' || echo "  (scorer failed)"
+    done
+else
+    echo "  (skipped: $NDS not found)"
+fi
+PYDOC=$(doc_site python3.11-doc)/usr/share/doc/python3.11/html
+find "$PYDOC" -name '*.html' | sort >"$BUILD/bench/pydoc-minhash.lst"
+xargs -a "$BUILD/bench/pydoc-minhash.lst" "$BUILD/bench/bench_minhash" --pages 5 | sed 's/^/  /'
+for pkgs in "clang-14-doc:usr/share/doc/clang-14/html clang-15-doc:usr/share/doc/clang-15/html" \
+        "llvm-15-doc:usr/share/doc/llvm-15-doc/html llvm-16-doc:usr/share/doc/llvm-16-doc/html"; do
+    : >"$BUILD/bench/banding.lst"
+    for pr in $pkgs; do
+        find "$(doc_site "${pr%%:*}")/${pr#*:}" -name '*.html' >>"$BUILD/bench/banding.lst"
+    done
+    sort -o "$BUILD/bench/banding.lst" "$BUILD/bench/banding.lst"
+    xargs -a "$BUILD/bench/banding.lst" "$BUILD/bench/bench_minhash" --banding | sed 's/^/  /'
+done
+/usr/bin/time -f '  peak RSS %M kB, wall %e s' "$BUILD/bench/bench_minhash" --synthetic 1000000 2>&1 | sed 's/^\([^ ]\)/  \1/'
+fi

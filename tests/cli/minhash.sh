@@ -129,3 +129,16 @@ expect_grep "1 of --top 3: only 1 indexed document within k = 3" "$TMP/err" "few
 expect_status 1 "query --top 0" -- "$SIMCRAWL" query --index "$MH/s.idx" --top 0 "$MH/site/b.html"
 expect_status 0 "query --help" -- "$SIMCRAWL" query --help
 expect_grep "top N" "$TMP/out" "query --help documents --top"
+
+# dedup --method minhash: near-duplicates by the Jaccard estimate, logged with "jaccard"
+expect_status 0 "dedup minhash" -- "$SIMCRAWL" dedup --method minhash --log - "$MH/site"
+expect_grep "\"uri\":\"$MH/site/b.html\",\"file\":\"$MH/site/b.html\",\"decision\":\"near-duplicate\",\"fingerprint\":\"[0-9a-f]*\",\"duplicate_of\":\"$MH/site/a.html\",\"jaccard\":0\.9" "$TMP/out" "edited page dropped with its Jaccard"
+if [ "$(grep -c '"decision":"new"' "$TMP/out")" = 4 ]; then ok; else bad "dedup minhash: 4 new pages expected: $(cat "$TMP/out")"; fi
+expect_grep "4 new, 1 near-duplicate" "$TMP/err" "dedup summary"
+expect_status 0 "dedup minhash high threshold" -- "$SIMCRAWL" dedup --method minhash --threshold 0.99 --log - "$MH/site"
+if grep -q near-duplicate "$TMP/out"; then bad "at 0.99 the edited page is new"; else ok; fi
+expect_status 1 "dedup minhash --index" -- "$SIMCRAWL" dedup --method minhash --index "$MH/d.idx" "$MH/site"
+expect_grep "not supported yet" "$TMP/err" "dedup --index with minhash refused"
+expect_status 1 "dedup minhash --k" -- "$SIMCRAWL" dedup --method minhash --k 3 "$MH/site"
+expect_status 1 "dedup --threshold 0" -- "$SIMCRAWL" dedup --method minhash --threshold 0 "$MH/site"
+expect_status 1 "dedup --threshold without minhash" -- "$SIMCRAWL" dedup --threshold 0.5 "$MH/site"
