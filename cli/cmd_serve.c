@@ -17,6 +17,7 @@
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
+#include "cli/minhash.h"
 #include "server/server.h"
 
 #include <errno.h>
@@ -35,6 +36,7 @@
 struct options {
     struct server_opts so;
     int k_given;
+    int threshold_given;
     const char *token_file, *access_log;
     int quiet;
     char *owned[VALUES_MAX]; /* strings copied from config files */
@@ -64,7 +66,13 @@ static void usage(FILE *out)
             "                         page answered added is journaled first: a kill -9\n"
             "                         loses none); default: in memory\n"
             "  --k N                  near-duplicate Hamming distance, 0..7 (default 3, or\n"
-            "                         the index's)\n"
+            "                         the index's); the simhash method's knob\n"
+            "  --method simhash|minhash  the near-duplicate method (default simhash):\n"
+            "                         minhash keeps MinHash signatures of word shingles in\n"
+            "                         an LSH index (docs/MINHASH.md); an index of the other\n"
+            "                         method is refused\n"
+            "  --threshold J          minhash: a near-duplicate's estimated Jaccard\n"
+            "                         similarity, 0 < J <= 1 (default 0.8, or the index's)\n"
             "  --fsync always|interval|no  when the journal is fsync'ed (default interval):\n"
             "                         what a power cut may lose\n"
             "  --lock-wait SECONDS    wait for another writer's index lock (default 30)\n"
@@ -117,6 +125,14 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             BAD("a Hamming distance from 0 to 7");
         so->k = (unsigned)n;
         o->k_given = 1;
+    } else if (strcmp(name, "method") == 0) {
+        if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
+            BAD("simhash or minhash");
+        so->method = v;
+    } else if (strcmp(name, "threshold") == 0) {
+        if (cli_parse_threshold(v, &so->threshold) != 0)
+            BAD("a Jaccard similarity, 0 < J <= 1");
+        o->threshold_given = 1;
     } else if (strcmp(name, "fsync") == 0) {
         if (strcmp(v, "always") != 0 && strcmp(v, "interval") != 0 && strcmp(v, "no") != 0)
             BAD("always, interval or no");
@@ -305,10 +321,17 @@ static int serve(struct options *o, const sigset_t *stop)
     server_address(s, addr, sizeof addr);
     uint64_t docs = server_documents(s);
     if (!o->quiet)
-        fprintf(stderr, "simcrawl serve: listening on %s, %s%s (%llu document%s, k %u)%s\n", addr,
+    {
+        char how[64];
+        if (strcmp(server_method(s), "minhash") == 0)
+            snprintf(how, sizeof how, "minhash, threshold %g", server_threshold(s));
+        else
+            snprintf(how, sizeof how, "k %u", server_k(s));
+        fprintf(stderr, "simcrawl serve: listening on %s, %s%s (%llu document%s, %s)%s\n", addr,
                 o->so.index_path ? "index " : "in memory", o->so.index_path ? o->so.index_path : "",
-                (unsigned long long)docs, docs == 1 ? "" : "s", server_k(s),
+                (unsigned long long)docs, docs == 1 ? "" : "s", how,
                 o->so.token ? ", bearer token required" : "");
+    }
     int sig = 0;
     while (sigwait(stop, &sig) != 0)
         ;
@@ -347,6 +370,17 @@ int cmd_serve(int argc, char **argv)
     if (o.token_file && !(token = read_token(o.token_file)))
         goto done;
     o.so.token = token;
+    int minhash = o.so.method && strcmp(o.so.method, "minhash") == 0;
+    if (o.threshold_given && !minhash) {
+        cli_usage_error(CMD, "--threshold is the minhash method's (--method minhash); the "
+                             "simhash method's knob is --k");
+        goto done;
+    }
+    if (o.k_given && minhash) {
+        cli_usage_error(CMD, "--k is the simhash method's; the minhash method's knob is "
+                             "--threshold");
+        goto done;
+    }
     struct stat st;
     if (!o.k_given) /* an existing index: its k */
         o.so.k = o.so.index_path && stat(o.so.index_path, &st) == 0 ? 0 : 3;

@@ -198,6 +198,9 @@ void dedup_lsh_stats(const struct dedup_lsh *l, struct dedup_lsh_stats *st);
  * made empty on first use (NULL only when out of memory); set takes ownership. */
 struct dedup_templates *dedup_lsh_templates(struct dedup_lsh *l);
 void dedup_lsh_set_templates(struct dedup_lsh *l, struct dedup_templates *t);
+/* Hands l's template table over to the caller (caller frees with dedup_templates_free();
+ * NULL when l has none); l has none afterwards. Moving the table to a rebuilt index. */
+struct dedup_templates *dedup_lsh_take_templates(struct dedup_lsh *l);
 
 /* ==== the MinHash index file (docs/MINHASH.md, "Index file") ==== */
 #define DEDUP_LSH_MAGIC "SIMCRMHX"

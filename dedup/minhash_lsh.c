@@ -125,6 +125,13 @@ void dedup_lsh_set_templates(struct dedup_lsh *l, struct dedup_templates *t)
     l->templates = t;
 }
 
+struct dedup_templates *dedup_lsh_take_templates(struct dedup_lsh *l)
+{
+    struct dedup_templates *t = l->templates;
+    l->templates = NULL;
+    return t;
+}
+
 /* Room for one more document in the per-document arrays. */
 static int grow_docs(struct dedup_lsh *l)
 {

@@ -47,11 +47,30 @@ struct filter_decide {
     size_t dead_cap; /* bytes */
     uint32_t n_dead;
     struct dedup_matches q; /* nearest_live()'s matches (write lock) */
+    struct dedup_lsh_matches lq; /* the same with lsh */
 };
 
 static uint64_t key_hash(const void *key, size_t len)
 {
     return XXH3_64bits(key, len);
+}
+
+/* ---- the index: the simhash's permuted tables or the MinHash LSH ---- */
+
+static uint32_t ix_count(const struct filter_decide *d)
+{
+    return d->o.lsh ? dedup_lsh_doc_count(d->o.lsh) : dedup_index_doc_count(d->o.index);
+}
+
+static const char *ix_id(const struct filter_decide *d, uint32_t doc, size_t *len)
+{
+    return d->o.lsh ? dedup_lsh_id(d->o.lsh, doc, len) : dedup_index_id(d->o.index, doc, len);
+}
+
+/* A document's simhash (0 with the MinHash method: it keeps signatures). */
+static uint64_t ix_fp(const struct filter_decide *d, uint32_t doc)
+{
+    return d->o.lsh ? 0 : dedup_index_fingerprint(d->o.index, doc);
 }
 
 /* ---- the payload keys ---- */
@@ -188,7 +207,7 @@ static int64_t id_find(const struct filter_decide *d, const char *id, size_t len
     size_t j = (size_t)key_hash(id, len) & (d->islot_cap - 1);
     for (uint32_t v; (v = d->islot[j]) != 0; j = (j + 1) & (d->islot_cap - 1)) {
         size_t l;
-        const char *s = dedup_index_id(d->o.index, v - 1, &l);
+        const char *s = ix_id(d, v - 1, &l);
         if (l == len && memcmp(s, id, len) == 0)
             return v - 1;
     }
@@ -208,7 +227,7 @@ static int id_reserve(struct filter_decide *d)
         if (!v)
             continue;
         size_t l;
-        const char *s = dedup_index_id(d->o.index, v - 1, &l);
+        const char *s = ix_id(d, v - 1, &l);
         size_t j = (size_t)key_hash(s, l) & (nc - 1);
         while (ns[j])
             j = (j + 1) & (nc - 1);
@@ -223,7 +242,7 @@ static int id_reserve(struct filter_decide *d)
 static size_t id_home(const struct filter_decide *d, uint32_t doc, size_t mask)
 {
     size_t l;
-    const char *s = dedup_index_id(d->o.index, doc, &l);
+    const char *s = ix_id(d, doc, &l);
     return (size_t)key_hash(s, l) & mask;
 }
 
@@ -264,7 +283,8 @@ enum dedup_code filter_decide_new(const struct filter_decide_opts *opts,
                                   struct filter_decide **out)
 {
     *out = NULL;
-    if (!opts || !opts->index)
+    if (!opts || !opts->index == !opts->lsh ||
+        (opts->lsh && !(opts->threshold >= 0 && opts->threshold <= 1)))
         return DEDUP_EINVAL;
     struct filter_decide *d = calloc(1, sizeof *d);
     if (!d)
@@ -276,15 +296,16 @@ enum dedup_code filter_decide_new(const struct filter_decide_opts *opts,
     }
     if (opts->templates) {
         /* made now: marks read it under the read lock */
-        d->templates = dedup_index_templates(opts->index);
+        d->templates = opts->lsh ? dedup_lsh_templates(opts->lsh)
+                                 : dedup_index_templates(opts->index);
         if (!d->templates)
             goto fail;
     }
     if (opts->by_id) { /* the first document of an id is its page */
-        uint32_t n = dedup_index_doc_count(opts->index);
+        uint32_t n = ix_count(d);
         for (uint32_t doc = 0; doc < n; doc++) {
             size_t len;
-            const char *id = dedup_index_id(opts->index, doc, &len);
+            const char *id = ix_id(d, doc, &len);
             if (id_reserve(d) != 0)
                 goto fail;
             if (id_find(d, id, len) < 0)
@@ -311,6 +332,7 @@ void filter_decide_free(struct filter_decide *d)
     free(d->islot);
     free(d->dead);
     dedup_matches_release(&d->q);
+    dedup_lsh_matches_release(&d->lq);
     pthread_rwlock_destroy(&d->rw);
     free(d);
 }
@@ -333,6 +355,7 @@ static void result_reset(struct filter_decide_result *res)
     res->doc = NO_DOC;
     res->has_doc = 0;
     res->distance = 0;
+    res->jaccard = 0;
     res->fp = 0;
     res->dup_id_len = 0;
     if (res->dup_id)
@@ -367,10 +390,10 @@ static int copy_into(void **buf, size_t *cap, const void *src, size_t len, int n
 static int answer_doc(const struct filter_decide *d, uint32_t doc, struct filter_decide_result *res)
 {
     size_t len;
-    const char *id = dedup_index_id(d->o.index, doc, &len);
+    const char *id = ix_id(d, doc, &len);
     res->doc = doc;
     res->has_doc = 1;
-    res->fp = dedup_index_fingerprint(d->o.index, doc);
+    res->fp = ix_fp(d, doc);
     void *buf = res->dup_id;
     if (copy_into(&buf, &res->dup_cap, id, len, 1) != 0)
         return -1;
@@ -389,7 +412,7 @@ static int known(const struct filter_decide *d, const struct filter_decide_page 
             res->verdict = FILTER_VERDICT_KNOWN_ID;
             res->doc = (uint32_t)doc;
             res->has_doc = 1;
-            res->fp = dedup_index_fingerprint(d->o.index, (uint32_t)doc);
+            res->fp = ix_fp(d, (uint32_t)doc);
             return 1;
         }
     }
@@ -454,13 +477,14 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
     if (d->o.by_id && id_reserve(d) != 0)
         return DEDUP_ENOMEM;
     if (d->o.hooks.reserve) {
-        int h = d->o.hooks.reserve(d->o.hooks.userdata, dedup_index_doc_count(d->o.index) + 1);
+        int h = d->o.hooks.reserve(d->o.hooks.userdata, ix_count(d) + 1);
         if (h) {
             *hook_code = h;
             return DEDUP_ENOMEM;
         }
     }
-    enum dedup_code c = dedup_index_add(d->o.index, p->fp, p->id, p->id_len, doc);
+    enum dedup_code c = d->o.lsh ? dedup_lsh_add(d->o.lsh, p->sig, p->id, p->id_len, doc)
+                                 : dedup_index_add(d->o.index, p->fp, p->id, p->id_len, doc);
     if (c != DEDUP_OK)
         return c;
     if (d->o.by_id)
@@ -506,6 +530,26 @@ static int nearest_live(struct filter_decide *d, uint64_t fp, uint32_t *doc, uns
         if (!is_dead(d, d->q.v[i].doc)) {
             *doc = d->q.v[i].doc;
             *dist = d->q.v[i].distance;
+            return 1;
+        }
+    return 0;
+}
+
+/* The same with the MinHash method: the most similar live document whose estimate is >=
+ * the threshold (only the first when nothing was deleted). */
+static int similar_live(struct filter_decide *d, const uint32_t *sig, uint32_t *doc,
+                        double *jaccard, enum dedup_code *code)
+{
+    enum dedup_code c =
+        dedup_lsh_query(d->o.lsh, sig, d->o.threshold, d->n_dead ? 0 : 1, &d->lq, NULL);
+    if (c != DEDUP_OK) {
+        *code = c;
+        return -1;
+    }
+    for (size_t i = 0; i < d->lq.n; i++)
+        if (!is_dead(d, d->lq.v[i].doc)) {
+            *doc = d->lq.v[i].doc;
+            *jaccard = d->lq.v[i].jaccard;
             return 1;
         }
     return 0;
@@ -558,9 +602,11 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
         goto done;
     if (!(p->flags & FILTER_DECIDE_KEEP)) {
         uint32_t doc;
-        unsigned dist;
+        unsigned dist = 0;
+        double jac = 0;
         enum dedup_code c;
-        int found = nearest_live(d, p->fp, &doc, &dist, &c);
+        int found = d->o.lsh ? similar_live(d, p->sig, &doc, &jac, &c)
+                             : nearest_live(d, p->fp, &doc, &dist, &c);
         if (found < 0) {
             res->code = c;
             goto fail;
@@ -568,6 +614,7 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
         if (found > 0) {
             res->verdict = FILTER_VERDICT_NEAR;
             res->distance = dist;
+            res->jaccard = jac;
             if (answer_doc(d, doc, res) != 0) {
                 res->code = DEDUP_ENOMEM;
                 goto fail;
@@ -696,7 +743,7 @@ int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len,
     dead_mark(d, doc);
     res->doc = doc;
     res->has_doc = 1;
-    res->fp = dedup_index_fingerprint(d->o.index, doc);
+    res->fp = ix_fp(d, doc);
     rc = 1;
 done:
     pthread_rwlock_unlock(&d->rw);
@@ -714,6 +761,8 @@ enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, un
                                         void *userdata)
 {
     struct dedup_matches m = {0};
+    if (d->o.lsh)
+        return DEDUP_EINVAL;
     pthread_rwlock_wrlock(&d->rw);
     enum dedup_code c = dedup_index_query(d->o.index, fp, k, &m);
     size_t given = 0;
@@ -722,12 +771,38 @@ enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, un
         if (is_dead(d, doc))
             continue;
         size_t len;
-        const char *id = dedup_index_id(d->o.index, doc, &len);
-        fn(userdata, id, len, dedup_index_fingerprint(d->o.index, doc), m.v[i].distance);
+        const char *id = ix_id(d, doc, &len);
+        fn(userdata, id, len, ix_fp(d, doc), m.v[i].distance);
         given++;
     }
     pthread_rwlock_unlock(&d->rw);
     dedup_matches_release(&m);
+    return c;
+}
+
+enum dedup_code filter_decide_neighbors_sig(struct filter_decide *d, const uint32_t *sig,
+                                            double threshold, size_t max,
+                                            void (*fn)(void *userdata, const char *id,
+                                                       size_t id_len, double jaccard),
+                                            void *userdata)
+{
+    if (!d->o.lsh)
+        return DEDUP_EINVAL;
+    struct dedup_lsh_matches m = {0};
+    pthread_rwlock_wrlock(&d->rw);
+    enum dedup_code c = dedup_lsh_query(d->o.lsh, sig, threshold, 0, &m, NULL);
+    size_t given = 0;
+    for (size_t i = 0; c == DEDUP_OK && i < m.n && (!max || given < max); i++) {
+        uint32_t doc = m.v[i].doc;
+        if (is_dead(d, doc))
+            continue;
+        size_t len;
+        const char *id = ix_id(d, doc, &len);
+        fn(userdata, id, len, m.v[i].jaccard);
+        given++;
+    }
+    pthread_rwlock_unlock(&d->rw);
+    dedup_lsh_matches_release(&m);
     return c;
 }
 
@@ -739,17 +814,20 @@ uint32_t filter_decide_deleted_count(struct filter_decide *d)
     return n;
 }
 
-/* The id slots of every document of idx, for a table of cap slots (a power of two). */
-static void ids_fill(uint32_t *slot, size_t cap, const struct dedup_index *idx)
+/* The id slots of the live documents of the index d still uses, under their numbers after
+ * the rebuild (map), for a table of cap slots (a power of two). */
+static void ids_fill(uint32_t *slot, size_t cap, const struct filter_decide *d,
+                     const uint32_t *map, uint32_t n)
 {
-    uint32_t n = dedup_index_doc_count(idx);
     for (uint32_t doc = 0; doc < n; doc++) {
+        if (map[doc] == NO_DOC)
+            continue;
         size_t l;
-        const char *s = dedup_index_id(idx, doc, &l);
+        const char *s = ix_id(d, doc, &l);
         size_t j = (size_t)key_hash(s, l) & (cap - 1);
         while (slot[j])
             j = (j + 1) & (cap - 1);
-        slot[j] = doc + 1;
+        slot[j] = map[doc] + 1;
     }
 }
 
@@ -777,39 +855,50 @@ static enum dedup_code copy_live(const struct filter_decide *d, struct dedup_ind
     return DEDUP_OK;
 }
 
+/* The same for an LSH index: a new one of the same parameters. */
+static enum dedup_code copy_live_lsh(const struct filter_decide *d, struct dedup_lsh *old,
+                                     uint32_t *map, struct dedup_lsh **out)
+{
+    struct dedup_lsh *nl = NULL;
+    enum dedup_code c = dedup_lsh_new(dedup_lsh_get_params(old), &nl);
+    uint32_t n = dedup_lsh_doc_count(old);
+    for (uint32_t doc = 0; c == DEDUP_OK && doc < n; doc++) {
+        map[doc] = NO_DOC;
+        if (is_dead(d, doc))
+            continue;
+        size_t l;
+        const char *id = dedup_lsh_id(old, doc, &l);
+        c = dedup_lsh_add(nl, dedup_lsh_signature(old, doc), id, l, &map[doc]);
+    }
+    if (c != DEDUP_OK) {
+        dedup_lsh_free(nl);
+        return c;
+    }
+    *out = nl;
+    return DEDUP_OK;
+}
+
 /*
  * HOW IT WORKS (rebuild): everything that can fail is made first (the new index, the new
  * id slots, the new payload slots); then the switch, which cannot fail: the payload
  * entries of deleted documents are freed and the others renumbered in place (their order
- * kept), the slots swapped in, the marks cleared, the template table handed over.
+ * kept), the slots swapped in, the marks cleared; the caller then hands the template table
+ * over and points d at the new index. map covers the n documents of the old index.
  */
-enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
-                                             struct dedup_index **new_index,
-                                             struct dedup_index **old_index,
-                                             uint32_t **old_to_new)
+static enum dedup_code rebuild_maps(struct filter_decide *d, const uint32_t *map, uint32_t n,
+                                    uint32_t live)
 {
-    *new_index = *old_index = NULL;
-    *old_to_new = NULL;
-    if (!d->n_dead)
-        return DEDUP_OK;
-    struct dedup_index *old = d->o.index, *ni = NULL;
-    uint32_t n = dedup_index_doc_count(old);
-    uint32_t *map = malloc((size_t)(n ? n : 1) * sizeof *map);
     uint32_t *islot = NULL, *pslot = NULL;
-    if (!map)
-        return DEDUP_ENOMEM;
-    enum dedup_code c = copy_live(d, old, map, &ni);
-    if (c != DEDUP_OK)
-        goto fail;
-    c = DEDUP_ENOMEM;
     if (d->islot_cap) {
         islot = calloc(d->islot_cap, sizeof *islot);
         if (!islot)
-            goto fail;
-        ids_fill(islot, d->islot_cap, ni);
+            return DEDUP_ENOMEM;
+        ids_fill(islot, d->islot_cap, d, map, n);
     }
-    if (d->pslot_cap && !(pslot = calloc(d->pslot_cap, sizeof *pslot)))
-        goto fail;
+    if (d->pslot_cap && !(pslot = calloc(d->pslot_cap, sizeof *pslot))) {
+        free(islot);
+        return DEDUP_ENOMEM;
+    }
     size_t kept = 0;
     for (size_t i = 0; i < d->n_ent; i++) {
         struct pentry e = d->ent[i];
@@ -831,9 +920,34 @@ enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
     d->pslot = pslot;
     free(d->islot);
     d->islot = islot;
-    d->n_ids = dedup_index_doc_count(ni);
+    d->n_ids = live;
     memset(d->dead, 0, d->dead_cap);
     d->n_dead = 0;
+    return DEDUP_OK;
+}
+
+enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
+                                             struct dedup_index **new_index,
+                                             struct dedup_index **old_index,
+                                             uint32_t **old_to_new)
+{
+    *new_index = *old_index = NULL;
+    *old_to_new = NULL;
+    if (!d->n_dead || d->o.lsh)
+        return d->o.lsh ? DEDUP_EINVAL : DEDUP_OK;
+    struct dedup_index *old = d->o.index, *ni = NULL;
+    uint32_t n = dedup_index_doc_count(old);
+    uint32_t *map = malloc((size_t)(n ? n : 1) * sizeof *map);
+    if (!map)
+        return DEDUP_ENOMEM;
+    enum dedup_code c = copy_live(d, old, map, &ni);
+    if (c == DEDUP_OK)
+        c = rebuild_maps(d, map, n, dedup_index_doc_count(ni));
+    if (c != DEDUP_OK) {
+        dedup_index_free(ni);
+        free(map);
+        return c;
+    }
     dedup_index_set_templates(ni, dedup_index_take_templates(old));
     dedup_index_set_pair_generation(ni, dedup_index_pair_generation(old));
     d->o.index = ni;
@@ -843,10 +957,36 @@ enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
     *old_index = old;
     *old_to_new = map;
     return DEDUP_OK;
-fail:
-    dedup_index_free(ni);
-    free(islot);
-    free(pslot);
-    free(map);
-    return c;
+}
+
+enum dedup_code filter_decide_rebuild_lsh_locked(struct filter_decide *d,
+                                                 struct dedup_lsh **new_lsh,
+                                                 struct dedup_lsh **old_lsh,
+                                                 uint32_t **old_to_new)
+{
+    *new_lsh = *old_lsh = NULL;
+    *old_to_new = NULL;
+    if (!d->n_dead || !d->o.lsh)
+        return d->o.lsh ? DEDUP_OK : DEDUP_EINVAL;
+    struct dedup_lsh *old = d->o.lsh, *nl = NULL;
+    uint32_t n = dedup_lsh_doc_count(old);
+    uint32_t *map = malloc((size_t)(n ? n : 1) * sizeof *map);
+    if (!map)
+        return DEDUP_ENOMEM;
+    enum dedup_code c = copy_live_lsh(d, old, map, &nl);
+    if (c == DEDUP_OK)
+        c = rebuild_maps(d, map, n, dedup_lsh_doc_count(nl));
+    if (c != DEDUP_OK) {
+        dedup_lsh_free(nl);
+        free(map);
+        return c;
+    }
+    dedup_lsh_set_templates(nl, dedup_lsh_take_templates(old));
+    d->o.lsh = nl;
+    if (d->templates)
+        d->templates = dedup_lsh_templates(nl); /* the same table, now nl's */
+    *new_lsh = nl;
+    *old_lsh = old;
+    *old_to_new = map;
+    return DEDUP_OK;
 }

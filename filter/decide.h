@@ -9,7 +9,8 @@
  *     the payload: a SHA-1 digest for the WARC writers, XXH3-128 for the library, is
  *     known; the caller's metadata stored with the key comes back: the original's URI,
  *     WARC record id and date for a revisit record),
- *   - a near-duplicate (dedup_index_nearest within k),
+ *   - a near-duplicate (dedup_index_nearest within k; or with the MinHash method, an
+ *     indexed page whose signature's Jaccard estimate is >= the threshold, dedup_lsh_query),
  *   - or new: added to the index, its payload key remembered, its template blocks counted?
  *
  * The locking rule, here and nowhere else: a filter_decide holds one rwlock. Lookups that
@@ -24,6 +25,7 @@
 #include <stdint.h>
 
 #include "dedup/dedup.h"
+#include "dedup/minhash.h"
 
 struct filter_decide;
 struct filter_decide_page;
@@ -65,8 +67,13 @@ struct filter_decide_hooks {
 };
 
 struct filter_decide_opts {
-    struct dedup_index *index; /* borrowed: valid until filter_decide_free() */
+    struct dedup_index *index; /* borrowed: valid until filter_decide_free(); NULL with lsh */
     unsigned k;                /* near-duplicates within k */
+    /* or the MinHash method (dedup/minhash.h): pages carry a signature (sig) and a
+     * near-duplicate is an indexed page whose estimate is >= threshold. Borrowed like
+     * index; set exactly one of the two. */
+    struct dedup_lsh *lsh;
+    double threshold;
     int templates;             /* mark and learn with the index's template table */
     int by_id;                 /* an id already indexed decides KNOWN_ID */
     size_t max_payloads;       /* payload keys remembered at most; 0: no cap */
@@ -81,8 +88,9 @@ struct filter_decide_page {
     size_t key_len;
     const void *meta;      /* stored with the key when the page is remembered */
     size_t meta_len;
-    int has_fp;            /* the pipeline fingerprinted it */
+    int has_fp;            /* the pipeline fingerprinted it (fp; with lsh, sig) */
     uint64_t fp;
+    const uint32_t *sig;   /* with lsh: the MinHash signature, h values */
     int too_little_text;   /* filter_fp_result_too_little_text() */
     const char *host;      /* template host key and blocks (filter_fp_opts.keep_blocks) */
     size_t host_len;
@@ -107,7 +115,8 @@ struct filter_decide_result {
     uint32_t doc;          /* NEW: the page's document; NEAR, KNOWN_ID: the original's;
                             * EXACT: the original's, or UINT32_MAX when not indexed */
     int has_doc;
-    unsigned distance;     /* NEAR */
+    unsigned distance;     /* NEAR (simhash) */
+    double jaccard;        /* NEAR with lsh: the signatures' Jaccard estimate */
     uint64_t fp;           /* the original's fingerprint when has_doc (NEAR, EXACT, KNOWN_ID) */
     char *dup_id;          /* NEAR, EXACT with has_doc: the original's id, owned by the
                             * result (NUL-terminated), dup_id_len bytes */
@@ -210,6 +219,16 @@ enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, un
                                                    unsigned distance),
                                         void *userdata) __attribute__((warn_unused_result));
 
+/* Write lock: the MinHash neighbours (lsh only): fn(userdata, id, id_len, jaccard) for
+ * every live document whose estimate with sig is >= threshold, most similar first (ties:
+ * the lower document number), at most max (0: all), called under the lock. DEDUP_OK,
+ * DEDUP_EINVAL (no lsh, threshold outside [0, 1]), DEDUP_ENOMEM. */
+enum dedup_code filter_decide_neighbors_sig(struct filter_decide *d, const uint32_t *sig,
+                                            double threshold, size_t max,
+                                            void (*fn)(void *userdata, const char *id,
+                                                       size_t id_len, double jaccard),
+                                            void *userdata) __attribute__((warn_unused_result));
+
 /* Documents deleted and not yet rebuilt away. Read lock. */
 uint32_t filter_decide_deleted_count(struct filter_decide *d);
 
@@ -226,6 +245,13 @@ enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
                                              struct dedup_index **new_index,
                                              struct dedup_index **old_index,
                                              uint32_t **old_to_new)
+    __attribute__((warn_unused_result));
+/* The same for a decision over an LSH index (a new one of the same parameters; the
+ * template table moved over). */
+enum dedup_code filter_decide_rebuild_lsh_locked(struct filter_decide *d,
+                                                 struct dedup_lsh **new_lsh,
+                                                 struct dedup_lsh **old_lsh,
+                                                 uint32_t **old_to_new)
     __attribute__((warn_unused_result));
 
 /* Frees what res owns and zeroes it. NULL-safe. */

@@ -21,9 +21,11 @@
 #include "filter/decide.h"
 #include "filter/filter_int.h"
 #include "filter/pipeline.h"
+#include "dedup/minhash.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -79,6 +81,7 @@ const char *simcrawl_strerror(int code)
     case SIMCRAWL_ETOOLARGE: return "the page is over the size cap";
     case SIMCRAWL_EMISMATCH: return "k differs from the index file's k";
     case SIMCRAWL_ECLOSED: return "the filter cannot take more pages (a write failed)";
+    case SIMCRAWL_EMETHOD: return "the index or its journal is of the other method";
     default: return "unknown code";
     }
 }
@@ -105,6 +108,8 @@ static int from_dedup(enum dedup_code c)
 
 struct simcrawl_options {
     unsigned k;
+    int minhash;      /* the method: 0 simhash, 1 minhash */
+    double threshold; /* minhash: the Jaccard estimate of a near-duplicate; 0: the file's */
     enum fsync_mode fsync;
     double lock_wait;
     int templates;
@@ -141,6 +146,27 @@ int simcrawl_options_set_k(struct simcrawl_options *o, unsigned k)
     if (!o || k > DEDUP_K_MAX)
         return SIMCRAWL_EINVAL;
     o->k = k;
+    return 0;
+}
+
+int simcrawl_options_set_method(struct simcrawl_options *o, const char *method)
+{
+    if (!o || !method)
+        return SIMCRAWL_EINVAL;
+    if (strcmp(method, "simhash") == 0)
+        o->minhash = 0;
+    else if (strcmp(method, "minhash") == 0)
+        o->minhash = 1;
+    else
+        return SIMCRAWL_EINVAL;
+    return 0;
+}
+
+int simcrawl_options_set_threshold(struct simcrawl_options *o, double jaccard)
+{
+    if (!o || !(jaccard >= 0 && jaccard <= 1))
+        return SIMCRAWL_EINVAL;
+    o->threshold = jaccard;
     return 0;
 }
 
@@ -206,6 +232,10 @@ int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes)
 struct simcrawl_match {
     uint64_t fp;
     unsigned distance;
+    int minhash;        /* filled by a MinHash filter: similarity is jaccard */
+    double jaccard;
+    uint32_t *sig;      /* the page's signature (sig_h values; 0: none) */
+    unsigned sig_h, sig_cap;
     int added;          /* the check added the page */
     int has_dup;
     char *dup;
@@ -230,6 +260,7 @@ void simcrawl_match_free(struct simcrawl_match *m)
     if (!m)
         return;
     free(m->dup);
+    free(m->sig);
     free(m->text);
     free(m->links);
     free(m->link_off);
@@ -336,7 +367,16 @@ unsigned simcrawl_match_distance(const struct simcrawl_match *m)
 
 double simcrawl_match_similarity(const struct simcrawl_match *m)
 {
-    return m && m->has_dup ? 1.0 - (double)m->distance / 64.0 : 0.0;
+    if (!m || !m->has_dup)
+        return 0.0;
+    return m->minhash ? m->jaccard : 1.0 - (double)m->distance / 64.0;
+}
+
+const uint32_t *simcrawl_match_signature(const struct simcrawl_match *m, size_t *h)
+{
+    if (h)
+        *h = m ? m->sig_h : 0;
+    return m && m->sig_h ? m->sig : NULL;
 }
 
 static void match_reset(struct simcrawl_match *m, uint64_t fp)
@@ -345,6 +385,8 @@ static void match_reset(struct simcrawl_match *m, uint64_t fp)
         return;
     m->fp = fp;
     m->distance = 0;
+    m->jaccard = 0;
+    m->sig_h = 0;
     m->added = 0;
     m->has_dup = 0;
     m->has_text = 0;
@@ -367,6 +409,23 @@ static int match_set_dup(struct simcrawl_match *m, const char *id, size_t len, u
     m->dup[len] = '\0';
     m->has_dup = 1;
     m->distance = d;
+    return 0;
+}
+
+/* Copies the page's signature into m; SIMCRAWL_ENOMEM leaves m without one. */
+static int match_set_sig(struct simcrawl_match *m, const uint32_t *sig, unsigned h)
+{
+    if (!m)
+        return 0;
+    if (h > m->sig_cap) {
+        uint32_t *n = realloc(m->sig, h * sizeof *n);
+        if (!n)
+            return SIMCRAWL_ENOMEM;
+        m->sig = n;
+        m->sig_cap = h;
+    }
+    memcpy(m->sig, sig, h * sizeof *sig);
+    m->sig_h = h;
     return 0;
 }
 
@@ -443,6 +502,12 @@ struct simcrawl_filter {
     pthread_cond_t sync_cv;
     struct dedup_index *idx;
     unsigned k;
+    /* the MinHash method: the LSH index instead of idx (swapped by a compaction under the
+     * decision's write lock) and its hasher, which check() uses outside any lock */
+    int minhash;
+    struct dedup_lsh *lsh;
+    struct dedup_minhash *mh;
+    double threshold;
     /* the decision (filter/decide.h) over idx, with its lock: ids, payload keys (the
      * XXH3-128 below, 16 bytes), nearest, add, templates; the hooks below run under its
      * write lock */
@@ -457,6 +522,17 @@ struct simcrawl_filter {
 
 static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Documents in the index (deleted ones too, until a compaction). */
+static uint32_t f_docs(const struct simcrawl_filter *f)
+{
+    return f->minhash ? dedup_lsh_doc_count(f->lsh) : dedup_index_doc_count(f->idx);
+}
+
+static const char *method_name(int minhash)
+{
+    return minhash ? "minhash" : "simhash";
+}
 static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
 {
     if (!f->o.log)
@@ -529,7 +605,7 @@ static int write_all(int fd, const uint8_t *buf, size_t len)
  */
 static int payloads_save(struct simcrawl_filter *f)
 {
-    uint32_t n = dedup_index_doc_count(f->idx);
+    uint32_t n = f_docs(f);
     char tmp[4096];
     int fd = -1, err = 0;
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", f->payloads_path) >= sizeof tmp)
@@ -564,7 +640,7 @@ static int payloads_save(struct simcrawl_filter *f)
  * describe more: a kill between its rename and the index's). Missing: none known. */
 static int payloads_load(struct simcrawl_filter *f)
 {
-    uint32_t n = dedup_index_doc_count(f->idx);
+    uint32_t n = f_docs(f);
     int rc = 0;
     FILE *fp = fopen(f->payloads_path, "rb");
     if (!fp)
@@ -605,7 +681,7 @@ done:
  * itself): the first document of a payload is its page. */
 static int maps_build(struct simcrawl_filter *f)
 {
-    uint32_t n = dedup_index_doc_count(f->idx);
+    uint32_t n = f_docs(f);
     if (payload_reserve(f, n ? n : 1) != 0)
         return SIMCRAWL_ENOMEM;
     for (uint32_t d = 0; d < n; d++) {
@@ -626,19 +702,32 @@ static int maps_build(struct simcrawl_filter *f)
  * close). 0 or SIMCRAWL_ENOMEM (nothing changed). */
 static int rebuild(struct simcrawl_filter *f)
 {
-    struct dedup_index *ni, *oi;
-    uint32_t *map;
-    if (filter_decide_rebuild_locked(f->decide, &ni, &oi, &map) != DEDUP_OK)
-        return SIMCRAWL_ENOMEM;
-    if (!ni)
-        return 0;
-    uint32_t n = dedup_index_doc_count(oi), live = dedup_index_doc_count(ni);
+    uint32_t *map, n, live;
+    if (f->minhash) {
+        struct dedup_lsh *nl, *ol;
+        if (filter_decide_rebuild_lsh_locked(f->decide, &nl, &ol, &map) != DEDUP_OK)
+            return SIMCRAWL_ENOMEM;
+        if (!nl)
+            return 0;
+        n = dedup_lsh_doc_count(ol);
+        live = dedup_lsh_doc_count(nl);
+        f->lsh = nl;
+        dedup_lsh_free(ol);
+    } else {
+        struct dedup_index *ni, *oi;
+        if (filter_decide_rebuild_locked(f->decide, &ni, &oi, &map) != DEDUP_OK)
+            return SIMCRAWL_ENOMEM;
+        if (!ni)
+            return 0;
+        n = dedup_index_doc_count(oi);
+        live = dedup_index_doc_count(ni);
+        f->idx = ni;
+        dedup_index_free(oi);
+    }
     for (uint32_t doc = 0; doc < n; doc++) /* map[doc] <= doc, increasing: in place */
         if (map[doc] != UINT32_MAX)
             f->payload[map[doc]] = f->payload[doc];
     memset(f->payload + live, 0, (size_t)(n - live) * sizeof *f->payload);
-    f->idx = ni;
-    dedup_index_free(oi);
     free(map);
     atomic_store(&f->count, live);
     return 0;
@@ -663,7 +752,8 @@ static int compact(struct simcrawl_filter *f)
         return SIMCRAWL_EIO;
     }
     struct dedup_file_error ferr = {0};
-    enum dedup_code dc = dedup_index_save(f->idx, f->path, &ferr);
+    enum dedup_code dc = f->minhash ? dedup_lsh_save(f->lsh, f->path, &ferr)
+                                    : dedup_index_save(f->idx, f->path, &ferr);
     if (dc != DEDUP_OK) {
         logf_(f, "cannot save %s: %s%s%s", f->path, dedup_strerror(dc),
               ferr.os_error ? ": " : "", ferr.os_error ? strerror(ferr.os_error) : "");
@@ -707,6 +797,22 @@ static int replay_one(void *ud, const struct fj_rec *r)
     struct simcrawl_filter *f = rp->f;
     if (r->kind == FJ_DELETE)
         return replay_delete(rp, r);
+    if ((r->kind == FJ_ADD_MINHASH) != f->minhash) {
+        logf_(f, "%s: a %s record in a %s journal", f->journal_path,
+              method_name(r->kind == FJ_ADD_MINHASH), method_name(f->minhash));
+        rp->err = SIMCRAWL_ECORRUPT;
+        return 1;
+    }
+    if (f->minhash && (r->sig_k != dedup_minhash_k(f->mh) || r->sig_h != dedup_minhash_h(f->mh) ||
+                       r->sig_seed != dedup_minhash_seed(f->mh))) {
+        logf_(f, "%s: a signature of %u-word shingles and %u values (seed %016llx), where "
+                 "the index has %u and %u (seed %016llx)",
+              f->journal_path, r->sig_k, r->sig_h, (unsigned long long)r->sig_seed,
+              dedup_minhash_k(f->mh), dedup_minhash_h(f->mh),
+              (unsigned long long)dedup_minhash_seed(f->mh));
+        rp->err = SIMCRAWL_EMISMATCH;
+        return 1;
+    }
     struct filter_decide_page p = {0};
     struct filter_decide_result dr = {0};
     p.id = r->id;
@@ -726,6 +832,7 @@ static int replay_one(void *ud, const struct fj_rec *r)
     payload_bytes(pay, key);
     p.has_fp = 1;
     p.fp = r->fp;
+    p.sig = r->sig;
     if (pay.low64 || pay.high64) {
         p.key = key;
         p.key_len = sizeof key;
@@ -783,7 +890,10 @@ static int journal_open(struct simcrawl_filter *f)
     size_t len = (size_t)st.st_size, got = 0;
     if (len < FJ_HEADER_BYTES) { /* new, or killed while its header was written */
         uint8_t h[FJ_HEADER_BYTES];
-        fj_header(h, f->k);
+        if (f->minhash)
+            fj_header_minhash(h);
+        else
+            fj_header(h, f->k);
         if (ftruncate(f->jfd, 0) != 0 || write_all(f->jfd, h, sizeof h) != 0)
             goto io;
         f->journal_bytes = FJ_HEADER_BYTES;
@@ -808,11 +918,17 @@ static int journal_open(struct simcrawl_filter *f)
         rc = SIMCRAWL_EVERSION;
         goto done;
     }
-    if (jk != f->k) {
+    if ((jv == FJ_VERSION_MINHASH) != f->minhash) {
+        logf_(f, "%s is the journal of a %s filter, opened as a %s one",
+              f->journal_path, method_name(jv == FJ_VERSION_MINHASH), method_name(f->minhash));
+        rc = SIMCRAWL_EMETHOD;
+        goto done;
+    }
+    if (!f->minhash && jk != f->k) {
         rc = SIMCRAWL_EMISMATCH;
         goto done;
     }
-    if (jv < FJ_VERSION && journal_upgrade(f) != 0)
+    if (!f->minhash && jv < FJ_VERSION && journal_upgrade(f) != 0)
         goto io;
     struct replay rp = {f, 0, 0, 0};
     size_t good;
@@ -899,6 +1015,8 @@ static void filter_free(struct simcrawl_filter *f)
     dedup_lock_release(f->lock);
     filter_decide_free(f->decide);
     dedup_index_free(f->idx);
+    dedup_lsh_free(f->lsh);
+    dedup_minhash_free(f->mh);
     free(f->payload);
     free(f->rec);
     free(f->path);
@@ -951,7 +1069,14 @@ static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_p
     if (f->jfd < 0)
         return 0;
     struct fj_rec rec = {FJ_ADD, p->fp, pay.low64, pay.high64, p->doc_hash, p->id, p->id_len,
-                         p->host, p->host_len, p->blocks, p->n_blocks};
+                         p->host, p->host_len, p->blocks, p->n_blocks, NULL, 0, 0, 0};
+    if (f->minhash) {
+        rec.kind = FJ_ADD_MINHASH;
+        rec.sig = p->sig;
+        rec.sig_h = dedup_minhash_h(f->mh);
+        rec.sig_k = dedup_minhash_k(f->mh);
+        rec.sig_seed = dedup_minhash_seed(f->mh);
+    }
     int rc = journal_append(f, &rec);
     if (rc == 0 && f->journal_bytes > f->journal_next && compact(f) != 0)
         f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
@@ -1011,6 +1136,64 @@ static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec)
     return 0;
 }
 
+/* The method of the index file at path by its magic; DEDUP_METHOD_UNKNOWN when there is
+ * none or it is too short to say (its loader then says what is wrong). */
+static enum dedup_method file_method(const char *path)
+{
+    uint8_t head[8];
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return DEDUP_METHOD_UNKNOWN;
+    size_t n = fread(head, 1, sizeof head, fp);
+    fclose(fp);
+    return dedup_file_method(head, n);
+}
+
+/*
+ * The MinHash side of open: path's LSH index loaded (its parameters are the filter's: a
+ * threshold asked for that differs from the file's is SIMCRAWL_EMISMATCH), or a new one
+ * for the threshold asked for (0: DEDUP_MINHASH_THRESHOLD_DEFAULT) with the default
+ * shingles, values and seed of docs/MINHASH.md; and the hasher check() uses. 0 or an error.
+ */
+static int lsh_open(struct simcrawl_filter *f, const char *path)
+{
+    f->minhash = 1;
+    f->k = 0;
+    if (path) {
+        struct dedup_file_error ferr = {0};
+        enum dedup_code dc = dedup_lsh_load(path, &f->lsh, &ferr);
+        if (dc == DEDUP_EIO && ferr.os_error == ENOENT)
+            f->lsh = NULL; /* made on close */
+        else if (dc != DEDUP_OK) {
+            logf_(f, "cannot load %s: %s%s%s", path,
+                  ferr.what && *ferr.what ? ferr.what : dedup_strerror(dc),
+                  ferr.os_error ? ": " : "", ferr.os_error ? strerror(ferr.os_error) : "");
+            return from_dedup(dc);
+        }
+    }
+    if (f->lsh) {
+        const struct dedup_lsh_params *lp = dedup_lsh_get_params(f->lsh);
+        if (f->o.threshold != 0 && fabs(f->o.threshold - lp->threshold) > 1e-9) {
+            logf_(f, "%s was made with threshold %g, not %g", path, lp->threshold,
+                  f->o.threshold);
+            return SIMCRAWL_EMISMATCH;
+        }
+    } else {
+        struct dedup_lsh_params lp;
+        double t = f->o.threshold != 0 ? f->o.threshold : DEDUP_MINHASH_THRESHOLD_DEFAULT;
+        enum dedup_code dc = dedup_lsh_params_default(t, &lp);
+        if (dc == DEDUP_OK)
+            dc = dedup_lsh_new(&lp, &f->lsh);
+        if (dc != DEDUP_OK)
+            return from_dedup(dc);
+    }
+    const struct dedup_lsh_params *lp = dedup_lsh_get_params(f->lsh);
+    f->threshold = lp->threshold;
+    if (dedup_minhash_new(lp->k, lp->h, lp->seed, &f->mh) != DEDUP_OK)
+        return SIMCRAWL_ENOMEM;
+    return 0;
+}
+
 int simcrawl_filter_open(struct simcrawl_filter **out, const char *index_path, unsigned k)
 {
     struct simcrawl_options o = defaults;
@@ -1066,6 +1249,19 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
             rc = from_dedup(dc);
             goto fail;
         }
+        enum dedup_method fm = file_method(index_path);
+        if (fm != DEDUP_METHOD_UNKNOWN && (fm == DEDUP_METHOD_MINHASH) != o->minhash) {
+            logf_(f, "%s is a %s index; it cannot be opened with the %s method", index_path,
+                  method_name(fm == DEDUP_METHOD_MINHASH), method_name(o->minhash));
+            rc = SIMCRAWL_EMETHOD;
+            goto fail;
+        }
+        if (o->minhash) {
+            rc = lsh_open(f, index_path);
+            if (rc != 0)
+                goto fail;
+            goto decide;
+        }
         dc = dedup_index_load(index_path, 0, &f->idx, &ferr);
         if (dc == DEDUP_EIO && ferr.os_error == ENOENT)
             f->idx = NULL; /* made on close */
@@ -1094,6 +1290,12 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
         }
     } else if (k == 0)
         k = DEDUP_K_DEFAULT;
+    if (o->minhash) {
+        rc = lsh_open(f, NULL);
+        if (rc != 0)
+            goto fail;
+        goto decide;
+    }
     f->k = k;
     if (!f->idx) {
         struct dedup_design d;
@@ -1105,10 +1307,13 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
             goto fail;
         }
     }
+decide:;
     /* the table is made now (marks read it under the read lock), and always: a journal
      * written with templates on replays its blocks whatever the option is now */
     struct filter_decide_opts dopts = {.index = f->idx,
-                                       .k = k,
+                                       .lsh = f->lsh,
+                                       .threshold = f->threshold,
+                                       .k = f->k,
                                        .templates = 1,
                                        .by_id = 1,
                                        .hooks = {.start = hook_start,
@@ -1179,10 +1384,14 @@ static int answer(const struct filter_decide_result *dr, struct simcrawl_match *
         match_reset(m, dr->fp);
         if (dr->has_doc && match_set_dup(m, dr->dup_id, dr->dup_id_len, 0) != 0)
             return SIMCRAWL_ENOMEM;
+        if (m)
+            m->jaccard = 1.0;
         return SIMCRAWL_EXACT_DUPLICATE;
     case FILTER_VERDICT_NEAR:
         if (match_set_dup(m, dr->dup_id, dr->dup_id_len, dr->distance) != 0)
             return SIMCRAWL_ENOMEM;
+        if (m)
+            m->jaccard = dr->jaccard;
         return SIMCRAWL_NEAR_DUPLICATE;
     case FILTER_VERDICT_NEW:
         if (m)
@@ -1236,6 +1445,8 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
     if (bad)
         return bad;
     match_reset(m, 0);
+    if (m)
+        m->minhash = f->minhash;
     if (len > f->o.max_bytes)
         return SIMCRAWL_ETOOLARGE;
     if (!page)
@@ -1277,6 +1488,7 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
         o.keep_blocks = 1;
     }
     o.keep_doc = m && m->want; /* the main text and links asked for */
+    o.keep_tokens = f->minhash; /* the signature's input, after the template blocks */
     /* links resolve against the page's URL (the id); the fingerprint never depends on it */
     const char *base = m && (m->want & SIMCRAWL_MATCH_LINKS) ? id : NULL;
     if (filter_fingerprint_page(page, len, content_type, base, &o, &r) != 0) {
@@ -1289,6 +1501,20 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
     if (match_set_doc(m, r.doc) != 0) {
         dec = SIMCRAWL_ENOMEM;
         goto out;
+    }
+    uint32_t sig[DEDUP_MINHASH_H_MAX];
+    if (f->minhash) {
+        enum dedup_code sc =
+            dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL);
+        if (sc != DEDUP_OK) {
+            dec = from_dedup(sc);
+            goto out;
+        }
+        if (match_set_sig(m, sig, dedup_minhash_h(f->mh)) != 0) {
+            dec = SIMCRAWL_ENOMEM;
+            goto out;
+        }
+        p.sig = sig;
     }
     p.has_fp = 1;
     p.fp = r.fingerprint;
@@ -1318,7 +1544,11 @@ int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
     int bad = check_args(f, id, flags, &id_len);
     if (bad)
         return bad;
+    if (f->minhash)
+        return SIMCRAWL_EMETHOD;
     match_reset(m, fingerprint);
+    if (m)
+        m->minhash = 0;
     int dec;
     struct filter_decide_page p = {0};
     struct filter_decide_result dr = {0};
@@ -1409,6 +1639,8 @@ int simcrawl_filter_neighbors(struct simcrawl_filter *f, uint64_t fingerprint, u
                                         unsigned distance),
                               void *userdata)
 {
+    if (f && f->minhash)
+        return SIMCRAWL_EMETHOD;
     if (!f || !cb || k > f->k)
         return SIMCRAWL_EINVAL;
     struct hood h = {0};
@@ -1433,4 +1665,103 @@ unsigned simcrawl_filter_k(const struct simcrawl_filter *f)
 uint64_t simcrawl_filter_journal_bytes(const struct simcrawl_filter *f)
 {
     return f && f->jfd >= 0 ? atomic_load(&((struct simcrawl_filter *)f)->journal_bytes) : 0;
+}
+
+const char *simcrawl_filter_method(const struct simcrawl_filter *f)
+{
+    return method_name(f && f->minhash);
+}
+
+double simcrawl_filter_threshold(const struct simcrawl_filter *f)
+{
+    return f && f->minhash ? f->threshold : 0.0;
+}
+
+size_t simcrawl_filter_signature_size(const struct simcrawl_filter *f)
+{
+    return f && f->minhash ? dedup_minhash_h(f->mh) : 0;
+}
+
+/* The MinHash neighbours as the decision hands them over under its lock (hood's ids; the
+ * similarity in the distance's place would lose it: kept beside). */
+struct mhood {
+    struct hood h;
+    double *sim;
+    size_t sim_cap;
+};
+
+static void mhood_add(void *userdata, const char *id, size_t id_len, double jaccard)
+{
+    struct mhood *mh = userdata;
+    size_t at = mh->h.n;
+    hood_add(&mh->h, id, id_len, 0, 0);
+    if (mh->h.nomem || mh->h.n == at)
+        return;
+    if (mh->h.n > mh->sim_cap) {
+        void *buf = mh->sim;
+        size_t bytes = mh->sim_cap * sizeof *mh->sim;
+        if (grow_to(&buf, &bytes, mh->h.cap * sizeof *mh->sim) != 0) {
+            mh->h.nomem = 1;
+            return;
+        }
+        mh->sim = buf;
+        mh->sim_cap = bytes / sizeof *mh->sim;
+    }
+    mh->sim[at] = jaccard;
+}
+
+int simcrawl_filter_neighbors_signature(struct simcrawl_filter *f, const uint32_t *sig,
+                                        size_t h, double threshold, size_t max,
+                                        int (*cb)(void *userdata, const char *id,
+                                                  double similarity),
+                                        void *userdata)
+{
+    if (f && !f->minhash)
+        return SIMCRAWL_EMETHOD;
+    if (!f || !sig || !cb || h != dedup_minhash_h(f->mh) || !(threshold >= 0 && threshold <= 1))
+        return SIMCRAWL_EINVAL;
+    struct mhood mh = {0};
+    enum dedup_code c = filter_decide_neighbors_sig(f->decide, sig, threshold, max, mhood_add, &mh);
+    int rc = c != DEDUP_OK ? from_dedup(c) : mh.h.nomem ? SIMCRAWL_ENOMEM : 0;
+    size_t given = 0;
+    for (size_t i = 0; rc == 0 && i < mh.h.n && given < (size_t)INT32_MAX; i++) {
+        given++;
+        if (cb(userdata, mh.h.ids + mh.h.v[i].id_off, mh.sim[i]) != 0)
+            break;
+    }
+    free(mh.h.ids);
+    free(mh.h.v);
+    free(mh.sim);
+    return rc ? rc : (int)given;
+}
+
+int simcrawl_filter_signature(struct simcrawl_filter *f, const char *url, const void *page,
+                              size_t len, const char *content_type, uint32_t *sig, size_t h)
+{
+    if (!f || (!page && len) || !sig)
+        return SIMCRAWL_EINVAL;
+    if (!f->minhash)
+        return SIMCRAWL_EMETHOD;
+    if (h != dedup_minhash_h(f->mh))
+        return SIMCRAWL_EINVAL;
+    if (len > f->o.max_bytes)
+        return SIMCRAWL_ETOOLARGE;
+    if (!html_type(content_type))
+        return SIMCRAWL_NOT_HTML;
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1] = "";
+    struct filter_fp_opts o = {0};
+    o.max_bytes = f->o.max_bytes;
+    o.keep_tokens = 1;
+    if (f->o.templates && url) {
+        filter_url_host_key(url, host);
+        o.host = host;
+        o.mark = filter_decide_mark;
+        o.mark_userdata = f->decide;
+    }
+    struct filter_fp_result r;
+    int rc = filter_fingerprint_page(page ? page : "", len, content_type, NULL, &o, &r);
+    int out = rc != 0 ? from_pipeline(&r)
+                      : from_dedup(dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL));
+    filter_fp_result_release(&r);
+    return out;
 }

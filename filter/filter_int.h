@@ -11,6 +11,8 @@
 /* The journal file: a 16-byte header, then records (filter/journal.c says how). */
 #define FJ_MAGIC "SIMCJRNL"
 #define FJ_VERSION 2u                        /* 1: add records only (read, upgraded) */
+#define FJ_VERSION_MINHASH 3u                /* a MinHash filter's journal (kind 2 adds) */
+#define FJ_MINHASH_TAG 0x4d48u               /* "MH": its header's last field */
 #define FJ_HEADER_BYTES 16u
 #define FJ_RECORD_HEAD 16u                   /* u32 body length, u32 0, u64 XXH3 of the body */
 #define FJ_BODY_MAX (64u * 1024 * 1024)      /* cap on one record's body */
@@ -22,6 +24,7 @@
 enum fj_kind {
     FJ_ADD = 0,    /* a page reported new: every field below */
     FJ_DELETE = 1, /* a page deleted: id only (the other fields zero) */
+    FJ_ADD_MINHASH = 2, /* a page reported new by a MinHash filter: sig instead of fp */
 };
 
 struct fj_rec {
@@ -35,13 +38,19 @@ struct fj_rec {
     size_t host_len;
     const uint64_t *blocks;      /* block hashes counted for the host; n_blocks 0: none */
     size_t n_blocks;
+    /* FJ_ADD_MINHASH: the signature sig[0..sig_h) and the parameters it was made with */
+    const uint32_t *sig;
+    unsigned sig_h, sig_k;
+    uint64_t sig_seed;
 };
 
-/* Writes the 16-byte journal header for k into out. */
+/* Writes the 16-byte journal header for k into out (a simhash filter's, version 2). */
 void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k);
+/* The header of a MinHash filter's journal (version 3, FJ_MINHASH_TAG). */
+void fj_header_minhash(uint8_t out[FJ_HEADER_BYTES]);
 /* Checks a header: 0 with *k (0..DEDUP_K_MAX) and *version (1 or 2: version 1 journals
- * hold add records only, and are read as they are), or -1 (not a journal this code
- * reads). version may be NULL. */
+ * hold add records only, and are read as they are; 3: a MinHash filter's, *k 0), or -1
+ * (not a journal this code reads). version may be NULL. */
 int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version);
 /* The offset and bytes of the header's version field (an upgrade rewrites it). */
 #define FJ_VERSION_OFFSET 8u

@@ -13,6 +13,15 @@
  *             id | host | u64 block hash[blocks]
  *     delete (kind 1)
  *             u32 id length | u32 0 | id
+ *     MinHash add (kind 2, version 3 journals only)
+ *             u64 seed | u32 shingle words k | u32 signature values h |
+ *             u64 payload XXH3-128 low | u64 high | u64 doc hash |
+ *             u32 id length | u32 host length | u32 blocks | u32 0 |
+ *             id | host | u32 signature[h] | u64 block hash[blocks]
+ * A MinHash filter's journal (docs/MINHASH.md: a signature per page, not a simhash) has
+ * version 3 and "MH" (0x4d48) where a simhash journal has k, so that each method, and
+ * libsimcrawl 0.3, refuses the other's journal at open. Its add records carry the
+ * signature's parameters: a replay into a filter of other parameters is refused.
  * Version 1 (libsimcrawl 0.2) had add records only, the kind field always 0: it is read
  * as it is, and its header is rewritten to version 2 before a delete record is appended.
  * A kill -9 during a write leaves at most one record cut short at the end; a power cut
@@ -21,6 +30,7 @@
  */
 #include "filter/filter_int.h"
 #include "dedup/dedup.h"
+#include "dedup/minhash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +38,7 @@
 
 #define BODY_FIXED 48u
 #define DELETE_FIXED 8u
+#define MH_FIXED 56u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -64,11 +75,24 @@ void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k)
     put32(out + 12, k);
 }
 
+void fj_header_minhash(uint8_t out[FJ_HEADER_BYTES])
+{
+    memcpy(out, FJ_MAGIC, 8);
+    put32(out + 8, FJ_VERSION_MINHASH);
+    put32(out + 12, FJ_MINHASH_TAG);
+}
+
 int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version)
 {
     if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0)
         return -1;
     uint32_t v = get32(data + FJ_VERSION_OFFSET);
+    if (v == FJ_VERSION_MINHASH && get32(data + 12) == FJ_MINHASH_TAG) {
+        *k = 0;
+        if (version)
+            *version = v;
+        return 0;
+    }
     if (v < 1 || v > FJ_VERSION || get32(data + 12) > DEDUP_K_MAX)
         return -1;
     *k = get32(data + 12);
@@ -108,10 +132,51 @@ static int encode_delete(const struct fj_rec *r, uint8_t **buf, size_t *cap, siz
     return 0;
 }
 
+static int encode_minhash(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+{
+    if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX ||
+        r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX || !r->sig)
+        return -1;
+    size_t body = MH_FIXED + r->id_len + r->host_len + 4 * (size_t)r->sig_h + 8 * r->n_blocks;
+    if (body > FJ_BODY_MAX)
+        return -1;
+    size_t need = FJ_RECORD_HEAD + body;
+    if (reserve(buf, cap, need) != 0)
+        return -1;
+    uint8_t *p = *buf, *b = p + FJ_RECORD_HEAD;
+    put64(b, r->sig_seed);
+    put32(b + 8, r->sig_k);
+    put32(b + 12, r->sig_h);
+    put64(b + 16, r->payload_lo);
+    put64(b + 24, r->payload_hi);
+    put64(b + 32, r->doc_hash);
+    put32(b + 40, (uint32_t)r->id_len);
+    put32(b + 44, (uint32_t)r->host_len);
+    put32(b + 48, (uint32_t)r->n_blocks);
+    put32(b + 52, 0);
+    uint8_t *q = b + MH_FIXED;
+    memcpy(q, r->id, r->id_len);
+    q += r->id_len;
+    if (r->host_len)
+        memcpy(q, r->host, r->host_len);
+    q += r->host_len;
+    for (unsigned i = 0; i < r->sig_h; i++, q += 4)
+        put32(q, r->sig[i]);
+    for (size_t i = 0; i < r->n_blocks; i++, q += 8)
+        put64(q, r->blocks[i]);
+    put32(p, (uint32_t)body);
+    put32(p + 4, FJ_ADD_MINHASH);
+    put64(p + 8, XXH3_64bits(b, body));
+    *len = need;
+    return 0;
+}
+
 int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
 {
     if (r->kind == FJ_DELETE)
         return encode_delete(r, buf, cap, len);
+    if (r->kind == FJ_ADD_MINHASH)
+        return encode_minhash(r, buf, cap, len);
     if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX)
         return -1;
     size_t body = BODY_FIXED + r->id_len + r->host_len + 8 * r->n_blocks;
@@ -157,6 +222,57 @@ static int decode_delete(const uint8_t *b, uint32_t blen, struct fj_rec *r)
     return 0;
 }
 
+/* Grows *blocks to n entries. */
+static int blocks_room(uint64_t **blocks, size_t *cap, size_t n)
+{
+    if (n <= *cap)
+        return 0;
+    uint64_t *nb = realloc(*blocks, n * sizeof *nb);
+    if (!nb)
+        return -1;
+    *blocks = nb;
+    *cap = n;
+    return 0;
+}
+
+/* A MinHash add record's body: 0 with r filled (its signature in *sig, DEDUP_MINHASH_H_MAX
+ * values, its blocks in *blocks), 1 malformed, -1 out of memory. */
+static int scan_minhash(const uint8_t *b, uint32_t blen, struct fj_rec *r, uint64_t **blocks,
+                        size_t *blocks_cap, uint32_t **sig)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = FJ_ADD_MINHASH;
+    r->sig_seed = get64(b);
+    r->sig_k = get32(b + 8);
+    r->sig_h = get32(b + 12);
+    r->payload_lo = get64(b + 16);
+    r->payload_hi = get64(b + 24);
+    r->doc_hash = get64(b + 32);
+    r->id_len = get32(b + 40);
+    r->host_len = get32(b + 44);
+    r->n_blocks = get32(b + 48);
+    if (r->n_blocks > FJ_BLOCKS_MAX || r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX ||
+        r->sig_k == 0 || r->sig_k > DEDUP_MINHASH_K_MAX ||
+        (uint64_t)MH_FIXED + r->id_len + r->host_len + 4 * (uint64_t)r->sig_h +
+                8 * (uint64_t)r->n_blocks != blen ||
+        r->id_len == 0 || memchr(b + MH_FIXED, 0, r->id_len) || get32(b + 52) != 0)
+        return 1;
+    r->id = (const char *)b + MH_FIXED;
+    r->host = r->id + r->id_len;
+    if (!*sig && !(*sig = malloc(DEDUP_MINHASH_H_MAX * sizeof **sig)))
+        return -1;
+    if (blocks_room(blocks, blocks_cap, r->n_blocks) != 0)
+        return -1;
+    const uint8_t *q = b + MH_FIXED + r->id_len + r->host_len;
+    for (unsigned i = 0; i < r->sig_h; i++, q += 4)
+        (*sig)[i] = get32(q);
+    for (size_t i = 0; i < r->n_blocks; i++, q += 8)
+        (*blocks)[i] = get64(q);
+    r->sig = *sig;
+    r->blocks = *blocks;
+    return 0;
+}
+
 int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const struct fj_rec *r),
             void *userdata, size_t *good, const char **why)
 {
@@ -164,6 +280,7 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
     size_t off = 0;
     uint64_t *blocks = NULL;
     size_t blocks_cap = 0;
+    uint32_t *sig = NULL;
     *why = NULL;
     while (off < len) {
         if (len - off < FJ_RECORD_HEAD) {
@@ -172,8 +289,8 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
         }
         const uint8_t *h = data + off;
         uint32_t blen = get32(h), kind = get32(h + 4);
-        if (kind > FJ_DELETE || blen < (kind == FJ_ADD ? BODY_FIXED : DELETE_FIXED) ||
-            blen > FJ_BODY_MAX) {
+        uint32_t fixed = kind == FJ_ADD ? BODY_FIXED : kind == FJ_DELETE ? DELETE_FIXED : MH_FIXED;
+        if (kind > FJ_ADD_MINHASH || blen < fixed || blen > FJ_BODY_MAX) {
             *why = "a record with a bad length";
             break;
         }
@@ -198,6 +315,22 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
             off += FJ_RECORD_HEAD + blen;
             continue;
         }
+        if (kind == FJ_ADD_MINHASH) {
+            rc = scan_minhash(b, blen, &r, &blocks, &blocks_cap, &sig);
+            if (rc > 0) {
+                *why = "a malformed record";
+                rc = 0;
+                break;
+            }
+            if (rc < 0)
+                goto done;
+            rc = fn(userdata, &r);
+            if (rc != 0)
+                goto done;
+            off += FJ_RECORD_HEAD + blen;
+            continue;
+        }
+        memset(&r, 0, sizeof r);
         r.kind = FJ_ADD;
         r.fp = get64(b);
         r.payload_lo = get64(b + 8);
@@ -235,5 +368,6 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
 done:
     *good = off;
     free(blocks);
+    free(sig);
     return rc;
 }

@@ -39,9 +39,9 @@ extern "C" {
 #endif
 
 #define SIMCRAWL_VERSION_MAJOR 0
-#define SIMCRAWL_VERSION_MINOR 3
+#define SIMCRAWL_VERSION_MINOR 4
 #define SIMCRAWL_VERSION_PATCH 0
-/* "0.3.0": the same string as SIMCRAWL_VERSION_MAJOR.MINOR.PATCH and `simcrawl --version`.
+/* "0.4.0": the same string as SIMCRAWL_VERSION_MAJOR.MINOR.PATCH and `simcrawl --version`.
  * Static storage; thread-safe. */
 const char *simcrawl_version(void);
 
@@ -71,6 +71,8 @@ enum simcrawl_error {
     SIMCRAWL_EMISMATCH = -8, /* k differs from the index file's k */
     SIMCRAWL_ECLOSED = -9,   /* the filter could not take more pages (a previous write
                               * failed; close it and open it again) */
+    SIMCRAWL_EMETHOD = -10,  /* the index file or journal is of the other method (simhash,
+                              * minhash), or the call needs the other method (0.4) */
 };
 
 /* A lower-case English description of a decision (>= 0) or error (< 0): "near-duplicate",
@@ -102,6 +104,17 @@ void simcrawl_options_free(struct simcrawl_options *o);
  * the option as it was. */
 int simcrawl_options_set_k(struct simcrawl_options *o, unsigned k); /* 0..7; default 3;
                                                 * 0 with an existing index: the file's k */
+/* The near-duplicate method (0.4): "simhash" (the default: a page within Hamming distance
+ * k of an indexed page's 64-bit simhash) or "minhash" (an indexed page whose estimated
+ * Jaccard similarity of word shingles is >= the threshold: MinHash signatures searched by
+ * LSH bands, docs/MINHASH.md; k is then not used). An index file and its journal record
+ * their method: opening one of the other method is SIMCRAWL_EMETHOD. */
+int simcrawl_options_set_method(struct simcrawl_options *o, const char *method);
+/* The minhash method's threshold: a page whose estimated Jaccard similarity with an indexed
+ * page is >= jaccard is its near-duplicate. 0..1; default 0 (with an existing index: the
+ * file's; for a new one 0.8). Another value than the file's is SIMCRAWL_EMISMATCH (the LSH
+ * bands are chosen for it). Not used by the simhash method. (0.4) */
+int simcrawl_options_set_threshold(struct simcrawl_options *o, double jaccard);
 /* When the journal is fsync()ed: "always" (before check() returns: a power cut loses
  * nothing reported), "interval" (at most once a second: a power cut may lose the last
  * second), "no" (the kernel decides). Every mode write()s before check() returns, so a
@@ -204,15 +217,17 @@ const char *simcrawl_match_text(const struct simcrawl_match *m, size_t *len);
 size_t simcrawl_match_link_count(const struct simcrawl_match *m);
 const char *simcrawl_match_link(const struct simcrawl_match *m, size_t i);
 
-/* The page's fingerprint (0 when the decision was TOO_SHORT or NOT_HTML). */
+/* The page's fingerprint (0 when the decision was TOO_SHORT or NOT_HTML). With the minhash
+ * method: the page's own simhash when check() parsed it (NEW, NEAR_DUPLICATE), else 0. */
 uint64_t simcrawl_match_fingerprint(const struct simcrawl_match *m);
 /* The id of the page this one duplicates; NULL when it was not a duplicate. Borrowed:
  * valid until the next call with m. */
 const char *simcrawl_match_duplicate_of(const struct simcrawl_match *m);
 /* The Hamming distance to that page (0 for an exact duplicate; 0 when not a duplicate). */
 unsigned simcrawl_match_distance(const struct simcrawl_match *m);
-/* The simhash similarity 1 - distance / 64 (1.0 for an exact duplicate, 0 when not a
- * duplicate). */
+/* The similarity to that page: with the simhash method 1 - distance / 64, with the minhash
+ * method the estimated Jaccard similarity of the two signatures (1.0 for an exact
+ * duplicate, 0 when not a duplicate). */
 double simcrawl_match_similarity(const struct simcrawl_match *m);
 
 /* ---- more ways to check, forget and look up (0.3) ---- */
@@ -266,12 +281,56 @@ int simcrawl_filter_neighbors(struct simcrawl_filter *f, uint64_t fingerprint, u
  * whose id was indexed already, and with SIMCRAWL_CHECK_NO_ADD). */
 int simcrawl_match_added(const struct simcrawl_match *m);
 
-/* The filter's k (the largest distance it answers). Thread-safe. */
+/* The filter's k (the largest distance it answers; 0 for a minhash filter). Thread-safe. */
 unsigned simcrawl_filter_k(const struct simcrawl_filter *f);
 
 /* The bytes of the journal now (0 for a filter in memory): what a restart replays.
  * Thread-safe. */
 uint64_t simcrawl_filter_journal_bytes(const struct simcrawl_filter *f);
+
+/* ---- the minhash method (0.4) ---- */
+
+/* The filter's method: "simhash" or "minhash" (static storage). Thread-safe. */
+const char *simcrawl_filter_method(const struct simcrawl_filter *f);
+/* The minhash filter's threshold (the index file's when it had one); 0 for simhash. */
+double simcrawl_filter_threshold(const struct simcrawl_filter *f);
+/* The values h of the minhash filter's signatures (the index file's; 128 for a new one);
+ * 0 for simhash. Thread-safe. */
+size_t simcrawl_filter_signature_size(const struct simcrawl_filter *f);
+
+/* The page's MinHash signature, filled by a minhash filter's check() for a page it parsed
+ * (NEW, NEAR_DUPLICATE): *h (may be NULL) values; NULL (and *h 0) otherwise. Borrowed:
+ * valid until the next call with m. */
+const uint32_t *simcrawl_match_signature(const struct simcrawl_match *m, size_t *h);
+
+/*
+ * The MinHash signature of a page as a minhash filter's check() computes it (the page's
+ * main text without its host's template blocks as the filter knows them, url's host
+ * keying the templates; url NULL: no templates), into sig[0..h) (h the filter's, 128 by
+ * default), nothing added or looked up. Returns 0, SIMCRAWL_TOO_SHORT, SIMCRAWL_NOT_HTML
+ * or a negative error (SIMCRAWL_EMETHOD for a simhash filter, SIMCRAWL_EINVAL for another
+ * h). Thread-safe.
+ */
+int simcrawl_filter_signature(struct simcrawl_filter *f, const char *url, const void *page,
+                              size_t len, const char *content_type, uint32_t *sig, size_t h);
+
+/*
+ * Problem 2 for the minhash method: every indexed page whose estimated Jaccard similarity
+ * with sig[0..h) (a signature of this filter's: simcrawl_filter_signature(),
+ * simcrawl_match_signature()) is >= threshold (0..1; pages are found through the
+ * LSH bands, chosen for the filter's threshold: below it some are missed), most similar
+ * first (ties: the page added first), at most max (0: all). cb(userdata, id, similarity)
+ * is called for each outside the filter's locks (id borrowed for the call); a non-zero
+ * return stops the walk. Returns the number passed to cb or a negative error
+ * (SIMCRAWL_EMETHOD for a simhash filter, SIMCRAWL_EINVAL for h other than the filter's).
+ * simcrawl_filter_check_fingerprint() and simcrawl_filter_neighbors() of a minhash filter
+ * return SIMCRAWL_EMETHOD. Thread-safe.
+ */
+int simcrawl_filter_neighbors_signature(struct simcrawl_filter *f, const uint32_t *sig,
+                                        size_t h, double threshold, size_t max,
+                                        int (*cb)(void *userdata, const char *id,
+                                                  double similarity),
+                                        void *userdata);
 
 #ifdef __cplusplus
 }

@@ -197,6 +197,25 @@ static int param_number(const char *v, unsigned long min, unsigned long max, uns
     return 0;
 }
 
+/* A threshold parameter: a decimal number in [0, 1] (at most 9 characters). 0, or -1. */
+static int param_threshold(const char *v, double *out)
+{
+    size_t n = strlen(v);
+    if (n == 0 || n > 9 || strspn(v, "0123456789.") != n)
+        return -1;
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !(x >= 0 && x <= 1))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int is_minhash(const struct server_api *a)
+{
+    return strcmp(simcrawl_filter_method(a->f), "minhash") == 0;
+}
+
 /* ---- answers ---- */
 
 static const char *decision_name(int d)
@@ -206,9 +225,10 @@ static const char *decision_name(int d)
     return d >= 0 && (size_t)d < sizeof names / sizeof names[0] ? names[d] : "error";
 }
 
-/* One check's answer object (no newline). */
+/* One check's answer object (no newline): with the minhash method, the similarity is the
+ * signatures' Jaccard estimate (also as "jaccard") and there is no distance. */
 static void write_answer(struct server_buf *b, const char *id, int d,
-                         const struct simcrawl_match *m)
+                         const struct simcrawl_match *m, int minhash)
 {
     uint64_t fp = simcrawl_match_fingerprint(m);
     const char *dup = simcrawl_match_duplicate_of(m);
@@ -227,10 +247,18 @@ static void write_answer(struct server_buf *b, const char *id, int d,
         server_buf_json_str(b, dup, strlen(dup));
     else
         server_buf_puts(b, "null");
-    if (is_dup)
+    if (is_dup && !minhash)
         server_buf_printf(b, ",\"distance\":%u", simcrawl_match_distance(m));
     else
         server_buf_puts(b, ",\"distance\":null");
+    if (is_dup)
+        server_buf_printf(b, ",\"similarity\":%.6g", simcrawl_match_similarity(m));
+    else
+        server_buf_puts(b, ",\"similarity\":null");
+    if (minhash && is_dup)
+        server_buf_printf(b, ",\"jaccard\":%.6g", simcrawl_match_similarity(m));
+    else if (minhash)
+        server_buf_puts(b, ",\"jaccard\":null");
     server_buf_printf(b, ",\"added\":%s", simcrawl_match_added(m) ? "true" : "false");
     if (d == SIMCRAWL_NOT_HTML)
         server_buf_puts(b, ",\"reason\":\"not html\"");
@@ -299,7 +327,7 @@ static void do_check(const struct server_api *a, const struct server_request *r,
     }
     struct server_buf b;
     server_buf_init(&b, REPLY_SMALL_MAX + SERVER_ID_MAX_BYTES * 12);
-    write_answer(&b, v[0], d, m);
+    write_answer(&b, v[0], d, m, is_minhash(a));
     server_buf_puts(&b, "\n");
     reply_take(out, 200, TYPE_JSON, &b);
 done:
@@ -379,6 +407,12 @@ static void do_check_bulk(const struct server_api *a, const struct server_reques
     struct simcrawl_match *m = NULL;
     struct server_buf b;
     server_buf_init(&b, REPLY_BULK_MAX(a->max_body));
+    if (is_minhash(a)) {
+        server_reply_error(out, 400,
+                           "this service uses the minhash method, which checks pages, not "
+                           "fingerprints: POST each page to /v1/check?id=URL");
+        goto done;
+    }
     if (param_insert(v[0], &flags, out) != 0 || !r->body ||
         bulk_read(r->body, r->body_len, &k, out) != 0)
         goto done;
@@ -396,7 +430,7 @@ static void do_check_bulk(const struct server_api *a, const struct server_reques
             filter_error(a, out, d, what);
             goto done;
         }
-        write_answer(&b, l->id, d, m);
+        write_answer(&b, l->id, d, m, 0);
         server_buf_puts(&b, "\n");
     }
     reply_take(out, 200, TYPE_NDJSON, &b);
@@ -458,6 +492,70 @@ static int hood_one(void *userdata, const char *id, uint64_t fp, unsigned distan
     return h->b->failed ? 1 : 0;
 }
 
+static int similar_one(void *userdata, const char *id, double similarity)
+{
+    struct hood_out *h = userdata;
+    server_buf_puts(h->b, h->n++ ? ",{\"id\":" : "{\"id\":");
+    server_buf_json_str(h->b, id, strlen(id));
+    server_buf_printf(h->b, ",\"similarity\":%.6g}", similarity);
+    return h->b->failed ? 1 : 0;
+}
+
+/* POST /v1/neighbors[?id=URL][&threshold=J][&limit=N], a page: the minhash method's
+ * neighbours, most similar first. Called first without the body (the parameters only). */
+static void do_neighbors_page(const struct server_api *a, const struct server_request *r,
+                              const char *q, size_t qn, struct server_reply *out)
+{
+    static const char *const names[] = {"id", "threshold", "limit"};
+    char *v[3];
+    if (params_parse(q, qn, names, 3, v, out) != 0)
+        return;
+    double t = simcrawl_filter_threshold(a->f);
+    unsigned long limit = NEIGHBORS_LIMIT_DEFAULT;
+    uint32_t *sig = NULL;
+    size_t h = simcrawl_filter_signature_size(a->f);
+    struct server_buf b;
+    server_buf_init(&b, REPLY_SMALL_MAX + NEIGHBORS_LIMIT_MAX * (size_t)1024);
+    if (!is_minhash(a))
+        server_reply_error(out, 400,
+                           "this service uses the simhash method: GET "
+                           "/v1/neighbors?fingerprint=HEX (POST a page: --method minhash)");
+    else if (v[0] && server_id_problem(v[0], strlen(v[0])))
+        server_reply_error(out, 400, "id %s", server_id_problem(v[0], strlen(v[0])));
+    else if (v[1] && param_threshold(v[1], &t) != 0)
+        server_reply_error(out, 400, "threshold must be a Jaccard similarity from 0 to 1");
+    else if (v[2] && param_number(v[2], 1, NEIGHBORS_LIMIT_MAX, &limit) != 0)
+        server_reply_error(out, 400, "limit must be 1 to %u", NEIGHBORS_LIMIT_MAX);
+    else if (!r->body)
+        ; /* the parameters are fine: the body next */
+    else if (!(sig = malloc(h * sizeof *sig)))
+        server_reply_error(out, 503, "out of memory");
+    else {
+        int rc = simcrawl_filter_signature(a->f, v[0], r->body, r->body_len, r->content_type,
+                                           sig, h);
+        if (rc == SIMCRAWL_TOO_SHORT || rc == SIMCRAWL_NOT_HTML) {
+            server_buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[],\"decision\":\"%s\"%s}\n",
+                              t, decision_name(rc),
+                              rc == SIMCRAWL_NOT_HTML ? ",\"reason\":\"not html\"" : "");
+            reply_take(out, 200, TYPE_JSON, &b);
+        } else if (rc < 0)
+            filter_error(a, out, rc, "neighbors");
+        else {
+            struct hood_out ho = {&b, 0};
+            server_buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[", t);
+            rc = simcrawl_filter_neighbors_signature(a->f, sig, h, t, limit, similar_one, &ho);
+            server_buf_puts(&b, "]}\n");
+            if (rc < 0)
+                filter_error(a, out, rc, "neighbors");
+            else
+                reply_take(out, 200, TYPE_JSON, &b);
+        }
+    }
+    free(sig);
+    server_buf_release(&b);
+    params_free(v, 3);
+}
+
 /* GET /v1/neighbors?fingerprint=HEX[&k=N][&limit=N]. */
 static void do_neighbors(const struct server_api *a, const char *q, size_t qn,
                          struct server_reply *out)
@@ -466,6 +564,13 @@ static void do_neighbors(const struct server_api *a, const char *q, size_t qn,
     char *v[3];
     if (params_parse(q, qn, names, 3, v, out) != 0)
         return;
+    if (is_minhash(a)) {
+        server_reply_error(out, 400,
+                           "this service uses the minhash method: POST the page to "
+                           "/v1/neighbors[?threshold=J]");
+        params_free(v, 3);
+        return;
+    }
     uint64_t fp;
     unsigned long k = simcrawl_filter_k(a->f), limit = NEIGHBORS_LIMIT_DEFAULT;
     struct server_buf b;
@@ -546,11 +651,16 @@ static void do_stats(const struct server_api *a, struct server_reply *out)
 {
     struct server_buf b;
     server_buf_init(&b, REPLY_SMALL_MAX);
+    server_buf_printf(&b, "{\"documents\":%llu,\"method\":\"%s\",",
+                      (unsigned long long)simcrawl_filter_count(a->f), simcrawl_filter_method(a->f));
+    if (is_minhash(a))
+        server_buf_printf(&b, "\"k\":null,\"threshold\":%.6g,", simcrawl_filter_threshold(a->f));
+    else
+        server_buf_printf(&b, "\"k\":%u,\"threshold\":null,", simcrawl_filter_k(a->f));
     server_buf_printf(&b,
-                      "{\"documents\":%llu,\"k\":%u,\"journal_bytes\":%llu,"
+                      "\"journal_bytes\":%llu,"
                       "\"uptime_seconds\":%.3f,\"requests\":%llu,\"version\":\"%s\","
                       "\"fingerprint_version\":%u,\"index\":",
-                      (unsigned long long)simcrawl_filter_count(a->f), simcrawl_filter_k(a->f),
                       (unsigned long long)simcrawl_filter_journal_bytes(a->f),
                       server_now() - a->started,
                       (unsigned long long)server_metrics_total(a->metrics), simcrawl_version(),
@@ -584,11 +694,19 @@ static void do_metrics(const struct server_api *a, struct server_reply *out)
                       "simcrawl_uptime_seconds %.3f\n"
                       "# HELP simcrawl_info The version of simcrawl and of its fingerprint.\n"
                       "# TYPE simcrawl_info gauge\n"
-                      "simcrawl_info{version=\"%s\",fingerprint_version=\"%u\"} 1\n",
+                      "simcrawl_info{version=\"%s\",fingerprint_version=\"%u\","
+                      "method=\"%s\"} 1\n",
                       (unsigned long long)simcrawl_filter_count(a->f),
                       (unsigned long long)simcrawl_filter_journal_bytes(a->f),
                       simcrawl_filter_k(a->f), server_now() - a->started, simcrawl_version(),
-                      simcrawl_fingerprint_version());
+                      simcrawl_fingerprint_version(), simcrawl_filter_method(a->f));
+    if (is_minhash(a))
+        server_buf_printf(&b,
+                          "# HELP simcrawl_threshold The Jaccard estimate of a near-duplicate "
+                          "(minhash).\n"
+                          "# TYPE simcrawl_threshold gauge\n"
+                          "simcrawl_threshold %.6g\n",
+                          simcrawl_filter_threshold(a->f));
     server_metrics_write(a->metrics, &b);
     reply_take(out, 200, TYPE_METRICS, &b);
 }
@@ -603,6 +721,8 @@ static const char *endpoint_allow(enum server_endpoint e)
     case SERVER_EP_CHECK_BULK:
     case SERVER_EP_FINGERPRINT:
         return "POST";
+    case SERVER_EP_NEIGHBORS:
+        return "GET, HEAD, POST";
     case SERVER_EP_DOCUMENTS:
         return "DELETE";
     default:
@@ -613,6 +733,9 @@ static const char *endpoint_allow(enum server_endpoint e)
 static int method_allowed(enum server_endpoint e, const char *method)
 {
     const char *allow = endpoint_allow(e);
+    if (e == SERVER_EP_NEIGHBORS)
+        return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
+               strcmp(method, "POST") == 0;
     if (strcmp(allow, "GET, HEAD") == 0)
         return strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     return strcmp(method, allow) == 0;
@@ -711,7 +834,10 @@ void server_api_handle(const struct server_api *a, const struct server_request *
         do_fingerprint(r, q, qn, out);
         break;
     case SERVER_EP_NEIGHBORS:
-        do_neighbors(a, q, qn, out);
+        if (strcmp(r->method, "POST") == 0)
+            do_neighbors_page(a, r, q, qn, out);
+        else
+            do_neighbors(a, q, qn, out);
         break;
     case SERVER_EP_DOCUMENTS:
         do_delete(a, rest, rn, q, qn, out);

@@ -511,6 +511,10 @@ static int open_filter(struct server *s, const struct server_opts *o, struct ser
     int rc = simcrawl_options_set_k(fo, o->k);
     if (rc == 0 && o->fsync)
         rc = simcrawl_options_set_fsync(fo, o->fsync);
+    if (rc == 0 && o->method)
+        rc = simcrawl_options_set_method(fo, o->method);
+    if (rc == 0)
+        rc = simcrawl_options_set_threshold(fo, o->threshold);
     if (rc == 0)
         rc = simcrawl_options_set_lock_wait(fo, o->lock_wait);
     if (rc == 0)
@@ -644,6 +648,16 @@ void server_address(const struct server *s, char *buf, size_t size)
 uint64_t server_documents(const struct server *s)
 {
     return simcrawl_filter_count(s->f);
+}
+
+const char *server_method(const struct server *s)
+{
+    return simcrawl_filter_method(s->f);
+}
+
+double server_threshold(const struct server *s)
+{
+    return simcrawl_filter_threshold(s->f);
 }
 
 unsigned server_k(const struct server *s)

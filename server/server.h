@@ -54,6 +54,9 @@ struct server_opts {
                                * port, see server_port()); NULL: SERVER_LISTEN_DEFAULT */
     const char *index_path;   /* the filter's index file; NULL: in memory */
     unsigned k;               /* the filter's k, 0..7 (0 with an existing index: its k) */
+    const char *method;       /* "simhash" or "minhash"; NULL: simhash */
+    double threshold;         /* minhash: the Jaccard estimate of a near-duplicate, 0..1
+                               * (0: the index's, or 0.8 for a new one) */
     const char *fsync;        /* "always", "interval", "no"; NULL: the library's default */
     double lock_wait;         /* seconds to wait for the index's writer lock */
     const char *token;        /* bearer token every request must carry; NULL: none, and
@@ -99,6 +102,9 @@ void server_address(const struct server *s, char *buf, size_t size);
 /* The documents in the filter, and its k. Thread-safe. */
 uint64_t server_documents(const struct server *s);
 unsigned server_k(const struct server *s);
+/* The filter's method ("simhash", "minhash") and its threshold (0 for simhash). */
+const char *server_method(const struct server *s);
+double server_threshold(const struct server *s);
 /* Requests answered so far, and requests in flight (headers received, not yet done). */
 uint64_t server_requests(const struct server *s);
 unsigned server_in_flight(const struct server *s);

@@ -67,13 +67,13 @@ static void test_filter_version_and_strings(void)
     snprintf(want, sizeof want, "%d.%d.%d", SIMCRAWL_VERSION_MAJOR, SIMCRAWL_VERSION_MINOR,
              SIMCRAWL_VERSION_PATCH);
     CU_ASSERT_STRING_EQUAL(simcrawl_version(), want);
-    CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.3.0");
+    CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.4.0");
     CU_ASSERT_EQUAL(simcrawl_fingerprint_version(), 3);
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_NEAR_DUPLICATE), "near-duplicate");
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_ELOCKED),
                            "the index file is locked by another process");
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(-1000), "unknown code");
-    for (int c = SIMCRAWL_ECLOSED; c <= SIMCRAWL_NOT_HTML; c++)
+    for (int c = SIMCRAWL_EMETHOD; c <= SIMCRAWL_NOT_HTML; c++)
         CU_ASSERT(strcmp(simcrawl_strerror(c), "unknown code") != 0);
     struct simcrawl_options *o = simcrawl_options_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(o);

@@ -293,9 +293,10 @@ static void test_server_api(void)
     CU_ASSERT_STRING_EQUAL(rep.content_type, "application/x-ndjson");
     CU_ASSERT_STRING_EQUAL(
         rep.body, "{\"id\":\"a\",\"decision\":\"new\",\"fingerprint\":\"00000000000000ff\","
-                  "\"duplicate_of\":null,\"distance\":null,\"added\":true}\n"
+                  "\"duplicate_of\":null,\"distance\":null,\"similarity\":null,\"added\":true}\n"
                   "{\"id\":\"b\",\"decision\":\"near-duplicate\",\"fingerprint\":"
-                  "\"00000000000000fe\",\"duplicate_of\":\"a\",\"distance\":1,\"added\":false}\n");
+                  "\"00000000000000fe\",\"duplicate_of\":\"a\",\"distance\":1,"
+                  "\"similarity\":0.984375,\"added\":false}\n");
     CU_ASSERT_EQUAL(rep.endpoint, SERVER_EP_CHECK_BULK);
     server_reply_release(&rep);
     CU_ASSERT_EQUAL(

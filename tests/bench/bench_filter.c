@@ -11,6 +11,11 @@
  *                add under the filter's lock
  *   check, no templates   the same with simcrawl_options_set_templates(o, 0): what the
  *                template table costs
+ *   check, minhash  the check of a minhash filter (simcrawl_options_set_method(o,
+ *                "minhash"), threshold 0.8, templates on): the same pipeline's token string
+ *                made a 128-value MinHash signature of 5-word shingles, looked up in and
+ *                added to the LSH index (issue 16); its ratio to the simhash check is
+ *                printed after each thread count
  *
  * With T threads the pages are dealt round-robin to T threads sharing one filter. Each row
  * runs --runs times (default 5) with a new filter each time; the median is reported, with
@@ -63,7 +68,7 @@ static void *run_job(void *arg)
 }
 
 /* One timed pass with threads threads; with_filter 1: check against a new filter, 2: the
- * same without site templates, 0: fingerprint only. Returns
+ * same without site templates, 3: a minhash filter, 0: fingerprint only. Returns
  * seconds, or -1. counts (8 entries) gets the decisions of the pass. */
 static double pass(const struct bench_page *pages, char *const *ids, size_t n,
                    unsigned threads, int with_filter, size_t counts[8])
@@ -71,7 +76,8 @@ static double pass(const struct bench_page *pages, char *const *ids, size_t n,
     struct simcrawl_filter *f = NULL;
     if (with_filter) {
         struct simcrawl_options *o = simcrawl_options_new();
-        int rc = !o || simcrawl_options_set_templates(o, with_filter == 1) != 0 ||
+        int rc = !o || simcrawl_options_set_templates(o, with_filter != 2) != 0 ||
+                 (with_filter == 3 && simcrawl_options_set_method(o, "minhash") != 0) ||
                  simcrawl_filter_open_opts(&f, NULL, o) != 0;
         simcrawl_options_free(o);
         if (rc)
@@ -134,9 +140,9 @@ int main(int argc, char **argv)
     double mb = (double)bytes / 1e6;
     printf("%zu pages, %.1f MB, median of %d runs\n", n, mb, runs);
     printf("%-40s %9s %9s %9s   %s\n", "stage", "seconds", "pages/s", "ratio", "decisions");
-    double fp_median[3] = {0};
+    double fp_median[3] = {0}, check_median[3] = {0}, mh_median[3] = {0};
     for (unsigned threads = 1; threads <= 2; threads++) {
-        for (int with_filter = 0; with_filter <= 2; with_filter++) {
+        for (int with_filter = 0; with_filter <= 3; with_filter++) {
             double t[MAX_RUNS];
             size_t counts[8];
             for (int r = 0; r < runs; r++) {
@@ -152,10 +158,15 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%s, %u thread%s",
                      with_filter == 0   ? "simcrawl_fingerprint"
                      : with_filter == 1 ? "simcrawl_filter_check"
-                                        : "filter_check, no templates",
+                     : with_filter == 2 ? "filter_check, no templates"
+                                        : "filter_check, minhash",
                      threads, threads > 1 ? "s" : "");
             if (!with_filter)
                 fp_median[threads] = med;
+            if (with_filter == 1)
+                check_median[threads] = med;
+            if (with_filter == 3)
+                mh_median[threads] = med;
             printf("%-40s %9.3f %9.0f %9.3f   ", name, med, (double)n / med,
                    med / fp_median[threads]);
             if (with_filter)
@@ -166,6 +177,8 @@ int main(int argc, char **argv)
                        counts[4]);
             printf("\n");
         }
+        printf("%-40s %9s %9s %9.3f   (pages/s: minhash check / simhash check)\n",
+               "minhash / simhash check", "", "", check_median[threads] / mh_median[threads]);
     }
     for (size_t i = 0; i < n; i++)
         free(ids[i]);

@@ -9,9 +9,13 @@
 # must be gone, one whose delete had begun ("d I" printed, "D I 1" not) may be either.
 # The index holds every page reported new and not deleted, and at most one more per run
 # (added and journaled, its line not yet printed when the kill came). A few seconds.
+# Twice: with the simhash method, then the minhash method (its journal records carry the
+# signatures: filter_driver --method minhash).
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP); FILTER_DRIVER is the driver.
 FILTER_DRIVER=${FILTER_DRIVER:-build/filter_driver}
-FK=$TMP/filter_kill
+for fk_method in simhash minhash; do
+torn=0
+FK=$TMP/filter_kill_$fk_method
 mkdir -p "$FK"
 X=$FK/k.idx
 : >"$FK/new.all"
@@ -21,7 +25,7 @@ killed=0
 from=0
 while [ $run -lt 20 ]; do
     run=$((run + 1))
-    "$FILTER_DRIVER" "$X" $from 6000 >"$FK/out" 2>"$FK/err" &
+    "$FILTER_DRIVER" --method "$fk_method" "$X" $from 6000 >"$FK/out" 2>"$FK/err" &
     pid=$!
     sleep "$(awk -v s="$run$$" 'BEGIN { srand(s); printf "%.3f", 0.02 + rand() * 0.3 }')"
     kill -9 $pid 2>/dev/null
@@ -41,7 +45,7 @@ while [ $run -lt 20 ]; do
     reported=$(awk '$2 == "present"' "$FK/state" | wc -l)
     maybe=$(awk '$2 == "maybe"' "$FK/state" | wc -l)
     deleted=$(awk '$2 == "absent"' "$FK/state" | wc -l)
-    awk '{ print $1 }' "$FK/state" | "$FILTER_DRIVER" "$X" probe >"$FK/probe" 2>"$FK/probe.err"
+    awk '{ print $1 }' "$FK/state" | "$FILTER_DRIVER" --method "$fk_method" "$X" probe >"$FK/probe" 2>"$FK/probe.err"
     wrong=$(awk 'NR == FNR { s[$1] = $2; next }
                  NF == 2 && $1 ~ /^[0-9]+$/ && ((s[$1] == "present" && $2 != "0") ||
                                                 (s[$1] == "absent" && $2 == "0"))' \
@@ -53,12 +57,13 @@ while [ $run -lt 20 ]; do
         [ "$count" -le $((reported + maybe + run)) ]; then
         ok
     else
-        bad "filter kill run $run (exit $st): $wrong of $reported pages reported new and $deleted reported deleted are wrong; the index holds ${count:-?}; $(head -c 300 "$FK/probe.err")"
+        bad "filter kill ($fk_method) run $run (exit $st): $wrong of $reported pages reported new and $deleted reported deleted are wrong; the index holds ${count:-?}; $(head -c 300 "$FK/probe.err")"
     fi
-    if grep -q 'dropped' "$FK/probe.err"; then torn=$((${torn:-0} + 1)); fi
+    if grep -q 'dropped' "$FK/probe.err"; then torn=$((torn + 1)); fi
     # the next run goes on with new pages (and the last ones again: idempotent by id)
     last=$(awk 'NF == 2 && $1 ~ /^[0-9]+$/ { n = $1 } END { print n + 0 }' "$FK/out")
     [ "$last" -gt "$from" ] && from=$last
 done
-[ "$killed" -ge 10 ] && ok || bad "filter kill: only $killed of 20 runs were killed mid-way (the driver finished first)"
-echo "filter kill: 20 runs, $killed killed mid-run, $(sort -u "$FK/new.all" | wc -l) pages reported new, $(grep -c '^D' "$FK/events") deletes reported; all kept or gone as reported; ${torn:-0} torn journal tails dropped" >&2
+[ "$killed" -ge 10 ] && ok || bad "filter kill ($fk_method): only $killed of 20 runs were killed mid-way (the driver finished first)"
+echo "filter kill ($fk_method): 20 runs, $killed killed mid-run, $(sort -u "$FK/new.all" | wc -l) pages reported new, $(grep -c '^D' "$FK/events") deletes reported; all kept or gone as reported; $torn torn journal tails dropped" >&2
+done

@@ -29,6 +29,10 @@
 #     the same drops as 1, then a recrawl; a wrong token stops the crawl before it starts
 #     (a service that refuses the token refuses every page); the service, stopped, saved
 #     the 16 pages.
+#  8. SIMCRAWL_METHOD minhash (SIMCRAWL_THRESHOLD 0.8) in-process and against `simcrawl
+#     serve --method minhash`: the same drops, with their Jaccard estimate; a simhash index
+#     refused in-process, a service of the other method or threshold stops the crawl, and
+#     bad settings are named.
 # Needs python3-scrapy and nginx (Makefile DEB_PKGS): when absent the test FAILS.
 # SCRAPY_PYTHON (default /usr/bin/python3, the interpreter python3-scrapy is installed for)
 # runs Scrapy; LIBSIMCRAWL is the library (make cli-test passes build/libsimcrawl.so.0);
@@ -299,6 +303,56 @@ s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64); time
         sm_same 0 "$SV_STATUS" "simcrawl serve's exit status after the crawls"
         expect_grep "index saved: $SM/svc.idx (16 documents)" "$SV/scrapy-svc.err" \
             "scrapy: the service kept the 16 pages of the two crawls, once each"
+    fi
+
+    # 8. the minhash method, both ways: the same drops at threshold 0.8 (the planted pairs
+    # are near-duplicates by either measure), the method checked against the index and the
+    # service
+    if [ "$SM_LIB" != skip ]; then
+        sm_run mh -s SIMCRAWL_INDEX="$SM/mh.idx" -s SIMCRAWL_METHOD=minhash \
+            -s SIMCRAWL_THRESHOLD=0.8 -s SIMCRAWL_LIBRARY="$SM_LIB"
+        sm_ran mh "in-process minhash crawl"
+        sm_kept_dropped mh "in-process minhash"
+        expect_grep "simcrawl: index $SM/mh.idx (0 pages, minhash, threshold 0.8)" "$SM/mh.log" \
+            "scrapy: minhash in-process: the method said at the start"
+        for i in 1 2 3; do
+            expect_grep "simcrawl: $sm_base/n$i-copy.html: near-duplicate of $sm_base/n$i.html (similarity 0\.[89][0-9]*): dropped" \
+                "$SM/mh.log" "scrapy: minhash: n$i-copy.html dropped at its Jaccard estimate"
+        done
+        sm_same "documents: 16" "$("$SIMCRAWL" index stats "$SM/mh.idx" 2>&1 | grep '^documents:')" \
+            "the minhash index the spider saved"
+        sm_run mh-on-sim -s SIMCRAWL_INDEX="$SM/site.idx" -s SIMCRAWL_METHOD=minhash -s SIMCRAWL_LIBRARY="$SM_LIB"
+        expect_grep "cannot open index $SM/site.idx: the index or its journal is of the other method" \
+            "$SM/mh-on-sim.log" "scrapy: SIMCRAWL_METHOD minhash on a simhash index: the library's error"
+        expect_grep "site.idx is a simhash index; it cannot be opened with the minhash method" \
+            "$SM/mh-on-sim.log" "scrapy: the library's warning says which method the index has"
+        sm_same "" "$(sm_requested)" "SIMCRAWL_METHOD other than the index's: no request made"
+        sm_run mh-threshold -s SIMCRAWL_INDEX="$SM/mh2.idx" -s SIMCRAWL_THRESHOLD=0.8
+        expect_grep "SIMCRAWL_THRESHOLD is the minhash method's" "$SM/mh-threshold.log" \
+            "scrapy: SIMCRAWL_THRESHOLD without SIMCRAWL_METHOD minhash is refused"
+        sm_run mh-badmethod -s SIMCRAWL_INDEX="$SM/mh2.idx" -s SIMCRAWL_METHOD=cosine
+        expect_grep "SIMCRAWL_METHOD must be simhash or minhash, not 'cosine'" "$SM/mh-badmethod.log" \
+            "scrapy: a bad SIMCRAWL_METHOD is named"
+    fi
+    if ! sv_start scrapy-mh --index "$SM/svc-mh.idx" --method minhash; then
+        bad "scrapy: simcrawl serve --method minhash did not start: $(head -c 300 "$SV/scrapy-mh.err")"
+    else
+        sm_run svc-mh -s SIMCRAWL_URL="$SV_URL" -s SIMCRAWL_METHOD=minhash
+        sm_ran svc-mh "crawl against simcrawl serve --method minhash"
+        sm_kept_dropped svc-mh "minhash service"
+        expect_grep "simcrawl: the service decides by minhash, threshold 0.8" "$SM/svc-mh.log" \
+            "scrapy: minhash service: its method checked at the start"
+        expect_grep "simcrawl: $sm_base/n2-copy.html: near-duplicate of $sm_base/n2.html (similarity 0\.[89][0-9]*): dropped" \
+            "$SM/svc-mh.log" "scrapy: minhash service: the similarity of a drop"
+        sm_run svc-mh-sim -s SIMCRAWL_URL="$SV_URL" -s SIMCRAWL_METHOD=simhash
+        expect_grep "simcrawl: the service $SV_URL uses the minhash method, SIMCRAWL_METHOD says simhash" \
+            "$SM/svc-mh-sim.log" "scrapy: a service of the other method stops the crawl, saying why"
+        sm_same "" "$(sm_requested)" "service of the other method: no page requested"
+        sm_run svc-mh-t -s SIMCRAWL_URL="$SV_URL" -s SIMCRAWL_METHOD=minhash -s SIMCRAWL_THRESHOLD=0.9
+        expect_grep "simcrawl: the service $SV_URL has threshold 0.8, SIMCRAWL_THRESHOLD says 0.9" \
+            "$SM/svc-mh-t.log" "scrapy: a service of another threshold stops the crawl"
+        sv_stop
+        sm_same 0 "$SV_STATUS" "simcrawl serve --method minhash's exit status"
     fi
 
     # the README's settings are the ones used here

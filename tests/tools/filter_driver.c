@@ -13,6 +13,8 @@
  *                                   decision (0, new), any other too-short (3); then
  *                                   "count N" (the filter's page count)
  *
+ *   filter_driver --method minhash ...   the same with a filter of the minhash method
+ *
  * The journal is compacted every 16 KiB, so kills land in compactions too. Warnings from
  * the library go to stderr ("log: ..."). Exit 0, or 2 when the filter cannot be opened.
  */
@@ -42,8 +44,15 @@ static void say(const char *label, long b)
 
 int main(int argc, char **argv)
 {
+    const char *method = "simhash";
+    if (argc > 2 && strcmp(argv[1], "--method") == 0) {
+        method = argv[2];
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 3) {
-        fprintf(stderr, "usage: filter_driver INDEX FROM N | INDEX probe\n");
+        fprintf(stderr, "usage: filter_driver [--method simhash|minhash] INDEX FROM N | "
+                        "INDEX probe\n");
         return 1;
     }
     extract_xml_alloc_setup(); /* a program may: as simcrawl's main() */
@@ -54,6 +63,10 @@ int main(int argc, char **argv)
     simcrawl_options_set_fsync(o, "no"); /* a kill -9 loses nothing in any mode */
     simcrawl_options_set_journal_max(o, 16 * 1024);
     simcrawl_options_set_log(o, on_log, NULL);
+    if (simcrawl_options_set_method(o, method) != 0) {
+        fprintf(stderr, "filter_driver: --method simhash or minhash, not %s\n", method);
+        return 1;
+    }
     struct simcrawl_filter *f = NULL;
     int rc = simcrawl_filter_open_opts(&f, argv[1], o);
     simcrawl_options_free(o);

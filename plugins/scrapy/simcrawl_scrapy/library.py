@@ -84,6 +84,15 @@ _PROTOTYPES = {
     "simcrawl_match_distance": (ctypes.c_uint, [_MATCH_P]),
 }
 
+# the minhash method's functions (libsimcrawl 0.4): None on an older library, which then
+# opens simhash filters only
+_OPTIONAL = {
+    "simcrawl_options_set_method": (ctypes.c_int, [_OPTIONS_P, ctypes.c_char_p]),
+    "simcrawl_options_set_threshold": (ctypes.c_int, [_OPTIONS_P, ctypes.c_double]),
+    "simcrawl_match_similarity": (ctypes.c_double, [_MATCH_P]),
+    "simcrawl_filter_threshold": (ctypes.c_double, [_FILTER_P]),
+}
+
 
 class Library:
     """A loaded libsimcrawl.so.0 with its prototypes declared."""
@@ -103,6 +112,12 @@ class Library:
                                    % (self.path, MAJOR, name))
             fn.restype = restype
             fn.argtypes = argtypes
+            setattr(self, name[len("simcrawl_"):], fn)
+        for name, (restype, argtypes) in _OPTIONAL.items():
+            fn = getattr(self._lib, name, None)
+            if fn is not None:
+                fn.restype = restype
+                fn.argtypes = argtypes
             setattr(self, name[len("simcrawl_"):], fn)
         self.version_string = self.version().decode("ascii", "replace")
         if self.version_string.split(".")[0] != str(MAJOR):
@@ -128,19 +143,24 @@ def _default_path():
 
 class Verdict:
     """One page's decision: decision (the crawl log's string), fingerprint (16 hex digits
-    or None), duplicate_of (an id or None), distance (int or None)."""
+    or None), duplicate_of (an id or None), distance (int, or None: not a duplicate, or
+    the minhash method), similarity (to duplicate_of: 1 - distance/64 for simhash, the
+    Jaccard estimate for minhash; None when not a duplicate)."""
 
-    __slots__ = ("decision", "fingerprint", "duplicate_of", "distance")
+    __slots__ = ("decision", "fingerprint", "duplicate_of", "distance", "similarity")
 
-    def __init__(self, decision, fingerprint=None, duplicate_of=None, distance=None):
+    def __init__(self, decision, fingerprint=None, duplicate_of=None, distance=None,
+                 similarity=None):
         self.decision = decision
         self.fingerprint = fingerprint
         self.duplicate_of = duplicate_of
         self.distance = distance
+        self.similarity = similarity
 
     def __repr__(self):
-        return "Verdict(%r, %r, %r, %r)" % (self.decision, self.fingerprint,
-                                            self.duplicate_of, self.distance)
+        return "Verdict(%r, %r, %r, %r, %r)" % (self.decision, self.fingerprint,
+                                                self.duplicate_of, self.distance,
+                                                self.similarity)
 
 
 class CheckError(Exception):
@@ -150,13 +170,15 @@ class CheckError(Exception):
 class Filter:
     """simcrawl_filter_open_opts() .. simcrawl_filter_close() on one index file.
 
-    log(message) receives the library's warnings. Raises LibraryError when the filter
-    cannot be opened (the index is locked by another process past its lock wait, damaged,
-    of another k or fingerprint version)."""
+    log(message) receives the library's warnings. method "simhash" (k) or "minhash"
+    (threshold, 0: the index's or 0.8). Raises LibraryError when the filter cannot be
+    opened (the index is locked by another process past its lock wait, damaged, of another
+    method, k, threshold or fingerprint version)."""
 
-    def __init__(self, lib, index_path, k=3, log=None):
+    def __init__(self, lib, index_path, k=3, log=None, method="simhash", threshold=0.0):
         self.lib = lib
         self.index_path = index_path
+        self.method = method
         self._f = None
         self._m = None
         # kept referenced as long as the filter lives: the library holds the pointer
@@ -169,6 +191,15 @@ class Filter:
             rc = lib.options_set_k(opts, k)
             if rc < 0:
                 raise LibraryError("k must be 0..7, not %r" % (k,))
+            if method != "simhash":
+                if lib.options_set_method is None:
+                    raise LibraryError("%s is libsimcrawl %s, which has no %s method (0.4 "
+                                       "has)" % (lib.path, lib.version_string, method))
+                if lib.options_set_method(opts, method.encode("ascii", "replace")) < 0:
+                    raise LibraryError("the method must be simhash or minhash, not %r"
+                                       % (method,))
+                if lib.options_set_threshold(opts, float(threshold)) < 0:
+                    raise LibraryError("the threshold must be 0..1, not %r" % (threshold,))
             rc = lib.options_set_log(opts, self._log_cb, None)
             if rc < 0:
                 raise LibraryError("cannot set the log callback: %s" % lib.error(rc))
@@ -208,8 +239,18 @@ class Filter:
         dup = self.lib.match_duplicate_of(self._m)
         if dup is None:
             return Verdict(decision, fp)
-        return Verdict(decision, fp, dup.decode("utf-8", "replace"),
-                       self.lib.match_distance(self._m))
+        if self.method == "minhash":
+            return Verdict(decision, fp, dup.decode("utf-8", "replace"), None,
+                           self.lib.match_similarity(self._m))
+        distance = self.lib.match_distance(self._m)
+        return Verdict(decision, fp, dup.decode("utf-8", "replace"), distance,
+                       1.0 - distance / 64.0)
+
+    def threshold(self):
+        """The minhash filter's threshold (the index's when it had one); None for simhash."""
+        if self.method != "minhash" or self._f is None:
+            return None
+        return self.lib.filter_threshold(self._f)
 
     def count(self):
         """The number of pages in the index."""

@@ -32,7 +32,11 @@ simcrawl/exact_duplicate, simcrawl/too_little_text, simcrawl/not_html, simcrawl/
 simcrawl_skip). Counted when the decision is made, whatever errback the request has.
 
 Settings: SIMCRAWL_ENABLED, SIMCRAWL_INDEX, SIMCRAWL_URL, SIMCRAWL_TOKEN, SIMCRAWL_K,
-SIMCRAWL_LIBRARY, SIMCRAWL_TIMEOUT (README.md, "Scrapy").
+SIMCRAWL_METHOD, SIMCRAWL_THRESHOLD, SIMCRAWL_LIBRARY, SIMCRAWL_TIMEOUT (README.md,
+"Scrapy"). SIMCRAWL_METHOD "minhash" (SIMCRAWL_THRESHOLD: the Jaccard estimate of a
+near-duplicate, default the index's or 0.8) opens a minhash filter in-process; with
+SIMCRAWL_URL it is checked against the service's method (GET /v1/stats) at the start, and
+a service of the other method stops the crawl.
 """
 import logging
 
@@ -50,14 +54,17 @@ DUPLICATES = ("near-duplicate", "exact-duplicate")
 
 class NearDuplicate(IgnoreRequest):
     """The response is a near-duplicate (or an exact duplicate: decision says which) of
-    the page duplicate_of, at Hamming distance distance (0 for an exact duplicate)."""
+    the page duplicate_of, at Hamming distance distance (0 for an exact duplicate; None
+    with the minhash method), at similarity (1 - distance/64, or the Jaccard estimate)."""
 
     def __init__(self, url, duplicate_of, distance, decision="near-duplicate",
-                 fingerprint=None):
-        super().__init__("%s: %s of %s (distance %s)" % (url, decision, duplicate_of, distance))
+                 fingerprint=None, similarity=None):
+        super().__init__("%s: %s of %s (%s)" % (url, decision, duplicate_of,
+                                               _how_near(distance, similarity)))
         self.url = url
         self.duplicate_of = duplicate_of
         self.distance = distance
+        self.similarity = similarity
         self.decision = decision
         self.fingerprint = fingerprint
 
@@ -82,6 +89,17 @@ class SimcrawlMiddleware:
         if index and url:
             raise ValueError("simcrawl: set SIMCRAWL_INDEX (in-process) or SIMCRAWL_URL "
                              "(the service), not both")
+        method = s.get("SIMCRAWL_METHOD") or None
+        if method not in (None, "simhash", "minhash"):
+            raise ValueError("simcrawl: SIMCRAWL_METHOD must be simhash or minhash, not %r"
+                             % (method,))
+        threshold = s.getfloat("SIMCRAWL_THRESHOLD", 0.0)
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError("simcrawl: SIMCRAWL_THRESHOLD must be 0..1 (a Jaccard "
+                             "similarity), not %r" % (threshold,))
+        if threshold and method != "minhash":
+            raise ValueError("simcrawl: SIMCRAWL_THRESHOLD is the minhash method's: set "
+                             "SIMCRAWL_METHOD = \"minhash\" (simhash's is SIMCRAWL_K)")
         if index:
             k = s.getint("SIMCRAWL_K", 3)
             if not 0 <= k <= 7:
@@ -90,9 +108,12 @@ class SimcrawlMiddleware:
             # opened here, once for the crawler's spider, so that a locked or damaged
             # index stops the crawl before its first request; closed (saved) at
             # spider_closed
-            checker = Filter(lib, str(index), k, log=_library_warning)
-            logger.info("simcrawl: index %s (%d pages, k %d), libsimcrawl %s from %s",
-                        index, checker.count(), k, lib.version_string, lib.path)
+            checker = Filter(lib, str(index), k, log=_library_warning,
+                             method=method or "simhash", threshold=threshold)
+            how = ("minhash, threshold %g" % checker.threshold() if method == "minhash"
+                   else "k %d" % k)
+            logger.info("simcrawl: index %s (%d pages, %s), libsimcrawl %s from %s",
+                        index, checker.count(), how, lib.version_string, lib.path)
             mw = cls(crawler, checker, "index")
         else:
             timeout = s.getfloat("SIMCRAWL_TIMEOUT", 10.0)
@@ -109,6 +130,10 @@ class SimcrawlMiddleware:
                                "unchecked until it can", problem)
             else:
                 logger.info("simcrawl: service %s", checker.url)
+            if method and not problem:
+                # the service decides by its own method: one of the other method would
+                # drop other pages than the settings say
+                _check_service_method(checker, method, threshold)
             mw = cls(crawler, checker, "url")
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
@@ -152,10 +177,11 @@ class SimcrawlMiddleware:
             return None
         self.stats.inc_value("simcrawl/" + v.decision.replace("-", "_"), spider=spider)
         if v.decision in DUPLICATES:
-            logger.debug("simcrawl: %s: %s of %s (distance %s): dropped", response.url,
-                         v.decision, v.duplicate_of, v.distance, extra={"spider": spider})
+            logger.debug("simcrawl: %s: %s of %s (%s): dropped", response.url, v.decision,
+                         v.duplicate_of, _how_near(v.distance, v.similarity),
+                         extra={"spider": spider})
             raise NearDuplicate(response.url, v.duplicate_of, v.distance, v.decision,
-                                v.fingerprint)
+                                v.fingerprint, v.similarity)
         return None
 
     def process_spider_exception(self, response, exception, spider):
@@ -166,3 +192,34 @@ class SimcrawlMiddleware:
 
 def _library_warning(message):
     logger.warning("simcrawl: libsimcrawl: %s", message)
+
+
+def _how_near(distance, similarity):
+    """'distance N' (simhash), or 'similarity J' (minhash: no distance)."""
+    if distance is None and similarity is not None:
+        return "similarity %.3f" % similarity
+    return "distance %s" % distance
+
+
+def _check_service_method(service, method, threshold):
+    """Raises ValueError (the crawl stops) when the service's method, or its minhash
+    threshold, is not the settings'; a service whose stats cannot be read is let be (it
+    answers pages or it does not: the checks say)."""
+    try:
+        stats = service.stats()
+    except ServiceError as e:
+        logger.warning("simcrawl: cannot read the service's method (%s)", e)
+        return
+    theirs = stats.get("method", "simhash")
+    if theirs != method:
+        service.close()
+        raise ValueError("simcrawl: the service %s uses the %s method, SIMCRAWL_METHOD says %s"
+                         % (service.url, theirs, method))
+    t = stats.get("threshold")
+    if method == "minhash" and threshold and isinstance(t, (int, float)) and \
+            abs(t - threshold) > 1e-9:
+        service.close()
+        raise ValueError("simcrawl: the service %s has threshold %g, SIMCRAWL_THRESHOLD says %g"
+                         % (service.url, t, threshold))
+    if method == "minhash":
+        logger.info("simcrawl: the service decides by minhash, threshold %g", t)

@@ -100,8 +100,24 @@ class Service:
             raise ServiceError("%s: POST /v1/check: not a check answer (%s): %r"
                                % (self.url, e, data[:200]))
         distance = answer.get("distance")
+        similarity = answer.get("similarity")
         return Verdict(decision, answer.get("fingerprint"), answer.get("duplicate_of"),
-                       distance if isinstance(distance, int) else None)
+                       distance if isinstance(distance, int) else None,
+                       similarity if isinstance(similarity, (int, float)) else None)
+
+    def stats(self):
+        """GET /v1/stats as a dict; raises ServiceError."""
+        status, data = self._request("GET", "/v1/stats")
+        if status != 200:
+            raise ServiceError("%s: GET /v1/stats: HTTP %d%s" % (self.url, status,
+                                                                 _error_detail(data)))
+        try:
+            answer = json.loads(data)
+            if not isinstance(answer, dict):
+                raise TypeError("not an object")
+        except (ValueError, TypeError) as e:
+            raise ServiceError("%s: GET /v1/stats: not a stats answer (%s)" % (self.url, e))
+        return answer
 
     def health(self):
         """GET /healthz: (None, None) when it answers 200, else (the HTTP status or None
