@@ -39,6 +39,9 @@ struct cli_doc {
     const uint64_t *blocks; /* block hashes of the page (filter_fp_result.blocks) */
     size_t n_blocks;
     uint64_t doc_hash;     /* hash of the page's whole token string */
+    /* --fingerprints lines only (NULL / 0 otherwise): the list's name and the line */
+    const char *list;
+    size_t line;
 };
 
 /* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */

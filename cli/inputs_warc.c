@@ -68,7 +68,7 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
                 /* a page without enough text is simply not a document here */
             } else {
                 struct cli_doc d = {uri, strlen(uri), res.fingerprint, host, res.blocks,
-                                    res.n_blocks, res.doc_hash};
+                                    res.n_blocks, res.doc_hash, NULL, 0};
                 if (deliver(in, path, &d, fn, userdata) != 0)
                     stop = -1;
             }

@@ -142,8 +142,8 @@ unsigned ix_team_run(unsigned threads, void (*fn)(void *arg, unsigned tid, struc
 unsigned ix_team_size(const struct ix_team *team);
 void ix_team_sync(struct ix_team *team); /* a barrier of every thread of the team */
 
-/* malloc/realloc of an array of `bytes` that is advised for transparent huge pages when
- * large (one page fault per 2 MiB instead of per 4 KiB); freed with free(). */
+/* malloc/realloc of an array of `bytes`, prefaulted in one call when large (one fault
+ * per page taken in the kernel: far cheaper on a VM); freed with free(). */
 void *ix_big_alloc(size_t bytes);
 void *ix_big_realloc(void *p, size_t bytes);
 

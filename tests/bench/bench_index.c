@@ -13,6 +13,10 @@
  *   brute force over 50K fingerprints (all n^2/2 distances).
  * Every figure is the median of --runs runs (default 5). Usage: bench_index [--runs N]
  * [--big N] (the large size, default 10000000).
+ * bench_index --peer-list FILE: the peer as a whole process on a `HEX ID` list (the input
+ * of `simcrawl pairs --fingerprints FILE`): reads the hex values line by line with fgets and
+ * strtoull, as simhash-cpp's simhash-find-all reads its input, runs find_all at k = 3 and
+ * prints the number of distinct-value pairs (tests/bench/run.sh times it beside pairs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,9 +208,42 @@ IX_HOT static uint64_t brute(const uint64_t *v, size_t n, unsigned k)
     return c;
 }
 
+static int peer_list(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 2;
+    }
+    size_t n = 0, cap = 1 << 20;
+    uint64_t *v = malloc(cap * sizeof *v);
+    char line[65600];
+    while (v && fgets(line, sizeof line, f)) {
+        char *end;
+        uint64_t x = strtoull(line, &end, 16);
+        if (end == line)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            v = realloc(v, cap * sizeof *v);
+            if (!v)
+                break;
+        }
+        v[n++] = x;
+    }
+    fclose(f);
+    if (!v)
+        return 2;
+    printf("%llu\n", (unsigned long long)moz_find_all(v, n, 3));
+    free(v);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 5;
+    if (argc == 3 && strcmp(argv[1], "--peer-list") == 0)
+        return peer_list(argv[2]);
     size_t big = 10000000, m1 = 1000000;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--runs") == 0)
