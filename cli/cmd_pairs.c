@@ -89,11 +89,65 @@ struct out_ctx {
     int jsonl;
 };
 
+/* Whether id needs no escaping in either format (printable ASCII, no quote or backslash):
+ * then a line is assembled in a buffer and written with one fwrite. */
+static int plain_id(const char *id, size_t len)
+{
+    unsigned char bad = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)id[i];
+        bad |= (unsigned char)(c < 0x20 || c >= 0x7f || c == '"' || c == '\\');
+    }
+    return !bad;
+}
+
+static size_t put_uint(char *p, unsigned v)
+{
+    char t[12];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        p[i] = t[n - 1 - i];
+    return n;
+}
+
+#define LINE_FAST_MAX 4000 /* ids up to this long together take the one-fwrite road */
+
 static int print_pair(void *userdata, uint32_t a, uint32_t b, unsigned distance)
 {
     struct out_ctx *o = userdata;
     size_t la, lb;
     const char *ia = dedup_index_id(o->idx, a, &la), *ib = dedup_index_id(o->idx, b, &lb);
+    if (la + lb <= LINE_FAST_MAX && plain_id(ia, la) && plain_id(ib, lb)) {
+        char line[LINE_FAST_MAX + 64], *p = line;
+        if (o->jsonl) {
+#define PUT_LIT(lit) (memcpy(p, lit, sizeof lit - 1), p += sizeof lit - 1)
+            PUT_LIT("{\"a\": \"");
+            memcpy(p, ia, la);
+            p += la;
+            PUT_LIT("\", \"b\": \"");
+            memcpy(p, ib, lb);
+            p += lb;
+            PUT_LIT("\", \"distance\": ");
+#undef PUT_LIT
+            p += put_uint(p, distance);
+            *p++ = '}';
+        } else {
+            p += put_uint(p, distance);
+            *p++ = '\t';
+            memcpy(p, ia, la);
+            p += la;
+            *p++ = '\t';
+            memcpy(p, ib, lb);
+            p += lb;
+        }
+        *p++ = '\n';
+        fwrite(line, 1, (size_t)(p - line), stdout);
+        return ferror(stdout) ? 1 : 0;
+    }
     if (o->jsonl) {
         fputs("{\"a\": ", stdout);
         cli_put_json_string(stdout, ia, la);
@@ -171,11 +225,13 @@ static const struct line_mark *sink_where(const struct list_sink *s, uint32_t d,
     return &s->marks[lo];
 }
 
-#define DUP_BITS 10u
+#define DUP_BITS 11u
 
+/* A slot of a bucket's table: the hash's low 32 bits and the entry's place in the bucket
+ * + 1 (0 = empty); 8 bytes, so a bucket's table stays in the core's cache. */
 struct dup_slot {
-    uint64_t h;
-    uint32_t doc1; /* document + 1; 0 = empty */
+    uint32_t tag;
+    uint32_t at1;
 };
 
 static int u32_cmp(const void *x, const void *y)
@@ -248,13 +304,15 @@ static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint
             m *= 2;
         memset(tab, 0, m * sizeof *tab);
         for (size_t i = lo; i < hi; i++) {
-            size_t j = (size_t)bh[i] & (m - 1);
+            uint32_t tag = (uint32_t)bh[i];
+            size_t j = (size_t)(bh[i] >> 32) & (m - 1);
             int dup = 0;
-            for (; tab[j].doc1; j = (j + 1) & (m - 1)) {
-                if (tab[j].h != bh[i])
+            for (; tab[j].at1; j = (j + 1) & (m - 1)) {
+                size_t e = lo + tab[j].at1 - 1;
+                if (tab[j].tag != tag || bh[e] != bh[i])
                     continue;
                 size_t la, lb;
-                const char *ia = dedup_index_id(idx, tab[j].doc1 - 1, &la);
+                const char *ia = dedup_index_id(idx, bd[e], &la);
                 const char *ib = dedup_index_id(idx, bd[i], &lb);
                 if (la == lb && memcmp(ia, ib, la) == 0) {
                     dup = 1;
@@ -262,7 +320,7 @@ static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint
                 }
             }
             if (!dup) {
-                tab[j] = (struct dup_slot){bh[i], bd[i] + 1};
+                tab[j] = (struct dup_slot){tag, (uint32_t)(i - lo + 1)};
                 continue;
             }
             if (bd[i] < from)

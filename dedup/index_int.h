@@ -50,7 +50,8 @@ struct dedup_index {
     uint64_t *id_off;   /* ndocs + 1 offsets into id_bytes; id i ends with a NUL */
     char *id_bytes;
     uint64_t id_len, id_cap;
-    uint64_t fp_bytes, next_bytes, off_bytes; /* allocated sizes (ix_arr_resize) */
+    uint64_t fp_bytes, next_bytes, off_bytes; /* allocated sizes (arr_resize) */
+    uint64_t pf_docs, pf_ids; /* documents / id bytes prefaulted so far (docs_reserve) */
     bool docs_owned;    /* false while doc_fp..id_bytes point into a mapped file */
     uint32_t absorbed;  /* documents [absorbed, ndocs) are pending: in no table yet */
 
