@@ -417,6 +417,54 @@ static void test_index_pairs_streamed_threads(void)
     free(v);
 }
 
+/* Lists read straight into an index (cmd_pairs): the design set once the count is known,
+ * and the later documents of a repeated id dropped while still pending. */
+static void test_index_set_design_and_drop(void)
+{
+    rng_state = 23;
+    size_t n = 4000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_design d0, d10;
+    struct dedup_index *idx;
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, 0, 0, &d0), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, n, 10, &d10), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d0, &idx), DEDUP_OK);
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        int len = snprintf(id, sizeof id, "doc%zu", i);
+        CU_ASSERT_EQUAL_FATAL(dedup_index_add(idx, v[i], id, (size_t)len, NULL), DEDUP_OK);
+    }
+    CU_ASSERT_EQUAL(dedup_index_set_design(idx, &d10), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_design(idx)->tables, 10);
+    /* drop three documents: the others move down, ids and fingerprints with them */
+    uint32_t drop[3] = {2, 1000, (uint32_t)n - 1}, bad[2] = {5, 5};
+    CU_ASSERT_EQUAL(dedup_index_drop_pending(idx, bad, 2), DEDUP_EINVAL); /* not ascending */
+    CU_ASSERT_EQUAL(dedup_index_drop_pending(idx, drop, 3), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), n - 3);
+    uint64_t *w = malloc(n * sizeof *w);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i != 2 && i != 1000 && i != n - 1)
+            w[m++] = v[i];
+    size_t len;
+    CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 2, &len), "doc3");
+    CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 999, &len), "doc1001");
+    CU_ASSERT_EQUAL(len, 7);
+    CU_ASSERT_EQUAL(dedup_index_fingerprint(idx, 999), v[1001]);
+    check_pairs(idx, w, m, 3, 2);
+    /* past the first absorb neither is allowed */
+    CU_ASSERT_EQUAL(dedup_index_set_design(idx, &d0), DEDUP_EINVAL);
+    uint32_t one = 0;
+    CU_ASSERT_EQUAL(dedup_index_drop_pending(idx, &one, 1), DEDUP_EINVAL);
+    int badq = 0;
+    for (int q = 0; q < 50; q++)
+        badq += check_query(idx, w, m, flip_bits(w[rnd() % m], (unsigned)(rnd() % 5)), 3);
+    CU_ASSERT_EQUAL(badq, 0);
+    free(w);
+    dedup_index_free(idx);
+    free(v);
+}
+
 static void test_index_clusters_deterministic(void)
 {
     /* docs: 0 A, 1 r, 2 A+1bit, 3 B, 4 A+2bits(from 2: chain), 5 B, 6 r, 7 C, 8 C+3 */
@@ -659,6 +707,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
     CU_add_test(s, "test_index_pairs_streamed_threads", test_index_pairs_streamed_threads);
+    CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
     CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);
