@@ -49,6 +49,13 @@
  * into the main tables (ix_compact: sort the new entries per table, merge, rebuild the
  * directories; amortised O(T) element moves per add). A fingerprint is in exactly one of
  * main and delta, so a query probing both still reports each document once.
+ *
+ * Lazy tables. All pairs of a fresh index (dedup_index_pairs, clusters) needs only table
+ * 0: the first compaction then builds table 0 alone (compact_fresh: two arrays sorted by a
+ * parallel stable scatter, 16 bytes a document at the peak) and marks the index lazy, and
+ * pairs.c streams the other tables through one buffer. A query, stats or a save builds
+ * the missing tables first (ix_tables_ready); a compaction of a lazy index merges into
+ * table 0 only.
  */
 #define _GNU_SOURCE /* madvise(MADV_POPULATE_WRITE), mremap() under -D_POSIX_C_SOURCE */
 #include "dedup/index_int.h"
@@ -587,12 +594,6 @@ void *ix_big_alloc(size_t bytes)
     return p;
 }
 
-void *ix_big_realloc(void *p, size_t bytes)
-{
-    void *q = realloc(p, bytes ? bytes : 1);
-    prefault(q, bytes);
-    return q;
-}
 
 /* The document arrays grow by doubling up to billions of entries. malloc's realloc copies
  * blocks below its (moving) mmap threshold, and each copy faults in fresh pages: 20% of a

@@ -143,10 +143,9 @@ unsigned ix_team_run(unsigned threads, void (*fn)(void *arg, unsigned tid, struc
 unsigned ix_team_size(const struct ix_team *team);
 void ix_team_sync(struct ix_team *team); /* a barrier of every thread of the team */
 
-/* malloc/realloc of an array of `bytes`, prefaulted in one call when large (one fault
- * per page taken in the kernel: far cheaper on a VM); freed with free(). */
+/* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
+ * taken in the kernel: far cheaper on a VM); freed with free(). */
 void *ix_big_alloc(size_t bytes);
-void *ix_big_realloc(void *p, size_t bytes);
 
 /* Builds tables 1.. of a lazy index (threads: how many build at once). */
 DEDUP_WARN_UNUSED enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads);

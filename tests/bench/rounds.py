@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Alternating rounds of whole-process commands against each other (tests/bench/run.sh,
 section index): every round runs each command once, in order, under /usr/bin/time; prints
-per command the median wall seconds and peak RSS with their ranges over the rounds, and
-for each command after the first its per-round ratio to the first (median and range), so
-a busy machine's drift hits both sides of a ratio alike.
+per command the median wall seconds, CPU seconds (user + system, all threads) and peak
+RSS with their ranges over the rounds, and for each command after the first its per-round
+ratios to the first (wall and CPU, median and range), so a busy machine's drift hits both
+sides of a ratio alike (on a machine shared with other builds the CPU ratio is the
+steadier one: wall time then mostly measures the neighbours).
 
 usage: rounds.py ROUNDS LABEL CMD [LABEL CMD]...   (CMD: one shell command line; its
 standard output goes to /dev/null)
@@ -16,10 +18,10 @@ import tempfile
 
 def run(cmd):
     with tempfile.NamedTemporaryFile('r') as t:
-        subprocess.run(['/usr/bin/time', '-o', t.name, '-f', '%e %M', 'sh', '-c', cmd],
+        subprocess.run(['/usr/bin/time', '-o', t.name, '-f', '%e %U %S %M', 'sh', '-c', cmd],
                        stdout=subprocess.DEVNULL, check=True)
-        wall, rss = t.read().split()[-2:]
-        return float(wall), int(rss) / 1024.0
+        wall, user, system, rss = t.read().split()[-4:]
+        return float(wall), int(rss) / 1024.0, float(user) + float(system)
 
 
 def main():
@@ -34,14 +36,17 @@ def main():
     for label, _ in cmds:
         w = [x[0] for x in res[label]]
         m = [x[1] for x in res[label]]
-        line = '%-58s wall %7.3f s (%.3f-%.3f)  peak RSS %7.1f MB (%.1f-%.1f)' % (
-            label, statistics.median(w), min(w), max(w), statistics.median(m), min(m), max(m))
-        print(line)
+        c = [x[2] for x in res[label]]
+        print('%s\n    wall %.3f s (%.3f-%.3f), cpu %.3f s (%.3f-%.3f), peak RSS %.1f MB '
+              '(%.1f-%.1f)' % (label, statistics.median(w), min(w), max(w),
+                               statistics.median(c), min(c), max(c),
+                               statistics.median(m), min(m), max(m)))
     for label, _ in cmds[1:]:
-        r = [a[0] / b[0] for a, b in zip(res[base], res[label]) if b[0] > 0]
-        if r:
-            print('  %s / %s, per round: %.3fx (%.3f-%.3f)' % (
-                base, label, statistics.median(r), min(r), max(r)))
+        for name, i in (('wall', 0), ('cpu', 2)):
+            r = [a[i] / b[i] for a, b in zip(res[base], res[label]) if b[i] > 0]
+            if r:
+                print('  %s / %s, per round, %s: %.3fx (%.3f-%.3f)' % (
+                    base, label, name, statistics.median(r), min(r), max(r)))
 
 
 if __name__ == '__main__':
