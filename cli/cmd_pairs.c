@@ -7,8 +7,20 @@
  * dedup_index_pairs() lists the pairs using both cores.
  * With --index FILE the saved index's documents come first (they are "earlier"), only the
  * pairs involving a new input are printed, and the new inputs are added to FILE.
+ * With --from-index FILE the pairs are those of a saved index's documents alone: the file
+ * is mapped and only read (no INPUT, no text re-read, nothing saved).
  * Output is written through a 1 MiB stdout buffer with a small JSON string escaper of our
  * own (cli_put_json_string): one line per pair at millions of lines a second.
+ *
+ * Lists alone (no INPUT: the batch case of millions of lines) take a faster road: each
+ * line goes straight into the index (no staging copy; the index is made first and its
+ * design set once the number of documents is known, dedup_index_set_design), and the
+ * duplicate-id check is one batch over the index's ids at the end instead of a 128-bit
+ * hash set probed at random per line: each id is hashed once (XXH3-64), the hashes are
+ * split by their top bits into cache-sized buckets, and within a bucket a small table finds
+ * equal hashes, whose ids are then compared byte for byte (so a hash collision is never
+ * taken for a duplicate). The later documents of a repeated id are named (list and line,
+ * kept as a short map of where the line numbering jumps) and dropped.
  */
 #include "cli/cli.h"
 #include "cli/inputs.h"
@@ -18,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #define CMD "pairs"
 
@@ -25,6 +38,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: simcrawl pairs [options] INPUT...\n"
+            "       simcrawl pairs [--k N] [--format text|jsonl] --from-index FILE\n"
             "\n"
             "Prints every pair of documents whose fingerprints are within Hamming distance k,\n"
             "each pair once, the earlier input first, sorted by input order.\n"
@@ -55,6 +69,10 @@ static void usage(FILE *out)
             "                        new inputs to FILE (made if missing); --k defaults to\n"
             "                        the index's k when that is smaller than 3; the\n"
             "                        index's template table is extended and saved with it\n"
+            "  --from-index FILE     all pairs of the documents of a saved index, read from\n"
+            "                        FILE alone (no INPUT; the file is only read, not\n"
+            "                        locked or changed); --k defaults to the index's k\n"
+            "                        when that is smaller than 3\n"
             "  --lock-wait SECONDS   with --index: how long to wait while another writer\n"
             "                        holds FILE.lock (default %ld; 0: fail at once, exit 2)\n"
             "  --max-depth N         skip elements nested deeper than N (default 256);\n"
@@ -82,11 +100,65 @@ struct out_ctx {
     int jsonl;
 };
 
+/* Whether id needs no escaping in either format (printable ASCII, no quote or backslash):
+ * then a line is assembled in a buffer and written with one fwrite. */
+static int plain_id(const char *id, size_t len)
+{
+    unsigned char bad = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)id[i];
+        bad |= (unsigned char)(c < 0x20 || c >= 0x7f || c == '"' || c == '\\');
+    }
+    return !bad;
+}
+
+static size_t put_uint(char *p, unsigned v)
+{
+    char t[12];
+    size_t n = 0;
+    do {
+        t[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        p[i] = t[n - 1 - i];
+    return n;
+}
+
+#define LINE_FAST_MAX 4000 /* ids up to this long together take the one-fwrite road */
+
 static int print_pair(void *userdata, uint32_t a, uint32_t b, unsigned distance)
 {
     struct out_ctx *o = userdata;
     size_t la, lb;
     const char *ia = dedup_index_id(o->idx, a, &la), *ib = dedup_index_id(o->idx, b, &lb);
+    if (la + lb <= LINE_FAST_MAX && plain_id(ia, la) && plain_id(ib, lb)) {
+        char line[LINE_FAST_MAX + 64], *p = line;
+        if (o->jsonl) {
+#define PUT_LIT(lit) (memcpy(p, lit, sizeof lit - 1), p += sizeof lit - 1)
+            PUT_LIT("{\"a\": \"");
+            memcpy(p, ia, la);
+            p += la;
+            PUT_LIT("\", \"b\": \"");
+            memcpy(p, ib, lb);
+            p += lb;
+            PUT_LIT("\", \"distance\": ");
+#undef PUT_LIT
+            p += put_uint(p, distance);
+            *p++ = '}';
+        } else {
+            p += put_uint(p, distance);
+            *p++ = '\t';
+            memcpy(p, ia, la);
+            p += la;
+            *p++ = '\t';
+            memcpy(p, ib, lb);
+            p += lb;
+        }
+        *p++ = '\n';
+        fwrite(line, 1, (size_t)(p - line), stdout);
+        return ferror(stdout) ? 1 : 0;
+    }
     if (o->jsonl) {
         fputs("{\"a\": ", stdout);
         cli_put_json_string(stdout, ia, la);
@@ -103,19 +175,310 @@ static int print_pair(void *userdata, uint32_t a, uint32_t b, unsigned distance)
     return ferror(stdout) ? 1 : 0;
 }
 
+/* ---- lists alone: straight into the index, one batch duplicate check ---- */
+
+/* From document `doc` on, documents are on consecutive lines from list:line. */
+struct line_mark {
+    uint32_t doc;
+    const char *list;
+    size_t line;
+};
+
+struct list_sink {
+    struct dedup_index *idx;
+    struct line_mark *marks;
+    size_t nmarks, capmarks;
+    const char *last_list;
+    size_t last_line;
+};
+
+static int sink_add(void *userdata, const struct cli_doc *doc)
+{
+    struct list_sink *s = userdata;
+    uint32_t d = dedup_index_doc_count(s->idx);
+    if (doc->list != s->last_list || doc->line != s->last_line + 1) {
+        if (s->nmarks == s->capmarks) {
+            size_t cap = s->capmarks ? s->capmarks * 2 : 64;
+            struct line_mark *nm = realloc(s->marks, cap * sizeof *nm);
+            if (!nm) {
+                cli_error(CMD, "out of memory reading the inputs");
+                return 1;
+            }
+            s->marks = nm;
+            s->capmarks = cap;
+        }
+        s->marks[s->nmarks++] = (struct line_mark){d, doc->list, doc->line};
+    }
+    s->last_list = doc->list;
+    s->last_line = doc->line;
+    enum dedup_code rc = dedup_index_add(s->idx, doc->fp, doc->id, doc->id_len, NULL);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot add '%s' to the index: %s", doc->id, dedup_strerror(rc));
+        return 1;
+    }
+    return 0;
+}
+
+/* Where document d (added from a list) came from. */
+static const struct line_mark *sink_where(const struct list_sink *s, uint32_t d, size_t *line)
+{
+    size_t lo = 0, hi = s->nmarks;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->marks[mid].doc <= d)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (!s->nmarks || s->marks[lo].doc > d)
+        return NULL;
+    *line = s->marks[lo].line + (d - s->marks[lo].doc);
+    return &s->marks[lo];
+}
+
+#define DUP_BITS 11u
+
+/* A slot of a bucket's table: the hash's low 32 bits and the entry's place in the bucket
+ * + 1 (0 = empty); 8 bytes, so a bucket's table stays in the core's cache. */
+struct dup_slot {
+    uint32_t tag;
+    uint32_t at1;
+};
+
+static int u32_cmp(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The documents d >= from whose id equals that of an earlier document, ascending (caller
+ * frees *out). 0, or -1 when out of memory. */
+static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint32_t **out,
+                              size_t *nout)
+{
+    uint32_t n = dedup_index_doc_count(idx);
+    const size_t nb = (size_t)1 << DUP_BITS;
+    uint64_t *h = NULL, *bh = NULL;
+    uint32_t *bd = NULL, *dups = NULL;
+    struct dup_slot *tab = NULL;
+    size_t *end = calloc(nb + 1, sizeof *end), ndups = 0, capdups = 0;
+    int rc = -1;
+    *out = NULL;
+    *nout = 0;
+    if (!end)
+        goto done;
+    if (n - from == 0) {
+        rc = 0;
+        goto done;
+    }
+    h = malloc((size_t)n * sizeof *h);
+    bh = malloc((size_t)n * sizeof *bh);
+    bd = malloc((size_t)n * sizeof *bd);
+    if (!h || !bh || !bd)
+        goto done;
+    for (uint32_t d = 0; d < n; d++) {
+        size_t len;
+        const char *id = dedup_index_id(idx, d, &len);
+        h[d] = XXH3_64bits(id, len);
+        end[(h[d] >> (64 - DUP_BITS)) + 1]++;
+    }
+    size_t maxb = 0;
+    for (size_t b = 1; b <= nb; b++) {
+        if (end[b] > maxb)
+            maxb = end[b];
+        end[b] += end[b - 1];
+    }
+    {
+        size_t *next = malloc(nb * sizeof *next);
+        if (!next)
+            goto done;
+        memcpy(next, end, nb * sizeof *next);
+        for (uint32_t d = 0; d < n; d++) { /* in document order: the first is kept */
+            size_t p = next[h[d] >> (64 - DUP_BITS)]++;
+            bh[p] = h[d];
+            bd[p] = d;
+        }
+        free(next);
+    }
+    free(h);
+    h = NULL;
+    size_t tsize = 16;
+    while (tsize < 2 * maxb)
+        tsize *= 2;
+    tab = malloc(tsize * sizeof *tab);
+    if (!tab)
+        goto done;
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = end[b], hi = end[b + 1];
+        size_t m = 16;
+        while (m < 2 * (hi - lo))
+            m *= 2;
+        memset(tab, 0, m * sizeof *tab);
+        for (size_t i = lo; i < hi; i++) {
+            uint32_t tag = (uint32_t)bh[i];
+            size_t j = (size_t)(bh[i] >> 32) & (m - 1);
+            int dup = 0;
+            for (; tab[j].at1; j = (j + 1) & (m - 1)) {
+                size_t e = lo + tab[j].at1 - 1;
+                if (tab[j].tag != tag || bh[e] != bh[i])
+                    continue;
+                size_t la, lb;
+                const char *ia = dedup_index_id(idx, bd[e], &la);
+                const char *ib = dedup_index_id(idx, bd[i], &lb);
+                if (la == lb && memcmp(ia, ib, la) == 0) {
+                    dup = 1;
+                    break;
+                }
+            }
+            if (!dup) {
+                tab[j] = (struct dup_slot){tag, (uint32_t)(i - lo + 1)};
+                continue;
+            }
+            if (bd[i] < from)
+                continue; /* two equal ids already in the saved index: kept as they are */
+            if (ndups == capdups) {
+                size_t cap = capdups ? capdups * 2 : 64;
+                uint32_t *nd = realloc(dups, cap * sizeof *nd);
+                if (!nd)
+                    goto done;
+                dups = nd;
+                capdups = cap;
+            }
+            dups[ndups++] = bd[i];
+        }
+    }
+    if (ndups > 1)
+        qsort(dups, ndups, sizeof *dups, u32_cmp);
+    *out = dups;
+    *nout = ndups;
+    dups = NULL;
+    rc = 0;
+done:
+    free(end);
+    free(h);
+    free(bh);
+    free(bd);
+    free(tab);
+    free(dups);
+    return rc;
+}
+
+/* Reports the duplicates (list:line, as the per-line check does) and drops them. */
+static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx,
+                           const struct list_sink *s, uint32_t from)
+{
+    uint32_t *dups;
+    size_t n;
+    if (find_duplicate_ids(idx, from, &dups, &n) != 0) {
+        cli_error(CMD, "out of memory checking the ids");
+        return CLI_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t line = 0, len;
+        const struct line_mark *m = sink_where(s, dups[i], &line);
+        const char *id = dedup_index_id(idx, dups[i], &len);
+        if (m)
+            cli_error(CMD, "%s:%zu: duplicate id '%s': the first document with it is kept",
+                      m->list, line, id);
+        else
+            cli_error(CMD, "duplicate id '%s': the first document with it is kept", id);
+    }
+    in->failed += n;
+    enum dedup_code rc = dedup_index_drop_pending(idx, dups, n);
+    free(dups);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot drop the duplicate ids: %s", dedup_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+/* Removes "--from-index FILE" / "--from-index=FILE" (before "--") from argv: the one
+ * option of this command alone. -1 when FILE is missing. */
+static int take_from_index(int *argc, char **argv, const char **file)
+{
+    *file = NULL;
+    int o = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < *argc)
+                argv[o++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--from-index") == 0) {
+            if (i + 1 >= *argc)
+                return -1;
+            *file = argv[++i];
+            continue;
+        }
+        if (strncmp(argv[i], "--from-index=", 13) == 0) {
+            *file = argv[i] + 13;
+            continue;
+        }
+        argv[o++] = argv[i];
+    }
+    *argc = o;
+    return 0;
+}
+
+/* Prints every pair of idx within k (documents from min_b on) on stdout. */
+static int print_pairs(struct dedup_index *idx, unsigned k, uint32_t min_b, int jsonl)
+{
+    static char obuf[1 << 20];
+    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
+    struct out_ctx o = {idx, jsonl};
+    int stopped = 0;
+    enum dedup_code rc = dedup_index_pairs(idx, k, cli_threads(), min_b, print_pair, &o,
+                                           &stopped);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot list the pairs: %s", dedup_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout) || stopped) {
+        cli_error(CMD, "write error: %s", strerror(errno));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+static int pairs_of_index(const struct cli_args *a, const char *file)
+{
+    struct dedup_index *idx = NULL;
+    if (a->npaths || a->nfplists || a->index)
+        return cli_usage_error(CMD, "--from-index takes no INPUT, --fingerprints or --index");
+    int status = cli_index_load(CMD, file, 0, &idx, NULL);
+    if (status != CLI_OK)
+        return status;
+    long k = a->k;
+    if (!a->k_set && (unsigned)k > dedup_index_k(idx))
+        k = dedup_index_k(idx);
+    if ((unsigned)k > dedup_index_k(idx))
+        status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", file,
+                                 dedup_index_k(idx), k);
+    else
+        status = print_pairs(idx, (unsigned)k, 0, strcmp(a->format, "jsonl") == 0);
+    dedup_index_free(idx);
+    return status;
+}
+
 int cmd_pairs(int argc, char **argv)
 {
     static const char *const formats[] = {"text", "jsonl", NULL};
     struct cli_args a;
     struct cli_inputs in;
     struct cli_stage st = {.cmd = CMD};
+    struct list_sink sink;
     struct dedup_index *idx = NULL;
     struct dedup_templates *own = NULL; /* the table until there is an index to hold it */
     struct dedup_lock *lock = NULL;
+    const char *from_index = NULL;
+    memset(&sink, 0, sizeof sink);
+    if (take_from_index(&argc, argv, &from_index) != 0)
+        return cli_usage_error(CMD, "--from-index needs a value");
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
-                                    CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
-                                    CLI_ARG_METHOD,
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX |
+                                    (from_index ? 0 : CLI_ARG_NEED_INPUT) | CLI_ARG_TEMPLATES |
+                                    CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT | CLI_ARG_METHOD,
                                 formats, usage, &a);
     if (status != CLI_OK || a.help || a.minhash) {
         if (status == CLI_OK && !a.help)
@@ -123,8 +486,14 @@ int cmd_pairs(int argc, char **argv)
         cli_args_release(&a);
         return status;
     }
+    if (from_index) {
+        status = pairs_of_index(&a, from_index);
+        cli_args_release(&a);
+        return status;
+    }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
+    int lists_only = a.npaths == 0;
     uint32_t old_docs = 0;
     int missing = 0;
     if (a.index) {
@@ -144,18 +513,37 @@ int cmd_pairs(int argc, char **argv)
         }
         if (idx) {
             old_docs = dedup_index_doc_count(idx);
-            if (cli_inputs_mark_index(&in, idx) != 0) {
+            if (!lists_only && cli_inputs_mark_index(&in, idx) != 0) {
                 status = CLI_RUNTIME;
                 goto done;
             }
         }
     }
+    int made = 0;
+    if (lists_only && !idx) {
+        /* made now, its design set once the number of documents is known */
+        status = cli_index_create(CMD, (unsigned)a.k, 0, 0, &idx);
+        if (status != CLI_OK)
+            goto done;
+        made = 1;
+    }
     if (!a.no_templates && cli_inputs_learn_templates(&in, idx, &own) != CLI_OK) {
         status = CLI_RUNTIME;
         goto done;
     }
-    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
-        0) {
+    if (lists_only) {
+        in.check_duplicates = 0; /* checked in one batch below */
+        sink.idx = idx;
+        if (cli_inputs_run(&in, a.fplists, a.nfplists, NULL, 0, sink_add, &sink) != 0) {
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        status = drop_duplicates(&in, idx, &sink, old_docs);
+        if (status != CLI_OK)
+            goto done;
+        st.n = dedup_index_doc_count(idx) - old_docs;
+    } else if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add,
+                              &st) != 0) {
         status = CLI_RUNTIME;
         goto done;
     }
@@ -164,34 +552,35 @@ int cmd_pairs(int argc, char **argv)
         status = CLI_RUNTIME;
         goto done;
     }
+    if (made) {
+        struct dedup_design d;
+        enum dedup_code rc = dedup_design_choose((unsigned)a.k, st.n, 0, &d);
+        if (rc == DEDUP_OK)
+            rc = dedup_index_set_design(idx, &d);
+        if (rc != DEDUP_OK) {
+            cli_error(CMD, "cannot make an index: %s", dedup_strerror(rc));
+            status = CLI_RUNTIME;
+            goto done;
+        }
+    }
     if (!idx) {
         status = cli_index_create(CMD, (unsigned)a.k, st.n, 0, &idx);
         if (status != CLI_OK)
             goto done;
+    }
+    if (own) {
         dedup_index_set_templates(idx, own); /* saved with it (--index) */
         own = NULL;
     }
-    status = cli_index_add_stage(CMD, idx, &st);
+    if (!lists_only) {
+        status = cli_index_add_stage(CMD, idx, &st);
+        if (status != CLI_OK)
+            goto done;
+        cli_stage_release(&st);
+    }
+    status = print_pairs(idx, (unsigned)a.k, old_docs, strcmp(a.format, "jsonl") == 0);
     if (status != CLI_OK)
         goto done;
-    cli_stage_release(&st);
-
-    static char obuf[1 << 20];
-    setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    struct out_ctx o = {idx, strcmp(a.format, "jsonl") == 0};
-    int stopped = 0;
-    enum dedup_code rc = dedup_index_pairs(idx, (unsigned)a.k, cli_threads(), old_docs,
-                                           print_pair, &o, &stopped);
-    if (rc != DEDUP_OK) {
-        cli_error(CMD, "cannot list the pairs: %s", dedup_strerror(rc));
-        status = CLI_RUNTIME;
-        goto done;
-    }
-    if (fflush(stdout) != 0 || ferror(stdout) || stopped) {
-        cli_error(CMD, "write error: %s", strerror(errno));
-        status = CLI_RUNTIME;
-        goto done;
-    }
     if (a.index) {
         status = cli_index_save(CMD, idx, a.index);
         if (status != CLI_OK)
@@ -201,6 +590,7 @@ int cmd_pairs(int argc, char **argv)
         status = CLI_RUNTIME;
 done:
     fflush(stdout);
+    free(sink.marks);
     dedup_lock_release(lock);
     dedup_templates_free(own);
     dedup_index_free(idx);

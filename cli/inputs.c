@@ -150,6 +150,12 @@ static int deliver_doc(struct cli_inputs *in, int capture, const char *where,
             return 0;
         }
         if (r == 0) {
+            char at[CLI_MESSAGE_MAX];
+            if (!where && d->list) {
+                /* a list line: named only when there is something to say */
+                snprintf(at, sizeof at, "%s:%zu", d->list, d->line);
+                where = at;
+            }
             input_note(in, "%s: duplicate id '%s': the first document with it is kept", where,
                        d->id);
             in->failed++;
@@ -236,7 +242,7 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
         cli_inputs_skipped(in, path, res.message);
     } else {
         struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
-                            res.doc_hash, res.tokens, res.tokens_len, NULL, NULL, 0};
+                            res.doc_hash, res.tokens, res.tokens_len, NULL, NULL, 0, NULL, 0};
         cli_doc_set_page(&d, &res);
         rc = deliver(in, path, &d, fn, userdata);
     }
@@ -313,6 +319,8 @@ int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
 
 /* ---- --fingerprints lists (parsed by dedup_fplist_*) ---- */
 
+#define CLI_LIST_CHUNK ((size_t)1 << 20)
+
 struct list_ctx {
     struct cli_inputs *in;
     const char *name;
@@ -339,18 +347,9 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
         list_warn(c, line, "id longer than 65536 bytes");
         return 0;
     }
-    /* the duplicate diagnostic names the list and the line */
-    size_t wl = strlen(c->name) + 32;
-    char *w = malloc(wl);
-    if (!w) {
-        cli_error(c->in->cmd, "out of memory");
-        return 1;
-    }
-    snprintf(w, wl, "%s:%zu", c->name, line);
-    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0};
-    int rc = deliver(c->in, w, &d, c->fn, c->userdata);
-    free(w);
-    return rc ? 1 : 0;
+    /* the duplicate diagnostic names the list and the line (deliver_doc) */
+    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0, c->name, line};
+    return deliver(c->in, NULL, &d, c->fn, c->userdata) ? 1 : 0;
 }
 
 int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
@@ -363,10 +362,17 @@ int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, c
         cli_error(in->cmd, "%s: out of memory", name);
         return -1;
     }
-    char chunk[65536];
+    /* large chunks parsed in place: one pass over the bytes, no copy of whole lines */
+    char *chunk = malloc(CLI_LIST_CHUNK);
+    if (!chunk) {
+        dedup_fplist_free(p);
+        cli_error(in->cmd, "%s: out of memory", name);
+        return -1;
+    }
     size_t got;
-    while (rc == 0 && (got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        rc = dedup_fplist_feed(p, chunk, got, list_entry, list_warn, &c);
+    while (rc == 0 && (got = fread(chunk, 1, CLI_LIST_CHUNK, f)) > 0)
+        rc = dedup_fplist_feed_inplace(p, chunk, got, list_entry, list_warn, &c);
+    free(chunk);
     if (rc == 0 && ferror(f)) {
         cli_error(in->cmd, "%s: read error: %s", name, strerror(errno));
         in->failed++;

@@ -48,6 +48,9 @@ struct cli_doc {
     const char *title;
     const char *text;
     size_t text_len;
+    /* --fingerprints lines only (NULL / 0 otherwise): the list's name and the line */
+    const char *list;
+    size_t line;
 };
 
 /* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */

@@ -296,6 +296,17 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint6
                                                   const char *id, size_t id_len,
                                                   uint32_t *doc);
 
+/* Changes the design of an index that has absorbed nothing yet (every document still
+ * pending: no query, pairs, stats or save since dedup_index_new()), so documents can be
+ * added before their number, which the design depends on, is known. DEDUP_EINVAL for an
+ * invalid shape or an index past that point, DEDUP_ENOMEM. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_set_design(struct dedup_index *idx,
+                                                         const struct dedup_design *d);
+/* Removes pending documents (added, not yet absorbed): docs[0..n) ascending, each once;
+ * the later documents move down (document numbers change). DEDUP_EINVAL if one is not
+ * pending or the list is not ascending (then nothing changed). */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_drop_pending(struct dedup_index *idx,
+                                                           const uint32_t *docs, size_t n);
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
 /* The site template table of idx (docs/FINGERPRINT.md, "Template blocks"), saved and loaded with it:
  * borrowed, valid until dedup_index_free(idx) or dedup_index_set_templates(); made empty on
@@ -408,6 +419,10 @@ void dedup_fplist_free(struct dedup_fplist *p); /* NULL-safe */
 /* Feeds data[0..len); calls fn per entry and err per bad line. Returns fn's non-zero. */
 int dedup_fplist_feed(struct dedup_fplist *p, const char *data, size_t len, dedup_fplist_fn fn,
                       dedup_fplist_error_fn err, void *userdata);
+/* The same for a writable chunk: whole lines are parsed in place (data is modified: ids
+ * are unescaped and NUL-terminated where they lie), without a copy. */
+int dedup_fplist_feed_inplace(struct dedup_fplist *p, char *data, size_t len, dedup_fplist_fn fn,
+                              dedup_fplist_error_fn err, void *userdata);
 /* Ends the input (a last line without a newline). Returns fn's non-zero. */
 int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist_error_fn err,
                         void *userdata);

@@ -6,7 +6,9 @@
  *
  * Streaming: data is fed in chunks of any size and cut into lines in a buffer capped at
  * DEDUP_FPLIST_LINE_MAX bytes, so a list of any length is read in constant memory; a
- * longer line is reported and skipped. Every malformed line is reported with its number
+ * longer line is reported and skipped. dedup_fplist_feed_inplace() parses the lines that
+ * lie whole in a writable chunk where they are (no copy; only a line cut by the chunk's
+ * end goes through the buffer): one pass over the bytes. Every malformed line is reported with its number
  * and the reading goes on (the caller decides what a bad line costs).
  */
 #include "dedup/dedup.h"
@@ -119,6 +121,34 @@ int dedup_fplist_feed(struct dedup_fplist *p, const char *data, size_t len, dedu
             if (rc)
                 return rc;
         }
+    }
+    return 0;
+}
+
+int dedup_fplist_feed_inplace(struct dedup_fplist *p, char *data, size_t len, dedup_fplist_fn fn,
+                              dedup_fplist_error_fn err, void *userdata)
+{
+    char *end = data + len;
+    while (data < end) {
+        if (p->len || p->skipping) {
+            /* finish the line begun in an earlier chunk in the buffer */
+            const char *nl = memchr(data, '\n', (size_t)(end - data));
+            size_t take = (size_t)((nl ? nl + 1 : end) - data);
+            int rc = dedup_fplist_feed(p, data, take, fn, err, userdata);
+            data += take;
+            if (rc)
+                return rc;
+            continue;
+        }
+        char *nl = memchr(data, '\n', (size_t)(end - data));
+        if (!nl || (size_t)(nl - data) > DEDUP_FPLIST_LINE_MAX)
+            return dedup_fplist_feed(p, data, (size_t)(end - data), fn, err, userdata);
+        /* a whole line: parsed where it is (the id's NUL goes where the newline was) */
+        int rc = parse_line(data, (size_t)(nl - data), p->line, fn, err, userdata);
+        p->line++;
+        data = nl + 1;
+        if (rc)
+            return rc;
     }
     return 0;
 }

@@ -49,13 +49,23 @@
  * into the main tables (ix_compact: sort the new entries per table, merge, rebuild the
  * directories; amortised O(T) element moves per add). A fingerprint is in exactly one of
  * main and delta, so a query probing both still reports each document once.
+ *
+ * Lazy tables. All pairs of a fresh index (dedup_index_pairs, clusters) needs only table
+ * 0: the first compaction then builds table 0 alone (compact_fresh: two arrays sorted by a
+ * parallel stable scatter, 16 bytes a document at the peak) and marks the index lazy, and
+ * pairs.c streams the other tables through one buffer. A query, stats or a save builds
+ * the missing tables first (ix_tables_ready); a compaction of a lazy index merges into
+ * table 0 only.
  */
+#define _GNU_SOURCE /* madvise(MADV_POPULATE_WRITE), mremap() under -D_POSIX_C_SOURCE */
 #include "dedup/index_int.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 
 /* ---- designs ---- */
 
@@ -448,19 +458,61 @@ static void flag_sort(uint64_t *a, size_t n, unsigned hi)
         flag_insertion(a, n);
 }
 
+void ix_sort_u64_below(uint64_t *a, size_t n, unsigned hi)
+{
+    flag_sort(a, n, hi);
+}
+
 void ix_sort_u64(uint64_t *a, size_t n)
 {
     flag_sort(a, n, 64);
 }
 
+/* Sorts a bucket whose entries share every bit above `shift`: an out-of-place counting
+ * scatter on the next digit through scr (cache-resident for a bucket), about one entry per
+ * sub-bucket, so the insertion sorts after it are trivial. */
+#define PERM_SORT_BITS2 13u /* widest second digit (8192 counters, 32 KiB) */
+
+void ix_sort_bucket(uint64_t *a, size_t nb, unsigned shift, uint64_t *scr)
+{
+    if (nb <= SORT_SMALL || !scr || shift == 0) {
+        flag_sort(a, nb, shift);
+        return;
+    }
+    unsigned w = 4;
+    while (w < PERM_SORT_BITS2 && ((size_t)1 << (w + 1)) <= nb)
+        w++;
+    if (w > shift)
+        w = shift;
+    unsigned sh2 = shift - w;
+    size_t m = ((size_t)1 << w) - 1;
+    uint32_t c2[(1u << PERM_SORT_BITS2) + 1];
+    memset(c2, 0, sizeof(uint32_t) * (m + 2));
+    memcpy(scr, a, nb * sizeof *scr);
+    for (size_t i = 0; i < nb; i++)
+        c2[((scr[i] >> sh2) & m) + 1]++;
+    for (size_t d = 1; d <= m + 1; d++)
+        c2[d] += c2[d - 1];
+    for (size_t i = 0; i < nb; i++)
+        a[c2[(scr[i] >> sh2) & m]++] = scr[i];
+    size_t l2 = 0;
+    for (size_t d = 0; d <= m; d++) {
+        size_t n2 = c2[d] - l2;
+        if (n2 > SORT_SMALL)
+            flag_sort(a + l2, n2, sh2);
+        else if (n2 > 1)
+            flag_insertion(a + l2, n2);
+        l2 = c2[d];
+    }
+}
+
 /* dst[0..n) = perm(src[i]) sorted. The first digit (PERM_SORT_BITS) is a counting
  * scatter from src straight into dst, computing the permutation twice instead of storing
- * it: the writes go to 2^PERM_SORT_BITS sequential streams, far cheaper than in-place
- * swaps over a large array; each bucket (a few thousand entries, cache-resident) is then
- * sorted in place. */
+ * it (the count needs only its top bits: one shift, ix_perm_top): the writes go to
+ * 2^PERM_SORT_BITS sequential streams, far cheaper than in-place swaps over a large
+ * array; each bucket (a few thousand entries, cache-resident) is then sorted in place. */
 #define PERM_SORT_BITS 10u
 #define PERM_SORT_SMALL 8192u
-#define PERM_SORT_BITS2 13u /* widest second digit (8192 counters, 32 KiB) */
 
 void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uint64_t *dst)
 {
@@ -473,15 +525,13 @@ void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uin
     const unsigned shift = 64 - PERM_SORT_BITS;
     size_t cnt[(1u << PERM_SORT_BITS) + 1] = {0};
     for (size_t i = 0; i < n; i++)
-        cnt[(ix_permute(p, src[i]) >> shift) + 1]++;
+        cnt[ix_perm_top(p, src[i], PERM_SORT_BITS) + 1]++;
     for (size_t b = 1; b <= (1u << PERM_SORT_BITS); b++)
         cnt[b] += cnt[b - 1];
     for (size_t i = 0; i < n; i++) {
         uint64_t x = ix_permute(p, src[i]);
         dst[cnt[x >> shift]++] = x;
     }
-    /* second digit: an out-of-place scatter through a scratch buffer of the largest
-     * bucket (cache-resident), which beats in-place cycling; then insertion sorts */
     size_t maxb = cnt[0];
     for (size_t b = 1; b < (1u << PERM_SORT_BITS); b++)
         if (cnt[b] - cnt[b - 1] > maxb)
@@ -489,39 +539,103 @@ void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uin
     uint64_t *scr = malloc((maxb ? maxb : 1) * sizeof *scr);
     size_t lo = 0;
     for (size_t b = 0; b < (1u << PERM_SORT_BITS); b++) {
-        size_t nb = cnt[b] - lo;
-        uint64_t *a = dst + lo;
+        ix_sort_bucket(dst + lo, cnt[b] - lo, shift, scr);
         lo = cnt[b];
-        if (nb <= SORT_SMALL || !scr) {
-            flag_sort(a, nb, shift);
-            continue;
-        }
-        /* about one entry per sub-bucket, so the insertion sorts after it are trivial */
-        unsigned w = 4;
-        while (w < PERM_SORT_BITS2 && ((size_t)1 << (w + 1)) <= nb)
-            w++;
-        unsigned sh2 = shift - w;
-        size_t m = ((size_t)1 << w) - 1;
-        uint32_t c2[(1u << PERM_SORT_BITS2) + 1];
-        memset(c2, 0, sizeof(uint32_t) * (m + 2));
-        memcpy(scr, a, nb * sizeof *scr);
-        for (size_t i = 0; i < nb; i++)
-            c2[((scr[i] >> sh2) & m) + 1]++;
-        for (size_t d = 1; d <= m + 1; d++)
-            c2[d] += c2[d - 1];
-        for (size_t i = 0; i < nb; i++)
-            a[c2[(scr[i] >> sh2) & m]++] = scr[i];
-        size_t l2 = 0;
-        for (size_t d = 0; d <= m; d++) {
-            size_t n2 = c2[d] - l2;
-            if (n2 > SORT_SMALL)
-                flag_sort(a + l2, n2, sh2);
-            else if (n2 > 1)
-                flag_insertion(a + l2, n2);
-            l2 = c2[d];
-        }
     }
     free(scr);
+}
+
+/* ---- memory ----
+ *
+ * First touches of fresh memory dominate a large run on this project's machine (a VM):
+ * writing 512 MiB of fresh pages one fault at a time takes 4.6-5.4 s, 131,072 faults;
+ * the same pages prefaulted in one call (MADV_POPULATE_WRITE) take 0.27-0.5 s, then 1.0 s
+ * to fill. Transparent huge pages did not pay here (3.3 s). So large blocks are prefaulted
+ * when they are made or grown. */
+
+#ifndef IX_POPULATE_MIN
+#define IX_POPULATE_MIN ((size_t)1 << 20) /* prefault blocks from 1 MiB on */
+#endif
+
+/* Prefaults the whole pages of [p, p + bytes); advice only: failure is harmless. */
+static void prefault_pages(void *p, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (!p)
+        return;
+    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+    uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+/* A large block (small ones are mostly faulted already: malloc's own heap). */
+static void prefault(void *p, size_t bytes)
+{
+    if (bytes >= IX_POPULATE_MIN)
+        prefault_pages(p, bytes);
+}
+
+/* A stretch of the adds' arrays, ahead of their use. */
+static void prefault_range(void *p, size_t bytes)
+{
+    if (bytes >= 65536)
+        prefault_pages(p, bytes);
+}
+
+void *ix_big_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    prefault(p, bytes);
+    return p;
+}
+
+
+/* The document arrays grow by doubling up to billions of entries. malloc's realloc copies
+ * blocks below its (moving) mmap threshold, and each copy faults in fresh pages: 20% of a
+ * 10M all-pairs run. From IX_MAP_MIN bytes on they are mappings of their own, grown with
+ * mremap (the pages move, nothing is copied). A block's size decides which kind it is, so
+ * the caller passes the sizes it allocated. Their room is not prefaulted (that would fault
+ * in up to twice what is used): docs_reserve prefaults ahead of the adds, an eighth of
+ * what is there at a time. */
+#define IX_MAP_MIN ((size_t)4 << 20)
+
+static void *arr_resize(void *p, size_t old_bytes, size_t new_bytes)
+{
+    if (new_bytes < IX_MAP_MIN)
+        return realloc(p, new_bytes ? new_bytes : 1); /* only ever grows: old is small too */
+    void *q;
+#ifdef MREMAP_MAYMOVE
+    if (p && old_bytes >= IX_MAP_MIN) {
+        q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED)
+            return NULL;
+        return q;
+    }
+#endif
+    q = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (q == MAP_FAILED)
+        return NULL;
+    if (p) {
+        memcpy(q, p, old_bytes);
+        if (old_bytes >= IX_MAP_MIN)
+            munmap(p, old_bytes);
+        else
+            free(p);
+    }
+    return q;
+}
+
+static void arr_free(void *p, size_t bytes)
+{
+    if (p && bytes >= IX_MAP_MIN)
+        munmap(p, bytes);
+    else
+        free(p);
 }
 
 /* ---- threads ---- */
@@ -578,6 +692,91 @@ int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i),
     for (unsigned t = 1; t < threads; t++)
         pthread_join(th[t], NULL);
     return 0;
+}
+
+/* A team: threads started once that meet at barriers between the phases of one job (the
+ * phases of a table build are each split between all threads). The workers wait for "go"
+ * until the caller knows how many could be started, so the barrier counts right. */
+struct ix_team {
+    void (*fn)(void *arg, unsigned tid, struct ix_team *team);
+    void *arg;
+    unsigned n;
+    int go;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_barrier_t bar;
+};
+
+struct team_member {
+    struct ix_team *team;
+    unsigned tid;
+};
+
+static void *team_main(void *p)
+{
+    struct team_member *m = p;
+    struct ix_team *t = m->team;
+    pthread_mutex_lock(&t->mu);
+    while (!t->go)
+        pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+    t->fn(t->arg, m->tid, t);
+    return NULL;
+}
+
+unsigned ix_team_size(const struct ix_team *team)
+{
+    return team->n;
+}
+
+void ix_team_sync(struct ix_team *team)
+{
+    if (team->n > 1)
+        (void)pthread_barrier_wait(&team->bar);
+}
+
+unsigned ix_team_run(unsigned threads, void (*fn)(void *arg, unsigned tid, struct ix_team *team),
+                     void *arg)
+{
+    pthread_t th[IX_THREADS_MAX];
+    struct team_member m[IX_THREADS_MAX];
+    struct ix_team t;
+    if (threads < 1)
+        threads = 1;
+    if (threads > IX_THREADS_MAX)
+        threads = IX_THREADS_MAX;
+    t.fn = fn;
+    t.arg = arg;
+    t.go = 0;
+    t.n = 1;
+    if (threads == 1) {
+        fn(arg, 0, &t);
+        return 1;
+    }
+    pthread_mutex_init(&t.mu, NULL);
+    pthread_cond_init(&t.cv, NULL);
+    unsigned started = 0;
+    for (unsigned i = 1; i < threads; i++) {
+        m[i] = (struct team_member){&t, i};
+        if (pthread_create(&th[i], NULL, team_main, &m[i]) != 0)
+            break;
+        started++;
+    }
+    t.n = started + 1;
+    if (t.n > 1)
+        pthread_barrier_init(&t.bar, NULL, t.n);
+    pthread_mutex_lock(&t.mu);
+    t.go = 1;
+    pthread_cond_broadcast(&t.cv);
+    pthread_mutex_unlock(&t.mu);
+    fn(arg, 0, &t);
+    for (unsigned i = 1; i <= started; i++)
+        pthread_join(th[i], NULL);
+    if (t.n > 1)
+        pthread_barrier_destroy(&t.bar);
+    pthread_cond_destroy(&t.cv);
+    pthread_mutex_destroy(&t.mu);
+    return t.n;
 }
 
 /* ---- lifecycle, documents ---- */
@@ -671,10 +870,10 @@ void dedup_index_free(struct dedup_index *idx)
     delta_clear(idx);
     main_free(idx);
     if (idx->docs_owned) {
-        free(idx->doc_fp);
-        free(idx->doc_next);
-        free(idx->id_off);
-        free(idx->id_bytes);
+        arr_free(idx->doc_fp, idx->fp_bytes);
+        arr_free(idx->doc_next, idx->next_bytes);
+        arr_free(idx->id_off, idx->off_bytes);
+        arr_free(idx->id_bytes, idx->id_cap);
     }
     ix_unmap(idx);
     free(idx);
@@ -699,6 +898,68 @@ struct dedup_templates *dedup_index_take_templates(struct dedup_index *idx)
     struct dedup_templates *t = idx->templates;
     idx->templates = NULL;
     return t;
+}
+
+enum dedup_code dedup_index_set_design(struct dedup_index *idx, const struct dedup_design *d)
+{
+    if (!idx || !d || idx->absorbed || idx->nmain || idx->ndelta || idx->lazy ||
+        !idx->main_owned)
+        return DEDUP_EINVAL;
+    struct dedup_design c = *d;
+    struct ix_perm *perm = malloc(sizeof(struct ix_perm) * DEDUP_MAX_TABLES);
+    if (!perm)
+        return DEDUP_ENOMEM;
+    uint32_t *dir[DEDUP_MAX_TABLES] = {NULL};
+    enum dedup_code rc = DEDUP_EINVAL;
+    if (design_complete(&c, perm) != 0)
+        goto done;
+    rc = DEDUP_ENOMEM;
+    for (unsigned t = 0; t < c.tables; t++)
+        if (!(dir[t] = calloc(2, sizeof(uint32_t))))
+            goto done;
+    main_free(idx); /* the empty main's directories */
+    memcpy(idx->perm, perm, sizeof(struct ix_perm) * c.tables);
+    for (unsigned t = 0; t < c.tables; t++) {
+        idx->dir[t] = dir[t];
+        dir[t] = NULL;
+    }
+    idx->design = c;
+    idx->ntables = c.tables;
+    idx->main_owned = idx->tail_owned = true;
+    rc = DEDUP_OK;
+done:
+    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)
+        free(dir[t]);
+    free(perm);
+    return rc;
+}
+
+enum dedup_code dedup_index_drop_pending(struct dedup_index *idx, const uint32_t *docs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (docs[i] < idx->absorbed || docs[i] >= idx->ndocs || (i && docs[i] <= docs[i - 1]))
+            return DEDUP_EINVAL;
+    if (!n)
+        return DEDUP_OK;
+    /* pending documents are owned (added) and each is alone on its list */
+    uint32_t o = docs[0], next = 0;
+    uint64_t ob = idx->id_off[o];
+    for (uint32_t d = docs[0]; d < idx->ndocs; d++) {
+        if (next < n && docs[next] == d) {
+            next++;
+            continue;
+        }
+        uint64_t s = idx->id_off[d], len = idx->id_off[d + 1] - s;
+        memmove(idx->id_bytes + ob, idx->id_bytes + s, len);
+        ob += len;
+        idx->doc_fp[o] = idx->doc_fp[d];
+        idx->doc_next[o] = IX_NONE;
+        idx->id_off[o + 1] = ob;
+        o++;
+    }
+    idx->ndocs = o;
+    idx->id_len = ob;
+    return DEDUP_OK;
 }
 
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx)
@@ -743,51 +1004,94 @@ static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint
             cap *= 2;
         if (cap > DEDUP_INDEX_MAX_DOCS)
             cap = DEDUP_INDEX_MAX_DOCS;
-        uint64_t *fp = malloc(cap * sizeof *fp);
-        uint32_t *next = malloc(cap * sizeof *next);
-        uint64_t *off = malloc((cap + 1) * sizeof *off);
-        /* while the ids point into a mapped file, copy them too */
-        char *ids = idx->docs_owned ? NULL : malloc(idx->id_len ? idx->id_len : 1);
-        if (!fp || !next || !off || (!idx->docs_owned && !ids)) {
-            free(fp);
-            free(next);
-            free(off);
-            free(ids);
-            return DEDUP_ENOMEM;
-        }
-        if (idx->ndocs) {
-            memcpy(fp, idx->doc_fp, idx->ndocs * sizeof *fp);
-            memcpy(next, idx->doc_next, idx->ndocs * sizeof *next);
-        }
-        if (idx->id_off)
-            memcpy(off, idx->id_off, ((size_t)idx->ndocs + 1) * sizeof *off);
-        else
-            off[0] = 0;
         if (idx->docs_owned) {
-            free(idx->doc_fp);
-            free(idx->doc_next);
-            free(idx->id_off);
+            /* each array is stored as soon as it moved, so a failure leaves the index as
+             * it was (only with more room in some arrays) */
+            uint64_t *fp = arr_resize(idx->doc_fp, idx->fp_bytes, cap * sizeof *fp);
+            if (!fp)
+                return DEDUP_ENOMEM;
+            idx->doc_fp = fp;
+            idx->fp_bytes = cap * sizeof *fp;
+            uint32_t *next = arr_resize(idx->doc_next, idx->next_bytes, cap * sizeof *next);
+            if (!next)
+                return DEDUP_ENOMEM;
+            idx->doc_next = next;
+            idx->next_bytes = cap * sizeof *next;
+            uint64_t *off = arr_resize(idx->id_off, idx->off_bytes, (cap + 1) * sizeof *off);
+            if (!off)
+                return DEDUP_ENOMEM;
+            if (!idx->id_off)
+                off[0] = 0;
+            idx->id_off = off;
+            idx->off_bytes = (cap + 1) * sizeof *off;
+            idx->cap_docs = (uint32_t)cap;
         } else {
+            /* the arrays point into a mapped file: copy them, the ids too */
+            uint64_t idcap = idx->id_len ? idx->id_len : 1;
+            uint64_t *fp = arr_resize(NULL, 0, cap * sizeof *fp);
+            uint32_t *next = arr_resize(NULL, 0, cap * sizeof *next);
+            uint64_t *off = arr_resize(NULL, 0, (cap + 1) * sizeof *off);
+            char *ids = arr_resize(NULL, 0, idcap);
+            if (!fp || !next || !off || !ids) {
+                arr_free(fp, cap * sizeof *fp);
+                arr_free(next, cap * sizeof *next);
+                arr_free(off, (cap + 1) * sizeof *off);
+                arr_free(ids, idcap);
+                return DEDUP_ENOMEM;
+            }
+            if (idx->ndocs) {
+                memcpy(fp, idx->doc_fp, idx->ndocs * sizeof *fp);
+                memcpy(next, idx->doc_next, idx->ndocs * sizeof *next);
+            }
+            if (idx->id_off)
+                memcpy(off, idx->id_off, ((size_t)idx->ndocs + 1) * sizeof *off);
+            else
+                off[0] = 0;
             if (idx->id_len)
                 memcpy(ids, idx->id_bytes, idx->id_len);
+            idx->doc_fp = fp;
+            idx->doc_next = next;
+            idx->id_off = off;
             idx->id_bytes = ids;
-            idx->id_cap = idx->id_len ? idx->id_len : 1;
+            idx->fp_bytes = cap * sizeof *fp;
+            idx->next_bytes = cap * sizeof *next;
+            idx->off_bytes = (cap + 1) * sizeof *off;
+            idx->id_cap = idcap;
+            idx->cap_docs = (uint32_t)cap;
             idx->docs_owned = true;
         }
-        idx->doc_fp = fp;
-        idx->doc_next = next;
-        idx->id_off = off;
-        idx->cap_docs = (uint32_t)cap;
     }
     if (bytes > idx->id_cap) {
         uint64_t cap = idx->id_cap ? idx->id_cap : 65536;
         while (cap < bytes)
             cap *= 2;
-        char *ids = realloc(idx->id_bytes, cap);
+        char *ids = arr_resize(idx->id_bytes, idx->id_cap, cap);
         if (!ids)
             return DEDUP_ENOMEM;
         idx->id_bytes = ids;
         idx->id_cap = cap;
+    }
+    if (docs > idx->pf_docs) {
+        /* prefault the next stretch of each array in one call each */
+        uint64_t from = idx->pf_docs, to = docs + (docs / 8 > 131072 ? docs / 8 : 131072);
+        if (from > docs)
+            from = docs;
+        if (to > idx->cap_docs)
+            to = idx->cap_docs;
+        if (to > from) {
+            prefault_range(idx->doc_fp + from, (to - from) * sizeof *idx->doc_fp);
+            prefault_range(idx->doc_next + from, (to - from) * sizeof *idx->doc_next);
+            prefault_range(idx->id_off + from + 1, (to - from) * sizeof *idx->id_off);
+        }
+        idx->pf_docs = to > docs ? to : docs;
+    }
+    if (bytes > idx->pf_ids) {
+        uint64_t to = bytes + (bytes / 8 > ((uint64_t)1 << 20) ? bytes / 8 : ((uint64_t)1 << 20));
+        if (to > idx->id_cap)
+            to = idx->id_cap;
+        if (to > idx->pf_ids)
+            prefault_range(idx->id_bytes + idx->pf_ids, to - idx->pf_ids);
+        idx->pf_ids = to > bytes ? to : bytes;
     }
     return DEDUP_OK;
 }
@@ -1041,6 +1345,8 @@ static void compact_table(void *arg, unsigned t)
 {
     struct compact_job *j = arg;
     struct dedup_index *idx = j->idx;
+    if (t > 0 && idx->lazy)
+        return; /* built when first needed (ix_tables_ready) */
     uint32_t *dir = malloc((((size_t)1 << j->dir_bits) + 1) * sizeof *dir);
     if (!dir) {
         j->failed[t] = true;
@@ -1120,6 +1426,204 @@ static void sort_recs(struct ix_rec **a, struct ix_rec **tmp, size_t n, unsigned
     (void)ix_parallel(threads, 1u << DIGIT_BITS, recsort_bucket, &j);
 }
 
+/* Builds tables 1.. of a lazy index from table 0, the tables shared out among threads. */
+struct ready_job {
+    struct dedup_index *idx;
+    uint64_t *tab[DEDUP_MAX_TABLES];
+    uint32_t *dir[DEDUP_MAX_TABLES];
+};
+
+static void ready_table(void *arg, unsigned i)
+{
+    struct ready_job *j = arg;
+    struct dedup_index *idx = j->idx;
+    unsigned t = i + 1;
+    j->tab[t] = ix_big_alloc((size_t)idx->nmain * sizeof(uint64_t));
+    j->dir[t] = malloc((((size_t)1 << idx->dir_bits) + 1) * sizeof(uint32_t));
+    if (!j->tab[t] || !j->dir[t])
+        return;
+    ix_permute_sort(&idx->perm[t], idx->tab[0], idx->nmain, j->tab[t]);
+    ix_dir_fill(j->dir[t], idx->dir_bits, j->tab[t], idx->nmain);
+}
+
+enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads)
+{
+    if (!idx->lazy)
+        return DEDUP_OK;
+    struct ready_job j;
+    memset(&j, 0, sizeof j);
+    j.idx = idx;
+    if (idx->ntables > 1)
+        (void)ix_parallel(threads, idx->ntables - 1, ready_table, &j);
+    bool failed = false;
+    for (unsigned t = 1; t < idx->ntables; t++)
+        failed |= !j.tab[t] || !j.dir[t];
+    if (failed) {
+        for (unsigned t = 1; t < idx->ntables; t++) {
+            free(j.tab[t]);
+            free(j.dir[t]);
+        }
+        return DEDUP_ENOMEM; /* still lazy: consistent */
+    }
+    for (unsigned t = 1; t < idx->ntables; t++) {
+        idx->tab[t] = j.tab[t];
+        idx->dir[t] = j.dir[t];
+    }
+    idx->lazy = false;
+    return DEDUP_OK;
+}
+
+/* The first compaction of an index (empty main, empty delta): the documents' fingerprints
+ * are sorted as (fingerprint, document) pairs in two arrays instead of 16-byte records:
+ * a stable counting scatter on the top FRESH_BITS bits from doc_fp (each thread scatters
+ * its share of the documents into its own slice of every bucket, so the order of documents
+ * is kept), then every bucket (a few thousand entries, cache-resident) is sorted as records
+ * in a per-thread scratch, the buckets shared out among threads. One serial pass then folds
+ * equal fingerprints in place: the fingerprints become table 0, the documents its heads.
+ * 16 bytes a document at the peak instead of 48. */
+#define FRESH_BITS 11u
+#define FRESH_BUCKETS (1u << FRESH_BITS)
+
+struct fresh_job {
+    const uint64_t *fp;
+    uint32_t base;
+    size_t n;
+    uint64_t *sfp;
+    uint32_t *sdoc;
+    size_t end[FRESH_BUCKETS];
+    size_t cnt[IX_THREADS_MAX][FRESH_BUCKETS];
+    bool oom[IX_THREADS_MAX];
+};
+
+static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
+{
+    struct fresh_job *j = arg;
+    unsigned nt = ix_team_size(team);
+    const unsigned shift = 64 - FRESH_BITS;
+    size_t lo = j->n * tid / nt, hi = j->n * (tid + 1) / nt;
+    size_t *c = j->cnt[tid];
+    size_t off[FRESH_BUCKETS];
+    memset(c, 0, sizeof j->cnt[tid]);
+    for (size_t i = lo; i < hi; i++)
+        c[j->fp[i] >> shift]++;
+    ix_team_sync(team);
+    size_t acc = 0;
+    for (size_t b = 0; b < FRESH_BUCKETS; b++) {
+        for (unsigned u = 0; u < nt; u++) {
+            if (u == tid)
+                off[b] = acc;
+            acc += j->cnt[u][b];
+        }
+        if (tid == 0)
+            j->end[b] = acc;
+    }
+    for (size_t i = lo; i < hi; i++) {
+        size_t p = off[j->fp[i] >> shift]++;
+        j->sfp[p] = j->fp[i];
+        j->sdoc[p] = j->base + (uint32_t)i;
+    }
+    ix_team_sync(team);
+    size_t maxb = 0;
+    for (size_t b = 0; b < FRESH_BUCKETS; b++) {
+        size_t nb = j->end[b] - (b ? j->end[b - 1] : 0);
+        if (nb > maxb)
+            maxb = nb;
+    }
+    struct ix_rec *rec = malloc((maxb ? maxb : 1) * sizeof *rec);
+    struct ix_rec *tmp = malloc((maxb ? maxb : 1) * sizeof *tmp);
+    if (!rec || !tmp) {
+        j->oom[tid] = true;
+        free(rec);
+        free(tmp);
+        return;
+    }
+    for (size_t b = tid; b < FRESH_BUCKETS; b += nt) {
+        size_t s = b ? j->end[b - 1] : 0, nb = j->end[b] - s;
+        if (nb < 2)
+            continue;
+        for (size_t i = 0; i < nb; i++)
+            rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
+        msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
+        for (size_t i = 0; i < nb; i++) {
+            j->sfp[s + i] = rec[i].fp;
+            j->sdoc[s + i] = rec[i].doc;
+        }
+    }
+    free(rec);
+    free(tmp);
+}
+
+static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
+{
+    uint32_t n = idx->ndocs - idx->absorbed;
+    struct fresh_job *j = calloc(1, sizeof *j);
+    uint64_t *sfp = ix_big_alloc((size_t)n * sizeof *sfp);
+    uint32_t *sdoc = ix_big_alloc((size_t)n * sizeof *sdoc);
+    uint32_t *tail = ix_big_alloc((size_t)n * sizeof *tail);
+    uint32_t *dir = NULL;
+    if (!j || !sfp || !sdoc || !tail)
+        goto fail;
+    j->fp = idx->doc_fp + idx->absorbed;
+    j->base = idx->absorbed;
+    j->n = n;
+    j->sfp = sfp;
+    j->sdoc = sdoc;
+    if (n < 65536)
+        threads = 1;
+    unsigned ran = ix_team_run(threads, fresh_run, j);
+    for (unsigned u = 0; u < ran; u++)
+        if (j->oom[u])
+            goto fail;
+    uint32_t o = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t fp = sfp[i];
+        uint32_t doc = sdoc[i];
+        if (o && sfp[o - 1] == fp) {
+            idx->doc_next[tail[o - 1]] = doc;
+            tail[o - 1] = doc;
+        } else {
+            sfp[o] = fp;
+            sdoc[o] = doc;
+            tail[o] = doc;
+            o++;
+        }
+    }
+    unsigned dir_bits = ix_dir_bits_for(idx, o);
+    dir = malloc((((size_t)1 << dir_bits) + 1) * sizeof *dir);
+    if (!dir) {
+        /* undo the links made above: every pending list is a single document again */
+        for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
+            idx->doc_next[d] = IX_NONE;
+        goto fail;
+    }
+    ix_dir_fill(dir, dir_bits, sfp, o);
+    free(j);
+    /* shrinking cannot fail in practice; keep the larger block if it does */
+    uint64_t *t0 = realloc(sfp, (size_t)(o ? o : 1) * sizeof *t0);
+    uint32_t *head = realloc(sdoc, (size_t)(o ? o : 1) * sizeof *head);
+    uint32_t *tl = realloc(tail, (size_t)(o ? o : 1) * sizeof *tl);
+    bool want_lazy = idx->lazy;
+    main_free(idx);
+    delta_clear(idx);
+    idx->tab[0] = t0 ? t0 : sfp;
+    idx->dir[0] = dir;
+    idx->head = head ? head : sdoc;
+    idx->tail = tl ? tl : tail;
+    idx->main_owned = idx->tail_owned = true;
+    idx->nmain = o;
+    idx->dir_bits = dir_bits;
+    idx->absorbed = idx->ndocs;
+    idx->lazy = true;
+    return want_lazy ? DEDUP_OK : ix_tables_ready(idx, threads);
+fail:
+    free(j);
+    free(sfp);
+    free(sdoc);
+    free(tail);
+    free(dir);
+    return DEDUP_ENOMEM;
+}
+
 enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
 {
     enum dedup_code rc = DEDUP_ENOMEM;
@@ -1131,6 +1635,8 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     memset(&j, 0, sizeof j);
     if (!np && !nd)
         return DEDUP_OK;
+    if (!idx->nmain && !nd)
+        return compact_fresh(idx, threads);
     size_t ntmp = np > nd ? np : nd;
     P = malloc((np ? np : 1) * sizeof *P);
     D = malloc((nd ? nd : 1) * sizeof *D);
@@ -1382,6 +1888,8 @@ enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned
     if (k > idx->design.k)
         return DEDUP_EINVAL;
     enum dedup_code rc = absorb(idx);
+    if (rc == DEDUP_OK)
+        rc = ix_tables_ready(idx, 1);
     if (rc != DEDUP_OK)
         return rc;
     out->n = 0;
@@ -1420,6 +1928,8 @@ int dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32
         return -1;
     }
     enum dedup_code rc = absorb(idx);
+    if (rc == DEDUP_OK)
+        rc = ix_tables_ready(idx, 1);
     if (rc != DEDUP_OK) {
         *code = rc;
         return -1;
@@ -1445,6 +1955,8 @@ uint64_t dedup_index_distinct_count(struct dedup_index *idx)
 enum dedup_code dedup_index_stats(struct dedup_index *idx, struct dedup_index_stats *st)
 {
     enum dedup_code rc = absorb(idx);
+    if (rc == DEDUP_OK)
+        rc = ix_tables_ready(idx, 1);
     if (rc != DEDUP_OK)
         return rc;
     memset(st, 0, sizeof *st);

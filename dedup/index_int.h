@@ -50,6 +50,8 @@ struct dedup_index {
     uint64_t *id_off;   /* ndocs + 1 offsets into id_bytes; id i ends with a NUL */
     char *id_bytes;
     uint64_t id_len, id_cap;
+    uint64_t fp_bytes, next_bytes, off_bytes; /* allocated sizes (arr_resize) */
+    uint64_t pf_docs, pf_ids; /* documents / id bytes prefaulted so far (docs_reserve) */
     bool docs_owned;    /* false while doc_fp..id_bytes point into a mapped file */
     uint32_t absorbed;  /* documents [absorbed, ndocs) are pending: in no table yet */
 
@@ -63,6 +65,9 @@ struct dedup_index {
     uint32_t *head, *tail;
     bool main_owned;  /* false while tab/dir/head point into a mapped file */
     bool tail_owned;  /* tail is copied separately (appends write it) */
+    bool lazy;        /* only table 0 (and dir[0]) is built: all pairs of a fresh index
+                       * needs no other table (pairs.c streams them); queries, stats and
+                       * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
      * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);
@@ -130,10 +135,42 @@ static inline uint64_t ix_top(uint64_t x, unsigned bits)
     return bits ? x >> (64 - bits) : 0;
 }
 
+/* Runs fn(arg, tid, team) on up to `threads` threads (tid 0 is the caller) that may
+ * meet at ix_team_sync(team); returns how many ran (1 when no thread could be started). */
+struct ix_team;
+unsigned ix_team_run(unsigned threads, void (*fn)(void *arg, unsigned tid, struct ix_team *team),
+                     void *arg);
+unsigned ix_team_size(const struct ix_team *team);
+void ix_team_sync(struct ix_team *team); /* a barrier of every thread of the team */
+
+/* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
+ * taken in the kernel: far cheaper on a VM); freed with free(). */
+void *ix_big_alloc(size_t bytes);
+
+/* Builds tables 1.. of a lazy index (threads: how many build at once). */
+DEDUP_WARN_UNUSED enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads);
+
+/* The top `bits` of the permuted value: one shift when the permutation's first run of
+ * bits is that wide. */
+static inline uint64_t ix_perm_top(const struct ix_perm *p, uint64_t x, unsigned bits)
+{
+    const struct ix_seg *s = &p->seg[0];
+    if (s->width >= bits && s->dst + s->width == 64)
+        return (x >> (s->src + s->width - bits)) & (((uint64_t)1 << bits) - 1);
+    return ix_top(ix_permute(p, x), bits);
+}
+
+/* Sorts a[0..n) (entries that already share every bit above `shift`) in place, with
+ * scr[0..n) as scratch: one counting pass over the next digit, then insertion sorts.
+ * scr may be NULL (then in place, slower). */
+void ix_sort_bucket(uint64_t *a, size_t n, unsigned shift, uint64_t *scr);
+
 /* Builds the permutations of design d into idx (perm, ntables). 0, or -1 if invalid. */
 int ix_design_build(struct dedup_index *idx, const struct dedup_design *d);
 /* Sorts a[0..n) ascending, in place. */
 void ix_sort_u64(uint64_t *a, size_t n);
+/* The same for entries that all share their bits from hi up. */
+void ix_sort_u64_below(uint64_t *a, size_t n, unsigned hi);
 /* dst[0..n) = the permuted src[0..n), sorted. */
 void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uint64_t *dst);
 /* Position of fp in tab[0], or IX_NONE. */

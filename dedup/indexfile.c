@@ -229,6 +229,8 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         return DEDUP_EINVAL;
     }
     rc = ix_compact(idx, 1);
+    if (rc == DEDUP_OK)
+        rc = ix_tables_ready(idx, 2); /* all pairs of a fresh index built table 0 only */
     if (rc != DEDUP_OK) {
         err->what = "out of memory merging pending documents";
         return rc;

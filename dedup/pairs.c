@@ -11,12 +11,32 @@
  * the later documents with the same fingerprint (distance 0) and those of the neighbouring
  * fingerprints are gathered, sorted and reported, so the output is in (a, b) order and its
  * memory is one document's neighbours, however many pairs the identical pages make.
+ *
+ * WHERE THE TIME GOES (perf record, `bench_index --profile 10000000 2`, 10M fingerprints,
+ * 10 tables, both threads, AMD EPYC 2 cores, a shared VM; issue 19). Before: 9.3-13.3 CPU s
+ * a run, of which page faults of fresh arrays (the kernel's fault path 23%, page clearing
+ * and tables ~7%), building the 9 permuted tables (ix_permute_sort 24%, insertion sorts
+ * 4%, directories 3.5%), realloc copies of the document arrays (memmove 6%), the record
+ * sort and merge of the compaction (9%), the per-document expansion (5%), the runs scan
+ * (3.5%) and a table-0 lookup per candidate (ix_main_find 2.3%). Faulting fresh memory
+ * one page at a time is the dearest thing on this machine: 512 MiB take 4.6-5.4 s touched
+ * page by page, 0.3-0.5 s prefaulted in one call (then 1.0 s to fill). What changed:
+ * tables beyond 0 are never stored for all pairs of a fresh index (one buffer, streamed,
+ * below), a table's bucket is split once more by a counting pass and checked without
+ * sorting it, the compaction sorts two arrays in a parallel scatter, candidates' positions
+ * are looked up in prefetched batches, document pairs come from one sort of the distinct
+ * pairs crossed with their lists, the document arrays grow by mremap, and large blocks are
+ * prefaulted (index.c, "memory"). After: 2.0-3.5 CPU s a run at load 7-20 (the spread is
+ * the neighbours'); the table passes (count, scatter, sub-bucket check: ~45%) and the
+ * compaction (~10%) are what is left, each split between both threads.
  */
 #include "dedup/index_int.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define IX_THREADS_MAX_PAIRS 16u /* = IX_THREADS_MAX of index.c */
 
 struct pairs_job {
     const struct dedup_index *idx;
@@ -82,6 +102,339 @@ IX_HOT static void pairs_table(void *arg, unsigned t)
     }
 }
 
+/* ---- all pairs of a lazy index: each table streamed through one buffer ----
+ *
+ * HOW IT WORKS. After the first compaction of a fresh index only table 0 (the sorted
+ * distinct fingerprints) exists; all pairs needs each other table only long enough to scan
+ * its runs, so table t is built into one buffer shared by the threads and scanned bucket by
+ * bucket while the bucket is still in cache, then the buffer takes the next table: n * 8
+ * bytes in all instead of (tables - 1) * n * 8, and every page of it is touched once. The
+ * phases of each table are split between the threads of a team: (1) each counts the top
+ * STREAM_BITS bits of the permuted values of its share of table 0 (one shift: the top
+ * bits are the start of the first key block), (2) after a barrier, scatters its share
+ * into its own slice of every bucket, (3) after a barrier, sorts the buckets (every other
+ * one: a few thousand entries each, in cache) and scans each bucket's runs of equal key
+ * (the key is at least STREAM_BITS long, so a run never crosses a bucket). A pair found in
+ * table t > 0 is kept as its two fingerprints; they are mapped to positions in table 0 at
+ * the end, in batches whose directory and table reads are prefetched (a lookup per pair
+ * while scanning would be two cache misses each). */
+#define STREAM_BITS_MAX 10u
+
+struct stream_out {
+    uint64_t *pos; /* position pairs lo << 32 | hi (table 0) */
+    size_t npos, cappos;
+    uint64_t *val; /* fingerprint pairs x, y (tables > 0) */
+    size_t nval, capval;
+    enum dedup_code rc;
+};
+
+struct stream_job {
+    const struct dedup_index *idx;
+    unsigned k;
+    uint64_t *buf;
+    size_t end[1u << STREAM_BITS_MAX];
+    size_t cnt[IX_THREADS_MAX_PAIRS][1u << STREAM_BITS_MAX];
+    struct stream_out out[IX_THREADS_MAX_PAIRS];
+};
+
+static int grow_u64(uint64_t **v, size_t *cap, size_t need, enum dedup_code *rc)
+{
+    if (need <= *cap)
+        return 0;
+    if (need > 2 * DEDUP_PAIRS_MAX_DISTINCT) {
+        *rc = DEDUP_ETOOLARGE;
+        return -1;
+    }
+    size_t nc = *cap ? *cap * 2 : 1024;
+    while (nc < need)
+        nc *= 2;
+    uint64_t *nv = realloc(*v, nc * sizeof *nv);
+    if (!nv) {
+        *rc = DEDUP_ENOMEM;
+        return -1;
+    }
+    *v = nv;
+    *cap = nc;
+    return 0;
+}
+
+/* The pairs within k among the runs of equal key of a[0..m) (sorted, table t, a[0] at
+ * position base of table 0 when t == 0). */
+IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned k,
+                             const uint64_t *a, size_t m, size_t base, struct stream_out *o)
+{
+    const struct ix_perm *p = &idx->perm[t];
+    unsigned kb = p->key_bits;
+    for (size_t i = 0; i < m && o->rc == DEDUP_OK;) {
+        uint64_t key = ix_top(a[i], kb);
+        size_t e = i + 1;
+        while (e < m && ix_top(a[e], kb) == key)
+            e++;
+        for (size_t x = i; x + 1 < e; x++) {
+            for (size_t y = x + 1; y < e; y++) {
+                uint64_t d = a[x] ^ a[y];
+                if ((unsigned)__builtin_popcountll(d) > k)
+                    continue;
+                if (ix_first_table(idx, t ? ix_unpermute(p, d) : d) != t)
+                    continue;
+                if (t == 0) {
+                    if (grow_u64(&o->pos, &o->cappos, o->npos + 1, &o->rc) != 0)
+                        return;
+                    o->pos[o->npos++] = (uint64_t)(base + x) << 32 | (base + y);
+                } else {
+                    if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
+                        return;
+                    o->val[o->nval++] = ix_unpermute(p, a[x]);
+                    o->val[o->nval++] = ix_unpermute(p, a[y]);
+                }
+            }
+        }
+        i = e;
+    }
+}
+
+/* One bucket of table t > 0 (entries sharing their top 64 - shift bits, the key being
+ * longer): instead of sorting it, one counting scatter on the next w key bits into scr
+ * makes sub-buckets of about one entry each, and the pairs are the entries of a sub-bucket
+ * with equal keys; a sub-bucket larger than SUB_SORT (many entries sharing those bits) is
+ * sorted and scanned by runs, so no input makes the check quadratic in a large group of
+ * different keys. */
+#define SUB_SORT 24u
+#define SUB_BITS_MAX 13u
+
+IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsigned k,
+                                 uint64_t *a, size_t m, unsigned shift, uint64_t *scr,
+                                 struct stream_out *o)
+{
+    const struct ix_perm *p = &idx->perm[t];
+    unsigned kb = p->key_bits, w = 1;
+    while (w < SUB_BITS_MAX && ((size_t)1 << (w + 1)) <= m)
+        w++;
+    if (64 - shift + w > kb)
+        w = kb > 64 - shift ? kb - (64 - shift) : 0;
+    if (!scr || w == 0) {
+        ix_sort_bucket(a, m, shift, scr);
+        scan_runs(idx, t, k, a, m, 0, o);
+        return;
+    }
+    unsigned sh2 = shift - w;
+    size_t mask = ((size_t)1 << w) - 1;
+    uint32_t c2[(1u << SUB_BITS_MAX) + 1];
+    memset(c2, 0, sizeof(uint32_t) * (mask + 2));
+    for (size_t i = 0; i < m; i++)
+        c2[((a[i] >> sh2) & mask) + 1]++;
+    for (size_t d = 1; d <= mask + 1; d++)
+        c2[d] += c2[d - 1];
+    for (size_t i = 0; i < m; i++)
+        scr[c2[(a[i] >> sh2) & mask]++] = a[i];
+    size_t l2 = 0;
+    unsigned keyshift = 64 - kb;
+    for (size_t d = 0; d <= mask && o->rc == DEDUP_OK; d++) {
+        size_t e2 = c2[d], n2 = e2 - l2;
+        const uint64_t *s = scr + l2;
+        if (n2 > SUB_SORT) {
+            ix_sort_u64_below(scr + l2, n2, sh2);
+            scan_runs(idx, t, k, s, n2, 0, o);
+        } else {
+            for (size_t x = 0; x + 1 < n2; x++) {
+                for (size_t y = x + 1; y < n2; y++) {
+                    uint64_t dd = s[x] ^ s[y];
+                    if ((dd >> keyshift) != 0 || (unsigned)__builtin_popcountll(dd) > k)
+                        continue;
+                    if (ix_first_table(idx, ix_unpermute(p, dd)) != t)
+                        continue;
+                    if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
+                        return;
+                    o->val[o->nval++] = ix_unpermute(p, s[x]);
+                    o->val[o->nval++] = ix_unpermute(p, s[y]);
+                }
+            }
+        }
+        l2 = e2;
+    }
+}
+
+static unsigned stream_bits(const struct ix_perm *p, uint32_t n)
+{
+    unsigned lg = 0, d;
+    while (lg < 31 && ((uint64_t)1 << (lg + 1)) <= n)
+        lg++;
+    d = lg > 12 ? lg - 12 : 1; /* about 4096 entries a bucket */
+    if (d > STREAM_BITS_MAX)
+        d = STREAM_BITS_MAX;
+    if (d > p->key_bits)
+        d = p->key_bits;
+    return d;
+}
+
+static void stream_run(void *arg, unsigned tid, struct ix_team *team)
+{
+    struct stream_job *j = arg;
+    const struct dedup_index *idx = j->idx;
+    struct stream_out *o = &j->out[tid];
+    unsigned nt = ix_team_size(team);
+    const uint64_t *v0 = idx->tab[0];
+    uint32_t n = idx->nmain;
+    size_t lo = (size_t)n * tid / nt, hi = (size_t)n * (tid + 1) / nt;
+    uint64_t *scr = NULL;
+    size_t capscr = 0;
+
+    /* table 0 is sorted already: each thread scans its share, cut at run starts */
+    {
+        unsigned kb = idx->perm[0].key_bits;
+        size_t a = lo, b = hi;
+        while (a > 0 && a < n && ix_top(v0[a], kb) == ix_top(v0[a - 1], kb))
+            a++;
+        while (b > 0 && b < n && ix_top(v0[b], kb) == ix_top(v0[b - 1], kb))
+            b++;
+        if (a < b)
+            scan_runs(idx, 0, j->k, v0 + a, b - a, a, o);
+    }
+    for (unsigned t = 1; t < idx->ntables; t++) {
+        const struct ix_perm *p = &idx->perm[t];
+        unsigned bits = stream_bits(p, n), shift = 64 - bits;
+        size_t nb = (size_t)1 << bits, off[1u << STREAM_BITS_MAX];
+        size_t *c = j->cnt[tid];
+        memset(c, 0, nb * sizeof *c);
+        for (size_t i = lo; i < hi; i++)
+            c[ix_perm_top(p, v0[i], bits)]++;
+        ix_team_sync(team);
+        size_t acc = 0, maxb = 0;
+        for (size_t b = 0; b < nb; b++) {
+            size_t start = acc;
+            for (unsigned u = 0; u < nt; u++) {
+                if (u == tid)
+                    off[b] = acc;
+                acc += j->cnt[u][b];
+            }
+            if (acc - start > maxb)
+                maxb = acc - start;
+            if (tid == 0)
+                j->end[b] = acc;
+        }
+        for (size_t i = lo; i < hi; i++) {
+            uint64_t x = ix_permute(p, v0[i]);
+            j->buf[off[x >> shift]++] = x;
+        }
+        ix_team_sync(team);
+        if (maxb > capscr) {
+            free(scr);
+            capscr = maxb;
+            scr = malloc(capscr * sizeof *scr); /* NULL: the in-place sort */
+            if (!scr)
+                capscr = 0;
+        }
+        for (size_t b = tid; b < nb; b += nt) {
+            size_t s = b ? j->end[b - 1] : 0, m = j->end[b] - s;
+            if (m < 2)
+                continue;
+            if (o->rc == DEDUP_OK)
+                stream_bucket(idx, t, j->k, j->buf + s, m, shift, scr, o);
+        }
+    }
+    free(scr);
+}
+
+/* out[i] = position of fp[i] in table 0 (IX_NONE when absent), in batches with the
+ * directory and table reads prefetched. */
+static void find_positions(const struct dedup_index *idx, const uint64_t *fp, size_t m,
+                           uint32_t *out)
+{
+    enum { BATCH = 64 };
+    const uint32_t *dir = idx->dir[0];
+    const uint64_t *v = idx->tab[0];
+    unsigned bits = idx->dir_bits;
+    for (size_t s = 0; s < m; s += BATCH) {
+        size_t e = s + BATCH < m ? s + BATCH : m;
+        for (size_t i = s; i < e; i++)
+            __builtin_prefetch(&dir[ix_top(fp[i], bits)]);
+        for (size_t i = s; i < e; i++)
+            __builtin_prefetch(&v[dir[ix_top(fp[i], bits)]]);
+        for (size_t i = s; i < e; i++) {
+            uint64_t b = ix_top(fp[i], bits);
+            uint32_t l = dir[b], h = dir[b + 1];
+            while (l < h) {
+                uint32_t mid = l + (h - l) / 2;
+                if (v[mid] < fp[i])
+                    l = mid + 1;
+                else
+                    h = mid;
+            }
+            out[i] = l < dir[b + 1] && v[l] == fp[i] ? l : IX_NONE;
+        }
+    }
+}
+
+static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
+                                    uint64_t **pairs, size_t *npairs)
+{
+    enum dedup_code rc = DEDUP_ENOMEM;
+    uint64_t *all = NULL;
+    uint32_t *posv = NULL;
+    struct stream_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return DEDUP_ENOMEM;
+    j->idx = idx;
+    j->k = k;
+    if (threads > IX_THREADS_MAX_PAIRS)
+        threads = IX_THREADS_MAX_PAIRS;
+    if (idx->nmain < 65536)
+        threads = 1;
+    j->buf = idx->ntables > 1 ? ix_big_alloc((size_t)idx->nmain * sizeof *j->buf) : NULL;
+    if (idx->ntables > 1 && !j->buf)
+        goto done;
+    unsigned ran = ix_team_run(threads, stream_run, j);
+    free(j->buf);
+    j->buf = NULL;
+    size_t total = 0, nval = 0;
+    rc = DEDUP_OK;
+    for (unsigned u = 0; u < ran; u++) {
+        if (j->out[u].rc != DEDUP_OK && rc == DEDUP_OK)
+            rc = j->out[u].rc;
+        total += j->out[u].npos + j->out[u].nval / 2;
+        nval += j->out[u].nval;
+    }
+    if (rc == DEDUP_OK && total > DEDUP_PAIRS_MAX_DISTINCT)
+        rc = DEDUP_ETOOLARGE;
+    if (rc != DEDUP_OK)
+        goto done;
+    rc = DEDUP_ENOMEM;
+    all = malloc((total ? total : 1) * sizeof *all);
+    posv = malloc((nval ? nval : 1) * sizeof *posv);
+    if (!all || !posv)
+        goto done;
+    size_t o = 0;
+    for (unsigned u = 0; u < ran; u++) {
+        struct stream_out *so = &j->out[u];
+        if (so->npos)
+            memcpy(all + o, so->pos, so->npos * sizeof *all);
+        o += so->npos;
+        find_positions(idx, so->val, so->nval, posv);
+        for (size_t i = 0; i + 1 < so->nval; i += 2) {
+            uint32_t px = posv[i], py = posv[i + 1];
+            if (px == IX_NONE || py == IX_NONE || px == py)
+                continue;
+            uint32_t a = px < py ? px : py, b = px < py ? py : px;
+            all[o++] = (uint64_t)a << 32 | b;
+        }
+    }
+    ix_sort_u64(all, o);
+    *pairs = all;
+    *npairs = o;
+    all = NULL;
+    rc = DEDUP_OK;
+done:
+    for (unsigned u = 0; u < IX_THREADS_MAX_PAIRS; u++) {
+        free(j->out[u].pos);
+        free(j->out[u].val);
+    }
+    free(j->buf);
+    free(j);
+    free(all);
+    free(posv);
+    return rc;
+}
+
 enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                   uint64_t **pairs, size_t *npairs)
 {
@@ -92,9 +445,17 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
     *npairs = 0;
     if (k > idx->design.k)
         return DEDUP_EINVAL;
+    /* a fresh index: build table 0 only and stream the others (stream_pairs) */
+    if (!idx->nmain && !idx->ndelta && idx->ndocs > idx->absorbed)
+        idx->lazy = true;
     rc = ix_compact(idx, threads);
-    if (rc != DEDUP_OK)
+    if (rc != DEDUP_OK) {
+        if (!idx->nmain)
+            idx->lazy = false;
         return rc;
+    }
+    if (idx->lazy)
+        return stream_pairs(idx, k, threads, pairs, npairs);
     memset(&j, 0, sizeof j);
     j.idx = idx;
     j.k = k;
@@ -317,6 +678,81 @@ static int expand_all(const struct expand *e, unsigned threads, dedup_pair_fn fn
     return run.oom ? 0 : r;
 }
 
+/* The document pairs straight from the distinct pairs when there are few enough of them
+ * (at most EXPAND_DIRECT_MAX, 8 bytes each): each distinct pair crossed with its two
+ * document lists, each fingerprint with several documents paired within its list, then
+ * one sort of the packed (a, b). Far cheaper than the per-document expansion below, which
+ * visits every document and follows lists at random, but its memory grows with the
+ * pairs: past the cap (a few huge groups of identical pages) the expansion takes over.
+ * Returns 1 when it did the work (*r: fn's value), 0 to fall back, -1 out of memory. */
+#define EXPAND_DIRECT_MAX ((uint64_t)1 << 24)
+
+static uint64_t list_len(const struct dedup_index *idx, uint32_t pos, uint64_t cap)
+{
+    if (idx->head[pos] == idx->tail[pos])
+        return 1;
+    uint64_t n = 0;
+    for (uint32_t d = idx->head[pos]; d != IX_NONE && n <= cap; d = idx->doc_next[d])
+        n++;
+    return n;
+}
+
+static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
+                         uint32_t min_b, dedup_pair_fn fn, void *userdata, int *r)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < npairs && total <= EXPAND_DIRECT_MAX; i++)
+        total += list_len(idx, (uint32_t)(pairs[i] >> 32), EXPAND_DIRECT_MAX) *
+                 list_len(idx, (uint32_t)pairs[i], EXPAND_DIRECT_MAX);
+    for (uint32_t i = 0; i < idx->nmain && total <= EXPAND_DIRECT_MAX; i++) {
+        if (idx->head[i] == idx->tail[i])
+            continue;
+        uint64_t l = list_len(idx, i, EXPAND_DIRECT_MAX);
+        total += l * (l - 1) / 2;
+    }
+    if (total > EXPAND_DIRECT_MAX)
+        return 0;
+    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < npairs; i++) {
+        uint32_t x = (uint32_t)(pairs[i] >> 32), y = (uint32_t)pairs[i];
+        for (uint32_t a = idx->head[x]; a != IX_NONE; a = idx->doc_next[a])
+            for (uint32_t b = idx->head[y]; b != IX_NONE; b = idx->doc_next[b]) {
+                uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+                if (hi >= min_b)
+                    v[o++] = (uint64_t)lo << 32 | hi;
+            }
+    }
+    for (uint32_t i = 0; i < idx->nmain; i++) {
+        if (idx->head[i] == idx->tail[i])
+            continue;
+        /* a list is in document order: a before every later b */
+        for (uint32_t a = idx->head[i]; a != IX_NONE; a = idx->doc_next[a])
+            for (uint32_t b = idx->doc_next[a]; b != IX_NONE; b = idx->doc_next[b])
+                if (b >= min_b)
+                    v[o++] = (uint64_t)a << 32 | b;
+    }
+    ix_sort_u64(v, o);
+    *r = 0;
+    for (size_t i = 0; i < o && *r == 0; i++) {
+        /* b is a random document: its fingerprint, id offset and id bytes (which the
+         * callback reads to print it) are fetched ahead, the offset first */
+        if (i + 16 < o)
+            __builtin_prefetch(&idx->id_off[(uint32_t)v[i + 16]]);
+        if (i + 8 < o) {
+            uint32_t bb = (uint32_t)v[i + 8];
+            __builtin_prefetch(&idx->doc_fp[bb]);
+            __builtin_prefetch(idx->id_bytes + idx->id_off[bb]);
+        }
+        uint32_t a = (uint32_t)(v[i] >> 32), b = (uint32_t)v[i];
+        *r = fn(userdata, a, b, dedup_distance(idx->doc_fp[a], idx->doc_fp[b]));
+    }
+    free(v);
+    return 1;
+}
+
 enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                   uint32_t min_b, dedup_pair_fn fn, void *userdata,
                                   int *stopped)
@@ -329,6 +765,15 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
     if (rc != DEDUP_OK)
         return rc;
+    int fr = 0, done_direct = expand_direct(idx, pairs, npairs, min_b, fn, userdata, &fr);
+    if (done_direct != 0) {
+        free(pairs);
+        if (done_direct < 0)
+            return DEDUP_ENOMEM;
+        if (fr && stopped)
+            *stopped = fr;
+        return DEDUP_OK;
+    }
     rc = DEDUP_ENOMEM;
     uint32_t n = idx->nmain;
     off = calloc((size_t)n + 1, sizeof *off);

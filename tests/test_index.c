@@ -337,17 +337,130 @@ static void test_index_identical_fingerprints(void)
     free(v);
 }
 
-/* More pairs than the second expansion thread may buffer (2^20): the rest is expanded
+/* More document pairs than the direct expansion takes (2^24), so the per-document
+ * expansion runs, and more than its second thread may buffer (2^20): the rest is expanded
  * after the replay, and the order and count stay exact. */
 static void test_index_pairs_buffer_overflow(void)
 {
     rng_state = 13;
-    size_t n = 5000; /* the upper half has ~1.75M pairs of near-identical documents */
+    size_t n = 8000; /* 6000 near-identical documents: 18M pairs, 4.5M in the upper half */
     uint64_t *v = malloc(n * sizeof *v);
     for (size_t i = 0; i < n; i++)
         v[i] = i % 4 == 0 ? rnd() : 0x0123456789abcdefull ^ (i % 8 == 1 ? 1 : 0);
     struct dedup_index *idx = build(v, n, 3, 0);
     check_pairs(idx, v, n, 3, 2);
+    dedup_index_free(idx);
+    free(v);
+}
+
+/* All pairs of a fresh index above the threads' threshold (65,536 distinct): table 0
+ * only, the other tables streamed through one buffer by two threads (pairs.c
+ * stream_pairs), against the same documents paired over fully built tables (a query
+ * first builds them), list for list; then a query on the streamed index builds its tables
+ * (ix_tables_ready) and answers as brute force does; 600,000 documents also take the
+ * document arrays past the size where they become mappings grown by mremap. */
+struct pair_list {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+static int list_cb(void *ud, uint32_t a, uint32_t b, unsigned distance)
+{
+    struct pair_list *l = ud;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 1024;
+        l->v = realloc(l->v, l->cap * sizeof *l->v);
+    }
+    l->v[l->n++] = (uint64_t)a << 36 | (uint64_t)b << 4 | distance;
+    return 0;
+}
+
+static void test_index_pairs_streamed_threads(void)
+{
+    rng_state = 21;
+    size_t n = 600000;
+    uint64_t *v = make_set(n, 3);
+    for (unsigned k = 3; k <= 3; k++) {
+        struct dedup_design d;
+        struct dedup_index *a, *b;
+        CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, n, 10, &d), DEDUP_OK);
+        CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &a), DEDUP_OK);
+        CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &b), DEDUP_OK);
+        for (size_t i = 0; i < n; i++) {
+            CU_ASSERT_EQUAL_FATAL(dedup_index_add(a, v[i], "", 0, NULL), DEDUP_OK);
+            CU_ASSERT_EQUAL_FATAL(dedup_index_add(b, v[i], "", 0, NULL), DEDUP_OK);
+        }
+        struct dedup_matches m = {0};
+        CU_ASSERT_EQUAL(dedup_index_query(b, v[0], 3, &m), DEDUP_OK); /* builds b's tables */
+        CU_ASSERT(!b->lazy);
+        struct pair_list la = {0}, lb = {0};
+        CU_ASSERT_EQUAL(dedup_index_pairs(a, k, 2, 0, list_cb, &la, NULL), DEDUP_OK);
+        CU_ASSERT(a->lazy); /* streamed: only table 0 was built */
+        CU_ASSERT_EQUAL(dedup_index_pairs(b, k, 1, 0, list_cb, &lb, NULL), DEDUP_OK);
+        CU_ASSERT(la.n > 40000);
+        CU_ASSERT_EQUAL(la.n, lb.n);
+        CU_ASSERT(la.n == lb.n && memcmp(la.v, lb.v, la.n * sizeof *la.v) == 0);
+        int bad = 0;
+        for (size_t i = 0; i + 1 < la.n; i++)
+            bad += la.v[i] >= la.v[i + 1]; /* (a, b) strictly increasing */
+        CU_ASSERT_EQUAL(bad, 0);
+        for (int q = 0; q < 20; q++)
+            bad += check_query(a, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT(!a->lazy);
+        dedup_matches_release(&m);
+        free(la.v);
+        free(lb.v);
+        dedup_index_free(a);
+        dedup_index_free(b);
+    }
+    free(v);
+}
+
+/* Lists read straight into an index (cmd_pairs): the design set once the count is known,
+ * and the later documents of a repeated id dropped while still pending. */
+static void test_index_set_design_and_drop(void)
+{
+    rng_state = 23;
+    size_t n = 4000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_design d0, d10;
+    struct dedup_index *idx;
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, 0, 0, &d0), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, n, 10, &d10), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d0, &idx), DEDUP_OK);
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        int len = snprintf(id, sizeof id, "doc%zu", i);
+        CU_ASSERT_EQUAL_FATAL(dedup_index_add(idx, v[i], id, (size_t)len, NULL), DEDUP_OK);
+    }
+    CU_ASSERT_EQUAL(dedup_index_set_design(idx, &d10), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_design(idx)->tables, 10);
+    /* drop three documents: the others move down, ids and fingerprints with them */
+    uint32_t drop[3] = {2, 1000, (uint32_t)n - 1}, bad[2] = {5, 5};
+    CU_ASSERT_EQUAL(dedup_index_drop_pending(idx, bad, 2), DEDUP_EINVAL); /* not ascending */
+    CU_ASSERT_EQUAL(dedup_index_drop_pending(idx, drop, 3), DEDUP_OK);
+    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), n - 3);
+    uint64_t *w = malloc(n * sizeof *w);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (i != 2 && i != 1000 && i != n - 1)
+            w[m++] = v[i];
+    size_t len;
+    CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 2, &len), "doc3");
+    CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 999, &len), "doc1001");
+    CU_ASSERT_EQUAL(len, 7);
+    CU_ASSERT_EQUAL(dedup_index_fingerprint(idx, 999), v[1001]);
+    check_pairs(idx, w, m, 3, 2);
+    /* past the first absorb neither is allowed */
+    CU_ASSERT_EQUAL(dedup_index_set_design(idx, &d0), DEDUP_EINVAL);
+    uint32_t one = 0;
+    CU_ASSERT_EQUAL(dedup_index_drop_pending(idx, &one, 1), DEDUP_EINVAL);
+    int badq = 0;
+    for (int q = 0; q < 50; q++)
+        badq += check_query(idx, w, m, flip_bits(w[rnd() % m], (unsigned)(rnd() % 5)), 3);
+    CU_ASSERT_EQUAL(badq, 0);
+    free(w);
     dedup_index_free(idx);
     free(v);
 }
@@ -593,6 +706,8 @@ void test_index_register(void)
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
+    CU_add_test(s, "test_index_pairs_streamed_threads", test_index_pairs_streamed_threads);
+    CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
     CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);

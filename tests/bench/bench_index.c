@@ -13,6 +13,10 @@
  *   brute force over 50K fingerprints (all n^2/2 distances).
  * Every figure is the median of --runs runs (default 5). Usage: bench_index [--runs N]
  * [--big N] (the large size, default 10000000).
+ * bench_index --peer-list FILE: the peer as a whole process on a `HEX ID` list (the input
+ * of `simcrawl pairs --fingerprints FILE`): reads the hex values line by line with fgets and
+ * strtoull, as simhash-cpp's simhash-find-all reads its input, runs find_all at k = 3 and
+ * prints the number of distinct-value pairs (tests/bench/run.sh times it beside pairs).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +54,22 @@ static uint64_t *gen(size_t n, uint64_t seed)
         }
     }
     return v;
+}
+
+static double bench_min(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] < m ? v[i] : m;
+    return m;
+}
+
+static double bench_max(const double *v, int n)
+{
+    double m = v[0];
+    for (int i = 1; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
 }
 
 static double cpu_now(void)
@@ -90,8 +110,7 @@ static double run_pairs(const uint64_t *v, size_t n, unsigned tables, unsigned t
     double t0 = bench_now();
     struct dedup_index *idx = build(v, n, tables);
     uint64_t c = 0;
-    if (ix_compact(idx, threads) != DEDUP_OK ||
-        dedup_index_pairs(idx, 3, threads, 0, count_pair, &c, NULL) != DEDUP_OK)
+    if (dedup_index_pairs(idx, 3, threads, 0, count_pair, &c, NULL) != DEDUP_OK)
         exit(2);
     double t = bench_now() - t0;
     last_cpu = cpu_now() - c0;
@@ -205,9 +224,42 @@ IX_HOT static uint64_t brute(const uint64_t *v, size_t n, unsigned k)
     return c;
 }
 
+static int peer_list(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        perror(path);
+        return 2;
+    }
+    size_t n = 0, cap = 1 << 20;
+    uint64_t *v = malloc(cap * sizeof *v);
+    char line[65600];
+    while (v && fgets(line, sizeof line, f)) {
+        char *end;
+        uint64_t x = strtoull(line, &end, 16);
+        if (end == line)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            v = realloc(v, cap * sizeof *v);
+            if (!v)
+                break;
+        }
+        v[n++] = x;
+    }
+    fclose(f);
+    if (!v)
+        return 2;
+    printf("%llu\n", (unsigned long long)moz_find_all(v, n, 3));
+    free(v);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 5;
+    if (argc == 3 && strcmp(argv[1], "--peer-list") == 0)
+        return peer_list(argv[2]);
     size_t big = 10000000, m1 = 1000000;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--runs") == 0)
@@ -230,48 +282,58 @@ int main(int argc, char **argv)
     }
     if (runs < 1 || runs > 99)
         runs = 5;
-    double t[100];
+    double t[100], cpu[100];
     uint64_t pairs = 0;
     struct dedup_index_stats st;
     uint64_t *v1 = gen(m1, 42);
 
     printf("%-58s %10s %12s\n", "benchmark (median of runs)", "seconds", "result");
-    double cpu[100];
-    for (unsigned th = 1; th <= 2; th++) {
-        for (int r = 0; r < runs; r++) {
-            t[r] = run_pairs(v1, m1, 0, th, &pairs, r ? NULL : &st);
-            cpu[r] = last_cpu;
-        }
-        printf("all pairs k=3, 1M, auto design (%u tables), %u thread%s %*s %10.3f %9llu pairs"
-               " (cpu %.3f s)\n",
-               st.tables, th, th > 1 ? "s" : " ", 8, "", bench_median(t, runs),
-               (unsigned long long)pairs, bench_median(cpu, runs));
-    }
-    double ours1 = 0;
-    {
-        for (int r = 0; r < runs; r++) {
-            t[r] = run_pairs(v1, m1, 10, 1, &pairs, NULL);
-            cpu[r] = last_cpu;
-        }
-        ours1 = bench_median(cpu, runs);
-        printf("all pairs k=3, 1M, 10 tables, 1 thread %19s %10.3f %9llu pairs (cpu %.3f s)\n",
-               "", bench_median(t, runs), (unsigned long long)pairs, ours1);
-    }
-    double peer[100];
-    uint64_t mozpairs = 0;
-    double peer_wall[100];
+    /* alternating rounds: ours (auto design, 1 and 2 threads; 10 tables, 1 thread) and the
+     * peer, one of each per round, so a busy machine weighs on all alike; the ratios are
+     * per round (ours / peer), median and range */
+    double w_auto1[100], c_auto1[100], w_auto2[100], c_auto2[100], w_t10[100], c_t10[100];
+    double peer_wall[100], peer[100], r_auto[100], r_t10[100], r_auto_w[100];
+    uint64_t mozpairs = 0, pairs10 = 0;
+    unsigned auto_tables = 0;
     for (int r = 0; r < runs; r++) {
+        w_auto1[r] = run_pairs(v1, m1, 0, 1, &pairs, r ? NULL : &st);
+        c_auto1[r] = last_cpu;
+        if (!r)
+            auto_tables = st.tables;
+        w_auto2[r] = run_pairs(v1, m1, 0, 2, &pairs, NULL);
+        c_auto2[r] = last_cpu;
+        w_t10[r] = run_pairs(v1, m1, 10, 1, &pairs10, NULL);
+        c_t10[r] = last_cpu;
         double t0 = bench_now(), c0 = cpu_now();
         mozpairs = moz_find_all(v1, m1, 3);
         peer_wall[r] = bench_now() - t0;
         peer[r] = cpu_now() - c0;
+        r_auto[r] = c_auto1[r] / peer[r];
+        r_auto_w[r] = w_auto1[r] / peer_wall[r];
+        r_t10[r] = c_t10[r] / peer[r];
     }
-    double peer_med = bench_median(peer, runs);
-    printf("peer: Moz find_all algorithm, 1M, 10 tables, 1 thread %4s %10.3f %9llu pairs*"
+#define RANGE(v) bench_min(v, runs), bench_max(v, runs)
+    printf("all pairs k=3, 1M, auto design (%u tables), 1 thread %9s %10.3f %9llu pairs"
+           " (cpu %.3f s, %.3f-%.3f)\n",
+           auto_tables, "", bench_median(w_auto1, runs), (unsigned long long)pairs,
+           bench_median(c_auto1, runs), RANGE(c_auto1));
+    printf("all pairs k=3, 1M, auto design (%u tables), 2 threads %8s %10.3f %9llu pairs"
            " (cpu %.3f s)\n",
-           "", bench_median(peer_wall, runs), (unsigned long long)mozpairs, peer_med);
+           auto_tables, "", bench_median(w_auto2, runs), (unsigned long long)pairs,
+           bench_median(c_auto2, runs));
+    printf("all pairs k=3, 1M, 10 tables, 1 thread %19s %10.3f %9llu pairs (cpu %.3f s, "
+           "%.3f-%.3f)\n",
+           "", bench_median(w_t10, runs), (unsigned long long)pairs10, bench_median(c_t10, runs),
+           RANGE(c_t10));
+    printf("peer: Moz find_all algorithm, 1M, 10 tables, 1 thread %4s %10.3f %9llu pairs*"
+           " (cpu %.3f s, %.3f-%.3f)\n",
+           "", bench_median(peer_wall, runs), (unsigned long long)mozpairs,
+           bench_median(peer, runs), RANGE(peer));
     printf("  (* distinct fingerprint pairs; ours counts document pairs, identical copies too)\n");
-    printf("  ratio peer / ours (10 tables, 1 thread, cpu): %.1fx\n", peer_med / ours1);
+    printf("  ours / peer, per round, cpu: auto design 1 thread %.3fx (%.3f-%.3f), wall %.3fx "
+           "(%.3f-%.3f); 10 tables 1 thread %.3fx (%.3f-%.3f)\n",
+           bench_median(r_auto, runs), RANGE(r_auto), bench_median(r_auto_w, runs),
+           RANGE(r_auto_w), bench_median(r_t10, runs), RANGE(r_t10));
 
     size_t nb = 50000;
     double t0 = cpu_now();
@@ -331,8 +393,9 @@ int main(int argc, char **argv)
             cpu[r] = last_cpu;
         }
         printf("all pairs k=3, auto design (%u tables), 2 threads %9s %10.3f %9llu pairs"
-               " (cpu %.3f s)\n",
-               st.tables, "", bench_median(t, runs), (unsigned long long)pairs, bench_median(cpu, runs));
+               " (wall %.3f-%.3f; cpu %.3f s)\n",
+               st.tables, "", bench_median(t, runs), (unsigned long long)pairs, RANGE(t),
+               bench_median(cpu, runs));
         printf("  table bytes per fingerprint %.2f, other bytes per document %.2f "
                "(ids empty here)\n",
                (double)st.table_bytes / (double)st.distinct,

@@ -177,30 +177,18 @@ fi
 if section index; then
 # bench_index: all pairs at k=3 (1M: 1 and 2 threads, 10M: 2 threads), each paper design
 # (4, 10, 16, 20 tables: pairs time, bytes/fp, candidates per probe, single-core queries on
-# 1M and 10M indexes), online query+add, the Moz find_all algorithm as the peer, brute
-# force; medians of 5. Then the command line on a 1M fingerprint list: pairs (text, jsonl),
-# index add, index stats, and 10,000 queries, medians of 5.
+# 1M and 10M indexes), online query+add, the Moz find_all algorithm as the peer (in
+# alternating rounds with ours, ratios per round), brute force; medians of 5. Then the
+# command line on 1M- and 10M-line fingerprint lists (tests/bench/fplist_gen.py) against
+# the peer as a whole process on the same list (bench_index --peer-list), in alternating
+# rounds (tests/bench/rounds.py: wall and peak RSS, median and range of 5), and index add,
+# index stats, 10,000 queries and pairs --from-index on the 1M index, medians of 5.
 make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_index" >/dev/null
 echo "== index =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BUILD/bench/bench_index" --runs 5
-python3 - "$BUILD/bench/fp1m.txt" "$BUILD/bench/fpq.txt" <<'PYEOF'
-import random, sys
-random.seed(42)
-v = []
-with open(sys.argv[1], 'w') as f:
-    for i in range(1000000):
-        if i and random.random() < 0.1:
-            x = v[random.randrange(i)]
-            for _ in range(random.randrange(4)):
-                x ^= 1 << random.randrange(64)
-        else:
-            x = random.getrandbits(64)
-        v.append(x)
-        f.write('%016x https://example.org/page/%d.html\n' % (x, i))
-with open(sys.argv[2], 'w') as f:
-    for i in range(10000):
-        f.write('%016x q%d\n' % (v[random.randrange(len(v))] ^ (1 << random.randrange(64)), i))
-PYEOF
+[ -s "$BUILD/bench/fp1m.txt" ] && [ -s "$BUILD/bench/fpq.txt" ] || python3 tests/bench/fplist_gen.py 1000000 "$BUILD/bench/fp1m.txt" "$BUILD/bench/fpq.txt"
+[ -s "$BUILD/bench/fp10m.txt" ] || python3 tests/bench/fplist_gen.py 10000000 "$BUILD/bench/fp10m.txt"
 med5() { # med5 LABEL COMMAND...: median wall seconds of 5 runs
     label=$1; shift
     for r in 1 2 3 4 5; do
@@ -209,13 +197,23 @@ med5() { # med5 LABEL COMMAND...: median wall seconds of 5 runs
     done | sort -n | sed -n 3p | awk -v l="$label" '{printf "%-52s %8.3f s\n", l, $1}'
 }
 S="$BUILD/simcrawl"
-med5 "simcrawl pairs --format text, 1M list" "$S" pairs --fingerprints "$BUILD/bench/fp1m.txt"
-med5 "simcrawl pairs --format jsonl, 1M list" "$S" pairs --format jsonl --fingerprints "$BUILD/bench/fp1m.txt"
+P="$BUILD/bench/bench_index --peer-list"
+echo "load average before the command-line rounds: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 tests/bench/rounds.py 5 \
+    "simcrawl pairs --format jsonl --fingerprints (1M lines)" "$S pairs --format jsonl --fingerprints $BUILD/bench/fp1m.txt" \
+    "peer: Moz find_all in C, whole process (1M lines)" "$P $BUILD/bench/fp1m.txt" \
+    "simcrawl pairs (text) --fingerprints (1M lines)" "$S pairs --fingerprints $BUILD/bench/fp1m.txt"
 "$S" pairs --format jsonl --fingerprints "$BUILD/bench/fp1m.txt" | wc -l | awk '{printf "  (%d pairs)\n", $1}'
+python3 tests/bench/rounds.py 5 \
+    "simcrawl pairs --format jsonl --fingerprints (10M lines)" "$S pairs --format jsonl --fingerprints $BUILD/bench/fp10m.txt" \
+    "peer: Moz find_all in C, whole process (10M lines)" "$P $BUILD/bench/fp10m.txt"
+"$S" pairs --format jsonl --fingerprints "$BUILD/bench/fp10m.txt" | wc -l | awk '{printf "  (%d pairs)\n", $1}'
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$BUILD/bench/fp1m.idx"
 med5 "simcrawl index add (new, 1M list)" sh -c "rm -f '$BUILD/bench/fp1m.idx'; '$S' index add '$BUILD/bench/fp1m.idx' --fingerprints '$BUILD/bench/fp1m.txt'"
 med5 "simcrawl index stats (1M)" "$S" index stats "$BUILD/bench/fp1m.idx"
 med5 "simcrawl query, 10,000 pages against the 1M index" "$S" query --index "$BUILD/bench/fp1m.idx" --fingerprints "$BUILD/bench/fpq.txt"
+med5 "simcrawl pairs --from-index (the 1M index)" "$S" pairs --from-index "$BUILD/bench/fp1m.idx"
 "$S" index stats "$BUILD/bench/fp1m.idx" | sed 's/^/  /'
 
 fi

@@ -135,6 +135,34 @@ expect_status 0 "pairs --index second" -- "$SIMCRAWL" pairs --index "$IX/p.idx" 
 printf '2\ta.html\tg.html\n1\tb.html\tg.html\n2\te <&> "x".html\tg.html\n' >"$IX/want"
 if cmp -s "$IX/want" "$TMP/out"; then ok; else bad "pairs --index output: $(cat "$TMP/out")"; fi
 
+# pairs --from-index: all pairs of a saved index's documents, the file only read
+expect_status 0 "pairs --from-index" -- "$SIMCRAWL" pairs --from-index "$IX/p.idx"
+printf '3\ta.html\tb.html\n0\ta.html\te <&> "x".html\n2\ta.html\tg.html\n3\tb.html\tc.html\n3\tb.html\te <&> "x".html\n1\tb.html\tg.html\n2\te <&> "x".html\tg.html\n' >"$IX/want"
+if cmp -s "$IX/want" "$TMP/out"; then ok; else bad "pairs --from-index output: $(cat "$TMP/out")"; fi
+cat "$IX/l.txt" "$IX/g.txt" >"$IX/lg.txt"
+"$SIMCRAWL" pairs --fingerprints "$IX/lg.txt" >"$IX/lg.out" 2>/dev/null
+if cmp -s "$IX/want" "$IX/lg.out"; then ok; else bad "--from-index differs from pairs of the same list"; fi
+cp "$IX/p.idx" "$IX/p.before"
+expect_status 0 "pairs --from-index=FILE --k 1 jsonl" -- "$SIMCRAWL" pairs --k 1 --format jsonl --from-index="$IX/p.idx"
+if [ "$(wc -l <"$TMP/out")" = 2 ]; then ok; else bad "--from-index --k 1: two pairs expected"; fi
+if cmp -s "$IX/p.idx" "$IX/p.before"; then ok; else bad "--from-index changed the file"; fi
+expect_status 1 "--from-index with an INPUT" -- "$SIMCRAWL" pairs --from-index "$IX/p.idx" --fingerprints "$IX/g.txt"
+expect_grep "takes no INPUT" "$TMP/err" "--from-index without inputs explained"
+expect_status 1 "--from-index without a value" -- "$SIMCRAWL" pairs --from-index
+expect_status 1 "--from-index above the index's k" -- "$SIMCRAWL" pairs --k 3 --from-index "$IX/k1.idx"
+expect_status 2 "--from-index missing file" -- "$SIMCRAWL" pairs --from-index "$IX/none.idx"
+expect_grep "none.idx" "$TMP/err" "missing index named"
+expect_status 2 "--from-index of a damaged file" -- "$SIMCRAWL" pairs --from-index "$IX/flip.idx"
+expect_grep "checksum" "$TMP/err" "damaged index explained"
+expect_status 0 "pairs --help names --from-index" -- "$SIMCRAWL" pairs --help
+expect_grep "from-index FILE" "$TMP/out" "--from-index in --help"
+# duplicate ids across two lists (the batch check): the later one named by list and line
+printf '# two\n\n0000000000000001 b.html\n0000000000000002 z.html\n' >"$IX/dup2.txt"
+expect_status 2 "duplicate id across lists" -- "$SIMCRAWL" pairs --fingerprints "$IX/l.txt" --fingerprints "$IX/dup2.txt"
+expect_grep "dup2.txt:3: duplicate id 'b.html'" "$TMP/err" "duplicate named by its list and line"
+expect_grep "^1	a.html	z.html$" "$TMP/out" "the list after the duplicate still compared"
+if grep -q "	b.html	b.html" "$TMP/out"; then bad "duplicate document kept"; else ok; fi
+
 # HTML inputs: a directory walked in sorted order, identical pages are pairs at distance 0
 page() {
     printf '<html><head><title>%s</title></head><body><main><p>%s</p></main></body></html>\n' "$1" "$2"

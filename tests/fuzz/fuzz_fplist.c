@@ -3,6 +3,8 @@
  * pairs, clusters, query and index). The input is fed whole and then again in chunks cut
  * at bytes taken from the input itself, and both runs must see the same entries and the
  * same malformed lines: the line assembly across chunk borders must not change anything.
+ * A third run feeds a writable copy in chunks to dedup_fplist_feed_inplace() (whole lines
+ * parsed where they lie, cut ones through the buffer): the same again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +60,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     (void)dedup_fplist_finish(p, entry, error, &parts);
     dedup_fplist_free(p);
     if (whole.sum != parts.sum || whole.entries != parts.entries || whole.errors != parts.errors)
+        abort();
+    struct tally inplace = {0};
+    char *copy = malloc(size ? size : 1);
+    p = dedup_fplist_new();
+    if (!p || !copy) {
+        free(copy);
+        dedup_fplist_free(p);
+        return 0;
+    }
+    if (size)
+        memcpy(copy, data, size);
+    off = 0;
+    step = size ? (size_t)data[size - 1] % 97 + 1 : 1;
+    while (off < size) {
+        size_t n = step < size - off ? step : size - off;
+        (void)dedup_fplist_feed_inplace(p, copy + off, n, entry, error, &inplace);
+        off += n;
+        step = (size_t)data[(off * 7) % size] % 89 + 1;
+    }
+    (void)dedup_fplist_finish(p, entry, error, &inplace);
+    dedup_fplist_free(p);
+    free(copy);
+    if (whole.sum != inplace.sum || whole.entries != inplace.entries ||
+        whole.errors != inplace.errors)
         abort();
     return 0;
 }
