@@ -1040,6 +1040,8 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "content_type", jstr(r->content_type));
     if (r->size >= 0)
         json_object_set_new(o, "size", json_integer(r->size));
+    if (r->referrer)
+        json_object_set_new(o, "referrer", jstr(r->referrer));
     json_object_set_new(o, "depth", json_integer(r->depth));
     json_object_set_new(o, "decision", json_string(crawl_decision_name(r->decision)));
     if (r->has_fingerprint) {
@@ -1596,6 +1598,10 @@ int cmd_crawl(int argc, char **argv)
             goto done;
         }
         crawl_state_set_crash_hook(run.state, dedup_crash_point);
+        if (crawl_state_migrated_from(run.state))
+            cli_error(CMD, "%s: state of schema %d brought to the current schema (the URLs "
+                           "it had queued are logged without their referrer)",
+                      o.state, crawl_state_migrated_from(run.state));
         run.durable = o.durable;
         if (state_check(&run, &o, &resuming, &status) != 0)
             goto done;
@@ -1683,6 +1689,9 @@ int cmd_crawl(int argc, char **argv)
         const struct crawl_stats *rs = crawl_get_stats(c);
         cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.state,
                   (unsigned long long)rs->fetched);
+        if (crawl_state_requeued(run.state) > 0)
+            cli_error(CMD, "%lld URLs in flight when the last run ended are queued again",
+                      (long long)crawl_state_requeued(run.state));
     }
     size_t good = 0;
     for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {

@@ -421,7 +421,7 @@ static void job_free(struct job *j)
 {
     if (!j)
         return;
-    free(j->item.url);
+    crawl_item_release(&j->item);
     crawl_response_free(j->resp);
     verdict_release(&j->verdict);
     free(j);
@@ -821,6 +821,10 @@ static void maybe_commit(struct crawl *c, double now, int force)
                                    isfinite(na) ? wall + (na - now) : 0);
         hi->dirty = 0;
     }
+    /* when this group ends (wall clock, microseconds): a transfer whose request reached a
+     * server before this time was leased in this group (tests/tools/crawl_kill.py) */
+    if (rc == CRAWL_OK)
+        rc = crawl_state_set_meta_int(c->state, "commit.wall_us", (int64_t)(wall * 1e6));
     update_stats(c, now);
     for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
         uint64_t v;
@@ -853,14 +857,20 @@ struct refill_ctx {
     struct crawl_host *h;
     struct hostinfo *hi;
     double now;
+    struct crawl_ref *last; /* the last row's referrer: rows of one page follow each other */
 };
 
 static int refill_one(void *userdata, int64_t id, const char *url, unsigned depth,
-                      unsigned hops, float priority)
+                      unsigned hops, float priority, const char *referrer)
 {
     struct refill_ctx *x = userdata;
-    if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority, x->now) !=
-        CRAWL_OK)
+    if (referrer && (!x->last || strcmp(x->last->url, referrer) != 0)) {
+        crawl_ref_put(x->last);
+        if (!(x->last = crawl_ref_new(referrer)))
+            return -1;
+    }
+    if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority,
+                            referrer ? x->last : NULL, x->now) != CRAWL_OK)
         return -1;
     x->hi->cursor = id;
     return 0;
@@ -873,8 +883,9 @@ static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct host
     if (!hi->spilled || have >= CRAWL_STATE_WINDOW / 2)
         return CRAWL_OK;
     size_t want = CRAWL_STATE_WINDOW - have, n = 0;
-    struct refill_ctx x = {c, h, hi, now};
+    struct refill_ctx x = {c, h, hi, now, NULL};
     enum crawl_code rc = crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one, &x, &n);
+    crawl_ref_put(x.last);
     c->disk_queued = n > c->disk_queued ? 0 : c->disk_queued - n;
     if (rc == CRAWL_OK && n < want)
         hi->spilled = 0;
@@ -884,7 +895,8 @@ static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct host
 /* ---- records ---- */
 
 static void emit(struct crawl *c, const char *url, long status, unsigned depth,
-                 enum crawl_decision d, const char *error, const char *location)
+                 enum crawl_decision d, const char *error, const char *location,
+                 const struct crawl_ref *referrer)
 {
     switch (d) {
     case CRAWL_DECISION_ROBOTS_DISALLOWED: c->stats.robots_disallowed++; break;
@@ -897,7 +909,8 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
         struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
                                    .distance = -1, .links = -1, .error = error,
                                    .size = -1, .links_found = -1,
-                                   .relevance = NAN, .location = location};
+                                   .relevance = NAN, .location = location,
+                                   .referrer = referrer ? referrer->url : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
     state_done(c, url, d);
@@ -936,14 +949,15 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
 enum enqueue_result { ENQ_QUEUED, ENQ_SEEN, ENQ_OUT_OF_SCOPE, ENQ_DISALLOWED, ENQ_FULL };
 
 static void emit(struct crawl *c, const char *url, long status, unsigned depth,
-                 enum crawl_decision d, const char *error, const char *location);
+                 enum crawl_decision d, const char *error, const char *location,
+                 const struct crawl_ref *referrer);
 
 /* robots-disallowed now, if the host's robots.txt is known (no request is spent on it). */
 static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url, unsigned depth,
-                          double now)
+                          const struct crawl_ref *referrer, double now)
 {
     if (hi->given_up) {
-        emit(c, url, 0, depth, hi->given_up_as, hi->given_up_why, NULL);
+        emit(c, url, 0, depth, hi->given_up_as, hi->given_up_why, NULL, referrer);
         return 1;
     }
     if (!hi->robots)
@@ -959,12 +973,13 @@ static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url,
         snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
     else
         snprintf(why, sizeof why, "robots.txt");
-    emit(c, url, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
+    emit(c, url, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL, referrer);
     return 1;
 }
 
 static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth,
-                                   unsigned hops, float priority, double now)
+                                   unsigned hops, float priority, struct crawl_ref *referrer,
+                                   double now)
 {
     if (!in_scope(c, url))
         return ENQ_OUT_OF_SCOPE;
@@ -994,11 +1009,11 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
     struct hostinfo *hi = crawl_host_userdata(h);
     int64_t id = 0;
     if (c->state && crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops, priority,
-                                        &id) != CRAWL_OK) {
+                                        referrer ? referrer->hash : 0, &id) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return ENQ_FULL;
     }
-    if (disallowed_now(c, hi, url, depth, now)) {
+    if (disallowed_now(c, hi, url, depth, referrer, now)) {
         if (best)
             *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
@@ -1008,7 +1023,8 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         c->disk_queued++;
         return ENQ_QUEUED;
     }
-    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, now) != CRAWL_OK)
+    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, referrer, now) !=
+        CRAWL_OK)
         return ENQ_FULL;
     if (id > hi->cursor)
         hi->cursor = id;
@@ -1049,13 +1065,13 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         struct hostinfo *hi = crawl_host_userdata(h);
         int64_t id = 0;
         rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon,
-                                 0, 0, 0.0f, &id);
+                                 0, 0, 0.0f, 0, &id);
         if (id > hi->cursor)
             hi->cursor = id;
     }
     if (rc == CRAWL_OK && added)
         rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f,
-                                 crawl_clock());
+                                 NULL, crawl_clock());
     free(canon);
     return rc;
 }
@@ -1175,12 +1191,12 @@ static int page_done(struct crawl *c, struct job *j, double now)
     switch (r->result) {
     case CRAWL_FETCH_FILTERED:
     case CRAWL_FETCH_TOOLARGE:
-        emit(c, url, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL);
+        emit(c, url, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL, j->item.referrer);
         return 0;
     case CRAWL_FETCH_TIMEOUT:
     case CRAWL_FETCH_FAILED:
     case CRAWL_FETCH_ABORTED:
-        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL);
+        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL, j->item.referrer);
         return 0;
     case CRAWL_FETCH_DONE:
         break;
@@ -1193,22 +1209,29 @@ static int page_done(struct crawl *c, struct job *j, double now)
         } else if (j->item.hops + 1 > c->opts.max_redirects) {
             snprintf(err, sizeof err, "too many redirects (%u)", c->opts.max_redirects);
         } else {
-            switch (enqueue(c, target, depth, j->item.hops + 1, j->item.priority, now)) {
+            /* the target's referrer is the redirecting URL, as Heritrix's crawl.log "via"
+             * (the redirecting URL's own line names the page that linked it) */
+            struct crawl_ref *via = crawl_ref_new(url);
+            switch (!via ? ENQ_FULL
+                         : enqueue(c, target, depth, j->item.hops + 1, j->item.priority, via,
+                                   now)) {
             case ENQ_QUEUED: break;
             case ENQ_SEEN: snprintf(err, sizeof err, "redirect target already seen"); break;
             case ENQ_OUT_OF_SCOPE: snprintf(err, sizeof err, "redirect target out of scope"); break;
             case ENQ_DISALLOWED: snprintf(err, sizeof err, "redirect target disallowed by robots.txt"); break;
             case ENQ_FULL: snprintf(err, sizeof err, "frontier full"); break;
             }
+            crawl_ref_put(via);
         }
-        emit(c, url, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL, target);
+        emit(c, url, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL, target,
+             j->item.referrer);
         free(target);
         return 0;
     }
     if (r->status < 200 || r->status >= 300) {
         char err[64];
         snprintf(err, sizeof err, "http status %ld", r->status);
-        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, err, NULL);
+        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, err, NULL, j->item.referrer);
         return 0;
     }
     /* an HTML page: to the workers */
@@ -1228,7 +1251,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     c->stats.process_seconds += j->process_seconds;
     if (j->decode_error[0]) {
         job_free_data(c, j);
-        emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL);
+        emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL,
+             j->item.referrer);
         return;
     }
     c->stats.pages++;
@@ -1238,6 +1262,7 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     int deeper_ok = c->opts.max_depth < 0 || (long)j->item.depth + 1 <= c->opts.max_depth;
     int dup = v->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
               v->decision == CRAWL_DECISION_EXACT_DUPLICATE;
+    struct crawl_ref *self = NULL; /* this page: its links' referrer, made on first use */
     for (size_t i = 0; i < v->n_links && deeper_ok; i++) {
         const char *link = v->links[i];
         if (!v->expand || dup) {
@@ -1248,12 +1273,17 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
             continue;
         }
         float prio = c->opts.focused ? v->link_priority[i] : -(float)(j->item.depth + 1);
-        switch (enqueue(c, link, j->item.depth + 1, 0, prio, now)) {
+        if (!self && !(self = crawl_ref_new(url))) {
+            c->fatal = CRAWL_ENOMEM;
+            break;
+        }
+        switch (enqueue(c, link, j->item.depth + 1, 0, prio, self, now)) {
         case ENQ_QUEUED: enqueued++; break;
         case ENQ_OUT_OF_SCOPE: c->stats.links_out_of_scope++; break;
         default: break;
         }
     }
+    crawl_ref_put(self);
     c->stats.links_enqueued += (uint64_t)enqueued;
     switch (v->decision) {
     case CRAWL_DECISION_NEW: c->stats.new_pages++; break;
@@ -1275,7 +1305,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .page_data = v->page_data,
                                    .content_type = j->resp->content_type,
                                    .size = (long long)(j->resp->len - j->resp->head_len),
-                                   .links_found = (long)v->n_links};
+                                   .links_found = (long)v->n_links,
+                                   .referrer = j->item.referrer ? j->item.referrer->url : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
     job_free_data(c, j);
@@ -1363,15 +1394,15 @@ static double dispatch(struct crawl *c, double now)
             break;
         struct hostinfo *hi = crawl_host_userdata(h);
         if (c->state && hi->spilled && refill(c, h, hi, now) != CRAWL_OK) {
-            free(it.url);
+            crawl_item_release(&it);
             crawl_frontier_done(c->frontier, h, now);
             c->fatal = CRAWL_EIO;
             break;
         }
         if (hi->given_up) {
-            emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL);
+            emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL, it.referrer);
             crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
-            free(it.url);
+            crawl_item_release(&it);
             continue;
         }
         if (c->dispatched) {
@@ -1379,7 +1410,7 @@ static double dispatch(struct crawl *c, double now)
             uint64_t hash = crawl_hash64(it.url, strlen(it.url));
             if (crawl_seen_contains(c->dispatched, hash)) {
                 crawl_frontier_cancel(c->frontier, h, now);
-                free(it.url);
+                crawl_item_release(&it);
                 continue;
             }
         }
@@ -1396,9 +1427,9 @@ static double dispatch(struct crawl *c, double now)
             if (rv == CRAWL_ROBOTS_FETCH) {
                 /* put it back, hold the host, fetch robots.txt on the same loop */
                 enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
-                                                         it.hops, it.priority, now);
+                                                         it.hops, it.priority, it.referrer, now);
                 crawl_frontier_done(c->frontier, h, now);
-                free(it.url);
+                crawl_item_release(&it);
                 if (rc != CRAWL_OK) {
                     c->fatal = rc;
                     break;
@@ -1420,10 +1451,10 @@ static double dispatch(struct crawl *c, double now)
                  * host until then; another connection of the host may get here): held,
                  * not dropped */
                 enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
-                                                         it.hops, it.priority, now);
+                                                         it.hops, it.priority, it.referrer, now);
                 crawl_frontier_cancel(c->frontier, h, now);
                 crawl_frontier_pause(c->frontier, h, d.retry_at, now);
-                free(it.url);
+                crawl_item_release(&it);
                 if (rc != CRAWL_OK) {
                     c->fatal = rc;
                     break;
@@ -1436,16 +1467,17 @@ static double dispatch(struct crawl *c, double now)
                     snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
                 else
                     snprintf(why, sizeof why, "robots.txt");
-                emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
+                emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL,
+                     it.referrer);
                 /* no request was made: the slot is free again at once */
                 crawl_frontier_cancel(c->frontier, h, now);
-                free(it.url);
+                crawl_item_release(&it);
                 continue;
             }
         }
         struct job *j = calloc(1, sizeof *j);
         if (!j) {
-            free(it.url);
+            crawl_item_release(&it);
             crawl_frontier_done(c->frontier, h, now);
             c->fatal = CRAWL_ENOMEM;
             break;
@@ -1457,11 +1489,9 @@ static double dispatch(struct crawl *c, double now)
             /* no room in the memory budget (a worker took it since mem_room): put the URL
              * back, no request was made; dispatch again when bytes come back */
             rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops, it.priority,
-                                     now);
+                                     it.referrer, now);
             crawl_frontier_cancel(c->frontier, h, now);
-            j->item.url = NULL;
-            free(it.url);
-            job_free(j);
+            job_free(j); /* and the item with it */
             if (rc != CRAWL_OK)
                 c->fatal = rc;
             break;
@@ -1473,6 +1503,11 @@ static double dispatch(struct crawl *c, double now)
             break;
         }
         c->n_dispatched++;
+        /* leased in the open transaction: queued again if a kill comes before its result
+         * is committed (state.c, HOW IT WORKS) */
+        if (c->state && crawl_state_url_lease(c->state, crawl_hash64(it.url, strlen(it.url))) !=
+                            CRAWL_OK)
+            c->fatal = CRAWL_EIO;
         if (c->dispatched) {
             int added;
             if (crawl_seen_add(c->dispatched, crawl_hash64(it.url, strlen(it.url)), &added) !=
@@ -1619,11 +1654,16 @@ int crawl_complete(const struct crawl *c)
 
 /* ---- resuming from the state ---- */
 
-static int resume_hash(void *userdata, uint64_t hash)
+static int resume_hash(void *userdata, uint64_t hash, int done)
 {
     struct crawl *c = userdata;
     int added;
-    return crawl_seen_add(c->seen, hash, &added) == CRAWL_OK ? 0 : -1;
+    if (crawl_seen_add(c->seen, hash, &added) != CRAWL_OK)
+        return -1;
+    /* a focused crawl: a URL fetched before is not fetched again from an older entry */
+    if (done && c->dispatched && crawl_seen_add(c->dispatched, hash, &added) != CRAWL_OK)
+        return -1;
+    return 0;
 }
 
 static int resume_host(void *userdata, int64_t id, const char *origin,

@@ -44,7 +44,7 @@ static void push(struct crawl_frontier *f, const char *url, unsigned depth, floa
 {
     struct crawl_host *h = host_of(f, url);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, url, depth, 0, prio, now), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, now), CRAWL_OK);
 }
 
 static void test_frontier_priority_within_host(void)
@@ -247,8 +247,8 @@ static void test_frontier_cap(void)
     CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     struct crawl_host *h = host_of(f, "http://a/");
     for (int i = 0; i < 3; i++)
-        CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, 0), CRAWL_ETOOLARGE);
+        CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_ETOOLARGE);
     CU_ASSERT_EQUAL(crawl_frontier_size(f), 3);
     crawl_frontier_free(f);
 }
@@ -561,6 +561,7 @@ static void test_fetch_many_reuse(void)
 struct log_line {
     char url[200];
     char error[200];
+    char referrer[200]; /* "" for none */
     long status;
     unsigned depth;
     enum crawl_decision decision;
@@ -615,6 +616,7 @@ static void test_record(void *userdata, const struct crawl_record *rec)
     struct log_line *l = &ctx->lines[ctx->n++];
     snprintf(l->url, sizeof l->url, "%s", rec->url);
     snprintf(l->error, sizeof l->error, "%s", rec->error ? rec->error : "");
+    snprintf(l->referrer, sizeof l->referrer, "%s", rec->referrer ? rec->referrer : "");
     l->status = rec->status;
     l->depth = rec->depth;
     l->decision = rec->decision;
@@ -1285,11 +1287,18 @@ static void test_loop_redirects_errors_faults(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_REDIRECT);
     CU_ASSERT_EQUAL(l->status, 301);
+    /* referrers: the page that linked /r1, then each redirecting URL (Heritrix's "via") */
+    CU_ASSERT_STRING_EQUAL(l->referrer, url);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/final.html"), 1);
+    l = find_line(&ctx, "/r2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->referrer, "/r1"));
     l = find_line(&ctx, "/final.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
     CU_ASSERT_EQUAL(l->depth, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->referrer, "/r2"));
+    CU_ASSERT_STRING_EQUAL(find_line(&ctx, "/")->referrer, ""); /* the seed: none */
     /* a redirect loop ends: each URL once */
     CU_ASSERT_EQUAL(test_httpd_count(h, "/loop1"), 1);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/loop2"), 1);
@@ -1795,7 +1804,8 @@ static int log_lines(const char *dir, const char *path, const char *needle)
 {
     char file[64], key[160];
     snprintf(file, sizeof file, "%s/log.jsonl", dir);
-    snprintf(key, sizeof key, "%s\",", path); /* the url value ends here */
+    /* the url value ends here (the referrer's value ends with a quote and a comma too) */
+    snprintf(key, sizeof key, "%s\",\"status\"", path);
     return count_lines(file, key, needle);
 }
 

@@ -36,10 +36,48 @@ dups=$(sort "$CS/requests.log" | uniq -d | wc -l)
 [ "$dups" = 0 ] && ok || bad "crawl --state: $dups URLs requested twice after a clean stop"
 lines=$(wc -l <"$CS/a.jsonl"); urls=$(sed 's/.*"url":"\([^"]*\)".*/\1/' "$CS/a.jsonl" | sort -u | wc -l)
 [ "$lines" = 403 ] && [ "$urls" = 403 ] && ok || bad "crawl --state log: $lines lines, $urls URLs, want 403 each"
+# every line carries its referrer (the seed none), across the resume too: a page that was
+# decided new (its links followed) and that links the URL
+if python3 - "$CS/a.jsonl" "$cs_seed" <<'PY'
+import json, re, sys, urllib.request
+lines = [json.loads(l) for l in open(sys.argv[1])]
+seed = sys.argv[2]
+new = {o["url"] for o in lines if o["decision"] == "new"}
+bad = [o["url"] for o in lines if (o["url"] == seed) == ("referrer" in o)]
+bad += [o["url"] for o in lines if o.get("referrer") and o["referrer"] not in new]
+for o in lines[150:160] + lines[-5:]:  # after the resume: the referrer links the URL
+    page = urllib.request.urlopen(o["referrer"]).read().decode()
+    path = "/" + o["url"].split("/", 3)[3]
+    if 'href="%s"' % path not in page:
+        bad.append("%s not linked by %s" % (o["url"], o["referrer"]))
+sys.exit("referrers wrong: %s" % bad[:3] if bad else 0)
+PY
+then ok; else bad "crawl --state log: referrers"; fi
 expect_status 0 "crawl --state on a finished crawl" -- cs_crawl --state "$CS/st" \
     --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
 expect_grep "crawl complete: the crawl in $CS/st is finished (401 pages fetched" "$TMP/err" \
     "a finished crawl says so"
+# a state of the previous schema (1: no referrers, no leases) is brought to this one and
+# resumed; a state of a later schema is refused, naming both versions
+expect_status 0 "crawl --state, 20 pages for the schema 1 state" -- cs_crawl --max-pages 20 \
+    --state "$CS/v1" --log "$CS/v1.jsonl" "$cs_seed"
+python3 - "$CS/v1/state.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("ALTER TABLE urls DROP COLUMN ref; UPDATE urls SET state = 0 WHERE state = 5;"
+                 "UPDATE meta SET value = 1 WHERE key = 'schema';")
+db.close()
+PY
+expect_status 0 "crawl --state resumes a schema 1 state" -- cs_crawl --state "$CS/v1" \
+    --log "$CS/v1.jsonl" "$cs_seed"
+expect_grep "state of schema 1 brought to the current schema" "$TMP/err" "the migration is said"
+expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the migrated crawl goes to its end"
+[ "$(grep -c '"referrer"' "$CS/v1.jsonl")" -gt 300 ] && ok || bad "crawl --state: no referrers after a migration"
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("UPDATE meta SET value = 3 WHERE key = '"'schema'"'"); db.commit()' "$CS/v1/state.db"
+expect_status 2 "crawl --state on a state of a later schema" -- cs_crawl --state "$CS/v1" \
+    --log "$CS/v1.jsonl" "$cs_seed"
+expect_grep "state schema version 3, this simcrawl reads versions 1 and 2" "$TMP/err" \
+    "a later schema is refused with both versions"
 # without --state, existing files are not overwritten
 expect_status 1 "crawl over an existing WARC" -- cs_crawl --max-pages 5 --warc "$CS/a.warc.gz" "$cs_seed"
 expect_grep "a.warc.gz exists: give --overwrite to replace it, or --state DIR" "$TMP/err" \

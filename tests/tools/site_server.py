@@ -109,6 +109,9 @@ def main():
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--log")
     ap.add_argument("--port-file")
+    ap.add_argument("--times-log", metavar="FILE",
+                    help="also log each request as 'WALLCLOCK PATH' (seconds, when it was "
+                         "read; crawl_kill.py compares them with the crawl's commits)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--write", metavar="DIR", help="write the site's files to DIR and exit")
     ap.add_argument("--fanout", type=int, default=0,
@@ -131,6 +134,7 @@ def main():
     if not a.log or not a.port_file:
         ap.error("--log and --port-file are needed to serve")
     log = open(a.log, "a", buffering=1)
+    tlog = open(a.times_log, "a", buffering=1) if a.times_log else None
     lock = threading.Lock()
     conns = [0]
 
@@ -160,6 +164,8 @@ def main():
         def do_GET(self):
             with lock:
                 log.write(self.path + "\n")
+                if tlog:
+                    tlog.write("%.6f %s\n" % (time.time(), self.path))
             p = self.path
             if p == "/robots.txt":
                 return self.send(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
