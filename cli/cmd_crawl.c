@@ -604,6 +604,7 @@ struct run {
     struct options *o;
     struct topic topic;
     int focused;
+    char *topic_text; /* --topic or --topic-file's text (kept in the state's meta) */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
     struct filter_decide *decide; /* the decision over index (its own lock), archived
@@ -1267,17 +1268,20 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
         *status = CLI_OK;
         return 1;
     }
-    static const char *const keys[2] = {"warc", "log"};
-    const char *given[2] = {o->warc, o->log};
-    for (int i = 0; i < 2; i++) {
+    /* the topic orders a focused crawl: the queued URLs' priorities in the state are its
+     * scores, so another topic cannot go on with them */
+    static const char *const keys[3] = {"warc", "log", "topic"};
+    static const char *const says[3] = {"writes --warc", "writes --log", "has the topic"};
+    const char *given[3] = {o->warc, o->log, run->topic_text};
+    for (int i = 0; i < 3; i++) {
         char *was = NULL;
         if (crawl_state_meta_text(run->state, keys[i], &was) != CRAWL_OK)
             goto fail;
         int same = strcmp(was ? was : "", given[i] ? given[i] : "") == 0;
         if (!same)
-            cli_usage_error(CMD, "the crawl in %s writes --%s '%s', not '%s': give the same "
+            cli_usage_error(CMD, "the crawl in %s %s '%.200s', not '%.200s': give the same "
                                  "options to resume it (or another --state DIR)",
-                            o->state, keys[i], was ? was : "", given[i] ? given[i] : "");
+                            o->state, says[i], was ? was : "", given[i] ? given[i] : "");
         free(was);
         if (!same) {
             *status = CLI_USAGE;
@@ -1552,7 +1556,7 @@ int cmd_crawl(int argc, char **argv)
     }
     if (topic_text) {
         int ok = topic_init(&run.topic, topic_text) == 0 && run.topic.n > 0;
-        free(topic_text);
+        run.topic_text = topic_text;
         if (!ok) {
             status = cli_usage_error(CMD, "the topic has no words");
             goto done;
@@ -1585,11 +1589,6 @@ int cmd_crawl(int argc, char **argv)
     /* --state: a crawl that was started before is resumed, a finished one says so */
     int resuming = 0;
     if (o.state) {
-        if (run.focused) {
-            status = cli_usage_error(CMD, "--state: a focused crawl (--topic) cannot keep "
-                                          "its state on disk yet");
-            goto done;
-        }
         int created = 0;
         char serr[700];
         if (crawl_state_open(o.state, o.durable, &run.state, &created, serr, sizeof serr) !=
@@ -1714,6 +1713,8 @@ int cmd_crawl(int argc, char **argv)
         if (crawl_state_set_meta_int(run.state, "started", 1) != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "warc", o.warc ? o.warc : "") != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "log", o.log ? o.log : "") != CRAWL_OK ||
+            crawl_state_set_meta_text(run.state, "topic",
+                                      run.topic_text ? run.topic_text : "") != CRAWL_OK ||
             before_commit(&run) != 0 || crawl_state_commit(run.state) != CRAWL_OK) {
             cli_error(CMD, "cannot write the state: %s", crawl_state_error(run.state));
             goto done;
@@ -1781,6 +1782,7 @@ done:
     filter_decide_free(run.decide);
     dedup_index_free(run.index);
     topic_release(&run.topic);
+    free(run.topic_text);
     pthread_mutex_destroy(&run.warc_lock);
     for (size_t i = 0; i < n_file_seeds; i++)
         free(file_seeds[i]);

@@ -586,10 +586,6 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     c->state = o->state;
 
     enum crawl_code rc = CRAWL_EINVAL;
-    if (o->state && o->focused) {
-        set_err(err, errlen, "a focused crawl (--topic) cannot keep its state on disk yet");
-        goto fail;
-    }
     if (o->include && *o->include) {
         int e = regcomp(&c->include, o->include, REG_EXTENDED | REG_NOSUB);
         if (e != 0) {
@@ -850,6 +846,15 @@ static void maybe_commit(struct crawl *c, double now, int force)
     c->uncommitted = 0;
 }
 
+/* The queued URLs of a host held in memory with a state. A focused crawl keeps all of
+ * them (best-first needs every priority at hand; the state keeps each URL's best one for a
+ * resume, which loads them all back in their order); a breadth-first crawl a window, the
+ * rest in the state in queue order. */
+static size_t state_window(const struct crawl *c)
+{
+    return c->opts.focused ? (size_t)INT64_MAX : CRAWL_STATE_WINDOW;
+}
+
 /* Loads the next queued URLs of a spilled host from the state into the frontier, up to
  * the window. */
 struct refill_ctx {
@@ -872,6 +877,12 @@ static int refill_one(void *userdata, int64_t id, const char *url, unsigned dept
     if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority,
                             referrer ? x->last : NULL, x->now) != CRAWL_OK)
         return -1;
+    if (x->c->opts.focused) { /* the best priority it was queued with */
+        float *best = prio_slot(&x->c->prio, crawl_hash64(url, strlen(url)));
+        if (!best)
+            return -1;
+        *best = priority;
+    }
     x->hi->cursor = id;
     return 0;
 }
@@ -879,10 +890,10 @@ static int refill_one(void *userdata, int64_t id, const char *url, unsigned dept
 static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct hostinfo *hi,
                               double now)
 {
-    size_t have = crawl_host_queued(h);
-    if (!hi->spilled || have >= CRAWL_STATE_WINDOW / 2)
+    size_t have = crawl_host_queued(h), window = state_window(c);
+    if (!hi->spilled || have >= window / 2)
         return CRAWL_OK;
-    size_t want = CRAWL_STATE_WINDOW - have, n = 0;
+    size_t want = window - have, n = 0;
     struct refill_ctx x = {c, h, hi, now, NULL};
     enum crawl_code rc = crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one, &x, &n);
     crawl_ref_put(x.last);
@@ -1008,8 +1019,9 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_FULL;
     struct hostinfo *hi = crawl_host_userdata(h);
     int64_t id = 0;
-    if (c->state && crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops, priority,
-                                        referrer ? referrer->hash : 0, &id) != CRAWL_OK) {
+    if (c->state && (added ? crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops,
+                                                 priority, referrer ? referrer->hash : 0, &id)
+                           : crawl_state_url_priority(c->state, hash, priority)) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return ENQ_FULL;
     }
@@ -1018,7 +1030,7 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
             *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
     }
-    if (c->state && (hi->spilled || crawl_host_queued(h) >= CRAWL_STATE_WINDOW)) {
+    if (c->state && (hi->spilled || crawl_host_queued(h) >= state_window(c))) {
         hi->spilled = 1; /* in the state only, until the window drains (refill) */
         c->disk_queued++;
         return ENQ_QUEUED;
@@ -1065,7 +1077,7 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         struct hostinfo *hi = crawl_host_userdata(h);
         int64_t id = 0;
         rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon,
-                                 0, 0, 0.0f, 0, &id);
+                                 0, 0, c->opts.focused ? 1e9f : 0.0f, 0, &id);
         if (id > hi->cursor)
             hi->cursor = id;
     }

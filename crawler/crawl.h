@@ -1137,7 +1137,8 @@ struct crawl_opts {
      * calling before_commit first (on the loop thread): the caller writes out the WARC
      * records and log lines of the pages recorded so far and stores their offsets in the
      * state's meta, so that they are committed together. A non-zero return is fatal. Only
-     * CRAWL_STATE_WINDOW queued URLs per host stay in memory. Not with focused. */
+     * CRAWL_STATE_WINDOW queued URLs per host stay in memory (a focused crawl keeps all of
+     * them, the state their best priorities for a resume). */
     struct crawl_state *state;
     int (*before_commit)(void *userdata);
     void (*page_data_free)(void *page_data); /* NULL: free() */

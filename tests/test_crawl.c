@@ -1267,6 +1267,122 @@ static void test_loop_memory_budget(void)
         free(bodies[i]);
 }
 
+/* A focused crawl over a state, stopped and resumed, takes the same order as one run
+ * straight through: pages /f/0../f/(FOCUS_PAGES-1) link three children and one page
+ * elsewhere, each link's priority a hash of (page, link), so a URL found again from
+ * another page may come back with a higher priority (queued again in memory, raised in
+ * the state). One transfer and one page at a time (queue 1): the order is the crawl's
+ * alone. */
+#define FOCUS_PAGES 90
+
+static int focus_handler(void *userdata, const struct test_httpd_request *req,
+                         struct test_response *out)
+{
+    (void)userdata;
+    int n;
+    if (sscanf(req->path, "/f/%d", &n) != 1 || n < 0 || n >= FOCUS_PAGES)
+        return 1;
+    char *body = malloc(512);
+    if (!body)
+        return 1;
+    int len = snprintf(body, 512,
+                       "<html><body><a href=\"/f/%d\">a</a> <a href=\"/f/%d\">b</a> "
+                       "<a href=\"/f/%d\">c</a> <a href=\"/f/%d\">d</a></body></html>",
+                       (3 * n + 1) % FOCUS_PAGES, (3 * n + 2) % FOCUS_PAGES,
+                       (3 * n + 3) % FOCUS_PAGES, (7 * n + 5) % FOCUS_PAGES);
+    out->status = 200;
+    out->content_type = "text/html";
+    out->body = body;
+    out->body_len = (size_t)len;
+    out->body_free = 1;
+    return 0;
+}
+
+static int focus_process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
+{
+    (void)userdata;
+    char *html = strndup(page->body, page->body_len);
+    if (!html)
+        return -1;
+    for (char *p = strstr(html, "href=\""); p; p = strstr(p, "href=\"")) {
+        p += 6;
+        char *e = strchr(p, '"');
+        if (!e)
+            break;
+        *e = '\0';
+        char key[512];
+        int kl = snprintf(key, sizeof key, "%s %s", page->url, p);
+        float prio = (float)(crawl_hash64(key, (size_t)kl) % 1000000) / 1e6f;
+        if (crawl_verdict_add_link(v, p, prio) != CRAWL_OK) {
+            free(html);
+            return -1;
+        }
+        p = e + 1;
+    }
+    free(html);
+    return 0;
+}
+
+static void focus_run(struct test_httpd *h, struct crawl_state *st, long max_pages,
+                      struct loop_ctx *ctx)
+{
+    struct crawl_opts o = {.delay = 0, .concurrency = 1, .per_host = 1, .max_depth = -1,
+                           .ignore_robots = 1, .timeout = 5, .workers = 1, .queue = 1,
+                           .focused = 1, .max_pages = max_pages, .state = st,
+                           .process = focus_process, .record = test_record, .userdata = ctx,
+                           .user_agent = "simcrawl-test/1"};
+    struct crawl *c = NULL;
+    char err[256];
+    CU_ASSERT_EQUAL_FATAL(crawl_new(&o, &c, err, sizeof err), CRAWL_OK);
+    int resumed = 0;
+    CU_ASSERT_EQUAL(crawl_resume(c, &resumed), CRAWL_OK);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/f/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    crawl_free(c);
+}
+
+static void test_loop_focused_state_resume(void)
+{
+    struct test_httpd *h = test_httpd_start(NULL, 0, focus_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    static struct loop_ctx straight, resumed;
+    memset(&straight, 0, sizeof straight);
+    memset(&resumed, 0, sizeof resumed);
+    pthread_mutex_init(&straight.lock, NULL);
+    pthread_mutex_init(&resumed.lock, NULL);
+    focus_run(h, NULL, 0, &straight);
+    CU_ASSERT_EQUAL(straight.n, FOCUS_PAGES);
+    char dir[] = "/tmp/simcrawl-focus-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    /* three runs over one state: stopped at 20 pages, at 50, then to the end */
+    long budgets[3] = {20, 50, 0};
+    for (int r = 0; r < 3; r++) {
+        struct crawl_state *st = NULL;
+        char err[256];
+        CU_ASSERT_EQUAL_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+        focus_run(h, st, budgets[r], &resumed);
+        crawl_state_close(st);
+        CU_ASSERT_EQUAL(resumed.n, budgets[r] ? (size_t)budgets[r] : FOCUS_PAGES);
+    }
+    CU_ASSERT_EQUAL(resumed.n, straight.n);
+    size_t same = 0;
+    for (size_t i = 0; i < straight.n && i < resumed.n; i++)
+        same += strcmp(straight.lines[i].url, resumed.lines[i].url) == 0;
+    CU_ASSERT_EQUAL(same, straight.n);
+    if (same != straight.n && getenv("TEST_VERBOSE"))
+        for (size_t i = 0; i < straight.n && i < resumed.n; i++)
+            fprintf(stderr, "%zu %s %s\n", i, straight.lines[i].url, resumed.lines[i].url);
+    /* every page once */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/f/1"), 2);
+    char path[300];
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    CU_ASSERT_EQUAL(system(path), 0);
+    pthread_mutex_destroy(&straight.lock);
+    pthread_mutex_destroy(&resumed.lock);
+    test_httpd_stop(h);
+}
+
 static void test_loop_redirects_errors_faults(void)
 {
     struct test_httpd *h = test_httpd_start(fault_routes, sizeof fault_routes / sizeof fault_routes[0], NULL, NULL);
@@ -2093,6 +2209,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_robots_5xx_outage_limit", test_loop_robots_5xx_outage_limit);
     CU_add_test(s, "test_loop_robots_refused_host_errors", test_loop_robots_refused_host_errors);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
+    CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);

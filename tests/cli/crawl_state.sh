@@ -78,6 +78,19 @@ expect_status 2 "crawl --state on a state of a later schema" -- cs_crawl --state
     --log "$CS/v1.jsonl" "$cs_seed"
 expect_grep "state schema version 3, this simcrawl reads versions 1 and 2" "$TMP/err" \
     "a later schema is refused with both versions"
+# a focused crawl keeps its state too (the order across a resume: test_crawl.c
+# test_loop_focused_state_resume); another topic cannot go on with its priorities
+expect_status 0 "crawl --topic --state, 30 pages" -- cs_crawl --max-pages 30 --topic "page" \
+    --state "$CS/focus" --log "$CS/focus.jsonl" "$cs_seed"
+expect_status 1 "crawl --state resumed with another --topic" -- cs_crawl --topic "other words" \
+    --state "$CS/focus" --log "$CS/focus.jsonl" "$cs_seed"
+expect_grep "the crawl in $CS/focus has the topic 'page', not 'other words'" "$TMP/err" \
+    "another topic is refused"
+expect_status 0 "crawl --topic --state resumes" -- cs_crawl --topic "page" --state "$CS/focus" \
+    --log "$CS/focus.jsonl" "$cs_seed"
+expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the focused crawl goes to its end"
+[ "$(sed 's/.*"url":"\([^"]*\)".*/\1/' "$CS/focus.jsonl" | sort | uniq -d | wc -l)" = 0 ] && ok ||
+    bad "crawl --topic --state: a URL logged twice"
 # without --state, existing files are not overwritten
 expect_status 1 "crawl over an existing WARC" -- cs_crawl --max-pages 5 --warc "$CS/a.warc.gz" "$cs_seed"
 expect_grep "a.warc.gz exists: give --overwrite to replace it, or --state DIR" "$TMP/err" \
