@@ -175,6 +175,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (cli_parse_long(v, 1L << 20, 1L << 40, &n))
             BAD("bytes, 1048576 to 1099511627776");
         c->max_memory = (size_t)n;
+    } else if (strcmp(name, "seen-memory") == 0) {
+        if (cli_parse_long(v, 4096, 1L << 40, &n))
+            BAD("bytes, 4096 to 1099511627776");
+        c->seen_memory = (size_t)n;
     } else if (strcmp(name, "max-links") == 0) {
         if (cli_parse_long(v, 1, CLI_MAX_LINKS_LIMIT, &n))
             BAD("links kept from one page, 1 to 100000000");
@@ -319,6 +323,10 @@ static void usage(FILE *out)
             "                         after a stop, a Ctrl-C or a kill -9 resumes the crawl\n"
             "                         (the WARC and the log cut back to their last committed\n"
             "                         record and continued); a finished crawl says so\n"
+            "  --seen-memory BYTES    with --state: memory for the URLs seen (default\n"
+            "                         33554432, 32 MiB): a table of the latest, a Bloom\n"
+            "                         filter of the others backed by the state; the seen set\n"
+            "                         stays within it however many URLs the crawl meets\n"
             "  --durable              with --state: fsync the WARC, the log and the state at\n"
             "                         each commit, so that a power cut loses nothing committed\n"
             "                         (a kill -9 loses nothing committed either way)\n"

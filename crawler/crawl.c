@@ -351,7 +351,9 @@ struct crawl {
     struct crawl_state *state;     /* opts.state, or NULL */
     struct crawl_fetcher *fetcher;
     struct crawl_mem *mem;         /* opts.max_memory: response buffers and decoded bodies */
-    struct crawl_seen *seen;
+    struct crawl_seen *seen;       /* with a state: the latest URLs only, up to a cap */
+    struct crawl_bloom *seen_bloom; /* with a state: the URLs spilled from seen */
+    uint64_t n_seen;               /* URLs seen (with a state: the table holds a part) */
     regex_t include, exclude;
     int has_include, has_exclude;
     const psl_ctx_t *psl;
@@ -619,7 +621,16 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     rc = crawl_frontier_new(&fo, &c->frontier);
     if (rc != CRAWL_OK)
         goto fail;
-    rc = crawl_seen_new(0, &c->seen);
+    size_t seen_cap = 0; /* with a state: a table of half of seen_memory, never grown past */
+    if (o->state) {
+        if (o->seen_memory == 0)
+            o->seen_memory = CRAWL_STATE_SEEN_MEMORY;
+        size_t slots = 16;
+        while (slots * 2 * sizeof(uint64_t) <= o->seen_memory / 2)
+            slots *= 2;
+        seen_cap = slots / 4 * 3;
+    }
+    rc = crawl_seen_new(seen_cap, &c->seen);
     if (rc != CRAWL_OK)
         goto fail;
     if (o->focused) {
@@ -656,6 +667,7 @@ void crawl_free(struct crawl *c)
     crawl_fetcher_free(c->fetcher);
     crawl_frontier_free(c->frontier);
     crawl_seen_free(c->seen);
+    crawl_bloom_free(c->seen_bloom);
     crawl_seen_free(c->dispatched);
     free(c->prio.keys);
     free(c->prio.vals);
@@ -927,6 +939,79 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
     state_done(c, url, d);
 }
 
+/* ---- the seen set with a state ---- */
+
+/*
+ * HOW IT WORKS. Without a state the seen set is one table in memory (seen.c) that grows
+ * with the crawl. With a state every URL seen has its row in the state's urls table
+ * (unique by hash), so memory only has to save lookups: the table c->seen is capped at
+ * half of opts.seen_memory and holds the latest hashes; when it is full, its hashes go
+ * into a Bloom filter of the other half (made then) and it starts empty. A hash is seen
+ * when the table has it, or when the filter may have it and the state has its row (the
+ * filter answers "no" for nearly every new URL, so new URLs cost no lookup; a false
+ * positive costs one, never a lost URL). A hash found in the state goes back into the
+ * table, so the links every page repeats (navigation) are found in memory again. Memory:
+ * at most seen_memory, whatever the number of URLs; past the filter's design point
+ * (about 3 million URLs a 16 MiB filter, at ~5 % false positives) more lookups go to the
+ * state, which stays exact.
+ */
+static enum crawl_code seen_spill(struct crawl *c)
+{
+    if (!c->seen_bloom) {
+        enum crawl_code rc = crawl_bloom_new(c->opts.seen_memory / 2, &c->seen_bloom);
+        if (rc != CRAWL_OK)
+            return rc;
+    }
+    crawl_seen_spill(c->seen, c->seen_bloom);
+    return CRAWL_OK;
+}
+
+/* hash into the table, spilling it when full (the hash is new to the table). */
+static enum crawl_code seen_keep(struct crawl *c, uint64_t hash)
+{
+    int added;
+    enum crawl_code rc = crawl_seen_add(c->seen, hash, &added);
+    if (rc == CRAWL_ETOOLARGE && c->state) {
+        rc = seen_spill(c);
+        if (rc == CRAWL_OK)
+            rc = crawl_seen_add(c->seen, hash, &added);
+    }
+    return rc;
+}
+
+/* *seen: 1 when the URL of hash was seen before. */
+static enum crawl_code seen_has(struct crawl *c, uint64_t hash, int *seen)
+{
+    *seen = crawl_seen_contains(c->seen, hash);
+    if (*seen || !c->seen_bloom || !crawl_bloom_maybe(c->seen_bloom, hash))
+        return CRAWL_OK;
+    return crawl_state_url_has(c->state, hash, seen);
+}
+
+/* Marks the URL of hash seen; *added: 1 when it was not before. */
+static enum crawl_code seen_add(struct crawl *c, uint64_t hash, int *added)
+{
+    *added = 0;
+    if (!c->state) {
+        enum crawl_code rc = crawl_seen_add(c->seen, hash, added);
+        c->n_seen += (uint64_t)*added;
+        return rc;
+    }
+    if (crawl_seen_contains(c->seen, hash))
+        return CRAWL_OK;
+    int seen = 0;
+    enum crawl_code rc = CRAWL_OK;
+    if (c->seen_bloom && crawl_bloom_maybe(c->seen_bloom, hash))
+        rc = crawl_state_url_has(c->state, hash, &seen);
+    if (rc == CRAWL_OK) /* new, or found in the state: the table has it at hand */
+        rc = seen_keep(c, hash);
+    if (rc == CRAWL_OK && !seen) {
+        c->n_seen++;
+        *added = 1;
+    }
+    return rc;
+}
+
 /* ---- enqueueing ---- */
 
 /* Gives host h its robots state on first sight. */
@@ -996,8 +1081,12 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_OUT_OF_SCOPE;
     int added = 0;
     uint64_t hash = crawl_hash64(url, strlen(url));
-    if (crawl_seen_add(c->seen, hash, &added) != CRAWL_OK)
+    enum crawl_code src = seen_add(c, hash, &added);
+    if (src != CRAWL_OK) {
+        if (src == CRAWL_EIO)
+            c->fatal = CRAWL_EIO;
         return ENQ_FULL;
+    }
     float *best = NULL;
     if (c->opts.focused) {
         best = prio_slot(&c->prio, hash);
@@ -1064,7 +1153,7 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
     }
     /* seeds skip the scope and regex checks on purpose: the user named them */
     int added = 0;
-    rc = crawl_seen_add(c->seen, crawl_hash64(canon, strlen(canon)), &added);
+    rc = seen_add(c, crawl_hash64(canon, strlen(canon)), &added);
     struct crawl_url_parts p;
     struct crawl_host *h = NULL;
     if (rc == CRAWL_OK && added)
@@ -1279,8 +1368,11 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
         const char *link = v->links[i];
         if (!v->expand || dup) {
             /* what dedup saved: in-scope links nobody has queued yet */
+            int seen = 1;
             if (dup && in_scope(c, link) &&
-                !crawl_seen_contains(c->seen, crawl_hash64(link, strlen(link))))
+                seen_has(c, crawl_hash64(link, strlen(link)), &seen) != CRAWL_OK)
+                c->fatal = CRAWL_EIO;
+            if (dup && !seen)
                 c->stats.links_saved++;
             continue;
         }
@@ -1332,8 +1424,9 @@ static void update_stats(struct crawl *c, double now)
     c->stats.elapsed = c->elapsed_before + (now - c->start);
     c->stats.queued = crawl_frontier_size(c->frontier) + c->disk_queued;
     c->stats.hosts = crawl_frontier_host_count(c->frontier);
-    c->stats.seen = crawl_seen_count(c->seen);
-    c->stats.seen_bytes = crawl_seen_bytes(c->seen);
+    c->stats.seen = (size_t)c->n_seen;
+    c->stats.seen_bytes = crawl_seen_bytes(c->seen) +
+                          (c->seen_bloom ? crawl_bloom_bytes(c->seen_bloom) : 0);
     c->stats.active = crawl_fetcher_active(c->fetcher);
     c->stats.bytes = crawl_fetcher_bytes(c->fetcher);
     c->stats.paused = crawl_fetcher_paused(c->fetcher);
@@ -1670,8 +1763,9 @@ static int resume_hash(void *userdata, uint64_t hash, int done)
 {
     struct crawl *c = userdata;
     int added;
-    if (crawl_seen_add(c->seen, hash, &added) != CRAWL_OK)
+    if (seen_keep(c, hash) != CRAWL_OK) /* every row is a URL of its own */
         return -1;
+    c->n_seen++;
     /* a focused crawl: a URL fetched before is not fetched again from an older entry */
     if (done && c->dispatched && crawl_seen_add(c->dispatched, hash, &added) != CRAWL_OK)
         return -1;
@@ -1744,6 +1838,6 @@ enum crawl_code crawl_resume(struct crawl *c, int *resumed)
         return rc;
     /* the page budget (max_pages) covers the whole crawl */
     c->n_dispatched = c->stats.fetched;
-    *resumed = found || crawl_seen_count(c->seen) > 0;
+    *resumed = found || c->n_seen > 0;
     return CRAWL_OK;
 }

@@ -594,6 +594,21 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_seen_add(struct crawl_seen *s, uint64_t 
 int crawl_seen_contains(const struct crawl_seen *s, uint64_t h);
 size_t crawl_seen_count(const struct crawl_seen *s);
 size_t crawl_seen_bytes(const struct crawl_seen *s); /* memory in use, table included */
+void crawl_seen_clear(struct crawl_seen *s);          /* empty, keeping its table */
+
+/* A Bloom filter of hashes (seen.c): no false negatives, false positives at a rate that
+ * grows with the count (5 bits a hash; 1 % at 10 bits per hash, 9 % at 5). */
+struct crawl_bloom;
+/* bytes: its size, rounded down to a power of two (at least 4096). Caller frees with
+ * crawl_bloom_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_bloom_new(size_t bytes, struct crawl_bloom **out);
+void crawl_bloom_free(struct crawl_bloom *b); /* NULL-safe */
+void crawl_bloom_add(struct crawl_bloom *b, uint64_t h);
+int crawl_bloom_maybe(const struct crawl_bloom *b, uint64_t h); /* 0: never added */
+size_t crawl_bloom_count(const struct crawl_bloom *b);          /* hashes added */
+size_t crawl_bloom_bytes(const struct crawl_bloom *b);
+/* Adds every hash of s to b and empties s. */
+void crawl_seen_spill(struct crawl_seen *s, struct crawl_bloom *b);
 
 /* -- the frontier (crawler/frontier.c): per-host queues, politeness, priorities -- */
 
@@ -818,6 +833,7 @@ void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 
 #define CRAWL_STATE_COMMIT_INTERVAL 0.1 /* s: group commit at least this often ... */
 #define CRAWL_STATE_COMMIT_PAGES 1000u  /* ... or after this many pages */
+#define CRAWL_STATE_SEEN_MEMORY (32u << 20) /* crawl_opts.seen_memory's default */
 #define CRAWL_STATE_WINDOW 512u         /* queued URLs of one host held in memory; the rest
                                            stay in the state until the window drains */
 
@@ -1142,6 +1158,11 @@ struct crawl_opts {
     struct crawl_state *state;
     int (*before_commit)(void *userdata);
     void (*page_data_free)(void *page_data); /* NULL: free() */
+    /* With a state: bytes for the seen set, half for a table of the latest URLs' hashes,
+     * half for a Bloom filter of the others, whose hits are looked up in the state (crawl.c,
+     * "the seen set with a state"); 0: CRAWL_STATE_SEEN_MEMORY. Without a state the seen set
+     * is a table in memory that grows with the crawl (up to CRAWL_SEEN_DEFAULT_MAX). */
+    size_t seen_memory;
 };
 
 struct crawl;

@@ -1267,6 +1267,58 @@ static void test_loop_memory_budget(void)
         free(bodies[i]);
 }
 
+/* The Bloom filter of the bounded seen set: never a false negative; false positives at
+ * the rate of its design (5 bits a hash: (1 - e^-5/b)^5 with b bits per hash). */
+static void test_seen_bloom(void)
+{
+    struct crawl_bloom *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_bloom_new(1u << 20, &b), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_bloom_bytes(b) >= (1u << 20), 1);
+    char key[32];
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(key, sizeof key, "in %d", i);
+        crawl_bloom_add(b, crawl_hash64(key, (size_t)n));
+    }
+    CU_ASSERT_EQUAL(crawl_bloom_count(b), 100000);
+    int missed = 0, wrong = 0;
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(key, sizeof key, "in %d", i);
+        missed += !crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
+        n = snprintf(key, sizeof key, "out %d", i);
+        wrong += crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
+    }
+    CU_ASSERT_EQUAL(missed, 0);
+    CU_ASSERT(wrong < 100); /* 84 bits a hash: about 1e-6 */
+    crawl_bloom_free(b);
+    /* 4096 bytes, 6553 hashes: 5 bits a hash, (1 - e^-1)^5 = 10 % */
+    CU_ASSERT_EQUAL_FATAL(crawl_bloom_new(4096, &b), CRAWL_OK);
+    for (int i = 0; i < 6553; i++) {
+        int n = snprintf(key, sizeof key, "in %d", i);
+        crawl_bloom_add(b, crawl_hash64(key, (size_t)n));
+    }
+    wrong = 0;
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(key, sizeof key, "out %d", i);
+        wrong += crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
+    }
+    CU_ASSERT(wrong > 600 && wrong < 1400);
+    /* a table spilled into it is empty after, and what it held is in the filter */
+    struct crawl_seen *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_seen_new(10, &s), CRAWL_OK);
+    int added;
+    for (uint64_t h = 1; h <= 10; h++)
+        CU_ASSERT_EQUAL(crawl_seen_add(s, h * 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_seen_add(s, 77, &added), CRAWL_ETOOLARGE);
+    crawl_seen_spill(s, b);
+    CU_ASSERT_EQUAL(crawl_seen_count(s), 0);
+    CU_ASSERT_EQUAL(crawl_seen_contains(s, 0x9e3779b97f4a7c15ULL), 0);
+    for (uint64_t h = 1; h <= 10; h++)
+        CU_ASSERT_EQUAL(crawl_bloom_maybe(b, h * 0x9e3779b97f4a7c15ULL), 1);
+    CU_ASSERT_EQUAL(crawl_seen_add(s, 77, &added), CRAWL_OK);
+    crawl_seen_free(s);
+    crawl_bloom_free(b);
+}
+
 /* A focused crawl over a state, stopped and resumed, takes the same order as one run
  * straight through: pages /f/0../f/(FOCUS_PAGES-1) link three children and one page
  * elsewhere, each link's priority a hash of (page, link), so a URL found again from
@@ -2210,6 +2262,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_robots_refused_host_errors", test_loop_robots_refused_host_errors);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
     CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
+    CU_add_test(s, "test_seen_bloom", test_seen_bloom);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);

@@ -57,6 +57,20 @@ expect_status 0 "crawl --state on a finished crawl" -- cs_crawl --state "$CS/st"
     --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
 expect_grep "crawl complete: the crawl in $CS/st is finished (401 pages fetched" "$TMP/err" \
     "a finished crawl says so"
+# the seen set within --seen-memory (4096 bytes: a table of 96 URLs, a filter of 4096
+# bytes; the rest looked up in the state): stopped, resumed, each URL fetched and logged once
+expect_status 0 "crawl --state --seen-memory 4096, 100 pages" -- cs_crawl --max-pages 100 \
+    --seen-memory 4096 --state "$CS/small" --log "$CS/small.jsonl" "$cs_seed"
+n3=$(wc -l <"$CS/requests.log")
+expect_status 0 "crawl --state --seen-memory 4096 resumes" -- cs_crawl --seen-memory 4096 \
+    --state "$CS/small" --log "$CS/small.jsonl" "$cs_seed"
+expect_grep "crawl done: 401 pages fetched" "$TMP/err" "a bounded seen set: the crawl goes to its end"
+expect_grep "seen set: 403 URLs in [0-9]\{4\} bytes" "$TMP/err" "a bounded seen set: under 10,000 bytes"
+lines=$(wc -l <"$CS/small.jsonl"); urls=$(sed 's/.*"url":"\([^"]*\)".*/\1/' "$CS/small.jsonl" | sort -u | wc -l)
+[ "$lines" = 403 ] && [ "$urls" = 403 ] && ok || bad "crawl --seen-memory 4096: $lines lines, $urls URLs, want 403 each"
+[ $(($(wc -l <"$CS/requests.log") - n3)) = 301 ] && ok || bad "crawl --seen-memory 4096: the second run made $(($(wc -l <"$CS/requests.log") - n3)) requests, want 301"
+expect_status 1 "crawl --seen-memory 100" -- cs_crawl --seen-memory 100 --state "$CS/x" "$cs_seed"
+expect_grep "\-\-seen-memory: bytes, 4096 to" "$TMP/err" "a too small --seen-memory names the range"
 # a state of the previous schema (1: no referrers, no leases) is brought to this one and
 # resumed; a state of a later schema is refused, naming both versions
 expect_status 0 "crawl --state, 20 pages for the schema 1 state" -- cs_crawl --max-pages 20 \
@@ -122,6 +136,13 @@ if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 8 --pages 600
     ok
 else
     bad "crawl kill test: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill.out" | head -c 600)"
+fi
+# killed with a seen set of 4096 bytes: the URLs past its table are found in the state
+if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 2 --pages 600 \
+    --points crawl-log-written --crawl-args "--seen-memory 4096" >"$CS/kill_small.out" 2>&1; then
+    ok
+else
+    bad "crawl kill test, --seen-memory 4096: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill_small.out" | head -c 600)"
 fi
 # the same on a machine too loaded to take new connections at once: the runs' servers take
 # connections 2 to 4 late, one connection runs down the first branch and the crawl keeps

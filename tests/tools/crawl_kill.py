@@ -21,7 +21,7 @@ of the planted near-duplicates leaves:
   - a run on the finished state says the crawl is complete and exits 0.
 
     crawl_kill.py --simcrawl BIN --runs N [--pages P] [--points a,b] [--seed S] [--keep DIR]
-                  [--slow-connections S]
+                  [--slow-connections S] [--crawl-args ARGS]
 
 Runs alternate: the first len(points) runs each kill at one crash point (the Nth pass, N
 random), the others kill at random times (1 to 3 kills a run). Exit status 0 when every
@@ -237,7 +237,7 @@ def crawl_cmd(a, d, port, state=True):
            "--per-host", "4", "--workers", "2", "--warc", os.path.join(d, "out.warc.gz"),
            "--log", os.path.join(d, "log.jsonl")]
     if state:
-        cmd += ["--state", os.path.join(d, "state")]
+        cmd += ["--state", os.path.join(d, "state")] + a.crawl_args.split()
     return cmd + ["http://127.0.0.1:%d/p/0.html" % port]
 
 
@@ -367,6 +367,9 @@ def main():
     ap.add_argument("--slow-connections", type=float, default=0, metavar="S",
                     help="the runs' servers (not the reference's) take connections 2 to 4 "
                          "S seconds late: the runs keep other copies than the reference")
+    ap.add_argument("--crawl-args", default="", metavar="ARGS",
+                    help="more options for the runs' crawls (--state ones), e.g. "
+                         "'--seen-memory 4096': a seen set spilled to its filter")
     a = ap.parse_args()
     a.simcrawl = os.path.abspath(a.simcrawl)
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
