@@ -30,6 +30,7 @@ expect_status 0 "crawl --state resumes" -- cs_crawl --state "$CS/st" --warc "$CS
     --log "$CS/a.jsonl" "$cs_seed"
 expect_grep "resuming the crawl in $CS/st: 100 pages fetched so far" "$TMP/err" "resume says where it is"
 expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the summary covers the whole crawl"
+expect_grep "errors by cause: 1 http status 404" "$TMP/err" "the errors by cause cover the whole crawl"
 n2=$(wc -l <"$CS/requests.log")
 [ $((n2 - n1)) = 301 ] && ok || bad "crawl --state: the second run made $((n2 - n1)) requests, want 301 (robots.txt kept)"
 dups=$(sort "$CS/requests.log" | uniq -d | wc -l)
@@ -130,6 +131,36 @@ expect_grep "no page could be fetched: http://127.0.0.1:.*/gone: http status 404
     "a 404 seed: the reason on stderr"
 kill "$cs_srv" 2>/dev/null
 wait "$cs_srv" 2>/dev/null
+
+# politeness carries over: robots.txt asks for Crawl-delay 0.4; a crawl stopped after 3
+# pages and resumed keeps asking once per 0.4 s (its first request too, counted from the
+# last of the first run), without fetching robots.txt again
+python3 tests/tools/site_server.py --pages 400 --crawl-delay 0.4 --log "$CS/delay.log" \
+    --times-log "$CS/delay.times" --port-file "$CS/dport" &
+cs_dsrv=$!
+i=0
+while [ ! -f "$CS/dport" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+cs_dseed="http://127.0.0.1:$(cat "$CS/dport")/p/0.html"
+expect_status 0 "crawl --state with Crawl-delay, 3 pages" -- cs_crawl --max-pages 3 \
+    --state "$CS/delay" --log "$CS/delay.jsonl" "$cs_dseed"
+expect_status 0 "crawl --state with Crawl-delay, resumed to 6 pages" -- cs_crawl --max-pages 6 \
+    --state "$CS/delay" --log "$CS/delay.jsonl" "$cs_dseed"
+if python3 - "$CS/delay.times" <<'PY'
+import sys
+reqs = [l.split() for l in open(sys.argv[1])]
+paths = [p for _, p in reqs]
+times = [float(t) for t, p in reqs if p != "/robots.txt"]
+gaps = [b - a for a, b in zip(times, times[1:])]
+bad = []
+if paths.count("/robots.txt") != 1:
+    bad.append("robots.txt fetched %d times" % paths.count("/robots.txt"))
+if len(times) != 6 or min(gaps) < 0.37:
+    bad.append("%d page requests, gaps %s" % (len(times), ["%.2f" % g for g in gaps]))
+sys.exit("; ".join(bad) if bad else 0)
+PY
+then ok; else bad "crawl --state: Crawl-delay not kept across a resume"; fi
+kill "$cs_dsrv" 2>/dev/null
+wait "$cs_dsrv" 2>/dev/null
 
 # the kill test: a run per crash point, two with random kills (seconds)
 if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 8 --pages 600 >"$CS/kill.out" 2>&1; then

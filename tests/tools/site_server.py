@@ -109,6 +109,8 @@ def main():
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--log")
     ap.add_argument("--port-file")
+    ap.add_argument("--crawl-delay", type=float, default=0, metavar="S",
+                    help="robots.txt asks for Crawl-delay: S (served only, not --write)")
     ap.add_argument("--times-log", metavar="FILE",
                     help="also log each request as 'WALLCLOCK PATH' (seconds, when it was "
                          "read; crawl_kill.py compares them with the crawl's commits)")
@@ -168,7 +170,10 @@ def main():
                     tlog.write("%.6f %s\n" % (time.time(), self.path))
             p = self.path
             if p == "/robots.txt":
-                return self.send(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
+                robots = "User-agent: *\nDisallow: /private/\n"
+                if a.crawl_delay > 0:
+                    robots += "Crawl-delay: %g\n" % a.crawl_delay
+                return self.send(200, robots.encode(), "text/plain")
             if p.startswith("/p/") and p.endswith(".html"):
                 try:
                     n = int(p[3:-5])
