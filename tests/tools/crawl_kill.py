@@ -308,6 +308,7 @@ def one_run(a, rnd, n, point, ref, work):
             problems.append("run on a finished state: exit %d, %r" % (r.returncode, r.stderr[-200:]))
         reqs, times = srv.requests(), srv.times()
         start = 0
+        n_leased = n_after = 0  # repeated requests: leased at the last commit, started after it
         for mark, done, leased, commit_t in marks:
             after = set(p for p in reqs[mark:] if p != "/robots.txt")
             again = sorted(after & done)
@@ -320,6 +321,8 @@ def one_run(a, rnd, n, point, ref, work):
                 first.setdefault(reqs[i], times[i])
             stray = sorted(p for p in after & set(first) if p not in leased and
                            (commit_t is None or first[p] < commit_t))
+            n_leased += len(after & set(first) & leased)
+            n_after += len(after & set(first) - leased)
             if commit_t is not None and stray:
                 problems.append("%d URLs requested again after a kill that were neither leased "
                                 "at its last commit nor first requested after it: %s"
@@ -346,8 +349,10 @@ def one_run(a, rnd, n, point, ref, work):
             other = " (copies kept otherwise than by the reference crawl: %d URLs logged " \
                     "against %d)" % (len(logged), len(ref[2]))
         what = "crash point %s" % point if point else "random kills"
-        print("crawl_kill: run %d (%s): %d kill%s, %d pages archived, %d requests repeated%s%s"
-              % (n, what, kills, "" if kills == 1 else "s", len(resp), twice, other,
+        print("crawl_kill: run %d (%s): %d kill%s, %d pages archived, %d requests repeated "
+              "(%d leased at the last commit, %d started after it)%s%s"
+              % (n, what, kills, "" if kills == 1 else "s", len(resp), twice, n_leased, n_after,
+                 other,
                  "" if not problems else ": FAILED\n  " + "\n  ".join(problems)))
     finally:
         srv.stop()
