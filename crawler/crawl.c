@@ -278,8 +278,15 @@ struct hostinfo {
     struct hostinfo *next;
 };
 
+/* A job's place in the crawl's list of page transfers in flight (with a state). */
+struct job_link {
+    struct job_link *prev, *next; /* NULL: not in the list */
+};
+
 /* One fetch in flight or one page in the worker pipeline. */
 struct job {
+    struct job_link link; /* with a state: in c->inflight from its start to its end */
+    int leased;           /* with a state: written leased (maybe_commit) */
     struct crawl_item item;
     struct crawl_host *host;
     int robots; /* a robots.txt fetch */
@@ -369,6 +376,7 @@ struct crawl {
     struct crawl_robots_policy_opts robots_policy; /* every host's */
 
     /* the state on disk (opts.state) */
+    struct job_link inflight; /* page transfers started and not recorded yet */
     size_t disk_queued;    /* queued URLs only in the state (spilled hosts) */
     double last_commit;    /* crawl_clock() */
     size_t uncommitted;    /* URLs recorded since the last commit */
@@ -423,6 +431,10 @@ static void job_free(struct job *j)
 {
     if (!j)
         return;
+    if (j->link.next) { /* out of the list of transfers in flight */
+        j->link.prev->next = j->link.next;
+        j->link.next->prev = j->link.prev;
+    }
     crawl_item_release(&j->item);
     crawl_response_free(j->resp);
     verdict_release(&j->verdict);
@@ -586,6 +598,7 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
     c->state = o->state;
+    c->inflight.prev = c->inflight.next = &c->inflight;
 
     enum crawl_code rc = CRAWL_EINVAL;
     if (o->include && *o->include) {
@@ -829,8 +842,22 @@ static void maybe_commit(struct crawl *c, double now, int force)
                                    isfinite(na) ? wall + (na - now) : 0);
         hi->dirty = 0;
     }
-    /* when this group ends (wall clock, microseconds): a transfer whose request reached a
-     * server before this time was leased in this group (tests/tools/crawl_kill.py) */
+    /* HOW IT WORKS (leases). The transfers in flight now, started and not recorded, are
+     * written leased, each once: a transfer that starts and is recorded within one group
+     * is never written leased, the group making it done at once. What a commit makes
+     * durable is then exactly what writing a lease at every start would make durable (a
+     * URL leased and recorded before the commit has its final state either way), with a
+     * write per transfer that outlives a commit (about concurrency + queue a commit)
+     * instead of one per transfer. The time is when this group ends (wall clock, us): a
+     * transfer whose request reached a server before it was leased or recorded in it
+     * (tests/tools/crawl_kill.py). */
+    for (struct job_link *l = c->inflight.next; rc == CRAWL_OK && l != &c->inflight;
+         l = l->next) {
+        struct job *j = (struct job *)(void *)((char *)l - offsetof(struct job, link));
+        if (!j->leased)
+            rc = crawl_state_url_lease(c->state, crawl_hash64(j->item.url, strlen(j->item.url)));
+        j->leased = 1;
+    }
     if (rc == CRAWL_OK)
         rc = crawl_state_set_meta_int(c->state, "commit.wall_us", (int64_t)(wall * 1e6));
     update_stats(c, now);
@@ -1287,7 +1314,7 @@ static int page_done(struct crawl *c, struct job *j, double now)
     struct hostinfo *hi = crawl_host_userdata(j->host);
     hi->dirty = 1;
     if (c->state && r->result == CRAWL_FETCH_ABORTED && c->stop)
-        return 0; /* cut short by the stop: still queued in the state, fetched on resume */
+        return 0; /* cut short by the stop: queued (or leased) in the state, fetched on resume */
     c->stats.fetched++;
     switch (r->result) {
     case CRAWL_FETCH_FILTERED:
@@ -1608,11 +1635,12 @@ static double dispatch(struct crawl *c, double now)
             break;
         }
         c->n_dispatched++;
-        /* leased in the open transaction: queued again if a kill comes before its result
-         * is committed (state.c, HOW IT WORKS) */
-        if (c->state && crawl_state_url_lease(c->state, crawl_hash64(it.url, strlen(it.url))) !=
-                            CRAWL_OK)
-            c->fatal = CRAWL_EIO;
+        if (c->state) { /* in flight: leased at the next commit if not recorded by then */
+            j->link.prev = c->inflight.prev;
+            j->link.next = &c->inflight;
+            c->inflight.prev->next = &j->link;
+            c->inflight.prev = &j->link;
+        }
         if (c->dispatched) {
             int added;
             if (crawl_seen_add(c->dispatched, crawl_hash64(it.url, strlen(it.url)), &added) !=

@@ -23,11 +23,13 @@
  * `durable` (synchronous=FULL, and the caller fsyncs the WARC and the log first) survives
  * a power cut as well.
  *
- * HOW IT WORKS (leases: what "in flight" means with group commit). A URL is marked leased
- * when its transfer starts, in the open transaction like every other change (no write,
- * no fsync of its own), and gets its final state (done, duplicate, failed, skipped) when
- * its result is recorded. A commit makes durable whatever the URLs are at that moment, so
- * after a kill the committed state has: done URLs, whose WARC records and log lines are
+ * HOW IT WORKS (leases: what "in flight" means with group commit). A URL whose transfer
+ * has started and whose result is not recorded yet when a group is committed is written
+ * leased in that group (crawl.c, maybe_commit: no write or fsync of its own, and none for
+ * the transfers that start and end within one group, which a write at every start would
+ * leave with the same committed state), and gets its final state (done, duplicate, failed,
+ * skipped) when its result is recorded. So after a kill the committed state has: done
+ * URLs, whose WARC records and log lines are
  * within the committed offsets (never fetched again); leased URLs, whose transfer had
  * started before the last commit and whose result had not been recorded by then (in flight
  * at that commit, or fetched and decided after it); queued URLs, some of which were

@@ -58,18 +58,20 @@ expect_status 0 "crawl --state on a finished crawl" -- cs_crawl --state "$CS/st"
     --warc "$CS/a.warc.gz" --log "$CS/a.jsonl" "$cs_seed"
 expect_grep "crawl complete: the crawl in $CS/st is finished (401 pages fetched" "$TMP/err" \
     "a finished crawl says so"
-# the seen set within --seen-memory (4096 bytes: a table of 96 URLs, a filter of 4096
-# bytes; the rest looked up in the state): stopped, resumed, each URL fetched and logged once
+# the seen set within --seen-memory (4096 bytes: a table of 192 URLs, a filter of 4096
+# bytes; the rest looked up in the state): stopped and resumed, each URL requested and
+# logged once, every URL seen in the log (which copies of the planted duplicates are kept,
+# and so how many URLs are reached, depends on the order of the fetches: crawl_kill.py)
+n3=$(wc -l <"$CS/requests.log")
 expect_status 0 "crawl --state --seen-memory 4096, 100 pages" -- cs_crawl --max-pages 100 \
     --seen-memory 4096 --state "$CS/small" --log "$CS/small.jsonl" "$cs_seed"
-n3=$(wc -l <"$CS/requests.log")
 expect_status 0 "crawl --state --seen-memory 4096 resumes" -- cs_crawl --seen-memory 4096 \
     --state "$CS/small" --log "$CS/small.jsonl" "$cs_seed"
-expect_grep "crawl done: 401 pages fetched" "$TMP/err" "a bounded seen set: the crawl goes to its end"
-expect_grep "seen set: 403 URLs in [0-9]\{4\} bytes" "$TMP/err" "a bounded seen set: under 10,000 bytes"
 lines=$(wc -l <"$CS/small.jsonl"); urls=$(sed 's/.*"url":"\([^"]*\)".*/\1/' "$CS/small.jsonl" | sort -u | wc -l)
-[ "$lines" = 403 ] && [ "$urls" = 403 ] && ok || bad "crawl --seen-memory 4096: $lines lines, $urls URLs, want 403 each"
-[ $(($(wc -l <"$CS/requests.log") - n3)) = 301 ] && ok || bad "crawl --seen-memory 4096: the second run made $(($(wc -l <"$CS/requests.log") - n3)) requests, want 301"
+[ "$lines" -gt 300 ] && [ "$lines" = "$urls" ] && ok || bad "crawl --seen-memory 4096: $lines lines, $urls URLs"
+expect_grep "seen set: $lines URLs in [0-9]\{4\} bytes" "$TMP/err" "a bounded seen set: every URL, under 10,000 bytes"
+again=$(tail -n +$((n3 + 1)) "$CS/requests.log" | grep -v '^/robots.txt$' | sort | uniq -d | wc -l)
+[ "$again" = 0 ] && ok || bad "crawl --seen-memory 4096: $again URLs requested twice"
 expect_status 1 "crawl --seen-memory 100" -- cs_crawl --seen-memory 100 --state "$CS/x" "$cs_seed"
 expect_grep "\-\-seen-memory: bytes, 4096 to" "$TMP/err" "a too small --seen-memory names the range"
 # a state of the previous schema (1: no referrers, no leases) is brought to this one and
