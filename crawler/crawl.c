@@ -979,8 +979,8 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
  * positive costs one, never a lost URL). A hash found in the state goes back into the
  * table, so the links every page repeats (navigation) are found in memory again. Memory:
  * at most seen_memory, whatever the number of URLs; past the filter's design point
- * (about 3 million URLs a 16 MiB filter, at ~5 % false positives) more lookups go to the
- * state, which stays exact.
+ * (a 16 MiB filter: 0.3 % false positives at 10 million URLs, 5 % at 20) more lookups
+ * go to the state, which stays exact.
  */
 static enum crawl_code seen_spill(struct crawl *c)
 {
