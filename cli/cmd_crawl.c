@@ -176,6 +176,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (cli_parse_long(v, 1L << 20, 1L << 40, &n))
             BAD("bytes, 1048576 to 1099511627776");
         c->max_memory = (size_t)n;
+    } else if (strcmp(name, "seen-memory") == 0) {
+        if (cli_parse_long(v, 4096, 1L << 40, &n))
+            BAD("bytes, 4096 to 1099511627776");
+        c->seen_memory = (size_t)n;
     } else if (strcmp(name, "max-links") == 0) {
         if (cli_parse_long(v, 1, CLI_MAX_LINKS_LIMIT, &n))
             BAD("links kept from one page, 1 to 100000000");
@@ -319,6 +323,10 @@ static void usage(FILE *out)
             "                         after a stop, a Ctrl-C or a kill -9 resumes the crawl\n"
             "                         (the WARC and the log cut back to their last committed\n"
             "                         record and continued); a finished crawl says so\n"
+            "  --seen-memory BYTES    with --state: memory for the URLs seen (default\n"
+            "                         33554432, 32 MiB): a table of the latest, a Bloom\n"
+            "                         filter of the others backed by the state; the seen set\n"
+            "                         stays within it however many URLs the crawl meets\n"
             "  --durable              with --state: fsync the WARC, the log and the state at\n"
             "                         each commit, so that a power cut loses nothing committed\n"
             "                         (a kill -9 loses nothing committed either way)\n"
@@ -604,6 +612,7 @@ struct run {
     struct options *o;
     struct topic topic;
     int focused;
+    char *topic_text; /* --topic or --topic-file's text (kept in the state's meta) */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
     struct filter_decide *decide; /* the decision over index (its own lock), archived
@@ -1040,6 +1049,8 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "content_type", jstr(r->content_type));
     if (r->size >= 0)
         json_object_set_new(o, "size", json_integer(r->size));
+    if (r->referrer)
+        json_object_set_new(o, "referrer", jstr(r->referrer));
     json_object_set_new(o, "depth", json_integer(r->depth));
     json_object_set_new(o, "decision", json_string(crawl_decision_name(r->decision)));
     if (r->has_fingerprint) {
@@ -1265,17 +1276,20 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
         *status = CLI_OK;
         return 1;
     }
-    static const char *const keys[2] = {"warc", "log"};
-    const char *given[2] = {o->warc, o->log};
-    for (int i = 0; i < 2; i++) {
+    /* the topic orders a focused crawl: the queued URLs' priorities in the state are its
+     * scores, so another topic cannot go on with them */
+    static const char *const keys[3] = {"warc", "log", "topic"};
+    static const char *const says[3] = {"writes --warc", "writes --log", "has the topic"};
+    const char *given[3] = {o->warc, o->log, run->topic_text};
+    for (int i = 0; i < 3; i++) {
         char *was = NULL;
         if (crawl_state_meta_text(run->state, keys[i], &was) != CRAWL_OK)
             goto fail;
         int same = strcmp(was ? was : "", given[i] ? given[i] : "") == 0;
         if (!same)
-            cli_usage_error(CMD, "the crawl in %s writes --%s '%s', not '%s': give the same "
+            cli_usage_error(CMD, "the crawl in %s %s '%.200s', not '%.200s': give the same "
                                  "options to resume it (or another --state DIR)",
-                            o->state, keys[i], was ? was : "", given[i] ? given[i] : "");
+                            o->state, says[i], was ? was : "", given[i] ? given[i] : "");
         free(was);
         if (!same) {
             *status = CLI_USAGE;
@@ -1550,7 +1564,7 @@ int cmd_crawl(int argc, char **argv)
     }
     if (topic_text) {
         int ok = topic_init(&run.topic, topic_text) == 0 && run.topic.n > 0;
-        free(topic_text);
+        run.topic_text = topic_text;
         if (!ok) {
             status = cli_usage_error(CMD, "the topic has no words");
             goto done;
@@ -1583,11 +1597,6 @@ int cmd_crawl(int argc, char **argv)
     /* --state: a crawl that was started before is resumed, a finished one says so */
     int resuming = 0;
     if (o.state) {
-        if (run.focused) {
-            status = cli_usage_error(CMD, "--state: a focused crawl (--topic) cannot keep "
-                                          "its state on disk yet");
-            goto done;
-        }
         int created = 0;
         char serr[700];
         if (crawl_state_open(o.state, o.durable, &run.state, &created, serr, sizeof serr) !=
@@ -1596,6 +1605,10 @@ int cmd_crawl(int argc, char **argv)
             goto done;
         }
         crawl_state_set_crash_hook(run.state, dedup_crash_point);
+        if (crawl_state_migrated_from(run.state))
+            cli_error(CMD, "%s: state of schema %d brought to the current schema (the URLs "
+                           "it had queued are logged without their referrer)",
+                      o.state, crawl_state_migrated_from(run.state));
         run.durable = o.durable;
         if (state_check(&run, &o, &resuming, &status) != 0)
             goto done;
@@ -1683,6 +1696,9 @@ int cmd_crawl(int argc, char **argv)
         const struct crawl_stats *rs = crawl_get_stats(c);
         cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.state,
                   (unsigned long long)rs->fetched);
+        if (crawl_state_requeued(run.state) > 0)
+            cli_error(CMD, "%lld URLs in flight when the last run ended are queued again",
+                      (long long)crawl_state_requeued(run.state));
     }
     size_t good = 0;
     for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
@@ -1705,6 +1721,8 @@ int cmd_crawl(int argc, char **argv)
         if (crawl_state_set_meta_int(run.state, "started", 1) != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "warc", o.warc ? o.warc : "") != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "log", o.log ? o.log : "") != CRAWL_OK ||
+            crawl_state_set_meta_text(run.state, "topic",
+                                      run.topic_text ? run.topic_text : "") != CRAWL_OK ||
             before_commit(&run) != 0 || crawl_state_commit(run.state) != CRAWL_OK) {
             cli_error(CMD, "cannot write the state: %s", crawl_state_error(run.state));
             goto done;
@@ -1772,6 +1790,7 @@ done:
     filter_decide_free(run.decide);
     dedup_index_free(run.index);
     topic_release(&run.topic);
+    free(run.topic_text);
     pthread_mutex_destroy(&run.warc_lock);
     for (size_t i = 0; i < n_file_seeds; i++)
         free(file_seeds[i]);

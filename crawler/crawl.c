@@ -278,8 +278,15 @@ struct hostinfo {
     struct hostinfo *next;
 };
 
+/* A job's place in the crawl's list of page transfers in flight (with a state). */
+struct job_link {
+    struct job_link *prev, *next; /* NULL: not in the list */
+};
+
 /* One fetch in flight or one page in the worker pipeline. */
 struct job {
+    struct job_link link; /* with a state: in c->inflight from its start to its end */
+    int leased;           /* with a state: written leased (maybe_commit) */
     struct crawl_item item;
     struct crawl_host *host;
     int robots; /* a robots.txt fetch */
@@ -351,7 +358,9 @@ struct crawl {
     struct crawl_state *state;     /* opts.state, or NULL */
     struct crawl_fetcher *fetcher;
     struct crawl_mem *mem;         /* opts.max_memory: response buffers and decoded bodies */
-    struct crawl_seen *seen;
+    struct crawl_seen *seen;       /* with a state: the latest URLs only, up to a cap */
+    struct crawl_bloom *seen_bloom; /* with a state: the URLs spilled from seen */
+    uint64_t n_seen;               /* URLs seen (with a state: the table holds a part) */
     regex_t include, exclude;
     int has_include, has_exclude;
     const psl_ctx_t *psl;
@@ -367,6 +376,7 @@ struct crawl {
     struct crawl_robots_policy_opts robots_policy; /* every host's */
 
     /* the state on disk (opts.state) */
+    struct job_link inflight; /* page transfers started and not recorded yet */
     size_t disk_queued;    /* queued URLs only in the state (spilled hosts) */
     double last_commit;    /* crawl_clock() */
     size_t uncommitted;    /* URLs recorded since the last commit */
@@ -421,7 +431,11 @@ static void job_free(struct job *j)
 {
     if (!j)
         return;
-    free(j->item.url);
+    if (j->link.next) { /* out of the list of transfers in flight */
+        j->link.prev->next = j->link.next;
+        j->link.next->prev = j->link.prev;
+    }
+    crawl_item_release(&j->item);
     crawl_response_free(j->resp);
     verdict_release(&j->verdict);
     free(j);
@@ -584,12 +598,9 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
     c->state = o->state;
+    c->inflight.prev = c->inflight.next = &c->inflight;
 
     enum crawl_code rc = CRAWL_EINVAL;
-    if (o->state && o->focused) {
-        set_err(err, errlen, "a focused crawl (--topic) cannot keep its state on disk yet");
-        goto fail;
-    }
     if (o->include && *o->include) {
         int e = regcomp(&c->include, o->include, REG_EXTENDED | REG_NOSUB);
         if (e != 0) {
@@ -623,7 +634,16 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     rc = crawl_frontier_new(&fo, &c->frontier);
     if (rc != CRAWL_OK)
         goto fail;
-    rc = crawl_seen_new(0, &c->seen);
+    size_t seen_cap = 0; /* with a state: a table of half of seen_memory, never grown past */
+    if (o->state) {
+        if (o->seen_memory == 0)
+            o->seen_memory = CRAWL_STATE_SEEN_MEMORY;
+        size_t slots = 16;
+        while (slots * 2 * sizeof(uint64_t) <= o->seen_memory / 2)
+            slots *= 2;
+        seen_cap = slots / 4 * 3;
+    }
+    rc = crawl_seen_new(seen_cap, &c->seen);
     if (rc != CRAWL_OK)
         goto fail;
     if (o->focused) {
@@ -660,6 +680,7 @@ void crawl_free(struct crawl *c)
     crawl_fetcher_free(c->fetcher);
     crawl_frontier_free(c->frontier);
     crawl_seen_free(c->seen);
+    crawl_bloom_free(c->seen_bloom);
     crawl_seen_free(c->dispatched);
     free(c->prio.keys);
     free(c->prio.vals);
@@ -821,6 +842,24 @@ static void maybe_commit(struct crawl *c, double now, int force)
                                    isfinite(na) ? wall + (na - now) : 0);
         hi->dirty = 0;
     }
+    /* HOW IT WORKS (leases). The transfers in flight now, started and not recorded, are
+     * written leased, each once: a transfer that starts and is recorded within one group
+     * is never written leased, the group making it done at once. What a commit makes
+     * durable is then exactly what writing a lease at every start would make durable (a
+     * URL leased and recorded before the commit has its final state either way), with a
+     * write per transfer that outlives a commit (about concurrency + queue a commit)
+     * instead of one per transfer. The time is when this group ends (wall clock, us): a
+     * transfer whose request reached a server before it was leased or recorded in it
+     * (tests/tools/crawl_kill.py). */
+    for (struct job_link *l = c->inflight.next; rc == CRAWL_OK && l != &c->inflight;
+         l = l->next) {
+        struct job *j = (struct job *)(void *)((char *)l - offsetof(struct job, link));
+        if (!j->leased)
+            rc = crawl_state_url_lease(c->state, crawl_hash64(j->item.url, strlen(j->item.url)));
+        j->leased = 1;
+    }
+    if (rc == CRAWL_OK)
+        rc = crawl_state_set_meta_int(c->state, "commit.wall_us", (int64_t)(wall * 1e6));
     update_stats(c, now);
     for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
         uint64_t v;
@@ -846,6 +885,15 @@ static void maybe_commit(struct crawl *c, double now, int force)
     c->uncommitted = 0;
 }
 
+/* The queued URLs of a host held in memory with a state. A focused crawl keeps all of
+ * them (best-first needs every priority at hand; the state keeps each URL's best one for a
+ * resume, which loads them all back in their order); a breadth-first crawl a window, the
+ * rest in the state in queue order. */
+static size_t state_window(const struct crawl *c)
+{
+    return c->opts.focused ? (size_t)INT64_MAX : CRAWL_STATE_WINDOW;
+}
+
 /* Loads the next queued URLs of a spilled host from the state into the frontier, up to
  * the window. */
 struct refill_ctx {
@@ -853,15 +901,27 @@ struct refill_ctx {
     struct crawl_host *h;
     struct hostinfo *hi;
     double now;
+    struct crawl_ref *last; /* the last row's referrer: rows of one page follow each other */
 };
 
 static int refill_one(void *userdata, int64_t id, const char *url, unsigned depth,
-                      unsigned hops, float priority)
+                      unsigned hops, float priority, const char *referrer)
 {
     struct refill_ctx *x = userdata;
-    if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority, x->now) !=
-        CRAWL_OK)
+    if (referrer && (!x->last || strcmp(x->last->url, referrer) != 0)) {
+        crawl_ref_put(x->last);
+        if (!(x->last = crawl_ref_new(referrer)))
+            return -1;
+    }
+    if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority,
+                            referrer ? x->last : NULL, x->now) != CRAWL_OK)
         return -1;
+    if (x->c->opts.focused) { /* the best priority it was queued with */
+        float *best = prio_slot(&x->c->prio, crawl_hash64(url, strlen(url)));
+        if (!best)
+            return -1;
+        *best = priority;
+    }
     x->hi->cursor = id;
     return 0;
 }
@@ -869,12 +929,13 @@ static int refill_one(void *userdata, int64_t id, const char *url, unsigned dept
 static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct hostinfo *hi,
                               double now)
 {
-    size_t have = crawl_host_queued(h);
-    if (!hi->spilled || have >= CRAWL_STATE_WINDOW / 2)
+    size_t have = crawl_host_queued(h), window = state_window(c);
+    if (!hi->spilled || have >= window / 2)
         return CRAWL_OK;
-    size_t want = CRAWL_STATE_WINDOW - have, n = 0;
-    struct refill_ctx x = {c, h, hi, now};
+    size_t want = window - have, n = 0;
+    struct refill_ctx x = {c, h, hi, now, NULL};
     enum crawl_code rc = crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one, &x, &n);
+    crawl_ref_put(x.last);
     c->disk_queued = n > c->disk_queued ? 0 : c->disk_queued - n;
     if (rc == CRAWL_OK && n < want)
         hi->spilled = 0;
@@ -884,7 +945,8 @@ static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct host
 /* ---- records ---- */
 
 static void emit(struct crawl *c, const char *url, long status, unsigned depth,
-                 enum crawl_decision d, const char *error, const char *location)
+                 enum crawl_decision d, const char *error, const char *location,
+                 const struct crawl_ref *referrer)
 {
     switch (d) {
     case CRAWL_DECISION_ROBOTS_DISALLOWED: c->stats.robots_disallowed++; break;
@@ -897,10 +959,84 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
         struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
                                    .distance = -1, .links = -1, .error = error,
                                    .size = -1, .links_found = -1,
-                                   .relevance = NAN, .location = location};
+                                   .relevance = NAN, .location = location,
+                                   .referrer = referrer ? referrer->url : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
     state_done(c, url, d);
+}
+
+/* ---- the seen set with a state ---- */
+
+/*
+ * HOW IT WORKS. Without a state the seen set is one table in memory (seen.c) that grows
+ * with the crawl. With a state every URL seen has its row in the state's urls table
+ * (unique by hash), so memory only has to save lookups: the table c->seen is capped at
+ * half of opts.seen_memory and holds the latest hashes; when it is full, its hashes go
+ * into a Bloom filter of the other half (made then) and it starts empty. A hash is seen
+ * when the table has it, or when the filter may have it and the state has its row (the
+ * filter answers "no" for nearly every new URL, so new URLs cost no lookup; a false
+ * positive costs one, never a lost URL). A hash found in the state goes back into the
+ * table, so the links every page repeats (navigation) are found in memory again. Memory:
+ * at most seen_memory, whatever the number of URLs; past the filter's design point
+ * (a 16 MiB filter: 0.3 % false positives at 10 million URLs, 5 % at 20) more lookups
+ * go to the state, which stays exact.
+ */
+static enum crawl_code seen_spill(struct crawl *c)
+{
+    if (!c->seen_bloom) {
+        enum crawl_code rc = crawl_bloom_new(c->opts.seen_memory / 2, &c->seen_bloom);
+        if (rc != CRAWL_OK)
+            return rc;
+    }
+    crawl_seen_spill(c->seen, c->seen_bloom);
+    return CRAWL_OK;
+}
+
+/* hash into the table, spilling it when full (the hash is new to the table). */
+static enum crawl_code seen_keep(struct crawl *c, uint64_t hash)
+{
+    int added;
+    enum crawl_code rc = crawl_seen_add(c->seen, hash, &added);
+    if (rc == CRAWL_ETOOLARGE && c->state) {
+        rc = seen_spill(c);
+        if (rc == CRAWL_OK)
+            rc = crawl_seen_add(c->seen, hash, &added);
+    }
+    return rc;
+}
+
+/* *seen: 1 when the URL of hash was seen before. */
+static enum crawl_code seen_has(struct crawl *c, uint64_t hash, int *seen)
+{
+    *seen = crawl_seen_contains(c->seen, hash);
+    if (*seen || !c->seen_bloom || !crawl_bloom_maybe(c->seen_bloom, hash))
+        return CRAWL_OK;
+    return crawl_state_url_has(c->state, hash, seen);
+}
+
+/* Marks the URL of hash seen; *added: 1 when it was not before. */
+static enum crawl_code seen_add(struct crawl *c, uint64_t hash, int *added)
+{
+    *added = 0;
+    if (!c->state) {
+        enum crawl_code rc = crawl_seen_add(c->seen, hash, added);
+        c->n_seen += (uint64_t)*added;
+        return rc;
+    }
+    if (crawl_seen_contains(c->seen, hash))
+        return CRAWL_OK;
+    int seen = 0;
+    enum crawl_code rc = CRAWL_OK;
+    if (c->seen_bloom && crawl_bloom_maybe(c->seen_bloom, hash))
+        rc = crawl_state_url_has(c->state, hash, &seen);
+    if (rc == CRAWL_OK) /* new, or found in the state: the table has it at hand */
+        rc = seen_keep(c, hash);
+    if (rc == CRAWL_OK && !seen) {
+        c->n_seen++;
+        *added = 1;
+    }
+    return rc;
 }
 
 /* ---- enqueueing ---- */
@@ -936,14 +1072,15 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
 enum enqueue_result { ENQ_QUEUED, ENQ_SEEN, ENQ_OUT_OF_SCOPE, ENQ_DISALLOWED, ENQ_FULL };
 
 static void emit(struct crawl *c, const char *url, long status, unsigned depth,
-                 enum crawl_decision d, const char *error, const char *location);
+                 enum crawl_decision d, const char *error, const char *location,
+                 const struct crawl_ref *referrer);
 
 /* robots-disallowed now, if the host's robots.txt is known (no request is spent on it). */
 static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url, unsigned depth,
-                          double now)
+                          const struct crawl_ref *referrer, double now)
 {
     if (hi->given_up) {
-        emit(c, url, 0, depth, hi->given_up_as, hi->given_up_why, NULL);
+        emit(c, url, 0, depth, hi->given_up_as, hi->given_up_why, NULL, referrer);
         return 1;
     }
     if (!hi->robots)
@@ -959,19 +1096,24 @@ static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url,
         snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
     else
         snprintf(why, sizeof why, "robots.txt");
-    emit(c, url, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
+    emit(c, url, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL, referrer);
     return 1;
 }
 
 static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth,
-                                   unsigned hops, float priority, double now)
+                                   unsigned hops, float priority, struct crawl_ref *referrer,
+                                   double now)
 {
     if (!in_scope(c, url))
         return ENQ_OUT_OF_SCOPE;
     int added = 0;
     uint64_t hash = crawl_hash64(url, strlen(url));
-    if (crawl_seen_add(c->seen, hash, &added) != CRAWL_OK)
+    enum crawl_code src = seen_add(c, hash, &added);
+    if (src != CRAWL_OK) {
+        if (src == CRAWL_EIO)
+            c->fatal = CRAWL_EIO;
         return ENQ_FULL;
+    }
     float *best = NULL;
     if (c->opts.focused) {
         best = prio_slot(&c->prio, hash);
@@ -993,22 +1135,24 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_FULL;
     struct hostinfo *hi = crawl_host_userdata(h);
     int64_t id = 0;
-    if (c->state && crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops, priority,
-                                        &id) != CRAWL_OK) {
+    if (c->state && (added ? crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops,
+                                                 priority, referrer ? referrer->hash : 0, &id)
+                           : crawl_state_url_priority(c->state, hash, priority)) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return ENQ_FULL;
     }
-    if (disallowed_now(c, hi, url, depth, now)) {
+    if (disallowed_now(c, hi, url, depth, referrer, now)) {
         if (best)
             *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
     }
-    if (c->state && (hi->spilled || crawl_host_queued(h) >= CRAWL_STATE_WINDOW)) {
+    if (c->state && (hi->spilled || crawl_host_queued(h) >= state_window(c))) {
         hi->spilled = 1; /* in the state only, until the window drains (refill) */
         c->disk_queued++;
         return ENQ_QUEUED;
     }
-    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, now) != CRAWL_OK)
+    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, referrer, now) !=
+        CRAWL_OK)
         return ENQ_FULL;
     if (id > hi->cursor)
         hi->cursor = id;
@@ -1036,7 +1180,7 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
     }
     /* seeds skip the scope and regex checks on purpose: the user named them */
     int added = 0;
-    rc = crawl_seen_add(c->seen, crawl_hash64(canon, strlen(canon)), &added);
+    rc = seen_add(c, crawl_hash64(canon, strlen(canon)), &added);
     struct crawl_url_parts p;
     struct crawl_host *h = NULL;
     if (rc == CRAWL_OK && added)
@@ -1049,13 +1193,13 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         struct hostinfo *hi = crawl_host_userdata(h);
         int64_t id = 0;
         rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon,
-                                 0, 0, 0.0f, &id);
+                                 0, 0, c->opts.focused ? 1e9f : 0.0f, 0, &id);
         if (id > hi->cursor)
             hi->cursor = id;
     }
     if (rc == CRAWL_OK && added)
         rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f,
-                                 crawl_clock());
+                                 NULL, crawl_clock());
     free(canon);
     return rc;
 }
@@ -1170,17 +1314,17 @@ static int page_done(struct crawl *c, struct job *j, double now)
     struct hostinfo *hi = crawl_host_userdata(j->host);
     hi->dirty = 1;
     if (c->state && r->result == CRAWL_FETCH_ABORTED && c->stop)
-        return 0; /* cut short by the stop: still queued in the state, fetched on resume */
+        return 0; /* cut short by the stop: queued (or leased) in the state, fetched on resume */
     c->stats.fetched++;
     switch (r->result) {
     case CRAWL_FETCH_FILTERED:
     case CRAWL_FETCH_TOOLARGE:
-        emit(c, url, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL);
+        emit(c, url, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL, j->item.referrer);
         return 0;
     case CRAWL_FETCH_TIMEOUT:
     case CRAWL_FETCH_FAILED:
     case CRAWL_FETCH_ABORTED:
-        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL);
+        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL, j->item.referrer);
         return 0;
     case CRAWL_FETCH_DONE:
         break;
@@ -1193,22 +1337,29 @@ static int page_done(struct crawl *c, struct job *j, double now)
         } else if (j->item.hops + 1 > c->opts.max_redirects) {
             snprintf(err, sizeof err, "too many redirects (%u)", c->opts.max_redirects);
         } else {
-            switch (enqueue(c, target, depth, j->item.hops + 1, j->item.priority, now)) {
+            /* the target's referrer is the redirecting URL, as Heritrix's crawl.log "via"
+             * (the redirecting URL's own line names the page that linked it) */
+            struct crawl_ref *via = crawl_ref_new(url);
+            switch (!via ? ENQ_FULL
+                         : enqueue(c, target, depth, j->item.hops + 1, j->item.priority, via,
+                                   now)) {
             case ENQ_QUEUED: break;
             case ENQ_SEEN: snprintf(err, sizeof err, "redirect target already seen"); break;
             case ENQ_OUT_OF_SCOPE: snprintf(err, sizeof err, "redirect target out of scope"); break;
             case ENQ_DISALLOWED: snprintf(err, sizeof err, "redirect target disallowed by robots.txt"); break;
             case ENQ_FULL: snprintf(err, sizeof err, "frontier full"); break;
             }
+            crawl_ref_put(via);
         }
-        emit(c, url, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL, target);
+        emit(c, url, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL, target,
+             j->item.referrer);
         free(target);
         return 0;
     }
     if (r->status < 200 || r->status >= 300) {
         char err[64];
         snprintf(err, sizeof err, "http status %ld", r->status);
-        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, err, NULL);
+        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, err, NULL, j->item.referrer);
         return 0;
     }
     /* an HTML page: to the workers */
@@ -1228,7 +1379,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     c->stats.process_seconds += j->process_seconds;
     if (j->decode_error[0]) {
         job_free_data(c, j);
-        emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL);
+        emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL,
+             j->item.referrer);
         return;
     }
     c->stats.pages++;
@@ -1238,22 +1390,31 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     int deeper_ok = c->opts.max_depth < 0 || (long)j->item.depth + 1 <= c->opts.max_depth;
     int dup = v->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
               v->decision == CRAWL_DECISION_EXACT_DUPLICATE;
+    struct crawl_ref *self = NULL; /* this page: its links' referrer, made on first use */
     for (size_t i = 0; i < v->n_links && deeper_ok; i++) {
         const char *link = v->links[i];
         if (!v->expand || dup) {
             /* what dedup saved: in-scope links nobody has queued yet */
+            int seen = 1;
             if (dup && in_scope(c, link) &&
-                !crawl_seen_contains(c->seen, crawl_hash64(link, strlen(link))))
+                seen_has(c, crawl_hash64(link, strlen(link)), &seen) != CRAWL_OK)
+                c->fatal = CRAWL_EIO;
+            if (dup && !seen)
                 c->stats.links_saved++;
             continue;
         }
         float prio = c->opts.focused ? v->link_priority[i] : -(float)(j->item.depth + 1);
-        switch (enqueue(c, link, j->item.depth + 1, 0, prio, now)) {
+        if (!self && !(self = crawl_ref_new(url))) {
+            c->fatal = CRAWL_ENOMEM;
+            break;
+        }
+        switch (enqueue(c, link, j->item.depth + 1, 0, prio, self, now)) {
         case ENQ_QUEUED: enqueued++; break;
         case ENQ_OUT_OF_SCOPE: c->stats.links_out_of_scope++; break;
         default: break;
         }
     }
+    crawl_ref_put(self);
     c->stats.links_enqueued += (uint64_t)enqueued;
     switch (v->decision) {
     case CRAWL_DECISION_NEW: c->stats.new_pages++; break;
@@ -1275,7 +1436,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .page_data = v->page_data,
                                    .content_type = j->resp->content_type,
                                    .size = (long long)(j->resp->len - j->resp->head_len),
-                                   .links_found = (long)v->n_links};
+                                   .links_found = (long)v->n_links,
+                                   .referrer = j->item.referrer ? j->item.referrer->url : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
     job_free_data(c, j);
@@ -1289,8 +1451,9 @@ static void update_stats(struct crawl *c, double now)
     c->stats.elapsed = c->elapsed_before + (now - c->start);
     c->stats.queued = crawl_frontier_size(c->frontier) + c->disk_queued;
     c->stats.hosts = crawl_frontier_host_count(c->frontier);
-    c->stats.seen = crawl_seen_count(c->seen);
-    c->stats.seen_bytes = crawl_seen_bytes(c->seen);
+    c->stats.seen = (size_t)c->n_seen;
+    c->stats.seen_bytes = crawl_seen_bytes(c->seen) +
+                          (c->seen_bloom ? crawl_bloom_bytes(c->seen_bloom) : 0);
     c->stats.active = crawl_fetcher_active(c->fetcher);
     c->stats.bytes = crawl_fetcher_bytes(c->fetcher);
     c->stats.paused = crawl_fetcher_paused(c->fetcher);
@@ -1363,15 +1526,15 @@ static double dispatch(struct crawl *c, double now)
             break;
         struct hostinfo *hi = crawl_host_userdata(h);
         if (c->state && hi->spilled && refill(c, h, hi, now) != CRAWL_OK) {
-            free(it.url);
+            crawl_item_release(&it);
             crawl_frontier_done(c->frontier, h, now);
             c->fatal = CRAWL_EIO;
             break;
         }
         if (hi->given_up) {
-            emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL);
+            emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL, it.referrer);
             crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
-            free(it.url);
+            crawl_item_release(&it);
             continue;
         }
         if (c->dispatched) {
@@ -1379,7 +1542,7 @@ static double dispatch(struct crawl *c, double now)
             uint64_t hash = crawl_hash64(it.url, strlen(it.url));
             if (crawl_seen_contains(c->dispatched, hash)) {
                 crawl_frontier_cancel(c->frontier, h, now);
-                free(it.url);
+                crawl_item_release(&it);
                 continue;
             }
         }
@@ -1396,9 +1559,9 @@ static double dispatch(struct crawl *c, double now)
             if (rv == CRAWL_ROBOTS_FETCH) {
                 /* put it back, hold the host, fetch robots.txt on the same loop */
                 enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
-                                                         it.hops, it.priority, now);
+                                                         it.hops, it.priority, it.referrer, now);
                 crawl_frontier_done(c->frontier, h, now);
-                free(it.url);
+                crawl_item_release(&it);
                 if (rc != CRAWL_OK) {
                     c->fatal = rc;
                     break;
@@ -1420,10 +1583,10 @@ static double dispatch(struct crawl *c, double now)
                  * host until then; another connection of the host may get here): held,
                  * not dropped */
                 enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
-                                                         it.hops, it.priority, now);
+                                                         it.hops, it.priority, it.referrer, now);
                 crawl_frontier_cancel(c->frontier, h, now);
                 crawl_frontier_pause(c->frontier, h, d.retry_at, now);
-                free(it.url);
+                crawl_item_release(&it);
                 if (rc != CRAWL_OK) {
                     c->fatal = rc;
                     break;
@@ -1436,16 +1599,17 @@ static double dispatch(struct crawl *c, double now)
                     snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
                 else
                     snprintf(why, sizeof why, "robots.txt");
-                emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL);
+                emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL,
+                     it.referrer);
                 /* no request was made: the slot is free again at once */
                 crawl_frontier_cancel(c->frontier, h, now);
-                free(it.url);
+                crawl_item_release(&it);
                 continue;
             }
         }
         struct job *j = calloc(1, sizeof *j);
         if (!j) {
-            free(it.url);
+            crawl_item_release(&it);
             crawl_frontier_done(c->frontier, h, now);
             c->fatal = CRAWL_ENOMEM;
             break;
@@ -1457,11 +1621,9 @@ static double dispatch(struct crawl *c, double now)
             /* no room in the memory budget (a worker took it since mem_room): put the URL
              * back, no request was made; dispatch again when bytes come back */
             rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops, it.priority,
-                                     now);
+                                     it.referrer, now);
             crawl_frontier_cancel(c->frontier, h, now);
-            j->item.url = NULL;
-            free(it.url);
-            job_free(j);
+            job_free(j); /* and the item with it */
             if (rc != CRAWL_OK)
                 c->fatal = rc;
             break;
@@ -1473,6 +1635,12 @@ static double dispatch(struct crawl *c, double now)
             break;
         }
         c->n_dispatched++;
+        if (c->state) { /* in flight: leased at the next commit if not recorded by then */
+            j->link.prev = c->inflight.prev;
+            j->link.next = &c->inflight;
+            c->inflight.prev->next = &j->link;
+            c->inflight.prev = &j->link;
+        }
         if (c->dispatched) {
             int added;
             if (crawl_seen_add(c->dispatched, crawl_hash64(it.url, strlen(it.url)), &added) !=
@@ -1619,11 +1787,17 @@ int crawl_complete(const struct crawl *c)
 
 /* ---- resuming from the state ---- */
 
-static int resume_hash(void *userdata, uint64_t hash)
+static int resume_hash(void *userdata, uint64_t hash, int done)
 {
     struct crawl *c = userdata;
     int added;
-    return crawl_seen_add(c->seen, hash, &added) == CRAWL_OK ? 0 : -1;
+    if (seen_keep(c, hash) != CRAWL_OK) /* every row is a URL of its own */
+        return -1;
+    c->n_seen++;
+    /* a focused crawl: a URL fetched before is not fetched again from an older entry */
+    if (done && c->dispatched && crawl_seen_add(c->dispatched, hash, &added) != CRAWL_OK)
+        return -1;
+    return 0;
 }
 
 static int resume_host(void *userdata, int64_t id, const char *origin,
@@ -1692,6 +1866,6 @@ enum crawl_code crawl_resume(struct crawl *c, int *resumed)
         return rc;
     /* the page budget (max_pages) covers the whole crawl */
     c->n_dispatched = c->stats.fetched;
-    *resumed = found || crawl_seen_count(c->seen) > 0;
+    *resumed = found || c->n_seen > 0;
     return CRAWL_OK;
 }

@@ -594,6 +594,21 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_seen_add(struct crawl_seen *s, uint64_t 
 int crawl_seen_contains(const struct crawl_seen *s, uint64_t h);
 size_t crawl_seen_count(const struct crawl_seen *s);
 size_t crawl_seen_bytes(const struct crawl_seen *s); /* memory in use, table included */
+void crawl_seen_clear(struct crawl_seen *s);          /* empty, keeping its table */
+
+/* A Bloom filter of hashes (seen.c): no false negatives, false positives at a rate that
+ * grows with the count (5 bits a hash; 1 % at 10 bits per hash, 9 % at 5). */
+struct crawl_bloom;
+/* bytes: its size, rounded down to a power of two (at least 4096). Caller frees with
+ * crawl_bloom_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_bloom_new(size_t bytes, struct crawl_bloom **out);
+void crawl_bloom_free(struct crawl_bloom *b); /* NULL-safe */
+void crawl_bloom_add(struct crawl_bloom *b, uint64_t h);
+int crawl_bloom_maybe(const struct crawl_bloom *b, uint64_t h); /* 0: never added */
+size_t crawl_bloom_count(const struct crawl_bloom *b);          /* hashes added */
+size_t crawl_bloom_bytes(const struct crawl_bloom *b);
+/* Adds every hash of s to b and empties s. */
+void crawl_seen_spill(struct crawl_seen *s, struct crawl_bloom *b);
 
 /* -- the frontier (crawler/frontier.c): per-host queues, politeness, priorities -- */
 
@@ -607,14 +622,32 @@ struct crawl_frontier_opts {
     size_t max_items;  /* cap of queued URLs; 0: CRAWL_FRONTIER_DEFAULT_MAX_ITEMS */
 };
 
-/* One queued URL. Popped items are the caller's: free(item.url). */
+/* The referring URL of queued URLs: one string shared by every URL a page (or a redirect)
+ * led to, counted (loop thread only), so that a queued URL pays a pointer for it. */
+struct crawl_ref {
+    unsigned refs;
+    uint64_t hash; /* crawl_hash64 of url: the key of its row in the state */
+    char url[];
+};
+
+/* A new reference to url (refs 1), NULL when out of memory. Caller drops it with
+ * crawl_ref_put(). */
+struct crawl_ref *crawl_ref_new(const char *url);
+struct crawl_ref *crawl_ref_get(struct crawl_ref *r); /* one more reference; NULL-safe */
+void crawl_ref_put(struct crawl_ref *r);              /* one reference less; NULL-safe */
+
+/* One queued URL. Popped items are the caller's: crawl_item_release(). */
 struct crawl_item {
     char *url;
+    struct crawl_ref *referrer; /* the page (or redirect) it was found on; NULL: a seed */
     unsigned depth;  /* links from a seed */
     unsigned hops;   /* redirects followed to reach it */
     float priority;  /* higher first within a host; -depth gives breadth-first order */
     uint64_t seq;    /* queue order, ties go to the older */
 };
+
+/* Frees item->url and drops item->referrer. */
+void crawl_item_release(struct crawl_item *item);
 
 struct crawl_frontier;
 struct crawl_host; /* one origin; owned by the frontier, valid until crawl_frontier_free() */
@@ -626,13 +659,15 @@ void crawl_frontier_free(struct crawl_frontier *f); /* NULL-safe; frees queued U
 CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_host(struct crawl_frontier *f,
                                                       const char *origin, size_t origin_len,
                                                       struct crawl_host **out);
-/* Queues a copy of url on host h. CRAWL_ETOOLARGE past max_items. now: monotonic s. */
+/* Queues a copy of url on host h, found on referrer (NULL: none; the item takes a
+ * reference). CRAWL_ETOOLARGE past max_items. now: monotonic s. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_push(struct crawl_frontier *f,
                                                       struct crawl_host *h, const char *url,
                                                       unsigned depth, unsigned hops,
-                                                      float priority, double now);
+                                                      float priority,
+                                                      struct crawl_ref *referrer, double now);
 /*
- * The next URL to fetch at time now: returns 1 with *item (caller frees item->url) and
+ * The next URL to fetch at time now: returns 1 with *item (caller: crawl_item_release) and
  * *host, whose slot stays taken until crawl_frontier_done(). Returns 0 when no host may
  * be asked yet: *wake is the earliest time one may be (INFINITY when every host with
  * URLs is busy or held, or nothing is queued).
@@ -798,17 +833,19 @@ void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 
 #define CRAWL_STATE_COMMIT_INTERVAL 0.1 /* s: group commit at least this often ... */
 #define CRAWL_STATE_COMMIT_PAGES 1000u  /* ... or after this many pages */
+#define CRAWL_STATE_SEEN_MEMORY (32u << 20) /* crawl_opts.seen_memory's default */
 #define CRAWL_STATE_WINDOW 512u         /* queued URLs of one host held in memory; the rest
                                            stay in the state until the window drains */
 
-/* A URL's state (the urls table's state column). A transfer in flight ("leased") is not
- * written: it is queued until its result is committed. */
+/* A URL's state (the urls table's state column; the numbers are stored). */
 enum crawl_url_state {
     CRAWL_URL_QUEUED = 0,
     CRAWL_URL_DONE,      /* fetched and kept (decision new) */
     CRAWL_URL_DUPLICATE, /* near- or exact-duplicate */
     CRAWL_URL_FAILED,    /* error */
     CRAWL_URL_SKIPPED,   /* filtered, robots-disallowed, redirect */
+    CRAWL_URL_LEASED,    /* its transfer started, its result not committed yet: queued
+                          * again when the state is opened (state.c, HOW IT WORKS) */
     CRAWL_URL_NSTATES
 };
 
@@ -835,6 +872,10 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_open(const char *dir, int durable,
                                                    char *err, size_t errlen);
 void crawl_state_close(struct crawl_state *s); /* NULL-safe */
 const char *crawl_state_error(const struct crawl_state *s); /* the last failure in words */
+/* What opening did to an earlier run's state: URLs found leased (in flight at its end)
+ * and queued again; the schema version it was migrated from (0: none). */
+int64_t crawl_state_requeued(const struct crawl_state *s);
+int crawl_state_migrated_from(const struct crawl_state *s);
 /* Crash points for the kill tests: fn(name) at "crawl-commit-begin" (before COMMIT) and
  * "crawl-commit-done" (after it); cli passes dedup_crash_point. */
 void crawl_state_set_crash_hook(struct crawl_state *s, void (*fn)(const char *name));
@@ -869,27 +910,39 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_host(
     int (*fn)(void *userdata, int64_t id, const char *origin, const struct crawl_state_host *h,
               int64_t queued),
     void *userdata);
-/* Adds a queued URL (hash: crawl_hash64 of url, the key); *id its row id, 0 when the hash
- * was there already. */
+/* Adds a queued URL (hash: crawl_hash64 of url, the key), found on the URL whose hash is
+ * referrer (0: none, a seed); *id its row id, 0 when the hash was there already. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash,
                                                       int64_t host, const char *url,
                                                       unsigned depth, unsigned hops,
-                                                      float priority, int64_t *id);
+                                                      float priority, uint64_t referrer,
+                                                      int64_t *id);
+/* The URL of hash is leased: its transfer has started (written in the open transaction,
+ * like every change: no write of its own). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash);
+/* Raises the priority of the queued URL of hash (a focused crawl found it again). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_priority(struct crawl_state *s,
+                                                           uint64_t hash, float priority);
+/* *found: 1 when the URL of hash was ever added (the seen set past its memory). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash,
+                                                      int *found);
 /* Sets the state and decision (enum crawl_decision) of the URL of hash. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
                                                       enum crawl_url_state state,
                                                       int decision);
 /* The queued URLs of host with row ids above after, in id order, at most limit: fn for
- * each (url borrowed); *n how many. */
+ * each (url and referrer borrowed; referrer NULL for a seed or a URL queued by a state of
+ * schema 1); *n how many. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_queued(
     struct crawl_state *s, int64_t host, int64_t after, size_t limit,
     int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
-              float priority),
+              float priority, const char *referrer),
     void *userdata, size_t *n);
-/* fn for the hash of every URL ever queued (the seen set). */
+/* fn for the hash of every URL ever queued (the seen set), with done: 1 when its transfer
+ * was made (any state but queued). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
                                                            int (*fn)(void *userdata,
-                                                                     uint64_t hash),
+                                                                     uint64_t hash, int done),
                                                            void *userdata);
 /* URLs per state. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_counts(struct crawl_state *s,
@@ -1007,6 +1060,8 @@ struct crawl_record {
     double relevance;         /* NAN when none */
     const char *canonical;    /* rel=canonical, or NULL */
     const char *location;     /* redirect target (canonical), or NULL */
+    const char *referrer;     /* the page the URL was found on, or for a redirect target
+                               * the redirecting URL (Heritrix's "via"); NULL for a seed */
     const char *truncated;    /* what a cap cut from the page ("links", "depth", ...), or NULL */
     void *page_data;          /* the verdict's page_data (pages only), or NULL; borrowed */
     const char *content_type; /* the response's Content-Type, or NULL */
@@ -1098,10 +1153,16 @@ struct crawl_opts {
      * calling before_commit first (on the loop thread): the caller writes out the WARC
      * records and log lines of the pages recorded so far and stores their offsets in the
      * state's meta, so that they are committed together. A non-zero return is fatal. Only
-     * CRAWL_STATE_WINDOW queued URLs per host stay in memory. Not with focused. */
+     * CRAWL_STATE_WINDOW queued URLs per host stay in memory (a focused crawl keeps all of
+     * them, the state their best priorities for a resume). */
     struct crawl_state *state;
     int (*before_commit)(void *userdata);
     void (*page_data_free)(void *page_data); /* NULL: free() */
+    /* With a state: bytes for the seen set, half for a table of the latest URLs' hashes,
+     * half for a Bloom filter of the others, whose hits are looked up in the state (crawl.c,
+     * "the seen set with a state"); 0: CRAWL_STATE_SEEN_MEMORY. Without a state the seen set
+     * is a table in memory that grows with the crawl (up to CRAWL_SEEN_DEFAULT_MAX). */
+    size_t seen_memory;
 };
 
 struct crawl;

@@ -56,6 +56,41 @@ struct crawl_frontier {
     uint64_t seq;
 };
 
+/* ---- referrers, items ---- */
+
+struct crawl_ref *crawl_ref_new(const char *url)
+{
+    size_t n = strlen(url);
+    struct crawl_ref *r = malloc(sizeof *r + n + 1);
+    if (!r)
+        return NULL;
+    r->refs = 1;
+    r->hash = crawl_hash64(url, n);
+    memcpy(r->url, url, n + 1);
+    return r;
+}
+
+struct crawl_ref *crawl_ref_get(struct crawl_ref *r)
+{
+    if (r)
+        r->refs++;
+    return r;
+}
+
+void crawl_ref_put(struct crawl_ref *r)
+{
+    if (r && --r->refs == 0)
+        free(r);
+}
+
+void crawl_item_release(struct crawl_item *item)
+{
+    free(item->url);
+    item->url = NULL;
+    crawl_ref_put(item->referrer);
+    item->referrer = NULL;
+}
+
 /* ---- items within a host ---- */
 
 static int item_before(const struct crawl_item *a, const struct crawl_item *b)
@@ -270,7 +305,7 @@ void crawl_frontier_free(struct crawl_frontier *f)
             if (!h)
                 continue;
             for (size_t k = 0; k < h->n; k++)
-                free(h->items[k].url);
+                crawl_item_release(&h->items[k]);
             free(h->items);
             free(h->origin);
             free(h);
@@ -317,7 +352,7 @@ enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin
 
 enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host *h,
                                     const char *url, unsigned depth, unsigned hops,
-                                    float priority, double now)
+                                    float priority, struct crawl_ref *referrer, double now)
 {
     if (f->n_items >= f->opts.max_items)
         return CRAWL_ETOOLARGE;
@@ -334,6 +369,7 @@ enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host 
         return CRAWL_ENOMEM;
     struct crawl_item *it = &h->items[h->n++];
     it->url = copy;
+    it->referrer = crawl_ref_get(referrer);
     it->depth = depth;
     it->hops = hops;
     it->priority = isnan(priority) ? 0.0f : priority;

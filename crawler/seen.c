@@ -11,6 +11,15 @@
  * about n^2 / 2^65, i.e. 2.7e-8 for a million URLs and 2.7e-4 for a hundred million; a
  * collision makes the crawler skip one URL, never crash. Hash value 0 marks an empty slot,
  * so a URL hashing to 0 is stored as 1 (one more collision pair, of probability 2^-64).
+ *
+ * With a state on disk the set is bounded (crawl.c, "the seen set with a state"): the
+ * table is capped, and when full its hashes go into a Bloom filter of fixed size (Bloom,
+ * "Space/time trade-offs in hash coding with allowable errors", CACM 1970) and it starts
+ * empty again; a hash the filter may hold is looked up in the state's URL table, so the
+ * filter saves lookups and never decides (Heritrix's BloomUriUniqFilter decides on the
+ * filter alone and skips a URL on a false positive; its BdbUriUniqFilter asks the
+ * database for every URL). The k bit positions come from the one 64-bit hash by double
+ * hashing (Kirsch and Mitzenmacher, "Less hashing, same performance", ESA 2006).
  */
 #include "crawler/crawl.h"
 
@@ -97,12 +106,18 @@ enum crawl_code crawl_seen_new(size_t max_entries, struct crawl_seen **out)
     struct crawl_seen *s = calloc(1, sizeof *s);
     if (!s)
         return CRAWL_ENOMEM;
-    s->slots = calloc(SEEN_MIN_CAPACITY, sizeof *s->slots);
+    /* a small cap gets a small table: the one that holds max_entries at 3/4 load */
+    size_t cap = 16;
+    while (cap < SEEN_MIN_CAPACITY && max_entries && cap / 4 * 3 < max_entries)
+        cap *= 2;
+    if (!max_entries)
+        cap = SEEN_MIN_CAPACITY;
+    s->slots = calloc(cap, sizeof *s->slots);
     if (!s->slots) {
         free(s);
         return CRAWL_ENOMEM;
     }
-    s->mask = SEEN_MIN_CAPACITY - 1;
+    s->mask = cap - 1;
     s->max_entries = max_entries ? max_entries : CRAWL_SEEN_DEFAULT_MAX;
     *out = s;
     return CRAWL_OK;
@@ -193,4 +208,87 @@ size_t crawl_seen_count(const struct crawl_seen *s)
 size_t crawl_seen_bytes(const struct crawl_seen *s)
 {
     return sizeof *s + (s->mask + 1) * sizeof *s->slots;
+}
+
+void crawl_seen_clear(struct crawl_seen *s)
+{
+    memset(s->slots, 0, (s->mask + 1) * sizeof *s->slots);
+    s->count = 0;
+}
+
+/* ---- the Bloom filter ---- */
+
+#define BLOOM_K 5 /* bits per hash: near the best for 8 to 16 bits per entry */
+
+struct crawl_bloom {
+    uint64_t *words;
+    uint64_t mask; /* bits - 1 (bits a power of two) */
+    size_t n;
+};
+
+enum crawl_code crawl_bloom_new(size_t bytes, struct crawl_bloom **out)
+{
+    *out = NULL;
+    size_t want = 4096;
+    while (want * 2 <= bytes && want < ((size_t)1 << 40))
+        want *= 2;
+    struct crawl_bloom *b = calloc(1, sizeof *b);
+    if (!b)
+        return CRAWL_ENOMEM;
+    b->words = calloc(want / 8, sizeof *b->words);
+    if (!b->words) {
+        free(b);
+        return CRAWL_ENOMEM;
+    }
+    b->mask = (uint64_t)want * 8 - 1;
+    *out = b;
+    return CRAWL_OK;
+}
+
+void crawl_bloom_free(struct crawl_bloom *b)
+{
+    if (!b)
+        return;
+    free(b->words);
+    free(b);
+}
+
+static uint64_t bloom_step(uint64_t h)
+{
+    return ROTL(h, 32) * 0x9e3779b97f4a7c15ULL | 1; /* odd: the k positions differ */
+}
+
+void crawl_bloom_add(struct crawl_bloom *b, uint64_t h)
+{
+    uint64_t step = bloom_step(h);
+    for (int i = 0; i < BLOOM_K; i++, h += step)
+        b->words[(h & b->mask) >> 6] |= (uint64_t)1 << (h & 63);
+    b->n++;
+}
+
+int crawl_bloom_maybe(const struct crawl_bloom *b, uint64_t h)
+{
+    uint64_t step = bloom_step(h);
+    for (int i = 0; i < BLOOM_K; i++, h += step)
+        if (!(b->words[(h & b->mask) >> 6] & ((uint64_t)1 << (h & 63))))
+            return 0;
+    return 1;
+}
+
+size_t crawl_bloom_count(const struct crawl_bloom *b)
+{
+    return b->n;
+}
+
+size_t crawl_bloom_bytes(const struct crawl_bloom *b)
+{
+    return sizeof *b + (size_t)((b->mask + 1) / 8);
+}
+
+void crawl_seen_spill(struct crawl_seen *s, struct crawl_bloom *b)
+{
+    for (size_t i = 0; i <= s->mask; i++)
+        if (s->slots[i])
+            crawl_bloom_add(b, s->slots[i]);
+    crawl_seen_clear(s);
 }

@@ -17,12 +17,34 @@
  * pages, after the WARC records and log lines of those pages are written and their
  * offsets put in meta (the caller's before_commit), so that one COMMIT makes a group of
  * pages done together with the end of the WARC and the log that hold them. A kill before
- * the COMMIT loses the group: its URLs are still queued, the WARC and the log are cut back
- * to the offsets of the last commit on resume. WAL with synchronous=NORMAL survives a
- * kill -9 (a committed transaction is in the WAL file before COMMIT returns); `durable`
- * (synchronous=FULL, and the caller fsyncs the WARC and the log first) survives a power
- * cut as well. "Leased" (a transfer in flight) is not written: on resume every URL not
- * done is queued, which is what a lease would be turned back into.
+ * the COMMIT loses the group: its URLs are still queued or leased, the WARC and the log
+ * are cut back to the offsets of the last commit on resume. WAL with synchronous=NORMAL
+ * survives a kill -9 (a committed transaction is in the WAL file before COMMIT returns);
+ * `durable` (synchronous=FULL, and the caller fsyncs the WARC and the log first) survives
+ * a power cut as well.
+ *
+ * HOW IT WORKS (leases: what "in flight" means with group commit). A URL whose transfer
+ * has started and whose result is not recorded yet when a group is committed is written
+ * leased in that group (crawl.c, maybe_commit: no write or fsync of its own, and none for
+ * the transfers that start and end within one group, which a write at every start would
+ * leave with the same committed state), and gets its final state (done, duplicate, failed,
+ * skipped) when its result is recorded. So after a kill the committed state has: done
+ * URLs, whose WARC records and log lines are
+ * within the committed offsets (never fetched again); leased URLs, whose transfer had
+ * started before the last commit and whose result had not been recorded by then (in flight
+ * at that commit, or fetched and decided after it); queued URLs, some of which were
+ * started after the last commit (the uncommitted group). Opening the state turns every
+ * leased URL back into queued (crawl_state_requeued() says how many), so "in flight" is:
+ * leased at the last commit, or started after it. Such a URL is fetched once more after
+ * a kill, even when its page had been fetched, decided and written to the WARC and the log
+ * already: those bytes lie past the committed offsets and are cut off on resume, so the
+ * page is archived and logged once, from the second fetch. A URL requested twice that was
+ * not leased at the last commit and was first requested before it would be a lost commit
+ * (tests/tools/crawl_kill.py checks that none is).
+ *
+ * Schema 2 (this one) adds urls.ref, the hash of the referring URL (NULL: a seed; the
+ * referrer's own row gives its text), and the leased state. A schema 1 state is migrated
+ * when opened (ALTER TABLE: its URLs keep no referrer); a newer one is refused.
  */
 #include "crawler/crawl.h"
 
@@ -34,27 +56,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define STATE_SCHEMA_VERSION 1
+#define STATE_SCHEMA_VERSION 2
+_Static_assert(CRAWL_URL_LEASED == 5, "the SQL below writes the leased state as 5");
 
 enum {
     S_URL_ADD, S_URL_SET, S_HOST_GET, S_HOST_ADD, S_META_GET, S_META_SET, S_QUEUED,
-    S_PAGE_ADD, S_HOST_SAVE, S_HOST_ROBOTS, S_N
+    S_PAGE_ADD, S_HOST_SAVE, S_HOST_ROBOTS, S_URL_LEASE, S_URL_PRIO, S_URL_HAS, S_N
 };
 
 static const char *const SQL[S_N] = {
-    [S_URL_ADD] = "INSERT OR IGNORE INTO urls(hash, host, url, depth, hops, prio, state) "
-                  "VALUES (?, ?, ?, ?, ?, ?, 0)",
+    [S_URL_ADD] = "INSERT OR IGNORE INTO urls(hash, host, url, depth, hops, prio, state, ref) "
+                  "VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
     [S_URL_SET] = "UPDATE urls SET state = ?, decision = ? WHERE hash = ?",
     [S_HOST_GET] = "SELECT id FROM hosts WHERE origin = ?",
     [S_HOST_ADD] = "INSERT INTO hosts(origin) VALUES (?)",
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?",
     [S_META_SET] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-    [S_QUEUED] = "SELECT id, url, depth, hops, prio FROM urls "
-                 "WHERE host = ? AND state = 0 AND id > ? ORDER BY id LIMIT ?",
+    [S_QUEUED] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
+                 "LEFT JOIN urls r ON r.hash = u.ref "
+                 "WHERE u.host = ? AND u.state = 0 AND u.id > ? ORDER BY u.id LIMIT ?",
     [S_PAGE_ADD] = "INSERT INTO pages(data) VALUES (?)",
     [S_HOST_SAVE] = "UPDATE hosts SET delay = ?, next_allowed = ? WHERE id = ?",
     [S_HOST_ROBOTS] = "UPDATE hosts SET robots_status = ?, robots_body = ?, robots_time = ? "
                       "WHERE id = ?",
+    [S_URL_LEASE] = "UPDATE urls SET state = 5 WHERE hash = ?",
+    [S_URL_PRIO] = "UPDATE urls SET prio = ? WHERE hash = ? AND state = 0",
+    [S_URL_HAS] = "SELECT 1 FROM urls WHERE hash = ?",
 };
 
 struct crawl_state {
@@ -64,6 +91,8 @@ struct crawl_state {
     int in_tx;
     size_t pending;   /* changes since the last commit */
     uint64_t commits;
+    int64_t requeued;  /* leased URLs queued again when opened */
+    int migrated_from; /* the schema version migrated from, or 0 */
     void (*crash)(const char *name); /* crash points (tests), or NULL */
     char error[512];
 };
@@ -152,30 +181,55 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
              "robots_time REAL);"
              "CREATE TABLE IF NOT EXISTS urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL "
              "UNIQUE, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER, hops INTEGER, "
-             "prio REAL, state INTEGER NOT NULL, decision INTEGER);"
+             "prio REAL, state INTEGER NOT NULL, decision INTEGER, ref INTEGER);"
              "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0;"
              "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
         CRAWL_OK)
         goto fail;
+    /* the schema version, before any statement that needs this version's columns */
+    sqlite3_stmt *vq = NULL;
+    int64_t version = 0;
+    int have = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &vq,
+                           NULL) != SQLITE_OK) {
+        db_fail(s, "read the schema version");
+        goto fail;
+    }
+    int vr = sqlite3_step(vq);
+    if (vr == SQLITE_ROW) {
+        have = 1;
+        version = sqlite3_column_int64(vq, 0);
+    }
+    sqlite3_finalize(vq);
+    if (vr != SQLITE_ROW && vr != SQLITE_DONE) {
+        db_fail(s, "read the schema version");
+        goto fail;
+    }
+    if (have && version == 1) {
+        /* schema 1 (no referrers, no leases): its URLs keep no referrer */
+        if (exec(s, "ALTER TABLE urls ADD COLUMN ref INTEGER") != CRAWL_OK)
+            goto fail;
+        s->migrated_from = 1;
+    } else if (have && version != STATE_SCHEMA_VERSION) {
+        st_err(s, "%s: state schema version %lld, this simcrawl reads versions 1 and %d: "
+                  "resume it with the simcrawl that made it, or start another --state DIR",
+               s->path, (long long)version, STATE_SCHEMA_VERSION);
+        rc = CRAWL_EFORMAT;
+        goto fail;
+    }
     for (int i = 0; i < S_N; i++)
         if (sqlite3_prepare_v3(s->db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK) {
             db_fail(s, "prepare");
             goto fail;
         }
-    int64_t version = 0;
-    int have = 0;
-    if (crawl_state_meta_int(s, "schema", &version, &have) != CRAWL_OK)
+    if ((!have || s->migrated_from) &&
+        crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
         goto fail;
-    if (!have) {
-        if (crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
-            goto fail;
-    } else if (version != STATE_SCHEMA_VERSION) {
-        st_err(s, "%s: state version %lld, this simcrawl reads %d", s->path,
-               (long long)version, STATE_SCHEMA_VERSION);
-        rc = CRAWL_EFORMAT;
+    /* the transfers in flight when the last run ended are queued again */
+    if (exec(s, "UPDATE urls SET state = 0 WHERE state = 5") != CRAWL_OK)
         goto fail;
-    }
+    s->requeued = sqlite3_changes(s->db);
     if (exec(s, "COMMIT") != CRAWL_OK || exec(s, "BEGIN IMMEDIATE") != CRAWL_OK)
         goto fail;
     s->in_tx = 1;
@@ -205,6 +259,16 @@ void crawl_state_close(struct crawl_state *s)
 const char *crawl_state_error(const struct crawl_state *s)
 {
     return s->error;
+}
+
+int64_t crawl_state_requeued(const struct crawl_state *s)
+{
+    return s->requeued;
+}
+
+int crawl_state_migrated_from(const struct crawl_state *s)
+{
+    return s->migrated_from;
 }
 
 void crawl_state_set_crash_hook(struct crawl_state *s, void (*fn)(const char *name))
@@ -402,7 +466,7 @@ enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
 
 enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_t host,
                                     const char *url, unsigned depth, unsigned hops,
-                                    float priority, int64_t *id)
+                                    float priority, uint64_t referrer, int64_t *id)
 {
     sqlite3_stmt *q = s->st[S_URL_ADD];
     sqlite3_bind_int64(q, 1, (int64_t)hash);
@@ -411,6 +475,10 @@ enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_
     sqlite3_bind_int(q, 4, (int)depth);
     sqlite3_bind_int(q, 5, (int)hops);
     sqlite3_bind_double(q, 6, priority);
+    if (referrer)
+        sqlite3_bind_int64(q, 7, (int64_t)referrer);
+    else
+        sqlite3_bind_null(q, 7);
     int r = sqlite3_step(q);
     sqlite3_reset(q);
     if (r != SQLITE_DONE)
@@ -435,10 +503,46 @@ enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
     return CRAWL_OK;
 }
 
+enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash)
+{
+    sqlite3_stmt *q = s->st[S_URL_LEASE];
+    sqlite3_bind_int64(q, 1, (int64_t)hash);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "lease a URL");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, float priority)
+{
+    sqlite3_stmt *q = s->st[S_URL_PRIO];
+    sqlite3_bind_double(q, 1, priority);
+    sqlite3_bind_int64(q, 2, (int64_t)hash);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, "update a URL's priority");
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *found)
+{
+    sqlite3_stmt *q = s->st[S_URL_HAS];
+    sqlite3_bind_int64(q, 1, (int64_t)hash);
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    *found = r == SQLITE_ROW;
+    return r == SQLITE_ROW || r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "look up a URL");
+}
+
 enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after,
                                    size_t limit,
                                    int (*fn)(void *userdata, int64_t id, const char *url,
-                                             unsigned depth, unsigned hops, float priority),
+                                             unsigned depth, unsigned hops, float priority,
+                                             const char *referrer),
                                    void *userdata, size_t *n)
 {
     *n = 0;
@@ -451,7 +555,8 @@ enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t 
     while ((r = sqlite3_step(q)) == SQLITE_ROW) {
         if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
                (unsigned)sqlite3_column_int(q, 2), (unsigned)sqlite3_column_int(q, 3),
-               (float)sqlite3_column_double(q, 4)) != 0) {
+               (float)sqlite3_column_double(q, 4),
+               (const char *)sqlite3_column_text(q, 5)) != 0) {
             rc = CRAWL_ENOMEM;
             break;
         }
@@ -464,16 +569,17 @@ enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t 
 }
 
 enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
-                                         int (*fn)(void *userdata, uint64_t hash),
+                                         int (*fn)(void *userdata, uint64_t hash, int done),
                                          void *userdata)
 {
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT hash FROM urls", -1, &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT hash, state FROM urls", -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "read URLs");
     int r;
     enum crawl_code rc = CRAWL_OK;
     while ((r = sqlite3_step(q)) == SQLITE_ROW)
-        if (fn(userdata, (uint64_t)sqlite3_column_int64(q, 0)) != 0) {
+        if (fn(userdata, (uint64_t)sqlite3_column_int64(q, 0),
+               sqlite3_column_int(q, 1) != CRAWL_URL_QUEUED) != 0) {
             rc = CRAWL_ENOMEM;
             break;
         }

@@ -44,7 +44,7 @@ static void push(struct crawl_frontier *f, const char *url, unsigned depth, floa
 {
     struct crawl_host *h = host_of(f, url);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, url, depth, 0, prio, now), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, now), CRAWL_OK);
 }
 
 static void test_frontier_priority_within_host(void)
@@ -247,8 +247,8 @@ static void test_frontier_cap(void)
     CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     struct crawl_host *h = host_of(f, "http://a/");
     for (int i = 0; i < 3; i++)
-        CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, 0), CRAWL_ETOOLARGE);
+        CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_ETOOLARGE);
     CU_ASSERT_EQUAL(crawl_frontier_size(f), 3);
     crawl_frontier_free(f);
 }
@@ -561,6 +561,7 @@ static void test_fetch_many_reuse(void)
 struct log_line {
     char url[200];
     char error[200];
+    char referrer[200]; /* "" for none */
     long status;
     unsigned depth;
     enum crawl_decision decision;
@@ -615,6 +616,7 @@ static void test_record(void *userdata, const struct crawl_record *rec)
     struct log_line *l = &ctx->lines[ctx->n++];
     snprintf(l->url, sizeof l->url, "%s", rec->url);
     snprintf(l->error, sizeof l->error, "%s", rec->error ? rec->error : "");
+    snprintf(l->referrer, sizeof l->referrer, "%s", rec->referrer ? rec->referrer : "");
     l->status = rec->status;
     l->depth = rec->depth;
     l->decision = rec->decision;
@@ -1265,6 +1267,174 @@ static void test_loop_memory_budget(void)
         free(bodies[i]);
 }
 
+/* The Bloom filter of the bounded seen set: never a false negative; false positives at
+ * the rate of its design (5 bits a hash: (1 - e^-5/b)^5 with b bits per hash). */
+static void test_seen_bloom(void)
+{
+    struct crawl_bloom *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_bloom_new(1u << 20, &b), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_bloom_bytes(b) >= (1u << 20), 1);
+    char key[32];
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(key, sizeof key, "in %d", i);
+        crawl_bloom_add(b, crawl_hash64(key, (size_t)n));
+    }
+    CU_ASSERT_EQUAL(crawl_bloom_count(b), 100000);
+    int missed = 0, wrong = 0;
+    for (int i = 0; i < 100000; i++) {
+        int n = snprintf(key, sizeof key, "in %d", i);
+        missed += !crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
+        n = snprintf(key, sizeof key, "out %d", i);
+        wrong += crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
+    }
+    CU_ASSERT_EQUAL(missed, 0);
+    CU_ASSERT(wrong < 100); /* 84 bits a hash: about 1e-6 */
+    crawl_bloom_free(b);
+    /* 4096 bytes, 6553 hashes: 5 bits a hash, (1 - e^-1)^5 = 10 % */
+    CU_ASSERT_EQUAL_FATAL(crawl_bloom_new(4096, &b), CRAWL_OK);
+    for (int i = 0; i < 6553; i++) {
+        int n = snprintf(key, sizeof key, "in %d", i);
+        crawl_bloom_add(b, crawl_hash64(key, (size_t)n));
+    }
+    wrong = 0;
+    for (int i = 0; i < 10000; i++) {
+        int n = snprintf(key, sizeof key, "out %d", i);
+        wrong += crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
+    }
+    CU_ASSERT(wrong > 600 && wrong < 1400);
+    /* a table spilled into it is empty after, and what it held is in the filter */
+    struct crawl_seen *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(crawl_seen_new(10, &s), CRAWL_OK);
+    int added;
+    for (uint64_t h = 1; h <= 10; h++)
+        CU_ASSERT_EQUAL(crawl_seen_add(s, h * 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_seen_add(s, 77, &added), CRAWL_ETOOLARGE);
+    crawl_seen_spill(s, b);
+    CU_ASSERT_EQUAL(crawl_seen_count(s), 0);
+    CU_ASSERT_EQUAL(crawl_seen_contains(s, 0x9e3779b97f4a7c15ULL), 0);
+    for (uint64_t h = 1; h <= 10; h++)
+        CU_ASSERT_EQUAL(crawl_bloom_maybe(b, h * 0x9e3779b97f4a7c15ULL), 1);
+    CU_ASSERT_EQUAL(crawl_seen_add(s, 77, &added), CRAWL_OK);
+    crawl_seen_free(s);
+    crawl_bloom_free(b);
+}
+
+/* A focused crawl over a state, stopped and resumed, takes the same order as one run
+ * straight through: pages /f/0../f/(FOCUS_PAGES-1) link three children and one page
+ * elsewhere, each link's priority a hash of (page, link), so a URL found again from
+ * another page may come back with a higher priority (queued again in memory, raised in
+ * the state). One transfer and one page at a time (queue 1): the order is the crawl's
+ * alone. */
+#define FOCUS_PAGES 90
+
+static int focus_handler(void *userdata, const struct test_httpd_request *req,
+                         struct test_response *out)
+{
+    (void)userdata;
+    int n;
+    if (sscanf(req->path, "/f/%d", &n) != 1 || n < 0 || n >= FOCUS_PAGES)
+        return 1;
+    char *body = malloc(512);
+    if (!body)
+        return 1;
+    int len = snprintf(body, 512,
+                       "<html><body><a href=\"/f/%d\">a</a> <a href=\"/f/%d\">b</a> "
+                       "<a href=\"/f/%d\">c</a> <a href=\"/f/%d\">d</a></body></html>",
+                       (3 * n + 1) % FOCUS_PAGES, (3 * n + 2) % FOCUS_PAGES,
+                       (3 * n + 3) % FOCUS_PAGES, (7 * n + 5) % FOCUS_PAGES);
+    out->status = 200;
+    out->content_type = "text/html";
+    out->body = body;
+    out->body_len = (size_t)len;
+    out->body_free = 1;
+    return 0;
+}
+
+static int focus_process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
+{
+    (void)userdata;
+    char *html = strndup(page->body, page->body_len);
+    if (!html)
+        return -1;
+    for (char *p = strstr(html, "href=\""); p; p = strstr(p, "href=\"")) {
+        p += 6;
+        char *e = strchr(p, '"');
+        if (!e)
+            break;
+        *e = '\0';
+        char key[512];
+        int kl = snprintf(key, sizeof key, "%s %s", page->url, p);
+        float prio = (float)(crawl_hash64(key, (size_t)kl) % 1000000) / 1e6f;
+        if (crawl_verdict_add_link(v, p, prio) != CRAWL_OK) {
+            free(html);
+            return -1;
+        }
+        p = e + 1;
+    }
+    free(html);
+    return 0;
+}
+
+static void focus_run(struct test_httpd *h, struct crawl_state *st, long max_pages,
+                      struct loop_ctx *ctx)
+{
+    struct crawl_opts o = {.delay = 0, .concurrency = 1, .per_host = 1, .max_depth = -1,
+                           .ignore_robots = 1, .timeout = 5, .workers = 1, .queue = 1,
+                           .focused = 1, .max_pages = max_pages, .state = st,
+                           .process = focus_process, .record = test_record, .userdata = ctx,
+                           .user_agent = "simcrawl-test/1"};
+    struct crawl *c = NULL;
+    char err[256];
+    CU_ASSERT_EQUAL_FATAL(crawl_new(&o, &c, err, sizeof err), CRAWL_OK);
+    int resumed = 0;
+    CU_ASSERT_EQUAL(crawl_resume(c, &resumed), CRAWL_OK);
+    char url[128];
+    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/f/0", url, sizeof url)), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    crawl_free(c);
+}
+
+static void test_loop_focused_state_resume(void)
+{
+    struct test_httpd *h = test_httpd_start(NULL, 0, focus_handler, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(h);
+    static struct loop_ctx straight, resumed;
+    memset(&straight, 0, sizeof straight);
+    memset(&resumed, 0, sizeof resumed);
+    pthread_mutex_init(&straight.lock, NULL);
+    pthread_mutex_init(&resumed.lock, NULL);
+    focus_run(h, NULL, 0, &straight);
+    CU_ASSERT_EQUAL(straight.n, FOCUS_PAGES);
+    char dir[] = "/tmp/simcrawl-focus-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    /* three runs over one state: stopped at 20 pages, at 50, then to the end */
+    long budgets[3] = {20, 50, 0};
+    for (int r = 0; r < 3; r++) {
+        struct crawl_state *st = NULL;
+        char err[256];
+        CU_ASSERT_EQUAL_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+        focus_run(h, st, budgets[r], &resumed);
+        crawl_state_close(st);
+        CU_ASSERT_EQUAL(resumed.n, budgets[r] ? (size_t)budgets[r] : FOCUS_PAGES);
+    }
+    CU_ASSERT_EQUAL(resumed.n, straight.n);
+    size_t same = 0;
+    for (size_t i = 0; i < straight.n && i < resumed.n; i++)
+        same += strcmp(straight.lines[i].url, resumed.lines[i].url) == 0;
+    CU_ASSERT_EQUAL(same, straight.n);
+    if (same != straight.n && getenv("TEST_VERBOSE"))
+        for (size_t i = 0; i < straight.n && i < resumed.n; i++)
+            fprintf(stderr, "%zu %s %s\n", i, straight.lines[i].url, resumed.lines[i].url);
+    /* every page once */
+    CU_ASSERT_EQUAL(test_httpd_count(h, "/f/1"), 2);
+    char path[300];
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    CU_ASSERT_EQUAL(system(path), 0);
+    pthread_mutex_destroy(&straight.lock);
+    pthread_mutex_destroy(&resumed.lock);
+    test_httpd_stop(h);
+}
+
 static void test_loop_redirects_errors_faults(void)
 {
     struct test_httpd *h = test_httpd_start(fault_routes, sizeof fault_routes / sizeof fault_routes[0], NULL, NULL);
@@ -1285,11 +1455,18 @@ static void test_loop_redirects_errors_faults(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_REDIRECT);
     CU_ASSERT_EQUAL(l->status, 301);
+    /* referrers: the page that linked /r1, then each redirecting URL (Heritrix's "via") */
+    CU_ASSERT_STRING_EQUAL(l->referrer, url);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/final.html"), 1);
+    l = find_line(&ctx, "/r2");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->referrer, "/r1"));
     l = find_line(&ctx, "/final.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
     CU_ASSERT_EQUAL(l->depth, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l->referrer, "/r2"));
+    CU_ASSERT_STRING_EQUAL(find_line(&ctx, "/")->referrer, ""); /* the seed: none */
     /* a redirect loop ends: each URL once */
     CU_ASSERT_EQUAL(test_httpd_count(h, "/loop1"), 1);
     CU_ASSERT_EQUAL(test_httpd_count(h, "/loop2"), 1);
@@ -1809,7 +1986,8 @@ static int log_lines(const char *dir, const char *path, const char *needle)
 {
     char file[64], key[160];
     snprintf(file, sizeof file, "%s/log.jsonl", dir);
-    snprintf(key, sizeof key, "%s\",", path); /* the url value ends here */
+    /* the url value ends here (the referrer's value ends with a quote and a comma too) */
+    snprintf(key, sizeof key, "%s\",\"status\"", path);
     return count_lines(file, key, needle);
 }
 
@@ -2097,6 +2275,8 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_robots_5xx_outage_limit", test_loop_robots_5xx_outage_limit);
     CU_add_test(s, "test_loop_robots_refused_host_errors", test_loop_robots_refused_host_errors);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
+    CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
+    CU_add_test(s, "test_seen_bloom", test_seen_bloom);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);

@@ -7,7 +7,8 @@
 # --state (a new state each time), alternately RUNS times: medians of wall time, CPU and
 # peak RSS. Then the memory as the frontier grows, on a wide site (--fanout 100): both
 # modes stopped at --max-pages 2,000 / 4,000 / 8,000, peak RSS against the URLs seen by
-# then; the slope is the bytes each URL costs.
+# then; the slope is the bytes each URL costs; and --state with --seen-memory 4 MiB (a
+# table of 196,608 URLs, then a Bloom filter of 2 MiB), where the seen set stops growing.
 # Usage: sh tests/bench/bench_state.sh [RUNS] [PAGES]   (BUILD as in tests/bench/run.sh)
 set -eu
 RUNS=${1:-3}
@@ -79,7 +80,7 @@ nginx_start "$W/nginx2" "$PORT2" "
     server { listen 127.0.0.1:$PORT2; root $W/wide; }" || {
     echo "bench_state: nginx did not start: $(cat "$W/nginx2/nginx.out")" >&2; exit 1; }
 echo "peak RSS as the frontier grows (a site whose pages link 100 pages each; URLs seen = fetched + queued):"
-for m in mem state; do
+for m in mem state state4m; do
     : >"$W/grow.$m"
     for n in 2000 4000 8000; do
         rm -rf "$W/st"
@@ -87,7 +88,7 @@ for m in mem state; do
             run "$W/grow.$m" $CRAWL --max-pages $n --log "$W/g.jsonl" "http://127.0.0.1:$PORT2/p/0.html"
         else
             run "$W/grow.$m" $CRAWL --max-pages $n --state "$W/st" --log "$W/g.jsonl" \
-                "http://127.0.0.1:$PORT2/p/0.html"
+                $([ $m = state4m ] && echo --seen-memory 4194304) "http://127.0.0.1:$PORT2/p/0.html"
         fi
     done
     awk -v m="$m" '{printf "  %-9s --max-pages %6d: %8d URLs seen, peak RSS %6.1f MB\n", m, $5, $4, $3 / 1024}' "$W/grow.$m"

@@ -12,12 +12,16 @@ of the planted near-duplicates leaves:
   - the WARC holds a response for each page decided new and a revisit for each exact
     duplicate, each once (read back from the gzip members);
   - no URL committed as done before a kill is requested again after it (the server logs
-    every request; the committed URLs are read from DIR/state.db after each kill), so
-    only the URLs in flight or in the uncommitted group are fetched twice;
+    every request; the committed URLs are read from DIR/state.db after each kill), and
+    every URL requested again after a kill was in flight at it: leased in the committed
+    state (its transfer started before the last commit, its result not committed), or
+    first requested after the last commit (the uncommitted group: the server logs when
+    each request came, the state when its last commit was made, both wall clock); every
+    URL leased at a kill is requested again (none is lost);
   - a run on the finished state says the crawl is complete and exits 0.
 
     crawl_kill.py --simcrawl BIN --runs N [--pages P] [--points a,b] [--seed S] [--keep DIR]
-                  [--slow-connections S]
+                  [--slow-connections S] [--crawl-args ARGS]
 
 Runs alternate: the first len(points) runs each kill at one crash point (the Nth pass, N
 random), the others kill at random times (1 to 3 kills a run). Exit status 0 when every
@@ -51,6 +55,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import site_server  # noqa: E402  (the pages, their links and planted copies)
+LEASED = 5  # crawler/crawl.h CRAWL_URL_LEASED
 POINTS = ["crawl-started", "crawl-warc-appended", "crawl-log-written", "crawl-before-commit",
           "crawl-commit-begin", "crawl-commit-done"]
 
@@ -200,9 +205,11 @@ def model_problems(site, summary):
 class Server:
     def __init__(self, work, pages, slow=0.0):
         self.log = os.path.join(work, "requests.log")
+        self.tlog = os.path.join(work, "requests.times")
         port_file = os.path.join(work, "port")
         self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "site_server.py"),
                                    "--pages", str(pages), "--log", self.log,
+                                   "--times-log", self.tlog,
                                    "--port-file", port_file, "--slow-connections", str(slow)])
         for _ in range(200):
             if os.path.exists(port_file):
@@ -215,6 +222,11 @@ class Server:
         with open(self.log) as f:
             return [l.rstrip("\n") for l in f]
 
+    def times(self):
+        """when each request of requests() came (wall clock s), in the same order"""
+        with open(self.tlog) as f:
+            return [float(l.split(" ", 1)[0]) for l in f]
+
     def stop(self):
         self.p.terminate()
         self.p.wait()
@@ -225,15 +237,16 @@ def crawl_cmd(a, d, port, state=True):
            "--per-host", "4", "--workers", "2", "--warc", os.path.join(d, "out.warc.gz"),
            "--log", os.path.join(d, "log.jsonl")]
     if state:
-        cmd += ["--state", os.path.join(d, "state")]
+        cmd += ["--state", os.path.join(d, "state")] + a.crawl_args.split()
     return cmd + ["http://127.0.0.1:%d/p/0.html" % port]
 
 
-def committed_paths(d):
-    """the paths of the URLs committed as decided (not queued) in d's state"""
+def committed_state(d):
+    """(paths of the URLs committed as decided, paths of those committed as leased, wall
+    clock s of the last commit or None) in d's state"""
     db = os.path.join(d, "state", "state.db")
     if not os.path.exists(db):
-        return set()
+        return set(), set(), None
     # read a copy: the reader must not checkpoint, recover or otherwise touch the
     # state the next run resumes from
     tmp = tempfile.mkdtemp(prefix="crawl_kill_db.")
@@ -242,13 +255,15 @@ def committed_paths(d):
             shutil.copyfile(db + suffix, os.path.join(tmp, "state.db" + suffix))
     c = sqlite3.connect(os.path.join(tmp, "state.db"))
     try:
-        rows = c.execute("SELECT url FROM urls WHERE state != 0").fetchall()
+        rows = c.execute("SELECT url, state FROM urls WHERE state != 0").fetchall()
+        t = c.execute("SELECT value FROM meta WHERE key = 'commit.wall_us'").fetchone()
     except sqlite3.OperationalError:
-        rows = []  # killed before its schema was committed
+        rows, t = [], None  # killed before its schema was committed
     finally:
         c.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    return set(path_of(u) for (u,) in rows)
+    return (set(path_of(u) for u, st in rows if st != LEASED),
+            set(path_of(u) for u, st in rows if st == LEASED), t[0] / 1e6 if t else None)
 
 
 def one_run(a, rnd, n, point, ref, work):
@@ -282,7 +297,7 @@ def one_run(a, rnd, n, point, ref, work):
             if p.returncode == -signal.SIGKILL:
                 kills += 1
                 # what the next processes request must not have been committed
-                marks.append((len(srv.requests()), committed_paths(d)))
+                marks.append((len(srv.requests()),) + committed_state(d))
                 continue
             if p.returncode != 0:
                 problems.append("exit %d: %s" % (p.returncode, err.decode()[-300:]))
@@ -291,12 +306,32 @@ def one_run(a, rnd, n, point, ref, work):
         r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if r.returncode != 0 or b"complete" not in r.stderr:
             problems.append("run on a finished state: exit %d, %r" % (r.returncode, r.stderr[-200:]))
-        reqs = srv.requests()
-        for mark, done in marks:
-            again = sorted(set(p for p in reqs[mark:] if p in done and p != "/robots.txt"))
+        reqs, times = srv.requests(), srv.times()
+        start = 0
+        n_leased = n_after = 0  # repeated requests: leased at the last commit, started after it
+        for mark, done, leased, commit_t in marks:
+            after = set(p for p in reqs[mark:] if p != "/robots.txt")
+            again = sorted(after & done)
             if again:
                 problems.append("%d URLs committed before a kill requested again: %s"
                                 % (len(again), again[:5]))
+            # requested by the killed process and again later: in flight at the kill
+            first = {}
+            for i in range(start, mark):
+                first.setdefault(reqs[i], times[i])
+            stray = sorted(p for p in after & set(first) if p not in leased and
+                           (commit_t is None or first[p] < commit_t))
+            n_leased += len(after & set(first) & leased)
+            n_after += len(after & set(first) - leased)
+            if commit_t is not None and stray:
+                problems.append("%d URLs requested again after a kill that were neither leased "
+                                "at its last commit nor first requested after it: %s"
+                                % (len(stray), stray[:5]))
+            lost = sorted(leased - after)
+            if lost:
+                problems.append("%d URLs leased at a kill never requested again: %s"
+                                % (len(lost), lost[:5]))
+            start = mark
         twice = sum(c - 1 for p, c in collections.Counter(reqs).items()
                     if c > 1 and p != "/robots.txt")
         summary = summary_of(d)
@@ -314,8 +349,10 @@ def one_run(a, rnd, n, point, ref, work):
             other = " (copies kept otherwise than by the reference crawl: %d URLs logged " \
                     "against %d)" % (len(logged), len(ref[2]))
         what = "crash point %s" % point if point else "random kills"
-        print("crawl_kill: run %d (%s): %d kill%s, %d pages archived, %d requests repeated%s%s"
-              % (n, what, kills, "" if kills == 1 else "s", len(resp), twice, other,
+        print("crawl_kill: run %d (%s): %d kill%s, %d pages archived, %d requests repeated "
+              "(%d leased at the last commit, %d started after it)%s%s"
+              % (n, what, kills, "" if kills == 1 else "s", len(resp), twice, n_leased, n_after,
+                 other,
                  "" if not problems else ": FAILED\n  " + "\n  ".join(problems)))
     finally:
         srv.stop()
@@ -335,6 +372,9 @@ def main():
     ap.add_argument("--slow-connections", type=float, default=0, metavar="S",
                     help="the runs' servers (not the reference's) take connections 2 to 4 "
                          "S seconds late: the runs keep other copies than the reference")
+    ap.add_argument("--crawl-args", default="", metavar="ARGS",
+                    help="more options for the runs' crawls (--state ones), e.g. "
+                         "'--seen-memory 4096': a seen set spilled to its filter")
     a = ap.parse_args()
     a.simcrawl = os.path.abspath(a.simcrawl)
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)

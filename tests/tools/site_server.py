@@ -109,6 +109,11 @@ def main():
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--log")
     ap.add_argument("--port-file")
+    ap.add_argument("--crawl-delay", type=float, default=0, metavar="S",
+                    help="robots.txt asks for Crawl-delay: S (served only, not --write)")
+    ap.add_argument("--times-log", metavar="FILE",
+                    help="also log each request as 'WALLCLOCK PATH' (seconds, when it was "
+                         "read; crawl_kill.py compares them with the crawl's commits)")
     ap.add_argument("--bench", action="store_true")
     ap.add_argument("--write", metavar="DIR", help="write the site's files to DIR and exit")
     ap.add_argument("--fanout", type=int, default=0,
@@ -131,6 +136,7 @@ def main():
     if not a.log or not a.port_file:
         ap.error("--log and --port-file are needed to serve")
     log = open(a.log, "a", buffering=1)
+    tlog = open(a.times_log, "a", buffering=1) if a.times_log else None
     lock = threading.Lock()
     conns = [0]
 
@@ -160,9 +166,14 @@ def main():
         def do_GET(self):
             with lock:
                 log.write(self.path + "\n")
+                if tlog:
+                    tlog.write("%.6f %s\n" % (time.time(), self.path))
             p = self.path
             if p == "/robots.txt":
-                return self.send(200, b"User-agent: *\nDisallow: /private/\n", "text/plain")
+                robots = "User-agent: *\nDisallow: /private/\n"
+                if a.crawl_delay > 0:
+                    robots += "Crawl-delay: %g\n" % a.crawl_delay
+                return self.send(200, robots.encode(), "text/plain")
             if p.startswith("/p/") and p.endswith(".html"):
                 try:
                     n = int(p[3:-5])
