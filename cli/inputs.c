@@ -42,15 +42,16 @@ static XXH128_hash_t id_hash(const char *id, size_t len)
     return h;
 }
 
-/* Inserts h; returns 1 if it was new, 0 if present, -1 when out of memory / over cap. */
-static int idset_insert(struct cli_inputs *in, XXH128_hash_t h)
+/* Inserts h into *sp (made on first use); returns 1 if it was new, 0 if present, -1 when
+ * out of memory / over cap. */
+static int idset_insert_into(struct cli_idset **sp, XXH128_hash_t h)
 {
-    struct cli_idset *s = in->ids;
+    struct cli_idset *s = *sp;
     if (!s) {
         s = calloc(1, sizeof *s);
         if (!s)
             return -1;
-        in->ids = s;
+        *sp = s;
     }
     if ((s->n + 1) * 2 > s->mask + 1 || !s->slot) {
         size_t size = s->slot ? (s->mask + 1) * 2 : 1024;
@@ -82,6 +83,25 @@ static int idset_insert(struct cli_inputs *in, XXH128_hash_t h)
     return 1;
 }
 
+static int idset_insert(struct cli_inputs *in, XXH128_hash_t h)
+{
+    return idset_insert_into(&in->ids, h);
+}
+
+/* Whether h is in s (NULL: empty). */
+static int idset_has(const struct cli_idset *s, XXH128_hash_t h)
+{
+    if (!s || !s->slot)
+        return 0;
+    size_t j = (size_t)h.low64 & s->mask;
+    while (s->slot[j].low64 || s->slot[j].high64) {
+        if (XXH128_isEqual(s->slot[j], h))
+            return 1;
+        j = (j + 1) & s->mask;
+    }
+    return 0;
+}
+
 void cli_inputs_init(struct cli_inputs *in, const char *cmd)
 {
     memset(in, 0, sizeof *in);
@@ -96,13 +116,18 @@ void cli_inputs_release(struct cli_inputs *in)
         free(in->ids);
         in->ids = NULL;
     }
+    if (in->index_ids) {
+        free(in->index_ids->slot);
+        free(in->index_ids);
+        in->index_ids = NULL;
+    }
     free(in->stdin_data);
     in->stdin_data = NULL;
 }
 
 int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len)
 {
-    return idset_insert(in, id_hash(id, len)) < 0 ? -1 : 0;
+    return idset_insert_into(&in->index_ids, id_hash(id, len)) < 0 ? -1 : 0;
 }
 
 int cli_inputs_mark_index(struct cli_inputs *in, const struct dedup_index *idx)
@@ -140,7 +165,12 @@ static int deliver_doc(struct cli_inputs *in, int capture, const char *where,
                        const struct cli_doc *d, cli_doc_fn fn, void *userdata)
 {
     if (in->check_duplicates) {
-        int r = idset_insert(in, id_hash(d->id, d->id_len));
+        XXH128_hash_t h = id_hash(d->id, d->id_len);
+        if (idset_has(in->index_ids, h)) {
+            in->already++; /* added by an earlier run: counted, said once at the end */
+            return 0;
+        }
+        int r = idset_insert(in, h);
         if (r < 0) {
             cli_error(in->cmd, "out of memory remembering ids");
             return -1;
@@ -464,7 +494,8 @@ int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **p
             cli_error(in->cmd, "out of memory remembering ids");
             return -1;
         }
-        unsigned long docs = in->docs, failed = in->failed, recaptures = in->recaptures;
+        unsigned long docs = in->docs, failed = in->failed, recaptures = in->recaptures,
+                      already = in->already;
         in->counting = 1;
         int rc = 0;
         for (int i = 0; i < npaths && rc == 0; i++)
@@ -475,6 +506,7 @@ int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **p
         in->docs = docs;
         in->failed = failed;
         in->recaptures = recaptures;
+        in->already = already;
         if (rc != 0)
             return -1;
     }
@@ -484,6 +516,11 @@ int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **p
     for (int i = 0; i < npaths; i++)
         if (cli_inputs_path(in, paths[i], fn, userdata) != 0)
             return -1;
+    if (in->already)
+        fprintf(stderr,
+                "simcrawl %s: %lu document%s already in the index (the same id%s, added "
+                "before) skipped\n",
+                in->cmd, in->already, in->already == 1 ? "" : "s", in->already == 1 ? "" : "s");
     if (in->recaptures)
         fprintf(stderr,
                 "simcrawl %s: %lu later WARC capture%s of URIs already read skipped (the first "

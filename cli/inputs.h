@@ -15,9 +15,11 @@
  * exits 2 at the end. A page with too little text to fingerprint is named and skipped but
  * not counted (as `simcrawl fingerprint` does). Duplicate ids: the first one is kept.
  * In a WARC file the same target URI may be captured again (a revisit, a re-fetch, two
- * crawls in one file): a later capture of a URI already read (or already in a loaded
- * index) is skipped without a diagnostic and counted in `recaptures`; cli_inputs_run()
- * says how many in one line. That is not a failure.
+ * crawls in one file): a later capture of a URI already read is skipped without a
+ * diagnostic and counted in `recaptures`; a document whose id a loaded index already has
+ * (cli_inputs_mark_index: `index add` or `pairs --index` run again) is skipped and
+ * counted in `already`. cli_inputs_run() says each count in one line; neither is a
+ * failure.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +82,8 @@ struct cli_inputs {
     unsigned long failed;           /* inputs, lines and duplicates skipped */
     unsigned long recaptures;       /* later WARC captures of a URI already read: skipped */
     struct cli_idset *ids;
+    struct cli_idset *index_ids;    /* ids of a loaded index (cli_inputs_mark_index) */
+    unsigned long already;          /* documents whose id was in that index: skipped */
     cli_skip_fn skip;               /* told of every page without a fingerprint (or NULL) */
     void *skip_userdata;
 };
@@ -95,7 +99,8 @@ void cli_inputs_page_opts(const struct cli_inputs *in, const char *host, struct 
 /* Zeroes in and sets the command name; duplicates are checked. */
 void cli_inputs_init(struct cli_inputs *in, const char *cmd);
 void cli_inputs_release(struct cli_inputs *in);
-/* Records an id as already present (e.g. in a loaded index). 0, or -1 when out of memory. */
+/* Records an id as already in a loaded index: a document with it is then skipped and
+ * counted in `already`, not a failure. 0, or -1 when out of memory. */
 int cli_inputs_mark_id(struct cli_inputs *in, const char *id, size_t len);
 /* Records every id of idx as present (a later document with one of them is a duplicate).
  * 0, or -1 when out of memory (the diagnostic is printed). */

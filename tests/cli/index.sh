@@ -77,8 +77,10 @@ expect_grep "^bucket sizes: min" "$TMP/out" "stats buckets"
 expect_status 0 "index stats jsonl" -- "$SIMCRAWL" index stats --format jsonl "$IX/x.idx"
 expect_grep '"documents": 5' "$TMP/out" "stats jsonl"
 printf '0000000000000001 f.html\n0000000000000000 a.html\n' >"$IX/more.txt"
-expect_status 2 "index add again (duplicate id kept once)" -- "$SIMCRAWL" index add "$IX/x.idx" --fingerprints "$IX/more.txt"
-expect_grep "duplicate id 'a.html'" "$TMP/err" "re-added id reported"
+# an id the index already has is not a failure: said once, with a count (issue 18)
+expect_status 0 "index add again (an id already there is skipped)" -- "$SIMCRAWL" index add "$IX/x.idx" --fingerprints "$IX/more.txt"
+expect_grep "1 document already in the index (the same id, added before) skipped" "$TMP/err" "ids already there counted once"
+if grep -q "duplicate id" "$TMP/err"; then bad "an id already in the index warned per id"; else ok; fi
 expect_status 0 "stats after add" -- "$SIMCRAWL" index stats "$IX/x.idx"
 expect_grep "^documents: 6$" "$TMP/out" "reopened index grew by one"
 printf '0000000000000001 q1\nf0f0f0f0f0f0f0f0 q2\n' >"$IX/q.txt"
@@ -186,3 +188,12 @@ expect_status 0 "pairs jsonl with a non-UTF-8 id" -- "$SIMCRAWL" pairs --format 
 expect_grep '"a": "bad\\ufffdid"' "$TMP/out" "invalid byte as \\ufffd in JSON"
 expect_status 0 "clusters html with a non-UTF-8 id" -- "$SIMCRAWL" clusters --format html --fingerprints "$IX/utf.txt"
 expect_grep 'bad&#xfffd;id' "$TMP/out" "invalid byte as U+FFFD in HTML"
+# index add run again over the same pages: one line with the count, exit 0
+mkdir -p "$IX/again"
+for i in 1 2 3; do
+    printf '<html><body><main><p>page %s %s</p></main></body></html>\n' "$i" "$(seq -s ' ' 1 $((40 * i)))" >"$IX/again/p$i.html"
+done
+expect_status 0 "index add: first run" -- "$SIMCRAWL" index add "$IX/again.idx" "$IX/again"
+expect_status 0 "index add: the same inputs again" -- "$SIMCRAWL" index add "$IX/again.idx" "$IX/again"
+expect_grep "3 documents already in the index (the same ids, added before) skipped" "$TMP/err" "rerun: one line with the count"
+expect_grep "added 0 documents, now 3" "$TMP/err" "rerun adds nothing"
