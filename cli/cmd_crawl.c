@@ -262,7 +262,8 @@ static void usage(FILE *out)
             "usage: simcrawl crawl [--config FILE] [options] SEED...\n\n"
             "Crawls from the seed URLs, politely, dropping near-duplicate pages (within k of a\n"
             "page already kept) and the links only they lead to. Writes a WARC and a JSON Lines\n"
-            "log of every URL; prints a summary on stderr.\n\n"
+            "log of every URL; prints a summary on stderr. A SEED without a scheme is taken\n"
+            "as http:// (example.org/docs/, localhost:8080/), as wget does.\n\n"
             "options (each also a key of config/simcrawl.conf, section [crawl]; the command\n"
             "line wins):\n"
             "  --config FILE          read options from an INI file first\n"
@@ -281,7 +282,8 @@ static void usage(FILE *out)
             "  --topic-file FILE      the topic words from a file\n"
             "  --min-relevance X      do not expand pages less relevant than X (0..1)\n"
             "  --k N                  near-duplicate Hamming distance, 0..7 (default 3)\n"
-            "  --warc FILE            write kept pages to this WARC (.warc.gz: gzip)\n"
+            "  --warc FILE            write kept pages to this WARC (.warc.gz: gzip; a name\n"
+            "                         without .warc or .warc.gz gets .warc.gz, as wget)\n"
             "  --warc-gzip-level N    1 (fast, the default) to 9 (smallest)\n"
             "  --log FILE             the JSON Lines log ('-': stdout)\n"
             "  --user-agent STRING    (default \"%s\")\n"
@@ -1400,6 +1402,19 @@ static int add_word(char *t, size_t cap, const char *word)
  * URL ..." (the first 4 KB of them, then "(N more)"), "simcrawl-options: ..." (the command
  * line without its seeds). Caller frees; NULL when out of memory.
  */
+/* Whether a seed starts with a URI scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" /
+ * "." ) ":"), not with a host and port ("localhost:8080/", "127.0.0.1:1/x"). */
+static int has_scheme(const char *s)
+{
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+        return 0;
+    const char *p = s + 1;
+    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+           *p == '+' || *p == '-' || *p == '.')
+        p++;
+    return *p == ':' && !(p[1] >= '0' && p[1] <= '9');
+}
+
 static char *warcinfo_fields(const struct options *o, int argc, char **argv, const char **seeds,
                              char **file_seeds, size_t n_file_seeds)
 {
@@ -1452,6 +1467,7 @@ int cmd_crawl(int argc, char **argv)
     int status = CLI_RUNTIME;
     char **file_seeds = NULL;
     size_t n_file_seeds = 0;
+    char *warc_named = NULL; /* --warc NAME given without .warc.gz */
     struct run run;
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.warc_lock, NULL);
@@ -1533,6 +1549,18 @@ int cmd_crawl(int argc, char **argv)
     if (o.n_seeds + n_file_seeds == 0) {
         status = cli_usage_error(CMD, "no seed URL (give SEED... or --seeds FILE)");
         goto done;
+    }
+    size_t wl = o.warc ? strlen(o.warc) : 0;
+    if (o.warc && !(wl > 5 && strcmp(o.warc + wl - 5, ".warc") == 0) &&
+        !(wl > 8 && strcmp(o.warc + wl - 8, ".warc.gz") == 0)) {
+        /* --warc NAME without an extension writes NAME.warc.gz (wget's --warc-file) */
+        if (!(warc_named = malloc(wl + sizeof ".warc.gz"))) {
+            cli_error(CMD, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        snprintf(warc_named, wl + sizeof ".warc.gz", "%s.warc.gz", o.warc);
+        o.warc = warc_named;
     }
     if (o.co.ca_file) {
         /* libcurl would report a missing bundle on every transfer, as a page error */
@@ -1649,11 +1677,13 @@ int cmd_crawl(int argc, char **argv)
                 goto done;
             wc = crawl_warc_writer_resume(o.warc, &wo, &pos, &run.warc);
         } else {
+            errno = 0;
             wc = crawl_warc_writer_open(o.warc, &wo, &run.warc);
         }
         if (wc != CRAWL_OK) {
-            cli_error(CMD, "cannot %s WARC %s: %s", resuming ? "resume" : "open", o.warc,
-                      crawl_strerror(wc));
+            /* an I/O error names the system's reason ("No such file or directory") */
+            cli_error(CMD, "cannot %s %s: %s", resuming ? "resume the WARC" : "create",
+                      o.warc, wc == CRAWL_EIO && errno ? strerror(errno) : crawl_strerror(wc));
             goto done;
         }
     }
@@ -1703,14 +1733,25 @@ int cmd_crawl(int argc, char **argv)
     size_t good = 0;
     for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
         const char *s = i < o.n_seeds ? seeds[i] : file_seeds[i - o.n_seeds];
+        char *with_scheme = NULL;
+        if (!has_scheme(s)) {
+            /* a seed without a scheme is taken as http:// (as wget does) */
+            size_t len = strlen(s) + sizeof "http://";
+            if ((with_scheme = malloc(len)) != NULL) {
+                snprintf(with_scheme, len, "http://%s", s);
+                s = with_scheme;
+            }
+        }
         enum crawl_code sc = crawl_add_seed(c, s);
         if (sc == CRAWL_EURL)
             cli_error(CMD, "not an http(s) URL, skipped: %s", s);
         else if (sc != CRAWL_OK) {
             cli_error(CMD, "cannot add seed %s: %s", s, crawl_strerror(sc));
+            free(with_scheme);
             goto done;
         } else
             good++;
+        free(with_scheme);
     }
     if (good == 0) {
         status = cli_usage_error(CMD, "no valid seed URL");
@@ -1796,6 +1837,7 @@ done:
         free(file_seeds[i]);
     free(file_seeds);
     free(seeds);
+    free(warc_named);
     for (size_t i = 0; i < o.n_owned; i++)
         free(o.owned[i]);
     return status;

@@ -27,3 +27,15 @@ for c in pairs clusters compare fingerprint extract dedup crawl serve index quer
 done
 expect_status 1 "compare --k 8" -- "$SIMCRAWL" compare --k 8 a b
 expect_grep "from 0 to 7" "$TMP/err" "compare's --k range is every command's"
+# crawl: a seed without a scheme is http:// (as wget); --warc NAME without an extension
+# writes NAME.warc.gz; a WARC that cannot be created says why (port 1: refused at once)
+mkdir -p "$TMP/wg"
+case $SIMCRAWL in /*) WGBIN=$SIMCRAWL ;; *) WGBIN=$PWD/$SIMCRAWL ;; esac
+expect_status 2 "crawl: seed without a scheme" -- sh -c "cd '$TMP/wg' && '$WGBIN' crawl --robots no --timeout 5 --warc out --log l.jsonl 127.0.0.1:1/x"
+expect_grep '"url":"http://127.0.0.1:1/x"' "$TMP/wg/l.jsonl" "the seed taken as http://"
+if [ -s "$TMP/wg/out.warc.gz" ] && [ ! -e "$TMP/wg/out" ]; then ok; else bad "--warc out did not write out.warc.gz: $(ls "$TMP/wg")"; fi
+expect_status 2 "crawl: WARC in a missing folder" -- "$SIMCRAWL" crawl --robots no --warc /nonexistent/dir/x.warc.gz http://127.0.0.1:1/
+expect_grep "cannot create /nonexistent/dir/x.warc.gz: No such file or directory" "$TMP/err" "why the WARC cannot be created"
+# a seed with another scheme is skipped, never taken as a host ("mailto:x@y" is not http://mailto:x@y)
+expect_status 1 "crawl: mailto seed" -- "$SIMCRAWL" crawl mailto:x@y
+expect_grep "not an http(s) URL, skipped: mailto:x@y" "$TMP/err" "mailto seed skipped as it is"
