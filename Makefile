@@ -48,12 +48,29 @@ TEST_PKGS    := cunit libmicrohttpd
 # missing and records the pkg-config flags, so a fresh machine needs only `make`.
 .DEFAULT_GOAL := all
 
+# $(call missing_pkgs,PKGS): those of the Debian packages PKGS not installed, " a b".
+missing_pkgs = $(shell for p in $(1); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+    grep -q 'ok installed' || printf ' %s' $$p; done)
+# $(call install_missing,PKGS,WHAT): a recipe that installs the missing ones with apt-get
+# as root; otherwise prints the exact command and fails. WHAT qualifies the message.
+install_missing = missing="$(call missing_pkgs,$(1))"; \
+    if [ -n "$$missing" ]; then \
+        if [ "$$(id -u)" = 0 ]; then \
+            echo "installing missing Debian packages$(2):$$missing" >&2; \
+            (apt-get install -y -q $$missing || \
+             (apt-get update -q && apt-get install -y -q $$missing)) >&2 || exit 1; \
+        else \
+            echo "missing Debian packages$(2); run: sudo apt-get install -y$$missing" >&2; \
+            exit 1; \
+        fi; \
+    fi
+
 # As non-root with a package missing, stop at once with the command to run (a failed
 # recipe for the included build/deps.mk would be followed by "No rule to make target").
 ifeq ($(wildcard $(BUILD)/deps.mk),)
 ifneq ($(shell id -u),0)
 ifeq ($(filter clean help format,$(MAKECMDGOALS)),)
-MISSING_PKGS := $(strip $(shell for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || printf '%s ' $$p; done))
+MISSING_PKGS := $(strip $(call missing_pkgs,$(DEB_PKGS)))
 ifneq ($(MISSING_PKGS),)
 $(error missing Debian packages; run: sudo apt-get install -y $(MISSING_PKGS))
 endif
@@ -63,17 +80,7 @@ endif
 -include $(BUILD)/deps.mk
 $(BUILD)/deps.mk: Makefile
 	@mkdir -p $(BUILD)
-	@missing=""; for p in $(DEB_PKGS); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	    if [ "$$(id -u)" = 0 ]; then \
-	        echo "installing missing Debian packages:$$missing" >&2; \
-	        (apt-get install -y -q $$missing || (apt-get update -q && apt-get install -y -q $$missing)) >&2 || exit 1; \
-	    else \
-	        echo "missing Debian packages; run: sudo apt-get install -y$$missing" >&2; exit 1; \
-	    fi; \
-	fi
+	@$(call install_missing,$(DEB_PKGS),)
 	@{ echo "EXTRACT_CFLAGS := $$(pkg-config --cflags $(EXTRACT_PKGS))"; \
 	   echo "EXTRACT_LIBS := $$(pkg-config --libs $(EXTRACT_PKGS))"; \
 	   echo "DEDUP_CFLAGS := $$(pkg-config --cflags $(DEDUP_PKGS))"; \
@@ -276,17 +283,7 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 # tests/cli/report.sh. Installed like DEB_PKGS (apt-get as root; otherwise the command).
 TEST_DEB_PKGS := chromium
 test-deps:
-	@missing=""; for p in $(TEST_DEB_PKGS); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	    if [ "$$(id -u)" = 0 ]; then \
-	        echo "installing missing Debian packages for the tests:$$missing" >&2; \
-	        (apt-get install -y -q $$missing || (apt-get update -q && apt-get install -y -q $$missing)) >&2 || exit 1; \
-	    else \
-	        echo "missing Debian packages for the tests; run: sudo apt-get install -y$$missing" >&2; exit 1; \
-	    fi; \
-	fi
+	@$(call install_missing,$(TEST_DEB_PKGS), for the tests)
 
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
 	@$(MAKE) --no-print-directory test-deps unit replay cli-test lib-test
