@@ -1402,17 +1402,12 @@ static int add_word(char *t, size_t cap, const char *word)
  * URL ..." (the first 4 KB of them, then "(N more)"), "simcrawl-options: ..." (the command
  * line without its seeds). Caller frees; NULL when out of memory.
  */
-/* Whether a seed starts with a URI scheme (RFC 3986: ALPHA *( ALPHA / DIGIT / "+" / "-" /
- * "." ) ":"), not with a host and port ("localhost:8080/", "127.0.0.1:1/x"). */
+/* Whether a seed starts with a URI scheme, not with a host and port ("localhost:8080/",
+ * "127.0.0.1:1/x" have none): crawl_url_scheme_len(), and no digit after the colon. */
 static int has_scheme(const char *s)
 {
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
-        return 0;
-    const char *p = s + 1;
-    while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-           *p == '+' || *p == '-' || *p == '.')
-        p++;
-    return *p == ':' && !(p[1] >= '0' && p[1] <= '9');
+    size_t n = crawl_url_scheme_len(s, strlen(s));
+    return n > 0 && !(s[n] >= '0' && s[n] <= '9');
 }
 
 static char *warcinfo_fields(const struct options *o, int argc, char **argv, const char **seeds,

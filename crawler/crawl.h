@@ -565,6 +565,10 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer 
 CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise(const char *url, const char *base,
                                                          char **out);
 
+/* Length of "scheme:" at the start of s[0..n) (RFC 3986 3.1: ALPHA *( ALPHA / DIGIT /
+ * "+" / "-" / "." ) ":"), or 0 when there is none. */
+size_t crawl_url_scheme_len(const char *s, size_t n);
+
 /* Offsets into a canonical URL: origin = canon[0..origin_len) ("http://host:port"),
  * host = canon[host_off..host_off+host_len) (IPv6 with its brackets), path from path_off. */
 struct crawl_url_parts {

@@ -90,8 +90,7 @@ static size_t normalise_escapes(const unsigned char *s, size_t n, char *out)
     return o;
 }
 
-/* Length of "scheme:" at the start of s (RFC 3986 3.1), or 0 when there is none. */
-static size_t scheme_len(const char *s, size_t n)
+size_t crawl_url_scheme_len(const char *s, size_t n)
 {
     if (n == 0 || !((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
         return 0;
@@ -131,7 +130,7 @@ static enum crawl_code prepare(const char *in, char **out)
     clean[m] = '\0';
 
     /* Where the authority ends: after "scheme://host" or "//host", at the first / ? #. */
-    size_t start = scheme_len(clean, m);
+    size_t start = crawl_url_scheme_len(clean, m);
     size_t auth_end = start;
     if (m - start >= 2 && clean[start] == '/' && clean[start + 1] == '/') {
         auth_end = start + 2;
