@@ -42,6 +42,16 @@ static XXH128_hash_t id_hash(const char *id, size_t len)
     return h;
 }
 
+/* The slot of h in s (linear probing from h & mask): h's own, or the empty one where it
+ * would go. s->slot is allocated and never full. */
+static size_t idset_slot(const struct cli_idset *s, XXH128_hash_t h)
+{
+    size_t j = (size_t)h.low64 & s->mask;
+    while ((s->slot[j].low64 || s->slot[j].high64) && !XXH128_isEqual(s->slot[j], h))
+        j = (j + 1) & s->mask;
+    return j;
+}
+
 /* Inserts h into *sp (made on first use); returns 1 if it was new, 0 if present, -1 when
  * out of memory / over cap. */
 static int idset_insert_into(struct cli_idset **sp, XXH128_hash_t h)
@@ -72,12 +82,9 @@ static int idset_insert_into(struct cli_idset **sp, XXH128_hash_t h)
         s->slot = ns;
         s->mask = size - 1;
     }
-    size_t j = (size_t)h.low64 & s->mask;
-    while (s->slot[j].low64 || s->slot[j].high64) {
-        if (XXH128_isEqual(s->slot[j], h))
-            return 0;
-        j = (j + 1) & s->mask;
-    }
+    size_t j = idset_slot(s, h);
+    if (s->slot[j].low64 || s->slot[j].high64)
+        return 0;
     s->slot[j] = h;
     s->n++;
     return 1;
@@ -93,13 +100,8 @@ static int idset_has(const struct cli_idset *s, XXH128_hash_t h)
 {
     if (!s || !s->slot)
         return 0;
-    size_t j = (size_t)h.low64 & s->mask;
-    while (s->slot[j].low64 || s->slot[j].high64) {
-        if (XXH128_isEqual(s->slot[j], h))
-            return 1;
-        j = (j + 1) & s->mask;
-    }
-    return 0;
+    size_t j = idset_slot(s, h);
+    return s->slot[j].low64 || s->slot[j].high64;
 }
 
 void cli_inputs_init(struct cli_inputs *in, const char *cmd)
