@@ -14,6 +14,8 @@ import re
 import subprocess
 import sys
 
+from readme_examples import commands  # one reader of "$ " blocks for both
+
 DOC_URL = "http://127.0.0.1:8470"
 VARYING = re.compile(r'"(uptime_seconds|journal_bytes)":[0-9.]+')
 
@@ -22,20 +24,9 @@ def examples(text):
     """(command, expected output lines) of the blocks that name DOC_URL, in order."""
     blocks = re.findall(r"^```[a-z]*\n(.*?)^```", text, re.S | re.M)
     for block in blocks:
-        if DOC_URL not in block:
-            continue
-        cmd, out = None, []
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                if cmd is not None:
-                    yield cmd, out
-                cmd, out = line[2:], []
-            elif cmd is not None and not out and (line.startswith("> ") or cmd.endswith("\\")):
-                cmd += "\n" + (line[2:] if line.startswith("> ") else line)
-            elif cmd is not None:
-                out.append(line)
-        if cmd is not None:
-            yield cmd, out
+        if DOC_URL in block:
+            for _, cmd, out in commands(block.splitlines()):
+                yield cmd, out
 
 
 def main():
