@@ -36,9 +36,15 @@
 #include <string.h>
 #include <xxhash.h>
 
-#define BODY_FIXED 48u
+/* An add record's body: the method's head (simhash: the fingerprint; minhash: the
+ * signature's seed, k and h), then the fields both share (payload hash, doc hash, the id,
+ * host and block counts, a zero), then id, host, the signature (minhash) and the blocks. */
+#define SH_HEAD 8u
+#define MH_HEAD 16u
+#define ADD_SHARED 40u
+#define BODY_FIXED (SH_HEAD + ADD_SHARED)
+#define MH_FIXED (MH_HEAD + ADD_SHARED)
 #define DELETE_FIXED 8u
-#define MH_FIXED 56u
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -132,40 +138,48 @@ static int encode_delete(const struct fj_rec *r, uint8_t **buf, size_t *cap, siz
     return 0;
 }
 
-static int encode_minhash(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+/* An add record of either method (r->kind FJ_ADD or FJ_ADD_MINHASH). */
+static int encode_add(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
 {
+    int mh = r->kind == FJ_ADD_MINHASH;
     if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX ||
-        r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX || !r->sig)
+        (mh && (r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX || !r->sig)))
         return -1;
-    size_t body = MH_FIXED + r->id_len + r->host_len + 4 * (size_t)r->sig_h + 8 * r->n_blocks;
+    size_t head = mh ? MH_HEAD : SH_HEAD, sig_bytes = mh ? 4 * (size_t)r->sig_h : 0;
+    size_t body = head + ADD_SHARED + r->id_len + r->host_len + sig_bytes + 8 * r->n_blocks;
     if (body > FJ_BODY_MAX)
         return -1;
     size_t need = FJ_RECORD_HEAD + body;
     if (reserve(buf, cap, need) != 0)
         return -1;
     uint8_t *p = *buf, *b = p + FJ_RECORD_HEAD;
-    put64(b, r->sig_seed);
-    put32(b + 8, r->sig_k);
-    put32(b + 12, r->sig_h);
-    put64(b + 16, r->payload_lo);
-    put64(b + 24, r->payload_hi);
-    put64(b + 32, r->doc_hash);
-    put32(b + 40, (uint32_t)r->id_len);
-    put32(b + 44, (uint32_t)r->host_len);
-    put32(b + 48, (uint32_t)r->n_blocks);
-    put32(b + 52, 0);
-    uint8_t *q = b + MH_FIXED;
+    if (mh) {
+        put64(b, r->sig_seed);
+        put32(b + 8, r->sig_k);
+        put32(b + 12, r->sig_h);
+    } else {
+        put64(b, r->fp);
+    }
+    uint8_t *c = b + head;
+    put64(c, r->payload_lo);
+    put64(c + 8, r->payload_hi);
+    put64(c + 16, r->doc_hash);
+    put32(c + 24, (uint32_t)r->id_len);
+    put32(c + 28, (uint32_t)r->host_len);
+    put32(c + 32, (uint32_t)r->n_blocks);
+    put32(c + 36, 0);
+    uint8_t *q = c + ADD_SHARED;
     memcpy(q, r->id, r->id_len);
     q += r->id_len;
     if (r->host_len)
         memcpy(q, r->host, r->host_len);
     q += r->host_len;
-    for (unsigned i = 0; i < r->sig_h; i++, q += 4)
+    for (unsigned i = 0; mh && i < r->sig_h; i++, q += 4)
         put32(q, r->sig[i]);
     for (size_t i = 0; i < r->n_blocks; i++, q += 8)
         put64(q, r->blocks[i]);
     put32(p, (uint32_t)body);
-    put32(p + 4, FJ_ADD_MINHASH);
+    put32(p + 4, mh ? FJ_ADD_MINHASH : FJ_ADD);
     put64(p + 8, XXH3_64bits(b, body));
     *len = need;
     return 0;
@@ -173,40 +187,7 @@ static int encode_minhash(const struct fj_rec *r, uint8_t **buf, size_t *cap, si
 
 int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
 {
-    if (r->kind == FJ_DELETE)
-        return encode_delete(r, buf, cap, len);
-    if (r->kind == FJ_ADD_MINHASH)
-        return encode_minhash(r, buf, cap, len);
-    if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX)
-        return -1;
-    size_t body = BODY_FIXED + r->id_len + r->host_len + 8 * r->n_blocks;
-    if (body > FJ_BODY_MAX)
-        return -1;
-    size_t need = FJ_RECORD_HEAD + body;
-    if (reserve(buf, cap, need) != 0)
-        return -1;
-    uint8_t *p = *buf, *b = p + FJ_RECORD_HEAD;
-    put64(b, r->fp);
-    put64(b + 8, r->payload_lo);
-    put64(b + 16, r->payload_hi);
-    put64(b + 24, r->doc_hash);
-    put32(b + 32, (uint32_t)r->id_len);
-    put32(b + 36, (uint32_t)r->host_len);
-    put32(b + 40, (uint32_t)r->n_blocks);
-    put32(b + 44, 0);
-    uint8_t *q = b + BODY_FIXED;
-    memcpy(q, r->id, r->id_len);
-    q += r->id_len;
-    if (r->host_len)
-        memcpy(q, r->host, r->host_len);
-    q += r->host_len;
-    for (size_t i = 0; i < r->n_blocks; i++, q += 8)
-        put64(q, r->blocks[i]);
-    put32(p, (uint32_t)body);
-    put32(p + 4, FJ_ADD);
-    put64(p + 8, XXH3_64bits(b, body));
-    *len = need;
-    return 0;
+    return r->kind == FJ_DELETE ? encode_delete(r, buf, cap, len) : encode_add(r, buf, cap, len);
 }
 
 /* A delete record's body: 0 with r filled, or -1 (malformed). */
@@ -235,40 +216,50 @@ static int blocks_room(uint64_t **blocks, size_t *cap, size_t n)
     return 0;
 }
 
-/* A MinHash add record's body: 0 with r filled (its signature in *sig, DEDUP_MINHASH_H_MAX
- * values, its blocks in *blocks), 1 malformed, -1 out of memory. */
-static int scan_minhash(const uint8_t *b, uint32_t blen, struct fj_rec *r, uint64_t **blocks,
-                        size_t *blocks_cap, uint32_t **sig)
+/* An add record's body of either method (kind): 0 with r filled (a minhash signature in
+ * *sig, DEDUP_MINHASH_H_MAX values; the blocks in *blocks), 1 malformed, -1 out of
+ * memory. */
+static int scan_add(const uint8_t *b, uint32_t blen, uint32_t kind, struct fj_rec *r,
+                    uint64_t **blocks, size_t *blocks_cap, uint32_t **sig)
 {
+    int mh = kind == FJ_ADD_MINHASH;
+    uint32_t head = mh ? MH_HEAD : SH_HEAD, fixed = head + ADD_SHARED;
     memset(r, 0, sizeof *r);
-    r->kind = FJ_ADD_MINHASH;
-    r->sig_seed = get64(b);
-    r->sig_k = get32(b + 8);
-    r->sig_h = get32(b + 12);
-    r->payload_lo = get64(b + 16);
-    r->payload_hi = get64(b + 24);
-    r->doc_hash = get64(b + 32);
-    r->id_len = get32(b + 40);
-    r->host_len = get32(b + 44);
-    r->n_blocks = get32(b + 48);
-    if (r->n_blocks > FJ_BLOCKS_MAX || r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX ||
-        r->sig_k == 0 || r->sig_k > DEDUP_MINHASH_K_MAX ||
-        (uint64_t)MH_FIXED + r->id_len + r->host_len + 4 * (uint64_t)r->sig_h +
-                8 * (uint64_t)r->n_blocks != blen ||
-        r->id_len == 0 || memchr(b + MH_FIXED, 0, r->id_len) || get32(b + 52) != 0)
+    r->kind = (enum fj_kind)kind;
+    if (mh) {
+        r->sig_seed = get64(b);
+        r->sig_k = get32(b + 8);
+        r->sig_h = get32(b + 12);
+    } else {
+        r->fp = get64(b);
+    }
+    const uint8_t *c = b + head;
+    r->payload_lo = get64(c);
+    r->payload_hi = get64(c + 8);
+    r->doc_hash = get64(c + 16);
+    r->id_len = get32(c + 24);
+    r->host_len = get32(c + 28);
+    r->n_blocks = get32(c + 32);
+    uint64_t sig_bytes = mh ? 4 * (uint64_t)r->sig_h : 0;
+    if (r->n_blocks > FJ_BLOCKS_MAX ||
+        (mh && (r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX || r->sig_k == 0 ||
+                r->sig_k > DEDUP_MINHASH_K_MAX)) ||
+        (uint64_t)fixed + r->id_len + r->host_len + sig_bytes + 8 * (uint64_t)r->n_blocks !=
+            blen ||
+        r->id_len == 0 || memchr(b + fixed, 0, r->id_len) || get32(c + 36) != 0)
         return 1;
-    r->id = (const char *)b + MH_FIXED;
+    r->id = (const char *)b + fixed;
     r->host = r->id + r->id_len;
-    if (!*sig && !(*sig = malloc(DEDUP_MINHASH_H_MAX * sizeof **sig)))
+    if (mh && !*sig && !(*sig = malloc(DEDUP_MINHASH_H_MAX * sizeof **sig)))
         return -1;
     if (blocks_room(blocks, blocks_cap, r->n_blocks) != 0)
         return -1;
-    const uint8_t *q = b + MH_FIXED + r->id_len + r->host_len;
-    for (unsigned i = 0; i < r->sig_h; i++, q += 4)
+    const uint8_t *q = b + fixed + r->id_len + r->host_len;
+    for (unsigned i = 0; mh && i < r->sig_h; i++, q += 4)
         (*sig)[i] = get32(q);
     for (size_t i = 0; i < r->n_blocks; i++, q += 8)
         (*blocks)[i] = get64(q);
-    r->sig = *sig;
+    r->sig = mh ? *sig : NULL;
     r->blocks = *blocks;
     return 0;
 }
@@ -304,62 +295,15 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
             break;
         }
         struct fj_rec r;
-        if (kind == FJ_DELETE) {
-            if (decode_delete(b, blen, &r) != 0) {
-                *why = "a malformed record";
-                break;
-            }
-            rc = fn(userdata, &r);
-            if (rc != 0)
-                goto done;
-            off += FJ_RECORD_HEAD + blen;
-            continue;
-        }
-        if (kind == FJ_ADD_MINHASH) {
-            rc = scan_minhash(b, blen, &r, &blocks, &blocks_cap, &sig);
-            if (rc > 0) {
-                *why = "a malformed record";
-                rc = 0;
-                break;
-            }
-            if (rc < 0)
-                goto done;
-            rc = fn(userdata, &r);
-            if (rc != 0)
-                goto done;
-            off += FJ_RECORD_HEAD + blen;
-            continue;
-        }
-        memset(&r, 0, sizeof r);
-        r.kind = FJ_ADD;
-        r.fp = get64(b);
-        r.payload_lo = get64(b + 8);
-        r.payload_hi = get64(b + 16);
-        r.doc_hash = get64(b + 24);
-        r.id_len = get32(b + 32);
-        r.host_len = get32(b + 36);
-        r.n_blocks = get32(b + 40);
-        if (r.n_blocks > FJ_BLOCKS_MAX ||
-            (uint64_t)BODY_FIXED + r.id_len + r.host_len + 8 * (uint64_t)r.n_blocks != blen ||
-            r.id_len == 0 || memchr(b + BODY_FIXED, 0, r.id_len) || get32(b + 44) != 0) {
+        rc = kind == FJ_DELETE ? decode_delete(b, blen, &r) != 0
+                               : scan_add(b, blen, kind, &r, &blocks, &blocks_cap, &sig);
+        if (rc > 0) {
             *why = "a malformed record";
+            rc = 0;
             break;
         }
-        r.id = (const char *)b + BODY_FIXED;
-        r.host = r.id + r.id_len;
-        if (r.n_blocks > blocks_cap) {
-            uint64_t *nb = realloc(blocks, r.n_blocks * sizeof *nb);
-            if (!nb) {
-                rc = -1;
-                goto done;
-            }
-            blocks = nb;
-            blocks_cap = r.n_blocks;
-        }
-        const uint8_t *q = b + BODY_FIXED + r.id_len + r.host_len;
-        for (size_t i = 0; i < r.n_blocks; i++)
-            blocks[i] = get64(q + 8 * i);
-        r.blocks = blocks;
+        if (rc < 0)
+            goto done;
         rc = fn(userdata, &r);
         if (rc != 0)
             goto done;
