@@ -259,7 +259,7 @@ static int put_href(FILE *out, const char *id, size_t len)
 
 /* ---- the word diff of a member against its representative ---- */
 
-enum member_kind { KIND_REP, KIND_EXACT, KIND_NEAR, KIND_SAME_FP, KIND_NO_TEXT };
+enum member_kind { KIND_REP, KIND_EXACT, KIND_NEAR, KIND_SAME_FP };
 
 static const char *doc_text(const struct cli_report *r, uint32_t doc, size_t *len)
 {
@@ -520,10 +520,8 @@ static void put_member(FILE *out, const struct cli_report *r, struct dedup_index
     static const char *const badge[] = {"<span class=\"badge rep\">representative</span>",
                                         "<span class=\"badge exact\">exact copy</span>",
                                         "<span class=\"badge near\">near-duplicate</span>",
-                                        "<span class=\"badge samefp\">same fingerprint</span>",
-                                        "<span class=\"badge near\">near-duplicate</span>"};
-    static const char *const cls[] = {"rep", "member exact", "member near", "member samefp",
-                                      "member near"};
+                                        "<span class=\"badge samefp\">same fingerprint</span>"};
+    static const char *const cls[] = {"rep", "member exact", "member near", "member samefp"};
     size_t len;
     const char *id = dedup_index_id(idx, m, &len);
     fprintf(out, "<tr class=\"%s\"><td class=\"d\">%u</td><td>%s</td><td><a class=\"doc\"",
