@@ -45,10 +45,6 @@ int cli_unknown_key(const char *cmd, const char *where, const char *name,
 /* The option of the help nearest to opt ("--name"), copied into buf; NULL when none. */
 const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf,
                                size_t buflen);
-/* The option of known[0..n) nearest to name (optimal string alignment distance, at most
- * 2 and less than a third of name's length), or NULL. For cli_unknown_option and its
- * test. */
-const char *cli_nearest_option(const char *name, const char *const *known, size_t n);
 
 /* Prints "simcrawl CMD: MESSAGE" on stderr (a runtime diagnostic). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -40,7 +40,9 @@ static unsigned osa_distance(const char *a, const char *b)
     return d[n][m];
 }
 
-const char *cli_nearest_option(const char *name, const char *const *known, size_t n)
+/* The option of known[0..n) nearest to name (optimal string alignment distance, at most
+ * CLI_SUGGEST_MAX_DISTANCE and under a third of name's length), or NULL. */
+static const char *nearest_option(const char *name, const char *const *known, size_t n)
 {
     const char *best = NULL;
     unsigned bestd = CLI_SUGGEST_MAX_DISTANCE + 1;
@@ -97,7 +99,7 @@ const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *
         char name[CLI_SUGGEST_NAME_MAX + 1];
         memcpy(name, opt, nl);
         name[nl] = '\0';
-        suggestion = cli_nearest_option(name, known, n);
+        suggestion = nearest_option(name, known, n);
     }
     if (suggestion && strlen(suggestion) < buflen)
         memcpy(buf, suggestion, strlen(suggestion) + 1);
