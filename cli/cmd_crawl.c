@@ -227,7 +227,8 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         o->seeds_file = *v ? v : NULL;
     } else if (strcmp(name, "state") == 0) {
         o->state = *v ? v : NULL;
-    } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0) {
+    } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0 ||
+               strcmp(name, "no-parent") == 0) {
         int on;
         if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
             on = 1;
@@ -235,7 +236,7 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             on = 0;
         else
             BAD("yes or no");
-        *(name[0] == 'o' ? &o->overwrite : &o->durable) = on;
+        *(name[0] == 'o' ? &o->overwrite : name[0] == 'd' ? &o->durable : &c->no_parent) = on;
     } else {
         cli_unknown_key(CMD, where, name, usage);
         return -1;
@@ -276,6 +277,10 @@ static void usage(FILE *out)
             "                         Crawl-delay raises it, up to --max-delay, default 30)\n"
             "  --scope host|domain|any  which links to follow: the seeds' hosts, their\n"
             "                         registrable domains (public suffix list), or any (host)\n"
+            "  --no-parent            never ascend above a seed's directory (wget's -np): on\n"
+            "                         a seed's host only URLs under it (/docs/ or\n"
+            "                         /docs/index.html keep /docs/...; /docs keeps /); other\n"
+            "                         hosts are left to --scope\n"
             "  --include REGEX        only URLs matching this POSIX extended regex\n"
             "  --exclude REGEX        no URL matching this regex\n"
             "  --topic WORDS          focused crawl: the most relevant links first\n"
@@ -1506,6 +1511,10 @@ int cmd_crawl(int argc, char **argv)
         }
         if (strcmp(a, "--no-templates") == 0) {
             o.no_templates = 1;
+            continue;
+        }
+        if (strcmp(a, "--no-parent") == 0) {
+            o.co.no_parent = 1;
             continue;
         }
         if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {

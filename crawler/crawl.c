@@ -367,6 +367,8 @@ struct crawl {
     psl_ctx_t *psl_owned;
     char **scope_names; /* seed hosts (scope host) or registrable domains (scope domain) */
     size_t n_scope;
+    char **parent_dirs; /* --no-parent: each seed's origin and directory ("http://h/a/") */
+    size_t n_parent_dirs;
     struct hostinfo *hosts;
     struct crawl_stats stats;
     double start;
@@ -693,6 +695,9 @@ void crawl_free(struct crawl *c)
     for (size_t i = 0; i < c->n_scope; i++)
         free(c->scope_names[i]);
     free(c->scope_names);
+    for (size_t i = 0; i < c->n_parent_dirs; i++)
+        free(c->parent_dirs[i]);
+    free(c->parent_dirs);
     while (c->hosts) {
         struct hostinfo *h = c->hosts;
         c->hosts = h->next;
@@ -758,8 +763,51 @@ static char *scope_name(struct crawl *c, const char *url)
     return crawl_scope_name(c->psl, c->opts.scope, url);
 }
 
+/*
+ * --no-parent (wget's -np): a URL of a seed's origin must lie under the directory of one of
+ * that origin's seeds: its canonical form starts with "origin/dir/", the seed's up to the
+ * last '/' of its path (the query never counts). So a seed /docs/ or /docs/index.html
+ * keeps /docs/ and below; /docs (a file, as wget reads it) keeps the whole host. URLs of
+ * other origins pass (scope decides them, as wget's -np applies to the start host only).
+ */
+static int under_parent(const struct crawl *c, const char *url)
+{
+    struct crawl_url_parts p;
+    if (crawl_url_split(url, &p) != CRAWL_OK)
+        return 0;
+    int same_origin = 0;
+    for (size_t i = 0; i < c->n_parent_dirs; i++) {
+        const char *dir = c->parent_dirs[i];
+        if (strncmp(dir, url, p.origin_len) != 0 || dir[p.origin_len] != '/')
+            continue;
+        same_origin = 1;
+        if (strncmp(url, dir, strlen(dir)) == 0)
+            return 1;
+    }
+    return !same_origin;
+}
+
+/* The directory of a canonical seed URL for --no-parent: malloc'd "origin/path-to-last-/". */
+static char *parent_dir(const char *canon)
+{
+    struct crawl_url_parts p;
+    if (crawl_url_split(canon, &p) != CRAWL_OK)
+        return NULL;
+    size_t end = p.path_off + strcspn(canon + p.path_off, "?#");
+    while (end > p.path_off && canon[end - 1] != '/')
+        end--;
+    if (end > p.path_off)
+        return strndup(canon, end);
+    char *root = malloc(p.path_off + 2); /* no path (not canonical): the root */
+    if (root)
+        snprintf(root, p.path_off + 2, "%.*s/", (int)p.path_off, canon);
+    return root;
+}
+
 static int in_scope(struct crawl *c, const char *url)
 {
+    if (c->opts.no_parent && !under_parent(c, url))
+        return 0;
     if (c->has_include && regexec(&c->include, url, 0, NULL, 0) != 0)
         return 0;
     if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
@@ -1177,6 +1225,17 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         }
         c->scope_names = v;
         c->scope_names[c->n_scope++] = name;
+    }
+    if (c->opts.no_parent) {
+        char *dir = parent_dir(canon);
+        char **v = dir ? realloc(c->parent_dirs, (c->n_parent_dirs + 1) * sizeof *v) : NULL;
+        if (!v) {
+            free(dir);
+            free(canon);
+            return CRAWL_ENOMEM;
+        }
+        c->parent_dirs = v;
+        c->parent_dirs[c->n_parent_dirs++] = dir;
     }
     /* seeds skip the scope and regex checks on purpose: the user named them */
     int added = 0;

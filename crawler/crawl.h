@@ -1104,6 +1104,10 @@ struct crawl_opts {
     double delay;          /* s; < 0: CRAWL_DEFAULT_DELAY */
     double max_delay;      /* cap of robots Crawl-delay; 0: CRAWL_DEFAULT_MAX_DELAY */
     enum crawl_scope scope;
+    /* wget's --no-parent: on a seed's host, only URLs under the seed's directory (the
+     * seed's path up to its last '/': a seed naming a file stands for its directory), per
+     * seed; URLs of other hosts are decided by scope alone (as wget -np -H) */
+    int no_parent;
     const char *include;   /* POSIX extended regex a URL must match, or NULL */
     const char *exclude;   /* ... must not match, or NULL */
     const char *user_agent; /* NULL: CRAWL_DEFAULT_USER_AGENT */
