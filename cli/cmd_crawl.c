@@ -21,6 +21,7 @@
  * only when stderr is a terminal. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
 #include "cli/cli.h"
+#include "cli/crawl_report.h"
 #include "cli/pipeline.h"
 #include "crawler/crawl.h"
 #include "dedup/dedup.h"
@@ -54,6 +55,7 @@ struct options {
     struct crawl_opts co;
     long k;
     const char *warc, *log;
+    const char *report;   /* --report FILE */
     int warc_gzip_level;
     const char *topic, *topic_file;
     double min_relevance;
@@ -162,6 +164,8 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         o->warc_gzip_level = (int)n;
     } else if (strcmp(name, "log") == 0) {
         o->log = *v ? v : NULL;
+    } else if (strcmp(name, "report") == 0) {
+        o->report = *v ? v : NULL;
     } else if (strcmp(name, "user-agent") == 0) {
         if (!*v)
             BAD("a non-empty string");
@@ -291,6 +295,11 @@ static void usage(FILE *out)
             "                         without .warc or .warc.gz gets .warc.gz, as wget)\n"
             "  --warc-gzip-level N    1 (fast, the default) to 9 (smallest)\n"
             "  --log FILE             the JSON Lines log ('-': stdout)\n"
+            "  --report FILE          after the crawl, the HTML cluster report of what it\n"
+            "                         dropped and why: each kept page with the pages dropped\n"
+            "                         as its near or exact duplicates, distances, titles, a\n"
+            "                         word diff; pages not fingerprinted and errors (with\n"
+            "                         --state: the whole crawl, over every run)\n"
             "  --user-agent STRING    (default \"%s\")\n"
             "  --ca-file FILE         PEM CA certificates to verify https servers with\n"
             "                         (default: the system's bundle)\n"
@@ -498,6 +507,9 @@ struct page_out {
     size_t meta_len;
     unsigned char *blob;    /* --state: the decision record (page_blob_encode) */
     size_t blob_len, blob_meta_off;
+    char *title;            /* the page's title (the log, the report) */
+    char *text;             /* --report: its main text */
+    size_t text_len;
 };
 
 static void page_out_free(void *data)
@@ -508,6 +520,8 @@ static void page_out_free(void *data)
     crawl_warc_prepared_free(po->prep);
     free(po->meta);
     free(po->blob);
+    free(po->title);
+    free(po->text);
     free(po);
 }
 
@@ -571,6 +585,8 @@ static int page_blob_replay(void *userdata, const void *data, size_t len)
 {
     struct filter_decide *d = userdata;
     struct page_blob_head h;
+    if (cli_crawl_report_is_blob(data, len))
+        return 0; /* the report's record of a page (record_report) */
     if (len < sizeof h)
         return 1;
     memcpy(&h, data, sizeof h);
@@ -641,6 +657,8 @@ struct run {
     uint64_t causes_other;
     char first_error[400]; /* "URL: error" of this run's first error */
     uint64_t warc_records;
+    struct cli_crawl_report *report; /* --report: every page decided, for the report */
+    int report_failed;
 };
 
 static void iso_date(int64_t t, char out[24])
@@ -682,6 +700,27 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
         }
         if (crawl_verdict_add_link(v, l->url, prio) != CRAWL_OK)
             return -1;
+    }
+    return 0;
+}
+
+/* The page's title, and with --report its main text, into po. 0, or -1 out of memory. */
+static int page_out_texts(const struct run *run, const struct extract_doc *doc,
+                          struct page_out *po)
+{
+    const char *title = extract_doc_title(doc);
+    if (*title && !(po->title = strdup(title)))
+        return -1;
+    if (run->report) {
+        size_t len = 0;
+        const char *text = extract_doc_text(doc, &len);
+        if (len > CLI_CRAWL_REPORT_MAX_TEXT)
+            len = CLI_CRAWL_REPORT_MAX_TEXT;
+        if (!(po->text = malloc(len + 1)))
+            return -1;
+        memcpy(po->text, text, len);
+        po->text[len] = '\0';
+        po->text_len = len;
     }
     return 0;
 }
@@ -827,7 +866,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * record() on the loop thread, in the order the crawl commits its state, so that the
      * WARC's committed offset is the end of the committed pages' records (--state). */
     int want_blob = run->state && v->decision == CRAWL_DECISION_NEW;
-    if (rc == 0 && ((run->warc && write != W_NONE) || want_blob)) {
+    if (rc == 0) { /* the title (log, report) at least */
         struct page_out *po = calloc(1, sizeof *po);
         if (!po)
             rc = -1;
@@ -861,6 +900,8 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
             meta = NULL;
         }
         if (po && rc == 0 && want_blob && page_blob_encode(&dp, po) != 0)
+            rc = -1;
+        if (po && rc == 0 && page_out_texts(run, doc, po) != 0)
             rc = -1;
         if (po)
             v->page_data = po;
@@ -1030,11 +1071,42 @@ static const char *rfc3339_now(char *buf, size_t size)
     return buf;
 }
 
+/* The report's record of r: in memory with --report, in the state with --state (committed
+ * with the page, so that the report of a resumed crawl and `clusters STATE` see it). */
+static void record_report(struct run *run, const struct crawl_record *r)
+{
+    const struct page_out *po = r->page_data;
+    struct cli_crawl_page p = {.url = r->url, .decision = (int)r->decision,
+                               .processed = r->links_found >= 0,
+                               .has_fp = r->has_fingerprint, .fp = r->fingerprint,
+                               .duplicate_of = r->duplicate_of, .distance = r->distance,
+                               .title = po ? po->title : NULL, .text = po ? po->text : NULL,
+                               .text_len = po ? po->text_len : 0, .reason = r->error};
+    if (run->report && !run->report_failed && cli_crawl_report_add(run->report, &p) != 0)
+        run->report_failed = 1; /* said; no report (one short of pages would mislead) */
+    int page = r->decision == CRAWL_DECISION_NEW || r->decision == CRAWL_DECISION_ERROR ||
+               r->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
+               r->decision == CRAWL_DECISION_EXACT_DUPLICATE ||
+               (r->decision == CRAWL_DECISION_FILTERED && p.processed);
+    if (!run->state || !page || run->failed)
+        return;
+    unsigned char *blob = NULL;
+    size_t len = 0;
+    if (cli_crawl_report_blob(&p, &blob, &len) != 0 ||
+        crawl_state_page_add(run->state, blob, len) != CRAWL_OK) {
+        run->failed = 1;
+        cli_error(CMD, "cannot write the state: %s",
+                  blob ? crawl_state_error(run->state) : "out of memory");
+    }
+    free(blob);
+}
+
 static void record(void *userdata, const struct crawl_record *r)
 {
     struct run *run = userdata;
     if (r->page_data)
         write_page(run, r->page_data);
+    record_report(run, r);
     if (r->decision == CRAWL_DECISION_ERROR) {
         char cause[96];
         error_cause(r->error ? r->error : "error", cause, sizeof cause);
@@ -1060,6 +1132,8 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "referrer", jstr(r->referrer));
     json_object_set_new(o, "depth", json_integer(r->depth));
     json_object_set_new(o, "decision", json_string(crawl_decision_name(r->decision)));
+    if (r->page_data && ((const struct page_out *)r->page_data)->title)
+        json_object_set_new(o, "title", jstr(((const struct page_out *)r->page_data)->title));
     if (r->has_fingerprint) {
         char hex[17];
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)r->fingerprint);
@@ -1453,6 +1527,46 @@ static char *warcinfo_fields(const struct options *o, int argc, char **argv, con
     return t;
 }
 
+/* ---- --report ---- */
+
+static int report_replay(void *userdata, const void *data, size_t len)
+{
+    return cli_crawl_report_add_blob(userdata, data, len) < 0 ? -1 : 0;
+}
+
+/* The report of the crawl into --report: its inputs are the seeds. */
+static int write_report(struct run *run, const struct options *o, const char **seeds,
+                        char **file_seeds, size_t n_file_seeds)
+{
+    if (run->report_failed) {
+        cli_error(CMD, "no report written: pages are missing from it (said above)");
+        return CLI_RUNTIME;
+    }
+    size_t n = o->n_seeds + n_file_seeds;
+    char **inputs = malloc((n ? n : 1) * sizeof *inputs);
+    if (!inputs) {
+        cli_error(CMD, "out of memory");
+        return CLI_RUNTIME;
+    }
+    for (size_t i = 0; i < n; i++)
+        inputs[i] = i < o->n_seeds ? (char *)seeds[i] : file_seeds[i - o->n_seeds];
+    int status = cli_crawl_report_write(run->report, o->report, (unsigned)o->k, inputs,
+                                        n > 1000000 ? 1000000 : (int)n);
+    free(inputs);
+    return status;
+}
+
+/* A finished crawl's report from its state alone. */
+static int report_from_state(struct run *run, const struct options *o, const char **seeds,
+                             char **file_seeds, size_t n_file_seeds)
+{
+    if (crawl_state_foreach_page(run->state, report_replay, run->report) != CRAWL_OK) {
+        cli_error(CMD, "cannot read the state: %s", crawl_state_error(run->state));
+        return CLI_RUNTIME;
+    }
+    return write_report(run, o, seeds, file_seeds, n_file_seeds);
+}
+
 /* ---- the command ---- */
 
 int cmd_crawl(int argc, char **argv)
@@ -1621,9 +1735,13 @@ int cmd_crawl(int argc, char **argv)
         cli_error(CMD, "out of memory");
         goto done;
     }
-    if (!o.warc && !o.log)
+    if (!o.warc && !o.log && !o.report)
         cli_error(CMD, "neither --warc nor --log given: nothing of the crawl will be kept "
                        "but the summary on stderr");
+    if (o.report && !(run.report = cli_crawl_report_new(CMD))) {
+        cli_error(CMD, "out of memory");
+        goto done;
+    }
     warcinfo = warcinfo_fields(&o, argc, argv, seeds, file_seeds, n_file_seeds);
 
     /* --state: a crawl that was started before is resumed, a finished one says so */
@@ -1642,8 +1760,11 @@ int cmd_crawl(int argc, char **argv)
                            "it had queued are logged without their referrer)",
                       o.state, crawl_state_migrated_from(run.state));
         run.durable = o.durable;
-        if (state_check(&run, &o, &resuming, &status) != 0)
+        if (state_check(&run, &o, &resuming, &status) != 0) {
+            if (status == CLI_OK && run.report) /* finished: the report of the whole crawl */
+                status = report_from_state(&run, &o, seeds, file_seeds, n_file_seeds);
             goto done;
+        }
         if (!resuming && !created)
             o.overwrite = 1; /* a run that died before its first commit: the files are ours */
     }
@@ -1698,6 +1819,11 @@ int cmd_crawl(int argc, char **argv)
         free(ct);
     }
     if (resuming && crawl_state_foreach_page(run.state, page_blob_replay, run.decide) != CRAWL_OK) {
+        cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
+        goto done;
+    }
+    if (resuming && run.report &&
+        crawl_state_foreach_page(run.state, report_replay, run.report) != CRAWL_OK) {
         cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
         goto done;
     }
@@ -1808,6 +1934,8 @@ int cmd_crawl(int argc, char **argv)
     }
     if (g_stopped)
         cli_error(CMD, "stopped by a signal: in-flight transfers ended, files complete");
+    if (run.report && write_report(&run, &o, seeds, file_seeds, n_file_seeds) != CLI_OK)
+        status = CLI_RUNTIME;
 done:
     crawl_free(c);
     if (run.warc) {
@@ -1831,6 +1959,7 @@ done:
         }
     }
     crawl_state_close(run.state);
+    cli_crawl_report_free(run.report);
     free(warcinfo);
     filter_decide_free(run.decide);
     dedup_index_free(run.index);
