@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/crawl_report.h"
 #include "cli/pipeline.h"
+#include "cli/requisites.h"
 #include "crawler/crawl.h"
 #include "dedup/dedup.h"
 #include "extract/extract.h"
@@ -61,6 +62,7 @@ struct options {
     double min_relevance;
     int quiet;
     int no_templates;
+    int page_requisites;  /* --page-requisites */
     unsigned max_nesting; /* --max-nesting: extract_opts.max_depth */
     const char **seeds;
     size_t n_seeds;
@@ -232,7 +234,7 @@ static int set_option(struct options *o, const char *name, const char *v, const 
     } else if (strcmp(name, "state") == 0) {
         o->state = *v ? v : NULL;
     } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0 ||
-               strcmp(name, "no-parent") == 0) {
+               strcmp(name, "no-parent") == 0 || strcmp(name, "page-requisites") == 0) {
         int on;
         if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
             on = 1;
@@ -240,7 +242,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             on = 0;
         else
             BAD("yes or no");
-        *(name[0] == 'o' ? &o->overwrite : name[0] == 'd' ? &o->durable : &c->no_parent) = on;
+        *(name[0] == 'o'   ? &o->overwrite
+          : name[0] == 'd' ? &o->durable
+          : name[0] == 'p' ? &o->page_requisites
+                           : &c->no_parent) = on;
     } else {
         cli_unknown_key(CMD, where, name, usage);
         return -1;
@@ -285,6 +290,13 @@ static void usage(FILE *out)
             "                         a seed's host only URLs under it (/docs/ or\n"
             "                         /docs/index.html keep /docs/...; /docs keeps /); other\n"
             "                         hosts are left to --scope\n"
+            "  -p, --page-requisites  also fetch and archive what kept pages need to render\n"
+            "                         (wget's -p): images (src, srcset), stylesheets and what\n"
+            "                         they import (url(), @import), scripts, icons; from any\n"
+            "                         host (--scope, --include, --no-parent and --max-depth do\n"
+            "                         not apply; --exclude and robots.txt do), politely, each\n"
+            "                         once by payload (a copy is a revisit record); logged\n"
+            "                         with \"requisite\":true\n"
             "  --include REGEX        only URLs matching this POSIX extended regex\n"
             "  --exclude REGEX        no URL matching this regex\n"
             "  --topic WORDS          focused crawl: the most relevant links first\n"
@@ -704,6 +716,98 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
     return 0;
 }
 
+/*
+ * A page requisite (--page-requisites): not extracted or fingerprinted; archived once by
+ * its payload digest, as pages are (filter_decide_page with the digest only: a payload
+ * archived before, page or requisite, makes it an exact duplicate, a revisit record); a
+ * stylesheet's own requisites (url(), @import) are handed back to the crawler.
+ */
+static int process_requisite(struct run *run, const struct crawl_page *page,
+                             struct crawl_verdict *v)
+{
+    char digest[CRAWL_DIGEST_SIZE], date[24], ref_id[CRAWL_WARC_ID_SIZE] = "";
+    char ref_date[24] = "";
+    char *ref_uri = NULL;
+    size_t meta_len = 0;
+    int rc = 0;
+    v->expand = 0;
+    iso_date(page->date, date);
+    struct kept_meta *meta = kept_meta_new("", date, page->url, &meta_len);
+    struct page_out *po = calloc(1, sizeof *po);
+    if (!meta || !po || crawl_digest_sha1(page->raw_body, page->raw_len, digest) != CRAWL_OK)
+        goto oom;
+    struct filter_decide_page dp = {.id = page->url, .id_len = strlen(page->url),
+                                    .key = digest, .key_len = strlen(digest), .meta = meta,
+                                    .meta_len = meta_len, .flags = FILTER_DECIDE_REMEMBER_UNFP};
+    struct filter_decide_result dr = {0};
+    if (filter_decide_page(run->decide, &dp, &dr) != 0) {
+        filter_decide_result_release(&dr);
+        goto oom;
+    }
+    int exact = dr.verdict == FILTER_VERDICT_EXACT;
+    if (exact) {
+        const struct kept_meta *k = dr.meta;
+        v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
+        v->distance = 0;
+        snprintf(ref_id, sizeof ref_id, "%s", k->id);
+        snprintf(ref_date, sizeof ref_date, "%s", k->date);
+        if (crawl_verdict_set(&v->duplicate_of, k->uri) != CRAWL_OK || !(ref_uri = strdup(k->uri)))
+            rc = -1;
+    }
+    filter_decide_result_release(&dr);
+    enum crawl_code wc = CRAWL_OK;
+    if (rc == 0 && run->warc && exact) {
+        struct crawl_warc_revisit rv = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
+                                        .date = date, .head = page->head,
+                                        .head_len = page->head_len, .payload_digest = digest,
+                                        .refers_to = ref_id, .refers_to_uri = ref_uri,
+                                        .refers_to_date = ref_date};
+        wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
+    } else if (rc == 0 && run->warc) {
+        struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
+                                        .date = date, .request = page->request,
+                                        .request_len = page->request_len, .head = page->head,
+                                        .head_len = page->head_len, .body = page->raw_body,
+                                        .body_len = page->raw_len, .payload_digest = digest};
+        wc = crawl_warc_prepare_response(run->warc, &x, &po->prep);
+    }
+    if (wc != CRAWL_OK) {
+        rc = -1;
+        if (!run->failed) {
+            run->failed = 1;
+            cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
+        }
+    }
+    if (rc == 0 && !exact) { /* its revisits refer to this record; resumes replay the digest */
+        snprintf(po->digest, sizeof po->digest, "%s", digest);
+        po->meta = meta;
+        po->meta_len = meta_len;
+        meta = NULL;
+        if (run->state && page_blob_encode(&dp, po) != 0)
+            rc = -1;
+    }
+    const char *ct = page->content_type ? page->content_type : "";
+    if (rc == 0 && !exact && strncasecmp(ct, "text/css", 8) == 0 &&
+        cli_css_requisites(page->body, page->body_len, page->url, v) != 0)
+        rc = -1;
+    v->page_data = po;
+    free(ref_uri);
+    free(meta);
+    if (rc != 0 && !run->failed) {
+        run->failed = 1;
+        cli_error(CMD, "out of memory processing %s", page->url);
+    }
+    return rc;
+oom:
+    free(meta);
+    free(po);
+    if (!run->failed) {
+        run->failed = 1;
+        cli_error(CMD, "out of memory processing %s", page->url);
+    }
+    return -1;
+}
+
 /* The page's title, and with --report its main text, into po. 0, or -1 out of memory. */
 static int page_out_texts(const struct run *run, const struct extract_doc *doc,
                           struct page_out *po)
@@ -728,6 +832,8 @@ static int page_out_texts(const struct run *run, const struct extract_doc *doc,
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
+    if (page->requisite)
+        return process_requisite(run, page, v);
     struct filter_fp_opts fo = {0};
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
@@ -919,6 +1025,9 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     if (rc == 0 && (v->decision == CRAWL_DECISION_NEW || v->decision == CRAWL_DECISION_FILTERED ||
                     v->decision == CRAWL_DECISION_NEAR_DUPLICATE))
         rc = add_links(run, doc, page_rel, v); /* counted, not enqueued, for duplicates */
+    if (rc == 0 && run->o->page_requisites && v->decision == CRAWL_DECISION_NEW &&
+        cli_html_requisites(page->body, page->body_len, page->url, v) != 0)
+        rc = -1;
     extract_doc_free(doc);
     filter_fp_result_release(&res);
     return rc;
@@ -1076,6 +1185,8 @@ static const char *rfc3339_now(char *buf, size_t size)
 static void record_report(struct run *run, const struct crawl_record *r)
 {
     const struct page_out *po = r->page_data;
+    if (r->requisite)
+        return; /* not a page: archived, never a near-duplicate */
     struct cli_crawl_page p = {.url = r->url, .decision = (int)r->decision,
                                .processed = r->links_found >= 0,
                                .has_fp = r->has_fingerprint, .fp = r->fingerprint,
@@ -1157,6 +1268,10 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "location", jstr(r->location));
     if (r->truncated)
         json_object_set_new(o, "truncated", json_string(r->truncated));
+    if (r->requisite)
+        json_object_set_new(o, "requisite", json_true());
+    if (r->requisites >= 0)
+        json_object_set_new(o, "requisites", json_integer(r->requisites));
     if (json_dumpf(o, run->log, JSON_COMPACT) == 0)
         fputc('\n', run->log);
     json_decref(o);
@@ -1631,6 +1746,10 @@ int cmd_crawl(int argc, char **argv)
             o.co.no_parent = 1;
             continue;
         }
+        if (strcmp(a, "--page-requisites") == 0 || strcmp(a, "-p") == 0) {
+            o.page_requisites = 1;
+            continue;
+        }
         if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             o.quiet = 1;
             continue;
@@ -1922,6 +2041,9 @@ int cmd_crawl(int argc, char **argv)
     }
     const struct crawl_stats *fs = crawl_get_stats(c);
     summary(&run, fs, g_stopped);
+    if (o.page_requisites)
+        fprintf(stderr, "  page requisites: %llu fetched of %llu queued\n",
+                (unsigned long long)fs->requisites, (unsigned long long)fs->requisites_enqueued);
     if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
         fs->redirects == 0 && fs->filtered == 0) {
         /* nothing could be fetched: say why, as wget and curl do, and fail */

@@ -323,6 +323,10 @@ static int load_log(struct cli_crawl_report *r, const char *path)
         const char *url = o ? jtext(o, "url") : NULL;
         const char *dec = o ? jtext(o, "decision") : NULL;
         int d = dec ? decision_of(dec) : -1;
+        if (o && json_is_true(json_object_get(o, "requisite"))) {
+            json_decref(o); /* an image, a stylesheet: not a page (--page-requisites) */
+            continue;
+        }
         if (!o || !json_is_object(o) || !url || d < 0) {
             if (bad++ < 5)
                 cli_error(r->cmd, "%s:%lu: not a crawl log line (%s), skipped", path, lineno,
