@@ -389,69 +389,11 @@ static void usage(FILE *out)
 #define TOPIC_PHRASE_WEIGHT 6.0
 
 struct topic {
-    char **terms; /* sorted, distinct */
+    uint64_t *terms;   /* XXH3 of each topic word (S-stemmed), low bit set, sorted, distinct */
     size_t n;
-    uint64_t *phrases; /* XXH3 of each pair of adjacent topic words, sorted, distinct */
+    uint64_t *phrases; /* the same of each pair of adjacent topic words ("a b") */
     size_t n_phrases;
-    char *buf;
 };
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Splits a token string (single spaces) into a sorted array of pointers into it. */
-static char **split_tokens(char *s, size_t n_tokens, size_t *n)
-{
-    char **v = malloc((n_tokens + 1) * sizeof *v);
-    if (!v)
-        return NULL;
-    size_t k = 0;
-    for (char *p = s; *p && k < n_tokens;) {
-        v[k++] = p;
-        char *sp = strchr(p, ' ');
-        if (!sp)
-            break;
-        *sp = '\0';
-        p = sp + 1;
-    }
-    qsort(v, k, sizeof *v, cmp_str);
-    *n = k;
-    return v;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The XXH3 of each pair of adjacent tokens of s[0..len) (single spaces) into *out (caller
- * frees), sorted; *n how many (n_tokens - 1). -1 out of memory. */
-static int token_pairs(const char *s, size_t len, size_t n_tokens, uint64_t **out, size_t *n)
-{
-    *out = NULL;
-    *n = 0;
-    if (n_tokens < 2)
-        return 0;
-    uint64_t *h = malloc((n_tokens - 1) * sizeof *h);
-    if (!h)
-        return -1;
-    const char *a = s, *end = s + len;
-    const char *sp = memchr(a, ' ', (size_t)(end - a));
-    while (sp && *n < n_tokens - 1) {
-        const char *b = sp + 1;
-        const char *sp2 = memchr(b, ' ', (size_t)(end - b));
-        const char *b_end = sp2 ? sp2 : end;
-        h[(*n)++] = XXH3_64bits(a, (size_t)(b_end - a)); /* "word1 word2" */
-        a = b;
-        sp = sp2;
-    }
-    qsort(h, *n, sizeof *h, cmp_u64);
-    *out = h;
-    return 0;
-}
 
 /*
  * Harman's S stemmer (JASIS 1991), for the topic's matching only (fingerprints never see
@@ -493,28 +435,76 @@ static size_t stem_tokens(char *s, size_t len)
     return w;
 }
 
+/* Calls fn(userdata, hash, phrase) for each token of s[0..len) (single spaces) and, with
+ * pairs, each pair of adjacent tokens (the bytes "a b", hashed as they lie in s). */
+static void each_term(const char *s, size_t len, int pairs,
+                      void (*fn)(void *userdata, uint64_t h, int phrase), void *userdata)
+{
+    const char *end = s + len, *prev = NULL;
+    for (const char *a = s; a < end;) {
+        const char *sp = memchr(a, ' ', (size_t)(end - a));
+        const char *a_end = sp ? sp : end;
+        if (a_end > a) {
+            fn(userdata, XXH3_64bits(a, (size_t)(a_end - a)), 0);
+            if (pairs && prev)
+                fn(userdata, XXH3_64bits(prev, (size_t)(a_end - prev)), 1);
+            prev = a;
+        }
+        a = a_end + 1;
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+struct topic_build {
+    struct topic *t;
+    size_t cap_terms, cap_phrases;
+};
+
+static void topic_add(void *userdata, uint64_t h, int phrase)
+{
+    struct topic_build *b = userdata;
+    h |= 1; /* as the page's bag keys them (bag_add) */
+    if (phrase && b->t->n_phrases < b->cap_phrases)
+        b->t->phrases[b->t->n_phrases++] = h;
+    else if (!phrase && b->t->n < b->cap_terms)
+        b->t->terms[b->t->n++] = h;
+}
+
+/* Sorts v[0..*n) and keeps each value once. */
+static void sort_distinct(uint64_t *v, size_t *n)
+{
+    qsort(v, *n, sizeof *v, cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (k == 0 || v[k - 1] != v[i])
+            v[k++] = v[i];
+    *n = k;
+}
+
 static int topic_init(struct topic *t, const char *text)
 {
     size_t len = 0, n_tokens = 0;
+    char *buf = NULL;
     memset(t, 0, sizeof *t);
-    if (extract_tokens(text, strlen(text), &t->buf, &len, &n_tokens) != EXTRACT_OK)
+    if (extract_tokens(text, strlen(text), &buf, &len, &n_tokens) != EXTRACT_OK)
         return -1;
-    len = stem_tokens(t->buf, len);
-    if (token_pairs(t->buf, len, n_tokens, &t->phrases, &t->n_phrases) != 0)
+    len = stem_tokens(buf, len);
+    struct topic_build b = {t, n_tokens, n_tokens};
+    t->terms = malloc((n_tokens + 1) * sizeof *t->terms);
+    t->phrases = malloc((n_tokens + 1) * sizeof *t->phrases);
+    if (!t->terms || !t->phrases) {
+        free(buf);
         return -1;
-    size_t p = 0; /* distinct */
-    for (size_t i = 0; i < t->n_phrases; i++)
-        if (p == 0 || t->phrases[p - 1] != t->phrases[i])
-            t->phrases[p++] = t->phrases[i];
-    t->n_phrases = p;
-    t->terms = split_tokens(t->buf, n_tokens, &t->n);
-    if (!t->terms)
-        return -1;
-    size_t k = 0; /* distinct */
-    for (size_t i = 0; i < t->n; i++)
-        if (k == 0 || strcmp(t->terms[k - 1], t->terms[i]) != 0)
-            t->terms[k++] = t->terms[i];
-    t->n = k;
+    }
+    each_term(buf, len, 1, topic_add, &b);
+    free(buf);
+    sort_distinct(t->terms, &t->n);
+    sort_distinct(t->phrases, &t->n_phrases);
     return 0;
 }
 
@@ -522,55 +512,64 @@ static void topic_release(struct topic *t)
 {
     free(t->terms);
     free(t->phrases);
-    free(t->buf);
+}
+
+/* A page's bag of terms: an open-addressing table of term hashes with their counts and
+ * topic weights, and the running sums of the cosine (no sort: one pass, O(n)). */
+struct bag_slot {
+    uint64_t h;
+    uint32_t count;
+    float weight; /* in the topic: 1 (a word) or TOPIC_PHRASE_WEIGHT; 0 otherwise */
+};
+
+struct bag {
+    const struct topic *t;
+    struct bag_slot *slot;
+    size_t mask;
+    double dot, norm2;
+};
+
+static void bag_add(void *userdata, uint64_t h, int phrase)
+{
+    struct bag *b = userdata;
+    h |= 1; /* 0 marks an empty slot */
+    size_t i = (size_t)h & b->mask;
+    while (b->slot[i].h && b->slot[i].h != h)
+        i = (i + 1) & b->mask;
+    struct bag_slot *e = &b->slot[i];
+    if (!e->h) {
+        e->h = h;
+        const uint64_t *set = phrase ? b->t->phrases : b->t->terms;
+        size_t n = phrase ? b->t->n_phrases : b->t->n;
+        if (n && bsearch(&h, set, n, sizeof *set, cmp_u64))
+            e->weight = phrase ? (float)TOPIC_PHRASE_WEIGHT : 1.0f;
+    }
+    b->norm2 += 2.0 * e->count + 1; /* (c + 1)^2 - c^2 */
+    b->dot += e->weight;
+    e->count++;
 }
 
 /*
  * Cosine between the topic (each word weight 1, each phrase TOPIC_PHRASE_WEIGHT) and the
  * bag of tokens s[0..n_tokens) and, when the topic has phrases, of their adjacent pairs
  * (frequencies), words S-stemmed on both sides: the topic terms' frequencies, weighted,
- * over |topic| * |bag|. s is modified (stemmed and split in place).
+ * over |topic| * |bag|. s is modified (stemmed in place).
  */
 static double topic_cosine(const struct topic *t, char *s, size_t n_tokens)
 {
     if (t->n == 0 || n_tokens == 0)
         return 0;
-    size_t slen = stem_tokens(s, strlen(s));
-    double dot = 0, norm2 = 0;
-    double tnorm2 = (double)t->n + TOPIC_PHRASE_WEIGHT * TOPIC_PHRASE_WEIGHT * (double)t->n_phrases;
-    if (t->n_phrases) { /* before split_tokens cuts s */
-        uint64_t *h = NULL;
-        size_t np = 0;
-        if (token_pairs(s, slen, n_tokens, &h, &np) != 0)
-            return 0;
-        for (size_t i = 0; i < np;) {
-            size_t j = i + 1;
-            while (j < np && h[j] == h[i])
-                j++;
-            double tf = (double)(j - i);
-            norm2 += tf * tf;
-            if (bsearch(&h[i], t->phrases, t->n_phrases, sizeof *t->phrases, cmp_u64))
-                dot += TOPIC_PHRASE_WEIGHT * tf;
-            i = j;
-        }
-        free(h);
-    }
-    size_t n;
-    char **v = split_tokens(s, n_tokens, &n);
-    if (!v)
+    size_t len = stem_tokens(s, strlen(s));
+    size_t terms = n_tokens * (t->n_phrases ? 2 : 1), slots = 16;
+    while (slots < 2 * terms)
+        slots *= 2;
+    struct bag b = {.t = t, .slot = calloc(slots, sizeof *b.slot), .mask = slots - 1};
+    if (!b.slot)
         return 0;
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && strcmp(v[j], v[i]) == 0)
-            j++;
-        double tf = (double)(j - i);
-        norm2 += tf * tf;
-        if (bsearch(&v[i], t->terms, t->n, sizeof *t->terms, cmp_str))
-            dot += tf;
-        i = j;
-    }
-    free(v);
-    return norm2 > 0 ? dot / (sqrt(tnorm2) * sqrt(norm2)) : 0;
+    each_term(s, len, t->n_phrases > 0, bag_add, &b);
+    free(b.slot);
+    double tnorm2 = (double)t->n + TOPIC_PHRASE_WEIGHT * TOPIC_PHRASE_WEIGHT * (double)t->n_phrases;
+    return b.norm2 > 0 ? b.dot / (sqrt(tnorm2) * sqrt(b.norm2)) : 0;
 }
 
 static double text_relevance(const struct topic *t, const char *text, size_t len)
