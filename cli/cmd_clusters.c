@@ -9,6 +9,7 @@
  * self-contained report page (cli/report_html.c).
  */
 #include "cli/cli.h"
+#include "cli/crawl_report.h"
 #include "cli/inputs.h"
 #include "cli/minhash.h"
 #include "cli/report_html.h"
@@ -30,7 +31,10 @@ static void usage(FILE *out)
             "cluster. The representative is the member that came first in input order.\n"
             "Clusters are listed largest first (ties: input order of the representative).\n"
             "INPUT is an HTML file, a directory (walked for *.html, *.htm, *.warc,\n"
-            "*.warc.gz), a WARC file (ids: the target URIs) or -.\n"
+            "*.warc.gz), a WARC file (ids: the target URIs) or -. Or INPUT is a crawl's\n"
+            "log (JSON Lines, simcrawl crawl --log) or state directory (--state DIR): the\n"
+            "clusters are then the crawl's own decisions, each kept page with the pages\n"
+            "dropped as its near or exact duplicates (duplicate_of), as crawl --report.\n"
             "\n"
             "options:\n"
             "  --k N                      the largest distance of a link, 0..7 (default 3)\n"
@@ -121,6 +125,51 @@ static int stage_and_report(void *userdata, const struct cli_doc *doc)
     return cli_stage_add(h->stage, doc) || cli_report_doc(h->report, doc);
 }
 
+/* clusters over crawl logs and states (cli/crawl_report.c): the crawl's decisions. */
+static int crawl_clusters(const struct cli_args *a)
+{
+    if (a->minhash || a->nfplists)
+        return cli_usage_error(CMD, "a crawl's log or state holds its simhash decisions: "
+                                    "no --method minhash or --fingerprints with it");
+    for (int i = 0; i < a->npaths; i++)
+        if (!cli_crawl_input(a->paths[i]))
+            return cli_usage_error(CMD, "%s is not a crawl log or state: give crawl logs and "
+                                        "states only, or pages and WARCs only", a->paths[i]);
+    struct cli_crawl_report *r = cli_crawl_report_new(CMD);
+    struct cli_report *report = NULL;
+    struct dedup_index *idx = NULL;
+    struct dedup_clusters *c = NULL;
+    int html = strcmp(a->format, "html") == 0, status = CLI_RUNTIME;
+    if (!r || (html && !(report = cli_report_new(CMD)))) {
+        cli_error(CMD, "out of memory");
+        goto done;
+    }
+    if (html)
+        cli_report_inputs(report, NULL, 0, a->paths, a->npaths);
+    int failed = 0;
+    for (int i = 0; i < a->npaths; i++)
+        failed |= cli_crawl_report_load(r, a->paths[i]) != CLI_OK;
+    if (cli_crawl_report_clusters(r, (unsigned)a->k, report, &idx, &c) != CLI_OK)
+        goto done;
+    if (strcmp(a->format, "jsonl") == 0)
+        print_jsonl(idx, c);
+    else if (html)
+        cli_report_write(stdout, report, idx, c, (unsigned)a->k);
+    else
+        print_text(idx, c);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(CMD, "write error: %s", strerror(errno));
+        goto done;
+    }
+    status = failed ? CLI_RUNTIME : CLI_OK;
+done:
+    dedup_clusters_free(c);
+    dedup_index_free(idx);
+    cli_report_free(report);
+    cli_crawl_report_free(r);
+    return status;
+}
+
 int cmd_clusters(int argc, char **argv)
 {
     static const char *const formats[] = {"text", "jsonl", "html", NULL};
@@ -135,6 +184,11 @@ int cmd_clusters(int argc, char **argv)
                                 CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
                                     CLI_ARG_METHOD,
                                 formats, usage, &a);
+    if (status == CLI_OK && !a.help && a.npaths && cli_crawl_input(a.paths[0])) {
+        status = crawl_clusters(&a); /* a crawl's log or state */
+        cli_args_release(&a);
+        return status;
+    }
     if (status != CLI_OK || a.help || a.minhash) {
         if (status == CLI_OK && !a.help)
             status = cli_mh_clusters(&a); /* cli/minhash.c */

@@ -223,6 +223,32 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     return CRAWL_OK;
 }
 
+enum crawl_code crawl_verdict_add_requisite(struct crawl_verdict *v, const char *url)
+{
+    if (v->n_requisites >= CRAWL_MAX_REQUISITES)
+        return CRAWL_OK;
+    char *canon = NULL;
+    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
+    if (rc == CRAWL_EURL) { /* data:, javascript:, malformed: nothing to fetch */
+        free(canon);
+        return CRAWL_OK;
+    }
+    if (rc != CRAWL_OK)
+        return rc;
+    if (v->n_requisites == v->cap_requisites) {
+        size_t cap = v->cap_requisites ? v->cap_requisites * 2 : 16;
+        char **r = realloc(v->requisites, cap * sizeof *r);
+        if (!r) {
+            free(canon);
+            return CRAWL_ENOMEM;
+        }
+        v->requisites = r;
+        v->cap_requisites = cap;
+    }
+    v->requisites[v->n_requisites++] = canon;
+    return CRAWL_OK;
+}
+
 void crawl_verdict_truncated(struct crawl_verdict *v, const char *what)
 {
     size_t n = strlen(v->truncated);
@@ -248,6 +274,9 @@ static void verdict_release(struct crawl_verdict *v)
         free(v->links[i]);
     free(v->links);
     free(v->link_priority);
+    for (size_t i = 0; i < v->n_requisites; i++)
+        free(v->requisites[i]);
+    free(v->requisites);
     free(v->duplicate_of);
     free(v->canonical);
     free(v->error);
@@ -255,6 +284,12 @@ static void verdict_release(struct crawl_verdict *v)
 }
 
 /* ---- the crawl ---- */
+
+/* A queued page requisite carries this bit in its item's hops (the redirects followed
+ * are the other bits): so the frontier and the state keep it with the URL, no field of
+ * their own needed, and a resumed crawl fetches it as a requisite too. */
+#define HOPS_REQUISITE 0x40000000u
+#define HOPS_COUNT(h) ((h) & ~HOPS_REQUISITE)
 
 struct hostinfo {
     struct crawl_robots_host *robots;
@@ -367,6 +402,8 @@ struct crawl {
     psl_ctx_t *psl_owned;
     char **scope_names; /* seed hosts (scope host) or registrable domains (scope domain) */
     size_t n_scope;
+    char **parent_dirs; /* --no-parent: each seed's origin and directory ("http://h/a/") */
+    size_t n_parent_dirs;
     struct hostinfo *hosts;
     struct crawl_stats stats;
     double start;
@@ -461,6 +498,7 @@ static void run_job(struct crawl *c, struct job *j)
         .content_type = r->content_type,
         .ip = r->ip,
         .date = r->date,
+        .requisite = (j->item.hops & HOPS_REQUISITE) != 0,
     };
     verdict_init(&j->verdict, j->item.url);
     j->verdict.max_links = c->opts.max_links;
@@ -693,6 +731,9 @@ void crawl_free(struct crawl *c)
     for (size_t i = 0; i < c->n_scope; i++)
         free(c->scope_names[i]);
     free(c->scope_names);
+    for (size_t i = 0; i < c->n_parent_dirs; i++)
+        free(c->parent_dirs[i]);
+    free(c->parent_dirs);
     while (c->hosts) {
         struct hostinfo *h = c->hosts;
         c->hosts = h->next;
@@ -758,8 +799,51 @@ static char *scope_name(struct crawl *c, const char *url)
     return crawl_scope_name(c->psl, c->opts.scope, url);
 }
 
+/*
+ * --no-parent (wget's -np): a URL of a seed's origin must lie under the directory of one of
+ * that origin's seeds: its canonical form starts with "origin/dir/", the seed's up to the
+ * last '/' of its path (the query never counts). So a seed /docs/ or /docs/index.html
+ * keeps /docs/ and below; /docs (a file, as wget reads it) keeps the whole host. URLs of
+ * other origins pass (scope decides them, as wget's -np applies to the start host only).
+ */
+static int under_parent(const struct crawl *c, const char *url)
+{
+    struct crawl_url_parts p;
+    if (crawl_url_split(url, &p) != CRAWL_OK)
+        return 0;
+    int same_origin = 0;
+    for (size_t i = 0; i < c->n_parent_dirs; i++) {
+        const char *dir = c->parent_dirs[i];
+        if (strncmp(dir, url, p.origin_len) != 0 || dir[p.origin_len] != '/')
+            continue;
+        same_origin = 1;
+        if (strncmp(url, dir, strlen(dir)) == 0)
+            return 1;
+    }
+    return !same_origin;
+}
+
+/* The directory of a canonical seed URL for --no-parent: malloc'd "origin/path-to-last-/". */
+static char *parent_dir(const char *canon)
+{
+    struct crawl_url_parts p;
+    if (crawl_url_split(canon, &p) != CRAWL_OK)
+        return NULL;
+    size_t end = p.path_off + strcspn(canon + p.path_off, "?#");
+    while (end > p.path_off && canon[end - 1] != '/')
+        end--;
+    if (end > p.path_off)
+        return strndup(canon, end);
+    char *root = malloc(p.path_off + 2); /* no path (not canonical): the root */
+    if (root)
+        snprintf(root, p.path_off + 2, "%.*s/", (int)p.path_off, canon);
+    return root;
+}
+
 static int in_scope(struct crawl *c, const char *url)
 {
+    if (c->opts.no_parent && !under_parent(c, url))
+        return 0;
     if (c->has_include && regexec(&c->include, url, 0, NULL, 0) != 0)
         return 0;
     if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
@@ -816,7 +900,7 @@ static const struct {
 #define K(f) {"stats." #f, offsetof(struct crawl_stats, f)}
     K(fetched), K(pages), K(new_pages), K(near_duplicates), K(exact_duplicates), K(filtered),
     K(robots_disallowed), K(redirects), K(errors), K(robots_fetched), K(links_enqueued),
-    K(links_saved), K(links_out_of_scope), K(bytes),
+    K(links_saved), K(links_out_of_scope), K(bytes), K(requisites), K(requisites_enqueued),
 #undef K
 };
 
@@ -1104,7 +1188,8 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
                                    unsigned hops, float priority, struct crawl_ref *referrer,
                                    double now)
 {
-    if (!in_scope(c, url))
+    if ((hops & HOPS_REQUISITE) ? c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0
+                                : !in_scope(c, url))
         return ENQ_OUT_OF_SCOPE;
     int added = 0;
     uint64_t hash = crawl_hash64(url, strlen(url));
@@ -1177,6 +1262,17 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         }
         c->scope_names = v;
         c->scope_names[c->n_scope++] = name;
+    }
+    if (c->opts.no_parent) {
+        char *dir = parent_dir(canon);
+        char **v = dir ? realloc(c->parent_dirs, (c->n_parent_dirs + 1) * sizeof *v) : NULL;
+        if (!v) {
+            free(dir);
+            free(canon);
+            return CRAWL_ENOMEM;
+        }
+        c->parent_dirs = v;
+        c->parent_dirs[c->n_parent_dirs++] = dir;
     }
     /* seeds skip the scope and regex checks on purpose: the user named them */
     int added = 0;
@@ -1334,7 +1430,7 @@ static int page_done(struct crawl *c, struct job *j, double now)
         char err[160] = "";
         if (crawl_url_canonicalise(r->location, url, &target) != CRAWL_OK) {
             snprintf(err, sizeof err, "bad redirect target: %.120s", r->location);
-        } else if (j->item.hops + 1 > c->opts.max_redirects) {
+        } else if (HOPS_COUNT(j->item.hops) + 1 > c->opts.max_redirects) {
             snprintf(err, sizeof err, "too many redirects (%u)", c->opts.max_redirects);
         } else {
             /* the target's referrer is the redirecting URL, as Heritrix's crawl.log "via"
@@ -1371,6 +1467,33 @@ static int page_done(struct crawl *c, struct job *j, double now)
     return 1;
 }
 
+/* The requisites of a kept page (or of a requisite: a stylesheet's imports), queued as
+ * requisites: right after the page's level (breadth-first) or before any link (focused),
+ * whatever the depth. Returns how many were queued, -1 when the verdict gave none. */
+static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref **self,
+                               double now)
+{
+    struct crawl_verdict *v = &j->verdict;
+    int req = (j->item.hops & HOPS_REQUISITE) != 0;
+    if (v->n_requisites == 0)
+        return -1;
+    if (!req && v->decision != CRAWL_DECISION_NEW)
+        return 0;
+    long n = 0;
+    float prio = c->opts.focused ? 2.0f : -(float)j->item.depth - 0.5f;
+    for (size_t i = 0; i < v->n_requisites; i++) {
+        if (!*self && !(*self = crawl_ref_new(j->item.url))) {
+            c->fatal = CRAWL_ENOMEM;
+            break;
+        }
+        if (enqueue(c, v->requisites[i], j->item.depth, HOPS_REQUISITE, prio, *self, now) ==
+            ENQ_QUEUED)
+            n++;
+    }
+    c->stats.requisites_enqueued += (uint64_t)n;
+    return n;
+}
+
 /* A verdict is back: enqueue the links, write the record. */
 static void verdict_done(struct crawl *c, struct job *j, double now)
 {
@@ -1383,7 +1506,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
              j->item.referrer);
         return;
     }
-    c->stats.pages++;
+    if (!(j->item.hops & HOPS_REQUISITE))
+        c->stats.pages++;
     if (j->process_rc != 0 && !c->fatal)
         c->fatal = CRAWL_EIO;
     long enqueued = 0;
@@ -1414,9 +1538,12 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
         default: break;
         }
     }
+    long requisites = enqueue_requisites(c, j, &self, now);
     crawl_ref_put(self);
     c->stats.links_enqueued += (uint64_t)enqueued;
-    switch (v->decision) {
+    if (j->item.hops & HOPS_REQUISITE)
+        c->stats.requisites++; /* not a page: counted apart */
+    else switch (v->decision) {
     case CRAWL_DECISION_NEW: c->stats.new_pages++; break;
     case CRAWL_DECISION_NEAR_DUPLICATE: c->stats.near_duplicates++; break;
     case CRAWL_DECISION_EXACT_DUPLICATE: c->stats.exact_duplicates++; break;
@@ -1437,7 +1564,9 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
                                    .content_type = j->resp->content_type,
                                    .size = (long long)(j->resp->len - j->resp->head_len),
                                    .links_found = (long)v->n_links,
-                                   .referrer = j->item.referrer ? j->item.referrer->url : NULL};
+                                   .referrer = j->item.referrer ? j->item.referrer->url : NULL,
+                                   .requisite = (j->item.hops & HOPS_REQUISITE) != 0,
+                                   .requisites = requisites};
         c->opts.record(c->opts.userdata, &rec);
     }
     job_free_data(c, j);
@@ -1616,7 +1745,9 @@ static double dispatch(struct crawl *c, double now)
         }
         j->item = it;
         j->host = h;
-        enum crawl_code rc = crawl_fetcher_add(c->fetcher, it.url, CRAWL_FETCH_PAGE, j);
+        enum crawl_code rc = crawl_fetcher_add(
+            c->fetcher, it.url,
+            (it.hops & HOPS_REQUISITE) ? CRAWL_FETCH_REQUISITE : CRAWL_FETCH_PAGE, j);
         if (rc == CRAWL_ETOOLARGE) {
             /* no room in the memory budget (a worker took it since mem_room): put the URL
              * back, no request was made; dispatch again when bytes come back */

@@ -760,6 +760,8 @@ enum crawl_fetch_kind {
     CRAWL_FETCH_PAGE = 0, /* a page: a 2xx answer that is not HTML is aborted (filtered) */
     CRAWL_FETCH_ANY,      /* robots.txt: any type, redirects followed, decoded, capped at
                              CRAWL_ROBOTS_MAX_BYTES (the first bytes kept, result TOOLARGE) */
+    CRAWL_FETCH_REQUISITE, /* a page requisite (image, stylesheet, script): as a page
+                              (archived as sent, redirects not followed, max_body), any type */
 };
 
 enum crawl_fetch_result {
@@ -1007,6 +1009,7 @@ struct crawl_page {
     const char *content_type; /* or NULL */
     const char *ip;           /* "" when unknown */
     int64_t date;             /* time(NULL) at the start of the fetch */
+    int requisite;            /* a page requisite (crawl_verdict_add_requisite): any type */
 };
 
 /* What opts.process decided about a page. It starts as: decision NEW, no fingerprint,
@@ -1036,6 +1039,9 @@ struct crawl_verdict {
     struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
     void *page_data;      /* the caller's: handed to opts.record as crawl_record.page_data,
                              then freed with opts.page_data_free (also when never recorded) */
+    /* the page's requisites (crawl_verdict_add_requisite), canonical; owned by the crawler */
+    char **requisites;
+    size_t n_requisites, cap_requisites;
 };
 
 /* Adds what ("links", "depth") to v->truncated, comma separated. */
@@ -1048,6 +1054,19 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_set(char **field, const char *va
  * (the same bytes) is kept once, with the higher of the priorities. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v,
                                                          const char *url, float priority);
+/*
+ * Adds a page requisite of a kept page (wget's --page-requisites: an image, stylesheet,
+ * script, icon; or what a stylesheet imports): resolved and canonicalised as a link, then
+ * queued by the crawler when the verdict is NEW (or the page is itself a requisite), as a
+ * requisite: fetched whatever its type, through the same frontier (politeness,
+ * robots.txt), from any host (--scope, --include and the seeds' directories do not apply:
+ * a capture that replays needs them wherever they are served from, as Heritrix's
+ * transclusions; --exclude does), whatever the depth, and handed to opts.process with
+ * crawl_page.requisite set. At most CRAWL_MAX_REQUISITES a page; more are dropped.
+ */
+#define CRAWL_MAX_REQUISITES 10000u
+CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_requisite(struct crawl_verdict *v,
+                                                              const char *url);
 
 /* One line of the crawl log, handed to opts.record on the loop's thread. Borrowed. */
 struct crawl_record {
@@ -1074,6 +1093,8 @@ struct crawl_record {
     long links_found;         /* links found on the page (up to max-links; before scope and
                                * seen-set checks: links counts those enqueued); -1 when there
                                * was no page */
+    int requisite;            /* a page requisite's fetch (crawl_verdict_add_requisite) */
+    long requisites;          /* requisites of this page queued; -1 when none were given */
 };
 
 struct crawl_stats {
@@ -1094,6 +1115,9 @@ struct crawl_stats {
     size_t mem_held, mem_peak;  /* bytes of response buffers and decoded bodies held now,
                                    and the most held at once (<= mem_limit) */
     size_t mem_limit;           /* opts.max_memory */
+    uint64_t requisites;        /* page requisites fetched and handed to process (also in
+                                   fetched, not in pages) */
+    uint64_t requisites_enqueued;
 };
 
 struct crawl_opts {
@@ -1104,6 +1128,10 @@ struct crawl_opts {
     double delay;          /* s; < 0: CRAWL_DEFAULT_DELAY */
     double max_delay;      /* cap of robots Crawl-delay; 0: CRAWL_DEFAULT_MAX_DELAY */
     enum crawl_scope scope;
+    /* wget's --no-parent: on a seed's host, only URLs under the seed's directory (the
+     * seed's path up to its last '/': a seed naming a file stands for its directory), per
+     * seed; URLs of other hosts are decided by scope alone (as wget -np -H) */
+    int no_parent;
     const char *include;   /* POSIX extended regex a URL must match, or NULL */
     const char *exclude;   /* ... must not match, or NULL */
     const char *user_agent; /* NULL: CRAWL_DEFAULT_USER_AGENT */

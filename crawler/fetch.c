@@ -15,6 +15,7 @@
  * Content-Type is checked as soon as the headers are in, and a 2xx response that is not
  * HTML is aborted there ("filtered") before its body is downloaded.
  *
+ * Page requisites (CRAWL_FETCH_REQUISITE) are fetched as pages, but of any type.
  * robots.txt fetches (CRAWL_FETCH_ANY) differ: any type, redirects followed (up to
  * CRAWL_ROBOTS_MAX_REDIRECTS, RFC 9309), decoded by curl (so they offer only the codings
  * this libcurl was built with), cut at CRAWL_ROBOTS_MAX_BYTES.
@@ -251,7 +252,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
         t->head_done = 1;
         r->status = status;
         if (r->kind == CRAWL_FETCH_PAGE && status >= 200 && status < 300 &&
-            !is_html_type(r->content_type)) {
+            !is_html_type(r->content_type)) { /* (a requisite may be of any type) */
             t->abort = ABORT_FILTERED;
             return 0;
         }
@@ -264,9 +265,9 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
     struct transfer *t = userdata;
     struct crawl_response *r = t->r;
     size_t n = size * nmemb;
-    size_t max = r->kind == CRAWL_FETCH_PAGE ? t->fx->opts.max_body : CRAWL_ROBOTS_MAX_BYTES;
+    size_t max = r->kind != CRAWL_FETCH_ANY ? t->fx->opts.max_body : CRAWL_ROBOTS_MAX_BYTES;
     if (r->len - r->head_len + n > max) {
-        if (r->kind != CRAWL_FETCH_PAGE) {
+        if (r->kind == CRAWL_FETCH_ANY) {
             /* robots.txt: keep the first max bytes (the parser reads no more) */
             size_t room = max - (r->len - r->head_len);
             if (grow_data(t, r->len + room, r->head_len + max) == 0) {
@@ -456,6 +457,8 @@ enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *u
     }
     t->headers = curl_slist_append(NULL, kind == CRAWL_FETCH_PAGE
                                              ? "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
+                                         : kind == CRAWL_FETCH_REQUISITE
+                                             ? "Accept: */*"
                                              : "Accept: text/plain,*/*;q=0.5");
     if (!t->headers)
         goto fail;
@@ -470,7 +473,7 @@ enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *u
     SET(CURLOPT_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-    if (kind == CRAWL_FETCH_PAGE) {
+    if (kind != CRAWL_FETCH_ANY) {
         /* the codings crawler/httpblock.c decodes; the body is stored as sent */
         SET(CURLOPT_ACCEPT_ENCODING, "gzip, deflate, br, zstd");
         SET(CURLOPT_FOLLOWLOCATION, 0L);
@@ -496,7 +499,7 @@ enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *u
     SET(CURLOPT_TIMEOUT_MS, total * 1000 < 1 ? 1L : (long)(total * 1000));
     SET(CURLOPT_LOW_SPEED_LIMIT, o->low_speed_bytes);
     SET(CURLOPT_LOW_SPEED_TIME, o->low_speed_time);
-    if (kind == CRAWL_FETCH_PAGE)
+    if (kind != CRAWL_FETCH_ANY)
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)o->max_body);
     SET(CURLOPT_HEADERFUNCTION, on_header);
     SET(CURLOPT_HEADERDATA, t);

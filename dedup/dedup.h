@@ -383,6 +383,13 @@ size_t dedup_clusters_size(const struct dedup_clusters *c, size_t i); /* members
 /* Member j of cluster i (j = 0 is the representative). */
 uint32_t dedup_clusters_member(const struct dedup_clusters *c, size_t i, size_t j);
 uint32_t dedup_clusters_doc_total(const struct dedup_clusters *c); /* docs in all clusters */
+/* Clusters of ndocs documents from given pairs (a << 32 | b, a < b), ordered as
+ * dedup_index_clusters() orders them: for links found otherwise than by distance (the
+ * MinHash index's LSH buckets, a crawl's duplicate_of). DEDUP_EINVAL: a document >= ndocs. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_clusters_from_pairs(uint32_t ndocs,
+                                                            const uint64_t *pairs,
+                                                            size_t npairs,
+                                                            struct dedup_clusters **out);
 
 /* What dedup_index_stats() reports (bucket sizes are over every directory bucket of every
  * table; a bucket is the run of entries sharing the top dir_bits bits). */

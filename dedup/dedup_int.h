@@ -60,10 +60,6 @@ double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h);
  * and the literal per-bit loop of docs/FINGERPRINT.md. Both must give the same bits for
  * every input (tests/test_simhash.c checks it; tests/bench/bench_simhash.c times them).
  */
-/* Clusters of ndocs documents from pairs (a << 32 | b, a < b), ordered as
- * dedup_index_clusters() orders them (dedup/cluster.c). DEDUP_EINVAL: a document >= ndocs. */
-enum dedup_code dedup_clusters_from_pairs(uint32_t ndocs, const uint64_t *pairs, size_t npairs,
-                                          struct dedup_clusters **out);
 
 /* The MinHash kernel of mh: scalar = 1 forces the portable loop, 0 takes the AVX2 one when
  * the CPU has it (the default). Returns whether it was scalar. For the tests, which check

@@ -2,7 +2,7 @@
 # `make demo`: crawl the bundled demo site (tests/demo/site, a field guide with a mirrored
 # section, printer-friendly copies, re-posted articles and exact copies) on 127.0.0.1 with
 # a random free port, offline, and write under demo-out/: the WARC of the kept pages, the
-# JSON Lines crawl log, the fingerprints of every fetched page and the HTML cluster report.
+# JSON Lines crawl log and the HTML cluster report of what the crawl dropped (--report).
 # Needs python3 (its http.server serves the site). SIMCRAWL selects the binary.
 set -eu
 SIMCRAWL=${SIMCRAWL:-./simcrawl}
@@ -35,19 +35,10 @@ echo "demo: serving $SITE at http://127.0.0.1:$PORT/ ; crawling from $SEED" >&2
 # A short delay: the site is ours and on loopback. One connection and one worker make the
 # order (breadth-first) and so which copy is kept first the same on every run.
 "$SIMCRAWL" crawl --delay 0.02 --per-host 1 --workers 1 --quiet \
-    --warc "$OUT/crawl.warc.gz" --log "$OUT/crawl.jsonl" "$SEED"
+    --warc "$OUT/crawl.warc.gz" --log "$OUT/crawl.jsonl" --report "$OUT/clusters.html" "$SEED"
 
-# The fingerprints of every page fetched (kept and dropped), then the cluster report.
-python3 - "$OUT/crawl.jsonl" "$OUT/fingerprints.txt" <<'PY'
-import json, sys
-with open(sys.argv[1]) as log, open(sys.argv[2], "w") as out:
-    for line in log:
-        r = json.loads(line)
-        if "fingerprint" in r:
-            out.write("%s %s\n" % (r["fingerprint"], r["url"]))
-PY
-"$SIMCRAWL" clusters --format html --fingerprints "$OUT/fingerprints.txt" >"$OUT/clusters.html"
-"$SIMCRAWL" clusters --format text --fingerprints "$OUT/fingerprints.txt" >"$OUT/clusters.txt"
+# The same clusters as text, from the crawl's log (its duplicate_of decisions).
+"$SIMCRAWL" clusters "$OUT/crawl.jsonl" >"$OUT/clusters.txt"
 
 python3 - "$OUT/crawl.jsonl" <<'PY'
 import collections, json, sys
