@@ -57,7 +57,8 @@ struct options {
     int warc_gzip_level;
     const char *topic, *topic_file;
     double min_relevance;
-    int quiet;
+    int quiet;            /* --quiet: no progress line, no summary */
+    int verbose;          /* --verbose: the summary's internals too */
     int no_templates;
     unsigned max_nesting; /* --max-nesting: extract_opts.max_depth */
     const char **seeds;
@@ -1450,6 +1451,52 @@ static char *warcinfo_fields(const struct options *o, int argc, char **argv, con
 
 /* ---- the command ---- */
 
+/* The command line's options: those of set_option() (each also a config key) by name,
+ * and the flags. */
+enum { OPT_SET = 256, OPT_CONFIG, OPT_FLAG, OPT_NO_TEMPLATES };
+static const struct option longopts[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"seeds", required_argument, NULL, OPT_SET},
+    {"max-pages", required_argument, NULL, OPT_SET},
+    {"max-depth", required_argument, NULL, OPT_SET},
+    {"concurrency", required_argument, NULL, OPT_SET},
+    {"per-host", required_argument, NULL, OPT_SET},
+    {"delay", required_argument, NULL, OPT_SET},
+    {"max-delay", required_argument, NULL, OPT_SET},
+    {"scope", required_argument, NULL, OPT_SET},
+    {"include", required_argument, NULL, OPT_SET},
+    {"exclude", required_argument, NULL, OPT_SET},
+    {"topic", required_argument, NULL, OPT_SET},
+    {"topic-file", required_argument, NULL, OPT_SET},
+    {"min-relevance", required_argument, NULL, OPT_SET},
+    {"k", required_argument, NULL, OPT_SET},
+    {"warc", required_argument, NULL, OPT_SET},
+    {"warc-gzip-level", required_argument, NULL, OPT_SET},
+    {"log", required_argument, NULL, OPT_SET},
+    {"user-agent", required_argument, NULL, OPT_SET},
+    {"ca-file", required_argument, NULL, OPT_SET},
+    {"max-body", required_argument, NULL, OPT_SET},
+    {"max-memory", required_argument, NULL, OPT_SET},
+    {"max-links", required_argument, NULL, OPT_SET},
+    {"max-nesting", required_argument, NULL, OPT_SET},
+    {"timeout", required_argument, NULL, OPT_SET},
+    {"connect-timeout", required_argument, NULL, OPT_SET},
+    {"workers", required_argument, NULL, OPT_SET},
+    {"robots", required_argument, NULL, OPT_SET},
+    {"robots-outage", required_argument, NULL, OPT_SET},
+    {"robots-backoff", required_argument, NULL, OPT_SET},
+    {"unreachable-retries", required_argument, NULL, OPT_SET},
+    {"unreachable-time", required_argument, NULL, OPT_SET},
+    {"state", required_argument, NULL, OPT_SET},
+    {"seen-memory", required_argument, NULL, OPT_SET},
+    {"overwrite", optional_argument, NULL, OPT_FLAG},
+    {"durable", optional_argument, NULL, OPT_FLAG},
+    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_crawl(int argc, char **argv)
 {
     struct options o;
@@ -1474,69 +1521,43 @@ int cmd_crawl(int argc, char **argv)
         return CLI_RUNTIME;
     }
 
-    /* --config first, so that the command line wins */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        const char *cfg = cli_config_arg(argc, argv, &i);
-        if (cfg && cli_config_load(CMD, cfg, "crawl", on_config, &o) != 0) {
+    /* --config first (cli_getopt's first pass), so that the command line wins */
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "hqv", longopts, usage);
+    for (int opt; (opt = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (opt == CLI_GETOPT_HELP || opt == CLI_GETOPT_ERROR) {
+            status = opt == CLI_GETOPT_HELP ? CLI_OK : CLI_USAGE;
+            goto done;
+        }
+        if (!g.value && g.opt && g.opt->has_arg == required_argument) {
+            /* said now: this pass moves the operands after the options, where the
+             * second would take the first operand for the missing value */
+            status = cli_usage_error(CMD, "option '%s' needs a value", g.name);
+            goto done;
+        }
+        if (opt == OPT_CONFIG && cli_config_load(CMD, g.value, "crawl", on_config, &o) != 0) {
             status = CLI_USAGE;
             goto done;
         }
     }
-    int only_seeds = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_seeds || a[0] != '-' || strcmp(a, "-") == 0) {
-            seeds[o.n_seeds++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_seeds = 1;
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            status = CLI_OK;
-            goto done;
-        }
-        if (strcmp(a, "--overwrite") == 0 || strcmp(a, "--durable") == 0) {
-            *(a[2] == 'o' ? &o.overwrite : &o.durable) = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-templates") == 0) {
+    cli_getopt_init(&g, CMD, argc, argv, "hqv", longopts, usage);
+    for (int opt; (opt = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (opt == 'q' || opt == 'v') {
+            *(opt == 'q' ? &o.quiet : &o.verbose) = 1;
+        } else if (opt == OPT_NO_TEMPLATES) {
             o.no_templates = 1;
-            continue;
-        }
-        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o.quiet = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            status = cli_unknown_option(CMD, a, usage);
-            goto done;
-        }
-        char name[64];
-        const char *val;
-        const char *eq = strchr(a + 2, '=');
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a - 2), a + 2);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a + 2);
-            if (i + 1 >= argc) {
-                status = cli_usage_error(CMD, "option '%s' needs a value", a);
+        } else if (opt == OPT_FLAG && !g.value) {
+            /* --overwrite, --durable; "--overwrite=no" is set_option's, as in a file */
+            *(g.opt->name[0] == 'o' ? &o.overwrite : &o.durable) = 1;
+        } else if (opt == OPT_SET || opt == OPT_FLAG) {
+            if (set_option(&o, g.opt->name, g.value, NULL) != 0) {
+                status = CLI_USAGE;
                 goto done;
             }
-            val = argv[++i];
-        }
-        if (strcmp(name, "config") == 0)
-            continue;
-        if (set_option(&o, name, val, NULL) != 0) {
-            status = CLI_USAGE;
-            goto done;
         }
     }
+    for (int i = g.optind; i < argc; i++)
+        seeds[o.n_seeds++] = argv[i];
     if (o.seeds_file && read_seeds(&o, o.seeds_file, &file_seeds, &n_file_seeds) != 0) {
         status = CLI_USAGE;
         goto done;
