@@ -17,8 +17,9 @@
  *
  * Options come from the [crawl] section of config/simcrawl.conf-style INI files (--config,
  * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
- * DESIGN.md "the crawl log" says; the summary goes to stderr; a progress line is drawn
- * only when stderr is a terminal. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
+ * DESIGN.md "the crawl log" says; the summary goes to stderr in the user's words (its
+ * internals with --verbose); a progress line is drawn only when stderr is a terminal;
+ * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
 #include "cli/cli.h"
 #include "cli/pipeline.h"
@@ -334,7 +335,9 @@ static void usage(FILE *out)
             "                         each commit, so that a power cut loses nothing committed\n"
             "                         (a kill -9 loses nothing committed either way)\n"
             "  --overwrite            replace an existing WARC or log (refused otherwise)\n"
-            "  --quiet                no progress line\n"
+            "  --quiet, -q            no progress line and no summary (errors are still said)\n"
+            "  --verbose, -v          the summary's internals too: seen set, robots.txt\n"
+            "                         fetches, state commits, time in the workers, memory\n"
             "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
             CRAWL_DEFAULT_USER_AGENT);
 }
@@ -637,6 +640,7 @@ struct run {
     uint64_t causes_other;
     char first_error[400]; /* "URL: error" of this run's first error */
     uint64_t warc_records;
+    uint64_t commits; /* state commits of this run (the --verbose summary) */
 };
 
 static void iso_date(int64_t t, char out[24])
@@ -917,6 +921,7 @@ static int before_commit(void *userdata)
     }
     free(ct);
     dedup_crash_point("crawl-before-commit");
+    run->commits++;
     return 0;
 fail:
     run->failed = 1;
@@ -1085,60 +1090,113 @@ static void record(void *userdata, const struct crawl_record *r)
     dedup_crash_point("crawl-log-written");
 }
 
+/* ---- what the user sees: the progress line and the summary (stderr) ---- */
+
+/* A duration as people read it: "0.96 s", "2 min 05 s", "1 h 02 min". */
+static void fmt_duration(double s, char *out, size_t cap)
+{
+    if (s < 60)
+        snprintf(out, cap, "%.*f s", s < 10 ? 2 : 1, s);
+    else if (s < 3600)
+        snprintf(out, cap, "%d min %02d s", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(out, cap, "%d h %02d min", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+/* Bytes in decimal units, as wget and curl print them: "812 B", "45.3 kB", "1.2 GB". */
+static void fmt_bytes(uint64_t b, char *out, size_t cap)
+{
+    if (b < 1000)
+        snprintf(out, cap, "%llu B", (unsigned long long)b);
+    else if (b < 1000000)
+        snprintf(out, cap, "%.1f kB", (double)b / 1e3);
+    else if (b < 1000000000)
+        snprintf(out, cap, "%.1f MB", (double)b / 1e6);
+    else
+        snprintf(out, cap, "%.2f GB", (double)b / 1e9);
+}
+
+/* "N thing" or "N things" */
+#define PLURAL(n, one, many) (unsigned long long)(n), (n) == 1 ? (one) : (many)
+
+/* The progress line, redrawn in place on a terminal (crawl_opts.progress, every 0.5 s):
+ * elapsed time, pages and rate, bytes received, duplicates dropped, errors, the queue. */
 static void progress(void *userdata, const struct crawl_stats *s)
 {
     struct run *run = userdata;
     if (!run->progress)
         return;
-    fprintf(stderr, "\r%llu pages  %.1f pages/s  queue %zu  hosts %zu  active %u  dups %llu   ",
-            (unsigned long long)s->fetched, s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0,
-            s->queued, s->hosts, s->active,
-            (unsigned long long)(s->near_duplicates + s->exact_duplicates));
+    char t[32], b[32];
+    fmt_duration(s->elapsed, t, sizeof t);
+    fmt_bytes(s->bytes, b, sizeof b);
+    fprintf(stderr, "\r%s  %llu pages (%.1f/s)  %s  dups %llu  errors %llu  queue %zu  "
+                    "active %u\033[K",
+            t, (unsigned long long)s->fetched,
+            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, b,
+            (unsigned long long)(s->near_duplicates + s->exact_duplicates),
+            (unsigned long long)s->errors, s->queued, s->active);
 }
 
+/* The summary at the end (not with --quiet): what the crawl kept and dropped and why, in
+ * the user's words; with --verbose also the internals (seen set, state commits, time in
+ * the workers, peak memory). */
 static void summary(const struct run *run, const struct crawl_stats *s, int stopped)
 {
+    if (run->o->quiet)
+        return;
+    if (run->progress)
+        fputs("\r\033[K", stderr); /* the progress line gives way */
+    char t[32], b[32];
+    fmt_duration(s->elapsed, t, sizeof t);
+    fmt_bytes(s->bytes, b, sizeof b);
+    fprintf(stderr, "crawl %s: %llu page%s fetched in %s (%.1f pages/s), %s received\n",
+            stopped ? "stopped" : "done", PLURAL(s->fetched, "", "s"), t,
+            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, b);
+    fprintf(stderr, "  kept %llu new page%s; dropped %llu near-duplicate%s and %llu exact "
+                    "duplicate%s%s\n",
+            PLURAL(s->new_pages, "", "s"), PLURAL(s->near_duplicates, "", "s"),
+            PLURAL(s->exact_duplicates, "", "s"),
+            s->exact_duplicates && run->warc ? " (archived as revisits)" : "");
+    fprintf(stderr, "  skipped %llu filtered (not HTML, too large or out of scope), %llu "
+                    "disallowed by robots.txt\n",
+            (unsigned long long)s->filtered, (unsigned long long)s->robots_disallowed);
+    if (s->errors) {
+        /* the causes, most first */
+        size_t order[ERROR_CAUSES_MAX];
+        for (size_t i = 0; i < run->n_causes; i++)
+            order[i] = i;
+        for (size_t i = 1; i < run->n_causes; i++)
+            for (size_t j = i; j > 0 && run->causes[order[j]].n > run->causes[order[j - 1]].n;
+                 j--) {
+                size_t x = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = x;
+            }
+        fputs("  errors by cause:", stderr);
+        for (size_t i = 0; i < run->n_causes; i++)
+            fprintf(stderr, "%s %llu %s", i ? ";" : "",
+                    (unsigned long long)run->causes[order[i]].n, run->causes[order[i]].what);
+        if (run->causes_other)
+            fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
+        fputc('\n', stderr);
+    } else {
+        fputs("  no errors\n", stderr);
+    }
+    fprintf(stderr, "  links: %llu queued; not followed: %llu only on duplicate pages, %llu out "
+                    "of scope; %llu redirect%s\n",
+            (unsigned long long)s->links_enqueued, (unsigned long long)s->links_saved,
+            (unsigned long long)s->links_out_of_scope, PLURAL(s->redirects, "", "s"));
+    if (!run->o->verbose)
+        return;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    if (run->progress)
-        fputc('\n', stderr);
-    fprintf(stderr,
-            "crawl %s: %llu pages fetched in %.2f s (%.1f pages/s), %.1f MB\n"
-            "  new %llu, near-duplicate %llu, exact-duplicate %llu, filtered %llu, "
-            "robots-disallowed %llu, redirects %llu, errors %llu\n"
-            "  links enqueued %llu; NOT enqueued thanks to dedup %llu; out of scope %llu\n"
-            "  seen set: %zu URLs in %zu bytes (%.1f MB per million URLs); robots.txt fetched %llu\n"
-            "  parse+fingerprint time %.2f s over the workers; peak memory %.1f MB\n",
-            stopped ? "stopped" : "done", (unsigned long long)s->fetched, s->elapsed,
-            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, (double)s->bytes / 1e6,
-            (unsigned long long)s->new_pages, (unsigned long long)s->near_duplicates,
-            (unsigned long long)s->exact_duplicates, (unsigned long long)s->filtered,
-            (unsigned long long)s->robots_disallowed, (unsigned long long)s->redirects,
-            (unsigned long long)s->errors, (unsigned long long)s->links_enqueued,
-            (unsigned long long)s->links_saved, (unsigned long long)s->links_out_of_scope,
-            s->seen, s->seen_bytes,
-            s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
-            (unsigned long long)s->robots_fetched, s->process_seconds,
-            (double)ru.ru_maxrss / 1024.0);
-    if (s->errors == 0)
-        return;
-    /* the causes, most first */
-    size_t order[ERROR_CAUSES_MAX];
-    for (size_t i = 0; i < run->n_causes; i++)
-        order[i] = i;
-    for (size_t i = 1; i < run->n_causes; i++)
-        for (size_t j = i; j > 0 && run->causes[order[j]].n > run->causes[order[j - 1]].n; j--) {
-            size_t t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    fprintf(stderr, "  errors by cause:");
-    for (size_t i = 0; i < run->n_causes; i++)
-        fprintf(stderr, "%s %llu %s", i ? ";" : "", (unsigned long long)run->causes[order[i]].n,
-                run->causes[order[i]].what);
-    if (run->causes_other)
-        fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
-    fputc('\n', stderr);
+    fprintf(stderr, "  seen set: %zu URL%s in %zu bytes (%.1f bytes per URL); robots.txt "
+                    "fetched %llu; state commits %llu\n",
+            s->seen, s->seen == 1 ? "" : "s", s->seen_bytes, s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
+            (unsigned long long)s->robots_fetched, (unsigned long long)run->commits);
+    fprintf(stderr, "  parse+fingerprint %.2f s over the workers; response memory peak %zu of "
+                    "%zu bytes; process peak %.1f MB\n",
+            s->process_seconds, s->mem_peak, s->mem_limit, (double)ru.ru_maxrss / 1024.0);
 }
 
 /* ---- signals ---- */
