@@ -234,7 +234,10 @@ int cli_getopt_next(struct cli_getopt *g)
         return optopt;
     }
     if (c == '?') {
-        if (strncmp(last, "--", 2) != 0) {
+        /* a short option unknown: optopt is its letter (in the middle of "-qx", last is
+         * not the argument it was in); a long one: optopt 0 (unknown), or its code
+         * ("--quiet=1") */
+        if (optopt > 0 && optopt < 256 && !strchr(g->shortopts + 1, optopt)) {
             char opt[3] = {'-', (char)optopt, '\0'};
             cli_unknown_option(g->cmd, opt, g->usage);
             return CLI_GETOPT_ERROR;
