@@ -50,20 +50,48 @@ const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * The head of the option loops that stop at the first operand (compare, dedup, extract,
- * fingerprint, robots); options take their value as the next argument ("--name VALUE").
- * What argv[*i] is:
- *   CLI_OPT_END   the options end here: an operand, "-" (standard input), or "--", which
- *                 *i is moved past (to the first operand)
- *   CLI_OPT_HELP  -h or --help
- *   CLI_OPT_NAME  any other argument starting with '-': the caller matches it
+ * The option parser of every command (cli/options.c): glibc's getopt_long in GNU order.
+ * Options may come before, between or after the operands ("--" ends them; argv is
+ * permuted so that the operands come last, in their order); a value is "--name VALUE" or
+ * "--name=VALUE"; long options are spelled out in full (a prefix is an unknown option
+ * with a suggestion). A command lists its options in a struct option table (flag NULL,
+ * val the code cli_getopt_next returns; a short option letter shares its long option's
+ * val) with {"help", no_argument, NULL, 'h'} and "h" in shortopts, and loops:
+ *
+ *     struct cli_getopt g;
+ *     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
+ *     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;)
+ *         switch (c) {
+ *         case CLI_GETOPT_HELP: return CLI_OK;        (usage printed on stdout)
+ *         case CLI_GETOPT_ERROR: return CLI_USAGE;    (diagnostic printed)
+ *         case OPT_K: ... g.value ...
+ *         }
+ *     operands: argv[g.optind .. argc)
+ *
+ * A value-taking option given last, without its value, is returned with g.value NULL: the
+ * command says what it needs. The parser keeps its state in getopt's globals: one parse
+ * at a time (init starts a new one, so argv may be parsed twice).
  */
-enum cli_opt_kind { CLI_OPT_END, CLI_OPT_HELP, CLI_OPT_NAME };
-enum cli_opt_kind cli_opt_kind(char **argv, int *i);
-
-/* The value of the option argv[*i]: moves *i to the next argument and returns it, or
- * returns NULL (*i unchanged) when argv[*i] is the last of the argc arguments. */
-const char *cli_opt_value(int argc, char **argv, int *i);
+#include <getopt.h>
+enum { CLI_GETOPT_END = -1, CLI_GETOPT_HELP = -2, CLI_GETOPT_ERROR = -3 };
+struct cli_getopt {
+    const char *cmd;
+    int argc;
+    char **argv;
+    char shortopts[32];
+    const struct option *longopts;
+    void (*usage)(FILE *out);
+    /* the option cli_getopt_next returned last: */
+    char name[72];            /* as written, without "=VALUE": "--k", "-q" */
+    const struct option *opt; /* its entry of longopts (NULL: a short option alone) */
+    const char *value;        /* its value (borrowed from argv), or NULL */
+    int optind;               /* after CLI_GETOPT_END: the first operand in argv */
+};
+void cli_getopt_init(struct cli_getopt *g, const char *cmd, int argc, char **argv,
+                     const char *shortopts, const struct option *longopts,
+                     void (*usage)(FILE *out));
+/* The next option's code, CLI_GETOPT_END, CLI_GETOPT_HELP or CLI_GETOPT_ERROR. */
+int cli_getopt_next(struct cli_getopt *g);
 
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *s, long min, long max, long *out);
@@ -75,16 +103,13 @@ int cli_parse_long(const char *s, long min, long max, long *out);
  * why. Keys of the other sections simcrawl knows are skipped; keys before any section
  * are [crawl]'s. Returns 0, or -1 after a diagnostic naming the file (and line): cannot
  * be read, is a directory or a device, is over CLI_CONFIG_MAX_BYTES, has an unknown
- * section, a line inih cannot read, or a key set refused.
+ * section, a line inih cannot read, or a key set refused. Commands load their --config
+ * files in a first pass over the options, so that the command line wins.
  */
 #define CLI_CONFIG_MAX_BYTES (1024u * 1024) /* cap on a config file */
 typedef int (*cli_config_set)(void *userdata, const char *name, const char *value,
                               const char *where);
 int cli_config_load(const char *cmd, const char *path, const char *section,
                     cli_config_set set, void *userdata);
-/* The FILE of argv[*i] when it is "--config FILE" (then *i moves to FILE) or
- * "--config=FILE"; NULL otherwise. Commands read their --config files first, so that
- * the command line wins. */
-const char *cli_config_arg(int argc, char **argv, int *i);
 
 #endif

@@ -67,6 +67,7 @@ static void usage(FILE *out)
             "  --no-templates             fingerprint the whole main text of each page (by\n"
             "                             default the blocks repeated on many pages of a host\n"
             "                             are left out: see simcrawl pairs --help)\n"
+            "  --quiet                    no counts of skipped documents on stderr\n"
             "  -h, --help                 this help\n"
             "  --                         end of options\n"
             "\n"
@@ -182,7 +183,7 @@ int cmd_clusters(int argc, char **argv)
     struct cli_report *report = NULL;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
-                                    CLI_ARG_METHOD,
+                                    CLI_ARG_METHOD | CLI_ARG_QUIET,
                                 formats, usage, &a);
     if (status == CLI_OK && !a.help && a.npaths && cli_crawl_input(a.paths[0])) {
         status = crawl_clusters(&a); /* a crawl's log or state */
@@ -197,6 +198,7 @@ int cmd_clusters(int argc, char **argv)
     }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
+    in.quiet = a.quiet;
     int html = strcmp(a.format, "html") == 0;
     if (html) {
         if (!(report = cli_report_new(CMD))) {

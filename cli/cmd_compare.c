@@ -1,5 +1,5 @@
 /*
- * simcrawl compare [--k N] [--text] [--idf FILE] [--json] [--] A B
+ * simcrawl compare [--k N] [--text] [--idf FILE] [--json] [--] A B (options anywhere)
  *
  * How similar are two pages? Fingerprints both (cli/pipeline.c) keeping their features,
  * and prints one "key: value" line each (or, with --json, one JSON object):
@@ -63,63 +63,79 @@ static void usage(FILE *out)
             "could not be fingerprinted.\n");
 }
 
+enum { OPT_TEXT = 256, OPT_JSON, OPT_K, OPT_METHOD, OPT_THRESHOLD, OPT_SHINGLE_WORDS,
+       OPT_NUM_PERM, OPT_IDF };
+static const struct option longopts[] = {
+    {"text", no_argument, NULL, OPT_TEXT},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"k", required_argument, NULL, OPT_K},
+    {"method", required_argument, NULL, OPT_METHOD},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"shingle-words", required_argument, NULL, OPT_SHINGLE_WORDS},
+    {"num-perm", required_argument, NULL, OPT_NUM_PERM},
+    {"idf", required_argument, NULL, OPT_IDF},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_compare(int argc, char **argv)
 {
     struct filter_fp_opts opts = {0};
     const char *idf_path = NULL;
     long k = 3;
-    int json = 0, i = 1, minhash = 0, k_set = 0, mh_set = 0;
+    int json = 0, minhash = 0, k_set = 0, mh_set = 0;
     struct cli_args mha = {0}; /* the minhash options, as cli_args_parse() keeps them */
     mha.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
-        if (kind == CLI_OPT_END)
-            break;
-        if (kind == CLI_OPT_HELP) {
-            usage(stdout);
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        const char *v = g.value;
+        switch (c) {
+        case CLI_GETOPT_HELP:
             return CLI_OK;
-        }
-        if (strcmp(a, "--text") == 0) {
+        case OPT_TEXT:
             opts.text = 1;
-        } else if (strcmp(a, "--json") == 0) {
+            break;
+        case OPT_JSON:
             json = 1;
-        } else if (strcmp(a, "--k") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_K:
             if (!v || cli_parse_long(v, 0, DEDUP_K_MAX, &k) != 0)
                 return cli_usage_error(CMD, "--k needs a number from 0 to %d", DEDUP_K_MAX);
             k_set = 1;
-        } else if (strcmp(a, "--method") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_METHOD:
             if (!v || (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0))
                 return cli_usage_error(CMD, "--method must be simhash or minhash");
             minhash = strcmp(v, "minhash") == 0;
-        } else if (strcmp(a, "--threshold") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_THRESHOLD:
             if (!v || cli_parse_threshold(v, &mha.threshold) != 0)
                 return cli_usage_error(CMD, "--threshold must be a Jaccard similarity above 0 "
                                             "and at most 1 (e.g. 0.8), not '%s'", v ? v : "");
             mh_set = 1;
-        } else if (strcmp(a, "--shingle-words") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_SHINGLE_WORDS:
             if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &mha.shingle_words) != 0)
                 return cli_usage_error(CMD, "--shingle-words needs a number from 1 to %u",
                                        DEDUP_MINHASH_K_MAX);
             mh_set = 1;
-        } else if (strcmp(a, "--num-perm") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_NUM_PERM:
             if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &mha.num_perm) != 0)
                 return cli_usage_error(CMD, "--num-perm needs a number from 1 to %u",
                                        DEDUP_MINHASH_H_MAX);
             mh_set = 1;
-        } else if (strcmp(a, "--idf") == 0) {
-            idf_path = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_IDF:
+            idf_path = v;
             if (!idf_path)
                 return cli_usage_error(CMD, "--idf needs a FILE");
-        } else {
-            return cli_unknown_option(CMD, a, usage);
+            break;
+        default: /* CLI_GETOPT_ERROR: said why */
+            return CLI_USAGE;
         }
     }
+    int i = g.optind;
     if (minhash && k_set)
         return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
                                     "--threshold J instead");

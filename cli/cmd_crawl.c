@@ -18,8 +18,9 @@
  *
  * Options come from the [crawl] section of config/simcrawl.conf-style INI files (--config,
  * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
- * DESIGN.md "the crawl log" says; the summary goes to stderr; a progress line is drawn
- * only when stderr is a terminal. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
+ * DESIGN.md "the crawl log" says; the summary goes to stderr in the user's words (its
+ * internals with --verbose); a progress line is drawn only when stderr is a terminal;
+ * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
 #include "cli/cli.h"
 #include "cli/crawl_report.h"
@@ -62,7 +63,8 @@ struct options {
     int warc_gzip_level;
     const char *topic, *topic_file;
     double min_relevance;
-    int quiet;
+    int quiet;            /* --quiet: no progress line, no summary */
+    int verbose;          /* --verbose: the summary's internals too */
     int no_templates;
     int page_requisites;  /* --page-requisites */
     unsigned max_nesting; /* --max-nesting: extract_opts.max_depth */
@@ -362,7 +364,9 @@ static void usage(FILE *out)
             "                         each commit, so that a power cut loses nothing committed\n"
             "                         (a kill -9 loses nothing committed either way)\n"
             "  --overwrite            replace an existing WARC or log (refused otherwise)\n"
-            "  --quiet                no progress line\n"
+            "  --quiet, -q            no progress line and no summary (errors are still said)\n"
+            "  --verbose, -v          the summary's internals too: seen set, robots.txt\n"
+            "                         fetches, state commits, time in the workers, memory\n"
             "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
             CRAWL_DEFAULT_USER_AGENT);
 }
@@ -795,6 +799,7 @@ struct run {
     uint64_t warc_records;
     struct cli_crawl_report *report; /* --report: every page decided, for the report */
     int report_failed;
+    uint64_t commits; /* state commits of this run (the --verbose summary) */
 };
 
 static void iso_date(int64_t t, char out[24])
@@ -1195,6 +1200,7 @@ static int before_commit(void *userdata)
     }
     free(ct);
     dedup_crash_point("crawl-before-commit");
+    run->commits++;
     return 0;
 fail:
     run->failed = 1;
@@ -1402,60 +1408,113 @@ static void record(void *userdata, const struct crawl_record *r)
     dedup_crash_point("crawl-log-written");
 }
 
+/* ---- what the user sees: the progress line and the summary (stderr) ---- */
+
+/* A duration as people read it: "0.96 s", "2 min 05 s", "1 h 02 min". */
+static void fmt_duration(double s, char *out, size_t cap)
+{
+    if (s < 60)
+        snprintf(out, cap, "%.*f s", s < 10 ? 2 : 1, s);
+    else if (s < 3600)
+        snprintf(out, cap, "%d min %02d s", (int)(s / 60), (int)s % 60);
+    else
+        snprintf(out, cap, "%d h %02d min", (int)(s / 3600), (int)(s / 60) % 60);
+}
+
+/* Bytes in decimal units, as wget and curl print them: "812 B", "45.3 kB", "1.2 GB". */
+static void fmt_bytes(uint64_t b, char *out, size_t cap)
+{
+    if (b < 1000)
+        snprintf(out, cap, "%llu B", (unsigned long long)b);
+    else if (b < 1000000)
+        snprintf(out, cap, "%.1f kB", (double)b / 1e3);
+    else if (b < 1000000000)
+        snprintf(out, cap, "%.1f MB", (double)b / 1e6);
+    else
+        snprintf(out, cap, "%.2f GB", (double)b / 1e9);
+}
+
+/* "N thing" or "N things" */
+#define PLURAL(n, one, many) (unsigned long long)(n), (n) == 1 ? (one) : (many)
+
+/* The progress line, redrawn in place on a terminal (crawl_opts.progress, every 0.5 s):
+ * elapsed time, pages and rate, bytes received, duplicates dropped, errors, the queue. */
 static void progress(void *userdata, const struct crawl_stats *s)
 {
     struct run *run = userdata;
     if (!run->progress)
         return;
-    fprintf(stderr, "\r%llu pages  %.1f pages/s  queue %zu  hosts %zu  active %u  dups %llu   ",
-            (unsigned long long)s->fetched, s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0,
-            s->queued, s->hosts, s->active,
-            (unsigned long long)(s->near_duplicates + s->exact_duplicates));
+    char t[32], b[32];
+    fmt_duration(s->elapsed, t, sizeof t);
+    fmt_bytes(s->bytes, b, sizeof b);
+    fprintf(stderr, "\r%s  %llu pages (%.1f/s)  %s  dups %llu  errors %llu  queue %zu  "
+                    "active %u\033[K",
+            t, (unsigned long long)s->fetched,
+            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, b,
+            (unsigned long long)(s->near_duplicates + s->exact_duplicates),
+            (unsigned long long)s->errors, s->queued, s->active);
 }
 
+/* The summary at the end (not with --quiet): what the crawl kept and dropped and why, in
+ * the user's words; with --verbose also the internals (seen set, state commits, time in
+ * the workers, peak memory). */
 static void summary(const struct run *run, const struct crawl_stats *s, int stopped)
 {
+    if (run->o->quiet)
+        return;
+    if (run->progress)
+        fputs("\r\033[K", stderr); /* the progress line gives way */
+    char t[32], b[32];
+    fmt_duration(s->elapsed, t, sizeof t);
+    fmt_bytes(s->bytes, b, sizeof b);
+    fprintf(stderr, "crawl %s: %llu page%s fetched in %s (%.1f pages/s), %s received\n",
+            stopped ? "stopped" : "done", PLURAL(s->fetched, "", "s"), t,
+            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, b);
+    fprintf(stderr, "  kept %llu new page%s; dropped %llu near-duplicate%s and %llu exact "
+                    "duplicate%s%s\n",
+            PLURAL(s->new_pages, "", "s"), PLURAL(s->near_duplicates, "", "s"),
+            PLURAL(s->exact_duplicates, "", "s"),
+            s->exact_duplicates && run->warc ? " (archived as revisits)" : "");
+    fprintf(stderr, "  skipped %llu filtered (not HTML, too large or out of scope), %llu "
+                    "disallowed by robots.txt\n",
+            (unsigned long long)s->filtered, (unsigned long long)s->robots_disallowed);
+    if (s->errors) {
+        /* the causes, most first */
+        size_t order[ERROR_CAUSES_MAX];
+        for (size_t i = 0; i < run->n_causes; i++)
+            order[i] = i;
+        for (size_t i = 1; i < run->n_causes; i++)
+            for (size_t j = i; j > 0 && run->causes[order[j]].n > run->causes[order[j - 1]].n;
+                 j--) {
+                size_t x = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = x;
+            }
+        fputs("  errors by cause:", stderr);
+        for (size_t i = 0; i < run->n_causes; i++)
+            fprintf(stderr, "%s %llu %s", i ? ";" : "",
+                    (unsigned long long)run->causes[order[i]].n, run->causes[order[i]].what);
+        if (run->causes_other)
+            fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
+        fputc('\n', stderr);
+    } else {
+        fputs("  no errors\n", stderr);
+    }
+    fprintf(stderr, "  links: %llu queued; not followed: %llu only on duplicate pages, %llu out "
+                    "of scope; %llu redirect%s\n",
+            (unsigned long long)s->links_enqueued, (unsigned long long)s->links_saved,
+            (unsigned long long)s->links_out_of_scope, PLURAL(s->redirects, "", "s"));
+    if (!run->o->verbose)
+        return;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    if (run->progress)
-        fputc('\n', stderr);
-    fprintf(stderr,
-            "crawl %s: %llu pages fetched in %.2f s (%.1f pages/s), %.1f MB\n"
-            "  new %llu, near-duplicate %llu, exact-duplicate %llu, filtered %llu, "
-            "robots-disallowed %llu, redirects %llu, errors %llu\n"
-            "  links enqueued %llu; NOT enqueued thanks to dedup %llu; out of scope %llu\n"
-            "  seen set: %zu URLs in %zu bytes (%.1f MB per million URLs); robots.txt fetched %llu\n"
-            "  parse+fingerprint time %.2f s over the workers; peak memory %.1f MB\n",
-            stopped ? "stopped" : "done", (unsigned long long)s->fetched, s->elapsed,
-            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, (double)s->bytes / 1e6,
-            (unsigned long long)s->new_pages, (unsigned long long)s->near_duplicates,
-            (unsigned long long)s->exact_duplicates, (unsigned long long)s->filtered,
-            (unsigned long long)s->robots_disallowed, (unsigned long long)s->redirects,
-            (unsigned long long)s->errors, (unsigned long long)s->links_enqueued,
-            (unsigned long long)s->links_saved, (unsigned long long)s->links_out_of_scope,
-            s->seen, s->seen_bytes,
-            s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
-            (unsigned long long)s->robots_fetched, s->process_seconds,
-            (double)ru.ru_maxrss / 1024.0);
-    if (s->errors == 0)
-        return;
-    /* the causes, most first */
-    size_t order[ERROR_CAUSES_MAX];
-    for (size_t i = 0; i < run->n_causes; i++)
-        order[i] = i;
-    for (size_t i = 1; i < run->n_causes; i++)
-        for (size_t j = i; j > 0 && run->causes[order[j]].n > run->causes[order[j - 1]].n; j--) {
-            size_t t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    fprintf(stderr, "  errors by cause:");
-    for (size_t i = 0; i < run->n_causes; i++)
-        fprintf(stderr, "%s %llu %s", i ? ";" : "", (unsigned long long)run->causes[order[i]].n,
-                run->causes[order[i]].what);
-    if (run->causes_other)
-        fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
-    fputc('\n', stderr);
+    fprintf(stderr, "  seen set: %zu URL%s in %zu bytes (%.1f bytes per URL); robots.txt "
+                    "fetched %llu; state commits %llu\n",
+            s->seen, s->seen == 1 ? "" : "s", s->seen_bytes, s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
+            (unsigned long long)s->robots_fetched, (unsigned long long)run->commits);
+    fprintf(stderr, "  parse+fingerprint %.2f s over the workers; response memory peak %zu of "
+                    "%zu bytes; process peak %.1f MB\n",
+            s->process_seconds, s->mem_peak, s->mem_limit, (double)ru.ru_maxrss / 1024.0);
 }
 
 /* ---- signals ---- */
@@ -1808,6 +1867,55 @@ static int report_from_state(struct run *run, const struct options *o, const cha
 
 /* ---- the command ---- */
 
+/* The command line's options: those of set_option() (each also a config key) by name,
+ * and the flags. */
+enum { OPT_SET = 256, OPT_CONFIG, OPT_FLAG, OPT_NO_TEMPLATES };
+static const struct option longopts[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"seeds", required_argument, NULL, OPT_SET},
+    {"max-pages", required_argument, NULL, OPT_SET},
+    {"max-depth", required_argument, NULL, OPT_SET},
+    {"concurrency", required_argument, NULL, OPT_SET},
+    {"per-host", required_argument, NULL, OPT_SET},
+    {"delay", required_argument, NULL, OPT_SET},
+    {"max-delay", required_argument, NULL, OPT_SET},
+    {"scope", required_argument, NULL, OPT_SET},
+    {"include", required_argument, NULL, OPT_SET},
+    {"exclude", required_argument, NULL, OPT_SET},
+    {"topic", required_argument, NULL, OPT_SET},
+    {"topic-file", required_argument, NULL, OPT_SET},
+    {"min-relevance", required_argument, NULL, OPT_SET},
+    {"k", required_argument, NULL, OPT_SET},
+    {"warc", required_argument, NULL, OPT_SET},
+    {"warc-gzip-level", required_argument, NULL, OPT_SET},
+    {"log", required_argument, NULL, OPT_SET},
+    {"user-agent", required_argument, NULL, OPT_SET},
+    {"ca-file", required_argument, NULL, OPT_SET},
+    {"max-body", required_argument, NULL, OPT_SET},
+    {"max-memory", required_argument, NULL, OPT_SET},
+    {"max-links", required_argument, NULL, OPT_SET},
+    {"max-nesting", required_argument, NULL, OPT_SET},
+    {"timeout", required_argument, NULL, OPT_SET},
+    {"connect-timeout", required_argument, NULL, OPT_SET},
+    {"workers", required_argument, NULL, OPT_SET},
+    {"robots", required_argument, NULL, OPT_SET},
+    {"robots-outage", required_argument, NULL, OPT_SET},
+    {"robots-backoff", required_argument, NULL, OPT_SET},
+    {"unreachable-retries", required_argument, NULL, OPT_SET},
+    {"unreachable-time", required_argument, NULL, OPT_SET},
+    {"state", required_argument, NULL, OPT_SET},
+    {"seen-memory", required_argument, NULL, OPT_SET},
+    {"overwrite", optional_argument, NULL, OPT_FLAG},
+    {"durable", optional_argument, NULL, OPT_FLAG},
+    {"no-parent", optional_argument, NULL, OPT_FLAG},
+    {"page-requisites", optional_argument, NULL, OPT_FLAG},
+    {"report", required_argument, NULL, OPT_SET},
+    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_crawl(int argc, char **argv)
 {
     struct options o;
@@ -1832,77 +1940,49 @@ int cmd_crawl(int argc, char **argv)
         return CLI_RUNTIME;
     }
 
-    /* --config first, so that the command line wins */
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        const char *cfg = cli_config_arg(argc, argv, &i);
-        if (cfg && cli_config_load(CMD, cfg, "crawl", on_config, &o) != 0) {
+    /* --config first (cli_getopt's first pass), so that the command line wins */
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "hqvp", longopts, usage);
+    for (int opt; (opt = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (opt == CLI_GETOPT_HELP || opt == CLI_GETOPT_ERROR) {
+            status = opt == CLI_GETOPT_HELP ? CLI_OK : CLI_USAGE;
+            goto done;
+        }
+        if (!g.value && g.opt && g.opt->has_arg == required_argument) {
+            /* said now: this pass moves the operands after the options, where the
+             * second would take the first operand for the missing value */
+            status = cli_usage_error(CMD, "option '%s' needs a value", g.name);
+            goto done;
+        }
+        if (opt == OPT_CONFIG && cli_config_load(CMD, g.value, "crawl", on_config, &o) != 0) {
             status = CLI_USAGE;
             goto done;
         }
     }
-    int only_seeds = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_seeds || a[0] != '-' || strcmp(a, "-") == 0) {
-            seeds[o.n_seeds++] = a;
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_seeds = 1;
-            continue;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            status = CLI_OK;
-            goto done;
-        }
-        if (strcmp(a, "--overwrite") == 0 || strcmp(a, "--durable") == 0) {
-            *(a[2] == 'o' ? &o.overwrite : &o.durable) = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-templates") == 0) {
+    cli_getopt_init(&g, CMD, argc, argv, "hqvp", longopts, usage);
+    for (int opt; (opt = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (opt == 'q' || opt == 'v') {
+            *(opt == 'q' ? &o.quiet : &o.verbose) = 1;
+        } else if (opt == OPT_NO_TEMPLATES) {
             o.no_templates = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-parent") == 0) {
-            o.co.no_parent = 1;
-            continue;
-        }
-        if (strcmp(a, "--page-requisites") == 0 || strcmp(a, "-p") == 0) {
+        } else if (opt == 'p') {
             o.page_requisites = 1;
-            continue;
-        }
-        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o.quiet = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0) {
-            status = cli_unknown_option(CMD, a, usage);
-            goto done;
-        }
-        char name[64];
-        const char *val;
-        const char *eq = strchr(a + 2, '=');
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a - 2), a + 2);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a + 2);
-            if (i + 1 >= argc) {
-                status = cli_usage_error(CMD, "option '%s' needs a value", a);
+        } else if (opt == OPT_FLAG) {
+            /* --overwrite, --durable, --no-parent, --page-requisites; "--overwrite=no" is
+             * set_option's, as in a file */
+            if (set_option(&o, g.opt->name, g.value ? g.value : "yes", NULL) != 0) {
+                status = CLI_USAGE;
                 goto done;
             }
-            val = argv[++i];
-        }
-        if (strcmp(name, "config") == 0)
-            continue;
-        if (set_option(&o, name, val, NULL) != 0) {
-            status = CLI_USAGE;
-            goto done;
+        } else if (opt == OPT_SET) {
+            if (set_option(&o, g.opt->name, g.value, NULL) != 0) {
+                status = CLI_USAGE;
+                goto done;
+            }
         }
     }
+    for (int i = g.optind; i < argc; i++)
+        seeds[o.n_seeds++] = argv[i];
     if (o.seeds_file && read_seeds(&o, o.seeds_file, &file_seeds, &n_file_seeds) != 0) {
         status = CLI_USAGE;
         goto done;

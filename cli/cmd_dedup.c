@@ -1298,6 +1298,24 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+enum { OPT_QUIET = 256, OPT_NO_TEMPLATES, OPT_K, OPT_INDEX, OPT_WARC_OUT, OPT_LOG,
+       OPT_MIN_SIZE, OPT_MAX_BLOCK, OPT_LOCK_WAIT, OPT_MAX_DEPTH, OPT_METHOD, OPT_THRESHOLD };
+static const struct option longopts[] = {
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+    {"k", required_argument, NULL, OPT_K},
+    {"index", required_argument, NULL, OPT_INDEX},
+    {"warc-out", required_argument, NULL, OPT_WARC_OUT},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"min-size", required_argument, NULL, OPT_MIN_SIZE},
+    {"max-block", required_argument, NULL, OPT_MAX_BLOCK},
+    {"lock-wait", required_argument, NULL, OPT_LOCK_WAIT},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+    {"method", required_argument, NULL, OPT_METHOD},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_dedup(int argc, char **argv)
 {
     struct dd d;
@@ -1309,85 +1327,73 @@ int cmd_dedup(int argc, char **argv)
     const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
     long lock_wait = CLI_LOCK_WAIT_DEFAULT;
     struct dedup_lock *lock = NULL;
-    int i = 1, minhash = 0, threshold_set = 0, k_set = 0;
+    int minhash = 0, threshold_set = 0, k_set = 0;
     d.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
-        if (kind == CLI_OPT_END)
-            break;
-        if (kind == CLI_OPT_HELP) {
-            usage(stdout);
-            return CLI_OK;
-        }
-        if (strcmp(a, "--quiet") == 0) {
-            d.quiet = 1;
-            continue;
-        }
-        if (strcmp(a, "--no-templates") == 0) {
-            d.no_templates = 1;
-            continue;
-        }
-        const char *opts[] = {"--k",        "--index",     "--warc-out",  "--log",
-                              "--min-size", "--max-block", "--lock-wait", "--max-depth",
-                              "--method",   "--threshold"};
-        int which = -1;
-        for (int o = 0; o < 10; o++)
-            if (strcmp(a, opts[o]) == 0)
-                which = o;
-        if (which < 0)
-            return cli_unknown_option(CMD, a, usage);
-        const char *v = cli_opt_value(argc, argv, &i);
-        if (!v)
-            return cli_usage_error(CMD, "%s needs a value", a);
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        const char *v = g.value;
         long kv;
-        switch (which) {
-        case 0:
+        if (c >= OPT_K && !v)
+            return cli_usage_error(CMD, "%s needs a value", g.name);
+        switch (c) {
+        case CLI_GETOPT_HELP:
+            return CLI_OK;
+        case OPT_QUIET:
+            d.quiet = 1;
+            break;
+        case OPT_NO_TEMPLATES:
+            d.no_templates = 1;
+            break;
+        case OPT_K:
             if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
                 return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
             d.k = (unsigned)kv;
             k_set = 1;
             break;
-        case 1:
+        case OPT_INDEX:
             index_path = v;
             break;
-        case 2:
+        case OPT_WARC_OUT:
             warc_out = v;
             break;
-        case 3:
+        case OPT_LOG:
             log_path = v;
             break;
-        case 4:
+        case OPT_MIN_SIZE:
             if (parse_size(v, &d.min_size) != 0)
                 return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
             break;
-        case 5:
+        case OPT_MAX_BLOCK:
             if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
                 return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
             break;
-        case 7:
+        case OPT_MAX_DEPTH:
             if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
                 return CLI_USAGE;
             d.fp_opts.max_depth = (unsigned)kv;
             break;
-        case 8:
+        case OPT_METHOD:
             if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
                 return cli_usage_error(CMD, "--method must be simhash or minhash, not '%s'", v);
             minhash = strcmp(v, "minhash") == 0;
             break;
-        case 9:
+        case OPT_THRESHOLD:
             if (cli_parse_threshold(v, &d.threshold) != 0)
                 return cli_usage_error(CMD, "--threshold must be a Jaccard similarity above 0 "
                                             "and at most 1 (e.g. 0.8), not '%s'", v);
             threshold_set = 1;
             break;
-        default:
+        case OPT_LOCK_WAIT:
             if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
                 return cli_usage_error(CMD, "--lock-wait must be a whole number of seconds "
                                        "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, v);
             break;
+        default: /* CLI_GETOPT_ERROR: said why */
+            return CLI_USAGE;
         }
     }
+    int i = g.optind;
     if (i >= argc)
         return cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
     if (minhash && k_set)

@@ -163,6 +163,21 @@ nomem:
     return -1;
 }
 
+enum { OPT_TEXT = 256, OPT_JSON, OPT_LINKS, OPT_MAX_LINKS, OPT_MAX_DEPTH, OPT_BASE_URL,
+       OPT_CONTENT_TYPE, OPT_MAX_BYTES };
+static const struct option longopts[] = {
+    {"text", no_argument, NULL, OPT_TEXT},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"links", no_argument, NULL, OPT_LINKS},
+    {"max-links", required_argument, NULL, OPT_MAX_LINKS},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+    {"max-nesting", required_argument, NULL, OPT_MAX_DEPTH},
+    {"base-url", required_argument, NULL, OPT_BASE_URL},
+    {"content-type", required_argument, NULL, OPT_CONTENT_TYPE},
+    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_extract(int argc, char **argv)
 {
     enum mode mode = MODE_TEXT;
@@ -171,51 +186,49 @@ int cmd_extract(int argc, char **argv)
     const char *path = NULL;
     long max_bytes = (long)EXTRACT_DEFAULT_MAX_BYTES;
     long max_links = (long)EXTRACT_DEFAULT_MAX_LINKS, max_depth = (long)EXTRACT_DEFAULT_MAX_DEPTH;
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
-        if (kind == CLI_OPT_END)
-            break;
-        if (kind == CLI_OPT_HELP) {
-            usage(stdout);
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        const char *v = g.value;
+        if (c >= OPT_MAX_LINKS && !v)
+            return cli_usage_error(CMD, "%s needs a value", g.name);
+        switch (c) {
+        case CLI_GETOPT_HELP:
             return CLI_OK;
-        }
-        if (strcmp(a, "--text") == 0) {
+        case OPT_TEXT:
             mode = MODE_TEXT;
-        } else if (strcmp(a, "--json") == 0) {
+            break;
+        case OPT_JSON:
             mode = MODE_JSON;
-        } else if (strcmp(a, "--links") == 0) {
+            break;
+        case OPT_LINKS:
             mode = MODE_LINKS;
-        } else if (strcmp(a, "--max-links") == 0 || strcmp(a, "--max-depth") == 0 ||
-                   strcmp(a, "--max-nesting") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
-            if (!v)
-                return cli_usage_error(CMD, "%s needs a value", a);
-            int links = strcmp(a, "--max-links") == 0;
-            if (cli_parse_cap(CMD, a, v, links ? CLI_MAX_LINKS_LIMIT : (long)EXTRACT_MAX_DEPTH_LIMIT,
-                              links ? &max_links : &max_depth) != 0)
+            break;
+        case OPT_MAX_LINKS:
+        case OPT_MAX_DEPTH:
+            if (cli_parse_cap(CMD, g.name, v,
+                              c == OPT_MAX_LINKS ? CLI_MAX_LINKS_LIMIT : (long)EXTRACT_MAX_DEPTH_LIMIT,
+                              c == OPT_MAX_LINKS ? &max_links : &max_depth) != 0)
                 return CLI_USAGE;
-        } else if (strcmp(a, "--base-url") == 0 || strcmp(a, "--content-type") == 0 ||
-                   strcmp(a, "--max-bytes") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
-            if (!v)
-                return cli_usage_error(CMD, "%s needs a value", a);
-            if (strcmp(a, "--base-url") == 0) {
-                opts.base_url = v;
-            } else if (strcmp(a, "--content-type") == 0) {
-                opts.content_type = v;
-            } else if (cli_parse_long(v, 1, (long)(SIZE_MAX / 8 > (size_t)LONG_MAX
-                                                       ? LONG_MAX
-                                                       : (long)(SIZE_MAX / 8)),
-                                      &max_bytes) != 0) {
+            break;
+        case OPT_BASE_URL:
+            opts.base_url = v;
+            break;
+        case OPT_CONTENT_TYPE:
+            opts.content_type = v;
+            break;
+        case OPT_MAX_BYTES:
+            if (cli_parse_long(v, 1, (long)(SIZE_MAX / 8 > (size_t)LONG_MAX ? LONG_MAX
+                                                                           : (long)(SIZE_MAX / 8)),
+                               &max_bytes) != 0)
                 return cli_usage_error(CMD, "--max-bytes wants a positive number of bytes, "
                                             "not '%s'", v);
-            }
-        } else {
-            return cli_unknown_option(CMD, a, usage);
+            break;
+        default: /* CLI_GETOPT_ERROR: said why */
+            return CLI_USAGE;
         }
     }
+    int i = g.optind;
     if (i >= argc)
         return cli_usage_error(CMD, "which page? give a FILE, or - for standard input");
     path = argv[i];

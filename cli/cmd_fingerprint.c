@@ -1,5 +1,6 @@
 /*
  * simcrawl fingerprint [--text] [--idf FILE] [--idf-out FILE] [--] FILE...|-
+ * (options before or after the FILEs)
  *
  * Prints the 64-bit simhash (docs/FINGERPRINT.md) of each input page as one line
  * "16HEX  PATH", like sha256sum: 16 lower-case hex digits, two spaces, the path as given
@@ -104,44 +105,53 @@ static int read_and_run(const char *path, const struct filter_fp_opts *o, char *
     return filter_fingerprint_page(*data, *len, NULL, NULL, o, res);
 }
 
+enum { OPT_TEXT = 256, OPT_NO_TEMPLATES, OPT_MAX_DEPTH, OPT_IDF, OPT_IDF_OUT };
+static const struct option longopts[] = {
+    {"text", no_argument, NULL, OPT_TEXT},
+    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+    {"idf", required_argument, NULL, OPT_IDF},
+    {"idf-out", required_argument, NULL, OPT_IDF_OUT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_fingerprint(int argc, char **argv)
 {
     struct filter_fp_opts opts = {0};
     const char *idf_path = NULL, *idf_out_path = NULL;
-    int i = 1, no_templates = 0;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
-        if (kind == CLI_OPT_END)
-            break;
-        if (kind == CLI_OPT_HELP) {
-            usage(stdout);
+    int no_templates = 0;
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        const char *v = g.value;
+        long d;
+        switch (c) {
+        case CLI_GETOPT_HELP:
             return CLI_OK;
-        }
-        if (strcmp(a, "--text") == 0) {
+        case OPT_TEXT:
             opts.text = 1;
-        } else if (strcmp(a, "--no-templates") == 0) {
+            break;
+        case OPT_NO_TEMPLATES:
             no_templates = 1;
-        } else if (strcmp(a, "--max-depth") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
-            long d;
+            break;
+        case OPT_MAX_DEPTH:
             if (!v)
-                return cli_usage_error(CMD, "%s needs a value", a);
-            if (cli_parse_cap(CMD, a, v, (long)EXTRACT_MAX_DEPTH_LIMIT, &d) != 0)
+                return cli_usage_error(CMD, "%s needs a value", g.name);
+            if (cli_parse_cap(CMD, g.name, v, (long)EXTRACT_MAX_DEPTH_LIMIT, &d) != 0)
                 return CLI_USAGE;
             opts.max_depth = (unsigned)d;
-        } else if (strcmp(a, "--idf") == 0 || strcmp(a, "--idf-out") == 0) {
-            const char *v = cli_opt_value(argc, argv, &i);
+            break;
+        case OPT_IDF:
+        case OPT_IDF_OUT:
             if (!v)
-                return cli_usage_error(CMD, "%s needs a FILE", a);
-            if (a[5] == '\0')
-                idf_path = v;
-            else
-                idf_out_path = v;
-        } else {
-            return cli_unknown_option(CMD, a, usage);
+                return cli_usage_error(CMD, "%s needs a FILE", g.name);
+            *(c == OPT_IDF ? &idf_path : &idf_out_path) = v;
+            break;
+        default: /* CLI_GETOPT_ERROR: said why */
+            return CLI_USAGE;
         }
     }
+    int i = g.optind;
     if (i >= argc)
         return cli_usage_error(CMD, "no input (give FILE... or - for standard input)");
     int stdin_uses = 0;

@@ -64,6 +64,8 @@ static void usage(FILE *out)
             "                        %ld; 0: fail at once). A writer holds FILE.lock from\n"
             "                        loading FILE to saving it, so concurrent adds lose\n"
             "                        nothing; stats and query take no lock\n"
+            "  --quiet               no summary on stderr (documents added, ids already\n"
+            "                        there, captures skipped); errors are still said\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -82,7 +84,7 @@ static int cmd_add(int argc, char **argv)
     struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
-                                    CLI_ARG_METHOD,
+                                    CLI_ARG_METHOD | CLI_ARG_QUIET,
                                 NULL, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -104,6 +106,7 @@ static int cmd_add(int argc, char **argv)
     const char *file = a.paths[0];
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
+    in.quiet = a.quiet;
     int missing = 0;
     /* held from before the load until after the save: another writer's documents are
      * either in what we load or added after our save, never overwritten */
@@ -152,9 +155,11 @@ static int cmd_add(int argc, char **argv)
     status = cli_index_save(CMD, idx, file);
     if (status != CLI_OK)
         goto done;
-    fprintf(stderr, "simcrawl index: %s: %s %u documents, now %u (%llu distinct fingerprints)\n",
-            file, missing ? "made with" : "added", dedup_index_doc_count(idx) - before,
-            dedup_index_doc_count(idx), (unsigned long long)dedup_index_distinct_count(idx));
+    if (!a.quiet)
+        fprintf(stderr,
+                "simcrawl index: %s: %s %u documents, now %u (%llu distinct fingerprints)\n",
+                file, missing ? "made with" : "added", dedup_index_doc_count(idx) - before,
+                dedup_index_doc_count(idx), (unsigned long long)dedup_index_distinct_count(idx));
     if (in.failed)
         status = CLI_RUNTIME;
 done:

@@ -83,6 +83,7 @@ static void usage(FILE *out)
             "                        one host (files: of all the inputs) are the site's\n"
             "                        template and left out (two passes over the inputs;\n"
             "                        docs/FINGERPRINT.md, Template blocks)\n"
+            "  --quiet               no counts of skipped documents on stderr\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -393,34 +394,6 @@ static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx,
     return CLI_OK;
 }
 
-/* Removes "--from-index FILE" / "--from-index=FILE" (before "--") from argv: the one
- * option of this command alone. -1 when FILE is missing. */
-static int take_from_index(int *argc, char **argv, const char **file)
-{
-    *file = NULL;
-    int o = 1;
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            while (i < *argc)
-                argv[o++] = argv[i++];
-            break;
-        }
-        if (strcmp(argv[i], "--from-index") == 0) {
-            if (i + 1 >= *argc)
-                return -1;
-            *file = argv[++i];
-            continue;
-        }
-        if (strncmp(argv[i], "--from-index=", 13) == 0) {
-            *file = argv[i] + 13;
-            continue;
-        }
-        argv[o++] = argv[i];
-    }
-    *argc = o;
-    return 0;
-}
-
 /* Prints every pair of idx within k (documents from min_b on) on stdout. */
 static int print_pairs(struct dedup_index *idx, unsigned k, uint32_t min_b, int jsonl)
 {
@@ -471,14 +444,11 @@ int cmd_pairs(int argc, char **argv)
     struct dedup_index *idx = NULL;
     struct dedup_templates *own = NULL; /* the table until there is an index to hold it */
     struct dedup_lock *lock = NULL;
-    const char *from_index = NULL;
     memset(&sink, 0, sizeof sink);
-    if (take_from_index(&argc, argv, &from_index) != 0)
-        return cli_usage_error(CMD, "--from-index needs a value");
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_INDEX |
-                                    (from_index ? 0 : CLI_ARG_NEED_INPUT) | CLI_ARG_TEMPLATES |
-                                    CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT | CLI_ARG_METHOD,
+                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
+                                    CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
+                                    CLI_ARG_METHOD | CLI_ARG_FROM_INDEX | CLI_ARG_QUIET,
                                 formats, usage, &a);
     if (status != CLI_OK || a.help || a.minhash) {
         if (status == CLI_OK && !a.help)
@@ -486,13 +456,14 @@ int cmd_pairs(int argc, char **argv)
         cli_args_release(&a);
         return status;
     }
-    if (from_index) {
-        status = pairs_of_index(&a, from_index);
+    if (a.from_index) {
+        status = pairs_of_index(&a, a.from_index);
         cli_args_release(&a);
         return status;
     }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
+    in.quiet = a.quiet;
     int lists_only = a.npaths == 0;
     uint32_t old_docs = 0;
     int missing = 0;

@@ -51,6 +51,7 @@ static void usage(FILE *out)
             "  --no-templates        fingerprint whole main texts; by default the template\n"
             "                        blocks saved in the index are left out, as when the\n"
             "                        index was made (the index is not changed)\n"
+            "  --quiet               no counts of skipped documents on stderr\n"
             "  -h, --help            this help\n"
             "  --                    end of options\n"
             "\n"
@@ -114,7 +115,7 @@ int cmd_query(int argc, char **argv)
     struct query_ctx q = {0};
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
-                                    CLI_ARG_METHOD | CLI_ARG_TOP,
+                                    CLI_ARG_METHOD | CLI_ARG_TOP | CLI_ARG_QUIET,
                                 formats, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -135,6 +136,7 @@ int cmd_query(int argc, char **argv)
     }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
+    in.quiet = a.quiet;
     in.check_duplicates = 0; /* asking twice about a page is harmless */
     status = cli_index_load(CMD, a.index, 0, &q.idx, NULL);
     if (status != CLI_OK)

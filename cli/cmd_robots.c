@@ -62,24 +62,24 @@ static int read_capped(FILE *f, size_t keep, char **buf, size_t *len, size_t *to
     return 0;
 }
 
+static const struct option longopts[] = {
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
 int cmd_robots(int argc, char **argv)
 {
-    int verbose = 0, i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        enum cli_opt_kind kind = cli_opt_kind(argv, &i);
-        if (kind == CLI_OPT_END)
-            break;
-        if (kind == CLI_OPT_HELP) {
-            usage(stdout);
+    int verbose = 0;
+    struct cli_getopt g;
+    cli_getopt_init(&g, "robots", argc, argv, "hv", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (c == CLI_GETOPT_HELP)
             return CLI_OK;
-        }
-        if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            verbose = 1;
-            continue;
-        }
-        return cli_unknown_option("robots", a, usage), ROBOTS_EXIT_ERROR;
+        if (c != 'v')
+            return ROBOTS_EXIT_ERROR; /* CLI_GETOPT_ERROR: said why */
+        verbose = 1;
     }
+    int i = g.optind;
     if (argc - i != 3)
         return cli_usage_error("robots", "expected ROBOTS_FILE USER_AGENT URL, got %d argument%s",
                                argc - i, argc - i == 1 ? "" : "s"),

@@ -244,43 +244,56 @@ static void warn_stderr(void *userdata, const char *message)
     fprintf(stderr, "simcrawl serve: warning: %s\n", message);
 }
 
-/* Options from --config files, then the command line. CLI_OK, or an exit status. */
+/* The command line's options: those of set_option() (each also a config key) by name,
+ * --config, --quiet and --help. */
+enum { OPT_SET = 256, OPT_CONFIG };
+static const struct option longopts[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"listen", required_argument, NULL, OPT_SET},
+    {"index", required_argument, NULL, OPT_SET},
+    {"k", required_argument, NULL, OPT_SET},
+    {"method", required_argument, NULL, OPT_SET},
+    {"threshold", required_argument, NULL, OPT_SET},
+    {"fsync", required_argument, NULL, OPT_SET},
+    {"lock-wait", required_argument, NULL, OPT_SET},
+    {"token-file", required_argument, NULL, OPT_SET},
+    {"max-body", required_argument, NULL, OPT_SET},
+    {"threads", required_argument, NULL, OPT_SET},
+    {"max-connections", required_argument, NULL, OPT_SET},
+    {"timeout", required_argument, NULL, OPT_SET},
+    {"access-log", required_argument, NULL, OPT_SET},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
+
+/* Options from --config files (a first pass), then the command line. CLI_OK, -1 after
+ * --help, or an exit status. */
 static int parse_args(struct options *o, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *cfg = cli_config_arg(argc, argv, &i);
-        if (cfg && cli_config_load(CMD, cfg, "serve", on_config, o) != 0)
-            return CLI_USAGE;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, argc, argv, "hq", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (c == CLI_GETOPT_HELP)
             return -1;
-        }
-        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            o->quiet = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0 || !a[2])
-            return cli_usage_error(CMD, "unexpected argument '%s' (serve takes options only)", a);
-        char name[64];
-        const char *val;
-        const char *eq = strchr(a + 2, '=');
-        if (eq) {
-            snprintf(name, sizeof name, "%.*s", (int)(eq - a - 2), a + 2);
-            val = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", a + 2);
-            if (i + 1 >= argc)
-                return cli_usage_error(CMD, "option '%s' needs a value", a);
-            val = argv[++i];
-        }
-        if (strcmp(name, "config") == 0)
-            continue;
-        if (set_option(o, name, val, NULL) != 0)
+        if (c == CLI_GETOPT_ERROR)
+            return CLI_USAGE;
+        if (!g.value && g.opt && g.opt->has_arg == required_argument)
+            /* said now: this pass moves operands after the options, where the second
+             * would take one for the missing value */
+            return cli_usage_error(CMD, "option '%s' needs a value", g.name);
+        if (c == OPT_CONFIG && cli_config_load(CMD, g.value, "serve", on_config, o) != 0)
             return CLI_USAGE;
     }
+    cli_getopt_init(&g, CMD, argc, argv, "hq", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        if (c == 'q')
+            o->quiet = 1;
+        else if (c == OPT_SET && set_option(o, g.opt->name, g.value, NULL) != 0)
+            return CLI_USAGE;
+    }
+    if (g.optind < argc)
+        return cli_usage_error(CMD, "unexpected argument '%s' (serve takes options only)",
+                               argv[g.optind]);
     return CLI_OK;
 }
 

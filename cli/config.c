@@ -147,12 +147,3 @@ fail:
     fclose(x.f);
     return -1;
 }
-
-const char *cli_config_arg(int argc, char **argv, int *i)
-{
-    if (strcmp(argv[*i], "--config") == 0 && *i + 1 < argc)
-        return argv[++*i];
-    if (strncmp(argv[*i], "--config=", 9) == 0)
-        return argv[*i] + 9;
-    return NULL;
-}

@@ -518,12 +518,12 @@ int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **p
     for (int i = 0; i < npaths; i++)
         if (cli_inputs_path(in, paths[i], fn, userdata) != 0)
             return -1;
-    if (in->already)
+    if (in->already && !in->quiet)
         fprintf(stderr,
                 "simcrawl %s: %lu document%s already in the index (the same id%s, added "
                 "before) skipped\n",
                 in->cmd, in->already, in->already == 1 ? "" : "s", in->already == 1 ? "" : "s");
-    if (in->recaptures)
+    if (in->recaptures && !in->quiet)
         fprintf(stderr,
                 "simcrawl %s: %lu later WARC capture%s of URIs already read skipped (the first "
                 "capture of a URI is its document)\n",
@@ -650,6 +650,34 @@ unsigned cli_threads(void)
 
 /* ---- arguments ---- */
 
+/* The options of cli_args_parse(), each with the CLI_ARG_* bit that allows it (0: every
+ * command's). */
+enum { ARG_K = 256, ARG_FORMAT, ARG_INDEX, ARG_TABLES, ARG_FINGERPRINTS, ARG_LOCK_WAIT,
+       ARG_MAX_DEPTH, ARG_METHOD, ARG_THRESHOLD, ARG_SHINGLE_WORDS, ARG_NUM_PERM, ARG_TOP,
+       ARG_NO_TEMPLATES, ARG_QUIET, ARG_FROM_INDEX };
+static const struct {
+    struct option opt;
+    unsigned allowed_by;
+} arg_options[] = {
+    {{"k", required_argument, NULL, ARG_K}, 0},
+    {{"format", required_argument, NULL, ARG_FORMAT}, CLI_ARG_FORMAT},
+    {{"index", required_argument, NULL, ARG_INDEX}, CLI_ARG_INDEX},
+    {{"tables", required_argument, NULL, ARG_TABLES}, CLI_ARG_TABLES},
+    {{"fingerprints", required_argument, NULL, ARG_FINGERPRINTS}, 0},
+    {{"lock-wait", required_argument, NULL, ARG_LOCK_WAIT}, CLI_ARG_LOCK_WAIT},
+    {{"max-depth", required_argument, NULL, ARG_MAX_DEPTH}, CLI_ARG_MAX_DEPTH},
+    {{"method", required_argument, NULL, ARG_METHOD}, CLI_ARG_METHOD},
+    {{"threshold", required_argument, NULL, ARG_THRESHOLD}, CLI_ARG_METHOD},
+    {{"shingle-words", required_argument, NULL, ARG_SHINGLE_WORDS}, CLI_ARG_METHOD},
+    {{"num-perm", required_argument, NULL, ARG_NUM_PERM}, CLI_ARG_METHOD},
+    {{"top", required_argument, NULL, ARG_TOP}, CLI_ARG_TOP},
+    {{"no-templates", no_argument, NULL, ARG_NO_TEMPLATES}, CLI_ARG_TEMPLATES},
+    {{"quiet", no_argument, NULL, ARG_QUIET}, CLI_ARG_QUIET},
+    {{"from-index", required_argument, NULL, ARG_FROM_INDEX}, CLI_ARG_FROM_INDEX},
+    {{"help", no_argument, NULL, 'h'}, 0},
+};
+#define N_ARG_OPTIONS (sizeof arg_options / sizeof arg_options[0])
+
 int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
                    const char *const *formats, void (*usage)(FILE *out), struct cli_args *a)
 {
@@ -664,69 +692,39 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         cli_error(cmd, "out of memory");
         return CLI_USAGE;
     }
-    int stdin_uses = 0, only_inputs = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (only_inputs || s[0] != '-' || strcmp(s, "-") == 0) {
-            stdin_uses += strcmp(s, "-") == 0;
-            a->paths[a->npaths++] = argv[i];
-            continue;
-        }
-        if (strcmp(s, "--") == 0) {
-            only_inputs = 1;
-            continue;
-        }
-        if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            usage(stdout);
+    struct option longopts[N_ARG_OPTIONS + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < N_ARG_OPTIONS; i++)
+        if ((arg_options[i].allowed_by & allowed) == arg_options[i].allowed_by)
+            longopts[n++] = arg_options[i].opt;
+    memset(&longopts[n], 0, sizeof longopts[n]);
+    int stdin_uses = 0;
+    struct cli_getopt g;
+    cli_getopt_init(&g, cmd, argc, argv, "h", longopts, usage);
+    for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
+        const char *value = g.value;
+        if (c == CLI_GETOPT_HELP) {
             a->help = 1;
             return CLI_OK;
         }
-        if ((allowed & CLI_ARG_TEMPLATES) && strcmp(s, "--no-templates") == 0) {
+        if (c == CLI_GETOPT_ERROR)
+            return CLI_USAGE;
+        if (g.opt && g.opt->has_arg == required_argument && !value)
+            return cli_usage_error(cmd, "%s needs a value", g.name);
+        switch (c) {
+        case ARG_NO_TEMPLATES:
             a->no_templates = 1;
-            continue;
-        }
-        /* --name VALUE or --name=VALUE */
-        const char *eq = strchr(s, '=');
-        size_t nlen = eq ? (size_t)(eq - s) : strlen(s);
-        const char *value = NULL;
-        static const char *const with_value[] = {"--k", "--format", "--index", "--tables",
-                                                 "--fingerprints", "--lock-wait",
-                                                 "--max-depth", "--method", "--threshold",
-                                                 "--shingle-words", "--num-perm", "--top"};
-        int known = -1;
-        for (int w = 0; w < 12; w++)
-            if (strlen(with_value[w]) == nlen && strncmp(s, with_value[w], nlen) == 0)
-                known = w;
-        if (known == 1 && !(allowed & CLI_ARG_FORMAT))
-            known = -1;
-        if (known == 2 && !(allowed & CLI_ARG_INDEX))
-            known = -1;
-        if (known == 3 && !(allowed & CLI_ARG_TABLES))
-            known = -1;
-        if (known == 5 && !(allowed & CLI_ARG_LOCK_WAIT))
-            known = -1;
-        if (known == 6 && !(allowed & CLI_ARG_MAX_DEPTH))
-            known = -1;
-        if (known >= 7 && known <= 10 && !(allowed & CLI_ARG_METHOD))
-            known = -1;
-        if (known == 11 && !(allowed & CLI_ARG_TOP))
-            known = -1;
-        if (known < 0)
-            return cli_unknown_option(cmd, s, usage);
-        if (eq)
-            value = eq + 1;
-        else if (i + 1 < argc)
-            value = argv[++i];
-        else
-            return cli_usage_error(cmd, "%s needs a value", s);
-        switch (known) {
-        case 0:
+            break;
+        case ARG_QUIET:
+            a->quiet = 1;
+            break;
+        case ARG_K:
             if (cli_parse_long(value, 0, DEDUP_K_MAX, &a->k) != 0)
                 return cli_usage_error(cmd, "--k must be a whole number from 0 to %d, not '%s'",
                                        DEDUP_K_MAX, value);
             a->k_set = 1;
             break;
-        case 1: {
+        case ARG_FORMAT: {
             int ok = 0;
             for (const char *const *f = formats; f && *f; f++)
                 ok |= strcmp(*f, value) == 0;
@@ -735,56 +733,63 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
             a->format = value;
             break;
         }
-        case 2:
+        case ARG_INDEX:
             a->index = value;
             break;
-        case 3:
+        case ARG_FROM_INDEX:
+            a->from_index = value;
+            break;
+        case ARG_TABLES:
             if (cli_parse_long(value, 1, DEDUP_MAX_TABLES, &a->tables) != 0)
                 return cli_usage_error(cmd, "--tables must be a whole number from 1 to %d",
                                        DEDUP_MAX_TABLES);
             break;
-        case 5:
+        case ARG_LOCK_WAIT:
             if (cli_parse_long(value, 0, CLI_LOCK_WAIT_MAX, &a->lock_wait) != 0)
                 return cli_usage_error(cmd, "--lock-wait must be a whole number of seconds "
                                        "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, value);
             break;
-        case 6:
+        case ARG_MAX_DEPTH:
             if (cli_parse_cap(cmd, "--max-depth", value, (long)EXTRACT_MAX_DEPTH_LIMIT,
                               &a->max_depth) != 0)
                 return CLI_USAGE;
             break;
-        case 7:
+        case ARG_METHOD:
             if (strcmp(value, "simhash") != 0 && strcmp(value, "minhash") != 0)
                 return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'",
                                        value);
             a->minhash = strcmp(value, "minhash") == 0;
             break;
-        case 8:
+        case ARG_THRESHOLD:
             if (cli_parse_threshold(value, &a->threshold) != 0)
                 return cli_usage_error(cmd, "--threshold must be a Jaccard similarity above 0 "
                                        "and at most 1 (e.g. 0.8), not '%s'", value);
             a->threshold_set = 1;
             break;
-        case 9:
+        case ARG_SHINGLE_WORDS:
             if (cli_parse_long(value, 1, DEDUP_MINHASH_K_MAX, &a->shingle_words) != 0)
                 return cli_usage_error(cmd, "--shingle-words must be a whole number from 1 "
                                        "to %u, not '%s'", DEDUP_MINHASH_K_MAX, value);
             break;
-        case 10:
+        case ARG_NUM_PERM:
             if (cli_parse_long(value, 1, DEDUP_MINHASH_H_MAX, &a->num_perm) != 0)
                 return cli_usage_error(cmd, "--num-perm must be a whole number from 1 to %u, "
                                        "not '%s'", DEDUP_MINHASH_H_MAX, value);
             break;
-        case 11:
+        case ARG_TOP:
             if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
                 return cli_usage_error(cmd, "--top must be a whole number from 1 to %ld, "
                                        "not '%s'", CLI_TOP_MAX, value);
             break;
-        default:
+        default: /* ARG_FINGERPRINTS */
             stdin_uses += strcmp(value, "-") == 0;
             a->fplists[a->nfplists++] = (char *)value;
             break;
         }
+    }
+    for (int i = g.optind; i < argc; i++) {
+        stdin_uses += strcmp(argv[i], "-") == 0;
+        a->paths[a->npaths++] = argv[i];
     }
     if (a->minhash && a->k_set)
         return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
@@ -794,7 +799,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
                                "--method minhash (simhash takes --k N)");
     if (stdin_uses > 1)
         return cli_usage_error(cmd, "standard input ('-') can be read only once");
-    if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0)
+    if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0 && !a->from_index)
         return cli_usage_error(cmd, "no input (give INPUT... or --fingerprints FILE)");
     return CLI_OK;
 }

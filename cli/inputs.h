@@ -18,8 +18,8 @@
  * crawls in one file): a later capture of a URI already read is skipped without a
  * diagnostic and counted in `recaptures`; a document whose id a loaded index already has
  * (cli_inputs_mark_index: `index add` or `pairs --index` run again) is skipped and
- * counted in `already`. cli_inputs_run() says each count in one line; neither is a
- * failure.
+ * counted in `already`. cli_inputs_run() says each count in one line (unless quiet);
+ * neither is a failure.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +84,7 @@ struct cli_inputs {
     struct cli_idset *ids;
     struct cli_idset *index_ids;    /* ids of a loaded index (cli_inputs_mark_index) */
     unsigned long already;          /* documents whose id was in that index: skipped */
+    int quiet;                      /* --quiet: cli_inputs_run() does not say its counts */
     cli_skip_fn skip;               /* told of every page without a fingerprint (or NULL) */
     void *skip_userdata;
 };
@@ -140,6 +141,9 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_ARG_METHOD 128u  /* --method simhash|minhash, --threshold J, --shingle-words N,
                               * --num-perm N (cli/minhash.h) */
 #define CLI_ARG_TOP 256u     /* --top N (query) */
+#define CLI_ARG_QUIET 512u   /* --quiet: no summary lines on stderr (the counts of
+                              * cli_inputs_run, index add's totals) */
+#define CLI_ARG_FROM_INDEX 1024u /* --from-index FILE (pairs): counts as an input */
 
 #define CLI_TOP_MAX 1000000L        /* --top N cap */
 #define CLI_LOCK_WAIT_DEFAULT 30L    /* seconds a writer waits for the index lock */
@@ -165,10 +169,12 @@ struct cli_args {
     long shingle_words; /* --shingle-words N, 0 when not given (DEDUP_MINHASH_K_DEFAULT) */
     long num_perm;      /* --num-perm N, 0 when not given (DEDUP_MINHASH_H_DEFAULT) */
     long top;           /* --top N, 0 when not given (all) */
+    int quiet;          /* --quiet */
+    const char *from_index; /* --from-index FILE, or NULL */
 };
 
 /*
- * Parses options (anywhere before "--") and INPUT arguments. formats: NULL-terminated
+ * Parses options and INPUT arguments in any order ("--" ends the options; cli_getopt). formats: NULL-terminated
  * names accepted by --format. usage() prints the command's help. Returns CLI_OK (check
  * a->help) or CLI_USAGE after a diagnostic (unknown option, --k out of 0..7, bad format,
  * "-" read twice). Options not in `allowed` are unknown.

@@ -3,8 +3,8 @@
  * the subcommands are thin: options, wiring of the extract/, dedup/ and crawler/
  * libraries, output. The command line is a contract: options, output formats and exit
  * statuses are only ever added to (README.md documents each subcommand; tests/cli/ checks it).
- * Also the small helpers of cli/cli.h the commands share: diagnostics, number parsing and
- * the head of their option loops (cli_opt_kind, cli_opt_value).
+ * Also the small helpers of cli/cli.h the commands share: diagnostics and number parsing
+ * (the option parser is cli/options.c's).
  */
 #include "cli/cli.h"
 #include "extract/extract.h"
@@ -45,7 +45,9 @@ static void usage(FILE *out)
                  "A near-duplicate-aware web crawler and dedup filter.\n\ncommands:\n");
     for (const struct command *c = commands; c->name; c++)
         fprintf(out, "  %-12s %s\n", c->name, c->summary);
-    fprintf(out, "\n'simcrawl COMMAND --help' describes one command.\n"
+    fprintf(out, "\n'simcrawl COMMAND --help' describes one command. Options may come before\n"
+                 "or after the operands; '--' ends them; long options are spelled out in full.\n"
+                 "--quiet: no progress and no summary on stderr (results and errors stay).\n"
                  "exit status: 0 success, 1 usage error, 2 runtime error\n"
                  "(robots: 0 allowed, 1 disallowed, 2 usage or runtime error).\n");
 }
@@ -69,27 +71,6 @@ void cli_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
-}
-
-enum cli_opt_kind cli_opt_kind(char **argv, int *i)
-{
-    const char *a = argv[*i];
-    if (strcmp(a, "--") == 0) {
-        (*i)++;
-        return CLI_OPT_END;
-    }
-    if (a[0] != '-' || a[1] == '\0')
-        return CLI_OPT_END;
-    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)
-        return CLI_OPT_HELP;
-    return CLI_OPT_NAME;
-}
-
-const char *cli_opt_value(int argc, char **argv, int *i)
-{
-    if (*i + 1 >= argc)
-        return NULL;
-    return argv[++*i];
 }
 
 int cli_parse_long(const char *s, long min, long max, long *out)

@@ -153,6 +153,7 @@ static void mh_inputs(struct cli_inputs *in, const char *cmd, const struct cli_a
     cli_inputs_init(in, cmd);
     in->fp_opts.max_depth = (unsigned)a->max_depth;
     in->fp_opts.keep_tokens = 1;
+    in->quiet = a->quiet;
     if (!a->no_templates && t)
         cli_inputs_use_templates(in, t, learn);
 }
@@ -544,10 +545,11 @@ int cli_mh_index_add(const struct cli_args *a)
     if (status != CLI_OK)
         goto done;
     const struct dedup_lsh_params *p = dedup_lsh_get_params(l);
-    fprintf(stderr, "simcrawl index: %s: %s %u documents, now %u (minhash: %u-word shingles, "
-                    "%u values, %u bands x %u rows, threshold %g)\n",
-            file, missing ? "made with" : "added", dedup_lsh_doc_count(l) - before,
-            dedup_lsh_doc_count(l), p->k, p->h, p->b, p->r, p->threshold);
+    if (!a->quiet)
+        fprintf(stderr, "simcrawl index: %s: %s %u documents, now %u (minhash: %u-word "
+                        "shingles, %u values, %u bands x %u rows, threshold %g)\n",
+                file, missing ? "made with" : "added", dedup_lsh_doc_count(l) - before,
+                dedup_lsh_doc_count(l), p->k, p->h, p->b, p->r, p->threshold);
     if (in.failed || r.failed)
         status = CLI_RUNTIME;
 done:

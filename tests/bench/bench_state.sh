@@ -30,7 +30,7 @@ SEED="http://127.0.0.1:$PORT/p/0.html"
 
 median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 # run OUT CMD...: "wall cpu maxrss_kb seen queued" of CMD appended to OUT (the URLs from
-# its summary on stderr: "seen set: N URLs"; queued: the state's count, or 0)
+# its --verbose summary on stderr: "seen set: N URLs"; queued: the state's count, or 0)
 run() {
     python3 -c '
 import os, re, sys, time, subprocess
@@ -46,7 +46,7 @@ with open(sys.argv[1], "a") as out:
 ' "$@"
 }
 col() { awk -v c="$1" '{print $c}' "$2" | median; }
-CRAWL="$SIMCRAWL crawl --quiet --delay 0 --concurrency 8 --per-host 8 --overwrite"
+CRAWL="$SIMCRAWL crawl --verbose --delay 0 --concurrency 8 --per-host 8 --overwrite"
 
 : >"$W/mem.t"; : >"$W/state.t"
 for r in $(seq "$RUNS"); do

@@ -42,7 +42,7 @@ expect_status 0 "crawl config with a byte order mark" -- "$SIMCRAWL" crawl --con
 # 127.0.0.1: refused at once, the seed is logged)
 printf '\357\273\277http://127.0.0.1:1/first\nhttp://127.0.0.1:1/second\n' >"$TMP/bom-seeds.txt"
 expect_status 2 "crawl seeds file with a byte order mark (every seed refused)" -- timeout 20 \
-    "$SIMCRAWL" crawl --quiet --delay 0 --robots-backoff 0.1 --log "$TMP/bom-seeds.jsonl" \
+    "$SIMCRAWL" crawl --delay 0 --robots-backoff 0.1 --log "$TMP/bom-seeds.jsonl" \
     --seeds "$TMP/bom-seeds.txt"
 # every seed failed (issue 15): the reason on stderr, exit 2, the errors counted by cause
 expect_grep "no page could be fetched: http://127.0.0.1:1/first: host unreachable: robots.txt: " \

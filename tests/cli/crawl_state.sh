@@ -13,7 +13,7 @@ cs_srv=$!
 i=0
 while [ ! -f "$CS/port" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 cs_seed="http://127.0.0.1:$(cat "$CS/port")/p/0.html"
-cs_crawl() { timeout 60 "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 4 --per-host 4 "$@"; }
+cs_crawl() { timeout 60 "$SIMCRAWL" crawl --verbose --delay 0 --concurrency 4 --per-host 4 "$@"; }
 
 # stopped by --max-pages: the same command without it goes on from there
 expect_status 0 "crawl --state, first 100 pages" -- cs_crawl --max-pages 100 --state "$CS/st" \
@@ -124,7 +124,7 @@ expect_status 0 "crawl for the warcinfo record" -- cs_crawl --max-pages 2 --user
 zcat "$CS/info.warc.gz" | head -c 4000 >"$CS/info.txt"
 expect_grep "^software: simcrawl/" "$CS/info.txt" "warcinfo names the software"
 expect_grep "^simcrawl-seeds: $cs_seed" "$CS/info.txt" "warcinfo names the seeds"
-expect_grep "^simcrawl-options: --quiet --delay 0 --concurrency 4 --per-host 4 --max-pages 2 --user-agent cs-test/1.0 --warc $CS/info.warc.gz" \
+expect_grep "^simcrawl-options: --verbose --delay 0 --concurrency 4 --per-host 4 --max-pages 2 --user-agent cs-test/1.0 --warc $CS/info.warc.gz" \
     "$CS/info.txt" "warcinfo names the options"
 expect_grep "^http-header-user-agent: cs-test/1.0" "$CS/info.txt" "warcinfo names the user agent"
 # a seed answering 404 only: an error, the crawl fails with the reason

@@ -34,7 +34,7 @@ echo "demo: serving $SITE at http://127.0.0.1:$PORT/ ; crawling from $SEED" >&2
 
 # A short delay: the site is ours and on loopback. One connection and one worker make the
 # order (breadth-first) and so which copy is kept first the same on every run.
-"$SIMCRAWL" crawl --delay 0.02 --per-host 1 --workers 1 --quiet \
+"$SIMCRAWL" crawl --delay 0.02 --per-host 1 --workers 1 \
     --warc "$OUT/crawl.warc.gz" --log "$OUT/crawl.jsonl" --report "$OUT/clusters.html" "$SEED"
 
 # The same clusters as text, from the crawl's log (its duplicate_of decisions).
