@@ -77,6 +77,8 @@ struct redisidx_opts {
     unsigned k;               /* 0..7; 0: the index's (3 for a new one) */
     const char *method;       /* NULL or "simhash"; "minhash": REDISIDX_EMETHOD */
     unsigned max_retries;     /* 0: 100 */
+    int k_zero;               /* 1: k 0 is meant (identical fingerprints only), not "the
+                               * index's" */
 };
 
 struct redisidx;
