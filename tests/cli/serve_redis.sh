@@ -93,6 +93,15 @@ else
     sv_start k5b --index "$RD_URL?prefix=k5"
     expect_grep "index $RD_URL?prefix=k5 (0 documents, k 5)" "$SV/k5b.err" "serve: k from the redis index"
     sv_stop
+    expect_status 0 "index stats on redis" -- "$SIMCRAWL" index stats "$RD_URL?prefix=k5"
+    expect_grep "^documents: 0\$" "$TMP/out" "index stats on redis: documents"
+    expect_grep "^k: 5\$" "$TMP/out" "index stats on redis: k"
+    expect_status 0 "index stats --format jsonl on redis" -- "$SIMCRAWL" index stats --format jsonl "$RD_URL?prefix=k5"
+    expect_json "index stats jsonl on redis" 'd["documents"] == 0 and d["k"] == 5 and d["tables"] >= 1' "$TMP/out"
+    expect_status 2 "index stats of a prefix with no index" -- "$SIMCRAWL" index stats "$RD_URL?prefix=nothing"
+    expect_grep "no index under prefix 'nothing'" "$TMP/err" "index stats: no index there, not made"
+    expect_status 0 "redis-cli exists" -- rd_cli exists nothing:meta
+    expect_grep "^0\$" "$TMP/out" "index stats made no index"
     expect_status 2 "serve --k 3 on a k 5 redis index" -- timeout 20 "$SIMCRAWL" serve --listen 127.0.0.1:0 --index "$RD_URL?prefix=k5" --k 3
     expect_grep "k 5" "$TMP/err" "serve: the k mismatch says the index's k"
     expect_status 2 "serve --method minhash on redis" -- timeout 20 "$SIMCRAWL" serve --listen 127.0.0.1:0 --index "$RD_URL?prefix=mh" --method minhash
