@@ -1517,7 +1517,8 @@ enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned
     }
     if (rc != REDISIDX_OK)
         goto out;
-    qsort(cv, nc, sizeof *cv, cand_cmp);
+    if (nc)
+        qsort(cv, nc, sizeof *cv, cand_cmp);
     size_t u = 0; /* one document found through several tables counts once */
     for (size_t i = 0; i < nc; i++)
         if (!u || cv[u - 1].doc != cv[i].doc || cv[u - 1].d != cv[i].d)
