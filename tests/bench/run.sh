@@ -366,7 +366,7 @@ fi
 # ---- the index on Redis (docs/BENCHMARKS.md "## Redis index") [redis] ----
 # filter/redisidx.c against the in-process index (filter/decide.h) on REDIS_BENCH_N (default
 # 1000000) synthetic fingerprints, 3 alternating rounds in one run: identical decisions,
-# checks/s pipelined (batches of 32: Redis 7.0 WATCH scans the keys a client already watches, so a batch costs O(keys^2) on the server) and one at a time, round trips per check, Redis
+# checks/s pipelined (batches of 8: the fastest here; larger batches were slower, see docs/BENCHMARKS.md) and one at a time, round trips per check, Redis
 # memory per fingerprint. A redis-server of its own on 127.0.0.1 (a free port, no
 # persistence), stopped after.
 if section redis; then
@@ -384,7 +384,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 rb_status=0
-"$BUILD/bench/bench_redisidx" "redis://127.0.0.1:$RB_PORT" "${REDIS_BENCH_N:-1000000}" 32 3 20000 |
+"$BUILD/bench/bench_redisidx" "redis://127.0.0.1:$RB_PORT" "${REDIS_BENCH_N:-1000000}" 8 3 20000 |
     sed 's/^/  /' || rb_status=1
 redis-cli -p "$RB_PORT" shutdown nosave >/dev/null 2>&1 || kill "$RB_PID"
 wait "$RB_PID" 2>/dev/null || true
