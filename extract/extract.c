@@ -490,7 +490,10 @@ enum extract_code extract_doc_parse(const char *html, size_t len, const struct e
         rc = EXTRACT_ENOTEXT;
         goto fail;
     }
-    ex_boiler_select(&w);
+    if (ex_boiler_select(&w) != 0) {
+        rc = EXTRACT_ENOMEM;
+        goto fail;
+    }
 
     doc = calloc(1, sizeof *doc);
     if (!doc) {
