@@ -202,6 +202,12 @@ void dedup_lsh_set_templates(struct dedup_lsh *l, struct dedup_templates *t);
  * NULL when l has none); l has none afterwards. Moving the table to a rebuilt index. */
 struct dedup_templates *dedup_lsh_take_templates(struct dedup_lsh *l);
 
+/* The generation `simcrawl dedup --index FILE` gives the pair FILE + FILE.digests (as
+ * dedup_index_pair_generation() for a simhash index; 0: none), saved in the file
+ * (docs/MINHASH.md, offset 80) and kept by every save. */
+uint64_t dedup_lsh_pair_generation(const struct dedup_lsh *l);
+void dedup_lsh_set_pair_generation(struct dedup_lsh *l, uint64_t gen);
+
 /* ==== the MinHash index file (docs/MINHASH.md, "Index file") ==== */
 #define DEDUP_LSH_MAGIC "SIMCRMHX"
 #define DEDUP_LSH_FORMAT_VERSION 1u

@@ -46,6 +46,7 @@ struct dedup_lsh {
     size_t ids_len, ids_cap;
     struct band_table *tab; /* b */
     struct dedup_templates *templates;
+    uint64_t pair_gen; /* `dedup --index`'s generation of FILE + FILE.digests; 0 none */
 };
 
 static uint64_t band_key(const struct dedup_lsh *l, const uint32_t *sig, unsigned j)
@@ -116,6 +117,16 @@ struct dedup_templates *dedup_lsh_templates(struct dedup_lsh *l)
     if (!l->templates)
         l->templates = dedup_templates_new();
     return l->templates;
+}
+
+uint64_t dedup_lsh_pair_generation(const struct dedup_lsh *l)
+{
+    return l->pair_gen;
+}
+
+void dedup_lsh_set_pair_generation(struct dedup_lsh *l, uint64_t gen)
+{
+    l->pair_gen = gen;
 }
 
 void dedup_lsh_set_templates(struct dedup_lsh *l, struct dedup_templates *t)

@@ -137,8 +137,7 @@ if [ "$(grep -c '"decision":"new"' "$TMP/out")" = 4 ]; then ok; else bad "dedup 
 expect_grep "4 new, 1 near-duplicate" "$TMP/err" "dedup summary"
 expect_status 0 "dedup minhash high threshold" -- "$SIMCRAWL" dedup --method minhash --threshold 0.99 --log - "$MH/site"
 if grep -q near-duplicate "$TMP/out"; then bad "at 0.99 the edited page is new"; else ok; fi
-expect_status 1 "dedup minhash --index" -- "$SIMCRAWL" dedup --method minhash --index "$MH/d.idx" "$MH/site"
-expect_grep "not supported yet" "$TMP/err" "dedup --index with minhash refused"
+# dedup --method minhash --index: tests/cli/dedup_minhash.sh
 expect_status 1 "dedup minhash --k" -- "$SIMCRAWL" dedup --method minhash --k 3 "$MH/site"
 expect_status 1 "dedup --threshold 0" -- "$SIMCRAWL" dedup --method minhash --threshold 0 "$MH/site"
 expect_status 1 "dedup --threshold without minhash" -- "$SIMCRAWL" dedup --threshold 0.5 "$MH/site"
