@@ -179,6 +179,10 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_pairs(struct dedup_lsh *l, double th
                                                   void *userdata, int *stopped,
                                                   uint64_t *candidates);
 
+/* The threads dedup_lsh_pairs() and dedup_lsh_clusters() scan the bands with (0 or 1:
+ * the caller's alone; capped at 16). The same pairs in the same order whatever it is. */
+void dedup_lsh_set_threads(struct dedup_lsh *l, unsigned threads);
+
 /* Clusters (connected components of the pairs of dedup_lsh_pairs()), with the same
  * ordering rules as dedup_index_clusters(). Caller frees with dedup_clusters_free(). */
 DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_clusters(struct dedup_lsh *l, double threshold,
