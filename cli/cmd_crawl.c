@@ -6,8 +6,9 @@
  * process() on a worker thread: extract + fingerprint (filter/pipeline.h; the page is parsed
  * once, its document kept for the links), then the one decision of filter/decide.h, under
  * its lock: the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
- * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k), the
- * index add; then the WARC write. A near-duplicate is logged, not archived, and its links
+ * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k; with
+ * --method minhash the LSH index of the kept pages' MinHash signatures, a near-duplicate's
+ * estimated Jaccard >= --threshold), the index add; then the WARC write. A near-duplicate is logged, not archived, and its links
  * are not enqueued; an exact duplicate is archived as a revisit record; meta robots
  * noindex pages are not archived but their links are followed; rel=nofollow links and
  * pages with meta robots nofollow are not expanded. With --topic, each link's priority is
