@@ -6,8 +6,9 @@
  * process() on a worker thread: extract + fingerprint (filter/pipeline.h; the page is parsed
  * once, its document kept for the links), then the one decision of filter/decide.h, under
  * its lock: the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
- * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k), the
- * index add; then the WARC write. A near-duplicate is logged, not archived, and its links
+ * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k; with
+ * --method minhash the LSH index of the kept pages' MinHash signatures, a near-duplicate's
+ * estimated Jaccard >= --threshold), the index add; then the WARC write. A near-duplicate is logged, not archived, and its links
  * are not enqueued; an exact duplicate is archived as a revisit record; meta robots
  * noindex pages are not archived but their links are followed; rel=nofollow links and
  * pages with meta robots nofollow are not expanded. With --topic, each link's priority is
@@ -29,6 +30,7 @@
 #include "crawler/crawl.h"
 #include "dedup/dedup.h"
 #include "extract/extract.h"
+#include "cli/minhash.h"
 #include "filter/decide.h"
 
 #include <errno.h>
@@ -58,6 +60,10 @@ static void usage(FILE *out);
 struct options {
     struct crawl_opts co;
     long k;
+    int k_given;          /* --k on the command line (a config file's k is simhash's) */
+    int minhash;          /* --method minhash */
+    double threshold;     /* --threshold J (minhash) */
+    int threshold_given;
     const char *warc, *log;
     const char *report;   /* --report FILE */
     int warc_gzip_level;
@@ -98,6 +104,21 @@ static int parse_double(const char *s, double min, double max, double *out)
     if (errno || *end || !(v >= min && v <= max))
         return -1;
     *out = v;
+    return 0;
+}
+
+/* --method simhash|minhash and --threshold J (issue 16): 0, or -1 for a bad value. */
+static int method_option(struct options *o, const char *name, const char *v)
+{
+    if (name[0] == 't') {
+        if (cli_parse_threshold(v, &o->threshold) != 0)
+            return -1;
+        o->threshold_given = 1;
+    } else if (strcmp(v, "simhash") == 0 || strcmp(v, "minhash") == 0) {
+        o->minhash = v[0] == 'm';
+    } else {
+        return -1;
+    }
     return 0;
 }
 
@@ -162,6 +183,11 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (cli_parse_long(v, 0, DEDUP_K_MAX, &n))
             BAD("a Hamming distance from 0 to 7");
         o->k = n;
+        o->k_given |= where == NULL;
+    } else if (strcmp(name, "method") == 0 || strcmp(name, "threshold") == 0) {
+        if (method_option(o, name, v) != 0)
+            BAD(name[0] == 'm' ? "simhash or minhash"
+                               : "a Jaccard similarity, more than 0 and at most 1");
     } else if (strcmp(name, "warc") == 0) {
         o->warc = *v ? v : NULL;
     } else if (strcmp(name, "warc-gzip-level") == 0) {
@@ -307,7 +333,14 @@ static void usage(FILE *out)
             "                         adjacent topic words are a phrase, weighted 6 times)\n"
             "  --topic-file FILE      the topic words from a file\n"
             "  --min-relevance X      do not expand pages less relevant than X (0..1)\n"
-            "  --k N                  near-duplicate Hamming distance, 0..7 (default 3)\n"
+            "  --k N                  near-duplicate Hamming distance, 0..7 (default 3;\n"
+            "                         the simhash method's knob)\n"
+            "  --method simhash|minhash  the near-duplicate method (default simhash). minhash:\n"
+            "                         MinHash signatures of word 5-shingles in an LSH index\n"
+            "                         (docs/MINHASH.md); a near-duplicate's estimated Jaccard\n"
+            "                         similarity with a kept page is at least --threshold;\n"
+            "                         the log gives it as \"jaccard\" and \"similarity\"\n"
+            "  --threshold J          minhash: 0 < J <= 1 (default 0.8)\n"
             "  --warc FILE            write kept pages to this WARC (.warc.gz: gzip; a name\n"
             "                         without .warc or .warc.gz gets .warc.gz, as wget)\n"
             "  --warc-gzip-level N    1 (fast, the default) to 9 (smallest)\n"
@@ -650,6 +683,7 @@ struct page_out {
     char *title;            /* the page's title (the log, the report) */
     char *text;             /* --report: its main text */
     size_t text_len;
+    double jaccard;         /* minhash near-duplicate: the estimate for the log; -1 none */
 };
 
 static void page_out_free(void *data)
@@ -677,7 +711,9 @@ static void page_out_free(void *data)
  * A page decided but not committed at a kill is gone from all of them at once: it is
  * fetched again and decided again, never "duplicate of itself" (its first decision was
  * never durable), and its WARC record was cut off with the rest of the group. Records are
- * in host byte order: the state is local to the machine.
+ * in host byte order: the state is local to the machine. With --method minhash a record
+ * ends with the page's signature (sig_h values; 0 in a simhash crawl's records, the
+ * field was padding before).
  */
 #define PAGE_BLOB_MAGIC 0x31504353u /* "SCP1" */
 
@@ -685,10 +721,11 @@ struct page_blob_head {
     uint32_t magic, flags;
     uint32_t has_fp, too_little_text;
     uint64_t fp, doc_hash;
-    uint32_t id_len, key_len, meta_len, host_len, n_blocks, pad;
+    uint32_t id_len, key_len, meta_len, host_len, n_blocks, sig_h;
 };
 
-static int page_blob_encode(const struct filter_decide_page *dp, struct page_out *po)
+static int page_blob_encode(const struct filter_decide_page *dp, unsigned sig_h,
+                            struct page_out *po)
 {
     struct page_blob_head h = {.magic = PAGE_BLOB_MAGIC, .flags = dp->flags,
                                .has_fp = (uint32_t)dp->has_fp,
@@ -698,8 +735,10 @@ static int page_blob_encode(const struct filter_decide_page *dp, struct page_out
                                .key_len = dp->key ? (uint32_t)dp->key_len : 0,
                                .meta_len = dp->key ? (uint32_t)dp->meta_len : 0,
                                .host_len = dp->host ? (uint32_t)dp->host_len : 0,
-                               .n_blocks = dp->blocks ? (uint32_t)dp->n_blocks : 0};
-    size_t len = sizeof h + h.id_len + h.key_len + h.meta_len + h.host_len + 8 * (size_t)h.n_blocks;
+                               .n_blocks = dp->blocks ? (uint32_t)dp->n_blocks : 0,
+                               .sig_h = dp->sig && dp->has_fp ? sig_h : 0};
+    size_t len = sizeof h + h.id_len + h.key_len + h.meta_len + h.host_len +
+                 8 * (size_t)h.n_blocks + 4 * (size_t)h.sig_h;
     unsigned char *b = malloc(len), *p = b;
     if (!b)
         return -1;
@@ -713,17 +752,30 @@ static int page_blob_encode(const struct filter_decide_page *dp, struct page_out
     if (h.host_len)
         memcpy(p, dp->host, h.host_len), p += h.host_len;
     if (h.n_blocks)
-        memcpy(p, dp->blocks, 8 * (size_t)h.n_blocks);
+        memcpy(p, dp->blocks, 8 * (size_t)h.n_blocks), p += 8 * (size_t)h.n_blocks;
+    if (h.sig_h)
+        memcpy(p, dp->sig, 4 * (size_t)h.sig_h);
     po->blob = b;
     po->blob_len = len;
     return 0;
 }
 
-/* Replays one record into the decision (crawl_state_foreach_page): 0, -1 out of memory,
- * 1 a record that is not one. */
+/* The replay's userdata: the decision, and the signature size of a minhash crawl (0:
+ * simhash). */
+struct page_replay {
+    struct filter_decide *d;
+    unsigned sig_h;
+};
+
+/* Replays one record into the decision (crawl_state_foreach_page; userdata a struct
+ * page_replay): 0, -1 out of memory, 1 a record that is not one (a minhash crawl's
+ * fingerprinted page without a signature of the run's size is not one:
+ * state_method_check() refused the other method already). */
 static int page_blob_replay(void *userdata, const void *data, size_t len)
 {
-    struct filter_decide *d = userdata;
+    const struct page_replay *pr = userdata;
+    struct filter_decide *d = pr->d;
+    unsigned want_h = pr->sig_h;
     struct page_blob_head h;
     if (cli_crawl_report_is_blob(data, len))
         return 0; /* the report's record of a page (record_report) */
@@ -733,7 +785,8 @@ static int page_blob_replay(void *userdata, const void *data, size_t len)
     const unsigned char *p = (const unsigned char *)data + sizeof h;
     if (h.magic != PAGE_BLOB_MAGIC ||
         len != sizeof h + (size_t)h.id_len + h.key_len + h.meta_len + h.host_len +
-                   8 * (size_t)h.n_blocks)
+                   8 * (size_t)h.n_blocks + 4 * (size_t)h.sig_h ||
+        (h.sig_h && h.sig_h != want_h) || (want_h && h.has_fp && !h.sig_h))
         return 1;
     struct filter_decide_page dp = {0};
     dp.id = (const char *)p, p += h.id_len;
@@ -749,13 +802,19 @@ static int page_blob_replay(void *userdata, const void *data, size_t len)
         dp.host_len = h.host_len;
     }
     uint64_t *blocks = NULL;
+    uint32_t sig[DEDUP_MINHASH_H_MAX];
     if (h.n_blocks) { /* aligned copies */
         blocks = malloc(8 * (size_t)h.n_blocks);
         if (!blocks)
             return -1;
         memcpy(blocks, p, 8 * (size_t)h.n_blocks);
+        p += 8 * (size_t)h.n_blocks;
         dp.blocks = blocks;
         dp.n_blocks = h.n_blocks;
+    }
+    if (h.sig_h) {
+        memcpy(sig, p, 4 * (size_t)h.sig_h);
+        dp.sig = sig;
     }
     dp.has_fp = (int)h.has_fp;
     dp.fp = h.fp;
@@ -778,6 +837,7 @@ struct run {
     char *topic_text; /* --topic or --topic-file's text (kept in the state's meta) */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
+    struct dedup_lsh *lsh;        /* --method minhash: the LSH index instead of index */
     struct filter_decide *decide; /* the decision over index (its own lock), archived
                                    * payloads by SHA-1 digest with a kept_meta */
     int templates;                /* learn and leave out template blocks (not --no-templates) */
@@ -912,7 +972,7 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
         po->meta = meta;
         po->meta_len = meta_len;
         meta = NULL;
-        if (run->state && page_blob_encode(&dp, po) != 0)
+        if (run->state && page_blob_encode(&dp, 0, po) != 0) /* no signature */
             rc = -1;
     }
     const char *ct = page->content_type ? page->content_type : "";
@@ -958,6 +1018,24 @@ static int page_out_texts(const struct run *run, const struct extract_doc *doc,
     return 0;
 }
 
+/* --method minhash: the signature of the page's token string (after its template
+ * blocks) into sig. 0, or -1 with the verdict's error set (the page is then not
+ * fingerprinted: archived as new, never a near-duplicate), -2 out of memory. */
+static int page_signature(struct run *run, const struct filter_fp_result *res, uint32_t *sig,
+                          struct crawl_verdict *v)
+{
+    enum dedup_code sc = res->tokens ? dedup_minhash_signature(dedup_lsh_minhash(run->lsh),
+                                                               res->tokens, res->tokens_len,
+                                                               sig, NULL)
+                                     : DEDUP_EINVAL;
+    if (sc == DEDUP_OK)
+        return 0;
+    char msg[100];
+    snprintf(msg, sizeof msg, "no MinHash signature: %s", dedup_strerror(sc));
+    v->has_fingerprint = 0;
+    return crawl_verdict_set(&v->error, msg) == CRAWL_OK ? -1 : -2;
+}
+
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
@@ -966,7 +1044,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     struct filter_fp_opts fo = {0};
     char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
-    fo.keep_tokens = run->focused;
+    fo.keep_tokens = run->focused || run->lsh; /* the topic's, the signature's input */
     fo.max_depth = run->o->max_nesting;
     fo.max_links = run->o->co.max_links;
     if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
@@ -1017,6 +1095,12 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         v->has_fingerprint = 1;
         v->fingerprint = res.fingerprint;
     }
+    uint32_t sig[DEDUP_MINHASH_H_MAX]; /* --method minhash: the page's signature */
+    int sr = fp_ok && run->lsh ? page_signature(run, &res, sig, v) : 0;
+    if (sr != 0)
+        fp_ok = 0;
+    if (sr < -1)
+        rc = -1;
     char digest[CRAWL_DIGEST_SIZE];
     if (crawl_digest_sha1(page->raw_body, page->raw_len, digest) != CRAWL_OK)
         rc = -1;
@@ -1032,6 +1116,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     struct crawl_warc_revisit rv = {0};
     char ref_id[CRAWL_WARC_ID_SIZE] = "", ref_date[24] = "";
     char *ref_uri = NULL;
+    double jaccard = -1; /* minhash, a near-duplicate: the signatures' Jaccard estimate */
     size_t meta_len = 0;
     struct kept_meta *meta = kept_meta_new("", date, page->url, &meta_len);
     if (!meta)
@@ -1047,6 +1132,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     }
     dp.has_fp = fp_ok;
     dp.fp = res.fingerprint;
+    dp.sig = run->lsh ? sig : NULL;
     dp.too_little_text = !fp_ok && filter_fp_result_too_little_text(&res);
     if (run->templates) {
         dp.host = host;
@@ -1072,7 +1158,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         const struct kept_meta *k = dr.meta;
         v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
         v->expand = 0;
-        v->distance = 0;
+        v->distance = run->lsh ? -1 : 0; /* minhash: "similarity" 1 instead (record()) */
         if (crawl_verdict_set(&v->duplicate_of, k->uri) != CRAWL_OK)
             rc = -1;
         ref_uri = strdup(k->uri);
@@ -1084,7 +1170,8 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     } else if (dr.verdict == FILTER_VERDICT_NEAR) {
         v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
         v->expand = 0;
-        v->distance = (int)dr.distance;
+        v->distance = run->lsh ? -1 : (int)dr.distance;
+        jaccard = run->lsh ? dr.jaccard : -1;
         if (crawl_verdict_set(&v->duplicate_of, dr.dup_id) != CRAWL_OK)
             rc = -1;
     } else { /* new, or not fingerprinted */
@@ -1101,7 +1188,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * record() on the loop thread, in the order the crawl commits its state, so that the
      * WARC's committed offset is the end of the committed pages' records (--state). */
     int want_blob = run->state && v->decision == CRAWL_DECISION_NEW;
-    if (rc == 0) { /* the title (log, report) at least */
+    if (rc == 0) { /* the title (log, report) and the jaccard (log) at least */
         struct page_out *po = calloc(1, sizeof *po);
         if (!po)
             rc = -1;
@@ -1134,10 +1221,13 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
             po->meta_len = meta_len;
             meta = NULL;
         }
-        if (po && rc == 0 && want_blob && page_blob_encode(&dp, po) != 0)
+        if (po && rc == 0 && want_blob &&
+            page_blob_encode(&dp, run->lsh ? dedup_lsh_get_params(run->lsh)->h : 0, po) != 0)
             rc = -1;
         if (po && rc == 0 && page_out_texts(run, doc, po) != 0)
             rc = -1;
+        if (po)
+            po->jaccard = jaccard;
         if (po)
             v->page_data = po;
     }
@@ -1342,6 +1432,26 @@ static void record_report(struct run *run, const struct crawl_record *r)
     free(blob);
 }
 
+/* --method minhash: how similar a dropped page is to the page it duplicates, "jaccard"
+ * (the signatures' estimate; 1 for an exact duplicate) and "similarity" (the same number,
+ * as the service's answer has it), rounded to 4 digits. */
+static void log_similarity(const struct run *run, const struct crawl_record *r, json_t *o)
+{
+    const struct page_out *po = r->page_data;
+    double j = -1;
+    if (!run->lsh)
+        return;
+    if (r->decision == CRAWL_DECISION_EXACT_DUPLICATE)
+        j = 1;
+    else if (r->decision == CRAWL_DECISION_NEAR_DUPLICATE && po)
+        j = po->jaccard;
+    if (j < 0)
+        return;
+    j = round(j * 1e4) / 1e4;
+    json_object_set_new(o, "jaccard", json_real(j));
+    json_object_set_new(o, "similarity", json_real(j));
+}
+
 static void record(void *userdata, const struct crawl_record *r)
 {
     struct run *run = userdata;
@@ -1384,6 +1494,7 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "duplicate_of", jstr(r->duplicate_of));
     if (r->distance >= 0)
         json_object_set_new(o, "distance", json_integer(r->distance));
+    log_similarity(run, r, o);
     if (r->links_found >= 0)
         json_object_set_new(o, "links_found", json_integer(r->links_found));
     if (r->links >= 0)
@@ -1403,6 +1514,8 @@ static void record(void *userdata, const struct crawl_record *r)
     if (r->requisites >= 0)
         json_object_set_new(o, "requisites", json_integer(r->requisites));
     if (json_dumpf(o, run->log, JSON_COMPACT) == 0)
+    /* reals are rounded to 4 digits: 10 significant ones print them as they are */
+    if (json_dumpf(o, run->log, JSON_COMPACT | JSON_REAL_PRECISION(10)) == 0)
         fputc('\n', run->log);
     json_decref(o);
     dedup_crash_point("crawl-log-written");
@@ -1617,6 +1730,29 @@ static int finish_files(struct run *run, struct options *o)
     return 0;
 }
 
+static void method_text(const struct run *run, char *out, size_t cap);
+
+/* A resumed crawl's method and threshold must be the ones it was started with: 0, or -1
+ * with *status set after saying why. */
+static int state_method_check(struct run *run, const struct options *o, int *status)
+{
+    char *was = NULL, now[64];
+    if (crawl_state_meta_text(run->state, "method", &was) != CRAWL_OK) {
+        cli_error(CMD, "cannot read the state: %s", crawl_state_error(run->state));
+        return -1;
+    }
+    method_text(run, now, sizeof now);
+    int same = strcmp(was && *was ? was : "simhash", now) == 0;
+    if (!same) {
+        cli_usage_error(CMD, "the crawl in %s was started with --method %.100s, not %s: give "
+                             "the same options to resume it (or another --state DIR)",
+                        o->state, was && *was ? was : "simhash", now);
+        *status = CLI_USAGE;
+    }
+    free(was);
+    return same ? 0 : -1;
+}
+
 /* Whether the state holds a crawl, and whether it is finished (then says so: *status 0,
  * returns 1). The files of a resumed crawl must be the ones it was writing. 0 to go on,
  * -1 (*status set) to stop. */
@@ -1675,7 +1811,7 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
             return -1;
         }
     }
-    return 0;
+    return state_method_check(run, o, status);
 fail:
     cli_error(CMD, "cannot read the state: %s", crawl_state_error(run->state));
     return -1;
@@ -1865,6 +2001,66 @@ static int report_from_state(struct run *run, const struct options *o, const cha
     return write_report(run, o, seeds, file_seeds, n_file_seeds);
 }
 
+/* The near-duplicate index of the method (simhash: the permuted tables for k; minhash:
+ * the LSH index, b x r chosen for the threshold) and the decision over it. CLI_OK,
+ * CLI_USAGE (the other method's knob given) or CLI_RUNTIME, said. */
+static int decide_setup(struct run *run, struct options *o)
+{
+    struct filter_decide_opts dopts = {.templates = run->templates, .max_payloads = DIGESTS_MAX};
+    if (o->minhash) {
+        struct dedup_lsh_params p;
+        if (o->k_given)
+            return cli_usage_error(CMD, "--k is the simhash method's; the minhash method's "
+                                        "knob is --threshold");
+        if (dedup_lsh_params_default(o->threshold_given ? o->threshold
+                                                        : DEDUP_MINHASH_THRESHOLD_DEFAULT,
+                                     &p) != DEDUP_OK ||
+            dedup_lsh_new(&p, &run->lsh) != DEDUP_OK) {
+            cli_error(CMD, "cannot set up the minhash index");
+            return CLI_RUNTIME;
+        }
+        dopts.lsh = run->lsh;
+        dopts.threshold = p.threshold;
+    } else {
+        struct dedup_design design;
+        uint64_t expect = o->co.max_pages > 0 ? (uint64_t)o->co.max_pages : 1000000u;
+        if (o->threshold_given)
+            return cli_usage_error(CMD, "--threshold is the minhash method's (--method "
+                                        "minhash); the simhash method's knob is --k");
+        if (dedup_design_choose((unsigned)o->k, expect, 0, &design) != DEDUP_OK ||
+            dedup_index_new(&design, &run->index) != DEDUP_OK) {
+            cli_error(CMD, "cannot set up the index for k %ld", o->k);
+            return CLI_RUNTIME;
+        }
+        dopts.index = run->index;
+        dopts.k = (unsigned)o->k;
+    }
+    if (filter_decide_new(&dopts, &run->decide) != DEDUP_OK) {
+        cli_error(CMD, "out of memory");
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+/* The method as the state records it ("simhash", "minhash --threshold 0.8"): a crawl resumes only
+ * with the method and threshold it was started with (its kept pages' signatures are in
+ * the state). A state written before the method was recorded is a simhash crawl. */
+static void method_text(const struct run *run, char *out, size_t cap)
+{
+    if (run->lsh)
+        snprintf(out, cap, "minhash --threshold %.15g",
+                 dedup_lsh_get_params(run->lsh)->threshold);
+    else
+        snprintf(out, cap, "simhash");
+}
+
+static enum crawl_code state_method_save(struct run *run)
+{
+    char t[64];
+    method_text(run, t, sizeof t);
+    return crawl_state_set_meta_text(run->state, "method", t);
+}
+
 /* ---- the command ---- */
 
 /* The command line's options: those of set_option() (each also a config key) by name,
@@ -1910,6 +2106,8 @@ static const struct option longopts[] = {
     {"no-parent", optional_argument, NULL, OPT_FLAG},
     {"page-requisites", optional_argument, NULL, OPT_FLAG},
     {"report", required_argument, NULL, OPT_SET},
+    {"method", required_argument, NULL, OPT_SET},
+    {"threshold", required_argument, NULL, OPT_SET},
     {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
@@ -2042,22 +2240,10 @@ int cmd_crawl(int argc, char **argv)
     }
 
     run.o = &o;
-    struct dedup_design design;
-    uint64_t expect = o.co.max_pages > 0 ? (uint64_t)o.co.max_pages : 1000000u;
-    if (dedup_design_choose((unsigned)o.k, expect, 0, &design) != DEDUP_OK ||
-        dedup_index_new(&design, &run.index) != DEDUP_OK) {
-        cli_error(CMD, "cannot set up the index for k %ld", o.k);
-        goto done;
-    }
     run.templates = !o.no_templates;
-    struct filter_decide_opts dopts = {.index = run.index,
-                                       .k = (unsigned)o.k,
-                                       .templates = run.templates,
-                                       .max_payloads = DIGESTS_MAX};
-    if (filter_decide_new(&dopts, &run.decide) != DEDUP_OK) {
-        cli_error(CMD, "out of memory");
+    if ((status = decide_setup(&run, &o)) != CLI_OK)
         goto done;
-    }
+    status = CLI_RUNTIME;
     if (!o.warc && !o.log && !o.report)
         cli_error(CMD, "neither --warc nor --log given: nothing of the crawl will be kept "
                        "but the summary on stderr");
@@ -2141,7 +2327,8 @@ int cmd_crawl(int argc, char **argv)
             causes_load(&run, ct);
         free(ct);
     }
-    if (resuming && crawl_state_foreach_page(run.state, page_blob_replay, run.decide) != CRAWL_OK) {
+    struct page_replay replay = {run.decide, run.lsh ? dedup_lsh_get_params(run.lsh)->h : 0};
+    if (resuming && crawl_state_foreach_page(run.state, page_blob_replay, &replay) != CRAWL_OK) {
         cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
         goto done;
     }
@@ -2217,6 +2404,7 @@ int cmd_crawl(int argc, char **argv)
             crawl_state_set_meta_text(run.state, "log", o.log ? o.log : "") != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "topic",
                                       run.topic_text ? run.topic_text : "") != CRAWL_OK ||
+            state_method_save(&run) != CRAWL_OK ||
             before_commit(&run) != 0 || crawl_state_commit(run.state) != CRAWL_OK) {
             cli_error(CMD, "cannot write the state: %s", crawl_state_error(run.state));
             goto done;
@@ -2289,6 +2477,7 @@ done:
     free(warcinfo);
     filter_decide_free(run.decide);
     dedup_index_free(run.index);
+    dedup_lsh_free(run.lsh);
     topic_release(&run.topic);
     free(run.topic_text);
     pthread_mutex_destroy(&run.warc_lock);

@@ -60,10 +60,10 @@ struct dd {
     size_t min_size, max_block;
     int quiet;
     int no_templates; /* --no-templates */
-    /* --method minhash (docs/MINHASH.md): near-duplicates by the Jaccard estimate over an
-     * LSH index of the kept pages' signatures; exact duplicates, templates and the kept
-     * pages' digests still go through the decision (filter/decide.h) with
-     * FILTER_DECIDE_KEEP, which skips its simhash lookup */
+    /* --method minhash (docs/MINHASH.md): the decision (filter/decide.h) over an LSH index
+     * of the kept pages' signatures instead of idx (NULL then): near-duplicates by the
+     * Jaccard estimate, exact duplicates, templates (the LSH index's table) and the kept
+     * pages' digests as for the simhash; --index FILE is then a minhash index */
     struct dedup_lsh *lsh;
     uint32_t *sig;
     double threshold;
@@ -80,7 +80,8 @@ struct dd {
     int kept_full_warned;
     /* the pair (FILE + FILE.digests): the generation this run saves, and the index
      * documents [nodig_from, nodig_to) whose digests were lost (digests older than the
-     * index), their fingerprints sorted: a page with one of them may be an exact duplicate */
+     * index), their fingerprints sorted: a page with one of them may be an exact duplicate
+     * (minhash: a page whose signature equals one of theirs) */
     uint64_t gen;
     uint32_t nodig_from, nodig_to;
     uint64_t *nodig_fp;
@@ -137,9 +138,11 @@ static void usage(FILE *out)
             "                     minhash: a page is a near-duplicate of the most similar\n"
             "                     kept page whose estimated Jaccard similarity of word\n"
             "                     shingles is >= --threshold (docs/MINHASH.md; logged as\n"
-            "                     \"jaccard\"); not with --index yet\n"
+            "                     \"jaccard\"); with --index FILE, FILE is a minhash index\n"
+            "                     (docs/MINHASH.md: made by the first such run, or by\n"
+            "                     index add --method minhash)"
             "  --threshold J      minhash: the Jaccard threshold, above 0 and at most 1\n"
-            "                     (default 0.8)\n"
+            "                     (default 0.8, or the --index's)\n"
             "  --index FILE       dedup against this saved index too, and save it back with\n"
             "                     the pages kept in this run (created when missing); the\n"
             "                     payload digests of kept pages go to FILE.digests, so exact\n"
@@ -397,16 +400,32 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The sorted XXH3 hashes of idx's ids (caller frees), or NULL when out of memory. */
-static uint64_t *index_id_hashes(const struct dedup_index *idx, size_t *n)
+/* The pair's index, whichever the method: its documents, ids and pair generation. */
+static uint32_t pair_docs(const struct dd *d)
 {
-    *n = dedup_index_doc_count(idx);
+    return d->lsh ? dedup_lsh_doc_count(d->lsh) : dedup_index_doc_count(d->idx);
+}
+
+static const char *pair_id(const struct dd *d, uint32_t doc, size_t *len)
+{
+    return d->lsh ? dedup_lsh_id(d->lsh, doc, len) : dedup_index_id(d->idx, doc, len);
+}
+
+static uint64_t pair_generation(const struct dd *d)
+{
+    return d->lsh ? dedup_lsh_pair_generation(d->lsh) : dedup_index_pair_generation(d->idx);
+}
+
+/* The sorted XXH3 hashes of the index's ids (caller frees), or NULL when out of memory. */
+static uint64_t *index_id_hashes(const struct dd *d, size_t *n)
+{
+    *n = pair_docs(d);
     uint64_t *h = malloc((*n ? *n : 1) * sizeof *h);
     if (!h)
         return NULL;
     for (size_t i = 0; i < *n; i++) {
         size_t len;
-        const char *id = dedup_index_id(idx, (uint32_t)i, &len);
+        const char *id = pair_id(d, (uint32_t)i, &len);
         h[i] = XXH3_64bits(id, len);
     }
     qsort(h, *n, sizeof *h, cmp_u64);
@@ -431,13 +450,15 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 /* The fingerprints of the documents whose digests were lost, sorted (d->nodig_fp). */
 static int nodig_prepare(struct dd *d)
 {
-    uint32_t count = dedup_index_doc_count(d->idx);
+    uint32_t count = pair_docs(d);
     if (d->nodig_to > count)
         d->nodig_to = count;
     if (d->nodig_from >= d->nodig_to) {
         d->nodig_from = d->nodig_to = 0;
         return 0;
     }
+    if (d->lsh)
+        return 0; /* minhash: the documents' own signatures are compared (nodig_match) */
     d->n_nodig_fp = d->nodig_to - d->nodig_from;
     d->nodig_fp = malloc(d->n_nodig_fp * sizeof *d->nodig_fp);
     if (!d->nodig_fp)
@@ -456,8 +477,8 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
     uint64_t *ids = NULL; /* version 1 with digests newer than the index: the URI filter */
     size_t nids = 0;
     unsigned long dropped = 0;
-    uint64_t igen = dedup_index_pair_generation(d->idx), dgen = 0, ndocs = 0;
-    uint32_t count = dedup_index_doc_count(d->idx);
+    uint64_t igen = pair_generation(d), dgen = 0, ndocs = 0;
+    uint32_t count = pair_docs(d);
     int version = 0, have_docs = 0;
     FILE *f = fopen(path, "r");
     if (!f && errno != ENOENT) {
@@ -490,7 +511,7 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
                 ndocs = a;
                 have_docs = 1;
                 if (version == 1 && a > count) {
-                    ids = index_id_hashes(d->idx, &nids);
+                    ids = index_id_hashes(d, &nids);
                     if (!ids) {
                         cli_error(CMD, "%s: out of memory", path);
                         rc = -1;
@@ -572,10 +593,11 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
             d->nodig_from = from;
             d->nodig_to = count;
             cli_error(CMD, "%s is %s %s (generation %llu, the index's %llu): the payload "
-                      "digests of documents %u..%u are lost; a page with the fingerprint of "
+                      "digests of documents %u..%u are lost; a page with the %s of "
                       "one of them is kept in full, not decided near-duplicate",
                       path, f ? "older than" : "missing beside", index_path,
-                      (unsigned long long)dgen, (unsigned long long)igen, from, count - 1);
+                      (unsigned long long)dgen, (unsigned long long)igen, from, count - 1,
+                      d->lsh ? "signature" : "fingerprint");
         } else {
             cli_error(CMD, "%s is older than %s (generation %llu, the index's %llu); no "
                       "document was added since: nothing is lost", path, index_path,
@@ -627,7 +649,7 @@ static int kept_save(struct dd *d, const char *path)
         free(tmp);
         return -1;
     }
-    fprintf(f, "%s\n%s%u\n%s%llu\n", DIGESTS_MAGIC, DIGESTS_DOCS, dedup_index_doc_count(d->idx),
+    fprintf(f, "%s\n%s%u\n%s%llu\n", DIGESTS_MAGIC, DIGESTS_DOCS, pair_docs(d),
             DIGESTS_GEN, (unsigned long long)d->gen);
     if (d->nodig_from < d->nodig_to)
         fprintf(f, "%s%u %u\n", DIGESTS_NODIG, d->nodig_from, d->nodig_to);
@@ -835,6 +857,19 @@ static const char *exact_duplicate(struct dd *d, struct logrec *l, struct kept *
     return "exact-duplicate";
 }
 
+/* --method minhash with documents whose digests were lost: *hit 1 when d->sig equals the
+ * signature of one of them (estimate 1: maybe an exact duplicate whose revisit cannot be
+ * written). DEDUP_OK or the query's failure. */
+static enum dedup_code nodig_match(struct dd *d, int *hit)
+{
+    *hit = 0;
+    enum dedup_code c = dedup_lsh_query(d->lsh, d->sig, 1.0, 0, &d->mm, NULL);
+    for (size_t i = 0; c == DEDUP_OK && i < d->mm.n; i++)
+        if (d->mm.v[i].doc >= d->nodig_from && d->mm.v[i].doc < d->nodig_to)
+            *hit = 1;
+    return c;
+}
+
 /*
  * A page (WARC response or HTML file), decided by filter/decide.h: exact duplicate by
  * payload digest (asked before the pipeline: a repeat costs no extraction), near duplicate
@@ -923,11 +958,12 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
     }
     if (got == 0 && d->lsh) {
-        /* --method minhash: the most similar kept page at >= the threshold, if any */
+        /* --method minhash: the decision looks the page's signature up in the LSH index */
+        int nodig = 0;
         enum dedup_code mc = dedup_minhash_signature(dedup_lsh_minhash(d->lsh), res.tokens,
                                                      res.tokens_len, d->sig, NULL);
-        if (mc == DEDUP_OK)
-            mc = dedup_lsh_query(d->lsh, d->sig, d->threshold, 1, &d->mm, NULL);
+        if (mc == DEDUP_OK && d->nodig_from < d->nodig_to)
+            mc = nodig_match(d, &nodig);
         if (mc != DEDUP_OK) {
             cli_error(CMD, "%s: minhash lookup failed: %s", uri, dedup_strerror(mc));
             filter_fp_result_release(&res);
@@ -935,15 +971,13 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
             d->n_passed++;
             return "passed";
         }
-        if (d->mm.n) {
-            filter_fp_result_release(&res);
-            l->duplicate_of = dedup_lsh_id(d->lsh, d->mm.v[0].doc, NULL);
-            l->jaccard = d->mm.v[0].jaccard;
-            l->has_jaccard = 1;
-            d->n_near++;
-            return "near-duplicate";
+        p.sig = d->sig;
+        if (nodig) {
+            snprintf(reason, CLI_MESSAGE_MAX, "the signature of an index document whose "
+                     "payload digest was lost: kept in full");
+            d->n_nodig_kept++;
+            p.flags |= FILTER_DECIDE_KEEP;
         }
-        p.flags |= FILTER_DECIDE_KEEP; /* no simhash lookup: the page is new */
     }
     int rc = filter_decide_page(d->decide, &p, &d->dr);
     filter_fp_result_release(&res);
@@ -959,7 +993,12 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         return exact_duplicate(d, l, exact);
     case FILTER_VERDICT_NEAR:
         l->duplicate_of = d->dr.dup_id;
-        l->distance = (int)d->dr.distance;
+        if (d->lsh) {
+            l->jaccard = d->dr.jaccard;
+            l->has_jaccard = 1;
+        } else {
+            l->distance = (int)d->dr.distance;
+        }
         d->n_near++;
         return "near-duplicate";
     case FILTER_VERDICT_NEW:
@@ -971,13 +1010,6 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     if (d->dr.add_code != DEDUP_OK) {
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(d->dr.add_code));
         d->status = CLI_RUNTIME;
-    }
-    if (d->lsh) {
-        enum dedup_code mc = dedup_lsh_add(d->lsh, d->sig, uri, strlen(uri), NULL);
-        if (mc != DEDUP_OK) {
-            cli_error(CMD, "cannot add %s to the minhash index: %s", uri, dedup_strerror(mc));
-            d->status = CLI_RUNTIME;
-        }
     }
     if (kept_stored(d, p.key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
         cli_error(CMD, "out of memory remembering kept pages");
@@ -1315,6 +1347,39 @@ static const struct option longopts[] = {
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
+static void pair_free(struct dd *d)
+{
+    dedup_index_free(d->idx);
+    dedup_lsh_free(d->lsh);
+    d->idx = NULL;
+    d->lsh = NULL;
+}
+
+/* --method minhash: the LSH index, index_path's when it exists (a simhash index there is
+ * an error naming the method), else new for d->threshold. A --threshold given with an
+ * existing index is used for the verification, its bands stay the index's (as pairs
+ * --index); without one, the index's threshold. CLI_OK, or the status after saying why. */
+static int minhash_open(struct dd *d, const char *index_path, int threshold_set)
+{
+    int missing = 1;
+    if (index_path) {
+        int st = cli_mh_load(CMD, index_path, 1, &d->lsh, &missing);
+        if (st != CLI_OK)
+            return st;
+    }
+    if (!missing) {
+        if (!threshold_set)
+            d->threshold = dedup_lsh_get_params(d->lsh)->threshold;
+        return CLI_OK;
+    }
+    struct dedup_lsh_params mp;
+    if (dedup_lsh_params_default(d->threshold, &mp) != DEDUP_OK ||
+        dedup_lsh_new(&mp, &d->lsh) != DEDUP_OK) {
+        cli_error(CMD, "out of memory");
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
 
 int cmd_dedup(int argc, char **argv)
 {
@@ -1401,9 +1466,6 @@ int cmd_dedup(int argc, char **argv)
                                     "--threshold J instead");
     if (!minhash && threshold_set)
         return cli_usage_error(CMD, "--threshold applies to --method minhash");
-    if (minhash && index_path)
-        return cli_usage_error(CMD, "--index with --method minhash is not supported yet: "
-                                    "dedup --method minhash decides within one run");
 
     int stdin_uses = 0;
     for (int k = i; k < argc; k++)
@@ -1416,7 +1478,13 @@ int cmd_dedup(int argc, char **argv)
         return CLI_RUNTIME;
     /* the index: an earlier run's, or a new one */
     struct stat st;
-    if (index_path && stat(index_path, &st) == 0) {
+    if (minhash) {
+        int ps = minhash_open(&d, index_path, threshold_set);
+        if (ps != CLI_OK) {
+            dedup_lock_release(lock);
+            return ps;
+        }
+    } else if (index_path && stat(index_path, &st) == 0) {
         struct dedup_file_error fe = {0};
         enum dedup_code c = dedup_index_load(index_path, 0, &d.idx, &fe);
         if (c != DEDUP_OK) {
@@ -1428,7 +1496,7 @@ int cmd_dedup(int argc, char **argv)
         if (dedup_index_k(d.idx) < d.k) {
             cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
                       dedup_index_k(d.idx), d.k);
-            dedup_index_free(d.idx);
+            pair_free(&d);
             dedup_lock_release(lock);
             return CLI_USAGE;
         }
@@ -1445,11 +1513,13 @@ int cmd_dedup(int argc, char **argv)
     }
     struct filter_decide_opts dopts = {.index = d.idx,
                                        .k = d.k,
+                                       .lsh = d.lsh,
+                                       .threshold = d.threshold,
                                        .templates = !d.no_templates,
                                        .max_payloads = DIGESTS_MAX};
     if (filter_decide_new(&dopts, &d.decide) != DEDUP_OK) {
         cli_error(CMD, "out of memory");
-        dedup_index_free(d.idx);
+        pair_free(&d);
         dedup_lock_release(lock);
         return CLI_RUNTIME;
     }
@@ -1462,7 +1532,7 @@ int cmd_dedup(int argc, char **argv)
         if (!digests_path || kept_load(&d, digests_path, index_path) != 0) {
             free(digests_path);
             kept_free(&d);
-            dedup_index_free(d.idx);
+            pair_free(&d);
             dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
@@ -1473,7 +1543,7 @@ int cmd_dedup(int argc, char **argv)
             cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
             free(digests_path);
             kept_free(&d);
-            dedup_index_free(d.idx);
+            pair_free(&d);
             dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
@@ -1488,20 +1558,15 @@ int cmd_dedup(int argc, char **argv)
                 fclose(d.log);
             free(digests_path);
             kept_free(&d);
-            dedup_index_free(d.idx);
+            pair_free(&d);
             dedup_lock_release(lock);
             return CLI_RUNTIME;
         }
     }
-    if (minhash) {
-        struct dedup_lsh_params mp;
-        if (dedup_lsh_params_default(d.threshold, &mp) != DEDUP_OK ||
-            dedup_lsh_new(&mp, &d.lsh) != DEDUP_OK ||
-            !(d.sig = malloc(mp.h * sizeof *d.sig))) {
-            cli_error(CMD, "out of memory");
-            d.status = CLI_RUNTIME;
-            argc = i; /* no input: close what is open below */
-        }
+    if (minhash && !(d.sig = malloc(dedup_lsh_get_params(d.lsh)->h * sizeof *d.sig))) {
+        cli_error(CMD, "out of memory");
+        d.status = CLI_RUNTIME;
+        argc = i; /* no input: close what is open below */
     }
     d.tty = isatty(2);
     d.t0 = now_s();
@@ -1523,11 +1588,15 @@ int cmd_dedup(int argc, char **argv)
          * two renames leaves digests one generation ahead, which the next load repairs
          * (kept_load, "HOW IT WORKS") */
         struct dedup_file_error fe = {0};
-        dedup_index_set_pair_generation(d.idx, d.gen);
+        if (d.lsh)
+            dedup_lsh_set_pair_generation(d.lsh, d.gen);
+        else
+            dedup_index_set_pair_generation(d.idx, d.gen);
         if (kept_save(&d, digests_path) != 0) {
             d.status = CLI_RUNTIME;
         } else {
-            enum dedup_code c = dedup_index_save(d.idx, index_path, &fe);
+            enum dedup_code c = d.lsh ? dedup_lsh_save(d.lsh, index_path, &fe)
+                                      : dedup_index_save(d.idx, index_path, &fe);
             if (c != DEDUP_OK) {
                 cli_error(CMD, "cannot save index %s: %s", index_path,
                           fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
@@ -1559,15 +1628,14 @@ int cmd_dedup(int argc, char **argv)
             (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
             (unsigned long long)d.n_errors);
         if (d.n_nodig_kept)
-            fprintf(stderr, "dedup: %llu pages kept in full: the fingerprint of an index "
+            fprintf(stderr, "dedup: %llu pages kept in full: the %s of an index "
                     "document whose payload digest was lost\n",
-                    (unsigned long long)d.n_nodig_kept);
+                    (unsigned long long)d.n_nodig_kept, d.lsh ? "signature" : "fingerprint");
     }
     free(d.pend_header);
     free(d.pend_block);
     kept_free(&d);
-    dedup_index_free(d.idx);
-    dedup_lsh_free(d.lsh);
+    pair_free(&d);
     dedup_lsh_matches_release(&d.mm);
     free(d.sig);
     return d.status;

@@ -14,8 +14,11 @@
  * UTF-8 with --text) makes the exit status 2.
  * --idf-out counts, over the inputs, how many contain each shingle and writes an IDF file
  * (docs/FINGERPRINT.md section 5) that --idf reads back.
+ * --method minhash prints a MinHash signature list instead (docs/MINHASH.md, "Signature
+ * lists"; cli/minhash.c): a header line, then "SIGNATURE  PATH" lines, the same escaping.
  */
 #include "cli/cli.h"
+#include "cli/minhash.h"
 #include "cli/pipeline.h"
 
 #include <errno.h>
@@ -41,6 +44,14 @@ static void usage(FILE *out)
             "  --max-depth N   skip elements nested deeper than N (default 256);\n"
             "                  a page cut so is named on stderr. It changes the\n"
             "                  fingerprints: keep it the same for one index\n"
+            "  --method simhash|minhash  minhash: print a MinHash signature list instead\n"
+            "                  (docs/MINHASH.md, Signature lists): a header line '# simcrawl\n"
+            "                  minhash signatures 1 shingle-words=K num-perm=H seed=HEX',\n"
+            "                  then per page H comma-separated 8-digit hex values, two\n"
+            "                  spaces, the path; pairs, clusters, query and index add\n"
+            "                  --method minhash read it with --fingerprints FILE\n"
+            "  --shingle-words N  minhash: words per shingle (default 5)\n"
+            "  --num-perm N    minhash: values per signature (default 128)\n"
             "  --no-templates  fingerprint the whole main text of each page; by default text\n"
             "                  blocks on >= 3 of the inputs and >= 20%% of them are the\n"
             "                  site's template and are left out (the inputs are read twice;\n"
@@ -57,11 +68,10 @@ static void usage(FILE *out)
             DEDUP_FINGERPRINT_VERSION);
 }
 
-/* Prints path as sha256sum does: "\" first when it holds '\n' or '\\', those escaped. */
-static void print_line(uint64_t fp, const char *path)
+/* Prints "HEX  path" as sha256sum does: "\" first when path holds '\n' or '\\', those
+ * escaped. hex: the fingerprint, or a MinHash signature's written form. */
+static void print_line(const char *hex, const char *path)
 {
-    char hex[17];
-    dedup_fingerprint_format(fp, hex);
     if (!strpbrk(path, "\n\\")) {
         printf("%s  %s\n", hex, path);
         return;
@@ -105,19 +115,23 @@ static int read_and_run(const char *path, const struct filter_fp_opts *o, char *
     return filter_fingerprint_page(*data, *len, NULL, NULL, o, res);
 }
 
-enum { OPT_TEXT = 256, OPT_NO_TEMPLATES, OPT_MAX_DEPTH, OPT_IDF, OPT_IDF_OUT };
+enum { OPT_TEXT = 256, OPT_NO_TEMPLATES, OPT_MAX_DEPTH, OPT_IDF, OPT_IDF_OUT, OPT_MH };
 static const struct option longopts[] = {
     {"text", no_argument, NULL, OPT_TEXT},
     {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
     {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
     {"idf", required_argument, NULL, OPT_IDF},
     {"idf-out", required_argument, NULL, OPT_IDF_OUT},
+    {"method", required_argument, NULL, OPT_MH},
+    {"shingle-words", required_argument, NULL, OPT_MH},
+    {"num-perm", required_argument, NULL, OPT_MH},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
 int cmd_fingerprint(int argc, char **argv)
 {
     struct filter_fp_opts opts = {0};
+    struct cli_mh_fp mf = {0}; /* --method minhash */
     const char *idf_path = NULL, *idf_out_path = NULL;
     int no_templates = 0;
     struct cli_getopt g;
@@ -141,6 +155,12 @@ int cmd_fingerprint(int argc, char **argv)
                 return CLI_USAGE;
             opts.max_depth = (unsigned)d;
             break;
+        case OPT_MH:
+            if (!v)
+                return cli_usage_error(CMD, "%s needs a value", g.name);
+            if (cli_mh_fp_option(CMD, g.name, v, &mf) != CLI_OK)
+                return CLI_USAGE;
+            break;
         case OPT_IDF:
         case OPT_IDF_OUT:
             if (!v)
@@ -159,6 +179,9 @@ int cmd_fingerprint(int argc, char **argv)
         stdin_uses += strcmp(argv[k], "-") == 0;
     if (stdin_uses > 1)
         return cli_usage_error(CMD, "standard input ('-') can be read only once");
+    if (mf.on && (idf_path || idf_out_path))
+        return cli_usage_error(CMD, "--idf and --idf-out weight the simhash's features; "
+                                    "--method minhash takes none");
 
     int status = CLI_OK;
     struct dedup_idf *idf = NULL, *counted = NULL;
@@ -211,6 +234,9 @@ int cmd_fingerprint(int argc, char **argv)
         }
         opts.templates = tpl;
     }
+    opts.keep_tokens = mf.on; /* the signature's input */
+    if ((status = cli_mh_fp_begin(CMD, &mf)) != CLI_OK)
+        goto done;
 
     for (; i < argc; i++) {
         struct filter_fp_result res;
@@ -220,8 +246,16 @@ int cmd_fingerprint(int argc, char **argv)
             cli_error(CMD, "%s: %s", argv[i], res.message);
             if (!filter_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;
+        } else if (mf.on) {
+            const char *sig = cli_mh_fp_signature(CMD, &mf, argv[i], res.tokens, res.tokens_len);
+            if (sig)
+                print_line(sig, argv[i]);
+            else
+                status = CLI_RUNTIME;
         } else {
-            print_line(res.fingerprint, argv[i]);
+            char hex[17];
+            dedup_fingerprint_format(res.fingerprint, hex);
+            print_line(hex, argv[i]);
             if (counted) {
                 enum dedup_code rc = dedup_idf_add_doc(counted, res.features);
                 if (rc != DEDUP_OK) {
@@ -251,6 +285,7 @@ int cmd_fingerprint(int argc, char **argv)
         }
     }
 done:
+    cli_mh_fp_release(&mf);
     dedup_templates_free(tpl);
     free(in_data);
     dedup_idf_free(idf);

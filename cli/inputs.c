@@ -204,6 +204,12 @@ static int deliver(struct cli_inputs *in, const char *where, const struct cli_do
     return deliver_doc(in, 0, where, d, fn, userdata);
 }
 
+int cli_inputs_deliver(struct cli_inputs *in, const struct cli_doc *d, cli_doc_fn fn,
+                       void *userdata)
+{
+    return deliver(in, NULL, d, fn, userdata);
+}
+
 static int deliver_capture(struct cli_inputs *in, const char *where, const struct cli_doc *d,
                            cli_doc_fn fn, void *userdata)
 {
@@ -274,7 +280,8 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
         cli_inputs_skipped(in, path, res.message);
     } else {
         struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
-                            res.doc_hash, res.tokens, res.tokens_len, NULL, NULL, 0, NULL, 0};
+                            res.doc_hash, res.tokens, res.tokens_len, NULL, NULL, 0, NULL, 0,
+                            NULL, 0};
         cli_doc_set_page(&d, &res);
         rc = deliver(in, path, &d, fn, userdata);
     }
@@ -380,7 +387,8 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
         return 0;
     }
     /* the duplicate diagnostic names the list and the line (deliver_doc) */
-    struct cli_doc d = {id, id_len, fp, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0, c->name, line};
+    struct cli_doc d = {id,   id_len, fp, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0, c->name,
+                        line, NULL, 0};
     return deliver(c->in, NULL, &d, c->fn, c->userdata) ? 1 : 0;
 }
 

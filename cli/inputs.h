@@ -53,6 +53,10 @@ struct cli_doc {
     /* --fingerprints lines only (NULL / 0 otherwise): the list's name and the line */
     const char *list;
     size_t line;
+    /* a MinHash signature list's line only (cli/minhash.c; NULL / 0 otherwise): the
+     * signature, sig_h values */
+    const uint32_t *sig;
+    unsigned sig_h;
 };
 
 /* Returns 0 to go on; non-zero stops the iteration (a fatal error the callback reported). */
@@ -114,6 +118,12 @@ int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
 /* The list reader on an open stream; name is used in diagnostics. 0, or -1 if stopped. */
 int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
                              void *userdata);
+
+/* Hands d (a document read by the caller: a MinHash signature list's line) to fn as the
+ * inputs' own documents are: counted, and skipped as a duplicate or already indexed id
+ * under in's rules. 0, or -1 if fn stopped or memory ran out. */
+int cli_inputs_deliver(struct cli_inputs *in, const struct cli_doc *d, cli_doc_fn fn,
+                       void *userdata);
 
 /* Runs every --fingerprints list, then every INPUT, in command-line order. 0, or -1. */
 int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,

@@ -5,13 +5,18 @@
  * read from the index), with fp_opts.keep_tokens set so that each document arrives with
  * the token string that was fingerprinted; its MinHash signature (dedup/minhash.h,
  * docs/MINHASH.md) is computed here and added to an LSH index (b x r chosen from the
- * threshold). --fingerprints lists hold simhash fingerprints and cannot feed this method.
- * Output records: pairs {"a","b","jaccard"} (the signatures' estimate), clusters with
- * each member's estimate against its representative, query matches most similar first.
+ * threshold). --fingerprints FILE is a MinHash signature list (docs/MINHASH.md, "Signature
+ * lists", written by `simcrawl fingerprint --method minhash`), read here (mh_list) and
+ * handed over as the iterator's own documents. Output records: pairs {"a","b","jaccard"}
+ * (the signatures' estimate), clusters with each member's estimate against its
+ * representative (text, jsonl, or the html report of cli/report_html.c), query matches
+ * most similar first.
  */
 #include "cli/minhash.h"
 #include "cli/cli.h"
+#include "cli/report_html.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -106,6 +111,23 @@ static int mh_save(const char *cmd, struct dedup_lsh *l, const char *path)
     return CLI_RUNTIME;
 }
 
+/* The signature of doc into sig: a signature list's own (checked against l's size), or
+ * computed from the page's token string. */
+static enum dedup_code doc_signature(const struct dedup_lsh *l, const struct cli_doc *doc,
+                                     uint32_t *sig)
+{
+    unsigned h = dedup_lsh_get_params(l)->h;
+    if (doc->sig) {
+        if (doc->sig_h != h)
+            return DEDUP_EINVAL;
+        memcpy(sig, doc->sig, h * sizeof *sig);
+        return DEDUP_OK;
+    }
+    if (!doc->tokens)
+        return DEDUP_EINVAL;
+    return dedup_minhash_signature(dedup_lsh_minhash(l), doc->tokens, doc->tokens_len, sig, NULL);
+}
+
 /* One page into the index (userdata: struct mh_run). */
 struct mh_run {
     const char *cmd;
@@ -117,13 +139,7 @@ struct mh_run {
 static int mh_add(void *userdata, const struct cli_doc *doc)
 {
     struct mh_run *r = userdata;
-    const struct dedup_minhash *mh = dedup_lsh_minhash(r->lsh);
-    if (!doc->tokens) {
-        cli_error(r->cmd, "%s: no token string (a fingerprint list entry?)", doc->id);
-        r->failed++;
-        return 0;
-    }
-    enum dedup_code rc = dedup_minhash_signature(mh, doc->tokens, doc->tokens_len, r->sig, NULL);
+    enum dedup_code rc = doc_signature(r->lsh, doc, r->sig);
     if (rc != DEDUP_OK) {
         cli_error(r->cmd, "%s: %s", doc->id, dedup_strerror(rc));
         r->failed++;
@@ -137,12 +153,296 @@ static int mh_add(void *userdata, const struct cli_doc *doc)
     return 0;
 }
 
-static int no_lists(const char *cmd, const struct cli_args *a)
+/* ---- signature lists (docs/MINHASH.md, "Signature lists") ---- */
+
+#define LIST_MAGIC "# simcrawl minhash signatures "
+#define LIST_LINE_MAX (9u * DEDUP_MINHASH_H_MAX + 2u * DEDUP_INDEX_MAX_ID_BYTES + 64u)
+
+void cli_mh_format_signature(const uint32_t *sig, unsigned h, char *out)
 {
-    if (a->nfplists)
-        return cli_usage_error(cmd, "--fingerprints lists hold simhash fingerprints; "
-                                    "--method minhash needs the pages themselves");
+    static const char hex[] = "0123456789abcdef";
+    for (unsigned i = 0; i < h; i++) {
+        for (int j = 0; j < 8; j++)
+            *out++ = hex[(sig[i] >> (28 - 4 * j)) & 15];
+        *out++ = i + 1 < h ? ',' : '\0';
+    }
+}
+
+void cli_mh_list_header(FILE *out, unsigned k, unsigned h, uint64_t seed)
+{
+    fprintf(out, "%s%d shingle-words=%u num-perm=%u seed=%016llx\n", LIST_MAGIC,
+            DEDUP_MINHASH_VERSION, k, h, (unsigned long long)seed);
+}
+
+/* One line's diagnostic, at most CLI_INPUT_WARN_MAX of them per list. */
+static void list_bad(struct cli_inputs *in, const char *name, size_t line, unsigned *warned,
+                     const char *what)
+{
+    in->failed++;
+    if (*warned < CLI_INPUT_WARN_MAX)
+        cli_error(in->cmd, "%s:%zu: %s", name, line, what);
+    else if (*warned == CLI_INPUT_WARN_MAX)
+        cli_error(in->cmd, "%s: more malformed lines; not shown", name);
+    (*warned)++;
+}
+
+/* Parses the header line s against p: 0, or -1 after saying why (name: the list). */
+static int list_header(struct cli_inputs *in, const char *name, const char *s,
+                       const struct dedup_lsh_params *p)
+{
+    unsigned v, k, h;
+    unsigned long long seed;
+    int end = -1;
+    if (strncmp(s, LIST_MAGIC, strlen(LIST_MAGIC)) != 0) {
+        size_t n = 0;
+        while (n < 17 && isxdigit((unsigned char)s[n]))
+            n++;
+        if (n == 16 && (s[16] == ' ' || s[16] == '\t'))
+            cli_error(in->cmd, "%s:1: a simhash fingerprint list (16-digit fingerprints), "
+                               "not MinHash signatures: make them with simcrawl fingerprint "
+                               "--method minhash, or use the list without --method minhash",
+                      name);
+        else
+            cli_error(in->cmd, "%s:1: not a MinHash signature list (its first line is not "
+                               "'%s...', docs/MINHASH.md)", name, LIST_MAGIC);
+        return -1;
+    }
+    if (sscanf(s + strlen(LIST_MAGIC), "%u shingle-words=%u num-perm=%u seed=%16llx%n", &v, &k,
+               &h, &seed, &end) != 4 || end < 0 || s[strlen(LIST_MAGIC) + (size_t)end]) {
+        cli_error(in->cmd, "%s:1: malformed header (want '%s1 shingle-words=K num-perm=H "
+                           "seed=16HEX')", name, LIST_MAGIC);
+        return -1;
+    }
+    if (v != DEDUP_MINHASH_VERSION) {
+        cli_error(in->cmd, "%s:1: signatures of docs/MINHASH.md version %u, not %d: make them "
+                           "again with this simcrawl", name, v, DEDUP_MINHASH_VERSION);
+        return -1;
+    }
+    if (k != p->k || h != p->h || seed != p->seed) {
+        cli_error(in->cmd, "%s:1: signatures of --shingle-words %u --num-perm %u (seed "
+                           "%016llx), not the run's %u, %u (seed %016llx): give the same "
+                           "--shingle-words and --num-perm", name, k, h, seed, p->k, p->h,
+                  (unsigned long long)p->seed);
+        return -1;
+    }
+    return 0;
+}
+
+/* One signature line s (its newline and CR removed) into sig and the id, unescaped in
+ * place: 0, or -1 with *what set. */
+static int list_line(char *s, unsigned h, uint32_t *sig, char **id, size_t *id_len,
+                     const char **what)
+{
+    int escaped = *s == '\\';
+    char *p = s + escaped;
+    for (unsigned i = 0; i < h; i++) {
+        uint32_t v = 0;
+        for (int j = 0; j < 8; j++, p++) {
+            int c = (unsigned char)*p, d = c >= '0' && c <= '9' ? c - '0'
+                                         : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0) {
+                *what = "malformed signature: want comma-separated 8-digit lower-case hex "
+                        "values, as many as the header's num-perm";
+                return -1;
+            }
+            v = v << 4 | (uint32_t)d;
+        }
+        sig[i] = v;
+        if (i + 1 < h && *p++ != ',') {
+            *what = "malformed signature: fewer values than the header's num-perm";
+            return -1;
+        }
+    }
+    if (*p != ' ' && *p != '\t') {
+        *what = *p == ',' ? "more signature values than the header's num-perm"
+                          : "no space between the signature and the id";
+        return -1;
+    }
+    while (*p == ' ' || *p == '\t')
+        p++;
+    char *o = p, *q = p;
+    for (; *q; q++) {
+        if (escaped && *q == '\\') {
+            if (q[1] != 'n' && q[1] != '\\') {
+                *what = "bad escape in the id (only \\n and \\\\)";
+                return -1;
+            }
+            *o++ = q[1] == 'n' ? '\n' : '\\';
+            q++;
+        } else {
+            *o++ = *q;
+        }
+    }
+    *o = '\0';
+    *id = p;
+    *id_len = (size_t)(o - p);
+    if (!*id_len) {
+        *what = "no id after the signature";
+        return -1;
+    }
+    if (*id_len > DEDUP_INDEX_MAX_ID_BYTES) {
+        *what = "id longer than 65536 bytes";
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the signature list at path ("-": standard input) for an index of parameters p,
+ * each line handed to fn as a document with its signature. A list that cannot be read or
+ * does not fit p is said and counted in in->failed; a bad line too, and the reading goes
+ * on. 0, or -1 if fn stopped. */
+static int mh_list(struct cli_inputs *in, const char *path, const struct dedup_lsh_params *p,
+                   cli_doc_fn fn, void *userdata)
+{
+    int is_stdin = strcmp(path, "-") == 0;
+    const char *name = is_stdin ? "(standard input)" : path;
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    struct stat st;
+    if (!f || (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))) {
+        cli_error(in->cmd, "cannot read signature list %s: %s", name,
+                  f ? "is a directory" : strerror(errno));
+        in->failed++;
+        if (f && !is_stdin)
+            fclose(f);
+        return 0;
+    }
+    uint32_t *sig = malloc(p->h * sizeof *sig);
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    unsigned warned = 0;
+    ssize_t n;
+    int rc = 0;
+    if (!sig) {
+        cli_error(in->cmd, "out of memory");
+        rc = -1;
+    }
+    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (n && line[n - 1] == '\r')
+            line[--n] = '\0';
+        if ((size_t)n != strlen(line)) {
+            list_bad(in, name, lineno, &warned, "a NUL byte in the line");
+            continue;
+        }
+        if (lineno == 1) {
+            if (list_header(in, name, line, p) != 0) {
+                in->failed++;
+                break;
+            }
+            continue;
+        }
+        if (!*line || *line == '#')
+            continue;
+        if ((size_t)n > LIST_LINE_MAX) {
+            list_bad(in, name, lineno, &warned, "line too long");
+            continue;
+        }
+        char *id;
+        size_t id_len;
+        const char *what;
+        if (list_line(line, p->h, sig, &id, &id_len, &what) != 0) {
+            list_bad(in, name, lineno, &warned, what);
+            continue;
+        }
+        struct cli_doc d = {0};
+        d.id = id;
+        d.id_len = id_len;
+        d.list = name;
+        d.line = lineno;
+        d.sig = sig;
+        d.sig_h = p->h;
+        if (cli_inputs_deliver(in, &d, fn, userdata) != 0)
+            rc = -1;
+    }
+    if (rc == 0 && ferror(f)) {
+        cli_error(in->cmd, "cannot read signature list %s: %s", name, strerror(errno));
+        in->failed++;
+    } else if (rc == 0 && lineno == 0) {
+        cli_error(in->cmd, "%s: empty, not a MinHash signature list", name);
+        in->failed++;
+    }
+    free(line);
+    free(sig);
+    if (!is_stdin)
+        fclose(f);
+    return rc;
+}
+
+/* cli_inputs_run() for a minhash run over an index of parameters p: the signature lists
+ * first, then the INPUTs, in command-line order. 0, or -1. */
+static int mh_inputs_run(struct cli_inputs *in, const struct cli_args *a,
+                         const struct dedup_lsh_params *p, char **paths, int npaths,
+                         cli_doc_fn fn, void *userdata)
+{
+    for (int i = 0; i < a->nfplists; i++)
+        if (mh_list(in, a->fplists[i], p, fn, userdata) != 0)
+            return -1;
+    return cli_inputs_run(in, NULL, 0, paths, npaths, fn, userdata);
+}
+
+/* ---- fingerprint --method minhash ---- */
+
+int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli_mh_fp *f)
+{
+    long n;
+    if (strcmp(opt, "--method") == 0) {
+        if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
+            return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'", v);
+        f->on = v[0] == 'm';
+    } else if (strcmp(opt, "--shingle-words") == 0) {
+        if (cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &n) != 0)
+            return cli_usage_error(cmd, "--shingle-words must be 1..%u, not '%s'",
+                                   DEDUP_MINHASH_K_MAX, v);
+        f->k = (unsigned)n;
+    } else {
+        if (cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &n) != 0)
+            return cli_usage_error(cmd, "--num-perm must be 1..%u, not '%s'",
+                                   DEDUP_MINHASH_H_MAX, v);
+        f->h = (unsigned)n;
+    }
     return CLI_OK;
+}
+
+int cli_mh_fp_begin(const char *cmd, struct cli_mh_fp *f)
+{
+    if (!f->on)
+        return (f->k || f->h) ? cli_usage_error(cmd, "--shingle-words and --num-perm are "
+                                                     "--method minhash's")
+                              : CLI_OK;
+    unsigned k = f->k ? f->k : DEDUP_MINHASH_K_DEFAULT, h = f->h ? f->h : DEDUP_MINHASH_H_DEFAULT;
+    f->sig = malloc(h * sizeof *f->sig);
+    f->text = malloc(9 * (size_t)h);
+    if (!f->sig || !f->text || dedup_minhash_new(k, h, DEDUP_MINHASH_SEED, &f->mh) != DEDUP_OK) {
+        cli_error(cmd, "out of memory");
+        return CLI_RUNTIME;
+    }
+    cli_mh_list_header(stdout, k, h, DEDUP_MINHASH_SEED);
+    return CLI_OK;
+}
+
+const char *cli_mh_fp_signature(const char *cmd, struct cli_mh_fp *f, const char *path,
+                                const char *tokens, size_t len)
+{
+    enum dedup_code rc = tokens ? dedup_minhash_signature(f->mh, tokens, len, f->sig, NULL)
+                                : DEDUP_EINVAL;
+    if (rc != DEDUP_OK) {
+        cli_error(cmd, "%s: no MinHash signature: %s", path, dedup_strerror(rc));
+        return NULL;
+    }
+    cli_mh_format_signature(f->sig, dedup_minhash_h(f->mh), f->text);
+    return f->text;
+}
+
+void cli_mh_fp_release(struct cli_mh_fp *f)
+{
+    dedup_minhash_free(f->mh);
+    free(f->sig);
+    free(f->text);
+    f->mh = NULL;
+    f->sig = NULL;
+    f->text = NULL;
 }
 
 /* Sets up in for a minhash run: token strings kept, templates learned into t (or used
@@ -251,9 +551,7 @@ int cli_mh_pairs(const struct cli_args *a)
     struct dedup_lsh *l = NULL;
     struct dedup_lock *lock = NULL;
     uint32_t *sig = NULL;
-    int status = no_lists(cmd, a);
-    if (status != CLI_OK)
-        return status;
+    int status = CLI_OK;
     cli_inputs_init(&in, cmd);
     if (a->index) {
         status = cli_index_lock(cmd, a->index, a->lock_wait, &lock);
@@ -278,7 +576,7 @@ int cli_mh_pairs(const struct cli_args *a)
         goto done;
     }
     struct mh_run r = {cmd, l, sig, 0};
-    if (cli_inputs_run(&in, NULL, 0, a->paths, a->npaths, mh_add, &r) != 0) {
+    if (mh_inputs_run(&in, a, dedup_lsh_get_params(l), a->paths, a->npaths, mh_add, &r) != 0) {
         status = CLI_RUNTIME;
         goto done;
     }
@@ -291,6 +589,7 @@ int cli_mh_pairs(const struct cli_args *a)
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     struct pair_out o = {l, strcmp(a->format, "jsonl") == 0};
     int stopped = 0;
+    dedup_lsh_set_threads(l, cli_threads()); /* the band scan on every core */
     enum dedup_code rc = dedup_lsh_pairs(l, t, old, print_pair, &o, &stopped, NULL);
     if (rc != DEDUP_OK) {
         cli_error(cmd, "cannot list the pairs: %s", dedup_strerror(rc));
@@ -315,19 +614,33 @@ done:
 
 /* ---- clusters ---- */
 
+/* --format html: each document added to the index, then (in the same order, so that the
+ * report's documents are the index's) its title and texts to the report. */
+struct mh_report_run {
+    struct mh_run *run;
+    struct cli_report *report;
+};
+
+static int add_and_report(void *userdata, const struct cli_doc *doc)
+{
+    struct mh_report_run *h = userdata;
+    uint32_t before = dedup_lsh_doc_count(h->run->lsh);
+    int rc = mh_add(h->run, doc);
+    if (rc == 0 && dedup_lsh_doc_count(h->run->lsh) > before)
+        rc = cli_report_doc(h->report, doc);
+    return rc;
+}
+
 int cli_mh_clusters(const struct cli_args *a)
 {
     const char *cmd = "clusters";
     struct cli_inputs in;
     struct dedup_lsh *l = NULL;
     struct dedup_clusters *c = NULL;
+    struct cli_report *report = NULL;
     uint32_t *sig = NULL;
-    int status = no_lists(cmd, a);
-    if (status != CLI_OK)
-        return status;
-    if (strcmp(a->format, "html") == 0)
-        return cli_usage_error(cmd, "--format html reports simhash clusters; use text or "
-                                    "jsonl with --method minhash");
+    int status = CLI_OK;
+    int html = strcmp(a->format, "html") == 0;
     status = mh_open(cmd, a, NULL, &l, NULL);
     if (status != CLI_OK)
         return status;
@@ -335,7 +648,21 @@ int cli_mh_clusters(const struct cli_args *a)
     unsigned h = dedup_lsh_get_params(l)->h;
     sig = malloc(h * sizeof *sig);
     struct mh_run r = {cmd, l, sig, 0};
-    if (!sig || cli_inputs_run(&in, NULL, 0, a->paths, a->npaths, mh_add, &r) != 0) {
+    struct mh_report_run hr = {&r, NULL};
+    if (html) {
+        if (!(report = cli_report_new(cmd))) {
+            cli_error(cmd, "out of memory");
+            status = CLI_RUNTIME;
+            goto done;
+        }
+        cli_report_inputs(report, a->fplists, a->nfplists, a->paths, a->npaths);
+        in.fp_opts.keep_doc = 1; /* titles and main texts for the report */
+        in.skip = cli_report_skip;
+        in.skip_userdata = report;
+        hr.report = report;
+    }
+    if (!sig || mh_inputs_run(&in, a, dedup_lsh_get_params(l), a->paths, a->npaths,
+                              html ? add_and_report : mh_add, html ? (void *)&hr : &r) != 0) {
         if (!sig)
             cli_error(cmd, "out of memory");
         status = CLI_RUNTIME;
@@ -346,6 +673,7 @@ int cli_mh_clusters(const struct cli_args *a)
         status = CLI_RUNTIME;
         goto done;
     }
+    dedup_lsh_set_threads(l, cli_threads());
     enum dedup_code rc = dedup_lsh_clusters(l, a->threshold, &c);
     if (rc != DEDUP_OK) {
         cli_error(cmd, "cannot cluster: %s", dedup_strerror(rc));
@@ -355,7 +683,9 @@ int cli_mh_clusters(const struct cli_args *a)
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     int jsonl = strcmp(a->format, "jsonl") == 0;
-    for (size_t i = 0; i < dedup_clusters_count(c); i++) {
+    if (html)
+        cli_report_write_minhash(stdout, report, l, c, a->threshold);
+    for (size_t i = 0; !html && i < dedup_clusters_count(c); i++) {
         size_t n = dedup_clusters_size(c, i), len;
         uint32_t rep = dedup_clusters_member(c, i, 0);
         const uint32_t *rs = dedup_lsh_signature(l, rep);
@@ -389,6 +719,7 @@ int cli_mh_clusters(const struct cli_args *a)
         status = CLI_RUNTIME;
 done:
     free(sig);
+    cli_report_free(report);
     dedup_clusters_free(c);
     dedup_lsh_free(l);
     cli_inputs_release(&in);
@@ -411,12 +742,7 @@ static int query_one(void *userdata, const struct cli_doc *doc)
 {
     struct mh_query *q = userdata;
     const char *cmd = "query";
-    if (!doc->tokens) {
-        q->failed++;
-        return 0;
-    }
-    enum dedup_code rc = dedup_minhash_signature(dedup_lsh_minhash(q->lsh), doc->tokens,
-                                                 doc->tokens_len, q->sig, NULL);
+    enum dedup_code rc = doc_signature(q->lsh, doc, q->sig);
     if (rc == DEDUP_OK)
         rc = dedup_lsh_query(q->lsh, q->sig, q->threshold, q->top, &q->m, NULL);
     if (rc != DEDUP_OK) {
@@ -460,9 +786,7 @@ int cli_mh_query(const struct cli_args *a)
     const char *cmd = "query";
     struct cli_inputs in;
     struct mh_query q = {0};
-    int status = no_lists(cmd, a);
-    if (status != CLI_OK)
-        return status;
+    int status = CLI_OK;
     cli_inputs_init(&in, cmd);
     status = cli_mh_load(cmd, a->index, 0, &q.lsh, NULL);
     if (status != CLI_OK)
@@ -486,7 +810,7 @@ int cli_mh_query(const struct cli_args *a)
     cli_inputs_release(&in);
     mh_inputs(&in, cmd, a, dedup_lsh_templates(q.lsh), 0);
     in.check_duplicates = 0;
-    if (cli_inputs_run(&in, NULL, 0, a->paths, a->npaths, query_one, &q) != 0) {
+    if (mh_inputs_run(&in, a, p, a->paths, a->npaths, query_one, &q) != 0) {
         status = CLI_RUNTIME;
         goto done;
     }
@@ -512,9 +836,7 @@ int cli_mh_index_add(const struct cli_args *a)
     struct dedup_lock *lock = NULL;
     uint32_t *sig = NULL;
     int missing = 0;
-    int status = no_lists(cmd, a);
-    if (status != CLI_OK)
-        return status;
+    int status = CLI_OK;
     cli_inputs_init(&in, cmd);
     status = cli_index_lock(cmd, file, a->lock_wait, &lock);
     if (status == CLI_OK)
@@ -535,7 +857,8 @@ int cli_mh_index_add(const struct cli_args *a)
     }
     sig = malloc(dedup_lsh_get_params(l)->h * sizeof *sig);
     struct mh_run r = {cmd, l, sig, 0};
-    if (!sig || cli_inputs_run(&in, NULL, 0, a->paths + 1, a->npaths - 1, mh_add, &r) != 0) {
+    if (!sig || mh_inputs_run(&in, a, dedup_lsh_get_params(l), a->paths + 1, a->npaths - 1, mh_add,
+                                     &r) != 0) {
         if (!sig)
             cli_error(cmd, "out of memory");
         status = CLI_RUNTIME;

@@ -7,6 +7,8 @@
  * path (cli/inputs.h). Each cmd_NAME hands over to cli_mh_NAME() right after parsing
  * its arguments when --method minhash was given, so the simhash code paths are untouched.
  */
+#include <stdio.h>
+
 #include "cli/inputs.h"
 #include "dedup/minhash.h"
 
@@ -25,6 +27,31 @@ int cli_mh_params(const char *cmd, const struct cli_args *a, struct dedup_lsh_pa
  * With missing_ok a missing file gives CLI_OK, *out NULL and *missing 1. */
 int cli_mh_load(const char *cmd, const char *path, int missing_ok, struct dedup_lsh **out,
                 int *missing);
+
+/* Signature lists (docs/MINHASH.md, "Signature lists"): the written form of sig (h
+ * 8-digit lower-case hex values separated by commas, NUL-terminated: out holds 9 h
+ * bytes), and the header line that starts a list. */
+void cli_mh_format_signature(const uint32_t *sig, unsigned h, char *out);
+void cli_mh_list_header(FILE *out, unsigned k, unsigned h, uint64_t seed);
+
+/* `fingerprint --method minhash [--shingle-words N] [--num-perm N]`: zero-initialise;
+ * cli_mh_fp_option() for each of those options (CLI_OK or CLI_USAGE, said);
+ * cli_mh_fp_begin() once the options are read (checks them; with --method minhash makes
+ * the hasher and prints the list's header line); cli_mh_fp_signature() the written
+ * signature of a page's token string (borrowed until the next call; NULL after a
+ * diagnostic naming path); cli_mh_fp_release() at the end. */
+struct cli_mh_fp {
+    int on;          /* --method minhash */
+    unsigned k, h;   /* given, or 0 */
+    struct dedup_minhash *mh;
+    uint32_t *sig;
+    char *text;
+};
+int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli_mh_fp *f);
+int cli_mh_fp_begin(const char *cmd, struct cli_mh_fp *f);
+const char *cli_mh_fp_signature(const char *cmd, struct cli_mh_fp *f, const char *path,
+                                const char *tokens, size_t len);
+void cli_mh_fp_release(struct cli_mh_fp *f);
 
 /* The whole of each command with --method minhash (a parsed; the caller releases it). */
 int cli_mh_pairs(const struct cli_args *a);

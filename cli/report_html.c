@@ -14,12 +14,21 @@
  * becomes U+FFFD, so the page is valid UTF-8 whatever the ids hold; an id becomes a link
  * only as an http(s)/ftp/file URL or as a percent-encoded file path, never a
  * "javascript:" one.
+ *
+ * The same report is written over a MinHash LSH index (cli_report_write_minhash()): the
+ * members' closeness is the signatures' estimated Jaccard similarity instead of the
+ * Hamming distance (most similar first), with the exact Jaccard of the two shingle sets
+ * when both token strings were kept, and the histogram is over similarity with the
+ * threshold marked. Both go through struct rsrc below.
  */
 #include "cli/report_html.h"
 
 #include "cli/cli.h"
+#include "dedup/minhash.h"
 #include "dedup/worddiff.h"
 #include "filter/simcrawl.h"
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +41,38 @@
 struct report_doc {
     size_t title_off, title_len;
     size_t text_off, text_len; /* text_len NO_TEXT: not kept */
+    size_t tok_off, tok_len;   /* the token string (minhash: the exact Jaccard); NO_TEXT */
 };
+
+/* What the report is over: a simhash index and k, or a MinHash LSH index and its
+ * threshold (lsh set). */
+struct rsrc {
+    struct dedup_index *idx;
+    unsigned k;
+    struct dedup_lsh *lsh;
+    double threshold;
+};
+
+static uint32_t src_docs(const struct rsrc *s)
+{
+    return s->lsh ? dedup_lsh_doc_count(s->lsh) : dedup_index_doc_count(s->idx);
+}
+
+static const char *src_id(const struct rsrc *s, uint32_t doc, size_t *len)
+{
+    return s->lsh ? dedup_lsh_id(s->lsh, doc, len) : dedup_index_id(s->idx, doc, len);
+}
+
+/* How far m is from rep, nearer first: the Hamming distance, or 1 - the estimate. */
+static double src_far(const struct rsrc *s, uint32_t rep, uint32_t m)
+{
+    if (s->lsh)
+        return 1.0 - dedup_minhash_estimate(dedup_lsh_signature(s->lsh, rep),
+                                            dedup_lsh_signature(s->lsh, m),
+                                            dedup_lsh_get_params(s->lsh)->h);
+    return dedup_distance(dedup_index_fingerprint(s->idx, rep),
+                          dedup_index_fingerprint(s->idx, m));
+}
 
 struct report_skip {
     size_t id_off, reason_off; /* NUL-terminated strings in the arena */
@@ -129,6 +169,14 @@ int cli_report_doc(void *report, const struct cli_doc *doc)
         goto oom;
     d->text_len = NO_TEXT;
     d->text_off = 0;
+    d->tok_len = NO_TEXT;
+    d->tok_off = 0;
+    if (doc->tokens && r->text_bytes + doc->tokens_len <= CLI_HTML_TEXT_BUDGET) {
+        if (arena_put(r, doc->tokens, doc->tokens_len, &d->tok_off) != 0)
+            goto oom;
+        d->tok_len = doc->tokens_len;
+        r->text_bytes += doc->tokens_len;
+    }
     if (doc->text && r->text_bytes + doc->text_len <= CLI_HTML_TEXT_BUDGET) {
         if (arena_put(r, doc->text, doc->text_len, &d->text_off) != 0)
             goto oom;
@@ -282,14 +330,14 @@ static int diff_member(const struct cli_report *r, uint32_t rep, uint32_t m,
     return dedup_word_diff(a, la, b, lb, CLI_HTML_DIFF_MAX_EDITS, d) == DEDUP_OK ? 0 : -1;
 }
 
-static enum member_kind kind_of_member(const struct cli_report *r, struct dedup_index *idx,
+static enum member_kind kind_of_member(const struct cli_report *r, const struct rsrc *s,
                                        uint32_t rep, uint32_t m)
 {
     struct dedup_word_diff d;
     enum member_kind k;
     if (diff_member(r, rep, m, &d) == 0)
         k = d.deleted + d.inserted == 0 ? KIND_EXACT : KIND_NEAR;
-    else if (dedup_index_fingerprint(idx, rep) == dedup_index_fingerprint(idx, m))
+    else if (src_far(s, rep, m) == 0)
         k = KIND_SAME_FP;
     else
         k = KIND_NEAR;
@@ -372,7 +420,8 @@ static const char style[] =
     ".badge.near{background:#fbeed0}.badge.samefp{background:#eee}\n"
     ".summary,.hist{width:auto}.summary td{border:0;padding:.1em 1.2em .1em 0}\n"
     ".bar{display:inline-block;height:.9em;background:#4a7bd0;vertical-align:middle}\n"
-    ".hist td{border:0;padding:.05em .6em}\n"
+    ".hist td{border:0;padding:.05em .6em}.hist td.d{white-space:nowrap}\n"
+    ".jexact{white-space:nowrap;font-size:.8em}\n"
     ".hist tr.k td{border-bottom:2px dashed #c33}\n"
     ".hist tr.far .bar{background:#9bb3df}\n"
     ".note{color:#666}\n"
@@ -386,7 +435,7 @@ static const char style[] =
     "h2{break-after:avoid}.bar{print-color-adjust:exact;-webkit-print-color-adjust:exact}"
     "nav{display:none}}\n";
 
-static void put_title_or_id(FILE *out, const struct cli_report *r, struct dedup_index *idx,
+static void put_title_or_id(FILE *out, const struct cli_report *r, const struct rsrc *s,
                             uint32_t doc)
 {
     size_t len;
@@ -394,15 +443,14 @@ static void put_title_or_id(FILE *out, const struct cli_report *r, struct dedup_
         put_html(out, r->arena + r->docs[doc].title_off, r->docs[doc].title_len);
         return;
     }
-    const char *id = dedup_index_id(idx, doc, &len);
+    const char *id = src_id(s, doc, &len);
     put_html_wbr(out, id, len, 1);
 }
 
-static void put_header(FILE *out, const struct cli_report *r, struct dedup_index *idx,
-                       const struct dedup_clusters *c, unsigned k, size_t exact,
-                       size_t near)
+static void put_header(FILE *out, const struct cli_report *r, const struct rsrc *s,
+                       const struct dedup_clusters *c, size_t exact, size_t near)
 {
-    uint32_t docs = dedup_index_doc_count(idx);
+    uint32_t docs = src_docs(s);
     size_t ncl = dedup_clusters_count(c);
     char when[64] = "";
     time_t now = time(NULL);
@@ -425,21 +473,32 @@ static void put_header(FILE *out, const struct cli_report *r, struct dedup_index
     fprintf(out, "%u documents from ", docs);
     int listed = 0, total = r->npaths + r->nfplists;
     for (int i = 0; i < total && listed < 10; i++, listed++) {
-        const char *s = i < r->nfplists ? r->fplists[i] : r->paths[i - r->nfplists];
+        const char *name = i < r->nfplists ? r->fplists[i] : r->paths[i - r->nfplists];
         fputs(listed ? ", <span class=\"id\">" : "<span class=\"id\">", out);
-        put_html_wbr(out, s, strlen(s), 1);
+        put_html_wbr(out, name, strlen(name), 1);
         fputs("</span>", out);
     }
     if (total > listed)
         fprintf(out, " and %d more inputs", total - listed);
     if (!total)
         fputs("no input", out);
-    fprintf(out,
-            ", analysed %s by simcrawl %s: simhash fingerprints (64 bits), near-duplicates "
-            "within Hamming distance <b class=\"k\">k = %u</b>.</p>\n",
-            when, simcrawl_version(), k);
     char design[160];
-    dedup_design_describe(dedup_index_design(idx), design, sizeof design);
+    if (s->lsh) {
+        const struct dedup_lsh_params *p = dedup_lsh_get_params(s->lsh);
+        fprintf(out,
+                ", analysed %s by simcrawl %s: MinHash signatures (%u values over %u-word "
+                "shingles, docs/MINHASH.md), near-duplicates at an estimated Jaccard "
+                "similarity <b class=\"k\">&ge; %g</b>.</p>\n",
+                when, simcrawl_version(), p->h, p->k, s->threshold);
+        snprintf(design, sizeof design, "MinHash LSH: %u bands of %u rows (chosen for %g)",
+                 p->b, p->r, p->threshold);
+    } else {
+        fprintf(out,
+                ", analysed %s by simcrawl %s: simhash fingerprints (64 bits), near-duplicates "
+                "within Hamming distance <b class=\"k\">k = %u</b>.</p>\n",
+                when, simcrawl_version(), s->k);
+        dedup_design_describe(dedup_index_design(s->idx), design, sizeof design);
+    }
     fprintf(out,
             "<table class=\"summary\">\n"
             "<tr><td>documents</td><td id=\"n-docs\">%u</td></tr>\n"
@@ -461,6 +520,53 @@ static void put_header(FILE *out, const struct cli_report *r, struct dedup_index
                 "%u MiB budget: their members show no word diff.</p>\n",
                 r->texts_dropped, CLI_HTML_TEXT_BUDGET >> 20);
     fputs("</header>\n", out);
+}
+
+/* minhash: the members' estimates in bins of 0.05 (1 alone on top), most similar first,
+ * the line under the bin that holds the threshold. */
+static void put_histogram_jaccard(FILE *out, const struct rsrc *s, const struct dedup_clusters *c)
+{
+    uint64_t hist[21] = {0}, maxc = 0;
+    size_t ncl = dedup_clusters_count(c);
+    for (size_t i = 0; i < ncl; i++) {
+        uint32_t rep = dedup_clusters_member(c, i, 0);
+        for (size_t j = 1; j < dedup_clusters_size(c, i); j++) {
+            double e = 1.0 - src_far(s, rep, dedup_clusters_member(c, i, j));
+            int b = (int)floor(e * 20 + 1e-9);
+            hist[b < 0 ? 0 : b > 20 ? 20 : b]++;
+        }
+    }
+    int tb = (int)floor(s->threshold * 20 + 1e-9), low = tb > 20 ? 20 : tb;
+    for (int b = 0; b <= 20; b++) {
+        if (hist[b] && b < low)
+            low = b;
+        if (hist[b] > maxc)
+            maxc = hist[b];
+    }
+    fprintf(out,
+            "<h2>Similarity of members to their representative</h2>\n"
+            "<p class=\"note\">The share of the %u signature values two pages have in common: "
+            "the estimate of the Jaccard similarity of their sets of word shingles. A page at "
+            "&ge; %g of a page already seen is a near-duplicate (above the dashed line); a "
+            "cluster links pages through such pairs, so a member can be less similar to its "
+            "representative.</p>\n<table class=\"hist\">\n"
+            "<tr><th class=\"d\">Jaccard</th><th>members</th></tr>\n",
+            dedup_lsh_get_params(s->lsh)->h, s->threshold);
+    for (int b = 20; b >= low; b--) {
+        unsigned w = maxc ? (unsigned)((hist[b] * 400 + maxc - 1) / maxc) : 0;
+        char label[32];
+        if (b == 20)
+            snprintf(label, sizeof label, "1");
+        else
+            snprintf(label, sizeof label, "%.2f&ndash;%.2f", b / 20.0, (b + 1) / 20.0);
+        fprintf(out,
+                "<tr%s><td class=\"d\">%s</td><td><span class=\"bar\" style=\"width:%upx\">"
+                "</span> %llu%s</td></tr>\n",
+                b == tb ? " class=\"k\"" : b < tb ? " class=\"far\"" : "", label, w,
+                (unsigned long long)hist[b],
+                b == tb ? " <span class=\"note\">&larr; threshold</span>" : "");
+    }
+    fputs("</table>\n", out);
 }
 
 static void put_histogram(FILE *out, struct dedup_index *idx, const struct dedup_clusters *c,
@@ -502,7 +608,7 @@ static void put_histogram(FILE *out, struct dedup_index *idx, const struct dedup
 }
 
 struct by_distance {
-    unsigned d;
+    double d; /* src_far() */
     size_t j;
 };
 
@@ -514,21 +620,60 @@ static int cmp_by_distance(const void *x, const void *y)
     return a->j < b->j ? -1 : a->j > b->j;
 }
 
-static void put_member(FILE *out, const struct cli_report *r, struct dedup_index *idx,
-                       uint32_t rep, uint32_t m, unsigned dist, enum member_kind kind)
+/* minhash: the exact Jaccard of the shingle sets of docs a and b when both token strings
+ * were kept, else a negative value. */
+static double exact_jaccard(const struct cli_report *r, const struct rsrc *s, uint32_t a,
+                            uint32_t b)
+{
+    uint64_t *sa = NULL, *sb = NULL;
+    size_t na = 0, nb = 0;
+    double j = -1;
+    if (a >= r->n || b >= r->n || r->docs[a].tok_len == NO_TEXT || r->docs[b].tok_len == NO_TEXT)
+        return -1;
+    const struct dedup_minhash *mh = dedup_lsh_minhash(s->lsh);
+    if (dedup_minhash_shingle_set(mh, r->arena + r->docs[a].tok_off, r->docs[a].tok_len, &sa,
+                                  &na) == DEDUP_OK &&
+        dedup_minhash_shingle_set(mh, r->arena + r->docs[b].tok_off, r->docs[b].tok_len, &sb,
+                                  &nb) == DEDUP_OK)
+        j = dedup_minhash_jaccard_sets(sa, na, sb, nb);
+    free(sa);
+    free(sb);
+    return j;
+}
+
+/* The first cell of a member's row: the distance, or the estimate (and the exact Jaccard). */
+static void put_closeness(FILE *out, const struct cli_report *r, const struct rsrc *s,
+                          uint32_t rep, uint32_t m, double far)
+{
+    if (!s->lsh) {
+        fprintf(out, "%u", (unsigned)far);
+        return;
+    }
+    double ex = rep == m ? -1 : exact_jaccard(r, s, rep, m);
+    fprintf(out, "<span title=\"estimated Jaccard similarity\">%.3f</span>", 1.0 - far);
+    if (ex >= 0)
+        fprintf(out, "<br><span class=\"note jexact\" title=\"exact Jaccard similarity of the "
+                     "shingle sets\">exact %.3f</span>", ex);
+}
+
+static void put_member(FILE *out, const struct cli_report *r, const struct rsrc *s,
+                       uint32_t rep, uint32_t m, double far, enum member_kind kind)
 {
     static const char *const badge[] = {"<span class=\"badge rep\">representative</span>",
                                         "<span class=\"badge exact\">exact copy</span>",
                                         "<span class=\"badge near\">near-duplicate</span>",
-                                        "<span class=\"badge samefp\">same fingerprint</span>"};
+                                        "<span class=\"badge samefp\">same fingerprint</span>",
+                                        "<span class=\"badge samefp\">same signature</span>"};
     static const char *const cls[] = {"rep", "member exact", "member near", "member samefp"};
     size_t len;
-    const char *id = dedup_index_id(idx, m, &len);
-    fprintf(out, "<tr class=\"%s\"><td class=\"d\">%u</td><td>%s</td><td><a class=\"doc\"",
-            cls[kind], dist, badge[kind]);
+    const char *id = src_id(s, m, &len);
+    fprintf(out, "<tr class=\"%s\"><td class=\"d\">", cls[kind]);
+    put_closeness(out, r, s, rep, m, far);
+    fprintf(out, "</td><td>%s</td><td><a class=\"doc\"",
+            badge[kind == KIND_SAME_FP && s->lsh ? 4 : kind]);
     put_href(out, id, len);
     putc('>', out);
-    put_title_or_id(out, r, idx, m);
+    put_title_or_id(out, r, s, m);
     fputs("</a><div class=\"id\">", out);
     put_html_wbr(out, id, len, 1);
     fputs("</div></td><td>", out);
@@ -558,40 +703,40 @@ static void put_member(FILE *out, const struct cli_report *r, struct dedup_index
 
 /* The members of cluster i but its representative, nearest first (ties: input order),
  * into order[]; returns how many. */
-static size_t cluster_order(struct dedup_index *idx, const struct dedup_clusters *c, size_t i,
+static size_t cluster_order(const struct rsrc *s, const struct dedup_clusters *c, size_t i,
                             struct by_distance *order)
 {
     size_t n = dedup_clusters_size(c, i);
-    uint64_t rfp = dedup_index_fingerprint(idx, dedup_clusters_member(c, i, 0));
+    uint32_t rep = dedup_clusters_member(c, i, 0);
     for (size_t j = 1; j < n; j++)
-        order[j - 1] = (struct by_distance){
-            dedup_distance(rfp, dedup_index_fingerprint(idx, dedup_clusters_member(c, i, j))), j};
+        order[j - 1] = (struct by_distance){src_far(s, rep, dedup_clusters_member(c, i, j)), j};
     qsort(order, n - 1, sizeof *order, cmp_by_distance);
     return n - 1;
 }
 
-static void put_cluster(FILE *out, const struct cli_report *r, struct dedup_index *idx,
+static void put_cluster(FILE *out, const struct cli_report *r, const struct rsrc *s,
                         const struct dedup_clusters *c, size_t i, const unsigned char *kinds,
                         struct by_distance *order)
 {
     size_t n = dedup_clusters_size(c, i), ex = 0;
     uint32_t rep = dedup_clusters_member(c, i, 0);
-    size_t shown = cluster_order(idx, c, i, order);
-    for (size_t s = 0; s < shown; s++)
-        ex += kinds[dedup_clusters_member(c, i, order[s].j)] == KIND_EXACT;
+    size_t shown = cluster_order(s, c, i, order);
+    for (size_t k = 0; k < shown; k++)
+        ex += kinds[dedup_clusters_member(c, i, order[k].j)] == KIND_EXACT;
     fprintf(out,
             "<section class=\"cluster\" id=\"c%zu\">\n<h2>Cluster %zu: %zu documents "
             "<span class=\"note\">(%zu exact %s, %zu near-duplicate%s)</span></h2>\n",
             i + 1, i + 1, n, ex, ex == 1 ? "copy" : "copies", n - 1 - ex,
             n - 1 - ex == 1 ? "" : "s");
     fputs("<table class=\"members\">\n<colgroup><col class=\"cd\"><col class=\"ck\">"
-          "<col class=\"cdoc\"><col></colgroup>\n<tr><th class=\"d\">distance</th><th>kind"
-          "</th><th>document</th><th>why: words against the representative</th></tr>\n",
-          out);
-    put_member(out, r, idx, rep, rep, 0, KIND_REP);
-    for (size_t s = 0; s < shown && s + 1 < CLI_HTML_MAX_MEMBERS; s++) {
-        uint32_t m = dedup_clusters_member(c, i, order[s].j);
-        put_member(out, r, idx, rep, m, order[s].d, (enum member_kind)kinds[m]);
+          "<col class=\"cdoc\"><col></colgroup>\n<tr><th class=\"d\">", out);
+    fputs(s->lsh ? "Jaccard" : "distance", out);
+    fputs("</th><th>kind</th><th>document</th><th>why: words against the representative</th>"
+          "</tr>\n", out);
+    put_member(out, r, s, rep, rep, 0, KIND_REP);
+    for (size_t k = 0; k < shown && k + 1 < CLI_HTML_MAX_MEMBERS; k++) {
+        uint32_t m = dedup_clusters_member(c, i, order[k].j);
+        put_member(out, r, s, rep, m, order[k].d, (enum member_kind)kinds[m]);
     }
     if (n > CLI_HTML_MAX_MEMBERS)
         fprintf(out,
@@ -627,11 +772,11 @@ static void put_skipped(FILE *out, const struct cli_report *r)
     fputs("</table>\n</section>\n", out);
 }
 
-void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
-                      const struct dedup_clusters *c, unsigned k)
+static void report_write(FILE *out, struct cli_report *r, const struct rsrc *s,
+                         const struct dedup_clusters *c)
 {
     size_t ncl = dedup_clusters_count(c), exact = 0, near = 0, maxn = 1;
-    uint32_t docs = dedup_index_doc_count(idx);
+    uint32_t docs = src_docs(s);
     for (size_t i = 0; i < ncl; i++)
         if (dedup_clusters_size(c, i) > maxn)
             maxn = dedup_clusters_size(c, i);
@@ -641,11 +786,11 @@ void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
      * counts; members past CLI_HTML_MAX_MEMBERS are counted as near-duplicates */
     for (size_t i = 0; kinds && order && i < ncl; i++) {
         uint32_t rep = dedup_clusters_member(c, i, 0);
-        size_t n = cluster_order(idx, c, i, order);
-        for (size_t s = 0; s < n; s++) {
-            uint32_t m = dedup_clusters_member(c, i, order[s].j);
-            kinds[m] = (unsigned char)(s + 1 < CLI_HTML_MAX_MEMBERS
-                                           ? kind_of_member(r, idx, rep, m)
+        size_t n = cluster_order(s, c, i, order);
+        for (size_t k = 0; k < n; k++) {
+            uint32_t m = dedup_clusters_member(c, i, order[k].j);
+            kinds[m] = (unsigned char)(k + 1 < CLI_HTML_MAX_MEMBERS
+                                           ? kind_of_member(r, s, rep, m)
                                            : KIND_NEAR);
             if (kinds[m] == KIND_EXACT)
                 exact++;
@@ -653,14 +798,14 @@ void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
                 near++;
         }
     }
-    put_header(out, r, idx, c, k, exact, near);
+    put_header(out, r, s, c, exact, near);
     if (ncl) {
         /* a long list is collapsed, so the histogram and the clusters stay in view */
         fprintf(out, "<nav>\n<details%s><summary><b>Clusters (%zu)</b></summary>\n<ol>\n",
                 ncl <= CLI_HTML_TOC_OPEN ? " open" : "", ncl);
         for (size_t i = 0; i < ncl && i < CLI_HTML_MAX_TOC; i++) {
             fprintf(out, "<li><a href=\"#c%zu\">", i + 1);
-            put_title_or_id(out, r, idx, dedup_clusters_member(c, i, 0));
+            put_title_or_id(out, r, s, dedup_clusters_member(c, i, 0));
             fprintf(out, "</a> <span class=\"note count\">%zu documents</span></li>\n",
                     dedup_clusters_size(c, i));
         }
@@ -670,9 +815,14 @@ void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
                     ncl - CLI_HTML_MAX_TOC);
         fputs("</details>\n</nav>\n", out);
     }
-    put_histogram(out, idx, c, k);
+    if (s->lsh)
+        put_histogram_jaccard(out, s, c);
+    else
+        put_histogram(out, s->idx, c, s->k);
     if (!ncl)
-        fputs("<p>No two documents are within k of each other.</p>\n", out);
+        fputs(s->lsh ? "<p>No two documents are at the threshold of each other.</p>\n"
+                     : "<p>No two documents are within k of each other.</p>\n",
+              out);
     if (!kinds || !order) {
         fputs("<p class=\"note\">Out of memory: the clusters are not listed; use --format "
               "jsonl.</p>\n", out);
@@ -680,10 +830,24 @@ void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
     } else {
         /* pass 2: each cluster, its members diffed again as they are written */
         for (size_t i = 0; i < ncl; i++)
-            put_cluster(out, r, idx, c, i, kinds, order);
+            put_cluster(out, r, s, c, i, kinds, order);
     }
     put_skipped(out, r);
     fputs("</body>\n</html>\n", out);
     free(order);
     free(kinds);
+}
+
+void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
+                      const struct dedup_clusters *c, unsigned k)
+{
+    struct rsrc s = {.idx = idx, .k = k};
+    report_write(out, r, &s, c);
+}
+
+void cli_report_write_minhash(FILE *out, struct cli_report *r, struct dedup_lsh *lsh,
+                              const struct dedup_clusters *c, double threshold)
+{
+    struct rsrc s = {.lsh = lsh, .threshold = threshold};
+    report_write(out, r, &s, c);
 }

@@ -16,6 +16,7 @@
 
 #include "cli/inputs.h"
 #include "dedup/dedup.h"
+#include "dedup/minhash.h"
 
 #define CLI_HTML_MAX_MEMBERS 2000u        /* members listed per cluster; the rest counted */
 #define CLI_HTML_MAX_TOC 500u             /* clusters in the table of contents */
@@ -49,5 +50,10 @@ void cli_report_skip(void *report, const char *id, const char *reason);
  */
 void cli_report_write(FILE *out, struct cli_report *r, struct dedup_index *idx,
                       const struct dedup_clusters *c, unsigned k);
+/* The same over the MinHash LSH index lsh (clusters at threshold): members most similar
+ * first with the signatures' estimate, and the exact Jaccard of the shingle sets when the
+ * documents' token strings were given (cli_doc.tokens); the histogram over similarity. */
+void cli_report_write_minhash(FILE *out, struct cli_report *r, struct dedup_lsh *lsh,
+                              const struct dedup_clusters *c, double threshold);
 
 #endif

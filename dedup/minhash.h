@@ -179,6 +179,10 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_pairs(struct dedup_lsh *l, double th
                                                   void *userdata, int *stopped,
                                                   uint64_t *candidates);
 
+/* The threads dedup_lsh_pairs() and dedup_lsh_clusters() scan the bands with (0 or 1:
+ * the caller's alone; capped at 16). The same pairs in the same order whatever it is. */
+void dedup_lsh_set_threads(struct dedup_lsh *l, unsigned threads);
+
 /* Clusters (connected components of the pairs of dedup_lsh_pairs()), with the same
  * ordering rules as dedup_index_clusters(). Caller frees with dedup_clusters_free(). */
 DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_clusters(struct dedup_lsh *l, double threshold,
@@ -201,6 +205,12 @@ void dedup_lsh_set_templates(struct dedup_lsh *l, struct dedup_templates *t);
 /* Hands l's template table over to the caller (caller frees with dedup_templates_free();
  * NULL when l has none); l has none afterwards. Moving the table to a rebuilt index. */
 struct dedup_templates *dedup_lsh_take_templates(struct dedup_lsh *l);
+
+/* The generation `simcrawl dedup --index FILE` gives the pair FILE + FILE.digests (as
+ * dedup_index_pair_generation() for a simhash index; 0: none), saved in the file
+ * (docs/MINHASH.md, offset 80) and kept by every save. */
+uint64_t dedup_lsh_pair_generation(const struct dedup_lsh *l);
+void dedup_lsh_set_pair_generation(struct dedup_lsh *l, uint64_t gen);
 
 /* ==== the MinHash index file (docs/MINHASH.md, "Index file") ==== */
 #define DEDUP_LSH_MAGIC "SIMCRMHX"

@@ -38,6 +38,7 @@
 #define OFF_DOCS 56
 #define OFF_IDS 64
 #define OFF_TPL 72
+#define OFF_PAIRGEN 80
 #define OFF_SIZE 88
 #define OFF_BODYSUM 96
 #define OFF_HDRSUM 120
@@ -130,6 +131,7 @@ enum dedup_code dedup_lsh_serialize(struct dedup_lsh *l, uint8_t **out, size_t *
     wr64(buf + OFF_DOCS, docs);
     wr64(buf + OFF_IDS, ids_len);
     wr64(buf + OFF_TPL, tpl_len);
+    wr64(buf + OFF_PAIRGEN, dedup_lsh_pair_generation(l));
     wr64(buf + OFF_SIZE, size);
     wr64(buf + OFF_BODYSUM, XXH3_64bits(buf + HDR, (size_t)(size - HDR)));
     wr64(buf + OFF_HDRSUM, XXH3_64bits(buf, OFF_HDRSUM));
@@ -321,6 +323,7 @@ enum dedup_code dedup_lsh_load_mem(const void *data, size_t len, unsigned flags,
         dedup_lsh_set_templates(l, tpl);
         tpl = NULL;
     }
+    dedup_lsh_set_pair_generation(l, rd64(b + OFF_PAIRGEN));
     free(sig);
     *out = l;
     return DEDUP_OK;

@@ -16,6 +16,7 @@
  * so the output is the same whatever the table layout.
  */
 #include "dedup/dedup_int.h"
+#include "dedup/index_int.h" /* ix_parallel */
 #include "dedup/minhash.h"
 
 #include <stdlib.h>
@@ -46,6 +47,8 @@ struct dedup_lsh {
     size_t ids_len, ids_cap;
     struct band_table *tab; /* b */
     struct dedup_templates *templates;
+    uint64_t pair_gen; /* `dedup --index`'s generation of FILE + FILE.digests; 0 none */
+    unsigned threads;  /* all pairs: the band scan on this many threads (0, 1: the caller's) */
 };
 
 static uint64_t band_key(const struct dedup_lsh *l, const uint32_t *sig, unsigned j)
@@ -116,6 +119,21 @@ struct dedup_templates *dedup_lsh_templates(struct dedup_lsh *l)
     if (!l->templates)
         l->templates = dedup_templates_new();
     return l->templates;
+}
+
+void dedup_lsh_set_threads(struct dedup_lsh *l, unsigned threads)
+{
+    l->threads = threads;
+}
+
+uint64_t dedup_lsh_pair_generation(const struct dedup_lsh *l)
+{
+    return l->pair_gen;
+}
+
+void dedup_lsh_set_pair_generation(struct dedup_lsh *l, uint64_t gen)
+{
+    l->pair_gen = gen;
 }
 
 void dedup_lsh_set_templates(struct dedup_lsh *l, struct dedup_templates *t)
@@ -344,78 +362,154 @@ static int pair_cmp(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* Every verified pair, sorted by (a, b), in a new array *out of *np (caller frees). */
-static enum dedup_code collect_pairs(struct dedup_lsh *l, double threshold, uint32_t min_b,
-                                     struct pair **out, size_t *np, uint64_t *candidates)
+/*
+ * HOW IT WORKS (all pairs on several threads). A pair is verified in exactly one band: the
+ * first it shares (a pair that shares band j is skipped there when its band keys agree in
+ * an earlier band). So the bands' buckets can be scanned in any order and on any thread:
+ * the scan is cut into tasks, a range of the slots of one band's table each (SCAN_CHUNKS
+ * per band with several threads), every task keeps its own pairs, candidates and scratch,
+ * and the tasks run on ix_parallel()'s threads (dedup/index.c). The tasks' pairs are then
+ * put together and sorted by (a, b): the same pairs in the same order, byte for byte,
+ * whatever the number of threads. The index is only read meanwhile.
+ */
+#define SCAN_CHUNKS 32u /* tasks per band with more than one thread */
+
+struct scan_task {
+    struct pair *v;
+    size_t n, cap;
+    uint64_t cand;
+    enum dedup_code rc;
+};
+
+struct scan_job {
+    const struct dedup_lsh *l;
+    unsigned need, chunks;
+    uint32_t min_b;
+    struct scan_task *task; /* b * chunks, task i: band i / chunks, chunk i % chunks */
+};
+
+/* Task i of the job (an ix_parallel function). */
+static void scan_task(void *arg, unsigned i)
 {
-    struct pair *v = NULL;
-    size_t n = 0, cap = 0, mcap = 0;
+    const struct scan_job *job = arg;
+    const struct dedup_lsh *l = job->l;
+    struct scan_task *tk = &job->task[i];
+    unsigned j = i / job->chunks, c = i % job->chunks, nb = l->p.b, need = job->need;
+    uint32_t min_b = job->min_b;
+    const struct band_table *t = &l->tab[j];
+    size_t slots = t->key ? t->mask + 1 : 0;
+    size_t from = slots / job->chunks * c, to = c + 1 == job->chunks ? slots
+                                                                     : slots / job->chunks * (c + 1);
+    size_t mcap = 0;
     uint32_t *mem = NULL;
+    struct pair *v = NULL;
+    size_t n = 0, cap = 0;
     uint64_t cand = 0;
-    unsigned need = min_equal(threshold, l->p.h), nb = l->p.b;
     enum dedup_code rc = DEDUP_OK;
-    *out = NULL;
-    *np = 0;
-    for (unsigned j = 0; j < nb; j++) {
-        const struct band_table *t = &l->tab[j];
-        size_t slots = t->key ? t->mask + 1 : 0;
-        for (size_t s = 0; s < slots; s++) {
-            if (t->key[s] == 0)
-                continue;
-            uint32_t d = t->head[s];
-            if (l->next[(size_t)d * nb + j] == NONE)
-                continue; /* a bucket of one */
-            size_t m = 0;
-            for (; d != NONE; d = l->next[(size_t)d * nb + j]) {
-                if (m == mcap) {
-                    size_t ncap = mcap ? mcap * 2 : 64;
-                    uint32_t *nm = realloc(mem, ncap * sizeof *nm);
-                    if (!nm) {
+    for (size_t s = from; s < to; s++) {
+        if (t->key[s] == 0)
+            continue;
+        uint32_t d = t->head[s];
+        if (l->next[(size_t)d * nb + j] == NONE)
+            continue; /* a bucket of one */
+        size_t m = 0;
+        for (; d != NONE; d = l->next[(size_t)d * nb + j]) {
+            if (m == mcap) {
+                size_t ncap = mcap ? mcap * 2 : 64;
+                uint32_t *nm = realloc(mem, ncap * sizeof *nm);
+                if (!nm) {
+                    rc = DEDUP_ENOMEM;
+                    goto fail;
+                }
+                mem = nm;
+                mcap = ncap;
+            }
+            mem[m++] = d; /* newest first: descending document numbers */
+        }
+        for (size_t x = 0; x < m; x++) {
+            uint32_t b = mem[x];
+            if (b < min_b)
+                break; /* the rest are smaller still */
+            for (size_t y = x + 1; y < m; y++) {
+                uint32_t a = mem[y];
+                const uint64_t *ka = l->bkey + (size_t)a * nb, *kb = l->bkey + (size_t)b * nb;
+                unsigned e = 0;
+                while (e < j && ka[e] != kb[e])
+                    e++;
+                if (e < j)
+                    continue; /* met in an earlier band */
+                cand++;
+                unsigned eq = equal_count(l->sig + (size_t)a * l->p.h,
+                                          l->sig + (size_t)b * l->p.h, l->p.h);
+                if (eq < need)
+                    continue;
+                if (n == cap) {
+                    if (n >= DEDUP_LSH_MAX_PAIRS) {
+                        rc = DEDUP_ETOOLARGE; /* this task's alone */
+                        goto fail;
+                    }
+                    size_t ncap = cap ? cap * 2 : 1024;
+                    struct pair *nv = realloc(v, ncap * sizeof *nv);
+                    if (!nv) {
                         rc = DEDUP_ENOMEM;
                         goto fail;
                     }
-                    mem = nm;
-                    mcap = ncap;
+                    v = nv;
+                    cap = ncap;
                 }
-                mem[m++] = d; /* newest first: descending document numbers */
-            }
-            for (size_t x = 0; x < m; x++) {
-                uint32_t b = mem[x];
-                if (b < min_b)
-                    break; /* the rest are smaller still */
-                for (size_t y = x + 1; y < m; y++) {
-                    uint32_t a = mem[y];
-                    const uint64_t *ka = l->bkey + (size_t)a * nb, *kb = l->bkey + (size_t)b * nb;
-                    unsigned e = 0;
-                    while (e < j && ka[e] != kb[e])
-                        e++;
-                    if (e < j)
-                        continue; /* met in an earlier band */
-                    cand++;
-                    unsigned eq = equal_count(l->sig + (size_t)a * l->p.h,
-                                              l->sig + (size_t)b * l->p.h, l->p.h);
-                    if (eq < need)
-                        continue;
-                    if (n == cap) {
-                        if (n >= DEDUP_LSH_MAX_PAIRS) {
-                            rc = DEDUP_ETOOLARGE;
-                            goto fail;
-                        }
-                        size_t ncap = cap ? cap * 2 : 1024;
-                        struct pair *nv = realloc(v, ncap * sizeof *nv);
-                        if (!nv) {
-                            rc = DEDUP_ENOMEM;
-                            goto fail;
-                        }
-                        v = nv;
-                        cap = ncap;
-                    }
-                    v[n++] = (struct pair){(uint64_t)a << 32 | b, eq};
-                }
+                v[n++] = (struct pair){(uint64_t)a << 32 | b, eq};
             }
         }
     }
     free(mem);
+    *tk = (struct scan_task){v, n, cap, cand, DEDUP_OK};
+    return;
+fail:
+    free(mem);
+    free(v);
+    *tk = (struct scan_task){NULL, 0, 0, 0, rc};
+}
+
+/* Every verified pair, sorted by (a, b), in a new array *out of *np (caller frees). */
+static enum dedup_code collect_pairs(struct dedup_lsh *l, double threshold, uint32_t min_b,
+                                     struct pair **out, size_t *np, uint64_t *candidates)
+{
+    unsigned threads = l->threads > 1 ? l->threads : 1;
+    struct scan_job job = {l, min_equal(threshold, l->p.h), threads > 1 ? SCAN_CHUNKS : 1,
+                           min_b, NULL};
+    unsigned ntasks = l->p.b * job.chunks;
+    enum dedup_code rc = DEDUP_OK;
+    uint64_t cand = 0;
+    size_t n = 0;
+    struct pair *v = NULL;
+    *out = NULL;
+    *np = 0;
+    job.task = calloc(ntasks, sizeof *job.task);
+    if (!job.task)
+        return DEDUP_ENOMEM;
+    (void)ix_parallel(threads, ntasks, scan_task, &job); /* it runs every task, threads or not */
+    for (unsigned i = 0; i < ntasks; i++) {
+        if (job.task[i].rc != DEDUP_OK && rc == DEDUP_OK)
+            rc = job.task[i].rc;
+        n += job.task[i].n;
+        cand += job.task[i].cand;
+    }
+    if (rc == DEDUP_OK && n > DEDUP_LSH_MAX_PAIRS)
+        rc = DEDUP_ETOOLARGE;
+    if (rc == DEDUP_OK && !(v = malloc((n ? n : 1) * sizeof *v)))
+        rc = DEDUP_ENOMEM;
+    size_t at = 0;
+    for (unsigned i = 0; i < ntasks; i++) {
+        if (rc == DEDUP_OK && job.task[i].n)
+            memcpy(v + at, job.task[i].v, job.task[i].n * sizeof *v);
+        at += job.task[i].n;
+        free(job.task[i].v);
+    }
+    free(job.task);
+    if (rc != DEDUP_OK) {
+        free(v);
+        return rc;
+    }
     if (n > 1)
         qsort(v, n, sizeof *v, pair_cmp);
     *out = v;
@@ -423,10 +517,6 @@ static enum dedup_code collect_pairs(struct dedup_lsh *l, double threshold, uint
     if (candidates)
         *candidates = cand;
     return DEDUP_OK;
-fail:
-    free(mem);
-    free(v);
-    return rc;
 }
 
 enum dedup_code dedup_lsh_pairs(struct dedup_lsh *l, double threshold, uint32_t min_b,

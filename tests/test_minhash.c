@@ -483,6 +483,47 @@ static void test_minhash_lsh_vs_brute_force(void)
     dedup_lsh_free(l);
 }
 
+/* All pairs and clusters on several threads: the same pairs in the same order, with the
+ * same estimates and candidate counts, and the same clusters, as on one thread (also with
+ * min_b, and with more threads than bands' tasks could use). */
+static void test_minhash_lsh_threads(void)
+{
+    struct dedup_lsh *l = build_index(0.8);
+    static struct pairs_seen one, many;
+    struct dedup_clusters *c1 = NULL, *cn = NULL;
+    for (uint32_t min_b = 0; min_b <= 300; min_b += 300) {
+        uint64_t cand1 = 0, candn = 0;
+        one.n = 0;
+        dedup_lsh_set_threads(l, 1);
+        CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, min_b, keep_pair, &one, NULL, &cand1), DEDUP_OK);
+        CU_ASSERT(one.n > 50);
+        for (unsigned th = 2; th <= 17; th += 15) {
+            many.n = 0;
+            dedup_lsh_set_threads(l, th);
+            CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, min_b, keep_pair, &many, NULL, &candn),
+                            DEDUP_OK);
+            CU_ASSERT_EQUAL(many.n, one.n);
+            CU_ASSERT_EQUAL(candn, cand1);
+            CU_ASSERT(memcmp(many.a, one.a, one.n * sizeof *one.a) == 0);
+            CU_ASSERT(memcmp(many.b, one.b, one.n * sizeof *one.b) == 0);
+            CU_ASSERT(memcmp(many.j, one.j, one.n * sizeof *one.j) == 0);
+        }
+    }
+    dedup_lsh_set_threads(l, 1);
+    CU_ASSERT_EQUAL_FATAL(dedup_lsh_clusters(l, 0.8, &c1), DEDUP_OK);
+    dedup_lsh_set_threads(l, 4);
+    CU_ASSERT_EQUAL_FATAL(dedup_lsh_clusters(l, 0.8, &cn), DEDUP_OK);
+    CU_ASSERT_EQUAL_FATAL(dedup_clusters_count(cn), dedup_clusters_count(c1));
+    for (size_t i = 0; i < dedup_clusters_count(c1); i++) {
+        CU_ASSERT_EQUAL_FATAL(dedup_clusters_size(cn, i), dedup_clusters_size(c1, i));
+        for (size_t j = 0; j < dedup_clusters_size(c1, i); j++)
+            CU_ASSERT_EQUAL(dedup_clusters_member(cn, i, j), dedup_clusters_member(c1, i, j));
+    }
+    dedup_clusters_free(c1);
+    dedup_clusters_free(cn);
+    dedup_lsh_free(l);
+}
+
 static void test_minhash_lsh_add_errors(void)
 {
     struct dedup_lsh_params p;
@@ -683,6 +724,7 @@ void test_minhash_register(void)
     CU_add_test(s, "test_minhash_estimate_vs_exact", test_minhash_estimate_vs_exact);
     CU_add_test(s, "test_minhash_lsh_params", test_minhash_lsh_params);
     CU_add_test(s, "test_minhash_lsh_vs_brute_force", test_minhash_lsh_vs_brute_force);
+    CU_add_test(s, "test_minhash_lsh_threads", test_minhash_lsh_threads);
     CU_add_test(s, "test_minhash_lsh_add_errors", test_minhash_lsh_add_errors);
     CU_add_test(s, "test_minhash_file_roundtrip", test_minhash_file_roundtrip);
     CU_add_test(s, "test_minhash_file_damaged", test_minhash_file_damaged);

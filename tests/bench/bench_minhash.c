@@ -23,6 +23,12 @@
  *                                   banding recall against brute force on a sample, and
  *                                   queries/s against the index. Peak RSS: run it under
  *                                   /usr/bin/time -v.
+ *   bench_minhash --pairs-threads ROUNDS N THREADS
+ *                                   the same N synthetic signatures; all pairs at 0.8 on one
+ *                                   thread and on THREADS (dedup_lsh_set_threads),
+ *                                   alternating, ROUNDS rounds: wall and process CPU seconds
+ *                                   of each, the ratio one / THREADS (median, range), and a
+ *                                   check that both list the same pairs byte for byte.
  *
  * All generated inputs come from a fixed 64-bit LCG, so every run sees the same data.
  */
@@ -275,16 +281,17 @@ static int count_pair(void *ud, uint32_t a, uint32_t b, double j)
     return 0;
 }
 
-static int bench_synthetic(uint32_t n)
+/* The N synthetic signatures of --synthetic in a new LSH index for threshold 0.8; *xs
+ * (may be NULL) receives the generator's state after them. */
+static struct dedup_lsh *syn_build(uint32_t n, uint64_t *xs)
 {
     struct dedup_lsh_params p;
     struct dedup_lsh *l = NULL;
     if (dedup_lsh_params_default(0.8, &p) != DEDUP_OK || dedup_lsh_new(&p, &l) != DEDUP_OK)
-        return 1;
+        return NULL;
     const struct dedup_minhash *mh = dedup_lsh_minhash(l);
     uint64_t x = 2026, set[SYN_SET], base[SYN_SET];
     uint32_t sig[DEDUP_MINHASH_H_MAX];
-    double t0 = bench_now(), c0 = cpu_now();
     /* every 10th document starts a group of 1..4 near-duplicates of itself, each with
      * a random share 0..40% of its shingles replaced (Jaccard about 0.43..1) */
     uint32_t d = 0;
@@ -302,10 +309,111 @@ static int bench_synthetic(uint32_t n)
             dedup_minhash_signature_hashes(mh, set, SYN_SET, sig);
             char id[32];
             snprintf(id, sizeof id, "doc%u", d);
-            if (dedup_lsh_add(l, sig, id, strlen(id), NULL) != DEDUP_OK)
-                return 1;
+            if (dedup_lsh_add(l, sig, id, strlen(id), NULL) != DEDUP_OK) {
+                dedup_lsh_free(l);
+                return NULL;
+            }
         }
     }
+    if (xs)
+        *xs = x;
+    return l;
+}
+
+/* A digest of the pairs in the order given (userdata: struct pair_digest). */
+struct pair_digest {
+    XXH3_state_t *st;
+    uint64_t n;
+};
+
+static int digest_pair(void *ud, uint32_t a, uint32_t b, double j)
+{
+    struct pair_digest *pd = ud;
+    uint32_t ab[2] = {a, b};
+    XXH3_64bits_update(pd->st, ab, sizeof ab);
+    XXH3_64bits_update(pd->st, &j, sizeof j);
+    pd->n++;
+    return 0;
+}
+
+static double proc_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static int bench_pairs_threads(int rounds, uint32_t n, unsigned threads)
+{
+    if (rounds < 1 || rounds > 100 || threads < 2)
+        return 2;
+    double t0 = bench_now();
+    struct dedup_lsh *l = syn_build(n, NULL);
+    if (!l)
+        return 1;
+    printf("pairs-threads: %u synthetic signatures built in %.2f s; all pairs at 0.8 on 1 "
+           "thread and on %u, alternating, %d rounds\n", n, bench_now() - t0, threads, rounds);
+    double ratio[100], cratio[100], w1[100], wt[100], c1[100], ct[100];
+    uint64_t ref = 0, pairs = 0;
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < 2; k++) {
+            unsigned th = (k == r % 2) ? 1 : threads; /* alternate which goes first */
+            struct pair_digest pd = {XXH3_createState(), 0};
+            if (!pd.st)
+                return 1;
+            XXH3_64bits_reset(pd.st);
+            dedup_lsh_set_threads(l, th);
+            double w = bench_now(), c = proc_cpu_now();
+            if (dedup_lsh_pairs(l, 0.8, 0, digest_pair, &pd, NULL, NULL) != DEDUP_OK)
+                return 1;
+            w = bench_now() - w;
+            c = proc_cpu_now() - c;
+            uint64_t h = XXH3_64bits_digest(pd.st);
+            XXH3_freeState(pd.st);
+            if (r == 0 && k == 0) {
+                ref = h;
+                pairs = pd.n;
+            } else if (h != ref || pd.n != pairs) {
+                printf("DIFFERENT PAIRS: %llu pairs (digest %016llx) on %u threads, %llu "
+                       "(%016llx) before\n", (unsigned long long)pd.n, (unsigned long long)h, th,
+                       (unsigned long long)pairs, (unsigned long long)ref);
+                return 1;
+            }
+            *(th == 1 ? &w1[r] : &wt[r]) = w;
+            *(th == 1 ? &c1[r] : &ct[r]) = c;
+        }
+        ratio[r] = w1[r] / wt[r];
+        cratio[r] = c1[r] / ct[r];
+        printf("  round %d: 1 thread %.3f s wall (%.3f CPU s), %u threads %.3f s wall (%.3f CPU "
+               "s): %.2fx\n", r + 1, w1[r], c1[r], threads, wt[r], ct[r], ratio[r]);
+    }
+    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+    qsort(cratio, (size_t)rounds, sizeof *cratio, cmp_double);
+    printf("all pairs at 0.8, %llu pairs, the same on both (digest %016llx): %u threads %.2fx "
+           "faster than 1 in wall time (median, range %.2f-%.2f), CPU seconds ratio %.2f\n",
+           (unsigned long long)pairs, (unsigned long long)ref, threads,
+           bench_median(ratio, rounds), ratio[0], ratio[rounds - 1],
+           bench_median(cratio, rounds));
+    dedup_lsh_free(l);
+    return 0;
+}
+
+static int bench_synthetic(uint32_t n)
+{
+    double t0 = bench_now(), c0 = cpu_now();
+    uint64_t x, set[SYN_SET];
+    struct dedup_lsh *l = syn_build(n, &x);
+    if (!l)
+        return 1;
+    const struct dedup_lsh_params p = *dedup_lsh_get_params(l);
+    const struct dedup_minhash *mh = dedup_lsh_minhash(l);
+    uint32_t sig[DEDUP_MINHASH_H_MAX];
     double t_add = bench_now() - t0, c_add = cpu_now() - c0;
     printf("synthetic: %u signatures (h %u, b %u x r %u, threshold 0.8), generated, signed and "
            "added in %.2f s (%.2f CPU s)\n", n, p.h, p.b, p.r, t_add, c_add);
@@ -463,7 +571,10 @@ int main(int argc, char **argv)
         return bench_pages(atoi(argv[2]), argc - 3, argv + 3);
     if (argc == 3 && strcmp(argv[1], "--synthetic") == 0)
         return bench_synthetic((uint32_t)strtoul(argv[2], NULL, 10));
+    if (argc == 5 && strcmp(argv[1], "--pairs-threads") == 0)
+        return bench_pairs_threads(atoi(argv[2]), (uint32_t)strtoul(argv[3], NULL, 10),
+                                   (unsigned)atoi(argv[4]));
     fprintf(stderr, "usage: bench_minhash --vectors DIR | --pages ROUNDS FILE... | "
-                    "--synthetic N\n");
+                    "--synthetic N | --pairs-threads ROUNDS N THREADS\n");
     return 2;
 }

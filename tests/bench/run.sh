@@ -331,7 +331,8 @@ fi
 # >= 0.8x); banding recall against brute force over the signatures of two release pairs
 # (bench_minhash --banding); 1M synthetic signatures: all pairs at 0.8 (wall, peak RSS under
 # /usr/bin/time), banding recall against brute force over the signatures of the first
-# 5,000, and queries/s against the 1M index. ~15 minutes.
+# 5,000, and queries/s against the 1M index; all pairs on one thread against all cores,
+# alternating, 7 rounds (bench_minhash --pairs-threads). ~16 minutes.
 if section minhash; then
 make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" "$BUILD/bench/bench_minhash" >/dev/null
 echo "== MinHash =="
@@ -361,6 +362,8 @@ for pkgs in "clang-14-doc:usr/share/doc/clang-14/html clang-15-doc:usr/share/doc
     "$BUILD/bench/bench_minhash" --banding $(cat "$BUILD/bench/banding.lst") | sed 's/^/  /'
 done
 /usr/bin/time -f '  peak RSS %M kB, wall %e s' "$BUILD/bench/bench_minhash" --synthetic 1000000 2>&1 | sed 's/^\([^ ]\)/  \1/'
+# all pairs on one thread against all cores (dedup_lsh_set_threads), the same 1M, 7 rounds
+"$BUILD/bench/bench_minhash" --pairs-threads 7 1000000 "$(nproc)" | sed 's/^/  /'
 fi
 
 # ---- the index on Redis (docs/BENCHMARKS.md "## Redis index") [redis] ----

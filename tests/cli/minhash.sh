@@ -44,8 +44,8 @@ expect_grep "simhash or minhash" "$TMP/err" "methods named"
 expect_status 1 "--num-perm 0" -- "$SIMCRAWL" pairs --method minhash --num-perm 0 "$MH/site"
 expect_status 1 "--shingle-words 33" -- "$SIMCRAWL" pairs --method minhash --shingle-words 33 "$MH/site"
 printf '0000000000000000 x\n' >"$MH/l.txt"
-expect_status 1 "minhash with --fingerprints" -- "$SIMCRAWL" pairs --method minhash --fingerprints "$MH/l.txt"
-expect_grep "needs the pages" "$TMP/err" "fingerprint lists refused"
+expect_status 2 "minhash with a simhash --fingerprints list" -- "$SIMCRAWL" pairs --method minhash --fingerprints "$MH/l.txt"
+expect_grep "l.txt:1: a simhash fingerprint list" "$TMP/err" "simhash fingerprint lists refused, named"
 
 # pairs: {"a","b","jaccard"}, each pair once
 expect_status 0 "pairs minhash jsonl" -- "$SIMCRAWL" pairs --method minhash --format jsonl "$MH/site"
@@ -61,7 +61,7 @@ expect_grep "threshold" "$TMP/out" "pairs --help documents --threshold"
 expect_status 0 "clusters minhash" -- "$SIMCRAWL" clusters --method minhash --format jsonl "$MH/site"
 expect_grep "\"size\": 2, \"representative\": \"$MH/site/a.html\"" "$TMP/out" "one cluster of two"
 expect_grep "\"jaccard\": 1.0000}, {\"id\": \"$MH/site/b.html\"" "$TMP/out" "members with their estimate"
-expect_status 1 "clusters minhash html" -- "$SIMCRAWL" clusters --method minhash --format html "$MH/site"
+# clusters --method minhash --format html: tests/cli/report_minhash.sh
 
 # index add, stats, query --top, pairs --index
 expect_status 0 "index add minhash" -- "$SIMCRAWL" index add --method minhash "$MH/m.idx" "$MH/site/a.html" "$MH/site/c.html" "$MH/site/d.html"
@@ -137,8 +137,7 @@ if [ "$(grep -c '"decision":"new"' "$TMP/out")" = 4 ]; then ok; else bad "dedup 
 expect_grep "4 new, 1 near-duplicate" "$TMP/err" "dedup summary"
 expect_status 0 "dedup minhash high threshold" -- "$SIMCRAWL" dedup --method minhash --threshold 0.99 --log - "$MH/site"
 if grep -q near-duplicate "$TMP/out"; then bad "at 0.99 the edited page is new"; else ok; fi
-expect_status 1 "dedup minhash --index" -- "$SIMCRAWL" dedup --method minhash --index "$MH/d.idx" "$MH/site"
-expect_grep "not supported yet" "$TMP/err" "dedup --index with minhash refused"
+# dedup --method minhash --index: tests/cli/dedup_minhash.sh
 expect_status 1 "dedup minhash --k" -- "$SIMCRAWL" dedup --method minhash --k 3 "$MH/site"
 expect_status 1 "dedup --threshold 0" -- "$SIMCRAWL" dedup --method minhash --threshold 0 "$MH/site"
 expect_status 1 "dedup --threshold without minhash" -- "$SIMCRAWL" dedup --threshold 0.5 "$MH/site"
