@@ -40,7 +40,7 @@ done
 cm_seed="http://127.0.0.1:$cm_port/index.html"
 # one connection: the pages are fetched in link order (index, a, b, c, d); --no-templates:
 # the signatures of the whole main texts, as `compare` makes them
-cm_crawl() { timeout 60 "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 1 --per-host 1 \
+cm_crawl() { timeout 60 "$SIMCRAWL" crawl --delay 0 --concurrency 1 --per-host 1 \
     --no-templates "$@"; }
 # the decision of URL's line in LOG ("new", "near-duplicate", ...)
 cm_decision() { sed -n "s|.*\"url\":\"http://127.0.0.1:$cm_port/$2\".*\"decision\":\"\([a-z-]*\)\".*|\1|p" "$1"; }
@@ -49,7 +49,7 @@ if [ -z "$cm_port" ]; then
 else
     expect_status 0 "crawl --method minhash" -- cm_crawl --method minhash --log "$CM/a.jsonl" \
         --warc "$CM/a.warc.gz" "$cm_seed"
-    expect_grep "new 4, near-duplicate 1, exact-duplicate 0" "$TMP/err" "minhash crawl: b dropped"
+    expect_grep "kept 4 new pages; dropped 1 near-duplicate and 0 exact duplicates" "$TMP/err" "minhash crawl: b dropped"
     # the log line of the dropped page: its original, the estimate (as compare gives it), no
     # Hamming distance
     expect_grep "\"url\":\"http://127.0.0.1:$cm_port/b.html\".*\"decision\":\"near-duplicate\",.*\"duplicate_of\":\"http://127.0.0.1:$cm_port/a.html\",\"jaccard\":0.9453,\"similarity\":0.9453" \
@@ -90,7 +90,7 @@ else
         --log "$CM/r.jsonl" "$cm_seed"
     expect_grep "/b.html\".*\"decision\":\"near-duplicate\",.*\"duplicate_of\":\"http://127.0.0.1:$cm_port/a.html\",\"jaccard\":0.9453" \
         "$CM/r.jsonl" "resumed: b is a near-duplicate of a (its signature from the state)"
-    expect_grep "new 4, near-duplicate 1" "$TMP/err" "resumed: the summary covers both runs"
+    expect_grep "kept 4 new pages; dropped 1 near-duplicate" "$TMP/err" "resumed: the summary covers both runs"
     # a simhash crawl's state is not resumed as minhash
     expect_status 0 "crawl --state (simhash), 2 pages" -- cm_crawl --max-pages 2 \
         --state "$CM/st2" --log "$CM/r2.jsonl" "$cm_seed"

@@ -79,7 +79,10 @@ expect_grep "unknown option '-x'" "$TMP/err" "-xv after a long option: -x named"
 # table of pairs, clusters, query and index); one sample of each is run below
 for c in compare fingerprint extract robots dedup crawl serve pairs clusters query index; do
     case $c in pairs | clusters | query | index) src=cli/inputs.c ;; *) src=cli/cmd_$c.c ;; esac
-    names=$("$S" "$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+    # the options a help line starts with ("  --k N", "  -q, --quiet"), not those its
+    # prose mentions (clusters: "crawl --log")
+    names=$("$S" "$c" --help | grep -oE -- '^ +(-[a-zA-Z0-9], )?--[a-z][a-z0-9-]*' |
+        grep -oE -- '--[a-z][a-z0-9-]*' | sort -u)
     [ -n "$names" ] || bad "$c --help lists no options"
     missing=
     for n in $names; do
