@@ -23,6 +23,7 @@
 #include "crawler/crawl.h"
 #include "crawler/crawler_int.h"
 #include "tests/httpd.h"
+#include "tests/testutil.h"
 
 extern void test_crawl_register(void);
 
@@ -44,32 +45,32 @@ static void push(struct crawl_frontier *f, const char *url, unsigned depth, floa
 {
     struct crawl_host *h = host_of(f, url);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, now), CRAWL_OK);
+    ASSERT_EQ(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, now), CRAWL_OK);
 }
 
 static void test_frontier_priority_within_host(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .delay = 0};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     push(f, "http://a/1", 2, -2, 0);
     push(f, "http://a/2", 1, -1, 0);
     push(f, "http://a/3", 1, -1, 0);
     push(f, "http://a/4", 0, 0, 0);
-    CU_ASSERT_EQUAL(crawl_frontier_size(f), 4);
+    ASSERT_EQ(crawl_frontier_size(f), 4);
     const char *want[] = {"http://a/4", "http://a/2", "http://a/3", "http://a/1"};
     for (int i = 0; i < 4; i++) {
         struct crawl_item it;
         struct crawl_host *h;
         double wake;
-        CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 1.0 + i, &it, &h, &wake), 1);
+        ASSERT_EQ_FATAL(crawl_frontier_pop(f, 1.0 + i, &it, &h, &wake), 1);
         CU_ASSERT_STRING_EQUAL(it.url, want[i]);
         /* per_host 1: busy until done */
-        CU_ASSERT_EQUAL(crawl_frontier_pop(f, 1.0 + i, &it, &h, &wake), i < 3 ? 0 : 0);
+        ASSERT_EQ(crawl_frontier_pop(f, 1.0 + i, &it, &h, &wake), i < 3 ? 0 : 0);
         crawl_frontier_done(f, h, 1.0 + i);
         free(it.url);
     }
-    CU_ASSERT_EQUAL(crawl_frontier_size(f), 0);
+    ASSERT_EQ(crawl_frontier_size(f), 0);
     crawl_frontier_free(f);
 }
 
@@ -77,17 +78,17 @@ static void test_frontier_delay_per_host(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .delay = 2.0};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     push(f, "http://a/1", 0, 0, 0);
     push(f, "http://a/2", 0, 0, 0);
     push(f, "http://b/1", 0, 0, 0);
     struct crawl_item it;
     struct crawl_host *h1, *h2, *h;
     double wake;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10.0, &it, &h1, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 10.0, &it, &h1, &wake), 1);
     free(it.url);
     /* host b is not held up by a's delay */
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10.0, &it, &h2, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 10.0, &it, &h2, &wake), 1);
     CU_ASSERT_STRING_EQUAL(crawl_host_origin(h2),
                            strcmp(crawl_host_origin(h1), "http://a") == 0 ? "http://b"
                                                                           : "http://a");
@@ -96,13 +97,13 @@ static void test_frontier_delay_per_host(void)
     crawl_frontier_done(f, h2, 10.5);
     /* a's next request: 2 s after the end of the last one */
     int got = crawl_frontier_pop(f, 11.0, &it, &h, &wake);
-    CU_ASSERT_EQUAL(got, 0);
+    ASSERT_EQ(got, 0);
     CU_ASSERT(fabs(wake - 12.5) < 1e-9);
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 12.5, &it, &h, &wake), 1);
+    ASSERT_EQ(crawl_frontier_pop(f, 12.5, &it, &h, &wake), 1);
     CU_ASSERT_STRING_EQUAL(it.url, "http://a/2");
     free(it.url);
     crawl_frontier_done(f, h, 12.6);
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 100, &it, &h, &wake), 0);
+    ASSERT_EQ(crawl_frontier_pop(f, 100, &it, &h, &wake), 0);
     CU_ASSERT(isinf(wake));
     crawl_frontier_free(f);
 }
@@ -111,7 +112,7 @@ static void test_frontier_crawl_delay_capped(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .delay = 0.5, .max_delay = 5};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     struct crawl_host *h = host_of(f, "http://a/");
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     CU_ASSERT_DOUBLE_EQUAL(crawl_frontier_set_delay(f, h, 3, 0), 3, 1e-9);
@@ -125,7 +126,7 @@ static void test_frontier_hold_and_per_host(void)
 {
     struct crawl_frontier_opts o = {.per_host = 2, .delay = 0};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     for (int i = 0; i < 5; i++) {
         char u[32];
         snprintf(u, sizeof u, "http://a/%d", i);
@@ -136,17 +137,17 @@ static void test_frontier_hold_and_per_host(void)
     struct crawl_item it;
     struct crawl_host *h;
     double wake;
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 0);
+    ASSERT_EQ(crawl_frontier_pop(f, 1, &it, &h, &wake), 0);
     CU_ASSERT(isinf(wake));
     crawl_frontier_hold(f, a, 0, 1);
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 1);
     free(it.url);
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 1);
     free(it.url);
-    CU_ASSERT_EQUAL(crawl_host_active(a), 2);
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 0); /* 2 in flight */
+    ASSERT_EQ(crawl_host_active(a), 2);
+    ASSERT_EQ(crawl_frontier_pop(f, 1, &it, &h, &wake), 0); /* 2 in flight */
     crawl_frontier_done(f, a, 1);
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 1, &it, &h, &wake), 1);
     CU_ASSERT_STRING_EQUAL(it.url, "http://a/2");
     free(it.url);
     crawl_frontier_free(f); /* frees the 2 still queued */
@@ -157,7 +158,7 @@ static void test_frontier_no_starvation(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .delay = 0};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     enum { HOSTS = 50, PER = 20 };
     for (int i = 0; i < PER; i++)
         for (int k = 0; k < HOSTS; k++) {
@@ -165,7 +166,7 @@ static void test_frontier_no_starvation(void)
             snprintf(u, sizeof u, "http://h%d.example/%d", k, i);
             push(f, u, 0, 0, 0);
         }
-    CU_ASSERT_EQUAL(crawl_frontier_host_count(f), HOSTS);
+    ASSERT_EQ(crawl_frontier_host_count(f), HOSTS);
     int served[HOSTS] = {0};
     double now = 1;
     /* the first HOSTS pops reach HOSTS different hosts */
@@ -173,17 +174,17 @@ static void test_frontier_no_starvation(void)
         struct crawl_item it;
         struct crawl_host *h;
         double wake;
-        CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, now, &it, &h, &wake), 1);
+        ASSERT_EQ_FATAL(crawl_frontier_pop(f, now, &it, &h, &wake), 1);
         int k = atoi(crawl_host_origin(h) + strlen("http://h"));
         served[k]++;
         if (n == HOSTS - 1)
             for (int j = 0; j < HOSTS; j++)
-                CU_ASSERT_EQUAL(served[j], 1);
+                ASSERT_EQ(served[j], 1);
         free(it.url);
         now += 0.001;
         crawl_frontier_done(f, h, now);
     }
-    CU_ASSERT_EQUAL(crawl_frontier_size(f), 0);
+    ASSERT_EQ(crawl_frontier_size(f), 0);
     crawl_frontier_free(f);
 }
 
@@ -193,17 +194,17 @@ static void test_frontier_cancel_keeps_turn(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .delay = 5};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     push(f, "http://a/1", 0, 0, 0);
     push(f, "http://a/2", 0, 0, 0);
     struct crawl_item it;
     struct crawl_host *h;
     double wake;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
     free(it.url);
     crawl_frontier_cancel(f, h, 10);
-    CU_ASSERT_EQUAL(crawl_host_active(h), 0);
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    ASSERT_EQ(crawl_host_active(h), 0);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
     CU_ASSERT_STRING_EQUAL(it.url, "http://a/2");
     free(it.url);
     crawl_frontier_free(f);
@@ -215,7 +216,7 @@ static void test_frontier_pause(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .delay = 1};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     push(f, "http://a/1", 0, 0, 0);
     push(f, "http://b/1", 0, 0, 0);
     struct crawl_host *a = host_of(f, "http://a/");
@@ -223,18 +224,18 @@ static void test_frontier_pause(void)
     struct crawl_item it;
     struct crawl_host *h;
     double wake;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 10, &it, &h, &wake), 1);
     CU_ASSERT_STRING_EQUAL(it.url, "http://b/1");
     free(it.url);
     crawl_frontier_done(f, h, 10);
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
+    ASSERT_EQ(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
     CU_ASSERT_DOUBLE_EQUAL(wake, 30, 1e-9);
     crawl_frontier_pause(f, a, 20, 15); /* earlier: no effect */
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
+    ASSERT_EQ(crawl_frontier_pop(f, 29.9, &it, &h, &wake), 0);
     crawl_frontier_pause(f, a, 0, 29.5); /* a transfer ended at 29.5: its delay runs to 30.5 */
-    CU_ASSERT_EQUAL(crawl_frontier_pop(f, 30.2, &it, &h, &wake), 0);
+    ASSERT_EQ(crawl_frontier_pop(f, 30.2, &it, &h, &wake), 0);
     CU_ASSERT_DOUBLE_EQUAL(wake, 30.5, 1e-9);
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_pop(f, 30.5, &it, &h, &wake), 1);
+    ASSERT_EQ_FATAL(crawl_frontier_pop(f, 30.5, &it, &h, &wake), 1);
     CU_ASSERT_STRING_EQUAL(it.url, "http://a/1");
     free(it.url);
     crawl_frontier_free(f);
@@ -244,12 +245,12 @@ static void test_frontier_cap(void)
 {
     struct crawl_frontier_opts o = {.per_host = 1, .max_items = 3};
     struct crawl_frontier *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     struct crawl_host *h = host_of(f, "http://a/");
     for (int i = 0; i < 3; i++)
-        CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_ETOOLARGE);
-    CU_ASSERT_EQUAL(crawl_frontier_size(f), 3);
+        ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_ETOOLARGE);
+    ASSERT_EQ(crawl_frontier_size(f), 3);
     crawl_frontier_free(f);
 }
 
@@ -296,26 +297,26 @@ static void fetch_all(struct test_httpd *h, const struct crawl_fetcher_opts *o,
                       struct crawl_response **out)
 {
     struct crawl_fetcher *fx = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_fetcher_new(o, &fx), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_fetcher_new(o, &fx), CRAWL_OK);
     for (size_t i = 0; i < n; i++) {
         char url[256];
         out[i] = NULL;
-        CU_ASSERT_EQUAL(crawl_fetcher_add(fx, test_httpd_url(h, paths[i], url, sizeof url),
+        ASSERT_EQ(crawl_fetcher_add(fx, test_httpd_url(h, paths[i], url, sizeof url),
                                           kind, (void *)(uintptr_t)i),
                         CRAWL_OK);
     }
     size_t got = 0;
     double until = crawl_clock() + 20; /* a bound for a broken fetcher, never reached */
     while (got < n && crawl_clock() < until) {
-        CU_ASSERT_EQUAL_FATAL(crawl_fetcher_run(fx, 100), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_fetcher_run(fx, 100), CRAWL_OK);
         struct crawl_response *r;
         while ((r = crawl_fetcher_next(fx)) != NULL) {
             out[(uintptr_t)r->userdata] = r;
             got++;
         }
     }
-    CU_ASSERT_EQUAL(got, n);
-    CU_ASSERT_EQUAL(crawl_fetcher_active(fx), 0);
+    ASSERT_EQ(got, n);
+    ASSERT_EQ(crawl_fetcher_active(fx), 0);
     crawl_fetcher_free(fx);
 }
 
@@ -340,11 +341,11 @@ static void test_fetch_outcomes(void)
     for (size_t i = 0; i < N; i++)
         CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
 
-    CU_ASSERT_EQUAL(r[0]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[0]->status, 200);
-    CU_ASSERT_EQUAL(r[0]->len - r[0]->head_len, sizeof PAGE - 1);
-    CU_ASSERT_EQUAL(memcmp(r[0]->data + r[0]->head_len, PAGE, sizeof PAGE - 1), 0);
-    CU_ASSERT_EQUAL(strncmp(r[0]->data, "HTTP/1.1 200", 12), 0);
+    ASSERT_EQ(r[0]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[0]->status, 200);
+    ASSERT_EQ(r[0]->len - r[0]->head_len, sizeof PAGE - 1);
+    ASSERT_EQ(memcmp(r[0]->data + r[0]->head_len, PAGE, sizeof PAGE - 1), 0);
+    ASSERT_EQ(strncmp(r[0]->data, "HTTP/1.1 200", 12), 0);
     CU_ASSERT(r[0]->head_len >= 4 && memcmp(r[0]->data + r[0]->head_len - 4, "\r\n\r\n", 4) == 0);
     CU_ASSERT_STRING_EQUAL(r[0]->content_type, "text/html; charset=utf-8");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r[0]->request);
@@ -353,40 +354,40 @@ static void test_fetch_outcomes(void)
     CU_ASSERT_STRING_EQUAL(r[0]->ip, "127.0.0.1");
     CU_ASSERT_STRING_EQUAL(r[0]->error, "");
 
-    CU_ASSERT_EQUAL(r[1]->result, CRAWL_FETCH_DONE); /* xhtml is html */
+    ASSERT_EQ(r[1]->result, CRAWL_FETCH_DONE); /* xhtml is html */
     /* gzip: kept as the server coded it, for the WARC */
-    CU_ASSERT_EQUAL(r[2]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[2]->result, CRAWL_FETCH_DONE);
     CU_ASSERT_PTR_NOT_NULL(r[2]->content_encoding);
     CU_ASSERT(r[2]->len - r[2]->head_len >= 2 &&
               (unsigned char)r[2]->data[r[2]->head_len] == 0x1f);
     /* chunked: curl removed the coding, the head says so under another name */
-    CU_ASSERT_EQUAL(r[3]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[3]->len - r[3]->head_len, sizeof PAGE - 1);
+    ASSERT_EQ(r[3]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[3]->len - r[3]->head_len, sizeof PAGE - 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(r[3]->data, "X-Crawler-Transfer-Encoding: chunked"));
     /* not html: aborted after the headers, before 2 MB were sent */
-    CU_ASSERT_EQUAL(r[4]->result, CRAWL_FETCH_FILTERED);
+    ASSERT_EQ(r[4]->result, CRAWL_FETCH_FILTERED);
     CU_ASSERT(r[4]->len - r[4]->head_len < sizeof big_body);
     CU_ASSERT_PTR_NOT_NULL(strstr(r[4]->error, "image/png"));
-    CU_ASSERT_EQUAL(r[5]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[5]->status, 404);
-    CU_ASSERT_EQUAL(r[6]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[6]->status, 500);
+    ASSERT_EQ(r[5]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[5]->status, 404);
+    ASSERT_EQ(r[6]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[6]->status, 500);
     /* redirects are not followed: the loop follows them */
-    CU_ASSERT_EQUAL(r[7]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[7]->status, 301);
+    ASSERT_EQ(r[7]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[7]->status, 301);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r[7]->location);
     CU_ASSERT_STRING_EQUAL(r[7]->location, "/page.html");
     /* body caps: announced length and endless body */
-    CU_ASSERT_EQUAL(r[8]->result, CRAWL_FETCH_TOOLARGE);
+    ASSERT_EQ(r[8]->result, CRAWL_FETCH_TOOLARGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(r[8]->error, "too large"));
-    CU_ASSERT_EQUAL(r[9]->result, CRAWL_FETCH_TOOLARGE);
+    ASSERT_EQ(r[9]->result, CRAWL_FETCH_TOOLARGE);
     CU_ASSERT(r[9]->len - r[9]->head_len <= o.max_body);
     /* hang: total timeout; drip: low-speed or total timeout */
-    CU_ASSERT_EQUAL(r[10]->result, CRAWL_FETCH_TIMEOUT);
+    ASSERT_EQ(r[10]->result, CRAWL_FETCH_TIMEOUT);
     CU_ASSERT_PTR_NOT_NULL(strstr(r[10]->error, "timeout"));
-    CU_ASSERT_EQUAL(r[11]->result, CRAWL_FETCH_TIMEOUT);
+    ASSERT_EQ(r[11]->result, CRAWL_FETCH_TIMEOUT);
     /* reset in the middle of the body */
-    CU_ASSERT_EQUAL(r[12]->result, CRAWL_FETCH_FAILED);
+    ASSERT_EQ(r[12]->result, CRAWL_FETCH_FAILED);
     CU_ASSERT_NOT_EQUAL(r[12]->error[0], '\0');
     /* all at once: the slow ones overlapped (3 s timeout each, not 3 x 3 s) */
     CU_ASSERT(took < 8);
@@ -476,23 +477,23 @@ static void raw_server_stop(struct raw_server *rs)
 static void test_fetch_header_caps(void)
 {
     struct raw_server line, many;
-    CU_ASSERT_EQUAL_FATAL(raw_server_start(&line, 1, 100u << 20), 0);
-    CU_ASSERT_EQUAL_FATAL(raw_server_start(&many, 0, 300u << 10), 0);
+    ASSERT_EQ_FATAL(raw_server_start(&line, 1, 100u << 20), 0);
+    ASSERT_EQ_FATAL(raw_server_start(&many, 0, 300u << 10), 0);
     struct crawl_fetcher_opts o = {.concurrency = 4, .per_host = 4, .timeout = 10,
                                    .connect_timeout = 2, .max_body = 1024 * 1024,
                                    .user_agent = "simcrawl-test/1"};
     struct crawl_fetcher *fx = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_fetcher_new(&o, &fx), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_fetcher_new(&o, &fx), CRAWL_OK);
     char url[64];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/line.html", line.port);
-    CU_ASSERT_EQUAL(crawl_fetcher_add(fx, url, CRAWL_FETCH_PAGE, (void *)(uintptr_t)0), CRAWL_OK);
+    ASSERT_EQ(crawl_fetcher_add(fx, url, CRAWL_FETCH_PAGE, (void *)(uintptr_t)0), CRAWL_OK);
     snprintf(url, sizeof url, "http://127.0.0.1:%d/many.html", many.port);
-    CU_ASSERT_EQUAL(crawl_fetcher_add(fx, url, CRAWL_FETCH_PAGE, (void *)(uintptr_t)1), CRAWL_OK);
+    ASSERT_EQ(crawl_fetcher_add(fx, url, CRAWL_FETCH_PAGE, (void *)(uintptr_t)1), CRAWL_OK);
     struct crawl_response *r[2] = {NULL, NULL};
     size_t got = 0;
     double until = crawl_clock() + 20;
     while (got < 2 && crawl_clock() < until) {
-        CU_ASSERT_EQUAL_FATAL(crawl_fetcher_run(fx, 100), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_fetcher_run(fx, 100), CRAWL_OK);
         struct crawl_response *x;
         while ((x = crawl_fetcher_next(fx)) != NULL) {
             r[(uintptr_t)x->userdata] = x;
@@ -504,10 +505,10 @@ static void test_fetch_header_caps(void)
     raw_server_stop(&many);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r[0]);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r[1]);
-    CU_ASSERT_EQUAL(r[0]->result, CRAWL_FETCH_FAILED);
+    ASSERT_EQ(r[0]->result, CRAWL_FETCH_FAILED);
     CU_ASSERT_STRING_EQUAL(r[0]->error,
                            "a response header line over 102400 bytes (libcurl's header line cap)");
-    CU_ASSERT_EQUAL(r[1]->result, CRAWL_FETCH_FAILED);
+    ASSERT_EQ(r[1]->result, CRAWL_FETCH_FAILED);
     CU_ASSERT_STRING_EQUAL(r[1]->error, "response headers over 262144 bytes (the header cap)");
     crawl_response_free(r[0]);
     crawl_response_free(r[1]);
@@ -521,15 +522,15 @@ static void test_fetch_robots_kind(void)
     static const char *const paths[] = {"/robots.txt", "/moved", "/image.png"};
     struct crawl_response *r[3];
     fetch_all(h, &o, paths, 3, CRAWL_FETCH_ANY, r);
-    CU_ASSERT_EQUAL(r[0]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[0]->status, 200);
-    CU_ASSERT_EQUAL(strcmp(r[0]->data + r[0]->head_len, "User-agent: *\nDisallow: /x\n"), 0);
+    ASSERT_EQ(r[0]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[0]->status, 200);
+    ASSERT_EQ(strcmp(r[0]->data + r[0]->head_len, "User-agent: *\nDisallow: /x\n"), 0);
     /* robots fetches follow redirects */
-    CU_ASSERT_EQUAL(r[1]->result, CRAWL_FETCH_DONE);
-    CU_ASSERT_EQUAL(r[1]->status, 200);
+    ASSERT_EQ(r[1]->result, CRAWL_FETCH_DONE);
+    ASSERT_EQ(r[1]->status, 200);
     /* any type, cut at the robots cap with what fit kept */
-    CU_ASSERT_EQUAL(r[2]->result, CRAWL_FETCH_TOOLARGE);
-    CU_ASSERT_EQUAL(r[2]->len - r[2]->head_len, CRAWL_ROBOTS_MAX_BYTES);
+    ASSERT_EQ(r[2]->result, CRAWL_FETCH_TOOLARGE);
+    ASSERT_EQ(r[2]->len - r[2]->head_len, CRAWL_ROBOTS_MAX_BYTES);
     for (int i = 0; i < 3; i++)
         crawl_response_free(r[i]);
     test_httpd_stop(h);
@@ -549,10 +550,10 @@ static void test_fetch_many_reuse(void)
     fetch_all(h, &o, paths, N, CRAWL_FETCH_PAGE, r);
     for (int i = 0; i < N; i++) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(r[i]);
-        CU_ASSERT_EQUAL(r[i]->status, 200);
+        ASSERT_EQ(r[i]->status, 200);
         crawl_response_free(r[i]);
     }
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/page.html"), N);
+    ASSERT_EQ(test_httpd_count(h, "/page.html"), N);
     test_httpd_stop(h);
 }
 
@@ -691,7 +692,7 @@ static struct crawl *loop_new3(struct loop_ctx *ctx, struct crawl_opts *o, int l
     o->user_agent = "simcrawl-test/1";
     struct crawl *c = NULL;
     char err[256];
-    CU_ASSERT_EQUAL(crawl_new(o, &c, err, sizeof err), CRAWL_OK);
+    ASSERT_EQ(crawl_new(o, &c, err, sizeof err), CRAWL_OK);
     return c;
 }
 
@@ -710,29 +711,29 @@ static void test_loop_tree_coverage(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     const struct crawl_stats *st = crawl_get_stats(c);
     /* 63 pages, each fetched once; the 64 links of the leaves are 404s */
-    CU_ASSERT_EQUAL(st->new_pages, 63);
-    CU_ASSERT_EQUAL(ctx.processed, 63);
-    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_NEW), 63);
-    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ERROR), 64);
+    ASSERT_EQ(st->new_pages, 63);
+    ASSERT_EQ(ctx.processed, 63);
+    ASSERT_EQ(count_decision(&ctx, CRAWL_DECISION_NEW), 63);
+    ASSERT_EQ(count_decision(&ctx, CRAWL_DECISION_ERROR), 64);
     char path[32];
     for (int i = 0; i < 63; i++) {
         snprintf(path, sizeof path, "/t/%d", i);
-        CU_ASSERT_EQUAL(test_httpd_count(h, path), 1);
+        ASSERT_EQ(test_httpd_count(h, path), 1);
     }
-    CU_ASSERT_EQUAL(st->errors, 64);
-    CU_ASSERT_EQUAL(test_httpd_total(h), 127);
+    ASSERT_EQ(st->errors, 64);
+    ASSERT_EQ(test_httpd_total(h), 127);
     const struct log_line *l = find_line(&ctx, "/t/0");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->links, 2);
-    CU_ASSERT_EQUAL(l->depth, 0);
+    ASSERT_EQ(l->links, 2);
+    ASSERT_EQ(l->depth, 0);
     l = find_line(&ctx, "/t/70");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
-    CU_ASSERT_EQUAL(l->status, 404);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->status, 404);
     crawl_free(c);
     test_httpd_stop(h);
 }
@@ -746,10 +747,10 @@ static void test_loop_depth_and_page_limits(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_total(h), 7); /* depths 0, 1, 2 */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/7"), 0);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_total(h), 7); /* depths 0, 1, 2 */
+    ASSERT_EQ(test_httpd_count(h, "/t/7"), 0);
     crawl_free(c);
     test_httpd_stop(h);
 
@@ -759,15 +760,15 @@ static void test_loop_depth_and_page_limits(void)
                             .ignore_robots = 1};
     c = loop_new(&ctx, &o2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_total(h), 10);
-    CU_ASSERT_EQUAL(crawl_get_stats(c)->fetched, 10);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_total(h), 10);
+    ASSERT_EQ(crawl_get_stats(c)->fetched, 10);
     /* breadth-first: the 10 are depths 0..2 (7 pages) and 3 of depth 3 */
     for (int i = 0; i < 7; i++) {
         char path[16];
         snprintf(path, sizeof path, "/t/%d", i);
-        CU_ASSERT_EQUAL(test_httpd_count(h, path), 1);
+        ASSERT_EQ(test_httpd_count(h, path), 1);
     }
     crawl_free(c);
     test_httpd_stop(h);
@@ -788,11 +789,11 @@ static void test_loop_politeness_delay(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/robots.txt"), 1);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_count(h, "/robots.txt"), 1);
     size_t n = test_httpd_total(h);
-    CU_ASSERT_EQUAL(n, 7);
+    ASSERT_EQ(n, 7);
     /* robots.txt first, then pages; Crawl-delay 0.4 raised the 0.2 delay */
     const struct test_httpd_request *first = test_httpd_request_at(h, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(first);
@@ -821,16 +822,16 @@ static void test_loop_robots_disallowed_never_fetched(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     /* /t/1 and its subtree (and /t/1x) are never requested */
     for (size_t i = 0; i < test_httpd_total(h); i++)
         CU_ASSERT(strncmp(test_httpd_request_at(h, i)->path, "/t/1", 4) != 0);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/2"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/robots.txt"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/t/2"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/robots.txt"), 1);
     const struct log_line *l = find_line(&ctx, "/t/1");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "Disallow: /t/1"));
     crawl_free(c);
     test_httpd_stop(h);
@@ -855,13 +856,13 @@ static void test_loop_robots_unreachable_says_why(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/0"), 0);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_count(h, "/t/0"), 0);
     CU_ASSERT(test_httpd_count(h, "/robots.txt") >= 2); /* retried */
     const struct log_line *l = find_line(&ctx, "/t/0");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
     /* "robots.txt unavailable (<curl's error>) for 1 s" */
     const char *open = strstr(l->error, "robots.txt unavailable (");
     const char *close = strstr(l->error, ") for 1 s");
@@ -929,20 +930,20 @@ static void test_loop_robots_5xx_then_ok_crawls(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/robots.txt"), 2);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_count(h, "/robots.txt"), 2);
     double t[2];
-    CU_ASSERT_EQUAL(test_httpd_times(h, "/robots.txt", t, 2), 2);
+    ASSERT_EQ(test_httpd_times(h, "/robots.txt", t, 2), 2);
     CU_ASSERT(t[1] - t[0] >= 0.45); /* the backoff was kept */
     const char *pages[] = {"/t/0", "/t/1", "/t/2"};
     for (size_t i = 0; i < 3; i++) {
-        CU_ASSERT_EQUAL(test_httpd_count(h, pages[i]), 1);
+        ASSERT_EQ(test_httpd_count(h, pages[i]), 1);
         const struct log_line *l = find_line(&ctx, pages[i]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-        CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+        ASSERT_EQ(l->decision, CRAWL_DECISION_NEW);
     }
-    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
+    ASSERT_EQ(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
     CU_ASSERT(crawl_get_stats(c)->elapsed < 5);
     crawl_free(c);
     flaky_stop(h, &fr);
@@ -961,16 +962,16 @@ static void test_loop_robots_retry_keeps_delay(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_total(h), 3); /* robots.txt 503, robots.txt 200, /t/0 */
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_total(h), 3); /* robots.txt 503, robots.txt 200, /t/0 */
     for (size_t i = 1; i < test_httpd_total(h) && i < 3; i++) {
         double gap = test_httpd_request_at(h, i)->time - test_httpd_request_at(h, i - 1)->time;
         CU_ASSERT(gap >= 0.49);
     }
     const struct log_line *l = find_line(&ctx, "/t/0");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_NEW);
     crawl_free(c);
     flaky_stop(h, &fr);
 }
@@ -992,9 +993,9 @@ static void test_loop_robots_5xx_outage_limit(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/0"), 0);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_count(h, "/t/0"), 0);
     /* retries at 0.25, 0.75, 1.75 and at the limit, 2 s */
     double t[16];
     size_t n = test_httpd_times(h, "/robots.txt", t, 16);
@@ -1006,7 +1007,7 @@ static void test_loop_robots_5xx_outage_limit(void)
     }
     const struct log_line *l = find_line(&ctx, "/t/0");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ROBOTS_DISALLOWED);
     CU_ASSERT_STRING_EQUAL(l->error, "robots.txt unavailable (HTTP 503) for 2 s");
     double el = crawl_get_stats(c)->elapsed;
     CU_ASSERT(el >= 1.9 && el < 4);
@@ -1042,7 +1043,7 @@ static size_t dead_host_errors(const struct loop_ctx *ctx, const char *dead, con
     for (size_t i = 0; i < ctx->n; i++) {
         if (strncmp(ctx->lines[i].url, dead, strlen(dead) - 4) != 0)
             continue;
-        CU_ASSERT_EQUAL(ctx->lines[i].decision, CRAWL_DECISION_ERROR);
+        ASSERT_EQ(ctx->lines[i].decision, CRAWL_DECISION_ERROR);
         CU_ASSERT_PTR_NOT_NULL(strstr(ctx->lines[i].error, "host unreachable: robots.txt: "));
         CU_ASSERT_PTR_NOT_NULL(strstr(ctx->lines[i].error, want));
         errors++;
@@ -1058,9 +1059,9 @@ static void dead_and_live_seeds(struct crawl *c, unsigned port, struct test_http
     char url[128], dead2[128];
     snprintf(dead, 128, "http://127.0.0.1:%u/t/0", port);
     snprintf(dead2, sizeof dead2, "http://127.0.0.1:%u/t/5", port);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, dead), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, dead2), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, dead), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, dead2), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
 }
 
 /* A port that refuses connections: a short retry, then the host's URLs are errors and the
@@ -1081,13 +1082,13 @@ static void test_loop_robots_refused_host_errors(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char dead[128];
     dead_and_live_seeds(c, port, h, dead);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     /* the live host is crawled */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/t/1"), 1);
     /* both URLs of the dead host: errors naming the host and the attempts */
-    CU_ASSERT_EQUAL(dead_host_errors(&ctx, dead, "(3 attempts in "), 2);
-    CU_ASSERT_EQUAL(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
-    CU_ASSERT_EQUAL(crawl_get_stats(c)->robots_fetched, 4); /* 3 refused + 1 live */
+    ASSERT_EQ(dead_host_errors(&ctx, dead, "(3 attempts in "), 2);
+    ASSERT_EQ(count_decision(&ctx, CRAWL_DECISION_ROBOTS_DISALLOWED), 0);
+    ASSERT_EQ(crawl_get_stats(c)->robots_fetched, 4); /* 3 refused + 1 live */
     double el = crawl_get_stats(c)->elapsed;
     CU_ASSERT(el >= 0.5 && el < 3); /* retries at 0.2 and 0.6 s */
     crawl_free(c);
@@ -1116,9 +1117,9 @@ static void test_loop_robots_silent_host_time_cap(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char dead[128];
     dead_and_live_seeds(c, port, h, dead);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/t/1"), 1); /* the live host is crawled */
-    CU_ASSERT_EQUAL(dead_host_errors(&ctx, dead, "; --unreachable-time)"), 2);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_count(h, "/t/1"), 1); /* the live host is crawled */
+    ASSERT_EQ(dead_host_errors(&ctx, dead, "; --unreachable-time)"), 2);
     double el = crawl_get_stats(c)->elapsed;
     CU_ASSERT(el >= 0.9 && el < 2.5); /* about the cap, not 20 s */
     crawl_free(c);
@@ -1222,42 +1223,42 @@ static void test_loop_memory_budget(void)
     struct crawl *c = loop_new3(&ctx, &o, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
     double t0 = crawl_clock();
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     CU_ASSERT(crawl_clock() - t0 < 20);
     const struct crawl_stats *st = crawl_get_stats(c);
     /* the counter: bodies were held (more than one page's worth), never over the budget */
-    CU_ASSERT_EQUAL(st->mem_limit, MEM_BUDGET);
+    ASSERT_EQ(st->mem_limit, MEM_BUDGET);
     CU_ASSERT(st->mem_peak > MEM_BIG);
     CU_ASSERT(st->mem_peak <= MEM_BUDGET);
-    CU_ASSERT_EQUAL(st->mem_held, 0);
+    ASSERT_EQ(st->mem_held, 0);
     /* every plain page was fetched whole: they waited for room, none failed */
     size_t waited_ok = 0, gz_ok = 0;
     for (unsigned i = 0; i < N_PLAIN + N_GZIP; i++) {
         const struct log_line *l = find_line(&ctx, paths[i]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-        CU_ASSERT_EQUAL(test_httpd_count(h, paths[i]), 1);
+        ASSERT_EQ(test_httpd_count(h, paths[i]), 1);
         if (getenv("TEST_VERBOSE"))
             fprintf(stderr, "%s: %d %s\n", paths[i], (int)l->decision, l->error);
         if (i < N_PLAIN) {
-            CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
+            ASSERT_EQ(l->decision, CRAWL_DECISION_NEW);
             waited_ok += l->decision == CRAWL_DECISION_NEW;
         } else if (l->decision == CRAWL_DECISION_NEW) {
             gz_ok++;
         } else {
-            CU_ASSERT_EQUAL(i, N_PLAIN + N_GZIP - 1); /* only the 1.5 MB one may fail */
+            ASSERT_EQ(i, N_PLAIN + N_GZIP - 1); /* only the 1.5 MB one may fail */
             /* a decode that found no room says so, with the budget */
-            CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+            ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
             CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "memory budget of 4194304 bytes"));
         }
     }
-    CU_ASSERT_EQUAL(waited_ok, N_PLAIN);
+    ASSERT_EQ(waited_ok, N_PLAIN);
     CU_ASSERT(gz_ok >= N_GZIP - 1);
     /* a page alone over the budget fails, naming it */
     const struct log_line *l = find_line(&ctx, "/huge.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "over the memory budget of 4194304 bytes"));
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "--max-memory"));
     crawl_free(c);
@@ -1272,14 +1273,14 @@ static void test_loop_memory_budget(void)
 static void test_seen_bloom(void)
 {
     struct crawl_bloom *b = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_bloom_new(1u << 20, &b), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_bloom_bytes(b) >= (1u << 20), 1);
+    ASSERT_EQ_FATAL(crawl_bloom_new(1u << 20, &b), CRAWL_OK);
+    ASSERT_EQ(crawl_bloom_bytes(b) >= (1u << 20), 1);
     char key[32];
     for (int i = 0; i < 100000; i++) {
         int n = snprintf(key, sizeof key, "in %d", i);
         crawl_bloom_add(b, crawl_hash64(key, (size_t)n));
     }
-    CU_ASSERT_EQUAL(crawl_bloom_count(b), 100000);
+    ASSERT_EQ(crawl_bloom_count(b), 100000);
     int missed = 0, wrong = 0;
     for (int i = 0; i < 100000; i++) {
         int n = snprintf(key, sizeof key, "in %d", i);
@@ -1287,11 +1288,11 @@ static void test_seen_bloom(void)
         n = snprintf(key, sizeof key, "out %d", i);
         wrong += crawl_bloom_maybe(b, crawl_hash64(key, (size_t)n));
     }
-    CU_ASSERT_EQUAL(missed, 0);
+    ASSERT_EQ(missed, 0);
     CU_ASSERT(wrong < 100); /* 84 bits a hash: about 1e-6 */
     crawl_bloom_free(b);
     /* 4096 bytes, 6553 hashes: 5 bits a hash, (1 - e^-1)^5 = 10 % */
-    CU_ASSERT_EQUAL_FATAL(crawl_bloom_new(4096, &b), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_bloom_new(4096, &b), CRAWL_OK);
     for (int i = 0; i < 6553; i++) {
         int n = snprintf(key, sizeof key, "in %d", i);
         crawl_bloom_add(b, crawl_hash64(key, (size_t)n));
@@ -1304,17 +1305,17 @@ static void test_seen_bloom(void)
     CU_ASSERT(wrong > 600 && wrong < 1400);
     /* a table spilled into it is empty after, and what it held is in the filter */
     struct crawl_seen *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_seen_new(10, &s), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_seen_new(10, &s), CRAWL_OK);
     int added;
     for (uint64_t h = 1; h <= 10; h++)
-        CU_ASSERT_EQUAL(crawl_seen_add(s, h * 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_seen_add(s, 77, &added), CRAWL_ETOOLARGE);
+        ASSERT_EQ(crawl_seen_add(s, h * 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
+    ASSERT_EQ(crawl_seen_add(s, 77, &added), CRAWL_ETOOLARGE);
     crawl_seen_spill(s, b);
-    CU_ASSERT_EQUAL(crawl_seen_count(s), 0);
-    CU_ASSERT_EQUAL(crawl_seen_contains(s, 0x9e3779b97f4a7c15ULL), 0);
+    ASSERT_EQ(crawl_seen_count(s), 0);
+    ASSERT_EQ(crawl_seen_contains(s, 0x9e3779b97f4a7c15ULL), 0);
     for (uint64_t h = 1; h <= 10; h++)
-        CU_ASSERT_EQUAL(crawl_bloom_maybe(b, h * 0x9e3779b97f4a7c15ULL), 1);
-    CU_ASSERT_EQUAL(crawl_seen_add(s, 77, &added), CRAWL_OK);
+        ASSERT_EQ(crawl_bloom_maybe(b, h * 0x9e3779b97f4a7c15ULL), 1);
+    ASSERT_EQ(crawl_seen_add(s, 77, &added), CRAWL_OK);
     crawl_seen_free(s);
     crawl_bloom_free(b);
 }
@@ -1385,12 +1386,12 @@ static void focus_run(struct test_httpd *h, struct crawl_state *st, long max_pag
                            .user_agent = "simcrawl-test/1"};
     struct crawl *c = NULL;
     char err[256];
-    CU_ASSERT_EQUAL_FATAL(crawl_new(&o, &c, err, sizeof err), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_new(&o, &c, err, sizeof err), CRAWL_OK);
     int resumed = 0;
-    CU_ASSERT_EQUAL(crawl_resume(c, &resumed), CRAWL_OK);
+    ASSERT_EQ(crawl_resume(c, &resumed), CRAWL_OK);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/f/0", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/f/0", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     crawl_free(c);
 }
 
@@ -1404,7 +1405,7 @@ static void test_loop_focused_state_resume(void)
     pthread_mutex_init(&straight.lock, NULL);
     pthread_mutex_init(&resumed.lock, NULL);
     focus_run(h, NULL, 0, &straight);
-    CU_ASSERT_EQUAL(straight.n, FOCUS_PAGES);
+    ASSERT_EQ(straight.n, FOCUS_PAGES);
     char dir[] = "/tmp/simcrawl-focus-XXXXXX";
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
     /* three runs over one state: stopped at 20 pages, at 50, then to the end */
@@ -1412,24 +1413,24 @@ static void test_loop_focused_state_resume(void)
     for (int r = 0; r < 3; r++) {
         struct crawl_state *st = NULL;
         char err[256];
-        CU_ASSERT_EQUAL_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
         focus_run(h, st, budgets[r], &resumed);
         crawl_state_close(st);
-        CU_ASSERT_EQUAL(resumed.n, budgets[r] ? (size_t)budgets[r] : FOCUS_PAGES);
+        ASSERT_EQ(resumed.n, budgets[r] ? (size_t)budgets[r] : FOCUS_PAGES);
     }
-    CU_ASSERT_EQUAL(resumed.n, straight.n);
+    ASSERT_EQ(resumed.n, straight.n);
     size_t same = 0;
     for (size_t i = 0; i < straight.n && i < resumed.n; i++)
         same += strcmp(straight.lines[i].url, resumed.lines[i].url) == 0;
-    CU_ASSERT_EQUAL(same, straight.n);
+    ASSERT_EQ(same, straight.n);
     if (same != straight.n && getenv("TEST_VERBOSE"))
         for (size_t i = 0; i < straight.n && i < resumed.n; i++)
             fprintf(stderr, "%zu %s %s\n", i, straight.lines[i].url, resumed.lines[i].url);
     /* every page once */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/f/1"), 2);
+    ASSERT_EQ(test_httpd_count(h, "/f/1"), 2);
     char path[300];
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(path), 0);
+    ASSERT_EQ(system(path), 0);
     pthread_mutex_destroy(&straight.lock);
     pthread_mutex_destroy(&resumed.lock);
     test_httpd_stop(h);
@@ -1445,61 +1446,61 @@ static void test_loop_redirects_errors_faults(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
     double t0 = crawl_clock();
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     CU_ASSERT(crawl_clock() - t0 < 10);
     const struct log_line *l;
     /* a chain of redirects is followed hop by hop, the fragment dropped */
     l = find_line(&ctx, "/r1");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_REDIRECT);
-    CU_ASSERT_EQUAL(l->status, 301);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_REDIRECT);
+    ASSERT_EQ(l->status, 301);
     /* referrers: the page that linked /r1, then each redirecting URL (Heritrix's "via") */
     CU_ASSERT_STRING_EQUAL(l->referrer, url);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/final.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/final.html"), 1);
     l = find_line(&ctx, "/r2");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->referrer, "/r1"));
     l = find_line(&ctx, "/final.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEW);
-    CU_ASSERT_EQUAL(l->depth, 1);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_NEW);
+    ASSERT_EQ(l->depth, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->referrer, "/r2"));
     CU_ASSERT_STRING_EQUAL(find_line(&ctx, "/")->referrer, ""); /* the seed: none */
     /* a redirect loop ends: each URL once */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/loop1"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/loop2"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/loop1"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/loop2"), 1);
     l = find_line(&ctx, "/loop2");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "already seen"));
     l = find_line(&ctx, "/missing");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
-    CU_ASSERT_EQUAL(l->status, 404);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->status, 404);
     l = find_line(&ctx, "/error");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->status, 500);
+    ASSERT_EQ(l->status, 500);
     l = find_line(&ctx, "/image.png");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_FILTERED);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_FILTERED);
     l = find_line(&ctx, "/hang.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "timeout"));
     l = find_line(&ctx, "/drip.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
     l = find_line(&ctx, "/reset.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
     l = find_line(&ctx, "/endless.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_FILTERED);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_FILTERED);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "too large"));
     /* scope host: the other host is never queued */
     CU_ASSERT_PTR_NULL(find_host(&ctx, "other.invalid"));
-    CU_ASSERT_EQUAL(crawl_get_stats(c)->links_out_of_scope, 1);
+    ASSERT_EQ(crawl_get_stats(c)->links_out_of_scope, 1);
     crawl_free(c);
     test_httpd_stop(h);
 }
@@ -1529,18 +1530,18 @@ static void test_loop_duplicate_links_not_enqueued(void)
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/mirror/a"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/doc/b"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/mirror/only-here"), 0);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(test_httpd_count(h, "/mirror/a"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/doc/b"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/mirror/only-here"), 0);
     const struct crawl_stats *st = crawl_get_stats(c);
-    CU_ASSERT_EQUAL(st->near_duplicates, 1);
-    CU_ASSERT_EQUAL(st->links_saved, 1);
+    ASSERT_EQ(st->near_duplicates, 1);
+    ASSERT_EQ(st->links_saved, 1);
     const struct log_line *l = find_line(&ctx, "/mirror/a");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_NEAR_DUPLICATE);
-    CU_ASSERT_EQUAL(l->links, 0);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_NEAR_DUPLICATE);
+    ASSERT_EQ(l->links, 0);
     crawl_free(c);
     test_httpd_stop(h);
 }
@@ -1579,19 +1580,19 @@ static void test_loop_stop_aborts_in_flight(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     /* no low-speed abort here: only the stop can end the hang */
     char url[128];
-    CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+    ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
     struct stopper s = {c, 1.5};
     pthread_t t;
-    CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, stop_later, &s), 0);
+    ASSERT_EQ_FATAL(pthread_create(&t, NULL, stop_later, &s), 0);
     double t0 = crawl_clock();
-    CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+    ASSERT_EQ(crawl_run(c), CRAWL_OK);
     double took = crawl_clock() - t0;
     pthread_join(t, NULL);
     CU_ASSERT(took < 5);
     const struct log_line *l = find_line(&ctx, "/hang.html");
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    CU_ASSERT_EQUAL(l->decision, CRAWL_DECISION_ERROR);
+    ASSERT_EQ(l->decision, CRAWL_DECISION_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(l->error, "aborted"));
     CU_ASSERT(took >= 1.5);
     crawl_free(c);
@@ -1603,7 +1604,7 @@ static void test_loop_bad_regex(void)
     struct crawl_opts o = {.include = "(unclosed"};
     struct crawl *c = NULL;
     char err[256] = "";
-    CU_ASSERT_EQUAL(crawl_new(&o, &c, err, sizeof err), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_new(&o, &c, err, sizeof err), CRAWL_EINVAL);
     CU_ASSERT_PTR_NULL(c);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--include"));
 }
@@ -1680,33 +1681,33 @@ static void test_cli_mirror_duplicates_dropped_with_links(void)
              "%s crawl --delay 0 --per-host 1 --workers 1 --timeout 5 --log %s --warc %s %s "
              "2>%s/err",
              simcrawl_bin(), log, warc, test_httpd_url(h, "/index.html", url, sizeof url), tmpl);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    ASSERT_EQ(system(cmd), 0);
     /* the mirror's pages were fetched and found to be near-duplicates ... */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/mirror/articles/owl.html"), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "/mirror/articles/owl.html", "\"near-duplicate\""), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "/print/owl.html", "\"near-duplicate\""), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "/blog/owl-reposted.html", "\"near-duplicate\""), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "heron.html?print=1", "\"exact-duplicate\""), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "\"duplicate_of\"", "/articles/owl.html\",\"distance\""), 3);
+    ASSERT_EQ(test_httpd_count(h, "/mirror/articles/owl.html"), 1);
+    ASSERT_EQ(count_lines(log, "/mirror/articles/owl.html", "\"near-duplicate\""), 1);
+    ASSERT_EQ(count_lines(log, "/print/owl.html", "\"near-duplicate\""), 1);
+    ASSERT_EQ(count_lines(log, "/blog/owl-reposted.html", "\"near-duplicate\""), 1);
+    ASSERT_EQ(count_lines(log, "heron.html?print=1", "\"exact-duplicate\""), 1);
+    ASSERT_EQ(count_lines(log, "\"duplicate_of\"", "/articles/owl.html\",\"distance\""), 3);
     /* ... so the unique-looking pages only they link to were never requested */
     for (size_t i = 0; i < test_httpd_total(h); i++)
         CU_ASSERT(strncmp(test_httpd_request_at(h, i)->path, "/mirror/extra/", 14) != 0);
     /* robots.txt, 404 and non-HTML in the log; the originals are kept */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/private/minutes.html"), 0);
-    CU_ASSERT_EQUAL(count_lines(log, "/private/minutes.html", "\"robots-disallowed\""), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "/articles/dodo.html", "\"status\":404"), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "/files/checklist.pdf", "\"filtered\""), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "/articles/owl.html\"", "\"new\""), 1);
+    ASSERT_EQ(test_httpd_count(h, "/private/minutes.html"), 0);
+    ASSERT_EQ(count_lines(log, "/private/minutes.html", "\"robots-disallowed\""), 1);
+    ASSERT_EQ(count_lines(log, "/articles/dodo.html", "\"status\":404"), 1);
+    ASSERT_EQ(count_lines(log, "/files/checklist.pdf", "\"filtered\""), 1);
+    ASSERT_EQ(count_lines(log, "/articles/owl.html\"", "\"new\""), 1);
     char errf[300];
     snprintf(errf, sizeof errf, "%s/err", tmpl);
-    CU_ASSERT_EQUAL(count_lines(errf, "not followed: 6 only on duplicate pages", NULL), 1);
+    ASSERT_EQ(count_lines(errf, "not followed: 6 only on duplicate pages", NULL), 1);
     /* the WARC is complete (renamed from .open) */
     FILE *w = fopen(warc, "rb");
     CU_ASSERT_PTR_NOT_NULL(w);
     if (w)
         fclose(w);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    ASSERT_EQ(system(cmd), 0);
     test_httpd_stop(h);
 }
 
@@ -1758,22 +1759,22 @@ static void test_cli_focused_crawl(void)
                  "--workers 1 --max-pages 5 %s --log %s %s 2>%s/err",
                  simcrawl_bin(), focused ? "--topic 'asyncio coroutine await'" : "", log,
                  test_httpd_url(h, "/", url, sizeof url), tmpl);
-        CU_ASSERT_EQUAL(system(cmd), 0);
-        CU_ASSERT_EQUAL(test_httpd_total(h), 5);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_EQ(test_httpd_total(h), 5);
         if (focused) {
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/a1.html"), 1);
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/a2.html"), 1);
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/a3.html"), 1);
-            CU_ASSERT_EQUAL(count_lines(log, "\"relevance\":", NULL), 5);
+            ASSERT_EQ(test_httpd_count(h, "/a1.html"), 1);
+            ASSERT_EQ(test_httpd_count(h, "/a2.html"), 1);
+            ASSERT_EQ(test_httpd_count(h, "/a3.html"), 1);
+            ASSERT_EQ(count_lines(log, "\"relevance\":", NULL), 5);
         } else {
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/g4.html"), 1);
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/a2.html"), 0);
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/a1.html"), 0);
-            CU_ASSERT_EQUAL(test_httpd_count(h, "/a3.html"), 0);
-            CU_ASSERT_EQUAL(count_lines(log, "\"relevance\":", NULL), 0);
+            ASSERT_EQ(test_httpd_count(h, "/g4.html"), 1);
+            ASSERT_EQ(test_httpd_count(h, "/a2.html"), 0);
+            ASSERT_EQ(test_httpd_count(h, "/a1.html"), 0);
+            ASSERT_EQ(test_httpd_count(h, "/a3.html"), 0);
+            ASSERT_EQ(count_lines(log, "\"relevance\":", NULL), 0);
         }
         snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
-        CU_ASSERT_EQUAL(system(cmd), 0);
+        ASSERT_EQ(system(cmd), 0);
         test_httpd_stop(h);
     }
 }
@@ -1812,25 +1813,25 @@ static void test_cli_sigterm_stops_cleanly(void)
     const struct timespec tick = {0, 50 * 1000 * 1000};
     for (int i = 0; i < 600 && test_httpd_count(h, "/hang.html") == 0; i++)
         nanosleep(&tick, NULL);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/hang.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/hang.html"), 1);
     nanosleep(&tick, NULL); /* the transfer is in curl's hands */
     kill(pid, SIGTERM);
     int st = 0;
-    CU_ASSERT_EQUAL(waitpid(pid, &st, 0), pid);
+    ASSERT_EQ(waitpid(pid, &st, 0), pid);
     double took = crawl_clock() - t0;
     CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     CU_ASSERT(took < 40); /* well before the 60 s timeout: the signal stopped it */
-    CU_ASSERT_EQUAL(count_lines(log, "/hang.html", "aborted"), 1);
-    CU_ASSERT_EQUAL(count_lines(log, "\"decision\":\"new\"", NULL), 1);
+    ASSERT_EQ(count_lines(log, "/hang.html", "aborted"), 1);
+    ASSERT_EQ(count_lines(log, "\"decision\":\"new\"", NULL), 1);
     FILE *w = fopen(warc, "rb");
     CU_ASSERT_PTR_NOT_NULL(w);
     if (w)
         fclose(w);
     char errf[300];
     snprintf(errf, sizeof errf, "%s/err", tmpl);
-    CU_ASSERT_EQUAL(count_lines(errf, "stopped by a signal", NULL), 1);
+    ASSERT_EQ(count_lines(errf, "stopped by a signal", NULL), 1);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    ASSERT_EQ(system(cmd), 0);
     test_httpd_stop(h);
 }
 
@@ -1876,8 +1877,8 @@ static void test_scope_name_host_and_domain(void)
         int d = same_scope(psl, D, cases[i].a, cases[i].b);
         if (h != cases[i].host || d != cases[i].domain)
             fprintf(stderr, "\nscope %s vs %s: host %d domain %d\n", cases[i].a, cases[i].b, h, d);
-        CU_ASSERT_EQUAL(h, cases[i].host);
-        CU_ASSERT_EQUAL(d, cases[i].domain);
+        ASSERT_EQ(h, cases[i].host);
+        ASSERT_EQ(d, cases[i].domain);
     }
     /* the names themselves */
     static const struct {
@@ -1942,13 +1943,13 @@ static void test_loop_scope_decisions(void)
         struct crawl *c = loop_new(&ctx, &o);
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
         char url[128];
-        CU_ASSERT_EQUAL(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
-        CU_ASSERT_EQUAL(crawl_run(c), CRAWL_OK);
+        ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/", url, sizeof url)), CRAWL_OK);
+        ASSERT_EQ(crawl_run(c), CRAWL_OK);
         const struct crawl_stats *st = crawl_get_stats(c);
-        CU_ASSERT_EQUAL(st->links_enqueued, want[i].queued);
-        CU_ASSERT_EQUAL(st->links_out_of_scope, want[i].out);
-        CU_ASSERT_EQUAL(st->fetched, 1);
-        CU_ASSERT_EQUAL(test_httpd_total(h), 1);
+        ASSERT_EQ(st->links_enqueued, want[i].queued);
+        ASSERT_EQ(st->links_out_of_scope, want[i].out);
+        ASSERT_EQ(st->fetched, 1);
+        ASSERT_EQ(test_httpd_total(h), 1);
         crawl_free(c);
         test_httpd_stop(h);
     }
@@ -1978,7 +1979,7 @@ static void remove_dir(const char *dir)
 {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    ASSERT_EQ(system(cmd), 0);
 }
 
 /* The log lines (dir/log.jsonl) whose "url" ends in path and that contain needle. */
@@ -2083,27 +2084,27 @@ static void test_cli_zstd_page_links_followed(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     char dir[32];
     /* --max-body 100000: decoded bodies are capped at 8 times that (crawl.c) */
-    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-body 100000", dir), 0);
+    ASSERT_EQ(run_binary_crawl(h, "/", "--max-body 100000", dir), 0);
     /* zstd was offered, and the page's links were found in the decoded body */
     const struct test_httpd_request *req = test_httpd_last(h, "/");
     CU_ASSERT_PTR_NOT_NULL_FATAL(req);
     const char *ae = test_httpd_header(req, "Accept-Encoding");
     CU_ASSERT_PTR_NOT_NULL(ae);
     CU_ASSERT_PTR_NOT_NULL(ae ? strstr(ae, "zstd") : NULL);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/z/one.html"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/z/two.html"), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"decision\":\"new\""), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":3"), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/z/one.html", "\"decision\":\"new\""), 1);
+    ASSERT_EQ(test_httpd_count(h, "/z/one.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/z/two.html"), 1);
+    ASSERT_EQ(log_lines(dir, "/", "\"decision\":\"new\""), 1);
+    ASSERT_EQ(log_lines(dir, "/", "\"links\":3"), 1);
+    ASSERT_EQ(log_lines(dir, "/z/one.html", "\"decision\":\"new\""), 1);
     /* the bomb: an error naming the coding and the cap, not a page */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/z/bomb.html"), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/z/bomb.html", "\"decision\":\"error\""), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/z/bomb.html", "zstd body decodes to more than 800000"), 1);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/z/bomb.html", NULL, 0), 0);
+    ASSERT_EQ(test_httpd_count(h, "/z/bomb.html"), 1);
+    ASSERT_EQ(log_lines(dir, "/z/bomb.html", "\"decision\":\"error\""), 1);
+    ASSERT_EQ(log_lines(dir, "/z/bomb.html", "zstd body decodes to more than 800000"), 1);
+    ASSERT_EQ(warc_records(dir, "response", "/z/bomb.html", NULL, 0), 0);
     /* the WARC keeps the body as sent: zstd-coded, with its Content-Encoding */
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/", "Content-Encoding: zstd", 22), 1);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/", "\x28\xb5\x2f\xfd", 4), 1);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/z/two.html", NULL, 0), 1);
+    ASSERT_EQ(warc_records(dir, "response", "/", "Content-Encoding: zstd", 22), 1);
+    ASSERT_EQ(warc_records(dir, "response", "/", "\x28\xb5\x2f\xfd", 4), 1);
+    ASSERT_EQ(warc_records(dir, "response", "/z/two.html", NULL, 0), 1);
     remove_dir(dir);
     test_httpd_stop(h);
     free(bomb);
@@ -2133,32 +2134,32 @@ static void test_cli_caps_logged(void)
     struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     char dir[32], file[64];
-    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-links 2 --max-nesting 10", dir), 0);
-    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"truncated\":\"links,depth\""), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":2"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/1.html"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/2.html"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/c/3.html"), 0);
+    ASSERT_EQ(run_binary_crawl(h, "/", "--max-links 2 --max-nesting 10", dir), 0);
+    ASSERT_EQ(log_lines(dir, "/", "\"truncated\":\"links,depth\""), 1);
+    ASSERT_EQ(log_lines(dir, "/", "\"links\":2"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/c/1.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/c/2.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/c/3.html"), 0);
     snprintf(file, sizeof file, "%s/err", dir);
-    CU_ASSERT_EQUAL(count_lines(file, "/: links after the 2nd dropped (3 of them; --max-links)",
+    ASSERT_EQ(count_lines(file, "/: links after the 2nd dropped (3 of them; --max-links)",
                                 "simcrawl crawl: http://127.0.0.1:"), 1);
-    CU_ASSERT_EQUAL(count_lines(file, "elements nested deeper than 10 skipped", "(--max-nesting)"),
+    ASSERT_EQ(count_lines(file, "elements nested deeper than 10 skipped", "(--max-nesting)"),
                     1);
     remove_dir(dir);
     /* the defaults cut nothing here: no field, no warning, every link followed */
-    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "", dir), 0);
-    CU_ASSERT_EQUAL(log_lines(dir, "/", "truncated"), 0);
-    CU_ASSERT_EQUAL(log_lines(dir, "/", "\"links\":5"), 1);
+    ASSERT_EQ(run_binary_crawl(h, "/", "", dir), 0);
+    ASSERT_EQ(log_lines(dir, "/", "truncated"), 0);
+    ASSERT_EQ(log_lines(dir, "/", "\"links\":5"), 1);
     snprintf(file, sizeof file, "%s/err", dir);
-    CU_ASSERT_EQUAL(count_lines(file, "dropped", ""), 0);
-    CU_ASSERT_EQUAL(count_lines(file, "skipped", ""), 0);
+    ASSERT_EQ(count_lines(file, "dropped", ""), 0);
+    ASSERT_EQ(count_lines(file, "skipped", ""), 0);
     remove_dir(dir);
     /* bad values: exit 1 naming the option */
-    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-links 0", dir), 1);
+    ASSERT_EQ(run_binary_crawl(h, "/", "--max-links 0", dir), 1);
     snprintf(file, sizeof file, "%s/err", dir);
-    CU_ASSERT_EQUAL(count_lines(file, "--max-links", "1 to 100000000"), 1);
+    ASSERT_EQ(count_lines(file, "--max-links", "1 to 100000000"), 1);
     remove_dir(dir);
-    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "--max-nesting x", dir), 1);
+    ASSERT_EQ(run_binary_crawl(h, "/", "--max-nesting x", dir), 1);
     remove_dir(dir);
     test_httpd_stop(h);
 }
@@ -2221,30 +2222,30 @@ static void test_cli_meta_robots_noindex_nofollow(void)
     struct test_httpd *h = test_httpd_start(routes, sizeof routes / sizeof routes[0], NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     char dir[32];
-    CU_ASSERT_EQUAL(run_binary_crawl(h, "/", "", dir), 0);
+    ASSERT_EQ(run_binary_crawl(h, "/", "", dir), 0);
     /* noindex: fetched once, its link followed; logged, not in the WARC */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/noindex.html"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/from-noindex.html"), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/noindex.html", "\"decision\":\"filtered\""), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/noindex.html", "meta robots noindex: not archived"), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/noindex.html", "\"links\":1"), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/from-noindex.html", "\"decision\":\"new\""), 1);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/noindex.html", NULL, 0), 0);
-    CU_ASSERT_EQUAL(warc_records(dir, "request", "/noindex.html", NULL, 0), 0);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/from-noindex.html", NULL, 0), 1);
+    ASSERT_EQ(test_httpd_count(h, "/noindex.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/from-noindex.html"), 1);
+    ASSERT_EQ(log_lines(dir, "/noindex.html", "\"decision\":\"filtered\""), 1);
+    ASSERT_EQ(log_lines(dir, "/noindex.html", "meta robots noindex: not archived"), 1);
+    ASSERT_EQ(log_lines(dir, "/noindex.html", "\"links\":1"), 1);
+    ASSERT_EQ(log_lines(dir, "/from-noindex.html", "\"decision\":\"new\""), 1);
+    ASSERT_EQ(warc_records(dir, "response", "/noindex.html", NULL, 0), 0);
+    ASSERT_EQ(warc_records(dir, "request", "/noindex.html", NULL, 0), 0);
+    ASSERT_EQ(warc_records(dir, "response", "/from-noindex.html", NULL, 0), 1);
     /* meta nofollow: archived, its link never requested */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/nofollow.html"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/from-nofollow.html"), 0);
-    CU_ASSERT_EQUAL(log_lines(dir, "/nofollow.html", "\"decision\":\"new\""), 1);
-    CU_ASSERT_EQUAL(log_lines(dir, "/from-nofollow.html", NULL), 0);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/nofollow.html", NULL, 0), 1);
+    ASSERT_EQ(test_httpd_count(h, "/nofollow.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/from-nofollow.html"), 0);
+    ASSERT_EQ(log_lines(dir, "/nofollow.html", "\"decision\":\"new\""), 1);
+    ASSERT_EQ(log_lines(dir, "/from-nofollow.html", NULL), 0);
+    ASSERT_EQ(warc_records(dir, "response", "/nofollow.html", NULL, 0), 1);
     /* rel=nofollow on one link: the other link of the page is followed */
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/followed.html"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/not-followed.html"), 0);
-    CU_ASSERT_EQUAL(log_lines(dir, "/relnf.html", "\"links\":1"), 1);
-    CU_ASSERT_EQUAL(warc_records(dir, "response", "/followed.html", NULL, 0), 1);
+    ASSERT_EQ(test_httpd_count(h, "/followed.html"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/not-followed.html"), 0);
+    ASSERT_EQ(log_lines(dir, "/relnf.html", "\"links\":1"), 1);
+    ASSERT_EQ(warc_records(dir, "response", "/followed.html", NULL, 0), 1);
     /* every request accounted for: the six pages, nothing else */
-    CU_ASSERT_EQUAL(test_httpd_total(h), 6);
+    ASSERT_EQ(test_httpd_total(h), 6);
     remove_dir(dir);
     test_httpd_stop(h);
 }

@@ -15,6 +15,7 @@
 
 #include "dedup/dedup.h"
 #include "filter/decide.h"
+#include "tests/testutil.h"
 
 static struct dedup_index *new_index(unsigned k)
 {
@@ -66,40 +67,40 @@ static void test_decide_exact_near_new(void)
     const uint64_t a = 0x0123456789abcdefull;
 
     struct filter_decide_page p = page("http://h/a", a, "sha1:A", "meta of a");
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEW);
-    CU_ASSERT_EQUAL(r.add_code, DEDUP_OK);
-    CU_ASSERT_EQUAL(r.stored, FILTER_STORED_YES);
-    CU_ASSERT_EQUAL(r.doc, 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(r.add_code, DEDUP_OK);
+    ASSERT_EQ(r.stored, FILTER_STORED_YES);
+    ASSERT_EQ(r.doc, 0);
 
     /* the same payload: exact, whatever the fingerprint; the metadata comes back */
     p = page("http://h/a-copy", ~a, "sha1:A", "other");
-    CU_ASSERT_EQUAL(filter_decide_lookup(d, &p, &r), 1);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_EXACT);
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_EXACT);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 1);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
     CU_ASSERT_STRING_EQUAL((const char *)r.meta, "meta of a");
-    CU_ASSERT_EQUAL(r.meta_len, strlen("meta of a") + 1);
+    ASSERT_EQ(r.meta_len, strlen("meta of a") + 1);
     CU_ASSERT_TRUE(r.has_doc);
     CU_ASSERT_STRING_EQUAL(r.dup_id, "http://h/a");
-    CU_ASSERT_EQUAL(r.fp, a);
+    ASSERT_EQ(r.fp, a);
 
     /* within k: near, not added, its payload not remembered */
     p = page("http://h/b", a ^ 0x7, "sha1:B", "meta of b");
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEAR);
-    CU_ASSERT_EQUAL(r.distance, 3);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.distance, 3);
     CU_ASSERT_STRING_EQUAL(r.dup_id, "http://h/a");
-    CU_ASSERT_EQUAL(r.stored, FILTER_STORED_NONE);
-    CU_ASSERT_EQUAL(filter_decide_lookup(d, &p, &r), 0);
+    ASSERT_EQ(r.stored, FILTER_STORED_NONE);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 0);
 
     /* beyond k: new */
     p = page("http://h/c", a ^ 0xf, "sha1:C", "meta of c");
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEW);
-    CU_ASSERT_EQUAL(r.doc, 1);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 2);
-    CU_ASSERT_EQUAL(filter_decide_payload_count(d), 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(r.doc, 1);
+    ASSERT_EQ(dedup_index_doc_count(idx), 2);
+    ASSERT_EQ(filter_decide_payload_count(d), 2);
 
     filter_decide_result_release(&r);
     filter_decide_free(d);
@@ -117,37 +118,37 @@ static void test_decide_flags(void)
     /* noindex: nothing looked up, nothing added, nothing remembered */
     struct filter_decide_page p = page("u1", a, "k1", "m1");
     p.flags = FILTER_DECIDE_NOINDEX;
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NOINDEX);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 0);
-    CU_ASSERT_EQUAL(filter_decide_payload_count(d), 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NOINDEX);
+    ASSERT_EQ(dedup_index_doc_count(idx), 0);
+    ASSERT_EQ(filter_decide_payload_count(d), 0);
 
     /* not fingerprinted: not added; its payload remembered only when asked */
     p = page("u2", 0, "k2", "m2");
     p.has_fp = 0;
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
-    CU_ASSERT_EQUAL(filter_decide_payload_count(d), 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
+    ASSERT_EQ(filter_decide_payload_count(d), 0);
     p.flags = FILTER_DECIDE_REMEMBER_UNFP;
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
-    CU_ASSERT_EQUAL(r.stored, FILTER_STORED_YES);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
+    ASSERT_EQ(r.stored, FILTER_STORED_YES);
+    ASSERT_EQ(dedup_index_doc_count(idx), 0);
     p = page("u2-again", a, "k2", NULL); /* its payload again: exact, of no document */
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_EXACT);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
     CU_ASSERT_FALSE(r.has_doc);
     CU_ASSERT_STRING_EQUAL((const char *)r.meta, "m2");
 
     /* keep: new even within k */
     p = page("u3", a, "k3", "m3");
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
     p = page("u4", a, "k4", "m4");
     p.flags = FILTER_DECIDE_KEEP;
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEW);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(dedup_index_doc_count(idx), 2);
 
     /* too little text: its blocks are learned with LEARN_SHORT only (3 documents of a
      * host with the same block make it a template block) */
@@ -165,13 +166,13 @@ static void test_decide_flags(void)
             p.blocks = blocks;
             p.n_blocks = 1;
             p.flags = learn ? FILTER_DECIDE_LEARN_SHORT : 0;
-            CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-            CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
+            ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+            ASSERT_EQ(r.verdict, FILTER_VERDICT_UNFINGERPRINTED);
         }
     }
     /* not fingerprinted for another reason (too much text): LEARN_UNFP counts it, unless
      * its payload is known */
-    CU_ASSERT_EQUAL(filter_decide_remember(d, "dup", 3, UINT32_MAX, NULL, 0), FILTER_STORED_YES);
+    ASSERT_EQ(filter_decide_remember(d, "dup", 3, UINT32_MAX, NULL, 0), FILTER_STORED_YES);
     for (int known = 0; known < 2; known++) {
         for (uint64_t doc = 1; doc <= 3; doc++) {
             char key[8];
@@ -184,18 +185,18 @@ static void test_decide_flags(void)
             p.blocks = blocks;
             p.n_blocks = 1;
             p.flags = FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
-            CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-            CU_ASSERT_EQUAL(r.verdict,
+            ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+            ASSERT_EQ(r.verdict,
                             known ? FILTER_VERDICT_EXACT : FILTER_VERDICT_UNFINGERPRINTED);
         }
     }
-    CU_ASSERT_EQUAL(filter_decide_mark(d, "big", 3, &block, &ntok, 1, &mark), 1);
-    CU_ASSERT_EQUAL(filter_decide_mark(d, "big-dup", 7, &block, &ntok, 1, &mark), 0);
+    ASSERT_EQ(filter_decide_mark(d, "big", 3, &block, &ntok, 1, &mark), 1);
+    ASSERT_EQ(filter_decide_mark(d, "big-dup", 7, &block, &ntok, 1, &mark), 0);
     mark = 9;
-    CU_ASSERT_EQUAL(filter_decide_mark(d, "other", 5, &block, &ntok, 1, &mark), 0);
-    CU_ASSERT_EQUAL(mark, 0);
-    CU_ASSERT_EQUAL(filter_decide_mark(d, "short", 5, &block, &ntok, 1, &mark), 1);
-    CU_ASSERT_EQUAL(mark, 1);
+    ASSERT_EQ(filter_decide_mark(d, "other", 5, &block, &ntok, 1, &mark), 0);
+    ASSERT_EQ(mark, 0);
+    ASSERT_EQ(filter_decide_mark(d, "short", 5, &block, &ntok, 1, &mark), 1);
+    ASSERT_EQ(mark, 1);
 
     filter_decide_result_release(&r);
     filter_decide_free(d);
@@ -223,43 +224,43 @@ static void test_decide_ids_cap_meta_order(void)
     struct dedup_index *idx = new_index(3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
     uint32_t doc;
-    CU_ASSERT_EQUAL(dedup_index_add(idx, 0x5555, "old", 3, &doc), DEDUP_OK);
+    ASSERT_EQ(dedup_index_add(idx, 0x5555, "old", 3, &doc), DEDUP_OK);
     struct filter_decide *d = new_decide(idx, 3, 1, 3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     struct filter_decide_result r = {0};
 
     /* an id indexed before the decision was made, and one added by it */
     struct filter_decide_page p = page("old", 0xffff0000ffff0000ull, NULL, NULL);
-    CU_ASSERT_EQUAL(filter_decide_lookup(d, &p, &r), 1);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_KNOWN_ID);
-    CU_ASSERT_EQUAL(r.fp, 0x5555);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 1);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_KNOWN_ID);
+    ASSERT_EQ(r.fp, 0x5555);
     p = page("new", 0xffff0000ffff0000ull, "z", "1");
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
     p.key = "other";
     p.key_len = 5;
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_KNOWN_ID);
-    CU_ASSERT_EQUAL(r.doc, 1);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_KNOWN_ID);
+    ASSERT_EQ(r.doc, 1);
 
     /* the cap: remembered up to 3 keys, the first of a key stays, listed in order */
-    CU_ASSERT_EQUAL(filter_decide_remember(d, "y", 1, UINT32_MAX, "2", 2), FILTER_STORED_YES);
-    CU_ASSERT_EQUAL(filter_decide_remember(d, "z", 1, UINT32_MAX, "3", 2), FILTER_STORED_NONE);
-    CU_ASSERT_EQUAL(filter_decide_remember(d, "x", 1, UINT32_MAX, "4", 2), FILTER_STORED_YES);
-    CU_ASSERT_EQUAL(filter_decide_remember(d, "w", 1, UINT32_MAX, "5", 2), FILTER_STORED_FULL);
+    ASSERT_EQ(filter_decide_remember(d, "y", 1, UINT32_MAX, "2", 2), FILTER_STORED_YES);
+    ASSERT_EQ(filter_decide_remember(d, "z", 1, UINT32_MAX, "3", 2), FILTER_STORED_NONE);
+    ASSERT_EQ(filter_decide_remember(d, "x", 1, UINT32_MAX, "4", 2), FILTER_STORED_YES);
+    ASSERT_EQ(filter_decide_remember(d, "w", 1, UINT32_MAX, "5", 2), FILTER_STORED_FULL);
     struct seen s = {0};
     filter_decide_foreach(d, collect, &s);
-    CU_ASSERT_EQUAL(s.n, 3);
+    ASSERT_EQ(s.n, 3);
     CU_ASSERT_STRING_EQUAL(s.keys[0], "z");
     CU_ASSERT_STRING_EQUAL(s.keys[1], "y");
     CU_ASSERT_STRING_EQUAL(s.keys[2], "x");
 
     /* the metadata replaced (the WARC record id known after the write) */
-    CU_ASSERT_EQUAL(filter_decide_set_meta(d, "z", 1, "record-id", 10), DEDUP_OK);
-    CU_ASSERT_EQUAL(filter_decide_set_meta(d, "nope", 4, "x", 2), DEDUP_EINVAL);
+    ASSERT_EQ(filter_decide_set_meta(d, "z", 1, "record-id", 10), DEDUP_OK);
+    ASSERT_EQ(filter_decide_set_meta(d, "nope", 4, "x", 2), DEDUP_EINVAL);
     p = page("another", 0x1, "z", NULL);
-    CU_ASSERT_EQUAL(filter_decide_lookup(d, &p, &r), 1);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_EXACT);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 1);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
     CU_ASSERT_STRING_EQUAL((const char *)r.meta, "record-id");
     CU_ASSERT_STRING_EQUAL(r.dup_id, "new");
 
@@ -306,39 +307,39 @@ static void test_decide_hooks(void)
     struct filter_decide_opts o = {.index = idx, .k = 3,
                                    .hooks = {h_start, h_reserve, h_added, &h}};
     struct filter_decide *d = NULL;
-    CU_ASSERT_EQUAL_FATAL(filter_decide_new(&o, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(filter_decide_new(&o, &d), DEDUP_OK);
     struct filter_decide_result r = {0};
     struct filter_decide_page p = page("a", 0xaaaa, "ka", NULL);
 
     h.start_fail = -7; /* nothing decided */
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), -1);
-    CU_ASSERT_EQUAL(r.hook_code, -7);
-    CU_ASSERT_EQUAL(h.reserves, 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), -1);
+    ASSERT_EQ(r.hook_code, -7);
+    ASSERT_EQ(h.reserves, 0);
     h.start_fail = 0;
     h.reserve_fail = -8; /* nothing added */
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), -1);
-    CU_ASSERT_EQUAL(r.hook_code, -8);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 0);
-    CU_ASSERT_EQUAL(filter_decide_payload_count(d), 0);
-    CU_ASSERT_EQUAL(h.added, 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), -1);
+    ASSERT_EQ(r.hook_code, -8);
+    ASSERT_EQ(dedup_index_doc_count(idx), 0);
+    ASSERT_EQ(filter_decide_payload_count(d), 0);
+    ASSERT_EQ(h.added, 0);
     h.reserve_fail = 0;
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), 0);
-    CU_ASSERT_EQUAL(r.verdict, FILTER_VERDICT_NEW);
-    CU_ASSERT_EQUAL(h.added, 1);
-    CU_ASSERT_EQUAL(h.last_doc, 0);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(h.added, 1);
+    ASSERT_EQ(h.last_doc, 0);
     /* the added hook fails: the page is in, the failure handed back */
     h.added_fail = -9;
     p = page("b", 0x5555555555555555ull, "kb", NULL);
-    CU_ASSERT_EQUAL(filter_decide_page(d, &p, &r), -1);
-    CU_ASSERT_EQUAL(r.hook_code, -9);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), -1);
+    ASSERT_EQ(r.hook_code, -9);
+    ASSERT_EQ(dedup_index_doc_count(idx), 2);
     /* filter_decide_add: the reserve hook, not the added one */
     uint32_t doc;
     enum dedup_code tc;
     p = page("c", 0x3333333333333333ull, NULL, NULL);
-    CU_ASSERT_EQUAL(filter_decide_add(d, &p, &doc, &tc), DEDUP_OK);
-    CU_ASSERT_EQUAL(doc, 2);
-    CU_ASSERT_EQUAL(h.added, 2);
+    ASSERT_EQ(filter_decide_add(d, &p, &doc, &tc), DEDUP_OK);
+    ASSERT_EQ(doc, 2);
+    ASSERT_EQ(h.added, 2);
 
     filter_decide_result_release(&r);
     filter_decide_free(d);
@@ -386,13 +387,13 @@ static void test_decide_threads_one_new(void)
         int news = 0, nears = 0;
         for (int i = 0; i < 8; i++) {
             pthread_join(th[i], NULL);
-            CU_ASSERT_EQUAL(t[i].rc, 0);
+            ASSERT_EQ(t[i].rc, 0);
             news += t[i].verdict == FILTER_VERDICT_NEW;
             nears += t[i].verdict == FILTER_VERDICT_NEAR;
         }
-        CU_ASSERT_EQUAL(news, 1);
-        CU_ASSERT_EQUAL(nears, 7);
-        CU_ASSERT_EQUAL(dedup_index_doc_count(idx), 1);
+        ASSERT_EQ(news, 1);
+        ASSERT_EQ(nears, 7);
+        ASSERT_EQ(dedup_index_doc_count(idx), 1);
         pthread_barrier_destroy(&go);
         filter_decide_free(d);
         dedup_index_free(idx);

@@ -68,7 +68,7 @@ static void test_filter_version_and_strings(void)
              SIMCRAWL_VERSION_PATCH);
     CU_ASSERT_STRING_EQUAL(simcrawl_version(), want);
     CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.4.0");
-    CU_ASSERT_EQUAL(simcrawl_fingerprint_version(), 3);
+    ASSERT_EQ(simcrawl_fingerprint_version(), 3);
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_NEAR_DUPLICATE), "near-duplicate");
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_ELOCKED),
                            "the index file is locked by another process");
@@ -77,18 +77,18 @@ static void test_filter_version_and_strings(void)
         CU_ASSERT(strcmp(simcrawl_strerror(c), "unknown code") != 0);
     struct simcrawl_options *o = simcrawl_options_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(o);
-    CU_ASSERT_EQUAL(simcrawl_options_set_k(o, 8), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_options_set_k(o, 7), 0);
-    CU_ASSERT_EQUAL(simcrawl_options_set_fsync(o, "sometimes"), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_options_set_fsync(o, "always"), 0);
-    CU_ASSERT_EQUAL(simcrawl_options_set_lock_wait(o, -1), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_options_set_templates(o, 2), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_options_set_max_bytes(o, 0), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_options_set_k(NULL, 3), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_k(o, 8), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_k(o, 7), 0);
+    ASSERT_EQ(simcrawl_options_set_fsync(o, "sometimes"), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_fsync(o, "always"), 0);
+    ASSERT_EQ(simcrawl_options_set_lock_wait(o, -1), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_templates(o, 2), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_max_bytes(o, 0), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_k(NULL, 3), SIMCRAWL_EINVAL);
     simcrawl_options_free(o);
     simcrawl_options_free(NULL);
     simcrawl_match_free(NULL);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(NULL), 0);
+    ASSERT_EQ(simcrawl_filter_close(NULL), 0);
 }
 
 /* The stateless fingerprint is `simcrawl fingerprint`'s (values from the command). */
@@ -98,22 +98,22 @@ static void test_filter_fingerprint_stateless(void)
     char *p = test_slurp("tests/data/fingerprint/page1.html", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     uint64_t fp = 0;
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, NULL, &fp), 0);
-    CU_ASSERT_EQUAL(fp, 0xf9cecab5c7c7d061ull);
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, "text/html; charset=utf-8", &fp), 0);
-    CU_ASSERT_EQUAL(fp, 0xf9cecab5c7c7d061ull);
+    ASSERT_EQ(simcrawl_fingerprint(p, len, NULL, &fp), 0);
+    ASSERT_EQ(fp, 0xf9cecab5c7c7d061ull);
+    ASSERT_EQ(simcrawl_fingerprint(p, len, "text/html; charset=utf-8", &fp), 0);
+    ASSERT_EQ(fp, 0xf9cecab5c7c7d061ull);
     fp = 7;
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, "application/pdf", &fp), SIMCRAWL_NOT_HTML);
-    CU_ASSERT_EQUAL(fp, 7);
+    ASSERT_EQ(simcrawl_fingerprint(p, len, "application/pdf", &fp), SIMCRAWL_NOT_HTML);
+    ASSERT_EQ(fp, 7);
     free(p);
     p = test_slurp("tests/data/fingerprint/short.html", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(p, len, NULL, &fp), SIMCRAWL_TOO_SHORT);
+    ASSERT_EQ(simcrawl_fingerprint(p, len, NULL, &fp), SIMCRAWL_TOO_SHORT);
     free(p);
     static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10";
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(png, sizeof png - 1, NULL, &fp), SIMCRAWL_NOT_HTML);
-    CU_ASSERT_EQUAL(simcrawl_fingerprint("", 0, NULL, &fp), SIMCRAWL_TOO_SHORT);
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(NULL, 0, NULL, NULL), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_fingerprint(png, sizeof png - 1, NULL, &fp), SIMCRAWL_NOT_HTML);
+    ASSERT_EQ(simcrawl_fingerprint("", 0, NULL, &fp), SIMCRAWL_TOO_SHORT);
+    ASSERT_EQ(simcrawl_fingerprint(NULL, 0, NULL, NULL), SIMCRAWL_EINVAL);
 }
 
 /* check() on a fixture file under id. */
@@ -135,27 +135,27 @@ static int check_file(struct simcrawl_filter *f, const char *id, const char *pat
 static void test_filter_text_and_links(void)
 {
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
     struct simcrawl_match *m = simcrawl_match_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *page1 = "tests/data/fingerprint/page1.html";
     size_t len = 99;
     /* not asked for: nothing kept */
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/a/page1", page1, m), SIMCRAWL_NEW);
+    ASSERT_EQ(check_file(f, "http://example.org/a/page1", page1, m), SIMCRAWL_NEW);
     CU_ASSERT_PTR_NULL(simcrawl_match_text(m, &len));
-    CU_ASSERT_EQUAL(len, 0);
-    CU_ASSERT_EQUAL(simcrawl_match_link_count(m), 0);
+    ASSERT_EQ(len, 0);
+    ASSERT_EQ(simcrawl_match_link_count(m), 0);
     CU_ASSERT_PTR_NULL(simcrawl_match_link(m, 0));
-    CU_ASSERT_EQUAL(simcrawl_match_want(m, 4), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_match_want(NULL, SIMCRAWL_MATCH_TEXT), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_match_want(m, SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS), 0);
+    ASSERT_EQ(simcrawl_match_want(m, 4), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_match_want(NULL, SIMCRAWL_MATCH_TEXT), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_match_want(m, SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS), 0);
     /* a near-duplicate is parsed: its text and links are there (the crawler may log them) */
     const char *edit = "tests/data/fingerprint/page1-edit.html";
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/b/edit", edit, m),
+    ASSERT_EQ(check_file(f, "http://example.org/b/edit", edit, m),
                     SIMCRAWL_NEAR_DUPLICATE);
     const char *t = simcrawl_match_text(m, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_EQUAL(strlen(t), len);
+    ASSERT_EQ(strlen(t), len);
     CU_ASSERT(strncmp(t, "The keepers of the light", 24) == 0);
     CU_ASSERT(strstr(t, "Updated in May 2026.") != NULL);
     CU_ASSERT(strstr(t, "Copyright") == NULL); /* the footer is boilerplate */
@@ -169,76 +169,76 @@ static void test_filter_text_and_links(void)
         privacy += strcmp(u, "http://example.org/privacy") == 0;
     }
     CU_ASSERT(home >= 1);
-    CU_ASSERT_EQUAL(privacy, 1);
+    ASSERT_EQ(privacy, 1);
     CU_ASSERT_PTR_NULL(simcrawl_match_link(m, n));
     /* an exact copy is decided before parsing: no text, no links */
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/c/copy", page1, m),
+    ASSERT_EQ(check_file(f, "http://example.org/c/copy", page1, m),
                     SIMCRAWL_EXACT_DUPLICATE);
     CU_ASSERT_PTR_NULL(simcrawl_match_text(m, NULL));
-    CU_ASSERT_EQUAL(simcrawl_match_link_count(m), 0);
+    ASSERT_EQ(simcrawl_match_link_count(m), 0);
     /* too little text: parsed, so the text (two words) is there */
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/short", "tests/data/fingerprint/short.html",
+    ASSERT_EQ(check_file(f, "http://example.org/short", "tests/data/fingerprint/short.html",
                                m), SIMCRAWL_TOO_SHORT);
     CU_ASSERT_PTR_NOT_NULL(simcrawl_match_text(m, NULL));
     /* asking again for nothing */
-    CU_ASSERT_EQUAL(simcrawl_match_want(m, 0), 0);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", "tests/data/fingerprint/other.html",
+    ASSERT_EQ(simcrawl_match_want(m, 0), 0);
+    ASSERT_EQ(check_file(f, "http://example.org/other", "tests/data/fingerprint/other.html",
                                m), SIMCRAWL_NEW);
     CU_ASSERT_PTR_NULL(simcrawl_match_text(m, NULL));
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 }
 
 static void test_filter_decisions(void)
 {
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
     struct simcrawl_match *m = simcrawl_match_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *d = "tests/data/fingerprint/";
     char path[256];
     snprintf(path, sizeof path, "%spage1.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0xf9cecab5c7c7d061ull);
+    ASSERT_EQ(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), 0xf9cecab5c7c7d061ull);
     CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
-    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 1);
+    ASSERT_EQ(simcrawl_match_distance(m), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), 1);
 
     snprintf(path, sizeof path, "%spage1-edit.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1-edit", path, m),
+    ASSERT_EQ(check_file(f, "http://example.org/page1-edit", path, m),
                     SIMCRAWL_NEAR_DUPLICATE);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0xf9ceeabdc7c7d061ull);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), 0xf9ceeabdc7c7d061ull);
     CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.org/page1");
-    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 2);
+    ASSERT_EQ(simcrawl_match_distance(m), 2);
     CU_ASSERT_DOUBLE_EQUAL(simcrawl_match_similarity(m), 1.0 - 2.0 / 64, 1e-12);
 
     snprintf(path, sizeof path, "%spage1.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://mirror.example.net/copy", path, m),
+    ASSERT_EQ(check_file(f, "http://mirror.example.net/copy", path, m),
                     SIMCRAWL_EXACT_DUPLICATE);
     CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.org/page1");
-    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    ASSERT_EQ(simcrawl_match_distance(m), 0);
     CU_ASSERT_DOUBLE_EQUAL(simcrawl_match_similarity(m), 1.0, 1e-12);
 
     snprintf(path, sizeof path, "%sother.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0x90c3b6fcd1add795ull);
+    ASSERT_EQ(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), 0x90c3b6fcd1add795ull);
     snprintf(path, sizeof path, "%sshort.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/short", path, m), SIMCRAWL_TOO_SHORT);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/short", path, m), SIMCRAWL_TOO_SHORT);
+    ASSERT_EQ(check_file(f, "http://example.org/short", path, m), SIMCRAWL_TOO_SHORT);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), 0);
+    ASSERT_EQ(check_file(f, "http://example.org/short", path, m), SIMCRAWL_TOO_SHORT);
     static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10";
-    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.org/i.png", png, sizeof png - 1,
+    ASSERT_EQ(simcrawl_filter_check(f, "http://example.org/i.png", png, sizeof png - 1,
                                           NULL, m), SIMCRAWL_NOT_HTML);
     snprintf(path, sizeof path, "%sother.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other-copy", path, m),
+    ASSERT_EQ(check_file(f, "http://example.org/other-copy", path, m),
                     SIMCRAWL_EXACT_DUPLICATE);
     size_t olen;
     char *other = test_slurp(path, &olen);
     CU_ASSERT_PTR_NOT_NULL_FATAL(other);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.org/o.pdf", other, olen,
+    ASSERT_EQ(simcrawl_filter_check(f, "http://example.org/o.pdf", other, olen,
                                           "application/pdf", m), SIMCRAWL_NOT_HTML);
     free(other);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    ASSERT_EQ(simcrawl_filter_count(f), 2);
 
     /* the charset of the Content-Type is used: the same text in ISO-8859-1 and in UTF-8
      * is one page */
@@ -248,43 +248,43 @@ static void test_filter_decisions(void)
     static const char utf8[] = "<html><body><p>Caf\xc3\xa9 cr\xc3\xa8me, na\xc3\xafve "
                                "fa\xc3\xa7" "ade: quelques mots de plus pour un texte assez "
                                "long.</p></body></html>";
-    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.fr/latin1", latin1,
+    ASSERT_EQ(simcrawl_filter_check(f, "http://example.fr/latin1", latin1,
                                           sizeof latin1 - 1, "text/html; charset=iso-8859-1",
                                           m), SIMCRAWL_NEW);
     uint64_t fp_latin1 = simcrawl_match_fingerprint(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "http://example.fr/utf8", utf8, sizeof utf8 - 1,
+    ASSERT_EQ(simcrawl_filter_check(f, "http://example.fr/utf8", utf8, sizeof utf8 - 1,
                                           "text/html; charset=utf-8", m),
                     SIMCRAWL_NEAR_DUPLICATE);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), fp_latin1);
-    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), fp_latin1);
+    ASSERT_EQ(simcrawl_match_distance(m), 0);
     CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.fr/latin1");
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
+    ASSERT_EQ(simcrawl_filter_count(f), 3);
 
     /* idempotent by id: the stored decision, nothing added, whatever the bytes now */
     snprintf(path, sizeof path, "%sother.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), 0xf9cecab5c7c7d061ull);
+    ASSERT_EQ(check_file(f, "http://example.org/page1", path, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), 0xf9cecab5c7c7d061ull);
     CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
     snprintf(path, sizeof path, "%sshort.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
+    ASSERT_EQ(check_file(f, "http://example.org/other", path, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_count(f), 3);
     /* match may be NULL; bad arguments */
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/other", path, NULL), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(f, NULL, "x", 1, NULL, m), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(f, "", "x", 1, NULL, m), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(NULL, "a", "x", 1, NULL, m), SIMCRAWL_EINVAL);
+    ASSERT_EQ(check_file(f, "http://example.org/other", path, NULL), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_check(f, NULL, "x", 1, NULL, m), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_filter_check(f, "", "x", 1, NULL, m), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_filter_check(NULL, "a", "x", 1, NULL, m), SIMCRAWL_EINVAL);
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 
     /* max_bytes: a larger page is ETOOLARGE, never truncated */
     struct simcrawl_options *o = simcrawl_options_new();
-    CU_ASSERT_EQUAL(simcrawl_options_set_max_bytes(o, 1000), 0);
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
+    ASSERT_EQ(simcrawl_options_set_max_bytes(o, 1000), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
     simcrawl_options_free(o);
     snprintf(path, sizeof path, "%spage1.html", d);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1", path, NULL), SIMCRAWL_ETOOLARGE);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(check_file(f, "http://example.org/page1", path, NULL), SIMCRAWL_ETOOLARGE);
+    ASSERT_EQ(simcrawl_filter_count(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 }
 
 /* The extractor's fixtures, templates off: each page's fingerprint is the stateless one,
@@ -292,9 +292,9 @@ static void test_filter_decisions(void)
 static void test_filter_extract_fixtures(void)
 {
     struct simcrawl_options *o = simcrawl_options_new();
-    CU_ASSERT_EQUAL(simcrawl_options_set_templates(o, 0), 0);
+    ASSERT_EQ(simcrawl_options_set_templates(o, 0), 0);
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
     simcrawl_options_free(o);
     struct simcrawl_match *m = simcrawl_match_new();
     uint64_t kept[64];
@@ -314,10 +314,10 @@ static void test_filter_extract_fixtures(void)
         int dec = simcrawl_filter_check(f, id, p, len, NULL, m);
         free(p);
         if (s != 0) {
-            CU_ASSERT_EQUAL(dec, s);
+            ASSERT_EQ(dec, s);
             continue;
         }
-        CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), want);
+        ASSERT_EQ(simcrawl_match_fingerprint(m), want);
         unsigned best = 65;
         for (size_t j = 0; j < n_kept; j++) {
             unsigned dd = (unsigned)__builtin_popcountll(kept[j] ^ want);
@@ -326,9 +326,9 @@ static void test_filter_extract_fixtures(void)
         }
         if (best <= 3) {
             CU_ASSERT(dec == SIMCRAWL_NEAR_DUPLICATE || dec == SIMCRAWL_EXACT_DUPLICATE);
-            CU_ASSERT_EQUAL(simcrawl_match_distance(m), dec == SIMCRAWL_EXACT_DUPLICATE ? 0 : best);
+            ASSERT_EQ(simcrawl_match_distance(m), dec == SIMCRAWL_EXACT_DUPLICATE ? 0 : best);
         } else {
-            CU_ASSERT_EQUAL(dec, SIMCRAWL_NEW);
+            ASSERT_EQ(dec, SIMCRAWL_NEW);
             if (dec == SIMCRAWL_NEW) {
                 kept[n_kept] = want;
                 snprintf(kept_id[n_kept], sizeof kept_id[n_kept], "%s", id);
@@ -337,9 +337,9 @@ static void test_filter_extract_fixtures(void)
         }
     }
     CU_ASSERT(n_pages >= 20);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), n_kept);
+    ASSERT_EQ(simcrawl_filter_count(f), n_kept);
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 }
 
 /* Checks the fingerprint fixtures into a filter on path (lock_wait 0). */
@@ -406,26 +406,26 @@ static void test_filter_templates_kept(void)
     snprintf(path, sizeof path, "%s", tmp_path("tpl.idx"));
     rm_index(path);
     struct simcrawl_filter *a = NULL, *b = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&a, path, 3), 0);
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&b, NULL, 3), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&a, path, 3), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&b, NULL, 3), 0);
     check_generated(a, 0, 60);
     check_generated(b, 0, 60);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(a), 0);
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&a, path, 3), 0);
+    ASSERT_EQ(simcrawl_filter_close(a), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&a, path, 3), 0);
     struct simcrawl_match *ma = simcrawl_match_new(), *mb = simcrawl_match_new();
     size_t len = fp_page(buf, sizeof buf, 1, 5000, 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(a, "http://h1.example/new", buf, len, NULL, ma),
+    ASSERT_EQ(simcrawl_filter_check(a, "http://h1.example/new", buf, len, NULL, ma),
                     SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_check(b, "http://h1.example/new", buf, len, NULL, mb),
+    ASSERT_EQ(simcrawl_filter_check(b, "http://h1.example/new", buf, len, NULL, mb),
                     SIMCRAWL_NEW);
     uint64_t whole = 0;
-    CU_ASSERT_EQUAL(simcrawl_fingerprint(buf, len, NULL, &whole), 0);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(ma), simcrawl_match_fingerprint(mb));
+    ASSERT_EQ(simcrawl_fingerprint(buf, len, NULL, &whole), 0);
+    ASSERT_EQ(simcrawl_match_fingerprint(ma), simcrawl_match_fingerprint(mb));
     CU_ASSERT_NOT_EQUAL(simcrawl_match_fingerprint(ma), whole); /* the template left out */
     simcrawl_match_free(ma);
     simcrawl_match_free(mb);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(a), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(b), 0);
+    ASSERT_EQ(simcrawl_filter_close(a), 0);
+    ASSERT_EQ(simcrawl_filter_close(b), 0);
     rm_index(path);
 }
 
@@ -437,45 +437,45 @@ static void test_filter_reopen(void)
     snprintf(path, sizeof path, "%s", p);
     rm_index(path);
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/page1",
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ(check_file(f, "http://example.org/page1",
                                "tests/data/fingerprint/page1.html", NULL), SIMCRAWL_NEW);
     size_t news = 1 + check_generated(f, 0, 60);
     CU_ASSERT(news > 30);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     struct stat st;
-    CU_ASSERT_EQUAL(stat(path, &st), 0);
+    ASSERT_EQ(stat(path, &st), 0);
 
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 0, NULL), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    ASSERT_EQ_FATAL(open_path(&f, path, 0, NULL), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news);
     struct simcrawl_match *m = simcrawl_match_new();
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/copy", "tests/data/fingerprint/page1.html",
+    ASSERT_EQ(check_file(f, "http://example.org/copy", "tests/data/fingerprint/page1.html",
                                m), SIMCRAWL_EXACT_DUPLICATE);
     CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "http://example.org/page1");
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/edit",
+    ASSERT_EQ(check_file(f, "http://example.org/edit",
                                "tests/data/fingerprint/page1-edit.html", m),
                     SIMCRAWL_NEAR_DUPLICATE);
     /* the same ids again: the new ones get their stored decision, nothing is added */
-    CU_ASSERT_EQUAL(check_generated(f, 0, 60), news - 1);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    ASSERT_EQ(check_generated(f, 0, 60), news - 1);
+    ASSERT_EQ(simcrawl_filter_count(f), news);
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 
     /* a process that adds pages and ends without close(): the journal has them */
     int child = crashed_child(path, 1000, 40);
     CU_ASSERT_FATAL(child > 4);
     size_t child_news = (size_t)child;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
-    CU_ASSERT_EQUAL(check_generated(f, 1000, 40), child_news);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news + child_news);
+    ASSERT_EQ(check_generated(f, 1000, 40), child_news);
+    ASSERT_EQ(simcrawl_filter_count(f), news + child_news);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     /* and after that close, the index file alone holds them */
     char j[300];
     snprintf(j, sizeof j, "%s.journal", path);
-    CU_ASSERT_EQUAL(stat(j, &st), 0);
-    CU_ASSERT_EQUAL(st.st_size, 16);
+    ASSERT_EQ(stat(j, &st), 0);
+    ASSERT_EQ(st.st_size, 16);
 
     /* a damaged payloads file: reported, ignored; an exact copy is then found at distance
      * 0 by its fingerprint */
@@ -487,15 +487,15 @@ static void test_filter_reopen(void)
     fputc('!', w);
     fclose(w);
     struct logbuf log = {{0}, 0};
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, &log), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "re.idx.payloads is damaged"));
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + child_news);
+    ASSERT_EQ(simcrawl_filter_count(f), news + child_news);
     m = simcrawl_match_new();
-    CU_ASSERT_EQUAL(check_file(f, "http://example.org/copy2", "tests/data/fingerprint/page1.html",
+    ASSERT_EQ(check_file(f, "http://example.org/copy2", "tests/data/fingerprint/page1.html",
                                m), SIMCRAWL_NEAR_DUPLICATE);
-    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 0);
+    ASSERT_EQ(simcrawl_match_distance(m), 0);
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 
@@ -512,20 +512,20 @@ static void test_filter_torn_journal(void)
     char j[300];
     snprintf(j, sizeof j, "%s.journal", path);
     struct stat st;
-    CU_ASSERT_EQUAL_FATAL(stat(j, &st), 0);
+    ASSERT_EQ_FATAL(stat(j, &st), 0);
     off_t whole = st.st_size;
     /* cut the last record short, as a kill during its write() would */
-    CU_ASSERT_EQUAL(truncate(j, whole - 7), 0);
+    ASSERT_EQ(truncate(j, whole - 7), 0);
     struct logbuf log = {{0}, 0};
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news - 1);
-    CU_ASSERT_EQUAL(log.n, 1);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, &log), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news - 1);
+    ASSERT_EQ(log.n, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "torn.idx.journal: dropped"));
     CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "cut short"));
     /* the page of the dropped record is new again; the others keep their decision */
-    CU_ASSERT_EQUAL(check_generated(f, 0, 20), news);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
+    ASSERT_EQ(check_generated(f, 0, 20), news);
+    ASSERT_EQ(simcrawl_filter_count(f), news);
     /* no close: kill the state as a crash would, in a child that holds nothing */
     simcrawl_filter_close(f);
 
@@ -533,19 +533,19 @@ static void test_filter_torn_journal(void)
     child = crashed_child(path, 500, 6);
     CU_ASSERT_FATAL(child >= 2);
     size_t more = (size_t)child;
-    CU_ASSERT_EQUAL_FATAL(stat(j, &st), 0);
+    ASSERT_EQ_FATAL(stat(j, &st), 0);
     int fd = open(j, O_RDWR);
     CU_ASSERT_FATAL(fd >= 0);
     unsigned char c;
-    CU_ASSERT_EQUAL(pread(fd, &c, 1, st.st_size - 3), 1);
+    ASSERT_EQ(pread(fd, &c, 1, st.st_size - 3), 1);
     c ^= 0x40;
-    CU_ASSERT_EQUAL(pwrite(fd, &c, 1, st.st_size - 3), 1);
+    ASSERT_EQ(pwrite(fd, &c, 1, st.st_size - 3), 1);
     close(fd);
     memset(&log, 0, sizeof log);
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news + more - 1);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, &log), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news + more - 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(log.text, "checksum"));
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 
@@ -556,7 +556,7 @@ static void test_filter_lock_k_version(void)
     snprintf(path, sizeof path, "%s", tmp_path("lock.idx"));
     rm_index(path);
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
     check_generated(f, 0, 10);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
@@ -569,7 +569,7 @@ static void test_filter_lock_k_version(void)
     waitpid(pid, &status, 0);
     CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     uint64_t n = simcrawl_filter_count(f);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 
     /* released at close: the child gets it now */
     pid = fork();
@@ -583,12 +583,12 @@ static void test_filter_lock_k_version(void)
 
     /* k must be the file's */
     f = (struct simcrawl_filter *)1;
-    CU_ASSERT_EQUAL(open_path(&f, path, 4, NULL), SIMCRAWL_EMISMATCH);
+    ASSERT_EQ(open_path(&f, path, 4, NULL), SIMCRAWL_EMISMATCH);
     CU_ASSERT_PTR_NULL(f);
-    CU_ASSERT_EQUAL(simcrawl_filter_open(&f, path, 8), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, path, 0), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), n);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_open(&f, path, 8), SIMCRAWL_EINVAL);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&f, path, 0), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), n);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 
     /* a file of an older format version (4: fingerprint version 2): EVERSION */
     size_t len;
@@ -605,7 +605,7 @@ static void test_filter_lock_k_version(void)
     fwrite(data, 1, len, w);
     fclose(w);
     struct logbuf log = {{0}, 0};
-    CU_ASSERT_EQUAL(open_path(&f, bad, 0, &log), SIMCRAWL_EVERSION);
+    ASSERT_EQ(open_path(&f, bad, 0, &log), SIMCRAWL_EVERSION);
     CU_ASSERT(log.n >= 1);
     /* a damaged body: ECORRUPT */
     data[8] = 5;
@@ -613,7 +613,7 @@ static void test_filter_lock_k_version(void)
     w = fopen(bad, "wb");
     fwrite(data, 1, len, w);
     fclose(w);
-    CU_ASSERT_EQUAL(open_path(&f, bad, 0, NULL), SIMCRAWL_ECORRUPT);
+    ASSERT_EQ(open_path(&f, bad, 0, NULL), SIMCRAWL_ECORRUPT);
     /* not an index file at all */
     w = fopen(bad, "wb");
     fputs("<html>not an index</html>\n", w);
@@ -693,7 +693,7 @@ static void stress_once(const char *path)
     simcrawl_options_set_fsync(o, "no");
     simcrawl_options_set_journal_max(o, 64 * 1024); /* compactions during the run */
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open_opts(&f, path, o), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open_opts(&f, path, o), 0);
     simcrawl_options_free(o);
     struct st_page *pages = calloc(ST_PAGES, sizeof *pages);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pages);
@@ -701,14 +701,14 @@ static void stress_once(const char *path)
     struct st_ctx ctx[ST_THREADS];
     for (unsigned t = 0; t < ST_THREADS; t++) {
         ctx[t] = (struct st_ctx){f, pages, t, 0};
-        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[t], NULL, st_run, &ctx[t]), 0);
+        ASSERT_EQ_FATAL(pthread_create(&th[t], NULL, st_run, &ctx[t]), 0);
     }
     int errors = 0;
     for (unsigned t = 0; t < ST_THREADS; t++) {
         pthread_join(th[t], NULL);
         errors += ctx[t].errors;
     }
-    CU_ASSERT_EQUAL(errors, 0);
+    ASSERT_EQ(errors, 0);
     size_t n_new = 0, n_near = 0, n_exact = 0, bad_pairs = 0, bad_dup = 0;
     for (unsigned i = 0; i < ST_PAGES; i++) {
         struct st_page *p = &pages[i];
@@ -740,16 +740,16 @@ static void stress_once(const char *path)
     printf("\n  filter stress: %d threads, %d pages: %zu new, %zu near-duplicate, %zu exact "
            "duplicate; %zu pairs of new pages within k, %zu bad duplicates ",
            ST_THREADS, ST_PAGES, n_new, n_near, n_exact, bad_pairs, bad_dup);
-    CU_ASSERT_EQUAL(bad_pairs, 0);
-    CU_ASSERT_EQUAL(bad_dup, 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), n_new);
+    ASSERT_EQ(bad_pairs, 0);
+    ASSERT_EQ(bad_dup, 0);
+    ASSERT_EQ(simcrawl_filter_count(f), n_new);
     CU_ASSERT(n_new >= ST_GROUPS / 2 && n_new < ST_PAGES - ST_GROUPS);
     CU_ASSERT(n_near > ST_GROUPS);
     CU_ASSERT(n_exact >= ST_GROUPS / 2);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     if (path) { /* everything reported new is there after a reopen */
-        CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, path, 0), 0);
-        CU_ASSERT_EQUAL(simcrawl_filter_count(f), n_new);
+        ASSERT_EQ_FATAL(simcrawl_filter_open(&f, path, 0), 0);
+        ASSERT_EQ(simcrawl_filter_count(f), n_new);
         char id[64], buf[8192];
         size_t again_new = 0;
         for (unsigned i = 0; i < ST_PAGES; i++) {
@@ -759,8 +759,8 @@ static void stress_once(const char *path)
             /* another page's bytes under this id: the stored decision */
             again_new += simcrawl_filter_check(f, id, "<p>x</p>", 8, NULL, NULL) == SIMCRAWL_NEW;
         }
-        CU_ASSERT_EQUAL(again_new, n_new);
-        CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+        ASSERT_EQ(again_new, n_new);
+        ASSERT_EQ(simcrawl_filter_close(f), 0);
     }
     free(pages);
 }
@@ -780,55 +780,55 @@ static void test_filter_threads_stress(void)
 static void test_filter_check_fingerprint(void)
 {
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_k(f), 3);
-    CU_ASSERT_EQUAL(simcrawl_filter_journal_bytes(f), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    ASSERT_EQ(simcrawl_filter_k(f), 3);
+    ASSERT_EQ(simcrawl_filter_journal_bytes(f), 0);
     struct simcrawl_match *m = simcrawl_match_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const uint64_t a = 0x0123456789abcdefull;
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "a", a, 0, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), a);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "a", a, 0, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_added(m), 1);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), a);
     CU_ASSERT_PTR_NULL(simcrawl_match_duplicate_of(m));
     /* 3 bits away: a near-duplicate of a; nothing added */
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "b", a ^ 0x1011, 0, m),
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "b", a ^ 0x1011, 0, m),
                     SIMCRAWL_NEAR_DUPLICATE);
     CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "a");
-    CU_ASSERT_EQUAL(simcrawl_match_distance(m), 3);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), a ^ 0x1011);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
+    ASSERT_EQ(simcrawl_match_distance(m), 3);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), a ^ 0x1011);
+    ASSERT_EQ(simcrawl_match_added(m), 0);
     /* 4 bits away: new */
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "c", a ^ 0xf0000, 0, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "c", a ^ 0xf0000, 0, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_count(f), 2);
     /* the same id again, whatever the fingerprint: its stored decision, nothing added */
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "a", ~a, 0, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
-    CU_ASSERT_EQUAL(simcrawl_match_fingerprint(m), a);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "a", ~a, 0, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_added(m), 0);
+    ASSERT_EQ(simcrawl_match_fingerprint(m), a);
     /* a dry run: decided, not added */
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "d", ~a, SIMCRAWL_CHECK_NO_ADD, m),
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "d", ~a, SIMCRAWL_CHECK_NO_ADD, m),
                     SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "e", a ^ 1, SIMCRAWL_CHECK_NO_ADD, m),
+    ASSERT_EQ(simcrawl_match_added(m), 0);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "e", a ^ 1, SIMCRAWL_CHECK_NO_ADD, m),
                     SIMCRAWL_NEAR_DUPLICATE);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "d", ~a, 0, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
+    ASSERT_EQ(simcrawl_filter_count(f), 2);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "d", ~a, 0, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_added(m), 1);
+    ASSERT_EQ(simcrawl_filter_count(f), 3);
     /* a page checked with NO_ADD: not added either */
-    CU_ASSERT_EQUAL(check_file(f, "p1", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
+    ASSERT_EQ(check_file(f, "p1", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
     size_t len;
     char *pg = test_slurp("tests/data/fingerprint/other.html", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pg);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_flags(f, "o", pg, len, NULL, SIMCRAWL_CHECK_NO_ADD, m),
+    ASSERT_EQ(simcrawl_filter_check_flags(f, "o", pg, len, NULL, SIMCRAWL_CHECK_NO_ADD, m),
                     SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 4);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_flags(f, "o", pg, len, NULL, 8, m), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_match_added(m), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), 4);
+    ASSERT_EQ(simcrawl_filter_check_flags(f, "o", pg, len, NULL, 8, m), SIMCRAWL_EINVAL);
     free(pg);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "", a, 0, m), SIMCRAWL_EINVAL);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(NULL, "x", a, 0, m), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "", a, 0, m), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(NULL, "x", a, 0, m), SIMCRAWL_EINVAL);
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 }
 
 struct hood_seen {
@@ -854,64 +854,64 @@ static int on_neighbor(void *ud, const char *id, uint64_t fp, unsigned distance)
 static void test_filter_neighbors_and_delete(void)
 {
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
     const uint64_t a = 0xfedcba9876543210ull;
     /* three pages more than k apart from each other, then lookups between them */
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "x0", a, 0, NULL), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "x4", a ^ 0xf, 0, NULL), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "y", ~a, 0, NULL), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "x0", a, 0, NULL), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "x4", a ^ 0xf, 0, NULL), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "y", ~a, 0, NULL), SIMCRAWL_NEW);
     /* from a ^ 0x3: x0 at 2, x4 at 2 (0xf ^ 0x3 = 0xc); ties: the page added first */
     struct hood_seen h = {0};
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x3, 3, 0, on_neighbor, &h), 2);
-    CU_ASSERT_EQUAL(h.n, 2);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a ^ 0x3, 3, 0, on_neighbor, &h), 2);
+    ASSERT_EQ(h.n, 2);
     CU_ASSERT_STRING_EQUAL(h.ids[0], "x0");
     CU_ASSERT_STRING_EQUAL(h.ids[1], "x4");
-    CU_ASSERT_EQUAL(h.dist[0], 2);
+    ASSERT_EQ(h.dist[0], 2);
     /* from a ^ 0x7: x4 at 1, x0 at 3: nearest first */
     memset(&h, 0, sizeof h);
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 2);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 2);
     CU_ASSERT_STRING_EQUAL(h.ids[0], "x4");
-    CU_ASSERT_EQUAL(h.dist[0], 1);
+    ASSERT_EQ(h.dist[0], 1);
     CU_ASSERT_STRING_EQUAL(h.ids[1], "x0");
-    CU_ASSERT_EQUAL(h.dist[1], 3);
+    ASSERT_EQ(h.dist[1], 3);
     memset(&h, 0, sizeof h);
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 1, on_neighbor, &h), 1);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 1, on_neighbor, &h), 1);
     memset(&h, 0, sizeof h);
     h.stop_after = 1;
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 1);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 1);
     memset(&h, 0, sizeof h);
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 0, 0, on_neighbor, &h), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a, 4, 0, on_neighbor, &h), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a ^ 0x7, 0, 0, on_neighbor, &h), 0);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a, 4, 0, on_neighbor, &h), SIMCRAWL_EINVAL);
 
     /* delete x4: gone from the neighbours; a page near it only is new now */
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "x4"), 1);
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "x4"), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "nobody"), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 2);
+    ASSERT_EQ(simcrawl_filter_delete(f, "x4"), 1);
+    ASSERT_EQ(simcrawl_filter_delete(f, "x4"), 0);
+    ASSERT_EQ(simcrawl_filter_delete(f, "nobody"), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), 2);
     memset(&h, 0, sizeof h);
-    CU_ASSERT_EQUAL(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 1);
+    ASSERT_EQ(simcrawl_filter_neighbors(f, a ^ 0x7, 3, 0, on_neighbor, &h), 1);
     CU_ASSERT_STRING_EQUAL(h.ids[0], "x0");
     struct simcrawl_match *m = simcrawl_match_new();
     /* x4's own fingerprint: 4 from x0, and x4 is gone: new */
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "z", a ^ 0xf, 0, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "z", a ^ 0xf, 0, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_added(m), 1);
     /* the deleted id may be added again, as a new page */
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "z"), 1);
-    CU_ASSERT_EQUAL(simcrawl_filter_check_fingerprint(f, "x4", a ^ 0xf, 0, m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 3);
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, ""), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_filter_delete(f, "z"), 1);
+    ASSERT_EQ(simcrawl_filter_check_fingerprint(f, "x4", a ^ 0xf, 0, m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_added(m), 1);
+    ASSERT_EQ(simcrawl_filter_count(f), 3);
+    ASSERT_EQ(simcrawl_filter_delete(f, ""), SIMCRAWL_EINVAL);
 
     /* an exact duplicate of a deleted page is not one: its payload is forgotten too */
-    CU_ASSERT_EQUAL(check_file(f, "p1", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "p1"), 1);
-    CU_ASSERT_EQUAL(check_file(f, "p2", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(simcrawl_match_added(m), 1);
-    CU_ASSERT_EQUAL(check_file(f, "p3", "tests/data/fingerprint/page1.html", m),
+    ASSERT_EQ(check_file(f, "p1", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_delete(f, "p1"), 1);
+    ASSERT_EQ(check_file(f, "p2", "tests/data/fingerprint/page1.html", m), SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_match_added(m), 1);
+    ASSERT_EQ(check_file(f, "p3", "tests/data/fingerprint/page1.html", m),
                     SIMCRAWL_EXACT_DUPLICATE);
     CU_ASSERT_STRING_EQUAL(simcrawl_match_duplicate_of(m), "p2");
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
 }
 
 /* Deletes are durable: replayed from the journal after a process ended without closing,
@@ -923,10 +923,10 @@ static void test_filter_delete_durable(void)
     snprintf(path, sizeof path, "%s", tmp_path("del.idx"));
     rm_index(path);
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
     size_t news = check_generated(f, 0, 30);
     CU_ASSERT(news > 10);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     pid_t pid = fork();
     CU_ASSERT_FATAL(pid >= 0);
     if (pid == 0) { /* deletes two pages and one added after, then ends without close */
@@ -944,23 +944,23 @@ static void test_filter_delete_durable(void)
     waitpid(pid, &status, 0);
     CU_ASSERT_FATAL(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     struct logbuf log = {{0}, 0};
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, &log), 0);
-    CU_ASSERT_EQUAL(log.n, 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news - 1);
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "late"), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_delete(f, "http://h0.example/p0"), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0); /* compaction: the index drops it */
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, &log), 0);
+    ASSERT_EQ(log.n, 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news - 1);
+    ASSERT_EQ(simcrawl_filter_delete(f, "late"), 0);
+    ASSERT_EQ(simcrawl_filter_delete(f, "http://h0.example/p0"), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0); /* compaction: the index drops it */
     char j[300];
     struct stat st;
     snprintf(j, sizeof j, "%s.journal", path);
-    CU_ASSERT_EQUAL(stat(j, &st), 0);
-    CU_ASSERT_EQUAL(st.st_size, 16);
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news - 1);
+    ASSERT_EQ(stat(j, &st), 0);
+    ASSERT_EQ(st.st_size, 16);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news - 1);
     /* the other pages keep their decision (idempotent by id); p0 is new again */
-    CU_ASSERT_EQUAL(check_generated(f, 0, 30), news);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(check_generated(f, 0, 30), news);
+    ASSERT_EQ(simcrawl_filter_count(f), news);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 
@@ -978,14 +978,14 @@ static void test_filter_journal_v1(void)
     int fd = open(j, O_RDWR);
     CU_ASSERT_FATAL(fd >= 0);
     unsigned char v[4] = {1, 0, 0, 0};
-    CU_ASSERT_EQUAL(pwrite(fd, v, 4, 8), 4);
+    ASSERT_EQ(pwrite(fd, v, 4, 8), 4);
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), news);
-    CU_ASSERT_EQUAL(pread(fd, v, 4, 8), 4);
-    CU_ASSERT_EQUAL(v[0], 2);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), news);
+    ASSERT_EQ(pread(fd, v, 4, 8), 4);
+    ASSERT_EQ(v[0], 2);
     close(fd);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 
@@ -997,7 +997,7 @@ static void test_filter_delete_many(void)
     snprintf(path, sizeof path, "%s", tmp_path("many.idx"));
     rm_index(path);
     struct simcrawl_filter *f = NULL;
-    CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
+    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
     struct simcrawl_match *m = simcrawl_match_new();
     enum { N = 3000 };
     char id[32];
@@ -1011,13 +1011,13 @@ static void test_filter_delete_many(void)
         added += simcrawl_filter_check_fingerprint(f, id, x, 0, m) == SIMCRAWL_NEW &&
                  simcrawl_match_added(m);
     }
-    CU_ASSERT_EQUAL(added, N);
+    ASSERT_EQ(added, N);
     unsigned deleted = 0;
     for (unsigned i = 0; i < N; i += 1 + i % 3) {
         snprintf(id, sizeof id, "doc-%u", i);
         deleted += simcrawl_filter_delete(f, id) == 1;
     }
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), N - deleted);
+    ASSERT_EQ(simcrawl_filter_count(f), N - deleted);
     for (int round = 0; round < 2; round++) {
         unsigned known = 0, back = 0;
         for (unsigned i = 0; i < N; i++) {
@@ -1033,15 +1033,15 @@ static void test_filter_delete_many(void)
                     back++;
             }
         }
-        CU_ASSERT_EQUAL(known, N - deleted);
-        CU_ASSERT_EQUAL(back, deleted);
+        ASSERT_EQ(known, N - deleted);
+        ASSERT_EQ(back, deleted);
         /* again after a compaction: the index file holds the live ones only */
-        CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
-        CU_ASSERT_EQUAL_FATAL(open_path(&f, path, 3, NULL), 0);
-        CU_ASSERT_EQUAL(simcrawl_filter_count(f), N - deleted);
+        ASSERT_EQ(simcrawl_filter_close(f), 0);
+        ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+        ASSERT_EQ(simcrawl_filter_count(f), N - deleted);
     }
     simcrawl_match_free(m);
-    CU_ASSERT_EQUAL(simcrawl_filter_close(f), 0);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
     rm_index(path);
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "tests/testutil.h"
 
 struct fetch {
     CURLcode rc;
@@ -101,35 +102,35 @@ static void test_httpd_routes_and_404(void)
     struct fetch f = {0};
 
     get(&f, test_httpd_url(h, "/hello?a=1&b=%20", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.rc, CURLE_OK);
-    CU_ASSERT_EQUAL(f.status, 200);
-    CU_ASSERT_EQUAL(f.len, sizeof HELLO - 1);
+    ASSERT_EQ(f.rc, CURLE_OK);
+    ASSERT_EQ(f.status, 200);
+    ASSERT_EQ(f.len, sizeof HELLO - 1);
     CU_ASSERT(f.body && strcmp(f.body, HELLO) == 0);
     fetch_release(&f);
 
     get(&f, test_httpd_url(h, "/moved", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.status, 301);
+    ASSERT_EQ(f.status, 301);
     CU_ASSERT_STRING_EQUAL(f.location, "/hello");
     fetch_release(&f);
 
     get(&f, test_httpd_url(h, "/static/a/b.css", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.status, 200);
+    ASSERT_EQ(f.status, 200);
     CU_ASSERT(f.body && strcmp(f.body, "static") == 0);
     fetch_release(&f);
 
     get(&f, test_httpd_url(h, "/gone", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.status, 410);
+    ASSERT_EQ(f.status, 410);
     fetch_release(&f);
 
     get(&f, test_httpd_url(h, "/nothing-here", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.status, 404);
+    ASSERT_EQ(f.status, 404);
     fetch_release(&f);
 
     /* the log: raw path and query, method, headers */
-    CU_ASSERT_EQUAL(test_httpd_total(h), 5);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/hello"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/static/a/b.css"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/never"), 0);
+    ASSERT_EQ(test_httpd_total(h), 5);
+    ASSERT_EQ(test_httpd_count(h, "/hello"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/static/a/b.css"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/never"), 0);
     const struct test_httpd_request *r = test_httpd_request_at(h, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_STRING_EQUAL(r->method, "GET");
@@ -152,12 +153,12 @@ static void test_httpd_request_times(void)
     for (int i = 0; i < 3; i++) {
         struct fetch f = {0};
         get(&f, test_httpd_url(h, "/hello", url, sizeof url), 5000, NULL);
-        CU_ASSERT_EQUAL(f.status, 200);
+        ASSERT_EQ(f.status, 200);
         fetch_release(&f);
     }
     double after = test_httpd_clock();
     double t[3] = {0};
-    CU_ASSERT_EQUAL(test_httpd_times(h, "/hello", t, 3), 3);
+    ASSERT_EQ(test_httpd_times(h, "/hello", t, 3), 3);
     CU_ASSERT(t[0] >= before && t[0] <= t[1] && t[1] <= t[2] && t[2] <= after);
     const struct test_httpd_request *last = test_httpd_last(h, "/hello");
     CU_ASSERT_PTR_NOT_NULL_FATAL(last);
@@ -192,16 +193,16 @@ static void test_httpd_dynamic_handler(void)
     char url[128];
     struct fetch f = {0};
     get(&f, test_httpd_url(h, "/page/41", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.status, 200);
+    ASSERT_EQ(f.status, 200);
     CU_ASSERT(f.body && strcmp(f.body, "<a href=\"/page/42\">next</a>") == 0);
     fetch_release(&f);
     get(&f, test_httpd_url(h, "/other", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.status, 404);
+    ASSERT_EQ(f.status, 404);
     fetch_release(&f);
     get(&f, test_httpd_url(h, "/hello", url, sizeof url), 5000, NULL); /* route wins */
-    CU_ASSERT_EQUAL(f.status, 200);
+    ASSERT_EQ(f.status, 200);
     fetch_release(&f);
-    CU_ASSERT_EQUAL(calls, 2);
+    ASSERT_EQ(calls, 2);
     test_httpd_stop(h);
 }
 
@@ -219,22 +220,22 @@ static void test_httpd_gzip_and_chunked(void)
     char url[128];
     struct fetch f = {0};
     get(&f, test_httpd_url(h, "/gz", url, sizeof url), 5000, "gzip");
-    CU_ASSERT_EQUAL(f.rc, CURLE_OK);
+    ASSERT_EQ(f.rc, CURLE_OK);
     CU_ASSERT(strncmp(f.encoding, "gzip", 4) == 0);
-    CU_ASSERT_EQUAL(f.len, sizeof big);
+    ASSERT_EQ(f.len, sizeof big);
     CU_ASSERT(f.body && memcmp(f.body, big, sizeof big) == 0);
     fetch_release(&f);
     CU_ASSERT_STRING_EQUAL(test_httpd_header(test_httpd_last(h, "/gz"), "Accept-Encoding"), "gzip");
 
     get(&f, test_httpd_url(h, "/gz", url, sizeof url), 5000, NULL); /* raw: compressed bytes */
-    CU_ASSERT_EQUAL(f.rc, CURLE_OK);
+    ASSERT_EQ(f.rc, CURLE_OK);
     CU_ASSERT(f.len > 10 && f.len < sizeof big / 10);
     CU_ASSERT(f.body && (unsigned char)f.body[0] == 0x1f && (unsigned char)f.body[1] == 0x8b);
     fetch_release(&f);
 
     get(&f, test_httpd_url(h, "/chunked", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.rc, CURLE_OK);
-    CU_ASSERT_EQUAL(f.len, sizeof big);
+    ASSERT_EQ(f.rc, CURLE_OK);
+    ASSERT_EQ(f.len, sizeof big);
     CU_ASSERT(f.body && memcmp(f.body, big, sizeof big) == 0);
     fetch_release(&f);
     test_httpd_stop(h);
@@ -258,8 +259,8 @@ static void test_httpd_faults(void)
     struct fetch f = {0};
 
     get(&f, test_httpd_url(h, "/hang", url, sizeof url), 300, NULL);
-    CU_ASSERT_EQUAL(f.rc, CURLE_OPERATION_TIMEDOUT);
-    CU_ASSERT_EQUAL(f.len, 0);
+    ASSERT_EQ(f.rc, CURLE_OPERATION_TIMEDOUT);
+    ASSERT_EQ(f.len, 0);
     fetch_release(&f);
 
     get(&f, test_httpd_url(h, "/reset", url, sizeof url), 5000, NULL);
@@ -269,20 +270,20 @@ static void test_httpd_faults(void)
 
     double t0 = test_httpd_clock();
     get(&f, test_httpd_url(h, "/drip", url, sizeof url), 5000, NULL);
-    CU_ASSERT_EQUAL(f.rc, CURLE_OK);
+    ASSERT_EQ(f.rc, CURLE_OK);
     CU_ASSERT(f.body && strcmp(f.body, "abcd") == 0);
     CU_ASSERT(test_httpd_clock() - t0 >= 0.15); /* three 50 ms pauses at least */
     fetch_release(&f);
 
     f.limit = 1 << 20;
     get(&f, test_httpd_url(h, "/endless", url, sizeof url), 10000, NULL);
-    CU_ASSERT_EQUAL(f.rc, CURLE_WRITE_ERROR); /* we hung up, the server never stopped */
+    ASSERT_EQ(f.rc, CURLE_WRITE_ERROR); /* we hung up, the server never stopped */
     CU_ASSERT(f.len > 1000000 && f.len <= (size_t)1 << 20);
     CU_ASSERT(f.body && strncmp(f.body, "endless endless ", 16) == 0);
     fetch_release(&f);
 
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/hang"), 1);
-    CU_ASSERT_EQUAL(test_httpd_count(h, "/endless"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/hang"), 1);
+    ASSERT_EQ(test_httpd_count(h, "/endless"), 1);
     test_httpd_stop(h);
 }
 
@@ -295,7 +296,7 @@ static void test_httpd_stop_ends_faults(void)
     char url[128];
     struct fetch f = {0};
     get(&f, test_httpd_url(h, "/hang", url, sizeof url), 200, NULL); /* leaves it hanging */
-    CU_ASSERT_EQUAL(f.rc, CURLE_OPERATION_TIMEDOUT);
+    ASSERT_EQ(f.rc, CURLE_OPERATION_TIMEDOUT);
     fetch_release(&f);
     double t0 = test_httpd_clock();
     test_httpd_stop(h);

@@ -118,20 +118,20 @@ static void test_minhash_golden_vectors(void)
         }
         if (strcmp(f[0], "hash") == 0 && nf == 3) {
             uint64_t want = strtoull(f[1], NULL, 16);
-            CU_ASSERT_EQUAL(dedup_minhash_shingle_hash(mh, f[2], strlen(f[2])), want);
-            CU_ASSERT_EQUAL(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_MINHASH_SEED), want);
+            ASSERT_EQ(dedup_minhash_shingle_hash(mh, f[2], strlen(f[2])), want);
+            ASSERT_EQ(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_MINHASH_SEED), want);
             counts[0]++;
         } else if (strcmp(f[0], "permute") == 0 && nf == 4) {
             unsigned i = (unsigned)atoi(f[1]);
             uint64_t x = strtoull(f[2], NULL, 16);
-            CU_ASSERT_EQUAL(dedup_minhash_permute(mh, i, x), (uint32_t)strtoul(f[3], NULL, 16));
+            ASSERT_EQ(dedup_minhash_permute(mh, i, x), (uint32_t)strtoul(f[3], NULL, 16));
             counts[1]++;
         } else if (strcmp(f[0], "sig") == 0 && nf == 4) {
             uint32_t want[H], got[H], naive[H];
             size_t nsh;
             CU_ASSERT_FATAL(parse_sig(f[2], want, H) == 0);
-            CU_ASSERT_EQUAL(dedup_minhash_signature(mh, f[3], strlen(f[3]), got, &nsh), DEDUP_OK);
-            CU_ASSERT_EQUAL(nsh, (size_t)atoi(f[1]));
+            ASSERT_EQ(dedup_minhash_signature(mh, f[3], strlen(f[3]), got, &nsh), DEDUP_OK);
+            ASSERT_EQ(nsh, (size_t)atoi(f[1]));
             CU_ASSERT(memcmp(got, want, sizeof want) == 0);
             naive_signature(f[3], DEDUP_MINHASH_K_DEFAULT, H, naive);
             CU_ASSERT(memcmp(naive, want, sizeof want) == 0);
@@ -151,11 +151,11 @@ static void test_minhash_golden_vectors(void)
             counts[3]++;
         } else if (strcmp(f[0], "bands") == 0 && nf == 7) {
             unsigned b, r;
-            CU_ASSERT_EQUAL(dedup_lsh_optimal(strtod(f[1], NULL), (unsigned)atoi(f[2]),
+            ASSERT_EQ(dedup_lsh_optimal(strtod(f[1], NULL), (unsigned)atoi(f[2]),
                                               strtod(f[3], NULL), strtod(f[4], NULL), &b, &r),
                             DEDUP_OK);
-            CU_ASSERT_EQUAL(b, (unsigned)atoi(f[5]));
-            CU_ASSERT_EQUAL(r, (unsigned)atoi(f[6]));
+            ASSERT_EQ(b, (unsigned)atoi(f[5]));
+            ASSERT_EQ(r, (unsigned)atoi(f[6]));
             counts[4]++;
         } else {
             CU_FAIL("unknown record in " VECTORS);
@@ -191,7 +191,7 @@ static void test_minhash_kernels_agree(void)
                     uint32_t v = dedup_minhash_permute(mh, i, set[j]);
                     want = v < want ? v : want;
                 }
-                CU_ASSERT_EQUAL(slow[i], want);
+                ASSERT_EQ(slow[i], want);
             }
         }
         dedup_minhash_free(mh);
@@ -205,42 +205,42 @@ static void test_minhash_shingles(void)
     struct dedup_minhash *mh = default_mh();
     uint32_t s1[H], s2[H];
     size_t n;
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "", 0, s1, &n), DEDUP_ETOOSHORT);
-    CU_ASSERT_EQUAL(n, 0);
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "a  b", 4, s1, NULL), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, " a", 2, s1, NULL), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "a ", 2, s1, NULL), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "one two", 7, s1, &n), DEDUP_OK);
-    CU_ASSERT_EQUAL(n, 1);
+    ASSERT_EQ(dedup_minhash_signature(mh, "", 0, s1, &n), DEDUP_ETOOSHORT);
+    ASSERT_EQ(n, 0);
+    ASSERT_EQ(dedup_minhash_signature(mh, "a  b", 4, s1, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_signature(mh, " a", 2, s1, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_signature(mh, "a ", 2, s1, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_signature(mh, "one two", 7, s1, &n), DEDUP_OK);
+    ASSERT_EQ(n, 1);
     uint64_t x = XXH3_64bits_withSeed("one two", 7, DEDUP_MINHASH_SEED);
     dedup_minhash_signature_hashes(mh, &x, 1, s2);
     CU_ASSERT(memcmp(s1, s2, sizeof s1) == 0);
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "a b c d e", 9, s1, &n), DEDUP_OK);
-    CU_ASSERT_EQUAL(n, 1);
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "a b c d e f", 11, s1, &n), DEDUP_OK);
-    CU_ASSERT_EQUAL(n, 2);
+    ASSERT_EQ(dedup_minhash_signature(mh, "a b c d e", 9, s1, &n), DEDUP_OK);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(dedup_minhash_signature(mh, "a b c d e f", 11, s1, &n), DEDUP_OK);
+    ASSERT_EQ(n, 2);
     uint64_t hs[2] = {XXH3_64bits_withSeed("a b c d e", 9, DEDUP_MINHASH_SEED),
                       XXH3_64bits_withSeed("b c d e f", 9, DEDUP_MINHASH_SEED)};
     dedup_minhash_signature_hashes(mh, hs, 2, s2);
     CU_ASSERT(memcmp(s1, s2, sizeof s1) == 0);
     /* the token string need not be NUL-terminated: only len bytes are read */
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "a b c d e fXXX", 11, s2, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_minhash_signature(mh, "a b c d e fXXX", 11, s2, NULL), DEDUP_OK);
     CU_ASSERT(memcmp(s1, s2, sizeof s1) == 0);
     /* order matters (shingles are sequences) */
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "f e d c b a", 11, s2, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_minhash_signature(mh, "f e d c b a", 11, s2, NULL), DEDUP_OK);
     CU_ASSERT(dedup_minhash_estimate(s1, s2, H) < 0.1);
     /* repeats do not change a signature (a min over a set) */
-    CU_ASSERT_EQUAL(dedup_minhash_signature(mh, "a b c d e f a b c d e f", 23, s2, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_minhash_signature(mh, "a b c d e f a b c d e f", 23, s2, NULL), DEDUP_OK);
     uint64_t *set;
     size_t ns;
-    CU_ASSERT_EQUAL(dedup_minhash_shingle_set(mh, "a b c d e f a b c d e f", 23, &set, &ns), DEDUP_OK);
-    CU_ASSERT_EQUAL(ns, 6); /* 8 shingles, "a b c d e" and "b c d e f" twice */
+    ASSERT_EQ(dedup_minhash_shingle_set(mh, "a b c d e f a b c d e f", 23, &set, &ns), DEDUP_OK);
+    ASSERT_EQ(ns, 6); /* 8 shingles, "a b c d e" and "b c d e f" twice */
     free(set);
     struct dedup_minhash *bad = NULL;
-    CU_ASSERT_EQUAL(dedup_minhash_new(0, 128, 1, &bad), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_minhash_new(5, 0, 1, &bad), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_minhash_new(5, DEDUP_MINHASH_H_MAX + 1, 1, &bad), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_minhash_new(DEDUP_MINHASH_K_MAX + 1, 128, 1, &bad), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_new(0, 128, 1, &bad), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_new(5, 0, 1, &bad), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_new(5, DEDUP_MINHASH_H_MAX + 1, 1, &bad), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_minhash_new(DEDUP_MINHASH_K_MAX + 1, 128, 1, &bad), DEDUP_EINVAL);
     CU_ASSERT_PTR_NULL(bad);
     dedup_minhash_free(mh);
 }
@@ -297,13 +297,13 @@ static void test_minhash_estimate_vs_exact(void)
 static void test_minhash_lsh_params(void)
 {
     unsigned b, r;
-    CU_ASSERT_EQUAL(dedup_lsh_optimal(0.8, 128, 0.5, 0.5, &b, &r), DEDUP_OK);
-    CU_ASSERT_EQUAL(b, 9);
-    CU_ASSERT_EQUAL(r, 13);
+    ASSERT_EQ(dedup_lsh_optimal(0.8, 128, 0.5, 0.5, &b, &r), DEDUP_OK);
+    ASSERT_EQ(b, 9);
+    ASSERT_EQ(r, 13);
     struct dedup_lsh_params p;
-    CU_ASSERT_EQUAL(dedup_lsh_params_default(0.8, &p), DEDUP_OK);
-    CU_ASSERT_EQUAL(p.b, 14);
-    CU_ASSERT_EQUAL(p.r, 9);
+    ASSERT_EQ(dedup_lsh_params_default(0.8, &p), DEDUP_OK);
+    ASSERT_EQ(p.b, 14);
+    ASSERT_EQ(p.r, 9);
     CU_ASSERT(p.b * p.r <= p.h);
     CU_ASSERT(dedup_lsh_probability(0.9, p.b, p.r) > 0.99);
     CU_ASSERT(dedup_lsh_probability(0.5, p.b, p.r) < 0.03);
@@ -312,21 +312,21 @@ static void test_minhash_lsh_params(void)
     /* every threshold gives a valid design, lower thresholds shorter bands */
     unsigned prev_r = 0;
     for (int t = 1; t <= 10; t++) {
-        CU_ASSERT_EQUAL(dedup_lsh_optimal(t / 10.0, 128, 0.1, 0.9, &b, &r), DEDUP_OK);
+        ASSERT_EQ(dedup_lsh_optimal(t / 10.0, 128, 0.1, 0.9, &b, &r), DEDUP_OK);
         CU_ASSERT(b * r <= 128 && b >= 1 && r >= 1);
         CU_ASSERT(r >= prev_r);
         prev_r = r;
     }
-    CU_ASSERT_EQUAL(dedup_lsh_optimal(0.0, 128, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_lsh_optimal(1.5, 128, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_lsh_optimal(NAN, 128, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_lsh_optimal(0.8, 0, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_lsh_optimal(0.8, 128, -1, 0.5, &b, &r), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_lsh_params_default(0.0, &p), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_optimal(0.0, 128, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_optimal(1.5, 128, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_optimal(NAN, 128, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_optimal(0.8, 0, 0.5, 0.5, &b, &r), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_optimal(0.8, 128, -1, 0.5, &b, &r), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_params_default(0.0, &p), DEDUP_EINVAL);
     p.b = 100;
     p.r = 2;
     p.threshold = 0.8;
-    CU_ASSERT_EQUAL(dedup_lsh_params_check(&p), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_params_check(&p), DEDUP_EINVAL);
 }
 
 /* An index of N documents: groups of near-duplicates at various Jaccards. */
@@ -354,7 +354,7 @@ static struct dedup_lsh *build_index(double t)
             snprintf(id, sizeof id, "doc-%u", d);
             uint32_t got;
             CU_ASSERT_FATAL(dedup_lsh_add(l, sig, id, strlen(id), &got) == DEDUP_OK);
-            CU_ASSERT_EQUAL(got, d);
+            ASSERT_EQ(got, d);
         }
     }
     return l;
@@ -390,8 +390,8 @@ static void test_minhash_lsh_vs_brute_force(void)
     s.n = 0;
     uint64_t cand = 0;
     int stopped = 0;
-    CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, 0, keep_pair, &s, &stopped, &cand), DEDUP_OK);
-    CU_ASSERT_EQUAL(stopped, 0);
+    ASSERT_EQ(dedup_lsh_pairs(l, 0.8, 0, keep_pair, &s, &stopped, &cand), DEDUP_OK);
+    ASSERT_EQ(stopped, 0);
     size_t brute = 0, above9 = 0, found9 = 0;
     for (uint32_t a = 0; a < NDOC; a++)
         for (uint32_t b = a + 1; b < NDOC; b++) {
@@ -411,7 +411,7 @@ static void test_minhash_lsh_vs_brute_force(void)
     CU_ASSERT(brute > 100);
     CU_ASSERT(s.n <= brute);
     CU_ASSERT((double)s.n >= 0.95 * (double)brute);
-    CU_ASSERT_EQUAL(found9, above9);
+    ASSERT_EQ(found9, above9);
     CU_ASSERT(cand >= s.n);
     for (size_t i = 0; i < s.n; i++) {
         CU_ASSERT(s.a[i] < s.b[i]);
@@ -425,39 +425,39 @@ static void test_minhash_lsh_vs_brute_force(void)
     /* min_b: only pairs whose later document is >= 300 */
     static struct pairs_seen s2;
     s2.n = 0;
-    CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, 300, keep_pair, &s2, NULL, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_pairs(l, 0.8, 300, keep_pair, &s2, NULL, NULL), DEDUP_OK);
     size_t want = 0;
     for (size_t i = 0; i < s.n; i++)
         want += s.b[i] >= 300;
-    CU_ASSERT_EQUAL(s2.n, want);
+    ASSERT_EQ(s2.n, want);
     /* queries: each document finds itself first (1.0) and exactly its pair partners */
     struct dedup_lsh_matches m = {0};
     for (uint32_t d = 0; d < NDOC; d += 7) {
         size_t c;
-        CU_ASSERT_EQUAL(dedup_lsh_query(l, dedup_lsh_signature(l, d), 0.8, 0, &m, &c), DEDUP_OK);
+        ASSERT_EQ(dedup_lsh_query(l, dedup_lsh_signature(l, d), 0.8, 0, &m, &c), DEDUP_OK);
         CU_ASSERT_FATAL(m.n >= 1);
-        CU_ASSERT_EQUAL(m.v[0].doc, d);
+        ASSERT_EQ(m.v[0].doc, d);
         CU_ASSERT_DOUBLE_EQUAL(m.v[0].jaccard, 1.0, 1e-12);
         size_t partners = 0;
         for (size_t i = 0; i < s.n; i++)
             partners += s.a[i] == d || s.b[i] == d;
-        CU_ASSERT_EQUAL(m.n, partners + 1);
+        ASSERT_EQ(m.n, partners + 1);
         for (size_t i = 1; i < m.n; i++)
             CU_ASSERT(m.v[i - 1].jaccard > m.v[i].jaccard ||
                       (m.v[i - 1].jaccard == m.v[i].jaccard && m.v[i - 1].doc < m.v[i].doc));
         CU_ASSERT(c >= m.n);
         if (m.n > 1) { /* the limit keeps the most similar */
             double second = m.v[1].jaccard;
-            CU_ASSERT_EQUAL(dedup_lsh_query(l, dedup_lsh_signature(l, d), 0.8, 2, &m, NULL), DEDUP_OK);
-            CU_ASSERT_EQUAL(m.n, 2);
+            ASSERT_EQ(dedup_lsh_query(l, dedup_lsh_signature(l, d), 0.8, 2, &m, NULL), DEDUP_OK);
+            ASSERT_EQ(m.n, 2);
             CU_ASSERT_DOUBLE_EQUAL(m.v[1].jaccard, second, 1e-12);
         }
     }
-    CU_ASSERT_EQUAL(dedup_lsh_query(l, dedup_lsh_signature(l, 0), 1.5, 0, &m, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_query(l, dedup_lsh_signature(l, 0), 1.5, 0, &m, NULL), DEDUP_EINVAL);
     dedup_lsh_matches_release(&m);
     /* clusters: every pair's documents are in one cluster */
     struct dedup_clusters *c = NULL;
-    CU_ASSERT_EQUAL_FATAL(dedup_lsh_clusters(l, 0.8, &c), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_lsh_clusters(l, 0.8, &c), DEDUP_OK);
     uint32_t *cl = malloc(NDOC * sizeof *cl);
     for (uint32_t d = 0; d < NDOC; d++)
         cl[d] = 0xffffffffu;
@@ -478,7 +478,7 @@ static void test_minhash_lsh_vs_brute_force(void)
     dedup_clusters_free(c);
     struct dedup_lsh_stats st;
     dedup_lsh_stats(l, &st);
-    CU_ASSERT_EQUAL(st.docs, NDOC);
+    ASSERT_EQ(st.docs, NDOC);
     CU_ASSERT(st.buckets > 0 && st.shared > 0 && st.bucket_max >= 2);
     dedup_lsh_free(l);
 }
@@ -495,29 +495,29 @@ static void test_minhash_lsh_threads(void)
         uint64_t cand1 = 0, candn = 0;
         one.n = 0;
         dedup_lsh_set_threads(l, 1);
-        CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, min_b, keep_pair, &one, NULL, &cand1), DEDUP_OK);
+        ASSERT_EQ(dedup_lsh_pairs(l, 0.8, min_b, keep_pair, &one, NULL, &cand1), DEDUP_OK);
         CU_ASSERT(one.n > 50);
         for (unsigned th = 2; th <= 17; th += 15) {
             many.n = 0;
             dedup_lsh_set_threads(l, th);
-            CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, min_b, keep_pair, &many, NULL, &candn),
+            ASSERT_EQ(dedup_lsh_pairs(l, 0.8, min_b, keep_pair, &many, NULL, &candn),
                             DEDUP_OK);
-            CU_ASSERT_EQUAL(many.n, one.n);
-            CU_ASSERT_EQUAL(candn, cand1);
+            ASSERT_EQ(many.n, one.n);
+            ASSERT_EQ(candn, cand1);
             CU_ASSERT(memcmp(many.a, one.a, one.n * sizeof *one.a) == 0);
             CU_ASSERT(memcmp(many.b, one.b, one.n * sizeof *one.b) == 0);
             CU_ASSERT(memcmp(many.j, one.j, one.n * sizeof *one.j) == 0);
         }
     }
     dedup_lsh_set_threads(l, 1);
-    CU_ASSERT_EQUAL_FATAL(dedup_lsh_clusters(l, 0.8, &c1), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_lsh_clusters(l, 0.8, &c1), DEDUP_OK);
     dedup_lsh_set_threads(l, 4);
-    CU_ASSERT_EQUAL_FATAL(dedup_lsh_clusters(l, 0.8, &cn), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_clusters_count(cn), dedup_clusters_count(c1));
+    ASSERT_EQ_FATAL(dedup_lsh_clusters(l, 0.8, &cn), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_clusters_count(cn), dedup_clusters_count(c1));
     for (size_t i = 0; i < dedup_clusters_count(c1); i++) {
-        CU_ASSERT_EQUAL_FATAL(dedup_clusters_size(cn, i), dedup_clusters_size(c1, i));
+        ASSERT_EQ_FATAL(dedup_clusters_size(cn, i), dedup_clusters_size(c1, i));
         for (size_t j = 0; j < dedup_clusters_size(c1, i); j++)
-            CU_ASSERT_EQUAL(dedup_clusters_member(cn, i, j), dedup_clusters_member(c1, i, j));
+            ASSERT_EQ(dedup_clusters_member(cn, i, j), dedup_clusters_member(c1, i, j));
     }
     dedup_clusters_free(c1);
     dedup_clusters_free(cn);
@@ -532,23 +532,23 @@ static void test_minhash_lsh_add_errors(void)
     CU_ASSERT_FATAL(dedup_lsh_new(&p, &l) == DEDUP_OK);
     uint32_t sig[H];
     memset(sig, 0, sizeof sig);
-    CU_ASSERT_EQUAL(dedup_lsh_add(l, sig, "a\0b", 3, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_add(l, sig, "a\0b", 3, NULL), DEDUP_EINVAL);
     char *big = calloc(1, DEDUP_INDEX_MAX_ID_BYTES + 2);
     memset(big, 'x', DEDUP_INDEX_MAX_ID_BYTES + 1);
-    CU_ASSERT_EQUAL(dedup_lsh_add(l, sig, big, DEDUP_INDEX_MAX_ID_BYTES + 1, NULL), DEDUP_ETOOLARGE);
+    ASSERT_EQ(dedup_lsh_add(l, sig, big, DEDUP_INDEX_MAX_ID_BYTES + 1, NULL), DEDUP_ETOOLARGE);
     free(big);
-    CU_ASSERT_EQUAL(dedup_lsh_doc_count(l), 0);
+    ASSERT_EQ(dedup_lsh_doc_count(l), 0);
     struct dedup_lsh_matches m = {0};
-    CU_ASSERT_EQUAL(dedup_lsh_query(l, sig, 0.8, 0, &m, NULL), DEDUP_OK); /* empty index */
-    CU_ASSERT_EQUAL(m.n, 0);
-    CU_ASSERT_EQUAL(dedup_lsh_add(l, sig, "", 0, NULL), DEDUP_OK); /* an empty id is an id */
+    ASSERT_EQ(dedup_lsh_query(l, sig, 0.8, 0, &m, NULL), DEDUP_OK); /* empty index */
+    ASSERT_EQ(m.n, 0);
+    ASSERT_EQ(dedup_lsh_add(l, sig, "", 0, NULL), DEDUP_OK); /* an empty id is an id */
     size_t len;
     CU_ASSERT_STRING_EQUAL(dedup_lsh_id(l, 0, &len), "");
-    CU_ASSERT_EQUAL(len, 0);
+    ASSERT_EQ(len, 0);
     dedup_lsh_matches_release(&m);
     p.b = 0;
     struct dedup_lsh *bad = NULL;
-    CU_ASSERT_EQUAL(dedup_lsh_new(&p, &bad), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_lsh_new(&p, &bad), DEDUP_EINVAL);
     CU_ASSERT_PTR_NULL(bad);
     dedup_lsh_free(l);
 }
@@ -560,42 +560,42 @@ static void test_minhash_file_roundtrip(void)
     struct dedup_templates *t = dedup_lsh_templates(l);
     uint64_t blocks[3] = {11, 12, 13};
     CU_ASSERT_FATAL(t != NULL);
-    CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "example.org", 11, 0, blocks, 3, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_templates_add_doc(t, "example.org", 11, 0, blocks, 3, NULL), DEDUP_OK);
     char path[] = "/tmp/test_minhash_XXXXXX";
     int fd = mkstemp(path);
     CU_ASSERT_FATAL(fd >= 0);
     close(fd);
     struct dedup_file_error err;
-    CU_ASSERT_EQUAL_FATAL(dedup_lsh_save(l, path, &err), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_lsh_save(l, path, &err), DEDUP_OK);
     struct dedup_lsh *m = NULL;
-    CU_ASSERT_EQUAL_FATAL(dedup_lsh_load(path, &m, &err), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_lsh_load(path, &m, &err), DEDUP_OK);
     const struct dedup_lsh_params *pa = dedup_lsh_get_params(l), *pb = dedup_lsh_get_params(m);
     CU_ASSERT(pa->k == pb->k && pa->h == pb->h && pa->b == pb->b && pa->r == pb->r &&
               pa->threshold == pb->threshold && pa->seed == pb->seed);
-    CU_ASSERT_EQUAL_FATAL(dedup_lsh_doc_count(m), NDOC);
+    ASSERT_EQ_FATAL(dedup_lsh_doc_count(m), NDOC);
     for (uint32_t d = 0; d < NDOC; d++) {
         CU_ASSERT_STRING_EQUAL(dedup_lsh_id(l, d, NULL), dedup_lsh_id(m, d, NULL));
         CU_ASSERT(memcmp(dedup_lsh_signature(l, d), dedup_lsh_signature(m, d), H * 4) == 0);
     }
-    CU_ASSERT_EQUAL(dedup_templates_docs(dedup_lsh_templates(m), "example.org", 11), 1);
+    ASSERT_EQ(dedup_templates_docs(dedup_lsh_templates(m), "example.org", 11), 1);
     static struct pairs_seen s1, s2;
     s1.n = s2.n = 0;
-    CU_ASSERT_EQUAL(dedup_lsh_pairs(l, 0.8, 0, keep_pair, &s1, NULL, NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_lsh_pairs(m, 0.8, 0, keep_pair, &s2, NULL, NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL(s1.n, s2.n);
+    ASSERT_EQ(dedup_lsh_pairs(l, 0.8, 0, keep_pair, &s1, NULL, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_pairs(m, 0.8, 0, keep_pair, &s2, NULL, NULL), DEDUP_OK);
+    ASSERT_EQ(s1.n, s2.n);
     CU_ASSERT(memcmp(s1.a, s2.a, s1.n * 4) == 0 && memcmp(s1.b, s2.b, s1.n * 4) == 0);
     /* the same bytes again */
     uint8_t *b1, *b2;
     size_t n1, n2;
-    CU_ASSERT_EQUAL(dedup_lsh_serialize(l, &b1, &n1), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_lsh_serialize(m, &b2, &n2), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_serialize(l, &b1, &n1), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_serialize(m, &b2, &n2), DEDUP_OK);
     CU_ASSERT(n1 == n2 && memcmp(b1, b2, n1) == 0);
     free(b1);
     free(b2);
     /* the file method */
-    CU_ASSERT_EQUAL(dedup_file_method("SIMCRMHX", 8), DEDUP_METHOD_MINHASH);
-    CU_ASSERT_EQUAL(dedup_file_method("SIMCRIDX", 8), DEDUP_METHOD_SIMHASH);
-    CU_ASSERT_EQUAL(dedup_file_method("SIMCR", 5), DEDUP_METHOD_UNKNOWN);
+    ASSERT_EQ(dedup_file_method("SIMCRMHX", 8), DEDUP_METHOD_MINHASH);
+    ASSERT_EQ(dedup_file_method("SIMCRIDX", 8), DEDUP_METHOD_SIMHASH);
+    ASSERT_EQ(dedup_file_method("SIMCR", 5), DEDUP_METHOD_UNKNOWN);
     /* a simhash loader refuses a minhash file by name, and the other way round */
     struct dedup_index *idx = NULL;
     CU_ASSERT_NOT_EQUAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
@@ -608,9 +608,9 @@ static void test_minhash_file_roundtrip(void)
     struct dedup_lsh_params p;
     CU_ASSERT_FATAL(dedup_lsh_params_default(0.5, &p) == DEDUP_OK);
     CU_ASSERT_FATAL(dedup_lsh_new(&p, &l) == DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_lsh_serialize(l, &b1, &n1), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_lsh_load_mem(b1, n1, 0, &m, &err), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_lsh_doc_count(m), 0);
+    ASSERT_EQ(dedup_lsh_serialize(l, &b1, &n1), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_load_mem(b1, n1, 0, &m, &err), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_doc_count(m), 0);
     CU_ASSERT_DOUBLE_EQUAL(dedup_lsh_get_params(m)->threshold, 0.5, 0);
     free(b1);
     dedup_lsh_free(m);
@@ -647,7 +647,7 @@ static void test_minhash_file_damaged(void)
     size_t len;
     CU_ASSERT_FATAL(dedup_lsh_serialize(l, &buf, &len) == DEDUP_OK);
     struct dedup_file_error err;
-    CU_ASSERT_EQUAL(dedup_lsh_load_mem(buf, len, 0, &m, &err), DEDUP_OK);
+    ASSERT_EQ(dedup_lsh_load_mem(buf, len, 0, &m, &err), DEDUP_OK);
     dedup_lsh_free(m);
     for (size_t cut = 0; cut < len; cut++) {
         m = NULL;
@@ -686,7 +686,7 @@ static void test_minhash_file_damaged(void)
         memcpy(copy, buf, len);
         wr32le(copy + forged[i].off, forged[i].v);
         m = NULL;
-        CU_ASSERT_EQUAL(dedup_lsh_load_mem(copy, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &m, &err),
+        ASSERT_EQ(dedup_lsh_load_mem(copy, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &m, &err),
                         forged[i].rc);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.what, forged[i].what));
         dedup_lsh_free(m);
@@ -695,20 +695,20 @@ static void test_minhash_file_damaged(void)
     memcpy(copy, buf, len);
     double two = 2.0;
     memcpy(copy + 40, &two, 8);
-    CU_ASSERT_EQUAL(dedup_lsh_load_mem(copy, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &m, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_lsh_load_mem(copy, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &m, &err), DEDUP_EFORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "threshold"));
     /* bytes after the end */
     memcpy(copy, buf, len);
     memset(copy + len, 0, 8);
-    CU_ASSERT_EQUAL(dedup_lsh_load_mem(copy, len + 8, DEDUP_INDEX_LOAD_NO_CHECKSUM, &m, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_lsh_load_mem(copy, len + 8, DEDUP_INDEX_LOAD_NO_CHECKSUM, &m, &err), DEDUP_EFORMAT);
     /* simhash magic, garbage */
     memcpy(copy, buf, len);
     memcpy(copy, "SIMCRIDX", 8);
-    CU_ASSERT_EQUAL(dedup_lsh_load_mem(copy, len, 0, &m, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_lsh_load_mem(copy, len, 0, &m, &err), DEDUP_EFORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.what, "simhash"));
-    CU_ASSERT_EQUAL(dedup_lsh_load_mem("hello world", 11, 0, &m, &err), DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(dedup_lsh_load("/nonexistent/x.idx", &m, &err), DEDUP_EIO);
-    CU_ASSERT_EQUAL(dedup_lsh_load("/tmp", &m, &err), DEDUP_EIO);
+    ASSERT_EQ(dedup_lsh_load_mem("hello world", 11, 0, &m, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_lsh_load("/nonexistent/x.idx", &m, &err), DEDUP_EIO);
+    ASSERT_EQ(dedup_lsh_load("/tmp", &m, &err), DEDUP_EIO);
     CU_ASSERT_PTR_NULL(m);
     free(copy);
     free(buf);

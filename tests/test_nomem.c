@@ -24,6 +24,7 @@
 #include "filter/simcrawl.h"
 #include "tests/failalloc.h"
 #include "tests/filter_pages.h"
+#include "tests/testutil.h"
 
 /* A failure run stops at this many allocations: far above what any scenario makes. */
 #define NOMEM_MAX_RUNS 20000ul
@@ -115,7 +116,7 @@ static void test_nomem_extract(void)
     size_t len;
     const char *html = page(1, 7, 0, &len);
     struct parsed ref = {0};
-    CU_ASSERT_EQUAL_FATAL(parse_page(html, len, &ref), 0);
+    ASSERT_EQ_FATAL(parse_page(html, len, &ref), 0);
     unsigned long n, failures = 0;
     for (n = nomem_first(); n < NOMEM_MAX_RUNS; n = nomem_next(n)) {
         struct parsed got = {0};
@@ -128,7 +129,7 @@ static void test_nomem_extract(void)
                 fprintf(stderr, "\nextract, allocation %lu failing: the text differs:\n%s\n", n, got.text);
             CU_ASSERT_STRING_EQUAL(got.text, ref.text);
             CU_ASSERT_STRING_EQUAL(got.tokens, ref.tokens);
-            CU_ASSERT_EQUAL(got.links, ref.links);
+            ASSERT_EQ(got.links, ref.links);
         } else {
             CU_ASSERT(fired);
             if (rc != EXTRACT_ENOMEM)
@@ -198,8 +199,8 @@ static enum dedup_code ix_scenario(const char *path, struct ix_result *r)
             enum dedup_code code;
             int got;
             while ((got = dedup_index_nearest(idx, ix_fp(i), 3, &doc, &dist, &code)) < 0) {
-                CU_ASSERT_EQUAL(code, DEDUP_ENOMEM);
-                CU_ASSERT_EQUAL(dedup_index_doc_count(idx), i);
+                ASSERT_EQ(code, DEDUP_ENOMEM);
+                ASSERT_EQ(dedup_index_doc_count(idx), i);
                 if (code != DEDUP_ENOMEM)
                     break;
             }
@@ -207,7 +208,7 @@ static enum dedup_code ix_scenario(const char *path, struct ix_result *r)
         }
         uint32_t before = dedup_index_doc_count(idx);
         while ((rc = dedup_index_add(idx, ix_fp(i), id, (size_t)n, NULL)) == DEDUP_ENOMEM)
-            CU_ASSERT_EQUAL(dedup_index_doc_count(idx), before);
+            ASSERT_EQ(dedup_index_doc_count(idx), before);
         if (rc != DEDUP_OK)
             goto out;
     }
@@ -245,9 +246,9 @@ static void test_nomem_index(void)
     CU_ASSERT_FATAL(fd >= 0);
     close(fd);
     struct ix_result ref = {0};
-    CU_ASSERT_EQUAL_FATAL(ix_scenario(path, &ref), DEDUP_OK);
+    ASSERT_EQ_FATAL(ix_scenario(path, &ref), DEDUP_OK);
     CU_ASSERT(ref.pairs > IX_DOCS / 3);
-    CU_ASSERT_EQUAL(ref.docs, IX_DOCS);
+    ASSERT_EQ(ref.docs, IX_DOCS);
     CU_ASSERT(ref.ok);
     unsigned long n;
     for (n = nomem_first(); n < NOMEM_MAX_RUNS; n = nomem_next(n)) {
@@ -258,9 +259,9 @@ static void test_nomem_index(void)
         failalloc_arm(0);
         if (rc != DEDUP_OK)
             fprintf(stderr, "\nindex, allocation %lu failing: %s\n", n, dedup_strerror(rc));
-        CU_ASSERT_EQUAL(rc, DEDUP_OK);
-        CU_ASSERT_EQUAL(got.pairs, ref.pairs);
-        CU_ASSERT_EQUAL(got.docs, ref.docs);
+        ASSERT_EQ(rc, DEDUP_OK);
+        ASSERT_EQ(got.pairs, ref.pairs);
+        ASSERT_EQ(got.docs, ref.docs);
         CU_ASSERT(got.ok);
         CU_ASSERT(memcmp(got.nearest, ref.nearest, sizeof ref.nearest) == 0);
         if (!fired)
@@ -277,10 +278,10 @@ static void test_nomem_features(void)
     size_t len;
     const char *html = page(2, 9, 0, &len);
     struct parsed p = {0};
-    CU_ASSERT_EQUAL_FATAL(parse_page(html, len, &p), 0);
+    ASSERT_EQ_FATAL(parse_page(html, len, &p), 0);
     struct dedup_features *f = dedup_features_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, p.tokens, strlen(p.tokens), NULL),
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, p.tokens, strlen(p.tokens), NULL),
                           DEDUP_OK);
     uint64_t ref = dedup_simhash(f);
     size_t ref_n = dedup_features_count(f);
@@ -299,12 +300,12 @@ static void test_nomem_features(void)
         failalloc_arm(0);
         if (rc == DEDUP_ENOMEM) {
             CU_ASSERT(fired);
-            CU_ASSERT_EQUAL(dedup_features_count(f), 0); /* "f holds no features" */
+            ASSERT_EQ(dedup_features_count(f), 0); /* "f holds no features" */
             rc = dedup_features_from_tokens(f, p.tokens, strlen(p.tokens), NULL);
         }
-        CU_ASSERT_EQUAL(rc, DEDUP_OK);
-        CU_ASSERT_EQUAL(dedup_simhash(f), ref);
-        CU_ASSERT_EQUAL(dedup_features_count(f), ref_n);
+        ASSERT_EQ(rc, DEDUP_OK);
+        ASSERT_EQ(dedup_simhash(f), ref);
+        ASSERT_EQ(dedup_features_count(f), ref_n);
         dedup_features_free(f);
         if (!fired)
             break;
@@ -387,7 +388,7 @@ static enum dedup_code lsh_scenario(struct lsh_result *r)
         int n = snprintf(id, sizeof id, "d%u", i);
         uint32_t before = dedup_lsh_doc_count(l);
         while ((rc = dedup_lsh_add(l, sig, id, (size_t)n, NULL)) == DEDUP_ENOMEM)
-            CU_ASSERT_EQUAL(dedup_lsh_doc_count(l), before);
+            ASSERT_EQ(dedup_lsh_doc_count(l), before);
     }
     if (rc == DEDUP_OK)
         while ((rc = dedup_lsh_pairs(l, 0.8, 0, count_lsh_pair, &r->pairs, NULL, NULL)) ==
@@ -403,9 +404,9 @@ static void test_nomem_lsh(void)
     if (nomem_skip("lsh"))
         return;
     struct lsh_result ref = {0};
-    CU_ASSERT_EQUAL_FATAL(lsh_scenario(&ref), DEDUP_OK);
+    ASSERT_EQ_FATAL(lsh_scenario(&ref), DEDUP_OK);
     CU_ASSERT(ref.pairs >= LSH_DOCS / 4);
-    CU_ASSERT_EQUAL(ref.near_of_last, LSH_DOCS - 2);
+    ASSERT_EQ(ref.near_of_last, LSH_DOCS - 2);
     unsigned long n;
     for (n = nomem_first(); n < NOMEM_MAX_RUNS; n = nomem_next(n)) {
         struct lsh_result got = {0};
@@ -415,9 +416,9 @@ static void test_nomem_lsh(void)
         failalloc_arm(0);
         if (rc != DEDUP_OK)
             fprintf(stderr, "\nLSH, allocation %lu failing: %s\n", n, dedup_strerror(rc));
-        CU_ASSERT_EQUAL(rc, DEDUP_OK);
-        CU_ASSERT_EQUAL(got.pairs, ref.pairs);
-        CU_ASSERT_EQUAL(got.near_of_last, ref.near_of_last);
+        ASSERT_EQ(rc, DEDUP_OK);
+        ASSERT_EQ(got.pairs, ref.pairs);
+        ASSERT_EQ(got.near_of_last, ref.near_of_last);
         if (!fired)
             break;
     }
@@ -516,13 +517,13 @@ static void filter_sweep(int templates)
     char path[128];
     snprintf(path, sizeof path, "%s/index", dir);
     struct filter_result ref = {0};
-    CU_ASSERT_EQUAL_FATAL(filter_scenario(path, templates, &ref), 0);
+    ASSERT_EQ_FATAL(filter_scenario(path, templates, &ref), 0);
     unsigned near = 0;
     for (unsigned i = 0; i < FILTER_PAGES; i++)
         near += ref.decision[i] == SIMCRAWL_NEAR_DUPLICATE;
     CU_ASSERT(near > 0);
-    CU_ASSERT_EQUAL(ref.decision[6], SIMCRAWL_NEW);
-    CU_ASSERT_EQUAL(ref.again, SIMCRAWL_NEW);
+    ASSERT_EQ(ref.decision[6], SIMCRAWL_NEW);
+    ASSERT_EQ(ref.again, SIMCRAWL_NEW);
     unsigned long n;
     for (n = nomem_first(); n < NOMEM_MAX_RUNS; n = nomem_next(n)) {
         struct filter_result got = {0};
@@ -533,8 +534,8 @@ static void filter_sweep(int templates)
         failalloc_arm(0);
         if (rc != 0)
             fprintf(stderr, "\nfilter, allocation %lu failing: %s\n", n, simcrawl_strerror(rc));
-        CU_ASSERT_EQUAL(rc, 0);
-        CU_ASSERT_EQUAL(got.again, ref.again);
+        ASSERT_EQ(rc, 0);
+        ASSERT_EQ(got.again, ref.again);
         if (!templates) {
             for (unsigned i = 0; i < FILTER_PAGES; i++)
                 if (got.decision[i] != ref.decision[i] || strcmp(got.dup_of[i], ref.dup_of[i]))
@@ -551,7 +552,7 @@ static void filter_sweep(int templates)
     rm_filter_files(path);
     char p[256];
     snprintf(p, sizeof p, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(p), 0);
+    ASSERT_EQ(system(p), 0);
 }
 
 static void test_nomem_filter(void)
@@ -629,7 +630,7 @@ static void test_nomem_warc_writer(void)
     char path[128];
     snprintf(path, sizeof path, "%s/w.warc.gz", dir);
     char ids[WARC_RECORDS][CRAWL_WARC_ID_SIZE];
-    CU_ASSERT_EQUAL_FATAL(warc_scenario(path, ids), CRAWL_OK);
+    ASSERT_EQ_FATAL(warc_scenario(path, ids), CRAWL_OK);
     char *ref = warc_listing(path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ref);
     CU_ASSERT_PTR_NOT_NULL(strstr(ref, "revisit http://w.test/11"));
@@ -643,7 +644,7 @@ static void test_nomem_warc_writer(void)
         if (rc != CRAWL_OK)
             fprintf(stderr, "\nWARC writer, allocation %lu failing: %s\n", n,
                     crawl_strerror(rc));
-        CU_ASSERT_EQUAL(rc, CRAWL_OK);
+        ASSERT_EQ(rc, CRAWL_OK);
         char *got = warc_listing(path);
         CU_ASSERT(got && strcmp(got, ref) == 0);
         free(got);

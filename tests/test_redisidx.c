@@ -27,6 +27,7 @@
 #include "tests/testredis.h"
 
 #include <xxhash.h>
+#include "tests/testutil.h"
 
 static struct test_redis srv;
 static int srv_up;
@@ -179,10 +180,10 @@ static void exact_for_k(unsigned k)
     size_t bad = 0, near = 0;
     size_t single = N_DOCS / 4;
     for (size_t i = 0; i < single; i++)
-        CU_ASSERT_EQUAL(redisidx_check(ix, &pages[i], &res[i]), REDISIDX_OK);
+        ASSERT_EQ(redisidx_check(ix, &pages[i], &res[i]), REDISIDX_OK);
     for (size_t i = single; i < N_DOCS; i += BATCH) {
         size_t n = N_DOCS - i < BATCH ? N_DOCS - i : BATCH;
-        CU_ASSERT_EQUAL(redisidx_check_many(ix, &pages[i], n, &res[i]), REDISIDX_OK);
+        ASSERT_EQ(redisidx_check_many(ix, &pages[i], n, &res[i]), REDISIDX_OK);
     }
     for (size_t i = 0; i < N_DOCS; i++) {
         if (!same_as_ref(&ref[i], &res[i])) {
@@ -194,7 +195,7 @@ static void exact_for_k(unsigned k)
         }
         near += ref[i].dec == SIMCRAWL_NEAR_DUPLICATE;
     }
-    CU_ASSERT_EQUAL(bad, 0);
+    ASSERT_EQ(bad, 0);
     CU_ASSERT(near > N_DOCS / 10); /* the data has near-duplicates to find */
     /* problem 2: the same neighbours, in the same order */
     size_t nb_bad = 0;
@@ -202,18 +203,18 @@ static void exact_for_k(unsigned k)
         uint64_t fp = fps[mix(&seed) % N_DOCS] ^ (1ull << (mix(&seed) % 64));
         struct nb_list a = {0}, b = {0};
         size_t given = 0;
-        CU_ASSERT_EQUAL(redisidx_neighbors(ix, fp, k, 0, nb_add, &a, &given), REDISIDX_OK);
-        CU_ASSERT_EQUAL(filter_decide_neighbors(dec, fp, k, 0, ref_nb, &b), DEDUP_OK);
+        ASSERT_EQ(redisidx_neighbors(ix, fp, k, 0, nb_add, &a, &given), REDISIDX_OK);
+        ASSERT_EQ(filter_decide_neighbors(dec, fp, k, 0, ref_nb, &b), DEDUP_OK);
         int same = a.n == b.n && given == a.n;
         for (size_t j = 0; same && j < a.n; j++)
             same = !strcmp(a.ids[j], b.ids[j]) && a.d[j] == b.d[j];
         nb_bad += !same;
     }
-    CU_ASSERT_EQUAL(nb_bad, 0);
+    ASSERT_EQ(nb_bad, 0);
     struct redisidx_stats st;
-    CU_ASSERT_EQUAL(redisidx_stats(ix, &st), REDISIDX_OK);
-    CU_ASSERT_EQUAL(st.documents, n_new);
-    CU_ASSERT_EQUAL(st.k, k);
+    ASSERT_EQ(redisidx_stats(ix, &st), REDISIDX_OK);
+    ASSERT_EQ(st.documents, n_new);
+    ASSERT_EQ(st.k, k);
     for (size_t i = 0; i < N_DOCS; i++)
         redisidx_result_release(&res[i]);
     filter_decide_result_release(&dr);
@@ -244,36 +245,36 @@ static void test_redisidx_exact_known_delete(void)
     struct redisidx_result r = {0};
     struct redisidx_page a = {.id = "http://a.example/1", .id_len = 18,
                               .fp = 0x0123456789abcdefull, .key = "payload-a", .key_len = 9};
-    CU_ASSERT_EQUAL(redisidx_check(ix, &a, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW);
-    CU_ASSERT_EQUAL(r.added, 1);
+    ASSERT_EQ(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 1);
     /* the same id again: its stored decision, nothing added */
-    CU_ASSERT_EQUAL(redisidx_check(ix, &a, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_KNOWN_ID);
-    CU_ASSERT_EQUAL(r.fp, a.fp);
+    ASSERT_EQ(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    ASSERT_EQ(r.fp, a.fp);
     /* the same payload under another id, whatever its fingerprint: exact */
     struct redisidx_page b = a;
     b.id = "http://b.example/";
     b.id_len = strlen(b.id);
     b.fp = ~a.fp;
-    CU_ASSERT_EQUAL(redisidx_check(ix, &b, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_EXACT);
+    ASSERT_EQ(redisidx_check(ix, &b, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
     CU_ASSERT_STRING_EQUAL(r.dup_id, "http://a.example/1");
-    CU_ASSERT_EQUAL(r.fp, a.fp);
+    ASSERT_EQ(r.fp, a.fp);
     /* lookup without a fingerprint */
-    CU_ASSERT_EQUAL(redisidx_lookup(ix, &b, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_EXACT);
+    ASSERT_EQ(redisidx_lookup(ix, &b, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
     struct redisidx_page c = {.id = "http://c.example/", .id_len = 17};
-    CU_ASSERT_EQUAL(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_UNKNOWN);
+    ASSERT_EQ(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_UNKNOWN);
     /* a dry run adds nothing */
     c.fp = a.fp ^ 0xf000000000000000ull; /* distance 4: new at k 3 */
     c.flags = REDISIDX_NO_ADD;
-    CU_ASSERT_EQUAL(redisidx_check(ix, &c, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW);
-    CU_ASSERT_EQUAL(r.added, 0);
-    CU_ASSERT_EQUAL(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_UNKNOWN);
+    ASSERT_EQ(redisidx_check(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 0);
+    ASSERT_EQ(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_UNKNOWN);
     /* a batch of near-duplicates of each other: the first is kept */
     struct redisidx_page batch[4];
     struct redisidx_result br[4] = {{0}};
@@ -281,27 +282,27 @@ static void test_redisidx_exact_known_delete(void)
     for (int i = 0; i < 4; i++)
         batch[i] = (struct redisidx_page){.id = bid[i], .id_len = 2,
                                           .fp = 0x5555000011112222ull ^ (1ull << (i * 9))};
-    CU_ASSERT_EQUAL(redisidx_check_many(ix, batch, 4, br), REDISIDX_OK);
-    CU_ASSERT_EQUAL(br[0].verdict, REDISIDX_NEW);
-    CU_ASSERT_EQUAL(br[1].verdict, REDISIDX_NEAR);
+    ASSERT_EQ(redisidx_check_many(ix, batch, 4, br), REDISIDX_OK);
+    ASSERT_EQ(br[0].verdict, REDISIDX_NEW);
+    ASSERT_EQ(br[1].verdict, REDISIDX_NEAR);
     CU_ASSERT_STRING_EQUAL(br[1].dup_id, "b0");
-    CU_ASSERT_EQUAL(br[1].distance, 2);
-    CU_ASSERT_EQUAL(br[2].verdict, REDISIDX_NEAR);
-    CU_ASSERT_EQUAL(br[3].verdict, REDISIDX_KNOWN_ID);
+    ASSERT_EQ(br[1].distance, 2);
+    ASSERT_EQ(br[2].verdict, REDISIDX_NEAR);
+    ASSERT_EQ(br[3].verdict, REDISIDX_KNOWN_ID);
     for (int i = 0; i < 4; i++)
         redisidx_result_release(&br[i]);
     /* deletion: gone from the buckets, the id and the payload */
     int deleted = -1;
-    CU_ASSERT_EQUAL(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
-    CU_ASSERT_EQUAL(deleted, 1);
-    CU_ASSERT_EQUAL(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
-    CU_ASSERT_EQUAL(deleted, 0);
-    CU_ASSERT_EQUAL(redisidx_check(ix, &b, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW); /* neither exact nor near now */
+    ASSERT_EQ(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
+    ASSERT_EQ(deleted, 1);
+    ASSERT_EQ(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
+    ASSERT_EQ(deleted, 0);
+    ASSERT_EQ(redisidx_check(ix, &b, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW); /* neither exact nor near now */
     struct redisidx_stats st;
-    CU_ASSERT_EQUAL(redisidx_stats(ix, &st), REDISIDX_OK);
-    CU_ASSERT_EQUAL(st.documents, 2); /* b0 and b */
-    CU_ASSERT_EQUAL(st.tables, 4);
+    ASSERT_EQ(redisidx_stats(ix, &st), REDISIDX_OK);
+    ASSERT_EQ(st.documents, 2); /* b0 and b */
+    ASSERT_EQ(st.tables, 4);
     CU_ASSERT(st.used_memory > 0);
     CU_ASSERT(st.round_trips > 0);
     redisidx_result_release(&r);
@@ -372,8 +373,8 @@ static void test_redisidx_clients_keep_one(void)
         wrong += news != 1;
     }
     for (int t = 0; t < THREADS; t++)
-        CU_ASSERT_EQUAL(rc[t].errors, 0);
-    CU_ASSERT_EQUAL(wrong, 0);
+        ASSERT_EQ(rc[t].errors, 0);
+    ASSERT_EQ(wrong, 0);
 }
 
 /* ---- the URL, the meta record ---- */
@@ -398,21 +399,21 @@ static void test_redisidx_urls_and_meta(void)
                          "redis://127.0.0.1?nosuch=1", "redis://127.0.0.1?timeout=-1",
                          "unix://relative", "redis://127.0.0.1?prefix="};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        CU_ASSERT_EQUAL(open_code(bad[i], 3, NULL, err, sizeof err), REDISIDX_EINVAL);
+        ASSERT_EQ(open_code(bad[i], 3, NULL, err, sizeof err), REDISIDX_EINVAL);
         CU_ASSERT(strstr(err, bad[i]) == err);
     }
     url_of(url, sizeof url, "meta", NULL);
-    CU_ASSERT_EQUAL(open_code(url, 0, "minhash", err, sizeof err), REDISIDX_EMETHOD);
+    ASSERT_EQ(open_code(url, 0, "minhash", err, sizeof err), REDISIDX_EMETHOD);
     CU_ASSERT(strstr(err, "not supported on redis") != NULL);
-    CU_ASSERT_EQUAL(open_code(url, 5, NULL, err, sizeof err), REDISIDX_OK); /* made, k 5 */
-    CU_ASSERT_EQUAL(open_code(url, 0, NULL, err, sizeof err), REDISIDX_OK); /* the index's */
-    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_EMISMATCH);
+    ASSERT_EQ(open_code(url, 5, NULL, err, sizeof err), REDISIDX_OK); /* made, k 5 */
+    ASSERT_EQ(open_code(url, 0, NULL, err, sizeof err), REDISIDX_OK); /* the index's */
+    ASSERT_EQ(open_code(url, 3, NULL, err, sizeof err), REDISIDX_EMISMATCH);
     CU_ASSERT(strstr(err, "k 5") != NULL);
     /* another prefix is another index */
     url_of(url, sizeof url, "meta2", "&db=1");
-    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_OK);
+    ASSERT_EQ(open_code(url, 3, NULL, err, sizeof err), REDISIDX_OK);
     /* a server that is not there */
-    CU_ASSERT_EQUAL(open_code("redis://127.0.0.1:1?timeout=0.5", 3, NULL, err, sizeof err),
+    ASSERT_EQ(open_code("redis://127.0.0.1:1?timeout=0.5", 3, NULL, err, sizeof err),
                     REDISIDX_EIO);
     CU_ASSERT(strstr(err, "redis://127.0.0.1:1") != NULL && strstr(err, "connect") != NULL);
     /* meta records written by someone else */
@@ -438,9 +439,9 @@ static void test_redisidx_urls_and_meta(void)
     };
     for (size_t i = 0; i < sizeof metas / sizeof *metas; i++) {
         const char *set[3] = {"SET", "hostile:meta", metas[i].value};
-        CU_ASSERT_EQUAL(test_redis_cmd(&srv, 3, set), 1);
+        ASSERT_EQ(test_redis_cmd(&srv, 3, set), 1);
         url_of(url, sizeof url, "hostile", NULL);
-        CU_ASSERT_EQUAL(open_code(url, 0, NULL, err, sizeof err), metas[i].want);
+        ASSERT_EQ(open_code(url, 0, NULL, err, sizeof err), metas[i].want);
         if (!strstr(err, metas[i].says))
             fprintf(stderr, "meta '%s': %s\n", metas[i].value, err);
         CU_ASSERT(strstr(err, metas[i].says) != NULL);
@@ -448,8 +449,8 @@ static void test_redisidx_urls_and_meta(void)
     const char *del[2] = {"DEL", "hostile:meta"};
     const char *hset[4] = {"HSET", "hostile:meta", "a", "b"};
     test_redis_cmd(&srv, 2, del);
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, hset), 1);
-    CU_ASSERT_EQUAL(open_code(url, 0, NULL, err, sizeof err), REDISIDX_ECORRUPT);
+    ASSERT_EQ(test_redis_cmd(&srv, 4, hset), 1);
+    ASSERT_EQ(open_code(url, 0, NULL, err, sizeof err), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(err, "hostile:meta") != NULL && strstr(err, "wrong type") != NULL);
     test_redis_cmd(&srv, 2, del);
 }
@@ -464,26 +465,26 @@ static void test_redisidx_damaged_keys(void)
     struct redisidx_result r = {0};
     uint64_t fp = 0x1111222233334444ull;
     struct redisidx_page p = {.id = "d1", .id_len = 2, .fp = fp};
-    CU_ASSERT_EQUAL(redisidx_check(ix, &p, &r), REDISIDX_OK);
+    ASSERT_EQ(redisidx_check(ix, &p, &r), REDISIDX_OK);
     /* table 0's bucket of fp, a 16-bit bucket over the 4-table design: its key's name */
     char bkey[64];
     snprintf(bkey, sizeof bkey, "damage:b:0:%04llx", (unsigned long long)(fp >> 48));
     const char *ty[2] = {"EXISTS", bkey};
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 2, ty), 1);
+    ASSERT_EQ(test_redis_cmd(&srv, 2, ty), 1);
     /* an entry of the wrong shape */
     const char *h1[4] = {"HSET", bkey, "not-a-fingerprint", "1"};
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, h1), 1);
+    ASSERT_EQ(test_redis_cmd(&srv, 4, h1), 1);
     struct redisidx_page q = {.id = "d2", .id_len = 2, .fp = fp ^ 1};
-    CU_ASSERT_EQUAL(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
+    ASSERT_EQ(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(redisidx_errmsg(ix), bkey) != NULL);
     /* the wrong type */
     const char *del[2] = {"DEL", bkey};
     const char *set[3] = {"SET", bkey, "x"};
     test_redis_cmd(&srv, 2, del);
     test_redis_cmd(&srv, 3, set);
-    CU_ASSERT_EQUAL(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
+    ASSERT_EQ(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(redisidx_errmsg(ix), "wrong type") != NULL);
-    CU_ASSERT_EQUAL(redisidx_neighbors(ix, fp, 3, 0, nb_add, &(struct nb_list){0}, NULL),
+    ASSERT_EQ(redisidx_neighbors(ix, fp, 3, 0, nb_add, &(struct nb_list){0}, NULL),
                     REDISIDX_ECORRUPT);
     test_redis_cmd(&srv, 2, del);
     /* a bucket entry naming a document that is not there: q's own fingerprint, the
@@ -491,8 +492,8 @@ static void test_redisidx_damaged_keys(void)
     char qdec[24];
     snprintf(qdec, sizeof qdec, "%lld", (long long)(int64_t)q.fp);
     const char *h2[4] = {"HSET", bkey, qdec, "999999"};
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, h2), 1);
-    CU_ASSERT_EQUAL(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
+    ASSERT_EQ(test_redis_cmd(&srv, 4, h2), 1);
+    ASSERT_EQ(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(redisidx_errmsg(ix), "missing") != NULL);
     test_redis_cmd(&srv, 2, del);
     /* a damaged id record */
@@ -502,25 +503,25 @@ static void test_redisidx_damaged_keys(void)
     snprintf(ikey, sizeof ikey, "damage:i:%llx",
              (unsigned long long)(XXH3_64bits("d1", 2) >> 50));
     const char *hid[4] = {"HSET", ikey, "d1", "garbage"};
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, hid), 0 + 0 * 1); /* an update: 0 fields added */
-    CU_ASSERT_EQUAL(redisidx_check(ix, &known, &r), REDISIDX_ECORRUPT);
+    ASSERT_EQ(test_redis_cmd(&srv, 4, hid), 0 + 0 * 1); /* an update: 0 fields added */
+    ASSERT_EQ(redisidx_check(ix, &known, &r), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(redisidx_errmsg(ix), ikey) != NULL &&
               strstr(redisidx_errmsg(ix), "damaged") != NULL);
     const char *hid2[4] = {"HSET", ikey, "d1", "1 1111222233334444"};
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, hid2), 0);
+    ASSERT_EQ(test_redis_cmd(&srv, 4, hid2), 0);
     /* the sequence made a string */
     const char *seq[3] = {"SET", "damage:seq", "abc"};
-    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 3, seq), 1);
+    ASSERT_EQ(test_redis_cmd(&srv, 3, seq), 1);
     struct redisidx_page n3 = {.id = "d3", .id_len = 2, .fp = ~fp};
     CU_ASSERT_NOT_EQUAL(redisidx_check(ix, &n3, &r), REDISIDX_OK);
     CU_ASSERT(strstr(redisidx_errmsg(ix), "damage:seq") != NULL);
     const char *seq2[3] = {"SET", "damage:seq", "100"};
     test_redis_cmd(&srv, 3, seq2);
     /* after all that the index still works (reconnected) */
-    CU_ASSERT_EQUAL(redisidx_check(ix, &known, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_KNOWN_ID);
-    CU_ASSERT_EQUAL(redisidx_check(ix, &n3, &r), REDISIDX_OK);
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(redisidx_check(ix, &known, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    ASSERT_EQ(redisidx_check(ix, &n3, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
     redisidx_result_release(&r);
     redisidx_close(ix);
 }
@@ -586,13 +587,13 @@ static void test_redisidx_connections(void)
     /* a server that does not speak Redis */
     CU_ASSERT_FATAL(fake_start(&fk, "HTTP/1.1 400 Bad Request\r\n\r\n") == 0);
     snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=1", fk.port);
-    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_ECORRUPT);
+    ASSERT_EQ(open_code(url, 3, NULL, err, sizeof err), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(err, url) == err && strstr(err, "protocol") != NULL);
     fake_stop(&fk);
     /* one that never answers: the command timeout */
     CU_ASSERT_FATAL(fake_start(&fk, NULL) == 0);
     snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=0.3", fk.port);
-    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_EIO);
+    ASSERT_EQ(open_code(url, 3, NULL, err, sizeof err), REDISIDX_EIO);
     CU_ASSERT(strstr(err, url) == err);
     fake_stop(&fk);
     /* a connection killed under an open index: EIO naming the URL, then a reconnect */
@@ -600,19 +601,19 @@ static void test_redisidx_connections(void)
     CU_ASSERT_FATAL(ix != NULL);
     struct redisidx_result r = {0};
     struct redisidx_page p = {.id = "c1", .id_len = 2, .fp = 42};
-    CU_ASSERT_EQUAL(redisidx_check(ix, &p, &r), REDISIDX_OK);
+    ASSERT_EQ(redisidx_check(ix, &p, &r), REDISIDX_OK);
     const char *kill[4] = {"CLIENT", "KILL", "TYPE", "normal"};
     CU_ASSERT(test_redis_cmd(&srv, 4, kill) >= 1);
     p.id = "c2";
     enum redisidx_code c = redisidx_check(ix, &p, &r);
     if (c != REDISIDX_OK) { /* the kill is seen at the next read */
-        CU_ASSERT_EQUAL(c, REDISIDX_EIO);
+        ASSERT_EQ(c, REDISIDX_EIO);
         CU_ASSERT(strstr(redisidx_errmsg(ix), srv.url) != NULL);
-        CU_ASSERT_EQUAL(redisidx_check(ix, &p, &r), REDISIDX_OK);
+        ASSERT_EQ(redisidx_check(ix, &p, &r), REDISIDX_OK);
     }
-    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEAR); /* fp 42 is c1's */
+    ASSERT_EQ(r.verdict, REDISIDX_NEAR); /* fp 42 is c1's */
     struct redisidx_stats st;
-    CU_ASSERT_EQUAL(redisidx_stats(ix, &st), REDISIDX_OK);
+    ASSERT_EQ(redisidx_stats(ix, &st), REDISIDX_OK);
     CU_ASSERT(st.reconnects >= 1);
     redisidx_result_release(&r);
     redisidx_close(ix);

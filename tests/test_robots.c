@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tests/testutil.h"
 
 struct match_case {
     const char *robots;
@@ -30,13 +31,13 @@ static void run_cases(const struct match_case *cases, size_t n)
         const struct match_case *c = &cases[i];
         struct crawl_robots *r = NULL;
         enum crawl_code rc = crawl_robots_parse(c->robots, strlen(c->robots), c->agent, NULL, &r);
-        CU_ASSERT_EQUAL_FATAL(rc, CRAWL_OK);
+        ASSERT_EQ_FATAL(rc, CRAWL_OK);
         int got = crawl_robots_allowed(r, c->path, strlen(c->path), NULL);
         if (got != c->allowed)
             fprintf(stderr, "\nrobots case %zu: agent %s path %s: got %s, want %s\n--\n%s--\n", i,
                     c->agent, c->path, got ? "allowed" : "disallowed",
                     c->allowed ? "allowed" : "disallowed", c->robots);
-        CU_ASSERT_EQUAL(got, c->allowed);
+        ASSERT_EQ(got, c->allowed);
         crawl_robots_free(r);
     }
 }
@@ -288,7 +289,7 @@ static struct crawl_robots *parse(const char *text, size_t len, const char *agen
 {
     struct crawl_robots *r = NULL;
     enum crawl_code rc = crawl_robots_parse(text, len, agent, NULL, &r);
-    CU_ASSERT_EQUAL(rc, CRAWL_OK);
+    ASSERT_EQ(rc, CRAWL_OK);
     return r;
 }
 
@@ -298,29 +299,29 @@ static void test_robots_decision_detail(void)
     struct crawl_robots *r = parse(t, strlen(t), "simcrawl");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     struct crawl_robots_decision d;
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/private/x", 10, &d), 0);
-    CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_BY_RULE);
-    CU_ASSERT_EQUAL(d.line, 3);
+    ASSERT_EQ(crawl_robots_allowed(r, "/private/x", 10, &d), 0);
+    ASSERT_EQ(d.reason, CRAWL_ROBOTS_BY_RULE);
+    ASSERT_EQ(d.line, 3);
     CU_ASSERT_STRING_EQUAL(d.rule, "Disallow: /private");
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/private/ok", 11, &d), 1);
-    CU_ASSERT_EQUAL(d.line, 4);
+    ASSERT_EQ(crawl_robots_allowed(r, "/private/ok", 11, &d), 1);
+    ASSERT_EQ(d.line, 4);
     CU_ASSERT_STRING_EQUAL(d.rule, "Allow: /private/ok");
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/public", 7, &d), 1);
-    CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_NO_MATCH);
-    CU_ASSERT_EQUAL(d.line, 0);
+    ASSERT_EQ(crawl_robots_allowed(r, "/public", 7, &d), 1);
+    ASSERT_EQ(d.reason, CRAWL_ROBOTS_NO_MATCH);
+    ASSERT_EQ(d.line, 0);
     CU_ASSERT_PTR_NULL(d.rule);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/robots.txt", 11, &d), 1);
-    CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_ROBOTS_TXT);
+    ASSERT_EQ(crawl_robots_allowed(r, "/robots.txt", 11, &d), 1);
+    ASSERT_EQ(d.reason, CRAWL_ROBOTS_ROBOTS_TXT);
     /* an empty path is "/"; a path without '/' gets one */
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "", 0, NULL), 1);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "private", 7, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, "", 0, NULL), 1);
+    ASSERT_EQ(crawl_robots_allowed(r, "private", 7, NULL), 0);
     /* lines: CRLF counts once, CR alone counts */
     crawl_robots_free(r);
     t = "User-agent: *\r\n\r\nDisallow: /a\rDisallow: /b\n";
     r = parse(t, strlen(t), "x");
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/b", 2, &d), 0);
-    CU_ASSERT_EQUAL(d.line, 4);
-    CU_ASSERT_EQUAL(crawl_robots_info(r)->lines, 4);
+    ASSERT_EQ(crawl_robots_allowed(r, "/b", 2, &d), 0);
+    ASSERT_EQ(d.line, 4);
+    ASSERT_EQ(crawl_robots_info(r)->lines, 4);
     crawl_robots_free(r);
 }
 
@@ -333,7 +334,7 @@ static void test_robots_sitemaps_and_delay(void)
                     "User-agent: greedy\nCrawl-delay: 100\n"
                     "User-agent: bad\nCrawl-delay: soon\nSitemap:\n";
     struct crawl_robots *r = parse(t, strlen(t), "simcrawl");
-    CU_ASSERT_EQUAL(crawl_robots_sitemap_count(r), 2);
+    ASSERT_EQ(crawl_robots_sitemap_count(r), 2);
     CU_ASSERT_STRING_EQUAL(crawl_robots_sitemap(r, 0), "https://example.com/s1.xml");
     CU_ASSERT_STRING_EQUAL(crawl_robots_sitemap(r, 1), "https://example.com/s2.xml");
     CU_ASSERT_PTR_NULL(crawl_robots_sitemap(r, 2));
@@ -348,7 +349,7 @@ static void test_robots_sitemaps_and_delay(void)
     struct crawl_robots_opts o;
     crawl_robots_opts_init(&o);
     o.max_crawl_delay = 10;
-    CU_ASSERT_EQUAL(crawl_robots_parse(t, strlen(t), "greedy", &o, &r), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_parse(t, strlen(t), "greedy", &o, &r), CRAWL_OK);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_crawl_delay(r), 10.0, 1e-9);
     crawl_robots_free(r);
     r = parse(t, strlen(t), "bad");
@@ -369,11 +370,11 @@ static void test_robots_large_file(void)
     n += (size_t)snprintf(t + n, cap - n, "Disallow: /last\n");
     struct crawl_robots *r = parse(t, n, "b");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/first", 6, NULL), 0);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/filler/00000100/path", 21, NULL), 0);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/last", 5, NULL), 1);
+    ASSERT_EQ(crawl_robots_allowed(r, "/first", 6, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, "/filler/00000100/path", 21, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, "/last", 5, NULL), 1);
     const struct crawl_robots_info *in = crawl_robots_info(r);
-    CU_ASSERT_EQUAL(in->bytes, n);
+    ASSERT_EQ(in->bytes, n);
     CU_ASSERT(in->bytes_ignored >= n - CRAWL_ROBOTS_MAX_BYTES);
     CU_ASSERT(in->bytes_ignored < n - CRAWL_ROBOTS_MAX_BYTES + 40);
     CU_ASSERT(in->rules > 10000);
@@ -384,9 +385,9 @@ static void test_robots_large_file(void)
     crawl_robots_opts_init(&o);
     const char *s = "User-agent: *\nDisallow: /zz\nAllow: /abcdef\n";
     o.max_bytes = strlen("User-agent: *\nDisallow: /zz\nAllow: /ab");
-    CU_ASSERT_EQUAL(crawl_robots_parse(s, strlen(s), "b", &o, &r), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_robots_info(r)->rules, 1);
-    CU_ASSERT_EQUAL(crawl_robots_info(r)->bytes_ignored, strlen("Allow: /abcdef\n"));
+    ASSERT_EQ(crawl_robots_parse(s, strlen(s), "b", &o, &r), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_info(r)->rules, 1);
+    ASSERT_EQ(crawl_robots_info(r)->bytes_ignored, strlen("Allow: /abcdef\n"));
     crawl_robots_free(r);
     free(t);
 }
@@ -398,11 +399,11 @@ static void test_robots_caps(void)
     o.max_rules = 2;
     const char *t = "User-agent: *\nDisallow: /a\nDisallow: /b\nDisallow: /c\nDisallow: /d\n";
     struct crawl_robots *r = NULL;
-    CU_ASSERT_EQUAL(crawl_robots_parse(t, strlen(t), "b", &o, &r), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_robots_info(r)->rules, 2);
-    CU_ASSERT_EQUAL(crawl_robots_info(r)->rules_ignored, 2);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/b", 2, NULL), 0);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/c", 2, NULL), 1);
+    ASSERT_EQ(crawl_robots_parse(t, strlen(t), "b", &o, &r), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_info(r)->rules, 2);
+    ASSERT_EQ(crawl_robots_info(r)->rules_ignored, 2);
+    ASSERT_EQ(crawl_robots_allowed(r, "/b", 2, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, "/c", 2, NULL), 1);
     crawl_robots_free(r);
 
     /* a line longer than CRAWL_ROBOTS_MAX_LINE is cut, the next line still parses */
@@ -414,15 +415,15 @@ static void test_robots_caps(void)
     n += big;
     n += (size_t)sprintf(l + n, "\nDisallow: /b\n");
     r = parse(l, n, "b");
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/b", 2, NULL), 0);
-    CU_ASSERT_EQUAL(crawl_robots_info(r)->lines, 3);
+    ASSERT_EQ(crawl_robots_allowed(r, "/b", 2, NULL), 0);
+    ASSERT_EQ(crawl_robots_info(r)->lines, 3);
     crawl_robots_free(r);
     free(l);
 
     /* bad agents */
-    CU_ASSERT_EQUAL(crawl_robots_parse("", 0, "", NULL, &r), CRAWL_EINVAL);
-    CU_ASSERT_EQUAL(crawl_robots_parse("", 0, "/1.0", NULL, &r), CRAWL_EINVAL);
-    CU_ASSERT_EQUAL(crawl_robots_parse("", 0, "2bot", NULL, &r), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_robots_parse("", 0, "", NULL, &r), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_robots_parse("", 0, "/1.0", NULL, &r), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_robots_parse("", 0, "2bot", NULL, &r), CRAWL_EINVAL);
     CU_ASSERT_PTR_NULL(r);
     crawl_robots_free(NULL);
 }
@@ -444,7 +445,7 @@ static void test_robots_binary_input(void)
     /* NUL bytes inside the text are ordinary bytes */
     const char nul[] = "User-agent: *\nDisallow: /a\0b\nDisallow: /c\n";
     r = parse(nul, sizeof nul - 1, "b");
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, "/c", 2, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, "/c", 2, NULL), 0);
     crawl_robots_free(r);
 }
 
@@ -463,10 +464,10 @@ static void test_robots_pathological_pattern(void)
     path[0] = '/';
     memset(path + 1, 'a', plen - 1);
     path[1] = 'b'; /* a 'b' only before the a's: the bloom prefilter passes, matching fails */
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, path, plen, NULL), 1);
+    ASSERT_EQ(crawl_robots_allowed(r, path, plen, NULL), 1);
     CU_ASSERT(!crawl_robots_wildmatch("*a*a*a*a*a*a*a*a*a*a*b", 22, path + 1, plen - 1, 0));
     path[plen - 1] = 'b';
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, path, plen, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, path, plen, NULL), 0);
     free(path);
     crawl_robots_free(r);
 }
@@ -508,7 +509,7 @@ static void test_robots_url_path(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t len;
         const char *p = crawl_robots_url_path(cases[i].url, &len);
-        CU_ASSERT_EQUAL(len, strlen(cases[i].path));
+        ASSERT_EQ(len, strlen(cases[i].path));
         CU_ASSERT(strncmp(p, cases[i].path, len) == 0);
     }
     /* a URL whose path starts with '?' is matched as "/?..." */
@@ -516,7 +517,7 @@ static void test_robots_url_path(void)
     struct crawl_robots *r = parse(t, strlen(t), "b");
     size_t len;
     const char *p = crawl_robots_url_path("http://example.com?q=1", &len);
-    CU_ASSERT_EQUAL(crawl_robots_allowed(r, p, len, NULL), 0);
+    ASSERT_EQ(crawl_robots_allowed(r, p, len, NULL), 0);
     crawl_robots_free(r);
 }
 
@@ -541,7 +542,7 @@ static enum crawl_robots_verdict check(struct crawl_robots_host *h, const char *
 static struct crawl_robots_host *host(const struct crawl_robots_policy_opts *o)
 {
     struct crawl_robots_host *h = NULL;
-    CU_ASSERT_EQUAL(crawl_robots_host_new("simcrawl/0.1", o, &h), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_new("simcrawl/0.1", o, &h), CRAWL_OK);
     return h;
 }
 
@@ -550,30 +551,30 @@ static void test_robots_policy_2xx_and_cache(void)
     struct crawl_robots_host *h = host(NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct crawl_robots_decision d;
-    CU_ASSERT_EQUAL(crawl_robots_host_check(h, "/x", 2, 0, &d), CRAWL_ROBOTS_FETCH);
-    CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_NOT_FETCHED);
+    ASSERT_EQ(crawl_robots_host_check(h, "/x", 2, 0, &d), CRAWL_ROBOTS_FETCH);
+    ASSERT_EQ(d.reason, CRAWL_ROBOTS_NOT_FETCHED);
     CU_ASSERT(crawl_robots_host_needs_fetch(h, 0));
 
     struct crawl_robots_outcome o =
         outcome(200, "User-agent: *\nDisallow: /private\nCrawl-delay: 4\n");
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 1000), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(h, "/private/a", 1000), CRAWL_ROBOTS_DISALLOW);
-    CU_ASSERT_EQUAL(check(h, "/public", 1000), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 1000), CRAWL_OK);
+    ASSERT_EQ(check(h, "/private/a", 1000), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(check(h, "/public", 1000), CRAWL_ROBOTS_ALLOW);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_crawl_delay(h), 4.0, 1e-9);
     CU_ASSERT_PTR_NOT_NULL(crawl_robots_host_rules(h));
     /* cached for 24 h, then stale: fetch again */
     CU_ASSERT(!crawl_robots_host_needs_fetch(h, 1000 + 86399));
-    CU_ASSERT_EQUAL(check(h, "/public", 1000 + 86399), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(check(h, "/public", 1000 + 86399), CRAWL_ROBOTS_ALLOW);
     CU_ASSERT(crawl_robots_host_needs_fetch(h, 1000 + 86400));
-    CU_ASSERT_EQUAL(check(h, "/public", 1000 + 86400), CRAWL_ROBOTS_FETCH);
+    ASSERT_EQ(check(h, "/public", 1000 + 86400), CRAWL_ROBOTS_FETCH);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(h), 1000 + 86400, 1e-9);
 
     /* max-age shortens the cache (not below a minute) */
     o.max_age = 600;
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 2000), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 2000), CRAWL_OK);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(h), 2600, 1e-9);
     o.max_age = 0;
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 3000), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 3000), CRAWL_OK);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(h), 3060, 1e-9);
     crawl_robots_host_free(h);
 
@@ -583,12 +584,12 @@ static void test_robots_policy_2xx_and_cache(void)
     po.cache_ttl = 3600;
     h = host(&po);
     o.max_age = -1;
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(h), 3600, 1e-9);
     crawl_robots_host_free(h);
     po.cache_ttl = 7 * 86400;
     h = host(&po);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
     CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(h), 86400, 1e-9);
     crawl_robots_host_free(h);
 
@@ -596,13 +597,13 @@ static void test_robots_policy_2xx_and_cache(void)
     h = host(NULL);
     o = outcome(200, "User-agent: *\nDisallow: /a\nAllow: /ab");
     o.truncated = 1;
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(h, "/a", 1), CRAWL_ROBOTS_DISALLOW);
-    CU_ASSERT_EQUAL(check(h, "/ab", 1), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(h, "/a", 1), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(check(h, "/ab", 1), CRAWL_ROBOTS_DISALLOW);
     crawl_robots_host_free(h);
 
     struct crawl_robots_host *bad = NULL;
-    CU_ASSERT_EQUAL(crawl_robots_host_new("/0.1", NULL, &bad), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_robots_host_new("/0.1", NULL, &bad), CRAWL_EINVAL);
     CU_ASSERT_PTR_NULL(bad);
 }
 
@@ -612,10 +613,10 @@ static void test_robots_policy_unavailable(void)
     for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
         struct crawl_robots_host *h = host(NULL);
         struct crawl_robots_outcome o = outcome(statuses[i], "User-agent: *\nDisallow: /\n");
-        CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
+        ASSERT_EQ(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
         struct crawl_robots_decision d;
-        CU_ASSERT_EQUAL(crawl_robots_host_check(h, "/x", 2, 10, &d), CRAWL_ROBOTS_ALLOW);
-        CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_NO_ROBOTS);
+        ASSERT_EQ(crawl_robots_host_check(h, "/x", 2, 10, &d), CRAWL_ROBOTS_ALLOW);
+        ASSERT_EQ(d.reason, CRAWL_ROBOTS_NO_ROBOTS);
         CU_ASSERT(!crawl_robots_host_needs_fetch(h, 10));
         crawl_robots_host_free(h);
     }
@@ -623,8 +624,8 @@ static void test_robots_policy_unavailable(void)
     struct crawl_robots_host *h = host(NULL);
     struct crawl_robots_outcome o = outcome(200, "User-agent: *\nDisallow: /\n");
     o.too_many_redirects = 1;
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(h, "/x", 1), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(h, "/x", 1), CRAWL_ROBOTS_ALLOW);
     crawl_robots_host_free(h);
 }
 
@@ -634,12 +635,12 @@ static void test_robots_policy_unreachable_backoff(void)
     for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
         struct crawl_robots_host *h = host(NULL);
         struct crawl_robots_outcome o = outcome(statuses[i], NULL);
-        CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, 100), CRAWL_OK);
+        ASSERT_EQ(crawl_robots_host_update(h, &o, 100), CRAWL_OK);
         struct crawl_robots_decision d;
-        CU_ASSERT_EQUAL(crawl_robots_host_check(h, "/", 1, 101, &d), CRAWL_ROBOTS_DEFER);
-        CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_UNREACHABLE);
+        ASSERT_EQ(crawl_robots_host_check(h, "/", 1, 101, &d), CRAWL_ROBOTS_DEFER);
+        ASSERT_EQ(d.reason, CRAWL_ROBOTS_UNREACHABLE);
         CU_ASSERT_DOUBLE_EQUAL(d.retry_at, 100 + CRAWL_ROBOTS_BACKOFF_INITIAL, 1e-9);
-        CU_ASSERT_EQUAL(d.allowed, 0);
+        ASSERT_EQ(d.allowed, 0);
         crawl_robots_host_free(h);
     }
     /* exponential backoff, capped */
@@ -652,20 +653,20 @@ static void test_robots_policy_unreachable_backoff(void)
     double now = 0;
     static const double want[] = {10, 20, 40, 50, 50};
     for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, now), CRAWL_OK);
-        CU_ASSERT_EQUAL(crawl_robots_host_failures(h), (unsigned)i + 1);
+        ASSERT_EQ(crawl_robots_host_update(h, &o, now), CRAWL_OK);
+        ASSERT_EQ(crawl_robots_host_failures(h), (unsigned)i + 1);
         CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(h) - now, want[i], 1e-9);
         CU_ASSERT(!crawl_robots_host_needs_fetch(h, now + want[i] - 1));
-        CU_ASSERT_EQUAL(check(h, "/x", now + want[i] - 1), CRAWL_ROBOTS_DEFER);
-        CU_ASSERT_EQUAL(check(h, "/x", now + want[i]), CRAWL_ROBOTS_FETCH);
+        ASSERT_EQ(check(h, "/x", now + want[i] - 1), CRAWL_ROBOTS_DEFER);
+        ASSERT_EQ(check(h, "/x", now + want[i]), CRAWL_ROBOTS_FETCH);
         now += want[i];
     }
     /* recovery */
     o = outcome(200, "User-agent: *\nDisallow: /x\n");
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &o, now), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_robots_host_failures(h), 0);
-    CU_ASSERT_EQUAL(check(h, "/x", now), CRAWL_ROBOTS_DISALLOW);
-    CU_ASSERT_EQUAL(check(h, "/y", now), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(crawl_robots_host_update(h, &o, now), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_failures(h), 0);
+    ASSERT_EQ(check(h, "/x", now), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(check(h, "/y", now), CRAWL_ROBOTS_ALLOW);
     crawl_robots_host_free(h);
 }
 
@@ -680,48 +681,48 @@ static void test_robots_policy_long_outage(void)
     struct crawl_robots_host *h = host(&po);
     struct crawl_robots_outcome good = outcome(200, "User-agent: *\nDisallow: /x\n");
     struct crawl_robots_outcome down = outcome(500, NULL);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &good, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &down, 10), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(h, "/y", 11), CRAWL_ROBOTS_DEFER);
+    ASSERT_EQ(crawl_robots_host_update(h, &good, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &down, 10), CRAWL_OK);
+    ASSERT_EQ(check(h, "/y", 11), CRAWL_ROBOTS_DEFER);
     double t = 10;
     while (t < 1010) {
         t = crawl_robots_host_next_fetch(h);
-        CU_ASSERT_EQUAL(crawl_robots_host_update(h, &down, t), CRAWL_OK);
+        ASSERT_EQ(crawl_robots_host_update(h, &down, t), CRAWL_OK);
     }
     /* now past the limit: the last good copy applies again, retries go on */
-    CU_ASSERT_EQUAL(check(h, "/y", t + 1), CRAWL_ROBOTS_ALLOW);
-    CU_ASSERT_EQUAL(check(h, "/x", t + 1), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(check(h, "/y", t + 1), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(check(h, "/x", t + 1), CRAWL_ROBOTS_DISALLOW);
     CU_ASSERT(crawl_robots_host_needs_fetch(h, crawl_robots_host_next_fetch(h)));
     crawl_robots_host_free(h);
 
     /* never a good copy: after the limit, allow all (robots.txt taken as unavailable) */
     h = host(&po);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &down, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &down, 0), CRAWL_OK);
     for (t = 0; t < 1000;) {
         t = crawl_robots_host_next_fetch(h);
-        CU_ASSERT_EQUAL(crawl_robots_host_update(h, &down, t), CRAWL_OK);
+        ASSERT_EQ(crawl_robots_host_update(h, &down, t), CRAWL_OK);
     }
     struct crawl_robots_decision d;
-    CU_ASSERT_EQUAL(crawl_robots_host_check(h, "/x", 2, t + 1, &d), CRAWL_ROBOTS_ALLOW);
-    CU_ASSERT_EQUAL(d.reason, CRAWL_ROBOTS_NO_ROBOTS);
+    ASSERT_EQ(crawl_robots_host_check(h, "/x", 2, t + 1, &d), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(d.reason, CRAWL_ROBOTS_NO_ROBOTS);
     crawl_robots_host_free(h);
 
     /* a 4xx reading before the outage: allow-all applies after the limit too */
     h = host(&po);
     struct crawl_robots_outcome missing = outcome(404, NULL);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &missing, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(h, &down, 100), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(h, "/x", 101), CRAWL_ROBOTS_DEFER);
+    ASSERT_EQ(crawl_robots_host_update(h, &missing, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_host_update(h, &down, 100), CRAWL_OK);
+    ASSERT_EQ(check(h, "/x", 101), CRAWL_ROBOTS_DEFER);
     crawl_robots_host_free(h);
 
     /* outage_limit < 0: stay disallowed */
     po.outage_limit = -1;
     h = host(&po);
     for (t = 0; t < 100000;) {
-        CU_ASSERT_EQUAL(crawl_robots_host_update(h, &down, t), CRAWL_OK);
+        ASSERT_EQ(crawl_robots_host_update(h, &down, t), CRAWL_OK);
         t = crawl_robots_host_next_fetch(h);
     }
-    CU_ASSERT_EQUAL(check(h, "/x", t - 1), CRAWL_ROBOTS_DEFER);
+    ASSERT_EQ(check(h, "/x", t - 1), CRAWL_ROBOTS_DEFER);
     crawl_robots_host_free(h);
 }
 
@@ -746,7 +747,7 @@ static void fetch_url(struct test_httpd *h, const char *path, long timeout_ms,
 {
     char url[128];
     struct crawl_robots_fetch_opts fo = {"simcrawl/0.1 (+test)", timeout_ms, 0, 0};
-    CU_ASSERT_EQUAL(crawl_robots_fetch(test_httpd_url(h, path, url, sizeof url), &fo, o), CRAWL_OK);
+    ASSERT_EQ(crawl_robots_fetch(test_httpd_url(h, path, url, sizeof url), &fo, o), CRAWL_OK);
 }
 
 static void test_robots_fetch_statuses(void)
@@ -791,34 +792,34 @@ static void test_robots_fetch_statuses(void)
     struct crawl_robots_host *ph = host(NULL);
 
     fetch_url(h, "/ok/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 200);
-    CU_ASSERT_EQUAL(o.len, sizeof ROBOTS_OK - 1);
+    ASSERT_EQ(o.status, 200);
+    ASSERT_EQ(o.len, sizeof ROBOTS_OK - 1);
     CU_ASSERT_DOUBLE_EQUAL(o.max_age, 3600, 1e-9);
-    CU_ASSERT_EQUAL(o.redirects, 0);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/private", 1), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(o.redirects, 0);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/private", 1), CRAWL_ROBOTS_DISALLOW);
     CU_ASSERT_STRING_EQUAL(test_httpd_header(test_httpd_last(h, "/ok/robots.txt"), "User-Agent"),
                            "simcrawl/0.1 (+test)");
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/moved/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 200);
-    CU_ASSERT_EQUAL(o.redirects, 1);
+    ASSERT_EQ(o.status, 200);
+    ASSERT_EQ(o.redirects, 1);
     CU_ASSERT(o.final_url && strstr(o.final_url, "/ok/robots.txt"));
-    CU_ASSERT_EQUAL(o.len, sizeof ROBOTS_OK - 1);
+    ASSERT_EQ(o.len, sizeof ROBOTS_OK - 1);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/r/1", 5000, &o); /* five redirects, the last to another server: followed */
-    CU_ASSERT_EQUAL(o.status, 200);
-    CU_ASSERT_EQUAL(o.redirects, 5);
+    ASSERT_EQ(o.status, 200);
+    ASSERT_EQ(o.redirects, 5);
     CU_ASSERT_FALSE(o.too_many_redirects);
-    CU_ASSERT_EQUAL(test_httpd_count(other, "/ok/robots.txt"), 1);
+    ASSERT_EQ(test_httpd_count(other, "/ok/robots.txt"), 1);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/r/6", 5000, &o); /* six: too many */
     CU_ASSERT(o.too_many_redirects);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/private", 1), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/private", 1), CRAWL_ROBOTS_ALLOW);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/loop/robots.txt", 5000, &o);
@@ -827,56 +828,56 @@ static void test_robots_fetch_statuses(void)
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/missing/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 404);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/private", 1), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(o.status, 404);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/private", 1), CRAWL_ROBOTS_ALLOW);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/busy/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 429);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
+    ASSERT_EQ(o.status, 429);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/down/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 500);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
+    ASSERT_EQ(o.status, 500);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/hang/robots.txt", 400, &o); /* bounded by the timeout */
-    CU_ASSERT_EQUAL(o.status, 0);
+    ASSERT_EQ(o.status, 0);
     CU_ASSERT(strstr(o.error, "imeout") || strstr(o.error, "timed out"));
     crawl_robots_host_free(ph);
     ph = host(NULL);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/reset/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 0);
+    ASSERT_EQ(o.status, 0);
     CU_ASSERT_PTR_NULL(o.body);
     CU_ASSERT(o.error[0] != '\0');
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/gz/robots.txt", 5000, &o);
-    CU_ASSERT_EQUAL(o.status, 200);
+    ASSERT_EQ(o.status, 200);
     CU_ASSERT(o.len == sizeof ROBOTS_OK - 1 && memcmp(o.body, ROBOTS_OK, o.len) == 0);
     crawl_robots_outcome_release(&o);
 
     fetch_url(h, "/big/robots.txt", 10000, &o); /* 1 MB: 512 KiB kept, marked truncated */
-    CU_ASSERT_EQUAL(o.status, 200);
+    ASSERT_EQ(o.status, 200);
     CU_ASSERT(o.truncated);
-    CU_ASSERT_EQUAL(o.len, CRAWL_ROBOTS_MAX_BYTES);
-    CU_ASSERT_EQUAL(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(check(ph, "/early", 1), CRAWL_ROBOTS_DISALLOW);
-    CU_ASSERT_EQUAL(check(ph, "/late", 1), CRAWL_ROBOTS_ALLOW);
-    CU_ASSERT_EQUAL(check(ph, "/f/0000000100", 1), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(o.len, CRAWL_ROBOTS_MAX_BYTES);
+    ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
+    ASSERT_EQ(check(ph, "/early", 1), CRAWL_ROBOTS_DISALLOW);
+    ASSERT_EQ(check(ph, "/late", 1), CRAWL_ROBOTS_ALLOW);
+    ASSERT_EQ(check(ph, "/f/0000000100", 1), CRAWL_ROBOTS_DISALLOW);
     crawl_robots_outcome_release(&o);
     crawl_robots_host_free(ph);
 
-    CU_ASSERT_EQUAL(crawl_robots_fetch("ftp://127.0.0.1/robots.txt", NULL, &o), CRAWL_EURL);
-    CU_ASSERT_EQUAL(crawl_robots_fetch("file:///etc/passwd", NULL, &o), CRAWL_EURL);
+    ASSERT_EQ(crawl_robots_fetch("ftp://127.0.0.1/robots.txt", NULL, &o), CRAWL_EURL);
+    ASSERT_EQ(crawl_robots_fetch("file:///etc/passwd", NULL, &o), CRAWL_EURL);
     test_httpd_stop(h);
     test_httpd_stop(other);
 }

@@ -15,31 +15,32 @@
 
 #include "filter/simcrawl.h"
 #include "server/server_int.h"
+#include "tests/testutil.h"
 
 static void test_server_pct_decode(void)
 {
     char out[64];
-    CU_ASSERT_EQUAL(server_pct_decode("a%2Fb%2fc+d", 11, 1, out), 7);
+    ASSERT_EQ(server_pct_decode("a%2Fb%2fc+d", 11, 1, out), 7);
     CU_ASSERT_STRING_EQUAL(out, "a/b/c d");
-    CU_ASSERT_EQUAL(server_pct_decode("a+b", 3, 0, out), 3); /* a path: '+' is itself */
+    ASSERT_EQ(server_pct_decode("a+b", 3, 0, out), 3); /* a path: '+' is itself */
     CU_ASSERT_STRING_EQUAL(out, "a+b");
-    CU_ASSERT_EQUAL(server_pct_decode("a%00b", 5, 1, out), 3);
-    CU_ASSERT_EQUAL(memcmp(out, "a\0b", 3), 0);
-    CU_ASSERT_EQUAL(server_pct_decode("%", 1, 1, out), -1);
-    CU_ASSERT_EQUAL(server_pct_decode("%4", 2, 1, out), -1);
-    CU_ASSERT_EQUAL(server_pct_decode("%4g", 3, 1, out), -1);
-    CU_ASSERT_EQUAL(server_pct_decode("", 0, 1, out), 0);
+    ASSERT_EQ(server_pct_decode("a%00b", 5, 1, out), 3);
+    ASSERT_EQ(memcmp(out, "a\0b", 3), 0);
+    ASSERT_EQ(server_pct_decode("%", 1, 1, out), -1);
+    ASSERT_EQ(server_pct_decode("%4", 2, 1, out), -1);
+    ASSERT_EQ(server_pct_decode("%4g", 3, 1, out), -1);
+    ASSERT_EQ(server_pct_decode("", 0, 1, out), 0);
 }
 
 static void test_server_ids_and_hex(void)
 {
     uint64_t fp = 0;
-    CU_ASSERT_EQUAL(server_hex16("0123456789ABCDEF", 16, &fp), 0);
-    CU_ASSERT_EQUAL(fp, 0x0123456789abcdefULL);
-    CU_ASSERT_EQUAL(server_hex16("0123456789abcde", 15, &fp), -1);
-    CU_ASSERT_EQUAL(server_hex16("0123456789abcdef0", 17, &fp), -1);
-    CU_ASSERT_EQUAL(server_hex16("0123456789abcdeg", 16, &fp), -1);
-    CU_ASSERT_EQUAL(server_hex16("+123456789abcdef", 16, &fp), -1);
+    ASSERT_EQ(server_hex16("0123456789ABCDEF", 16, &fp), 0);
+    ASSERT_EQ(fp, 0x0123456789abcdefULL);
+    ASSERT_EQ(server_hex16("0123456789abcde", 15, &fp), -1);
+    ASSERT_EQ(server_hex16("0123456789abcdef0", 17, &fp), -1);
+    ASSERT_EQ(server_hex16("0123456789abcdeg", 16, &fp), -1);
+    ASSERT_EQ(server_hex16("+123456789abcdef", 16, &fp), -1);
     CU_ASSERT_PTR_NULL(server_id_problem("https://x/\xc3\xa9", 12));
     CU_ASSERT_STRING_EQUAL(server_id_problem("", 0), "is empty");
     CU_ASSERT_STRING_EQUAL(server_id_problem("a\0b", 3), "contains a NUL byte");
@@ -63,17 +64,17 @@ static void test_server_target_and_query(void)
     size_t pn, qn;
     const char *t = "/v1/check?id=a%26b&&insert=false&flag";
     server_target_split(t, strlen(t), &path, &pn, &q, &qn);
-    CU_ASSERT_EQUAL(pn, 9);
-    CU_ASSERT_EQUAL(qn, strlen("id=a%26b&&insert=false&flag"));
+    ASSERT_EQ(pn, 9);
+    ASSERT_EQ(qn, strlen("id=a%26b&&insert=false&flag"));
     struct server_param p;
     size_t pos = 0;
-    CU_ASSERT_EQUAL(server_query_next(q, qn, &pos, &p), 1);
+    ASSERT_EQ(server_query_next(q, qn, &pos, &p), 1);
     CU_ASSERT(p.name_len == 2 && memcmp(p.name, "id", 2) == 0 && p.value_len == 5 && p.has_value);
-    CU_ASSERT_EQUAL(server_query_next(q, qn, &pos, &p), 1); /* "&&": the empty pair skipped */
+    ASSERT_EQ(server_query_next(q, qn, &pos, &p), 1); /* "&&": the empty pair skipped */
     CU_ASSERT(p.name_len == 6 && p.value_len == 5 && memcmp(p.value, "false", 5) == 0);
-    CU_ASSERT_EQUAL(server_query_next(q, qn, &pos, &p), 1);
+    ASSERT_EQ(server_query_next(q, qn, &pos, &p), 1);
     CU_ASSERT(p.name_len == 4 && !p.has_value && p.value_len == 0);
-    CU_ASSERT_EQUAL(server_query_next(q, qn, &pos, &p), 0);
+    ASSERT_EQ(server_query_next(q, qn, &pos, &p), 0);
     server_target_split("/healthz", 8, &path, &pn, &q, &qn);
     CU_ASSERT(pn == 8 && qn == 0);
 }
@@ -82,21 +83,21 @@ static void test_server_route_and_types(void)
 {
     const char *rest;
     size_t rn;
-    CU_ASSERT_EQUAL(server_route("/v1/check", 9, &rest, &rn), SERVER_EP_CHECK);
-    CU_ASSERT_EQUAL(server_route("/v1/check/", 10, &rest, &rn), SERVER_EP_OTHER);
-    CU_ASSERT_EQUAL(server_route("/v1/documents/a%2Fb", 19, &rest, &rn), SERVER_EP_DOCUMENTS);
+    ASSERT_EQ(server_route("/v1/check", 9, &rest, &rn), SERVER_EP_CHECK);
+    ASSERT_EQ(server_route("/v1/check/", 10, &rest, &rn), SERVER_EP_OTHER);
+    ASSERT_EQ(server_route("/v1/documents/a%2Fb", 19, &rest, &rn), SERVER_EP_DOCUMENTS);
     CU_ASSERT(rn == 5 && memcmp(rest, "a%2Fb", 5) == 0);
-    CU_ASSERT_EQUAL(server_route("/v1/documents", 13, &rest, &rn), SERVER_EP_OTHER);
-    CU_ASSERT_EQUAL(server_route("/metrics", 8, &rest, &rn), SERVER_EP_METRICS);
+    ASSERT_EQ(server_route("/v1/documents", 13, &rest, &rn), SERVER_EP_OTHER);
+    ASSERT_EQ(server_route("/metrics", 8, &rest, &rn), SERVER_EP_METRICS);
     CU_ASSERT_STRING_EQUAL(server_endpoint_name(SERVER_EP_CHECK_BULK), "check_bulk");
-    CU_ASSERT_EQUAL(server_body_kind(NULL), SERVER_BODY_NONE);
-    CU_ASSERT_EQUAL(server_body_kind(" text/html; charset=utf-8"), SERVER_BODY_PAGE);
-    CU_ASSERT_EQUAL(server_body_kind("image/png"), SERVER_BODY_PAGE);
-    CU_ASSERT_EQUAL(server_body_kind("Application/X-NDJSON"), SERVER_BODY_NDJSON);
-    CU_ASSERT_EQUAL(server_body_kind("application/x-www-form-urlencoded"), SERVER_BODY_FORM);
-    CU_ASSERT_EQUAL(server_body_kind("multipart/form-data; boundary=x"), SERVER_BODY_FORM);
-    CU_ASSERT_EQUAL(server_body_kind("application/json;charset=utf-8"), SERVER_BODY_JSON);
-    CU_ASSERT_EQUAL(server_body_kind(""), SERVER_BODY_NONE);
+    ASSERT_EQ(server_body_kind(NULL), SERVER_BODY_NONE);
+    ASSERT_EQ(server_body_kind(" text/html; charset=utf-8"), SERVER_BODY_PAGE);
+    ASSERT_EQ(server_body_kind("image/png"), SERVER_BODY_PAGE);
+    ASSERT_EQ(server_body_kind("Application/X-NDJSON"), SERVER_BODY_NDJSON);
+    ASSERT_EQ(server_body_kind("application/x-www-form-urlencoded"), SERVER_BODY_FORM);
+    ASSERT_EQ(server_body_kind("multipart/form-data; boundary=x"), SERVER_BODY_FORM);
+    ASSERT_EQ(server_body_kind("application/json;charset=utf-8"), SERVER_BODY_JSON);
+    ASSERT_EQ(server_body_kind(""), SERVER_BODY_NONE);
 }
 
 static void test_server_bearer(void)
@@ -133,7 +134,7 @@ static void test_server_ndjson_line(void)
              &id, &fp),
         "");
     CU_ASSERT_STRING_EQUAL(id, "a\xc3\xa9\xf0\x9f\x98\x80\n");
-    CU_ASSERT_EQUAL(fp, 0xff);
+    ASSERT_EQ(fp, 0xff);
     free(id);
     CU_ASSERT_STRING_EQUAL(line("{\"id\":\"x\"}", &id, &fp), "fingerprint is missing");
     CU_ASSERT_STRING_EQUAL(line("{\"fingerprint\":\"00000000000000ff\"}", &id, &fp),
@@ -176,30 +177,30 @@ static void test_server_listen(void)
 {
     struct sockaddr_storage ss;
     socklen_t len;
-    CU_ASSERT_EQUAL(server_parse_listen("127.0.0.1:8470", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("127.0.0.1:8470", &ss, &len), 0);
     CU_ASSERT(ss.ss_family == AF_INET && ntohs(((struct sockaddr_in *)&ss)->sin_port) == 8470);
     CU_ASSERT_TRUE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("127.9.9.9:0", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("127.9.9.9:0", &ss, &len), 0);
     CU_ASSERT_TRUE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("localhost:1", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("localhost:1", &ss, &len), 0);
     CU_ASSERT_TRUE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("[::1]:8470", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("[::1]:8470", &ss, &len), 0);
     CU_ASSERT(ss.ss_family == AF_INET6 && len == sizeof(struct sockaddr_in6));
     CU_ASSERT_TRUE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("[::ffff:127.0.0.1]:80", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("[::ffff:127.0.0.1]:80", &ss, &len), 0);
     CU_ASSERT_TRUE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("0.0.0.0:8470", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("0.0.0.0:8470", &ss, &len), 0);
     CU_ASSERT_FALSE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("[::]:8470", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("[::]:8470", &ss, &len), 0);
     CU_ASSERT_FALSE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("128.0.0.1:1", &ss, &len), 0);
+    ASSERT_EQ(server_parse_listen("128.0.0.1:1", &ss, &len), 0);
     CU_ASSERT_FALSE(server_addr_is_loopback((struct sockaddr *)&ss));
-    CU_ASSERT_EQUAL(server_parse_listen("127.0.0.1", &ss, &len), -1);
-    CU_ASSERT_EQUAL(server_parse_listen("127.0.0.1:65536", &ss, &len), -1);
-    CU_ASSERT_EQUAL(server_parse_listen("127.0.0.1:-1", &ss, &len), -1);
-    CU_ASSERT_EQUAL(server_parse_listen("::1:80", &ss, &len), -1);
-    CU_ASSERT_EQUAL(server_parse_listen("example.com:80", &ss, &len), -1);
-    CU_ASSERT_EQUAL(server_parse_listen(":80", &ss, &len), -1);
+    ASSERT_EQ(server_parse_listen("127.0.0.1", &ss, &len), -1);
+    ASSERT_EQ(server_parse_listen("127.0.0.1:65536", &ss, &len), -1);
+    ASSERT_EQ(server_parse_listen("127.0.0.1:-1", &ss, &len), -1);
+    ASSERT_EQ(server_parse_listen("::1:80", &ss, &len), -1);
+    ASSERT_EQ(server_parse_listen("example.com:80", &ss, &len), -1);
+    ASSERT_EQ(server_parse_listen(":80", &ss, &len), -1);
 }
 
 static void test_server_buf_json(void)
@@ -212,10 +213,10 @@ static void test_server_buf_json(void)
     server_buf_init(&b, 8); /* a cap: the append that passes it fails, what was there stays */
     server_buf_puts(&b, "12345");
     server_buf_puts(&b, "6789");
-    CU_ASSERT_EQUAL(b.failed, SERVER_BUF_FULL);
+    ASSERT_EQ(b.failed, SERVER_BUF_FULL);
     CU_ASSERT_STRING_EQUAL(b.p, "12345");
     server_buf_puts(&b, "6");
-    CU_ASSERT_EQUAL(b.len, 5);
+    ASSERT_EQ(b.len, 5);
     server_buf_release(&b);
     server_buf_init(&b, 64);
     server_buf_json_fp(&b, 0xabc);
@@ -231,7 +232,7 @@ static void test_server_metrics_text(void)
     server_metrics_record(&m, SERVER_EP_CHECK, 200, 0.0003);
     server_metrics_record(&m, SERVER_EP_CHECK, 200, 0.2);
     server_metrics_record(&m, SERVER_EP_NEIGHBORS, 418, 30);
-    CU_ASSERT_EQUAL(server_metrics_total(&m), 3);
+    ASSERT_EQ(server_metrics_total(&m), 3);
     server_buf_init(&b, 1 << 16);
     server_metrics_write(&m, &b);
     CU_ASSERT_PTR_NOT_NULL(
@@ -268,24 +269,24 @@ static void test_server_api(void)
     struct simcrawl_filter *f = NULL;
     struct server_metrics m;
     struct server_reply rep;
-    CU_ASSERT_EQUAL_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
+    ASSERT_EQ_FATAL(simcrawl_filter_open(&f, NULL, 3), 0);
     server_metrics_init(&m);
     struct server_api a = {f, NULL, 0, 1 << 20, NULL, server_now(), &m, NULL, NULL};
     const char *nd = "application/x-ndjson";
-    CU_ASSERT_EQUAL(ask(&a, "GET", "/v1/check", NULL, NULL, &rep), 405);
+    ASSERT_EQ(ask(&a, "GET", "/v1/check", NULL, NULL, &rep), 405);
     CU_ASSERT_STRING_EQUAL(rep.allow, "POST");
     server_reply_release(&rep);
-    CU_ASSERT_EQUAL(ask(&a, "POST", "/v1/check", "text/html", "x", &rep), 400); /* no id */
+    ASSERT_EQ(ask(&a, "POST", "/v1/check", "text/html", "x", &rep), 400); /* no id */
     server_reply_release(&rep);
     /* bulk: a bad line refuses the batch; nothing of it is added */
-    CU_ASSERT_EQUAL(ask(&a, "POST", "/v1/check", nd,
+    ASSERT_EQ(ask(&a, "POST", "/v1/check", nd,
                         "{\"id\":\"a\",\"fingerprint\":\"00000000000000ff\"}\n{\"id\":\"b\"}\n",
                         &rep),
                     400);
     CU_ASSERT_PTR_NOT_NULL(strstr(rep.body, "line 2: fingerprint is missing"));
     server_reply_release(&rep);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 0);
-    CU_ASSERT_EQUAL(ask(&a, "POST", "/v1/check", nd,
+    ASSERT_EQ(simcrawl_filter_count(f), 0);
+    ASSERT_EQ(ask(&a, "POST", "/v1/check", nd,
                         "{\"id\":\"a\",\"fingerprint\":\"00000000000000ff\"}\n\n"
                         "{\"id\":\"b\",\"fingerprint\":\"00000000000000fe\"}\n",
                         &rep),
@@ -297,23 +298,23 @@ static void test_server_api(void)
                   "{\"id\":\"b\",\"decision\":\"near-duplicate\",\"fingerprint\":"
                   "\"00000000000000fe\",\"duplicate_of\":\"a\",\"distance\":1,"
                   "\"similarity\":0.984375,\"added\":false}\n");
-    CU_ASSERT_EQUAL(rep.endpoint, SERVER_EP_CHECK_BULK);
+    ASSERT_EQ(rep.endpoint, SERVER_EP_CHECK_BULK);
     server_reply_release(&rep);
-    CU_ASSERT_EQUAL(
+    ASSERT_EQ(
         ask(&a, "GET", "/v1/neighbors?fingerprint=00000000000000fc&k=2", NULL, NULL, &rep), 200);
     CU_ASSERT_STRING_EQUAL(
         rep.body, "{\"fingerprint\":\"00000000000000fc\",\"k\":2,\"neighbors\":"
                   "[{\"id\":\"a\",\"fingerprint\":\"00000000000000ff\",\"distance\":2}]}\n");
     server_reply_release(&rep);
-    CU_ASSERT_EQUAL(ask(&a, "DELETE", "/v1/documents/%61", NULL, NULL, &rep), 200);
+    ASSERT_EQ(ask(&a, "DELETE", "/v1/documents/%61", NULL, NULL, &rep), 200);
     server_reply_release(&rep);
-    CU_ASSERT_EQUAL(ask(&a, "DELETE", "/v1/documents/a", NULL, NULL, &rep), 404);
+    ASSERT_EQ(ask(&a, "DELETE", "/v1/documents/a", NULL, NULL, &rep), 404);
     server_reply_release(&rep);
-    CU_ASSERT_EQUAL(simcrawl_filter_count(f), 0);
+    ASSERT_EQ(simcrawl_filter_count(f), 0);
     /* with a token: 401 before anything else, even an unknown path */
     a.token = "t0k";
     a.token_len = 3;
-    CU_ASSERT_EQUAL(ask(&a, "GET", "/nope", NULL, NULL, &rep), 401);
+    ASSERT_EQ(ask(&a, "GET", "/nope", NULL, NULL, &rep), 401);
     CU_ASSERT_TRUE(rep.authenticate);
     server_reply_release(&rep);
     (void)simcrawl_filter_close(f);

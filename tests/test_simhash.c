@@ -135,7 +135,7 @@ static struct dedup_idf *load_idf_file(void)
     CU_ASSERT_FATAL(data != NULL);
     struct dedup_idf *idf = NULL;
     struct dedup_parse_error err;
-    CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(data, len, &idf, &err), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_idf_parse(data, len, &idf, &err), DEDUP_OK);
     free(data);
     return idf;
 }
@@ -173,51 +173,51 @@ static void test_simhash_golden_vectors(void)
         enum dedup_code code;
         size_t ntok;
         if (strcmp(f[0], "hash") == 0 && nf == 3) {
-            CU_ASSERT_EQUAL(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
+            ASSERT_EQ(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
             /* a string of one token is one shingle: its one feature is its hash; in a
              * string of two tokens the pair is the third feature (word, word, pair) */
             const char *sp = strchr(f[2], ' ');
             if (f[2][0] && (!sp || !strchr(sp + 1, ' '))) {
                 struct dedup_features *fs = dedup_features_new();
-                CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fs, f[2], strlen(f[2]), &min1),
+                ASSERT_EQ_FATAL(dedup_features_from_tokens(fs, f[2], strlen(f[2]), &min1),
                                       DEDUP_OK);
-                CU_ASSERT_EQUAL(dedup_features_count(fs), sp ? 3 : 1);
-                CU_ASSERT_EQUAL(dedup_features_hash(fs, sp ? 2 : 0), want);
+                ASSERT_EQ(dedup_features_count(fs), sp ? 3 : 1);
+                ASSERT_EQ(dedup_features_hash(fs, sp ? 2 : 0), want);
                 dedup_features_free(fs);
             }
-            CU_ASSERT_EQUAL(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_SEED), want);
+            ASSERT_EQ(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_SEED), want);
             n_hash++;
         } else if (strcmp(f[0], "weight") == 0 && nf == 4) {
-            CU_ASSERT_EQUAL(dedup_weight((uint32_t)strtoul(f[1], NULL, 10), strtod(f[2], NULL)),
+            ASSERT_EQ(dedup_weight((uint32_t)strtoul(f[1], NULL, 10), strtod(f[2], NULL)),
                             strtoul(f[3], NULL, 10));
             n_weight++;
         } else if ((strcmp(f[0], "fp") == 0 || strcmp(f[0], "fp-min1") == 0 ||
                     strcmp(f[0], "fp-idf") == 0) &&
                    nf == 4) {
             int is_min1 = f[0][2] == '-' && f[0][3] == 'm', is_idf = f[0][2] == '-' && f[0][3] == 'i';
-            CU_ASSERT_EQUAL(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
+            ASSERT_EQ(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
             int rc = lib_fingerprint(f[3], is_min1 ? &min1 : is_idf ? &with_idf : NULL, &got,
                                      &code, &ntok);
-            CU_ASSERT_EQUAL(rc, 0);
+            ASSERT_EQ(rc, 0);
             if (rc == 0 && got != want)
                 fprintf(stderr, "\nvector %s %s: got %016llx\n", f[0], f[3], (unsigned long long)got);
-            CU_ASSERT_EQUAL(got, want);
-            CU_ASSERT_EQUAL(ntok, strtoul(f[2], NULL, 10));
+            ASSERT_EQ(got, want);
+            ASSERT_EQ(ntok, strtoul(f[2], NULL, 10));
             /* and the independent reference agrees with the committed vector */
             uint64_t ref = 0;
-            CU_ASSERT_EQUAL(ref_fingerprint(f[3], is_min1 ? 1 : DEDUP_MIN_TOKENS,
+            ASSERT_EQ(ref_fingerprint(f[3], is_min1 ? 1 : DEDUP_MIN_TOKENS,
                                             is_idf ? idf : NULL, &ref),
                             0);
-            CU_ASSERT_EQUAL(ref, want);
+            ASSERT_EQ(ref, want);
             n_ref++;
             if (is_idf)
                 n_idf++;
             else
                 n_fp++;
         } else if (strcmp(f[0], "short") == 0 && nf == 3) {
-            CU_ASSERT_EQUAL(lib_fingerprint(f[2], NULL, &got, &code, &ntok), -1);
-            CU_ASSERT_EQUAL(code, DEDUP_ETOOSHORT);
-            CU_ASSERT_EQUAL(ntok, strtoul(f[1], NULL, 10));
+            ASSERT_EQ(lib_fingerprint(f[2], NULL, &got, &code, &ntok), -1);
+            ASSERT_EQ(code, DEDUP_ETOOSHORT);
+            ASSERT_EQ(ntok, strtoul(f[1], NULL, 10));
             n_short++;
         } else {
             CU_FAIL("unknown record in " VECTORS);
@@ -266,8 +266,8 @@ static void test_simhash_reference_random(void)
         enum dedup_code code;
         int ra = lib_fingerprint(buf, &o, &a, &code, NULL);
         int rb = ref_fingerprint(buf, o.min_tokens, o.idf, &b);
-        CU_ASSERT_EQUAL(ra, rb);
-        CU_ASSERT_EQUAL(a, b);
+        ASSERT_EQ(ra, rb);
+        ASSERT_EQ(a, b);
     }
     dedup_idf_free(idf);
 }
@@ -296,7 +296,7 @@ static void test_simhash_naive_equals_fast(void)
         if (t % 7 == 0)
             for (size_t i = 0; i < n; i++)
                 h[i] = i % 3 ? 0xffffffffffffffffull : 0x00000000ffffffffull;
-        CU_ASSERT_EQUAL(dedup_simhash_fast(h, w, n), dedup_simhash_naive(h, w, n));
+        ASSERT_EQ(dedup_simhash_fast(h, w, n), dedup_simhash_naive(h, w, n));
     }
     free(h);
     free(w);
@@ -307,24 +307,24 @@ static void test_simhash_tie_rule(void)
     uint64_t h[2] = {0xf0f0f0f0f0f0f0f0ull, 0xff00ff00ff00ff00ull};
     uint32_t same[2] = {256, 256}, heavier[2] = {257, 256};
     /* equal weights: where the two hashes disagree V[i] = 0, which gives bit 0 */
-    CU_ASSERT_EQUAL(dedup_simhash_fast(h, same, 2), h[0] & h[1]);
-    CU_ASSERT_EQUAL(dedup_simhash_naive(h, same, 2), h[0] & h[1]);
+    ASSERT_EQ(dedup_simhash_fast(h, same, 2), h[0] & h[1]);
+    ASSERT_EQ(dedup_simhash_naive(h, same, 2), h[0] & h[1]);
     /* the heavier feature wins every disagreement */
-    CU_ASSERT_EQUAL(dedup_simhash_fast(h, heavier, 2), h[0]);
+    ASSERT_EQ(dedup_simhash_fast(h, heavier, 2), h[0]);
     /* "a b": three features of weight 256 (a, b, "a b"), no tie possible: each bit is the
      * majority of the three hashes' bits */
     struct dedup_features *f = dedup_features_new();
     struct dedup_opts min1 = {0};
     min1.min_tokens = 1;
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "a b", 3, &min1), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 3);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, "a b", 3, &min1), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_count(f), 3);
     uint64_t x = dedup_features_hash(f, 0), y = dedup_features_hash(f, 1), z = dedup_features_hash(f, 2);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 2), 256);
+    ASSERT_EQ(dedup_features_weight(f, 2), 256);
     uint64_t hs[3] = {x, y, z};
     uint32_t ws[3] = {256, 256, 256};
-    CU_ASSERT_EQUAL(dedup_simhash_fast(hs, ws, 3), (x & y) | (x & z) | (y & z));
+    ASSERT_EQ(dedup_simhash_fast(hs, ws, 3), (x & y) | (x & z) | (y & z));
     /* ... but a text that short is fingerprinted by the hash of its token string */
-    CU_ASSERT_EQUAL(dedup_simhash(f), XXH3_64bits_withSeed("a b", 3, DEDUP_SHORT_SEED));
+    ASSERT_EQ(dedup_simhash(f), XXH3_64bits_withSeed("a b", 3, DEDUP_SHORT_SEED));
     dedup_features_free(f);
 }
 
@@ -332,69 +332,69 @@ static void test_simhash_bit_order(void)
 {
     uint64_t h = 1;
     uint32_t w = 256;
-    CU_ASSERT_EQUAL(dedup_simhash_fast(&h, &w, 1), 1); /* bit 0 = least significant */
+    ASSERT_EQ(dedup_simhash_fast(&h, &w, 1), 1); /* bit 0 = least significant */
     char buf[17];
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(1, buf), "0000000000000001");
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x8000000000000001ull, buf), "8000000000000001");
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x0123456789abcdefull, buf), "0123456789abcdef");
     uint64_t v;
-    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789ABCDEF", 16, &v), 0);
-    CU_ASSERT_EQUAL(v, 0x0123456789abcdefull);
-    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789abcde", 15, &v), -1);
-    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789abcdef0", 17, &v), -1);
-    CU_ASSERT_EQUAL(dedup_fingerprint_parse("0123456789abcdeg", 16, &v), -1);
-    CU_ASSERT_EQUAL(dedup_fingerprint_parse(" 123456789abcdef", 16, &v), -1);
-    CU_ASSERT_EQUAL(dedup_distance(0, ~0ull), 64);
-    CU_ASSERT_EQUAL(dedup_distance(0x5, 0x3), 2);
-    CU_ASSERT_EQUAL(dedup_distance(42, 42), 0);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789ABCDEF", 16, &v), 0);
+    ASSERT_EQ(v, 0x0123456789abcdefull);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcde", 15, &v), -1);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcdef0", 17, &v), -1);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcdeg", 16, &v), -1);
+    ASSERT_EQ(dedup_fingerprint_parse(" 123456789abcdef", 16, &v), -1);
+    ASSERT_EQ(dedup_distance(0, ~0ull), 64);
+    ASSERT_EQ(dedup_distance(0x5, 0x3), 2);
+    ASSERT_EQ(dedup_distance(42, 42), 0);
 }
 
 static void test_simhash_weights(void)
 {
     /* 256 * min(tf, 64)^(7/8) */
-    CU_ASSERT_EQUAL(dedup_weight(1, 1.0), 256);
-    CU_ASSERT_EQUAL(dedup_weight(2, 1.0), 470);  /* 469.51 */
-    CU_ASSERT_EQUAL(dedup_weight(3, 1.0), 669);  /* 669.45 */
-    CU_ASSERT_EQUAL(dedup_weight(4, 1.0), 861);  /* 861.08 */
-    CU_ASSERT_EQUAL(dedup_weight(5, 1.0), 1047); /* 1046.74 */
-    CU_ASSERT_EQUAL(dedup_weight(63, 1.0), 9609);  /* 9608.66 */
-    CU_ASSERT_EQUAL(dedup_weight(64, 1.0), 9742);  /* 9741.98: the cap */
-    CU_ASSERT_EQUAL(dedup_weight(65, 1.0), 9742);
-    CU_ASSERT_EQUAL(dedup_weight(100, 1.0), 9742);
-    CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1.0), 9742);
-    CU_ASSERT_EQUAL(dedup_weight(1, 2.0), 512);
-    CU_ASSERT_EQUAL(dedup_weight(2, 1.5), 704); /* 704.26 */
-    CU_ASSERT_EQUAL(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
+    ASSERT_EQ(dedup_weight(1, 1.0), 256);
+    ASSERT_EQ(dedup_weight(2, 1.0), 470);  /* 469.51 */
+    ASSERT_EQ(dedup_weight(3, 1.0), 669);  /* 669.45 */
+    ASSERT_EQ(dedup_weight(4, 1.0), 861);  /* 861.08 */
+    ASSERT_EQ(dedup_weight(5, 1.0), 1047); /* 1046.74 */
+    ASSERT_EQ(dedup_weight(63, 1.0), 9609);  /* 9608.66 */
+    ASSERT_EQ(dedup_weight(64, 1.0), 9742);  /* 9741.98: the cap */
+    ASSERT_EQ(dedup_weight(65, 1.0), 9742);
+    ASSERT_EQ(dedup_weight(100, 1.0), 9742);
+    ASSERT_EQ(dedup_weight(UINT32_MAX, 1.0), 9742);
+    ASSERT_EQ(dedup_weight(1, 2.0), 512);
+    ASSERT_EQ(dedup_weight(2, 1.5), 704); /* 704.26 */
+    ASSERT_EQ(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
     /* the cap on tf: floor(sqrt(distinct shingles)) within [1, 64] */
-    CU_ASSERT_EQUAL(dedup_tf_cap(0), 1);
-    CU_ASSERT_EQUAL(dedup_tf_cap(3), 1);
-    CU_ASSERT_EQUAL(dedup_tf_cap(4), 2);
-    CU_ASSERT_EQUAL(dedup_tf_cap(8), 2);
-    CU_ASSERT_EQUAL(dedup_tf_cap(9), 3);
-    CU_ASSERT_EQUAL(dedup_tf_cap(4095), 63);
-    CU_ASSERT_EQUAL(dedup_tf_cap(4096), 64);
-    CU_ASSERT_EQUAL(dedup_tf_cap((size_t)1 << 40), 64);
+    ASSERT_EQ(dedup_tf_cap(0), 1);
+    ASSERT_EQ(dedup_tf_cap(3), 1);
+    ASSERT_EQ(dedup_tf_cap(4), 2);
+    ASSERT_EQ(dedup_tf_cap(8), 2);
+    ASSERT_EQ(dedup_tf_cap(9), 3);
+    ASSERT_EQ(dedup_tf_cap(4095), 63);
+    ASSERT_EQ(dedup_tf_cap(4096), 64);
+    ASSERT_EQ(dedup_tf_cap((size_t)1 << 40), 64);
     /* "a b a b a b a b a": words a x5, b x4; pairs "a b" x4, "b a" x4; 4 distinct
      * shingles, so each counts at most twice */
     struct dedup_features *f = dedup_features_new();
     const char *s = "a b a b a b a b a";
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_features_shingle_count(f), 17);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_count(f), 4);
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a", 1, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 0), 5);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 0), 470);
-    CU_ASSERT_EQUAL(dedup_features_hash(f, 1), XXH3_64bits_withSeed("b", 1, DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_tf(f, 1), 4);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, 1), 470);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_features_shingle_count(f), 17);
+    ASSERT_EQ_FATAL(dedup_features_count(f), 4);
+    ASSERT_EQ(dedup_features_hash(f, 0), XXH3_64bits_withSeed("a", 1, DEDUP_SEED));
+    ASSERT_EQ(dedup_features_tf(f, 0), 5);
+    ASSERT_EQ(dedup_features_weight(f, 0), 470);
+    ASSERT_EQ(dedup_features_hash(f, 1), XXH3_64bits_withSeed("b", 1, DEDUP_SEED));
+    ASSERT_EQ(dedup_features_tf(f, 1), 4);
+    ASSERT_EQ(dedup_features_weight(f, 1), 470);
     size_t ab = dedup_features_find(f, XXH3_64bits_withSeed("a b", 3, DEDUP_SEED));
     size_t ba = dedup_features_find(f, XXH3_64bits_withSeed("b a", 3, DEDUP_SEED));
     CU_ASSERT_FATAL(ab != (size_t)-1 && ba != (size_t)-1);
-    CU_ASSERT_EQUAL(dedup_features_tf(f, ab), 4);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, ba), 470);
+    ASSERT_EQ(dedup_features_tf(f, ab), 4);
+    ASSERT_EQ(dedup_features_weight(f, ba), 470);
     uint64_t want;
-    CU_ASSERT_EQUAL(ref_fingerprint(s, 5, NULL, &want), 0);
-    CU_ASSERT_EQUAL(dedup_simhash(f), want);
+    ASSERT_EQ(ref_fingerprint(s, 5, NULL, &want), 0);
+    ASSERT_EQ(dedup_simhash(f), want);
     dedup_features_free(f);
 }
 
@@ -413,55 +413,55 @@ static void test_simhash_shingle_edges(void)
                  {"w w w", 3, 5, 2},     {"w v w v w", 5, 9, 4}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *s = cases[i].s;
-        CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, s, strlen(s), &min1), DEDUP_OK);
-        CU_ASSERT_EQUAL(dedup_features_token_count(f), cases[i].tokens);
-        CU_ASSERT_EQUAL(dedup_features_shingle_count(f), cases[i].shingles);
-        CU_ASSERT_EQUAL(dedup_features_count(f), cases[i].distinct);
+        ASSERT_EQ_FATAL(dedup_features_from_tokens(f, s, strlen(s), &min1), DEDUP_OK);
+        ASSERT_EQ(dedup_features_token_count(f), cases[i].tokens);
+        ASSERT_EQ(dedup_features_shingle_count(f), cases[i].shingles);
+        ASSERT_EQ(dedup_features_count(f), cases[i].distinct);
         /* the first feature is the first word, hashed alone (no trailing space) */
         size_t w0 = strcspn(s, " ");
-        CU_ASSERT_EQUAL(dedup_features_hash(f, 0), XXH3_64bits_withSeed(s, w0, DEDUP_SEED));
+        ASSERT_EQ(dedup_features_hash(f, 0), XXH3_64bits_withSeed(s, w0, DEDUP_SEED));
     }
     /* "w v u t": words "w", "v", "u", "t" and pairs "w v", "v u", "u t", in text order */
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t", 7, &min1), DEDUP_OK);
+    ASSERT_EQ(dedup_features_from_tokens(f, "w v u t", 7, &min1), DEDUP_OK);
     static const char *const want[] = {"w", "v", "w v", "u", "v u", "t", "u t"};
     for (size_t i = 0; i < 7; i++)
-        CU_ASSERT_EQUAL(dedup_features_hash(f, i),
+        ASSERT_EQ(dedup_features_hash(f, i),
                         XXH3_64bits_withSeed(want[i], strlen(want[i]), DEDUP_SEED));
-    CU_ASSERT_EQUAL(dedup_features_find(f, XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED)), (size_t)-1);
-    CU_ASSERT_EQUAL(dedup_features_find(f, XXH3_64bits_withSeed("v w", 3, DEDUP_SEED)), (size_t)-1);
+    ASSERT_EQ(dedup_features_find(f, XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED)), (size_t)-1);
+    ASSERT_EQ(dedup_features_find(f, XXH3_64bits_withSeed("v w", 3, DEDUP_SEED)), (size_t)-1);
     /* word order counts through the pairs: a permutation has other pairs */
     uint64_t fa, fb, fc;
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
     fa = dedup_simhash(f);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "s t u v w", 9, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, "s t u v w", 9, NULL), DEDUP_OK);
     fb = dedup_simhash(f);
     CU_ASSERT_NOT_EQUAL(fa, fb);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
     fc = dedup_simhash(f);
-    CU_ASSERT_EQUAL(fa, fc);
+    ASSERT_EQ(fa, fc);
     /* the token string need not be NUL-terminated: only [0, len) counts */
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "w v u t s r", 9, NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_features_token_count(f), 5);
+    ASSERT_EQ(dedup_features_from_tokens(f, "w v u t s r", 9, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_features_token_count(f), 5);
     dedup_features_free(f);
 }
 
 static void test_simhash_too_short(void)
 {
     struct dedup_features *f = dedup_features_new();
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "", 0, NULL), DEDUP_ETOOSHORT);
-    CU_ASSERT_EQUAL(dedup_features_token_count(f), 0);
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, NULL, 0, NULL), DEDUP_ETOOSHORT);
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, "page not found", 14, NULL), DEDUP_ETOOSHORT);
-    CU_ASSERT_EQUAL(dedup_features_token_count(f), 3);
-    CU_ASSERT_EQUAL(dedup_features_count(f), 0);
-    CU_ASSERT_EQUAL(dedup_simhash(f), 0);
+    ASSERT_EQ(dedup_features_from_tokens(f, "", 0, NULL), DEDUP_ETOOSHORT);
+    ASSERT_EQ(dedup_features_token_count(f), 0);
+    ASSERT_EQ(dedup_features_from_tokens(f, NULL, 0, NULL), DEDUP_ETOOSHORT);
+    ASSERT_EQ(dedup_features_from_tokens(f, "page not found", 14, NULL), DEDUP_ETOOSHORT);
+    ASSERT_EQ(dedup_features_token_count(f), 3);
+    ASSERT_EQ(dedup_features_count(f), 0);
+    ASSERT_EQ(dedup_simhash(f), 0);
     const char *s = "a b c d";
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_ETOOSHORT);
+    ASSERT_EQ(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_ETOOSHORT);
     s = "title and a short sentence"; /* 5 tokens: enough */
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_features_from_tokens(f, s, strlen(s), NULL), DEDUP_OK);
     struct dedup_opts o = {0};
     o.min_tokens = 8;
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), &o), DEDUP_ETOOSHORT);
+    ASSERT_EQ(dedup_features_from_tokens(f, s, strlen(s), &o), DEDUP_ETOOSHORT);
     dedup_features_free(f);
 }
 
@@ -470,16 +470,16 @@ static void test_simhash_bad_token_strings(void)
     struct dedup_features *f = dedup_features_new();
     static const char *const bad[] = {" a b c d e", "a b c d e ", "a b  c d e", " ", "  "};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CU_ASSERT_EQUAL(dedup_features_from_tokens(f, bad[i], strlen(bad[i]), NULL), DEDUP_EINVAL);
-        CU_ASSERT_EQUAL(dedup_features_count(f), 0);
+        ASSERT_EQ(dedup_features_from_tokens(f, bad[i], strlen(bad[i]), NULL), DEDUP_EINVAL);
+        ASSERT_EQ(dedup_features_count(f), 0);
     }
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, NULL, 5, NULL), DEDUP_EINVAL);
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(NULL, "a", 1, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_features_from_tokens(f, NULL, 5, NULL), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_features_from_tokens(NULL, "a", 1, NULL), DEDUP_EINVAL);
     struct dedup_opts o = {0};
     o.max_tokens = 10;
     const char *s = "a b c d e f g h i j k";
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s), &o), DEDUP_ETOOLARGE);
-    CU_ASSERT_EQUAL(dedup_features_from_tokens(f, s, strlen(s) - 2, &o), DEDUP_OK);
+    ASSERT_EQ(dedup_features_from_tokens(f, s, strlen(s), &o), DEDUP_ETOOLARGE);
+    ASSERT_EQ(dedup_features_from_tokens(f, s, strlen(s) - 2, &o), DEDUP_OK);
     dedup_features_free(f);
 }
 
@@ -496,16 +496,16 @@ static void test_simhash_reuse(void)
     struct dedup_features *f = dedup_features_new();
     uint64_t a, b, c;
     enum dedup_code code;
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, big, len, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, big, len, NULL), DEDUP_OK);
     a = dedup_simhash(f);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, small, strlen(small), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, small, strlen(small), NULL), DEDUP_OK);
     b = dedup_simhash(f);
-    CU_ASSERT_EQUAL(lib_fingerprint(small, NULL, &c, &code, NULL), 0);
-    CU_ASSERT_EQUAL(b, c);
-    CU_ASSERT_EQUAL(lib_fingerprint(big, NULL, &c, &code, NULL), 0);
-    CU_ASSERT_EQUAL(a, c);
-    CU_ASSERT_EQUAL(ref_fingerprint(small, 5, NULL, &c), 0);
-    CU_ASSERT_EQUAL(b, c);
+    ASSERT_EQ(lib_fingerprint(small, NULL, &c, &code, NULL), 0);
+    ASSERT_EQ(b, c);
+    ASSERT_EQ(lib_fingerprint(big, NULL, &c, &code, NULL), 0);
+    ASSERT_EQ(a, c);
+    ASSERT_EQ(ref_fingerprint(small, 5, NULL, &c), 0);
+    ASSERT_EQ(b, c);
     dedup_features_free(f);
     free(big);
 }
@@ -535,14 +535,14 @@ static void test_simhash_list_pages(void)
     uint64_t x = 7;
     char *a = list_page(&x, 40), *b = list_page(&x, 40);
     struct dedup_features *fa = dedup_features_new(), *fb = dedup_features_new();
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fa, a, strlen(a), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(fb, b, strlen(b), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(fa, a, strlen(a), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(fb, b, strlen(b), NULL), DEDUP_OK);
     /* file, hpp, code, "hpp code" x40, "code file" x39; 40 names x3: 125 distinct */
-    CU_ASSERT_EQUAL(dedup_features_count(fa), 125);
+    ASSERT_EQ(dedup_features_count(fa), 125);
     size_t i = dedup_features_find(fa, XXH3_64bits_withSeed("hpp code", 8, DEDUP_SEED));
     CU_ASSERT_FATAL(i != (size_t)-1);
-    CU_ASSERT_EQUAL(dedup_features_tf(fa, i), 40);
-    CU_ASSERT_EQUAL(dedup_features_weight(fa, i), dedup_weight(11, 1.0)); /* sqrt(125) */
+    ASSERT_EQ(dedup_features_tf(fa, i), 40);
+    ASSERT_EQ(dedup_features_weight(fa, i), dedup_weight(11, 1.0)); /* sqrt(125) */
     CU_ASSERT(dedup_features_cosine(fa, fb) < 0.8);
     CU_ASSERT(dedup_distance(dedup_simhash(fa), dedup_simhash(fb)) > 3);
     dedup_features_free(fa);
@@ -555,15 +555,15 @@ static void test_simhash_similarities(void)
 {
     struct dedup_features *a = dedup_features_new(), *b = dedup_features_new();
     const char *sa = "a b c d e", *sb = "a b c d f", *sc = "p q r s t";
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sa, strlen(sa), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sb, strlen(sb), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(a, sa, strlen(sa), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(b, sb, strlen(sb), NULL), DEDUP_OK);
     /* words {a, b, c, d, e} + pairs {ab, bc, cd, de} vs {a, b, c, d, f} + {ab, bc, cd, df}:
      * 7 shared of 11; cosine 7/9 with equal weights */
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 7.0 / 11.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 7.0 / 9.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, a), 1.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, a), 1.0, 1e-12);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, sc, strlen(sc), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(b, sc, strlen(sc), NULL), DEDUP_OK);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_jaccard(a, b), 0.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(dedup_features_cosine(a, b), 0.0, 1e-12);
     /* weighted: "x y z x y z x" = {x:3, y:2, z:2, xy:2, yz:2, zx:2} vs "x y z w" =
@@ -571,8 +571,8 @@ static void test_simhash_similarities(void)
     const char *sd = "x y z x y z x", *se = "x y z w";
     struct dedup_opts min1 = {0};
     min1.min_tokens = 1;
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(a, sd, strlen(sd), NULL), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(b, se, strlen(se), &min1), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(a, sd, strlen(sd), NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(b, se, strlen(se), &min1), DEDUP_OK);
     /* 6 distinct shingles in sd: each counts at most floor(sqrt(6)) = 2 times, so x
      * weighs as much as the others (470, not 669) */
     double w2 = 470, w1 = 256;
@@ -597,12 +597,12 @@ static void test_simhash_idf_parse(void)
                                "ABCDEF0123456789\t3";
     struct dedup_idf *idf = NULL;
     struct dedup_parse_error err;
-    CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(good, sizeof good - 1, &idf, &err), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_idf_doc_count(idf), 10);
-    CU_ASSERT_EQUAL(dedup_idf_entry_count(idf), 2);
-    CU_ASSERT_EQUAL(dedup_idf_df(idf, 0xff), 10);
-    CU_ASSERT_EQUAL(dedup_idf_df(idf, 0xabcdef0123456789ull), 3);
-    CU_ASSERT_EQUAL(dedup_idf_df(idf, 0x1234), 1); /* absent: df 1 */
+    ASSERT_EQ_FATAL(dedup_idf_parse(good, sizeof good - 1, &idf, &err), DEDUP_OK);
+    ASSERT_EQ(dedup_idf_doc_count(idf), 10);
+    ASSERT_EQ(dedup_idf_entry_count(idf), 2);
+    ASSERT_EQ(dedup_idf_df(idf, 0xff), 10);
+    ASSERT_EQ(dedup_idf_df(idf, 0xabcdef0123456789ull), 3);
+    ASSERT_EQ(dedup_idf_df(idf, 0x1234), 1); /* absent: df 1 */
     CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0xff), 1.0, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0x1234), 1.0 + log(11.0 / 2.0), 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0xabcdef0123456789ull), 1.0 + log(11.0 / 4.0), 1e-15);
@@ -636,18 +636,18 @@ static void test_simhash_idf_parse(void)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         idf = (struct dedup_idf *)&err; /* must be reset to NULL */
         enum dedup_code rc = dedup_idf_parse(bad[i].data, strlen(bad[i].data), &idf, &err);
-        CU_ASSERT_EQUAL(rc, DEDUP_EFORMAT);
+        ASSERT_EQ(rc, DEDUP_EFORMAT);
         CU_ASSERT_PTR_NULL(idf);
-        CU_ASSERT_EQUAL(err.line, bad[i].line);
+        ASSERT_EQ(err.line, bad[i].line);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.what, bad[i].what));
         if (err.line != bad[i].line || !strstr(err.what, bad[i].what))
             fprintf(stderr, "\nidf case %zu: line %zu: %s\n", i, err.line, err.what);
     }
     /* a NUL byte inside a line */
     static const char nul[] = "# simcrawl idf 1\n# docs 5\n00000000000000ff\t2\0\n";
-    CU_ASSERT_EQUAL(dedup_idf_parse(nul, sizeof nul - 1, &idf, &err), DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(err.line, 3);
-    CU_ASSERT_EQUAL(err.offset, 26);
+    ASSERT_EQ(dedup_idf_parse(nul, sizeof nul - 1, &idf, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(err.line, 3);
+    ASSERT_EQ(err.offset, 26);
 }
 
 static void test_simhash_idf_roundtrip(void)
@@ -658,45 +658,45 @@ static void test_simhash_idf_roundtrip(void)
      * 2; the others in 1 */
     static const char *const docs[] = {"a b c d e f", "a b c d x y", "a b c q r s", "m n o p q r"};
     for (size_t i = 0; i < 4; i++) {
-        CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[i], strlen(docs[i]), NULL), DEDUP_OK);
-        CU_ASSERT_EQUAL_FATAL(dedup_idf_add_doc(counted, f), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_features_from_tokens(f, docs[i], strlen(docs[i]), NULL), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_idf_add_doc(counted, f), DEDUP_OK);
     }
     uint64_t ha = XXH3_64bits_withSeed("a", 1, DEDUP_SEED);
     uint64_t hd = XXH3_64bits_withSeed("d", 1, DEDUP_SEED);
-    CU_ASSERT_EQUAL(dedup_idf_doc_count(counted), 4);
-    CU_ASSERT_EQUAL(dedup_idf_df(counted, ha), 3);
-    CU_ASSERT_EQUAL(dedup_idf_df(counted, hd), 2);
+    ASSERT_EQ(dedup_idf_doc_count(counted), 4);
+    ASSERT_EQ(dedup_idf_df(counted, ha), 3);
+    ASSERT_EQ(dedup_idf_df(counted, hd), 2);
     FILE *tmp = tmpfile();
     CU_ASSERT_FATAL(tmp != NULL);
-    CU_ASSERT_EQUAL_FATAL(dedup_idf_write(counted, tmp), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_idf_write(counted, tmp), DEDUP_OK);
     long size = ftell(tmp);
     rewind(tmp);
     char buf[4096];
     size_t n = fread(buf, 1, sizeof buf, tmp);
     fclose(tmp);
-    CU_ASSERT_EQUAL(n, (size_t)size);
+    ASSERT_EQ(n, (size_t)size);
     /* two lines of header and the df >= 2 entries only: a, b, c, d, q, r, ab, bc, cd, qr */
-    CU_ASSERT_EQUAL(n, 17 + 9 + 10 * 19);
+    ASSERT_EQ(n, 17 + 9 + 10 * 19);
     CU_ASSERT(memcmp(buf, "# simcrawl idf 1\n# docs 4\n", 26) == 0);
     struct dedup_idf *parsed = NULL;
     struct dedup_parse_error err;
-    CU_ASSERT_EQUAL_FATAL(dedup_idf_parse(buf, n, &parsed, &err), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_idf_doc_count(parsed), 4);
-    CU_ASSERT_EQUAL(dedup_idf_entry_count(parsed), 10);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("c d", 3, DEDUP_SEED)), 2);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, ha), 3);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, hd), 2);
-    CU_ASSERT_EQUAL(dedup_idf_df(parsed, XXH3_64bits_withSeed("m", 1, DEDUP_SEED)), 1);
+    ASSERT_EQ_FATAL(dedup_idf_parse(buf, n, &parsed, &err), DEDUP_OK);
+    ASSERT_EQ(dedup_idf_doc_count(parsed), 4);
+    ASSERT_EQ(dedup_idf_entry_count(parsed), 10);
+    ASSERT_EQ(dedup_idf_df(parsed, XXH3_64bits_withSeed("c d", 3, DEDUP_SEED)), 2);
+    ASSERT_EQ(dedup_idf_df(parsed, ha), 3);
+    ASSERT_EQ(dedup_idf_df(parsed, hd), 2);
+    ASSERT_EQ(dedup_idf_df(parsed, XXH3_64bits_withSeed("m", 1, DEDUP_SEED)), 1);
     /* weights with the IDF: a idf = 1 + ln(5/4) -> round(256 * 1.2231) = 313 */
     struct dedup_opts o = {0};
     o.idf = parsed;
-    CU_ASSERT_EQUAL_FATAL(dedup_features_from_tokens(f, docs[0], strlen(docs[0]), &o), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_features_from_tokens(f, docs[0], strlen(docs[0]), &o), DEDUP_OK);
     size_t k = dedup_features_find(f, ha);
     CU_ASSERT_FATAL(k != (size_t)-1);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, k), 313);
+    ASSERT_EQ(dedup_features_weight(f, k), 313);
     k = dedup_features_find(f, XXH3_64bits_withSeed("f", 1, DEDUP_SEED)); /* df 1 */
     CU_ASSERT_FATAL(k != (size_t)-1);
-    CU_ASSERT_EQUAL(dedup_features_weight(f, k), (uint32_t)round(256 * (1 + log(5.0 / 2.0))));
+    ASSERT_EQ(dedup_features_weight(f, k), (uint32_t)round(256 * (1 + log(5.0 / 2.0))));
     dedup_idf_free(parsed);
     dedup_idf_free(counted);
     dedup_features_free(f);

@@ -15,6 +15,7 @@
 
 #include "dedup/dedup.h"
 #include "extract/extract.h"
+#include "tests/testutil.h"
 
 /* Counts one document of host "h" whose blocks are b[0..n). */
 static enum dedup_code add(struct dedup_templates *t, const char *host, uint64_t doc,
@@ -44,41 +45,41 @@ static void test_template_thresholds(void)
             b[n++] = 200;
         if (d >= 10 && d < 12)
             b[n++] = 300;
-        CU_ASSERT_EQUAL(add(t, "h", d + 1, b, n), DEDUP_OK);
+        ASSERT_EQ(add(t, "h", d + 1, b, n), DEDUP_OK);
     }
-    CU_ASSERT_EQUAL(dedup_templates_docs(t, "h", 1), 30);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 100), 30);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 200), 6);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 300), 2);
-    CU_ASSERT_EQUAL(marked(t, "h", 100, 10), 1);
-    CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 1); /* 6 documents: 20% */
-    CU_ASSERT_EQUAL(marked(t, "h", 300, 10), 0); /* 2 < DEDUP_TEMPLATE_MIN_DOCS */
-    CU_ASSERT_EQUAL(marked(t, "h", 1005, 10), 0);
-    CU_ASSERT_EQUAL(marked(t, "other", 100, 10), 0); /* per host */
-    CU_ASSERT_EQUAL(marked(NULL, "h", 100, 10), 0);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 30);
+    ASSERT_EQ(dedup_templates_block_count(t, "h", 1, 100), 30);
+    ASSERT_EQ(dedup_templates_block_count(t, "h", 1, 200), 6);
+    ASSERT_EQ(dedup_templates_block_count(t, "h", 1, 300), 2);
+    ASSERT_EQ(marked(t, "h", 100, 10), 1);
+    ASSERT_EQ(marked(t, "h", 200, 10), 1); /* 6 documents: 20% */
+    ASSERT_EQ(marked(t, "h", 300, 10), 0); /* 2 < DEDUP_TEMPLATE_MIN_DOCS */
+    ASSERT_EQ(marked(t, "h", 1005, 10), 0);
+    ASSERT_EQ(marked(t, "other", 100, 10), 0); /* per host */
+    ASSERT_EQ(marked(NULL, "h", 100, 10), 0);
     /* one more document: 6 of 31 is under 20% */
     uint64_t one = 5000;
-    CU_ASSERT_EQUAL(add(t, "h", 99, &one, 1), DEDUP_OK);
-    CU_ASSERT_EQUAL(marked(t, "h", 200, 10), 0);
-    CU_ASSERT_EQUAL(marked(t, "h", 100, 10), 1);
+    ASSERT_EQ(add(t, "h", 99, &one, 1), DEDUP_OK);
+    ASSERT_EQ(marked(t, "h", 200, 10), 0);
+    ASSERT_EQ(marked(t, "h", 100, 10), 1);
     /* short blocks: alone they stay, a run of them goes once it has the minimum */
     uint64_t page[5] = {100, 7777, 100, 200, 100};
     uint32_t toks[5] = {DEDUP_TEMPLATE_MIN_TOKENS - 1, 50, 2, 3, DEDUP_TEMPLATE_MIN_TOKENS - 2};
     unsigned char m[5];
-    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 0);
+    ASSERT_EQ(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 0);
     for (int i = 0; i < 5; i++)
-        CU_ASSERT_EQUAL(m[i], 0);
+        ASSERT_EQ(m[i], 0);
     toks[3] = DEDUP_TEMPLATE_MIN_TOKENS; /* 200 is no candidate now (31 docs): 100 alone */
-    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 0);
+    ASSERT_EQ(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 0);
     toks[4] = DEDUP_TEMPLATE_MIN_TOKENS;
-    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 1);
-    CU_ASSERT_EQUAL(m[4], 1);
+    ASSERT_EQ(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 1);
+    ASSERT_EQ(m[4], 1);
     page[3] = 100; /* a run 100,100,100 of 2 + 2 + 6 tokens */
     toks[2] = 2;
     toks[3] = 2;
-    CU_ASSERT_EQUAL(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 3);
+    ASSERT_EQ(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 3);
     CU_ASSERT(m[2] && m[3] && m[4] && !m[1] && !m[0]);
-    CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "h", DEDUP_TEMPLATE_MAX_KEY + 1, 1, page, 1,
+    ASSERT_EQ(dedup_templates_add_doc(t, "h", DEDUP_TEMPLATE_MAX_KEY + 1, 1, page, 1,
                                             NULL),
                     DEDUP_EINVAL);
     dedup_templates_free(t);
@@ -90,18 +91,18 @@ static void test_template_exact_copies_once(void)
     uint64_t b[2] = {11, 12};
     int counted = -1;
     for (int i = 0; i < 5; i++) {
-        CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "h", 1, 42, b, 2, &counted), DEDUP_OK);
-        CU_ASSERT_EQUAL(counted, i == 0);
+        ASSERT_EQ(dedup_templates_add_doc(t, "h", 1, 42, b, 2, &counted), DEDUP_OK);
+        ASSERT_EQ(counted, i == 0);
     }
-    CU_ASSERT_EQUAL(dedup_templates_docs(t, "h", 1), 1);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 11), 1);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 1);
+    ASSERT_EQ(dedup_templates_block_count(t, "h", 1, 11), 1);
     /* the same document on another host counts there; doc 0 is never checked */
-    CU_ASSERT_EQUAL(dedup_templates_add_doc(t, "g", 1, 42, b, 2, &counted), DEDUP_OK);
-    CU_ASSERT_EQUAL(counted, 1);
+    ASSERT_EQ(dedup_templates_add_doc(t, "g", 1, 42, b, 2, &counted), DEDUP_OK);
+    ASSERT_EQ(counted, 1);
     for (int i = 0; i < 3; i++)
-        CU_ASSERT_EQUAL(add(t, "h", 0, b, 2), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(t, "h", 1, 11), 4);
-    CU_ASSERT_EQUAL(dedup_templates_host_count(t), 2);
+        ASSERT_EQ(add(t, "h", 0, b, 2), DEDUP_OK);
+    ASSERT_EQ(dedup_templates_block_count(t, "h", 1, 11), 4);
+    ASSERT_EQ(dedup_templates_host_count(t), 2);
     dedup_templates_free(t);
 }
 
@@ -123,14 +124,14 @@ static void test_template_eviction_bounded_deterministic(void)
     CU_ASSERT(dedup_templates_entry_count(a) <= DEDUP_TEMPLATE_HOST_MAX_ENTRIES);
     CU_ASSERT(dedup_templates_entry_count(a) > 0);
     /* the block on every page survives every eviction with its full count */
-    CU_ASSERT_EQUAL(dedup_templates_block_count(a, "big", 3, 1), docs);
-    CU_ASSERT_EQUAL(marked(a, "big", 1, 10), 1);
-    CU_ASSERT_EQUAL(dedup_templates_docs(a, "big", 3), docs);
+    ASSERT_EQ(dedup_templates_block_count(a, "big", 3, 1), docs);
+    ASSERT_EQ(marked(a, "big", 1, 10), 1);
+    ASSERT_EQ(dedup_templates_docs(a, "big", 3), docs);
     /* the same calls give the same bytes */
     uint8_t *sa, *sb;
     size_t la, lb;
-    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(a, &sa, &la), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(b, &sb, &lb), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_templates_serialize(a, &sa, &la), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_templates_serialize(b, &sb, &lb), DEDUP_OK);
     CU_ASSERT(la == lb && memcmp(sa, sb, la) == 0);
     free(sa);
     free(sb);
@@ -142,17 +143,17 @@ static void test_template_eviction_bounded_deterministic(void)
     uint64_t x = 7;
     for (unsigned h = 0; h < DEDUP_TEMPLATE_MAX_HOSTS; h++) {
         snprintf(key, sizeof key, "host%u", h);
-        CU_ASSERT_EQUAL(add(t, key, 0, &x, 1), DEDUP_OK);
+        ASSERT_EQ(add(t, key, 0, &x, 1), DEDUP_OK);
         if (h == 5)
-            CU_ASSERT_EQUAL(add(t, key, 0, &x, 1), DEDUP_OK); /* host5: 2 documents */
+            ASSERT_EQ(add(t, key, 0, &x, 1), DEDUP_OK); /* host5: 2 documents */
     }
-    CU_ASSERT_EQUAL(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
-    CU_ASSERT_EQUAL(add(t, "newcomer", 0, &x, 1), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
-    CU_ASSERT_EQUAL(dedup_templates_docs(t, "newcomer", 8), 1);
-    CU_ASSERT_EQUAL(dedup_templates_docs(t, "host0", 5), 0);  /* smallest key of 1 doc */
-    CU_ASSERT_EQUAL(dedup_templates_docs(t, "host5", 5), 2);
-    CU_ASSERT_EQUAL(dedup_templates_docs(t, "host1", 5), 1);
+    ASSERT_EQ(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
+    ASSERT_EQ(add(t, "newcomer", 0, &x, 1), DEDUP_OK);
+    ASSERT_EQ(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
+    ASSERT_EQ(dedup_templates_docs(t, "newcomer", 8), 1);
+    ASSERT_EQ(dedup_templates_docs(t, "host0", 5), 0);  /* smallest key of 1 doc */
+    ASSERT_EQ(dedup_templates_docs(t, "host5", 5), 2);
+    ASSERT_EQ(dedup_templates_docs(t, "host1", 5), 1);
     dedup_templates_free(t);
 }
 
@@ -161,20 +162,20 @@ static void test_template_serialize_and_damage(void)
     struct dedup_templates *t = dedup_templates_new();
     uint64_t b[3] = {5, 6, 7};
     for (uint64_t d = 1; d <= 4; d++) {
-        CU_ASSERT_EQUAL(add(t, "example.org", d, b, 3), DEDUP_OK);
-        CU_ASSERT_EQUAL(add(t, "", d, b + (d % 2), 2), DEDUP_OK);
+        ASSERT_EQ(add(t, "example.org", d, b, 3), DEDUP_OK);
+        ASSERT_EQ(add(t, "", d, b + (d % 2), 2), DEDUP_OK);
     }
     uint8_t *s, *s2;
     size_t len, len2;
-    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(t, &s, &len), DEDUP_OK);
-    CU_ASSERT_EQUAL(len % 8, 0);
+    ASSERT_EQ_FATAL(dedup_templates_serialize(t, &s, &len), DEDUP_OK);
+    ASSERT_EQ(len % 8, 0);
     struct dedup_templates *u = NULL;
     struct dedup_parse_error err;
-    CU_ASSERT_EQUAL_FATAL(dedup_templates_parse(s, len, &u, &err), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_templates_docs(u, "example.org", 11), 4);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(u, "", 0, 6), 4);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(u, "", 0, 5), 2);
-    CU_ASSERT_EQUAL_FATAL(dedup_templates_serialize(u, &s2, &len2), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_templates_parse(s, len, &u, &err), DEDUP_OK);
+    ASSERT_EQ(dedup_templates_docs(u, "example.org", 11), 4);
+    ASSERT_EQ(dedup_templates_block_count(u, "", 0, 6), 4);
+    ASSERT_EQ(dedup_templates_block_count(u, "", 0, 5), 2);
+    ASSERT_EQ_FATAL(dedup_templates_serialize(u, &s2, &len2), DEDUP_OK);
     CU_ASSERT(len == len2 && memcmp(s, s2, len) == 0);
     free(s2);
     dedup_templates_free(u);
@@ -192,19 +193,19 @@ static void test_template_serialize_and_damage(void)
     }
     memcpy(c, s, len);
     c[4] = 1;
-    CU_ASSERT_EQUAL(dedup_templates_parse(c, len, &u, &err), DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(err.offset, 4);
-    CU_ASSERT_EQUAL(dedup_templates_parse(s, len - 8, &u, &err), DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(dedup_templates_parse(s, 3, &u, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_templates_parse(c, len, &u, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(err.offset, 4);
+    ASSERT_EQ(dedup_templates_parse(s, len - 8, &u, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_templates_parse(s, 3, &u, &err), DEDUP_EFORMAT);
     /* hosts out of order: records sorted by key, "" first; swap the two keys' documents
      * count fields is harmless, but a count above the host's documents is not */
     size_t entries = len - 16 - 2 * 16 - 16; /* keys "" + "example.org" pad to 16 */
-    CU_ASSERT_EQUAL(entries % 16, 0);
+    ASSERT_EQ(entries % 16, 0);
     size_t first_entry = len - entries;
     memcpy(c, s, len);
     c[first_entry + 8] = 99; /* count 99 > 4 documents */
-    CU_ASSERT_EQUAL(dedup_templates_parse(c, len, &u, &err), DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(err.offset, first_entry + 8);
+    ASSERT_EQ(dedup_templates_parse(c, len, &u, &err), DEDUP_EFORMAT);
+    ASSERT_EQ(err.offset, first_entry + 8);
     free(c);
     free(s);
     dedup_templates_free(t);
@@ -214,24 +215,24 @@ static void test_template_index_roundtrip(void)
 {
     struct dedup_design d;
     struct dedup_index *idx = NULL, *back = NULL;
-    CU_ASSERT_EQUAL_FATAL(dedup_design_choose(3, 10, 0, &d), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
-    CU_ASSERT_EQUAL(dedup_index_add(idx, 0x1234, "a", 1, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_design_choose(3, 10, 0, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+    ASSERT_EQ(dedup_index_add(idx, 0x1234, "a", 1, NULL), DEDUP_OK);
     struct dedup_templates *t = dedup_index_templates(idx);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     uint64_t b[2] = {77, 78};
     for (uint64_t i = 1; i <= 3; i++)
-        CU_ASSERT_EQUAL(add(t, "site", i, b, 2), DEDUP_OK);
+        ASSERT_EQ(add(t, "site", i, b, 2), DEDUP_OK);
     char path[128];
     snprintf(path, sizeof path, "/tmp/test_template_%ld.idx", (long)getpid());
     struct dedup_file_error fe;
-    CU_ASSERT_EQUAL_FATAL(dedup_index_save(idx, path, &fe), DEDUP_OK);
-    CU_ASSERT_EQUAL_FATAL(dedup_index_load(path, 0, &back, &fe), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_save(idx, path, &fe), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_load(path, 0, &back, &fe), DEDUP_OK);
     struct dedup_templates *bt = dedup_index_templates(back);
-    CU_ASSERT_EQUAL(dedup_templates_docs(bt, "site", 4), 3);
-    CU_ASSERT_EQUAL(dedup_templates_block_count(bt, "site", 4, 78), 3);
-    CU_ASSERT_EQUAL(marked(bt, "site", 77, 10), 1);
-    CU_ASSERT_EQUAL(dedup_index_doc_count(back), 1);
+    ASSERT_EQ(dedup_templates_docs(bt, "site", 4), 3);
+    ASSERT_EQ(dedup_templates_block_count(bt, "site", 4, 78), 3);
+    ASSERT_EQ(marked(bt, "site", 77, 10), 1);
+    ASSERT_EQ(dedup_index_doc_count(back), 1);
     dedup_index_free(back);
     /* a damaged section: the checksum first, then (checks skipped) the structure, with
      * the offset of the field in the file */
@@ -242,21 +243,21 @@ static void test_template_index_roundtrip(void)
     uint64_t tpl_len = 0, end = 0;
     memcpy(&tpl_len, buf + 88, 8);
     memcpy(&end, buf + 64, 8);
-    CU_ASSERT_EQUAL(end, len);
+    ASSERT_EQ(end, len);
     CU_ASSERT(tpl_len >= 16 && tpl_len < len);
     uint64_t *al = calloc(1, len + 8);
     memcpy(al, buf, len);
     ((uint8_t *)al)[len - tpl_len + 4] = 1; /* the section's reserved field */
-    CU_ASSERT_EQUAL(dedup_index_load_mem(al, len, 0, &back, &fe), DEDUP_ECHECKSUM);
-    CU_ASSERT_EQUAL(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
+    ASSERT_EQ(dedup_index_load_mem(al, len, 0, &back, &fe), DEDUP_ECHECKSUM);
+    ASSERT_EQ(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
                     DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(fe.offset, len - tpl_len + 4);
+    ASSERT_EQ(fe.offset, len - tpl_len + 4);
     /* a template section size that is not a multiple of 8 */
     memcpy(al, buf, len);
     ((uint8_t *)al)[88] ^= 1;
-    CU_ASSERT_EQUAL(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
+    ASSERT_EQ(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
                     DEDUP_EFORMAT);
-    CU_ASSERT_EQUAL(fe.offset, 88);
+    ASSERT_EQ(fe.offset, 88);
     free(al);
     free(buf);
     unlink(path);
@@ -283,14 +284,14 @@ static void test_template_blocks_join_to_whole_text(void)
         const char *text = extract_doc_text(doc, &tl);
         char *whole = NULL, *joined = calloc(1, tl * 4 + 16);
         size_t wl, wn, jl = 0;
-        CU_ASSERT_EQUAL_FATAL(extract_tokens(text, tl, &whole, &wl, &wn), EXTRACT_OK);
+        ASSERT_EQ_FATAL(extract_tokens(text, tl, &whole, &wl, &wn), EXTRACT_OK);
         for (size_t s = 0; s <= tl;) {
             size_t e = s;
             while (e < tl && !(text[e] == '\n' && e + 1 < tl && text[e + 1] == '\n'))
                 e++;
             char *bt;
             size_t bl, bn;
-            CU_ASSERT_EQUAL_FATAL(extract_tokens(text + s, e - s, &bt, &bl, &bn), EXTRACT_OK);
+            ASSERT_EQ_FATAL(extract_tokens(text + s, e - s, &bt, &bl, &bn), EXTRACT_OK);
             if (bn) {
                 if (jl)
                     joined[jl++] = ' ';
@@ -302,7 +303,7 @@ static void test_template_blocks_join_to_whole_text(void)
                 break;
             s = e + 2;
         }
-        CU_ASSERT_EQUAL(jl, wl);
+        ASSERT_EQ(jl, wl);
         CU_ASSERT(jl == wl && memcmp(joined, whole, wl) == 0);
         checked++;
         free(whole);

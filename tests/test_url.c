@@ -11,6 +11,7 @@
 
 #include "crawler/crawl.h"
 #include "crawler/crawler_int.h"
+#include "tests/testutil.h"
 
 extern void test_url_register(void);
 
@@ -87,13 +88,13 @@ static void test_url_canonicalise_table(void)
                 fprintf(stderr, "\ncase %zu: %s (base %s): got %s (%s), want %s\n", i, c->url,
                         c->base ? c->base : "-", out ? out : "NULL", crawl_strerror(rc),
                         c->want);
-            CU_ASSERT_EQUAL(rc, CRAWL_OK);
+            ASSERT_EQ(rc, CRAWL_OK);
             CU_ASSERT_PTR_NOT_NULL_FATAL(out);
             CU_ASSERT_STRING_EQUAL(out, c->want);
         } else {
             if (rc == CRAWL_OK)
                 fprintf(stderr, "\ncase %zu: %s accepted as %s\n", i, c->url, out);
-            CU_ASSERT_EQUAL(rc, CRAWL_EURL);
+            ASSERT_EQ(rc, CRAWL_EURL);
             CU_ASSERT_PTR_NULL(out);
         }
         free(out);
@@ -106,7 +107,7 @@ static void test_url_canonicalise_idempotent(void)
         if (!canon_cases[i].want)
             continue;
         char *again = NULL;
-        CU_ASSERT_EQUAL_FATAL(crawl_url_canonicalise(canon_cases[i].want, NULL, &again),
+        ASSERT_EQ_FATAL(crawl_url_canonicalise(canon_cases[i].want, NULL, &again),
                               CRAWL_OK);
         CU_ASSERT_STRING_EQUAL(again, canon_cases[i].want);
         free(again);
@@ -122,13 +123,13 @@ static void test_url_canonicalise_too_long(void)
     memset(u + 13, 'x', n - 13);
     u[n] = '\0';
     char *out = NULL;
-    CU_ASSERT_EQUAL(crawl_url_canonicalise(u, NULL, &out), CRAWL_EURL);
+    ASSERT_EQ(crawl_url_canonicalise(u, NULL, &out), CRAWL_EURL);
     CU_ASSERT_PTR_NULL(out);
     /* escapes that triple the length past the cap are refused too */
     memset(u + 13, ' ', CRAWL_URL_MAX - 100);
     u[13 + CRAWL_URL_MAX - 100] = 'x';
     u[14 + CRAWL_URL_MAX - 100] = '\0';
-    CU_ASSERT_EQUAL(crawl_url_canonicalise(u, NULL, &out), CRAWL_EURL);
+    ASSERT_EQ(crawl_url_canonicalise(u, NULL, &out), CRAWL_EURL);
     free(u);
 }
 
@@ -136,17 +137,17 @@ static void test_url_split_parts(void)
 {
     struct crawl_url_parts p;
     const char *u = "http://a.example.com:8080/x/y?q";
-    CU_ASSERT_EQUAL_FATAL(crawl_url_split(u, &p), CRAWL_OK);
-    CU_ASSERT_EQUAL(p.origin_len, strlen("http://a.example.com:8080"));
-    CU_ASSERT_EQUAL(p.host_len, strlen("a.example.com"));
-    CU_ASSERT_EQUAL(strncmp(u + p.host_off, "a.example.com", p.host_len), 0);
-    CU_ASSERT_EQUAL(strcmp(u + p.path_off, "/x/y?q"), 0);
+    ASSERT_EQ_FATAL(crawl_url_split(u, &p), CRAWL_OK);
+    ASSERT_EQ(p.origin_len, strlen("http://a.example.com:8080"));
+    ASSERT_EQ(p.host_len, strlen("a.example.com"));
+    ASSERT_EQ(strncmp(u + p.host_off, "a.example.com", p.host_len), 0);
+    ASSERT_EQ(strcmp(u + p.path_off, "/x/y?q"), 0);
     const char *v = "https://[::1]:99/";
-    CU_ASSERT_EQUAL_FATAL(crawl_url_split(v, &p), CRAWL_OK);
-    CU_ASSERT_EQUAL(strncmp(v + p.host_off, "[::1]", p.host_len), 0);
-    CU_ASSERT_EQUAL(p.host_len, 5);
-    CU_ASSERT_EQUAL(p.origin_len, strlen("https://[::1]:99"));
-    CU_ASSERT_EQUAL(crawl_url_split("no scheme", &p), CRAWL_EURL);
+    ASSERT_EQ_FATAL(crawl_url_split(v, &p), CRAWL_OK);
+    ASSERT_EQ(strncmp(v + p.host_off, "[::1]", p.host_len), 0);
+    ASSERT_EQ(p.host_len, 5);
+    ASSERT_EQ(p.origin_len, strlen("https://[::1]:99"));
+    ASSERT_EQ(crawl_url_split("no scheme", &p), CRAWL_EURL);
 }
 
 /* SipHash-2-4 reference vectors (Aumasson and Bernstein, vectors.h): key 00..0f,
@@ -158,31 +159,31 @@ static void test_url_siphash_vectors(void)
         key[i] = (uint8_t)i;
     for (int i = 0; i < 64; i++)
         msg[i] = (uint8_t)i;
-    CU_ASSERT_EQUAL(crawl_siphash24(key, msg, 0), 0x726fdb47dd0e0e31ULL);
-    CU_ASSERT_EQUAL(crawl_siphash24(key, msg, 1), 0x74f839c593dc67fdULL);
-    CU_ASSERT_EQUAL(crawl_siphash24(key, msg, 15), 0xa129ca6149be45e5ULL);
-    CU_ASSERT_EQUAL(crawl_hash64(msg, 15), 0xa129ca6149be45e5ULL);
+    ASSERT_EQ(crawl_siphash24(key, msg, 0), 0x726fdb47dd0e0e31ULL);
+    ASSERT_EQ(crawl_siphash24(key, msg, 1), 0x74f839c593dc67fdULL);
+    ASSERT_EQ(crawl_siphash24(key, msg, 15), 0xa129ca6149be45e5ULL);
+    ASSERT_EQ(crawl_hash64(msg, 15), 0xa129ca6149be45e5ULL);
 }
 
 static void test_url_seen_add_contains(void)
 {
     struct crawl_seen *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_seen_new(0, &s), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_seen_new(0, &s), CRAWL_OK);
     int added = -1;
     char buf[64];
     /* 100k URLs: each new once, then found, and no false "new" */
     for (int i = 0; i < 100000; i++) {
         int n = snprintf(buf, sizeof buf, "http://h%d.example/p/%d", i % 97, i);
-        CU_ASSERT_EQUAL(crawl_seen_add(s, crawl_hash64(buf, (size_t)n), &added), CRAWL_OK);
+        ASSERT_EQ(crawl_seen_add(s, crawl_hash64(buf, (size_t)n), &added), CRAWL_OK);
         if (!added)
             CU_FAIL("a new URL was reported as seen");
     }
-    CU_ASSERT_EQUAL(crawl_seen_count(s), 100000);
+    ASSERT_EQ(crawl_seen_count(s), 100000);
     for (int i = 0; i < 100000; i += 7) {
         int n = snprintf(buf, sizeof buf, "http://h%d.example/p/%d", i % 97, i);
         CU_ASSERT(crawl_seen_contains(s, crawl_hash64(buf, (size_t)n)));
-        CU_ASSERT_EQUAL(crawl_seen_add(s, crawl_hash64(buf, (size_t)n), &added), CRAWL_OK);
-        CU_ASSERT_EQUAL(added, 0);
+        ASSERT_EQ(crawl_seen_add(s, crawl_hash64(buf, (size_t)n), &added), CRAWL_OK);
+        ASSERT_EQ(added, 0);
     }
     CU_ASSERT(!crawl_seen_contains(s, crawl_hash64("http://never/", 13)));
     /* load factor <= 3/4: at most 8 / 0.375 bytes per URL plus the struct */
@@ -190,8 +191,8 @@ static void test_url_seen_add_contains(void)
     CU_ASSERT(bytes >= 100000 * 8);
     CU_ASSERT(bytes <= 100000 * 22 + 1024);
     /* hash value 0 is a valid key too */
-    CU_ASSERT_EQUAL(crawl_seen_add(s, 0, &added), CRAWL_OK);
-    CU_ASSERT_EQUAL(added, 1);
+    ASSERT_EQ(crawl_seen_add(s, 0, &added), CRAWL_OK);
+    ASSERT_EQ(added, 1);
     CU_ASSERT(crawl_seen_contains(s, 0));
     crawl_seen_free(s);
 }
@@ -199,15 +200,15 @@ static void test_url_seen_add_contains(void)
 static void test_url_seen_cap(void)
 {
     struct crawl_seen *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(crawl_seen_new(10, &s), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_seen_new(10, &s), CRAWL_OK);
     int added;
     for (uint64_t i = 1; i <= 10; i++)
-        CU_ASSERT_EQUAL(crawl_seen_add(s, i * 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_seen_add(s, 12345, &added), CRAWL_ETOOLARGE);
-    CU_ASSERT_EQUAL(added, 0);
+        ASSERT_EQ(crawl_seen_add(s, i * 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
+    ASSERT_EQ(crawl_seen_add(s, 12345, &added), CRAWL_ETOOLARGE);
+    ASSERT_EQ(added, 0);
     /* a known one still answers OK */
-    CU_ASSERT_EQUAL(crawl_seen_add(s, 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
-    CU_ASSERT_EQUAL(added, 0);
+    ASSERT_EQ(crawl_seen_add(s, 0x9e3779b97f4a7c15ULL, &added), CRAWL_OK);
+    ASSERT_EQ(added, 0);
     crawl_seen_free(s);
     crawl_seen_free(NULL);
 }

@@ -145,29 +145,29 @@ static void test_digest_base32_vectors(void)
 {
     char out[64];
     /* RFC 4648 section 10 */
-    CU_ASSERT_EQUAL(crawl_base32_encode((const uint8_t *)"", 0, out, sizeof out), 0);
+    ASSERT_EQ(crawl_base32_encode((const uint8_t *)"", 0, out, sizeof out), 0);
     crawl_base32_encode((const uint8_t *)"f", 1, out, sizeof out);
     CU_ASSERT_STRING_EQUAL(out, "MY======");
     crawl_base32_encode((const uint8_t *)"fooba", 5, out, sizeof out);
     CU_ASSERT_STRING_EQUAL(out, "MZXW6YTB");
     crawl_base32_encode((const uint8_t *)"foobar", 6, out, sizeof out);
     CU_ASSERT_STRING_EQUAL(out, "MZXW6YTBOI======");
-    CU_ASSERT_EQUAL(crawl_base32_encode((const uint8_t *)"foobar", 6, out, 16), 0); /* no room */
+    ASSERT_EQ(crawl_base32_encode((const uint8_t *)"foobar", 6, out, 16), 0); /* no room */
 }
 
 static void test_digest_sha1_known(void)
 {
     char d[CRAWL_DIGEST_SIZE];
     /* sha1("") = da39a3ee5e6b4b0d3255bfef95601890afd80709 */
-    CU_ASSERT_EQUAL(crawl_digest_sha1("", 0, d), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1("", 0, d), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(d, "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
     struct crawl_digest *g;
-    CU_ASSERT_EQUAL_FATAL(crawl_digest_new(&g), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_digest_new(&g), CRAWL_OK);
     crawl_digest_update(g, "ab", 2);
     crawl_digest_update(g, "c", 1);
     char d2[CRAWL_DIGEST_SIZE];
     crawl_digest_final(g, d2);
-    CU_ASSERT_EQUAL(crawl_digest_sha1("abc", 3, d), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1("abc", 3, d), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(d, d2);
     /* sha1("abc") = a9993e364706816aba3e25717850c26c9cd0d89d */
     CU_ASSERT_STRING_EQUAL(d, "sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5");
@@ -197,34 +197,34 @@ static void test_warc_reader_plain_versions_and_fields(void)
     struct errs e = {0};
     struct crawl_warc_opts o = {0, on_error, &e};
     struct crawl_warc_reader *r;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open_mem(buf, n, &o, &r), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open_mem(buf, n, &o, &r), CRAWL_OK);
     const struct crawl_warc_record *rec;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->version, "WARC/1.0");
     CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
-    CU_ASSERT_EQUAL(rec->offset, 0);
+    ASSERT_EQ(rec->offset, 0);
     /* block not read: next() skips it */
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->version, "WARC/1.1");
     CU_ASSERT_STRING_EQUAL(rec->target_uri, "http://a.example/x y");
     CU_ASSERT_STRING_EQUAL(rec->record_id, "<urn:uuid:2>");
     CU_ASSERT_STRING_EQUAL(rec->content_type, "application/http; msgtype=response");
     CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "x-unknown-field"), "whatever");
-    CU_ASSERT_EQUAL(rec->content_length, strlen(HTTP_OK));
+    ASSERT_EQ(rec->content_length, strlen(HTTP_OK));
     CU_ASSERT_TRUE(memcmp(rec->header, "WARC/1.1\r\n", 10) == 0);
     CU_ASSERT_TRUE(rec->header_len > 10 &&
                    memcmp(rec->header + rec->header_len - 4, "\r\n\r\n", 4) == 0);
     const char *d;
     size_t l;
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
-    CU_ASSERT_EQUAL(l, strlen(HTTP_OK));
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    ASSERT_EQ(l, strlen(HTTP_OK));
     CU_ASSERT_TRUE(l == strlen(HTTP_OK) && memcmp(d, HTTP_OK, l) == 0);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "x-future-type");
-    CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
-    CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
-    CU_ASSERT_EQUAL(e.n, 0);
-    CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 0);
+    ASSERT_EQ(crawl_warc_next(r, &rec), CRAWL_EOF);
+    ASSERT_EQ(crawl_warc_next(r, &rec), CRAWL_EOF);
+    ASSERT_EQ(e.n, 0);
+    ASSERT_EQ(crawl_warc_reader_gzip(r), 0);
     crawl_warc_reader_free(r);
 }
 
@@ -245,13 +245,13 @@ static void test_warc_reader_gzip_member_offsets(void)
     }
     struct errs e = {0};
     struct rec_info ri[4];
-    CU_ASSERT_EQUAL(read_mem(gz, gl, &e, ri, 4), 3);
+    ASSERT_EQ(read_mem(gz, gl, &e, ri, 4), 3);
     for (int i = 0; i < 3; i++) {
-        CU_ASSERT_EQUAL(ri[i].offset, off[i]);
-        CU_ASSERT_EQUAL(ri[i].block_len, 16);
+        ASSERT_EQ(ri[i].offset, off[i]);
+        ASSERT_EQ(ri[i].block_len, 16);
     }
     CU_ASSERT_STRING_EQUAL(ri[2].uri, "http://x/2");
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(e.n, 0);
 
     /* whole-file gzip: one member for all three */
     char all[4096];
@@ -265,11 +265,11 @@ static void test_warc_reader_gzip_member_offsets(void)
     gz_append(&one, &ol, all, al);
     struct crawl_warc_opts o = {0, on_error, &e};
     struct crawl_warc_reader *r;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open_mem(one, ol, &o, &r), CRAWL_OK);
-    CU_ASSERT_EQUAL(read_all(r, ri, 4), 3);
-    CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 2);
-    CU_ASSERT_EQUAL(ri[1].offset, rl[0]); /* the offset in the uncompressed stream */
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open_mem(one, ol, &o, &r), CRAWL_OK);
+    ASSERT_EQ(read_all(r, ri, 4), 3);
+    ASSERT_EQ(crawl_warc_reader_gzip(r), 2);
+    ASSERT_EQ(ri[1].offset, rl[0]); /* the offset in the uncompressed stream */
+    ASSERT_EQ(e.n, 0);
     crawl_warc_reader_free(r);
     free(one);
     free(gz);
@@ -290,12 +290,12 @@ static void test_warc_reader_streams_large_blocks(void)
     struct errs e = {0};
     struct crawl_warc_opts o = {1000, on_error, &e};
     struct crawl_warc_reader *r;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open_mem(buf, n, &o, &r), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open_mem(buf, n, &o, &r), CRAWL_OK);
     const struct crawl_warc_record *rec;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     const char *d;
     size_t l;
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_ETOOLARGE);
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_ETOOLARGE);
     size_t got = 0, k;
     char chunk[7777];
     int same = 1;
@@ -304,12 +304,12 @@ static void test_warc_reader_streams_large_blocks(void)
             same = 0;
         got += k;
     }
-    CU_ASSERT_EQUAL(got, big);
+    ASSERT_EQ(got, big);
     CU_ASSERT_TRUE(same);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "metadata");
-    CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(crawl_warc_next(r, &rec), CRAWL_EOF);
+    ASSERT_EQ(e.n, 0);
     crawl_warc_reader_free(r);
     free(buf);
     free(block);
@@ -343,17 +343,17 @@ static void test_warc_reader_damage_plain(void)
     struct rec_info ri[16];
     int got = read_mem(buf, n, &e, ri, 16);
     /* first, second (reported damaged), third, fourth, sixth, truncated seventh */
-    CU_ASSERT_EQUAL(got, 6);
-    CU_ASSERT_EQUAL(ri[0].block_rc, CRAWL_OK);
-    CU_ASSERT_EQUAL(ri[1].offset, second);
+    ASSERT_EQ(got, 6);
+    ASSERT_EQ(ri[0].block_rc, CRAWL_OK);
+    ASSERT_EQ(ri[1].offset, second);
     CU_ASSERT_NOT_EQUAL(ri[1].block_rc, CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(ri[2].uri, "http://t/3");
-    CU_ASSERT_EQUAL(ri[2].block_rc, CRAWL_OK);
+    ASSERT_EQ(ri[2].block_rc, CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(ri[3].uri, "http://t/4");
     CU_ASSERT_STRING_EQUAL(ri[4].uri, "http://t/6");
-    CU_ASSERT_EQUAL(ri[5].block_rc, CRAWL_ETRUNCATED);
-    CU_ASSERT_EQUAL(ri[5].block_len, 5);
-    CU_ASSERT_EQUAL(e.n, 4);
+    ASSERT_EQ(ri[5].block_rc, CRAWL_ETRUNCATED);
+    ASSERT_EQ(ri[5].block_len, 5);
+    ASSERT_EQ(e.n, 4);
     int saw_garbage = 0;
     for (int i = 0; i < e.n && i < 32; i++)
         if (e.offset[i] == garbage_at && strstr(e.what[i], "garbage"))
@@ -384,13 +384,13 @@ static void test_warc_reader_damage_gzip(void)
     struct rec_info ri[8];
     int got = read_mem(bad, gl, &e, ri, 8);
     CU_ASSERT_TRUE(e.n >= 1);
-    CU_ASSERT_EQUAL(e.offset[0], off[1]);
+    ASSERT_EQ(e.offset[0], off[1]);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what[0], "gzip"));
     CU_ASSERT_TRUE(got >= 3);
     /* the records after the broken member come back whole */
     CU_ASSERT_STRING_EQUAL(ri[got - 1].uri, "http://g/3");
-    CU_ASSERT_EQUAL(ri[got - 1].offset, off[3]);
-    CU_ASSERT_EQUAL(ri[got - 1].block_rc, CRAWL_OK);
+    ASSERT_EQ(ri[got - 1].offset, off[3]);
+    ASSERT_EQ(ri[got - 1].block_rc, CRAWL_OK);
 
     /* garbage between members */
     char *gb = malloc(gl + 100);
@@ -399,17 +399,17 @@ static void test_warc_reader_damage_gzip(void)
     memcpy(gb + off[2] + 16, gz + off[2], gl - off[2]);
     memset(&e, 0, sizeof e);
     got = read_mem(gb, gl + 16, &e, ri, 8);
-    CU_ASSERT_EQUAL(got, 4);
-    CU_ASSERT_EQUAL(e.n, 1);
-    CU_ASSERT_EQUAL(e.offset[0], off[2]);
-    CU_ASSERT_EQUAL(ri[2].offset, off[2] + 16);
+    ASSERT_EQ(got, 4);
+    ASSERT_EQ(e.n, 1);
+    ASSERT_EQ(e.offset[0], off[2]);
+    ASSERT_EQ(ri[2].offset, off[2] + 16);
 
     /* truncated inside the last member */
     memset(&e, 0, sizeof e);
     got = read_mem(gz, off[3] + 20, &e, ri, 8);
     CU_ASSERT_TRUE(got == 3 || got == 4);
     CU_ASSERT_TRUE(e.n >= 1);
-    CU_ASSERT_EQUAL(ri[2].block_rc, CRAWL_OK);
+    ASSERT_EQ(ri[2].block_rc, CRAWL_OK);
     free(gb);
     free(bad);
     free(gz);
@@ -444,26 +444,26 @@ static void test_warc_reader_wrong_length_recovers(void)
         struct errs e = {0};
         struct crawl_warc_opts o = {caps[c], on_error, &e};
         struct crawl_warc_reader *r;
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open_mem(gz, gl, &o, &r), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_reader_open_mem(gz, gl, &o, &r), CRAWL_OK);
         struct rec_info ri[8];
         int n = read_all(r, ri, 8);
         crawl_warc_reader_free(r);
-        CU_ASSERT_EQUAL(n, 4);
-        CU_ASSERT_EQUAL(e.n, 1);
-        CU_ASSERT_EQUAL(e.offset[0], off[1]);
+        ASSERT_EQ(n, 4);
+        ASSERT_EQ(e.n, 1);
+        ASSERT_EQ(e.offset[0], off[1]);
         CU_ASSERT_PTR_NOT_NULL(strstr(e.what[0], "runs past the end of its gzip member"));
         CU_ASSERT_STRING_EQUAL(ri[2].uri, "http://w/2");
-        CU_ASSERT_EQUAL(ri[2].offset, off[2]);
-        CU_ASSERT_EQUAL(ri[2].block_rc, CRAWL_OK);
+        ASSERT_EQ(ri[2].offset, off[2]);
+        ASSERT_EQ(ri[2].block_rc, CRAWL_OK);
         CU_ASSERT_STRING_EQUAL(ri[3].uri, "http://w/3");
     }
     /* plain: the file ends before the claimed length; the rescan finds records 2 and 3 */
     struct errs e = {0};
     struct rec_info ri[8];
-    CU_ASSERT_EQUAL(read_mem(plain, pl, &e, ri, 8), 4);
-    CU_ASSERT_EQUAL(e.n, 1);
+    ASSERT_EQ(read_mem(plain, pl, &e, ri, 8), 4);
+    ASSERT_EQ(e.n, 1);
     CU_ASSERT_STRING_EQUAL(ri[3].uri, "http://w/3");
-    CU_ASSERT_EQUAL(ri[3].block_rc, CRAWL_OK);
+    ASSERT_EQ(ri[3].block_rc, CRAWL_OK);
     free(gz);
 }
 
@@ -471,16 +471,16 @@ static void test_warc_reader_empty_and_binary(void)
 {
     struct errs e = {0};
     struct rec_info ri[2];
-    CU_ASSERT_EQUAL(read_mem("", 0, &e, ri, 2), 0);
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(read_mem("", 0, &e, ri, 2), 0);
+    ASSERT_EQ(e.n, 0);
     const char bin[] = "\x00\x01\x02PNG binary stuff\xff\xfe";
-    CU_ASSERT_EQUAL(read_mem(bin, sizeof bin, &e, ri, 2), 0);
-    CU_ASSERT_EQUAL(e.n, 1);
+    ASSERT_EQ(read_mem(bin, sizeof bin, &e, ri, 2), 0);
+    ASSERT_EQ(e.n, 1);
     memset(&e, 0, sizeof e);
-    CU_ASSERT_EQUAL(read_mem("\x1f\x8b", 2, &e, ri, 2), 0);
-    CU_ASSERT_EQUAL(e.n, 1);
+    ASSERT_EQ(read_mem("\x1f\x8b", 2, &e, ri, 2), 0);
+    ASSERT_EQ(e.n, 1);
     struct crawl_warc_reader *r;
-    CU_ASSERT_EQUAL(crawl_warc_reader_open("/nonexistent/x.warc", NULL, &r), CRAWL_EIO);
+    ASSERT_EQ(crawl_warc_reader_open("/nonexistent/x.warc", NULL, &r), CRAWL_EIO);
     CU_ASSERT_PTR_NULL(r);
 }
 
@@ -498,33 +498,33 @@ static void test_httpblock_headers(void)
                        "\r\n"
                        "body";
     struct crawl_http_msg *m;
-    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(msg, sizeof msg - 1, NULL, &m), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_status(m), 404);
+    ASSERT_EQ_FATAL(crawl_http_parse(msg, sizeof msg - 1, NULL, &m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_status(m), 404);
     CU_ASSERT_STRING_EQUAL(crawl_http_method(m), "");
     CU_ASSERT_STRING_EQUAL(crawl_http_mime(m), "text/html");
     CU_ASSERT_STRING_EQUAL(crawl_http_charset(m), "iso-8859-1");
     CU_ASSERT_STRING_EQUAL(crawl_http_header(m, "x-folded"), "one two");
-    CU_ASSERT_EQUAL(crawl_http_header_count(m), 4);
+    ASSERT_EQ(crawl_http_header_count(m), 4);
     const char *name, *value;
     crawl_http_header_at(m, 3, &name, &value);
     CU_ASSERT_STRING_EQUAL(value, "b=2");
     size_t l;
     const char *p = crawl_http_payload(m, &l);
-    CU_ASSERT_EQUAL(l, 4);
+    ASSERT_EQ(l, 4);
     CU_ASSERT_NSTRING_EQUAL(p, "body", 4);
-    CU_ASSERT_EQUAL(crawl_http_head_len(m), sizeof msg - 1 - 4);
+    ASSERT_EQ(crawl_http_head_len(m), sizeof msg - 1 - 4);
     crawl_http_free(m);
 
     const char req[] = "GET /x?y HTTP/1.1\r\nHost: a\r\n\r\n";
-    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(req, sizeof req - 1, NULL, &m), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_http_parse(req, sizeof req - 1, NULL, &m), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(crawl_http_method(m), "GET");
-    CU_ASSERT_EQUAL(crawl_http_status(m), 0);
+    ASSERT_EQ(crawl_http_status(m), 0);
     crawl_http_free(m);
 
-    CU_ASSERT_EQUAL(crawl_http_parse("HTTP/1.1 200 OK\r\nNo-End: x", 26, NULL, &m), CRAWL_EFORMAT);
+    ASSERT_EQ(crawl_http_parse("HTTP/1.1 200 OK\r\nNo-End: x", 26, NULL, &m), CRAWL_EFORMAT);
     CU_ASSERT_PTR_NULL(m);
-    CU_ASSERT_EQUAL(crawl_http_parse("hello\r\n\r\n", 9, NULL, &m), CRAWL_EFORMAT);
-    CU_ASSERT_EQUAL(crawl_http_parse("HTTP/1.1 2x0 OK\r\n\r\n", 19, NULL, &m), CRAWL_EFORMAT);
+    ASSERT_EQ(crawl_http_parse("hello\r\n\r\n", 9, NULL, &m), CRAWL_EFORMAT);
+    ASSERT_EQ(crawl_http_parse("HTTP/1.1 2x0 OK\r\n\r\n", 19, NULL, &m), CRAWL_EFORMAT);
 }
 
 static void test_httpblock_chunked(void)
@@ -532,28 +532,28 @@ static void test_httpblock_chunked(void)
     const char ok[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                       "5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nTrailer: x\r\n\r\n";
     struct crawl_http_msg *m;
-    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(ok, sizeof ok - 1, NULL, &m), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_http_parse(ok, sizeof ok - 1, NULL, &m), CRAWL_OK);
     size_t l;
     const char *p = crawl_http_payload(m, &l);
-    CU_ASSERT_EQUAL(l, 12);
+    ASSERT_EQ(l, 12);
     CU_ASSERT_NSTRING_EQUAL(p, "hello, world", 12);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     crawl_http_free(m);
 
     const char bad[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                        "5\r\nhello\r\nzz\r\nmore\r\n0\r\n\r\n";
-    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(bad, sizeof bad - 1, NULL, &m), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_http_parse(bad, sizeof bad - 1, NULL, &m), CRAWL_OK);
     p = crawl_http_payload(m, &l);
-    CU_ASSERT_EQUAL(l, 5);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ECHUNKED);
+    ASSERT_EQ(l, 5);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ECHUNKED);
     CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "kept 5 bytes"));
     crawl_http_free(m);
 
     const char cut[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nabc";
-    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(cut, sizeof cut - 1, NULL, &m), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_http_parse(cut, sizeof cut - 1, NULL, &m), CRAWL_OK);
     p = crawl_http_payload(m, &l);
-    CU_ASSERT_EQUAL(l, 3);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    ASSERT_EQ(l, 3);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETRUNCATED);
     crawl_http_free(m);
 }
 
@@ -586,13 +586,13 @@ static void test_httpblock_content_codings(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *b;
     size_t bl;
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(bl, tl);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(bl, tl);
     CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     size_t pl;
     crawl_http_payload(m, &pl);
-    CU_ASSERT_EQUAL(pl, gl); /* the payload keeps the content coding */
+    ASSERT_EQ(pl, gl); /* the payload keeps the content coding */
     crawl_http_free(m);
     /* deflate, zlib-wrapped and raw */
     for (int raw = 0; raw < 2; raw++) {
@@ -609,7 +609,7 @@ static void test_httpblock_content_codings(void)
         deflateEnd(&zs);
         m = coded("deflate", out, ol, 0);
         CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-        CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+        ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
         CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
         crawl_http_free(m);
     }
@@ -619,21 +619,21 @@ static void test_httpblock_content_codings(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(br);
     m = coded("br", br, brl, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(b, "Brotli encoded page body"));
     crawl_http_free(m);
     /* broken gzip keeps what decoded; unknown coding says so */
     gz[gl / 2] ^= 0x55;
     gz[gl / 2 + 1] ^= 0x55;
     m = coded("gzip", gz, gl, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
     CU_ASSERT_NOT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "gzip"));
     crawl_http_free(m);
     m = coded("compress", "xyz", 3, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EUNSUPPORTED);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_EUNSUPPORTED);
     crawl_http_free(m);
     free(br);
     free(gz);
@@ -652,8 +652,8 @@ static void test_httpblock_zip_bomb_capped(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *b;
     size_t bl;
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETOOLARGE);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETOOLARGE);
     CU_ASSERT_TRUE(bl <= 1024 * 1024);
     crawl_http_free(m);
     free(gz);
@@ -699,19 +699,19 @@ static void test_httpblock_zstd_decodes(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *b;
     size_t bl, pl;
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
     crawl_http_payload(m, &pl);
-    CU_ASSERT_EQUAL(pl, zl); /* the payload keeps the content coding */
+    ASSERT_EQ(pl, zl); /* the payload keeps the content coding */
     crawl_http_free(m);
     /* two frames back to back decode to both texts; the token is case-insensitive */
     char two[1024];
     memcpy(two, z, zl);
     memcpy(two + zl, z, zl);
     m = coded("ZSTD", two, 2 * zl, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     CU_ASSERT_TRUE(bl == 2 * tl && memcmp(b, text, tl) == 0 && memcmp(b + tl, text, tl) == 0);
     crawl_http_free(m);
     /* zstd applied over gzip: "gzip, zstd" is undone zstd first */
@@ -720,22 +720,22 @@ static void test_httpblock_zstd_decodes(void)
     gz_append(&gz, &gl, text, tl);
     char *zg = zstd_make(gz, gl, 1, 0, &zgl);
     m = coded("gzip, zstd", zg, zgl, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
     crawl_http_free(m);
     /* corrupt frame: a decode error naming the coding */
     z[zl / 2] ^= 0x5a;
     z[zl - 1] ^= 0x5a; /* the checksum too, so some check must fail */
     m = coded("zstd", z, zl, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EDECODE);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_EDECODE);
     CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "bad zstd content coding"));
     crawl_http_free(m);
     /* not zstd at all */
     m = coded("zstd", text, tl, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EDECODE);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_EDECODE);
     crawl_http_free(m);
     free(zg);
     free(gz);
@@ -752,8 +752,8 @@ static void test_httpblock_zstd_truncated_keeps_prefix(void)
     /* cut in the middle: some blocks decode, then the data ends inside the frame */
     struct crawl_http_msg *m = coded("zstd", z, zl / 2, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETRUNCATED);
     CU_ASSERT_TRUE(bl > 0 && bl < tl);
     CU_ASSERT_TRUE(memcmp(b, text, bl) == 0);
     char want[64];
@@ -763,26 +763,26 @@ static void test_httpblock_zstd_truncated_keeps_prefix(void)
     crawl_http_free(m);
     /* only the last byte (of the checksum) missing */
     m = coded("zstd", z, zl - 1, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETRUNCATED);
     CU_ASSERT_TRUE(bl <= tl && memcmp(b, text, bl) == 0);
     crawl_http_free(m);
     /* a body that decodes to exactly the cap is whole, one byte less is too large */
     m = coded("zstd", z, zl, tl);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
     CU_ASSERT_TRUE(bl == tl && memcmp(b, text, tl) == 0);
     crawl_http_free(m);
     m = coded("zstd", z, zl, tl - 1);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETOOLARGE);
-    CU_ASSERT_EQUAL(bl, tl - 1);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETOOLARGE);
+    ASSERT_EQ(bl, tl - 1);
     crawl_http_free(m);
     /* empty body with Content-Encoding: zstd */
     m = coded("zstd", "", 0, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETRUNCATED);
-    CU_ASSERT_EQUAL(bl, 0);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETRUNCATED);
+    ASSERT_EQ(bl, 0);
     crawl_http_free(m);
     free(z);
     free(text);
@@ -801,9 +801,9 @@ static void test_httpblock_zstd_bomb_capped(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
     const char *b;
     size_t bl;
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_ETOOLARGE);
-    CU_ASSERT_EQUAL(bl, 1024 * 1024);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_ETOOLARGE);
+    ASSERT_EQ(bl, 1024 * 1024);
     CU_ASSERT_PTR_NOT_NULL(
         strstr(crawl_http_body_error(m), "zstd body decodes to more than 1048576 bytes"));
     crawl_http_free(m);
@@ -813,8 +813,8 @@ static void test_httpblock_zstd_bomb_capped(void)
     char *text = numbered_page(wl / 40, &tl);
     z = zstd_make(text, tl, 1, 24, &zl);
     m = coded("zstd", z, zl, 0);
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_EDECODE);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body_code(m), CRAWL_EDECODE);
     CU_ASSERT_PTR_NOT_NULL(strstr(crawl_http_body_error(m), "bad zstd content coding"));
     crawl_http_free(m);
     free(z);
@@ -913,26 +913,26 @@ static const struct rec_info *find_response(const struct rec_info *ri, int n, co
 
 static void test_warc_wget_read_back(void)
 {
-    CU_ASSERT_EQUAL_FATAL(make_wget_warcs(), 0);
+    ASSERT_EQ_FATAL(make_wget_warcs(), 0);
     for (int plain = 0; plain < 2; plain++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s", wget_dir, plain ? "plain.warc" : "site.warc.gz");
         struct errs e = {0};
         struct rec_info ri[64];
         int n = read_path(path, &e, ri, 64);
-        CU_ASSERT_EQUAL(e.n, 0);
+        ASSERT_EQ(e.n, 0);
         CU_ASSERT_TRUE_FATAL(n >= 13); /* warcinfo, 6 x (request, response), metadata... */
         CU_ASSERT_STRING_EQUAL(ri[0].type, "warcinfo");
         int responses = 0;
         for (int i = 0; i < n && i < 64; i++) {
-            CU_ASSERT_EQUAL(ri[i].block_rc, CRAWL_OK);
+            ASSERT_EQ(ri[i].block_rc, CRAWL_OK);
             /* the block we hand out is byte-exact: wget's own digest verifies */
             if (ri[i].block_digest[0])
                 CU_ASSERT_STRING_EQUAL(ri[i].block_sha1, ri[i].block_digest);
             if (strcmp(ri[i].type, "response") == 0)
                 responses++;
         }
-        CU_ASSERT_EQUAL(responses, 6);
+        ASSERT_EQ(responses, 6);
         CU_ASSERT_PTR_NOT_NULL(find_response(ri, n, "/chunked.html"));
     }
 }
@@ -962,32 +962,32 @@ static struct crawl_http_msg *wget_response(const char *path, const char *suffix
 
 static void test_warc_wget_http_blocks(void)
 {
-    CU_ASSERT_EQUAL_FATAL(make_wget_warcs(), 0);
+    ASSERT_EQ_FATAL(make_wget_warcs(), 0);
     char path[512], wd[64];
     snprintf(path, sizeof path, "%s/site.warc.gz", wget_dir);
     const char *names[] = {"/a.html", "/gz.html", "/chunked.html", "/copy.html"};
     for (int i = 0; i < 4; i++) {
         struct crawl_http_msg *m = wget_response(path, names[i], wd);
         CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-        CU_ASSERT_EQUAL(crawl_http_status(m), 200);
+        ASSERT_EQ(crawl_http_status(m), 200);
         CU_ASSERT_STRING_EQUAL(crawl_http_mime(m), "text/html");
         const char *b;
         size_t bl;
-        CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
-        CU_ASSERT_EQUAL(crawl_http_body_code(m), CRAWL_OK);
-        CU_ASSERT_EQUAL(bl, sizeof PAGE_A - 1);
+        ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
+        ASSERT_EQ(crawl_http_body_code(m), CRAWL_OK);
+        ASSERT_EQ(bl, sizeof PAGE_A - 1);
         CU_ASSERT_TRUE(bl == sizeof PAGE_A - 1 && memcmp(b, PAGE_A, bl) == 0);
         size_t pl;
         const char *p = crawl_http_payload(m, &pl);
         char mine[CRAWL_DIGEST_SIZE];
-        CU_ASSERT_EQUAL(crawl_digest_sha1(p, pl, mine), CRAWL_OK);
+        ASSERT_EQ(crawl_digest_sha1(p, pl, mine), CRAWL_OK);
         if (i == 2)
             CU_ASSERT_PTR_NOT_NULL(crawl_http_header(m, "Transfer-Encoding"));
         if (i == 2) {
             /* chunked: the payload is the entity without the transfer coding. wget 1.21
              * digests the chunked bytes instead, the mistake ISO 28500 section 5.9 warns of */
             char entity[CRAWL_DIGEST_SIZE];
-            CU_ASSERT_EQUAL(crawl_digest_sha1(PAGE_A, sizeof PAGE_A - 1, entity), CRAWL_OK);
+            ASSERT_EQ(crawl_digest_sha1(PAGE_A, sizeof PAGE_A - 1, entity), CRAWL_OK);
             CU_ASSERT_STRING_EQUAL(mine, entity);
         } else {
             CU_ASSERT_STRING_EQUAL(mine, wd); /* same as wget's where there is no chunking */
@@ -1002,7 +1002,7 @@ static void test_warc_wget_http_blocks(void)
 
 static void test_warc_wget_damaged_copies(void)
 {
-    CU_ASSERT_EQUAL_FATAL(make_wget_warcs(), 0);
+    ASSERT_EQ_FATAL(make_wget_warcs(), 0);
     char path[512], out[600];
     snprintf(path, sizeof path, "%s/site.warc.gz", wget_dir);
     size_t len;
@@ -1022,7 +1022,7 @@ static void test_warc_wget_damaged_copies(void)
         at60++;
     uint64_t rec_end = at60 + 1 < n ? ri[at60 + 1].offset : len;
     size_t cut = (size_t)(ri[at60].offset + (rec_end - ri[at60].offset) / 2);
-    CU_ASSERT_EQUAL_FATAL(spit(out, orig, cut), 0);
+    ASSERT_EQ_FATAL(spit(out, orig, cut), 0);
     memset(&e, 0, sizeof e);
     struct rec_info rt[64];
     int nt = read_path(out, &e, rt, 64);
@@ -1041,11 +1041,11 @@ static void test_warc_wget_damaged_copies(void)
     for (uint64_t i = at + 20; i < at + 40 && i < ri[4].offset; i++)
         bad[i] ^= 0xa5;
     snprintf(out, sizeof out, "%s/flipped.warc.gz", wget_dir);
-    CU_ASSERT_EQUAL_FATAL(spit(out, bad, len), 0);
+    ASSERT_EQ_FATAL(spit(out, bad, len), 0);
     memset(&e, 0, sizeof e);
     int nf = read_path(out, &e, rt, 64);
     CU_ASSERT_TRUE(e.n >= 1);
-    CU_ASSERT_EQUAL(e.offset[0], at);
+    ASSERT_EQ(e.offset[0], at);
     CU_ASSERT_TRUE(nf >= n - 1);
     CU_ASSERT_STRING_EQUAL(rt[nf - 1].block_sha1, ri[n - 1].block_sha1);
 
@@ -1056,11 +1056,11 @@ static void test_warc_wget_damaged_copies(void)
     memcpy(gb + g, "<<this is not gzip>>", 20);
     memcpy(gb + g + 20, orig + g, len - g);
     snprintf(out, sizeof out, "%s/garbage.warc.gz", wget_dir);
-    CU_ASSERT_EQUAL_FATAL(spit(out, gb, len + 20), 0);
+    ASSERT_EQ_FATAL(spit(out, gb, len + 20), 0);
     memset(&e, 0, sizeof e);
-    CU_ASSERT_EQUAL(read_path(out, &e, rt, 64), n);
-    CU_ASSERT_EQUAL(e.n, 1);
-    CU_ASSERT_EQUAL(e.offset[0], g);
+    ASSERT_EQ(read_path(out, &e, rt, 64), n);
+    ASSERT_EQ(e.n, 1);
+    ASSERT_EQ(e.offset[0], g);
     free(gb);
     free(bad);
     free(orig);
@@ -1071,7 +1071,7 @@ static void test_warc_wget_damaged_copies(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(orig);
     memset(&e, 0, sizeof e);
     int np = read_path(path, &e, ri, 64);
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(e.n, 0);
     char *cl = strstr(orig + ri[4].offset, "Content-Length: ");
     CU_ASSERT_PTR_NOT_NULL_FATAL(cl);
     unsigned long v = strtoul(cl + 16, NULL, 10);
@@ -1086,9 +1086,9 @@ static void test_warc_wget_damaged_copies(void)
     size_t wl = pre + (size_t)rl + len - post;
     memset(&e, 0, sizeof e);
     int nw = read_mem(wrong, wl, &e, rt, 64);
-    CU_ASSERT_EQUAL(nw, np);
-    CU_ASSERT_EQUAL(e.n, 1);
-    CU_ASSERT_EQUAL(e.offset[0], ri[4].offset);
+    ASSERT_EQ(nw, np);
+    ASSERT_EQ(e.n, 1);
+    ASSERT_EQ(e.offset[0], ri[4].offset);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.what[0], "Content-Length"));
     CU_ASSERT_NOT_EQUAL(rt[4].block_rc, CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rt[5].block_sha1, ri[5].block_sha1);
@@ -1123,9 +1123,9 @@ static void test_warc_writer_round_trip(void)
     snprintf(tmp, sizeof tmp, "%s.open", path);
     struct crawl_warc_writer *w;
     struct crawl_warc_writer_opts o = {.software = "simcrawl-test/1"};
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
     struct stat st;
-    CU_ASSERT_EQUAL(stat(tmp, &st), 0); /* written under the .open name ... */
+    ASSERT_EQ(stat(tmp, &st), 0); /* written under the .open name ... */
     CU_ASSERT_NOT_EQUAL(stat(path, &st), 0);
 
     /* a gzip-encoded entity sent chunked: the payload digest is over the gzip bytes */
@@ -1152,10 +1152,10 @@ static void test_warc_writer_round_trip(void)
                                     .body = chunked,
                                     .body_len = (size_t)cl};
     char id[CRAWL_WARC_ID_SIZE], id2[CRAWL_WARC_ID_SIZE];
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_write_response(w, &x, id), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_write_response(w, &x, id), CRAWL_OK);
     CU_ASSERT_TRUE(is_uuid_id(id));
     char pdig[CRAWL_DIGEST_SIZE];
-    CU_ASSERT_EQUAL(crawl_digest_sha1(gz, gl, pdig), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1(gz, gl, pdig), CRAWL_OK);
     struct crawl_warc_revisit v = {.uri = "http://127.0.0.1/copy.html",
                                    .head = CHUNKED_HEAD,
                                    .head_len = sizeof CHUNKED_HEAD - 1,
@@ -1163,51 +1163,51 @@ static void test_warc_writer_round_trip(void)
                                    .refers_to = id,
                                    .refers_to_uri = x.uri,
                                    .refers_to_date = x.date};
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_write_revisit(w, &v, id2), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_write_revisit(w, &v, id2), CRAWL_OK);
     CU_ASSERT_STRING_NOT_EQUAL(id, id2);
     /* a caller that has the payload digest already (the crawler) hands it in */
     struct crawl_warc_exchange given = x;
     given.request = NULL;
     given.request_len = 0;
     given.payload_digest = pdig;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_write_response(w, &given, NULL), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_write_response(w, &given, NULL), CRAWL_OK);
     struct crawl_warc_exchange bad = x;
     bad.uri = "http://x/\r\nWARC-Type: evil";
-    CU_ASSERT_EQUAL(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
     bad = x;
     bad.payload_digest = "sha1:X\r\nWARC-Type: evil";
-    CU_ASSERT_EQUAL(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
-    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
-    CU_ASSERT_EQUAL(stat(path, &st), 0); /* ... and renamed when closed */
+    ASSERT_EQ(crawl_warc_write_response(w, &bad, NULL), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
+    ASSERT_EQ(stat(path, &st), 0); /* ... and renamed when closed */
     CU_ASSERT_NOT_EQUAL(stat(tmp, &st), 0);
 
     struct errs e = {0};
     struct crawl_warc_opts ro = {0, on_error, &e};
     struct crawl_warc_reader *r;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(path, &ro, &r), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open(path, &ro, &r), CRAWL_OK);
     const struct crawl_warc_record *rec;
     const char *d;
     size_t l;
     char dig[CRAWL_DIGEST_SIZE], req_id[64] = "";
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
     CU_ASSERT_STRING_EQUAL(rec->version, "WARC/1.1");
     CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Filename"), "out.warc.gz");
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_OK);
     CU_ASSERT_PTR_NOT_NULL(strstr(d, "software: simcrawl-test/1\r\n"));
     char info_id[64];
     snprintf(info_id, sizeof info_id, "%s", rec->record_id);
     CU_ASSERT_TRUE(is_uuid_id(info_id));
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "request");
     snprintf(req_id, sizeof req_id, "%s", rec->record_id);
     CU_ASSERT_STRING_EQUAL(rec->concurrent_to, id);
     CU_ASSERT_STRING_EQUAL(rec->content_type, "application/http;msgtype=request");
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_OK);
     CU_ASSERT_TRUE(l == sizeof req - 1 && memcmp(d, req, l) == 0);
-    CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1(d, l, dig), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "response");
     CU_ASSERT_STRING_EQUAL(rec->record_id, id);
     CU_ASSERT_STRING_EQUAL(rec->concurrent_to, req_id);
@@ -1215,27 +1215,27 @@ static void test_warc_writer_round_trip(void)
     CU_ASSERT_STRING_EQUAL(rec->target_uri, x.uri);
     CU_ASSERT_STRING_EQUAL(rec->ip_address, "127.0.0.1");
     CU_ASSERT_STRING_EQUAL(rec->date, x.date);
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_OK);
     /* byte-exact: head then the body as given, chunking and all */
-    CU_ASSERT_EQUAL(l, sizeof CHUNKED_HEAD - 1 + (size_t)cl);
+    ASSERT_EQ(l, sizeof CHUNKED_HEAD - 1 + (size_t)cl);
     CU_ASSERT_TRUE(memcmp(d, CHUNKED_HEAD, sizeof CHUNKED_HEAD - 1) == 0);
     CU_ASSERT_TRUE(memcmp(d + sizeof CHUNKED_HEAD - 1, chunked, (size_t)cl) == 0);
-    CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1(d, l, dig), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
     /* the payload digest: chunking removed, gzip kept */
     CU_ASSERT_STRING_EQUAL(rec->payload_digest, pdig);
     struct crawl_http_msg *m;
-    CU_ASSERT_EQUAL_FATAL(crawl_http_parse(d, l, NULL, &m), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_http_parse(d, l, NULL, &m), CRAWL_OK);
     size_t pl;
     const char *p = crawl_http_payload(m, &pl);
-    CU_ASSERT_EQUAL(crawl_digest_sha1(p, pl, dig), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1(p, pl, dig), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(dig, rec->payload_digest);
     const char *b;
     size_t bl;
-    CU_ASSERT_EQUAL(crawl_http_body(m, &b, &bl), CRAWL_OK);
+    ASSERT_EQ(crawl_http_body(m, &b, &bl), CRAWL_OK);
     CU_ASSERT_TRUE(bl == sizeof PAGE_A - 1 && memcmp(b, PAGE_A, bl) == 0);
     crawl_http_free(m);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "revisit");
     CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Profile"),
                            "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest");
@@ -1244,17 +1244,17 @@ static void test_warc_writer_round_trip(void)
     CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Refers-To-Date"), x.date);
     CU_ASSERT_STRING_EQUAL(rec->payload_digest, pdig);
     CU_ASSERT_PTR_NULL(crawl_warc_field(rec, "WARC-Truncated"));
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
-    CU_ASSERT_EQUAL(l, sizeof CHUNKED_HEAD - 1); /* the HTTP head only */
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    ASSERT_EQ(l, sizeof CHUNKED_HEAD - 1); /* the HTTP head only */
+    ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(rec->type, "response");
     CU_ASSERT_STRING_EQUAL(rec->payload_digest, pdig);
-    CU_ASSERT_EQUAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_block(r, &d, &l), CRAWL_OK);
+    ASSERT_EQ(crawl_digest_sha1(d, l, dig), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
-    CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
-    CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 1); /* one member per record */
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(crawl_warc_next(r, &rec), CRAWL_EOF);
+    ASSERT_EQ(crawl_warc_reader_gzip(r), 1); /* one member per record */
+    ASSERT_EQ(e.n, 0);
     crawl_warc_reader_free(r);
     unlink(path);
     rmdir(dir);
@@ -1295,7 +1295,7 @@ static void test_warc_writer_levels_read_back(void)
         snprintf(path, sizeof path, "%s/l.warc.gz", dir);
         struct crawl_warc_writer *w;
         struct crawl_warc_writer_opts o = {.gzip_level = levels[li]};
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
         int nb = levels[li] == 1 || levels[li] == 6 ? 4 : 3;
         for (int b = 0; b < nb; b++) {
             struct crawl_warc_exchange ex = {.uri = "http://127.0.0.1/l.html",
@@ -1303,35 +1303,35 @@ static void test_warc_writer_levels_read_back(void)
                                              .head_len = 19,
                                              .body = bodies[b],
                                              .body_len = lens[b]};
-            CU_ASSERT_EQUAL(crawl_warc_write_response(w, &ex, NULL), CRAWL_OK);
+            ASSERT_EQ(crawl_warc_write_response(w, &ex, NULL), CRAWL_OK);
         }
-        CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+        ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
         struct stat st;
-        CU_ASSERT_EQUAL(stat(path, &st), 0);
+        ASSERT_EQ(stat(path, &st), 0);
         /* compressed: well under the bodies' size (the random one cannot shrink) */
         CU_ASSERT((size_t)st.st_size < lens[1] / 3 + lens[2] + (nb > 3 ? lens[3] / 2 : 0) + 4096);
         struct errs e = {0};
         struct crawl_warc_opts ro = {0, on_error, &e};
         struct crawl_warc_reader *r;
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(path, &ro, &r), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_reader_open(path, &ro, &r), CRAWL_OK);
         const struct crawl_warc_record *rec;
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK);
         CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
         for (int b = 0; b < nb; b++) {
             const char *d;
             size_t l;
-            CU_ASSERT_EQUAL_FATAL(crawl_warc_next(r, &rec), CRAWL_OK); /* no request given */
+            ASSERT_EQ_FATAL(crawl_warc_next(r, &rec), CRAWL_OK); /* no request given */
             CU_ASSERT_STRING_EQUAL(rec->type, "response");
-            CU_ASSERT_EQUAL_FATAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
-            CU_ASSERT_EQUAL(l, 19 + lens[b]);
+            ASSERT_EQ_FATAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+            ASSERT_EQ(l, 19 + lens[b]);
             CU_ASSERT_TRUE(l == 19 + lens[b] && memcmp(d + 19, bodies[b], lens[b]) == 0);
             char dig[CRAWL_DIGEST_SIZE];
-            CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+            ASSERT_EQ(crawl_digest_sha1(d, l, dig), CRAWL_OK);
             CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
         }
-        CU_ASSERT_EQUAL(crawl_warc_next(r, &rec), CRAWL_EOF);
-        CU_ASSERT_EQUAL(crawl_warc_reader_gzip(r), 1); /* one member per record */
-        CU_ASSERT_EQUAL(e.n, 0);
+        ASSERT_EQ(crawl_warc_next(r, &rec), CRAWL_EOF);
+        ASSERT_EQ(crawl_warc_reader_gzip(r), 1); /* one member per record */
+        ASSERT_EQ(e.n, 0);
         crawl_warc_reader_free(r);
         unlink(path);
         rmdir(dir);
@@ -1350,7 +1350,7 @@ static void test_warc_writer_rotation_and_plain(void)
         snprintf(path, sizeof path, "%s/crawl.%s", dir, plain ? "warc" : "warc.gz");
         struct crawl_warc_writer_opts o = {.rotate_size = 2000};
         struct crawl_warc_writer *w;
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
         const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n";
         char body[1500];
         for (int i = 0; i < 6; i++) {
@@ -1368,9 +1368,9 @@ static void test_warc_writer_rotation_and_plain(void)
                                             .head_len = sizeof head - 1,
                                             .body = body,
                                             .body_len = sizeof body};
-            CU_ASSERT_EQUAL(crawl_warc_write_response(w, &x, NULL), CRAWL_OK);
+            ASSERT_EQ(crawl_warc_write_response(w, &x, NULL), CRAWL_OK);
         }
-        CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+        ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
         /* every file starts with warcinfo; all six responses are there, in order */
         int seen = 0, files = 0;
         for (unsigned seq = 0; seq < 10; seq++) {
@@ -1386,7 +1386,7 @@ static void test_warc_writer_rotation_and_plain(void)
             if (n < 0)
                 break;
             files++;
-            CU_ASSERT_EQUAL(e.n, 0);
+            ASSERT_EQ(e.n, 0);
             CU_ASSERT_TRUE(n >= 2);
             CU_ASSERT_STRING_EQUAL(ri[0].type, "warcinfo");
             for (int i = 1; i < n && i < 16; i++) {
@@ -1398,7 +1398,7 @@ static void test_warc_writer_rotation_and_plain(void)
             }
             unlink(name);
         }
-        CU_ASSERT_EQUAL(seen, 6);
+        ASSERT_EQ(seen, 6);
         CU_ASSERT_TRUE(files >= 3);
     }
     rmdir(dir);
@@ -1422,7 +1422,7 @@ static void write_numbered(struct crawl_warc_writer *w, int i)
     snprintf(uri, sizeof uri, "http://r.example/%d", i);
     struct crawl_warc_exchange x = {.uri = uri, .head = head, .head_len = sizeof head - 1,
                                     .body = body, .body_len = sizeof body};
-    CU_ASSERT_EQUAL(crawl_warc_write_response(w, &x, NULL), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_write_response(w, &x, NULL), CRAWL_OK);
 }
 
 static void test_warc_writer_resume(void)
@@ -1433,23 +1433,23 @@ static void test_warc_writer_resume(void)
     snprintf(path, sizeof path, "%s/crawl.warc.gz", dir);
     struct crawl_warc_writer_opts o = {.rotate_size = 1000}; /* a file per record */
     struct crawl_warc_writer *w;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
     write_numbered(w, 0);
     write_numbered(w, 1); /* rotates: file 1 */
     struct crawl_warc_position pos;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_flush(w, 0, &pos), CRAWL_OK);
-    CU_ASSERT_EQUAL(pos.seq, 1);
-    CU_ASSERT_EQUAL(pos.records, 2);
+    ASSERT_EQ_FATAL(crawl_warc_writer_flush(w, 0, &pos), CRAWL_OK);
+    ASSERT_EQ(pos.seq, 1);
+    ASSERT_EQ(pos.records, 2);
     for (int i = 2; i < 5; i++) /* uncommitted: files 2, 3 and 4 */
         write_numbered(w, i);
-    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
     snprintf(name, sizeof name, "%s/crawl-00003.warc.gz", dir);
-    CU_ASSERT_EQUAL(access(name, F_OK), 0);
+    ASSERT_EQ(access(name, F_OK), 0);
 
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_resume(path, &o, &pos, &w), CRAWL_OK);
-    CU_ASSERT_EQUAL(access(name, F_OK), -1); /* started after the commit: removed */
+    ASSERT_EQ_FATAL(crawl_warc_writer_resume(path, &o, &pos, &w), CRAWL_OK);
+    ASSERT_EQ(access(name, F_OK), -1); /* started after the commit: removed */
     write_numbered(w, 5);
-    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
     /* file 0: warcinfo, 0; file 1: warcinfo, 1 (full: 5 rotated on to a new file 2);
      * file 2: warcinfo, 5; no file 3 or 4 */
     static const char *const want[3] = {"http://r.example/0", "http://r.example/1",
@@ -1466,21 +1466,21 @@ static void test_warc_writer_resume(void)
             CU_ASSERT_TRUE(n < 0);
             continue;
         }
-        CU_ASSERT_EQUAL(e.n, 0);
-        CU_ASSERT_EQUAL_FATAL(n, 2);
+        ASSERT_EQ(e.n, 0);
+        ASSERT_EQ_FATAL(n, 2);
         CU_ASSERT_STRING_EQUAL(ri[0].type, "warcinfo");
         CU_ASSERT_STRING_EQUAL(ri[1].uri, want[seq]);
         unlink(name);
     }
     snprintf(name, sizeof name, "%s/crawl-00001.warc.gz.open", dir);
-    CU_ASSERT_EQUAL(access(name, F_OK), -1);
+    ASSERT_EQ(access(name, F_OK), -1);
     /* a position past the file's end is refused, not padded */
     pos.offset += 1000000;
     snprintf(name, sizeof name, "%s/x.warc.gz", dir);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(name, &o, &w), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_writer_open(name, &o, &w), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
     pos.seq = 0;
-    CU_ASSERT_EQUAL(crawl_warc_writer_resume(name, &o, &pos, &w), CRAWL_EIO);
+    ASSERT_EQ(crawl_warc_writer_resume(name, &o, &pos, &w), CRAWL_EIO);
     unlink(name);
     snprintf(name, sizeof name, "%s/x.warc.gz.open", dir);
     unlink(name);
@@ -1552,7 +1552,7 @@ static void prep_fill(struct prep_item *items, int batch)
             it->body[k] = (char)('!' + x32 % 90);
         }
         it->revisit = i % 5 == 4;
-        CU_ASSERT_EQUAL(crawl_digest_sha1(it->body, sizeof it->body, it->pdig), CRAWL_OK);
+        ASSERT_EQ(crawl_digest_sha1(it->body, sizeof it->body, it->pdig), CRAWL_OK);
     }
 }
 
@@ -1561,7 +1561,7 @@ static void prep_start(pthread_t th[2], struct prep_job jobs[2], struct crawl_wa
 {
     for (int t = 0; t < 2; t++) {
         jobs[t] = (struct prep_job){w, items, t, 2, PREP_N};
-        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[t], NULL, prep_thread, &jobs[t]), 0);
+        ASSERT_EQ_FATAL(pthread_create(&th[t], NULL, prep_thread, &jobs[t]), 0);
     }
 }
 
@@ -1570,8 +1570,8 @@ static void prep_append(struct crawl_warc_writer *w, struct prep_item *items,
                         char ids[][CRAWL_WARC_ID_SIZE])
 {
     for (int i = 0; i < PREP_N; i++) {
-        CU_ASSERT_EQUAL_FATAL(items[i].rc, CRAWL_OK);
-        CU_ASSERT_EQUAL(crawl_warc_prepared_append(w, items[i].p, ids[i]), CRAWL_OK);
+        ASSERT_EQ_FATAL(items[i].rc, CRAWL_OK);
+        ASSERT_EQ(crawl_warc_prepared_append(w, items[i].p, ids[i]), CRAWL_OK);
         crawl_warc_prepared_free(items[i].p);
         items[i].p = NULL;
     }
@@ -1594,14 +1594,14 @@ static int prep_check_file(const char *name, char ids[][CRAWL_WARC_ID_SIZE],
         const char *d;
         size_t l;
         char dig[CRAWL_DIGEST_SIZE];
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_block(r, &d, &l), CRAWL_OK);
         if (n++ == 0) {
             CU_ASSERT_STRING_EQUAL(rec->type, "warcinfo");
             snprintf(info_id, sizeof info_id, "%s", rec->record_id);
             continue;
         }
         CU_ASSERT_STRING_EQUAL(crawl_warc_field(rec, "WARC-Warcinfo-ID"), info_id);
-        CU_ASSERT_EQUAL(crawl_digest_sha1(d, l, dig), CRAWL_OK);
+        ASSERT_EQ(crawl_digest_sha1(d, l, dig), CRAWL_OK);
         CU_ASSERT_STRING_EQUAL(dig, rec->block_digest);
         if (strcmp(rec->type, "request") == 0) {
             CU_ASSERT_TRUE(l == sizeof PREP_REQ - 1 && memcmp(d, PREP_REQ, l) == 0);
@@ -1624,7 +1624,7 @@ static int prep_check_file(const char *name, char ids[][CRAWL_WARC_ID_SIZE],
             CU_ASSERT_STRING_EQUAL(pending_req, "");
         } else {
             CU_ASSERT_STRING_EQUAL(rec->type, "response");
-            CU_ASSERT_EQUAL(l, sizeof PREP_HEAD - 1 + sizeof it->body);
+            ASSERT_EQ(l, sizeof PREP_HEAD - 1 + sizeof it->body);
             CU_ASSERT_TRUE(memcmp(d + sizeof PREP_HEAD - 1, it->body, sizeof it->body) == 0);
             if (which % PREP_N % 4) { /* with a request just before it, pointing at it */
                 CU_ASSERT_STRING_EQUAL(pending_to, rec->record_id);
@@ -1636,7 +1636,7 @@ static int prep_check_file(const char *name, char ids[][CRAWL_WARC_ID_SIZE],
         pending_req[0] = pending_to[0] = '\0';
     }
     CU_ASSERT_STRING_EQUAL(pending_req, "");
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(e.n, 0);
     crawl_warc_reader_free(r);
     return n;
 }
@@ -1655,7 +1655,7 @@ static void test_warc_writer_prepare_on_threads(void)
         snprintf(path, sizeof path, "%s/p.%s", dir, plain ? "warc" : "warc.gz");
         struct crawl_warc_writer_opts o = {.rotate_size = rotate ? 5000 : 0};
         struct crawl_warc_writer *w;
-        CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
+        ASSERT_EQ_FATAL(crawl_warc_writer_open(path, &o, &w), CRAWL_OK);
         memset(ids, 0, sizeof ids);
         prep_fill(items, 0);
         prep_fill(items + PREP_N, 1);
@@ -1671,8 +1671,8 @@ static void test_warc_writer_prepare_on_threads(void)
             pthread_join(th[t], NULL);
         prep_append(w, items + PREP_N, ids + PREP_N);
         /* misuse: a NULL prepared record */
-        CU_ASSERT_EQUAL(crawl_warc_prepared_append(w, NULL, NULL), CRAWL_EINVAL);
-        CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+        ASSERT_EQ(crawl_warc_prepared_append(w, NULL, NULL), CRAWL_EINVAL);
+        ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
 
         int found[2 * PREP_N] = {0}, files = 0;
         for (unsigned seq = 0; seq < 100; seq++) {
@@ -1687,7 +1687,7 @@ static void test_warc_writer_prepare_on_threads(void)
             unlink(name);
         }
         for (int i = 0; i < 2 * PREP_N; i++)
-            CU_ASSERT_EQUAL(found[i], 1);
+            ASSERT_EQ(found[i], 1);
         CU_ASSERT_TRUE(rotate ? files >= 10 : files == 1);
     }
     rmdir(dir);
@@ -1700,20 +1700,20 @@ static void copy_all(const char *in, const char *out, size_t max_block, int *cop
     struct crawl_warc_writer *w;
     struct crawl_warc_opts ro = {max_block, NULL, NULL};
     *copied = 0;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, &ro, &r), CRAWL_OK);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_writer_open(out, NULL, &w), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open(in, &ro, &r), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_writer_open(out, NULL, &w), CRAWL_OK);
     const struct crawl_warc_record *rec;
     while (crawl_warc_next(r, &rec) == CRAWL_OK) {
-        CU_ASSERT_EQUAL(crawl_warc_writer_copy(w, r, rec), CRAWL_OK);
+        ASSERT_EQ(crawl_warc_writer_copy(w, r, rec), CRAWL_OK);
         (*copied)++;
     }
     crawl_warc_reader_free(r);
-    CU_ASSERT_EQUAL(crawl_warc_writer_close(w), CRAWL_OK);
+    ASSERT_EQ(crawl_warc_writer_close(w), CRAWL_OK);
 }
 
 static void test_warc_writer_copy_is_byte_exact(void)
 {
-    CU_ASSERT_EQUAL_FATAL(make_wget_warcs(), 0);
+    ASSERT_EQ_FATAL(make_wget_warcs(), 0);
     char in[512], out[512];
     snprintf(in, sizeof in, "%s/site.warc.gz", wget_dir);
     snprintf(out, sizeof out, "%s/copy.warc.gz", wget_dir);
@@ -1722,10 +1722,10 @@ static void test_warc_writer_copy_is_byte_exact(void)
     copy_all(in, out, 200, &copied);
     /* the copy is our warcinfo + every record with the same header bytes and block */
     struct crawl_warc_reader *a, *b;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(in, NULL, &a), CRAWL_OK);
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_reader_open(out, NULL, &b), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open(in, NULL, &a), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_warc_reader_open(out, NULL, &b), CRAWL_OK);
     const struct crawl_warc_record *ra, *rb;
-    CU_ASSERT_EQUAL_FATAL(crawl_warc_next(b, &rb), CRAWL_OK); /* our warcinfo */
+    ASSERT_EQ_FATAL(crawl_warc_next(b, &rb), CRAWL_OK); /* our warcinfo */
     int same = 0;
     while (crawl_warc_next(a, &ra) == CRAWL_OK) {
         if (crawl_warc_next(b, &rb) != CRAWL_OK)
@@ -1738,9 +1738,9 @@ static void test_warc_writer_copy_is_byte_exact(void)
             crawl_warc_block(b, &db, &lb) == CRAWL_OK && la == lb && memcmp(da, db, la) == 0)
             same++;
     }
-    CU_ASSERT_EQUAL(same, copied);
-    CU_ASSERT_EQUAL(crawl_warc_next(b, &rb), CRAWL_EOF);
-    CU_ASSERT_EQUAL(crawl_warc_reader_gzip(b), 1);
+    ASSERT_EQ(same, copied);
+    ASSERT_EQ(crawl_warc_next(b, &rb), CRAWL_EOF);
+    ASSERT_EQ(crawl_warc_reader_gzip(b), 1);
     crawl_warc_reader_free(a);
     crawl_warc_reader_free(b);
 
@@ -1755,9 +1755,9 @@ static void test_warc_writer_copy_is_byte_exact(void)
     CU_ASSERT_TRUE(ol > il && memcmp(ob + (ol - il), ib, il) == 0);
     struct errs e = {0};
     struct rec_info ri[64];
-    CU_ASSERT_EQUAL(read_path(out, &e, ri, 64), copied + 1);
-    CU_ASSERT_EQUAL(ri[1].offset, ol - il); /* our warcinfo is the only thing before */
-    CU_ASSERT_EQUAL(e.n, 0);
+    ASSERT_EQ(read_path(out, &e, ri, 64), copied + 1);
+    ASSERT_EQ(ri[1].offset, ol - il); /* our warcinfo is the only thing before */
+    ASSERT_EQ(e.n, 0);
     free(ib);
     free(ob);
 }

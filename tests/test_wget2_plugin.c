@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "tests/testutil.h"
 
 /* A page with enough main text to fingerprint. */
 static char *make_page(void)
@@ -71,28 +72,28 @@ static void test_wget2_plugin_options(void)
     FILE *out = tmpfile();
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     quiet_stderr(1); /* the refusals print their reason */
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "k", "9", out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "k", "-1", out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "k", "3x", out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "k", NULL, out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "keep", "maybe", out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "index", NULL, out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "index", "", out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "log", "/nonexistent-dir/x.jsonl", out), -1);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "nosuch", "1", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "k", "9", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "k", "-1", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "k", "3x", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "k", NULL, out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "keep", "maybe", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "index", NULL, out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "index", "", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "log", "/nonexistent-dir/x.jsonl", out), -1);
+    ASSERT_EQ(sc_wget2_option(p, "nosuch", "1", out), -1);
     quiet_stderr(0);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "k", "0", out), 0);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "k", "7", out), 0);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "keep", NULL, out), 0);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "keep", "no", out), 0);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "help", NULL, out), 0);
+    ASSERT_EQ(sc_wget2_option(p, "k", "0", out), 0);
+    ASSERT_EQ(sc_wget2_option(p, "k", "7", out), 0);
+    ASSERT_EQ(sc_wget2_option(p, "keep", NULL, out), 0);
+    ASSERT_EQ(sc_wget2_option(p, "keep", "no", out), 0);
+    ASSERT_EQ(sc_wget2_option(p, "help", NULL, out), 0);
     char help[4096] = "";
     rewind(out);
     CU_ASSERT(fread(help, 1, sizeof help - 1, out) > 0);
     for (const char *o = "index=FILE\0k=N\0log=FILE\0keep\0help\0"; *o; o += strlen(o) + 1)
         CU_ASSERT_PTR_NOT_NULL(strstr(help, o));
     fclose(out);
-    CU_ASSERT_EQUAL(sc_wget2_finish(p), 0); /* no filter was opened */
+    ASSERT_EQ(sc_wget2_finish(p), 0); /* no filter was opened */
 }
 
 static void test_wget2_plugin_what_is_checked(void)
@@ -130,22 +131,22 @@ static void run_duplicate(int keep)
     }
     struct sc_wget2 *p = sc_wget2_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "log", log, stdout), 0);
+    ASSERT_EQ(sc_wget2_option(p, "log", log, stdout), 0);
     if (keep)
-        CU_ASSERT_EQUAL(sc_wget2_option(p, "keep", NULL, stdout), 0);
+        ASSERT_EQ(sc_wget2_option(p, "keep", NULL, stdout), 0);
     static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0};
-    CU_ASSERT_EQUAL(sc_wget2_page(p, "http://h.test/", a, page, strlen(page), NULL), 1);
-    CU_ASSERT_EQUAL(sc_wget2_page(p, "http://h.test/logo.png", NULL, png, sizeof png, NULL), 1);
-    CU_ASSERT_EQUAL(sc_wget2_page(p, "http://h.test/x.css", NULL, NULL, 10, "text/css"), 1);
-    CU_ASSERT_EQUAL(sc_wget2_page(p, "http://h.test/robots.txt", NULL, page, strlen(page), NULL),
+    ASSERT_EQ(sc_wget2_page(p, "http://h.test/", a, page, strlen(page), NULL), 1);
+    ASSERT_EQ(sc_wget2_page(p, "http://h.test/logo.png", NULL, png, sizeof png, NULL), 1);
+    ASSERT_EQ(sc_wget2_page(p, "http://h.test/x.css", NULL, NULL, 10, "text/css"), 1);
+    ASSERT_EQ(sc_wget2_page(p, "http://h.test/robots.txt", NULL, page, strlen(page), NULL),
                     1);
-    CU_ASSERT_EQUAL(
+    ASSERT_EQ(
         sc_wget2_page(p, "http://h.test/copy", b, page, strlen(page), "text/html; charset=utf-8"),
         0);
-    CU_ASSERT_EQUAL(access(a, F_OK), 0);
-    CU_ASSERT_EQUAL(access(b, F_OK) == 0, keep);
+    ASSERT_EQ(access(a, F_OK), 0);
+    ASSERT_EQ(access(b, F_OK) == 0, keep);
     quiet_stderr(1); /* the summary line */
-    CU_ASSERT_EQUAL(sc_wget2_finish(p), 0);
+    ASSERT_EQ(sc_wget2_finish(p), 0);
     quiet_stderr(0);
     char *text = read_all(log);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
@@ -206,7 +207,7 @@ static void test_wget2_plugin_threads(void)
     close(fd);
     struct sc_wget2 *p = sc_wget2_new();
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    CU_ASSERT_EQUAL(sc_wget2_option(p, "log", log, stdout), 0);
+    ASSERT_EQ(sc_wget2_option(p, "log", log, stdout), 0);
     enum { N = 8 };
     struct racer r[N];
     pthread_t t[N];
@@ -216,28 +217,28 @@ static void test_wget2_plugin_threads(void)
         r[i] = (struct racer){.p = p, .page = pages[i], .id = i};
     }
     for (int i = 0; i < N; i++)
-        CU_ASSERT_EQUAL_FATAL(pthread_create(&t[i], NULL, race, &r[i]), 0);
+        ASSERT_EQ_FATAL(pthread_create(&t[i], NULL, race, &r[i]), 0);
     int passed = 0;
     for (int i = 0; i < N; i++) {
         pthread_join(t[i], NULL);
         passed += r[i].passed;
         free(pages[i]);
     }
-    CU_ASSERT_EQUAL(passed, 1);
+    ASSERT_EQ(passed, 1);
     quiet_stderr(1);
-    CU_ASSERT_EQUAL(sc_wget2_finish(p), 0);
+    ASSERT_EQ(sc_wget2_finish(p), 0);
     quiet_stderr(0);
     char *text = read_all(log);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     int lines = 0, dups = 0;
     for (char *l = text; *l; l = strchr(l, '\n') + 1) {
         CU_ASSERT_PTR_NOT_NULL_FATAL(strchr(l, '\n'));
-        CU_ASSERT_EQUAL(strncmp(l, "{\"url\":\"http://h", 16), 0);
+        ASSERT_EQ(strncmp(l, "{\"url\":\"http://h", 16), 0);
         lines++;
         dups += strstr(l, "-duplicate\"") && strstr(l, "-duplicate\"") < strchr(l, '\n');
     }
-    CU_ASSERT_EQUAL(lines, N);
-    CU_ASSERT_EQUAL(dups, N - 1);
+    ASSERT_EQ(lines, N);
+    ASSERT_EQ(dups, N - 1);
     free(text);
     unlink(log);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dedup/worddiff.h"
+#include "tests/testutil.h"
 
 /* The words of one side rebuilt from the runs, joined by one space. */
 static void rebuild(const struct dedup_word_diff *d, int side_b, char *out, size_t cap)
@@ -30,7 +31,7 @@ static void check_pair(const char *a, const char *b, size_t want_edits)
 {
     struct dedup_word_diff d;
     char ra[4096], rb[4096], na[4096], nb[4096];
-    CU_ASSERT_EQUAL_FATAL(dedup_word_diff(a, strlen(a), b, strlen(b), 1000, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_word_diff(a, strlen(a), b, strlen(b), 1000, &d), DEDUP_OK);
     rebuild(&d, 0, ra, sizeof ra);
     rebuild(&d, 1, rb, sizeof rb);
     /* the texts with their spacing normalised */
@@ -45,9 +46,9 @@ static void check_pair(const char *a, const char *b, size_t want_edits)
                               d.wb[i].p);
     CU_ASSERT_STRING_EQUAL(ra, na);
     CU_ASSERT_STRING_EQUAL(rb, nb);
-    CU_ASSERT_EQUAL(d.shared + d.deleted, d.na);
-    CU_ASSERT_EQUAL(d.shared + d.inserted, d.nb);
-    CU_ASSERT_EQUAL(d.deleted + d.inserted, want_edits);
+    ASSERT_EQ(d.shared + d.deleted, d.na);
+    ASSERT_EQ(d.shared + d.inserted, d.nb);
+    ASSERT_EQ(d.deleted + d.inserted, want_edits);
     for (size_t r = 1; r < d.nruns; r++)
         CU_ASSERT(d.runs[r].op != d.runs[r - 1].op);
     dedup_word_diff_release(&d);
@@ -64,9 +65,9 @@ static void test_worddiff_small(void)
     check_pair("x a b c", "a b c x", 2);
     check_pair("the quick brown fox jumps", "the slow brown dog jumps high", 5);
     struct dedup_word_diff d;
-    CU_ASSERT_EQUAL(dedup_word_diff("a b", 3, "a b", 3, 0, &d), DEDUP_OK); /* no edit needed */
-    CU_ASSERT_EQUAL(d.nruns, 1);
-    CU_ASSERT_EQUAL(d.runs[0].op, DEDUP_DIFF_EQUAL);
+    ASSERT_EQ(dedup_word_diff("a b", 3, "a b", 3, 0, &d), DEDUP_OK); /* no edit needed */
+    ASSERT_EQ(d.nruns, 1);
+    ASSERT_EQ(d.runs[0].op, DEDUP_DIFF_EQUAL);
     dedup_word_diff_release(&d);
     dedup_word_diff_release(NULL);
 }
@@ -74,10 +75,10 @@ static void test_worddiff_small(void)
 static void test_worddiff_cap(void)
 {
     struct dedup_word_diff d;
-    CU_ASSERT_EQUAL(dedup_word_diff("a b c", 5, "x y z", 5, 5, &d), DEDUP_ETOOLARGE);
+    ASSERT_EQ(dedup_word_diff("a b c", 5, "x y z", 5, 5, &d), DEDUP_ETOOLARGE);
     dedup_word_diff_release(&d);
-    CU_ASSERT_EQUAL(dedup_word_diff("a b c", 5, "x y z", 5, 6, &d), DEDUP_OK);
-    CU_ASSERT_EQUAL(d.deleted + d.inserted, 6);
+    ASSERT_EQ(dedup_word_diff("a b c", 5, "x y z", 5, 6, &d), DEDUP_OK);
+    ASSERT_EQ(d.deleted + d.inserted, 6);
     dedup_word_diff_release(&d);
     /* too many words */
     size_t n = (DEDUP_DIFF_MAX_WORDS + 1) * 2;
@@ -88,7 +89,7 @@ static void test_worddiff_cap(void)
         big[i + 1] = ' ';
     }
     big[n] = '\0';
-    CU_ASSERT_EQUAL(dedup_word_diff(big, n, "w", 1, 10, &d), DEDUP_ETOOLARGE);
+    ASSERT_EQ(dedup_word_diff(big, n, "w", 1, 10, &d), DEDUP_ETOOLARGE);
     dedup_word_diff_release(&d);
     free(big);
 }

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 char *test_slurp(const char *path, size_t *len)
 {
@@ -34,4 +35,38 @@ char *test_slurp(const char *path, size_t *len)
         buf[n] = '\0';
     *len = n;
     return buf;
+}
+
+void tu_fmt_i(char *buf, size_t cap, long long v)
+{
+    snprintf(buf, cap, "%lld", v);
+}
+
+void tu_fmt_u(char *buf, size_t cap, unsigned long long v)
+{
+    if (v > 0xffff)
+        snprintf(buf, cap, "%llu (0x%llx)", v, v);
+    else
+        snprintf(buf, cap, "%llu", v);
+}
+
+void tu_fmt_d(char *buf, size_t cap, double v)
+{
+    snprintf(buf, cap, "%.17g", v);
+}
+
+void tu_fmt_p(char *buf, size_t cap, const volatile void *v)
+{
+    snprintf(buf, cap, "%p", (const void *)v);
+}
+
+void tu_assert_eq(int ok, char *msg, size_t cap, const char *expr, const char *a,
+                  const char *b, unsigned line, const char *file, int fatal)
+{
+    if (ok)
+        snprintf(msg, cap, "%s", expr);
+    else
+        snprintf(msg, cap, "%s (%s vs %s)", expr, a, b);
+    /* CUnit copies the message into its failure record */
+    CU_assertImplementation(ok ? CU_TRUE : CU_FALSE, line, msg, file, "", fatal ? CU_TRUE : CU_FALSE);
 }
