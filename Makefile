@@ -30,16 +30,18 @@ LDFLAGS += $(SAN)
 # g++ and binutils (tests/lib_test.sh: <simcrawl.h> compiled as C++, nm -D on libsimcrawl.so),
 # liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test),
 # SQLite [sqlite3] (crawl --state: the crawl's state in WAL mode, crawler/state.c),
-# python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh).
+# python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh),
+# hiredis [hiredis] (crawl --redis: the shared frontier, crawler/redis_frontier.c) and
+# redis-server (its tests start their own on 127.0.0.1).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
             nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev libsqlite3-dev \
-            python3-scrapy
+            python3-scrapy libhiredis-dev redis-server
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
-CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3
+CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3 hiredis
 SERVER_PKGS  := libmicrohttpd
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
