@@ -1455,6 +1455,11 @@ static int shared_options(struct options *o, char **warc, char **log)
     if (o->topic || o->topic_file)
         return cli_usage_error(CMD, "--topic cannot be used with --redis: the shared "
                                     "frontier is in fetch order, not by priority");
+    size_t nl = strspn(o->worker_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789-_.");
+    if (o->worker_name[nl] || nl > CRAWL_REDIS_MAX_NAME)
+        return cli_usage_error(CMD, "bad worker name '%.80s': 1 to %d letters, digits, '-', "
+                                    "'_' or '.'", o->worker_name, CRAWL_REDIS_MAX_NAME);
     char host[256];
     int port, db;
     if (crawl_redis_parse_url(o->redis, host, sizeof host, &port, &db) != CRAWL_OK)
