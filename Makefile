@@ -306,10 +306,14 @@ STRESS_PAGES ?= 400
 STRESS_SERVE_RUNS ?= 100
 STRESS_CRAWL_RUNS ?= 20
 STRESS_CRAWL_PAGES ?= 3000
-stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl
+STRESS_REDIS_KILLS ?= 20
+stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
 	@python3 tests/tools/crawl_kill.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_CRAWL_RUNS) --pages $(STRESS_CRAWL_PAGES)
+	@d=$$(mktemp -d) && python3 tests/tools/crawl_redis.py --simcrawl $(BUILD)/simcrawl --dir $$d \
+	    --workers 3 --hosts 8 --pages 100 --kills $(STRESS_REDIS_KILLS) --redis-restarts 1 \
+	    --timeout 600 && rm -rf $$d
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)

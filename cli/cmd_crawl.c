@@ -1930,7 +1930,9 @@ int cmd_crawl(int argc, char **argv)
 
     status = CLI_OK;
     if (cc != CRAWL_OK) {
-        if (!run.failed)
+        if (!run.failed && crawl_state_redis(run.state) && *crawl_state_error(run.state))
+            cli_error(CMD, "crawl failed: %s", crawl_state_error(run.state)); /* Redis's words */
+        else if (!run.failed)
             cli_error(CMD, "crawl failed: %s", crawl_strerror(cc));
         status = CLI_RUNTIME;
     }

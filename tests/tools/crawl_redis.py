@@ -282,18 +282,23 @@ def main():
                      % (len(want - set(urls)), sorted(want - set(urls))[:3],
                         len(set(urls) - want), sorted(set(urls) - want)[:3]))
     # the WARCs: one response per URL decided new, none twice
-    resp = []
+    recs = []
     for w in range(a.workers):
         path = os.path.join(a.dir, "out-w%d.warc.gz" % w)
         if os.path.exists(path):
-            resp += [u for t, u in warc_records(path) if t in ("response", "revisit")]
-    new = {o["url"] for o in lines if o["decision"] in ("new", "exact-duplicate")}
-    rtwice = sorted(u for u in set(resp) if resp.count(u) > 1)
+            recs += [(t, u) for t, u in warc_records(path) if t in ("response", "revisit")]
+    resp = [u for t, u in recs if t == "response"]
+    new = {o["url"] for o in lines if o["decision"] == "new"}
+    exact = {o["url"] for o in lines if o["decision"] == "exact-duplicate"}
+    archived = [u for t, u in recs]
+    rtwice = sorted(u for u in set(archived) if archived.count(u) > 1)
     if rtwice:
         fails.append("%d URLs archived twice: %s" % (len(rtwice), rtwice[:3]))
     if set(resp) != new:
-        fails.append("WARCs: %d records of URLs not logged new, %d new URLs not archived"
+        fails.append("WARCs: %d responses of URLs not logged new, %d new URLs not archived"
                      % (len(set(resp) - new), len(new - set(resp))))
+    if not {u for t, u in recs if t == "revisit"} <= exact:
+        fails.append("WARCs: revisit records of URLs not logged exact-duplicate")
     # politeness across workers: per host, arrivals --crawl-delay apart
     by_host = {}
     for h, t, p in log:
