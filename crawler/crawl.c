@@ -389,6 +389,7 @@ struct crawl {
     double next_renew, next_reap;
     int shared_empty;      /* the last acquire found no host waiting and no lease anywhere */
     int finishing;         /* the last commit: hosts are given back, not kept */
+    int shared_kept;       /* the last commit leased more URLs: dispatch them at once */
     uint64_t stats_committed[14]; /* STATS_KEPT as last committed (the crawl's counters
                                    * get the differences) */
 
@@ -1724,7 +1725,7 @@ static double dispatch(struct crawl *c, double now)
 #define SHARED_POLL 0.05 /* s between acquires while the shared frontier has nothing ready */
 /* s between commits: a host goes back to the others (or on with this worker) only when
  * its URL is committed, so this is the most a host waits beyond its delay */
-#define SHARED_COMMIT_INTERVAL 0.02
+#define SHARED_COMMIT_INTERVAL 0.001
 
 static int shared_take(void *userdata, const struct crawl_redis_lease *l)
 {
@@ -1880,6 +1881,7 @@ static void shared_commit(struct crawl *c, double now, int force)
                                 c, &kept);
     if (rc == CRAWL_OK)
         memcpy(c->stats_committed, vals, sizeof vals);
+    c->shared_kept = kept > 0;
     if (rc != CRAWL_OK && !c->fatal)
         c->fatal = rc;
     c->last_commit = now;
@@ -1993,9 +1995,13 @@ enum crawl_code crawl_run(struct crawl *c)
              * fetch in flight, which cannot happen; guard against a spin anyway */
             break;
         }
-        int timeout_ms = c->state && crawl_state_pending(c->state) ? (c->redis ? 20 : 100) : 200;
+        int timeout_ms = c->state && crawl_state_pending(c->state) ? (c->redis ? 1 : 100) : 200;
         if (!isinf(wake) && wake > now && (wake - now) * 1000 < timeout_ms)
             timeout_ms = (int)((wake - now) * 1000) + 1;
+        if (c->redis && c->shared_kept) { /* URLs leased by the commit wait in the frontier */
+            c->shared_kept = 0;
+            timeout_ms = 0;
+        }
         if (c->opts.progress && now + timeout_ms / 1000.0 > next_progress)
             timeout_ms = next_progress > now ? (int)((next_progress - now) * 1000) + 1 : 0;
         if (crawl_fetcher_run(c->fetcher, timeout_ms) != CRAWL_OK) {

@@ -199,10 +199,28 @@ def main():
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--write", action="store_true",
+                    help="write the site's files to DIR/hN/ for the hosts served on --ports "
+                         "(nginx: tests/bench/bench_redis.sh) and exit; no Crawl-delay")
+    ap.add_argument("--ports", help="with --write: the hosts' ports, comma separated")
     a = ap.parse_args()
     rnd = random.Random(a.seed)
     os.makedirs(a.dir, exist_ok=True)
     site = Site(a.hosts, a.pages)
+    if a.write:
+        site.ports = [int(p) for p in a.ports.split(",")]
+        site.hosts = a.hosts = len(site.ports)
+        for h in range(a.hosts):
+            for sub in ("p", "d"):
+                os.makedirs(os.path.join(a.dir, "h%d" % h, sub), exist_ok=True)
+            with open(os.path.join(a.dir, "h%d" % h, "robots.txt"), "w") as f:
+                f.write("User-agent: *\nDisallow: /private/\n")
+        for u in site.urls():
+            port, path = u[len("http://127.0.0.1:"):].split("/", 1)
+            h = site.ports.index(int(port))
+            with open(os.path.join(a.dir, "h%d" % h, path), "wb") as f:
+                f.write(site.page(h, "/" + path))
+        return 0
     log, lock = [], threading.Lock()
     servers = serve(site, a.crawl_delay, log, lock)
     rport = free_port()
