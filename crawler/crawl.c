@@ -1422,6 +1422,9 @@ static int page_done(struct crawl *c, struct job *j, double now)
     return 1;
 }
 
+static long shared_links(struct crawl *c, const struct crawl_verdict *v, const char *url,
+                         unsigned depth);
+
 /* A verdict is back: enqueue the links, write the record. */
 static void verdict_done(struct crawl *c, struct job *j, double now)
 {
@@ -1442,6 +1445,10 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     int dup = v->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
               v->decision == CRAWL_DECISION_EXACT_DUPLICATE;
     struct crawl_ref *self = NULL; /* this page: its links' referrer, made on first use */
+    if (c->redis && v->expand && !dup && deeper_ok) { /* one round trip for the page's links */
+        enqueued = shared_links(c, v, url, j->item.depth + 1);
+        deeper_ok = 0; /* done */
+    }
     for (size_t i = 0; i < v->n_links && deeper_ok; i++) {
         const char *link = v->links[i];
         if (!v->expand || dup) {
@@ -1824,6 +1831,49 @@ static enum enqueue_result enqueue_shared(struct crawl *c, const char *url, unsi
         return ENQ_FULL;
     c->n_seen += (uint64_t)added;
     return added ? ENQ_QUEUED : ENQ_SEEN;
+}
+
+/* The links of a page kept (v, found on url) sent to the shared frontier in one pipeline:
+ * those in scope and not sent by this worker before. Returns how many were new. */
+static long shared_links(struct crawl *c, const struct crawl_verdict *v, const char *url,
+                         unsigned depth)
+{
+    struct crawl_redis_link *l = malloc((v->n_links ? v->n_links : 1) * sizeof *l);
+    if (!l) {
+        c->fatal = CRAWL_ENOMEM;
+        return 0;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_links; i++) {
+        const char *link = v->links[i];
+        struct crawl_url_parts p;
+        if (!in_scope(c, link)) {
+            c->stats.links_out_of_scope++;
+            continue;
+        }
+        if (crawl_seen_contains(c->seen, crawl_hash64(link, strlen(link))) ||
+            crawl_url_split(link, &p) != CRAWL_OK)
+            continue;
+        l[n++] = (struct crawl_redis_link){.url = link, .origin_len = p.origin_len};
+    }
+    long added = 0;
+    if (n && crawl_redis_enqueue_many(c->redis, l, n, depth, url) != CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int in_table;
+        uint64_t hash = crawl_hash64(l[i].url, strlen(l[i].url));
+        enum crawl_code rc = crawl_seen_add(c->seen, hash, &in_table);
+        if (rc == CRAWL_ETOOLARGE) { /* a cache: start it again */
+            crawl_seen_clear(c->seen);
+            rc = crawl_seen_add(c->seen, hash, &in_table);
+        }
+        added += l[i].added;
+    }
+    c->n_seen += (uint64_t)added;
+    free(l);
+    return added;
 }
 
 /* url (leased by this worker) has its decision: completed at the next commit. */

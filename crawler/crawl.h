@@ -1040,6 +1040,19 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, con
                                                       size_t origin_len, unsigned depth,
                                                       unsigned hops, const char *referrer,
                                                       int *added);
+/* One URL for crawl_redis_enqueue_many(): url (canonical) with its origin's length. */
+struct crawl_redis_link {
+    const char *url;
+    size_t origin_len;
+    unsigned hops;
+    int added; /* out: 1 when it was new (queued) */
+};
+/* crawl_redis_enqueue for n URLs found on one page (depth, referrer), pipelined: one round
+ * trip. Each is checked and queued atomically on its own. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r,
+                                                           struct crawl_redis_link *links,
+                                                           size_t n, unsigned depth,
+                                                           const char *referrer);
 /* Leases up to max URLs, one of each host whose turn has come and that no worker holds:
  * fn for each (a non-zero return: CRAWL_ENOMEM). *next_ready: when the next host's turn
  * comes (wall clock s; -1: no host waits), *leases: leases outstanding, every worker's. */

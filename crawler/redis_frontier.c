@@ -725,45 +725,112 @@ size_t crawl_redis_pending(const struct crawl_redis *r)
 
 /* ---- the frontier ---- */
 
-enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url, size_t origin_len,
-                                    unsigned depth, unsigned hops, const char *referrer,
-                                    int *added)
+/* The EVALSHA of the enqueue script for one URL into a (reset first). */
+static void enqueue_args(struct args *a, const char *sha, const char *url, size_t origin_len,
+                         unsigned depth, unsigned hops, const char *referrer)
 {
-    *added = 0;
     uint64_t h = crawl_hash64(url, strlen(url));
     unsigned char hb[8];
     for (int i = 0; i < 8; i++)
         hb[i] = (unsigned char)(h >> (56 - 8 * i));
-    struct args a = {0};
-    eval_begin(&a, 4);
-    args_key(&a, url, origin_len, "}:s");
-    args_key(&a, url, origin_len, "}:q");
-    args_key(&a, url, origin_len, "}:h");
-    args_str(&a, P ":ready");
-    args_add(&a, hb, 8);
+    eval_begin(a, 4);
+    args_key(a, url, origin_len, "}:s");
+    args_key(a, url, origin_len, "}:q");
+    args_key(a, url, origin_len, "}:h");
+    args_str(a, P ":ready");
+    args_add(a, hb, 8);
     char head[48];
     snprintf(head, sizeof head, "%u %u\n", depth, hops);
     size_t rl = referrer ? strlen(referrer) : 0, ul = strlen(url), hl = strlen(head);
     char *entry = malloc(hl + rl + 1 + ul + 1);
     if (!entry) {
-        args_release(&a);
-        return CRAWL_ENOMEM;
+        a->oom = 1;
+        return;
     }
     memcpy(entry, head, hl);
     if (rl)
         memcpy(entry + hl, referrer, rl);
     entry[hl + rl] = '\n';
     memcpy(entry + hl + rl + 1, url, ul);
-    args_add(&a, entry, hl + rl + 1 + ul);
+    args_add(a, entry, hl + rl + 1 + ul);
     free(entry);
-    args_add(&a, url, origin_len);
-    redisReply *rep = eval(r, SC_ENQUEUE, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    *added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-    freeReplyObject(rep);
-    return CRAWL_OK;
+    args_add(a, url, origin_len);
+    if (!a->oom)
+        memcpy(a->buf + a->off[1], sha, 40);
+}
+
+enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_redis_link *links,
+                                         size_t n, unsigned depth, const char *referrer)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        /* pipelined: n scripts sent, then n answers read (one round trip) */
+        struct args a = {0};
+        size_t sent = 0;
+        enum crawl_code rc = CRAWL_OK;
+        for (size_t i = 0; i < n; i++) {
+            args_reset(&a);
+            enqueue_args(&a, r->sha[SC_ENQUEUE], links[i].url, links[i].origin_len, depth,
+                         links[i].hops, referrer);
+            if (a.oom) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            const char **argv = malloc(a.n * sizeof *argv);
+            if (!argv) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            for (size_t k = 0; k < a.n; k++)
+                argv[k] = a.buf + a.off[k];
+            int e = redisAppendCommandArgv(r->ctx, (int)a.n, argv, a.len);
+            free(argv);
+            if (e != REDIS_OK) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            sent++;
+        }
+        args_release(&a);
+        r->calls += sent;
+        int noscript = 0;
+        for (size_t i = 0; i < sent; i++) { /* every answer is read, whatever happened */
+            redisReply *rep = NULL;
+            if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+                rd_err(r, "%s: %s", r->url, r->ctx->errstr[0] ? r->ctx->errstr : "no answer");
+                return CRAWL_EIO;
+            }
+            if (rep->type == REDIS_REPLY_ERROR) {
+                if (strstr(rep->str, "NOSCRIPT"))
+                    noscript = 1;
+                else if (rc == CRAWL_OK) {
+                    rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+                    rc = CRAWL_EIO;
+                }
+            } else {
+                links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+            }
+            freeReplyObject(rep);
+        }
+        if (rc != CRAWL_OK)
+            return rc;
+        if (!noscript)
+            return CRAWL_OK;
+        /* the server lost the scripts (a restart): load them, send again (idempotent) */
+        if (load_scripts(r) != CRAWL_OK)
+            return CRAWL_EIO;
+    }
+    rd_err(r, "%s: the enqueue script cannot be loaded", r->url);
+    return CRAWL_EIO;
+}
+
+enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url, size_t origin_len,
+                                    unsigned depth, unsigned hops, const char *referrer,
+                                    int *added)
+{
+    struct crawl_redis_link l = {.url = url, .origin_len = origin_len, .hops = hops};
+    enum crawl_code rc = crawl_redis_enqueue_many(r, &l, 1, depth, referrer);
+    *added = l.added;
+    return rc;
 }
 
 static const char *rep_str(const redisReply *e)
