@@ -31,8 +31,9 @@ LDFLAGS += $(SAN)
 # liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test),
 # SQLite [sqlite3] (crawl --state: the crawl's state in WAL mode, crawler/state.c),
 # python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh),
-# hiredis [hiredis] (crawl --redis: the shared frontier, crawler/redis_frontier.c) and
-# redis-server (its tests start their own on 127.0.0.1).
+# hiredis [hiredis] (filter/redisidx.c: the near-duplicate index on Redis; crawler/
+# redis_frontier.c: crawl --redis, the shared frontier), redis-server (Redis 7: their tests
+# start their own on 127.0.0.1).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
@@ -43,6 +44,7 @@ EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
 CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3 hiredis
 SERVER_PKGS  := libmicrohttpd
+FILTER_PKGS  := hiredis
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
 
@@ -91,6 +93,8 @@ $(BUILD)/deps.mk: Makefile
 	   echo "CRAWLER_LIBS := $$(pkg-config --libs $(CRAWLER_PKGS))"; \
 	   echo "SERVER_CFLAGS := $$(pkg-config --cflags $(SERVER_PKGS))"; \
 	   echo "SERVER_LIBS := $$(pkg-config --libs $(SERVER_PKGS))"; \
+	   echo "FILTER_CFLAGS := $$(pkg-config --cflags $(FILTER_PKGS))"; \
+	   echo "FILTER_LIBS := $$(pkg-config --libs $(FILTER_PKGS))"; \
 	   echo "CLI_CFLAGS := $$(pkg-config --cflags $(CLI_PKGS))"; \
 	   echo "CLI_LIBS := $$(pkg-config --libs $(CLI_PKGS))"; \
 	   echo "TEST_CFLAGS := $$(pkg-config --cflags $(TEST_PKGS))"; \
@@ -114,7 +118,7 @@ LIBCRAWLER := $(BUILD)/libcrawler.a
 LIBFILTER  := $(BUILD)/libfilter.a
 LIBSERVER  := $(BUILD)/libserver.a
 LIBS_ALL   := $(LIBSERVER) $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
-LINK_LIBS   = $(CLI_LIBS) $(SERVER_LIBS) $(CRAWLER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+LINK_LIBS   = $(CLI_LIBS) $(SERVER_LIBS) $(CRAWLER_LIBS) $(FILTER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 # libsimcrawl, the installable library (<simcrawl.h>, ../shared/DESIGN.md "The C API"): the
 # filter/, extract/ and dedup/ objects compiled again position-independent under
@@ -142,9 +146,9 @@ LIBSIMCRAWL_SO := $(BUILD)/libsimcrawl.so.$(VERSION)
 LIBSIMCRAWL_A  := $(BUILD)/libsimcrawl.a
 # What libsimcrawl links: pkg-config modules (simcrawl.pc's Requires.private: Debian 12 has
 # a .pc file for each) and plain libraries (its Libs.private).
-LIBSIMCRAWL_PKGS := $(EXTRACT_PKGS) $(DEDUP_PKGS)
+LIBSIMCRAWL_PKGS := $(FILTER_PKGS) $(EXTRACT_PKGS) $(DEDUP_PKGS)
 LIBSIMCRAWL_PRIVATE := -lm -lpthread
-LIBSIMCRAWL_LIBS = $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
+LIBSIMCRAWL_LIBS = $(FILTER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) $(LIBSIMCRAWL_PRIVATE)
 
 # The wget2 plugin (plugins/wget2/, its rules below): WGET2_PLUGIN is set here, before
 # `all` and the install rule (whose prerequisites make expands as it reads them); `make
@@ -185,10 +189,10 @@ $(LIBS_ALL):
 $(BUILD)/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
 $(BUILD)/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
 $(BUILD)/crawler/%.o: CFLAGS += $(CRAWLER_CFLAGS)
-$(BUILD)/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
+$(BUILD)/filter/%.o: CFLAGS += $(FILTER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
 $(BUILD)/server/%.o: CFLAGS += $(SERVER_CFLAGS)
 $(BUILD)/cli/%.o: CFLAGS += $(CLI_CFLAGS) $(SERVER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
-$(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(SERVER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
+$(BUILD)/tests/%.o: CFLAGS += $(TEST_CFLAGS) $(CLI_CFLAGS) $(SERVER_CFLAGS) $(FILTER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS) $(CRAWLER_CFLAGS)
 
 $(BUILD)/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
@@ -198,7 +202,7 @@ lib: $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) ## build build/libsimcrawl.so.X.Y.Z (the
 
 $(BUILD)/pic/extract/%.o: CFLAGS += $(EXTRACT_CFLAGS)
 $(BUILD)/pic/dedup/%.o: CFLAGS += $(DEDUP_CFLAGS)
-$(BUILD)/pic/filter/%.o: CFLAGS += $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
+$(BUILD)/pic/filter/%.o: CFLAGS += $(FILTER_CFLAGS) $(EXTRACT_CFLAGS) $(DEDUP_CFLAGS)
 $(BUILD)/pic/%.o: %.c $(BUILD)/deps.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -fno-semantic-interposition -DDEDUP_NO_CRASH_POINTS -c -o $@ $<
@@ -260,7 +264,7 @@ wget2-plugin: $(WGET2_PLUGIN) ## build the wget2 plugin $(BUILD)/plugins/wget2/l
 
 # The kill test's driver (tests/cli/filter_kill.sh): a program on libsimcrawl alone.
 $(BUILD)/filter_driver: $(BUILD)/tests/tools/filter_driver.o $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
-	$(CC) $(LDFLAGS) -o $@ $^ $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(FILTER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 unit: $(BUILD)/test_runner $(BUILD)/simcrawl
 	SIMCRAWL=$(BUILD)/simcrawl $(BUILD)/test_runner
@@ -339,7 +343,7 @@ check-deps: $(LIBS_ALL) $(LIBSIMCRAWL_A) ## check that each library links with o
 	@echo 'int main(void){return 0;}' > $(BUILD)/empty_main.c
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBDEDUP) -Wl,--no-whole-archive $(DEDUP_LIBS) -lm
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBEXTRACT) -Wl,--no-whole-archive $(EXTRACT_LIBS) -lm
-	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBFILTER) -Wl,--no-whole-archive $(LIBEXTRACT) $(LIBDEDUP) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
+	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBFILTER) -Wl,--no-whole-archive $(LIBEXTRACT) $(LIBDEDUP) $(FILTER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBCRAWLER) -Wl,--no-whole-archive $(CRAWLER_LIBS) -lm -lpthread
 	$(CC) -o /dev/null $(BUILD)/empty_main.c -Wl,--whole-archive $(LIBSERVER) -Wl,--no-whole-archive $(LIBSIMCRAWL_A) $(SERVER_LIBS) $(LIBSIMCRAWL_LIBS)
 	@echo "check-deps: each library links with only its own dependencies"

@@ -277,6 +277,12 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_design_choose(unsigned k, uint64_t n, un
 /* Writes e.g. "10 tables: 5 blocks of 13,13,13,13,12 bits, key 25-26 bits" (NUL-terminated,
  * truncated to len). Returns buf. */
 char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len);
+/* The key bits of each table of design d, in the original bit order: masks[t] for t <
+ * d->tables. Two fingerprints within d->k agree on every key bit of at least one table
+ * (what an index kept elsewhere, such as filter/redisidx.c's buckets, is keyed on).
+ * DEDUP_OK, DEDUP_EINVAL (an invalid shape), DEDUP_ENOMEM. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_design_keymasks(const struct dedup_design *d,
+                                                        uint64_t masks[DEDUP_MAX_TABLES]);
 
 struct dedup_index; /* opaque */
 

@@ -295,6 +295,23 @@ done:
     return rc;
 }
 
+enum dedup_code dedup_design_keymasks(const struct dedup_design *d,
+                                      uint64_t masks[DEDUP_MAX_TABLES])
+{
+    struct ix_perm *scratch = malloc(sizeof(struct ix_perm) * DEDUP_MAX_TABLES);
+    if (!scratch)
+        return DEDUP_ENOMEM;
+    struct dedup_design c = *d;
+    enum dedup_code rc = DEDUP_EINVAL;
+    if (design_complete(&c, scratch) == 0 && c.tables == d->tables) {
+        for (unsigned t = 0; t < c.tables; t++)
+            masks[t] = scratch[t].keymask;
+        rc = DEDUP_OK;
+    }
+    free(scratch);
+    return rc;
+}
+
 char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len)
 {
     unsigned start[64], width[64];

@@ -1,0 +1,1792 @@
+/*
+ * The near-duplicate index on Redis (filter/redisidx.h): the block-permuted tables of
+ * dedup/index.c (Manku, Jain and Das Sarma, WWW 2007, section 3) as Redis hashes, shared
+ * by every client of one Redis, with hiredis (Debian's libhiredis 0.14: one primary reached
+ * directly; it has no Redis Cluster support, and the check needs multi-key transactions).
+ * The keys are written out in docs/REDIS-INDEX.md.
+ *
+ * HOW IT WORKS
+ *
+ * Buckets. A design of dedup/index.c (dedup_design_choose for the expected size) gives T
+ * tables, each keyed on some bits of the fingerprint (dedup_design_keymasks): two
+ * fingerprints within k agree on every key bit of at least one table. Table t's bucket of
+ * fp is the value of the bucket_bits most significant key bits of table t (a prefix of
+ * the permuted key; bucket_bits <= the shortest key, so the property holds for the
+ * prefix too), and is the Redis hash PREFIX:b:t:HEX of fingerprint -> document number.
+ * bucket_bits is chosen for ~16 fingerprints a bucket at the expected size, so buckets
+ * stay small listpacks (8-byte integers both sides) and a check reads ~16 T candidates.
+ * The candidates of fp are the union of its T buckets; distances are computed here.
+ *
+ * Documents are numbered by INCRBY PREFIX:seq (in the order their check read the index:
+ * ties go to the lower number, the page added first). PREFIX:d:HEX(doc >> 6) maps doc ->
+ * "FPHEX16 ID"; PREFIX:i:HEX(shard of id) maps id -> "DOC FPHEX16 [PAYLOADHEX]";
+ * PREFIX:p:HEX(shard of key) maps a payload key -> doc; PREFIX:count counts documents.
+ *
+ * The check (optimistic, like Redis' own WATCH examples): round trip 1 pipelines, for each
+ * page, WATCH of its T buckets, its id shard and its payload shard, then HGET of the id and
+ * the key and HGETALL of the T buckets, and one INCRBY of the sequence for the batch. The
+ * decision is taken here, page by page (a page near an earlier NEW page of the same batch
+ * is NEAR to it). Round trip 2 is one MULTI/EXEC holding the adds of the NEW pages and
+ * the HGET of the documents named as originals; EXEC fails (a nil reply) when any watched
+ * key was written since the WATCH, i.e. when another client added to a candidate bucket,
+ * so two clients can never both keep two near-duplicates: the check then runs again. A
+ * batch where nothing needs EXEC (only known ids, or a dry run) sends UNWATCH in front of
+ * the next command instead of waiting for it. Why not a Lua script: Lua 5.1 numbers are
+ * doubles (a 64-bit fingerprint does not fit; comparing would mean string arithmetic on
+ * the server), and the server, which all workers share, would compute every distance;
+ * here it only reads and writes small hashes (docs/REDIS-INDEX.md has the figures).
+ *
+ * Faults. Every reply is checked for its type and shape; a key of the wrong type
+ * (WRONGTYPE) or of the wrong shape is REDISIDX_ECORRUPT naming the key; a lost
+ * connection, a timeout or an error reply is REDISIDX_EIO naming the URL. After any error
+ * inside a pipeline the connection is dropped (its replies are out of step) and the next
+ * call connects again (and checks the meta record again).
+ */
+#include "filter/redisidx.h"
+#include "dedup/dedup.h"
+
+#include <errno.h>
+#include <hiredis.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+#include <xxhash.h>
+
+#define META_FORMAT 1u
+#define META_TAG "simcrawl-redisidx/"
+#define DEFAULT_PREFIX "simcrawl"
+#define DEFAULT_EXPECT ((uint64_t)1 << 20)
+#define DEFAULT_TIMEOUT 5.0
+#define DEFAULT_RETRIES 100u
+#define PREFIX_MAX 64
+#define BUCKET_TARGET_BITS 4     /* ~16 fingerprints a bucket at the expected size */
+#define BUCKET_MAX_ENTRIES (1u << 20) /* cap on one bucket's entries read back */
+#define DOC_SHARD_SHIFT 6        /* 64 documents a PREFIX:d: hash */
+#define KEY_MAX 160              /* one key name */
+#define ERR_MAX 512
+#define BATCH_MAX 4096           /* pages of one check_many pipeline */
+
+struct redisidx {
+    pthread_mutex_t mu;
+    char *url;
+    char host[256];
+    int port;
+    char *unix_path;
+    int db;
+    char prefix[PREFIX_MAX + 1];
+    char *user, *pass;
+    struct timeval tv;
+    uint64_t expect;
+    unsigned max_retries;
+
+    redisContext *c;
+    unsigned discard; /* replies still to read and drop (a lazy UNWATCH) */
+    char *meta;       /* the meta record as read at open */
+    size_t meta_len;
+
+    unsigned k, bucket_bits, shard_bits;
+    int k_zero; /* k 0 asked for (not "the index's") */
+    struct dedup_design design;
+    uint8_t bpos[DEDUP_MAX_TABLES][64]; /* per table: the bucket bits, most significant first */
+
+    uint64_t checks, round_trips, conflicts, reconnects;
+    char err[ERR_MAX];
+};
+
+const char *redisidx_strerror(enum redisidx_code c)
+{
+    switch (c) {
+    case REDISIDX_OK: return "ok";
+    case REDISIDX_ENOMEM: return "out of memory";
+    case REDISIDX_EINVAL: return "invalid argument";
+    case REDISIDX_EIO: return "redis connection or command failed";
+    case REDISIDX_EVERSION: return "the redis index is of another format or fingerprint version";
+    case REDISIDX_EMISMATCH: return "k differs from the redis index's k";
+    case REDISIDX_EMETHOD: return "the method is not supported on redis";
+    case REDISIDX_ECORRUPT: return "a key of the redis index is damaged";
+    case REDISIDX_ECONFLICT: return "too many conflicting transactions";
+    case REDISIDX_ETOOLARGE: return "an id or payload key is over its cap";
+    }
+    return "unknown code";
+}
+
+__attribute__((format(printf, 3, 4))) static enum redisidx_code
+fail(struct redisidx *ix, enum redisidx_code code, const char *fmt, ...)
+{
+    int n = snprintf(ix->err, sizeof ix->err, "%s: ", ix->url ? ix->url : "redis");
+    if (n < 0 || (size_t)n >= sizeof ix->err)
+        n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ix->err + n, sizeof ix->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static void rfree(void *reply)
+{
+    if (reply)
+        freeReplyObject(reply);
+}
+
+static void drop(struct redisidx *ix)
+{
+    if (ix->c)
+        redisFree(ix->c);
+    ix->c = NULL;
+    ix->discard = 0;
+}
+
+/* ---- the URL ---- */
+
+static int hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* A %-decoded copy of s[0..len) (caller frees), or NULL (bad escape, NUL, no memory). */
+static char *pct_decode(const char *s, size_t len)
+{
+    char *o = malloc(len + 1), *w = o;
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        int ch = (unsigned char)s[i];
+        if (ch == '%') {
+            int hi = i + 1 < len ? hexval(s[i + 1]) : -1;
+            int lo = i + 2 < len ? hexval(s[i + 2]) : -1;
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                free(o);
+                return NULL;
+            }
+            ch = hi * 16 + lo;
+            i += 2;
+        }
+        *w++ = (char)ch;
+    }
+    *w = '\0';
+    return o;
+}
+
+static int parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!len)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 0;
+}
+
+static enum redisidx_code parse_query(struct redisidx *ix, const char *q)
+{
+    while (q && *q) {
+        const char *amp = strchr(q, '&');
+        size_t len = amp ? (size_t)(amp - q) : strlen(q);
+        const char *eq = memchr(q, '=', len);
+        if (!eq)
+            return fail(ix, REDISIDX_EINVAL, "bad parameter '%.*s' (expected NAME=VALUE)",
+                        (int)len, q);
+        size_t nlen = (size_t)(eq - q), vlen = len - nlen - 1;
+        const char *v = eq + 1;
+        uint64_t u;
+        if (nlen == 6 && !memcmp(q, "prefix", 6)) {
+            if (!vlen || vlen > PREFIX_MAX)
+                return fail(ix, REDISIDX_EINVAL, "prefix must be 1 to %d characters",
+                            PREFIX_MAX);
+            for (size_t i = 0; i < vlen; i++) {
+                unsigned char ch = (unsigned char)v[i];
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.' ||
+                      ch == ':'))
+                    return fail(ix, REDISIDX_EINVAL,
+                                "prefix '%.*s': only letters, digits and _ - . : allowed",
+                                (int)vlen, v);
+            }
+            memcpy(ix->prefix, v, vlen);
+            ix->prefix[vlen] = '\0';
+        } else if (nlen == 7 && !memcmp(q, "timeout", 7)) {
+            char buf[32];
+            char *end;
+            if (vlen == 0 || vlen >= sizeof buf)
+                return fail(ix, REDISIDX_EINVAL, "bad timeout '%.*s'", (int)vlen, v);
+            memcpy(buf, v, vlen);
+            buf[vlen] = '\0';
+            double t = strtod(buf, &end);
+            if (*end || !(t > 0 && t <= 3600))
+                return fail(ix, REDISIDX_EINVAL, "bad timeout '%s' (seconds, 0 to 3600)", buf);
+            ix->tv.tv_sec = (time_t)t;
+            ix->tv.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+        } else if (nlen == 6 && !memcmp(q, "expect", 6)) {
+            if (parse_uint(v, vlen, (uint64_t)1 << 40, &u) != 0 || u == 0)
+                return fail(ix, REDISIDX_EINVAL, "bad expect '%.*s' (1 to 2^40)", (int)vlen,
+                            v);
+            ix->expect = u;
+        } else if (nlen == 2 && !memcmp(q, "db", 2)) {
+            if (parse_uint(v, vlen, 1u << 20, &u) != 0)
+                return fail(ix, REDISIDX_EINVAL, "bad db '%.*s'", (int)vlen, v);
+            ix->db = (int)u;
+        } else {
+            return fail(ix, REDISIDX_EINVAL,
+                        "unknown parameter '%.*s' (prefix, timeout, expect, db)", (int)nlen, q);
+        }
+        q = amp ? amp + 1 : NULL;
+    }
+    return REDISIDX_OK;
+}
+
+/* redis://[[USER]:PASS@]HOST[:PORT][/DB][?QUERY] or unix:///PATH[?QUERY] */
+static enum redisidx_code parse_url(struct redisidx *ix, const char *url)
+{
+    const char *q = strchr(url, '?');
+    size_t blen = q ? (size_t)(q - url) : strlen(url);
+    if (!strncmp(url, "unix://", 7)) {
+        const char *p = url + 7;
+        size_t plen = blen - 7;
+        if (plen < 2 || p[0] != '/')
+            return fail(ix, REDISIDX_EINVAL, "expected unix:///PATH/TO/SOCKET");
+        ix->unix_path = pct_decode(p, plen);
+        if (!ix->unix_path)
+            return fail(ix, REDISIDX_EINVAL, "bad %%-escape in the socket path");
+        return parse_query(ix, q ? q + 1 : NULL);
+    }
+    if (strncmp(url, "redis://", 8) != 0)
+        return fail(ix, REDISIDX_EINVAL, "expected redis://HOST[:PORT][/DB] or unix:///PATH");
+    const char *p = url + 8, *end = url + blen;
+    const char *slash = memchr(p, '/', (size_t)(end - p));
+    const char *auth_end = NULL;
+    for (const char *s = p; s < (slash ? slash : end); s++)
+        if (*s == '@')
+            auth_end = s;
+    if (auth_end) {
+        const char *colon = memchr(p, ':', (size_t)(auth_end - p));
+        if (!colon)
+            return fail(ix, REDISIDX_EINVAL, "expected [USER]:PASSWORD@ before the host");
+        if (colon > p && !(ix->user = pct_decode(p, (size_t)(colon - p))))
+            return fail(ix, REDISIDX_EINVAL, "bad user name");
+        if (!(ix->pass = pct_decode(colon + 1, (size_t)(auth_end - colon - 1))))
+            return fail(ix, REDISIDX_EINVAL, "bad password");
+        p = auth_end + 1;
+    }
+    const char *hend = slash ? slash : end;
+    const char *colon = NULL;
+    if (p < hend && *p == '[') { /* [IPv6] */
+        const char *rb = memchr(p, ']', (size_t)(hend - p));
+        if (!rb)
+            return fail(ix, REDISIDX_EINVAL, "unclosed '[' in the host");
+        if ((size_t)(rb - p - 1) >= sizeof ix->host)
+            return fail(ix, REDISIDX_EINVAL, "host name too long");
+        memcpy(ix->host, p + 1, (size_t)(rb - p - 1));
+        ix->host[rb - p - 1] = '\0';
+        if (rb + 1 < hend && rb[1] != ':')
+            return fail(ix, REDISIDX_EINVAL, "bad host");
+        colon = rb + 1 < hend ? rb + 1 : NULL;
+    } else {
+        colon = memchr(p, ':', (size_t)(hend - p));
+        const char *he = colon ? colon : hend;
+        if ((size_t)(he - p) >= sizeof ix->host)
+            return fail(ix, REDISIDX_EINVAL, "host name too long");
+        memcpy(ix->host, p, (size_t)(he - p));
+        ix->host[he - p] = '\0';
+    }
+    if (!ix->host[0])
+        snprintf(ix->host, sizeof ix->host, "127.0.0.1");
+    ix->port = 6379;
+    if (colon) {
+        uint64_t port;
+        if (parse_uint(colon + 1, (size_t)(hend - colon - 1), 65535, &port) != 0 || !port)
+            return fail(ix, REDISIDX_EINVAL, "bad port '%.*s'", (int)(hend - colon - 1),
+                        colon + 1);
+        ix->port = (int)port;
+    }
+    if (slash && slash + 1 < end) {
+        uint64_t db;
+        if (parse_uint(slash + 1, (size_t)(end - slash - 1), 1u << 20, &db) != 0)
+            return fail(ix, REDISIDX_EINVAL, "bad database number '%.*s'",
+                        (int)(end - slash - 1), slash + 1);
+        ix->db = (int)db;
+    }
+    return parse_query(ix, q ? q + 1 : NULL);
+}
+
+/* ---- replies ---- */
+
+/* Writes one command into the output buffer (sent with the next read). */
+static enum redisidx_code put(struct redisidx *ix, int argc, const char **argv,
+                              const size_t *lens)
+{
+    if (redisAppendCommandArgv(ix->c, argc, argv, lens) != REDIS_OK) {
+        enum redisidx_code rc =
+            fail(ix, ix->c->err == REDIS_ERR_OOM ? REDISIDX_ENOMEM : REDISIDX_EIO,
+                 "cannot send a command: %s", ix->c->errstr);
+        drop(ix);
+        return rc;
+    }
+    return REDISIDX_OK;
+}
+
+static enum redisidx_code put_str(struct redisidx *ix, int argc, ...)
+{
+    const char *argv[8];
+    size_t lens[8];
+    va_list ap;
+    va_start(ap, argc);
+    for (int i = 0; i < argc && i < 8; i++) {
+        argv[i] = va_arg(ap, const char *);
+        lens[i] = strlen(argv[i]);
+    }
+    va_end(ap);
+    return put(ix, argc, argv, lens);
+}
+
+/* Reads the next reply (after those to discard). An error reply is returned as a reply. */
+static enum redisidx_code get(struct redisidx *ix, redisReply **out)
+{
+    void *r = NULL;
+    *out = NULL;
+    while (ix->discard) {
+        if (redisGetReply(ix->c, &r) != REDIS_OK)
+            goto lost;
+        rfree(r);
+        r = NULL;
+        ix->discard--;
+    }
+    if (redisGetReply(ix->c, &r) != REDIS_OK)
+        goto lost;
+    *out = r;
+    return REDISIDX_OK;
+lost:;
+    enum redisidx_code rc;
+    if (ix->c->err == REDIS_ERR_OOM)
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory reading a reply");
+    else if (ix->c->err == REDIS_ERR_PROTOCOL)
+        rc = fail(ix, REDISIDX_ECORRUPT, "not the redis protocol: %s", ix->c->errstr);
+    else
+        rc = fail(ix, REDISIDX_EIO, "connection lost: %s",
+                  ix->c->errstr[0] ? ix->c->errstr : "closed");
+    drop(ix);
+    return rc;
+}
+
+/* An error reply for key (NULL: none) as a code: WRONGTYPE is a damaged key. */
+static enum redisidx_code reply_error(struct redisidx *ix, const redisReply *r, const char *what,
+                                      const char *key)
+{
+    if (!strncmp(r->str, "WRONGTYPE", 9))
+        return fail(ix, REDISIDX_ECORRUPT, "key %s holds a value of the wrong type (%s)",
+                    key ? key : "?", what);
+    return fail(ix, REDISIDX_EIO, "%s%s%s: %s", what, key ? " " : "", key ? key : "", r->str);
+}
+
+/* Expects a reply of type (a status, "QUEUED" and "OK" being statuses); 0 or an error. */
+static enum redisidx_code expect_type(struct redisidx *ix, const redisReply *r, int type,
+                                      const char *what, const char *key)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        return reply_error(ix, r, what, key);
+    if (r->type != type)
+        return fail(ix, REDISIDX_ECORRUPT, "%s%s%s: unexpected reply of type %d", what,
+                    key ? " " : "", key ? key : "", r->type);
+    return REDISIDX_OK;
+}
+
+/* ---- keys ---- */
+
+static void key_bucket(const struct redisidx *ix, unsigned t, uint64_t fp, char *out)
+{
+    uint64_t v = 0;
+    for (unsigned i = 0; i < ix->bucket_bits; i++)
+        v = v << 1 | ((fp >> ix->bpos[t][i]) & 1u);
+    snprintf(out, KEY_MAX, "%s:b:%u:%0*llx", ix->prefix, t, (int)((ix->bucket_bits + 3) / 4),
+             (unsigned long long)v);
+}
+
+static uint64_t shard_of(const struct redisidx *ix, const void *s, size_t len)
+{
+    return ix->shard_bits ? XXH3_64bits(s, len) >> (64 - ix->shard_bits) : 0;
+}
+
+static void key_id(const struct redisidx *ix, const char *id, size_t len, char *out)
+{
+    snprintf(out, KEY_MAX, "%s:i:%llx", ix->prefix, (unsigned long long)shard_of(ix, id, len));
+}
+
+static void key_pay(const struct redisidx *ix, const void *key, size_t len, char *out)
+{
+    snprintf(out, KEY_MAX, "%s:p:%llx", ix->prefix, (unsigned long long)shard_of(ix, key, len));
+}
+
+static void key_doc(const struct redisidx *ix, uint64_t doc, char *out)
+{
+    snprintf(out, KEY_MAX, "%s:d:%llx", ix->prefix,
+             (unsigned long long)(doc >> DOC_SHARD_SHIFT));
+}
+
+static void key_named(const struct redisidx *ix, const char *name, char *out)
+{
+    snprintf(out, KEY_MAX, "%s:%s", ix->prefix, name);
+}
+
+/* ---- the meta record ---- */
+
+static int meta_format(const struct redisidx *ix, char *out, size_t len)
+{
+    int n = snprintf(out, len,
+                     META_TAG "%u method=simhash fingerprint=%u k=%u levels=%u blocks=%u,%u "
+                              "bucket_bits=%u shard_bits=%u",
+                     META_FORMAT, (unsigned)DEDUP_FINGERPRINT_VERSION, ix->k,
+                     ix->design.levels, ix->design.blocks[0], ix->design.blocks[1],
+                     ix->bucket_bits, ix->shard_bits);
+    return n > 0 && (size_t)n < len ? n : -1;
+}
+
+/* Fills the design, bucket positions and shard bits from a design and sizes. */
+static enum redisidx_code layout_set(struct redisidx *ix, const struct dedup_design *d,
+                                     unsigned bucket_bits, unsigned shard_bits)
+{
+    uint64_t masks[DEDUP_MAX_TABLES];
+    enum dedup_code dc = dedup_design_keymasks(d, masks);
+    if (dc == DEDUP_ENOMEM)
+        return fail(ix, REDISIDX_ENOMEM, "out of memory");
+    if (dc != DEDUP_OK)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta: not a valid table design",
+                    ix->prefix);
+    ix->design = *d;
+    ix->design.key_bits_min = 64;
+    ix->design.key_bits_max = 0;
+    for (unsigned t = 0; t < d->tables; t++) {
+        unsigned kb = (unsigned)__builtin_popcountll(masks[t]);
+        if (kb < ix->design.key_bits_min)
+            ix->design.key_bits_min = kb;
+        if (kb > ix->design.key_bits_max)
+            ix->design.key_bits_max = kb;
+    }
+    for (unsigned t = 0; t < d->tables; t++) {
+        unsigned have = 0;
+        for (int b = 63; b >= 0 && have < bucket_bits; b--)
+            if (masks[t] >> b & 1u)
+                ix->bpos[t][have++] = (uint8_t)b;
+        if (have < bucket_bits)
+            return fail(ix, REDISIDX_ECORRUPT,
+                        "key %s:meta: bucket_bits %u over table %u's %u key bits", ix->prefix,
+                        bucket_bits, t, have);
+    }
+    ix->bucket_bits = bucket_bits;
+    ix->shard_bits = shard_bits;
+    return REDISIDX_OK;
+}
+
+static unsigned log2_floor(uint64_t v)
+{
+    unsigned b = 0;
+    while (v >>= 1)
+        b++;
+    return b;
+}
+
+/* The layout of a new index of k for ix->expect fingerprints. */
+static enum redisidx_code layout_new(struct redisidx *ix, unsigned k)
+{
+    struct dedup_design d;
+    enum dedup_code dc = dedup_design_choose(k, ix->expect, 0, &d);
+    if (dc != DEDUP_OK)
+        return fail(ix, dc == DEDUP_ENOMEM ? REDISIDX_ENOMEM : REDISIDX_EINVAL,
+                    "no table design for k %u", k);
+    unsigned lg = log2_floor(ix->expect);
+    unsigned bb = lg > BUCKET_TARGET_BITS + 1 ? lg - BUCKET_TARGET_BITS : 1;
+    if (bb > d.key_bits_min)
+        bb = d.key_bits_min;
+    if (bb < 1)
+        bb = 1;
+    unsigned sb = lg > 6 ? lg - 6 : 0; /* ~64 ids a shard */
+    if (sb > 24)
+        sb = 24;
+    ix->k = k;
+    return layout_set(ix, &d, bb, sb);
+}
+
+/* Parses a meta record s[0..len) into ix (k, design, bits). */
+static enum redisidx_code meta_parse(struct redisidx *ix, const char *s, size_t len)
+{
+    char buf[256], method[16];
+    unsigned fmt, fpv, k, levels, b0, b1, bb, sb;
+    int used = -1;
+    if (len >= sizeof buf || memchr(s, '\0', len))
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta is not a meta record (%zu bytes)",
+                    ix->prefix, len);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (strncmp(buf, META_TAG, strlen(META_TAG)) != 0)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta is not a simcrawl index ('%.40s')",
+                    ix->prefix, buf);
+    if (sscanf(buf + strlen(META_TAG), "%u", &fmt) == 1 && fmt != META_FORMAT)
+        return fail(ix, REDISIDX_EVERSION, "key %s:meta: index format %u, this is format %u",
+                    ix->prefix, fmt, META_FORMAT);
+    if (sscanf(buf,
+               META_TAG "%u method=%15s fingerprint=%u k=%u levels=%u blocks=%u,%u "
+                        "bucket_bits=%u shard_bits=%u%n",
+               &fmt, method, &fpv, &k, &levels, &b0, &b1, &bb, &sb, &used) != 9 ||
+        used != (int)len)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta is damaged: '%s'", ix->prefix, buf);
+    if (strcmp(method, "simhash") != 0)
+        return fail(ix, REDISIDX_EMETHOD, "key %s:meta: a %s index; only simhash is "
+                                          "supported on redis", ix->prefix, method);
+    if (fpv != DEDUP_FINGERPRINT_VERSION)
+        return fail(ix, REDISIDX_EVERSION,
+                    "key %s:meta: fingerprint version %u, this build computes version %u "
+                    "(rebuild the index under another prefix)",
+                    ix->prefix, fpv, (unsigned)DEDUP_FINGERPRINT_VERSION);
+    if (k > DEDUP_K_MAX || levels < 1 || levels > 2 || b0 > 64 || b1 > 64 || bb < 1 ||
+        bb > 64 || sb > 24)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta is damaged: '%s'", ix->prefix, buf);
+    struct dedup_design d = {.k = k, .levels = levels, .blocks = {b0, b1}};
+    /* the number of tables of this shape: the design for that many tables must be it */
+    uint64_t masks[DEDUP_MAX_TABLES];
+    unsigned tables = 0;
+    for (unsigned t = 1; t <= DEDUP_MAX_TABLES && !tables; t++) {
+        d.tables = t;
+        if (dedup_design_keymasks(&d, masks) == DEDUP_OK)
+            tables = t;
+    }
+    if (!tables)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta: blocks %u,%u is no design for k %u",
+                    ix->prefix, b0, b1, k);
+    d.tables = tables;
+    ix->k = k;
+    return layout_set(ix, &d, bb, sb);
+}
+
+/* ---- connecting ---- */
+
+static enum redisidx_code simple(struct redisidx *ix, redisReply **r, int argc,
+                                 const char **argv, const size_t *lens, const char *what)
+{
+    enum redisidx_code rc = put(ix, argc, argv, lens);
+    if (rc == REDISIDX_OK)
+        rc = get(ix, r);
+    if (rc == REDISIDX_OK)
+        ix->round_trips++;
+    (void)what;
+    return rc;
+}
+
+/* Reads PREFIX:meta; creates it when missing (k_want, or the default). */
+static enum redisidx_code meta_ensure(struct redisidx *ix, unsigned k_want, int create)
+{
+    char key[KEY_MAX], mine[256];
+    key_named(ix, "meta", key);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        redisReply *r = NULL;
+        const char *argv[5] = {"GET", key};
+        size_t lens[5] = {3, strlen(key)};
+        enum redisidx_code rc = simple(ix, &r, 2, argv, lens, "GET");
+        if (rc != REDISIDX_OK)
+            return rc;
+        if (r->type == REDIS_REPLY_STRING) {
+            if (ix->meta) { /* a reconnect: the same index? */
+                int same = r->len == ix->meta_len && !memcmp(r->str, ix->meta, r->len);
+                rfree(r);
+                if (!same)
+                    return fail(ix, REDISIDX_ECORRUPT,
+                                "key %s changed while the index was open", key);
+                return REDISIDX_OK;
+            }
+            rc = meta_parse(ix, r->str, r->len);
+            if (rc == REDISIDX_OK && !(ix->meta = malloc(r->len + 1)))
+                rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+            if (rc == REDISIDX_OK) {
+                memcpy(ix->meta, r->str, r->len);
+                ix->meta_len = r->len;
+            }
+            rfree(r);
+            if (rc == REDISIDX_OK && (k_want || ix->k_zero) && k_want != ix->k)
+                rc = fail(ix, REDISIDX_EMISMATCH, "the index has k %u, not %u", ix->k, k_want);
+            return rc;
+        }
+        if (r->type != REDIS_REPLY_NIL) {
+            rc = expect_type(ix, r, REDIS_REPLY_STRING, "GET", key);
+            rfree(r);
+            return rc;
+        }
+        rfree(r);
+        if (!create)
+            return fail(ix, REDISIDX_ECORRUPT, "key %s is gone (the index was deleted)", key);
+        rc = layout_new(ix, k_want || ix->k_zero ? k_want : DEDUP_K_DEFAULT);
+        int n = rc == REDISIDX_OK ? meta_format(ix, mine, sizeof mine) : 0;
+        if (rc != REDISIDX_OK)
+            return rc;
+        const char *sargv[4] = {"SET", key, mine, "NX"};
+        size_t slens[4] = {3, strlen(key), (size_t)n, 2};
+        rc = simple(ix, &r, 4, sargv, slens, "SET");
+        if (rc != REDISIDX_OK)
+            return rc;
+        if (r->type == REDIS_REPLY_ERROR) {
+            rc = reply_error(ix, r, "SET", key);
+            rfree(r);
+            return rc;
+        }
+        rfree(r); /* OK, or nil: another client made it first; read it */
+    }
+    return fail(ix, REDISIDX_ECORRUPT, "key %s: cannot create or read it", key);
+}
+
+static enum redisidx_code connect_(struct redisidx *ix, int create)
+{
+    if (ix->c)
+        return REDISIDX_OK;
+    ix->discard = 0;
+    if (ix->unix_path)
+        ix->c = redisConnectUnixWithTimeout(ix->unix_path, ix->tv);
+    else
+        ix->c = redisConnectWithTimeout(ix->host, ix->port, ix->tv);
+    if (!ix->c)
+        return fail(ix, REDISIDX_ENOMEM, "out of memory connecting");
+    if (ix->c->err) {
+        enum redisidx_code rc = fail(ix, REDISIDX_EIO, "cannot connect: %s", ix->c->errstr);
+        drop(ix);
+        return rc;
+    }
+    if (redisSetTimeout(ix->c, ix->tv) != REDIS_OK) {
+        enum redisidx_code rc = fail(ix, REDISIDX_EIO, "cannot set the timeout: %s",
+                                     ix->c->errstr);
+        drop(ix);
+        return rc;
+    }
+    redisReply *r = NULL;
+    enum redisidx_code rc = REDISIDX_OK;
+    if (ix->pass) {
+        const char *argv[3] = {"AUTH", ix->user ? ix->user : ix->pass, ix->pass};
+        size_t lens[3] = {4, strlen(argv[1]), strlen(ix->pass)};
+        rc = simple(ix, &r, ix->user ? 3 : 2, argv, lens, "AUTH");
+        if (rc == REDISIDX_OK)
+            rc = expect_type(ix, r, REDIS_REPLY_STATUS, "AUTH", NULL);
+        rfree(r);
+        r = NULL;
+    }
+    if (rc == REDISIDX_OK && ix->db) {
+        char db[16];
+        snprintf(db, sizeof db, "%d", ix->db);
+        const char *argv[2] = {"SELECT", db};
+        size_t lens[2] = {6, strlen(db)};
+        rc = simple(ix, &r, 2, argv, lens, "SELECT");
+        if (rc == REDISIDX_OK)
+            rc = expect_type(ix, r, REDIS_REPLY_STATUS, "SELECT", NULL);
+        rfree(r);
+    }
+    if (rc == REDISIDX_OK)
+        rc = meta_ensure(ix, ix->k, create);
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    return rc;
+}
+
+enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
+                                 struct redisidx **out, char *err, size_t errlen)
+{
+    enum redisidx_code rc;
+    if (err && errlen)
+        err[0] = '\0';
+    if (!out)
+        return REDISIDX_EINVAL;
+    *out = NULL;
+    if (!url) {
+        if (err && errlen)
+            snprintf(err, errlen, "no redis url");
+        return REDISIDX_EINVAL;
+    }
+    struct redisidx *ix = calloc(1, sizeof *ix);
+    if (!ix)
+        return REDISIDX_ENOMEM;
+    if (pthread_mutex_init(&ix->mu, NULL) != 0) {
+        free(ix);
+        return REDISIDX_ENOMEM;
+    }
+    snprintf(ix->prefix, sizeof ix->prefix, "%s", DEFAULT_PREFIX);
+    ix->expect = DEFAULT_EXPECT;
+    ix->tv.tv_sec = (time_t)DEFAULT_TIMEOUT;
+    ix->max_retries = o && o->max_retries ? o->max_retries : DEFAULT_RETRIES;
+    /* the URL in messages, without a password */
+    const char *at = strchr(url, '@');
+    const char *q = strchr(url, '?');
+    if (at && (!q || at < q) && !strncmp(url, "redis://", 8)) {
+        size_t n = strlen(url) - (size_t)(at + 1 - url) + 8 + 1;
+        ix->url = malloc(n);
+        if (ix->url)
+            snprintf(ix->url, n, "redis://%s", at + 1);
+    } else
+        ix->url = strdup(url);
+    if (!ix->url) {
+        rc = REDISIDX_ENOMEM;
+        goto out;
+    }
+    if (o && o->k > DEDUP_K_MAX) {
+        rc = fail(ix, REDISIDX_EINVAL, "k %u is over %d", o->k, DEDUP_K_MAX);
+        goto out;
+    }
+    if (o && o->method && strcmp(o->method, "simhash") != 0) {
+        rc = fail(ix, strcmp(o->method, "minhash") == 0 ? REDISIDX_EMETHOD : REDISIDX_EINVAL,
+                  "the %s method is not supported on redis (only simhash)", o->method);
+        goto out;
+    }
+    rc = parse_url(ix, url);
+    if (rc != REDISIDX_OK)
+        goto out;
+    ix->k = o ? o->k : 0;
+    ix->k_zero = o && o->k_zero && !o->k;
+    rc = connect_(ix, 1);
+out:
+    if (rc != REDISIDX_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", ix->err[0] ? ix->err : redisidx_strerror(rc));
+        redisidx_close(ix);
+        return rc;
+    }
+    ix->err[0] = '\0';
+    *out = ix;
+    return REDISIDX_OK;
+}
+
+void redisidx_close(struct redisidx *ix)
+{
+    if (!ix)
+        return;
+    drop(ix);
+    pthread_mutex_destroy(&ix->mu);
+    free(ix->url);
+    free(ix->unix_path);
+    free(ix->user);
+    free(ix->pass);
+    free(ix->meta);
+    free(ix);
+}
+
+const char *redisidx_errmsg(const struct redisidx *ix)
+{
+    return ix ? ix->err : "";
+}
+
+unsigned redisidx_k(const struct redisidx *ix)
+{
+    return ix->k;
+}
+
+const char *redisidx_url(const struct redisidx *ix)
+{
+    return ix->url;
+}
+
+void redisidx_result_release(struct redisidx_result *r)
+{
+    if (!r)
+        return;
+    free(r->dup_id);
+    memset(r, 0, sizeof *r);
+}
+
+static enum redisidx_code result_dup(struct redisidx *ix, struct redisidx_result *r,
+                                     const char *id, size_t len)
+{
+    if (r->dup_cap < len + 1) {
+        char *n = realloc(r->dup_id, len + 1);
+        if (!n)
+            return fail(ix, REDISIDX_ENOMEM, "out of memory");
+        r->dup_id = n;
+        r->dup_cap = len + 1;
+    }
+    memcpy(r->dup_id, id, len);
+    r->dup_id[len] = '\0';
+    r->dup_id_len = len;
+    return REDISIDX_OK;
+}
+
+static void result_reset(struct redisidx_result *r)
+{
+    r->verdict = REDISIDX_UNKNOWN;
+    r->added = 0;
+    r->fp = 0;
+    r->distance = 0;
+    if (r->dup_id)
+        r->dup_id[0] = '\0';
+    r->dup_id_len = 0;
+}
+
+/* ---- parsing stored values ---- */
+
+static int parse_i64(const char *s, size_t len, int64_t *out)
+{
+    char buf[24];
+    char *end;
+    if (!len || len >= sizeof buf)
+        return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno || *end || end == buf)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_hex64(const char *s, size_t len, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (len != 16)
+        return -1;
+    for (size_t i = 0; i < 16; i++) {
+        int h = hexval((unsigned char)s[i]);
+        if (h < 0)
+            return -1;
+        v = v << 4 | (unsigned)h;
+    }
+    *out = v;
+    return 0;
+}
+
+/* An id record "DOC FPHEX16[ PAYLOADHEX]": doc and fp. */
+static int parse_idrec(const char *s, size_t len, uint64_t *doc, uint64_t *fp)
+{
+    const char *sp = memchr(s, ' ', len);
+    int64_t d;
+    if (!sp || parse_i64(s, (size_t)(sp - s), &d) != 0 || d < 1)
+        return -1;
+    size_t rest = len - (size_t)(sp + 1 - s);
+    if (rest < 16 || parse_hex64(sp + 1, 16, fp) != 0 || (rest > 16 && sp[17] != ' '))
+        return -1;
+    *doc = (uint64_t)d;
+    return 0;
+}
+
+/* A document record "FPHEX16 ID": fp and the id's bytes. */
+static int parse_docrec(const char *s, size_t len, uint64_t *fp, const char **id,
+                        size_t *id_len)
+{
+    if (len < 18 || s[16] != ' ' || parse_hex64(s, 16, fp) != 0)
+        return -1;
+    *id = s + 17;
+    *id_len = len - 17;
+    return 0;
+}
+
+static char *hex_of(const void *p, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+    return out;
+}
+
+/* ---- the check ---- */
+
+/* Per page of a batch: where its replies are, and what was decided. */
+struct pstate {
+    redisReply *id_r, *pay_r;
+    redisReply **bucket_r; /* T */
+    uint64_t doc;          /* the number it gets when NEW */
+    int new_in_batch;      /* NEW and added by this batch */
+    int want_doc;          /* its answer needs the document want (EXEC reply index) */
+    uint64_t want;
+    size_t exec_at;
+};
+
+static int page_args_ok(struct redisidx *ix, const struct redisidx_page *p, enum redisidx_code *rc)
+{
+    if (!p->id || !p->id_len || memchr(p->id, '\0', p->id_len)) {
+        *rc = fail(ix, REDISIDX_EINVAL, "an empty id or an id with a NUL byte");
+        return 0;
+    }
+    if (p->id_len > REDISIDX_MAX_ID_BYTES) {
+        *rc = fail(ix, REDISIDX_ETOOLARGE, "an id of %zu bytes (at most %u)", p->id_len,
+                   REDISIDX_MAX_ID_BYTES);
+        return 0;
+    }
+    if (p->key && (!p->key_len || p->key_len > REDISIDX_MAX_KEY_BYTES)) {
+        *rc = fail(ix, REDISIDX_ETOOLARGE, "a payload key of %zu bytes (1 to %u)", p->key_len,
+                   REDISIDX_MAX_KEY_BYTES);
+        return 0;
+    }
+    return 1;
+}
+
+/* Reads the candidates of one bucket reply: the nearest within k into best (distance,
+ * doc); 0 or an error. */
+static enum redisidx_code bucket_scan(struct redisidx *ix, const redisReply *r, const char *key,
+                                      uint64_t fp, unsigned k, unsigned *best_d,
+                                      uint64_t *best_doc, uint64_t *best_fp, int *found)
+{
+    enum redisidx_code rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key);
+    if (rc != REDISIDX_OK)
+        return rc;
+    if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key,
+                    r->elements);
+    for (size_t i = 0; i < r->elements; i += 2) {
+        const redisReply *f = r->element[i], *v = r->element[i + 1];
+        int64_t sf, sd;
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+            parse_i64(f->str, f->len, &sf) != 0 || parse_i64(v->str, v->len, &sd) != 0 ||
+            sd < 1)
+            return fail(ix, REDISIDX_ECORRUPT,
+                        "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
+        uint64_t c = (uint64_t)sf;
+        unsigned d = (unsigned)__builtin_popcountll(c ^ fp);
+        if (d > k)
+            continue;
+        if (!*found || d < *best_d || (d == *best_d && (uint64_t)sd < *best_doc)) {
+            *found = 1;
+            *best_d = d;
+            *best_doc = (uint64_t)sd;
+            *best_fp = c;
+        }
+    }
+    return REDISIDX_OK;
+}
+
+/* The adds of one NEW page into the open MULTI: buckets, document, id, payload, count. */
+static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_page *p,
+                                    uint64_t doc, size_t *queued)
+{
+    char key[KEY_MAX], fpdec[24], docdec[24], fphex[17];
+    enum redisidx_code rc = REDISIDX_OK;
+    snprintf(fpdec, sizeof fpdec, "%lld", (long long)(int64_t)p->fp);
+    snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)doc);
+    snprintf(fphex, sizeof fphex, "%016llx", (unsigned long long)p->fp);
+    for (unsigned t = 0; rc == REDISIDX_OK && t < ix->design.tables; t++) {
+        key_bucket(ix, t, p->fp, key);
+        const char *argv[4] = {"HSET", key, fpdec, docdec};
+        size_t lens[4] = {4, strlen(key), strlen(fpdec), strlen(docdec)};
+        rc = put(ix, 4, argv, lens);
+        (*queued)++;
+    }
+    if (rc != REDISIDX_OK)
+        return rc;
+    /* the document: "FPHEX16 ID" */
+    char *rec = malloc(17 + p->id_len);
+    if (!rec)
+        return fail(ix, REDISIDX_ENOMEM, "out of memory");
+    memcpy(rec, fphex, 16);
+    rec[16] = ' ';
+    memcpy(rec + 17, p->id, p->id_len);
+    key_doc(ix, doc, key);
+    {
+        const char *argv[4] = {"HSET", key, docdec, rec};
+        size_t lens[4] = {4, strlen(key), strlen(docdec), 17 + p->id_len};
+        rc = put(ix, 4, argv, lens);
+        (*queued)++;
+    }
+    free(rec);
+    if (rc != REDISIDX_OK)
+        return rc;
+    /* the id: "DOC FPHEX16[ PAYLOADHEX]" */
+    char idrec[24 + 17 + 2 * REDISIDX_MAX_KEY_BYTES + 2];
+    char payhex[2 * REDISIDX_MAX_KEY_BYTES + 1] = "";
+    if (p->key)
+        hex_of(p->key, p->key_len, payhex);
+    snprintf(idrec, sizeof idrec, "%s %s%s%s", docdec, fphex, p->key ? " " : "", payhex);
+    key_id(ix, p->id, p->id_len, key);
+    {
+        const char *argv[4] = {"HSET", key, p->id, idrec};
+        size_t lens[4] = {4, strlen(key), p->id_len, strlen(idrec)};
+        rc = put(ix, 4, argv, lens);
+        (*queued)++;
+    }
+    if (rc == REDISIDX_OK && p->key) {
+        key_pay(ix, p->key, p->key_len, key);
+        const char *argv[4] = {"HSET", key, p->key, docdec};
+        size_t lens[4] = {4, strlen(key), p->key_len, strlen(docdec)};
+        rc = put(ix, 4, argv, lens);
+        (*queued)++;
+    }
+    if (rc == REDISIDX_OK) {
+        key_named(ix, "count", key);
+        rc = put_str(ix, 2, "INCR", key);
+        (*queued)++;
+    }
+    return rc;
+}
+
+/* One attempt at deciding p[0..n): REDISIDX_OK, REDISIDX_ECONFLICT (EXEC failed: try
+ * again) or an error. */
+static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_page *p,
+                                     size_t n, struct redisidx_result *r, int read_only)
+{
+    unsigned T = ix->design.tables;
+    enum redisidx_code rc = REDISIDX_OK;
+    struct pstate *ps = calloc(n, sizeof *ps);
+    redisReply **br = calloc(n * T + 1, sizeof *br);
+    redisReply *seq_r = NULL, *exec_r = NULL;
+    size_t n_replies = 0;
+    char key[KEY_MAX];
+    char (*wkeys)[KEY_MAX] = malloc((T + 2) * sizeof *wkeys);
+    if (!ps || !br || !wkeys) {
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* round trip 1: WATCH, reads, the sequence */
+    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
+        ps[i].bucket_r = br + i * T;
+        if (!read_only) {
+            const char *argv[DEDUP_MAX_TABLES + 3];
+            size_t lens[DEDUP_MAX_TABLES + 3];
+            int argc = 0;
+            argv[argc] = "WATCH";
+            lens[argc++] = 5;
+            for (unsigned t = 0; t < T; t++) {
+                key_bucket(ix, t, p[i].fp, wkeys[t]);
+                argv[argc] = wkeys[t];
+                lens[argc] = strlen(wkeys[t]);
+                argc++;
+            }
+            key_id(ix, p[i].id, p[i].id_len, wkeys[T]);
+            argv[argc] = wkeys[T];
+            lens[argc] = strlen(wkeys[T]);
+            argc++;
+            if (p[i].key) {
+                key_pay(ix, p[i].key, p[i].key_len, wkeys[T + 1]);
+                argv[argc] = wkeys[T + 1];
+                lens[argc] = strlen(wkeys[T + 1]);
+                argc++;
+            }
+            rc = put(ix, argc, argv, lens);
+            n_replies++;
+        }
+        key_id(ix, p[i].id, p[i].id_len, key);
+        if (rc == REDISIDX_OK) {
+            const char *argv[3] = {"HGET", key, p[i].id};
+            size_t lens[3] = {4, strlen(key), p[i].id_len};
+            rc = put(ix, 3, argv, lens);
+            n_replies++;
+        }
+        if (rc == REDISIDX_OK && p[i].key) {
+            key_pay(ix, p[i].key, p[i].key_len, key);
+            const char *argv[3] = {"HGET", key, p[i].key};
+            size_t lens[3] = {4, strlen(key), p[i].key_len};
+            rc = put(ix, 3, argv, lens);
+            n_replies++;
+        }
+        for (unsigned t = 0; rc == REDISIDX_OK && t < T; t++) {
+            key_bucket(ix, t, p[i].fp, key);
+            rc = put_str(ix, 2, "HGETALL", key);
+            n_replies++;
+        }
+    }
+    if (rc == REDISIDX_OK && !read_only) {
+        char nb[24];
+        key_named(ix, "seq", key);
+        snprintf(nb, sizeof nb, "%zu", n);
+        rc = put_str(ix, 3, "INCRBY", key, nb);
+    }
+    if (rc != REDISIDX_OK)
+        goto done;
+    ix->round_trips++;
+    for (size_t i = 0; i < n; i++) {
+        redisReply *w = NULL;
+        if (!read_only) {
+            rc = get(ix, &w);
+            if (rc == REDISIDX_OK)
+                rc = expect_type(ix, w, REDIS_REPLY_STATUS, "WATCH", NULL);
+            rfree(w);
+            if (rc != REDISIDX_OK)
+                goto done;
+        }
+        if ((rc = get(ix, &ps[i].id_r)) != REDISIDX_OK)
+            goto done;
+        if (p[i].key && (rc = get(ix, &ps[i].pay_r)) != REDISIDX_OK)
+            goto done;
+        for (unsigned t = 0; t < T; t++)
+            if ((rc = get(ix, &ps[i].bucket_r[t])) != REDISIDX_OK)
+                goto done;
+    }
+    uint64_t first_doc = 0;
+    if (!read_only) {
+        if ((rc = get(ix, &seq_r)) != REDISIDX_OK)
+            goto done;
+        key_named(ix, "seq", key);
+        if ((rc = expect_type(ix, seq_r, REDIS_REPLY_INTEGER, "INCRBY", key)) != REDISIDX_OK)
+            goto done;
+        if (seq_r->integer < (long long)n) {
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: sequence %lld", key, seq_r->integer);
+            goto done;
+        }
+        first_doc = (uint64_t)seq_r->integer - n + 1;
+    }
+
+    /* the decisions, in order */
+    size_t exec_n = 0; /* commands queued in MULTI */
+    int multi = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct redisidx_result *res = &r[i];
+        result_reset(res);
+        ps[i].doc = first_doc + i;
+        /* the id */
+        redisReply *x = ps[i].id_r;
+        key_id(ix, p[i].id, p[i].id_len, key);
+        if (x->type == REDIS_REPLY_STRING) {
+            uint64_t doc, fp;
+            if (parse_idrec(x->str, x->len, &doc, &fp) != 0) {
+                rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged",
+                          key, (int)(p[i].id_len > 200 ? 200 : p[i].id_len), p[i].id);
+                goto done;
+            }
+            res->verdict = REDISIDX_KNOWN_ID;
+            res->fp = fp;
+            continue;
+        }
+        if (x->type != REDIS_REPLY_NIL &&
+            (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
+            goto done;
+        size_t j;
+        for (j = 0; j < i; j++)
+            if (ps[j].new_in_batch && p[j].id_len == p[i].id_len &&
+                !memcmp(p[j].id, p[i].id, p[i].id_len))
+                break;
+        if (j < i) {
+            res->verdict = REDISIDX_KNOWN_ID;
+            res->fp = p[j].fp;
+            continue;
+        }
+        if (read_only && !p[i].key)
+            continue; /* lookup: UNKNOWN */
+        /* the payload key */
+        if (p[i].key) {
+            x = ps[i].pay_r;
+            key_pay(ix, p[i].key, p[i].key_len, key);
+            if (x->type == REDIS_REPLY_STRING) {
+                int64_t doc;
+                if (parse_i64(x->str, x->len, &doc) != 0 || doc < 1) {
+                    rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a payload entry is damaged", key);
+                    goto done;
+                }
+                res->verdict = REDISIDX_EXACT;
+                ps[i].want_doc = 1;
+                ps[i].want = (uint64_t)doc;
+                continue;
+            }
+            if (x->type != REDIS_REPLY_NIL &&
+                (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
+                goto done;
+            for (j = 0; j < i; j++)
+                if (ps[j].new_in_batch && p[j].key && p[j].key_len == p[i].key_len &&
+                    !memcmp(p[j].key, p[i].key, p[i].key_len))
+                    break;
+            if (j < i) {
+                res->verdict = REDISIDX_EXACT;
+                res->fp = p[j].fp;
+                if ((rc = result_dup(ix, res, p[j].id, p[j].id_len)) != REDISIDX_OK)
+                    goto done;
+                continue;
+            }
+        }
+        if (read_only)
+            continue;
+        /* the candidates: the buckets, and the batch's NEW pages */
+        unsigned best_d = 0;
+        uint64_t best_doc = 0, best_fp = 0;
+        int found = 0;
+        for (unsigned t = 0; t < T; t++) {
+            key_bucket(ix, t, p[i].fp, key);
+            rc = bucket_scan(ix, ps[i].bucket_r[t], key, p[i].fp, ix->k, &best_d, &best_doc,
+                             &best_fp, &found);
+            if (rc != REDISIDX_OK)
+                goto done;
+        }
+        size_t best_j = n;
+        for (j = 0; j < i; j++) {
+            if (!ps[j].new_in_batch)
+                continue;
+            unsigned d = (unsigned)__builtin_popcountll(p[j].fp ^ p[i].fp);
+            if (d <= ix->k &&
+                (!found || d < best_d || (d == best_d && ps[j].doc < best_doc))) {
+                found = 1;
+                best_d = d;
+                best_doc = ps[j].doc;
+                best_fp = p[j].fp;
+                best_j = j;
+            }
+        }
+        if (found) {
+            res->verdict = REDISIDX_NEAR;
+            res->distance = best_d;
+            res->fp = best_fp;
+            if (best_j < n) {
+                if ((rc = result_dup(ix, res, p[best_j].id, p[best_j].id_len)) != REDISIDX_OK)
+                    goto done;
+            } else {
+                ps[i].want_doc = 1;
+                ps[i].want = best_doc;
+            }
+            continue;
+        }
+        res->verdict = REDISIDX_NEW;
+        if (p[i].flags & REDISIDX_NO_ADD)
+            continue;
+        ps[i].new_in_batch = 1;
+    }
+    if (read_only) {
+        for (size_t i = 0; i < n; i++)
+            if (ps[i].want_doc)
+                multi = 1;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (ps[i].want_doc || ps[i].new_in_batch)
+                multi = 1;
+    }
+    if (!multi) {
+        if (!read_only) { /* sent in front of the next command */
+            rc = put_str(ix, 1, "UNWATCH");
+            if (rc == REDISIDX_OK)
+                ix->discard++;
+        }
+        goto done;
+    }
+    /* round trip 2: MULTI, the originals' documents, the adds, EXEC */
+    rc = put_str(ix, 1, "MULTI");
+    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
+        if (!ps[i].want_doc)
+            continue;
+        char docdec[24];
+        key_doc(ix, ps[i].want, key);
+        snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)ps[i].want);
+        ps[i].exec_at = exec_n++;
+        rc = put_str(ix, 3, "HGET", key, docdec);
+    }
+    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++)
+        if (ps[i].new_in_batch)
+            rc = queue_add(ix, &p[i], ps[i].doc, &exec_n);
+    if (rc == REDISIDX_OK)
+        rc = put_str(ix, 1, "EXEC");
+    if (rc != REDISIDX_OK)
+        goto done;
+    ix->round_trips++;
+    for (size_t q = 0; q <= exec_n; q++) { /* +OK, then +QUEUED each */
+        redisReply *s = NULL;
+        rc = get(ix, &s);
+        if (rc == REDISIDX_OK)
+            rc = expect_type(ix, s, REDIS_REPLY_STATUS, q ? "queueing" : "MULTI", NULL);
+        rfree(s);
+        if (rc != REDISIDX_OK) {
+            drop(ix); /* a transaction left open */
+            goto done;
+        }
+    }
+    if ((rc = get(ix, &exec_r)) != REDISIDX_OK)
+        goto done;
+    if (exec_r->type == REDIS_REPLY_NIL) {
+        rc = REDISIDX_ECONFLICT; /* a watched key changed: try again */
+        goto done;
+    }
+    if ((rc = expect_type(ix, exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL)) != REDISIDX_OK)
+        goto done;
+    if (exec_r->elements != exec_n) {
+        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands",
+                  exec_r->elements, exec_n);
+        goto done;
+    }
+    for (size_t q = 0; q < exec_n; q++)
+        if (exec_r->element[q]->type == REDIS_REPLY_ERROR) {
+            rc = reply_error(ix, exec_r->element[q], "EXEC", NULL);
+            goto done;
+        }
+    for (size_t i = 0; i < n; i++) {
+        if (ps[i].new_in_batch)
+            r[i].added = 1;
+        if (!ps[i].want_doc)
+            continue;
+        const redisReply *d = exec_r->element[ps[i].exec_at];
+        const char *id;
+        size_t id_len;
+        uint64_t fp;
+        key_doc(ix, ps[i].want, key);
+        if (d->type != REDIS_REPLY_STRING || parse_docrec(d->str, d->len, &fp, &id, &id_len)) {
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: document %llu is %s", key,
+                      (unsigned long long)ps[i].want,
+                      d->type == REDIS_REPLY_NIL ? "missing" : "damaged");
+            goto done;
+        }
+        if (r[i].verdict == REDISIDX_EXACT)
+            r[i].fp = fp;
+        if ((rc = result_dup(ix, &r[i], id, id_len)) != REDISIDX_OK)
+            goto done;
+    }
+done:
+    if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT)
+        drop(ix); /* replies may be out of step */
+    if (ps)
+        for (size_t i = 0; i < n; i++) {
+            rfree(ps[i].id_r);
+            rfree(ps[i].pay_r);
+        }
+    if (br)
+        for (size_t i = 0; i < n * T; i++)
+            rfree(br[i]);
+    rfree(seq_r);
+    rfree(exec_r);
+    free(ps);
+    free(br);
+    free(wkeys);
+    return rc;
+}
+
+static void backoff(unsigned attempt)
+{
+    if (attempt < 2)
+        return;
+    unsigned cap = attempt < 10 ? attempt * 100u : 1000u; /* microseconds */
+    struct timespec ts = {0, (long)((unsigned)rand() % cap + 1) * 1000L};
+    nanosleep(&ts, NULL);
+}
+
+static enum redisidx_code decide(struct redisidx *ix, const struct redisidx_page *p, size_t n,
+                                 struct redisidx_result *r, int read_only)
+{
+    enum redisidx_code rc = REDISIDX_OK;
+    if (!ix || !p || !r || !n)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    if (n > BATCH_MAX) {
+        rc = fail(ix, REDISIDX_EINVAL, "a batch of %zu pages (at most %d)", n, BATCH_MAX);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!page_args_ok(ix, &p[i], &rc))
+            goto out;
+    for (unsigned attempt = 0;; attempt++) {
+        if (!ix->c) {
+            ix->reconnects++;
+            if ((rc = connect_(ix, 0)) != REDISIDX_OK)
+                goto out;
+        }
+        rc = check_once(ix, p, n, r, read_only);
+        if (rc != REDISIDX_ECONFLICT)
+            break;
+        ix->conflicts++;
+        if (attempt + 1 >= ix->max_retries) {
+            rc = fail(ix, REDISIDX_ECONFLICT, "%u transactions in a row lost to other clients",
+                      ix->max_retries);
+            break;
+        }
+        backoff(attempt);
+    }
+    if (rc == REDISIDX_OK && !read_only)
+        ix->checks += n;
+out:
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}
+
+enum redisidx_code redisidx_check(struct redisidx *ix, const struct redisidx_page *p,
+                                  struct redisidx_result *r)
+{
+    return decide(ix, p, 1, r, 0);
+}
+
+enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisidx_page *p,
+                                       size_t n, struct redisidx_result *r)
+{
+    return decide(ix, p, n, r, 0);
+}
+
+enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_page *p,
+                                   struct redisidx_result *r)
+{
+    return decide(ix, p, 1, r, 1);
+}
+
+/* ---- neighbours, delete, stats ---- */
+
+struct cand {
+    uint64_t doc, fp;
+    unsigned d;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->d != y->d)
+        return x->d < y->d ? -1 : 1;
+    return x->doc < y->doc ? -1 : x->doc > y->doc;
+}
+
+enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned k, size_t max,
+                                      int (*cb)(void *userdata, const char *id, uint64_t fp,
+                                                unsigned distance),
+                                      void *userdata, size_t *n_out)
+{
+    if (n_out)
+        *n_out = 0;
+    if (!ix || !cb)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    enum redisidx_code rc = REDISIDX_OK;
+    redisReply **br = NULL;
+    redisReply *exec_r = NULL;
+    struct cand *cv = NULL;
+    size_t nc = 0, cap = 0, given = 0;
+    char key[KEY_MAX];
+    unsigned T = ix->design.tables;
+    if (k > ix->k) {
+        rc = fail(ix, REDISIDX_EINVAL, "k %u is over the index's %u", k, ix->k);
+        goto out;
+    }
+    if (!ix->c) {
+        ix->reconnects++;
+        if ((rc = connect_(ix, 0)) != REDISIDX_OK)
+            goto out;
+    }
+    br = calloc(T, sizeof *br);
+    if (!br) {
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++) {
+        key_bucket(ix, t, fp, key);
+        rc = put_str(ix, 2, "HGETALL", key);
+    }
+    ix->round_trips++;
+    for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++)
+        rc = get(ix, &br[t]);
+    for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++) {
+        key_bucket(ix, t, fp, key);
+        const redisReply *r = br[t];
+        if ((rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key)) != REDISIDX_OK)
+            break;
+        if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES) {
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key,
+                      r->elements);
+            break;
+        }
+        for (size_t i = 0; i < r->elements; i += 2) {
+            int64_t sf, sd;
+            const redisReply *f = r->element[i], *v = r->element[i + 1];
+            if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+                parse_i64(f->str, f->len, &sf) || parse_i64(v->str, v->len, &sd) || sd < 1) {
+                rc = fail(ix, REDISIDX_ECORRUPT,
+                          "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
+                break;
+            }
+            unsigned d = (unsigned)__builtin_popcountll((uint64_t)sf ^ fp);
+            if (d > k)
+                continue;
+            if (nc == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                struct cand *nv = realloc(cv, ncap * sizeof *nv);
+                if (!nv) {
+                    rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+                    break;
+                }
+                cv = nv;
+                cap = ncap;
+            }
+            cv[nc++] = (struct cand){(uint64_t)sd, (uint64_t)sf, d};
+        }
+    }
+    if (rc != REDISIDX_OK)
+        goto out;
+    qsort(cv, nc, sizeof *cv, cand_cmp);
+    size_t u = 0; /* one document found through several tables counts once */
+    for (size_t i = 0; i < nc; i++)
+        if (!u || cv[u - 1].doc != cv[i].doc || cv[u - 1].d != cv[i].d)
+            cv[u++] = cv[i];
+    nc = max && u > max ? max : u;
+    if (!nc)
+        goto out;
+    rc = put_str(ix, 1, "MULTI");
+    for (size_t i = 0; i < nc && rc == REDISIDX_OK; i++) {
+        char docdec[24];
+        key_doc(ix, cv[i].doc, key);
+        snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)cv[i].doc);
+        rc = put_str(ix, 3, "HGET", key, docdec);
+    }
+    if (rc == REDISIDX_OK)
+        rc = put_str(ix, 1, "EXEC");
+    ix->round_trips++;
+    for (size_t q = 0; q <= nc && rc == REDISIDX_OK; q++) {
+        redisReply *s = NULL;
+        rc = get(ix, &s);
+        if (rc == REDISIDX_OK)
+            rc = expect_type(ix, s, REDIS_REPLY_STATUS, "MULTI", NULL);
+        rfree(s);
+    }
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &exec_r);
+    if (rc == REDISIDX_OK)
+        rc = expect_type(ix, exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL);
+    if (rc == REDISIDX_OK && exec_r->elements != nc)
+        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", exec_r->elements,
+                  nc);
+    for (size_t i = 0; i < nc && rc == REDISIDX_OK; i++) {
+        const redisReply *d = exec_r->element[i];
+        if (d->type == REDIS_REPLY_NIL)
+            continue; /* deleted since */
+        const char *id;
+        size_t id_len;
+        uint64_t dfp;
+        key_doc(ix, cv[i].doc, key);
+        if (d->type != REDIS_REPLY_STRING || parse_docrec(d->str, d->len, &dfp, &id, &id_len) ||
+            dfp != cv[i].fp) {
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: document %llu is damaged", key,
+                      (unsigned long long)cv[i].doc);
+            break;
+        }
+        char *copy = malloc(id_len + 1);
+        if (!copy) {
+            rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(copy, id, id_len);
+        copy[id_len] = '\0';
+        given++;
+        int stop = cb(userdata, copy, dfp, cv[i].d);
+        free(copy);
+        if (stop)
+            break;
+    }
+out:
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    if (br)
+        for (unsigned t = 0; t < T; t++)
+            rfree(br[t]);
+    free(br);
+    rfree(exec_r);
+    free(cv);
+    if (n_out)
+        *n_out = given;
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}
+
+/* One attempt at deleting id: OK with *deleted, ECONFLICT, or an error. */
+static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_t id_len,
+                                      int *deleted)
+{
+    char ikey[KEY_MAX], key[KEY_MAX];
+    redisReply *r = NULL;
+    enum redisidx_code rc;
+    *deleted = 0;
+    key_id(ix, id, id_len, ikey);
+    rc = put_str(ix, 2, "WATCH", ikey);
+    if (rc == REDISIDX_OK) {
+        const char *argv[3] = {"HGET", ikey, id};
+        size_t lens[3] = {4, strlen(ikey), id_len};
+        rc = put(ix, 3, argv, lens);
+    }
+    ix->round_trips++;
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &r);
+    if (rc == REDISIDX_OK)
+        rc = expect_type(ix, r, REDIS_REPLY_STATUS, "WATCH", NULL);
+    rfree(r);
+    r = NULL;
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &r);
+    if (rc != REDISIDX_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_NIL) {
+        rfree(r);
+        rc = put_str(ix, 1, "UNWATCH");
+        if (rc == REDISIDX_OK)
+            ix->discard++;
+        return rc;
+    }
+    uint64_t doc, fp;
+    if ((rc = expect_type(ix, r, REDIS_REPLY_STRING, "HGET", ikey)) != REDISIDX_OK ||
+        parse_idrec(r->str, r->len, &doc, &fp) != 0) {
+        if (rc == REDISIDX_OK)
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", ikey,
+                      (int)(id_len > 200 ? 200 : id_len), id);
+        rfree(r);
+        return rc;
+    }
+    /* the payload key, when the record has one */
+    unsigned char pay[REDISIDX_MAX_KEY_BYTES];
+    size_t pay_len = 0;
+    const char *ph = memchr(r->str, ' ', r->len);
+    ph = ph ? ph + 18 : NULL;
+    if (ph && ph < r->str + r->len) {
+        size_t hl = (size_t)(r->str + r->len - ph);
+        if (hl % 2 || hl / 2 > sizeof pay)
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", ikey,
+                      (int)(id_len > 200 ? 200 : id_len), id);
+        for (size_t i = 0; rc == REDISIDX_OK && i < hl / 2; i++) {
+            int hi = hexval((unsigned char)ph[2 * i]), lo = hexval((unsigned char)ph[2 * i + 1]);
+            if (hi < 0 || lo < 0)
+                rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a damaged payload key", ikey);
+            pay[i] = (unsigned char)(hi * 16 + lo);
+        }
+        pay_len = hl / 2;
+    }
+    rfree(r);
+    if (rc != REDISIDX_OK)
+        return rc;
+    char fpdec[24], docdec[24];
+    snprintf(fpdec, sizeof fpdec, "%lld", (long long)(int64_t)fp);
+    snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)doc);
+    size_t q = 0;
+    rc = put_str(ix, 1, "MULTI");
+    for (unsigned t = 0; rc == REDISIDX_OK && t < ix->design.tables; t++, q++) {
+        key_bucket(ix, t, fp, key);
+        rc = put_str(ix, 3, "HDEL", key, fpdec);
+    }
+    if (rc == REDISIDX_OK) {
+        key_doc(ix, doc, key);
+        rc = put_str(ix, 3, "HDEL", key, docdec);
+        q++;
+    }
+    if (rc == REDISIDX_OK) {
+        const char *argv[3] = {"HDEL", ikey, id};
+        size_t lens[3] = {4, strlen(ikey), id_len};
+        rc = put(ix, 3, argv, lens);
+        q++;
+    }
+    if (rc == REDISIDX_OK && pay_len) {
+        key_pay(ix, pay, pay_len, key);
+        const char *argv[3] = {"HDEL", key, (const char *)pay};
+        size_t lens[3] = {4, strlen(key), pay_len};
+        rc = put(ix, 3, argv, lens);
+        q++;
+    }
+    if (rc == REDISIDX_OK) {
+        key_named(ix, "count", key);
+        rc = put_str(ix, 2, "DECR", key);
+        q++;
+    }
+    if (rc == REDISIDX_OK)
+        rc = put_str(ix, 1, "EXEC");
+    ix->round_trips++;
+    for (size_t i = 0; i <= q && rc == REDISIDX_OK; i++) {
+        rc = get(ix, &r);
+        if (rc == REDISIDX_OK)
+            rc = expect_type(ix, r, REDIS_REPLY_STATUS, "MULTI", NULL);
+        rfree(r);
+        r = NULL;
+    }
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &r);
+    if (rc != REDISIDX_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_NIL)
+        rc = REDISIDX_ECONFLICT;
+    else if ((rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "EXEC", NULL)) == REDISIDX_OK)
+        *deleted = 1;
+    rfree(r);
+    return rc;
+}
+
+enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len,
+                                   int *deleted)
+{
+    if (!ix || !id || !id_len || !deleted)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    enum redisidx_code rc = REDISIDX_OK;
+    *deleted = 0;
+    if (id_len > REDISIDX_MAX_ID_BYTES)
+        goto out; /* no page can have it */
+    for (unsigned attempt = 0;; attempt++) {
+        if (!ix->c) {
+            ix->reconnects++;
+            if ((rc = connect_(ix, 0)) != REDISIDX_OK)
+                goto out;
+        }
+        rc = delete_once(ix, id, id_len, deleted);
+        if (rc != REDISIDX_ECONFLICT)
+            break;
+        ix->conflicts++;
+        if (attempt + 1 >= ix->max_retries) {
+            rc = fail(ix, REDISIDX_ECONFLICT, "%u transactions in a row lost to other clients",
+                      ix->max_retries);
+            break;
+        }
+        backoff(attempt);
+    }
+    if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT)
+        drop(ix);
+out:
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}
+
+enum redisidx_code redisidx_stats(struct redisidx *ix, struct redisidx_stats *s)
+{
+    if (!ix || !s)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    memset(s, 0, sizeof *s);
+    enum redisidx_code rc = REDISIDX_OK;
+    redisReply *cr = NULL, *mr = NULL;
+    char key[KEY_MAX];
+    if (!ix->c) {
+        ix->reconnects++;
+        if ((rc = connect_(ix, 0)) != REDISIDX_OK)
+            goto out;
+    }
+    key_named(ix, "count", key);
+    rc = put_str(ix, 2, "GET", key);
+    if (rc == REDISIDX_OK)
+        rc = put_str(ix, 2, "INFO", "memory");
+    ix->round_trips++;
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &cr);
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &mr);
+    if (rc != REDISIDX_OK)
+        goto out;
+    if (cr->type != REDIS_REPLY_NIL) {
+        int64_t v;
+        if ((rc = expect_type(ix, cr, REDIS_REPLY_STRING, "GET", key)) != REDISIDX_OK)
+            goto out;
+        if (parse_i64(cr->str, cr->len, &v) != 0 || v < 0) {
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: not a count", key);
+            goto out;
+        }
+        s->documents = (uint64_t)v;
+    }
+    if ((rc = expect_type(ix, mr, REDIS_REPLY_STRING, "INFO", NULL)) != REDISIDX_OK)
+        goto out;
+    const char *um = strstr(mr->str, "\nused_memory:");
+    if (um)
+        s->used_memory = strtoull(um + 13, NULL, 10);
+    s->k = ix->k;
+    s->tables = ix->design.tables;
+    s->bucket_bits = ix->bucket_bits;
+    s->fingerprint_version = DEDUP_FINGERPRINT_VERSION;
+    dedup_design_describe(&ix->design, s->design, sizeof s->design);
+    s->checks = ix->checks;
+    s->round_trips = ix->round_trips;
+    s->conflicts = ix->conflicts;
+    s->reconnects = ix->reconnects;
+out:
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    rfree(cr);
+    rfree(mr);
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}

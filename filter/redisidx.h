@@ -1,0 +1,195 @@
+#ifndef FILTER_REDISIDX_H
+#define FILTER_REDISIDX_H
+/*
+ * The near-duplicate index on Redis: the block-permuted tables of dedup/index.c (Manku,
+ * Jain and Das Sarma, WWW 2007) kept as Redis keys, so that many processes on many
+ * machines (crawl workers, `simcrawl serve` instances, programs on libsimcrawl) share one
+ * index and take exact, atomic decisions: of two near-duplicate pages checked at the same
+ * moment by two clients, exactly one is NEW. The same decisions, pairs and duplicate_of
+ * as the in-process index on the same pages in the same order.
+ *
+ * HOW THE CRAWL CALLS IT (crawl --redis URL, one struct redisidx per worker thread):
+ *
+ *   struct redisidx *ix; char err[256];
+ *   struct redisidx_opts o = {.k = 3};                      // 0: the index's k
+ *   if (redisidx_open(url, &o, &ix, err, sizeof err) != REDISIDX_OK) die(err);
+ *   ...for each fetched HTML page: fingerprint it (filter/pipeline.h), then
+ *   struct redisidx_page p = {.id = url, .id_len = strlen(url), .fp = fp,
+ *                             .key = sha1, .key_len = 20};   // key optional (exact dups)
+ *   struct redisidx_result r = {0};                          // reused, released once
+ *   enum redisidx_code c = redisidx_check(ix, &p, &r);
+ *   if (c != REDISIDX_OK) warn("%s", redisidx_errmsg(ix));   // names the URL; the next
+ *                                                            // call reconnects
+ *   else if (r.verdict == REDISIDX_NEW) enqueue its links;   // r.added: this call added it
+ *   else log near-duplicate of r.dup_id at r.distance (REDISIDX_NEAR) or exact (EXACT);
+ *   redisidx_result_release(&r); redisidx_close(ix);
+ *
+ * A page checked again (a worker restarted after a kill) is idempotent by id: KNOWN_ID
+ * with the decision stored for it, nothing added. redisidx_lookup() asks "id or payload
+ * known?" without a fingerprint (before fetching or parsing).
+ *
+ * The URL: redis://HOST[:PORT][/DB][?prefix=NAME&timeout=SECONDS&expect=N], or
+ * unix:///PATH[?db=DB&prefix=NAME...]. prefix (default "simcrawl") namespaces every key:
+ * several crawls share one Redis with different prefixes. expect (default 1048576): the
+ * number of fingerprints the index is made for (its table design and bucket size; used
+ * only when the index is created). timeout (default 5): connect and command timeout.
+ *
+ * Keys (all under PREFIX:, written out in docs/REDIS-INDEX.md): a meta record (format,
+ * method, k, fingerprint version, design, bucket bits: opening an index of another k,
+ * method or fingerprint version is an error), one hash per (table, bucket) of fingerprint
+ * -> document number, the documents (number -> fingerprint, id), the ids (id ->
+ * number, fingerprint, decision), the payload keys (key -> number), a counter.
+ *
+ * Atomicity (HOW IT WORKS in redisidx.c): one pipelined round trip WATCHes the candidate
+ * buckets and reads them with the id and payload; distances are computed here; a NEW page
+ * is added in MULTI/EXEC, which fails when another client wrote to one of those buckets
+ * meanwhile: then the check runs again (up to max_retries).
+ *
+ * Threading: a struct redisidx is one connection; calls on one are serialised by its
+ * mutex (thread-safe, not parallel): open one per thread for parallel checks. Errors are
+ * codes (enum redisidx_code) with a message (redisidx_errmsg: lower-case, naming the URL
+ * and what was wrong). A lost connection or a timeout is REDISIDX_EIO; the next call
+ * connects again.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+enum redisidx_code {
+    REDISIDX_OK = 0,
+    REDISIDX_ENOMEM,    /* out of memory; the object stays usable */
+    REDISIDX_EINVAL,    /* a bad argument or URL */
+    REDISIDX_EIO,       /* cannot connect, connection lost, timeout, or a Redis error
+                         * reply (OOM, READONLY, ...): the next call reconnects */
+    REDISIDX_EVERSION,  /* the index in Redis is of another format or fingerprint version */
+    REDISIDX_EMISMATCH, /* k differs from the index's k */
+    REDISIDX_EMETHOD,   /* a method the Redis index does not support (minhash), or an index
+                         * of another method */
+    REDISIDX_ECORRUPT,  /* a key of the index holds something of the wrong type or shape
+                         * (the message names the key) */
+    REDISIDX_ECONFLICT, /* max_retries transactions in a row lost to other clients */
+    REDISIDX_ETOOLARGE, /* an id or payload key over its cap */
+};
+
+/* A lower-case description of c. Static storage. */
+const char *redisidx_strerror(enum redisidx_code c);
+
+struct redisidx_opts {
+    unsigned k;               /* 0..7; 0: the index's (3 for a new one) */
+    const char *method;       /* NULL or "simhash"; "minhash": REDISIDX_EMETHOD */
+    unsigned max_retries;     /* 0: 100 */
+    int k_zero;               /* 1: k 0 is meant (identical fingerprints only), not "the
+                               * index's" */
+};
+
+struct redisidx;
+
+/*
+ * Connects to url, checks (or, when PREFIX:meta does not exist, creates atomically) the
+ * index's meta record. REDISIDX_OK with *out (caller frees with redisidx_close()), or a
+ * code with *out NULL and a message in err[0..errlen) (err may be NULL).
+ */
+enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
+                                 struct redisidx **out, char *err, size_t errlen)
+    __attribute__((warn_unused_result));
+void redisidx_close(struct redisidx *ix); /* NULL-safe */
+
+/* The message of the last error on ix (lower-case, no newline; "" when none). Borrowed:
+ * valid until the next call on ix (copy it when other threads share ix). */
+const char *redisidx_errmsg(const struct redisidx *ix);
+
+unsigned redisidx_k(const struct redisidx *ix);
+/* The URL as given to open (borrowed, valid until close). */
+const char *redisidx_url(const struct redisidx *ix);
+
+enum redisidx_verdict {
+    REDISIDX_NEW = 0,   /* within k of nothing: added (added 1), or NO_ADD (added 0) */
+    REDISIDX_NEAR,      /* within k of dup_id (fp, distance: the nearest; ties: the page
+                         * added first) */
+    REDISIDX_EXACT,     /* the payload key is known: dup_id's (fp its fingerprint) */
+    REDISIDX_KNOWN_ID,  /* the id is indexed already (fp its stored fingerprint) */
+    REDISIDX_UNKNOWN,   /* redisidx_lookup() only: neither id nor payload known */
+};
+
+/* redisidx_page.flags */
+#define REDISIDX_NO_ADD 1u /* decide, add nothing (a dry run) */
+
+#define REDISIDX_MAX_ID_BYTES 65536u  /* cap on an id */
+#define REDISIDX_MAX_KEY_BYTES 64u    /* cap on a payload key */
+
+/* One page, borrowed for the call. */
+struct redisidx_page {
+    const char *id;     /* id[0..id_len): the URL (or any string without NUL) */
+    size_t id_len;
+    uint64_t fp;        /* its simhash (docs/FINGERPRINT.md) */
+    const void *key;    /* payload key (a digest of the payload) or NULL: no exact lookup */
+    size_t key_len;
+    unsigned flags;     /* REDISIDX_NO_ADD */
+};
+
+/* The outcome. Zero-initialise once; reuse; release with redisidx_result_release(). */
+struct redisidx_result {
+    enum redisidx_verdict verdict;
+    int added;          /* NEW: 1 when this call added the page */
+    uint64_t fp;        /* NEAR, EXACT, KNOWN_ID: the original's (KNOWN_ID: the id's) */
+    unsigned distance;  /* NEAR */
+    char *dup_id;       /* NEAR, EXACT: the original's id, NUL-terminated, owned by the
+                         * result; NULL otherwise */
+    size_t dup_id_len;
+    size_t dup_cap;
+};
+void redisidx_result_release(struct redisidx_result *r);
+
+/*
+ * The decision, atomic across every client of the index: the id known (KNOWN_ID), the
+ * payload key known (EXACT), a page within k (NEAR), or NEW: added (its buckets, its
+ * document, its id, its payload key, the counter) in one transaction. Two round trips for
+ * a NEW page (read, then MULTI/EXEC), two for NEAR and EXACT (the original's id), one for
+ * KNOWN_ID. REDISIDX_OK with r filled, or an error (nothing added; see errmsg).
+ */
+enum redisidx_code redisidx_check(struct redisidx *ix, const struct redisidx_page *p,
+                                  struct redisidx_result *r)
+    __attribute__((warn_unused_result));
+
+/*
+ * The same for n pages in one pipeline (a batch: checks/s over a network): decided in
+ * order, as n calls of redisidx_check() would be (a page near an earlier NEW page of the
+ * batch is NEAR to it), in about two round trips for the whole batch, atomic as a whole
+ * (a conflict retries the batch). r[0..n) as redisidx_check() fills r.
+ */
+enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisidx_page *p,
+                                       size_t n, struct redisidx_result *r)
+    __attribute__((warn_unused_result));
+
+/* Without a fingerprint: KNOWN_ID (the id), EXACT (p->key), or UNKNOWN. Reads only. */
+enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_page *p,
+                                   struct redisidx_result *r)
+    __attribute__((warn_unused_result));
+
+/*
+ * Problem 2: cb(userdata, id, fp, distance) for every indexed page within k (<= the
+ * index's) of fp, nearest first (ties: added first), at most max (0: all); a non-zero
+ * return from cb stops. *n (may be NULL) the number passed to cb.
+ */
+enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned k, size_t max,
+                                      int (*cb)(void *userdata, const char *id, uint64_t fp,
+                                                unsigned distance),
+                                      void *userdata, size_t *n)
+    __attribute__((warn_unused_result));
+
+/* Forgets the page indexed under id (its buckets, document, id, payload key), atomically.
+ * *deleted 1 when it was there, 0 when not. */
+enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len,
+                                   int *deleted) __attribute__((warn_unused_result));
+
+struct redisidx_stats {
+    uint64_t documents;     /* pages in the index (all clients) */
+    unsigned k, tables, bucket_bits, fingerprint_version;
+    char design[96];        /* dedup_design_describe() of the index's design */
+    uint64_t used_memory;   /* INFO memory used_memory of the whole Redis, bytes */
+    /* this struct redisidx's own counters since open */
+    uint64_t checks, round_trips, conflicts, reconnects;
+};
+enum redisidx_code redisidx_stats(struct redisidx *ix, struct redisidx_stats *s)
+    __attribute__((warn_unused_result));
+
+#endif /* FILTER_REDISIDX_H */

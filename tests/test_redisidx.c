@@ -1,0 +1,631 @@
+/*
+ * Suite "redisidx": the near-duplicate index on Redis (filter/redisidx.h) against a real
+ * redis-server started by the suite on 127.0.0.1 (tests/testredis.h) and stopped after.
+ * The same decisions, originals, distances and neighbours as the in-process filter
+ * (simcrawl_filter_check_fingerprint, simcrawl_filter_neighbors) on the same synthetic
+ * fingerprints for k = 0..7, single checks and pipelined batches; exactly one of several
+ * near-duplicates checked at once by several clients is kept; the URL and its errors; the
+ * meta record (k, method, fingerprint version); and a Redis that holds or sends garbage:
+ * keys of the wrong type or shape, a damaged meta record, a killed connection, a server
+ * that never answers, a server that does not speak Redis: a clear error, never a crash.
+ */
+#include <CUnit/CUnit.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dedup/dedup.h"
+#include "filter/decide.h"
+#include "filter/redisidx.h"
+#include "filter/simcrawl.h"
+#include "tests/testredis.h"
+
+#include <xxhash.h>
+
+static struct test_redis srv;
+static int srv_up;
+
+static int suite_init(void)
+{
+    srv_up = test_redis_start(&srv, 0) == 0;
+    return 0; /* each test fails on its own when the server is missing */
+}
+
+static int suite_clean(void)
+{
+    test_redis_stop(&srv, 0);
+    return 0;
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void url_of(char *out, size_t len, const char *prefix, const char *extra)
+{
+    snprintf(out, len, "%s?prefix=%s%s", srv.url, prefix, extra ? extra : "");
+}
+
+static struct redisidx *open_ix(const char *prefix, const char *extra, unsigned k)
+{
+    char url[256], err[256];
+    struct redisidx *ix = NULL;
+    struct redisidx_opts o = {.k = k};
+    url_of(url, sizeof url, prefix, extra);
+    enum redisidx_code c = redisidx_open(url, &o, &ix, err, sizeof err);
+    if (c != REDISIDX_OK)
+        fprintf(stderr, "redisidx_open %s: %s\n", url, err);
+    return ix;
+}
+
+/* ---- the same decisions as the in-process filter ---- */
+
+#define N_DOCS 1500
+#define BATCH 64
+
+struct ref_dec {
+    int dec;      /* SIMCRAWL_NEW / SIMCRAWL_NEAR_DUPLICATE */
+    int added;
+    char dup[32];
+    unsigned dist;
+};
+
+static int same_as_ref(const struct ref_dec *rd, const struct redisidx_result *r)
+{
+    switch (r->verdict) {
+    case REDISIDX_NEW:
+        return rd->dec == SIMCRAWL_NEW && rd->added == r->added;
+    case REDISIDX_KNOWN_ID:
+        return rd->dec == SIMCRAWL_NEW && rd->added == 0;
+    case REDISIDX_NEAR:
+        return rd->dec == SIMCRAWL_NEAR_DUPLICATE && r->dup_id && !strcmp(rd->dup, r->dup_id) &&
+               rd->dist == r->distance;
+    default:
+        return 0;
+    }
+}
+
+struct nb_list {
+    char ids[64][32];
+    unsigned d[64];
+    size_t n;
+};
+
+static int nb_add(void *ud, const char *id, uint64_t fp, unsigned distance)
+{
+    struct nb_list *l = ud;
+    (void)fp;
+    if (l->n < 64) {
+        snprintf(l->ids[l->n], sizeof l->ids[0], "%s", id);
+        l->d[l->n++] = distance;
+    }
+    return 0;
+}
+
+static void ref_nb(void *ud, const char *id, size_t id_len, uint64_t fp, unsigned distance)
+{
+    struct nb_list *l = ud;
+    (void)fp;
+    if (l->n < 64) {
+        snprintf(l->ids[l->n], sizeof l->ids[0], "%.*s", (int)id_len, id);
+        l->d[l->n++] = distance;
+    }
+}
+
+/* The in-process decision (filter/decide.h, what the library's filter takes, by id) on
+ * the same pages against the Redis index's, page by page: single checks, then batches. */
+static void exact_for_k(unsigned k)
+{
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "exact%u", k);
+    /* a small expected size: few buckets, so that buckets hold many candidates */
+    struct redisidx_opts o = {.k = k, .k_zero = k == 0};
+    char url[256], err[256];
+    struct redisidx *ix = NULL;
+    url_of(url, sizeof url, prefix, "&expect=4096");
+    CU_ASSERT_FATAL(redisidx_open(url, &o, &ix, err, sizeof err) == REDISIDX_OK);
+    struct dedup_design des;
+    struct dedup_index *idx = NULL;
+    struct filter_decide *dec = NULL;
+    CU_ASSERT_FATAL(dedup_design_choose(k, N_DOCS, 0, &des) == DEDUP_OK);
+    CU_ASSERT_FATAL(dedup_index_new(&des, &idx) == DEDUP_OK);
+    struct filter_decide_opts dopts = {.index = idx, .k = k, .by_id = 1};
+    CU_ASSERT_FATAL(filter_decide_new(&dopts, &dec) == DEDUP_OK);
+    struct filter_decide_result dr = {0};
+    uint64_t *fps = malloc(N_DOCS * sizeof *fps);
+    char (*ids)[32] = malloc(N_DOCS * sizeof *ids);
+    struct redisidx_page *pages = calloc(N_DOCS, sizeof *pages);
+    struct redisidx_result *res = calloc(N_DOCS, sizeof *res);
+    struct ref_dec *ref = calloc(N_DOCS, sizeof *ref);
+    CU_ASSERT_FATAL(fps && ids && pages && res && ref);
+    uint64_t seed = 1000 + k;
+    size_t n_new = 0;
+    for (size_t i = 0; i < N_DOCS; i++) {
+        uint64_t x = mix(&seed);
+        if (i > 0 && x % 3 != 0) { /* a variant of an earlier page: 0..k+2 bits flipped */
+            uint64_t fp = fps[mix(&seed) % i];
+            unsigned flips = (unsigned)(mix(&seed) % (k + 3));
+            for (unsigned b = 0; b < flips; b++)
+                fp ^= 1ull << (mix(&seed) % 64);
+            fps[i] = fp;
+        } else
+            fps[i] = mix(&seed);
+        if (i > 10 && i % 97 == 0) /* an id seen before, another fingerprint */
+            snprintf(ids[i], sizeof ids[i], "%s", ids[i / 2]);
+        else
+            snprintf(ids[i], sizeof ids[i], "doc-%zu", i);
+        pages[i] = (struct redisidx_page){.id = ids[i], .id_len = strlen(ids[i]), .fp = fps[i]};
+        struct filter_decide_page p = {.id = ids[i], .id_len = strlen(ids[i]), .has_fp = 1,
+                                       .fp = fps[i], .host = ""};
+        CU_ASSERT_FATAL(filter_decide_page(dec, &p, &dr) == 0);
+        ref[i].dec = dr.verdict == FILTER_VERDICT_NEAR ? SIMCRAWL_NEAR_DUPLICATE : SIMCRAWL_NEW;
+        ref[i].added = dr.verdict == FILTER_VERDICT_NEW && dr.added;
+        n_new += ref[i].added;
+        if (dr.verdict == FILTER_VERDICT_NEAR) {
+            snprintf(ref[i].dup, sizeof ref[i].dup, "%s", dr.dup_id);
+            ref[i].dist = dr.distance;
+        }
+    }
+    size_t bad = 0, near = 0;
+    size_t single = N_DOCS / 4;
+    for (size_t i = 0; i < single; i++)
+        CU_ASSERT_EQUAL(redisidx_check(ix, &pages[i], &res[i]), REDISIDX_OK);
+    for (size_t i = single; i < N_DOCS; i += BATCH) {
+        size_t n = N_DOCS - i < BATCH ? N_DOCS - i : BATCH;
+        CU_ASSERT_EQUAL(redisidx_check_many(ix, &pages[i], n, &res[i]), REDISIDX_OK);
+    }
+    for (size_t i = 0; i < N_DOCS; i++) {
+        if (!same_as_ref(&ref[i], &res[i])) {
+            if (bad++ < 5)
+                fprintf(stderr, "k %u page %zu (%s %016llx): redis %d %s %u, in-process %d %s %u\n",
+                        k, i, ids[i], (unsigned long long)fps[i], res[i].verdict,
+                        res[i].dup_id ? res[i].dup_id : "-", res[i].distance, ref[i].dec,
+                        ref[i].dup, ref[i].dist);
+        }
+        near += ref[i].dec == SIMCRAWL_NEAR_DUPLICATE;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(near > N_DOCS / 10); /* the data has near-duplicates to find */
+    /* problem 2: the same neighbours, in the same order */
+    size_t nb_bad = 0;
+    for (size_t q = 0; q < 200; q++) {
+        uint64_t fp = fps[mix(&seed) % N_DOCS] ^ (1ull << (mix(&seed) % 64));
+        struct nb_list a = {0}, b = {0};
+        size_t given = 0;
+        CU_ASSERT_EQUAL(redisidx_neighbors(ix, fp, k, 0, nb_add, &a, &given), REDISIDX_OK);
+        CU_ASSERT_EQUAL(filter_decide_neighbors(dec, fp, k, 0, ref_nb, &b), DEDUP_OK);
+        int same = a.n == b.n && given == a.n;
+        for (size_t j = 0; same && j < a.n; j++)
+            same = !strcmp(a.ids[j], b.ids[j]) && a.d[j] == b.d[j];
+        nb_bad += !same;
+    }
+    CU_ASSERT_EQUAL(nb_bad, 0);
+    struct redisidx_stats st;
+    CU_ASSERT_EQUAL(redisidx_stats(ix, &st), REDISIDX_OK);
+    CU_ASSERT_EQUAL(st.documents, n_new);
+    CU_ASSERT_EQUAL(st.k, k);
+    for (size_t i = 0; i < N_DOCS; i++)
+        redisidx_result_release(&res[i]);
+    filter_decide_result_release(&dr);
+    filter_decide_free(dec);
+    dedup_index_free(idx);
+    redisidx_close(ix);
+    free(fps);
+    free(ids);
+    free(pages);
+    free(res);
+    free(ref);
+}
+
+static void test_redisidx_same_as_in_process(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    for (unsigned k = 0; k <= 7; k++)
+        exact_for_k(k);
+}
+
+/* ---- payloads, ids, dry runs, batches, deletion ---- */
+
+static void test_redisidx_exact_known_delete(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("kinds", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct redisidx_result r = {0};
+    struct redisidx_page a = {.id = "http://a.example/1", .id_len = 18,
+                              .fp = 0x0123456789abcdefull, .key = "payload-a", .key_len = 9};
+    CU_ASSERT_EQUAL(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW);
+    CU_ASSERT_EQUAL(r.added, 1);
+    /* the same id again: its stored decision, nothing added */
+    CU_ASSERT_EQUAL(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_KNOWN_ID);
+    CU_ASSERT_EQUAL(r.fp, a.fp);
+    /* the same payload under another id, whatever its fingerprint: exact */
+    struct redisidx_page b = a;
+    b.id = "http://b.example/";
+    b.id_len = strlen(b.id);
+    b.fp = ~a.fp;
+    CU_ASSERT_EQUAL(redisidx_check(ix, &b, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://a.example/1");
+    CU_ASSERT_EQUAL(r.fp, a.fp);
+    /* lookup without a fingerprint */
+    CU_ASSERT_EQUAL(redisidx_lookup(ix, &b, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_EXACT);
+    struct redisidx_page c = {.id = "http://c.example/", .id_len = 17};
+    CU_ASSERT_EQUAL(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_UNKNOWN);
+    /* a dry run adds nothing */
+    c.fp = a.fp ^ 0xf000000000000000ull; /* distance 4: new at k 3 */
+    c.flags = REDISIDX_NO_ADD;
+    CU_ASSERT_EQUAL(redisidx_check(ix, &c, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW);
+    CU_ASSERT_EQUAL(r.added, 0);
+    CU_ASSERT_EQUAL(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_UNKNOWN);
+    /* a batch of near-duplicates of each other: the first is kept */
+    struct redisidx_page batch[4];
+    struct redisidx_result br[4] = {{0}};
+    const char *bid[4] = {"b0", "b1", "b2", "b0"};
+    for (int i = 0; i < 4; i++)
+        batch[i] = (struct redisidx_page){.id = bid[i], .id_len = 2,
+                                          .fp = 0x5555000011112222ull ^ (1ull << (i * 9))};
+    CU_ASSERT_EQUAL(redisidx_check_many(ix, batch, 4, br), REDISIDX_OK);
+    CU_ASSERT_EQUAL(br[0].verdict, REDISIDX_NEW);
+    CU_ASSERT_EQUAL(br[1].verdict, REDISIDX_NEAR);
+    CU_ASSERT_STRING_EQUAL(br[1].dup_id, "b0");
+    CU_ASSERT_EQUAL(br[1].distance, 2);
+    CU_ASSERT_EQUAL(br[2].verdict, REDISIDX_NEAR);
+    CU_ASSERT_EQUAL(br[3].verdict, REDISIDX_KNOWN_ID);
+    for (int i = 0; i < 4; i++)
+        redisidx_result_release(&br[i]);
+    /* deletion: gone from the buckets, the id and the payload */
+    int deleted = -1;
+    CU_ASSERT_EQUAL(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
+    CU_ASSERT_EQUAL(deleted, 1);
+    CU_ASSERT_EQUAL(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
+    CU_ASSERT_EQUAL(deleted, 0);
+    CU_ASSERT_EQUAL(redisidx_check(ix, &b, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW); /* neither exact nor near now */
+    struct redisidx_stats st;
+    CU_ASSERT_EQUAL(redisidx_stats(ix, &st), REDISIDX_OK);
+    CU_ASSERT_EQUAL(st.documents, 2); /* b0 and b */
+    CU_ASSERT_EQUAL(st.tables, 4);
+    CU_ASSERT(st.used_memory > 0);
+    CU_ASSERT(st.round_trips > 0);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+}
+
+/* ---- several clients at once ---- */
+
+#define THREADS 6
+#define ROUNDS 40
+
+struct racer {
+    int t;
+    pthread_barrier_t *go;
+    int news[ROUNDS];
+    int errors;
+};
+
+static void *race(void *arg)
+{
+    struct racer *rc = arg;
+    struct redisidx *ix = open_ix("race", NULL, 3);
+    struct redisidx_result r = {0};
+    uint64_t seed = 77;
+    if (!ix)
+        rc->errors++;
+    for (int round = 0; round < ROUNDS; round++) {
+        uint64_t base = mix(&seed);
+        char id[32];
+        snprintf(id, sizeof id, "r%d-t%d", round, rc->t);
+        /* one bit of its own: any two of the threads' pages are at distance 2 */
+        struct redisidx_page p = {.id = id, .id_len = strlen(id),
+                                  .fp = base ^ (1ull << (rc->t * 10))};
+        pthread_barrier_wait(rc->go);
+        if (!ix)
+            continue;
+        if (redisidx_check(ix, &p, &r) != REDISIDX_OK)
+            rc->errors++;
+        else
+            rc->news[round] = r.verdict == REDISIDX_NEW;
+    }
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+    return NULL;
+}
+
+static void test_redisidx_clients_keep_one(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, THREADS);
+    struct racer rc[THREADS];
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        memset(&rc[t], 0, sizeof rc[t]);
+        rc[t].t = t;
+        rc[t].go = &go;
+        pthread_create(&th[t], NULL, race, &rc[t]);
+    }
+    for (int t = 0; t < THREADS; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&go);
+    int wrong = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        int news = 0;
+        for (int t = 0; t < THREADS; t++)
+            news += rc[t].news[round];
+        wrong += news != 1;
+    }
+    for (int t = 0; t < THREADS; t++)
+        CU_ASSERT_EQUAL(rc[t].errors, 0);
+    CU_ASSERT_EQUAL(wrong, 0);
+}
+
+/* ---- the URL, the meta record ---- */
+
+static enum redisidx_code open_code(const char *url, unsigned k, const char *method, char *err,
+                                    size_t errlen)
+{
+    struct redisidx *ix = NULL;
+    struct redisidx_opts o = {.k = k, .method = method};
+    enum redisidx_code c = redisidx_open(url, &o, &ix, err, errlen);
+    CU_ASSERT((c == REDISIDX_OK) == (ix != NULL));
+    redisidx_close(ix);
+    return c;
+}
+
+static void test_redisidx_urls_and_meta(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    char url[256], err[256];
+    const char *bad[] = {"http://127.0.0.1/", "redis://127.0.0.1:99999", "redis://127.0.0.1:x",
+                         "redis://127.0.0.1/abc", "redis://127.0.0.1?prefix=a%20b",
+                         "redis://127.0.0.1?nosuch=1", "redis://127.0.0.1?timeout=-1",
+                         "unix://relative", "redis://127.0.0.1?prefix="};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        CU_ASSERT_EQUAL(open_code(bad[i], 3, NULL, err, sizeof err), REDISIDX_EINVAL);
+        CU_ASSERT(strstr(err, bad[i]) == err);
+    }
+    url_of(url, sizeof url, "meta", NULL);
+    CU_ASSERT_EQUAL(open_code(url, 0, "minhash", err, sizeof err), REDISIDX_EMETHOD);
+    CU_ASSERT(strstr(err, "not supported on redis") != NULL);
+    CU_ASSERT_EQUAL(open_code(url, 5, NULL, err, sizeof err), REDISIDX_OK); /* made, k 5 */
+    CU_ASSERT_EQUAL(open_code(url, 0, NULL, err, sizeof err), REDISIDX_OK); /* the index's */
+    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_EMISMATCH);
+    CU_ASSERT(strstr(err, "k 5") != NULL);
+    /* another prefix is another index */
+    url_of(url, sizeof url, "meta2", "&db=1");
+    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_OK);
+    /* a server that is not there */
+    CU_ASSERT_EQUAL(open_code("redis://127.0.0.1:1?timeout=0.5", 3, NULL, err, sizeof err),
+                    REDISIDX_EIO);
+    CU_ASSERT(strstr(err, "redis://127.0.0.1:1") != NULL && strstr(err, "connect") != NULL);
+    /* meta records written by someone else */
+    struct {
+        const char *value;
+        enum redisidx_code want;
+        const char *says;
+    } metas[] = {
+        {"garbage", REDISIDX_ECORRUPT, "not a simcrawl index"},
+        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=4,0 "
+         "bucket_bits=16", REDISIDX_ECORRUPT, "damaged"},
+        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=9 levels=1 blocks=4,0 "
+         "bucket_bits=16 shard_bits=4", REDISIDX_ECORRUPT, "damaged"},
+        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=5,0 "
+         "bucket_bits=40 shard_bits=4", REDISIDX_ECORRUPT, "bucket_bits"},
+        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=2,0 "
+         "bucket_bits=8 shard_bits=4", REDISIDX_ECORRUPT, "no design"},
+        {"simcrawl-redisidx/1 method=simhash fingerprint=2 k=3 levels=1 blocks=4,0 "
+         "bucket_bits=16 shard_bits=4", REDISIDX_EVERSION, "fingerprint version 2"},
+        {"simcrawl-redisidx/2 method=simhash", REDISIDX_EVERSION, "format 2"},
+        {"simcrawl-redisidx/1 method=minhash fingerprint=3 k=3 levels=1 blocks=4,0 "
+         "bucket_bits=16 shard_bits=4", REDISIDX_EMETHOD, "minhash"},
+    };
+    for (size_t i = 0; i < sizeof metas / sizeof *metas; i++) {
+        const char *set[3] = {"SET", "hostile:meta", metas[i].value};
+        CU_ASSERT_EQUAL(test_redis_cmd(&srv, 3, set), 1);
+        url_of(url, sizeof url, "hostile", NULL);
+        CU_ASSERT_EQUAL(open_code(url, 0, NULL, err, sizeof err), metas[i].want);
+        if (!strstr(err, metas[i].says))
+            fprintf(stderr, "meta '%s': %s\n", metas[i].value, err);
+        CU_ASSERT(strstr(err, metas[i].says) != NULL);
+    }
+    const char *del[2] = {"DEL", "hostile:meta"};
+    const char *hset[4] = {"HSET", "hostile:meta", "a", "b"};
+    test_redis_cmd(&srv, 2, del);
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, hset), 1);
+    CU_ASSERT_EQUAL(open_code(url, 0, NULL, err, sizeof err), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(err, "hostile:meta") != NULL && strstr(err, "wrong type") != NULL);
+    test_redis_cmd(&srv, 2, del);
+}
+
+/* ---- keys damaged under a running index ---- */
+
+static void test_redisidx_damaged_keys(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("damage", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct redisidx_result r = {0};
+    uint64_t fp = 0x1111222233334444ull;
+    struct redisidx_page p = {.id = "d1", .id_len = 2, .fp = fp};
+    CU_ASSERT_EQUAL(redisidx_check(ix, &p, &r), REDISIDX_OK);
+    /* table 0's bucket of fp, a 16-bit bucket over the 4-table design: its key's name */
+    char bkey[64];
+    snprintf(bkey, sizeof bkey, "damage:b:0:%04llx", (unsigned long long)(fp >> 48));
+    const char *ty[2] = {"EXISTS", bkey};
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 2, ty), 1);
+    /* an entry of the wrong shape */
+    const char *h1[4] = {"HSET", bkey, "not-a-fingerprint", "1"};
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, h1), 1);
+    struct redisidx_page q = {.id = "d2", .id_len = 2, .fp = fp ^ 1};
+    CU_ASSERT_EQUAL(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(redisidx_errmsg(ix), bkey) != NULL);
+    /* the wrong type */
+    const char *del[2] = {"DEL", bkey};
+    const char *set[3] = {"SET", bkey, "x"};
+    test_redis_cmd(&srv, 2, del);
+    test_redis_cmd(&srv, 3, set);
+    CU_ASSERT_EQUAL(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(redisidx_errmsg(ix), "wrong type") != NULL);
+    CU_ASSERT_EQUAL(redisidx_neighbors(ix, fp, 3, 0, nb_add, &(struct nb_list){0}, NULL),
+                    REDISIDX_ECORRUPT);
+    test_redis_cmd(&srv, 2, del);
+    /* a bucket entry naming a document that is not there: q's own fingerprint, the
+     * nearest candidate, as document 999999 */
+    char qdec[24];
+    snprintf(qdec, sizeof qdec, "%lld", (long long)(int64_t)q.fp);
+    const char *h2[4] = {"HSET", bkey, qdec, "999999"};
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, h2), 1);
+    CU_ASSERT_EQUAL(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(redisidx_errmsg(ix), "missing") != NULL);
+    test_redis_cmd(&srv, 2, del);
+    /* a damaged id record */
+    struct redisidx_page known = {.id = "d1", .id_len = 2, .fp = fp};
+    char ikey[64];
+    /* shard_bits 14 for the default expected size: the shard is XXH3's top 14 bits */
+    snprintf(ikey, sizeof ikey, "damage:i:%llx",
+             (unsigned long long)(XXH3_64bits("d1", 2) >> 50));
+    const char *hid[4] = {"HSET", ikey, "d1", "garbage"};
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, hid), 0 + 0 * 1); /* an update: 0 fields added */
+    CU_ASSERT_EQUAL(redisidx_check(ix, &known, &r), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(redisidx_errmsg(ix), ikey) != NULL &&
+              strstr(redisidx_errmsg(ix), "damaged") != NULL);
+    const char *hid2[4] = {"HSET", ikey, "d1", "1 1111222233334444"};
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 4, hid2), 0);
+    /* the sequence made a string */
+    const char *seq[3] = {"SET", "damage:seq", "abc"};
+    CU_ASSERT_EQUAL(test_redis_cmd(&srv, 3, seq), 1);
+    struct redisidx_page n3 = {.id = "d3", .id_len = 2, .fp = ~fp};
+    CU_ASSERT_NOT_EQUAL(redisidx_check(ix, &n3, &r), REDISIDX_OK);
+    CU_ASSERT(strstr(redisidx_errmsg(ix), "damage:seq") != NULL);
+    const char *seq2[3] = {"SET", "damage:seq", "100"};
+    test_redis_cmd(&srv, 3, seq2);
+    /* after all that the index still works (reconnected) */
+    CU_ASSERT_EQUAL(redisidx_check(ix, &known, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_KNOWN_ID);
+    CU_ASSERT_EQUAL(redisidx_check(ix, &n3, &r), REDISIDX_OK);
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEW);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+}
+
+/* ---- connections lost, servers that never answer or speak something else ---- */
+
+struct fake {
+    int fd;
+    int port;
+    const char *say; /* NULL: accept and never answer */
+    pthread_t th;
+};
+
+static void *fake_run(void *arg)
+{
+    struct fake *fk = arg;
+    for (int i = 0; i < 2; i++) {
+        int c = accept(fk->fd, NULL, NULL);
+        if (c < 0)
+            return NULL;
+        if (fk->say) {
+            char buf[256];
+            ssize_t got = read(c, buf, sizeof buf);
+            (void)got;
+            ssize_t w = write(c, fk->say, strlen(fk->say));
+            (void)w;
+            close(c);
+        } else {
+            sleep(1); /* never answers within the client's timeout */
+            close(c);
+        }
+    }
+    return NULL;
+}
+
+static int fake_start(struct fake *fk, const char *say)
+{
+    struct sockaddr_in a = {0};
+    socklen_t len = sizeof a;
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fk->say = say;
+    fk->fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fk->fd < 0 || bind(fk->fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        listen(fk->fd, 4) != 0 || getsockname(fk->fd, (struct sockaddr *)&a, &len) != 0)
+        return -1;
+    fk->port = ntohs(a.sin_port);
+    return pthread_create(&fk->th, NULL, fake_run, fk);
+}
+
+static void fake_stop(struct fake *fk)
+{
+    shutdown(fk->fd, SHUT_RDWR);
+    close(fk->fd);
+    pthread_join(fk->th, NULL);
+}
+
+static void test_redisidx_connections(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    char url[128], err[256];
+    struct fake fk;
+    /* a server that does not speak Redis */
+    CU_ASSERT_FATAL(fake_start(&fk, "HTTP/1.1 400 Bad Request\r\n\r\n") == 0);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=1", fk.port);
+    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(err, url) == err && strstr(err, "protocol") != NULL);
+    fake_stop(&fk);
+    /* one that never answers: the command timeout */
+    CU_ASSERT_FATAL(fake_start(&fk, NULL) == 0);
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d?timeout=0.3", fk.port);
+    CU_ASSERT_EQUAL(open_code(url, 3, NULL, err, sizeof err), REDISIDX_EIO);
+    CU_ASSERT(strstr(err, url) == err);
+    fake_stop(&fk);
+    /* a connection killed under an open index: EIO naming the URL, then a reconnect */
+    struct redisidx *ix = open_ix("conn", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct redisidx_result r = {0};
+    struct redisidx_page p = {.id = "c1", .id_len = 2, .fp = 42};
+    CU_ASSERT_EQUAL(redisidx_check(ix, &p, &r), REDISIDX_OK);
+    const char *kill[4] = {"CLIENT", "KILL", "TYPE", "normal"};
+    CU_ASSERT(test_redis_cmd(&srv, 4, kill) >= 1);
+    p.id = "c2";
+    enum redisidx_code c = redisidx_check(ix, &p, &r);
+    if (c != REDISIDX_OK) { /* the kill is seen at the next read */
+        CU_ASSERT_EQUAL(c, REDISIDX_EIO);
+        CU_ASSERT(strstr(redisidx_errmsg(ix), srv.url) != NULL);
+        CU_ASSERT_EQUAL(redisidx_check(ix, &p, &r), REDISIDX_OK);
+    }
+    CU_ASSERT_EQUAL(r.verdict, REDISIDX_NEAR); /* fp 42 is c1's */
+    struct redisidx_stats st;
+    CU_ASSERT_EQUAL(redisidx_stats(ix, &st), REDISIDX_OK);
+    CU_ASSERT(st.reconnects >= 1);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+}
+
+extern void test_redisidx_register(void);
+void test_redisidx_register(void)
+{
+    CU_pSuite s = CU_add_suite("redisidx", suite_init, suite_clean);
+    CU_add_test(s, "test_redisidx_same_as_in_process", test_redisidx_same_as_in_process);
+    CU_add_test(s, "test_redisidx_exact_known_delete", test_redisidx_exact_known_delete);
+    CU_add_test(s, "test_redisidx_clients_keep_one", test_redisidx_clients_keep_one);
+    CU_add_test(s, "test_redisidx_urls_and_meta", test_redisidx_urls_and_meta);
+    CU_add_test(s, "test_redisidx_damaged_keys", test_redisidx_damaged_keys);
+    CU_add_test(s, "test_redisidx_connections", test_redisidx_connections);
+}

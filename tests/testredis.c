@@ -1,0 +1,184 @@
+/*
+ * A throwaway redis-server for the tests: tests/testredis.h. The port is found by binding
+ * a socket to 127.0.0.1:0 and closing it (a race with other processes is retried: a
+ * server that fails to start is started again on another port).
+ */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include "tests/testredis.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    socklen_t len = sizeof a;
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s < 0)
+        return -1;
+    if (bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(s, (struct sockaddr *)&a, &len) != 0) {
+        close(s);
+        return -1;
+    }
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static int answers(int port)
+{
+    struct timeval tv = {0, 200000};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    int ok = 0;
+    if (c && !c->err) {
+        redisReply *r = redisCommand(c, "PING");
+        ok = r && r->type == REDIS_REPLY_STATUS;
+        if (r)
+            freeReplyObject(r);
+    }
+    if (c)
+        redisFree(c);
+    return ok;
+}
+
+static int start_once(struct test_redis *r, int port)
+{
+    char ports[16], log[300];
+    snprintf(ports, sizeof ports, "%d", port);
+    snprintf(log, sizeof log, "%s/redis.log", r->dir);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        /* the server dies with the test (a crashed runner leaves no server behind) and
+         * holds none of its pipes */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        int fd = open("/dev/null", O_RDWR);
+        if (fd >= 0) {
+            dup2(fd, 0);
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1",
+               "--save", "", "--appendonly", "no", "--dir", r->dir, "--logfile", log,
+               "--daemonize", "no", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100; i++) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return -1; /* exited: the port was taken, or no redis-server */
+        if (answers(port)) {
+            r->pid = pid;
+            r->port = port;
+            snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", port);
+            return 0;
+        }
+        sleep_ms(50);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+int test_redis_start(struct test_redis *r, int port)
+{
+    if (!port || !r->dir[0]) {
+        memset(r, 0, sizeof *r);
+        snprintf(r->dir, sizeof r->dir, "/tmp/simcrawl-redis-XXXXXX");
+        if (!mkdtemp(r->dir)) {
+            fprintf(stderr, "test_redis_start: mkdtemp: %s\n", strerror(errno));
+            return -1;
+        }
+    }
+    for (int attempt = 0; attempt < 5; attempt++) {
+        int p = port ? port : free_port();
+        if (p > 0 && start_once(r, p) == 0)
+            return 0;
+        if (port)
+            sleep_ms(100); /* the old one's socket may linger a moment */
+    }
+    fprintf(stderr, "test_redis_start: cannot start redis-server on 127.0.0.1 (see %s)\n",
+            r->dir);
+    return -1;
+}
+
+void test_redis_stop(struct test_redis *r, int keep_dir)
+{
+    if (!r)
+        return;
+    if (r->pid > 0) {
+        kill(r->pid, SIGTERM);
+        int done = 0;
+        for (int i = 0; i < 100 && !done; i++) {
+            if (waitpid(r->pid, NULL, WNOHANG) == r->pid)
+                done = 1;
+            else
+                sleep_ms(20);
+        }
+        if (!done) {
+            kill(r->pid, SIGKILL);
+            waitpid(r->pid, NULL, 0);
+        }
+        r->pid = 0;
+    }
+    if (!keep_dir && r->dir[0]) {
+        DIR *d = opendir(r->dir);
+        struct dirent *e;
+        char path[600];
+        while (d && (e = readdir(d))) {
+            if (e->d_name[0] == '.')
+                continue;
+            snprintf(path, sizeof path, "%s/%s", r->dir, e->d_name);
+            unlink(path);
+        }
+        if (d)
+            closedir(d);
+        rmdir(r->dir);
+        r->dir[0] = '\0';
+    }
+}
+
+long long test_redis_cmd(const struct test_redis *r, int argc, const char **argv)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", r->port, tv);
+    long long v = -1;
+    if (c && !c->err) {
+        redisReply *x = redisCommandArgv(c, argc, argv, NULL);
+        if (x) {
+            if (x->type == REDIS_REPLY_INTEGER)
+                v = x->integer;
+            else if (x->type == REDIS_REPLY_STATUS || x->type == REDIS_REPLY_STRING ||
+                     x->type == REDIS_REPLY_ARRAY)
+                v = 1;
+            else if (x->type == REDIS_REPLY_NIL)
+                v = 0;
+            freeReplyObject(x);
+        }
+    }
+    if (c)
+        redisFree(c);
+    return v;
+}
