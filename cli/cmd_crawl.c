@@ -26,6 +26,7 @@
 #include "dedup/dedup.h"
 #include "extract/extract.h"
 #include "filter/decide.h"
+#include "filter/redisidx.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -653,6 +654,7 @@ struct run {
     char *topic_text; /* --topic or --topic-file's text (kept in the state's meta) */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
+    struct redisidx *ridx;        /* --redis: the near-duplicate index shared by the workers */
     struct filter_decide *decide; /* the decision over index (its own lock), archived
                                    * payloads by SHA-1 digest with a kept_meta */
     int templates;                /* learn and leave out template blocks (not --no-templates) */
@@ -715,6 +717,41 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
             return -1;
     }
     return 0;
+}
+
+/*
+ * --redis: the decision of the index shared by every worker (filter/redisidx.h): atomic
+ * across workers (of two near-duplicates checked at once, one is new), idempotent by URL
+ * (a page fetched again after a kill gets its own decision back: KNOWN_ID, new). An
+ * exact duplicate is logged with the URL it copies; its revisit record is not written
+ * (the original's record is in another worker's WARC). 0, or -1 after saying why.
+ */
+static int shared_decide(struct run *run, const char *url, uint64_t fp, const char *digest,
+                         struct crawl_verdict *v)
+{
+    struct redisidx_page p = {.id = url, .id_len = strlen(url), .fp = fp, .key = digest,
+                              .key_len = strlen(digest)};
+    struct redisidx_result r = {0};
+    int rc = 0;
+    enum redisidx_code c = redisidx_check(run->ridx, &p, &r);
+    if (c != REDISIDX_OK) {
+        if (!run->failed) {
+            run->failed = 1;
+            cli_error(CMD, "the shared index: %s", redisidx_errmsg(run->ridx));
+        }
+        rc = -1;
+    } else if (r.verdict == REDISIDX_NEAR || r.verdict == REDISIDX_EXACT) {
+        v->decision = r.verdict == REDISIDX_NEAR ? CRAWL_DECISION_NEAR_DUPLICATE
+                                                 : CRAWL_DECISION_EXACT_DUPLICATE;
+        v->expand = 0;
+        v->distance = r.verdict == REDISIDX_NEAR ? (int)r.distance : 0;
+        if (crawl_verdict_set(&v->duplicate_of, r.dup_id) != CRAWL_OK)
+            rc = -1;
+    } else { /* NEW, or KNOWN_ID: decided new before a kill */
+        v->decision = CRAWL_DECISION_NEW;
+    }
+    redisidx_result_release(&r);
+    return rc;
 }
 
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
@@ -819,7 +856,13 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     dp.flags = (noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
                FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
     struct filter_decide_result dr = {0};
-    if (filter_decide_page(run->decide, &dp, &dr) != 0) {
+    int shared = run->ridx && fp_ok && !noindex; /* decided by the shared index */
+    if (shared) {
+        if (shared_decide(run, page->url, res.fingerprint, digest, v) != 0)
+            rc = -1;
+        else if (v->decision == CRAWL_DECISION_NEW)
+            write = W_RESPONSE;
+    } else if (filter_decide_page(run->decide, &dp, &dr) != 0) {
         rc = -1;
     } else if (dr.verdict == FILTER_VERDICT_NOINDEX) {
         v->decision = CRAWL_DECISION_FILTERED;
@@ -857,7 +900,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     /* The records are built here (ids, digests, gzip: no lock held) and written by
      * record() on the loop thread, in the order the crawl commits its state, so that the
      * WARC's committed offset is the end of the committed pages' records (--state). */
-    int want_blob = run->state && v->decision == CRAWL_DECISION_NEW;
+    int want_blob = run->state && !run->ridx && v->decision == CRAWL_DECISION_NEW;
     if (rc == 0 && ((run->warc && write != W_NONE) || want_blob)) {
         struct page_out *po = calloc(1, sizeof *po);
         if (!po)
@@ -1481,6 +1524,22 @@ oom:
     return CLI_RUNTIME;
 }
 
+/* The near-duplicate index shared by the workers: in the same Redis, its keys under the
+ * prefix "simcrawl-index" (the frontier's are under "simcrawl"). 0, or -1 after saying why. */
+static int shared_index_open(struct run *run, const struct options *o)
+{
+    char url[600];
+    snprintf(url, sizeof url, "%s%sprefix=simcrawl-index", o->redis,
+             strchr(o->redis, '?') ? "&" : "?");
+    struct redisidx_opts ro = {.k = (unsigned)o->k};
+    char err[512];
+    if (redisidx_open(url, &ro, &run->ridx, err, sizeof err) != REDISIDX_OK) {
+        cli_error(CMD, "cannot open the shared near-duplicate index: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
 /* The whole crawl's counters (every worker's commits), after this worker's summary. */
 static void shared_summary(struct run *run)
 {
@@ -1733,7 +1792,11 @@ int cmd_crawl(int argc, char **argv)
         cli_error(CMD, "cannot set up the index for k %ld", o.k);
         goto done;
     }
-    run.templates = !o.no_templates;
+    /* --redis: template blocks learned by one worker would make its fingerprints differ
+     * from another's for the same page; the shared index needs the same fingerprints */
+    run.templates = !o.no_templates && !o.redis;
+    if (o.redis && shared_index_open(&run, &o) != 0)
+        goto done;
     struct filter_decide_opts dopts = {.index = run.index,
                                        .k = (unsigned)o.k,
                                        .templates = run.templates,
@@ -1979,6 +2042,7 @@ done:
     free(worker_log);
     free(warcinfo);
     filter_decide_free(run.decide);
+    redisidx_close(run.ridx);
     dedup_index_free(run.index);
     topic_release(&run.topic);
     free(run.topic_text);

@@ -115,7 +115,7 @@ def serve(site, delay, log, lock):
 
             def do_GET(self):
                 with lock:
-                    log.append((self.host, time.time(), self.path))
+                    log.append((self.host, time.time(), self.path, self.client_address[1]))
                 if self.path == "/robots.txt":
                     body = ("User-agent: *\nCrawl-delay: %g\n" % delay).encode()
                     ctype = "text/plain"
@@ -238,6 +238,7 @@ def main():
 
     procs = {w: start(w) for w in range(a.workers)}
     kills = restarts = redis_restarts = 0
+    kill_times = []
     deadline = time.time() + a.timeout
     expected = len(site.urls())
     try:
@@ -252,6 +253,7 @@ def main():
                     w = rnd.choice(alive)
                     time.sleep(rnd.uniform(0, 0.2))
                     procs[w].send_signal(signal.SIGKILL)
+                    kill_times.append(time.time())
                     procs[w].wait()
                     kills += 1
                     procs[w] = start(w)  # the same name: takes over its files
@@ -319,17 +321,21 @@ def main():
         fails.append("WARCs: revisit records of URLs not logged exact-duplicate")
     # politeness across workers: per host, arrivals --crawl-delay apart
     by_host = {}
-    for h, t, p in log:
-        by_host.setdefault(h, []).append(t)
+    for h, t, p, port in log:
+        by_host.setdefault(h, []).append((t, p, port))
     worst = None
     for h, ts in by_host.items():
         ts.sort()
         for x, y in zip(ts, ts[1:]):
-            if y - x < a.crawl_delay - 0.005 and (worst is None or y - x < worst[0]):
-                worst = (y - x, h)
+            if y[0] - x[0] < a.crawl_delay - 0.005 and (worst is None or y[0] - x[0] < worst[0]):
+                worst = (y[0] - x[0], h, x, y)
     if worst:
-        fails.append("host %d asked twice %.3f s apart (Crawl-delay %g)"
-                     % (worst[1], worst[0], a.crawl_delay))
+        near_kill = [k for k in kill_times if abs(k - worst[2][0]) < 1]
+        fails.append("host %d asked twice %.3f s apart (Crawl-delay %g): %s from client port "
+                     "%d, then %s from %d%s" % (worst[1], worst[0], a.crawl_delay, worst[2][1],
+                                                worst[2][2], worst[3][1], worst[3][2],
+                                                ", %.3f s after a kill" % (worst[3][0] - near_kill[0])
+                                                if near_kill else ""))
     # near-duplicates: no two kept pages within k, every dropped one near a kept one
     kept = [(int(o["fingerprint"], 16), o["url"]) for o in lines
             if o["decision"] == "new" and "fingerprint" in o]
@@ -348,7 +354,7 @@ def main():
             len(site.dup_of(h)) for h in range(a.hosts)))
     # requested more than once: only transfers in flight at a kill (4 per worker)
     paths = {}
-    for h, t, p in log:
+    for h, t, p, port in log:
         if p != "/robots.txt":
             paths[(h, p)] = paths.get((h, p), 0) + 1
     again = sum(n - 1 for n in paths.values() if n > 1)
