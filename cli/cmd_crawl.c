@@ -1795,8 +1795,6 @@ int cmd_crawl(int argc, char **argv)
     /* --redis: template blocks learned by one worker would make its fingerprints differ
      * from another's for the same page; the shared index needs the same fingerprints */
     run.templates = !o.no_templates && !o.redis;
-    if (o.redis && shared_index_open(&run, &o) != 0)
-        goto done;
     struct filter_decide_opts dopts = {.index = run.index,
                                        .k = (unsigned)o.k,
                                        .templates = run.templates,
@@ -1829,6 +1827,8 @@ int cmd_crawl(int argc, char **argv)
         }
         snprintf(o.label, sizeof o.label, "%s (worker %s)", o.redis, o.worker_name);
         crawl_state_set_crash_hook(run.state, dedup_crash_point);
+        if (shared_index_open(&run, &o) != 0)
+            goto done;
         if (state_check(&run, &o, &resuming, &status) != 0)
             goto done;
     } else if (o.state) {
