@@ -1004,8 +1004,6 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_open(const struct crawl_redis_opts
                                                    size_t errlen);
 void crawl_redis_free(struct crawl_redis *r); /* NULL-safe */
 const char *crawl_redis_error(const struct crawl_redis *r);
-const char *crawl_redis_worker(const struct crawl_redis *r);
-const char *crawl_redis_url(const struct crawl_redis *r);
 int64_t crawl_redis_released(const struct crawl_redis *r);
 uint64_t crawl_redis_calls(const struct crawl_redis *r);   /* commands sent so far */
 double crawl_redis_lease_time(const struct crawl_redis *r); /* s */
@@ -1059,8 +1057,6 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_acquire(
     struct crawl_redis *r, size_t max, int (*fn)(void *userdata, const struct crawl_redis_lease *l),
     void *userdata, size_t *n, double *next_ready, int64_t *leases);
-/* 1 when this worker holds an undecided lease of url. */
-int crawl_redis_leased(struct crawl_redis *r, const char *url);
 /* url (leased by this worker) has its decision: completed at the next commit, with its
  * host's next allowed time (wall clock s) and delay. CRAWL_EINVAL when not leased. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url,
@@ -1081,10 +1077,6 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_renew(struct crawl_redis *r);
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n);
 /* Gives this worker's leases back to their queues at once (a clean stop, a restart). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n);
-/* Hosts waiting in the shared frontier and leases outstanding (every worker's): the crawl
- * is over when both are 0. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_status(struct crawl_redis *r, int64_t *ready,
-                                                     int64_t *leases);
 /* Saves a host's robots.txt reading for every worker (wall clock time) and its delay in
  * force (s, Crawl-delay applied). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_host_robots(struct crawl_redis *r,

@@ -145,7 +145,9 @@ static const char COMMIT_LUA[] =
     "end\n"
     "local k = 6 + 4 * n\n"
     "local m = tonumber(ARGV[k]); k = k + 1\n"
-    "for i = 1, m do redis.call('HSET', p .. ':w:' .. w, ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
+    "if m > 0 then\n"
+    "  redis.call('HSET', p .. ':w:' .. w, unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
+    "end\n"
     "local s = tonumber(ARGV[k]); k = k + 1\n"
     "for i = 1, s do redis.call('HINCRBY', p .. ':stats', ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
     "local g = tonumber(ARGV[k]); k = k + 1\n"
@@ -404,6 +406,10 @@ static enum crawl_code load_scripts(struct crawl_redis *r)
  * the sha is filled in here); loads the scripts again once when the server lost them. */
 static redisReply *eval(struct crawl_redis *r, int script, struct args *a)
 {
+    if (a->oom) {
+        rd_err(r, "out of memory");
+        return NULL;
+    }
     memcpy(a->buf + a->off[1], r->sha[script], 40); /* the placeholder is 40 bytes */
     redisReply *rep = run_args(r, a);
     if (!rep && strstr(r->error, "NOSCRIPT") && load_scripts(r) == CRAWL_OK) {
@@ -556,16 +562,6 @@ void crawl_redis_free(struct crawl_redis *r)
 const char *crawl_redis_error(const struct crawl_redis *r)
 {
     return r->error;
-}
-
-const char *crawl_redis_worker(const struct crawl_redis *r)
-{
-    return r->worker;
-}
-
-const char *crawl_redis_url(const struct crawl_redis *r)
-{
-    return r->url;
 }
 
 int64_t crawl_redis_released(const struct crawl_redis *r)
@@ -948,11 +944,6 @@ static struct lease *find_lease(struct crawl_redis *r, uint64_t hash)
     return NULL;
 }
 
-int crawl_redis_leased(struct crawl_redis *r, const char *url)
-{
-    return find_lease(r, crawl_hash64(url, strlen(url))) != NULL;
-}
-
 enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url, double next_wall,
                                     double delay)
 {
@@ -1136,31 +1127,6 @@ enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n)
             free(r->leases[i].origin);
         r->n_leases = 0;
     }
-    return rc;
-}
-
-enum crawl_code crawl_redis_status(struct crawl_redis *r, int64_t *ready, int64_t *leases)
-{
-    *ready = *leases = 0;
-    redisAppendCommand(r->ctx, "ZCARD " P ":ready");
-    redisAppendCommand(r->ctx, "ZCARD " P ":dl");
-    r->calls += 2;
-    int64_t *outs[2] = {ready, leases};
-    enum crawl_code rc = CRAWL_OK;
-    for (int i = 0; i < 2; i++) {
-        redisReply *rep = NULL;
-        if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
-            rd_err(r, "%s: %s", r->url, r->ctx->errstr);
-            return CRAWL_EIO;
-        }
-        if (rep->type == REDIS_REPLY_INTEGER)
-            *outs[i] = rep->integer;
-        else
-            rc = CRAWL_EIO;
-        freeReplyObject(rep);
-    }
-    if (rc != CRAWL_OK)
-        rd_err(r, "%s: cannot read the frontier's size", r->url);
     return rc;
 }
 
