@@ -1,7 +1,8 @@
 /*
  * simcrawl: the one binary. Dispatches `simcrawl CMD ...` to cmd_CMD() in cli/cmd_*.c;
  * the subcommands are thin: options, wiring of the extract/, dedup/ and crawler/
- * libraries, output. The command line is a contract (../shared/DESIGN.md).
+ * libraries, output. The command line is a contract: options, output formats and exit
+ * statuses are only ever added to (README.md documents each subcommand; tests/cli/ checks it).
  * Also the small helpers of cli/cli.h the commands share: diagnostics, number parsing and
  * the head of their option loops (cli_opt_kind, cli_opt_value).
  */

@@ -556,7 +556,7 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer 
 
 /*
  * The canonical form of url, resolved against base when base is not NULL (base need not
- * be canonical): lower-case scheme and host (IDN hosts in punycode), no default port, no
+ * be canonical): lower-case scheme and host (an international host stays in UTF-8: crawler/url.c says why), no default port, no
  * user or password, no fragment, dot segments removed, percent-encoding normalised
  * (unreserved escapes decoded, hex in upper case, unsafe bytes encoded), "/" for an empty
  * path, no empty query. Only http and https. *out: caller frees with free().

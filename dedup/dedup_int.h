@@ -16,7 +16,7 @@
 struct dedup_features {
     uint64_t *hash;    /* shingle hashes, XXH3_64bits_withSeed(shingle, DEDUP_SEED) */
     uint32_t *tf;      /* occurrences of each distinct shingle */
-    uint32_t *weight;  /* round(256 * sqrt(tf) [* idf]) */
+    uint32_t *weight;  /* dedup_weight(tf, idf): docs/FINGERPRINT.md section 5 */
     size_t n;          /* distinct shingles */
     size_t cap;        /* entries allocated in hash/tf/weight */
     uint32_t *slot;    /* mask + 1 slots */
@@ -31,8 +31,8 @@ struct dedup_features {
 size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
 
 /* The fixed-point weight of a shingle counted tf >= 1 times (already capped by
- * dedup_tf_cap()), with idf factor (1.0 when no IDF): round(256 * min(tf, 64)^(7/8) * idf),
- * at least 1, at most DEDUP_WEIGHT_MAX. */
+ * dedup_tf_cap()), with idf factor (1.0 when no IDF): the formula of docs/FINGERPRINT.md
+ * section 5, at least 1, at most DEDUP_WEIGHT_MAX. */
 #define DEDUP_WEIGHT_MAX (1u << 24)
 
 /* The one way a file parser (indexfile.c, template.c) fails: it records the byte offset
@@ -47,11 +47,12 @@ size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
     } while (0)
 uint32_t dedup_weight(uint32_t tf, double idf);
 
-/* The most times a shingle counts in a document of n_distinct distinct shingles:
- * floor(sqrt(n_distinct)) within [1, DEDUP_TF_CAP] (FINGERPRINT.md section 5). */
+/* The most times a shingle counts in a document of n_distinct distinct shingles
+ * (docs/FINGERPRINT.md section 5: the cap that follows the size of the page). */
 uint32_t dedup_tf_cap(size_t n_distinct);
 
-/* idf = 1 + ln((N + 1) / (df + 1)) of a table (1.0 when idf is NULL). */
+/* The idf factor of shingle h in a table (docs/FINGERPRINT.md section 5, "IDF"; 1.0
+ * when idf is NULL). */
 double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h);
 
 /*

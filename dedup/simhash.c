@@ -1,6 +1,6 @@
 /*
- * The 64-bit simhash of a weighted feature set (docs/FINGERPRINT.md, version 1, section
- * "Simhash"), after Charikar, "Similarity estimation techniques from rounding algorithms",
+ * The 64-bit simhash of a weighted feature set (docs/FINGERPRINT.md, section 6,
+ * "Simhash"; unchanged since version 1), after Charikar, "Similarity estimation techniques from rounding algorithms",
  * STOC 2002, as used for web pages by Manku, Jain, Das Sarma, "Detecting near-duplicates
  * for web crawling", WWW 2007.
  *

@@ -28,8 +28,9 @@
  * using lxml, owns those); it only calls xmlInitParser(), which libxml2 makes idempotent
  * and which every libxml2 user needs before threads parse.
  *
- * The API and ABI contract (../shared/DESIGN.md): what is declared here does not change;
- * functions, options, decisions and error codes are only ever added.
+ * The API and ABI contract: what is declared here does not change; functions, options,
+ * decisions and error codes are only ever added (the SONAME stays libsimcrawl.so.0; the
+ * symbol versions are in filter/libsimcrawl.map).
  */
 #include <stddef.h>
 #include <stdint.h>
