@@ -390,8 +390,8 @@ struct crawl {
     int shared_empty;      /* the last acquire found no host waiting and no lease anywhere */
     int finishing;         /* the last commit: hosts are given back, not kept */
     int shared_kept;       /* the last commit leased more URLs: dispatch them at once */
-    uint64_t stats_committed[14]; /* STATS_KEPT as last committed (the crawl's counters
-                                   * get the differences) */
+    uint64_t stats_committed[14]; /* STATS_KEPT (one each: shared_commit asserts it) as
+                                   * last committed: the crawl's counters get the differences */
 
     pthread_t threads[CRAWL_MAX_WORKERS];
     unsigned n_threads;
@@ -607,21 +607,14 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     c->robots_policy.outage_limit = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
-    enum crawl_code rc0 = CRAWL_EINVAL;
     c->state = o->state;
     c->redis = crawl_state_redis(o->state);
     c->inflight.prev = c->inflight.next = &c->inflight;
+
+    enum crawl_code rc = CRAWL_EINVAL;
     if (c->redis && o->focused) {
         set_err(err, errlen, "a focused crawl (--topic) cannot use the shared frontier "
                              "(--redis): its queues are in fetch order, not by priority");
-        rc0 = CRAWL_EINVAL;
-        goto fail0;
-    }
-
-    enum crawl_code rc = CRAWL_EINVAL;
-    if (0) {
-fail0:
-        rc = rc0;
         goto fail;
     }
     if (o->include && *o->include) {
