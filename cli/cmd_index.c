@@ -1,7 +1,7 @@
 /*
  * simcrawl index add FILE [--k N] [--tables N] [--lock-wait SECONDS] [--fingerprints LIST]
  *                   [INPUT...]
- * simcrawl index stats [--format text|jsonl] FILE
+ * simcrawl index stats [--format text|jsonl] FILE|REDIS-URL
  *
  * Builds, extends and describes a saved index (docs/INDEX-FORMAT.md). `add` loads FILE
  * when it exists (mapped, then copied as it grows) or makes a new one whose table design
@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/minhash.h"
+#include "filter/redisidx.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: simcrawl index add FILE [options] [INPUT...]\n"
-            "       simcrawl index stats [--format text|jsonl] FILE\n"
+            "       simcrawl index stats [--format text|jsonl] FILE|REDIS-URL\n"
             "\n"
             "add: adds the documents of INPUT... (HTML files, WARC files, directories\n"
             "walked for *.html/*.htm/*.warc/*.warc.gz, -, or --fingerprints lists) to the\n"
@@ -36,7 +37,9 @@ static void usage(FILE *out)
             "with a warning (the first document with an id is kept); in WARC files a later\n"
             "capture of a URI already read or indexed is skipped quietly (and counted).\n"
             "stats: describes FILE: size, documents, distinct fingerprints, table design,\n"
-            "bucket sizes, candidates per probe, bytes per fingerprint.\n"
+            "bucket sizes, candidates per probe, bytes per fingerprint; or an index on\n"
+            "Redis (redis://HOST[:PORT][/DB][?prefix=NAME], unix:///PATH; as simcrawl serve\n"
+            "--index and the library take): documents, k, design, buckets, Redis memory.\n"
             "\n"
             "options of add:\n"
             "  --k N                 a new index answers queries up to k, 0..7 (default 3);\n"
@@ -167,6 +170,48 @@ done:
     return status;
 }
 
+/* stats of an index on Redis (filter/redisidx.h): read only, never made. */
+static int redis_stats(const struct cli_args *a, const char *url)
+{
+    char err[512];
+    struct redisidx *ix = NULL;
+    struct redisidx_opts o = {.no_create = 1};
+    struct redisidx_stats s;
+    enum redisidx_code c = redisidx_open(url, &o, &ix, err, sizeof err);
+    if (c == REDISIDX_OK && (c = redisidx_stats(ix, &s)) != REDISIDX_OK)
+        snprintf(err, sizeof err, "%s", redisidx_errmsg(ix));
+    redisidx_close(ix);
+    if (c != REDISIDX_OK) {
+        cli_error(CMD, "%s", err);
+        return CLI_RUNTIME;
+    }
+    if (strcmp(a->format, "jsonl") == 0) {
+        printf("{\"index\": ");
+        cli_put_json_string(stdout, url, strlen(url));
+        printf(", \"documents\": %llu, \"k\": %u, \"tables\": %u, \"design\": ",
+               (unsigned long long)s.documents, s.k, s.tables);
+        cli_put_json_string(stdout, s.design, strlen(s.design));
+        printf(", \"bucket_bits\": %u, \"fingerprint_version\": %u, "
+               "\"redis_used_memory\": %llu}\n",
+               s.bucket_bits, s.fingerprint_version, (unsigned long long)s.used_memory);
+    } else {
+        printf("index: %s\n", url);
+        printf("documents: %llu\n", (unsigned long long)s.documents);
+        printf("k: %u\n", s.k);
+        printf("design: %s\n", s.design);
+        printf("buckets: %u key bits (%llu per table)\n", s.bucket_bits,
+               1ull << s.bucket_bits);
+        printf("fingerprint version: %u\n", s.fingerprint_version);
+        printf("redis used memory: %llu bytes (the whole server)\n",
+               (unsigned long long)s.used_memory);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error(CMD, "write error: %s", strerror(errno));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
 static int cmd_stats(int argc, char **argv)
 {
     static const char *const formats[] = {"text", "jsonl", NULL};
@@ -184,6 +229,10 @@ static int cmd_stats(int argc, char **argv)
         return cli_usage_error(CMD, "stats takes one index FILE and no other input");
     }
     const char *file = a.paths[0];
+    if (!strncmp(file, "redis://", 8) || !strncmp(file, "unix://", 7)) {
+        status = redis_stats(&a, file);
+        goto done;
+    }
     if (cli_file_method(file) == DEDUP_METHOD_MINHASH) {
         status = cli_mh_index_stats(&a, file); /* cli/minhash.c */
         goto done;

@@ -64,7 +64,10 @@ static void usage(FILE *out)
             "                         (127.0.0.0/8, ::1) are allowed\n"
             "  --index FILE           the index, loaded if it exists, kept on disk (every\n"
             "                         page answered added is journaled first: a kill -9\n"
-            "                         loses none); default: in memory\n"
+            "                         loses none); default: in memory. Or an index on\n"
+            "                         Redis, shared by every serve, crawl and program on\n"
+            "                         it: redis://HOST[:PORT][/DB][?prefix=NAME] or\n"
+            "                         unix:///PATH[?db=N&prefix=NAME] (docs/REDIS-INDEX.md)\n"
             "  --k N                  near-duplicate Hamming distance, 0..7 (default 3, or\n"
             "                         the index's); the simhash method's knob\n"
             "  --method simhash|minhash  the near-duplicate method (default simhash):\n"
@@ -382,8 +385,12 @@ int cmd_serve(int argc, char **argv)
         goto done;
     }
     struct stat st;
-    if (!o.k_given) /* an existing index: its k */
-        o.so.k = o.so.index_path && stat(o.so.index_path, &st) == 0 ? 0 : 3;
+    if (!o.k_given) /* an existing index (a file, or any on Redis): its k */
+        o.so.k = o.so.index_path && (stat(o.so.index_path, &st) == 0 ||
+                                     !strncmp(o.so.index_path, "redis://", 8) ||
+                                     !strncmp(o.so.index_path, "unix://", 7))
+                     ? 0
+                     : 3;
     if (open_access_log(&o) != 0)
         goto done;
     sigset_t stop;

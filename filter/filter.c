@@ -21,6 +21,7 @@
 #include "filter/decide.h"
 #include "filter/filter_int.h"
 #include "filter/pipeline.h"
+#include "filter/redisidx.h"
 #include "dedup/minhash.h"
 
 #include <errno.h>
@@ -518,10 +519,26 @@ struct simcrawl_filter {
     size_t rec_cap;
     _Atomic uint64_t count;
     _Atomic int broken;     /* a journal write failed: ECLOSED from now on (read unlocked) */
+    struct fr_pool *redis;  /* index_path a Redis URL: the index is there (none of the above
+                             * but o, k and count is used) */
 };
 
 static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The index on Redis (index_path redis://... or unix://...): the functions below the
+ * neighbours'. */
+struct hood;
+static int redis_open(struct simcrawl_filter *f, const char *url);
+static uint64_t redis_count(struct simcrawl_filter *f);
+static int redis_check_page(struct simcrawl_filter *f, const char *id, size_t id_len,
+                            const void *page, size_t len, const char *content_type,
+                            unsigned flags, struct simcrawl_match *m);
+static int redis_check_fp(struct simcrawl_filter *f, const char *id, size_t id_len,
+                          uint64_t fp, unsigned flags, struct simcrawl_match *m);
+static int redis_delete(struct simcrawl_filter *f, const char *id, size_t id_len);
+static int redis_neighbors(struct simcrawl_filter *f, uint64_t fp, unsigned k, size_t max,
+                           struct hood *h);
 
 /* Documents in the index (deleted ones too, until a compaction). */
 static uint32_t f_docs(const struct simcrawl_filter *f)
@@ -1013,6 +1030,7 @@ static void filter_free(struct simcrawl_filter *f)
     if (f->jfd >= 0)
         close(f->jfd);
     dedup_lock_release(f->lock);
+    fr_close(f->redis);
     filter_decide_free(f->decide);
     dedup_index_free(f->idx);
     dedup_lsh_free(f->lsh);
@@ -1233,6 +1251,13 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
         return SIMCRAWL_ENOMEM;
     }
     unsigned k = o->k;
+    if (fr_is_url(index_path)) {
+        rc = redis_open(f, index_path);
+        if (rc != 0)
+            goto fail;
+        *out = f;
+        return 0;
+    }
     if (index_path) {
         f->path = strdup(index_path);
         f->journal_path = concat(index_path, ".journal");
@@ -1359,6 +1384,10 @@ int simcrawl_filter_close(struct simcrawl_filter *f)
         return 0;
     int rc = 0;
     syncer_stop(f);
+    if (f->redis) {
+        filter_free(f);
+        return 0;
+    }
     if (f->path && !f->broken)
         rc = compact(f);
     else if (f->broken)
@@ -1369,6 +1398,8 @@ int simcrawl_filter_close(struct simcrawl_filter *f)
 
 uint64_t simcrawl_filter_count(const struct simcrawl_filter *f)
 {
+    if (f && f->redis)
+        return redis_count((struct simcrawl_filter *)f);
     return f ? atomic_load(&((struct simcrawl_filter *)f)->count) : 0;
 }
 
@@ -1451,6 +1482,8 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
         return SIMCRAWL_ETOOLARGE;
     if (!page)
         page = "";
+    if (f->redis)
+        return redis_check_page(f, id, id_len, page, len, content_type, flags, m);
     XXH128_hash_t pay = XXH3_128bits(page, len);
     if (pay.low64 == 0 && pay.high64 == 0)
         pay.low64 = 1; /* {0, 0} means unknown */
@@ -1549,6 +1582,8 @@ int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
     match_reset(m, fingerprint);
     if (m)
         m->minhash = 0;
+    if (f->redis)
+        return redis_check_fp(f, id, id_len, fingerprint, flags, m);
     int dec;
     struct filter_decide_page p = {0};
     struct filter_decide_result dr = {0};
@@ -1580,6 +1615,8 @@ int simcrawl_filter_delete(struct simcrawl_filter *f, const char *id)
         return 0; /* no page can have it */
     if (f->broken)
         return SIMCRAWL_ECLOSED;
+    if (f->redis)
+        return redis_delete(f, id, id_len);
     struct filter_decide_result dr = {0};
     int d = filter_decide_delete(f->decide, id, id_len, 1, &dr);
     int rc = d;
@@ -1644,8 +1681,13 @@ int simcrawl_filter_neighbors(struct simcrawl_filter *f, uint64_t fingerprint, u
     if (!f || !cb || k > f->k)
         return SIMCRAWL_EINVAL;
     struct hood h = {0};
-    enum dedup_code c = filter_decide_neighbors(f->decide, fingerprint, k, max, hood_add, &h);
-    int rc = c != DEDUP_OK ? from_dedup(c) : h.nomem ? SIMCRAWL_ENOMEM : 0;
+    int rc;
+    if (f->redis) {
+        rc = redis_neighbors(f, fingerprint, k, max, &h);
+    } else {
+        enum dedup_code c = filter_decide_neighbors(f->decide, fingerprint, k, max, hood_add, &h);
+        rc = c != DEDUP_OK ? from_dedup(c) : h.nomem ? SIMCRAWL_ENOMEM : 0;
+    }
     size_t given = 0;
     for (size_t i = 0; rc == 0 && i < h.n && given < (size_t)INT32_MAX; i++) {
         given++;
@@ -1655,6 +1697,204 @@ int simcrawl_filter_neighbors(struct simcrawl_filter *f, uint64_t fingerprint, u
     free(h.ids);
     free(h.v);
     return rc ? rc : (int)given;
+}
+
+/* ---- the index on Redis (filter/redisidx.h, through filter/filter_redis.c's pool) ----
+ *
+ * index_path redis://HOST:PORT[/DB][?prefix=NAME...] or unix:///PATH: no file, no journal,
+ * no lock; every decision (id, payload key, nearest within k, add) is the Redis index's,
+ * shared with every process on it and atomic across them. The minhash method is not
+ * supported there (SIMCRAWL_EMETHOD). Site templates are not used (each process would
+ * learn its own, and the fingerprint must not depend on which process saw a page): the
+ * whole main text is fingerprinted, as simcrawl_fingerprint() does. Errors are logged with
+ * the URL and what was wrong; a lost connection is SIMCRAWL_EIO and the next call
+ * connects again.
+ */
+static int redis_open(struct simcrawl_filter *f, const char *url)
+{
+    char err[512];
+    if (f->o.minhash) {
+        logf_(f, "%s: the minhash method is not supported on redis (only simhash)", url);
+        return SIMCRAWL_EMETHOD;
+    }
+    int rc = fr_open(&f->redis, url, f->o.k, err, sizeof err);
+    if (rc != 0) {
+        logf_(f, "%s", err);
+        return rc;
+    }
+    f->k = fr_k(f->redis);
+    f->o.templates = 0;
+    return 0;
+}
+
+/* A connection of the pool, or NULL with *rc (logged). */
+static struct redisidx *redis_take(struct simcrawl_filter *f, int *rc)
+{
+    char err[512];
+    struct redisidx *ix = fr_take(f->redis, rc, err, sizeof err);
+    if (!ix)
+        logf_(f, "%s", err);
+    return ix;
+}
+
+/* Gives ix back; a failed call's code c is logged with its message and returned. */
+static int redis_done(struct simcrawl_filter *f, struct redisidx *ix, enum redisidx_code c)
+{
+    if (c != REDISIDX_OK)
+        logf_(f, "%s", redisidx_errmsg(ix));
+    fr_give(f->redis, ix);
+    return fr_code(c);
+}
+
+static uint64_t redis_count(struct simcrawl_filter *f)
+{
+    int rc;
+    struct redisidx_stats st;
+    struct redisidx *ix = redis_take(f, &rc);
+    if (!ix)
+        return atomic_load(&f->count);
+    if (redis_done(f, ix, redisidx_stats(ix, &st)) == 0)
+        atomic_store(&f->count, st.documents);
+    return atomic_load(&f->count); /* the last count known when Redis cannot say */
+}
+
+/* The Redis index's answer as the filter's (as answer() does for the in-process one). */
+static int redis_answer(const struct redisidx_result *r, struct simcrawl_match *m)
+{
+    switch (r->verdict) {
+    case REDISIDX_KNOWN_ID:
+        match_reset(m, r->fp);
+        return SIMCRAWL_NEW;
+    case REDISIDX_EXACT:
+        match_reset(m, r->fp);
+        if (match_set_dup(m, r->dup_id, r->dup_id_len, 0) != 0)
+            return SIMCRAWL_ENOMEM;
+        if (m)
+            m->jaccard = 1.0;
+        return SIMCRAWL_EXACT_DUPLICATE;
+    case REDISIDX_NEAR:
+        if (match_set_dup(m, r->dup_id, r->dup_id_len, r->distance) != 0)
+            return SIMCRAWL_ENOMEM;
+        if (m)
+            m->jaccard = 1.0 - r->distance / 64.0;
+        return SIMCRAWL_NEAR_DUPLICATE;
+    case REDISIDX_NEW:
+        if (m)
+            m->added = r->added;
+        return SIMCRAWL_NEW;
+    default:
+        return SIMCRAWL_EINVAL;
+    }
+}
+
+/* check() on Redis: the id or payload known (no parsing), else the pipeline (no
+ * templates), then the Redis decision. */
+static int redis_check_page(struct simcrawl_filter *f, const char *id, size_t id_len,
+                            const void *page, size_t len, const char *content_type,
+                            unsigned flags, struct simcrawl_match *m)
+{
+    int dec;
+    XXH128_hash_t pay = XXH3_128bits(page, len);
+    unsigned char key[16];
+    payload_bytes(pay, key);
+    int html = html_type(content_type);
+    struct redisidx_page p = {.id = id, .id_len = id_len};
+    if (html) { /* another content type: no lookup by payload */
+        p.key = key;
+        p.key_len = sizeof key;
+    }
+    if (flags & SIMCRAWL_CHECK_NO_ADD)
+        p.flags |= REDISIDX_NO_ADD;
+    struct redisidx_result r = {0};
+    struct filter_fp_result fr = {0};
+    struct redisidx *ix = redis_take(f, &dec);
+    if (!ix)
+        return dec;
+    enum redisidx_code c = redisidx_lookup(ix, &p, &r);
+    if (c != REDISIDX_OK || r.verdict != REDISIDX_UNKNOWN) {
+        dec = redis_done(f, ix, c);
+        if (dec == 0)
+            dec = redis_answer(&r, m);
+        goto out;
+    }
+    if (!html) {
+        dec = redis_done(f, ix, REDISIDX_OK);
+        if (dec == 0)
+            dec = SIMCRAWL_NOT_HTML;
+        goto out;
+    }
+    struct filter_fp_opts o = {0};
+    o.max_bytes = f->o.max_bytes;
+    o.keep_doc = m && m->want;
+    const char *base = m && (m->want & SIMCRAWL_MATCH_LINKS) ? id : NULL;
+    if (filter_fingerprint_page(page, len, content_type, base, &o, &fr) != 0) {
+        dec = redis_done(f, ix, REDISIDX_OK);
+        if (dec == 0)
+            dec = from_pipeline(&fr);
+        if (dec == SIMCRAWL_TOO_SHORT && match_set_doc(m, fr.doc) != 0)
+            dec = SIMCRAWL_ENOMEM;
+        goto out;
+    }
+    match_reset(m, fr.fingerprint);
+    if (match_set_doc(m, fr.doc) != 0) {
+        dec = redis_done(f, ix, REDISIDX_OK);
+        dec = SIMCRAWL_ENOMEM;
+        goto out;
+    }
+    p.fp = fr.fingerprint;
+    dec = redis_done(f, ix, redisidx_check(ix, &p, &r));
+    if (dec == 0)
+        dec = redis_answer(&r, m);
+out:
+    redisidx_result_release(&r);
+    filter_fp_result_release(&fr);
+    return dec;
+}
+
+static int redis_check_fp(struct simcrawl_filter *f, const char *id, size_t id_len,
+                          uint64_t fp, unsigned flags, struct simcrawl_match *m)
+{
+    int dec;
+    struct redisidx_page p = {.id = id, .id_len = id_len, .fp = fp};
+    if (flags & SIMCRAWL_CHECK_NO_ADD)
+        p.flags |= REDISIDX_NO_ADD;
+    struct redisidx_result r = {0};
+    struct redisidx *ix = redis_take(f, &dec);
+    if (!ix)
+        return dec;
+    dec = redis_done(f, ix, redisidx_check(ix, &p, &r));
+    if (dec == 0)
+        dec = redis_answer(&r, m);
+    redisidx_result_release(&r);
+    return dec;
+}
+
+static int redis_delete(struct simcrawl_filter *f, const char *id, size_t id_len)
+{
+    int rc, deleted = 0;
+    struct redisidx *ix = redis_take(f, &rc);
+    if (!ix)
+        return rc;
+    rc = redis_done(f, ix, redisidx_delete(ix, id, id_len, &deleted));
+    return rc ? rc : deleted;
+}
+
+static int redis_hood(void *userdata, const char *id, uint64_t fp, unsigned distance)
+{
+    struct hood *h = userdata;
+    hood_add(h, id, strlen(id), fp, distance);
+    return h->nomem;
+}
+
+static int redis_neighbors(struct simcrawl_filter *f, uint64_t fp, unsigned k, size_t max,
+                           struct hood *h)
+{
+    int rc;
+    struct redisidx *ix = redis_take(f, &rc);
+    if (!ix)
+        return rc;
+    rc = redis_done(f, ix, redisidx_neighbors(ix, fp, k, max, redis_hood, h, NULL));
+    return rc ? rc : h->nomem ? SIMCRAWL_ENOMEM : 0;
 }
 
 unsigned simcrawl_filter_k(const struct simcrawl_filter *f)

@@ -69,4 +69,26 @@ int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len);
 int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const struct fj_rec *r),
             void *userdata, size_t *good, const char **why);
 
+/*
+ * The filter's connections to a Redis index (filter/filter_redis.c): simcrawl_filter_open
+ * with an index_path redis://... or unix://... (filter/redisidx.h) keeps its index there.
+ * A pool: each call takes a connection of its own (made when none is free, up to
+ * FR_MAX_CONNS; then it waits), so that threads check in parallel.
+ */
+#define FR_MAX_CONNS 16
+struct redisidx;
+struct fr_pool;
+/* 1 when path is a Redis URL (redis:// or unix://). */
+int fr_is_url(const char *path);
+/* Opens the first connection (and so checks or makes the index's meta record): 0 with *out,
+ * or a SIMCRAWL_E... code with the message in err[0..errlen). k 0: the index's. */
+int fr_open(struct fr_pool **out, const char *url, unsigned k, char *err, size_t errlen);
+void fr_close(struct fr_pool *p); /* NULL-safe; no connection may be taken */
+unsigned fr_k(const struct fr_pool *p);
+/* A connection for one call (return it with fr_give), or NULL with a code and message. */
+struct redisidx *fr_take(struct fr_pool *p, int *code, char *err, size_t errlen);
+void fr_give(struct fr_pool *p, struct redisidx *ix);
+/* A redisidx code as a SIMCRAWL_E... code. */
+int fr_code(int redisidx_code);
+
 #endif

@@ -95,6 +95,7 @@ struct redisidx {
     uint8_t bpos[DEDUP_MAX_TABLES][64]; /* per table: the bucket bits, most significant first */
 
     uint64_t checks, round_trips, conflicts, reconnects;
+    uint64_t rng; /* backoff() */
     char err[ERR_MAX];
 };
 
@@ -627,6 +628,9 @@ static enum redisidx_code meta_ensure(struct redisidx *ix, unsigned k_want, int 
             return rc;
         }
         rfree(r);
+        if (!create && !ix->meta)
+            return fail(ix, REDISIDX_ECORRUPT, "no index under prefix '%s' (no key %s)",
+                        ix->prefix, key);
         if (!create)
             return fail(ix, REDISIDX_ECORRUPT, "key %s is gone (the index was deleted)", key);
         rc = layout_new(ix, k_want || ix->k_zero ? k_want : DEDUP_K_DEFAULT);
@@ -721,6 +725,7 @@ enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
     }
     snprintf(ix->prefix, sizeof ix->prefix, "%s", DEFAULT_PREFIX);
     ix->expect = DEFAULT_EXPECT;
+    ix->rng = (uint64_t)(uintptr_t)ix ^ (uint64_t)time(NULL);
     ix->tv.tv_sec = (time_t)DEFAULT_TIMEOUT;
     ix->max_retries = o && o->max_retries ? o->max_retries : DEFAULT_RETRIES;
     /* the URL in messages, without a password */
@@ -751,7 +756,7 @@ enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
         goto out;
     ix->k = o ? o->k : 0;
     ix->k_zero = o && o->k_zero && !o->k;
-    rc = connect_(ix, 1);
+    rc = connect_(ix, !(o && o->no_create));
 out:
     if (rc != REDISIDX_OK) {
         if (err && errlen)
@@ -1349,12 +1354,18 @@ done:
     return rc;
 }
 
-static void backoff(unsigned attempt)
+/* After a lost transaction: from the third on, a random pause of up to 0.1 ms per attempt
+ * (1 ms at most), so that clients that keep colliding spread out. */
+static void backoff(struct redisidx *ix, unsigned attempt)
 {
     if (attempt < 2)
         return;
+    uint64_t x = ix->rng += 0x9e3779b97f4a7c15ull; /* splitmix64, under ix->mu */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
     unsigned cap = attempt < 10 ? attempt * 100u : 1000u; /* microseconds */
-    struct timespec ts = {0, (long)((unsigned)rand() % cap + 1) * 1000L};
+    struct timespec ts = {0, (long)(x % cap + 1) * 1000L};
     nanosleep(&ts, NULL);
 }
 
@@ -1388,7 +1399,7 @@ static enum redisidx_code decide(struct redisidx *ix, const struct redisidx_page
                       ix->max_retries);
             break;
         }
-        backoff(attempt);
+        backoff(ix, attempt);
     }
     if (rc == REDISIDX_OK && !read_only)
         ix->checks += n;
@@ -1506,7 +1517,8 @@ enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned
     }
     if (rc != REDISIDX_OK)
         goto out;
-    qsort(cv, nc, sizeof *cv, cand_cmp);
+    if (nc)
+        qsort(cv, nc, sizeof *cv, cand_cmp);
     size_t u = 0; /* one document found through several tables counts once */
     for (size_t i = 0; i < nc; i++)
         if (!u || cv[u - 1].doc != cv[i].doc || cv[u - 1].d != cv[i].d)
@@ -1723,7 +1735,7 @@ enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t i
                       ix->max_retries);
             break;
         }
-        backoff(attempt);
+        backoff(ix, attempt);
     }
     if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT)
         drop(ix);

@@ -79,6 +79,8 @@ struct redisidx_opts {
     unsigned max_retries;     /* 0: 100 */
     int k_zero;               /* 1: k 0 is meant (identical fingerprints only), not "the
                                * index's" */
+    int no_create;            /* 1: an index that is not there is an error (ECORRUPT "no
+                               * index"), not made (stats, tools that only read) */
 };
 
 struct redisidx;

@@ -371,3 +371,32 @@ for pkgs in "clang-14-doc:usr/share/doc/clang-14/html clang-15-doc:usr/share/doc
 done
 /usr/bin/time -f '  peak RSS %M kB, wall %e s' "$BUILD/bench/bench_minhash" --synthetic 1000000 2>&1 | sed 's/^\([^ ]\)/  \1/'
 fi
+
+# ---- the index on Redis (docs/BENCHMARKS.md "## Redis index") [redis] ----
+# filter/redisidx.c against the in-process index (filter/decide.h) on REDIS_BENCH_N (default
+# 1000000) synthetic fingerprints, 3 alternating rounds in one run: identical decisions,
+# checks/s pipelined (batches of 32: Redis 7.0 WATCH scans the keys a client already watches, so a batch costs O(keys^2) on the server) and one at a time, round trips per check, Redis
+# memory per fingerprint. A redis-server of its own on 127.0.0.1 (a free port, no
+# persistence), stopped after.
+if section redis; then
+make --no-print-directory BUILD="$BUILD" "$BUILD/bench/bench_redisidx" >/dev/null
+echo "== Redis index =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(redis-server --version | sed 's/ sha=.*//'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null)"
+RB_DIR=$(mktemp -d)
+RB_PORT=$(python3 -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+redis-server --port "$RB_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$RB_DIR" \
+    --logfile "$RB_DIR/redis.log" --daemonize no >/dev/null 2>&1 &
+RB_PID=$!
+for _ in $(seq 100); do
+    redis-cli -p "$RB_PORT" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.1
+done
+rb_status=0
+"$BUILD/bench/bench_redisidx" "redis://127.0.0.1:$RB_PORT" "${REDIS_BENCH_N:-1000000}" 32 3 20000 |
+    sed 's/^/  /' || rb_status=1
+redis-cli -p "$RB_PORT" shutdown nosave >/dev/null 2>&1 || kill "$RB_PID"
+wait "$RB_PID" 2>/dev/null || true
+rm -rf "$RB_DIR"
+[ "$rb_status" = 0 ] || echo "  (the redis benchmark failed)"
+fi
