@@ -232,9 +232,12 @@ $(BUILD)/tests/suites.h: $(TEST_SRC)
 $(BUILD)/tests/test_main.o: $(BUILD)/tests/suites.h
 $(BUILD)/tests/test_main.o: CFLAGS += -I$(BUILD)/tests
 
+# --wrap: the project's own allocations go through tests/failalloc.c (out-of-memory tests)
+comma := ,
+FAILALLOC_WRAP := $(addprefix -Wl$(comma)--wrap=,malloc calloc realloc strdup strndup)
 $(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL) \
-	    $(LINK_LIBS) $(TEST_LIBS)
+	$(CC) $(LDFLAGS) $(FAILALLOC_WRAP) -o $@ $(call obj,$(TEST_SRC)) \
+	    $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL) $(LINK_LIBS) $(TEST_LIBS)
 
 # Fuzz targets replay their saved corpus without clang: one replay binary per target.
 $(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIBS_ALL)
@@ -311,7 +314,8 @@ STRESS_SERVE_RUNS ?= 100
 STRESS_CRAWL_RUNS ?= 20
 STRESS_CRAWL_PAGES ?= 3000
 STRESS_REDIS_KILLS ?= 20
-stress: $(BUILD)/simcrawl ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site
+stress: $(BUILD)/simcrawl $(BUILD)/test_runner ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site
+	NOMEM_STRIDE=1 $(BUILD)/test_runner nomem
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
 	@python3 tests/tools/crawl_kill.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_CRAWL_RUNS) --pages $(STRESS_CRAWL_PAGES)

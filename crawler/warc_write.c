@@ -664,7 +664,7 @@ enum crawl_code crawl_warc_writer_resume(const char *path,
         if (file_name(w, n, name, sizeof name - 8) != 0)
             break;
         int gone = unlink(name) != 0;
-        strcat(name, ".open");
+        memcpy(name + strlen(name), ".open", sizeof ".open"); /* room: file_name got 8 less */
         gone &= unlink(name) != 0;
         if (gone)
             break;

@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -166,25 +167,25 @@ void ix_unmap(struct dedup_index *idx)
 
 int dedup_fsync_dir(const char *path)
 {
+    /* no allocation: called after a rename, where out of memory would turn a saved file
+     * into a failed save */
     const char *slash = strrchr(path, '/');
-    char *dir = NULL;
+    char dir[PATH_MAX];
     if (slash) {
         size_t dlen = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(dlen + 1);
-        if (!dir)
-            return ENOMEM;
+        if (dlen >= sizeof dir)
+            return ENAMETOOLONG;
         memcpy(dir, path, dlen);
         dir[dlen] = '\0';
     }
     int rc = 0;
-    int fd = open(dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         rc = errno;
     else if (fsync(fd) != 0 && errno != EINVAL) /* EINVAL: a file system that cannot */
         rc = errno;
     if (fd >= 0)
         close(fd);
-    free(dir);
     return rc;
 }
 

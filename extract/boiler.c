@@ -961,37 +961,34 @@ static void keep_hub_links(struct ex_walk *w)
     }
 }
 
-/* Steps 1-9, with readability's retries. */
-static void select_content(struct ex_walk *w)
+/* Steps 1-9, with readability's retries. -1: out of memory (a fallback such as "keep
+ * everything visible" would give the page another text, and so another fingerprint, under
+ * memory pressure: the caller says EXTRACT_ENOMEM instead). */
+static int select_content(struct ex_walk *w)
 {
     /* readability: when the result is short, retry without judging by class and id,
      * and keep the longest result */
-    if (inherit_marks(w) != 0)
-        goto nomem;
-    if (select_pass(w, STRIP_UNLIKELY | CLEAN) != 0)
-        goto nomem;
+    if (inherit_marks(w) != 0 || select_pass(w, STRIP_UNLIKELY | CLEAN) != 0)
+        return -1;
     size_t first = kept_chars(w);
     if (first >= CHAR_THRESHOLD)
-        return;
+        return 0;
     int any_unlikely = 0;
     for (size_t i = 0; i < w->n_elems && !any_unlikely; i++)
         any_unlikely = (w->elems[i].flags & EX_E_IN_UNLIKELY) != 0;
     if (!any_unlikely)
-        return;
+        return 0;
     if (select_pass(w, CLEAN) != 0)
-        goto nomem;
+        return -1;
     if (kept_chars(w) >= 2 * first + 100)
-        return;
-    if (select_pass(w, STRIP_UNLIKELY | CLEAN) == 0)
-        return;
-nomem:
-    /* out of memory: everything visible is still a sane answer */
-    for (size_t b = 0; b < w->n_blocks; b++)
-        w->blocks[b].flags |= EX_B_KEEP;
+        return 0;
+    return select_pass(w, STRIP_UNLIKELY | CLEAN) != 0 ? -1 : 0;
 }
 
-void ex_boiler_select(struct ex_walk *w)
+int ex_boiler_select(struct ex_walk *w)
 {
-    select_content(w);
+    if (select_content(w) != 0)
+        return -1;
     keep_hub_links(w);
+    return 0;
 }

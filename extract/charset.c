@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <iconv.h>
+#include <stdio.h>
 #include <string.h>
 
 static int lower(int c)
@@ -234,6 +235,12 @@ static const char *iconv_name(const char *name)
 }
 
 /* Normalises label[0..n) into out; "" when it is empty or absurd. */
+/* out = s, cut to EX_CHARSET_NAME_MAX - 1 bytes (every name written here is shorter) */
+static void set_name(char out[EX_CHARSET_NAME_MAX], const char *s)
+{
+    snprintf(out, EX_CHARSET_NAME_MAX, "%s", s);
+}
+
 static void normalise_label(const char *label, size_t n, char out[EX_CHARSET_NAME_MAX])
 {
     char low[EX_CHARSET_NAME_MAX];
@@ -258,7 +265,7 @@ static void normalise_label(const char *label, size_t n, char out[EX_CHARSET_NAM
     low[n] = '\0';
     for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
         if (strcmp(low, labels[i].label) == 0) {
-            strcpy(out, labels[i].name);
+            set_name(out, labels[i].name);
             return;
         }
     /* Not in our table: keep it (upper-cased) for iconv to try. */
@@ -417,7 +424,7 @@ static void prescan(const char *s, size_t n, char out[EX_CHARSET_NAME_MAX])
                 /* a <meta> cannot truthfully say UTF-16: the bytes read as ASCII */
                 if (strncmp(got, "UTF-16", 6) == 0)
                     got = "UTF-8";
-                strcpy(out, got);
+                set_name(out, got);
                 return;
             }
             continue;
@@ -445,17 +452,17 @@ void ex_charset_sniff(const char *html, size_t len, const char *content_type,
     *bom_len = 0;
     if (len >= 3 && u[0] == 0xEF && u[1] == 0xBB && u[2] == 0xBF) {
         *bom_len = 3;
-        strcpy(name, "UTF-8");
+        set_name(name, "UTF-8");
         return;
     }
     if (len >= 2 && u[0] == 0xFF && u[1] == 0xFE) {
         *bom_len = 2;
-        strcpy(name, "UTF-16LE");
+        set_name(name, "UTF-16LE");
         return;
     }
     if (len >= 2 && u[0] == 0xFE && u[1] == 0xFF) {
         *bom_len = 2;
-        strcpy(name, "UTF-16BE");
+        set_name(name, "UTF-16BE");
         return;
     }
     if (content_type) {
@@ -466,7 +473,7 @@ void ex_charset_sniff(const char *html, size_t len, const char *content_type,
     prescan(html, len < EX_SNIFF_BYTES ? len : EX_SNIFF_BYTES, name);
     if (name[0])
         return;
-    strcpy(name, ex_utf8_valid(html, len) ? "UTF-8" : "windows-1252");
+    set_name(name, ex_utf8_valid(html, len) ? "UTF-8" : "windows-1252");
 }
 
 /* ---- decoders ---- */
@@ -604,7 +611,7 @@ enum extract_code ex_decode(const char *in, size_t len, char name[EX_CHARSET_NAM
         if (rc == EXTRACT_EINVAL) {
             /* unknown charset: the sensible fallback, and say so */
             ex_buf_release(&tmp);
-            strcpy(name, ex_utf8_valid(in, len) ? "UTF-8" : "windows-1252");
+            set_name(name, ex_utf8_valid(in, len) ? "UTF-8" : "windows-1252");
         } else if (rc != EXTRACT_OK) {
             ex_buf_release(&tmp);
             return rc;

@@ -490,14 +490,17 @@ enum extract_code extract_doc_parse(const char *html, size_t len, const struct e
         rc = EXTRACT_ENOTEXT;
         goto fail;
     }
-    ex_boiler_select(&w);
+    if (ex_boiler_select(&w) != 0) {
+        rc = EXTRACT_ENOMEM;
+        goto fail;
+    }
 
     doc = calloc(1, sizeof *doc);
     if (!doc) {
         rc = EXTRACT_ENOMEM;
         goto fail;
     }
-    strcpy(doc->charset, charset);
+    memcpy(doc->charset, charset, sizeof doc->charset);
     memcpy(doc->lang, w.lang[0] ? w.lang : w.meta_lang, sizeof doc->lang);
     doc->noindex = w.noindex;
     doc->nofollow = w.nofollow;

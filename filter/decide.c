@@ -477,7 +477,7 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
     if (d->o.by_id && id_reserve(d) != 0)
         return DEDUP_ENOMEM;
     if (d->o.hooks.reserve) {
-        int h = d->o.hooks.reserve(d->o.hooks.userdata, ix_count(d) + 1);
+        int h = d->o.hooks.reserve(d->o.hooks.userdata, ix_count(d) + 1, p);
         if (h) {
             *hook_code = h;
             return DEDUP_ENOMEM;

@@ -56,8 +56,10 @@ enum filter_verdict {
  * error code, handed back in filter_decide_result.hook_code. */
 struct filter_decide_hooks {
     int (*start)(void *userdata);               /* before anything is decided */
-    int (*reserve)(void *userdata, uint32_t docs); /* before an add: room for docs
-                                                   * documents; non-zero: nothing added */
+    int (*reserve)(void *userdata, uint32_t docs, const struct filter_decide_page *p);
+                                /* before page p is added: room for docs documents and
+                                 * whatever the added hook needs for p, so that it cannot
+                                 * run out of memory; non-zero: nothing added */
     /* after a page was added as document doc (filter_decide_page only, not _add) */
     int (*added)(void *userdata, uint32_t doc, const struct filter_decide_page *p);
     void *userdata;

@@ -1064,28 +1064,21 @@ static int hook_start(void *userdata)
 }
 
 /* Room for the payload hash of one more document, before the add. */
-static int hook_reserve(void *userdata, uint32_t docs)
+/* The payload hash of a page (zero when it has no key). */
+static XXH128_hash_t page_payload(const struct filter_decide_page *p)
 {
-    struct simcrawl_filter *f = userdata;
-    return payload_reserve(f, docs) != 0 ? SIMCRAWL_ENOMEM : 0;
-}
-
-static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec);
-
-/* A page checked new is in the index: its payload hash, and its journal record appended
- * (and synced as the fsync option says) before check() returns. */
-static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_page *p)
-{
-    struct simcrawl_filter *f = userdata;
     XXH128_hash_t pay = {0, 0};
     if (p->key) {
         memcpy(&pay.low64, p->key, 8);
         memcpy(&pay.high64, (const unsigned char *)p->key + 8, 8);
     }
-    f->payload[doc] = pay;
-    atomic_fetch_add(&f->count, 1);
-    if (f->jfd < 0)
-        return 0;
+    return pay;
+}
+
+/* The journal's add record of page p. */
+static struct fj_rec add_record(const struct simcrawl_filter *f, const struct filter_decide_page *p)
+{
+    XXH128_hash_t pay = page_payload(p);
     struct fj_rec rec = {FJ_ADD, p->fp, pay.low64, pay.high64, p->doc_hash, p->id, p->id_len,
                          p->host, p->host_len, p->blocks, p->n_blocks, NULL, 0, 0, 0};
     if (f->minhash) {
@@ -1095,6 +1088,35 @@ static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_p
         rec.sig_k = dedup_minhash_k(f->mh);
         rec.sig_seed = dedup_minhash_seed(f->mh);
     }
+    return rec;
+}
+
+/* Before page p is added: room for its payload hash and its journal record, so that
+ * hook_added, which runs once p is in the index, cannot run out of memory. */
+static int hook_reserve(void *userdata, uint32_t docs, const struct filter_decide_page *p)
+{
+    struct simcrawl_filter *f = userdata;
+    if (payload_reserve(f, docs) != 0)
+        return SIMCRAWL_ENOMEM;
+    if (f->jfd < 0)
+        return 0;
+    struct fj_rec rec = add_record(f, p);
+    int r = fj_reserve(&rec, &f->rec, &f->rec_cap);
+    return r == -1 ? SIMCRAWL_ENOMEM : r ? SIMCRAWL_ETOOLARGE : 0;
+}
+
+static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec);
+
+/* A page checked new is in the index: its payload hash, and its journal record appended
+ * (and synced as the fsync option says) before check() returns. */
+static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_page *p)
+{
+    struct simcrawl_filter *f = userdata;
+    f->payload[doc] = page_payload(p);
+    atomic_fetch_add(&f->count, 1);
+    if (f->jfd < 0)
+        return 0;
+    struct fj_rec rec = add_record(f, p);
     int rc = journal_append(f, &rec);
     if (rc == 0 && f->journal_bytes > f->journal_next && compact(f) != 0)
         f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
@@ -1117,15 +1139,15 @@ static int hook_deleting(void *userdata, uint32_t doc, const char *id, size_t id
 }
 
 /* Appends one record (and syncs it as the fsync option says) under the write lock; a
- * failure stops the filter taking pages (ECLOSED from then on): what is in memory could
- * not be made durable. 0 or a negative error. */
+ * failed write stops the filter taking pages (ECLOSED from then on): what is in memory
+ * could not be made durable. Encoding fails only before anything changed (an add's room
+ * was made by hook_reserve; a delete's hook runs before the delete): ENOMEM then, and the
+ * filter stays usable. 0 or a negative error. */
 static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec)
 {
     size_t rlen;
-    if (fj_encode(rec, &f->rec, &f->rec_cap, &rlen) != 0) {
-        f->broken = 1;
+    if (fj_encode(rec, &f->rec, &f->rec_cap, &rlen) != 0)
         return SIMCRAWL_ENOMEM;
-    }
     int e = write_all(f->jfd, f->rec, rlen);
     if (e) {
         f->broken = 1;

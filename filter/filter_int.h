@@ -58,6 +58,9 @@ int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *vers
 /* Encodes r as one record into *buf (grown with realloc; *cap its size); *len the record's
  * bytes. 0, or -1 when out of memory or over FJ_BODY_MAX (*buf unchanged then). */
 int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len);
+/* Grows *buf so that fj_encode(r, ...) needs no allocation: 0, -1 when out of memory,
+ * -2 when r is over the caps (fj_encode would fail whatever the memory). */
+int fj_reserve(const struct fj_rec *r, uint8_t **buf, size_t *cap);
 
 /*
  * Walks the records of data[0..len) (after the header): fn(userdata, rec) for each whole

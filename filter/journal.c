@@ -138,16 +138,35 @@ static int encode_delete(const struct fj_rec *r, uint8_t **buf, size_t *cap, siz
     return 0;
 }
 
-/* An add record of either method (r->kind FJ_ADD or FJ_ADD_MINHASH). */
-static int encode_add(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+/* The body bytes of an add record of either method, or 0 when r is over the caps. */
+static size_t add_body_bytes(const struct fj_rec *r)
 {
     int mh = r->kind == FJ_ADD_MINHASH;
     if (r->n_blocks > FJ_BLOCKS_MAX || r->id_len > FJ_BODY_MAX || r->host_len > FJ_BODY_MAX ||
         (mh && (r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX || !r->sig)))
-        return -1;
+        return 0;
     size_t head = mh ? MH_HEAD : SH_HEAD, sig_bytes = mh ? 4 * (size_t)r->sig_h : 0;
     size_t body = head + ADD_SHARED + r->id_len + r->host_len + sig_bytes + 8 * r->n_blocks;
-    if (body > FJ_BODY_MAX)
+    return body > FJ_BODY_MAX ? 0 : body;
+}
+
+int fj_reserve(const struct fj_rec *r, uint8_t **buf, size_t *cap)
+{
+    if (r->kind == FJ_DELETE && r->id_len > FJ_BODY_MAX - DELETE_FIXED)
+        return -2;
+    size_t body = r->kind == FJ_DELETE ? DELETE_FIXED + r->id_len : add_body_bytes(r);
+    if (!body)
+        return -2;
+    return reserve(buf, cap, FJ_RECORD_HEAD + body);
+}
+
+/* An add record of either method (r->kind FJ_ADD or FJ_ADD_MINHASH). */
+static int encode_add(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+{
+    int mh = r->kind == FJ_ADD_MINHASH;
+    size_t head = mh ? MH_HEAD : SH_HEAD;
+    size_t body = add_body_bytes(r);
+    if (!body)
         return -1;
     size_t need = FJ_RECORD_HEAD + body;
     if (reserve(buf, cap, need) != 0)

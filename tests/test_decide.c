@@ -281,8 +281,9 @@ static int h_start(void *ud)
     return h->start_fail;
 }
 
-static int h_reserve(void *ud, uint32_t docs)
+static int h_reserve(void *ud, uint32_t docs, const struct filter_decide_page *p)
 {
+    (void)p;
     struct hooks_log *h = ud;
     (void)docs;
     h->reserves++;

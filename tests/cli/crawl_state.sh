@@ -181,11 +181,14 @@ fi
 # connections 2 to 4 late, one connection runs down the first branch and the crawl keeps
 # other copies than the reference crawl (2031 of 3003 URLs logged at 3000 pages, no kill
 # needed; killed before its first request, the resumed process meets them); the run is
-# checked against the site for the copies it kept, not failed
+# checked against the site for the copies it kept, not failed. Whether the copies kept
+# differ depends on timing (under make asan on a loaded machine they were the same once):
+# the run must pass either way; which way it went is only said.
 if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 1 --pages 600 \
-    --points crawl-started --slow-connections 0.3 >"$CS/kill_slow.out" 2>&1 &&
-    grep -q "copies kept otherwise than by the reference crawl" "$CS/kill_slow.out"; then
+    --points crawl-started --slow-connections 0.3 >"$CS/kill_slow.out" 2>&1; then
     ok
+    grep -q "copies kept otherwise than by the reference crawl" "$CS/kill_slow.out" ||
+        echo "note: crawl kill test, slow connections: this run kept the reference crawl's copies"
 else
     bad "crawl kill test, slow connections: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill_slow.out" | head -c 600)"
 fi
