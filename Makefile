@@ -33,8 +33,9 @@ LDFLAGS += $(SAN)
 # liblzma-dev (libxml2's static link line names -llzma: the libsimcrawl.a link test),
 # SQLite [sqlite3] (crawl --state: the crawl's state in WAL mode, crawler/state.c),
 # python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh),
-# hiredis [hiredis] (filter/redisidx.c: the near-duplicate index on Redis), redis-server
-# (Redis 7: the Redis index's tests start their own on 127.0.0.1).
+# hiredis [hiredis] (filter/redisidx.c: the near-duplicate index on Redis; crawler/
+# redis_frontier.c: crawl --redis, the shared frontier), redis-server (Redis 7: their tests
+# start their own on 127.0.0.1).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
@@ -43,7 +44,7 @@ DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxha
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
-CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3
+CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3 hiredis
 SERVER_PKGS  := libmicrohttpd
 FILTER_PKGS  := hiredis
 CLI_PKGS     := jansson inih
@@ -316,11 +317,15 @@ STRESS_PAGES ?= 400
 STRESS_SERVE_RUNS ?= 100
 STRESS_CRAWL_RUNS ?= 20
 STRESS_CRAWL_PAGES ?= 3000
-stress: $(BUILD)/simcrawl $(BUILD)/test_runner ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them)
+STRESS_REDIS_KILLS ?= 20
+stress: $(BUILD)/simcrawl $(BUILD)/test_runner ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site
 	NOMEM_STRIDE=1 $(BUILD)/test_runner nomem
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
 	@python3 tests/tools/crawl_kill.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_CRAWL_RUNS) --pages $(STRESS_CRAWL_PAGES)
+	@d=$$(mktemp -d) && python3 tests/tools/crawl_redis.py --simcrawl $(BUILD)/simcrawl --dir $$d \
+	    --workers 3 --hosts 8 --pages 100 --kills $(STRESS_REDIS_KILLS) --redis-restarts 1 \
+	    --timeout 600 && rm -rf $$d
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)

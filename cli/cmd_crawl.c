@@ -32,6 +32,7 @@
 #include "extract/extract.h"
 #include "cli/minhash.h"
 #include "filter/decide.h"
+#include "filter/redisidx.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -80,6 +81,10 @@ struct options {
     const char *state;    /* --state DIR */
     int overwrite;        /* --overwrite */
     int durable;          /* --durable */
+    const char *redis;    /* --redis URL: the shared frontier */
+    const char *worker_name; /* --worker-name NAME */
+    double lease_time, host_lease_time; /* --lease-time, --host-lease-time (0: defaults) */
+    char label[512];      /* where the state is, for messages: DIR or URL (worker NAME) */
     char *owned[64]; /* strings copied from config files */
     size_t n_owned;
 };
@@ -263,6 +268,18 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         o->seeds_file = *v ? v : NULL;
     } else if (strcmp(name, "state") == 0) {
         o->state = *v ? v : NULL;
+    } else if (strcmp(name, "redis") == 0) {
+        o->redis = *v ? v : NULL;
+    } else if (strcmp(name, "worker-name") == 0) {
+        o->worker_name = *v ? v : NULL;
+    } else if (strcmp(name, "lease-time") == 0) {
+        if (parse_double(v, 0.5, 3600, &d))
+            BAD("seconds, 0.5 to 3600");
+        o->lease_time = d;
+    } else if (strcmp(name, "host-lease-time") == 0) {
+        if (parse_double(v, 0, 3600, &d))
+            BAD("seconds, 0 to 3600 (0: one URL a turn)");
+        o->host_lease_time = d > 0 ? d : -1; /* crawl_redis_opts: 0 is the default */
     } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0 ||
                strcmp(name, "no-parent") == 0 || strcmp(name, "page-requisites") == 0) {
         int on;
@@ -396,6 +413,26 @@ static void usage(FILE *out)
             "  --durable              with --state: fsync the WARC, the log and the state at\n"
             "                         each commit, so that a power cut loses nothing committed\n"
             "                         (a kill -9 loses nothing committed either way)\n"
+            "  --redis redis://HOST:PORT[/DB]  a crawl shared by several workers (processes,\n"
+            "                         on one machine or many): every worker started with the\n"
+            "                         same URL crawls one frontier, seen set and politeness\n"
+            "                         in Redis (no --state); needs --worker-name\n"
+            "  --worker-name NAME     this worker's name (letters, digits, '-', '_', '.'):\n"
+            "                         its files are --warc and --log with \"-NAME\" put\n"
+            "                         before the extension (crawl.warc.gz: crawl-NAME.warc.gz,\n"
+            "                         crawl.jsonl: crawl-NAME.jsonl, log: log-NAME); started\n"
+            "                         again with the same name it resumes them (cut back to\n"
+            "                         its last committed record) and its leased URLs come\n"
+            "                         back at once; it exits when the shared frontier is\n"
+            "                         empty and no worker holds a lease\n"
+            "  --lease-time SECONDS   a URL in flight stays this worker's this long unless\n"
+            "                         renewed (it is, every quarter of it, while the worker\n"
+            "                         lives): a killed worker's URLs go to the others after\n"
+            "                         it (default 30)\n"
+            "  --host-lease-time SECONDS  a worker keeps a host this long, taking its next\n"
+            "                         URLs, before giving it back to the others (default\n"
+            "                         10; 0: one URL a turn); one worker at a time asks a\n"
+            "                         host, and the delay holds across workers\n"
             "  --overwrite            replace an existing WARC or log (refused otherwise)\n"
             "  --quiet, -q            no progress line and no summary (errors are still said)\n"
             "  --verbose, -v          the summary's internals too: seen set, robots.txt\n"
@@ -838,6 +875,7 @@ struct run {
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
     struct dedup_lsh *lsh;        /* --method minhash: the LSH index instead of index */
+    struct redisidx *ridx;        /* --redis: the near-duplicate index shared by the workers */
     struct filter_decide *decide; /* the decision over index (its own lock), archived
                                    * payloads by SHA-1 digest with a kept_meta */
     int templates;                /* learn and leave out template blocks (not --no-templates) */
@@ -1036,6 +1074,41 @@ static int page_signature(struct run *run, const struct filter_fp_result *res, u
     return crawl_verdict_set(&v->error, msg) == CRAWL_OK ? -1 : -2;
 }
 
+/*
+ * --redis: the decision of the index shared by every worker (filter/redisidx.h): atomic
+ * across workers (of two near-duplicates checked at once, one is new), idempotent by URL
+ * (a page fetched again after a kill gets its own decision back: KNOWN_ID, new). An
+ * exact duplicate is logged with the URL it copies; its revisit record is not written
+ * (the original's record is in another worker's WARC). 0, or -1 after saying why.
+ */
+static int shared_decide(struct run *run, const char *url, uint64_t fp, const char *digest,
+                         struct crawl_verdict *v)
+{
+    struct redisidx_page p = {.id = url, .id_len = strlen(url), .fp = fp, .key = digest,
+                              .key_len = strlen(digest)};
+    struct redisidx_result r = {0};
+    int rc = 0;
+    enum redisidx_code c = redisidx_check(run->ridx, &p, &r);
+    if (c != REDISIDX_OK) {
+        if (!run->failed) {
+            run->failed = 1;
+            cli_error(CMD, "the shared index: %s", redisidx_errmsg(run->ridx));
+        }
+        rc = -1;
+    } else if (r.verdict == REDISIDX_NEAR || r.verdict == REDISIDX_EXACT) {
+        v->decision = r.verdict == REDISIDX_NEAR ? CRAWL_DECISION_NEAR_DUPLICATE
+                                                 : CRAWL_DECISION_EXACT_DUPLICATE;
+        v->expand = 0;
+        v->distance = r.verdict == REDISIDX_NEAR ? (int)r.distance : 0;
+        if (crawl_verdict_set(&v->duplicate_of, r.dup_id) != CRAWL_OK)
+            rc = -1;
+    } else { /* NEW, or KNOWN_ID: decided new before a kill */
+        v->decision = CRAWL_DECISION_NEW;
+    }
+    redisidx_result_release(&r);
+    return rc;
+}
+
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
@@ -1148,7 +1221,13 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     dp.flags = (noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
                FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
     struct filter_decide_result dr = {0};
-    if (filter_decide_page(run->decide, &dp, &dr) != 0) {
+    int shared = run->ridx && fp_ok && !noindex; /* decided by the shared index */
+    if (shared) {
+        if (shared_decide(run, page->url, res.fingerprint, digest, v) != 0)
+            rc = -1;
+        else if (v->decision == CRAWL_DECISION_NEW)
+            write = W_RESPONSE;
+    } else if (filter_decide_page(run->decide, &dp, &dr) != 0) {
         rc = -1;
     } else if (dr.verdict == FILTER_VERDICT_NOINDEX) {
         v->decision = CRAWL_DECISION_FILTERED;
@@ -1187,7 +1266,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     /* The records are built here (ids, digests, gzip: no lock held) and written by
      * record() on the loop thread, in the order the crawl commits its state, so that the
      * WARC's committed offset is the end of the committed pages' records (--state). */
-    int want_blob = run->state && v->decision == CRAWL_DECISION_NEW;
+    int want_blob = run->state && !run->ridx && v->decision == CRAWL_DECISION_NEW;
     if (rc == 0) { /* the title (log, report) and the jaccard (log) at least */
         struct page_out *po = calloc(1, sizeof *po);
         if (!po)
@@ -1787,7 +1866,7 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
         if (finish_files(run, o) != 0)
             return -1;
         fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
-                        "%lld new); nothing to do\n", o->state, (long long)fetched, (long long)fnew);
+                        "%lld new); nothing to do\n", o->label, (long long)fetched, (long long)fnew);
         *status = CLI_OK;
         return 1;
     }
@@ -1804,7 +1883,7 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
         if (!same)
             cli_usage_error(CMD, "the crawl in %s %s '%.200s', not '%.200s': give the same "
                                  "options to resume it (or another --state DIR)",
-                            o->state, says[i], was ? was : "", given[i] ? given[i] : "");
+                            o->label, says[i], was ? was : "", given[i] ? given[i] : "");
         free(was);
         if (!same) {
             *status = CLI_USAGE;
@@ -1884,11 +1963,112 @@ static int refuse_overwrite(const struct options *o)
         struct stat st;
         if (paths[i] && stat(paths[i], &st) == 0) {
             cli_usage_error(CMD, "%s exists: give --overwrite to replace it%s", paths[i],
-                            o->state ? "" : ", or --state DIR for a crawl that can be resumed");
+                            o->state || o->redis ? ""
+                                                     : ", or --state DIR for a crawl that can be resumed");
             return -1;
         }
     }
     return 0;
+}
+
+/* ---- --redis: a worker of a shared crawl ---- */
+
+/* path with "-worker" put before its extension: ".warc.gz" or ".warc" for a WARC, the
+ * last ".ext" of the file name for a log, or at the end when there is none. Caller frees. */
+static char *worker_file(const char *path, const char *worker, int warc)
+{
+    size_t len = strlen(path), at = len;
+    if (warc && len > 8 && strcmp(path + len - 8, ".warc.gz") == 0)
+        at = len - 8;
+    else if (warc && len > 5 && strcmp(path + len - 5, ".warc") == 0)
+        at = len - 5;
+    else if (!warc) {
+        const char *slash = strrchr(path, '/');
+        const char *dot = strrchr(slash ? slash + 1 : path, '.');
+        if (dot && dot != (slash ? slash + 1 : path)) /* not a dot file's own name */
+            at = (size_t)(dot - path);
+    }
+    size_t wl = strlen(worker);
+    char *out = malloc(len + wl + 2);
+    if (!out)
+        return NULL;
+    memcpy(out, path, at);
+    out[at] = '-';
+    memcpy(out + at + 1, worker, wl);
+    memcpy(out + at + 1 + wl, path + at, len - at + 1);
+    return out;
+}
+
+/* --redis and --worker-name: checked, and the worker's own WARC and log named. */
+static int shared_options(struct options *o, char **warc, char **log)
+{
+    if (!o->redis || !o->worker_name)
+        return cli_usage_error(CMD, "--redis and --worker-name go together: every worker "
+                                    "of a shared crawl has a name of its own");
+    if (o->state)
+        return cli_usage_error(CMD, "--redis and --state exclude each other: the shared "
+                                    "crawl's state is in Redis");
+    if (o->topic || o->topic_file)
+        return cli_usage_error(CMD, "--topic cannot be used with --redis: the shared "
+                                    "frontier is in fetch order, not by priority");
+    size_t nl = strspn(o->worker_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789-_.");
+    if (o->worker_name[nl] || nl > CRAWL_REDIS_MAX_NAME)
+        return cli_usage_error(CMD, "bad worker name '%.80s': 1 to %d letters, digits, '-', "
+                                    "'_' or '.'", o->worker_name, CRAWL_REDIS_MAX_NAME);
+    char host[256];
+    int port, db;
+    if (crawl_redis_parse_url(o->redis, host, sizeof host, &port, &db) != CRAWL_OK)
+        return cli_usage_error(CMD, "bad --redis '%s': expected redis://HOST:PORT[/DB]",
+                               o->redis);
+    if (o->warc) {
+        if (!(*warc = worker_file(o->warc, o->worker_name, 1)))
+            goto oom;
+        o->warc = *warc;
+    }
+    if (o->log && strcmp(o->log, "-") != 0) {
+        if (!(*log = worker_file(o->log, o->worker_name, 0)))
+            goto oom;
+        o->log = *log;
+    }
+    return CLI_OK;
+oom:
+    cli_error(CMD, "out of memory");
+    return CLI_RUNTIME;
+}
+
+/* The near-duplicate index shared by the workers: in the same Redis, its keys under the
+ * prefix "simcrawl-index" (the frontier's are under "simcrawl"). 0, or -1 after saying why. */
+static int shared_index_open(struct run *run, const struct options *o)
+{
+    char url[600];
+    snprintf(url, sizeof url, "%s%sprefix=simcrawl-index", o->redis,
+             strchr(o->redis, '?') ? "&" : "?");
+    struct redisidx_opts ro = {.k = (unsigned)o->k};
+    char err[512];
+    if (redisidx_open(url, &ro, &run->ridx, err, sizeof err) != REDISIDX_OK) {
+        cli_error(CMD, "cannot open the shared near-duplicate index: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The whole crawl's counters (every worker's commits), after this worker's summary. */
+static void shared_summary(struct run *run)
+{
+    struct crawl_redis *r = crawl_state_redis(run->state);
+    static const char *const keys[5] = {"stats.fetched", "stats.new_pages",
+                                        "stats.near_duplicates", "stats.exact_duplicates",
+                                        "stats.errors"};
+    int64_t v[5] = {0};
+    for (int i = 0; i < 5; i++)
+        if (!r || crawl_redis_stats_get(r, keys[i], &v[i]) != CRAWL_OK)
+            return;
+    fprintf(stderr, "the whole crawl (all workers, committed): %lld pages fetched, %lld new, "
+                    "%lld near-duplicates, %lld exact duplicates, %lld errors; this worker "
+                    "sent %llu Redis commands\n",
+            (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4],
+            (unsigned long long)crawl_redis_calls(r));
 }
 
 /* ---- the warcinfo record ---- */
@@ -2107,6 +2287,10 @@ static const struct option longopts[] = {
     {"page-requisites", optional_argument, NULL, OPT_FLAG},
     {"report", required_argument, NULL, OPT_SET},
     {"method", required_argument, NULL, OPT_SET},
+    {"redis", required_argument, NULL, OPT_SET},
+    {"worker-name", required_argument, NULL, OPT_SET},
+    {"lease-time", required_argument, NULL, OPT_SET},
+    {"host-lease-time", required_argument, NULL, OPT_SET},
     {"threshold", required_argument, NULL, OPT_SET},
     {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
     {"quiet", no_argument, NULL, 'q'},
@@ -2127,6 +2311,7 @@ int cmd_crawl(int argc, char **argv)
     char **file_seeds = NULL;
     size_t n_file_seeds = 0;
     char *warc_named = NULL; /* --warc NAME given without .warc.gz */
+    char *worker_warc = NULL, *worker_log = NULL; /* --worker-name's files */
     struct run run;
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.warc_lock, NULL);
@@ -2201,6 +2386,14 @@ int cmd_crawl(int argc, char **argv)
         snprintf(warc_named, wl + sizeof ".warc.gz", "%s.warc.gz", o.warc);
         o.warc = warc_named;
     }
+    if (o.redis || o.worker_name) {
+        int st = shared_options(&o, &worker_warc, &worker_log);
+        if (st != CLI_OK) {
+            status = st;
+            goto done;
+        }
+    }
+    snprintf(o.label, sizeof o.label, "%s", o.state ? o.state : "");
     if (o.co.ca_file) {
         /* libcurl would report a missing bundle on every transfer, as a page error */
         FILE *f = fopen(o.co.ca_file, "r");
@@ -2240,7 +2433,9 @@ int cmd_crawl(int argc, char **argv)
     }
 
     run.o = &o;
-    run.templates = !o.no_templates;
+    /* --redis: template blocks learned by one worker would make its fingerprints differ
+     * from another's for the same page; the shared index needs the same fingerprints */
+    run.templates = !o.no_templates && !o.redis;
     if ((status = decide_setup(&run, &o)) != CLI_OK)
         goto done;
     status = CLI_RUNTIME;
@@ -2255,7 +2450,28 @@ int cmd_crawl(int argc, char **argv)
 
     /* --state: a crawl that was started before is resumed, a finished one says so */
     int resuming = 0;
-    if (o.state) {
+    if (o.redis) {
+        struct crawl_redis_opts ro = {.url = o.redis, .worker = o.worker_name,
+                                      .lease_time = o.lease_time,
+                                      .host_lease_time = o.host_lease_time};
+        struct crawl_redis *rd = NULL;
+        char rerr[600];
+        if (crawl_redis_open(&ro, &rd, rerr, sizeof rerr) != CRAWL_OK) {
+            cli_error(CMD, "%s", rerr);
+            goto done;
+        }
+        if (crawl_state_open_redis(rd, &run.state) != CRAWL_OK) {
+            crawl_redis_free(rd);
+            cli_error(CMD, "out of memory");
+            goto done;
+        }
+        snprintf(o.label, sizeof o.label, "%s (worker %s)", o.redis, o.worker_name);
+        crawl_state_set_crash_hook(run.state, dedup_crash_point);
+        if (shared_index_open(&run, &o) != 0)
+            goto done;
+        if (state_check(&run, &o, &resuming, &status) != 0)
+            goto done;
+    } else if (o.state) {
         int created = 0;
         char serr[700];
         if (crawl_state_open(o.state, o.durable, &run.state, &created, serr, sizeof serr) !=
@@ -2364,7 +2580,7 @@ int cmd_crawl(int argc, char **argv)
             goto done;
         }
         const struct crawl_stats *rs = crawl_get_stats(c);
-        cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.state,
+        cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.label,
                   (unsigned long long)rs->fetched);
         if (crawl_state_requeued(run.state) > 0)
             cli_error(CMD, "%lld URLs in flight when the last run ended are queued again",
@@ -2427,7 +2643,9 @@ int cmd_crawl(int argc, char **argv)
 
     status = CLI_OK;
     if (cc != CRAWL_OK) {
-        if (!run.failed)
+        if (!run.failed && crawl_state_redis(run.state) && *crawl_state_error(run.state))
+            cli_error(CMD, "crawl failed: %s", crawl_state_error(run.state)); /* Redis's words */
+        else if (!run.failed)
             cli_error(CMD, "crawl failed: %s", crawl_strerror(cc));
         status = CLI_RUNTIME;
     }
@@ -2436,6 +2654,8 @@ int cmd_crawl(int argc, char **argv)
     if (o.page_requisites)
         fprintf(stderr, "  page requisites: %llu fetched of %llu queued\n",
                 (unsigned long long)fs->requisites, (unsigned long long)fs->requisites_enqueued);
+    if (o.redis)
+        shared_summary(&run);
     if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
         fs->redirects == 0 && fs->filtered == 0) {
         /* nothing could be fetched: say why, as wget and curl do, and fail */
@@ -2474,8 +2694,11 @@ done:
     }
     crawl_state_close(run.state);
     cli_crawl_report_free(run.report);
+    free(worker_warc);
+    free(worker_log);
     free(warcinfo);
     filter_decide_free(run.decide);
+    redisidx_close(run.ridx);
     dedup_index_free(run.index);
     dedup_lsh_free(run.lsh);
     topic_release(&run.topic);

@@ -420,6 +420,16 @@ struct crawl {
     double elapsed_before; /* s of the earlier runs of the crawl */
     int complete;
 
+    /* the shared frontier (a state opened with crawl_state_open_redis), or NULL */
+    struct crawl_redis *redis;
+    double next_acquire;   /* crawl_clock(): when to ask the shared frontier again */
+    double next_renew, next_reap;
+    int shared_empty;      /* the last acquire found no host waiting and no lease anywhere */
+    int finishing;         /* the last commit: hosts are given back, not kept */
+    int shared_kept;       /* the last commit leased more URLs: dispatch them at once */
+    uint64_t stats_committed[16]; /* STATS_KEPT (one each: shared_commit asserts it) as
+                                   * last committed: the crawl's counters get the differences */
+
     pthread_t threads[CRAWL_MAX_WORKERS];
     unsigned n_threads;
     pthread_mutex_t lock;
@@ -636,9 +646,15 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->cond, NULL);
     c->state = o->state;
+    c->redis = crawl_state_redis(o->state);
     c->inflight.prev = c->inflight.next = &c->inflight;
 
     enum crawl_code rc = CRAWL_EINVAL;
+    if (c->redis && o->focused) {
+        set_err(err, errlen, "a focused crawl (--topic) cannot use the shared frontier "
+                             "(--redis): its queues are in fetch order, not by priority");
+        goto fail;
+    }
     if (o->include && *o->include) {
         int e = regcomp(&c->include, o->include, REG_EXTENDED | REG_NOSUB);
         if (e != 0) {
@@ -874,11 +890,17 @@ static enum crawl_url_state url_state_of(enum crawl_decision d)
 }
 
 /* url has its decision: written into the open transaction. */
+static void shared_done(struct crawl *c, const char *url);
+
 static void state_done(struct crawl *c, const char *url, enum crawl_decision d)
 {
     if (!c->state)
         return;
     c->uncommitted++;
+    if (c->redis) {
+        shared_done(c, url);
+        return;
+    }
     if (crawl_state_url_set(c->state, crawl_hash64(url, strlen(url)), url_state_of(d), (int)d) !=
             CRAWL_OK &&
         !c->fatal)
@@ -908,10 +930,16 @@ static const struct {
  * CRAWL_STATE_COMMIT_PAGES pages wait (or force): the hosts whose politeness changed and
  * the counters first, then the caller's before_commit (the WARC and the log written out,
  * their offsets in meta), then COMMIT. */
+static void shared_commit(struct crawl *c, double now, int force);
+
 static void maybe_commit(struct crawl *c, double now, int force)
 {
     if (!c->state || c->fatal)
         return;
+    if (c->redis) {
+        shared_commit(c, now, force);
+        return;
+    }
     if (!force && (crawl_state_pending(c->state) == 0 ||
                    (now - c->last_commit < CRAWL_STATE_COMMIT_INTERVAL &&
                     c->uncommitted < CRAWL_STATE_COMMIT_PAGES)))
@@ -1141,7 +1169,8 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
             return rc;
         }
     }
-    if (c->state && crawl_state_host(c->state, crawl_host_origin(h), &hi->sid) != CRAWL_OK) {
+    if (c->state && !c->redis &&
+        crawl_state_host(c->state, crawl_host_origin(h), &hi->sid) != CRAWL_OK) {
         crawl_robots_host_free(hi->robots);
         free(hi);
         return CRAWL_EIO;
@@ -1184,6 +1213,9 @@ static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url,
     return 1;
 }
 
+static enum enqueue_result enqueue_shared(struct crawl *c, const char *url, unsigned depth,
+                                          unsigned hops, const struct crawl_ref *referrer);
+
 static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth,
                                    unsigned hops, float priority, struct crawl_ref *referrer,
                                    double now)
@@ -1191,6 +1223,8 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
     if ((hops & HOPS_REQUISITE) ? c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0
                                 : !in_scope(c, url))
         return ENQ_OUT_OF_SCOPE;
+    if (c->redis)
+        return enqueue_shared(c, url, depth, hops, referrer);
     int added = 0;
     uint64_t hash = crawl_hash64(url, strlen(url));
     enum crawl_code src = seen_add(c, hash, &added);
@@ -1275,6 +1309,11 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         c->parent_dirs[c->n_parent_dirs++] = dir;
     }
     /* seeds skip the scope and regex checks on purpose: the user named them */
+    if (c->redis) { /* every worker adds them: the shared seen set keeps one */
+        enum enqueue_result e = enqueue_shared(c, canon, 0, 0, NULL);
+        free(canon);
+        return e != ENQ_FULL ? CRAWL_OK : c->fatal ? (enum crawl_code)c->fatal : CRAWL_ENOMEM;
+    }
     int added = 0;
     rc = seen_add(c, crawl_hash64(canon, strlen(canon)), &added);
     struct crawl_url_parts p;
@@ -1347,8 +1386,9 @@ static void robots_done(struct crawl *c, struct job *j, double now)
     if (crawl_robots_host_update(hi->robots, &o, now) != CRAWL_OK)
         c->fatal = CRAWL_ENOMEM;
     /* a reading (2xx, 4xx) is kept in the state for the next run; failures are retried */
-    if (c->state && o.status >= 200 && o.status < 500 && o.status != 429 &&
-        !(o.status >= 300 && o.status < 400) && !o.truncated &&
+    int reading = o.status >= 200 && o.status < 500 && o.status != 429 &&
+                  !(o.status >= 300 && o.status < 400) && !o.truncated;
+    if (c->state && !c->redis && reading &&
         crawl_state_host_robots(c->state, hi->sid, o.status, o.body, o.len, wall_clock()) !=
             CRAWL_OK)
         c->fatal = CRAWL_EIO;
@@ -1356,6 +1396,10 @@ static void robots_done(struct crawl *c, struct job *j, double now)
     double cd = crawl_robots_host_crawl_delay(hi->robots);
     if (cd > 0)
         crawl_frontier_set_delay(c->frontier, j->host, cd, now);
+    if (c->redis && reading && /* for every worker */
+        crawl_redis_host_robots(c->redis, crawl_host_origin(j->host), o.status, o.body, o.len,
+                                wall_clock(), crawl_host_delay(j->host)) != CRAWL_OK)
+        c->fatal = CRAWL_EIO;
     hi->robots_in_flight = 0;
     c->stats.robots_fetched++;
     unsigned failures = crawl_robots_host_failures(hi->robots);
@@ -1493,6 +1537,8 @@ static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref 
     c->stats.requisites_enqueued += (uint64_t)n;
     return n;
 }
+static long shared_links(struct crawl *c, const struct crawl_verdict *v, const char *url,
+                         unsigned depth);
 
 /* A verdict is back: enqueue the links, write the record. */
 static void verdict_done(struct crawl *c, struct job *j, double now)
@@ -1515,6 +1561,10 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     int dup = v->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
               v->decision == CRAWL_DECISION_EXACT_DUPLICATE;
     struct crawl_ref *self = NULL; /* this page: its links' referrer, made on first use */
+    if (c->redis && v->expand && !dup && deeper_ok) { /* one round trip for the page's links */
+        enqueued = shared_links(c, v, url, j->item.depth + 1);
+        deeper_ok = 0; /* done */
+    }
     for (size_t i = 0; i < v->n_links && deeper_ok; i++) {
         const char *link = v->links[i];
         if (!v->expand || dup) {
@@ -1639,10 +1689,13 @@ static int mem_room(struct crawl *c)
            ms.limit - ms.held - keep >= CRAWL_MEM_START_ROOM;
 }
 
+static double shared_acquire(struct crawl *c, double now);
+
 /* Starts what may start now; returns the time something more may start. */
 static double dispatch(struct crawl *c, double now)
 {
     double wake = INFINITY;
+    double shared_wake = c->redis ? shared_acquire(c, now) : INFINITY;
     while (!c->stop && !c->fatal &&
            crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
            c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) <
@@ -1766,7 +1819,7 @@ static double dispatch(struct crawl *c, double now)
             break;
         }
         c->n_dispatched++;
-        if (c->state) { /* in flight: leased at the next commit if not recorded by then */
+        if (c->state && !c->redis) { /* in flight: leased at the next commit if not recorded */
             j->link.prev = c->inflight.prev;
             j->link.next = &c->inflight;
             c->inflight.prev->next = &j->link;
@@ -1779,7 +1832,254 @@ static double dispatch(struct crawl *c, double now)
                 c->fatal = CRAWL_ENOMEM;
         }
     }
-    return wake;
+    return wake < shared_wake ? wake : shared_wake;
+}
+
+/* ---- the shared frontier (crawl --redis) ---- */
+
+/*
+ * HOW IT WORKS. With a state opened on Redis (crawl_state_open_redis), the frontier the
+ * loop pops from holds only URLs this worker has leased from the shared frontier
+ * (redis_frontier.c): shared_acquire leases URLs of hosts whose turn has come (one per
+ * host: the host is this worker's until the URL is completed) and pushes them here with
+ * their host's shared delay and robots.txt reading, so everything after a pop (robots
+ * checks, politeness, the memory budget, redirects) is the same code as without Redis.
+ * Links go to the shared frontier (enqueue_shared), never to the local one; the local
+ * seen set only saves round trips for URLs this worker has sent already. A URL's decision
+ * (state_done) marks its lease decided with its host's next allowed time; the group
+ * commit (shared_commit) completes the decided leases with the WARC and log ends after
+ * before_commit, as with --state, and may keep the hosts (their next URLs leased in the
+ * same script) while the host lease lasts. The crawl is over for this worker when it
+ * holds no lease and an acquire finds no host waiting and no lease outstanding anywhere.
+ */
+#define SHARED_POLL 0.05 /* s between acquires while the shared frontier has nothing ready */
+/* s between commits: a host goes back to the others (or on with this worker) only when
+ * its URL is committed, so this is the most a host waits beyond its delay */
+#define SHARED_COMMIT_INTERVAL 0.001
+
+static int shared_take(void *userdata, const struct crawl_redis_lease *l)
+{
+    struct crawl *c = userdata;
+    double now = crawl_clock(), wall = wall_clock();
+    struct crawl_host *h = NULL;
+    if (crawl_frontier_host(c->frontier, l->origin, strlen(l->origin), &h) != CRAWL_OK ||
+        host_info(c, h) != CRAWL_OK)
+        return -1;
+    struct hostinfo *hi = crawl_host_userdata(h);
+    if (l->delay > 0)
+        crawl_frontier_set_delay(c->frontier, h, l->delay, now);
+    if (hi->robots && l->robots_status > 0 && crawl_robots_host_needs_fetch(hi->robots, now) &&
+        wall - l->robots_time >= 0 && wall - l->robots_time < CRAWL_ROBOTS_CACHE_TTL) {
+        /* another worker's reading, aged: it expires when it would have */
+        struct crawl_robots_outcome o = {.status = l->robots_status, .max_age = -1,
+                                         .body = (char *)l->robots_body, .len = l->robots_len};
+        if (crawl_robots_host_update(hi->robots, &o, now - (wall - l->robots_time)) != CRAWL_OK)
+            return -1;
+        double cd = crawl_robots_host_crawl_delay(hi->robots);
+        if (cd > 0)
+            crawl_frontier_set_delay(c->frontier, h, cd, now);
+    }
+    struct crawl_ref *ref = NULL;
+    if (l->referrer && !(ref = crawl_ref_new(l->referrer)))
+        return -1;
+    enum crawl_code rc = crawl_frontier_push(c->frontier, h, l->url, l->depth, l->hops,
+                                             -(float)l->depth, ref, now);
+    crawl_ref_put(ref);
+    return rc == CRAWL_OK ? 0 : -1;
+}
+
+/* Leases what this worker has room for; returns when to look again. */
+static double shared_acquire(struct crawl *c, double now)
+{
+    if (c->stop || c->fatal || now < c->next_acquire)
+        return c->next_acquire;
+    size_t out = crawl_redis_outstanding(c->redis);
+    size_t room = c->opts.concurrency > out ? c->opts.concurrency - out : 0;
+    if (c->opts.max_pages > 0) {
+        uint64_t left = (uint64_t)c->opts.max_pages > c->n_dispatched + out
+                            ? (uint64_t)c->opts.max_pages - c->n_dispatched - out
+                            : 0;
+        if (left < room)
+            room = (size_t)left;
+    }
+    if (room == 0)
+        return INFINITY; /* a transfer ending calls dispatch again */
+    size_t n = 0;
+    double next_ready = -1;
+    int64_t leases = 0;
+    if (crawl_redis_acquire(c->redis, room, shared_take, c, &n, &next_ready, &leases) !=
+        CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        return INFINITY;
+    }
+    c->shared_empty = n == 0 && next_ready < 0 && leases == 0;
+    if (n == room) {
+        c->next_acquire = now; /* there may be more */
+    } else {
+        /* nothing more is ready: look again when the next host's turn comes, or sooner
+         * (other workers add URLs and give hosts back at any time) */
+        double wait = SHARED_POLL;
+        if (next_ready >= 0) {
+            double until = next_ready - wall_clock();
+            if (until < wait)
+                wait = until > 0.001 ? until : 0.001;
+        }
+        c->next_acquire = now + wait;
+    }
+    return c->next_acquire;
+}
+
+static enum enqueue_result enqueue_shared(struct crawl *c, const char *url, unsigned depth,
+                                          unsigned hops, const struct crawl_ref *referrer)
+{
+    uint64_t hash = crawl_hash64(url, strlen(url));
+    if (crawl_seen_contains(c->seen, hash))
+        return ENQ_SEEN; /* sent by this worker already */
+    struct crawl_url_parts p;
+    if (crawl_url_split(url, &p) != CRAWL_OK)
+        return ENQ_FULL;
+    int added = 0;
+    if (crawl_redis_enqueue(c->redis, url, p.origin_len, depth, hops,
+                            referrer ? referrer->url : NULL, &added) != CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        return ENQ_FULL;
+    }
+    int in_table;
+    enum crawl_code rc = crawl_seen_add(c->seen, hash, &in_table);
+    if (rc == CRAWL_ETOOLARGE) { /* a cache: start it again */
+        crawl_seen_clear(c->seen);
+        rc = crawl_seen_add(c->seen, hash, &in_table);
+    }
+    if (rc != CRAWL_OK)
+        return ENQ_FULL;
+    c->n_seen += (uint64_t)added;
+    return added ? ENQ_QUEUED : ENQ_SEEN;
+}
+
+/* The links of a page kept (v, found on url) sent to the shared frontier in one pipeline:
+ * those in scope and not sent by this worker before. Returns how many were new. */
+static long shared_links(struct crawl *c, const struct crawl_verdict *v, const char *url,
+                         unsigned depth)
+{
+    struct crawl_redis_link *l = malloc((v->n_links ? v->n_links : 1) * sizeof *l);
+    if (!l) {
+        c->fatal = CRAWL_ENOMEM;
+        return 0;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_links; i++) {
+        const char *link = v->links[i];
+        struct crawl_url_parts p;
+        if (!in_scope(c, link)) {
+            c->stats.links_out_of_scope++;
+            continue;
+        }
+        if (crawl_seen_contains(c->seen, crawl_hash64(link, strlen(link))) ||
+            crawl_url_split(link, &p) != CRAWL_OK)
+            continue;
+        l[n++] = (struct crawl_redis_link){.url = link, .origin_len = p.origin_len};
+    }
+    long added = 0;
+    if (n && crawl_redis_enqueue_many(c->redis, l, n, depth, url) != CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        n = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int in_table;
+        uint64_t hash = crawl_hash64(l[i].url, strlen(l[i].url));
+        enum crawl_code rc = crawl_seen_add(c->seen, hash, &in_table);
+        if (rc == CRAWL_ETOOLARGE) { /* a cache: start it again */
+            crawl_seen_clear(c->seen);
+            rc = crawl_seen_add(c->seen, hash, &in_table);
+        }
+        added += l[i].added;
+    }
+    c->n_seen += (uint64_t)added;
+    free(l);
+    return added;
+}
+
+/* url (leased by this worker) has its decision: completed at the next commit. */
+static void shared_done(struct crawl *c, const char *url)
+{
+    struct crawl_url_parts p;
+    struct crawl_host *h = NULL;
+    double now = crawl_clock(), wall = wall_clock(), next = wall, delay = c->opts.delay;
+    if (crawl_url_split(url, &p) == CRAWL_OK &&
+        crawl_frontier_host(c->frontier, url, p.origin_len, &h) == CRAWL_OK) {
+        double na = crawl_host_next_allowed(h);
+        if (isfinite(na) && na > now)
+            next = wall + (na - now);
+        delay = crawl_host_delay(h);
+    }
+    if (crawl_redis_decided(c->redis, url, next, delay) != CRAWL_OK && !c->fatal)
+        c->fatal = CRAWL_EIO;
+}
+
+static void shared_commit(struct crawl *c, double now, int force)
+{
+    if (!force && (crawl_redis_pending(c->redis) == 0 ||
+                   (now - c->last_commit < SHARED_COMMIT_INTERVAL &&
+                    c->uncommitted < CRAWL_STATE_COMMIT_PAGES)))
+        return;
+    enum crawl_code rc = CRAWL_OK;
+    update_stats(c, now);
+    uint64_t vals[sizeof STATS_KEPT / sizeof STATS_KEPT[0]];
+    _Static_assert(sizeof vals / sizeof vals[0] == sizeof c->stats_committed /
+                                                       sizeof c->stats_committed[0],
+                   "one committed value per counter kept");
+    for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&c->stats + STATS_KEPT[i].off, sizeof v);
+        if (STATS_KEPT[i].off == offsetof(struct crawl_stats, fetched))
+            v -= c->in_pipeline < v ? c->in_pipeline : v; /* their URLs are not done yet */
+        vals[i] = v;
+        rc = crawl_state_set_meta_int(c->state, STATS_KEPT[i].name, (int64_t)v);
+        if (rc == CRAWL_OK)
+            rc = crawl_redis_stats_add(c->redis, STATS_KEPT[i].name,
+                                       (int64_t)(v - c->stats_committed[i]));
+    }
+    if (rc == CRAWL_OK)
+        rc = crawl_state_set_meta_int(c->state, "stats.elapsed_ms",
+                                      (int64_t)(c->stats.elapsed * 1000));
+    if (rc == CRAWL_OK && c->complete)
+        rc = crawl_state_set_meta_int(c->state, "complete", c->complete);
+    if (rc == CRAWL_OK && c->complete == 2)
+        rc = crawl_state_set_meta_int(c->state, "complete.max_pages", c->opts.max_pages);
+    if (rc == CRAWL_OK && c->opts.before_commit && c->opts.before_commit(c->opts.userdata) != 0)
+        rc = CRAWL_EIO;
+    size_t kept = 0;
+    if (rc == CRAWL_OK)
+        rc = crawl_redis_commit(c->redis, !c->stop && !c->fatal && !c->finishing, shared_take,
+                                c, &kept);
+    if (rc == CRAWL_OK)
+        memcpy(c->stats_committed, vals, sizeof vals);
+    c->shared_kept = kept > 0;
+    if (rc != CRAWL_OK && !c->fatal)
+        c->fatal = rc;
+    c->last_commit = now;
+    c->uncommitted = 0;
+}
+
+/* The leases held pushed on; the expired leases of any worker reaped. */
+static void shared_upkeep(struct crawl *c, double now)
+{
+    if (c->fatal)
+        return;
+    double lt = crawl_redis_lease_time(c->redis);
+    if (now >= c->next_renew) {
+        if (crawl_redis_renew(c->redis) != CRAWL_OK)
+            c->fatal = CRAWL_EIO;
+        c->next_renew = now + lt / 4;
+    }
+    if (now >= c->next_reap) {
+        size_t n = 0;
+        if (crawl_redis_reap(c->redis, &n) != CRAWL_OK)
+            c->fatal = CRAWL_EIO;
+        c->next_reap = now + (lt / 4 < 1 ? lt / 4 : 1);
+        if (n)
+            c->next_acquire = now; /* URLs came back */
+    }
 }
 
 static void handle_responses(struct crawl *c, double now)
@@ -1853,21 +2153,28 @@ enum crawl_code crawl_run(struct crawl *c)
         unsigned active = crawl_fetcher_active(c->fetcher);
         int budget_left = c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages;
         int more = !c->stop && !c->fatal && budget_left &&
-                   crawl_frontier_size(c->frontier) + c->disk_queued > 0;
+                   (crawl_frontier_size(c->frontier) + c->disk_queued > 0 ||
+                    (c->redis && (crawl_redis_held(c->redis) > 0 || !c->shared_empty)));
         if (active == 0 && c->in_pipeline == 0 && !more) {
             if (!c->stop && !c->fatal) /* 1: nothing left; 2: the page budget is spent */
                 c->complete = budget_left ? 1 : 2;
             break;
         }
         maybe_commit(c, now, 0);
+        if (c->redis)
+            shared_upkeep(c, now);
         if (active == 0 && c->in_pipeline == 0 && isinf(wake) && more) {
             /* queued URLs but nothing can ever start: every host is held with no robots
              * fetch in flight, which cannot happen; guard against a spin anyway */
             break;
         }
-        int timeout_ms = c->state && crawl_state_pending(c->state) ? 100 : 200;
+        int timeout_ms = c->state && crawl_state_pending(c->state) ? (c->redis ? 1 : 100) : 200;
         if (!isinf(wake) && wake > now && (wake - now) * 1000 < timeout_ms)
             timeout_ms = (int)((wake - now) * 1000) + 1;
+        if (c->redis && c->shared_kept) { /* URLs leased by the commit wait in the frontier */
+            c->shared_kept = 0;
+            timeout_ms = 0;
+        }
         if (c->opts.progress && now + timeout_ms / 1000.0 > next_progress)
             timeout_ms = next_progress > now ? (int)((next_progress - now) * 1000) + 1 : 0;
         if (crawl_fetcher_run(c->fetcher, timeout_ms) != CRAWL_OK) {
@@ -1892,7 +2199,13 @@ enum crawl_code crawl_run(struct crawl *c)
     c->n_threads = 0;
     if (rc != CRAWL_OK)
         c->complete = 0;
+    c->finishing = 1;
     maybe_commit(c, crawl_clock(), 1); /* what the stop left: its records are whole */
+    if (c->redis && !c->fatal) { /* the transfers a stop cut short go back to the others */
+        size_t n;
+        if (crawl_redis_release(c->redis, &n) != CRAWL_OK)
+            c->fatal = CRAWL_EIO;
+    }
     update_stats(c, crawl_clock());
     if (rc == CRAWL_OK && c->fatal)
         rc = (enum crawl_code)c->fatal;
@@ -1975,8 +2288,9 @@ enum crawl_code crawl_resume(struct crawl *c, int *resumed)
     enum crawl_code rc = crawl_state_meta_int(c->state, "stats.fetched", &v, &found);
     if (rc != CRAWL_OK)
         return rc;
-    rc = crawl_state_foreach_hash(c->state, resume_hash, c);
-    if (rc == CRAWL_OK)
+    if (!c->redis) /* the shared frontier is in Redis: nothing to load */
+        rc = crawl_state_foreach_hash(c->state, resume_hash, c);
+    if (rc == CRAWL_OK && !c->redis)
         rc = crawl_state_foreach_host(c->state, resume_host, c);
     for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
         int f = 0;
@@ -1984,6 +2298,7 @@ enum crawl_code crawl_resume(struct crawl *c, int *resumed)
         if (rc == CRAWL_OK && f) {
             uint64_t u = (uint64_t)v;
             memcpy((char *)&c->stats + STATS_KEPT[i].off, &u, sizeof u);
+            c->stats_committed[i] = u;
             found = 1;
         }
     }

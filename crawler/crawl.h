@@ -961,6 +961,137 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_page(
     struct crawl_state *s, int (*fn)(void *userdata, const void *data, size_t len),
     void *userdata);
 
+/* -- the shared frontier on Redis (crawler/redis_frontier.c; `crawl --redis URL`) -- */
+/*
+ * Several crawl processes (workers) share one frontier in Redis: the seen set, the
+ * per-host queues, leases of the URLs in flight, the hosts' politeness and robots.txt,
+ * the crawl's counters, and each worker's committed WARC and log ends (see the file's
+ * HOW IT WORKS). The crawl loop reaches it through a crawl_state opened with
+ * crawl_state_open_redis(): the state's meta, page records and commit go to Redis, and
+ * crawl.c takes its URLs from the shared frontier instead of the state's tables.
+ */
+#define CRAWL_REDIS_LEASE_TIME 30.0      /* s a URL in flight stays leased unless renewed */
+#define CRAWL_REDIS_HOST_LEASE_TIME 10.0 /* s a worker keeps a host, taking its next URLs */
+#define CRAWL_REDIS_MAX_NAME 64          /* bytes of a worker name */
+
+struct crawl_redis_opts {
+    const char *url;        /* redis://HOST:PORT[/DB] */
+    const char *worker;     /* the worker's name: [A-Za-z0-9._-], 1 to CRAWL_REDIS_MAX_NAME */
+    double lease_time;      /* s; 0: CRAWL_REDIS_LEASE_TIME */
+    double host_lease_time; /* s; 0: CRAWL_REDIS_HOST_LEASE_TIME; < 0: one URL a turn */
+};
+
+/* A URL leased to this worker, with its host's shared politeness (borrowed for the call). */
+struct crawl_redis_lease {
+    const char *origin, *url;
+    const char *referrer; /* NULL: a seed */
+    unsigned depth, hops;
+    double delay;         /* s between requests to the host (Crawl-delay applied); 0: none yet */
+    int robots_status;    /* the host's robots.txt reading (0: none), as crawl_state_host */
+    const void *robots_body;
+    size_t robots_len;
+    double robots_time;   /* wall clock */
+};
+
+struct crawl_redis;
+
+/* Splits redis://HOST[:PORT][/DB] (port 6379, db 0 by default). CRAWL_EURL when bad. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_parse_url(const char *url, char *host,
+                                                        size_t host_cap, int *port, int *db);
+/* Connects, loads the scripts and gives this worker's leases of an earlier run back to
+ * the queues (crawl_redis_released() says how many). On failure err[errlen] says why.
+ * *out: caller frees with crawl_redis_free(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts,
+                                                   struct crawl_redis **out, char *err,
+                                                   size_t errlen);
+void crawl_redis_free(struct crawl_redis *r); /* NULL-safe */
+const char *crawl_redis_error(const struct crawl_redis *r);
+int64_t crawl_redis_released(const struct crawl_redis *r);
+uint64_t crawl_redis_calls(const struct crawl_redis *r);   /* commands sent so far */
+double crawl_redis_lease_time(const struct crawl_redis *r); /* s */
+uint64_t crawl_redis_commits(const struct crawl_redis *r);
+/* Crash points for the kill tests: "redis-commit-begin", "redis-commit-done". */
+void crawl_redis_set_crash_hook(struct crawl_redis *r, void (*fn)(const char *name));
+/* The worker's meta: read at once; set waits for the next commit (one script with it). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, const char *key,
+                                                       int64_t *v, int *found);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_meta_text(struct crawl_redis *r, const char *key,
+                                                        char **v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_set_meta_int(struct crawl_redis *r,
+                                                           const char *key, int64_t v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_set_meta_text(struct crawl_redis *r,
+                                                            const char *key, const char *v);
+/* The crawl's counters (all workers): add waits for the next commit. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_stats_add(struct crawl_redis *r, const char *key,
+                                                        int64_t delta);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key,
+                                                        int64_t *v);
+/* The worker's page records (as crawl_state_page_add: committed with the next commit). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_page_add(struct crawl_redis *r, const void *data,
+                                                       size_t len);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_foreach_page(
+    struct crawl_redis *r, int (*fn)(void *userdata, const void *data, size_t len),
+    void *userdata);
+/* Changes waiting for the commit (decided URLs, meta, counters, page records). */
+size_t crawl_redis_pending(const struct crawl_redis *r);
+/* Queues url (canonical; its origin is url[0..origin_len)) unless it was ever seen, in one
+ * script: *added 1 when it was new. referrer: the page it was found on, or NULL. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url,
+                                                      size_t origin_len, unsigned depth,
+                                                      unsigned hops, const char *referrer,
+                                                      int *added);
+/* One URL for crawl_redis_enqueue_many(): url (canonical) with its origin's length. */
+struct crawl_redis_link {
+    const char *url;
+    size_t origin_len;
+    unsigned hops;
+    int added; /* out: 1 when it was new (queued) */
+};
+/* crawl_redis_enqueue for n URLs found on one page (depth, referrer), pipelined: one round
+ * trip. Each is checked and queued atomically on its own. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r,
+                                                           struct crawl_redis_link *links,
+                                                           size_t n, unsigned depth,
+                                                           const char *referrer);
+/* Leases up to max URLs, one of each host whose turn has come and that no worker holds:
+ * fn for each (a non-zero return: CRAWL_ENOMEM). *next_ready: when the next host's turn
+ * comes (wall clock s; -1: no host waits), *leases: leases outstanding, every worker's. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_acquire(
+    struct crawl_redis *r, size_t max, int (*fn)(void *userdata, const struct crawl_redis_lease *l),
+    void *userdata, size_t *n, double *next_ready, int64_t *leases);
+/* url (leased by this worker) has its decision: completed at the next commit, with its
+ * host's next allowed time (wall clock s) and delay. CRAWL_EINVAL when not leased. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url,
+                                                      double next_wall, double delay);
+size_t crawl_redis_outstanding(const struct crawl_redis *r); /* leases not decided */
+size_t crawl_redis_held(const struct crawl_redis *r);        /* leases, decided or not */
+/* Completes the decided URLs, writes the meta, counters and page records: one script,
+ * after the caller has flushed what they refer to. keep_hosts: a host whose host lease
+ * runs still is kept and its next URL leased (handed to fn as by acquire). CRAWL_EIO
+ * when a lease is no longer this worker's (nothing is committed then). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_commit(
+    struct crawl_redis *r, int keep_hosts,
+    int (*fn)(void *userdata, const struct crawl_redis_lease *l), void *userdata, size_t *kept);
+/* Pushes the deadlines of this worker's leases on by the lease time; CRAWL_EIO when one
+ * was lost (expired and reaped). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_renew(struct crawl_redis *r);
+/* Gives the URLs of every expired lease (any worker's) back to their queues. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n);
+/* Gives this worker's leases back to their queues at once (a clean stop, a restart). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n);
+/* Saves a host's robots.txt reading for every worker (wall clock time) and its delay in
+ * force (s, Crawl-delay applied). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_host_robots(struct crawl_redis *r,
+                                                          const char *origin, int status,
+                                                          const void *body, size_t len,
+                                                          double when, double delay);
+/* A crawl state whose meta, page records and commits are the worker's in Redis (r: taken
+ * over, freed with the state). The SQLite calls (urls, hosts) fail with CRAWL_EINVAL. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_open_redis(struct crawl_redis *r,
+                                                         struct crawl_state **out);
+/* The state's Redis frontier, or NULL for an SQLite state. */
+struct crawl_redis *crawl_state_redis(const struct crawl_state *s);
+
 /* -- the crawl loop (crawler/crawl.c) -- */
 
 #define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
@@ -1178,7 +1309,9 @@ struct crawl_opts {
     const char *ca_file;   /* PEM CA certificates to verify https servers with (every
                               page and robots.txt transfer); borrowed for the crawl's life;
                               NULL: libcurl's default bundle */
-    /* The crawl's state on disk (crawl --state), borrowed for the crawl's life, or NULL:
+    /* The crawl's state on disk (crawl --state), or in Redis shared with other workers
+     * (crawl_state_open_redis: then the frontier is the shared one, see crawl.c "the
+     * shared frontier"), borrowed for the crawl's life, or NULL:
      * everything in memory. With a state, every URL queued and decided, the hosts'
      * politeness and robots.txt and the counters go into it, and the loop commits a group
      * of pages every CRAWL_STATE_COMMIT_INTERVAL s or CRAWL_STATE_COMMIT_PAGES pages,

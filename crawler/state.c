@@ -94,6 +94,7 @@ struct crawl_state {
     int64_t requeued;  /* leased URLs queued again when opened */
     int migrated_from; /* the schema version migrated from, or 0 */
     void (*crash)(const char *name); /* crash points (tests), or NULL */
+    struct crawl_redis *redis; /* crawl --redis: meta, page records and commits there */
     char error[512];
 };
 
@@ -248,6 +249,7 @@ void crawl_state_close(struct crawl_state *s)
 {
     if (!s)
         return;
+    crawl_redis_free(s->redis);
     if (s->db && s->in_tx)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL); /* not committed: not done */
     for (int i = 0; i < S_N; i++)
@@ -258,12 +260,26 @@ void crawl_state_close(struct crawl_state *s)
 
 const char *crawl_state_error(const struct crawl_state *s)
 {
-    return s->error;
+    return s->redis ? crawl_redis_error(s->redis) : s->error;
 }
 
 int64_t crawl_state_requeued(const struct crawl_state *s)
 {
-    return s->requeued;
+    return s->redis ? crawl_redis_released(s->redis) : s->requeued;
+}
+
+enum crawl_code crawl_state_open_redis(struct crawl_redis *r, struct crawl_state **out)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return CRAWL_ENOMEM;
+    (*out)->redis = r;
+    return CRAWL_OK;
+}
+
+struct crawl_redis *crawl_state_redis(const struct crawl_state *s)
+{
+    return s ? s->redis : NULL;
 }
 
 int crawl_state_migrated_from(const struct crawl_state *s)
@@ -274,20 +290,26 @@ int crawl_state_migrated_from(const struct crawl_state *s)
 void crawl_state_set_crash_hook(struct crawl_state *s, void (*fn)(const char *name))
 {
     s->crash = fn;
+    if (s->redis)
+        crawl_redis_set_crash_hook(s->redis, fn);
 }
 
 size_t crawl_state_pending(const struct crawl_state *s)
 {
-    return s->pending;
+    return s->redis ? crawl_redis_pending(s->redis) : s->pending;
 }
 
 uint64_t crawl_state_commits(const struct crawl_state *s)
 {
-    return s->commits;
+    return s->redis ? crawl_redis_commits(s->redis) : s->commits;
 }
 
 enum crawl_code crawl_state_commit(struct crawl_state *s)
 {
+    if (s->redis) { /* crawl.c commits the shared frontier itself (the hosts it keeps) */
+        size_t kept;
+        return crawl_redis_commit(s->redis, 0, NULL, NULL, &kept);
+    }
     crash(s, "crawl-commit-begin");
     if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return db_fail(s, "commit");
@@ -314,6 +336,8 @@ static int meta_get(struct crawl_state *s, const char *key)
 enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key, int64_t *v,
                                      int *found)
 {
+    if (s->redis)
+        return crawl_redis_meta_int(s->redis, key, v, found);
     int r = meta_get(s, key);
     *found = r == SQLITE_ROW;
     if (r == SQLITE_ROW)
@@ -324,6 +348,8 @@ enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key, int
 
 enum crawl_code crawl_state_meta_text(struct crawl_state *s, const char *key, char **v)
 {
+    if (s->redis)
+        return crawl_redis_meta_text(s->redis, key, v);
     *v = NULL;
     int r = meta_get(s, key);
     enum crawl_code rc = CRAWL_OK;
@@ -351,6 +377,8 @@ static enum crawl_code meta_step(struct crawl_state *s)
 
 enum crawl_code crawl_state_set_meta_int(struct crawl_state *s, const char *key, int64_t v)
 {
+    if (s->redis)
+        return crawl_redis_set_meta_int(s->redis, key, v);
     sqlite3_stmt *q = s->st[S_META_SET];
     sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 2, v);
@@ -360,6 +388,8 @@ enum crawl_code crawl_state_set_meta_int(struct crawl_state *s, const char *key,
 enum crawl_code crawl_state_set_meta_text(struct crawl_state *s, const char *key,
                                           const char *v)
 {
+    if (s->redis)
+        return crawl_redis_set_meta_text(s->redis, key, v);
     sqlite3_stmt *q = s->st[S_META_SET];
     sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, v, -1, SQLITE_STATIC);
@@ -370,6 +400,8 @@ enum crawl_code crawl_state_set_meta_text(struct crawl_state *s, const char *key
 
 enum crawl_code crawl_state_host(struct crawl_state *s, const char *origin, int64_t *id)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_HOST_GET];
     sqlite3_reset(q);
     sqlite3_bind_text(q, 1, origin, -1, SQLITE_STATIC);
@@ -396,6 +428,8 @@ enum crawl_code crawl_state_host(struct crawl_state *s, const char *origin, int6
 enum crawl_code crawl_state_host_save(struct crawl_state *s, int64_t id, double delay,
                                       double next_allowed)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_HOST_SAVE];
     sqlite3_bind_double(q, 1, delay);
     sqlite3_bind_double(q, 2, next_allowed);
@@ -411,6 +445,8 @@ enum crawl_code crawl_state_host_save(struct crawl_state *s, int64_t id, double 
 enum crawl_code crawl_state_host_robots(struct crawl_state *s, int64_t id, int status,
                                         const void *body, size_t len, double when)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_HOST_ROBOTS];
     sqlite3_bind_int(q, 1, status);
     sqlite3_bind_blob64(q, 2, body && len ? body : "", len, SQLITE_STATIC);
@@ -431,6 +467,8 @@ enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
                                                    int64_t queued),
                                          void *userdata)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT h.id, h.origin, h.delay, h.next_allowed, h.robots_status, "
@@ -468,6 +506,8 @@ enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_
                                     const char *url, unsigned depth, unsigned hops,
                                     float priority, uint64_t referrer, int64_t *id)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_ADD];
     sqlite3_bind_int64(q, 1, (int64_t)hash);
     sqlite3_bind_int64(q, 2, host);
@@ -491,6 +531,8 @@ enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_
 enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
                                     enum crawl_url_state state, int decision)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_SET];
     sqlite3_bind_int(q, 1, (int)state);
     sqlite3_bind_int(q, 2, decision);
@@ -505,6 +547,8 @@ enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
 
 enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_LEASE];
     sqlite3_bind_int64(q, 1, (int64_t)hash);
     int r = sqlite3_step(q);
@@ -517,6 +561,8 @@ enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash)
 
 enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, float priority)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_PRIO];
     sqlite3_bind_double(q, 1, priority);
     sqlite3_bind_int64(q, 2, (int64_t)hash);
@@ -530,6 +576,8 @@ enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, f
 
 enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *found)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_HAS];
     sqlite3_bind_int64(q, 1, (int64_t)hash);
     int r = sqlite3_step(q);
@@ -545,6 +593,8 @@ enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t 
                                              const char *referrer),
                                    void *userdata, size_t *n)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     *n = 0;
     sqlite3_stmt *q = s->st[S_QUEUED];
     sqlite3_bind_int64(q, 1, host);
@@ -572,6 +622,8 @@ enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
                                          int (*fn)(void *userdata, uint64_t hash, int done),
                                          void *userdata)
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT hash, state FROM urls", -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "read URLs");
@@ -591,6 +643,8 @@ enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
 
 enum crawl_code crawl_state_url_counts(struct crawl_state *s, int64_t counts[CRAWL_URL_NSTATES])
 {
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
     memset(counts, 0, sizeof(int64_t) * CRAWL_URL_NSTATES);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT state, count(*) FROM urls GROUP BY state", -1, &q,
@@ -610,6 +664,8 @@ enum crawl_code crawl_state_url_counts(struct crawl_state *s, int64_t counts[CRA
 
 enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, size_t len)
 {
+    if (s->redis)
+        return crawl_redis_page_add(s->redis, data, len);
     sqlite3_stmt *q = s->st[S_PAGE_ADD];
     sqlite3_bind_blob64(q, 1, len ? data : "", len, SQLITE_STATIC);
     int r = sqlite3_step(q);
@@ -625,6 +681,8 @@ enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
                                                    size_t len),
                                          void *userdata)
 {
+    if (s->redis)
+        return crawl_redis_foreach_page(s->redis, fn, userdata);
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT data FROM pages ORDER BY seq", -1, &q, NULL) !=
         SQLITE_OK)

@@ -162,6 +162,15 @@ echo "== crawl state =="
 SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_state.sh 3 300000
 fi
 
+# ---- crawl on redis [redis-crawl] (docs/BENCHMARKS.md "## Crawl on Redis") ----
+if section redis-crawl; then
+# 1, 2 and 3 crawl --redis workers against one in-process crawl (the peer), alternating,
+# on a 32-host site served by nginx (issue 17)
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+echo "== crawl on redis =="
+SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_redis.sh 3 32 400
+fi
+
 # ---- wget2 [wget2] (docs/BENCHMARKS.md "## wget2 plugin") ----
 if section wget2; then
 # wget2 -r alone against wget2 -r with the simcrawl plugin (in memory, and with an index

@@ -1,0 +1,1154 @@
+/*
+ * The shared frontier on Redis (`simcrawl crawl --redis URL --worker-name NAME`): several
+ * crawl processes, on one machine or many, crawl one site set together. Redis 7 holds the
+ * seen set, the per-host queues, the leases of the URLs in flight, the hosts' politeness
+ * and robots.txt readings, the counters of the whole crawl, and each worker's committed
+ * WARC and log ends. hiredis (0.14, Debian) talks to it; every change that must not be
+ * split by a kill is one Lua script (EVALSHA), which Redis runs atomically.
+ *
+ * KEYS (prefix P = "simcrawl"; {origin} is a hash tag, so a host's keys stay together):
+ *   P{origin}:s   SET   the host's seen URLs (8-byte crawl_hash64, binary)
+ *   P{origin}:q   LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
+ *   P{origin}:h   HASH  delay (s), next (ms, wall clock: not asked before), lease (the
+ *                       token holding the host), rs/rb/rt (robots.txt status, body, time)
+ *   P:ready       ZSET  hosts with queued URLs that no worker holds, scored by next
+ *   P:dl          ZSET  lease tokens by deadline (ms)
+ *   P:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
+ *   P:tok         the last token given
+ *   P:stats       HASH  counters of the whole crawl (every worker's commits add to them)
+ *   P:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
+ *   P:wl:NAME     SET   the worker's lease tokens (given back at once when it restarts)
+ *   P:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
+ *
+ * HOW IT WORKS. enqueue: SADD to the host's seen set and, only when new, RPUSH to its
+ * queue and ZADD the host to ready unless a worker holds it: one script, so a kill can
+ * neither lose a URL between the seen check and the push nor queue it twice. acquire:
+ * takes hosts whose next time has come off ready, pops one URL of each and leases it (a
+ * token, a deadline, the owner): the host is held by that token (not in ready) until the
+ * URL is completed or its lease expires, so one worker at a time asks a host, and the
+ * host's next time (the end of the last transfer plus the delay, Crawl-delay included)
+ * is written when the URL is completed: politeness holds across workers (a lease given
+ * back unfinished, whose request may have just reached the host, makes the host wait a
+ * delay from then). commit: after
+ * the worker has flushed its WARC and log, one script checks that every token it
+ * completes is still its own (a worker whose lease expired and was given to another
+ * cannot complete the URL again: the commit fails whole and the worker stops, its
+ * uncommitted records cut off on its restart), marks them done, writes the hosts' next
+ * times, puts hosts with more URLs back in ready (or keeps a host and leases its next URL
+ * while the worker's host lease, --host-lease-time, lasts), and writes the worker's WARC
+ * and log ends and counters: the pages and the file ends that hold their records are
+ * committed together, as with --state (state.c). renew: the worker pushes the deadlines
+ * of its leases on while it works on them. reap: any worker gives the URLs of expired
+ * leases back to their queues (a killed worker's URLs go to the others). release: a
+ * worker starting (or stopping cleanly) gives its own leases back at once.
+ *
+ * One Redis primary: the scripts touch the global ready and lease keys along with a
+ * host's keys, so they need all keys on one node (docs/SCALE-OUT.md says what sharding
+ * would change). Times in Redis are wall-clock ms: workers on several machines need
+ * synchronised clocks (NTP), as any shared politeness does.
+ */
+#include "crawler/crawl.h"
+
+#include <errno.h>
+#include <hiredis.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define P "simcrawl" /* the scripts add ":..." or "{origin}:..." */
+
+/* ---- the scripts ---- */
+
+static const char ENQUEUE_LUA[] =
+    "if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end\n"
+    "redis.call('RPUSH', KEYS[2], ARGV[2])\n"
+    "if redis.call('HEXISTS', KEYS[3], 'lease') == 0 then\n"
+    "  local nx = tonumber(redis.call('HGET', KEYS[3], 'next') or '0')\n"
+    "  redis.call('ZADD', KEYS[4], 'NX', nx, ARGV[3])\n"
+    "end\n"
+    "return 1\n";
+
+/* lease(P, worker, origin, now_ms, lease_ms): the next URL of origin leased to worker,
+ * {token, origin, entry, delay, rs, rb, rt}, or nil when its queue is empty */
+#define LEASE_FN                                                                        \
+    "local function lease(p, w, o, now, lms)\n"                                         \
+    "  local hk = p .. '{' .. o .. '}:h'\n"                                             \
+    "  local e = redis.call('LPOP', p .. '{' .. o .. '}:q')\n"                          \
+    "  if not e then redis.call('HDEL', hk, 'lease') return nil end\n"                  \
+    "  local t = tostring(redis.call('INCR', p .. ':tok'))\n"                           \
+    "  redis.call('HSET', p .. ':lease', t, w .. '\\n' .. o .. '\\n' .. e)\n"           \
+    "  redis.call('ZADD', p .. ':dl', now + lms, t)\n"                                  \
+    "  redis.call('SADD', p .. ':wl:' .. w, t)\n"                                       \
+    "  redis.call('HSET', hk, 'lease', t)\n"                                            \
+    "  local h = redis.call('HMGET', hk, 'delay', 'rs', 'rb', 'rt')\n"                  \
+    "  return {t, o, e, h[1] or '', h[2] or '', h[3] or '', h[4] or ''}\n"              \
+    "end\n"
+
+/* ARGV: P, worker, now_ms, lease_ms, max */
+static const char ACQUIRE_LUA[] =
+    LEASE_FN
+    "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local hosts = redis.call('ZRANGEBYSCORE', p .. ':ready', '-inf', now, 'LIMIT', 0, ARGV[5])\n"
+    "local out = {}\n"
+    "for _, o in ipairs(hosts) do\n"
+    "  redis.call('ZREM', p .. ':ready', o)\n"
+    "  local l = lease(p, w, o, now, lms)\n"
+    "  if l then out[#out + 1] = l end\n"
+    "end\n"
+    "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
+    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl')}\n";
+
+/* the owner check: the lease of token t is worker w's */
+#define OWNED_FN                                                                        \
+    "local function owned(p, w, t)\n"                                                   \
+    "  local v = redis.call('HGET', p .. ':lease', t)\n"                                \
+    "  if not v then return nil end\n"                                                  \
+    "  if string.sub(v, 1, #w + 1) ~= w .. '\\n' then return nil end\n"                 \
+    "  return v\n"                                                                      \
+    "end\n"
+
+/* ARGV: P, worker, now_ms, lease_ms, n, [token, next_ms, delay, keep] * n,
+ *       m, [key, value] * m, s, [key, delta] * s, g, [page] * g */
+static const char COMMIT_LUA[] =
+    LEASE_FN OWNED_FN
+    "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local n = tonumber(ARGV[5])\n"
+    "for i = 0, n - 1 do\n"
+    "  local t = ARGV[6 + 4 * i]\n"
+    "  if not owned(p, w, t) then return {-1, t} end\n"
+    "end\n"
+    "local out = {}\n"
+    "for i = 0, n - 1 do\n"
+    "  local t, nx, d, keep = ARGV[6 + 4 * i], ARGV[7 + 4 * i], ARGV[8 + 4 * i], ARGV[9 + 4 * i]\n"
+    "  local v = redis.call('HGET', p .. ':lease', t)\n"
+    "  local a = string.find(v, '\\n', 1, true)\n"
+    "  local b = string.find(v, '\\n', a + 1, true)\n"
+    "  local o = string.sub(v, a + 1, b - 1)\n"
+    "  redis.call('HDEL', p .. ':lease', t)\n"
+    "  redis.call('ZREM', p .. ':dl', t)\n"
+    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"
+    "  local hk = p .. '{' .. o .. '}:h'\n"
+    "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"
+    "  local l = nil\n"
+    "  if keep == '1' then l = lease(p, w, o, now, lms) end\n"
+    "  if l then\n"
+    "    out[#out + 1] = l\n"
+    "  else\n"
+    "    redis.call('HDEL', hk, 'lease')\n"
+    "    if redis.call('LLEN', p .. '{' .. o .. '}:q') > 0 then\n"
+    "      redis.call('ZADD', p .. ':ready', nx, o)\n"
+    "    end\n"
+    "  end\n"
+    "end\n"
+    "local k = 6 + 4 * n\n"
+    "local m = tonumber(ARGV[k]); k = k + 1\n"
+    "if m > 0 then\n"
+    "  redis.call('HSET', p .. ':w:' .. w, unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
+    "end\n"
+    "local s = tonumber(ARGV[k]); k = k + 1\n"
+    "for i = 1, s do redis.call('HINCRBY', p .. ':stats', ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
+    "local g = tonumber(ARGV[k]); k = k + 1\n"
+    "for i = 1, g do redis.call('RPUSH', p .. ':wp:' .. w, ARGV[k]); k = k + 1 end\n"
+    "return {0, out}\n";
+
+/* ARGV: P, worker, deadline_ms, tokens...: returns the first token no longer ours, or 0 */
+static const char RENEW_LUA[] =
+    OWNED_FN
+    "local p, w = ARGV[1], ARGV[2]\n"
+    "for i = 4, #ARGV do\n"
+    "  if not owned(p, w, ARGV[i]) then return ARGV[i] end\n"
+    "  redis.call('ZADD', p .. ':dl', 'XX', ARGV[3], ARGV[i])\n"
+    "end\n"
+    "return 0\n";
+
+/* ARGV: P, now_ms, worker ("": the expired leases of anyone), limit. The leased URLs go
+ * back to the front of their queues, their hosts back to ready. Returns how many. */
+static const char REAP_LUA[] =
+    "local p, now, who = ARGV[1], tonumber(ARGV[2]), ARGV[3]\n"
+    "local toks\n"
+    "if who == '' then\n"
+    "  toks = redis.call('ZRANGEBYSCORE', p .. ':dl', '-inf', now, 'LIMIT', 0, ARGV[4])\n"
+    "else\n"
+    "  toks = redis.call('SMEMBERS', p .. ':wl:' .. who)\n"
+    "end\n"
+    "local n = 0\n"
+    "for _, t in ipairs(toks) do\n"
+    "  local v = redis.call('HGET', p .. ':lease', t)\n"
+    "  if v then\n"
+    "    local a = string.find(v, '\\n', 1, true)\n"
+    "    local b = string.find(v, '\\n', a + 1, true)\n"
+    "    local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)\n"
+    "    redis.call('LPUSH', p .. '{' .. o .. '}:q', e)\n"
+    "    local hk = p .. '{' .. o .. '}:h'\n"
+    "    if redis.call('HGET', hk, 'lease') == t then\n"
+    "      redis.call('HDEL', hk, 'lease')\n"
+    /* its request may have reached the host just now: a delay from now */
+    "      local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
+    "      local d = tonumber(redis.call('HGET', hk, 'delay') or '0')\n"
+    "      if nx < now + d * 1000 then nx = now + d * 1000 end\n"
+    "      redis.call('HSET', hk, 'next', string.format('%d', nx))\n"
+    "      redis.call('ZADD', p .. ':ready', nx, o)\n"
+    "    end\n"
+    "    redis.call('HDEL', p .. ':lease', t)\n"
+    "    redis.call('SREM', p .. ':wl:' .. w, t)\n"
+    "    n = n + 1\n"
+    "  end\n"
+    "  redis.call('ZREM', p .. ':dl', t)\n"
+    "  if who ~= '' then redis.call('SREM', p .. ':wl:' .. who, t) end\n"
+    "end\n"
+    "return n\n";
+
+enum { SC_ENQUEUE, SC_ACQUIRE, SC_COMMIT, SC_RENEW, SC_REAP, SC_N };
+static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
+                                          REAP_LUA};
+
+/* ---- the worker's side ---- */
+
+/* A URL this worker holds the lease of. */
+struct lease {
+    char token[24];
+    uint64_t hash;      /* crawl_hash64 of the URL */
+    char *origin;
+    double host_since;  /* when the worker took the host (wall s): the host lease */
+    int decided;        /* completed, waiting for the commit */
+    double next_wall, delay;
+};
+
+/* An argument list being built: pieces copied into one growing buffer. */
+struct args {
+    size_t n, cap;
+    size_t *off, *len;
+    char *buf;
+    size_t used, bcap;
+    int oom;
+};
+
+struct crawl_redis {
+    redisContext *ctx;
+    char url[256];
+    char worker[CRAWL_REDIS_MAX_NAME + 1];
+    double lease_time, host_lease_time;
+    char sha[SC_N][41];
+    struct lease *leases;
+    size_t n_leases, cap_leases;
+    struct args meta, stats, pages; /* waiting for the commit: key value, key delta, blob */
+    size_t n_meta, n_stats, n_pages;
+    uint64_t calls;     /* commands sent (a script call counts one) */
+    uint64_t commits;
+    int64_t released;   /* own leases given back when opened */
+    void (*crash)(const char *name);
+    char error[512];
+};
+
+__attribute__((format(printf, 2, 3))) static void rd_err(struct crawl_redis *r, const char *fmt,
+                                                         ...);
+static void rd_err(struct crawl_redis *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof r->error, fmt, ap);
+    va_end(ap);
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void args_reset(struct args *a)
+{
+    a->n = 0;
+    a->used = 0;
+    a->oom = 0;
+}
+
+static void args_release(struct args *a)
+{
+    free(a->off);
+    free(a->len);
+    free(a->buf);
+    memset(a, 0, sizeof *a);
+}
+
+static void args_add(struct args *a, const void *data, size_t len)
+{
+    if (a->oom)
+        return;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 32;
+        size_t *o = realloc(a->off, cap * sizeof *o);
+        if (o)
+            a->off = o;
+        size_t *l = realloc(a->len, cap * sizeof *l);
+        if (l)
+            a->len = l;
+        if (!o || !l) {
+            a->oom = 1;
+            return;
+        }
+        a->cap = cap;
+    }
+    if (len + 1 > a->bcap - a->used) {
+        size_t cap = a->bcap ? a->bcap : 1024;
+        while (len + 1 > cap - a->used)
+            cap *= 2;
+        char *b = realloc(a->buf, cap);
+        if (!b) {
+            a->oom = 1;
+            return;
+        }
+        a->buf = b;
+        a->bcap = cap;
+    }
+    if (len)
+        memcpy(a->buf + a->used, data, len);
+    a->buf[a->used + len] = '\0';
+    a->off[a->n] = a->used;
+    a->len[a->n++] = len;
+    a->used += len + 1;
+}
+
+static void args_str(struct args *a, const char *s)
+{
+    args_add(a, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void args_fmt(struct args *a, const char *fmt, ...);
+static void args_fmt(struct args *a, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    args_add(a, tmp, n < 0 ? 0 : (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* Appends every piece of b to a. */
+static void args_cat(struct args *a, const struct args *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        args_add(a, b->buf + b->off[i], b->len[i]);
+}
+
+/* Appends the key P{origin}SUFFIX (origin = o[0..olen)). */
+static void args_key(struct args *a, const char *o, size_t olen, const char *suffix)
+{
+    size_t sl = strlen(suffix), pl = sizeof P; /* P and '{' */
+    char *k = malloc(pl + olen + sl);
+    if (!k) {
+        a->oom = 1;
+        return;
+    }
+    memcpy(k, P "{", pl);
+    memcpy(k + pl, o, olen);
+    memcpy(k + pl + olen, suffix, sl);
+    args_add(a, k, pl + olen + sl);
+    free(k);
+}
+
+/* Runs a command of a's pieces; the reply (caller frees) or NULL with r->error set. */
+static redisReply *run_args(struct crawl_redis *r, const struct args *a)
+{
+    if (a->oom) {
+        rd_err(r, "out of memory");
+        return NULL;
+    }
+    const char **argv = malloc((a->n ? a->n : 1) * sizeof *argv);
+    if (!argv) {
+        rd_err(r, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < a->n; i++)
+        argv[i] = a->buf + a->off[i];
+    r->calls++;
+    redisReply *rep = redisCommandArgv(r->ctx, (int)a->n, argv, a->len);
+    free(argv);
+    if (!rep) {
+        rd_err(r, "%s: %s", r->url, r->ctx->errstr[0] ? r->ctx->errstr : "no answer");
+        return NULL;
+    }
+    if (rep->type == REDIS_REPLY_ERROR) {
+        rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+        freeReplyObject(rep);
+        return NULL;
+    }
+    return rep;
+}
+
+static enum crawl_code load_scripts(struct crawl_redis *r)
+{
+    for (int i = 0; i < SC_N; i++) {
+        r->calls++;
+        redisReply *rep = redisCommand(r->ctx, "SCRIPT LOAD %s", SCRIPTS[i]);
+        if (!rep || rep->type != REDIS_REPLY_STRING || rep->len != 40) {
+            rd_err(r, "%s: cannot load a script: %s", r->url,
+                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str
+                   : r->ctx->errstr[0]                   ? r->ctx->errstr
+                                                         : "bad answer");
+            if (rep)
+                freeReplyObject(rep);
+            return CRAWL_EIO;
+        }
+        memcpy(r->sha[i], rep->str, 40);
+        r->sha[i][40] = '\0';
+        freeReplyObject(rep);
+    }
+    return CRAWL_OK;
+}
+
+/* EVALSHA script with a's pieces as its arguments (a starts with "EVALSHA", "", numkeys:
+ * the sha is filled in here); loads the scripts again once when the server lost them. */
+static redisReply *eval(struct crawl_redis *r, int script, struct args *a)
+{
+    if (a->oom) {
+        rd_err(r, "out of memory");
+        return NULL;
+    }
+    memcpy(a->buf + a->off[1], r->sha[script], 40); /* the placeholder is 40 bytes */
+    redisReply *rep = run_args(r, a);
+    if (!rep && strstr(r->error, "NOSCRIPT") && load_scripts(r) == CRAWL_OK) {
+        memcpy(a->buf + a->off[1], r->sha[script], 40);
+        rep = run_args(r, a);
+    }
+    return rep;
+}
+
+static void eval_begin(struct args *a, int numkeys)
+{
+    args_reset(a);
+    args_str(a, "EVALSHA");
+    args_str(a, "0000000000000000000000000000000000000000");
+    args_fmt(a, "%d", numkeys);
+}
+
+/* ---- open, close ---- */
+
+static int name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > CRAWL_REDIS_MAX_NAME)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '_' || ch == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+enum crawl_code crawl_redis_parse_url(const char *url, char *host, size_t host_cap, int *port,
+                                      int *db)
+{
+    const char *s = url;
+    if (strncmp(s, "redis://", 8) != 0)
+        return CRAWL_EURL;
+    s += 8;
+    const char *end = s + strcspn(s, ":/");
+    if (end == s || (size_t)(end - s) >= host_cap)
+        return CRAWL_EURL;
+    memcpy(host, s, (size_t)(end - s));
+    host[end - s] = '\0';
+    *port = 6379;
+    *db = 0;
+    s = end;
+    if (*s == ':') {
+        char *e;
+        errno = 0;
+        long p = strtol(s + 1, &e, 10);
+        if (e == s + 1 || errno || p < 1 || p > 65535)
+            return CRAWL_EURL;
+        *port = (int)p;
+        s = e;
+    }
+    if (*s == '/' && s[1]) {
+        char *e;
+        errno = 0;
+        long d = strtol(s + 1, &e, 10);
+        if (e == s + 1 || *e || errno || d < 0 || d > 1000000)
+            return CRAWL_EURL;
+        *db = (int)d;
+        s = e;
+    } else if (*s == '/') {
+        s++;
+    }
+    return *s ? CRAWL_EURL : CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct crawl_redis **out,
+                                 char *err, size_t errlen)
+{
+    *out = NULL;
+    struct crawl_redis *r = calloc(1, sizeof *r);
+    if (!r)
+        return CRAWL_ENOMEM;
+    enum crawl_code rc = CRAWL_EINVAL;
+    char host[200];
+    int port = 0, db = 0;
+    snprintf(r->url, sizeof r->url, "%s", opts->url ? opts->url : "");
+    if (!opts->url || crawl_redis_parse_url(opts->url, host, sizeof host, &port, &db) != CRAWL_OK) {
+        rd_err(r, "bad Redis URL '%.200s': expected redis://HOST:PORT[/DB]",
+               opts->url ? opts->url : "");
+        goto fail;
+    }
+    if (!opts->worker || !name_ok(opts->worker)) {
+        rd_err(r, "bad worker name '%.80s': 1 to %d letters, digits, '-', '_' or '.'",
+               opts->worker ? opts->worker : "", CRAWL_REDIS_MAX_NAME);
+        goto fail;
+    }
+    snprintf(r->worker, sizeof r->worker, "%s", opts->worker);
+    r->lease_time = opts->lease_time > 0 ? opts->lease_time : CRAWL_REDIS_LEASE_TIME;
+    r->host_lease_time = opts->host_lease_time > 0   ? opts->host_lease_time
+                         : opts->host_lease_time < 0 ? 0
+                                                     : CRAWL_REDIS_HOST_LEASE_TIME;
+    struct timeval tv = {5, 0};
+    r->ctx = redisConnectWithTimeout(host, port, tv);
+    rc = CRAWL_EIO;
+    if (!r->ctx || r->ctx->err) {
+        rd_err(r, "cannot connect to %s: %s", r->url, r->ctx ? r->ctx->errstr : "out of memory");
+        goto fail;
+    }
+    struct timeval cmd_tv = {30, 0}; /* a command with no answer for this long: Redis is gone */
+    redisSetTimeout(r->ctx, cmd_tv);
+    if (db) {
+        r->calls++;
+        redisReply *rep = redisCommand(r->ctx, "SELECT %d", db);
+        int ok = rep && rep->type == REDIS_REPLY_STATUS;
+        if (!ok)
+            rd_err(r, "%s: cannot select database %d: %s", r->url, db,
+                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str : r->ctx->errstr);
+        if (rep)
+            freeReplyObject(rep);
+        if (!ok)
+            goto fail;
+    }
+    if (load_scripts(r) != CRAWL_OK)
+        goto fail;
+    /* this worker's leases of an earlier run come back at once */
+    size_t n = 0;
+    if (crawl_redis_release(r, &n) != CRAWL_OK)
+        goto fail;
+    r->released = (int64_t)n;
+    *out = r;
+    return CRAWL_OK;
+fail:
+    if (err && errlen)
+        snprintf(err, errlen, "%s", r->error);
+    crawl_redis_free(r);
+    return rc;
+}
+
+void crawl_redis_free(struct crawl_redis *r)
+{
+    if (!r)
+        return;
+    if (r->ctx)
+        redisFree(r->ctx);
+    for (size_t i = 0; i < r->n_leases; i++)
+        free(r->leases[i].origin);
+    free(r->leases);
+    args_release(&r->meta);
+    args_release(&r->stats);
+    args_release(&r->pages);
+    free(r);
+}
+
+const char *crawl_redis_error(const struct crawl_redis *r)
+{
+    return r->error;
+}
+
+int64_t crawl_redis_released(const struct crawl_redis *r)
+{
+    return r->released;
+}
+
+double crawl_redis_lease_time(const struct crawl_redis *r)
+{
+    return r->lease_time;
+}
+
+uint64_t crawl_redis_calls(const struct crawl_redis *r)
+{
+    return r->calls;
+}
+
+void crawl_redis_set_crash_hook(struct crawl_redis *r, void (*fn)(const char *name))
+{
+    r->crash = fn;
+}
+
+static void crash(struct crawl_redis *r, const char *name)
+{
+    if (r->crash)
+        r->crash(name);
+}
+
+/* ---- the worker's meta ---- */
+
+static redisReply *meta_get(struct crawl_redis *r, const char *key)
+{
+    struct args a = {0};
+    args_str(&a, "HGET");
+    args_fmt(&a, P ":w:%s", r->worker);
+    args_str(&a, key);
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    return rep;
+}
+
+enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, const char *key, int64_t *v,
+                                     int *found)
+{
+    *found = 0;
+    redisReply *rep = meta_get(r, key);
+    if (!rep)
+        return CRAWL_EIO;
+    if (rep->type == REDIS_REPLY_STRING) {
+        *v = strtoll(rep->str, NULL, 10);
+        *found = 1;
+    }
+    freeReplyObject(rep);
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_meta_text(struct crawl_redis *r, const char *key, char **v)
+{
+    *v = NULL;
+    redisReply *rep = meta_get(r, key);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type == REDIS_REPLY_STRING && !(*v = strndup(rep->str, rep->len)))
+        rc = CRAWL_ENOMEM;
+    freeReplyObject(rep);
+    return rc;
+}
+
+enum crawl_code crawl_redis_set_meta_text(struct crawl_redis *r, const char *key, const char *v)
+{
+    args_str(&r->meta, key);
+    args_str(&r->meta, v);
+    r->n_meta++;
+    return r->meta.oom ? CRAWL_ENOMEM : CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_set_meta_int(struct crawl_redis *r, const char *key, int64_t v)
+{
+    char t[24];
+    snprintf(t, sizeof t, "%lld", (long long)v);
+    return crawl_redis_set_meta_text(r, key, t);
+}
+
+enum crawl_code crawl_redis_stats_add(struct crawl_redis *r, const char *key, int64_t delta)
+{
+    if (delta == 0)
+        return CRAWL_OK;
+    args_str(&r->stats, key);
+    args_fmt(&r->stats, "%lld", (long long)delta);
+    r->n_stats++;
+    return r->stats.oom ? CRAWL_ENOMEM : CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key, int64_t *v)
+{
+    *v = 0;
+    struct args a = {0};
+    args_str(&a, "HGET");
+    args_str(&a, P ":stats");
+    args_str(&a, key);
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    if (rep->type == REDIS_REPLY_STRING)
+        *v = strtoll(rep->str, NULL, 10);
+    freeReplyObject(rep);
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_page_add(struct crawl_redis *r, const void *data, size_t len)
+{
+    args_add(&r->pages, data, len);
+    r->n_pages++;
+    return r->pages.oom ? CRAWL_ENOMEM : CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_foreach_page(struct crawl_redis *r,
+                                         int (*fn)(void *userdata, const void *data, size_t len),
+                                         void *userdata)
+{
+    char key[CRAWL_REDIS_MAX_NAME + 32];
+    snprintf(key, sizeof key, P ":wp:%s", r->worker);
+    for (long start = 0;; start += 1000) {
+        r->calls++;
+        redisReply *rep = redisCommand(r->ctx, "LRANGE %s %ld %ld", key, start, start + 999);
+        if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+            rd_err(r, "%s: cannot read the page records: %s", r->url,
+                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str : r->ctx->errstr);
+            if (rep)
+                freeReplyObject(rep);
+            return CRAWL_EIO;
+        }
+        size_t n = rep->elements;
+        for (size_t i = 0; i < n; i++) {
+            int e = fn(userdata, rep->element[i]->str, rep->element[i]->len);
+            if (e != 0) {
+                rd_err(r, "%s: a page record cannot be replayed", r->url);
+                freeReplyObject(rep);
+                return e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
+            }
+        }
+        freeReplyObject(rep);
+        if (n < 1000)
+            return CRAWL_OK;
+    }
+}
+
+size_t crawl_redis_pending(const struct crawl_redis *r)
+{
+    size_t n = r->n_meta + r->n_stats + r->n_pages;
+    for (size_t i = 0; i < r->n_leases; i++)
+        n += (size_t)r->leases[i].decided;
+    return n;
+}
+
+/* ---- the frontier ---- */
+
+/* The EVALSHA of the enqueue script for one URL into a (reset first). */
+static void enqueue_args(struct args *a, const char *sha, const char *url, size_t origin_len,
+                         unsigned depth, unsigned hops, const char *referrer)
+{
+    uint64_t h = crawl_hash64(url, strlen(url));
+    unsigned char hb[8];
+    for (int i = 0; i < 8; i++)
+        hb[i] = (unsigned char)(h >> (56 - 8 * i));
+    eval_begin(a, 4);
+    args_key(a, url, origin_len, "}:s");
+    args_key(a, url, origin_len, "}:q");
+    args_key(a, url, origin_len, "}:h");
+    args_str(a, P ":ready");
+    args_add(a, hb, 8);
+    char head[48];
+    snprintf(head, sizeof head, "%u %u\n", depth, hops);
+    size_t rl = referrer ? strlen(referrer) : 0, ul = strlen(url), hl = strlen(head);
+    char *entry = malloc(hl + rl + 1 + ul + 1);
+    if (!entry) {
+        a->oom = 1;
+        return;
+    }
+    memcpy(entry, head, hl);
+    if (rl)
+        memcpy(entry + hl, referrer, rl);
+    entry[hl + rl] = '\n';
+    memcpy(entry + hl + rl + 1, url, ul);
+    args_add(a, entry, hl + rl + 1 + ul);
+    free(entry);
+    args_add(a, url, origin_len);
+    if (!a->oom)
+        memcpy(a->buf + a->off[1], sha, 40);
+}
+
+enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_redis_link *links,
+                                         size_t n, unsigned depth, const char *referrer)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        /* pipelined: n scripts sent, then n answers read (one round trip) */
+        struct args a = {0};
+        size_t sent = 0;
+        enum crawl_code rc = CRAWL_OK;
+        for (size_t i = 0; i < n; i++) {
+            args_reset(&a);
+            enqueue_args(&a, r->sha[SC_ENQUEUE], links[i].url, links[i].origin_len, depth,
+                         links[i].hops, referrer);
+            if (a.oom) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            const char **argv = malloc(a.n * sizeof *argv);
+            if (!argv) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            for (size_t k = 0; k < a.n; k++)
+                argv[k] = a.buf + a.off[k];
+            int e = redisAppendCommandArgv(r->ctx, (int)a.n, argv, a.len);
+            free(argv);
+            if (e != REDIS_OK) {
+                rc = CRAWL_ENOMEM;
+                break;
+            }
+            sent++;
+        }
+        args_release(&a);
+        r->calls += sent;
+        int noscript = 0;
+        for (size_t i = 0; i < sent; i++) { /* every answer is read, whatever happened */
+            redisReply *rep = NULL;
+            if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+                rd_err(r, "%s: %s", r->url, r->ctx->errstr[0] ? r->ctx->errstr : "no answer");
+                return CRAWL_EIO;
+            }
+            if (rep->type == REDIS_REPLY_ERROR) {
+                if (strstr(rep->str, "NOSCRIPT"))
+                    noscript = 1;
+                else if (rc == CRAWL_OK) {
+                    rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+                    rc = CRAWL_EIO;
+                }
+            } else {
+                links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+            }
+            freeReplyObject(rep);
+        }
+        if (rc != CRAWL_OK)
+            return rc;
+        if (!noscript)
+            return CRAWL_OK;
+        /* the server lost the scripts (a restart): load them, send again (idempotent) */
+        if (load_scripts(r) != CRAWL_OK)
+            return CRAWL_EIO;
+    }
+    rd_err(r, "%s: the enqueue script cannot be loaded", r->url);
+    return CRAWL_EIO;
+}
+
+enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url, size_t origin_len,
+                                    unsigned depth, unsigned hops, const char *referrer,
+                                    int *added)
+{
+    struct crawl_redis_link l = {.url = url, .origin_len = origin_len, .hops = hops};
+    enum crawl_code rc = crawl_redis_enqueue_many(r, &l, 1, depth, referrer);
+    *added = l.added;
+    return rc;
+}
+
+static const char *rep_str(const redisReply *e)
+{
+    return e && e->type == REDIS_REPLY_STRING ? e->str : "";
+}
+
+/* One lease from a script's answer {token, origin, entry, delay, rs, rb, rt}: kept in
+ * r->leases and handed to fn. host_since: when the worker took the host. */
+static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, double host_since,
+                                  int (*fn)(void *userdata, const struct crawl_redis_lease *l),
+                                  void *userdata)
+{
+    if (l->type != REDIS_REPLY_ARRAY || l->elements != 7) {
+        rd_err(r, "%s: a lease answer of a strange shape", r->url);
+        return CRAWL_EFORMAT;
+    }
+    const char *tok = rep_str(l->element[0]), *origin = rep_str(l->element[1]);
+    const char *entry = rep_str(l->element[2]);
+    /* entry: "DEPTH HOPS\nREFERRER\nURL" */
+    unsigned depth = 0, hops = 0;
+    const char *nl1 = strchr(entry, '\n');
+    const char *nl2 = nl1 ? strchr(nl1 + 1, '\n') : NULL;
+    if (!nl2 || sscanf(entry, "%u %u", &depth, &hops) != 2 || strlen(tok) >= 24) {
+        rd_err(r, "%s: a queued URL of a strange shape: %.100s", r->url, entry);
+        return CRAWL_EFORMAT;
+    }
+    char *ref = nl2 > nl1 + 1 ? strndup(nl1 + 1, (size_t)(nl2 - nl1 - 1)) : NULL;
+    const char *url = nl2 + 1;
+    if (r->n_leases == r->cap_leases) {
+        size_t cap = r->cap_leases ? r->cap_leases * 2 : 64;
+        struct lease *v = realloc(r->leases, cap * sizeof *v);
+        if (!v) {
+            free(ref);
+            return CRAWL_ENOMEM;
+        }
+        r->leases = v;
+        r->cap_leases = cap;
+    }
+    struct lease *ls = &r->leases[r->n_leases];
+    memset(ls, 0, sizeof *ls);
+    snprintf(ls->token, sizeof ls->token, "%s", tok);
+    ls->hash = crawl_hash64(url, strlen(url));
+    ls->host_since = host_since;
+    if (!(ls->origin = strdup(origin)) || (nl2 > nl1 + 1 && !ref)) {
+        free(ls->origin);
+        free(ref);
+        return CRAWL_ENOMEM;
+    }
+    r->n_leases++;
+    struct crawl_redis_lease cl = {
+        .origin = origin,
+        .url = url,
+        .referrer = ref,
+        .depth = depth,
+        .hops = hops,
+        .delay = atof(rep_str(l->element[3])),
+        .robots_status = atoi(rep_str(l->element[4])),
+        .robots_body = rep_str(l->element[5]),
+        .robots_len = l->element[5]->type == REDIS_REPLY_STRING ? l->element[5]->len : 0,
+        .robots_time = atof(rep_str(l->element[6])),
+    };
+    int e = fn(userdata, &cl);
+    free(ref);
+    return e ? CRAWL_ENOMEM : CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
+                                    int (*fn)(void *userdata, const struct crawl_redis_lease *l),
+                                    void *userdata, size_t *n, double *next_ready,
+                                    int64_t *leases)
+{
+    *n = 0;
+    *next_ready = -1;
+    *leases = 0;
+    double now = wall_now();
+    struct args a = {0};
+    eval_begin(&a, 0);
+    args_str(&a, P);
+    args_str(&a, r->worker);
+    args_fmt(&a, "%lld", (long long)(now * 1000));
+    args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
+    args_fmt(&a, "%zu", max);
+    redisReply *rep = eval(r, SC_ACQUIRE, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
+        rep->element[0]->type != REDIS_REPLY_ARRAY) {
+        rd_err(r, "%s: an acquire answer of a strange shape", r->url);
+        rc = CRAWL_EFORMAT;
+    }
+    for (size_t i = 0; rc == CRAWL_OK && i < rep->element[0]->elements; i++) {
+        rc = take_lease(r, rep->element[0]->element[i], now, fn, userdata);
+        if (rc == CRAWL_OK)
+            (*n)++;
+    }
+    if (rc == CRAWL_OK) {
+        const char *first = rep_str(rep->element[1]);
+        if (*first)
+            *next_ready = atof(first) / 1000;
+        if (rep->element[2]->type == REDIS_REPLY_INTEGER)
+            *leases = rep->element[2]->integer;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+static struct lease *find_lease(struct crawl_redis *r, uint64_t hash)
+{
+    for (size_t i = 0; i < r->n_leases; i++)
+        if (r->leases[i].hash == hash && !r->leases[i].decided)
+            return &r->leases[i];
+    return NULL;
+}
+
+enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url, double next_wall,
+                                    double delay)
+{
+    struct lease *ls = find_lease(r, crawl_hash64(url, strlen(url)));
+    if (!ls) {
+        rd_err(r, "%s: no lease held for %.200s", r->url, url);
+        return CRAWL_EINVAL;
+    }
+    ls->decided = 1;
+    ls->next_wall = next_wall;
+    ls->delay = delay;
+    return CRAWL_OK;
+}
+
+size_t crawl_redis_outstanding(const struct crawl_redis *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_leases; i++)
+        n += (size_t)!r->leases[i].decided;
+    return n;
+}
+
+size_t crawl_redis_held(const struct crawl_redis *r)
+{
+    return r->n_leases;
+}
+
+enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
+                                   int (*fn)(void *userdata, const struct crawl_redis_lease *l),
+                                   void *userdata, size_t *kept)
+{
+    *kept = 0;
+    double now = wall_now();
+    struct args a = {0};
+    eval_begin(&a, 0);
+    args_str(&a, P);
+    args_str(&a, r->worker);
+    args_fmt(&a, "%lld", (long long)(now * 1000));
+    args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_leases; i++)
+        n += (size_t)r->leases[i].decided;
+    args_fmt(&a, "%zu", n);
+    for (size_t i = 0; i < r->n_leases; i++) {
+        struct lease *ls = &r->leases[i];
+        if (!ls->decided)
+            continue;
+        int keep = keep_hosts && r->host_lease_time > 0 && now - ls->host_since < r->host_lease_time;
+        args_str(&a, ls->token);
+        args_fmt(&a, "%lld", (long long)(ls->next_wall * 1000));
+        args_fmt(&a, "%.3f", ls->delay);
+        args_str(&a, keep ? "1" : "0");
+    }
+    args_fmt(&a, "%zu", r->n_meta);
+    args_cat(&a, &r->meta);
+    args_fmt(&a, "%zu", r->n_stats);
+    args_cat(&a, &r->stats);
+    args_fmt(&a, "%zu", r->n_pages);
+    args_cat(&a, &r->pages);
+    crash(r, "redis-commit-begin");
+    redisReply *rep = eval(r, SC_COMMIT, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    crash(r, "redis-commit-done");
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER) {
+        rd_err(r, "%s: a commit answer of a strange shape", r->url);
+        freeReplyObject(rep);
+        return CRAWL_EFORMAT;
+    }
+    if (rep->element[0]->integer != 0) {
+        rd_err(r, "%s: the lease of a URL this worker fetched (token %s) expired and went to "
+                  "another worker: nothing of this group is committed (a longer --lease-time, "
+                  "or a worker less loaded?)",
+               r->url, rep_str(rep->element[1]));
+        freeReplyObject(rep);
+        return CRAWL_EIO;
+    }
+    /* the decided leases are done; the hosts kept come back with their next URL leased */
+    size_t w = 0;
+    struct lease *gone = NULL;
+    size_t n_gone = 0;
+    if (n && !(gone = malloc(n * sizeof *gone))) {
+        freeReplyObject(rep);
+        return CRAWL_ENOMEM;
+    }
+    for (size_t i = 0; i < r->n_leases; i++) {
+        if (r->leases[i].decided)
+            gone[n_gone++] = r->leases[i];
+        else
+            r->leases[w++] = r->leases[i];
+    }
+    r->n_leases = w;
+    const redisReply *out = rep->element[1];
+    for (size_t i = 0; out->type == REDIS_REPLY_ARRAY && i < out->elements && rc == CRAWL_OK;
+         i++) {
+        const redisReply *l = out->element[i];
+        double since = now;
+        if (l->type == REDIS_REPLY_ARRAY && l->elements == 7)
+            for (size_t k = 0; k < n_gone; k++)
+                if (strcmp(gone[k].origin, rep_str(l->element[1])) == 0)
+                    since = gone[k].host_since;
+        rc = take_lease(r, l, since, fn, userdata);
+        if (rc == CRAWL_OK)
+            (*kept)++;
+    }
+    for (size_t k = 0; k < n_gone; k++)
+        free(gone[k].origin);
+    free(gone);
+    freeReplyObject(rep);
+    args_reset(&r->meta);
+    args_reset(&r->stats);
+    args_reset(&r->pages);
+    r->n_meta = r->n_stats = r->n_pages = 0;
+    r->commits++;
+    return rc;
+}
+
+uint64_t crawl_redis_commits(const struct crawl_redis *r)
+{
+    return r->commits;
+}
+
+enum crawl_code crawl_redis_renew(struct crawl_redis *r)
+{
+    if (r->n_leases == 0)
+        return CRAWL_OK;
+    struct args a = {0};
+    eval_begin(&a, 0);
+    args_str(&a, P);
+    args_str(&a, r->worker);
+    args_fmt(&a, "%lld", (long long)((wall_now() + r->lease_time) * 1000));
+    for (size_t i = 0; i < r->n_leases; i++)
+        args_str(&a, r->leases[i].token);
+    redisReply *rep = eval(r, SC_RENEW, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type == REDIS_REPLY_STRING) {
+        rd_err(r, "%s: the lease of a URL this worker holds (token %s) expired and went to "
+                  "another worker (a longer --lease-time, or a worker less loaded?)",
+               r->url, rep->str);
+        rc = CRAWL_EIO;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+static enum crawl_code reap(struct crawl_redis *r, const char *who, size_t *n)
+{
+    *n = 0;
+    struct args a = {0};
+    eval_begin(&a, 0);
+    args_str(&a, P);
+    args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
+    args_str(&a, who);
+    args_str(&a, "1000");
+    redisReply *rep = eval(r, SC_REAP, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    if (rep->type == REDIS_REPLY_INTEGER)
+        *n = (size_t)rep->integer;
+    freeReplyObject(rep);
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n)
+{
+    return reap(r, "", n);
+}
+
+enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n)
+{
+    enum crawl_code rc = reap(r, r->worker, n);
+    if (rc == CRAWL_OK) {
+        for (size_t i = 0; i < r->n_leases; i++)
+            free(r->leases[i].origin);
+        r->n_leases = 0;
+    }
+    return rc;
+}
+
+enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origin, int status,
+                                        const void *body, size_t len, double when,
+                                        double delay)
+{
+    struct args a = {0};
+    args_str(&a, "HSET");
+    args_key(&a, origin, strlen(origin), "}:h");
+    args_str(&a, "rs");
+    args_fmt(&a, "%d", status);
+    args_str(&a, "rb");
+    args_add(&a, body ? body : "", body ? len : 0);
+    args_str(&a, "rt");
+    args_fmt(&a, "%.3f", when);
+    args_str(&a, "delay");
+    args_fmt(&a, "%.3f", delay);
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    freeReplyObject(rep);
+    return CRAWL_OK;
+}

@@ -1,0 +1,37 @@
+# simcrawl crawl --redis URL --worker-name NAME (issue 17): several workers, one crawl.
+# The options are checked; then tests/tools/crawl_redis.py starts its own redis-server and
+# a site of 6 virtual hosts (one port each, Crawl-delay 0.1 s, planted near-duplicates
+# across hosts) on 127.0.0.1, runs 3 workers, kills one with SIGKILL at a random moment
+# and restarts it by name, and checks the union of the WARCs and logs against the site,
+# politeness across workers from the server's request times, and the near-duplicate
+# decisions. `make stress` runs it with 20 kills and a redis-server restart.
+# Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
+CR=$TMP/crawl_redis
+mkdir -p "$CR"
+expect_status 1 "crawl --redis without --worker-name" -- "$SIMCRAWL" crawl --quiet \
+    --redis redis://127.0.0.1:1 http://127.0.0.1:1/
+expect_grep "\-\-redis and \-\-worker-name go together" "$TMP/err" "--redis needs a worker name"
+expect_status 1 "crawl --redis with --state" -- "$SIMCRAWL" crawl --quiet --state "$CR/st" \
+    --redis redis://127.0.0.1:1 --worker-name a http://127.0.0.1:1/
+expect_grep "\-\-redis and \-\-state exclude each other" "$TMP/err" "--redis and --state"
+expect_status 1 "crawl --redis with a bad URL" -- "$SIMCRAWL" crawl --quiet \
+    --redis http://127.0.0.1:1 --worker-name a http://127.0.0.1:1/
+expect_grep "bad --redis 'http://127.0.0.1:1': expected redis://HOST:PORT\[/DB\]" "$TMP/err" \
+    "a bad --redis URL is named"
+expect_status 2 "crawl --redis, no server" -- "$SIMCRAWL" crawl --quiet \
+    --redis redis://127.0.0.1:1 --worker-name a http://127.0.0.1:1/
+expect_grep "cannot connect to redis://127.0.0.1:1: Connection refused" "$TMP/err" \
+    "an unreachable Redis is named"
+expect_status 1 "crawl --redis, a bad worker name" -- "$SIMCRAWL" crawl --quiet \
+    --redis redis://127.0.0.1:1 --worker-name "a/b" http://127.0.0.1:1/
+expect_grep "bad worker name 'a/b'" "$TMP/err" "a bad worker name is named"
+if command -v redis-server >/dev/null; then
+    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/run" \
+        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 >"$TMP/out" 2>"$TMP/err"; then
+        ok
+    else
+        bad "crawl --redis, 3 workers, one killed: $(head -c 600 "$TMP/err")"
+    fi
+else
+    bad "crawl --redis: no redis-server (apt-get install redis-server)"
+fi

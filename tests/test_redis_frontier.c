@@ -1,0 +1,235 @@
+/*
+ * The shared frontier's scripts (crawler/redis_frontier.c) against a redis-server started
+ * by the suite on 127.0.0.1 (tests/testredis.h): a URL is queued once whoever sends it;
+ * one worker at a time holds a host; a completion needs the worker's own token; a host
+ * waits for its next allowed time; expired leases come back to the queue, a worker's own
+ * at once when it opens again; meta and counters are committed with the completions.
+ * The whole crawl with workers killed is tests/tools/crawl_redis.py (tests/cli).
+ */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crawler/crawl.h"
+#include "tests/testredis.h"
+
+static struct test_redis srv;
+static int srv_up;
+
+static int suite_init(void)
+{
+    srv_up = test_redis_start(&srv, 0) == 0;
+    return 0; /* each test fails on its own when the server is missing */
+}
+
+static int suite_clean(void)
+{
+    test_redis_stop(&srv, 0);
+    return 0;
+}
+
+static void flush(void)
+{
+    const char *argv[1] = {"FLUSHALL"};
+    CU_ASSERT(test_redis_cmd(&srv, 1, argv) >= 1);
+}
+
+static struct crawl_redis *worker(const char *name, double lease_time)
+{
+    struct crawl_redis_opts o = {.url = srv.url, .worker = name, .lease_time = lease_time,
+                                 .host_lease_time = -1};
+    struct crawl_redis *r = NULL;
+    char err[512];
+    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
+        fprintf(stderr, "crawl_redis_open: %s\n", err);
+    return r;
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void pause_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* the leases handed out, by URL */
+struct got {
+    char urls[8][64];
+    char refs[8][64];
+    unsigned depth[8];
+    int n;
+};
+
+static int take(void *userdata, const struct crawl_redis_lease *l)
+{
+    struct got *g = userdata;
+    if (g->n < 8) {
+        snprintf(g->urls[g->n], sizeof g->urls[0], "%s", l->url);
+        snprintf(g->refs[g->n], sizeof g->refs[0], "%s", l->referrer ? l->referrer : "");
+        g->depth[g->n++] = l->depth;
+    }
+    return 0;
+}
+
+static int enqueue(struct crawl_redis *r, const char *url, const char *ref)
+{
+    int added = -1;
+    CU_ASSERT_EQUAL(crawl_redis_enqueue(r, url, strlen("http://a.test"), 2, 0, ref, &added),
+                    CRAWL_OK);
+    return added;
+}
+
+static void test_redis_frontier_enqueue_lease_complete(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    struct crawl_redis *a = worker("a", 30), *b = worker("b", 30);
+    CU_ASSERT_FATAL(a && b);
+    /* queued once, whoever sends it */
+    CU_ASSERT_EQUAL(enqueue(a, "http://a.test/1", "http://a.test/"), 1);
+    CU_ASSERT_EQUAL(enqueue(b, "http://a.test/1", NULL), 0);
+    CU_ASSERT_EQUAL(enqueue(b, "http://a.test/2", NULL), 1);
+    struct crawl_redis_link links[2] = {{.url = "http://b.test/x", .origin_len = 13},
+                                        {.url = "http://a.test/2", .origin_len = 13}};
+    CU_ASSERT_EQUAL(crawl_redis_enqueue_many(a, links, 2, 1, NULL), CRAWL_OK);
+    CU_ASSERT_EQUAL(links[0].added, 1);
+    CU_ASSERT_EQUAL(links[1].added, 0);
+    /* one URL of each host; the other worker gets nothing while they are held */
+    struct got g = {0};
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    CU_ASSERT_EQUAL(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(leases, 2);
+    int ai = strcmp(g.urls[0], "http://a.test/1") == 0 ? 0 : 1;
+    CU_ASSERT_STRING_EQUAL(g.urls[ai], "http://a.test/1");
+    CU_ASSERT_STRING_EQUAL(g.refs[ai], "http://a.test/");
+    CU_ASSERT_EQUAL(g.depth[ai], 2);
+    CU_ASSERT_STRING_EQUAL(g.urls[1 - ai], "http://b.test/x");
+    struct got gb = {0};
+    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT(next < 0); /* no host waits: both are held */
+    /* another worker cannot complete a's URL */
+    CU_ASSERT_EQUAL(crawl_redis_decided(b, "http://a.test/1", wall(), 1), CRAWL_EINVAL);
+    /* a completes a.test/1 with its next time 0.3 s away, and its meta with it */
+    double at = wall() + 0.3;
+    CU_ASSERT_EQUAL(crawl_redis_decided(a, "http://a.test/1", at, 0.3), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_redis_set_meta_int(a, "warc.offset", 1234), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_redis_stats_add(a, "stats.fetched", 1), CRAWL_OK);
+    size_t kept = 0;
+    CU_ASSERT_EQUAL(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_OK);
+    CU_ASSERT_EQUAL(kept, 0);
+    CU_ASSERT_EQUAL(crawl_redis_outstanding(a), 1); /* b.test/x */
+    int64_t v = 0;
+    int found = 0;
+    CU_ASSERT_EQUAL(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
+    CU_ASSERT(found && v == 1234);
+    CU_ASSERT_EQUAL(crawl_redis_stats_get(b, "stats.fetched", &v), CRAWL_OK);
+    CU_ASSERT_EQUAL(v, 1);
+    /* a.test waits for its next time, then goes to whoever asks */
+    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT(fabs(next - at) < 0.01);
+    pause_s(at - wall() + 0.02);
+    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(gb.urls[0], "http://a.test/2");
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+}
+
+static void test_redis_frontier_leases_come_back(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    struct crawl_redis *a = worker("a", 0.5), *b = worker("b", 30);
+    CU_ASSERT_FATAL(a && b);
+    CU_ASSERT_EQUAL(enqueue(a, "http://a.test/1", NULL), 1);
+    struct got g = {0}, gb = {0};
+    size_t n = 0;
+    double next;
+    int64_t leases;
+    CU_ASSERT_EQUAL(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(crawl_redis_renew(a), CRAWL_OK);
+    /* a stalls past its lease: b reaps it and gets the URL */
+    pause_s(0.6);
+    size_t reaped = 0;
+    CU_ASSERT_EQUAL(crawl_redis_reap(b, &reaped), CRAWL_OK);
+    CU_ASSERT_EQUAL(reaped, 1);
+    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(gb.urls[0], "http://a.test/1");
+    /* the late worker can neither renew nor complete it: its whole commit fails */
+    CU_ASSERT_EQUAL(crawl_redis_renew(a), CRAWL_EIO);
+    CU_ASSERT(strstr(crawl_redis_error(a), "expired") != NULL);
+    CU_ASSERT_EQUAL(crawl_redis_decided(a, "http://a.test/1", wall(), 0), CRAWL_OK);
+    CU_ASSERT_EQUAL(crawl_redis_set_meta_int(a, "warc.offset", 99), CRAWL_OK);
+    size_t kept;
+    CU_ASSERT_EQUAL(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_EIO);
+    int64_t v = 0;
+    int found = 1;
+    CU_ASSERT_EQUAL(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
+    CU_ASSERT_EQUAL(found, 0); /* nothing of the group was written */
+    crawl_redis_free(a);
+    /* b is killed holding it (freed without a commit): started again as b, the URL is
+     * queued at once */
+    crawl_redis_free(b);
+    b = worker("b", 30);
+    CU_ASSERT_FATAL(b != NULL);
+    CU_ASSERT_EQUAL(crawl_redis_released(b), 1);
+    struct got g2 = {0};
+    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &g2, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(g2.urls[0], "http://a.test/1");
+    crawl_redis_free(b);
+}
+
+static void test_redis_frontier_urls_and_names(void)
+{
+    char host[64];
+    int port, db;
+    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://h.example:7000/3", host, sizeof host, &port,
+                                          &db), CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(host, "h.example");
+    CU_ASSERT_EQUAL(port, 7000);
+    CU_ASSERT_EQUAL(db, 3);
+    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://127.0.0.1", host, sizeof host, &port, &db),
+                    CRAWL_OK);
+    CU_ASSERT_EQUAL(port, 6379);
+    CU_ASSERT_EQUAL(db, 0);
+    CU_ASSERT_EQUAL(crawl_redis_parse_url("http://x:1", host, sizeof host, &port, &db), CRAWL_EURL);
+    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://x:99999", host, sizeof host, &port, &db),
+                    CRAWL_EURL);
+    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://x:1/a", host, sizeof host, &port, &db),
+                    CRAWL_EURL);
+    struct crawl_redis_opts o = {.url = "redis://127.0.0.1:1", .worker = "a b"};
+    struct crawl_redis *r = NULL;
+    char err[256];
+    CU_ASSERT_EQUAL(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EINVAL);
+    CU_ASSERT(strstr(err, "bad worker name 'a b'") != NULL);
+    o.worker = "a";
+    CU_ASSERT_EQUAL(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EIO);
+    CU_ASSERT(strstr(err, "cannot connect to redis://127.0.0.1:1") != NULL);
+}
+
+extern void test_redis_frontier_register(void);
+void test_redis_frontier_register(void)
+{
+    CU_pSuite s = CU_add_suite("redis_frontier", suite_init, suite_clean);
+    CU_add_test(s, "test_redis_frontier_enqueue_lease_complete",
+                test_redis_frontier_enqueue_lease_complete);
+    CU_add_test(s, "test_redis_frontier_leases_come_back", test_redis_frontier_leases_come_back);
+    CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
+}

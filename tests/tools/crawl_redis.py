@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""Several `simcrawl crawl --redis` workers on one crawl, killed with SIGKILL and
+restarted, checked against the site (issue 17; tests/cli/crawl_redis.sh runs a short one,
+`make stress` the campaign).
+
+Everything on 127.0.0.1: a redis-server of its own (a random free port, a temporary dir,
+--save ""; with --redis-restarts, appendonly yes and appendfsync always) and a generated
+site of --hosts virtual hosts, one port each (http://127.0.0.1:PORT is an origin of its
+own to the crawler: its own queue, politeness and robots.txt), every request logged with
+the time it was read. robots.txt asks for Crawl-delay: --crawl-delay. Page N of a host
+links pages 2N+1 and 2N+2 of it and, now and then, a page of the next host; a leaf page
+of each host has a planted near-duplicate on the next host (the same heading and text,
+other bytes), so which copy is kept depends on which worker fetches first.
+
+Checks, after every worker has exited 0:
+  - the union of the logs is the site: every URL once, in one worker's log;
+  - the WARCs hold one response record per URL logged new, each URL once in all of them;
+  - per host, from an answer to the next request: --crawl-delay or more, across workers;
+  - no two kept pages within k bits; every near-duplicate has a kept page within k;
+  - URLs requested more than once are at most the transfers in flight at the kills.
+Exit 0 when all hold; otherwise the failures on stderr.
+"""
+import argparse
+import gzip
+import http.server
+import json
+import os
+import random
+import signal
+import socket
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+
+WORDS = ["%s%s" % (a, b) for a in "ka ko ri mu sa te no ha ya lo be di fu".split()
+         for b in "rin tal mos ven dur pok lis gam sor".split()]
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Site:
+    """hosts x pages, and on each host copies of some leaves of the previous host"""
+
+    def __init__(self, hosts, pages):
+        self.hosts, self.pages = hosts, pages
+        self.ports = []
+
+    def text(self, h, n):
+        r = random.Random(h * 100003 + n * 7919 + 17)
+        words = [r.choice(WORDS) + str(r.randrange(500)) for _ in range(150)]
+        return "".join("<p>%s.</p>" % " ".join(words[i:i + 30]) for i in range(0, 150, 30))
+
+    def dup_of(self, h):
+        """the leaves of host h copied, as /d/N.html, on host h+1"""
+        first_leaf = self.pages // 2
+        return [n for n in range(first_leaf, self.pages) if n % 4 == 1]
+
+    def urls(self):
+        out = set()
+        for h, port in enumerate(self.ports):
+            for n in range(self.pages):
+                out.add("http://127.0.0.1:%d/p/%d.html" % (port, n))
+            prev = (h - 1) % self.hosts
+            for n in self.dup_of(prev):
+                out.add("http://127.0.0.1:%d/d/%d.html" % (port, n))
+        return out
+
+    def page(self, h, path):
+        port = self.ports
+        if path.startswith("/p/") and path.endswith(".html"):
+            n = int(path[3:-5])
+            if not 0 <= n < self.pages:
+                return None
+            links = ['<a href="/p/%d.html">page %d</a>' % (c, c)
+                     for c in (2 * n + 1, 2 * n + 2) if c < self.pages]
+            nxt = (h + 1) % self.hosts
+            if n % 5 == 2:  # a link to the next host
+                links.append('<a href="http://127.0.0.1:%d/p/%d.html">there</a>'
+                             % (port[nxt], n))
+            if n == 0:  # the copies hang on the root, which is never a duplicate
+                links += ['<a href="/d/%d.html">copy</a>' % m
+                          for m in self.dup_of((h - 1) % self.hosts)]
+            return ("<html><head><title>Host %d page %d</title></head><body><h1>Host %d "
+                    "page %d</h1>%s<ul><li>%s</li></ul></body></html>\n"
+                    % (h, n, h, n, self.text(h, n), "</li><li>".join(links))).encode()
+        if path.startswith("/d/") and path.endswith(".html"):
+            n = int(path[3:-5])
+            prev = (h - 1) % self.hosts
+            if n not in self.dup_of(prev):
+                return None
+            # the previous host's leaf n: its heading and text, other bytes around them
+            return ("<html><head><title>A copy</title></head><body><h1>Host %d page %d</h1>"
+                    "%s<p class=footer>copied here</p></body></html>\n"
+                    % (prev, n, self.text(prev, n))).encode()
+        return None
+
+
+def serve(site, delay, log, lock):
+    servers = []
+    for h in range(site.hosts):
+        class H(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            host = h
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                entry = [self.host, time.time(), self.path, self.client_address[1], None]
+                with lock:
+                    log.append(entry)
+                if self.path == "/robots.txt":
+                    body = ("User-agent: *\nCrawl-delay: %g\n" % delay).encode()
+                    ctype = "text/plain"
+                else:
+                    body = site.page(self.host, self.path)
+                    ctype = "text/html; charset=utf-8"
+                if body is None:
+                    self.send_response(404)
+                    body = b"not here"
+                else:
+                    self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                entry[4] = time.time()  # the answer leaves after this
+                self.end_headers()
+                self.wfile.write(body)
+
+        class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+            def handle_error(self, request, client_address):
+                pass
+
+        srv = S(("127.0.0.1", 0), H)
+        site.ports.append(srv.server_address[1])
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        servers.append(srv)
+    return servers
+
+
+def start_redis(d, port, durable):
+    args = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--dir", d, "--logfile", os.path.join(d, "redis.log")]
+    if durable:
+        args += ["--appendonly", "yes", "--appendfsync", "always"]
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return p
+        except OSError:
+            time.sleep(0.02)
+    p.kill()
+    sys.exit("redis-server did not start on port %d" % port)
+
+
+def warc_records(path):
+    """(type, target URI) of each record of a .warc.gz (one gzip member per record)"""
+    out = []
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    pos = 0
+    while pos < len(data):
+        end = data.index(b"\r\n\r\n", pos)
+        head = data[pos:end].decode("utf-8", "replace").split("\r\n")
+        fields = {}
+        for line in head[1:]:
+            k, _, v = line.partition(":")
+            fields[k.strip().lower()] = v.strip()
+        length = int(fields["content-length"])
+        out.append((fields.get("warc-type"), fields.get("warc-target-uri")))
+        pos = end + 4 + length + 4
+    return out
+
+
+def hamming(a, b):
+    return bin(a ^ b).count("1")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--simcrawl", default="./simcrawl")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--workers", type=int, default=3)
+    ap.add_argument("--hosts", type=int, default=6)
+    ap.add_argument("--pages", type=int, default=24)
+    ap.add_argument("--crawl-delay", type=float, default=0.1)
+    ap.add_argument("--kills", type=int, default=1)
+    ap.add_argument("--redis-restarts", type=int, default=0)
+    ap.add_argument("--lease-time", type=float, default=3)
+    ap.add_argument("--k", type=int, default=3)
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--write", action="store_true",
+                    help="write the site's files to DIR/hN/ for the hosts served on --ports "
+                         "(nginx: tests/bench/bench_redis.sh) and exit; no Crawl-delay")
+    ap.add_argument("--ports", help="with --write: the hosts' ports, comma separated")
+    a = ap.parse_args()
+    rnd = random.Random(a.seed)
+    os.makedirs(a.dir, exist_ok=True)
+    site = Site(a.hosts, a.pages)
+    if a.write:
+        site.ports = [int(p) for p in a.ports.split(",")]
+        site.hosts = a.hosts = len(site.ports)
+        for h in range(a.hosts):
+            for sub in ("p", "d"):
+                os.makedirs(os.path.join(a.dir, "h%d" % h, sub), exist_ok=True)
+            with open(os.path.join(a.dir, "h%d" % h, "robots.txt"), "w") as f:
+                f.write("User-agent: *\nDisallow: /private/\n")
+        for u in site.urls():
+            port, path = u[len("http://127.0.0.1:"):].split("/", 1)
+            h = site.ports.index(int(port))
+            with open(os.path.join(a.dir, "h%d" % h, path), "wb") as f:
+                f.write(site.page(h, "/" + path))
+        return 0
+    log, lock = [], threading.Lock()
+    servers = serve(site, a.crawl_delay, log, lock)
+    rport = free_port()
+    redis = start_redis(a.dir, rport, a.redis_restarts > 0)
+    seeds = ["http://127.0.0.1:%d/p/0.html" % p for p in site.ports]
+    fails = []
+
+    def start(w):
+        cmd = [a.simcrawl, "crawl", "--quiet", "--redis", "redis://127.0.0.1:%d" % rport,
+               "--worker-name", "w%d" % w, "--warc", os.path.join(a.dir, "out.warc.gz"),
+               "--log", os.path.join(a.dir, "out.jsonl"), "--delay", "0", "--k", str(a.k),
+               "--lease-time", str(a.lease_time), "--concurrency", "4"] + seeds
+        err = open(os.path.join(a.dir, "w%d.err" % w), "a")
+        return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+
+    procs = {w: start(w) for w in range(a.workers)}
+    kills = restarts = redis_restarts = 0
+    kill_times = []
+    deadline = time.time() + a.timeout
+    expected = len(site.urls())
+    try:
+        while time.time() < deadline:
+            time.sleep(0.05)
+            with lock:
+                done = len(log)
+            # a kill at a random moment once the crawl is going, spread over it
+            if kills < a.kills and done > expected * (kills + 1) / (a.kills + 2) * rnd.uniform(0.5, 1.0):
+                alive = [w for w, p in procs.items() if p.poll() is None]
+                if alive:
+                    w = rnd.choice(alive)
+                    time.sleep(rnd.uniform(0, 0.2))
+                    procs[w].send_signal(signal.SIGKILL)
+                    kill_times.append(time.time())
+                    procs[w].wait()
+                    kills += 1
+                    procs[w] = start(w)  # the same name: takes over its files
+            if (redis_restarts < a.redis_restarts and kills >= a.kills // 2 and
+                    done > expected / 2):
+                redis.send_signal(signal.SIGKILL)
+                redis.wait()
+                redis = start_redis(a.dir, rport, True)
+                redis_restarts += 1
+            exited = {w: p.poll() for w, p in procs.items()}
+            for w, rc in exited.items():
+                if rc not in (None, 0) and restarts < 10 * (a.kills + a.redis_restarts + 1):
+                    restarts += 1  # lost Redis under it, or a lease: restarted by name
+                    procs[w] = start(w)
+            if all(p.poll() == 0 for p in procs.values()):
+                break
+        else:
+            fails.append("the workers did not finish in %.0f s" % a.timeout)
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        redis.kill()
+        redis.wait()
+        for s in servers:
+            s.shutdown()
+    for w in range(a.workers):
+        if procs[w].returncode != 0:
+            with open(os.path.join(a.dir, "w%d.err" % w)) as f:
+                fails.append("worker w%d exit %s: %s" % (w, procs[w].returncode, f.read()[-600:]))
+
+    # the logs: the site, each URL once
+    lines = []
+    for w in range(a.workers):
+        path = os.path.join(a.dir, "out-w%d.jsonl" % w)
+        if os.path.exists(path):
+            lines += [json.loads(l) for l in open(path)]
+    urls = [o["url"] for o in lines if not o["url"].endswith("/robots.txt")]
+    want = site.urls()
+    twice = sorted(u for u in set(urls) if urls.count(u) > 1)
+    if twice:
+        fails.append("%d URLs logged twice: %s" % (len(twice), twice[:3]))
+    if set(urls) != want:
+        fails.append("logs: %d URLs missing (%s), %d not of the site (%s)"
+                     % (len(want - set(urls)), sorted(want - set(urls))[:3],
+                        len(set(urls) - want), sorted(set(urls) - want)[:3]))
+    # the WARCs: one response per URL decided new, none twice
+    recs = []
+    for w in range(a.workers):
+        path = os.path.join(a.dir, "out-w%d.warc.gz" % w)
+        if os.path.exists(path):
+            recs += [(t, u) for t, u in warc_records(path) if t in ("response", "revisit")]
+    resp = [u for t, u in recs if t == "response"]
+    new = {o["url"] for o in lines if o["decision"] == "new"}
+    exact = {o["url"] for o in lines if o["decision"] == "exact-duplicate"}
+    archived = [u for t, u in recs]
+    rtwice = sorted(u for u in set(archived) if archived.count(u) > 1)
+    if rtwice:
+        fails.append("%d URLs archived twice: %s" % (len(rtwice), rtwice[:3]))
+    if set(resp) != new:
+        fails.append("WARCs: %d responses of URLs not logged new, %d new URLs not archived"
+                     % (len(set(resp) - new), len(new - set(resp))))
+    if not {u for t, u in recs if t == "revisit"} <= exact:
+        fails.append("WARCs: revisit records of URLs not logged exact-duplicate")
+    # politeness across workers: per host, arrivals --crawl-delay apart
+    # (a request is read after it was sent, an answer sent after the time taken before
+    # writing it: the gap from that time to the next request's reading is no more than
+    # the crawler's own, whatever the server's threads were doing)
+    by_host = {}
+    for h, t, p, port, tw in log:
+        by_host.setdefault(h, []).append((t, p, port, tw if tw is not None else t))
+    worst = None
+    for h, ts in by_host.items():
+        ts.sort()
+        for x, y in zip(ts, ts[1:]):
+            gap = y[0] - x[3]
+            if gap < a.crawl_delay - 0.002 and (worst is None or gap < worst[0]):
+                worst = (gap, h, x, y)
+    if worst:
+        near_kill = [k for k in kill_times if abs(k - worst[2][0]) < 1]
+        fails.append("host %d asked twice %.3f s apart (Crawl-delay %g): %s from client port "
+                     "%d, then %s from %d%s" % (worst[1], worst[0], a.crawl_delay, worst[2][1],
+                                                worst[2][2], worst[3][1], worst[3][2],
+                                                ", %.3f s after a kill" % (worst[3][0] - near_kill[0])
+                                                if near_kill else ""))
+    # near-duplicates: no two kept pages within k, every dropped one near a kept one
+    kept = [(int(o["fingerprint"], 16), o["url"]) for o in lines
+            if o["decision"] == "new" and "fingerprint" in o]
+    for i in range(len(kept)):
+        for j in range(i + 1, len(kept)):
+            if hamming(kept[i][0], kept[j][0]) <= a.k:
+                fails.append("kept pages within k: %s and %s" % (kept[i][1], kept[j][1]))
+    for o in lines:
+        if o["decision"] == "near-duplicate":
+            fp = int(o["fingerprint"], 16)
+            if not any(hamming(fp, k) <= a.k for k, _ in kept):
+                fails.append("near-duplicate %s has no kept page within k" % o["url"])
+    near = sum(1 for o in lines if o["decision"] == "near-duplicate")
+    if near == 0:
+        fails.append("no near-duplicate found (%d planted)" % sum(
+            len(site.dup_of(h)) for h in range(a.hosts)))
+    # requested more than once: only transfers in flight at a kill (4 per worker)
+    paths = {}
+    for h, t, p, port, tw in log:
+        if p != "/robots.txt":
+            paths[(h, p)] = paths.get((h, p), 0) + 1
+    again = sum(n - 1 for n in paths.values() if n > 1)
+    if again > 4 * (kills + restarts):
+        fails.append("%d requests repeated, more than the %d transfers in flight at %d kills"
+                     % (again, 4 * (kills + restarts), kills + restarts))
+    print("crawl_redis: %d workers, %d hosts, %d URLs, %d kills, %d restarts after an error, "
+          "%d redis-server restarts, %d requests (%d repeated), %d near-duplicates"
+          % (a.workers, a.hosts, len(want), kills, restarts, redis_restarts, len(log), again,
+             near))
+    for f in fails:
+        print("FAIL: " + f, file=sys.stderr)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
