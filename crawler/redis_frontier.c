@@ -883,11 +883,11 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, do
         .referrer = ref,
         .depth = depth,
         .hops = hops,
-        .delay = atof(rep_str(l->element[3])),
-        .robots_status = atoi(rep_str(l->element[4])),
+        .delay = strtod(rep_str(l->element[3]), NULL),
+        .robots_status = (int)strtol(rep_str(l->element[4]), NULL, 10),
         .robots_body = rep_str(l->element[5]),
         .robots_len = l->element[5]->type == REDIS_REPLY_STRING ? l->element[5]->len : 0,
-        .robots_time = atof(rep_str(l->element[6])),
+        .robots_time = strtod(rep_str(l->element[6]), NULL),
     };
     int e = fn(userdata, &cl);
     free(ref);

@@ -15,6 +15,7 @@
 
 #include "crawler/crawl.h"
 #include "tests/testredis.h"
+#include "tests/testutil.h"
 
 static struct test_redis srv;
 static int srv_up;
@@ -83,7 +84,7 @@ static int take(void *userdata, const struct crawl_redis_lease *l)
 static int enqueue(struct crawl_redis *r, const char *url, const char *ref)
 {
     int added = -1;
-    CU_ASSERT_EQUAL(crawl_redis_enqueue(r, url, strlen("http://a.test"), 2, 0, ref, &added),
+    ASSERT_EQ(crawl_redis_enqueue(r, url, strlen("http://a.test"), 2, 0, ref, &added),
                     CRAWL_OK);
     return added;
 }
@@ -95,55 +96,55 @@ static void test_redis_frontier_enqueue_lease_complete(void)
     struct crawl_redis *a = worker("a", 30), *b = worker("b", 30);
     CU_ASSERT_FATAL(a && b);
     /* queued once, whoever sends it */
-    CU_ASSERT_EQUAL(enqueue(a, "http://a.test/1", "http://a.test/"), 1);
-    CU_ASSERT_EQUAL(enqueue(b, "http://a.test/1", NULL), 0);
-    CU_ASSERT_EQUAL(enqueue(b, "http://a.test/2", NULL), 1);
+    ASSERT_EQ(enqueue(a, "http://a.test/1", "http://a.test/"), 1);
+    ASSERT_EQ(enqueue(b, "http://a.test/1", NULL), 0);
+    ASSERT_EQ(enqueue(b, "http://a.test/2", NULL), 1);
     struct crawl_redis_link links[2] = {{.url = "http://b.test/x", .origin_len = 13},
                                         {.url = "http://a.test/2", .origin_len = 13}};
-    CU_ASSERT_EQUAL(crawl_redis_enqueue_many(a, links, 2, 1, NULL), CRAWL_OK);
-    CU_ASSERT_EQUAL(links[0].added, 1);
-    CU_ASSERT_EQUAL(links[1].added, 0);
+    ASSERT_EQ(crawl_redis_enqueue_many(a, links, 2, 1, NULL), CRAWL_OK);
+    ASSERT_EQ(links[0].added, 1);
+    ASSERT_EQ(links[1].added, 0);
     /* one URL of each host; the other worker gets nothing while they are held */
     struct got g = {0};
     size_t n = 0;
     double next = 0;
     int64_t leases = 0;
-    CU_ASSERT_EQUAL(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 2);
-    CU_ASSERT_EQUAL(leases, 2);
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(leases, 2);
     int ai = strcmp(g.urls[0], "http://a.test/1") == 0 ? 0 : 1;
     CU_ASSERT_STRING_EQUAL(g.urls[ai], "http://a.test/1");
     CU_ASSERT_STRING_EQUAL(g.refs[ai], "http://a.test/");
-    CU_ASSERT_EQUAL(g.depth[ai], 2);
+    ASSERT_EQ(g.depth[ai], 2);
     CU_ASSERT_STRING_EQUAL(g.urls[1 - ai], "http://b.test/x");
     struct got gb = {0};
-    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 0);
+    ASSERT_EQ(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
     CU_ASSERT(next < 0); /* no host waits: both are held */
     /* another worker cannot complete a's URL */
-    CU_ASSERT_EQUAL(crawl_redis_decided(b, "http://a.test/1", wall(), 1), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_redis_decided(b, "http://a.test/1", wall(), 1), CRAWL_EINVAL);
     /* a completes a.test/1 with its next time 0.3 s away, and its meta with it */
     double at = wall() + 0.3;
-    CU_ASSERT_EQUAL(crawl_redis_decided(a, "http://a.test/1", at, 0.3), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_redis_set_meta_int(a, "warc.offset", 1234), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_redis_stats_add(a, "stats.fetched", 1), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_decided(a, "http://a.test/1", at, 0.3), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_set_meta_int(a, "warc.offset", 1234), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_stats_add(a, "stats.fetched", 1), CRAWL_OK);
     size_t kept = 0;
-    CU_ASSERT_EQUAL(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_OK);
-    CU_ASSERT_EQUAL(kept, 0);
-    CU_ASSERT_EQUAL(crawl_redis_outstanding(a), 1); /* b.test/x */
+    ASSERT_EQ(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_OK);
+    ASSERT_EQ(kept, 0);
+    ASSERT_EQ(crawl_redis_outstanding(a), 1); /* b.test/x */
     int64_t v = 0;
     int found = 0;
-    CU_ASSERT_EQUAL(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
     CU_ASSERT(found && v == 1234);
-    CU_ASSERT_EQUAL(crawl_redis_stats_get(b, "stats.fetched", &v), CRAWL_OK);
-    CU_ASSERT_EQUAL(v, 1);
+    ASSERT_EQ(crawl_redis_stats_get(b, "stats.fetched", &v), CRAWL_OK);
+    ASSERT_EQ(v, 1);
     /* a.test waits for its next time, then goes to whoever asks */
-    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 0);
+    ASSERT_EQ(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
     CU_ASSERT(fabs(next - at) < 0.01);
     pause_s(at - wall() + 0.02);
-    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 1);
+    ASSERT_EQ(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
     CU_ASSERT_STRING_EQUAL(gb.urls[0], "http://a.test/2");
     crawl_redis_free(a);
     crawl_redis_free(b);
@@ -155,43 +156,43 @@ static void test_redis_frontier_leases_come_back(void)
     flush();
     struct crawl_redis *a = worker("a", 0.5), *b = worker("b", 30);
     CU_ASSERT_FATAL(a && b);
-    CU_ASSERT_EQUAL(enqueue(a, "http://a.test/1", NULL), 1);
+    ASSERT_EQ(enqueue(a, "http://a.test/1", NULL), 1);
     struct got g = {0}, gb = {0};
     size_t n = 0;
     double next;
     int64_t leases;
-    CU_ASSERT_EQUAL(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 1);
-    CU_ASSERT_EQUAL(crawl_redis_renew(a), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(crawl_redis_renew(a), CRAWL_OK);
     /* a stalls past its lease: b reaps it and gets the URL */
     pause_s(0.6);
     size_t reaped = 0;
-    CU_ASSERT_EQUAL(crawl_redis_reap(b, &reaped), CRAWL_OK);
-    CU_ASSERT_EQUAL(reaped, 1);
-    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 1);
+    ASSERT_EQ(crawl_redis_reap(b, &reaped), CRAWL_OK);
+    ASSERT_EQ(reaped, 1);
+    ASSERT_EQ(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
     CU_ASSERT_STRING_EQUAL(gb.urls[0], "http://a.test/1");
     /* the late worker can neither renew nor complete it: its whole commit fails */
-    CU_ASSERT_EQUAL(crawl_redis_renew(a), CRAWL_EIO);
+    ASSERT_EQ(crawl_redis_renew(a), CRAWL_EIO);
     CU_ASSERT(strstr(crawl_redis_error(a), "expired") != NULL);
-    CU_ASSERT_EQUAL(crawl_redis_decided(a, "http://a.test/1", wall(), 0), CRAWL_OK);
-    CU_ASSERT_EQUAL(crawl_redis_set_meta_int(a, "warc.offset", 99), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_decided(a, "http://a.test/1", wall(), 0), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_set_meta_int(a, "warc.offset", 99), CRAWL_OK);
     size_t kept;
-    CU_ASSERT_EQUAL(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_EIO);
+    ASSERT_EQ(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_EIO);
     int64_t v = 0;
     int found = 1;
-    CU_ASSERT_EQUAL(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
-    CU_ASSERT_EQUAL(found, 0); /* nothing of the group was written */
+    ASSERT_EQ(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
+    ASSERT_EQ(found, 0); /* nothing of the group was written */
     crawl_redis_free(a);
     /* b is killed holding it (freed without a commit): started again as b, the URL is
      * queued at once */
     crawl_redis_free(b);
     b = worker("b", 30);
     CU_ASSERT_FATAL(b != NULL);
-    CU_ASSERT_EQUAL(crawl_redis_released(b), 1);
+    ASSERT_EQ(crawl_redis_released(b), 1);
     struct got g2 = {0};
-    CU_ASSERT_EQUAL(crawl_redis_acquire(b, 10, take, &g2, &n, &next, &leases), CRAWL_OK);
-    CU_ASSERT_EQUAL(n, 1);
+    ASSERT_EQ(crawl_redis_acquire(b, 10, take, &g2, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
     CU_ASSERT_STRING_EQUAL(g2.urls[0], "http://a.test/1");
     crawl_redis_free(b);
 }
@@ -200,27 +201,27 @@ static void test_redis_frontier_urls_and_names(void)
 {
     char host[64];
     int port, db;
-    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://h.example:7000/3", host, sizeof host, &port,
+    ASSERT_EQ(crawl_redis_parse_url("redis://h.example:7000/3", host, sizeof host, &port,
                                           &db), CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(host, "h.example");
-    CU_ASSERT_EQUAL(port, 7000);
-    CU_ASSERT_EQUAL(db, 3);
-    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://127.0.0.1", host, sizeof host, &port, &db),
+    ASSERT_EQ(port, 7000);
+    ASSERT_EQ(db, 3);
+    ASSERT_EQ(crawl_redis_parse_url("redis://127.0.0.1", host, sizeof host, &port, &db),
                     CRAWL_OK);
-    CU_ASSERT_EQUAL(port, 6379);
-    CU_ASSERT_EQUAL(db, 0);
-    CU_ASSERT_EQUAL(crawl_redis_parse_url("http://x:1", host, sizeof host, &port, &db), CRAWL_EURL);
-    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://x:99999", host, sizeof host, &port, &db),
+    ASSERT_EQ(port, 6379);
+    ASSERT_EQ(db, 0);
+    ASSERT_EQ(crawl_redis_parse_url("http://x:1", host, sizeof host, &port, &db), CRAWL_EURL);
+    ASSERT_EQ(crawl_redis_parse_url("redis://x:99999", host, sizeof host, &port, &db),
                     CRAWL_EURL);
-    CU_ASSERT_EQUAL(crawl_redis_parse_url("redis://x:1/a", host, sizeof host, &port, &db),
+    ASSERT_EQ(crawl_redis_parse_url("redis://x:1/a", host, sizeof host, &port, &db),
                     CRAWL_EURL);
     struct crawl_redis_opts o = {.url = "redis://127.0.0.1:1", .worker = "a b"};
     struct crawl_redis *r = NULL;
     char err[256];
-    CU_ASSERT_EQUAL(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EINVAL);
+    ASSERT_EQ(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EINVAL);
     CU_ASSERT(strstr(err, "bad worker name 'a b'") != NULL);
     o.worker = "a";
-    CU_ASSERT_EQUAL(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EIO);
+    ASSERT_EQ(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EIO);
     CU_ASSERT(strstr(err, "cannot connect to redis://127.0.0.1:1") != NULL);
 }
 
