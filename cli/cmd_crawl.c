@@ -1592,7 +1592,6 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "requisite", json_true());
     if (r->requisites >= 0)
         json_object_set_new(o, "requisites", json_integer(r->requisites));
-    if (json_dumpf(o, run->log, JSON_COMPACT) == 0)
     /* reals are rounded to 4 digits: 10 significant ones print them as they are */
     if (json_dumpf(o, run->log, JSON_COMPACT | JSON_REAL_PRECISION(10)) == 0)
         fputc('\n', run->log);
