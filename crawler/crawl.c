@@ -925,6 +925,34 @@ static const struct {
     K(links_saved), K(links_out_of_scope), K(bytes), K(requisites), K(requisites_enqueued),
 #undef K
 };
+#define STATS_KEPT_N (sizeof STATS_KEPT / sizeof STATS_KEPT[0])
+
+/* What every commit records beside its pages (--state and --redis alike): the counters
+ * kept, into vals and the state's meta (fetched without the transfers still in the
+ * pipeline: their URLs are not done yet), the elapsed time, the completion marks; then the
+ * caller's before_commit. */
+static enum crawl_code commit_meta(struct crawl *c, uint64_t vals[STATS_KEPT_N])
+{
+    enum crawl_code rc = CRAWL_OK;
+    for (size_t i = 0; rc == CRAWL_OK && i < STATS_KEPT_N; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&c->stats + STATS_KEPT[i].off, sizeof v);
+        if (STATS_KEPT[i].off == offsetof(struct crawl_stats, fetched))
+            v -= c->in_pipeline < v ? c->in_pipeline : v;
+        vals[i] = v;
+        rc = crawl_state_set_meta_int(c->state, STATS_KEPT[i].name, (int64_t)v);
+    }
+    if (rc == CRAWL_OK)
+        rc = crawl_state_set_meta_int(c->state, "stats.elapsed_ms",
+                                      (int64_t)(c->stats.elapsed * 1000));
+    if (rc == CRAWL_OK && c->complete)
+        rc = crawl_state_set_meta_int(c->state, "complete", c->complete);
+    if (rc == CRAWL_OK && c->complete == 2)
+        rc = crawl_state_set_meta_int(c->state, "complete.max_pages", c->opts.max_pages);
+    if (rc == CRAWL_OK && c->opts.before_commit && c->opts.before_commit(c->opts.userdata) != 0)
+        rc = CRAWL_EIO;
+    return rc;
+}
 
 /* Commits the open transaction when CRAWL_STATE_COMMIT_INTERVAL has passed or
  * CRAWL_STATE_COMMIT_PAGES pages wait (or force): the hosts whose politeness changed and
@@ -973,22 +1001,9 @@ static void maybe_commit(struct crawl *c, double now, int force)
     if (rc == CRAWL_OK)
         rc = crawl_state_set_meta_int(c->state, "commit.wall_us", (int64_t)(wall * 1e6));
     update_stats(c, now);
-    for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
-        uint64_t v;
-        memcpy(&v, (const char *)&c->stats + STATS_KEPT[i].off, sizeof v);
-        if (STATS_KEPT[i].off == offsetof(struct crawl_stats, fetched))
-            v -= c->in_pipeline < v ? c->in_pipeline : v; /* their URLs are not done yet */
-        rc = crawl_state_set_meta_int(c->state, STATS_KEPT[i].name, (int64_t)v);
-    }
+    uint64_t vals[STATS_KEPT_N];
     if (rc == CRAWL_OK)
-        rc = crawl_state_set_meta_int(c->state, "stats.elapsed_ms",
-                                      (int64_t)(c->stats.elapsed * 1000));
-    if (rc == CRAWL_OK && c->complete)
-        rc = crawl_state_set_meta_int(c->state, "complete", c->complete);
-    if (rc == CRAWL_OK && c->complete == 2)
-        rc = crawl_state_set_meta_int(c->state, "complete.max_pages", c->opts.max_pages);
-    if (rc == CRAWL_OK && c->opts.before_commit && c->opts.before_commit(c->opts.userdata) != 0)
-        rc = CRAWL_EIO;
+        rc = commit_meta(c, vals);
     if (rc == CRAWL_OK)
         rc = crawl_state_commit(c->state);
     if (rc != CRAWL_OK && !c->fatal)
@@ -2022,32 +2037,15 @@ static void shared_commit(struct crawl *c, double now, int force)
                    (now - c->last_commit < SHARED_COMMIT_INTERVAL &&
                     c->uncommitted < CRAWL_STATE_COMMIT_PAGES)))
         return;
-    enum crawl_code rc = CRAWL_OK;
     update_stats(c, now);
-    uint64_t vals[sizeof STATS_KEPT / sizeof STATS_KEPT[0]];
-    _Static_assert(sizeof vals / sizeof vals[0] == sizeof c->stats_committed /
-                                                       sizeof c->stats_committed[0],
+    uint64_t vals[STATS_KEPT_N];
+    _Static_assert(STATS_KEPT_N == sizeof c->stats_committed / sizeof c->stats_committed[0],
                    "one committed value per counter kept");
-    for (size_t i = 0; rc == CRAWL_OK && i < sizeof STATS_KEPT / sizeof STATS_KEPT[0]; i++) {
-        uint64_t v;
-        memcpy(&v, (const char *)&c->stats + STATS_KEPT[i].off, sizeof v);
-        if (STATS_KEPT[i].off == offsetof(struct crawl_stats, fetched))
-            v -= c->in_pipeline < v ? c->in_pipeline : v; /* their URLs are not done yet */
-        vals[i] = v;
-        rc = crawl_state_set_meta_int(c->state, STATS_KEPT[i].name, (int64_t)v);
-        if (rc == CRAWL_OK)
-            rc = crawl_redis_stats_add(c->redis, STATS_KEPT[i].name,
-                                       (int64_t)(v - c->stats_committed[i]));
-    }
-    if (rc == CRAWL_OK)
-        rc = crawl_state_set_meta_int(c->state, "stats.elapsed_ms",
-                                      (int64_t)(c->stats.elapsed * 1000));
-    if (rc == CRAWL_OK && c->complete)
-        rc = crawl_state_set_meta_int(c->state, "complete", c->complete);
-    if (rc == CRAWL_OK && c->complete == 2)
-        rc = crawl_state_set_meta_int(c->state, "complete.max_pages", c->opts.max_pages);
-    if (rc == CRAWL_OK && c->opts.before_commit && c->opts.before_commit(c->opts.userdata) != 0)
-        rc = CRAWL_EIO;
+    enum crawl_code rc = commit_meta(c, vals);
+    /* the crawl-wide counters move by what this worker added since its last commit */
+    for (size_t i = 0; rc == CRAWL_OK && i < STATS_KEPT_N; i++)
+        rc = crawl_redis_stats_add(c->redis, STATS_KEPT[i].name,
+                                   (int64_t)(vals[i] - c->stats_committed[i]));
     size_t kept = 0;
     if (rc == CRAWL_OK)
         rc = crawl_redis_commit(c->redis, !c->stop && !c->fatal && !c->finishing, shared_take,
