@@ -502,7 +502,7 @@ static int filter_scenario(const char *path, int templates, struct filter_result
 
 static void rm_filter_files(const char *path)
 {
-    static const char *const ext[] = {"", ".journal", ".digests", ".lock", ".templates"};
+    static const char *const ext[] = {"", ".journal", ".payloads", ".payloads.tmp", ".lock"};
     char p[256];
     for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
         snprintf(p, sizeof p, "%s%s", path, ext[i]);
