@@ -1369,6 +1369,44 @@ static void backoff(struct redisidx *ix, unsigned attempt)
     nanosleep(&ts, NULL);
 }
 
+/* One optimistic transaction, step(ix, arg), made again (connected first if the
+ * connection was dropped) while another client wins the race (REDISIDX_ECONFLICT), at most
+ * ix->max_retries times with a backoff between. Under ix->mu. */
+static enum redisidx_code transact(struct redisidx *ix,
+                                   enum redisidx_code (*step)(struct redisidx *, void *),
+                                   void *arg)
+{
+    enum redisidx_code rc;
+    for (unsigned attempt = 0;; attempt++) {
+        if (!ix->c) {
+            ix->reconnects++;
+            if ((rc = connect_(ix, 0)) != REDISIDX_OK)
+                return rc;
+        }
+        rc = step(ix, arg);
+        if (rc != REDISIDX_ECONFLICT)
+            return rc;
+        ix->conflicts++;
+        if (attempt + 1 >= ix->max_retries)
+            return fail(ix, REDISIDX_ECONFLICT, "%u transactions in a row lost to other clients",
+                        ix->max_retries);
+        backoff(ix, attempt);
+    }
+}
+
+struct check_args {
+    const struct redisidx_page *p;
+    size_t n;
+    struct redisidx_result *r;
+    int read_only;
+};
+
+static enum redisidx_code check_step(struct redisidx *ix, void *arg)
+{
+    struct check_args *a = arg;
+    return check_once(ix, a->p, a->n, a->r, a->read_only);
+}
+
 static enum redisidx_code decide(struct redisidx *ix, const struct redisidx_page *p, size_t n,
                                  struct redisidx_result *r, int read_only)
 {
@@ -1384,23 +1422,8 @@ static enum redisidx_code decide(struct redisidx *ix, const struct redisidx_page
     for (size_t i = 0; i < n; i++)
         if (!page_args_ok(ix, &p[i], &rc))
             goto out;
-    for (unsigned attempt = 0;; attempt++) {
-        if (!ix->c) {
-            ix->reconnects++;
-            if ((rc = connect_(ix, 0)) != REDISIDX_OK)
-                goto out;
-        }
-        rc = check_once(ix, p, n, r, read_only);
-        if (rc != REDISIDX_ECONFLICT)
-            break;
-        ix->conflicts++;
-        if (attempt + 1 >= ix->max_retries) {
-            rc = fail(ix, REDISIDX_ECONFLICT, "%u transactions in a row lost to other clients",
-                      ix->max_retries);
-            break;
-        }
-        backoff(ix, attempt);
-    }
+    struct check_args a = {p, n, r, read_only};
+    rc = transact(ix, check_step, &a);
     if (rc == REDISIDX_OK && !read_only)
         ix->checks += n;
 out:
@@ -1709,6 +1732,23 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
     return rc;
 }
 
+struct delete_args {
+    const char *id;
+    size_t id_len;
+    int *deleted;
+};
+
+/* One delete transaction; a failure other than a lost race drops the connection (the
+ * next call connects again). */
+static enum redisidx_code delete_step(struct redisidx *ix, void *arg)
+{
+    struct delete_args *a = arg;
+    enum redisidx_code rc = delete_once(ix, a->id, a->id_len, a->deleted);
+    if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT)
+        drop(ix);
+    return rc;
+}
+
 enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len,
                                    int *deleted)
 {
@@ -1720,25 +1760,8 @@ enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t i
     *deleted = 0;
     if (id_len > REDISIDX_MAX_ID_BYTES)
         goto out; /* no page can have it */
-    for (unsigned attempt = 0;; attempt++) {
-        if (!ix->c) {
-            ix->reconnects++;
-            if ((rc = connect_(ix, 0)) != REDISIDX_OK)
-                goto out;
-        }
-        rc = delete_once(ix, id, id_len, deleted);
-        if (rc != REDISIDX_ECONFLICT)
-            break;
-        ix->conflicts++;
-        if (attempt + 1 >= ix->max_retries) {
-            rc = fail(ix, REDISIDX_ECONFLICT, "%u transactions in a row lost to other clients",
-                      ix->max_retries);
-            break;
-        }
-        backoff(ix, attempt);
-    }
-    if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT)
-        drop(ix);
+    struct delete_args a = {id, id_len, deleted};
+    rc = transact(ix, delete_step, &a);
 out:
     pthread_mutex_unlock(&ix->mu);
     return rc;
