@@ -119,6 +119,10 @@ def main():
     ap.add_argument("--fanout", type=int, default=0,
                     help="page N links pages F*N+1..F*N+F only (a frontier that outgrows "
                          "the crawl: the memory benchmark)")
+    ap.add_argument("--conns-file", metavar="FILE",
+                    help="keep in FILE the number of connections open now (crawl_kill.py "
+                         "waits for 0 after a kill: a request the killed crawler sent can be "
+                         "read, and logged, after the kill)")
     ap.add_argument("--slow-connections", type=float, default=0, metavar="S",
                     help="the 2nd to 4th connections wait S seconds before their first "
                          "request is read (what a loaded machine does to a crawl: one "
@@ -138,7 +142,14 @@ def main():
     log = open(a.log, "a", buffering=1)
     tlog = open(a.times_log, "a", buffering=1) if a.times_log else None
     lock = threading.Lock()
-    conns = [0]
+    conns = [0]  # connections taken so far
+    open_conns = [0]  # connections open now (--conns-file)
+
+    def write_conns():  # under lock
+        if a.conns_file:
+            with open(a.conns_file + ".tmp", "w") as f:
+                f.write("%d\n" % open_conns[0])
+            os.replace(a.conns_file + ".tmp", a.conns_file)
 
     class H(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -160,8 +171,18 @@ def main():
             with lock:
                 conns[0] += 1
                 n = conns[0]
+                open_conns[0] += 1
+                write_conns()
             if a.slow_connections > 0 and 2 <= n <= 4:
                 time.sleep(a.slow_connections)
+
+        def finish(self):
+            try:
+                super().finish()
+            finally:
+                with lock:
+                    open_conns[0] -= 1
+                    write_conns()
 
         def do_GET(self):
             with lock:
