@@ -93,6 +93,17 @@ struct memo_entry {
                       * (just added, not decided yet), MEMO_EMPTY (a free slot) */
 };
 
+/* A verdict as the crawler holds it (in its job): the public part first (the
+ * crawl_verdict * handed to opts.process is this struct's address), then the crawler's
+ * own memo of the links added. */
+struct verdict {
+    struct crawl_verdict pub;
+    int base_fast;    /* pub.base is canonical (1), not (0), unknown (-1) */
+    size_t max_links; /* opts.max_links */
+    struct crawl_link_memo *link_memo; /* the URLs added so far, by bytes */
+};
+#define VPRIV(v) ((struct verdict *)(void *)(v))
+
 struct crawl_link_memo {
     struct memo_entry *slot;
     size_t mask, n;
@@ -122,9 +133,9 @@ static uint64_t fnv1a(const char *s, size_t n)
 static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *url, size_t len,
                                          uint64_t h)
 {
-    struct crawl_link_memo *m = v->link_memo;
+    struct crawl_link_memo *m = VPRIV(v)->link_memo;
     if (!m) {
-        m = v->link_memo = calloc(1, sizeof *m);
+        m = VPRIV(v)->link_memo = calloc(1, sizeof *m);
         if (!m)
             return NULL;
     }
@@ -187,13 +198,13 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     }
     e->link = MEMO_INVALID; /* until it is kept */
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
+    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
     if (rc == CRAWL_EURL) {
         free(canon);
         v->links_invalid++;
         return CRAWL_OK;
     }
-    size_t max_links = v->max_links ? v->max_links : CRAWL_DEFAULT_MAX_LINKS;
+    size_t max_links = VPRIV(v)->max_links ? VPRIV(v)->max_links : CRAWL_DEFAULT_MAX_LINKS;
     if (rc == CRAWL_OK && v->n_links >= max_links) { /* over the cap: said in the log */
         free(canon);
         v->links_capped++;
@@ -228,7 +239,7 @@ enum crawl_code crawl_verdict_add_requisite(struct crawl_verdict *v, const char 
     if (v->n_requisites >= CRAWL_MAX_REQUISITES)
         return CRAWL_OK;
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
+    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
     if (rc == CRAWL_EURL) { /* data:, javascript:, malformed: nothing to fetch */
         free(canon);
         return CRAWL_OK;
@@ -257,15 +268,17 @@ void crawl_verdict_truncated(struct crawl_verdict *v, const char *what)
     snprintf(v->truncated + n, sizeof v->truncated - n, "%s", what);
 }
 
-static void verdict_init(struct crawl_verdict *v, const char *base)
+static void verdict_init(struct verdict *x, const char *base, size_t max_links)
 {
-    memset(v, 0, sizeof *v);
+    memset(x, 0, sizeof *x);
+    struct crawl_verdict *v = &x->pub;
     v->decision = CRAWL_DECISION_NEW;
     v->distance = -1;
     v->relevance = NAN;
     v->expand = 1;
     v->base = base;
-    v->base_fast = -1;
+    x->base_fast = -1;
+    x->max_links = max_links;
 }
 
 static void verdict_release(struct crawl_verdict *v)
@@ -280,7 +293,7 @@ static void verdict_release(struct crawl_verdict *v)
     free(v->duplicate_of);
     free(v->canonical);
     free(v->error);
-    link_memo_free(v->link_memo);
+    link_memo_free(VPRIV(v)->link_memo);
 }
 
 /* ---- the crawl ---- */
@@ -331,7 +344,7 @@ struct job {
     struct crawl_host *host;
     int robots; /* a robots.txt fetch */
     struct crawl_response *resp;
-    struct crawl_verdict verdict;
+    struct verdict verdict;
     int process_rc;
     double process_seconds;
     char decode_error[160];
@@ -479,12 +492,12 @@ static struct job *queue_pop(struct queue *q)
 
 static void job_free_data(struct crawl *c, struct job *j)
 {
-    if (j->verdict.page_data) {
+    if (j->verdict.pub.page_data) {
         if (c->opts.page_data_free)
-            c->opts.page_data_free(j->verdict.page_data);
+            c->opts.page_data_free(j->verdict.pub.page_data);
         else
-            free(j->verdict.page_data);
-        j->verdict.page_data = NULL;
+            free(j->verdict.pub.page_data);
+        j->verdict.pub.page_data = NULL;
     }
 }
 
@@ -498,7 +511,7 @@ static void job_free(struct job *j)
     }
     crawl_item_release(&j->item);
     crawl_response_free(j->resp);
-    verdict_release(&j->verdict);
+    verdict_release(&j->verdict.pub);
     free(j);
 }
 
@@ -524,8 +537,7 @@ static void run_job(struct crawl *c, struct job *j)
         .date = r->date,
         .requisite = (j->item.hops & HOPS_REQUISITE) != 0,
     };
-    verdict_init(&j->verdict, j->item.url);
-    j->verdict.max_links = c->opts.max_links;
+    verdict_init(&j->verdict, j->item.url, c->opts.max_links);
     struct crawl_http_msg *msg = NULL;
     if (r->content_encoding && *r->content_encoding &&
         strcmp(r->content_encoding, "identity") != 0) {
@@ -551,7 +563,7 @@ static void run_job(struct crawl *c, struct job *j)
         page.body_len = len;
     }
     double t0 = crawl_clock();
-    j->process_rc = c->opts.process ? c->opts.process(c->opts.userdata, &page, &j->verdict) : 0;
+    j->process_rc = c->opts.process ? c->opts.process(c->opts.userdata, &page, &j->verdict.pub) : 0;
     j->process_seconds = crawl_clock() - t0;
     crawl_http_free(msg);
 }
@@ -1638,7 +1650,7 @@ static int page_done(struct crawl *c, struct job *j, double now)
 static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref **self,
                                double now)
 {
-    struct crawl_verdict *v = &j->verdict;
+    struct crawl_verdict *v = &j->verdict.pub;
     int req = (j->item.hops & HOPS_REQUISITE) != 0;
     if (v->n_requisites == 0)
         return -1;
@@ -1664,7 +1676,7 @@ static long shared_links(struct crawl *c, const struct crawl_verdict *v, const c
 /* A verdict is back: enqueue the links, write the record. */
 static void verdict_done(struct crawl *c, struct job *j, double now)
 {
-    struct crawl_verdict *v = &j->verdict;
+    struct crawl_verdict *v = &j->verdict.pub;
     const char *url = j->item.url;
     c->stats.process_seconds += j->process_seconds;
     if (j->decode_error[0]) {

@@ -799,9 +799,6 @@ struct crawl_response {
     double start, end;             /* crawl_clock() */
     int64_t date;                  /* time(NULL) when the transfer started */
     void *userdata;                /* as given to crawl_fetcher_add() */
-    struct crawl_mem *mem;         /* the fetcher's: data's bytes are mem_held of this budget, */
-    size_t mem_held;               /* given back by crawl_response_free() */
-    struct crawl_response *next;   /* the fetcher's list; NULL once handed out */
 };
 void crawl_response_free(struct crawl_response *r); /* NULL-safe */
 
@@ -1184,9 +1181,6 @@ struct crawl_verdict {
     char truncated[32];   /* what a cap cut from the page, comma separated ("links",
                              "depth", "links,depth"): the log's "truncated" field; "" none */
     const char *base;     /* the page URL (set by the crawler) */
-    int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
-    size_t max_links;     /* the crawler's: opts.max_links */
-    struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
     void *page_data;      /* the caller's: handed to opts.record as crawl_record.page_data,
                              then freed with opts.page_data_free (also when never recorded) */
     /* the page's requisites (crawl_verdict_add_requisite), canonical; owned by the crawler */
