@@ -1678,8 +1678,8 @@ static enum dedup_code compact_sort(const struct dedup_index *idx, unsigned thre
  * their lists; newfp receives the fingerprints that are new to the main table (*nn of
  * them). Returns the new distinct count. Cannot fail. */
 static uint32_t compact_merge(struct dedup_index *idx, const struct ix_rec *P, uint32_t np,
-                              const struct ix_rec *D, uint32_t nd, uint64_t *t0,
-                              uint32_t *nhead, uint32_t *ntail, uint64_t *newfp, uint32_t *nn)
+                              const struct ix_rec *D, uint32_t nd, uint64_t *t0, uint32_t *nhead,
+                              uint32_t *ntail, uint64_t *newfp, uint32_t *nn)
 {
     uint32_t a = 0, b = 0, c = 0, o = 0, nm = idx->nmain;
     const uint64_t *mv = idx->tab[0];
@@ -1784,8 +1784,7 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     ntail = malloc((bound ? bound : 1) * sizeof *ntail);
     /* the new distinct fingerprints, in order; with an empty main that is all of table 0
      * (written twice, same value, same place) */
-    newfp = idx->nmain ? malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp)
-                       : t0;
+    newfp = idx->nmain ? malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp) : t0;
     if (!t0 || !nhead || !ntail || !newfp)
         goto fail;
 

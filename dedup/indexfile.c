@@ -39,9 +39,9 @@
 
 /* The header's fields: byte offsets (docs/INDEX-FORMAT.md, "Header") */
 #define HDR_SIZE 128u
-#define HDR_VERSION 8u        /* u32 format version (DEDUP_INDEX_FORMAT_VERSION) */
-#define HDR_SIZE_FIELD 12u    /* u32 header size, HDR_SIZE */
-#define HDR_K 16u             /* u32 k; then u32 levels, u32 blocks[2], u32 tables */
+#define HDR_VERSION 8u     /* u32 format version (DEDUP_INDEX_FORMAT_VERSION) */
+#define HDR_SIZE_FIELD 12u /* u32 header size, HDR_SIZE */
+#define HDR_K 16u          /* u32 k; then u32 levels, u32 blocks[2], u32 tables */
 #define HDR_LEVELS 20u
 #define HDR_BLOCKS 24u
 #define HDR_TABLES 32u
@@ -52,7 +52,7 @@
 #define HDR_FILE_SIZE 64u     /* u64 file size */
 #define HDR_BODY_CHECKSUM 72u /* XXH3-64 of the bytes after the header */
 #define HDR_CHECKSUM 80u /* the header checksum: bytes [80, 88), zero while it is computed */
-#define HDR_TPL_BYTES 88u     /* u64 bytes of the template section */
+#define HDR_TPL_BYTES 88u /* u64 bytes of the template section */
 #define HDR_PAIR_GEN 96u /* u64 pair generation */
 #define HDR_FP_VERSION 104u /* u32 fingerprint version (DEDUP_FINGERPRINT_VERSION) */
 #define TPL_BYTES_MAX ((uint64_t)1 << 40) /* a larger template section is a damaged file */
@@ -397,8 +397,8 @@ struct header {
 
 /* 1. The header alone: magic, versions, size, checksum, reserved bytes, template section
  * size, table design. */
-static enum dedup_code check_header(const uint8_t *p, size_t len, unsigned flags,
-                                    struct header *h, struct dedup_file_error *err)
+static enum dedup_code check_header(const uint8_t *p, size_t len, unsigned flags, struct header *h,
+                                    struct dedup_file_error *err)
 {
     enum dedup_code rc = DEDUP_OK;
     if (len >= 8 && memcmp(p, "SIMCRMHX", 8) == 0) /* DEDUP_LSH_MAGIC, dedup/minhash.h */
@@ -414,7 +414,8 @@ static enum dedup_code check_header(const uint8_t *p, size_t len, unsigned flags
              "(docs/FINGERPRINT.md versions 1 and 2); rebuild the index (and remove its "
              ".digests) from the pages with this simcrawl");
     if (version != DEDUP_INDEX_FORMAT_VERSION)
-        FAIL(DEDUP_EVERSION, HDR_VERSION, "unsupported format version (this build reads version 5)");
+        FAIL(DEDUP_EVERSION, HDR_VERSION,
+             "unsupported format version (this build reads version 5)");
     if (len < HDR_SIZE)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
     if (!host_is_le())
@@ -468,8 +469,7 @@ static enum dedup_code check_counts(const uint8_t *p, size_t len, unsigned flags
         FAIL(DEDUP_EFORMAT, HDR_DISTINCT, "distinct fingerprint count out of range");
     if (h->id_bytes < h->docs || h->id_bytes > IX_ID_BYTES_MAX)
         FAIL(DEDUP_EFORMAT, HDR_ID_BYTES, "id bytes out of range");
-    layout_compute(l, h->docs, h->distinct, h->id_bytes, idx->ntables, h->dir_bits,
-                   h->tpl_bytes);
+    layout_compute(l, h->docs, h->distinct, h->id_bytes, idx->ntables, h->dir_bits, h->tpl_bytes);
     if (rd64(p + HDR_FILE_SIZE) != l->end)
         FAIL(DEDUP_EFORMAT, HDR_FILE_SIZE, "file size field does not match the counts");
     if (len < l->end)
@@ -485,8 +485,8 @@ fail:
 }
 
 /* 3. The ids (increasing offsets, each NUL-terminated) and the document list links. */
-static enum dedup_code check_ids(const uint8_t *p, const struct layout *l,
-                                 const struct header *h, struct dedup_file_error *err)
+static enum dedup_code check_ids(const uint8_t *p, const struct layout *l, const struct header *h,
+                                 struct dedup_file_error *err)
 {
     enum dedup_code rc = DEDUP_OK;
     const uint32_t *doc_next = (const uint32_t *)(p + l->doc_next);
@@ -533,8 +533,7 @@ static enum dedup_code check_tables(const uint8_t *p, const struct layout *l,
                 i++;
         }
         if (dir[nb] != distinct)
-            FAIL(DEDUP_EFORMAT, l->dir[t] + (uint64_t)nb * 4,
-                 "directory does not match its table");
+            FAIL(DEDUP_EFORMAT, l->dir[t] + (uint64_t)nb * 4, "directory does not match its table");
         idx->tab[t] = (uint64_t *)(uintptr_t)v;
         idx->dir[t] = (uint32_t *)(uintptr_t)dir;
     }
@@ -545,8 +544,8 @@ fail:
 
 /* 5. Every document is on exactly one list, which starts at head[i], ends at tail[i] and
  * holds only documents with fingerprint tab[0][i]. */
-static enum dedup_code check_lists(const uint8_t *p, const struct layout *l,
-                                   const struct header *h, struct dedup_file_error *err)
+static enum dedup_code check_lists(const uint8_t *p, const struct layout *l, const struct header *h,
+                                   struct dedup_file_error *err)
 {
     enum dedup_code rc = DEDUP_OK;
     const uint64_t *doc_fp = (const uint64_t *)(p + l->doc_fp);
@@ -632,8 +631,7 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
         goto fail;
     if (h.tpl_bytes) {
         struct dedup_parse_error perr;
-        rc = dedup_templates_parse(p + l.templates, (size_t)h.tpl_bytes, &idx->templates,
-                                   &perr);
+        rc = dedup_templates_parse(p + l.templates, (size_t)h.tpl_bytes, &idx->templates, &perr);
         if (rc == DEDUP_ETOOLARGE)
             rc = DEDUP_EFORMAT;
         if (rc != DEDUP_OK)

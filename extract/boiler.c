@@ -106,17 +106,18 @@
  */
 #define SCORE_CHARS_PER_POINT 100 /* a paragraph scores a point per this many characters */
 #define SCORE_LENGTH_POINTS_MAX 3 /* ... up to this many */
-#define SCORE_LEVEL_DIVIDER 3 /* ancestors above the grandparent get score / (3 * level) */
-#define ALT_SCORE_SHARE 0.75 /* a runner-up this close to the top is an alternative */
-#define ALT_READABILITY 3 /* alternatives that make their shared ancestor the winner */
-#define ALT_CLOSE_LEVELS 3 /* with MIN_ALTERNATIVES only, the ancestor is this close */
-#define CLIMB_DIVIDER 3 /* the climb stops at a parent under 1/3 of the last score */
-#define SIBLING_SCORE_SHARE 0.2 /* a sibling joins at this share of the top's score */
-#define SIBLING_SCORE_MIN 10 /* ... and at least this score */
-#define SIBLING_TEXT_CHARS 80 /* a sibling of more characters is paragraph-like ... */
-#define SIBLING_MAX_LD 0.25 /* ... when its link density is below this */
-#define GAP_LINK_RATIO 4 /* a gap block joins with at most 1/4 of its characters in links
-                          * (step 6, jusText's gap filling: commit ceaf3de) */
+#define SCORE_LEVEL_DIVIDER 3     /* ancestors above the grandparent get score / (3 * level) */
+#define ALT_SCORE_SHARE 0.75      /* a runner-up this close to the top is an alternative */
+#define ALT_READABILITY 3         /* alternatives that make their shared ancestor the winner */
+#define ALT_CLOSE_LEVELS 3        /* with MIN_ALTERNATIVES only, the ancestor is this close */
+#define CLIMB_DIVIDER 3           /* the climb stops at a parent under 1/3 of the last score */
+#define SIBLING_SCORE_SHARE 0.2   /* a sibling joins at this share of the top's score */
+#define SIBLING_SCORE_MIN 10      /* ... and at least this score */
+#define SIBLING_TEXT_CHARS 80     /* a sibling of more characters is paragraph-like ... */
+#define SIBLING_MAX_LD 0.25       /* ... when its link density is below this */
+#define GAP_LINK_RATIO                                                                             \
+    4 /* a gap block joins with at most 1/4 of its characters in links                             \
+       * (step 6, jusText's gap filling: commit ceaf3de) */
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
