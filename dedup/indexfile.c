@@ -229,6 +229,66 @@ static void pad8(struct writer *w)
     put(w, zero, align8(w->off) - w->off);
 }
 
+/* Writes the sections after the header, in the order of layout_compute (crash point
+ * index-partial-write after the ids). */
+static void write_sections(struct writer *w, const struct dedup_index *idx, const uint8_t *tpl,
+                           size_t tpl_len)
+{
+    uint64_t docs = idx->ndocs, distinct = idx->nmain;
+    put(w, idx->doc_fp, docs * 8);
+    put(w, idx->doc_next, docs * 4);
+    pad8(w);
+    if (idx->id_off)
+        put(w, idx->id_off, (docs + 1) * 8);
+    else {
+        uint64_t zero = 0;
+        put(w, &zero, 8);
+    }
+    put(w, idx->id_bytes, idx->id_len);
+    pad8(w);
+    if (crash_points_on()) {
+        fflush(w->f); /* a temporary file cut short, header still zero */
+        dedup_crash_point("index-partial-write");
+    }
+    put(w, idx->head, distinct * 4);
+    pad8(w);
+    put(w, idx->tail, distinct * 4);
+    pad8(w);
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        put(w, idx->tab[t], distinct * 8);
+        put(w, idx->dir[t], (((uint64_t)1 << idx->dir_bits) + 1) * 4);
+        pad8(w);
+    }
+    put(w, tpl, tpl_len);
+}
+
+/* Fills the header of idx's file (layout l, body checksum body_sum), its checksum last. */
+static void header_fill(uint8_t hdr[HDR_SIZE], const struct dedup_index *idx,
+                        const struct layout *l, uint64_t body_sum, size_t tpl_len)
+{
+    memset(hdr, 0, HDR_SIZE);
+    memcpy(hdr, DEDUP_INDEX_MAGIC, 8);
+    wr32(hdr + HDR_VERSION, DEDUP_INDEX_FORMAT_VERSION);
+    wr32(hdr + HDR_SIZE_FIELD, HDR_SIZE);
+    wr32(hdr + HDR_K, idx->design.k);
+    wr32(hdr + HDR_LEVELS, idx->design.levels);
+    wr32(hdr + HDR_BLOCKS, idx->design.blocks[0]);
+    wr32(hdr + HDR_BLOCKS + 4, idx->design.blocks[1]);
+    wr32(hdr + HDR_TABLES, idx->design.tables);
+    wr32(hdr + HDR_DIR_BITS, idx->dir_bits);
+    wr64(hdr + HDR_DOCS, idx->ndocs);
+    wr64(hdr + HDR_DISTINCT, idx->nmain);
+    wr64(hdr + HDR_ID_BYTES, idx->id_len);
+    wr64(hdr + HDR_FILE_SIZE, l->end);
+    wr64(hdr + HDR_BODY_CHECKSUM, body_sum);
+    wr64(hdr + HDR_TPL_BYTES, tpl_len);
+    wr64(hdr + HDR_PAIR_GEN, idx->pair_gen);
+    wr32(hdr + HDR_FP_VERSION, DEDUP_FINGERPRINT_VERSION);
+    wr64(hdr + HDR_CHECKSUM, hdr_checksum(hdr));
+}
+
+/* Saves idx to path: compacts it, writes PATH.tmp.PID (sections, then the header),
+ * fsyncs it, renames it over path and fsyncs the directory (the head of this file). */
 enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
                                  struct dedup_file_error *err)
 {
@@ -283,57 +343,15 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     if (fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE)
         w.failed = 1;
     w.off = HDR_SIZE;
-    uint64_t docs = idx->ndocs, distinct = idx->nmain;
-    put(&w, idx->doc_fp, docs * 8);
-    put(&w, idx->doc_next, docs * 4);
-    pad8(&w);
-    if (idx->id_off)
-        put(&w, idx->id_off, (docs + 1) * 8);
-    else {
-        uint64_t zero = 0;
-        put(&w, &zero, 8);
-    }
-    put(&w, idx->id_bytes, idx->id_len);
-    pad8(&w);
-    if (crash_points_on()) {
-        fflush(f); /* a temporary file cut short, header still zero */
-        dedup_crash_point("index-partial-write");
-    }
-    put(&w, idx->head, distinct * 4);
-    pad8(&w);
-    put(&w, idx->tail, distinct * 4);
-    pad8(&w);
-    for (unsigned t = 0; t < idx->ntables; t++) {
-        put(&w, idx->tab[t], distinct * 8);
-        put(&w, idx->dir[t], (((uint64_t)1 << idx->dir_bits) + 1) * 4);
-        pad8(&w);
-    }
-    put(&w, tpl, tpl_len);
+    write_sections(&w, idx, tpl, tpl_len);
     struct layout l;
-    layout_compute(&l, docs, distinct, idx->id_len, idx->ntables, idx->dir_bits, tpl_len);
+    layout_compute(&l, idx->ndocs, idx->nmain, idx->id_len, idx->ntables, idx->dir_bits, tpl_len);
     if (!w.failed && w.off != l.end) {
         rc = DEDUP_EINVAL; /* a bug: the writer and the layout disagree */
         err->what = "internal error: section layout mismatch";
         goto fail;
     }
-    memcpy(hdr, DEDUP_INDEX_MAGIC, 8);
-    wr32(hdr + HDR_VERSION, DEDUP_INDEX_FORMAT_VERSION);
-    wr32(hdr + HDR_SIZE_FIELD, HDR_SIZE);
-    wr32(hdr + HDR_K, idx->design.k);
-    wr32(hdr + HDR_LEVELS, idx->design.levels);
-    wr32(hdr + HDR_BLOCKS, idx->design.blocks[0]);
-    wr32(hdr + HDR_BLOCKS + 4, idx->design.blocks[1]);
-    wr32(hdr + HDR_TABLES, idx->design.tables);
-    wr32(hdr + HDR_DIR_BITS, idx->dir_bits);
-    wr64(hdr + HDR_DOCS, docs);
-    wr64(hdr + HDR_DISTINCT, distinct);
-    wr64(hdr + HDR_ID_BYTES, idx->id_len);
-    wr64(hdr + HDR_FILE_SIZE, l.end);
-    wr64(hdr + HDR_BODY_CHECKSUM, XXH3_64bits_digest(w.st));
-    wr64(hdr + HDR_TPL_BYTES, tpl_len);
-    wr64(hdr + HDR_PAIR_GEN, idx->pair_gen);
-    wr32(hdr + HDR_FP_VERSION, DEDUP_FINGERPRINT_VERSION);
-    wr64(hdr + HDR_CHECKSUM, hdr_checksum(hdr));
+    header_fill(hdr, idx, &l, XXH3_64bits_digest(w.st), tpl_len);
     if (w.failed || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE ||
         fflush(f) != 0 || fsync(fileno(f)) != 0) {
         rc = DEDUP_EIO;
