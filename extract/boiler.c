@@ -115,9 +115,28 @@
 #define SIBLING_SCORE_MIN 10      /* ... and at least this score */
 #define SIBLING_TEXT_CHARS 80     /* a sibling of more characters is paragraph-like ... */
 #define SIBLING_MAX_LD 0.25       /* ... when its link density is below this */
-#define GAP_LINK_RATIO                                                                             \
-    4 /* a gap block joins with at most 1/4 of its characters in links                             \
-       * (step 6, jusText's gap filling: commit ceaf3de) */
+/* a gap block joins with at most 1/4 of its characters in links (step 6, jusText's gap
+ * filling: commit ceaf3de) */
+#define GAP_LINK_RATIO 4
+/* Link-heavy blocks and readability's conditional cleaning (step 5), from the first
+ * extractor on (commit aafebc8; the weights, link densities and commas of CLEAN_* are
+ * readability's _cleanConditionally) */
+#define LINK_HEAVY_LD 0.5         /* a block over this link density is link-heavy ... */
+#define SHORT_LINK_HEAVY_LD 0.33  /* ... and a short one over this */
+#define SHORT_LINK_CHARS 80       /* short: fewer characters than this */
+#define CLEAN_MAX_COMMAS 10       /* a container with this many commas is prose, kept */
+#define CLEAN_POSITIVE_WEIGHT 25  /* a container weighing this much is positive (HINT_WEIGHT) */
+#define CLEAN_MAX_LD 0.2          /* other containers over this link density go ... */
+#define CLEAN_MAX_CHARS 2000      /* ... when shorter than this */
+#define CLEAN_POSITIVE_MAX_LD 0.5 /* positive ones go over this link density */
+/* step 1: a mark is ignored on an element holding more than this share of the page's
+ * text (a sloppy HTML5 <header> that swallowed the page: commit ce59c8f) */
+#define SWALLOWED_SHARE 0.5
+/* step 3b: a wrapper narrows to the landmark inside it that has at least
+ * LANDMARK_MIN_SHARE of its text, when what lies beside is under 1 - LANDMARK_WHOLE_SHARE
+ * of it or mostly links (commit bc29c3a: dragnet-R791 recall 0.49 -> 0.85) */
+#define LANDMARK_MIN_SHARE 0.5
+#define LANDMARK_WHOLE_SHARE 0.9
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
@@ -163,7 +182,7 @@ static int inherit_marks(struct ex_walk *w)
         unsigned self = f & (EX_E_UNLIKELY | EX_E_BOILER);
         if (self) {
             double chars = pre[e->end_block] - pre[e->first_block];
-            int swallowed = chars > 0.5 * total &&
+            int swallowed = chars > SWALLOWED_SHARE * total &&
                             (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
             if ((f & EX_E_HAS_ARTICLE) || swallowed)
                 self = 0;
@@ -212,9 +231,9 @@ static int link_heavy(const struct ex_block *b)
     if (b->chars == 0)
         return 0;
     double ld = (double)b->link_chars / b->chars;
-    if (ld > 0.5)
+    if (ld > LINK_HEAVY_LD)
         return 1;
-    return ld > 0.33 && b->chars < 80;
+    return ld > SHORT_LINK_HEAVY_LD && b->chars < SHORT_LINK_CHARS;
 }
 
 static int has_digit(const char *s, size_t n)
@@ -238,13 +257,13 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if (chars == 0)
         return 0;
     double commas = range(s->commas, e->first_block, e->end_block);
-    if (commas >= 10)
+    if (commas >= CLEAN_MAX_COMMAS)
         return 0;
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
-    if (!list && e->weight < 25 && ld > 0.2 && chars < 2000)
+    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
         return 1;
-    if (e->weight >= 25 && ld > 0.5)
+    if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return 1;
     return 0;
 }
@@ -623,9 +642,9 @@ static uint32_t landmark_inside(const struct ex_walk *w, const struct sums *s, u
         }
         i = e->end_elem; /* the outermost one */
     }
-    if (pick == EX_NONE || most < 0.5 * all)
+    if (pick == EX_NONE || most < LANDMARK_MIN_SHARE * all)
         return EX_NONE;
-    if (most >= 0.9 * all || added_ld(s, we, &w->elems[pick]) >= 2 * AREA_MAX_LD)
+    if (most >= LANDMARK_WHOLE_SHARE * all || added_ld(s, we, &w->elems[pick]) >= 2 * AREA_MAX_LD)
         return pick;
     return EX_NONE;
 }
