@@ -345,6 +345,9 @@ char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len)
 /* ---- sorting: MSD radix, 11 bits a digit, insertion sort below SORT_SMALL ---- */
 
 #define SORT_SMALL 48
+/* fewer records than this are sorted on one thread (sort_recs, compact_fresh): below it
+ * starting the team costs more than it saves (commit 6a8ce85) */
+#define IX_PAR_SORT_MIN 65536
 #define DIGIT_BITS 11
 
 struct ix_rec {
@@ -1420,7 +1423,7 @@ static void recsort_bucket(void *arg, unsigned b)
 
 static void sort_recs(struct ix_rec **a, struct ix_rec **tmp, size_t n, unsigned threads)
 {
-    if (threads <= 1 || n < 65536) {
+    if (threads <= 1 || n < IX_PAR_SORT_MIN) {
         msd_rec(*a, *tmp, n, 64);
         return;
     }
@@ -1585,7 +1588,7 @@ static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
     j->n = n;
     j->sfp = sfp;
     j->sdoc = sdoc;
-    if (n < 65536)
+    if (n < IX_PAR_SORT_MIN)
         threads = 1;
     unsigned ran = ix_team_run(threads, fresh_run, j);
     for (unsigned u = 0; u < ran; u++)
@@ -1641,52 +1644,46 @@ fail:
     return DEDUP_ENOMEM;
 }
 
-enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
+/* 1. The pending documents (*P, by fingerprint; stable, so documents stay in order per
+ * fingerprint) and the delta's lists (*D, by fingerprint), sorted. Returns DEDUP_OK, or
+ * DEDUP_ENOMEM with nothing allocated. */
+static enum dedup_code compact_sort(const struct dedup_index *idx, unsigned threads,
+                                    struct ix_rec **Pp, struct ix_rec **Dp)
 {
-    enum dedup_code rc = DEDUP_ENOMEM;
     uint32_t np = idx->ndocs - idx->absorbed, nd = idx->ndelta;
-    struct ix_rec *P = NULL, *D = NULL, *tmp = NULL;
-    uint64_t *newfp = NULL, *t0 = NULL;
-    uint32_t *nhead = NULL, *ntail = NULL;
-    struct compact_job j;
-    memset(&j, 0, sizeof j);
-    if (!np && !nd)
-        return DEDUP_OK;
-    if (!idx->nmain && !nd)
-        return compact_fresh(idx, threads);
     size_t ntmp = np > nd ? np : nd;
-    P = malloc((np ? np : 1) * sizeof *P);
-    D = malloc((nd ? nd : 1) * sizeof *D);
-    tmp = malloc((ntmp ? ntmp : 1) * sizeof *tmp);
-    if (!P || !D || !tmp)
-        goto fail;
+    struct ix_rec *P = malloc((np ? np : 1) * sizeof *P);
+    struct ix_rec *D = malloc((nd ? nd : 1) * sizeof *D);
+    struct ix_rec *tmp = malloc((ntmp ? ntmp : 1) * sizeof *tmp);
+    if (!P || !D || !tmp) {
+        free(P);
+        free(D);
+        free(tmp);
+        return DEDUP_ENOMEM;
+    }
     for (uint32_t i = 0; i < np; i++)
         P[i] = (struct ix_rec){idx->doc_fp[idx->absorbed + i], idx->absorbed + i, 0};
-    sort_recs(&P, &tmp, np, threads); /* stable: documents stay in order per fingerprint */
+    sort_recs(&P, &tmp, np, threads);
     for (uint32_t i = 0; i < nd; i++)
         D[i] = (struct ix_rec){idx->dfp[i], i, 0};
     msd_rec(D, tmp, nd, 64);
     free(tmp);
-    tmp = NULL;
+    *Pp = P;
+    *Dp = D;
+    return DEDUP_OK;
+}
 
-    /* upper bound of the new distinct count */
-    uint64_t bound = (uint64_t)idx->nmain + nd + np;
-    if (bound > DEDUP_INDEX_MAX_DOCS)
-        bound = DEDUP_INDEX_MAX_DOCS;
-    t0 = malloc((bound ? bound : 1) * sizeof *t0);
-    nhead = malloc((bound ? bound : 1) * sizeof *nhead);
-    ntail = malloc((bound ? bound : 1) * sizeof *ntail);
-    /* the new distinct fingerprints, in order; with an empty main that is all of table 0
-     * (written twice, same value, same place) */
-    newfp = idx->nmain ? malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp)
-                       : t0;
-    if (!t0 || !nhead || !ntail || !newfp)
-        goto fail;
-
-    /* From here on nothing can fail before the document lists are rewritten, so the
-     * lists are only written once every allocation above succeeded. */
-    uint32_t a = 0, b = 0, c = 0, o = 0, nn = 0, nm = idx->nmain;
+/* 2. Merges the main table, the delta (D, nd) and the pending documents (P, np) into the
+ * new table 0 (t0) with its lists (nhead, ntail), linking the pending documents onto
+ * their lists; newfp receives the fingerprints that are new to the main table (*nn of
+ * them). Returns the new distinct count. Cannot fail. */
+static uint32_t compact_merge(struct dedup_index *idx, const struct ix_rec *P, uint32_t np,
+                              const struct ix_rec *D, uint32_t nd, uint64_t *t0, uint32_t *nhead,
+                              uint32_t *ntail, uint64_t *newfp, uint32_t *nn)
+{
+    uint32_t a = 0, b = 0, c = 0, o = 0, nm = idx->nmain;
     const uint64_t *mv = idx->tab[0];
+    *nn = 0;
     while (a < nm || b < nd || c < np) {
         uint64_t fp = UINT64_MAX;
         int src = -1;
@@ -1711,9 +1708,9 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
             h = idx->dhead[D[b].doc];
             tl = idx->dtail[D[b].doc];
             b++;
-            newfp[nn++] = fp;
+            newfp[(*nn)++] = fp;
         } else {
-            newfp[nn++] = fp;
+            newfp[(*nn)++] = fp;
         }
         while (c < np && P[c].fp == fp) {
             uint32_t doc = P[c++].doc;
@@ -1728,27 +1725,86 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
         ntail[o] = tl;
         o++;
     }
+    return o;
+}
+
+/* 3. Builds the other tables and every directory from table 0 and the new fingerprints,
+ * one table per thread. Returns 0, or -1 out of memory (what was built is freed). */
+static int compact_tables(struct compact_job *j, unsigned threads)
+{
+    unsigned ntables = j->idx->ntables;
+    (void)ix_parallel(threads, ntables, compact_table, j);
+    bool failed = false;
+    for (unsigned t = 0; t < ntables; t++)
+        failed |= j->failed[t];
+    if (!failed)
+        return 0;
+    for (unsigned t = 1; t < ntables; t++)
+        free(j->out_tab[t]);
+    for (unsigned t = 0; t < ntables; t++)
+        free(j->out_dir[t]);
+    return -1;
+}
+
+/* Undoes compact_merge's links: cuts every list at its old tail (pending documents are
+ * all after the old tails, so cutting restores the state before the merge). */
+static void compact_unlink(struct dedup_index *idx)
+{
+    for (uint32_t i = 0; i < idx->nmain; i++)
+        idx->doc_next[idx->tail[i]] = IX_NONE;
+    for (uint32_t s = 0; s < idx->ndelta; s++)
+        idx->doc_next[idx->dtail[s]] = IX_NONE;
+    for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
+        idx->doc_next[d] = IX_NONE;
+}
+
+/* Absorbs the delta and the pending documents into the main tables: sorts them
+ * (compact_sort), merges them with table 0 and the lists (compact_merge), builds the
+ * other tables (compact_tables), then installs the new main. Out of memory at any step
+ * leaves the index as it was. */
+enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
+{
+    uint32_t np = idx->ndocs - idx->absorbed, nd = idx->ndelta;
+    struct ix_rec *P = NULL, *D = NULL;
+    uint64_t *newfp = NULL, *t0 = NULL;
+    uint32_t *nhead = NULL, *ntail = NULL;
+    if (!np && !nd)
+        return DEDUP_OK;
+    if (!idx->nmain && !nd)
+        return compact_fresh(idx, threads);
+    if (compact_sort(idx, threads, &P, &D) != DEDUP_OK)
+        return DEDUP_ENOMEM;
+
+    /* upper bound of the new distinct count */
+    uint64_t bound = (uint64_t)idx->nmain + nd + np;
+    if (bound > DEDUP_INDEX_MAX_DOCS)
+        bound = DEDUP_INDEX_MAX_DOCS;
+    t0 = malloc((bound ? bound : 1) * sizeof *t0);
+    nhead = malloc((bound ? bound : 1) * sizeof *nhead);
+    ntail = malloc((bound ? bound : 1) * sizeof *ntail);
+    /* the new distinct fingerprints, in order; with an empty main that is all of table 0
+     * (written twice, same value, same place) */
+    newfp = idx->nmain ? malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp) : t0;
+    if (!t0 || !nhead || !ntail || !newfp)
+        goto fail;
+
+    /* From here on nothing can fail before the document lists are rewritten, so the
+     * lists are only written once every allocation above succeeded. */
+    struct compact_job j;
+    memset(&j, 0, sizeof j);
+    uint32_t o = compact_merge(idx, P, np, D, nd, t0, nhead, ntail, newfp, &j.nnew);
     free(P);
     free(D);
     P = D = NULL;
 
     j.idx = idx;
     j.newfp = newfp;
-    j.nnew = nn;
     j.ntotal = o;
     j.dir_bits = ix_dir_bits_for(idx, o);
     j.out_tab[0] = t0;
-    (void)ix_parallel(threads, idx->ntables, compact_table, &j);
-    bool failed = false;
-    for (unsigned t = 0; t < idx->ntables; t++)
-        failed |= j.failed[t];
-    if (failed) {
-        /* out of memory building a table: free what was made, undo the list links */
-        for (unsigned t = 1; t < idx->ntables; t++)
-            free(j.out_tab[t]);
-        for (unsigned t = 0; t < idx->ntables; t++)
-            free(j.out_dir[t]);
-        goto fail_relink;
+    if (compact_tables(&j, threads) != 0) {
+        compact_unlink(idx);
+        goto fail;
     }
     main_free(idx);
     for (unsigned t = 0; t < idx->ntables; t++) {
@@ -1765,27 +1821,15 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     if (newfp != t0)
         free(newfp);
     return DEDUP_OK;
-
-fail_relink:
-    /* Restore the lists: cut every list at its old tail (pending documents are all after
-     * the old tails, so cutting restores the state before the merge). */
-    for (uint32_t i = 0; i < idx->nmain; i++)
-        idx->doc_next[idx->tail[i]] = IX_NONE;
-    for (uint32_t s = 0; s < idx->ndelta; s++)
-        idx->doc_next[idx->dtail[s]] = IX_NONE;
-    for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
-        idx->doc_next[d] = IX_NONE;
-    rc = DEDUP_ENOMEM;
 fail:
     free(P);
     free(D);
-    free(tmp);
     if (newfp != t0)
         free(newfp);
     free(t0);
     free(nhead);
     free(ntail);
-    return rc;
+    return DEDUP_ENOMEM;
 }
 
 /* ---- queries ---- */

@@ -37,10 +37,25 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+/* The header's fields: byte offsets (docs/INDEX-FORMAT.md, "Header") */
 #define HDR_SIZE 128u
+#define HDR_VERSION 8u     /* u32 format version (DEDUP_INDEX_FORMAT_VERSION) */
+#define HDR_SIZE_FIELD 12u /* u32 header size, HDR_SIZE */
+#define HDR_K 16u          /* u32 k; then u32 levels, u32 blocks[2], u32 tables */
+#define HDR_LEVELS 20u
+#define HDR_BLOCKS 24u
+#define HDR_TABLES 32u
+#define HDR_DIR_BITS 36u      /* u32 directory bits */
+#define HDR_DOCS 40u          /* u64 documents */
+#define HDR_DISTINCT 48u      /* u64 distinct fingerprints */
+#define HDR_ID_BYTES 56u      /* u64 bytes of the id section */
+#define HDR_FILE_SIZE 64u     /* u64 file size */
+#define HDR_BODY_CHECKSUM 72u /* XXH3-64 of the bytes after the header */
 #define HDR_CHECKSUM 80u /* the header checksum: bytes [80, 88), zero while it is computed */
+#define HDR_TPL_BYTES 88u /* u64 bytes of the template section */
 #define HDR_PAIR_GEN 96u /* u64 pair generation */
 #define HDR_FP_VERSION 104u /* u32 fingerprint version (DEDUP_FINGERPRINT_VERSION) */
+#define TPL_BYTES_MAX ((uint64_t)1 << 40) /* a larger template section is a damaged file */
 
 /* Byte offsets of the sections, computed from the header counts. */
 struct layout {
@@ -214,6 +229,66 @@ static void pad8(struct writer *w)
     put(w, zero, align8(w->off) - w->off);
 }
 
+/* Writes the sections after the header, in the order of layout_compute (crash point
+ * index-partial-write after the ids). */
+static void write_sections(struct writer *w, const struct dedup_index *idx, const uint8_t *tpl,
+                           size_t tpl_len)
+{
+    uint64_t docs = idx->ndocs, distinct = idx->nmain;
+    put(w, idx->doc_fp, docs * 8);
+    put(w, idx->doc_next, docs * 4);
+    pad8(w);
+    if (idx->id_off)
+        put(w, idx->id_off, (docs + 1) * 8);
+    else {
+        uint64_t zero = 0;
+        put(w, &zero, 8);
+    }
+    put(w, idx->id_bytes, idx->id_len);
+    pad8(w);
+    if (crash_points_on()) {
+        fflush(w->f); /* a temporary file cut short, header still zero */
+        dedup_crash_point("index-partial-write");
+    }
+    put(w, idx->head, distinct * 4);
+    pad8(w);
+    put(w, idx->tail, distinct * 4);
+    pad8(w);
+    for (unsigned t = 0; t < idx->ntables; t++) {
+        put(w, idx->tab[t], distinct * 8);
+        put(w, idx->dir[t], (((uint64_t)1 << idx->dir_bits) + 1) * 4);
+        pad8(w);
+    }
+    put(w, tpl, tpl_len);
+}
+
+/* Fills the header of idx's file (layout l, body checksum body_sum), its checksum last. */
+static void header_fill(uint8_t hdr[HDR_SIZE], const struct dedup_index *idx,
+                        const struct layout *l, uint64_t body_sum, size_t tpl_len)
+{
+    memset(hdr, 0, HDR_SIZE);
+    memcpy(hdr, DEDUP_INDEX_MAGIC, 8);
+    wr32(hdr + HDR_VERSION, DEDUP_INDEX_FORMAT_VERSION);
+    wr32(hdr + HDR_SIZE_FIELD, HDR_SIZE);
+    wr32(hdr + HDR_K, idx->design.k);
+    wr32(hdr + HDR_LEVELS, idx->design.levels);
+    wr32(hdr + HDR_BLOCKS, idx->design.blocks[0]);
+    wr32(hdr + HDR_BLOCKS + 4, idx->design.blocks[1]);
+    wr32(hdr + HDR_TABLES, idx->design.tables);
+    wr32(hdr + HDR_DIR_BITS, idx->dir_bits);
+    wr64(hdr + HDR_DOCS, idx->ndocs);
+    wr64(hdr + HDR_DISTINCT, idx->nmain);
+    wr64(hdr + HDR_ID_BYTES, idx->id_len);
+    wr64(hdr + HDR_FILE_SIZE, l->end);
+    wr64(hdr + HDR_BODY_CHECKSUM, body_sum);
+    wr64(hdr + HDR_TPL_BYTES, tpl_len);
+    wr64(hdr + HDR_PAIR_GEN, idx->pair_gen);
+    wr32(hdr + HDR_FP_VERSION, DEDUP_FINGERPRINT_VERSION);
+    wr64(hdr + HDR_CHECKSUM, hdr_checksum(hdr));
+}
+
+/* Saves idx to path: compacts it, writes PATH.tmp.PID (sections, then the header),
+ * fsyncs it, renames it over path and fsyncs the directory (the head of this file). */
 enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
                                  struct dedup_file_error *err)
 {
@@ -268,57 +343,15 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
     if (fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE)
         w.failed = 1;
     w.off = HDR_SIZE;
-    uint64_t docs = idx->ndocs, distinct = idx->nmain;
-    put(&w, idx->doc_fp, docs * 8);
-    put(&w, idx->doc_next, docs * 4);
-    pad8(&w);
-    if (idx->id_off)
-        put(&w, idx->id_off, (docs + 1) * 8);
-    else {
-        uint64_t zero = 0;
-        put(&w, &zero, 8);
-    }
-    put(&w, idx->id_bytes, idx->id_len);
-    pad8(&w);
-    if (crash_points_on()) {
-        fflush(f); /* a temporary file cut short, header still zero */
-        dedup_crash_point("index-partial-write");
-    }
-    put(&w, idx->head, distinct * 4);
-    pad8(&w);
-    put(&w, idx->tail, distinct * 4);
-    pad8(&w);
-    for (unsigned t = 0; t < idx->ntables; t++) {
-        put(&w, idx->tab[t], distinct * 8);
-        put(&w, idx->dir[t], (((uint64_t)1 << idx->dir_bits) + 1) * 4);
-        pad8(&w);
-    }
-    put(&w, tpl, tpl_len);
+    write_sections(&w, idx, tpl, tpl_len);
     struct layout l;
-    layout_compute(&l, docs, distinct, idx->id_len, idx->ntables, idx->dir_bits, tpl_len);
+    layout_compute(&l, idx->ndocs, idx->nmain, idx->id_len, idx->ntables, idx->dir_bits, tpl_len);
     if (!w.failed && w.off != l.end) {
         rc = DEDUP_EINVAL; /* a bug: the writer and the layout disagree */
         err->what = "internal error: section layout mismatch";
         goto fail;
     }
-    memcpy(hdr, DEDUP_INDEX_MAGIC, 8);
-    wr32(hdr + 8, DEDUP_INDEX_FORMAT_VERSION);
-    wr32(hdr + 12, HDR_SIZE);
-    wr32(hdr + 16, idx->design.k);
-    wr32(hdr + 20, idx->design.levels);
-    wr32(hdr + 24, idx->design.blocks[0]);
-    wr32(hdr + 28, idx->design.blocks[1]);
-    wr32(hdr + 32, idx->design.tables);
-    wr32(hdr + 36, idx->dir_bits);
-    wr64(hdr + 40, docs);
-    wr64(hdr + 48, distinct);
-    wr64(hdr + 56, idx->id_len);
-    wr64(hdr + 64, l.end);
-    wr64(hdr + 72, XXH3_64bits_digest(w.st));
-    wr64(hdr + 88, tpl_len);
-    wr64(hdr + HDR_PAIR_GEN, idx->pair_gen);
-    wr32(hdr + HDR_FP_VERSION, DEDUP_FINGERPRINT_VERSION);
-    wr64(hdr + HDR_CHECKSUM, hdr_checksum(hdr));
+    header_fill(hdr, idx, &l, XXH3_64bits_digest(w.st), tpl_len);
     if (w.failed || fseek(f, 0, SEEK_SET) != 0 || fwrite(hdr, 1, HDR_SIZE, f) != HDR_SIZE ||
         fflush(f) != 0 || fsync(fileno(f)) != 0) {
         rc = DEDUP_EIO;
@@ -373,39 +406,46 @@ fail:
 
 #define FAIL DEDUP_PARSE_FAIL
 
-static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
-                                 struct dedup_index **out, struct dedup_file_error *err)
+/* The header fields that the steps of load_core check and use. */
+struct header {
+    struct dedup_design design;
+    unsigned dir_bits;
+    uint64_t docs, distinct, id_bytes, tpl_bytes, pair_gen;
+};
+
+/* 1. The header alone: magic, versions, size, checksum, reserved bytes, template section
+ * size, table design. */
+static enum dedup_code check_header(const uint8_t *p, size_t len, unsigned flags, struct header *h,
+                                    struct dedup_file_error *err)
 {
     enum dedup_code rc = DEDUP_OK;
-    struct dedup_index *idx = NULL;
-    uint8_t *seen = NULL;
-    *out = NULL;
     if (len >= 8 && memcmp(p, "SIMCRMHX", 8) == 0) /* DEDUP_LSH_MAGIC, dedup/minhash.h */
         FAIL(DEDUP_EFORMAT, 0, "a minhash index, not a simhash index (use --method minhash)");
     if (len < 8 || memcmp(p, DEDUP_INDEX_MAGIC, 8) != 0)
         FAIL(DEDUP_EFORMAT, 0, "not a simcrawl index file (no SIMCRIDX magic number)");
-    if (len < 12)
+    if (len < HDR_VERSION + 4)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
-    uint32_t version = rd32(p + 8);
+    uint32_t version = rd32(p + HDR_VERSION);
     if (version >= 1 && version < DEDUP_INDEX_FORMAT_VERSION)
-        FAIL(DEDUP_EVERSION, 8,
+        FAIL(DEDUP_EVERSION, HDR_VERSION,
              "format versions 1 to 4 hold fingerprints of an older definition "
              "(docs/FINGERPRINT.md versions 1 and 2); rebuild the index (and remove its "
              ".digests) from the pages with this simcrawl");
     if (version != DEDUP_INDEX_FORMAT_VERSION)
-        FAIL(DEDUP_EVERSION, 8, "unsupported format version (this build reads version 5)");
+        FAIL(DEDUP_EVERSION, HDR_VERSION,
+             "unsupported format version (this build reads version 5)");
     if (len < HDR_SIZE)
         FAIL(DEDUP_ETRUNCATED, len, "truncated in the header");
     if (!host_is_le())
         FAIL(DEDUP_EFORMAT, 0, "index files are little-endian; this host is big-endian");
     if (((uintptr_t)p & 7) != 0)
         FAIL(DEDUP_EINVAL, 0, "index data is not 8-byte aligned in memory");
-    if (rd32(p + 12) != HDR_SIZE)
-        FAIL(DEDUP_EFORMAT, 12, "header size is not 128");
+    if (rd32(p + HDR_SIZE_FIELD) != HDR_SIZE)
+        FAIL(DEDUP_EFORMAT, HDR_SIZE_FIELD, "header size is not 128");
     if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) && rd64(p + HDR_CHECKSUM) != hdr_checksum(p))
         FAIL(DEDUP_ECHECKSUM, HDR_CHECKSUM, "header checksum does not match the header");
-    uint64_t tpl_bytes = rd64(p + 88);
-    uint64_t pair_gen = rd64(p + HDR_PAIR_GEN);
+    h->tpl_bytes = rd64(p + HDR_TPL_BYTES);
+    h->pair_gen = rd64(p + HDR_PAIR_GEN);
     if (rd32(p + HDR_FP_VERSION) != DEDUP_FINGERPRINT_VERSION)
         FAIL(DEDUP_EVERSION, HDR_FP_VERSION,
              "fingerprints of another definition than this build's (docs/FINGERPRINT.md "
@@ -413,141 +453,212 @@ static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
     for (unsigned i = HDR_FP_VERSION + 4; i < HDR_SIZE; i++)
         if (p[i])
             FAIL(DEDUP_EFORMAT, i, "reserved header bytes are not zero");
-    if (tpl_bytes % 8 || tpl_bytes > ((uint64_t)1 << 40))
-        FAIL(DEDUP_EFORMAT, 88, "template section size out of range");
-    struct dedup_design d = {.k = rd32(p + 16),
-                             .levels = rd32(p + 20),
-                             .blocks = {rd32(p + 24), rd32(p + 28)},
-                             .tables = rd32(p + 32)};
-    if (d.k > DEDUP_K_MAX || d.levels < 1 || d.levels > 2 || d.blocks[0] > 64 ||
-        d.blocks[1] > 64 || d.tables > DEDUP_MAX_TABLES)
-        FAIL(DEDUP_EFORMAT, 16, "invalid table design (k, levels, blocks, tables)");
-    rc = ix_new(&d, &idx);
-    if (rc == DEDUP_ENOMEM)
-        FAIL(DEDUP_ENOMEM, 0, "out of memory");
-    if (rc != DEDUP_OK)
-        FAIL(DEDUP_EFORMAT, 16, "invalid table design (k, levels, blocks, tables)");
-    unsigned dir_bits = rd32(p + 36);
-    uint64_t docs = rd64(p + 40), distinct = rd64(p + 48), id_bytes = rd64(p + 56);
-    if (dir_bits > idx->design.key_bits_min || dir_bits > IX_DIR_BITS_MAX)
-        FAIL(DEDUP_EFORMAT, 36, "directory bits out of range");
-    if (docs > DEDUP_INDEX_MAX_DOCS)
-        FAIL(DEDUP_EFORMAT, 40, "document count out of range");
-    if (distinct > docs || (docs && !distinct))
-        FAIL(DEDUP_EFORMAT, 48, "distinct fingerprint count out of range");
-    if (id_bytes < docs || id_bytes > IX_ID_BYTES_MAX)
-        FAIL(DEDUP_EFORMAT, 56, "id bytes out of range");
-    struct layout l;
-    layout_compute(&l, docs, distinct, id_bytes, idx->ntables, dir_bits, tpl_bytes);
-    if (rd64(p + 64) != l.end)
-        FAIL(DEDUP_EFORMAT, 64, "file size field does not match the counts");
-    if (len < l.end)
-        FAIL(DEDUP_ETRUNCATED, len, "file is shorter than its header says (truncated)");
-    if (len > l.end)
-        FAIL(DEDUP_EFORMAT, l.end, "trailing bytes after the last section");
-    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) &&
-        rd64(p + 72) != XXH3_64bits(p + HDR_SIZE, (size_t)(l.end - HDR_SIZE)))
-        FAIL(DEDUP_ECHECKSUM, 72, "body checksum does not match the contents");
+    if (h->tpl_bytes % 8 || h->tpl_bytes > TPL_BYTES_MAX)
+        FAIL(DEDUP_EFORMAT, HDR_TPL_BYTES, "template section size out of range");
+    h->design = (struct dedup_design){.k = rd32(p + HDR_K),
+                                      .levels = rd32(p + HDR_LEVELS),
+                                      .blocks = {rd32(p + HDR_BLOCKS), rd32(p + HDR_BLOCKS + 4)},
+                                      .tables = rd32(p + HDR_TABLES)};
+    const struct dedup_design *d = &h->design;
+    if (d->k > DEDUP_K_MAX || d->levels < 1 || d->levels > 2 || d->blocks[0] > 64 ||
+        d->blocks[1] > 64 || d->tables > DEDUP_MAX_TABLES)
+        FAIL(DEDUP_EFORMAT, HDR_K, "invalid table design (k, levels, blocks, tables)");
+    return DEDUP_OK;
+fail:
+    return rc;
+}
 
-    const uint64_t *doc_fp = (const uint64_t *)(p + l.doc_fp);
-    const uint32_t *doc_next = (const uint32_t *)(p + l.doc_next);
-    const uint64_t *id_off = (const uint64_t *)(p + l.id_off);
-    const char *ids = (const char *)(p + l.id_bytes);
-    const uint32_t *head = (const uint32_t *)(p + l.head);
-    const uint32_t *tail = (const uint32_t *)(p + l.tail);
+/* 2. The counts, against the caps, the index's design and the file's size (then l is
+ * the layout they give), and the body checksum. */
+static enum dedup_code check_counts(const uint8_t *p, size_t len, unsigned flags,
+                                    const struct dedup_index *idx, struct header *h,
+                                    struct layout *l, struct dedup_file_error *err)
+{
+    enum dedup_code rc = DEDUP_OK;
+    h->dir_bits = rd32(p + HDR_DIR_BITS);
+    h->docs = rd64(p + HDR_DOCS);
+    h->distinct = rd64(p + HDR_DISTINCT);
+    h->id_bytes = rd64(p + HDR_ID_BYTES);
+    if (h->dir_bits > idx->design.key_bits_min || h->dir_bits > IX_DIR_BITS_MAX)
+        FAIL(DEDUP_EFORMAT, HDR_DIR_BITS, "directory bits out of range");
+    if (h->docs > DEDUP_INDEX_MAX_DOCS)
+        FAIL(DEDUP_EFORMAT, HDR_DOCS, "document count out of range");
+    if (h->distinct > h->docs || (h->docs && !h->distinct))
+        FAIL(DEDUP_EFORMAT, HDR_DISTINCT, "distinct fingerprint count out of range");
+    if (h->id_bytes < h->docs || h->id_bytes > IX_ID_BYTES_MAX)
+        FAIL(DEDUP_EFORMAT, HDR_ID_BYTES, "id bytes out of range");
+    layout_compute(l, h->docs, h->distinct, h->id_bytes, idx->ntables, h->dir_bits, h->tpl_bytes);
+    if (rd64(p + HDR_FILE_SIZE) != l->end)
+        FAIL(DEDUP_EFORMAT, HDR_FILE_SIZE, "file size field does not match the counts");
+    if (len < l->end)
+        FAIL(DEDUP_ETRUNCATED, len, "file is shorter than its header says (truncated)");
+    if (len > l->end)
+        FAIL(DEDUP_EFORMAT, l->end, "trailing bytes after the last section");
+    if (!(flags & DEDUP_INDEX_LOAD_NO_CHECKSUM) &&
+        rd64(p + HDR_BODY_CHECKSUM) != XXH3_64bits(p + HDR_SIZE, (size_t)(l->end - HDR_SIZE)))
+        FAIL(DEDUP_ECHECKSUM, HDR_BODY_CHECKSUM, "body checksum does not match the contents");
+    return DEDUP_OK;
+fail:
+    return rc;
+}
+
+/* 3. The ids (increasing offsets, each NUL-terminated) and the document list links. */
+static enum dedup_code check_ids(const uint8_t *p, const struct layout *l, const struct header *h,
+                                 struct dedup_file_error *err)
+{
+    enum dedup_code rc = DEDUP_OK;
+    const uint32_t *doc_next = (const uint32_t *)(p + l->doc_next);
+    const uint64_t *id_off = (const uint64_t *)(p + l->id_off);
+    const char *ids = (const char *)(p + l->id_bytes);
+    uint64_t docs = h->docs;
     if (id_off[0] != 0)
-        FAIL(DEDUP_EFORMAT, l.id_off, "first id offset is not 0");
+        FAIL(DEDUP_EFORMAT, l->id_off, "first id offset is not 0");
     for (uint64_t i = 0; i < docs; i++) {
-        if (id_off[i + 1] <= id_off[i] || id_off[i + 1] > id_bytes)
-            FAIL(DEDUP_EFORMAT, l.id_off + (i + 1) * 8, "id offsets are not increasing");
+        if (id_off[i + 1] <= id_off[i] || id_off[i + 1] > h->id_bytes)
+            FAIL(DEDUP_EFORMAT, l->id_off + (i + 1) * 8, "id offsets are not increasing");
         if (ids[id_off[i + 1] - 1] != '\0')
-            FAIL(DEDUP_EFORMAT, l.id_bytes + id_off[i + 1] - 1, "id is not NUL-terminated");
+            FAIL(DEDUP_EFORMAT, l->id_bytes + id_off[i + 1] - 1, "id is not NUL-terminated");
         if (doc_next[i] != IX_NONE && (doc_next[i] <= i || doc_next[i] >= docs))
-            FAIL(DEDUP_EFORMAT, l.doc_next + i * 4, "document list link out of range");
+            FAIL(DEDUP_EFORMAT, l->doc_next + i * 4, "document list link out of range");
     }
-    if (id_off[docs] != id_bytes)
-        FAIL(DEDUP_EFORMAT, l.id_off + docs * 8, "last id offset is not the id bytes size");
-    unsigned nb = 1u << dir_bits;
+    if (id_off[docs] != h->id_bytes)
+        FAIL(DEDUP_EFORMAT, l->id_off + docs * 8, "last id offset is not the id bytes size");
+    return DEDUP_OK;
+fail:
+    return rc;
+}
+
+/* 4. Every table strictly increasing, every directory matching its table; the index's
+ * tables point into the data as they pass (load_core drops them on a failure). */
+static enum dedup_code check_tables(const uint8_t *p, const struct layout *l,
+                                    const struct header *h, struct dedup_index *idx,
+                                    struct dedup_file_error *err)
+{
+    enum dedup_code rc = DEDUP_OK;
+    uint64_t distinct = h->distinct;
+    unsigned nb = 1u << h->dir_bits;
     for (unsigned t = 0; t < idx->ntables; t++) {
-        const uint64_t *v = (const uint64_t *)(p + l.tab[t]);
-        const uint32_t *dir = (const uint32_t *)(p + l.dir[t]);
+        const uint64_t *v = (const uint64_t *)(p + l->tab[t]);
+        const uint32_t *dir = (const uint32_t *)(p + l->dir[t]);
         for (uint64_t i = 1; i < distinct; i++)
             if (v[i] <= v[i - 1])
-                FAIL(DEDUP_EFORMAT, l.tab[t] + i * 8, "table is not strictly increasing");
+                FAIL(DEDUP_EFORMAT, l->tab[t] + i * 8, "table is not strictly increasing");
         uint64_t i = 0;
         for (uint64_t b = 0; b < nb; b++) {
             if (dir[b] != i)
-                FAIL(DEDUP_EFORMAT, l.dir[t] + b * 4, "directory does not match its table");
-            while (i < distinct && ix_top(v[i], dir_bits) == b)
+                FAIL(DEDUP_EFORMAT, l->dir[t] + b * 4, "directory does not match its table");
+            while (i < distinct && ix_top(v[i], h->dir_bits) == b)
                 i++;
         }
         if (dir[nb] != distinct)
-            FAIL(DEDUP_EFORMAT, l.dir[t] + (uint64_t)nb * 4, "directory does not match its table");
+            FAIL(DEDUP_EFORMAT, l->dir[t] + (uint64_t)nb * 4, "directory does not match its table");
         idx->tab[t] = (uint64_t *)(uintptr_t)v;
         idx->dir[t] = (uint32_t *)(uintptr_t)dir;
     }
-    /* every document is on exactly one list, which starts at head[i], ends at tail[i] and
-     * holds only documents with fingerprint tab[0][i] */
-    seen = calloc(docs / 8 + 1, 1);
+    return DEDUP_OK;
+fail:
+    return rc;
+}
+
+/* 5. Every document is on exactly one list, which starts at head[i], ends at tail[i] and
+ * holds only documents with fingerprint tab[0][i]. */
+static enum dedup_code check_lists(const uint8_t *p, const struct layout *l, const struct header *h,
+                                   struct dedup_file_error *err)
+{
+    enum dedup_code rc = DEDUP_OK;
+    const uint64_t *doc_fp = (const uint64_t *)(p + l->doc_fp);
+    const uint32_t *doc_next = (const uint32_t *)(p + l->doc_next);
+    const uint32_t *head = (const uint32_t *)(p + l->head);
+    const uint32_t *tail = (const uint32_t *)(p + l->tail);
+    const uint64_t *t0 = (const uint64_t *)(p + l->tab[0]);
+    uint64_t docs = h->docs, visited = 0;
+    uint8_t *seen = calloc(docs / 8 + 1, 1);
     if (!seen)
         FAIL(DEDUP_ENOMEM, 0, "out of memory");
-    const uint64_t *t0 = (const uint64_t *)(p + l.tab[0]);
-    uint64_t visited = 0;
-    for (uint64_t i = 0; i < distinct; i++) {
+    for (uint64_t i = 0; i < h->distinct; i++) {
         if (head[i] >= docs || tail[i] >= docs)
-            FAIL(DEDUP_EFORMAT, l.head + i * 4, "document list end out of range");
+            FAIL(DEDUP_EFORMAT, l->head + i * 4, "document list end out of range");
         uint32_t last = IX_NONE;
         for (uint32_t dd = head[i]; dd != IX_NONE; dd = doc_next[dd]) {
             if (seen[dd / 8] & (1u << (dd % 8)))
-                FAIL(DEDUP_EFORMAT, l.doc_next + (uint64_t)dd * 4, "document on two lists");
+                FAIL(DEDUP_EFORMAT, l->doc_next + (uint64_t)dd * 4, "document on two lists");
             seen[dd / 8] |= (uint8_t)(1u << (dd % 8));
             if (doc_fp[dd] != t0[i])
-                FAIL(DEDUP_EFORMAT, l.doc_fp + (uint64_t)dd * 8,
+                FAIL(DEDUP_EFORMAT, l->doc_fp + (uint64_t)dd * 8,
                      "document fingerprint differs from its list's");
             visited++;
             last = dd;
         }
         if (last != tail[i])
-            FAIL(DEDUP_EFORMAT, l.tail + i * 4, "document list does not end at its tail");
+            FAIL(DEDUP_EFORMAT, l->tail + i * 4, "document list does not end at its tail");
     }
     if (visited != docs)
-        FAIL(DEDUP_EFORMAT, l.doc_next, "documents on no list");
+        FAIL(DEDUP_EFORMAT, l->doc_next, "documents on no list");
+fail:
     free(seen);
-    seen = NULL;
-    if (tpl_bytes) {
+    return rc;
+}
+
+/* 7. Points the index's documents, ids and lists into the data (zero copy). */
+static void point_into(struct dedup_index *idx, const uint8_t *p, const struct layout *l,
+                       const struct header *h)
+{
+    for (unsigned t = idx->ntables; t < DEDUP_MAX_TABLES; t++) {
+        idx->tab[t] = NULL;
+        idx->dir[t] = NULL;
+    }
+    idx->docs_owned = idx->main_owned = idx->tail_owned = false;
+    idx->ndocs = (uint32_t)h->docs;
+    idx->cap_docs = (uint32_t)h->docs;
+    idx->absorbed = (uint32_t)h->docs;
+    idx->doc_fp = (uint64_t *)(uintptr_t)(p + l->doc_fp);
+    idx->doc_next = (uint32_t *)(uintptr_t)(p + l->doc_next);
+    idx->id_off = (uint64_t *)(uintptr_t)(p + l->id_off);
+    idx->id_bytes = (char *)(uintptr_t)(p + l->id_bytes);
+    idx->id_len = h->id_bytes;
+    idx->id_cap = h->id_bytes;
+    idx->nmain = (uint32_t)h->distinct;
+    idx->head = (uint32_t *)(uintptr_t)(p + l->head);
+    idx->tail = (uint32_t *)(uintptr_t)(p + l->tail);
+    idx->dir_bits = h->dir_bits;
+    idx->pair_gen = h->pair_gen;
+}
+
+/* Loads an index from p (len bytes, 8-byte aligned, kept by the caller while the index
+ * lives) in the steps above; 6 is the template section. */
+static enum dedup_code load_core(const uint8_t *p, size_t len, unsigned flags,
+                                 struct dedup_index **out, struct dedup_file_error *err)
+{
+    enum dedup_code rc;
+    struct dedup_index *idx = NULL;
+    struct header h;
+    struct layout l;
+    *out = NULL;
+    rc = check_header(p, len, flags, &h, err);
+    if (rc != DEDUP_OK)
+        return rc;
+    rc = ix_new(&h.design, &idx);
+    if (rc == DEDUP_ENOMEM)
+        FAIL(DEDUP_ENOMEM, 0, "out of memory");
+    if (rc != DEDUP_OK)
+        FAIL(DEDUP_EFORMAT, HDR_K, "invalid table design (k, levels, blocks, tables)");
+    if ((rc = check_counts(p, len, flags, idx, &h, &l, err)) != DEDUP_OK ||
+        (rc = check_ids(p, &l, &h, err)) != DEDUP_OK ||
+        (rc = check_tables(p, &l, &h, idx, err)) != DEDUP_OK ||
+        (rc = check_lists(p, &l, &h, err)) != DEDUP_OK)
+        goto fail;
+    if (h.tpl_bytes) {
         struct dedup_parse_error perr;
-        rc = dedup_templates_parse(p + l.templates, (size_t)tpl_bytes, &idx->templates, &perr);
+        rc = dedup_templates_parse(p + l.templates, (size_t)h.tpl_bytes, &idx->templates, &perr);
         if (rc == DEDUP_ETOOLARGE)
             rc = DEDUP_EFORMAT;
         if (rc != DEDUP_OK)
             FAIL(rc, l.templates + perr.offset, perr.what);
     }
-
-    /* point the index into the data */
-    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)
-        if (t >= idx->ntables) {
-            idx->tab[t] = NULL;
-            idx->dir[t] = NULL;
-        }
-    idx->docs_owned = idx->main_owned = idx->tail_owned = false;
-    idx->ndocs = (uint32_t)docs;
-    idx->cap_docs = (uint32_t)docs;
-    idx->absorbed = (uint32_t)docs;
-    idx->doc_fp = (uint64_t *)(uintptr_t)doc_fp;
-    idx->doc_next = (uint32_t *)(uintptr_t)doc_next;
-    idx->id_off = (uint64_t *)(uintptr_t)id_off;
-    idx->id_bytes = (char *)(uintptr_t)ids;
-    idx->id_len = id_bytes;
-    idx->id_cap = id_bytes;
-    idx->nmain = (uint32_t)distinct;
-    idx->head = (uint32_t *)(uintptr_t)head;
-    idx->tail = (uint32_t *)(uintptr_t)tail;
-    idx->dir_bits = dir_bits;
-    idx->pair_gen = pair_gen;
+    point_into(idx, p, &l, &h);
     *out = idx;
     return DEDUP_OK;
 fail:
-    free(seen);
     if (idx) {
         /* nothing points into the data yet except tables: drop those references */
         for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {

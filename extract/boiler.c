@@ -98,6 +98,45 @@
 #define TEASER_RUN 2     /* linked headline + standfirst pairs that make a teaser list */
 #define HUB_WORDS 50     /* a shorter result is a hub or stub: its links are its text */
 #define AREA_MAX_LD 0.25 /* widening the content area must not take in navigation */
+/*
+ * Readability's own numbers (Readability.js, _grabArticle), kept as it has them: the
+ * development set (docs/BENCHMARKS.md, "Quality: main text against hand-made gold
+ * texts") was scored with them from the first extractor on (commit aafebc8), and the
+ * rules added since were each measured on top of them.
+ */
+#define SCORE_CHARS_PER_POINT 100 /* a paragraph scores a point per this many characters */
+#define SCORE_LENGTH_POINTS_MAX 3 /* ... up to this many */
+#define SCORE_LEVEL_DIVIDER 3     /* ancestors above the grandparent get score / (3 * level) */
+#define ALT_SCORE_SHARE 0.75      /* a runner-up this close to the top is an alternative */
+#define ALT_READABILITY 3         /* alternatives that make their shared ancestor the winner */
+#define ALT_CLOSE_LEVELS 3        /* with MIN_ALTERNATIVES only, the ancestor is this close */
+#define CLIMB_DIVIDER 3           /* the climb stops at a parent under 1/3 of the last score */
+#define SIBLING_SCORE_SHARE 0.2   /* a sibling joins at this share of the top's score */
+#define SIBLING_SCORE_MIN 10      /* ... and at least this score */
+#define SIBLING_TEXT_CHARS 80     /* a sibling of more characters is paragraph-like ... */
+#define SIBLING_MAX_LD 0.25       /* ... when its link density is below this */
+/* a gap block joins with at most 1/4 of its characters in links (step 6, jusText's gap
+ * filling: commit ceaf3de) */
+#define GAP_LINK_RATIO 4
+/* Link-heavy blocks and readability's conditional cleaning (step 5), from the first
+ * extractor on (commit aafebc8; the weights, link densities and commas of CLEAN_* are
+ * readability's _cleanConditionally) */
+#define LINK_HEAVY_LD 0.5         /* a block over this link density is link-heavy ... */
+#define SHORT_LINK_HEAVY_LD 0.33  /* ... and a short one over this */
+#define SHORT_LINK_CHARS 80       /* short: fewer characters than this */
+#define CLEAN_MAX_COMMAS 10       /* a container with this many commas is prose, kept */
+#define CLEAN_POSITIVE_WEIGHT 25  /* a container weighing this much is positive (HINT_WEIGHT) */
+#define CLEAN_MAX_LD 0.2          /* other containers over this link density go ... */
+#define CLEAN_MAX_CHARS 2000      /* ... when shorter than this */
+#define CLEAN_POSITIVE_MAX_LD 0.5 /* positive ones go over this link density */
+/* step 1: a mark is ignored on an element holding more than this share of the page's
+ * text (a sloppy HTML5 <header> that swallowed the page: commit ce59c8f) */
+#define SWALLOWED_SHARE 0.5
+/* step 3b: a wrapper narrows to the landmark inside it that has at least
+ * LANDMARK_MIN_SHARE of its text, when what lies beside is under 1 - LANDMARK_WHOLE_SHARE
+ * of it or mostly links (commit bc29c3a: dragnet-R791 recall 0.49 -> 0.85) */
+#define LANDMARK_MIN_SHARE 0.5
+#define LANDMARK_WHOLE_SHARE 0.9
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
@@ -143,7 +182,7 @@ static int inherit_marks(struct ex_walk *w)
         unsigned self = f & (EX_E_UNLIKELY | EX_E_BOILER);
         if (self) {
             double chars = pre[e->end_block] - pre[e->first_block];
-            int swallowed = chars > 0.5 * total &&
+            int swallowed = chars > SWALLOWED_SHARE * total &&
                             (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
             if ((f & EX_E_HAS_ARTICLE) || swallowed)
                 self = 0;
@@ -192,9 +231,9 @@ static int link_heavy(const struct ex_block *b)
     if (b->chars == 0)
         return 0;
     double ld = (double)b->link_chars / b->chars;
-    if (ld > 0.5)
+    if (ld > LINK_HEAVY_LD)
         return 1;
-    return ld > 0.33 && b->chars < 80;
+    return ld > SHORT_LINK_HEAVY_LD && b->chars < SHORT_LINK_CHARS;
 }
 
 static int has_digit(const char *s, size_t n)
@@ -218,13 +257,13 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if (chars == 0)
         return 0;
     double commas = range(s->commas, e->first_block, e->end_block);
-    if (commas >= 10)
+    if (commas >= CLEAN_MAX_COMMAS)
         return 0;
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
-    if (!list && e->weight < 25 && ld > 0.2 && chars < 2000)
+    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
         return 1;
-    if (e->weight >= 25 && ld > 0.5)
+    if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return 1;
     return 0;
 }
@@ -603,9 +642,9 @@ static uint32_t landmark_inside(const struct ex_walk *w, const struct sums *s, u
         }
         i = e->end_elem; /* the outermost one */
     }
-    if (pick == EX_NONE || most < 0.5 * all)
+    if (pick == EX_NONE || most < LANDMARK_MIN_SHARE * all)
         return EX_NONE;
-    if (most >= 0.9 * all || added_ld(s, we, &w->elems[pick]) >= 2 * AREA_MAX_LD)
+    if (most >= LANDMARK_WHOLE_SHARE * all || added_ld(s, we, &w->elems[pick]) >= 2 * AREA_MAX_LD)
         return pick;
     return EX_NONE;
 }
@@ -668,62 +707,75 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     return lca;
 }
 
-/* One selection pass; returns 0, or -1 when out of memory. */
-static int select_pass(struct ex_walk *w, unsigned mode)
+/* 1. Visible blocks: clears the previous pass's marks and scores and fills s with the
+ * prefix sums of the blocks visible in this mode. Returns 0, or -1 when out of memory
+ * (s is then freed by sums_free all the same). */
+static int sums_build(struct ex_walk *w, unsigned mode, struct sums *s)
 {
     size_t nb = w->n_blocks, ne = w->n_elems;
-    struct sums s;
-    unsigned char *dropped = NULL;
-    int rc = 0;
     for (size_t b = 0; b < nb; b++)
         w->blocks[b].flags &= (uint8_t)~EX_B_KEEP;
     for (size_t i = 0; i < ne; i++) {
         w->elems[i].scored = 0;
         w->elems[i].score = 0;
     }
-    s.chars = malloc((nb + 1) * sizeof(double) * 3);
-    s.visible = malloc(nb + 1);
-    dropped = calloc(ne + 1, 1);
-    if (!s.chars || !s.visible || !dropped) {
-        rc = -1;
-        goto done;
-    }
-    s.links = s.chars + nb + 1;
-    s.commas = s.links + nb + 1;
-    s.chars[0] = s.links[0] = s.commas[0] = 0;
+    s->chars = malloc((nb + 1) * sizeof(double) * 3);
+    s->visible = malloc(nb + 1);
+    if (!s->chars || !s->visible)
+        return -1;
+    s->links = s->chars + nb + 1;
+    s->commas = s->links + nb + 1;
+    s->chars[0] = s->links[0] = s->commas[0] = 0;
     for (size_t b = 0; b < nb; b++) {
         const struct ex_block *blk = &w->blocks[b];
         int v = visible_block(w, blk, mode);
-        s.visible[b] = (unsigned char)v;
-        s.chars[b + 1] = s.chars[b] + (v ? blk->chars : 0);
-        s.links[b + 1] = s.links[b] + (v ? blk->link_chars : 0);
-        s.commas[b + 1] = s.commas[b] + (v ? blk->commas : 0);
+        s->visible[b] = (unsigned char)v;
+        s->chars[b + 1] = s->chars[b] + (v ? blk->chars : 0);
+        s->links[b + 1] = s->links[b] + (v ? blk->link_chars : 0);
+        s->commas[b + 1] = s->commas[b] + (v ? blk->commas : 0);
     }
+    return 0;
+}
 
-    /* 2. paragraph scores to ancestors */
-    for (size_t b = 0; b < nb; b++) {
+static void sums_free(struct sums *s)
+{
+    free(s->chars);
+    free(s->visible);
+}
+
+/* 2. Paragraph scores to ancestors: the parent in full, the grandparent half, then
+ * divided by SCORE_LEVEL_DIVIDER * level. */
+static void score_paragraphs(struct ex_walk *w, const struct sums *s)
+{
+    for (size_t b = 0; b < w->n_blocks; b++) {
         const struct ex_block *blk = &w->blocks[b];
-        if (!s.visible[b] || blk->chars < MIN_PARAGRAPH || blk->elem == EX_NONE)
+        if (!s->visible[b] || blk->chars < MIN_PARAGRAPH || blk->elem == EX_NONE)
             continue;
-        double score = 1 + blk->commas + (blk->chars / 100 < 3 ? blk->chars / 100 : 3);
+        double score = 1 + blk->commas +
+                       (blk->chars / SCORE_CHARS_PER_POINT < SCORE_LENGTH_POINTS_MAX
+                            ? blk->chars / SCORE_CHARS_PER_POINT
+                            : SCORE_LENGTH_POINTS_MAX);
         uint32_t a = w->elems[blk->elem].parent;
         for (int level = 0; level < MAX_LEVELS && a != EX_NONE; level++) {
             init_score(w, a);
-            double div = level == 0 ? 1 : level == 1 ? 2 : level * 3;
+            double div = level == 0 ? 1 : level == 1 ? 2 : level * SCORE_LEVEL_DIVIDER;
             w->elems[a].score += (float)(score / div);
             a = w->elems[a].parent;
         }
     }
+}
 
-    /* 3. top candidates */
-    uint32_t top[N_TOP];
-    double top_score[N_TOP];
+/* 3. Top candidates: scales every visible candidate's score by (1 - its link density)
+ * and keeps the N_TOP best, best first, in top[] and top_score[]; returns how many. */
+static size_t top_candidates(struct ex_walk *w, const struct sums *s, unsigned mode,
+                             uint32_t top[N_TOP], double top_score[N_TOP])
+{
     size_t n_top = 0;
-    for (uint32_t i = 0; i < ne; i++) {
+    for (uint32_t i = 0; i < w->n_elems; i++) {
         struct ex_elem *e = &w->elems[i];
         if (!e->scored || (e->flags & invisible_flags(mode)))
             continue;
-        double sc = e->score * (1 - elem_ld(&s, e));
+        double sc = e->score * (1 - elem_ld(s, e));
         e->score = (float)sc;
         size_t k = n_top < N_TOP ? n_top++ : N_TOP;
         while (k > 0 && top_score[k - 1] < sc) {
@@ -738,135 +790,179 @@ static int select_pass(struct ex_walk *w, unsigned mode)
             top_score[k] = sc;
         }
     }
+    return n_top;
+}
+
+/* 3. readability: several strong candidates (ALT_SCORE_SHARE of the top, not nested in
+ * it) under one ancestor -> that ancestor; returns the new best, or best. */
+static uint32_t shared_ancestor(const struct ex_walk *w, const uint32_t top[N_TOP],
+                                const double top_score[N_TOP], size_t n_top)
+{
+    uint32_t best = top[0];
+    double best_score = top_score[0];
+    uint32_t alt[N_TOP];
+    size_t n_alt = 0;
+    for (size_t k = 1; k < n_top; k++)
+        if (top_score[k] / best_score >= ALT_SCORE_SHARE && !is_ancestor(w, best, top[k]) &&
+            !is_ancestor(w, top[k], best))
+            alt[n_alt++] = top[k];
+    if (n_alt < MIN_ALTERNATIVES)
+        return best;
+    uint32_t p = w->elems[best].parent;
+    /* with only two runners-up the shared ancestor must be close (a forum's
+     * posts in one table), or a page-wide wrapper would win */
+    int levels = n_alt >= ALT_READABILITY ? 1 << 30 : ALT_CLOSE_LEVELS;
+    while (p != EX_NONE && (w->elems[p].tag) != T_body && levels-- > 0) {
+        size_t contained = 0;
+        for (size_t k = 0; k < n_alt; k++)
+            if (is_ancestor(w, p, alt[k]))
+                contained++;
+        if (contained >= (n_alt >= ALT_READABILITY ? ALT_READABILITY : MIN_ALTERNATIVES))
+            return p;
+        p = w->elems[p].parent;
+    }
+    return best;
+}
+
+/* 3. Climbs while the parent scores higher (a parent under 1 / CLIMB_DIVIDER of the last
+ * score stops the climb), then past parents whose only child (with text) is best. */
+static uint32_t climb(const struct ex_walk *w, uint32_t best, double best_score)
+{
+    double last = w->elems[best].scored ? w->elems[best].score : best_score;
+    double threshold = last / CLIMB_DIVIDER;
+    uint32_t p = w->elems[best].parent;
+    while (p != EX_NONE && (w->elems[p].tag) != T_body) {
+        if (!w->elems[p].scored) {
+            p = w->elems[p].parent;
+            continue;
+        }
+        double ps = w->elems[p].score;
+        if (ps < threshold)
+            break;
+        if (ps > last) {
+            best = p;
+            break;
+        }
+        last = ps;
+        p = w->elems[p].parent;
+    }
+    for (;;) {
+        uint32_t par = w->elems[best].parent;
+        if (par == EX_NONE || (w->elems[par].tag) == T_body)
+            break;
+        const struct ex_elem *pe = &w->elems[par], *be = &w->elems[best];
+        if (pe->first_block != be->first_block || pe->end_block != be->end_block)
+            break;
+        best = par;
+    }
+    return best;
+}
+
+/* 4. Whether sibling ce of best joins it: a score of max(SIBLING_SCORE_MIN,
+ * SIBLING_SCORE_SHARE of the top) with a bonus when it shares the top's class, or
+ * paragraph-like text (over SIBLING_TEXT_CHARS characters below SIBLING_MAX_LD link
+ * density), or a short link-free sentence. */
+static int sibling_joins(const struct ex_walk *w, const struct sums *s, const struct ex_elem *ce,
+                         uint32_t best, double best_score, double threshold)
+{
+    double bonus = 0;
+    if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
+        bonus = best_score * SIBLING_SCORE_SHARE;
+    if (ce->scored && ce->score + bonus >= threshold)
+        return 1;
+    if (ce->end_block > ce->first_block) {
+        double chars = range(s->chars, ce->first_block, ce->end_block);
+        double ld = elem_ld(s, ce);
+        int sentence = 0;
+        for (uint32_t b = ce->first_block; b < ce->end_block; b++)
+            if (w->blocks[b].stops)
+                sentence = 1;
+        if (chars > SIBLING_TEXT_CHARS && ld < SIBLING_MAX_LD)
+            return 1;
+        if (chars > 0 && chars <= SIBLING_TEXT_CHARS && ld == 0 && sentence)
+            return 1;
+    }
+    return 0;
+}
+
+/* 4. Keeps best's subtree and those of the siblings that join it (sibling_joins). */
+static void keep_with_siblings(struct ex_walk *w, const struct sums *s, unsigned mode,
+                               uint32_t best, double best_score, uint32_t winner,
+                               unsigned char *dropped, int whole)
+{
+    uint32_t parent = w->elems[best].parent;
+    if (parent == EX_NONE) {
+        keep_subtree(w, s, best, winner, dropped, whole);
+        return;
+    }
+    double threshold = best_score * SIBLING_SCORE_SHARE > SIBLING_SCORE_MIN
+                           ? best_score * SIBLING_SCORE_SHARE
+                           : SIBLING_SCORE_MIN;
+    const struct ex_elem *pe = &w->elems[parent];
+    for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
+        const struct ex_elem *ce = &w->elems[c];
+        /* a generator's other content areas beside it (Doxygen's title in div.header,
+         * AsciiDoc's NAME section in div#header) */
+        int append = c == best || (whole && (ce->flags & EX_E_AREA));
+        if (!append && !(ce->flags & invisible_flags(mode)))
+            append = sibling_joins(w, s, ce, best, best_score, threshold);
+        if (append)
+            keep_subtree(w, s, c, winner, dropped, whole && c == best);
+    }
+}
+
+/* 6. jusText: long (GOOD_BLOCK_CHARS), link-poor (link characters at most
+ * 1 / GAP_LINK_RATIO) visible blocks in gaps of the content are content. */
+static void fill_gaps(struct ex_walk *w, const struct sums *s)
+{
+    size_t nb = w->n_blocks, first = nb, last = 0;
+    for (size_t b = 0; b < nb; b++)
+        if (w->blocks[b].flags & EX_B_KEEP) {
+            if (first == nb)
+                first = b;
+            last = b;
+        }
+    for (size_t b = first; b < last; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        if ((blk->flags & EX_B_KEEP) || !s->visible[b] || blk->chars < GOOD_BLOCK_CHARS ||
+            blk->link_chars * GAP_LINK_RATIO > blk->chars)
+            continue;
+        blk->flags |= EX_B_KEEP;
+    }
+}
+
+/* One selection pass, steps 1 to 8 of the head of this file; returns 0, or -1 when out of
+ * memory. */
+static int select_pass(struct ex_walk *w, unsigned mode)
+{
+    struct sums s = {0};
+    unsigned char *dropped = calloc(w->n_elems + 1, 1);
+    int rc = 0;
+    if (sums_build(w, mode, &s) != 0 || !dropped) {
+        rc = -1;
+        goto done;
+    }
+    score_paragraphs(w, &s);
+    uint32_t top[N_TOP];
+    double top_score[N_TOP];
+    size_t n_top = top_candidates(w, &s, mode, top, top_score);
     if (n_top == 0 || top_score[0] <= 0) {
         keep_all_visible(w, &s);
         goto done;
     }
-    uint32_t best = top[0];
     double best_score = top_score[0];
-
-    /* readability: several strong candidates under one ancestor -> that ancestor */
-    {
-        uint32_t alt[N_TOP];
-        size_t n_alt = 0;
-        for (size_t k = 1; k < n_top; k++)
-            if (top_score[k] / best_score >= 0.75 && !is_ancestor(w, best, top[k]) &&
-                !is_ancestor(w, top[k], best))
-                alt[n_alt++] = top[k];
-        if (n_alt >= MIN_ALTERNATIVES) {
-            uint32_t p = w->elems[best].parent;
-            /* with only two runners-up the shared ancestor must be close (a forum's
-             * posts in one table), or a page-wide wrapper would win */
-            int levels = n_alt >= 3 ? 1 << 30 : 3;
-            while (p != EX_NONE && (w->elems[p].tag) != T_body && levels-- > 0) {
-                size_t contained = 0;
-                for (size_t k = 0; k < n_alt; k++)
-                    if (is_ancestor(w, p, alt[k]))
-                        contained++;
-                if (contained >= (n_alt >= 3 ? 3 : MIN_ALTERNATIVES)) {
-                    best = p;
-                    break;
-                }
-                p = w->elems[p].parent;
-            }
-        }
-    }
-    /* climb while the parent scores higher */
-    {
-        double last = w->elems[best].scored ? w->elems[best].score : best_score;
-        double threshold = last / 3;
-        uint32_t p = w->elems[best].parent;
-        while (p != EX_NONE && (w->elems[p].tag) != T_body) {
-            if (!w->elems[p].scored) {
-                p = w->elems[p].parent;
-                continue;
-            }
-            double ps = w->elems[p].score;
-            if (ps < threshold)
-                break;
-            if (ps > last) {
-                best = p;
-                break;
-            }
-            last = ps;
-            p = w->elems[p].parent;
-        }
-        /* past parents whose only child (with text) is best */
-        for (;;) {
-            uint32_t par = w->elems[best].parent;
-            if (par == EX_NONE || (w->elems[par].tag) == T_body)
-                break;
-            const struct ex_elem *pe = &w->elems[par], *be = &w->elems[best];
-            if (pe->first_block != be->first_block || pe->end_block != be->end_block)
-                break;
-            best = par;
-        }
-    }
+    uint32_t winner = climb(w, shared_ancestor(w, top, top_score, n_top), best_score);
     int whole = 0;
-    uint32_t winner = best;
-    best = content_area(w, &s, best, &whole);
+    uint32_t best = content_area(w, &s, winner, &whole);
     best_score = w->elems[best].scored ? w->elems[best].score : best_score;
-
-    /* 4. siblings */
-    uint32_t parent = w->elems[best].parent;
-    if (parent == EX_NONE) {
-        keep_subtree(w, &s, best, winner, dropped, whole);
-    } else {
-        double threshold = best_score * 0.2 > 10 ? best_score * 0.2 : 10;
-        const struct ex_elem *pe = &w->elems[parent];
-        for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
-            const struct ex_elem *ce = &w->elems[c];
-            /* a generator's other content areas beside it (Doxygen's title in div.header,
-             * AsciiDoc's NAME section in div#header) */
-            int append = c == best || (whole && (ce->flags & EX_E_AREA));
-            if (!append && !(ce->flags & invisible_flags(mode))) {
-                double bonus = 0;
-                if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
-                    bonus = best_score * 0.2;
-                if (ce->scored && ce->score + bonus >= threshold) {
-                    append = 1;
-                } else if (ce->end_block > ce->first_block) {
-                    double chars = range(s.chars, ce->first_block, ce->end_block);
-                    double ld = elem_ld(&s, ce);
-                    int sentence = 0;
-                    for (uint32_t b = ce->first_block; b < ce->end_block; b++)
-                        if (w->blocks[b].stops)
-                            sentence = 1;
-                    if (chars > 80 && ld < 0.25)
-                        append = 1;
-                    else if (chars > 0 && chars <= 80 && ld == 0 && sentence)
-                        append = 1;
-                }
-            }
-            if (append)
-                keep_subtree(w, &s, c, winner, dropped, whole && c == best);
-        }
-    }
-
-    /* 6. jusText: long, link-poor visible blocks in gaps of the content are content */
-    {
-        size_t first = nb, last = 0;
-        for (size_t b = 0; b < nb; b++)
-            if (w->blocks[b].flags & EX_B_KEEP) {
-                if (first == nb)
-                    first = b;
-                last = b;
-            }
-        for (size_t b = first; b < last; b++) {
-            struct ex_block *blk = &w->blocks[b];
-            if ((blk->flags & EX_B_KEEP) || !s.visible[b] || blk->chars < GOOD_BLOCK_CHARS ||
-                blk->link_chars * 4 > blk->chars)
-                continue;
-            blk->flags |= EX_B_KEEP;
-        }
-    }
-
+    keep_with_siblings(w, &s, mode, best, best_score, winner, dropped, whole);
+    fill_gaps(w, &s);
     drop_teasers(w, &s);
     drop_isolated_short(w, &s);
     /* the page's own heading inside the content area is its title, not a stray label */
     {
         size_t h = page_heading(w, &s, w->elems[best].end_block);
-        if (h < nb && h >= w->elems[best].first_block)
+        if (h < w->n_blocks && h >= w->elems[best].first_block)
             w->blocks[h].flags |= EX_B_KEEP;
     }
 
@@ -876,8 +972,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     /* 8. the headline just before the content, and the byline/date lines after it */
     keep_headline(w, &s);
 done:
-    free(s.chars);
-    free(s.visible);
+    sums_free(&s);
     free(dropped);
     return rc;
 }

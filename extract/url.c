@@ -179,13 +179,11 @@ static enum extract_code add_auth(struct ex_buf *out, const char *a, size_t n)
     return rc;
 }
 
-enum extract_code ex_url_resolve(const char *base, const char *ref, size_t ref_len,
-                                 struct ex_buf *out, int *usable)
+/* Copies ref into clean (URL_MAX bytes) without leading and trailing C0 controls and
+ * spaces and without tabs and newlines inside; returns its length, or 0 when nothing
+ * is left to follow (empty, a fragment only, or absurdly long). */
+static size_t clean_ref(const char *ref, size_t ref_len, char clean[URL_MAX])
 {
-    char clean[URL_MAX];
-    char path_in[2 * URL_MAX + 2], path_out[2 * URL_MAX + 2];
-    *usable = 0;
-    /* trim C0 controls and spaces; drop tabs and newlines inside */
     while (ref_len > 0 && (unsigned char)ref[0] <= 0x20) {
         ref++;
         ref_len--;
@@ -196,11 +194,127 @@ enum extract_code ex_url_resolve(const char *base, const char *ref, size_t ref_l
     for (size_t i = 0; i < ref_len; i++) {
         if (ref[i] == '\t' || ref[i] == '\n' || ref[i] == '\r')
             continue;
-        if (n + 1 >= sizeof clean)
-            return EXTRACT_OK; /* absurdly long: not a link we follow */
+        if (n + 1 >= URL_MAX)
+            return 0; /* absurdly long: not a link we follow */
         clean[n++] = ref[i];
     }
     if (n == 0 || clean[0] == '#')
+        return 0;
+    return n;
+}
+
+/* RFC 3986 5.2.2: the target t of reference r against base b (have_base: b is an
+ * absolute URI), its path in path_out (*plen bytes; path_in is scratch for the merge of
+ * 5.2.3). Returns 0, or -1 when a base path is too long to follow. */
+static int transform(const struct uri *r, const struct uri *b, int have_base, struct uri *t,
+                     char *path_in, char *path_out, size_t *plen)
+{
+    memset(t, 0, sizeof *t);
+    if (r->has_scheme || !have_base) {
+        *t = *r;
+        *plen = remove_dots(r->path, r->path_len, path_out);
+        return 0;
+    }
+    t->has_scheme = 1;
+    t->scheme = b->scheme;
+    t->scheme_len = b->scheme_len;
+    if (r->has_auth) {
+        t->has_auth = 1;
+        t->auth = r->auth;
+        t->auth_len = r->auth_len;
+        *plen = remove_dots(r->path, r->path_len, path_out);
+        t->has_query = r->has_query;
+        t->query = r->query;
+        t->query_len = r->query_len;
+        return 0;
+    }
+    t->has_auth = b->has_auth;
+    t->auth = b->auth;
+    t->auth_len = b->auth_len;
+    if (r->path_len == 0) {
+        if (b->path_len > URL_MAX)
+            return -1;
+        memcpy(path_out, b->path, b->path_len);
+        *plen = b->path_len;
+        const struct uri *q = r->has_query ? r : b;
+        t->has_query = q->has_query;
+        t->query = q->query;
+        t->query_len = q->query_len;
+        return 0;
+    }
+    if (r->path[0] == '/') {
+        *plen = remove_dots(r->path, r->path_len, path_out);
+    } else {
+        /* 5.2.3 merge */
+        size_t m = 0;
+        if (b->has_auth && b->path_len == 0) {
+            path_in[m++] = '/';
+        } else {
+            size_t k = b->path_len;
+            while (k > 0 && b->path[k - 1] != '/')
+                k--;
+            if (k > URL_MAX)
+                return -1;
+            memcpy(path_in, b->path, k);
+            m = k;
+        }
+        memcpy(path_in + m, r->path, r->path_len);
+        m += r->path_len;
+        *plen = remove_dots(path_in, m, path_out);
+    }
+    t->has_query = r->has_query;
+    t->query = r->query;
+    t->query_len = r->query_len;
+    return 0;
+}
+
+/* RFC 3986 5.3: appends t (its path: path, plen bytes) to out, scheme and host
+ * lower-cased, path and query percent-encoded where needed; out is unchanged on
+ * failure. */
+static enum extract_code recompose(struct ex_buf *out, const struct uri *t, const char *path,
+                                   size_t plen)
+{
+    size_t start = out->len;
+    enum extract_code rc = EXTRACT_OK;
+    if (t->has_scheme) {
+        rc = add_lower(out, t->scheme, t->scheme_len);
+        if (rc == EXTRACT_OK)
+            rc = ex_buf_add(out, ":", 1);
+    }
+    if (rc == EXTRACT_OK && t->has_auth) {
+        rc = ex_buf_add(out, "//", 2);
+        if (rc == EXTRACT_OK)
+            rc = add_auth(out, t->auth, t->auth_len);
+    }
+    if (rc == EXTRACT_OK) {
+        if (plen == 0 && t->has_scheme && t->has_auth)
+            rc = ex_buf_add(out, "/", 1);
+        else
+            rc = add_encoded(out, path, plen);
+    }
+    if (rc == EXTRACT_OK && t->has_query) {
+        rc = ex_buf_add(out, "?", 1);
+        if (rc == EXTRACT_OK)
+            rc = add_encoded(out, t->query, t->query_len);
+    }
+    if (rc != EXTRACT_OK) {
+        out->len = start;
+        if (out->p)
+            out->p[start] = '\0';
+    }
+    return rc;
+}
+
+/* Resolves ref against base in the steps of RFC 3986 section 5: clean_ref, parse,
+ * transform, recompose; only http(s) targets are usable. */
+enum extract_code ex_url_resolve(const char *base, const char *ref, size_t ref_len,
+                                 struct ex_buf *out, int *usable)
+{
+    char clean[URL_MAX];
+    char path_in[2 * URL_MAX + 2], path_out[2 * URL_MAX + 2];
+    *usable = 0;
+    size_t n = clean_ref(ref, ref_len, clean);
+    if (n == 0)
         return EXTRACT_OK;
 
     struct uri r, b;
@@ -223,100 +337,14 @@ enum extract_code ex_url_resolve(const char *base, const char *ref, size_t ref_l
     }
 
     struct uri t;
-    memset(&t, 0, sizeof t);
     size_t plen = 0;
-    if (r.has_scheme || !have_base) {
-        t = r;
-        plen = remove_dots(r.path, r.path_len, path_out);
-    } else {
-        t.has_scheme = 1;
-        t.scheme = b.scheme;
-        t.scheme_len = b.scheme_len;
-        if (r.has_auth) {
-            t.has_auth = 1;
-            t.auth = r.auth;
-            t.auth_len = r.auth_len;
-            plen = remove_dots(r.path, r.path_len, path_out);
-            t.has_query = r.has_query;
-            t.query = r.query;
-            t.query_len = r.query_len;
-        } else {
-            t.has_auth = b.has_auth;
-            t.auth = b.auth;
-            t.auth_len = b.auth_len;
-            if (r.path_len == 0) {
-                if (b.path_len > URL_MAX)
-                    return EXTRACT_OK;
-                memcpy(path_out, b.path, b.path_len);
-                plen = b.path_len;
-                if (r.has_query) {
-                    t.has_query = 1;
-                    t.query = r.query;
-                    t.query_len = r.query_len;
-                } else {
-                    t.has_query = b.has_query;
-                    t.query = b.query;
-                    t.query_len = b.query_len;
-                }
-            } else {
-                if (r.path[0] == '/') {
-                    plen = remove_dots(r.path, r.path_len, path_out);
-                } else {
-                    /* 5.2.3 merge */
-                    size_t m = 0;
-                    if (b.has_auth && b.path_len == 0) {
-                        path_in[m++] = '/';
-                    } else {
-                        size_t k = b.path_len;
-                        while (k > 0 && b.path[k - 1] != '/')
-                            k--;
-                        if (k > URL_MAX)
-                            return EXTRACT_OK;
-                        memcpy(path_in, b.path, k);
-                        m = k;
-                    }
-                    memcpy(path_in + m, r.path, r.path_len);
-                    m += r.path_len;
-                    plen = remove_dots(path_in, m, path_out);
-                }
-                t.has_query = r.has_query;
-                t.query = r.query;
-                t.query_len = r.query_len;
-            }
-        }
-    }
+    if (transform(&r, &b, have_base, &t, path_in, path_out, &plen) != 0)
+        return EXTRACT_OK;
     if (t.has_scheme && !scheme_is(&t, "http") && !scheme_is(&t, "https"))
         return EXTRACT_OK;
-
-    size_t start = out->len;
-    enum extract_code rc = EXTRACT_OK;
-    if (t.has_scheme) {
-        rc = add_lower(out, t.scheme, t.scheme_len);
-        if (rc == EXTRACT_OK)
-            rc = ex_buf_add(out, ":", 1);
-    }
-    if (rc == EXTRACT_OK && t.has_auth) {
-        rc = ex_buf_add(out, "//", 2);
-        if (rc == EXTRACT_OK)
-            rc = add_auth(out, t.auth, t.auth_len);
-    }
-    if (rc == EXTRACT_OK) {
-        if (plen == 0 && t.has_scheme && t.has_auth)
-            rc = ex_buf_add(out, "/", 1);
-        else
-            rc = add_encoded(out, path_out, plen);
-    }
-    if (rc == EXTRACT_OK && t.has_query) {
-        rc = ex_buf_add(out, "?", 1);
-        if (rc == EXTRACT_OK)
-            rc = add_encoded(out, t.query, t.query_len);
-    }
-    if (rc != EXTRACT_OK) {
-        out->len = start;
-        if (out->p)
-            out->p[start] = '\0';
+    enum extract_code rc = recompose(out, &t, path_out, plen);
+    if (rc != EXTRACT_OK)
         return rc;
-    }
     *usable = 1;
     return EXTRACT_OK;
 }

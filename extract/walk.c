@@ -530,11 +530,23 @@ static void hints_init(void)
         hint_by_first[fill[(unsigned char)hints[i].pat[0]]++] = (uint8_t)i;
 }
 
-/* Hint weight and unlikely flag (bit 0; bit 1: a comment section) from one lower-cased
- * class or id value. HOW IT WORKS: a hint applies when its pattern occurs anywhere in v;
- * instead of one strstr() per pattern (about 90 calls for every id, most of them on
- * short values), v is scanned once and at each byte only the patterns starting with that
- * byte are compared. The flags are ORs over the hints found, so the order is immaterial. */
+/* What the class and id hints say of an element (bits of class_memo.unlikely). */
+enum {
+    HINT_UNLIKELY = 1u << 0,  /* readability's unlikelyCandidates (and a few more) */
+    HINT_COMMENT = 1u << 1,   /* a comment section */
+    HINT_HIDING = 1u << 2,    /* a CSS hiding class (hiding_class) */
+    HINT_GENERATOR = 1u << 3, /* a documentation generator's content area (generator_area) */
+    HINT_CHROME = 1u << 4,    /* a theme's chrome inside the content area (area_chrome) */
+};
+/* readability's class weight: -25 for a negative hint, +25 for a positive one; the same
+ * for landmarks (role=main, <article> +25; <nav>, <aside>, <footer>, navigation roles -25) */
+#define HINT_WEIGHT 25
+
+/* Hint weight and unlikely flag (HINT_UNLIKELY; HINT_COMMENT: a comment section) from one
+ * lower-cased class or id value. HOW IT WORKS: a hint applies when its pattern occurs anywhere in
+ * v; instead of one strstr() per pattern (about 90 calls for every id, most of them on short
+ * values), v is scanned once and at each byte only the patterns starting with that byte are
+ * compared. The flags are ORs over the hints found, so the order is immaterial. */
 static void class_hints(const char *v, int *weight, int *unlikely)
 {
     int neg = 0, pos = 0, unl = 0, comment = 0;
@@ -585,11 +597,11 @@ static void class_hints(const char *v, int *weight, int *unlikely)
      * positive hint: "comment-content", "comment-body" say comment first */
     if (comment)
         pos = 0;
-    *weight += (neg ? -25 : 0) + (pos ? 25 : 0);
+    *weight += (neg ? -HINT_WEIGHT : 0) + (pos ? HINT_WEIGHT : 0);
     if (unl)
-        *unlikely |= 1;
+        *unlikely |= HINT_UNLIKELY;
     if (comment)
-        *unlikely |= 2; /* tells the caller: a comment section */
+        *unlikely |= HINT_COMMENT; /* tells the caller: a comment section */
 }
 
 /*
@@ -822,73 +834,42 @@ static void meta_element(struct state *st, const xmlChar **atts)
 
 /* ---- SAX callbacks ---- */
 
-static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
-{
-    struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
-    struct ex_walk *w = st->w;
-    if (w->err != EXTRACT_OK)
-        return;
-    if (st->depth >= w->max_depth) {
-        st->overflow++;
-        w->deep_elements++; /* reported: extract_doc_truncated() */
-        return;
-    }
-    unsigned tag = tag_of(st, xname);
-    unsigned kind = tag_table[tag].kind;
-    struct open *o = &st->stack[st->depth++];
-    o->tag = (uint16_t)tag;
-    o->flags = 0;
-    o->elem = st->cur_elem;
-    if (st->drop) {
-        st->drop++;
-        o->flags |= O_DROP;
-        /* a diagram's labels are its text (SQLite's syntax diagrams, pikchr, graphviz
-         * output): <text> inside an <svg> is read, each label a word boundary */
-        if (st->svg && !st->svg_text && xmlStrEqual(xname, BAD_CAST "text")) {
-            o->flags |= O_SPACE;
-            st->svg_text = 1;
-            st->pending_space = 1;
-        }
-        return;
-    }
-    if (kind == K_DROP) {
-        st->drop++;
-        o->flags |= O_DROP;
-        if (tag == T_svg) {
-            o->flags |= O_SVG;
-            st->svg = 1;
-        }
-        return;
-    }
+/* The attributes on_start reads, from any element. */
+struct attrs {
+    const char *cls, *id, *role, *href, *rel, *itemprop, *alt;
+    int hidden; /* hidden, aria-hidden=true, an inline style that hides, a closed <dialog> */
+};
 
-    /* attributes every element may carry */
-    const char *cls = NULL, *id = NULL, *role = NULL, *href = NULL, *rel = NULL;
-    const char *itemprop = NULL, *alt = NULL;
-    int hidden = 0, open_attr = 0;
+/* Reads the attributes of an element with tag into a (and <html lang> into w->lang). */
+static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, struct attrs *at)
+{
+    struct ex_walk *w = st->w;
+    int open_attr = 0;
+    memset(at, 0, sizeof *at);
     for (size_t i = 0; atts && atts[i]; i += 2) {
         const char *a = (const char *)atts[i], *v = (const char *)atts[i + 1];
         switch (a[0]) {
         case 'a':
             if (strcmp(a, "aria-hidden") == 0 && v && ascii_ieq(v, "true"))
-                hidden = 1;
+                at->hidden = 1;
             else if (strcmp(a, "alt") == 0)
-                alt = v;
+                at->alt = v;
             break;
         case 'c':
             if (strcmp(a, "class") == 0)
-                cls = v;
+                at->cls = v;
             break;
         case 'h':
             if (strcmp(a, "hidden") == 0)
-                hidden = 1;
+                at->hidden = 1;
             else if (strcmp(a, "href") == 0)
-                href = v;
+                at->href = v;
             break;
         case 'i':
             if (strcmp(a, "id") == 0)
-                id = v;
+                at->id = v;
             else if (strcmp(a, "itemprop") == 0)
-                itemprop = v;
+                at->itemprop = v;
             break;
         case 'l':
             if (tag == T_html && strcmp(a, "lang") == 0 && v && !w->lang[0])
@@ -900,13 +881,13 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
             break;
         case 'r':
             if (strcmp(a, "role") == 0)
-                role = v;
+                at->role = v;
             else if (strcmp(a, "rel") == 0)
-                rel = v;
+                at->rel = v;
             break;
         case 's':
             if (strcmp(a, "style") == 0 && v && style_hidden(v))
-                hidden = 1;
+                at->hidden = 1;
             break;
         case 'x':
             if (tag == T_html && strcmp(a, "xml:lang") == 0 && v && !w->lang[0])
@@ -917,11 +898,16 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         }
     }
     if (tag == T_dialog && !open_attr)
-        hidden = 1;
+        at->hidden = 1;
     if (tag == T_html || tag == T_body)
-        hidden = 0; /* pages hide <body> until a script runs; we run none */
+        at->hidden = 0; /* pages hide <body> until a script runs; we run none */
+}
 
-    /* metadata elements */
+/* The metadata elements: <title>, <meta>, <base href>, <link rel=canonical>. */
+static void metadata_element(struct state *st, struct open *o, unsigned tag, const struct attrs *at,
+                             const xmlChar **atts)
+{
+    struct ex_walk *w = st->w;
     switch (tag) {
     case T_title:
         if (!st->title_done && !st->hidden) {
@@ -933,194 +919,215 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         meta_element(st, atts);
         break;
     case T_base:
-        if (href && !w->have_base) {
-            w->base_href = store(st, href, strlen(href));
-            w->base_len = (uint32_t)strlen(href);
+        if (at->href && !w->have_base) {
+            w->base_href = store(st, at->href, strlen(at->href));
+            w->base_len = (uint32_t)strlen(at->href);
             w->have_base = w->base_href != EX_NONE;
         }
         break;
     case T_link:
-        if (href && rel && !w->have_canonical && rel_has(rel, "canonical")) {
-            w->canon_href = store(st, href, strlen(href));
-            w->canon_len = (uint32_t)strlen(href);
+        if (at->href && at->rel && !w->have_canonical && rel_has(at->rel, "canonical")) {
+            w->canon_href = store(st, at->href, strlen(at->href));
+            w->canon_len = (uint32_t)strlen(at->href);
             w->have_canonical = w->canon_href != EX_NONE;
         }
         break;
     default:
         break;
     }
+}
 
-    if (kind == K_BR) {
-        if (!st->hidden && !st->in_title)
-            add_newline(st);
-        return; /* the matching end event pops it */
-    }
-    if (kind == K_BLOCK) {
-        flush_block(st);
-        int r = grow((void **)&w->elems, &w->cap_elems, w->n_elems, sizeof *w->elems,
-                     array_max(st));
-        if (r != 0) {
-            fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
-            return;
-        }
-        uint32_t idx = (uint32_t)w->n_elems++;
-        struct ex_elem *e = &w->elems[idx];
-        memset(e, 0, sizeof *e);
-        e->parent = st->cur_elem;
-        e->first_block = e->end_block = (uint32_t)w->n_blocks;
-        e->end_elem = idx + 1;
-        e->tag = (uint16_t)tag;
-        e->depth = (uint16_t)(st->depth > 65535 ? 65535 : st->depth);
-        uint16_t inherit = 0;
-        if (st->cur_elem != EX_NONE)
-            inherit = w->elems[st->cur_elem].flags &
-                      (EX_E_HIDDEN | EX_E_ARTICLE | EX_E_TABLE | EX_E_AREA);
-        e->flags = inherit;
-        int weight = 0, unlikely = 0, notes = 0;
-        char low[256];
-        if (cls && *cls) {
-            size_t len = lower_copy(low, sizeof low, cls);
-            uint64_t h = ex_fnv1a(low, len);
-            if (h == 0)
-                h = 1;
-            struct class_memo *m = &st->memo[h & 255];
-            if (m->hash != h || m->len != len) {
-                int wt = 0, un = 0;
-                class_hints(low, &wt, &un);
-                if (hiding_class(low))
-                    un |= 4;
-                if (generator_area(low))
-                    un |= 8;
-                if (area_chrome(low))
-                    un |= 16;
-                m->hash = h;
-                m->len = len;
-                m->weight = (int8_t)wt;
-                m->unlikely = (uint8_t)un;
-            }
-            weight += m->weight;
-            unlikely |= m->unlikely;
-            if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
-                unlikely |= 8;
-            e->class_hash = (uint32_t)(h >> 32) | 1;
-            if (tag == T_aside && strstr(low, "footnote"))
-                notes = 1;
-        }
-        if (id && *id) {
-            lower_copy(low, sizeof low, id);
-            class_hints(low, &weight, &unlikely);
-            if (strcmp(low, "author") == 0)
-                unlikely |= 1; /* the author's box (a byline is a class, not an id) */
-            if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
-                unlikely |= 8;
+/* The hints of the class and id attributes of element e (tag): adds to *weight, sets
+ * HINT_* bits in *unlikely, *notes for an <aside> of footnotes, and e->class_hash. The
+ * class's hints are memoised in st->memo (pages repeat their classes). */
+static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
+                           const struct attrs *at, int *weight, int *unlikely, int *notes)
+{
+    char low[256];
+    if (at->cls && *at->cls) {
+        size_t len = lower_copy(low, sizeof low, at->cls);
+        uint64_t h = ex_fnv1a(low, len);
+        if (h == 0)
+            h = 1;
+        struct class_memo *m = &st->memo[h & 255];
+        if (m->hash != h || m->len != len) {
+            int wt = 0, un = 0;
+            class_hints(low, &wt, &un);
+            if (hiding_class(low))
+                un |= HINT_HIDING;
+            if (generator_area(low))
+                un |= HINT_GENERATOR;
             if (area_chrome(low))
-                unlikely |= 16;
+                un |= HINT_CHROME;
+            m->hash = h;
+            m->len = len;
+            m->weight = (int8_t)wt;
+            m->unlikely = (uint8_t)un;
         }
-        if (unlikely & 2)
-            e->flags |= EX_E_COMMENT;
-        if ((unlikely & 4) && tag != T_html && tag != T_body)
-            hidden = 1;
-        int area = ((unlikely & 8) && (tag == T_div || tag == T_main)) ||
-                   (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
-        if (area) {
-            e->flags |= EX_E_AREA;
-            unlikely = 0;
-        }
-        /* chrome that documentation themes put inside their content area: "was this
-         * page helpful?", "last modified", "edit this page", print-hidden widgets */
-        int chrome = (inherit & EX_E_AREA) && (unlikely & 16);
-        /* docutils' "contents" directive, a local table of contents: <nav> since
-         * docutils 0.18, div.contents.topic before (the same page of two releases must
-         * come out the same) */
-        if (cls && tag == T_div && has_word(cls, "contents") && has_word(cls, "topic"))
-            chrome = 1;
-        unlikely &= 1;
-        int article = 0, boiler = chrome;
-        if (tag == T_article || tag == T_main)
-            article = 1;
-        if (role) {
-            if (ascii_ieq(role, "main") || ascii_ieq(role, "article")) {
-                article = 1;
-                /* Sphinx (div.body) and its Read the Docs theme (div.document) */
-                if (cls && (first_word_is(cls, "body") || first_word_is(cls, "document")))
-                    e->flags |= EX_E_AREA;
-            } else if (ascii_ieq(role, "navigation") || ascii_ieq(role, "menu") ||
-                       ascii_ieq(role, "menubar") || ascii_ieq(role, "complementary") ||
-                       ascii_ieq(role, "contentinfo") || ascii_ieq(role, "banner") ||
-                       ascii_ieq(role, "search") ||
-                       (ascii_ieq(role, "alert") && !(inherit & EX_E_AREA)) ||
-                       ascii_ieq(role, "alertdialog") || ascii_ieq(role, "dialog")) {
-                boiler = 1;
-                weight -= 25;
-            } else if (ascii_ieq(role, "doc-footnote") || ascii_ieq(role, "doc-endnote") ||
-                       ascii_ieq(role, "doc-endnotes")) {
-                notes = 1; /* DPUB-ARIA: the document's own notes */
-            }
-        }
-        if (itemprop && (strstr(itemprop, "articleBody") || strstr(itemprop, "text")))
-            article = 1;
-        if (article) {
-            weight += 25;
-            unlikely = 0;
-            boiler = 0;
-        }
-        /* an <aside> of footnotes is the document's own (docutils >= 0.18 writes them as
-         * <aside class="footnote-list"> where it wrote <dl class="footnote"> before; the
-         * DPUB-ARIA roles doc-footnote, doc-endnote(s) say the same) */
-        if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
-            boiler = 1;
-            weight -= 25;
-        } else if (tag == T_header && !(inherit & EX_E_ARTICLE) &&
-                   !in_section(w, e->parent)) {
-            boiler = 1;
-        }
-        /* forms are comment, search and sign-up forms (unless one wraps the page, which
-         * boiler.c notices) */
-        if (tag == T_form)
-            unlikely = 1;
-        /* a positive hint (entry, post, content...) outweighs an unlikely one */
-        if (weight > 0)
-            unlikely = 0;
-        if (tag == T_body || tag == T_html)
-            unlikely = boiler = 0;
-        /* readability does not judge by class inside tables; inside a documentation
-         * generator's content area ids and classes are the document's own names (a
-         * function called share, a module about cookies), not the site's chrome */
-        if (inherit & (EX_E_TABLE | EX_E_AREA))
-            unlikely = 0;
-        if (boiler)
-            e->flags |= EX_E_BOILER;
-        if (unlikely)
-            e->flags |= EX_E_UNLIKELY;
-        if (article)
-            e->flags |= EX_E_ARTICLE;
-        if (weight > 0)
-            e->flags |= EX_E_POSITIVE;
-        if (tag == T_table)
-            e->flags |= EX_E_TABLE;
-        if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
-            e->flags |= EX_E_LIST;
-        if (hidden)
-            e->flags |= EX_E_HIDDEN;
-        e->weight = (int16_t)weight;
-        st->cur_elem = idx;
-        o->elem = idx;
-        o->flags |= O_ELEM;
-        if (tag == T_pre || tag == T_listing || tag == T_xmp || tag == T_plaintext) {
-            o->flags |= O_PRE;
-            st->pre++;
-        }
-    } else if (kind == K_UNKNOWN) {
-        o->flags |= O_SPACE;
-        st->pending_space = 1;
-        if (st->link_open)
-            st->anchor_space = 1;
+        *weight += m->weight;
+        *unlikely |= m->unlikely;
+        if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
+            *unlikely |= HINT_GENERATOR;
+        e->class_hash = (uint32_t)(h >> 32) | 1;
+        if (tag == T_aside && strstr(low, "footnote"))
+            *notes = 1;
     }
-    if (hidden) {
-        o->flags |= O_HIDDEN;
-        st->hidden++;
+    if (at->id && *at->id) {
+        lower_copy(low, sizeof low, at->id);
+        class_hints(low, weight, unlikely);
+        if (strcmp(low, "author") == 0)
+            *unlikely |= HINT_UNLIKELY; /* the author's box (a byline is a class, not an id) */
+        if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
+            *unlikely |= HINT_GENERATOR;
+        if (area_chrome(low))
+            *unlikely |= HINT_CHROME;
     }
+}
 
+/* The ARIA role of element e: sets *article for the main landmark, *boiler (and lowers
+ * *weight) for the others, *notes for DPUB-ARIA notes. */
+static void role_hints(struct ex_elem *e, const struct attrs *at, uint16_t inherit, int *article,
+                       int *boiler, int *weight, int *notes)
+{
+    const char *role = at->role;
+    if (ascii_ieq(role, "main") || ascii_ieq(role, "article")) {
+        *article = 1;
+        /* Sphinx (div.body) and its Read the Docs theme (div.document) */
+        if (at->cls && (first_word_is(at->cls, "body") || first_word_is(at->cls, "document")))
+            e->flags |= EX_E_AREA;
+    } else if (ascii_ieq(role, "navigation") || ascii_ieq(role, "menu") ||
+               ascii_ieq(role, "menubar") || ascii_ieq(role, "complementary") ||
+               ascii_ieq(role, "contentinfo") || ascii_ieq(role, "banner") ||
+               ascii_ieq(role, "search") || (ascii_ieq(role, "alert") && !(inherit & EX_E_AREA)) ||
+               ascii_ieq(role, "alertdialog") || ascii_ieq(role, "dialog")) {
+        *boiler = 1;
+        *weight -= HINT_WEIGHT;
+    } else if (ascii_ieq(role, "doc-footnote") || ascii_ieq(role, "doc-endnote") ||
+               ascii_ieq(role, "doc-endnotes")) {
+        *notes = 1; /* DPUB-ARIA: the document's own notes */
+    }
+}
+
+/* Judges block element e (tag) from its attributes, tag and ancestors' marks (inherit):
+ * its weight and its EX_E_* flags; may set at->hidden (a CSS hiding class). */
+static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, struct attrs *at,
+                          uint16_t inherit)
+{
+    struct ex_walk *w = st->w;
+    int weight = 0, unlikely = 0, notes = 0;
+    class_id_hints(st, e, tag, at, &weight, &unlikely, &notes);
+    if (unlikely & HINT_COMMENT)
+        e->flags |= EX_E_COMMENT;
+    if ((unlikely & HINT_HIDING) && tag != T_html && tag != T_body)
+        at->hidden = 1;
+    int area = ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main)) ||
+               (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
+    if (area) {
+        e->flags |= EX_E_AREA;
+        unlikely = 0;
+    }
+    /* chrome that documentation themes put inside their content area: "was this
+     * page helpful?", "last modified", "edit this page", print-hidden widgets */
+    int chrome = (inherit & EX_E_AREA) && (unlikely & HINT_CHROME);
+    /* docutils' "contents" directive, a local table of contents: <nav> since
+     * docutils 0.18, div.contents.topic before (the same page of two releases must
+     * come out the same) */
+    if (at->cls && tag == T_div && has_word(at->cls, "contents") && has_word(at->cls, "topic"))
+        chrome = 1;
+    unlikely &= HINT_UNLIKELY;
+    int article = 0, boiler = chrome;
+    if (tag == T_article || tag == T_main)
+        article = 1;
+    if (at->role)
+        role_hints(e, at, inherit, &article, &boiler, &weight, &notes);
+    if (at->itemprop && (strstr(at->itemprop, "articleBody") || strstr(at->itemprop, "text")))
+        article = 1;
+    if (article) {
+        weight += HINT_WEIGHT;
+        unlikely = 0;
+        boiler = 0;
+    }
+    /* an <aside> of footnotes is the document's own (docutils >= 0.18 writes them as
+     * <aside class="footnote-list"> where it wrote <dl class="footnote"> before; the
+     * DPUB-ARIA roles doc-footnote, doc-endnote(s) say the same) */
+    if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
+        boiler = 1;
+        weight -= HINT_WEIGHT;
+    } else if (tag == T_header && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
+        boiler = 1;
+    }
+    /* forms are comment, search and sign-up forms (unless one wraps the page, which
+     * boiler.c notices) */
+    if (tag == T_form)
+        unlikely = 1;
+    /* a positive hint (entry, post, content...) outweighs an unlikely one */
+    if (weight > 0)
+        unlikely = 0;
+    if (tag == T_body || tag == T_html)
+        unlikely = boiler = 0;
+    /* readability does not judge by class inside tables; inside a documentation
+     * generator's content area ids and classes are the document's own names (a
+     * function called share, a module about cookies), not the site's chrome */
+    if (inherit & (EX_E_TABLE | EX_E_AREA))
+        unlikely = 0;
+    if (boiler)
+        e->flags |= EX_E_BOILER;
+    if (unlikely)
+        e->flags |= EX_E_UNLIKELY;
+    if (article)
+        e->flags |= EX_E_ARTICLE;
+    if (weight > 0)
+        e->flags |= EX_E_POSITIVE;
+    if (tag == T_table)
+        e->flags |= EX_E_TABLE;
+    if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
+        e->flags |= EX_E_LIST;
+    if (at->hidden)
+        e->flags |= EX_E_HIDDEN;
+    e->weight = (int16_t)weight;
+}
+
+/* A block element starts: ends the pending text block and pushes an ex_elem, judged by
+ * judge_element. Returns 0, or -1 on failure (w->err is set). */
+static int open_block(struct state *st, struct open *o, unsigned tag, struct attrs *at)
+{
+    struct ex_walk *w = st->w;
+    flush_block(st);
+    int r = grow((void **)&w->elems, &w->cap_elems, w->n_elems, sizeof *w->elems, array_max(st));
+    if (r != 0) {
+        fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
+        return -1;
+    }
+    uint32_t idx = (uint32_t)w->n_elems++;
+    struct ex_elem *e = &w->elems[idx];
+    memset(e, 0, sizeof *e);
+    e->parent = st->cur_elem;
+    e->first_block = e->end_block = (uint32_t)w->n_blocks;
+    e->end_elem = idx + 1;
+    e->tag = (uint16_t)tag;
+    e->depth = (uint16_t)(st->depth > 65535 ? 65535 : st->depth);
+    uint16_t inherit = 0;
+    if (st->cur_elem != EX_NONE)
+        inherit =
+            w->elems[st->cur_elem].flags & (EX_E_HIDDEN | EX_E_ARTICLE | EX_E_TABLE | EX_E_AREA);
+    e->flags = inherit;
+    judge_element(st, e, tag, at, inherit);
+    st->cur_elem = idx;
+    o->elem = idx;
+    o->flags |= O_ELEM;
+    if (tag == T_pre || tag == T_listing || tag == T_xmp || tag == T_plaintext) {
+        o->flags |= O_PRE;
+        st->pre++;
+    }
+    return 0;
+}
+
+/* <a href> and <area href> start a link (outside an open one); <img alt> inside an open
+ * link without anchor text yet is its anchor. */
+static void open_link(struct state *st, struct open *o, unsigned tag, const struct attrs *at)
+{
+    struct ex_walk *w = st->w;
+    const char *href = at->href, *rel = at->rel, *alt = at->alt;
     if ((tag == T_a || tag == T_area) && href && !st->link_open) {
         int r = grow((void **)&w->links, &w->cap_links, w->n_links, sizeof *w->links,
                      array_max(st));
@@ -1159,6 +1166,78 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         /* an image link: the alt text is the anchor */
         add_small(st, &st->anchor, &st->anchor_space, alt, strlen(alt), EX_ANCHOR_MAX);
     }
+}
+
+/* An element starts inside a dropped subtree, or starts one (K_DROP: script, style,
+ * svg...): the text under it is not read, except an <svg>'s <text> labels. */
+static void open_dropped(struct state *st, struct open *o, unsigned tag, const xmlChar *xname)
+{
+    int inside = st->drop > 0;
+    st->drop++;
+    o->flags |= O_DROP;
+    if (inside) {
+        /* a diagram's labels are its text (SQLite's syntax diagrams, pikchr, graphviz
+         * output): <text> inside an <svg> is read, each label a word boundary */
+        if (st->svg && !st->svg_text && xmlStrEqual(xname, BAD_CAST "text")) {
+            o->flags |= O_SPACE;
+            st->svg_text = 1;
+            st->pending_space = 1;
+        }
+    } else if (tag == T_svg) {
+        o->flags |= O_SVG;
+        st->svg = 1;
+    }
+}
+
+/*
+ * An element starts. The steps: the depth cap; a dropped subtree; the attributes
+ * (read_attrs); metadata (metadata_element); a <br>, a block element (open_block: its
+ * hints and marks, judge_element) or an unknown one (a word boundary); the hidden mark;
+ * a link (open_link).
+ */
+static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
+{
+    struct state *st = ((htmlParserCtxtPtr)ctx)->_private;
+    struct ex_walk *w = st->w;
+    if (w->err != EXTRACT_OK)
+        return;
+    if (st->depth >= w->max_depth) {
+        st->overflow++;
+        w->deep_elements++; /* reported: extract_doc_truncated() */
+        return;
+    }
+    unsigned tag = tag_of(st, xname);
+    unsigned kind = tag_table[tag].kind;
+    struct open *o = &st->stack[st->depth++];
+    o->tag = (uint16_t)tag;
+    o->flags = 0;
+    o->elem = st->cur_elem;
+    if (st->drop || kind == K_DROP) {
+        open_dropped(st, o, tag, xname);
+        return;
+    }
+    struct attrs at;
+    read_attrs(st, tag, atts, &at);
+    metadata_element(st, o, tag, &at, atts);
+    if (kind == K_BR) {
+        if (!st->hidden && !st->in_title)
+            add_newline(st);
+        return; /* the matching end event pops it */
+    }
+    if (kind == K_BLOCK) {
+        if (open_block(st, o, tag, &at) != 0)
+            return;
+    } else if (kind == K_UNKNOWN) {
+        o->flags |= O_SPACE;
+        st->pending_space = 1;
+        if (st->link_open)
+            st->anchor_space = 1;
+    }
+    if (at.hidden) {
+        o->flags |= O_HIDDEN;
+        st->hidden++;
+    }
+    open_link(st, o, tag, &at);
 }
 
 static void close_link(struct state *st)

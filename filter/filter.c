@@ -1246,6 +1246,103 @@ int simcrawl_filter_open(struct simcrawl_filter **out, const char *index_path, u
     return simcrawl_filter_open_opts(out, index_path, &o);
 }
 
+/* The index of a filter on a file: its paths, the writers' lock, the method check, then
+ * the minhash index (lsh_open) or the simhash index file, which may not exist yet (made on
+ * close). *k is the options' k (0: any); for a simhash index it becomes the index's k, or
+ * with no index file the journal's, or DEDUP_K_DEFAULT. Returns 0 or a SIMCRAWL_* code. */
+static int open_file_index(struct simcrawl_filter *f, const char *index_path, unsigned *k)
+{
+    const struct simcrawl_options *o = &f->o;
+    f->path = strdup(index_path);
+    f->journal_path = concat(index_path, ".journal");
+    f->payloads_path = concat(index_path, ".payloads");
+    if (!f->path || !f->journal_path || !f->payloads_path)
+        return SIMCRAWL_ENOMEM;
+    struct dedup_file_error ferr = {0};
+    unsigned long wait_ms = (unsigned long)(o->lock_wait * 1000.0);
+    enum dedup_code dc = dedup_lock_acquire(index_path, wait_ms, NULL, NULL, &f->lock, NULL, &ferr);
+    if (dc != DEDUP_OK)
+        return from_dedup(dc);
+    enum dedup_method fm = file_method(index_path);
+    if (fm != DEDUP_METHOD_UNKNOWN && (fm == DEDUP_METHOD_MINHASH) != o->minhash) {
+        logf_(f, "%s is a %s index; it cannot be opened with the %s method", index_path,
+              method_name(fm == DEDUP_METHOD_MINHASH), method_name(o->minhash));
+        return SIMCRAWL_EMETHOD;
+    }
+    if (o->minhash)
+        return lsh_open(f, index_path);
+    dc = dedup_index_load(index_path, 0, &f->idx, &ferr);
+    if (dc == DEDUP_EIO && ferr.os_error == ENOENT) {
+        f->idx = NULL; /* made on close */
+    } else if (dc != DEDUP_OK) {
+        logf_(f, "cannot load %s: %s%s%s", index_path,
+              ferr.what && *ferr.what ? ferr.what : dedup_strerror(dc), ferr.os_error ? ": " : "",
+              ferr.os_error ? strerror(ferr.os_error) : "");
+        return from_dedup(dc);
+    } else if (*k != 0 && dedup_index_k(f->idx) != *k) {
+        return SIMCRAWL_EMISMATCH;
+    } else {
+        *k = dedup_index_k(f->idx);
+    }
+    if (!f->idx && *k == 0) { /* no index yet: the journal's k, or the default */
+        uint8_t h[FJ_HEADER_BYTES];
+        FILE *jf = fopen(f->journal_path, "rb");
+        unsigned jk = 0;
+        if (jf && fread(h, 1, sizeof h, jf) == sizeof h &&
+            fj_header_check(h, sizeof h, &jk, NULL) == 0)
+            *k = jk;
+        if (jf)
+            fclose(jf);
+        if (*k == 0)
+            *k = DEDUP_K_DEFAULT;
+    }
+    return 0;
+}
+
+/* What a filter holds beside its index: the decision table (made now, and always: a
+ * journal written with templates on replays its blocks whatever the option is now), the
+ * payloads, the id maps, the journal and its syncer thread. Returns 0 or a SIMCRAWL_*
+ * code. */
+static int open_state(struct simcrawl_filter *f)
+{
+    int rc = 0;
+    struct filter_decide_opts dopts = {.index = f->idx,
+                                       .lsh = f->lsh,
+                                       .threshold = f->threshold,
+                                       .k = f->k,
+                                       .templates = 1,
+                                       .by_id = 1,
+                                       .hooks = {.start = hook_start,
+                                                 .reserve = hook_reserve,
+                                                 .added = hook_added,
+                                                 .deleting = hook_deleting,
+                                                 .userdata = f}};
+    if (filter_decide_new(&dopts, &f->decide) != DEDUP_OK)
+        return SIMCRAWL_ENOMEM;
+    if (f->path) {
+        rc = payloads_load(f);
+        if (rc == 0) {
+            char tmp[4096];
+            if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", f->payloads_path) < sizeof tmp)
+                unlink(tmp); /* left by a killed compaction */
+        }
+    }
+    if (rc == 0)
+        rc = maps_build(f);
+    if (rc == 0 && f->path)
+        rc = journal_open(f);
+    if (rc != 0)
+        return rc;
+    if (f->jfd >= 0 && f->o.fsync == FSYNC_INTERVAL) {
+        if (pthread_create(&f->syncer, NULL, syncer_run, f) != 0)
+            return SIMCRAWL_ENOMEM;
+        f->has_syncer = 1;
+    }
+    return 0;
+}
+
+/* Opens a filter: on Redis (redis_open), or on an index file (open_file_index) or in
+ * memory, then its state (open_state). */
 int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_path,
                               const struct simcrawl_options *o)
 {
@@ -1280,119 +1377,31 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
         *out = f;
         return 0;
     }
-    if (index_path) {
-        f->path = strdup(index_path);
-        f->journal_path = concat(index_path, ".journal");
-        f->payloads_path = concat(index_path, ".payloads");
-        if (!f->path || !f->journal_path || !f->payloads_path) {
-            rc = SIMCRAWL_ENOMEM;
-            goto fail;
-        }
-        struct dedup_file_error ferr = {0};
-        unsigned long wait_ms = (unsigned long)(o->lock_wait * 1000.0);
-        enum dedup_code dc = dedup_lock_acquire(index_path, wait_ms, NULL, NULL, &f->lock, NULL,
-                                                &ferr);
-        if (dc != DEDUP_OK) {
-            rc = from_dedup(dc);
-            goto fail;
-        }
-        enum dedup_method fm = file_method(index_path);
-        if (fm != DEDUP_METHOD_UNKNOWN && (fm == DEDUP_METHOD_MINHASH) != o->minhash) {
-            logf_(f, "%s is a %s index; it cannot be opened with the %s method", index_path,
-                  method_name(fm == DEDUP_METHOD_MINHASH), method_name(o->minhash));
-            rc = SIMCRAWL_EMETHOD;
-            goto fail;
-        }
-        if (o->minhash) {
-            rc = lsh_open(f, index_path);
-            if (rc != 0)
-                goto fail;
-            goto decide;
-        }
-        dc = dedup_index_load(index_path, 0, &f->idx, &ferr);
-        if (dc == DEDUP_EIO && ferr.os_error == ENOENT)
-            f->idx = NULL; /* made on close */
-        else if (dc != DEDUP_OK) {
-            logf_(f, "cannot load %s: %s%s%s", index_path,
-                  ferr.what && *ferr.what ? ferr.what : dedup_strerror(dc),
-                  ferr.os_error ? ": " : "", ferr.os_error ? strerror(ferr.os_error) : "");
-            rc = from_dedup(dc);
-            goto fail;
-        } else if (k != 0 && dedup_index_k(f->idx) != k) {
-            rc = SIMCRAWL_EMISMATCH;
-            goto fail;
-        } else
-            k = dedup_index_k(f->idx);
-        if (!f->idx && k == 0) { /* no index yet: the journal's k, or the default */
-            uint8_t h[FJ_HEADER_BYTES];
-            FILE *jf = fopen(f->journal_path, "rb");
-            unsigned jk = 0;
-            if (jf && fread(h, 1, sizeof h, jf) == sizeof h &&
-                fj_header_check(h, sizeof h, &jk, NULL) == 0)
-                k = jk;
-            if (jf)
-                fclose(jf);
-            if (k == 0)
-                k = DEDUP_K_DEFAULT;
-        }
-    } else if (k == 0)
+    if (index_path)
+        rc = open_file_index(f, index_path, &k);
+    else if (k == 0)
         k = DEDUP_K_DEFAULT;
-    if (o->minhash) {
-        rc = lsh_open(f, NULL);
-        if (rc != 0)
-            goto fail;
-        goto decide;
-    }
-    f->k = k;
-    if (!f->idx) {
-        struct dedup_design d;
-        enum dedup_code dc = dedup_design_choose(k, DESIGN_DOCS, 0, &d);
-        if (dc == DEDUP_OK)
-            dc = dedup_index_new(&d, &f->idx);
-        if (dc != DEDUP_OK) {
-            rc = from_dedup(dc);
-            goto fail;
-        }
-    }
-decide:;
-    /* the table is made now (marks read it under the read lock), and always: a journal
-     * written with templates on replays its blocks whatever the option is now */
-    struct filter_decide_opts dopts = {.index = f->idx,
-                                       .lsh = f->lsh,
-                                       .threshold = f->threshold,
-                                       .k = f->k,
-                                       .templates = 1,
-                                       .by_id = 1,
-                                       .hooks = {.start = hook_start,
-                                                 .reserve = hook_reserve,
-                                                 .added = hook_added,
-                                                 .deleting = hook_deleting,
-                                                 .userdata = f}};
-    if (filter_decide_new(&dopts, &f->decide) != DEDUP_OK) {
-        rc = SIMCRAWL_ENOMEM;
-        goto fail;
-    }
-    if (f->path) {
-        rc = payloads_load(f);
-        if (rc == 0) {
-            char tmp[4096];
-            if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", f->payloads_path) < sizeof tmp)
-                unlink(tmp); /* left by a killed compaction */
-        }
-    }
-    if (rc == 0)
-        rc = maps_build(f);
-    if (rc == 0 && f->path)
-        rc = journal_open(f);
     if (rc != 0)
         goto fail;
-    if (f->jfd >= 0 && f->o.fsync == FSYNC_INTERVAL) {
-        if (pthread_create(&f->syncer, NULL, syncer_run, f) != 0) {
-            rc = SIMCRAWL_ENOMEM;
+    if (o->minhash) {
+        if (!index_path && (rc = lsh_open(f, NULL)) != 0)
             goto fail;
+    } else {
+        f->k = k;
+        if (!f->idx) {
+            struct dedup_design d;
+            enum dedup_code dc = dedup_design_choose(k, DESIGN_DOCS, 0, &d);
+            if (dc == DEDUP_OK)
+                dc = dedup_index_new(&d, &f->idx);
+            if (dc != DEDUP_OK) {
+                rc = from_dedup(dc);
+                goto fail;
+            }
         }
-        f->has_syncer = 1;
     }
+    rc = open_state(f);
+    if (rc != 0)
+        goto fail;
     *out = f;
     return 0;
 fail:

@@ -123,87 +123,88 @@ struct block {
     size_t off, len, n_tokens;
 };
 
-/*
- * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each "\n\n"
- * separated block is tokenised alone; blocks without tokens are ignored; the others'
- * token strings joined by one space are the whole text's token string. Template blocks
- * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's
- * block fields (keep_blocks) and template counts. EXTRACT_ENOMEM or extract_tokens()'s
- * code on failure (nothing to free then).
- */
-static enum extract_code block_tokens(const char *text, size_t tlen, const struct filter_fp_opts *opts,
-                                      struct filter_fp_result *out, char **tokens,
-                                      size_t *tokens_len, size_t *n_tokens)
+/* The blocks of the main text that have tokens, their token strings joined by one
+ * space in all[0..all_len). */
+struct joined {
+    struct block *b;
+    size_t nb, capb;
+    char *all;
+    size_t all_len, all_cap;
+};
+
+static void joined_free(struct joined *j)
 {
-    enum extract_code ec = EXTRACT_OK;
-    struct block *b = NULL;
-    uint64_t *hash = NULL;
-    uint32_t *ntok = NULL;
-    unsigned char *tpl = NULL;
-    char *all = NULL, *kept = NULL;
-    size_t nb = 0, capb = 0, all_len = 0, all_cap = 0;
+    free(j->b);
+    free(j->all);
+}
+
+/* Appends one block's token string bt (bl bytes, bn tokens) to j; 0, or -1 when out of
+ * memory. */
+static int join_block(struct joined *j, const char *bt, size_t bl, size_t bn)
+{
+    if (j->nb == j->capb) {
+        size_t nc = j->capb ? j->capb * 2 : 64;
+        struct block *nbk = realloc(j->b, nc * sizeof *nbk);
+        if (!nbk)
+            return -1;
+        j->b = nbk;
+        j->capb = nc;
+    }
+    size_t need = j->all_len + bl + 2;
+    if (need > j->all_cap) {
+        size_t nc = j->all_cap ? j->all_cap : 4096;
+        while (nc < need)
+            nc *= 2;
+        char *na = realloc(j->all, nc);
+        if (!na)
+            return -1;
+        j->all = na;
+        j->all_cap = nc;
+    }
+    if (j->all_len)
+        j->all[j->all_len++] = ' ';
+    memcpy(j->all + j->all_len, bt, bl);
+    j->b[j->nb++] = (struct block){j->all_len, bl, bn};
+    j->all_len += bl;
+    j->all[j->all_len] = '\0';
+    return 0;
+}
+
+/* 1. Each "\n\n" separated block of text[0..tlen) tokenised alone, the blocks with
+ * tokens joined into j. EXTRACT_ENOMEM or extract_tokens()'s code on failure (j is
+ * freed by the caller). */
+static enum extract_code join_blocks(const char *text, size_t tlen, struct joined *j)
+{
     for (size_t i = 0; i <= tlen;) {
         const char *e = blank_line(text + i, tlen - i);
         size_t end = e ? (size_t)(e - text) : tlen;
         char *bt = NULL;
         size_t bl = 0, bn = 0;
         if (end > i) {
-            ec = extract_tokens(text + i, end - i, &bt, &bl, &bn);
+            enum extract_code ec = extract_tokens(text + i, end - i, &bt, &bl, &bn);
             if (ec != EXTRACT_OK)
-                goto fail;
+                return ec;
         }
-        if (bn > 0) {
-            if (nb == capb) {
-                size_t nc = capb ? capb * 2 : 64;
-                struct block *nbk = realloc(b, nc * sizeof *nbk);
-                if (!nbk) {
-                    free(bt);
-                    goto oom;
-                }
-                b = nbk;
-                capb = nc;
-            }
-            size_t need = all_len + bl + 2;
-            if (need > all_cap) {
-                size_t nc = all_cap ? all_cap : 4096;
-                while (nc < need)
-                    nc *= 2;
-                char *na = realloc(all, nc);
-                if (!na) {
-                    free(bt);
-                    goto oom;
-                }
-                all = na;
-                all_cap = nc;
-            }
-            if (all_len)
-                all[all_len++] = ' ';
-            memcpy(all + all_len, bt, bl);
-            b[nb++] = (struct block){all_len, bl, bn};
-            all_len += bl;
-            all[all_len] = '\0';
+        if (bn > 0 && join_block(j, bt, bl, bn) != 0) {
+            free(bt);
+            return EXTRACT_ENOMEM;
         }
         free(bt);
         if (!e)
             break;
         i = end + 2;
     }
-    hash = malloc((nb ? nb : 1) * sizeof *hash);
-    ntok = malloc((nb ? nb : 1) * sizeof *ntok);
-    tpl = calloc(nb ? nb : 1, 1);
-    if (!hash || !tpl || !ntok)
-        goto oom;
-    for (size_t k = 0; k < nb; k++) {
-        hash[k] = dedup_template_block_hash(all + b[k].off, b[k].len);
-        ntok[k] = b[k].n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)b[k].n_tokens;
-    }
-    if (opts->keep_blocks) {
-        /* an exact copy of a page has the same whole token string, template blocks too */
-        uint64_t h = XXH3_64bits_withSeed(all ? all : "", all_len, DEDUP_TEMPLATE_SEED);
-        out->doc_hash = h ? h : 1;
-    }
+    return EXTRACT_OK;
+}
+
+/* 2. Marks the template blocks of opts->host in tpl (opts->mark or opts->templates;
+ * hash and ntok: each block's hash and tokens); returns how many, or 0 when the page is
+ * fingerprinted whole (a stub, below). */
+static size_t mark_templates(const struct filter_fp_opts *opts, const struct joined *j,
+                             const uint64_t *hash, const uint32_t *ntok, unsigned char *tpl)
+{
     const char *host = opts->host ? opts->host : "";
-    size_t marked = 0;
+    size_t nb = j->nb, marked = 0;
     if (nb && !opts->blocks_only) {
         if (opts->mark)
             marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
@@ -220,50 +221,104 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
         size_t own = 0, whole = 0;
         size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
         for (size_t k = 0; k < nb; k++) {
-            whole += b[k].n_tokens;
+            whole += j->b[k].n_tokens;
             if (!tpl[k])
-                own += b[k].n_tokens;
+                own += j->b[k].n_tokens;
         }
         if (own > 0 && own < min && whole >= min)
             marked = 0;
     }
-    size_t kept_len = 0, kept_n = 0;
+    return marked;
+}
+
+/* 3. The token string of the blocks not marked in tpl (all of j when marked is 0: then
+ * j's buffer is taken over), *kept_len bytes and *kept_n tokens; counts the template
+ * blocks and tokens in out. NULL when out of memory. */
+static char *own_tokens(struct joined *j, const unsigned char *tpl, size_t marked,
+                        struct filter_fp_result *out, size_t *kept_len, size_t *kept_n)
+{
+    char *kept;
+    *kept_len = *kept_n = 0;
     if (marked == 0) {
-        kept = all ? all : strdup(""); /* nothing left out: the whole token string */
-        all = NULL;
+        kept = j->all ? j->all : strdup(""); /* nothing left out: the whole token string */
+        j->all = NULL;
         if (!kept)
-            goto oom;
-        kept_len = all_len;
-        for (size_t k = 0; k < nb; k++)
-            kept_n += b[k].n_tokens;
-    } else {
-        kept = malloc(all_len + 1);
-        if (!kept)
-            goto oom;
-        for (size_t k = 0; k < nb; k++) {
-            if (tpl[k]) {
-                out->n_template_blocks++;
-                out->n_template_tokens += b[k].n_tokens;
-                continue;
-            }
-            if (kept_len)
-                kept[kept_len++] = ' ';
-            memcpy(kept + kept_len, all + b[k].off, b[k].len);
-            kept_len += b[k].len;
-            kept_n += b[k].n_tokens;
-        }
-        kept[kept_len] = '\0';
+            return NULL;
+        *kept_len = j->all_len;
+        for (size_t k = 0; k < j->nb; k++)
+            *kept_n += j->b[k].n_tokens;
+        return kept;
     }
+    kept = malloc(j->all_len + 1);
+    if (!kept)
+        return NULL;
+    for (size_t k = 0; k < j->nb; k++) {
+        const struct block *b = &j->b[k];
+        if (tpl[k]) {
+            out->n_template_blocks++;
+            out->n_template_tokens += b->n_tokens;
+            continue;
+        }
+        if (*kept_len)
+            kept[(*kept_len)++] = ' ';
+        memcpy(kept + *kept_len, j->all + b->off, b->len);
+        *kept_len += b->len;
+        *kept_n += b->n_tokens;
+    }
+    kept[*kept_len] = '\0';
+    return kept;
+}
+
+/*
+ * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each "\n\n"
+ * separated block is tokenised alone; blocks without tokens are ignored; the others'
+ * token strings joined by one space are the whole text's token string. Template blocks
+ * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's
+ * block fields (keep_blocks) and template counts. EXTRACT_ENOMEM or extract_tokens()'s
+ * code on failure (nothing to free then).
+ */
+static enum extract_code block_tokens(const char *text, size_t tlen,
+                                      const struct filter_fp_opts *opts,
+                                      struct filter_fp_result *out, char **tokens,
+                                      size_t *tokens_len, size_t *n_tokens)
+{
+    struct joined j = {0};
+    uint64_t *hash = NULL;
+    uint32_t *ntok = NULL;
+    unsigned char *tpl = NULL;
+    char *kept = NULL;
+    size_t kept_len = 0, kept_n = 0;
+    enum extract_code ec = join_blocks(text, tlen, &j);
+    if (ec != EXTRACT_OK)
+        goto fail;
+    size_t nb = j.nb;
+    hash = malloc((nb ? nb : 1) * sizeof *hash);
+    ntok = malloc((nb ? nb : 1) * sizeof *ntok);
+    tpl = calloc(nb ? nb : 1, 1);
+    if (!hash || !tpl || !ntok)
+        goto oom;
+    for (size_t k = 0; k < nb; k++) {
+        hash[k] = dedup_template_block_hash(j.all + j.b[k].off, j.b[k].len);
+        ntok[k] = j.b[k].n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)j.b[k].n_tokens;
+    }
+    if (opts->keep_blocks) {
+        /* an exact copy of a page has the same whole token string, template blocks too */
+        uint64_t h = XXH3_64bits_withSeed(j.all ? j.all : "", j.all_len, DEDUP_TEMPLATE_SEED);
+        out->doc_hash = h ? h : 1;
+    }
+    size_t marked = mark_templates(opts, &j, hash, ntok, tpl);
+    kept = own_tokens(&j, tpl, marked, out, &kept_len, &kept_n);
+    if (!kept)
+        goto oom;
     if (opts->keep_blocks) {
         out->blocks = hash;
         out->n_blocks = nb;
         hash = NULL;
     }
-    free(b);
+    joined_free(&j);
     free(hash);
     free(ntok);
     free(tpl);
-    free(all);
     *tokens = kept;
     *tokens_len = kept_len;
     *n_tokens = kept_n;
@@ -271,12 +326,10 @@ static enum extract_code block_tokens(const char *text, size_t tlen, const struc
 oom:
     ec = EXTRACT_ENOMEM;
 fail:
-    free(b);
+    joined_free(&j);
     free(hash);
     free(ntok);
     free(tpl);
-    free(all);
-    free(kept);
     free(out->blocks);
     out->blocks = NULL;
     out->n_blocks = 0;
