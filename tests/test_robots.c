@@ -236,6 +236,16 @@ static void test_robots_percent_encoding(void)
         /* a stray '%' is literal on both sides */
         {"User-agent: *\nDisallow: /100%\n", "b", "/100%", 0},
         {"User-agent: *\nDisallow: /100%zz\n", "b", "/100%zz", 0},
+        /* ... and matches the canonical URL's spelling of it (%25), as the pattern and the
+         * path go through the URL canonicaliser's normaliser: before, "/100%zz$" never
+         * matched the canonical "/100%25zz" */
+        {"User-agent: *\nDisallow: /100%\n", "b", "/100%25", 0},
+        {"User-agent: *\nDisallow: /100%zz$\n", "b", "/100%25zz", 0},
+        {"User-agent: *\nDisallow: /100%25zz$\n", "b", "/100%zz", 0},
+        /* octets a URL may not hold, written raw in a rule, match their escapes */
+        {"User-agent: *\nDisallow: /a\"b{c}\n", "b", "/a%22b%7Bc%7D", 0},
+        {"User-agent: *\nDisallow: /a%22b\n", "b", "/a\"b", 0},
+        {"User-agent: *\nDisallow: /a%22b\n", "b", "/a%23b", 1},
     };
     RUN(cases);
 }
@@ -485,9 +495,21 @@ static void test_robots_wildmatch_and_normalize(void)
     CU_ASSERT(crawl_robots_wildmatch("a**b", 4, "ab", 2, 1));
     char out[64];
     const char *in = "/a%2fb%7e%41\xC3\xA9 %zz%";
-    size_t n = crawl_robots_normalize(in, strlen(in), out);
+    size_t n = crawl_url_normalise_escapes(in, strlen(in), out);
     out[n] = '\0';
-    CU_ASSERT_STRING_EQUAL(out, "/a%2Fb~A%C3%A9%20%zz%");
+    /* the URL canonicaliser's normaliser: a stray '%' is %25 (it was kept as is when
+     * robots.c had a normaliser of its own) */
+    CU_ASSERT_STRING_EQUAL(out, "/a%2Fb~A%C3%A9%20%25zz%25");
+    /* idempotent, and the same as the canonical URL's path */
+    char again[96];
+    size_t m = crawl_url_normalise_escapes(out, n, again);
+    again[m] = '\0';
+    CU_ASSERT_STRING_EQUAL(again, out);
+    char *canon = NULL;
+    ASSERT_EQ(crawl_url_canonicalise("http://example.com/a%2fb%7e%41\xC3\xA9 %zz%", NULL, &canon),
+              CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(canon, "http://example.com/a%2Fb~A%C3%A9%20%25zz%25");
+    free(canon);
 }
 
 static void test_robots_url_path(void)
