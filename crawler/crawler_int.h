@@ -21,6 +21,23 @@
 int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen,
                            int anchored);
 
+/* ---- robots.txt fetched by the crawler (crawler/robots_fetch.c) ---- */
+
+/*
+ * The outcome of a robots.txt transfer (r: the fetcher's CRAWL_FETCH_ANY) for
+ * crawl_robots_host_update(): status, body (the kept bytes; truncated past the cap),
+ * redirects, the final URL, Cache-Control max-age, or status 0 and the error in words for
+ * a transfer that gave no complete answer. o borrows r's body and final URL (valid while
+ * r lives). Returns 1 when the host gave no answer at all (no status line: refused, no
+ * such name, TLS, timeout before any byte), 0 otherwise.
+ */
+int crawl_robots_outcome_from_response(const struct crawl_response *r,
+                                       struct crawl_robots_outcome *o);
+
+/* The shortest Cache-Control max-age (seconds, capped at 1e9) in an HTTP response head
+ * head[0..len), or -1 when none. */
+double crawl_robots_max_age(const char *head, size_t len);
+
 /* ---- scope (crawler/crawl.c) ---- */
 
 /*
