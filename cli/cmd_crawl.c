@@ -24,6 +24,7 @@
  * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
 #include "cli/cli.h"
+#include "cli/digests.h"
 #include "cli/crawl_report.h"
 #include "cli/pipeline.h"
 #include "cli/requisites.h"
@@ -54,7 +55,10 @@ static void usage(FILE *out);
 #define SEEDS_MAX 100000u            /* seed URLs at most */
 #define SEED_LINE_MAX 8192u
 #define TOPIC_MAX_BYTES (64u * 1024)   /* --topic / --topic-file */
-#define DIGESTS_MAX (16u * 1024 * 1024) /* archived payloads remembered for revisits */
+/* What an archived page not remembered (past CLI_DIGESTS_MAX) loses. */
+#define CRAWL_DIGESTS_LOST                                                                   \
+    "exact duplicates of pages archived from now on are decided near-duplicate (by their "  \
+    "fingerprint) and get no revisit record"
 
 /* ---- options ---- */
 
@@ -878,6 +882,7 @@ struct run {
     struct redisidx *ridx;        /* --redis: the near-duplicate index shared by the workers */
     struct filter_decide *decide; /* the decision over index (its own lock), archived
                                    * payloads by SHA-1 digest with a kept_meta */
+    struct cli_digests_cap digests; /* their cap, said once (cli/digests.h) */
     int templates;                /* learn and leave out template blocks (not --no-templates) */
     struct crawl_warc_writer *warc;
     struct crawl_state *state; /* --state */
@@ -972,6 +977,8 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
         goto oom;
     }
     int exact = dr.verdict == FILTER_VERDICT_EXACT;
+    if (cli_digests_stored(&run->digests, dr.stored) != 0)
+        rc = -1;
     if (exact) {
         const struct kept_meta *k = dr.meta;
         v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
@@ -1260,6 +1267,8 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         write = W_RESPONSE;
     }
     if (rc == 0 && dr.template_code == DEDUP_ENOMEM)
+        rc = -1;
+    if (cli_digests_stored(&run->digests, dr.stored) != 0)
         rc = -1;
     filter_decide_result_release(&dr);
 
@@ -2185,7 +2194,9 @@ static int report_from_state(struct run *run, const struct options *o, const cha
  * CLI_USAGE (the other method's knob given) or CLI_RUNTIME, said. */
 static int decide_setup(struct run *run, struct options *o)
 {
-    struct filter_decide_opts dopts = {.templates = run->templates, .max_payloads = DIGESTS_MAX};
+    cli_digests_cap_init(&run->digests, CMD, CRAWL_DIGESTS_LOST, CLI_DIGESTS_MAX, o->quiet);
+    struct filter_decide_opts dopts = {.templates = run->templates,
+                                       .max_payloads = CLI_DIGESTS_MAX};
     if (o->minhash) {
         struct dedup_lsh_params p;
         if (o->k_given)

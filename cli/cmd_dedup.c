@@ -19,6 +19,7 @@
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
+#include "cli/digests.h"
 #include "cli/inputs.h"
 #include "cli/minhash.h"
 #include "cli/walk.h"
@@ -40,7 +41,6 @@
 #include <xxhash.h>
 
 #define CMD "dedup"
-#define DIGESTS_MAX (16u * 1024 * 1024) /* kept pages remembered for exact duplicates */
 #define PENDING_MAX (1024u * 1024)      /* a request record held back for its response */
 #define DROPPED_RING 16u                /* dropped responses remembered for their metadata */
 #define ID_MAX 256u                     /* record ids longer than this are not matched */
@@ -77,7 +77,7 @@ struct dd {
     struct filter_decide_result dr; /* the last decision (an exact duplicate's metadata) */
     char *meta;                     /* a kept page's metadata being built */
     size_t meta_cap;
-    int kept_full_warned;
+    struct cli_digests_cap cap; /* the payload digests remembered (cli/digests.h) */
     /* the pair (FILE + FILE.digests): the generation this run saves, and the index
      * documents [nodig_from, nodig_to) whose digests were lost (digests older than the
      * index), their fingerprints sorted: a page with one of them may be an exact duplicate
@@ -311,19 +311,16 @@ static size_t kept_meta(struct dd *d, uint64_t fp, const char *id, const char *u
     return len;
 }
 
+/* What a kept page not remembered (past CLI_DIGESTS_MAX) loses. */
+#define DEDUP_DIGESTS_LOST                                                                   \
+    "exact duplicates of pages kept from now on are decided near-duplicate (by their "     \
+    "fingerprint), and FILE.digests will not list them"
+
 /* What remembering a kept page came to: 0, or -1 when out of memory (the page is then
- * simply not remembered). Past DIGESTS_MAX pages, said once. */
+ * simply not remembered). Past CLI_DIGESTS_MAX pages, said once (cli/digests.h). */
 static int kept_stored(struct dd *d, enum filter_decide_stored s)
 {
-    if (s == FILTER_STORED_FULL) {
-        if (!d->kept_full_warned && !d->quiet)
-            cli_error(CMD,
-                      "more than %u kept pages: exact duplicates of later pages are "
-                      "decided near-duplicate",
-                      DIGESTS_MAX);
-        d->kept_full_warned = 1;
-    }
-    return s == FILTER_STORED_ENOMEM ? -1 : 0;
+    return cli_digests_stored(&d->cap, s);
 }
 
 /* A kept page of an earlier run (FILE.digests). 0, or -1 when out of memory. */
@@ -1511,12 +1508,13 @@ int cmd_dedup(int argc, char **argv)
             return CLI_RUNTIME;
         }
     }
+    cli_digests_cap_init(&d.cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d.quiet);
     struct filter_decide_opts dopts = {.index = d.idx,
                                        .k = d.k,
                                        .lsh = d.lsh,
                                        .threshold = d.threshold,
                                        .templates = !d.no_templates,
-                                       .max_payloads = DIGESTS_MAX};
+                                       .max_payloads = CLI_DIGESTS_MAX};
     if (filter_decide_new(&dopts, &d.decide) != DEDUP_OK) {
         cli_error(CMD, "out of memory");
         pair_free(&d);
