@@ -314,7 +314,7 @@ static size_t kept_meta(struct dd *d, uint64_t fp, const char *id, const char *u
 /* What a kept page not remembered (past CLI_DIGESTS_MAX) loses. */
 #define DEDUP_DIGESTS_LOST                                                                   \
     "exact duplicates of pages kept from now on are decided near-duplicate (by their "     \
-    "fingerprint), and FILE.digests will not list them"
+    "fingerprint), and --index FILE.digests does not list them"
 
 /* What remembering a kept page came to: 0, or -1 when out of memory (the page is then
  * simply not remembered). Past CLI_DIGESTS_MAX pages, said once (cli/digests.h). */
