@@ -1352,6 +1352,39 @@ static void pair_free(struct dd *d)
     d->lsh = NULL;
 }
 
+/* The simhash method: index_path's index when it exists (it must answer up to d->k), else
+ * a new one sized for INDEX_EXPECTED_DOCS. CLI_OK, or the status after saying why (d's
+ * index freed). */
+static int simhash_open(struct dd *d, const char *index_path)
+{
+    struct stat st;
+    if (index_path && stat(index_path, &st) == 0) {
+        struct dedup_file_error fe = {0};
+        enum dedup_code c = dedup_index_load(index_path, 0, &d->idx, &fe);
+        if (c != DEDUP_OK) {
+            cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
+                      fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
+            return CLI_RUNTIME;
+        }
+        if (dedup_index_k(d->idx) < d->k) {
+            cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
+                      dedup_index_k(d->idx), d->k);
+            pair_free(d);
+            return CLI_USAGE;
+        }
+        return CLI_OK;
+    }
+    struct dedup_design des;
+    enum dedup_code c = dedup_design_choose(d->k, INDEX_EXPECTED_DOCS, 0, &des);
+    if (c == DEDUP_OK)
+        c = dedup_index_new(&des, &d->idx);
+    if (c != DEDUP_OK) {
+        cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
 /* --method minhash: the LSH index, index_path's when it exists (a simhash index there is
  * an error naming the method), else new for d->threshold. A --threshold given with an
  * existing index is used for the verification, its bands stay the index's (as pairs
@@ -1474,39 +1507,10 @@ int cmd_dedup(int argc, char **argv)
     if (index_path && cli_index_lock(CMD, index_path, lock_wait, &lock) != CLI_OK)
         return CLI_RUNTIME;
     /* the index: an earlier run's, or a new one */
-    struct stat st;
-    if (minhash) {
-        int ps = minhash_open(&d, index_path, threshold_set);
-        if (ps != CLI_OK) {
-            dedup_lock_release(lock);
-            return ps;
-        }
-    } else if (index_path && stat(index_path, &st) == 0) {
-        struct dedup_file_error fe = {0};
-        enum dedup_code c = dedup_index_load(index_path, 0, &d.idx, &fe);
-        if (c != DEDUP_OK) {
-            cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
-                      fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
-        if (dedup_index_k(d.idx) < d.k) {
-            cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
-                      dedup_index_k(d.idx), d.k);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_USAGE;
-        }
-    } else {
-        struct dedup_design des;
-        enum dedup_code c = dedup_design_choose(d.k, INDEX_EXPECTED_DOCS, 0, &des);
-        if (c == DEDUP_OK)
-            c = dedup_index_new(&des, &d.idx);
-        if (c != DEDUP_OK) {
-            cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
+    int ps = minhash ? minhash_open(&d, index_path, threshold_set) : simhash_open(&d, index_path);
+    if (ps != CLI_OK) {
+        dedup_lock_release(lock);
+        return ps;
     }
     cli_digests_cap_init(&d.cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d.quiet);
     struct filter_decide_opts dopts = {.index = d.idx,
