@@ -44,6 +44,9 @@
 #define PENDING_MAX (1024u * 1024)      /* a request record held back for its response */
 #define DROPPED_RING 16u                /* dropped responses remembered for their metadata */
 #define ID_MAX 256u                     /* record ids longer than this are not matched */
+/* The smallest --max-block: a cap below 4 KiB would skip nearly every HTML response record
+ * (the HTTP head alone is often half a KiB), so a lower value is refused as a mistake. */
+#define MAX_BLOCK_MIN 4096u
 #define INDEX_EXPECTED_DOCS (1u << 22)  /* sizes the table design of a new index */
 
 /* A kept page, for exact-duplicate revisits: what the decision (filter/decide.h) keeps
@@ -819,12 +822,16 @@ static enum crawl_code stream_through(struct dd *d, struct crawl_warc_reader *r,
 
 /* ---- the decisions ---- */
 
+/* Seconds between two progress lines on a terminal: twice a second reads as live without
+ * the redraws costing anything next to the records' work. */
+#define PROGRESS_INTERVAL 0.5
+
 static void progress(struct dd *d, int force)
 {
     if (!d->tty || d->quiet)
         return;
     double t = now_s();
-    if (!force && t - d->last_progress < 0.5)
+    if (!force && t - d->last_progress < PROGRESS_INTERVAL)
         return;
     d->last_progress = t;
     uint64_t bytes = d->bytes_done + (d->cur_reader ? crawl_warc_reader_pos(d->cur_reader) : 0);
@@ -1460,8 +1467,9 @@ int cmd_dedup(int argc, char **argv)
                 return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
             break;
         case OPT_MAX_BLOCK:
-            if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
-                return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
+            if (parse_size(v, &d.max_block) != 0 || d.max_block < MAX_BLOCK_MIN)
+                return cli_usage_error(CMD, "--max-block must be at least %u bytes, not '%s'",
+                                       MAX_BLOCK_MIN, v);
             break;
         case OPT_MAX_DEPTH:
             if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
