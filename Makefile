@@ -240,8 +240,10 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 FAILALLOC_WRAP := $(addprefix -Wl$(comma)--wrap=,malloc calloc realloc strdup strndup)
-$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL)
-	$(CC) $(LDFLAGS) $(FAILALLOC_WRAP) -o $@ $(call obj,$(TEST_SRC)) \
+# The command line's shared pieces tested by tests/test_cli.c (which has their cli_error).
+TEST_CLI_OBJ := $(call obj,cli/walk.c cli/digests.c)
+$(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(TEST_CLI_OBJ) $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL)
+	$(CC) $(LDFLAGS) $(FAILALLOC_WRAP) -o $@ $(call obj,$(TEST_SRC)) $(TEST_CLI_OBJ) \
 	    $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL) $(LINK_LIBS) $(TEST_LIBS)
 
 # Fuzz targets replay their saved corpus without clang: one replay binary per target.

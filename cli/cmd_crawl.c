@@ -24,6 +24,7 @@
  * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
 #include "cli/cli.h"
+#include "cli/digests.h"
 #include "cli/crawl_report.h"
 #include "cli/pipeline.h"
 #include "cli/requisites.h"
@@ -42,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -54,7 +56,16 @@ static void usage(FILE *out);
 #define SEEDS_MAX 100000u            /* seed URLs at most */
 #define SEED_LINE_MAX 8192u
 #define TOPIC_MAX_BYTES (64u * 1024)   /* --topic / --topic-file */
-#define DIGESTS_MAX (16u * 1024 * 1024) /* archived payloads remembered for revisits */
+/* Pages a crawl without --max-pages sizes its index's table design for (dedup_design_choose's
+ * cost model picks the permuted tables for about this many fingerprints; the index holds
+ * more, each probe then reads longer runs of candidates). */
+#define INDEX_EXPECTED_PAGES 1000000u
+/* Seeds named in the --report (the report's argument list is an int count). */
+#define REPORT_SEEDS_MAX 1000000u
+/* What an archived page not remembered (past CLI_DIGESTS_MAX) loses. */
+#define CRAWL_DIGESTS_LOST                                                                   \
+    "exact duplicates of pages archived from now on are decided near-duplicate (by their "  \
+    "fingerprint) and get no revisit record"
 
 /* ---- options ---- */
 
@@ -128,182 +139,188 @@ static int method_option(struct options *o, const char *name, const char *v)
     return 0;
 }
 
+/*
+ * The options as a table (every one is also a key of the config file's [crawl] section):
+ * the name, how its value is read, where it goes (an offset into struct options; the
+ * crawl_opts ones are at offsetof(struct options, co.FIELD)), the accepted range and the
+ * words of the error for a value outside it. set_option() is one loop over it.
+ */
+enum opt_kind {
+    OPT_STRING,    /* const char *; "" unsets it (NULL) */
+    OPT_NONEMPTY,  /* const char *; "" is an error */
+    OPT_INT,       /* an integer in [min, max] into a field of type `field` */
+    OPT_REAL,      /* a double in [min, max] */
+    OPT_YESNO,     /* yes/on/1 or no/off/0 into an int (1 / 0) */
+    OPT_NOYES,     /* the same, inverted (robots: yes means ignore_robots 0) */
+    OPT_SCOPE,     /* host, domain or any */
+    OPT_K,         /* --k: also marks k_given when from the command line */
+    OPT_METHOD,    /* --method and --threshold: method_option() */
+};
+
+enum opt_field { F_LONG, F_INT, F_UNSIGNED, F_SIZE };
+
+/* Flags: 0 given means "no value" to the library, whose 0 is the default. */
+#define OPT_ZERO_IS_NONE 1u
+
+struct opt_spec {
+    const char *name;
+    enum opt_kind kind;
+    size_t offset;
+    enum opt_field field; /* OPT_INT only */
+    double min, max;
+    const char *bad; /* "--NAME: BAD, got 'VALUE'" */
+    unsigned flags;
+};
+
+#define CO(f) offsetof(struct options, co.f)
+#define OP(f) offsetof(struct options, f)
+static const struct opt_spec opt_specs[] = {
+    {"max-pages", OPT_INT, CO(max_pages), F_LONG, 0, 1000000000L, "a number of pages (0: no limit)", 0},
+    {"max-depth", OPT_INT, CO(max_depth), F_LONG, -1, 1000000L, "a depth (-1: no limit)", 0},
+    {"concurrency", OPT_INT, CO(concurrency), F_UNSIGNED, 1, 1024, "1 to 1024 connections", 0},
+    {"per-host", OPT_INT, CO(per_host), F_UNSIGNED, 1, 64, "1 to 64 connections", 0},
+    {"delay", OPT_REAL, CO(delay), 0, 0, 3600, "seconds, 0 to 3600", 0},
+    {"max-delay", OPT_REAL, CO(max_delay), 0, 0.001, 86400, "seconds", 0},
+    {"scope", OPT_SCOPE, CO(scope), 0, 0, 0, "host, domain or any", 0},
+    {"include", OPT_STRING, CO(include), 0, 0, 0, NULL, 0},
+    {"exclude", OPT_STRING, CO(exclude), 0, 0, 0, NULL, 0},
+    {"topic", OPT_STRING, OP(topic), 0, 0, 0, NULL, 0},
+    {"topic-file", OPT_STRING, OP(topic_file), 0, 0, 0, NULL, 0},
+    {"min-relevance", OPT_REAL, OP(min_relevance), 0, 0, 1, "a relevance from 0 to 1", 0},
+    {"k", OPT_K, OP(k), F_LONG, 0, DEDUP_K_MAX, "a Hamming distance from 0 to 7", 0},
+    {"method", OPT_METHOD, 0, 0, 0, 0, "simhash or minhash", 0},
+    {"threshold", OPT_METHOD, 0, 0, 0, 0, "a Jaccard similarity, more than 0 and at most 1", 0},
+    {"warc", OPT_STRING, OP(warc), 0, 0, 0, NULL, 0},
+    {"warc-gzip-level", OPT_INT, OP(warc_gzip_level), F_INT, 1, 9,
+     "a zlib level from 1 (fast) to 9 (small)", 0},
+    {"log", OPT_STRING, OP(log), 0, 0, 0, NULL, 0},
+    {"report", OPT_STRING, OP(report), 0, 0, 0, NULL, 0},
+    {"user-agent", OPT_NONEMPTY, CO(user_agent), 0, 0, 0, "a non-empty string", 0},
+    {"ca-file", OPT_STRING, CO(ca_file), 0, 0, 0, NULL, 0},
+    {"max-body", OPT_INT, CO(max_body), F_SIZE, 1024, 1L << 30, "bytes, 1024 to 1073741824", 0},
+    {"max-memory", OPT_INT, CO(max_memory), F_SIZE, 1L << 20, (double)(1L << 40),
+     "bytes, 1048576 to 1099511627776", 0},
+    {"seen-memory", OPT_INT, CO(seen_memory), F_SIZE, 4096, (double)(1L << 40),
+     "bytes, 4096 to 1099511627776", 0},
+    {"max-links", OPT_INT, CO(max_links), F_SIZE, 1, CLI_MAX_LINKS_LIMIT,
+     "links kept from one page, 1 to 100000000", 0},
+    {"max-nesting", OPT_INT, OP(max_nesting), F_UNSIGNED, 1, EXTRACT_MAX_DEPTH_LIMIT,
+     "an element nesting depth, 1 to 1000000", 0},
+    {"timeout", OPT_REAL, CO(timeout), 0, 0.1, 3600, "seconds, 0.1 to 3600", 0},
+    {"connect-timeout", OPT_REAL, CO(connect_timeout), 0, 0.1, 600, "seconds, 0.1 to 600", 0},
+    {"workers", OPT_INT, CO(workers), F_UNSIGNED, 0, CRAWL_MAX_WORKERS,
+     "0 (one per CPU) to 64 threads", 0},
+    {"robots", OPT_NOYES, CO(ignore_robots), 0, 0, 0, "yes or no", 0},
+    {"robots-outage", OPT_REAL, CO(robots_outage), 0, 0.1, 30 * 86400.0,
+     "seconds, 0.1 to 2592000", 0},
+    {"robots-backoff", OPT_REAL, CO(robots_backoff), 0, 0.01, 3600, "seconds, 0.01 to 3600", 0},
+    {"unreachable-retries", OPT_INT, CO(unreachable_retries), F_INT, 0, 100, "0 to 100 retries",
+     OPT_ZERO_IS_NONE},
+    {"unreachable-time", OPT_REAL, CO(unreachable_time), 0, 0.1, 3600, "seconds, 0.1 to 3600", 0},
+    {"seeds", OPT_STRING, OP(seeds_file), 0, 0, 0, NULL, 0},
+    {"state", OPT_STRING, OP(state), 0, 0, 0, NULL, 0},
+    {"redis", OPT_STRING, OP(redis), 0, 0, 0, NULL, 0},
+    {"worker-name", OPT_STRING, OP(worker_name), 0, 0, 0, NULL, 0},
+    {"lease-time", OPT_REAL, OP(lease_time), 0, 0.5, 3600, "seconds, 0.5 to 3600", 0},
+    {"redis-retry", OPT_REAL, OP(redis_retry), 0, 0, 3600,
+     "seconds, 0 to 3600 (0: fail at once)", OPT_ZERO_IS_NONE},
+    {"host-lease-time", OPT_REAL, OP(host_lease_time), 0, 0, 3600,
+     "seconds, 0 to 3600 (0: one URL a turn)", OPT_ZERO_IS_NONE},
+    {"overwrite", OPT_YESNO, OP(overwrite), 0, 0, 0, "yes or no", 0},
+    {"durable", OPT_YESNO, OP(durable), 0, 0, 0, "yes or no", 0},
+    {"no-parent", OPT_YESNO, CO(no_parent), 0, 0, 0, "yes or no", 0},
+    {"page-requisites", OPT_YESNO, OP(page_requisites), 0, 0, 0, "yes or no", 0},
+};
+#undef CO
+#undef OP
+
+/* yes/on/1: 1, no/off/0: 0, anything else -1 */
+static int parse_yes_no(const char *v)
+{
+    if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
+        return 1;
+    if (strcmp(v, "no") == 0 || strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
+        return 0;
+    return -1;
+}
+
+/* Stores n into the integer field at p of type f. */
+static void store_int(void *p, enum opt_field f, long n)
+{
+    switch (f) {
+    case F_LONG: *(long *)p = n; break;
+    case F_INT: *(int *)p = (int)n; break;
+    case F_UNSIGNED: *(unsigned *)p = (unsigned)n; break;
+    case F_SIZE: *(size_t *)p = (size_t)n; break;
+    }
+}
+
+/* Applies v to the option of spec s. 0, or -1 for a value it does not take. */
+static int apply_option(struct options *o, const struct opt_spec *s, const char *v,
+                        const char *where)
+{
+    void *field = (char *)o + s->offset;
+    long n;
+    double d;
+    int yes;
+    switch (s->kind) {
+    case OPT_STRING:
+        *(const char **)field = *v ? v : NULL;
+        return 0;
+    case OPT_NONEMPTY:
+        if (!*v)
+            return -1;
+        *(const char **)field = v;
+        return 0;
+    case OPT_INT:
+    case OPT_K:
+        if (cli_parse_long(v, (long)s->min, (long)s->max, &n))
+            return -1;
+        store_int(field, s->field, (s->flags & OPT_ZERO_IS_NONE) && n == 0 ? -1 : n);
+        if (s->kind == OPT_K) /* a config file's k is simhash's (issue 16) */
+            o->k_given |= where == NULL;
+        return 0;
+    case OPT_REAL:
+        if (parse_double(v, s->min, s->max, &d))
+            return -1;
+        *(double *)field = (s->flags & OPT_ZERO_IS_NONE) && !(d > 0) ? -1 : d;
+        return 0;
+    case OPT_YESNO:
+    case OPT_NOYES:
+        if ((yes = parse_yes_no(v)) < 0)
+            return -1;
+        *(int *)field = s->kind == OPT_YESNO ? yes : !yes;
+        return 0;
+    case OPT_SCOPE:
+        if (strcmp(v, "host") == 0)
+            *(enum crawl_scope *)field = CRAWL_SCOPE_HOST;
+        else if (strcmp(v, "domain") == 0)
+            *(enum crawl_scope *)field = CRAWL_SCOPE_DOMAIN;
+        else if (strcmp(v, "any") == 0)
+            *(enum crawl_scope *)field = CRAWL_SCOPE_ANY;
+        else
+            return -1;
+        return 0;
+    case OPT_METHOD:
+        return method_option(o, s->name, v);
+    }
+    return -1;
+}
+
 /* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
 static int set_option(struct options *o, const char *name, const char *v, const char *where)
 {
-    long n;
-    double d;
-    struct crawl_opts *c = &o->co;
-#define BAD(what)                                                                          \
-    do {                                                                                   \
-        cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "", \
-                        name, what, v);                                                    \
-        return -1;                                                                         \
-    } while (0)
-    if (strcmp(name, "max-pages") == 0) {
-        if (cli_parse_long(v, 0, 1000000000L, &n))
-            BAD("a number of pages (0: no limit)");
-        c->max_pages = n;
-    } else if (strcmp(name, "max-depth") == 0) {
-        if (cli_parse_long(v, -1, 1000000L, &n))
-            BAD("a depth (-1: no limit)");
-        c->max_depth = n;
-    } else if (strcmp(name, "concurrency") == 0) {
-        if (cli_parse_long(v, 1, 1024, &n))
-            BAD("1 to 1024 connections");
-        c->concurrency = (unsigned)n;
-    } else if (strcmp(name, "per-host") == 0) {
-        if (cli_parse_long(v, 1, 64, &n))
-            BAD("1 to 64 connections");
-        c->per_host = (unsigned)n;
-    } else if (strcmp(name, "delay") == 0) {
-        if (parse_double(v, 0, 3600, &d))
-            BAD("seconds, 0 to 3600");
-        c->delay = d;
-    } else if (strcmp(name, "max-delay") == 0) {
-        if (parse_double(v, 0.001, 86400, &d))
-            BAD("seconds");
-        c->max_delay = d;
-    } else if (strcmp(name, "scope") == 0) {
-        if (strcmp(v, "host") == 0)
-            c->scope = CRAWL_SCOPE_HOST;
-        else if (strcmp(v, "domain") == 0)
-            c->scope = CRAWL_SCOPE_DOMAIN;
-        else if (strcmp(v, "any") == 0)
-            c->scope = CRAWL_SCOPE_ANY;
-        else
-            BAD("host, domain or any");
-    } else if (strcmp(name, "include") == 0) {
-        c->include = *v ? v : NULL;
-    } else if (strcmp(name, "exclude") == 0) {
-        c->exclude = *v ? v : NULL;
-    } else if (strcmp(name, "topic") == 0) {
-        o->topic = *v ? v : NULL;
-    } else if (strcmp(name, "topic-file") == 0) {
-        o->topic_file = *v ? v : NULL;
-    } else if (strcmp(name, "min-relevance") == 0) {
-        if (parse_double(v, 0, 1, &d))
-            BAD("a relevance from 0 to 1");
-        o->min_relevance = d;
-    } else if (strcmp(name, "k") == 0) {
-        if (cli_parse_long(v, 0, DEDUP_K_MAX, &n))
-            BAD("a Hamming distance from 0 to 7");
-        o->k = n;
-        o->k_given |= where == NULL;
-    } else if (strcmp(name, "method") == 0 || strcmp(name, "threshold") == 0) {
-        if (method_option(o, name, v) != 0)
-            BAD(name[0] == 'm' ? "simhash or minhash"
-                               : "a Jaccard similarity, more than 0 and at most 1");
-    } else if (strcmp(name, "warc") == 0) {
-        o->warc = *v ? v : NULL;
-    } else if (strcmp(name, "warc-gzip-level") == 0) {
-        if (cli_parse_long(v, 1, 9, &n))
-            BAD("a zlib level from 1 (fast) to 9 (small)");
-        o->warc_gzip_level = (int)n;
-    } else if (strcmp(name, "log") == 0) {
-        o->log = *v ? v : NULL;
-    } else if (strcmp(name, "report") == 0) {
-        o->report = *v ? v : NULL;
-    } else if (strcmp(name, "user-agent") == 0) {
-        if (!*v)
-            BAD("a non-empty string");
-        c->user_agent = v;
-    } else if (strcmp(name, "ca-file") == 0) {
-        c->ca_file = *v ? v : NULL;
-    } else if (strcmp(name, "max-body") == 0) {
-        if (cli_parse_long(v, 1024, 1L << 30, &n))
-            BAD("bytes, 1024 to 1073741824");
-        c->max_body = (size_t)n;
-    } else if (strcmp(name, "max-memory") == 0) {
-        if (cli_parse_long(v, 1L << 20, 1L << 40, &n))
-            BAD("bytes, 1048576 to 1099511627776");
-        c->max_memory = (size_t)n;
-    } else if (strcmp(name, "seen-memory") == 0) {
-        if (cli_parse_long(v, 4096, 1L << 40, &n))
-            BAD("bytes, 4096 to 1099511627776");
-        c->seen_memory = (size_t)n;
-    } else if (strcmp(name, "max-links") == 0) {
-        if (cli_parse_long(v, 1, CLI_MAX_LINKS_LIMIT, &n))
-            BAD("links kept from one page, 1 to 100000000");
-        c->max_links = (size_t)n;
-    } else if (strcmp(name, "max-nesting") == 0) {
-        if (cli_parse_long(v, 1, (long)EXTRACT_MAX_DEPTH_LIMIT, &n))
-            BAD("an element nesting depth, 1 to 1000000");
-        o->max_nesting = (unsigned)n;
-    } else if (strcmp(name, "timeout") == 0) {
-        if (parse_double(v, 0.1, 3600, &d))
-            BAD("seconds, 0.1 to 3600");
-        c->timeout = d;
-    } else if (strcmp(name, "connect-timeout") == 0) {
-        if (parse_double(v, 0.1, 600, &d))
-            BAD("seconds, 0.1 to 600");
-        c->connect_timeout = d;
-    } else if (strcmp(name, "workers") == 0) {
-        if (cli_parse_long(v, 0, CRAWL_MAX_WORKERS, &n))
-            BAD("0 (one per CPU) to 64 threads");
-        c->workers = (unsigned)n;
-    } else if (strcmp(name, "robots") == 0) {
-        if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
-            c->ignore_robots = 0;
-        else if (strcmp(v, "no") == 0 || strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
-            c->ignore_robots = 1;
-        else
-            BAD("yes or no");
-    } else if (strcmp(name, "robots-outage") == 0) {
-        if (parse_double(v, 0.1, 30 * 86400.0, &d))
-            BAD("seconds, 0.1 to 2592000");
-        c->robots_outage = d;
-    } else if (strcmp(name, "robots-backoff") == 0) {
-        if (parse_double(v, 0.01, 3600, &d))
-            BAD("seconds, 0.01 to 3600");
-        c->robots_backoff = d;
-    } else if (strcmp(name, "unreachable-retries") == 0) {
-        if (cli_parse_long(v, 0, 100, &n))
-            BAD("0 to 100 retries");
-        c->unreachable_retries = n == 0 ? -1 : (int)n; /* crawl_opts: 0 is the default */
-    } else if (strcmp(name, "unreachable-time") == 0) {
-        if (parse_double(v, 0.1, 3600, &d))
-            BAD("seconds, 0.1 to 3600");
-        c->unreachable_time = d;
-    } else if (strcmp(name, "seeds") == 0) {
-        o->seeds_file = *v ? v : NULL;
-    } else if (strcmp(name, "state") == 0) {
-        o->state = *v ? v : NULL;
-    } else if (strcmp(name, "redis") == 0) {
-        o->redis = *v ? v : NULL;
-    } else if (strcmp(name, "worker-name") == 0) {
-        o->worker_name = *v ? v : NULL;
-    } else if (strcmp(name, "lease-time") == 0) {
-        if (parse_double(v, 0.5, 3600, &d))
-            BAD("seconds, 0.5 to 3600");
-        o->lease_time = d;
-    } else if (strcmp(name, "redis-retry") == 0) {
-        if (parse_double(v, 0, 3600, &d))
-            BAD("seconds, 0 to 3600 (0: fail at once)");
-        o->redis_retry = d > 0 ? d : -1; /* crawl_redis_opts: 0 is the default */
-    } else if (strcmp(name, "host-lease-time") == 0) {
-        if (parse_double(v, 0, 3600, &d))
-            BAD("seconds, 0 to 3600 (0: one URL a turn)");
-        o->host_lease_time = d > 0 ? d : -1; /* crawl_redis_opts: 0 is the default */
-    } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0 ||
-               strcmp(name, "no-parent") == 0 || strcmp(name, "page-requisites") == 0) {
-        int on;
-        if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
-            on = 1;
-        else if (strcmp(v, "no") == 0 || strcmp(v, "off") == 0 || strcmp(v, "0") == 0)
-            on = 0;
-        else
-            BAD("yes or no");
-        *(name[0] == 'o'   ? &o->overwrite
-          : name[0] == 'd' ? &o->durable
-          : name[0] == 'p' ? &o->page_requisites
-                           : &c->no_parent) = on;
-    } else {
-        cli_unknown_key(CMD, where, name, usage);
+    for (size_t i = 0; i < sizeof opt_specs / sizeof opt_specs[0]; i++) {
+        if (strcmp(name, opt_specs[i].name) != 0)
+            continue;
+        if (apply_option(o, &opt_specs[i], v, where) == 0)
+            return 0;
+        cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "",
+                        name, opt_specs[i].bad, v);
         return -1;
     }
-#undef BAD
-    return 0;
+    cli_unknown_key(CMD, where, name, usage);
+    return -1;
 }
 
 /* A key of the [crawl] section of a config file (cli_config_load). */
@@ -470,6 +487,14 @@ static void usage(FILE *out)
  * lower than a bag of words' for pages without the phrase (mind --min-relevance).
  */
 #define TOPIC_PHRASE_WEIGHT 6.0
+
+/* A link's priority in a focused crawl: LINK_PAGE_WEIGHT x the linking page's relevance +
+ * LINK_ANCHOR_WEIGHT x the relevance of the link's anchor text and URL words. The anchor
+ * weighs more since it speaks of the target, the page only of where the link was found;
+ * with these weights the focused crawl of docs/BENCHMARKS.md ("Focused crawl vs
+ * breadth-first", python3.11-doc, 60 pages) found 22 on-topic pages, breadth-first 6. */
+#define LINK_PAGE_WEIGHT 0.4
+#define LINK_ANCHOR_WEIGHT 0.6
 
 struct topic {
     uint64_t *terms;   /* XXH3 of each topic word (S-stemmed), low bit set, sorted, distinct */
@@ -887,6 +912,7 @@ struct run {
     struct redisidx *ridx;        /* --redis: the near-duplicate index shared by the workers */
     struct filter_decide *decide; /* the decision over index (its own lock), archived
                                    * payloads by SHA-1 digest with a kept_meta */
+    struct cli_digests_cap digests; /* their cap, said once (cli/digests.h) */
     int templates;                /* learn and leave out template blocks (not --no-templates) */
     struct crawl_warc_writer *warc;
     struct crawl_state *state; /* --state */
@@ -944,7 +970,7 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
                     *p = ' ';
             double a = text_relevance(&run->topic, both, al + ul + 1);
             free(both);
-            prio = (float)(0.4 * page_rel + 0.6 * a);
+            prio = (float)(LINK_PAGE_WEIGHT * page_rel + LINK_ANCHOR_WEIGHT * a);
         }
         if (crawl_verdict_add_link(v, l->url, prio) != CRAWL_OK)
             return -1;
@@ -981,6 +1007,8 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
         goto oom;
     }
     int exact = dr.verdict == FILTER_VERDICT_EXACT;
+    if (cli_digests_stored(&run->digests, dr.stored) != 0)
+        rc = -1;
     if (exact) {
         const struct kept_meta *k = dr.meta;
         v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
@@ -1118,6 +1146,73 @@ static int shared_decide(struct run *run, const char *url, uint64_t fp, const ch
     return rc;
 }
 
+/* What deciding a page came to, for its records and its log line. */
+enum page_write { W_NONE, W_RESPONSE, W_REVISIT };
+struct page_decision {
+    enum page_write write;          /* the WARC record it gets */
+    char ref_id[CRAWL_WARC_ID_SIZE]; /* W_REVISIT: the original's record id, URI (owned) */
+    char ref_date[24];              /* and date */
+    char *ref_uri;
+    double jaccard;                 /* minhash, a near-duplicate: the Jaccard estimate; -1 */
+};
+
+/*
+ * process()'s decision step: the decision (filter_decide_page, under the decision's write lock,
+ * short; or the index shared by --redis workers when shared) and the verdict it gives:
+ * noindex (filtered), exact duplicate (a revisit of the archived original), near
+ * duplicate, or new (a response record). 0, or -1 when out of memory.
+ */
+static int decide_step(struct run *run, const struct crawl_page *page,
+                       const struct filter_decide_page *dp, const char *digest, int shared,
+                       struct crawl_verdict *v, struct page_decision *pd)
+{
+    struct filter_decide_result dr = {0};
+    int rc = 0;
+    if (shared) {
+        if (shared_decide(run, page->url, dp->fp, digest, v) != 0)
+            rc = -1;
+        else if (v->decision == CRAWL_DECISION_NEW)
+            pd->write = W_RESPONSE;
+    } else if (filter_decide_page(run->decide, dp, &dr) != 0) {
+        rc = -1;
+    } else if (dr.verdict == FILTER_VERDICT_NOINDEX) {
+        v->decision = CRAWL_DECISION_FILTERED;
+        if (crawl_verdict_set(&v->error, "meta robots noindex: not archived") != CRAWL_OK)
+            rc = -1;
+    } else if (dr.verdict == FILTER_VERDICT_EXACT) {
+        const struct kept_meta *k = dr.meta;
+        v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
+        v->expand = 0;
+        v->distance = run->lsh ? -1 : 0; /* minhash: "similarity" 1 instead (record()) */
+        if (crawl_verdict_set(&v->duplicate_of, k->uri) != CRAWL_OK)
+            rc = -1;
+        pd->ref_uri = strdup(k->uri);
+        if (!pd->ref_uri)
+            rc = -1;
+        snprintf(pd->ref_id, sizeof pd->ref_id, "%s", k->id);
+        snprintf(pd->ref_date, sizeof pd->ref_date, "%s", k->date);
+        pd->write = W_REVISIT;
+    } else if (dr.verdict == FILTER_VERDICT_NEAR) {
+        v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
+        v->expand = 0;
+        v->distance = run->lsh ? -1 : (int)dr.distance;
+        pd->jaccard = run->lsh ? dr.jaccard : -1;
+        if (crawl_verdict_set(&v->duplicate_of, dr.dup_id) != CRAWL_OK)
+            rc = -1;
+    } else { /* new, or not fingerprinted */
+        v->decision = CRAWL_DECISION_NEW;
+        if (dr.add_code != DEDUP_OK)
+            rc = -1;
+        pd->write = W_RESPONSE;
+    }
+    if (rc == 0 && dr.template_code == DEDUP_ENOMEM)
+        rc = -1;
+    if (cli_digests_stored(&run->digests, dr.stored) != 0)
+        rc = -1;
+    filter_decide_result_release(&dr);
+    return rc;
+}
+
 static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
 {
     struct run *run = userdata;
@@ -1194,11 +1289,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * others. */
     char date[24];
     iso_date(page->date, date);
-    enum { W_NONE, W_RESPONSE, W_REVISIT } write = W_NONE;
     struct crawl_warc_revisit rv = {0};
-    char ref_id[CRAWL_WARC_ID_SIZE] = "", ref_date[24] = "";
-    char *ref_uri = NULL;
-    double jaccard = -1; /* minhash, a near-duplicate: the signatures' Jaccard estimate */
     size_t meta_len = 0;
     struct kept_meta *meta = kept_meta_new("", date, page->url, &meta_len);
     if (!meta)
@@ -1229,48 +1320,9 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * their text) */
     dp.flags = (noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
                FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
-    struct filter_decide_result dr = {0};
-    int shared = run->ridx && fp_ok && !noindex; /* decided by the shared index */
-    if (shared) {
-        if (shared_decide(run, page->url, res.fingerprint, digest, v) != 0)
-            rc = -1;
-        else if (v->decision == CRAWL_DECISION_NEW)
-            write = W_RESPONSE;
-    } else if (filter_decide_page(run->decide, &dp, &dr) != 0) {
+    struct page_decision pd = {.write = W_NONE, .jaccard = -1};
+    if (decide_step(run, page, &dp, digest, run->ridx && fp_ok && !noindex, v, &pd) != 0)
         rc = -1;
-    } else if (dr.verdict == FILTER_VERDICT_NOINDEX) {
-        v->decision = CRAWL_DECISION_FILTERED;
-        if (crawl_verdict_set(&v->error, "meta robots noindex: not archived") != CRAWL_OK)
-            rc = -1;
-    } else if (dr.verdict == FILTER_VERDICT_EXACT) {
-        const struct kept_meta *k = dr.meta;
-        v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
-        v->expand = 0;
-        v->distance = run->lsh ? -1 : 0; /* minhash: "similarity" 1 instead (record()) */
-        if (crawl_verdict_set(&v->duplicate_of, k->uri) != CRAWL_OK)
-            rc = -1;
-        ref_uri = strdup(k->uri);
-        if (!ref_uri)
-            rc = -1;
-        snprintf(ref_id, sizeof ref_id, "%s", k->id);
-        snprintf(ref_date, sizeof ref_date, "%s", k->date);
-        write = W_REVISIT;
-    } else if (dr.verdict == FILTER_VERDICT_NEAR) {
-        v->decision = CRAWL_DECISION_NEAR_DUPLICATE;
-        v->expand = 0;
-        v->distance = run->lsh ? -1 : (int)dr.distance;
-        jaccard = run->lsh ? dr.jaccard : -1;
-        if (crawl_verdict_set(&v->duplicate_of, dr.dup_id) != CRAWL_OK)
-            rc = -1;
-    } else { /* new, or not fingerprinted */
-        v->decision = CRAWL_DECISION_NEW;
-        if (dr.add_code != DEDUP_OK)
-            rc = -1;
-        write = W_RESPONSE;
-    }
-    if (rc == 0 && dr.template_code == DEDUP_ENOMEM)
-        rc = -1;
-    filter_decide_result_release(&dr);
 
     /* The records are built here (ids, digests, gzip: no lock held) and written by
      * record() on the loop thread, in the order the crawl commits its state, so that the
@@ -1281,14 +1333,14 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         if (!po)
             rc = -1;
         enum crawl_code wc = CRAWL_OK;
-        if (po && run->warc && write == W_REVISIT) {
+        if (po && run->warc && pd.write == W_REVISIT) {
             rv = (struct crawl_warc_revisit){.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                              .date = date, .head = page->head,
                                              .head_len = page->head_len, .payload_digest = digest,
-                                             .refers_to = ref_id, .refers_to_uri = ref_uri,
-                                             .refers_to_date = ref_date};
+                                             .refers_to = pd.ref_id, .refers_to_uri = pd.ref_uri,
+                                             .refers_to_date = pd.ref_date};
             wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
-        } else if (po && run->warc && write == W_RESPONSE) {
+        } else if (po && run->warc && pd.write == W_RESPONSE) {
             struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
                                             .date = date, .request = page->request,
                                             .request_len = page->request_len, .head = page->head,
@@ -1303,7 +1355,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
                 cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
             }
         }
-        if (po && rc == 0 && write == W_RESPONSE) { /* its revisits refer to this record */
+        if (po && rc == 0 && pd.write == W_RESPONSE) { /* its revisits refer to this record */
             snprintf(po->digest, sizeof po->digest, "%s", digest);
             po->meta = meta;
             po->meta_len = meta_len;
@@ -1315,11 +1367,11 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         if (po && rc == 0 && page_out_texts(run, doc, po) != 0)
             rc = -1;
         if (po)
-            po->jaccard = jaccard;
+            po->jaccard = pd.jaccard;
         if (po)
             v->page_data = po;
     }
-    free(ref_uri);
+    free(pd.ref_uri);
     free(meta);
     if (rc != 0 && !run->failed) {
         run->failed = 1;
@@ -2174,7 +2226,7 @@ static int write_report(struct run *run, const struct options *o, const char **s
     for (size_t i = 0; i < n; i++)
         inputs[i] = i < o->n_seeds ? (char *)seeds[i] : file_seeds[i - o->n_seeds];
     int status = cli_crawl_report_write(run->report, o->report, (unsigned)o->k, inputs,
-                                        n > 1000000 ? 1000000 : (int)n);
+                                        n > REPORT_SEEDS_MAX ? (int)REPORT_SEEDS_MAX : (int)n);
     free(inputs);
     return status;
 }
@@ -2195,7 +2247,9 @@ static int report_from_state(struct run *run, const struct options *o, const cha
  * CLI_USAGE (the other method's knob given) or CLI_RUNTIME, said. */
 static int decide_setup(struct run *run, struct options *o)
 {
-    struct filter_decide_opts dopts = {.templates = run->templates, .max_payloads = DIGESTS_MAX};
+    cli_digests_cap_init(&run->digests, CMD, CRAWL_DIGESTS_LOST, CLI_DIGESTS_MAX, o->quiet);
+    struct filter_decide_opts dopts = {.templates = run->templates,
+                                       .max_payloads = CLI_DIGESTS_MAX};
     if (o->minhash) {
         struct dedup_lsh_params p;
         if (o->k_given)
@@ -2212,7 +2266,8 @@ static int decide_setup(struct run *run, struct options *o)
         dopts.threshold = p.threshold;
     } else {
         struct dedup_design design;
-        uint64_t expect = o->co.max_pages > 0 ? (uint64_t)o->co.max_pages : 1000000u;
+        uint64_t expect =
+            o->co.max_pages > 0 ? (uint64_t)o->co.max_pages : INDEX_EXPECTED_PAGES;
         if (o->threshold_given)
             return cli_usage_error(CMD, "--threshold is the minhash method's (--method "
                                         "minhash); the simhash method's knob is --k");

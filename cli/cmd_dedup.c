@@ -19,6 +19,7 @@
  * block (max-block) at a time, the index, and one digest entry per kept page (capped).
  */
 #include "cli/cli.h"
+#include "cli/digests.h"
 #include "cli/inputs.h"
 #include "cli/minhash.h"
 #include "cli/walk.h"
@@ -40,10 +41,12 @@
 #include <xxhash.h>
 
 #define CMD "dedup"
-#define DIGESTS_MAX (16u * 1024 * 1024) /* kept pages remembered for exact duplicates */
 #define PENDING_MAX (1024u * 1024)      /* a request record held back for its response */
 #define DROPPED_RING 16u                /* dropped responses remembered for their metadata */
 #define ID_MAX 256u                     /* record ids longer than this are not matched */
+/* The smallest --max-block: a cap below 4 KiB would skip nearly every HTML response record
+ * (the HTTP head alone is often half a KiB), so a lower value is refused as a mistake. */
+#define MAX_BLOCK_MIN 4096u
 #define INDEX_EXPECTED_DOCS (1u << 22)  /* sizes the table design of a new index */
 
 /* A kept page, for exact-duplicate revisits: what the decision (filter/decide.h) keeps
@@ -77,7 +80,7 @@ struct dd {
     struct filter_decide_result dr; /* the last decision (an exact duplicate's metadata) */
     char *meta;                     /* a kept page's metadata being built */
     size_t meta_cap;
-    int kept_full_warned;
+    struct cli_digests_cap cap; /* the payload digests remembered (cli/digests.h) */
     /* the pair (FILE + FILE.digests): the generation this run saves, and the index
      * documents [nodig_from, nodig_to) whose digests were lost (digests older than the
      * index), their fingerprints sorted: a page with one of them may be an exact duplicate
@@ -311,19 +314,16 @@ static size_t kept_meta(struct dd *d, uint64_t fp, const char *id, const char *u
     return len;
 }
 
+/* What a kept page not remembered (past CLI_DIGESTS_MAX) loses. */
+#define DEDUP_DIGESTS_LOST                                                                   \
+    "exact duplicates of pages kept from now on are decided near-duplicate (by their "     \
+    "fingerprint), and --index FILE.digests does not list them"
+
 /* What remembering a kept page came to: 0, or -1 when out of memory (the page is then
- * simply not remembered). Past DIGESTS_MAX pages, said once. */
+ * simply not remembered). Past CLI_DIGESTS_MAX pages, said once (cli/digests.h). */
 static int kept_stored(struct dd *d, enum filter_decide_stored s)
 {
-    if (s == FILTER_STORED_FULL) {
-        if (!d->kept_full_warned && !d->quiet)
-            cli_error(CMD,
-                      "more than %u kept pages: exact duplicates of later pages are "
-                      "decided near-duplicate",
-                      DIGESTS_MAX);
-        d->kept_full_warned = 1;
-    }
-    return s == FILTER_STORED_ENOMEM ? -1 : 0;
+    return cli_digests_stored(&d->cap, s);
 }
 
 /* A kept page of an earlier run (FILE.digests). 0, or -1 when out of memory. */
@@ -822,12 +822,16 @@ static enum crawl_code stream_through(struct dd *d, struct crawl_warc_reader *r,
 
 /* ---- the decisions ---- */
 
+/* Seconds between two progress lines on a terminal: twice a second reads as live without
+ * the redraws costing anything next to the records' work. */
+#define PROGRESS_INTERVAL 0.5
+
 static void progress(struct dd *d, int force)
 {
     if (!d->tty || d->quiet)
         return;
     double t = now_s();
-    if (!force && t - d->last_progress < 0.5)
+    if (!force && t - d->last_progress < PROGRESS_INTERVAL)
         return;
     d->last_progress = t;
     uint64_t bytes = d->bytes_done + (d->cur_reader ? crawl_warc_reader_pos(d->cur_reader) : 0);
@@ -1355,6 +1359,39 @@ static void pair_free(struct dd *d)
     d->lsh = NULL;
 }
 
+/* The simhash method: index_path's index when it exists (it must answer up to d->k), else
+ * a new one sized for INDEX_EXPECTED_DOCS. CLI_OK, or the status after saying why (d's
+ * index freed). */
+static int simhash_open(struct dd *d, const char *index_path)
+{
+    struct stat st;
+    if (index_path && stat(index_path, &st) == 0) {
+        struct dedup_file_error fe = {0};
+        enum dedup_code c = dedup_index_load(index_path, 0, &d->idx, &fe);
+        if (c != DEDUP_OK) {
+            cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
+                      fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
+            return CLI_RUNTIME;
+        }
+        if (dedup_index_k(d->idx) < d->k) {
+            cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
+                      dedup_index_k(d->idx), d->k);
+            pair_free(d);
+            return CLI_USAGE;
+        }
+        return CLI_OK;
+    }
+    struct dedup_design des;
+    enum dedup_code c = dedup_design_choose(d->k, INDEX_EXPECTED_DOCS, 0, &des);
+    if (c == DEDUP_OK)
+        c = dedup_index_new(&des, &d->idx);
+    if (c != DEDUP_OK) {
+        cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
 /* --method minhash: the LSH index, index_path's when it exists (a simhash index there is
  * an error naming the method), else new for d->threshold. A --threshold given with an
  * existing index is used for the verification, its bands stay the index's (as pairs
@@ -1430,8 +1467,9 @@ int cmd_dedup(int argc, char **argv)
                 return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
             break;
         case OPT_MAX_BLOCK:
-            if (parse_size(v, &d.max_block) != 0 || d.max_block < 4096)
-                return cli_usage_error(CMD, "--max-block must be at least 4096 bytes, not '%s'", v);
+            if (parse_size(v, &d.max_block) != 0 || d.max_block < MAX_BLOCK_MIN)
+                return cli_usage_error(CMD, "--max-block must be at least %u bytes, not '%s'",
+                                       MAX_BLOCK_MIN, v);
             break;
         case OPT_MAX_DEPTH:
             if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
@@ -1477,46 +1515,18 @@ int cmd_dedup(int argc, char **argv)
     if (index_path && cli_index_lock(CMD, index_path, lock_wait, &lock) != CLI_OK)
         return CLI_RUNTIME;
     /* the index: an earlier run's, or a new one */
-    struct stat st;
-    if (minhash) {
-        int ps = minhash_open(&d, index_path, threshold_set);
-        if (ps != CLI_OK) {
-            dedup_lock_release(lock);
-            return ps;
-        }
-    } else if (index_path && stat(index_path, &st) == 0) {
-        struct dedup_file_error fe = {0};
-        enum dedup_code c = dedup_index_load(index_path, 0, &d.idx, &fe);
-        if (c != DEDUP_OK) {
-            cli_error(CMD, "cannot load index %s: %s%s%s", index_path, dedup_strerror(c),
-                      fe.what && *fe.what ? ": " : "", fe.what ? fe.what : "");
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
-        if (dedup_index_k(d.idx) < d.k) {
-            cli_error(CMD, "index %s answers queries up to k=%u, not %u", index_path,
-                      dedup_index_k(d.idx), d.k);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_USAGE;
-        }
-    } else {
-        struct dedup_design des;
-        enum dedup_code c = dedup_design_choose(d.k, INDEX_EXPECTED_DOCS, 0, &des);
-        if (c == DEDUP_OK)
-            c = dedup_index_new(&des, &d.idx);
-        if (c != DEDUP_OK) {
-            cli_error(CMD, "cannot create the index: %s", dedup_strerror(c));
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
+    int ps = minhash ? minhash_open(&d, index_path, threshold_set) : simhash_open(&d, index_path);
+    if (ps != CLI_OK) {
+        dedup_lock_release(lock);
+        return ps;
     }
+    cli_digests_cap_init(&d.cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d.quiet);
     struct filter_decide_opts dopts = {.index = d.idx,
                                        .k = d.k,
                                        .lsh = d.lsh,
                                        .threshold = d.threshold,
                                        .templates = !d.no_templates,
-                                       .max_payloads = DIGESTS_MAX};
+                                       .max_payloads = CLI_DIGESTS_MAX};
     if (filter_decide_new(&dopts, &d.decide) != DEDUP_OK) {
         cli_error(CMD, "out of memory");
         pair_free(&d);

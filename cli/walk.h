@@ -8,6 +8,14 @@
  * is a loop, named once and skipped; a second way to a directory already walked is
  * skipped with a note. The walk always ends and its memory grows with the number of
  * distinct directories only.
+ *
+ * Why follow links (find -L, grep -R, rsync -L) rather than not (find -P, git, which
+ * records a link as a link, and wget -r, which never meets one): INPUT names documents to
+ * read, not a tree to copy, and corpora are often assembled from links to crawl outputs
+ * (ln -s /data/crawl-2024 corpus/): a walk that skipped them would silently read nothing
+ * of them. Following is safe here because every directory is entered once by
+ * (st_dev, st_ino), which is how find -L and GNU grep -R detect their loops too.
+ * Out of memory ends the walk with a diagnostic; no name is ever dropped silently.
  */
 #define CLI_WALK_MAX_DEPTH 64u       /* cap on directory nesting */
 #define CLI_WALK_MAX_DIRS (1u << 22) /* cap on distinct directories remembered in one walk */

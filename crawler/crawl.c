@@ -1497,24 +1497,13 @@ static void robots_done(struct crawl *c, struct job *j, double now)
 {
     struct crawl_response *r = j->resp;
     struct hostinfo *hi = crawl_host_userdata(j->host);
-    struct crawl_robots_outcome o = {.max_age = -1};
-    int no_answer = 0;
-    if (r->result == CRAWL_FETCH_DONE || r->result == CRAWL_FETCH_TOOLARGE) {
-        o.status = (int)r->status;
-        o.body = r->data + r->head_len;
-        o.len = r->len - r->head_len;
-        o.truncated = r->result == CRAWL_FETCH_TOOLARGE;
+    struct crawl_robots_outcome o;
+    int no_answer = crawl_robots_outcome_from_response(r, &o);
+    if (r->result == CRAWL_FETCH_DONE || r->result == CRAWL_FETCH_TOOLARGE)
         snprintf(hi->robots_why, sizeof hi->robots_why, "HTTP %ld", r->status);
-    } else {
-        o.status = 0;
-        o.too_many_redirects = r->too_many_redirects;
-        snprintf(o.error, sizeof o.error, "%s", r->error);
+    else
         snprintf(hi->robots_why, sizeof hi->robots_why, "%.150s",
                  r->error[0] ? r->error : "no answer");
-        /* refused, no such name, TLS, timeout before any status line: the host cannot be
-         * reached; an answer cut short (status seen) is a server failing, like a 5xx */
-        no_answer = r->status == 0 && !r->too_many_redirects && r->result != CRAWL_FETCH_ABORTED;
-    }
     /* the outcome borrows the body: the policy copies what it keeps */
     if (crawl_robots_host_update(hi->robots, &o, now) != CRAWL_OK)
         c->fatal = CRAWL_ENOMEM;
@@ -2005,7 +1994,7 @@ static int shared_take(void *userdata, const struct crawl_redis_lease *l)
         wall - l->robots_time >= 0 && wall - l->robots_time < CRAWL_ROBOTS_CACHE_TTL) {
         /* another worker's reading, aged: it expires when it would have */
         struct crawl_robots_outcome o = {.status = l->robots_status, .max_age = -1,
-                                         .body = (char *)l->robots_body, .len = l->robots_len};
+                                         .body = l->robots_body, .len = l->robots_len};
         if (crawl_robots_host_update(hi->robots, &o, now - (wall - l->robots_time)) != CRAWL_OK)
             return -1;
         double cd = crawl_robots_host_crawl_delay(hi->robots);
@@ -2377,7 +2366,7 @@ static int resume_host(void *userdata, int64_t id, const char *origin,
         wall - sh->robots_time < CRAWL_ROBOTS_CACHE_TTL) {
         /* the reading as it was, aged: it expires when it would have */
         struct crawl_robots_outcome o = {.status = sh->robots_status, .max_age = -1,
-                                         .body = (char *)sh->robots_body, .len = sh->robots_len};
+                                         .body = sh->robots_body, .len = sh->robots_len};
         if (crawl_robots_host_update(hi->robots, &o, now - (wall - sh->robots_time)) !=
             CRAWL_OK)
             return -1;

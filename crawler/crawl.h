@@ -39,7 +39,8 @@ const char *crawl_strerror(enum crawl_code code);
  * is already reduced to the rules that apply to one user agent and compiled for fast
  * matching; memory is bounded by CRAWL_ROBOTS_MAX_BYTES of input. The per-host fetch
  * policy (crawler/robots_policy.c) turns fetch outcomes into verdicts with an injected
- * clock; crawler/robots_fetch.c fetches robots.txt with libcurl's easy interface.
+ * clock; crawler/robots_fetch.c turns the crawler's robots.txt transfer (the fetcher's
+ * CRAWL_FETCH_ANY) into its outcome.
  */
 
 #define CRAWL_ROBOTS_MAX_BYTES (512u * 1024u)  /* bytes parsed; the rest ignored (RFC: >= 500 KiB) */
@@ -149,20 +150,19 @@ struct crawl_robots_policy_opts {
     struct crawl_robots_opts parse;
 };
 
-/* What fetching robots.txt gave (crawl_robots_fetch() fills one). */
+/* What fetching robots.txt gave (the crawler's transfer: crawler/robots_fetch.c, or a
+ * reading kept in the state). The pointers are borrowed: the policy copies what it keeps. */
 struct crawl_robots_outcome {
     int status;             /* final HTTP status after redirects; 0: no HTTP answer */
     int too_many_redirects; /* more than CRAWL_ROBOTS_MAX_REDIRECTS: robots.txt unavailable */
     unsigned redirects;     /* redirects followed */
-    char *body;             /* 2xx: the body (decoded), owned by the outcome; may be NULL */
+    const char *body;       /* 2xx: the body (decoded); may be NULL */
     size_t len;
     int truncated;          /* the body was longer than the fetch cap; the rest was dropped */
     double max_age;         /* Cache-Control max-age in seconds, < 0 when none */
-    char *final_url;        /* owned; NULL when unknown */
+    const char *final_url;  /* the URL that answered, NULL when unknown */
     char error[256];        /* network or protocol error in words ("" when none) */
 };
-
-void crawl_robots_outcome_release(struct crawl_robots_outcome *o); /* frees body, final_url */
 
 enum crawl_robots_verdict {
     CRAWL_ROBOTS_ALLOW = 0, /* fetch the URL */
@@ -217,30 +217,6 @@ const struct crawl_robots *crawl_robots_host_rules(const struct crawl_robots_hos
 unsigned crawl_robots_host_failures(const struct crawl_robots_host *h);
 
 void crawl_robots_host_free(struct crawl_robots_host *h); /* NULL-safe */
-
-/* -- fetching robots.txt (libcurl easy; the crawler may use its own multi fetcher) -- */
-
-#define CRAWL_ROBOTS_FETCH_TIMEOUT_MS 30000L
-
-struct crawl_robots_fetch_opts {
-    const char *user_agent; /* sent as User-Agent; NULL: "simcrawl" */
-    long timeout_ms;        /* whole transfer, 0: CRAWL_ROBOTS_FETCH_TIMEOUT_MS */
-    long connect_timeout_ms; /* 0: timeout_ms / 3 */
-    size_t max_body;        /* decoded bytes kept, 0: CRAWL_ROBOTS_MAX_BYTES; the transfer
-                               stops there and the outcome says truncated */
-};
-
-/*
- * GETs url (the robots.txt URL, http or https), following up to CRAWL_ROBOTS_MAX_REDIRECTS
- * redirects across hosts. Fills *out (caller releases with crawl_robots_outcome_release);
- * network errors and timeouts are outcomes (status 0, error in words), not failures.
- * Returns CRAWL_EURL for a URL that is not http(s), CRAWL_ECURL when libcurl cannot be set
- * up, CRAWL_ENOMEM. Blocking; call curl_global_init() once before threads exist.
- */
-CRAWL_WARN_UNUSED enum crawl_code crawl_robots_fetch(const char *url,
-                                                     const struct crawl_robots_fetch_opts *opts,
-                                                     struct crawl_robots_outcome *out);
-
 
 /* ==== WARC: reader, HTTP block parser, writer ==== */
 /*
@@ -795,6 +771,8 @@ struct crawl_response {
     char *location;
     char *content_encoding;
     int too_many_redirects;        /* CRAWL_FETCH_ANY: more than CRAWL_ROBOTS_MAX_REDIRECTS */
+    unsigned redirects;            /* CRAWL_FETCH_ANY: redirects followed (0 otherwise) */
+    char *final_url;               /* CRAWL_FETCH_ANY: the URL that answered, or NULL */
     char ip[48];                   /* the server's address, "" when unknown */
     double start, end;             /* crawl_clock() */
     int64_t date;                  /* time(NULL) when the transfer started */

@@ -14,22 +14,29 @@
 /* ---- robots.txt (crawler/robots.c) ---- */
 
 /*
- * Percent-normalises a robots.txt path or pattern, as both sides are before matching:
- * %xx of an unreserved character (A-Z a-z 0-9 - . _ ~) is decoded, other %xx escapes are
- * kept with upper-case hex (%2f -> %2F, so %2F never equals '/'), octets >= 0x80, controls,
- * space and DEL are percent-encoded (non-ASCII as its UTF-8 octets), a '%' not followed by
- * two hex digits stays as is, everything else is copied. out must hold 3 * len + 1 bytes.
- * Returns the length written (not NUL-terminated).
- */
-size_t crawl_robots_normalize(const char *in, size_t len, char *out);
-
-/*
  * The robots.txt wildcard match: does pattern (pat, plen: '*' matches any run of octets;
  * no '$' inside) match a prefix of s (or all of s when anchored)? Iterative, with the
  * classic backtrack-to-last-star: O(plen * slen) at worst, never exponential.
  */
 int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen,
                            int anchored);
+
+/* ---- robots.txt fetched by the crawler (crawler/robots_fetch.c) ---- */
+
+/*
+ * The outcome of a robots.txt transfer (r: the fetcher's CRAWL_FETCH_ANY) for
+ * crawl_robots_host_update(): status, body (the kept bytes; truncated past the cap),
+ * redirects, the final URL, Cache-Control max-age, or status 0 and the error in words for
+ * a transfer that gave no complete answer. o borrows r's body and final URL (valid while
+ * r lives). Returns 1 when the host gave no answer at all (no status line: refused, no
+ * such name, TLS, timeout before any byte), 0 otherwise.
+ */
+int crawl_robots_outcome_from_response(const struct crawl_response *r,
+                                       struct crawl_robots_outcome *o);
+
+/* The shortest Cache-Control max-age (seconds, capped at 1e9) in an HTTP response head
+ * head[0..len), or -1 when none. */
+double crawl_robots_max_age(const char *head, size_t len);
 
 /* ---- scope (crawler/crawl.c) ---- */
 
@@ -46,6 +53,19 @@ int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t s
 char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url);
 
 /* ---- URLs (crawler/url.c) ---- */
+
+/*
+ * The one percent-normaliser of the crawler (RFC 3986 6.2.2.2), for the path, query and
+ * fragment of every URL (crawl_url_canonicalise) and for both sides of a robots.txt match
+ * (the rule's pattern and the URL's path, crawler/robots.c): %xx of an unreserved
+ * character (A-Z a-z 0-9 - . _ ~) is decoded, other %xx escapes are kept with upper-case
+ * hex (%2f -> %2F, so %2F never equals '/': RFC 9309 2.2.2 compares reserved characters
+ * percent-encoded), a '%' not followed by two hex digits becomes %25, and the octets a URL
+ * may not hold (controls, space, DEL, non-ASCII as its UTF-8 octets, and " < > \ ^ ` { | })
+ * are percent-encoded; everything else ('*' and '$' too) is copied. Idempotent. out must
+ * hold 3 * len bytes. Returns the length written (not NUL-terminated).
+ */
+size_t crawl_url_normalise_escapes(const char *in, size_t len, char *out);
 
 /* crawl_url_canonicalise() for many URLs against one base: *base_fast remembers whether
  * the base is canonical (the fast path's test); start it at -1 (not known yet). */

@@ -108,6 +108,7 @@ void crawl_response_free(struct crawl_response *r)
     free(r->content_type);
     free(r->location);
     free(r->content_encoding);
+    free(r->final_url);
     free(PRIV(r));
 }
 
@@ -549,6 +550,14 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
         r->status = status;
     r->end = crawl_clock();
     r->data[r->len] = '\0';
+    if (r->kind == CRAWL_FETCH_ANY) { /* robots.txt: where the redirects led */
+        long redirects = 0;
+        char *eff = NULL;
+        curl_easy_getinfo(t->easy, CURLINFO_REDIRECT_COUNT, &redirects);
+        r->redirects = (unsigned)redirects;
+        if (curl_easy_getinfo(t->easy, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff)
+            r->final_url = strdup(eff); /* (NULL when out of memory: the URL is unknown) */
+    }
     const char *detail = t->errbuf[0] ? t->errbuf : curl_easy_strerror(cc);
     if (aborted) {
         r->result = CRAWL_FETCH_ABORTED;
@@ -562,7 +571,7 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
     } else if (t->abort == ABORT_TOOLARGE || cc == CURLE_FILESIZE_EXCEEDED) {
         r->result = CRAWL_FETCH_TOOLARGE;
         snprintf(r->error, sizeof r->error, "too large: body over %zu bytes",
-                 fx->opts.max_body);
+                 r->kind == CRAWL_FETCH_ANY ? (size_t)CRAWL_ROBOTS_MAX_BYTES : fx->opts.max_body);
     } else if (t->abort == ABORT_HEAD) {
         r->result = CRAWL_FETCH_FAILED;
         snprintf(r->error, sizeof r->error, "response headers over %u bytes (the header cap)",

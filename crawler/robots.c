@@ -15,11 +15,14 @@
  * final '$' anchors the end ('$' elsewhere is literal, like Google); /robots.txt is
  * always allowed; an empty Allow/Disallow value is no rule (so "Disallow:" allows all).
  * Paths are case-sensitive. Both the patterns and the URL path are percent-normalised
- * (crawl_robots_normalize): non-ASCII octets encoded as %XX, escapes of unreserved
- * characters decoded (RFC 3986 6.2.2.2: /%7Ejoe == /~joe), other escapes kept in upper
- * case, so %2F stays distinct from '/'. Deviation: RFC 9309's example that the pattern
- * "/foo/bar?baz=https://foo.bar" matches ".../bar?baz=https%3A%2F%2Ffoo.bar" is not
- * followed (neither does Google's parser): decoding %2F would conflate path separators.
+ * by the URL canonicaliser's own normaliser (crawl_url_normalise_escapes, crawler/url.c),
+ * so a pattern is spelled as the canonical URLs it is matched against: non-ASCII octets
+ * encoded as %XX, escapes of unreserved characters decoded (RFC 3986 6.2.2.2:
+ * /%7Ejoe == /~joe), other escapes kept in upper case, so %2F stays distinct from '/'
+ * (RFC 9309 2.2.2 compares reserved characters percent-encoded), a stray '%' as %25.
+ * Deviation: RFC 9309's example that the pattern "/foo/bar?baz=https://foo.bar" matches
+ * ".../bar?baz=https%3A%2F%2Ffoo.bar" is not followed (neither does Google's parser):
+ * decoding %2F would conflate path separators.
  *
  * Liberal where the large crawlers are (Google's parser unless said otherwise):
  * - keys are matched case-insensitively by prefix, with the typos "useragent",
@@ -101,23 +104,6 @@ static int is_token_char(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
 }
 
-static int hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static int is_unreserved(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
-}
-
 static unsigned char lower(unsigned char c)
 {
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
@@ -161,36 +147,7 @@ static char *arena_alloc(struct crawl_robots *r, size_t n)
     return p;
 }
 
-/* ---- normalisation and the wildcard match (declared in crawler_int.h) ---- */
-
-size_t crawl_robots_normalize(const char *in, size_t len, char *out)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        int hi = (c == '%' && i + 2 < len) ? hexval((unsigned char)in[i + 1]) : -1;
-        int lo = hi >= 0 ? hexval((unsigned char)in[i + 2]) : -1;
-        if (lo >= 0) {
-            unsigned char v = (unsigned char)(hi * 16 + lo);
-            if (is_unreserved(v)) {
-                out[o++] = (char)v;
-            } else {
-                out[o++] = '%';
-                out[o++] = hex[v >> 4];
-                out[o++] = hex[v & 15];
-            }
-            i += 2;
-        } else if (c >= 0x80 || c <= 0x20 || c == 0x7f) {
-            out[o++] = '%';
-            out[o++] = hex[c >> 4];
-            out[o++] = hex[c & 15];
-        } else {
-            out[o++] = (char)c;
-        }
-    }
-    return o;
-}
+/* ---- the wildcard match (declared in crawler_int.h) ---- */
 
 /*
  * HOW IT WORKS: greedy glob matching with backtracking to the last star only. When a
@@ -297,7 +254,7 @@ static int rule_add(struct parser *p, struct rulevec *vec, int allow, const char
         vec->v = nv;
         vec->cap = ncap;
     }
-    size_t nlen = crawl_robots_normalize(val, vlen, p->buf);
+    size_t nlen = crawl_url_normalise_escapes(val, vlen, p->buf);
     int anchored = 0;
     size_t spec = nlen;
     if (nlen > 0 && p->buf[nlen - 1] == '$') {
@@ -749,7 +706,7 @@ int crawl_robots_allowed(const struct crawl_robots *r, const char *path, size_t 
     size_t n = 0;
     if (len == 0 || path[0] != '/')
         buf[n++] = '/';
-    n += crawl_robots_normalize(path, len, buf + n);
+    n += crawl_url_normalise_escapes(path, len, buf + n);
 
     const char *q = memchr(buf, '?', n);
     size_t plen = q ? (size_t)(q - buf) : n;

@@ -1,181 +1,117 @@
 /*
- * Fetches one robots.txt with libcurl's easy interface and reports what happened as a
- * struct crawl_robots_outcome for the policy (crawler/robots_policy.c): the final status
- * after following up to CRAWL_ROBOTS_MAX_REDIRECTS redirects across hosts (RFC 9309
- * 2.3.1.2), the decoded body up to a cap, Cache-Control max-age, and network errors in
- * words. http and https only, also after redirects.
+ * robots.txt as the crawler fetches it: the one path. The transfer is the fetcher's
+ * (crawler/fetch.c, CRAWL_FETCH_ANY: redirects followed up to CRAWL_ROBOTS_MAX_REDIRECTS
+ * across hosts, RFC 9309 2.3.1.2; decoded; the first CRAWL_ROBOTS_MAX_BYTES kept, the
+ * rest dropped and the response marked too large); this file turns the finished transfer
+ * into the struct crawl_robots_outcome that the policy (crawler/robots_policy.c) reads.
+ * The crawl loop (robots_done in crawler/crawl.c) and the tests call the same function.
  *
- * The body cap: once max_body decoded bytes are in, the write callback refuses more and
- * libcurl stops the transfer (CURLE_WRITE_ERROR); we mark the outcome truncated and keep
- * the status, so a 1 MB robots.txt costs at most max_body plus one network buffer.
- * A body cut short by the network (reset, timeout) is an error (status 0), never a
- * truncated file: rules missing from the end could allow too much.
+ * Caching (RFC 9309 2.4): "crawlers MAY use standard HTTP cache-control as defined in
+ * RFC 9111" and "SHOULD NOT use the cached version for more than 24 hours, unless the
+ * robots.txt file is unreachable". The response's Cache-Control max-age is read here; the
+ * policy keeps a reading for max-age when that is shorter than its cache time (24 hours
+ * at most, CRAWL_ROBOTS_CACHE_TTL), never longer, and never under a minute.
+ *
+ * A body cut short by the network (reset, timeout) is no robots.txt (status 0, the error
+ * in words): rules missing from its end could allow too much. A body cut at the cap is
+ * one (RFC 9309 2.5: at least 500 KiB parsed), marked truncated.
  */
 #include "crawler/crawl.h"
-
-#include <curl/curl.h>
+#include "crawler/crawler_int.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-struct fetch_ctx {
-    struct crawl_robots_outcome *out;
-    size_t cap;      /* bytes allocated for out->body */
-    size_t max_body; /* bytes kept */
-    int capped;      /* the write callback refused data at the cap */
-    int nomem;
-};
+/* max-age values are capped here (about 31 years); the policy caps them at 24 hours */
+#define MAX_AGE_CAP 1e9
 
-static size_t on_write(char *p, size_t sz, size_t n, void *ud)
+static int is_space(char c)
 {
-    struct fetch_ctx *c = ud;
-    struct crawl_robots_outcome *o = c->out;
-    size_t add = sz * n;
-    size_t room = c->max_body - o->len;
-    size_t take = add < room ? add : room;
-    if (take > 0) {
-        if (o->len + take + 1 > c->cap) {
-            size_t ncap = c->cap ? c->cap : 8192;
-            while (ncap < o->len + take + 1)
-                ncap *= 2;
-            if (ncap > c->max_body + 1)
-                ncap = c->max_body + 1;
-            char *nb = realloc(o->body, ncap);
-            if (!nb) {
-                c->nomem = 1;
-                return 0;
-            }
-            o->body = nb;
-            c->cap = ncap;
-        }
-        memcpy(o->body + o->len, p, take);
-        o->len += take;
-        o->body[o->len] = '\0';
-    }
-    if (take < add) {
-        c->capped = 1;
-        o->truncated = 1;
-        return 0; /* stop the transfer */
-    }
-    return add;
+    return c == ' ' || c == '\t';
 }
 
-/* Reads max-age from Cache-Control; a new status line (a redirect hop) resets it. */
-static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+/* The max-age directive of one Cache-Control value v[0..n), or -1 when it has none. */
+static double max_age_of(const char *v, size_t n)
 {
-    struct fetch_ctx *c = ud;
-    size_t len = sz * n;
-    if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
-        c->out->max_age = -1;
-    } else if (len > 14 && strncasecmp(p, "Cache-Control:", 14) == 0) {
-        char line[512];
-        size_t m = len < sizeof line - 1 ? len : sizeof line - 1;
-        memcpy(line, p, m);
-        line[m] = '\0';
-        for (char *q = line; *q; q++)
-            if (*q >= 'A' && *q <= 'Z')
-                *q = (char)(*q + 32);
-        const char *ma = strstr(line, "max-age=");
-        if (ma) {
-            ma += 8;
-            double v = 0;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && (is_space(v[i]) || v[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < n && v[i] != ',' && v[i] != '=' && !is_space(v[i]))
+            i++;
+        int is_max_age = i - start == 7 && strncasecmp(v + start, "max-age", 7) == 0;
+        while (i < n && is_space(v[i]))
+            i++;
+        if (i < n && v[i] == '=') {
+            i++;
+            while (i < n && is_space(v[i]))
+                i++;
+            int quoted = i < n && v[i] == '"'; /* RFC 9111 5.2: a recipient accepts it */
+            i += (size_t)quoted;
+            double age = 0;
             int digits = 0;
-            while (*ma >= '0' && *ma <= '9' && v < 1e9) {
-                v = v * 10 + (*ma++ - '0');
+            while (i < n && v[i] >= '0' && v[i] <= '9') {
+                if (age < MAX_AGE_CAP)
+                    age = age * 10 + (v[i] - '0');
                 digits++;
+                i++;
             }
-            if (digits)
-                c->out->max_age = v;
+            if (is_max_age && digits && (!quoted || (i < n && v[i] == '"')))
+                return age < MAX_AGE_CAP ? age : MAX_AGE_CAP;
+            if (quoted) /* the rest of a quoted argument, commas and all (RFC 9110 5.6.4) */
+                while (i < n && v[i] != '"')
+                    i += v[i] == '\\' && i + 1 < n ? 2 : 1;
         }
+        while (i < n && v[i] != ',') /* the rest of the directive */
+            i++;
     }
-    return len;
+    return -1;
 }
 
-static int is_http_url(const char *url)
+double crawl_robots_max_age(const char *head, size_t len)
 {
-    return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
+    static const char name[] = "cache-control:";
+    double age = -1;
+    size_t i = 0;
+    while (i < len) {
+        const char *eol = memchr(head + i, '\n', len - i);
+        size_t end = eol ? (size_t)(eol - head) : len;
+        size_t n = end - i;
+        if (n > sizeof name - 1 && strncasecmp(head + i, name, sizeof name - 1) == 0) {
+            size_t vlen = n - (sizeof name - 1);
+            const char *v = head + i + sizeof name - 1;
+            if (vlen > 0 && v[vlen - 1] == '\r')
+                vlen--;
+            double a = max_age_of(v, vlen);
+            if (a >= 0 && (age < 0 || a < age)) /* two headers: the shorter is kept */
+                age = a;
+        }
+        i = end + 1;
+    }
+    return age;
 }
 
-enum crawl_code crawl_robots_fetch(const char *url, const struct crawl_robots_fetch_opts *opts,
-                                   struct crawl_robots_outcome *out)
+int crawl_robots_outcome_from_response(const struct crawl_response *r,
+                                       struct crawl_robots_outcome *o)
 {
-    memset(out, 0, sizeof *out);
-    out->max_age = -1;
-    if (!url || !is_http_url(url))
-        return CRAWL_EURL;
-    long timeout = opts && opts->timeout_ms > 0 ? opts->timeout_ms : CRAWL_ROBOTS_FETCH_TIMEOUT_MS;
-    long ctimeout = opts && opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : timeout / 3;
-    struct fetch_ctx c = {out, 0, opts && opts->max_body ? opts->max_body : CRAWL_ROBOTS_MAX_BYTES,
-                          0, 0};
-    char errbuf[CURL_ERROR_SIZE] = "";
-    enum crawl_code rc = CRAWL_ECURL;
-
-    CURL *e = curl_easy_init();
-    if (!e)
-        return CRAWL_ECURL;
-#define SET(opt, val)                                                                       \
-    do {                                                                                    \
-        if (curl_easy_setopt(e, opt, val) != CURLE_OK)                                      \
-            goto fail;                                                                      \
-    } while (0)
-    SET(CURLOPT_URL, url);
-    SET(CURLOPT_PROTOCOLS_STR, "http,https");
-    SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    SET(CURLOPT_FOLLOWLOCATION, 1L);
-    SET(CURLOPT_MAXREDIRS, (long)CRAWL_ROBOTS_MAX_REDIRECTS);
-    SET(CURLOPT_ACCEPT_ENCODING, "");
-    SET(CURLOPT_TIMEOUT_MS, timeout);
-    SET(CURLOPT_CONNECTTIMEOUT_MS, ctimeout);
-    SET(CURLOPT_NOSIGNAL, 1L);
-    SET(CURLOPT_USERAGENT, opts && opts->user_agent ? opts->user_agent : "simcrawl");
-    SET(CURLOPT_WRITEFUNCTION, on_write);
-    SET(CURLOPT_WRITEDATA, &c);
-    SET(CURLOPT_HEADERFUNCTION, on_header);
-    SET(CURLOPT_HEADERDATA, &c);
-    SET(CURLOPT_ERRORBUFFER, errbuf);
-#undef SET
-
-    CURLcode cc = curl_easy_perform(e);
-    if (c.nomem) {
-        rc = CRAWL_ENOMEM;
-        goto fail;
+    memset(o, 0, sizeof *o);
+    o->max_age = -1;
+    o->redirects = r->redirects;
+    o->final_url = r->final_url;
+    if (r->result == CRAWL_FETCH_DONE || r->result == CRAWL_FETCH_TOOLARGE) {
+        o->status = (int)r->status;
+        o->body = r->data + r->head_len;
+        o->len = r->len - r->head_len;
+        o->truncated = r->result == CRAWL_FETCH_TOOLARGE;
+        o->max_age = crawl_robots_max_age(r->data, r->head_len);
+        return 0;
     }
-    long status = 0, redirects = 0;
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_getinfo(e, CURLINFO_REDIRECT_COUNT, &redirects);
-    char *eff = NULL;
-    curl_easy_getinfo(e, CURLINFO_EFFECTIVE_URL, &eff);
-    if (eff) {
-        out->final_url = strdup(eff);
-        if (!out->final_url) {
-            rc = CRAWL_ENOMEM;
-            goto fail;
-        }
-    }
-    out->redirects = (unsigned)redirects;
-    if (cc == CURLE_OK || (cc == CURLE_WRITE_ERROR && c.capped)) {
-        out->status = (int)status;
-    } else if (cc == CURLE_TOO_MANY_REDIRECTS) {
-        out->status = (int)status;
-        out->too_many_redirects = 1;
-        snprintf(out->error, sizeof out->error, "more than %d redirects",
-                 CRAWL_ROBOTS_MAX_REDIRECTS);
-    } else {
-        out->status = 0;
-        out->truncated = 0;
-        free(out->body); /* a body cut by the network is not a robots.txt */
-        out->body = NULL;
-        out->len = 0;
-        snprintf(out->error, sizeof out->error, "%.60s%s%.180s", curl_easy_strerror(cc),
-                 errbuf[0] ? ": " : "", errbuf);
-    }
-    curl_easy_cleanup(e);
-    return CRAWL_OK;
-
-fail:
-    curl_easy_cleanup(e);
-    crawl_robots_outcome_release(out);
-    return rc;
+    o->status = 0;
+    o->too_many_redirects = r->too_many_redirects;
+    snprintf(o->error, sizeof o->error, "%s", r->error);
+    /* refused, no such name, TLS, timeout before any status line: the host cannot be
+     * reached; an answer cut short (status seen) is a server failing, like a 5xx */
+    return r->status == 0 && !r->too_many_redirects && r->result != CRAWL_FETCH_ABORTED;
 }

@@ -50,17 +50,6 @@ void crawl_robots_policy_opts_init(struct crawl_robots_policy_opts *opts)
     crawl_robots_opts_init(&opts->parse);
 }
 
-void crawl_robots_outcome_release(struct crawl_robots_outcome *o)
-{
-    if (!o)
-        return;
-    free(o->body);
-    free(o->final_url);
-    o->body = NULL;
-    o->final_url = NULL;
-    o->len = 0;
-}
-
 enum crawl_code crawl_robots_host_new(const char *user_agent,
                                       const struct crawl_robots_policy_opts *opts,
                                       struct crawl_robots_host **out)

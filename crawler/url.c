@@ -57,9 +57,11 @@ static int needs_escape(unsigned char c)
 
 static const char HEX[] = "0123456789ABCDEF";
 
-/* Appends the normalised form of s[0..n) to out (which has room for 3*n bytes). */
-static size_t normalise_escapes(const unsigned char *s, size_t n, char *out)
+/* The percent-normaliser of crawler_int.h (URLs here, robots.txt paths and patterns in
+ * robots.c). */
+size_t crawl_url_normalise_escapes(const char *in, size_t n, char *out)
 {
+    const unsigned char *s = (const unsigned char *)in;
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = s[i];
@@ -156,7 +158,7 @@ static enum crawl_code prepare(const char *in, char **out)
         return CRAWL_ENOMEM;
     }
     memcpy(res, clean, auth_end);
-    size_t o = auth_end + normalise_escapes((const unsigned char *)clean + auth_end,
+    size_t o = auth_end + crawl_url_normalise_escapes(clean + auth_end,
                                             m - auth_end, res + auth_end);
     res[o] = '\0';
     free(clean);
@@ -426,10 +428,10 @@ enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base, c
     }
     if (plen == 0 || path[0] != '/')
         res[o++] = '/';
-    o += normalise_escapes((const unsigned char *)path, plen, res + o);
+    o += crawl_url_normalise_escapes(path, plen, res + o);
     if (query && qlen > 0) {
         res[o++] = '?';
-        o += normalise_escapes((const unsigned char *)query, qlen, res + o);
+        o += crawl_url_normalise_escapes(query, qlen, res + o);
     }
     res[o] = '\0';
     if (o > CRAWL_URL_MAX) {

@@ -236,6 +236,16 @@ static void test_robots_percent_encoding(void)
         /* a stray '%' is literal on both sides */
         {"User-agent: *\nDisallow: /100%\n", "b", "/100%", 0},
         {"User-agent: *\nDisallow: /100%zz\n", "b", "/100%zz", 0},
+        /* ... and matches the canonical URL's spelling of it (%25), as the pattern and the
+         * path go through the URL canonicaliser's normaliser: before, "/100%zz$" never
+         * matched the canonical "/100%25zz" */
+        {"User-agent: *\nDisallow: /100%\n", "b", "/100%25", 0},
+        {"User-agent: *\nDisallow: /100%zz$\n", "b", "/100%25zz", 0},
+        {"User-agent: *\nDisallow: /100%25zz$\n", "b", "/100%zz", 0},
+        /* octets a URL may not hold, written raw in a rule, match their escapes */
+        {"User-agent: *\nDisallow: /a\"b{c}\n", "b", "/a%22b%7Bc%7D", 0},
+        {"User-agent: *\nDisallow: /a%22b\n", "b", "/a\"b", 0},
+        {"User-agent: *\nDisallow: /a%22b\n", "b", "/a%23b", 1},
     };
     RUN(cases);
 }
@@ -485,9 +495,21 @@ static void test_robots_wildmatch_and_normalize(void)
     CU_ASSERT(crawl_robots_wildmatch("a**b", 4, "ab", 2, 1));
     char out[64];
     const char *in = "/a%2fb%7e%41\xC3\xA9 %zz%";
-    size_t n = crawl_robots_normalize(in, strlen(in), out);
+    size_t n = crawl_url_normalise_escapes(in, strlen(in), out);
     out[n] = '\0';
-    CU_ASSERT_STRING_EQUAL(out, "/a%2Fb~A%C3%A9%20%zz%");
+    /* the URL canonicaliser's normaliser: a stray '%' is %25 (it was kept as is when
+     * robots.c had a normaliser of its own) */
+    CU_ASSERT_STRING_EQUAL(out, "/a%2Fb~A%C3%A9%20%25zz%25");
+    /* idempotent, and the same as the canonical URL's path */
+    char again[96];
+    size_t m = crawl_url_normalise_escapes(out, n, again);
+    again[m] = '\0';
+    CU_ASSERT_STRING_EQUAL(again, out);
+    char *canon = NULL;
+    ASSERT_EQ(crawl_url_canonicalise("http://example.com/a%2fb%7e%41\xC3\xA9 %zz%", NULL, &canon),
+              CRAWL_OK);
+    CU_ASSERT_STRING_EQUAL(canon, "http://example.com/a%2Fb~A%C3%A9%20%25zz%25");
+    free(canon);
 }
 
 static void test_robots_url_path(void)
@@ -529,7 +551,7 @@ static struct crawl_robots_outcome outcome(int status, const char *body)
     memset(&o, 0, sizeof o);
     o.status = status;
     o.max_age = -1;
-    o.body = (char *)(uintptr_t)body;
+    o.body = body;
     o.len = body ? strlen(body) : 0;
     return o;
 }
@@ -742,12 +764,36 @@ static void fill_big_robots(void)
 
 static const char ROBOTS_OK[] = "User-agent: *\nDisallow: /private\n";
 
-static void fetch_url(struct test_httpd *h, const char *path, long timeout_ms,
-                      struct crawl_robots_outcome *o)
+/* robots.txt fetched the crawler's way: a CRAWL_FETCH_ANY transfer on the crawl's fetcher,
+ * its outcome built by the function the crawl loop calls (robots_done in crawler/crawl.c).
+ * The response returned holds what the outcome borrows: free it with crawl_response_free. */
+static struct crawl_response *fetch_any(const char *url, long timeout_ms,
+                                        struct crawl_robots_outcome *o, int *no_answer)
+{
+    struct crawl_fetcher_opts fo = {.concurrency = 1, .timeout = timeout_ms / 1000.0,
+                                    .connect_timeout = timeout_ms / 3000.0,
+                                    .user_agent = "simcrawl/0.1 (+test)"};
+    struct crawl_fetcher *fx = NULL;
+    ASSERT_EQ(crawl_fetcher_new(&fo, &fx), CRAWL_OK);
+    if (!fx)
+        return NULL;
+    struct crawl_response *r = NULL;
+    ASSERT_EQ(crawl_fetcher_add(fx, url, CRAWL_FETCH_ANY, NULL), CRAWL_OK);
+    for (int i = 0; i < 1000 && !(r = crawl_fetcher_next(fx)); i++) /* bounded: 100 s */
+        ASSERT_EQ(crawl_fetcher_run(fx, 100), CRAWL_OK);
+    crawl_fetcher_free(fx);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    int na = crawl_robots_outcome_from_response(r, o);
+    if (no_answer)
+        *no_answer = na;
+    return r;
+}
+
+static struct crawl_response *fetch_url(struct test_httpd *h, const char *path, long timeout_ms,
+                                        struct crawl_robots_outcome *o)
 {
     char url[128];
-    struct crawl_robots_fetch_opts fo = {"simcrawl/0.1 (+test)", timeout_ms, 0, 0};
-    ASSERT_EQ(crawl_robots_fetch(test_httpd_url(h, path, url, sizeof url), &fo, o), CRAWL_OK);
+    return fetch_any(test_httpd_url(h, path, url, sizeof url), timeout_ms, o, NULL);
 }
 
 static void test_robots_fetch_statuses(void)
@@ -760,6 +806,9 @@ static void test_robots_fetch_statuses(void)
                                .headers = "Cache-Control: public, max-age=3600"}},
         {"/moved/robots.txt", 0, {.status = 301, .headers = "Location: /ok/robots.txt"}},
         {"/missing/robots.txt", 0, {.status = 404, .body = "no", .body_len = 2}},
+        {"/long/robots.txt", 0, {.status = 200, .body = ROBOTS_OK, .body_len = sizeof ROBOTS_OK - 1,
+                                 .headers = "Cache-Control: max-age=2592000"}},
+        {"/plain/robots.txt", 0, {.status = 200, .body = ROBOTS_OK, .body_len = sizeof ROBOTS_OK - 1}},
         {"/busy/robots.txt", 0, {.status = 429, .headers = "Retry-After: 60"}},
         {"/down/robots.txt", 0, {.status = 500, .body = "oops", .body_len = 4}},
         {"/hang/robots.txt", 0, {.fault = TEST_FAULT_HANG}},
@@ -789,9 +838,10 @@ static void test_robots_fetch_statuses(void)
     snprintf(hop[5], sizeof hop[5], "Location: /r/1");
 
     struct crawl_robots_outcome o;
+    struct crawl_response *r;
     struct crawl_robots_host *ph = host(NULL);
 
-    fetch_url(h, "/ok/robots.txt", 5000, &o);
+    r = fetch_url(h, "/ok/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 200);
     ASSERT_EQ(o.len, sizeof ROBOTS_OK - 1);
     CU_ASSERT_DOUBLE_EQUAL(o.max_age, 3600, 1e-9);
@@ -800,72 +850,88 @@ static void test_robots_fetch_statuses(void)
     ASSERT_EQ(check(ph, "/private", 1), CRAWL_ROBOTS_DISALLOW);
     CU_ASSERT_STRING_EQUAL(test_httpd_header(test_httpd_last(h, "/ok/robots.txt"), "User-Agent"),
                            "simcrawl/0.1 (+test)");
-    crawl_robots_outcome_release(&o);
+    /* the crawler honours max-age: this reading is fetched again after an hour */
+    CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(ph), 3600, 1e-9);
+    crawl_response_free(r);
 
-    fetch_url(h, "/moved/robots.txt", 5000, &o);
+    /* ... but never keeps one past 24 hours (RFC 9309 2.4), nor without max-age */
+    struct crawl_robots_host *ch = host(NULL);
+    r = fetch_url(h, "/long/robots.txt", 5000, &o);
+    CU_ASSERT_DOUBLE_EQUAL(o.max_age, 2592000, 1e-9);
+    ASSERT_EQ(crawl_robots_host_update(ch, &o, 0), CRAWL_OK);
+    CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(ch), CRAWL_ROBOTS_CACHE_TTL, 1e-9);
+    crawl_response_free(r);
+    r = fetch_url(h, "/plain/robots.txt", 5000, &o);
+    CU_ASSERT(o.max_age < 0);
+    ASSERT_EQ(crawl_robots_host_update(ch, &o, 100), CRAWL_OK);
+    CU_ASSERT_DOUBLE_EQUAL(crawl_robots_host_next_fetch(ch), 100 + CRAWL_ROBOTS_CACHE_TTL, 1e-9);
+    crawl_response_free(r);
+    crawl_robots_host_free(ch);
+
+    r = fetch_url(h, "/moved/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 200);
     ASSERT_EQ(o.redirects, 1);
     CU_ASSERT(o.final_url && strstr(o.final_url, "/ok/robots.txt"));
     ASSERT_EQ(o.len, sizeof ROBOTS_OK - 1);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/r/1", 5000, &o); /* five redirects, the last to another server: followed */
+    r = fetch_url(h, "/r/1", 5000, &o); /* five redirects, the last to another server: followed */
     ASSERT_EQ(o.status, 200);
     ASSERT_EQ(o.redirects, 5);
     CU_ASSERT_FALSE(o.too_many_redirects);
     ASSERT_EQ(test_httpd_count(other, "/ok/robots.txt"), 1);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/r/6", 5000, &o); /* six: too many */
+    r = fetch_url(h, "/r/6", 5000, &o); /* six: too many */
     CU_ASSERT(o.too_many_redirects);
     ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
     ASSERT_EQ(check(ph, "/private", 1), CRAWL_ROBOTS_ALLOW);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/loop/robots.txt", 5000, &o);
+    r = fetch_url(h, "/loop/robots.txt", 5000, &o);
     CU_ASSERT(o.too_many_redirects);
     CU_ASSERT(test_httpd_count(h, "/loop/robots.txt") == CRAWL_ROBOTS_MAX_REDIRECTS + 1);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/missing/robots.txt", 5000, &o);
+    r = fetch_url(h, "/missing/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 404);
     ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
     ASSERT_EQ(check(ph, "/private", 1), CRAWL_ROBOTS_ALLOW);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/busy/robots.txt", 5000, &o);
+    r = fetch_url(h, "/busy/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 429);
     ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
     ASSERT_EQ(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/down/robots.txt", 5000, &o);
+    r = fetch_url(h, "/down/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 500);
     ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
     ASSERT_EQ(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/hang/robots.txt", 400, &o); /* bounded by the timeout */
+    r = fetch_url(h, "/hang/robots.txt", 400, &o); /* bounded by the timeout */
     ASSERT_EQ(o.status, 0);
     CU_ASSERT(strstr(o.error, "imeout") || strstr(o.error, "timed out"));
     crawl_robots_host_free(ph);
     ph = host(NULL);
     ASSERT_EQ(crawl_robots_host_update(ph, &o, 0), CRAWL_OK);
     ASSERT_EQ(check(ph, "/anything", 1), CRAWL_ROBOTS_DEFER);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/reset/robots.txt", 5000, &o);
+    r = fetch_url(h, "/reset/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 0);
     CU_ASSERT_PTR_NULL(o.body);
     CU_ASSERT(o.error[0] != '\0');
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/gz/robots.txt", 5000, &o);
+    r = fetch_url(h, "/gz/robots.txt", 5000, &o);
     ASSERT_EQ(o.status, 200);
     CU_ASSERT(o.len == sizeof ROBOTS_OK - 1 && memcmp(o.body, ROBOTS_OK, o.len) == 0);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
 
-    fetch_url(h, "/big/robots.txt", 10000, &o); /* 1 MB: 512 KiB kept, marked truncated */
+    r = fetch_url(h, "/big/robots.txt", 10000, &o); /* 1 MB: 512 KiB kept, marked truncated */
     ASSERT_EQ(o.status, 200);
     CU_ASSERT(o.truncated);
     ASSERT_EQ(o.len, CRAWL_ROBOTS_MAX_BYTES);
@@ -873,13 +939,46 @@ static void test_robots_fetch_statuses(void)
     ASSERT_EQ(check(ph, "/early", 1), CRAWL_ROBOTS_DISALLOW);
     ASSERT_EQ(check(ph, "/late", 1), CRAWL_ROBOTS_ALLOW);
     ASSERT_EQ(check(ph, "/f/0000000100", 1), CRAWL_ROBOTS_DISALLOW);
-    crawl_robots_outcome_release(&o);
+    crawl_response_free(r);
     crawl_robots_host_free(ph);
 
-    ASSERT_EQ(crawl_robots_fetch("ftp://127.0.0.1/robots.txt", NULL, &o), CRAWL_EURL);
-    ASSERT_EQ(crawl_robots_fetch("file:///etc/passwd", NULL, &o), CRAWL_EURL);
+    /* http and https only: another scheme is no answer, and no file is read */
+    int no_answer = 0;
+    r = fetch_any("ftp://127.0.0.1/robots.txt", 5000, &o, &no_answer);
+    ASSERT_EQ(o.status, 0);
+    CU_ASSERT(no_answer);
+    CU_ASSERT(strstr(o.error, "rotocol") != NULL);
+    crawl_response_free(r);
+    r = fetch_any("file:///etc/passwd", 5000, &o, &no_answer);
+    ASSERT_EQ(o.status, 0);
+    CU_ASSERT_PTR_NULL(o.body);
+    CU_ASSERT(no_answer);
+    crawl_response_free(r);
     test_httpd_stop(h);
     test_httpd_stop(other);
+}
+
+static void test_robots_max_age(void)
+{
+    static const struct {
+        const char *head;
+        double age;
+    } cases[] = {
+        {"HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\n\r\n", 60},
+        {"HTTP/1.1 200 OK\r\ncache-control:public,MAX-AGE = 5, no-transform\r\n\r\n", 5},
+        {"HTTP/1.1 200 OK\r\nCache-Control: max-age=\"7\"\r\n\r\n", 7},
+        {"HTTP/1.1 200 OK\r\nCache-Control: s-maxage=60\r\n\r\n", -1},
+        {"HTTP/1.1 200 OK\r\nCache-Control: private=\"x, max-age=9\", max-age=30\r\n\r\n", 30},
+        {"HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nCache-Control: max-age=20\r\n\r\n", 20},
+        {"HTTP/1.1 200 OK\r\nCache-Control: no-cache\r\n\r\n", -1},
+        {"HTTP/1.1 200 OK\r\nCache-Control: max-age=\r\n\r\n", -1},
+        {"HTTP/1.1 200 OK\r\nX-Cache-Control: max-age=60\r\n\r\n", -1},
+        {"HTTP/1.1 200 OK\r\nCache-Control: max-age=99999999999999999999\r\n\r\n", 1e9},
+        {"HTTP/1.1 200 OK\r\n\r\n", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        CU_ASSERT_DOUBLE_EQUAL(crawl_robots_max_age(cases[i].head, strlen(cases[i].head)),
+                               cases[i].age, 1e-9);
 }
 
 extern void test_robots_register(void);
@@ -905,4 +1004,5 @@ void test_robots_register(void)
     CU_add_test(s, "test_robots_policy_unreachable_backoff", test_robots_policy_unreachable_backoff);
     CU_add_test(s, "test_robots_policy_long_outage", test_robots_policy_long_outage);
     CU_add_test(s, "test_robots_fetch_statuses", test_robots_fetch_statuses);
+    CU_add_test(s, "test_robots_max_age", test_robots_max_age);
 }

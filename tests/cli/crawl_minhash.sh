@@ -38,9 +38,11 @@ for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
     sleep 0.25
 done
 cm_seed="http://127.0.0.1:$cm_port/index.html"
-# one connection: the pages are fetched in link order (index, a, b, c, d); --no-templates:
-# the signatures of the whole main texts, as `compare` makes them
-cm_crawl() { timeout 60 "$SIMCRAWL" crawl --delay 0 --concurrency 1 --per-host 1 \
+# one connection: the pages are fetched in link order (index, a, b, c, d), and one worker
+# decides them in that order (with two, b could be decided before a, under load, and a
+# logged as b's near-duplicate); --no-templates: the signatures of the whole main texts,
+# as `compare` makes them
+cm_crawl() { timeout 60 "$SIMCRAWL" crawl --delay 0 --concurrency 1 --per-host 1 --workers 1 \
     --no-templates "$@"; }
 # the decision of URL's line in LOG ("new", "near-duplicate", ...)
 cm_decision() { sed -n "s|.*\"url\":\"http://127.0.0.1:$cm_port/$2\".*\"decision\":\"\([a-z-]*\)\".*|\1|p" "$1"; }

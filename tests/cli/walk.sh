@@ -58,3 +58,24 @@ ln -s real "$WK/two/alias"
 expect_status 0 "walk: a second link to a directory is no failure" -- timeout 20 "$SIMCRAWL" pairs --k 0 "$WK/two"
 expect_grep "^simcrawl pairs: $WK/two/real: the same directory as one already read, skipped" "$TMP/err" "walk: second link noted"
 [ ! -s "$TMP/out" ] && ok || bad "walk: a page read twice by two links: $(head -c 300 "$TMP/out")"
+
+# an unreadable directory: named with the reason, the rest of the walk goes on, exit 2 (a
+# skipped input). As root, DAC permission checks are bypassed: the command then runs
+# without the capabilities that bypass them (setpriv), so that mode 000 is unreadable.
+mkdir -p "$WK/ur/locked" "$WK/ur/open"
+cp "$WK/tree/a.html" "$WK/ur/open/a.html"
+cp "$WK/tree/sub/deeper/d.html" "$WK/ur/open/d.html"
+cp "$WK/tree/sub/b.html" "$WK/ur/locked/b.html"
+chmod 000 "$WK/ur/locked"
+as_user=""
+[ "$(id -u)" = 0 ] && as_user="setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_override,-dac_read_search --"
+for c in pairs dedup; do
+    expect_status 2 "walk: $c goes on past an unreadable directory" -- timeout 20 $as_user "$SIMCRAWL" $c "$WK/ur"
+    expect_grep "^simcrawl $c: $WK/ur/locked: cannot read directory: Permission denied\$" "$TMP/err" "walk: $c names the unreadable directory"
+    cp "$TMP/out" "$WK/ur.$c.out"
+    cp "$TMP/err" "$WK/ur.$c.err"
+done
+printf '1\t%s/ur/open/a.html\t%s/ur/open/d.html\n' "$WK" "$WK" >"$WK/want"
+cmp -s "$WK/want" "$WK/ur.pairs.out" && ok || bad "walk: pairs past an unreadable directory: $(head -c 300 "$WK/ur.pairs.out")"
+expect_grep "^dedup: 2 records.*1 new, 1 near-duplicate" "$WK/ur.dedup.err" "walk: dedup reads the readable pages"
+chmod 755 "$WK/ur/locked"
