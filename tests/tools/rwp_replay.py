@@ -192,6 +192,8 @@ def serve(a, work):
     for d in (site, os.path.join(site, "replay")):
         shutil.copy(os.path.join(a.rwp, "ui.js"), d)
     shutil.copy(os.path.join(a.rwp, "sw.js"), os.path.join(site, "replay", "sw.js"))
+    with open(os.path.join(site, "blank.html"), "w") as f:
+        f.write("<!doctype html><title>blank</title>\n")
     warcs, pages = {}, []
     for i, (warc, url) in enumerate(a.page):
         if warc not in warcs:
@@ -248,6 +250,46 @@ def network(events, sess, live):
     return reqs, [r["url"] for r in reqs if live and r.get("url", "").startswith(live)]
 
 
+# ReplayWeb.page's service worker, registered as <replay-web-page> registers it, and
+# awaited until active. The element reloads its iframe (3 times, 100 ms apart) until the
+# worker controls it; on a loaded machine the worker (1.2 MB of script) is not active by
+# then and the iframe stays on the server's /replay/ listing. A browser that visited
+# ReplayWeb.page before has it active, as here.
+WARM_UP = r"""
+(async () => {
+  const reg = await navigator.serviceWorker.register('/replay/sw.js?serveIndex=1',
+                                                     {scope: '/replay/'});
+  const sw = reg.installing || reg.waiting || reg.active;
+  if (sw.state !== 'activated')
+    await new Promise((resolve, reject) => sw.addEventListener('statechange', () => {
+      if (sw.state === 'activated') resolve();
+      if (sw.state === 'redundant') reject(new Error('the service worker became redundant'));
+    }));
+  return sw.state;
+})()
+"""
+
+
+def warm_up(b, origin, timeout):
+    target = b.call("Target.createTarget", {"url": origin + "/blank.html"})["targetId"]
+    sess = b.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    end = time.monotonic() + timeout
+    while True:
+        r = b.call("Runtime.evaluate", {"expression": "document.readyState + ' ' + location.href",
+                                        "returnByValue": True}, session=sess)
+        if r.get("result", {}).get("value") == "complete %s/blank.html" % origin:
+            break
+        if time.monotonic() > end:
+            raise RuntimeError("%s/blank.html did not load in %d s" % (origin, timeout))
+        time.sleep(0.1)
+    r = b.call("Runtime.evaluate", {"expression": WARM_UP, "awaitPromise": True,
+                                    "returnByValue": True}, session=sess, timeout=timeout)
+    if "exceptionDetails" in r:
+        raise RuntimeError("ReplayWeb.page's service worker did not start: %s"
+                           % r["exceptionDetails"].get("exception", {}).get("description"))
+    b.call("Target.closeTarget", {"targetId": target})
+
+
 def replay(a, work):
     srv, pages = serve(a, work)
     origin = "http://127.0.0.1:%d" % srv.server_address[1]
@@ -257,6 +299,7 @@ def replay(a, work):
     results = []
     try:
         b.call("Target.setDiscoverTargets", {"discover": True})
+        warm_up(b, origin, a.timeout)
         tabs = []
         # every page in its own tab, all loading at once
         for (warc, url), path in zip(a.page, pages):
