@@ -39,6 +39,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,22 @@ static const char *keep(struct options *o, const char *v)
     if (c)
         o->owned[o->n_owned++] = c;
     return c;
+}
+
+/* A notice of the crawl's state (resumed, finished, nothing kept, a state migrated): said
+ * on stderr as "simcrawl crawl: ...", but not with --quiet, which leaves only errors. */
+static void notice(const struct options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void notice(const struct options *o, const char *fmt, ...)
+{
+    if (o->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simcrawl %s: ", CMD);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
 }
 
 static int parse_double(const char *s, double min, double max, double *out)
@@ -1860,16 +1877,8 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
             done = 0;
         }
     }
-    if (f1 && done) {
-        /* killed after its last commit: the files are finished from the committed ends */
-        if (finish_files(run, o) != 0)
-            return -1;
-        fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
-                        "%lld new); nothing to do\n", o->label, (long long)fetched, (long long)fnew);
-        *status = CLI_OK;
-        return 1;
-    }
-    /* the topic orders a focused crawl: the queued URLs' priorities in the state are its
+    /* the state's files, also for a finished crawl (whose files are finished below); the
+     * topic orders a focused crawl: the queued URLs' priorities in the state are its
      * scores, so another topic cannot go on with them */
     static const char *const keys[3] = {"warc", "log", "topic"};
     static const char *const says[3] = {"writes --warc", "writes --log", "has the topic"};
@@ -1888,6 +1897,17 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
             *status = CLI_USAGE;
             return -1;
         }
+    }
+    if (f1 && done) {
+        /* killed after its last commit: the files are finished from the committed ends */
+        if (finish_files(run, o) != 0)
+            return -1;
+        if (!o->quiet)
+            fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
+                            "%lld new); nothing to do\n", o->label, (long long)fetched,
+                    (long long)fnew);
+        *status = CLI_OK;
+        return 1;
     }
     return state_method_check(run, o, status);
 fail:
@@ -2439,8 +2459,8 @@ int cmd_crawl(int argc, char **argv)
         goto done;
     status = CLI_RUNTIME;
     if (!o.warc && !o.log && !o.report)
-        cli_error(CMD, "neither --warc nor --log given: nothing of the crawl will be kept "
-                       "but the summary on stderr");
+        notice(&o, "neither --warc nor --log given: nothing of the crawl will be kept "
+                   "but the summary on stderr");
     if (o.report && !(run.report = cli_crawl_report_new(CMD))) {
         cli_error(CMD, "out of memory");
         goto done;
@@ -2480,9 +2500,9 @@ int cmd_crawl(int argc, char **argv)
         }
         crawl_state_set_crash_hook(run.state, dedup_crash_point);
         if (crawl_state_migrated_from(run.state))
-            cli_error(CMD, "%s: state of schema %d brought to the current schema (the URLs "
-                           "it had queued are logged without their referrer)",
-                      o.state, crawl_state_migrated_from(run.state));
+            notice(&o, "%s: state of schema %d brought to the current schema (the URLs "
+                       "it had queued are logged without their referrer)",
+                   o.state, crawl_state_migrated_from(run.state));
         run.durable = o.durable;
         if (state_check(&run, &o, &resuming, &status) != 0) {
             if (status == CLI_OK && run.report) /* finished: the report of the whole crawl */
@@ -2579,11 +2599,11 @@ int cmd_crawl(int argc, char **argv)
             goto done;
         }
         const struct crawl_stats *rs = crawl_get_stats(c);
-        cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.label,
-                  (unsigned long long)rs->fetched);
+        notice(&o, "resuming the crawl in %s: %llu pages fetched so far", o.label,
+               (unsigned long long)rs->fetched);
         if (crawl_state_requeued(run.state) > 0)
-            cli_error(CMD, "%lld URLs in flight when the last run ended are queued again",
-                      (long long)crawl_state_requeued(run.state));
+            notice(&o, "%lld URLs in flight when the last run ended are queued again",
+                   (long long)crawl_state_requeued(run.state));
     }
     size_t good = 0;
     for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
@@ -2650,10 +2670,10 @@ int cmd_crawl(int argc, char **argv)
     }
     const struct crawl_stats *fs = crawl_get_stats(c);
     summary(&run, fs, g_stopped);
-    if (o.page_requisites)
+    if (o.page_requisites && !o.quiet) /* the summary's last line */
         fprintf(stderr, "  page requisites: %llu fetched of %llu queued\n",
                 (unsigned long long)fs->requisites, (unsigned long long)fs->requisites_enqueued);
-    if (o.redis)
+    if (o.redis && !o.quiet)
         shared_summary(&run);
     if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
         fs->redirects == 0 && fs->filtered == 0) {
