@@ -144,6 +144,17 @@ static int method_option(struct options *o, const char *name, const char *v)
     return 0;
 }
 
+/* The options that are not config keys (crawl --help says which): where the options come
+ * from, and how much this one run says. */
+static int cmdline_only(const char *name)
+{
+    static const char *const only[] = {"config", "quiet", "verbose", "help"};
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
+        if (strcmp(name, only[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
 static int set_option(struct options *o, const char *name, const char *v, const char *where)
 {
@@ -298,7 +309,8 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             BAD("seconds, 0 to 3600 (0: one URL a turn)");
         o->host_lease_time = d > 0 ? d : -1; /* crawl_redis_opts: 0 is the default */
     } else if (strcmp(name, "overwrite") == 0 || strcmp(name, "durable") == 0 ||
-               strcmp(name, "no-parent") == 0 || strcmp(name, "page-requisites") == 0) {
+               strcmp(name, "no-parent") == 0 || strcmp(name, "page-requisites") == 0 ||
+               strcmp(name, "no-templates") == 0) {
         int on;
         if (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 || strcmp(v, "1") == 0)
             on = 1;
@@ -306,10 +318,15 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             on = 0;
         else
             BAD("yes or no");
-        *(name[0] == 'o'   ? &o->overwrite
-          : name[0] == 'd' ? &o->durable
-          : name[0] == 'p' ? &o->page_requisites
-                           : &c->no_parent) = on;
+        *(name[0] == 'o'                        ? &o->overwrite
+          : name[0] == 'd'                      ? &o->durable
+          : name[0] == 'p'                      ? &o->page_requisites
+          : strcmp(name, "no-templates") == 0 ? &o->no_templates
+                                                : &c->no_parent) = on;
+    } else if (where && cmdline_only(name)) {
+        cli_usage_error(CMD, "%s: '%s' is not a config key: --%s is given on the command "
+                             "line only", where, name, name);
+        return -1;
     } else {
         cli_unknown_key(CMD, where, name, usage);
         return -1;
@@ -338,8 +355,9 @@ static void usage(FILE *out)
             "page already kept) and the links only they lead to. Writes a WARC and a JSON Lines\n"
             "log of every URL; prints a summary on stderr. A SEED without a scheme is taken\n"
             "as http:// (example.org/docs/, localhost:8080/), as wget does.\n\n"
-            "options (each also a key of config/simcrawl.conf, section [crawl]; the command\n"
-            "line wins):\n"
+            "options (each but --config, --quiet, --verbose and --help is also a key of the\n"
+            "[crawl] section of a config file, as in config/simcrawl.conf: delay = 2,\n"
+            "no-templates = yes; the command line wins):\n"
             "  --config FILE          read options from an INI file first\n"
             "  --seeds FILE           more seed URLs, one a line, # comments\n"
             "  --max-pages N          page requests at most (0: no limit; default 0)\n"
@@ -347,7 +365,9 @@ static void usage(FILE *out)
             "  --concurrency N        transfers and connections in all (default 16)\n"
             "  --per-host N           connections to one host (default 1)\n"
             "  --delay SECONDS        between requests to one host (default 1; robots.txt\n"
-            "                         Crawl-delay raises it, up to --max-delay, default 30)\n"
+            "                         Crawl-delay raises it, up to --max-delay)\n"
+            "  --max-delay SECONDS    the most a robots.txt Crawl-delay raises the delay to\n"
+            "                         (default 30)\n"
             "  --scope host|domain|any  which links to follow: the seeds' hosts, their\n"
             "                         registrable domains (public suffix list), or any (host)\n"
             "  --no-parent            never ascend above a seed's directory (wget's -np): on\n"
