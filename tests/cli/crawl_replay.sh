@@ -9,7 +9,9 @@
 # the archive, none asked of the site. The same page from a crawl without -p is replayed
 # beside it and must show none of them (the check can fail). Sourced by tests/cli_test.sh
 # (helpers, $SIMCRAWL, $TMP); RWP_DIR is where make test-deps unpacked ReplayWeb.page.
-RY=$TMP/replay
+# REPLAY_ROUNDS=N (make stress) runs it N times, every second round with the -p crawl
+# stopped after 3 pages and resumed from --state (the WARC continued, the revisit found
+# through the state's digests).
 if [ -z "${RWP_DIR:-}" ]; then
     RWP_DIR=$(ls -d .cache/npm/replaywebpage-* 2>/dev/null | tail -n 1)
 fi
@@ -26,7 +28,8 @@ if [ "$ry_have" = yes ] && ! command -v chromium >/dev/null 2>&1; then
     ry_have=no
     bad "crawl_replay.sh: chromium is not installed (make test installs it: apt-get install chromium)"
 fi
-if [ "$ry_have" = yes ]; then
+ry_round() {
+RY=$TMP/replay$1
 mkdir -p "$RY/site/static"
 python3 - "$RY/site" <<'PYEOF'
 import os, struct, sys, zlib
@@ -59,8 +62,15 @@ ry_srv=$!
 i=0
 while [ ! -f "$RY/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 ry_base="http://127.0.0.1:$(cat "$RY/port")"
-expect_status 0 "crawl -p for the replay" -- timeout 60 "$SIMCRAWL" crawl --quiet --delay 0 \
-    --robots no -p --warc "$RY/c.warc.gz" "$ry_base/"
+if [ $(($1 % 2)) = 0 ]; then
+    expect_status 0 "crawl -p for the replay, 3 pages" -- timeout 60 "$SIMCRAWL" crawl --quiet \
+        --delay 0 --robots no -p --max-pages 3 --state "$RY/st" --warc "$RY/c.warc.gz" "$ry_base/"
+    expect_status 0 "crawl -p for the replay, resumed" -- timeout 60 "$SIMCRAWL" crawl --quiet \
+        --delay 0 --robots no -p --state "$RY/st" --warc "$RY/c.warc.gz" "$ry_base/"
+else
+    expect_status 0 "crawl -p for the replay" -- timeout 60 "$SIMCRAWL" crawl --quiet --delay 0 \
+        --robots no -p --warc "$RY/c.warc.gz" "$ry_base/"
+fi
 expect_status 0 "crawl without -p for the replay" -- timeout 60 "$SIMCRAWL" crawl --quiet \
     --delay 0 --robots no --warc "$RY/n.warc.gz" "$ry_base/"
 kill "$ry_srv" 2>/dev/null
@@ -115,12 +125,19 @@ want(answered(bare, '/static/logo.png') == 404, 'logo.png answered %s' % answere
 print('\n'.join(problems) if problems else 'replay ok')
 PYEOF
     if grep -q '^replay ok$' "$RY/replay.check"; then ok
-    else bad "crawl -p in ReplayWeb.page: $(head -c 1500 "$RY/replay.check")"; fi
+    else bad "crawl -p in ReplayWeb.page (round $1): $(head -c 1500 "$RY/replay.check")"; fi
 else
-    bad "crawl -p in ReplayWeb.page: the replay did not load: $(grep -v dbus "$RY/replay.err" | head -c 1200)"
+    bad "crawl -p in ReplayWeb.page (round $1): the replay did not load: $(grep -v dbus "$RY/replay.err" | head -c 1200)"
 fi
 [ -f "$RY/trip.port" ] && [ ! -s "$RY/tripwire.log" ] && ok ||
     bad "crawl -p replay: the live site's port was asked: $(head -c 300 "$RY/tripwire.log")"
 kill "$ry_trip" 2>/dev/null
 wait "$ry_trip" 2>/dev/null
+}
+if [ "$ry_have" = yes ]; then
+    ry_r=1
+    while [ $ry_r -le "${REPLAY_ROUNDS:-1}" ]; do
+        ry_round $ry_r
+        ry_r=$((ry_r + 1))
+    done
 fi
