@@ -93,6 +93,17 @@ struct memo_entry {
                       * (just added, not decided yet), MEMO_EMPTY (a free slot) */
 };
 
+/* A verdict as the crawler holds it (in its job): the public part first (the
+ * crawl_verdict * handed to opts.process is this struct's address), then the crawler's
+ * own memo of the links added. */
+struct verdict {
+    struct crawl_verdict pub;
+    int base_fast;    /* pub.base is canonical (1), not (0), unknown (-1) */
+    size_t max_links; /* opts.max_links */
+    struct crawl_link_memo *link_memo; /* the URLs added so far, by bytes */
+};
+#define VPRIV(v) ((struct verdict *)(void *)(v))
+
 struct crawl_link_memo {
     struct memo_entry *slot;
     size_t mask, n;
@@ -122,9 +133,9 @@ static uint64_t fnv1a(const char *s, size_t n)
 static struct memo_entry *link_memo_find(struct crawl_verdict *v, const char *url, size_t len,
                                          uint64_t h)
 {
-    struct crawl_link_memo *m = v->link_memo;
+    struct crawl_link_memo *m = VPRIV(v)->link_memo;
     if (!m) {
-        m = v->link_memo = calloc(1, sizeof *m);
+        m = VPRIV(v)->link_memo = calloc(1, sizeof *m);
         if (!m)
             return NULL;
     }
@@ -187,13 +198,13 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     }
     e->link = MEMO_INVALID; /* until it is kept */
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
+    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
     if (rc == CRAWL_EURL) {
         free(canon);
         v->links_invalid++;
         return CRAWL_OK;
     }
-    size_t max_links = v->max_links ? v->max_links : CRAWL_DEFAULT_MAX_LINKS;
+    size_t max_links = VPRIV(v)->max_links ? VPRIV(v)->max_links : CRAWL_DEFAULT_MAX_LINKS;
     if (rc == CRAWL_OK && v->n_links >= max_links) { /* over the cap: said in the log */
         free(canon);
         v->links_capped++;
@@ -228,7 +239,7 @@ enum crawl_code crawl_verdict_add_requisite(struct crawl_verdict *v, const char 
     if (v->n_requisites >= CRAWL_MAX_REQUISITES)
         return CRAWL_OK;
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &v->base_fast, &canon);
+    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
     if (rc == CRAWL_EURL) { /* data:, javascript:, malformed: nothing to fetch */
         free(canon);
         return CRAWL_OK;
@@ -257,15 +268,17 @@ void crawl_verdict_truncated(struct crawl_verdict *v, const char *what)
     snprintf(v->truncated + n, sizeof v->truncated - n, "%s", what);
 }
 
-static void verdict_init(struct crawl_verdict *v, const char *base)
+static void verdict_init(struct verdict *x, const char *base, size_t max_links)
 {
-    memset(v, 0, sizeof *v);
+    memset(x, 0, sizeof *x);
+    struct crawl_verdict *v = &x->pub;
     v->decision = CRAWL_DECISION_NEW;
     v->distance = -1;
     v->relevance = NAN;
     v->expand = 1;
     v->base = base;
-    v->base_fast = -1;
+    x->base_fast = -1;
+    x->max_links = max_links;
 }
 
 static void verdict_release(struct crawl_verdict *v)
@@ -280,7 +293,7 @@ static void verdict_release(struct crawl_verdict *v)
     free(v->duplicate_of);
     free(v->canonical);
     free(v->error);
-    link_memo_free(v->link_memo);
+    link_memo_free(VPRIV(v)->link_memo);
 }
 
 /* ---- the crawl ---- */
@@ -308,6 +321,11 @@ struct hostinfo {
     int spilled;           /* queued URLs in the state that are not in the frontier */
     int64_t cursor;        /* the highest URL row id in the frontier: the window goes on
                             * from there */
+    float below_prio;      /* focused: the queued URLs only in the state are those ranked
+                            * below (below_prio, below_id) (crawl_state_queued_best), those
+                            * in the frontier above it */
+    int64_t below_id;
+    size_t on_disk;        /* queued URLs of the host only in the state */
     int dirty;             /* politeness changed since the last commit */
     struct crawl_host *host;
     struct hostinfo *next;
@@ -326,7 +344,7 @@ struct job {
     struct crawl_host *host;
     int robots; /* a robots.txt fetch */
     struct crawl_response *resp;
-    struct crawl_verdict verdict;
+    struct verdict verdict;
     int process_rc;
     double process_seconds;
     char decode_error[160];
@@ -340,15 +358,23 @@ struct queue {
 
 /* Focused crawls: the best priority each queued URL was pushed with (URL hash -> float),
  * so that a link found again with a higher relevance is queued again at that priority;
- * the older, lower entry is dropped when popped (`dispatched` says so). Open addressing. */
+ * the older, lower entry is dropped when popped (`dispatched` says so). Open addressing.
+ * With a state it is a cache of at most limit URLs, emptied when full, in front of the
+ * state's priorities (the seen set's way: memory does not grow with the URLs seen). */
 struct prio_map {
     uint64_t *keys; /* 0 = empty */
     float *vals;
     size_t mask, n;
+    size_t limit; /* 0: none */
 };
 
+/* The slot of h: -INFINITY when it was not in the map. */
 static float *prio_slot(struct prio_map *m, uint64_t h)
 {
+    if (m->limit && m->n >= m->limit) {
+        memset(m->keys, 0, (m->mask + 1) * sizeof *m->keys);
+        m->n = 0;
+    }
     if (!m->keys || (m->n + 1) * 2 > m->mask + 1) {
         size_t cap = m->keys ? (m->mask + 1) * 2 : 1024;
         uint64_t *k = calloc(cap, sizeof *k);
@@ -415,6 +441,7 @@ struct crawl {
     /* the state on disk (opts.state) */
     struct job_link inflight; /* page transfers started and not recorded yet */
     size_t disk_queued;    /* queued URLs only in the state (spilled hosts) */
+    size_t window;         /* with a state: queued URLs of a host held in memory ("windows") */
     double last_commit;    /* crawl_clock() */
     size_t uncommitted;    /* URLs recorded since the last commit */
     double elapsed_before; /* s of the earlier runs of the crawl */
@@ -465,12 +492,12 @@ static struct job *queue_pop(struct queue *q)
 
 static void job_free_data(struct crawl *c, struct job *j)
 {
-    if (j->verdict.page_data) {
+    if (j->verdict.pub.page_data) {
         if (c->opts.page_data_free)
-            c->opts.page_data_free(j->verdict.page_data);
+            c->opts.page_data_free(j->verdict.pub.page_data);
         else
-            free(j->verdict.page_data);
-        j->verdict.page_data = NULL;
+            free(j->verdict.pub.page_data);
+        j->verdict.pub.page_data = NULL;
     }
 }
 
@@ -484,7 +511,7 @@ static void job_free(struct job *j)
     }
     crawl_item_release(&j->item);
     crawl_response_free(j->resp);
-    verdict_release(&j->verdict);
+    verdict_release(&j->verdict.pub);
     free(j);
 }
 
@@ -510,8 +537,7 @@ static void run_job(struct crawl *c, struct job *j)
         .date = r->date,
         .requisite = (j->item.hops & HOPS_REQUISITE) != 0,
     };
-    verdict_init(&j->verdict, j->item.url);
-    j->verdict.max_links = c->opts.max_links;
+    verdict_init(&j->verdict, j->item.url, c->opts.max_links);
     struct crawl_http_msg *msg = NULL;
     if (r->content_encoding && *r->content_encoding &&
         strcmp(r->content_encoding, "identity") != 0) {
@@ -537,7 +563,7 @@ static void run_job(struct crawl *c, struct job *j)
         page.body_len = len;
     }
     double t0 = crawl_clock();
-    j->process_rc = c->opts.process ? c->opts.process(c->opts.userdata, &page, &j->verdict) : 0;
+    j->process_rc = c->opts.process ? c->opts.process(c->opts.userdata, &page, &j->verdict.pub) : 0;
     j->process_seconds = crawl_clock() - t0;
     crawl_http_free(msg);
 }
@@ -688,6 +714,10 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     rc = crawl_frontier_new(&fo, &c->frontier);
     if (rc != CRAWL_OK)
         goto fail;
+    c->window = CRAWL_STATE_WINDOW;
+    const char *w = getenv("SIMCRAWL_STATE_WINDOW"); /* tests: a window of a few URLs */
+    if (w && strtoul(w, NULL, 10) >= 2)
+        c->window = strtoul(w, NULL, 10);
     size_t seen_cap = 0; /* with a state: a table of half of seen_memory, never grown past */
     if (o->state) {
         if (o->seen_memory == 0)
@@ -703,6 +733,14 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     if (o->focused) {
         rc = crawl_seen_new(0, &c->dispatched);
         if (rc != CRAWL_OK)
+            goto fail;
+        /* with a state the map is a cache of a quarter of seen_memory at most: a table
+         * of 12-byte slots kept at most half full */
+        size_t slots = 16;
+        while (o->state && slots * 2 * (sizeof(uint64_t) + sizeof(float)) <= o->seen_memory / 4)
+            slots *= 2;
+        c->prio.limit = o->state ? slots / 2 : 0;
+        if (o->state && !c->redis && (rc = crawl_state_best_order(o->state)) != CRAWL_OK)
             goto fail;
     }
     struct crawl_fetcher_opts xo = {.concurrency = o->concurrency,
@@ -1012,13 +1050,37 @@ static void maybe_commit(struct crawl *c, double now, int force)
     c->uncommitted = 0;
 }
 
-/* The queued URLs of a host held in memory with a state. A focused crawl keeps all of
- * them (best-first needs every priority at hand; the state keeps each URL's best one for a
- * resume, which loads them all back in their order); a breadth-first crawl a window, the
- * rest in the state in queue order. */
+/* HOW IT WORKS (windows). With a state, a host's queued URLs are held in memory up to a
+ * window and the rest stays in the state's URL table (every queued URL has its row there).
+ * Breadth-first: the window is the next URLs in queue (row id) order; past it the host is
+ * spilled, new URLs go to the state only, and a pop that leaves less than half a window
+ * loads the next rows after the highest id held (cursor). Best-first (--topic): the window
+ * is the best URLs, by (priority descending, row id ascending), the state's order
+ * (crawl_state_queued_best). The rows only in the state are exactly those ranked below a
+ * bound (below_prio, below_id), those in memory above it, so the best URL held is the
+ * best queued. A URL found ranked below the bound goes to the state only; above it, into
+ * memory, and when memory holds twice the window its worst are dropped (they stay queued
+ * in the state) and the bound rises to the best priority dropped (trim_window). When the
+ * last URL held is popped, the best window of rows below the bound is loaded and the bound
+ * falls to the last of them. Memory therefore holds at most two windows a host, whatever
+ * the frontier, and the order is the in-memory crawl's (ties by row id, not push order). */
 static size_t state_window(const struct crawl *c)
 {
-    return c->opts.focused ? (size_t)INT64_MAX : CRAWL_STATE_WINDOW;
+    return c->window;
+}
+
+/* Whether a URL of priority and row id ranks below hi's bound (focused, with a state). */
+static int ranks_below(const struct hostinfo *hi, float priority, int64_t id)
+{
+    return priority < hi->below_prio || (priority == hi->below_prio && id > hi->below_id);
+}
+
+/* No queued URL of hi's host is only in the state any more. */
+static void unspill(struct crawl *c, struct hostinfo *hi)
+{
+    hi->spilled = 0;
+    c->disk_queued = hi->on_disk > c->disk_queued ? 0 : c->disk_queued - hi->on_disk;
+    hi->on_disk = 0;
 }
 
 /* Loads the next queued URLs of a spilled host from the state into the frontier, up to
@@ -1050,6 +1112,8 @@ static int refill_one(void *userdata, int64_t id, const char *url, unsigned dept
         *best = priority;
     }
     x->hi->cursor = id;
+    x->hi->below_prio = priority; /* focused: the rows come best first */
+    x->hi->below_id = id;
     return 0;
 }
 
@@ -1057,16 +1121,38 @@ static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct host
                               double now)
 {
     size_t have = crawl_host_queued(h), window = state_window(c);
-    if (!hi->spilled || have >= window / 2)
+    if (!hi->spilled || have >= (c->opts.focused ? 1 : window / 2))
         return CRAWL_OK;
     size_t want = window - have, n = 0;
     struct refill_ctx x = {c, h, hi, now, NULL};
-    enum crawl_code rc = crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one, &x, &n);
+    enum crawl_code rc =
+        c->opts.focused ? crawl_state_queued_best(c->state, hi->sid, hi->below_prio,
+                                                  hi->below_id, want, refill_one, &x, &n)
+                        : crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one,
+                                             &x, &n);
     crawl_ref_put(x.last);
     c->disk_queued = n > c->disk_queued ? 0 : c->disk_queued - n;
+    hi->on_disk = n > hi->on_disk ? 0 : hi->on_disk - n;
     if (rc == CRAWL_OK && n < want)
-        hi->spilled = 0;
+        unspill(c, hi);
     return rc;
+}
+
+/* A focused crawl's window past twice its size: its worst URLs go back to the state only
+ * (see "windows"). */
+static enum crawl_code trim_window(struct crawl *c, struct crawl_host *h, struct hostinfo *hi,
+                                   double now)
+{
+    float cut;
+    size_t dropped = crawl_frontier_trim(c->frontier, h, state_window(c), &cut);
+    if (dropped == 0)
+        return CRAWL_OK;
+    hi->spilled = 1;
+    hi->below_prio = cut; /* every priority up to cut, whatever the row id */
+    hi->below_id = 0;
+    hi->on_disk += dropped;
+    c->disk_queued += dropped;
+    return crawl_host_queued(h) == 0 ? refill(c, h, hi, now) : CRAWL_OK;
 }
 
 /* ---- records ---- */
@@ -1231,6 +1317,29 @@ static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url,
 static enum enqueue_result enqueue_shared(struct crawl *c, const char *url, unsigned depth,
                                           unsigned hops, const struct crawl_ref *referrer);
 
+/* A focused crawl found the URL of hash again: ENQ_QUEUED when it is to be queued again at
+ * priority (a clearly higher relevance than best, and not fetched yet; with a state its
+ * row is raised and *id is its row id), else ENQ_SEEN (ENQ_FULL on a state failure). best:
+ * the map's priority for it; -INFINITY when the map, a cache with a state, lost it: the
+ * state then decides, raising the row only when its priority is clearly lower. */
+static enum enqueue_result found_again(struct crawl *c, uint64_t hash, float priority,
+                                       float best, int64_t *id)
+{
+    if (crawl_seen_contains(c->dispatched, hash))
+        return ENQ_SEEN;
+    if (best != -INFINITY && priority <= best + 1e-4f)
+        return ENQ_SEEN;
+    if (!c->state)
+        return ENQ_QUEUED;
+    if (crawl_state_url_priority(c->state, hash, priority,
+                                 best == -INFINITY ? priority - 1e-4f : INFINITY,
+                                 id) != CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        return ENQ_FULL;
+    }
+    return *id ? ENQ_QUEUED : ENQ_SEEN;
+}
+
 static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth,
                                    unsigned hops, float priority, struct crawl_ref *referrer,
                                    double now)
@@ -1249,13 +1358,16 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_FULL;
     }
     float *best = NULL;
+    int64_t id = 0;
     if (c->opts.focused) {
         best = prio_slot(&c->prio, hash);
         if (!best)
             return ENQ_FULL;
-        /* found again with a clearly higher relevance, and not fetched yet: queue it again */
-        if (!added && (priority <= *best + 1e-4f || crawl_seen_contains(c->dispatched, hash)))
-            return ENQ_SEEN;
+        if (!added) {
+            enum enqueue_result r = found_again(c, hash, priority, *best, &id);
+            if (r != ENQ_QUEUED)
+                return r;
+        }
         *best = priority;
     } else if (!added) {
         return ENQ_SEEN;
@@ -1268,10 +1380,9 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
     if (host_info(c, h) != CRAWL_OK)
         return ENQ_FULL;
     struct hostinfo *hi = crawl_host_userdata(h);
-    int64_t id = 0;
-    if (c->state && (added ? crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops,
-                                                 priority, referrer ? referrer->hash : 0, &id)
-                           : crawl_state_url_priority(c->state, hash, priority)) != CRAWL_OK) {
+    if (c->state && added &&
+        crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops, priority,
+                            referrer ? referrer->hash : 0, &id) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return ENQ_FULL;
     }
@@ -1280,8 +1391,10 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
             *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
     }
-    if (c->state && (hi->spilled || crawl_host_queued(h) >= state_window(c))) {
+    if (c->state && (c->opts.focused ? hi->spilled && ranks_below(hi, priority, id)
+                                     : hi->spilled || crawl_host_queued(h) >= state_window(c))) {
         hi->spilled = 1; /* in the state only, until the window drains (refill) */
+        hi->on_disk++;
         c->disk_queued++;
         return ENQ_QUEUED;
     }
@@ -1290,6 +1403,11 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         return ENQ_FULL;
     if (id > hi->cursor)
         hi->cursor = id;
+    if (c->state && c->opts.focused && crawl_host_queued(h) >= 2 * state_window(c) &&
+        trim_window(c, h, hi, now) != CRAWL_OK) {
+        c->fatal = CRAWL_EIO;
+        return ENQ_FULL;
+    }
     return ENQ_QUEUED;
 }
 
@@ -1532,7 +1650,7 @@ static int page_done(struct crawl *c, struct job *j, double now)
 static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref **self,
                                double now)
 {
-    struct crawl_verdict *v = &j->verdict;
+    struct crawl_verdict *v = &j->verdict.pub;
     int req = (j->item.hops & HOPS_REQUISITE) != 0;
     if (v->n_requisites == 0)
         return -1;
@@ -1558,7 +1676,7 @@ static long shared_links(struct crawl *c, const struct crawl_verdict *v, const c
 /* A verdict is back: enqueue the links, write the record. */
 static void verdict_done(struct crawl *c, struct job *j, double now)
 {
-    struct crawl_verdict *v = &j->verdict;
+    struct crawl_verdict *v = &j->verdict.pub;
     const char *url = j->item.url;
     c->stats.process_seconds += j->process_seconds;
     if (j->decode_error[0]) {
@@ -2269,6 +2387,9 @@ static int resume_host(void *userdata, int64_t id, const char *origin,
     if (queued > 0) {
         hi->spilled = 1;
         hi->cursor = 0;
+        hi->below_prio = INFINITY; /* focused: every row */
+        hi->below_id = 0;
+        hi->on_disk = (size_t)queued;
         c->disk_queued += (size_t)queued;
         if (refill(c, h, hi, now) != CRAWL_OK)
             return -1;

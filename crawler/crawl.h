@@ -670,6 +670,12 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_push(struct crawl_frontier *f,
                                                       unsigned depth, unsigned hops,
                                                       float priority,
                                                       struct crawl_ref *referrer, double now);
+/* Keeps the keep best queued URLs of h (a focused crawl's window): drops every queued URL
+ * whose priority is at most *cut, the priority of the best one beyond keep, so that at
+ * most keep stay (fewer when several share *cut). Returns how many were dropped (0 and
+ * *cut unchanged when h has at most keep). */
+size_t crawl_frontier_trim(struct crawl_frontier *f, struct crawl_host *h, size_t keep,
+                           float *cut);
 /*
  * The next URL to fetch at time now: returns 1 with *item (caller: crawl_item_release) and
  * *host, whose slot stays taken until crawl_frontier_done(). Returns 0 when no host may
@@ -793,9 +799,6 @@ struct crawl_response {
     double start, end;             /* crawl_clock() */
     int64_t date;                  /* time(NULL) when the transfer started */
     void *userdata;                /* as given to crawl_fetcher_add() */
-    struct crawl_mem *mem;         /* the fetcher's: data's bytes are mem_held of this budget, */
-    size_t mem_held;               /* given back by crawl_response_free() */
-    struct crawl_response *next;   /* the fetcher's list; NULL once handed out */
 };
 void crawl_response_free(struct crawl_response *r); /* NULL-safe */
 
@@ -841,7 +844,8 @@ void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 #define CRAWL_STATE_COMMIT_PAGES 1000u  /* ... or after this many pages */
 #define CRAWL_STATE_SEEN_MEMORY (32u << 20) /* crawl_opts.seen_memory's default */
 #define CRAWL_STATE_WINDOW 512u         /* queued URLs of one host held in memory; the rest
-                                           stay in the state until the window drains */
+                                           stay in the state until the window drains (tests:
+                                           the environment's SIMCRAWL_STATE_WINDOW) */
 
 /* A URL's state (the urls table's state column; the numbers are stored). */
 enum crawl_url_state {
@@ -926,9 +930,11 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_add(struct crawl_state *s, uin
 /* The URL of hash is leased: its transfer has started (written in the open transaction,
  * like every change: no write of its own). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash);
-/* Raises the priority of the queued URL of hash (a focused crawl found it again). */
+/* Raises the priority of the URL of hash to priority (a focused crawl found it again) if it
+ * is queued with a priority below below; *id: its row id when raised, else 0. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_priority(struct crawl_state *s,
-                                                           uint64_t hash, float priority);
+                                                           uint64_t hash, float priority,
+                                                           float below, int64_t *id);
 /* *found: 1 when the URL of hash was ever added (the seen set past its memory). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash,
                                                       int *found);
@@ -941,6 +947,16 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_set(struct crawl_state *s, uin
  * schema 1); *n how many. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_queued(
     struct crawl_state *s, int64_t host, int64_t after, size_t limit,
+    int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
+              float priority, const char *referrer),
+    void *userdata, size_t *n);
+/* Makes the index crawl_state_queued_best reads (a focused crawl, once at its start). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_best_order(struct crawl_state *s);
+/* The queued URLs of host ranked below (below_prio, below_id) in the order best first
+ * (priority descending, then row id ascending; below (INFINITY, 0): all of them), at most
+ * limit, best first: fn for each as crawl_state_queued; *n how many. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_queued_best(
+    struct crawl_state *s, int64_t host, float below_prio, int64_t below_id, size_t limit,
     int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
               float priority, const char *referrer),
     void *userdata, size_t *n);
@@ -1165,9 +1181,6 @@ struct crawl_verdict {
     char truncated[32];   /* what a cap cut from the page, comma separated ("links",
                              "depth", "links,depth"): the log's "truncated" field; "" none */
     const char *base;     /* the page URL (set by the crawler) */
-    int base_fast;        /* the crawler's memo: base is canonical (1), not (0), unknown (-1) */
-    size_t max_links;     /* the crawler's: opts.max_links */
-    struct crawl_link_memo *link_memo; /* the crawler's: the URLs added so far, by bytes */
     void *page_data;      /* the caller's: handed to opts.record as crawl_record.page_data,
                              then freed with opts.page_data_free (also when never recorded) */
     /* the page's requisites (crawl_verdict_add_requisite), canonical; owned by the crawler */
@@ -1318,15 +1331,16 @@ struct crawl_opts {
      * calling before_commit first (on the loop thread): the caller writes out the WARC
      * records and log lines of the pages recorded so far and stores their offsets in the
      * state's meta, so that they are committed together. A non-zero return is fatal. Only
-     * CRAWL_STATE_WINDOW queued URLs per host stay in memory (a focused crawl keeps all of
-     * them, the state their best priorities for a resume). */
+     * CRAWL_STATE_WINDOW queued URLs per host stay in memory, the next in queue order, or
+     * for a focused crawl the best by priority (up to twice as many: crawl.c "windows"). */
     struct crawl_state *state;
     int (*before_commit)(void *userdata);
     void (*page_data_free)(void *page_data); /* NULL: free() */
     /* With a state: bytes for the seen set, half for a table of the latest URLs' hashes,
      * half for a Bloom filter of the others, whose hits are looked up in the state (crawl.c,
-     * "the seen set with a state"); 0: CRAWL_STATE_SEEN_MEMORY. Without a state the seen set
-     * is a table in memory that grows with the crawl (up to CRAWL_SEEN_DEFAULT_MAX). */
+     * "the seen set with a state"); 0: CRAWL_STATE_SEEN_MEMORY. A focused crawl also keeps a
+     * cache of the URLs' best priorities of at most a quarter of it. Without a state the
+     * seen set is a table in memory that grows with the crawl (up to CRAWL_SEEN_DEFAULT_MAX). */
     size_t seen_memory;
 };
 

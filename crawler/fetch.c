@@ -69,12 +69,22 @@ struct transfer {
     struct transfer *next, *prev; /* the active list */
 };
 
+/* A response as the fetcher allocates it: the public part first (a crawl_response * the
+ * caller holds is this struct's address), then what only the fetcher uses. */
+struct response {
+    struct crawl_response pub;
+    struct crawl_mem *mem; /* data's bytes are mem_held of this budget, given back by */
+    size_t mem_held;       /* crawl_response_free() */
+    struct response *next; /* the fetcher's list of finished transfers; NULL once handed out */
+};
+#define PRIV(r) ((struct response *)(void *)(r))
+
 struct crawl_fetcher {
     struct crawl_fetcher_opts opts;
     CURLM *multi;
     struct transfer *active;
     unsigned n_active;
-    struct crawl_response *done_head, *done_tail;
+    struct response *done_head, *done_tail;
     uint64_t bytes;
     unsigned n_paused;
     uint64_t resumed_at; /* the budget's gives count when paused transfers were last resumed */
@@ -91,14 +101,14 @@ void crawl_response_free(struct crawl_response *r)
 {
     if (!r)
         return;
-    crawl_mem_give(r->mem, r->mem_held);
+    crawl_mem_give(PRIV(r)->mem, PRIV(r)->mem_held);
     free(r->url);
     free(r->data);
     free(r->request);
     free(r->content_type);
     free(r->location);
     free(r->content_encoding);
-    free(r);
+    free(PRIV(r));
 }
 
 /* ---- callbacks (run inside curl_multi_perform) ---- */
@@ -139,16 +149,16 @@ static int grow_data(struct transfer *t, size_t need, size_t limit)
         n = limit;
     size_t more = n - t->cap + (t->cap ? 0 : 1); /* the NUL byte with the first buffer */
     struct crawl_mem_stats ms;
-    crawl_mem_get(r->mem, &ms);
-    if (crawl_mem_take_leaving(r->mem, more, CRAWL_MEM_DECODE_SHARE(ms.limit)) != 0)
+    crawl_mem_get(PRIV(r)->mem, &ms);
+    if (crawl_mem_take_leaving(PRIV(r)->mem, more, CRAWL_MEM_DECODE_SHARE(ms.limit)) != 0)
         return -3;
     char *p = realloc(r->data, n + 1);
     if (!p) {
-        crawl_mem_give(r->mem, more);
+        crawl_mem_give(PRIV(r)->mem, more);
         return -2;
     }
     r->data = p;
-    r->mem_held += more;
+    PRIV(r)->mem_held += more;
     t->cap = n;
     return 0;
 }
@@ -157,8 +167,8 @@ static int grow_data(struct transfer *t, size_t need, size_t limit)
 static int fits_budget(const struct transfer *t, size_t need)
 {
     struct crawl_mem_stats ms;
-    crawl_mem_get(t->r->mem, &ms);
-    return !t->r->mem || need + 1 <= ms.limit - CRAWL_MEM_DECODE_SHARE(ms.limit);
+    crawl_mem_get(PRIV(t->r)->mem, &ms);
+    return !PRIV(t->r)->mem || need + 1 <= ms.limit - CRAWL_MEM_DECODE_SHARE(ms.limit);
 }
 
 static char *dup_trim(const char *s, size_t n)
@@ -412,9 +422,9 @@ void crawl_fetcher_free(struct crawl_fetcher *fx)
         transfer_free(t);
     }
     while (fx->done_head) {
-        struct crawl_response *r = fx->done_head;
+        struct response *r = fx->done_head;
         fx->done_head = r->next;
-        crawl_response_free(r);
+        crawl_response_free(&r->pub);
     }
     curl_multi_cleanup(fx->multi);
     free(fx);
@@ -441,15 +451,16 @@ enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *u
     if (!t)
         return CRAWL_ENOMEM;
     t->fx = fx;
-    t->r = calloc(1, sizeof *t->r);
-    if (!t->r)
+    struct response *resp = calloc(1, sizeof *resp);
+    if (!resp)
         goto fail;
+    t->r = &resp->pub;
     t->r->url = strdup(url);
     if (!t->r->url)
         goto fail;
     t->r->kind = kind;
     t->r->userdata = userdata;
-    t->r->mem = fx->opts.mem;
+    PRIV(t->r)->mem = fx->opts.mem;
     int g = grow_data(t, 1, FETCH_MAX_HEAD);
     if (g != 0) {
         rc = g == -3 ? CRAWL_ETOOLARGE : CRAWL_ENOMEM; /* -3: no room in opts.mem */
@@ -565,7 +576,7 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
                  CURL_MAX_HTTP_HEADER);
     } else if (t->abort == ABORT_BUDGET) {
         struct crawl_mem_stats ms;
-        crawl_mem_get(r->mem, &ms);
+        crawl_mem_get(PRIV(r)->mem, &ms);
         r->result = CRAWL_FETCH_FAILED;
         snprintf(r->error, sizeof r->error,
                  "over the memory budget of %zu bytes for response buffers and decoded "
@@ -591,12 +602,12 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
     size_t el = strlen(r->error);
     while (el > 0 && (r->error[el - 1] == '\n' || r->error[el - 1] == '\r'))
         r->error[--el] = '\0';
-    r->next = NULL;
+    PRIV(r)->next = NULL;
     if (fx->done_tail)
-        fx->done_tail->next = r;
+        fx->done_tail->next = PRIV(r);
     else
-        fx->done_head = r;
-    fx->done_tail = r;
+        fx->done_head = PRIV(r);
+    fx->done_tail = PRIV(r);
     if (t->paused)
         fx->n_paused--;
     curl_multi_remove_handle(fx->multi, t->easy);
@@ -655,7 +666,7 @@ void crawl_fetcher_fail_paused(struct crawl_fetcher *fx)
     }
     struct transfer *big = NULL;
     for (struct transfer *t = fx->active; t; t = t->next)
-        if (t->paused && (!big || t->r->mem_held > big->r->mem_held))
+        if (t->paused && (!big || PRIV(t->r)->mem_held > PRIV(big->r)->mem_held))
             big = t;
     if (!big)
         return;
@@ -682,14 +693,14 @@ enum crawl_code crawl_fetcher_run(struct crawl_fetcher *fx, int timeout_ms)
 
 struct crawl_response *crawl_fetcher_next(struct crawl_fetcher *fx)
 {
-    struct crawl_response *r = fx->done_head;
-    if (r) {
-        fx->done_head = r->next;
-        if (!fx->done_head)
-            fx->done_tail = NULL;
-        r->next = NULL;
-    }
-    return r;
+    struct response *r = fx->done_head;
+    if (!r)
+        return NULL;
+    fx->done_head = r->next;
+    if (!fx->done_head)
+        fx->done_tail = NULL;
+    r->next = NULL;
+    return &r->pub;
 }
 
 void crawl_fetcher_wakeup(struct crawl_fetcher *fx)

@@ -383,6 +383,48 @@ enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host 
     return CRAWL_OK;
 }
 
+static int prio_desc(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x < y) - (x > y);
+}
+
+size_t crawl_frontier_trim(struct crawl_frontier *f, struct crawl_host *h, size_t keep,
+                           float *cut)
+{
+    if (h->n <= keep)
+        return 0;
+    /* the (keep+1)-th best priority: sort a copy (h->n is about twice keep, once in keep
+     * pushes); without the memory for it, drop nothing (the window only stays larger) */
+    float *p = malloc(h->n * sizeof *p);
+    if (!p)
+        return 0;
+    for (size_t i = 0; i < h->n; i++)
+        p[i] = h->items[i].priority;
+    qsort(p, h->n, sizeof *p, prio_desc);
+    float c = p[keep];
+    free(p);
+    size_t j = 0, dropped = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        if (h->items[i].priority <= c) {
+            crawl_item_release(&h->items[i]);
+            dropped++;
+        } else {
+            h->items[j++] = h->items[i];
+        }
+    }
+    h->n = j;
+    f->n_items -= dropped;
+    for (size_t i = h->n / 2; i-- > 0;)
+        items_down(h, i);
+    /* the best URL stays when any does, and with it h's place in the heaps; with none
+     * left h has nothing to offer until the next push */
+    if (h->n == 0 && h->where != IN_NONE)
+        heap_remove(h->where == IN_READY ? &f->ready : &f->waiting, h);
+    *cut = c;
+    return dropped;
+}
+
 int crawl_frontier_pop(struct crawl_frontier *f, double now, struct crawl_item *item,
                        struct crawl_host **host, double *wake)
 {

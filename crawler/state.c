@@ -61,7 +61,7 @@ _Static_assert(CRAWL_URL_LEASED == 5, "the SQL below writes the leased state as 
 
 enum {
     S_URL_ADD, S_URL_SET, S_HOST_GET, S_HOST_ADD, S_META_GET, S_META_SET, S_QUEUED,
-    S_PAGE_ADD, S_HOST_SAVE, S_HOST_ROBOTS, S_URL_LEASE, S_URL_PRIO, S_URL_HAS, S_N
+    S_PAGE_ADD, S_HOST_SAVE, S_HOST_ROBOTS, S_URL_LEASE, S_URL_PRIO, S_URL_HAS, S_BEST, S_N
 };
 
 static const char *const SQL[S_N] = {
@@ -80,8 +80,14 @@ static const char *const SQL[S_N] = {
     [S_HOST_ROBOTS] = "UPDATE hosts SET robots_status = ?, robots_body = ?, robots_time = ? "
                       "WHERE id = ?",
     [S_URL_LEASE] = "UPDATE urls SET state = 5 WHERE hash = ?",
-    [S_URL_PRIO] = "UPDATE urls SET prio = ? WHERE hash = ? AND state = 0",
+    [S_URL_PRIO] = "UPDATE urls SET prio = ?1 WHERE hash = ?2 AND state = 0 AND prio < ?3 "
+                   "RETURNING id",
     [S_URL_HAS] = "SELECT 1 FROM urls WHERE hash = ?",
+    /* a focused crawl's window (urls_best, made by crawl_state_best_order) */
+    [S_BEST] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
+               "LEFT JOIN urls r ON r.hash = u.ref "
+               "WHERE u.host = ?1 AND u.state = 0 AND (u.prio < ?2 OR (u.prio = ?2 AND u.id > ?3)) "
+               "ORDER BY u.prio DESC, u.id LIMIT ?4",
 };
 
 struct crawl_state {
@@ -559,18 +565,26 @@ enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash)
     return CRAWL_OK;
 }
 
-enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, float priority)
+enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, float priority,
+                                         float below, int64_t *id)
 {
+    *id = 0;
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_PRIO];
     sqlite3_bind_double(q, 1, priority);
     sqlite3_bind_int64(q, 2, (int64_t)hash);
+    sqlite3_bind_double(q, 3, below);
     int r = sqlite3_step(q);
+    if (r == SQLITE_ROW) {
+        *id = sqlite3_column_int64(q, 0);
+        r = sqlite3_step(q);
+    }
     sqlite3_reset(q);
     if (r != SQLITE_DONE)
         return db_fail(s, "update a URL's priority");
-    s->pending++;
+    if (*id)
+        s->pending++;
     return CRAWL_OK;
 }
 
@@ -586,20 +600,14 @@ enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *f
     return r == SQLITE_ROW || r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "look up a URL");
 }
 
-enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after,
-                                   size_t limit,
-                                   int (*fn)(void *userdata, int64_t id, const char *url,
-                                             unsigned depth, unsigned hops, float priority,
-                                             const char *referrer),
+typedef int (*queued_fn)(void *userdata, int64_t id, const char *url, unsigned depth,
+                         unsigned hops, float priority, const char *referrer);
+
+/* fn for each row of q (the columns of S_QUEUED and S_BEST), which is reset after. */
+static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queued_fn fn,
                                    void *userdata, size_t *n)
 {
-    if (s->redis)
-        return CRAWL_EINVAL; /* the shared frontier has no such table */
     *n = 0;
-    sqlite3_stmt *q = s->st[S_QUEUED];
-    sqlite3_bind_int64(q, 1, host);
-    sqlite3_bind_int64(q, 2, after);
-    sqlite3_bind_int64(q, 3, (int64_t)limit);
     int r;
     enum crawl_code rc = CRAWL_OK;
     while ((r = sqlite3_step(q)) == SQLITE_ROW) {
@@ -616,6 +624,42 @@ enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t 
         rc = db_fail(s, "read queued URLs");
     sqlite3_reset(q);
     return rc;
+}
+
+enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after,
+                                   size_t limit, queued_fn fn, void *userdata, size_t *n)
+{
+    *n = 0;
+    if (s->redis)
+        return CRAWL_EINVAL; /* the shared frontier has no such table */
+    sqlite3_stmt *q = s->st[S_QUEUED];
+    sqlite3_bind_int64(q, 1, host);
+    sqlite3_bind_int64(q, 2, after);
+    sqlite3_bind_int64(q, 3, (int64_t)limit);
+    return queued_rows(s, q, fn, userdata, n);
+}
+
+enum crawl_code crawl_state_best_order(struct crawl_state *s)
+{
+    if (s->redis)
+        return CRAWL_EINVAL;
+    return exec(s, "CREATE INDEX IF NOT EXISTS urls_best ON urls(host, prio DESC, id) "
+                   "WHERE state = 0");
+}
+
+enum crawl_code crawl_state_queued_best(struct crawl_state *s, int64_t host, float below_prio,
+                                        int64_t below_id, size_t limit, queued_fn fn,
+                                        void *userdata, size_t *n)
+{
+    *n = 0;
+    if (s->redis)
+        return CRAWL_EINVAL;
+    sqlite3_stmt *q = s->st[S_BEST];
+    sqlite3_bind_int64(q, 1, host);
+    sqlite3_bind_double(q, 2, below_prio);
+    sqlite3_bind_int64(q, 3, below_id);
+    sqlite3_bind_int64(q, 4, (int64_t)limit);
+    return queued_rows(s, q, fn, userdata, n);
 }
 
 enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,

@@ -1377,11 +1377,12 @@ static int focus_process(void *userdata, const struct crawl_page *page, struct c
 }
 
 static void focus_run(struct test_httpd *h, struct crawl_state *st, long max_pages,
-                      struct loop_ctx *ctx)
+                      struct loop_ctx *ctx, size_t seen_memory)
 {
     struct crawl_opts o = {.delay = 0, .concurrency = 1, .per_host = 1, .max_depth = -1,
                            .ignore_robots = 1, .timeout = 5, .workers = 1, .queue = 1,
                            .focused = 1, .max_pages = max_pages, .state = st,
+                           .seen_memory = seen_memory,
                            .process = focus_process, .record = test_record, .userdata = ctx,
                            .user_agent = "simcrawl-test/1"};
     struct crawl *c = NULL;
@@ -1395,7 +1396,10 @@ static void focus_run(struct test_httpd *h, struct crawl_state *st, long max_pag
     crawl_free(c);
 }
 
-static void test_loop_focused_state_resume(void)
+/* A focused crawl straight in memory, then over one state in three runs (stopped at 20
+ * pages, at 50, then to the end) with a window of window URLs a host (0: the default) and
+ * seen_memory: the same pages in the same order, each fetched once. */
+static void focus_resume_check(size_t window, size_t seen_memory)
 {
     struct test_httpd *h = test_httpd_start(NULL, 0, focus_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -1404,20 +1408,24 @@ static void test_loop_focused_state_resume(void)
     memset(&resumed, 0, sizeof resumed);
     pthread_mutex_init(&straight.lock, NULL);
     pthread_mutex_init(&resumed.lock, NULL);
-    focus_run(h, NULL, 0, &straight);
+    focus_run(h, NULL, 0, &straight, 0);
     ASSERT_EQ(straight.n, FOCUS_PAGES);
     char dir[] = "/tmp/simcrawl-focus-XXXXXX";
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
-    /* three runs over one state: stopped at 20 pages, at 50, then to the end */
+    char w[32];
+    snprintf(w, sizeof w, "%zu", window);
+    if (window)
+        setenv("SIMCRAWL_STATE_WINDOW", w, 1);
     long budgets[3] = {20, 50, 0};
     for (int r = 0; r < 3; r++) {
         struct crawl_state *st = NULL;
         char err[256];
         ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
-        focus_run(h, st, budgets[r], &resumed);
+        focus_run(h, st, budgets[r], &resumed, seen_memory);
         crawl_state_close(st);
         ASSERT_EQ(resumed.n, budgets[r] ? (size_t)budgets[r] : FOCUS_PAGES);
     }
+    unsetenv("SIMCRAWL_STATE_WINDOW");
     ASSERT_EQ(resumed.n, straight.n);
     size_t same = 0;
     for (size_t i = 0; i < straight.n && i < resumed.n; i++)
@@ -1434,6 +1442,19 @@ static void test_loop_focused_state_resume(void)
     pthread_mutex_destroy(&straight.lock);
     pthread_mutex_destroy(&resumed.lock);
     test_httpd_stop(h);
+}
+
+static void test_loop_focused_state_resume(void)
+{
+    focus_resume_check(0, 0);
+}
+
+/* The window of 4 URLs: nearly every link goes to the state only, the window is trimmed
+ * and loaded again best first; a seen set of 1 KiB makes the priority map a cache of 12
+ * URLs, so links found again are raised through the state. */
+static void test_loop_focused_state_window(void)
+{
+    focus_resume_check(4, 1024);
 }
 
 static void test_loop_redirects_errors_faults(void)
@@ -2277,6 +2298,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_robots_refused_host_errors", test_loop_robots_refused_host_errors);
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
     CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
+    CU_add_test(s, "test_loop_focused_state_window", test_loop_focused_state_window);
     CU_add_test(s, "test_seen_bloom", test_seen_bloom);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);

@@ -80,16 +80,19 @@ nginx_start "$W/nginx2" "$PORT2" "
     server { listen 127.0.0.1:$PORT2; root $W/wide; }" || {
     echo "bench_state: nginx did not start: $(cat "$W/nginx2/nginx.out")" >&2; exit 1; }
 echo "peak RSS as the frontier grows (a site whose pages link 100 pages each; URLs seen = fetched + queued):"
-for m in mem state state4m; do
+for m in mem state state4m topic topicst; do
     : >"$W/grow.$m"
     for n in 2000 4000 8000; do
         rm -rf "$W/st"
-        if [ $m = mem ]; then
-            run "$W/grow.$m" $CRAWL --max-pages $n --log "$W/g.jsonl" "http://127.0.0.1:$PORT2/p/0.html"
-        else
-            run "$W/grow.$m" $CRAWL --max-pages $n --state "$W/st" --log "$W/g.jsonl" \
-                $([ $m = state4m ] && echo --seen-memory 4194304) "http://127.0.0.1:$PORT2/p/0.html"
-        fi
+        case $m in
+        mem) extra= ;;
+        state) extra="--state $W/st" ;;
+        state4m) extra="--state $W/st --seen-memory 4194304" ;;
+        topic) extra="--topic page" ;; # best-first: in memory, every queued URL held
+        topicst) extra="--topic page --state $W/st" ;; # best-first: a window a host
+        esac
+        # shellcheck disable=SC2086
+        run "$W/grow.$m" $CRAWL --max-pages $n $extra --log "$W/g.jsonl" "http://127.0.0.1:$PORT2/p/0.html"
     done
     awk -v m="$m" '{printf "  %-9s --max-pages %6d: %8d URLs seen, peak RSS %6.1f MB\n", m, $5, $4, $3 / 1024}' "$W/grow.$m"
     awk -v m="$m" 'NR == 1 {u = $4; r = $3} END {printf "  %-9s slope: %.1f MB per million URLs seen (%.0f bytes a URL)\n", m, ($3 - r) / 1024 / (($4 - u) / 1e6), ($3 - r) * 1024 / ($4 - u)}' "$W/grow.$m"

@@ -177,6 +177,14 @@ if python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 2 --pages 600
 else
     bad "crawl kill test, --seen-memory 4096: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill_small.out" | head -c 600)"
 fi
+# a focused crawl with a window of 8 URLs (crawl.c "windows"), killed: its URLs past the
+# window are in the state only and come back best first
+if SIMCRAWL_STATE_WINDOW=8 python3 tests/tools/crawl_kill.py --simcrawl "$SIMCRAWL" --runs 2 \
+    --pages 600 --points crawl-commit-done --crawl-args "--topic page" >"$CS/kill_focus.out" 2>&1; then
+    ok
+else
+    bad "crawl kill test, --topic, a window of 8: $(grep -A3 'FAILED\|failed\|Error' "$CS/kill_focus.out" | head -c 600)"
+fi
 # the same on a machine too loaded to take new connections at once: the runs' servers take
 # connections 2 to 4 late, one connection runs down the first branch and the crawl keeps
 # other copies than the reference crawl (2031 of 3003 URLs logged at 3000 pages, no kill

@@ -228,17 +228,36 @@ class Server:
         with open(self.tlog) as f:
             return [float(l.split(" ", 1)[0]) for l in f]
 
+    def backlog(self):
+        """connections the kernel completed and the server has not accepted yet (the
+        listening socket's rx_queue in /proc/net/tcp), 0 when it cannot be read"""
+        try:
+            with open("/proc/net/tcp") as f:
+                next(f)
+                for line in f:
+                    fields = line.split()
+                    local, st, queues = fields[1], fields[3], fields[4]
+                    if st == "0A" and int(local.split(":")[1], 16) == self.port:
+                        return int(queues.split(":")[1], 16)
+        except (OSError, ValueError, IndexError):
+            pass
+        return 0
+
     def settle(self, limit=10.0):
-        """waits until the server has no connection open (bounded): after a kill the
-        handler of a request the killed crawler sent can still be reading it, and would
-        log it after the mark, among the next process's requests"""
+        """waits until the server has no connection open or waiting to be accepted
+        (bounded): after a kill the handler of a request the killed crawler sent can still
+        be reading it, and would log it after the mark, among the next process's
+        requests, with a time before that process's commits"""
         end = time.time() + limit
+        quiet = 0
         while time.time() < end:
             try:
                 with open(self.conns) as f:
-                    if f.read().strip() in ("", "0"):
-                        return True
+                    n = f.read().strip()
             except FileNotFoundError:
+                n = "0"
+            quiet = quiet + 1 if n in ("", "0") and self.backlog() == 0 else 0
+            if quiet >= 2:
                 return True
             time.sleep(0.01)
         return False
