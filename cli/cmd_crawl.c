@@ -318,11 +318,11 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             on = 0;
         else
             BAD("yes or no");
-        *(name[0] == 'o'                        ? &o->overwrite
-          : name[0] == 'd'                      ? &o->durable
-          : name[0] == 'p'                      ? &o->page_requisites
+        *(name[0] == 'o'                      ? &o->overwrite
+          : name[0] == 'd'                    ? &o->durable
+          : name[0] == 'p'                    ? &o->page_requisites
           : strcmp(name, "no-templates") == 0 ? &o->no_templates
-                                                : &c->no_parent) = on;
+                                              : &c->no_parent) = on;
     } else if (where && cmdline_only(name)) {
         cli_usage_error(CMD, "%s: '%s' is not a config key: --%s is given on the command "
                              "line only", where, name, name);
