@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Replays one page of a WARC in ReplayWeb.page (the npm package replaywebpage: its ui.js and
-its service worker sw.js, wabac.js) inside headless Chromium, and prints what the replayed
-page shows as one JSON object.
+"""Replays pages of WARCs in ReplayWeb.page (the npm package replaywebpage: its ui.js and its
+service worker sw.js, wabac.js) inside headless Chromium, and prints what each replayed page
+shows.
 
     rwp_replay.py --rwp DIR --page WARC URL [--page WARC URL ...] [--live ORIGIN] [--timeout S]
 
 DIR is the unpacked replaywebpage package (ui.js, sw.js). The WARCs and ReplayWeb.page's
 files are served from a loopback HTTP server on 127.0.0.1 and a random free port (a secure
 context, so the service worker runs); each page to replay is a tab (all load at once) on a
-page that embeds <replay-web-page source=WARC url=URL>.
-Chromium is driven through the DevTools protocol over a pipe (--remote-debugging-pipe: no
+page that embeds <replay-web-page source=WARC url=URL>, opened once ReplayWeb.page's service
+worker is active (warm_up). Chromium is driven through the DevTools protocol over a pipe (--remote-debugging-pipe: no
 port, no websocket library). When the replay frame (ReplayWeb.page's ".../mp_/URL") has
 loaded, a script in it reads the DOM: the text, the first <img>'s naturalWidth, the computed
 colour of the <h1> and the background image of <body>, the element a script added
@@ -360,7 +360,8 @@ def main():
     ap.add_argument("--live", help="the crawled site's origin: requests to it are listed")
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--chromium", default="chromium")
-    ap.add_argument("--keep", help="keep the served files and chromium's log in this dir")
+    ap.add_argument("--keep", help="keep the served files, chromium's log and, on a time-out, a "
+                    "screenshot (timeout.png) in this dir")
     a = ap.parse_args()
     for f in ("ui.js", "sw.js"):
         if not os.path.isfile(os.path.join(a.rwp, f)):
