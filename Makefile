@@ -35,12 +35,13 @@ LDFLAGS += $(SAN)
 # python3-scrapy (Scrapy 2.8, the Scrapy middleware's host, in its test and lib_test.sh),
 # hiredis [hiredis] (filter/redisidx.c: the near-duplicate index on Redis; crawler/
 # redis_frontier.c: crawl --redis, the shared frontier), redis-server (Redis 7: their tests
-# start their own on 127.0.0.1).
+# start their own on 127.0.0.1), nutcracker (twemproxy: tests/tools/redis_shards.py puts it
+# in front of several redis-servers, for the sharded frontier's design).
 DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxhash-dev \
             liblzma-dev libcurl4-openssl-dev zlib1g-dev libbrotli-dev libzstd-dev libssl-dev libpsl-dev \
             libinih-dev libjansson-dev libcunit1-dev libmicrohttpd-dev curl wget python3 \
             nginx-light openssl libdeflate-dev libisal-dev wget2 wget2-dev libsqlite3-dev \
-            python3-scrapy libhiredis-dev redis-server
+            python3-scrapy libhiredis-dev redis-server nutcracker
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash

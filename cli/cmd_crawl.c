@@ -85,6 +85,7 @@ struct options {
     const char *redis;    /* --redis URL: the shared frontier */
     const char *worker_name; /* --worker-name NAME */
     double lease_time, host_lease_time; /* --lease-time, --host-lease-time (0: defaults) */
+    double redis_retry;                 /* --redis-retry (0: the default; < 0: none) */
     char label[512];      /* where the state is, for messages: DIR or URL (worker NAME) */
     char *owned[64]; /* strings copied from config files */
     size_t n_owned;
@@ -304,6 +305,10 @@ static int set_option(struct options *o, const char *name, const char *v, const 
         if (parse_double(v, 0.5, 3600, &d))
             BAD("seconds, 0.5 to 3600");
         o->lease_time = d;
+    } else if (strcmp(name, "redis-retry") == 0) {
+        if (parse_double(v, 0, 3600, &d))
+            BAD("seconds, 0 to 3600 (0: fail at once)");
+        o->redis_retry = d > 0 ? d : -1; /* crawl_redis_opts: 0 is the default */
     } else if (strcmp(name, "host-lease-time") == 0) {
         if (parse_double(v, 0, 3600, &d))
             BAD("seconds, 0 to 3600 (0: one URL a turn)");
@@ -470,6 +475,10 @@ static void usage(FILE *out)
             "                         URLs, before giving it back to the others (default\n"
             "                         10; 0: one URL a turn); one worker at a time asks a\n"
             "                         host, and the delay holds across workers\n"
+            "  --redis-retry SECONDS  a worker whose Redis goes away (restarted, a network\n"
+            "                         cut) connects again, backing off from 50 ms to 1 s,\n"
+            "                         for this long before it fails naming the URL (default\n"
+            "                         30; 0: at once); nothing is lost or done twice\n"
             "  --overwrite            replace an existing WARC or log (refused otherwise)\n"
             "  --quiet, -q            no progress line and no summary (errors are still said)\n"
             "  --verbose, -v          the summary's internals too: seen set, robots.txt\n"
@@ -2081,8 +2090,9 @@ oom:
 static int shared_index_open(struct run *run, const struct options *o)
 {
     char url[600];
-    snprintf(url, sizeof url, "%s%sprefix=simcrawl-index", o->redis,
-             strchr(o->redis, '?') ? "&" : "?");
+    snprintf(url, sizeof url, "%s%sprefix=simcrawl-index&retry=%g", o->redis,
+             strchr(o->redis, '?') ? "&" : "?",
+             o->redis_retry > 0 ? o->redis_retry : o->redis_retry < 0 ? 0 : CRAWL_REDIS_RETRY_TIME);
     struct redisidx_opts ro = {.k = (unsigned)o->k};
     char err[512];
     if (redisidx_open(url, &ro, &run->ridx, err, sizeof err) != REDISIDX_OK) {
@@ -2330,6 +2340,7 @@ static const struct option longopts[] = {
     {"worker-name", required_argument, NULL, OPT_SET},
     {"lease-time", required_argument, NULL, OPT_SET},
     {"host-lease-time", required_argument, NULL, OPT_SET},
+    {"redis-retry", required_argument, NULL, OPT_SET},
     {"threshold", required_argument, NULL, OPT_SET},
     {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
     {"quiet", no_argument, NULL, 'q'},
@@ -2492,7 +2503,8 @@ int cmd_crawl(int argc, char **argv)
     if (o.redis) {
         struct crawl_redis_opts ro = {.url = o.redis, .worker = o.worker_name,
                                       .lease_time = o.lease_time,
-                                      .host_lease_time = o.host_lease_time};
+                                      .host_lease_time = o.host_lease_time,
+                                      .retry_time = o.redis_retry};
         struct crawl_redis *rd = NULL;
         char rerr[600];
         if (crawl_redis_open(&ro, &rd, rerr, sizeof rerr) != CRAWL_OK) {

@@ -989,12 +989,16 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_page(
 #define CRAWL_REDIS_LEASE_TIME 30.0      /* s a URL in flight stays leased unless renewed */
 #define CRAWL_REDIS_HOST_LEASE_TIME 10.0 /* s a worker keeps a host, taking its next URLs */
 #define CRAWL_REDIS_MAX_NAME 64          /* bytes of a worker name */
+#define CRAWL_REDIS_RETRY_TIME 30.0      /* s a lost connection to Redis is tried again */
 
 struct crawl_redis_opts {
     const char *url;        /* redis://HOST:PORT[/DB] */
     const char *worker;     /* the worker's name: [A-Za-z0-9._-], 1 to CRAWL_REDIS_MAX_NAME */
     double lease_time;      /* s; 0: CRAWL_REDIS_LEASE_TIME */
     double host_lease_time; /* s; 0: CRAWL_REDIS_HOST_LEASE_TIME; < 0: one URL a turn */
+    double retry_time;      /* s a lost connection is tried again (connecting again with
+                             * a backoff from 50 ms to 1 s) before a call fails; 0:
+                             * CRAWL_REDIS_RETRY_TIME; < 0: not at all */
 };
 
 /* A URL leased to this worker, with its host's shared politeness (borrowed for the call). */
@@ -1015,8 +1019,14 @@ struct crawl_redis;
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_parse_url(const char *url, char *host,
                                                         size_t host_cap, int *port, int *db);
 /* Connects, loads the scripts and gives this worker's leases of an earlier run back to
- * the queues (crawl_redis_released() says how many). On failure err[errlen] says why.
- * *out: caller frees with crawl_redis_free(). */
+ * the queues (crawl_redis_released() says how many). On failure err[errlen] says why
+ * (a Redis not there at the start is said at once). *out: caller frees with
+ * crawl_redis_free(). Once open, every call whose connection is lost (Redis restarted, a
+ * network cut, a timeout, LOADING) connects again and sends its command again for
+ * retry_time at most, then fails with CRAWL_EIO naming the URL. Sending again does
+ * nothing twice: enqueue and renew are idempotent, a commit carries the worker's commit
+ * number (made already: nothing done again), and the leases of a lost reply (an acquire,
+ * a commit's kept hosts) are given back to the queues on the reconnect. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts,
                                                    struct crawl_redis **out, char *err,
                                                    size_t errlen);
@@ -1026,6 +1036,14 @@ int64_t crawl_redis_released(const struct crawl_redis *r);
 uint64_t crawl_redis_calls(const struct crawl_redis *r);   /* commands sent so far */
 double crawl_redis_lease_time(const struct crawl_redis *r); /* s */
 uint64_t crawl_redis_commits(const struct crawl_redis *r);
+/* Connections made again after a loss, so far. */
+uint64_t crawl_redis_reconnects(const struct crawl_redis *r);
+/* For the tests: fn(userdata, what) once a command is written to Redis and before its
+ * reply is read; what: the script's name ("enqueue", "acquire", "commit", "renew",
+ * "reap") or the command's. fn returning non-zero makes the connection lost there, the
+ * reply unread (as when Redis or the network dies after running it). */
+void crawl_redis_set_sent_hook(struct crawl_redis *r, int (*fn)(void *userdata, const char *what),
+                               void *userdata);
 /* Crash points for the kill tests: "redis-commit-begin", "redis-commit-done". */
 void crawl_redis_set_crash_hook(struct crawl_redis *r, void (*fn)(const char *name));
 /* The worker's meta: read at once; set waits for the next commit (one script with it). */

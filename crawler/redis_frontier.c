@@ -42,6 +42,14 @@
  * leases back to their queues (a killed worker's URLs go to the others). release: a
  * worker starting (or stopping cleanly) gives its own leases back at once.
  *
+ * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING): run_args()
+ * connects again with a backoff and sends the command again, for retry_time at most. On
+ * each reconnect the leases Redis gave this worker in replies it never read are given back
+ * (REAP with the worker's own tokens kept); a commit carries the worker's commit number
+ * (P:w:NAME cseq), so one already made answers {1} and changes nothing; enqueue and renew
+ * are idempotent. Nothing is done twice, and with AOF (appendfsync always) nothing
+ * acknowledged is lost.
+ *
  * One Redis primary: the scripts touch the global ready and lease keys along with a
  * host's keys, so they need all keys on one node (docs/SCALE-OUT.md says what sharding
  * would change). Times in Redis are wall-clock ms: workers on several machines need
@@ -59,6 +67,8 @@
 #include <time.h>
 
 #define P "simcrawl" /* the scripts add ":..." or "{origin}:..." */
+#define RETRY_FIRST_WAIT 0.05 /* s before the first attempt to connect again; doubled */
+#define RETRY_MAX_WAIT 1.0    /* s at most between two attempts */
 
 /* ---- the scripts ---- */
 
@@ -110,19 +120,22 @@ static const char ACQUIRE_LUA[] =
     "  return v\n"                                                                      \
     "end\n"
 
-/* ARGV: P, worker, now_ms, lease_ms, n, [token, next_ms, delay, keep] * n,
- *       m, [key, value] * m, s, [key, delta] * s, g, [page] * g */
+/* ARGV: P, worker, now_ms, lease_ms, cseq, n, [token, next_ms, delay, keep] * n,
+ *       m, [key, value] * m, s, [key, delta] * s, g, [page] * g.
+ * cseq: the worker's commit number; the commit already made with it (its reply lost with
+ * the connection) answers {1} and does nothing again. */
 static const char COMMIT_LUA[] =
     LEASE_FN OWNED_FN
     "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-    "local n = tonumber(ARGV[5])\n"
+    "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[5] then return {1, {}} end\n"
+    "local n = tonumber(ARGV[6])\n"
     "for i = 0, n - 1 do\n"
-    "  local t = ARGV[6 + 4 * i]\n"
+    "  local t = ARGV[7 + 4 * i]\n"
     "  if not owned(p, w, t) then return {-1, t} end\n"
     "end\n"
     "local out = {}\n"
     "for i = 0, n - 1 do\n"
-    "  local t, nx, d, keep = ARGV[6 + 4 * i], ARGV[7 + 4 * i], ARGV[8 + 4 * i], ARGV[9 + 4 * i]\n"
+    "  local t, nx, d, keep = ARGV[7 + 4 * i], ARGV[8 + 4 * i], ARGV[9 + 4 * i], ARGV[10 + 4 * i]\n"
     "  local v = redis.call('HGET', p .. ':lease', t)\n"
     "  local a = string.find(v, '\\n', 1, true)\n"
     "  local b = string.find(v, '\\n', a + 1, true)\n"
@@ -143,7 +156,7 @@ static const char COMMIT_LUA[] =
     "    end\n"
     "  end\n"
     "end\n"
-    "local k = 6 + 4 * n\n"
+    "local k = 7 + 4 * n\n"
     "local m = tonumber(ARGV[k]); k = k + 1\n"
     "if m > 0 then\n"
     "  redis.call('HSET', p .. ':w:' .. w, unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
@@ -152,6 +165,7 @@ static const char COMMIT_LUA[] =
     "for i = 1, s do redis.call('HINCRBY', p .. ':stats', ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
     "local g = tonumber(ARGV[k]); k = k + 1\n"
     "for i = 1, g do redis.call('RPUSH', p .. ':wp:' .. w, ARGV[k]); k = k + 1 end\n"
+    "redis.call('HSET', p .. ':w:' .. w, 'cseq', ARGV[5])\n"
     "return {0, out}\n";
 
 /* ARGV: P, worker, deadline_ms, tokens...: returns the first token no longer ours, or 0 */
@@ -164,11 +178,17 @@ static const char RENEW_LUA[] =
     "end\n"
     "return 0\n";
 
-/* ARGV: P, now_ms, worker ("": the expired leases of anyone), limit. The leased URLs go
- * back to the front of their queues, their hosts back to ready. Returns how many. */
+/* ARGV: P, now_ms, worker ("": the expired leases of anyone), limit, [token to keep]...
+ * The leased URLs (of worker: all its leases but those kept, which the worker holds: after
+ * a reconnect, the leases of a reply it lost) go back to the front of their queues, their
+ * hosts back to ready. limit "unseen": the leases given back were never seen by their
+ * worker (no request was made: the host keeps its next time). Returns how many. */
 static const char REAP_LUA[] =
     "local p, now, who = ARGV[1], tonumber(ARGV[2]), ARGV[3]\n"
     "local toks\n"
+    "local keep = {}\n"
+    "local unseen = ARGV[4] == 'unseen'\n"
+    "for i = 5, #ARGV do keep[ARGV[i]] = true end\n"
     "if who == '' then\n"
     "  toks = redis.call('ZRANGEBYSCORE', p .. ':dl', '-inf', now, 'LIMIT', 0, ARGV[4])\n"
     "else\n"
@@ -176,7 +196,8 @@ static const char REAP_LUA[] =
     "end\n"
     "local n = 0\n"
     "for _, t in ipairs(toks) do\n"
-    "  local v = redis.call('HGET', p .. ':lease', t)\n"
+    "  local v = nil\n"
+    "  if not keep[t] then v = redis.call('HGET', p .. ':lease', t) end\n"
     "  if v then\n"
     "    local a = string.find(v, '\\n', 1, true)\n"
     "    local b = string.find(v, '\\n', a + 1, true)\n"
@@ -188,7 +209,7 @@ static const char REAP_LUA[] =
     /* its request may have reached the host just now: a delay from now */
     "      local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
     "      local d = tonumber(redis.call('HGET', hk, 'delay') or '0')\n"
-    "      if nx < now + d * 1000 then nx = now + d * 1000 end\n"
+    "      if not unseen and nx < now + d * 1000 then nx = now + d * 1000 end\n"
     "      redis.call('HSET', hk, 'next', string.format('%d', nx))\n"
     "      redis.call('ZADD', p .. ':ready', nx, o)\n"
     "    end\n"
@@ -196,12 +217,15 @@ static const char REAP_LUA[] =
     "    redis.call('SREM', p .. ':wl:' .. w, t)\n"
     "    n = n + 1\n"
     "  end\n"
-    "  redis.call('ZREM', p .. ':dl', t)\n"
-    "  if who ~= '' then redis.call('SREM', p .. ':wl:' .. who, t) end\n"
+    "  if not keep[t] then\n"
+    "    redis.call('ZREM', p .. ':dl', t)\n"
+    "    if who ~= '' then redis.call('SREM', p .. ':wl:' .. who, t) end\n"
+    "  end\n"
     "end\n"
     "return n\n";
 
 enum { SC_ENQUEUE, SC_ACQUIRE, SC_COMMIT, SC_RENEW, SC_REAP, SC_N };
+static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap"};
 static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
                                           REAP_LUA};
 
@@ -227,10 +251,18 @@ struct args {
 };
 
 struct crawl_redis {
-    redisContext *ctx;
+    redisContext *ctx;  /* NULL: lost, connected again by the next command */
     char url[256];
+    char host[200];
+    int port, db;
     char worker[CRAWL_REDIS_MAX_NAME + 1];
     double lease_time, host_lease_time;
+    double retry_time;  /* s a lost connection is tried again */
+    int64_t cseq;       /* the worker's last commit number (P:w:NAME cseq) */
+    uint64_t reconnects;
+    int (*sent_hook)(void *userdata, const char *what);
+    void *sent_userdata;
+    const char *what;   /* the next command's name for the hook (a script's) */
     char sha[SC_N][41];
     struct lease *leases;
     size_t n_leases, cap_leases;
@@ -352,7 +384,119 @@ static void args_key(struct args *a, const char *o, size_t olen, const char *suf
     free(k);
 }
 
-/* Runs a command of a's pieces; the reply (caller frees) or NULL with r->error set. */
+static void drop(struct crawl_redis *r)
+{
+    if (r->ctx)
+        redisFree(r->ctx);
+    r->ctx = NULL;
+}
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * After a lost connection (r->error says how; the connection is dropped): 1 after a pause
+ * while r->retry_time is not spent since the first loss (*since, monotonic s; < 0: none
+ * yet): 50 ms doubled each time up to 1 s, with jitter, as Redis's own clients back off;
+ * 0 when it is spent, r->error then saying how long it was tried.
+ */
+static int retry_wait(struct crawl_redis *r, double *since, unsigned *waits)
+{
+    drop(r);
+    double now = mono_now();
+    if (*since < 0)
+        *since = now;
+    double left = r->retry_time - (now - *since);
+    if (left <= 0) {
+        size_t n = strlen(r->error);
+        if (r->retry_time > 0 && n < sizeof r->error)
+            snprintf(r->error + n, sizeof r->error - n,
+                     " (connecting again for %.1f s, --redis-retry %g)", now - *since,
+                     r->retry_time);
+        return 0;
+    }
+    double w = RETRY_FIRST_WAIT * (double)(1u << (*waits < 5 ? *waits : 5));
+    if (w > RETRY_MAX_WAIT)
+        w = RETRY_MAX_WAIT;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    w *= 0.5 + (double)(ts.tv_nsec % 1000) / 2000.0; /* 50% to 100% of it */
+    if (w > left)
+        w = left;
+    (*waits)++;
+    ts.tv_sec = (time_t)w;
+    ts.tv_nsec = (long)((w - (double)(time_t)w) * 1e9);
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/* Writes what is queued on the connection; 0, or -1 (lost). */
+static int flush(struct crawl_redis *r)
+{
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(r->ctx, &done) != REDIS_OK)
+            return -1;
+    return 0;
+}
+
+/* The test hook (crawl_redis_set_sent_hook): 1 when it has the reply lost. */
+static int sent(struct crawl_redis *r, const char *what)
+{
+    return r->sent_hook && r->sent_hook(r->sent_userdata, what);
+}
+
+static void lost(struct crawl_redis *r)
+{
+    rd_err(r, "%s: connection lost: %s", r->url,
+           r->ctx && r->ctx->errstr[0] ? r->ctx->errstr : "closed");
+}
+
+/* One command on the connection as it is (no retry); NULL when the connection is lost
+ * (r->error says so; *oom set when it was memory). A LOADING reply counts as lost. */
+static redisReply *send_read(struct crawl_redis *r, const struct args *a, const char **argv,
+                             const char *what, int *oom)
+{
+    *oom = 0;
+    r->calls++;
+    if (redisAppendCommandArgv(r->ctx, (int)a->n, argv, a->len) != REDIS_OK) {
+        *oom = 1;
+        rd_err(r, "out of memory");
+        return NULL;
+    }
+    if (flush(r) != 0) {
+        lost(r);
+        return NULL;
+    }
+    void *v = NULL;
+    if (sent(r, what)) {
+        rd_err(r, "%s: connection lost: closed", r->url);
+        return NULL;
+    }
+    if (redisGetReply(r->ctx, &v) != REDIS_OK || !v) {
+        *oom = r->ctx->err == REDIS_ERR_OOM;
+        lost(r);
+        return NULL;
+    }
+    redisReply *rep = v;
+    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "LOADING", 7) == 0) {
+        rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+        freeReplyObject(rep);
+        return NULL;
+    }
+    return rep;
+}
+
+static enum crawl_code reconnect(struct crawl_redis *r);
+
+/* Runs a command of a's pieces; the reply (caller frees) or NULL with r->error set. A lost
+ * connection is made again (reconnect) and the command sent again, for r->retry_time at
+ * most: every command sent through here is one whose repetition does nothing twice (the
+ * scripts are idempotent, or check the worker's commit number). */
 static redisReply *run_args(struct crawl_redis *r, const struct args *a)
 {
     if (a->oom) {
@@ -366,13 +510,25 @@ static redisReply *run_args(struct crawl_redis *r, const struct args *a)
     }
     for (size_t i = 0; i < a->n; i++)
         argv[i] = a->buf + a->off[i];
-    r->calls++;
-    redisReply *rep = redisCommandArgv(r->ctx, (int)a->n, argv, a->len);
-    free(argv);
-    if (!rep) {
-        rd_err(r, "%s: %s", r->url, r->ctx->errstr[0] ? r->ctx->errstr : "no answer");
-        return NULL;
+    const char *what = r->what ? r->what : argv[0];
+    r->what = NULL;
+    double since = -1;
+    unsigned waits = 0;
+    redisReply *rep = NULL;
+    for (;;) {
+        if (!r->ctx && reconnect(r) != CRAWL_OK) {
+            if (retry_wait(r, &since, &waits))
+                continue;
+            break;
+        }
+        int oom;
+        rep = send_read(r, a, argv, what, &oom);
+        if (rep || oom || !retry_wait(r, &since, &waits))
+            break;
     }
+    free(argv);
+    if (!rep)
+        return NULL;
     if (rep->type == REDIS_REPLY_ERROR) {
         rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
         freeReplyObject(rep);
@@ -411,9 +567,11 @@ static redisReply *eval(struct crawl_redis *r, int script, struct args *a)
         return NULL;
     }
     memcpy(a->buf + a->off[1], r->sha[script], 40); /* the placeholder is 40 bytes */
+    r->what = SCRIPT_NAMES[script];
     redisReply *rep = run_args(r, a);
-    if (!rep && strstr(r->error, "NOSCRIPT") && load_scripts(r) == CRAWL_OK) {
+    if (!rep && strstr(r->error, "NOSCRIPT") && r->ctx && load_scripts(r) == CRAWL_OK) {
         memcpy(a->buf + a->off[1], r->sha[script], 40);
+        r->what = SCRIPT_NAMES[script];
         rep = run_args(r, a);
     }
     return rep;
@@ -481,6 +639,83 @@ enum crawl_code crawl_redis_parse_url(const char *url, char *host, size_t host_c
     return *s ? CRAWL_EURL : CRAWL_OK;
 }
 
+/* Connects to r->host:port (no retry), selects the database, loads the scripts. */
+static enum crawl_code connect_once(struct crawl_redis *r)
+{
+    struct timeval tv = {5, 0};
+    drop(r);
+    r->ctx = redisConnectWithTimeout(r->host, r->port, tv);
+    if (!r->ctx || r->ctx->err) {
+        rd_err(r, "cannot connect to %s: %s", r->url, r->ctx ? r->ctx->errstr : "out of memory");
+        drop(r);
+        return CRAWL_EIO;
+    }
+    struct timeval cmd_tv = {30, 0}; /* a command with no answer for this long: Redis is gone */
+    redisSetTimeout(r->ctx, cmd_tv);
+    if (r->db) {
+        r->calls++;
+        redisReply *rep = redisCommand(r->ctx, "SELECT %d", r->db);
+        int ok = rep && rep->type == REDIS_REPLY_STATUS;
+        if (!ok)
+            rd_err(r, "%s: cannot select database %d: %s", r->url, r->db,
+                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str : r->ctx->errstr);
+        if (rep)
+            freeReplyObject(rep);
+        if (!ok) {
+            drop(r);
+            return CRAWL_EIO;
+        }
+    }
+    if (load_scripts(r) != CRAWL_OK) {
+        drop(r);
+        return CRAWL_EIO;
+    }
+    return CRAWL_OK;
+}
+
+/*
+ * Connects again after a loss, then gives back the leases Redis holds for this worker
+ * that the worker does not know of: those of a reply the connection took (an acquire, or
+ * a commit's kept hosts). The worker's own leases stay its own. No retry (run_args's).
+ */
+static enum crawl_code reconnect(struct crawl_redis *r)
+{
+    if (connect_once(r) != CRAWL_OK)
+        return CRAWL_EIO;
+    struct args a = {0};
+    eval_begin(&a, 0);
+    args_str(&a, P);
+    args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
+    args_str(&a, r->worker);
+    args_str(&a, "unseen");
+    for (size_t i = 0; i < r->n_leases; i++)
+        args_str(&a, r->leases[i].token);
+    enum crawl_code rc = CRAWL_ENOMEM;
+    const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
+    if (argv) {
+        memcpy(a.buf + a.off[1], r->sha[SC_REAP], 40);
+        for (size_t i = 0; i < a.n; i++)
+            argv[i] = a.buf + a.off[i];
+        int oom;
+        redisReply *rep = send_read(r, &a, argv, "reconcile", &oom);
+        rc = rep && rep->type == REDIS_REPLY_INTEGER ? CRAWL_OK : CRAWL_EIO;
+        if (rep && rep->type == REDIS_REPLY_ERROR)
+            rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+        if (rep)
+            freeReplyObject(rep);
+        free(argv);
+    } else {
+        rd_err(r, "out of memory");
+    }
+    args_release(&a);
+    if (rc != CRAWL_OK) {
+        drop(r);
+        return rc;
+    }
+    r->reconnects++;
+    return CRAWL_OK;
+}
+
 enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct crawl_redis **out,
                                  char *err, size_t errlen)
 {
@@ -489,10 +724,9 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     if (!r)
         return CRAWL_ENOMEM;
     enum crawl_code rc = CRAWL_EINVAL;
-    char host[200];
-    int port = 0, db = 0;
     snprintf(r->url, sizeof r->url, "%s", opts->url ? opts->url : "");
-    if (!opts->url || crawl_redis_parse_url(opts->url, host, sizeof host, &port, &db) != CRAWL_OK) {
+    if (!opts->url || crawl_redis_parse_url(opts->url, r->host, sizeof r->host, &r->port,
+                                            &r->db) != CRAWL_OK) {
         rd_err(r, "bad Redis URL '%.200s': expected redis://HOST:PORT[/DB]",
                opts->url ? opts->url : "");
         goto fail;
@@ -507,28 +741,15 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     r->host_lease_time = opts->host_lease_time > 0   ? opts->host_lease_time
                          : opts->host_lease_time < 0 ? 0
                                                      : CRAWL_REDIS_HOST_LEASE_TIME;
-    struct timeval tv = {5, 0};
-    r->ctx = redisConnectWithTimeout(host, port, tv);
+    r->retry_time = opts->retry_time > 0   ? opts->retry_time
+                    : opts->retry_time < 0 ? 0
+                                           : CRAWL_REDIS_RETRY_TIME;
     rc = CRAWL_EIO;
-    if (!r->ctx || r->ctx->err) {
-        rd_err(r, "cannot connect to %s: %s", r->url, r->ctx ? r->ctx->errstr : "out of memory");
+    if (connect_once(r) != CRAWL_OK) /* not there at the start: said at once */
         goto fail;
-    }
-    struct timeval cmd_tv = {30, 0}; /* a command with no answer for this long: Redis is gone */
-    redisSetTimeout(r->ctx, cmd_tv);
-    if (db) {
-        r->calls++;
-        redisReply *rep = redisCommand(r->ctx, "SELECT %d", db);
-        int ok = rep && rep->type == REDIS_REPLY_STATUS;
-        if (!ok)
-            rd_err(r, "%s: cannot select database %d: %s", r->url, db,
-                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str : r->ctx->errstr);
-        if (rep)
-            freeReplyObject(rep);
-        if (!ok)
-            goto fail;
-    }
-    if (load_scripts(r) != CRAWL_OK)
+    /* the last commit this worker made (a commit sent again after a lost reply is known) */
+    int found = 0;
+    if (crawl_redis_meta_int(r, "cseq", &r->cseq, &found) != CRAWL_OK)
         goto fail;
     /* this worker's leases of an earlier run come back at once */
     size_t n = 0;
@@ -577,6 +798,18 @@ double crawl_redis_lease_time(const struct crawl_redis *r)
 uint64_t crawl_redis_calls(const struct crawl_redis *r)
 {
     return r->calls;
+}
+
+uint64_t crawl_redis_reconnects(const struct crawl_redis *r)
+{
+    return r->reconnects;
+}
+
+void crawl_redis_set_sent_hook(struct crawl_redis *r, int (*fn)(void *userdata, const char *what),
+                               void *userdata)
+{
+    r->sent_hook = fn;
+    r->sent_userdata = userdata;
 }
 
 void crawl_redis_set_crash_hook(struct crawl_redis *r, void (*fn)(const char *name))
@@ -687,11 +920,16 @@ enum crawl_code crawl_redis_foreach_page(struct crawl_redis *r,
     char key[CRAWL_REDIS_MAX_NAME + 32];
     snprintf(key, sizeof key, P ":wp:%s", r->worker);
     for (long start = 0;; start += 1000) {
-        r->calls++;
-        redisReply *rep = redisCommand(r->ctx, "LRANGE %s %ld %ld", key, start, start + 999);
+        struct args a = {0};
+        args_str(&a, "LRANGE");
+        args_str(&a, key);
+        args_fmt(&a, "%ld", start);
+        args_fmt(&a, "%ld", start + 999);
+        redisReply *rep = run_args(r, &a);
+        args_release(&a);
         if (!rep || rep->type != REDIS_REPLY_ARRAY) {
-            rd_err(r, "%s: cannot read the page records: %s", r->url,
-                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str : r->ctx->errstr);
+            if (rep) /* else r->error says why */
+                rd_err(r, "%s: cannot read the page records: not a list", r->url);
             if (rep)
                 freeReplyObject(rep);
             return CRAWL_EIO;
@@ -755,68 +993,108 @@ static void enqueue_args(struct args *a, const char *sha, const char *url, size_
         memcpy(a->buf + a->off[1], sha, 40);
 }
 
+/* Sends the enqueue scripts of links[0..n) in one pipeline and reads every answer:
+ * 1 when the connection was lost (r->error says how), else 0 with *rc CRAWL_OK
+ * (*noscript: the server lost the script) or an error. */
+static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *links, size_t n,
+                            unsigned depth, const char *referrer, enum crawl_code *out,
+                            int *noscript)
+{
+    struct args a = {0};
+    enum crawl_code rc = CRAWL_OK;
+    int gone = 0;
+    *noscript = 0;
+    *out = CRAWL_OK;
+    for (size_t i = 0; i < n && rc == CRAWL_OK; i++) {
+        args_reset(&a);
+        enqueue_args(&a, r->sha[SC_ENQUEUE], links[i].url, links[i].origin_len, depth,
+                     links[i].hops, referrer);
+        const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
+        if (!argv) {
+            rc = CRAWL_ENOMEM;
+            break;
+        }
+        for (size_t k = 0; k < a.n; k++)
+            argv[k] = a.buf + a.off[k];
+        if (redisAppendCommandArgv(r->ctx, (int)a.n, argv, a.len) != REDIS_OK)
+            rc = CRAWL_ENOMEM;
+        free(argv);
+    }
+    args_release(&a);
+    if (rc != CRAWL_OK) {
+        rd_err(r, "out of memory");
+        drop(r); /* commands half queued */
+        *out = rc;
+        return 0;
+    }
+    r->calls += n;
+    if (flush(r) != 0) {
+        lost(r);
+        return 1;
+    }
+    if (sent(r, "enqueue")) {
+        rd_err(r, "%s: connection lost: closed", r->url);
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) { /* every answer is read, whatever happened */
+        redisReply *rep = NULL;
+        if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
+            lost(r);
+            return 1;
+        }
+        if (rep->type == REDIS_REPLY_ERROR) {
+            if (strstr(rep->str, "NOSCRIPT"))
+                *noscript = 1;
+            else if (strncmp(rep->str, "LOADING", 7) == 0 && !gone) {
+                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+                gone = 1;
+            } else if (rc == CRAWL_OK) {
+                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+                rc = CRAWL_EIO;
+            }
+        } else {
+            links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+        }
+        freeReplyObject(rep);
+    }
+    *out = rc;
+    return gone;
+}
+
 enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_redis_link *links,
                                          size_t n, unsigned depth, const char *referrer)
 {
-    for (int attempt = 0; attempt < 2; attempt++) {
-        /* pipelined: n scripts sent, then n answers read (one round trip) */
-        struct args a = {0};
-        size_t sent = 0;
-        enum crawl_code rc = CRAWL_OK;
-        for (size_t i = 0; i < n; i++) {
-            args_reset(&a);
-            enqueue_args(&a, r->sha[SC_ENQUEUE], links[i].url, links[i].origin_len, depth,
-                         links[i].hops, referrer);
-            if (a.oom) {
-                rc = CRAWL_ENOMEM;
-                break;
-            }
-            const char **argv = malloc(a.n * sizeof *argv);
-            if (!argv) {
-                rc = CRAWL_ENOMEM;
-                break;
-            }
-            for (size_t k = 0; k < a.n; k++)
-                argv[k] = a.buf + a.off[k];
-            int e = redisAppendCommandArgv(r->ctx, (int)a.n, argv, a.len);
-            free(argv);
-            if (e != REDIS_OK) {
-                rc = CRAWL_ENOMEM;
-                break;
-            }
-            sent++;
+    double since = -1;
+    unsigned waits = 0;
+    int reloaded = 0;
+    for (size_t i = 0; i < n; i++)
+        links[i].added = 0;
+    for (;;) {
+        if (!r->ctx && reconnect(r) != CRAWL_OK) {
+            if (retry_wait(r, &since, &waits))
+                continue;
+            return CRAWL_EIO;
         }
-        args_release(&a);
-        r->calls += sent;
+        /* pipelined: n scripts sent, then n answers read (one round trip). Sent again
+         * whole after a lost connection: a URL queued by the lost round is seen, not
+         * queued twice (its added stays 0) */
         int noscript = 0;
-        for (size_t i = 0; i < sent; i++) { /* every answer is read, whatever happened */
-            redisReply *rep = NULL;
-            if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
-                rd_err(r, "%s: %s", r->url, r->ctx->errstr[0] ? r->ctx->errstr : "no answer");
-                return CRAWL_EIO;
-            }
-            if (rep->type == REDIS_REPLY_ERROR) {
-                if (strstr(rep->str, "NOSCRIPT"))
-                    noscript = 1;
-                else if (rc == CRAWL_OK) {
-                    rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-                    rc = CRAWL_EIO;
-                }
-            } else {
-                links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-            }
-            freeReplyObject(rep);
+        enum crawl_code rc;
+        if (enqueue_pipeline(r, links, n, depth, referrer, &rc, &noscript)) {
+            if (retry_wait(r, &since, &waits))
+                continue;
+            return CRAWL_EIO;
         }
         if (rc != CRAWL_OK)
             return rc;
         if (!noscript)
             return CRAWL_OK;
-        /* the server lost the scripts (a restart): load them, send again (idempotent) */
-        if (load_scripts(r) != CRAWL_OK)
+        /* the server lost the scripts (SCRIPT FLUSH): load them, send again (idempotent) */
+        if (reloaded++ || load_scripts(r) != CRAWL_OK) {
+            rd_err(r, "%s: the enqueue script cannot be loaded", r->url);
             return CRAWL_EIO;
+        }
     }
-    rd_err(r, "%s: the enqueue script cannot be loaded", r->url);
-    return CRAWL_EIO;
 }
 
 enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url, size_t origin_len,
@@ -983,6 +1261,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
     args_str(&a, r->worker);
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
+    args_fmt(&a, "%lld", (long long)(r->cseq + 1));
     size_t n = 0;
     for (size_t i = 0; i < r->n_leases; i++)
         n += (size_t)r->leases[i].decided;
@@ -1016,7 +1295,10 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
         freeReplyObject(rep);
         return CRAWL_EFORMAT;
     }
-    if (rep->element[0]->integer != 0) {
+    /* 1: made already, by this same call before its reply was lost (run_args sent it
+     * again); the hosts it kept were given back by the reconnect */
+    int again = rep->element[0]->integer == 1;
+    if (rep->element[0]->integer != 0 && !again) {
         rd_err(r, "%s: the lease of a URL this worker fetched (token %s) expired and went to "
                   "another worker: nothing of this group is committed (a longer --lease-time, "
                   "or a worker less loaded?)",
@@ -1040,8 +1322,8 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
     }
     r->n_leases = w;
     const redisReply *out = rep->element[1];
-    for (size_t i = 0; out->type == REDIS_REPLY_ARRAY && i < out->elements && rc == CRAWL_OK;
-         i++) {
+    for (size_t i = 0;
+         !again && out->type == REDIS_REPLY_ARRAY && i < out->elements && rc == CRAWL_OK; i++) {
         const redisReply *l = out->element[i];
         double since = now;
         if (l->type == REDIS_REPLY_ARRAY && l->elements == 7)
@@ -1061,6 +1343,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
     args_reset(&r->pages);
     r->n_meta = r->n_stats = r->n_pages = 0;
     r->commits++;
+    r->cseq++;
     return rc;
 }
 

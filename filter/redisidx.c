@@ -41,6 +41,12 @@
  * connection, a timeout or an error reply is REDISIDX_EIO naming the URL. After any error
  * inside a pipeline the connection is dropped (its replies are out of step) and the next
  * call connects again (and checks the meta record again).
+ *
+ * A lost connection (refused, closed, timed out, LOADING) is waited out: transact()
+ * connects again with a backoff and runs the operation again, for retry= seconds (URL,
+ * default 30). A check whose EXEC was written but whose reply was lost records which pages
+ * it was adding (pend); its next run finds them by id and answers NEW, added, as the lost
+ * reply would have: nothing is added twice (docs/REDIS-INDEX.md, "A Redis that goes away").
  */
 #include "filter/redisidx.h"
 #include "dedup/dedup.h"
@@ -63,6 +69,9 @@
 #define DEFAULT_EXPECT ((uint64_t)1 << 20)
 #define DEFAULT_TIMEOUT 5.0
 #define DEFAULT_RETRIES 100u
+#define DEFAULT_RETRY_TIME 30.0  /* s a lost connection is tried again (URL: retry=) */
+#define RETRY_FIRST_WAIT 0.05    /* s before the first attempt to connect again; doubled */
+#define RETRY_MAX_WAIT 1.0       /* s at most between two attempts */
 #define PREFIX_MAX 64
 #define BUCKET_TARGET_BITS 4     /* ~16 fingerprints a bucket at the expected size */
 #define BUCKET_MAX_ENTRIES (1u << 20) /* cap on one bucket's entries read back */
@@ -83,6 +92,7 @@ struct redisidx {
     struct timeval tv;
     uint64_t expect;
     unsigned max_retries;
+    double retry_time; /* s a lost connection is tried again (0: not at all) */
 
     redisContext *c;
     unsigned discard; /* replies still to read and drop (a lazy UNWATCH) */
@@ -96,8 +106,20 @@ struct redisidx {
 
     uint64_t checks, round_trips, conflicts, reconnects;
     uint64_t rng; /* backoff() */
+    int lost;     /* the last failure was the connection's (refused, closed, timed out,
+                   * LOADING): worth connecting again, within retry_time */
+    /* an EXEC written whose reply was not read (the connection went): its adds may be in
+     * Redis. pend[i]: page i of the batch was being added (pend_n pages); pend_del: a
+     * delete. The check run again finds them by id (check_once, delete_once). */
+    size_t pend_n;
+    int pend_del;
+    unsigned char pend[BATCH_MAX];
+    int (*sent_hook)(void *userdata, const char *what);
+    void *sent_userdata;
     char err[ERR_MAX];
 };
+
+static void sent(struct redisidx *ix, const char *what);
 
 const char *redisidx_strerror(enum redisidx_code c)
 {
@@ -236,6 +258,17 @@ static enum redisidx_code parse_query(struct redisidx *ix, const char *q)
                 return fail(ix, REDISIDX_EINVAL, "bad timeout '%s' (seconds, 0 to 3600)", buf);
             ix->tv.tv_sec = (time_t)t;
             ix->tv.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+        } else if (nlen == 5 && !memcmp(q, "retry", 5)) {
+            char buf[32];
+            char *end;
+            if (vlen == 0 || vlen >= sizeof buf)
+                return fail(ix, REDISIDX_EINVAL, "bad retry '%.*s'", (int)vlen, v);
+            memcpy(buf, v, vlen);
+            buf[vlen] = '\0';
+            double t = strtod(buf, &end);
+            if (*end || !(t >= 0 && t <= 3600))
+                return fail(ix, REDISIDX_EINVAL, "bad retry '%s' (seconds, 0 to 3600)", buf);
+            ix->retry_time = t;
         } else if (nlen == 6 && !memcmp(q, "expect", 6)) {
             if (parse_uint(v, vlen, (uint64_t)1 << 40, &u) != 0 || u == 0)
                 return fail(ix, REDISIDX_EINVAL, "bad expect '%.*s' (1 to 2^40)", (int)vlen,
@@ -247,7 +280,7 @@ static enum redisidx_code parse_query(struct redisidx *ix, const char *q)
             ix->db = (int)u;
         } else {
             return fail(ix, REDISIDX_EINVAL,
-                        "unknown parameter '%.*s' (prefix, timeout, expect, db)", (int)nlen, q);
+                        "unknown parameter '%.*s' (prefix, timeout, retry, expect, db)", (int)nlen, q);
         }
         q = amp ? amp + 1 : NULL;
     }
@@ -338,6 +371,7 @@ static enum redisidx_code put(struct redisidx *ix, int argc, const char **argv,
         enum redisidx_code rc =
             fail(ix, ix->c->err == REDIS_ERR_OOM ? REDISIDX_ENOMEM : REDISIDX_EIO,
                  "cannot send a command: %s", ix->c->errstr);
+        ix->lost = rc == REDISIDX_EIO;
         drop(ix);
         return rc;
     }
@@ -363,6 +397,10 @@ static enum redisidx_code get(struct redisidx *ix, redisReply **out)
 {
     void *r = NULL;
     *out = NULL;
+    if (!ix->c) { /* dropped by the test hook (sent()) */
+        ix->lost = 1;
+        return fail(ix, REDISIDX_EIO, "connection lost: closed");
+    }
     while (ix->discard) {
         if (redisGetReply(ix->c, &r) != REDIS_OK)
             goto lost;
@@ -380,9 +418,11 @@ lost:;
         rc = fail(ix, REDISIDX_ENOMEM, "out of memory reading a reply");
     else if (ix->c->err == REDIS_ERR_PROTOCOL)
         rc = fail(ix, REDISIDX_ECORRUPT, "not the redis protocol: %s", ix->c->errstr);
-    else
+    else {
         rc = fail(ix, REDISIDX_EIO, "connection lost: %s",
                   ix->c->errstr[0] ? ix->c->errstr : "closed");
+        ix->lost = 1;
+    }
     drop(ix);
     return rc;
 }
@@ -394,6 +434,8 @@ static enum redisidx_code reply_error(struct redisidx *ix, const redisReply *r, 
     if (!strncmp(r->str, "WRONGTYPE", 9))
         return fail(ix, REDISIDX_ECORRUPT, "key %s holds a value of the wrong type (%s)",
                     key ? key : "?", what);
+    if (!strncmp(r->str, "LOADING", 7))
+        ix->lost = 1; /* restarted, reading its data back: wait for it as for a restart */
     return fail(ix, REDISIDX_EIO, "%s%s%s: %s", what, key ? " " : "", key ? key : "", r->str);
 }
 
@@ -665,6 +707,7 @@ static enum redisidx_code connect_(struct redisidx *ix, int create)
         return fail(ix, REDISIDX_ENOMEM, "out of memory connecting");
     if (ix->c->err) {
         enum redisidx_code rc = fail(ix, REDISIDX_EIO, "cannot connect: %s", ix->c->errstr);
+        ix->lost = 1;
         drop(ix);
         return rc;
     }
@@ -728,6 +771,7 @@ enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
     ix->rng = (uint64_t)(uintptr_t)ix ^ (uint64_t)time(NULL);
     ix->tv.tv_sec = (time_t)DEFAULT_TIMEOUT;
     ix->max_retries = o && o->max_retries ? o->max_retries : DEFAULT_RETRIES;
+    ix->retry_time = DEFAULT_RETRY_TIME;
     /* the URL in messages, without a password */
     const char *at = strchr(url, '@');
     const char *q = strchr(url, '?');
@@ -1157,6 +1201,12 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
             }
             res->verdict = REDISIDX_KNOWN_ID;
             res->fp = fp;
+            if (i < ix->pend_n && ix->pend[i] && fp == p[i].fp) {
+                /* added by this call's EXEC whose reply the lost connection took */
+                res->verdict = REDISIDX_NEW;
+                res->added = 1;
+                res->fp = 0;
+            }
             continue;
         }
         if (x->type != REDIS_REPLY_NIL &&
@@ -1284,6 +1334,11 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
         rc = put_str(ix, 1, "EXEC");
     if (rc != REDISIDX_OK)
         goto done;
+    /* from here until its reply is read, the adds may be done without this client knowing */
+    for (size_t i = 0; i < n; i++)
+        ix->pend[i] = (unsigned char)ps[i].new_in_batch;
+    ix->pend_n = n;
+    sent(ix, "EXEC");
     ix->round_trips++;
     for (size_t q = 0; q <= exec_n; q++) { /* +OK, then +QUEUED each */
         redisReply *s = NULL;
@@ -1298,6 +1353,7 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
     }
     if ((rc = get(ix, &exec_r)) != REDISIDX_OK)
         goto done;
+    ix->pend_n = 0; /* its fate is known */
     if (exec_r->type == REDIS_REPLY_NIL) {
         rc = REDISIDX_ECONFLICT; /* a watched key changed: try again */
         goto done;
@@ -1369,29 +1425,111 @@ static void backoff(struct redisidx *ix, unsigned attempt)
     nanosleep(&ts, NULL);
 }
 
-/* One optimistic transaction, step(ix, arg), made again (connected first if the
- * connection was dropped) while another client wins the race (REDISIDX_ECONFLICT), at most
- * ix->max_retries times with a backoff between. Under ix->mu. */
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * After a failure: 1 when it was the connection's (ix->lost: refused, closed, timed out,
+ * LOADING) and retry_time is not spent since the first such failure (*since, monotonic s;
+ * < 0: none yet), after a pause (50 ms doubled each time up to 1 s, with jitter, as
+ * Redis's own clients back off); 0 otherwise, the message then saying how long it was
+ * tried. The connection is dropped either way.
+ */
+static int retry_wait(struct redisidx *ix, double *since, unsigned *waits)
+{
+    drop(ix);
+    if (!ix->lost)
+        return 0;
+    double now = mono_now();
+    if (*since < 0)
+        *since = now;
+    double left = ix->retry_time - (now - *since);
+    if (left <= 0) {
+        size_t n = strlen(ix->err);
+        if (ix->retry_time > 0 && n < sizeof ix->err)
+            snprintf(ix->err + n, sizeof ix->err - n, " (connecting again for %.1f s, retry=%g)",
+                     now - *since, ix->retry_time);
+        return 0;
+    }
+    double w = RETRY_FIRST_WAIT * (double)(1u << (*waits < 5 ? *waits : 5));
+    if (w > RETRY_MAX_WAIT)
+        w = RETRY_MAX_WAIT;
+    uint64_t x = ix->rng += 0x9e3779b97f4a7c15ull; /* splitmix64, under ix->mu */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    w *= 0.5 + (double)(x % 1000) / 2000.0; /* 50% to 100% of it */
+    if (w > left)
+        w = left;
+    (*waits)++;
+    struct timespec ts = {(time_t)w, (long)((w - (double)(time_t)w) * 1e9)};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/*
+ * One operation, step(ix, arg), connected first if the connection was dropped. Made again
+ * while another client wins the race (REDISIDX_ECONFLICT), at most ix->max_retries times
+ * with a backoff between; and while the connection is lost (Redis restarted, a network
+ * cut), for ix->retry_time at most (retry_wait). A step whose EXEC reply was lost leaves
+ * ix->pend_n / pend_del set: its next run finds by id what was done. Under ix->mu.
+ */
 static enum redisidx_code transact(struct redisidx *ix,
                                    enum redisidx_code (*step)(struct redisidx *, void *),
                                    void *arg)
 {
     enum redisidx_code rc;
-    for (unsigned attempt = 0;; attempt++) {
+    double since = -1;
+    unsigned waits = 0;
+    for (unsigned attempt = 0;;) {
+        ix->lost = 0;
         if (!ix->c) {
-            ix->reconnects++;
-            if ((rc = connect_(ix, 0)) != REDISIDX_OK)
+            if ((rc = connect_(ix, 0)) != REDISIDX_OK) {
+                if (retry_wait(ix, &since, &waits))
+                    continue;
                 return rc;
+            }
+            ix->reconnects++;
         }
         rc = step(ix, arg);
+        if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT && ix->lost) {
+            if (retry_wait(ix, &since, &waits))
+                continue;
+            return rc;
+        }
         if (rc != REDISIDX_ECONFLICT)
             return rc;
         ix->conflicts++;
-        if (attempt + 1 >= ix->max_retries)
+        if (++attempt >= ix->max_retries)
             return fail(ix, REDISIDX_ECONFLICT, "%u transactions in a row lost to other clients",
                         ix->max_retries);
-        backoff(ix, attempt);
+        backoff(ix, attempt - 1);
     }
+}
+
+/* Writes out what put() queued, then tells the test hook (redisidx_set_sent_hook), which
+ * may have the connection lost there, its replies unread. */
+static void sent(struct redisidx *ix, const char *what)
+{
+    if (!ix->sent_hook || !ix->c)
+        return;
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(ix->c, &done) != REDIS_OK)
+            return; /* the read that follows reports it */
+    if (ix->sent_hook(ix->sent_userdata, what))
+        drop(ix);
+}
+
+void redisidx_set_sent_hook(struct redisidx *ix, int (*fn)(void *userdata, const char *what),
+                            void *userdata)
+{
+    ix->sent_hook = fn;
+    ix->sent_userdata = userdata;
 }
 
 struct check_args {
@@ -1423,7 +1561,9 @@ static enum redisidx_code decide(struct redisidx *ix, const struct redisidx_page
         if (!page_args_ok(ix, &p[i], &rc))
             goto out;
     struct check_args a = {p, n, r, read_only};
+    ix->pend_n = 0;
     rc = transact(ix, check_step, &a);
+    ix->pend_n = 0;
     if (rc == REDISIDX_OK && !read_only)
         ix->checks += n;
 out:
@@ -1464,17 +1604,23 @@ static int cand_cmp(const void *a, const void *b)
     return x->doc < y->doc ? -1 : x->doc > y->doc;
 }
 
-enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned k, size_t max,
-                                      int (*cb)(void *userdata, const char *id, uint64_t fp,
-                                                unsigned distance),
-                                      void *userdata, size_t *n_out)
+struct neighbors_args {
+    uint64_t fp;
+    unsigned k;
+    size_t max;
+    int (*cb)(void *userdata, const char *id, uint64_t fp, unsigned distance);
+    void *userdata;
+    size_t given;
+};
+
+/* One attempt (transact): every network step comes before the first call of cb, so a
+ * lost connection is retried without calling cb twice. */
+static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
 {
-    if (n_out)
-        *n_out = 0;
-    if (!ix || !cb)
-        return REDISIDX_EINVAL;
-    pthread_mutex_lock(&ix->mu);
-    ix->err[0] = '\0';
+    struct neighbors_args *na = arg;
+    uint64_t fp = na->fp;
+    unsigned k = na->k;
+    size_t max = na->max;
     enum redisidx_code rc = REDISIDX_OK;
     redisReply **br = NULL;
     redisReply *exec_r = NULL;
@@ -1482,15 +1628,6 @@ enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned
     size_t nc = 0, cap = 0, given = 0;
     char key[KEY_MAX];
     unsigned T = ix->design.tables;
-    if (k > ix->k) {
-        rc = fail(ix, REDISIDX_EINVAL, "k %u is over the index's %u", k, ix->k);
-        goto out;
-    }
-    if (!ix->c) {
-        ix->reconnects++;
-        if ((rc = connect_(ix, 0)) != REDISIDX_OK)
-            goto out;
-    }
     br = calloc(T, sizeof *br);
     if (!br) {
         rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
@@ -1595,7 +1732,7 @@ enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned
         memcpy(copy, id, id_len);
         copy[id_len] = '\0';
         given++;
-        int stop = cb(userdata, copy, dfp, cv[i].d);
+        int stop = na->cb(na->userdata, copy, dfp, cv[i].d);
         free(copy);
         if (stop)
             break;
@@ -1609,8 +1746,29 @@ out:
     free(br);
     rfree(exec_r);
     free(cv);
+    na->given = given;
+    return rc;
+}
+
+enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned k, size_t max,
+                                      int (*cb)(void *userdata, const char *id, uint64_t fp,
+                                                unsigned distance),
+                                      void *userdata, size_t *n_out)
+{
     if (n_out)
-        *n_out = given;
+        *n_out = 0;
+    if (!ix || !cb)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    enum redisidx_code rc;
+    struct neighbors_args a = {fp, k, max, cb, userdata, 0};
+    if (k > ix->k)
+        rc = fail(ix, REDISIDX_EINVAL, "k %u is over the index's %u", k, ix->k);
+    else
+        rc = transact(ix, neighbors_step, &a);
+    if (n_out)
+        *n_out = a.given;
     pthread_mutex_unlock(&ix->mu);
     return rc;
 }
@@ -1646,6 +1804,7 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
         rc = put_str(ix, 1, "UNWATCH");
         if (rc == REDISIDX_OK)
             ix->discard++;
+        *deleted = ix->pend_del; /* gone by this call's EXEC whose reply was lost */
         return rc;
     }
     uint64_t doc, fp;
@@ -1712,6 +1871,10 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
     }
     if (rc == REDISIDX_OK)
         rc = put_str(ix, 1, "EXEC");
+    if (rc == REDISIDX_OK) {
+        ix->pend_del = 1;
+        sent(ix, "EXEC");
+    }
     ix->round_trips++;
     for (size_t i = 0; i <= q && rc == REDISIDX_OK; i++) {
         rc = get(ix, &r);
@@ -1724,6 +1887,7 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
         rc = get(ix, &r);
     if (rc != REDISIDX_OK)
         return rc;
+    ix->pend_del = 0;
     if (r->type == REDIS_REPLY_NIL)
         rc = REDISIDX_ECONFLICT;
     else if ((rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "EXEC", NULL)) == REDISIDX_OK)
@@ -1761,27 +1925,21 @@ enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t i
     if (id_len > REDISIDX_MAX_ID_BYTES)
         goto out; /* no page can have it */
     struct delete_args a = {id, id_len, deleted};
+    ix->pend_del = 0;
     rc = transact(ix, delete_step, &a);
+    ix->pend_del = 0;
 out:
     pthread_mutex_unlock(&ix->mu);
     return rc;
 }
 
-enum redisidx_code redisidx_stats(struct redisidx *ix, struct redisidx_stats *s)
+static enum redisidx_code stats_step(struct redisidx *ix, void *arg)
 {
-    if (!ix || !s)
-        return REDISIDX_EINVAL;
-    pthread_mutex_lock(&ix->mu);
-    ix->err[0] = '\0';
+    struct redisidx_stats *s = arg;
     memset(s, 0, sizeof *s);
     enum redisidx_code rc = REDISIDX_OK;
     redisReply *cr = NULL, *mr = NULL;
     char key[KEY_MAX];
-    if (!ix->c) {
-        ix->reconnects++;
-        if ((rc = connect_(ix, 0)) != REDISIDX_OK)
-            goto out;
-    }
     key_named(ix, "count", key);
     rc = put_str(ix, 2, "GET", key);
     if (rc == REDISIDX_OK)
@@ -1822,6 +1980,16 @@ out:
         drop(ix);
     rfree(cr);
     rfree(mr);
+    return rc;
+}
+
+enum redisidx_code redisidx_stats(struct redisidx *ix, struct redisidx_stats *s)
+{
+    if (!ix || !s)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    enum redisidx_code rc = transact(ix, stats_step, s);
     pthread_mutex_unlock(&ix->mu);
     return rc;
 }

@@ -28,11 +28,16 @@
  * with the decision stored for it, nothing added. redisidx_lookup() asks "id or payload
  * known?" without a fingerprint (before fetching or parsing).
  *
- * The URL: redis://HOST[:PORT][/DB][?prefix=NAME&timeout=SECONDS&expect=N], or
- * unix:///PATH[?db=DB&prefix=NAME...]. prefix (default "simcrawl") namespaces every key:
+ * The URL: redis://HOST[:PORT][/DB][?prefix=NAME&timeout=SECONDS&retry=SECONDS&expect=N],
+ * or unix:///PATH[?db=DB&prefix=NAME...]. prefix (default "simcrawl") namespaces every key:
  * several crawls share one Redis with different prefixes. expect (default 1048576): the
  * number of fingerprints the index is made for (its table design and bucket size; used
  * only when the index is created). timeout (default 5): connect and command timeout.
+ * retry (default 30, 0 to 3600): once open, how long a call whose connection is lost
+ * (Redis restarted or failed over, a network cut, a timeout, LOADING) connects again,
+ * backing off from 50 ms to 1 s, before it fails with REDISIDX_EIO naming the URL. A
+ * check whose EXEC reply was lost is run again and finds its own adds by id (NEW, added
+ * 1: nothing is added twice, no decision changes); redisidx_open() itself does not wait.
  *
  * Keys (all under PREFIX:, written out in docs/REDIS-INDEX.md): a meta record (format,
  * method, k, fingerprint version, design, bucket bits: opening an index of another k,
@@ -48,8 +53,8 @@
  * Threading: a struct redisidx is one connection; calls on one are serialised by its
  * mutex (thread-safe, not parallel): open one per thread for parallel checks. Errors are
  * codes (enum redisidx_code) with a message (redisidx_errmsg: lower-case, naming the URL
- * and what was wrong). A lost connection or a timeout is REDISIDX_EIO; the next call
- * connects again.
+ * and what was wrong). A connection lost for longer than retry is REDISIDX_EIO; the next
+ * call connects again (and waits again).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -193,5 +198,11 @@ struct redisidx_stats {
 };
 enum redisidx_code redisidx_stats(struct redisidx *ix, struct redisidx_stats *s)
     __attribute__((warn_unused_result));
+
+/* For the tests: fn(userdata, "EXEC") once a transaction's EXEC is written to Redis and
+ * before its reply is read; fn returning non-zero makes the connection lost there, the
+ * reply unread (as when Redis or the network dies after running it). */
+void redisidx_set_sent_hook(struct redisidx *ix, int (*fn)(void *userdata, const char *what),
+                            void *userdata);
 
 #endif /* FILTER_REDISIDX_H */

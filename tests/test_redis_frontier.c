@@ -225,6 +225,140 @@ static void test_redis_frontier_urls_and_names(void)
     CU_ASSERT(strstr(err, "cannot connect to redis://127.0.0.1:1") != NULL);
 }
 
+/* ---- a Redis that goes away: connected again, nothing done twice, nothing lost ---- */
+
+/* The sent hook: at the armed script, waits until Redis has run it (probe, an integer
+ * command on another connection, answers want), kills the server (SIGKILL; appendfsync
+ * always: the write is in the AOF), starts it again in place delay_ms later, and has the
+ * reply lost (the worker's connection dropped unread). */
+struct crash_at {
+    struct test_redis *srv;
+    const char *script;
+    int fired;
+    long delay_ms;
+    const char *probe[3];
+    int probe_n; /* 0: 3 */
+    long long want;
+};
+
+static int crash_at_script(void *userdata, const char *what)
+{
+    struct crash_at *c = userdata;
+    if (!c->script || strcmp(what, c->script) != 0)
+        return 0;
+    c->script = NULL;
+    int pn = c->probe_n ? c->probe_n : 3;
+    for (int i = 0; i < 400 && test_redis_cmd(c->srv, pn, c->probe) != c->want; i++)
+        pause_s(0.005);
+    c->fired = test_redis_cmd(c->srv, pn, c->probe) == c->want &&
+               test_redis_crash_restart(c->srv, c->delay_ms) == 0;
+    return 1;
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct crawl_redis *worker_at(const char *url, const char *name, double host_lease,
+                                     double retry)
+{
+    struct crawl_redis_opts o = {.url = url, .worker = name, .lease_time = 30,
+                                 .host_lease_time = host_lease, .retry_time = retry};
+    struct crawl_redis *r = NULL;
+    char err[512];
+    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
+        fprintf(stderr, "crawl_redis_open: %s\n", err);
+    return r;
+}
+
+static void test_redis_frontier_reconnect(void)
+{
+    struct test_redis d = {.durable = 1};
+    CU_ASSERT_FATAL(test_redis_start(&d, 0) == 0);
+    struct crawl_redis *a = worker_at(d.url, "a", 10, 20), *b = worker_at(d.url, "b", -1, 20);
+    CU_ASSERT_FATAL(a && b);
+    int added = -1;
+    ASSERT_EQ(crawl_redis_enqueue(a, "http://a.test/1", 13, 0, 0, NULL, &added), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_enqueue(a, "http://a.test/2", 13, 1, 0, NULL, &added), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_enqueue(a, "http://b.test/x", 13, 0, 0, NULL, &added), CRAWL_OK);
+    struct got g = {0};
+    size_t n = 0, kept = 9;
+    double next = 0;
+    int64_t leases = 0, v = 0;
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 2);
+    /* the server dies once a's commit has run (a.test/1 done, a.test kept: a.test/2 leased
+     * to a in the lost reply), down for 0.3 s: the commit is sent again, finds itself
+     * made, and the lease of the lost reply goes back to the queue */
+    struct crash_at cr = {.srv = &d, .script = "commit", .delay_ms = 300,
+                          .probe = {"HEXISTS", "simcrawl:w:a", "cseq"}, .want = 1};
+    crawl_redis_set_sent_hook(a, crash_at_script, &cr);
+    ASSERT_EQ(crawl_redis_decided(a, "http://a.test/1", wall(), 0), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_set_meta_int(a, "warc.offset", 100), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_stats_add(a, "stats.fetched", 1), CRAWL_OK);
+    double t0 = mono();
+    ASSERT_EQ(crawl_redis_commit(a, 1, take, &g, &kept), CRAWL_OK);
+    CU_ASSERT(cr.fired);
+    CU_ASSERT(mono() - t0 >= 0.3);
+    CU_ASSERT(crawl_redis_reconnects(a) >= 1);
+    ASSERT_EQ(kept, 0);
+    ASSERT_EQ(crawl_redis_held(a), 1); /* b.test/x */
+    ASSERT_EQ(crawl_redis_stats_get(b, "stats.fetched", &v), CRAWL_OK);
+    ASSERT_EQ(v, 1); /* counted once */
+    int found = 0;
+    ASSERT_EQ(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
+    CU_ASSERT(found && v == 100);
+    const char *wl[2] = {"SCARD", "simcrawl:wl:a"};
+    ASSERT_EQ(test_redis_cmd(&d, 2, wl), 1); /* no lease of a's that a does not know */
+    /* a.test/2 is queued again; b (reconnected on its next call) gets it */
+    struct got gb = {0};
+    ASSERT_EQ(crawl_redis_acquire(b, 10, take, &gb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
+    CU_ASSERT_STRING_EQUAL(gb.urls[0], "http://a.test/2");
+    /* an acquire whose reply is lost: its leases go back, the acquire is made again */
+    ASSERT_EQ(crawl_redis_enqueue(a, "http://c.test/1", 13, 0, 0, NULL, &added), CRAWL_OK);
+    struct crash_at ca = {.srv = &d, .script = "acquire", .delay_ms = 100,
+                          .probe = {"LLEN", "simcrawl{http://c.test}:q"}, .probe_n = 2,
+                          .want = 0};
+    crawl_redis_set_sent_hook(a, crash_at_script, &ca);
+    struct got g2 = {0};
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g2, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(ca.fired);
+    ASSERT_EQ(n, 1);
+    CU_ASSERT_STRING_EQUAL(g2.urls[0], "http://c.test/1");
+    ASSERT_EQ(crawl_redis_held(a), 2);
+    ASSERT_EQ(test_redis_cmd(&d, 2, wl), 2);
+    /* an enqueue pipeline whose replies are lost: queued once */
+    struct crash_at ce = {.srv = &d, .script = "enqueue", .delay_ms = 100,
+                          .probe = {"LLEN", "simcrawl{http://d.test}:q"}, .probe_n = 2,
+                          .want = 2};
+    crawl_redis_set_sent_hook(a, crash_at_script, &ce);
+    struct crawl_redis_link links[2] = {{.url = "http://d.test/1", .origin_len = 13},
+                                        {.url = "http://d.test/2", .origin_len = 13}};
+    ASSERT_EQ(crawl_redis_enqueue_many(a, links, 2, 1, NULL), CRAWL_OK);
+    CU_ASSERT(ce.fired);
+    const char *llen[2] = {"LLEN", "simcrawl{http://d.test}:q"};
+    ASSERT_EQ(test_redis_cmd(&d, 2, llen), 2);
+    crawl_redis_set_sent_hook(a, NULL, NULL);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+    /* a server that stays down: an error naming the URL within the bound */
+    a = worker_at(d.url, "a", -1, 1);
+    CU_ASSERT_FATAL(a != NULL);
+    test_redis_kill(&d);
+    t0 = mono();
+    ASSERT_EQ(crawl_redis_stats_get(a, "stats.fetched", &v), CRAWL_EIO);
+    double took = mono() - t0;
+    CU_ASSERT(took >= 0.9 && took < 5);
+    CU_ASSERT(strstr(crawl_redis_error(a), d.url) != NULL);
+    CU_ASSERT(strstr(crawl_redis_error(a), "connecting again for") != NULL);
+    crawl_redis_free(a);
+    test_redis_stop(&d, 0);
+}
+
 extern void test_redis_frontier_register(void);
 void test_redis_frontier_register(void)
 {
@@ -233,4 +367,5 @@ void test_redis_frontier_register(void)
                 test_redis_frontier_enqueue_lease_complete);
     CU_add_test(s, "test_redis_frontier_leases_come_back", test_redis_frontier_leases_come_back);
     CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
+    CU_add_test(s, "test_redis_frontier_reconnect", test_redis_frontier_reconnect);
 }

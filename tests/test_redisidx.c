@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dedup/dedup.h"
@@ -619,6 +620,119 @@ static void test_redisidx_connections(void)
     redisidx_close(ix);
 }
 
+/* ---- a Redis that goes away: connected again, nothing done twice ---- */
+
+/* The sent hook: at the armed EXEC, waits until Redis has run it (the probe, an integer
+ * command on another connection, answers want), then kills the server (SIGKILL; the write
+ * is in the AOF) and starts it again in place delay_ms later; the reply is lost (the
+ * client's connection dropped unread). */
+struct crash_at {
+    struct test_redis *srv;
+    int armed, fired;
+    long delay_ms;
+    const char *probe[3];
+    long long want;
+};
+
+static int crash_on_exec(void *userdata, const char *what)
+{
+    struct crash_at *c = userdata;
+    if (!c->armed || strcmp(what, "EXEC") != 0)
+        return 0;
+    c->armed = 0;
+    struct timespec ms5 = {0, 5000000};
+    for (int i = 0; i < 400 && test_redis_cmd(c->srv, 3, c->probe) != c->want; i++)
+        nanosleep(&ms5, NULL);
+    c->fired = test_redis_cmd(c->srv, 3, c->probe) == c->want &&
+               test_redis_crash_restart(c->srv, c->delay_ms) == 0;
+    return 1; /* the reply is lost with the server */
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void test_redisidx_reconnect(void)
+{
+    struct test_redis d = {.durable = 1};
+    CU_ASSERT_FATAL(test_redis_start(&d, 0) == 0);
+    char url[200], err[256];
+    snprintf(url, sizeof url, "%s?prefix=rc&retry=20", d.url);
+    struct redisidx *ix = NULL;
+    struct redisidx_opts o = {.k = 3};
+    ASSERT_EQ_FATAL(redisidx_open(url, &o, &ix, err, sizeof err), REDISIDX_OK);
+    struct crash_at cr = {.srv = &d, .delay_ms = 300, .probe = {"INCRBY", "rc:count", "0"}};
+    redisidx_set_sent_hook(ix, crash_on_exec, &cr);
+    struct redisidx_result r = {0}, rb[2] = {{0}, {0}};
+    struct redisidx_page p1 = {.id = "u1", .id_len = 2, .fp = 0x0123456789abcdefull},
+                         p2 = {.id = "u2", .id_len = 2, .fp = 0xfedcba9876543210ull},
+                         p3 = {.id = "u3", .id_len = 2, .fp = 0xfedcba9876543210ull ^ 5};
+    ASSERT_EQ(redisidx_check(ix, &p1, &r), REDISIDX_OK);
+    /* the server dies once it has added u2, before the client reads EXEC's reply, and is
+     * down for 0.3 s: the check connects again, finds u2 by id, and says what it did */
+    cr.armed = 1;
+    cr.want = 2;
+    double t0 = mono();
+    ASSERT_EQ(redisidx_check(ix, &p2, &r), REDISIDX_OK);
+    CU_ASSERT(cr.fired);
+    CU_ASSERT(mono() - t0 >= 0.3);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 1);
+    struct redisidx_stats st;
+    ASSERT_EQ(redisidx_stats(ix, &st), REDISIDX_OK);
+    ASSERT_EQ(st.documents, 2); /* added once */
+    CU_ASSERT(st.reconnects >= 1);
+    ASSERT_EQ(redisidx_check(ix, &p3, &r), REDISIDX_OK); /* u2 survived the crash */
+    ASSERT_EQ(r.verdict, REDISIDX_NEAR);
+    CU_ASSERT(r.dup_id && strcmp(r.dup_id, "u2") == 0);
+    ASSERT_EQ(redisidx_check(ix, &p2, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    /* a batch: a NEW page and its near-duplicate, the reply lost the same way */
+    struct redisidx_page batch[2] = {{.id = "u4", .id_len = 2, .fp = 0x00ff00ff00ff00ffull},
+                                     {.id = "u5", .id_len = 2, .fp = 0x00ff00ff00ff00feull}};
+    cr.armed = 1;
+    cr.want = 3;
+    ASSERT_EQ(redisidx_check_many(ix, batch, 2, rb), REDISIDX_OK);
+    CU_ASSERT(cr.fired);
+    ASSERT_EQ(rb[0].verdict, REDISIDX_NEW);
+    ASSERT_EQ(rb[0].added, 1);
+    ASSERT_EQ(rb[1].verdict, REDISIDX_NEAR);
+    CU_ASSERT(rb[1].dup_id && strcmp(rb[1].dup_id, "u4") == 0);
+    /* a delete whose reply is lost: deleted, once */
+    int deleted = 0;
+    cr.armed = 1;
+    cr.want = 2;
+    ASSERT_EQ(redisidx_delete(ix, "u2", 2, &deleted), REDISIDX_OK);
+    CU_ASSERT(cr.fired);
+    ASSERT_EQ(deleted, 1);
+    ASSERT_EQ(redisidx_delete(ix, "u2", 2, &deleted), REDISIDX_OK);
+    ASSERT_EQ(deleted, 0);
+    redisidx_close(ix);
+    /* a server that stays down: an error naming the URL within the bound (retry=1) */
+    snprintf(url, sizeof url, "%s?prefix=rc&retry=1", d.url);
+    ASSERT_EQ_FATAL(redisidx_open(url, &o, &ix, err, sizeof err), REDISIDX_OK);
+    test_redis_kill(&d);
+    struct redisidx_page p6 = {.id = "u6", .id_len = 2, .fp = 42};
+    t0 = mono();
+    ASSERT_EQ(redisidx_check(ix, &p6, &r), REDISIDX_EIO);
+    double took = mono() - t0;
+    CU_ASSERT(took >= 0.9 && took < 5);
+    CU_ASSERT(strstr(redisidx_errmsg(ix), url) == redisidx_errmsg(ix));
+    CU_ASSERT(strstr(redisidx_errmsg(ix), "connecting again for") != NULL);
+    redisidx_result_release(&r);
+    redisidx_result_release(&rb[0]);
+    redisidx_result_release(&rb[1]);
+    redisidx_close(ix);
+    /* a bad retry is refused */
+    CU_ASSERT(open_code("redis://127.0.0.1:1?retry=x", 3, NULL, err, sizeof err) ==
+              REDISIDX_EINVAL);
+    CU_ASSERT(strstr(err, "bad retry 'x'") != NULL);
+    test_redis_stop(&d, 0);
+}
+
 extern void test_redisidx_register(void);
 void test_redisidx_register(void)
 {
@@ -629,4 +743,5 @@ void test_redisidx_register(void)
     CU_add_test(s, "test_redisidx_urls_and_meta", test_redisidx_urls_and_meta);
     CU_add_test(s, "test_redisidx_damaged_keys", test_redisidx_damaged_keys);
     CU_add_test(s, "test_redisidx_connections", test_redisidx_connections);
+    CU_add_test(s, "test_redisidx_reconnect", test_redisidx_reconnect);
 }

@@ -62,7 +62,8 @@ static int answers(int port)
     return ok;
 }
 
-static int start_once(struct test_redis *r, int port)
+/* Forks redis-server on 127.0.0.1:port (after delay_ms in the child). The pid, or -1. */
+static pid_t spawn(const struct test_redis *r, int port, long delay_ms)
 {
     char ports[16], log[300];
     snprintf(ports, sizeof ports, "%d", port);
@@ -80,11 +81,22 @@ static int start_once(struct test_redis *r, int port)
             dup2(fd, 1);
             dup2(fd, 2);
         }
+        if (delay_ms > 0)
+            sleep_ms(delay_ms);
         execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", "--dir", r->dir, "--logfile", log,
+               "--save", "", "--appendonly", r->durable ? "yes" : "no", "--appendfsync",
+               r->durable ? "always" : "everysec", "--dir", r->dir, "--logfile", log,
                "--daemonize", "no", (char *)NULL);
         _exit(127);
     }
+    return pid;
+}
+
+static int start_once(struct test_redis *r, int port)
+{
+    pid_t pid = spawn(r, port, 0);
+    if (pid < 0)
+        return -1;
     for (int i = 0; i < 100; i++) {
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid)
@@ -105,7 +117,9 @@ static int start_once(struct test_redis *r, int port)
 int test_redis_start(struct test_redis *r, int port)
 {
     if (!port || !r->dir[0]) {
+        int durable = r->durable;
         memset(r, 0, sizeof *r);
+        r->durable = durable;
         snprintf(r->dir, sizeof r->dir, "/tmp/simcrawl-redis-XXXXXX");
         if (!mkdtemp(r->dir)) {
             fprintf(stderr, "test_redis_start: mkdtemp: %s\n", strerror(errno));
@@ -121,6 +135,35 @@ int test_redis_start(struct test_redis *r, int port)
     }
     fprintf(stderr, "test_redis_start: cannot start redis-server on 127.0.0.1 (see %s)\n",
             r->dir);
+    return -1;
+}
+
+void test_redis_kill(struct test_redis *r)
+{
+    if (r->pid > 0) {
+        kill(r->pid, SIGKILL);
+        waitpid(r->pid, NULL, 0);
+        r->pid = 0;
+    }
+}
+
+int test_redis_crash_restart(struct test_redis *r, long delay_ms)
+{
+    test_redis_kill(r);
+    pid_t pid = spawn(r, r->port, delay_ms);
+    if (pid < 0)
+        return -1;
+    r->pid = pid;
+    return 0;
+}
+
+int test_redis_wait(struct test_redis *r)
+{
+    for (int i = 0; i < 100; i++) {
+        if (answers(r->port))
+            return 0;
+        sleep_ms(50);
+    }
     return -1;
 }
 

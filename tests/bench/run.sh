@@ -171,6 +171,16 @@ echo "== crawl on redis =="
 SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_redis.sh 3 32 400
 fi
 
+# ---- redis shards [redis-shards] (docs/BENCHMARKS.md "## Frontier shards through nutcracker") ----
+if section redis-shards; then
+# the frontier's per-host enqueue script to one redis-server against nutcracker in front of
+# 3 (tests/tools/redis_shards.py: its own servers and proxy on 127.0.0.1), alternating
+echo "== redis shards =="
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(redis-server --version | sed 's/ sha=.*//'), $(nutcracker --version 2>&1 | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
+python3 tests/tools/redis_shards.py --bench --nodes 3 --rounds 5 --requests 100000 ||
+    echo "  (the redis shards benchmark failed)"
+fi
+
 # ---- wget2 [wget2] (docs/BENCHMARKS.md "## wget2 plugin") ----
 if section wget2; then
 # wget2 -r alone against wget2 -r with the simcrawl plugin (in memory, and with an index

@@ -2,8 +2,10 @@
 # checked on one is a duplicate on the other: exact, near, the same id again, NDJSON
 # fingerprints, neighbours, a delete seen by the other, the count); the prefix keeps two
 # indexes apart; k from the index; the minhash method refused; a Redis that is not there
-# or goes away: a clear error naming the URL, then the service works again once Redis is
-# back. A redis-server of its own on 127.0.0.1 (tests/redis_lib.sh), stopped after.
+# or goes away for longer than retry=: a clear error naming the URL, then the service
+# works again once Redis is back; a Redis restarted under a request (its data saved): the
+# request waits, connects again and is answered, nothing lost or added twice. A
+# redis-server of its own on 127.0.0.1 (tests/redis_lib.sh), stopped after.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 . tests/serve_lib.sh
 . tests/redis_lib.sh
@@ -34,7 +36,7 @@ if ! rd_start; then
     bad "serve_redis: cannot start redis-server on 127.0.0.1"
 else
     ok
-    R="$RD_URL/0?prefix=serve1"
+    R="$RD_URL/0?prefix=serve1&retry=1"
     sv_start one --index "$R" && A_URL=$SV_URL && A_PID=$SV_PID
     expect_grep "listening on 127\.0\.0\.1:[0-9]*, index $R (0 documents, k 3)" "$SV/one.err" \
         "serve one on redis: listening, the URL, k 3"
@@ -72,7 +74,8 @@ else
     expect_grep "^serve1:meta\$" "$TMP/out" "the meta record under the prefix"
     expect_grep "^serve1:b:0:" "$TMP/out" "buckets under the prefix"
 
-    # Redis goes away: a clear error naming the URL; back: the service answers again
+    # Redis goes away (for longer than retry=1): a clear error naming the URL; back: the
+    # service answers again
     rd_cli shutdown nosave >/dev/null 2>&1
     wait "$RD_PID" 2>/dev/null
     expect_http 500 "one: redis gone" -H "$html" --data-binary @"$SV/rb.html" "$A_URL/v1/check?id=https://r.example/b"
@@ -86,6 +89,23 @@ else
     SV_PID=$A_PID; sv_stop
     expect_status 0 "serve one stopped" -- test "$SV_STATUS" = 0
     SV_PID=$B_PID; sv_stop
+
+    # Redis restarted (its data saved) while a request waits: answered once it is back
+    sv_start three --index "$RD_URL/0?prefix=serve2&retry=20" && C_URL=$SV_URL && C_PID=$SV_PID
+    expect_http 200 "three: a new page" -H "$html" --data-binary @"$SV/ra.html" "$C_URL/v1/check?id=https://r.example/a"
+    rd_cli shutdown save >/dev/null 2>&1
+    wait "$RD_PID" 2>/dev/null
+    (sleep 1; exec redis-server --port "$RD_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$RD_DIR" --logfile "$RD_DIR/redis.log" --daemonize no >/dev/null 2>&1) &
+    RD_PID=$!
+    expect_http 200 "three: redis down for 1 s under the request" -H "$html" --data-binary @"$SV/rb.html" "$C_URL/v1/check?id=https://r.example/b"
+    expect_json "three: new, once Redis is back" 'd["decision"] == "new"'
+    expect_http 200 "three: an edited copy of the page checked before the restart" -H "$html" --data-binary @"$SV/ra-edit.html" "$C_URL/v1/check?id=https://r.example/a-edit"
+    expect_json "three: a near-duplicate of it (the index survived)" 'd["decision"] == "near-duplicate" and d["duplicate_of"] == "https://r.example/a"'
+    expect_http 200 "three: stats" "$C_URL/v1/stats"
+    expect_json "three: 2 documents" 'd["documents"] == 2'
+    SV_PID=$C_PID; sv_stop
+    expect_status 0 "serve three stopped" -- test "$SV_STATUS" = 0
 
     # k from the index, another prefix, the minhash method, a Redis not there
     sv_start k5 --index "$RD_URL?prefix=k5" --k 5 && SV_PID_K5=$SV_PID

@@ -12,6 +12,11 @@ links pages 2N+1 and 2N+2 of it and, now and then, a page of the next host; a le
 of each host has a planted near-duplicate on the next host (the same heading and text,
 other bytes), so which copy is kept depends on which worker fetches first.
 
+With --redis-restarts, redis-server is killed with SIGKILL mid-crawl and started again in
+place --redis-down seconds later: the workers connect again (crawl --redis-retry) and go
+on; with --no-worker-errors, a worker that exits with an error (instead of reconnecting)
+is a failure, not restarted.
+
 Checks, after every worker has exited 0:
   - the union of the logs is the site: every URL once, in one worker's log;
   - the WARCs hold one response record per URL logged new, each URL once in all of them;
@@ -197,6 +202,10 @@ def main():
     ap.add_argument("--crawl-delay", type=float, default=0.1)
     ap.add_argument("--kills", type=int, default=1)
     ap.add_argument("--redis-restarts", type=int, default=0)
+    ap.add_argument("--redis-down", type=float, default=0.5,
+                    help="seconds redis-server stays down at a restart")
+    ap.add_argument("--no-worker-errors", action="store_true",
+                    help="a worker that exits with an error fails the run (not restarted)")
     ap.add_argument("--lease-time", type=float, default=3)
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=120)
@@ -263,9 +272,13 @@ def main():
                     done > expected / 2):
                 redis.send_signal(signal.SIGKILL)
                 redis.wait()
+                time.sleep(a.redis_down)  # the workers find it gone and keep trying
                 redis = start_redis(a.dir, rport, True)
                 redis_restarts += 1
             exited = {w: p.poll() for w, p in procs.items()}
+            if a.no_worker_errors and any(rc not in (None, 0) for rc in exited.values()):
+                fails.append("a worker exited with an error instead of connecting again")
+                break
             for w, rc in exited.items():
                 if rc not in (None, 0) and restarts < 10 * (a.kills + a.redis_restarts + 1):
                     restarts += 1  # lost Redis under it, or a lease: restarted by name
