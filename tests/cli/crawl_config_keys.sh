@@ -55,6 +55,7 @@ state $CK/state
 seen-memory 8192
 durable yes
 redis redis://127.0.0.1:1
+redis-retry 5
 worker-name w1
 lease-time 5
 host-lease-time 2
