@@ -169,7 +169,7 @@ WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 SCRAPY_PY     := $(wildcard plugins/scrapy/simcrawl_scrapy/*.py)
 SCRAPY_PYTHON ?= /usr/bin/python3
 
-.PHONY: all build lib test test-deps unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps checkstyle \
+.PHONY: all build lib test test-deps test-npm unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps checkstyle \
         stress install uninstall clean help format wget2-plugin
 
 all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the five static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
@@ -286,7 +286,8 @@ replay: $(REPLAY_BINS)
 
 cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN) $(LIBSIMCRAWL_SO)
 	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver WGET2_PLUGIN=$(WGET2_PLUGIN) \
-	    LIBSIMCRAWL=$(BUILD)/$(LIBSIMCRAWL_SONAME) SCRAPY_PYTHON=$(SCRAPY_PYTHON) sh tests/cli_test.sh
+	    LIBSIMCRAWL=$(BUILD)/$(LIBSIMCRAWL_SONAME) SCRAPY_PYTHON=$(SCRAPY_PYTHON) RWP_DIR=$(RWP_DIR) \
+	    sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
 # under make asan: the example programs it builds are not instrumented.
@@ -298,8 +299,34 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 # Packages only the tests need (not the build): chromium renders the cluster report in
 # tests/cli/report.sh. Installed like DEB_PKGS (apt-get as root; otherwise the command).
 TEST_DEB_PKGS := chromium
-test-deps:
+test-deps: test-npm
 	@$(call install_missing,$(TEST_DEB_PKGS), for the tests)
+
+# npm packages only the tests need: ReplayWeb.page (replaywebpage: its ui.js and service
+# worker sw.js, which is wabac.js), in which tests/cli/crawl_replay.sh replays the crawl's
+# WARC. Pinned by version and by the sha512 the registry publishes for it; fetched once with
+# npm pack (from npm's own cache when it has it), checked, and unpacked into $(NPM_VENDOR),
+# where the tests use it offline. Without npm it is not fetched, said here, and the test
+# counts itself skipped; npm present but the fetch failing stops make.
+NPM_VENDOR ?= .cache/npm
+RWP_VERSION := 2.5.3
+RWP_SHA512 := 9c28f63d238ddc1c5e489284f00b183f250bbf45cf64a2567f2e25f4fc90adef52ab02d9f9629956cfec7cba8f390e06ac7fb46248dbc0e86bf1c4931f4f20b1
+RWP_DIR := $(NPM_VENDOR)/replaywebpage-$(RWP_VERSION)
+test-npm:
+	@if [ -f $(RWP_DIR)/sw.js ] && [ -f $(RWP_DIR)/ui.js ]; then :; \
+	elif ! command -v npm >/dev/null 2>&1; then \
+	    echo "npm not found: ReplayWeb.page (npm replaywebpage@$(RWP_VERSION)) is not fetched and the replay of the crawl's WARC in it is skipped (install Node.js and npm to run it)" >&2; \
+	else \
+	    t=$$(mktemp -d) && \
+	    { npm pack --loglevel=error --ignore-scripts --prefer-offline --pack-destination "$$t" replaywebpage@$(RWP_VERSION) >/dev/null || \
+	      { echo "npm could not fetch replaywebpage@$(RWP_VERSION) (see above); the replay test needs it in $(RWP_DIR)" >&2; rm -rf "$$t"; exit 1; }; } && \
+	    { echo "$(RWP_SHA512)  $$t/replaywebpage-$(RWP_VERSION).tgz" | sha512sum -c --quiet - >/dev/null 2>&1 || \
+	      { echo "replaywebpage-$(RWP_VERSION).tgz from npm does not have the pinned sha512 (Makefile RWP_SHA512)" >&2; rm -rf "$$t"; exit 1; }; } && \
+	    mkdir -p "$$t/x" && tar -xzf "$$t/replaywebpage-$(RWP_VERSION).tgz" -C "$$t/x" --strip-components=1 \
+	        package/ui.js package/sw.js package/LICENSE package/package.json && \
+	    mkdir -p $(NPM_VENDOR) && rm -rf $(RWP_DIR) && mv "$$t/x" $(RWP_DIR) && rm -rf "$$t" && \
+	    echo "ReplayWeb.page $(RWP_VERSION) (npm, sha512 checked) in $(RWP_DIR)"; \
+	fi
 
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
 	@$(MAKE) --no-print-directory test-deps unit replay cli-test lib-test
@@ -313,7 +340,8 @@ asan: test-deps ## the same tests under AddressSanitizer + UndefinedBehaviorSani
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver WGET2_PLUGIN=skip \
-	    LIBSIMCRAWL=skip SCRAPY_PYTHON=$(SCRAPY_PYTHON) ASAN_OPTIONS=detect_leaks=1 sh tests/cli_test.sh
+	    LIBSIMCRAWL=skip SCRAPY_PYTHON=$(SCRAPY_PYTHON) RWP_DIR=$(RWP_DIR) ASAN_OPTIONS=detect_leaks=1 \
+	    sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200
 STRESS_PAGES ?= 400
@@ -321,7 +349,8 @@ STRESS_SERVE_RUNS ?= 100
 STRESS_CRAWL_RUNS ?= 20
 STRESS_CRAWL_PAGES ?= 3000
 STRESS_REDIS_KILLS ?= 20
-stress: $(BUILD)/simcrawl $(BUILD)/test_runner ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site
+STRESS_REPLAY_ROUNDS ?= 10
+stress: $(BUILD)/simcrawl $(BUILD)/test_runner test-npm ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site; the crawl's WARC replayed in ReplayWeb.page STRESS_REPLAY_ROUNDS times (every second crawl resumed)
 	NOMEM_STRIDE=1 $(BUILD)/test_runner nomem
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
@@ -329,6 +358,8 @@ stress: $(BUILD)/simcrawl $(BUILD)/test_runner ## kill campaigns (not in test or
 	@d=$$(mktemp -d) && python3 tests/tools/crawl_redis.py --simcrawl $(BUILD)/simcrawl --dir $$d \
 	    --workers 3 --hosts 8 --pages 100 --kills $(STRESS_REDIS_KILLS) --redis-restarts 1 \
 	    --timeout 600 && rm -rf $$d
+	@SIMCRAWL=$(BUILD)/simcrawl RWP_DIR=$(RWP_DIR) REPLAY_ROUNDS=$(STRESS_REPLAY_ROUNDS) \
+	    sh tests/cli_test.sh tests/cli/crawl_replay.sh
 
 FUZZ_SECONDS ?= 60
 fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)

@@ -40,6 +40,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,22 @@ static const char *keep(struct options *o, const char *v)
     return c;
 }
 
+/* A notice of the crawl's state (resumed, finished, nothing kept, a state migrated): said
+ * on stderr as "simcrawl crawl: ...", but not with --quiet, which leaves only errors. */
+static void notice(const struct options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void notice(const struct options *o, const char *fmt, ...)
+{
+    if (o->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simcrawl %s: ", CMD);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 static int parse_double(const char *s, double min, double max, double *out)
 {
     char *end;
@@ -140,7 +157,8 @@ static int method_option(struct options *o, const char *name, const char *v)
 }
 
 /*
- * The options as a table (every one is also a key of the config file's [crawl] section):
+ * The options as a table (every one is also a key of the config file's [crawl] section;
+ * cmdline_only() names the options that are not):
  * the name, how its value is read, where it goes (an offset into struct options; the
  * crawl_opts ones are at offsetof(struct options, co.FIELD)), the accepted range and the
  * words of the error for a value outside it. set_option() is one loop over it.
@@ -230,6 +248,7 @@ static const struct opt_spec opt_specs[] = {
     {"durable", OPT_YESNO, OP(durable), 0, 0, 0, "yes or no", 0},
     {"no-parent", OPT_YESNO, CO(no_parent), 0, 0, 0, "yes or no", 0},
     {"page-requisites", OPT_YESNO, OP(page_requisites), 0, 0, 0, "yes or no", 0},
+    {"no-templates", OPT_YESNO, OP(no_templates), 0, 0, 0, "yes or no", 0},
 };
 #undef CO
 #undef OP
@@ -307,6 +326,17 @@ static int apply_option(struct options *o, const struct opt_spec *s, const char 
     return -1;
 }
 
+/* The options that are not config keys (crawl --help says which): where the options come
+ * from, and how much this one run says. */
+static int cmdline_only(const char *name)
+{
+    static const char *const only[] = {"config", "quiet", "verbose", "help"};
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
+        if (strcmp(name, only[i]) == 0)
+            return 1;
+    return 0;
+}
+
 /* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
 static int set_option(struct options *o, const char *name, const char *v, const char *where)
 {
@@ -317,6 +347,11 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             return 0;
         cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "",
                         name, opt_specs[i].bad, v);
+        return -1;
+    }
+    if (where && cmdline_only(name)) {
+        cli_usage_error(CMD, "%s: '%s' is not a config key: --%s is given on the command "
+                             "line only", where, name, name);
         return -1;
     }
     cli_unknown_key(CMD, where, name, usage);
@@ -343,8 +378,9 @@ static void usage(FILE *out)
             "page already kept) and the links only they lead to. Writes a WARC and a JSON Lines\n"
             "log of every URL; prints a summary on stderr. A SEED without a scheme is taken\n"
             "as http:// (example.org/docs/, localhost:8080/), as wget does.\n\n"
-            "options (each also a key of config/simcrawl.conf, section [crawl]; the command\n"
-            "line wins):\n"
+            "options (each but --config, --quiet, --verbose and --help is also a key of the\n"
+            "[crawl] section of a config file, as in config/simcrawl.conf: delay = 2,\n"
+            "no-templates = yes; the command line wins):\n"
             "  --config FILE          read options from an INI file first\n"
             "  --seeds FILE           more seed URLs, one a line, # comments\n"
             "  --max-pages N          page requests at most (0: no limit; default 0)\n"
@@ -352,7 +388,9 @@ static void usage(FILE *out)
             "  --concurrency N        transfers and connections in all (default 16)\n"
             "  --per-host N           connections to one host (default 1)\n"
             "  --delay SECONDS        between requests to one host (default 1; robots.txt\n"
-            "                         Crawl-delay raises it, up to --max-delay, default 30)\n"
+            "                         Crawl-delay raises it, up to --max-delay)\n"
+            "  --max-delay SECONDS    the most a robots.txt Crawl-delay raises the delay to\n"
+            "                         (default 30)\n"
             "  --scope host|domain|any  which links to follow: the seeds' hosts, their\n"
             "                         registrable domains (public suffix list), or any (host)\n"
             "  --no-parent            never ascend above a seed's directory (wget's -np): on\n"
@@ -1921,16 +1959,8 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
             done = 0;
         }
     }
-    if (f1 && done) {
-        /* killed after its last commit: the files are finished from the committed ends */
-        if (finish_files(run, o) != 0)
-            return -1;
-        fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
-                        "%lld new); nothing to do\n", o->label, (long long)fetched, (long long)fnew);
-        *status = CLI_OK;
-        return 1;
-    }
-    /* the topic orders a focused crawl: the queued URLs' priorities in the state are its
+    /* the state's files, also for a finished crawl (whose files are finished below); the
+     * topic orders a focused crawl: the queued URLs' priorities in the state are its
      * scores, so another topic cannot go on with them */
     static const char *const keys[3] = {"warc", "log", "topic"};
     static const char *const says[3] = {"writes --warc", "writes --log", "has the topic"};
@@ -1949,6 +1979,17 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
             *status = CLI_USAGE;
             return -1;
         }
+    }
+    if (f1 && done) {
+        /* killed after its last commit: the files are finished from the committed ends */
+        if (finish_files(run, o) != 0)
+            return -1;
+        if (!o->quiet)
+            fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
+                            "%lld new); nothing to do\n", o->label, (long long)fetched,
+                    (long long)fnew);
+        *status = CLI_OK;
+        return 1;
     }
     return state_method_check(run, o, status);
 fail:
@@ -2505,8 +2546,8 @@ int cmd_crawl(int argc, char **argv)
         goto done;
     status = CLI_RUNTIME;
     if (!o.warc && !o.log && !o.report)
-        cli_error(CMD, "neither --warc nor --log given: nothing of the crawl will be kept "
-                       "but the summary on stderr");
+        notice(&o, "neither --warc nor --log given: nothing of the crawl will be kept "
+                   "but the summary on stderr");
     if (o.report && !(run.report = cli_crawl_report_new(CMD))) {
         cli_error(CMD, "out of memory");
         goto done;
@@ -2547,9 +2588,9 @@ int cmd_crawl(int argc, char **argv)
         }
         crawl_state_set_crash_hook(run.state, dedup_crash_point);
         if (crawl_state_migrated_from(run.state))
-            cli_error(CMD, "%s: state of schema %d brought to the current schema (the URLs "
-                           "it had queued are logged without their referrer)",
-                      o.state, crawl_state_migrated_from(run.state));
+            notice(&o, "%s: state of schema %d brought to the current schema (the URLs "
+                       "it had queued are logged without their referrer)",
+                   o.state, crawl_state_migrated_from(run.state));
         run.durable = o.durable;
         if (state_check(&run, &o, &resuming, &status) != 0) {
             if (status == CLI_OK && run.report) /* finished: the report of the whole crawl */
@@ -2646,11 +2687,11 @@ int cmd_crawl(int argc, char **argv)
             goto done;
         }
         const struct crawl_stats *rs = crawl_get_stats(c);
-        cli_error(CMD, "resuming the crawl in %s: %llu pages fetched so far", o.label,
-                  (unsigned long long)rs->fetched);
+        notice(&o, "resuming the crawl in %s: %llu pages fetched so far", o.label,
+               (unsigned long long)rs->fetched);
         if (crawl_state_requeued(run.state) > 0)
-            cli_error(CMD, "%lld URLs in flight when the last run ended are queued again",
-                      (long long)crawl_state_requeued(run.state));
+            notice(&o, "%lld URLs in flight when the last run ended are queued again",
+                   (long long)crawl_state_requeued(run.state));
     }
     size_t good = 0;
     for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
@@ -2717,10 +2758,10 @@ int cmd_crawl(int argc, char **argv)
     }
     const struct crawl_stats *fs = crawl_get_stats(c);
     summary(&run, fs, g_stopped);
-    if (o.page_requisites)
+    if (o.page_requisites && !o.quiet) /* the summary's last line */
         fprintf(stderr, "  page requisites: %llu fetched of %llu queued\n",
                 (unsigned long long)fs->requisites, (unsigned long long)fs->requisites_enqueued);
-    if (o.redis)
+    if (o.redis && !o.quiet)
         shared_summary(&run);
     if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
         fs->redirects == 0 && fs->filtered == 0) {

@@ -2,7 +2,7 @@
 # Command-line tests: what a user or a script sees (exit status, stdout, stderr).
 # Each tests/cli/*.sh (or each file named: sh tests/cli_test.sh tests/cli/serve.sh) is
 # sourced in turn with these helpers; SIMCRAWL is the binary.
-# Prints "N passed, N failed" and exits non-zero on any failure.
+# Prints "N passed, N failed, N skipped" and exits non-zero on any failure.
 SIMCRAWL=${SIMCRAWL:-./simcrawl}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -10,6 +10,9 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+# a check that cannot run here (a tool that is not installed), said and counted, never passed
+skipped=0
+skip() { skipped=$((skipped + 1)); echo "SKIP: $*" >&2; }
 # expect_status WANT DESCRIPTION -- COMMAND...
 expect_status() {
     want=$1; what=$2; shift 3
@@ -36,5 +39,5 @@ for t in "$@"; do
     [ -f "$t" ] || continue
     . "$t"
 done
-echo "cli: $pass passed, $fail failed"
+echo "cli: $pass passed, $fail failed, $skipped skipped"
 [ "$fail" = 0 ]

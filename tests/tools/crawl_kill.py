@@ -339,8 +339,9 @@ def one_run(a, rnd, n, point, ref, work):
             if p.returncode != 0:
                 problems.append("exit %d: %s" % (p.returncode, err.decode()[-300:]))
             break
-        # a finished crawl says so
-        r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # a finished crawl says so (not with --quiet, which leaves only errors)
+        r = subprocess.run([c for c in cmd if c != "--quiet"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
         if r.returncode != 0 or b"complete" not in r.stderr:
             problems.append("run on a finished state: exit %d, %r" % (r.returncode, r.stderr[-200:]))
         reqs, times = srv.requests(), srv.times()

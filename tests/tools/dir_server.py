@@ -3,7 +3,9 @@
 files of DIR with their Content-Type by extension, a random free port written to
 --port-file once listening, and every request path logged, one line each, to --log.
 
-    dir_server.py --dir SITE --port-file port [--log requests.log]
+    dir_server.py --dir SITE --port-file port [--log requests.log] [--port N]
+
+--port N listens on N instead (a port a test had and gave up, taken over as a tripwire).
 """
 import argparse
 import functools
@@ -34,9 +36,10 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log")
+    ap.add_argument("--port", type=int, default=0)
     a = ap.parse_args()
     Handler.log_file = a.log
-    srv = Server(("127.0.0.1", 0), functools.partial(Handler, directory=a.dir))
+    srv = Server(("127.0.0.1", a.port), functools.partial(Handler, directory=a.dir))
     with open(a.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     import os

@@ -1,0 +1,151 @@
+# crawl --help says which options are also config keys (issue 18): every option its help
+# lists is taken from it, the ones its "options (each but ... is also a key" sentence names
+# must be refused in a config file with an error naming the file, the line and the key, and
+# every other one must be accepted there with a valid value (the run then stops at "no seed
+# URL", after the file was read). config/simcrawl.conf's keys are all accepted too. Sourced
+# by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
+CK=$TMP/config_keys
+mkdir -p "$CK/state"
+printf '# no seed\n' >"$CK/seeds.txt"
+printf 'topic words\n' >"$CK/topic.txt"
+printf 'not read before the crawl\n' >"$CK/ca.pem"
+expect_status 0 "crawl --help" -- "$SIMCRAWL" crawl --help
+cp "$TMP/out" "$CK/help.txt"
+# a valid value for each key; an option the help lists that has none here fails the test
+# (so a new option gets a line)
+cat >"$CK/values.txt" <<EOF
+seeds $CK/seeds.txt
+max-pages 5
+max-depth 2
+concurrency 4
+per-host 2
+delay 0.5
+max-delay 10
+scope domain
+no-parent yes
+page-requisites yes
+include ^http://
+exclude \\.pdf$
+topic foo bar
+topic-file $CK/topic.txt
+min-relevance 0.1
+k 2
+method minhash
+threshold 0.7
+warc $CK/x.warc.gz
+warc-gzip-level 6
+log $CK/x.jsonl
+report $CK/r.html
+user-agent test/1.0
+ca-file $CK/ca.pem
+max-body 2048
+max-memory 2097152
+max-links 10
+max-nesting 10
+timeout 5
+connect-timeout 5
+workers 1
+robots no
+robots-outage 10
+robots-backoff 1
+unreachable-retries 1
+unreachable-time 5
+no-templates yes
+state $CK/state
+seen-memory 8192
+durable yes
+redis redis://127.0.0.1:1
+redis-retry 5
+worker-name w1
+lease-time 5
+host-lease-time 2
+overwrite yes
+EOF
+if python3 - "$SIMCRAWL" "$CK" >"$CK/check.out" 2>&1 <<'PYEOF'
+import os, re, subprocess, sys
+simcrawl, d = sys.argv[1], sys.argv[2]
+help_text = open(os.path.join(d, 'help.txt')).read()
+options = re.findall(r'^  (?:-[a-z], )?--([a-z][a-z-]*)', help_text, re.M)
+m = re.search(r'options \(each but (.*?) is also a key', help_text, re.S)
+if not m:
+    sys.exit('crawl --help does not say which options are not config keys')
+only = re.findall(r'--([a-z][a-z-]*)', m.group(1))
+values = dict(line.split(' ', 1) for line in open(os.path.join(d, 'values.txt')).read().splitlines())
+problems = []
+if len(options) < 40 or 'delay' not in options:
+    problems.append('only %d options read from crawl --help' % len(options))
+def run(key, value):
+    path = os.path.join(d, 'k.conf')
+    with open(path, 'w') as f:
+        f.write('[crawl]\n# one key\n%s = %s\n' % (key, value))
+    r = subprocess.run([simcrawl, 'crawl', '--config', path], capture_output=True, text=True,
+                       timeout=30)
+    return path, r.returncode, r.stderr
+keys = [o for o in options if o not in only]
+for key in keys:
+    if key not in values:
+        problems.append('%s: the help calls it a config key, and this test has no value for it' % key)
+        continue
+    path, rc, err = run(key, values[key])
+    if rc != 1 or 'no seed URL' not in err:
+        problems.append('%s = %s: not accepted in a config file (exit %d): %s'
+                        % (key, values[key], rc, err.strip()[:200]))
+for key in only:
+    path, rc, err = run(key, 'yes')
+    want = "%s:3: '%s' is not a config key: --%s is given on the command line only" % (path, key, key)
+    if rc != 1 or want not in err:
+        problems.append('%s: not refused as it should be (exit %d): %s' % (key, rc, err.strip()[:200]))
+for key in values:
+    if key not in options:
+        problems.append('%s: a value here for an option crawl --help does not list' % key)
+if 'help' not in only or 'config' not in only:
+    problems.append('the help names %s as command-line only' % only)
+print('\n'.join(problems) if problems else 'keys ok: %d accepted, %d refused' % (len(keys), len(only)))
+PYEOF
+then
+    if grep -q '^keys ok' "$CK/check.out"; then ok; else bad "crawl config keys: $(head -c 1500 "$CK/check.out")"; fi
+else
+    bad "crawl config keys: $(head -c 600 "$CK/check.out")"
+fi
+# the shipped config file: every key of its [crawl] section accepted
+expect_status 1 "crawl --config config/simcrawl.conf" -- "$SIMCRAWL" crawl --config config/simcrawl.conf
+expect_grep "no seed URL" "$TMP/err" "config/simcrawl.conf's [crawl] keys are all accepted"
+# no-templates as a key does what the option does: pages that share five blocks and differ
+# in one get the fingerprints of their whole texts, not those of the default (which learns
+# the shared blocks as the site's template after three pages and leaves them out)
+mkdir -p "$CK/site"
+python3 - "$CK/site" <<'PYEOF'
+import os, random, sys
+random.seed(7)
+vocab = ['w%d' % i for i in range(2000)]
+shared = ''.join('<div class="s%d"><p>%s</p></div>' % (i, ' '.join(random.choice(vocab) for _ in range(60)))
+                 for i in range(5))
+links = ''.join('<a href="%d.html">p%d</a> ' % (m, m) for m in range(12))
+for n in range(12):
+    own = ' '.join(random.choice(vocab) for _ in range(40))
+    with open(os.path.join(sys.argv[1], '%d.html' % n), 'w') as f:
+        f.write('<html><head><title>P%d</title></head><body>%s<div class="main"><p>%s</p></div>%s'
+                '</body></html>\n' % (n, shared, own, links))
+PYEOF
+python3 tests/tools/dir_server.py --dir "$CK/site" --port-file "$CK/port" &
+ck_srv=$!
+i=0
+while [ ! -f "$CK/port" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+printf '[crawl]\nno-templates = yes\n' >"$CK/nt.conf"
+# one connection, one worker: the pages arrive in one order, the template is learned alike
+ck_prints() {
+    timeout 60 "$SIMCRAWL" crawl --quiet --delay 0 --concurrency 1 --workers 1 --robots no \
+        --log - "$@" "http://127.0.0.1:$(cat "$CK/port")/0.html" |
+        sed 's/.*"url":"\([^"]*\)".*"fingerprint":"\([0-9a-f]*\)".*/\1 \2/' | sort
+}
+ck_prints >"$CK/default.txt"
+ck_prints --no-templates >"$CK/option.txt"
+ck_prints --config "$CK/nt.conf" >"$CK/key.txt"
+kill "$ck_srv" 2>/dev/null
+wait "$ck_srv" 2>/dev/null
+[ "$(wc -l <"$CK/option.txt")" = 12 ] && cmp -s "$CK/option.txt" "$CK/key.txt" && ok ||
+    bad "crawl no-templates = yes: not the fingerprints of --no-templates: $(diff "$CK/option.txt" "$CK/key.txt" | head -c 300)"
+cmp -s "$CK/default.txt" "$CK/option.txt" && bad "crawl --no-templates: the same fingerprints as the default" || ok
+printf '[crawl]\nno-templates = maybe\n' >"$CK/nt.conf"
+expect_status 1 "crawl no-templates = maybe" -- "$SIMCRAWL" crawl --config "$CK/nt.conf" http://127.0.0.1:1/
+expect_grep "nt.conf:2: --no-templates: yes or no, got 'maybe'" "$TMP/err" "a bad no-templates value is named"
