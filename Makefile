@@ -169,7 +169,7 @@ WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 SCRAPY_PY     := $(wildcard plugins/scrapy/simcrawl_scrapy/*.py)
 SCRAPY_PYTHON ?= /usr/bin/python3
 
-.PHONY: all build lib test test-deps test-npm unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps checkstyle \
+.PHONY: all build lib test test-deps test-debs test-npm unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps checkstyle \
         stress install uninstall clean help format wget2-plugin
 
 all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the five static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
@@ -297,10 +297,14 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 	    WGET2_PLUGIN="$(WGET2_PLUGIN)" SCRAPY_PYTHON="$(SCRAPY_PYTHON)" sh tests/lib_test.sh
 
 # Packages only the tests need (not the build): chromium renders the cluster report in
-# tests/cli/report.sh. Installed like DEB_PKGS (apt-get as root; otherwise the command).
-TEST_DEB_PKGS := chromium
-test-deps: test-npm
+# tests/cli/report.sh and replays the crawl's WARC (tests/cli/crawl_replay.sh), npm fetches
+# ReplayWeb.page for it (test-npm). Installed like DEB_PKGS (apt-get as root; otherwise the
+# command).
+# (npm only when no npm command is there: a Node.js from elsewhere brings its own.)
+TEST_DEB_PKGS := chromium $(if $(shell command -v npm),,npm)
+test-debs:
 	@$(call install_missing,$(TEST_DEB_PKGS), for the tests)
+test-deps: test-debs test-npm
 
 # npm packages only the tests need: ReplayWeb.page (replaywebpage: its ui.js and service
 # worker sw.js, which is wabac.js), in which tests/cli/crawl_replay.sh replays the crawl's
@@ -312,7 +316,7 @@ NPM_VENDOR ?= .cache/npm
 RWP_VERSION := 2.5.3
 RWP_SHA512 := 9c28f63d238ddc1c5e489284f00b183f250bbf45cf64a2567f2e25f4fc90adef52ab02d9f9629956cfec7cba8f390e06ac7fb46248dbc0e86bf1c4931f4f20b1
 RWP_DIR := $(NPM_VENDOR)/replaywebpage-$(RWP_VERSION)
-test-npm:
+test-npm: test-debs
 	@if [ -f $(RWP_DIR)/sw.js ] && [ -f $(RWP_DIR)/ui.js ]; then :; \
 	elif ! command -v npm >/dev/null 2>&1; then \
 	    echo "npm not found: ReplayWeb.page (npm replaywebpage@$(RWP_VERSION)) is not fetched and the replay of the crawl's WARC in it is skipped (install Node.js and npm to run it)" >&2; \
