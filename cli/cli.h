@@ -15,8 +15,9 @@ enum { CLI_OK = 0, CLI_USAGE = 1, CLI_RUNTIME = 2 };
 #define CLI_STR2(x) #x
 #define CLI_STR(x) CLI_STR2(x)
 /* the version of simcrawl and libsimcrawl, from <simcrawl.h>'s macros: "0.2.0" */
-#define CLI_VERSION                                                                          \
-    CLI_STR(SIMCRAWL_VERSION_MAJOR) "." CLI_STR(SIMCRAWL_VERSION_MINOR) "." CLI_STR(SIMCRAWL_VERSION_PATCH)
+#define CLI_VERSION                                                                                \
+    CLI_STR(SIMCRAWL_VERSION_MAJOR)                                                                \
+    "." CLI_STR(SIMCRAWL_VERSION_MINOR) "." CLI_STR(SIMCRAWL_VERSION_PATCH)
 
 int cmd_extract(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);
@@ -31,8 +32,7 @@ int cmd_robots(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
 /* Prints "simcrawl CMD: MESSAGE" and "try 'simcrawl CMD --help'" on stderr; returns CLI_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* "simcrawl CMD: unknown option '--dleay' (did you mean --delay?)" and the --help hint;
  * returns CLI_USAGE. The known options are the "--name" words of the command's help
@@ -40,11 +40,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 int cli_unknown_option(const char *cmd, const char *opt, void (*usage)(FILE *out));
 /* The same for a configuration key or a --name=value option the command reads by name:
  * where is "FILE:LINE" for a key of a file, NULL for the command line. CLI_USAGE. */
-int cli_unknown_key(const char *cmd, const char *where, const char *name,
-                    void (*usage)(FILE *out));
+int cli_unknown_key(const char *cmd, const char *where, const char *name, void (*usage)(FILE *out));
 /* The option of the help nearest to opt ("--name"), copied into buf; NULL when none. */
-const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf,
-                               size_t buflen);
+const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf, size_t buflen);
 
 /* Prints "simcrawl CMD: MESSAGE" on stderr (a runtime diagnostic). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -109,7 +107,7 @@ int cli_parse_long(const char *s, long min, long max, long *out);
 #define CLI_CONFIG_MAX_BYTES (1024u * 1024) /* cap on a config file */
 typedef int (*cli_config_set)(void *userdata, const char *name, const char *value,
                               const char *where);
-int cli_config_load(const char *cmd, const char *path, const char *section,
-                    cli_config_set set, void *userdata);
+int cli_config_load(const char *cmd, const char *path, const char *section, cli_config_set set,
+                    void *userdata);
 
 #endif

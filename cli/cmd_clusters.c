@@ -137,8 +137,10 @@ static int crawl_clusters(const struct cli_args *a)
                                     "no --method minhash or --fingerprints with it");
     for (int i = 0; i < a->npaths; i++)
         if (!cli_crawl_input(a->paths[i]))
-            return cli_usage_error(CMD, "%s is not a crawl log or state: give crawl logs and "
-                                        "states only, or pages and WARCs only", a->paths[i]);
+            return cli_usage_error(CMD,
+                                   "%s is not a crawl log or state: give crawl logs and "
+                                   "states only, or pages and WARCs only",
+                                   a->paths[i]);
     struct cli_crawl_report *r = cli_crawl_report_new(CMD);
     struct cli_report *report = NULL;
     struct dedup_index *idx = NULL;
@@ -185,8 +187,8 @@ int cmd_clusters(int argc, char **argv)
     struct dedup_templates *own = NULL;
     struct cli_report *report = NULL;
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
-                                    CLI_ARG_METHOD | CLI_ARG_QUIET,
+                                CLI_ARG_FORMAT | CLI_ARG_NEED_INPUT | CLI_ARG_TEMPLATES |
+                                    CLI_ARG_MAX_DEPTH | CLI_ARG_METHOD | CLI_ARG_QUIET,
                                 formats, usage, &a);
     if (status == CLI_OK && !a.help && a.npaths && cli_crawl_input(a.paths[0])) {
         status = crawl_clusters(&a); /* a crawl's log or state */

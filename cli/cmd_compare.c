@@ -63,8 +63,16 @@ static void usage(FILE *out)
             "could not be fingerprinted.\n");
 }
 
-enum { OPT_TEXT = 256, OPT_JSON, OPT_K, OPT_METHOD, OPT_THRESHOLD, OPT_SHINGLE_WORDS,
-       OPT_NUM_PERM, OPT_IDF };
+enum {
+    OPT_TEXT = 256,
+    OPT_JSON,
+    OPT_K,
+    OPT_METHOD,
+    OPT_THRESHOLD,
+    OPT_SHINGLE_WORDS,
+    OPT_NUM_PERM,
+    OPT_IDF
+};
 static const struct option longopts[] = {
     {"text", no_argument, NULL, OPT_TEXT},
     {"json", no_argument, NULL, OPT_JSON},
@@ -110,8 +118,10 @@ int cmd_compare(int argc, char **argv)
             break;
         case OPT_THRESHOLD:
             if (!v || cli_parse_threshold(v, &mha.threshold) != 0)
-                return cli_usage_error(CMD, "--threshold must be a Jaccard similarity above 0 "
-                                            "and at most 1 (e.g. 0.8), not '%s'", v ? v : "");
+                return cli_usage_error(CMD,
+                                       "--threshold must be a Jaccard similarity above 0 "
+                                       "and at most 1 (e.g. 0.8), not '%s'",
+                                       v ? v : "");
             mh_set = 1;
             break;
         case OPT_SHINGLE_WORDS:
@@ -186,28 +196,27 @@ int cmd_compare(int argc, char **argv)
         goto done;
     }
     int near = minhash ? mc.estimate >= mp.threshold : d <= (unsigned)k;
-    const char *verdict = (ra.tokens_len == rb.tokens_len &&
-                           memcmp(ra.tokens, rb.tokens, ra.tokens_len) == 0)
-                              ? "identical"
-                          : near ? "near-duplicate"
-                                 : "different";
+    const char *verdict =
+        (ra.tokens_len == rb.tokens_len && memcmp(ra.tokens, rb.tokens, ra.tokens_len) == 0)
+            ? "identical"
+        : near ? "near-duplicate"
+               : "different";
     char ha[17], hb[17];
     dedup_fingerprint_format(ra.fingerprint, ha);
     dedup_fingerprint_format(rb.fingerprint, hb);
     if (json && minhash) {
-        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, "
-                              "s:i, s:i, s:I, s:I, s:f, s:f, s:f, s:s}",
-                              "a", pa, "b", pb, "method", "minhash", "fingerprint_a", ha,
-                              "fingerprint_b", hb, "words_a", (json_int_t)ra.n_tokens, "words_b",
-                              (json_int_t)rb.n_tokens, "shingles_a", (json_int_t)ra.n_features,
-                              "shingles_b", (json_int_t)rb.n_features, "distance", (int)d,
-                              "simhash_similarity", sim, "cosine", cosine, "jaccard", jaccard,
-                              "shingle_words", (int)mp.k, "num_perm", (int)mp.h,
-                              "minhash_shingles_a", (json_int_t)mc.shingles_a,
-                              "minhash_shingles_b", (json_int_t)mc.shingles_b,
-                              "minhash_jaccard", mc.exact, "minhash_estimate", mc.estimate,
-                              "threshold", mp.threshold, "verdict", verdict);
-        char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+        json_t *o = json_pack(
+            "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, "
+            "s:i, s:i, s:I, s:I, s:f, s:f, s:f, s:s}",
+            "a", pa, "b", pb, "method", "minhash", "fingerprint_a", ha, "fingerprint_b", hb,
+            "words_a", (json_int_t)ra.n_tokens, "words_b", (json_int_t)rb.n_tokens, "shingles_a",
+            (json_int_t)ra.n_features, "shingles_b", (json_int_t)rb.n_features, "distance", (int)d,
+            "simhash_similarity", sim, "cosine", cosine, "jaccard", jaccard, "shingle_words",
+            (int)mp.k, "num_perm", (int)mp.h, "minhash_shingles_a", (json_int_t)mc.shingles_a,
+            "minhash_shingles_b", (json_int_t)mc.shingles_b, "minhash_jaccard", mc.exact,
+            "minhash_estimate", mc.estimate, "threshold", mp.threshold, "verdict", verdict);
+        char *s =
+            o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
         if (!s) {
             cli_error(CMD, "cannot format json (is a path not valid UTF-8?)");
             status = CLI_RUNTIME;
@@ -216,14 +225,14 @@ int cmd_compare(int argc, char **argv)
         free(s);
         json_decref(o);
     } else if (json) {
-        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:i, s:s}",
-                              "a", pa, "b", pb, "fingerprint_a", ha, "fingerprint_b", hb,
-                              "words_a", (json_int_t)ra.n_tokens, "words_b", (json_int_t)rb.n_tokens,
-                              "shingles_a", (json_int_t)ra.n_features, "shingles_b",
-                              (json_int_t)rb.n_features, "distance", (int)d,
-                              "simhash_similarity", sim, "cosine", cosine, "jaccard", jaccard,
-                              "k", (int)k, "verdict", verdict);
-        char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+        json_t *o = json_pack(
+            "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:i, s:s}", "a", pa, "b",
+            pb, "fingerprint_a", ha, "fingerprint_b", hb, "words_a", (json_int_t)ra.n_tokens,
+            "words_b", (json_int_t)rb.n_tokens, "shingles_a", (json_int_t)ra.n_features,
+            "shingles_b", (json_int_t)rb.n_features, "distance", (int)d, "simhash_similarity", sim,
+            "cosine", cosine, "jaccard", jaccard, "k", (int)k, "verdict", verdict);
+        char *s =
+            o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
         if (!s) {
             cli_error(CMD, "cannot format json (is a path not valid UTF-8?)");
             status = CLI_RUNTIME;

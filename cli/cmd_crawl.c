@@ -8,18 +8,18 @@
  * its lock: the exact-duplicate check (SHA-1 payload digest, as WARC-Payload-Digest), the
  * near-duplicate lookup in the permuted-table index (dedup_index_nearest within k; with
  * --method minhash the LSH index of the kept pages' MinHash signatures, a near-duplicate's
- * estimated Jaccard >= --threshold), the index add; then the WARC write. A near-duplicate is logged, not archived, and its links
- * are not enqueued; an exact duplicate is archived as a revisit record; meta robots
- * noindex pages are not archived but their links are followed; rel=nofollow links and
- * pages with meta robots nofollow are not expanded. With --topic, each link's priority is
+ * estimated Jaccard >= --threshold), the index add; then the WARC write. A near-duplicate is
+ * logged, not archived, and its links are not enqueued; an exact duplicate is archived as a revisit
+ * record; meta robots noindex pages are not archived but their links are followed; rel=nofollow
+ * links and pages with meta robots nofollow are not expanded. With --topic, each link's priority is
  * 0.4 x the relevance of the linking page + 0.6 x that of the anchor text and the URL's
  * words (cosine of token bags against the topic, tokens as docs/FINGERPRINT.md, the topic's
  * phrases weighted above its words: topic_cosine), and the
  * frontier serves the best first.
  *
  * Options come from the [crawl] section of config/simcrawl.conf-style INI files (--config,
- * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per URL, as
- * DESIGN.md "the crawl log" says; the summary goes to stderr in the user's words (its
+ * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per
+ * URL, as DESIGN.md "the crawl log" says; the summary goes to stderr in the user's words (its
  * internals with --verbose); a progress line is drawn only when stderr is a terminal;
  * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
@@ -54,9 +54,9 @@
 
 static void usage(FILE *out);
 #define CMD "crawl"
-#define SEEDS_MAX 100000u            /* seed URLs at most */
+#define SEEDS_MAX 100000u /* seed URLs at most */
 #define SEED_LINE_MAX 8192u
-#define TOPIC_MAX_BYTES (64u * 1024)   /* --topic / --topic-file */
+#define TOPIC_MAX_BYTES (64u * 1024) /* --topic / --topic-file */
 /* Pages a crawl without --max-pages sizes its index's table design for (dedup_design_choose's
  * cost model picks the permuted tables for about this many fingerprints; the index holds
  * more, each probe then reads longer runs of candidates). */
@@ -64,8 +64,8 @@ static void usage(FILE *out);
 /* Seeds named in the --report (the report's argument list is an int count). */
 #define REPORT_SEEDS_MAX 1000000u
 /* What an archived page not remembered (past CLI_DIGESTS_MAX) loses. */
-#define CRAWL_DIGESTS_LOST                                                                   \
-    "exact duplicates of pages archived from now on are decided near-duplicate (by their "  \
+#define CRAWL_DIGESTS_LOST                                                                         \
+    "exact duplicates of pages archived from now on are decided near-duplicate (by their "         \
     "fingerprint) and get no revisit record"
 
 /* ---- options ---- */
@@ -73,31 +73,31 @@ static void usage(FILE *out);
 struct options {
     struct crawl_opts co;
     long k;
-    int k_given;          /* --k on the command line (a config file's k is simhash's) */
-    int minhash;          /* --method minhash */
-    double threshold;     /* --threshold J (minhash) */
+    int k_given;      /* --k on the command line (a config file's k is simhash's) */
+    int minhash;      /* --method minhash */
+    double threshold; /* --threshold J (minhash) */
     int threshold_given;
     const char *warc, *log;
-    const char *report;   /* --report FILE */
+    const char *report; /* --report FILE */
     int warc_gzip_level;
     const char *topic, *topic_file;
     double min_relevance;
-    int quiet;            /* --quiet: no progress line, no summary */
-    int verbose;          /* --verbose: the summary's internals too */
+    int quiet;   /* --quiet: no progress line, no summary */
+    int verbose; /* --verbose: the summary's internals too */
     int no_templates;
     int page_requisites;  /* --page-requisites */
     unsigned max_nesting; /* --max-nesting: extract_opts.max_depth */
     const char **seeds;
     size_t n_seeds;
     const char *seeds_file;
-    const char *state;    /* --state DIR */
-    int overwrite;        /* --overwrite */
-    int durable;          /* --durable */
-    const char *redis;    /* --redis URL: the shared frontier */
-    const char *worker_name; /* --worker-name NAME */
+    const char *state;                  /* --state DIR */
+    int overwrite;                      /* --overwrite */
+    int durable;                        /* --durable */
+    const char *redis;                  /* --redis URL: the shared frontier */
+    const char *worker_name;            /* --worker-name NAME */
     double lease_time, host_lease_time; /* --lease-time, --host-lease-time (0: defaults) */
     double redis_retry;                 /* --redis-retry (0: the default; < 0: none) */
-    char label[512];      /* where the state is, for messages: DIR or URL (worker NAME) */
+    char label[512]; /* where the state is, for messages: DIR or URL (worker NAME) */
     char *owned[64]; /* strings copied from config files */
     size_t n_owned;
 };
@@ -164,15 +164,15 @@ static int method_option(struct options *o, const char *name, const char *v)
  * words of the error for a value outside it. set_option() is one loop over it.
  */
 enum opt_kind {
-    OPT_STRING,    /* const char *; "" unsets it (NULL) */
-    OPT_NONEMPTY,  /* const char *; "" is an error */
-    OPT_INT,       /* an integer in [min, max] into a field of type `field` */
-    OPT_REAL,      /* a double in [min, max] */
-    OPT_YESNO,     /* yes/on/1 or no/off/0 into an int (1 / 0) */
-    OPT_NOYES,     /* the same, inverted (robots: yes means ignore_robots 0) */
-    OPT_SCOPE,     /* host, domain or any */
-    OPT_K,         /* --k: also marks k_given when from the command line */
-    OPT_METHOD,    /* --method and --threshold: method_option() */
+    OPT_STRING,   /* const char *; "" unsets it (NULL) */
+    OPT_NONEMPTY, /* const char *; "" is an error */
+    OPT_INT,      /* an integer in [min, max] into a field of type `field` */
+    OPT_REAL,     /* a double in [min, max] */
+    OPT_YESNO,    /* yes/on/1 or no/off/0 into an int (1 / 0) */
+    OPT_NOYES,    /* the same, inverted (robots: yes means ignore_robots 0) */
+    OPT_SCOPE,    /* host, domain or any */
+    OPT_K,        /* --k: also marks k_given when from the command line */
+    OPT_METHOD,   /* --method and --threshold: method_option() */
 };
 
 enum opt_field { F_LONG, F_INT, F_UNSIGNED, F_SIZE };
@@ -193,7 +193,8 @@ struct opt_spec {
 #define CO(f) offsetof(struct options, co.f)
 #define OP(f) offsetof(struct options, f)
 static const struct opt_spec opt_specs[] = {
-    {"max-pages", OPT_INT, CO(max_pages), F_LONG, 0, 1000000000L, "a number of pages (0: no limit)", 0},
+    {"max-pages", OPT_INT, CO(max_pages), F_LONG, 0, 1000000000L, "a number of pages (0: no limit)",
+     0},
     {"max-depth", OPT_INT, CO(max_depth), F_LONG, -1, 1000000L, "a depth (-1: no limit)", 0},
     {"concurrency", OPT_INT, CO(concurrency), F_UNSIGNED, 1, 1024, "1 to 1024 connections", 0},
     {"per-host", OPT_INT, CO(per_host), F_UNSIGNED, 1, 64, "1 to 64 connections", 0},
@@ -229,8 +230,8 @@ static const struct opt_spec opt_specs[] = {
     {"workers", OPT_INT, CO(workers), F_UNSIGNED, 0, CRAWL_MAX_WORKERS,
      "0 (one per CPU) to 64 threads", 0},
     {"robots", OPT_NOYES, CO(ignore_robots), 0, 0, 0, "yes or no", 0},
-    {"robots-outage", OPT_REAL, CO(robots_outage), 0, 0.1, 30 * 86400.0,
-     "seconds, 0.1 to 2592000", 0},
+    {"robots-outage", OPT_REAL, CO(robots_outage), 0, 0.1, 30 * 86400.0, "seconds, 0.1 to 2592000",
+     0},
     {"robots-backoff", OPT_REAL, CO(robots_backoff), 0, 0.01, 3600, "seconds, 0.01 to 3600", 0},
     {"unreachable-retries", OPT_INT, CO(unreachable_retries), F_INT, 0, 100, "0 to 100 retries",
      OPT_ZERO_IS_NONE},
@@ -240,8 +241,8 @@ static const struct opt_spec opt_specs[] = {
     {"redis", OPT_STRING, OP(redis), 0, 0, 0, NULL, 0},
     {"worker-name", OPT_STRING, OP(worker_name), 0, 0, 0, NULL, 0},
     {"lease-time", OPT_REAL, OP(lease_time), 0, 0.5, 3600, "seconds, 0.5 to 3600", 0},
-    {"redis-retry", OPT_REAL, OP(redis_retry), 0, 0, 3600,
-     "seconds, 0 to 3600 (0: fail at once)", OPT_ZERO_IS_NONE},
+    {"redis-retry", OPT_REAL, OP(redis_retry), 0, 0, 3600, "seconds, 0 to 3600 (0: fail at once)",
+     OPT_ZERO_IS_NONE},
     {"host-lease-time", OPT_REAL, OP(host_lease_time), 0, 0, 3600,
      "seconds, 0 to 3600 (0: one URL a turn)", OPT_ZERO_IS_NONE},
     {"overwrite", OPT_YESNO, OP(overwrite), 0, 0, 0, "yes or no", 0},
@@ -267,10 +268,18 @@ static int parse_yes_no(const char *v)
 static void store_int(void *p, enum opt_field f, long n)
 {
     switch (f) {
-    case F_LONG: *(long *)p = n; break;
-    case F_INT: *(int *)p = (int)n; break;
-    case F_UNSIGNED: *(unsigned *)p = (unsigned)n; break;
-    case F_SIZE: *(size_t *)p = (size_t)n; break;
+    case F_LONG:
+        *(long *)p = n;
+        break;
+    case F_INT:
+        *(int *)p = (int)n;
+        break;
+    case F_UNSIGNED:
+        *(unsigned *)p = (unsigned)n;
+        break;
+    case F_SIZE:
+        *(size_t *)p = (size_t)n;
+        break;
     }
 }
 
@@ -345,13 +354,15 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             continue;
         if (apply_option(o, &opt_specs[i], v, where) == 0)
             return 0;
-        cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "",
-                        name, opt_specs[i].bad, v);
+        cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "", name,
+                        opt_specs[i].bad, v);
         return -1;
     }
     if (where && cmdline_only(name)) {
-        cli_usage_error(CMD, "%s: '%s' is not a config key: --%s is given on the command "
-                             "line only", where, name, name);
+        cli_usage_error(CMD,
+                        "%s: '%s' is not a config key: --%s is given on the command "
+                        "line only",
+                        where, name, name);
         return -1;
     }
     cli_unknown_key(CMD, where, name, usage);
@@ -535,7 +546,7 @@ static void usage(FILE *out)
 #define LINK_ANCHOR_WEIGHT 0.6
 
 struct topic {
-    uint64_t *terms;   /* XXH3 of each topic word (S-stemmed), low bit set, sorted, distinct */
+    uint64_t *terms; /* XXH3 of each topic word (S-stemmed), low bit set, sorted, distinct */
     size_t n;
     uint64_t *phrases; /* the same of each pair of adjacent topic words ("a b") */
     size_t n_phrases;
@@ -787,12 +798,12 @@ struct page_out {
     char digest[CRAWL_DIGEST_SIZE];
     struct kept_meta *meta; /* W_RESPONSE: the revisits' reference, id filled by record() */
     size_t meta_len;
-    unsigned char *blob;    /* --state: the decision record (page_blob_encode) */
+    unsigned char *blob; /* --state: the decision record (page_blob_encode) */
     size_t blob_len, blob_meta_off;
-    char *title;            /* the page's title (the log, the report) */
-    char *text;             /* --report: its main text */
+    char *title; /* the page's title (the log, the report) */
+    char *text;  /* --report: its main text */
     size_t text_len;
-    double jaccard;         /* minhash near-duplicate: the estimate for the log; -1 none */
+    double jaccard; /* minhash near-duplicate: the estimate for the log; -1 none */
 };
 
 static void page_out_free(void *data)
@@ -836,10 +847,12 @@ struct page_blob_head {
 static int page_blob_encode(const struct filter_decide_page *dp, unsigned sig_h,
                             struct page_out *po)
 {
-    struct page_blob_head h = {.magic = PAGE_BLOB_MAGIC, .flags = dp->flags,
+    struct page_blob_head h = {.magic = PAGE_BLOB_MAGIC,
+                               .flags = dp->flags,
                                .has_fp = (uint32_t)dp->has_fp,
                                .too_little_text = (uint32_t)dp->too_little_text,
-                               .fp = dp->fp, .doc_hash = dp->doc_hash,
+                               .fp = dp->fp,
+                               .doc_hash = dp->doc_hash,
                                .id_len = (uint32_t)dp->id_len,
                                .key_len = dp->key ? (uint32_t)dp->key_len : 0,
                                .meta_len = dp->key ? (uint32_t)dp->meta_len : 0,
@@ -943,15 +956,15 @@ struct run {
     struct options *o;
     struct topic topic;
     int focused;
-    char *topic_text; /* --topic or --topic-file's text (kept in the state's meta) */
+    char *topic_text;          /* --topic or --topic-file's text (kept in the state's meta) */
     pthread_mutex_t warc_lock; /* warc, warc_records */
     struct dedup_index *index;
-    struct dedup_lsh *lsh;        /* --method minhash: the LSH index instead of index */
-    struct redisidx *ridx;        /* --redis: the near-duplicate index shared by the workers */
-    struct filter_decide *decide; /* the decision over index (its own lock), archived
-                                   * payloads by SHA-1 digest with a kept_meta */
+    struct dedup_lsh *lsh;          /* --method minhash: the LSH index instead of index */
+    struct redisidx *ridx;          /* --redis: the near-duplicate index shared by the workers */
+    struct filter_decide *decide;   /* the decision over index (its own lock), archived
+                                     * payloads by SHA-1 digest with a kept_meta */
     struct cli_digests_cap digests; /* their cap, said once (cli/digests.h) */
-    int templates;                /* learn and leave out template blocks (not --no-templates) */
+    int templates;                  /* learn and leave out template blocks (not --no-templates) */
     struct crawl_warc_writer *warc;
     struct crawl_state *state; /* --state */
     int durable;               /* --durable: fsync the WARC and the log before each commit */
@@ -1036,9 +1049,13 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
     struct page_out *po = calloc(1, sizeof *po);
     if (!meta || !po || crawl_digest_sha1(page->raw_body, page->raw_len, digest) != CRAWL_OK)
         goto oom;
-    struct filter_decide_page dp = {.id = page->url, .id_len = strlen(page->url),
-                                    .key = digest, .key_len = strlen(digest), .meta = meta,
-                                    .meta_len = meta_len, .flags = FILTER_DECIDE_REMEMBER_UNFP};
+    struct filter_decide_page dp = {.id = page->url,
+                                    .id_len = strlen(page->url),
+                                    .key = digest,
+                                    .key_len = strlen(digest),
+                                    .meta = meta,
+                                    .meta_len = meta_len,
+                                    .flags = FILTER_DECIDE_REMEMBER_UNFP};
     struct filter_decide_result dr = {0};
     if (filter_decide_page(run->decide, &dp, &dr) != 0) {
         filter_decide_result_release(&dr);
@@ -1059,18 +1076,27 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
     filter_decide_result_release(&dr);
     enum crawl_code wc = CRAWL_OK;
     if (rc == 0 && run->warc && exact) {
-        struct crawl_warc_revisit rv = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
-                                        .date = date, .head = page->head,
-                                        .head_len = page->head_len, .payload_digest = digest,
-                                        .refers_to = ref_id, .refers_to_uri = ref_uri,
+        struct crawl_warc_revisit rv = {.uri = page->url,
+                                        .ip = *page->ip ? page->ip : NULL,
+                                        .date = date,
+                                        .head = page->head,
+                                        .head_len = page->head_len,
+                                        .payload_digest = digest,
+                                        .refers_to = ref_id,
+                                        .refers_to_uri = ref_uri,
                                         .refers_to_date = ref_date};
         wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
     } else if (rc == 0 && run->warc) {
-        struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
-                                        .date = date, .request = page->request,
-                                        .request_len = page->request_len, .head = page->head,
-                                        .head_len = page->head_len, .body = page->raw_body,
-                                        .body_len = page->raw_len, .payload_digest = digest};
+        struct crawl_warc_exchange x = {.uri = page->url,
+                                        .ip = *page->ip ? page->ip : NULL,
+                                        .date = date,
+                                        .request = page->request,
+                                        .request_len = page->request_len,
+                                        .head = page->head,
+                                        .head_len = page->head_len,
+                                        .body = page->raw_body,
+                                        .body_len = page->raw_len,
+                                        .payload_digest = digest};
         wc = crawl_warc_prepare_response(run->warc, &x, &po->prep);
     }
     if (wc != CRAWL_OK) {
@@ -1111,8 +1137,7 @@ oom:
 }
 
 /* The page's title, and with --report its main text, into po. 0, or -1 out of memory. */
-static int page_out_texts(const struct run *run, const struct extract_doc *doc,
-                          struct page_out *po)
+static int page_out_texts(const struct run *run, const struct extract_doc *doc, struct page_out *po)
 {
     const char *title = extract_doc_title(doc);
     if (*title && !(po->title = strdup(title)))
@@ -1137,10 +1162,10 @@ static int page_out_texts(const struct run *run, const struct extract_doc *doc,
 static int page_signature(struct run *run, const struct filter_fp_result *res, uint32_t *sig,
                           struct crawl_verdict *v)
 {
-    enum dedup_code sc = res->tokens ? dedup_minhash_signature(dedup_lsh_minhash(run->lsh),
-                                                               res->tokens, res->tokens_len,
-                                                               sig, NULL)
-                                     : DEDUP_EINVAL;
+    enum dedup_code sc = res->tokens
+                             ? dedup_minhash_signature(dedup_lsh_minhash(run->lsh), res->tokens,
+                                                       res->tokens_len, sig, NULL)
+                             : DEDUP_EINVAL;
     if (sc == DEDUP_OK)
         return 0;
     char msg[100];
@@ -1159,8 +1184,8 @@ static int page_signature(struct run *run, const struct filter_fp_result *res, u
 static int shared_decide(struct run *run, const char *url, uint64_t fp, const char *digest,
                          struct crawl_verdict *v)
 {
-    struct redisidx_page p = {.id = url, .id_len = strlen(url), .fp = fp, .key = digest,
-                              .key_len = strlen(digest)};
+    struct redisidx_page p = {
+        .id = url, .id_len = strlen(url), .fp = fp, .key = digest, .key_len = strlen(digest)};
     struct redisidx_result r = {0};
     int rc = 0;
     enum redisidx_code c = redisidx_check(run->ridx, &p, &r);
@@ -1187,11 +1212,11 @@ static int shared_decide(struct run *run, const char *url, uint64_t fp, const ch
 /* What deciding a page came to, for its records and its log line. */
 enum page_write { W_NONE, W_RESPONSE, W_REVISIT };
 struct page_decision {
-    enum page_write write;          /* the WARC record it gets */
+    enum page_write write;           /* the WARC record it gets */
     char ref_id[CRAWL_WARC_ID_SIZE]; /* W_REVISIT: the original's record id, URI (owned) */
-    char ref_date[24];              /* and date */
+    char ref_date[24];               /* and date */
     char *ref_uri;
-    double jaccard;                 /* minhash, a near-duplicate: the Jaccard estimate; -1 */
+    double jaccard; /* minhash, a near-duplicate: the Jaccard estimate; -1 */
 };
 
 /*
@@ -1273,7 +1298,7 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
     /* Parsed once: the document comes back also when its main text is too short to
      * fingerprint (an index page), for its links. */
     int fp_ok = filter_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
-                                     &fo, &res) == 0;
+                                        &fo, &res) == 0;
     struct extract_doc *doc = res.doc;
     res.doc = NULL;
     int rc = 0;
@@ -1372,18 +1397,27 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
             rc = -1;
         enum crawl_code wc = CRAWL_OK;
         if (po && run->warc && pd.write == W_REVISIT) {
-            rv = (struct crawl_warc_revisit){.uri = page->url, .ip = *page->ip ? page->ip : NULL,
-                                             .date = date, .head = page->head,
-                                             .head_len = page->head_len, .payload_digest = digest,
-                                             .refers_to = pd.ref_id, .refers_to_uri = pd.ref_uri,
+            rv = (struct crawl_warc_revisit){.uri = page->url,
+                                             .ip = *page->ip ? page->ip : NULL,
+                                             .date = date,
+                                             .head = page->head,
+                                             .head_len = page->head_len,
+                                             .payload_digest = digest,
+                                             .refers_to = pd.ref_id,
+                                             .refers_to_uri = pd.ref_uri,
                                              .refers_to_date = pd.ref_date};
             wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
         } else if (po && run->warc && pd.write == W_RESPONSE) {
-            struct crawl_warc_exchange x = {.uri = page->url, .ip = *page->ip ? page->ip : NULL,
-                                            .date = date, .request = page->request,
-                                            .request_len = page->request_len, .head = page->head,
-                                            .head_len = page->head_len, .body = page->raw_body,
-                                            .body_len = page->raw_len, .payload_digest = digest};
+            struct crawl_warc_exchange x = {.uri = page->url,
+                                            .ip = *page->ip ? page->ip : NULL,
+                                            .date = date,
+                                            .request = page->request,
+                                            .request_len = page->request_len,
+                                            .head = page->head,
+                                            .head_len = page->head_len,
+                                            .body = page->raw_body,
+                                            .body_len = page->raw_len,
+                                            .payload_digest = digest};
             wc = crawl_warc_prepare_response(run->warc, &x, &po->prep);
         }
         if (po && wc != CRAWL_OK) {
@@ -1447,7 +1481,8 @@ static int before_commit(void *userdata)
         }
         if (crawl_state_set_meta_int(run->state, "warc.seq", pos.seq) != CRAWL_OK ||
             crawl_state_set_meta_int(run->state, "warc.offset", (int64_t)pos.offset) != CRAWL_OK ||
-            crawl_state_set_meta_int(run->state, "warc.records", (int64_t)pos.records) != CRAWL_OK ||
+            crawl_state_set_meta_int(run->state, "warc.records", (int64_t)pos.records) !=
+                CRAWL_OK ||
             crawl_state_set_meta_text(run->state, "warc.info_id", pos.warcinfo_id) != CRAWL_OK)
             goto fail;
     }
@@ -1488,9 +1523,9 @@ static void write_page(struct run *run, struct page_out *po)
         pthread_mutex_unlock(&run->warc_lock);
         if (wc != CRAWL_OK) {
             run->failed = 1;
-            cli_error(CMD, "cannot write the WARC: %s", *crawl_warc_writer_error(run->warc)
-                                                           ? crawl_warc_writer_error(run->warc)
-                                                           : crawl_strerror(wc));
+            cli_error(CMD, "cannot write the WARC: %s",
+                      *crawl_warc_writer_error(run->warc) ? crawl_warc_writer_error(run->warc)
+                                                          : crawl_strerror(wc));
             return;
         }
         dedup_crash_point("crawl-warc-appended");
@@ -1585,12 +1620,17 @@ static void record_report(struct run *run, const struct crawl_record *r)
     const struct page_out *po = r->page_data;
     if (r->requisite)
         return; /* not a page: archived, never a near-duplicate */
-    struct cli_crawl_page p = {.url = r->url, .decision = (int)r->decision,
+    struct cli_crawl_page p = {.url = r->url,
+                               .decision = (int)r->decision,
                                .processed = r->links_found >= 0,
-                               .has_fp = r->has_fingerprint, .fp = r->fingerprint,
-                               .duplicate_of = r->duplicate_of, .distance = r->distance,
-                               .title = po ? po->title : NULL, .text = po ? po->text : NULL,
-                               .text_len = po ? po->text_len : 0, .reason = r->error};
+                               .has_fp = r->has_fingerprint,
+                               .fp = r->fingerprint,
+                               .duplicate_of = r->duplicate_of,
+                               .distance = r->distance,
+                               .title = po ? po->title : NULL,
+                               .text = po ? po->text : NULL,
+                               .text_len = po ? po->text_len : 0,
+                               .reason = r->error};
     if (run->report && !run->report_failed && cli_crawl_report_add(run->report, &p) != 0)
         run->report_failed = 1; /* said; no report (one short of pages would mislead) */
     int page = r->decision == CRAWL_DECISION_NEW || r->decision == CRAWL_DECISION_ERROR ||
@@ -1737,11 +1777,11 @@ static void progress(void *userdata, const struct crawl_stats *s)
     char t[32], b[32];
     fmt_duration(s->elapsed, t, sizeof t);
     fmt_bytes(s->bytes, b, sizeof b);
-    fprintf(stderr, "\r%s  %llu pages (%.1f/s)  %s  dups %llu  errors %llu  queue %zu  "
-                    "active %u\033[K",
-            t, (unsigned long long)s->fetched,
-            s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, b,
-            (unsigned long long)(s->near_duplicates + s->exact_duplicates),
+    fprintf(stderr,
+            "\r%s  %llu pages (%.1f/s)  %s  dups %llu  errors %llu  queue %zu  "
+            "active %u\033[K",
+            t, (unsigned long long)s->fetched, s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0,
+            b, (unsigned long long)(s->near_duplicates + s->exact_duplicates),
             (unsigned long long)s->errors, s->queued, s->active);
 }
 
@@ -1760,13 +1800,15 @@ static void summary(const struct run *run, const struct crawl_stats *s, int stop
     fprintf(stderr, "crawl %s: %llu page%s fetched in %s (%.1f pages/s), %s received\n",
             stopped ? "stopped" : "done", PLURAL(s->fetched, "", "s"), t,
             s->elapsed > 0 ? (double)s->fetched / s->elapsed : 0, b);
-    fprintf(stderr, "  kept %llu new page%s; dropped %llu near-duplicate%s and %llu exact "
-                    "duplicate%s%s\n",
+    fprintf(stderr,
+            "  kept %llu new page%s; dropped %llu near-duplicate%s and %llu exact "
+            "duplicate%s%s\n",
             PLURAL(s->new_pages, "", "s"), PLURAL(s->near_duplicates, "", "s"),
             PLURAL(s->exact_duplicates, "", "s"),
             s->exact_duplicates && run->warc ? " (archived as revisits)" : "");
-    fprintf(stderr, "  skipped %llu filtered (not HTML, too large or out of scope), %llu "
-                    "disallowed by robots.txt\n",
+    fprintf(stderr,
+            "  skipped %llu filtered (not HTML, too large or out of scope), %llu "
+            "disallowed by robots.txt\n",
             (unsigned long long)s->filtered, (unsigned long long)s->robots_disallowed);
     if (s->errors) {
         /* the causes, most first */
@@ -1782,28 +1824,32 @@ static void summary(const struct run *run, const struct crawl_stats *s, int stop
             }
         fputs("  errors by cause:", stderr);
         for (size_t i = 0; i < run->n_causes; i++)
-            fprintf(stderr, "%s %llu %s", i ? ";" : "",
-                    (unsigned long long)run->causes[order[i]].n, run->causes[order[i]].what);
+            fprintf(stderr, "%s %llu %s", i ? ";" : "", (unsigned long long)run->causes[order[i]].n,
+                    run->causes[order[i]].what);
         if (run->causes_other)
             fprintf(stderr, "; %llu other", (unsigned long long)run->causes_other);
         fputc('\n', stderr);
     } else {
         fputs("  no errors\n", stderr);
     }
-    fprintf(stderr, "  links: %llu queued; not followed: %llu only on duplicate pages, %llu out "
-                    "of scope; %llu redirect%s\n",
+    fprintf(stderr,
+            "  links: %llu queued; not followed: %llu only on duplicate pages, %llu out "
+            "of scope; %llu redirect%s\n",
             (unsigned long long)s->links_enqueued, (unsigned long long)s->links_saved,
             (unsigned long long)s->links_out_of_scope, PLURAL(s->redirects, "", "s"));
     if (!run->o->verbose)
         return;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    fprintf(stderr, "  seen set: %zu URL%s in %zu bytes (%.1f bytes per URL); robots.txt "
-                    "fetched %llu; state commits %llu\n",
-            s->seen, s->seen == 1 ? "" : "s", s->seen_bytes, s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
+    fprintf(stderr,
+            "  seen set: %zu URL%s in %zu bytes (%.1f bytes per URL); robots.txt "
+            "fetched %llu; state commits %llu\n",
+            s->seen, s->seen == 1 ? "" : "s", s->seen_bytes,
+            s->seen ? (double)s->seen_bytes / (double)s->seen : 0.0,
             (unsigned long long)s->robots_fetched, (unsigned long long)run->commits);
-    fprintf(stderr, "  parse+fingerprint %.2f s over the workers; response memory peak %zu of "
-                    "%zu bytes; process peak %.1f MB\n",
+    fprintf(stderr,
+            "  parse+fingerprint %.2f s over the workers; response memory peak %zu of "
+            "%zu bytes; process peak %.1f MB\n",
             s->process_seconds, s->mem_peak, s->mem_limit, (double)ru.ru_maxrss / 1024.0);
 }
 
@@ -1921,8 +1967,9 @@ static int state_method_check(struct run *run, const struct options *o, int *sta
     method_text(run, now, sizeof now);
     int same = strcmp(was && *was ? was : "simhash", now) == 0;
     if (!same) {
-        cli_usage_error(CMD, "the crawl in %s was started with --method %.100s, not %s: give "
-                             "the same options to resume it (or another --state DIR)",
+        cli_usage_error(CMD,
+                        "the crawl in %s was started with --method %.100s, not %s: give "
+                        "the same options to resume it (or another --state DIR)",
                         o->state, was && *was ? was : "simhash", now);
         *status = CLI_USAGE;
     }
@@ -1971,8 +2018,9 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
             goto fail;
         int same = strcmp(was ? was : "", given[i] ? given[i] : "") == 0;
         if (!same)
-            cli_usage_error(CMD, "the crawl in %s %s '%.200s', not '%.200s': give the same "
-                                 "options to resume it (or another --state DIR)",
+            cli_usage_error(CMD,
+                            "the crawl in %s %s '%.200s', not '%.200s': give the same "
+                            "options to resume it (or another --state DIR)",
                             o->label, says[i], was ? was : "", given[i] ? given[i] : "");
         free(was);
         if (!same) {
@@ -1985,9 +2033,10 @@ static int state_check(struct run *run, struct options *o, int *resuming, int *s
         if (finish_files(run, o) != 0)
             return -1;
         if (!o->quiet)
-            fprintf(stderr, "crawl complete: the crawl in %s is finished (%lld pages fetched, "
-                            "%lld new); nothing to do\n", o->label, (long long)fetched,
-                    (long long)fnew);
+            fprintf(stderr,
+                    "crawl complete: the crawl in %s is finished (%lld pages fetched, "
+                    "%lld new); nothing to do\n",
+                    o->label, (long long)fetched, (long long)fnew);
         *status = CLI_OK;
         return 1;
     }
@@ -2006,8 +2055,7 @@ static int state_warc_position(struct run *run, struct crawl_warc_position *pos)
     if (crawl_state_meta_int(run->state, "warc.seq", &seq, &f1) != CRAWL_OK ||
         crawl_state_meta_int(run->state, "warc.offset", &off, &f2) != CRAWL_OK ||
         crawl_state_meta_int(run->state, "warc.records", &recs, &f3) != CRAWL_OK ||
-        crawl_state_meta_text(run->state, "warc.info_id", &id) != CRAWL_OK || !f1 || !f2 ||
-        !id) {
+        crawl_state_meta_text(run->state, "warc.info_id", &id) != CRAWL_OK || !f1 || !f2 || !id) {
         free(id);
         cli_error(CMD, "cannot resume: the state has no committed WARC position");
         return -1;
@@ -2063,9 +2111,9 @@ static int refuse_overwrite(const struct options *o)
     for (int i = 0; i < 3; i++) {
         struct stat st;
         if (paths[i] && stat(paths[i], &st) == 0) {
-            cli_usage_error(CMD, "%s exists: give --overwrite to replace it%s", paths[i],
-                            o->state || o->redis ? ""
-                                                     : ", or --state DIR for a crawl that can be resumed");
+            cli_usage_error(
+                CMD, "%s exists: give --overwrite to replace it%s", paths[i],
+                o->state || o->redis ? "" : ", or --state DIR for a crawl that can be resumed");
             return -1;
         }
     }
@@ -2115,13 +2163,14 @@ static int shared_options(struct options *o, char **warc, char **log)
     size_t nl = strspn(o->worker_name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                        "0123456789-_.");
     if (o->worker_name[nl] || nl > CRAWL_REDIS_MAX_NAME)
-        return cli_usage_error(CMD, "bad worker name '%.80s': 1 to %d letters, digits, '-', "
-                                    "'_' or '.'", o->worker_name, CRAWL_REDIS_MAX_NAME);
+        return cli_usage_error(CMD,
+                               "bad worker name '%.80s': 1 to %d letters, digits, '-', "
+                               "'_' or '.'",
+                               o->worker_name, CRAWL_REDIS_MAX_NAME);
     char host[256];
     int port, db;
     if (crawl_redis_parse_url(o->redis, host, sizeof host, &port, &db) != CRAWL_OK)
-        return cli_usage_error(CMD, "bad --redis '%s': expected redis://HOST:PORT[/DB]",
-                               o->redis);
+        return cli_usage_error(CMD, "bad --redis '%s': expected redis://HOST:PORT[/DB]", o->redis);
     if (o->warc) {
         if (!(*warc = worker_file(o->warc, o->worker_name, 1)))
             goto oom;
@@ -2145,7 +2194,9 @@ static int shared_index_open(struct run *run, const struct options *o)
     char url[600];
     snprintf(url, sizeof url, "%s%sprefix=simcrawl-index&retry=%g", o->redis,
              strchr(o->redis, '?') ? "&" : "?",
-             o->redis_retry > 0 ? o->redis_retry : o->redis_retry < 0 ? 0 : CRAWL_REDIS_RETRY_TIME);
+             o->redis_retry > 0   ? o->redis_retry
+             : o->redis_retry < 0 ? 0
+                                  : CRAWL_REDIS_RETRY_TIME);
     struct redisidx_opts ro = {.k = (unsigned)o->k};
     char err[512];
     if (redisidx_open(url, &ro, &run->ridx, err, sizeof err) != REDISIDX_OK) {
@@ -2159,16 +2210,16 @@ static int shared_index_open(struct run *run, const struct options *o)
 static void shared_summary(struct run *run)
 {
     struct crawl_redis *r = crawl_state_redis(run->state);
-    static const char *const keys[5] = {"stats.fetched", "stats.new_pages",
-                                        "stats.near_duplicates", "stats.exact_duplicates",
-                                        "stats.errors"};
+    static const char *const keys[5] = {"stats.fetched", "stats.new_pages", "stats.near_duplicates",
+                                        "stats.exact_duplicates", "stats.errors"};
     int64_t v[5] = {0};
     for (int i = 0; i < 5; i++)
         if (!r || crawl_redis_stats_get(r, keys[i], &v[i]) != CRAWL_OK)
             return;
-    fprintf(stderr, "the whole crawl (all workers, committed): %lld pages fetched, %lld new, "
-                    "%lld near-duplicates, %lld exact duplicates, %lld errors; this worker "
-                    "sent %llu Redis commands\n",
+    fprintf(stderr,
+            "the whole crawl (all workers, committed): %lld pages fetched, %lld new, "
+            "%lld near-duplicates, %lld exact duplicates, %lld errors; this worker "
+            "sent %llu Redis commands\n",
             (long long)v[0], (long long)v[1], (long long)v[2], (long long)v[3], (long long)v[4],
             (unsigned long long)crawl_redis_calls(r));
 }
@@ -2217,8 +2268,8 @@ static char *warcinfo_fields(const struct options *o, int argc, char **argv, con
     }
     size_t n = o->n_seeds + n_file_seeds, shown = 0;
     for (; shown < n; shown++)
-        if (add_word(sd, PART - 32, shown < o->n_seeds ? seeds[shown]
-                                                       : file_seeds[shown - o->n_seeds]) != 0)
+        if (add_word(sd, PART - 32,
+                     shown < o->n_seeds ? seeds[shown] : file_seeds[shown - o->n_seeds]) != 0)
             break;
     if (shown < n)
         snprintf(sd + strlen(sd), 32, " (%zu more)", n - shown);
@@ -2307,8 +2358,7 @@ static int decide_setup(struct run *run, struct options *o)
         dopts.threshold = p.threshold;
     } else {
         struct dedup_design design;
-        uint64_t expect =
-            o->co.max_pages > 0 ? (uint64_t)o->co.max_pages : INDEX_EXPECTED_PAGES;
+        uint64_t expect = o->co.max_pages > 0 ? (uint64_t)o->co.max_pages : INDEX_EXPECTED_PAGES;
         if (o->threshold_given)
             return cli_usage_error(CMD, "--threshold is the minhash method's (--method "
                                         "minhash); the simhash method's knob is --k");
@@ -2333,8 +2383,7 @@ static int decide_setup(struct run *run, struct options *o)
 static void method_text(const struct run *run, char *out, size_t cap)
 {
     if (run->lsh)
-        snprintf(out, cap, "minhash --threshold %.15g",
-                 dedup_lsh_get_params(run->lsh)->threshold);
+        snprintf(out, cap, "minhash --threshold %.15g", dedup_lsh_get_params(run->lsh)->threshold);
     else
         snprintf(out, cap, "simhash");
 }
@@ -2351,58 +2400,57 @@ static enum crawl_code state_method_save(struct run *run)
 /* The command line's options: those of set_option() (each also a config key) by name,
  * and the flags. */
 enum { OPT_SET = 256, OPT_CONFIG, OPT_FLAG, OPT_NO_TEMPLATES };
-static const struct option longopts[] = {
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"seeds", required_argument, NULL, OPT_SET},
-    {"max-pages", required_argument, NULL, OPT_SET},
-    {"max-depth", required_argument, NULL, OPT_SET},
-    {"concurrency", required_argument, NULL, OPT_SET},
-    {"per-host", required_argument, NULL, OPT_SET},
-    {"delay", required_argument, NULL, OPT_SET},
-    {"max-delay", required_argument, NULL, OPT_SET},
-    {"scope", required_argument, NULL, OPT_SET},
-    {"include", required_argument, NULL, OPT_SET},
-    {"exclude", required_argument, NULL, OPT_SET},
-    {"topic", required_argument, NULL, OPT_SET},
-    {"topic-file", required_argument, NULL, OPT_SET},
-    {"min-relevance", required_argument, NULL, OPT_SET},
-    {"k", required_argument, NULL, OPT_SET},
-    {"warc", required_argument, NULL, OPT_SET},
-    {"warc-gzip-level", required_argument, NULL, OPT_SET},
-    {"log", required_argument, NULL, OPT_SET},
-    {"user-agent", required_argument, NULL, OPT_SET},
-    {"ca-file", required_argument, NULL, OPT_SET},
-    {"max-body", required_argument, NULL, OPT_SET},
-    {"max-memory", required_argument, NULL, OPT_SET},
-    {"max-links", required_argument, NULL, OPT_SET},
-    {"max-nesting", required_argument, NULL, OPT_SET},
-    {"timeout", required_argument, NULL, OPT_SET},
-    {"connect-timeout", required_argument, NULL, OPT_SET},
-    {"workers", required_argument, NULL, OPT_SET},
-    {"robots", required_argument, NULL, OPT_SET},
-    {"robots-outage", required_argument, NULL, OPT_SET},
-    {"robots-backoff", required_argument, NULL, OPT_SET},
-    {"unreachable-retries", required_argument, NULL, OPT_SET},
-    {"unreachable-time", required_argument, NULL, OPT_SET},
-    {"state", required_argument, NULL, OPT_SET},
-    {"seen-memory", required_argument, NULL, OPT_SET},
-    {"overwrite", optional_argument, NULL, OPT_FLAG},
-    {"durable", optional_argument, NULL, OPT_FLAG},
-    {"no-parent", optional_argument, NULL, OPT_FLAG},
-    {"page-requisites", optional_argument, NULL, OPT_FLAG},
-    {"report", required_argument, NULL, OPT_SET},
-    {"method", required_argument, NULL, OPT_SET},
-    {"redis", required_argument, NULL, OPT_SET},
-    {"worker-name", required_argument, NULL, OPT_SET},
-    {"lease-time", required_argument, NULL, OPT_SET},
-    {"host-lease-time", required_argument, NULL, OPT_SET},
-    {"redis-retry", required_argument, NULL, OPT_SET},
-    {"threshold", required_argument, NULL, OPT_SET},
-    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {{"config", required_argument, NULL, OPT_CONFIG},
+                                         {"seeds", required_argument, NULL, OPT_SET},
+                                         {"max-pages", required_argument, NULL, OPT_SET},
+                                         {"max-depth", required_argument, NULL, OPT_SET},
+                                         {"concurrency", required_argument, NULL, OPT_SET},
+                                         {"per-host", required_argument, NULL, OPT_SET},
+                                         {"delay", required_argument, NULL, OPT_SET},
+                                         {"max-delay", required_argument, NULL, OPT_SET},
+                                         {"scope", required_argument, NULL, OPT_SET},
+                                         {"include", required_argument, NULL, OPT_SET},
+                                         {"exclude", required_argument, NULL, OPT_SET},
+                                         {"topic", required_argument, NULL, OPT_SET},
+                                         {"topic-file", required_argument, NULL, OPT_SET},
+                                         {"min-relevance", required_argument, NULL, OPT_SET},
+                                         {"k", required_argument, NULL, OPT_SET},
+                                         {"warc", required_argument, NULL, OPT_SET},
+                                         {"warc-gzip-level", required_argument, NULL, OPT_SET},
+                                         {"log", required_argument, NULL, OPT_SET},
+                                         {"user-agent", required_argument, NULL, OPT_SET},
+                                         {"ca-file", required_argument, NULL, OPT_SET},
+                                         {"max-body", required_argument, NULL, OPT_SET},
+                                         {"max-memory", required_argument, NULL, OPT_SET},
+                                         {"max-links", required_argument, NULL, OPT_SET},
+                                         {"max-nesting", required_argument, NULL, OPT_SET},
+                                         {"timeout", required_argument, NULL, OPT_SET},
+                                         {"connect-timeout", required_argument, NULL, OPT_SET},
+                                         {"workers", required_argument, NULL, OPT_SET},
+                                         {"robots", required_argument, NULL, OPT_SET},
+                                         {"robots-outage", required_argument, NULL, OPT_SET},
+                                         {"robots-backoff", required_argument, NULL, OPT_SET},
+                                         {"unreachable-retries", required_argument, NULL, OPT_SET},
+                                         {"unreachable-time", required_argument, NULL, OPT_SET},
+                                         {"state", required_argument, NULL, OPT_SET},
+                                         {"seen-memory", required_argument, NULL, OPT_SET},
+                                         {"overwrite", optional_argument, NULL, OPT_FLAG},
+                                         {"durable", optional_argument, NULL, OPT_FLAG},
+                                         {"no-parent", optional_argument, NULL, OPT_FLAG},
+                                         {"page-requisites", optional_argument, NULL, OPT_FLAG},
+                                         {"report", required_argument, NULL, OPT_SET},
+                                         {"method", required_argument, NULL, OPT_SET},
+                                         {"redis", required_argument, NULL, OPT_SET},
+                                         {"worker-name", required_argument, NULL, OPT_SET},
+                                         {"lease-time", required_argument, NULL, OPT_SET},
+                                         {"host-lease-time", required_argument, NULL, OPT_SET},
+                                         {"redis-retry", required_argument, NULL, OPT_SET},
+                                         {"threshold", required_argument, NULL, OPT_SET},
+                                         {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"verbose", no_argument, NULL, 'v'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
 
 int cmd_crawl(int argc, char **argv)
 {
@@ -2416,7 +2464,7 @@ int cmd_crawl(int argc, char **argv)
     int status = CLI_RUNTIME;
     char **file_seeds = NULL;
     size_t n_file_seeds = 0;
-    char *warc_named = NULL; /* --warc NAME given without .warc.gz */
+    char *warc_named = NULL;                      /* --warc NAME given without .warc.gz */
     char *worker_warc = NULL, *worker_log = NULL; /* --worker-name's files */
     struct run run;
     memset(&run, 0, sizeof run);
@@ -2504,8 +2552,8 @@ int cmd_crawl(int argc, char **argv)
         /* libcurl would report a missing bundle on every transfer, as a page error */
         FILE *f = fopen(o.co.ca_file, "r");
         if (!f) {
-            status = cli_usage_error(CMD, "cannot read CA file %s: %s", o.co.ca_file,
-                                     strerror(errno));
+            status =
+                cli_usage_error(CMD, "cannot read CA file %s: %s", o.co.ca_file, strerror(errno));
             goto done;
         }
         fclose(f);
@@ -2557,7 +2605,8 @@ int cmd_crawl(int argc, char **argv)
     /* --state: a crawl that was started before is resumed, a finished one says so */
     int resuming = 0;
     if (o.redis) {
-        struct crawl_redis_opts ro = {.url = o.redis, .worker = o.worker_name,
+        struct crawl_redis_opts ro = {.url = o.redis,
+                                      .worker = o.worker_name,
                                       .lease_time = o.lease_time,
                                       .host_lease_time = o.host_lease_time,
                                       .retry_time = o.redis_retry};
@@ -2588,8 +2637,9 @@ int cmd_crawl(int argc, char **argv)
         }
         crawl_state_set_crash_hook(run.state, dedup_crash_point);
         if (crawl_state_migrated_from(run.state))
-            notice(&o, "%s: state of schema %d brought to the current schema (the URLs "
-                       "it had queued are logged without their referrer)",
+            notice(&o,
+                   "%s: state of schema %d brought to the current schema (the URLs "
+                   "it had queued are logged without their referrer)",
                    o.state, crawl_state_migrated_from(run.state));
         run.durable = o.durable;
         if (state_check(&run, &o, &resuming, &status) != 0) {
@@ -2639,8 +2689,8 @@ int cmd_crawl(int argc, char **argv)
         }
         if (wc != CRAWL_OK) {
             /* an I/O error names the system's reason ("No such file or directory") */
-            cli_error(CMD, "cannot %s %s: %s", resuming ? "resume the WARC" : "create",
-                      o.warc, wc == CRAWL_EIO && errno ? strerror(errno) : crawl_strerror(wc));
+            cli_error(CMD, "cannot %s %s: %s", resuming ? "resume the WARC" : "create", o.warc,
+                      wc == CRAWL_EIO && errno ? strerror(errno) : crawl_strerror(wc));
             goto done;
         }
     }
@@ -2725,10 +2775,10 @@ int cmd_crawl(int argc, char **argv)
         if (crawl_state_set_meta_int(run.state, "started", 1) != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "warc", o.warc ? o.warc : "") != CRAWL_OK ||
             crawl_state_set_meta_text(run.state, "log", o.log ? o.log : "") != CRAWL_OK ||
-            crawl_state_set_meta_text(run.state, "topic",
-                                      run.topic_text ? run.topic_text : "") != CRAWL_OK ||
-            state_method_save(&run) != CRAWL_OK ||
-            before_commit(&run) != 0 || crawl_state_commit(run.state) != CRAWL_OK) {
+            crawl_state_set_meta_text(run.state, "topic", run.topic_text ? run.topic_text : "") !=
+                CRAWL_OK ||
+            state_method_save(&run) != CRAWL_OK || before_commit(&run) != 0 ||
+            crawl_state_commit(run.state) != CRAWL_OK) {
             cli_error(CMD, "cannot write the state: %s", crawl_state_error(run.state));
             goto done;
         }
@@ -2763,8 +2813,8 @@ int cmd_crawl(int argc, char **argv)
                 (unsigned long long)fs->requisites, (unsigned long long)fs->requisites_enqueued);
     if (o.redis && !o.quiet)
         shared_summary(&run);
-    if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 &&
-        fs->redirects == 0 && fs->filtered == 0) {
+    if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 && fs->redirects == 0 &&
+        fs->filtered == 0) {
         /* nothing could be fetched: say why, as wget and curl do, and fail */
         if (run.first_error[0])
             cli_error(CMD, "no page could be fetched: %s", run.first_error);

@@ -5,11 +5,11 @@
  * The dedup filter for fetched archives: streams WARC files (.warc, .warc.gz), HTML files
  * and directories, in command-line order, and keeps the first page of every near-duplicate
  * group. Each HTML response (cli_warc_classify) is fingerprinted and decided by the one
- * decision of filter/decide.h over the index (Manku et al.): within k of a kept page it is a `near-duplicate` (not written);
- * with the same payload digest as a kept page an `exact-duplicate` (written as a revisit
- * record, profile identical-payload-digest, pointing at the original); otherwise `new`
- * (kept, added to the index). Every other record — warcinfo, requests, metadata, images,
- * redirects, small pages — is `passed` through byte for byte; request and metadata records
+ * decision of filter/decide.h over the index (Manku et al.): within k of a kept page it is a
+ * `near-duplicate` (not written); with the same payload digest as a kept page an `exact-duplicate`
+ * (written as a revisit record, profile identical-payload-digest, pointing at the original);
+ * otherwise `new` (kept, added to the index). Every other record — warcinfo, requests, metadata,
+ * images, redirects, small pages — is `passed` through byte for byte; request and metadata records
  * concurrent to a dropped response are `dropped` with it; damaged records are `error`.
  * --index FILE loads an earlier run's index (if the file exists), dedups against it, and
  * saves it back with this run's pages added; FILE.digests beside it keeps the payload
@@ -41,13 +41,13 @@
 #include <xxhash.h>
 
 #define CMD "dedup"
-#define PENDING_MAX (1024u * 1024)      /* a request record held back for its response */
-#define DROPPED_RING 16u                /* dropped responses remembered for their metadata */
-#define ID_MAX 256u                     /* record ids longer than this are not matched */
+#define PENDING_MAX (1024u * 1024) /* a request record held back for its response */
+#define DROPPED_RING 16u           /* dropped responses remembered for their metadata */
+#define ID_MAX 256u                /* record ids longer than this are not matched */
 /* The smallest --max-block: a cap below 4 KiB would skip nearly every HTML response record
  * (the HTTP head alone is often half a KiB), so a lower value is refused as a mistake. */
 #define MAX_BLOCK_MIN 4096u
-#define INDEX_EXPECTED_DOCS (1u << 22)  /* sizes the table design of a new index */
+#define INDEX_EXPECTED_DOCS (1u << 22) /* sizes the table design of a new index */
 
 /* A kept page, for exact-duplicate revisits: what the decision (filter/decide.h) keeps
  * with its payload digest (the key) as metadata, "fp | gen | RECORD-ID\0URI\0DATE\0", and
@@ -189,7 +189,7 @@ struct logrec {
     int has_fp;
     uint64_t fp;
     const char *duplicate_of;
-    int distance; /* -1: none */
+    int distance;   /* -1: none */
     double jaccard; /* --method minhash: the estimate against duplicate_of, when >= 0 */
     int has_jaccard;
     const char *reason, *error;
@@ -315,8 +315,8 @@ static size_t kept_meta(struct dd *d, uint64_t fp, const char *id, const char *u
 }
 
 /* What a kept page not remembered (past CLI_DIGESTS_MAX) loses. */
-#define DEDUP_DIGESTS_LOST                                                                   \
-    "exact duplicates of pages kept from now on are decided near-duplicate (by their "     \
+#define DEDUP_DIGESTS_LOST                                                                         \
+    "exact duplicates of pages kept from now on are decided near-duplicate (by their "             \
     "fingerprint), and --index FILE.digests does not list them"
 
 /* What remembering a kept page came to: 0, or -1 when out of memory (the page is then
@@ -333,8 +333,8 @@ static int kept_add(struct dd *d, const char *digest, uint64_t fp, const char *i
     size_t len = kept_meta(d, fp, id, uri, date, gen);
     if (!len)
         return -1;
-    return kept_stored(d, filter_decide_remember(d->decide, digest, strlen(digest), UINT32_MAX,
-                                                 d->meta, len));
+    return kept_stored(
+        d, filter_decide_remember(d->decide, digest, strlen(digest), UINT32_MAX, d->meta, len));
 }
 
 static void kept_free(struct dd *d)
@@ -521,8 +521,7 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
             } else if (version == 2 && strncmp(line, DIGESTS_GEN, strlen(DIGESTS_GEN)) == 0 &&
                        parse_u64(line + strlen(DIGESTS_GEN), UINT64_MAX - 1, &a) == 0) {
                 dgen = a;
-            } else if (version == 2 &&
-                       strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
+            } else if (version == 2 && strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
                        (sp = strchr(line + strlen(DIGESTS_NODIG), ' ')) != NULL) {
                 *sp = '\0';
                 if (parse_u64(line + strlen(DIGESTS_NODIG), DEDUP_INDEX_MAX_DOCS, &a) == 0 &&
@@ -576,14 +575,16 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
         rc = -1;
     }
     if (rc == 0 && version == 1 && ids)
-        cli_error(CMD, "%s is newer than %s (a run was stopped between saving the two): "
-                  "dropped the digests of %lu pages the index does not hold", path, index_path,
-                  dropped);
+        cli_error(CMD,
+                  "%s is newer than %s (a run was stopped between saving the two): "
+                  "dropped the digests of %lu pages the index does not hold",
+                  path, index_path, dropped);
     if (rc == 0 && version == 2 && dgen > igen)
-        cli_error(CMD, "%s is newer than %s (generation %llu, the index's %llu: a run was "
+        cli_error(CMD,
+                  "%s is newer than %s (generation %llu, the index's %llu: a run was "
                   "killed between saving the two): dropped the digests of %lu pages of that "
-                  "run", path, index_path, (unsigned long long)dgen, (unsigned long long)igen,
-                  dropped);
+                  "run",
+                  path, index_path, (unsigned long long)dgen, (unsigned long long)igen, dropped);
     if (rc == 0 && igen > 0 && (!f || (version == 2 && dgen < igen))) {
         /* older digests: the documents saved since have lost theirs */
         uint32_t from = !f ? 0 : have_docs && ndocs < count ? (uint32_t)ndocs : count;
@@ -592,16 +593,18 @@ static int kept_load(struct dd *d, const char *path, const char *index_path)
                 from = d->nodig_from;
             d->nodig_from = from;
             d->nodig_to = count;
-            cli_error(CMD, "%s is %s %s (generation %llu, the index's %llu): the payload "
+            cli_error(CMD,
+                      "%s is %s %s (generation %llu, the index's %llu): the payload "
                       "digests of documents %u..%u are lost; a page with the %s of "
                       "one of them is kept in full, not decided near-duplicate",
                       path, f ? "older than" : "missing beside", index_path,
                       (unsigned long long)dgen, (unsigned long long)igen, from, count - 1,
                       d->lsh ? "signature" : "fingerprint");
         } else {
-            cli_error(CMD, "%s is older than %s (generation %llu, the index's %llu); no "
-                      "document was added since: nothing is lost", path, index_path,
-                      (unsigned long long)dgen, (unsigned long long)igen);
+            cli_error(CMD,
+                      "%s is older than %s (generation %llu, the index's %llu); no "
+                      "document was added since: nothing is lost",
+                      path, index_path, (unsigned long long)dgen, (unsigned long long)igen);
         }
     }
     if (rc == 0 && nodig_prepare(d) != 0) {
@@ -649,8 +652,8 @@ static int kept_save(struct dd *d, const char *path)
         free(tmp);
         return -1;
     }
-    fprintf(f, "%s\n%s%u\n%s%llu\n", DIGESTS_MAGIC, DIGESTS_DOCS, pair_docs(d),
-            DIGESTS_GEN, (unsigned long long)d->gen);
+    fprintf(f, "%s\n%s%u\n%s%llu\n", DIGESTS_MAGIC, DIGESTS_DOCS, pair_docs(d), DIGESTS_GEN,
+            (unsigned long long)d->gen);
     if (d->nodig_from < d->nodig_to)
         fprintf(f, "%s%u %u\n", DIGESTS_NODIG, d->nodig_from, d->nodig_to);
     if (getenv("SIMCRAWL_CRASH_AT")) {
@@ -953,7 +956,8 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
             /* maybe an exact duplicate of a page whose digest was lost (kept_load): keep
              * it */
-            snprintf(reason, CLI_MESSAGE_MAX, "the fingerprint of an index document whose "
+            snprintf(reason, CLI_MESSAGE_MAX,
+                     "the fingerprint of an index document whose "
                      "payload digest was lost: kept in full");
             d->n_nodig_kept++;
             p.flags |= FILTER_DECIDE_KEEP;
@@ -977,7 +981,8 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         }
         p.sig = d->sig;
         if (nodig) {
-            snprintf(reason, CLI_MESSAGE_MAX, "the signature of an index document whose "
+            snprintf(reason, CLI_MESSAGE_MAX,
+                     "the signature of an index document whose "
                      "payload digest was lost: kept in full");
             d->n_nodig_kept++;
             p.flags |= FILTER_DECIDE_KEEP;
@@ -1334,23 +1339,34 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-enum { OPT_QUIET = 256, OPT_NO_TEMPLATES, OPT_K, OPT_INDEX, OPT_WARC_OUT, OPT_LOG,
-       OPT_MIN_SIZE, OPT_MAX_BLOCK, OPT_LOCK_WAIT, OPT_MAX_DEPTH, OPT_METHOD, OPT_THRESHOLD };
-static const struct option longopts[] = {
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
-    {"k", required_argument, NULL, OPT_K},
-    {"index", required_argument, NULL, OPT_INDEX},
-    {"warc-out", required_argument, NULL, OPT_WARC_OUT},
-    {"log", required_argument, NULL, OPT_LOG},
-    {"min-size", required_argument, NULL, OPT_MIN_SIZE},
-    {"max-block", required_argument, NULL, OPT_MAX_BLOCK},
-    {"lock-wait", required_argument, NULL, OPT_LOCK_WAIT},
-    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
-    {"method", required_argument, NULL, OPT_METHOD},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+enum {
+    OPT_QUIET = 256,
+    OPT_NO_TEMPLATES,
+    OPT_K,
+    OPT_INDEX,
+    OPT_WARC_OUT,
+    OPT_LOG,
+    OPT_MIN_SIZE,
+    OPT_MAX_BLOCK,
+    OPT_LOCK_WAIT,
+    OPT_MAX_DEPTH,
+    OPT_METHOD,
+    OPT_THRESHOLD
+};
+static const struct option longopts[] = {{"quiet", no_argument, NULL, OPT_QUIET},
+                                         {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+                                         {"k", required_argument, NULL, OPT_K},
+                                         {"index", required_argument, NULL, OPT_INDEX},
+                                         {"warc-out", required_argument, NULL, OPT_WARC_OUT},
+                                         {"log", required_argument, NULL, OPT_LOG},
+                                         {"min-size", required_argument, NULL, OPT_MIN_SIZE},
+                                         {"max-block", required_argument, NULL, OPT_MAX_BLOCK},
+                                         {"lock-wait", required_argument, NULL, OPT_LOCK_WAIT},
+                                         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+                                         {"method", required_argument, NULL, OPT_METHOD},
+                                         {"threshold", required_argument, NULL, OPT_THRESHOLD},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
 static void pair_free(struct dd *d)
 {
     dedup_index_free(d->idx);
@@ -1483,14 +1499,18 @@ int cmd_dedup(int argc, char **argv)
             break;
         case OPT_THRESHOLD:
             if (cli_parse_threshold(v, &d.threshold) != 0)
-                return cli_usage_error(CMD, "--threshold must be a Jaccard similarity above 0 "
-                                            "and at most 1 (e.g. 0.8), not '%s'", v);
+                return cli_usage_error(CMD,
+                                       "--threshold must be a Jaccard similarity above 0 "
+                                       "and at most 1 (e.g. 0.8), not '%s'",
+                                       v);
             threshold_set = 1;
             break;
         case OPT_LOCK_WAIT:
             if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
-                return cli_usage_error(CMD, "--lock-wait must be a whole number of seconds "
-                                       "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, v);
+                return cli_usage_error(CMD,
+                                       "--lock-wait must be a whole number of seconds "
+                                       "from 0 to %ld, not '%s'",
+                                       CLI_LOCK_WAIT_MAX, v);
             break;
         default: /* CLI_GETOPT_ERROR: said why */
             return CLI_USAGE;
@@ -1638,7 +1658,8 @@ int cmd_dedup(int argc, char **argv)
             (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
             (unsigned long long)d.n_errors);
         if (d.n_nodig_kept)
-            fprintf(stderr, "dedup: %llu pages kept in full: the %s of an index "
+            fprintf(stderr,
+                    "dedup: %llu pages kept in full: the %s of an index "
                     "document whose payload digest was lost\n",
                     (unsigned long long)d.n_nodig_kept, d.lsh ? "signature" : "fingerprint");
     }

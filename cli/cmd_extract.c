@@ -29,34 +29,35 @@ enum mode { MODE_TEXT, MODE_JSON, MODE_LINKS };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
-           "                        [--content-type CT] [--max-bytes N] [--max-links N]\n"
-           "                        [--max-depth N] FILE|-\n\n"
-           "Prints the main text of one HTML page (FILE, or - for standard input), without\n"
-           "navigation, sidebars, footers, forms, ads and scripts (readers' comments below\n"
-           "an article are kept: they are the page's own text).\n\n"
-           "  --text             the main text, blocks separated by blank lines (default)\n"
-           "  --json             one JSON object: title, lang, charset, text, canonical, base,\n"
-           "                     robots {noindex, nofollow}, links [{url, anchor, nofollow,\n"
-           "                     in_main}]\n"
-           "  --links            one line per link: URL, a TAB, the anchor text; links are\n"
-           "                     resolved against <base href> / --base-url, fragments removed,\n"
-           "                     only http(s) (or relative ones when there is no base URL)\n"
-           "  --base-url URL     the page's own URL, for resolving relative links\n"
-           "  --content-type CT  the HTTP Content-Type header, for its charset\n"
-           "  --max-bytes N      refuse larger input (default %u)\n"
-           "  --max-links N      keep the first N links, drop the rest (default %u)\n"
-           "  --max-depth N      skip elements nested deeper than N, with their text and\n"
-           "                     links (default %u; --max-nesting is the same)\n"
-           "  --help             this help\n\n"
-           "The charset comes from a byte order mark, --content-type, <meta charset>, else\n"
-           "UTF-8 if valid, else windows-1252; the output is always UTF-8.\n"
-           "Exit status: 0 success, also for an empty page or one without main text (a\n"
-           "warning on stderr says so and the output is empty); 1 usage error; 2 the input\n"
-           "cannot be read, is binary, or is over --max-bytes. A page cut by --max-links or\n"
-           "--max-depth is still printed, with one warning on stderr for each cap.\n",
-           (unsigned)EXTRACT_DEFAULT_MAX_BYTES, (unsigned)EXTRACT_DEFAULT_MAX_LINKS,
-           (unsigned)EXTRACT_DEFAULT_MAX_DEPTH);
+    fprintf(out,
+            "usage: simcrawl extract [--text|--json|--links] [--base-url URL]\n"
+            "                        [--content-type CT] [--max-bytes N] [--max-links N]\n"
+            "                        [--max-depth N] FILE|-\n\n"
+            "Prints the main text of one HTML page (FILE, or - for standard input), without\n"
+            "navigation, sidebars, footers, forms, ads and scripts (readers' comments below\n"
+            "an article are kept: they are the page's own text).\n\n"
+            "  --text             the main text, blocks separated by blank lines (default)\n"
+            "  --json             one JSON object: title, lang, charset, text, canonical, base,\n"
+            "                     robots {noindex, nofollow}, links [{url, anchor, nofollow,\n"
+            "                     in_main}]\n"
+            "  --links            one line per link: URL, a TAB, the anchor text; links are\n"
+            "                     resolved against <base href> / --base-url, fragments removed,\n"
+            "                     only http(s) (or relative ones when there is no base URL)\n"
+            "  --base-url URL     the page's own URL, for resolving relative links\n"
+            "  --content-type CT  the HTTP Content-Type header, for its charset\n"
+            "  --max-bytes N      refuse larger input (default %u)\n"
+            "  --max-links N      keep the first N links, drop the rest (default %u)\n"
+            "  --max-depth N      skip elements nested deeper than N, with their text and\n"
+            "                     links (default %u; --max-nesting is the same)\n"
+            "  --help             this help\n\n"
+            "The charset comes from a byte order mark, --content-type, <meta charset>, else\n"
+            "UTF-8 if valid, else windows-1252; the output is always UTF-8.\n"
+            "Exit status: 0 success, also for an empty page or one without main text (a\n"
+            "warning on stderr says so and the output is empty); 1 usage error; 2 the input\n"
+            "cannot be read, is binary, or is over --max-bytes. A page cut by --max-links or\n"
+            "--max-depth is still printed, with one warning on stderr for each cap.\n",
+            (unsigned)EXTRACT_DEFAULT_MAX_BYTES, (unsigned)EXTRACT_DEFAULT_MAX_LINKS,
+            (unsigned)EXTRACT_DEFAULT_MAX_DEPTH);
 }
 
 /* Reads all of f, at most max bytes: 0 ok, 1 too large, -1 read error (errno). */
@@ -123,13 +124,10 @@ static int print_json(const struct extract_doc *doc)
     bad |= json_object_set_new(o, "lang", json_string(doc ? extract_doc_lang(doc) : ""));
     bad |= json_object_set_new(o, "charset", json_string(doc ? extract_doc_charset(doc) : ""));
     bad |= json_object_set_new(o, "text", json_stringn(text, text_len));
-    bad |= json_object_set_new(o, "canonical",
-                               json_string(doc ? extract_doc_canonical(doc) : ""));
+    bad |= json_object_set_new(o, "canonical", json_string(doc ? extract_doc_canonical(doc) : ""));
     bad |= json_object_set_new(o, "base", json_string(doc ? extract_doc_base(doc) : ""));
-    bad |= json_object_set_new(robots, "noindex",
-                               json_boolean(doc && extract_doc_noindex(doc)));
-    bad |= json_object_set_new(robots, "nofollow",
-                               json_boolean(doc && extract_doc_nofollow(doc)));
+    bad |= json_object_set_new(robots, "noindex", json_boolean(doc && extract_doc_noindex(doc)));
+    bad |= json_object_set_new(robots, "nofollow", json_boolean(doc && extract_doc_nofollow(doc)));
     size_t n = doc ? extract_doc_link_count(doc) : 0;
     for (size_t i = 0; i < n && !bad; i++) {
         const struct extract_link *l = extract_doc_link(doc, i);
@@ -163,8 +161,16 @@ nomem:
     return -1;
 }
 
-enum { OPT_TEXT = 256, OPT_JSON, OPT_LINKS, OPT_MAX_LINKS, OPT_MAX_DEPTH, OPT_BASE_URL,
-       OPT_CONTENT_TYPE, OPT_MAX_BYTES };
+enum {
+    OPT_TEXT = 256,
+    OPT_JSON,
+    OPT_LINKS,
+    OPT_MAX_LINKS,
+    OPT_MAX_DEPTH,
+    OPT_BASE_URL,
+    OPT_CONTENT_TYPE,
+    OPT_MAX_BYTES
+};
 static const struct option longopts[] = {
     {"text", no_argument, NULL, OPT_TEXT},
     {"json", no_argument, NULL, OPT_JSON},
@@ -207,7 +213,8 @@ int cmd_extract(int argc, char **argv)
         case OPT_MAX_LINKS:
         case OPT_MAX_DEPTH:
             if (cli_parse_cap(CMD, g.name, v,
-                              c == OPT_MAX_LINKS ? CLI_MAX_LINKS_LIMIT : (long)EXTRACT_MAX_DEPTH_LIMIT,
+                              c == OPT_MAX_LINKS ? CLI_MAX_LINKS_LIMIT
+                                                 : (long)EXTRACT_MAX_DEPTH_LIMIT,
                               c == OPT_MAX_LINKS ? &max_links : &max_depth) != 0)
                 return CLI_USAGE;
             break;
@@ -218,11 +225,13 @@ int cmd_extract(int argc, char **argv)
             opts.content_type = v;
             break;
         case OPT_MAX_BYTES:
-            if (cli_parse_long(v, 1, (long)(SIZE_MAX / 8 > (size_t)LONG_MAX ? LONG_MAX
-                                                                           : (long)(SIZE_MAX / 8)),
-                               &max_bytes) != 0)
-                return cli_usage_error(CMD, "--max-bytes wants a positive number of bytes, "
-                                            "not '%s'", v);
+            if (cli_parse_long(
+                    v, 1, (long)(SIZE_MAX / 8 > (size_t)LONG_MAX ? LONG_MAX : (long)(SIZE_MAX / 8)),
+                    &max_bytes) != 0)
+                return cli_usage_error(CMD,
+                                       "--max-bytes wants a positive number of bytes, "
+                                       "not '%s'",
+                                       v);
             break;
         default: /* CLI_GETOPT_ERROR: said why */
             return CLI_USAGE;

@@ -116,17 +116,16 @@ static int read_and_run(const char *path, const struct filter_fp_opts *o, char *
 }
 
 enum { OPT_TEXT = 256, OPT_NO_TEMPLATES, OPT_MAX_DEPTH, OPT_IDF, OPT_IDF_OUT, OPT_MH };
-static const struct option longopts[] = {
-    {"text", no_argument, NULL, OPT_TEXT},
-    {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
-    {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
-    {"idf", required_argument, NULL, OPT_IDF},
-    {"idf-out", required_argument, NULL, OPT_IDF_OUT},
-    {"method", required_argument, NULL, OPT_MH},
-    {"shingle-words", required_argument, NULL, OPT_MH},
-    {"num-perm", required_argument, NULL, OPT_MH},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {{"text", no_argument, NULL, OPT_TEXT},
+                                         {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
+                                         {"max-depth", required_argument, NULL, OPT_MAX_DEPTH},
+                                         {"idf", required_argument, NULL, OPT_IDF},
+                                         {"idf-out", required_argument, NULL, OPT_IDF_OUT},
+                                         {"method", required_argument, NULL, OPT_MH},
+                                         {"shingle-words", required_argument, NULL, OPT_MH},
+                                         {"num-perm", required_argument, NULL, OPT_MH},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
 
 int cmd_fingerprint(int argc, char **argv)
 {
@@ -220,11 +219,10 @@ int cmd_fingerprint(int argc, char **argv)
             struct filter_fp_result res;
             int got = read_and_run(argv[k], &o1, &in_data, &in_len, &in_read, &res);
             if (got == 0 && res.n_blocks) {
-                enum dedup_code rc = dedup_templates_add_doc(tpl, "", 0, res.doc_hash,
-                                                             res.blocks, res.n_blocks, NULL);
+                enum dedup_code rc = dedup_templates_add_doc(tpl, "", 0, res.doc_hash, res.blocks,
+                                                             res.n_blocks, NULL);
                 if (rc != DEDUP_OK) {
-                    cli_error(CMD, "%s: cannot count its blocks: %s", argv[k],
-                              dedup_strerror(rc));
+                    cli_error(CMD, "%s: cannot count its blocks: %s", argv[k], dedup_strerror(rc));
                     filter_fp_result_release(&res);
                     status = CLI_RUNTIME;
                     goto done;

@@ -87,8 +87,8 @@ static int cmd_add(int argc, char **argv)
     struct dedup_templates *own = NULL;
     struct dedup_lock *lock = NULL;
     int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
-                                    CLI_ARG_METHOD | CLI_ARG_QUIET,
+                                CLI_ARG_TABLES | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
+                                    CLI_ARG_LOCK_WAIT | CLI_ARG_METHOD | CLI_ARG_QUIET,
                                 NULL, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
@@ -127,8 +127,10 @@ static int cmd_add(int argc, char **argv)
             goto done;
         }
         if (a.tables && (unsigned)a.tables != dedup_index_design(idx)->tables) {
-            status = cli_usage_error(CMD, "index %s has %u tables; --tables applies to a new "
-                                     "index only", file, dedup_index_design(idx)->tables);
+            status = cli_usage_error(CMD,
+                                     "index %s has %u tables; --tables applies to a new "
+                                     "index only",
+                                     file, dedup_index_design(idx)->tables);
             goto done;
         }
         if (cli_inputs_mark_index(&in, idx) != 0) {
@@ -140,8 +142,8 @@ static int cmd_add(int argc, char **argv)
         status = CLI_RUNTIME;
         goto done;
     }
-    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths + 1, a.npaths - 1, cli_stage_add,
-                       &st) != 0) {
+    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths + 1, a.npaths - 1, cli_stage_add, &st) !=
+        0) {
         status = CLI_RUNTIME;
         goto done;
     }
@@ -161,8 +163,8 @@ static int cmd_add(int argc, char **argv)
         goto done;
     if (!a.quiet)
         fprintf(stderr,
-                "simcrawl index: %s: %s %u documents, now %u (%llu distinct fingerprints)\n",
-                file, missing ? "made with" : "added", dedup_index_doc_count(idx) - before,
+                "simcrawl index: %s: %s %u documents, now %u (%llu distinct fingerprints)\n", file,
+                missing ? "made with" : "added", dedup_index_doc_count(idx) - before,
                 dedup_index_doc_count(idx), (unsigned long long)dedup_index_distinct_count(idx));
     if (in.failed)
         status = CLI_RUNTIME;
@@ -205,8 +207,7 @@ static int redis_stats(const struct cli_args *a, const char *url)
         printf("documents: %llu\n", (unsigned long long)s.documents);
         printf("k: %u\n", s.k);
         printf("design: %s\n", s.design);
-        printf("buckets: %u key bits (%llu per table)\n", s.bucket_bits,
-               1ull << s.bucket_bits);
+        printf("buckets: %u key bits (%llu per table)\n", s.bucket_bits, 1ull << s.bucket_bits);
         printf("fingerprint version: %u\n", s.fingerprint_version);
         printf("redis used memory: %llu bytes (the whole server)\n",
                (unsigned long long)s.used_memory);
@@ -268,9 +269,9 @@ static int cmd_stats(int argc, char **argv)
                "\"bucket_p99\": %llu, \"bucket_max\": %llu, \"candidates_per_probe\": %.3f, "
                "\"table_bytes_per_fingerprint\": %.2f, \"file_bytes_per_document\": %.2f, "
                "\"pair_generation\": %llu}\n",
-               s.dir_bits, (unsigned long long)s.bucket_min,
-               (unsigned long long)s.bucket_median, (unsigned long long)s.bucket_p99,
-               (unsigned long long)s.bucket_max, s.candidates_per_probe, per_fp, per_doc,
+               s.dir_bits, (unsigned long long)s.bucket_min, (unsigned long long)s.bucket_median,
+               (unsigned long long)s.bucket_p99, (unsigned long long)s.bucket_max,
+               s.candidates_per_probe, per_fp, per_doc,
                (unsigned long long)dedup_index_pair_generation(idx));
     } else {
         printf("file: %s\n", file);
@@ -278,20 +279,18 @@ static int cmd_stats(int argc, char **argv)
         printf("size: %lld bytes\n", (long long)fst.st_size);
         printf("documents: %llu\n", (unsigned long long)s.docs);
         /* the generation of FILE.digests saved with it by dedup (0: none) */
-        printf("pair generation: %llu\n",
-               (unsigned long long)dedup_index_pair_generation(idx));
+        printf("pair generation: %llu\n", (unsigned long long)dedup_index_pair_generation(idx));
         printf("distinct fingerprints: %llu\n", (unsigned long long)s.distinct);
         printf("k: %u\n", dedup_index_k(idx));
         printf("design: %s\n", design);
-        printf("directory: %u bits (%llu buckets per table)\n", s.dir_bits,
-               1ull << s.dir_bits);
+        printf("directory: %u bits (%llu buckets per table)\n", s.dir_bits, 1ull << s.dir_bits);
         printf("bucket sizes: min %llu, median %llu, p99 %llu, max %llu\n",
                (unsigned long long)s.bucket_min, (unsigned long long)s.bucket_median,
                (unsigned long long)s.bucket_p99, (unsigned long long)s.bucket_max);
         printf("candidates per probe: %.3f (mean entries sharing a probe's key)\n",
                s.candidates_per_probe);
-        printf("table bytes per fingerprint: %.2f (%u tables of 8 bytes + directories)\n",
-               per_fp, s.tables);
+        printf("table bytes per fingerprint: %.2f (%u tables of 8 bytes + directories)\n", per_fp,
+               s.tables);
         printf("file bytes per document: %.2f (tables, lists, ids)\n", per_doc);
         struct dedup_templates *t = dedup_index_templates(idx);
         printf("template hosts: %zu, blocks counted: %zu, template blocks: %zu\n",

@@ -381,8 +381,8 @@ static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx,
         const struct line_mark *m = sink_where(s, dups[i], &line);
         const char *id = dedup_index_id(idx, dups[i], &len);
         if (m)
-            cli_error(CMD, "%s:%zu: duplicate id '%s': the first document with it is kept",
-                      m->list, line, id);
+            cli_error(CMD, "%s:%zu: duplicate id '%s': the first document with it is kept", m->list,
+                      line, id);
         else
             cli_error(CMD, "duplicate id '%s': the first document with it is kept", id);
     }
@@ -403,8 +403,7 @@ static int print_pairs(struct dedup_index *idx, unsigned k, uint32_t min_b, int 
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     struct out_ctx o = {idx, jsonl};
     int stopped = 0;
-    enum dedup_code rc = dedup_index_pairs(idx, k, cli_threads(), min_b, print_pair, &o,
-                                           &stopped);
+    enum dedup_code rc = dedup_index_pairs(idx, k, cli_threads(), min_b, print_pair, &o, &stopped);
     if (rc != DEDUP_OK) {
         cli_error(CMD, "cannot list the pairs: %s", dedup_strerror(rc));
         return CLI_RUNTIME;
@@ -480,8 +479,8 @@ int cmd_pairs(int argc, char **argv)
         if (idx && !a.k_set && (unsigned)a.k > dedup_index_k(idx))
             a.k = dedup_index_k(idx); /* default: the index's k when it is smaller */
         if (idx && (unsigned)a.k > dedup_index_k(idx)) {
-            status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld",
-                                     a.index, dedup_index_k(idx), a.k);
+            status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", a.index,
+                                     dedup_index_k(idx), a.k);
             goto done;
         }
         if (idx) {
@@ -515,8 +514,8 @@ int cmd_pairs(int argc, char **argv)
         if (status != CLI_OK)
             goto done;
         st.n = dedup_index_doc_count(idx) - old_docs;
-    } else if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add,
-                              &st) != 0) {
+    } else if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
+               0) {
         status = CLI_RUNTIME;
         goto done;
     }

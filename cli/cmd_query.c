@@ -103,8 +103,8 @@ static int query_one(void *userdata, const struct cli_doc *doc)
     else if (q->jsonl)
         fputs("]}\n", stdout);
     if (q->top && q->m.n < q->top)
-        cli_error(CMD, "%s: %zu of --top %zu: only %zu indexed document%s within k = %u",
-                  doc->id, q->m.n, q->top, q->m.n, q->m.n == 1 ? "" : "s", q->k);
+        cli_error(CMD, "%s: %zu of --top %zu: only %zu indexed document%s within k = %u", doc->id,
+                  q->m.n, q->top, q->m.n, q->m.n == 1 ? "" : "s", q->k);
     return ferror(stdout) ? 1 : 0;
 }
 
@@ -114,10 +114,11 @@ int cmd_query(int argc, char **argv)
     struct cli_args a;
     struct cli_inputs in;
     struct query_ctx q = {0};
-    int status = cli_args_parse(CMD, argc, argv,
-                                CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
-                                    CLI_ARG_METHOD | CLI_ARG_TOP | CLI_ARG_QUIET,
-                                formats, usage, &a);
+    int status =
+        cli_args_parse(CMD, argc, argv,
+                       CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
+                           CLI_ARG_METHOD | CLI_ARG_TOP | CLI_ARG_QUIET,
+                       formats, usage, &a);
     if (status != CLI_OK || a.help) {
         cli_args_release(&a);
         return status;
@@ -144,8 +145,8 @@ int cmd_query(int argc, char **argv)
         goto done;
     unsigned ik = dedup_index_k(q.idx);
     if (a.k_set && (unsigned)a.k > ik) {
-        status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", a.index,
-                                 ik, a.k);
+        status =
+            cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", a.index, ik, a.k);
         goto done;
     }
     q.k = a.k_set ? (unsigned)a.k : (ik < DEDUP_K_DEFAULT ? ik : DEDUP_K_DEFAULT);

@@ -21,15 +21,14 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: simcrawl robots [-v] ROBOTS_FILE USER_AGENT URL\n\n"
-            "Prints 'allowed' or 'disallowed': may USER_AGENT fetch URL under ROBOTS_FILE\n"
-            "(RFC 9309: longest match wins, Allow wins ties, '*' and '$' wildcards).\n"
-            "ROBOTS_FILE may be '-' (stdin); URL is a full URL or a path. USER_AGENT is a\n"
-            "product token or a whole User-Agent string (its leading [A-Za-z_-] letters).\n\n"
-            "  -v, --verbose   name the rule that decided and its line number\n"
-            "  -h, --help      this text\n\n"
-            "exit status: 0 allowed, 1 disallowed, 2 usage error or unreadable file.\n");
+    fprintf(out, "usage: simcrawl robots [-v] ROBOTS_FILE USER_AGENT URL\n\n"
+                 "Prints 'allowed' or 'disallowed': may USER_AGENT fetch URL under ROBOTS_FILE\n"
+                 "(RFC 9309: longest match wins, Allow wins ties, '*' and '$' wildcards).\n"
+                 "ROBOTS_FILE may be '-' (stdin); URL is a full URL or a path. USER_AGENT is a\n"
+                 "product token or a whole User-Agent string (its leading [A-Za-z_-] letters).\n\n"
+                 "  -v, --verbose   name the rule that decided and its line number\n"
+                 "  -h, --help      this text\n\n"
+                 "exit status: 0 allowed, 1 disallowed, 2 usage error or unreadable file.\n");
 }
 
 /* Reads up to keep bytes of f into *buf and counts the rest into *total. */
@@ -63,9 +62,7 @@ static int read_capped(FILE *f, size_t keep, char **buf, size_t *len, size_t *to
 }
 
 static const struct option longopts[] = {
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+    {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 
 int cmd_robots(int argc, char **argv)
 {
@@ -135,13 +132,14 @@ int cmd_robots(int argc, char **argv)
             printf("allowed: no rule matched\n");
         size_t toklen = strspn(agent, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_");
         fprintf(stderr, "simcrawl robots: %s: %u lines, %zu rules apply (%s group), %zu sitemaps\n",
-                file, in->lines, in->rules,
-                in->specific_group ? "the user agent's" : "the '*'", crawl_robots_sitemap_count(r));
+                file, in->lines, in->rules, in->specific_group ? "the user agent's" : "the '*'",
+                crawl_robots_sitemap_count(r));
         if (in->specific_group)
             fprintf(stderr, "simcrawl robots: user agent token '%.*s'\n", (int)toklen, agent);
         if (total > len || in->bytes_ignored)
-            fprintf(stderr, "simcrawl robots: %s: %zu bytes, only the first %zu parsed (limit %zu)\n",
-                    file, total, len - in->bytes_ignored, opts.max_bytes);
+            fprintf(stderr,
+                    "simcrawl robots: %s: %zu bytes, only the first %zu parsed (limit %zu)\n", file,
+                    total, len - in->bytes_ignored, opts.max_bytes);
         if (in->rules_ignored)
             fprintf(stderr, "simcrawl robots: %s: %zu rules beyond the limit ignored\n", file,
                     in->rules_ignored);

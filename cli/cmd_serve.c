@@ -250,24 +250,23 @@ static void warn_stderr(void *userdata, const char *message)
 /* The command line's options: those of set_option() (each also a config key) by name,
  * --config, --quiet and --help. */
 enum { OPT_SET = 256, OPT_CONFIG };
-static const struct option longopts[] = {
-    {"config", required_argument, NULL, OPT_CONFIG},
-    {"listen", required_argument, NULL, OPT_SET},
-    {"index", required_argument, NULL, OPT_SET},
-    {"k", required_argument, NULL, OPT_SET},
-    {"method", required_argument, NULL, OPT_SET},
-    {"threshold", required_argument, NULL, OPT_SET},
-    {"fsync", required_argument, NULL, OPT_SET},
-    {"lock-wait", required_argument, NULL, OPT_SET},
-    {"token-file", required_argument, NULL, OPT_SET},
-    {"max-body", required_argument, NULL, OPT_SET},
-    {"threads", required_argument, NULL, OPT_SET},
-    {"max-connections", required_argument, NULL, OPT_SET},
-    {"timeout", required_argument, NULL, OPT_SET},
-    {"access-log", required_argument, NULL, OPT_SET},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {{"config", required_argument, NULL, OPT_CONFIG},
+                                         {"listen", required_argument, NULL, OPT_SET},
+                                         {"index", required_argument, NULL, OPT_SET},
+                                         {"k", required_argument, NULL, OPT_SET},
+                                         {"method", required_argument, NULL, OPT_SET},
+                                         {"threshold", required_argument, NULL, OPT_SET},
+                                         {"fsync", required_argument, NULL, OPT_SET},
+                                         {"lock-wait", required_argument, NULL, OPT_SET},
+                                         {"token-file", required_argument, NULL, OPT_SET},
+                                         {"max-body", required_argument, NULL, OPT_SET},
+                                         {"threads", required_argument, NULL, OPT_SET},
+                                         {"max-connections", required_argument, NULL, OPT_SET},
+                                         {"timeout", required_argument, NULL, OPT_SET},
+                                         {"access-log", required_argument, NULL, OPT_SET},
+                                         {"quiet", no_argument, NULL, 'q'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
 
 /* Options from --config files (a first pass), then the command line. CLI_OK, -1 after
  * --help, or an exit status. */
@@ -336,8 +335,7 @@ static int serve(struct options *o, const sigset_t *stop)
     char addr[80];
     server_address(s, addr, sizeof addr);
     uint64_t docs = server_documents(s);
-    if (!o->quiet)
-    {
+    if (!o->quiet) {
         char how[64];
         if (strcmp(server_method(s), "minhash") == 0)
             snprintf(how, sizeof how, "minhash, threshold %g", server_threshold(s));

@@ -138,8 +138,10 @@ int cli_crawl_report_add(struct cli_crawl_report *r, const struct cli_crawl_page
         return 0;
     if (r->n >= CLI_CRAWL_REPORT_MAX_PAGES) {
         if (r->over_cap++ == 0)
-            cli_error(r->cmd, "the report holds %u pages at most: %s and later pages are left "
-                              "out of it", CLI_CRAWL_REPORT_MAX_PAGES, p->url);
+            cli_error(r->cmd,
+                      "the report holds %u pages at most: %s and later pages are left "
+                      "out of it",
+                      CLI_CRAWL_REPORT_MAX_PAGES, p->url);
         return 0;
     }
     if (r->n == r->cap) {
@@ -163,8 +165,8 @@ int cli_crawl_report_add(struct cli_crawl_report *r, const struct cli_crawl_page
         arena_put(r, p->reason, 400, &g->reason) != 0)
         goto oom;
     if (page && p->text && !r->texts_failed) {
-        size_t len = p->text_len > CLI_CRAWL_REPORT_MAX_TEXT ? CLI_CRAWL_REPORT_MAX_TEXT
-                                                             : p->text_len;
+        size_t len =
+            p->text_len > CLI_CRAWL_REPORT_MAX_TEXT ? CLI_CRAWL_REPORT_MAX_TEXT : p->text_len;
         if (!r->texts && !(r->texts = texts_open(r)))
             r->texts_failed = 1;
         if (r->texts && fwrite(p->text, 1, len, r->texts) != len) {
@@ -207,10 +209,16 @@ int cli_crawl_report_blob(const struct cli_crawl_page *p, unsigned char **out, s
         }
         l[i] = (uint32_t)n;
     }
-    struct blob_head h = {.magic = BLOB_MAGIC, .decision = (uint32_t)p->decision,
-                          .has_fp = p->has_fp != 0, .processed = p->processed != 0,
-                          .distance = p->distance, .fp = p->fp, .url_len = l[0],
-                          .dup_len = l[1], .title_len = l[2], .reason_len = l[3]};
+    struct blob_head h = {.magic = BLOB_MAGIC,
+                          .decision = (uint32_t)p->decision,
+                          .has_fp = p->has_fp != 0,
+                          .processed = p->processed != 0,
+                          .distance = p->distance,
+                          .fp = p->fp,
+                          .url_len = l[0],
+                          .dup_len = l[1],
+                          .title_len = l[2],
+                          .reason_len = l[3]};
     *len = sizeof h + l[0] + l[1] + l[2] + l[3];
     unsigned char *b = malloc(*len), *q = b;
     if (!b)
@@ -255,10 +263,15 @@ int cli_crawl_report_add_blob(struct cli_crawl_report *r, const void *data, size
         q += l[i];
     }
     if (rc == 0) {
-        struct cli_crawl_page p = {.url = s[0], .decision = (int)h.decision,
-                                   .processed = (int)h.processed, .has_fp = (int)h.has_fp,
-                                   .fp = h.fp, .duplicate_of = s[1], .distance = h.distance,
-                                   .title = s[2], .reason = s[3]};
+        struct cli_crawl_page p = {.url = s[0],
+                                   .decision = (int)h.decision,
+                                   .processed = (int)h.processed,
+                                   .has_fp = (int)h.has_fp,
+                                   .fp = h.fp,
+                                   .duplicate_of = s[1],
+                                   .distance = h.distance,
+                                   .title = s[2],
+                                   .reason = s[3]};
         rc = cli_crawl_report_add(r, &p);
     }
     for (int i = 0; i < 4; i++)
@@ -335,10 +348,13 @@ static int load_log(struct cli_crawl_report *r, const char *path)
             status = CLI_RUNTIME;
             continue;
         }
-        struct cli_crawl_page p = {.url = url, .decision = d, .distance = -1,
+        struct cli_crawl_page p = {.url = url,
+                                   .decision = d,
+                                   .distance = -1,
                                    .processed = json_object_get(o, "links_found") != NULL,
                                    .duplicate_of = jtext(o, "duplicate_of"),
-                                   .title = jtext(o, "title"), .reason = jtext(o, "error")};
+                                   .title = jtext(o, "title"),
+                                   .reason = jtext(o, "error")};
         const char *hex = jtext(o, "fingerprint");
         char *end = NULL;
         if (hex && strlen(hex) == 16) {
@@ -393,8 +409,10 @@ static int load_state(struct cli_crawl_report *r, const char *dir)
 int cli_crawl_report_load(struct cli_crawl_report *r, const char *path)
 {
     switch (cli_crawl_input(path)) {
-    case 1: return load_log(r, path);
-    case 2: return load_state(r, path);
+    case 1:
+        return load_log(r, path);
+    case 2:
+        return load_state(r, path);
     default:
         cli_error(r->cmd, "%s is neither a crawl log nor a crawl state directory", path);
         return CLI_RUNTIME;
@@ -478,8 +496,8 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
     *idx = NULL;
     *c = NULL;
     struct url_map m = {0};
-    size_t *rep = malloc((r->n ? r->n : 1) * sizeof *rep);   /* page -> its kept page */
-    uint32_t *doc = malloc((r->n ? r->n : 1) * sizeof *doc);  /* page -> document + 1 */
+    size_t *rep = malloc((r->n ? r->n : 1) * sizeof *rep);       /* page -> its kept page */
+    uint32_t *doc = malloc((r->n ? r->n : 1) * sizeof *doc);     /* page -> document + 1 */
     uint32_t *order = malloc((r->n ? r->n : 1) * sizeof *order); /* document -> page */
     unsigned char *has_dup = calloc(r->n ? r->n : 1, 1);
     uint64_t *pairs = NULL;
@@ -525,9 +543,9 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
     for (uint32_t d = 0; d < ndocs; d++) {
         size_t i = order[d];
         const struct cr_page *g = &r->pages[i];
-        uint64_t fp = g->has_fp ? g->fp
+        uint64_t fp = g->has_fp                                   ? g->fp
                       : rep[i] != NONE && r->pages[rep[i]].has_fp ? r->pages[rep[i]].fp
-                                                                    : 0;
+                                                                  : 0;
         const char *url = str_at(r, g->url);
         enum dedup_code dc = dedup_index_add(*idx, fp, url, strlen(url), NULL);
         if (dc != DEDUP_OK) {
@@ -537,8 +555,11 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
         if (html) {
             int clustered = rep[i] != NONE || has_dup[i];
             const char *text = clustered ? read_text(r, g, &buf, &bufcap) : NULL;
-            struct cli_doc cd = {.id = url, .id_len = strlen(url), .fp = fp,
-                                 .title = str_at(r, g->title), .text = text,
+            struct cli_doc cd = {.id = url,
+                                 .id_len = strlen(url),
+                                 .fp = fp,
+                                 .title = str_at(r, g->title),
+                                 .text = text,
                                  .text_len = text ? g->text_len : 0};
             if (cli_report_doc(html, &cd) != 0)
                 goto done;
@@ -558,8 +579,8 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
                          str_at(r, g->dup) ? str_at(r, g->dup) : "?");
             else
                 snprintf(why, sizeof why, "%s%s%.500s",
-                         crawl_decision_name((enum crawl_decision)g->decision),
-                         reason ? ": " : "", reason ? reason : "");
+                         crawl_decision_name((enum crawl_decision)g->decision), reason ? ": " : "",
+                         reason ? reason : "");
             cli_report_skip(html, str_at(r, g->url), why);
         }
     enum dedup_code dc = dedup_clusters_from_pairs(ndocs, pairs, npairs, c);
@@ -586,8 +607,8 @@ done:
     return status;
 }
 
-int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k,
-                           char **inputs, int ninputs)
+int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k, char **inputs,
+                           int ninputs)
 {
     struct cli_report *html = cli_report_new(r->cmd);
     struct dedup_index *idx = NULL;

@@ -19,14 +19,14 @@
 #include "cli/report_html.h"
 #include "dedup/dedup.h"
 
-#define CLI_CRAWL_REPORT_MAX_PAGES 4000000u /* pages held for the report at most */
+#define CLI_CRAWL_REPORT_MAX_PAGES 4000000u   /* pages held for the report at most */
 #define CLI_CRAWL_REPORT_MAX_TEXT (16u << 20) /* bytes of one page's text kept */
 
 /* One URL of the crawl as the report needs it. Everything borrowed for the call. */
 struct cli_crawl_page {
     const char *url;
-    int decision;          /* enum crawl_decision */
-    int processed;         /* the page was parsed (a filtered one: not a page, noindex) */
+    int decision;  /* enum crawl_decision */
+    int processed; /* the page was parsed (a filtered one: not a page, noindex) */
     int has_fp;
     uint64_t fp;
     const char *duplicate_of; /* or NULL */
@@ -34,7 +34,7 @@ struct cli_crawl_page {
     const char *title;        /* or NULL */
     const char *text;         /* the main text, or NULL */
     size_t text_len;
-    const char *reason;       /* why not fingerprinted, the error; or NULL */
+    const char *reason; /* why not fingerprinted, the error; or NULL */
 };
 
 struct cli_crawl_report;
@@ -76,7 +76,7 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
 
 /* The HTML report of r into path (written to path.tmp, then renamed), for inputs (the
  * seeds, or the logs) at distance k. CLI_OK, or CLI_RUNTIME after a diagnostic. */
-int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k,
-                           char **inputs, int ninputs);
+int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k, char **inputs,
+                           int ninputs);
 
 #endif

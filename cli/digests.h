@@ -19,11 +19,11 @@
 #define CLI_DIGESTS_MAX (16u * 1024 * 1024)
 
 struct cli_digests_cap {
-    const char *cmd;     /* for the diagnostic */
-    const char *lost;    /* what a page not remembered loses, in the command's words */
-    unsigned max;        /* the cap the decision was made with (CLI_DIGESTS_MAX) */
-    int quiet;           /* --quiet: not said */
-    atomic_flag warned;  /* said already (pages are decided on several threads) */
+    const char *cmd;    /* for the diagnostic */
+    const char *lost;   /* what a page not remembered loses, in the command's words */
+    unsigned max;       /* the cap the decision was made with (CLI_DIGESTS_MAX) */
+    int quiet;          /* --quiet: not said */
+    atomic_flag warned; /* said already (pages are decided on several threads) */
 };
 
 /* Sets c up for cmd (borrowed strings). */

@@ -198,8 +198,8 @@ static int deliver_doc(struct cli_inputs *in, int capture, const char *where,
     return fn(userdata, d) ? -1 : 0;
 }
 
-static int deliver(struct cli_inputs *in, const char *where, const struct cli_doc *d,
-                   cli_doc_fn fn, void *userdata)
+static int deliver(struct cli_inputs *in, const char *where, const struct cli_doc *d, cli_doc_fn fn,
+                   void *userdata)
 {
     return deliver_doc(in, 0, where, d, fn, userdata);
 }
@@ -279,9 +279,22 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
             in->failed++; /* too little text is an answer about the page, not a failure */
         cli_inputs_skipped(in, path, res.message);
     } else {
-        struct cli_doc d = {path, strlen(path), res.fingerprint, "", res.blocks, res.n_blocks,
-                            res.doc_hash, res.tokens, res.tokens_len, NULL, NULL, 0, NULL, 0,
-                            NULL, 0};
+        struct cli_doc d = {path,
+                            strlen(path),
+                            res.fingerprint,
+                            "",
+                            res.blocks,
+                            res.n_blocks,
+                            res.doc_hash,
+                            res.tokens,
+                            res.tokens_len,
+                            NULL,
+                            NULL,
+                            0,
+                            NULL,
+                            0,
+                            NULL,
+                            0};
         cli_doc_set_page(&d, &res);
         rc = deliver(in, path, &d, fn, userdata);
     }
@@ -387,8 +400,8 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
         return 0;
     }
     /* the duplicate diagnostic names the list and the line (deliver_doc) */
-    struct cli_doc d = {id,   id_len, fp, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, 0, c->name,
-                        line, NULL, 0};
+    struct cli_doc d = {id, id_len, fp,   NULL, NULL,    0,    0,    NULL,
+                        0,  NULL,   NULL, 0,    c->name, line, NULL, 0};
     return deliver(c->in, NULL, &d, c->fn, c->userdata) ? 1 : 0;
 }
 
@@ -440,8 +453,7 @@ int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
             fclose(f);
         return 0;
     }
-    int rc = cli_inputs_fplist_stream(in, f, is_stdin ? "(standard input)" : path, fn,
-                                      userdata);
+    int rc = cli_inputs_fplist_stream(in, f, is_stdin ? "(standard input)" : path, fn, userdata);
     if (!is_stdin)
         fclose(f);
     return rc;
@@ -454,8 +466,7 @@ static int count_page(void *userdata, const struct cli_doc *doc)
     if (!doc->n_blocks)
         return 0;
     enum dedup_code rc = dedup_templates_add_doc(in->templates, doc->host, strlen(doc->host),
-                                                 doc->doc_hash, doc->blocks, doc->n_blocks,
-                                                 NULL);
+                                                 doc->doc_hash, doc->blocks, doc->n_blocks, NULL);
     if (rc != DEDUP_OK) {
         cli_error(in->cmd, "cannot count the blocks of %s: %s", doc->id, dedup_strerror(rc));
         return 1;
@@ -493,8 +504,8 @@ static void idset_free(struct cli_idset *s)
     }
 }
 
-int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,
-                   int npaths, cli_doc_fn fn, void *userdata)
+int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths, int npaths,
+                   cli_doc_fn fn, void *userdata)
 {
     if (in->learn && in->templates && npaths > 0) {
         /* pass 1: the same walk and the same duplicate-id rule, counting instead of
@@ -660,9 +671,23 @@ unsigned cli_threads(void)
 
 /* The options of cli_args_parse(), each with the CLI_ARG_* bit that allows it (0: every
  * command's). */
-enum { ARG_K = 256, ARG_FORMAT, ARG_INDEX, ARG_TABLES, ARG_FINGERPRINTS, ARG_LOCK_WAIT,
-       ARG_MAX_DEPTH, ARG_METHOD, ARG_THRESHOLD, ARG_SHINGLE_WORDS, ARG_NUM_PERM, ARG_TOP,
-       ARG_NO_TEMPLATES, ARG_QUIET, ARG_FROM_INDEX };
+enum {
+    ARG_K = 256,
+    ARG_FORMAT,
+    ARG_INDEX,
+    ARG_TABLES,
+    ARG_FINGERPRINTS,
+    ARG_LOCK_WAIT,
+    ARG_MAX_DEPTH,
+    ARG_METHOD,
+    ARG_THRESHOLD,
+    ARG_SHINGLE_WORDS,
+    ARG_NUM_PERM,
+    ARG_TOP,
+    ARG_NO_TEMPLATES,
+    ARG_QUIET,
+    ARG_FROM_INDEX
+};
 static const struct {
     struct option opt;
     unsigned allowed_by;
@@ -754,8 +779,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
             break;
         case ARG_LOCK_WAIT:
             if (cli_parse_long(value, 0, CLI_LOCK_WAIT_MAX, &a->lock_wait) != 0)
-                return cli_usage_error(cmd, "--lock-wait must be a whole number of seconds "
-                                       "from 0 to %ld, not '%s'", CLI_LOCK_WAIT_MAX, value);
+                return cli_usage_error(cmd,
+                                       "--lock-wait must be a whole number of seconds "
+                                       "from 0 to %ld, not '%s'",
+                                       CLI_LOCK_WAIT_MAX, value);
             break;
         case ARG_MAX_DEPTH:
             if (cli_parse_cap(cmd, "--max-depth", value, (long)EXTRACT_MAX_DEPTH_LIMIT,
@@ -764,30 +791,37 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
             break;
         case ARG_METHOD:
             if (strcmp(value, "simhash") != 0 && strcmp(value, "minhash") != 0)
-                return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'",
-                                       value);
+                return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'", value);
             a->minhash = strcmp(value, "minhash") == 0;
             break;
         case ARG_THRESHOLD:
             if (cli_parse_threshold(value, &a->threshold) != 0)
-                return cli_usage_error(cmd, "--threshold must be a Jaccard similarity above 0 "
-                                       "and at most 1 (e.g. 0.8), not '%s'", value);
+                return cli_usage_error(cmd,
+                                       "--threshold must be a Jaccard similarity above 0 "
+                                       "and at most 1 (e.g. 0.8), not '%s'",
+                                       value);
             a->threshold_set = 1;
             break;
         case ARG_SHINGLE_WORDS:
             if (cli_parse_long(value, 1, DEDUP_MINHASH_K_MAX, &a->shingle_words) != 0)
-                return cli_usage_error(cmd, "--shingle-words must be a whole number from 1 "
-                                       "to %u, not '%s'", DEDUP_MINHASH_K_MAX, value);
+                return cli_usage_error(cmd,
+                                       "--shingle-words must be a whole number from 1 "
+                                       "to %u, not '%s'",
+                                       DEDUP_MINHASH_K_MAX, value);
             break;
         case ARG_NUM_PERM:
             if (cli_parse_long(value, 1, DEDUP_MINHASH_H_MAX, &a->num_perm) != 0)
-                return cli_usage_error(cmd, "--num-perm must be a whole number from 1 to %u, "
-                                       "not '%s'", DEDUP_MINHASH_H_MAX, value);
+                return cli_usage_error(cmd,
+                                       "--num-perm must be a whole number from 1 to %u, "
+                                       "not '%s'",
+                                       DEDUP_MINHASH_H_MAX, value);
             break;
         case ARG_TOP:
             if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
-                return cli_usage_error(cmd, "--top must be a whole number from 1 to %ld, "
-                                       "not '%s'", CLI_TOP_MAX, value);
+                return cli_usage_error(cmd,
+                                       "--top must be a whole number from 1 to %ld, "
+                                       "not '%s'",
+                                       CLI_TOP_MAX, value);
             break;
         default: /* ARG_FINGERPRINTS */
             stdin_uses += strcmp(value, "-") == 0;
@@ -801,10 +835,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     }
     if (a->minhash && a->k_set)
         return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
-                               "--threshold J instead");
+                                    "--threshold J instead");
     if (!a->minhash && (a->threshold_set || a->shingle_words || a->num_perm))
         return cli_usage_error(cmd, "--threshold, --shingle-words and --num-perm apply to "
-                               "--method minhash (simhash takes --k N)");
+                                    "--method minhash (simhash takes --k N)");
     if (stdin_uses > 1)
         return cli_usage_error(cmd, "standard input ('-') can be read only once");
     if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0 && !a->from_index)
@@ -936,8 +970,8 @@ int cli_index_add_stage(const char *cmd, struct dedup_index *idx, const struct c
 {
     for (size_t i = 0; i < s->n; i++) {
         const char *id = s->ids + s->off[i];
-        enum dedup_code rc = dedup_index_add(idx, s->fp[i], id, s->off[i + 1] - s->off[i] - 1,
-                                             NULL);
+        enum dedup_code rc =
+            dedup_index_add(idx, s->fp[i], id, s->off[i + 1] - s->off[i] - 1, NULL);
         if (rc != DEDUP_OK) {
             cli_error(cmd, "cannot add '%s' to the index: %s", id, dedup_strerror(rc));
             return CLI_RUNTIME;
@@ -967,8 +1001,8 @@ int cli_index_lock(const char *cmd, const char *path, long wait_s, struct dedup_
     struct dedup_file_error err;
     struct lock_wait_ctx w = {cmd, path, wait_s};
     unsigned removed = 0;
-    enum dedup_code rc = dedup_lock_acquire(path, (unsigned long)wait_s * 1000ul, say_waiting,
-                                            &w, out, &removed, &err);
+    enum dedup_code rc = dedup_lock_acquire(path, (unsigned long)wait_s * 1000ul, say_waiting, &w,
+                                            out, &removed, &err);
     if (rc == DEDUP_ELOCKED) {
         cli_error(cmd, "%s is locked by another writer (waited %ld s)", path, wait_s);
         return CLI_RUNTIME;

@@ -27,9 +27,9 @@
 
 #include "cli/pipeline.h"
 
-#define CLI_FPLIST_LINE_MAX 65536u   /* cap on one --fingerprints line, in bytes */
-#define CLI_INPUT_WARN_MAX 20u       /* diagnostics per list before they are summarised */
-#define CLI_IDSET_MAX (1u << 31)     /* cap on ids remembered for the duplicate check */
+#define CLI_FPLIST_LINE_MAX 65536u /* cap on one --fingerprints line, in bytes */
+#define CLI_INPUT_WARN_MAX 20u     /* diagnostics per list before they are summarised */
+#define CLI_IDSET_MAX (1u << 31)   /* cap on ids remembered for the duplicate check */
 
 /* One document. Borrowed: valid during the callback only. */
 struct cli_doc {
@@ -37,10 +37,10 @@ struct cli_doc {
     size_t id_len;
     uint64_t fp;
     /* pages only (NULL / 0 for --fingerprints lines); set in the counting pass */
-    const char *host;      /* template host key: "" for files, the URI's host in WARCs */
+    const char *host;       /* template host key: "" for files, the URI's host in WARCs */
     const uint64_t *blocks; /* block hashes of the page (filter_fp_result.blocks) */
     size_t n_blocks;
-    uint64_t doc_hash;     /* hash of the page's whole token string */
+    uint64_t doc_hash; /* hash of the page's whole token string */
     /* pages only, when fp_opts.keep_tokens: the token string that was fingerprinted
      * (template blocks left out), for the MinHash signature (cli/minhash.c) */
     const char *tokens;
@@ -68,8 +68,8 @@ typedef void (*cli_skip_fn)(void *userdata, const char *id, const char *reason);
 struct cli_idset; /* opaque: 128-bit hashes of the ids seen */
 
 struct cli_inputs {
-    const char *cmd;                /* command name for diagnostics */
-    struct filter_fp_opts fp_opts;     /* how HTML pages are fingerprinted */
+    const char *cmd;               /* command name for diagnostics */
+    struct filter_fp_opts fp_opts; /* how HTML pages are fingerprinted */
     /* Templates (docs/FINGERPRINT.md, "Template blocks"). templates (borrowed): pages are
      * fingerprinted without their host's template blocks. learn: cli_inputs_run() first
      * reads every INPUT (not the --fingerprints lists) once to count its pages' blocks into
@@ -77,19 +77,19 @@ struct cli_inputs {
      * the same inputs in the same order give the same table, so the same fingerprints. */
     struct dedup_templates *templates;
     int learn;
-    int counting;                   /* set during pass 1 */
-    char *stdin_data;               /* "-" read in pass 1, kept for pass 2 */
+    int counting;     /* set during pass 1 */
+    char *stdin_data; /* "-" read in pass 1, kept for pass 2 */
     size_t stdin_len;
     int stdin_read;
-    int check_duplicates;           /* skip (and report) a second document with an id */
-    unsigned long docs;             /* documents handed to the callback */
-    unsigned long failed;           /* inputs, lines and duplicates skipped */
-    unsigned long recaptures;       /* later WARC captures of a URI already read: skipped */
+    int check_duplicates;     /* skip (and report) a second document with an id */
+    unsigned long docs;       /* documents handed to the callback */
+    unsigned long failed;     /* inputs, lines and duplicates skipped */
+    unsigned long recaptures; /* later WARC captures of a URI already read: skipped */
     struct cli_idset *ids;
-    struct cli_idset *index_ids;    /* ids of a loaded index (cli_inputs_mark_index) */
-    unsigned long already;          /* documents whose id was in that index: skipped */
-    int quiet;                      /* --quiet: cli_inputs_run() does not say its counts */
-    cli_skip_fn skip;               /* told of every page without a fingerprint (or NULL) */
+    struct cli_idset *index_ids; /* ids of a loaded index (cli_inputs_mark_index) */
+    unsigned long already;       /* documents whose id was in that index: skipped */
+    int quiet;                   /* --quiet: cli_inputs_run() does not say its counts */
+    cli_skip_fn skip;            /* told of every page without a fingerprint (or NULL) */
     void *skip_userdata;
 };
 
@@ -126,8 +126,8 @@ int cli_inputs_deliver(struct cli_inputs *in, const struct cli_doc *d, cli_doc_f
                        void *userdata);
 
 /* Runs every --fingerprints list, then every INPUT, in command-line order. 0, or -1. */
-int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths,
-                   int npaths, cli_doc_fn fn, void *userdata);
+int cli_inputs_run(struct cli_inputs *in, char **fplists, int nfplists, char **paths, int npaths,
+                   cli_doc_fn fn, void *userdata);
 
 /* Length of the valid UTF-8 sequence at s[0..n) (RFC 3629), or 0 if s[0] starts none. */
 size_t cli_utf8_seq_len(const unsigned char *s, size_t n);
@@ -141,52 +141,54 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 
 /* ---- command-line arguments shared by pairs, clusters, query and index add ---- */
 
-#define CLI_ARG_FORMAT 1u /* --format NAME */
-#define CLI_ARG_INDEX 2u  /* --index FILE */
-#define CLI_ARG_TABLES 4u /* --tables N */
+#define CLI_ARG_FORMAT 1u     /* --format NAME */
+#define CLI_ARG_INDEX 2u      /* --index FILE */
+#define CLI_ARG_TABLES 4u     /* --tables N */
 #define CLI_ARG_NEED_INPUT 8u /* at least one INPUT or --fingerprints FILE */
 #define CLI_ARG_TEMPLATES 16u /* --no-templates */
 #define CLI_ARG_LOCK_WAIT 32u /* --lock-wait SECONDS (commands that write an index) */
 #define CLI_ARG_MAX_DEPTH 64u /* --max-depth N: the extractor's nesting cap (README, Caps) */
-#define CLI_ARG_METHOD 128u  /* --method simhash|minhash, --threshold J, --shingle-words N,
-                              * --num-perm N (cli/minhash.h) */
-#define CLI_ARG_TOP 256u     /* --top N (query) */
-#define CLI_ARG_QUIET 512u   /* --quiet: no summary lines on stderr (the counts of
-                              * cli_inputs_run, index add's totals) */
+#define CLI_ARG_METHOD                                                                             \
+    128u                 /* --method simhash|minhash, --threshold J, --shingle-words N,            \
+                          * --num-perm N (cli/minhash.h) */
+#define CLI_ARG_TOP 256u /* --top N (query) */
+#define CLI_ARG_QUIET                                                                              \
+    512u                         /* --quiet: no summary lines on stderr (the counts of             \
+                                  * cli_inputs_run, index add's totals) */
 #define CLI_ARG_FROM_INDEX 1024u /* --from-index FILE (pairs): counts as an input */
 
-#define CLI_TOP_MAX 1000000L        /* --top N cap */
-#define CLI_LOCK_WAIT_DEFAULT 30L    /* seconds a writer waits for the index lock */
-#define CLI_LOCK_WAIT_MAX 1000000L   /* --lock-wait cap, in seconds (11.5 days) */
+#define CLI_TOP_MAX 1000000L       /* --top N cap */
+#define CLI_LOCK_WAIT_DEFAULT 30L  /* seconds a writer waits for the index lock */
+#define CLI_LOCK_WAIT_MAX 1000000L /* --lock-wait cap, in seconds (11.5 days) */
 
 struct cli_args {
-    long k;             /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
+    long k; /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
     int k_set;
     const char *format; /* --format NAME, "text" when not given */
     const char *index;  /* --index FILE, or NULL */
     long tables;        /* --tables N, 0 when not given */
     char **fplists;     /* --fingerprints FILE (repeatable); owned, free with cli_args_release */
     int nfplists;
-    char **paths;       /* the INPUT arguments (borrowed from argv) */
+    char **paths; /* the INPUT arguments (borrowed from argv) */
     int npaths;
-    int help;           /* --help was given and printed: exit 0 */
-    int no_templates;   /* --no-templates: fingerprint whole main texts */
-    long lock_wait;     /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
-    long max_depth;     /* --max-depth N, 1..EXTRACT_MAX_DEPTH_LIMIT; 0 when not given */
-    int minhash;        /* --method minhash (0: simhash, the default) */
-    double threshold;   /* --threshold J in (0, 1], DEDUP_MINHASH_THRESHOLD_DEFAULT if not given */
+    int help;         /* --help was given and printed: exit 0 */
+    int no_templates; /* --no-templates: fingerprint whole main texts */
+    long lock_wait;   /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
+    long max_depth;   /* --max-depth N, 1..EXTRACT_MAX_DEPTH_LIMIT; 0 when not given */
+    int minhash;      /* --method minhash (0: simhash, the default) */
+    double threshold; /* --threshold J in (0, 1], DEDUP_MINHASH_THRESHOLD_DEFAULT if not given */
     int threshold_set;
-    long shingle_words; /* --shingle-words N, 0 when not given (DEDUP_MINHASH_K_DEFAULT) */
-    long num_perm;      /* --num-perm N, 0 when not given (DEDUP_MINHASH_H_DEFAULT) */
-    long top;           /* --top N, 0 when not given (all) */
-    int quiet;          /* --quiet */
+    long shingle_words;     /* --shingle-words N, 0 when not given (DEDUP_MINHASH_K_DEFAULT) */
+    long num_perm;          /* --num-perm N, 0 when not given (DEDUP_MINHASH_H_DEFAULT) */
+    long top;               /* --top N, 0 when not given (all) */
+    int quiet;              /* --quiet */
     const char *from_index; /* --from-index FILE, or NULL */
 };
 
 /*
- * Parses options and INPUT arguments in any order ("--" ends the options; cli_getopt). formats: NULL-terminated
- * names accepted by --format. usage() prints the command's help. Returns CLI_OK (check
- * a->help) or CLI_USAGE after a diagnostic (unknown option, --k out of 0..7, bad format,
+ * Parses options and INPUT arguments in any order ("--" ends the options; cli_getopt). formats:
+ * NULL-terminated names accepted by --format. usage() prints the command's help. Returns CLI_OK
+ * (check a->help) or CLI_USAGE after a diagnostic (unknown option, --k out of 0..7, bad format,
  * "-" read twice). Options not in `allowed` are unknown.
  */
 int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,

@@ -60,7 +60,8 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
             char host[DEDUP_TEMPLATE_MAX_KEY + 1];
             filter_url_host_key(rec->target_uri, host);
             cli_inputs_page_opts(in, host, &po);
-            int got = filter_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res);
+            int got =
+                filter_fingerprint_page(pg.body, pg.body_len, pg.content_type, NULL, &po, &res);
             if (!in->counting)
                 cli_warn_cut(in->cmd, uri, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH,
                              "--max-depth");
@@ -69,9 +70,22 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
                  * lists it) */
                 cli_inputs_skipped(in, uri, res.message);
             } else {
-                struct cli_doc d = {uri, strlen(uri), res.fingerprint, host, res.blocks,
-                                    res.n_blocks, res.doc_hash, res.tokens, res.tokens_len,
-                                    NULL, NULL, 0, NULL, 0, NULL, 0};
+                struct cli_doc d = {uri,
+                                    strlen(uri),
+                                    res.fingerprint,
+                                    host,
+                                    res.blocks,
+                                    res.n_blocks,
+                                    res.doc_hash,
+                                    res.tokens,
+                                    res.tokens_len,
+                                    NULL,
+                                    NULL,
+                                    0,
+                                    NULL,
+                                    0,
+                                    NULL,
+                                    0};
                 cli_doc_set_page(&d, &res);
                 if (deliver(in, path, &d, fn, userdata) != 0)
                     stop = -1;

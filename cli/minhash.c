@@ -58,8 +58,8 @@ int cli_mh_params(const char *cmd, const struct cli_args *a, struct dedup_lsh_pa
         p->k = (unsigned)a->shingle_words;
     if (a->num_perm) {
         p->h = (unsigned)a->num_perm;
-        if (dedup_lsh_optimal(p->threshold, p->h, DEDUP_LSH_FP_WEIGHT, DEDUP_LSH_FN_WEIGHT,
-                              &p->b, &p->r) != DEDUP_OK)
+        if (dedup_lsh_optimal(p->threshold, p->h, DEDUP_LSH_FP_WEIGHT, DEDUP_LSH_FN_WEIGHT, &p->b,
+                              &p->r) != DEDUP_OK)
             return cli_usage_error(cmd, "no bands for --num-perm %u", p->h);
     }
     return CLI_OK;
@@ -86,8 +86,10 @@ int cli_mh_load(const char *cmd, const char *path, int missing_ok, struct dedup_
         return CLI_OK;
     }
     if (rc == DEDUP_EFORMAT && cli_file_method(path) == DEDUP_METHOD_SIMHASH)
-        cli_error(cmd, "index %s holds simhash fingerprints (made without --method minhash): "
-                       "use it without --method minhash, or build a minhash index", path);
+        cli_error(cmd,
+                  "index %s holds simhash fingerprints (made without --method minhash): "
+                  "use it without --method minhash, or build a minhash index",
+                  path);
     else if (rc == DEDUP_EIO && err.os_error)
         cli_error(cmd, "cannot load index %s: %s: %s", path, err.what, strerror(err.os_error));
     else if (rc == DEDUP_EIO || rc == DEDUP_ENOMEM)
@@ -198,31 +200,40 @@ static int list_header(struct cli_inputs *in, const char *name, const char *s,
         while (n < 17 && isxdigit((unsigned char)s[n]))
             n++;
         if (n == 16 && (s[16] == ' ' || s[16] == '\t'))
-            cli_error(in->cmd, "%s:1: a simhash fingerprint list (16-digit fingerprints), "
-                               "not MinHash signatures: make them with simcrawl fingerprint "
-                               "--method minhash, or use the list without --method minhash",
+            cli_error(in->cmd,
+                      "%s:1: a simhash fingerprint list (16-digit fingerprints), "
+                      "not MinHash signatures: make them with simcrawl fingerprint "
+                      "--method minhash, or use the list without --method minhash",
                       name);
         else
-            cli_error(in->cmd, "%s:1: not a MinHash signature list (its first line is not "
-                               "'%s...', docs/MINHASH.md)", name, LIST_MAGIC);
+            cli_error(in->cmd,
+                      "%s:1: not a MinHash signature list (its first line is not "
+                      "'%s...', docs/MINHASH.md)",
+                      name, LIST_MAGIC);
         return -1;
     }
-    if (sscanf(s + strlen(LIST_MAGIC), "%u shingle-words=%u num-perm=%u seed=%16llx%n", &v, &k,
-               &h, &seed, &end) != 4 || end < 0 || s[strlen(LIST_MAGIC) + (size_t)end]) {
-        cli_error(in->cmd, "%s:1: malformed header (want '%s1 shingle-words=K num-perm=H "
-                           "seed=16HEX')", name, LIST_MAGIC);
+    if (sscanf(s + strlen(LIST_MAGIC), "%u shingle-words=%u num-perm=%u seed=%16llx%n", &v, &k, &h,
+               &seed, &end) != 4 ||
+        end < 0 || s[strlen(LIST_MAGIC) + (size_t)end]) {
+        cli_error(in->cmd,
+                  "%s:1: malformed header (want '%s1 shingle-words=K num-perm=H "
+                  "seed=16HEX')",
+                  name, LIST_MAGIC);
         return -1;
     }
     if (v != DEDUP_MINHASH_VERSION) {
-        cli_error(in->cmd, "%s:1: signatures of docs/MINHASH.md version %u, not %d: make them "
-                           "again with this simcrawl", name, v, DEDUP_MINHASH_VERSION);
+        cli_error(in->cmd,
+                  "%s:1: signatures of docs/MINHASH.md version %u, not %d: make them "
+                  "again with this simcrawl",
+                  name, v, DEDUP_MINHASH_VERSION);
         return -1;
     }
     if (k != p->k || h != p->h || seed != p->seed) {
-        cli_error(in->cmd, "%s:1: signatures of --shingle-words %u --num-perm %u (seed "
-                           "%016llx), not the run's %u, %u (seed %016llx): give the same "
-                           "--shingle-words and --num-perm", name, k, h, seed, p->k, p->h,
-                  (unsigned long long)p->seed);
+        cli_error(in->cmd,
+                  "%s:1: signatures of --shingle-words %u --num-perm %u (seed "
+                  "%016llx), not the run's %u, %u (seed %016llx): give the same "
+                  "--shingle-words and --num-perm",
+                  name, k, h, seed, p->k, p->h, (unsigned long long)p->seed);
         return -1;
     }
     return 0;
@@ -238,8 +249,9 @@ static int list_line(char *s, unsigned h, uint32_t *sig, char **id, size_t *id_l
     for (unsigned i = 0; i < h; i++) {
         uint32_t v = 0;
         for (int j = 0; j < 8; j++, p++) {
-            int c = (unsigned char)*p, d = c >= '0' && c <= '9' ? c - '0'
-                                         : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            int c = (unsigned char)*p, d = c >= '0' && c <= '9'   ? c - '0'
+                                           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                                  : -1;
             if (d < 0) {
                 *what = "malformed signature: want comma-separated 8-digit lower-case hex "
                         "values, as many as the header's num-perm";
@@ -373,8 +385,8 @@ static int mh_list(struct cli_inputs *in, const char *path, const struct dedup_l
 /* cli_inputs_run() for a minhash run over an index of parameters p: the signature lists
  * first, then the INPUTs, in command-line order. 0, or -1. */
 static int mh_inputs_run(struct cli_inputs *in, const struct cli_args *a,
-                         const struct dedup_lsh_params *p, char **paths, int npaths,
-                         cli_doc_fn fn, void *userdata)
+                         const struct dedup_lsh_params *p, char **paths, int npaths, cli_doc_fn fn,
+                         void *userdata)
 {
     for (int i = 0; i < a->nfplists; i++)
         if (mh_list(in, a->fplists[i], p, fn, userdata) != 0)
@@ -398,8 +410,8 @@ int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli
         f->k = (unsigned)n;
     } else {
         if (cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &n) != 0)
-            return cli_usage_error(cmd, "--num-perm must be 1..%u, not '%s'",
-                                   DEDUP_MINHASH_H_MAX, v);
+            return cli_usage_error(cmd, "--num-perm must be 1..%u, not '%s'", DEDUP_MINHASH_H_MAX,
+                                   v);
         f->h = (unsigned)n;
     }
     return CLI_OK;
@@ -425,8 +437,8 @@ int cli_mh_fp_begin(const char *cmd, struct cli_mh_fp *f)
 const char *cli_mh_fp_signature(const char *cmd, struct cli_mh_fp *f, const char *path,
                                 const char *tokens, size_t len)
 {
-    enum dedup_code rc = tokens ? dedup_minhash_signature(f->mh, tokens, len, f->sig, NULL)
-                                : DEDUP_EINVAL;
+    enum dedup_code rc =
+        tokens ? dedup_minhash_signature(f->mh, tokens, len, f->sig, NULL) : DEDUP_EINVAL;
     if (rc != DEDUP_OK) {
         cli_error(cmd, "%s: no MinHash signature: %s", path, dedup_strerror(rc));
         return NULL;
@@ -515,8 +527,10 @@ static int mh_open(const char *cmd, const struct cli_args *a, const char *path,
                 (a->num_perm && (unsigned)a->num_perm != ip->h)) {
                 dedup_lsh_free(*out);
                 *out = NULL;
-                return cli_usage_error(cmd, "index %s was made with --shingle-words %u "
-                                            "--num-perm %u", path, ip->k, ip->h);
+                return cli_usage_error(cmd,
+                                       "index %s was made with --shingle-words %u "
+                                       "--num-perm %u",
+                                       path, ip->k, ip->h);
             }
             return CLI_OK;
         }
@@ -844,8 +858,10 @@ int cli_mh_index_add(const struct cli_args *a)
     if (status != CLI_OK)
         goto done;
     if (!missing && a->threshold_set && a->threshold != dedup_lsh_get_params(l)->threshold) {
-        status = cli_usage_error(cmd, "index %s was made for --threshold %g; its bands are "
-                                      "chosen for it", file, dedup_lsh_get_params(l)->threshold);
+        status = cli_usage_error(cmd,
+                                 "index %s was made for --threshold %g; its bands are "
+                                 "chosen for it",
+                                 file, dedup_lsh_get_params(l)->threshold);
         goto done;
     }
     uint32_t before = dedup_lsh_doc_count(l);
@@ -858,7 +874,7 @@ int cli_mh_index_add(const struct cli_args *a)
     sig = malloc(dedup_lsh_get_params(l)->h * sizeof *sig);
     struct mh_run r = {cmd, l, sig, 0};
     if (!sig || mh_inputs_run(&in, a, dedup_lsh_get_params(l), a->paths + 1, a->npaths - 1, mh_add,
-                                     &r) != 0) {
+                              &r) != 0) {
         if (!sig)
             cli_error(cmd, "out of memory");
         status = CLI_RUNTIME;
@@ -869,8 +885,9 @@ int cli_mh_index_add(const struct cli_args *a)
         goto done;
     const struct dedup_lsh_params *p = dedup_lsh_get_params(l);
     if (!a->quiet)
-        fprintf(stderr, "simcrawl index: %s: %s %u documents, now %u (minhash: %u-word "
-                        "shingles, %u values, %u bands x %u rows, threshold %g)\n",
+        fprintf(stderr,
+                "simcrawl index: %s: %s %u documents, now %u (minhash: %u-word "
+                "shingles, %u values, %u bands x %u rows, threshold %g)\n",
                 file, missing ? "made with" : "added", dedup_lsh_doc_count(l) - before,
                 dedup_lsh_doc_count(l), p->k, p->h, p->b, p->r, p->threshold);
     if (in.failed || r.failed)
@@ -941,8 +958,8 @@ int cli_mh_index_stats(const struct cli_args *a, const char *file)
 
 /* ---- compare ---- */
 
-int cli_mh_compare(const char *cmd, const struct dedup_lsh_params *p, const char *ta,
-                   size_t la, const char *tb, size_t lb, struct cli_mh_compare *out)
+int cli_mh_compare(const char *cmd, const struct dedup_lsh_params *p, const char *ta, size_t la,
+                   const char *tb, size_t lb, struct cli_mh_compare *out)
 {
     struct dedup_minhash *mh = NULL;
     uint64_t *sa = NULL, *sb = NULL;

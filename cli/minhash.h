@@ -41,8 +41,8 @@ void cli_mh_list_header(FILE *out, unsigned k, unsigned h, uint64_t seed);
  * signature of a page's token string (borrowed until the next call; NULL after a
  * diagnostic naming path); cli_mh_fp_release() at the end. */
 struct cli_mh_fp {
-    int on;          /* --method minhash */
-    unsigned k, h;   /* given, or 0 */
+    int on;        /* --method minhash */
+    unsigned k, h; /* given, or 0 */
     struct dedup_minhash *mh;
     uint32_t *sig;
     char *text;
@@ -67,7 +67,7 @@ struct cli_mh_compare {
     double exact, estimate;
     size_t shingles_a, shingles_b;
 };
-int cli_mh_compare(const char *cmd, const struct dedup_lsh_params *p, const char *ta,
-                   size_t la, const char *tb, size_t lb, struct cli_mh_compare *out);
+int cli_mh_compare(const char *cmd, const struct dedup_lsh_params *p, const char *ta, size_t la,
+                   const char *tb, size_t lb, struct cli_mh_compare *out);
 
 #endif

@@ -64,8 +64,7 @@ static int is_name_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
 }
 
-const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf,
-                               size_t buflen)
+const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf, size_t buflen)
 {
     char *help = NULL;
     size_t help_len = 0, n = 0;
@@ -119,8 +118,7 @@ int cli_unknown_option(const char *cmd, const char *opt, void (*usage)(FILE *out
              : cli_usage_error(cmd, "unknown option '%s'", opt);
 }
 
-int cli_unknown_key(const char *cmd, const char *where, const char *name,
-                    void (*usage)(FILE *out))
+int cli_unknown_key(const char *cmd, const char *where, const char *name, void (*usage)(FILE *out))
 {
     char opt[CLI_SUGGEST_NAME_MAX + 3], buf[CLI_SUGGEST_NAME_MAX + 1];
     snprintf(opt, sizeof opt, "--%s", name);
@@ -147,8 +145,7 @@ int cli_unknown_key(const char *cmd, const char *where, const char *name,
  * (optind = 0: glibc's full reinitialisation), so a command may parse argv twice.
  */
 void cli_getopt_init(struct cli_getopt *g, const char *cmd, int argc, char **argv,
-                     const char *shortopts, const struct option *longopts,
-                     void (*usage)(FILE *out))
+                     const char *shortopts, const struct option *longopts, void (*usage)(FILE *out))
 {
     memset(g, 0, sizeof *g);
     g->cmd = cmd;
@@ -171,8 +168,7 @@ static int spelled_out(const char *tok, const struct option *o)
 
 /* The entry of longopts with code val that tok ("--name...", or NULL for a short option)
  * names: spelled out if one is, else the first with that code. */
-static const struct option *option_of_code(const struct option *longopts, int code,
-                                           const char *tok)
+static const struct option *option_of_code(const struct option *longopts, int code, const char *tok)
 {
     const struct option *first = NULL;
     for (const struct option *o = longopts; o && o->name; o++) {

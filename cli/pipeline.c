@@ -166,12 +166,12 @@ void cli_warn_cut(const char *cmd, const char *name, unsigned cut, const struct 
                          : n % 10 == 2                  ? "nd"
                          : n % 10 == 3                  ? "rd"
                                                         : "th";
-        cli_error(cmd, "%s: links after the %zu%s dropped (%zu of them; --max-links)", name, n,
-                  th, c.links_dropped);
+        cli_error(cmd, "%s: links after the %zu%s dropped (%zu of them; --max-links)", name, n, th,
+                  c.links_dropped);
     }
     if (cut & EXTRACT_CUT_DEPTH)
-        cli_error(cmd, "%s: %zu elements nested deeper than %u skipped, with %zu bytes of "
-                       "text (%s)", name, c.deep_elements, c.max_depth, c.deep_text_bytes,
-                  depth_opt);
+        cli_error(cmd,
+                  "%s: %zu elements nested deeper than %u skipped, with %zu bytes of "
+                  "text (%s)",
+                  name, c.deep_elements, c.max_depth, c.deep_text_bytes, depth_opt);
 }
-

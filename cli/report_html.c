@@ -70,8 +70,7 @@ static double src_far(const struct rsrc *s, uint32_t rep, uint32_t m)
         return 1.0 - dedup_minhash_estimate(dedup_lsh_signature(s->lsh, rep),
                                             dedup_lsh_signature(s->lsh, m),
                                             dedup_lsh_get_params(s->lsh)->h);
-    return dedup_distance(dedup_index_fingerprint(s->idx, rep),
-                          dedup_index_fingerprint(s->idx, m));
+    return dedup_distance(dedup_index_fingerprint(s->idx, rep), dedup_index_fingerprint(s->idx, m));
 }
 
 struct report_skip {
@@ -85,10 +84,10 @@ struct cli_report {
     struct report_doc *docs;
     size_t n, cap;
     size_t text_bytes;
-    size_t texts_dropped;      /* documents whose text did not fit the budget */
+    size_t texts_dropped; /* documents whose text did not fit the budget */
     struct report_skip *skips;
     size_t nskips, skips_cap;
-    unsigned long skipped;     /* all skipped pages, listed or not */
+    unsigned long skipped; /* all skipped pages, listed or not */
     char **fplists, **paths;
     int nfplists, npaths;
 };
@@ -111,8 +110,7 @@ void cli_report_free(struct cli_report *r)
     free(r);
 }
 
-void cli_report_inputs(struct cli_report *r, char **fplists, int nfplists, char **paths,
-                       int npaths)
+void cli_report_inputs(struct cli_report *r, char **fplists, int nfplists, char **paths, int npaths)
 {
     r->fplists = fplists;
     r->nfplists = nfplists;
@@ -464,11 +462,12 @@ static void put_header(FILE *out, const struct cli_report *r, const struct rsrc 
     struct tm tm;
     if (gmtime_r(&now, &tm))
         strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
-    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                 "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                 "<meta name=\"generator\" content=\"simcrawl %s\">\n"
-                 "<title>Near-duplicate clusters</title>\n<style>\n%s</style>\n</head>\n"
-                 "<body>\n<header>\n<h1>Near-duplicate clusters</h1>\n<p class=\"lead\">",
+    fprintf(out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            "<meta name=\"generator\" content=\"simcrawl %s\">\n"
+            "<title>Near-duplicate clusters</title>\n<style>\n%s</style>\n</head>\n"
+            "<body>\n<header>\n<h1>Near-duplicate clusters</h1>\n<p class=\"lead\">",
             simcrawl_version(), style);
     fprintf(out, "%u documents from ", docs);
     int listed = 0, total = r->npaths + r->nfplists;
@@ -490,8 +489,8 @@ static void put_header(FILE *out, const struct cli_report *r, const struct rsrc 
                 "shingles, docs/MINHASH.md), near-duplicates at an estimated Jaccard "
                 "similarity <b class=\"k\">&ge; %g</b>.</p>\n",
                 when, simcrawl_version(), p->h, p->k, s->threshold);
-        snprintf(design, sizeof design, "MinHash LSH: %u bands of %u rows (chosen for %g)",
-                 p->b, p->r, p->threshold);
+        snprintf(design, sizeof design, "MinHash LSH: %u bands of %u rows (chosen for %g)", p->b,
+                 p->r, p->threshold);
     } else {
         fprintf(out,
                 ", analysed %s by simcrawl %s: simhash fingerprints (64 bits), near-duplicates "
@@ -510,8 +509,8 @@ static void put_header(FILE *out, const struct cli_report *r, const struct rsrc 
             "<tr><td>documents without a near-duplicate</td><td>%u</td></tr>\n"
             "<tr><td>pages not fingerprinted</td><td id=\"n-skipped\">%lu</td></tr>\n"
             "<tr><td>index</td><td>",
-            docs, ncl, dedup_clusters_doc_total(c), exact, near,
-            docs - dedup_clusters_doc_total(c), r->skipped);
+            docs, ncl, dedup_clusters_doc_total(c), exact, near, docs - dedup_clusters_doc_total(c),
+            r->skipped);
     put_html(out, design, strlen(design));
     fputs("</td></tr>\n</table>\n", out);
     if (r->texts_dropped)
@@ -562,8 +561,10 @@ static void put_histogram_jaccard(FILE *out, const struct rsrc *s, const struct 
         fprintf(out,
                 "<tr%s><td class=\"d\">%s</td><td><span class=\"bar\" style=\"width:%upx\">"
                 "</span> %llu%s</td></tr>\n",
-                b == tb ? " class=\"k\"" : b < tb ? " class=\"far\"" : "", label, w,
-                (unsigned long long)hist[b],
+                b == tb  ? " class=\"k\""
+                : b < tb ? " class=\"far\""
+                         : "",
+                label, w, (unsigned long long)hist[b],
                 b == tb ? " <span class=\"note\">&larr; threshold</span>" : "");
     }
     fputs("</table>\n", out);
@@ -577,8 +578,8 @@ static void put_histogram(FILE *out, struct dedup_index *idx, const struct dedup
     for (size_t i = 0; i < ncl; i++) {
         uint64_t rep = dedup_index_fingerprint(idx, dedup_clusters_member(c, i, 0));
         for (size_t j = 1; j < dedup_clusters_size(c, i); j++)
-            hist[dedup_distance(rep, dedup_index_fingerprint(
-                                         idx, dedup_clusters_member(c, i, j)))]++;
+            hist[dedup_distance(rep,
+                                dedup_index_fingerprint(idx, dedup_clusters_member(c, i, j)))]++;
     }
     unsigned maxd = k;
     uint64_t maxc = 0;
@@ -601,8 +602,11 @@ static void put_histogram(FILE *out, struct dedup_index *idx, const struct dedup
         fprintf(out,
                 "<tr%s><td class=\"d\">%u</td><td><span class=\"bar\" style=\"width:%upx\">"
                 "</span> %llu%s</td></tr>\n",
-                d == k ? " class=\"k\"" : d > k ? " class=\"far\"" : "", d, w,
-                (unsigned long long)hist[d], d == k ? " <span class=\"note\">&larr; k</span>" : "");
+                d == k  ? " class=\"k\""
+                : d > k ? " class=\"far\""
+                        : "",
+                d, w, (unsigned long long)hist[d],
+                d == k ? " <span class=\"note\">&larr; k</span>" : "");
     }
     fputs("</table>\n", out);
 }
@@ -642,8 +646,8 @@ static double exact_jaccard(const struct cli_report *r, const struct rsrc *s, ui
 }
 
 /* The first cell of a member's row: the distance, or the estimate (and the exact Jaccard). */
-static void put_closeness(FILE *out, const struct cli_report *r, const struct rsrc *s,
-                          uint32_t rep, uint32_t m, double far)
+static void put_closeness(FILE *out, const struct cli_report *r, const struct rsrc *s, uint32_t rep,
+                          uint32_t m, double far)
 {
     if (!s->lsh) {
         fprintf(out, "%u", (unsigned)far);
@@ -652,12 +656,14 @@ static void put_closeness(FILE *out, const struct cli_report *r, const struct rs
     double ex = rep == m ? -1 : exact_jaccard(r, s, rep, m);
     fprintf(out, "<span title=\"estimated Jaccard similarity\">%.3f</span>", 1.0 - far);
     if (ex >= 0)
-        fprintf(out, "<br><span class=\"note jexact\" title=\"exact Jaccard similarity of the "
-                     "shingle sets\">exact %.3f</span>", ex);
+        fprintf(out,
+                "<br><span class=\"note jexact\" title=\"exact Jaccard similarity of the "
+                "shingle sets\">exact %.3f</span>",
+                ex);
 }
 
-static void put_member(FILE *out, const struct cli_report *r, const struct rsrc *s,
-                       uint32_t rep, uint32_t m, double far, enum member_kind kind)
+static void put_member(FILE *out, const struct cli_report *r, const struct rsrc *s, uint32_t rep,
+                       uint32_t m, double far, enum member_kind kind)
 {
     static const char *const badge[] = {"<span class=\"badge rep\">representative</span>",
                                         "<span class=\"badge exact\">exact copy</span>",
@@ -729,10 +735,12 @@ static void put_cluster(FILE *out, const struct cli_report *r, const struct rsrc
             i + 1, i + 1, n, ex, ex == 1 ? "copy" : "copies", n - 1 - ex,
             n - 1 - ex == 1 ? "" : "s");
     fputs("<table class=\"members\">\n<colgroup><col class=\"cd\"><col class=\"ck\">"
-          "<col class=\"cdoc\"><col></colgroup>\n<tr><th class=\"d\">", out);
+          "<col class=\"cdoc\"><col></colgroup>\n<tr><th class=\"d\">",
+          out);
     fputs(s->lsh ? "Jaccard" : "distance", out);
     fputs("</th><th>kind</th><th>document</th><th>why: words against the representative</th>"
-          "</tr>\n", out);
+          "</tr>\n",
+          out);
     put_member(out, r, s, rep, rep, 0, KIND_REP);
     for (size_t k = 0; k < shown && k + 1 < CLI_HTML_MAX_MEMBERS; k++) {
         uint32_t m = dedup_clusters_member(c, i, order[k].j);
@@ -767,8 +775,10 @@ static void put_skipped(FILE *out, const struct cli_report *r)
         fputs("</td></tr>\n", out);
     }
     if (r->skipped > r->nskips)
-        fprintf(out, "<tr><td class=\"note\" colspan=\"2\">and %lu more (named on stderr)"
-                     "</td></tr>\n", r->skipped - r->nskips);
+        fprintf(out,
+                "<tr><td class=\"note\" colspan=\"2\">and %lu more (named on stderr)"
+                "</td></tr>\n",
+                r->skipped - r->nskips);
     fputs("</table>\n</section>\n", out);
 }
 
@@ -789,9 +799,8 @@ static void report_write(FILE *out, struct cli_report *r, const struct rsrc *s,
         size_t n = cluster_order(s, c, i, order);
         for (size_t k = 0; k < n; k++) {
             uint32_t m = dedup_clusters_member(c, i, order[k].j);
-            kinds[m] = (unsigned char)(k + 1 < CLI_HTML_MAX_MEMBERS
-                                           ? kind_of_member(r, s, rep, m)
-                                           : KIND_NEAR);
+            kinds[m] = (unsigned char)(k + 1 < CLI_HTML_MAX_MEMBERS ? kind_of_member(r, s, rep, m)
+                                                                    : KIND_NEAR);
             if (kinds[m] == KIND_EXACT)
                 exact++;
             else
@@ -825,7 +834,8 @@ static void report_write(FILE *out, struct cli_report *r, const struct rsrc *s,
               out);
     if (!kinds || !order) {
         fputs("<p class=\"note\">Out of memory: the clusters are not listed; use --format "
-              "jsonl.</p>\n", out);
+              "jsonl.</p>\n",
+              out);
         cli_error(r->cmd, "out of memory writing the report");
     } else {
         /* pass 2: each cluster, its members diffed again as they are written */

@@ -18,15 +18,15 @@
 #include "dedup/dedup.h"
 #include "dedup/minhash.h"
 
-#define CLI_HTML_MAX_MEMBERS 2000u        /* members listed per cluster; the rest counted */
-#define CLI_HTML_MAX_TOC 500u             /* clusters in the table of contents */
-#define CLI_HTML_TOC_OPEN 20u             /* up to this many, the contents start open */
-#define CLI_HTML_MAX_SKIPPED 2000u        /* pages without a fingerprint listed */
-#define CLI_HTML_TEXT_BUDGET (64u << 20)  /* bytes of main text kept for the word diffs */
-#define CLI_HTML_TITLE_MAX 300u           /* bytes of a title kept */
-#define CLI_HTML_DIFF_MAX_EDITS 2000u     /* a pair further apart gets no word diff */
-#define CLI_HTML_DIFF_CONTEXT 6u          /* shared words shown around a change */
-#define CLI_HTML_DIFF_MAX_CHANGED 400u    /* changed words shown per member */
+#define CLI_HTML_MAX_MEMBERS 2000u       /* members listed per cluster; the rest counted */
+#define CLI_HTML_MAX_TOC 500u            /* clusters in the table of contents */
+#define CLI_HTML_TOC_OPEN 20u            /* up to this many, the contents start open */
+#define CLI_HTML_MAX_SKIPPED 2000u       /* pages without a fingerprint listed */
+#define CLI_HTML_TEXT_BUDGET (64u << 20) /* bytes of main text kept for the word diffs */
+#define CLI_HTML_TITLE_MAX 300u          /* bytes of a title kept */
+#define CLI_HTML_DIFF_MAX_EDITS 2000u    /* a pair further apart gets no word diff */
+#define CLI_HTML_DIFF_CONTEXT 6u         /* shared words shown around a change */
+#define CLI_HTML_DIFF_MAX_CHANGED 400u   /* changed words shown per member */
 
 struct cli_report; /* opaque */
 

@@ -23,9 +23,9 @@
 struct req_state {
     struct crawl_verdict *v;
     const char *page_url;
-    char *base;     /* canonical <base href>, or NULL: the page URL */
-    int in_style;   /* inside <style> */
-    int failed;     /* out of memory */
+    char *base;   /* canonical <base href>, or NULL: the page URL */
+    int in_style; /* inside <style> */
+    int failed;   /* out of memory */
 };
 
 /* Hands one URL (s[0..n), trimmed here) to the verdict, resolved against <base> if any. */
@@ -152,8 +152,8 @@ static const char *att(const xmlChar **atts, const char *name)
 /* Whether the space-separated rel list holds one of the requisite kinds. */
 static int rel_requisite(const char *rel)
 {
-    static const char *const kinds[] = {"stylesheet", "icon", "apple-touch-icon", "preload",
-                                        "modulepreload", NULL};
+    static const char *const kinds[] = {"stylesheet", "icon",          "apple-touch-icon",
+                                        "preload",    "modulepreload", NULL};
     while (*rel) {
         while (*rel == ' ' || *rel == '\t' || *rel == '\n')
             rel++;
@@ -229,8 +229,7 @@ static void on_error(void *ctx, xmlErrorPtr e)
     (void)ctx, (void)e; /* a broken page still has requisites: the parser recovers */
 }
 
-int cli_html_requisites(const char *html, size_t len, const char *page_url,
-                        struct crawl_verdict *v)
+int cli_html_requisites(const char *html, size_t len, const char *page_url, struct crawl_verdict *v)
 {
     struct req_state st = {.v = v, .page_url = page_url};
     if (len == 0 || len > (size_t)INT32_MAX - 16)

@@ -188,8 +188,7 @@ static int walk_dir(struct walk *w, const char *dir, unsigned depth)
         } else if (S_ISDIR(st.st_mode)) {
             struct dirkey *k = NULL;
             if (depth + 1 > CLI_WALK_MAX_DEPTH) {
-                skip(w, path, 1, "directories nested deeper than %u: not read",
-                     CLI_WALK_MAX_DEPTH);
+                skip(w, path, 1, "directories nested deeper than %u: not read", CLI_WALK_MAX_DEPTH);
                 free(path);
                 continue;
             }

@@ -32,7 +32,6 @@ struct cli_walk_ops {
 
 /* Walks dir. 0 at the end; -1 when ops->file stopped the walk or memory ran out (then the
  * diagnostic "simcrawl CMD: DIR: out of memory ..." is printed under cmd). */
-int cli_walk(const char *cmd, const char *dir, const struct cli_walk_ops *ops,
-             void *userdata);
+int cli_walk(const char *cmd, const char *dir, const struct cli_walk_ops *ops, void *userdata);
 
 #endif

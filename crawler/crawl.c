@@ -73,7 +73,6 @@ enum crawl_code crawl_verdict_set(char **field, const char *value)
     return CRAWL_OK;
 }
 
-
 /*
  * HOW IT WORKS (link memo): pages name the same targets again and again (a Sphinx page
  * links its own sections, the index and its neighbours many times over: python3.11-doc
@@ -98,8 +97,8 @@ struct memo_entry {
  * own memo of the links added. */
 struct verdict {
     struct crawl_verdict pub;
-    int base_fast;    /* pub.base is canonical (1), not (0), unknown (-1) */
-    size_t max_links; /* opts.max_links */
+    int base_fast;                     /* pub.base is canonical (1), not (0), unknown (-1) */
+    size_t max_links;                  /* opts.max_links */
     struct crawl_link_memo *link_memo; /* the URLs added so far, by bytes */
 };
 #define VPRIV(v) ((struct verdict *)(void *)(v))
@@ -307,26 +306,26 @@ static void verdict_release(struct crawl_verdict *v)
 struct hostinfo {
     struct crawl_robots_host *robots;
     int robots_in_flight;
-    char robots_why[160];  /* the last robots.txt fetch's failure: "HTTP 503" or curl's
-                            * words, for the log */
-    double outage_since;   /* robots.txt failing: when the first failure in a row ended */
-    unsigned no_answer;    /* robots.txt fetches in a row that got no HTTP answer at all */
+    char robots_why[160];   /* the last robots.txt fetch's failure: "HTTP 503" or curl's
+                             * words, for the log */
+    double outage_since;    /* robots.txt failing: when the first failure in a row ended */
+    unsigned no_answer;     /* robots.txt fetches in a row that got no HTTP answer at all */
     double no_answer_since; /* when the first of those started (crawl_clock()) */
-    int given_up;          /* robots.txt failed too long: every URL of the host is logged
-                            * as given_up_as (robots-disallowed or error), none fetched */
+    int given_up;           /* robots.txt failed too long: every URL of the host is logged
+                             * as given_up_as (robots-disallowed or error), none fetched */
     enum crawl_decision given_up_as;
     char given_up_why[240];
     /* with a state (opts.state): */
-    int64_t sid;           /* the host's row */
-    int spilled;           /* queued URLs in the state that are not in the frontier */
-    int64_t cursor;        /* the highest URL row id in the frontier: the window goes on
-                            * from there */
-    float below_prio;      /* focused: the queued URLs only in the state are those ranked
-                            * below (below_prio, below_id) (crawl_state_queued_best), those
-                            * in the frontier above it */
+    int64_t sid;      /* the host's row */
+    int spilled;      /* queued URLs in the state that are not in the frontier */
+    int64_t cursor;   /* the highest URL row id in the frontier: the window goes on
+                       * from there */
+    float below_prio; /* focused: the queued URLs only in the state are those ranked
+                       * below (below_prio, below_id) (crawl_state_queued_best), those
+                       * in the frontier above it */
     int64_t below_id;
-    size_t on_disk;        /* queued URLs of the host only in the state */
-    int dirty;             /* politeness changed since the last commit */
+    size_t on_disk; /* queued URLs of the host only in the state */
+    int dirty;      /* politeness changed since the last commit */
     struct crawl_host *host;
     struct hostinfo *next;
 };
@@ -416,12 +415,12 @@ struct crawl {
     struct prio_map prio;          /* focused crawls only */
     struct crawl_seen *dispatched; /* focused crawls only: URLs already fetched */
     struct crawl_frontier *frontier;
-    struct crawl_state *state;     /* opts.state, or NULL */
+    struct crawl_state *state; /* opts.state, or NULL */
     struct crawl_fetcher *fetcher;
-    struct crawl_mem *mem;         /* opts.max_memory: response buffers and decoded bodies */
-    struct crawl_seen *seen;       /* with a state: the latest URLs only, up to a cap */
+    struct crawl_mem *mem;          /* opts.max_memory: response buffers and decoded bodies */
+    struct crawl_seen *seen;        /* with a state: the latest URLs only, up to a cap */
     struct crawl_bloom *seen_bloom; /* with a state: the URLs spilled from seen */
-    uint64_t n_seen;               /* URLs seen (with a state: the table holds a part) */
+    uint64_t n_seen;                /* URLs seen (with a state: the table holds a part) */
     regex_t include, exclude;
     int has_include, has_exclude;
     const psl_ctx_t *psl;
@@ -435,25 +434,25 @@ struct crawl {
     double start;
     volatile sig_atomic_t stop;
     int fatal;
-    uint64_t n_dispatched; /* page transfers started */
+    uint64_t n_dispatched;                         /* page transfers started */
     struct crawl_robots_policy_opts robots_policy; /* every host's */
 
     /* the state on disk (opts.state) */
     struct job_link inflight; /* page transfers started and not recorded yet */
-    size_t disk_queued;    /* queued URLs only in the state (spilled hosts) */
-    size_t window;         /* with a state: queued URLs of a host held in memory ("windows") */
-    double last_commit;    /* crawl_clock() */
-    size_t uncommitted;    /* URLs recorded since the last commit */
-    double elapsed_before; /* s of the earlier runs of the crawl */
+    size_t disk_queued;       /* queued URLs only in the state (spilled hosts) */
+    size_t window;            /* with a state: queued URLs of a host held in memory ("windows") */
+    double last_commit;       /* crawl_clock() */
+    size_t uncommitted;       /* URLs recorded since the last commit */
+    double elapsed_before;    /* s of the earlier runs of the crawl */
     int complete;
 
     /* the shared frontier (a state opened with crawl_state_open_redis), or NULL */
     struct crawl_redis *redis;
-    double next_acquire;   /* crawl_clock(): when to ask the shared frontier again */
+    double next_acquire; /* crawl_clock(): when to ask the shared frontier again */
     double next_renew, next_reap;
-    int shared_empty;      /* the last acquire found no host waiting and no lease anywhere */
-    int finishing;         /* the last commit: hosts are given back, not kept */
-    int shared_kept;       /* the last commit leased more URLs: dispatch them at once */
+    int shared_empty;             /* the last acquire found no host waiting and no lease anywhere */
+    int finishing;                /* the last commit: hosts are given back, not kept */
+    int shared_kept;              /* the last commit leased more URLs: dispatch them at once */
     uint64_t stats_committed[16]; /* STATS_KEPT (one each: shared_commit asserts it) as
                                    * last committed: the crawl's counters get the differences */
 
@@ -555,7 +554,7 @@ static void run_job(struct crawl *c, struct job *j)
             snprintf(j->decode_error, sizeof j->decode_error, "content coding %.40s: %.100s",
                      r->content_encoding,
                      msg && *crawl_http_body_error(msg) ? crawl_http_body_error(msg)
-                                                         : crawl_strerror(rc));
+                                                        : crawl_strerror(rc));
             crawl_http_free(msg);
             return;
         }
@@ -592,8 +591,8 @@ static void *worker_main(void *arg)
 
 /* ---- setup ---- */
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...);
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen, const char *fmt,
+                                                          ...);
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
@@ -677,8 +676,9 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
 
     enum crawl_code rc = CRAWL_EINVAL;
     if (c->redis && o->focused) {
-        set_err(err, errlen, "a focused crawl (--topic) cannot use the shared frontier "
-                             "(--redis): its queues are in fetch order, not by priority");
+        set_err(err, errlen,
+                "a focused crawl (--topic) cannot use the shared frontier "
+                "(--redis): its queues are in fetch order, not by priority");
         goto fail;
     }
     if (o->include && *o->include) {
@@ -709,8 +709,8 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
             goto fail;
         }
     }
-    struct crawl_frontier_opts fo = {.per_host = o->per_host, .delay = o->delay,
-                                     .max_delay = o->max_delay};
+    struct crawl_frontier_opts fo = {
+        .per_host = o->per_host, .delay = o->delay, .max_delay = o->max_delay};
     rc = crawl_frontier_new(&fo, &c->frontier);
     if (rc != CRAWL_OK)
         goto fail;
@@ -919,11 +919,15 @@ static void update_stats(struct crawl *c, double now);
 static enum crawl_url_state url_state_of(enum crawl_decision d)
 {
     switch (d) {
-    case CRAWL_DECISION_NEW: return CRAWL_URL_DONE;
+    case CRAWL_DECISION_NEW:
+        return CRAWL_URL_DONE;
     case CRAWL_DECISION_NEAR_DUPLICATE:
-    case CRAWL_DECISION_EXACT_DUPLICATE: return CRAWL_URL_DUPLICATE;
-    case CRAWL_DECISION_ERROR: return CRAWL_URL_FAILED;
-    default: return CRAWL_URL_SKIPPED;
+    case CRAWL_DECISION_EXACT_DUPLICATE:
+        return CRAWL_URL_DUPLICATE;
+    case CRAWL_DECISION_ERROR:
+        return CRAWL_URL_FAILED;
+    default:
+        return CRAWL_URL_SKIPPED;
     }
 }
 
@@ -957,10 +961,26 @@ static const struct {
     const char *name;
     size_t off;
 } STATS_KEPT[] = {
-#define K(f) {"stats." #f, offsetof(struct crawl_stats, f)}
-    K(fetched), K(pages), K(new_pages), K(near_duplicates), K(exact_duplicates), K(filtered),
-    K(robots_disallowed), K(redirects), K(errors), K(robots_fetched), K(links_enqueued),
-    K(links_saved), K(links_out_of_scope), K(bytes), K(requisites), K(requisites_enqueued),
+#define K(f)                                                                                       \
+    {                                                                                              \
+        "stats." #f, offsetof(struct crawl_stats, f)                                               \
+    }
+    K(fetched),
+    K(pages),
+    K(new_pages),
+    K(near_duplicates),
+    K(exact_duplicates),
+    K(filtered),
+    K(robots_disallowed),
+    K(redirects),
+    K(errors),
+    K(robots_fetched),
+    K(links_enqueued),
+    K(links_saved),
+    K(links_out_of_scope),
+    K(bytes),
+    K(requisites),
+    K(requisites_enqueued),
 #undef K
 };
 #define STATS_KEPT_N (sizeof STATS_KEPT / sizeof STATS_KEPT[0])
@@ -1029,8 +1049,7 @@ static void maybe_commit(struct crawl *c, double now, int force)
      * instead of one per transfer. The time is when this group ends (wall clock, us): a
      * transfer whose request reached a server before it was leased or recorded in it
      * (tests/tools/crawl_kill.py). */
-    for (struct job_link *l = c->inflight.next; rc == CRAWL_OK && l != &c->inflight;
-         l = l->next) {
+    for (struct job_link *l = c->inflight.next; rc == CRAWL_OK && l != &c->inflight; l = l->next) {
         struct job *j = (struct job *)(void *)((char *)l - offsetof(struct job, link));
         if (!j->leased)
             rc = crawl_state_url_lease(c->state, crawl_hash64(j->item.url, strlen(j->item.url)));
@@ -1093,8 +1112,8 @@ struct refill_ctx {
     struct crawl_ref *last; /* the last row's referrer: rows of one page follow each other */
 };
 
-static int refill_one(void *userdata, int64_t id, const char *url, unsigned depth,
-                      unsigned hops, float priority, const char *referrer)
+static int refill_one(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
+                      float priority, const char *referrer)
 {
     struct refill_ctx *x = userdata;
     if (referrer && (!x->last || strcmp(x->last->url, referrer) != 0)) {
@@ -1126,10 +1145,10 @@ static enum crawl_code refill(struct crawl *c, struct crawl_host *h, struct host
     size_t want = window - have, n = 0;
     struct refill_ctx x = {c, h, hi, now, NULL};
     enum crawl_code rc =
-        c->opts.focused ? crawl_state_queued_best(c->state, hi->sid, hi->below_prio,
-                                                  hi->below_id, want, refill_one, &x, &n)
-                        : crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one,
-                                             &x, &n);
+        c->opts.focused
+            ? crawl_state_queued_best(c->state, hi->sid, hi->below_prio, hi->below_id, want,
+                                      refill_one, &x, &n)
+            : crawl_state_queued(c->state, hi->sid, hi->cursor, want, refill_one, &x, &n);
     crawl_ref_put(x.last);
     c->disk_queued = n > c->disk_queued ? 0 : c->disk_queued - n;
     hi->on_disk = n > hi->on_disk ? 0 : hi->on_disk - n;
@@ -1162,17 +1181,33 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
                  const struct crawl_ref *referrer)
 {
     switch (d) {
-    case CRAWL_DECISION_ROBOTS_DISALLOWED: c->stats.robots_disallowed++; break;
-    case CRAWL_DECISION_FILTERED: c->stats.filtered++; break;
-    case CRAWL_DECISION_REDIRECT: c->stats.redirects++; break;
-    case CRAWL_DECISION_ERROR: c->stats.errors++; break;
-    default: break;
+    case CRAWL_DECISION_ROBOTS_DISALLOWED:
+        c->stats.robots_disallowed++;
+        break;
+    case CRAWL_DECISION_FILTERED:
+        c->stats.filtered++;
+        break;
+    case CRAWL_DECISION_REDIRECT:
+        c->stats.redirects++;
+        break;
+    case CRAWL_DECISION_ERROR:
+        c->stats.errors++;
+        break;
+    default:
+        break;
     }
     if (c->opts.record) {
-        struct crawl_record rec = {.url = url, .status = status, .depth = depth, .decision = d,
-                                   .distance = -1, .links = -1, .error = error,
-                                   .size = -1, .links_found = -1,
-                                   .relevance = NAN, .location = location,
+        struct crawl_record rec = {.url = url,
+                                   .status = status,
+                                   .depth = depth,
+                                   .decision = d,
+                                   .distance = -1,
+                                   .links = -1,
+                                   .error = error,
+                                   .size = -1,
+                                   .links_found = -1,
+                                   .relevance = NAN,
+                                   .location = location,
                                    .referrer = referrer ? referrer->url : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
@@ -1263,8 +1298,8 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
     if (!hi)
         return CRAWL_ENOMEM;
     if (!c->opts.ignore_robots) {
-        enum crawl_code rc = crawl_robots_host_new(c->opts.user_agent, &c->robots_policy,
-                                                   &hi->robots);
+        enum crawl_code rc =
+            crawl_robots_host_new(c->opts.user_agent, &c->robots_policy, &hi->robots);
         if (rc != CRAWL_OK) {
             free(hi);
             return rc;
@@ -1322,8 +1357,8 @@ static enum enqueue_result enqueue_shared(struct crawl *c, const char *url, unsi
  * row is raised and *id is its row id), else ENQ_SEEN (ENQ_FULL on a state failure). best:
  * the map's priority for it; -INFINITY when the map, a cache with a state, lost it: the
  * state then decides, raising the row only when its priority is clearly lower. */
-static enum enqueue_result found_again(struct crawl *c, uint64_t hash, float priority,
-                                       float best, int64_t *id)
+static enum enqueue_result found_again(struct crawl *c, uint64_t hash, float priority, float best,
+                                       int64_t *id)
 {
     if (crawl_seen_contains(c->dispatched, hash))
         return ENQ_SEEN;
@@ -1332,17 +1367,15 @@ static enum enqueue_result found_again(struct crawl *c, uint64_t hash, float pri
     if (!c->state)
         return ENQ_QUEUED;
     if (crawl_state_url_priority(c->state, hash, priority,
-                                 best == -INFINITY ? priority - 1e-4f : INFINITY,
-                                 id) != CRAWL_OK) {
+                                 best == -INFINITY ? priority - 1e-4f : INFINITY, id) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return ENQ_FULL;
     }
     return *id ? ENQ_QUEUED : ENQ_SEEN;
 }
 
-static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth,
-                                   unsigned hops, float priority, struct crawl_ref *referrer,
-                                   double now)
+static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth, unsigned hops,
+                                   float priority, struct crawl_ref *referrer, double now)
 {
     if ((hops & HOPS_REQUISITE) ? c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0
                                 : !in_scope(c, url))
@@ -1398,8 +1431,7 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         c->disk_queued++;
         return ENQ_QUEUED;
     }
-    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, referrer, now) !=
-        CRAWL_OK)
+    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, referrer, now) != CRAWL_OK)
         return ENQ_FULL;
     if (id > hi->cursor)
         hi->cursor = id;
@@ -1460,14 +1492,14 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
     if (rc == CRAWL_OK && added && c->state) {
         struct hostinfo *hi = crawl_host_userdata(h);
         int64_t id = 0;
-        rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon,
-                                 0, 0, c->opts.focused ? 1e9f : 0.0f, 0, &id);
+        rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon, 0, 0,
+                                 c->opts.focused ? 1e9f : 0.0f, 0, &id);
         if (id > hi->cursor)
             hi->cursor = id;
     }
     if (rc == CRAWL_OK && added)
-        rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f,
-                                 NULL, crawl_clock());
+        rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f, NULL,
+                                 crawl_clock());
     free(canon);
     return rc;
 }
@@ -1539,18 +1571,17 @@ static void robots_done(struct crawl *c, struct job *j, double now)
         double limit_at = hi->outage_since + c->opts.robots_outage;
         double unreach_at = hi->no_answer_since + c->opts.unreachable_time;
         double retry_at = crawl_robots_host_next_fetch(hi->robots);
-        int out_of_time = no_answer && (retry_at < now ? now : retry_at) +
-                                                   UNREACHABLE_MIN_ATTEMPT > unreach_at;
+        int out_of_time =
+            no_answer && (retry_at < now ? now : retry_at) + UNREACHABLE_MIN_ATTEMPT > unreach_at;
         if (no_answer && (hi->no_answer > (unsigned)c->opts.unreachable_retries || out_of_time)) {
             hi->given_up = 1;
             hi->given_up_as = CRAWL_DECISION_ERROR;
-            snprintf(hi->given_up_why, sizeof hi->given_up_why,
-                     "host unreachable: robots.txt: %.150s (%u attempt%s in %.0f s%s)",
-                     hi->robots_why, hi->no_answer, hi->no_answer == 1 ? "" : "s",
-                     now - hi->no_answer_since,
-                     hi->no_answer > (unsigned)c->opts.unreachable_retries
-                         ? ""
-                         : "; --unreachable-time");
+            snprintf(
+                hi->given_up_why, sizeof hi->given_up_why,
+                "host unreachable: robots.txt: %.150s (%u attempt%s in %.0f s%s)", hi->robots_why,
+                hi->no_answer, hi->no_answer == 1 ? "" : "s", now - hi->no_answer_since,
+                hi->no_answer > (unsigned)c->opts.unreachable_retries ? ""
+                                                                      : "; --unreachable-time");
         } else if (now >= limit_at) {
             hi->given_up = 1;
             hi->given_up_as = CRAWL_DECISION_ROBOTS_DISALLOWED;
@@ -1602,14 +1633,23 @@ static int page_done(struct crawl *c, struct job *j, double now)
             /* the target's referrer is the redirecting URL, as Heritrix's crawl.log "via"
              * (the redirecting URL's own line names the page that linked it) */
             struct crawl_ref *via = crawl_ref_new(url);
-            switch (!via ? ENQ_FULL
-                         : enqueue(c, target, depth, j->item.hops + 1, j->item.priority, via,
-                                   now)) {
-            case ENQ_QUEUED: break;
-            case ENQ_SEEN: snprintf(err, sizeof err, "redirect target already seen"); break;
-            case ENQ_OUT_OF_SCOPE: snprintf(err, sizeof err, "redirect target out of scope"); break;
-            case ENQ_DISALLOWED: snprintf(err, sizeof err, "redirect target disallowed by robots.txt"); break;
-            case ENQ_FULL: snprintf(err, sizeof err, "frontier full"); break;
+            switch (!via
+                        ? ENQ_FULL
+                        : enqueue(c, target, depth, j->item.hops + 1, j->item.priority, via, now)) {
+            case ENQ_QUEUED:
+                break;
+            case ENQ_SEEN:
+                snprintf(err, sizeof err, "redirect target already seen");
+                break;
+            case ENQ_OUT_OF_SCOPE:
+                snprintf(err, sizeof err, "redirect target out of scope");
+                break;
+            case ENQ_DISALLOWED:
+                snprintf(err, sizeof err, "redirect target disallowed by robots.txt");
+                break;
+            case ENQ_FULL:
+                snprintf(err, sizeof err, "frontier full");
+                break;
             }
             crawl_ref_put(via);
         }
@@ -1636,8 +1676,7 @@ static int page_done(struct crawl *c, struct job *j, double now)
 /* The requisites of a kept page (or of a requisite: a stylesheet's imports), queued as
  * requisites: right after the page's level (breadth-first) or before any link (focused),
  * whatever the depth. Returns how many were queued, -1 when the verdict gave none. */
-static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref **self,
-                               double now)
+static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref **self, double now)
 {
     struct crawl_verdict *v = &j->verdict.pub;
     int req = (j->item.hops & HOPS_REQUISITE) != 0;
@@ -1705,9 +1744,14 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
             break;
         }
         switch (enqueue(c, link, j->item.depth + 1, 0, prio, self, now)) {
-        case ENQ_QUEUED: enqueued++; break;
-        case ENQ_OUT_OF_SCOPE: c->stats.links_out_of_scope++; break;
-        default: break;
+        case ENQ_QUEUED:
+            enqueued++;
+            break;
+        case ENQ_OUT_OF_SCOPE:
+            c->stats.links_out_of_scope++;
+            break;
+        default:
+            break;
         }
     }
     long requisites = enqueue_requisites(c, j, &self, now);
@@ -1715,22 +1759,39 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     c->stats.links_enqueued += (uint64_t)enqueued;
     if (j->item.hops & HOPS_REQUISITE)
         c->stats.requisites++; /* not a page: counted apart */
-    else switch (v->decision) {
-    case CRAWL_DECISION_NEW: c->stats.new_pages++; break;
-    case CRAWL_DECISION_NEAR_DUPLICATE: c->stats.near_duplicates++; break;
-    case CRAWL_DECISION_EXACT_DUPLICATE: c->stats.exact_duplicates++; break;
-    case CRAWL_DECISION_FILTERED: c->stats.filtered++; break;
-    case CRAWL_DECISION_ERROR: c->stats.errors++; break;
-    default: break;
-    }
+    else
+        switch (v->decision) {
+        case CRAWL_DECISION_NEW:
+            c->stats.new_pages++;
+            break;
+        case CRAWL_DECISION_NEAR_DUPLICATE:
+            c->stats.near_duplicates++;
+            break;
+        case CRAWL_DECISION_EXACT_DUPLICATE:
+            c->stats.exact_duplicates++;
+            break;
+        case CRAWL_DECISION_FILTERED:
+            c->stats.filtered++;
+            break;
+        case CRAWL_DECISION_ERROR:
+            c->stats.errors++;
+            break;
+        default:
+            break;
+        }
     if (c->opts.record) {
-        struct crawl_record rec = {.url = url, .status = j->resp->status,
-                                   .depth = j->item.depth, .decision = v->decision,
+        struct crawl_record rec = {.url = url,
+                                   .status = j->resp->status,
+                                   .depth = j->item.depth,
+                                   .decision = v->decision,
                                    .has_fingerprint = v->has_fingerprint,
                                    .fingerprint = v->fingerprint,
-                                   .duplicate_of = v->duplicate_of, .distance = v->distance,
-                                   .links = enqueued, .error = v->error,
-                                   .relevance = v->relevance, .canonical = v->canonical,
+                                   .duplicate_of = v->duplicate_of,
+                                   .distance = v->distance,
+                                   .links = enqueued,
+                                   .error = v->error,
+                                   .relevance = v->relevance,
+                                   .canonical = v->canonical,
                                    .truncated = v->truncated[0] ? v->truncated : NULL,
                                    .page_data = v->page_data,
                                    .content_type = j->resp->content_type,
@@ -1753,8 +1814,8 @@ static void update_stats(struct crawl *c, double now)
     c->stats.queued = crawl_frontier_size(c->frontier) + c->disk_queued;
     c->stats.hosts = crawl_frontier_host_count(c->frontier);
     c->stats.seen = (size_t)c->n_seen;
-    c->stats.seen_bytes = crawl_seen_bytes(c->seen) +
-                          (c->seen_bloom ? crawl_bloom_bytes(c->seen_bloom) : 0);
+    c->stats.seen_bytes =
+        crawl_seen_bytes(c->seen) + (c->seen_bloom ? crawl_bloom_bytes(c->seen_bloom) : 0);
     c->stats.active = crawl_fetcher_active(c->fetcher);
     c->stats.bytes = crawl_fetcher_bytes(c->fetcher);
     c->stats.paused = crawl_fetcher_paused(c->fetcher);
@@ -1818,12 +1879,10 @@ static double dispatch(struct crawl *c, double now)
 {
     double wake = INFINITY;
     double shared_wake = c->redis ? shared_acquire(c, now) : INFINITY;
-    while (!c->stop && !c->fatal &&
-           crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
-           c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) <
-               c->opts.queue &&
-           (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages) &&
-           mem_room(c)) {
+    while (
+        !c->stop && !c->fatal && crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
+        c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) < c->opts.queue &&
+        (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages) && mem_room(c)) {
         struct crawl_item it;
         struct crawl_host *h;
         if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
@@ -1854,16 +1913,15 @@ static double dispatch(struct crawl *c, double now)
             size_t plen;
             const char *path = crawl_robots_url_path(it.url, &plen);
             struct crawl_robots_decision d;
-            enum crawl_robots_verdict rv =
-                crawl_robots_host_check(hi->robots, path, plen, now, &d);
+            enum crawl_robots_verdict rv = crawl_robots_host_check(hi->robots, path, plen, now, &d);
             /* the last retry of an outage is at its limit, whatever the backoff says */
             if (rv == CRAWL_ROBOTS_DEFER && !hi->robots_in_flight &&
                 now >= hi->outage_since + c->opts.robots_outage)
                 rv = CRAWL_ROBOTS_FETCH;
             if (rv == CRAWL_ROBOTS_FETCH) {
                 /* put it back, hold the host, fetch robots.txt on the same loop */
-                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
-                                                         it.hops, it.priority, it.referrer, now);
+                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops,
+                                                         it.priority, it.referrer, now);
                 crawl_frontier_done(c->frontier, h, now);
                 crawl_item_release(&it);
                 if (rc != CRAWL_OK) {
@@ -1886,8 +1944,8 @@ static double dispatch(struct crawl *c, double now)
                 /* robots.txt failing and its retry not due yet (robots_done paused the
                  * host until then; another connection of the host may get here): held,
                  * not dropped */
-                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth,
-                                                         it.hops, it.priority, it.referrer, now);
+                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops,
+                                                         it.priority, it.referrer, now);
                 crawl_frontier_cancel(c->frontier, h, now);
                 crawl_frontier_pause(c->frontier, h, d.retry_at, now);
                 crawl_item_release(&it);
@@ -1993,8 +2051,10 @@ static int shared_take(void *userdata, const struct crawl_redis_lease *l)
     if (hi->robots && l->robots_status > 0 && crawl_robots_host_needs_fetch(hi->robots, now) &&
         wall - l->robots_time >= 0 && wall - l->robots_time < CRAWL_ROBOTS_CACHE_TTL) {
         /* another worker's reading, aged: it expires when it would have */
-        struct crawl_robots_outcome o = {.status = l->robots_status, .max_age = -1,
-                                         .body = l->robots_body, .len = l->robots_len};
+        struct crawl_robots_outcome o = {.status = l->robots_status,
+                                         .max_age = -1,
+                                         .body = l->robots_body,
+                                         .len = l->robots_len};
         if (crawl_robots_host_update(hi->robots, &o, now - (wall - l->robots_time)) != CRAWL_OK)
             return -1;
         double cd = crawl_robots_host_crawl_delay(hi->robots);
@@ -2004,8 +2064,8 @@ static int shared_take(void *userdata, const struct crawl_redis_lease *l)
     struct crawl_ref *ref = NULL;
     if (l->referrer && !(ref = crawl_ref_new(l->referrer)))
         return -1;
-    enum crawl_code rc = crawl_frontier_push(c->frontier, h, l->url, l->depth, l->hops,
-                                             -(float)l->depth, ref, now);
+    enum crawl_code rc =
+        crawl_frontier_push(c->frontier, h, l->url, l->depth, l->hops, -(float)l->depth, ref, now);
     crawl_ref_put(ref);
     return rc == CRAWL_OK ? 0 : -1;
 }
@@ -2029,8 +2089,7 @@ static double shared_acquire(struct crawl *c, double now)
     size_t n = 0;
     double next_ready = -1;
     int64_t leases = 0;
-    if (crawl_redis_acquire(c->redis, room, shared_take, c, &n, &next_ready, &leases) !=
-        CRAWL_OK) {
+    if (crawl_redis_acquire(c->redis, room, shared_take, c, &n, &next_ready, &leases) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return INFINITY;
     }
@@ -2140,9 +2199,9 @@ static void shared_done(struct crawl *c, const char *url)
 
 static void shared_commit(struct crawl *c, double now, int force)
 {
-    if (!force && (crawl_redis_pending(c->redis) == 0 ||
-                   (now - c->last_commit < SHARED_COMMIT_INTERVAL &&
-                    c->uncommitted < CRAWL_STATE_COMMIT_PAGES)))
+    if (!force &&
+        (crawl_redis_pending(c->redis) == 0 || (now - c->last_commit < SHARED_COMMIT_INTERVAL &&
+                                                c->uncommitted < CRAWL_STATE_COMMIT_PAGES)))
         return;
     update_stats(c, now);
     uint64_t vals[STATS_KEPT_N];
@@ -2155,8 +2214,8 @@ static void shared_commit(struct crawl *c, double now, int force)
                                    (int64_t)(vals[i] - c->stats_committed[i]));
     size_t kept = 0;
     if (rc == CRAWL_OK)
-        rc = crawl_redis_commit(c->redis, !c->stop && !c->fatal && !c->finishing, shared_take,
-                                c, &kept);
+        rc = crawl_redis_commit(c->redis, !c->stop && !c->fatal && !c->finishing, shared_take, c,
+                                &kept);
     if (rc == CRAWL_OK)
         memcpy(c->stats_committed, vals, sizeof vals);
     c->shared_kept = kept > 0;
@@ -2306,7 +2365,7 @@ enum crawl_code crawl_run(struct crawl *c)
         c->complete = 0;
     c->finishing = 1;
     maybe_commit(c, crawl_clock(), 1); /* what the stop left: its records are whole */
-    if (c->redis && !c->fatal) { /* the transfers a stop cut short go back to the others */
+    if (c->redis && !c->fatal) {       /* the transfers a stop cut short go back to the others */
         size_t n;
         if (crawl_redis_release(c->redis, &n) != CRAWL_OK)
             c->fatal = CRAWL_EIO;
@@ -2365,10 +2424,11 @@ static int resume_host(void *userdata, int64_t id, const char *origin,
     if (hi->robots && sh->robots_status > 0 && wall - sh->robots_time >= 0 &&
         wall - sh->robots_time < CRAWL_ROBOTS_CACHE_TTL) {
         /* the reading as it was, aged: it expires when it would have */
-        struct crawl_robots_outcome o = {.status = sh->robots_status, .max_age = -1,
-                                         .body = sh->robots_body, .len = sh->robots_len};
-        if (crawl_robots_host_update(hi->robots, &o, now - (wall - sh->robots_time)) !=
-            CRAWL_OK)
+        struct crawl_robots_outcome o = {.status = sh->robots_status,
+                                         .max_age = -1,
+                                         .body = sh->robots_body,
+                                         .len = sh->robots_len};
+        if (crawl_robots_host_update(hi->robots, &o, now - (wall - sh->robots_time)) != CRAWL_OK)
             return -1;
     }
     if (sh->next_allowed > wall)

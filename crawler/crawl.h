@@ -14,20 +14,20 @@
 
 enum crawl_code {
     CRAWL_OK = 0,
-    CRAWL_ENOMEM,     /* out of memory; the object is unchanged and still usable */
-    CRAWL_EINVAL,     /* a bad argument (programmer error) */
-    CRAWL_EIO,        /* a read, write, open or rename failed (detail: errno text) */
-    CRAWL_EOF,        /* no more records (not an error: the end of the input) */
-    CRAWL_EFORMAT,    /* the input breaks its format (WARC header, HTTP message) */
-    CRAWL_ETRUNCATED, /* the input ends inside a record or message */
-    CRAWL_EGZIP,      /* a gzip member is broken (bad header, CRC, deflate data) */
-    CRAWL_ETOOLARGE,  /* a cap was reached (block, header, decoded body) */
-    CRAWL_ECHUNKED,   /* bad chunked transfer coding; what was decoded is kept */
-    CRAWL_EDECODE,    /* bad gzip/deflate/br content coding; what was decoded is kept */
+    CRAWL_ENOMEM,       /* out of memory; the object is unchanged and still usable */
+    CRAWL_EINVAL,       /* a bad argument (programmer error) */
+    CRAWL_EIO,          /* a read, write, open or rename failed (detail: errno text) */
+    CRAWL_EOF,          /* no more records (not an error: the end of the input) */
+    CRAWL_EFORMAT,      /* the input breaks its format (WARC header, HTTP message) */
+    CRAWL_ETRUNCATED,   /* the input ends inside a record or message */
+    CRAWL_EGZIP,        /* a gzip member is broken (bad header, CRC, deflate data) */
+    CRAWL_ETOOLARGE,    /* a cap was reached (block, header, decoded body) */
+    CRAWL_ECHUNKED,     /* bad chunked transfer coding; what was decoded is kept */
+    CRAWL_EDECODE,      /* bad gzip/deflate/br content coding; what was decoded is kept */
     CRAWL_EUNSUPPORTED, /* an unsupported coding or version */
-    CRAWL_EURL,       /* not a valid absolute http or https URL */
-    CRAWL_ECURL,      /* libcurl failed to set up (a handle, an option) */
-    CRAWL_ETHREAD,    /* a thread could not be started */
+    CRAWL_EURL,         /* not a valid absolute http or https URL */
+    CRAWL_ECURL,        /* libcurl failed to set up (a handle, an option) */
+    CRAWL_ETHREAD,      /* a thread could not be started */
 };
 
 /* A short lower-case description of code, e.g. "gzip member is broken". */
@@ -43,11 +43,11 @@ const char *crawl_strerror(enum crawl_code code);
  * CRAWL_FETCH_ANY) into its outcome.
  */
 
-#define CRAWL_ROBOTS_MAX_BYTES (512u * 1024u)  /* bytes parsed; the rest ignored (RFC: >= 500 KiB) */
-#define CRAWL_ROBOTS_MAX_RULES 100000u         /* Allow/Disallow rules kept per robots.txt */
-#define CRAWL_ROBOTS_MAX_SITEMAPS 1000u        /* Sitemap URLs kept */
-#define CRAWL_ROBOTS_MAX_LINE 16664u           /* bytes of one line kept (Google: 8 * 2083) */
-#define CRAWL_ROBOTS_MAX_CRAWL_DELAY 30.0      /* seconds: Crawl-delay values are capped here */
+#define CRAWL_ROBOTS_MAX_BYTES (512u * 1024u) /* bytes parsed, the rest ignored (RFC: 500 KiB+) */
+#define CRAWL_ROBOTS_MAX_RULES 100000u        /* Allow/Disallow rules kept per robots.txt */
+#define CRAWL_ROBOTS_MAX_SITEMAPS 1000u       /* Sitemap URLs kept */
+#define CRAWL_ROBOTS_MAX_LINE 16664u          /* bytes of one line kept (Google: 8 * 2083) */
+#define CRAWL_ROBOTS_MAX_CRAWL_DELAY 30.0     /* seconds: Crawl-delay values are capped here */
 
 struct crawl_robots_opts {
     size_t max_bytes;       /* 0: CRAWL_ROBOTS_MAX_BYTES */
@@ -64,17 +64,17 @@ struct crawl_robots_info {
     size_t rules;           /* rules that apply to the agent */
     size_t rules_ignored;   /* applying rules beyond max_rules */
     size_t sitemaps_ignored;
-    int specific_group;     /* 1: a group names the agent; 0: the '*' group (or none) applies */
+    int specific_group; /* 1: a group names the agent; 0: the '*' group (or none) applies */
 };
 
 /* Why crawl_robots_allowed() decided as it did. */
 enum crawl_robots_reason {
-    CRAWL_ROBOTS_BY_RULE = 0,   /* the longest matching rule (rule, line) */
-    CRAWL_ROBOTS_NO_MATCH,      /* no rule matched: allowed */
-    CRAWL_ROBOTS_ROBOTS_TXT,    /* /robots.txt itself is always allowed */
-    CRAWL_ROBOTS_NO_ROBOTS,     /* policy: robots.txt unavailable (4xx, too many redirects) */
-    CRAWL_ROBOTS_UNREACHABLE,   /* policy: 5xx, 429 or network error: the host is disallowed */
-    CRAWL_ROBOTS_NOT_FETCHED,   /* policy: no fresh robots.txt yet: fetch it first */
+    CRAWL_ROBOTS_BY_RULE = 0, /* the longest matching rule (rule, line) */
+    CRAWL_ROBOTS_NO_MATCH,    /* no rule matched: allowed */
+    CRAWL_ROBOTS_ROBOTS_TXT,  /* /robots.txt itself is always allowed */
+    CRAWL_ROBOTS_NO_ROBOTS,   /* policy: robots.txt unavailable (4xx, too many redirects) */
+    CRAWL_ROBOTS_UNREACHABLE, /* policy: 5xx, 429 or network error: the host is disallowed */
+    CRAWL_ROBOTS_NOT_FETCHED, /* policy: no fresh robots.txt yet: fetch it first */
 };
 
 struct crawl_robots_decision {
@@ -135,9 +135,9 @@ const char *crawl_robots_url_path(const char *url, size_t *len);
 
 /* -- fetch policy: one state machine per host, pure, with an injected clock -- */
 
-#define CRAWL_ROBOTS_CACHE_TTL 86400.0         /* seconds a reading is used, at most 24 h */
-#define CRAWL_ROBOTS_BACKOFF_INITIAL 60.0      /* seconds before the first retry after 5xx */
-#define CRAWL_ROBOTS_BACKOFF_MAX 86400.0       /* backoff doubles up to this */
+#define CRAWL_ROBOTS_CACHE_TTL 86400.0           /* seconds a reading is used, at most 24 h */
+#define CRAWL_ROBOTS_BACKOFF_INITIAL 60.0        /* seconds before the first retry after 5xx */
+#define CRAWL_ROBOTS_BACKOFF_MAX 86400.0         /* backoff doubles up to this */
 #define CRAWL_ROBOTS_OUTAGE_LIMIT (30 * 86400.0) /* after this long unreachable, see below */
 #define CRAWL_ROBOTS_MAX_REDIRECTS 5
 
@@ -158,10 +158,10 @@ struct crawl_robots_outcome {
     unsigned redirects;     /* redirects followed */
     const char *body;       /* 2xx: the body (decoded); may be NULL */
     size_t len;
-    int truncated;          /* the body was longer than the fetch cap; the rest was dropped */
-    double max_age;         /* Cache-Control max-age in seconds, < 0 when none */
-    const char *final_url;  /* the URL that answered, NULL when unknown */
-    char error[256];        /* network or protocol error in words ("" when none) */
+    int truncated;         /* the body was longer than the fetch cap; the rest was dropped */
+    double max_age;        /* Cache-Control max-age in seconds, < 0 when none */
+    const char *final_url; /* the URL that answered, NULL when unknown */
+    char error[256];       /* network or protocol error in words ("" when none) */
 };
 
 enum crawl_robots_verdict {
@@ -331,22 +331,22 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_read(struct crawl_warc_reader *r, v
  * resynchronises from the start of the block; CRAWL_EGZIP when the block looks whole but
  * came from a gzip member that failed to inflate (a CRC error): do not trust or copy it.
  */
-CRAWL_WARN_UNUSED enum crawl_code crawl_warc_block(struct crawl_warc_reader *r,
-                                                   const char **data, size_t *len);
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_block(struct crawl_warc_reader *r, const char **data,
+                                                   size_t *len);
 /* A field of rec by name (case-insensitive), or NULL. */
 const char *crawl_warc_field(const struct crawl_warc_record *rec, const char *name);
 /* 0: plain; 1: gzip, one member per record; 2: gzip, records sharing members. */
 unsigned crawl_warc_reader_gzip(const struct crawl_warc_reader *r);
 uint64_t crawl_warc_reader_errors(const struct crawl_warc_reader *r); /* damage reports */
-uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r); /* file bytes consumed */
+uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r);    /* file bytes consumed */
 
 /* -- HTTP messages in request/response blocks (RFC 9112) -- */
 
 #define CRAWL_HTTP_DEFAULT_MAX_BODY (64u * 1024 * 1024) /* decoded body cap (zip bombs) */
-#define CRAWL_HTTP_MAX_HEADERS 1000u                     /* header lines kept */
+#define CRAWL_HTTP_MAX_HEADERS 1000u                    /* header lines kept */
 
 struct crawl_http_opts {
-    size_t max_body; /* cap of the decoded body; 0: the default */
+    size_t max_body;       /* cap of the decoded body; 0: the default */
     struct crawl_mem *mem; /* the decoded body's bytes are taken from this budget (borrowed:
                               must outlive the message); no room: CRAWL_ETOOLARGE, the
                               error says "memory budget"; NULL: none */
@@ -363,8 +363,8 @@ struct crawl_http_msg;
 CRAWL_WARN_UNUSED enum crawl_code crawl_http_parse(const char *data, size_t len,
                                                    const struct crawl_http_opts *opts,
                                                    struct crawl_http_msg **out);
-void crawl_http_free(struct crawl_http_msg *m); /* NULL-safe */
-int crawl_http_status(const struct crawl_http_msg *m);        /* 0 for a request */
+void crawl_http_free(struct crawl_http_msg *m);                /* NULL-safe */
+int crawl_http_status(const struct crawl_http_msg *m);         /* 0 for a request */
 const char *crawl_http_method(const struct crawl_http_msg *m); /* "" for a response */
 /* The first header of that name (case-insensitive), or NULL; borrowed from m. */
 const char *crawl_http_header(const struct crawl_http_msg *m, const char *name);
@@ -394,10 +394,10 @@ const char *crawl_http_body_error(const struct crawl_http_msg *m); /* "" when no
 #define CRAWL_WARC_ID_SIZE 48 /* "<urn:uuid:xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx>" + NUL */
 
 struct crawl_warc_writer_opts {
-    uint64_t rotate_size;  /* start a new file once one reaches this; 0: the default */
-    const char *software;  /* warcinfo "software:", NULL: "simcrawl" */
-    const char *info;      /* extra warcinfo lines "key: value\r\n", or NULL */
-    int gzip_level;        /* 1..9; 0: 6 */
+    uint64_t rotate_size; /* start a new file once one reaches this; 0: the default */
+    const char *software; /* warcinfo "software:", NULL: "simcrawl" */
+    const char *info;     /* extra warcinfo lines "key: value\r\n", or NULL */
+    int gzip_level;       /* 1..9; 0: 6 */
 };
 
 struct crawl_warc_writer;
@@ -432,10 +432,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_flush(struct crawl_warc_writ
  * NAME renamed back) cut to pos->offset, later files removed (see warc_write.c). CRAWL_EIO
  * when the file is missing or shorter than pos->offset. *out: close with
  * crawl_warc_writer_close(). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_resume(const char *path,
-                                                           const struct crawl_warc_writer_opts *opts,
-                                                           const struct crawl_warc_position *pos,
-                                                           struct crawl_warc_writer **out);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_warc_writer_resume(const char *path, const struct crawl_warc_writer_opts *opts,
+                         const struct crawl_warc_position *pos, struct crawl_warc_writer **out);
 /* The name of the file being written (without ".open"), borrowed from w. */
 const char *crawl_warc_writer_path(const struct crawl_warc_writer *w);
 /* The last I/O error in words ("" when none), borrowed from w. */
@@ -443,14 +442,14 @@ const char *crawl_warc_writer_error(const struct crawl_warc_writer *w);
 
 /* One fetch: a response record and, when request is not NULL, a request record. */
 struct crawl_warc_exchange {
-    const char *uri;  /* target URI */
-    const char *ip;   /* WARC-IP-Address, or NULL */
-    const char *date; /* WARC-Date, or NULL for now */
-    const char *request;   /* the HTTP request as sent, or NULL */
+    const char *uri;     /* target URI */
+    const char *ip;      /* WARC-IP-Address, or NULL */
+    const char *date;    /* WARC-Date, or NULL for now */
+    const char *request; /* the HTTP request as sent, or NULL */
     size_t request_len;
-    const char *head;      /* the response status line and headers, up to the empty line */
+    const char *head; /* the response status line and headers, up to the empty line */
     size_t head_len;
-    const char *body;      /* the body as received (still chunked if the head says so) */
+    const char *body; /* the body as received (still chunked if the head says so) */
     size_t body_len;
     /* "sha1:..." of the payload when the caller has computed it already (the crawler does,
      * for its exact-duplicate check), or NULL: the writer computes it. Borrowed; the caller
@@ -467,13 +466,13 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_response(struct crawl_warc_wr
 /* An exact duplicate of an earlier capture: a revisit record, profile
  * identical-payload-digest, whose block is the HTTP head only. */
 struct crawl_warc_revisit {
-    const char *uri, *ip, *date;  /* of this capture; ip may be NULL, date NULL for now */
-    const char *head;             /* this capture's response status line and headers */
+    const char *uri, *ip, *date; /* of this capture; ip may be NULL, date NULL for now */
+    const char *head;            /* this capture's response status line and headers */
     size_t head_len;
-    const char *payload_digest;   /* "sha1:..." shared by both captures */
-    const char *refers_to;        /* WARC-Record-ID of the original ("<urn:uuid:...>") */
-    const char *refers_to_uri;    /* its target URI */
-    const char *refers_to_date;   /* its WARC-Date */
+    const char *payload_digest; /* "sha1:..." shared by both captures */
+    const char *refers_to;      /* WARC-Record-ID of the original ("<urn:uuid:...>") */
+    const char *refers_to_uri;  /* its target URI */
+    const char *refers_to_date; /* its WARC-Date */
 };
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
                                                            const struct crawl_warc_revisit *v,
@@ -510,9 +509,9 @@ void crawl_warc_prepared_free(struct crawl_warc_prepared *p); /* NULL-safe */
 
 /* Copies rec, the current record of r, through unchanged: its header bytes, its block
  * and the CRLF CRLF, in a gzip member of its own (when rec was exactly one gzip member of
- * a regular input file, those compressed bytes are copied as they are). Nothing of the block may have been read
- * with crawl_warc_read() (crawl_warc_block() is fine). A damaged block is not copied:
- * the reader's code (CRAWL_ETRUNCATED, CRAWL_EFORMAT, CRAWL_EGZIP) comes back and nothing
+ * a regular input file, those compressed bytes are copied as they are). Nothing of the block may
+ * have been read with crawl_warc_read() (crawl_warc_block() is fine). A damaged block is not
+ * copied: the reader's code (CRAWL_ETRUNCATED, CRAWL_EFORMAT, CRAWL_EGZIP) comes back and nothing
  * is written; a block too large to hold is streamed to the file and, when it turns out
  * damaged at its end (crawl_warc_read), the file is truncated back to where it began. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w,
@@ -532,11 +531,11 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_raw(struct crawl_warc_writer 
 
 /*
  * The canonical form of url, resolved against base when base is not NULL (base need not
- * be canonical): lower-case scheme and host (an international host stays in UTF-8: crawler/url.c says why), no default port, no
- * user or password, no fragment, dot segments removed, percent-encoding normalised
- * (unreserved escapes decoded, hex in upper case, unsafe bytes encoded), "/" for an empty
- * path, no empty query. Only http and https. *out: caller frees with free().
- * CRAWL_EURL when the result is not a valid http(s) URL or is longer than CRAWL_URL_MAX.
+ * be canonical): lower-case scheme and host (an international host stays in UTF-8: crawler/url.c
+ * says why), no default port, no user or password, no fragment, dot segments removed,
+ * percent-encoding normalised (unreserved escapes decoded, hex in upper case, unsafe bytes
+ * encoded), "/" for an empty path, no empty query. Only http and https. *out: caller frees with
+ * free(). CRAWL_EURL when the result is not a valid http(s) URL or is longer than CRAWL_URL_MAX.
  */
 CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise(const char *url, const char *base,
                                                          char **out);
@@ -574,7 +573,7 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_seen_add(struct crawl_seen *s, uint64_t 
 int crawl_seen_contains(const struct crawl_seen *s, uint64_t h);
 size_t crawl_seen_count(const struct crawl_seen *s);
 size_t crawl_seen_bytes(const struct crawl_seen *s); /* memory in use, table included */
-void crawl_seen_clear(struct crawl_seen *s);          /* empty, keeping its table */
+void crawl_seen_clear(struct crawl_seen *s);         /* empty, keeping its table */
 
 /* A Bloom filter of hashes (seen.c): no false negatives, false positives at a rate that
  * grows with the count (5 bits a hash; 1 % at 10 bits per hash, 9 % at 5). */
@@ -592,7 +591,7 @@ void crawl_seen_spill(struct crawl_seen *s, struct crawl_bloom *b);
 
 /* -- the frontier (crawler/frontier.c): per-host queues, politeness, priorities -- */
 
-#define CRAWL_DEFAULT_MAX_DELAY 30.0                  /* cap of a robots Crawl-delay, s */
+#define CRAWL_DEFAULT_MAX_DELAY 30.0                         /* cap of a robots Crawl-delay, s */
 #define CRAWL_FRONTIER_DEFAULT_MAX_ITEMS (50u * 1000 * 1000) /* URLs queued at most */
 
 struct crawl_frontier_opts {
@@ -620,10 +619,10 @@ void crawl_ref_put(struct crawl_ref *r);              /* one reference less; NUL
 struct crawl_item {
     char *url;
     struct crawl_ref *referrer; /* the page (or redirect) it was found on; NULL: a seed */
-    unsigned depth;  /* links from a seed */
-    unsigned hops;   /* redirects followed to reach it */
-    float priority;  /* higher first within a host; -depth gives breadth-first order */
-    uint64_t seq;    /* queue order, ties go to the older */
+    unsigned depth;             /* links from a seed */
+    unsigned hops;              /* redirects followed to reach it */
+    float priority;             /* higher first within a host; -depth gives breadth-first order */
+    uint64_t seq;               /* queue order, ties go to the older */
 };
 
 /* Frees item->url and drops item->referrer. */
@@ -636,22 +635,19 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_new(const struct crawl_frontier
                                                      struct crawl_frontier **out);
 void crawl_frontier_free(struct crawl_frontier *f); /* NULL-safe; frees queued URLs */
 /* The host of origin[0..origin_len), created on first use (*out borrowed from f). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_host(struct crawl_frontier *f,
-                                                      const char *origin, size_t origin_len,
-                                                      struct crawl_host **out);
+CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin,
+                                                      size_t origin_len, struct crawl_host **out);
 /* Queues a copy of url on host h, found on referrer (NULL: none; the item takes a
  * reference). CRAWL_ETOOLARGE past max_items. now: monotonic s. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_push(struct crawl_frontier *f,
                                                       struct crawl_host *h, const char *url,
-                                                      unsigned depth, unsigned hops,
-                                                      float priority,
+                                                      unsigned depth, unsigned hops, float priority,
                                                       struct crawl_ref *referrer, double now);
 /* Keeps the keep best queued URLs of h (a focused crawl's window): drops every queued URL
  * whose priority is at most *cut, the priority of the best one beyond keep, so that at
  * most keep stay (fewer when several share *cut). Returns how many were dropped (0 and
  * *cut unchanged when h has at most keep). */
-size_t crawl_frontier_trim(struct crawl_frontier *f, struct crawl_host *h, size_t keep,
-                           float *cut);
+size_t crawl_frontier_trim(struct crawl_frontier *f, struct crawl_host *h, size_t keep, float *cut);
 /*
  * The next URL to fetch at time now: returns 1 with *item (caller: crawl_item_release) and
  * *host, whose slot stays taken until crawl_frontier_done(). Returns 0 when no host may
@@ -682,16 +678,16 @@ size_t crawl_host_queued(const struct crawl_host *h);
 unsigned crawl_host_active(const struct crawl_host *h);
 double crawl_host_next_allowed(const struct crawl_host *h); /* monotonic s; -INFINITY: now */
 double crawl_host_delay(const struct crawl_host *h);        /* s in force */
-void *crawl_host_userdata(const struct crawl_host *h); /* the caller's per-host state */
+void *crawl_host_userdata(const struct crawl_host *h);      /* the caller's per-host state */
 void crawl_host_set_userdata(struct crawl_host *h, void *userdata);
 
 /* -- the fetcher (crawler/fetch.c): libcurl multi, one event loop, many transfers -- */
 
 #define CRAWL_DEFAULT_CONCURRENCY 16u
-#define CRAWL_DEFAULT_CONNECT_TIMEOUT 10.0   /* s */
-#define CRAWL_DEFAULT_TIMEOUT 30.0           /* s, a whole transfer */
-#define CRAWL_DEFAULT_LOW_SPEED_BYTES 100L   /* abort a transfer slower than this (bytes/s) */
-#define CRAWL_DEFAULT_LOW_SPEED_TIME 10L     /* ... for this many seconds */
+#define CRAWL_DEFAULT_CONNECT_TIMEOUT 10.0         /* s */
+#define CRAWL_DEFAULT_TIMEOUT 30.0                 /* s, a whole transfer */
+#define CRAWL_DEFAULT_LOW_SPEED_BYTES 100L         /* abort a transfer slower than this (bytes/s) */
+#define CRAWL_DEFAULT_LOW_SPEED_TIME 10L           /* ... for this many seconds */
 #define CRAWL_DEFAULT_MAX_BODY (10u * 1024 * 1024) /* body cap, bytes as received */
 #define CRAWL_DEFAULT_USER_AGENT "simcrawl/0.1 (+https://github.com/simcrawl/simcrawl)"
 
@@ -721,27 +717,27 @@ void crawl_mem_give(struct crawl_mem *m, size_t n);
 void crawl_mem_get(struct crawl_mem *m, struct crawl_mem_stats *out);
 
 struct crawl_fetcher_opts {
-    unsigned concurrency;    /* transfers and connections in all; 0: CRAWL_DEFAULT_CONCURRENCY */
-    unsigned per_host;       /* connections per host; 0: 1 */
-    double connect_timeout;  /* s; 0: the default */
-    double timeout;          /* s; 0: the default */
-    long low_speed_bytes;    /* 0: the default */
-    long low_speed_time;     /* s; 0: the default */
-    size_t max_body;         /* 0: CRAWL_DEFAULT_MAX_BODY */
-    const char *user_agent;  /* borrowed for the fetcher's life; NULL: the default */
-    const char *ca_file;     /* PEM CA certificates to verify https servers with, set as
-                                CURLOPT_CAINFO on every transfer (pages and robots.txt);
-                                borrowed for the fetcher's life; NULL: libcurl's default */
-    struct crawl_mem *mem;   /* the budget the response buffers are taken from (borrowed:
-                                must outlive the fetcher and its responses); NULL: none.
-                                A transfer that finds no room waits (paused); one that
-                                alone would pass the limit fails ("over the memory budget") */
+    unsigned concurrency;   /* transfers and connections in all; 0: CRAWL_DEFAULT_CONCURRENCY */
+    unsigned per_host;      /* connections per host; 0: 1 */
+    double connect_timeout; /* s; 0: the default */
+    double timeout;         /* s; 0: the default */
+    long low_speed_bytes;   /* 0: the default */
+    long low_speed_time;    /* s; 0: the default */
+    size_t max_body;        /* 0: CRAWL_DEFAULT_MAX_BODY */
+    const char *user_agent; /* borrowed for the fetcher's life; NULL: the default */
+    const char *ca_file;    /* PEM CA certificates to verify https servers with, set as
+                               CURLOPT_CAINFO on every transfer (pages and robots.txt);
+                               borrowed for the fetcher's life; NULL: libcurl's default */
+    struct crawl_mem *mem;  /* the budget the response buffers are taken from (borrowed:
+                               must outlive the fetcher and its responses); NULL: none.
+                               A transfer that finds no room waits (paused); one that
+                               alone would pass the limit fails ("over the memory budget") */
 };
 
 enum crawl_fetch_kind {
-    CRAWL_FETCH_PAGE = 0, /* a page: a 2xx answer that is not HTML is aborted (filtered) */
-    CRAWL_FETCH_ANY,      /* robots.txt: any type, redirects followed, decoded, capped at
-                             CRAWL_ROBOTS_MAX_BYTES (the first bytes kept, result TOOLARGE) */
+    CRAWL_FETCH_PAGE = 0,  /* a page: a 2xx answer that is not HTML is aborted (filtered) */
+    CRAWL_FETCH_ANY,       /* robots.txt: any type, redirects followed, decoded, capped at
+                              CRAWL_ROBOTS_MAX_BYTES (the first bytes kept, result TOOLARGE) */
     CRAWL_FETCH_REQUISITE, /* a page requisite (image, stylesheet, script): as a page
                               (archived as sent, redirects not followed, max_body), any type */
 };
@@ -757,26 +753,26 @@ enum crawl_fetch_result {
 
 /* One finished transfer; caller frees with crawl_response_free(). */
 struct crawl_response {
-    char *url;                     /* as requested */
+    char *url; /* as requested */
     enum crawl_fetch_kind kind;
     enum crawl_fetch_result result;
-    long status;                   /* HTTP status; 0 when none was received */
-    char error[256];               /* what went wrong in words; "" for CRAWL_FETCH_DONE */
-    char *data;                    /* the response head (status line .. empty line), then the
-                                      body as received (content coding kept); NUL after */
-    size_t head_len, len;          /* body = data + head_len, body length = len - head_len */
-    char *request;                 /* the request head as sent, or NULL */
+    long status;          /* HTTP status; 0 when none was received */
+    char error[256];      /* what went wrong in words; "" for CRAWL_FETCH_DONE */
+    char *data;           /* the response head (status line .. empty line), then the
+                             body as received (content coding kept); NUL after */
+    size_t head_len, len; /* body = data + head_len, body length = len - head_len */
+    char *request;        /* the request head as sent, or NULL */
     size_t request_len;
-    char *content_type;            /* header values, or NULL when absent */
+    char *content_type; /* header values, or NULL when absent */
     char *location;
     char *content_encoding;
-    int too_many_redirects;        /* CRAWL_FETCH_ANY: more than CRAWL_ROBOTS_MAX_REDIRECTS */
-    unsigned redirects;            /* CRAWL_FETCH_ANY: redirects followed (0 otherwise) */
-    char *final_url;               /* CRAWL_FETCH_ANY: the URL that answered, or NULL */
-    char ip[48];                   /* the server's address, "" when unknown */
-    double start, end;             /* crawl_clock() */
-    int64_t date;                  /* time(NULL) when the transfer started */
-    void *userdata;                /* as given to crawl_fetcher_add() */
+    int too_many_redirects; /* CRAWL_FETCH_ANY: more than CRAWL_ROBOTS_MAX_REDIRECTS */
+    unsigned redirects;     /* CRAWL_FETCH_ANY: redirects followed (0 otherwise) */
+    char *final_url;        /* CRAWL_FETCH_ANY: the URL that answered, or NULL */
+    char ip[48];            /* the server's address, "" when unknown */
+    double start, end;      /* crawl_clock() */
+    int64_t date;           /* time(NULL) when the transfer started */
+    void *userdata;         /* as given to crawl_fetcher_add() */
 };
 void crawl_response_free(struct crawl_response *r); /* NULL-safe */
 
@@ -818,12 +814,13 @@ void crawl_fetcher_fail_paused(struct crawl_fetcher *fx);
 
 /* -- the crawl's state on disk (crawler/state.c; `simcrawl crawl --state DIR`) -- */
 
-#define CRAWL_STATE_COMMIT_INTERVAL 0.1 /* s: group commit at least this often ... */
-#define CRAWL_STATE_COMMIT_PAGES 1000u  /* ... or after this many pages */
+#define CRAWL_STATE_COMMIT_INTERVAL 0.1     /* s: group commit at least this often ... */
+#define CRAWL_STATE_COMMIT_PAGES 1000u      /* ... or after this many pages */
 #define CRAWL_STATE_SEEN_MEMORY (32u << 20) /* crawl_opts.seen_memory's default */
-#define CRAWL_STATE_WINDOW 512u         /* queued URLs of one host held in memory; the rest
-                                           stay in the state until the window drains (tests:
-                                           the environment's SIMCRAWL_STATE_WINDOW) */
+#define CRAWL_STATE_WINDOW                                                                         \
+    512u /* queued URLs of one host held in memory; the rest                                       \
+            stay in the state until the window drains (tests:                                      \
+            the environment's SIMCRAWL_STATE_WINDOW) */
 
 /* A URL's state (the urls table's state column; the numbers are stored). */
 enum crawl_url_state {
@@ -840,12 +837,12 @@ enum crawl_url_state {
 /* A host's row: politeness and its robots.txt reading. Times are wall-clock seconds
  * (time(NULL) base) so that they mean the same thing to the next process. */
 struct crawl_state_host {
-    double delay;          /* s between requests (Crawl-delay applied) */
-    double next_allowed;   /* not asked again before this */
-    int robots_status;     /* of the last robots.txt reading kept; 0: none */
+    double delay;            /* s between requests (Crawl-delay applied) */
+    double next_allowed;     /* not asked again before this */
+    int robots_status;       /* of the last robots.txt reading kept; 0: none */
     const void *robots_body; /* borrowed */
     size_t robots_len;
-    double robots_time;    /* when it was fetched */
+    double robots_time; /* when it was fetched */
 };
 
 struct crawl_state;
@@ -858,7 +855,7 @@ struct crawl_state;
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_open(const char *dir, int durable,
                                                    struct crawl_state **out, int *created,
                                                    char *err, size_t errlen);
-void crawl_state_close(struct crawl_state *s); /* NULL-safe */
+void crawl_state_close(struct crawl_state *s);              /* NULL-safe */
 const char *crawl_state_error(const struct crawl_state *s); /* the last failure in words */
 /* What opening did to an earlier run's state: URLs found leased (in flight at its end)
  * and queued again; the schema version it was migrated from (0: none). */
@@ -870,17 +867,17 @@ void crawl_state_set_crash_hook(struct crawl_state *s, void (*fn)(const char *na
 /* Ends the open transaction (everything since the last commit is durable at once) and
  * opens the next. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_commit(struct crawl_state *s);
-size_t crawl_state_pending(const struct crawl_state *s);  /* changes not committed yet */
+size_t crawl_state_pending(const struct crawl_state *s); /* changes not committed yet */
 uint64_t crawl_state_commits(const struct crawl_state *s);
 /* meta: *found 0 when the key is absent; text: *v malloc'd (caller frees) or NULL. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key,
                                                        int64_t *v, int *found);
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_meta_text(struct crawl_state *s, const char *key,
                                                         char **v);
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_set_meta_int(struct crawl_state *s,
-                                                           const char *key, int64_t v);
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_set_meta_text(struct crawl_state *s,
-                                                            const char *key, const char *v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_set_meta_int(struct crawl_state *s, const char *key,
+                                                           int64_t v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_set_meta_text(struct crawl_state *s, const char *key,
+                                                            const char *v);
 /* The id of origin's row, added when new. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_host(struct crawl_state *s, const char *origin,
                                                    int64_t *id);
@@ -889,61 +886,59 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_host_save(struct crawl_state *s, i
                                                         double delay, double next_allowed);
 /* Saves a host's robots.txt reading (status, body, when fetched: wall clock). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_host_robots(struct crawl_state *s, int64_t id,
-                                                          int status, const void *body,
-                                                          size_t len, double when);
+                                                          int status, const void *body, size_t len,
+                                                          double when);
 /* fn for every host row in id order with its number of queued URLs (h borrowed for the
  * call); a non-zero return stops with CRAWL_ENOMEM. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_host(
-    struct crawl_state *s,
-    int (*fn)(void *userdata, int64_t id, const char *origin, const struct crawl_state_host *h,
-              int64_t queued),
-    void *userdata);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_state_foreach_host(struct crawl_state *s,
+                         int (*fn)(void *userdata, int64_t id, const char *origin,
+                                   const struct crawl_state_host *h, int64_t queued),
+                         void *userdata);
 /* Adds a queued URL (hash: crawl_hash64 of url, the key), found on the URL whose hash is
  * referrer (0: none, a seed); *id its row id, 0 when the hash was there already. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash,
-                                                      int64_t host, const char *url,
-                                                      unsigned depth, unsigned hops,
-                                                      float priority, uint64_t referrer,
-                                                      int64_t *id);
+                                                      int64_t host, const char *url, unsigned depth,
+                                                      unsigned hops, float priority,
+                                                      uint64_t referrer, int64_t *id);
 /* The URL of hash is leased: its transfer has started (written in the open transaction,
  * like every change: no write of its own). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash);
 /* Raises the priority of the URL of hash to priority (a focused crawl found it again) if it
  * is queued with a priority below below; *id: its row id when raised, else 0. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_priority(struct crawl_state *s,
-                                                           uint64_t hash, float priority,
-                                                           float below, int64_t *id);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash,
+                                                           float priority, float below,
+                                                           int64_t *id);
 /* *found: 1 when the URL of hash was ever added (the seen set past its memory). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash,
                                                       int *found);
 /* Sets the state and decision (enum crawl_decision) of the URL of hash. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
-                                                      enum crawl_url_state state,
-                                                      int decision);
+                                                      enum crawl_url_state state, int decision);
 /* The queued URLs of host with row ids above after, in id order, at most limit: fn for
  * each (url and referrer borrowed; referrer NULL for a seed or a URL queued by a state of
  * schema 1); *n how many. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_queued(
-    struct crawl_state *s, int64_t host, int64_t after, size_t limit,
-    int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
-              float priority, const char *referrer),
-    void *userdata, size_t *n);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after, size_t limit,
+                   int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth,
+                             unsigned hops, float priority, const char *referrer),
+                   void *userdata, size_t *n);
 /* Makes the index crawl_state_queued_best reads (a focused crawl, once at its start). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_best_order(struct crawl_state *s);
 /* The queued URLs of host ranked below (below_prio, below_id) in the order best first
  * (priority descending, then row id ascending; below (INFINITY, 0): all of them), at most
  * limit, best first: fn for each as crawl_state_queued; *n how many. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_queued_best(
-    struct crawl_state *s, int64_t host, float below_prio, int64_t below_id, size_t limit,
-    int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
-              float priority, const char *referrer),
-    void *userdata, size_t *n);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_state_queued_best(struct crawl_state *s, int64_t host, float below_prio, int64_t below_id,
+                        size_t limit,
+                        int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth,
+                                  unsigned hops, float priority, const char *referrer),
+                        void *userdata, size_t *n);
 /* fn for the hash of every URL ever queued (the seen set), with done: 1 when its transfer
  * was made (any state but queued). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_hash(struct crawl_state *s,
-                                                           int (*fn)(void *userdata,
-                                                                     uint64_t hash, int done),
-                                                           void *userdata);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_state_foreach_hash(struct crawl_state *s, int (*fn)(void *userdata, uint64_t hash, int done),
+                         void *userdata);
 /* URLs per state. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_counts(struct crawl_state *s,
                                                          int64_t counts[CRAWL_URL_NSTATES]);
@@ -951,9 +946,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_counts(struct crawl_state *s,
  * -1 out of memory, 1 a record it cannot read). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data,
                                                        size_t len);
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_page(
-    struct crawl_state *s, int (*fn)(void *userdata, const void *data, size_t len),
-    void *userdata);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_state_foreach_page(struct crawl_state *s,
+                         int (*fn)(void *userdata, const void *data, size_t len), void *userdata);
 
 /* -- the shared frontier on Redis (crawler/redis_frontier.c; `crawl --redis URL`) -- */
 /*
@@ -984,11 +979,11 @@ struct crawl_redis_lease {
     const char *origin, *url;
     const char *referrer; /* NULL: a seed */
     unsigned depth, hops;
-    double delay;         /* s between requests to the host (Crawl-delay applied); 0: none yet */
-    int robots_status;    /* the host's robots.txt reading (0: none), as crawl_state_host */
+    double delay;      /* s between requests to the host (Crawl-delay applied); 0: none yet */
+    int robots_status; /* the host's robots.txt reading (0: none), as crawl_state_host */
     const void *robots_body;
     size_t robots_len;
-    double robots_time;   /* wall clock */
+    double robots_time; /* wall clock */
 };
 
 struct crawl_redis;
@@ -1011,7 +1006,7 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_open(const struct crawl_redis_opts
 void crawl_redis_free(struct crawl_redis *r); /* NULL-safe */
 const char *crawl_redis_error(const struct crawl_redis *r);
 int64_t crawl_redis_released(const struct crawl_redis *r);
-uint64_t crawl_redis_calls(const struct crawl_redis *r);   /* commands sent so far */
+uint64_t crawl_redis_calls(const struct crawl_redis *r);    /* commands sent so far */
 double crawl_redis_lease_time(const struct crawl_redis *r); /* s */
 uint64_t crawl_redis_commits(const struct crawl_redis *r);
 /* Connections made again after a loss, so far. */
@@ -1029,10 +1024,10 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, co
                                                        int64_t *v, int *found);
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_meta_text(struct crawl_redis *r, const char *key,
                                                         char **v);
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_set_meta_int(struct crawl_redis *r,
-                                                           const char *key, int64_t v);
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_set_meta_text(struct crawl_redis *r,
-                                                            const char *key, const char *v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_set_meta_int(struct crawl_redis *r, const char *key,
+                                                           int64_t v);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_set_meta_text(struct crawl_redis *r, const char *key,
+                                                            const char *v);
 /* The crawl's counters (all workers): add waits for the next commit. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_stats_add(struct crawl_redis *r, const char *key,
                                                         int64_t delta);
@@ -1041,9 +1036,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, c
 /* The worker's page records (as crawl_state_page_add: committed with the next commit). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_page_add(struct crawl_redis *r, const void *data,
                                                        size_t len);
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_foreach_page(
-    struct crawl_redis *r, int (*fn)(void *userdata, const void *data, size_t len),
-    void *userdata);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_redis_foreach_page(struct crawl_redis *r,
+                         int (*fn)(void *userdata, const void *data, size_t len), void *userdata);
 /* Changes waiting for the commit (decided URLs, meta, counters, page records). */
 size_t crawl_redis_pending(const struct crawl_redis *r);
 /* Queues url (canonical; its origin is url[0..origin_len)) unless it was ever seen, in one
@@ -1062,15 +1057,15 @@ struct crawl_redis_link {
 /* crawl_redis_enqueue for n URLs found on one page (depth, referrer), pipelined: one round
  * trip. Each is checked and queued atomically on its own. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r,
-                                                           struct crawl_redis_link *links,
-                                                           size_t n, unsigned depth,
-                                                           const char *referrer);
+                                                           struct crawl_redis_link *links, size_t n,
+                                                           unsigned depth, const char *referrer);
 /* Leases up to max URLs, one of each host whose turn has come and that no worker holds:
  * fn for each (a non-zero return: CRAWL_ENOMEM). *next_ready: when the next host's turn
  * comes (wall clock s; -1: no host waits), *leases: leases outstanding, every worker's. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_acquire(
-    struct crawl_redis *r, size_t max, int (*fn)(void *userdata, const struct crawl_redis_lease *l),
-    void *userdata, size_t *n, double *next_ready, int64_t *leases);
+CRAWL_WARN_UNUSED enum crawl_code
+crawl_redis_acquire(struct crawl_redis *r, size_t max,
+                    int (*fn)(void *userdata, const struct crawl_redis_lease *l), void *userdata,
+                    size_t *n, double *next_ready, int64_t *leases);
 /* url (leased by this worker) has its decision: completed at the next commit, with its
  * host's next allowed time (wall clock s) and delay. CRAWL_EINVAL when not leased. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url,
@@ -1081,9 +1076,10 @@ size_t crawl_redis_held(const struct crawl_redis *r);        /* leases, decided 
  * after the caller has flushed what they refer to. keep_hosts: a host whose host lease
  * runs still is kept and its next URL leased (handed to fn as by acquire). CRAWL_EIO
  * when a lease is no longer this worker's (nothing is committed then). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_commit(
-    struct crawl_redis *r, int keep_hosts,
-    int (*fn)(void *userdata, const struct crawl_redis_lease *l), void *userdata, size_t *kept);
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
+                                                     int (*fn)(void *userdata,
+                                                               const struct crawl_redis_lease *l),
+                                                     void *userdata, size_t *kept);
 /* Pushes the deadlines of this worker's leases on by the lease time; CRAWL_EIO when one
  * was lost (expired and reaped). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_renew(struct crawl_redis *r);
@@ -1093,9 +1089,8 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n);
 /* Saves a host's robots.txt reading for every worker (wall clock time) and its delay in
  * force (s, Crawl-delay applied). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_redis_host_robots(struct crawl_redis *r,
-                                                          const char *origin, int status,
-                                                          const void *body, size_t len,
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origin,
+                                                          int status, const void *body, size_t len,
                                                           double when, double delay);
 /* A crawl state whose meta, page records and commits are the worker's in Redis (r: taken
  * over, freed with the state). The SQLite calls (urls, hosts) fail with CRAWL_EINVAL. */
@@ -1106,19 +1101,21 @@ struct crawl_redis *crawl_state_redis(const struct crawl_state *s);
 
 /* -- the crawl loop (crawler/crawl.c) -- */
 
-#define CRAWL_DEFAULT_DELAY 1.0          /* s between requests to one host */
-#define CRAWL_DEFAULT_MAX_REDIRECTS 10u  /* redirect hops followed from one URL */
-#define CRAWL_DEFAULT_QUEUE 64u          /* fetched pages waiting for a worker, at most */
-#define CRAWL_DEFAULT_MAX_LINKS 100000u  /* links kept from one page */
-#define CRAWL_DEFAULT_MAX_MEMORY ((size_t)256 * 1024 * 1024) /* bytes held at once by
-                                            response buffers and decoded bodies */
+#define CRAWL_DEFAULT_DELAY 1.0         /* s between requests to one host */
+#define CRAWL_DEFAULT_MAX_REDIRECTS 10u /* redirect hops followed from one URL */
+#define CRAWL_DEFAULT_QUEUE 64u         /* fetched pages waiting for a worker, at most */
+#define CRAWL_DEFAULT_MAX_LINKS 100000u /* links kept from one page */
+#define CRAWL_DEFAULT_MAX_MEMORY                                                                   \
+    ((size_t)256 * 1024 * 1024)           /* bytes held at once by                                 \
+                         response buffers and decoded bodies */
 #define CRAWL_MEM_START_ROOM (64u * 1024) /* a transfer starts only with this much room */
-#define CRAWL_DEFAULT_ROBOTS_OUTAGE 300.0    /* s a host's URLs are held while its robots.txt
-                                                answers 5xx/429 (RFC 9309 2.3.1.4) */
-#define CRAWL_DEFAULT_ROBOTS_BACKOFF 1.0     /* s before the first robots.txt retry, doubling */
+#define CRAWL_DEFAULT_ROBOTS_OUTAGE                                                                \
+    300.0                                     /* s a host's URLs are held while its robots.txt     \
+                                                 answers 5xx/429 (RFC 9309 2.3.1.4) */
+#define CRAWL_DEFAULT_ROBOTS_BACKOFF 1.0      /* s before the first robots.txt retry, doubling */
 #define CRAWL_DEFAULT_ROBOTS_BACKOFF_MAX 60.0 /* ... up to this */
-#define CRAWL_DEFAULT_UNREACHABLE_RETRIES 3  /* robots.txt retries of a host giving no answer */
-#define CRAWL_DEFAULT_UNREACHABLE_TIME 30.0  /* s: ... and the time they may take at most */
+#define CRAWL_DEFAULT_UNREACHABLE_RETRIES 3   /* robots.txt retries of a host giving no answer */
+#define CRAWL_DEFAULT_UNREACHABLE_TIME 30.0   /* s: ... and the time they may take at most */
 #define CRAWL_MAX_WORKERS 64u
 
 enum crawl_scope { CRAWL_SCOPE_HOST = 0, CRAWL_SCOPE_DOMAIN, CRAWL_SCOPE_ANY };
@@ -1138,14 +1135,14 @@ const char *crawl_decision_name(enum crawl_decision d);
 
 /* A fetched HTML page (2xx) handed to opts.process. Everything is borrowed for the call. */
 struct crawl_page {
-    const char *url;     /* canonical */
+    const char *url; /* canonical */
     unsigned depth;
     long status;
-    const char *head;    /* response status line and headers as received (see fetch.c) */
+    const char *head; /* response status line and headers as received (see fetch.c) */
     size_t head_len;
     const char *raw_body; /* the body as received, content coding kept (for the WARC) */
     size_t raw_len;
-    const char *body;    /* the body with its content coding removed: the HTML */
+    const char *body; /* the body with its content coding removed: the HTML */
     size_t body_len;
     const char *request; /* the request head as sent, or NULL */
     size_t request_len;
@@ -1161,12 +1158,12 @@ struct crawl_verdict {
     enum crawl_decision decision;
     int has_fingerprint;
     uint64_t fingerprint;
-    int distance;         /* to duplicate_of; -1 when none */
-    double relevance;     /* of the page to the topic; NAN when there is no topic */
-    int expand;           /* 1: enqueue the links; 0: they are only counted (duplicates,
-                             off-topic, meta robots nofollow) */
-    char *duplicate_of;   /* set with crawl_verdict_set(); freed by the crawler */
-    char *canonical;      /* rel=canonical */
+    int distance;       /* to duplicate_of; -1 when none */
+    double relevance;   /* of the page to the topic; NAN when there is no topic */
+    int expand;         /* 1: enqueue the links; 0: they are only counted (duplicates,
+                           off-topic, meta robots nofollow) */
+    char *duplicate_of; /* set with crawl_verdict_set(); freed by the crawler */
+    char *canonical;    /* rel=canonical */
     char *error;
     /* the links, canonicalised by crawl_verdict_add_link(); owned by the crawler */
     char **links;
@@ -1192,8 +1189,8 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_set(char **field, const char *va
  * worker thread, off the event loop); priority orders a focused crawl (higher first).
  * A URL that is not http(s) is counted in links_invalid, not an error. A URL given again
  * (the same bytes) is kept once, with the higher of the priorities. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v,
-                                                         const char *url, float priority);
+CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
+                                                         float priority);
 /*
  * Adds a page requisite of a kept page (wget's --page-requisites: an image, stylesheet,
  * script, icon; or what a stylesheet imports): resolved and canonicalised as a link, then
@@ -1211,7 +1208,7 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_verdict_add_requisite(struct crawl_verdi
 /* One line of the crawl log, handed to opts.record on the loop's thread. Borrowed. */
 struct crawl_record {
     const char *url;
-    long status;             /* HTTP status, 0 when there was none */
+    long status; /* HTTP status, 0 when there was none */
     unsigned depth;
     enum crawl_decision decision;
     int has_fingerprint;
@@ -1238,59 +1235,59 @@ struct crawl_record {
 };
 
 struct crawl_stats {
-    uint64_t fetched;           /* page requests answered or failed (robots.txt not counted) */
-    uint64_t pages;             /* HTML pages handed to process */
+    uint64_t fetched; /* page requests answered or failed (robots.txt not counted) */
+    uint64_t pages;   /* HTML pages handed to process */
     uint64_t new_pages, near_duplicates, exact_duplicates;
     uint64_t filtered, robots_disallowed, redirects, errors;
     uint64_t robots_fetched;
     uint64_t links_enqueued;
-    uint64_t links_saved;       /* new in-scope links of duplicate pages, NOT enqueued */
+    uint64_t links_saved; /* new in-scope links of duplicate pages, NOT enqueued */
     uint64_t links_out_of_scope;
-    uint64_t bytes;             /* body bytes received */
-    double process_seconds;     /* time inside opts.process, summed over the workers */
-    double elapsed;             /* s since crawl_run() started */
+    uint64_t bytes;         /* body bytes received */
+    double process_seconds; /* time inside opts.process, summed over the workers */
+    double elapsed;         /* s since crawl_run() started */
     size_t queued, hosts, seen, seen_bytes;
-    unsigned active;            /* transfers in flight */
-    unsigned paused;            /* of them, waiting for room in the memory budget */
-    size_t mem_held, mem_peak;  /* bytes of response buffers and decoded bodies held now,
-                                   and the most held at once (<= mem_limit) */
-    size_t mem_limit;           /* opts.max_memory */
-    uint64_t requisites;        /* page requisites fetched and handed to process (also in
-                                   fetched, not in pages) */
+    unsigned active;           /* transfers in flight */
+    unsigned paused;           /* of them, waiting for room in the memory budget */
+    size_t mem_held, mem_peak; /* bytes of response buffers and decoded bodies held now,
+                                  and the most held at once (<= mem_limit) */
+    size_t mem_limit;          /* opts.max_memory */
+    uint64_t requisites;       /* page requisites fetched and handed to process (also in
+                                  fetched, not in pages) */
     uint64_t requisites_enqueued;
 };
 
 struct crawl_opts {
-    long max_pages;        /* page requests at most; <= 0: no limit */
-    long max_depth;        /* < 0: no limit; 0: the seeds only */
-    unsigned concurrency;  /* 0: CRAWL_DEFAULT_CONCURRENCY */
-    unsigned per_host;     /* 0: 1 */
-    double delay;          /* s; < 0: CRAWL_DEFAULT_DELAY */
-    double max_delay;      /* cap of robots Crawl-delay; 0: CRAWL_DEFAULT_MAX_DELAY */
+    long max_pages;       /* page requests at most; <= 0: no limit */
+    long max_depth;       /* < 0: no limit; 0: the seeds only */
+    unsigned concurrency; /* 0: CRAWL_DEFAULT_CONCURRENCY */
+    unsigned per_host;    /* 0: 1 */
+    double delay;         /* s; < 0: CRAWL_DEFAULT_DELAY */
+    double max_delay;     /* cap of robots Crawl-delay; 0: CRAWL_DEFAULT_MAX_DELAY */
     enum crawl_scope scope;
     /* wget's --no-parent: on a seed's host, only URLs under the seed's directory (the
      * seed's path up to its last '/': a seed naming a file stands for its directory), per
      * seed; URLs of other hosts are decided by scope alone (as wget -np -H) */
     int no_parent;
-    const char *include;   /* POSIX extended regex a URL must match, or NULL */
-    const char *exclude;   /* ... must not match, or NULL */
+    const char *include;    /* POSIX extended regex a URL must match, or NULL */
+    const char *exclude;    /* ... must not match, or NULL */
     const char *user_agent; /* NULL: CRAWL_DEFAULT_USER_AGENT */
-    size_t max_body;       /* 0: CRAWL_DEFAULT_MAX_BODY */
-    size_t max_memory;     /* bytes that response buffers and decoded bodies may hold at
-                              once (struct crawl_mem); 0: CRAWL_DEFAULT_MAX_MEMORY */
-    size_t max_links;      /* links kept from one page (crawl_verdict_add_link); 0:
-                              CRAWL_DEFAULT_MAX_LINKS; more are dropped and the page's
-                              record says truncated "links" */
-    double timeout;        /* s per transfer; 0: the default */
+    size_t max_body;        /* 0: CRAWL_DEFAULT_MAX_BODY */
+    size_t max_memory;      /* bytes that response buffers and decoded bodies may hold at
+                               once (struct crawl_mem); 0: CRAWL_DEFAULT_MAX_MEMORY */
+    size_t max_links;       /* links kept from one page (crawl_verdict_add_link); 0:
+                               CRAWL_DEFAULT_MAX_LINKS; more are dropped and the page's
+                               record says truncated "links" */
+    double timeout;         /* s per transfer; 0: the default */
     double connect_timeout;
     long low_speed_bytes, low_speed_time;
-    unsigned max_redirects; /* 0: CRAWL_DEFAULT_MAX_REDIRECTS */
-    unsigned workers;       /* threads running process; 0: the online CPUs */
-    unsigned queue;         /* fetched pages waiting for a worker; 0: CRAWL_DEFAULT_QUEUE,
-                               or workers + 1 (fetches in flight included) when focused */
-    int focused;            /* order the frontier by the link priorities of the verdicts */
-    int ignore_robots;      /* 1: do not fetch robots.txt (tests, own sites); 0: obey it */
-    double stop_grace;      /* s to let transfers end after crawl_stop(); 0: 5 */
+    unsigned max_redirects;   /* 0: CRAWL_DEFAULT_MAX_REDIRECTS */
+    unsigned workers;         /* threads running process; 0: the online CPUs */
+    unsigned queue;           /* fetched pages waiting for a worker; 0: CRAWL_DEFAULT_QUEUE,
+                                 or workers + 1 (fetches in flight included) when focused */
+    int focused;              /* order the frontier by the link priorities of the verdicts */
+    int ignore_robots;        /* 1: do not fetch robots.txt (tests, own sites); 0: obey it */
+    double stop_grace;        /* s to let transfers end after crawl_stop(); 0: 5 */
     double progress_interval; /* s between progress calls; 0: 0.5 */
     /* robots.txt that fails (RFC 9309 2.3.1.4: complete disallow for the time being): the
      * host's URLs are held, not dropped, while robots.txt is fetched again after
@@ -1312,12 +1309,12 @@ struct crawl_opts {
      * thread-safe. Returns 0, or non-zero to stop the crawl (a fatal error, e.g. the WARC
      * cannot be written). */
     int (*process)(void *userdata, const struct crawl_page *page, struct crawl_verdict *v);
-    void (*record)(void *userdata, const struct crawl_record *rec);     /* loop thread */
-    void (*progress)(void *userdata, const struct crawl_stats *stats);  /* loop thread */
+    void (*record)(void *userdata, const struct crawl_record *rec);    /* loop thread */
+    void (*progress)(void *userdata, const struct crawl_stats *stats); /* loop thread */
     void *userdata;
-    const char *ca_file;   /* PEM CA certificates to verify https servers with (every
-                              page and robots.txt transfer); borrowed for the crawl's life;
-                              NULL: libcurl's default bundle */
+    const char *ca_file; /* PEM CA certificates to verify https servers with (every
+                            page and robots.txt transfer); borrowed for the crawl's life;
+                            NULL: libcurl's default bundle */
     /* The crawl's state on disk (crawl --state), or in Redis shared with other workers
      * (crawl_state_open_redis: then the frontier is the shared one, see crawl.c "the
      * shared frontier"), borrowed for the crawl's life, or NULL:
@@ -1365,6 +1362,5 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_run(struct crawl *c);
  * then are aborted and logged. Async-signal-safe (a flag and curl_multi_wakeup()). */
 void crawl_stop(struct crawl *c);
 const struct crawl_stats *crawl_get_stats(const struct crawl *c);
-
 
 #endif

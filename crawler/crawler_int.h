@@ -18,8 +18,7 @@
  * no '$' inside) match a prefix of s (or all of s when anchored)? Iterative, with the
  * classic backtrack-to-last-star: O(plen * slen) at worst, never exponential.
  */
-int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen,
-                           int anchored);
+int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen, int anchored);
 
 /* ---- robots.txt fetched by the crawler (crawler/robots_fetch.c) ---- */
 
@@ -77,7 +76,7 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_memo(const char *url, c
  * through curl's URL API. The same contract and results; for the tests and the fuzz
  * target that check the fast path against it.
  */
-CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_curl(const char *url,
-                                                              const char *base, char **out);
+CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base,
+                                                              char **out);
 
 #endif

@@ -60,11 +60,11 @@ struct transfer {
     CURL *easy;
     struct curl_slist *headers;
     struct crawl_response *r;
-    size_t cap;          /* of r->data */
-    size_t req_cap;      /* of r->request */
-    int head_done;       /* the final response's empty line was seen */
+    size_t cap;     /* of r->data */
+    size_t req_cap; /* of r->request */
+    int head_done;  /* the final response's empty line was seen */
     enum abort_reason abort;
-    int paused;          /* waiting for room in the memory budget (CURL_WRITEFUNC_PAUSE) */
+    int paused; /* waiting for room in the memory budget (CURL_WRITEFUNC_PAUSE) */
     char errbuf[CURL_ERROR_SIZE];
     struct transfer *next, *prev; /* the active list */
 };
@@ -189,8 +189,7 @@ static char *dup_trim(const char *s, size_t n)
 }
 
 /* Is "name:" the start of line[0..n)? Sets *value to the text after the colon. */
-static int header_is(const char *line, size_t n, const char *name, const char **value,
-                     size_t *vlen)
+static int header_is(const char *line, size_t n, const char *name, const char **value, size_t *vlen)
 {
     size_t k = strlen(name);
     if (n <= k || line[k] != ':' || strncasecmp(line, name, k) != 0)
@@ -345,8 +344,7 @@ static int on_debug(CURL *easy, curl_infotype type, char *data, size_t size, voi
 
 /* ---- the fetcher ---- */
 
-enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_opts *opts,
-                                  struct crawl_fetcher **out)
+enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_opts *opts, struct crawl_fetcher **out)
 {
     *out = NULL;
     struct crawl_fetcher *fx = calloc(1, sizeof *fx);
@@ -374,8 +372,8 @@ enum crawl_code crawl_fetcher_new(const struct crawl_fetcher_opts *opts,
         free(fx);
         return CRAWL_ECURL;
     }
-    if (curl_multi_setopt(fx->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS,
-                          (long)fx->opts.concurrency) != CURLM_OK ||
+    if (curl_multi_setopt(fx->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)fx->opts.concurrency) !=
+            CURLM_OK ||
         curl_multi_setopt(fx->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)fx->opts.per_host) !=
             CURLM_OK ||
         curl_multi_setopt(fx->multi, CURLMOPT_MAXCONNECTS, (long)fx->opts.concurrency * 2) !=
@@ -431,10 +429,10 @@ void crawl_fetcher_free(struct crawl_fetcher *fx)
     free(fx);
 }
 
-#define SET(opt, val)                                                                      \
-    do {                                                                                   \
-        if (curl_easy_setopt(t->easy, opt, val) != CURLE_OK)                              \
-            goto fail;                                                                     \
+#define SET(opt, val)                                                                              \
+    do {                                                                                           \
+        if (curl_easy_setopt(t->easy, opt, val) != CURLE_OK)                                       \
+            goto fail;                                                                             \
     } while (0)
 
 enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
@@ -444,8 +442,7 @@ enum crawl_code crawl_fetcher_add(struct crawl_fetcher *fx, const char *url,
 }
 
 enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *url,
-                                         enum crawl_fetch_kind kind, double timeout,
-                                         void *userdata)
+                                         enum crawl_fetch_kind kind, double timeout, void *userdata)
 {
     enum crawl_code rc = CRAWL_ENOMEM;
     struct transfer *t = calloc(1, sizeof *t);
@@ -467,11 +464,10 @@ enum crawl_code crawl_fetcher_add_within(struct crawl_fetcher *fx, const char *u
         rc = g == -3 ? CRAWL_ETOOLARGE : CRAWL_ENOMEM; /* -3: no room in opts.mem */
         goto fail;
     }
-    t->headers = curl_slist_append(NULL, kind == CRAWL_FETCH_PAGE
-                                             ? "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
-                                         : kind == CRAWL_FETCH_REQUISITE
-                                             ? "Accept: */*"
-                                             : "Accept: text/plain,*/*;q=0.5");
+    t->headers = curl_slist_append(
+        NULL, kind == CRAWL_FETCH_PAGE ? "Accept: text/html,application/xhtml+xml;q=0.9,*/*;q=0.1"
+              : kind == CRAWL_FETCH_REQUISITE ? "Accept: */*"
+                                              : "Accept: text/plain,*/*;q=0.5");
     if (!t->headers)
         goto fail;
     rc = CRAWL_ECURL;
@@ -563,8 +559,8 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
         r->result = CRAWL_FETCH_ABORTED;
         snprintf(r->error, sizeof r->error, "aborted: the crawl was stopped");
     } else if (t->abort == ABORT_FILTERED ||
-               (cc == CURLE_FILESIZE_EXCEEDED && r->kind == CRAWL_FETCH_PAGE &&
-                r->status >= 200 && r->status < 300 && !is_html_type(r->content_type))) {
+               (cc == CURLE_FILESIZE_EXCEEDED && r->kind == CRAWL_FETCH_PAGE && r->status >= 200 &&
+                r->status < 300 && !is_html_type(r->content_type))) {
         r->result = CRAWL_FETCH_FILTERED;
         snprintf(r->error, sizeof r->error, "not html: %.200s",
                  r->content_type ? r->content_type : "");
@@ -589,7 +585,8 @@ static void finish(struct crawl_fetcher *fx, struct transfer *t, CURLcode cc, in
         r->result = CRAWL_FETCH_FAILED;
         snprintf(r->error, sizeof r->error,
                  "over the memory budget of %zu bytes for response buffers and decoded "
-                 "bodies held at once (--max-memory)", ms.limit);
+                 "bodies held at once (--max-memory)",
+                 ms.limit);
     } else if (t->abort == ABORT_NOMEM) {
         r->result = CRAWL_FETCH_FAILED;
         snprintf(r->error, sizeof r->error, "out of memory holding the response headers");

@@ -276,8 +276,8 @@ enum crawl_code crawl_frontier_new(const struct crawl_frontier_opts *opts,
     if (!(f->opts.delay >= 0))
         f->opts.delay = 0;
     if (!(f->opts.max_delay >= f->opts.delay))
-        f->opts.max_delay = f->opts.delay > CRAWL_DEFAULT_MAX_DELAY ? f->opts.delay
-                                                                      : CRAWL_DEFAULT_MAX_DELAY;
+        f->opts.max_delay =
+            f->opts.delay > CRAWL_DEFAULT_MAX_DELAY ? f->opts.delay : CRAWL_DEFAULT_MAX_DELAY;
     if (f->opts.max_items == 0)
         f->opts.max_items = CRAWL_FRONTIER_DEFAULT_MAX_ITEMS;
     f->waiting.which = IN_WAITING;
@@ -317,8 +317,8 @@ void crawl_frontier_free(struct crawl_frontier *f)
     free(f);
 }
 
-enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin,
-                                    size_t origin_len, struct crawl_host **out)
+enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin, size_t origin_len,
+                                    struct crawl_host **out)
 {
     *out = NULL;
     struct crawl_host **slot = table_slot(f, origin, origin_len);
@@ -350,9 +350,9 @@ enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin
     return CRAWL_OK;
 }
 
-enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host *h,
-                                    const char *url, unsigned depth, unsigned hops,
-                                    float priority, struct crawl_ref *referrer, double now)
+enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host *h, const char *url,
+                                    unsigned depth, unsigned hops, float priority,
+                                    struct crawl_ref *referrer, double now)
 {
     if (f->n_items >= f->opts.max_items)
         return CRAWL_ETOOLARGE;
@@ -389,8 +389,7 @@ static int prio_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-size_t crawl_frontier_trim(struct crawl_frontier *f, struct crawl_host *h, size_t keep,
-                           float *cut)
+size_t crawl_frontier_trim(struct crawl_frontier *f, struct crawl_host *h, size_t keep, float *cut)
 {
     if (h->n <= keep)
         return 0;

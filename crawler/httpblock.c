@@ -337,7 +337,8 @@ enum crawl_code crawl_http_parse(const char *data, size_t len, const struct craw
     if (crawl_mem_take(m->mem, blen) != 0) {
         set_error(m, CRAWL_ETOOLARGE,
                   "no room for the body's %zu bytes in the memory budget of %zu bytes "
-                  "(--max-memory)", blen, mem_limit(m->mem));
+                  "(--max-memory)",
+                  blen, mem_limit(m->mem));
         blen = 0;
     } else {
         m->mem_taken += blen;
@@ -602,8 +603,8 @@ static enum crawl_code zstd_all(const char *in, size_t len, struct outbuf *o, co
         size_t in_before = ib.pos;
         size_t r = ZSTD_decompressStream(d, &ob, &ib);
         if (ZSTD_isError(r)) {
-            rc = ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? CRAWL_ENOMEM
-                                                                       : CRAWL_EDECODE;
+            rc =
+                ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? CRAWL_ENOMEM : CRAWL_EDECODE;
             *why = ZSTD_getErrorName(r);
             break;
         }
@@ -654,8 +655,10 @@ static enum crawl_code decode_one(struct crawl_http_msg *m, const char *coding, 
         return CRAWL_EUNSUPPORTED;
     }
     if (rc == CRAWL_ETOOLARGE && o->over_budget)
-        set_error(m, rc, "%s body: no room to decode more than %zu bytes in the memory budget of "
-                  "%zu bytes (--max-memory)", coding, o->len, mem_limit(m->mem));
+        set_error(m, rc,
+                  "%s body: no room to decode more than %zu bytes in the memory budget of "
+                  "%zu bytes (--max-memory)",
+                  coding, o->len, mem_limit(m->mem));
     else if (rc == CRAWL_ETOOLARGE)
         set_error(m, rc, "%s body decodes to more than %zu bytes; kept %zu", coding, m->max_body,
                   o->len);

@@ -4,9 +4,10 @@
  * The fetcher takes bytes before it grows a response buffer, leaving a quarter of the
  * limit for decoding (fetch.c: a transfer that finds no room is paused with
  * CURL_WRITEFUNC_PAUSE and resumed when bytes come back); the decoder takes them before
- * it grows a decoded body, from all of the limit (httpblock.c: no room is an error); crawl_response_free() and crawl_http_free() give them back. A take is all or
- * nothing under one mutex, so the count never passes the limit: peak <= limit holds.
- * Takes and gives come from the loop thread and the worker threads.
+ * it grows a decoded body, from all of the limit (httpblock.c: no room is an error);
+ * crawl_response_free() and crawl_http_free() give them back. A take is all or nothing under one
+ * mutex, so the count never passes the limit: peak <= limit holds. Takes and gives come from the
+ * loop thread and the worker threads.
  */
 #include "crawler/crawl.h"
 

@@ -66,7 +66,7 @@
 #include <sys/time.h>
 #include <time.h>
 
-#define P "simcrawl" /* the scripts add ":..." or "{origin}:..." */
+#define P "simcrawl"          /* the scripts add ":..." or "{origin}:..." */
 #define RETRY_FIRST_WAIT 0.05 /* s before the first attempt to connect again; doubled */
 #define RETRY_MAX_WAIT 1.0    /* s at most between two attempts */
 
@@ -83,23 +83,22 @@ static const char ENQUEUE_LUA[] =
 
 /* lease(P, worker, origin, now_ms, lease_ms): the next URL of origin leased to worker,
  * {token, origin, entry, delay, rs, rb, rt}, or nil when its queue is empty */
-#define LEASE_FN                                                                        \
-    "local function lease(p, w, o, now, lms)\n"                                         \
-    "  local hk = p .. '{' .. o .. '}:h'\n"                                             \
-    "  local e = redis.call('LPOP', p .. '{' .. o .. '}:q')\n"                          \
-    "  if not e then redis.call('HDEL', hk, 'lease') return nil end\n"                  \
-    "  local t = tostring(redis.call('INCR', p .. ':tok'))\n"                           \
-    "  redis.call('HSET', p .. ':lease', t, w .. '\\n' .. o .. '\\n' .. e)\n"           \
-    "  redis.call('ZADD', p .. ':dl', now + lms, t)\n"                                  \
-    "  redis.call('SADD', p .. ':wl:' .. w, t)\n"                                       \
-    "  redis.call('HSET', hk, 'lease', t)\n"                                            \
-    "  local h = redis.call('HMGET', hk, 'delay', 'rs', 'rb', 'rt')\n"                  \
-    "  return {t, o, e, h[1] or '', h[2] or '', h[3] or '', h[4] or ''}\n"              \
+#define LEASE_FN                                                                                   \
+    "local function lease(p, w, o, now, lms)\n"                                                    \
+    "  local hk = p .. '{' .. o .. '}:h'\n"                                                        \
+    "  local e = redis.call('LPOP', p .. '{' .. o .. '}:q')\n"                                     \
+    "  if not e then redis.call('HDEL', hk, 'lease') return nil end\n"                             \
+    "  local t = tostring(redis.call('INCR', p .. ':tok'))\n"                                      \
+    "  redis.call('HSET', p .. ':lease', t, w .. '\\n' .. o .. '\\n' .. e)\n"                      \
+    "  redis.call('ZADD', p .. ':dl', now + lms, t)\n"                                             \
+    "  redis.call('SADD', p .. ':wl:' .. w, t)\n"                                                  \
+    "  redis.call('HSET', hk, 'lease', t)\n"                                                       \
+    "  local h = redis.call('HMGET', hk, 'delay', 'rs', 'rb', 'rt')\n"                             \
+    "  return {t, o, e, h[1] or '', h[2] or '', h[3] or '', h[4] or ''}\n"                         \
     "end\n"
 
 /* ARGV: P, worker, now_ms, lease_ms, max */
-static const char ACQUIRE_LUA[] =
-    LEASE_FN
+static const char ACQUIRE_LUA[] = LEASE_FN
     "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local hosts = redis.call('ZRANGEBYSCORE', p .. ':ready', '-inf', now, 'LIMIT', 0, ARGV[5])\n"
     "local out = {}\n"
@@ -112,20 +111,19 @@ static const char ACQUIRE_LUA[] =
     "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl')}\n";
 
 /* the owner check: the lease of token t is worker w's */
-#define OWNED_FN                                                                        \
-    "local function owned(p, w, t)\n"                                                   \
-    "  local v = redis.call('HGET', p .. ':lease', t)\n"                                \
-    "  if not v then return nil end\n"                                                  \
-    "  if string.sub(v, 1, #w + 1) ~= w .. '\\n' then return nil end\n"                 \
-    "  return v\n"                                                                      \
+#define OWNED_FN                                                                                   \
+    "local function owned(p, w, t)\n"                                                              \
+    "  local v = redis.call('HGET', p .. ':lease', t)\n"                                           \
+    "  if not v then return nil end\n"                                                             \
+    "  if string.sub(v, 1, #w + 1) ~= w .. '\\n' then return nil end\n"                            \
+    "  return v\n"                                                                                 \
     "end\n"
 
 /* ARGV: P, worker, now_ms, lease_ms, cseq, n, [token, next_ms, delay, keep] * n,
  *       m, [key, value] * m, s, [key, delta] * s, g, [page] * g.
  * cseq: the worker's commit number; the commit already made with it (its reply lost with
  * the connection) answers {1} and does nothing again. */
-static const char COMMIT_LUA[] =
-    LEASE_FN OWNED_FN
+static const char COMMIT_LUA[] = LEASE_FN OWNED_FN
     "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[5] then return {1, {}} end\n"
     "local n = tonumber(ARGV[6])\n"
@@ -170,13 +168,12 @@ static const char COMMIT_LUA[] =
 
 /* ARGV: P, worker, deadline_ms, tokens...: returns the first token no longer ours, or 0 */
 static const char RENEW_LUA[] =
-    OWNED_FN
-    "local p, w = ARGV[1], ARGV[2]\n"
-    "for i = 4, #ARGV do\n"
-    "  if not owned(p, w, ARGV[i]) then return ARGV[i] end\n"
-    "  redis.call('ZADD', p .. ':dl', 'XX', ARGV[3], ARGV[i])\n"
-    "end\n"
-    "return 0\n";
+    OWNED_FN "local p, w = ARGV[1], ARGV[2]\n"
+             "for i = 4, #ARGV do\n"
+             "  if not owned(p, w, ARGV[i]) then return ARGV[i] end\n"
+             "  redis.call('ZADD', p .. ':dl', 'XX', ARGV[3], ARGV[i])\n"
+             "end\n"
+             "return 0\n";
 
 /* ARGV: P, now_ms, worker ("": the expired leases of anyone), limit, [token to keep]...
  * The leased URLs (of worker: all its leases but those kept, which the worker holds: after
@@ -201,7 +198,8 @@ static const char REAP_LUA[] =
     "  if v then\n"
     "    local a = string.find(v, '\\n', 1, true)\n"
     "    local b = string.find(v, '\\n', a + 1, true)\n"
-    "    local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)\n"
+    "    local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + "
+    "1)\n"
     "    redis.call('LPUSH', p .. '{' .. o .. '}:q', e)\n"
     "    local hk = p .. '{' .. o .. '}:h'\n"
     "    if redis.call('HGET', hk, 'lease') == t then\n"
@@ -234,10 +232,10 @@ static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, 
 /* A URL this worker holds the lease of. */
 struct lease {
     char token[24];
-    uint64_t hash;      /* crawl_hash64 of the URL */
+    uint64_t hash; /* crawl_hash64 of the URL */
     char *origin;
-    double host_since;  /* when the worker took the host (wall s): the host lease */
-    int decided;        /* completed, waiting for the commit */
+    double host_since; /* when the worker took the host (wall s): the host lease */
+    int decided;       /* completed, waiting for the commit */
     double next_wall, delay;
 };
 
@@ -251,26 +249,26 @@ struct args {
 };
 
 struct crawl_redis {
-    redisContext *ctx;  /* NULL: lost, connected again by the next command */
+    redisContext *ctx; /* NULL: lost, connected again by the next command */
     char url[256];
     char host[200];
     int port, db;
     char worker[CRAWL_REDIS_MAX_NAME + 1];
     double lease_time, host_lease_time;
-    double retry_time;  /* s a lost connection is tried again */
-    int64_t cseq;       /* the worker's last commit number (P:w:NAME cseq) */
+    double retry_time; /* s a lost connection is tried again */
+    int64_t cseq;      /* the worker's last commit number (P:w:NAME cseq) */
     uint64_t reconnects;
     int (*sent_hook)(void *userdata, const char *what);
     void *sent_userdata;
-    const char *what;   /* the next command's name for the hook (a script's) */
+    const char *what; /* the next command's name for the hook (a script's) */
     char sha[SC_N][41];
     struct lease *leases;
     size_t n_leases, cap_leases;
     struct args meta, stats, pages; /* waiting for the commit: key value, key delta, blob */
     size_t n_meta, n_stats, n_pages;
-    uint64_t calls;     /* commands sent (a script call counts one) */
+    uint64_t calls; /* commands sent (a script call counts one) */
     uint64_t commits;
-    int64_t released;   /* own leases given back when opened */
+    int64_t released; /* own leases given back when opened */
     void (*crash)(const char *name);
     char error[512];
 };
@@ -725,8 +723,8 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
         return CRAWL_ENOMEM;
     enum crawl_code rc = CRAWL_EINVAL;
     snprintf(r->url, sizeof r->url, "%s", opts->url ? opts->url : "");
-    if (!opts->url || crawl_redis_parse_url(opts->url, r->host, sizeof r->host, &r->port,
-                                            &r->db) != CRAWL_OK) {
+    if (!opts->url ||
+        crawl_redis_parse_url(opts->url, r->host, sizeof r->host, &r->port, &r->db) != CRAWL_OK) {
         rd_err(r, "bad Redis URL '%.200s': expected redis://HOST:PORT[/DB]",
                opts->url ? opts->url : "");
         goto fail;
@@ -836,8 +834,7 @@ static redisReply *meta_get(struct crawl_redis *r, const char *key)
     return rep;
 }
 
-enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, const char *key, int64_t *v,
-                                     int *found)
+enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, const char *key, int64_t *v, int *found)
 {
     *found = 0;
     redisReply *rep = meta_get(r, key);
@@ -1098,8 +1095,7 @@ enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_red
 }
 
 enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url, size_t origin_len,
-                                    unsigned depth, unsigned hops, const char *referrer,
-                                    int *added)
+                                    unsigned depth, unsigned hops, const char *referrer, int *added)
 {
     struct crawl_redis_link l = {.url = url, .origin_len = origin_len, .hops = hops};
     enum crawl_code rc = crawl_redis_enqueue_many(r, &l, 1, depth, referrer);
@@ -1174,8 +1170,7 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, do
 
 enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
                                     int (*fn)(void *userdata, const struct crawl_redis_lease *l),
-                                    void *userdata, size_t *n, double *next_ready,
-                                    int64_t *leases)
+                                    void *userdata, size_t *n, double *next_ready, int64_t *leases)
 {
     *n = 0;
     *next_ready = -1;
@@ -1270,7 +1265,8 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
         struct lease *ls = &r->leases[i];
         if (!ls->decided)
             continue;
-        int keep = keep_hosts && r->host_lease_time > 0 && now - ls->host_since < r->host_lease_time;
+        int keep =
+            keep_hosts && r->host_lease_time > 0 && now - ls->host_since < r->host_lease_time;
         args_str(&a, ls->token);
         args_fmt(&a, "%lld", (long long)(ls->next_wall * 1000));
         args_fmt(&a, "%.3f", ls->delay);
@@ -1299,9 +1295,10 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
      * again); the hosts it kept were given back by the reconnect */
     int again = rep->element[0]->integer == 1;
     if (rep->element[0]->integer != 0 && !again) {
-        rd_err(r, "%s: the lease of a URL this worker fetched (token %s) expired and went to "
-                  "another worker: nothing of this group is committed (a longer --lease-time, "
-                  "or a worker less loaded?)",
+        rd_err(r,
+               "%s: the lease of a URL this worker fetched (token %s) expired and went to "
+               "another worker: nothing of this group is committed (a longer --lease-time, "
+               "or a worker less loaded?)",
                r->url, rep_str(rep->element[1]));
         freeReplyObject(rep);
         return CRAWL_EIO;
@@ -1369,8 +1366,9 @@ enum crawl_code crawl_redis_renew(struct crawl_redis *r)
         return CRAWL_EIO;
     enum crawl_code rc = CRAWL_OK;
     if (rep->type == REDIS_REPLY_STRING) {
-        rd_err(r, "%s: the lease of a URL this worker holds (token %s) expired and went to "
-                  "another worker (a longer --lease-time, or a worker less loaded?)",
+        rd_err(r,
+               "%s: the lease of a URL this worker holds (token %s) expired and went to "
+               "another worker (a longer --lease-time, or a worker less loaded?)",
                r->url, rep->str);
         rc = CRAWL_EIO;
     }
@@ -1414,8 +1412,7 @@ enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n)
 }
 
 enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origin, int status,
-                                        const void *body, size_t len, double when,
-                                        double delay)
+                                        const void *body, size_t len, double when, double delay)
 {
     struct args a = {0};
     args_str(&a, "HSET");

@@ -60,7 +60,7 @@ struct rule {
     uint32_t spec;    /* specificity: octets of the normalised pattern, '$' included */
     uint32_t lit;     /* length of the literal prefix (before the first '*') */
     uint32_t line;
-    uint64_t mask;    /* bloom of every literal octet: bit (octet & 63) */
+    uint64_t mask; /* bloom of every literal octet: bit (octet & 63) */
     uint8_t allow;
     uint8_t anchored;
 };
@@ -80,11 +80,11 @@ struct chunk {
 struct crawl_robots {
     struct rule *rules; /* sorted: specificity desc, Allow first, line asc */
     size_t nrules;
-    uint32_t *idx;                     /* wildcard rules grouped by bucket, ascending */
-    uint32_t start[BUCKET_ANY + 2];    /* bucket b is idx[start[b] .. start[b + 1]) */
-    uint32_t *lit;                     /* literal rules: hash table of rule index + 1 */
-    size_t litmask;                    /* table size - 1 (a power of two), 0: no table */
-    size_t maxlit;                     /* longest literal pattern */
+    uint32_t *idx;                  /* wildcard rules grouped by bucket, ascending */
+    uint32_t start[BUCKET_ANY + 2]; /* bucket b is idx[start[b] .. start[b + 1]) */
+    uint32_t *lit;                  /* literal rules: hash table of rule index + 1 */
+    size_t litmask;                 /* table size - 1 (a power of two), 0: no table */
+    size_t maxlit;                  /* longest literal pattern */
     char **sitemaps;
     size_t nsitemaps, capsitemaps;
     double crawl_delay;
@@ -157,8 +157,7 @@ static char *arena_alloc(struct crawl_robots *r, size_t n)
  * O(plen * slen) steps, never exponential, even for "/ *a*a*a*a*b" against "aaaa...".
  * Unanchored patterns match a prefix: reaching the end of the pattern is success.
  */
-int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen,
-                           int anchored)
+int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen, int anchored)
 {
     size_t pi = 0, si = 0, star = (size_t)-1, mark = 0;
     for (;;) {
@@ -183,18 +182,25 @@ int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t s
 
 /* ---- parsing ---- */
 
-enum key { KEY_NONE, KEY_USER_AGENT, KEY_ALLOW, KEY_DISALLOW, KEY_SITEMAP, KEY_CRAWL_DELAY,
-           KEY_UNKNOWN };
+enum key {
+    KEY_NONE,
+    KEY_USER_AGENT,
+    KEY_ALLOW,
+    KEY_DISALLOW,
+    KEY_SITEMAP,
+    KEY_CRAWL_DELAY,
+    KEY_UNKNOWN
+};
 
 static enum key classify(const char *k, size_t n)
 {
     static const char *const ua[] = {"user-agent", "useragent", "user agent", "user_agent", NULL};
     static const char *const allow[] = {"allow", NULL};
     static const char *const disallow[] = {"disallow", "dissallow", "dissalow", "disalow",
-                                           "diasllow", "disallaw", NULL};
+                                           "diasllow", "disallaw",  NULL};
     static const char *const sitemap[] = {"sitemap", "site-map", NULL};
-    static const char *const delay[] = {"crawl-delay", "crawldelay", "crawl delay",
-                                        "crawl_delay", NULL};
+    static const char *const delay[] = {"crawl-delay", "crawldelay", "crawl delay", "crawl_delay",
+                                        NULL};
     if (starts_with_any(k, n, ua))
         return KEY_USER_AGENT;
     if (starts_with_any(k, n, allow))
@@ -237,8 +243,8 @@ struct parser {
     char *buf; /* 3 * CRAWL_ROBOTS_MAX_LINE + 1: normalised pattern */
 };
 
-static int rule_add(struct parser *p, struct rulevec *vec, int allow, const char *val,
-                    size_t vlen, unsigned line)
+static int rule_add(struct parser *p, struct rulevec *vec, int allow, const char *val, size_t vlen,
+                    unsigned line)
 {
     if (vec->n >= p->max_rules) {
         vec->ignored++;
@@ -523,8 +529,7 @@ void crawl_robots_opts_init(struct crawl_robots_opts *opts)
 }
 
 enum crawl_code crawl_robots_parse(const char *text, size_t len, const char *user_agent,
-                                   const struct crawl_robots_opts *opts,
-                                   struct crawl_robots **out)
+                                   const struct crawl_robots_opts *opts, struct crawl_robots **out)
 {
     enum crawl_code rc = CRAWL_ENOMEM;
     struct crawl_robots_opts o;
@@ -630,8 +635,8 @@ static int rule_matches(const struct rule *ru, const char *s, size_t n, uint64_t
         return 0;
     if (ru->lit == ru->plen)
         return !ru->anchored || n == ru->plen;
-    return crawl_robots_wildmatch(ru->pat + ru->lit, ru->plen - ru->lit, s + ru->lit,
-                                  n - ru->lit, ru->anchored);
+    return crawl_robots_wildmatch(ru->pat + ru->lit, ru->plen - ru->lit, s + ru->lit, n - ru->lit,
+                                  ru->anchored);
 }
 
 static const struct rule *find_rule(const struct crawl_robots *r, const char *s, size_t n)

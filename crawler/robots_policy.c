@@ -117,8 +117,8 @@ enum crawl_code crawl_robots_host_update(struct crawl_robots_host *h,
             while (len > 0 && o->body[len - 1] != '\n' && o->body[len - 1] != '\r')
                 len--;
         struct crawl_robots *r = NULL;
-        enum crawl_code rc = crawl_robots_parse(o->body ? o->body : "", len, h->agent,
-                                                &h->o.parse, &r);
+        enum crawl_code rc =
+            crawl_robots_parse(o->body ? o->body : "", len, h->agent, &h->o.parse, &r);
         if (rc != CRAWL_OK)
             return rc;
         crawl_robots_free(h->rules);

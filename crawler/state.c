@@ -60,8 +60,21 @@
 _Static_assert(CRAWL_URL_LEASED == 5, "the SQL below writes the leased state as 5");
 
 enum {
-    S_URL_ADD, S_URL_SET, S_HOST_GET, S_HOST_ADD, S_META_GET, S_META_SET, S_QUEUED,
-    S_PAGE_ADD, S_HOST_SAVE, S_HOST_ROBOTS, S_URL_LEASE, S_URL_PRIO, S_URL_HAS, S_BEST, S_N
+    S_URL_ADD,
+    S_URL_SET,
+    S_HOST_GET,
+    S_HOST_ADD,
+    S_META_GET,
+    S_META_SET,
+    S_QUEUED,
+    S_PAGE_ADD,
+    S_HOST_SAVE,
+    S_HOST_ROBOTS,
+    S_URL_LEASE,
+    S_URL_PRIO,
+    S_URL_HAS,
+    S_BEST,
+    S_N
 };
 
 static const char *const SQL[S_N] = {
@@ -95,12 +108,12 @@ struct crawl_state {
     sqlite3_stmt *st[S_N];
     char path[4096];
     int in_tx;
-    size_t pending;   /* changes since the last commit */
+    size_t pending; /* changes since the last commit */
     uint64_t commits;
-    int64_t requeued;  /* leased URLs queued again when opened */
-    int migrated_from; /* the schema version migrated from, or 0 */
+    int64_t requeued;                /* leased URLs queued again when opened */
+    int migrated_from;               /* the schema version migrated from, or 0 */
     void (*crash)(const char *name); /* crash points (tests), or NULL */
-    struct crawl_redis *redis; /* crawl --redis: meta, page records and commits there */
+    struct crawl_redis *redis;       /* crawl --redis: meta, page records and commits there */
     char error[512];
 };
 
@@ -177,28 +190,26 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
         exec(s, "PRAGMA cache_size = -16384") != CRAWL_OK) /* 16 MiB of pages at most */
         goto fail;
     if (exec(s, "BEGIN IMMEDIATE") != CRAWL_OK) {
-        st_err(s, "%s is in use by another crawl (or damaged): %s", s->path,
-               sqlite3_errmsg(s->db));
+        st_err(s, "%s is in use by another crawl (or damaged): %s", s->path, sqlite3_errmsg(s->db));
         goto fail;
     }
-    if (exec(s,
-             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
-             "CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL "
-             "UNIQUE, delay REAL, next_allowed REAL, robots_status INTEGER, robots_body BLOB, "
-             "robots_time REAL);"
-             "CREATE TABLE IF NOT EXISTS urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL "
-             "UNIQUE, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER, hops INTEGER, "
-             "prio REAL, state INTEGER NOT NULL, decision INTEGER, ref INTEGER);"
-             "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0;"
-             "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
+    if (exec(s, "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL "
+                "UNIQUE, delay REAL, next_allowed REAL, robots_status INTEGER, robots_body BLOB, "
+                "robots_time REAL);"
+                "CREATE TABLE IF NOT EXISTS urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL "
+                "UNIQUE, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER, hops INTEGER, "
+                "prio REAL, state INTEGER NOT NULL, decision INTEGER, ref INTEGER);"
+                "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0;"
+                "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
         CRAWL_OK)
         goto fail;
     /* the schema version, before any statement that needs this version's columns */
     sqlite3_stmt *vq = NULL;
     int64_t version = 0;
     int have = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &vq,
-                           NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &vq, NULL) !=
+        SQLITE_OK) {
         db_fail(s, "read the schema version");
         goto fail;
     }
@@ -218,8 +229,9 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
             goto fail;
         s->migrated_from = 1;
     } else if (have && version != STATE_SCHEMA_VERSION) {
-        st_err(s, "%s: state schema version %lld, this simcrawl reads versions 1 and %d: "
-                  "resume it with the simcrawl that made it, or start another --state DIR",
+        st_err(s,
+               "%s: state schema version %lld, this simcrawl reads versions 1 and %d: "
+               "resume it with the simcrawl that made it, or start another --state DIR",
                s->path, (long long)version, STATE_SCHEMA_VERSION);
         rc = CRAWL_EFORMAT;
         goto fail;
@@ -339,8 +351,7 @@ static int meta_get(struct crawl_state *s, const char *key)
     return sqlite3_step(q);
 }
 
-enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key, int64_t *v,
-                                     int *found)
+enum crawl_code crawl_state_meta_int(struct crawl_state *s, const char *key, int64_t *v, int *found)
 {
     if (s->redis)
         return crawl_redis_meta_int(s->redis, key, v, found);
@@ -391,8 +402,7 @@ enum crawl_code crawl_state_set_meta_int(struct crawl_state *s, const char *key,
     return meta_step(s);
 }
 
-enum crawl_code crawl_state_set_meta_text(struct crawl_state *s, const char *key,
-                                          const char *v)
+enum crawl_code crawl_state_set_meta_text(struct crawl_state *s, const char *key, const char *v)
 {
     if (s->redis)
         return crawl_redis_set_meta_text(s->redis, key, v);
@@ -467,8 +477,7 @@ enum crawl_code crawl_state_host_robots(struct crawl_state *s, int64_t id, int s
 }
 
 enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
-                                         int (*fn)(void *userdata, int64_t id,
-                                                   const char *origin,
+                                         int (*fn)(void *userdata, int64_t id, const char *origin,
                                                    const struct crawl_state_host *h,
                                                    int64_t queued),
                                          void *userdata)
@@ -494,8 +503,8 @@ enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
             h.robots_len = (size_t)sqlite3_column_bytes(q, 5);
             h.robots_time = sqlite3_column_double(q, 6);
         }
-        if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
-               &h, sqlite3_column_int64(q, 7)) != 0) {
+        if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1), &h,
+               sqlite3_column_int64(q, 7)) != 0) {
             rc = CRAWL_ENOMEM;
             break;
         }
@@ -509,8 +518,8 @@ enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
 /* ---- urls ---- */
 
 enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_t host,
-                                    const char *url, unsigned depth, unsigned hops,
-                                    float priority, uint64_t referrer, int64_t *id)
+                                    const char *url, unsigned depth, unsigned hops, float priority,
+                                    uint64_t referrer, int64_t *id)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
@@ -600,8 +609,8 @@ enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *f
     return r == SQLITE_ROW || r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "look up a URL");
 }
 
-typedef int (*queued_fn)(void *userdata, int64_t id, const char *url, unsigned depth,
-                         unsigned hops, float priority, const char *referrer);
+typedef int (*queued_fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
+                         float priority, const char *referrer);
 
 /* fn for each row of q (the columns of S_QUEUED and S_BEST), which is reset after. */
 static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queued_fn fn,
@@ -613,8 +622,7 @@ static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queue
     while ((r = sqlite3_step(q)) == SQLITE_ROW) {
         if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
                (unsigned)sqlite3_column_int(q, 2), (unsigned)sqlite3_column_int(q, 3),
-               (float)sqlite3_column_double(q, 4),
-               (const char *)sqlite3_column_text(q, 5)) != 0) {
+               (float)sqlite3_column_double(q, 4), (const char *)sqlite3_column_text(q, 5)) != 0) {
             rc = CRAWL_ENOMEM;
             break;
         }
@@ -626,8 +634,8 @@ static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queue
     return rc;
 }
 
-enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after,
-                                   size_t limit, queued_fn fn, void *userdata, size_t *n)
+enum crawl_code crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after, size_t limit,
+                                   queued_fn fn, void *userdata, size_t *n)
 {
     *n = 0;
     if (s->redis)
@@ -721,15 +729,13 @@ enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, si
 }
 
 enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
-                                         int (*fn)(void *userdata, const void *data,
-                                                   size_t len),
+                                         int (*fn)(void *userdata, const void *data, size_t len),
                                          void *userdata)
 {
     if (s->redis)
         return crawl_redis_foreach_page(s->redis, fn, userdata);
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(s->db, "SELECT data FROM pages ORDER BY seq", -1, &q, NULL) !=
-        SQLITE_OK)
+    if (sqlite3_prepare_v2(s->db, "SELECT data FROM pages ORDER BY seq", -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "read page records");
     int r;
     enum crawl_code rc = CRAWL_OK;

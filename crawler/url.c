@@ -44,15 +44,15 @@ static int hex_val(int c)
 
 static int is_unreserved(int c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '-' || c == '.' || c == '_' || c == '~';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
 }
 
 /* Bytes that must be percent-encoded wherever they appear after the authority. */
 static int needs_escape(unsigned char c)
 {
-    return c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' ||
-           c == '^' || c == '`' || c == '{' || c == '|' || c == '}';
+    return c <= 0x20 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' ||
+           c == '`' || c == '{' || c == '|' || c == '}';
 }
 
 static const char HEX[] = "0123456789ABCDEF";
@@ -158,8 +158,8 @@ static enum crawl_code prepare(const char *in, char **out)
         return CRAWL_ENOMEM;
     }
     memcpy(res, clean, auth_end);
-    size_t o = auth_end + crawl_url_normalise_escapes(clean + auth_end,
-                                            m - auth_end, res + auth_end);
+    size_t o =
+        auth_end + crawl_url_normalise_escapes(clean + auth_end, m - auth_end, res + auth_end);
     res[o] = '\0';
     free(clean);
     *out = res;
@@ -192,16 +192,16 @@ static char ascii_lower(char c)
  */
 /* 1 for the path bytes the fast path takes as they are: unreserved, sub-delims, ":" "@" "/" */
 static const unsigned char fast_pchar_tab[256] = {
-    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1,
-    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1,
-    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
-    ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
-    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1,
-    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1,
-    ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1,
-    ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1, ['-'] = 1, ['.'] = 1,
+    ['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,  ['g'] = 1, ['h'] = 1,
+    ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1,  ['o'] = 1, ['p'] = 1,
+    ['q'] = 1, ['r'] = 1, ['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1,  ['w'] = 1, ['x'] = 1,
+    ['y'] = 1, ['z'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1,  ['E'] = 1, ['F'] = 1,
+    ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,  ['M'] = 1, ['N'] = 1,
+    ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1,  ['U'] = 1, ['V'] = 1,
+    ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['0'] = 1, ['1'] = 1,  ['2'] = 1, ['3'] = 1,
+    ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,  ['-'] = 1, ['.'] = 1,
     ['_'] = 1, ['~'] = 1, ['!'] = 1, ['$'] = 1, ['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1,
-    ['*'] = 1, ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1, [':'] = 1, ['@'] = 1, ['/'] = 1,
+    ['*'] = 1, ['+'] = 1, [','] = 1, [';'] = 1, ['='] = 1, [':'] = 1,  ['@'] = 1, ['/'] = 1,
 };
 
 static int fast_pchar(unsigned char c)
@@ -281,8 +281,7 @@ static size_t canon_fast(const char *url)
     for (;; p++) {
         unsigned char c = (unsigned char)*p;
         if (c == '/' || c == '?' || c == '#' || c == '\0') {
-            if (p > seg && p[-1] == '.' &&
-                (p - seg == 1 || (p - seg == 2 && seg[0] == '.')))
+            if (p > seg && p[-1] == '.' && (p - seg == 1 || (p - seg == 2 && seg[0] == '.')))
                 return 0;
             seg = p + 1;
             if (c != '/')

@@ -92,26 +92,26 @@ struct crawl_warc_reader {
     int block_cut;       /* it ran into the next gzip member: ended there (reported) */
     int rec_broken;      /* bytes of this record came from a broken gzip member (reported) */
     /* a streamed block (over max_block): checked at its end before it counts as whole */
-    int stream_bad;         /* truncated or not followed by CRLF CRLF: resync from its start */
-    int stream_checked;     /* the end check ran; stream_rc is its verdict */
+    int stream_bad;     /* truncated or not followed by CRLF CRLF: resync from its start */
+    int stream_checked; /* the end check ran; stream_rc is its verdict */
     enum crawl_code stream_rc;
     struct crawl_digest *dg; /* sha1 of what crawl_warc_read handed out, when dg_on */
     int dg_on;
-    uint64_t blk_soff;              /* stream offset of the block start */
-    uint64_t blk_msoff, blk_mcoff;  /* the gzip member holding it: stream and file offsets */
-    int blk_rewind;                 /* the input can be read again from there */
+    uint64_t blk_soff;             /* stream offset of the block start */
+    uint64_t blk_msoff, blk_mcoff; /* the gzip member holding it: stream and file offsets */
+    int blk_rewind;                /* the input can be read again from there */
     uint64_t quiet_until; /* after a rewind: stream-layer damage before this file offset was
                              reported already */
     /* a streamed block from an input that cannot be read again (a pipe): the stream bytes
      * produced from its start are kept in an anonymous temporary file (tee), and after
      * damage produced again from there (replay) before the live stream goes on */
-    int tee_fd;          /* -1: none yet */
-    int tee_on;          /* produce() appends what it adds to the window */
-    int tee_failed;      /* the file could not be made or written (tee_errno) */
+    int tee_fd;     /* -1: none yet */
+    int tee_on;     /* produce() appends what it adds to the window */
+    int tee_failed; /* the file could not be made or written (tee_errno) */
     int tee_errno;
-    uint64_t tee_soff;   /* stream offset of the tee's first byte (the block start) */
-    uint64_t tee_len;    /* bytes in the tee */
-    int replaying;       /* produce() serves tee[replay_pos .. tee_len) first */
+    uint64_t tee_soff; /* stream offset of the tee's first byte (the block start) */
+    uint64_t tee_len;  /* bytes in the tee */
+    int replaying;     /* produce() serves tee[replay_pos .. tee_len) first */
     uint64_t replay_pos;
     uint64_t errors;
 };
@@ -1221,8 +1221,8 @@ static enum crawl_code rewind_block(struct crawl_warc_reader *r)
         if (r->tee_failed)
             report(r, r->rec.offset, CRAWL_EIO,
                    "record at offset %llu: cannot look for the records after it again: "
-                   "temporary file: %s", (unsigned long long)r->rec.offset,
-                   strerror(r->tee_errno));
+                   "temporary file: %s",
+                   (unsigned long long)r->rec.offset, strerror(r->tee_errno));
         return CRAWL_OK;
     }
     uint64_t coff = r->gzip ? r->blk_mcoff : r->blk_soff;

@@ -56,11 +56,11 @@
 #include <libdeflate.h>
 #include <zlib.h>
 
-#define OUT_BUF (256u * 1024)   /* bytes gathered before a write(2) */
-#define POOL_MAX 16u            /* idle compressors kept for reuse by prepare */
-#define ISAL_LEVEL_MAX 3        /* levels 1..3 go to ISA-L (its levels 1..3), above to libdeflate */
+#define OUT_BUF (256u * 1024) /* bytes gathered before a write(2) */
+#define POOL_MAX 16u          /* idle compressors kept for reuse by prepare */
+#define ISAL_LEVEL_MAX 3      /* levels 1..3 go to ISA-L (its levels 1..3), above to libdeflate */
 #define DEFLATER_SCRATCH_KEEP (4u << 20) /* a pooled compressor keeps a gather buffer this big */
-#define FIELDS_MAX (64u * 1024) /* cap of the generated header fields of one record */
+#define FIELDS_MAX (64u * 1024)          /* cap of the generated header fields of one record */
 #define PATH_MAX_LEN 4096u
 
 /* One thread's compressor for whole records (prep_encode), at the writer's level. */
@@ -70,8 +70,8 @@ struct deflater {
     struct isal_zstream *z;           /* levels 1..ISAL_LEVEL_MAX: ISA-L's stream state ... */
     unsigned char *lbuf;              /* ... and its level buffer */
     size_t lbuf_size;
-    unsigned char *scratch;           /* a record gathered into one buffer, kept for the */
-    size_t scratch_cap;               /* next one up to DEFLATER_SCRATCH_KEEP bytes */
+    unsigned char *scratch; /* a record gathered into one buffer, kept for the */
+    size_t scratch_cap;     /* next one up to DEFLATER_SCRATCH_KEEP bytes */
 };
 
 static void deflater_free(struct deflater *d)
@@ -97,9 +97,8 @@ static struct deflater *deflater_new(int level)
         return NULL;
     }
     if (level <= ISAL_LEVEL_MAX) {
-        static const size_t sizes[ISAL_LEVEL_MAX + 1] = {0, ISAL_DEF_LVL1_DEFAULT,
-                                                         ISAL_DEF_LVL2_DEFAULT,
-                                                         ISAL_DEF_LVL3_DEFAULT};
+        static const size_t sizes[ISAL_LEVEL_MAX + 1] = {
+            0, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT, ISAL_DEF_LVL3_DEFAULT};
         d->lbuf_size = sizes[level];
         d->z = malloc(sizeof *d->z);
         d->lbuf = malloc(d->lbuf_size);
@@ -524,9 +523,8 @@ static enum crawl_code maybe_rotate(struct crawl_warc_writer *w)
 }
 
 /* A writer with no file open yet; NULL when out of memory or path is bad (*rc says). */
-static struct crawl_warc_writer *writer_new(const char *path,
-                                            const struct crawl_warc_writer_opts *opts,
-                                            enum crawl_code *rc)
+static struct crawl_warc_writer *
+writer_new(const char *path, const struct crawl_warc_writer_opts *opts, enum crawl_code *rc)
 {
     *rc = CRAWL_EINVAL;
     if (!path || !*path || strlen(path) + 16 >= PATH_MAX_LEN)
@@ -763,9 +761,9 @@ static enum crawl_code block_digest(const char *const *parts, const size_t *lens
 #define PREP_RECORDS 2 /* request + response */
 
 struct prep_rec {
-    char *head;      /* "WARC/1.1\r\n", the fields, Content-Length, the empty line (owned) */
+    char *head; /* "WARC/1.1\r\n", the fields, Content-Length, the empty line (owned) */
     size_t head_len;
-    size_t info_off; /* where the WARC-Warcinfo-ID value sits in head */
+    size_t info_off;      /* where the WARC-Warcinfo-ID value sits in head */
     const char *parts[2]; /* the block, borrowed from the caller until append */
     size_t lens[2];
     int nparts;
@@ -774,9 +772,9 @@ struct prep_rec {
 struct crawl_warc_prepared {
     struct prep_rec rec[PREP_RECORDS];
     int n;
-    int gzip;         /* as the writer at prepare */
+    int gzip; /* as the writer at prepare */
     int level;
-    unsigned seq;     /* the file whose warcinfo id the headers name */
+    unsigned seq; /* the file whose warcinfo id the headers name */
     char info_id[CRAWL_WARC_ID_SIZE];
     unsigned char *bytes; /* the records as they go to the file (gzip members or plain) */
     size_t len, cap;
@@ -1031,8 +1029,7 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
             rc = prep_add(p, f, info_off, rp, rl, 1);
         f->len = 0;
     }
-    addf(f,
-         "WARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
+    addf(f, "WARC-Type: response\r\nWARC-Record-ID: %s\r\nWARC-Date: %s\r\nWARC-Target-URI: %s\r\n",
          p->id, date, x->uri);
     if (x->request)
         addf(f, "WARC-Concurrent-To: %s\r\n", req_id);

@@ -13,10 +13,10 @@
 #include <string.h>
 
 struct dedup_clusters {
-    size_t n;          /* clusters */
-    uint64_t *off;     /* n + 1 offsets into mem */
-    uint32_t *mem;     /* members, cluster by cluster */
-    uint32_t total;    /* documents in all clusters */
+    size_t n;       /* clusters */
+    uint64_t *off;  /* n + 1 offsets into mem */
+    uint32_t *mem;  /* members, cluster by cluster */
+    uint32_t total; /* documents in all clusters */
 };
 
 static uint32_t uf_find(uint32_t *parent, uint32_t x)

@@ -54,14 +54,15 @@ struct dedup_parse_error {
  */
 #define DEDUP_FINGERPRINT_VERSION 3
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
-#define DEDUP_SEED 0x73696d6372617731ull      /* "simcraw1" in ASCII */
-#define DEDUP_WEIGHT_ONE 256u                 /* fixed-point 1.0 of a weight */
-#define DEDUP_MIN_TOKENS 5u                   /* default minimum: 5 tokens (words) */
-#define DEDUP_SHORT_TOKENS 24u /* fewer tokens: the fingerprint is the hash of the token
-                                * string, near-duplicate only of the same text (s. 4) */
+#define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
+#define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
+#define DEDUP_MIN_TOKENS 5u              /* default minimum: 5 tokens (words) */
+#define DEDUP_SHORT_TOKENS                                                                         \
+    24u /* fewer tokens: the fingerprint is the hash of the token                                  \
+         * string, near-duplicate only of the same text (s. 4) */
 #define DEDUP_SHORT_SEED 0x73696d7368727431ull /* "simshrt1" in ASCII */
-#define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)   /* default cap on tokens per document */
-#define DEDUP_IDF_MAX_ENTRIES (1u << 24)      /* cap on shingles in an IDF table */
+#define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)    /* default cap on tokens per document */
+#define DEDUP_IDF_MAX_ENTRIES (1u << 24)       /* cap on shingles in an IDF table */
 
 struct dedup_features; /* opaque: the weighted distinct shingles of one document */
 struct dedup_idf;      /* opaque: document frequencies of shingles over a corpus */
@@ -171,13 +172,14 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
 #define DEDUP_TEMPLATE_SEED 0x73696d74706c3031ull /* "simtpl01" in ASCII */
 #define DEDUP_TEMPLATE_MIN_DOCS 3u                /* a template block is on >= 3 documents */
 #define DEDUP_TEMPLATE_MIN_SHARE 20u              /* ... and on >= 20% of the host's */
-#define DEDUP_TEMPLATE_MIN_TOKENS 6u              /* a run of template blocks is left out
-                                                   * when it has >= 6 tokens */
-#define DEDUP_TEMPLATE_HOST_MAX_ENTRIES 65536u    /* cap on blocks counted per host */
-#define DEDUP_TEMPLATE_MAX_ENTRIES (1u << 21)     /* cap on blocks counted in all */
-#define DEDUP_TEMPLATE_MAX_HOSTS 65536u           /* cap on hosts */
-#define DEDUP_TEMPLATE_MAX_KEY 255u               /* cap on a host key, in bytes */
-#define DEDUP_TEMPLATE_MAX_SEEN (1u << 20)        /* exact-duplicate documents remembered */
+#define DEDUP_TEMPLATE_MIN_TOKENS                                                                  \
+    6u                                         /* a run of template blocks is left out             \
+                                                * when it has >= 6 tokens */
+#define DEDUP_TEMPLATE_HOST_MAX_ENTRIES 65536u /* cap on blocks counted per host */
+#define DEDUP_TEMPLATE_MAX_ENTRIES (1u << 21)  /* cap on blocks counted in all */
+#define DEDUP_TEMPLATE_MAX_HOSTS 65536u        /* cap on hosts */
+#define DEDUP_TEMPLATE_MAX_KEY 255u            /* cap on a host key, in bytes */
+#define DEDUP_TEMPLATE_MAX_SEEN (1u << 20)     /* exact-duplicate documents remembered */
 
 struct dedup_templates; /* opaque */
 
@@ -251,12 +253,12 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_templates_parse(const uint8_t *data, siz
  * (their documents form a list), so empty or boilerplate-only pages cost one slot.
  * An index is not thread-safe: queries absorb pending adds, so they mutate it too.
  */
-#define DEDUP_K_MAX 7                           /* largest supported Hamming distance */
+#define DEDUP_K_MAX 7 /* largest supported Hamming distance */
 #define DEDUP_K_DEFAULT 3
-#define DEDUP_MAX_TABLES 64                     /* cap on tables of a design */
-#define DEDUP_INDEX_MAX_DOCS 0xfffffff0u        /* cap on documents in one index */
-#define DEDUP_INDEX_MAX_ID_BYTES 65536u         /* cap on one id, in bytes */
-#define DEDUP_INDEX_MAX_QUERY_MATCHES (1u << 26) /* cap on matches of one query */
+#define DEDUP_MAX_TABLES 64                          /* cap on tables of a design */
+#define DEDUP_INDEX_MAX_DOCS 0xfffffff0u             /* cap on documents in one index */
+#define DEDUP_INDEX_MAX_ID_BYTES 65536u              /* cap on one id, in bytes */
+#define DEDUP_INDEX_MAX_QUERY_MATCHES (1u << 26)     /* cap on matches of one query */
 #define DEDUP_PAIRS_MAX_DISTINCT ((uint64_t)1 << 30) /* cap on distinct-fingerprint pairs */
 
 /* A table design: `levels` (1 or 2) rounds of splitting into blocks[level] blocks, each
@@ -299,8 +301,7 @@ void dedup_index_free(struct dedup_index *idx); /* NULL-safe */
  * DEDUP_ETOOLARGE: DEDUP_INDEX_MAX_DOCS documents or an id over DEDUP_INDEX_MAX_ID_BYTES;
  * DEDUP_EINVAL: an id with a NUL byte; DEDUP_ENOMEM. On error idx is unchanged. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp,
-                                                  const char *id, size_t id_len,
-                                                  uint32_t *doc);
+                                                  const char *id, size_t id_len, uint32_t *doc);
 
 /* Changes the design of an index that has absorbed nothing yet (every document still
  * pending: no query, pairs, stats or save since dedup_index_new()), so documents can be
@@ -314,8 +315,8 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_set_design(struct dedup_index *idx
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_drop_pending(struct dedup_index *idx,
                                                            const uint32_t *docs, size_t n);
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
-/* The site template table of idx (docs/FINGERPRINT.md, "Template blocks"), saved and loaded with it:
- * borrowed, valid until dedup_index_free(idx) or dedup_index_set_templates(); made empty on
+/* The site template table of idx (docs/FINGERPRINT.md, "Template blocks"), saved and loaded with
+ * it: borrowed, valid until dedup_index_free(idx) or dedup_index_set_templates(); made empty on
  * first use (NULL only when out of memory). set: idx takes ownership of t (NULL: none) and
  * frees the table it had. */
 struct dedup_templates *dedup_index_templates(struct dedup_index *idx);
@@ -370,8 +371,7 @@ int dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32
 typedef int (*dedup_pair_fn)(void *userdata, uint32_t a, uint32_t b, unsigned distance);
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k,
                                                     unsigned threads, uint32_t min_b,
-                                                    dedup_pair_fn fn, void *userdata,
-                                                    int *stopped);
+                                                    dedup_pair_fn fn, void *userdata, int *stopped);
 
 /*
  * Near-duplicate clusters: connected components (union-find) of the pairs within k, of
@@ -392,8 +392,7 @@ uint32_t dedup_clusters_doc_total(const struct dedup_clusters *c); /* docs in al
 /* Clusters of ndocs documents from given pairs (a << 32 | b, a < b), ordered as
  * dedup_index_clusters() orders them: for links found otherwise than by distance (the
  * MinHash index's LSH buckets, a crawl's duplicate_of). DEDUP_EINVAL: a document >= ndocs. */
-DEDUP_WARN_UNUSED enum dedup_code dedup_clusters_from_pairs(uint32_t ndocs,
-                                                            const uint64_t *pairs,
+DEDUP_WARN_UNUSED enum dedup_code dedup_clusters_from_pairs(uint32_t ndocs, const uint64_t *pairs,
                                                             size_t npairs,
                                                             struct dedup_clusters **out);
 
@@ -444,12 +443,12 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
 /*
  * docs/INDEX-FORMAT.md (format version 5) is the specification: magic "SIMCRIDX", version,
  * little-endian fields, a header with the design, counts and XXH3-64 checksums, then the
- * sections documents, ids, fingerprint lists, tables and (optional) the site templates. Loading maps the file read-only
- * (mmap); adding to a loaded index copies what it extends. Saving writes a temporary file
- * beside the target and renames it over, so a reader never sees half a file.
+ * sections documents, ids, fingerprint lists, tables and (optional) the site templates. Loading
+ * maps the file read-only (mmap); adding to a loaded index copies what it extends. Saving writes a
+ * temporary file beside the target and renames it over, so a reader never sees half a file.
  */
 #define DEDUP_INDEX_MAGIC "SIMCRIDX"
-#define DEDUP_INDEX_FORMAT_VERSION 5u /* written and read: 5; 1 to 4 hold older fingerprints */
+#define DEDUP_INDEX_FORMAT_VERSION 5u   /* written and read: 5; 1 to 4 hold older fingerprints */
 #define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
 
 /* Where loading or saving went wrong. */
@@ -495,8 +494,7 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_load(const char *path, unsigned fl
                                                    struct dedup_file_error *err);
 /* The same from memory data[0..len): borrowed, must stay valid and unchanged until
  * dedup_index_free(*out). */
-DEDUP_WARN_UNUSED enum dedup_code dedup_index_load_mem(const void *data, size_t len,
-                                                       unsigned flags,
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_load_mem(const void *data, size_t len, unsigned flags,
                                                        struct dedup_index **out,
                                                        struct dedup_file_error *err);
 

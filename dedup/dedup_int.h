@@ -38,12 +38,12 @@ size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
 /* The one way a file parser (indexfile.c, template.c) fails: it records the byte offset
  * and what was wrong in its struct dedup_file_error *err, sets its rc and jumps to its
  * fail label. */
-#define DEDUP_PARSE_FAIL(code, off, msg)                                                       \
-    do {                                                                                       \
-        err->offset = (off);                                                                   \
-        err->what = (msg);                                                                     \
-        rc = (code);                                                                           \
-        goto fail;                                                                             \
+#define DEDUP_PARSE_FAIL(code, off, msg)                                                           \
+    do {                                                                                           \
+        err->offset = (off);                                                                       \
+        err->what = (msg);                                                                         \
+        rc = (code);                                                                               \
+        goto fail;                                                                                 \
     } while (0)
 uint32_t dedup_weight(uint32_t tf, double idf);
 

@@ -8,8 +8,8 @@
  * DEDUP_FPLIST_LINE_MAX bytes, so a list of any length is read in constant memory; a
  * longer line is reported and skipped. dedup_fplist_feed_inplace() parses the lines that
  * lie whole in a writable chunk where they are (no copy; only a line cut by the chunk's
- * end goes through the buffer): one pass over the bytes. Every malformed line is reported with its number
- * and the reading goes on (the caller decides what a bad line costs).
+ * end goes through the buffer): one pass over the bytes. Every malformed line is reported with its
+ * number and the reading goes on (the caller decides what a bad line costs).
  */
 #include "dedup/dedup.h"
 
@@ -19,7 +19,7 @@
 struct dedup_fplist {
     char *buf;
     size_t len;
-    size_t line; /* number of the line being assembled, from 1 */
+    size_t line;  /* number of the line being assembled, from 1 */
     int skipping; /* the current line is over the cap */
 };
 

@@ -18,11 +18,11 @@
 #include <string.h>
 
 struct dedup_idf {
-    uint64_t docs;  /* N */
-    uint64_t *key;  /* shingle hashes */
-    uint32_t *df;   /* 0 = empty slot */
-    size_t mask;    /* slots - 1 */
-    size_t count;   /* entries */
+    uint64_t docs; /* N */
+    uint64_t *key; /* shingle hashes */
+    uint32_t *df;  /* 0 = empty slot */
+    size_t mask;   /* slots - 1 */
+    size_t count;  /* entries */
 };
 
 #define IDF_MAX_DOCS UINT32_MAX
@@ -56,8 +56,14 @@ void dedup_idf_free(struct dedup_idf *idf)
     free(idf);
 }
 
-uint64_t dedup_idf_doc_count(const struct dedup_idf *idf) { return idf->docs; }
-size_t dedup_idf_entry_count(const struct dedup_idf *idf) { return idf->count; }
+uint64_t dedup_idf_doc_count(const struct dedup_idf *idf)
+{
+    return idf->docs;
+}
+size_t dedup_idf_entry_count(const struct dedup_idf *idf)
+{
+    return idf->count;
+}
 
 static size_t idf_slot(const struct dedup_idf *t, uint64_t h)
 {
@@ -238,7 +244,8 @@ enum dedup_code dedup_idf_parse(const char *data, size_t len, struct dedup_idf *
         if (line == 1) {
             size_t m = sizeof IDF_MAGIC - 1;
             if (n < m || memcmp(p, IDF_MAGIC, m) != 0) {
-                rc = fail_at(err, line, off, "not an idf file (first line must be '# simcrawl idf 1')",
+                rc = fail_at(err, line, off,
+                             "not an idf file (first line must be '# simcrawl idf 1')",
                              DEDUP_EFORMAT);
                 goto fail;
             }

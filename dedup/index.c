@@ -271,8 +271,8 @@ enum dedup_code dedup_design_choose(unsigned k, uint64_t n, unsigned tables,
                         continue;
                     better = !have || d.key_bits_min > best.key_bits_min;
                 } else {
-                    better = !have || cost < best_cost ||
-                             (cost == best_cost && d.tables < best.tables);
+                    better =
+                        !have || cost < best_cost || (cost == best_cost && d.tables < best.tables);
                 }
                 if (better) {
                     best = d;
@@ -319,12 +319,12 @@ char *dedup_design_describe(const struct dedup_design *d, char *buf, size_t len)
     if (!len)
         return buf;
     buf[0] = '\0';
-#define PUT(...)                                                                               \
-    do {                                                                                       \
-        int w_ = snprintf(buf + o, len - o, __VA_ARGS__);                                      \
-        if (w_ < 0 || (size_t)w_ >= len - o)                                                   \
-            return buf;                                                                        \
-        o += (size_t)w_;                                                                       \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        int w_ = snprintf(buf + o, len - o, __VA_ARGS__);                                          \
+        if (w_ < 0 || (size_t)w_ >= len - o)                                                       \
+            return buf;                                                                            \
+        o += (size_t)w_;                                                                           \
     } while (0)
     PUT("%u table%s: ", d->tables, d->tables == 1 ? "" : "s");
     split_blocks(64, d->blocks[0], start, width);
@@ -357,57 +357,57 @@ struct ix_rec {
 };
 
 #define KEY_REC(x) ((x).fp)
-#define DEFINE_MSD(name, type, KEY)                                                            \
-    static void name##_insertion(type *a, size_t n)                                            \
-    {                                                                                          \
-        for (size_t i = 1; i < n; i++) {                                                       \
-            type x = a[i];                                                                     \
-            size_t j = i;                                                                      \
-            while (j > 0 && KEY(a[j - 1]) > KEY(x)) {                                          \
-                a[j] = a[j - 1];                                                               \
-                j--;                                                                           \
-            }                                                                                  \
-            a[j] = x;                                                                          \
-        }                                                                                      \
-    }                                                                                          \
-    static void name(type *a, type *tmp, size_t n, unsigned hi)                                \
-    {                                                                                          \
-        while (n > SORT_SMALL && hi > 0) {                                                     \
-            /* digit width ~ log2(n): small buckets do not pay for 2048 counters */            \
-            unsigned w = 4;                                                                    \
-            while (w < DIGIT_BITS && ((size_t)1 << (w + 1)) <= n)                              \
-                w++;                                                                           \
-            if (w > hi)                                                                        \
-                w = hi;                                                                        \
-            unsigned shift = hi - w;                                                           \
-            uint64_t m = ((uint64_t)1 << w) - 1;                                               \
-            size_t cnt[(1u << DIGIT_BITS) + 1];                                                \
-            memset(cnt, 0, sizeof(size_t) * ((size_t)m + 2));                                  \
-            for (size_t i = 0; i < n; i++)                                                     \
-                cnt[((KEY(a[i]) >> shift) & m) + 1]++;                                         \
-            size_t nonempty = 0;                                                               \
-            for (size_t b = 1; b <= m + 1; b++)                                                \
-                nonempty += cnt[b] != 0;                                                       \
-            hi = shift;                                                                        \
-            if (nonempty == 1)                                                                 \
-                continue; /* all share this digit: next digit, no move */                     \
-            for (size_t b = 1; b <= m + 1; b++)                                                \
-                cnt[b] += cnt[b - 1];                                                          \
-            for (size_t i = 0; i < n; i++)                                                     \
-                tmp[cnt[(KEY(a[i]) >> shift) & m]++] = a[i];                                   \
-            memcpy(a, tmp, n * sizeof(type));                                                  \
-            /* cnt[b] is now the end of bucket b */                                            \
-            size_t lo = 0;                                                                     \
-            for (size_t b = 0; b <= m; b++) {                                                  \
-                size_t end = cnt[b];                                                           \
-                if (end - lo > 1)                                                              \
-                    name(a + lo, tmp + lo, end - lo, shift);                                   \
-                lo = end;                                                                      \
-            }                                                                                  \
-            return;                                                                            \
-        }                                                                                      \
-        if (hi > 0)                                                                            \
-            name##_insertion(a, n);                                                            \
+#define DEFINE_MSD(name, type, KEY)                                                                \
+    static void name##_insertion(type *a, size_t n)                                                \
+    {                                                                                              \
+        for (size_t i = 1; i < n; i++) {                                                           \
+            type x = a[i];                                                                         \
+            size_t j = i;                                                                          \
+            while (j > 0 && KEY(a[j - 1]) > KEY(x)) {                                              \
+                a[j] = a[j - 1];                                                                   \
+                j--;                                                                               \
+            }                                                                                      \
+            a[j] = x;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    static void name(type *a, type *tmp, size_t n, unsigned hi)                                    \
+    {                                                                                              \
+        while (n > SORT_SMALL && hi > 0) {                                                         \
+            /* digit width ~ log2(n): small buckets do not pay for 2048 counters */                \
+            unsigned w = 4;                                                                        \
+            while (w < DIGIT_BITS && ((size_t)1 << (w + 1)) <= n)                                  \
+                w++;                                                                               \
+            if (w > hi)                                                                            \
+                w = hi;                                                                            \
+            unsigned shift = hi - w;                                                               \
+            uint64_t m = ((uint64_t)1 << w) - 1;                                                   \
+            size_t cnt[(1u << DIGIT_BITS) + 1];                                                    \
+            memset(cnt, 0, sizeof(size_t) * ((size_t)m + 2));                                      \
+            for (size_t i = 0; i < n; i++)                                                         \
+                cnt[((KEY(a[i]) >> shift) & m) + 1]++;                                             \
+            size_t nonempty = 0;                                                                   \
+            for (size_t b = 1; b <= m + 1; b++)                                                    \
+                nonempty += cnt[b] != 0;                                                           \
+            hi = shift;                                                                            \
+            if (nonempty == 1)                                                                     \
+                continue; /* all share this digit: next digit, no move */                          \
+            for (size_t b = 1; b <= m + 1; b++)                                                    \
+                cnt[b] += cnt[b - 1];                                                              \
+            for (size_t i = 0; i < n; i++)                                                         \
+                tmp[cnt[(KEY(a[i]) >> shift) & m]++] = a[i];                                       \
+            memcpy(a, tmp, n * sizeof(type));                                                      \
+            /* cnt[b] is now the end of bucket b */                                                \
+            size_t lo = 0;                                                                         \
+            for (size_t b = 0; b <= m; b++) {                                                      \
+                size_t end = cnt[b];                                                               \
+                if (end - lo > 1)                                                                  \
+                    name(a + lo, tmp + lo, end - lo, shift);                                       \
+                lo = end;                                                                          \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        if (hi > 0)                                                                                \
+            name##_insertion(a, n);                                                                \
     }
 
 DEFINE_MSD(msd_rec, struct ix_rec, KEY_REC)
@@ -613,7 +613,6 @@ void *ix_big_alloc(size_t bytes)
     prefault(p, bytes);
     return p;
 }
-
 
 /* The document arrays grow by doubling up to billions of entries. malloc's realloc copies
  * blocks below its (moving) mmap threshold, and each copy faults in fresh pages: 20% of a
@@ -922,8 +921,7 @@ struct dedup_templates *dedup_index_take_templates(struct dedup_index *idx)
 
 enum dedup_code dedup_index_set_design(struct dedup_index *idx, const struct dedup_design *d)
 {
-    if (!idx || !d || idx->absorbed || idx->nmain || idx->ndelta || idx->lazy ||
-        !idx->main_owned)
+    if (!idx || !d || idx->absorbed || idx->nmain || idx->ndelta || idx->lazy || !idx->main_owned)
         return DEDUP_EINVAL;
     struct dedup_design c = *d;
     struct ix_perm *perm = malloc(sizeof(struct ix_perm) * DEDUP_MAX_TABLES);
@@ -1116,8 +1114,8 @@ static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint
     return DEDUP_OK;
 }
 
-enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char *id,
-                                size_t id_len, uint32_t *doc)
+enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char *id, size_t id_len,
+                                uint32_t *doc)
 {
     if (idx->ndocs >= DEDUP_INDEX_MAX_DOCS || id_len > DEDUP_INDEX_MAX_ID_BYTES ||
         idx->id_len + id_len + 1 > IX_ID_BYTES_MAX)
@@ -1838,8 +1836,8 @@ fail:
  * k of q, each once. */
 typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head);
 
-IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k,
-                            match_fn found, void *arg)
+IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
+                            void *arg)
 {
     uint64_t pq[DEDUP_MAX_TABLES];
     uint32_t lo[DEDUP_MAX_TABLES], hi[DEDUP_MAX_TABLES];
@@ -2057,7 +2055,6 @@ enum dedup_code dedup_index_stats(struct dedup_index *idx, struct dedup_index_st
     st->bucket_max = sizes[total - 1];
     free(sizes);
     st->table_bytes = (uint64_t)idx->ntables * ((uint64_t)idx->nmain * 8 + (nb + 1) * 4);
-    st->doc_bytes = (uint64_t)idx->ndocs * (8 + 4 + 8) + idx->id_len +
-                    (uint64_t)idx->nmain * 8;
+    st->doc_bytes = (uint64_t)idx->ndocs * (8 + 4 + 8) + idx->id_len + (uint64_t)idx->nmain * 8;
     return DEDUP_OK;
 }

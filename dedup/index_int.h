@@ -10,10 +10,10 @@
 
 #include <stdbool.h>
 
-#define IX_NONE UINT32_MAX       /* end of a document list / no slot */
-#define IX_DIR_BITS_MAX 28u      /* cap on directory bits (2^28 + 1 offsets per table) */
-#define IX_DELTA_MIN 4096u       /* the delta merges into the main tables past ... */
-#define IX_DELTA_FRACTION 4u     /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
+#define IX_NONE UINT32_MAX                  /* end of a document list / no slot */
+#define IX_DIR_BITS_MAX 28u                 /* cap on directory bits (2^28 + 1 offsets per table) */
+#define IX_DELTA_MIN 4096u                  /* the delta merges into the main tables past ... */
+#define IX_DELTA_FRACTION 4u                /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
 
 /* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)
@@ -52,8 +52,8 @@ struct dedup_index {
     uint64_t id_len, id_cap;
     uint64_t fp_bytes, next_bytes, off_bytes; /* allocated sizes (arr_resize) */
     uint64_t pf_docs, pf_ids; /* documents / id bytes prefaulted so far (docs_reserve) */
-    bool docs_owned;    /* false while doc_fp..id_bytes point into a mapped file */
-    uint32_t absorbed;  /* documents [absorbed, ndocs) are pending: in no table yet */
+    bool docs_owned;          /* false while doc_fp..id_bytes point into a mapped file */
+    uint32_t absorbed;        /* documents [absorbed, ndocs) are pending: in no table yet */
 
     /* the main tables: nmain distinct fingerprints, table t sorted by perm_t(fp);
      * table 0 is the identity permutation, so tab[0] is the sorted distinct fingerprints
@@ -63,11 +63,11 @@ struct dedup_index {
     uint32_t *dir[DEDUP_MAX_TABLES]; /* (1 << dir_bits) + 1 offsets each */
     unsigned dir_bits;
     uint32_t *head, *tail;
-    bool main_owned;  /* false while tab/dir/head point into a mapped file */
-    bool tail_owned;  /* tail is copied separately (appends write it) */
-    bool lazy;        /* only table 0 (and dir[0]) is built: all pairs of a fresh index
-                       * needs no other table (pairs.c streams them); queries, stats and
-                       * saves build them first (ix_tables_ready) */
+    bool main_owned; /* false while tab/dir/head point into a mapped file */
+    bool tail_owned; /* tail is copied separately (appends write it) */
+    bool lazy;       /* only table 0 (and dir[0]) is built: all pairs of a fresh index
+                      * needs no other table (pairs.c streams them); queries, stats and
+                      * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
      * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);

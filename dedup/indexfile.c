@@ -1,14 +1,13 @@
 /*
  * The saved index file (docs/INDEX-FORMAT.md, format version 5): a 128-byte header
  * (magic "SIMCRIDX", version, design, counts, XXH3-64 checksums of header and body, the
- * pair generation, the fingerprint version), then the sections documents, ids, fingerprint lists and tables, each
- * 8-byte aligned, every integer little-endian. The layout is fixed by the counts, so a
- * loader computes every section's offset and maps the file read-only: the arrays of the
- * index point straight into the mapping (zero copy); adding to it copies the document
- * arrays first, and the next compaction replaces the tables with new ones (copy-on-extend).
- * Older versions hold fingerprints of an older definition (docs/FINGERPRINT.md versions 1
- * and 2) and are refused with "rebuild": a version 3 fingerprint compared with them would
- * give wrong answers without an error.
+ * pair generation, the fingerprint version), then the sections documents, ids, fingerprint lists
+ * and tables, each 8-byte aligned, every integer little-endian. The layout is fixed by the counts,
+ * so a loader computes every section's offset and maps the file read-only: the arrays of the index
+ * point straight into the mapping (zero copy); adding to it copies the document arrays first, and
+ * the next compaction replaces the tables with new ones (copy-on-extend). Older versions hold
+ * fingerprints of an older definition (docs/FINGERPRINT.md versions 1 and 2) and are refused with
+ * "rebuild": a version 3 fingerprint compared with them would give wrong answers without an error.
  *
  * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
  * checked before use, so a damaged or forged file gives an error naming the offset of the
@@ -51,10 +50,10 @@
 #define HDR_ID_BYTES 56u      /* u64 bytes of the id section */
 #define HDR_FILE_SIZE 64u     /* u64 file size */
 #define HDR_BODY_CHECKSUM 72u /* XXH3-64 of the bytes after the header */
-#define HDR_CHECKSUM 80u /* the header checksum: bytes [80, 88), zero while it is computed */
-#define HDR_TPL_BYTES 88u /* u64 bytes of the template section */
-#define HDR_PAIR_GEN 96u /* u64 pair generation */
-#define HDR_FP_VERSION 104u /* u32 fingerprint version (DEDUP_FINGERPRINT_VERSION) */
+#define HDR_CHECKSUM 80u      /* the header checksum: bytes [80, 88), zero while it is computed */
+#define HDR_TPL_BYTES 88u     /* u64 bytes of the template section */
+#define HDR_PAIR_GEN 96u      /* u64 pair generation */
+#define HDR_FP_VERSION 104u   /* u32 fingerprint version (DEDUP_FINGERPRINT_VERSION) */
 #define TPL_BYTES_MAX ((uint64_t)1 << 40) /* a larger template section is a damaged file */
 
 /* Byte offsets of the sections, computed from the header counts. */
@@ -70,9 +69,8 @@ static uint64_t align8(uint64_t x)
     return (x + 7) & ~(uint64_t)7;
 }
 
-static void layout_compute(struct layout *l, uint64_t docs, uint64_t distinct,
-                           uint64_t id_bytes, unsigned tables, unsigned dir_bits,
-                           uint64_t tpl_bytes)
+static void layout_compute(struct layout *l, uint64_t docs, uint64_t distinct, uint64_t id_bytes,
+                           unsigned tables, unsigned dir_bits, uint64_t tpl_bytes)
 {
     uint64_t o = HDR_SIZE;
     l->doc_fp = o;

@@ -51,8 +51,7 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-enum dedup_code dedup_minhash_new(unsigned k, unsigned h, uint64_t seed,
-                                  struct dedup_minhash **out)
+enum dedup_code dedup_minhash_new(unsigned k, unsigned h, uint64_t seed, struct dedup_minhash **out)
 {
     *out = NULL;
     if (k < 1 || k > DEDUP_MINHASH_K_MAX || h < 1 || h > DEDUP_MINHASH_H_MAX)
@@ -90,12 +89,20 @@ void dedup_minhash_free(struct dedup_minhash *mh)
     free(mh);
 }
 
-unsigned dedup_minhash_k(const struct dedup_minhash *mh) { return mh->k; }
-unsigned dedup_minhash_h(const struct dedup_minhash *mh) { return mh->h; }
-uint64_t dedup_minhash_seed(const struct dedup_minhash *mh) { return mh->seed; }
+unsigned dedup_minhash_k(const struct dedup_minhash *mh)
+{
+    return mh->k;
+}
+unsigned dedup_minhash_h(const struct dedup_minhash *mh)
+{
+    return mh->h;
+}
+uint64_t dedup_minhash_seed(const struct dedup_minhash *mh)
+{
+    return mh->seed;
+}
 
-uint64_t dedup_minhash_shingle_hash(const struct dedup_minhash *mh, const char *bytes,
-                                    size_t len)
+uint64_t dedup_minhash_shingle_hash(const struct dedup_minhash *mh, const char *bytes, size_t len)
 {
     return XXH3_64bits_withSeed(bytes, len, mh->seed);
 }
@@ -126,8 +133,8 @@ static inline void fold_scalar(const struct dedup_minhash *mh, unsigned from, ui
  * three 32 x 32 -> 64-bit multiplies (vpmuludq) per 4 values. The tests check it against
  * the scalar kernel and the golden vectors.
  */
-__attribute__((target("avx2"))) static void fold_avx2(const struct dedup_minhash *mh,
-                                                      uint64_t x, uint32_t *sig)
+__attribute__((target("avx2"))) static void fold_avx2(const struct dedup_minhash *mh, uint64_t x,
+                                                      uint32_t *sig)
 {
     const __m256i xl = _mm256_set1_epi64x((long long)(x & 0xffffffffu));
     const __m256i xh = _mm256_set1_epi64x((long long)(x >> 32));
@@ -175,8 +182,8 @@ static inline void fold(const struct dedup_minhash *mh, uint64_t x, uint32_t *re
     fold_scalar(mh, 0, x, sig);
 }
 
-void dedup_minhash_signature_hashes(const struct dedup_minhash *mh, const uint64_t *x,
-                                    size_t n, uint32_t *sig)
+void dedup_minhash_signature_hashes(const struct dedup_minhash *mh, const uint64_t *x, size_t n,
+                                    uint32_t *sig)
 {
     memset(sig, 0xff, mh->h * sizeof *sig);
     for (size_t j = 0; j < n; j++)

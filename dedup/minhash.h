@@ -21,11 +21,11 @@
 
 #include "dedup/dedup.h"
 
-#define DEDUP_MINHASH_VERSION 1                      /* docs/MINHASH.md version */
-#define DEDUP_MINHASH_SEED 0x73696d6d6e683031ull     /* "simmnh01" in ASCII */
-#define DEDUP_MINHASH_K_DEFAULT 5u                   /* words per shingle (MINHASH.md s. 2) */
+#define DEDUP_MINHASH_VERSION 1                  /* docs/MINHASH.md version */
+#define DEDUP_MINHASH_SEED 0x73696d6d6e683031ull /* "simmnh01" in ASCII */
+#define DEDUP_MINHASH_K_DEFAULT 5u               /* words per shingle (MINHASH.md s. 2) */
 #define DEDUP_MINHASH_K_MAX 32u
-#define DEDUP_MINHASH_H_DEFAULT 128u                 /* values per signature */
+#define DEDUP_MINHASH_H_DEFAULT 128u /* values per signature */
 #define DEDUP_MINHASH_H_MAX 1024u
 #define DEDUP_MINHASH_THRESHOLD_DEFAULT 0.8
 #define DEDUP_LSH_FP_WEIGHT 0.1 /* weights of the banding's false-positive and false- */
@@ -48,8 +48,7 @@ unsigned dedup_minhash_h(const struct dedup_minhash *mh);
 uint64_t dedup_minhash_seed(const struct dedup_minhash *mh);
 
 /* The hash of one shingle: XXH3_64bits_withSeed(bytes, len, seed). */
-uint64_t dedup_minhash_shingle_hash(const struct dedup_minhash *mh, const char *bytes,
-                                    size_t len);
+uint64_t dedup_minhash_shingle_hash(const struct dedup_minhash *mh, const char *bytes, size_t len);
 /* Value of permutation i (< h) for shingle hash x. */
 uint32_t dedup_minhash_permute(const struct dedup_minhash *mh, unsigned i, uint64_t x);
 
@@ -65,8 +64,8 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_minhash_signature(const struct dedup_min
                                                           uint32_t *sig, size_t *n_shingles);
 /* The signature of a set (or multiset) of shingle hashes x[0..n) into sig[0..h); n = 0
  * gives all 0xffffffff. For generated sets and benchmarks. */
-void dedup_minhash_signature_hashes(const struct dedup_minhash *mh, const uint64_t *x,
-                                    size_t n, uint32_t *sig);
+void dedup_minhash_signature_hashes(const struct dedup_minhash *mh, const uint64_t *x, size_t n,
+                                    uint32_t *sig);
 
 /* The estimated Jaccard similarity: the share of the h positions where a and b are equal. */
 double dedup_minhash_estimate(const uint32_t *a, const uint32_t *b, unsigned h);
@@ -100,8 +99,7 @@ struct dedup_lsh_params {
  * or a negative weight.
  */
 DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_optimal(double t, unsigned h, double fp_weight,
-                                                    double fn_weight, unsigned *b,
-                                                    unsigned *r);
+                                                    double fn_weight, unsigned *b, unsigned *r);
 /* The probability that two documents of Jaccard s share a band: 1 - (1 - s^r)^b. */
 double dedup_lsh_probability(double s, unsigned b, unsigned r);
 
@@ -191,10 +189,10 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_clusters(struct dedup_lsh *l, double
 /* Buckets of the band tables, for `index stats`. */
 struct dedup_lsh_stats {
     uint64_t docs;
-    uint64_t buckets;      /* distinct (band, key) buckets */
-    uint64_t bucket_max;   /* documents in the largest bucket */
-    uint64_t shared;       /* buckets holding 2 or more documents */
-    uint64_t bytes;        /* signatures, ids and tables in memory */
+    uint64_t buckets;    /* distinct (band, key) buckets */
+    uint64_t bucket_max; /* documents in the largest bucket */
+    uint64_t shared;     /* buckets holding 2 or more documents */
+    uint64_t bytes;      /* signatures, ids and tables in memory */
 };
 void dedup_lsh_stats(const struct dedup_lsh *l, struct dedup_lsh_stats *st);
 
@@ -230,8 +228,8 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_save(struct dedup_lsh *l, const char
 DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_load(const char *path, struct dedup_lsh **out,
                                                  struct dedup_file_error *err);
 /* The same from memory data[0..len) (copied). flags: DEDUP_INDEX_LOAD_NO_CHECKSUM. */
-DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_load_mem(const void *data, size_t len,
-                                                     unsigned flags, struct dedup_lsh **out,
+DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_load_mem(const void *data, size_t len, unsigned flags,
+                                                     struct dedup_lsh **out,
                                                      struct dedup_file_error *err);
 /* The serialised file in a new buffer *out of *len bytes (caller frees with free()). */
 DEDUP_WARN_UNUSED enum dedup_code dedup_lsh_serialize(struct dedup_lsh *l, uint8_t **out,

@@ -67,7 +67,10 @@ static uint64_t rd64(const uint8_t *p)
         v = v << 8 | p[i];
     return v;
 }
-static uint64_t pad8(uint64_t n) { return (n + 7) & ~(uint64_t)7; }
+static uint64_t pad8(uint64_t n)
+{
+    return (n + 7) & ~(uint64_t)7;
+}
 
 enum dedup_code dedup_lsh_serialize(struct dedup_lsh *l, uint8_t **out, size_t *len)
 {
@@ -140,8 +143,7 @@ enum dedup_code dedup_lsh_serialize(struct dedup_lsh *l, uint8_t **out, size_t *
     return DEDUP_OK;
 }
 
-enum dedup_code dedup_lsh_save(struct dedup_lsh *l, const char *path,
-                               struct dedup_file_error *err)
+enum dedup_code dedup_lsh_save(struct dedup_lsh *l, const char *path, struct dedup_file_error *err)
 {
     struct dedup_file_error dummy;
     if (!err)

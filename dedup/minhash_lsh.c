@@ -98,9 +98,18 @@ void dedup_lsh_free(struct dedup_lsh *l)
     free(l);
 }
 
-const struct dedup_lsh_params *dedup_lsh_get_params(const struct dedup_lsh *l) { return &l->p; }
-const struct dedup_minhash *dedup_lsh_minhash(const struct dedup_lsh *l) { return l->mh; }
-uint32_t dedup_lsh_doc_count(const struct dedup_lsh *l) { return l->n; }
+const struct dedup_lsh_params *dedup_lsh_get_params(const struct dedup_lsh *l)
+{
+    return &l->p;
+}
+const struct dedup_minhash *dedup_lsh_minhash(const struct dedup_lsh *l)
+{
+    return l->mh;
+}
+uint32_t dedup_lsh_doc_count(const struct dedup_lsh *l)
+{
+    return l->n;
+}
 
 const char *dedup_lsh_id(const struct dedup_lsh *l, uint32_t doc, size_t *len)
 {
@@ -303,8 +312,7 @@ static unsigned min_equal(double t, unsigned h)
 }
 
 enum dedup_code dedup_lsh_query(struct dedup_lsh *l, const uint32_t *sig, double threshold,
-                                size_t limit, struct dedup_lsh_matches *out,
-                                size_t *candidates)
+                                size_t limit, struct dedup_lsh_matches *out, size_t *candidates)
 {
     out->n = 0;
     if (candidates)
@@ -398,8 +406,8 @@ static void scan_task(void *arg, unsigned i)
     uint32_t min_b = job->min_b;
     const struct band_table *t = &l->tab[j];
     size_t slots = t->key ? t->mask + 1 : 0;
-    size_t from = slots / job->chunks * c, to = c + 1 == job->chunks ? slots
-                                                                     : slots / job->chunks * (c + 1);
+    size_t from = slots / job->chunks * c,
+           to = c + 1 == job->chunks ? slots : slots / job->chunks * (c + 1);
     size_t mcap = 0;
     uint32_t *mem = NULL;
     struct pair *v = NULL;
@@ -439,8 +447,8 @@ static void scan_task(void *arg, unsigned i)
                 if (e < j)
                     continue; /* met in an earlier band */
                 cand++;
-                unsigned eq = equal_count(l->sig + (size_t)a * l->p.h,
-                                          l->sig + (size_t)b * l->p.h, l->p.h);
+                unsigned eq =
+                    equal_count(l->sig + (size_t)a * l->p.h, l->sig + (size_t)b * l->p.h, l->p.h);
                 if (eq < need)
                     continue;
                 if (n == cap) {
@@ -475,8 +483,8 @@ static enum dedup_code collect_pairs(struct dedup_lsh *l, double threshold, uint
                                      struct pair **out, size_t *np, uint64_t *candidates)
 {
     unsigned threads = l->threads > 1 ? l->threads : 1;
-    struct scan_job job = {l, min_equal(threshold, l->p.h), threads > 1 ? SCAN_CHUNKS : 1,
-                           min_b, NULL};
+    struct scan_job job = {l, min_equal(threshold, l->p.h), threads > 1 ? SCAN_CHUNKS : 1, min_b,
+                           NULL};
     unsigned ntasks = l->p.b * job.chunks;
     enum dedup_code rc = DEDUP_OK;
     uint64_t cand = 0;
@@ -535,8 +543,8 @@ enum dedup_code dedup_lsh_pairs(struct dedup_lsh *l, double threshold, uint32_t 
     if (rc != DEDUP_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
-        int r = fn(userdata, (uint32_t)(v[i].ab >> 32), (uint32_t)v[i].ab,
-                   (double)v[i].eq / l->p.h);
+        int r =
+            fn(userdata, (uint32_t)(v[i].ab >> 32), (uint32_t)v[i].ab, (double)v[i].eq / l->p.h);
         if (r) {
             if (stopped)
                 *stopped = r;

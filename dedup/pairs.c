@@ -202,9 +202,8 @@ IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned
 #define SUB_SORT 24u
 #define SUB_BITS_MAX 13u
 
-IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsigned k,
-                                 uint64_t *a, size_t m, unsigned shift, uint64_t *scr,
-                                 struct stream_out *o)
+IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsigned k, uint64_t *a,
+                                 size_t m, unsigned shift, uint64_t *scr, struct stream_out *o)
 {
     const struct ix_perm *p = &idx->perm[t];
     unsigned kb = p->key_bits, w = 1;
@@ -645,8 +644,8 @@ static void *upper_half(void *arg)
 }
 
 /* The expansion of every document, in (a, b) order, on up to two threads. */
-static int expand_all(const struct expand *e, unsigned threads, dedup_pair_fn fn,
-                      void *userdata, int *oom)
+static int expand_all(const struct expand *e, unsigned threads, dedup_pair_fn fn, void *userdata,
+                      int *oom)
 {
     struct expand_run run = {NULL, 0, 0, 0};
     uint32_t n = e->idx->ndocs, mid = n / 2;
@@ -754,8 +753,7 @@ static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, s
 }
 
 enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
-                                  uint32_t min_b, dedup_pair_fn fn, void *userdata,
-                                  int *stopped)
+                                  uint32_t min_b, dedup_pair_fn fn, void *userdata, int *stopped)
 {
     uint64_t *pairs = NULL;
     size_t npairs = 0;

@@ -40,12 +40,30 @@ void dedup_features_free(struct dedup_features *f)
     free(f);
 }
 
-size_t dedup_features_token_count(const struct dedup_features *f) { return f->n_tokens; }
-size_t dedup_features_shingle_count(const struct dedup_features *f) { return f->n_shingles; }
-size_t dedup_features_count(const struct dedup_features *f) { return f->n; }
-uint64_t dedup_features_hash(const struct dedup_features *f, size_t i) { return f->hash[i]; }
-uint32_t dedup_features_weight(const struct dedup_features *f, size_t i) { return f->weight[i]; }
-uint32_t dedup_features_tf(const struct dedup_features *f, size_t i) { return f->tf[i]; }
+size_t dedup_features_token_count(const struct dedup_features *f)
+{
+    return f->n_tokens;
+}
+size_t dedup_features_shingle_count(const struct dedup_features *f)
+{
+    return f->n_shingles;
+}
+size_t dedup_features_count(const struct dedup_features *f)
+{
+    return f->n;
+}
+uint64_t dedup_features_hash(const struct dedup_features *f, size_t i)
+{
+    return f->hash[i];
+}
+uint32_t dedup_features_weight(const struct dedup_features *f, size_t i)
+{
+    return f->weight[i];
+}
+uint32_t dedup_features_tf(const struct dedup_features *f, size_t i)
+{
+    return f->tf[i];
+}
 
 /* min(tf, DEDUP_TF_CAP)^(7/8) = t^(1/2) * t^(1/4) * t^(1/8), multiplied in this order:
  * square roots and products are exactly rounded in IEEE-754, pow() is not required to be. */
@@ -127,7 +145,7 @@ static enum dedup_code reserve(struct dedup_features *f, size_t n)
         free(f->slot);
         f->slot = s;
     } else {
-        slots = f->mask + 1; /* keep the larger table: clearing it is cheap */
+        slots = f->mask + 1;                  /* keep the larger table: clearing it is cheap */
         if (slots > 64 * n && slots > 4096) { /* ... unless far too large */
             slots = 16;
             while (slots < 2 * n)
@@ -174,8 +192,8 @@ static void add_shingle(struct dedup_features *f, const char *p, size_t len, uin
     f->n++;
 }
 
-enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char *tokens,
-                                           size_t len, const struct dedup_opts *opts)
+enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char *tokens, size_t len,
+                                           const struct dedup_opts *opts)
 {
     if (!f)
         return DEDUP_EINVAL;

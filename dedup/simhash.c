@@ -1,8 +1,8 @@
 /*
  * The 64-bit simhash of a weighted feature set (docs/FINGERPRINT.md, section 6,
- * "Simhash"; unchanged since version 1), after Charikar, "Similarity estimation techniques from rounding algorithms",
- * STOC 2002, as used for web pages by Manku, Jain, Das Sarma, "Detecting near-duplicates
- * for web crawling", WWW 2007.
+ * "Simhash"; unchanged since version 1), after Charikar, "Similarity estimation techniques from
+ * rounding algorithms", STOC 2002, as used for web pages by Manku, Jain, Das Sarma, "Detecting
+ * near-duplicates for web crawling", WWW 2007.
  *
  * For each feature with hash h and integer weight w, and each bit i in 0..63:
  *     V[i] += (h >> i & 1) ? w : -w;
@@ -51,10 +51,10 @@ uint64_t dedup_simhash_naive(const uint64_t *hash, const uint32_t *weight, size_
 }
 
 /* SPREAD[b]: the 8 bits of byte b spread out to the low bit of 8 bytes (bit j -> byte j). */
-#define SP(b)                                                                                  \
-    ((uint64_t)((b) & 1) | (uint64_t)((b) >> 1 & 1) << 8 | (uint64_t)((b) >> 2 & 1) << 16 |     \
-     (uint64_t)((b) >> 3 & 1) << 24 | (uint64_t)((b) >> 4 & 1) << 32 |                          \
-     (uint64_t)((b) >> 5 & 1) << 40 | (uint64_t)((b) >> 6 & 1) << 48 |                          \
+#define SP(b)                                                                                      \
+    ((uint64_t)((b)&1) | (uint64_t)((b) >> 1 & 1) << 8 | (uint64_t)((b) >> 2 & 1) << 16 |          \
+     (uint64_t)((b) >> 3 & 1) << 24 | (uint64_t)((b) >> 4 & 1) << 32 |                             \
+     (uint64_t)((b) >> 5 & 1) << 40 | (uint64_t)((b) >> 6 & 1) << 48 |                             \
      (uint64_t)((b) >> 7 & 1) << 56)
 #define SP4(b) SP(b), SP((b) + 1), SP((b) + 2), SP((b) + 3)
 #define SP16(b) SP4(b), SP4((b) + 4), SP4((b) + 8), SP4((b) + 12)
@@ -67,9 +67,9 @@ static const uint64_t SPREAD[256] = {SP64(0), SP64(64), SP64(128), SP64(192)};
 
 /* Bit counts of a set of hashes: how many (n), and per bit how many have it set. */
 struct lanes {
-    uint32_t pending;    /* hashes in acc since the last flush, < LANE_FLUSH */
+    uint32_t pending; /* hashes in acc since the last flush, < LANE_FLUSH */
     uint64_t n;
-    uint64_t acc[8];     /* acc[j] byte b counts bit 8j + b, up to 255 */
+    uint64_t acc[8]; /* acc[j] byte b counts bit 8j + b, up to 255 */
     uint64_t ones[64];
 };
 
@@ -199,10 +199,9 @@ char *dedup_fingerprint_format(uint64_t fp, char buf[17])
  * (random digits made the comparisons a misprediction each; a 10M-line list is 160M
  * digits). */
 static const unsigned char hex_value1[256] = {
-    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,
-    ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
-    ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
-    ['F'] = 16};
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
 
 int dedup_fingerprint_parse(const char *s, size_t len, uint64_t *out)
 {

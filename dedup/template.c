@@ -49,8 +49,8 @@ struct dedup_templates {
     size_t nhosts, cap_hosts;
     uint32_t *host_slot; /* host index + 1, 0 = empty; host_mask + 1 slots */
     size_t host_mask;
-    size_t total;        /* block entries of all hosts */
-    uint64_t *seen;      /* (host, document) hashes counted; 0 = empty */
+    size_t total;   /* block entries of all hosts */
+    uint64_t *seen; /* (host, document) hashes counted; 0 = empty */
     size_t seen_mask, nseen;
 };
 
@@ -553,8 +553,8 @@ static int entry_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define TPL_HEAD 16u /* u32 hosts, u32 zero, u64 entries */
-#define TPL_HOST 16u /* u64 docs, u32 key length, u32 entries */
+#define TPL_HEAD 16u  /* u32 hosts, u32 zero, u64 entries */
+#define TPL_HOST 16u  /* u64 docs, u32 key length, u32 entries */
 #define TPL_ENTRY 16u /* u64 hash, u32 count, u32 zero */
 
 enum dedup_code dedup_templates_serialize(const struct dedup_templates *t, uint8_t **out,
@@ -615,8 +615,7 @@ oom:
 
 #define PFAIL DEDUP_PARSE_FAIL
 
-enum dedup_code dedup_templates_parse(const uint8_t *data, size_t len,
-                                      struct dedup_templates **out,
+enum dedup_code dedup_templates_parse(const uint8_t *data, size_t len, struct dedup_templates **out,
                                       struct dedup_parse_error *err)
 {
     struct dedup_parse_error dummy;
@@ -689,7 +688,8 @@ enum dedup_code dedup_templates_parse(const uint8_t *data, size_t len,
             uint64_t hash = rd64(data + e);
             uint32_t count = rd32(data + e + 8);
             if (hash <= last)
-                PFAIL(DEDUP_EFORMAT, (size_t)e, "block hashes of a host are not strictly increasing");
+                PFAIL(DEDUP_EFORMAT, (size_t)e,
+                      "block hashes of a host are not strictly increasing");
             if (count == 0 || count > 0x7fffffffu || count > docs)
                 PFAIL(DEDUP_EFORMAT, (size_t)e + 8,
                       "block count is 0 or more than the host's documents");

@@ -15,8 +15,7 @@ static int is_space(unsigned char c)
 }
 
 /* The words of s[0..len) into a new array *out of *n. */
-static enum dedup_code split_words(const char *s, size_t len, struct dedup_word **out,
-                                   size_t *n)
+static enum dedup_code split_words(const char *s, size_t len, struct dedup_word **out, size_t *n)
 {
     size_t cap = 0, cnt = 0;
     struct dedup_word *w = NULL;
@@ -209,13 +208,11 @@ enum dedup_code dedup_word_diff(const char *a, size_t alen, const char *b, size_
     size_t na = out->na, nb = out->nb, pre = 0, suf = 0, cap = 0;
     while (pre < na && pre < nb && same(&out->wa[pre], &out->wb[pre]))
         pre++;
-    while (suf < na - pre && suf < nb - pre &&
-           same(&out->wa[na - 1 - suf], &out->wb[nb - 1 - suf]))
+    while (suf < na - pre && suf < nb - pre && same(&out->wa[na - 1 - suf], &out->wb[nb - 1 - suf]))
         suf++;
     struct step *s = NULL;
     size_t ns = 0;
-    rc = myers(out->wa + pre, na - pre - suf, out->wb + pre, nb - pre - suf, max_edits, &s,
-               &ns);
+    rc = myers(out->wa + pre, na - pre - suf, out->wb + pre, nb - pre - suf, max_edits, &s, &ns);
     if (rc != DEDUP_OK)
         return rc;
     rc = push_run(out, &cap, DEDUP_DIFF_EQUAL, 0, 0, pre);

@@ -89,15 +89,15 @@
 #define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
 #define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
 #define N_TOP 5
-#define HEADLINE_WINDOW 12 /* blocks before the content searched for its title */
+#define HEADLINE_WINDOW 12   /* blocks before the content searched for its title */
 #define GOOD_BLOCK_CHARS 100 /* a block this long and link-poor is text wherever it is */
-#define MIN_ALTERNATIVES 2 /* readability uses 3; 2 catches forums of 3 posts */
-#define CHAR_THRESHOLD 500 /* a shorter result triggers the retry (readability) */
-#define TEASER_CHARS 400 /* a standfirst under a linked headline is shorter */
+#define MIN_ALTERNATIVES 2   /* readability uses 3; 2 catches forums of 3 posts */
+#define CHAR_THRESHOLD 500   /* a shorter result triggers the retry (readability) */
+#define TEASER_CHARS 400     /* a standfirst under a linked headline is shorter */
 #define SHORT_BLOCK_CHARS 40 /* shorter kept blocks need a kept neighbour (jusText) */
-#define TEASER_RUN 2     /* linked headline + standfirst pairs that make a teaser list */
-#define HUB_WORDS 50     /* a shorter result is a hub or stub: its links are its text */
-#define AREA_MAX_LD 0.25 /* widening the content area must not take in navigation */
+#define TEASER_RUN 2         /* linked headline + standfirst pairs that make a teaser list */
+#define HUB_WORDS 50         /* a shorter result is a hub or stub: its links are its text */
+#define AREA_MAX_LD 0.25     /* widening the content area must not take in navigation */
 /*
  * Readability's own numbers (Readability.js, _grabArticle), kept as it has them: the
  * development set (docs/BENCHMARKS.md, "Quality: main text against hand-made gold
@@ -248,8 +248,8 @@ static int has_digit(const char *s, size_t n)
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
     const struct ex_elem *e = &w->elems[i];
-    if ((e->tag) != T_div && (e->tag) != T_table && (e->tag) != T_form &&
-        (e->tag) != T_fieldset && (e->tag) != T_ul && (e->tag) != T_ol)
+    if ((e->tag) != T_div && (e->tag) != T_table && (e->tag) != T_form && (e->tag) != T_fieldset &&
+        (e->tag) != T_ul && (e->tag) != T_ol)
         return 0;
     if (e->weight < 0)
         return 1;
@@ -279,8 +279,8 @@ static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
  * generator's content area (step 3b) every visible block is the page's: its tables of
  * contents, index tables and "see also" lists are what tells a hub from its siblings.
  */
-static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
-                         uint32_t winner, unsigned char *dropped, int whole)
+static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root, uint32_t winner,
+                         unsigned char *dropped, int whole)
 {
     struct ex_elem *r = &w->elems[root];
     if (whole) {
@@ -361,9 +361,8 @@ static void keep_comments(struct ex_walk *w)
         unsigned above = c->parent == EX_NONE ? 0 : w->elems[c->parent].flags;
         /* a "comment" class on the whole page or on the article's wrapper ("feature-
          * comments", "has-comments") is a switch, not the comment section */
-        if ((c->flags & (EX_E_HIDDEN | EX_E_BOILER | EX_E_HAS_ARTICLE)) ||
-            c->tag == T_html || c->tag == T_body ||
-            (above & (EX_E_IN_BOILER | EX_E_IN_UNLIKELY))) {
+        if ((c->flags & (EX_E_HIDDEN | EX_E_BOILER | EX_E_HAS_ARTICLE)) || c->tag == T_html ||
+            c->tag == T_body || (above & (EX_E_IN_BOILER | EX_E_IN_UNLIKELY))) {
             i = end;
             continue;
         }
@@ -396,8 +395,8 @@ static size_t norm_words(const char *s, size_t n, char *out, size_t cap)
     out[o++] = ' ';
     for (size_t i = 0; i < n && o + 2 < cap; i++) {
         unsigned char c = (unsigned char)s[i];
-        int wc = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80 ||
-                 (c >= 'A' && c <= 'Z');
+        int wc =
+            (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80 || (c >= 'A' && c <= 'Z');
         if (wc) {
             out[o++] = (char)((c >= 'A' && c <= 'Z') ? c + 32 : c);
             in = 1;
@@ -459,13 +458,12 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
     size_t head = nb;
     if (first < nb && (w->blocks[first].heading || like_title(w, &w->blocks[first])))
         head = first; /* the content starts with its own headline */
-    for (size_t b = first, steps = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW;
-         steps++) {
+    for (size_t b = first, steps = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW; steps++) {
         const struct ex_block *blk = &w->blocks[b];
         if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER)))
             continue;
-        if (like_title(w, blk) || (blk->heading && blk->heading <= 3 && s->visible[b] &&
-                                   !link_heavy(blk))) {
+        if (like_title(w, blk) ||
+            (blk->heading && blk->heading <= 3 && s->visible[b] && !link_heavy(blk))) {
             head = b;
             break;
         }
@@ -521,8 +519,7 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
         }
         if (!unit) {
             /* a block that is neither link-heavy nor a teaser ends the run */
-            if (b < nb && s->visible[b] && !link_heavy(&w->blocks[b]) &&
-                w->blocks[b].chars > 0) {
+            if (b < nb && s->visible[b] && !link_heavy(&w->blocks[b]) && w->blocks[b].chars > 0) {
                 if (units >= TEASER_RUN)
                     for (size_t t = run_start; t <= prev_t; t++)
                         if (!link_heavy(&w->blocks[t]))

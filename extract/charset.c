@@ -248,8 +248,8 @@ static void normalise_label(const char *label, size_t n, char out[EX_CHARSET_NAM
         label++;
         n--;
     }
-    while (n > 0 && (is_space((unsigned char)label[n - 1]) || label[n - 1] == '"' ||
-                     label[n - 1] == '\''))
+    while (n > 0 &&
+           (is_space((unsigned char)label[n - 1]) || label[n - 1] == '"' || label[n - 1] == '\''))
         n--;
     out[0] = '\0';
     if (n == 0 || n >= EX_CHARSET_NAME_MAX)

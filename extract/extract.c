@@ -148,14 +148,38 @@ const char *extract_doc_text(const struct extract_doc *doc, size_t *len)
         *len = doc->text_len;
     return doc->text;
 }
-const char *extract_doc_title(const struct extract_doc *doc) { return doc->title; }
-const char *extract_doc_lang(const struct extract_doc *doc) { return doc->lang; }
-const char *extract_doc_canonical(const struct extract_doc *doc) { return doc->canonical; }
-const char *extract_doc_base(const struct extract_doc *doc) { return doc->base; }
-const char *extract_doc_charset(const struct extract_doc *doc) { return doc->charset; }
-unsigned extract_doc_noindex(const struct extract_doc *doc) { return doc->noindex; }
-unsigned extract_doc_nofollow(const struct extract_doc *doc) { return doc->nofollow; }
-size_t extract_doc_link_count(const struct extract_doc *doc) { return doc->n_links; }
+const char *extract_doc_title(const struct extract_doc *doc)
+{
+    return doc->title;
+}
+const char *extract_doc_lang(const struct extract_doc *doc)
+{
+    return doc->lang;
+}
+const char *extract_doc_canonical(const struct extract_doc *doc)
+{
+    return doc->canonical;
+}
+const char *extract_doc_base(const struct extract_doc *doc)
+{
+    return doc->base;
+}
+const char *extract_doc_charset(const struct extract_doc *doc)
+{
+    return doc->charset;
+}
+unsigned extract_doc_noindex(const struct extract_doc *doc)
+{
+    return doc->noindex;
+}
+unsigned extract_doc_nofollow(const struct extract_doc *doc)
+{
+    return doc->nofollow;
+}
+size_t extract_doc_link_count(const struct extract_doc *doc)
+{
+    return doc->n_links;
+}
 
 const struct extract_link *extract_doc_link(const struct extract_doc *doc, size_t i)
 {
@@ -185,8 +209,8 @@ static int markup_start(const char *s, size_t n)
     size_t i = 0;
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\f'))
         i++;
-    return i + 1 < n && s[i] == '<' && (s[i + 1] == '!' || s[i + 1] == '?' ||
-                                        (s[i + 1] | 0x20) == 'h');
+    return i + 1 < n && s[i] == '<' &&
+           (s[i + 1] == '!' || s[i + 1] == '?' || (s[i + 1] | 0x20) == 'h');
 }
 
 static int looks_binary(const char *s, size_t n, int utf16)
@@ -195,11 +219,29 @@ static int looks_binary(const char *s, size_t n, int utf16)
         const char *magic;
         size_t len;
     } sig[] = {
-        {"%PDF-", 5},       {"\x89PNG\r\n", 6}, {"GIF87a", 6},         {"GIF89a", 6},
-        {"\xFF\xD8\xFF", 3}, {"PK\x03\x04", 4}, {"\x1F\x8B", 2},       {"BZh", 3},
-        {"\xFD" "7zXZ", 5}, {"7z\xBC\xAF", 4},  {"Rar!\x1A\x07", 6},   {"\x7F" "ELF", 4},
-        {"OggS", 4},        {"wOFF", 4},        {"wOF2", 4},           {"\xCA\xFE\xBA\xBE", 4},
-        {"\xD0\xCF\x11\xE0", 4}, {"(\xB5/\xFD", 4}, {"\x00\x00\x01\x00", 4},
+        {"%PDF-", 5},
+        {"\x89PNG\r\n", 6},
+        {"GIF87a", 6},
+        {"GIF89a", 6},
+        {"\xFF\xD8\xFF", 3},
+        {"PK\x03\x04", 4},
+        {"\x1F\x8B", 2},
+        {"BZh", 3},
+        {"\xFD"
+         "7zXZ",
+         5},
+        {"7z\xBC\xAF", 4},
+        {"Rar!\x1A\x07", 6},
+        {"\x7F"
+         "ELF",
+         4},
+        {"OggS", 4},
+        {"wOFF", 4},
+        {"wOF2", 4},
+        {"\xCA\xFE\xBA\xBE", 4},
+        {"\xD0\xCF\x11\xE0", 4},
+        {"(\xB5/\xFD", 4},
+        {"\x00\x00\x01\x00", 4},
     };
     for (size_t i = 0; i < sizeof sig / sizeof sig[0]; i++)
         if (starts(s, n, sig[i].magic, sig[i].len))
@@ -225,8 +267,7 @@ static int looks_binary(const char *s, size_t n, int utf16)
 
 /* ---- assembling the result ---- */
 
-static enum extract_code build_text(struct extract_doc *doc, struct ex_walk *w,
-                                    size_t max)
+static enum extract_code build_text(struct extract_doc *doc, struct ex_walk *w, size_t max)
 {
     struct ex_buf t;
     ex_buf_init(&t, max);
@@ -279,9 +320,9 @@ static char *resolve_dup(const char *base, const char *ref, size_t n, int *usabl
  * by an FNV-1a hash of those bytes; a repeat copies the first one's result. Same output.
  */
 struct link_memo_entry {
-    uint64_t hash;   /* of the key */
-    uint32_t link;   /* 1 + index of the link that was resolved, 0: empty slot */
-    uint32_t klen;   /* its key: the href's first klen bytes ... */
+    uint64_t hash;    /* of the key */
+    uint32_t link;    /* 1 + index of the link that was resolved, 0: empty slot */
+    uint32_t klen;    /* its key: the href's first klen bytes ... */
     uint8_t has_hash; /* ... followed by a '#' (1) or ending there (0) */
     uint8_t usable;
     size_t off, len; /* its result in the link strings, NUL included */
@@ -355,8 +396,7 @@ static enum extract_code build_links(struct extract_doc *doc, struct ex_walk *w,
             return EXTRACT_ENOMEM;
     }
     if (w->have_canonical) {
-        doc->canonical = resolve_dup(doc->base, w->strs.p + w->canon_href, w->canon_len,
-                                     &usable);
+        doc->canonical = resolve_dup(doc->base, w->strs.p + w->canon_href, w->canon_len, &usable);
         if (!doc->canonical)
             return EXTRACT_ENOMEM;
     } else {

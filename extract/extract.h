@@ -41,15 +41,15 @@ struct extract_opts {
     const char *content_type; /* HTTP Content-Type header value, or NULL (for the charset) */
     const char *base_url;     /* URL of the page, for resolving links, or NULL */
     size_t max_bytes;         /* refuse larger input; default EXTRACT_DEFAULT_MAX_BYTES */
-    unsigned max_depth;       /* deepest element nesting walked; default EXTRACT_DEFAULT_MAX_DEPTH */
-    size_t max_links;         /* links kept, in document order; default EXTRACT_DEFAULT_MAX_LINKS */
+    unsigned max_depth; /* deepest element nesting walked; default EXTRACT_DEFAULT_MAX_DEPTH */
+    size_t max_links;   /* links kept, in document order; default EXTRACT_DEFAULT_MAX_LINKS */
 };
 
 #define EXTRACT_DEFAULT_MAX_BYTES (64u * 1024 * 1024)
 #define EXTRACT_DEFAULT_MAX_DEPTH 256u
 #define EXTRACT_DEFAULT_MAX_LINKS 100000u
 #define EXTRACT_MAX_DEPTH_LIMIT 1000000u /* largest max_depth accepted (a stack entry each) */
-#define EXTRACT_TOKEN_MAX_BYTES 64u /* a longer token is cut (docs/FINGERPRINT.md, Tokens) */
+#define EXTRACT_TOKEN_MAX_BYTES 64u      /* a longer token is cut (docs/FINGERPRINT.md, Tokens) */
 
 struct extract_doc; /* opaque */
 
@@ -71,14 +71,15 @@ EXTRACT_WARN_UNUSED enum extract_code extract_doc_parse(const char *html, size_t
 void extract_doc_free(struct extract_doc *doc); /* NULL-safe */
 
 /* All borrowed: valid until extract_doc_free(doc). Strings are valid UTF-8, NUL-terminated. */
-const char *extract_doc_text(const struct extract_doc *doc, size_t *len); /* blocks split by "\n\n" */
+const char *extract_doc_text(const struct extract_doc *doc,
+                             size_t *len);                        /* blocks split by "\n\n" */
 const char *extract_doc_title(const struct extract_doc *doc);     /* "" when none */
 const char *extract_doc_lang(const struct extract_doc *doc);      /* e.g. "en", "" when unknown */
 const char *extract_doc_canonical(const struct extract_doc *doc); /* rel=canonical, "" when none */
-const char *extract_doc_base(const struct extract_doc *doc);      /* effective base URL, "" when none */
-const char *extract_doc_charset(const struct extract_doc *doc);   /* the charset decoded from */
-unsigned extract_doc_noindex(const struct extract_doc *doc);      /* meta robots noindex/none */
-unsigned extract_doc_nofollow(const struct extract_doc *doc);     /* meta robots nofollow/none */
+const char *extract_doc_base(const struct extract_doc *doc); /* effective base URL, "" when none */
+const char *extract_doc_charset(const struct extract_doc *doc); /* the charset decoded from */
+unsigned extract_doc_noindex(const struct extract_doc *doc);    /* meta robots noindex/none */
+unsigned extract_doc_nofollow(const struct extract_doc *doc);   /* meta robots nofollow/none */
 size_t extract_doc_link_count(const struct extract_doc *doc);
 const struct extract_link *extract_doc_link(const struct extract_doc *doc, size_t i);
 

@@ -37,8 +37,8 @@ static inline uint64_t ex_fnv1a(const void *p, size_t n)
 /* ---- walk.c: libxml2's SAX HTML parser ---- */
 /* The options walk.c parses with (tests/bench/bench_pipeline.c --sax-files too, to time
  * the same parse alone); the input is UTF-8 already (charset.c), hence IGNORE_ENC. */
-#define EX_HTML_PARSE_OPTIONS                                                                \
-    (HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |       \
+#define EX_HTML_PARSE_OPTIONS                                                                      \
+    (HTML_PARSE_RECOVER | HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |           \
      HTML_PARSE_IGNORE_ENC | HTML_PARSE_NODEFDTD)
 
 /* ---- charset.c: sniffing and decoding to valid UTF-8 ---- */
@@ -69,6 +69,8 @@ enum extract_code ex_utf8_repair(struct ex_buf *b, const char *s, size_t len);
 /* ---- walk.c: the page as elements and text blocks ---- */
 enum ex_kind { K_INLINE, K_BLOCK, K_DROP, K_BR, K_UNKNOWN };
 
+/* (the table as aligned by hand) */
+/* clang-format off */
 /* X(name, kind) in strcmp order (the table is binary searched). */
 #define EX_TAGS(X)                                                                         \
     X(a, K_INLINE) X(abbr, K_INLINE) X(acronym, K_INLINE) X(address, K_BLOCK)              \
@@ -101,6 +103,7 @@ enum ex_kind { K_INLINE, K_BLOCK, K_DROP, K_BR, K_UNKNOWN };
     X(tfoot, K_BLOCK) X(th, K_BLOCK) X(thead, K_BLOCK) X(time, K_INLINE) X(title, K_INLINE) \
     X(tr, K_BLOCK) X(track, K_DROP) X(tt, K_INLINE) X(u, K_INLINE) X(ul, K_BLOCK)          \
     X(var, K_INLINE) X(video, K_DROP) X(wbr, K_INLINE) X(xmp, K_BLOCK)
+/* clang-format on */
 
 enum ex_tag {
     T_UNKNOWN = 0,
@@ -117,13 +120,13 @@ int ex_tag_prior(unsigned tag);
 
 /* Element flags */
 enum {
-    EX_E_HIDDEN = 1u << 0,   /* hidden (attribute, aria-hidden, style), inherited */
-    EX_E_UNLIKELY = 1u << 1, /* boilerplate by class/id (this element) */
-    EX_E_ARTICLE = 1u << 2,  /* inside <article>/<main>/role=main, inherited */
-    EX_E_TABLE = 1u << 3,    /* inside a table, inherited */
-    EX_E_POSITIVE = 1u << 4, /* positive class/id hint on this element */
-    EX_E_LIST = 1u << 5,     /* ul/ol/dl */
-    EX_E_BOILER = 1u << 6,   /* boilerplate by tag or ARIA role: nav, aside, footer... */
+    EX_E_HIDDEN = 1u << 0,      /* hidden (attribute, aria-hidden, style), inherited */
+    EX_E_UNLIKELY = 1u << 1,    /* boilerplate by class/id (this element) */
+    EX_E_ARTICLE = 1u << 2,     /* inside <article>/<main>/role=main, inherited */
+    EX_E_TABLE = 1u << 3,       /* inside a table, inherited */
+    EX_E_POSITIVE = 1u << 4,    /* positive class/id hint on this element */
+    EX_E_LIST = 1u << 5,        /* ul/ol/dl */
+    EX_E_BOILER = 1u << 6,      /* boilerplate by tag or ARIA role: nav, aside, footer... */
     EX_E_IN_UNLIKELY = 1u << 7, /* boiler.c: this or an ancestor is EX_E_UNLIKELY */
     EX_E_IN_BOILER = 1u << 8,   /* boiler.c: this or an ancestor is EX_E_BOILER */
     EX_E_HAS_ARTICLE = 1u << 9, /* boiler.c: an <article>/<main>/role=main is inside */
@@ -136,15 +139,15 @@ struct ex_elem {
     uint32_t parent;      /* index or EX_NONE */
     uint32_t first_block; /* blocks [first_block, end_block) lie in this subtree */
     uint32_t end_block;
-    uint32_t end_elem;    /* elements (this, end_elem) are its descendants */
-    uint32_t class_hash;  /* hash of the class attribute, 0 when none */
-    uint16_t tag;         /* enum ex_tag */
-    uint16_t flags;       /* EX_E_* */
-    int16_t weight;       /* class/id/role/tag hint weight */
+    uint32_t end_elem;   /* elements (this, end_elem) are its descendants */
+    uint32_t class_hash; /* hash of the class attribute, 0 when none */
+    uint16_t tag;        /* enum ex_tag */
+    uint16_t flags;      /* EX_E_* */
+    int16_t weight;      /* class/id/role/tag hint weight */
     uint16_t depth;
-    float score;          /* readability-style content score */
-    uint8_t scored;       /* score initialised */
-    uint8_t keep;         /* selected as (part of) the main content */
+    float score;    /* readability-style content score */
+    uint8_t scored; /* score initialised */
+    uint8_t keep;   /* selected as (part of) the main content */
 };
 
 /* Block flags */
@@ -158,15 +161,15 @@ enum {
 
 /* A run of text between block boundaries. */
 struct ex_block {
-    uint32_t off, len;  /* in walk.text */
-    uint32_t elem;      /* innermost block element holding it */
-    uint32_t chars;     /* code points, spaces included */
+    uint32_t off, len; /* in walk.text */
+    uint32_t elem;     /* innermost block element holding it */
+    uint32_t chars;    /* code points, spaces included */
     uint32_t link_chars;
     uint32_t words;
     uint16_t commas;
-    uint16_t stops;      /* sentence ends: . ! ? followed by space/end */
-    uint8_t flags;       /* EX_B_* */
-    uint8_t heading;     /* 1..6 for h1..h6, else 0 */
+    uint16_t stops;  /* sentence ends: . ! ? followed by space/end */
+    uint8_t flags;   /* EX_B_* */
+    uint8_t heading; /* 1..6 for h1..h6, else 0 */
 };
 
 /* One link as found by the walk: strings are offsets into walk.strs. */
@@ -184,8 +187,8 @@ struct ex_walk {
     size_t n_elems, cap_elems;
     struct ex_block *blocks;
     size_t n_blocks, cap_blocks;
-    struct ex_buf text;  /* block texts, back to back */
-    struct ex_buf strs;  /* raw hrefs and anchors */
+    struct ex_buf text; /* block texts, back to back */
+    struct ex_buf strs; /* raw hrefs and anchors */
     struct ex_rawlink *links;
     size_t n_links, cap_links;
     struct ex_buf title;
@@ -196,7 +199,7 @@ struct ex_walk {
     int have_canonical;
     uint32_t canon_href, canon_len; /* in strs */
     unsigned noindex, nofollow;
-    enum extract_code err; /* first error, stops the walk */
+    enum extract_code err;                 /* first error, stops the walk */
     size_t deep_elements, deep_text_bytes; /* cut below max_depth */
     /* walk state (walk.c) */
     unsigned max_depth;

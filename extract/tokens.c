@@ -39,26 +39,24 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#define CHUNK_CPS 128 /* code points of a non-ASCII run normalised at once */
+#define CHUNK_CPS 128    /* code points of a non-ASCII run normalised at once */
 #define MAX_EXPANSION 18 /* longest NFKC + case fold expansion of one code point */
 
-#define TOKEN_OPTIONS                                                                      \
-    (UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD |            \
+#define TOKEN_OPTIONS                                                                              \
+    (UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD |                    \
      UTF8PROC_STRIPMARK | UTF8PROC_IGNORE)
 
 /* ASCII: 0 separates, otherwise the (lower-cased) byte of a word. */
 static const unsigned char ascii_word[128] = {
-    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5',
-    ['6'] = '6', ['7'] = '7', ['8'] = '8', ['9'] = '9', ['_'] = '_',
-    ['a'] = 'a', ['b'] = 'b', ['c'] = 'c', ['d'] = 'd', ['e'] = 'e', ['f'] = 'f',
-    ['g'] = 'g', ['h'] = 'h', ['i'] = 'i', ['j'] = 'j', ['k'] = 'k', ['l'] = 'l',
-    ['m'] = 'm', ['n'] = 'n', ['o'] = 'o', ['p'] = 'p', ['q'] = 'q', ['r'] = 'r',
-    ['s'] = 's', ['t'] = 't', ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x',
-    ['y'] = 'y', ['z'] = 'z', ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd',
-    ['E'] = 'e', ['F'] = 'f', ['G'] = 'g', ['H'] = 'h', ['I'] = 'i', ['J'] = 'j',
-    ['K'] = 'k', ['L'] = 'l', ['M'] = 'm', ['N'] = 'n', ['O'] = 'o', ['P'] = 'p',
-    ['Q'] = 'q', ['R'] = 'r', ['S'] = 's', ['T'] = 't', ['U'] = 'u', ['V'] = 'v',
-    ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
+    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5', ['6'] = '6',
+    ['7'] = '7', ['8'] = '8', ['9'] = '9', ['_'] = '_', ['a'] = 'a', ['b'] = 'b', ['c'] = 'c',
+    ['d'] = 'd', ['e'] = 'e', ['f'] = 'f', ['g'] = 'g', ['h'] = 'h', ['i'] = 'i', ['j'] = 'j',
+    ['k'] = 'k', ['l'] = 'l', ['m'] = 'm', ['n'] = 'n', ['o'] = 'o', ['p'] = 'p', ['q'] = 'q',
+    ['r'] = 'r', ['s'] = 's', ['t'] = 't', ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x',
+    ['y'] = 'y', ['z'] = 'z', ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd', ['E'] = 'e',
+    ['F'] = 'f', ['G'] = 'g', ['H'] = 'h', ['I'] = 'i', ['J'] = 'j', ['K'] = 'k', ['L'] = 'l',
+    ['M'] = 'm', ['N'] = 'n', ['O'] = 'o', ['P'] = 'p', ['Q'] = 'q', ['R'] = 'r', ['S'] = 's',
+    ['T'] = 't', ['U'] = 'u', ['V'] = 'v', ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
 };
 
 struct tok {
@@ -145,8 +143,8 @@ static enum extract_code tok_run(struct tok *t, const char *s, size_t n)
         size_t j = i, count = 0, cut = 0;
         while (j < n && count < CHUNK_CPS) {
             utf8proc_int32_t cp;
-            utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + j,
-                                                  (utf8proc_ssize_t)(n - j), &cp);
+            utf8proc_ssize_t k =
+                utf8proc_iterate((const utf8proc_uint8_t *)s + j, (utf8proc_ssize_t)(n - j), &cp);
             if (k <= 0)
                 return EXTRACT_EINVAL;
             if (!is_hangul(cp))
@@ -156,10 +154,9 @@ static enum extract_code tok_run(struct tok *t, const char *s, size_t n)
         }
         if (j < n && cut > i)
             j = cut;
-        utf8proc_ssize_t m = utf8proc_decompose((const utf8proc_uint8_t *)s + i,
-                                                (utf8proc_ssize_t)(j - i), cps,
-                                                (utf8proc_ssize_t)(sizeof cps / sizeof cps[0]),
-                                                TOKEN_OPTIONS);
+        utf8proc_ssize_t m =
+            utf8proc_decompose((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(j - i), cps,
+                               (utf8proc_ssize_t)(sizeof cps / sizeof cps[0]), TOKEN_OPTIONS);
         if (m < 0)
             return EXTRACT_EINVAL;
         if ((size_t)m > sizeof cps / sizeof cps[0])

@@ -138,8 +138,8 @@ static enum extract_code add_encoded(struct ex_buf *out, const char *s, size_t n
     char *o = out->p + out->len;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c <= 0x20 || c >= 0x7F || c == '"' || c == '<' || c == '>' || c == '`' ||
-            c == '{' || c == '}' || c == '|' || c == '^') {
+        if (c <= 0x20 || c >= 0x7F || c == '"' || c == '<' || c == '>' || c == '`' || c == '{' ||
+            c == '}' || c == '|' || c == '^') {
             *o++ = '%';
             *o++ = hexd[c >> 4];
             *o++ = hexd[c & 15];

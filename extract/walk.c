@@ -41,10 +41,9 @@ struct tag_info {
     uint8_t kind;
 };
 
-static const struct tag_info tag_table[] = {
-    {"", K_UNKNOWN},
+static const struct tag_info tag_table[] = {{"", K_UNKNOWN},
 #define X(n, k) {#n, k},
-    EX_TAGS(X)
+                                            EX_TAGS(X)
 #undef X
 };
 
@@ -55,8 +54,8 @@ static int tag_cmp(const void *key, const void *elem)
 
 static unsigned tag_lookup_slow(const char *name)
 {
-    const struct tag_info *t = bsearch(name, tag_table + 1, T_COUNT - 1, sizeof tag_table[0],
-                                       tag_cmp);
+    const struct tag_info *t =
+        bsearch(name, tag_table + 1, T_COUNT - 1, sizeof tag_table[0], tag_cmp);
     return t ? (unsigned)(t - tag_table) : T_UNKNOWN;
 }
 
@@ -229,15 +228,15 @@ static void flush_block(struct state *st)
     struct ex_walk *w = st->w;
     size_t len = w->text.len - st->blk_off;
     /* trim a trailing newline/space */
-    while (len > 0 && (w->text.p[st->blk_off + len - 1] == ' ' ||
-                       w->text.p[st->blk_off + len - 1] == '\n'))
+    while (len > 0 &&
+           (w->text.p[st->blk_off + len - 1] == ' ' || w->text.p[st->blk_off + len - 1] == '\n'))
         len--;
     if (len == 0 || st->blk_chars == 0) {
         w->text.len = st->blk_off;
         goto reset;
     }
-    int r = grow((void **)&w->blocks, &w->cap_blocks, w->n_blocks, sizeof *w->blocks,
-                 array_max(st));
+    int r =
+        grow((void **)&w->blocks, &w->cap_blocks, w->n_blocks, sizeof *w->blocks, array_max(st));
     if (r != 0) {
         fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
         w->text.len = st->blk_off;
@@ -475,30 +474,50 @@ struct hint {
 
 /* Substrings of the lower-cased class and id (readability's lists, extended). */
 static const struct hint hints[] = {
-    {"-ad-", 1, -1},       {"ad-break", 1, 0},    {"author-box", 1, 0},  {"authorbox", 1, 0},
-    {"author-info", 1, 0}, {"author-bio", 1, 0},  {"authorbio", 1, 0},   {"about-author", 1, 0},
-    {"author-desc", 1, 0}, {"author-container", 1, 0},    {"agegate", 1, 0},     {"ai2html", 1, 0},
-    {"banner", 1, -1},     {"breadcrumb", 1, 0},  {"combx", 1, -1},      {"comment", 0, 0},
-    {"community", 1, 0},   {"consent", 1, 0},     {"cookie", 1, 0},      {"cover-wrap", 1, 0},
-    {"disqus", 1, 0},      {"extra", 1, 0},       {"footer", 1, -1},     {"gdpr", 1, -1},
-    {"header", 1, 0},      {"legends", 1, 0},     {"menu", 1, 0},        {"navbar", 1, 0},
-    {"navigation", 1, 0},  {"newsletter", 1, 0},  {"outbrain", 1, -1},   {"pager", 1, 0},
-    {"pagination", 1, 0},  {"popup", 1, 0},       {"promo", 1, -1},      {"related", 1, -1},
-    {"remark", 1, 0},      {"replies", 1, 0},     {"respond", 1, 0},     {"rss", 1, 0},         {"share", 1, -1},
-    {"sharing", 1, 0},     {"shoutbox", 1, -1},   {"sidebar", 1, -1},    {"skyscraper", 1, -1},
-    {"social", 1, 0},      {"sponsor", 1, -1},    {"subscribe", 1, 0},   {"supplemental", 1, 0},
-    {"tagline", 1, 0},     {"taboola", 1, 0},     {"trackback", 1, 0},     {"yom-remote", 1, 0},  {"masthead", 1, -1},   {"com-", 0, -1},
-    {"contact", 0, -1},    {"foot", 0, -1},       {"footnote", 0, -1},   {"hidden", 0, -1},
-    {"media", 0, -1},      {"meta", 0, -1},       {"scroll", 0, -1},     {"shopping", 0, -1},
-    {"tags", 0, -1},       {"tool", 0, -1},       {"widget", 0, -1},     {"article", 0, 1},
-    {"body", 0, 1},        {"content", 0, 1},     {"entry", 0, 1},       {"hentry", 0, 1},
-    {"h-entry", 0, 1},     {"main", 0, 1},        {"page", 0, 1},        {"post", 0, 1},
-    {"text", 0, 1},        {"blog", 0, 1},        {"story", 0, 1},
+    {"-ad-", 1, -1},        {"ad-break", 1, 0},
+    {"author-box", 1, 0},   {"authorbox", 1, 0},
+    {"author-info", 1, 0},  {"author-bio", 1, 0},
+    {"authorbio", 1, 0},    {"about-author", 1, 0},
+    {"author-desc", 1, 0},  {"author-container", 1, 0},
+    {"agegate", 1, 0},      {"ai2html", 1, 0},
+    {"banner", 1, -1},      {"breadcrumb", 1, 0},
+    {"combx", 1, -1},       {"comment", 0, 0},
+    {"community", 1, 0},    {"consent", 1, 0},
+    {"cookie", 1, 0},       {"cover-wrap", 1, 0},
+    {"disqus", 1, 0},       {"extra", 1, 0},
+    {"footer", 1, -1},      {"gdpr", 1, -1},
+    {"header", 1, 0},       {"legends", 1, 0},
+    {"menu", 1, 0},         {"navbar", 1, 0},
+    {"navigation", 1, 0},   {"newsletter", 1, 0},
+    {"outbrain", 1, -1},    {"pager", 1, 0},
+    {"pagination", 1, 0},   {"popup", 1, 0},
+    {"promo", 1, -1},       {"related", 1, -1},
+    {"remark", 1, 0},       {"replies", 1, 0},
+    {"respond", 1, 0},      {"rss", 1, 0},
+    {"share", 1, -1},       {"sharing", 1, 0},
+    {"shoutbox", 1, -1},    {"sidebar", 1, -1},
+    {"skyscraper", 1, -1},  {"social", 1, 0},
+    {"sponsor", 1, -1},     {"subscribe", 1, 0},
+    {"supplemental", 1, 0}, {"tagline", 1, 0},
+    {"taboola", 1, 0},      {"trackback", 1, 0},
+    {"yom-remote", 1, 0},   {"masthead", 1, -1},
+    {"com-", 0, -1},        {"contact", 0, -1},
+    {"foot", 0, -1},        {"footnote", 0, -1},
+    {"hidden", 0, -1},      {"media", 0, -1},
+    {"meta", 0, -1},        {"scroll", 0, -1},
+    {"shopping", 0, -1},    {"tags", 0, -1},
+    {"tool", 0, -1},        {"widget", 0, -1},
+    {"article", 0, 1},      {"body", 0, 1},
+    {"content", 0, 1},      {"entry", 0, 1},
+    {"hentry", 0, 1},       {"h-entry", 0, 1},
+    {"main", 0, 1},         {"page", 0, 1},
+    {"post", 0, 1},         {"text", 0, 1},
+    {"blog", 0, 1},         {"story", 0, 1},
 };
 
 /* readability's okMaybeItsACandidate: these keep an "unlikely" element. */
-static const char *const maybe[] = {"and", "article", "body", "column", "content", "main",
-                                    "shadow"};
+static const char *const maybe[] = {"and",     "article", "body",  "column",
+                                    "content", "main",    "shadow"};
 
 #define N_HINTS (sizeof hints / sizeof hints[0])
 _Static_assert(N_HINTS < 256, "hint indices are bytes");
@@ -615,9 +634,13 @@ static void class_hints(const char *v, int *weight, int *unlikely)
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {"chapter-level-extent", "md-content--inner",
-                                        "refentry", "sect1", "section-level-extent",
-                                        "td-content", "unnumbered-level-extent"};
+    static const char *const names[] = {"chapter-level-extent",
+                                        "md-content--inner",
+                                        "refentry",
+                                        "sect1",
+                                        "section-level-extent",
+                                        "td-content",
+                                        "unnumbered-level-extent"};
     return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
@@ -633,9 +656,8 @@ static int generator_area(const char *v)
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
     if (g == GEN_JAVADOC)
-        return tag == T_main ||
-               (tag == T_div && (first_word_is(low, "header") ||
-                                 first_word_is(low, "contentcontainer")));
+        return tag == T_main || (tag == T_div && (first_word_is(low, "header") ||
+                                                  first_word_is(low, "contentcontainer")));
     if (tag != T_div)
         return 0;
     if (g == GEN_ASCIIDOC)
@@ -645,9 +667,9 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
     if (g == GEN_DOCBOOK) {
         /* the DocBook element names that are also common class names on other sites
          * ("article", "index", "book"): only on pages DocBook XSL or GTK-Doc made */
-        static const char *const names[] = {"appendix", "article", "bibliography", "book",
-                                            "chapter", "glossary", "index", "part",
-                                            "preface", "reference", "set"};
+        static const char *const names[] = {"appendix", "article",   "bibliography", "book",
+                                            "chapter",  "glossary",  "index",        "part",
+                                            "preface",  "reference", "set"};
         return first_word_in(low, names, sizeof names / sizeof names[0]);
     }
     return 0;
@@ -674,10 +696,10 @@ static int has_word(const char *v, const char *w)
  */
 static int area_chrome(const char *low)
 {
-    static const char *const words[] = {"d-print-none", "noprint", "no-print", "hidden-print",
-                                        "feedback", "td-page-meta--lastmod", "lastmod",
-                                        "last-modified", "edit-this-page", "edit-page",
-                                        "page-feedback"};
+    static const char *const words[] = {"d-print-none", "noprint",       "no-print",
+                                        "hidden-print", "feedback",      "td-page-meta--lastmod",
+                                        "lastmod",      "last-modified", "edit-this-page",
+                                        "edit-page",    "page-feedback"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (has_word(low, words[i]))
             return 1;
@@ -688,8 +710,9 @@ static int area_chrome(const char *low)
  * "hidden-xs" hides on small screens only and is not one). */
 static int hiding_class(const char *v)
 {
-    static const char *const names[] = {"hidden", "hide", "invisible", "sr-only", "d-none",
-                                        "is-hidden", "visually-hidden", "screen-reader-text"};
+    static const char *const names[] = {
+        "hidden", "hide",      "invisible",       "sr-only",
+        "d-none", "is-hidden", "visually-hidden", "screen-reader-text"};
     for (const char *p = v; *p;) {
         while (html_space(*p))
             p++;
@@ -724,7 +747,6 @@ static size_t lower_copy(char *dst, size_t cap, const char *src)
     return i;
 }
 
-
 /* style="...display:none..." or visibility:hidden */
 static int style_hidden(const char *v)
 {
@@ -739,7 +761,6 @@ static int style_hidden(const char *v)
     buf[n] = '\0';
     return strstr(buf, "display:none") != NULL || strstr(buf, "visibility:hidden") != NULL;
 }
-
 
 static int rel_has(const char *rel, const char *word)
 {
@@ -790,8 +811,8 @@ static void set_lang(char out[16], const char *v)
             break;
         out[i] = c;
     }
-    if (i < 2 || i > 3 || (v[i] && v[i] != '-' && v[i] != '_' && v[i] != ',' && v[i] != ' ' &&
-                           v[i] != ';'))
+    if (i < 2 || i > 3 ||
+        (v[i] && v[i] != '-' && v[i] != '_' && v[i] != ',' && v[i] != ' ' && v[i] != ';'))
         i = 0;
     out[i] = '\0';
 }
@@ -1129,8 +1150,8 @@ static void open_link(struct state *st, struct open *o, unsigned tag, const stru
     struct ex_walk *w = st->w;
     const char *href = at->href, *rel = at->rel, *alt = at->alt;
     if ((tag == T_a || tag == T_area) && href && !st->link_open) {
-        int r = grow((void **)&w->links, &w->cap_links, w->n_links, sizeof *w->links,
-                     array_max(st));
+        int r =
+            grow((void **)&w->links, &w->cap_links, w->n_links, sizeof *w->links, array_max(st));
         if (r != 0) {
             fail(st, r == -1 ? EXTRACT_ETOOLARGE : EXTRACT_ENOMEM);
             return;
@@ -1145,8 +1166,8 @@ static void open_link(struct state *st, struct open *o, unsigned tag, const stru
         l->href_len = (uint32_t)hl;
         l->block = (uint32_t)w->n_blocks;
         l->elem = st->cur_elem;
-        l->nofollow = rel && (rel_has(rel, "nofollow") || rel_has(rel, "sponsored") ||
-                              rel_has(rel, "ugc"));
+        l->nofollow =
+            rel && (rel_has(rel, "nofollow") || rel_has(rel, "sponsored") || rel_has(rel, "ugc"));
         l->anchor = EX_NONE;
         if (tag == T_a) {
             o->flags |= O_LINK;
@@ -1329,11 +1350,11 @@ static void on_error(void *ctx, xmlErrorPtr err)
 
 /*
  * extract_xml_alloc_setup() (extract.h): process-wide, so called by programs (main()),
- * never by the library itself. HOW IT WORKS (attribute buffers): libxml2 2.9.14's htmlParseHTMLAttribute() starts each
- * attribute value in a 100-byte xmlMallocAtomic() buffer and doubles it with xmlRealloc()
- * as soon as it holds one byte (its test is "used > size - 100"), so every non-empty
- * attribute value (each class and href of the page) costs a malloc, a realloc that moves
- * it, and a free: 5% of libxml2's parse time here. We give libxml2 (once, before its first
+ * never by the library itself. HOW IT WORKS (attribute buffers): libxml2 2.9.14's
+ * htmlParseHTMLAttribute() starts each attribute value in a 100-byte xmlMallocAtomic() buffer and
+ * doubles it with xmlRealloc() as soon as it holds one byte (its test is "used > size - 100"), so
+ * every non-empty attribute value (each class and href of the page) costs a malloc, a realloc that
+ * moves it, and a free: 5% of libxml2's parse time here. We give libxml2 (once, before its first
  * use, through xmlGcMemSetup) byte buffers of at least XML_ATOMIC_MIN bytes and a realloc
  * that keeps a block which is already big enough (malloc_usable_size), so such a value
  * stays where it is until it outgrows XML_ATOMIC_MIN. The same malloc and free underneath:

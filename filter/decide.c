@@ -46,7 +46,7 @@ struct filter_decide {
     uint8_t *dead;
     size_t dead_cap; /* bytes */
     uint32_t n_dead;
-    struct dedup_matches q; /* nearest_live()'s matches (write lock) */
+    struct dedup_matches q;      /* nearest_live()'s matches (write lock) */
     struct dedup_lsh_matches lq; /* the same with lsh */
 };
 
@@ -119,16 +119,15 @@ static int payload_reserve(struct filter_decide *d)
 }
 
 /* Remembers a key not known yet. Under the write lock. */
-static enum filter_decide_stored payload_put(struct filter_decide *d, const void *key,
-                                             size_t len, uint32_t doc, const void *meta,
-                                             size_t meta_len)
+static enum filter_decide_stored payload_put(struct filter_decide *d, const void *key, size_t len,
+                                             uint32_t doc, const void *meta, size_t meta_len)
 {
     if (d->o.max_payloads && d->n_ent >= d->o.max_payloads)
         return FILTER_STORED_FULL;
     if (len > UINT32_MAX || d->n_ent >= UINT32_MAX - 1 || payload_reserve(d) != 0)
         return FILTER_STORED_ENOMEM;
-    struct pentry e = {key_hash(key, len), doc, (uint32_t)len, malloc(len ? len : 1), NULL,
-                       meta_len};
+    struct pentry e = {key_hash(key, len),    doc,  (uint32_t)len,
+                       malloc(len ? len : 1), NULL, meta_len};
     if (meta_len)
         e.meta = malloc(meta_len);
     if (!e.key || (meta_len && !e.meta)) {
@@ -181,8 +180,8 @@ static void dead_mark(struct filter_decide *d, uint32_t doc)
 }
 
 /* A remembered key whose document was deleted belongs to doc now, with meta. */
-static enum filter_decide_stored payload_revive(struct pentry *e, uint32_t doc,
-                                               const void *meta, size_t meta_len)
+static enum filter_decide_stored payload_revive(struct pentry *e, uint32_t doc, const void *meta,
+                                                size_t meta_len)
 {
     void *nm = NULL;
     if (meta_len) {
@@ -279,8 +278,7 @@ static void id_put(struct filter_decide *d, const char *id, size_t len, uint32_t
 
 /* ---- lifecycle ---- */
 
-enum dedup_code filter_decide_new(const struct filter_decide_opts *opts,
-                                  struct filter_decide **out)
+enum dedup_code filter_decide_new(const struct filter_decide_opts *opts, struct filter_decide **out)
 {
     *out = NULL;
     if (!opts || !opts->index == !opts->lsh ||
@@ -296,8 +294,8 @@ enum dedup_code filter_decide_new(const struct filter_decide_opts *opts,
     }
     if (opts->templates) {
         /* made now: marks read it under the read lock */
-        d->templates = opts->lsh ? dedup_lsh_templates(opts->lsh)
-                                 : dedup_index_templates(opts->index);
+        d->templates =
+            opts->lsh ? dedup_lsh_templates(opts->lsh) : dedup_index_templates(opts->index);
         if (!d->templates)
             goto fail;
     }
@@ -441,14 +439,12 @@ int filter_decide_lookup(struct filter_decide *d, const struct filter_decide_pag
     return k;
 }
 
-size_t filter_decide_mark(void *userdata, const char *host, size_t host_len,
-                          const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
-                          unsigned char *is_template)
+size_t filter_decide_mark(void *userdata, const char *host, size_t host_len, const uint64_t *blocks,
+                          const uint32_t *n_tokens, size_t n, unsigned char *is_template)
 {
     struct filter_decide *d = userdata;
     pthread_rwlock_rdlock(&d->rw);
-    size_t m = dedup_templates_mark(d->templates, host, host_len, blocks, n_tokens, n,
-                                    is_template);
+    size_t m = dedup_templates_mark(d->templates, host, host_len, blocks, n_tokens, n, is_template);
     pthread_rwlock_unlock(&d->rw);
     return m;
 }
@@ -459,8 +455,8 @@ static enum dedup_code learn(struct filter_decide *d, const struct filter_decide
 {
     if (!d->templates || !p->n_blocks)
         return DEDUP_OK;
-    return dedup_templates_add_doc(d->templates, p->host ? p->host : "", p->host_len,
-                                   p->doc_hash, p->blocks, p->n_blocks, NULL);
+    return dedup_templates_add_doc(d->templates, p->host ? p->host : "", p->host_len, p->doc_hash,
+                                   p->blocks, p->n_blocks, NULL);
 }
 
 /*
@@ -649,8 +645,8 @@ fail:
 }
 
 enum filter_decide_stored filter_decide_remember(struct filter_decide *d, const void *key,
-                                                 size_t key_len, uint32_t doc,
-                                                 const void *meta, size_t meta_len)
+                                                 size_t key_len, uint32_t doc, const void *meta,
+                                                 size_t meta_len)
 {
     enum filter_decide_stored s = FILTER_STORED_NONE;
     pthread_rwlock_wrlock(&d->rw);
@@ -660,8 +656,8 @@ enum filter_decide_stored filter_decide_remember(struct filter_decide *d, const 
     return s;
 }
 
-enum dedup_code filter_decide_set_meta(struct filter_decide *d, const void *key,
-                                       size_t key_len, const void *meta, size_t meta_len)
+enum dedup_code filter_decide_set_meta(struct filter_decide *d, const void *key, size_t key_len,
+                                       const void *meta, size_t meta_len)
 {
     enum dedup_code c = DEDUP_EINVAL;
     pthread_rwlock_wrlock(&d->rw);
@@ -685,8 +681,8 @@ enum dedup_code filter_decide_set_meta(struct filter_decide *d, const void *key,
 }
 
 void filter_decide_foreach(struct filter_decide *d,
-                           void (*fn)(void *userdata, const void *key, size_t key_len,
-                                      uint32_t doc, const void *meta, size_t meta_len),
+                           void (*fn)(void *userdata, const void *key, size_t key_len, uint32_t doc,
+                                      const void *meta, size_t meta_len),
                            void *userdata)
 {
     pthread_rwlock_rdlock(&d->rw);
@@ -755,9 +751,8 @@ fail:
 
 enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, unsigned k,
                                         size_t max,
-                                        void (*fn)(void *userdata, const char *id,
-                                                   size_t id_len, uint64_t fp,
-                                                   unsigned distance),
+                                        void (*fn)(void *userdata, const char *id, size_t id_len,
+                                                   uint64_t fp, unsigned distance),
                                         void *userdata)
 {
     struct dedup_matches m = {0};
@@ -780,11 +775,9 @@ enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, un
     return c;
 }
 
-enum dedup_code filter_decide_neighbors_sig(struct filter_decide *d, const uint32_t *sig,
-                                            double threshold, size_t max,
-                                            void (*fn)(void *userdata, const char *id,
-                                                       size_t id_len, double jaccard),
-                                            void *userdata)
+enum dedup_code filter_decide_neighbors_sig(
+    struct filter_decide *d, const uint32_t *sig, double threshold, size_t max,
+    void (*fn)(void *userdata, const char *id, size_t id_len, double jaccard), void *userdata)
 {
     if (!d->o.lsh)
         return DEDUP_EINVAL;
@@ -816,8 +809,8 @@ uint32_t filter_decide_deleted_count(struct filter_decide *d)
 
 /* The id slots of the live documents of the index d still uses, under their numbers after
  * the rebuild (map), for a table of cap slots (a power of two). */
-static void ids_fill(uint32_t *slot, size_t cap, const struct filter_decide *d,
-                     const uint32_t *map, uint32_t n)
+static void ids_fill(uint32_t *slot, size_t cap, const struct filter_decide *d, const uint32_t *map,
+                     uint32_t n)
 {
     for (uint32_t doc = 0; doc < n; doc++) {
         if (map[doc] == NO_DOC)
@@ -928,8 +921,7 @@ static enum dedup_code rebuild_maps(struct filter_decide *d, const uint32_t *map
 
 enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
                                              struct dedup_index **new_index,
-                                             struct dedup_index **old_index,
-                                             uint32_t **old_to_new)
+                                             struct dedup_index **old_index, uint32_t **old_to_new)
 {
     *new_index = *old_index = NULL;
     *old_to_new = NULL;
@@ -961,8 +953,7 @@ enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
 
 enum dedup_code filter_decide_rebuild_lsh_locked(struct filter_decide *d,
                                                  struct dedup_lsh **new_lsh,
-                                                 struct dedup_lsh **old_lsh,
-                                                 uint32_t **old_to_new)
+                                                 struct dedup_lsh **old_lsh, uint32_t **old_to_new)
 {
     *new_lsh = *old_lsh = NULL;
     *old_to_new = NULL;

@@ -31,35 +31,38 @@ struct filter_decide;
 struct filter_decide_page;
 
 enum filter_verdict {
-    FILTER_VERDICT_NEW = 0,      /* fingerprinted, not within k: added (see add_code) */
-    FILTER_VERDICT_NEAR,         /* within k of doc, at distance */
-    FILTER_VERDICT_EXACT,        /* the payload key is known: meta, and doc when indexed */
-    FILTER_VERDICT_KNOWN_ID,     /* by_id: the id is indexed already (doc) */
+    FILTER_VERDICT_NEW = 0,         /* fingerprinted, not within k: added (see add_code) */
+    FILTER_VERDICT_NEAR,            /* within k of doc, at distance */
+    FILTER_VERDICT_EXACT,           /* the payload key is known: meta, and doc when indexed */
+    FILTER_VERDICT_KNOWN_ID,        /* by_id: the id is indexed already (doc) */
     FILTER_VERDICT_UNFINGERPRINTED, /* no fingerprint and not an exact duplicate: not added */
-    FILTER_VERDICT_NOINDEX,      /* FILTER_DECIDE_NOINDEX: nothing looked up or learned */
+    FILTER_VERDICT_NOINDEX,         /* FILTER_DECIDE_NOINDEX: nothing looked up or learned */
 };
 
 /* filter_decide_page.flags */
-#define FILTER_DECIDE_NOINDEX 1u      /* meta robots noindex: decide nothing, learn nothing */
-#define FILTER_DECIDE_KEEP 2u         /* no near-duplicate lookup: a fingerprinted page is new */
+#define FILTER_DECIDE_NOINDEX 1u       /* meta robots noindex: decide nothing, learn nothing */
+#define FILTER_DECIDE_KEEP 2u          /* no near-duplicate lookup: a fingerprinted page is new */
 #define FILTER_DECIDE_REMEMBER_UNFP 4u /* remember the payload key of an unfingerprinted page */
-#define FILTER_DECIDE_LEARN_SHORT 8u  /* count the template blocks of a page with too little
-                                       * text (even an exact duplicate: the doc hash makes a
-                                       * repeat count nothing) */
-#define FILTER_DECIDE_LEARN_UNFP 16u  /* count those of any page not fingerprinted that is not
-                                       * an exact duplicate (too much text, say: the crawler
-                                       * archives it as new) */
-#define FILTER_DECIDE_NO_ADD 32u      /* decide, add nothing: a page within k of none is
-                                       * NEW with added 0 (a dry run) */
+#define FILTER_DECIDE_LEARN_SHORT                                                                  \
+    8u /* count the template blocks of a page with too little                                      \
+        * text (even an exact duplicate: the doc hash makes a                                      \
+        * repeat count nothing) */
+#define FILTER_DECIDE_LEARN_UNFP                                                                   \
+    16u /* count those of any page not fingerprinted that is not                                   \
+         * an exact duplicate (too much text, say: the crawler                                     \
+         * archives it as new) */
+#define FILTER_DECIDE_NO_ADD                                                                       \
+    32u /* decide, add nothing: a page within k of none is                                         \
+         * NEW with added 0 (a dry run) */
 
 /* Hooks, all called under the write lock with userdata; a non-zero return is the caller's
  * error code, handed back in filter_decide_result.hook_code. */
 struct filter_decide_hooks {
-    int (*start)(void *userdata);               /* before anything is decided */
+    int (*start)(void *userdata); /* before anything is decided */
     int (*reserve)(void *userdata, uint32_t docs, const struct filter_decide_page *p);
-                                /* before page p is added: room for docs documents and
-                                 * whatever the added hook needs for p, so that it cannot
-                                 * run out of memory; non-zero: nothing added */
+    /* before page p is added: room for docs documents and
+     * whatever the added hook needs for p, so that it cannot
+     * run out of memory; non-zero: nothing added */
     /* after a page was added as document doc (filter_decide_page only, not _add) */
     int (*added)(void *userdata, uint32_t doc, const struct filter_decide_page *p);
     void *userdata;
@@ -76,54 +79,54 @@ struct filter_decide_opts {
      * index; set exactly one of the two. */
     struct dedup_lsh *lsh;
     double threshold;
-    int templates;             /* mark and learn with the index's template table */
-    int by_id;                 /* an id already indexed decides KNOWN_ID */
-    size_t max_payloads;       /* payload keys remembered at most; 0: no cap */
+    int templates;       /* mark and learn with the index's template table */
+    int by_id;           /* an id already indexed decides KNOWN_ID */
+    size_t max_payloads; /* payload keys remembered at most; 0: no cap */
     struct filter_decide_hooks hooks;
 };
 
 /* One page, all borrowed for the call. */
 struct filter_decide_page {
-    const char *id;        /* the index id (URL, file name, caller's id) */
+    const char *id; /* the index id (URL, file name, caller's id) */
     size_t id_len;
-    const void *key;       /* payload key, or NULL: no exact-duplicate lookup, none kept */
+    const void *key; /* payload key, or NULL: no exact-duplicate lookup, none kept */
     size_t key_len;
-    const void *meta;      /* stored with the key when the page is remembered */
+    const void *meta; /* stored with the key when the page is remembered */
     size_t meta_len;
-    int has_fp;            /* the pipeline fingerprinted it (fp; with lsh, sig) */
+    int has_fp; /* the pipeline fingerprinted it (fp; with lsh, sig) */
     uint64_t fp;
-    const uint32_t *sig;   /* with lsh: the MinHash signature, h values */
-    int too_little_text;   /* filter_fp_result_too_little_text() */
-    const char *host;      /* template host key and blocks (filter_fp_opts.keep_blocks) */
+    const uint32_t *sig; /* with lsh: the MinHash signature, h values */
+    int too_little_text; /* filter_fp_result_too_little_text() */
+    const char *host;    /* template host key and blocks (filter_fp_opts.keep_blocks) */
     size_t host_len;
     uint64_t doc_hash;
     const uint64_t *blocks;
     size_t n_blocks;
-    unsigned flags;        /* FILTER_DECIDE_* */
+    unsigned flags; /* FILTER_DECIDE_* */
 };
 
 /* Whether the payload key of a page was remembered. */
 enum filter_decide_stored {
     FILTER_STORED_NONE = 0, /* nothing to remember (not new, no key) */
     FILTER_STORED_YES,
-    FILTER_STORED_FULL,     /* max_payloads reached: not remembered */
-    FILTER_STORED_ENOMEM,   /* out of memory: not remembered */
+    FILTER_STORED_FULL,   /* max_payloads reached: not remembered */
+    FILTER_STORED_ENOMEM, /* out of memory: not remembered */
 };
 
 /* The outcome. Zero-initialise once; release with filter_decide_result_release(); reusing
  * it for the next call is fine (buffers are kept). */
 struct filter_decide_result {
     enum filter_verdict verdict;
-    uint32_t doc;          /* NEW: the page's document; NEAR, KNOWN_ID: the original's;
-                            * EXACT: the original's, or UINT32_MAX when not indexed */
+    uint32_t doc; /* NEW: the page's document; NEAR, KNOWN_ID: the original's;
+                   * EXACT: the original's, or UINT32_MAX when not indexed */
     int has_doc;
-    unsigned distance;     /* NEAR (simhash) */
-    double jaccard;        /* NEAR with lsh: the signatures' Jaccard estimate */
-    uint64_t fp;           /* the original's fingerprint when has_doc (NEAR, EXACT, KNOWN_ID) */
-    char *dup_id;          /* NEAR, EXACT with has_doc: the original's id, owned by the
-                            * result (NUL-terminated), dup_id_len bytes */
+    unsigned distance; /* NEAR (simhash) */
+    double jaccard;    /* NEAR with lsh: the signatures' Jaccard estimate */
+    uint64_t fp;       /* the original's fingerprint when has_doc (NEAR, EXACT, KNOWN_ID) */
+    char *dup_id;      /* NEAR, EXACT with has_doc: the original's id, owned by the
+                        * result (NUL-terminated), dup_id_len bytes */
     size_t dup_id_len;
-    void *meta;            /* EXACT: a copy of the stored metadata, owned by the result */
+    void *meta; /* EXACT: a copy of the stored metadata, owned by the result */
     size_t meta_len;
     enum filter_decide_stored stored;
     enum dedup_code add_code;      /* NEW: DEDUP_OK, or why the index add failed (then
@@ -137,8 +140,7 @@ struct filter_decide_result {
 
 /* A new decision over opts->index (and, with opts->templates, its template table, made
  * now). *out: caller frees with filter_decide_free(). DEDUP_OK or DEDUP_ENOMEM. */
-enum dedup_code filter_decide_new(const struct filter_decide_opts *opts,
-                                  struct filter_decide **out)
+enum dedup_code filter_decide_new(const struct filter_decide_opts *opts, struct filter_decide **out)
     __attribute__((warn_unused_result));
 /* Frees d (not the index). NULL-safe. */
 void filter_decide_free(struct filter_decide *d);
@@ -156,9 +158,9 @@ int filter_decide_lookup(struct filter_decide *d, const struct filter_decide_pag
  * payload key (EXACT); no fingerprint (UNFINGERPRINTED; its key remembered with
  * REMEMBER_UNFP); KEEP or nothing within k (NEW: reserve hook, index add, key remembered
  * with meta, template blocks counted, added hook); else NEAR. The template blocks of a
- * page not fingerprinted are counted as LEARN_SHORT and LEARN_UNFP say. Returns 0 with res filled, or
- * -1: the lookup failed (res->code), out of memory copying the answer (res->code
- * DEDUP_ENOMEM) or a hook failed (res->hook_code; after the added hook the page is in).
+ * page not fingerprinted are counted as LEARN_SHORT and LEARN_UNFP say. Returns 0 with res filled,
+ * or -1: the lookup failed (res->code), out of memory copying the answer (res->code DEDUP_ENOMEM)
+ * or a hook failed (res->hook_code; after the added hook the page is in).
  */
 int filter_decide_page(struct filter_decide *d, const struct filter_decide_page *p,
                        struct filter_decide_result *res) __attribute__((warn_unused_result));
@@ -173,19 +175,19 @@ enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_d
 /* Write lock: remembers key with meta for document doc (UINT32_MAX: not indexed), unless
  * the key is known already (the first stays). Loading a saved state. */
 enum filter_decide_stored filter_decide_remember(struct filter_decide *d, const void *key,
-                                                 size_t key_len, uint32_t doc,
-                                                 const void *meta, size_t meta_len);
+                                                 size_t key_len, uint32_t doc, const void *meta,
+                                                 size_t meta_len);
 
 /* Write lock: replaces the metadata stored with key (the WARC record id is known only
  * once the record is written). DEDUP_OK, DEDUP_EINVAL (key not known), DEDUP_ENOMEM. */
-enum dedup_code filter_decide_set_meta(struct filter_decide *d, const void *key,
-                                       size_t key_len, const void *meta, size_t meta_len);
+enum dedup_code filter_decide_set_meta(struct filter_decide *d, const void *key, size_t key_len,
+                                       const void *meta, size_t meta_len);
 
 /* Read lock: fn(userdata, key, key_len, doc, meta, meta_len) for every remembered key in
  * the order remembered (pointers valid during the call). */
 void filter_decide_foreach(struct filter_decide *d,
-                           void (*fn)(void *userdata, const void *key, size_t key_len,
-                                      uint32_t doc, const void *meta, size_t meta_len),
+                           void (*fn)(void *userdata, const void *key, size_t key_len, uint32_t doc,
+                                      const void *meta, size_t meta_len),
                            void *userdata);
 
 /* Payload keys remembered. */
@@ -193,9 +195,8 @@ size_t filter_decide_payload_count(struct filter_decide *d);
 
 /* A filter_template_mark_fn (filter/pipeline.h) over the index's template table, under
  * the read lock; userdata is the filter_decide. */
-size_t filter_decide_mark(void *userdata, const char *host, size_t host_len,
-                          const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
-                          unsigned char *is_template);
+size_t filter_decide_mark(void *userdata, const char *host, size_t host_len, const uint64_t *blocks,
+                          const uint32_t *n_tokens, size_t n, unsigned char *is_template);
 
 /*
  * Deletion (by_id only). A deleted document stays in the index, marked, until
@@ -216,9 +217,8 @@ int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len,
  * DEDUP_OK, DEDUP_EINVAL (k over the index's), DEDUP_ETOOLARGE, DEDUP_ENOMEM. */
 enum dedup_code filter_decide_neighbors(struct filter_decide *d, uint64_t fp, unsigned k,
                                         size_t max,
-                                        void (*fn)(void *userdata, const char *id,
-                                                   size_t id_len, uint64_t fp,
-                                                   unsigned distance),
+                                        void (*fn)(void *userdata, const char *id, size_t id_len,
+                                                   uint64_t fp, unsigned distance),
                                         void *userdata) __attribute__((warn_unused_result));
 
 /* Write lock: the MinHash neighbours (lsh only): fn(userdata, id, id_len, jaccard) for
@@ -245,15 +245,13 @@ uint32_t filter_decide_deleted_count(struct filter_decide *d);
  */
 enum dedup_code filter_decide_rebuild_locked(struct filter_decide *d,
                                              struct dedup_index **new_index,
-                                             struct dedup_index **old_index,
-                                             uint32_t **old_to_new)
+                                             struct dedup_index **old_index, uint32_t **old_to_new)
     __attribute__((warn_unused_result));
 /* The same for a decision over an LSH index (a new one of the same parameters; the
  * template table moved over). */
 enum dedup_code filter_decide_rebuild_lsh_locked(struct filter_decide *d,
                                                  struct dedup_lsh **new_lsh,
-                                                 struct dedup_lsh **old_lsh,
-                                                 uint32_t **old_to_new)
+                                                 struct dedup_lsh **old_lsh, uint32_t **old_to_new)
     __attribute__((warn_unused_result));
 
 /* Frees what res owns and zeroes it. NULL-safe. */

@@ -41,7 +41,7 @@
 
 #define STR2(x) #x
 #define STR(x) STR2(x)
-#define VERSION_STRING                                                                     \
+#define VERSION_STRING                                                                             \
     STR(SIMCRAWL_VERSION_MAJOR) "." STR(SIMCRAWL_VERSION_MINOR) "." STR(SIMCRAWL_VERSION_PATCH)
 
 #define DEFAULT_MAX_BYTES ((size_t)64 * 1024 * 1024)
@@ -68,39 +68,64 @@ unsigned simcrawl_fingerprint_version(void)
 const char *simcrawl_strerror(int code)
 {
     switch (code) {
-    case SIMCRAWL_NEW: return "new";
-    case SIMCRAWL_NEAR_DUPLICATE: return "near-duplicate";
-    case SIMCRAWL_EXACT_DUPLICATE: return "exact duplicate";
-    case SIMCRAWL_TOO_SHORT: return "too little text to fingerprint";
-    case SIMCRAWL_NOT_HTML: return "not an html page";
-    case SIMCRAWL_ENOMEM: return "out of memory";
-    case SIMCRAWL_EINVAL: return "invalid argument";
-    case SIMCRAWL_EIO: return "cannot read or write the index or its journal";
-    case SIMCRAWL_ELOCKED: return "the index file is locked by another process";
-    case SIMCRAWL_EVERSION: return "the index file is of another format or fingerprint version";
-    case SIMCRAWL_ECORRUPT: return "the index file is damaged";
-    case SIMCRAWL_ETOOLARGE: return "the page is over the size cap";
-    case SIMCRAWL_EMISMATCH: return "k differs from the index file's k";
-    case SIMCRAWL_ECLOSED: return "the filter cannot take more pages (a write failed)";
-    case SIMCRAWL_EMETHOD: return "the index or its journal is of the other method";
-    default: return "unknown code";
+    case SIMCRAWL_NEW:
+        return "new";
+    case SIMCRAWL_NEAR_DUPLICATE:
+        return "near-duplicate";
+    case SIMCRAWL_EXACT_DUPLICATE:
+        return "exact duplicate";
+    case SIMCRAWL_TOO_SHORT:
+        return "too little text to fingerprint";
+    case SIMCRAWL_NOT_HTML:
+        return "not an html page";
+    case SIMCRAWL_ENOMEM:
+        return "out of memory";
+    case SIMCRAWL_EINVAL:
+        return "invalid argument";
+    case SIMCRAWL_EIO:
+        return "cannot read or write the index or its journal";
+    case SIMCRAWL_ELOCKED:
+        return "the index file is locked by another process";
+    case SIMCRAWL_EVERSION:
+        return "the index file is of another format or fingerprint version";
+    case SIMCRAWL_ECORRUPT:
+        return "the index file is damaged";
+    case SIMCRAWL_ETOOLARGE:
+        return "the page is over the size cap";
+    case SIMCRAWL_EMISMATCH:
+        return "k differs from the index file's k";
+    case SIMCRAWL_ECLOSED:
+        return "the filter cannot take more pages (a write failed)";
+    case SIMCRAWL_EMETHOD:
+        return "the index or its journal is of the other method";
+    default:
+        return "unknown code";
     }
 }
 
 static int from_dedup(enum dedup_code c)
 {
     switch (c) {
-    case DEDUP_OK: return 0;
-    case DEDUP_ENOMEM: return SIMCRAWL_ENOMEM;
-    case DEDUP_EINVAL: return SIMCRAWL_EINVAL;
-    case DEDUP_ETOOSHORT: return SIMCRAWL_TOO_SHORT;
-    case DEDUP_ETOOLARGE: return SIMCRAWL_ETOOLARGE;
-    case DEDUP_EIO: return SIMCRAWL_EIO;
-    case DEDUP_EVERSION: return SIMCRAWL_EVERSION;
-    case DEDUP_ELOCKED: return SIMCRAWL_ELOCKED;
+    case DEDUP_OK:
+        return 0;
+    case DEDUP_ENOMEM:
+        return SIMCRAWL_ENOMEM;
+    case DEDUP_EINVAL:
+        return SIMCRAWL_EINVAL;
+    case DEDUP_ETOOSHORT:
+        return SIMCRAWL_TOO_SHORT;
+    case DEDUP_ETOOLARGE:
+        return SIMCRAWL_ETOOLARGE;
+    case DEDUP_EIO:
+        return SIMCRAWL_EIO;
+    case DEDUP_EVERSION:
+        return SIMCRAWL_EVERSION;
+    case DEDUP_ELOCKED:
+        return SIMCRAWL_ELOCKED;
     case DEDUP_EFORMAT:
     case DEDUP_ETRUNCATED:
-    case DEDUP_ECHECKSUM: return SIMCRAWL_ECORRUPT;
+    case DEDUP_ECHECKSUM:
+        return SIMCRAWL_ECORRUPT;
     }
     return SIMCRAWL_EIO;
 }
@@ -233,21 +258,21 @@ int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes)
 struct simcrawl_match {
     uint64_t fp;
     unsigned distance;
-    int minhash;        /* filled by a MinHash filter: similarity is jaccard */
+    int minhash; /* filled by a MinHash filter: similarity is jaccard */
     double jaccard;
-    uint32_t *sig;      /* the page's signature (sig_h values; 0: none) */
+    uint32_t *sig; /* the page's signature (sig_h values; 0: none) */
     unsigned sig_h, sig_cap;
-    int added;          /* the check added the page */
+    int added; /* the check added the page */
     int has_dup;
     char *dup;
     size_t dup_cap;
-    unsigned want;      /* SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS */
-    int has_text;       /* text[0..text_len) holds the last page's main text */
+    unsigned want; /* SIMCRAWL_MATCH_TEXT | SIMCRAWL_MATCH_LINKS */
+    int has_text;  /* text[0..text_len) holds the last page's main text */
     char *text;
     size_t text_len, text_cap;
-    char *links;        /* the links' URLs, each NUL-terminated, back to back */
+    char *links; /* the links' URLs, each NUL-terminated, back to back */
     size_t links_len, links_cap;
-    size_t *link_off;   /* n_links offsets into links */
+    size_t *link_off; /* n_links offsets into links */
     size_t n_links, link_off_cap;
 };
 
@@ -456,11 +481,15 @@ static int from_pipeline(const struct filter_fp_result *r)
         return SIMCRAWL_TOO_SHORT;
     if (r->stage == FILTER_FP_EXTRACT || r->stage == FILTER_FP_TOKENS) {
         switch (r->extract_code) {
-        case EXTRACT_ENOMEM: return SIMCRAWL_ENOMEM;
-        case EXTRACT_ETOOLARGE: return SIMCRAWL_ETOOLARGE;
+        case EXTRACT_ENOMEM:
+            return SIMCRAWL_ENOMEM;
+        case EXTRACT_ETOOLARGE:
+            return SIMCRAWL_ETOOLARGE;
         case EXTRACT_EBINARY:
-        case EXTRACT_EPARSE: return SIMCRAWL_NOT_HTML;
-        default: return SIMCRAWL_EINVAL;
+        case EXTRACT_EPARSE:
+            return SIMCRAWL_NOT_HTML;
+        default:
+            return SIMCRAWL_EINVAL;
         }
     }
     return from_dedup(r->dedup_code);
@@ -493,8 +522,8 @@ struct simcrawl_filter {
     char *path, *journal_path, *payloads_path;
     struct dedup_lock *lock;
     int jfd;
-    _Atomic uint64_t journal_bytes;       /* its size (read unlocked by journal_bytes()) */
-    uint64_t journal_next;                /* compact when journal_bytes passes it */
+    _Atomic uint64_t journal_bytes; /* its size (read unlocked by journal_bytes()) */
+    uint64_t journal_next;          /* compact when journal_bytes passes it */
     /* fsync "interval": the syncer thread fdatasync()s the journal at most once a second,
      * within about a second of a write (dirty, under sync_mu) */
     pthread_t syncer;
@@ -515,12 +544,12 @@ struct simcrawl_filter {
     struct filter_decide *decide;
     XXH128_hash_t *payload; /* per document, for INDEX.payloads; {0, 0}: unknown */
     size_t payload_cap;
-    uint8_t *rec;           /* the record being written (under the write lock) */
+    uint8_t *rec; /* the record being written (under the write lock) */
     size_t rec_cap;
     _Atomic uint64_t count;
-    _Atomic int broken;     /* a journal write failed: ECLOSED from now on (read unlocked) */
-    struct fr_pool *redis;  /* index_path a Redis URL: the index is there (none of the above
-                             * but o, k and count is used) */
+    _Atomic int broken;    /* a journal write failed: ECLOSED from now on (read unlocked) */
+    struct fr_pool *redis; /* index_path a Redis URL: the index is there (none of the above
+                            * but o, k and count is used) */
 };
 
 static void logf_(const struct simcrawl_filter *f, const char *fmt, ...)
@@ -532,10 +561,10 @@ struct hood;
 static int redis_open(struct simcrawl_filter *f, const char *url);
 static uint64_t redis_count(struct simcrawl_filter *f);
 static int redis_check_page(struct simcrawl_filter *f, const char *id, size_t id_len,
-                            const void *page, size_t len, const char *content_type,
-                            unsigned flags, struct simcrawl_match *m);
-static int redis_check_fp(struct simcrawl_filter *f, const char *id, size_t id_len,
-                          uint64_t fp, unsigned flags, struct simcrawl_match *m);
+                            const void *page, size_t len, const char *content_type, unsigned flags,
+                            struct simcrawl_match *m);
+static int redis_check_fp(struct simcrawl_filter *f, const char *id, size_t id_len, uint64_t fp,
+                          unsigned flags, struct simcrawl_match *m);
 static int redis_delete(struct simcrawl_filter *f, const char *id, size_t id_len);
 static int redis_neighbors(struct simcrawl_filter *f, uint64_t fp, unsigned k, size_t max,
                            struct hood *h);
@@ -706,8 +735,7 @@ static int maps_build(struct simcrawl_filter *f)
             continue;
         unsigned char key[16];
         payload_bytes(f->payload[d], key);
-        if (filter_decide_remember(f->decide, key, sizeof key, d, NULL, 0) ==
-            FILTER_STORED_ENOMEM)
+        if (filter_decide_remember(f->decide, key, sizeof key, d, NULL, 0) == FILTER_STORED_ENOMEM)
             return SIMCRAWL_ENOMEM;
     }
     atomic_store(&f->count, n);
@@ -772,8 +800,8 @@ static int compact(struct simcrawl_filter *f)
     enum dedup_code dc = f->minhash ? dedup_lsh_save(f->lsh, f->path, &ferr)
                                     : dedup_index_save(f->idx, f->path, &ferr);
     if (dc != DEDUP_OK) {
-        logf_(f, "cannot save %s: %s%s%s", f->path, dedup_strerror(dc),
-              ferr.os_error ? ": " : "", ferr.os_error ? strerror(ferr.os_error) : "");
+        logf_(f, "cannot save %s: %s%s%s", f->path, dedup_strerror(dc), ferr.os_error ? ": " : "",
+              ferr.os_error ? strerror(ferr.os_error) : "");
         return from_dedup(dc);
     }
     if (ftruncate(f->jfd, FJ_HEADER_BYTES) != 0) {
@@ -822,8 +850,9 @@ static int replay_one(void *ud, const struct fj_rec *r)
     }
     if (f->minhash && (r->sig_k != dedup_minhash_k(f->mh) || r->sig_h != dedup_minhash_h(f->mh) ||
                        r->sig_seed != dedup_minhash_seed(f->mh))) {
-        logf_(f, "%s: a signature of %u-word shingles and %u values (seed %016llx), where "
-                 "the index has %u and %u (seed %016llx)",
+        logf_(f,
+              "%s: a signature of %u-word shingles and %u values (seed %016llx), where "
+              "the index has %u and %u (seed %016llx)",
               f->journal_path, r->sig_k, r->sig_h, (unsigned long long)r->sig_seed,
               dedup_minhash_k(f->mh), dedup_minhash_h(f->mh),
               (unsigned long long)dedup_minhash_seed(f->mh));
@@ -936,8 +965,8 @@ static int journal_open(struct simcrawl_filter *f)
         goto done;
     }
     if ((jv == FJ_VERSION_MINHASH) != f->minhash) {
-        logf_(f, "%s is the journal of a %s filter, opened as a %s one",
-              f->journal_path, method_name(jv == FJ_VERSION_MINHASH), method_name(f->minhash));
+        logf_(f, "%s is the journal of a %s filter, opened as a %s one", f->journal_path,
+              method_name(jv == FJ_VERSION_MINHASH), method_name(f->minhash));
         rc = SIMCRAWL_EMETHOD;
         goto done;
     }
@@ -961,8 +990,9 @@ static int journal_open(struct simcrawl_filter *f)
     }
     if (why) {
         size_t at = FJ_HEADER_BYTES + good;
-        logf_(f, "%s: dropped %zu bytes at offset %zu (%s): a record torn by a crash, "
-                 "whose page was never reported new; %llu pages replayed",
+        logf_(f,
+              "%s: dropped %zu bytes at offset %zu (%s): a record torn by a crash, "
+              "whose page was never reported new; %llu pages replayed",
               f->journal_path, len - at, at, why, (unsigned long long)rp.added);
         if (ftruncate(f->jfd, (off_t)at) != 0)
             goto io;
@@ -980,10 +1010,10 @@ done:
 
 /*
  * HOW IT WORKS (fsync "interval"): check() sets dirty after its write() and, when it was
- * clean, signals; the syncer wakes, clears dirty, fdatasync()s (outside the mutex: writes go on meanwhile),
- * then waits out the rest of the second before it looks at dirty again. So a record is on
- * disk about a second after its write at the latest, with at most one fdatasync a second
- * however many threads write. close() stops the syncer before the compaction.
+ * clean, signals; the syncer wakes, clears dirty, fdatasync()s (outside the mutex: writes go on
+ * meanwhile), then waits out the rest of the second before it looks at dirty again. So a record is
+ * on disk about a second after its write at the latest, with at most one fdatasync a second however
+ * many threads write. close() stops the syncer before the compaction.
  */
 static void *syncer_run(void *arg)
 {
@@ -1079,8 +1109,9 @@ static XXH128_hash_t page_payload(const struct filter_decide_page *p)
 static struct fj_rec add_record(const struct simcrawl_filter *f, const struct filter_decide_page *p)
 {
     XXH128_hash_t pay = page_payload(p);
-    struct fj_rec rec = {FJ_ADD, p->fp, pay.low64, pay.high64, p->doc_hash, p->id, p->id_len,
-                         p->host, p->host_len, p->blocks, p->n_blocks, NULL, 0, 0, 0};
+    struct fj_rec rec = {FJ_ADD,      p->fp,     pay.low64, pay.high64,  p->doc_hash,
+                         p->id,       p->id_len, p->host,   p->host_len, p->blocks,
+                         p->n_blocks, NULL,      0,         0,           0};
     if (f->minhash) {
         rec.kind = FJ_ADD_MINHASH;
         rec.sig = p->sig;
@@ -1214,8 +1245,7 @@ static int lsh_open(struct simcrawl_filter *f, const char *path)
     if (f->lsh) {
         const struct dedup_lsh_params *lp = dedup_lsh_get_params(f->lsh);
         if (f->o.threshold != 0 && fabs(f->o.threshold - lp->threshold) > 1e-9) {
-            logf_(f, "%s was made with threshold %g, not %g", path, lp->threshold,
-                  f->o.threshold);
+            logf_(f, "%s was made with threshold %g, not %g", path, lp->threshold, f->o.threshold);
             return SIMCRAWL_EMISMATCH;
         }
     } else {
@@ -1492,8 +1522,8 @@ static int decide_error(const struct filter_decide_result *dr)
     return dr->hook_code ? dr->hook_code : from_dedup(dr->code);
 }
 
-int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
-                          size_t len, const char *content_type, struct simcrawl_match *m)
+int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page, size_t len,
+                          const char *content_type, struct simcrawl_match *m)
 {
     return simcrawl_filter_check_flags(f, id, page, len, content_type, 0, m);
 }
@@ -1551,7 +1581,7 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
         o.mark_userdata = f->decide;
         o.keep_blocks = 1;
     }
-    o.keep_doc = m && m->want; /* the main text and links asked for */
+    o.keep_doc = m && m->want;  /* the main text and links asked for */
     o.keep_tokens = f->minhash; /* the signature's input, after the template blocks */
     /* links resolve against the page's URL (the id); the fingerprint never depends on it */
     const char *base = m && (m->want & SIMCRAWL_MATCH_LINKS) ? id : NULL;
@@ -1568,8 +1598,7 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
     }
     uint32_t sig[DEDUP_MINHASH_H_MAX];
     if (f->minhash) {
-        enum dedup_code sc =
-            dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL);
+        enum dedup_code sc = dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL);
         if (sc != DEDUP_OK) {
             dec = from_dedup(sc);
             goto out;
@@ -1668,13 +1697,12 @@ struct hood {
         size_t id_off;
         uint64_t fp;
         unsigned distance;
-    } *v;
+    } * v;
     size_t n, cap;
     int nomem;
 };
 
-static void hood_add(void *userdata, const char *id, size_t id_len, uint64_t fp,
-                     unsigned distance)
+static void hood_add(void *userdata, const char *id, size_t id_len, uint64_t fp, unsigned distance)
 {
     struct hood *h = userdata;
     if (h->nomem)
@@ -1821,8 +1849,8 @@ static int redis_answer(const struct redisidx_result *r, struct simcrawl_match *
 /* check() on Redis: the id or payload known (no parsing), else the pipeline (no
  * templates), then the Redis decision. */
 static int redis_check_page(struct simcrawl_filter *f, const char *id, size_t id_len,
-                            const void *page, size_t len, const char *content_type,
-                            unsigned flags, struct simcrawl_match *m)
+                            const void *page, size_t len, const char *content_type, unsigned flags,
+                            struct simcrawl_match *m)
 {
     int dec;
     XXH128_hash_t pay = XXH3_128bits(page, len);
@@ -1882,8 +1910,8 @@ out:
     return dec;
 }
 
-static int redis_check_fp(struct simcrawl_filter *f, const char *id, size_t id_len,
-                          uint64_t fp, unsigned flags, struct simcrawl_match *m)
+static int redis_check_fp(struct simcrawl_filter *f, const char *id, size_t id_len, uint64_t fp,
+                          unsigned flags, struct simcrawl_match *m)
 {
     int dec;
     struct redisidx_page p = {.id = id, .id_len = id_len, .fp = fp};
@@ -1981,11 +2009,9 @@ static void mhood_add(void *userdata, const char *id, size_t id_len, double jacc
     mh->sim[at] = jaccard;
 }
 
-int simcrawl_filter_neighbors_signature(struct simcrawl_filter *f, const uint32_t *sig,
-                                        size_t h, double threshold, size_t max,
-                                        int (*cb)(void *userdata, const char *id,
-                                                  double similarity),
-                                        void *userdata)
+int simcrawl_filter_neighbors_signature(
+    struct simcrawl_filter *f, const uint32_t *sig, size_t h, double threshold, size_t max,
+    int (*cb)(void *userdata, const char *id, double similarity), void *userdata)
 {
     if (f && !f->minhash)
         return SIMCRAWL_EMETHOD;
@@ -2031,8 +2057,9 @@ int simcrawl_filter_signature(struct simcrawl_filter *f, const char *url, const 
     }
     struct filter_fp_result r;
     int rc = filter_fingerprint_page(page ? page : "", len, content_type, NULL, &o, &r);
-    int out = rc != 0 ? from_pipeline(&r)
-                      : from_dedup(dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL));
+    int out = rc != 0
+                  ? from_pipeline(&r)
+                  : from_dedup(dedup_minhash_signature(f->mh, r.tokens, r.tokens_len, sig, NULL));
     filter_fp_result_release(&r);
     return out;
 }

@@ -10,33 +10,33 @@
 
 /* The journal file: a 16-byte header, then records (filter/journal.c says how). */
 #define FJ_MAGIC "SIMCJRNL"
-#define FJ_VERSION 2u                        /* 1: add records only (read, upgraded) */
-#define FJ_VERSION_MINHASH 3u                /* a MinHash filter's journal (kind 2 adds) */
-#define FJ_MINHASH_TAG 0x4d48u               /* "MH": its header's last field */
+#define FJ_VERSION 2u          /* 1: add records only (read, upgraded) */
+#define FJ_VERSION_MINHASH 3u  /* a MinHash filter's journal (kind 2 adds) */
+#define FJ_MINHASH_TAG 0x4d48u /* "MH": its header's last field */
 #define FJ_HEADER_BYTES 16u
-#define FJ_RECORD_HEAD 16u                   /* u32 body length, u32 0, u64 XXH3 of the body */
-#define FJ_BODY_MAX (64u * 1024 * 1024)      /* cap on one record's body */
-#define FJ_BLOCKS_MAX (1u << 22)             /* cap on template blocks in one record */
+#define FJ_RECORD_HEAD 16u              /* u32 body length, u32 0, u64 XXH3 of the body */
+#define FJ_BODY_MAX (64u * 1024 * 1024) /* cap on one record's body */
+#define FJ_BLOCKS_MAX (1u << 22)        /* cap on template blocks in one record */
 
 /* What one record holds: everything the filter's state needs to replay a page reported
  * new. Pointers are borrowed (encode) or point into the scanner's memory (decode: valid
  * during the callback only). */
 enum fj_kind {
-    FJ_ADD = 0,    /* a page reported new: every field below */
-    FJ_DELETE = 1, /* a page deleted: id only (the other fields zero) */
+    FJ_ADD = 0,         /* a page reported new: every field below */
+    FJ_DELETE = 1,      /* a page deleted: id only (the other fields zero) */
     FJ_ADD_MINHASH = 2, /* a page reported new by a MinHash filter: sig instead of fp */
 };
 
 struct fj_rec {
     enum fj_kind kind;
-    uint64_t fp;                 /* the simhash */
+    uint64_t fp;                     /* the simhash */
     uint64_t payload_lo, payload_hi; /* XXH3-128 of the payload bytes */
-    uint64_t doc_hash;           /* template doc hash (dedup_templates_add_doc), 0 = none */
-    const char *id;              /* id[0..id_len), no NUL inside */
+    uint64_t doc_hash;               /* template doc hash (dedup_templates_add_doc), 0 = none */
+    const char *id;                  /* id[0..id_len), no NUL inside */
     size_t id_len;
-    const char *host;            /* host key[0..host_len) of the template table */
+    const char *host; /* host key[0..host_len) of the template table */
     size_t host_len;
-    const uint64_t *blocks;      /* block hashes counted for the host; n_blocks 0: none */
+    const uint64_t *blocks; /* block hashes counted for the host; n_blocks 0: none */
     size_t n_blocks;
     /* FJ_ADD_MINHASH: the signature sig[0..sig_h) and the parameters it was made with */
     const uint32_t *sig;

@@ -32,16 +32,25 @@ int fr_is_url(const char *path)
 int fr_code(int c)
 {
     switch ((enum redisidx_code)c) {
-    case REDISIDX_OK: return 0;
-    case REDISIDX_ENOMEM: return SIMCRAWL_ENOMEM;
-    case REDISIDX_EINVAL: return SIMCRAWL_EINVAL;
-    case REDISIDX_ETOOLARGE: return SIMCRAWL_EINVAL;
-    case REDISIDX_EVERSION: return SIMCRAWL_EVERSION;
-    case REDISIDX_EMISMATCH: return SIMCRAWL_EMISMATCH;
-    case REDISIDX_EMETHOD: return SIMCRAWL_EMETHOD;
-    case REDISIDX_ECORRUPT: return SIMCRAWL_ECORRUPT;
+    case REDISIDX_OK:
+        return 0;
+    case REDISIDX_ENOMEM:
+        return SIMCRAWL_ENOMEM;
+    case REDISIDX_EINVAL:
+        return SIMCRAWL_EINVAL;
+    case REDISIDX_ETOOLARGE:
+        return SIMCRAWL_EINVAL;
+    case REDISIDX_EVERSION:
+        return SIMCRAWL_EVERSION;
+    case REDISIDX_EMISMATCH:
+        return SIMCRAWL_EMISMATCH;
+    case REDISIDX_EMETHOD:
+        return SIMCRAWL_EMETHOD;
+    case REDISIDX_ECORRUPT:
+        return SIMCRAWL_ECORRUPT;
     case REDISIDX_EIO:
-    case REDISIDX_ECONFLICT: return SIMCRAWL_EIO;
+    case REDISIDX_ECONFLICT:
+        return SIMCRAWL_EIO;
     }
     return SIMCRAWL_EIO;
 }

@@ -263,8 +263,7 @@ static int scan_add(const uint8_t *b, uint32_t blen, uint32_t kind, struct fj_re
     if (r->n_blocks > FJ_BLOCKS_MAX ||
         (mh && (r->sig_h == 0 || r->sig_h > DEDUP_MINHASH_H_MAX || r->sig_k == 0 ||
                 r->sig_k > DEDUP_MINHASH_K_MAX)) ||
-        (uint64_t)fixed + r->id_len + r->host_len + sig_bytes + 8 * (uint64_t)r->n_blocks !=
-            blen ||
+        (uint64_t)fixed + r->id_len + r->host_len + sig_bytes + 8 * (uint64_t)r->n_blocks != blen ||
         r->id_len == 0 || memchr(b + fixed, 0, r->id_len) || get32(c + 36) != 0)
         return 1;
     r->id = (const char *)b + fixed;

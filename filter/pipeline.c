@@ -58,7 +58,7 @@ static size_t utf8_invalid_at(const unsigned char *s, size_t len)
             else if (c == 0xf4)
                 hi = 0x8f;
         } else
-            return i; /* NUL, continuation byte, 0xc0/0xc1, 0xf5.. */
+            return i;     /* NUL, continuation byte, 0xc0/0xc1, 0xf5.. */
         if (n >= len - i) /* truncated sequence */
             return i;
         if (s[i + 1] < lo || s[i + 1] > hi)
@@ -209,8 +209,7 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
         if (opts->mark)
             marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
         else if (opts->templates)
-            marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, ntok, nb,
-                                          tpl);
+            marked = dedup_templates_mark(opts->templates, host, strlen(host), hash, ntok, nb, tpl);
     }
     /* a page with a little text of its own among template blocks (a stub: its name,
      * then the sentences every stub of the site repeats) is fingerprinted whole: left
@@ -337,8 +336,8 @@ fail:
 }
 
 int filter_fingerprint_page(const char *html, size_t len, const char *content_type,
-                         const char *base_url, const struct filter_fp_opts *opts,
-                         struct filter_fp_result *out)
+                            const char *base_url, const struct filter_fp_opts *opts,
+                            struct filter_fp_result *out)
 {
     static const struct filter_fp_opts no_opts;
     if (!opts)
@@ -360,8 +359,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
                 set_msg(out->message, sizeof out->message,
                         "input is binary, not text (NUL byte at offset %zu)", bad);
             else
-                set_msg(out->message, sizeof out->message,
-                        "invalid UTF-8 at byte offset %zu", bad);
+                set_msg(out->message, sizeof out->message, "invalid UTF-8 at byte offset %zu", bad);
             goto fail;
         }
         if (by_blocks)

@@ -26,13 +26,13 @@
  * tokens) are template blocks of host, as dedup_templates_mark(): sets is_template[i];
  * returns how many. The crawler's locks the shared table around that call. */
 typedef size_t (*filter_template_mark_fn)(void *userdata, const char *host, size_t host_len,
-                                       const uint64_t *blocks, const uint32_t *n_tokens,
-                                       size_t n, unsigned char *is_template);
+                                          const uint64_t *blocks, const uint32_t *n_tokens,
+                                          size_t n, unsigned char *is_template);
 
 /* Options; zero-initialise and set what you need. */
 struct filter_fp_opts {
     const struct dedup_templates *templates; /* borrowed: leave out host's template blocks */
-    filter_template_mark_fn mark;   /* or ask this (mark_userdata) which blocks are template */
+    filter_template_mark_fn mark; /* or ask this (mark_userdata) which blocks are template */
     void *mark_userdata;
     const char *host;            /* host key of the page for templates; NULL = "" */
     int keep_blocks;             /* keep the page's block hashes and doc hash in the result */
@@ -62,26 +62,26 @@ enum filter_fp_stage {
  * (it frees what the keep_* options kept; NULL members are fine).
  */
 struct filter_fp_result {
-    uint64_t fingerprint;            /* valid when stage == FILTER_FP_DONE */
-    size_t n_tokens;                 /* tokens of the main text (also on DEDUP_ETOOSHORT) */
-    size_t n_features;               /* distinct shingles */
-    enum filter_fp_stage stage;         /* FILTER_FP_DONE on success */
-    enum extract_code extract_code;  /* when stage == FILTER_FP_EXTRACT / FILTER_FP_TOKENS */
-    enum dedup_code dedup_code;      /* when stage == FILTER_FP_DEDUP */
-    char message[FILTER_MESSAGE_MAX];   /* lower-case reason when failed, "" on success */
-    struct dedup_features *features; /* keep_features: owned by the result */
-    char *tokens;                    /* keep_tokens: owned by the result, NUL-terminated */
+    uint64_t fingerprint;             /* valid when stage == FILTER_FP_DONE */
+    size_t n_tokens;                  /* tokens of the main text (also on DEDUP_ETOOSHORT) */
+    size_t n_features;                /* distinct shingles */
+    enum filter_fp_stage stage;       /* FILTER_FP_DONE on success */
+    enum extract_code extract_code;   /* when stage == FILTER_FP_EXTRACT / FILTER_FP_TOKENS */
+    enum dedup_code dedup_code;       /* when stage == FILTER_FP_DEDUP */
+    char message[FILTER_MESSAGE_MAX]; /* lower-case reason when failed, "" on success */
+    struct dedup_features *features;  /* keep_features: owned by the result */
+    char *tokens;                     /* keep_tokens: owned by the result, NUL-terminated */
     size_t tokens_len;
-    struct extract_doc *doc;         /* keep_doc: owned by the result; also when the page
-                                      * parsed but could not be fingerprinted (its links) */
-    uint64_t *blocks;                /* keep_blocks: hashes of the blocks with tokens, in
-                                      * text order (repeats kept), owned by the result */
+    struct extract_doc *doc; /* keep_doc: owned by the result; also when the page
+                              * parsed but could not be fingerprinted (its links) */
+    uint64_t *blocks;        /* keep_blocks: hashes of the blocks with tokens, in
+                              * text order (repeats kept), owned by the result */
     size_t n_blocks;
-    uint64_t doc_hash;               /* keep_blocks: hash of the whole token string */
-    size_t n_template_blocks;        /* blocks left out as template */
-    size_t n_template_tokens;        /* their tokens (not in n_tokens) */
-    unsigned truncated;              /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
-    struct extract_cuts cuts;        /* ... and how much (extract_doc_truncated()) */
+    uint64_t doc_hash;        /* keep_blocks: hash of the whole token string */
+    size_t n_template_blocks; /* blocks left out as template */
+    size_t n_template_tokens; /* their tokens (not in n_tokens) */
+    unsigned truncated;       /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
+    struct extract_cuts cuts; /* ... and how much (extract_doc_truncated()) */
 };
 
 /* The host key of a URL for templates: the lower-case host of "scheme://[user@]host[:port]
@@ -96,8 +96,8 @@ size_t filter_url_host_key(const char *url, char out[DEDUP_TEMPLATE_MAX_KEY + 1]
  * out is overwritten (not released first).
  */
 int filter_fingerprint_page(const char *html, size_t len, const char *content_type,
-                         const char *base_url, const struct filter_fp_opts *opts,
-                         struct filter_fp_result *out) __attribute__((warn_unused_result));
+                            const char *base_url, const struct filter_fp_opts *opts,
+                            struct filter_fp_result *out) __attribute__((warn_unused_result));
 
 /*
  * 1 when the page was read but has too little text to fingerprint: empty, no main text,

@@ -69,16 +69,16 @@
 #define DEFAULT_EXPECT ((uint64_t)1 << 20)
 #define DEFAULT_TIMEOUT 5.0
 #define DEFAULT_RETRIES 100u
-#define DEFAULT_RETRY_TIME 30.0  /* s a lost connection is tried again (URL: retry=) */
-#define RETRY_FIRST_WAIT 0.05    /* s before the first attempt to connect again; doubled */
-#define RETRY_MAX_WAIT 1.0       /* s at most between two attempts */
+#define DEFAULT_RETRY_TIME 30.0 /* s a lost connection is tried again (URL: retry=) */
+#define RETRY_FIRST_WAIT 0.05   /* s before the first attempt to connect again; doubled */
+#define RETRY_MAX_WAIT 1.0      /* s at most between two attempts */
 #define PREFIX_MAX 64
-#define BUCKET_TARGET_BITS 4     /* ~16 fingerprints a bucket at the expected size */
+#define BUCKET_TARGET_BITS 4          /* ~16 fingerprints a bucket at the expected size */
 #define BUCKET_MAX_ENTRIES (1u << 20) /* cap on one bucket's entries read back */
-#define DOC_SHARD_SHIFT 6        /* 64 documents a PREFIX:d: hash */
-#define KEY_MAX 160              /* one key name */
+#define DOC_SHARD_SHIFT 6             /* 64 documents a PREFIX:d: hash */
+#define KEY_MAX 160                   /* one key name */
 #define ERR_MAX 512
-#define BATCH_MAX 4096           /* pages of one check_many pipeline */
+#define BATCH_MAX 4096 /* pages of one check_many pipeline */
 
 struct redisidx {
     pthread_mutex_t mu;
@@ -124,16 +124,26 @@ static void sent(struct redisidx *ix, const char *what);
 const char *redisidx_strerror(enum redisidx_code c)
 {
     switch (c) {
-    case REDISIDX_OK: return "ok";
-    case REDISIDX_ENOMEM: return "out of memory";
-    case REDISIDX_EINVAL: return "invalid argument";
-    case REDISIDX_EIO: return "redis connection or command failed";
-    case REDISIDX_EVERSION: return "the redis index is of another format or fingerprint version";
-    case REDISIDX_EMISMATCH: return "k differs from the redis index's k";
-    case REDISIDX_EMETHOD: return "the method is not supported on redis";
-    case REDISIDX_ECORRUPT: return "a key of the redis index is damaged";
-    case REDISIDX_ECONFLICT: return "too many conflicting transactions";
-    case REDISIDX_ETOOLARGE: return "an id or payload key is over its cap";
+    case REDISIDX_OK:
+        return "ok";
+    case REDISIDX_ENOMEM:
+        return "out of memory";
+    case REDISIDX_EINVAL:
+        return "invalid argument";
+    case REDISIDX_EIO:
+        return "redis connection or command failed";
+    case REDISIDX_EVERSION:
+        return "the redis index is of another format or fingerprint version";
+    case REDISIDX_EMISMATCH:
+        return "k differs from the redis index's k";
+    case REDISIDX_EMETHOD:
+        return "the method is not supported on redis";
+    case REDISIDX_ECORRUPT:
+        return "a key of the redis index is damaged";
+    case REDISIDX_ECONFLICT:
+        return "too many conflicting transactions";
+    case REDISIDX_ETOOLARGE:
+        return "an id or payload key is over its cap";
     }
     return "unknown code";
 }
@@ -226,20 +236,18 @@ static enum redisidx_code parse_query(struct redisidx *ix, const char *q)
         size_t len = amp ? (size_t)(amp - q) : strlen(q);
         const char *eq = memchr(q, '=', len);
         if (!eq)
-            return fail(ix, REDISIDX_EINVAL, "bad parameter '%.*s' (expected NAME=VALUE)",
-                        (int)len, q);
+            return fail(ix, REDISIDX_EINVAL, "bad parameter '%.*s' (expected NAME=VALUE)", (int)len,
+                        q);
         size_t nlen = (size_t)(eq - q), vlen = len - nlen - 1;
         const char *v = eq + 1;
         uint64_t u;
         if (nlen == 6 && !memcmp(q, "prefix", 6)) {
             if (!vlen || vlen > PREFIX_MAX)
-                return fail(ix, REDISIDX_EINVAL, "prefix must be 1 to %d characters",
-                            PREFIX_MAX);
+                return fail(ix, REDISIDX_EINVAL, "prefix must be 1 to %d characters", PREFIX_MAX);
             for (size_t i = 0; i < vlen; i++) {
                 unsigned char ch = (unsigned char)v[i];
                 if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-                      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.' ||
-                      ch == ':'))
+                      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.' || ch == ':'))
                     return fail(ix, REDISIDX_EINVAL,
                                 "prefix '%.*s': only letters, digits and _ - . : allowed",
                                 (int)vlen, v);
@@ -271,8 +279,7 @@ static enum redisidx_code parse_query(struct redisidx *ix, const char *q)
             ix->retry_time = t;
         } else if (nlen == 6 && !memcmp(q, "expect", 6)) {
             if (parse_uint(v, vlen, (uint64_t)1 << 40, &u) != 0 || u == 0)
-                return fail(ix, REDISIDX_EINVAL, "bad expect '%.*s' (1 to 2^40)", (int)vlen,
-                            v);
+                return fail(ix, REDISIDX_EINVAL, "bad expect '%.*s' (1 to 2^40)", (int)vlen, v);
             ix->expect = u;
         } else if (nlen == 2 && !memcmp(q, "db", 2)) {
             if (parse_uint(v, vlen, 1u << 20, &u) != 0)
@@ -280,7 +287,8 @@ static enum redisidx_code parse_query(struct redisidx *ix, const char *q)
             ix->db = (int)u;
         } else {
             return fail(ix, REDISIDX_EINVAL,
-                        "unknown parameter '%.*s' (prefix, timeout, retry, expect, db)", (int)nlen, q);
+                        "unknown parameter '%.*s' (prefix, timeout, retry, expect, db)", (int)nlen,
+                        q);
         }
         q = amp ? amp + 1 : NULL;
     }
@@ -347,15 +355,14 @@ static enum redisidx_code parse_url(struct redisidx *ix, const char *url)
     if (colon) {
         uint64_t port;
         if (parse_uint(colon + 1, (size_t)(hend - colon - 1), 65535, &port) != 0 || !port)
-            return fail(ix, REDISIDX_EINVAL, "bad port '%.*s'", (int)(hend - colon - 1),
-                        colon + 1);
+            return fail(ix, REDISIDX_EINVAL, "bad port '%.*s'", (int)(hend - colon - 1), colon + 1);
         ix->port = (int)port;
     }
     if (slash && slash + 1 < end) {
         uint64_t db;
         if (parse_uint(slash + 1, (size_t)(end - slash - 1), 1u << 20, &db) != 0)
-            return fail(ix, REDISIDX_EINVAL, "bad database number '%.*s'",
-                        (int)(end - slash - 1), slash + 1);
+            return fail(ix, REDISIDX_EINVAL, "bad database number '%.*s'", (int)(end - slash - 1),
+                        slash + 1);
         ix->db = (int)db;
     }
     return parse_query(ix, q ? q + 1 : NULL);
@@ -364,8 +371,7 @@ static enum redisidx_code parse_url(struct redisidx *ix, const char *url)
 /* ---- replies ---- */
 
 /* Writes one command into the output buffer (sent with the next read). */
-static enum redisidx_code put(struct redisidx *ix, int argc, const char **argv,
-                              const size_t *lens)
+static enum redisidx_code put(struct redisidx *ix, int argc, const char **argv, const size_t *lens)
 {
     if (redisAppendCommandArgv(ix->c, argc, argv, lens) != REDIS_OK) {
         enum redisidx_code rc =
@@ -479,8 +485,7 @@ static void key_pay(const struct redisidx *ix, const void *key, size_t len, char
 
 static void key_doc(const struct redisidx *ix, uint64_t doc, char *out)
 {
-    snprintf(out, KEY_MAX, "%s:d:%llx", ix->prefix,
-             (unsigned long long)(doc >> DOC_SHARD_SHIFT));
+    snprintf(out, KEY_MAX, "%s:d:%llx", ix->prefix, (unsigned long long)(doc >> DOC_SHARD_SHIFT));
 }
 
 static void key_named(const struct redisidx *ix, const char *name, char *out)
@@ -495,9 +500,8 @@ static int meta_format(const struct redisidx *ix, char *out, size_t len)
     int n = snprintf(out, len,
                      META_TAG "%u method=simhash fingerprint=%u k=%u levels=%u blocks=%u,%u "
                               "bucket_bits=%u shard_bits=%u",
-                     META_FORMAT, (unsigned)DEDUP_FINGERPRINT_VERSION, ix->k,
-                     ix->design.levels, ix->design.blocks[0], ix->design.blocks[1],
-                     ix->bucket_bits, ix->shard_bits);
+                     META_FORMAT, (unsigned)DEDUP_FINGERPRINT_VERSION, ix->k, ix->design.levels,
+                     ix->design.blocks[0], ix->design.blocks[1], ix->bucket_bits, ix->shard_bits);
     return n > 0 && (size_t)n < len ? n : -1;
 }
 
@@ -510,8 +514,7 @@ static enum redisidx_code layout_set(struct redisidx *ix, const struct dedup_des
     if (dc == DEDUP_ENOMEM)
         return fail(ix, REDISIDX_ENOMEM, "out of memory");
     if (dc != DEDUP_OK)
-        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta: not a valid table design",
-                    ix->prefix);
+        return fail(ix, REDISIDX_ECORRUPT, "key %s:meta: not a valid table design", ix->prefix);
     ix->design = *d;
     ix->design.key_bits_min = 64;
     ix->design.key_bits_max = 0;
@@ -590,15 +593,17 @@ static enum redisidx_code meta_parse(struct redisidx *ix, const char *s, size_t 
         used != (int)len)
         return fail(ix, REDISIDX_ECORRUPT, "key %s:meta is damaged: '%s'", ix->prefix, buf);
     if (strcmp(method, "simhash") != 0)
-        return fail(ix, REDISIDX_EMETHOD, "key %s:meta: a %s index; only simhash is "
-                                          "supported on redis", ix->prefix, method);
+        return fail(ix, REDISIDX_EMETHOD,
+                    "key %s:meta: a %s index; only simhash is "
+                    "supported on redis",
+                    ix->prefix, method);
     if (fpv != DEDUP_FINGERPRINT_VERSION)
         return fail(ix, REDISIDX_EVERSION,
                     "key %s:meta: fingerprint version %u, this build computes version %u "
                     "(rebuild the index under another prefix)",
                     ix->prefix, fpv, (unsigned)DEDUP_FINGERPRINT_VERSION);
-    if (k > DEDUP_K_MAX || levels < 1 || levels > 2 || b0 > 64 || b1 > 64 || bb < 1 ||
-        bb > 64 || sb > 24)
+    if (k > DEDUP_K_MAX || levels < 1 || levels > 2 || b0 > 64 || b1 > 64 || bb < 1 || bb > 64 ||
+        sb > 24)
         return fail(ix, REDISIDX_ECORRUPT, "key %s:meta is damaged: '%s'", ix->prefix, buf);
     struct dedup_design d = {.k = k, .levels = levels, .blocks = {b0, b1}};
     /* the number of tables of this shape: the design for that many tables must be it */
@@ -619,8 +624,8 @@ static enum redisidx_code meta_parse(struct redisidx *ix, const char *s, size_t 
 
 /* ---- connecting ---- */
 
-static enum redisidx_code simple(struct redisidx *ix, redisReply **r, int argc,
-                                 const char **argv, const size_t *lens, const char *what)
+static enum redisidx_code simple(struct redisidx *ix, redisReply **r, int argc, const char **argv,
+                                 const size_t *lens, const char *what)
 {
     enum redisidx_code rc = put(ix, argc, argv, lens);
     if (rc == REDISIDX_OK)
@@ -648,8 +653,8 @@ static enum redisidx_code meta_ensure(struct redisidx *ix, unsigned k_want, int 
                 int same = r->len == ix->meta_len && !memcmp(r->str, ix->meta, r->len);
                 rfree(r);
                 if (!same)
-                    return fail(ix, REDISIDX_ECORRUPT,
-                                "key %s changed while the index was open", key);
+                    return fail(ix, REDISIDX_ECORRUPT, "key %s changed while the index was open",
+                                key);
                 return REDISIDX_OK;
             }
             rc = meta_parse(ix, r->str, r->len);
@@ -671,8 +676,8 @@ static enum redisidx_code meta_ensure(struct redisidx *ix, unsigned k_want, int 
         }
         rfree(r);
         if (!create && !ix->meta)
-            return fail(ix, REDISIDX_ECORRUPT, "no index under prefix '%s' (no key %s)",
-                        ix->prefix, key);
+            return fail(ix, REDISIDX_ECORRUPT, "no index under prefix '%s' (no key %s)", ix->prefix,
+                        key);
         if (!create)
             return fail(ix, REDISIDX_ECORRUPT, "key %s is gone (the index was deleted)", key);
         rc = layout_new(ix, k_want || ix->k_zero ? k_want : DEDUP_K_DEFAULT);
@@ -712,8 +717,7 @@ static enum redisidx_code connect_(struct redisidx *ix, int create)
         return rc;
     }
     if (redisSetTimeout(ix->c, ix->tv) != REDIS_OK) {
-        enum redisidx_code rc = fail(ix, REDISIDX_EIO, "cannot set the timeout: %s",
-                                     ix->c->errstr);
+        enum redisidx_code rc = fail(ix, REDISIDX_EIO, "cannot set the timeout: %s", ix->c->errstr);
         drop(ix);
         return rc;
     }
@@ -850,8 +854,8 @@ void redisidx_result_release(struct redisidx_result *r)
     memset(r, 0, sizeof *r);
 }
 
-static enum redisidx_code result_dup(struct redisidx *ix, struct redisidx_result *r,
-                                     const char *id, size_t len)
+static enum redisidx_code result_dup(struct redisidx *ix, struct redisidx_result *r, const char *id,
+                                     size_t len)
 {
     if (r->dup_cap < len + 1) {
         char *n = realloc(r->dup_id, len + 1);
@@ -925,8 +929,7 @@ static int parse_idrec(const char *s, size_t len, uint64_t *doc, uint64_t *fp)
 }
 
 /* A document record "FPHEX16 ID": fp and the id's bytes. */
-static int parse_docrec(const char *s, size_t len, uint64_t *fp, const char **id,
-                        size_t *id_len)
+static int parse_docrec(const char *s, size_t len, uint64_t *fp, const char **id, size_t *id_len)
 {
     if (len < 18 || s[16] != ' ' || parse_hex64(s, 16, fp) != 0)
         return -1;
@@ -982,21 +985,19 @@ static int page_args_ok(struct redisidx *ix, const struct redisidx_page *p, enum
 /* Reads the candidates of one bucket reply: the nearest within k into best (distance,
  * doc); 0 or an error. */
 static enum redisidx_code bucket_scan(struct redisidx *ix, const redisReply *r, const char *key,
-                                      uint64_t fp, unsigned k, unsigned *best_d,
-                                      uint64_t *best_doc, uint64_t *best_fp, int *found)
+                                      uint64_t fp, unsigned k, unsigned *best_d, uint64_t *best_doc,
+                                      uint64_t *best_fp, int *found)
 {
     enum redisidx_code rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key);
     if (rc != REDISIDX_OK)
         return rc;
     if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES)
-        return fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key,
-                    r->elements);
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key, r->elements);
     for (size_t i = 0; i < r->elements; i += 2) {
         const redisReply *f = r->element[i], *v = r->element[i + 1];
         int64_t sf, sd;
         if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-            parse_i64(f->str, f->len, &sf) != 0 || parse_i64(v->str, v->len, &sd) != 0 ||
-            sd < 1)
+            parse_i64(f->str, f->len, &sf) != 0 || parse_i64(v->str, v->len, &sd) != 0 || sd < 1)
             return fail(ix, REDISIDX_ECORRUPT,
                         "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
         uint64_t c = (uint64_t)sf;
@@ -1078,8 +1079,8 @@ static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_p
 
 /* One attempt at deciding p[0..n): REDISIDX_OK, REDISIDX_ECONFLICT (EXEC failed: try
  * again) or an error. */
-static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_page *p,
-                                     size_t n, struct redisidx_result *r, int read_only)
+static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_page *p, size_t n,
+                                     struct redisidx_result *r, int read_only)
 {
     unsigned T = ix->design.tables;
     enum redisidx_code rc = REDISIDX_OK;
@@ -1088,7 +1089,7 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
     redisReply *seq_r = NULL, *exec_r = NULL;
     size_t n_replies = 0;
     char key[KEY_MAX];
-    char (*wkeys)[KEY_MAX] = malloc((T + 2) * sizeof *wkeys);
+    char(*wkeys)[KEY_MAX] = malloc((T + 2) * sizeof *wkeys);
     if (!ps || !br || !wkeys) {
         rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
         goto done;
@@ -1195,8 +1196,8 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
         if (x->type == REDIS_REPLY_STRING) {
             uint64_t doc, fp;
             if (parse_idrec(x->str, x->len, &doc, &fp) != 0) {
-                rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged",
-                          key, (int)(p[i].id_len > 200 ? 200 : p[i].id_len), p[i].id);
+                rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", key,
+                          (int)(p[i].id_len > 200 ? 200 : p[i].id_len), p[i].id);
                 goto done;
             }
             res->verdict = REDISIDX_KNOWN_ID;
@@ -1272,8 +1273,7 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
             if (!ps[j].new_in_batch)
                 continue;
             unsigned d = (unsigned)__builtin_popcountll(p[j].fp ^ p[i].fp);
-            if (d <= ix->k &&
-                (!found || d < best_d || (d == best_d && ps[j].doc < best_doc))) {
+            if (d <= ix->k && (!found || d < best_d || (d == best_d && ps[j].doc < best_doc))) {
                 found = 1;
                 best_d = d;
                 best_doc = ps[j].doc;
@@ -1361,8 +1361,8 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
     if ((rc = expect_type(ix, exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL)) != REDISIDX_OK)
         goto done;
     if (exec_r->elements != exec_n) {
-        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands",
-                  exec_r->elements, exec_n);
+        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", exec_r->elements,
+                  exec_n);
         goto done;
     }
     for (size_t q = 0; q < exec_n; q++)
@@ -1479,8 +1479,7 @@ static int retry_wait(struct redisidx *ix, double *since, unsigned *waits)
  * ix->pend_n / pend_del set: its next run finds by id what was done. Under ix->mu.
  */
 static enum redisidx_code transact(struct redisidx *ix,
-                                   enum redisidx_code (*step)(struct redisidx *, void *),
-                                   void *arg)
+                                   enum redisidx_code (*step)(struct redisidx *, void *), void *arg)
 {
     enum redisidx_code rc;
     double since = -1;
@@ -1577,8 +1576,8 @@ enum redisidx_code redisidx_check(struct redisidx *ix, const struct redisidx_pag
     return decide(ix, p, 1, r, 0);
 }
 
-enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisidx_page *p,
-                                       size_t n, struct redisidx_result *r)
+enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisidx_page *p, size_t n,
+                                       struct redisidx_result *r)
 {
     return decide(ix, p, n, r, 0);
 }
@@ -1646,8 +1645,7 @@ static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
         if ((rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key)) != REDISIDX_OK)
             break;
         if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES) {
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key,
-                      r->elements);
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key, r->elements);
             break;
         }
         for (size_t i = 0; i < r->elements; i += 2) {
@@ -1708,8 +1706,8 @@ static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
     if (rc == REDISIDX_OK)
         rc = expect_type(ix, exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL);
     if (rc == REDISIDX_OK && exec_r->elements != nc)
-        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", exec_r->elements,
-                  nc);
+        rc =
+            fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", exec_r->elements, nc);
     for (size_t i = 0; i < nc && rc == REDISIDX_OK; i++) {
         const redisReply *d = exec_r->element[i];
         if (d->type == REDIS_REPLY_NIL)
@@ -1913,8 +1911,7 @@ static enum redisidx_code delete_step(struct redisidx *ix, void *arg)
     return rc;
 }
 
-enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len,
-                                   int *deleted)
+enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len, int *deleted)
 {
     if (!ix || !id || !id_len || !deleted)
         return REDISIDX_EINVAL;

@@ -79,13 +79,13 @@ enum redisidx_code {
 const char *redisidx_strerror(enum redisidx_code c);
 
 struct redisidx_opts {
-    unsigned k;               /* 0..7; 0: the index's (3 for a new one) */
-    const char *method;       /* NULL or "simhash"; "minhash": REDISIDX_EMETHOD */
-    unsigned max_retries;     /* 0: 100 */
-    int k_zero;               /* 1: k 0 is meant (identical fingerprints only), not "the
-                               * index's" */
-    int no_create;            /* 1: an index that is not there is an error (ECORRUPT "no
-                               * index"), not made (stats, tools that only read) */
+    unsigned k;           /* 0..7; 0: the index's (3 for a new one) */
+    const char *method;   /* NULL or "simhash"; "minhash": REDISIDX_EMETHOD */
+    unsigned max_retries; /* 0: 100 */
+    int k_zero;           /* 1: k 0 is meant (identical fingerprints only), not "the
+                           * index's" */
+    int no_create;        /* 1: an index that is not there is an error (ECORRUPT "no
+                           * index"), not made (stats, tools that only read) */
 };
 
 struct redisidx;
@@ -109,38 +109,38 @@ unsigned redisidx_k(const struct redisidx *ix);
 const char *redisidx_url(const struct redisidx *ix);
 
 enum redisidx_verdict {
-    REDISIDX_NEW = 0,   /* within k of nothing: added (added 1), or NO_ADD (added 0) */
-    REDISIDX_NEAR,      /* within k of dup_id (fp, distance: the nearest; ties: the page
-                         * added first) */
-    REDISIDX_EXACT,     /* the payload key is known: dup_id's (fp its fingerprint) */
-    REDISIDX_KNOWN_ID,  /* the id is indexed already (fp its stored fingerprint) */
-    REDISIDX_UNKNOWN,   /* redisidx_lookup() only: neither id nor payload known */
+    REDISIDX_NEW = 0,  /* within k of nothing: added (added 1), or NO_ADD (added 0) */
+    REDISIDX_NEAR,     /* within k of dup_id (fp, distance: the nearest; ties: the page
+                        * added first) */
+    REDISIDX_EXACT,    /* the payload key is known: dup_id's (fp its fingerprint) */
+    REDISIDX_KNOWN_ID, /* the id is indexed already (fp its stored fingerprint) */
+    REDISIDX_UNKNOWN,  /* redisidx_lookup() only: neither id nor payload known */
 };
 
 /* redisidx_page.flags */
 #define REDISIDX_NO_ADD 1u /* decide, add nothing (a dry run) */
 
-#define REDISIDX_MAX_ID_BYTES 65536u  /* cap on an id */
-#define REDISIDX_MAX_KEY_BYTES 64u    /* cap on a payload key */
+#define REDISIDX_MAX_ID_BYTES 65536u /* cap on an id */
+#define REDISIDX_MAX_KEY_BYTES 64u   /* cap on a payload key */
 
 /* One page, borrowed for the call. */
 struct redisidx_page {
-    const char *id;     /* id[0..id_len): the URL (or any string without NUL) */
+    const char *id; /* id[0..id_len): the URL (or any string without NUL) */
     size_t id_len;
-    uint64_t fp;        /* its simhash (docs/FINGERPRINT.md) */
-    const void *key;    /* payload key (a digest of the payload) or NULL: no exact lookup */
+    uint64_t fp;     /* its simhash (docs/FINGERPRINT.md) */
+    const void *key; /* payload key (a digest of the payload) or NULL: no exact lookup */
     size_t key_len;
-    unsigned flags;     /* REDISIDX_NO_ADD */
+    unsigned flags; /* REDISIDX_NO_ADD */
 };
 
 /* The outcome. Zero-initialise once; reuse; release with redisidx_result_release(). */
 struct redisidx_result {
     enum redisidx_verdict verdict;
-    int added;          /* NEW: 1 when this call added the page */
-    uint64_t fp;        /* NEAR, EXACT, KNOWN_ID: the original's (KNOWN_ID: the id's) */
-    unsigned distance;  /* NEAR */
-    char *dup_id;       /* NEAR, EXACT: the original's id, NUL-terminated, owned by the
-                         * result; NULL otherwise */
+    int added;         /* NEW: 1 when this call added the page */
+    uint64_t fp;       /* NEAR, EXACT, KNOWN_ID: the original's (KNOWN_ID: the id's) */
+    unsigned distance; /* NEAR */
+    char *dup_id;      /* NEAR, EXACT: the original's id, NUL-terminated, owned by the
+                        * result; NULL otherwise */
     size_t dup_id_len;
     size_t dup_cap;
 };
@@ -154,8 +154,7 @@ void redisidx_result_release(struct redisidx_result *r);
  * KNOWN_ID. REDISIDX_OK with r filled, or an error (nothing added; see errmsg).
  */
 enum redisidx_code redisidx_check(struct redisidx *ix, const struct redisidx_page *p,
-                                  struct redisidx_result *r)
-    __attribute__((warn_unused_result));
+                                  struct redisidx_result *r) __attribute__((warn_unused_result));
 
 /*
  * The same for n pages in one pipeline (a batch: checks/s over a network): decided in
@@ -163,36 +162,34 @@ enum redisidx_code redisidx_check(struct redisidx *ix, const struct redisidx_pag
  * batch is NEAR to it), in about two round trips for the whole batch, atomic as a whole
  * (a conflict retries the batch). r[0..n) as redisidx_check() fills r.
  */
-enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisidx_page *p,
-                                       size_t n, struct redisidx_result *r)
+enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisidx_page *p, size_t n,
+                                       struct redisidx_result *r)
     __attribute__((warn_unused_result));
 
 /* Without a fingerprint: KNOWN_ID (the id), EXACT (p->key), or UNKNOWN. Reads only. */
 enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_page *p,
-                                   struct redisidx_result *r)
-    __attribute__((warn_unused_result));
+                                   struct redisidx_result *r) __attribute__((warn_unused_result));
 
 /*
  * Problem 2: cb(userdata, id, fp, distance) for every indexed page within k (<= the
  * index's) of fp, nearest first (ties: added first), at most max (0: all); a non-zero
  * return from cb stops. *n (may be NULL) the number passed to cb.
  */
-enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned k, size_t max,
-                                      int (*cb)(void *userdata, const char *id, uint64_t fp,
-                                                unsigned distance),
-                                      void *userdata, size_t *n)
-    __attribute__((warn_unused_result));
+enum redisidx_code
+redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned k, size_t max,
+                   int (*cb)(void *userdata, const char *id, uint64_t fp, unsigned distance),
+                   void *userdata, size_t *n) __attribute__((warn_unused_result));
 
 /* Forgets the page indexed under id (its buckets, document, id, payload key), atomically.
  * *deleted 1 when it was there, 0 when not. */
-enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len,
-                                   int *deleted) __attribute__((warn_unused_result));
+enum redisidx_code redisidx_delete(struct redisidx *ix, const char *id, size_t id_len, int *deleted)
+    __attribute__((warn_unused_result));
 
 struct redisidx_stats {
-    uint64_t documents;     /* pages in the index (all clients) */
+    uint64_t documents; /* pages in the index (all clients) */
     unsigned k, tables, bucket_bits, fingerprint_version;
-    char design[96];        /* dedup_design_describe() of the index's design */
-    uint64_t used_memory;   /* INFO memory used_memory of the whole Redis, bytes */
+    char design[96];      /* dedup_design_describe() of the index's design */
+    uint64_t used_memory; /* INFO memory used_memory of the whole Redis, bytes */
     /* this struct redisidx's own counters since open */
     uint64_t checks, round_trips, conflicts, reconnects;
 };

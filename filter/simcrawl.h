@@ -103,8 +103,9 @@ void simcrawl_options_free(struct simcrawl_options *o);
 
 /* Each setter returns 0, or SIMCRAWL_EINVAL (o NULL or the value out of range) and leaves
  * the option as it was. */
-int simcrawl_options_set_k(struct simcrawl_options *o, unsigned k); /* 0..7; default 3;
-                                                * 0 with an existing index: the file's k */
+int simcrawl_options_set_k(struct simcrawl_options *o,
+                           unsigned k); /* 0..7; default 3;
+                                         * 0 with an existing index: the file's k */
 /* The near-duplicate method (0.4): "simhash" (the default: a page within Hamming distance
  * k of an indexed page's 64-bit simhash) or "minhash" (an indexed page whose estimated
  * Jaccard similarity of word shingles is >= the threshold: MinHash signatures searched by
@@ -135,8 +136,7 @@ int simcrawl_options_set_max_bytes(struct simcrawl_options *o, size_t bytes);
  * called from the thread that hit the condition. NULL: warnings are dropped. The library
  * itself never prints. */
 int simcrawl_options_set_log(struct simcrawl_options *o,
-                             void (*cb)(void *userdata, const char *message),
-                             void *userdata);
+                             void (*cb)(void *userdata, const char *message), void *userdata);
 /* The journal size (bytes, header included; at least 16) past which a check() compacts
  * it into the index file (then truncates it); default 64 MiB. Smaller: shorter replays
  * at open, more index saves. */
@@ -196,8 +196,8 @@ void simcrawl_match_free(struct simcrawl_match *m);
  * Returns a decision (enum simcrawl_decision, >= 0) or a negative error (the page is then
  * not added).
  */
-int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page,
-                          size_t len, const char *content_type, struct simcrawl_match *match);
+int simcrawl_filter_check(struct simcrawl_filter *f, const char *id, const void *page, size_t len,
+                          const char *content_type, struct simcrawl_match *match);
 
 /* What else check() keeps in m, on request (nothing by default: it costs a copy):
  * SIMCRAWL_MATCH_TEXT the page's main text, SIMCRAWL_MATCH_LINKS the URLs of its links
@@ -234,9 +234,10 @@ double simcrawl_match_similarity(const struct simcrawl_match *m);
 /* ---- more ways to check, forget and look up (0.3) ---- */
 
 /* Flags of simcrawl_filter_check_flags() and simcrawl_filter_check_fingerprint(). */
-#define SIMCRAWL_CHECK_NO_ADD 1u /* decide, but add nothing: a page that would be NEW is
-                                  * reported NEW and is not in the index afterwards (a
-                                  * dry run: the service's insert=false) */
+#define SIMCRAWL_CHECK_NO_ADD                                                                      \
+    1u /* decide, but add nothing: a page that would be NEW is                                     \
+        * reported NEW and is not in the index afterwards (a                                       \
+        * dry run: the service's insert=false) */
 
 /* simcrawl_filter_check() with flags (0: the same call). */
 int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const void *page,
@@ -327,11 +328,9 @@ int simcrawl_filter_signature(struct simcrawl_filter *f, const char *url, const 
  * simcrawl_filter_check_fingerprint() and simcrawl_filter_neighbors() of a minhash filter
  * return SIMCRAWL_EMETHOD. Thread-safe.
  */
-int simcrawl_filter_neighbors_signature(struct simcrawl_filter *f, const uint32_t *sig,
-                                        size_t h, double threshold, size_t max,
-                                        int (*cb)(void *userdata, const char *id,
-                                                  double similarity),
-                                        void *userdata);
+int simcrawl_filter_neighbors_signature(
+    struct simcrawl_filter *f, const uint32_t *sig, size_t h, double threshold, size_t max,
+    int (*cb)(void *userdata, const char *id, double similarity), void *userdata);
 
 #ifdef __cplusplus
 }

@@ -531,8 +531,8 @@ static void do_neighbors_page(const struct server_api *a, const struct server_re
     else if (!(sig = malloc(h * sizeof *sig)))
         server_reply_error(out, 503, "out of memory");
     else {
-        int rc = simcrawl_filter_signature(a->f, v[0], r->body, r->body_len, r->content_type,
-                                           sig, h);
+        int rc =
+            simcrawl_filter_signature(a->f, v[0], r->body, r->body_len, r->content_type, sig, h);
         if (rc == SIMCRAWL_TOO_SHORT || rc == SIMCRAWL_NOT_HTML) {
             server_buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[],\"decision\":\"%s\"%s}\n",
                               t, decision_name(rc),
@@ -652,7 +652,8 @@ static void do_stats(const struct server_api *a, struct server_reply *out)
     struct server_buf b;
     server_buf_init(&b, REPLY_SMALL_MAX);
     server_buf_printf(&b, "{\"documents\":%llu,\"method\":\"%s\",",
-                      (unsigned long long)simcrawl_filter_count(a->f), simcrawl_filter_method(a->f));
+                      (unsigned long long)simcrawl_filter_count(a->f),
+                      simcrawl_filter_method(a->f));
     if (is_minhash(a))
         server_buf_printf(&b, "\"k\":null,\"threshold\":%.6g,", simcrawl_filter_threshold(a->f));
     else

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 
 void failalloc_arm(unsigned long n);
-bool failalloc_fired(void);          /* did the armed allocation fail? */
-unsigned long failalloc_seen(void);  /* allocations counted since the last arm */
+bool failalloc_fired(void);         /* did the armed allocation fail? */
+unsigned long failalloc_seen(void); /* allocations counted since the last arm */
 
 #endif

@@ -4,10 +4,10 @@
  * Generated pages for the filter's tests (tests/test_filter.c) and its kill-test driver
  * (tests/tools/filter_driver.c): page (group, variant) is 150 pseudo-words drawn from a
  * 4,096-word vocabulary with a generator seeded by the group, in three paragraphs, under
- * a menu and a first paragraph shared by every page of its host (a site template). Variant 0 is the group's original; variant v > 0
- * changes one word (its place and its new word follow from v), which keeps the simhash
- * within a few bits of the original's (a near-duplicate at k = 3 most of the time);
- * pages of different groups are unrelated (distance about 32). Deterministic.
+ * a menu and a first paragraph shared by every page of its host (a site template). Variant 0 is the
+ * group's original; variant v > 0 changes one word (its place and its new word follow from v),
+ * which keeps the simhash within a few bits of the original's (a near-duplicate at k = 3 most of
+ * the time); pages of different groups are unrelated (distance about 32). Deterministic.
  */
 #include <stdint.h>
 #include <stdio.h>

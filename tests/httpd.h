@@ -75,9 +75,9 @@ typedef int (*test_httpd_handler)(void *userdata, const struct test_httpd_reques
 
 struct test_httpd;
 
-#define TEST_HTTPD_LOG_CAP ((size_t)1 << 20)          /* requests logged; later ones only counted */
-#define TEST_HTTPD_ENDLESS_MAX ((size_t)1 << 30)      /* ENDLESS fault: bytes sent at most */
-#define TEST_HTTPD_ENDLESS_SECONDS 120                /* ENDLESS fault: seconds at most */
+#define TEST_HTTPD_LOG_CAP ((size_t)1 << 20)     /* requests logged; later ones only counted */
+#define TEST_HTTPD_ENDLESS_MAX ((size_t)1 << 30) /* ENDLESS fault: bytes sent at most */
+#define TEST_HTTPD_ENDLESS_SECONDS 120           /* ENDLESS fault: seconds at most */
 #define TEST_HTTPD_HANG_DEFAULT_MS 30000u
 #define TEST_HTTPD_DRIP_DEFAULT_MS 1000u
 

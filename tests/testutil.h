@@ -24,31 +24,40 @@ void tu_fmt_i(char *buf, size_t cap, long long v);
 void tu_fmt_u(char *buf, size_t cap, unsigned long long v);
 void tu_fmt_d(char *buf, size_t cap, double v);
 void tu_fmt_p(char *buf, size_t cap, const volatile void *v);
-void tu_assert_eq(int ok, char *msg, size_t cap, const char *expr, const char *a,
-                  const char *b, unsigned line, const char *file, int fatal);
+void tu_assert_eq(int ok, char *msg, size_t cap, const char *expr, const char *a, const char *b,
+                  unsigned line, const char *file, int fatal);
 
-#define TU_FMT(buf, x)                                                                         \
-    _Generic((x),                                                                              \
-        _Bool: tu_fmt_i, char: tu_fmt_i, signed char: tu_fmt_i, short: tu_fmt_i,               \
-        int: tu_fmt_i, long: tu_fmt_i, long long: tu_fmt_i, unsigned char: tu_fmt_u,           \
-        unsigned short: tu_fmt_u, unsigned: tu_fmt_u, unsigned long: tu_fmt_u,                 \
-        unsigned long long: tu_fmt_u, float: tu_fmt_d, double: tu_fmt_d,                       \
-        default: tu_fmt_p)(buf, sizeof buf, x)
+#define TU_FMT(buf, x)                                                                             \
+    _Generic((x), _Bool                                                                            \
+             : tu_fmt_i, char                                                                      \
+             : tu_fmt_i, signed char                                                               \
+             : tu_fmt_i, short                                                                     \
+             : tu_fmt_i, int                                                                       \
+             : tu_fmt_i, long                                                                      \
+             : tu_fmt_i, long long                                                                 \
+             : tu_fmt_i, unsigned char                                                             \
+             : tu_fmt_u, unsigned short                                                            \
+             : tu_fmt_u, unsigned                                                                  \
+             : tu_fmt_u, unsigned long                                                             \
+             : tu_fmt_u, unsigned long long                                                        \
+             : tu_fmt_u, float                                                                     \
+             : tu_fmt_d, double                                                                    \
+             : tu_fmt_d, default                                                                   \
+             : tu_fmt_p)(buf, sizeof buf, x)
 
-#define TU_ASSERT_EQ(actual, expected, fatal)                                                  \
-    do {                                                                                       \
-        __auto_type tu_a_ = (actual);                                                          \
-        __auto_type tu_b_ = (expected);                                                        \
-        _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wsign-compare\"")    \
-        int tu_ok_ = tu_a_ == tu_b_;                                                           \
-        _Pragma("GCC diagnostic pop")                                                          \
-        char tu_x_[48] = "", tu_y_[48] = "", tu_m_[640];                                       \
-        if (!tu_ok_) {                                                                         \
-            TU_FMT(tu_x_, tu_a_);                                                              \
-            TU_FMT(tu_y_, tu_b_);                                                              \
-        }                                                                                      \
-        tu_assert_eq(tu_ok_, tu_m_, sizeof tu_m_, #actual " == " #expected, tu_x_, tu_y_,      \
-                     __LINE__, __FILE__, fatal);                                               \
+#define TU_ASSERT_EQ(actual, expected, fatal)                                                      \
+    do {                                                                                           \
+        __auto_type tu_a_ = (actual);                                                              \
+        __auto_type tu_b_ = (expected);                                                            \
+        _Pragma("GCC diagnostic push")                                                             \
+            _Pragma("GCC diagnostic ignored \"-Wsign-compare\"") int tu_ok_ = tu_a_ == tu_b_;      \
+        _Pragma("GCC diagnostic pop") char tu_x_[48] = "", tu_y_[48] = "", tu_m_[640];             \
+        if (!tu_ok_) {                                                                             \
+            TU_FMT(tu_x_, tu_a_);                                                                  \
+            TU_FMT(tu_y_, tu_b_);                                                                  \
+        }                                                                                          \
+        tu_assert_eq(tu_ok_, tu_m_, sizeof tu_m_, #actual " == " #expected, tu_x_, tu_y_,          \
+                     __LINE__, __FILE__, fatal);                                                   \
     } while (0)
 #define ASSERT_EQ(actual, expected) TU_ASSERT_EQ(actual, expected, 0)
 #define ASSERT_EQ_FATAL(actual, expected) TU_ASSERT_EQ(actual, expected, 1)
