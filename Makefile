@@ -390,11 +390,15 @@ demo: ./simcrawl ## crawl the bundled demo site on loopback and write WARC, log,
 BANNED_FUNCS := strcpy strcat sprintf vsprintf gets strtok atoi atol
 STYLE_SRC = $(EXTRACT_SRC) $(DEDUP_SRC) $(CRAWLER_SRC) $(FILTER_SRC) $(SERVER_SRC) $(CLI_SRC) \
 	    $(wildcard plugins/wget2/*.c) $(wildcard */*.h)
-checkstyle: ## no banned function (strcpy, sprintf, strtok, gets, atoi...) in the libraries, the CLI and the plugin
+checkstyle: ## the libraries, the CLI and the plugin as clang-format lays them out (.clang-format), and no banned function (strcpy, sprintf, strtok, gets, atoi...) in them
+	@$(call install_missing,clang-format, for make checkstyle)
+	@bad=$$(for f in $(STYLE_SRC); do clang-format --dry-run -Werror "$$f" >/dev/null 2>&1 || echo "$$f"; done); \
+	if [ -n "$$bad" ]; then echo "not as clang-format lays them out (make format, or clang-format -i FILE):"; \
+	    echo "$$bad"; exit 1; fi
 	@bad=$$(grep -nE '\<($(subst $(space),|,$(strip $(BANNED_FUNCS))))[[:space:]]*\(' $(STYLE_SRC) | \
 	    grep -v '^[^:]*:[0-9]*:[[:space:]]*\(/\*\|\*\)'); \
 	if [ -n "$$bad" ]; then echo "banned functions ($(BANNED_FUNCS)):"; echo "$$bad"; exit 1; fi
-	@echo "checkstyle: no banned function in $(words $(STYLE_SRC)) files"
+	@echo "checkstyle: $(words $(STYLE_SRC)) files as clang-format lays them out, no banned function in them"
 
 check-deps: $(LIBS_ALL) $(LIBSIMCRAWL_A) ## check that each library links with only its own dependencies
 	@echo 'int main(void){return 0;}' > $(BUILD)/empty_main.c
@@ -459,8 +463,8 @@ uninstall: ## remove what make install installed (same PREFIX and DESTDIR)
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null; then \
 	    echo ldconfig; ldconfig; fi
 
-format: ## reformat the sources with clang-format
-	clang-format -i $(EXTRACT_SRC) $(DEDUP_SRC) $(FILTER_SRC) $(CRAWLER_SRC) $(SERVER_SRC) $(CLI_SRC) $(WGET2_SRC) $(wildcard */*.h plugins/*/*.h tests/*.c tests/*/*.c)
+format: ## lay the sources make checkstyle checks out with clang-format
+	clang-format -i $(STYLE_SRC)
 
 clean: ## remove build products
 	rm -rf build simcrawl
