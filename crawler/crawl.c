@@ -197,7 +197,7 @@ enum crawl_code crawl_verdict_add_link(struct crawl_verdict *v, const char *url,
     }
     e->link = MEMO_INVALID; /* until it is kept */
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
+    enum crawl_code rc = crawl__url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
     if (rc == CRAWL_EURL) {
         free(canon);
         v->links_invalid++;
@@ -238,7 +238,7 @@ enum crawl_code crawl_verdict_add_requisite(struct crawl_verdict *v, const char 
     if (v->n_requisites >= CRAWL_MAX_REQUISITES)
         return CRAWL_OK;
     char *canon = NULL;
-    enum crawl_code rc = crawl_url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
+    enum crawl_code rc = crawl__url_canonicalise_memo(url, v->base, &VPRIV(v)->base_fast, &canon);
     if (rc == CRAWL_EURL) { /* data:, javascript:, malformed: nothing to fetch */
         free(canon);
         return CRAWL_OK;
@@ -830,7 +830,7 @@ static int host_is_ip(const char *host, size_t len)
     return 1;
 }
 
-char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url)
+char *crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url)
 {
     struct crawl_url_parts p;
     if (crawl_url_split(url, &p) != CRAWL_OK)
@@ -850,7 +850,7 @@ char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char 
 /* The name a URL's host is scoped by: the host itself, or its registrable domain. */
 static char *scope_name(struct crawl *c, const char *url)
 {
-    return crawl_scope_name(c->psl, c->opts.scope, url);
+    return crawl__scope_name(c->psl, c->opts.scope, url);
 }
 
 /*
@@ -1530,7 +1530,7 @@ static void robots_done(struct crawl *c, struct job *j, double now)
     struct crawl_response *r = j->resp;
     struct hostinfo *hi = crawl_host_userdata(j->host);
     struct crawl_robots_outcome o;
-    int no_answer = crawl_robots_outcome_from_response(r, &o);
+    int no_answer = crawl__robots_outcome_from_response(r, &o);
     if (r->result == CRAWL_FETCH_DONE || r->result == CRAWL_FETCH_TOOLARGE)
         snprintf(hi->robots_why, sizeof hi->robots_why, "HTTP %ld", r->status);
     else

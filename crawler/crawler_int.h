@@ -3,7 +3,8 @@
 /*
  * Shared inside crawler/ only (and by the tests and benchmarks of crawler/): helpers that
  * several files of the library use but that are not part of crawl.h. Each section names
- * the file that implements it; add yours below.
+ * the file that implements it; add yours below. Their functions are the library's second
+ * tier of names, crawl__ (libuv's uv__): crawl_ is the API of crawl.h only.
  */
 #include <libpsl.h>
 #include <stddef.h>
@@ -18,7 +19,7 @@
  * no '$' inside) match a prefix of s (or all of s when anchored)? Iterative, with the
  * classic backtrack-to-last-star: O(plen * slen) at worst, never exponential.
  */
-int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen, int anchored);
+int crawl__robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen, int anchored);
 
 /* ---- robots.txt fetched by the crawler (crawler/robots_fetch.c) ---- */
 
@@ -30,12 +31,12 @@ int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t s
  * r lives). Returns 1 when the host gave no answer at all (no status line: refused, no
  * such name, TLS, timeout before any byte), 0 otherwise.
  */
-int crawl_robots_outcome_from_response(const struct crawl_response *r,
-                                       struct crawl_robots_outcome *o);
+int crawl__robots_outcome_from_response(const struct crawl_response *r,
+                                        struct crawl_robots_outcome *o);
 
 /* The shortest Cache-Control max-age (seconds, capped at 1e9) in an HTTP response head
  * head[0..len), or -1 when none. */
-double crawl_robots_max_age(const char *head, size_t len);
+double crawl__robots_max_age(const char *head, size_t len);
 
 /* ---- scope (crawler/crawl.c) ---- */
 
@@ -49,7 +50,7 @@ double crawl_robots_max_age(const char *head, size_t len);
  * names are equal; the port and scheme never count. url must be canonical (crawl_url_*:
  * lower-case host). Returns a malloc'd string, or NULL (bad URL, no memory).
  */
-char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url);
+char *crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url);
 
 /* ---- URLs (crawler/url.c) ---- */
 
@@ -64,19 +65,19 @@ char *crawl_scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char 
  * are percent-encoded; everything else ('*' and '$' too) is copied. Idempotent. out must
  * hold 3 * len bytes. Returns the length written (not NUL-terminated).
  */
-size_t crawl_url_normalise_escapes(const char *in, size_t len, char *out);
+size_t crawl__url_normalise_escapes(const char *in, size_t len, char *out);
 
 /* crawl_url_canonicalise() for many URLs against one base: *base_fast remembers whether
  * the base is canonical (the fast path's test); start it at -1 (not known yet). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_memo(const char *url, const char *base,
-                                                              int *base_fast, char **out);
+CRAWL_WARN_UNUSED enum crawl_code crawl__url_canonicalise_memo(const char *url, const char *base,
+                                                               int *base_fast, char **out);
 
 /*
  * crawl_url_canonicalise() without its fast path for URLs already canonical: always
  * through curl's URL API. The same contract and results; for the tests and the fuzz
  * target that check the fast path against it.
  */
-CRAWL_WARN_UNUSED enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base,
-                                                              char **out);
+CRAWL_WARN_UNUSED enum crawl_code crawl__url_canonicalise_curl(const char *url, const char *base,
+                                                               char **out);
 
 #endif

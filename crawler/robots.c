@@ -15,7 +15,7 @@
  * final '$' anchors the end ('$' elsewhere is literal, like Google); /robots.txt is
  * always allowed; an empty Allow/Disallow value is no rule (so "Disallow:" allows all).
  * Paths are case-sensitive. Both the patterns and the URL path are percent-normalised
- * by the URL canonicaliser's own normaliser (crawl_url_normalise_escapes, crawler/url.c),
+ * by the URL canonicaliser's own normaliser (crawl__url_normalise_escapes, crawler/url.c),
  * so a pattern is spelled as the canonical URLs it is matched against: non-ASCII octets
  * encoded as %XX, escapes of unreserved characters decoded (RFC 3986 6.2.2.2:
  * /%7Ejoe == /~joe), other escapes kept in upper case, so %2F stays distinct from '/'
@@ -157,7 +157,7 @@ static char *arena_alloc(struct crawl_robots *r, size_t n)
  * O(plen * slen) steps, never exponential, even for "/ *a*a*a*a*b" against "aaaa...".
  * Unanchored patterns match a prefix: reaching the end of the pattern is success.
  */
-int crawl_robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen, int anchored)
+int crawl__robots_wildmatch(const char *pat, size_t plen, const char *s, size_t slen, int anchored)
 {
     size_t pi = 0, si = 0, star = (size_t)-1, mark = 0;
     for (;;) {
@@ -260,7 +260,7 @@ static int rule_add(struct parser *p, struct rulevec *vec, int allow, const char
         vec->v = nv;
         vec->cap = ncap;
     }
-    size_t nlen = crawl_url_normalise_escapes(val, vlen, p->buf);
+    size_t nlen = crawl__url_normalise_escapes(val, vlen, p->buf);
     int anchored = 0;
     size_t spec = nlen;
     if (nlen > 0 && p->buf[nlen - 1] == '$') {
@@ -635,8 +635,8 @@ static int rule_matches(const struct rule *ru, const char *s, size_t n, uint64_t
         return 0;
     if (ru->lit == ru->plen)
         return !ru->anchored || n == ru->plen;
-    return crawl_robots_wildmatch(ru->pat + ru->lit, ru->plen - ru->lit, s + ru->lit, n - ru->lit,
-                                  ru->anchored);
+    return crawl__robots_wildmatch(ru->pat + ru->lit, ru->plen - ru->lit, s + ru->lit, n - ru->lit,
+                                   ru->anchored);
 }
 
 static const struct rule *find_rule(const struct crawl_robots *r, const char *s, size_t n)
@@ -711,7 +711,7 @@ int crawl_robots_allowed(const struct crawl_robots *r, const char *path, size_t 
     size_t n = 0;
     if (len == 0 || path[0] != '/')
         buf[n++] = '/';
-    n += crawl_url_normalise_escapes(path, len, buf + n);
+    n += crawl__url_normalise_escapes(path, len, buf + n);
 
     const char *q = memchr(buf, '?', n);
     size_t plen = q ? (size_t)(q - buf) : n;

@@ -70,7 +70,7 @@ static double max_age_of(const char *v, size_t n)
     return -1;
 }
 
-double crawl_robots_max_age(const char *head, size_t len)
+double crawl__robots_max_age(const char *head, size_t len)
 {
     static const char name[] = "cache-control:";
     double age = -1;
@@ -93,8 +93,8 @@ double crawl_robots_max_age(const char *head, size_t len)
     return age;
 }
 
-int crawl_robots_outcome_from_response(const struct crawl_response *r,
-                                       struct crawl_robots_outcome *o)
+int crawl__robots_outcome_from_response(const struct crawl_response *r,
+                                        struct crawl_robots_outcome *o)
 {
     memset(o, 0, sizeof *o);
     o->max_age = -1;
@@ -105,7 +105,7 @@ int crawl_robots_outcome_from_response(const struct crawl_response *r,
         o->body = r->data + r->head_len;
         o->len = r->len - r->head_len;
         o->truncated = r->result == CRAWL_FETCH_TOOLARGE;
-        o->max_age = crawl_robots_max_age(r->data, r->head_len);
+        o->max_age = crawl__robots_max_age(r->data, r->head_len);
         return 0;
     }
     o->status = 0;

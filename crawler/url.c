@@ -59,7 +59,7 @@ static const char HEX[] = "0123456789ABCDEF";
 
 /* The percent-normaliser of crawler_int.h (URLs here, robots.txt paths and patterns in
  * robots.c). */
-size_t crawl_url_normalise_escapes(const char *in, size_t n, char *out)
+size_t crawl__url_normalise_escapes(const char *in, size_t n, char *out)
 {
     const unsigned char *s = (const unsigned char *)in;
     size_t o = 0;
@@ -159,7 +159,7 @@ static enum crawl_code prepare(const char *in, char **out)
     }
     memcpy(res, clean, auth_end);
     size_t o =
-        auth_end + crawl_url_normalise_escapes(clean + auth_end, m - auth_end, res + auth_end);
+        auth_end + crawl__url_normalise_escapes(clean + auth_end, m - auth_end, res + auth_end);
     res[o] = '\0';
     free(clean);
     *out = res;
@@ -323,8 +323,8 @@ static size_t canon_fast(const char *url)
     return keep;
 }
 
-enum crawl_code crawl_url_canonicalise_memo(const char *url, const char *base, int *base_fast,
-                                            char **out)
+enum crawl_code crawl__url_canonicalise_memo(const char *url, const char *base, int *base_fast,
+                                             char **out)
 {
     size_t n;
     /* An absolute URL replaces the base, provided the base itself parses (the slow path
@@ -341,16 +341,16 @@ enum crawl_code crawl_url_canonicalise_memo(const char *url, const char *base, i
             return *out ? CRAWL_OK : CRAWL_ENOMEM;
         }
     }
-    return crawl_url_canonicalise_curl(url, base, out);
+    return crawl__url_canonicalise_curl(url, base, out);
 }
 
 enum crawl_code crawl_url_canonicalise(const char *url, const char *base, char **out)
 {
     int base_fast = -1;
-    return crawl_url_canonicalise_memo(url, base, &base_fast, out);
+    return crawl__url_canonicalise_memo(url, base, &base_fast, out);
 }
 
-enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base, char **out)
+enum crawl_code crawl__url_canonicalise_curl(const char *url, const char *base, char **out)
 {
     enum crawl_code rc = CRAWL_EURL;
     char *ref = NULL, *scheme = NULL, *host = NULL, *port = NULL, *path = NULL, *query = NULL;
@@ -427,10 +427,10 @@ enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base, c
     }
     if (plen == 0 || path[0] != '/')
         res[o++] = '/';
-    o += crawl_url_normalise_escapes(path, plen, res + o);
+    o += crawl__url_normalise_escapes(path, plen, res + o);
     if (query && qlen > 0) {
         res[o++] = '?';
-        o += crawl_url_normalise_escapes(query, qlen, res + o);
+        o += crawl__url_normalise_escapes(query, qlen, res + o);
     }
     res[o] = '\0';
     if (o > CRAWL_URL_MAX) {
@@ -440,7 +440,7 @@ enum crawl_code crawl_url_canonicalise_curl(const char *url, const char *base, c
     if (base && *base) {
         /* curl normalises some hosts (IPv4 shorthand "9" -> "0.0.0.9") only when it parses
          * an absolute URL: parse the resolved one again so both paths agree. */
-        rc = crawl_url_canonicalise_curl(res, NULL, out);
+        rc = crawl__url_canonicalise_curl(res, NULL, out);
         goto fail;
     }
     *out = res;

@@ -1574,8 +1574,8 @@ uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r)
     return r->in_file_off + r->in_pos;
 }
 
-int crawl_warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
-                                 char **out, size_t *len)
+int crawl__warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
+                                  char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;

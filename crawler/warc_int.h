@@ -3,7 +3,8 @@
 /*
  * Shared between the WARC reader (warc.c) and writer (warc_write.c) only: the compressed
  * bytes of a record that is exactly one gzip member of its input, so the writer can copy
- * such a record through without inflating and deflating it again.
+ * such a record through without inflating and deflating it again. Internal names are
+ * crawl__ (crawl_ is crawl.h's API).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -19,7 +20,7 @@
  * (caller frees with free()) and *len; returns 1. Returns 0 when it is not (plain input,
  * records sharing members, a pipe that cannot be re-read, damage), -1 when out of memory.
  */
-int crawl_warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
-                                 char **out, size_t *len);
+int crawl__warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
+                                  char **out, size_t *len);
 
 #endif

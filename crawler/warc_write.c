@@ -20,7 +20,7 @@
  * carries WARC-Refers-To, -Target-URI and -Date so that replay tools find the original.
  *
  * A record copied from an input where it was one gzip member goes through as those
- * compressed bytes (crawl_warc_reader_raw_member), so a dedup pass does not deflate again.
+ * compressed bytes (crawl__warc_reader_raw_member), so a dedup pass does not deflate again.
  *
  * Files are written as NAME.open and renamed to NAME once complete (as Heritrix does), so
  * a crash never leaves a file that looks finished. Once a file passes rotate_size the
@@ -1184,7 +1184,7 @@ enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w, struct crawl
         /* a record that is one gzip member of its input goes through as those bytes */
         char *m;
         size_t ml;
-        int got = crawl_warc_reader_raw_member(r, rec, &m, &ml);
+        int got = crawl__warc_reader_raw_member(r, rec, &m, &ml);
         if (got < 0)
             return CRAWL_ENOMEM;
         if (got > 0) {

@@ -3,7 +3,8 @@
 /*
  * Internal to dedup/: the layout of the feature set and the simhash kernels, shared by
  * shingle.c (features), simhash.c (accumulation) and idf.c. Tests and benchmarks may
- * include it for white-box checks; nothing outside dedup/ and tests/ should.
+ * include it for white-box checks; nothing outside dedup/ and tests/ should. Internal
+ * functions are dedup__ (libuv's uv__ tier): dedup_ is dedup.h's API only.
  */
 #include "dedup/dedup.h"
 
@@ -16,7 +17,7 @@
 struct dedup_features {
     uint64_t *hash;    /* shingle hashes, XXH3_64bits_withSeed(shingle, DEDUP_SEED) */
     uint32_t *tf;      /* occurrences of each distinct shingle */
-    uint32_t *weight;  /* dedup_weight(tf, idf): docs/FINGERPRINT.md section 5 */
+    uint32_t *weight;  /* dedup__weight(tf, idf): docs/FINGERPRINT.md section 5 */
     size_t n;          /* distinct shingles */
     size_t cap;        /* entries allocated in hash/tf/weight */
     uint32_t *slot;    /* mask + 1 slots */
@@ -28,10 +29,10 @@ struct dedup_features {
 };
 
 /* Index of hash h in f, or (size_t)-1 when absent. */
-size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
+size_t dedup__features_find(const struct dedup_features *f, uint64_t h);
 
 /* The fixed-point weight of a shingle counted tf >= 1 times (already capped by
- * dedup_tf_cap()), with idf factor (1.0 when no IDF): the formula of docs/FINGERPRINT.md
+ * dedup__tf_cap()), with idf factor (1.0 when no IDF): the formula of docs/FINGERPRINT.md
  * section 5, at least 1, at most DEDUP_WEIGHT_MAX. */
 #define DEDUP_WEIGHT_MAX (1u << 24)
 
@@ -45,15 +46,15 @@ size_t dedup_features_find(const struct dedup_features *f, uint64_t h);
         rc = (code);                                                                               \
         goto fail;                                                                                 \
     } while (0)
-uint32_t dedup_weight(uint32_t tf, double idf);
+uint32_t dedup__weight(uint32_t tf, double idf);
 
 /* The most times a shingle counts in a document of n_distinct distinct shingles
  * (docs/FINGERPRINT.md section 5: the cap that follows the size of the page). */
-uint32_t dedup_tf_cap(size_t n_distinct);
+uint32_t dedup__tf_cap(size_t n_distinct);
 
 /* The idf factor of shingle h in a table (docs/FINGERPRINT.md section 5, "IDF"; 1.0
  * when idf is NULL). */
-double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h);
+double dedup__idf_factor(const struct dedup_idf *idf, uint64_t h);
 
 /*
  * The simhash of n features (hash[i], weight[i]): the fast kernel used by dedup_simhash(),
@@ -65,9 +66,9 @@ double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h);
  * the CPU has it (the default). Returns whether it was scalar. For the tests, which check
  * that both give the same signatures (dedup/minhash.c). */
 struct dedup_minhash;
-int dedup_minhash_use_scalar(struct dedup_minhash *mh, int scalar);
+int dedup__minhash_use_scalar(struct dedup_minhash *mh, int scalar);
 
-uint64_t dedup_simhash_fast(const uint64_t *hash, const uint32_t *weight, size_t n);
-uint64_t dedup_simhash_naive(const uint64_t *hash, const uint32_t *weight, size_t n);
+uint64_t dedup__simhash_fast(const uint64_t *hash, const uint32_t *weight, size_t n);
+uint64_t dedup__simhash_naive(const uint64_t *hash, const uint32_t *weight, size_t n);
 
 #endif

@@ -79,7 +79,7 @@ uint64_t dedup_idf_df(const struct dedup_idf *idf, uint64_t h)
     return idf->df[i] ? idf->df[i] : 1;
 }
 
-double dedup_idf_factor(const struct dedup_idf *idf, uint64_t h)
+double dedup__idf_factor(const struct dedup_idf *idf, uint64_t h)
 {
     if (!idf)
         return 1.0;

@@ -4,7 +4,8 @@
  * Internal to dedup/: the layout of the block-permuted index, shared by index.c (design,
  * permutations, sorting, adds, queries, compaction), pairs.c (all pairs), cluster.c
  * (union-find) and indexfile.c (save/load). Tests and benchmarks may include it for
- * white-box checks; nothing outside dedup/ and tests/ should.
+ * white-box checks; nothing outside dedup/ and tests/ should. Its functions are ix_ (and
+ * dedup__ for those of dedup_int.h): dedup_ is dedup.h's API only.
  */
 #include "dedup/dedup.h"
 

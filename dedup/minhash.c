@@ -159,7 +159,7 @@ __attribute__((target("avx2"))) static void fold_avx2(const struct dedup_minhash
 }
 #endif
 
-int dedup_minhash_use_scalar(struct dedup_minhash *mh, int scalar)
+int dedup__minhash_use_scalar(struct dedup_minhash *mh, int scalar)
 {
     int was = !mh->avx2;
 #ifdef MH_HAVE_AVX2

@@ -10,7 +10,7 @@
  * why version 2 takes words and pairs. Term frequencies are counted in an
  * open-addressing table keyed by the hash itself (XXH3 output is already uniform: slot =
  * hash & mask); each distinct shingle then weighs round(256 * min(tf, c)^(7/8) * idf),
- * c = min(64, floor(sqrt(distinct shingles))) (dedup_tf_cap()),
+ * c = min(64, floor(sqrt(distinct shingles))) (dedup__tf_cap()),
  * an integer computed with three IEEE-754 square roots (each exactly rounded, so every
  * platform gets the same weights), and the simhash accumulates exactly.
  * Also the exact cosine and Jaccard similarities of two feature sets (for `compare`).
@@ -80,7 +80,7 @@ static double tf_power(uint32_t tf)
 /* floor(sqrt(n)) clamped to [1, DEDUP_TF_CAP], in integers (exact everywhere): a list
  * page's per-entry words ("file", "[code]") recur about as often as there are entries,
  * and at the fixed cap alone they outweigh the entries' names together. */
-uint32_t dedup_tf_cap(size_t n_distinct)
+uint32_t dedup__tf_cap(size_t n_distinct)
 {
     uint32_t r = 1;
     while (r < DEDUP_TF_CAP && (uint64_t)(r + 1) * (r + 1) <= n_distinct)
@@ -88,7 +88,7 @@ uint32_t dedup_tf_cap(size_t n_distinct)
     return r;
 }
 
-uint32_t dedup_weight(uint32_t tf, double idf)
+uint32_t dedup__weight(uint32_t tf, double idf)
 {
     if (tf <= 1 && idf == 1.0)
         return DEDUP_WEIGHT_ONE;
@@ -101,7 +101,7 @@ uint32_t dedup_weight(uint32_t tf, double idf)
     return (uint32_t)w;
 }
 
-size_t dedup_features_find(const struct dedup_features *f, uint64_t h)
+size_t dedup__features_find(const struct dedup_features *f, uint64_t h)
 {
     if (!f || f->n == 0)
         return (size_t)-1;
@@ -267,11 +267,11 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
         f->exact = XXH3_64bits_withSeed(tokens, len, DEDUP_SHORT_SEED ^ draw);
     }
 
-    uint32_t cap = dedup_tf_cap(f->n);
+    uint32_t cap = dedup__tf_cap(f->n);
     for (size_t i = 0; i < f->n; i++) {
         uint32_t tf = f->tf[i] < cap ? f->tf[i] : cap;
         f->weight[i] = (tf == 1 && !idf) ? DEDUP_WEIGHT_ONE
-                                         : dedup_weight(tf, dedup_idf_factor(idf, f->hash[i]));
+                                         : dedup__weight(tf, dedup__idf_factor(idf, f->hash[i]));
     }
     return DEDUP_OK;
 }
@@ -291,7 +291,7 @@ double dedup_features_cosine(const struct dedup_features *a, const struct dedup_
     for (size_t i = 0; i < a->n; i++) {
         double wa = a->weight[i];
         na += wa * wa;
-        size_t k = dedup_features_find(b, a->hash[i]);
+        size_t k = dedup__features_find(b, a->hash[i]);
         if (k != (size_t)-1)
             dot += wa * (double)b->weight[k];
     }
@@ -312,7 +312,7 @@ double dedup_features_jaccard(const struct dedup_features *a, const struct dedup
     }
     size_t inter = 0;
     for (size_t i = 0; i < a->n; i++)
-        if (dedup_features_find(b, a->hash[i]) != (size_t)-1)
+        if (dedup__features_find(b, a->hash[i]) != (size_t)-1)
             inter++;
     return (double)inter / (double)(a->n + b->n - inter);
 }

@@ -6,8 +6,8 @@
  *
  * For each feature with hash h and integer weight w, and each bit i in 0..63:
  *     V[i] += (h >> i & 1) ? w : -w;
- * bit i of the fingerprint is 1 iff V[i] > 0 (a tie gives 0). dedup_simhash_naive() is
- * that loop, word for word; dedup_simhash_fast() gives the same bits several times faster
+ * bit i of the fingerprint is 1 iff V[i] > 0 (a tie gives 0). dedup__simhash_naive() is
+ * that loop, word for word; dedup__simhash_fast() gives the same bits several times faster
  * (HOW IT WORKS below; tests/bench/bench_simhash.c measures both).
  * Also the error strings of the module and the hex form of a fingerprint.
  */
@@ -37,7 +37,7 @@ const char *dedup_strerror(enum dedup_code code)
     return "unknown error";
 }
 
-uint64_t dedup_simhash_naive(const uint64_t *hash, const uint32_t *weight, size_t n)
+uint64_t dedup__simhash_naive(const uint64_t *hash, const uint32_t *weight, size_t n)
 {
     int64_t v[64] = {0};
     for (size_t f = 0; f < n; f++)
@@ -125,10 +125,10 @@ static void lanes_apply(struct lanes *l, int64_t m, int64_t v[64])
  * weights differ) is split into the bit planes of its weight instead: w = sum of 2^b over
  * its set bits b, and plane b counts the hashes of every feature with bit b set, so plane b
  * contributes 2^b * (2 * ones[i] - n) -- popcount(w) lane adds instead of 64 steps.
- * Every sum is an exact integer, so the result equals dedup_simhash_naive() bit for bit,
+ * Every sum is an exact integer, so the result equals dedup__simhash_naive() bit for bit,
  * whatever the order or grouping.
  */
-uint64_t dedup_simhash_fast(const uint64_t *hash, const uint32_t *weight, size_t n)
+uint64_t dedup__simhash_fast(const uint64_t *hash, const uint32_t *weight, size_t n)
 {
     struct {
         uint32_t w; /* 0: slot unused (weights are >= 1) */
@@ -181,7 +181,7 @@ uint64_t dedup_simhash(const struct dedup_features *f)
         return 0;
     if (f->is_short)
         return f->exact;
-    return dedup_simhash_fast(f->hash, f->weight, f->n);
+    return dedup__simhash_fast(f->hash, f->weight, f->n);
 }
 
 char *dedup_fingerprint_format(uint64_t fp, char buf[17])

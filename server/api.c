@@ -4,11 +4,11 @@
  * libsimcrawl filter. No libmicrohttpd type appears here, so the fuzz target runs the
  * same code as the service.
  *
- * A request is judged in two steps. server_api_begin() runs as soon as the headers are
+ * A request is judged in two steps. server__api_begin() runs as soon as the headers are
  * in, before a byte of the body is read: the bearer token (401), the path (404), the
  * method (405 with Allow), the Content-Type (415), the declared length (413) and the
  * query string (400), so that a request that will fail costs no upload. Then
- * server_api_handle() answers the whole request. Every error is {"error": "..."} naming
+ * server__api_handle() answers the whole request. Every error is {"error": "..."} naming
  * what was wrong. Decisions are named as in the crawl log (new, near-duplicate,
  * exact-duplicate, too-little-text, filtered).
  */
@@ -32,14 +32,14 @@
 #define REPLY_BULK_MAX(max_body) ((max_body)*4 + REPLY_SMALL_MAX)
 #define ERROR_MAX (SERVER_ID_MAX_BYTES * 6 + 1024) /* an error message, JSON-escaped */
 
-double server_now(void)
+double server__now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void server_reply_release(struct server_reply *r)
+void server__reply_release(struct server_reply *r)
 {
     free(r->body);
     r->body = NULL;
@@ -53,33 +53,34 @@ static void reply_take(struct server_reply *r, unsigned status, const char *type
     if (b->failed) {
         int full = b->failed == SERVER_BUF_FULL;
         size_t max = b->max;
-        server_buf_release(b);
+        server__buf_release(b);
         if (full)
-            server_reply_error(r, 413, "the answer would be over %zu bytes: send fewer lines", max);
+            server__reply_error(r, 413, "the answer would be over %zu bytes: send fewer lines",
+                                max);
         else
-            server_reply_error(r, 503, "out of memory");
+            server__reply_error(r, 503, "out of memory");
         return;
     }
-    server_reply_release(r);
+    server__reply_release(r);
     r->status = status;
     r->content_type = type;
-    r->body = server_buf_take(b, &r->len);
+    r->body = server__buf_take(b, &r->len);
 }
 
-void server_reply_error(struct server_reply *r, unsigned status, const char *fmt, ...)
+void server__reply_error(struct server_reply *r, unsigned status, const char *fmt, ...)
 {
     struct server_buf msg, b;
-    server_buf_init(&msg, ERROR_MAX);
-    server_buf_init(&b, ERROR_MAX + 32);
+    server__buf_init(&msg, ERROR_MAX);
+    server__buf_init(&b, ERROR_MAX + 32);
     va_list ap;
     va_start(ap, fmt);
     char small[512];
     int n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n >= 0 && (size_t)n < sizeof small)
-        server_buf_add(&msg, small, (size_t)n);
+        server__buf_add(&msg, small, (size_t)n);
     else if (n >= 0) {
-        server_buf_reserve(&msg, (size_t)n + 1);
+        server__buf_reserve(&msg, (size_t)n + 1);
         if (!msg.failed) {
             va_start(ap, fmt);
             vsnprintf(msg.p, (size_t)n + 1, fmt, ap);
@@ -87,21 +88,21 @@ void server_reply_error(struct server_reply *r, unsigned status, const char *fmt
             msg.len = (size_t)n;
         }
     }
-    server_buf_puts(&b, "{\"error\":");
-    server_buf_json_str(&b, msg.p ? msg.p : "error", msg.p ? msg.len : 5);
-    server_buf_puts(&b, "}\n");
-    server_buf_release(&msg);
-    server_reply_release(r);
+    server__buf_puts(&b, "{\"error\":");
+    server__buf_json_str(&b, msg.p ? msg.p : "error", msg.p ? msg.len : 5);
+    server__buf_puts(&b, "}\n");
+    server__buf_release(&msg);
+    server__reply_release(r);
     r->status = status;
     r->content_type = TYPE_JSON;
     if (b.failed) { /* out of memory: a static body would need another owner; say less */
-        server_buf_release(&b);
+        server__buf_release(&b);
         r->status = 503;
         r->body = strdup("{\"error\":\"out of memory\"}\n");
         r->len = r->body ? strlen(r->body) : 0;
         return;
     }
-    r->body = server_buf_take(&b, &r->len);
+    r->body = server__buf_take(&b, &r->len);
 }
 
 /* ---- parameters ---- */
@@ -119,39 +120,39 @@ static int params_parse(const char *q, size_t qn, const char *const *allowed, si
     struct server_param p;
     size_t pos = 0;
     memset(values, 0, n * sizeof *values);
-    while (server_query_next(q, qn, &pos, &p)) {
+    while (server__query_next(q, qn, &pos, &p)) {
         char name[PARAM_NAME_MAX + 1];
         long nl = -1;
         if (p.name_len <= PARAM_NAME_MAX)
-            nl = server_pct_decode(p.name, p.name_len, 1, name);
+            nl = server__pct_decode(p.name, p.name_len, 1, name);
         size_t i = 0;
         while (nl >= 0 && i < n &&
                !(strlen(allowed[i]) == (size_t)nl && strcmp(name, allowed[i]) == 0))
             i++;
         if (nl < 0 || i == n) {
-            server_reply_error(
+            server__reply_error(
                 out, 400, "unknown parameter \"%.*s\" (this endpoint takes %s%s%s%s%s)",
                 (int)(p.name_len > 64 ? 64 : p.name_len), p.name, allowed[0], n > 1 ? ", " : "",
                 n > 1 ? allowed[1] : "", n > 2 ? ", " : "", n > 2 ? allowed[2] : "");
             goto fail;
         }
         if (values[i]) {
-            server_reply_error(out, 400, "parameter %s given twice", allowed[i]);
+            server__reply_error(out, 400, "parameter %s given twice", allowed[i]);
             goto fail;
         }
         values[i] = malloc(p.value_len + 1);
         if (!values[i]) {
-            server_reply_error(out, 503, "out of memory");
+            server__reply_error(out, 503, "out of memory");
             goto fail;
         }
-        long vl = server_pct_decode(p.value, p.value_len, 1, values[i]);
+        long vl = server__pct_decode(p.value, p.value_len, 1, values[i]);
         if (vl < 0) {
-            server_reply_error(out, 400, "parameter %s: a '%%' not followed by two hex digits",
-                               allowed[i]);
+            server__reply_error(out, 400, "parameter %s: a '%%' not followed by two hex digits",
+                                allowed[i]);
             goto fail;
         }
         if (memchr(values[i], '\0', (size_t)vl)) { /* values are C strings from here on */
-            server_reply_error(out, 400, "parameter %s contains a NUL byte (%%00)", allowed[i]);
+            server__reply_error(out, 400, "parameter %s contains a NUL byte (%%00)", allowed[i]);
             goto fail;
         }
     }
@@ -180,7 +181,7 @@ static int param_insert(const char *v, unsigned *flags, struct server_reply *out
         *flags = SIMCRAWL_CHECK_NO_ADD;
         return 0;
     }
-    server_reply_error(out, 400, "insert must be true or false, not \"%.64s\"", v);
+    server__reply_error(out, 400, "insert must be true or false, not \"%.64s\"", v);
     return -1;
 }
 
@@ -235,34 +236,34 @@ static void write_answer(struct server_buf *b, const char *id, int d,
     int fingerprinted =
         d == SIMCRAWL_NEW || d == SIMCRAWL_NEAR_DUPLICATE || d == SIMCRAWL_EXACT_DUPLICATE;
     int is_dup = d == SIMCRAWL_NEAR_DUPLICATE || d == SIMCRAWL_EXACT_DUPLICATE;
-    server_buf_puts(b, "{\"id\":");
-    server_buf_json_str(b, id, strlen(id));
-    server_buf_printf(b, ",\"decision\":\"%s\",\"fingerprint\":", decision_name(d));
+    server__buf_puts(b, "{\"id\":");
+    server__buf_json_str(b, id, strlen(id));
+    server__buf_printf(b, ",\"decision\":\"%s\",\"fingerprint\":", decision_name(d));
     if (fingerprinted)
-        server_buf_json_fp(b, fp);
+        server__buf_json_fp(b, fp);
     else
-        server_buf_puts(b, "null");
-    server_buf_puts(b, ",\"duplicate_of\":");
+        server__buf_puts(b, "null");
+    server__buf_puts(b, ",\"duplicate_of\":");
     if (is_dup && dup)
-        server_buf_json_str(b, dup, strlen(dup));
+        server__buf_json_str(b, dup, strlen(dup));
     else
-        server_buf_puts(b, "null");
+        server__buf_puts(b, "null");
     if (is_dup && !minhash)
-        server_buf_printf(b, ",\"distance\":%u", simcrawl_match_distance(m));
+        server__buf_printf(b, ",\"distance\":%u", simcrawl_match_distance(m));
     else
-        server_buf_puts(b, ",\"distance\":null");
+        server__buf_puts(b, ",\"distance\":null");
     if (is_dup)
-        server_buf_printf(b, ",\"similarity\":%.6g", simcrawl_match_similarity(m));
+        server__buf_printf(b, ",\"similarity\":%.6g", simcrawl_match_similarity(m));
     else
-        server_buf_puts(b, ",\"similarity\":null");
+        server__buf_puts(b, ",\"similarity\":null");
     if (minhash && is_dup)
-        server_buf_printf(b, ",\"jaccard\":%.6g", simcrawl_match_similarity(m));
+        server__buf_printf(b, ",\"jaccard\":%.6g", simcrawl_match_similarity(m));
     else if (minhash)
-        server_buf_puts(b, ",\"jaccard\":null");
-    server_buf_printf(b, ",\"added\":%s", simcrawl_match_added(m) ? "true" : "false");
+        server__buf_puts(b, ",\"jaccard\":null");
+    server__buf_printf(b, ",\"added\":%s", simcrawl_match_added(m) ? "true" : "false");
     if (d == SIMCRAWL_NOT_HTML)
-        server_buf_puts(b, ",\"reason\":\"not html\"");
-    server_buf_puts(b, "}");
+        server__buf_puts(b, ",\"reason\":\"not html\"");
+    server__buf_puts(b, "}");
 }
 
 /* A negative libsimcrawl code as a reply: what the client can do about it. */
@@ -272,16 +273,16 @@ static void filter_error(const struct server_api *a, struct server_reply *out, i
     const char *why = simcrawl_strerror(code);
     switch (code) {
     case SIMCRAWL_ETOOLARGE:
-        server_reply_error(out, 413, "%s: %s", what, why);
+        server__reply_error(out, 413, "%s: %s", what, why);
         return;
     case SIMCRAWL_EINVAL:
-        server_reply_error(out, 400, "%s: %s", what, why);
+        server__reply_error(out, 400, "%s: %s", what, why);
         return;
     case SIMCRAWL_ENOMEM:
-        server_reply_error(out, 503, "%s: %s; try again", what, why);
+        server__reply_error(out, 503, "%s: %s; try again", what, why);
         return;
     default:
-        server_reply_error(out, 500, "%s: %s", what, why);
+        server__reply_error(out, 500, "%s: %s", what, why);
         if (a->log) {
             char msg[256];
             snprintf(msg, sizeof msg, "%s: %s", what, why);
@@ -305,18 +306,18 @@ static void do_check(const struct server_api *a, const struct server_request *r,
     const char *problem;
     struct simcrawl_match *m = NULL;
     if (!v[0]) {
-        server_reply_error(out, 400, "id is missing: POST /v1/check?id=URL (percent-encoded)");
+        server__reply_error(out, 400, "id is missing: POST /v1/check?id=URL (percent-encoded)");
         goto done;
     }
-    if ((problem = server_id_problem(v[0], strlen(v[0])))) {
-        server_reply_error(out, 400, "id %s", problem);
+    if ((problem = server__id_problem(v[0], strlen(v[0])))) {
+        server__reply_error(out, 400, "id %s", problem);
         goto done;
     }
     if (param_insert(v[1], &flags, out) != 0 || !r->body) /* !body: begin's check only */
         goto done;
     m = simcrawl_match_new();
     if (!m) {
-        server_reply_error(out, 503, "out of memory");
+        server__reply_error(out, 503, "out of memory");
         goto done;
     }
     int d =
@@ -326,9 +327,9 @@ static void do_check(const struct server_api *a, const struct server_request *r,
         goto done;
     }
     struct server_buf b;
-    server_buf_init(&b, REPLY_SMALL_MAX + SERVER_ID_MAX_BYTES * 12);
+    server__buf_init(&b, REPLY_SMALL_MAX + SERVER_ID_MAX_BYTES * 12);
     write_answer(&b, v[0], d, m, is_minhash(a));
-    server_buf_puts(&b, "\n");
+    server__buf_puts(&b, "\n");
     reply_take(out, 200, TYPE_JSON, &b);
 done:
     simcrawl_match_free(m);
@@ -381,13 +382,13 @@ static int bulk_read(const char *body, size_t len, struct bulk *k, struct server
         char why[256];
         char *id;
         uint64_t fp;
-        if (server_ndjson_line(s, n, &id, &fp, why, sizeof why) != 0) {
-            server_reply_error(out, 400, "line %zu: %s; nothing was checked", line, why);
+        if (server__ndjson_line(s, n, &id, &fp, why, sizeof why) != 0) {
+            server__reply_error(out, 400, "line %zu: %s; nothing was checked", line, why);
             return -1;
         }
         if (bulk_push(k, id, fp, line) != 0) {
             free(id);
-            server_reply_error(out, 503, "out of memory");
+            server__reply_error(out, 503, "out of memory");
             return -1;
         }
     }
@@ -406,18 +407,18 @@ static void do_check_bulk(const struct server_api *a, const struct server_reques
     struct bulk k = {0};
     struct simcrawl_match *m = NULL;
     struct server_buf b;
-    server_buf_init(&b, REPLY_BULK_MAX(a->max_body));
+    server__buf_init(&b, REPLY_BULK_MAX(a->max_body));
     if (is_minhash(a)) {
-        server_reply_error(out, 400,
-                           "this service uses the minhash method, which checks pages, not "
-                           "fingerprints: POST each page to /v1/check?id=URL");
+        server__reply_error(out, 400,
+                            "this service uses the minhash method, which checks pages, not "
+                            "fingerprints: POST each page to /v1/check?id=URL");
         goto done;
     }
     if (param_insert(v[0], &flags, out) != 0 || !r->body ||
         bulk_read(r->body, r->body_len, &k, out) != 0)
         goto done;
     if (!(m = simcrawl_match_new())) {
-        server_reply_error(out, 503, "out of memory");
+        server__reply_error(out, 503, "out of memory");
         goto done;
     }
     for (size_t i = 0; i < k.n; i++) {
@@ -431,11 +432,11 @@ static void do_check_bulk(const struct server_api *a, const struct server_reques
             goto done;
         }
         write_answer(&b, l->id, d, m, 0);
-        server_buf_puts(&b, "\n");
+        server__buf_puts(&b, "\n");
     }
     reply_take(out, 200, TYPE_NDJSON, &b);
 done:
-    server_buf_release(&b);
+    server__buf_release(&b);
     simcrawl_match_free(m);
     bulk_release(&k);
     params_free(v, 1);
@@ -455,21 +456,21 @@ static void do_fingerprint(const struct server_request *r, const char *q, size_t
     uint64_t fp = 0;
     int rc = simcrawl_fingerprint(r->body, r->body_len, r->content_type, &fp);
     struct server_buf b;
-    server_buf_init(&b, REPLY_SMALL_MAX);
+    server__buf_init(&b, REPLY_SMALL_MAX);
     if (rc == 0) {
-        server_buf_puts(&b, "{\"fingerprint\":");
-        server_buf_json_fp(&b, fp);
-        server_buf_puts(&b, "}\n");
+        server__buf_puts(&b, "{\"fingerprint\":");
+        server__buf_json_fp(&b, fp);
+        server__buf_puts(&b, "}\n");
     } else if (rc == SIMCRAWL_TOO_SHORT || rc == SIMCRAWL_NOT_HTML) {
-        server_buf_printf(&b, "{\"fingerprint\":null,\"decision\":\"%s\"%s}\n", decision_name(rc),
-                          rc == SIMCRAWL_NOT_HTML ? ",\"reason\":\"not html\"" : "");
+        server__buf_printf(&b, "{\"fingerprint\":null,\"decision\":\"%s\"%s}\n", decision_name(rc),
+                           rc == SIMCRAWL_NOT_HTML ? ",\"reason\":\"not html\"" : "");
     } else {
-        server_buf_release(&b);
-        server_reply_error(out,
-                           rc == SIMCRAWL_ETOOLARGE ? 413
-                           : rc == SIMCRAWL_ENOMEM  ? 503
-                                                    : 500,
-                           "fingerprint: %s", simcrawl_strerror(rc));
+        server__buf_release(&b);
+        server__reply_error(out,
+                            rc == SIMCRAWL_ETOOLARGE ? 413
+                            : rc == SIMCRAWL_ENOMEM  ? 503
+                                                     : 500,
+                            "fingerprint: %s", simcrawl_strerror(rc));
         return;
     }
     reply_take(out, 200, TYPE_JSON, &b);
@@ -484,20 +485,20 @@ struct hood_out {
 static int hood_one(void *userdata, const char *id, uint64_t fp, unsigned distance)
 {
     struct hood_out *h = userdata;
-    server_buf_puts(h->b, h->n++ ? ",{\"id\":" : "{\"id\":");
-    server_buf_json_str(h->b, id, strlen(id));
-    server_buf_puts(h->b, ",\"fingerprint\":");
-    server_buf_json_fp(h->b, fp);
-    server_buf_printf(h->b, ",\"distance\":%u}", distance);
+    server__buf_puts(h->b, h->n++ ? ",{\"id\":" : "{\"id\":");
+    server__buf_json_str(h->b, id, strlen(id));
+    server__buf_puts(h->b, ",\"fingerprint\":");
+    server__buf_json_fp(h->b, fp);
+    server__buf_printf(h->b, ",\"distance\":%u}", distance);
     return h->b->failed ? 1 : 0;
 }
 
 static int similar_one(void *userdata, const char *id, double similarity)
 {
     struct hood_out *h = userdata;
-    server_buf_puts(h->b, h->n++ ? ",{\"id\":" : "{\"id\":");
-    server_buf_json_str(h->b, id, strlen(id));
-    server_buf_printf(h->b, ",\"similarity\":%.6g}", similarity);
+    server__buf_puts(h->b, h->n++ ? ",{\"id\":" : "{\"id\":");
+    server__buf_json_str(h->b, id, strlen(id));
+    server__buf_printf(h->b, ",\"similarity\":%.6g}", similarity);
     return h->b->failed ? 1 : 0;
 }
 
@@ -515,36 +516,36 @@ static void do_neighbors_page(const struct server_api *a, const struct server_re
     uint32_t *sig = NULL;
     size_t h = simcrawl_filter_signature_size(a->f);
     struct server_buf b;
-    server_buf_init(&b, REPLY_SMALL_MAX + NEIGHBORS_LIMIT_MAX * (size_t)1024);
+    server__buf_init(&b, REPLY_SMALL_MAX + NEIGHBORS_LIMIT_MAX * (size_t)1024);
     if (!is_minhash(a))
-        server_reply_error(out, 400,
-                           "this service uses the simhash method: GET "
-                           "/v1/neighbors?fingerprint=HEX (POST a page: --method minhash)");
-    else if (v[0] && server_id_problem(v[0], strlen(v[0])))
-        server_reply_error(out, 400, "id %s", server_id_problem(v[0], strlen(v[0])));
+        server__reply_error(out, 400,
+                            "this service uses the simhash method: GET "
+                            "/v1/neighbors?fingerprint=HEX (POST a page: --method minhash)");
+    else if (v[0] && server__id_problem(v[0], strlen(v[0])))
+        server__reply_error(out, 400, "id %s", server__id_problem(v[0], strlen(v[0])));
     else if (v[1] && param_threshold(v[1], &t) != 0)
-        server_reply_error(out, 400, "threshold must be a Jaccard similarity from 0 to 1");
+        server__reply_error(out, 400, "threshold must be a Jaccard similarity from 0 to 1");
     else if (v[2] && param_number(v[2], 1, NEIGHBORS_LIMIT_MAX, &limit) != 0)
-        server_reply_error(out, 400, "limit must be 1 to %u", NEIGHBORS_LIMIT_MAX);
+        server__reply_error(out, 400, "limit must be 1 to %u", NEIGHBORS_LIMIT_MAX);
     else if (!r->body)
         ; /* the parameters are fine: the body next */
     else if (!(sig = malloc(h * sizeof *sig)))
-        server_reply_error(out, 503, "out of memory");
+        server__reply_error(out, 503, "out of memory");
     else {
         int rc =
             simcrawl_filter_signature(a->f, v[0], r->body, r->body_len, r->content_type, sig, h);
         if (rc == SIMCRAWL_TOO_SHORT || rc == SIMCRAWL_NOT_HTML) {
-            server_buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[],\"decision\":\"%s\"%s}\n",
-                              t, decision_name(rc),
-                              rc == SIMCRAWL_NOT_HTML ? ",\"reason\":\"not html\"" : "");
+            server__buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[],\"decision\":\"%s\"%s}\n",
+                               t, decision_name(rc),
+                               rc == SIMCRAWL_NOT_HTML ? ",\"reason\":\"not html\"" : "");
             reply_take(out, 200, TYPE_JSON, &b);
         } else if (rc < 0)
             filter_error(a, out, rc, "neighbors");
         else {
             struct hood_out ho = {&b, 0};
-            server_buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[", t);
+            server__buf_printf(&b, "{\"threshold\":%.6g,\"neighbors\":[", t);
             rc = simcrawl_filter_neighbors_signature(a->f, sig, h, t, limit, similar_one, &ho);
-            server_buf_puts(&b, "]}\n");
+            server__buf_puts(&b, "]}\n");
             if (rc < 0)
                 filter_error(a, out, rc, "neighbors");
             else
@@ -552,7 +553,7 @@ static void do_neighbors_page(const struct server_api *a, const struct server_re
         }
     }
     free(sig);
-    server_buf_release(&b);
+    server__buf_release(&b);
     params_free(v, 3);
 }
 
@@ -565,40 +566,40 @@ static void do_neighbors(const struct server_api *a, const char *q, size_t qn,
     if (params_parse(q, qn, names, 3, v, out) != 0)
         return;
     if (is_minhash(a)) {
-        server_reply_error(out, 400,
-                           "this service uses the minhash method: POST the page to "
-                           "/v1/neighbors[?threshold=J]");
+        server__reply_error(out, 400,
+                            "this service uses the minhash method: POST the page to "
+                            "/v1/neighbors[?threshold=J]");
         params_free(v, 3);
         return;
     }
     uint64_t fp;
     unsigned long k = simcrawl_filter_k(a->f), limit = NEIGHBORS_LIMIT_DEFAULT;
     struct server_buf b;
-    server_buf_init(&b, REPLY_SMALL_MAX + NEIGHBORS_LIMIT_MAX * (size_t)1024);
+    server__buf_init(&b, REPLY_SMALL_MAX + NEIGHBORS_LIMIT_MAX * (size_t)1024);
     if (!v[0])
-        server_reply_error(out, 400, "fingerprint is missing: GET /v1/neighbors?fingerprint=HEX");
-    else if (server_hex16(v[0], strlen(v[0]), &fp) != 0)
-        server_reply_error(out, 400, "fingerprint is not 16 hex digits");
+        server__reply_error(out, 400, "fingerprint is missing: GET /v1/neighbors?fingerprint=HEX");
+    else if (server__hex16(v[0], strlen(v[0]), &fp) != 0)
+        server__reply_error(out, 400, "fingerprint is not 16 hex digits");
     else if (v[1] && param_number(v[1], 0, 7, &k) != 0)
-        server_reply_error(out, 400, "k must be a distance from 0 to 7");
+        server__reply_error(out, 400, "k must be a distance from 0 to 7");
     else if (k > (unsigned long)simcrawl_filter_k(a->f))
-        server_reply_error(out, 400, "k %lu is over the index's k (%u)", k,
-                           simcrawl_filter_k(a->f));
+        server__reply_error(out, 400, "k %lu is over the index's k (%u)", k,
+                            simcrawl_filter_k(a->f));
     else if (v[2] && param_number(v[2], 1, NEIGHBORS_LIMIT_MAX, &limit) != 0)
-        server_reply_error(out, 400, "limit must be 1 to %u", NEIGHBORS_LIMIT_MAX);
+        server__reply_error(out, 400, "limit must be 1 to %u", NEIGHBORS_LIMIT_MAX);
     else {
         struct hood_out h = {&b, 0};
-        server_buf_puts(&b, "{\"fingerprint\":");
-        server_buf_json_fp(&b, fp);
-        server_buf_printf(&b, ",\"k\":%lu,\"neighbors\":[", k);
+        server__buf_puts(&b, "{\"fingerprint\":");
+        server__buf_json_fp(&b, fp);
+        server__buf_printf(&b, ",\"k\":%lu,\"neighbors\":[", k);
         int rc = simcrawl_filter_neighbors(a->f, fp, (unsigned)k, limit, hood_one, &h);
-        server_buf_puts(&b, "]}\n");
+        server__buf_puts(&b, "]}\n");
         if (rc < 0)
             filter_error(a, out, rc, "neighbors");
         else
             reply_take(out, 200, TYPE_JSON, &b);
     }
-    server_buf_release(&b);
+    server__buf_release(&b);
     params_free(v, 3);
 }
 
@@ -608,25 +609,25 @@ static void do_delete(const struct server_api *a, const char *rest, size_t rn, c
 {
     struct server_param p;
     size_t pos = 0;
-    if (server_query_next(q, qn, &pos, &p)) {
-        server_reply_error(out, 400,
-                           "DELETE /v1/documents/ID takes no parameters (a '?' in "
-                           "the id is written %%3F)");
+    if (server__query_next(q, qn, &pos, &p)) {
+        server__reply_error(out, 400,
+                            "DELETE /v1/documents/ID takes no parameters (a '?' in "
+                            "the id is written %%3F)");
         return;
     }
     char *id = malloc(rn + 1);
     if (!id) {
-        server_reply_error(out, 503, "out of memory");
+        server__reply_error(out, 503, "out of memory");
         return;
     }
-    long n = server_pct_decode(rest, rn, 0, id);
+    long n = server__pct_decode(rest, rn, 0, id);
     const char *problem =
-        n < 0 ? "has a '%' not followed by two hex digits" : server_id_problem(id, (size_t)n);
+        n < 0 ? "has a '%' not followed by two hex digits" : server__id_problem(id, (size_t)n);
     if (problem) {
-        server_reply_error(out, 400,
-                           "document id %s: DELETE /v1/documents/ID, the id "
-                           "percent-encoded",
-                           problem);
+        server__reply_error(out, 400,
+                            "document id %s: DELETE /v1/documents/ID, the id "
+                            "percent-encoded",
+                            problem);
         free(id);
         return;
     }
@@ -634,13 +635,13 @@ static void do_delete(const struct server_api *a, const char *rest, size_t rn, c
     if (rc < 0)
         filter_error(a, out, rc, "delete");
     else if (rc == 0)
-        server_reply_error(out, 404, "no document has the id \"%s\"", id);
+        server__reply_error(out, 404, "no document has the id \"%s\"", id);
     else {
         struct server_buf b;
-        server_buf_init(&b, REPLY_SMALL_MAX + SERVER_ID_MAX_BYTES * 6);
-        server_buf_puts(&b, "{\"id\":");
-        server_buf_json_str(&b, id, strlen(id));
-        server_buf_puts(&b, ",\"deleted\":true}\n");
+        server__buf_init(&b, REPLY_SMALL_MAX + SERVER_ID_MAX_BYTES * 6);
+        server__buf_puts(&b, "{\"id\":");
+        server__buf_json_str(&b, id, strlen(id));
+        server__buf_puts(&b, ",\"deleted\":true}\n");
         reply_take(out, 200, TYPE_JSON, &b);
     }
     free(id);
@@ -650,27 +651,27 @@ static void do_delete(const struct server_api *a, const char *rest, size_t rn, c
 static void do_stats(const struct server_api *a, struct server_reply *out)
 {
     struct server_buf b;
-    server_buf_init(&b, REPLY_SMALL_MAX);
-    server_buf_printf(&b, "{\"documents\":%llu,\"method\":\"%s\",",
-                      (unsigned long long)simcrawl_filter_count(a->f),
-                      simcrawl_filter_method(a->f));
+    server__buf_init(&b, REPLY_SMALL_MAX);
+    server__buf_printf(&b, "{\"documents\":%llu,\"method\":\"%s\",",
+                       (unsigned long long)simcrawl_filter_count(a->f),
+                       simcrawl_filter_method(a->f));
     if (is_minhash(a))
-        server_buf_printf(&b, "\"k\":null,\"threshold\":%.6g,", simcrawl_filter_threshold(a->f));
+        server__buf_printf(&b, "\"k\":null,\"threshold\":%.6g,", simcrawl_filter_threshold(a->f));
     else
-        server_buf_printf(&b, "\"k\":%u,\"threshold\":null,", simcrawl_filter_k(a->f));
-    server_buf_printf(&b,
-                      "\"journal_bytes\":%llu,"
-                      "\"uptime_seconds\":%.3f,\"requests\":%llu,\"version\":\"%s\","
-                      "\"fingerprint_version\":%u,\"index\":",
-                      (unsigned long long)simcrawl_filter_journal_bytes(a->f),
-                      server_now() - a->started,
-                      (unsigned long long)server_metrics_total(a->metrics), simcrawl_version(),
-                      simcrawl_fingerprint_version());
+        server__buf_printf(&b, "\"k\":%u,\"threshold\":null,", simcrawl_filter_k(a->f));
+    server__buf_printf(&b,
+                       "\"journal_bytes\":%llu,"
+                       "\"uptime_seconds\":%.3f,\"requests\":%llu,\"version\":\"%s\","
+                       "\"fingerprint_version\":%u,\"index\":",
+                       (unsigned long long)simcrawl_filter_journal_bytes(a->f),
+                       server__now() - a->started,
+                       (unsigned long long)server__metrics_total(a->metrics), simcrawl_version(),
+                       simcrawl_fingerprint_version());
     if (a->index_path)
-        server_buf_json_str(&b, a->index_path, strlen(a->index_path));
+        server__buf_json_str(&b, a->index_path, strlen(a->index_path));
     else
-        server_buf_puts(&b, "null");
-    server_buf_puts(&b, "}\n");
+        server__buf_puts(&b, "null");
+    server__buf_puts(&b, "}\n");
     reply_take(out, 200, TYPE_JSON, &b);
 }
 
@@ -678,37 +679,37 @@ static void do_stats(const struct server_api *a, struct server_reply *out)
 static void do_metrics(const struct server_api *a, struct server_reply *out)
 {
     struct server_buf b;
-    server_buf_init(&b, REPLY_SMALL_MAX);
-    server_buf_printf(&b,
-                      "# HELP simcrawl_documents Documents in the index.\n"
-                      "# TYPE simcrawl_documents gauge\n"
-                      "simcrawl_documents %llu\n"
-                      "# HELP simcrawl_journal_bytes Bytes of the index's journal (what a "
-                      "restart replays).\n"
-                      "# TYPE simcrawl_journal_bytes gauge\n"
-                      "simcrawl_journal_bytes %llu\n"
-                      "# HELP simcrawl_k The largest Hamming distance of a near-duplicate.\n"
-                      "# TYPE simcrawl_k gauge\n"
-                      "simcrawl_k %u\n"
-                      "# HELP simcrawl_uptime_seconds Seconds since the service started.\n"
-                      "# TYPE simcrawl_uptime_seconds gauge\n"
-                      "simcrawl_uptime_seconds %.3f\n"
-                      "# HELP simcrawl_info The version of simcrawl and of its fingerprint.\n"
-                      "# TYPE simcrawl_info gauge\n"
-                      "simcrawl_info{version=\"%s\",fingerprint_version=\"%u\","
-                      "method=\"%s\"} 1\n",
-                      (unsigned long long)simcrawl_filter_count(a->f),
-                      (unsigned long long)simcrawl_filter_journal_bytes(a->f),
-                      simcrawl_filter_k(a->f), server_now() - a->started, simcrawl_version(),
-                      simcrawl_fingerprint_version(), simcrawl_filter_method(a->f));
+    server__buf_init(&b, REPLY_SMALL_MAX);
+    server__buf_printf(&b,
+                       "# HELP simcrawl_documents Documents in the index.\n"
+                       "# TYPE simcrawl_documents gauge\n"
+                       "simcrawl_documents %llu\n"
+                       "# HELP simcrawl_journal_bytes Bytes of the index's journal (what a "
+                       "restart replays).\n"
+                       "# TYPE simcrawl_journal_bytes gauge\n"
+                       "simcrawl_journal_bytes %llu\n"
+                       "# HELP simcrawl_k The largest Hamming distance of a near-duplicate.\n"
+                       "# TYPE simcrawl_k gauge\n"
+                       "simcrawl_k %u\n"
+                       "# HELP simcrawl_uptime_seconds Seconds since the service started.\n"
+                       "# TYPE simcrawl_uptime_seconds gauge\n"
+                       "simcrawl_uptime_seconds %.3f\n"
+                       "# HELP simcrawl_info The version of simcrawl and of its fingerprint.\n"
+                       "# TYPE simcrawl_info gauge\n"
+                       "simcrawl_info{version=\"%s\",fingerprint_version=\"%u\","
+                       "method=\"%s\"} 1\n",
+                       (unsigned long long)simcrawl_filter_count(a->f),
+                       (unsigned long long)simcrawl_filter_journal_bytes(a->f),
+                       simcrawl_filter_k(a->f), server__now() - a->started, simcrawl_version(),
+                       simcrawl_fingerprint_version(), simcrawl_filter_method(a->f));
     if (is_minhash(a))
-        server_buf_printf(&b,
-                          "# HELP simcrawl_threshold The Jaccard estimate of a near-duplicate "
-                          "(minhash).\n"
-                          "# TYPE simcrawl_threshold gauge\n"
-                          "simcrawl_threshold %.6g\n",
-                          simcrawl_filter_threshold(a->f));
-    server_metrics_write(a->metrics, &b);
+        server__buf_printf(&b,
+                           "# HELP simcrawl_threshold The Jaccard estimate of a near-duplicate "
+                           "(minhash).\n"
+                           "# TYPE simcrawl_threshold gauge\n"
+                           "simcrawl_threshold %.6g\n",
+                           simcrawl_filter_threshold(a->f));
+    server__metrics_write(a->metrics, &b);
     reply_take(out, 200, TYPE_METRICS, &b);
 }
 
@@ -745,85 +746,86 @@ static int method_allowed(enum server_endpoint e, const char *method)
 /* The Content-Type of a POST: 0, or -1 with a 415 in out. */
 static int check_type(const struct server_request *r, struct server_reply *out)
 {
-    enum server_body_kind kind = server_body_kind(r->content_type);
+    enum server__body_kind kind = server__body_kind(r->content_type);
     int bulk_ok = out->endpoint == SERVER_EP_CHECK || out->endpoint == SERVER_EP_CHECK_BULK;
     if (kind == SERVER_BODY_PAGE || (kind == SERVER_BODY_NDJSON && bulk_ok))
         return 0;
     if (kind == SERVER_BODY_NONE)
-        server_reply_error(out, 415,
-                           "a Content-Type is needed: the page's own (text/html; "
-                           "charset=...)%s",
-                           bulk_ok ? ", or application/x-ndjson for fingerprints" : "");
+        server__reply_error(out, 415,
+                            "a Content-Type is needed: the page's own (text/html; "
+                            "charset=...)%s",
+                            bulk_ok ? ", or application/x-ndjson for fingerprints" : "");
     else if (kind == SERVER_BODY_FORM)
-        server_reply_error(out, 415,
-                           "Content-Type %.100s is a form encoding: send the page "
-                           "as it is, with its own type (curl --data-binary "
-                           "@page.html -H 'Content-Type: text/html')",
-                           r->content_type);
+        server__reply_error(out, 415,
+                            "Content-Type %.100s is a form encoding: send the page "
+                            "as it is, with its own type (curl --data-binary "
+                            "@page.html -H 'Content-Type: text/html')",
+                            r->content_type);
     else
-        server_reply_error(out, 415, "Content-Type %.100s: %s", r->content_type,
-                           bulk_ok ? "send a page (text/html), or fingerprints as "
-                                     "application/x-ndjson, one {\"id\",\"fingerprint\"} a line"
-                                   : "send a page (text/html; charset=...)");
+        server__reply_error(out, 415, "Content-Type %.100s: %s", r->content_type,
+                            bulk_ok ? "send a page (text/html), or fingerprints as "
+                                      "application/x-ndjson, one {\"id\",\"fingerprint\"} a line"
+                                    : "send a page (text/html; charset=...)");
     return -1;
 }
 
-int server_api_begin(const struct server_api *a, const struct server_request *r,
-                     struct server_reply *out)
+int server__api_begin(const struct server_api *a, const struct server_request *r,
+                      struct server_reply *out)
 {
     const char *path, *q, *rest;
     size_t pn, qn, rn;
     memset(out, 0, sizeof *out);
     out->endpoint = SERVER_EP_OTHER;
-    server_target_split(r->target, r->target_len, &path, &pn, &q, &qn);
-    if (a->token && !server_bearer_ok(r->authorization, a->token, a->token_len)) {
-        server_reply_error(out, 401,
-                           r->authorization ? "wrong bearer token"
-                                            : "this service needs a bearer token: "
-                                              "Authorization: Bearer TOKEN");
+    server__target_split(r->target, r->target_len, &path, &pn, &q, &qn);
+    if (a->token && !server__bearer_ok(r->authorization, a->token, a->token_len)) {
+        server__reply_error(out, 401,
+                            r->authorization ? "wrong bearer token"
+                                             : "this service needs a bearer token: "
+                                               "Authorization: Bearer TOKEN");
         out->authenticate = 1;
         return 1;
     }
-    out->endpoint = server_route(path, pn, &rest, &rn);
+    out->endpoint = server__route(path, pn, &rest, &rn);
     if (out->endpoint == SERVER_EP_OTHER) {
-        server_reply_error(out, 404, "no such endpoint: %.*s (see docs/HTTP-API.md)",
-                           (int)(pn > 200 ? 200 : pn), path);
+        server__reply_error(out, 404, "no such endpoint: %.*s (see docs/HTTP-API.md)",
+                            (int)(pn > 200 ? 200 : pn), path);
         return 1;
     }
     if (!method_allowed(out->endpoint, r->method)) {
-        server_reply_error(out, 405, "%.16s is not allowed here (allowed: %s)", r->method,
-                           endpoint_allow(out->endpoint));
+        server__reply_error(out, 405, "%.16s is not allowed here (allowed: %s)", r->method,
+                            endpoint_allow(out->endpoint));
         out->allow = endpoint_allow(out->endpoint);
         return 1;
     }
     if (strcmp(r->method, "POST") != 0)
         return 0;
-    if (out->endpoint == SERVER_EP_CHECK && server_body_kind(r->content_type) == SERVER_BODY_NDJSON)
+    if (out->endpoint == SERVER_EP_CHECK &&
+        server__body_kind(r->content_type) == SERVER_BODY_NDJSON)
         out->endpoint = SERVER_EP_CHECK_BULK;
     if (check_type(r, out) != 0)
         return 1;
     if (r->has_length && r->length > a->max_body) {
-        server_reply_error(out, 413,
-                           "a body of %llu bytes is over the limit of %zu bytes "
-                           "(--max-body)",
-                           (unsigned long long)r->length, a->max_body);
+        server__reply_error(out, 413,
+                            "a body of %llu bytes is over the limit of %zu bytes "
+                            "(--max-body)",
+                            (unsigned long long)r->length, a->max_body);
         return 1;
     }
     /* the query, before the upload: a request that will be refused costs nothing */
     struct server_request head = *r;
     head.body = NULL;
-    server_api_handle(a, &head, out);
+    server__api_handle(a, &head, out);
     return out->body ? 1 : 0;
 }
 
-void server_api_handle(const struct server_api *a, const struct server_request *r,
-                       struct server_reply *out)
+void server__api_handle(const struct server_api *a, const struct server_request *r,
+                        struct server_reply *out)
 {
     const char *path, *q, *rest;
     size_t pn, qn, rn;
     enum server_endpoint e = out->endpoint;
-    server_target_split(r->target, r->target_len, &path, &pn, &q, &qn);
-    (void)server_route(path, pn, &rest, &rn);
+    server__target_split(r->target, r->target_len, &path, &pn, &q, &qn);
+    (void)server__route(path, pn, &rest, &rn);
     switch (e) {
     case SERVER_EP_CHECK:
         do_check(a, r, q, qn, out);
@@ -852,13 +854,13 @@ void server_api_handle(const struct server_api *a, const struct server_request *
         out->body = strdup("{\"status\":\"ok\"}\n");
         out->len = out->body ? strlen(out->body) : 0;
         if (!out->body)
-            server_reply_error(out, 503, "out of memory");
+            server__reply_error(out, 503, "out of memory");
         break;
     case SERVER_EP_METRICS:
         do_metrics(a, out);
         break;
     default:
-        server_reply_error(out, 404, "no such endpoint");
+        server__reply_error(out, 404, "no such endpoint");
     }
     out->endpoint = e;
 }

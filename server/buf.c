@@ -18,13 +18,13 @@
 
 #define BUF_FIRST_CAP 256 /* first allocation */
 
-void server_buf_init(struct server_buf *b, size_t max)
+void server__buf_init(struct server_buf *b, size_t max)
 {
     memset(b, 0, sizeof *b);
     b->max = max;
 }
 
-void server_buf_release(struct server_buf *b)
+void server__buf_release(struct server_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
@@ -56,13 +56,13 @@ static int grow(struct server_buf *b, size_t need)
     return 0;
 }
 
-void server_buf_reserve(struct server_buf *b, size_t n)
+void server__buf_reserve(struct server_buf *b, size_t n)
 {
     if (n <= b->max && b->len <= b->max - n) /* over the cap: the appends will say so */
         (void)grow(b, b->len + n);
 }
 
-void server_buf_add(struct server_buf *b, const void *s, size_t n)
+void server__buf_add(struct server_buf *b, const void *s, size_t n)
 {
     if (n > SIZE_MAX - b->len - 1 || grow(b, b->len + n) != 0)
         return;
@@ -72,12 +72,12 @@ void server_buf_add(struct server_buf *b, const void *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-void server_buf_puts(struct server_buf *b, const char *s)
+void server__buf_puts(struct server_buf *b, const char *s)
 {
-    server_buf_add(b, s, strlen(s));
+    server__buf_add(b, s, strlen(s));
 }
 
-void server_buf_printf(struct server_buf *b, const char *fmt, ...)
+void server__buf_printf(struct server_buf *b, const char *fmt, ...)
 {
     char small[256];
     va_list ap;
@@ -89,7 +89,7 @@ void server_buf_printf(struct server_buf *b, const char *fmt, ...)
         return;
     }
     if ((size_t)n < sizeof small) {
-        server_buf_add(b, small, (size_t)n);
+        server__buf_add(b, small, (size_t)n);
         return;
     }
     if (grow(b, b->len + (size_t)n) != 0)
@@ -100,25 +100,25 @@ void server_buf_printf(struct server_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void server_buf_json_str(struct server_buf *b, const char *s, size_t n)
+void server__buf_json_str(struct server_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *u = (const unsigned char *)s;
-    server_buf_add(b, "\"", 1);
+    server__buf_add(b, "\"", 1);
     size_t run = 0; /* bytes to copy as they are, waiting */
     for (size_t i = 0; i < n;) {
         unsigned char c = u[i];
-        size_t len = c >= 0x80 ? server_utf8_seq(u + i, n - i) : 1;
+        size_t len = c >= 0x80 ? server__utf8_seq(u + i, n - i) : 1;
         if (len > 1 || (c >= 0x20 && c < 0x80 && c != '"' && c != '\\')) {
             run += len;
             i += len;
             continue;
         }
-        server_buf_add(b, s + i - run, run);
+        server__buf_add(b, s + i - run, run);
         run = 0;
         i++;
         if (c >= 0x80) { /* not UTF-8 */
-            server_buf_add(b, "\\ufffd", 6);
+            server__buf_add(b, "\\ufffd", 6);
             continue;
         }
         char esc[6] = {'\\', (char)c, '0', '0', 0, 0};
@@ -135,18 +135,18 @@ void server_buf_json_str(struct server_buf *b, const char *s, size_t n)
             esc[5] = hex[c & 15];
             elen = 6;
         }
-        server_buf_add(b, esc, elen);
+        server__buf_add(b, esc, elen);
     }
-    server_buf_add(b, s + n - run, run);
-    server_buf_add(b, "\"", 1);
+    server__buf_add(b, s + n - run, run);
+    server__buf_add(b, "\"", 1);
 }
 
-void server_buf_json_fp(struct server_buf *b, uint64_t fp)
+void server__buf_json_fp(struct server_buf *b, uint64_t fp)
 {
-    server_buf_printf(b, "\"%016llx\"", (unsigned long long)fp);
+    server__buf_printf(b, "\"%016llx\"", (unsigned long long)fp);
 }
 
-char *server_buf_take(struct server_buf *b, size_t *len)
+char *server__buf_take(struct server_buf *b, size_t *len)
 {
     char *p = b->p;
     *len = b->len;

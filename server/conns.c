@@ -17,7 +17,7 @@
  *
  * HOW IT WORKS
  * Each connection's phase and the time it entered it are one atomic word, (ms << 3) |
- * phase, changed by the worker thread that serves the connection (server_conn_phase,
+ * phase, changed by the worker thread that serves the connection (server__conn_phase,
  * a compare-and-swap) and by the reaper thread, which every REAP_INTERVAL_MS scans the
  * list and swaps an overdue connection's word to CUT. Whoever swaps first wins: a
  * request answered just as the reaper fires is either answered (the worker moved it to
@@ -55,7 +55,7 @@ struct server_conns {
     pthread_cond_t wake;
     struct server_conn *head;
     uint64_t timeout_ms;
-    double epoch; /* server_now() at start: ms are counted from it */
+    double epoch; /* server__now() at start: ms are counted from it */
     int stopping;
     pthread_t thread;
     char reply[512]; /* the 408 */
@@ -64,7 +64,7 @@ struct server_conns {
 
 static uint64_t now_ms(const struct server_conns *c)
 {
-    double d = (server_now() - c->epoch) * 1000.0;
+    double d = (server__now() - c->epoch) * 1000.0;
     return d > 0 ? (uint64_t)d : 0;
 }
 
@@ -125,14 +125,14 @@ static void *reaper(void *arg)
     return NULL;
 }
 
-int server_conns_start(struct server_conns **out, unsigned timeout)
+int server__conns_start(struct server_conns **out, unsigned timeout)
 {
     struct server_conns *c = calloc(1, sizeof *c);
     *out = NULL;
     if (!c)
         return -1;
     c->timeout_ms = (uint64_t)timeout * 1000;
-    c->epoch = server_now();
+    c->epoch = server__now();
     char body[160];
     int bn = snprintf(body, sizeof body,
                       "{\"error\":\"request not received in time: headers within %u s, "
@@ -155,7 +155,7 @@ int server_conns_start(struct server_conns **out, unsigned timeout)
     return 0;
 }
 
-void server_conns_stop(struct server_conns *c)
+void server__conns_stop(struct server_conns *c)
 {
     if (!c)
         return;
@@ -174,7 +174,7 @@ void server_conns_stop(struct server_conns *c)
     free(c);
 }
 
-struct server_conn *server_conns_add(struct server_conns *c, int fd)
+struct server_conn *server__conns_add(struct server_conns *c, int fd)
 {
     struct server_conn *conn = calloc(1, sizeof *conn);
     if (!conn)
@@ -192,7 +192,7 @@ struct server_conn *server_conns_add(struct server_conns *c, int fd)
     return conn;
 }
 
-void server_conns_remove(struct server_conns *c, struct server_conn *conn)
+void server__conns_remove(struct server_conns *c, struct server_conn *conn)
 {
     if (!conn)
         return;
@@ -207,7 +207,7 @@ void server_conns_remove(struct server_conns *c, struct server_conn *conn)
     free(conn);
 }
 
-int server_conn_phase(struct server_conn *conn, enum server_phase phase)
+int server__conn_phase(struct server_conn *conn, enum server_phase phase)
 {
     if (!conn)
         return 0;
@@ -222,13 +222,13 @@ int server_conn_phase(struct server_conn *conn, enum server_phase phase)
     return 0;
 }
 
-void server_conn_body(struct server_conn *conn, size_t n)
+void server__conn_body(struct server_conn *conn, size_t n)
 {
     if (conn)
         atomic_fetch_add_explicit(&conn->body, n, memory_order_relaxed);
 }
 
-int server_conn_was_cut(struct server_conn *conn)
+int server__conn_was_cut(struct server_conn *conn)
 {
     return conn && (atomic_load(&conn->state) & PHASE_MASK) == SERVER_PHASE_CUT;
 }

@@ -21,7 +21,7 @@ static const double bucket_le[SERVER_LATENCY_BUCKETS] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 };
 
-void server_metrics_init(struct server_metrics *m)
+void server__metrics_init(struct server_metrics *m)
 {
     for (size_t e = 0; e < SERVER_EP_COUNT; e++)
         for (size_t s = 0; s < SERVER_STATUS_SLOTS; s++)
@@ -40,8 +40,8 @@ static size_t status_slot(unsigned status)
     return SERVER_STATUS_SLOTS - 1;
 }
 
-void server_metrics_record(struct server_metrics *m, enum server_endpoint e, unsigned status,
-                           double seconds)
+void server__metrics_record(struct server_metrics *m, enum server_endpoint e, unsigned status,
+                            double seconds)
 {
     if ((unsigned)e >= SERVER_EP_COUNT)
         e = SERVER_EP_OTHER;
@@ -58,43 +58,44 @@ void server_metrics_record(struct server_metrics *m, enum server_endpoint e, uns
     atomic_fetch_add_explicit(&m->count, 1, memory_order_relaxed);
 }
 
-uint64_t server_metrics_total(struct server_metrics *m)
+uint64_t server__metrics_total(struct server_metrics *m)
 {
     return atomic_load_explicit(&m->count, memory_order_relaxed);
 }
 
-void server_metrics_write(struct server_metrics *m, struct server_buf *b)
+void server__metrics_write(struct server_metrics *m, struct server_buf *b)
 {
-    server_buf_puts(b, "# HELP simcrawl_requests_total Requests answered, by endpoint and "
-                       "HTTP status code.\n"
-                       "# TYPE simcrawl_requests_total counter\n");
+    server__buf_puts(b, "# HELP simcrawl_requests_total Requests answered, by endpoint and "
+                        "HTTP status code.\n"
+                        "# TYPE simcrawl_requests_total counter\n");
     for (size_t e = 0; e < SERVER_EP_COUNT; e++)
         for (size_t s = 0; s < SERVER_STATUS_SLOTS; s++) {
             uint64_t n = atomic_load_explicit(&m->requests[e][s], memory_order_relaxed);
             if (n == 0)
                 continue;
-            server_buf_printf(b, "simcrawl_requests_total{endpoint=\"%s\",code=\"",
-                              server_endpoint_name((enum server_endpoint)e));
+            server__buf_printf(b, "simcrawl_requests_total{endpoint=\"%s\",code=\"",
+                               server__endpoint_name((enum server_endpoint)e));
             if (s < SERVER_STATUS_SLOTS - 1)
-                server_buf_printf(b, "%u", status_codes[s]);
+                server__buf_printf(b, "%u", status_codes[s]);
             else
-                server_buf_puts(b, "other");
-            server_buf_printf(b, "\"} %llu\n", (unsigned long long)n);
+                server__buf_puts(b, "other");
+            server__buf_printf(b, "\"} %llu\n", (unsigned long long)n);
         }
-    server_buf_puts(b, "# HELP simcrawl_request_duration_seconds Time from a request's "
-                       "first line to its answer, in seconds.\n"
-                       "# TYPE simcrawl_request_duration_seconds histogram\n");
+    server__buf_puts(b, "# HELP simcrawl_request_duration_seconds Time from a request's "
+                        "first line to its answer, in seconds.\n"
+                        "# TYPE simcrawl_request_duration_seconds histogram\n");
     uint64_t cum = 0;
     for (size_t i = 0; i <= SERVER_LATENCY_BUCKETS; i++) {
         cum += atomic_load_explicit(&m->buckets[i], memory_order_relaxed);
         if (i < SERVER_LATENCY_BUCKETS)
-            server_buf_printf(b, "simcrawl_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
-                              bucket_le[i], (unsigned long long)cum);
+            server__buf_printf(b, "simcrawl_request_duration_seconds_bucket{le=\"%g\"} %llu\n",
+                               bucket_le[i], (unsigned long long)cum);
         else
-            server_buf_printf(b, "simcrawl_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
-                              (unsigned long long)cum);
+            server__buf_printf(b, "simcrawl_request_duration_seconds_bucket{le=\"+Inf\"} %llu\n",
+                               (unsigned long long)cum);
     }
     uint64_t ns = atomic_load_explicit(&m->sum_ns, memory_order_relaxed);
-    server_buf_printf(b, "simcrawl_request_duration_seconds_sum %.9f\n", (double)ns / 1e9);
-    server_buf_printf(b, "simcrawl_request_duration_seconds_count %llu\n", (unsigned long long)cum);
+    server__buf_printf(b, "simcrawl_request_duration_seconds_sum %.9f\n", (double)ns / 1e9);
+    server__buf_printf(b, "simcrawl_request_duration_seconds_count %llu\n",
+                       (unsigned long long)cum);
 }

@@ -36,7 +36,7 @@ static int hexval(unsigned char c)
     return -1;
 }
 
-long server_pct_decode(const char *s, size_t n, int plus_is_space, char *out)
+long server__pct_decode(const char *s, size_t n, int plus_is_space, char *out)
 {
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
@@ -55,7 +55,7 @@ long server_pct_decode(const char *s, size_t n, int plus_is_space, char *out)
     return (long)o;
 }
 
-size_t server_utf8_seq(const unsigned char *s, size_t n)
+size_t server__utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned char c = s[0];
     if (c < 0x80)
@@ -86,11 +86,11 @@ size_t server_utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
-int server_utf8_valid(const char *s, size_t n)
+int server__utf8_valid(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        size_t len = server_utf8_seq(u + i, n - i);
+        size_t len = server__utf8_seq(u + i, n - i);
         if (!len)
             return 0;
         i += len;
@@ -98,7 +98,7 @@ int server_utf8_valid(const char *s, size_t n)
     return 1;
 }
 
-int server_hex16(const char *s, size_t n, uint64_t *fp)
+int server__hex16(const char *s, size_t n, uint64_t *fp)
 {
     if (n != 16)
         return -1;
@@ -113,7 +113,7 @@ int server_hex16(const char *s, size_t n, uint64_t *fp)
     return 0;
 }
 
-const char *server_id_problem(const char *id, size_t n)
+const char *server__id_problem(const char *id, size_t n)
 {
     if (n == 0)
         return "is empty";
@@ -121,13 +121,13 @@ const char *server_id_problem(const char *id, size_t n)
         return "is longer than 65536 bytes";
     if (memchr(id, '\0', n))
         return "contains a NUL byte";
-    if (!server_utf8_valid(id, n))
+    if (!server__utf8_valid(id, n))
         return "is not valid UTF-8";
     return NULL;
 }
 
-void server_target_split(const char *target, size_t n, const char **path, size_t *path_len,
-                         const char **query, size_t *query_len)
+void server__target_split(const char *target, size_t n, const char **path, size_t *path_len,
+                          const char **query, size_t *query_len)
 {
     const char *q = memchr(target, '?', n);
     size_t plen = q ? (size_t)(q - target) : n;
@@ -141,7 +141,7 @@ void server_target_split(const char *target, size_t n, const char **path, size_t
         *query_len = (size_t)(qh - *query);
 }
 
-int server_query_next(const char *query, size_t n, size_t *pos, struct server_param *p)
+int server__query_next(const char *query, size_t n, size_t *pos, struct server_param *p)
 {
     while (*pos < n && query[*pos] == '&')
         (*pos)++;
@@ -165,7 +165,7 @@ static const char *const endpoint_names[SERVER_EP_COUNT] = {
     "stats", "healthz",    "metrics",     "other",
 };
 
-const char *server_endpoint_name(enum server_endpoint e)
+const char *server__endpoint_name(enum server_endpoint e)
 {
     return (unsigned)e < SERVER_EP_COUNT ? endpoint_names[e] : "other";
 }
@@ -175,7 +175,7 @@ static int path_is(const char *path, size_t n, const char *want)
     return n == strlen(want) && memcmp(path, want, n) == 0;
 }
 
-enum server_endpoint server_route(const char *path, size_t n, const char **rest, size_t *rest_len)
+enum server_endpoint server__route(const char *path, size_t n, const char **rest, size_t *rest_len)
 {
     static const char docs[] = "/v1/documents/";
     *rest = NULL;
@@ -200,7 +200,7 @@ enum server_endpoint server_route(const char *path, size_t n, const char **rest,
     return SERVER_EP_OTHER;
 }
 
-enum server_body_kind server_body_kind(const char *ct)
+enum server__body_kind server__body_kind(const char *ct)
 {
     if (!ct)
         return SERVER_BODY_NONE;
@@ -219,7 +219,7 @@ enum server_body_kind server_body_kind(const char *ct)
     return SERVER_BODY_PAGE;
 }
 
-int server_bearer_ok(const char *header, const char *token, size_t token_len)
+int server__bearer_ok(const char *header, const char *token, size_t token_len)
 {
     if (!header || strncasecmp(header, "Bearer", 6) != 0 || (header[6] != ' ' && header[6] != '\t'))
         return 0;
@@ -289,7 +289,7 @@ static void put_utf8(struct server_buf *out, unsigned long cp)
         b[3] = (unsigned char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    server_buf_add(out, b, n);
+    server__buf_add(out, b, n);
 }
 
 /* A \uXXXX escape (c->i just past the 'u'), a surrogate pair as one code point. */
@@ -328,7 +328,7 @@ static const char *json_string(struct jcur *c, struct server_buf *out)
         while (c->i < c->n && c->s[c->i] >= 0x20 && c->s[c->i] < 0x80 && c->s[c->i] != '"' &&
                c->s[c->i] != '\\')
             c->i++;
-        server_buf_add(out, c->s + run, c->i - run);
+        server__buf_add(out, c->s + run, c->i - run);
         if (c->i >= c->n)
             return "a string without its closing quote";
         unsigned char ch = c->s[c->i];
@@ -339,10 +339,10 @@ static const char *json_string(struct jcur *c, struct server_buf *out)
         if (ch < 0x20)
             return "a control character in a string (escape it)";
         if (ch >= 0x80) {
-            size_t len = server_utf8_seq(c->s + c->i, c->n - c->i);
+            size_t len = server__utf8_seq(c->s + c->i, c->n - c->i);
             if (!len)
                 return "a string that is not valid UTF-8";
-            server_buf_add(out, c->s + c->i, len);
+            server__buf_add(out, c->s + c->i, len);
             c->i += len;
             continue;
         }
@@ -351,7 +351,7 @@ static const char *json_string(struct jcur *c, struct server_buf *out)
         static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
         const char *e = strchr(from, c->s[c->i]);
         if (e && c->s[c->i]) {
-            server_buf_add(out, &to[e - from], 1);
+            server__buf_add(out, &to[e - from], 1);
             c->i++;
         } else if (c->s[c->i] == 'u') {
             c->i++;
@@ -373,20 +373,20 @@ struct line_fields {
 static const char *line_member(struct jcur *c, struct line_fields *lf, char *why, size_t why_size)
 {
     struct server_buf key;
-    server_buf_init(&key, KEY_MAX);
+    server__buf_init(&key, KEY_MAX);
     const char *bad = json_string(c, &key);
     int is_id = !bad && !key.failed && key.len == 2 && memcmp(key.p, "id", 2) == 0;
     int is_fp = !bad && !key.failed && key.len == 11 && memcmp(key.p, "fingerprint", 11) == 0;
     if (!bad && !is_id && !is_fp) {
         struct server_buf shown; /* the name as JSON, shortened */
-        server_buf_init(&shown, KEY_MAX * 6 + 2);
-        server_buf_json_str(&shown, key.p ? key.p : "", key.len);
+        server__buf_init(&shown, KEY_MAX * 6 + 2);
+        server__buf_json_str(&shown, key.p ? key.p : "", key.len);
         snprintf(why, why_size, "unknown member %s%s (a line has only \"id\" and \"fingerprint\")",
                  shown.p ? shown.p : "\"\"", key.failed ? "..." : "");
-        server_buf_release(&shown);
+        server__buf_release(&shown);
         bad = why;
     }
-    server_buf_release(&key);
+    server__buf_release(&key);
     if (bad)
         return bad;
     skip_ws(c);
@@ -448,14 +448,14 @@ static const char *line_object(struct jcur *c, struct line_fields *lf, char *why
     }
 }
 
-int server_ndjson_line(const char *line, size_t n, char **id, uint64_t *fp, char *why,
-                       size_t why_size)
+int server__ndjson_line(const char *line, size_t n, char **id, uint64_t *fp, char *why,
+                        size_t why_size)
 {
     struct jcur c = {(const unsigned char *)line, n, 0};
     struct line_fields lf;
     memset(&lf, 0, sizeof lf);
-    server_buf_init(&lf.id, SERVER_ID_MAX_BYTES + 1); /* one more: "is longer than" */
-    server_buf_init(&lf.fp, FP_TEXT_MAX);
+    server__buf_init(&lf.id, SERVER_ID_MAX_BYTES + 1); /* one more: "is longer than" */
+    server__buf_init(&lf.fp, FP_TEXT_MAX);
     *id = NULL;
     const char *bad = line_object(&c, &lf, why, why_size);
     if (!bad) {
@@ -472,22 +472,22 @@ int server_ndjson_line(const char *line, size_t n, char **id, uint64_t *fp, char
         bad = "fingerprint is missing";
     else if (lf.id.failed == SERVER_BUF_NOMEM)
         bad = "out of memory";
-    else if ((problem = server_id_problem(lf.id.p ? lf.id.p : "",
-                                          lf.id.failed ? SERVER_ID_MAX_BYTES + 1 : lf.id.len))) {
+    else if ((problem = server__id_problem(lf.id.p ? lf.id.p : "",
+                                           lf.id.failed ? SERVER_ID_MAX_BYTES + 1 : lf.id.len))) {
         snprintf(why, why_size, "id %s", problem);
         bad = why;
-    } else if (lf.fp.failed || server_hex16(lf.fp.p ? lf.fp.p : "", lf.fp.len, fp) != 0)
+    } else if (lf.fp.failed || server__hex16(lf.fp.p ? lf.fp.p : "", lf.fp.len, fp) != 0)
         bad = "fingerprint is not 16 hex digits";
     if (bad) {
         if (bad != why)
             snprintf(why, why_size, "%s", bad);
-        server_buf_release(&lf.id);
-        server_buf_release(&lf.fp);
+        server__buf_release(&lf.id);
+        server__buf_release(&lf.fp);
         return -1;
     }
     size_t len;
-    *id = server_buf_take(&lf.id, &len);
-    server_buf_release(&lf.fp);
+    *id = server__buf_take(&lf.id, &len);
+    server__buf_release(&lf.fp);
     return 0;
 }
 
@@ -505,7 +505,7 @@ static int parse_port(const char *s, unsigned short *port)
     return 0;
 }
 
-int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+int server__parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len)
 {
     char host[64];
     const char *colon = strrchr(s, ':');
@@ -539,7 +539,7 @@ int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *l
     return 0;
 }
 
-int server_addr_is_loopback(const struct sockaddr *sa)
+int server__addr_is_loopback(const struct sockaddr *sa)
 {
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *a4 = (const struct sockaddr_in *)sa;

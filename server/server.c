@@ -12,12 +12,12 @@
  *     encoded: api.c decodes them, so that "%2F" in an id stays a slash of the id), the
  *     connection moves to its HEADERS phase (conns.c) and the request counts as in flight.
  *  2. on_access, first call, the headers in: the connection moves to BODY (unless the
- *     reaper cut it first); server_api_begin() decides everything that needs no body
+ *     reaper cut it first); server__api_begin() decides everything that needs no body
  *     (token, path, method, Content-Type, Content-Length, query). An answer then is
  *     queued before the body is read, and libmicrohttpd closes the connection after it
  *     rather than read an upload nobody wants.
  *  3. on_access, next calls: the body, into a buffer capped at --max-body (413 past it).
- *  4. on_access, last call: server_api_handle() answers, the reply is queued.
+ *  4. on_access, last call: server__api_handle() answers, the reply is queued.
  *     Every reply is queued by queue(), which first moves the connection to RESPONDING:
  *     when the reaper cut it first, its 408 is the answer and the reply is dropped.
  *  5. on_completed: counted in the metrics, written to the access log, freed; the
@@ -172,7 +172,7 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     for (size_t i = 0; i < sizeof per_request_messages / sizeof *per_request_messages; i++)
         if (strncmp(msg + n, per_request_messages[i], strlen(per_request_messages[i])) == 0)
             return;
-    uint64_t sec = (uint64_t)server_now();
+    uint64_t sec = (uint64_t)server__now();
     uint64_t was = atomic_load(&s->log_second);
     if (was != sec && atomic_compare_exchange_strong(&s->log_second, &was, sec)) {
         unsigned dropped = atomic_exchange(&s->log_dropped, 0);
@@ -199,9 +199,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-        *socket_context = ci ? server_conns_add(s->conns, ci->connect_fd) : NULL;
+        *socket_context = ci ? server__conns_add(s->conns, ci->connect_fd) : NULL;
     } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
-        server_conns_remove(s->conns, *socket_context);
+        server__conns_remove(s->conns, *socket_context);
         *socket_context = NULL;
     }
 }
@@ -226,11 +226,11 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
         return NULL;
     }
     memcpy(rq->target, uri, rq->target_len + 1);
-    rq->start = server_now();
+    rq->start = server__now();
     rq->conn = conn_of(c);
     rq->late = atomic_load(&s->stopping);
     rq->endpoint = SERVER_EP_OTHER;
-    (void)server_conn_phase(rq->conn, SERVER_PHASE_HEADERS);
+    (void)server__conn_phase(rq->conn, SERVER_PHASE_HEADERS);
     if (s->access_log_fd >= 0) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -277,16 +277,16 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (!rq)
         return;
     *con_cls = NULL;
-    double seconds = server_now() - rq->start;
-    if (!rq->status && server_conn_was_cut(rq->conn))
+    double seconds = server__now() - rq->start;
+    if (!rq->status && server__conn_was_cut(rq->conn))
         rq->status = 408; /* the reaper's answer */
     if (rq->status) {
-        server_metrics_record(&s->metrics, rq->endpoint, rq->status, seconds);
+        server__metrics_record(&s->metrics, rq->endpoint, rq->status, seconds);
         if (s->access_log_fd >= 0)
             access_log(s, rq, seconds);
     }
-    (void)server_conn_phase(rq->conn, SERVER_PHASE_IDLE);
-    server_buf_release(&rq->body);
+    (void)server__conn_phase(rq->conn, SERVER_PHASE_IDLE);
+    server__buf_release(&rq->body);
     free(rq->target);
     free(rq);
     atomic_fetch_sub(&s->in_flight, 1);
@@ -296,14 +296,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
  * cut the connection first (its 408 is then the answer; conns.c). */
 static enum MHD_Result queue(struct request *rq, struct MHD_Connection *c, struct server_reply *rep)
 {
-    if (rq && server_conn_phase(rq->conn, SERVER_PHASE_RESPONDING) != 0) {
-        server_reply_release(rep);
+    if (rq && server__conn_phase(rq->conn, SERVER_PHASE_RESPONDING) != 0) {
+        server__reply_release(rep);
         return MHD_NO;
     }
     struct MHD_Response *resp =
         MHD_create_response_from_buffer(rep->len, rep->body, MHD_RESPMEM_MUST_FREE);
     if (!resp) {
-        server_reply_release(rep);
+        server__reply_release(rep);
         return MHD_NO;
     }
     rep->body = NULL;
@@ -330,7 +330,7 @@ static enum MHD_Result queue_error(struct request *rq, struct MHD_Connection *c,
     struct server_reply rep;
     memset(&rep, 0, sizeof rep);
     rep.endpoint = rq ? rq->endpoint : SERVER_EP_OTHER;
-    server_reply_error(&rep, status, "%s", msg);
+    server__reply_error(&rep, status, "%s", msg);
     rep.close = close;
     return queue(rq, c, &rep);
 }
@@ -366,7 +366,7 @@ static enum MHD_Result on_begin(struct server *s, struct request *rq, struct MHD
 {
     rq->begun = 1;
     snprintf(rq->method, sizeof rq->method, "%s", method);
-    if (server_conn_phase(rq->conn, SERVER_PHASE_BODY) != 0)
+    if (server__conn_phase(rq->conn, SERVER_PHASE_BODY) != 0)
         return MHD_NO; /* cut by the reaper while the headers came */
     if (rq->late)
         return queue_error(rq, c, 503, "the service is stopping", 1);
@@ -374,13 +374,13 @@ static enum MHD_Result on_begin(struct server *s, struct request *rq, struct MHD
     if (request_head(rq, c, method, &hr) != 0)
         return queue_error(rq, c, 400, "Content-Length is not a number", 1);
     struct server_reply rep;
-    if (server_api_begin(&s->api, &hr, &rep) != 0)
+    if (server__api_begin(&s->api, &hr, &rep) != 0)
         return queue(rq, c, &rep);
     rq->endpoint = rep.endpoint;
     rq->keep_body = strcmp(method, "POST") == 0;
-    server_buf_init(&rq->body, s->max_body);
+    server__buf_init(&rq->body, s->max_body);
     if (rq->keep_body && hr.has_length) /* what arrives is allocated, not what is said */
-        server_buf_reserve(&rq->body, hr.length < RESERVE_MAX ? (size_t)hr.length : RESERVE_MAX);
+        server__buf_reserve(&rq->body, hr.length < RESERVE_MAX ? (size_t)hr.length : RESERVE_MAX);
     return MHD_YES;
 }
 
@@ -393,9 +393,9 @@ static enum MHD_Result on_begin(struct server *s, struct request *rq, struct MHD
  */
 static enum MHD_Result on_data(struct server *s, struct request *rq, const char *data, size_t n)
 {
-    server_conn_body(rq->conn, n);
+    server__conn_body(rq->conn, n);
     if (rq->keep_body && !rq->body.failed)
-        server_buf_add(&rq->body, data, n);
+        server__buf_add(&rq->body, data, n);
     if (!rq->keep_body || rq->body.failed) {
         rq->discarded += n;
         if (rq->discarded > DISCARD_MAX(s->max_body))
@@ -408,7 +408,7 @@ static enum MHD_Result on_data(struct server *s, struct request *rq, const char 
 static enum MHD_Result on_end(struct server *s, struct request *rq, struct MHD_Connection *c,
                               const char *method)
 {
-    if (server_conn_phase(rq->conn, SERVER_PHASE_RESPONDING) != 0)
+    if (server__conn_phase(rq->conn, SERVER_PHASE_RESPONDING) != 0)
         return MHD_NO; /* cut by the reaper */
     if (rq->keep_body && rq->body.failed == SERVER_BUF_FULL) {
         char msg[160];
@@ -426,8 +426,8 @@ static enum MHD_Result on_end(struct server *s, struct request *rq, struct MHD_C
     struct server_reply rep;
     memset(&rep, 0, sizeof rep);
     rep.endpoint = rq->endpoint;
-    server_api_handle(&s->api, &hr, &rep);
-    server_buf_release(&rq->body);
+    server__api_handle(&s->api, &hr, &rep);
+    server__buf_release(&rq->body);
     return queue(rq, c, &rep);
 }
 
@@ -471,14 +471,14 @@ static void result(struct server_result *res, int filter_code, const char *fmt, 
 static int check_opts(struct server *s, const struct server_opts *o, struct server_result *res)
 {
     const char *listen = o->listen ? o->listen : SERVER_LISTEN_DEFAULT;
-    if (server_parse_listen(listen, &s->addr, &s->addr_len) != 0) {
+    if (server__parse_listen(listen, &s->addr, &s->addr_len) != 0) {
         result(res, 0,
                "--listen %s: not ADDR:PORT (127.0.0.1:8470, [::1]:8470, "
                "0.0.0.0:8470; port 0: any free port)",
                listen);
         return SERVER_EADDR;
     }
-    if (!o->token && !server_addr_is_loopback((struct sockaddr *)&s->addr)) {
+    if (!o->token && !server__addr_is_loopback((struct sockaddr *)&s->addr)) {
         result(res, 0,
                "refusing to listen on %s without a token: anyone who can reach it "
                "could add and delete documents. Give --token-file FILE (clients "
@@ -572,7 +572,7 @@ static int start_daemon(struct server *s, const struct server_opts *o, struct se
 /* Frees what start made (the daemon stopped first). */
 static void server_free(struct server *s)
 {
-    server_conns_stop(s->conns);
+    server__conns_stop(s->conns);
     free(s->token);
     free(s->index_path);
     free(s);
@@ -592,7 +592,7 @@ int server_start(struct server **out, const struct server_opts *o, struct server
     s->log_userdata = o->log_userdata;
     s->timeout = o->timeout;
     s->max_body = o->max_body;
-    server_metrics_init(&s->metrics);
+    server__metrics_init(&s->metrics);
     atomic_init(&s->in_flight, 0);
     atomic_init(&s->stopping, 0);
     atomic_init(&s->started, 0);
@@ -608,7 +608,7 @@ int server_start(struct server **out, const struct server_opts *o, struct server
         result(res, 0, "out of memory");
         goto fail;
     }
-    if (server_conns_start(&s->conns, o->timeout) != 0) {
+    if (server__conns_start(&s->conns, o->timeout) != 0) {
         result(res, 0, "cannot start the connection reaper thread");
         rc = SERVER_ETHREAD;
         goto fail;
@@ -616,7 +616,7 @@ int server_start(struct server **out, const struct server_opts *o, struct server
     if ((rc = open_filter(s, o, res)) != SERVER_OK)
         goto fail;
     s->api = (struct server_api){s->f,        s->token,      s->token ? strlen(s->token) : 0,
-                                 o->max_body, s->index_path, server_now(),
+                                 o->max_body, s->index_path, server__now(),
                                  &s->metrics, api_log,       s};
     if ((rc = start_daemon(s, o, res)) != SERVER_OK)
         goto fail;
@@ -667,7 +667,7 @@ unsigned server_k(const struct server *s)
 
 uint64_t server_requests(const struct server *s)
 {
-    return server_metrics_total((struct server_metrics *)&s->metrics);
+    return server__metrics_total((struct server_metrics *)&s->metrics);
 }
 
 unsigned server_in_flight(const struct server *s)
@@ -682,14 +682,14 @@ int server_stop(struct server *s, struct server_result *res)
     MHD_socket lfd = MHD_quiesce_daemon(s->d); /* no new connection from now on */
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd);
-    double deadline = server_now() + s->timeout;
-    while (atomic_load(&s->in_flight) > 0 && server_now() < deadline) {
+    double deadline = server__now() + s->timeout;
+    while (atomic_load(&s->in_flight) > 0 && server__now() < deadline) {
         struct timespec nap = {0, STOP_POLL_NS};
         nanosleep(&nap, NULL);
     }
     MHD_stop_daemon(s->d);
     uint64_t documents = simcrawl_filter_count(s->f);
-    uint64_t requests = server_metrics_total(&s->metrics);
+    uint64_t requests = server__metrics_total(&s->metrics);
     int rc = simcrawl_filter_close(s->f);
     int code = SERVER_OK;
     if (rc != 0) {

@@ -11,6 +11,7 @@
  *   metrics.c  request counters and the latency histogram (C11 atomics, no lock)
  *   conns.c    the connection deadlines that cut slow clients (slowloris)
  *   server.c   libmicrohttpd: the daemon, its callbacks, start and stop
+ * Their functions are server__ (libuv's uv__ tier): server_ is server.h's API only.
  */
 #include "server/server.h"
 
@@ -34,22 +35,22 @@ struct server_buf {
 };
 enum { SERVER_BUF_FULL = 1, SERVER_BUF_NOMEM = 2 };
 
-void server_buf_init(struct server_buf *b, size_t max);
-void server_buf_release(struct server_buf *b);
+void server__buf_init(struct server_buf *b, size_t max);
+void server__buf_release(struct server_buf *b);
 /* Makes room for n more bytes now (one allocation for a body of known length). */
-void server_buf_reserve(struct server_buf *b, size_t n);
-void server_buf_add(struct server_buf *b, const void *s, size_t n);
-void server_buf_puts(struct server_buf *b, const char *s);
-void server_buf_printf(struct server_buf *b, const char *fmt, ...)
+void server__buf_reserve(struct server_buf *b, size_t n);
+void server__buf_add(struct server_buf *b, const void *s, size_t n);
+void server__buf_puts(struct server_buf *b, const char *s);
+void server__buf_printf(struct server_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* A JSON string: s[0..n) in quotes, with ", \ and control characters escaped; a byte
  * that is not part of well-formed UTF-8 becomes U+FFFD (ids are valid UTF-8 already;
  * this keeps an error message that quotes a request's bytes valid JSON). */
-void server_buf_json_str(struct server_buf *b, const char *s, size_t n);
+void server__buf_json_str(struct server_buf *b, const char *s, size_t n);
 /* A fingerprint as JSON: "16 lower-case hex digits". */
-void server_buf_json_fp(struct server_buf *b, uint64_t fp);
+void server__buf_json_fp(struct server_buf *b, uint64_t fp);
 /* Hands the bytes over: returns p (caller frees; NULL when empty) and its length. */
-char *server_buf_take(struct server_buf *b, size_t *len);
+char *server__buf_take(struct server_buf *b, size_t *len);
 
 /* ==== parsing (parse.c) ==== */
 
@@ -59,24 +60,24 @@ char *server_buf_take(struct server_buf *b, size_t *len);
  * the byte XX, and with plus_is_space a '+' becomes a space (a query string, as HTML
  * forms, curl --data-urlencode and Python's urlencode write it). Returns the decoded
  * length, or -1 for a '%' not followed by two hex digits. */
-long server_pct_decode(const char *s, size_t n, int plus_is_space, char *out);
+long server__pct_decode(const char *s, size_t n, int plus_is_space, char *out);
 
 /* The length of the well-formed UTF-8 sequence (RFC 3629 section 4) at s[0..n), n > 0;
  * 0 when there is none. */
-size_t server_utf8_seq(const unsigned char *s, size_t n);
+size_t server__utf8_seq(const unsigned char *s, size_t n);
 /* 1 when s[0..n) is well-formed UTF-8 (no overlong form, no surrogate, <= U+10FFFF). */
-int server_utf8_valid(const char *s, size_t n);
+int server__utf8_valid(const char *s, size_t n);
 
 /* Exactly 16 hex digits (either case) -> *fp. Returns 0, or -1. */
-int server_hex16(const char *s, size_t n, uint64_t *fp);
+int server__hex16(const char *s, size_t n, uint64_t *fp);
 
 /* Why id[0..n) cannot be a document id ("is empty", "contains a NUL byte", "is not valid
  * UTF-8", "is longer than 65536 bytes"), or NULL when it can. */
-const char *server_id_problem(const char *id, size_t n);
+const char *server__id_problem(const char *id, size_t n);
 
 /* Splits a request target "path?query" (either part may be empty). */
-void server_target_split(const char *target, size_t n, const char **path, size_t *path_len,
-                         const char **query, size_t *query_len);
+void server__target_split(const char *target, size_t n, const char **path, size_t *path_len,
+                          const char **query, size_t *query_len);
 
 /* One name=value pair of a query string, both still percent-encoded. */
 struct server_param {
@@ -86,7 +87,7 @@ struct server_param {
 };
 /* The next pair of query[*pos..n) (empty pairs, as in "a=1&&b=2", skipped): returns 1 and
  * moves *pos past it, or 0 at the end. */
-int server_query_next(const char *query, size_t n, size_t *pos, struct server_param *p);
+int server__query_next(const char *query, size_t n, size_t *pos, struct server_param *p);
 
 /* The endpoints (and a label for everything else), as /metrics counts them. */
 enum server_endpoint {
@@ -102,14 +103,14 @@ enum server_endpoint {
     SERVER_EP_COUNT
 };
 /* The label of e in /metrics: "check", "check_bulk", "fingerprint", ... */
-const char *server_endpoint_name(enum server_endpoint e);
+const char *server__endpoint_name(enum server_endpoint e);
 
 /* The endpoint of a (raw) path; for /v1/documents/ID, *rest is ID still percent-encoded.
  * SERVER_EP_CHECK stands for both kinds of /v1/check. */
-enum server_endpoint server_route(const char *path, size_t n, const char **rest, size_t *rest_len);
+enum server_endpoint server__route(const char *path, size_t n, const char **rest, size_t *rest_len);
 
 /* What a request body is, by its Content-Type header (NULL: none). */
-enum server_body_kind {
+enum server__body_kind {
     SERVER_BODY_NONE,   /* no Content-Type */
     SERVER_BODY_PAGE,   /* a page: text/html and any type not below (the library decides
                          * what is HTML, as for a crawler's response) */
@@ -118,12 +119,12 @@ enum server_body_kind {
                          * -d and -F): the page would arrive mangled */
     SERVER_BODY_JSON,   /* application/json: one document, not lines */
 };
-enum server_body_kind server_body_kind(const char *content_type);
+enum server__body_kind server__body_kind(const char *content_type);
 
 /* 1 when the Authorization header value is "Bearer TOKEN" with token[0..token_len)
  * (the scheme's case ignored); its time depends on token_len only, not on where the
  * first difference is. */
-int server_bearer_ok(const char *header, const char *token, size_t token_len);
+int server__bearer_ok(const char *header, const char *token, size_t token_len);
 
 /*
  * One line of a bulk check: a JSON object with exactly the members "id" (a non-empty
@@ -131,14 +132,14 @@ int server_bearer_ok(const char *header, const char *token, size_t token_len);
  * surrounded by any JSON whitespace. Returns 0 with *id (caller frees; NUL-terminated)
  * and *fp, or -1 with why (lower-case, e.g. "fingerprint is not 16 hex digits").
  */
-int server_ndjson_line(const char *line, size_t n, char **id, uint64_t *fp, char *why,
-                       size_t why_size);
+int server__ndjson_line(const char *line, size_t n, char **id, uint64_t *fp, char *why,
+                        size_t why_size);
 
 /* "ADDR:PORT" (a dotted IPv4 address, [IPv6], or localhost; a port 0..65535) into *ss.
  * Returns 0, or -1. */
-int server_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+int server__parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *len);
 /* 1 for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104. */
-int server_addr_is_loopback(const struct sockaddr *sa);
+int server__addr_is_loopback(const struct sockaddr *sa);
 
 /* ==== metrics (metrics.c) ==== */
 
@@ -151,14 +152,14 @@ struct server_metrics {
     atomic_uint_fast64_t sum_ns, count;
 };
 
-void server_metrics_init(struct server_metrics *m);
+void server__metrics_init(struct server_metrics *m);
 /* One request answered with status after seconds. Lock-free. */
-void server_metrics_record(struct server_metrics *m, enum server_endpoint e, unsigned status,
-                           double seconds);
+void server__metrics_record(struct server_metrics *m, enum server_endpoint e, unsigned status,
+                            double seconds);
 /* Requests recorded so far. */
-uint64_t server_metrics_total(struct server_metrics *m);
+uint64_t server__metrics_total(struct server_metrics *m);
 /* The request counters and the latency histogram in Prometheus text format 0.0.4. */
-void server_metrics_write(struct server_metrics *m, struct server_buf *b);
+void server__metrics_write(struct server_metrics *m, struct server_buf *b);
 
 /* ==== the endpoints (api.c) ==== */
 
@@ -169,7 +170,7 @@ struct server_api {
     size_t token_len;
     size_t max_body;
     const char *index_path; /* NULL: in memory */
-    double started;         /* server_now() at start */
+    double started;         /* server__now() at start */
     struct server_metrics *metrics;
     /* a server error (5xx) worth telling the operator: a lower-case message */
     void (*log)(void *userdata, const char *message);
@@ -197,28 +198,28 @@ struct server_reply {
     const char *allow;        /* static; a 405's Allow header */
     int authenticate;         /* a 401: send WWW-Authenticate: Bearer */
     int close;                /* close the connection after it */
-    char *body;               /* caller frees (server_reply_release) */
+    char *body;               /* caller frees (server__reply_release) */
     size_t len;
 };
-void server_reply_release(struct server_reply *r);
+void server__reply_release(struct server_reply *r);
 /* Sets r to status with {"error": MESSAGE}. */
-void server_reply_error(struct server_reply *r, unsigned status, const char *fmt, ...)
+void server__reply_error(struct server_reply *r, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
  * The checks made as soon as the headers are in: authorization (401), path (404),
  * method (405), Content-Type (415), Content-Length over max_body (413). Returns 1 with
  * *out the final answer, or 0 when the body should be read (out->endpoint set) and
- * server_api_handle() called with it.
+ * server__api_handle() called with it.
  */
-int server_api_begin(const struct server_api *a, const struct server_request *r,
-                     struct server_reply *out);
+int server__api_begin(const struct server_api *a, const struct server_request *r,
+                      struct server_reply *out);
 /* The answer to a whole request (r->body read, at most max_body bytes). */
-void server_api_handle(const struct server_api *a, const struct server_request *r,
-                       struct server_reply *out);
+void server__api_handle(const struct server_api *a, const struct server_request *r,
+                        struct server_reply *out);
 
 /* CLOCK_MONOTONIC in seconds. */
-double server_now(void);
+double server__now(void);
 
 /* ==== slow clients (conns.c) ==== */
 
@@ -236,19 +237,19 @@ struct server_conn;
 /* Starts the reaper thread, which cuts a connection idle, or in its headers, for more
  * than timeout seconds, or whose body arrives slower than SERVER_MIN_UPLOAD_RATE after
  * the first timeout seconds. Returns 0, or -1 (ENOMEM or no thread). */
-int server_conns_start(struct server_conns **out, unsigned timeout);
+int server__conns_start(struct server_conns **out, unsigned timeout);
 /* Stops the reaper thread and frees c (every connection removed first). NULL-safe. */
-void server_conns_stop(struct server_conns *c);
+void server__conns_stop(struct server_conns *c);
 /* A connection opened on socket fd (NULL when out of memory: it is then never cut). */
-struct server_conn *server_conns_add(struct server_conns *c, int fd);
+struct server_conn *server__conns_add(struct server_conns *c, int fd);
 /* The connection is closing: forget it (before its socket is closed). NULL-safe. */
-void server_conns_remove(struct server_conns *c, struct server_conn *conn);
+void server__conns_remove(struct server_conns *c, struct server_conn *conn);
 /* Moves conn to phase (now); returns 0, or -1 when the reaper cut it already. NULL-safe
  * (returns 0). */
-int server_conn_phase(struct server_conn *conn, enum server_phase phase);
+int server__conn_phase(struct server_conn *conn, enum server_phase phase);
 /* n more body bytes arrived. NULL-safe. */
-void server_conn_body(struct server_conn *conn, size_t n);
+void server__conn_body(struct server_conn *conn, size_t n);
 /* 1 when the reaper cut conn. NULL-safe (0). */
-int server_conn_was_cut(struct server_conn *conn);
+int server__conn_was_cut(struct server_conn *conn);
 
 #endif

@@ -1856,12 +1856,12 @@ static void test_cli_sigterm_stops_cleanly(void)
     test_httpd_stop(h);
 }
 
-/* ---- scope: crawl_scope_name(), the function in_scope() of crawl.c compares with ---- */
+/* ---- scope: crawl__scope_name(), the function in_scope() of crawl.c compares with ---- */
 
 /* Are a and b in the same scope? (-1: a name could not be made) */
 static int same_scope(const psl_ctx_t *psl, enum crawl_scope sc, const char *a, const char *b)
 {
-    char *na = crawl_scope_name(psl, sc, a), *nb = crawl_scope_name(psl, sc, b);
+    char *na = crawl__scope_name(psl, sc, a), *nb = crawl__scope_name(psl, sc, b);
     int r = na && nb ? strcmp(na, nb) == 0 : -1;
     free(na);
     free(nb);
@@ -1914,17 +1914,17 @@ static void test_scope_name_host_and_domain(void)
         {"http://localhost/", "localhost"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char *n = crawl_scope_name(psl, D, names[i].url);
+        char *n = crawl__scope_name(psl, D, names[i].url);
         CU_ASSERT_PTR_NOT_NULL(n);
         if (n && strcmp(n, names[i].domain) != 0)
             fprintf(stderr, "\nscope name of %s: %s\n", names[i].url, n);
         CU_ASSERT_TRUE(n && strcmp(n, names[i].domain) == 0);
         free(n);
     }
-    char *n = crawl_scope_name(psl, H, "http://www.example.co.uk:81/p");
+    char *n = crawl__scope_name(psl, H, "http://www.example.co.uk:81/p");
     CU_ASSERT_TRUE(n && strcmp(n, "www.example.co.uk") == 0);
     free(n);
-    CU_ASSERT_PTR_NULL(crawl_scope_name(psl, D, "not a url"));
+    CU_ASSERT_PTR_NULL(crawl__scope_name(psl, D, "not a url"));
     if (owned)
         psl_free(owned);
 }

@@ -180,9 +180,9 @@ static void test_minhash_kernels_agree(void)
             size_t n = (size_t)(lcg(&x) % 300);
             for (size_t i = 0; i < n; i++)
                 set[i] = rnd64(&x);
-            dedup_minhash_use_scalar(mh, 0);
+            dedup__minhash_use_scalar(mh, 0);
             dedup_minhash_signature_hashes(mh, set, n, fast);
-            dedup_minhash_use_scalar(mh, 1);
+            dedup__minhash_use_scalar(mh, 1);
             dedup_minhash_signature_hashes(mh, set, n, slow);
             CU_ASSERT(memcmp(fast, slow, h * sizeof *fast) == 0);
             for (unsigned i = 0; i < h && n; i++) { /* and both are the minimum of the spec */

@@ -475,7 +475,7 @@ static void test_robots_pathological_pattern(void)
     memset(path + 1, 'a', plen - 1);
     path[1] = 'b'; /* a 'b' only before the a's: the bloom prefilter passes, matching fails */
     ASSERT_EQ(crawl_robots_allowed(r, path, plen, NULL), 1);
-    CU_ASSERT(!crawl_robots_wildmatch("*a*a*a*a*a*a*a*a*a*a*b", 22, path + 1, plen - 1, 0));
+    CU_ASSERT(!crawl__robots_wildmatch("*a*a*a*a*a*a*a*a*a*a*b", 22, path + 1, plen - 1, 0));
     path[plen - 1] = 'b';
     ASSERT_EQ(crawl_robots_allowed(r, path, plen, NULL), 0);
     free(path);
@@ -484,25 +484,25 @@ static void test_robots_pathological_pattern(void)
 
 static void test_robots_wildmatch_and_normalize(void)
 {
-    CU_ASSERT(crawl_robots_wildmatch("a*c", 3, "abc", 3, 1));
-    CU_ASSERT(crawl_robots_wildmatch("a*c", 3, "abcd", 4, 0));
-    CU_ASSERT(!crawl_robots_wildmatch("a*c", 3, "abcd", 4, 1));
-    CU_ASSERT(crawl_robots_wildmatch("*", 1, "", 0, 1));
-    CU_ASSERT(crawl_robots_wildmatch("", 0, "x", 1, 0));
-    CU_ASSERT(!crawl_robots_wildmatch("", 0, "x", 1, 1));
-    CU_ASSERT(crawl_robots_wildmatch("*a*b", 4, "xxaxxbxx", 8, 0));
-    CU_ASSERT(!crawl_robots_wildmatch("*a*b", 4, "xxbxxaxx", 8, 0));
-    CU_ASSERT(crawl_robots_wildmatch("a**b", 4, "ab", 2, 1));
+    CU_ASSERT(crawl__robots_wildmatch("a*c", 3, "abc", 3, 1));
+    CU_ASSERT(crawl__robots_wildmatch("a*c", 3, "abcd", 4, 0));
+    CU_ASSERT(!crawl__robots_wildmatch("a*c", 3, "abcd", 4, 1));
+    CU_ASSERT(crawl__robots_wildmatch("*", 1, "", 0, 1));
+    CU_ASSERT(crawl__robots_wildmatch("", 0, "x", 1, 0));
+    CU_ASSERT(!crawl__robots_wildmatch("", 0, "x", 1, 1));
+    CU_ASSERT(crawl__robots_wildmatch("*a*b", 4, "xxaxxbxx", 8, 0));
+    CU_ASSERT(!crawl__robots_wildmatch("*a*b", 4, "xxbxxaxx", 8, 0));
+    CU_ASSERT(crawl__robots_wildmatch("a**b", 4, "ab", 2, 1));
     char out[64];
     const char *in = "/a%2fb%7e%41\xC3\xA9 %zz%";
-    size_t n = crawl_url_normalise_escapes(in, strlen(in), out);
+    size_t n = crawl__url_normalise_escapes(in, strlen(in), out);
     out[n] = '\0';
     /* the URL canonicaliser's normaliser: a stray '%' is %25 (it was kept as is when
      * robots.c had a normaliser of its own) */
     CU_ASSERT_STRING_EQUAL(out, "/a%2Fb~A%C3%A9%20%25zz%25");
     /* idempotent, and the same as the canonical URL's path */
     char again[96];
-    size_t m = crawl_url_normalise_escapes(out, n, again);
+    size_t m = crawl__url_normalise_escapes(out, n, again);
     again[m] = '\0';
     CU_ASSERT_STRING_EQUAL(again, out);
     char *canon = NULL;
@@ -783,7 +783,7 @@ static struct crawl_response *fetch_any(const char *url, long timeout_ms,
         ASSERT_EQ(crawl_fetcher_run(fx, 100), CRAWL_OK);
     crawl_fetcher_free(fx);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    int na = crawl_robots_outcome_from_response(r, o);
+    int na = crawl__robots_outcome_from_response(r, o);
     if (no_answer)
         *no_answer = na;
     return r;
@@ -977,7 +977,7 @@ static void test_robots_max_age(void)
         {"HTTP/1.1 200 OK\r\n\r\n", -1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        CU_ASSERT_DOUBLE_EQUAL(crawl_robots_max_age(cases[i].head, strlen(cases[i].head)),
+        CU_ASSERT_DOUBLE_EQUAL(crawl__robots_max_age(cases[i].head, strlen(cases[i].head)),
                                cases[i].age, 1e-9);
 }
 

@@ -188,7 +188,7 @@ static void test_simhash_golden_vectors(void)
             ASSERT_EQ(XXH3_64bits_withSeed(f[2], strlen(f[2]), DEDUP_SEED), want);
             n_hash++;
         } else if (strcmp(f[0], "weight") == 0 && nf == 4) {
-            ASSERT_EQ(dedup_weight((uint32_t)strtoul(f[1], NULL, 10), strtod(f[2], NULL)),
+            ASSERT_EQ(dedup__weight((uint32_t)strtoul(f[1], NULL, 10), strtod(f[2], NULL)),
                             strtoul(f[3], NULL, 10));
             n_weight++;
         } else if ((strcmp(f[0], "fp") == 0 || strcmp(f[0], "fp-min1") == 0 ||
@@ -285,7 +285,7 @@ static void test_simhash_naive_equals_fast(void)
             h[i] = lcg(&x) << 40 ^ lcg(&x) << 20 ^ lcg(&x);
             switch (t % 6) {
             case 0: w[i] = 256; break;                                  /* one class */
-            case 1: w[i] = dedup_weight(1 + (uint32_t)(lcg(&x) % 8), 1.0); break;
+            case 1: w[i] = dedup__weight(1 + (uint32_t)(lcg(&x) % 8), 1.0); break;
             case 2: w[i] = 1 + (uint32_t)(lcg(&x) % DEDUP_WEIGHT_MAX); break; /* bit planes */
             case 3: w[i] = lcg(&x) % 2 ? 1 : DEDUP_WEIGHT_MAX; break;   /* extremes */
             case 4: w[i] = 1 + (uint32_t)(lcg(&x) % 40); break;         /* slot collisions */
@@ -296,7 +296,7 @@ static void test_simhash_naive_equals_fast(void)
         if (t % 7 == 0)
             for (size_t i = 0; i < n; i++)
                 h[i] = i % 3 ? 0xffffffffffffffffull : 0x00000000ffffffffull;
-        ASSERT_EQ(dedup_simhash_fast(h, w, n), dedup_simhash_naive(h, w, n));
+        ASSERT_EQ(dedup__simhash_fast(h, w, n), dedup__simhash_naive(h, w, n));
     }
     free(h);
     free(w);
@@ -307,10 +307,10 @@ static void test_simhash_tie_rule(void)
     uint64_t h[2] = {0xf0f0f0f0f0f0f0f0ull, 0xff00ff00ff00ff00ull};
     uint32_t same[2] = {256, 256}, heavier[2] = {257, 256};
     /* equal weights: where the two hashes disagree V[i] = 0, which gives bit 0 */
-    ASSERT_EQ(dedup_simhash_fast(h, same, 2), h[0] & h[1]);
-    ASSERT_EQ(dedup_simhash_naive(h, same, 2), h[0] & h[1]);
+    ASSERT_EQ(dedup__simhash_fast(h, same, 2), h[0] & h[1]);
+    ASSERT_EQ(dedup__simhash_naive(h, same, 2), h[0] & h[1]);
     /* the heavier feature wins every disagreement */
-    ASSERT_EQ(dedup_simhash_fast(h, heavier, 2), h[0]);
+    ASSERT_EQ(dedup__simhash_fast(h, heavier, 2), h[0]);
     /* "a b": three features of weight 256 (a, b, "a b"), no tie possible: each bit is the
      * majority of the three hashes' bits */
     struct dedup_features *f = dedup_features_new();
@@ -322,7 +322,7 @@ static void test_simhash_tie_rule(void)
     ASSERT_EQ(dedup_features_weight(f, 2), 256);
     uint64_t hs[3] = {x, y, z};
     uint32_t ws[3] = {256, 256, 256};
-    ASSERT_EQ(dedup_simhash_fast(hs, ws, 3), (x & y) | (x & z) | (y & z));
+    ASSERT_EQ(dedup__simhash_fast(hs, ws, 3), (x & y) | (x & z) | (y & z));
     /* ... but a text that short is fingerprinted by the hash of its token string */
     ASSERT_EQ(dedup_simhash(f), XXH3_64bits_withSeed("a b", 3, DEDUP_SHORT_SEED));
     dedup_features_free(f);
@@ -332,7 +332,7 @@ static void test_simhash_bit_order(void)
 {
     uint64_t h = 1;
     uint32_t w = 256;
-    ASSERT_EQ(dedup_simhash_fast(&h, &w, 1), 1); /* bit 0 = least significant */
+    ASSERT_EQ(dedup__simhash_fast(&h, &w, 1), 1); /* bit 0 = least significant */
     char buf[17];
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(1, buf), "0000000000000001");
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x8000000000000001ull, buf), "8000000000000001");
@@ -352,28 +352,28 @@ static void test_simhash_bit_order(void)
 static void test_simhash_weights(void)
 {
     /* 256 * min(tf, 64)^(7/8) */
-    ASSERT_EQ(dedup_weight(1, 1.0), 256);
-    ASSERT_EQ(dedup_weight(2, 1.0), 470);  /* 469.51 */
-    ASSERT_EQ(dedup_weight(3, 1.0), 669);  /* 669.45 */
-    ASSERT_EQ(dedup_weight(4, 1.0), 861);  /* 861.08 */
-    ASSERT_EQ(dedup_weight(5, 1.0), 1047); /* 1046.74 */
-    ASSERT_EQ(dedup_weight(63, 1.0), 9609);  /* 9608.66 */
-    ASSERT_EQ(dedup_weight(64, 1.0), 9742);  /* 9741.98: the cap */
-    ASSERT_EQ(dedup_weight(65, 1.0), 9742);
-    ASSERT_EQ(dedup_weight(100, 1.0), 9742);
-    ASSERT_EQ(dedup_weight(UINT32_MAX, 1.0), 9742);
-    ASSERT_EQ(dedup_weight(1, 2.0), 512);
-    ASSERT_EQ(dedup_weight(2, 1.5), 704); /* 704.26 */
-    ASSERT_EQ(dedup_weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
+    ASSERT_EQ(dedup__weight(1, 1.0), 256);
+    ASSERT_EQ(dedup__weight(2, 1.0), 470);  /* 469.51 */
+    ASSERT_EQ(dedup__weight(3, 1.0), 669);  /* 669.45 */
+    ASSERT_EQ(dedup__weight(4, 1.0), 861);  /* 861.08 */
+    ASSERT_EQ(dedup__weight(5, 1.0), 1047); /* 1046.74 */
+    ASSERT_EQ(dedup__weight(63, 1.0), 9609);  /* 9608.66 */
+    ASSERT_EQ(dedup__weight(64, 1.0), 9742);  /* 9741.98: the cap */
+    ASSERT_EQ(dedup__weight(65, 1.0), 9742);
+    ASSERT_EQ(dedup__weight(100, 1.0), 9742);
+    ASSERT_EQ(dedup__weight(UINT32_MAX, 1.0), 9742);
+    ASSERT_EQ(dedup__weight(1, 2.0), 512);
+    ASSERT_EQ(dedup__weight(2, 1.5), 704); /* 704.26 */
+    ASSERT_EQ(dedup__weight(UINT32_MAX, 1e9), DEDUP_WEIGHT_MAX); /* clamped */
     /* the cap on tf: floor(sqrt(distinct shingles)) within [1, 64] */
-    ASSERT_EQ(dedup_tf_cap(0), 1);
-    ASSERT_EQ(dedup_tf_cap(3), 1);
-    ASSERT_EQ(dedup_tf_cap(4), 2);
-    ASSERT_EQ(dedup_tf_cap(8), 2);
-    ASSERT_EQ(dedup_tf_cap(9), 3);
-    ASSERT_EQ(dedup_tf_cap(4095), 63);
-    ASSERT_EQ(dedup_tf_cap(4096), 64);
-    ASSERT_EQ(dedup_tf_cap((size_t)1 << 40), 64);
+    ASSERT_EQ(dedup__tf_cap(0), 1);
+    ASSERT_EQ(dedup__tf_cap(3), 1);
+    ASSERT_EQ(dedup__tf_cap(4), 2);
+    ASSERT_EQ(dedup__tf_cap(8), 2);
+    ASSERT_EQ(dedup__tf_cap(9), 3);
+    ASSERT_EQ(dedup__tf_cap(4095), 63);
+    ASSERT_EQ(dedup__tf_cap(4096), 64);
+    ASSERT_EQ(dedup__tf_cap((size_t)1 << 40), 64);
     /* "a b a b a b a b a": words a x5, b x4; pairs "a b" x4, "b a" x4; 4 distinct
      * shingles, so each counts at most twice */
     struct dedup_features *f = dedup_features_new();
@@ -387,8 +387,8 @@ static void test_simhash_weights(void)
     ASSERT_EQ(dedup_features_hash(f, 1), XXH3_64bits_withSeed("b", 1, DEDUP_SEED));
     ASSERT_EQ(dedup_features_tf(f, 1), 4);
     ASSERT_EQ(dedup_features_weight(f, 1), 470);
-    size_t ab = dedup_features_find(f, XXH3_64bits_withSeed("a b", 3, DEDUP_SEED));
-    size_t ba = dedup_features_find(f, XXH3_64bits_withSeed("b a", 3, DEDUP_SEED));
+    size_t ab = dedup__features_find(f, XXH3_64bits_withSeed("a b", 3, DEDUP_SEED));
+    size_t ba = dedup__features_find(f, XXH3_64bits_withSeed("b a", 3, DEDUP_SEED));
     CU_ASSERT_FATAL(ab != (size_t)-1 && ba != (size_t)-1);
     ASSERT_EQ(dedup_features_tf(f, ab), 4);
     ASSERT_EQ(dedup_features_weight(f, ba), 470);
@@ -427,8 +427,8 @@ static void test_simhash_shingle_edges(void)
     for (size_t i = 0; i < 7; i++)
         ASSERT_EQ(dedup_features_hash(f, i),
                         XXH3_64bits_withSeed(want[i], strlen(want[i]), DEDUP_SEED));
-    ASSERT_EQ(dedup_features_find(f, XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED)), (size_t)-1);
-    ASSERT_EQ(dedup_features_find(f, XXH3_64bits_withSeed("v w", 3, DEDUP_SEED)), (size_t)-1);
+    ASSERT_EQ(dedup__features_find(f, XXH3_64bits_withSeed("w v u", 5, DEDUP_SEED)), (size_t)-1);
+    ASSERT_EQ(dedup__features_find(f, XXH3_64bits_withSeed("v w", 3, DEDUP_SEED)), (size_t)-1);
     /* word order counts through the pairs: a permutation has other pairs */
     uint64_t fa, fb, fc;
     ASSERT_EQ_FATAL(dedup_features_from_tokens(f, "w v u t s", 9, NULL), DEDUP_OK);
@@ -539,10 +539,10 @@ static void test_simhash_list_pages(void)
     ASSERT_EQ_FATAL(dedup_features_from_tokens(fb, b, strlen(b), NULL), DEDUP_OK);
     /* file, hpp, code, "hpp code" x40, "code file" x39; 40 names x3: 125 distinct */
     ASSERT_EQ(dedup_features_count(fa), 125);
-    size_t i = dedup_features_find(fa, XXH3_64bits_withSeed("hpp code", 8, DEDUP_SEED));
+    size_t i = dedup__features_find(fa, XXH3_64bits_withSeed("hpp code", 8, DEDUP_SEED));
     CU_ASSERT_FATAL(i != (size_t)-1);
     ASSERT_EQ(dedup_features_tf(fa, i), 40);
-    ASSERT_EQ(dedup_features_weight(fa, i), dedup_weight(11, 1.0)); /* sqrt(125) */
+    ASSERT_EQ(dedup_features_weight(fa, i), dedup__weight(11, 1.0)); /* sqrt(125) */
     CU_ASSERT(dedup_features_cosine(fa, fb) < 0.8);
     CU_ASSERT(dedup_distance(dedup_simhash(fa), dedup_simhash(fb)) > 3);
     dedup_features_free(fa);
@@ -603,9 +603,9 @@ static void test_simhash_idf_parse(void)
     ASSERT_EQ(dedup_idf_df(idf, 0xff), 10);
     ASSERT_EQ(dedup_idf_df(idf, 0xabcdef0123456789ull), 3);
     ASSERT_EQ(dedup_idf_df(idf, 0x1234), 1); /* absent: df 1 */
-    CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0xff), 1.0, 1e-15);
-    CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0x1234), 1.0 + log(11.0 / 2.0), 1e-15);
-    CU_ASSERT_DOUBLE_EQUAL(dedup_idf_factor(idf, 0xabcdef0123456789ull), 1.0 + log(11.0 / 4.0), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(dedup__idf_factor(idf, 0xff), 1.0, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(dedup__idf_factor(idf, 0x1234), 1.0 + log(11.0 / 2.0), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(dedup__idf_factor(idf, 0xabcdef0123456789ull), 1.0 + log(11.0 / 4.0), 1e-15);
     dedup_idf_free(idf);
 
     static const struct {
@@ -691,10 +691,10 @@ static void test_simhash_idf_roundtrip(void)
     struct dedup_opts o = {0};
     o.idf = parsed;
     ASSERT_EQ_FATAL(dedup_features_from_tokens(f, docs[0], strlen(docs[0]), &o), DEDUP_OK);
-    size_t k = dedup_features_find(f, ha);
+    size_t k = dedup__features_find(f, ha);
     CU_ASSERT_FATAL(k != (size_t)-1);
     ASSERT_EQ(dedup_features_weight(f, k), 313);
-    k = dedup_features_find(f, XXH3_64bits_withSeed("f", 1, DEDUP_SEED)); /* df 1 */
+    k = dedup__features_find(f, XXH3_64bits_withSeed("f", 1, DEDUP_SEED)); /* df 1 */
     CU_ASSERT_FATAL(k != (size_t)-1);
     ASSERT_EQ(dedup_features_weight(f, k), (uint32_t)round(256 * (1 + log(5.0 / 2.0))));
     dedup_idf_free(parsed);

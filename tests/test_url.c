@@ -216,7 +216,7 @@ static void test_url_seen_cap(void)
 /* ---- the fast path (canon_fast() in crawler/url.c) against curl's ---- */
 
 /* URLs at the edge of what the fast path accepts: each, and each one-byte variant of it,
- * must come out of crawl_url_canonicalise() as out of crawl_url_canonicalise_curl(). */
+ * must come out of crawl_url_canonicalise() as out of crawl__url_canonicalise_curl(). */
 static const char *const fast_seeds[] = {
     "http://127.0.0.1:8080/library/os.html#os.path",
     "https://docs.python.org/3/library/os.html?highlight=path&x=1#frag",
@@ -240,7 +240,7 @@ static void fast_check(const char *url, const char *base, size_t *same)
 {
     char *fast = NULL, *slow = NULL;
     enum crawl_code rf = crawl_url_canonicalise(url, base, &fast);
-    enum crawl_code rs = crawl_url_canonicalise_curl(url, base, &slow);
+    enum crawl_code rs = crawl__url_canonicalise_curl(url, base, &slow);
     int ok = rf == rs && ((!fast && !slow) || (fast && slow && strcmp(fast, slow) == 0));
     if (!ok)
         fprintf(stderr, "\nfast != slow for %s (base %s): %s (%s) vs %s (%s)\n", url,

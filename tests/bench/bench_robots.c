@@ -105,7 +105,7 @@ static int naive_allowed(const struct naive_rule *rules, size_t n, const char *u
     size_t m = 0;
     if (plen == 0 || path[0] != '/')
         tmp[m++] = '/';
-    m += crawl_url_normalise_escapes(path, plen, tmp + m);
+    m += crawl__url_normalise_escapes(path, plen, tmp + m);
     const char *q = memchr(tmp, '?', m);
     if ((q ? (size_t)(q - tmp) : m) == 11 && memcmp(tmp, "/robots.txt", 11) == 0)
         return 1;
@@ -165,7 +165,7 @@ static void gen_robots(struct buf *b, struct naive_rule **out, size_t *nout, uns
         rule_since_star = 1;
         put(b, "%s: %s\n", allow ? "Allow" : "Disallow", line);
         char norm[3 * sizeof line + 1];
-        size_t len = crawl_url_normalise_escapes(line, strlen(line), norm);
+        size_t len = crawl__url_normalise_escapes(line, strlen(line), norm);
         rules[n].pat = malloc(len + 1);
         memcpy(rules[n].pat, norm, len);
         rules[n].pat[len] = '\0';

@@ -3,8 +3,8 @@
  * "## Simhash").
  *
  *   bench_simhash [--runs N]      times, on the same features held in memory, the fast
- *                                 kernel (dedup_simhash_fast) against the literal per-bit
- *                                 loop (dedup_simhash_naive), in features/s, for three
+ *                                 kernel (dedup__simhash_fast) against the literal per-bit
+ *                                 loop (dedup__simhash_naive), in features/s, for three
  *                                 weight mixes; then token string -> features -> simhash
  *                                 in tokens/s. Checks that both kernels agree on every
  *                                 document (exit 1 otherwise). Prints medians of N runs.
@@ -163,7 +163,7 @@ static int write_vectors(const char *dir)
     static const double IDFS[] = {1.0, 1.5, 2.0794415416798357, 4.25};
     for (size_t i = 0; i < sizeof TFS / sizeof TFS[0]; i++)
         for (size_t j = 0; j < sizeof IDFS / sizeof IDFS[0]; j++)
-            fprintf(out, "weight\t%u\t%.17g\t%u\n", TFS[i], IDFS[j], dedup_weight(TFS[i], IDFS[j]));
+            fprintf(out, "weight\t%u\t%.17g\t%u\n", TFS[i], IDFS[j], dedup__weight(TFS[i], IDFS[j]));
 
     struct dedup_opts min1 = {0};
     min1.min_tokens = 1;
@@ -224,8 +224,8 @@ static void make_features(enum mix m, uint64_t *h, uint32_t *w, size_t n)
         uint32_t tf = 1;
         if (m != MIX_TF1 && lcg_next(&x) % 10 == 0)
             tf = 2 + (uint32_t)(lcg_next(&x) % 6);
-        w[i] = m == MIX_IDF ? dedup_weight(tf, 1.0 + (double)(lcg_next(&x) % 4000) / 1000.0)
-                            : dedup_weight(tf, 1.0);
+        w[i] = m == MIX_IDF ? dedup__weight(tf, 1.0 + (double)(lcg_next(&x) % 4000) / 1000.0)
+                            : dedup__weight(tf, 1.0);
     }
 }
 
@@ -249,19 +249,19 @@ static int bench(int runs)
         for (int r = 0; r < runs; r++) {
             double t0 = bench_now();
             for (size_t d = 0; d < N_DOCS; d++)
-                sink_fast ^= dedup_simhash_fast(h + d * DOC_FEATURES, w + d * DOC_FEATURES,
+                sink_fast ^= dedup__simhash_fast(h + d * DOC_FEATURES, w + d * DOC_FEATURES,
                                                 DOC_FEATURES) + d;
             double t1 = bench_now();
             for (size_t d = 0; d < N_DOCS; d++)
-                sink_naive ^= dedup_simhash_naive(h + d * DOC_FEATURES, w + d * DOC_FEATURES,
+                sink_naive ^= dedup__simhash_naive(h + d * DOC_FEATURES, w + d * DOC_FEATURES,
                                                   DOC_FEATURES) + d;
             double t2 = bench_now();
             t_fast[r] = t1 - t0;
             t_naive[r] = t2 - t1;
         }
         for (size_t d = 0; d < N_DOCS; d++)
-            if (dedup_simhash_fast(h + d * DOC_FEATURES, w + d * DOC_FEATURES, DOC_FEATURES) !=
-                dedup_simhash_naive(h + d * DOC_FEATURES, w + d * DOC_FEATURES, DOC_FEATURES)) {
+            if (dedup__simhash_fast(h + d * DOC_FEATURES, w + d * DOC_FEATURES, DOC_FEATURES) !=
+                dedup__simhash_naive(h + d * DOC_FEATURES, w + d * DOC_FEATURES, DOC_FEATURES)) {
                 fprintf(stderr, "bench_simhash: fast and naive differ on document %zu\n", d);
                 rc = 1;
             }

@@ -64,10 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
                 /* the kernel against the literal loop; a text under DEDUP_SHORT_TOKENS
                  * tokens has the hash of its token string instead (FINGERPRINT.md s. 4) */
-                if (dedup_simhash_fast(h, w, n) != dedup_simhash_naive(h, w, n))
+                if (dedup__simhash_fast(h, w, n) != dedup__simhash_naive(h, w, n))
                     abort();
                 if (dedup_features_token_count(f) >= DEDUP_SHORT_TOKENS &&
-                    dedup_simhash(f) != dedup_simhash_naive(h, w, n))
+                    dedup_simhash(f) != dedup__simhash_naive(h, w, n))
                     abort();
             }
             free(h);

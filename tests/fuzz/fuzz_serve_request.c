@@ -3,18 +3,18 @@
  * which know nothing of libmicrohttpd). The input is
  *     METHOD SP TARGET "\n" CONTENT-TYPE "\n" AUTHORIZATION "\n" BODY
  * (an empty Content-Type or Authorization line: no such header; with an Authorization
- * line the service wants the token "fuzz-token"), run through server_api_begin() and,
- * when it wants the body, server_api_handle() on a filter in memory, as the service does.
+ * line the service wants the token "fuzz-token"), run through server__api_begin() and,
+ * when it wants the body, server__api_handle() on a filter in memory, as the service does.
  * Checked:
  *  - every reply has a status the service documents and a body that is valid UTF-8 and
  *    ends with a newline (JSON, NDJSON or the metrics text); an error body is
  *    {"error":"..."};
- *  - each line of the body that server_ndjson_line() accepts, written back as JSON by
- *    server_buf_json_str(), is accepted again with the same id and fingerprint;
+ *  - each line of the body that server__ndjson_line() accepts, written back as JSON by
+ *    server__buf_json_str(), is accepted again with the same id and fingerprint;
  *  - percent-decoding the target, then encoding every byte as %XX and decoding again,
  *    gives the same bytes;
- *  - server_bearer_ok() agrees with a plain comparison;
- *  - server_parse_listen() of the first line never reads past it, and its loopback
+ *  - server__bearer_ok() agrees with a plain comparison;
+ *  - server__parse_listen() of the first line never reads past it, and its loopback
  *    verdict is stable.
  * A violated property aborts, which the fuzzer reports.
  */
@@ -46,7 +46,7 @@ static struct simcrawl_filter *the_filter(void)
     if (!filter) {
         if (simcrawl_filter_open(&filter, NULL, 3) != 0)
             abort();
-        server_metrics_init(&metrics);
+        server__metrics_init(&metrics);
     }
     return filter;
 }
@@ -77,7 +77,7 @@ static void check_reply(const struct server_reply *r)
     }
     if (r->len == 0) /* a bulk check of no lines */
         return;
-    if (!r->body || r->body[r->len - 1] != '\n' || !server_utf8_valid(r->body, r->len) ||
+    if (!r->body || r->body[r->len - 1] != '\n' || !server__utf8_valid(r->body, r->len) ||
         strlen(r->body) != r->len)
         abort();
     if (r->status != 200 && (strncmp(r->body, "{\"error\":\"", 10) != 0 ||
@@ -95,26 +95,26 @@ static void check_lines(const char *body, size_t n)
         pos += len + (nl != NULL);
         char why[256], *id, *id2;
         uint64_t fp, fp2;
-        if (server_ndjson_line(s, len, &id, &fp, why, sizeof why) != 0) {
+        if (server__ndjson_line(s, len, &id, &fp, why, sizeof why) != 0) {
             if (!why[0] || strlen(why) >= sizeof why)
                 abort();
             continue;
         }
         struct server_buf b;
-        server_buf_init(&b, (size_t)SERVER_ID_MAX_BYTES * 6 + 64);
-        server_buf_puts(&b, "{\"fingerprint\":");
-        server_buf_json_fp(&b, fp);
-        server_buf_puts(&b, ",\"id\":");
-        server_buf_json_str(&b, id, strlen(id));
-        server_buf_puts(&b, "}");
-        if (b.failed || server_ndjson_line(b.p, b.len, &id2, &fp2, why, sizeof why) != 0 ||
+        server__buf_init(&b, (size_t)SERVER_ID_MAX_BYTES * 6 + 64);
+        server__buf_puts(&b, "{\"fingerprint\":");
+        server__buf_json_fp(&b, fp);
+        server__buf_puts(&b, ",\"id\":");
+        server__buf_json_str(&b, id, strlen(id));
+        server__buf_puts(&b, "}");
+        if (b.failed || server__ndjson_line(b.p, b.len, &id2, &fp2, why, sizeof why) != 0 ||
             strcmp(id, id2) != 0 || fp != fp2) {
             fprintf(stderr, "round trip: %s\n", b.p ? b.p : "(failed)");
             abort();
         }
         free(id2);
         free(id);
-        server_buf_release(&b);
+        server__buf_release(&b);
     }
 }
 
@@ -123,13 +123,13 @@ static void check_decode(const char *s, size_t n)
     char *out = malloc(n + 1), *enc = malloc(3 * n + 1), *again = malloc(3 * n + 1);
     if (!out || !enc || !again)
         abort();
-    long m = server_pct_decode(s, n, 0, out);
+    long m = server__pct_decode(s, n, 0, out);
     if (m >= 0) {
         if ((size_t)m > n)
             abort();
         for (long i = 0; i < m; i++)
             snprintf(enc + 3 * i, 4, "%%%02X", (unsigned char)out[i]);
-        long m2 = server_pct_decode(enc, 3 * (size_t)m, 1, again);
+        long m2 = server__pct_decode(enc, 3 * (size_t)m, 1, again);
         if (m2 != m || memcmp(out, again, (size_t)m) != 0)
             abort();
     }
@@ -138,7 +138,7 @@ static void check_decode(const char *s, size_t n)
     free(again);
 }
 
-/* What server_bearer_ok() must say, written the plain way (no constant time). */
+/* What server__bearer_ok() must say, written the plain way (no constant time). */
 static int bearer_ref(const char *h)
 {
     if (strncasecmp(h, "Bearer", 6) != 0 || (h[6] != ' ' && h[6] != '\t'))
@@ -152,13 +152,13 @@ static int bearer_ref(const char *h)
 
 static void check_misc(const char *first, const char *auth)
 {
-    if (server_bearer_ok(auth, FUZZ_TOKEN, strlen(FUZZ_TOKEN)) != bearer_ref(auth))
+    if (server__bearer_ok(auth, FUZZ_TOKEN, strlen(FUZZ_TOKEN)) != bearer_ref(auth))
         abort();
     struct sockaddr_storage ss;
     socklen_t len;
-    if (server_parse_listen(first, &ss, &len) == 0) {
-        int lb = server_addr_is_loopback((struct sockaddr *)&ss);
-        if (lb != server_addr_is_loopback((struct sockaddr *)&ss) || len > sizeof ss ||
+    if (server__parse_listen(first, &ss, &len) == 0) {
+        int lb = server__addr_is_loopback((struct sockaddr *)&ss);
+        if (lb != server__addr_is_loopback((struct sockaddr *)&ss) || len > sizeof ss ||
             (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
             abort();
     }
@@ -187,17 +187,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct server_request r = {
         method, target, strlen(target), ct[0] ? ct : NULL, auth[0] ? auth : NULL, 0, 0, NULL, 0};
     struct server_reply rep;
-    if (server_api_begin(&a, &r, &rep) == 0) {
+    if (server__api_begin(&a, &r, &rep) == 0) {
         r.body = size - pos ? s + pos : "";
         r.body_len = size - pos;
         if (r.body_len > a.max_body) {
-            server_reply_error(&rep, 413, "over");
+            server__reply_error(&rep, 413, "over");
         } else
-            server_api_handle(&a, &r, &rep);
+            server__api_handle(&a, &r, &rep);
     }
     check_reply(&rep);
-    server_metrics_record(&metrics, rep.endpoint, rep.status, 0.001);
-    server_reply_release(&rep);
+    server__metrics_record(&metrics, rep.endpoint, rep.status, 0.001);
+    server__reply_release(&rep);
     check_lines(s + pos, size - pos);
     check_decode(target, strlen(target));
     if (sp)

@@ -3,7 +3,7 @@
  * Checks that canonicalising never crashes, that the result is a valid http(s) URL no
  * longer than CRAWL_URL_MAX, that it is idempotent (canon(canon(u)) == canon(u)), and
  * that crawl_url_split() accepts it, and that crawl_url_canonicalise() (with its fast path
- * for URLs already canonical) gives exactly what crawl_url_canonicalise_curl() (always
+ * for URLs already canonical) gives exactly what crawl__url_canonicalise_curl() (always
  * curl's URL API) gives. A violated property aborts, which the fuzzer reports.
  */
 #include <stdint.h>
@@ -39,7 +39,7 @@ static void same(const char *url, const char *base)
 {
     char *fast = NULL, *slow = NULL;
     enum crawl_code rf = crawl_url_canonicalise(url, base, &fast);
-    enum crawl_code rs = crawl_url_canonicalise_curl(url, base, &slow);
+    enum crawl_code rs = crawl__url_canonicalise_curl(url, base, &slow);
     if (rf != rs || (fast == NULL) != (slow == NULL) || (fast && strcmp(fast, slow) != 0)) {
         fprintf(stderr, "fast != slow for %s (base %s):\n  %s\n  %s\n", url,
                 base ? base : "-", fast ? fast : "NULL", slow ? slow : "NULL");
