@@ -218,12 +218,22 @@ static int deliver_capture(struct cli_inputs *in, const char *where, const struc
 
 /* ---- kinds of files ---- */
 
-void cli_doc_set_page(struct cli_doc *d, const struct filter_fp_result *res)
+void cli_doc_page(struct cli_doc *d, const char *id, const char *host,
+                  const struct filter_fp_result *res)
 {
-    if (!res->doc)
-        return;
-    d->title = extract_doc_title(res->doc);
-    d->text = extract_doc_text(res->doc, &d->text_len);
+    *d = (struct cli_doc){.id = id,
+                          .id_len = strlen(id),
+                          .fp = res->fingerprint,
+                          .host = host,
+                          .blocks = res->blocks,
+                          .n_blocks = res->n_blocks,
+                          .doc_hash = res->doc_hash,
+                          .tokens = res->tokens,
+                          .tokens_len = res->tokens_len};
+    if (res->doc) {
+        d->title = extract_doc_title(res->doc);
+        d->text = extract_doc_text(res->doc, &d->text_len);
+    }
 }
 
 void cli_inputs_skipped(const struct cli_inputs *in, const char *id, const char *reason)
@@ -279,23 +289,8 @@ static int input_html(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
             in->failed++; /* too little text is an answer about the page, not a failure */
         cli_inputs_skipped(in, path, res.message);
     } else {
-        struct cli_doc d = {path,
-                            strlen(path),
-                            res.fingerprint,
-                            "",
-                            res.blocks,
-                            res.n_blocks,
-                            res.doc_hash,
-                            res.tokens,
-                            res.tokens_len,
-                            NULL,
-                            NULL,
-                            0,
-                            NULL,
-                            0,
-                            NULL,
-                            0};
-        cli_doc_set_page(&d, &res);
+        struct cli_doc d;
+        cli_doc_page(&d, path, "", &res);
         rc = deliver(in, path, &d, fn, userdata);
     }
     filter_fp_result_release(&res);

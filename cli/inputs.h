@@ -93,8 +93,11 @@ struct cli_inputs {
     void *skip_userdata;
 };
 
-/* Sets d's title and main text from res->doc (kept with fp_opts.keep_doc), if any. */
-void cli_doc_set_page(struct cli_doc *d, const struct filter_fp_result *res);
+/* *d = the page id (borrowed, like host and res's arrays) as fingerprinted in res: its
+ * fingerprint, blocks, hashes, tokens, and title and main text when res->doc was kept
+ * (fp_opts.keep_doc); the other fields 0 / NULL. */
+void cli_doc_page(struct cli_doc *d, const char *id, const char *host,
+                  const struct filter_fp_result *res);
 /* Tells in->skip (pass 2 only) that the page id got no fingerprint, and why. */
 void cli_inputs_skipped(const struct cli_inputs *in, const char *id, const char *reason);
 

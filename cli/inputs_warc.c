@@ -70,23 +70,8 @@ int cli_inputs_warc(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
                  * lists it) */
                 cli_inputs_skipped(in, uri, res.message);
             } else {
-                struct cli_doc d = {uri,
-                                    strlen(uri),
-                                    res.fingerprint,
-                                    host,
-                                    res.blocks,
-                                    res.n_blocks,
-                                    res.doc_hash,
-                                    res.tokens,
-                                    res.tokens_len,
-                                    NULL,
-                                    NULL,
-                                    0,
-                                    NULL,
-                                    0,
-                                    NULL,
-                                    0};
-                cli_doc_set_page(&d, &res);
+                struct cli_doc d;
+                cli_doc_page(&d, uri, host, &res);
                 if (deliver(in, path, &d, fn, userdata) != 0)
                     stop = -1;
             }
