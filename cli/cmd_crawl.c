@@ -1029,6 +1029,47 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
     return 0;
 }
 
+/* Builds page's WARC record into *prep (no lock held; record() writes it): a revisit of the
+ * record ref_id (with its URI and date) when ref_id is given, else the response. Returns 0,
+ * or -1 with the first failure of the run said once. */
+static int prepare_page_record(struct run *run, const struct crawl_page *page, const char *date,
+                               const char *digest, const char *ref_id, const char *ref_uri,
+                               const char *ref_date, struct crawl_warc_prepared **prep)
+{
+    enum crawl_code wc;
+    if (ref_id) {
+        struct crawl_warc_revisit rv = {.uri = page->url,
+                                        .ip = *page->ip ? page->ip : NULL,
+                                        .date = date,
+                                        .head = page->head,
+                                        .head_len = page->head_len,
+                                        .payload_digest = digest,
+                                        .refers_to = ref_id,
+                                        .refers_to_uri = ref_uri,
+                                        .refers_to_date = ref_date};
+        wc = crawl_warc_prepare_revisit(run->warc, &rv, prep);
+    } else {
+        struct crawl_warc_exchange x = {.uri = page->url,
+                                        .ip = *page->ip ? page->ip : NULL,
+                                        .date = date,
+                                        .request = page->request,
+                                        .request_len = page->request_len,
+                                        .head = page->head,
+                                        .head_len = page->head_len,
+                                        .body = page->raw_body,
+                                        .body_len = page->raw_len,
+                                        .payload_digest = digest};
+        wc = crawl_warc_prepare_response(run->warc, &x, prep);
+    }
+    if (wc == CRAWL_OK)
+        return 0;
+    if (!run->failed) {
+        run->failed = 1;
+        cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
+    }
+    return -1;
+}
+
 /*
  * A page requisite (--page-requisites): not extracted or fingerprinted; archived once by
  * its payload digest, as pages are (filter_decide_page with the digest only: a payload
@@ -1074,38 +1115,10 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
             rc = -1;
     }
     filter_decide_result_release(&dr);
-    enum crawl_code wc = CRAWL_OK;
-    if (rc == 0 && run->warc && exact) {
-        struct crawl_warc_revisit rv = {.uri = page->url,
-                                        .ip = *page->ip ? page->ip : NULL,
-                                        .date = date,
-                                        .head = page->head,
-                                        .head_len = page->head_len,
-                                        .payload_digest = digest,
-                                        .refers_to = ref_id,
-                                        .refers_to_uri = ref_uri,
-                                        .refers_to_date = ref_date};
-        wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
-    } else if (rc == 0 && run->warc) {
-        struct crawl_warc_exchange x = {.uri = page->url,
-                                        .ip = *page->ip ? page->ip : NULL,
-                                        .date = date,
-                                        .request = page->request,
-                                        .request_len = page->request_len,
-                                        .head = page->head,
-                                        .head_len = page->head_len,
-                                        .body = page->raw_body,
-                                        .body_len = page->raw_len,
-                                        .payload_digest = digest};
-        wc = crawl_warc_prepare_response(run->warc, &x, &po->prep);
-    }
-    if (wc != CRAWL_OK) {
+    if (rc == 0 && run->warc &&
+        prepare_page_record(run, page, date, digest, exact ? ref_id : NULL, ref_uri, ref_date,
+                            &po->prep) != 0)
         rc = -1;
-        if (!run->failed) {
-            run->failed = 1;
-            cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
-        }
-    }
     if (rc == 0 && !exact) { /* its revisits refer to this record; resumes replay the digest */
         snprintf(po->digest, sizeof po->digest, "%s", digest);
         po->meta = meta;
@@ -1352,7 +1365,6 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
      * others. */
     char date[24];
     iso_date(page->date, date);
-    struct crawl_warc_revisit rv = {0};
     size_t meta_len = 0;
     struct kept_meta *meta = kept_meta_new("", date, page->url, &meta_len);
     if (!meta)
@@ -1395,38 +1407,10 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         struct page_out *po = calloc(1, sizeof *po);
         if (!po)
             rc = -1;
-        enum crawl_code wc = CRAWL_OK;
-        if (po && run->warc && pd.write == W_REVISIT) {
-            rv = (struct crawl_warc_revisit){.uri = page->url,
-                                             .ip = *page->ip ? page->ip : NULL,
-                                             .date = date,
-                                             .head = page->head,
-                                             .head_len = page->head_len,
-                                             .payload_digest = digest,
-                                             .refers_to = pd.ref_id,
-                                             .refers_to_uri = pd.ref_uri,
-                                             .refers_to_date = pd.ref_date};
-            wc = crawl_warc_prepare_revisit(run->warc, &rv, &po->prep);
-        } else if (po && run->warc && pd.write == W_RESPONSE) {
-            struct crawl_warc_exchange x = {.uri = page->url,
-                                            .ip = *page->ip ? page->ip : NULL,
-                                            .date = date,
-                                            .request = page->request,
-                                            .request_len = page->request_len,
-                                            .head = page->head,
-                                            .head_len = page->head_len,
-                                            .body = page->raw_body,
-                                            .body_len = page->raw_len,
-                                            .payload_digest = digest};
-            wc = crawl_warc_prepare_response(run->warc, &x, &po->prep);
-        }
-        if (po && wc != CRAWL_OK) {
+        if (po && run->warc && (pd.write == W_REVISIT || pd.write == W_RESPONSE) &&
+            prepare_page_record(run, page, date, digest, pd.write == W_REVISIT ? pd.ref_id : NULL,
+                                pd.ref_uri, pd.ref_date, &po->prep) != 0)
             rc = -1;
-            if (!run->failed) {
-                run->failed = 1;
-                cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
-            }
-        }
         if (po && rc == 0 && pd.write == W_RESPONSE) { /* its revisits refer to this record */
             snprintf(po->digest, sizeof po->digest, "%s", digest);
             po->meta = meta;
