@@ -1434,240 +1434,327 @@ static int minhash_open(struct dd *d, const char *index_path, int threshold_set)
     return CLI_OK;
 }
 
-int cmd_dedup(int argc, char **argv)
-{
+/* What the steps of cmd_dedup share: the run (struct dd), the options that are not the
+ * run's, the index lock and the digests file's name. */
+struct dedup_cmd {
     struct dd d;
-    memset(&d, 0, sizeof d);
-    d.k = DEDUP_K_DEFAULT;
-    d.min_size = CLI_WARC_MIN_SIZE_DEFAULT;
-    d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
-    d.status = CLI_OK;
-    const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
-    long lock_wait = CLI_LOCK_WAIT_DEFAULT;
-    struct dedup_lock *lock = NULL;
-    int minhash = 0, threshold_set = 0, k_set = 0;
-    d.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    const char *index_path, *warc_out, *log_path;
+    long lock_wait;
+    int minhash, threshold_set, k_set;
+    int first_input, n_inputs; /* argv[first_input .. n_inputs): the inputs */
+    struct dedup_lock *lock;   /* --index: held from loading the pair to saving it */
+    char *digests_path;        /* --index FILE's FILE.digests */
+};
+
+/* --method, --threshold and --lock-wait (set_option's others). CLI_OK, or the exit
+ * status after saying why. */
+static int set_method_option(struct dedup_cmd *cmd, int c, const char *v)
+{
+    switch (c) {
+    case OPT_METHOD:
+        if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
+            return cli_usage_error(CMD, "--method must be simhash or minhash, not '%s'", v);
+        cmd->minhash = strcmp(v, "minhash") == 0;
+        return CLI_OK;
+    case OPT_THRESHOLD:
+        if (cli_parse_threshold(v, &cmd->d.threshold) != 0)
+            return cli_usage_error(CMD,
+                                   "--threshold must be a Jaccard similarity above 0 "
+                                   "and at most 1 (e.g. 0.8), not '%s'",
+                                   v);
+        cmd->threshold_set = 1;
+        return CLI_OK;
+    case OPT_LOCK_WAIT:
+        if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &cmd->lock_wait) != 0)
+            return cli_usage_error(CMD,
+                                   "--lock-wait must be a whole number of seconds "
+                                   "from 0 to %ld, not '%s'",
+                                   CLI_LOCK_WAIT_MAX, v);
+        return CLI_OK;
+    default: /* CLI_GETOPT_ERROR: said why */
+        return CLI_USAGE;
+    }
+}
+
+/* Applies one option (c, its value v). CLI_OK, or the exit status after saying why. */
+static int set_option(struct dedup_cmd *cmd, int c, const char *v)
+{
+    struct dd *d = &cmd->d;
+    long kv;
+    switch (c) {
+    case OPT_QUIET:
+        d->quiet = 1;
+        break;
+    case OPT_NO_TEMPLATES:
+        d->no_templates = 1;
+        break;
+    case OPT_K:
+        if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
+            return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
+        d->k = (unsigned)kv;
+        cmd->k_set = 1;
+        break;
+    case OPT_INDEX:
+        cmd->index_path = v;
+        break;
+    case OPT_WARC_OUT:
+        cmd->warc_out = v;
+        break;
+    case OPT_LOG:
+        cmd->log_path = v;
+        break;
+    case OPT_MIN_SIZE:
+        if (parse_size(v, &d->min_size) != 0)
+            return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
+        break;
+    case OPT_MAX_BLOCK:
+        if (parse_size(v, &d->max_block) != 0 || d->max_block < MAX_BLOCK_MIN)
+            return cli_usage_error(CMD, "--max-block must be at least %u bytes, not '%s'",
+                                   MAX_BLOCK_MIN, v);
+        break;
+    case OPT_MAX_DEPTH:
+        if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
+            return CLI_USAGE;
+        d->fp_opts.max_depth = (unsigned)kv;
+        break;
+    default:
+        return set_method_option(cmd, c, v);
+    }
+    return CLI_OK;
+}
+
+/* The command line: the options, then the inputs checked (one at least, '-' once, no
+ * knob of the other method). 0, or -1 with cmd->d.status set (--help: CLI_OK). */
+static int parse_command_line(struct dedup_cmd *cmd, int argc, char **argv)
+{
     struct cli_getopt g;
     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
-        const char *v = g.value;
-        long kv;
-        if (c >= OPT_K && !v)
-            return cli_usage_error(CMD, "%s needs a value", g.name);
-        switch (c) {
-        case CLI_GETOPT_HELP:
-            return CLI_OK;
-        case OPT_QUIET:
-            d.quiet = 1;
-            break;
-        case OPT_NO_TEMPLATES:
-            d.no_templates = 1;
-            break;
-        case OPT_K:
-            if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
-                return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
-            d.k = (unsigned)kv;
-            k_set = 1;
-            break;
-        case OPT_INDEX:
-            index_path = v;
-            break;
-        case OPT_WARC_OUT:
-            warc_out = v;
-            break;
-        case OPT_LOG:
-            log_path = v;
-            break;
-        case OPT_MIN_SIZE:
-            if (parse_size(v, &d.min_size) != 0)
-                return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
-            break;
-        case OPT_MAX_BLOCK:
-            if (parse_size(v, &d.max_block) != 0 || d.max_block < MAX_BLOCK_MIN)
-                return cli_usage_error(CMD, "--max-block must be at least %u bytes, not '%s'",
-                                       MAX_BLOCK_MIN, v);
-            break;
-        case OPT_MAX_DEPTH:
-            if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
-                return CLI_USAGE;
-            d.fp_opts.max_depth = (unsigned)kv;
-            break;
-        case OPT_METHOD:
-            if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
-                return cli_usage_error(CMD, "--method must be simhash or minhash, not '%s'", v);
-            minhash = strcmp(v, "minhash") == 0;
-            break;
-        case OPT_THRESHOLD:
-            if (cli_parse_threshold(v, &d.threshold) != 0)
-                return cli_usage_error(CMD,
-                                       "--threshold must be a Jaccard similarity above 0 "
-                                       "and at most 1 (e.g. 0.8), not '%s'",
-                                       v);
-            threshold_set = 1;
-            break;
-        case OPT_LOCK_WAIT:
-            if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
-                return cli_usage_error(CMD,
-                                       "--lock-wait must be a whole number of seconds "
-                                       "from 0 to %ld, not '%s'",
-                                       CLI_LOCK_WAIT_MAX, v);
-            break;
-        default: /* CLI_GETOPT_ERROR: said why */
-            return CLI_USAGE;
-        }
+        if (c == CLI_GETOPT_HELP)
+            cmd->d.status = CLI_OK;
+        else if (c >= OPT_K && !g.value)
+            cmd->d.status = cli_usage_error(CMD, "%s needs a value", g.name);
+        else
+            cmd->d.status = set_option(cmd, c, g.value);
+        if (c == CLI_GETOPT_HELP || cmd->d.status != CLI_OK)
+            return -1;
     }
-    int i = g.optind;
-    if (i >= argc)
-        return cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
-    if (minhash && k_set)
-        return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
-                                    "--threshold J instead");
-    if (!minhash && threshold_set)
-        return cli_usage_error(CMD, "--threshold applies to --method minhash");
-
+    cmd->first_input = g.optind;
+    cmd->n_inputs = argc;
+    if (g.optind >= argc)
+        cmd->d.status =
+            cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
+    else if (cmd->minhash && cmd->k_set)
+        cmd->d.status = cli_usage_error(CMD, "--k is the simhash distance; --method minhash "
+                                             "takes --threshold J instead");
+    else if (!cmd->minhash && cmd->threshold_set)
+        cmd->d.status = cli_usage_error(CMD, "--threshold applies to --method minhash");
+    if (cmd->d.status != CLI_OK)
+        return -1;
     int stdin_uses = 0;
-    for (int k = i; k < argc; k++)
+    for (int k = g.optind; k < argc; k++)
         stdin_uses += strcmp(argv[k], "-") == 0;
-    if (stdin_uses > 1)
-        return cli_usage_error(CMD, "standard input ('-') can be read only once");
+    if (stdin_uses > 1) {
+        cmd->d.status = cli_usage_error(CMD, "standard input ('-') can be read only once");
+        return -1;
+    }
+    return 0;
+}
 
+/* The pair (--index FILE and FILE.digests) locked and loaded, or a new index, and the
+ * decision over it. 0, or -1 with cmd->d.status set. */
+static int open_pair(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    const char *index_path = cmd->index_path;
     /* the index and its digests: one writer at a time, from loading both to saving both */
-    if (index_path && cli_index_lock(CMD, index_path, lock_wait, &lock) != CLI_OK)
-        return CLI_RUNTIME;
+    if (index_path && cli_index_lock(CMD, index_path, cmd->lock_wait, &cmd->lock) != CLI_OK) {
+        d->status = CLI_RUNTIME;
+        return -1;
+    }
     /* the index: an earlier run's, or a new one */
-    int ps = minhash ? minhash_open(&d, index_path, threshold_set) : simhash_open(&d, index_path);
-    if (ps != CLI_OK) {
-        dedup_lock_release(lock);
-        return ps;
-    }
-    cli_digests_cap_init(&d.cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d.quiet);
-    struct filter_decide_opts dopts = {.index = d.idx,
-                                       .k = d.k,
-                                       .lsh = d.lsh,
-                                       .threshold = d.threshold,
-                                       .templates = !d.no_templates,
+    d->status = cmd->minhash ? minhash_open(d, index_path, cmd->threshold_set)
+                             : simhash_open(d, index_path);
+    if (d->status != CLI_OK)
+        return -1;
+    d->status = CLI_RUNTIME;
+    cli_digests_cap_init(&d->cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d->quiet);
+    struct filter_decide_opts dopts = {.index = d->idx,
+                                       .k = d->k,
+                                       .lsh = d->lsh,
+                                       .threshold = d->threshold,
+                                       .templates = !d->no_templates,
                                        .max_payloads = CLI_DIGESTS_MAX};
-    if (filter_decide_new(&dopts, &d.decide) != DEDUP_OK) {
+    if (filter_decide_new(&dopts, &d->decide) != DEDUP_OK) {
         cli_error(CMD, "out of memory");
-        pair_free(&d);
-        dedup_lock_release(lock);
-        return CLI_RUNTIME;
+        return -1;
     }
-    char *digests_path = NULL;
     if (index_path) {
         size_t dl = strlen(index_path) + sizeof ".digests";
-        digests_path = malloc(dl);
-        if (digests_path)
-            snprintf(digests_path, dl, "%s.digests", index_path);
-        if (!digests_path || kept_load(&d, digests_path, index_path) != 0) {
-            free(digests_path);
-            kept_free(&d);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
+        cmd->digests_path = malloc(dl);
+        if (cmd->digests_path)
+            snprintf(cmd->digests_path, dl, "%s.digests", index_path);
+        if (!cmd->digests_path || kept_load(d, cmd->digests_path, index_path) != 0)
+            return -1;
     }
-    if (log_path) {
-        d.log = strcmp(log_path, "-") == 0 ? stdout : fopen(log_path, "w");
-        if (!d.log) {
-            cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
-            free(digests_path);
-            kept_free(&d);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
-    }
-    if (warc_out) {
-        struct crawl_warc_writer_opts wo = {.software = "simcrawl/" CLI_VERSION " dedup"};
-        enum crawl_code c = crawl_warc_writer_open(warc_out, &wo, &d.w);
-        if (c != CRAWL_OK) {
-            cli_error(CMD, "cannot write %s: %s", warc_out,
-                      c == CRAWL_EIO ? strerror(errno) : crawl_strerror(c));
-            if (d.log && d.log != stdout)
-                fclose(d.log);
-            free(digests_path);
-            kept_free(&d);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
-    }
-    if (minhash && !(d.sig = malloc(dedup_lsh_get_params(d.lsh)->h * sizeof *d.sig))) {
-        cli_error(CMD, "out of memory");
-        d.status = CLI_RUNTIME;
-        argc = i; /* no input: close what is open below */
-    }
-    d.tty = isatty(2);
-    d.t0 = now_s();
-    for (; i < argc; i++)
-        run_path(&d, argv[i]);
-    double secs = now_s() - d.t0;
-    if (d.tty && !d.quiet && d.last_progress > 0)
-        fputs("\r\033[K", stderr); /* clear the progress line */
+    d->status = CLI_OK;
+    return 0;
+}
 
-    if (d.w) {
-        enum crawl_code c = crawl_warc_writer_close(d.w);
+/* The outputs: --log ('-': stdout) and --warc-out; with --method minhash the signature's
+ * buffer (without it no input is read, the status says so). 0, or -1 with cmd->d.status
+ * set. */
+static int open_outputs(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    if (cmd->log_path) {
+        d->log = strcmp(cmd->log_path, "-") == 0 ? stdout : fopen(cmd->log_path, "w");
+        if (!d->log) {
+            cli_error(CMD, "cannot write log %s: %s", cmd->log_path, strerror(errno));
+            d->status = CLI_RUNTIME;
+            return -1;
+        }
+    }
+    if (cmd->warc_out) {
+        struct crawl_warc_writer_opts wo = {.software = "simcrawl/" CLI_VERSION " dedup"};
+        enum crawl_code c = crawl_warc_writer_open(cmd->warc_out, &wo, &d->w);
         if (c != CRAWL_OK) {
-            cli_error(CMD, "cannot finish %s: %s", warc_out, crawl_strerror(c));
-            d.status = CLI_RUNTIME;
+            cli_error(CMD, "cannot write %s: %s", cmd->warc_out,
+                      c == CRAWL_EIO ? strerror(errno) : crawl_strerror(c));
+            d->status = CLI_RUNTIME;
+            return -1;
         }
     }
-    if (index_path) {
-        /* digests first, then the index, both with generation d.gen: a kill between the
-         * two renames leaves digests one generation ahead, which the next load repairs
-         * (kept_load, "HOW IT WORKS") */
-        struct dedup_file_error fe = {0};
-        if (d.lsh)
-            dedup_lsh_set_pair_generation(d.lsh, d.gen);
-        else
-            dedup_index_set_pair_generation(d.idx, d.gen);
-        if (kept_save(&d, digests_path) != 0) {
-            d.status = CLI_RUNTIME;
-        } else {
-            enum dedup_code c = d.lsh ? dedup_lsh_save(d.lsh, index_path, &fe)
-                                      : dedup_index_save(d.idx, index_path, &fe);
-            if (c != DEDUP_OK) {
-                cli_error(CMD, "cannot save index %s: %s", index_path,
-                          fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
-                d.status = CLI_RUNTIME;
-            }
+    if (cmd->minhash && !(d->sig = malloc(dedup_lsh_get_params(d->lsh)->h * sizeof *d->sig))) {
+        cli_error(CMD, "out of memory");
+        d->status = CLI_RUNTIME;
+        cmd->n_inputs = cmd->first_input; /* no input: close what is open below */
+    }
+    return 0;
+}
+
+/* The inputs in command-line order, the progress line cleared after them. Returns the
+ * seconds they took. */
+static double dedup_inputs(struct dedup_cmd *cmd, char **argv)
+{
+    struct dd *d = &cmd->d;
+    d->tty = isatty(2);
+    d->t0 = now_s();
+    for (int i = cmd->first_input; i < cmd->n_inputs; i++)
+        run_path(d, argv[i]);
+    double secs = now_s() - d->t0;
+    if (d->tty && !d->quiet && d->last_progress > 0)
+        fputs("\r\033[K", stderr); /* clear the progress line */
+    return secs;
+}
+
+/* --index: the pair saved, digests first, then the index, both with generation d->gen:
+ * a kill between the two renames leaves digests one generation ahead, which the next
+ * load repairs (kept_load, "HOW IT WORKS"). 0, or -1 (said). */
+static int save_pair(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    struct dedup_file_error fe = {0};
+    if (d->lsh)
+        dedup_lsh_set_pair_generation(d->lsh, d->gen);
+    else
+        dedup_index_set_pair_generation(d->idx, d->gen);
+    if (kept_save(d, cmd->digests_path) != 0)
+        return -1;
+    enum dedup_code c = d->lsh ? dedup_lsh_save(d->lsh, cmd->index_path, &fe)
+                               : dedup_index_save(d->idx, cmd->index_path, &fe);
+    if (c != DEDUP_OK) {
+        cli_error(CMD, "cannot save index %s: %s", cmd->index_path,
+                  fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+        return -1;
+    }
+    return 0;
+}
+
+/* After the inputs: the WARC finished, the pair saved and unlocked, the log written out
+ * and closed; a failure makes cmd->d.status CLI_RUNTIME (said). */
+static void close_outputs(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    if (d->w) {
+        enum crawl_code c = crawl_warc_writer_close(d->w);
+        d->w = NULL;
+        if (c != CRAWL_OK) {
+            cli_error(CMD, "cannot finish %s: %s", cmd->warc_out, crawl_strerror(c));
+            d->status = CLI_RUNTIME;
         }
     }
-    free(digests_path);
+    if (cmd->index_path && save_pair(cmd) != 0)
+        d->status = CLI_RUNTIME;
     dedup_crash_point("pair-saved");
-    dedup_lock_release(lock); /* both files are in place (or the run failed) */
-    if (d.log) {
-        int bad = ferror(d.log) || fflush(d.log) != 0;
-        if (d.log != stdout && fclose(d.log) != 0)
+    dedup_lock_release(cmd->lock); /* both files are in place (or the run failed) */
+    cmd->lock = NULL;
+    if (d->log) {
+        int bad = ferror(d->log) || fflush(d->log) != 0;
+        if (d->log != stdout && fclose(d->log) != 0)
             bad = 1;
+        d->log = NULL;
         if (bad) {
-            cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
-            d.status = CLI_RUNTIME;
+            cli_error(CMD, "cannot write log %s: %s", cmd->log_path, strerror(errno));
+            d->status = CLI_RUNTIME;
         }
     }
-    if (!d.quiet) {
-        double mb = (double)d.bytes_done / 1e6;
-        fprintf(
-            stderr,
+}
+
+/* The summary on stderr (not with --quiet): the records by decision, bytes and speed. */
+static void dedup_summary(const struct dd *d, double secs)
+{
+    if (d->quiet)
+        return;
+    double mb = (double)d->bytes_done / 1e6;
+    fprintf(stderr,
             "dedup: %llu records, %.1f MB in %.2f s (%.1f MB/s, %.0f records/s): %llu new, "
             "%llu near-duplicate, %llu exact-duplicate, %llu passed, %llu dropped, %llu errors\n",
-            (unsigned long long)d.records, mb, secs, secs > 0 ? mb / secs : 0.0,
-            secs > 0 ? (double)d.records / secs : 0.0, (unsigned long long)d.n_new,
-            (unsigned long long)d.n_near, (unsigned long long)d.n_exact,
-            (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
-            (unsigned long long)d.n_errors);
-        if (d.n_nodig_kept)
-            fprintf(stderr,
-                    "dedup: %llu pages kept in full: the %s of an index "
-                    "document whose payload digest was lost\n",
-                    (unsigned long long)d.n_nodig_kept, d.lsh ? "signature" : "fingerprint");
+            (unsigned long long)d->records, mb, secs, secs > 0 ? mb / secs : 0.0,
+            secs > 0 ? (double)d->records / secs : 0.0, (unsigned long long)d->n_new,
+            (unsigned long long)d->n_near, (unsigned long long)d->n_exact,
+            (unsigned long long)d->n_passed, (unsigned long long)d->n_dropped,
+            (unsigned long long)d->n_errors);
+    if (d->n_nodig_kept)
+        fprintf(stderr,
+                "dedup: %llu pages kept in full: the %s of an index "
+                "document whose payload digest was lost\n",
+                (unsigned long long)d->n_nodig_kept, d->lsh ? "signature" : "fingerprint");
+}
+
+/* Everything the command still holds, freed; a log left open by a failed start closed
+ * and the index lock released. */
+static void dedup_cmd_release(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    if (d->log && d->log != stdout)
+        fclose(d->log);
+    free(cmd->digests_path);
+    free(d->pend_header);
+    free(d->pend_block);
+    kept_free(d);
+    pair_free(d);
+    dedup_lock_release(cmd->lock);
+    dedup_lsh_matches_release(&d->mm);
+    free(d->sig);
+}
+
+int cmd_dedup(int argc, char **argv)
+{
+    struct dedup_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    cmd.d.k = DEDUP_K_DEFAULT;
+    cmd.d.min_size = CLI_WARC_MIN_SIZE_DEFAULT;
+    cmd.d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
+    cmd.d.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    cmd.d.status = CLI_OK;
+    cmd.lock_wait = CLI_LOCK_WAIT_DEFAULT;
+    if (parse_command_line(&cmd, argc, argv) == 0 && open_pair(&cmd) == 0 &&
+        open_outputs(&cmd) == 0) {
+        double secs = dedup_inputs(&cmd, argv);
+        close_outputs(&cmd);
+        dedup_summary(&cmd.d, secs);
     }
-    free(d.pend_header);
-    free(d.pend_block);
-    kept_free(&d);
-    pair_free(&d);
-    dedup_lsh_matches_release(&d.mm);
-    free(d.sig);
-    return d.status;
+    dedup_cmd_release(&cmd);
+    return cmd.d.status;
 }
