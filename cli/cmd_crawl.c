@@ -677,6 +677,10 @@ static void topic_release(struct topic *t)
     free(t->phrases);
 }
 
+/* The smallest bag table (a power of two): the table is at least twice the terms, at most
+ * half full, so a probe ends after a slot or two. */
+#define BAG_MIN_SLOTS 16
+
 /* A page's bag of terms: an open-addressing table of term hashes with their counts and
  * topic weights, and the running sums of the cosine (no sort: one pass, O(n)). */
 struct bag_slot {
@@ -723,7 +727,7 @@ static double topic_cosine(const struct topic *t, char *s, size_t n_tokens)
     if (t->n == 0 || n_tokens == 0)
         return 0;
     size_t len = stem_tokens(s, strlen(s));
-    size_t terms = n_tokens * (t->n_phrases ? 2 : 1), slots = 16;
+    size_t terms = n_tokens * (t->n_phrases ? 2 : 1), slots = BAG_MIN_SLOTS;
     while (slots < 2 * terms)
         slots *= 2;
     struct bag b = {.t = t, .slot = calloc(slots, sizeof *b.slot), .mask = slots - 1};
@@ -775,6 +779,13 @@ static struct kept_meta *kept_meta_new(const char *id, const char *date, const c
 /* ---- errors by cause ---- */
 
 #define ERROR_CAUSES_MAX 16
+/* The bytes of one cause's words kept (with its NUL): the causes are the first words of
+ * libcurl's and the crawler's errors ("host unreachable: robots.txt: Couldn't connect to
+ * server" is 56 bytes), the rest is cut. */
+#define ERROR_CAUSE_SIZE 96
+/* One "N<TAB>cause" line of the state's "errors.causes": a 64-bit count's 20 digits, the
+ * tab, the newline and the cause. */
+#define ERROR_CAUSE_LINE (ERROR_CAUSE_SIZE + 32)
 
 /* The cause of an error: its words without the counts and times that differ from URL to
  * URL ("host unreachable: robots.txt: Couldn't connect to server (4 attempts in 7 s)" ->
@@ -980,7 +991,7 @@ struct run {
     int failed; /* a fatal write error was reported */
     /* errors by cause, for the summary (kept in the state's meta with --state) */
     struct {
-        char what[96];
+        char what[ERROR_CAUSE_SIZE];
         uint64_t n;
     } causes[ERROR_CAUSES_MAX];
     size_t n_causes;
@@ -1622,7 +1633,7 @@ static void count_cause(struct run *run, const char *cause, uint64_t n)
 /* The causes as "N<TAB>cause" lines (the state's meta "errors.causes"), or back. */
 static char *causes_text(const struct run *run)
 {
-    size_t cap = (ERROR_CAUSES_MAX + 1) * 128, len = 0;
+    size_t cap = (ERROR_CAUSES_MAX + 1) * ERROR_CAUSE_LINE, len = 0;
     char *t = malloc(cap);
     if (!t)
         return NULL;
@@ -1644,7 +1655,7 @@ static void causes_load(struct run *run, const char *t)
             break;
         const char *w = end + 1;
         size_t len = strcspn(w, "\n");
-        char what[96];
+        char what[ERROR_CAUSE_SIZE];
         snprintf(what, sizeof what, "%.*s", (int)len, w);
         if (*what)
             count_cause(run, what, n);
@@ -1736,7 +1747,7 @@ static void record(void *userdata, const struct crawl_record *r)
         write_page(run, r->page_data);
     record_report(run, r);
     if (r->decision == CRAWL_DECISION_ERROR) {
-        char cause[96];
+        char cause[ERROR_CAUSE_SIZE];
         error_cause(r->error ? r->error : "error", cause, sizeof cause);
         count_cause(run, *cause ? cause : "error", 1);
         if (!run->first_error[0])
@@ -2315,19 +2326,22 @@ static int has_scheme(const char *s)
     return n > 0 && !(s[n] >= '0' && s[n] <= '9');
 }
 
+/* The bytes of the seeds, and of the options, that the warcinfo record shows: a WARC reader
+ * sees how the crawl was started without a record of the size of a seeds file. */
+#define WARCINFO_PART 4096
+
 static char *warcinfo_fields(const struct options *o, int argc, char **argv, const char **seeds,
                              char **file_seeds, size_t n_file_seeds)
 {
-    enum { PART = 4096 };
-    char *t = malloc(4 * PART);
-    char *sd = calloc(1, PART), *op = calloc(1, PART);
+    char *t = malloc(4 * WARCINFO_PART);
+    char *sd = calloc(1, WARCINFO_PART), *op = calloc(1, WARCINFO_PART);
     if (!t || !sd || !op) {
         free(t), free(sd), free(op);
         return NULL;
     }
     size_t n = o->n_seeds + n_file_seeds, shown = 0;
     for (; shown < n; shown++)
-        if (add_word(sd, PART - 32,
+        if (add_word(sd, WARCINFO_PART - 32,
                      shown < o->n_seeds ? seeds[shown] : file_seeds[shown - o->n_seeds]) != 0)
             break;
     if (shown < n)
@@ -2336,10 +2350,10 @@ static char *warcinfo_fields(const struct options *o, int argc, char **argv, con
         int seed = 0; /* the command line parser kept the seeds' argv pointers */
         for (size_t k = 0; k < o->n_seeds && !seed; k++)
             seed = seeds[k] == argv[i];
-        if (!seed && strcmp(argv[i], "--") != 0 && add_word(op, PART, argv[i]) != 0)
+        if (!seed && strcmp(argv[i], "--") != 0 && add_word(op, WARCINFO_PART, argv[i]) != 0)
             break;
     }
-    snprintf(t, 4 * PART,
+    snprintf(t, 4 * WARCINFO_PART,
              "http-header-user-agent: %s\r\nrobots: %s\r\nsimcrawl-seeds: %s\r\n"
              "simcrawl-options: %s\r\n",
              o->co.user_agent ? o->co.user_agent : CRAWL_DEFAULT_USER_AGENT,
