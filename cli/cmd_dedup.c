@@ -469,151 +469,191 @@ static int nodig_prepare(struct dd *d)
     return 0;
 }
 
+/* What reading FILE.digests carries from line to line (kept_load). */
+struct digests_load {
+    const char *path;
+    int version;    /* 2, 1 (five fields, no generations), 0 before the first line */
+    uint64_t igen;  /* the index's pair generation */
+    uint64_t dgen;  /* the digests' ("# generation") */
+    uint64_t ndocs; /* "# index-documents" */
+    int have_docs;  /* that line was read */
+    uint32_t count; /* the index's documents */
+    uint64_t *ids;  /* version 1 with digests newer than the index: the URI filter */
+    size_t nids;
+    unsigned long dropped, lineno, bad;
+};
+
+/* Malformed or unknown lines are named, the first few of them (then only skipped). */
+#define DIGESTS_BAD_SAID 5
+
+/* A "# ..." header line of FILE.digests. 0, or -1 out of memory (said). */
+static int digests_header(struct dd *d, struct digests_load *dl, char *line)
+{
+    uint64_t a, b;
+    char *sp;
+    if (strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0 &&
+        parse_u64(line + strlen(DIGESTS_DOCS), DEDUP_INDEX_MAX_DOCS, &a) == 0) {
+        dl->ndocs = a;
+        dl->have_docs = 1;
+        if (dl->version == 1 && a > dl->count && !(dl->ids = index_id_hashes(d, &dl->nids))) {
+            cli_error(CMD, "%s: out of memory", dl->path);
+            return -1;
+        }
+    } else if (dl->version == 2 && strncmp(line, DIGESTS_GEN, strlen(DIGESTS_GEN)) == 0 &&
+               parse_u64(line + strlen(DIGESTS_GEN), UINT64_MAX - 1, &a) == 0) {
+        dl->dgen = a;
+    } else if (dl->version == 2 && strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
+               (sp = strchr(line + strlen(DIGESTS_NODIG), ' ')) != NULL) {
+        *sp = '\0';
+        if (parse_u64(line + strlen(DIGESTS_NODIG), DEDUP_INDEX_MAX_DOCS, &a) == 0 &&
+            parse_u64(sp + 1, DEDUP_INDEX_MAX_DOCS, &b) == 0 && a < b) {
+            d->nodig_from = (uint32_t)a;
+            d->nodig_to = (uint32_t)b;
+        }
+    } else if (dl->bad++ < DIGESTS_BAD_SAID) {
+        cli_error(CMD, "%s:%lu: unknown header line skipped", dl->path, dl->lineno);
+    }
+    return 0;
+}
+
+/* A kept page's line of FILE.digests (n bytes), remembered unless malformed (named),
+ * written by a save whose index never got into place or (version 1) of a URI the index
+ * does not hold (dropped). 0, or -1 out of memory (said). */
+static int digests_entry(struct dd *d, struct digests_load *dl, char *line, size_t n)
+{
+    char *field[6];
+    int nf = dl->version == 2 ? 6 : 5, k = 0;
+    char *p = line;
+    for (; k < nf && p; k++) {
+        field[k] = p;
+        p = k < nf - 1 ? strchr(p, '\t') : NULL;
+        if (p)
+            *p++ = '\0';
+    }
+    uint64_t fp, gen = 0;
+    if (n > DIGESTS_LINE_MAX || k != nf || strncmp(field[0], "sha1:", 5) != 0 ||
+        strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
+        dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0 ||
+        (nf == 6 && parse_u64(field[5], UINT64_MAX - 1, &gen) != 0)) {
+        if (dl->bad++ < DIGESTS_BAD_SAID)
+            cli_error(CMD, "%s:%lu: malformed line skipped", dl->path, dl->lineno);
+        return 0;
+    }
+    if (dl->version == 2 && dl->dgen > dl->igen && gen > dl->igen) {
+        dl->dropped++; /* written by a save whose index never got into place */
+        return 0;
+    }
+    if (dl->ids) {
+        uint64_t h = XXH3_64bits(field[4], strlen(field[4]));
+        if (!bsearch(&h, dl->ids, dl->nids, sizeof h, cmp_u64)) {
+            dl->dropped++;
+            return 0;
+        }
+    }
+    if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4], field[2],
+                 gen) != 0) {
+        cli_error(CMD, "%s: out of memory", dl->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* FILE.digests read line by line from f. 0, or -1 after a diagnostic (not a digests file,
+ * out of memory, a read error). */
+static int digests_read(struct dd *d, struct digests_load *dl, FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+        dl->lineno++;
+        if (line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (dl->lineno == 1) {
+            dl->version =
+                strcmp(line, DIGESTS_MAGIC) == 0 ? 2 : strcmp(line, DIGESTS_MAGIC_V1) == 0;
+            if (!dl->version) {
+                cli_error(CMD, "%s: not a simcrawl digests file (first line)", dl->path);
+                rc = -1;
+            }
+        } else if (line[0] == '#') {
+            rc = digests_header(d, dl, line);
+        } else {
+            rc = digests_entry(d, dl, line, (size_t)n);
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        cli_error(CMD, "cannot read %s: %s", dl->path, strerror(errno));
+        rc = -1;
+    }
+    free(line);
+    return rc;
+}
+
+/* The repairs of a pair out of step ("HOW IT WORKS" above), each said once: digests newer
+ * than the index (their extra pages dropped), or older or missing (found: whether the file
+ * was there), the documents saved since marked as having lost their digests. */
+static void digests_repair(struct dd *d, const struct digests_load *dl, int found,
+                           const char *index_path)
+{
+    const char *path = dl->path;
+    unsigned long long dgen = dl->dgen, igen = dl->igen;
+    if (dl->version == 1 && dl->ids)
+        cli_error(CMD,
+                  "%s is newer than %s (a run was stopped between saving the two): "
+                  "dropped the digests of %lu pages the index does not hold",
+                  path, index_path, dl->dropped);
+    if (dl->version == 2 && dgen > igen)
+        cli_error(CMD,
+                  "%s is newer than %s (generation %llu, the index's %llu: a run was "
+                  "killed between saving the two): dropped the digests of %lu pages of that "
+                  "run",
+                  path, index_path, dgen, igen, dl->dropped);
+    if (igen == 0 || (found && !(dl->version == 2 && dgen < igen)))
+        return;
+    /* older digests: the documents saved since have lost theirs */
+    uint32_t count = dl->count;
+    uint32_t from = !found ? 0 : dl->have_docs && dl->ndocs < count ? (uint32_t)dl->ndocs : count;
+    if (from >= count) {
+        cli_error(CMD,
+                  "%s is older than %s (generation %llu, the index's %llu); no "
+                  "document was added since: nothing is lost",
+                  path, index_path, dgen, igen);
+        return;
+    }
+    if (d->nodig_from < d->nodig_to && d->nodig_from < from)
+        from = d->nodig_from;
+    d->nodig_from = from;
+    d->nodig_to = count;
+    cli_error(CMD,
+              "%s is %s %s (generation %llu, the index's %llu): the payload "
+              "digests of documents %u..%u are lost; a page with the %s of "
+              "one of them is kept in full, not decided near-duplicate",
+              path, found ? "older than" : "missing beside", index_path, dgen, igen, from,
+              count - 1, d->lsh ? "signature" : "fingerprint");
+}
+
 /* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine
  * (repaired as digests older than the index when the index has a generation). Sets d->gen
  * to the generation this run saves. index_path names d->idx (FILE) in the diagnostics. */
 static int kept_load(struct dd *d, const char *path, const char *index_path)
 {
-    uint64_t *ids = NULL; /* version 1 with digests newer than the index: the URI filter */
-    size_t nids = 0;
-    unsigned long dropped = 0;
-    uint64_t igen = pair_generation(d), dgen = 0, ndocs = 0;
-    uint32_t count = pair_docs(d);
-    int version = 0, have_docs = 0;
+    struct digests_load dl = {.path = path, .igen = pair_generation(d), .count = pair_docs(d)};
     FILE *f = fopen(path, "r");
     if (!f && errno != ENOENT) {
         cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    unsigned long lineno = 0, bad = 0;
-    int rc = 0;
-    while (f && (n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (n && line[n - 1] == '\n')
-            line[--n] = '\0';
-        if (lineno == 1) {
-            version = strcmp(line, DIGESTS_MAGIC) == 0 ? 2 : strcmp(line, DIGESTS_MAGIC_V1) == 0;
-            if (!version) {
-                cli_error(CMD, "%s: not a simcrawl digests file (first line)", path);
-                rc = -1;
-                break;
-            }
-            continue;
-        }
-        if (line[0] == '#') {
-            uint64_t a, b;
-            char *sp;
-            if (strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0 &&
-                parse_u64(line + strlen(DIGESTS_DOCS), DEDUP_INDEX_MAX_DOCS, &a) == 0) {
-                ndocs = a;
-                have_docs = 1;
-                if (version == 1 && a > count) {
-                    ids = index_id_hashes(d, &nids);
-                    if (!ids) {
-                        cli_error(CMD, "%s: out of memory", path);
-                        rc = -1;
-                        break;
-                    }
-                }
-            } else if (version == 2 && strncmp(line, DIGESTS_GEN, strlen(DIGESTS_GEN)) == 0 &&
-                       parse_u64(line + strlen(DIGESTS_GEN), UINT64_MAX - 1, &a) == 0) {
-                dgen = a;
-            } else if (version == 2 && strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
-                       (sp = strchr(line + strlen(DIGESTS_NODIG), ' ')) != NULL) {
-                *sp = '\0';
-                if (parse_u64(line + strlen(DIGESTS_NODIG), DEDUP_INDEX_MAX_DOCS, &a) == 0 &&
-                    parse_u64(sp + 1, DEDUP_INDEX_MAX_DOCS, &b) == 0 && a < b) {
-                    d->nodig_from = (uint32_t)a;
-                    d->nodig_to = (uint32_t)b;
-                }
-            } else if (bad++ < 5) {
-                cli_error(CMD, "%s:%lu: unknown header line skipped", path, lineno);
-            }
-            continue;
-        }
-        char *field[6];
-        int nf = version == 2 ? 6 : 5, k = 0;
-        char *p = line;
-        for (; k < nf && p; k++) {
-            field[k] = p;
-            p = k < nf - 1 ? strchr(p, '\t') : NULL;
-            if (p)
-                *p++ = '\0';
-        }
-        uint64_t fp, gen = 0;
-        if ((size_t)n > DIGESTS_LINE_MAX || k != nf || strncmp(field[0], "sha1:", 5) != 0 ||
-            strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
-            dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0 ||
-            (nf == 6 && parse_u64(field[5], UINT64_MAX - 1, &gen) != 0)) {
-            if (bad++ < 5)
-                cli_error(CMD, "%s:%lu: malformed line skipped", path, lineno);
-            continue;
-        }
-        if (version == 2 && dgen > igen && gen > igen) {
-            dropped++; /* written by a save whose index never got into place */
-            continue;
-        }
-        if (ids) {
-            uint64_t h = XXH3_64bits(field[4], strlen(field[4]));
-            if (!bsearch(&h, ids, nids, sizeof h, cmp_u64)) {
-                dropped++;
-                continue;
-            }
-        }
-        if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4],
-                     field[2], gen) != 0) {
-            cli_error(CMD, "%s: out of memory", path);
-            rc = -1;
-            break;
-        }
-    }
-    if (f && rc == 0 && ferror(f)) {
-        cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
-        rc = -1;
-    }
-    if (rc == 0 && version == 1 && ids)
-        cli_error(CMD,
-                  "%s is newer than %s (a run was stopped between saving the two): "
-                  "dropped the digests of %lu pages the index does not hold",
-                  path, index_path, dropped);
-    if (rc == 0 && version == 2 && dgen > igen)
-        cli_error(CMD,
-                  "%s is newer than %s (generation %llu, the index's %llu: a run was "
-                  "killed between saving the two): dropped the digests of %lu pages of that "
-                  "run",
-                  path, index_path, (unsigned long long)dgen, (unsigned long long)igen, dropped);
-    if (rc == 0 && igen > 0 && (!f || (version == 2 && dgen < igen))) {
-        /* older digests: the documents saved since have lost theirs */
-        uint32_t from = !f ? 0 : have_docs && ndocs < count ? (uint32_t)ndocs : count;
-        if (from < count) {
-            if (d->nodig_from < d->nodig_to && d->nodig_from < from)
-                from = d->nodig_from;
-            d->nodig_from = from;
-            d->nodig_to = count;
-            cli_error(CMD,
-                      "%s is %s %s (generation %llu, the index's %llu): the payload "
-                      "digests of documents %u..%u are lost; a page with the %s of "
-                      "one of them is kept in full, not decided near-duplicate",
-                      path, f ? "older than" : "missing beside", index_path,
-                      (unsigned long long)dgen, (unsigned long long)igen, from, count - 1,
-                      d->lsh ? "signature" : "fingerprint");
-        } else {
-            cli_error(CMD,
-                      "%s is older than %s (generation %llu, the index's %llu); no "
-                      "document was added since: nothing is lost",
-                      path, index_path, (unsigned long long)dgen, (unsigned long long)igen);
-        }
-    }
+    int rc = f ? digests_read(d, &dl, f) : 0;
+    if (rc == 0)
+        digests_repair(d, &dl, f != NULL, index_path);
     if (rc == 0 && nodig_prepare(d) != 0) {
         cli_error(CMD, "%s: out of memory", path);
         rc = -1;
     }
-    d->gen = (dgen > igen ? dgen : igen) + 1;
-    free(ids);
-    free(line);
+    d->gen = (dl.dgen > dl.igen ? dl.dgen : dl.igen) + 1;
+    free(dl.ids);
     if (f)
         fclose(f);
     return rc;
@@ -877,40 +917,16 @@ static enum dedup_code nodig_match(struct dd *d, int *hit)
     return c;
 }
 
-/*
- * A page (WARC response or HTML file), decided by filter/decide.h: exact duplicate by
- * payload digest (asked before the pipeline: a repeat costs no extraction), near duplicate
- * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
- * Returns the decision; *exact the original when exact (exact->uri NULL otherwise; borrowed
- * until the next page).
- */
-static const char *decide_page(struct dd *d, const char *body, size_t len, const char *ctype,
-                               const char *uri, const char *record_id, const char *date,
-                               const char *digest, struct logrec *l, char reason[CLI_MESSAGE_MAX],
-                               struct kept *exact)
+/* The page fingerprinted (no base URL: the fingerprint is over the text, resolving links
+ * would be wasted) with its host's template table as it is now (docs/FINGERPRINT.md,
+ * "Template blocks"; its blocks are counted only when it is not a duplicate, so a mirror
+ * never makes its own text a template); a page the depth cap cut is named once, with the
+ * record (file, offset, URI). Returns filter_fingerprint_page's 0 or -1 (*res set). */
+static int fingerprint_record(struct dd *d, const char *body, size_t len, const char *ctype,
+                              const char *uri, const char *host, struct logrec *l,
+                              struct filter_fp_result *res)
 {
-    exact->uri = NULL;
-    struct filter_decide_page p = {0};
-    p.id = uri;
-    p.id_len = strlen(uri);
-    p.key = digest;
-    p.key_len = strlen(digest);
-    int known = filter_decide_lookup(d->decide, &p, &d->dr);
-    if (known > 0)
-        return exact_duplicate(d, l, exact);
-    if (known < 0) {
-        cli_error(CMD, "out of memory");
-        d->status = CLI_RUNTIME;
-        d->n_passed++;
-        return "passed";
-    }
-    struct filter_fp_result res;
-    /* Templates (docs/FINGERPRINT.md, "Template blocks"), learned as pages arrive: a page is
-     * fingerprinted with its host's table as it is now; its blocks are counted only when
-     * it is not a duplicate, so a mirror never makes its own text a template. */
     struct filter_fp_opts o = d->fp_opts;
-    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
-    filter_url_host_key(uri, host); /* "" for files */
     if (d->lsh)
         o.keep_tokens = 1; /* the token string, for the signature */
     if (!d->no_templates) {
@@ -919,10 +935,8 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         o.host = host;
         o.keep_blocks = 1;
     }
-    /* no base URL: the fingerprint is over the text, resolving links would be wasted */
-    int got = filter_fingerprint_page(body, len, ctype, NULL, &o, &res);
-    if (res.truncated & EXTRACT_CUT_DEPTH) {
-        /* the depth cap cut the page: named once, with the record (file, offset, URI) */
+    int got = filter_fingerprint_page(body, len, ctype, NULL, &o, res);
+    if (res->truncated & EXTRACT_CUT_DEPTH) {
         char name[CLI_MESSAGE_MAX];
         if (l->has_offset)
             snprintf(name, sizeof name, "%s: offset %llu: %s", d->file,
@@ -931,71 +945,69 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
             snprintf(name, sizeof name, "%s", uri);
         if (!d->quiet && d->tty)
             fputc('\n', stderr);
-        cli_warn_cut(CMD, name, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
+        cli_warn_cut(CMD, name, res->truncated, &res->cuts, EXTRACT_CUT_DEPTH, "--max-depth");
         l->truncated = "depth";
     }
-    p.has_fp = got == 0;
-    p.fp = res.fingerprint;
-    p.too_little_text = got != 0 && filter_fp_result_too_little_text(&res);
-    p.host = host;
-    p.host_len = strlen(host);
-    p.doc_hash = res.doc_hash;
-    p.blocks = res.blocks;
-    p.n_blocks = res.n_blocks;
-    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
-    if (got == 0) {
-        p.meta_len = kept_meta(d, res.fingerprint, record_id, uri, date, d->gen);
-        p.meta = d->meta;
-        if (!p.meta_len) {
-            p.key = NULL; /* out of memory: not remembered */
-            p.key_len = 0;
-        }
-        l->has_fp = 1;
-        l->fp = res.fingerprint;
-        uint64_t fp = res.fingerprint;
-        if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
-            /* maybe an exact duplicate of a page whose digest was lost (kept_load): keep
-             * it */
-            snprintf(reason, CLI_MESSAGE_MAX,
-                     "the fingerprint of an index document whose "
-                     "payload digest was lost: kept in full");
-            d->n_nodig_kept++;
-            p.flags |= FILTER_DECIDE_KEEP;
-        }
-    } else {
-        snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
+    return got;
+}
+
+/* A fingerprinted page's part of the decision's input: its kept-page metadata (none when
+ * out of memory: not remembered), and FILTER_DECIDE_KEEP when its fingerprint is one of
+ * an index document whose digest was lost (kept_load: maybe an exact duplicate, kept). */
+static void fingerprinted_input(struct dd *d, const struct filter_fp_result *res,
+                                const char *record_id, const char *uri, const char *date,
+                                struct filter_decide_page *p, struct logrec *l,
+                                char reason[CLI_MESSAGE_MAX])
+{
+    p->meta_len = kept_meta(d, res->fingerprint, record_id, uri, date, d->gen);
+    p->meta = d->meta;
+    if (!p->meta_len) {
+        p->key = NULL;
+        p->key_len = 0;
     }
-    if (got == 0 && d->lsh) {
-        /* --method minhash: the decision looks the page's signature up in the LSH index */
-        int nodig = 0;
-        enum dedup_code mc = dedup_minhash_signature(dedup_lsh_minhash(d->lsh), res.tokens,
-                                                     res.tokens_len, d->sig, NULL);
-        if (mc == DEDUP_OK && d->nodig_from < d->nodig_to)
-            mc = nodig_match(d, &nodig);
-        if (mc != DEDUP_OK) {
-            cli_error(CMD, "%s: minhash lookup failed: %s", uri, dedup_strerror(mc));
-            filter_fp_result_release(&res);
-            d->status = CLI_RUNTIME;
-            d->n_passed++;
-            return "passed";
-        }
-        p.sig = d->sig;
-        if (nodig) {
-            snprintf(reason, CLI_MESSAGE_MAX,
-                     "the signature of an index document whose "
-                     "payload digest was lost: kept in full");
-            d->n_nodig_kept++;
-            p.flags |= FILTER_DECIDE_KEEP;
-        }
+    l->has_fp = 1;
+    l->fp = res->fingerprint;
+    uint64_t fp = res->fingerprint;
+    if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
+        snprintf(reason, CLI_MESSAGE_MAX,
+                 "the fingerprint of an index document whose "
+                 "payload digest was lost: kept in full");
+        d->n_nodig_kept++;
+        p->flags |= FILTER_DECIDE_KEEP;
     }
-    int rc = filter_decide_page(d->decide, &p, &d->dr);
-    filter_fp_result_release(&res);
-    if (rc != 0) {
-        cli_error(CMD, "index lookup failed: %s", dedup_strerror(d->dr.code));
-        d->status = CLI_RUNTIME;
-        d->n_passed++;
-        return "passed";
+}
+
+/* --method minhash: the page's signature into the decision's input (the decision looks
+ * it up in the LSH index), kept in full when it is one of an index document whose digest
+ * was lost. 0, or -1 when the lookup failed (said). */
+static int signature_input(struct dd *d, const struct filter_fp_result *res, const char *uri,
+                           struct filter_decide_page *p, char reason[CLI_MESSAGE_MAX])
+{
+    int nodig = 0;
+    enum dedup_code mc = dedup_minhash_signature(dedup_lsh_minhash(d->lsh), res->tokens,
+                                                 res->tokens_len, d->sig, NULL);
+    if (mc == DEDUP_OK && d->nodig_from < d->nodig_to)
+        mc = nodig_match(d, &nodig);
+    if (mc != DEDUP_OK) {
+        cli_error(CMD, "%s: minhash lookup failed: %s", uri, dedup_strerror(mc));
+        return -1;
     }
+    p->sig = d->sig;
+    if (nodig) {
+        snprintf(reason, CLI_MESSAGE_MAX,
+                 "the signature of an index document whose "
+                 "payload digest was lost: kept in full");
+        d->n_nodig_kept++;
+        p->flags |= FILTER_DECIDE_KEEP;
+    }
+    return 0;
+}
+
+/* What d->dr's verdict comes to, counted and logged: exact, near duplicate, new (added and
+ * remembered; a failure said) or passed (not fingerprinted). Returns the decision's name. */
+static const char *decided(struct dd *d, const struct filter_decide_page *p, const char *uri,
+                           struct logrec *l, struct kept *exact)
+{
     blocks_failed(d, d->dr.template_code);
     switch (d->dr.verdict) {
     case FILTER_VERDICT_EXACT:
@@ -1020,12 +1032,76 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(d->dr.add_code));
         d->status = CLI_RUNTIME;
     }
-    if (kept_stored(d, p.key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
+    if (kept_stored(d, p->key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
         cli_error(CMD, "out of memory remembering kept pages");
         d->status = CLI_RUNTIME;
     }
     d->n_new++;
     return "new";
+}
+
+/* A page that could not be decided (said): passed through, the run's status 2. Returns
+ * "passed". */
+static const char *undecided(struct dd *d)
+{
+    d->status = CLI_RUNTIME;
+    d->n_passed++;
+    return "passed";
+}
+
+/*
+ * A page (WARC response or HTML file), decided by filter/decide.h: exact duplicate by
+ * payload digest (asked before the pipeline: a repeat costs no extraction), near duplicate
+ * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
+ * Returns the decision; *exact the original when exact (exact->uri NULL otherwise; borrowed
+ * until the next page).
+ */
+static const char *decide_page(struct dd *d, const char *body, size_t len, const char *ctype,
+                               const char *uri, const char *record_id, const char *date,
+                               const char *digest, struct logrec *l, char reason[CLI_MESSAGE_MAX],
+                               struct kept *exact)
+{
+    exact->uri = NULL;
+    struct filter_decide_page p = {0};
+    p.id = uri;
+    p.id_len = strlen(uri);
+    p.key = digest;
+    p.key_len = strlen(digest);
+    int known = filter_decide_lookup(d->decide, &p, &d->dr);
+    if (known > 0)
+        return exact_duplicate(d, l, exact);
+    if (known < 0) {
+        cli_error(CMD, "out of memory");
+        return undecided(d);
+    }
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
+    filter_url_host_key(uri, host); /* "" for files */
+    struct filter_fp_result res;
+    int got = fingerprint_record(d, body, len, ctype, uri, host, l, &res);
+    p.has_fp = got == 0;
+    p.fp = res.fingerprint;
+    p.too_little_text = got != 0 && filter_fp_result_too_little_text(&res);
+    p.host = host;
+    p.host_len = strlen(host);
+    p.doc_hash = res.doc_hash;
+    p.blocks = res.blocks;
+    p.n_blocks = res.n_blocks;
+    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
+    if (got == 0)
+        fingerprinted_input(d, &res, record_id, uri, date, &p, l, reason);
+    else
+        snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
+    if (got == 0 && d->lsh && signature_input(d, &res, uri, &p, reason) != 0) {
+        filter_fp_result_release(&res);
+        return undecided(d);
+    }
+    int rc = filter_decide_page(d->decide, &p, &d->dr);
+    filter_fp_result_release(&res);
+    if (rc != 0) {
+        cli_error(CMD, "index lookup failed: %s", dedup_strerror(d->dr.code));
+        return undecided(d);
+    }
+    return decided(d, &p, uri, l, exact);
 }
 
 /* Logs the held damage report as a line of its own. */
