@@ -107,6 +107,14 @@ then
 else
     bad "crawl config keys: $(head -c 600 "$CK/check.out")"
 fi
+# the shipped config file names every key of the help (set, or commented out with its
+# default), so a new option gets its line there
+for key in $(sed -n 's/^  \(-[a-z], \)\{0,1\}--\([a-z][a-z-]*\).*/\2/p' "$CK/help.txt"); do
+    case $key in config | quiet | verbose | help) continue ;; esac
+    sed -n '/^\[crawl\]/,/^\[/p' config/simcrawl.conf | grep -Eq "^(# )?$key =" ||
+        bad "config/simcrawl.conf's [crawl] section has no line for the key $key"
+done
+ok
 # the shipped config file: every key of its [crawl] section accepted
 expect_status 1 "crawl --config config/simcrawl.conf" -- "$SIMCRAWL" crawl --config config/simcrawl.conf
 expect_grep "no seed URL" "$TMP/err" "config/simcrawl.conf's [crawl] keys are all accepted"
