@@ -1,9 +1,9 @@
-# serve --help says which options are also config keys, as crawl's does
-# (crawl_config_keys.sh, both through tests/tools/config_keys.py): every option its help lists and its "each but ... is also a key"
-# sentence does not name must be accepted in a [serve] section with a valid value, and the
-# ones it names refused there with an error naming the file, the line and the key. A bad
-# --threads on the command line (read after the files) stops each run before it listens,
-# so an accepted key shows as that error. Sourced by tests/cli_test.sh.
+# serve --help says which options are also config keys, as crawl's does (both checked by
+# tests/tools/config_keys.py): every option its help lists and its "each but ... is also a
+# key" sentence does not name must be accepted in a [serve] section with a valid value,
+# and the ones it names refused there with an error naming the file, the line and the
+# key. A bad --threads on the command line (read after the files) stops each run before
+# it listens, so an accepted key shows as that error. Sourced by tests/cli_test.sh.
 SK=$TMP/serve_keys
 mkdir -p "$SK"
 printf 'a-token-of-the-test\n' >"$SK/token"
