@@ -1147,6 +1147,47 @@ static void log_damaged(struct dd *d, struct logrec *l, const char *fallback)
     log_line(d, l);
 }
 
+/* A decided response's records: a near-duplicate dropped (its request and metadata with
+ * it), an exact duplicate written as a revisit of the original, a new page copied; each
+ * logged. */
+static void write_decided(struct dd *d, struct crawl_warc_reader *r,
+                          const struct crawl_warc_record *rec, const struct cli_warc_page *pg,
+                          const struct logrec *l, const struct kept *orig)
+{
+    if (strcmp(l->decision, "near-duplicate") == 0) {
+        pending_resolve(d, 1);
+        snprintf(d->dropped[d->dropped_next], ID_MAX, "%s", rec->record_id);
+        d->dropped_next = (d->dropped_next + 1) % DROPPED_RING;
+        log_line(d, l);
+        return;
+    }
+    pending_resolve(d, 0);
+    log_line(d, l);
+    if (!orig->uri) {
+        copy_through(d, r, rec);
+        return;
+    }
+    if (!d->w)
+        return;
+    struct crawl_warc_revisit v = {.uri = rec->target_uri,
+                                   .ip = *rec->ip_address ? rec->ip_address : NULL,
+                                   .date = *rec->date ? rec->date : NULL,
+                                   .head = pg->block,
+                                   .head_len = crawl_http_head_len(pg->msg),
+                                   .payload_digest = pg->payload_digest,
+                                   .refers_to = orig->record_id,
+                                   .refers_to_uri = orig->uri,
+                                   .refers_to_date = orig->date};
+    enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
+    if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
+        copy_through(d, r, rec);
+    else if (rc != CRAWL_OK)
+        out_failed(d, rc);
+}
+
+/* A response record: a page decided (decide_page) and written as it came to; anything
+ * else (not HTML, small, too large to hold: streamed) passed through; a damaged one
+ * logged as an error. */
 static void handle_response(struct dd *d, struct crawl_warc_reader *r,
                             const struct crawl_warc_record *rec)
 {
@@ -1201,38 +1242,60 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
     struct kept orig;
     l.decision = decide_page(d, pg.body, pg.body_len, pg.content_type, rec->target_uri,
                              rec->record_id, rec->date, pg.payload_digest, &l, reason, &orig);
-    if (strcmp(l.decision, "near-duplicate") == 0) {
-        pending_resolve(d, 1);
-        snprintf(d->dropped[d->dropped_next], ID_MAX, "%s", rec->record_id);
-        d->dropped_next = (d->dropped_next + 1) % DROPPED_RING;
-        log_line(d, &l);
-    } else if (orig.uri) {
-        pending_resolve(d, 0);
-        log_line(d, &l);
-        if (d->w) {
-            struct crawl_warc_revisit v = {.uri = rec->target_uri,
-                                           .ip = *rec->ip_address ? rec->ip_address : NULL,
-                                           .date = *rec->date ? rec->date : NULL,
-                                           .head = pg.block,
-                                           .head_len = crawl_http_head_len(pg.msg),
-                                           .payload_digest = pg.payload_digest,
-                                           .refers_to = orig.record_id,
-                                           .refers_to_uri = orig.uri,
-                                           .refers_to_date = orig.date};
-            enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
-            if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
-                copy_through(d, r, rec);
-            else if (rc != CRAWL_OK)
-                out_failed(d, rc);
-        }
-    } else {
-        pending_resolve(d, 0);
-        log_line(d, &l);
-        copy_through(d, r, rec);
-    }
+    write_decided(d, r, rec, &pg, &l, &orig);
     cli_warc_page_release(&pg);
 }
 
+/* A record that is not a response: a request held back for its response, a request or
+ * metadata of a dropped near-duplicate dropped with it, anything else passed through
+ * (streamed when larger than --max-block); a damaged one logged as an error. */
+static void handle_other(struct dd *d, struct crawl_warc_reader *r,
+                         const struct crawl_warc_record *rec)
+{
+    struct logrec l = {.uri = rec->target_uri,
+                       .record_id = rec->record_id,
+                       .type = rec->type,
+                       .offset = rec->offset,
+                       .has_offset = 1,
+                       .distance = -1};
+    int request = strcmp(rec->type, "request") == 0;
+    pending_resolve(d, 0);
+    if (was_dropped(d, rec->concurrent_to)) {
+        l.decision = "dropped";
+        l.reason = request ? "request of a near-duplicate" : "concurrent to a near-duplicate";
+        d->n_dropped++;
+        log_line(d, &l);
+        return;
+    }
+    if (request && pending_hold(d, r, rec))
+        return;
+    enum crawl_code brc = CRAWL_OK;
+    if (rec->content_length > d->max_block) {
+        brc = stream_through(d, r, rec);
+        if (is_damage(brc)) {
+            log_damaged(d, &l, crawl_strerror(brc));
+        } else if (brc == CRAWL_OK) {
+            l.decision = "passed";
+            d->n_passed++;
+            log_line(d, &l);
+        }
+        return;
+    }
+    const char *b;
+    size_t bl;
+    brc = crawl_warc_block(r, &b, &bl);
+    if (is_damage(brc)) {
+        log_damaged(d, &l, crawl_strerror(brc));
+        return;
+    }
+    l.decision = "passed";
+    d->n_passed++;
+    log_line(d, &l);
+    copy_through(d, r, rec);
+}
+
+/* A WARC input (a file or '-'), record by record; an input that cannot be opened or read
+ * to its end makes the status 2 (said). */
 static void run_warc(struct dd *d, const char *path)
 {
     struct crawl_warc_opts o = {d->max_block, on_damage, d};
@@ -1253,60 +1316,10 @@ static void run_warc(struct dd *d, const char *path)
             damage_flush(d);
         d->records++;
         progress(d, 0);
-        if (strcmp(rec->type, "response") == 0) {
+        if (strcmp(rec->type, "response") == 0)
             handle_response(d, r, rec);
-            continue;
-        }
-        struct logrec l = {.uri = rec->target_uri,
-                           .record_id = rec->record_id,
-                           .type = rec->type,
-                           .offset = rec->offset,
-                           .has_offset = 1,
-                           .distance = -1};
-        if (strcmp(rec->type, "request") == 0) {
-            pending_resolve(d, 0);
-            if (was_dropped(d, rec->concurrent_to)) {
-                l.decision = "dropped";
-                l.reason = "request of a near-duplicate";
-                d->n_dropped++;
-                log_line(d, &l);
-                continue;
-            }
-            if (pending_hold(d, r, rec))
-                continue;
-        } else {
-            pending_resolve(d, 0);
-            if (was_dropped(d, rec->concurrent_to)) {
-                l.decision = "dropped";
-                l.reason = "concurrent to a near-duplicate";
-                d->n_dropped++;
-                log_line(d, &l);
-                continue;
-            }
-        }
-        enum crawl_code brc = CRAWL_OK;
-        if (rec->content_length > d->max_block) {
-            brc = stream_through(d, r, rec);
-            if (is_damage(brc)) {
-                log_damaged(d, &l, crawl_strerror(brc));
-            } else if (brc == CRAWL_OK) {
-                l.decision = "passed";
-                d->n_passed++;
-                log_line(d, &l);
-            }
-            continue;
-        }
-        const char *b;
-        size_t bl;
-        brc = crawl_warc_block(r, &b, &bl);
-        if (is_damage(brc)) {
-            log_damaged(d, &l, crawl_strerror(brc));
-            continue;
-        }
-        l.decision = "passed";
-        d->n_passed++;
-        log_line(d, &l);
-        copy_through(d, r, rec);
+        else
+            handle_other(d, r, rec);
     }
     pending_resolve(d, 0);
     damage_flush(d);
