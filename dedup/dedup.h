@@ -199,12 +199,22 @@ void dedup_templates_free(struct dedup_templates *t); /* NULL-safe */
  * DEDUP_TEMPLATE_MAX_SEEN (host, doc) pairs are remembered, then the memory of them starts
  * again empty (in memory only; not saved).
  * *counted (may be NULL) is 1 when the document was counted.
- * DEDUP_ENOMEM leaves t unchanged.
+ * DEDUP_ENOMEM leaves t unchanged (every allocation comes first: dedup_templates_reserve()).
  */
 DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_doc(struct dedup_templates *t,
                                                           const char *host, size_t host_len,
                                                           uint64_t doc, const uint64_t *blocks,
                                                           size_t n, int *counted);
+/*
+ * Makes room for counting one document of host host[0..host_len) with at most n blocks:
+ * after DEDUP_OK, the next dedup_templates_add_doc() of that host with at most n blocks
+ * allocates nothing and cannot fail with DEDUP_ENOMEM. Only capacity grows: what t counts
+ * does not change (the same serialised bytes). DEDUP_EINVAL as dedup_templates_add_doc();
+ * DEDUP_ENOMEM (t unchanged). A caller that adds a page to an index and counts its blocks
+ * reserves before the add, so that both happen or neither (filter/decide.c).
+ */
+DEDUP_WARN_UNUSED enum dedup_code
+dedup_templates_reserve(struct dedup_templates *t, const char *host, size_t host_len, size_t n);
 /*
  * The template blocks of one page of host: blocks[0..n) are its blocks in text order and
  * n_tokens[i] their token counts. A block is a candidate when its count passes the two

@@ -459,10 +459,23 @@ static enum dedup_code learn(struct filter_decide *d, const struct filter_decide
                                    p->blocks, p->n_blocks, NULL);
 }
 
+/* Room to count p's template blocks after the add: DEDUP_ENOMEM, or DEDUP_OK (also for an
+ * invalid host key, which learn() then reports in template_code without counting). */
+static enum dedup_code learn_reserve(struct filter_decide *d, const struct filter_decide_page *p)
+{
+    if (!d->templates || !p->n_blocks)
+        return DEDUP_OK;
+    enum dedup_code c =
+        dedup_templates_reserve(d->templates, p->host ? p->host : "", p->host_len, p->n_blocks);
+    return c == DEDUP_ENOMEM ? c : DEDUP_OK;
+}
+
 /*
- * Adds a fingerprinted page: room first (maps, the reserve hook), so that after
- * dedup_index_add() only remembering the key (a best-effort map: stored says) and counting
- * the blocks (a heuristic: template_code says) can fail. Under the write lock.
+ * Adds a fingerprinted page: room first (maps, the template count, the reserve hook), so
+ * that after dedup_index_add() only remembering the key can fail (a best-effort map:
+ * stored says); the blocks are then counted without allocating. Out of memory before the
+ * add leaves the index, the maps and the template table as they were. Under the write
+ * lock.
  */
 static enum dedup_code add_locked(struct filter_decide *d, const struct filter_decide_page *p,
                                   uint32_t *doc, enum filter_decide_stored *stored,
@@ -471,6 +484,8 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
     *stored = FILTER_STORED_NONE;
     *template_code = DEDUP_OK;
     if (d->o.by_id && id_reserve(d) != 0)
+        return DEDUP_ENOMEM;
+    if (learn_reserve(d, p) != DEDUP_OK)
         return DEDUP_ENOMEM;
     if (d->o.hooks.reserve) {
         int h = d->o.hooks.reserve(d->o.hooks.userdata, ix_count(d) + 1, p);

@@ -131,7 +131,9 @@ struct filter_decide_result {
     enum filter_decide_stored stored;
     enum dedup_code add_code;      /* NEW: DEDUP_OK, or why the index add failed (then
                                     * nothing of the page was kept) */
-    enum dedup_code template_code; /* DEDUP_OK, or why its blocks could not be counted */
+    enum dedup_code template_code; /* DEDUP_OK, or why its blocks could not be counted
+                                    * (never DEDUP_ENOMEM for a page added: room is
+                                    * reserved before the add, which fails instead) */
     enum dedup_code code;          /* filter_decide_page() -1: the lookup's failure */
     int hook_code;                 /* filter_decide_page() -1: a hook's non-zero return */
     int added;                     /* NEW: 1 when the page was added by this call */
