@@ -199,7 +199,8 @@ static enum dedup_code ix_scenario(const char *path, struct ix_result *r)
             unsigned dist;
             enum dedup_code code;
             int got;
-            while ((got = dedup_index_nearest(idx, ix_fp(i), 3, &doc, &dist, &code)) < 0) {
+            while ((code = dedup_index_nearest(idx, ix_fp(i), 3, &doc, &dist, &got)) !=
+                   DEDUP_OK) {
                 ASSERT_EQ(code, DEDUP_ENOMEM);
                 ASSERT_EQ(dedup_index_doc_count(idx), i);
                 if (code != DEDUP_ENOMEM)
