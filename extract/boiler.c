@@ -1120,10 +1120,10 @@ static int select_content(struct ex_walk *w)
     return select_pass(w, STRIP_UNLIKELY | CLEAN) != 0 ? -1 : 0;
 }
 
-int ex_boiler_select(struct ex_walk *w)
+enum extract_code ex_boiler_select(struct ex_walk *w)
 {
     if (select_content(w) != 0)
-        return -1;
+        return EXTRACT_ENOMEM;
     keep_hub_links(w);
-    return 0;
+    return EXTRACT_OK;
 }
