@@ -533,7 +533,7 @@ static int digests_entry(struct dd *d, struct digests_load *dl, char *line, size
     uint64_t fp, gen = 0;
     if (n > DIGESTS_LINE_MAX || k != nf || strncmp(field[0], "sha1:", 5) != 0 ||
         strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
-        dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0 ||
+        dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != DEDUP_OK ||
         (nf == 6 && parse_u64(field[5], UINT64_MAX - 1, &gen) != 0)) {
         if (dl->bad++ < DIGESTS_BAD_SAID)
             cli_error(CMD, "%s:%lu: malformed line skipped", dl->path, dl->lineno);
@@ -714,8 +714,8 @@ static int kept_save(struct dd *d, const char *path)
     }
     free(tmp);
     dedup_crash_point("digests-after-rename");
-    int derr = dedup_fsync_dir(path);
-    if (derr) {
+    int derr = 0;
+    if (dedup_fsync_dir(path, &derr) != DEDUP_OK) {
         cli_error(CMD, "cannot fsync the directory of %s: %s", path, strerror(derr));
         return -1;
     }
@@ -1067,10 +1067,11 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     p.id_len = strlen(uri);
     p.key = digest;
     p.key_len = strlen(digest);
-    int known = filter_decide_lookup(d->decide, &p, &d->dr);
-    if (known > 0)
+    int known;
+    enum dedup_code lc = filter_decide_lookup(d->decide, &p, &d->dr, &known);
+    if (lc == DEDUP_OK && known)
         return exact_duplicate(d, l, exact);
-    if (known < 0) {
+    if (lc != DEDUP_OK) {
         cli_error(CMD, "out of memory");
         return undecided(d);
     }
