@@ -1720,8 +1720,9 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "links_found", json_integer(r->links_found));
     if (r->links >= 0)
         json_object_set_new(o, "links", json_integer(r->links));
-    if (r->error)
-        json_object_set_new(o, "error", jstr(r->error));
+    if (r->error) /* DESIGN.md: "error" only for errors, "reason" why filtered or disallowed */
+        json_object_set_new(o, r->decision == CRAWL_DECISION_ERROR ? "error" : "reason",
+                            jstr(r->error));
     if (!isnan(r->relevance))
         json_object_set_new(o, "relevance", json_real(round(r->relevance * 1e4) / 1e4));
     if (r->canonical)
@@ -2598,6 +2599,8 @@ int cmd_crawl(int argc, char **argv)
         cli_error(CMD, "out of memory");
         goto done;
     }
+    if (o.report && cli_crawl_report_check_path(CMD, o.report) != CLI_OK)
+        goto done; /* said before the crawl, not after it */
     warcinfo = warcinfo_fields(&o, argc, argv, seeds, file_seeds, n_file_seeds);
 
     /* --state: a crawl that was started before is resumed, a finished one says so */

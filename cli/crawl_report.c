@@ -370,7 +370,8 @@ static int load_log(struct cli_crawl_report *r, const char *path)
                                    .processed = json_object_get(o, "links_found") != NULL,
                                    .duplicate_of = jtext(o, "duplicate_of"),
                                    .title = jtext(o, "title"),
-                                   .reason = jtext(o, "error")};
+                                   .reason =
+                                       jtext(o, "error") ? jtext(o, "error") : jtext(o, "reason")};
         const char *hex = jtext(o, "fingerprint");
         char *end = NULL;
         if (hex && strlen(hex) == 16) {
@@ -685,6 +686,25 @@ done:
     return status;
 }
 
+int cli_crawl_report_check_path(const char *cmd, const char *path)
+{
+    char tmp[4200];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error(cmd, "cannot create report %s: %s", path, strerror(EISDIR));
+        return CLI_RUNTIME;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        cli_error(cmd, "cannot create report %s: %s", path, strerror(errno));
+        return CLI_RUNTIME;
+    }
+    fclose(f);
+    unlink(tmp);
+    return CLI_OK;
+}
+
 int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k, char **inputs,
                            int ninputs)
 {
@@ -704,7 +724,8 @@ int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigne
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     out = fopen(tmp, "w");
     if (!out) {
-        cli_error(r->cmd, "cannot create report %s: %s", tmp, strerror(errno));
+        cli_error(r->cmd, "cannot create report %s (written as %s first): %s", path, tmp,
+                  strerror(errno));
         goto done;
     }
     cli_report_write(out, html, idx, c, k);

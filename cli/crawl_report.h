@@ -89,6 +89,9 @@ int cli_crawl_report_load(struct cli_crawl_report *r, const char *path);
 int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli_report *html,
                               struct dedup_index **idx, struct dedup_clusters **c);
 
+/* Before the crawl: CLI_OK when the report can be written to path (its path.tmp can be
+ * created), else CLI_RUNTIME after a diagnostic naming path and why. */
+int cli_crawl_report_check_path(const char *cmd, const char *path);
 /* The HTML report of r into path (written to path.tmp, then renamed), for inputs (the
  * seeds, or the logs) at distance k. CLI_OK, or CLI_RUNTIME after a diagnostic. */
 int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k, char **inputs,

@@ -93,5 +93,9 @@ expect_status 0 "clusters over a state with a damaged text" -- "$SIMCRAWL" clust
 expect_grep "1 page texts in the crawl state do not unpack (the last: $RR/st1/state.db: the text of page record [0-9]* does not unpack" \
     "$TMP/err" "a damaged text is named"
 expect_grep "are damaged in the crawl&#39;s state" "$TMP/out" "the report says a text is damaged"
+# a report that cannot be written is said before the crawl, not after it
+expect_status 2 "crawl --report in a missing directory" -- rr_crawl --report "$RR/no/such/r.html"
+expect_grep "cannot create report $RR/no/such/r.html: No such file or directory" "$TMP/err" \
+    "a report that cannot be created is named with why"
 kill "$rr_srv" 2>/dev/null
 wait "$rr_srv" 2>/dev/null
