@@ -108,7 +108,8 @@ int cmd_compare(int argc, char **argv)
             break;
         case OPT_K:
             if (!v || cli_parse_long(v, 0, DEDUP_K_MAX, &k) != 0)
-                return cli_usage_error(CMD, "--k needs a number from 0 to %d", DEDUP_K_MAX);
+                return cli_usage_error(CMD, "--k must be a whole number from 0 to %d, not '%s'",
+                                       DEDUP_K_MAX, v ? v : "");
             k_set = 1;
             break;
         case OPT_METHOD:
@@ -126,14 +127,17 @@ int cmd_compare(int argc, char **argv)
             break;
         case OPT_SHINGLE_WORDS:
             if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &mha.shingle_words) != 0)
-                return cli_usage_error(CMD, "--shingle-words needs a number from 1 to %u",
-                                       DEDUP_MINHASH_K_MAX);
+                return cli_usage_error(CMD,
+                                       "--shingle-words must be a whole number from 1 to %u, "
+                                       "not '%s'",
+                                       DEDUP_MINHASH_K_MAX, v ? v : "");
             mh_set = 1;
             break;
         case OPT_NUM_PERM:
             if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &mha.num_perm) != 0)
-                return cli_usage_error(CMD, "--num-perm needs a number from 1 to %u",
-                                       DEDUP_MINHASH_H_MAX);
+                return cli_usage_error(CMD,
+                                       "--num-perm must be a whole number from 1 to %u, not '%s'",
+                                       DEDUP_MINHASH_H_MAX, v ? v : "");
             mh_set = 1;
             break;
         case OPT_IDF:
