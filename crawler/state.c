@@ -733,6 +733,25 @@ enum crawl_code crawl_state_url_counts(struct crawl_state *s, int64_t counts[CRA
 
 /* ---- the caller's page records ---- */
 
+/* What a caller's fn answered for a page record (0, -1 out of memory, 1 cannot read it):
+ * CRAWL_OK to go on, else the code to stop with, said. */
+static enum crawl_code page_fn_result(struct crawl_state *s, int e)
+{
+    if (e == 0)
+        return CRAWL_OK;
+    st_err(s, "%s: a page record cannot be replayed", s->path);
+    return e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
+}
+
+/* The end of a walk over the page records of q (rc so far, r the last step): q finalized. */
+static enum crawl_code pages_end(struct crawl_state *s, sqlite3_stmt *q, enum crawl_code rc, int r)
+{
+    if (rc == CRAWL_OK && r != SQLITE_DONE)
+        rc = db_fail(s, "read page records");
+    sqlite3_finalize(q);
+    return rc;
+}
+
 enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, size_t len)
 {
     if (s->redis)
@@ -756,20 +775,12 @@ enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT data FROM pages ORDER BY seq", -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "read page records");
-    int r;
+    int r = SQLITE_DONE;
     enum crawl_code rc = CRAWL_OK;
-    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
-        int e = fn(userdata, sqlite3_column_blob(q, 0), (size_t)sqlite3_column_bytes(q, 0));
-        if (e != 0) {
-            st_err(s, "%s: a page record cannot be replayed", s->path);
-            rc = e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
-            break;
-        }
-    }
-    if (rc == CRAWL_OK && r != SQLITE_DONE)
-        rc = db_fail(s, "read page records");
-    sqlite3_finalize(q);
-    return rc;
+    while (rc == CRAWL_OK && (r = sqlite3_step(q)) == SQLITE_ROW)
+        rc = page_fn_result(
+            s, fn(userdata, sqlite3_column_blob(q, 0), (size_t)sqlite3_column_bytes(q, 0)));
+    return pages_end(s, q, rc, r);
 }
 
 /* ---- the pages' texts ----
@@ -1004,17 +1015,11 @@ enum crawl_code crawl_state_foreach_page_text(struct crawl_state *s, page_text_f
         }
         const char *text = st == CRAWL_TEXT_KEPT ? buf : NULL;
         size_t text_len = st == CRAWL_TEXT_KEPT ? (size_t)sqlite3_column_int64(q, 3) : 0;
-        int e = fn(userdata, sqlite3_column_blob(q, 1), (size_t)sqlite3_column_bytes(q, 1), st,
-                   text, text_len);
-        if (e != 0) {
-            st_err(s, "%s: a page record cannot be replayed", s->path);
-            rc = e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
+        rc = page_fn_result(s, fn(userdata, sqlite3_column_blob(q, 1),
+                                  (size_t)sqlite3_column_bytes(q, 1), st, text, text_len));
+        if (rc != CRAWL_OK)
             break;
-        }
     }
-    if (rc == CRAWL_OK && r != SQLITE_DONE)
-        rc = db_fail(s, "read page records");
-    sqlite3_finalize(q);
     free(buf);
-    return rc;
+    return pages_end(s, q, rc, r);
 }
