@@ -304,7 +304,7 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 TEST_DEB_PKGS := chromium $(if $(shell command -v npm),,npm)
 test-debs:
 	@$(call install_missing,$(TEST_DEB_PKGS), for the tests)
-test-deps: test-debs test-npm
+test-deps: test-debs test-npm ## install what only the tests need: chromium, and ReplayWeb.page (npm) into .cache/npm
 
 # npm packages only the tests need: ReplayWeb.page (replaywebpage: its ui.js and service
 # worker sw.js, which is wabac.js), in which tests/cli/crawl_replay.sh replays the crawl's

@@ -103,7 +103,8 @@ int cmd_compare(int argc, char **argv)
             break;
         case OPT_K:
             if (!v || cli_parse_long(v, 0, DEDUP_K_MAX, &k) != 0)
-                return cli_usage_error(CMD, "--k needs a number from 0 to %d", DEDUP_K_MAX);
+                return cli_usage_error(CMD, "--k must be a whole number from 0 to %d, not '%s'",
+                                       DEDUP_K_MAX, v ? v : "");
             k_set = 1;
             break;
         case OPT_MH:

@@ -802,7 +802,8 @@ struct page_out {
     char *title; /* the page's title (the log, the report) */
     char *text;  /* --report: its main text */
     size_t text_len;
-    double jaccard; /* minhash near-duplicate: the estimate for the log; -1 none */
+    struct crawl_text ztext; /* --state: the same packed for the state (page_state_text) */
+    double jaccard;          /* minhash near-duplicate: the estimate for the log; -1 none */
 };
 
 static void page_out_free(void *data)
@@ -815,6 +816,7 @@ static void page_out_free(void *data)
     free(po->blob);
     free(po->title);
     free(po->text);
+    crawl_text_release(&po->ztext);
     free(po);
 }
 
@@ -1148,24 +1150,35 @@ oom:
     return -1;
 }
 
-/* The page's title, and with --report its main text, into po. 0, or -1 out of memory. */
+/* With --state (not --redis), the page's main text packed into po for the state, where
+ * the report of a resumed crawl and `clusters STATE_DIR` find it (record_report). Packed
+ * here on the worker thread, not on the loop thread that stores it. 0, or -1 out of memory. */
+static int page_state_text(const struct run *run, const char *text, size_t len, struct page_out *po)
+{
+    if (!run->state || crawl_state_redis(run->state))
+        return 0;
+    return crawl_text_pack(text, len, &po->ztext) == CRAWL_OK ? 0 : -1;
+}
+
+/* The page's title, and with --report its main text, into po (with --state also the text
+ * packed). 0, or -1 out of memory. */
 static int page_out_texts(const struct run *run, const struct extract_doc *doc, struct page_out *po)
 {
     const char *title = extract_doc_title(doc);
     if (*title && !(po->title = strdup(title)))
         return -1;
+    size_t len = 0;
+    const char *text = extract_doc_text(doc, &len);
+    if (len > CLI_CRAWL_REPORT_MAX_TEXT)
+        len = CLI_CRAWL_REPORT_MAX_TEXT;
     if (run->report) {
-        size_t len = 0;
-        const char *text = extract_doc_text(doc, &len);
-        if (len > CLI_CRAWL_REPORT_MAX_TEXT)
-            len = CLI_CRAWL_REPORT_MAX_TEXT;
         if (!(po->text = malloc(len + 1)))
             return -1;
         memcpy(po->text, text, len);
         po->text[len] = '\0';
         po->text_len = len;
     }
-    return 0;
+    return page_state_text(run, text, len, po);
 }
 
 /* --method minhash: the signature of the page's token string (after its template
@@ -1693,8 +1706,14 @@ static void record_report(struct run *run, const struct crawl_record *r)
         return;
     unsigned char *blob = NULL;
     size_t len = 0;
+    const struct crawl_text *text = /* a page's text, for its word diff (as the report's) */
+        r->decision != CRAWL_DECISION_ERROR && r->decision != CRAWL_DECISION_FILTERED && po &&
+                po->ztext.z
+            ? &po->ztext
+            : NULL;
     if (cli_crawl_report_blob(&p, &blob, &len) != 0 ||
-        crawl_state_page_add(run->state, blob, len) != CRAWL_OK) {
+        crawl_state_page_add_text(run->state, blob, len, text, CLI_CRAWL_REPORT_STATE_TEXTS) !=
+            CRAWL_OK) {
         run->failed = 1;
         cli_error(CMD, "cannot write the state: %s",
                   blob ? crawl_state_error(run->state) : "out of memory");
@@ -1769,8 +1788,9 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "links_found", json_integer(r->links_found));
     if (r->links >= 0)
         json_object_set_new(o, "links", json_integer(r->links));
-    if (r->error)
-        json_object_set_new(o, "error", jstr(r->error));
+    if (r->error) /* DESIGN.md: "error" only for errors, "reason" why filtered or disallowed */
+        json_object_set_new(o, r->decision == CRAWL_DECISION_ERROR ? "error" : "reason",
+                            jstr(r->error));
     if (!isnan(r->relevance))
         json_object_set_new(o, "relevance", json_real(round(r->relevance * 1e4) / 1e4));
     if (r->canonical)
@@ -2351,11 +2371,6 @@ static char *warcinfo_fields(const struct options *o, int argc, char **argv, con
 
 /* ---- --report ---- */
 
-static int report_replay(void *userdata, const void *data, size_t len)
-{
-    return cli_crawl_report_add_blob(userdata, data, len) < 0 ? -1 : 0;
-}
-
 /* The report of the crawl into --report: its inputs are the seeds. */
 static int write_report(struct run *run, const struct options *o, const char **seeds,
                         char **file_seeds, size_t n_file_seeds)
@@ -2382,7 +2397,7 @@ static int write_report(struct run *run, const struct options *o, const char **s
 static int report_from_state(struct run *run, const struct options *o, const char **seeds,
                              char **file_seeds, size_t n_file_seeds)
 {
-    if (crawl_state_foreach_page(run->state, report_replay, run->report) != CRAWL_OK) {
+    if (cli_crawl_report_from_state(run->report, run->state) != CRAWL_OK) {
         cli_error(CMD, "cannot read the state: %s", crawl_state_error(run->state));
         return CLI_RUNTIME;
     }
@@ -2708,6 +2723,8 @@ static int run_setup(struct crawl_cmd *cc)
         cli_error(CMD, "out of memory");
         return -1;
     }
+    if (o->report && cli_crawl_report_check_path(CMD, o->report) != CLI_OK)
+        return -1; /* said before the crawl, not after it */
     cc->warcinfo =
         warcinfo_fields(o, cc->argc, cc->argv, cc->seeds, cc->file_seeds, cc->n_file_seeds);
     return 0;
@@ -2855,8 +2872,7 @@ static int replay_state(struct crawl_cmd *cc)
     free(ct);
     struct page_replay replay = {run->decide, run->lsh ? dedup_lsh_get_params(run->lsh)->h : 0};
     if (crawl_state_foreach_page(run->state, page_blob_replay, &replay) != CRAWL_OK ||
-        (run->report &&
-         crawl_state_foreach_page(run->state, report_replay, run->report) != CRAWL_OK)) {
+        (run->report && cli_crawl_report_from_state(run->report, run->state) != CRAWL_OK)) {
         cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run->state));
         return -1;
     }

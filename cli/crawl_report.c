@@ -17,7 +17,11 @@
  * short) are listed as not fingerprinted with the reason.
  * The state record (cli_crawl_report_blob) is written by the crawl with --state for every
  * page, committed with the page, so that the report of a resumed crawl, and `clusters
- * STATE_DIR`, cover the whole crawl; texts of earlier runs are not kept (no word diff).
+ * STATE_DIR`, cover the whole crawl; with it the page's main text, packed, in the state's
+ * texts table (crawl_state_page_add_text; up to CLI_CRAWL_REPORT_STATE_TEXTS packed bytes
+ * in all), so that its word diffs are those of the uninterrupted crawl. A clustered page
+ * whose text the state does not hold (over that cap, a state older than the texts, a
+ * damaged one) is counted by why, and the report's header says how many.
  */
 #include "cli/crawl_report.h"
 
@@ -43,6 +47,7 @@ struct cr_page {
     size_t text_len;                /* NONE: no text */
     int distance;
     unsigned char decision, has_fp;
+    unsigned char text_status; /* without a text: why (enum crawl_text_status) */
 };
 
 struct cli_crawl_report {
@@ -55,6 +60,7 @@ struct cli_crawl_report {
     FILE *texts;       /* NULL until the first text */
     uint64_t texts_len;
     int texts_failed;
+    unsigned long texts_damaged; /* state records whose text does not unpack */
 };
 
 struct cli_crawl_report *cli_crawl_report_new(const char *cmd)
@@ -159,6 +165,7 @@ int cli_crawl_report_add(struct cli_crawl_report *r, const struct cli_crawl_page
     g->fp = p->fp;
     g->distance = p->distance;
     g->text_len = NONE;
+    g->text_status = (unsigned char)(p->text ? CRAWL_TEXT_KEPT : p->text_status);
     if (arena_put(r, p->url, CRAWL_URL_MAX, &g->url) != 0 ||
         arena_put(r, p->duplicate_of, CRAWL_URL_MAX, &g->dup) != 0 ||
         arena_put(r, p->title && *p->title ? p->title : NULL, CLI_HTML_TITLE_MAX, &g->title) != 0 ||
@@ -245,6 +252,12 @@ int cli_crawl_report_is_blob(const void *data, size_t len)
 
 int cli_crawl_report_add_blob(struct cli_crawl_report *r, const void *data, size_t len)
 {
+    return cli_crawl_report_add_blob_text(r, data, len, CRAWL_TEXT_NONE, NULL, 0);
+}
+
+int cli_crawl_report_add_blob_text(struct cli_crawl_report *r, const void *data, size_t len,
+                                   int text_status, const char *text, size_t text_len)
+{
     struct blob_head h;
     if (!cli_crawl_report_is_blob(data, len))
         return 1;
@@ -271,6 +284,9 @@ int cli_crawl_report_add_blob(struct cli_crawl_report *r, const void *data, size
                                    .duplicate_of = s[1],
                                    .distance = h.distance,
                                    .title = s[2],
+                                   .text = text,
+                                   .text_len = text_len,
+                                   .text_status = text_status,
                                    .reason = s[3]};
         rc = cli_crawl_report_add(r, &p);
     }
@@ -354,7 +370,8 @@ static int load_log(struct cli_crawl_report *r, const char *path)
                                    .processed = json_object_get(o, "links_found") != NULL,
                                    .duplicate_of = jtext(o, "duplicate_of"),
                                    .title = jtext(o, "title"),
-                                   .reason = jtext(o, "error")};
+                                   .reason =
+                                       jtext(o, "error") ? jtext(o, "error") : jtext(o, "reason")};
         const char *hex = jtext(o, "fingerprint");
         char *end = NULL;
         if (hex && strlen(hex) == 16) {
@@ -382,10 +399,26 @@ static int load_log(struct cli_crawl_report *r, const char *path)
     return status;
 }
 
-static int load_blob(void *userdata, const void *data, size_t len)
+static int load_blob(void *userdata, const void *data, size_t len, enum crawl_text_status st,
+                     const char *text, size_t text_len)
 {
-    int rc = cli_crawl_report_add_blob(userdata, data, len);
+    struct cli_crawl_report *r = userdata;
+    if (st == CRAWL_TEXT_DAMAGED && cli_crawl_report_is_blob(data, len))
+        r->texts_damaged++;
+    int rc = cli_crawl_report_add_blob_text(r, data, len, (int)st, text, text_len);
     return rc < 0 ? -1 : 0; /* the decision's own records are not the report's */
+}
+
+int cli_crawl_report_from_state(struct cli_crawl_report *r, struct crawl_state *s)
+{
+    unsigned long damaged = r->texts_damaged;
+    enum crawl_code rc = crawl_state_foreach_page_text(s, load_blob, r);
+    if (rc == CRAWL_OK && r->texts_damaged > damaged)
+        cli_error(r->cmd,
+                  "%lu page texts in the crawl state do not unpack (the last: %s); "
+                  "their pages show no word diff",
+                  r->texts_damaged - damaged, crawl_state_error(s));
+    return (int)rc;
 }
 
 static int load_state(struct cli_crawl_report *r, const char *dir)
@@ -398,7 +431,7 @@ static int load_state(struct cli_crawl_report *r, const char *dir)
         return CLI_RUNTIME;
     }
     int status = CLI_OK;
-    if (crawl_state_foreach_page(s, load_blob, r) != CRAWL_OK) {
+    if (cli_crawl_report_from_state(r, s) != CRAWL_OK) {
         cli_error(r->cmd, "cannot read the crawl state %s: %s", dir, crawl_state_error(s));
         status = CLI_RUNTIME;
     }
@@ -490,6 +523,46 @@ static const char *read_text(struct cli_crawl_report *r, const struct cr_page *g
     return *buf;
 }
 
+/* The header's notes on the clustered pages (clustered[i]) whose texts the state did not
+ * hold: their members show no word diff. 0, or -1 out of memory. */
+static int texts_notes(const struct cli_crawl_report *r, const unsigned char *clustered,
+                       struct cli_report *html)
+{
+    unsigned long n[CRAWL_TEXT_DAMAGED + 1] = {0};
+    for (size_t i = 0; i < r->n; i++)
+        if (clustered[i] && r->pages[i].text_len == NONE &&
+            r->pages[i].text_status <= CRAWL_TEXT_DAMAGED)
+            n[r->pages[i].text_status]++;
+    char note[400];
+    if (n[CRAWL_TEXT_BEFORE]) {
+        snprintf(note, sizeof note,
+                 "The texts of %lu pages in clusters are not at hand: the crawl's state holds "
+                 "none for the runs that decided them (an earlier simcrawl made them, or "
+                 "--redis), so their members show no word diff.",
+                 n[CRAWL_TEXT_BEFORE]);
+        if (cli_report_note(html, note) != 0)
+            return -1;
+    }
+    if (n[CRAWL_TEXT_OVER_CAP]) {
+        snprintf(note, sizeof note,
+                 "The texts of %lu pages in clusters were not kept in the crawl's state, whose "
+                 "texts had reached their cap of %llu MiB packed: their members show no word "
+                 "diff.",
+                 n[CRAWL_TEXT_OVER_CAP], CLI_CRAWL_REPORT_STATE_TEXTS >> 20);
+        if (cli_report_note(html, note) != 0)
+            return -1;
+    }
+    if (n[CRAWL_TEXT_DAMAGED]) {
+        snprintf(note, sizeof note,
+                 "The texts of %lu pages in clusters are damaged in the crawl's state: their "
+                 "members show no word diff.",
+                 n[CRAWL_TEXT_DAMAGED]);
+        if (cli_report_note(html, note) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli_report *html,
                               struct dedup_index **idx, struct dedup_clusters **c)
 {
@@ -565,6 +638,12 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
                 goto done;
         }
     }
+    if (html) {
+        for (size_t i = 0; i < r->n; i++)
+            has_dup[i] = has_dup[i] || rep[i] != NONE; /* now: the page is clustered */
+        if (texts_notes(r, has_dup, html) != 0)
+            goto done;
+    }
     if (html)
         for (size_t i = 0; i < r->n; i++) {
             const struct cr_page *g = &r->pages[i];
@@ -607,6 +686,25 @@ done:
     return status;
 }
 
+int cli_crawl_report_check_path(const char *cmd, const char *path)
+{
+    char tmp[4200];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_error(cmd, "cannot create report %s: %s", path, strerror(EISDIR));
+        return CLI_RUNTIME;
+    }
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        cli_error(cmd, "cannot create report %s: %s", path, strerror(errno));
+        return CLI_RUNTIME;
+    }
+    fclose(f);
+    unlink(tmp);
+    return CLI_OK;
+}
+
 int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k, char **inputs,
                            int ninputs)
 {
@@ -626,7 +724,8 @@ int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigne
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     out = fopen(tmp, "w");
     if (!out) {
-        cli_error(r->cmd, "cannot create report %s: %s", tmp, strerror(errno));
+        cli_error(r->cmd, "cannot create report %s (written as %s first): %s", path, tmp,
+                  strerror(errno));
         goto done;
     }
     cli_report_write(out, html, idx, c, k);

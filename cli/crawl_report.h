@@ -21,6 +21,11 @@
 
 #define CLI_CRAWL_REPORT_MAX_PAGES 4000000u   /* pages held for the report at most */
 #define CLI_CRAWL_REPORT_MAX_TEXT (16u << 20) /* bytes of one page's text kept */
+/* bytes of packed (zlib) page texts a crawl's --state keeps in all, for the word diffs of
+ * the report of a resumed crawl and of `clusters STATE_DIR`; past it a page's text is not
+ * kept and the report says so (about 300,000 pages of python3.11-doc's: 20 KB of main
+ * text a page, 7 KB packed) */
+#define CLI_CRAWL_REPORT_STATE_TEXTS (2ull << 30)
 
 /* One URL of the crawl as the report needs it. Everything borrowed for the call. */
 struct cli_crawl_page {
@@ -34,6 +39,8 @@ struct cli_crawl_page {
     const char *title;        /* or NULL */
     const char *text;         /* the main text, or NULL */
     size_t text_len;
+    int text_status;    /* with text NULL: why (enum crawl_text_status of a state's record;
+                         * 0, CRAWL_TEXT_KEPT, and CRAWL_TEXT_NONE: nothing to say) */
     const char *reason; /* why not fingerprinted, the error; or NULL */
 };
 
@@ -55,6 +62,14 @@ int cli_crawl_report_blob(const struct cli_crawl_page *p, unsigned char **out, s
 int cli_crawl_report_is_blob(const void *data, size_t len);
 /* Adds the URL of a state record: 0, 1 when data is not one, -1 out of memory. */
 int cli_crawl_report_add_blob(struct cli_crawl_report *r, const void *data, size_t len);
+/* The same with the page's text as the state has it (crawl_state_foreach_page_text). */
+int cli_crawl_report_add_blob_text(struct cli_crawl_report *r, const void *data, size_t len,
+                                   int text_status, const char *text, size_t text_len);
+struct crawl_state;
+/* Adds every page record of a crawl's state with its text (the pages of a resumed crawl's
+ * earlier runs; a damaged text is said on stderr, once). A crawl_code: on failure
+ * crawl_state_error(s) says why. */
+int cli_crawl_report_from_state(struct cli_crawl_report *r, struct crawl_state *s);
 
 /* What path is: 1 a crawl log (a file named *.jsonl or *.ndjson, or starting with '{'),
  * 2 a crawl state directory (holding state.db), 0 neither. */
@@ -74,6 +89,9 @@ int cli_crawl_report_load(struct cli_crawl_report *r, const char *path);
 int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli_report *html,
                               struct dedup_index **idx, struct dedup_clusters **c);
 
+/* Before the crawl: CLI_OK when the report can be written to path (its path.tmp can be
+ * created), else CLI_RUNTIME after a diagnostic naming path and why. */
+int cli_crawl_report_check_path(const char *cmd, const char *path);
 /* The HTML report of r into path (written to path.tmp, then renamed), for inputs (the
  * seeds, or the logs) at distance k. CLI_OK, or CLI_RUNTIME after a diagnostic. */
 int cli_crawl_report_write(struct cli_crawl_report *r, const char *path, unsigned k, char **inputs,

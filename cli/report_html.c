@@ -90,6 +90,8 @@ struct cli_report {
     unsigned long skipped; /* all skipped pages, listed or not */
     char **fplists, **paths;
     int nfplists, npaths;
+    size_t notes[CLI_HTML_MAX_NOTES]; /* arena offsets of the header's notes */
+    unsigned nnotes;
 };
 
 struct cli_report *cli_report_new(const char *cmd)
@@ -188,6 +190,18 @@ int cli_report_doc(void *report, const struct cli_doc *doc)
 oom:
     cli_error(r->cmd, "out of memory keeping the pages' texts for the report");
     return 1;
+}
+
+int cli_report_note(struct cli_report *r, const char *text)
+{
+    if (r->nnotes == CLI_HTML_MAX_NOTES)
+        return 0;
+    if (arena_put(r, text, strlen(text), &r->notes[r->nnotes]) != 0) {
+        cli_error(r->cmd, "out of memory");
+        return -1;
+    }
+    r->nnotes++;
+    return 0;
 }
 
 void cli_report_skip(void *report, const char *id, const char *reason)
@@ -518,6 +532,12 @@ static void put_header(FILE *out, const struct cli_report *r, const struct rsrc 
                 "<p class=\"note\">The texts of %zu documents did not fit the report's "
                 "%u MiB budget: their members show no word diff.</p>\n",
                 r->texts_dropped, CLI_HTML_TEXT_BUDGET >> 20);
+    for (unsigned i = 0; i < r->nnotes; i++) {
+        const char *note = r->arena + r->notes[i];
+        fputs("<p class=\"note\">", out);
+        put_html(out, note, strlen(note));
+        fputs("</p>\n", out);
+    }
     fputs("</header>\n", out);
 }
 

@@ -27,6 +27,7 @@
 #define CLI_HTML_DIFF_MAX_EDITS 2000u    /* a pair further apart gets no word diff */
 #define CLI_HTML_DIFF_CONTEXT 6u         /* shared words shown around a change */
 #define CLI_HTML_DIFF_MAX_CHANGED 400u   /* changed words shown per member */
+#define CLI_HTML_MAX_NOTES 8u            /* notes in the header (cli_report_note) */
 
 struct cli_report; /* opaque */
 
@@ -42,6 +43,9 @@ void cli_report_inputs(struct cli_report *r, char **fplists, int nfplists, char 
 int cli_report_doc(void *report, const struct cli_doc *doc);
 /* A cli_skip_fn: a page that got no fingerprint. */
 void cli_report_skip(void *report, const char *id, const char *reason);
+/* A note for the header, in plain text (escaped when written; up to CLI_HTML_MAX_NOTES).
+ * 0, or -1 out of memory (the diagnostic is printed). */
+int cli_report_note(struct cli_report *r, const char *text);
 
 /*
  * Writes the report of clusters c over idx (whose documents are those given to

@@ -969,6 +969,49 @@ CRAWL_WARN_UNUSED enum crawl_code
 crawl_state_foreach_page(struct crawl_state *s,
                          int (*fn)(void *userdata, const void *data, size_t len), void *userdata);
 
+/* -- the pages' main texts (state.c, "the pages' texts"): what `crawl --report` and
+ * `simcrawl clusters STATE_DIR` need for the word diffs of the pages of earlier runs -- */
+#define CRAWL_STATE_TEXT_MAX (16u << 20) /* bytes of one page's text the state takes */
+
+/* A page's main text packed for the state: a zlib stream (RFC 1950) of len bytes. */
+struct crawl_text {
+    unsigned char *z; /* malloc'd; NULL: none */
+    size_t zlen;
+    size_t len; /* the text's own bytes */
+};
+/* Packs text[0..len) (len <= CRAWL_STATE_TEXT_MAX, else CRAWL_EINVAL) into *out; no state
+ * involved, callable from any thread (the crawl's workers pack, its loop thread stores).
+ * CRAWL_OK or CRAWL_ENOMEM; *out released with crawl_text_release(). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_text_pack(const char *text, size_t len,
+                                                  struct crawl_text *out);
+void crawl_text_release(struct crawl_text *t); /* NULL-safe; t is zeroed */
+
+/* What the state has of a page record's text. */
+enum crawl_text_status {
+    CRAWL_TEXT_KEPT,     /* here */
+    CRAWL_TEXT_NONE,     /* none was given with the record */
+    CRAWL_TEXT_OVER_CAP, /* not kept: the state's texts had reached the cap given */
+    CRAWL_TEXT_BEFORE,   /* the record is older than the state's texts (written by a
+                          * simcrawl that kept none), or the state keeps none (--redis) */
+    CRAWL_TEXT_DAMAGED   /* kept, but it does not unpack (crawl_state_error says where) */
+};
+/* crawl_state_page_add(data, len), and with the record its text (NULL: none) in the same
+ * transaction, while the packed texts of the state stay within max_bytes in all (past it
+ * the record's text is CRAWL_TEXT_OVER_CAP). With --redis only the record is added. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_page_add_text(struct crawl_state *s, const void *data,
+                                                            size_t len,
+                                                            const struct crawl_text *text,
+                                                            uint64_t max_bytes);
+/* As crawl_state_foreach_page, with each record's text status and text (unpacked, borrowed
+ * for the call; NULL unless CRAWL_TEXT_KEPT). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_foreach_page_text(
+    struct crawl_state *s,
+    int (*fn)(void *userdata, const void *data, size_t len, enum crawl_text_status st,
+              const char *text, size_t text_len),
+    void *userdata);
+/* The packed texts' bytes in the state (their cap's measure). */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_text_bytes(struct crawl_state *s, uint64_t *bytes);
+
 /* -- the shared frontier on Redis (crawler/redis_frontier.c; `crawl --redis URL`) -- */
 /*
  * Several crawl processes (workers) share one frontier in Redis: the seen set, the

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <zstd.h>
 
 #include "crawler/crawl.h"
@@ -1270,6 +1271,107 @@ static void test_loop_memory_budget(void)
 
 /* The Bloom filter of the bounded seen set: never a false negative; false positives at
  * the rate of its design (5 bits a hash: (1 - e^-5/b)^5 with b bits per hash). */
+/* ---- the state's page texts (crawl_state_page_add_text) ---- */
+
+struct texts_seen {
+    int n;
+    int status[8];
+    char text[8][64];
+};
+
+static int texts_row(void *userdata, const void *data, size_t len, enum crawl_text_status st,
+                     const char *text, size_t text_len)
+{
+    struct texts_seen *t = userdata;
+    (void)data;
+    (void)len;
+    if (t->n == 8)
+        return 1;
+    t->status[t->n] = (int)st;
+    snprintf(t->text[t->n], sizeof t->text[0], "%.*s", text ? (int)text_len : 0, text ? text : "");
+    t->n++;
+    return 0;
+}
+
+/* Texts committed with their records and unpacked as given; over the cap a text is not
+ * kept and says so; an uncommitted one is gone with its record; a state made before the
+ * table (dropped here) has its earlier records CRAWL_TEXT_BEFORE; a damaged text is named. */
+static void test_state_page_texts(void)
+{
+    char dir[] = "/tmp/simcrawl-texts-XXXXXX", err[256], db[300];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/state.db", dir);
+    struct crawl_text a, b, c, big;
+    const char *ta = "the first page's words", *tb = "a second page, other words";
+    ASSERT_EQ_FATAL(crawl_text_pack(ta, strlen(ta), &a), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_text_pack(tb, strlen(tb), &b), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_text_pack("", 0, &c), CRAWL_OK);
+    ASSERT_EQ(crawl_text_pack(ta, CRAWL_STATE_TEXT_MAX + 1u, &big), CRAWL_EINVAL);
+    CU_ASSERT_PTR_NULL(big.z);
+    struct crawl_state *st = NULL;
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    /* a cap that a's text fits and b's does not after it */
+    uint64_t cap = a.zlen + b.zlen - 1;
+    ASSERT_EQ(crawl_state_page_add_text(st, "r1", 2, &a, cap), CRAWL_OK);
+    ASSERT_EQ(crawl_state_page_add_text(st, "r2", 2, &b, cap), CRAWL_OK);
+    ASSERT_EQ(crawl_state_page_add_text(st, "r3", 2, NULL, cap), CRAWL_OK);
+    ASSERT_EQ(crawl_state_page_add_text(st, "r4", 2, &c, 1u << 20), CRAWL_OK);
+    uint64_t bytes = 0;
+    ASSERT_EQ(crawl_state_text_bytes(st, &bytes), CRAWL_OK);
+    ASSERT_EQ(bytes, a.zlen + c.zlen);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    ASSERT_EQ(crawl_state_page_add_text(st, "r5", 2, &b, 1u << 20), CRAWL_OK);
+    crawl_state_close(st); /* r5 not committed */
+    struct texts_seen seen = {0};
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    ASSERT_EQ(crawl_state_foreach_page_text(st, texts_row, &seen), CRAWL_OK);
+    ASSERT_EQ_FATAL(seen.n, 4);
+    ASSERT_EQ(seen.status[0], CRAWL_TEXT_KEPT);
+    CU_ASSERT_STRING_EQUAL(seen.text[0], ta);
+    ASSERT_EQ(seen.status[1], CRAWL_TEXT_OVER_CAP);
+    ASSERT_EQ(seen.status[2], CRAWL_TEXT_NONE);
+    ASSERT_EQ(seen.status[3], CRAWL_TEXT_KEPT);
+    CU_ASSERT_STRING_EQUAL(seen.text[3], "");
+    ASSERT_EQ(crawl_state_text_bytes(st, &bytes), CRAWL_OK);
+    ASSERT_EQ(bytes, a.zlen + c.zlen);
+    crawl_state_close(st);
+    /* an older state: no texts table; reopened, its records are older than the texts */
+    sqlite3 *h = NULL;
+    ASSERT_EQ_FATAL(sqlite3_open(db, &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, "DROP TABLE texts; DELETE FROM meta WHERE key = 'texts.from'", NULL,
+                           NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(h);
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    ASSERT_EQ(crawl_state_page_add_text(st, "r5", 2, &b, 1u << 20), CRAWL_OK);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    memset(&seen, 0, sizeof seen);
+    ASSERT_EQ(crawl_state_foreach_page_text(st, texts_row, &seen), CRAWL_OK);
+    ASSERT_EQ_FATAL(seen.n, 5);
+    for (int i = 0; i < 4; i++)
+        ASSERT_EQ(seen.status[i], CRAWL_TEXT_BEFORE);
+    ASSERT_EQ(seen.status[4], CRAWL_TEXT_KEPT);
+    CU_ASSERT_STRING_EQUAL(seen.text[4], tb);
+    crawl_state_close(st);
+    /* a damaged text: its record is read with CRAWL_TEXT_DAMAGED, the error names it */
+    ASSERT_EQ_FATAL(sqlite3_open(db, &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, "UPDATE texts SET z = x'789c0001' WHERE seq = 5", NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(h);
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    memset(&seen, 0, sizeof seen);
+    ASSERT_EQ(crawl_state_foreach_page_text(st, texts_row, &seen), CRAWL_OK);
+    ASSERT_EQ(seen.status[4], CRAWL_TEXT_DAMAGED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(crawl_state_error(st), "the text of page record 5 does not unpack"));
+    crawl_state_close(st);
+    crawl_text_release(&a);
+    crawl_text_release(&b);
+    crawl_text_release(&c);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+}
+
 static void test_seen_bloom(void)
 {
     struct crawl_bloom *b = NULL;
@@ -2299,6 +2401,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_redirects_errors_faults", test_loop_redirects_errors_faults);
     CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
     CU_add_test(s, "test_loop_focused_state_window", test_loop_focused_state_window);
+    CU_add_test(s, "test_state_page_texts", test_state_page_texts);
     CU_add_test(s, "test_seen_bloom", test_seen_bloom);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);

@@ -16,13 +16,14 @@ def w(n): return ' '.join(r.choice(words) for _ in range(n))
 guide = w(400)
 links = ''.join('<a href="%s">%s</a> ' % (u, u) for u in
                 ('docs/guide.html', 'docs/copy.html', 'docs/guide-v2.html', 'docs/stub.html',
-                 'docs/gone.html', 'docs/other.html'))
+                 'docs/gone.html', 'docs/other.html', 'docs/notes.txt'))
 open(d + '/index.html', 'w').write(page % ('Home', 'Home', w(300), links))
 open(d + '/docs/guide.html', 'w').write(page % ('User guide', 'User guide', guide, ''))
 open(d + '/docs/copy.html', 'w').write(page % ('User guide', 'User guide', guide, ''))
 g = guide.split(); g[50] = 'changed'; g[300] = 'altered'
 open(d + '/docs/guide-v2.html', 'w').write(page % ('User guide (v2)', 'User guide', ' '.join(g), ''))
 open(d + '/docs/other.html', 'w').write(page % ('Other', 'Other', w(300), ''))
+open(d + '/docs/notes.txt', 'w').write('plain text, not a page\n')
 open(d + '/docs/stub.html', 'w').write('<html><head><title>Stub</title></head><body><p>hi</p></body></html>\n')
 PYEOF
 python3 tests/tools/dir_server.py --dir "$CR/site" --port-file "$CR/port" &
@@ -46,6 +47,10 @@ expect_grep "error: http status 404" "$CR/report.html" "crawl --report: the dead
 expect_status 0 "crawl --log --state --report" -- cr_crawl --log "$CR/crawl.jsonl" \
     --state "$CR/st" --report "$CR/report2.html" "$cr_base/"
 expect_grep '"title":"User guide (v2)"' "$CR/crawl.jsonl" "the log has the pages' titles"
+# DESIGN.md's log fields: "error" only for errors, "reason" why a URL was filtered
+expect_grep '"decision":"filtered","reason":"not html: text/plain"' "$CR/crawl.jsonl" \
+    "a filtered URL's line says why in reason"
+expect_grep '"decision":"error","error":"http status 404"' "$CR/crawl.jsonl" "an error's line says it in error"
 expect_status 0 "clusters over a crawl log" -- "$SIMCRAWL" clusters "$CR/crawl.jsonl"
 cp "$TMP/out" "$CR/log.txt"
 printf 'cluster 1: 3 documents\n  0\t%s/docs/guide.html\n  0\t%s/docs/copy.html\n' "$cr_base" "$cr_base" >"$CR/want.txt"

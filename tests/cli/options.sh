@@ -27,6 +27,12 @@ for c in pairs clusters compare fingerprint extract dedup crawl serve index quer
 done
 expect_status 1 "compare --k 8" -- "$SIMCRAWL" compare --k 8 a b
 expect_grep "from 0 to 7" "$TMP/err" "compare's --k range is every command's"
+# and said in the words of pairs, clusters, query and index
+expect_grep "^simcrawl compare: --k must be a whole number from 0 to 7, not '8'$" "$TMP/err" \
+    "compare's --k message is the other commands'"
+expect_status 1 "pairs --k 8" -- "$SIMCRAWL" pairs --k 8 a
+expect_grep "^simcrawl pairs: --k must be a whole number from 0 to 7, not '8'$" "$TMP/err" \
+    "pairs' --k message"
 # crawl: a seed without a scheme is http:// (as wget); --warc NAME without an extension
 # writes NAME.warc.gz; a WARC that cannot be created says why (port 1: refused at once)
 mkdir -p "$TMP/wg"
