@@ -455,7 +455,15 @@ struct crawl_warc_exchange {
      * for its exact-duplicate check), or NULL: the writer computes it. Borrowed; the caller
      * vouches that it is the digest the writer would compute (see payload digest below). */
     const char *payload_digest;
+    /* the response's WARC-Record-ID chosen beforehand (crawl_warc_new_record_id(): a shared
+     * crawl stores it in Redis with the decision, for the revisits of other workers), or
+     * NULL: a new one */
+    const char *record_id;
 };
+
+/* A new WARC-Record-ID ("<urn:uuid:...>", random). CRAWL_OK, or CRAWL_EIO when the system
+ * has no randomness to give. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_new_record_id(char out[CRAWL_WARC_ID_SIZE]);
 
 /* Writes x; id_out (may be NULL) receives the response's WARC-Record-ID. The payload
  * digest is over the body with chunked coding removed and content coding kept. */
