@@ -6,12 +6,12 @@
 # near-duplicate: the template counts are shared in Redis), that the same shared crawl
 # with --no-templates does drop some (so the first check can fail), that every exact
 # duplicate is a revisit record of the response kept, in whichever worker's WARC (at least
-# one across workers), and that makes 20 requests in all, robots.txt's
+# one across workers), and that --max-pages 20 makes 20 requests in all, robots.txt's
 # disallowed URLs not counted.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 if command -v redis-server >/dev/null; then
     if timeout 200 python3 tests/tools/crawl_redis_same.py --simcrawl "$SIMCRAWL" \
-        --dir "$TMP/crawl_redis_same" --workers 3 --hosts 4 --pages 16 \
+        --dir "$TMP/crawl_redis_same" --workers 3 --hosts 4 --pages 16 --max-pages 20 \
         --no-templates-control >"$TMP/out" 2>"$TMP/err"; then
         ok
     else
