@@ -870,20 +870,27 @@ void redisidx_result_release(struct redisidx_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Copies data[0..len) into *buf (grown to *cap), NUL-terminated; *out_len = len. */
+static enum redisidx_code result_copy(struct redisidx *ix, char **buf, size_t *cap, size_t *out_len,
+                                      const void *data, size_t len)
+{
+    if (*cap < len + 1) {
+        char *n = realloc(*buf, len + 1);
+        if (!n)
+            return fail(ix, REDISIDX_ENOMEM, "out of memory");
+        *buf = n;
+        *cap = len + 1;
+    }
+    memcpy(*buf, data, len);
+    (*buf)[len] = '\0';
+    *out_len = len;
+    return REDISIDX_OK;
+}
+
 static enum redisidx_code result_dup(struct redisidx *ix, struct redisidx_result *r, const char *id,
                                      size_t len)
 {
-    if (r->dup_cap < len + 1) {
-        char *n = realloc(r->dup_id, len + 1);
-        if (!n)
-            return fail(ix, REDISIDX_ENOMEM, "out of memory");
-        r->dup_id = n;
-        r->dup_cap = len + 1;
-    }
-    memcpy(r->dup_id, id, len);
-    r->dup_id[len] = '\0';
-    r->dup_id_len = len;
-    return REDISIDX_OK;
+    return result_copy(ix, &r->dup_id, &r->dup_cap, &r->dup_id_len, id, len);
 }
 
 static void result_reset(struct redisidx_result *r)
@@ -901,17 +908,10 @@ static void result_reset(struct redisidx_result *r)
 static enum redisidx_code result_meta(struct redisidx *ix, struct redisidx_result *r,
                                       const void *meta, size_t len)
 {
-    if (r->meta_cap < len + 1) {
-        char *n = realloc(r->meta, len + 1);
-        if (!n)
-            return fail(ix, REDISIDX_ENOMEM, "out of memory");
-        r->meta = n;
-        r->meta_cap = len + 1;
-    }
-    memcpy(r->meta, meta, len);
-    ((char *)r->meta)[len] = '\0';
-    r->meta_len = len;
-    return REDISIDX_OK;
+    char *m = r->meta;
+    enum redisidx_code rc = result_copy(ix, &m, &r->meta_cap, &r->meta_len, meta, len);
+    r->meta = m;
+    return rc;
 }
 
 /* ---- parsing stored values ---- */

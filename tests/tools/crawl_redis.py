@@ -108,7 +108,9 @@ class Site:
         return None
 
 
-def serve(site, delay, log, lock):
+def serve(site, delay, log, lock, disallow=None):
+    """site's hosts on ports of their own; robots.txt asks for Crawl-delay delay (and
+    disallows the path prefix disallow); every request logged in log"""
     servers = []
     for h in range(site.hosts):
         class H(http.server.BaseHTTPRequestHandler):
@@ -123,7 +125,8 @@ def serve(site, delay, log, lock):
                 with lock:
                     log.append(entry)
                 if self.path == "/robots.txt":
-                    body = ("User-agent: *\nCrawl-delay: %g\n" % delay).encode()
+                    body = ("User-agent: *\n%sCrawl-delay: %g\n"
+                            % ("Disallow: %s\n" % disallow if disallow else "", delay)).encode()
                     ctype = "text/plain"
                 else:
                     body = site.page(self.host, self.path)

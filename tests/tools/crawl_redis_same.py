@@ -26,17 +26,15 @@ Exit 0 when all hold; otherwise the failures on stderr.
 """
 import argparse
 import gzip
-import http.server
 import json
 import os
 import random
-import socketserver
 import subprocess
 import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crawl_redis import free_port, start_redis  # noqa: E402
+from crawl_redis import free_port, serve, start_redis  # noqa: E402
 
 MENU = " ".join("menu%03d" % i for i in range(200))
 FOOT = "Copyright the example project all rights reserved terms of use privacy policy"
@@ -89,45 +87,6 @@ class Site:
         h = self.ports.index(int(port))
         n = int(path[2:-5])
         return ((h - 1) % self.hosts, n) if path.startswith("c/") else (h, n)
-
-
-def serve(site, delay):
-    servers = []
-    for h in range(site.hosts):
-        class H(http.server.BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            host = h
-
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                if self.path == "/robots.txt":
-                    body = ("User-agent: *\nDisallow: /x/\nCrawl-delay: %g\n"
-                            % delay).encode()
-                    ctype = "text/plain"
-                else:
-                    body = site.page(self.host, self.path)
-                    ctype = "text/html; charset=utf-8"
-                self.send_response(200 if body is not None else 404)
-                body = body if body is not None else b"not here"
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-            daemon_threads = True
-            allow_reuse_address = True
-
-            def handle_error(self, request, client_address):
-                pass
-
-        srv = S(("127.0.0.1", 0), H)
-        site.ports.append(srv.server_address[1])
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-        servers.append(srv)
-    return servers
 
 
 def warc_fields(path):
@@ -274,7 +233,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=100)
     a = ap.parse_args()
     site = Site(a.hosts, a.pages)
-    servers = serve(site, a.crawl_delay)
+    servers = serve(site, a.crawl_delay, [], threading.Lock(), disallow="/x/")
     seeds = ["http://127.0.0.1:%d/p/0.html" % site.ports[0]]
     fails = []
     try:
