@@ -25,7 +25,6 @@ Runs one in-process crawl (no Redis) and --workers workers on one Redis, and che
 Exit 0 when all hold; otherwise the failures on stderr.
 """
 import argparse
-import gzip
 import json
 import os
 import random
@@ -34,7 +33,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crawl_redis import free_port, serve, start_redis  # noqa: E402
+from crawl_redis import free_port, serve, start_redis, warc_fields  # noqa: E402
 
 MENU = " ".join("menu%03d" % i for i in range(200))
 FOOT = "Copyright the example project all rights reserved terms of use privacy policy"
@@ -87,23 +86,6 @@ class Site:
         h = self.ports.index(int(port))
         n = int(path[2:-5])
         return ((h - 1) % self.hosts, n) if path.startswith("c/") else (h, n)
-
-
-def warc_fields(path):
-    """the header fields (lower-case names) of each record of a .warc.gz"""
-    out = []
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    pos = 0
-    while pos < len(data):
-        end = data.index(b"\r\n\r\n", pos)
-        fields = {}
-        for line in data[pos:end].decode("utf-8", "replace").split("\r\n")[1:]:
-            k, _, v = line.partition(":")
-            fields[k.strip().lower()] = v.strip()
-        out.append(fields)
-        pos = end + 4 + int(fields["content-length"]) + 4
-    return out
 
 
 def log_lines(path):
