@@ -382,7 +382,8 @@ static void usage(FILE *out)
             "no-templates = yes; the command line wins):\n"
             "  --config FILE          read options from an INI file first\n"
             "  --seeds FILE           more seed URLs, one a line, # comments\n"
-            "  --max-pages N          page requests at most (0: no limit; default 0)\n"
+            "  --max-pages N          page requests at most (0: no limit; default 0); with\n"
+            "                         --redis, of all the workers together\n"
             "  --max-depth N          links from a seed at most (-1: no limit; default -1)\n"
             "  --concurrency N        transfers and connections in all (default 16)\n"
             "  --per-host N           connections to one host (default 1)\n"
@@ -483,7 +484,11 @@ static void usage(FILE *out)
             "                         again with the same name it resumes them (cut back to\n"
             "                         its last committed record) and its leased URLs come\n"
             "                         back at once; it exits when the shared frontier is\n"
-            "                         empty and no worker holds a lease\n"
+            "                         empty (or --max-pages spent) and no worker holds a\n"
+            "                         lease. The workers decide as one crawl: one\n"
+            "                         near-duplicate index, one template count per host and\n"
+            "                         one payload map (a copy is a revisit of the record in\n"
+            "                         whichever worker's WARC holds the original), in Redis\n"
             "  --lease-time SECONDS   a URL in flight stays this worker's this long unless\n"
             "                         renewed (it is, every quarter of it, while the worker\n"
             "                         lives): a killed worker's URLs go to the others after\n"
@@ -1031,11 +1036,13 @@ static int add_links(struct run *run, const struct extract_doc *doc, double page
 }
 
 /* Builds page's WARC record into *prep (no lock held; record() writes it): a revisit of the
- * record ref_id (with its URI and date) when ref_id is given, else the response. Returns 0,
- * or -1 with the first failure of the run said once. */
+ * record ref_id (with its URI and date) when ref_id is given, else the response (its record
+ * id rec_id when not NULL: --redis chose it before). Returns 0, or -1 with the first failure
+ * of the run said once. */
 static int prepare_page_record(struct run *run, const struct crawl_page *page, const char *date,
                                const char *digest, const char *ref_id, const char *ref_uri,
-                               const char *ref_date, struct crawl_warc_prepared **prep)
+                               const char *ref_date, const char *rec_id,
+                               struct crawl_warc_prepared **prep)
 {
     enum crawl_code wc;
     if (ref_id) {
@@ -1059,7 +1066,8 @@ static int prepare_page_record(struct run *run, const struct crawl_page *page, c
                                         .head_len = page->head_len,
                                         .body = page->raw_body,
                                         .body_len = page->raw_len,
-                                        .payload_digest = digest};
+                                        .payload_digest = digest,
+                                        .record_id = rec_id};
         wc = crawl_warc_prepare_response(run->warc, &x, prep);
     }
     if (wc == CRAWL_OK)
@@ -1069,6 +1077,162 @@ static int prepare_page_record(struct run *run, const struct crawl_page *page, c
         cli_error(CMD, "cannot write the WARC: %s", crawl_strerror(wc));
     }
     return -1;
+}
+
+/* What deciding a page came to, for its records and its log line. */
+enum page_write { W_NONE, W_RESPONSE, W_REVISIT };
+struct page_decision {
+    enum page_write write;           /* the WARC record it gets */
+    char ref_id[CRAWL_WARC_ID_SIZE]; /* W_REVISIT: the original's record id, URI (owned) */
+    char ref_date[24];               /* and date */
+    char *ref_uri;
+    char rec_id[CRAWL_WARC_ID_SIZE]; /* --redis, W_RESPONSE: the response's record id and */
+    char rec_date[24];               /* date, chosen before the decision ("": a new id) */
+    double jaccard;                  /* minhash, a near-duplicate: the Jaccard estimate; -1 */
+};
+
+/* ---- --redis: revisits and site templates shared by the workers ---- */
+
+/*
+ * HOW IT WORKS (--redis). A page's payload digest is stored in the shared index with the
+ * reference of its capture, "RECORD-ID\nDATE\nURI" (the response's WARC-Record-ID chosen
+ * before the decision, crawl_warc_new_record_id()), in the same transaction that decides
+ * the page new (redisidx_check(); redisidx_payload_claim() for a payload without a
+ * fingerprint: a page with too little text, a requisite): HSETNX, so the first capture's
+ * stays. An exact duplicate decided by any worker gets that reference back and is archived
+ * as a revisit of the record in the other worker's WARC. A page fetched again after a kill
+ * (its record cut off with its uncommitted group) finds its own reference (its URI) and
+ * writes its response again with the same record id and date, so that a revisit another
+ * worker wrote meanwhile still points at a record that exists. Site templates: the
+ * pipeline's mark callback reads the host's block counts from Redis (shared_mark) and a
+ * page added to the index counts its blocks in the same transaction (the counting rule of
+ * dedup_templates_add_doc(), redisidx.c's LEARN_LUA); pages not fingerprinted count theirs
+ * as the single crawl does (FILTER_DECIDE_LEARN_SHORT, _LEARN_UNFP): shared_learn.
+ */
+
+/* Says the shared index's failure, once. */
+static void shared_index_failed(struct run *run)
+{
+    if (!run->failed) {
+        run->failed = 1;
+        cli_error(CMD, "the shared index: %s", redisidx_errmsg(run->ridx));
+    }
+}
+
+/* The reference of page's capture, its record id and date chosen now into pd (caller
+ * frees; *len its bytes); NULL when out of memory or without randomness (said). */
+static char *shared_meta_new(struct run *run, const struct crawl_page *page,
+                             struct page_decision *pd, size_t *len)
+{
+    if (crawl_warc_new_record_id(pd->rec_id) != CRAWL_OK) {
+        if (!run->failed) {
+            run->failed = 1;
+            cli_error(CMD, "cannot make a WARC record id: no randomness");
+        }
+        return NULL;
+    }
+    iso_date(page->date, pd->rec_date);
+    size_t n = strlen(pd->rec_id) + strlen(pd->rec_date) + strlen(page->url) + 3;
+    char *m = malloc(n);
+    if (m)
+        *len = (size_t)snprintf(m, n, "%s\n%s\n%s", pd->rec_id, pd->rec_date, page->url);
+    return m;
+}
+
+/*
+ * The reference stored with a payload, meta[0..len), applied: a page's own capture (its
+ * URI is url: decided before a kill, or by an attempt whose reply was lost) is written
+ * again as that capture (pd's rec_id and rec_date); another page's makes url a revisit of
+ * it, unless own_only (then nothing). 0, -1 when out of memory, 1 a reference that does
+ * not parse (no revisit).
+ */
+static int shared_meta_apply(const char *meta, size_t len, const char *url, int own_only,
+                             struct crawl_verdict *v, struct page_decision *pd)
+{
+    const char *a = memchr(meta, '\n', len);
+    const char *b = a ? memchr(a + 1, '\n', len - (size_t)(a + 1 - meta)) : NULL;
+    if (!b || (size_t)(a - meta) >= CRAWL_WARC_ID_SIZE || (size_t)(b - a - 1) >= 24 ||
+        b + 1 == meta + len)
+        return 1;
+    const char *uri = b + 1;
+    size_t ul = len - (size_t)(uri - meta);
+    if (ul == strlen(url) && memcmp(uri, url, ul) == 0) {
+        snprintf(pd->rec_id, sizeof pd->rec_id, "%.*s", (int)(a - meta), meta);
+        snprintf(pd->rec_date, sizeof pd->rec_date, "%.*s", (int)(b - a - 1), a + 1);
+        return 0;
+    }
+    if (own_only)
+        return 0;
+    free(pd->ref_uri);
+    if (!(pd->ref_uri = strndup(uri, ul)))
+        return -1;
+    snprintf(pd->ref_id, sizeof pd->ref_id, "%.*s", (int)(a - meta), meta);
+    snprintf(pd->ref_date, sizeof pd->ref_date, "%.*s", (int)(b - a - 1), a + 1);
+    v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
+    v->expand = 0;
+    v->distance = 0;
+    pd->write = W_REVISIT;
+    return crawl_verdict_set(&v->duplicate_of, pd->ref_uri) == CRAWL_OK ? 0 : -1;
+}
+
+/* A payload without a fingerprint (--redis): new (its reference stored) or an exact
+ * duplicate of the capture whose reference is stored. 0, or -1 after saying why. */
+static int shared_claim(struct run *run, const struct crawl_page *page, const char *digest,
+                        struct crawl_verdict *v, struct page_decision *pd)
+{
+    size_t len = 0;
+    char *meta = shared_meta_new(run, page, pd, &len);
+    if (!meta)
+        return -1;
+    struct redisidx_result r = {0};
+    int rc = 0;
+    v->decision = CRAWL_DECISION_NEW;
+    pd->write = W_RESPONSE;
+    if (redisidx_payload_claim(run->ridx, digest, strlen(digest), meta, len, &r) != REDISIDX_OK) {
+        shared_index_failed(run);
+        rc = -1;
+    } else if (r.verdict == REDISIDX_EXACT &&
+               shared_meta_apply(r.meta, r.meta_len, page->url, 0, v, pd) < 0) {
+        rc = -1;
+    }
+    redisidx_result_release(&r);
+    free(meta);
+    return rc;
+}
+
+/* The template blocks of a page not fingerprinted, counted as the single crawl counts them
+ * (one with too little text always, any other unless an exact duplicate). 0, or -1. */
+static int shared_learn(struct run *run, const struct filter_decide_page *dp,
+                        const struct crawl_verdict *v)
+{
+    if (!run->templates || !dp->n_blocks ||
+        (!dp->too_little_text && v->decision == CRAWL_DECISION_EXACT_DUPLICATE))
+        return 0;
+    if (redisidx_template_learn(run->ridx, dp->host, dp->host_len, dp->doc_hash, dp->blocks,
+                                dp->n_blocks) == REDISIDX_OK)
+        return 0;
+    shared_index_failed(run);
+    return -1;
+}
+
+/* The pipeline's template marks from the counts in Redis (a filter_template_mark_fn;
+ * userdata a struct shared_mark, whose failed says an error, said). */
+struct shared_mark {
+    struct run *run;
+    int failed;
+};
+
+static size_t shared_mark(void *userdata, const char *host, size_t host_len, const uint64_t *blocks,
+                          const uint32_t *n_tokens, size_t n, unsigned char *is_template)
+{
+    struct shared_mark *m = userdata;
+    size_t marked = 0;
+    if (redisidx_template_mark(m->run->ridx, host, host_len, blocks, n_tokens, n, is_template,
+                               &marked) != REDISIDX_OK) {
+        m->failed = 1;
+        shared_index_failed(m->run);
+    }
+    return marked;
 }
 
 /*
@@ -1099,14 +1263,21 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
                                     .meta_len = meta_len,
                                     .flags = FILTER_DECIDE_REMEMBER_UNFP};
     struct filter_decide_result dr = {0};
-    if (filter_decide_page(run->decide, &dp, &dr) != 0) {
+    struct page_decision pd = {.write = W_NONE};
+    if (run->ridx) { /* --redis: the payloads of every worker */
+        if (shared_claim(run, page, digest, v, &pd) != 0)
+            rc = -1;
+        snprintf(ref_id, sizeof ref_id, "%s", pd.ref_id);
+        snprintf(ref_date, sizeof ref_date, "%s", pd.ref_date);
+        ref_uri = pd.ref_uri;
+    } else if (filter_decide_page(run->decide, &dp, &dr) != 0) {
         filter_decide_result_release(&dr);
         goto oom;
     }
-    int exact = dr.verdict == FILTER_VERDICT_EXACT;
+    int exact = run->ridx ? pd.write == W_REVISIT : dr.verdict == FILTER_VERDICT_EXACT;
     if (cli_digests_stored(&run->digests, dr.stored) != 0)
         rc = -1;
-    if (exact) {
+    if (exact && !run->ridx) {
         const struct kept_meta *k = dr.meta;
         v->decision = CRAWL_DECISION_EXACT_DUPLICATE;
         v->distance = 0;
@@ -1117,7 +1288,8 @@ static int process_requisite(struct run *run, const struct crawl_page *page,
     }
     filter_decide_result_release(&dr);
     if (rc == 0 && run->warc &&
-        prepare_page_record(run, page, date, digest, exact ? ref_id : NULL, ref_uri, ref_date,
+        prepare_page_record(run, page, *pd.rec_date ? pd.rec_date : date, digest,
+                            exact ? ref_id : NULL, ref_uri, ref_date, *pd.rec_id ? pd.rec_id : NULL,
                             &po->prep) != 0)
         rc = -1;
     if (rc == 0 && !exact) { /* its revisits refer to this record; resumes replay the digest */
@@ -1202,47 +1374,64 @@ static int page_signature(struct run *run, const struct filter_fp_result *res, u
 /*
  * --redis: the decision of the index shared by every worker (filter/redisidx.h): atomic
  * across workers (of two near-duplicates checked at once, one is new), idempotent by URL
- * (a page fetched again after a kill gets its own decision back: KNOWN_ID, new). An
- * exact duplicate is logged with the URL it copies; its revisit record is not written
- * (the original's record is in another worker's WARC). 0, or -1 after saying why.
+ * (a page fetched again after a kill gets its own decision back: KNOWN_ID, new, written
+ * again as the capture stored then). An exact duplicate is a revisit of the capture whose
+ * reference the index keeps (HOW IT WORKS above); a page new here counts its template
+ * blocks in the same transaction. 0, or -1 after saying why.
  */
-static int shared_decide(struct run *run, const char *url, uint64_t fp, const char *digest,
-                         struct crawl_verdict *v)
+static int shared_decide(struct run *run, const struct crawl_page *page,
+                         const struct filter_decide_page *dp, const char *digest,
+                         struct crawl_verdict *v, struct page_decision *pd)
 {
-    struct redisidx_page p = {
-        .id = url, .id_len = strlen(url), .fp = fp, .key = digest, .key_len = strlen(digest)};
+    size_t meta_len = 0;
+    char *meta = shared_meta_new(run, page, pd, &meta_len);
+    if (!meta)
+        return -1;
+    struct redisidx_page p = {.id = page->url,
+                              .id_len = strlen(page->url),
+                              .fp = dp->fp,
+                              .key = digest,
+                              .key_len = strlen(digest),
+                              .meta = meta,
+                              .meta_len = meta_len,
+                              .host = dp->host,
+                              .host_len = dp->host_len,
+                              .doc_hash = dp->doc_hash,
+                              .blocks = dp->blocks,
+                              .n_blocks = dp->n_blocks};
     struct redisidx_result r = {0};
-    int rc = 0;
+    int rc = 0, a = 1;
     enum redisidx_code c = redisidx_check(run->ridx, &p, &r);
     if (c != REDISIDX_OK) {
-        if (!run->failed) {
-            run->failed = 1;
-            cli_error(CMD, "the shared index: %s", redisidx_errmsg(run->ridx));
-        }
+        shared_index_failed(run);
         rc = -1;
+    } else if (r.verdict == REDISIDX_EXACT && r.meta_len &&
+               (a = shared_meta_apply(r.meta, r.meta_len, page->url, 0, v, pd)) <= 0) {
+        if (a < 0) { /* out of memory */
+            rc = -1;
+        } else if (pd->write != W_REVISIT) { /* its own capture: archived again */
+            v->decision = CRAWL_DECISION_NEW;
+            pd->write = W_RESPONSE;
+        }
     } else if (r.verdict == REDISIDX_NEAR || r.verdict == REDISIDX_EXACT) {
+        /* an exact duplicate without a reference (an index filled without them): logged */
         v->decision = r.verdict == REDISIDX_NEAR ? CRAWL_DECISION_NEAR_DUPLICATE
                                                  : CRAWL_DECISION_EXACT_DUPLICATE;
         v->expand = 0;
         v->distance = r.verdict == REDISIDX_NEAR ? (int)r.distance : 0;
         if (crawl_verdict_set(&v->duplicate_of, r.dup_id) != CRAWL_OK)
             rc = -1;
-    } else { /* NEW, or KNOWN_ID: decided new before a kill */
+    } else { /* NEW, or KNOWN_ID: decided new before a kill (its capture again) */
         v->decision = CRAWL_DECISION_NEW;
+        pd->write = W_RESPONSE;
+        if (r.verdict == REDISIDX_KNOWN_ID &&
+            shared_meta_apply(r.meta, r.meta_len, page->url, 1, v, pd) < 0)
+            rc = -1;
     }
     redisidx_result_release(&r);
+    free(meta);
     return rc;
 }
-
-/* What deciding a page came to, for its records and its log line. */
-enum page_write { W_NONE, W_RESPONSE, W_REVISIT };
-struct page_decision {
-    enum page_write write;           /* the WARC record it gets */
-    char ref_id[CRAWL_WARC_ID_SIZE]; /* W_REVISIT: the original's record id, URI (owned) */
-    char ref_date[24];               /* and date */
-    char *ref_uri;
-    double jaccard; /* minhash, a near-duplicate: the Jaccard estimate; -1 */
-};
 
 /*
  * process()'s decision step: the decision (filter_decide_page, under the decision's write lock,
@@ -1257,10 +1446,11 @@ static int decide_step(struct run *run, const struct crawl_page *page,
     struct filter_decide_result dr = {0};
     int rc = 0;
     if (shared) {
-        if (shared_decide(run, page->url, dp->fp, digest, v) != 0)
+        if (shared_decide(run, page, dp, digest, v, pd) != 0)
             rc = -1;
-        else if (v->decision == CRAWL_DECISION_NEW)
-            pd->write = W_RESPONSE;
+    } else if (run->ridx && dp->key && !(dp->flags & FILTER_DECIDE_NOINDEX)) { /* no fp */
+        if (shared_claim(run, page, digest, v, pd) != 0 || shared_learn(run, dp, v) != 0)
+            rc = -1;
     } else if (filter_decide_page(run->decide, dp, &dr) != 0) {
         rc = -1;
     } else if (dr.verdict == FILTER_VERDICT_NOINDEX) {
@@ -1309,6 +1499,7 @@ struct page_work {
     struct filter_fp_result res;
     struct extract_doc *doc;           /* taken from res: the text, the links */
     int fp_ok;                         /* fingerprinted (and with --method minhash signed) */
+    int mark_failed;                   /* --redis: the template counts could not be read */
     double page_rel;                   /* --topic: the page's relevance */
     uint32_t sig[DEDUP_MINHASH_H_MAX]; /* --method minhash: the page's signature */
     char digest[CRAWL_DIGEST_SIZE];    /* the payload's SHA-1, as WARC-Payload-Digest */
@@ -1332,17 +1523,23 @@ static int page_parse(struct run *run, struct page_work *w)
     fo.keep_tokens = run->focused || run->lsh; /* the topic's, the signature's input */
     fo.max_depth = run->o->max_nesting;
     fo.max_links = run->o->co.max_links;
+    struct shared_mark sm = {.run = run};
     if (run->templates) {
         filter_url_host_key(page->url, w->host);
         fo.host = w->host;
         fo.mark = filter_decide_mark; /* under the decision's read lock */
         fo.mark_userdata = run->decide;
+        if (run->ridx) { /* --redis: the counts of every worker */
+            fo.mark = shared_mark;
+            fo.mark_userdata = &sm;
+        }
         fo.keep_blocks = 1;
     }
     int ok = filter_fingerprint_page(page->body, page->body_len, page->content_type, page->url, &fo,
                                      &w->res) == 0;
     w->doc = w->res.doc;
     w->res.doc = NULL;
+    w->mark_failed = sm.failed;
     return ok;
 }
 
@@ -1453,9 +1650,9 @@ static int page_out_build(struct run *run, struct page_work *w, struct crawl_ver
     if (!po)
         return -1;
     if (run->warc && (pd->write == W_REVISIT || pd->write == W_RESPONSE) &&
-        prepare_page_record(run, w->page, w->date, w->digest,
+        prepare_page_record(run, w->page, *pd->rec_date ? pd->rec_date : w->date, w->digest,
                             pd->write == W_REVISIT ? pd->ref_id : NULL, pd->ref_uri, pd->ref_date,
-                            &po->prep) != 0)
+                            *pd->rec_id ? pd->rec_id : NULL, &po->prep) != 0)
         rc = -1;
     if (rc == 0 && pd->write == W_RESPONSE) { /* its revisits refer to this record */
         snprintf(po->digest, sizeof po->digest, "%s", w->digest);
@@ -1504,12 +1701,15 @@ static int process(void *userdata, const struct crawl_page *page, struct crawl_v
         return rc;
     }
     rc = page_facts(run, &w, v);
+    if (w.mark_failed) /* said */
+        rc = -1;
     /* Decide (filter_decide_page: under the decision's write lock, short); build the WARC
      * records (gzip, SHA-1) with no lock held and only append them under run->warc_lock,
      * so that one page's compression holds up neither the lookups nor the writes of the
      * others. */
     rc = page_decide_input(run, &w, rc);
-    if (decide_step(run, page, &w.dp, w.digest, run->ridx && w.fp_ok && !w.noindex, v, &w.pd) != 0)
+    if (decide_step(run, page, &w.dp, w.digest, run->ridx && w.fp_ok && !w.noindex && w.dp.key, v,
+                    &w.pd) != 0)
         rc = -1;
     if (rc == 0) /* the title (log, report) and the jaccard (log) at least */
         rc = page_out_build(run, &w, v);
@@ -2410,7 +2610,7 @@ static int report_from_state(struct run *run, const struct options *o, const cha
 static int decide_setup(struct run *run, struct options *o)
 {
     cli_digests_cap_init(&run->digests, CMD, CRAWL_DIGESTS_LOST, CLI_DIGESTS_MAX, o->quiet);
-    struct filter_decide_opts dopts = {.templates = run->templates,
+    struct filter_decide_opts dopts = {.templates = run->templates && !o->redis,
                                        .max_payloads = CLI_DIGESTS_MAX};
     if (o->minhash) {
         struct dedup_lsh_params p;
@@ -2710,9 +2910,8 @@ static int run_setup(struct crawl_cmd *cc)
     struct run *run = &cc->run;
     struct options *o = &cc->o;
     run->o = o;
-    /* --redis: template blocks learned by one worker would make its fingerprints differ
-     * from another's for the same page; the shared index needs the same fingerprints */
-    run->templates = !o->no_templates && !o->redis;
+    /* --redis: the template counts are the workers' together, in Redis (shared_mark) */
+    run->templates = !o->no_templates;
     if ((cc->status = decide_setup(run, o)) != CLI_OK)
         return -1;
     cc->status = CLI_RUNTIME;

@@ -451,6 +451,7 @@ struct crawl {
     double next_acquire; /* crawl_clock(): when to ask the shared frontier again */
     double next_renew, next_reap;
     int shared_empty;             /* the last acquire found no host waiting and no lease anywhere */
+    int shared_spent;             /* ... and the crawl's page budget spent (all workers') */
     int finishing;                /* the last commit: hosts are given back, not kept */
     int shared_kept;              /* the last commit leased more URLs: dispatch them at once */
     uint64_t stats_committed[16]; /* STATS_KEPT (one each: shared_commit asserts it) as
@@ -673,6 +674,8 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     c->state = o->state;
     c->redis = crawl_state_redis(o->state);
     c->inflight.prev = c->inflight.next = &c->inflight;
+    if (c->redis) /* the page budget of all the workers together, kept in Redis */
+        crawl_redis_set_max_pages(c->redis, o->max_pages);
 
     enum crawl_code rc = CRAWL_EINVAL;
     if (c->redis && o->focused) {
@@ -1995,6 +1998,8 @@ static double dispatch(struct crawl *c, double now)
             break;
         }
         c->n_dispatched++;
+        if (c->redis && crawl_redis_fetching(c->redis, j->item.url) != CRAWL_OK)
+            c->fatal = CRAWL_EIO;    /* cannot happen: the URL came from a lease */
         if (c->state && !c->redis) { /* in flight: leased at the next commit if not recorded */
             j->link.prev = c->inflight.prev;
             j->link.next = &c->inflight;
@@ -2072,14 +2077,8 @@ static double shared_acquire(struct crawl *c, double now)
     if (c->stop || c->fatal || now < c->next_acquire)
         return c->next_acquire;
     size_t out = crawl_redis_outstanding(c->redis);
+    /* the page budget (--max-pages) is the whole crawl's: the acquire script reserves it */
     size_t room = c->opts.concurrency > out ? c->opts.concurrency - out : 0;
-    if (c->opts.max_pages > 0) {
-        uint64_t left = (uint64_t)c->opts.max_pages > c->n_dispatched + out
-                            ? (uint64_t)c->opts.max_pages - c->n_dispatched - out
-                            : 0;
-        if (left < room)
-            room = (size_t)left;
-    }
     if (room == 0)
         return INFINITY; /* a transfer ending calls dispatch again */
     size_t n = 0;
@@ -2089,7 +2088,10 @@ static double shared_acquire(struct crawl *c, double now)
         c->fatal = CRAWL_EIO;
         return INFINITY;
     }
-    c->shared_empty = n == 0 && next_ready < 0 && leases == 0;
+    /* nothing left for anyone: no host waits (or the page budget is spent) and no lease
+     * is outstanding anywhere (a lease given back would be fetched by someone) */
+    c->shared_spent = crawl_redis_budget_left(c->redis) == 0;
+    c->shared_empty = n == 0 && (next_ready < 0 || c->shared_spent) && leases == 0;
     if (n == room) {
         c->next_acquire = now; /* there may be more */
     } else {
@@ -2311,8 +2313,12 @@ enum crawl_code crawl_run(struct crawl *c)
         }
 
         unsigned active = crawl_fetcher_active(c->fetcher);
-        int budget_left = c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages;
-        int more = !c->stop && !c->fatal && budget_left &&
+        /* --redis: the budget is the whole crawl's; a worker goes on while it holds leases
+         * or any are outstanding (shared_acquire) */
+        int budget_left =
+            c->redis ? !c->shared_spent
+                     : c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages;
+        int more = !c->stop && !c->fatal && (budget_left || c->redis) &&
                    (crawl_frontier_size(c->frontier) + c->disk_queued > 0 ||
                     (c->redis && (crawl_redis_held(c->redis) > 0 || !c->shared_empty)));
         if (active == 0 && c->in_pipeline == 0 && !more) {

@@ -472,7 +472,15 @@ struct crawl_warc_exchange {
      * for its exact-duplicate check), or NULL: the writer computes it. Borrowed; the caller
      * vouches that it is the digest the writer would compute (see payload digest below). */
     const char *payload_digest;
+    /* the response's WARC-Record-ID chosen beforehand (crawl_warc_new_record_id(): a shared
+     * crawl stores it in Redis with the decision, for the revisits of other workers), or
+     * NULL: a new one */
+    const char *record_id;
 };
+
+/* A new WARC-Record-ID ("<urn:uuid:...>", random). CRAWL_OK, or CRAWL_EIO when the system
+ * has no randomness to give. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_warc_new_record_id(char out[CRAWL_WARC_ID_SIZE]);
 
 /* Writes x; id_out (may be NULL) receives the response's WARC-Record-ID. The payload
  * digest is over the body with chunked coding removed and content coding kept. */
@@ -1132,6 +1140,15 @@ crawl_redis_acquire(struct crawl_redis *r, size_t max,
  * host's next allowed time (wall clock s) and delay. CRAWL_EINVAL when not leased. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url,
                                                       double next_wall, double delay);
+/* A request is being made for url (leased by this worker): it counts against the crawl's
+ * page budget when completed; one completed without (robots.txt, a host given up) gives
+ * its share back. CRAWL_EINVAL when not leased. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_redis_fetching(struct crawl_redis *r, const char *url);
+/* The whole crawl's page budget (--max-pages: requests by all the workers together; 0:
+ * none), reserved in Redis as URLs are leased (redis_frontier.c, THE PAGE BUDGET); and what
+ * the last acquire found left of it (-1: no budget). */
+void crawl_redis_set_max_pages(struct crawl_redis *r, long max_pages);
+int64_t crawl_redis_budget_left(const struct crawl_redis *r);
 size_t crawl_redis_outstanding(const struct crawl_redis *r); /* leases not decided */
 size_t crawl_redis_held(const struct crawl_redis *r);        /* leases, decided or not */
 /* Completes the decided URLs, writes the meta, counters and page records: one script,

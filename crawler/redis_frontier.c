@@ -16,6 +16,8 @@
  *   P:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
  *   P:tok         the last token given
  *   P:stats       HASH  counters of the whole crawl (every worker's commits add to them)
+ *   P:budget      the crawl's page budget used: URLs leased and not given back, less those
+ *                 completed without a request (--max-pages counts the whole crawl)
  *   P:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
  *   P:wl:NAME     SET   the worker's lease tokens (given back at once when it restarts)
  *   P:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
@@ -41,6 +43,15 @@
  * of its leases on while it works on them. reap: any worker gives the URLs of expired
  * leases back to their queues (a killed worker's URLs go to the others). release: a
  * worker starting (or stopping cleanly) gives its own leases back at once.
+ *
+ * THE PAGE BUDGET (--max-pages, the whole crawl's). Every lease adds one to P:budget and
+ * every lease given back (reap, release) takes it off again; a commit takes off the URLs
+ * completed without a request (robots.txt disallowed, a host given up), so P:budget is
+ * the requests made by committed pages plus the URLs in flight: the single crawl's count
+ * of requests started. acquire (and a commit keeping a host) leases no more than the
+ * budget left, in the same script that reserves it, so that the workers together never
+ * start more than --max-pages requests (a killed worker's requests that were never
+ * committed are not counted: fetched again, as a resumed --state crawl does).
  *
  * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING): run_args()
  * connects again with a backoff and sends the command again, for retry_time at most. On
@@ -89,6 +100,7 @@ static const char ENQUEUE_LUA[] =
     "  local e = redis.call('LPOP', p .. '{' .. o .. '}:q')\n"                                     \
     "  if not e then redis.call('HDEL', hk, 'lease') return nil end\n"                             \
     "  local t = tostring(redis.call('INCR', p .. ':tok'))\n"                                      \
+    "  redis.call('INCR', p .. ':budget')\n"                                                       \
     "  redis.call('HSET', p .. ':lease', t, w .. '\\n' .. o .. '\\n' .. e)\n"                      \
     "  redis.call('ZADD', p .. ':dl', now + lms, t)\n"                                             \
     "  redis.call('SADD', p .. ':wl:' .. w, t)\n"                                                  \
@@ -97,18 +109,33 @@ static const char ENQUEUE_LUA[] =
     "  return {t, o, e, h[1] or '', h[2] or '', h[3] or '', h[4] or ''}\n"                         \
     "end\n"
 
-/* ARGV: P, worker, now_ms, lease_ms, max */
-static const char ACQUIRE_LUA[] = LEASE_FN
+/* left(P, max_pages): the crawl's page budget left (max_pages 0: no budget, -1) */
+#define LEFT_FN                                                                                    \
+    "local function left(p, m)\n"                                                                  \
+    "  if m <= 0 then return -1 end\n"                                                             \
+    "  local u = tonumber(redis.call('GET', p .. ':budget') or '0')\n"                             \
+    "  if u >= m then return 0 end\n"                                                              \
+    "  return m - u\n"                                                                             \
+    "end\n"
+
+/* ARGV: P, worker, now_ms, lease_ms, max, max_pages (0: none). Returns {leases, first
+ * ready time, leases outstanding, page budget left (-1: none)}. */
+static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-    "local hosts = redis.call('ZRANGEBYSCORE', p .. ':ready', '-inf', now, 'LIMIT', 0, ARGV[5])\n"
+    "local mp, max = tonumber(ARGV[6]), tonumber(ARGV[5])\n"
+    "local b = left(p, mp)\n"
+    "if b >= 0 and b < max then max = b end\n"
     "local out = {}\n"
-    "for _, o in ipairs(hosts) do\n"
-    "  redis.call('ZREM', p .. ':ready', o)\n"
-    "  local l = lease(p, w, o, now, lms)\n"
-    "  if l then out[#out + 1] = l end\n"
+    "if max > 0 then\n"
+    "  local hosts = redis.call('ZRANGEBYSCORE', p .. ':ready', '-inf', now, 'LIMIT', 0, max)\n"
+    "  for _, o in ipairs(hosts) do\n"
+    "    redis.call('ZREM', p .. ':ready', o)\n"
+    "    local l = lease(p, w, o, now, lms)\n"
+    "    if l then out[#out + 1] = l end\n"
+    "  end\n"
     "end\n"
     "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
-    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl')}\n";
+    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp)}\n";
 
 /* the owner check: the lease of token t is worker w's */
 #define OWNED_FN                                                                                   \
@@ -119,21 +146,27 @@ static const char ACQUIRE_LUA[] = LEASE_FN
     "  return v\n"                                                                                 \
     "end\n"
 
-/* ARGV: P, worker, now_ms, lease_ms, cseq, n, [token, next_ms, delay, keep] * n,
- *       m, [key, value] * m, s, [key, delta] * s, g, [page] * g.
+/* ARGV: P, worker, now_ms, lease_ms, cseq, max_pages, n,
+ *       [token, next_ms, delay, keep, fetched] * n, m, [key, value] * m, s, [key, delta] * s,
+ *       g, [page] * g.
  * cseq: the worker's commit number; the commit already made with it (its reply lost with
- * the connection) answers {1} and does nothing again. */
-static const char COMMIT_LUA[] = LEASE_FN OWNED_FN
+ * the connection) answers {1} and does nothing again. fetched "0": the URL was completed
+ * without a request (its page budget given back). */
+static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[5] then return {1, {}} end\n"
-    "local n = tonumber(ARGV[6])\n"
+    "local mp, n = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
     "for i = 0, n - 1 do\n"
-    "  local t = ARGV[7 + 4 * i]\n"
+    "  local t = ARGV[8 + 5 * i]\n"
     "  if not owned(p, w, t) then return {-1, t} end\n"
+    "end\n"
+    "for i = 0, n - 1 do\n"
+    "  if ARGV[12 + 5 * i] == '0' then redis.call('DECR', p .. ':budget') end\n"
     "end\n"
     "local out = {}\n"
     "for i = 0, n - 1 do\n"
-    "  local t, nx, d, keep = ARGV[7 + 4 * i], ARGV[8 + 4 * i], ARGV[9 + 4 * i], ARGV[10 + 4 * i]\n"
+    "  local t, nx, d, keep = ARGV[8 + 5 * i], ARGV[9 + 5 * i], ARGV[10 + 5 * i], ARGV[11 + 5 * "
+    "i]\n"
     "  local v = redis.call('HGET', p .. ':lease', t)\n"
     "  local a = string.find(v, '\\n', 1, true)\n"
     "  local b = string.find(v, '\\n', a + 1, true)\n"
@@ -144,7 +177,7 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN
     "  local hk = p .. '{' .. o .. '}:h'\n"
     "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"
     "  local l = nil\n"
-    "  if keep == '1' then l = lease(p, w, o, now, lms) end\n"
+    "  if keep == '1' and left(p, mp) ~= 0 then l = lease(p, w, o, now, lms) end\n"
     "  if l then\n"
     "    out[#out + 1] = l\n"
     "  else\n"
@@ -154,7 +187,7 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN
     "    end\n"
     "  end\n"
     "end\n"
-    "local k = 7 + 4 * n\n"
+    "local k = 8 + 5 * n\n"
     "local m = tonumber(ARGV[k]); k = k + 1\n"
     "if m > 0 then\n"
     "  redis.call('HSET', p .. ':w:' .. w, unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
@@ -213,6 +246,7 @@ static const char REAP_LUA[] =
     "    end\n"
     "    redis.call('HDEL', p .. ':lease', t)\n"
     "    redis.call('SREM', p .. ':wl:' .. w, t)\n"
+    "    redis.call('DECR', p .. ':budget')\n"
     "    n = n + 1\n"
     "  end\n"
     "  if not keep[t] then\n"
@@ -236,6 +270,7 @@ struct lease {
     char *origin;
     double host_since; /* when the worker took the host (wall s): the host lease */
     int decided;       /* completed, waiting for the commit */
+    int fetched;       /* a request was made for it (crawl_redis_fetching) */
     double next_wall, delay;
 };
 
@@ -255,8 +290,10 @@ struct crawl_redis {
     int port, db;
     char worker[CRAWL_REDIS_MAX_NAME + 1];
     double lease_time, host_lease_time;
-    double retry_time; /* s a lost connection is tried again */
-    int64_t cseq;      /* the worker's last commit number (P:w:NAME cseq) */
+    long max_pages;      /* the crawl's page budget (0: none) */
+    int64_t budget_left; /* as the last acquire found it (-1: no budget) */
+    double retry_time;   /* s a lost connection is tried again */
+    int64_t cseq;        /* the worker's last commit number (P:w:NAME cseq) */
     uint64_t reconnects;
     int (*sent_hook)(void *userdata, const char *what);
     void *sent_userdata;
@@ -736,6 +773,7 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     }
     snprintf(r->worker, sizeof r->worker, "%s", opts->worker);
     r->lease_time = opts->lease_time > 0 ? opts->lease_time : CRAWL_REDIS_LEASE_TIME;
+    r->budget_left = -1;
     r->host_lease_time = opts->host_lease_time > 0   ? opts->host_lease_time
                          : opts->host_lease_time < 0 ? 0
                                                      : CRAWL_REDIS_HOST_LEASE_TIME;
@@ -1183,12 +1221,13 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
     args_fmt(&a, "%zu", max);
+    args_fmt(&a, "%ld", r->max_pages);
     redisReply *rep = eval(r, SC_ACQUIRE, &a);
     args_release(&a);
     if (!rep)
         return CRAWL_EIO;
     enum crawl_code rc = CRAWL_OK;
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4 ||
         rep->element[0]->type != REDIS_REPLY_ARRAY) {
         rd_err(r, "%s: an acquire answer of a strange shape", r->url);
         rc = CRAWL_EFORMAT;
@@ -1204,6 +1243,8 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
             *next_ready = atof(first) / 1000;
         if (rep->element[2]->type == REDIS_REPLY_INTEGER)
             *leases = rep->element[2]->integer;
+        r->budget_left =
+            rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
     }
     freeReplyObject(rep);
     return rc;
@@ -1229,6 +1270,27 @@ enum crawl_code crawl_redis_decided(struct crawl_redis *r, const char *url, doub
     ls->next_wall = next_wall;
     ls->delay = delay;
     return CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_fetching(struct crawl_redis *r, const char *url)
+{
+    struct lease *ls = find_lease(r, crawl_hash64(url, strlen(url)));
+    if (!ls) {
+        rd_err(r, "%s: no lease held for %.200s", r->url, url);
+        return CRAWL_EINVAL;
+    }
+    ls->fetched = 1;
+    return CRAWL_OK;
+}
+
+void crawl_redis_set_max_pages(struct crawl_redis *r, long max_pages)
+{
+    r->max_pages = max_pages > 0 ? max_pages : 0;
+}
+
+int64_t crawl_redis_budget_left(const struct crawl_redis *r)
+{
+    return r->max_pages > 0 ? r->budget_left : -1;
 }
 
 size_t crawl_redis_outstanding(const struct crawl_redis *r)
@@ -1257,6 +1319,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
     args_fmt(&a, "%lld", (long long)(r->cseq + 1));
+    args_fmt(&a, "%ld", r->max_pages);
     size_t n = 0;
     for (size_t i = 0; i < r->n_leases; i++)
         n += (size_t)r->leases[i].decided;
@@ -1271,6 +1334,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
         args_fmt(&a, "%lld", (long long)(ls->next_wall * 1000));
         args_fmt(&a, "%.3f", ls->delay);
         args_str(&a, keep ? "1" : "0");
+        args_str(&a, ls->fetched ? "1" : "0");
     }
     args_fmt(&a, "%zu", r->n_meta);
     args_cat(&a, &r->meta);

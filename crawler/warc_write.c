@@ -355,6 +355,11 @@ static int new_id_ts(char out[CRAWL_WARC_ID_SIZE])
     return 0;
 }
 
+enum crawl_code crawl_warc_new_record_id(char out[CRAWL_WARC_ID_SIZE])
+{
+    return new_id_ts(out) == 0 ? CRAWL_OK : CRAWL_EIO;
+}
+
 static void now_iso(char out[32])
 {
     struct timespec ts;
@@ -977,14 +982,18 @@ enum crawl_code crawl_warc_prepare_response(struct crawl_warc_writer *w,
     *out = NULL;
     if (!w || !x || !clean_value(x->uri) || !x->head || (x->ip && !clean_value(x->ip)) ||
         (x->date && !clean_value(x->date)) || (x->body_len && !x->body) ||
-        (x->payload_digest && !clean_value(x->payload_digest)))
+        (x->payload_digest && !clean_value(x->payload_digest)) ||
+        (x->record_id &&
+         (!clean_value(x->record_id) || strlen(x->record_id) >= CRAWL_WARC_ID_SIZE)))
         return CRAWL_EINVAL;
     struct crawl_warc_prepared *p;
     enum crawl_code rc = prep_new(w, &p);
     if (rc != CRAWL_OK)
         return rc;
     char req_id[CRAWL_WARC_ID_SIZE], date[32];
-    if (new_id_ts(p->id) != 0 || (x->request && new_id_ts(req_id) != 0))
+    if (x->record_id)
+        snprintf(p->id, CRAWL_WARC_ID_SIZE, "%s", x->record_id);
+    if ((!x->record_id && new_id_ts(p->id) != 0) || (x->request && new_id_ts(req_id) != 0))
         return prep_finish(w, p, CRAWL_EIO, out);
     if (x->date)
         snprintf(date, sizeof date, "%s", x->date);

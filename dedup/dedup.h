@@ -247,6 +247,12 @@ size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, s
                             const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
                             unsigned char *is_template);
 
+/* The same rule over counts kept elsewhere (a table shared by several processes, in Redis:
+ * filter/redisidx.h): docs documents counted for the host, counts[i] the count of
+ * blocks[i] (0 when absent). */
+size_t dedup_templates_mark_counts(uint64_t docs, const uint32_t *counts, const uint32_t *n_tokens,
+                                   size_t n, unsigned char *is_template);
+
 /* Counts: hosts, block entries in all, documents counted for host (0 when unknown), and
  * the count of one block of host (0 when absent). For stats and tests. */
 size_t dedup_templates_host_count(const struct dedup_templates *t);

@@ -484,24 +484,22 @@ enum dedup_code dedup_templates_add_doc(struct dedup_templates *t, const char *h
     return DEDUP_OK;
 }
 
-static int is_template(const struct tpl_host *h, uint32_t count)
+static int is_candidate(uint64_t docs, uint32_t count)
 {
     return count >= DEDUP_TEMPLATE_MIN_DOCS &&
-           (uint64_t)count * 100 >= h->docs * (uint64_t)DEDUP_TEMPLATE_MIN_SHARE;
+           (uint64_t)count * 100 >= docs * (uint64_t)DEDUP_TEMPLATE_MIN_SHARE;
 }
 
-size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, size_t host_len,
-                            const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
-                            unsigned char *is_tpl)
+static int is_template(const struct tpl_host *h, uint32_t count)
 {
-    long i = host_len <= DEDUP_TEMPLATE_MAX_KEY ? host_find(t, host, host_len) : -1;
-    const struct tpl_host *h = i >= 0 ? t->hosts[i] : NULL;
+    return is_candidate(h->docs, count);
+}
+
+/* Of the candidates is_tpl[0..n), the runs that hold DEDUP_TEMPLATE_MIN_TOKENS tokens stay
+ * marked, the others are cleared. Returns the blocks left marked. */
+static size_t mark_runs(const uint32_t *n_tokens, size_t n, unsigned char *is_tpl)
+{
     size_t marked = 0;
-    for (size_t k = 0; k < n; k++) {
-        const struct tpl_entry *e = h ? entry_find(h, blocks[k] ? blocks[k] : 1) : NULL;
-        is_tpl[k] = e && is_template(h, e->count);
-    }
-    /* runs of candidates: kept unless they hold DEDUP_TEMPLATE_MIN_TOKENS tokens */
     for (size_t k = 0; k < n;) {
         if (!is_tpl[k]) {
             k++;
@@ -518,6 +516,27 @@ size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, s
             is_tpl[k] = (unsigned char)drop;
     }
     return marked;
+}
+
+size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, size_t host_len,
+                            const uint64_t *blocks, const uint32_t *n_tokens, size_t n,
+                            unsigned char *is_tpl)
+{
+    long i = host_len <= DEDUP_TEMPLATE_MAX_KEY ? host_find(t, host, host_len) : -1;
+    const struct tpl_host *h = i >= 0 ? t->hosts[i] : NULL;
+    for (size_t k = 0; k < n; k++) {
+        const struct tpl_entry *e = h ? entry_find(h, blocks[k] ? blocks[k] : 1) : NULL;
+        is_tpl[k] = e && is_template(h, e->count);
+    }
+    return mark_runs(n_tokens, n, is_tpl);
+}
+
+size_t dedup_templates_mark_counts(uint64_t docs, const uint32_t *counts, const uint32_t *n_tokens,
+                                   size_t n, unsigned char *is_tpl)
+{
+    for (size_t k = 0; k < n; k++)
+        is_tpl[k] = (unsigned char)is_candidate(docs, counts[k]);
+    return mark_runs(n_tokens, n, is_tpl);
 }
 
 size_t dedup_templates_host_count(const struct dedup_templates *t)

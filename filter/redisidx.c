@@ -483,6 +483,21 @@ static void key_pay(const struct redisidx *ix, const void *key, size_t len, char
     snprintf(out, KEY_MAX, "%s:p:%llx", ix->prefix, (unsigned long long)shard_of(ix, key, len));
 }
 
+/* The metadata stored with a payload key (PREFIX:m:, the payload key's shard). */
+static void key_meta(const struct redisidx *ix, const void *key, size_t len, char *out)
+{
+    snprintf(out, KEY_MAX, "%s:m:%llx", ix->prefix, (unsigned long long)shard_of(ix, key, len));
+}
+
+/* A host's template counts (PREFIX:t:) or its documents counted (PREFIX:ts:), by the
+ * XXH3-64 of the host key. */
+static void key_tpl(const struct redisidx *ix, const char *what, const char *host, size_t len,
+                    char *out)
+{
+    snprintf(out, KEY_MAX, "%s:%s:%016llx", ix->prefix, what,
+             (unsigned long long)XXH3_64bits(host, len));
+}
+
 static void key_doc(const struct redisidx *ix, uint64_t doc, char *out)
 {
     snprintf(out, KEY_MAX, "%s:d:%llx", ix->prefix, (unsigned long long)(doc >> DOC_SHARD_SHIFT));
@@ -851,23 +866,31 @@ void redisidx_result_release(struct redisidx_result *r)
     if (!r)
         return;
     free(r->dup_id);
+    free(r->meta);
     memset(r, 0, sizeof *r);
+}
+
+/* Copies data[0..len) into *buf (grown to *cap), NUL-terminated; *out_len = len. */
+static enum redisidx_code result_copy(struct redisidx *ix, char **buf, size_t *cap, size_t *out_len,
+                                      const void *data, size_t len)
+{
+    if (*cap < len + 1) {
+        char *n = realloc(*buf, len + 1);
+        if (!n)
+            return fail(ix, REDISIDX_ENOMEM, "out of memory");
+        *buf = n;
+        *cap = len + 1;
+    }
+    memcpy(*buf, data, len);
+    (*buf)[len] = '\0';
+    *out_len = len;
+    return REDISIDX_OK;
 }
 
 static enum redisidx_code result_dup(struct redisidx *ix, struct redisidx_result *r, const char *id,
                                      size_t len)
 {
-    if (r->dup_cap < len + 1) {
-        char *n = realloc(r->dup_id, len + 1);
-        if (!n)
-            return fail(ix, REDISIDX_ENOMEM, "out of memory");
-        r->dup_id = n;
-        r->dup_cap = len + 1;
-    }
-    memcpy(r->dup_id, id, len);
-    r->dup_id[len] = '\0';
-    r->dup_id_len = len;
-    return REDISIDX_OK;
+    return result_copy(ix, &r->dup_id, &r->dup_cap, &r->dup_id_len, id, len);
 }
 
 static void result_reset(struct redisidx_result *r)
@@ -879,6 +902,16 @@ static void result_reset(struct redisidx_result *r)
     if (r->dup_id)
         r->dup_id[0] = '\0';
     r->dup_id_len = 0;
+    r->meta_len = 0;
+}
+
+static enum redisidx_code result_meta(struct redisidx *ix, struct redisidx_result *r,
+                                      const void *meta, size_t len)
+{
+    char *m = r->meta;
+    enum redisidx_code rc = result_copy(ix, &m, &r->meta_cap, &r->meta_len, meta, len);
+    r->meta = m;
+    return rc;
 }
 
 /* ---- parsing stored values ---- */
@@ -954,7 +987,7 @@ static char *hex_of(const void *p, size_t n, char *out)
 
 /* Per page of a batch: where its replies are, and what was decided. */
 struct pstate {
-    redisReply *id_r, *pay_r;
+    redisReply *id_r, *pay_r, *meta_r;
     redisReply **bucket_r; /* T */
     uint64_t doc;          /* the number it gets when NEW */
     int new_in_batch;      /* NEW and added by this batch */
@@ -977,6 +1010,18 @@ static int page_args_ok(struct redisidx *ix, const struct redisidx_page *p, enum
     if (p->key && (!p->key_len || p->key_len > REDISIDX_MAX_KEY_BYTES)) {
         *rc = fail(ix, REDISIDX_ETOOLARGE, "a payload key of %zu bytes (1 to %u)", p->key_len,
                    REDISIDX_MAX_KEY_BYTES);
+        return 0;
+    }
+    if (p->meta_len > REDISIDX_MAX_META_BYTES) {
+        *rc = fail(ix, REDISIDX_ETOOLARGE, "payload metadata of %zu bytes (at most %u)",
+                   p->meta_len, REDISIDX_MAX_META_BYTES);
+        return 0;
+    }
+    if (p->n_blocks && (!p->blocks || p->host_len > DEDUP_TEMPLATE_MAX_KEY)) {
+        *rc = fail(ix, REDISIDX_EINVAL,
+                   "template blocks without their host key (or a key "
+                   "over %u bytes)",
+                   DEDUP_TEMPLATE_MAX_KEY);
         return 0;
     }
     return 1;
@@ -1012,6 +1057,113 @@ static enum redisidx_code bucket_scan(struct redisidx *ix, const redisReply *r, 
         }
     }
     return REDISIDX_OK;
+}
+
+/* The metadata stored with p's payload key (reply r of HGET PREFIX:m:), into res: for an
+ * EXACT page (idrec NULL) the original's; for a KNOWN_ID page (idrec its id record) only
+ * when the id was stored with this same payload key (its own capture). */
+static enum redisidx_code stored_meta(struct redisidx *ix, const struct redisidx_page *p,
+                                      const redisReply *r, const redisReply *idrec,
+                                      struct redisidx_result *res)
+{
+    if (!p->key || !r || r->type == REDIS_REPLY_NIL)
+        return REDISIDX_OK;
+    if (r->type != REDIS_REPLY_STRING) {
+        char key[KEY_MAX];
+        key_meta(ix, p->key, p->key_len, key);
+        return expect_type(ix, r, REDIS_REPLY_STRING, "HGET", key);
+    }
+    if (idrec) {
+        char hex[2 * REDISIDX_MAX_KEY_BYTES + 2] = " ";
+        hex_of(p->key, p->key_len, hex + 1);
+        size_t hl = strlen(hex);
+        if (idrec->len <= hl || memcmp(idrec->str + idrec->len - hl, hex, hl) != 0)
+            return REDISIDX_OK;
+    }
+    return result_meta(ix, res, r->str, r->len);
+}
+
+/*
+ * Counting one document's template blocks for its host (dedup_templates_add_doc()'s rule,
+ * in Redis): KEYS[1] the host's counts (field "docs": documents counted; a block's key in
+ * hexadecimal: documents that hold it), KEYS[2] its documents counted (whole-text hashes).
+ * ARGV: the document's hash ("": none), the cap on a host's blocks, the cap on documents
+ * remembered, then the block keys (repeats count once). A document counted before is not
+ * counted again (0), so counting is idempotent: a check sent again after a lost reply
+ * changes nothing. A host at the cap drops every block of count <= c, c = 1, 2, ... until at
+ * most half the cap is left (lossy counting, as dedup/template.c's host_evict).
+ */
+static const char LEARN_LUA[] =
+    "if ARGV[1] ~= '' then\n"
+    "  if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end\n"
+    "  if redis.call('SCARD', KEYS[2]) > tonumber(ARGV[3]) then\n"
+    "    redis.call('DEL', KEYS[2]) redis.call('SADD', KEYS[2], ARGV[1])\n"
+    "  end\n"
+    "end\n"
+    "local cap = tonumber(ARGV[2])\n"
+    "local n = redis.call('HLEN', KEYS[1])\n"
+    "if n > 0 then n = n - 1 end\n"
+    "if n + #ARGV - 3 > cap then\n"
+    "  local all = redis.call('HGETALL', KEYS[1])\n"
+    "  local c, left = 0, n\n"
+    "  while left > cap / 2 do\n"
+    "    c = c + 1 left = 0\n"
+    "    for i = 1, #all, 2 do\n"
+    "      if all[i] ~= 'docs' and tonumber(all[i + 1]) > c then left = left + 1 end\n"
+    "    end\n"
+    "  end\n"
+    "  for i = 1, #all, 2 do\n"
+    "    if all[i] ~= 'docs' and tonumber(all[i + 1]) <= c then redis.call('HDEL', KEYS[1], "
+    "all[i]) end\n"
+    "  end\n"
+    "end\n"
+    "local seen = {}\n"
+    "for i = 4, #ARGV do\n"
+    "  if not seen[ARGV[i]] then seen[ARGV[i]] = true redis.call('HINCRBY', KEYS[1], ARGV[i], 1) "
+    "end\n"
+    "end\n"
+    "redis.call('HINCRBY', KEYS[1], 'docs', 1)\n"
+    "return 1\n";
+
+/* Queues the EVAL that counts one document's template blocks (LEARN_LUA). */
+static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_t host_len,
+                                    uint64_t doc_hash, const uint64_t *blocks, size_t n)
+{
+    if (n > DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2)
+        n = DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2; /* what a document counts at most */
+    size_t argc = 8 + n;
+    const char **argv = malloc(argc * sizeof *argv);
+    size_t *lens = malloc(argc * sizeof *lens);
+    char(*hex)[17] = malloc((n + 1) * sizeof *hex);
+    char tk[KEY_MAX], sk[KEY_MAX], cap[24], seen[24];
+    enum redisidx_code rc = REDISIDX_OK;
+    if (!argv || !lens || !hex) {
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+        goto out;
+    }
+    key_tpl(ix, "t", host ? host : "", host_len, tk);
+    key_tpl(ix, "ts", host ? host : "", host_len, sk);
+    snprintf(cap, sizeof cap, "%u", DEDUP_TEMPLATE_HOST_MAX_ENTRIES);
+    snprintf(seen, sizeof seen, "%u", DEDUP_TEMPLATE_MAX_SEEN);
+    if (doc_hash)
+        snprintf(hex[n], sizeof hex[n], "%016llx", (unsigned long long)doc_hash);
+    else
+        hex[n][0] = '\0';
+    const char *fixed[8] = {"EVAL", LEARN_LUA, "2", tk, sk, hex[n], cap, seen};
+    for (size_t i = 0; i < 8; i++)
+        argv[i] = fixed[i];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)(blocks[i] ? blocks[i] : 1));
+        argv[8 + i] = hex[i];
+    }
+    for (size_t i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    rc = put(ix, (int)argc, argv, lens);
+out:
+    free(argv);
+    free(lens);
+    free(hex);
+    return rc;
 }
 
 /* The adds of one NEW page into the open MULTI: buckets, document, id, payload, count. */
@@ -1067,6 +1219,17 @@ static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_p
         const char *argv[4] = {"HSET", key, p->key, docdec};
         size_t lens[4] = {4, strlen(key), p->key_len, strlen(docdec)};
         rc = put(ix, 4, argv, lens);
+        (*queued)++;
+    }
+    if (rc == REDISIDX_OK && p->key && p->meta) {
+        key_meta(ix, p->key, p->key_len, key);
+        const char *argv[4] = {"HSETNX", key, p->key, p->meta};
+        size_t lens[4] = {6, strlen(key), p->key_len, p->meta_len};
+        rc = put(ix, 4, argv, lens);
+        (*queued)++;
+    }
+    if (rc == REDISIDX_OK && p->n_blocks) {
+        rc = put_learn(ix, p->host, p->host_len, p->doc_hash, p->blocks, p->n_blocks);
         (*queued)++;
     }
     if (rc == REDISIDX_OK) {
@@ -1136,6 +1299,13 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
             rc = put(ix, 3, argv, lens);
             n_replies++;
         }
+        if (rc == REDISIDX_OK && p[i].key) { /* after the key: written with it, read after */
+            key_meta(ix, p[i].key, p[i].key_len, key);
+            const char *argv[3] = {"HGET", key, p[i].key};
+            size_t lens[3] = {4, strlen(key), p[i].key_len};
+            rc = put(ix, 3, argv, lens);
+            n_replies++;
+        }
         for (unsigned t = 0; rc == REDISIDX_OK && t < T; t++) {
             key_bucket(ix, t, p[i].fp, key);
             rc = put_str(ix, 2, "HGETALL", key);
@@ -1164,6 +1334,8 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
         if ((rc = get(ix, &ps[i].id_r)) != REDISIDX_OK)
             goto done;
         if (p[i].key && (rc = get(ix, &ps[i].pay_r)) != REDISIDX_OK)
+            goto done;
+        if (p[i].key && (rc = get(ix, &ps[i].meta_r)) != REDISIDX_OK)
             goto done;
         for (unsigned t = 0; t < T; t++)
             if ((rc = get(ix, &ps[i].bucket_r[t])) != REDISIDX_OK)
@@ -1202,6 +1374,8 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
             }
             res->verdict = REDISIDX_KNOWN_ID;
             res->fp = fp;
+            if ((rc = stored_meta(ix, &p[i], ps[i].meta_r, x, res)) != REDISIDX_OK)
+                goto done;
             if (i < ix->pend_n && ix->pend[i] && fp == p[i].fp) {
                 /* added by this call's EXEC whose reply the lost connection took */
                 res->verdict = REDISIDX_NEW;
@@ -1238,6 +1412,8 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
                 res->verdict = REDISIDX_EXACT;
                 ps[i].want_doc = 1;
                 ps[i].want = (uint64_t)doc;
+                if ((rc = stored_meta(ix, &p[i], ps[i].meta_r, NULL, res)) != REDISIDX_OK)
+                    goto done;
                 continue;
             }
             if (x->type != REDIS_REPLY_NIL &&
@@ -1251,6 +1427,9 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
                 res->verdict = REDISIDX_EXACT;
                 res->fp = p[j].fp;
                 if ((rc = result_dup(ix, res, p[j].id, p[j].id_len)) != REDISIDX_OK)
+                    goto done;
+                if (p[j].meta &&
+                    (rc = result_meta(ix, res, p[j].meta, p[j].meta_len)) != REDISIDX_OK)
                     goto done;
                 continue;
             }
@@ -1398,6 +1577,7 @@ done:
         for (size_t i = 0; i < n; i++) {
             rfree(ps[i].id_r);
             rfree(ps[i].pay_r);
+            rfree(ps[i].meta_r);
         }
     if (br)
         for (size_t i = 0; i < n * T; i++)
@@ -1586,6 +1766,212 @@ enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_pa
                                    struct redisidx_result *r)
 {
     return decide(ix, p, 1, r, 1);
+}
+
+/* ---- payloads without a fingerprint ---- */
+
+/* KEYS[1] the payload key's metadata shard; ARGV: the key, the metadata. nil when the
+ * metadata was stored now (the first), else the metadata stored before. */
+static const char CLAIM_LUA[] = "if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then\n"
+                                "  return false\n"
+                                "end\n"
+                                "return redis.call('HGET', KEYS[1], ARGV[1])\n";
+
+struct claim_args {
+    const void *key, *meta;
+    size_t key_len, meta_len;
+    struct redisidx_result *r;
+};
+
+static enum redisidx_code claim_step(struct redisidx *ix, void *arg)
+{
+    struct claim_args *a = arg;
+    char mk[KEY_MAX];
+    redisReply *x = NULL;
+    key_meta(ix, a->key, a->key_len, mk);
+    const char *argv[6] = {"EVAL", CLAIM_LUA, "1", mk, a->key, a->meta};
+    size_t lens[6] = {4, strlen(CLAIM_LUA), 1, strlen(mk), a->key_len, a->meta_len};
+    enum redisidx_code rc = put(ix, 6, argv, lens);
+    if (rc == REDISIDX_OK)
+        rc = get(ix, &x);
+    if (rc == REDISIDX_OK && x->type == REDIS_REPLY_NIL) {
+        a->r->verdict = REDISIDX_NEW;
+        a->r->added = 1;
+    } else if (rc == REDISIDX_OK &&
+               (rc = expect_type(ix, x, REDIS_REPLY_STRING, "EVAL", mk)) == REDISIDX_OK) {
+        /* our own metadata: this call's, stored by an attempt whose reply was lost */
+        int own = x->len == a->meta_len && memcmp(x->str, a->meta, a->meta_len) == 0;
+        a->r->verdict = own ? REDISIDX_NEW : REDISIDX_EXACT;
+        a->r->added = own;
+        if (!own)
+            rc = result_meta(ix, a->r, x->str, x->len);
+    }
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    rfree(x);
+    return rc;
+}
+
+enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const void *key, size_t key_len,
+                                          const void *meta, size_t meta_len,
+                                          struct redisidx_result *r)
+{
+    if (!ix || !key || !meta || !r)
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    result_reset(r);
+    enum redisidx_code rc = REDISIDX_OK;
+    if (!key_len || key_len > REDISIDX_MAX_KEY_BYTES || meta_len > REDISIDX_MAX_META_BYTES) {
+        rc = fail(ix, REDISIDX_ETOOLARGE,
+                  "a payload key of %zu bytes (1 to %u) or metadata of "
+                  "%zu (at most %u)",
+                  key_len, REDISIDX_MAX_KEY_BYTES, meta_len, REDISIDX_MAX_META_BYTES);
+    } else {
+        struct claim_args a = {key, meta, key_len, meta_len, r};
+        rc = transact(ix, claim_step, &a);
+    }
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}
+
+/* ---- site templates ---- */
+
+struct tpl_args {
+    const char *host;
+    size_t host_len;
+    uint64_t doc_hash;
+    const uint64_t *blocks;
+    const uint32_t *n_tokens;
+    size_t n;
+    unsigned char *is_template;
+    size_t marked;
+};
+
+/* One HMGET of the host's document count and the blocks' counts; the marks from them. */
+static enum redisidx_code mark_step(struct redisidx *ix, void *arg)
+{
+    struct tpl_args *a = arg;
+    char tk[KEY_MAX];
+    size_t argc = 3 + a->n;
+    const char **argv = malloc(argc * sizeof *argv);
+    size_t *lens = malloc(argc * sizeof *lens);
+    char(*hex)[17] = malloc((a->n ? a->n : 1) * sizeof *hex);
+    uint32_t *counts = malloc((a->n ? a->n : 1) * sizeof *counts);
+    redisReply *r = NULL;
+    enum redisidx_code rc = REDISIDX_OK;
+    if (!argv || !lens || !hex || !counts) {
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+        goto out;
+    }
+    key_tpl(ix, "t", a->host, a->host_len, tk);
+    argv[0] = "HMGET";
+    argv[1] = tk;
+    argv[2] = "docs";
+    for (size_t i = 0; i < a->n; i++) {
+        uint64_t b = a->blocks[i] ? a->blocks[i] : 1;
+        snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)b);
+        argv[3 + i] = hex[i];
+    }
+    for (size_t i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    if ((rc = put(ix, (int)argc, argv, lens)) != REDISIDX_OK || (rc = get(ix, &r)) != REDISIDX_OK ||
+        (rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HMGET", tk)) != REDISIDX_OK)
+        goto out;
+    if (r->elements != argc - 2) {
+        rc = fail(ix, REDISIDX_ECORRUPT, "key %s: HMGET gave %zu values for %zu fields", tk,
+                  r->elements, argc - 2);
+        goto out;
+    }
+    uint64_t docs = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *v = r->element[i];
+        int64_t c = 0;
+        if (v->type != REDIS_REPLY_NIL &&
+            (v->type != REDIS_REPLY_STRING || parse_i64(v->str, v->len, &c) != 0 || c < 0)) {
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the count of %s is not a number", tk,
+                      argv[2 + i]);
+            goto out;
+        }
+        if (i == 0)
+            docs = (uint64_t)c;
+        else
+            counts[i - 1] = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+    }
+    a->marked = dedup_templates_mark_counts(docs, counts, a->n_tokens, a->n, a->is_template);
+out:
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    rfree(r);
+    free(argv);
+    free(lens);
+    free(hex);
+    free(counts);
+    return rc;
+}
+
+static enum redisidx_code learn_step(struct redisidx *ix, void *arg)
+{
+    struct tpl_args *a = arg;
+    redisReply *r = NULL;
+    char tk[KEY_MAX];
+    key_tpl(ix, "t", a->host, a->host_len, tk);
+    enum redisidx_code rc = put_learn(ix, a->host, a->host_len, a->doc_hash, a->blocks, a->n);
+    if (rc == REDISIDX_OK && (rc = get(ix, &r)) == REDISIDX_OK)
+        rc = expect_type(ix, r, REDIS_REPLY_INTEGER, "EVAL", tk);
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    rfree(r);
+    return rc;
+}
+
+/* Runs a template step under the lock, with the arguments checked. */
+static enum redisidx_code tpl_run(struct redisidx *ix, struct tpl_args *a,
+                                  enum redisidx_code (*step)(struct redisidx *, void *))
+{
+    if (!ix || (a->n && !a->blocks) || (a->host_len && !a->host))
+        return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    enum redisidx_code rc = REDISIDX_OK;
+    if (a->host_len > DEDUP_TEMPLATE_MAX_KEY)
+        rc = fail(ix, REDISIDX_EINVAL, "a template host key of %zu bytes (at most %u)", a->host_len,
+                  DEDUP_TEMPLATE_MAX_KEY);
+    else if (a->n)
+        rc = transact(ix, step, a);
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}
+
+enum redisidx_code redisidx_template_mark(struct redisidx *ix, const char *host, size_t host_len,
+                                          const uint64_t *blocks, const uint32_t *n_tokens,
+                                          size_t n, unsigned char *is_template, size_t *marked)
+{
+    struct tpl_args a = {.host = host ? host : "",
+                         .host_len = host_len,
+                         .blocks = blocks,
+                         .n_tokens = n_tokens,
+                         .n = n,
+                         .is_template = is_template};
+    if (n && (!n_tokens || !is_template))
+        return REDISIDX_EINVAL;
+    enum redisidx_code rc = tpl_run(ix, &a, mark_step);
+    if (rc != REDISIDX_OK && n)
+        memset(is_template, 0, n);
+    if (marked)
+        *marked = rc == REDISIDX_OK ? a.marked : 0;
+    return rc;
+}
+
+enum redisidx_code redisidx_template_learn(struct redisidx *ix, const char *host, size_t host_len,
+                                           uint64_t doc_hash, const uint64_t *blocks, size_t n)
+{
+    struct tpl_args a = {.host = host ? host : "",
+                         .host_len = host_len,
+                         .doc_hash = doc_hash,
+                         .blocks = blocks,
+                         .n = n};
+    return tpl_run(ix, &a, learn_step);
 }
 
 /* ---- neighbours, delete, stats ---- */
@@ -1857,6 +2243,13 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
     }
     if (rc == REDISIDX_OK && pay_len) {
         key_pay(ix, pay, pay_len, key);
+        const char *argv[3] = {"HDEL", key, (const char *)pay};
+        size_t lens[3] = {4, strlen(key), pay_len};
+        rc = put(ix, 3, argv, lens);
+        q++;
+    }
+    if (rc == REDISIDX_OK && pay_len) {
+        key_meta(ix, pay, pay_len, key);
         const char *argv[3] = {"HDEL", key, (const char *)pay};
         size_t lens[3] = {4, strlen(key), pay_len};
         rc = put(ix, 3, argv, lens);

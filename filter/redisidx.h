@@ -120,8 +120,9 @@ enum redisidx_verdict {
 /* redisidx_page.flags */
 #define REDISIDX_NO_ADD 1u /* decide, add nothing (a dry run) */
 
-#define REDISIDX_MAX_ID_BYTES 65536u /* cap on an id */
-#define REDISIDX_MAX_KEY_BYTES 64u   /* cap on a payload key */
+#define REDISIDX_MAX_ID_BYTES 65536u   /* cap on an id */
+#define REDISIDX_MAX_KEY_BYTES 64u     /* cap on a payload key */
+#define REDISIDX_MAX_META_BYTES 16384u /* cap on the metadata stored with a payload key */
 
 /* One page, borrowed for the call. */
 struct redisidx_page {
@@ -131,6 +132,18 @@ struct redisidx_page {
     const void *key; /* payload key (a digest of the payload) or NULL: no exact lookup */
     size_t key_len;
     unsigned flags; /* REDISIDX_NO_ADD */
+    /* stored with the payload key when the page is added (HSETNX, in its transaction) and
+     * handed back with EXACT to the pages that copy it (a crawler's revisit reference:
+     * the original's record id, date and URI), or NULL */
+    const void *meta;
+    size_t meta_len;
+    /* site templates: when the page is added, its template blocks are counted for host
+     * (redisidx_template_learn(), in the same transaction), or n_blocks 0 */
+    const char *host;
+    size_t host_len;
+    uint64_t doc_hash;
+    const uint64_t *blocks;
+    size_t n_blocks;
 };
 
 /* The outcome. Zero-initialise once; reuse; release with redisidx_result_release(). */
@@ -143,6 +156,11 @@ struct redisidx_result {
                         * result; NULL otherwise */
     size_t dup_id_len;
     size_t dup_cap;
+    /* EXACT: the meta stored with the original's payload key; KNOWN_ID: the meta stored
+     * when this id was added with this same payload key; meta_len 0 when none. Owned by
+     * the result, NUL-terminated after meta_len bytes. */
+    void *meta;
+    size_t meta_len, meta_cap;
 };
 void redisidx_result_release(struct redisidx_result *r);
 
@@ -169,6 +187,40 @@ enum redisidx_code redisidx_check_many(struct redisidx *ix, const struct redisid
 /* Without a fingerprint: KNOWN_ID (the id), EXACT (p->key), or UNKNOWN. Reads only. */
 enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_page *p,
                                    struct redisidx_result *r) __attribute__((warn_unused_result));
+
+/*
+ * A payload without a fingerprint (a page with too little text, an image, a stylesheet):
+ * its metadata stored with its payload key unless the key has some already (HSETNX, in
+ * the map redisidx_check() stores a page's meta in). r->verdict NEW (added 1: this call
+ * stored meta, or an attempt of it whose reply was lost) or EXACT with r->meta the
+ * metadata stored first (r->dup_id is not set: the caller's metadata names the original).
+ * Nothing is indexed. One round trip.
+ */
+enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const void *key, size_t key_len,
+                                          const void *meta, size_t meta_len,
+                                          struct redisidx_result *r)
+    __attribute__((warn_unused_result));
+
+/*
+ * Site templates shared by every client (docs/FINGERPRINT.md, "Template blocks"): the
+ * counts of dedup_templates_add_doc() kept per host key in Redis (PREFIX:t: and PREFIX:ts:,
+ * docs/REDIS-INDEX.md), so that every client leaves out the blocks one process would.
+ * redisidx_template_mark(): is_template[0..n) for blocks[0..n) of a page of host (n_tokens
+ * their token counts) by dedup_templates_mark_counts() over the counts read now (one
+ * round trip), *marked (may be NULL) how many; on an error none is marked. A pipeline's
+ * filter_template_mark_fn calls it. redisidx_template_learn(): counts one document
+ * (doc_hash its whole token string's hash, 0: none), once: a document counted before for
+ * the host is not counted again, so a call sent again after a lost reply does nothing
+ * twice. A page added by redisidx_check() with n_blocks is counted in the check's own
+ * transaction; this is for pages that are not indexed (too little text).
+ */
+enum redisidx_code redisidx_template_mark(struct redisidx *ix, const char *host, size_t host_len,
+                                          const uint64_t *blocks, const uint32_t *n_tokens,
+                                          size_t n, unsigned char *is_template, size_t *marked)
+    __attribute__((warn_unused_result));
+enum redisidx_code redisidx_template_learn(struct redisidx *ix, const char *host, size_t host_len,
+                                           uint64_t doc_hash, const uint64_t *blocks, size_t n)
+    __attribute__((warn_unused_result));
 
 /*
  * Problem 2: cb(userdata, id, fp, distance) for every indexed page within k (<= the

@@ -733,6 +733,158 @@ static void test_redisidx_reconnect(void)
     test_redis_stop(&d, 0);
 }
 
+/* ---- revisit references and site templates ---- */
+
+static void test_redisidx_payload_meta(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("pmeta", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct redisidx_result r = {0};
+    struct redisidx_page a = {.id = "http://a.example/",
+                              .id_len = 17,
+                              .fp = 0x1111222233334444ull,
+                              .key = "digest-a",
+                              .key_len = 8,
+                              .meta = "ref-a",
+                              .meta_len = 5};
+    ASSERT_EQ(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.meta_len, 0);
+    /* the same payload elsewhere: the first page's reference */
+    struct redisidx_page b = a;
+    b.id = "http://b.example/";
+    b.fp = ~a.fp;
+    b.meta = "ref-b";
+    ASSERT_EQ(redisidx_check(ix, &b, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-a");
+    /* the page itself again (a worker restarted): its own reference */
+    ASSERT_EQ(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-a");
+    /* ... but not with another payload now: none */
+    struct redisidx_page a2 = a;
+    a2.key = "digest-z";
+    ASSERT_EQ(redisidx_check(ix, &a2, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    ASSERT_EQ(r.meta_len, 0);
+    /* a payload without a fingerprint: the same map */
+    ASSERT_EQ(redisidx_payload_claim(ix, "digest-a", 8, "ref-c", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-a");
+    ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-c", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 1);
+    /* sent again (its reply lost): its own, new; another's: exact */
+    ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-c", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-d", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    /* a claimed payload checked with a fingerprint: new (not indexed), the first
+     * reference kept */
+    struct redisidx_page c = {.id = "http://c.example/",
+                              .id_len = 17,
+                              .fp = 0x0f0f0f0f00000000ull,
+                              .key = "digest-c",
+                              .key_len = 8,
+                              .meta = "ref-e",
+                              .meta_len = 5};
+    ASSERT_EQ(redisidx_check(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    b.id = "http://d.example/";
+    b.key = "digest-c";
+    ASSERT_EQ(redisidx_check(ix, &b, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://c.example/");
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    /* deleted with its page */
+    int deleted = 0;
+    ASSERT_EQ(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
+    ASSERT_EQ(deleted, 1);
+    ASSERT_EQ(redisidx_payload_claim(ix, "digest-a", 8, "ref-f", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    /* a reference over the cap */
+    static char big[REDISIDX_MAX_META_BYTES + 1];
+    ASSERT_EQ(redisidx_payload_claim(ix, "digest-g", 8, big, sizeof big, &r), REDISIDX_ETOOLARGE);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+}
+
+/* Documents of two hosts, blocks drawn from a pool where a few are on most documents (the
+ * template), some documents repeated (a copy counts once): the marks read from Redis after
+ * each document are dedup_templates_mark()'s over the in-process table given the same
+ * documents; half of them counted by redisidx_check() (in its transaction), half by
+ * redisidx_template_learn(), and each learn sent twice (as after a lost reply). */
+static void test_redisidx_templates_as_in_process(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("tpl", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct dedup_templates *t = dedup_templates_new();
+    CU_ASSERT_FATAL(t != NULL);
+    const char *hosts[2] = {"a.example", "b.example"};
+    uint64_t seed = 42, blocks[12], docs_seen[64];
+    uint32_t ntok[12];
+    unsigned char m1[12], m2[12];
+    size_t differ = 0, marked = 0;
+    struct redisidx_result r = {0};
+    for (int d = 0; d < 120; d++) {
+        const char *h = hosts[mix(&seed) % 2];
+        size_t n = 0;
+        for (int b = 0; b < 4; b++) /* the template: on ~90% of documents */
+            if (mix(&seed) % 10)
+                blocks[n++] = 1000 + (uint64_t)b + (h == hosts[1] ? 100 : 0);
+        while (n < 12 && mix(&seed) % 4) /* own blocks, some shared by a few */
+            blocks[n++] = 5000 + mix(&seed) % 300;
+        for (size_t i = 0; i < n; i++)
+            ntok[i] = 2 + (uint32_t)(mix(&seed) % 4);
+        uint64_t doc =
+            d > 8 && mix(&seed) % 8 == 0 ? docs_seen[mix(&seed) % 8] : 0x100000 + (uint64_t)d;
+        docs_seen[d % 64] = doc;
+        /* the marks before the document is counted, both sides */
+        size_t k1 = dedup_templates_mark(t, h, strlen(h), blocks, ntok, n, m1), k2 = 99;
+        ASSERT_EQ(redisidx_template_mark(ix, h, strlen(h), blocks, ntok, n, m2, &k2), REDISIDX_OK);
+        ASSERT_EQ(k1, k2);
+        differ += memcmp(m1, m2, n) != 0;
+        marked += k1;
+        CU_ASSERT_FATAL(dedup_templates_add_doc(t, h, strlen(h), doc, blocks, n, NULL) == DEDUP_OK);
+        if (d % 2) {
+            char id[32];
+            snprintf(id, sizeof id, "doc%d", d);
+            struct redisidx_page p = {.id = id,
+                                      .id_len = strlen(id),
+                                      .fp = mix(&seed),
+                                      .host = h,
+                                      .host_len = strlen(h),
+                                      .doc_hash = doc,
+                                      .blocks = blocks,
+                                      .n_blocks = n};
+            ASSERT_EQ(redisidx_check(ix, &p, &r), REDISIDX_OK);
+            ASSERT_EQ(r.verdict, REDISIDX_NEW);
+        } else {
+            for (int again = 0; again < 2; again++)
+                ASSERT_EQ(redisidx_template_learn(ix, h, strlen(h), doc, blocks, n), REDISIDX_OK);
+        }
+    }
+    ASSERT_EQ(differ, 0);
+    CU_ASSERT(marked > 100); /* the template was found, and then marked on most pages */
+    /* a host never seen has none; a host key over the cap is refused */
+    blocks[0] = 1000;
+    ntok[0] = 10;
+    size_t k = 9;
+    ASSERT_EQ(redisidx_template_mark(ix, "c.example", 9, blocks, ntok, 1, m2, &k), REDISIDX_OK);
+    ASSERT_EQ(k, 0);
+    static char longhost[DEDUP_TEMPLATE_MAX_KEY + 2];
+    memset(longhost, 'h', sizeof longhost - 1);
+    ASSERT_EQ(redisidx_template_learn(ix, longhost, strlen(longhost), 1, blocks, 1),
+              REDISIDX_EINVAL);
+    redisidx_result_release(&r);
+    dedup_templates_free(t);
+    redisidx_close(ix);
+}
+
 extern void test_redisidx_register(void);
 void test_redisidx_register(void)
 {
@@ -744,4 +896,7 @@ void test_redisidx_register(void)
     CU_add_test(s, "test_redisidx_damaged_keys", test_redisidx_damaged_keys);
     CU_add_test(s, "test_redisidx_connections", test_redisidx_connections);
     CU_add_test(s, "test_redisidx_reconnect", test_redisidx_reconnect);
+    CU_add_test(s, "test_redisidx_payload_meta", test_redisidx_payload_meta);
+    CU_add_test(s, "test_redisidx_templates_as_in_process",
+                test_redisidx_templates_as_in_process);
 }

@@ -64,7 +64,7 @@ PY
 import os, resource, subprocess, sys, time
 d, sc, rp, n, seeds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 t = time.monotonic()
-ps = [subprocess.Popen([sc, "crawl", "--quiet", "--redis", "redis://127.0.0.1:" + rp,
+ps = [subprocess.Popen([sc, "crawl", "--redis", "redis://127.0.0.1:" + rp,
                         "--worker-name", "w%d" % i, "--delay", "0", "--concurrency", "16",
                         "--warc", d + "/x.warc.gz", "--log", d + "/x.jsonl"] + seeds,
                        stderr=open(d + "/w%d.err" % i, "w")) for i in range(n)]

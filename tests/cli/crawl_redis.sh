@@ -1,11 +1,12 @@
 # simcrawl crawl --redis URL --worker-name NAME (issue 17): several workers, one crawl.
 # The options are checked; then tests/tools/crawl_redis.py starts its own redis-server and
-# a site of 6 virtual hosts (one port each, Crawl-delay 0.1 s, planted near-duplicates
-# across hosts) on 127.0.0.1, runs 3 workers, kills one with SIGKILL at a random moment
+# a site of 6 virtual hosts (one port each, Crawl-delay 0.1 s, planted near-duplicates and
+# byte-for-byte copies across hosts) on 127.0.0.1, runs 3 workers, kills one with SIGKILL at a random moment
 # and restarts it by name, kills redis-server (appendonly, appendfsync always) once and
 # starts it again 0.5 s later (the workers connect again: none may exit with an error),
 # and checks the union of the WARCs and logs against the site, politeness across workers
-# from the server's request times, and the near-duplicate decisions. `make stress` runs
+# from the server's request times, the near-duplicate decisions, and that every exact
+# duplicate is a revisit record referring to a response record in one of the WARCs. `make stress` runs
 # it with 20 kills and a redis-server restart.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CR=$TMP/crawl_redis

@@ -10,7 +10,8 @@ own to the crawler: its own queue, politeness and robots.txt), every request log
 the time it was read. robots.txt asks for Crawl-delay: --crawl-delay. Page N of a host
 links pages 2N+1 and 2N+2 of it and, now and then, a page of the next host; a leaf page
 of each host has a planted near-duplicate on the next host (the same heading and text,
-other bytes), so which copy is kept depends on which worker fetches first.
+other bytes), and two of them a byte-for-byte copy there (an exact duplicate: a revisit
+record of the other), so which copy is kept depends on which worker fetches first.
 
 With --redis-restarts, redis-server is killed with SIGKILL mid-crawl and started again in
 place --redis-down seconds later: the workers connect again (crawl --redis-retry) and go
@@ -19,10 +20,13 @@ is a failure, not restarted.
 
 Checks, after every worker has exited 0:
   - the union of the logs is the site: every URL once, in one worker's log;
-  - the WARCs hold one response record per URL logged new, each URL once in all of them;
+  - the WARCs hold one response record per URL logged new, each URL once in all of them,
+    and every revisit record refers to a response record in one of them;
   - per host, from an answer to the next request: --crawl-delay or more, across workers;
   - no two kept pages within k bits; every near-duplicate has a kept page within k;
-  - URLs requested more than once are at most the transfers in flight at the kills.
+  - URLs requested more than once are at most the URLs the killed workers held leases of
+    (read from Redis right after each kill: transfers in flight and pages decided but not
+    yet committed).
 Exit 0 when all hold; otherwise the failures on stderr.
 """
 import argparse
@@ -63,6 +67,12 @@ class Site:
         words = [r.choice(WORDS) + str(r.randrange(500)) for _ in range(150)]
         return "".join("<p>%s.</p>" % " ".join(words[i:i + 30]) for i in range(0, 150, 30))
 
+    def exact_of(self, h):
+        """leaves of host h (not near-duplicated) copied byte for byte, as /e/N.html, on
+        host h+1"""
+        first_leaf = self.pages // 2
+        return [n for n in range(first_leaf, self.pages) if n % 4 == 3][:2]
+
     def dup_of(self, h):
         """the leaves of host h copied, as /d/N.html, on host h+1"""
         first_leaf = self.pages // 2
@@ -76,6 +86,8 @@ class Site:
             prev = (h - 1) % self.hosts
             for n in self.dup_of(prev):
                 out.add("http://127.0.0.1:%d/d/%d.html" % (port, n))
+            for n in self.exact_of(prev):
+                out.add("http://127.0.0.1:%d/e/%d.html" % (port, n))
         return out
 
     def page(self, h, path):
@@ -93,9 +105,17 @@ class Site:
             if n == 0:  # the copies hang on the root, which is never a duplicate
                 links += ['<a href="/d/%d.html">copy</a>' % m
                           for m in self.dup_of((h - 1) % self.hosts)]
+                links += ['<a href="/e/%d.html">exact copy</a>' % m
+                          for m in self.exact_of((h - 1) % self.hosts)]
             return ("<html><head><title>Host %d page %d</title></head><body><h1>Host %d "
                     "page %d</h1>%s<ul><li>%s</li></ul></body></html>\n"
                     % (h, n, h, n, self.text(h, n), "</li><li>".join(links))).encode()
+        if path.startswith("/e/") and path.endswith(".html"):
+            n = int(path[3:-5])
+            prev = (h - 1) % self.hosts
+            if n not in self.exact_of(prev) or prev == h:
+                return None
+            return self.page(prev, "/p/%d.html" % n)  # the same bytes: an exact duplicate
         if path.startswith("/d/") and path.endswith(".html"):
             n = int(path[3:-5])
             prev = (h - 1) % self.hosts
@@ -108,7 +128,9 @@ class Site:
         return None
 
 
-def serve(site, delay, log, lock):
+def serve(site, delay, log, lock, disallow=None):
+    """site's hosts on ports of their own; robots.txt asks for Crawl-delay delay (and
+    disallows the path prefix disallow); every request logged in log"""
     servers = []
     for h in range(site.hosts):
         class H(http.server.BaseHTTPRequestHandler):
@@ -123,7 +145,8 @@ def serve(site, delay, log, lock):
                 with lock:
                     log.append(entry)
                 if self.path == "/robots.txt":
-                    body = ("User-agent: *\nCrawl-delay: %g\n" % delay).encode()
+                    body = ("User-agent: *\n%sCrawl-delay: %g\n"
+                            % ("Disallow: %s\n" % disallow if disallow else "", delay)).encode()
                     ctype = "text/plain"
                 else:
                     body = site.page(self.host, self.path)
@@ -169,22 +192,33 @@ def start_redis(d, port, durable):
     sys.exit("redis-server did not start on port %d" % port)
 
 
-def warc_records(path):
-    """(type, target URI) of each record of a .warc.gz (one gzip member per record)"""
+def leased(port, worker):
+    """how many URLs worker holds the lease of (its lease set in Redis); 4, a worker's
+    transfers, when Redis does not answer (restarted just then)"""
+    try:
+        out = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port), "SCARD",
+                              "simcrawl:wl:" + worker], capture_output=True, text=True,
+                             timeout=5).stdout.strip()
+        return int(out)
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 4
+
+
+def warc_fields(path):
+    """the header fields (lower-case names) of each record of a .warc.gz (one gzip member
+    per record)"""
     out = []
     with gzip.open(path, "rb") as f:
         data = f.read()
     pos = 0
     while pos < len(data):
         end = data.index(b"\r\n\r\n", pos)
-        head = data[pos:end].decode("utf-8", "replace").split("\r\n")
         fields = {}
-        for line in head[1:]:
+        for line in data[pos:end].decode("utf-8", "replace").split("\r\n")[1:]:
             k, _, v = line.partition(":")
             fields[k.strip().lower()] = v.strip()
-        length = int(fields["content-length"])
-        out.append((fields.get("warc-type"), fields.get("warc-target-uri")))
-        pos = end + 4 + length + 4
+        out.append(fields)
+        pos = end + 4 + int(fields["content-length"]) + 4
     return out
 
 
@@ -222,7 +256,7 @@ def main():
         site.ports = [int(p) for p in a.ports.split(",")]
         site.hosts = a.hosts = len(site.ports)
         for h in range(a.hosts):
-            for sub in ("p", "d"):
+            for sub in ("p", "d", "e"):
                 os.makedirs(os.path.join(a.dir, "h%d" % h, sub), exist_ok=True)
             with open(os.path.join(a.dir, "h%d" % h, "robots.txt"), "w") as f:
                 f.write("User-agent: *\nDisallow: /private/\n")
@@ -250,6 +284,7 @@ def main():
     procs = {w: start(w) for w in range(a.workers)}
     kills = restarts = redis_restarts = 0
     kill_times = []
+    leased_at_kills = 0
     deadline = time.time() + a.timeout
     expected = len(site.urls())
     try:
@@ -267,6 +302,7 @@ def main():
                     kill_times.append(time.time())
                     procs[w].wait()
                     kills += 1
+                    leased_at_kills += leased(rport, "w%d" % w)
                     procs[w] = start(w)  # the same name: takes over its files
             if (redis_restarts < a.redis_restarts and kills >= a.kills // 2 and
                     done > expected / 2):
@@ -321,7 +357,16 @@ def main():
     for w in range(a.workers):
         path = os.path.join(a.dir, "out-w%d.warc.gz" % w)
         if os.path.exists(path):
-            recs += [(t, u) for t, u in warc_records(path) if t in ("response", "revisit")]
+            recs += [f for f in warc_fields(path) if f.get("warc-type") in ("response", "revisit")]
+    # a revisit refers to a response record that is there (in any worker's WARC), even
+    # when the original's worker was killed before its commit and fetched the page again
+    ids = {f["warc-record-id"] for f in recs if f["warc-type"] == "response"}
+    dangling = [f["warc-target-uri"] for f in recs
+                if f["warc-type"] == "revisit" and f.get("warc-refers-to") not in ids]
+    if dangling:
+        fails.append("%d revisit records refer to no response record: %s"
+                     % (len(dangling), dangling[:3]))
+    recs = [(f["warc-type"], f["warc-target-uri"]) for f in recs]
     resp = [u for t, u in recs if t == "response"]
     new = {o["url"] for o in lines if o["decision"] == "new"}
     exact = {o["url"] for o in lines if o["decision"] == "exact-duplicate"}
@@ -332,8 +377,12 @@ def main():
     if set(resp) != new:
         fails.append("WARCs: %d responses of URLs not logged new, %d new URLs not archived"
                      % (len(set(resp) - new), len(new - set(resp))))
-    if not {u for t, u in recs if t == "revisit"} <= exact:
-        fails.append("WARCs: revisit records of URLs not logged exact-duplicate")
+    if {u for t, u in recs if t == "revisit"} != exact:
+        fails.append("WARCs: revisit records of URLs not logged exact-duplicate, or exact "
+                     "duplicates without one")
+    planted = sum(len(site.exact_of(h)) for h in range(a.hosts))
+    if len(exact) != planted:
+        fails.append("%d exact duplicates logged, %d planted" % (len(exact), planted))
     # politeness across workers: per host, arrivals --crawl-delay apart
     # (a request is read after it was sent, an answer sent after the time taken before
     # writing it: the gap from that time to the next request's reading is no more than
@@ -371,18 +420,22 @@ def main():
     if near == 0:
         fails.append("no near-duplicate found (%d planted)" % sum(
             len(site.dup_of(h)) for h in range(a.hosts)))
-    # requested more than once: only transfers in flight at a kill (4 per worker)
+    # requested more than once: only URLs a killed worker held the lease of (fetched or
+    # decided, not committed), 4 a worker restarted after an error (its transfers)
     paths = {}
     for h, t, p, port, tw in log:
         if p != "/robots.txt":
             paths[(h, p)] = paths.get((h, p), 0) + 1
     again = sum(n - 1 for n in paths.values() if n > 1)
-    if again > 4 * (kills + restarts):
-        fails.append("%d requests repeated, more than the %d transfers in flight at %d kills"
-                     % (again, 4 * (kills + restarts), kills + restarts))
+    if again > leased_at_kills + 4 * restarts:
+        fails.append("%d requests repeated, more than the %d URLs leased by the workers "
+                     "killed (%d kills) and the transfers of %d restarts"
+                     % (again, leased_at_kills, kills, restarts))
     print("crawl_redis: %d workers, %d hosts, %d URLs, %d kills, %d restarts after an error, "
-          "%d redis-server restarts, %d requests (%d repeated), %d near-duplicates"
+          "%d redis-server restarts, %d requests (%d repeated, %d URLs leased by the killed "
+          "workers), %d near-duplicates"
           % (a.workers, a.hosts, len(want), kills, restarts, redis_restarts, len(log), again,
+             leased_at_kills,
              near))
     for f in fails:
         print("FAIL: " + f, file=sys.stderr)
