@@ -1457,7 +1457,7 @@ static void test_loop_focused_state_window(void)
     focus_resume_check(4, 1024);
 }
 
-/* The state's page records: batched (crawl/state.c, "batches"), yet read back in order
+/* The state's page records: batched (crawler/state.c, "batches"), yet read back in order
  * with their lengths (0 included) before and after a commit; a group not committed is
  * gone on reopening, the committed ones are there once. A new state has 8 KiB pages. */
 struct page_seen {
