@@ -335,17 +335,6 @@ static int apply_option(struct options *o, const struct opt_spec *s, const char 
     return -1;
 }
 
-/* The options that are not config keys (crawl --help says which): where the options come
- * from, and how much this one run says. */
-static int cmdline_only(const char *name)
-{
-    static const char *const only[] = {"config", "quiet", "verbose", "help"};
-    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
-        if (strcmp(name, only[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
 static int set_option(struct options *o, const char *name, const char *v, const char *where)
 {
@@ -356,13 +345,6 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             return 0;
         cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "", name,
                         opt_specs[i].bad, v);
-        return -1;
-    }
-    if (where && cmdline_only(name)) {
-        cli_usage_error(CMD,
-                        "%s: '%s' is not a config key: --%s is given on the command "
-                        "line only",
-                        where, name, name);
         return -1;
     }
     cli_unknown_key(CMD, where, name, usage);
