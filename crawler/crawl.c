@@ -1289,6 +1289,16 @@ static enum crawl_code seen_add(struct crawl *c, uint64_t hash, int *added)
         c->n_seen += (uint64_t)*added;
         return rc;
     }
+    if (!c->seen_bloom) { /* nothing spilled yet: the table is the whole seen set */
+        enum crawl_code rc = crawl_seen_add(c->seen, hash, added);
+        if (rc == CRAWL_ETOOLARGE) { /* new (the table was full without it) */
+            rc = seen_spill(c);
+            if (rc == CRAWL_OK)
+                rc = crawl_seen_add(c->seen, hash, added);
+        }
+        c->n_seen += (uint64_t)*added;
+        return rc;
+    }
     if (crawl_seen_contains(c->seen, hash))
         return CRAWL_OK;
     int seen = 0;

@@ -114,10 +114,26 @@ struct state_texts {
     uint64_t bytes; /* the packed texts' bytes, when bytes_known */
     int bytes_known;
 };
+/* HOW IT WORKS (batches). The page records (crawl_state_page_add: two a page archived in
+ * simcrawl) wait in memory and go into the open transaction BATCH_ROWS rows a statement, at
+ * the commit (and before crawl_state_foreach_page, their only reader). The transaction,
+ * and what a COMMIT makes durable, are the same as writing each at once: a kill before
+ * the COMMIT loses the group either way. What it saves: a statement's start and end, whose
+ * cursors are allocated and freed at every step (Debian's SQLite is built without
+ * lookaside memory). The URLs' final states are not batched: a multi-row UPDATE ... FROM
+ * (VALUES ...) materializes its rows in a temporary table at every step, whose memory,
+ * freed and taken again, cost more system time than the statements saved
+ * (docs/BENCHMARKS.md, "Crawl state"). */
+#define BATCH_ROWS 64
 
 struct crawl_state {
     sqlite3 *db;
     sqlite3_stmt *st[S_N];
+    sqlite3_stmt *pages_batch; /* INSERT INTO pages: BATCH_ROWS rows */
+    unsigned char *pg;         /* the page records waiting, end to end */
+    size_t pg_len, pg_cap;
+    size_t *pg_end; /* where each ends in pg */
+    size_t pg_n, pg_ncap;
     char path[4096];
     int in_tx;
     size_t pending; /* changes since the last commit */
@@ -166,6 +182,49 @@ static void crash(struct crawl_state *s, const char *name)
         s->crash(name);
 }
 
+/* The multi-row statements of the batches. */
+static enum crawl_code prepare_batches(struct crawl_state *s)
+{
+    char sql[BATCH_ROWS * 16 + 256];
+    size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO pages(data) VALUES (?)");
+    for (int i = 1; i < BATCH_ROWS; i++)
+        n += (size_t)snprintf(sql + n, sizeof sql - n, ",(?)");
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->pages_batch, NULL) !=
+        SQLITE_OK)
+        return db_fail(s, "prepare");
+    return CRAWL_OK;
+}
+
+/* The page records waiting, into the open transaction. */
+static enum crawl_code flush_pages(struct crawl_state *s)
+{
+    size_t i = 0, start = 0;
+    enum crawl_code rc = CRAWL_OK;
+    while (rc == CRAWL_OK && i < s->pg_n) {
+        size_t k = s->pg_n - i >= BATCH_ROWS ? BATCH_ROWS : 1;
+        sqlite3_stmt *q = k > 1 ? s->pages_batch : s->st[S_PAGE_ADD];
+        for (size_t j = 0; j < k; j++) {
+            size_t end = s->pg_end[i + j];
+            sqlite3_bind_blob64(q, (int)j + 1, end > start ? (const void *)(s->pg + start) : "",
+                                end - start, SQLITE_STATIC);
+            start = end;
+        }
+        if (sqlite3_step(q) != SQLITE_DONE)
+            rc = db_fail(s, "add a page record");
+        sqlite3_reset(q);
+        i += k;
+    }
+    s->pg_n = 0;
+    s->pg_len = 0;
+    return rc;
+}
+
+/* The batches, into the open transaction. */
+static enum crawl_code flush(struct crawl_state *s)
+{
+    return s->pg_n ? flush_pages(s) : CRAWL_OK;
+}
+
 enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_state **out,
                                  int *created, char *err, size_t errlen)
 {
@@ -199,11 +258,17 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
     sqlite3_busy_timeout(s->db, 2000);
     /* a second crawl on the same DIR would interleave two crawls' WARC offsets: one
      * writer, held by an exclusive lock for the life of the process (WAL allows it) */
-    if (exec(s, "PRAGMA locking_mode = EXCLUSIVE") != CRAWL_OK ||
+    /* A new state's pages are of 8 KiB (SQLite's default 4): the hash index takes random
+     * inserts, so a group commit writes most of its pages to the WAL each time; half as many
+     * pages, half the writes and reads of the WAL and its checkpoints (bench_state.sh: 42 %
+     * fewer pwrite calls). A state made with 4 KiB pages keeps them (the file says which). */
+    if (exec(s, "PRAGMA page_size = 8192") != CRAWL_OK ||
+        exec(s, "PRAGMA locking_mode = EXCLUSIVE") != CRAWL_OK ||
         exec(s, "PRAGMA journal_mode = WAL") != CRAWL_OK ||
         exec(s, durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") !=
             CRAWL_OK ||
-        exec(s, "PRAGMA cache_size = -16384") != CRAWL_OK) /* 16 MiB of pages at most */
+        exec(s, "PRAGMA cache_size = -16384") != CRAWL_OK || /* 16 MiB of pages at most */
+        exec(s, "PRAGMA secure_delete = OFF") != CRAWL_OK) /* Debian builds it on: no secret here */
         goto fail;
     if (exec(s, "BEGIN IMMEDIATE") != CRAWL_OK) {
         st_err(s, "%s is in use by another crawl (or damaged): %s", s->path, sqlite3_errmsg(s->db));
@@ -258,6 +323,8 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
             db_fail(s, "prepare");
             goto fail;
         }
+    if (prepare_batches(s) != CRAWL_OK)
+        goto fail;
     if ((!have || s->migrated_from) &&
         crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
         goto fail;
@@ -291,7 +358,10 @@ void crawl_state_close(struct crawl_state *s)
     for (int i = 0; i < S_N; i++)
         sqlite3_finalize(s->st[i]);
     texts_close(s);
+    sqlite3_finalize(s->pages_batch);
     sqlite3_close(s->db);
+    free(s->pg);
+    free(s->pg_end);
     free(s);
 }
 
@@ -347,6 +417,9 @@ enum crawl_code crawl_state_commit(struct crawl_state *s)
         size_t kept;
         return crawl_redis_commit(s->redis, 0, NULL, NULL, &kept);
     }
+    enum crawl_code rc = flush(s);
+    if (rc != CRAWL_OK)
+        return rc;
     crash(s, "crawl-commit-begin");
     if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return db_fail(s, "commit");
@@ -756,12 +829,28 @@ enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, si
 {
     if (s->redis)
         return crawl_redis_page_add(s->redis, data, len);
-    sqlite3_stmt *q = s->st[S_PAGE_ADD];
-    sqlite3_bind_blob64(q, 1, len ? data : "", len, SQLITE_STATIC);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "add a page record");
+    if (s->pg_n == s->pg_ncap) {
+        size_t cap = s->pg_ncap ? 2 * s->pg_ncap : 256;
+        size_t *v = realloc(s->pg_end, cap * sizeof *v);
+        if (!v)
+            return CRAWL_ENOMEM;
+        s->pg_end = v;
+        s->pg_ncap = cap;
+    }
+    if (len > s->pg_cap - s->pg_len) {
+        size_t cap = s->pg_cap ? s->pg_cap : 65536;
+        while (len > cap - s->pg_len)
+            cap *= 2;
+        unsigned char *v = realloc(s->pg, cap);
+        if (!v)
+            return CRAWL_ENOMEM;
+        s->pg = v;
+        s->pg_cap = cap;
+    }
+    if (len)
+        memcpy(s->pg + s->pg_len, data, len);
+    s->pg_len += len;
+    s->pg_end[s->pg_n++] = s->pg_len;
     s->pending++;
     return CRAWL_OK;
 }
@@ -772,6 +861,9 @@ enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
 {
     if (s->redis)
         return crawl_redis_foreach_page(s->redis, fn, userdata);
+    enum crawl_code frc = flush(s); /* the records still waiting first */
+    if (frc != CRAWL_OK)
+        return frc;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT data FROM pages ORDER BY seq", -1, &q, NULL) != SQLITE_OK)
         return db_fail(s, "read page records");
@@ -914,9 +1006,19 @@ enum crawl_code crawl_state_text_bytes(struct crawl_state *s, uint64_t *bytes)
 enum crawl_code crawl_state_page_add_text(struct crawl_state *s, const void *data, size_t len,
                                           const struct crawl_text *text, uint64_t max_bytes)
 {
-    enum crawl_code rc = crawl_state_page_add(s, data, len);
-    if (rc != CRAWL_OK || s->redis || !text || !text->z)
+    if (s->redis || !text || !text->z)
+        return crawl_state_page_add(s, data, len); /* batched (HOW IT WORKS, batches) */
+    /* a record with a text is written now, after those waiting, for its seq */
+    enum crawl_code rc = flush(s);
+    if (rc != CRAWL_OK)
         return rc;
+    sqlite3_stmt *pq = s->st[S_PAGE_ADD];
+    sqlite3_bind_blob64(pq, 1, len ? data : "", len, SQLITE_STATIC);
+    int pr = sqlite3_step(pq);
+    sqlite3_reset(pq);
+    if (pr != SQLITE_DONE)
+        return db_fail(s, "add a page record");
+    s->pending++;
     int64_t seq = sqlite3_last_insert_rowid(s->db); /* the record's */
     uint64_t bytes;
     if ((rc = crawl_state_text_bytes(s, &bytes)) != CRAWL_OK)
@@ -992,6 +1094,9 @@ enum crawl_code crawl_state_foreach_page_text(struct crawl_state *s, page_text_f
         struct redis_texts rt = {fn, userdata};
         return crawl_redis_foreach_page(s->redis, redis_text_row, &rt);
     }
+    enum crawl_code frc = flush(s); /* the records still waiting first */
+    if (frc != CRAWL_OK)
+        return frc;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(s->db,
                            "SELECT p.seq, p.data, t.seq IS NOT NULL, t.len, t.z FROM pages p "

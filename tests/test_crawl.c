@@ -41,8 +41,7 @@ static struct crawl_host *host_of(struct crawl_frontier *f, const char *url)
     return h;
 }
 
-static void push(struct crawl_frontier *f, const char *url, unsigned depth, float prio,
-                 double now)
+static void push(struct crawl_frontier *f, const char *url, unsigned depth, float prio, double now)
 {
     struct crawl_host *h = host_of(f, url);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -90,9 +89,9 @@ static void test_frontier_delay_per_host(void)
     free(it.url);
     /* host b is not held up by a's delay */
     ASSERT_EQ_FATAL(crawl_frontier_pop(f, 10.0, &it, &h2, &wake), 1);
-    CU_ASSERT_STRING_EQUAL(crawl_host_origin(h2),
-                           strcmp(crawl_host_origin(h1), "http://a") == 0 ? "http://b"
-                                                                          : "http://a");
+    CU_ASSERT_STRING_EQUAL(crawl_host_origin(h2), strcmp(crawl_host_origin(h1), "http://a") == 0
+                                                      ? "http://b"
+                                                      : "http://a");
     free(it.url);
     crawl_frontier_done(f, h1, 10.5);
     crawl_frontier_done(f, h2, 10.5);
@@ -189,7 +188,6 @@ static void test_frontier_no_starvation(void)
     crawl_frontier_free(f);
 }
 
-
 /* cancel gives the turn back: no delay is spent on an item that was not fetched */
 static void test_frontier_cancel_keeps_turn(void)
 {
@@ -255,7 +253,6 @@ static void test_frontier_cap(void)
     crawl_frontier_free(f);
 }
 
-
 /* ---- the fetcher against tests/httpd ---- */
 
 static char big_body[2 * 1024 * 1024];
@@ -263,33 +260,71 @@ static char big_body[2 * 1024 * 1024];
 static const char PAGE[] = "<html><head><title>t</title></head><body><p>hello</p></body></html>";
 
 static const struct test_route fetch_routes[] = {
-    {"/page.html", 0, {.status = 200, .content_type = "text/html; charset=utf-8", .body = PAGE,
-                       .body_len = sizeof PAGE - 1}},
-    {"/xhtml", 0, {.status = 200, .content_type = "application/xhtml+xml", .body = PAGE,
-                   .body_len = sizeof PAGE - 1}},
-    {"/gz.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
-                     .body_len = sizeof PAGE - 1, .gzip = 1}},
-    {"/chunked.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
-                          .body_len = sizeof PAGE - 1, .chunked = 1}},
-    {"/image.png", 0, {.status = 200, .content_type = "image/png", .body = big_body,
-                       .body_len = sizeof big_body}},
+    {"/page.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html; charset=utf-8",
+      .body = PAGE,
+      .body_len = sizeof PAGE - 1}},
+    {"/xhtml",
+     0,
+     {.status = 200,
+      .content_type = "application/xhtml+xml",
+      .body = PAGE,
+      .body_len = sizeof PAGE - 1}},
+    {"/gz.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE,
+      .body_len = sizeof PAGE - 1,
+      .gzip = 1}},
+    {"/chunked.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE,
+      .body_len = sizeof PAGE - 1,
+      .chunked = 1}},
+    {"/image.png",
+     0,
+     {.status = 200, .content_type = "image/png", .body = big_body, .body_len = sizeof big_body}},
     {"/missing", 0, {.status = 404, .content_type = "text/html", .body = "no", .body_len = 2}},
     {"/error", 0, {.status = 500, .content_type = "text/html", .body = "err", .body_len = 3}},
     {"/moved", 0, {.status = 301, .headers = "Location: /page.html"}},
-    {"/big.html", 0, {.status = 200, .content_type = "text/html", .body = big_body,
-                      .body_len = sizeof big_body}},
-    {"/endless.html", 0, {.status = 200, .content_type = "text/html",
-                          .fault = TEST_FAULT_ENDLESS}},
-    {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
-                       .body_len = sizeof PAGE - 1, .fault = TEST_FAULT_HANG,
-                       .fault_ms = 10000}},
-    {"/drip.html", 0, {.status = 200, .content_type = "text/html", .body = PAGE,
-                       .body_len = sizeof PAGE - 1, .fault = TEST_FAULT_DRIP,
-                       .fault_ms = 1000}},
-    {"/reset.html", 0, {.status = 200, .content_type = "text/html", .body = big_body,
-                        .body_len = 200000, .fault = TEST_FAULT_RESET}},
-    {"/robots.txt", 0, {.status = 200, .content_type = "text/plain",
-                        .body = "User-agent: *\nDisallow: /x\n", .body_len = 27}},
+    {"/big.html",
+     0,
+     {.status = 200, .content_type = "text/html", .body = big_body, .body_len = sizeof big_body}},
+    {"/endless.html", 0, {.status = 200, .content_type = "text/html", .fault = TEST_FAULT_ENDLESS}},
+    {"/hang.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE,
+      .body_len = sizeof PAGE - 1,
+      .fault = TEST_FAULT_HANG,
+      .fault_ms = 10000}},
+    {"/drip.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = PAGE,
+      .body_len = sizeof PAGE - 1,
+      .fault = TEST_FAULT_DRIP,
+      .fault_ms = 1000}},
+    {"/reset.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = big_body,
+      .body_len = 200000,
+      .fault = TEST_FAULT_RESET}},
+    {"/robots.txt",
+     0,
+     {.status = 200,
+      .content_type = "text/plain",
+      .body = "User-agent: *\nDisallow: /x\n",
+      .body_len = 27}},
 };
 
 /* Fetches every path at once; responses land in out[] in the order of paths. */
@@ -302,9 +337,9 @@ static void fetch_all(struct test_httpd *h, const struct crawl_fetcher_opts *o,
     for (size_t i = 0; i < n; i++) {
         char url[256];
         out[i] = NULL;
-        ASSERT_EQ(crawl_fetcher_add(fx, test_httpd_url(h, paths[i], url, sizeof url),
-                                          kind, (void *)(uintptr_t)i),
-                        CRAWL_OK);
+        ASSERT_EQ(crawl_fetcher_add(fx, test_httpd_url(h, paths[i], url, sizeof url), kind,
+                                    (void *)(uintptr_t)i),
+                  CRAWL_OK);
     }
     size_t got = 0;
     double until = crawl_clock() + 20; /* a bound for a broken fetcher, never reached */
@@ -324,16 +359,21 @@ static void fetch_all(struct test_httpd *h, const struct crawl_fetcher_opts *o,
 static void test_fetch_outcomes(void)
 {
     memset(big_body, 'a', sizeof big_body);
-    struct test_httpd *h = test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
+    struct test_httpd *h =
+        test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    struct crawl_fetcher_opts o = {.concurrency = 16, .per_host = 16, .timeout = 3,
-                                   .connect_timeout = 2, .low_speed_bytes = 100,
-                                   .low_speed_time = 2, .max_body = 1024 * 1024,
+    struct crawl_fetcher_opts o = {.concurrency = 16,
+                                   .per_host = 16,
+                                   .timeout = 3,
+                                   .connect_timeout = 2,
+                                   .low_speed_bytes = 100,
+                                   .low_speed_time = 2,
+                                   .max_body = 1024 * 1024,
                                    .user_agent = "simcrawl-test/1"};
     static const char *const paths[] = {
-        "/page.html", "/xhtml", "/gz.html", "/chunked.html", "/image.png", "/missing",
-        "/error", "/moved", "/big.html", "/endless.html", "/hang.html", "/drip.html",
-        "/reset.html"};
+        "/page.html", "/xhtml",     "/gz.html",   "/chunked.html", "/image.png",
+        "/missing",   "/error",     "/moved",     "/big.html",     "/endless.html",
+        "/hang.html", "/drip.html", "/reset.html"};
     enum { N = sizeof paths / sizeof paths[0] };
     struct crawl_response *r[N];
     double t0 = crawl_clock();
@@ -359,8 +399,7 @@ static void test_fetch_outcomes(void)
     /* gzip: kept as the server coded it, for the WARC */
     ASSERT_EQ(r[2]->result, CRAWL_FETCH_DONE);
     CU_ASSERT_PTR_NOT_NULL(r[2]->content_encoding);
-    CU_ASSERT(r[2]->len - r[2]->head_len >= 2 &&
-              (unsigned char)r[2]->data[r[2]->head_len] == 0x1f);
+    CU_ASSERT(r[2]->len - r[2]->head_len >= 2 && (unsigned char)r[2]->data[r[2]->head_len] == 0x1f);
     /* chunked: curl removed the coding, the head says so under another name */
     ASSERT_EQ(r[3]->result, CRAWL_FETCH_DONE);
     ASSERT_EQ(r[3]->len - r[3]->head_len, sizeof PAGE - 1);
@@ -480,8 +519,11 @@ static void test_fetch_header_caps(void)
     struct raw_server line, many;
     ASSERT_EQ_FATAL(raw_server_start(&line, 1, 100u << 20), 0);
     ASSERT_EQ_FATAL(raw_server_start(&many, 0, 300u << 10), 0);
-    struct crawl_fetcher_opts o = {.concurrency = 4, .per_host = 4, .timeout = 10,
-                                   .connect_timeout = 2, .max_body = 1024 * 1024,
+    struct crawl_fetcher_opts o = {.concurrency = 4,
+                                   .per_host = 4,
+                                   .timeout = 10,
+                                   .connect_timeout = 2,
+                                   .max_body = 1024 * 1024,
                                    .user_agent = "simcrawl-test/1"};
     struct crawl_fetcher *fx = NULL;
     ASSERT_EQ_FATAL(crawl_fetcher_new(&o, &fx), CRAWL_OK);
@@ -517,7 +559,8 @@ static void test_fetch_header_caps(void)
 
 static void test_fetch_robots_kind(void)
 {
-    struct test_httpd *h = test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
+    struct test_httpd *h =
+        test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct crawl_fetcher_opts o = {.timeout = 3};
     static const char *const paths[] = {"/robots.txt", "/moved", "/image.png"};
@@ -540,7 +583,8 @@ static void test_fetch_robots_kind(void)
 /* 40 pages over 4 connections: every page arrives, connections are reused. */
 static void test_fetch_many_reuse(void)
 {
-    struct test_httpd *h = test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
+    struct test_httpd *h =
+        test_httpd_start(fetch_routes, sizeof fetch_routes / sizeof fetch_routes[0], NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct crawl_fetcher_opts o = {.concurrency = 4, .per_host = 4, .timeout = 5};
     enum { N = 40 };
@@ -707,8 +751,8 @@ static void test_loop_tree_coverage(void)
     struct test_httpd *h = test_httpd_start(NULL, 0, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 8, .per_host = 4, .max_depth = -1,
-                           .ignore_robots = 1};
+    struct crawl_opts o = {
+        .delay = 0, .concurrency = 8, .per_host = 4, .max_depth = -1, .ignore_robots = 1};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -757,8 +801,8 @@ static void test_loop_depth_and_page_limits(void)
 
     h = test_httpd_start(NULL, 0, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    struct crawl_opts o2 = {.delay = 0, .concurrency = 8, .max_pages = 10, .max_depth = -1,
-                            .ignore_robots = 1};
+    struct crawl_opts o2 = {
+        .delay = 0, .concurrency = 8, .max_pages = 10, .max_depth = -1, .ignore_robots = 1};
     c = loop_new(&ctx, &o2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     ASSERT_EQ(crawl_add_seed(c, test_httpd_url(h, "/t/0", url, sizeof url)), CRAWL_OK);
@@ -779,14 +823,18 @@ static void test_loop_depth_and_page_limits(void)
 static void test_loop_politeness_delay(void)
 {
     static const struct test_route routes[] = {
-        {"/robots.txt", 0, {.status = 200, .content_type = "text/plain",
-                            .body = "User-agent: *\nCrawl-delay: 0.4\n", .body_len = 30}},
+        {"/robots.txt",
+         0,
+         {.status = 200,
+          .content_type = "text/plain",
+          .body = "User-agent: *\nCrawl-delay: 0.4\n",
+          .body_len = 30}},
     };
     struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0.2, .concurrency = 8, .per_host = 1, .max_pages = 6,
-                           .max_depth = -1};
+    struct crawl_opts o = {
+        .delay = 0.2, .concurrency = 8, .per_host = 1, .max_pages = 6, .max_depth = -1};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -813,8 +861,12 @@ static void test_loop_robots_disallowed_never_fetched(void)
 {
     static const char robots[] = "User-agent: *\nDisallow: /t/1\n";
     static const struct test_route routes[] = {
-        {"/robots.txt", 0, {.status = 200, .content_type = "text/plain", .body = robots,
-                            .body_len = sizeof robots - 1}},
+        {"/robots.txt",
+         0,
+         {.status = 200,
+          .content_type = "text/plain",
+          .body = robots,
+          .body_len = sizeof robots - 1}},
     };
     struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -846,14 +898,19 @@ static void test_loop_robots_unreachable_says_why(void)
     static char robots[64 * 1024];
     memset(robots, '#', sizeof robots);
     static const struct test_route routes[] = {
-        {"/robots.txt", 0, {.status = 200, .content_type = "text/plain", .body = robots,
-                            .body_len = sizeof robots, .fault = TEST_FAULT_RESET}},
+        {"/robots.txt",
+         0,
+         {.status = 200,
+          .content_type = "text/plain",
+          .body = robots,
+          .body_len = sizeof robots,
+          .fault = TEST_FAULT_RESET}},
     };
     struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3, .robots_outage = 1,
-                           .robots_backoff = 0.3};
+    struct crawl_opts o = {
+        .delay = 0, .concurrency = 4, .max_depth = 3, .robots_outage = 1, .robots_backoff = 0.3};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -870,7 +927,7 @@ static void test_loop_robots_unreachable_says_why(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(open);
     CU_ASSERT_PTR_NOT_NULL_FATAL(close);
     const char *why = open + strlen("robots.txt unavailable (");
-    CU_ASSERT(close - why >= 8); /* a reason, not "" */
+    CU_ASSERT(close - why >= 8);              /* a reason, not "" */
     CU_ASSERT(strncmp(why, "HTTP ", 5) != 0); /* a network error, not an HTTP status */
     crawl_free(c);
     test_httpd_stop(h);
@@ -926,8 +983,8 @@ static void test_loop_robots_5xx_then_ok_crawls(void)
     struct test_httpd *h = flaky_start(&fr, 500, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_outage = 10,
-                           .robots_backoff = 0.5};
+    struct crawl_opts o = {
+        .delay = 0, .concurrency = 4, .max_depth = 1, .robots_outage = 10, .robots_backoff = 0.5};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -958,7 +1015,10 @@ static void test_loop_robots_retry_keeps_delay(void)
     struct test_httpd *h = flaky_start(&fr, 503, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0.5, .concurrency = 4, .max_depth = 0, .robots_outage = 10,
+    struct crawl_opts o = {.delay = 0.5,
+                           .concurrency = 4,
+                           .max_depth = 0,
+                           .robots_outage = 10,
                            .robots_backoff = 0.05};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -983,14 +1043,15 @@ static void test_loop_robots_retry_keeps_delay(void)
 static void test_loop_robots_5xx_outage_limit(void)
 {
     static const struct test_route routes[] = {
-        {"/robots.txt", 0, {.status = 503, .content_type = "text/plain", .body = "down",
-                            .body_len = 4}},
+        {"/robots.txt",
+         0,
+         {.status = 503, .content_type = "text/plain", .body = "down", .body_len = 4}},
     };
     struct test_httpd *h = test_httpd_start(routes, 1, tree_handler, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 3, .robots_outage = 2,
-                           .robots_backoff = 0.25};
+    struct crawl_opts o = {
+        .delay = 0, .concurrency = 4, .max_depth = 3, .robots_outage = 2, .robots_backoff = 0.25};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -1077,7 +1138,10 @@ static void test_loop_robots_refused_host_errors(void)
     struct test_httpd *h = flaky_start(&fr, 500, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_backoff = 0.2,
+    struct crawl_opts o = {.delay = 0,
+                           .concurrency = 4,
+                           .max_depth = 1,
+                           .robots_backoff = 0.2,
                            .unreachable_retries = 2};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -1111,8 +1175,13 @@ static void test_loop_robots_silent_host_time_cap(void)
     struct test_httpd *h = flaky_start(&fr, 500, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 4, .max_depth = 1, .robots_backoff = 0.2,
-                           .unreachable_retries = 10, .unreachable_time = 1, .timeout = 20,
+    struct crawl_opts o = {.delay = 0,
+                           .concurrency = 4,
+                           .max_depth = 1,
+                           .robots_backoff = 0.2,
+                           .unreachable_retries = 10,
+                           .unreachable_time = 1,
+                           .timeout = 20,
                            .connect_timeout = 20};
     struct crawl *c = loop_new3(&ctx, &o, 0); /* no low-speed abort either */
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -1137,23 +1206,46 @@ static const char LINKS_PAGE[] =
     "</body></html>";
 
 static const struct test_route fault_routes[] = {
-    {"/", 0, {.status = 200, .content_type = "text/html", .body = LINKS_PAGE,
-              .body_len = sizeof LINKS_PAGE - 1}},
+    {"/",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = LINKS_PAGE,
+      .body_len = sizeof LINKS_PAGE - 1}},
     {"/r1", 0, {.status = 301, .headers = "Location: /r2"}},
     {"/r2", 0, {.status = 302, .headers = "Location: /final.html#top"}},
-    {"/final.html", 0, {.status = 200, .content_type = "text/html", .body = "<p>final</p>",
-                        .body_len = 12}},
+    {"/final.html",
+     0,
+     {.status = 200, .content_type = "text/html", .body = "<p>final</p>", .body_len = 12}},
     {"/loop1", 0, {.status = 302, .headers = "Location: /loop2"}},
     {"/loop2", 0, {.status = 302, .headers = "Location: /loop1"}},
     {"/missing", 0, {.status = 404, .content_type = "text/html", .body = "no", .body_len = 2}},
     {"/error", 0, {.status = 500, .content_type = "text/html", .body = "err", .body_len = 3}},
-    {"/image.png", 0, {.status = 200, .content_type = "image/png", .body = "\x89PNG", .body_len = 4}},
-    {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = "x", .body_len = 1,
-                       .fault = TEST_FAULT_HANG, .fault_ms = 20000}},
-    {"/drip.html", 0, {.status = 200, .content_type = "text/html", .body = LINKS_PAGE,
-                       .body_len = sizeof LINKS_PAGE - 1, .fault = TEST_FAULT_DRIP}},
-    {"/reset.html", 0, {.status = 200, .content_type = "text/html", .body = LINKS_PAGE,
-                        .body_len = sizeof LINKS_PAGE - 1, .fault = TEST_FAULT_RESET}},
+    {"/image.png",
+     0,
+     {.status = 200, .content_type = "image/png", .body = "\x89PNG", .body_len = 4}},
+    {"/hang.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = "x",
+      .body_len = 1,
+      .fault = TEST_FAULT_HANG,
+      .fault_ms = 20000}},
+    {"/drip.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = LINKS_PAGE,
+      .body_len = sizeof LINKS_PAGE - 1,
+      .fault = TEST_FAULT_DRIP}},
+    {"/reset.html",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = LINKS_PAGE,
+      .body_len = sizeof LINKS_PAGE - 1,
+      .fault = TEST_FAULT_RESET}},
     {"/endless.html", 0, {.status = 200, .content_type = "text/html", .fault = TEST_FAULT_ENDLESS}},
 };
 
@@ -1191,13 +1283,16 @@ static void test_loop_memory_budget(void)
     size_t hl = (size_t)snprintf(home, sizeof home, "<html><body><h1>many big pages</h1>");
     for (unsigned i = 0; i < N_PLAIN + N_GZIP + 1; i++) {
         int huge = i == N_PLAIN + N_GZIP;
-        size_t size = huge ? MEM_BUDGET + 1024 * 1024
+        size_t size = huge                                       ? MEM_BUDGET + 1024 * 1024
                       : i < N_PLAIN || i == N_PLAIN + N_GZIP - 1 ? MEM_BIG
-                                                                  : 200u * 1024;
+                                                                 : 200u * 1024;
         bodies[i] = mem_page(size, i);
         CU_ASSERT_PTR_NOT_NULL_FATAL(bodies[i]);
-        snprintf(paths[i], sizeof paths[i], huge ? "/huge.html" : i < N_PLAIN ? "/big/%u.html"
-                                                                          : "/gz/%u.html", i);
+        snprintf(paths[i], sizeof paths[i],
+                 huge          ? "/huge.html"
+                 : i < N_PLAIN ? "/big/%u.html"
+                               : "/gz/%u.html",
+                 i);
         memset(&routes[i + 1], 0, sizeof routes[i + 1]);
         routes[i + 1].path = paths[i];
         routes[i + 1].response.status = 200;
@@ -1218,9 +1313,15 @@ static void test_loop_memory_budget(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
 
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 16, .per_host = 16, .max_depth = -1,
-                           .ignore_robots = 1, .max_body = 8u << 20, .timeout = 30,
-                           .workers = 2, .max_memory = MEM_BUDGET};
+    struct crawl_opts o = {.delay = 0,
+                           .concurrency = 16,
+                           .per_host = 16,
+                           .max_depth = -1,
+                           .ignore_robots = 1,
+                           .max_body = 8u << 20,
+                           .timeout = 30,
+                           .workers = 2,
+                           .max_memory = MEM_BUDGET};
     struct crawl *c = loop_new3(&ctx, &o, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -1362,7 +1463,8 @@ static void test_state_page_texts(void)
     memset(&seen, 0, sizeof seen);
     ASSERT_EQ(crawl_state_foreach_page_text(st, texts_row, &seen), CRAWL_OK);
     ASSERT_EQ(seen.status[4], CRAWL_TEXT_DAMAGED);
-    CU_ASSERT_PTR_NOT_NULL(strstr(crawl_state_error(st), "the text of page record 5 does not unpack"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(crawl_state_error(st), "the text of page record 5 does not unpack"));
     crawl_state_close(st);
     crawl_text_release(&a);
     crawl_text_release(&b);
@@ -1481,11 +1583,21 @@ static int focus_process(void *userdata, const struct crawl_page *page, struct c
 static void focus_run(struct test_httpd *h, struct crawl_state *st, long max_pages,
                       struct loop_ctx *ctx, size_t seen_memory)
 {
-    struct crawl_opts o = {.delay = 0, .concurrency = 1, .per_host = 1, .max_depth = -1,
-                           .ignore_robots = 1, .timeout = 5, .workers = 1, .queue = 1,
-                           .focused = 1, .max_pages = max_pages, .state = st,
+    struct crawl_opts o = {.delay = 0,
+                           .concurrency = 1,
+                           .per_host = 1,
+                           .max_depth = -1,
+                           .ignore_robots = 1,
+                           .timeout = 5,
+                           .workers = 1,
+                           .queue = 1,
+                           .focused = 1,
+                           .max_pages = max_pages,
+                           .state = st,
                            .seen_memory = seen_memory,
-                           .process = focus_process, .record = test_record, .userdata = ctx,
+                           .process = focus_process,
+                           .record = test_record,
+                           .userdata = ctx,
                            .user_agent = "simcrawl-test/1"};
     struct crawl *c = NULL;
     char err[256];
@@ -1559,13 +1671,81 @@ static void test_loop_focused_state_window(void)
     focus_resume_check(4, 1024);
 }
 
+/* The state's page records: batched (crawler/state.c, "batches"), yet read back in order
+ * with their lengths (0 included) before and after a commit; a group not committed is
+ * gone on reopening, the committed ones are there once. A new state has 8 KiB pages. */
+struct page_seen {
+    size_t n, bad;
+};
+
+static int page_check(void *userdata, const void *data, size_t len)
+{
+    struct page_seen *ps = userdata;
+    char want[64];
+    int wl = snprintf(want, sizeof want, "record %zu", ps->n);
+    size_t exp = ps->n % 7 == 3 ? 0 : (size_t)wl; /* every 7th from 3 is empty */
+    if (len != exp || (len && memcmp(data, want, len) != 0))
+        ps->bad++;
+    ps->n++;
+    return 0;
+}
+
+static void add_records(struct crawl_state *st, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        char rec[64];
+        int len = snprintf(rec, sizeof rec, "record %zu", i);
+        ASSERT_EQ(crawl_state_page_add(st, rec, i % 7 == 3 ? 0 : (size_t)len), CRAWL_OK);
+    }
+}
+
+static void test_state_page_records_batched(void)
+{
+    char dir[] = "/tmp/simcrawl-pages-XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    struct crawl_state *st = NULL;
+    char err[256];
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    add_records(st, 0, 150); /* 2 statements of 64 rows, then 22 of one */
+    struct page_seen ps = {0};
+    ASSERT_EQ(crawl_state_foreach_page(st, page_check, &ps), CRAWL_OK); /* not committed */
+    ASSERT_EQ(ps.n, 150);
+    ASSERT_EQ(ps.bad, 0);
+    add_records(st, 150, 300);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    add_records(st, 300, 400); /* never committed */
+    crawl_state_close(st);
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    memset(&ps, 0, sizeof ps);
+    ASSERT_EQ(crawl_state_foreach_page(st, page_check, &ps), CRAWL_OK);
+    ASSERT_EQ(ps.n, 300);
+    ASSERT_EQ(ps.bad, 0);
+    crawl_state_close(st);
+    char path[300];
+    snprintf(path, sizeof path, "%s/state.db", dir);
+    FILE *f = fopen(path, "rb");
+    unsigned char hdr[18] = {0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ASSERT_EQ(fread(hdr, 1, sizeof hdr, f), sizeof hdr);
+    fclose(f);
+    ASSERT_EQ(hdr[16] << 8 | hdr[17], 8192); /* the page size, big-endian at offset 16 */
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    ASSERT_EQ(system(path), 0);
+}
+
 static void test_loop_redirects_errors_faults(void)
 {
-    struct test_httpd *h = test_httpd_start(fault_routes, sizeof fault_routes / sizeof fault_routes[0], NULL, NULL);
+    struct test_httpd *h =
+        test_httpd_start(fault_routes, sizeof fault_routes / sizeof fault_routes[0], NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .concurrency = 16, .per_host = 16, .max_depth = -1,
-                           .ignore_robots = 1, .max_body = 256 * 1024, .timeout = 2};
+    struct crawl_opts o = {.delay = 0,
+                           .concurrency = 16,
+                           .per_host = 16,
+                           .max_depth = -1,
+                           .ignore_robots = 1,
+                           .max_body = 256 * 1024,
+                           .timeout = 2};
     struct crawl *c = loop_new(&ctx, &o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     char url[128];
@@ -1637,11 +1817,25 @@ static const char MIRROR_A[] = "<html><body><!--dup--><a href=\"/mirror/only-her
 static const char DOC_A[] = "<html><body>original <a href=\"/doc/b\">b</a></body></html>";
 
 static const struct test_route mirror_routes[] = {
-    {"/", 0, {.status = 200, .content_type = "text/html", .body = MIRROR_HOME, .body_len = sizeof MIRROR_HOME - 1}},
-    {"/doc/a", 0, {.status = 200, .content_type = "text/html", .body = DOC_A, .body_len = sizeof DOC_A - 1}},
+    {"/",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = MIRROR_HOME,
+      .body_len = sizeof MIRROR_HOME - 1}},
+    {"/doc/a",
+     0,
+     {.status = 200, .content_type = "text/html", .body = DOC_A, .body_len = sizeof DOC_A - 1}},
     {"/doc/b", 0, {.status = 200, .content_type = "text/html", .body = "<p>b</p>", .body_len = 8}},
-    {"/mirror/a", 0, {.status = 200, .content_type = "text/html", .body = MIRROR_A, .body_len = sizeof MIRROR_A - 1}},
-    {"/mirror/only-here", 0, {.status = 200, .content_type = "text/html", .body = "<p>u</p>", .body_len = 8}},
+    {"/mirror/a",
+     0,
+     {.status = 200,
+      .content_type = "text/html",
+      .body = MIRROR_A,
+      .body_len = sizeof MIRROR_A - 1}},
+    {"/mirror/only-here",
+     0,
+     {.status = 200, .content_type = "text/html", .body = "<p>u</p>", .body_len = 8}},
 };
 
 static void test_loop_duplicate_links_not_enqueued(void)
@@ -1690,15 +1884,23 @@ static void test_loop_stop_aborts_in_flight(void)
 {
     static const char home[] = "<a href=\"/hang.html\">h</a>";
     static const struct test_route routes[] = {
-        {"/", 0, {.status = 200, .content_type = "text/html", .body = home, .body_len = sizeof home - 1}},
-        {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = "x", .body_len = 1,
-                           .fault = TEST_FAULT_HANG, .fault_ms = 20000}},
+        {"/",
+         0,
+         {.status = 200, .content_type = "text/html", .body = home, .body_len = sizeof home - 1}},
+        {"/hang.html",
+         0,
+         {.status = 200,
+          .content_type = "text/html",
+          .body = "x",
+          .body_len = 1,
+          .fault = TEST_FAULT_HANG,
+          .fault_ms = 20000}},
     };
     struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
     struct loop_ctx ctx;
-    struct crawl_opts o = {.delay = 0, .max_depth = -1, .ignore_robots = 1, .timeout = 30,
-                           .stop_grace = 0.3};
+    struct crawl_opts o = {
+        .delay = 0, .max_depth = -1, .ignore_robots = 1, .timeout = 30, .stop_grace = 0.3};
     struct crawl *c = loop_new3(&ctx, &o, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     /* no low-speed abort here: only the stop can end the hang */
@@ -1756,9 +1958,9 @@ static int site_handler(void *userdata, const struct test_httpd_request *req,
         return 1;
     out->status = 200;
     size_t pl = strlen(path);
-    out->content_type = pl > 5 && strcmp(path + pl - 5, ".html") == 0 ? "text/html; charset=utf-8"
+    out->content_type = pl > 5 && strcmp(path + pl - 5, ".html") == 0  ? "text/html; charset=utf-8"
                         : pl > 4 && strcmp(path + pl - 4, ".pdf") == 0 ? "application/pdf"
-                                                                        : "text/plain";
+                                                                       : "text/plain";
     out->body = body;
     out->body_len = n;
     out->body_free = 1;
@@ -1840,12 +2042,14 @@ static void test_cli_mirror_duplicates_dropped_with_links(void)
  * listed before them (one fetch may run ahead of the parse that ranks the frontier); every
  * page's relevance is in the log. Breadth-first with the same budget takes the first four
  * links, the gardening pages, and none of the others. */
-#define FOCUS_PAGE(words, links) \
+#define FOCUS_PAGE(words, links)                                                                   \
     "<html><body><p>" words "</p><p>" words "</p>" links "</body></html>"
-#define ASYNC_WORDS "asyncio runs coroutine functions on an event loop; await suspends a coroutine " \
-                    "until the awaited asyncio future is done, and the loop runs the others"
-#define GARDEN_WORDS "roses want pruning in early spring, tomatoes want water every evening, " \
-                     "and the compost heap wants turning once a month in the garden"
+#define ASYNC_WORDS                                                                                \
+    "asyncio runs coroutine functions on an event loop; await suspends a coroutine "               \
+    "until the awaited asyncio future is done, and the loop runs the others"
+#define GARDEN_WORDS                                                                               \
+    "roses want pruning in early spring, tomatoes want water every evening, "                      \
+    "and the compost heap wants turning once a month in the garden"
 static void test_cli_focused_crawl(void)
 {
     static const char home[] = FOCUS_PAGE(
@@ -1858,20 +2062,28 @@ static void test_cli_focused_crawl(void)
                                                      "<a href='/a3.html'>asyncio tasks</a>");
     static const char a2[] = FOCUS_PAGE(
         "a coroutine declared with async def returns an awaitable object, and asyncio.run "
-        "starts the loop that drives it; await hands control back while it waits", "");
+        "starts the loop that drives it; await hands control back while it waits",
+        "");
     static const char a3[] = FOCUS_PAGE(
         "asyncio tasks wrap a coroutine so that it runs concurrently: create_task schedules "
-        "it, and await on the task gives its result or raises what it raised", "");
+        "it, and await on the task gives its result or raises what it raised",
+        "");
     static const char g[] = FOCUS_PAGE(GARDEN_WORDS, "<a href='/g6.html'>more roses</a>");
-#define R(p, b) {p, 0, {.status = 200, .content_type = "text/html", .body = b, .body_len = sizeof b - 1}}
+#define R(p, b)                                                                                    \
+    {                                                                                              \
+        p, 0,                                                                                      \
+        {                                                                                          \
+            .status = 200, .content_type = "text/html", .body = b, .body_len = sizeof b - 1        \
+        }                                                                                          \
+    }
     static const struct test_route routes[] = {
-        R("/", home), R("/a1.html", a1), R("/a2.html", a2), R("/a3.html", a3),
-        R("/g1.html", g), R("/g2.html", g), R("/g3.html", g), R("/g4.html", g),
-        R("/g5.html", g), R("/g6.html", g),
+        R("/", home),     R("/a1.html", a1), R("/a2.html", a2), R("/a3.html", a3), R("/g1.html", g),
+        R("/g2.html", g), R("/g3.html", g),  R("/g4.html", g),  R("/g5.html", g),  R("/g6.html", g),
     };
 #undef R
     for (int focused = 1; focused >= 0; focused--) {
-        struct test_httpd *h = test_httpd_start(routes, sizeof routes / sizeof routes[0], NULL, NULL);
+        struct test_httpd *h =
+            test_httpd_start(routes, sizeof routes / sizeof routes[0], NULL, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(h);
         char tmpl[] = "/tmp/simcrawl-crawl-XXXXXX";
         CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(tmpl));
@@ -1909,9 +2121,17 @@ static void test_cli_sigterm_stops_cleanly(void)
     static const char home[] = "<html><body><p>home page with enough words to fingerprint it "
                                "well</p><a href=\"/hang.html\">h</a></body></html>";
     static const struct test_route routes[] = {
-        {"/", 0, {.status = 200, .content_type = "text/html", .body = home, .body_len = sizeof home - 1}},
-        {"/hang.html", 0, {.status = 200, .content_type = "text/html", .body = "x", .body_len = 1,
-                           .fault = TEST_FAULT_HANG, .fault_ms = 30000}},
+        {"/",
+         0,
+         {.status = 200, .content_type = "text/html", .body = home, .body_len = sizeof home - 1}},
+        {"/hang.html",
+         0,
+         {.status = 200,
+          .content_type = "text/html",
+          .body = "x",
+          .body_len = 1,
+          .fault = TEST_FAULT_HANG,
+          .fault_ms = 30000}},
     };
     struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -1983,12 +2203,12 @@ static void test_scope_name_host_and_domain(void)
         {"http://www.example.co.uk/", "https://shop.example.co.uk/x", 0, 1},
         {"http://www.example.co.uk/", "http://example.co.uk/", 0, 1},
         {"http://example.co.uk/", "http://other.co.uk/", 0, 0},
-        {"http://example.co.uk/", "http://co.uk/", 0, 0},        /* a public suffix */
+        {"http://example.co.uk/", "http://co.uk/", 0, 0},               /* a public suffix */
         {"http://a.example.com:8080/", "https://a.example.com/", 1, 1}, /* port, scheme */
-        {"http://a.github.io/", "http://b.github.io/", 0, 0},  /* private suffix: owners differ */
+        {"http://a.github.io/", "http://b.github.io/", 0, 0}, /* private suffix: owners differ */
         {"http://127.0.0.1:1/", "http://127.0.0.1:2/", 1, 1},
-        {"http://127.0.0.1/", "http://10.0.0.1/", 0, 0},       /* libpsl alone: both "0.1" */
-        {"http://192.168.1.10/", "http://10.0.1.10/", 0, 0},   /* libpsl alone: both "1.10" */
+        {"http://127.0.0.1/", "http://10.0.0.1/", 0, 0},     /* libpsl alone: both "0.1" */
+        {"http://192.168.1.10/", "http://10.0.1.10/", 0, 0}, /* libpsl alone: both "1.10" */
         {"http://[::1]:80/", "http://[::1]:81/", 1, 1},
         {"http://[::1]/", "http://[::2]/", 0, 0},
         {"http://localhost:1/", "http://localhost:2/", 1, 1},
@@ -2050,8 +2270,9 @@ static void test_loop_scope_decisions(void)
              "<a href=\"http://192.168.0.1/\">d</a>",
              port, port);
     const struct test_route routes[] = {
-        {"/", 0, {.status = 200, .content_type = "text/html", .body = page,
-                  .body_len = strlen(page)}},
+        {"/",
+         0,
+         {.status = 200, .content_type = "text/html", .body = page, .body_len = strlen(page)}},
     };
     static const struct {
         enum crawl_scope scope;
@@ -2061,7 +2282,10 @@ static void test_loop_scope_decisions(void)
         h = test_httpd_start(routes, 1, NULL, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(h);
         struct loop_ctx ctx;
-        struct crawl_opts o = {.delay = 0, .max_pages = 1, .max_depth = -1, .ignore_robots = 1,
+        struct crawl_opts o = {.delay = 0,
+                               .max_pages = 1,
+                               .max_depth = -1,
+                               .ignore_robots = 1,
                                .scope = want[i].scope};
         struct crawl *c = loop_new(&ctx, &o);
         CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -2154,9 +2378,9 @@ static int warc_records(const char *dir, const char *type, const char *path,
     return n;
 }
 
-#define PAGE(title, text, links)                                                              \
-    "<html><head><title>" title "</title></head><body><h1>" title "</h1><p>" text "</p>"     \
-    links "</body></html>"
+#define PAGE(title, text, links)                                                                   \
+    "<html><head><title>" title "</title></head><body><h1>" title "</h1><p>" text "</p>" links     \
+    "</body></html>"
 
 static const char Z_HOME[] =
     PAGE("Harbour tides",
@@ -2169,12 +2393,14 @@ static const char Z_ONE[] =
     PAGE("Mountain bees",
          "Alpine bumblebees shiver their flight muscles to warm up on cold mornings, then visit "
          "gentians and saxifrage on the scree slopes above the tree line until the afternoon "
-         "storms roll over the ridge and drive them back into their burrows.", "");
+         "storms roll over the ridge and drive them back into their burrows.",
+         "");
 static const char Z_TWO[] =
     PAGE("Railway timetables",
          "The regional railway publishes a new timetable every December; the night train to the "
          "coast now leaves twenty minutes earlier, and two extra stopping services call at the "
-         "small junction station on weekday evenings through the winter.", "");
+         "small junction station on weekday evenings through the winter.",
+         "");
 
 /* A page served zstd-coded (Content-Encoding: zstd, compressed in the test) is decoded,
  * its links followed, and archived as sent; a zstd bomb is stopped at the decode cap and
@@ -2194,14 +2420,26 @@ static void test_cli_zstd_page_links_followed(void)
     free(zeros);
     CU_ASSERT_FALSE_FATAL(ZSTD_isError(bl));
     const struct test_route routes[] = {
-        {"/", 0, {.status = 200, .content_type = "text/html", .headers = "Content-Encoding: zstd",
-                  .body = z, .body_len = zl}},
-        {"/z/one.html", 0, {.status = 200, .content_type = "text/html", .body = Z_ONE,
-                            .body_len = sizeof Z_ONE - 1}},
-        {"/z/two.html", 0, {.status = 200, .content_type = "text/html", .body = Z_TWO,
-                            .body_len = sizeof Z_TWO - 1}},
-        {"/z/bomb.html", 0, {.status = 200, .content_type = "text/html",
-                             .headers = "Content-Encoding: zstd", .body = bomb, .body_len = bl}},
+        {"/",
+         0,
+         {.status = 200,
+          .content_type = "text/html",
+          .headers = "Content-Encoding: zstd",
+          .body = z,
+          .body_len = zl}},
+        {"/z/one.html",
+         0,
+         {.status = 200, .content_type = "text/html", .body = Z_ONE, .body_len = sizeof Z_ONE - 1}},
+        {"/z/two.html",
+         0,
+         {.status = 200, .content_type = "text/html", .body = Z_TWO, .body_len = sizeof Z_TWO - 1}},
+        {"/z/bomb.html",
+         0,
+         {.status = 200,
+          .content_type = "text/html",
+          .headers = "Content-Encoding: zstd",
+          .body = bomb,
+          .body_len = bl}},
     };
     struct test_httpd *h = test_httpd_start(routes, 4, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -2249,10 +2487,15 @@ static const char CAP_HOME[] =
 static void test_cli_caps_logged(void)
 {
     static const struct test_route routes[] = {
-        {"/", 0, {.status = 200, .content_type = "text/html", .body = CAP_HOME,
-                  .body_len = sizeof CAP_HOME - 1}},
-        {"/c/", TEST_ROUTE_PREFIX, {.status = 404, .content_type = "text/plain", .body = "no",
-                                    .body_len = 2}},
+        {"/",
+         0,
+         {.status = 200,
+          .content_type = "text/html",
+          .body = CAP_HOME,
+          .body_len = sizeof CAP_HOME - 1}},
+        {"/c/",
+         TEST_ROUTE_PREFIX,
+         {.status = 404, .content_type = "text/plain", .body = "no", .body_len = 2}},
     };
     struct test_httpd *h = test_httpd_start(routes, 2, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
@@ -2265,9 +2508,9 @@ static void test_cli_caps_logged(void)
     ASSERT_EQ(test_httpd_count(h, "/c/3.html"), 0);
     snprintf(file, sizeof file, "%s/err", dir);
     ASSERT_EQ(count_lines(file, "/: links after the 2nd dropped (3 of them; --max-links)",
-                                "simcrawl crawl: http://127.0.0.1:"), 1);
-    ASSERT_EQ(count_lines(file, "elements nested deeper than 10 skipped", "(--max-nesting)"),
-                    1);
+                          "simcrawl crawl: http://127.0.0.1:"),
+              1);
+    ASSERT_EQ(count_lines(file, "elements nested deeper than 10 skipped", "(--max-nesting)"), 1);
     remove_dir(dir);
     /* the defaults cut nothing here: no field, no warning, every link followed */
     ASSERT_EQ(run_binary_crawl(h, "/", "", dir), 0);
@@ -2304,7 +2547,8 @@ static const char R_FROM_NOINDEX[] =
     PAGE("Lighthouse keepers",
          "Before automation the lighthouse keepers trimmed the wicks every four hours, wound the "
          "clockwork that turned the lens, and wrote the weather, the passing ships and the oil "
-         "they burned into a leather log book.", "");
+         "they burned into a leather log book.",
+         "");
 static const char R_NOFOLLOW[] =
     "<html><head><title>Guest book</title><meta name=\"robots\" content=\"nofollow\"></head>"
     "<body><h1>Guest book</h1><p>Visitors to the village museum leave notes about the restored "
@@ -2322,7 +2566,8 @@ static const char R_FOLLOWED[] =
     PAGE("Volcano soils",
          "Soils on the lower flanks of the volcano are rich in potassium and phosphorus from "
          "weathered ash, which is why vineyards and citrus groves climb so high up its slopes "
-         "despite the risk of another eruption.", "");
+         "despite the risk of another eruption.",
+         "");
 static const char R_OTHER[] =
     PAGE("Never fetched", "Nothing should ever request this page from the test server.", "");
 
@@ -2330,7 +2575,13 @@ static const char R_OTHER[] =
  * nofollow: archived, links not followed; rel=nofollow: that one link not followed. */
 static void test_cli_meta_robots_noindex_nofollow(void)
 {
-#define R(p, b) {p, 0, {.status = 200, .content_type = "text/html", .body = b, .body_len = sizeof b - 1}}
+#define R(p, b)                                                                                    \
+    {                                                                                              \
+        p, 0,                                                                                      \
+        {                                                                                          \
+            .status = 200, .content_type = "text/html", .body = b, .body_len = sizeof b - 1        \
+        }                                                                                          \
+    }
     static const struct test_route routes[] = {
         R("/", R_HOME),
         R("/noindex.html", R_NOINDEX),
@@ -2391,7 +2642,8 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_tree_coverage", test_loop_tree_coverage);
     CU_add_test(s, "test_loop_depth_and_page_limits", test_loop_depth_and_page_limits);
     CU_add_test(s, "test_loop_politeness_delay", test_loop_politeness_delay);
-    CU_add_test(s, "test_loop_robots_disallowed_never_fetched", test_loop_robots_disallowed_never_fetched);
+    CU_add_test(s, "test_loop_robots_disallowed_never_fetched",
+                test_loop_robots_disallowed_never_fetched);
     CU_add_test(s, "test_loop_robots_unreachable_says_why", test_loop_robots_unreachable_says_why);
     CU_add_test(s, "test_loop_robots_silent_host_time_cap", test_loop_robots_silent_host_time_cap);
     CU_add_test(s, "test_loop_robots_5xx_then_ok_crawls", test_loop_robots_5xx_then_ok_crawls);
@@ -2402,13 +2654,16 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
     CU_add_test(s, "test_loop_focused_state_window", test_loop_focused_state_window);
     CU_add_test(s, "test_state_page_texts", test_state_page_texts);
+    CU_add_test(s, "test_state_page_records_batched", test_state_page_records_batched);
     CU_add_test(s, "test_seen_bloom", test_seen_bloom);
-    CU_add_test(s, "test_loop_duplicate_links_not_enqueued", test_loop_duplicate_links_not_enqueued);
+    CU_add_test(s, "test_loop_duplicate_links_not_enqueued",
+                test_loop_duplicate_links_not_enqueued);
     CU_add_test(s, "test_loop_stop_aborts_in_flight", test_loop_stop_aborts_in_flight);
     CU_add_test(s, "test_loop_bad_regex", test_loop_bad_regex);
     CU_add_test(s, "test_scope_name_host_and_domain", test_scope_name_host_and_domain);
     CU_add_test(s, "test_loop_scope_decisions", test_loop_scope_decisions);
-    CU_add_test(s, "test_cli_mirror_duplicates_dropped_with_links", test_cli_mirror_duplicates_dropped_with_links);
+    CU_add_test(s, "test_cli_mirror_duplicates_dropped_with_links",
+                test_cli_mirror_duplicates_dropped_with_links);
     CU_add_test(s, "test_cli_focused_crawl", test_cli_focused_crawl);
     CU_add_test(s, "test_cli_sigterm_stops_cleanly", test_cli_sigterm_stops_cleanly);
     CU_add_test(s, "test_cli_zstd_page_links_followed", test_cli_zstd_page_links_followed);

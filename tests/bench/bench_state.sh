@@ -64,6 +64,13 @@ for m in mem state; do
 done
 echo "$(col 1 "$W/state.t") $(col 1 "$W/mem.t")" |
     awk '{printf "  --state / in memory, wall time: %.3f (%+.1f%%)\n", $1 / $2, ($1 / $2 - 1) * 100}'
+# each round's ratio (round r: the r-th in-memory run against the r-th --state run)
+paste -d' ' "$W/state.t" "$W/mem.t" | awk '{w = $1 / $6; c = $2 / $7; printf "  round %d: --state / in memory, wall %.3f, CPU %.3f\n", NR, w, c
+    if (NR == 1 || w < wl) wl = w; if (NR == 1 || w > wh) wh = w; if (NR == 1 || c < cl) cl = c; if (NR == 1 || c > ch) ch = c}
+    END {printf "  range of the rounds: wall %.3f-%.3f, CPU %.3f-%.3f\n", wl, wh, cl, ch}'
+echo "$(col 2 "$W/state.t") $(col 2 "$W/mem.t")" |
+    awk '{printf "  --state / in memory, CPU time (medians): %.3f (%+.1f%%)\n", $1 / $2, ($1 / $2 - 1) * 100}'
+echo "  load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  state on disk after the crawl: $(du -sm "$W/st" | cut -f1) MB for $(col 4 "$W/state.t") URLs"
 
 # memory as the frontier grows: a wide site (every page links 100 pages further down), so
