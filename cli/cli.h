@@ -39,7 +39,9 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * (usage(out) writes it), so the suggestion cannot miss an option the help lists. */
 int cli_unknown_option(const char *cmd, const char *opt, void (*usage)(FILE *out));
 /* The same for a configuration key or a --name=value option the command reads by name:
- * where is "FILE:LINE" for a key of a file, NULL for the command line. CLI_USAGE. */
+ * where is "FILE:LINE" for a key of a file, NULL for the command line; a file's key that
+ * names a command-line-only option (config, quiet, verbose, help, version) is said to be
+ * one. CLI_USAGE. */
 int cli_unknown_key(const char *cmd, const char *where, const char *name, void (*usage)(FILE *out));
 /* The option of the help nearest to opt ("--name"), copied into buf; NULL when none. */
 const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *buf, size_t buflen);

@@ -67,32 +67,27 @@ enum {
     OPT_TEXT = 256,
     OPT_JSON,
     OPT_K,
-    OPT_METHOD,
-    OPT_THRESHOLD,
-    OPT_SHINGLE_WORDS,
-    OPT_NUM_PERM,
+    OPT_MH, /* --method, --threshold, --shingle-words, --num-perm: cli_mh_option() */
     OPT_IDF
 };
-static const struct option longopts[] = {
-    {"text", no_argument, NULL, OPT_TEXT},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"k", required_argument, NULL, OPT_K},
-    {"method", required_argument, NULL, OPT_METHOD},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"shingle-words", required_argument, NULL, OPT_SHINGLE_WORDS},
-    {"num-perm", required_argument, NULL, OPT_NUM_PERM},
-    {"idf", required_argument, NULL, OPT_IDF},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {{"text", no_argument, NULL, OPT_TEXT},
+                                         {"json", no_argument, NULL, OPT_JSON},
+                                         {"k", required_argument, NULL, OPT_K},
+                                         {"method", required_argument, NULL, OPT_MH},
+                                         {"threshold", required_argument, NULL, OPT_MH},
+                                         {"shingle-words", required_argument, NULL, OPT_MH},
+                                         {"num-perm", required_argument, NULL, OPT_MH},
+                                         {"idf", required_argument, NULL, OPT_IDF},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
 
 int cmd_compare(int argc, char **argv)
 {
     struct filter_fp_opts opts = {0};
     const char *idf_path = NULL;
     long k = 3;
-    int json = 0, minhash = 0, k_set = 0, mh_set = 0;
-    struct cli_args mha = {0}; /* the minhash options, as cli_args_parse() keeps them */
-    mha.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    int json = 0, k_set = 0;
+    struct cli_mh_opts mo = {.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT};
     struct cli_getopt g;
     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
@@ -111,30 +106,11 @@ int cmd_compare(int argc, char **argv)
                 return cli_usage_error(CMD, "--k needs a number from 0 to %d", DEDUP_K_MAX);
             k_set = 1;
             break;
-        case OPT_METHOD:
-            if (!v || (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0))
-                return cli_usage_error(CMD, "--method must be simhash or minhash");
-            minhash = strcmp(v, "minhash") == 0;
-            break;
-        case OPT_THRESHOLD:
-            if (!v || cli_parse_threshold(v, &mha.threshold) != 0)
-                return cli_usage_error(CMD,
-                                       "--threshold must be a Jaccard similarity above 0 "
-                                       "and at most 1 (e.g. 0.8), not '%s'",
-                                       v ? v : "");
-            mh_set = 1;
-            break;
-        case OPT_SHINGLE_WORDS:
-            if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &mha.shingle_words) != 0)
-                return cli_usage_error(CMD, "--shingle-words needs a number from 1 to %u",
-                                       DEDUP_MINHASH_K_MAX);
-            mh_set = 1;
-            break;
-        case OPT_NUM_PERM:
-            if (!v || cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &mha.num_perm) != 0)
-                return cli_usage_error(CMD, "--num-perm needs a number from 1 to %u",
-                                       DEDUP_MINHASH_H_MAX);
-            mh_set = 1;
+        case OPT_MH:
+            if (!v)
+                return cli_usage_error(CMD, "%s needs a value", g.name);
+            if (cli_mh_option(CMD, g.name, v, &mo) != CLI_OK)
+                return CLI_USAGE;
             break;
         case OPT_IDF:
             idf_path = v;
@@ -145,11 +121,14 @@ int cmd_compare(int argc, char **argv)
             return CLI_USAGE;
         }
     }
-    int i = g.optind;
+    int i = g.optind, minhash = mo.minhash;
+    struct cli_args mha = {.threshold = mo.threshold, /* as cli_mh_params() reads them */
+                           .shingle_words = mo.shingle_words,
+                           .num_perm = mo.num_perm};
     if (minhash && k_set)
         return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
                                     "--threshold J instead");
-    if (!minhash && mh_set)
+    if (!minhash && (mo.threshold_set || mo.shingle_words || mo.num_perm))
         return cli_usage_error(CMD, "--threshold, --shingle-words and --num-perm apply to "
                                     "--method minhash");
     struct dedup_lsh_params mp;

@@ -57,6 +57,12 @@ static void usage(FILE *out);
 #define SEEDS_MAX 100000u /* seed URLs at most */
 #define SEED_LINE_MAX 8192u
 #define TOPIC_MAX_BYTES (64u * 1024) /* --topic / --topic-file */
+/* --warc-gzip-level's default: ISA-L's fastest level, which keeps the WARC's compression at
+ * 6% of the crawl's CPU (crawler/warc_write.c has the figures of the three compressors). */
+#define WARC_GZIP_LEVEL_DEFAULT 1
+/* A verdict's error words: "not fingerprinted: " and the like before the parser's
+ * FILTER_MESSAGE_MAX-byte reason. */
+#define VERDICT_MESSAGE_MAX 300
 /* Pages a crawl without --max-pages sizes its index's table design for (dedup_design_choose's
  * cost model picks the permuted tables for about this many fingerprints; the index holds
  * more, each probe then reads longer runs of candidates). */
@@ -335,17 +341,6 @@ static int apply_option(struct options *o, const struct opt_spec *s, const char 
     return -1;
 }
 
-/* The options that are not config keys (crawl --help says which): where the options come
- * from, and how much this one run says. */
-static int cmdline_only(const char *name)
-{
-    static const char *const only[] = {"config", "quiet", "verbose", "help"};
-    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
-        if (strcmp(name, only[i]) == 0)
-            return 1;
-    return 0;
-}
-
 /* Applies one option (name without "--"). Returns 0, or -1 after printing why. */
 static int set_option(struct options *o, const char *name, const char *v, const char *where)
 {
@@ -356,13 +351,6 @@ static int set_option(struct options *o, const char *name, const char *v, const 
             return 0;
         cli_usage_error(CMD, "%s%s--%s: %s, got '%s'", where ? where : "", where ? ": " : "", name,
                         opt_specs[i].bad, v);
-        return -1;
-    }
-    if (where && cmdline_only(name)) {
-        cli_usage_error(CMD,
-                        "%s: '%s' is not a config key: --%s is given on the command "
-                        "line only",
-                        where, name, name);
         return -1;
     }
     cli_unknown_key(CMD, where, name, usage);
@@ -671,6 +659,10 @@ static void topic_release(struct topic *t)
     free(t->phrases);
 }
 
+/* The smallest bag table (a power of two): the table is at least twice the terms, at most
+ * half full, so a probe ends after a slot or two. */
+#define BAG_MIN_SLOTS 16
+
 /* A page's bag of terms: an open-addressing table of term hashes with their counts and
  * topic weights, and the running sums of the cosine (no sort: one pass, O(n)). */
 struct bag_slot {
@@ -717,7 +709,7 @@ static double topic_cosine(const struct topic *t, char *s, size_t n_tokens)
     if (t->n == 0 || n_tokens == 0)
         return 0;
     size_t len = stem_tokens(s, strlen(s));
-    size_t terms = n_tokens * (t->n_phrases ? 2 : 1), slots = 16;
+    size_t terms = n_tokens * (t->n_phrases ? 2 : 1), slots = BAG_MIN_SLOTS;
     while (slots < 2 * terms)
         slots *= 2;
     struct bag b = {.t = t, .slot = calloc(slots, sizeof *b.slot), .mask = slots - 1};
@@ -769,6 +761,13 @@ static struct kept_meta *kept_meta_new(const char *id, const char *date, const c
 /* ---- errors by cause ---- */
 
 #define ERROR_CAUSES_MAX 16
+/* The bytes of one cause's words kept (with its NUL): the causes are the first words of
+ * libcurl's and the crawler's errors ("host unreachable: robots.txt: Couldn't connect to
+ * server" is 56 bytes), the rest is cut. */
+#define ERROR_CAUSE_SIZE 96
+/* One "N<TAB>cause" line of the state's "errors.causes": a 64-bit count's 20 digits, the
+ * tab, the newline and the cause. */
+#define ERROR_CAUSE_LINE (ERROR_CAUSE_SIZE + 32)
 
 /* The cause of an error: its words without the counts and times that differ from URL to
  * URL ("host unreachable: robots.txt: Couldn't connect to server (4 attempts in 7 s)" ->
@@ -974,7 +973,7 @@ struct run {
     int failed; /* a fatal write error was reported */
     /* errors by cause, for the summary (kept in the state's meta with --state) */
     struct {
-        char what[96];
+        char what[ERROR_CAUSE_SIZE];
         uint64_t n;
     } causes[ERROR_CAUSES_MAX];
     size_t n_causes;
@@ -1289,162 +1288,231 @@ static int decide_step(struct run *run, const struct crawl_page *page,
     return rc;
 }
 
-static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
+/* What the steps of process() share about one page: its parse and fingerprint, the
+ * facts the decision is made on, the decision, and the records' parts. */
+struct page_work {
+    const struct crawl_page *page;
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1]; /* the template key (run->templates) */
+    struct filter_fp_result res;
+    struct extract_doc *doc;           /* taken from res: the text, the links */
+    int fp_ok;                         /* fingerprinted (and with --method minhash signed) */
+    double page_rel;                   /* --topic: the page's relevance */
+    uint32_t sig[DEDUP_MINHASH_H_MAX]; /* --method minhash: the page's signature */
+    char digest[CRAWL_DIGEST_SIZE];    /* the payload's SHA-1, as WARC-Payload-Digest */
+    int noindex;                       /* meta robots noindex */
+    char date[24];                     /* the capture date (ISO 8601) */
+    struct kept_meta *meta;            /* what the decision keeps with the digest */
+    size_t meta_len;
+    struct filter_decide_page dp; /* the decision's input */
+    struct page_decision pd;      /* and what it came to */
+};
+
+/* The page parsed once and fingerprinted (filter_fingerprint_page; templates learned as
+ * pages arrive, docs/FINGERPRINT.md "Template blocks"), the document kept for its links
+ * also when its main text is too short to fingerprint (an index page). Returns whether it
+ * was fingerprinted; w->doc NULL when it is not a page. */
+static int page_parse(struct run *run, struct page_work *w)
 {
-    struct run *run = userdata;
-    if (page->requisite)
-        return process_requisite(run, page, v);
+    const struct crawl_page *page = w->page;
     struct filter_fp_opts fo = {0};
-    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
     fo.keep_doc = 1;
     fo.keep_tokens = run->focused || run->lsh; /* the topic's, the signature's input */
     fo.max_depth = run->o->max_nesting;
     fo.max_links = run->o->co.max_links;
-    if (run->templates) { /* docs/FINGERPRINT.md, "Template blocks": learned as pages arrive */
-        filter_url_host_key(page->url, host);
-        fo.host = host;
+    if (run->templates) {
+        filter_url_host_key(page->url, w->host);
+        fo.host = w->host;
         fo.mark = filter_decide_mark; /* under the decision's read lock */
         fo.mark_userdata = run->decide;
         fo.keep_blocks = 1;
     }
-    struct filter_fp_result res;
-    /* Parsed once: the document comes back also when its main text is too short to
-     * fingerprint (an index page), for its links. */
-    int fp_ok = filter_fingerprint_page(page->body, page->body_len, page->content_type, page->url,
-                                        &fo, &res) == 0;
-    struct extract_doc *doc = res.doc;
-    res.doc = NULL;
+    int ok = filter_fingerprint_page(page->body, page->body_len, page->content_type, page->url, &fo,
+                                     &w->res) == 0;
+    w->doc = w->res.doc;
+    w->res.doc = NULL;
+    return ok;
+}
+
+/* The verdict of what is not a page (the parser's words why). 0, or -1 out of memory. */
+static int not_a_page(struct crawl_verdict *v, const char *why)
+{
+    char msg[VERDICT_MESSAGE_MAX];
+    v->decision = CRAWL_DECISION_FILTERED;
+    v->expand = 0;
+    snprintf(msg, sizeof msg, "not a page: %s", why);
+    return crawl_verdict_set(&v->error, msg) == CRAWL_OK ? 0 : -1;
+}
+
+/* What the page's parse says in its verdict (caps that cut it, not fingerprinted and
+ * why, the canonical URL, the relevance, the fingerprint, the signature) and the payload
+ * digest. 0, or -1 out of memory. */
+static int page_facts(struct run *run, struct page_work *w, struct crawl_verdict *v)
+{
     int rc = 0;
-    if (!doc) {
-        v->decision = CRAWL_DECISION_FILTERED;
-        v->expand = 0;
-        char msg[300];
-        snprintf(msg, sizeof msg, "not a page: %s", res.message);
-        rc = crawl_verdict_set(&v->error, msg) == CRAWL_OK ? 0 : -1;
-        filter_fp_result_release(&res);
-        return rc;
-    }
     /* a cap cut the page: one line on stderr and the log's "truncated" field */
-    unsigned cut = cli_warn_cuts(CMD, page->url, doc, "--max-nesting");
+    unsigned cut = cli_warn_cuts(CMD, w->page->url, w->doc, "--max-nesting");
     if (cut & EXTRACT_CUT_LINKS)
         crawl_verdict_truncated(v, "links");
     if (cut & EXTRACT_CUT_DEPTH)
         crawl_verdict_truncated(v, "depth");
-    if (!fp_ok) {
-        char msg[300];
-        snprintf(msg, sizeof msg, "not fingerprinted: %s", res.message);
+    if (!w->fp_ok) {
+        char msg[VERDICT_MESSAGE_MAX];
+        snprintf(msg, sizeof msg, "not fingerprinted: %s", w->res.message);
         if (crawl_verdict_set(&v->error, msg) != CRAWL_OK)
             rc = -1;
     }
-    const char *canon = extract_doc_canonical(doc);
+    const char *canon = extract_doc_canonical(w->doc);
     if (*canon && crawl_verdict_set(&v->canonical, canon) != CRAWL_OK)
         rc = -1;
-    double page_rel = 0;
     if (run->focused) {
-        page_rel = res.tokens ? topic_cosine(&run->topic, res.tokens, res.n_tokens) : 0;
-        v->relevance = page_rel;
+        w->page_rel = w->res.tokens ? topic_cosine(&run->topic, w->res.tokens, w->res.n_tokens) : 0;
+        v->relevance = w->page_rel;
     }
-    if (fp_ok) {
+    if (w->fp_ok) {
         v->has_fingerprint = 1;
-        v->fingerprint = res.fingerprint;
+        v->fingerprint = w->res.fingerprint;
     }
-    uint32_t sig[DEDUP_MINHASH_H_MAX]; /* --method minhash: the page's signature */
-    int sr = fp_ok && run->lsh ? page_signature(run, &res, sig, v) : 0;
+    int sr = w->fp_ok && run->lsh ? page_signature(run, &w->res, w->sig, v) : 0;
     if (sr != 0)
-        fp_ok = 0;
+        w->fp_ok = 0;
     if (sr < -1)
         rc = -1;
-    char digest[CRAWL_DIGEST_SIZE];
-    if (crawl_digest_sha1(page->raw_body, page->raw_len, digest) != CRAWL_OK)
+    if (crawl_digest_sha1(w->page->raw_body, w->page->raw_len, w->digest) != CRAWL_OK)
         rc = -1;
-    int noindex = extract_doc_noindex(doc) != 0;
+    w->noindex = extract_doc_noindex(w->doc) != 0;
+    return rc;
+}
 
-    /* Decide (filter_decide_page: under the decision's write lock, short); build the WARC
-     * records (gzip, SHA-1) with no lock held and only append them under run->warc_lock,
-     * so that one page's compression holds up neither the lookups nor the writes of the
-     * others. */
-    char date[24];
-    iso_date(page->date, date);
-    size_t meta_len = 0;
-    struct kept_meta *meta = kept_meta_new("", date, page->url, &meta_len);
-    if (!meta)
+/* The decision's input for the page (filter/decide.h) into w->dp: its URL, payload digest
+ * with the kept_meta of its revisits (none when rc says a step failed: no exact lookup,
+ * nothing kept), fingerprint or signature, template blocks, flags. Returns rc, or -1 out
+ * of memory. */
+static int page_decide_input(struct run *run, struct page_work *w, int rc)
+{
+    const struct crawl_page *page = w->page;
+    struct filter_decide_page *dp = &w->dp;
+    iso_date(page->date, w->date);
+    w->meta = kept_meta_new("", w->date, page->url, &w->meta_len);
+    if (!w->meta)
         rc = -1;
-    struct filter_decide_page dp = {0};
-    dp.id = page->url;
-    dp.id_len = strlen(page->url);
-    if (rc == 0) { /* the digest and its record (no digest: no exact lookup, none kept) */
-        dp.key = digest;
-        dp.key_len = strlen(digest);
-        dp.meta = meta;
-        dp.meta_len = meta_len;
+    dp->id = page->url;
+    dp->id_len = strlen(page->url);
+    if (rc == 0) {
+        dp->key = w->digest;
+        dp->key_len = strlen(w->digest);
+        dp->meta = w->meta;
+        dp->meta_len = w->meta_len;
     }
-    dp.has_fp = fp_ok;
-    dp.fp = res.fingerprint;
-    dp.sig = run->lsh ? sig : NULL;
-    dp.too_little_text = !fp_ok && filter_fp_result_too_little_text(&res);
+    dp->has_fp = w->fp_ok;
+    dp->fp = w->res.fingerprint;
+    dp->sig = run->lsh ? w->sig : NULL;
+    dp->too_little_text = !w->fp_ok && filter_fp_result_too_little_text(&w->res);
     if (run->templates) {
-        dp.host = host;
-        dp.host_len = strlen(host);
-        dp.doc_hash = res.doc_hash;
-        dp.blocks = res.blocks;
-        dp.n_blocks = res.n_blocks;
+        dp->host = w->host;
+        dp->host_len = strlen(w->host);
+        dp->doc_hash = w->res.doc_hash;
+        dp->blocks = w->res.blocks;
+        dp->n_blocks = w->res.n_blocks;
     }
     /* noindex pages are not looked up; a page not fingerprinted is new unless its payload
      * was archived, and its digest is kept; template blocks are learned from new pages
      * (also those not fingerprinted) and those with too little text (never a duplicate by
      * their text) */
-    dp.flags = (noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
-               FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
-    struct page_decision pd = {.write = W_NONE, .jaccard = -1};
-    if (decide_step(run, page, &dp, digest, run->ridx && fp_ok && !noindex, v, &pd) != 0)
-        rc = -1;
+    dp->flags = (w->noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
+                FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
+    return rc;
+}
 
-    /* The records are built here (ids, digests, gzip: no lock held) and written by
-     * record() on the loop thread, in the order the crawl commits its state, so that the
-     * WARC's committed offset is the end of the committed pages' records (--state). */
+/*
+ * What the page hands to record() as its page_data: the WARC record built here (ids,
+ * digests, gzip: no lock held) and written by record() on the loop thread, in the order
+ * the crawl commits its state, so that the WARC's committed offset is the end of the
+ * committed pages' records (--state); the kept_meta its revisits will refer to; with
+ * --state its decision record; the title and text; the Jaccard estimate. 0, or -1 out of
+ * memory or a WARC failure (said).
+ */
+static int page_out_build(struct run *run, struct page_work *w, struct crawl_verdict *v)
+{
+    const struct page_decision *pd = &w->pd;
     int want_blob = run->state && !run->ridx && v->decision == CRAWL_DECISION_NEW;
-    if (rc == 0) { /* the title (log, report) and the jaccard (log) at least */
-        struct page_out *po = calloc(1, sizeof *po);
-        if (!po)
-            rc = -1;
-        if (po && run->warc && (pd.write == W_REVISIT || pd.write == W_RESPONSE) &&
-            prepare_page_record(run, page, date, digest, pd.write == W_REVISIT ? pd.ref_id : NULL,
-                                pd.ref_uri, pd.ref_date, &po->prep) != 0)
-            rc = -1;
-        if (po && rc == 0 && pd.write == W_RESPONSE) { /* its revisits refer to this record */
-            snprintf(po->digest, sizeof po->digest, "%s", digest);
-            po->meta = meta;
-            po->meta_len = meta_len;
-            meta = NULL;
-        }
-        if (po && rc == 0 && want_blob &&
-            page_blob_encode(&dp, run->lsh ? dedup_lsh_get_params(run->lsh)->h : 0, po) != 0)
-            rc = -1;
-        if (po && rc == 0 && page_out_texts(run, doc, po) != 0)
-            rc = -1;
-        if (po)
-            po->jaccard = pd.jaccard;
-        if (po)
-            v->page_data = po;
+    int rc = 0;
+    struct page_out *po = calloc(1, sizeof *po);
+    if (!po)
+        return -1;
+    if (run->warc && (pd->write == W_REVISIT || pd->write == W_RESPONSE) &&
+        prepare_page_record(run, w->page, w->date, w->digest,
+                            pd->write == W_REVISIT ? pd->ref_id : NULL, pd->ref_uri, pd->ref_date,
+                            &po->prep) != 0)
+        rc = -1;
+    if (rc == 0 && pd->write == W_RESPONSE) { /* its revisits refer to this record */
+        snprintf(po->digest, sizeof po->digest, "%s", w->digest);
+        po->meta = w->meta;
+        po->meta_len = w->meta_len;
+        w->meta = NULL;
     }
-    free(pd.ref_uri);
-    free(meta);
+    if (rc == 0 && want_blob &&
+        page_blob_encode(&w->dp, run->lsh ? dedup_lsh_get_params(run->lsh)->h : 0, po) != 0)
+        rc = -1;
+    if (rc == 0 && page_out_texts(run, w->doc, po) != 0)
+        rc = -1;
+    po->jaccard = pd->jaccard;
+    v->page_data = po;
+    return rc;
+}
+
+/* The page's links handed to the crawler (counted, not enqueued, for duplicates) and
+ * with --page-requisites a new page's requisites. 0, or -1 out of memory. */
+static int page_expand(struct run *run, const struct page_work *w, struct crawl_verdict *v)
+{
+    if (v->decision != CRAWL_DECISION_NEW && v->decision != CRAWL_DECISION_FILTERED &&
+        v->decision != CRAWL_DECISION_NEAR_DUPLICATE)
+        return 0;
+    if (add_links(run, w->doc, w->page_rel, v) != 0)
+        return -1;
+    if (run->o->page_requisites && v->decision == CRAWL_DECISION_NEW &&
+        cli_html_requisites(w->page->body, w->page->body_len, w->page->url, v) != 0)
+        return -1;
+    return 0;
+}
+
+/* crawl_opts.process, on a worker thread: a fetched page parsed, fingerprinted, decided
+ * and its records built. 0, or -1 out of memory or a write failure (said once). */
+static int process(void *userdata, const struct crawl_page *page, struct crawl_verdict *v)
+{
+    struct run *run = userdata;
+    if (page->requisite)
+        return process_requisite(run, page, v);
+    struct page_work w = {.page = page, .pd = {.write = W_NONE, .jaccard = -1}};
+    w.fp_ok = page_parse(run, &w);
+    int rc;
+    if (!w.doc) {
+        rc = not_a_page(v, w.res.message);
+        filter_fp_result_release(&w.res);
+        return rc;
+    }
+    rc = page_facts(run, &w, v);
+    /* Decide (filter_decide_page: under the decision's write lock, short); build the WARC
+     * records (gzip, SHA-1) with no lock held and only append them under run->warc_lock,
+     * so that one page's compression holds up neither the lookups nor the writes of the
+     * others. */
+    rc = page_decide_input(run, &w, rc);
+    if (decide_step(run, page, &w.dp, w.digest, run->ridx && w.fp_ok && !w.noindex, v, &w.pd) != 0)
+        rc = -1;
+    if (rc == 0) /* the title (log, report) and the jaccard (log) at least */
+        rc = page_out_build(run, &w, v);
+    free(w.pd.ref_uri);
+    free(w.meta);
     if (rc != 0 && !run->failed) {
         run->failed = 1;
         cli_error(CMD, "out of memory processing %s", page->url);
     }
-
     /* --min-relevance: off-topic pages (not the seeds) are not expanded */
-    if (run->focused && page->depth > 0 && page_rel < run->o->min_relevance)
+    if (run->focused && page->depth > 0 && w.page_rel < run->o->min_relevance)
         v->expand = 0;
-    if (rc == 0 && (v->decision == CRAWL_DECISION_NEW || v->decision == CRAWL_DECISION_FILTERED ||
-                    v->decision == CRAWL_DECISION_NEAR_DUPLICATE))
-        rc = add_links(run, doc, page_rel, v); /* counted, not enqueued, for duplicates */
-    if (rc == 0 && run->o->page_requisites && v->decision == CRAWL_DECISION_NEW &&
-        cli_html_requisites(page->body, page->body_len, page->url, v) != 0)
-        rc = -1;
-    extract_doc_free(doc);
-    filter_fp_result_release(&res);
+    if (rc == 0)
+        rc = page_expand(run, &w, v);
+    extract_doc_free(w.doc);
+    filter_fp_result_release(&w.res);
     return rc;
 }
 
@@ -1547,7 +1615,7 @@ static void count_cause(struct run *run, const char *cause, uint64_t n)
 /* The causes as "N<TAB>cause" lines (the state's meta "errors.causes"), or back. */
 static char *causes_text(const struct run *run)
 {
-    size_t cap = (ERROR_CAUSES_MAX + 1) * 128, len = 0;
+    size_t cap = (ERROR_CAUSES_MAX + 1) * ERROR_CAUSE_LINE, len = 0;
     char *t = malloc(cap);
     if (!t)
         return NULL;
@@ -1569,7 +1637,7 @@ static void causes_load(struct run *run, const char *t)
             break;
         const char *w = end + 1;
         size_t len = strcspn(w, "\n");
-        char what[96];
+        char what[ERROR_CAUSE_SIZE];
         snprintf(what, sizeof what, "%.*s", (int)len, w);
         if (*what)
             count_cause(run, what, n);
@@ -1661,7 +1729,7 @@ static void record(void *userdata, const struct crawl_record *r)
         write_page(run, r->page_data);
     record_report(run, r);
     if (r->decision == CRAWL_DECISION_ERROR) {
-        char cause[96];
+        char cause[ERROR_CAUSE_SIZE];
         error_cause(r->error ? r->error : "error", cause, sizeof cause);
         count_cause(run, *cause ? cause : "error", 1);
         if (!run->first_error[0])
@@ -2240,19 +2308,22 @@ static int has_scheme(const char *s)
     return n > 0 && !(s[n] >= '0' && s[n] <= '9');
 }
 
+/* The bytes of the seeds, and of the options, that the warcinfo record shows: a WARC reader
+ * sees how the crawl was started without a record of the size of a seeds file. */
+#define WARCINFO_PART 4096
+
 static char *warcinfo_fields(const struct options *o, int argc, char **argv, const char **seeds,
                              char **file_seeds, size_t n_file_seeds)
 {
-    enum { PART = 4096 };
-    char *t = malloc(4 * PART);
-    char *sd = calloc(1, PART), *op = calloc(1, PART);
+    char *t = malloc(4 * WARCINFO_PART);
+    char *sd = calloc(1, WARCINFO_PART), *op = calloc(1, WARCINFO_PART);
     if (!t || !sd || !op) {
         free(t), free(sd), free(op);
         return NULL;
     }
     size_t n = o->n_seeds + n_file_seeds, shown = 0;
     for (; shown < n; shown++)
-        if (add_word(sd, PART - 32,
+        if (add_word(sd, WARCINFO_PART - 32,
                      shown < o->n_seeds ? seeds[shown] : file_seeds[shown - o->n_seeds]) != 0)
             break;
     if (shown < n)
@@ -2261,10 +2332,10 @@ static char *warcinfo_fields(const struct options *o, int argc, char **argv, con
         int seed = 0; /* the command line parser kept the seeds' argv pointers */
         for (size_t k = 0; k < o->n_seeds && !seed; k++)
             seed = seeds[k] == argv[i];
-        if (!seed && strcmp(argv[i], "--") != 0 && add_word(op, PART, argv[i]) != 0)
+        if (!seed && strcmp(argv[i], "--") != 0 && add_word(op, WARCINFO_PART, argv[i]) != 0)
             break;
     }
-    snprintf(t, 4 * PART,
+    snprintf(t, 4 * WARCINFO_PART,
              "http-header-user-agent: %s\r\nrobots: %s\r\nsimcrawl-seeds: %s\r\n"
              "simcrawl-options: %s\r\n",
              o->co.user_agent ? o->co.user_agent : CRAWL_DEFAULT_USER_AGENT,
@@ -2436,339 +2507,460 @@ static const struct option longopts[] = {{"config", required_argument, NULL, OPT
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
 
-int cmd_crawl(int argc, char **argv)
-{
+/* What the steps of cmd_crawl share: the options, the run, the seeds and the strings the
+ * command owns, the crawler, and the exit status so far. */
+struct crawl_cmd {
     struct options o;
-    memset(&o, 0, sizeof o);
-    o.k = DEDUP_K_DEFAULT;
-    o.warc_gzip_level = 1; /* ISA-L's fastest level: 6% of the crawl's CPU (warc_write.c) */
-    o.co.delay = CRAWL_DEFAULT_DELAY;
-    o.co.max_depth = -1;
-    o.min_relevance = 0;
-    int status = CLI_RUNTIME;
-    char **file_seeds = NULL;
-    size_t n_file_seeds = 0;
-    char *warc_named = NULL;                      /* --warc NAME given without .warc.gz */
-    char *worker_warc = NULL, *worker_log = NULL; /* --worker-name's files */
     struct run run;
-    memset(&run, 0, sizeof run);
-    pthread_mutex_init(&run.warc_lock, NULL);
-    struct crawl *c = NULL;
-    char *warcinfo = NULL;
-    const char **seeds = calloc((size_t)argc + 1, sizeof *seeds);
-    if (!seeds) {
-        cli_error(CMD, "out of memory");
-        return CLI_RUNTIME;
-    }
+    int argc;
+    char **argv;
+    const char **seeds; /* the command line's (o.n_seeds of them, argv's pointers) */
+    char **file_seeds;  /* --seeds FILE's (owned) */
+    size_t n_file_seeds;
+    char *warc_named;               /* --warc NAME given without .warc.gz */
+    char *worker_warc, *worker_log; /* --worker-name's files */
+    char *warcinfo;
+    struct crawl *c;
+    int resuming; /* --state or --redis: a crawl started before goes on */
+    int status;   /* the exit status when a step stops */
+};
 
-    /* --config first (cli_getopt's first pass), so that the command line wins */
+/* The defaults of every option. 0, or -1 out of memory (said). */
+static int crawl_cmd_init(struct crawl_cmd *cc, int argc, char **argv)
+{
+    memset(cc, 0, sizeof *cc);
+    cc->o.k = DEDUP_K_DEFAULT;
+    cc->o.warc_gzip_level = WARC_GZIP_LEVEL_DEFAULT;
+    cc->o.co.delay = CRAWL_DEFAULT_DELAY;
+    cc->o.co.max_depth = -1;
+    cc->o.min_relevance = 0;
+    cc->argc = argc;
+    cc->argv = argv;
+    cc->status = CLI_RUNTIME;
+    pthread_mutex_init(&cc->run.warc_lock, NULL);
+    cc->seeds = calloc((size_t)argc + 1, sizeof *cc->seeds);
+    if (!cc->seeds) {
+        cli_error(CMD, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The --config files, first (cli_getopt's first pass), so that the command line wins.
+ * 0, or -1 with cc->status set (--help: CLI_OK). */
+static int load_config_files(struct crawl_cmd *cc)
+{
     struct cli_getopt g;
-    cli_getopt_init(&g, CMD, argc, argv, "hqvp", longopts, usage);
+    cli_getopt_init(&g, CMD, cc->argc, cc->argv, "hqvp", longopts, usage);
     for (int opt; (opt = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
         if (opt == CLI_GETOPT_HELP || opt == CLI_GETOPT_ERROR) {
-            status = opt == CLI_GETOPT_HELP ? CLI_OK : CLI_USAGE;
-            goto done;
+            cc->status = opt == CLI_GETOPT_HELP ? CLI_OK : CLI_USAGE;
+            return -1;
         }
         if (!g.value && g.opt && g.opt->has_arg == required_argument) {
             /* said now: this pass moves the operands after the options, where the
              * second would take the first operand for the missing value */
-            status = cli_usage_error(CMD, "option '%s' needs a value", g.name);
-            goto done;
+            cc->status = cli_usage_error(CMD, "option '%s' needs a value", g.name);
+            return -1;
         }
-        if (opt == OPT_CONFIG && cli_config_load(CMD, g.value, "crawl", on_config, &o) != 0) {
-            status = CLI_USAGE;
-            goto done;
+        if (opt == OPT_CONFIG && cli_config_load(CMD, g.value, "crawl", on_config, &cc->o) != 0) {
+            cc->status = CLI_USAGE;
+            return -1;
         }
     }
-    cli_getopt_init(&g, CMD, argc, argv, "hqvp", longopts, usage);
+    return 0;
+}
+
+/* The command line's options over the config files', and its seeds. 0, or -1 with
+ * cc->status set. */
+static int parse_command_line(struct crawl_cmd *cc)
+{
+    struct options *o = &cc->o;
+    struct cli_getopt g;
+    cli_getopt_init(&g, CMD, cc->argc, cc->argv, "hqvp", longopts, usage);
     for (int opt; (opt = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
         if (opt == 'q' || opt == 'v') {
-            *(opt == 'q' ? &o.quiet : &o.verbose) = 1;
+            *(opt == 'q' ? &o->quiet : &o->verbose) = 1;
         } else if (opt == OPT_NO_TEMPLATES) {
-            o.no_templates = 1;
+            o->no_templates = 1;
         } else if (opt == 'p') {
-            o.page_requisites = 1;
-        } else if (opt == OPT_FLAG) {
-            /* --overwrite, --durable, --no-parent, --page-requisites; "--overwrite=no" is
-             * set_option's, as in a file */
-            if (set_option(&o, g.opt->name, g.value ? g.value : "yes", NULL) != 0) {
-                status = CLI_USAGE;
-                goto done;
-            }
-        } else if (opt == OPT_SET) {
-            if (set_option(&o, g.opt->name, g.value, NULL) != 0) {
-                status = CLI_USAGE;
-                goto done;
+            o->page_requisites = 1;
+        } else if (opt == OPT_FLAG || opt == OPT_SET) {
+            /* OPT_FLAG: --overwrite, --durable, --no-parent, --page-requisites;
+             * "--overwrite=no" is set_option's, as in a file */
+            const char *v = opt == OPT_FLAG && !g.value ? "yes" : g.value;
+            if (set_option(o, g.opt->name, v, NULL) != 0) {
+                cc->status = CLI_USAGE;
+                return -1;
             }
         }
     }
-    for (int i = g.optind; i < argc; i++)
-        seeds[o.n_seeds++] = argv[i];
-    if (o.seeds_file && read_seeds(&o, o.seeds_file, &file_seeds, &n_file_seeds) != 0) {
-        status = CLI_USAGE;
-        goto done;
+    for (int i = g.optind; i < cc->argc; i++)
+        cc->seeds[o->n_seeds++] = cc->argv[i];
+    return 0;
+}
+
+/* --warc NAME without an extension writes NAME.warc.gz (wget's --warc-file). 0, or -1
+ * out of memory (said). */
+static int name_warc(struct crawl_cmd *cc)
+{
+    const char *warc = cc->o.warc;
+    size_t wl = warc ? strlen(warc) : 0;
+    if (!warc || (wl > 5 && strcmp(warc + wl - 5, ".warc") == 0) ||
+        (wl > 8 && strcmp(warc + wl - 8, ".warc.gz") == 0))
+        return 0;
+    if (!(cc->warc_named = malloc(wl + sizeof ".warc.gz"))) {
+        cli_error(CMD, "out of memory");
+        return -1;
     }
-    if (o.n_seeds + n_file_seeds == 0) {
-        status = cli_usage_error(CMD, "no seed URL (give SEED... or --seeds FILE)");
-        goto done;
+    snprintf(cc->warc_named, wl + sizeof ".warc.gz", "%s.warc.gz", warc);
+    cc->o.warc = cc->warc_named;
+    return 0;
+}
+
+/* The options checked together: the seeds (--seeds FILE read), the WARC's name, a shared
+ * crawl's options, the CA file, the topic. 0, or -1 with cc->status set. */
+static int check_options(struct crawl_cmd *cc)
+{
+    struct options *o = &cc->o;
+    if (o->seeds_file && read_seeds(o, o->seeds_file, &cc->file_seeds, &cc->n_file_seeds) != 0) {
+        cc->status = CLI_USAGE;
+        return -1;
     }
-    size_t wl = o.warc ? strlen(o.warc) : 0;
-    if (o.warc && !(wl > 5 && strcmp(o.warc + wl - 5, ".warc") == 0) &&
-        !(wl > 8 && strcmp(o.warc + wl - 8, ".warc.gz") == 0)) {
-        /* --warc NAME without an extension writes NAME.warc.gz (wget's --warc-file) */
-        if (!(warc_named = malloc(wl + sizeof ".warc.gz"))) {
-            cli_error(CMD, "out of memory");
-            status = CLI_RUNTIME;
-            goto done;
-        }
-        snprintf(warc_named, wl + sizeof ".warc.gz", "%s.warc.gz", o.warc);
-        o.warc = warc_named;
+    if (o->n_seeds + cc->n_file_seeds == 0) {
+        cc->status = cli_usage_error(CMD, "no seed URL (give SEED... or --seeds FILE)");
+        return -1;
     }
-    if (o.redis || o.worker_name) {
-        int st = shared_options(&o, &worker_warc, &worker_log);
+    if (name_warc(cc) != 0)
+        return -1;
+    if (o->redis || o->worker_name) {
+        int st = shared_options(o, &cc->worker_warc, &cc->worker_log);
         if (st != CLI_OK) {
-            status = st;
-            goto done;
+            cc->status = st;
+            return -1;
         }
     }
-    snprintf(o.label, sizeof o.label, "%s", o.state ? o.state : "");
-    if (o.co.ca_file) {
+    snprintf(o->label, sizeof o->label, "%s", o->state ? o->state : "");
+    if (o->co.ca_file) {
         /* libcurl would report a missing bundle on every transfer, as a page error */
-        FILE *f = fopen(o.co.ca_file, "r");
+        FILE *f = fopen(o->co.ca_file, "r");
         if (!f) {
-            status =
-                cli_usage_error(CMD, "cannot read CA file %s: %s", o.co.ca_file, strerror(errno));
-            goto done;
+            cc->status =
+                cli_usage_error(CMD, "cannot read CA file %s: %s", o->co.ca_file, strerror(errno));
+            return -1;
         }
         fclose(f);
     }
-    if (o.topic && o.topic_file) {
-        status = cli_usage_error(CMD, "--topic and --topic-file exclude each other");
-        goto done;
+    if (o->topic && o->topic_file) {
+        cc->status = cli_usage_error(CMD, "--topic and --topic-file exclude each other");
+        return -1;
     }
+    return 0;
+}
 
-    /* topic */
+/* --topic or --topic-file: the topic a focused crawl ranks its links by. 0, or -1 with
+ * cc->status set. */
+static int topic_setup(struct crawl_cmd *cc)
+{
+    const struct options *o = &cc->o;
     char *topic_text = NULL;
-    if (o.topic_file) {
+    if (o->topic_file) {
         size_t len;
         char err[256];
-        if (cli_read_file(o.topic_file, TOPIC_MAX_BYTES, &topic_text, &len, err, sizeof err) != 0) {
-            cli_error(CMD, "cannot read topic file %s: %s", o.topic_file, err);
-            status = CLI_USAGE;
-            goto done;
+        if (cli_read_file(o->topic_file, TOPIC_MAX_BYTES, &topic_text, &len, err, sizeof err) !=
+            0) {
+            cli_error(CMD, "cannot read topic file %s: %s", o->topic_file, err);
+            cc->status = CLI_USAGE;
+            return -1;
         }
-    } else if (o.topic) {
-        topic_text = strdup(o.topic);
+    } else if (o->topic) {
+        topic_text = strdup(o->topic);
     }
-    if (topic_text) {
-        int ok = topic_init(&run.topic, topic_text) == 0 && run.topic.n > 0;
-        run.topic_text = topic_text;
-        if (!ok) {
-            status = cli_usage_error(CMD, "the topic has no words");
-            goto done;
-        }
-        run.focused = 1;
+    if (!topic_text)
+        return 0;
+    int ok = topic_init(&cc->run.topic, topic_text) == 0 && cc->run.topic.n > 0;
+    cc->run.topic_text = topic_text;
+    if (!ok) {
+        cc->status = cli_usage_error(CMD, "the topic has no words");
+        return -1;
     }
+    cc->run.focused = 1;
+    return 0;
+}
 
-    run.o = &o;
+/* The run's decision, its --report and the WARC's warcinfo fields. 0, or -1 with
+ * cc->status set. */
+static int run_setup(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    struct options *o = &cc->o;
+    run->o = o;
     /* --redis: template blocks learned by one worker would make its fingerprints differ
      * from another's for the same page; the shared index needs the same fingerprints */
-    run.templates = !o.no_templates && !o.redis;
-    if ((status = decide_setup(&run, &o)) != CLI_OK)
-        goto done;
-    status = CLI_RUNTIME;
-    if (!o.warc && !o.log && !o.report)
-        notice(&o, "neither --warc nor --log given: nothing of the crawl will be kept "
-                   "but the summary on stderr");
-    if (o.report && !(run.report = cli_crawl_report_new(CMD))) {
+    run->templates = !o->no_templates && !o->redis;
+    if ((cc->status = decide_setup(run, o)) != CLI_OK)
+        return -1;
+    cc->status = CLI_RUNTIME;
+    if (!o->warc && !o->log && !o->report)
+        notice(o, "neither --warc nor --log given: nothing of the crawl will be kept "
+                  "but the summary on stderr");
+    if (o->report && !(run->report = cli_crawl_report_new(CMD))) {
         cli_error(CMD, "out of memory");
-        goto done;
+        return -1;
     }
-    warcinfo = warcinfo_fields(&o, argc, argv, seeds, file_seeds, n_file_seeds);
+    cc->warcinfo =
+        warcinfo_fields(o, cc->argc, cc->argv, cc->seeds, cc->file_seeds, cc->n_file_seeds);
+    return 0;
+}
 
+/* --redis: the shared frontier's state and the shared near-duplicate index. 0, or -1
+ * with cc->status set. */
+static int open_redis_state(struct crawl_cmd *cc)
+{
+    struct options *o = &cc->o;
+    struct crawl_redis_opts ro = {.url = o->redis,
+                                  .worker = o->worker_name,
+                                  .lease_time = o->lease_time,
+                                  .host_lease_time = o->host_lease_time,
+                                  .retry_time = o->redis_retry};
+    struct crawl_redis *rd = NULL;
+    char rerr[600];
+    if (crawl_redis_open(&ro, &rd, rerr, sizeof rerr) != CRAWL_OK) {
+        cli_error(CMD, "%s", rerr);
+        return -1;
+    }
+    if (crawl_state_open_redis(rd, &cc->run.state) != CRAWL_OK) {
+        crawl_redis_free(rd);
+        cli_error(CMD, "out of memory");
+        return -1;
+    }
+    snprintf(o->label, sizeof o->label, "%s (worker %s)", o->redis, o->worker_name);
+    crawl_state_set_crash_hook(cc->run.state, dedup_crash_point);
+    if (shared_index_open(&cc->run, o) != 0)
+        return -1;
+    return state_check(&cc->run, o, &cc->resuming, &cc->status) != 0 ? -1 : 0;
+}
+
+/* --state DIR: the crawl's state, created or opened; a finished crawl stops here (with
+ * --report, its report from the state). 0, or -1 with cc->status set. */
+static int open_local_state(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    struct options *o = &cc->o;
+    int created = 0;
+    char serr[700];
+    if (crawl_state_open(o->state, o->durable, &run->state, &created, serr, sizeof serr) !=
+        CRAWL_OK) {
+        cli_error(CMD, "%s", serr);
+        return -1;
+    }
+    crawl_state_set_crash_hook(run->state, dedup_crash_point);
+    if (crawl_state_migrated_from(run->state))
+        notice(o,
+               "%s: state of schema %d brought to the current schema (the URLs "
+               "it had queued are logged without their referrer)",
+               o->state, crawl_state_migrated_from(run->state));
+    run->durable = o->durable;
+    if (state_check(run, o, &cc->resuming, &cc->status) != 0) {
+        if (cc->status == CLI_OK && run->report) /* finished: the report of the whole crawl */
+            cc->status = report_from_state(run, o, cc->seeds, cc->file_seeds, cc->n_file_seeds);
+        return -1;
+    }
+    if (!cc->resuming && !created)
+        o->overwrite = 1; /* a run that died before its first commit: the files are ours */
+    return 0;
+}
+
+/* The crawl's log: stdout, a resumed log or a new file. 0, or -1 (said). */
+static int open_log(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    const char *log = cc->o.log;
+    if (!log)
+        return 0;
+    if (strcmp(log, "-") == 0) {
+        run->log = stdout;
+        run->log_is_stdout = 1;
+        setvbuf(stdout, NULL, _IOLBF, 0);
+    } else if (cc->resuming) {
+        if (log_resume(run, &cc->o) != 0)
+            return -1;
+    } else {
+        run->log = fopen(log, "w");
+        if (!run->log) {
+            cli_error(CMD, "cannot open log file %s: %s", log, strerror(errno));
+            return -1;
+        }
+        /* flushed line by line: tail -f shows each URL as it is decided */
+        setvbuf(run->log, NULL, _IOLBF, 0);
+    }
+    return 0;
+}
+
+/* The crawl's WARC: resumed from the state's committed position, or new. 0, or -1
+ * (said). */
+static int open_warc(struct crawl_cmd *cc)
+{
+    const struct options *o = &cc->o;
+    if (!o->warc)
+        return 0;
+    struct crawl_warc_writer_opts wo = {0};
+    wo.software = "simcrawl/" CLI_VERSION;
+    wo.gzip_level = o->warc_gzip_level;
+    wo.info = cc->warcinfo;
+    enum crawl_code wc;
+    if (cc->resuming) {
+        struct crawl_warc_position pos;
+        if (state_warc_position(&cc->run, &pos) != 0)
+            return -1;
+        wc = crawl_warc_writer_resume(o->warc, &wo, &pos, &cc->run.warc);
+    } else {
+        errno = 0;
+        wc = crawl_warc_writer_open(o->warc, &wo, &cc->run.warc);
+    }
+    if (wc != CRAWL_OK) {
+        /* an I/O error names the system's reason ("No such file or directory") */
+        cli_error(CMD, "cannot %s %s: %s", cc->resuming ? "resume the WARC" : "create", o->warc,
+                  wc == CRAWL_EIO && errno ? strerror(errno) : crawl_strerror(wc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The state (--redis or --state), then the log and the WARC (not over another crawl's
+ * files without --overwrite). 0, or -1 with cc->status set. */
+static int open_outputs(struct crawl_cmd *cc)
+{
+    struct options *o = &cc->o;
     /* --state: a crawl that was started before is resumed, a finished one says so */
-    int resuming = 0;
-    if (o.redis) {
-        struct crawl_redis_opts ro = {.url = o.redis,
-                                      .worker = o.worker_name,
-                                      .lease_time = o.lease_time,
-                                      .host_lease_time = o.host_lease_time,
-                                      .retry_time = o.redis_retry};
-        struct crawl_redis *rd = NULL;
-        char rerr[600];
-        if (crawl_redis_open(&ro, &rd, rerr, sizeof rerr) != CRAWL_OK) {
-            cli_error(CMD, "%s", rerr);
-            goto done;
-        }
-        if (crawl_state_open_redis(rd, &run.state) != CRAWL_OK) {
-            crawl_redis_free(rd);
-            cli_error(CMD, "out of memory");
-            goto done;
-        }
-        snprintf(o.label, sizeof o.label, "%s (worker %s)", o.redis, o.worker_name);
-        crawl_state_set_crash_hook(run.state, dedup_crash_point);
-        if (shared_index_open(&run, &o) != 0)
-            goto done;
-        if (state_check(&run, &o, &resuming, &status) != 0)
-            goto done;
-    } else if (o.state) {
-        int created = 0;
-        char serr[700];
-        if (crawl_state_open(o.state, o.durable, &run.state, &created, serr, sizeof serr) !=
-            CRAWL_OK) {
-            cli_error(CMD, "%s", serr);
-            goto done;
-        }
-        crawl_state_set_crash_hook(run.state, dedup_crash_point);
-        if (crawl_state_migrated_from(run.state))
-            notice(&o,
-                   "%s: state of schema %d brought to the current schema (the URLs "
-                   "it had queued are logged without their referrer)",
-                   o.state, crawl_state_migrated_from(run.state));
-        run.durable = o.durable;
-        if (state_check(&run, &o, &resuming, &status) != 0) {
-            if (status == CLI_OK && run.report) /* finished: the report of the whole crawl */
-                status = report_from_state(&run, &o, seeds, file_seeds, n_file_seeds);
-            goto done;
-        }
-        if (!resuming && !created)
-            o.overwrite = 1; /* a run that died before its first commit: the files are ours */
+    if (o->redis && open_redis_state(cc) != 0)
+        return -1;
+    if (!o->redis && o->state && open_local_state(cc) != 0)
+        return -1;
+    if (!cc->resuming && !o->overwrite && refuse_overwrite(o) != 0) {
+        cc->status = CLI_USAGE;
+        return -1;
     }
-    if (!resuming && !o.overwrite && refuse_overwrite(&o) != 0) {
-        status = CLI_USAGE;
-        goto done;
-    }
-    if (o.log) {
-        if (strcmp(o.log, "-") == 0) {
-            run.log = stdout;
-            run.log_is_stdout = 1;
-            setvbuf(stdout, NULL, _IOLBF, 0);
-        } else if (resuming) {
-            if (log_resume(&run, &o) != 0)
-                goto done;
-        } else {
-            run.log = fopen(o.log, "w");
-            if (!run.log) {
-                cli_error(CMD, "cannot open log file %s: %s", o.log, strerror(errno));
-                goto done;
-            }
-            /* flushed line by line: tail -f shows each URL as it is decided */
-            setvbuf(run.log, NULL, _IOLBF, 0);
-        }
-    }
-    if (o.warc) {
-        struct crawl_warc_writer_opts wo = {0};
-        wo.software = "simcrawl/" CLI_VERSION;
-        wo.gzip_level = o.warc_gzip_level;
-        wo.info = warcinfo;
-        enum crawl_code wc;
-        if (resuming) {
-            struct crawl_warc_position pos;
-            if (state_warc_position(&run, &pos) != 0)
-                goto done;
-            wc = crawl_warc_writer_resume(o.warc, &wo, &pos, &run.warc);
-        } else {
-            errno = 0;
-            wc = crawl_warc_writer_open(o.warc, &wo, &run.warc);
-        }
-        if (wc != CRAWL_OK) {
-            /* an I/O error names the system's reason ("No such file or directory") */
-            cli_error(CMD, "cannot %s %s: %s", resuming ? "resume the WARC" : "create", o.warc,
-                      wc == CRAWL_EIO && errno ? strerror(errno) : crawl_strerror(wc));
-            goto done;
-        }
-    }
-    if (resuming) {
-        char *ct = NULL;
-        if (crawl_state_meta_text(run.state, "errors.causes", &ct) == CRAWL_OK)
-            causes_load(&run, ct);
-        free(ct);
-    }
-    struct page_replay replay = {run.decide, run.lsh ? dedup_lsh_get_params(run.lsh)->h : 0};
-    if (resuming && crawl_state_foreach_page(run.state, page_blob_replay, &replay) != CRAWL_OK) {
-        cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
-        goto done;
-    }
-    if (resuming && run.report &&
-        crawl_state_foreach_page(run.state, report_replay, run.report) != CRAWL_OK) {
-        cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
-        goto done;
-    }
-    run.progress = !o.quiet && isatty(2);
+    return open_log(cc) != 0 || open_warc(cc) != 0 ? -1 : 0;
+}
 
-    o.co.focused = run.focused;
-    o.co.process = process;
-    o.co.record = record;
-    o.co.progress = progress;
-    o.co.userdata = &run;
-    o.co.state = run.state;
-    o.co.before_commit = run.state ? before_commit : NULL;
-    o.co.page_data_free = page_out_free;
+/* A resumed crawl's memory from its state: the errors by cause, the decision's index,
+ * digests and templates (page_blob_replay), the report's pages. 0, or -1 (said). */
+static int replay_state(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    char *ct = NULL;
+    if (crawl_state_meta_text(run->state, "errors.causes", &ct) == CRAWL_OK)
+        causes_load(run, ct);
+    free(ct);
+    struct page_replay replay = {run->decide, run->lsh ? dedup_lsh_get_params(run->lsh)->h : 0};
+    if (crawl_state_foreach_page(run->state, page_blob_replay, &replay) != CRAWL_OK ||
+        (run->report &&
+         crawl_state_foreach_page(run->state, report_replay, run->report) != CRAWL_OK)) {
+        cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run->state));
+        return -1;
+    }
+    return 0;
+}
+
+/* The crawler over the run's callbacks; a resumed crawl's frontier and counters back
+ * from its state. 0, or -1 with cc->status set. */
+static int create_crawler(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    struct options *o = &cc->o;
+    o->co.focused = run->focused;
+    o->co.process = process;
+    o->co.record = record;
+    o->co.progress = progress;
+    o->co.userdata = run;
+    o->co.state = run->state;
+    o->co.before_commit = run->state ? before_commit : NULL;
+    o->co.page_data_free = page_out_free;
     char err[512];
-    enum crawl_code cc = crawl_new(&o.co, &c, err, sizeof err);
-    if (cc != CRAWL_OK) {
-        if (cc == CRAWL_EINVAL) {
-            status = cli_usage_error(CMD, "%s", err);
-        } else {
-            cli_error(CMD, "%s", *err ? err : crawl_strerror(cc));
-        }
-        goto done;
+    enum crawl_code code = crawl_new(&o->co, &cc->c, err, sizeof err);
+    if (code != CRAWL_OK) {
+        if (code == CRAWL_EINVAL)
+            cc->status = cli_usage_error(CMD, "%s", err);
+        else
+            cli_error(CMD, "%s", *err ? err : crawl_strerror(code));
+        return -1;
     }
-    if (resuming) {
-        int r = 0;
-        if (crawl_resume(c, &r) != CRAWL_OK) {
-            cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run.state));
-            goto done;
-        }
-        const struct crawl_stats *rs = crawl_get_stats(c);
-        notice(&o, "resuming the crawl in %s: %llu pages fetched so far", o.label,
-               (unsigned long long)rs->fetched);
-        if (crawl_state_requeued(run.state) > 0)
-            notice(&o, "%lld URLs in flight when the last run ended are queued again",
-                   (long long)crawl_state_requeued(run.state));
+    if (!cc->resuming)
+        return 0;
+    int r = 0;
+    if (crawl_resume(cc->c, &r) != CRAWL_OK) {
+        cli_error(CMD, "cannot resume the crawl: %s", crawl_state_error(run->state));
+        return -1;
     }
-    size_t good = 0;
-    for (size_t i = 0; i < o.n_seeds + n_file_seeds; i++) {
-        const char *s = i < o.n_seeds ? seeds[i] : file_seeds[i - o.n_seeds];
+    const struct crawl_stats *rs = crawl_get_stats(cc->c);
+    notice(o, "resuming the crawl in %s: %llu pages fetched so far", o->label,
+           (unsigned long long)rs->fetched);
+    if (crawl_state_requeued(run->state) > 0)
+        notice(o, "%lld URLs in flight when the last run ended are queued again",
+               (long long)crawl_state_requeued(run->state));
+    return 0;
+}
+
+/* The seeds queued, a seed without a scheme as http:// (as wget does); one that is not
+ * an http(s) URL is said and skipped. 0, or -1 with cc->status set (none valid). */
+static int add_seeds(struct crawl_cmd *cc)
+{
+    size_t good = 0, n_seeds = cc->o.n_seeds;
+    for (size_t i = 0; i < n_seeds + cc->n_file_seeds; i++) {
+        const char *s = i < n_seeds ? cc->seeds[i] : cc->file_seeds[i - n_seeds];
         char *with_scheme = NULL;
         if (!has_scheme(s)) {
-            /* a seed without a scheme is taken as http:// (as wget does) */
             size_t len = strlen(s) + sizeof "http://";
             if ((with_scheme = malloc(len)) != NULL) {
                 snprintf(with_scheme, len, "http://%s", s);
                 s = with_scheme;
             }
         }
-        enum crawl_code sc = crawl_add_seed(c, s);
-        if (sc == CRAWL_EURL)
+        enum crawl_code sc = crawl_add_seed(cc->c, s);
+        if (sc == CRAWL_EURL) {
             cli_error(CMD, "not an http(s) URL, skipped: %s", s);
-        else if (sc != CRAWL_OK) {
+        } else if (sc != CRAWL_OK) {
             cli_error(CMD, "cannot add seed %s: %s", s, crawl_strerror(sc));
             free(with_scheme);
-            goto done;
-        } else
+            return -1;
+        } else {
             good++;
+        }
         free(with_scheme);
     }
     if (good == 0) {
-        status = cli_usage_error(CMD, "no valid seed URL");
-        goto done;
+        cc->status = cli_usage_error(CMD, "no valid seed URL");
+        return -1;
     }
-    if (run.state && !resuming) {
-        /* the start is committed with the WARC's warcinfo and the seeds queued */
-        if (crawl_state_set_meta_int(run.state, "started", 1) != CRAWL_OK ||
-            crawl_state_set_meta_text(run.state, "warc", o.warc ? o.warc : "") != CRAWL_OK ||
-            crawl_state_set_meta_text(run.state, "log", o.log ? o.log : "") != CRAWL_OK ||
-            crawl_state_set_meta_text(run.state, "topic", run.topic_text ? run.topic_text : "") !=
-                CRAWL_OK ||
-            state_method_save(&run) != CRAWL_OK || before_commit(&run) != 0 ||
-            crawl_state_commit(run.state) != CRAWL_OK) {
-            cli_error(CMD, "cannot write the state: %s", crawl_state_error(run.state));
-            goto done;
-        }
-    }
-    dedup_crash_point("crawl-started");
+    return 0;
+}
 
+/* A new crawl's start committed to its state, with the WARC's warcinfo and the seeds
+ * queued, and the files and method it must be resumed with. 0, or -1 (said). */
+static int commit_start(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    const struct options *o = &cc->o;
+    if (!run->state || cc->resuming)
+        return 0;
+    if (crawl_state_set_meta_int(run->state, "started", 1) != CRAWL_OK ||
+        crawl_state_set_meta_text(run->state, "warc", o->warc ? o->warc : "") != CRAWL_OK ||
+        crawl_state_set_meta_text(run->state, "log", o->log ? o->log : "") != CRAWL_OK ||
+        crawl_state_set_meta_text(run->state, "topic", run->topic_text ? run->topic_text : "") !=
+            CRAWL_OK ||
+        state_method_save(run) != CRAWL_OK || before_commit(run) != 0 ||
+        crawl_state_commit(run->state) != CRAWL_OK) {
+        cli_error(CMD, "cannot write the state: %s", crawl_state_error(run->state));
+        return -1;
+    }
+    return 0;
+}
+
+/* The crawl, SIGINT and SIGTERM stopping it cleanly (crawl_stop) while it runs. Returns
+ * crawl_run's code. */
+static enum crawl_code run_crawl(struct crawl *c)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -2777,31 +2969,39 @@ int cmd_crawl(int argc, char **argv)
     g_crawl = c;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    cc = crawl_run(c);
+    enum crawl_code code = crawl_run(c);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     g_crawl = NULL;
+    return code;
+}
 
-    status = CLI_OK;
-    if (cc != CRAWL_OK) {
-        if (!run.failed && crawl_state_redis(run.state) && *crawl_state_error(run.state))
-            cli_error(CMD, "crawl failed: %s", crawl_state_error(run.state)); /* Redis's words */
-        else if (!run.failed)
-            cli_error(CMD, "crawl failed: %s", crawl_strerror(cc));
+/* After the crawl: its failure said, the summary, and a crawl that fetched nothing
+ * failed with the first error's words. Returns the exit status. */
+static int crawl_outcome(struct crawl_cmd *cc, enum crawl_code code)
+{
+    struct run *run = &cc->run;
+    const struct options *o = &cc->o;
+    int status = CLI_OK;
+    if (code != CRAWL_OK) {
+        if (!run->failed && crawl_state_redis(run->state) && *crawl_state_error(run->state))
+            cli_error(CMD, "crawl failed: %s", crawl_state_error(run->state)); /* Redis's words */
+        else if (!run->failed)
+            cli_error(CMD, "crawl failed: %s", crawl_strerror(code));
         status = CLI_RUNTIME;
     }
-    const struct crawl_stats *fs = crawl_get_stats(c);
-    summary(&run, fs, g_stopped);
-    if (o.page_requisites && !o.quiet) /* the summary's last line */
+    const struct crawl_stats *fs = crawl_get_stats(cc->c);
+    summary(run, fs, g_stopped);
+    if (o->page_requisites && !o->quiet) /* the summary's last line */
         fprintf(stderr, "  page requisites: %llu fetched of %llu queued\n",
                 (unsigned long long)fs->requisites, (unsigned long long)fs->requisites_enqueued);
-    if (o.redis && !o.quiet)
-        shared_summary(&run);
+    if (o->redis && !o->quiet)
+        shared_summary(run);
     if (status == CLI_OK && !g_stopped && fs->errors > 0 && fs->pages == 0 && fs->redirects == 0 &&
         fs->filtered == 0) {
         /* nothing could be fetched: say why, as wget and curl do, and fail */
-        if (run.first_error[0])
-            cli_error(CMD, "no page could be fetched: %s", run.first_error);
+        if (run->first_error[0])
+            cli_error(CMD, "no page could be fetched: %s", run->first_error);
         else
             cli_error(CMD, "no page could be fetched (%llu errors)",
                       (unsigned long long)fs->errors);
@@ -2809,48 +3009,92 @@ int cmd_crawl(int argc, char **argv)
     }
     if (g_stopped)
         cli_error(CMD, "stopped by a signal: in-flight transfers ended, files complete");
-    if (run.report && write_report(&run, &o, seeds, file_seeds, n_file_seeds) != CLI_OK)
+    if (run->report && write_report(run, o, cc->seeds, cc->file_seeds, cc->n_file_seeds) != CLI_OK)
         status = CLI_RUNTIME;
-done:
-    crawl_free(c);
-    if (run.warc) {
-        const char *path = NULL;
+    return status;
+}
+
+/* The crawler freed, the WARC finished and the log written out and closed. CLI_OK, or
+ * CLI_RUNTIME when one could not be (said). */
+static int close_outputs(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    int status = CLI_OK;
+    crawl_free(cc->c);
+    cc->c = NULL;
+    if (run->warc) {
+        const char *path = crawl_warc_writer_path(run->warc);
         char pathbuf[4096];
-        path = crawl_warc_writer_path(run.warc);
         snprintf(pathbuf, sizeof pathbuf, "%s", path ? path : "");
-        if (crawl_warc_writer_close(run.warc) != CRAWL_OK) {
+        if (crawl_warc_writer_close(run->warc) != CRAWL_OK) {
             cli_error(CMD, "cannot finish WARC %s", pathbuf);
             status = CLI_RUNTIME;
         }
+        run->warc = NULL;
     }
-    if (run.log) {
-        if (fflush(run.log) != 0 || ferror(run.log)) {
-            cli_error(CMD, "cannot write log %s: %s", o.log, strerror(errno));
+    if (run->log) {
+        if (fflush(run->log) != 0 || ferror(run->log)) {
+            cli_error(CMD, "cannot write log %s: %s", cc->o.log, strerror(errno));
             status = CLI_RUNTIME;
         }
-        if (!run.log_is_stdout && fclose(run.log) != 0) {
-            cli_error(CMD, "cannot close log %s: %s", o.log, strerror(errno));
+        if (!run->log_is_stdout && fclose(run->log) != 0) {
+            cli_error(CMD, "cannot close log %s: %s", cc->o.log, strerror(errno));
             status = CLI_RUNTIME;
         }
+        run->log = NULL;
     }
-    crawl_state_close(run.state);
-    cli_crawl_report_free(run.report);
-    free(worker_warc);
-    free(worker_log);
-    free(warcinfo);
-    filter_decide_free(run.decide);
-    redisidx_close(run.ridx);
-    dedup_index_free(run.index);
-    dedup_lsh_free(run.lsh);
-    topic_release(&run.topic);
-    free(run.topic_text);
-    pthread_mutex_destroy(&run.warc_lock);
-    for (size_t i = 0; i < n_file_seeds; i++)
-        free(file_seeds[i]);
-    free(file_seeds);
-    free(seeds);
-    free(warc_named);
-    for (size_t i = 0; i < o.n_owned; i++)
-        free(o.owned[i]);
+    return status;
+}
+
+/* Everything else the command holds, freed. */
+static void crawl_cmd_release(struct crawl_cmd *cc)
+{
+    struct run *run = &cc->run;
+    crawl_state_close(run->state);
+    cli_crawl_report_free(run->report);
+    free(cc->worker_warc);
+    free(cc->worker_log);
+    free(cc->warcinfo);
+    filter_decide_free(run->decide);
+    redisidx_close(run->ridx);
+    dedup_index_free(run->index);
+    dedup_lsh_free(run->lsh);
+    topic_release(&run->topic);
+    free(run->topic_text);
+    pthread_mutex_destroy(&run->warc_lock);
+    for (size_t i = 0; i < cc->n_file_seeds; i++)
+        free(cc->file_seeds[i]);
+    free(cc->file_seeds);
+    free(cc->seeds);
+    free(cc->warc_named);
+    for (size_t i = 0; i < cc->o.n_owned; i++)
+        free(cc->o.owned[i]);
+}
+
+/* Everything up to the crawl, step by step: 0 to crawl, -1 with cc->status set. */
+static int crawl_prepare(struct crawl_cmd *cc)
+{
+    if (load_config_files(cc) != 0 || parse_command_line(cc) != 0 || check_options(cc) != 0 ||
+        topic_setup(cc) != 0 || run_setup(cc) != 0 || open_outputs(cc) != 0)
+        return -1;
+    if (cc->resuming && replay_state(cc) != 0)
+        return -1;
+    cc->run.progress = !cc->o.quiet && isatty(2);
+    if (create_crawler(cc) != 0 || add_seeds(cc) != 0 || commit_start(cc) != 0)
+        return -1;
+    dedup_crash_point("crawl-started");
+    return 0;
+}
+
+int cmd_crawl(int argc, char **argv)
+{
+    struct crawl_cmd cc;
+    int status = CLI_RUNTIME;
+    if (crawl_cmd_init(&cc, argc, argv) == 0) {
+        status = crawl_prepare(&cc) == 0 ? crawl_outcome(&cc, run_crawl(cc.c)) : cc.status;
+        if (close_outputs(&cc) != CLI_OK)
+            status = CLI_RUNTIME;
+    }
+    crawl_cmd_release(&cc);
     return status;
 }

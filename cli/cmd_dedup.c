@@ -469,151 +469,191 @@ static int nodig_prepare(struct dd *d)
     return 0;
 }
 
+/* What reading FILE.digests carries from line to line (kept_load). */
+struct digests_load {
+    const char *path;
+    int version;    /* 2, 1 (five fields, no generations), 0 before the first line */
+    uint64_t igen;  /* the index's pair generation */
+    uint64_t dgen;  /* the digests' ("# generation") */
+    uint64_t ndocs; /* "# index-documents" */
+    int have_docs;  /* that line was read */
+    uint32_t count; /* the index's documents */
+    uint64_t *ids;  /* version 1 with digests newer than the index: the URI filter */
+    size_t nids;
+    unsigned long dropped, lineno, bad;
+};
+
+/* Malformed or unknown lines are named, the first few of them (then only skipped). */
+#define DIGESTS_BAD_SAID 5
+
+/* A "# ..." header line of FILE.digests. 0, or -1 out of memory (said). */
+static int digests_header(struct dd *d, struct digests_load *dl, char *line)
+{
+    uint64_t a, b;
+    char *sp;
+    if (strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0 &&
+        parse_u64(line + strlen(DIGESTS_DOCS), DEDUP_INDEX_MAX_DOCS, &a) == 0) {
+        dl->ndocs = a;
+        dl->have_docs = 1;
+        if (dl->version == 1 && a > dl->count && !(dl->ids = index_id_hashes(d, &dl->nids))) {
+            cli_error(CMD, "%s: out of memory", dl->path);
+            return -1;
+        }
+    } else if (dl->version == 2 && strncmp(line, DIGESTS_GEN, strlen(DIGESTS_GEN)) == 0 &&
+               parse_u64(line + strlen(DIGESTS_GEN), UINT64_MAX - 1, &a) == 0) {
+        dl->dgen = a;
+    } else if (dl->version == 2 && strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
+               (sp = strchr(line + strlen(DIGESTS_NODIG), ' ')) != NULL) {
+        *sp = '\0';
+        if (parse_u64(line + strlen(DIGESTS_NODIG), DEDUP_INDEX_MAX_DOCS, &a) == 0 &&
+            parse_u64(sp + 1, DEDUP_INDEX_MAX_DOCS, &b) == 0 && a < b) {
+            d->nodig_from = (uint32_t)a;
+            d->nodig_to = (uint32_t)b;
+        }
+    } else if (dl->bad++ < DIGESTS_BAD_SAID) {
+        cli_error(CMD, "%s:%lu: unknown header line skipped", dl->path, dl->lineno);
+    }
+    return 0;
+}
+
+/* A kept page's line of FILE.digests (n bytes), remembered unless malformed (named),
+ * written by a save whose index never got into place or (version 1) of a URI the index
+ * does not hold (dropped). 0, or -1 out of memory (said). */
+static int digests_entry(struct dd *d, struct digests_load *dl, char *line, size_t n)
+{
+    char *field[6];
+    int nf = dl->version == 2 ? 6 : 5, k = 0;
+    char *p = line;
+    for (; k < nf && p; k++) {
+        field[k] = p;
+        p = k < nf - 1 ? strchr(p, '\t') : NULL;
+        if (p)
+            *p++ = '\0';
+    }
+    uint64_t fp, gen = 0;
+    if (n > DIGESTS_LINE_MAX || k != nf || strncmp(field[0], "sha1:", 5) != 0 ||
+        strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
+        dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != DEDUP_OK ||
+        (nf == 6 && parse_u64(field[5], UINT64_MAX - 1, &gen) != 0)) {
+        if (dl->bad++ < DIGESTS_BAD_SAID)
+            cli_error(CMD, "%s:%lu: malformed line skipped", dl->path, dl->lineno);
+        return 0;
+    }
+    if (dl->version == 2 && dl->dgen > dl->igen && gen > dl->igen) {
+        dl->dropped++; /* written by a save whose index never got into place */
+        return 0;
+    }
+    if (dl->ids) {
+        uint64_t h = XXH3_64bits(field[4], strlen(field[4]));
+        if (!bsearch(&h, dl->ids, dl->nids, sizeof h, cmp_u64)) {
+            dl->dropped++;
+            return 0;
+        }
+    }
+    if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4], field[2],
+                 gen) != 0) {
+        cli_error(CMD, "%s: out of memory", dl->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* FILE.digests read line by line from f. 0, or -1 after a diagnostic (not a digests file,
+ * out of memory, a read error). */
+static int digests_read(struct dd *d, struct digests_load *dl, FILE *f)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+        dl->lineno++;
+        if (line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (dl->lineno == 1) {
+            dl->version =
+                strcmp(line, DIGESTS_MAGIC) == 0 ? 2 : strcmp(line, DIGESTS_MAGIC_V1) == 0;
+            if (!dl->version) {
+                cli_error(CMD, "%s: not a simcrawl digests file (first line)", dl->path);
+                rc = -1;
+            }
+        } else if (line[0] == '#') {
+            rc = digests_header(d, dl, line);
+        } else {
+            rc = digests_entry(d, dl, line, (size_t)n);
+        }
+    }
+    if (rc == 0 && ferror(f)) {
+        cli_error(CMD, "cannot read %s: %s", dl->path, strerror(errno));
+        rc = -1;
+    }
+    free(line);
+    return rc;
+}
+
+/* The repairs of a pair out of step ("HOW IT WORKS" above), each said once: digests newer
+ * than the index (their extra pages dropped), or older or missing (found: whether the file
+ * was there), the documents saved since marked as having lost their digests. */
+static void digests_repair(struct dd *d, const struct digests_load *dl, int found,
+                           const char *index_path)
+{
+    const char *path = dl->path;
+    unsigned long long dgen = dl->dgen, igen = dl->igen;
+    if (dl->version == 1 && dl->ids)
+        cli_error(CMD,
+                  "%s is newer than %s (a run was stopped between saving the two): "
+                  "dropped the digests of %lu pages the index does not hold",
+                  path, index_path, dl->dropped);
+    if (dl->version == 2 && dgen > igen)
+        cli_error(CMD,
+                  "%s is newer than %s (generation %llu, the index's %llu: a run was "
+                  "killed between saving the two): dropped the digests of %lu pages of that "
+                  "run",
+                  path, index_path, dgen, igen, dl->dropped);
+    if (igen == 0 || (found && !(dl->version == 2 && dgen < igen)))
+        return;
+    /* older digests: the documents saved since have lost theirs */
+    uint32_t count = dl->count;
+    uint32_t from = !found ? 0 : dl->have_docs && dl->ndocs < count ? (uint32_t)dl->ndocs : count;
+    if (from >= count) {
+        cli_error(CMD,
+                  "%s is older than %s (generation %llu, the index's %llu); no "
+                  "document was added since: nothing is lost",
+                  path, index_path, dgen, igen);
+        return;
+    }
+    if (d->nodig_from < d->nodig_to && d->nodig_from < from)
+        from = d->nodig_from;
+    d->nodig_from = from;
+    d->nodig_to = count;
+    cli_error(CMD,
+              "%s is %s %s (generation %llu, the index's %llu): the payload "
+              "digests of documents %u..%u are lost; a page with the %s of "
+              "one of them is kept in full, not decided near-duplicate",
+              path, found ? "older than" : "missing beside", index_path, dgen, igen, from,
+              count - 1, d->lsh ? "signature" : "fingerprint");
+}
+
 /* 0, or -1 after a diagnostic (unreadable or not a digests file). A missing file is fine
  * (repaired as digests older than the index when the index has a generation). Sets d->gen
  * to the generation this run saves. index_path names d->idx (FILE) in the diagnostics. */
 static int kept_load(struct dd *d, const char *path, const char *index_path)
 {
-    uint64_t *ids = NULL; /* version 1 with digests newer than the index: the URI filter */
-    size_t nids = 0;
-    unsigned long dropped = 0;
-    uint64_t igen = pair_generation(d), dgen = 0, ndocs = 0;
-    uint32_t count = pair_docs(d);
-    int version = 0, have_docs = 0;
+    struct digests_load dl = {.path = path, .igen = pair_generation(d), .count = pair_docs(d)};
     FILE *f = fopen(path, "r");
     if (!f && errno != ENOENT) {
         cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    unsigned long lineno = 0, bad = 0;
-    int rc = 0;
-    while (f && (n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (n && line[n - 1] == '\n')
-            line[--n] = '\0';
-        if (lineno == 1) {
-            version = strcmp(line, DIGESTS_MAGIC) == 0 ? 2 : strcmp(line, DIGESTS_MAGIC_V1) == 0;
-            if (!version) {
-                cli_error(CMD, "%s: not a simcrawl digests file (first line)", path);
-                rc = -1;
-                break;
-            }
-            continue;
-        }
-        if (line[0] == '#') {
-            uint64_t a, b;
-            char *sp;
-            if (strncmp(line, DIGESTS_DOCS, strlen(DIGESTS_DOCS)) == 0 &&
-                parse_u64(line + strlen(DIGESTS_DOCS), DEDUP_INDEX_MAX_DOCS, &a) == 0) {
-                ndocs = a;
-                have_docs = 1;
-                if (version == 1 && a > count) {
-                    ids = index_id_hashes(d, &nids);
-                    if (!ids) {
-                        cli_error(CMD, "%s: out of memory", path);
-                        rc = -1;
-                        break;
-                    }
-                }
-            } else if (version == 2 && strncmp(line, DIGESTS_GEN, strlen(DIGESTS_GEN)) == 0 &&
-                       parse_u64(line + strlen(DIGESTS_GEN), UINT64_MAX - 1, &a) == 0) {
-                dgen = a;
-            } else if (version == 2 && strncmp(line, DIGESTS_NODIG, strlen(DIGESTS_NODIG)) == 0 &&
-                       (sp = strchr(line + strlen(DIGESTS_NODIG), ' ')) != NULL) {
-                *sp = '\0';
-                if (parse_u64(line + strlen(DIGESTS_NODIG), DEDUP_INDEX_MAX_DOCS, &a) == 0 &&
-                    parse_u64(sp + 1, DEDUP_INDEX_MAX_DOCS, &b) == 0 && a < b) {
-                    d->nodig_from = (uint32_t)a;
-                    d->nodig_to = (uint32_t)b;
-                }
-            } else if (bad++ < 5) {
-                cli_error(CMD, "%s:%lu: unknown header line skipped", path, lineno);
-            }
-            continue;
-        }
-        char *field[6];
-        int nf = version == 2 ? 6 : 5, k = 0;
-        char *p = line;
-        for (; k < nf && p; k++) {
-            field[k] = p;
-            p = k < nf - 1 ? strchr(p, '\t') : NULL;
-            if (p)
-                *p++ = '\0';
-        }
-        uint64_t fp, gen = 0;
-        if ((size_t)n > DIGESTS_LINE_MAX || k != nf || strncmp(field[0], "sha1:", 5) != 0 ||
-            strlen(field[0]) >= CRAWL_DIGEST_SIZE ||
-            dedup_fingerprint_parse(field[1], strlen(field[1]), &fp) != 0 ||
-            (nf == 6 && parse_u64(field[5], UINT64_MAX - 1, &gen) != 0)) {
-            if (bad++ < 5)
-                cli_error(CMD, "%s:%lu: malformed line skipped", path, lineno);
-            continue;
-        }
-        if (version == 2 && dgen > igen && gen > igen) {
-            dropped++; /* written by a save whose index never got into place */
-            continue;
-        }
-        if (ids) {
-            uint64_t h = XXH3_64bits(field[4], strlen(field[4]));
-            if (!bsearch(&h, ids, nids, sizeof h, cmp_u64)) {
-                dropped++;
-                continue;
-            }
-        }
-        if (kept_add(d, field[0], fp, strcmp(field[3], "-") == 0 ? "" : field[3], field[4],
-                     field[2], gen) != 0) {
-            cli_error(CMD, "%s: out of memory", path);
-            rc = -1;
-            break;
-        }
-    }
-    if (f && rc == 0 && ferror(f)) {
-        cli_error(CMD, "cannot read %s: %s", path, strerror(errno));
-        rc = -1;
-    }
-    if (rc == 0 && version == 1 && ids)
-        cli_error(CMD,
-                  "%s is newer than %s (a run was stopped between saving the two): "
-                  "dropped the digests of %lu pages the index does not hold",
-                  path, index_path, dropped);
-    if (rc == 0 && version == 2 && dgen > igen)
-        cli_error(CMD,
-                  "%s is newer than %s (generation %llu, the index's %llu: a run was "
-                  "killed between saving the two): dropped the digests of %lu pages of that "
-                  "run",
-                  path, index_path, (unsigned long long)dgen, (unsigned long long)igen, dropped);
-    if (rc == 0 && igen > 0 && (!f || (version == 2 && dgen < igen))) {
-        /* older digests: the documents saved since have lost theirs */
-        uint32_t from = !f ? 0 : have_docs && ndocs < count ? (uint32_t)ndocs : count;
-        if (from < count) {
-            if (d->nodig_from < d->nodig_to && d->nodig_from < from)
-                from = d->nodig_from;
-            d->nodig_from = from;
-            d->nodig_to = count;
-            cli_error(CMD,
-                      "%s is %s %s (generation %llu, the index's %llu): the payload "
-                      "digests of documents %u..%u are lost; a page with the %s of "
-                      "one of them is kept in full, not decided near-duplicate",
-                      path, f ? "older than" : "missing beside", index_path,
-                      (unsigned long long)dgen, (unsigned long long)igen, from, count - 1,
-                      d->lsh ? "signature" : "fingerprint");
-        } else {
-            cli_error(CMD,
-                      "%s is older than %s (generation %llu, the index's %llu); no "
-                      "document was added since: nothing is lost",
-                      path, index_path, (unsigned long long)dgen, (unsigned long long)igen);
-        }
-    }
+    int rc = f ? digests_read(d, &dl, f) : 0;
+    if (rc == 0)
+        digests_repair(d, &dl, f != NULL, index_path);
     if (rc == 0 && nodig_prepare(d) != 0) {
         cli_error(CMD, "%s: out of memory", path);
         rc = -1;
     }
-    d->gen = (dgen > igen ? dgen : igen) + 1;
-    free(ids);
-    free(line);
+    d->gen = (dl.dgen > dl.igen ? dl.dgen : dl.igen) + 1;
+    free(dl.ids);
     if (f)
         fclose(f);
     return rc;
@@ -674,8 +714,8 @@ static int kept_save(struct dd *d, const char *path)
     }
     free(tmp);
     dedup_crash_point("digests-after-rename");
-    int derr = dedup_fsync_dir(path);
-    if (derr) {
+    int derr = 0;
+    if (dedup_fsync_dir(path, &derr) != DEDUP_OK) {
         cli_error(CMD, "cannot fsync the directory of %s: %s", path, strerror(derr));
         return -1;
     }
@@ -877,40 +917,16 @@ static enum dedup_code nodig_match(struct dd *d, int *hit)
     return c;
 }
 
-/*
- * A page (WARC response or HTML file), decided by filter/decide.h: exact duplicate by
- * payload digest (asked before the pipeline: a repeat costs no extraction), near duplicate
- * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
- * Returns the decision; *exact the original when exact (exact->uri NULL otherwise; borrowed
- * until the next page).
- */
-static const char *decide_page(struct dd *d, const char *body, size_t len, const char *ctype,
-                               const char *uri, const char *record_id, const char *date,
-                               const char *digest, struct logrec *l, char reason[CLI_MESSAGE_MAX],
-                               struct kept *exact)
+/* The page fingerprinted (no base URL: the fingerprint is over the text, resolving links
+ * would be wasted) with its host's template table as it is now (docs/FINGERPRINT.md,
+ * "Template blocks"; its blocks are counted only when it is not a duplicate, so a mirror
+ * never makes its own text a template); a page the depth cap cut is named once, with the
+ * record (file, offset, URI). Returns filter_fingerprint_page's 0 or -1 (*res set). */
+static int fingerprint_record(struct dd *d, const char *body, size_t len, const char *ctype,
+                              const char *uri, const char *host, struct logrec *l,
+                              struct filter_fp_result *res)
 {
-    exact->uri = NULL;
-    struct filter_decide_page p = {0};
-    p.id = uri;
-    p.id_len = strlen(uri);
-    p.key = digest;
-    p.key_len = strlen(digest);
-    int known = filter_decide_lookup(d->decide, &p, &d->dr);
-    if (known > 0)
-        return exact_duplicate(d, l, exact);
-    if (known < 0) {
-        cli_error(CMD, "out of memory");
-        d->status = CLI_RUNTIME;
-        d->n_passed++;
-        return "passed";
-    }
-    struct filter_fp_result res;
-    /* Templates (docs/FINGERPRINT.md, "Template blocks"), learned as pages arrive: a page is
-     * fingerprinted with its host's table as it is now; its blocks are counted only when
-     * it is not a duplicate, so a mirror never makes its own text a template. */
     struct filter_fp_opts o = d->fp_opts;
-    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
-    filter_url_host_key(uri, host); /* "" for files */
     if (d->lsh)
         o.keep_tokens = 1; /* the token string, for the signature */
     if (!d->no_templates) {
@@ -919,10 +935,8 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         o.host = host;
         o.keep_blocks = 1;
     }
-    /* no base URL: the fingerprint is over the text, resolving links would be wasted */
-    int got = filter_fingerprint_page(body, len, ctype, NULL, &o, &res);
-    if (res.truncated & EXTRACT_CUT_DEPTH) {
-        /* the depth cap cut the page: named once, with the record (file, offset, URI) */
+    int got = filter_fingerprint_page(body, len, ctype, NULL, &o, res);
+    if (res->truncated & EXTRACT_CUT_DEPTH) {
         char name[CLI_MESSAGE_MAX];
         if (l->has_offset)
             snprintf(name, sizeof name, "%s: offset %llu: %s", d->file,
@@ -931,71 +945,69 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
             snprintf(name, sizeof name, "%s", uri);
         if (!d->quiet && d->tty)
             fputc('\n', stderr);
-        cli_warn_cut(CMD, name, res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
+        cli_warn_cut(CMD, name, res->truncated, &res->cuts, EXTRACT_CUT_DEPTH, "--max-depth");
         l->truncated = "depth";
     }
-    p.has_fp = got == 0;
-    p.fp = res.fingerprint;
-    p.too_little_text = got != 0 && filter_fp_result_too_little_text(&res);
-    p.host = host;
-    p.host_len = strlen(host);
-    p.doc_hash = res.doc_hash;
-    p.blocks = res.blocks;
-    p.n_blocks = res.n_blocks;
-    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
-    if (got == 0) {
-        p.meta_len = kept_meta(d, res.fingerprint, record_id, uri, date, d->gen);
-        p.meta = d->meta;
-        if (!p.meta_len) {
-            p.key = NULL; /* out of memory: not remembered */
-            p.key_len = 0;
-        }
-        l->has_fp = 1;
-        l->fp = res.fingerprint;
-        uint64_t fp = res.fingerprint;
-        if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
-            /* maybe an exact duplicate of a page whose digest was lost (kept_load): keep
-             * it */
-            snprintf(reason, CLI_MESSAGE_MAX,
-                     "the fingerprint of an index document whose "
-                     "payload digest was lost: kept in full");
-            d->n_nodig_kept++;
-            p.flags |= FILTER_DECIDE_KEEP;
-        }
-    } else {
-        snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
+    return got;
+}
+
+/* A fingerprinted page's part of the decision's input: its kept-page metadata (none when
+ * out of memory: not remembered), and FILTER_DECIDE_KEEP when its fingerprint is one of
+ * an index document whose digest was lost (kept_load: maybe an exact duplicate, kept). */
+static void fingerprinted_input(struct dd *d, const struct filter_fp_result *res,
+                                const char *record_id, const char *uri, const char *date,
+                                struct filter_decide_page *p, struct logrec *l,
+                                char reason[CLI_MESSAGE_MAX])
+{
+    p->meta_len = kept_meta(d, res->fingerprint, record_id, uri, date, d->gen);
+    p->meta = d->meta;
+    if (!p->meta_len) {
+        p->key = NULL;
+        p->key_len = 0;
     }
-    if (got == 0 && d->lsh) {
-        /* --method minhash: the decision looks the page's signature up in the LSH index */
-        int nodig = 0;
-        enum dedup_code mc = dedup_minhash_signature(dedup_lsh_minhash(d->lsh), res.tokens,
-                                                     res.tokens_len, d->sig, NULL);
-        if (mc == DEDUP_OK && d->nodig_from < d->nodig_to)
-            mc = nodig_match(d, &nodig);
-        if (mc != DEDUP_OK) {
-            cli_error(CMD, "%s: minhash lookup failed: %s", uri, dedup_strerror(mc));
-            filter_fp_result_release(&res);
-            d->status = CLI_RUNTIME;
-            d->n_passed++;
-            return "passed";
-        }
-        p.sig = d->sig;
-        if (nodig) {
-            snprintf(reason, CLI_MESSAGE_MAX,
-                     "the signature of an index document whose "
-                     "payload digest was lost: kept in full");
-            d->n_nodig_kept++;
-            p.flags |= FILTER_DECIDE_KEEP;
-        }
+    l->has_fp = 1;
+    l->fp = res->fingerprint;
+    uint64_t fp = res->fingerprint;
+    if (d->n_nodig_fp && bsearch(&fp, d->nodig_fp, d->n_nodig_fp, sizeof fp, cmp_u64)) {
+        snprintf(reason, CLI_MESSAGE_MAX,
+                 "the fingerprint of an index document whose "
+                 "payload digest was lost: kept in full");
+        d->n_nodig_kept++;
+        p->flags |= FILTER_DECIDE_KEEP;
     }
-    int rc = filter_decide_page(d->decide, &p, &d->dr);
-    filter_fp_result_release(&res);
-    if (rc != 0) {
-        cli_error(CMD, "index lookup failed: %s", dedup_strerror(d->dr.code));
-        d->status = CLI_RUNTIME;
-        d->n_passed++;
-        return "passed";
+}
+
+/* --method minhash: the page's signature into the decision's input (the decision looks
+ * it up in the LSH index), kept in full when it is one of an index document whose digest
+ * was lost. 0, or -1 when the lookup failed (said). */
+static int signature_input(struct dd *d, const struct filter_fp_result *res, const char *uri,
+                           struct filter_decide_page *p, char reason[CLI_MESSAGE_MAX])
+{
+    int nodig = 0;
+    enum dedup_code mc = dedup_minhash_signature(dedup_lsh_minhash(d->lsh), res->tokens,
+                                                 res->tokens_len, d->sig, NULL);
+    if (mc == DEDUP_OK && d->nodig_from < d->nodig_to)
+        mc = nodig_match(d, &nodig);
+    if (mc != DEDUP_OK) {
+        cli_error(CMD, "%s: minhash lookup failed: %s", uri, dedup_strerror(mc));
+        return -1;
     }
+    p->sig = d->sig;
+    if (nodig) {
+        snprintf(reason, CLI_MESSAGE_MAX,
+                 "the signature of an index document whose "
+                 "payload digest was lost: kept in full");
+        d->n_nodig_kept++;
+        p->flags |= FILTER_DECIDE_KEEP;
+    }
+    return 0;
+}
+
+/* What d->dr's verdict comes to, counted and logged: exact, near duplicate, new (added and
+ * remembered; a failure said) or passed (not fingerprinted). Returns the decision's name. */
+static const char *decided(struct dd *d, const struct filter_decide_page *p, const char *uri,
+                           struct logrec *l, struct kept *exact)
+{
     blocks_failed(d, d->dr.template_code);
     switch (d->dr.verdict) {
     case FILTER_VERDICT_EXACT:
@@ -1020,12 +1032,77 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
         cli_error(CMD, "cannot add %s to the index: %s", uri, dedup_strerror(d->dr.add_code));
         d->status = CLI_RUNTIME;
     }
-    if (kept_stored(d, p.key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
+    if (kept_stored(d, p->key ? d->dr.stored : FILTER_STORED_ENOMEM) != 0) {
         cli_error(CMD, "out of memory remembering kept pages");
         d->status = CLI_RUNTIME;
     }
     d->n_new++;
     return "new";
+}
+
+/* A page that could not be decided (said): passed through, the run's status 2. Returns
+ * "passed". */
+static const char *undecided(struct dd *d)
+{
+    d->status = CLI_RUNTIME;
+    d->n_passed++;
+    return "passed";
+}
+
+/*
+ * A page (WARC response or HTML file), decided by filter/decide.h: exact duplicate by
+ * payload digest (asked before the pipeline: a repeat costs no extraction), near duplicate
+ * by the index, or new. ids: record_id ("" for files), uri (the index id), date.
+ * Returns the decision; *exact the original when exact (exact->uri NULL otherwise; borrowed
+ * until the next page).
+ */
+static const char *decide_page(struct dd *d, const char *body, size_t len, const char *ctype,
+                               const char *uri, const char *record_id, const char *date,
+                               const char *digest, struct logrec *l, char reason[CLI_MESSAGE_MAX],
+                               struct kept *exact)
+{
+    exact->uri = NULL;
+    struct filter_decide_page p = {0};
+    p.id = uri;
+    p.id_len = strlen(uri);
+    p.key = digest;
+    p.key_len = strlen(digest);
+    int known;
+    enum dedup_code lc = filter_decide_lookup(d->decide, &p, &d->dr, &known);
+    if (lc == DEDUP_OK && known)
+        return exact_duplicate(d, l, exact);
+    if (lc != DEDUP_OK) {
+        cli_error(CMD, "out of memory");
+        return undecided(d);
+    }
+    char host[DEDUP_TEMPLATE_MAX_KEY + 1];
+    filter_url_host_key(uri, host); /* "" for files */
+    struct filter_fp_result res;
+    int got = fingerprint_record(d, body, len, ctype, uri, host, l, &res);
+    p.has_fp = got == 0;
+    p.fp = res.fingerprint;
+    p.too_little_text = got != 0 && filter_fp_result_too_little_text(&res);
+    p.host = host;
+    p.host_len = strlen(host);
+    p.doc_hash = res.doc_hash;
+    p.blocks = res.blocks;
+    p.n_blocks = res.n_blocks;
+    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
+    if (got == 0)
+        fingerprinted_input(d, &res, record_id, uri, date, &p, l, reason);
+    else
+        snprintf(reason, CLI_MESSAGE_MAX, "%s", res.message);
+    if (got == 0 && d->lsh && signature_input(d, &res, uri, &p, reason) != 0) {
+        filter_fp_result_release(&res);
+        return undecided(d);
+    }
+    int rc = filter_decide_page(d->decide, &p, &d->dr);
+    filter_fp_result_release(&res);
+    if (rc != 0) {
+        cli_error(CMD, "index lookup failed: %s", dedup_strerror(d->dr.code));
+        return undecided(d);
+    }
+    return decided(d, &p, uri, l, exact);
 }
 
 /* Logs the held damage report as a line of its own. */
@@ -1071,6 +1148,47 @@ static void log_damaged(struct dd *d, struct logrec *l, const char *fallback)
     log_line(d, l);
 }
 
+/* A decided response's records: a near-duplicate dropped (its request and metadata with
+ * it), an exact duplicate written as a revisit of the original, a new page copied; each
+ * logged. */
+static void write_decided(struct dd *d, struct crawl_warc_reader *r,
+                          const struct crawl_warc_record *rec, const struct cli_warc_page *pg,
+                          const struct logrec *l, const struct kept *orig)
+{
+    if (strcmp(l->decision, "near-duplicate") == 0) {
+        pending_resolve(d, 1);
+        snprintf(d->dropped[d->dropped_next], ID_MAX, "%s", rec->record_id);
+        d->dropped_next = (d->dropped_next + 1) % DROPPED_RING;
+        log_line(d, l);
+        return;
+    }
+    pending_resolve(d, 0);
+    log_line(d, l);
+    if (!orig->uri) {
+        copy_through(d, r, rec);
+        return;
+    }
+    if (!d->w)
+        return;
+    struct crawl_warc_revisit v = {.uri = rec->target_uri,
+                                   .ip = *rec->ip_address ? rec->ip_address : NULL,
+                                   .date = *rec->date ? rec->date : NULL,
+                                   .head = pg->block,
+                                   .head_len = crawl_http_head_len(pg->msg),
+                                   .payload_digest = pg->payload_digest,
+                                   .refers_to = orig->record_id,
+                                   .refers_to_uri = orig->uri,
+                                   .refers_to_date = orig->date};
+    enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
+    if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
+        copy_through(d, r, rec);
+    else if (rc != CRAWL_OK)
+        out_failed(d, rc);
+}
+
+/* A response record: a page decided (decide_page) and written as it came to; anything
+ * else (not HTML, small, too large to hold: streamed) passed through; a damaged one
+ * logged as an error. */
 static void handle_response(struct dd *d, struct crawl_warc_reader *r,
                             const struct crawl_warc_record *rec)
 {
@@ -1125,38 +1243,60 @@ static void handle_response(struct dd *d, struct crawl_warc_reader *r,
     struct kept orig;
     l.decision = decide_page(d, pg.body, pg.body_len, pg.content_type, rec->target_uri,
                              rec->record_id, rec->date, pg.payload_digest, &l, reason, &orig);
-    if (strcmp(l.decision, "near-duplicate") == 0) {
-        pending_resolve(d, 1);
-        snprintf(d->dropped[d->dropped_next], ID_MAX, "%s", rec->record_id);
-        d->dropped_next = (d->dropped_next + 1) % DROPPED_RING;
-        log_line(d, &l);
-    } else if (orig.uri) {
-        pending_resolve(d, 0);
-        log_line(d, &l);
-        if (d->w) {
-            struct crawl_warc_revisit v = {.uri = rec->target_uri,
-                                           .ip = *rec->ip_address ? rec->ip_address : NULL,
-                                           .date = *rec->date ? rec->date : NULL,
-                                           .head = pg.block,
-                                           .head_len = crawl_http_head_len(pg.msg),
-                                           .payload_digest = pg.payload_digest,
-                                           .refers_to = orig.record_id,
-                                           .refers_to_uri = orig.uri,
-                                           .refers_to_date = orig.date};
-            enum crawl_code rc = crawl_warc_write_revisit(d->w, &v, NULL);
-            if (rc == CRAWL_EINVAL) /* a field we cannot repeat safely: keep the record */
-                copy_through(d, r, rec);
-            else if (rc != CRAWL_OK)
-                out_failed(d, rc);
-        }
-    } else {
-        pending_resolve(d, 0);
-        log_line(d, &l);
-        copy_through(d, r, rec);
-    }
+    write_decided(d, r, rec, &pg, &l, &orig);
     cli_warc_page_release(&pg);
 }
 
+/* A record that is not a response: a request held back for its response, a request or
+ * metadata of a dropped near-duplicate dropped with it, anything else passed through
+ * (streamed when larger than --max-block); a damaged one logged as an error. */
+static void handle_other(struct dd *d, struct crawl_warc_reader *r,
+                         const struct crawl_warc_record *rec)
+{
+    struct logrec l = {.uri = rec->target_uri,
+                       .record_id = rec->record_id,
+                       .type = rec->type,
+                       .offset = rec->offset,
+                       .has_offset = 1,
+                       .distance = -1};
+    int request = strcmp(rec->type, "request") == 0;
+    pending_resolve(d, 0);
+    if (was_dropped(d, rec->concurrent_to)) {
+        l.decision = "dropped";
+        l.reason = request ? "request of a near-duplicate" : "concurrent to a near-duplicate";
+        d->n_dropped++;
+        log_line(d, &l);
+        return;
+    }
+    if (request && pending_hold(d, r, rec))
+        return;
+    enum crawl_code brc = CRAWL_OK;
+    if (rec->content_length > d->max_block) {
+        brc = stream_through(d, r, rec);
+        if (is_damage(brc)) {
+            log_damaged(d, &l, crawl_strerror(brc));
+        } else if (brc == CRAWL_OK) {
+            l.decision = "passed";
+            d->n_passed++;
+            log_line(d, &l);
+        }
+        return;
+    }
+    const char *b;
+    size_t bl;
+    brc = crawl_warc_block(r, &b, &bl);
+    if (is_damage(brc)) {
+        log_damaged(d, &l, crawl_strerror(brc));
+        return;
+    }
+    l.decision = "passed";
+    d->n_passed++;
+    log_line(d, &l);
+    copy_through(d, r, rec);
+}
+
+/* A WARC input (a file or '-'), record by record; an input that cannot be opened or read
+ * to its end makes the status 2 (said). */
 static void run_warc(struct dd *d, const char *path)
 {
     struct crawl_warc_opts o = {d->max_block, on_damage, d};
@@ -1177,60 +1317,10 @@ static void run_warc(struct dd *d, const char *path)
             damage_flush(d);
         d->records++;
         progress(d, 0);
-        if (strcmp(rec->type, "response") == 0) {
+        if (strcmp(rec->type, "response") == 0)
             handle_response(d, r, rec);
-            continue;
-        }
-        struct logrec l = {.uri = rec->target_uri,
-                           .record_id = rec->record_id,
-                           .type = rec->type,
-                           .offset = rec->offset,
-                           .has_offset = 1,
-                           .distance = -1};
-        if (strcmp(rec->type, "request") == 0) {
-            pending_resolve(d, 0);
-            if (was_dropped(d, rec->concurrent_to)) {
-                l.decision = "dropped";
-                l.reason = "request of a near-duplicate";
-                d->n_dropped++;
-                log_line(d, &l);
-                continue;
-            }
-            if (pending_hold(d, r, rec))
-                continue;
-        } else {
-            pending_resolve(d, 0);
-            if (was_dropped(d, rec->concurrent_to)) {
-                l.decision = "dropped";
-                l.reason = "concurrent to a near-duplicate";
-                d->n_dropped++;
-                log_line(d, &l);
-                continue;
-            }
-        }
-        enum crawl_code brc = CRAWL_OK;
-        if (rec->content_length > d->max_block) {
-            brc = stream_through(d, r, rec);
-            if (is_damage(brc)) {
-                log_damaged(d, &l, crawl_strerror(brc));
-            } else if (brc == CRAWL_OK) {
-                l.decision = "passed";
-                d->n_passed++;
-                log_line(d, &l);
-            }
-            continue;
-        }
-        const char *b;
-        size_t bl;
-        brc = crawl_warc_block(r, &b, &bl);
-        if (is_damage(brc)) {
-            log_damaged(d, &l, crawl_strerror(brc));
-            continue;
-        }
-        l.decision = "passed";
-        d->n_passed++;
-        log_line(d, &l);
-        copy_through(d, r, rec);
+        else
+            handle_other(d, r, rec);
     }
     pending_resolve(d, 0);
     damage_flush(d);
@@ -1434,240 +1524,327 @@ static int minhash_open(struct dd *d, const char *index_path, int threshold_set)
     return CLI_OK;
 }
 
-int cmd_dedup(int argc, char **argv)
-{
+/* What the steps of cmd_dedup share: the run (struct dd), the options that are not the
+ * run's, the index lock and the digests file's name. */
+struct dedup_cmd {
     struct dd d;
-    memset(&d, 0, sizeof d);
-    d.k = DEDUP_K_DEFAULT;
-    d.min_size = CLI_WARC_MIN_SIZE_DEFAULT;
-    d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
-    d.status = CLI_OK;
-    const char *index_path = NULL, *warc_out = NULL, *log_path = NULL;
-    long lock_wait = CLI_LOCK_WAIT_DEFAULT;
-    struct dedup_lock *lock = NULL;
-    int minhash = 0, threshold_set = 0, k_set = 0;
-    d.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    const char *index_path, *warc_out, *log_path;
+    long lock_wait;
+    int minhash, threshold_set, k_set;
+    int first_input, n_inputs; /* argv[first_input .. n_inputs): the inputs */
+    struct dedup_lock *lock;   /* --index: held from loading the pair to saving it */
+    char *digests_path;        /* --index FILE's FILE.digests */
+};
+
+/* --method, --threshold and --lock-wait (set_option's others). CLI_OK, or the exit
+ * status after saying why. */
+static int set_method_option(struct dedup_cmd *cmd, int c, const char *v)
+{
+    switch (c) {
+    case OPT_METHOD:
+        if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
+            return cli_usage_error(CMD, "--method must be simhash or minhash, not '%s'", v);
+        cmd->minhash = strcmp(v, "minhash") == 0;
+        return CLI_OK;
+    case OPT_THRESHOLD:
+        if (cli_parse_threshold(v, &cmd->d.threshold) != 0)
+            return cli_usage_error(CMD,
+                                   "--threshold must be a Jaccard similarity above 0 "
+                                   "and at most 1 (e.g. 0.8), not '%s'",
+                                   v);
+        cmd->threshold_set = 1;
+        return CLI_OK;
+    case OPT_LOCK_WAIT:
+        if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &cmd->lock_wait) != 0)
+            return cli_usage_error(CMD,
+                                   "--lock-wait must be a whole number of seconds "
+                                   "from 0 to %ld, not '%s'",
+                                   CLI_LOCK_WAIT_MAX, v);
+        return CLI_OK;
+    default: /* CLI_GETOPT_ERROR: said why */
+        return CLI_USAGE;
+    }
+}
+
+/* Applies one option (c, its value v). CLI_OK, or the exit status after saying why. */
+static int set_option(struct dedup_cmd *cmd, int c, const char *v)
+{
+    struct dd *d = &cmd->d;
+    long kv;
+    switch (c) {
+    case OPT_QUIET:
+        d->quiet = 1;
+        break;
+    case OPT_NO_TEMPLATES:
+        d->no_templates = 1;
+        break;
+    case OPT_K:
+        if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
+            return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
+        d->k = (unsigned)kv;
+        cmd->k_set = 1;
+        break;
+    case OPT_INDEX:
+        cmd->index_path = v;
+        break;
+    case OPT_WARC_OUT:
+        cmd->warc_out = v;
+        break;
+    case OPT_LOG:
+        cmd->log_path = v;
+        break;
+    case OPT_MIN_SIZE:
+        if (parse_size(v, &d->min_size) != 0)
+            return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
+        break;
+    case OPT_MAX_BLOCK:
+        if (parse_size(v, &d->max_block) != 0 || d->max_block < MAX_BLOCK_MIN)
+            return cli_usage_error(CMD, "--max-block must be at least %u bytes, not '%s'",
+                                   MAX_BLOCK_MIN, v);
+        break;
+    case OPT_MAX_DEPTH:
+        if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
+            return CLI_USAGE;
+        d->fp_opts.max_depth = (unsigned)kv;
+        break;
+    default:
+        return set_method_option(cmd, c, v);
+    }
+    return CLI_OK;
+}
+
+/* The command line: the options, then the inputs checked (one at least, '-' once, no
+ * knob of the other method). 0, or -1 with cmd->d.status set (--help: CLI_OK). */
+static int parse_command_line(struct dedup_cmd *cmd, int argc, char **argv)
+{
     struct cli_getopt g;
     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
-        const char *v = g.value;
-        long kv;
-        if (c >= OPT_K && !v)
-            return cli_usage_error(CMD, "%s needs a value", g.name);
-        switch (c) {
-        case CLI_GETOPT_HELP:
-            return CLI_OK;
-        case OPT_QUIET:
-            d.quiet = 1;
-            break;
-        case OPT_NO_TEMPLATES:
-            d.no_templates = 1;
-            break;
-        case OPT_K:
-            if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
-                return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
-            d.k = (unsigned)kv;
-            k_set = 1;
-            break;
-        case OPT_INDEX:
-            index_path = v;
-            break;
-        case OPT_WARC_OUT:
-            warc_out = v;
-            break;
-        case OPT_LOG:
-            log_path = v;
-            break;
-        case OPT_MIN_SIZE:
-            if (parse_size(v, &d.min_size) != 0)
-                return cli_usage_error(CMD, "--min-size must be a number of bytes, not '%s'", v);
-            break;
-        case OPT_MAX_BLOCK:
-            if (parse_size(v, &d.max_block) != 0 || d.max_block < MAX_BLOCK_MIN)
-                return cli_usage_error(CMD, "--max-block must be at least %u bytes, not '%s'",
-                                       MAX_BLOCK_MIN, v);
-            break;
-        case OPT_MAX_DEPTH:
-            if (cli_parse_cap(CMD, "--max-depth", v, (long)EXTRACT_MAX_DEPTH_LIMIT, &kv) != 0)
-                return CLI_USAGE;
-            d.fp_opts.max_depth = (unsigned)kv;
-            break;
-        case OPT_METHOD:
-            if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
-                return cli_usage_error(CMD, "--method must be simhash or minhash, not '%s'", v);
-            minhash = strcmp(v, "minhash") == 0;
-            break;
-        case OPT_THRESHOLD:
-            if (cli_parse_threshold(v, &d.threshold) != 0)
-                return cli_usage_error(CMD,
-                                       "--threshold must be a Jaccard similarity above 0 "
-                                       "and at most 1 (e.g. 0.8), not '%s'",
-                                       v);
-            threshold_set = 1;
-            break;
-        case OPT_LOCK_WAIT:
-            if (cli_parse_long(v, 0, CLI_LOCK_WAIT_MAX, &lock_wait) != 0)
-                return cli_usage_error(CMD,
-                                       "--lock-wait must be a whole number of seconds "
-                                       "from 0 to %ld, not '%s'",
-                                       CLI_LOCK_WAIT_MAX, v);
-            break;
-        default: /* CLI_GETOPT_ERROR: said why */
-            return CLI_USAGE;
-        }
+        if (c == CLI_GETOPT_HELP)
+            cmd->d.status = CLI_OK;
+        else if (c >= OPT_K && !g.value)
+            cmd->d.status = cli_usage_error(CMD, "%s needs a value", g.name);
+        else
+            cmd->d.status = set_option(cmd, c, g.value);
+        if (c == CLI_GETOPT_HELP || cmd->d.status != CLI_OK)
+            return -1;
     }
-    int i = g.optind;
-    if (i >= argc)
-        return cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
-    if (minhash && k_set)
-        return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
-                                    "--threshold J instead");
-    if (!minhash && threshold_set)
-        return cli_usage_error(CMD, "--threshold applies to --method minhash");
-
+    cmd->first_input = g.optind;
+    cmd->n_inputs = argc;
+    if (g.optind >= argc)
+        cmd->d.status =
+            cli_usage_error(CMD, "no input (give WARC files, HTML files or directories)");
+    else if (cmd->minhash && cmd->k_set)
+        cmd->d.status = cli_usage_error(CMD, "--k is the simhash distance; --method minhash "
+                                             "takes --threshold J instead");
+    else if (!cmd->minhash && cmd->threshold_set)
+        cmd->d.status = cli_usage_error(CMD, "--threshold applies to --method minhash");
+    if (cmd->d.status != CLI_OK)
+        return -1;
     int stdin_uses = 0;
-    for (int k = i; k < argc; k++)
+    for (int k = g.optind; k < argc; k++)
         stdin_uses += strcmp(argv[k], "-") == 0;
-    if (stdin_uses > 1)
-        return cli_usage_error(CMD, "standard input ('-') can be read only once");
+    if (stdin_uses > 1) {
+        cmd->d.status = cli_usage_error(CMD, "standard input ('-') can be read only once");
+        return -1;
+    }
+    return 0;
+}
 
+/* The pair (--index FILE and FILE.digests) locked and loaded, or a new index, and the
+ * decision over it. 0, or -1 with cmd->d.status set. */
+static int open_pair(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    const char *index_path = cmd->index_path;
     /* the index and its digests: one writer at a time, from loading both to saving both */
-    if (index_path && cli_index_lock(CMD, index_path, lock_wait, &lock) != CLI_OK)
-        return CLI_RUNTIME;
+    if (index_path && cli_index_lock(CMD, index_path, cmd->lock_wait, &cmd->lock) != CLI_OK) {
+        d->status = CLI_RUNTIME;
+        return -1;
+    }
     /* the index: an earlier run's, or a new one */
-    int ps = minhash ? minhash_open(&d, index_path, threshold_set) : simhash_open(&d, index_path);
-    if (ps != CLI_OK) {
-        dedup_lock_release(lock);
-        return ps;
-    }
-    cli_digests_cap_init(&d.cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d.quiet);
-    struct filter_decide_opts dopts = {.index = d.idx,
-                                       .k = d.k,
-                                       .lsh = d.lsh,
-                                       .threshold = d.threshold,
-                                       .templates = !d.no_templates,
+    d->status = cmd->minhash ? minhash_open(d, index_path, cmd->threshold_set)
+                             : simhash_open(d, index_path);
+    if (d->status != CLI_OK)
+        return -1;
+    d->status = CLI_RUNTIME;
+    cli_digests_cap_init(&d->cap, CMD, DEDUP_DIGESTS_LOST, CLI_DIGESTS_MAX, d->quiet);
+    struct filter_decide_opts dopts = {.index = d->idx,
+                                       .k = d->k,
+                                       .lsh = d->lsh,
+                                       .threshold = d->threshold,
+                                       .templates = !d->no_templates,
                                        .max_payloads = CLI_DIGESTS_MAX};
-    if (filter_decide_new(&dopts, &d.decide) != DEDUP_OK) {
+    if (filter_decide_new(&dopts, &d->decide) != DEDUP_OK) {
         cli_error(CMD, "out of memory");
-        pair_free(&d);
-        dedup_lock_release(lock);
-        return CLI_RUNTIME;
+        return -1;
     }
-    char *digests_path = NULL;
     if (index_path) {
         size_t dl = strlen(index_path) + sizeof ".digests";
-        digests_path = malloc(dl);
-        if (digests_path)
-            snprintf(digests_path, dl, "%s.digests", index_path);
-        if (!digests_path || kept_load(&d, digests_path, index_path) != 0) {
-            free(digests_path);
-            kept_free(&d);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
+        cmd->digests_path = malloc(dl);
+        if (cmd->digests_path)
+            snprintf(cmd->digests_path, dl, "%s.digests", index_path);
+        if (!cmd->digests_path || kept_load(d, cmd->digests_path, index_path) != 0)
+            return -1;
     }
-    if (log_path) {
-        d.log = strcmp(log_path, "-") == 0 ? stdout : fopen(log_path, "w");
-        if (!d.log) {
-            cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
-            free(digests_path);
-            kept_free(&d);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
-    }
-    if (warc_out) {
-        struct crawl_warc_writer_opts wo = {.software = "simcrawl/" CLI_VERSION " dedup"};
-        enum crawl_code c = crawl_warc_writer_open(warc_out, &wo, &d.w);
-        if (c != CRAWL_OK) {
-            cli_error(CMD, "cannot write %s: %s", warc_out,
-                      c == CRAWL_EIO ? strerror(errno) : crawl_strerror(c));
-            if (d.log && d.log != stdout)
-                fclose(d.log);
-            free(digests_path);
-            kept_free(&d);
-            pair_free(&d);
-            dedup_lock_release(lock);
-            return CLI_RUNTIME;
-        }
-    }
-    if (minhash && !(d.sig = malloc(dedup_lsh_get_params(d.lsh)->h * sizeof *d.sig))) {
-        cli_error(CMD, "out of memory");
-        d.status = CLI_RUNTIME;
-        argc = i; /* no input: close what is open below */
-    }
-    d.tty = isatty(2);
-    d.t0 = now_s();
-    for (; i < argc; i++)
-        run_path(&d, argv[i]);
-    double secs = now_s() - d.t0;
-    if (d.tty && !d.quiet && d.last_progress > 0)
-        fputs("\r\033[K", stderr); /* clear the progress line */
+    d->status = CLI_OK;
+    return 0;
+}
 
-    if (d.w) {
-        enum crawl_code c = crawl_warc_writer_close(d.w);
+/* The outputs: --log ('-': stdout) and --warc-out; with --method minhash the signature's
+ * buffer (without it no input is read, the status says so). 0, or -1 with cmd->d.status
+ * set. */
+static int open_outputs(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    if (cmd->log_path) {
+        d->log = strcmp(cmd->log_path, "-") == 0 ? stdout : fopen(cmd->log_path, "w");
+        if (!d->log) {
+            cli_error(CMD, "cannot write log %s: %s", cmd->log_path, strerror(errno));
+            d->status = CLI_RUNTIME;
+            return -1;
+        }
+    }
+    if (cmd->warc_out) {
+        struct crawl_warc_writer_opts wo = {.software = "simcrawl/" CLI_VERSION " dedup"};
+        enum crawl_code c = crawl_warc_writer_open(cmd->warc_out, &wo, &d->w);
         if (c != CRAWL_OK) {
-            cli_error(CMD, "cannot finish %s: %s", warc_out, crawl_strerror(c));
-            d.status = CLI_RUNTIME;
+            cli_error(CMD, "cannot write %s: %s", cmd->warc_out,
+                      c == CRAWL_EIO ? strerror(errno) : crawl_strerror(c));
+            d->status = CLI_RUNTIME;
+            return -1;
         }
     }
-    if (index_path) {
-        /* digests first, then the index, both with generation d.gen: a kill between the
-         * two renames leaves digests one generation ahead, which the next load repairs
-         * (kept_load, "HOW IT WORKS") */
-        struct dedup_file_error fe = {0};
-        if (d.lsh)
-            dedup_lsh_set_pair_generation(d.lsh, d.gen);
-        else
-            dedup_index_set_pair_generation(d.idx, d.gen);
-        if (kept_save(&d, digests_path) != 0) {
-            d.status = CLI_RUNTIME;
-        } else {
-            enum dedup_code c = d.lsh ? dedup_lsh_save(d.lsh, index_path, &fe)
-                                      : dedup_index_save(d.idx, index_path, &fe);
-            if (c != DEDUP_OK) {
-                cli_error(CMD, "cannot save index %s: %s", index_path,
-                          fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
-                d.status = CLI_RUNTIME;
-            }
+    if (cmd->minhash && !(d->sig = malloc(dedup_lsh_get_params(d->lsh)->h * sizeof *d->sig))) {
+        cli_error(CMD, "out of memory");
+        d->status = CLI_RUNTIME;
+        cmd->n_inputs = cmd->first_input; /* no input: close what is open below */
+    }
+    return 0;
+}
+
+/* The inputs in command-line order, the progress line cleared after them. Returns the
+ * seconds they took. */
+static double dedup_inputs(struct dedup_cmd *cmd, char **argv)
+{
+    struct dd *d = &cmd->d;
+    d->tty = isatty(2);
+    d->t0 = now_s();
+    for (int i = cmd->first_input; i < cmd->n_inputs; i++)
+        run_path(d, argv[i]);
+    double secs = now_s() - d->t0;
+    if (d->tty && !d->quiet && d->last_progress > 0)
+        fputs("\r\033[K", stderr); /* clear the progress line */
+    return secs;
+}
+
+/* --index: the pair saved, digests first, then the index, both with generation d->gen:
+ * a kill between the two renames leaves digests one generation ahead, which the next
+ * load repairs (kept_load, "HOW IT WORKS"). 0, or -1 (said). */
+static int save_pair(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    struct dedup_file_error fe = {0};
+    if (d->lsh)
+        dedup_lsh_set_pair_generation(d->lsh, d->gen);
+    else
+        dedup_index_set_pair_generation(d->idx, d->gen);
+    if (kept_save(d, cmd->digests_path) != 0)
+        return -1;
+    enum dedup_code c = d->lsh ? dedup_lsh_save(d->lsh, cmd->index_path, &fe)
+                               : dedup_index_save(d->idx, cmd->index_path, &fe);
+    if (c != DEDUP_OK) {
+        cli_error(CMD, "cannot save index %s: %s", cmd->index_path,
+                  fe.os_error ? strerror(fe.os_error) : dedup_strerror(c));
+        return -1;
+    }
+    return 0;
+}
+
+/* After the inputs: the WARC finished, the pair saved and unlocked, the log written out
+ * and closed; a failure makes cmd->d.status CLI_RUNTIME (said). */
+static void close_outputs(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    if (d->w) {
+        enum crawl_code c = crawl_warc_writer_close(d->w);
+        d->w = NULL;
+        if (c != CRAWL_OK) {
+            cli_error(CMD, "cannot finish %s: %s", cmd->warc_out, crawl_strerror(c));
+            d->status = CLI_RUNTIME;
         }
     }
-    free(digests_path);
+    if (cmd->index_path && save_pair(cmd) != 0)
+        d->status = CLI_RUNTIME;
     dedup_crash_point("pair-saved");
-    dedup_lock_release(lock); /* both files are in place (or the run failed) */
-    if (d.log) {
-        int bad = ferror(d.log) || fflush(d.log) != 0;
-        if (d.log != stdout && fclose(d.log) != 0)
+    dedup_lock_release(cmd->lock); /* both files are in place (or the run failed) */
+    cmd->lock = NULL;
+    if (d->log) {
+        int bad = ferror(d->log) || fflush(d->log) != 0;
+        if (d->log != stdout && fclose(d->log) != 0)
             bad = 1;
+        d->log = NULL;
         if (bad) {
-            cli_error(CMD, "cannot write log %s: %s", log_path, strerror(errno));
-            d.status = CLI_RUNTIME;
+            cli_error(CMD, "cannot write log %s: %s", cmd->log_path, strerror(errno));
+            d->status = CLI_RUNTIME;
         }
     }
-    if (!d.quiet) {
-        double mb = (double)d.bytes_done / 1e6;
-        fprintf(
-            stderr,
+}
+
+/* The summary on stderr (not with --quiet): the records by decision, bytes and speed. */
+static void dedup_summary(const struct dd *d, double secs)
+{
+    if (d->quiet)
+        return;
+    double mb = (double)d->bytes_done / 1e6;
+    fprintf(stderr,
             "dedup: %llu records, %.1f MB in %.2f s (%.1f MB/s, %.0f records/s): %llu new, "
             "%llu near-duplicate, %llu exact-duplicate, %llu passed, %llu dropped, %llu errors\n",
-            (unsigned long long)d.records, mb, secs, secs > 0 ? mb / secs : 0.0,
-            secs > 0 ? (double)d.records / secs : 0.0, (unsigned long long)d.n_new,
-            (unsigned long long)d.n_near, (unsigned long long)d.n_exact,
-            (unsigned long long)d.n_passed, (unsigned long long)d.n_dropped,
-            (unsigned long long)d.n_errors);
-        if (d.n_nodig_kept)
-            fprintf(stderr,
-                    "dedup: %llu pages kept in full: the %s of an index "
-                    "document whose payload digest was lost\n",
-                    (unsigned long long)d.n_nodig_kept, d.lsh ? "signature" : "fingerprint");
+            (unsigned long long)d->records, mb, secs, secs > 0 ? mb / secs : 0.0,
+            secs > 0 ? (double)d->records / secs : 0.0, (unsigned long long)d->n_new,
+            (unsigned long long)d->n_near, (unsigned long long)d->n_exact,
+            (unsigned long long)d->n_passed, (unsigned long long)d->n_dropped,
+            (unsigned long long)d->n_errors);
+    if (d->n_nodig_kept)
+        fprintf(stderr,
+                "dedup: %llu pages kept in full: the %s of an index "
+                "document whose payload digest was lost\n",
+                (unsigned long long)d->n_nodig_kept, d->lsh ? "signature" : "fingerprint");
+}
+
+/* Everything the command still holds, freed; a log left open by a failed start closed
+ * and the index lock released. */
+static void dedup_cmd_release(struct dedup_cmd *cmd)
+{
+    struct dd *d = &cmd->d;
+    if (d->log && d->log != stdout)
+        fclose(d->log);
+    free(cmd->digests_path);
+    free(d->pend_header);
+    free(d->pend_block);
+    kept_free(d);
+    pair_free(d);
+    dedup_lock_release(cmd->lock);
+    dedup_lsh_matches_release(&d->mm);
+    free(d->sig);
+}
+
+int cmd_dedup(int argc, char **argv)
+{
+    struct dedup_cmd cmd;
+    memset(&cmd, 0, sizeof cmd);
+    cmd.d.k = DEDUP_K_DEFAULT;
+    cmd.d.min_size = CLI_WARC_MIN_SIZE_DEFAULT;
+    cmd.d.max_block = CRAWL_WARC_DEFAULT_MAX_BLOCK;
+    cmd.d.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    cmd.d.status = CLI_OK;
+    cmd.lock_wait = CLI_LOCK_WAIT_DEFAULT;
+    if (parse_command_line(&cmd, argc, argv) == 0 && open_pair(&cmd) == 0 &&
+        open_outputs(&cmd) == 0) {
+        double secs = dedup_inputs(&cmd, argv);
+        close_outputs(&cmd);
+        dedup_summary(&cmd.d, secs);
     }
-    free(d.pend_header);
-    free(d.pend_block);
-    kept_free(&d);
-    pair_free(&d);
-    dedup_lsh_matches_release(&d.mm);
-    free(d.sig);
-    return d.status;
+    dedup_cmd_release(&cmd);
+    return cmd.d.status;
 }

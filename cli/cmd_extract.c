@@ -184,15 +184,15 @@ static const struct option longopts[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0}};
 
-int cmd_extract(int argc, char **argv)
+/* The options into *mode and *opts, the page into *path. CLI_OK (*path NULL after
+ * --help), or the exit status after saying why. */
+static int parse_args(int argc, char **argv, enum mode *mode, struct extract_opts *opts,
+                      const char **path)
 {
-    enum mode mode = MODE_TEXT;
-    struct extract_opts opts;
-    memset(&opts, 0, sizeof opts);
-    const char *path = NULL;
     long max_bytes = (long)EXTRACT_DEFAULT_MAX_BYTES;
     long max_links = (long)EXTRACT_DEFAULT_MAX_LINKS, max_depth = (long)EXTRACT_DEFAULT_MAX_DEPTH;
     struct cli_getopt g;
+    *path = NULL;
     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
         const char *v = g.value;
@@ -202,13 +202,13 @@ int cmd_extract(int argc, char **argv)
         case CLI_GETOPT_HELP:
             return CLI_OK;
         case OPT_TEXT:
-            mode = MODE_TEXT;
+            *mode = MODE_TEXT;
             break;
         case OPT_JSON:
-            mode = MODE_JSON;
+            *mode = MODE_JSON;
             break;
         case OPT_LINKS:
-            mode = MODE_LINKS;
+            *mode = MODE_LINKS;
             break;
         case OPT_MAX_LINKS:
         case OPT_MAX_DEPTH:
@@ -219,10 +219,10 @@ int cmd_extract(int argc, char **argv)
                 return CLI_USAGE;
             break;
         case OPT_BASE_URL:
-            opts.base_url = v;
+            opts->base_url = v;
             break;
         case OPT_CONTENT_TYPE:
-            opts.content_type = v;
+            opts->content_type = v;
             break;
         case OPT_MAX_BYTES:
             if (cli_parse_long(
@@ -240,50 +240,42 @@ int cmd_extract(int argc, char **argv)
     int i = g.optind;
     if (i >= argc)
         return cli_usage_error(CMD, "which page? give a FILE, or - for standard input");
-    path = argv[i];
     if (i + 1 < argc)
         return cli_usage_error(CMD, "one page at a time: unexpected '%s'", argv[i + 1]);
-    opts.max_bytes = (size_t)max_bytes;
-    opts.max_links = (size_t)max_links;
-    opts.max_depth = (unsigned)max_depth;
+    *path = argv[i];
+    opts->max_bytes = (size_t)max_bytes;
+    opts->max_links = (size_t)max_links;
+    opts->max_depth = (unsigned)max_depth;
+    return CLI_OK;
+}
 
+/* The page at path ("-": standard input, named "(stdin)"), at most max_bytes, into *html
+ * (caller frees) and *len. CLI_OK, or CLI_RUNTIME after saying why. */
+static int read_page(const char *path, const char *name, size_t max_bytes, char **html, size_t *len)
+{
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
     if (!f) {
         cli_error(CMD, "cannot open %s: %s", path, strerror(errno));
         return CLI_RUNTIME;
     }
-    char *html = NULL;
-    size_t len = 0;
-    int r = read_all(f, opts.max_bytes, &html, &len);
+    int r = read_all(f, max_bytes, html, len);
     int read_errno = errno;
     if (f != stdin)
         fclose(f);
     if (r == 1) {
-        cli_error(CMD, "%s: input is too large (over %zu bytes; see --max-bytes)", name,
-                  opts.max_bytes);
+        cli_error(CMD, "%s: input is too large (over %zu bytes; see --max-bytes)", name, max_bytes);
         return CLI_RUNTIME;
     }
     if (r != 0) {
         cli_error(CMD, "cannot read %s: %s", name, strerror(read_errno));
         return CLI_RUNTIME;
     }
+    return CLI_OK;
+}
 
-    struct extract_doc *doc = NULL;
-    enum extract_code rc = extract_doc_parse(html, len, &opts, &doc);
-    free(html);
-    int status = CLI_OK;
-    if (rc == EXTRACT_EEMPTY || rc == EXTRACT_ENOTEXT) {
-        cli_error(CMD, "warning: %s: %s", name, extract_strerror(rc));
-        if (mode == MODE_JSON && print_json(NULL) != 0)
-            status = CLI_RUNTIME;
-        goto out;
-    }
-    if (rc != EXTRACT_OK) {
-        cli_error(CMD, "%s: %s", name, extract_strerror(rc));
-        return CLI_RUNTIME;
-    }
-    cli_warn_cuts(CMD, name, doc, "--max-depth");
+/* What mode asks for of the parsed page, on standard output: CLI_OK or CLI_RUNTIME. */
+static int print_doc(enum mode mode, const struct extract_doc *doc, const char *name)
+{
     size_t text_len = 0;
     const char *text = extract_doc_text(doc, &text_len);
     if (text_len == 0 && mode != MODE_LINKS)
@@ -298,7 +290,7 @@ int cmd_extract(int argc, char **argv)
     case MODE_JSON:
         if (print_json(doc) != 0) {
             cli_error(CMD, "%s: out of memory writing json", name);
-            status = CLI_RUNTIME;
+            return CLI_RUNTIME;
         }
         break;
     case MODE_LINKS:
@@ -308,7 +300,38 @@ int cmd_extract(int argc, char **argv)
         }
         break;
     }
-out:
+    return CLI_OK;
+}
+
+int cmd_extract(int argc, char **argv)
+{
+    enum mode mode = MODE_TEXT;
+    struct extract_opts opts;
+    memset(&opts, 0, sizeof opts);
+    const char *path;
+    int status = parse_args(argc, argv, &mode, &opts, &path);
+    if (status != CLI_OK || !path)
+        return status;
+    const char *name = strcmp(path, "-") == 0 ? "(stdin)" : path;
+    char *html = NULL;
+    size_t len = 0;
+    if ((status = read_page(path, name, opts.max_bytes, &html, &len)) != CLI_OK)
+        return status;
+
+    struct extract_doc *doc = NULL;
+    enum extract_code rc = extract_doc_parse(html, len, &opts, &doc);
+    free(html);
+    if (rc == EXTRACT_EEMPTY || rc == EXTRACT_ENOTEXT) {
+        cli_error(CMD, "warning: %s: %s", name, extract_strerror(rc));
+        if (mode == MODE_JSON && print_json(NULL) != 0)
+            status = CLI_RUNTIME;
+    } else if (rc != EXTRACT_OK) {
+        cli_error(CMD, "%s: %s", name, extract_strerror(rc));
+        return CLI_RUNTIME;
+    } else {
+        cli_warn_cuts(CMD, name, doc, "--max-depth");
+        status = print_doc(mode, doc, name);
+    }
     extract_doc_free(doc);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error(CMD, "cannot write output: %s", strerror(errno));

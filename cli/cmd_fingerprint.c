@@ -127,13 +127,25 @@ static const struct option longopts[] = {{"text", no_argument, NULL, OPT_TEXT},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
 
-int cmd_fingerprint(int argc, char **argv)
+/* One run of the command: its options, what it loaded, and standard input read once. */
+struct fp_run {
+    struct filter_fp_opts opts;
+    struct cli_mh_fp mf; /* --method minhash */
+    const char *idf_path, *idf_out_path;
+    int no_templates;
+    struct dedup_idf *idf, *counted; /* --idf as loaded, --idf-out's counts */
+    struct dedup_templates *tpl;
+    char *in_data; /* standard input, read once for both passes */
+    size_t in_len;
+    int in_read;
+};
+
+/* The options into r; *first the first input. CLI_OK, or the exit status (said why;
+ * CLI_OK with *first = -1 after --help). */
+static int parse_args(struct fp_run *r, int argc, char **argv, int *first)
 {
-    struct filter_fp_opts opts = {0};
-    struct cli_mh_fp mf = {0}; /* --method minhash */
-    const char *idf_path = NULL, *idf_out_path = NULL;
-    int no_templates = 0;
     struct cli_getopt g;
+    *first = -1;
     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
         const char *v = g.value;
@@ -142,152 +154,177 @@ int cmd_fingerprint(int argc, char **argv)
         case CLI_GETOPT_HELP:
             return CLI_OK;
         case OPT_TEXT:
-            opts.text = 1;
+            r->opts.text = 1;
             break;
         case OPT_NO_TEMPLATES:
-            no_templates = 1;
+            r->no_templates = 1;
             break;
         case OPT_MAX_DEPTH:
             if (!v)
                 return cli_usage_error(CMD, "%s needs a value", g.name);
             if (cli_parse_cap(CMD, g.name, v, (long)EXTRACT_MAX_DEPTH_LIMIT, &d) != 0)
                 return CLI_USAGE;
-            opts.max_depth = (unsigned)d;
+            r->opts.max_depth = (unsigned)d;
             break;
         case OPT_MH:
             if (!v)
                 return cli_usage_error(CMD, "%s needs a value", g.name);
-            if (cli_mh_fp_option(CMD, g.name, v, &mf) != CLI_OK)
+            if (cli_mh_fp_option(CMD, g.name, v, &r->mf) != CLI_OK)
                 return CLI_USAGE;
             break;
         case OPT_IDF:
         case OPT_IDF_OUT:
             if (!v)
                 return cli_usage_error(CMD, "%s needs a FILE", g.name);
-            *(c == OPT_IDF ? &idf_path : &idf_out_path) = v;
+            *(c == OPT_IDF ? &r->idf_path : &r->idf_out_path) = v;
             break;
         default: /* CLI_GETOPT_ERROR: said why */
             return CLI_USAGE;
         }
     }
-    int i = g.optind;
-    if (i >= argc)
+    if (g.optind >= argc)
         return cli_usage_error(CMD, "no input (give FILE... or - for standard input)");
     int stdin_uses = 0;
-    for (int k = i; k < argc; k++)
+    for (int k = g.optind; k < argc; k++)
         stdin_uses += strcmp(argv[k], "-") == 0;
     if (stdin_uses > 1)
         return cli_usage_error(CMD, "standard input ('-') can be read only once");
-    if (mf.on && (idf_path || idf_out_path))
+    if (r->mf.on && (r->idf_path || r->idf_out_path))
         return cli_usage_error(CMD, "--idf and --idf-out weight the simhash's features; "
                                     "--method minhash takes none");
+    *first = g.optind;
+    return CLI_OK;
+}
 
-    int status = CLI_OK;
-    struct dedup_idf *idf = NULL, *counted = NULL;
-    if (idf_path) {
-        idf = cli_idf_load(CMD, idf_path);
-        if (!idf)
+/* --idf loaded into the options, --idf-out's counter made: CLI_OK or CLI_RUNTIME (said). */
+static int open_idf(struct fp_run *r)
+{
+    if (r->idf_path) {
+        r->idf = cli_idf_load(CMD, r->idf_path);
+        if (!r->idf)
             return CLI_RUNTIME;
-        opts.idf = idf;
+        r->opts.idf = r->idf;
     }
-    if (idf_out_path) {
-        counted = dedup_idf_new();
-        if (!counted) {
+    if (r->idf_out_path) {
+        r->counted = dedup_idf_new();
+        if (!r->counted) {
             cli_error(CMD, "out of memory");
-            dedup_idf_free(idf);
             return CLI_RUNTIME;
         }
-        opts.keep_features = 1;
+        r->opts.keep_features = 1;
     }
+    return CLI_OK;
+}
 
-    /* pass 1: the collection's template blocks (docs/FINGERPRINT.md, "Template blocks") */
-    struct dedup_templates *tpl = NULL;
-    char *in_data = NULL; /* standard input, read once for both passes */
-    size_t in_len = 0;
-    int in_read = 0;
-    if (!no_templates) {
-        tpl = dedup_templates_new();
-        if (!tpl) {
-            cli_error(CMD, "out of memory");
-            status = CLI_RUNTIME;
-            goto done;
-        }
-        struct filter_fp_opts o1 = opts;
-        o1.blocks_only = 1;
-        o1.keep_blocks = 1;
-        for (int k = i; k < argc; k++) {
-            struct filter_fp_result res;
-            int got = read_and_run(argv[k], &o1, &in_data, &in_len, &in_read, &res);
-            if (got == 0 && res.n_blocks) {
-                enum dedup_code rc = dedup_templates_add_doc(tpl, "", 0, res.doc_hash, res.blocks,
-                                                             res.n_blocks, NULL);
-                if (rc != DEDUP_OK) {
-                    cli_error(CMD, "%s: cannot count its blocks: %s", argv[k], dedup_strerror(rc));
-                    filter_fp_result_release(&res);
-                    status = CLI_RUNTIME;
-                    goto done;
-                }
-            }
-            filter_fp_result_release(&res); /* failures are reported in pass 2 */
-        }
-        opts.templates = tpl;
+/* Pass 1: the collection's template blocks (docs/FINGERPRINT.md, "Template blocks") over
+ * paths[0..n), into the options. CLI_OK or CLI_RUNTIME (said); a page that fails here is
+ * reported by pass 2. */
+static int learn_templates(struct fp_run *r, char **paths, int n)
+{
+    r->tpl = dedup_templates_new();
+    if (!r->tpl) {
+        cli_error(CMD, "out of memory");
+        return CLI_RUNTIME;
     }
-    opts.keep_tokens = mf.on; /* the signature's input */
-    if ((status = cli_mh_fp_begin(CMD, &mf)) != CLI_OK)
-        goto done;
-
-    for (; i < argc; i++) {
+    struct filter_fp_opts o1 = r->opts;
+    o1.blocks_only = 1;
+    o1.keep_blocks = 1;
+    for (int k = 0; k < n; k++) {
         struct filter_fp_result res;
-        int got = read_and_run(argv[i], &opts, &in_data, &in_len, &in_read, &res);
-        cli_warn_cut(CMD, argv[i], res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
+        int got = read_and_run(paths[k], &o1, &r->in_data, &r->in_len, &r->in_read, &res);
+        enum dedup_code rc = DEDUP_OK;
+        if (got == 0 && res.n_blocks)
+            rc = dedup_templates_add_doc(r->tpl, "", 0, res.doc_hash, res.blocks, res.n_blocks,
+                                         NULL);
+        filter_fp_result_release(&res);
+        if (rc != DEDUP_OK) {
+            cli_error(CMD, "%s: cannot count its blocks: %s", paths[k], dedup_strerror(rc));
+            return CLI_RUNTIME;
+        }
+    }
+    r->opts.templates = r->tpl;
+    return CLI_OK;
+}
+
+/* Pass 2: one line for each of paths[0..n) that has a fingerprint (or signature), the
+ * others said on stderr. CLI_OK, or CLI_RUNTIME when one failed other than by too little
+ * text. */
+static int fingerprint_inputs(struct fp_run *r, char **paths, int n)
+{
+    int status = CLI_OK;
+    for (int i = 0; i < n; i++) {
+        struct filter_fp_result res;
+        int got = read_and_run(paths[i], &r->opts, &r->in_data, &r->in_len, &r->in_read, &res);
+        cli_warn_cut(CMD, paths[i], res.truncated, &res.cuts, EXTRACT_CUT_DEPTH, "--max-depth");
         if (got != 0) {
-            cli_error(CMD, "%s: %s", argv[i], res.message);
+            cli_error(CMD, "%s: %s", paths[i], res.message);
             if (!filter_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;
-        } else if (mf.on) {
-            const char *sig = cli_mh_fp_signature(CMD, &mf, argv[i], res.tokens, res.tokens_len);
+        } else if (r->mf.on) {
+            const char *sig =
+                cli_mh_fp_signature(CMD, &r->mf, paths[i], res.tokens, res.tokens_len);
             if (sig)
-                print_line(sig, argv[i]);
+                print_line(sig, paths[i]);
             else
                 status = CLI_RUNTIME;
         } else {
             char hex[17];
             dedup_fingerprint_format(res.fingerprint, hex);
-            print_line(hex, argv[i]);
-            if (counted) {
-                enum dedup_code rc = dedup_idf_add_doc(counted, res.features);
-                if (rc != DEDUP_OK) {
-                    cli_error(CMD, "%s: cannot count for --idf-out: %s", argv[i],
-                              dedup_strerror(rc));
-                    status = CLI_RUNTIME;
-                }
+            print_line(hex, paths[i]);
+            enum dedup_code rc =
+                r->counted ? dedup_idf_add_doc(r->counted, res.features) : DEDUP_OK;
+            if (rc != DEDUP_OK) {
+                cli_error(CMD, "%s: cannot count for --idf-out: %s", paths[i], dedup_strerror(rc));
+                status = CLI_RUNTIME;
             }
         }
         filter_fp_result_release(&res);
     }
+    return status;
+}
 
-    if (counted) {
-        FILE *out = fopen(idf_out_path, "w");
-        if (!out) {
-            cli_error(CMD, "cannot write idf file %s: %s", idf_out_path, strerror(errno));
-            status = CLI_RUNTIME;
-        } else {
-            enum dedup_code rc = dedup_idf_write(counted, out);
-            if (fclose(out) != 0 && rc == DEDUP_OK)
-                rc = DEDUP_EIO;
-            if (rc != DEDUP_OK) {
-                cli_error(CMD, "cannot write idf file %s: %s", idf_out_path,
-                          rc == DEDUP_EIO ? strerror(errno) : dedup_strerror(rc));
-                status = CLI_RUNTIME;
-            }
-        }
+/* --idf-out: the counts written. CLI_OK or CLI_RUNTIME (said). */
+static int write_idf(const struct fp_run *r)
+{
+    FILE *out = fopen(r->idf_out_path, "w");
+    if (!out) {
+        cli_error(CMD, "cannot write idf file %s: %s", r->idf_out_path, strerror(errno));
+        return CLI_RUNTIME;
     }
+    enum dedup_code rc = dedup_idf_write(r->counted, out);
+    if (fclose(out) != 0 && rc == DEDUP_OK)
+        rc = DEDUP_EIO;
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot write idf file %s: %s", r->idf_out_path,
+                  rc == DEDUP_EIO ? strerror(errno) : dedup_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    return CLI_OK;
+}
+
+int cmd_fingerprint(int argc, char **argv)
+{
+    struct fp_run r = {0};
+    int first, status = parse_args(&r, argc, argv, &first);
+    if (status != CLI_OK || first < 0)
+        return status;
+    char **paths = argv + first;
+    int n = argc - first;
+    if ((status = open_idf(&r)) != CLI_OK ||
+        (!r.no_templates && (status = learn_templates(&r, paths, n)) != CLI_OK))
+        goto done;
+    r.opts.keep_tokens = r.mf.on; /* the signature's input */
+    if ((status = cli_mh_fp_begin(CMD, &r.mf)) != CLI_OK)
+        goto done;
+    status = fingerprint_inputs(&r, paths, n);
+    if (r.counted && write_idf(&r) != CLI_OK)
+        status = CLI_RUNTIME;
 done:
-    cli_mh_fp_release(&mf);
-    dedup_templates_free(tpl);
-    free(in_data);
-    dedup_idf_free(idf);
-    dedup_idf_free(counted);
+    cli_mh_fp_release(&r.mf);
+    dedup_templates_free(r.tpl);
+    free(r.in_data);
+    dedup_idf_free(r.idf);
+    dedup_idf_free(r.counted);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error(CMD, "write error: %s", strerror(errno));
         status = CLI_RUNTIME;

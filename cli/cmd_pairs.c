@@ -435,139 +435,149 @@ static int pairs_of_index(const struct cli_args *a, const char *file)
     return status;
 }
 
+/* One run of pairs over inputs (not --from-index, not minhash). */
+struct pairs_run {
+    struct cli_args a;
+    struct cli_inputs in;
+    struct cli_stage st;
+    struct list_sink sink;
+    struct dedup_index *idx;
+    struct dedup_templates *own; /* the table until there is an index to hold it */
+    struct dedup_lock *lock;
+    int lists_only; /* --fingerprints lists only: added straight into the index */
+    int made;       /* idx made here for lists, its design set once their count is known */
+    uint32_t old_docs;
+};
+
+/* --index: locked (until after the save: a read-modify-write of the file) and loaded if it
+ * exists, k checked against it, the inputs told its ids. CLI_OK or the exit status. */
+static int open_index(struct pairs_run *r)
+{
+    int missing = 0;
+    int status = cli_index_lock(CMD, r->a.index, r->a.lock_wait, &r->lock);
+    if (status == CLI_OK)
+        status = cli_index_load(CMD, r->a.index, 1, &r->idx, &missing);
+    if (status != CLI_OK || !r->idx)
+        return status;
+    if (!r->a.k_set && (unsigned)r->a.k > dedup_index_k(r->idx))
+        r->a.k = dedup_index_k(r->idx); /* default: the index's k when it is smaller */
+    if ((unsigned)r->a.k > dedup_index_k(r->idx))
+        return cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", r->a.index,
+                               dedup_index_k(r->idx), r->a.k);
+    r->old_docs = dedup_index_doc_count(r->idx);
+    if (!r->lists_only && cli_inputs_mark_index(&r->in, r->idx) != 0)
+        return CLI_RUNTIME;
+    return CLI_OK;
+}
+
+/* The inputs read: lists straight into the index (their ids checked in one batch), pages
+ * and WARCs into the stage. r->st.n counts the new documents. CLI_OK or the exit status. */
+static int read_inputs(struct pairs_run *r)
+{
+    if (!r->lists_only)
+        return cli_inputs_run(&r->in, r->a.fplists, r->a.nfplists, r->a.paths, r->a.npaths,
+                              cli_stage_add, &r->st) != 0
+                   ? CLI_RUNTIME
+                   : CLI_OK;
+    r->in.check_duplicates = 0; /* checked in one batch below */
+    r->sink.idx = r->idx;
+    if (cli_inputs_run(&r->in, r->a.fplists, r->a.nfplists, NULL, 0, sink_add, &r->sink) != 0)
+        return CLI_RUNTIME;
+    int status = drop_duplicates(&r->in, r->idx, &r->sink, r->old_docs);
+    r->st.n = dedup_index_doc_count(r->idx) - r->old_docs;
+    return status;
+}
+
+/* The index ready for the pairs: its design (made here) or itself (none given), the
+ * learned templates, the staged documents added. CLI_OK or the exit status. */
+static int finish_index(struct pairs_run *r)
+{
+    int status;
+    if (r->made) {
+        struct dedup_design d;
+        enum dedup_code rc = dedup_design_choose((unsigned)r->a.k, r->st.n, 0, &d);
+        if (rc == DEDUP_OK)
+            rc = dedup_index_set_design(r->idx, &d);
+        if (rc != DEDUP_OK) {
+            cli_error(CMD, "cannot make an index: %s", dedup_strerror(rc));
+            return CLI_RUNTIME;
+        }
+    }
+    if (!r->idx &&
+        (status = cli_index_create(CMD, (unsigned)r->a.k, r->st.n, 0, &r->idx)) != CLI_OK)
+        return status;
+    if (r->own) {
+        dedup_index_set_templates(r->idx, r->own); /* saved with it (--index) */
+        r->own = NULL;
+    }
+    if (!r->lists_only) {
+        if ((status = cli_index_add_stage(CMD, r->idx, &r->st)) != CLI_OK)
+            return status;
+        cli_stage_release(&r->st);
+    }
+    return CLI_OK;
+}
+
+/* Every step of a run over inputs, up to the pairs printed and --index saved. */
+static int run_pairs(struct pairs_run *r)
+{
+    int status;
+    cli_inputs_init(&r->in, CMD);
+    r->in.fp_opts.max_depth = (unsigned)r->a.max_depth;
+    r->in.quiet = r->a.quiet;
+    r->lists_only = r->a.npaths == 0;
+    if (r->a.index && (status = open_index(r)) != CLI_OK)
+        return status;
+    if (r->lists_only && !r->idx) {
+        /* made now, its design set once the number of documents is known */
+        if ((status = cli_index_create(CMD, (unsigned)r->a.k, 0, 0, &r->idx)) != CLI_OK)
+            return status;
+        r->made = 1;
+    }
+    if (!r->a.no_templates && cli_inputs_learn_templates(&r->in, r->idx, &r->own) != CLI_OK)
+        return CLI_RUNTIME;
+    if ((status = read_inputs(r)) != CLI_OK)
+        return status;
+    if (r->st.n == 0 && r->old_docs == 0) {
+        cli_error(CMD, "no documents to compare: the inputs held no pages or fingerprints");
+        return CLI_RUNTIME;
+    }
+    if ((status = finish_index(r)) != CLI_OK)
+        return status;
+    status = print_pairs(r->idx, (unsigned)r->a.k, r->old_docs, strcmp(r->a.format, "jsonl") == 0);
+    if (status == CLI_OK && r->a.index)
+        status = cli_index_save(CMD, r->idx, r->a.index);
+    if (status == CLI_OK && r->in.failed)
+        status = CLI_RUNTIME;
+    return status;
+}
+
 int cmd_pairs(int argc, char **argv)
 {
     static const char *const formats[] = {"text", "jsonl", NULL};
-    struct cli_args a;
-    struct cli_inputs in;
-    struct cli_stage st = {.cmd = CMD};
-    struct list_sink sink;
-    struct dedup_index *idx = NULL;
-    struct dedup_templates *own = NULL; /* the table until there is an index to hold it */
-    struct dedup_lock *lock = NULL;
-    memset(&sink, 0, sizeof sink);
+    struct pairs_run r;
+    memset(&r, 0, sizeof r);
+    r.st.cmd = CMD;
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
                                     CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
                                     CLI_ARG_METHOD | CLI_ARG_FROM_INDEX | CLI_ARG_QUIET,
-                                formats, usage, &a);
-    if (status != CLI_OK || a.help || a.minhash) {
-        if (status == CLI_OK && !a.help)
-            status = cli_mh_pairs(&a); /* cli/minhash.c */
-        cli_args_release(&a);
+                                formats, usage, &r.a);
+    if (status != CLI_OK || r.a.help || r.a.minhash || r.a.from_index) {
+        if (status == CLI_OK && !r.a.help)
+            status = r.a.minhash ? cli_mh_pairs(&r.a) /* cli/minhash.c */
+                                 : pairs_of_index(&r.a, r.a.from_index);
+        cli_args_release(&r.a);
         return status;
     }
-    if (a.from_index) {
-        status = pairs_of_index(&a, a.from_index);
-        cli_args_release(&a);
-        return status;
-    }
-    cli_inputs_init(&in, CMD);
-    in.fp_opts.max_depth = (unsigned)a.max_depth;
-    in.quiet = a.quiet;
-    int lists_only = a.npaths == 0;
-    uint32_t old_docs = 0;
-    int missing = 0;
-    if (a.index) {
-        /* held until after the save (a read-modify-write of the file) */
-        status = cli_index_lock(CMD, a.index, a.lock_wait, &lock);
-        if (status != CLI_OK)
-            goto done;
-        status = cli_index_load(CMD, a.index, 1, &idx, &missing);
-        if (status != CLI_OK)
-            goto done;
-        if (idx && !a.k_set && (unsigned)a.k > dedup_index_k(idx))
-            a.k = dedup_index_k(idx); /* default: the index's k when it is smaller */
-        if (idx && (unsigned)a.k > dedup_index_k(idx)) {
-            status = cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", a.index,
-                                     dedup_index_k(idx), a.k);
-            goto done;
-        }
-        if (idx) {
-            old_docs = dedup_index_doc_count(idx);
-            if (!lists_only && cli_inputs_mark_index(&in, idx) != 0) {
-                status = CLI_RUNTIME;
-                goto done;
-            }
-        }
-    }
-    int made = 0;
-    if (lists_only && !idx) {
-        /* made now, its design set once the number of documents is known */
-        status = cli_index_create(CMD, (unsigned)a.k, 0, 0, &idx);
-        if (status != CLI_OK)
-            goto done;
-        made = 1;
-    }
-    if (!a.no_templates && cli_inputs_learn_templates(&in, idx, &own) != CLI_OK) {
-        status = CLI_RUNTIME;
-        goto done;
-    }
-    if (lists_only) {
-        in.check_duplicates = 0; /* checked in one batch below */
-        sink.idx = idx;
-        if (cli_inputs_run(&in, a.fplists, a.nfplists, NULL, 0, sink_add, &sink) != 0) {
-            status = CLI_RUNTIME;
-            goto done;
-        }
-        status = drop_duplicates(&in, idx, &sink, old_docs);
-        if (status != CLI_OK)
-            goto done;
-        st.n = dedup_index_doc_count(idx) - old_docs;
-    } else if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, cli_stage_add, &st) !=
-               0) {
-        status = CLI_RUNTIME;
-        goto done;
-    }
-    if (st.n == 0 && old_docs == 0) {
-        cli_error(CMD, "no documents to compare: the inputs held no pages or fingerprints");
-        status = CLI_RUNTIME;
-        goto done;
-    }
-    if (made) {
-        struct dedup_design d;
-        enum dedup_code rc = dedup_design_choose((unsigned)a.k, st.n, 0, &d);
-        if (rc == DEDUP_OK)
-            rc = dedup_index_set_design(idx, &d);
-        if (rc != DEDUP_OK) {
-            cli_error(CMD, "cannot make an index: %s", dedup_strerror(rc));
-            status = CLI_RUNTIME;
-            goto done;
-        }
-    }
-    if (!idx) {
-        status = cli_index_create(CMD, (unsigned)a.k, st.n, 0, &idx);
-        if (status != CLI_OK)
-            goto done;
-    }
-    if (own) {
-        dedup_index_set_templates(idx, own); /* saved with it (--index) */
-        own = NULL;
-    }
-    if (!lists_only) {
-        status = cli_index_add_stage(CMD, idx, &st);
-        if (status != CLI_OK)
-            goto done;
-        cli_stage_release(&st);
-    }
-    status = print_pairs(idx, (unsigned)a.k, old_docs, strcmp(a.format, "jsonl") == 0);
-    if (status != CLI_OK)
-        goto done;
-    if (a.index) {
-        status = cli_index_save(CMD, idx, a.index);
-        if (status != CLI_OK)
-            goto done;
-    }
-    if (in.failed)
-        status = CLI_RUNTIME;
-done:
+    status = run_pairs(&r);
     fflush(stdout);
-    free(sink.marks);
-    dedup_lock_release(lock);
-    dedup_templates_free(own);
-    dedup_index_free(idx);
-    cli_stage_release(&st);
-    cli_inputs_release(&in);
-    cli_args_release(&a);
+    free(r.sink.marks);
+    dedup_lock_release(r.lock);
+    dedup_templates_free(r.own);
+    dedup_index_free(r.idx);
+    cli_stage_release(&r.st);
+    cli_inputs_release(&r.in);
+    cli_args_release(&r.a);
     return status;
 }

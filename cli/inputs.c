@@ -785,32 +785,20 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
                 return CLI_USAGE;
             break;
         case ARG_METHOD:
-            if (strcmp(value, "simhash") != 0 && strcmp(value, "minhash") != 0)
-                return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'", value);
-            a->minhash = strcmp(value, "minhash") == 0;
-            break;
         case ARG_THRESHOLD:
-            if (cli_parse_threshold(value, &a->threshold) != 0)
-                return cli_usage_error(cmd,
-                                       "--threshold must be a Jaccard similarity above 0 "
-                                       "and at most 1 (e.g. 0.8), not '%s'",
-                                       value);
-            a->threshold_set = 1;
-            break;
         case ARG_SHINGLE_WORDS:
-            if (cli_parse_long(value, 1, DEDUP_MINHASH_K_MAX, &a->shingle_words) != 0)
-                return cli_usage_error(cmd,
-                                       "--shingle-words must be a whole number from 1 "
-                                       "to %u, not '%s'",
-                                       DEDUP_MINHASH_K_MAX, value);
+        case ARG_NUM_PERM: {
+            struct cli_mh_opts mo = {a->minhash, a->threshold, a->threshold_set, a->shingle_words,
+                                     a->num_perm};
+            if (cli_mh_option(cmd, g.name, value, &mo) != CLI_OK)
+                return CLI_USAGE;
+            a->minhash = mo.minhash;
+            a->threshold = mo.threshold;
+            a->threshold_set = mo.threshold_set;
+            a->shingle_words = mo.shingle_words;
+            a->num_perm = mo.num_perm;
             break;
-        case ARG_NUM_PERM:
-            if (cli_parse_long(value, 1, DEDUP_MINHASH_H_MAX, &a->num_perm) != 0)
-                return cli_usage_error(cmd,
-                                       "--num-perm must be a whole number from 1 to %u, "
-                                       "not '%s'",
-                                       DEDUP_MINHASH_H_MAX, value);
-            break;
+        }
         case ARG_TOP:
             if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
                 return cli_usage_error(cmd,

@@ -396,24 +396,40 @@ static int mh_inputs_run(struct cli_inputs *in, const struct cli_args *a,
 
 /* ---- fingerprint --method minhash ---- */
 
-int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli_mh_fp *f)
+int cli_mh_option(const char *cmd, const char *opt, const char *v, struct cli_mh_opts *o)
 {
-    long n;
     if (strcmp(opt, "--method") == 0) {
         if (strcmp(v, "simhash") != 0 && strcmp(v, "minhash") != 0)
             return cli_usage_error(cmd, "--method must be simhash or minhash, not '%s'", v);
-        f->on = v[0] == 'm';
-    } else if (strcmp(opt, "--shingle-words") == 0) {
-        if (cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &n) != 0)
-            return cli_usage_error(cmd, "--shingle-words must be 1..%u, not '%s'",
-                                   DEDUP_MINHASH_K_MAX, v);
-        f->k = (unsigned)n;
-    } else {
-        if (cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &n) != 0)
-            return cli_usage_error(cmd, "--num-perm must be 1..%u, not '%s'", DEDUP_MINHASH_H_MAX,
+        o->minhash = v[0] == 'm';
+    } else if (strcmp(opt, "--threshold") == 0) {
+        if (cli_parse_threshold(v, &o->threshold) != 0)
+            return cli_usage_error(cmd,
+                                   "--threshold must be a Jaccard similarity above 0 and at "
+                                   "most 1 (e.g. 0.8), not '%s'",
                                    v);
-        f->h = (unsigned)n;
+        o->threshold_set = 1;
+    } else if (strcmp(opt, "--shingle-words") == 0) {
+        if (cli_parse_long(v, 1, DEDUP_MINHASH_K_MAX, &o->shingle_words) != 0)
+            return cli_usage_error(cmd,
+                                   "--shingle-words must be a whole number from 1 to %u, not '%s'",
+                                   DEDUP_MINHASH_K_MAX, v);
+    } else {
+        if (cli_parse_long(v, 1, DEDUP_MINHASH_H_MAX, &o->num_perm) != 0)
+            return cli_usage_error(cmd, "--num-perm must be a whole number from 1 to %u, not '%s'",
+                                   DEDUP_MINHASH_H_MAX, v);
     }
+    return CLI_OK;
+}
+
+int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli_mh_fp *f)
+{
+    struct cli_mh_opts o = {.minhash = f->on, .shingle_words = f->k, .num_perm = f->h};
+    if (cli_mh_option(cmd, opt, v, &o) != CLI_OK)
+        return CLI_USAGE;
+    f->on = o.minhash;
+    f->k = (unsigned)o.shingle_words;
+    f->h = (unsigned)o.num_perm;
     return CLI_OK;
 }
 

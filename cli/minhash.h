@@ -15,6 +15,19 @@
 /* Parses a Jaccard threshold: a decimal number in (0, 1]. 0, or -1. */
 int cli_parse_threshold(const char *s, double *out);
 
+/* The minhash options every command spells alike: --method simhash|minhash, --threshold
+ * J, --shingle-words N, --num-perm N (0: not given). */
+struct cli_mh_opts {
+    int minhash;      /* --method minhash */
+    double threshold; /* --threshold J; threshold_set when given */
+    int threshold_set;
+    long shingle_words; /* --shingle-words N, or 0 */
+    long num_perm;      /* --num-perm N, or 0 */
+};
+/* Applies one of them (opt is its "--name", v its value) to o: CLI_OK, or CLI_USAGE after
+ * saying why, in the same words in every command. */
+int cli_mh_option(const char *cmd, const char *opt, const char *v, struct cli_mh_opts *o);
+
 /* The method of the index file at path from its magic number (DEDUP_METHOD_UNKNOWN when
  * it cannot be read or is neither). */
 enum dedup_method cli_file_method(const char *path);

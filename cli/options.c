@@ -118,12 +118,27 @@ int cli_unknown_option(const char *cmd, const char *opt, void (*usage)(FILE *out
              : cli_usage_error(cmd, "unknown option '%s'", opt);
 }
 
+/* The options no config file may set, in any command (each command's --help says so):
+ * where the options come from, and how much this one run says. */
+static int cmdline_only(const char *name)
+{
+    static const char *const only[] = {"config", "quiet", "verbose", "help", "version"};
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++)
+        if (strcmp(name, only[i]) == 0)
+            return 1;
+    return 0;
+}
+
 int cli_unknown_key(const char *cmd, const char *where, const char *name, void (*usage)(FILE *out))
 {
     char opt[CLI_SUGGEST_NAME_MAX + 3], buf[CLI_SUGGEST_NAME_MAX + 1];
     snprintf(opt, sizeof opt, "--%s", name);
     if (!where)
         return cli_unknown_option(cmd, opt, usage);
+    if (cmdline_only(name))
+        return cli_usage_error(
+            cmd, "%s: '%s' is not a config key: --%s is given on the command line only", where,
+            name, name);
     const char *s = cli_suggest_option(opt, usage, buf, sizeof buf);
     return s ? cli_usage_error(cmd, "%s: unknown key '%s' (did you mean %s?)", where, name, s + 2)
              : cli_usage_error(cmd, "%s: unknown key '%s'", where, name);

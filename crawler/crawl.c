@@ -1176,26 +1176,40 @@ static enum crawl_code trim_window(struct crawl *c, struct crawl_host *h, struct
 
 /* ---- records ---- */
 
+/* The summary's counter of a decision: each page, and each URL that got no page (robots,
+ * filters, redirects, errors), is counted once, by the one record that reports it. */
+static void count_decision(struct crawl_stats *s, enum crawl_decision d)
+{
+    switch (d) {
+    case CRAWL_DECISION_NEW:
+        s->new_pages++;
+        break;
+    case CRAWL_DECISION_NEAR_DUPLICATE:
+        s->near_duplicates++;
+        break;
+    case CRAWL_DECISION_EXACT_DUPLICATE:
+        s->exact_duplicates++;
+        break;
+    case CRAWL_DECISION_ROBOTS_DISALLOWED:
+        s->robots_disallowed++;
+        break;
+    case CRAWL_DECISION_FILTERED:
+        s->filtered++;
+        break;
+    case CRAWL_DECISION_REDIRECT:
+        s->redirects++;
+        break;
+    case CRAWL_DECISION_ERROR:
+        s->errors++;
+        break;
+    }
+}
+
 static void emit(struct crawl *c, const char *url, long status, unsigned depth,
                  enum crawl_decision d, const char *error, const char *location,
                  const struct crawl_ref *referrer)
 {
-    switch (d) {
-    case CRAWL_DECISION_ROBOTS_DISALLOWED:
-        c->stats.robots_disallowed++;
-        break;
-    case CRAWL_DECISION_FILTERED:
-        c->stats.filtered++;
-        break;
-    case CRAWL_DECISION_REDIRECT:
-        c->stats.redirects++;
-        break;
-    case CRAWL_DECISION_ERROR:
-        c->stats.errors++;
-        break;
-    default:
-        break;
-    }
+    count_decision(&c->stats, d);
     if (c->opts.record) {
         struct crawl_record rec = {.url = url,
                                    .status = status,
@@ -1760,25 +1774,7 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     if (j->item.hops & HOPS_REQUISITE)
         c->stats.requisites++; /* not a page: counted apart */
     else
-        switch (v->decision) {
-        case CRAWL_DECISION_NEW:
-            c->stats.new_pages++;
-            break;
-        case CRAWL_DECISION_NEAR_DUPLICATE:
-            c->stats.near_duplicates++;
-            break;
-        case CRAWL_DECISION_EXACT_DUPLICATE:
-            c->stats.exact_duplicates++;
-            break;
-        case CRAWL_DECISION_FILTERED:
-            c->stats.filtered++;
-            break;
-        case CRAWL_DECISION_ERROR:
-            c->stats.errors++;
-            break;
-        default:
-            break;
-        }
+        count_decision(&c->stats, v->decision);
     if (c->opts.record) {
         struct crawl_record rec = {.url = url,
                                    .status = j->resp->status,

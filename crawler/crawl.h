@@ -33,6 +33,23 @@ enum crawl_code {
 /* A short lower-case description of code, e.g. "gzip member is broken". */
 const char *crawl_strerror(enum crawl_code code);
 
+/*
+ * Return conventions, one for all of crawler/ (this header, crawler_int.h, warc_int.h):
+ *  - a call that can fail returns enum crawl_code (CRAWL_WARN_UNUSED) and gives its
+ *    results through out-parameters; "found", "added", "created" are int out-flags beside
+ *    CRAWL_OK (crawl_seen_add, crawl_state_url_has, crawl_state_open); CRAWL_EOF ends a
+ *    reader;
+ *  - a call that cannot fail returns its value: a count, a time, a borrowed string, a
+ *    verdict, or an int 1/0 for a yes/no question (crawl_robots_allowed,
+ *    crawl_seen_contains; crawl_frontier_pop: 1 with an item, 0 when no host may be asked
+ *    yet);
+ *  - a constructor without options (crawl_mem_new, crawl_ref_new) and the maker of one
+ *    string (crawl__scope_name) return it, NULL when they cannot;
+ *  - a callback's non-zero return stops the walk (each says what comes back);
+ *  - errno never crosses: its text goes into the error string of the object
+ *    (crawl_warc_writer_error, crawl_state_error) or the caller's err buffer.
+ */
+
 /* ==== robots.txt: parser, matcher, fetch policy ==== */
 /*
  * RFC 9309 robots.txt (see crawler/robots.c for every liberal choice). A parsed robots.txt
@@ -707,11 +724,13 @@ struct crawl_mem_stats {
 struct crawl_mem *crawl_mem_new(size_t limit); /* 0: no limit. NULL when out of memory;
                                                   caller frees with crawl_mem_free() */
 void crawl_mem_free(struct crawl_mem *m);      /* NULL-safe */
-/* 0: n bytes taken; -1: they would take held over the limit, nothing taken. */
-CRAWL_WARN_UNUSED int crawl_mem_take(struct crawl_mem *m, size_t n);
+/* Takes n bytes of the budget; CRAWL_ETOOLARGE: they would take held over the limit,
+ * nothing taken. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_mem_take(struct crawl_mem *m, size_t n);
 /* The same, but only while keep bytes stay free after it (the fetcher leaves
  * CRAWL_MEM_DECODE_SHARE of the limit to the decoders). */
-CRAWL_WARN_UNUSED int crawl_mem_take_leaving(struct crawl_mem *m, size_t n, size_t keep);
+CRAWL_WARN_UNUSED enum crawl_code crawl_mem_take_leaving(struct crawl_mem *m, size_t n,
+                                                         size_t keep);
 #define CRAWL_MEM_DECODE_SHARE(limit) ((limit) / 4)
 void crawl_mem_give(struct crawl_mem *m, size_t n);
 void crawl_mem_get(struct crawl_mem *m, struct crawl_mem_stats *out);

@@ -151,7 +151,7 @@ static int grow_data(struct transfer *t, size_t need, size_t limit)
     size_t more = n - t->cap + (t->cap ? 0 : 1); /* the NUL byte with the first buffer */
     struct crawl_mem_stats ms;
     crawl_mem_get(PRIV(r)->mem, &ms);
-    if (crawl_mem_take_leaving(PRIV(r)->mem, more, CRAWL_MEM_DECODE_SHARE(ms.limit)) != 0)
+    if (crawl_mem_take_leaving(PRIV(r)->mem, more, CRAWL_MEM_DECODE_SHARE(ms.limit)) != CRAWL_OK)
         return -3;
     char *p = realloc(r->data, n + 1);
     if (!p) {

@@ -334,7 +334,7 @@ enum crawl_code crawl_http_parse(const char *data, size_t len, const struct craw
     parse_content_type(m);
     const char *body = data + hl;
     size_t blen = len - hl;
-    if (crawl_mem_take(m->mem, blen) != 0) {
+    if (crawl_mem_take(m->mem, blen) != CRAWL_OK) {
         set_error(m, CRAWL_ETOOLARGE,
                   "no room for the body's %zu bytes in the memory budget of %zu bytes "
                   "(--max-memory)",
@@ -446,7 +446,7 @@ static int out_room(struct outbuf *o)
     if (nc > o->max)
         nc = o->max;
     size_t more = nc - o->cap + (o->cap ? 0 : 1);
-    if (crawl_mem_take(o->mem, more) != 0) {
+    if (crawl_mem_take(o->mem, more) != CRAWL_OK) {
         /* no room in the budget: this is as far as the body decodes (an error) */
         o->over_budget = 1;
         o->max = o->cap;

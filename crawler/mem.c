@@ -41,15 +41,15 @@ void crawl_mem_free(struct crawl_mem *m)
     free(m);
 }
 
-int crawl_mem_take(struct crawl_mem *m, size_t n)
+enum crawl_code crawl_mem_take(struct crawl_mem *m, size_t n)
 {
     return crawl_mem_take_leaving(m, n, 0);
 }
 
-int crawl_mem_take_leaving(struct crawl_mem *m, size_t n, size_t keep)
+enum crawl_code crawl_mem_take_leaving(struct crawl_mem *m, size_t n, size_t keep)
 {
     if (!m || n == 0)
-        return 0;
+        return CRAWL_OK;
     int ok = 0;
     pthread_mutex_lock(&m->lock);
     if (keep <= m->limit - m->held && n <= m->limit - m->held - keep) {
@@ -59,7 +59,7 @@ int crawl_mem_take_leaving(struct crawl_mem *m, size_t n, size_t keep)
         ok = 1;
     }
     pthread_mutex_unlock(&m->lock);
-    return ok ? 0 : -1;
+    return ok ? CRAWL_OK : CRAWL_ETOOLARGE;
 }
 
 void crawl_mem_give(struct crawl_mem *m, size_t n)

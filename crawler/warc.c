@@ -1574,14 +1574,15 @@ uint64_t crawl_warc_reader_pos(const struct crawl_warc_reader *r)
     return r->in_file_off + r->in_pos;
 }
 
-int crawl__warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
-                                  char **out, size_t *len)
+enum crawl_code crawl__warc_reader_raw_member(struct crawl_warc_reader *r,
+                                              const struct crawl_warc_record *rec, char **out,
+                                              size_t *len)
 {
     *out = NULL;
     *len = 0;
     if (!r->gzip || r->state != ST_RECORD || rec != &r->rec || !r->block_loaded ||
         r->block_damaged || r->block_touched || (!r->seekable && !r->in_borrowed))
-        return 0;
+        return CRAWL_OK;
     const struct boundary *b = NULL;
     for (size_t i = 0; i < r->n_bnd; i++)
         if (r->bnd[i].soff == rec->stream_offset)
@@ -1589,22 +1590,22 @@ int crawl__warc_reader_raw_member(struct crawl_warc_reader *r, const struct craw
     uint64_t rec_end = rec->stream_offset + rec->header_len + rec->content_length + 4;
     if (!b || !b->ended || b->end_soff != rec_end || b->end_coff <= b->coff ||
         b->end_coff - b->coff > CRAWL_WARC_RAW_MEMBER_MAX)
-        return 0;
+        return CRAWL_OK;
     size_t n = (size_t)(b->end_coff - b->coff);
     if (r->in_borrowed) {
         if (b->end_coff > r->in_len)
-            return 0;
+            return CRAWL_OK;
         char *m = malloc(n);
         if (!m)
-            return -1;
+            return CRAWL_ENOMEM;
         memcpy(m, r->in + b->coff, n);
         *out = m;
         *len = n;
-        return 1;
+        return CRAWL_OK;
     }
     char *m = malloc(n);
     if (!m)
-        return -1;
+        return CRAWL_ENOMEM;
     size_t got = 0;
     while (got < n) {
         ssize_t k = pread(r->fd, m + got, n - got, (off_t)(b->coff + got));
@@ -1612,16 +1613,16 @@ int crawl__warc_reader_raw_member(struct crawl_warc_reader *r, const struct craw
             continue;
         if (k <= 0) {
             free(m);
-            return 0; /* cannot re-read: the caller re-compresses instead */
+            return CRAWL_OK; /* cannot re-read: the caller re-compresses instead */
         }
         got += (size_t)k;
     }
     /* the bytes must still be the member we inflated: same magic at least */
     if ((unsigned char)m[0] != 0x1f || (unsigned char)m[1] != 0x8b) {
         free(m);
-        return 0;
+        return CRAWL_OK;
     }
     *out = m;
     *len = n;
-    return 1;
+    return CRAWL_OK;
 }

@@ -17,10 +17,12 @@
  * When rec (the current record of r, its block read whole with crawl_warc_block() and
  * undamaged) is exactly one gzip member of the input — it starts the member, the member
  * ends with the record's CRLF CRLF — reads that member's bytes into a new buffer: *out
- * (caller frees with free()) and *len; returns 1. Returns 0 when it is not (plain input,
- * records sharing members, a pipe that cannot be re-read, damage), -1 when out of memory.
+ * (caller frees with free()) and *len. *out is NULL when it is not (plain input, records
+ * sharing members, a pipe that cannot be re-read, damage). CRAWL_OK, or CRAWL_ENOMEM
+ * (*out NULL).
  */
-int crawl__warc_reader_raw_member(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
-                                  char **out, size_t *len);
+CRAWL_WARN_UNUSED enum crawl_code crawl__warc_reader_raw_member(struct crawl_warc_reader *r,
+                                                                const struct crawl_warc_record *rec,
+                                                                char **out, size_t *len);
 
 #endif

@@ -1184,10 +1184,9 @@ enum crawl_code crawl_warc_writer_copy(struct crawl_warc_writer *w, struct crawl
         /* a record that is one gzip member of its input goes through as those bytes */
         char *m;
         size_t ml;
-        int got = crawl__warc_reader_raw_member(r, rec, &m, &ml);
-        if (got < 0)
+        if (crawl__warc_reader_raw_member(r, rec, &m, &ml) != CRAWL_OK)
             return CRAWL_ENOMEM;
-        if (got > 0) {
+        if (m) {
             rc = maybe_rotate(w);
             if (rc == CRAWL_OK)
                 rc = write_bytes(w, m, ml);

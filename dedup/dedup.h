@@ -31,6 +31,25 @@ enum dedup_code {
 /* A short lower-case description of code, e.g. "too little text to fingerprint". */
 const char *dedup_strerror(enum dedup_code code);
 
+/*
+ * Return conventions, one for all of dedup/ (this header, minhash.h, worddiff.h and the
+ * internal dedup_int.h and index_int.h):
+ *  - a call that can fail returns enum dedup_code (DEDUP_WARN_UNUSED) and gives its
+ *    results through out-parameters;
+ *  - "found or not" is an int *found out-flag beside DEDUP_OK (dedup_index_nearest), never
+ *    a return value of its own;
+ *  - a call that cannot fail returns its value: a count, a hash or fingerprint, a
+ *    similarity, a borrowed pointer, the buffer it wrote (dedup_fingerprint_format), or an
+ *    int 1/0 for a yes/no question;
+ *  - x_new() of an object made without arguments returns it, NULL when out of memory (and
+ *    so do the tables made on first use: dedup_index_templates);
+ *  - a callback's non-zero return stops the walk and comes back in *stopped
+ *    (dedup_index_pairs) or as the result of the feeding call (dedup_fplist_feed, which
+ *    cannot fail otherwise);
+ *  - errno never crosses: a failed system call is DEDUP_EIO, its errno in
+ *    dedup_file_error.os_error or an int *os_error (dedup_fsync_dir).
+ */
+
 /* Where a parsed file went wrong (IDF file, index file): 1-based line (0 when not
  * line-based), byte offset, and a static lower-case description. */
 struct dedup_parse_error {
@@ -118,8 +137,8 @@ double dedup_features_jaccard(const struct dedup_features *a, const struct dedup
 
 /* Writes the 16 lower-case hex digits of fp and a NUL into buf[17]; returns buf. */
 char *dedup_fingerprint_format(uint64_t fp, char buf[17]);
-/* Parses exactly 16 hex digits (either case); 0 on success, -1 otherwise. */
-int dedup_fingerprint_parse(const char *s, size_t len, uint64_t *out);
+/* Parses exactly 16 hex digits (either case) into *out. DEDUP_EFORMAT otherwise. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_fingerprint_parse(const char *s, size_t len, uint64_t *out);
 
 /*
  * IDF tables (docs/FINGERPRINT.md, "IDF file"). Text, one shingle a line:
@@ -199,12 +218,22 @@ void dedup_templates_free(struct dedup_templates *t); /* NULL-safe */
  * DEDUP_TEMPLATE_MAX_SEEN (host, doc) pairs are remembered, then the memory of them starts
  * again empty (in memory only; not saved).
  * *counted (may be NULL) is 1 when the document was counted.
- * DEDUP_ENOMEM leaves t unchanged.
+ * DEDUP_ENOMEM leaves t unchanged (every allocation comes first: dedup_templates_reserve()).
  */
 DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_doc(struct dedup_templates *t,
                                                           const char *host, size_t host_len,
                                                           uint64_t doc, const uint64_t *blocks,
                                                           size_t n, int *counted);
+/*
+ * Makes room for counting one document of host host[0..host_len) with at most n blocks:
+ * after DEDUP_OK, the next dedup_templates_add_doc() of that host with at most n blocks
+ * allocates nothing and cannot fail with DEDUP_ENOMEM. Only capacity grows: what t counts
+ * does not change (the same serialised bytes). DEDUP_EINVAL as dedup_templates_add_doc();
+ * DEDUP_ENOMEM (t unchanged). A caller that adds a page to an index and counts its blocks
+ * reserves before the add, so that both happen or neither (filter/decide.c).
+ */
+DEDUP_WARN_UNUSED enum dedup_code
+dedup_templates_reserve(struct dedup_templates *t, const char *host, size_t host_len, size_t n);
 /*
  * The template blocks of one page of host: blocks[0..n) are its blocks in text order and
  * n_tokens[i] their token counts. A block is a candidate when its count passes the two
@@ -355,11 +384,12 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_query(struct dedup_index *idx, uin
                                                     unsigned k, struct dedup_matches *out);
 /*
  * The nearest indexed document within k of fp (ties: the lowest document number) without
- * allocating per query: returns 1 and sets *doc, *distance; 0 when there is none; -1 with
- * *code set on error (k too large, out of memory absorbing pending adds).
+ * allocating per query: *found = 1 with *doc and *distance set, or *found = 0 when there
+ * is none. DEDUP_EINVAL: k too large; DEDUP_ENOMEM absorbing pending adds (*found 0).
  */
-int dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32_t *doc,
-                        unsigned *distance, enum dedup_code *code);
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp,
+                                                      unsigned k, uint32_t *doc, unsigned *distance,
+                                                      int *found);
 
 /*
  * Every pair of documents (a < b) within distance k (<= dedup_index_k(idx)) with
@@ -478,8 +508,8 @@ void dedup_index_set_pair_generation(struct dedup_index *idx, uint64_t gen);
 void dedup_crash_point(const char *name);
 
 /* fsyncs the directory that holds path, so that a rename into it survives a power cut.
- * 0, or an errno value. */
-int dedup_fsync_dir(const char *path);
+ * Allocates nothing. DEDUP_EIO with *os_error (the errno value) when it cannot. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_fsync_dir(const char *path, int *os_error);
 
 /* Compacts idx and writes it to path atomically (path.tmp.PID, fsync, rename, fsync of the
  * directory); the caller holds the lock (dedup_lock_acquire) for its load-add-save.

@@ -4,7 +4,8 @@
  * Internal to dedup/: the layout of the feature set and the simhash kernels, shared by
  * shingle.c (features), simhash.c (accumulation) and idf.c. Tests and benchmarks may
  * include it for white-box checks; nothing outside dedup/ and tests/ should. Internal
- * functions are dedup__ (libuv's uv__ tier): dedup_ is dedup.h's API only.
+ * functions are dedup__ (libuv's uv__ tier): dedup_ is dedup.h's API only. They return as
+ * the API does (the conventions in dedup.h, after enum dedup_code).
  */
 #include "dedup/dedup.h"
 

@@ -57,7 +57,7 @@ static int parse_line(char *s, size_t len, size_t line, dedup_fplist_fn fn,
     char *p = s + escaped;
     size_t n = len - (size_t)escaped, i;
     uint64_t fp = 0;
-    if (n < 16 || dedup_fingerprint_parse(p, 16, &fp) != 0) {
+    if (n < 16 || dedup_fingerprint_parse(p, 16, &fp) != DEDUP_OK) {
         err(userdata, line, "expected 16 hex digits, spaces, an id (HEX ID)");
         return 0;
     }

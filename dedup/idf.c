@@ -274,7 +274,7 @@ enum dedup_code dedup_idf_parse(const char *data, size_t len, struct dedup_idf *
         if (n == 0 || p[0] == '#') /* blank lines and comments */
             continue;
         uint64_t h, df;
-        if (n < 18 || p[16] != '\t' || dedup_fingerprint_parse(p, 16, &h) != 0) {
+        if (n < 18 || p[16] != '\t' || dedup_fingerprint_parse(p, 16, &h) != DEDUP_OK) {
             rc = fail_at(err, line, off, "expected 16 hex digits, a tab and a document frequency",
                          DEDUP_EFORMAT);
             goto fail;

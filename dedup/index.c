@@ -234,14 +234,14 @@ static int design_complete(struct dedup_design *d, struct ix_perm *perm)
     return 0;
 }
 
-int ix_design_build(struct dedup_index *idx, const struct dedup_design *d)
+enum dedup_code ix_design_build(struct dedup_index *idx, const struct dedup_design *d)
 {
     struct dedup_design c = *d;
     if (design_complete(&c, idx->perm) != 0 || c.tables != d->tables)
-        return -1;
+        return DEDUP_EINVAL;
     idx->design = c;
     idx->ntables = c.tables;
-    return 0;
+    return DEDUP_OK;
 }
 
 static double design_cost(const struct dedup_design *d, const struct ix_perm *perm, double n)
@@ -691,7 +691,7 @@ static void *par_run(void *p)
 
 #define IX_THREADS_MAX 16u
 
-int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
+unsigned ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i), void *arg)
 {
     pthread_t th[IX_THREADS_MAX];
     struct par w[IX_THREADS_MAX];
@@ -702,7 +702,7 @@ int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i),
     if (threads <= 1) {
         for (unsigned i = 0; i < n; i++)
             fn(arg, i);
-        return 0;
+        return 1;
     }
     unsigned started = 0;
     for (unsigned t = 0; t < threads; t++)
@@ -721,12 +721,12 @@ int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i),
             if (owner == 0 || owner > started)
                 fn(arg, i);
         }
-        return -1;
+        return started + 1;
     }
     par_run(&w[0]);
     for (unsigned t = 1; t < threads; t++)
         pthread_join(th[t], NULL);
-    return 0;
+    return threads;
 }
 
 /* A team: threads started once that meet at barriers between the phases of one job (the
@@ -821,9 +821,10 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     struct dedup_index *idx = calloc(1, sizeof *idx);
     if (!idx)
         return DEDUP_ENOMEM;
-    if (ix_design_build(idx, d) != 0) {
+    enum dedup_code rc = ix_design_build(idx, d);
+    if (rc != DEDUP_OK) {
         free(idx);
-        return DEDUP_EINVAL;
+        return rc;
     }
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
     *out = idx;
@@ -2013,27 +2014,25 @@ static int nearest_found(void *arg, uint64_t x, unsigned distance, uint32_t head
     return 0;
 }
 
-int dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32_t *doc,
-                        unsigned *distance, enum dedup_code *code)
+enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsigned k, uint32_t *doc,
+                                    unsigned *distance, int *found)
 {
-    if (k > idx->design.k) {
-        *code = DEDUP_EINVAL;
-        return -1;
-    }
+    *found = 0;
+    if (k > idx->design.k)
+        return DEDUP_EINVAL;
     enum dedup_code rc = absorb(idx);
     if (rc == DEDUP_OK)
         rc = ix_tables_ready(idx, 1);
-    if (rc != DEDUP_OK) {
-        *code = rc;
-        return -1;
-    }
+    if (rc != DEDUP_OK)
+        return rc;
     struct nearest_acc acc = {IX_NONE, 65};
     probe_all(idx, fp, k, nearest_found, &acc);
     if (acc.doc == IX_NONE)
-        return 0;
+        return DEDUP_OK;
     *doc = acc.doc;
     *distance = acc.distance;
-    return 1;
+    *found = 1;
+    return DEDUP_OK;
 }
 
 uint64_t dedup_index_distinct_count(struct dedup_index *idx)

@@ -5,7 +5,8 @@
  * permutations, sorting, adds, queries, compaction), pairs.c (all pairs), cluster.c
  * (union-find) and indexfile.c (save/load). Tests and benchmarks may include it for
  * white-box checks; nothing outside dedup/ and tests/ should. Its functions are ix_ (and
- * dedup__ for those of dedup_int.h): dedup_ is dedup.h's API only.
+ * dedup__ for those of dedup_int.h): dedup_ is dedup.h's API only. They return as the API
+ * does (the conventions in dedup.h, after enum dedup_code).
  */
 #include "dedup/dedup.h"
 
@@ -178,8 +179,9 @@ static inline uint64_t ix_perm_top(const struct ix_perm *p, uint64_t x, unsigned
  * scr may be NULL (then in place, slower). */
 void ix_sort_bucket(uint64_t *a, size_t n, unsigned shift, uint64_t *scr);
 
-/* Builds the permutations of design d into idx (perm, ntables). 0, or -1 if invalid. */
-int ix_design_build(struct dedup_index *idx, const struct dedup_design *d);
+/* Builds the permutations of design d into idx (perm, ntables). DEDUP_EINVAL if invalid. */
+DEDUP_WARN_UNUSED enum dedup_code ix_design_build(struct dedup_index *idx,
+                                                  const struct dedup_design *d);
 /* Sorts a[0..n) ascending, in place. */
 void ix_sort_u64(uint64_t *a, size_t n);
 /* The same for entries that all share their bits from hi up. */
@@ -194,9 +196,10 @@ unsigned ix_dir_bits_for(const struct dedup_index *idx, uint64_t n);
 void ix_dir_fill(uint32_t *dir, unsigned bits, const uint64_t *v, uint32_t n);
 /* Merges the delta and the pending documents into the main tables. */
 DEDUP_WARN_UNUSED enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads);
-/* Runs fn(arg, i) for i in [0, n) on up to `threads` threads (in the caller when 1).
- * Returns 0, or -1 if a thread could not be started (then everything ran in the caller). */
-int ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i), void *arg);
+/* Runs fn(arg, i) for every i in [0, n) on up to `threads` threads (in the caller when 1),
+ * also when a thread cannot be started (the caller runs its share). Returns how many
+ * threads ran (1: the caller alone). */
+unsigned ix_parallel(unsigned threads, unsigned n, void (*fn)(void *arg, unsigned i), void *arg);
 /* An empty index with design d (no documents). */
 DEDUP_WARN_UNUSED enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out);
 

@@ -178,7 +178,7 @@ void ix_unmap(struct dedup_index *idx)
 
 /* ---- saving ---- */
 
-int dedup_fsync_dir(const char *path)
+enum dedup_code dedup_fsync_dir(const char *path, int *os_error)
 {
     /* no allocation: called after a rename, where out of memory would turn a saved file
      * into a failed save */
@@ -186,8 +186,10 @@ int dedup_fsync_dir(const char *path)
     char dir[PATH_MAX];
     if (slash) {
         size_t dlen = slash == path ? 1 : (size_t)(slash - path);
-        if (dlen >= sizeof dir)
-            return ENAMETOOLONG;
+        if (dlen >= sizeof dir) {
+            *os_error = ENAMETOOLONG;
+            return DEDUP_EIO;
+        }
         memcpy(dir, path, dlen);
         dir[dlen] = '\0';
     }
@@ -199,7 +201,8 @@ int dedup_fsync_dir(const char *path)
         rc = errno;
     if (fd >= 0)
         close(fd);
-    return rc;
+    *os_error = rc;
+    return rc ? DEDUP_EIO : DEDUP_OK;
 }
 
 struct writer {
@@ -374,8 +377,8 @@ enum dedup_code dedup_index_save(struct dedup_index *idx, const char *path,
         goto fail;
     }
     dedup_crash_point("index-after-rename");
-    int derr = dedup_fsync_dir(path);
-    if (derr) {
+    int derr = 0;
+    if (dedup_fsync_dir(path, &derr) != DEDUP_OK) {
         free(tmp);
         tmp = NULL; /* renamed: nothing to remove */
         rc = DEDUP_EIO;

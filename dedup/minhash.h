@@ -7,7 +7,8 @@
  * searched with locality-sensitive hashing over bands of the signature (Indyk and Motwani
  * 1998; Leskovec, Rajaraman and Ullman, "Mining of Massive Datasets", chapter 3).
  * docs/MINHASH.md (version 1) is the specification; tests/data/minhash/vectors.txt holds
- * its golden vectors. Needs only libc and xxHash, like the rest of dedup/.
+ * its golden vectors. Needs only libc and xxHash, like the rest of dedup/, and returns as
+ * it does (the conventions in dedup.h, after enum dedup_code).
  *
  * The input is the same token string the simhash uses (extract_tokens(), after the site's
  * template blocks are left out). A shingle is k consecutive tokens as the byte substring

@@ -195,8 +195,8 @@ enum dedup_code dedup_lsh_save(struct dedup_lsh *l, const char *path, struct ded
         err->what = "cannot rename the temporary file over the index";
         goto fail;
     }
-    int derr = dedup_fsync_dir(path);
-    if (derr != 0) {
+    int derr = 0;
+    if (dedup_fsync_dir(path, &derr) != DEDUP_OK) {
         free(tmp);
         free(buf);
         err->os_error = derr;

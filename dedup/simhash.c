@@ -203,10 +203,10 @@ static const unsigned char hex_value1[256] = {
     ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
     ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
 
-int dedup_fingerprint_parse(const char *s, size_t len, uint64_t *out)
+enum dedup_code dedup_fingerprint_parse(const char *s, size_t len, uint64_t *out)
 {
     if (!s || len != 16)
-        return -1;
+        return DEDUP_EFORMAT;
     uint64_t v = 0;
     unsigned bad = 0;
     for (size_t i = 0; i < 16; i++) {
@@ -215,7 +215,7 @@ int dedup_fingerprint_parse(const char *s, size_t len, uint64_t *out)
         v = v << 4 | ((d - 1) & 15);
     }
     if (bad)
-        return -1;
+        return DEDUP_EFORMAT;
     *out = v;
-    return 0;
+    return DEDUP_OK;
 }

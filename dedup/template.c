@@ -21,11 +21,16 @@
  *  - a new host past DEDUP_TEMPLATE_MAX_HOSTS replaces the host with the fewest
  *    documents, ties broken by the smaller key (bytes, then length).
  * Each sweep costs O(entries) and frees half the cap, so counting stays amortised O(1) per
- * block. A block whose count was dropped starts again at 1: a real template (on nearly
- * every page) climbs back past any threshold within a few pages.
+ * block; it drops in place (host_drop), allocating nothing. Every allocation a count needs
+ * is made first (dedup_templates_reserve: the seen set, a spare host, the table sized for
+ * the document, the eviction histogram) and only capacity grows there, so out of memory
+ * leaves the table as it was and a caller can reserve before an index add it pairs with. A block
+ * whose count was dropped starts again at 1: a real template (on nearly every page) climbs back
+ * past any threshold within a few pages.
  */
 #include "dedup/dedup_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -52,6 +57,9 @@ struct dedup_templates {
     size_t total;   /* block entries of all hosts */
     uint64_t *seen; /* (host, document) hashes counted; 0 = empty */
     size_t seen_mask, nseen;
+    /* made by dedup_templates_reserve() so that the count after it allocates nothing: */
+    struct tpl_host *spare; /* the next new host, its table sized; NULL when none made */
+    size_t *hist;           /* TPL_HIST counts, for evictions; NULL until one may come */
 };
 
 uint64_t dedup_template_block_hash(const char *tokens, size_t len)
@@ -97,6 +105,8 @@ void dedup_templates_free(struct dedup_templates *t)
     free(t->hosts);
     free(t->host_slot);
     free(t->seen);
+    host_free(t->spare);
+    free(t->hist);
     free(t);
 }
 
@@ -146,33 +156,56 @@ static int host_index_build(struct dedup_templates *t, size_t want)
     return 0;
 }
 
-/* Removes host i (the last one takes its place). */
+/* Removes host i (the last one takes its place); the host index is rebuilt in place, in
+ * the slots it has (no allocation). */
 static void host_remove(struct dedup_templates *t, size_t i)
 {
     t->total -= t->hosts[i]->n;
     host_free(t->hosts[i]);
     t->hosts[i] = t->hosts[--t->nhosts];
     t->hosts[t->nhosts] = NULL;
-    /* same size: cannot fail for want <= the slots it had */
-    if (host_index_build(t, t->nhosts) != 0) {
-        /* out of memory: clear the slots in place and re-insert (no allocation) */
-        memset(t->host_slot, 0, (t->host_mask + 1) * sizeof *t->host_slot);
-        for (size_t k = 0; k < t->nhosts; k++) {
-            const struct tpl_host *h = t->hosts[k];
-            size_t j = slot_of(key_hash(h->key, h->key_len), t->host_mask);
-            while (t->host_slot[j])
-                j = (j + 1) & t->host_mask;
-            t->host_slot[j] = (uint32_t)(k + 1);
-        }
+    memset(t->host_slot, 0, (t->host_mask + 1) * sizeof *t->host_slot);
+    for (size_t k = 0; k < t->nhosts; k++) {
+        const struct tpl_host *h = t->hosts[k];
+        size_t j = slot_of(key_hash(h->key, h->key_len), t->host_mask);
+        while (t->host_slot[j])
+            j = (j + 1) & t->host_mask;
+        t->host_slot[j] = (uint32_t)(k + 1);
     }
 }
 
-/* The host for key, made when missing. NULL when out of memory. */
+/* Room for one more host: the hosts array and the host index (0, or -1 with t unchanged).
+ * After it host_get() of a new key allocates nothing when t->spare is made. */
+static int host_room(struct dedup_templates *t)
+{
+    if (t->nhosts == t->cap_hosts) {
+        size_t cap = t->cap_hosts ? t->cap_hosts * 2 : 16;
+        struct tpl_host **nh = realloc(t->hosts, cap * sizeof *nh);
+        if (!nh)
+            return -1;
+        t->hosts = nh;
+        t->cap_hosts = cap;
+    }
+    if (!t->host_slot || (t->nhosts + 1) * 2 > t->host_mask + 1)
+        return host_index_build(t, t->nhosts + 1);
+    return 0;
+}
+
+/* The host for key, made when missing (from t->spare when reserved). NULL when out of
+ * memory (t unchanged). */
 static struct tpl_host *host_get(struct dedup_templates *t, const char *key, size_t len)
 {
     long i = host_find(t, key, len);
     if (i >= 0)
         return t->hosts[i];
+    /* every allocation first, so that a failure changes nothing */
+    if (host_room(t) != 0)
+        return NULL;
+    struct tpl_host *h = t->spare;
+    if (h)
+        t->spare = NULL;
+    else if (!(h = calloc(1, sizeof *h)))
+        return NULL;
     if (t->nhosts >= DEDUP_TEMPLATE_MAX_HOSTS) {
         size_t victim = 0;
         for (size_t k = 1; k < t->nhosts; k++) {
@@ -183,27 +216,8 @@ static struct tpl_host *host_get(struct dedup_templates *t, const char *key, siz
         }
         host_remove(t, victim);
     }
-    struct tpl_host *h = calloc(1, sizeof *h);
-    if (!h)
-        return NULL;
     memcpy(h->key, key, len);
     h->key_len = len;
-    if (t->nhosts == t->cap_hosts) {
-        size_t cap = t->cap_hosts ? t->cap_hosts * 2 : 16;
-        struct tpl_host **nh = realloc(t->hosts, cap * sizeof *nh);
-        if (!nh) {
-            free(h);
-            return NULL;
-        }
-        t->hosts = nh;
-        t->cap_hosts = cap;
-    }
-    if (!t->host_slot || (t->nhosts + 1) * 2 > t->host_mask + 1) {
-        if (host_index_build(t, t->nhosts + 1) != 0) {
-            free(h);
-            return NULL;
-        }
-    }
     t->hosts[t->nhosts++] = h;
     size_t j = slot_of(key_hash(key, len), t->host_mask);
     while (t->host_slot[j])
@@ -226,30 +240,57 @@ static struct tpl_entry *entry_find(const struct tpl_host *h, uint64_t hash)
     }
 }
 
-/* Re-inserts the entries of h with count > drop into a table of `size` slots. 0 or -1. */
-static int host_rehash(struct tpl_host *h, size_t size, uint32_t drop, size_t *dropped)
+/* Re-inserts the entries of h into a table of `size` slots. 0, or -1 (h unchanged). */
+static int host_rehash(struct tpl_host *h, size_t size)
 {
     struct tpl_entry *ns = calloc(size, sizeof *ns);
     if (!ns)
         return -1;
-    size_t n = 0;
     for (size_t i = 0; h->slot && i <= h->mask; i++) {
         const struct tpl_entry *e = &h->slot[i];
-        if (!e->hash || e->count <= drop)
+        if (!e->hash)
             continue;
         size_t j = slot_of(e->hash, size - 1);
         while (ns[j].hash)
             j = (j + 1) & (size - 1);
         ns[j] = *e;
-        n++;
     }
-    if (dropped)
-        *dropped = h->n - n;
     free(h->slot);
     h->slot = ns;
     h->mask = size - 1;
-    h->n = n;
     return 0;
+}
+
+/*
+ * Drops h's entries of count <= drop in place (no allocation); returns how many. The walk
+ * starts after a slot that was empty before (the table is at most half full), so no probe
+ * run crosses its start: each entry left is taken out and put back at the first free slot
+ * from its home, which is never past where it was, and the runs stay whole.
+ */
+static size_t host_drop(struct tpl_host *h, uint32_t drop)
+{
+    if (!h->slot)
+        return 0;
+    size_t start = 0, dropped = 0;
+    while (h->slot[start].hash)
+        start++;
+    for (size_t i = 1; i <= h->mask; i++) {
+        size_t j = (start + i) & h->mask;
+        struct tpl_entry e = h->slot[j];
+        if (!e.hash)
+            continue;
+        h->slot[j] = (struct tpl_entry){0, 0};
+        if (e.count <= drop) {
+            dropped++;
+            continue;
+        }
+        size_t k = slot_of(e.hash, h->mask);
+        while (h->slot[k].hash)
+            k = (k + 1) & h->mask;
+        h->slot[k] = e;
+    }
+    h->n -= dropped;
+    return dropped;
 }
 
 #define TPL_HIST 4096u /* eviction thresholds are chosen among counts 1..4095 */
@@ -275,44 +316,54 @@ static uint32_t evict_threshold(const size_t *hist, size_t n, size_t keep)
     return UINT32_MAX;
 }
 
-/* Drops h's blocks of count <= c for the smallest c that leaves at most `keep`. */
-static int host_evict(struct dedup_templates *t, struct tpl_host *h, size_t keep)
+/* Drops h's blocks of count <= c for the smallest c that leaves at most `keep`; in place,
+ * with t->hist (made by dedup_templates_reserve()). */
+static void host_evict(struct dedup_templates *t, struct tpl_host *h, size_t keep)
 {
-    size_t *hist = calloc(TPL_HIST, sizeof *hist), dropped = 0;
-    if (!hist)
-        return -1;
-    host_hist(h, hist);
-    uint32_t c = evict_threshold(hist, h->n, keep);
-    free(hist);
-    if (host_rehash(h, h->mask + 1, c, &dropped) != 0)
-        return -1;
-    t->total -= dropped;
-    return 0;
+    memset(t->hist, 0, TPL_HIST * sizeof *t->hist);
+    host_hist(h, t->hist);
+    t->total -= host_drop(h, evict_threshold(t->hist, h->n, keep));
 }
 
 /* The same over all hosts with one c, until at most `keep` entries are left in all. */
-static int all_evict(struct dedup_templates *t, size_t keep)
+static void all_evict(struct dedup_templates *t, size_t keep)
 {
-    size_t *hist = calloc(TPL_HIST, sizeof *hist);
-    if (!hist)
-        return -1;
+    memset(t->hist, 0, TPL_HIST * sizeof *t->hist);
     for (size_t i = 0; i < t->nhosts; i++)
-        host_hist(t->hosts[i], hist);
-    uint32_t c = evict_threshold(hist, t->total, keep);
-    free(hist);
-    for (size_t i = 0; i < t->nhosts; i++) {
-        struct tpl_host *h = t->hosts[i];
-        size_t dropped = 0;
-        if (host_rehash(h, h->mask + 1, c, &dropped) != 0)
-            return -1;
-        t->total -= dropped;
-    }
-    return 0;
+        host_hist(t->hosts[i], t->hist);
+    uint32_t c = evict_threshold(t->hist, t->total, keep);
+    for (size_t i = 0; i < t->nhosts; i++)
+        t->total -= host_drop(t->hosts[i], c);
 }
 
 /* ---- the seen documents ---- */
 
-/* 1 if x was new (now remembered), 0 if present, -1 when out of memory. */
+/* Room for one more (host, document) hash. 0, or -1 when out of memory (t unchanged). */
+static int seen_room(struct dedup_templates *t)
+{
+    if (t->nseen >= DEDUP_TEMPLATE_MAX_SEEN)
+        return 0; /* the next insert starts again empty */
+    if (t->seen && (t->nseen + 1) * 2 <= t->seen_mask + 1)
+        return 0;
+    size_t size = t->seen ? (t->seen_mask + 1) * 2 : 1024;
+    uint64_t *ns = calloc(size, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; t->seen && i <= t->seen_mask; i++) {
+        if (!t->seen[i])
+            continue;
+        size_t j = slot_of(t->seen[i], size - 1);
+        while (ns[j])
+            j = (j + 1) & (size - 1);
+        ns[j] = t->seen[i];
+    }
+    free(t->seen);
+    t->seen = ns;
+    t->seen_mask = size - 1;
+    return 0;
+}
+
+/* 1 if x was new (now remembered), 0 if present. After seen_room(): no allocation. */
 static int seen_insert(struct dedup_templates *t, uint64_t x)
 {
     if (!x)
@@ -320,23 +371,6 @@ static int seen_insert(struct dedup_templates *t, uint64_t x)
     if (t->nseen >= DEDUP_TEMPLATE_MAX_SEEN) {
         memset(t->seen, 0, (t->seen_mask + 1) * sizeof *t->seen); /* start again */
         t->nseen = 0;
-    }
-    if (!t->seen || (t->nseen + 1) * 2 > t->seen_mask + 1) {
-        size_t size = t->seen ? (t->seen_mask + 1) * 2 : 1024;
-        uint64_t *ns = calloc(size, sizeof *ns);
-        if (!ns)
-            return -1;
-        for (size_t i = 0; t->seen && i <= t->seen_mask; i++) {
-            if (!t->seen[i])
-                continue;
-            size_t j = slot_of(t->seen[i], size - 1);
-            while (ns[j])
-                j = (j + 1) & (size - 1);
-            ns[j] = t->seen[i];
-        }
-        free(t->seen);
-        t->seen = ns;
-        t->seen_mask = size - 1;
     }
     size_t j = slot_of(x, t->seen_mask);
     while (t->seen[j]) {
@@ -349,30 +383,55 @@ static int seen_insert(struct dedup_templates *t, uint64_t x)
     return 1;
 }
 
-static void seen_forget(struct dedup_templates *t, uint64_t x)
+/* ---- counting ---- */
+
+/* The blocks of one document that are counted: at most half a host's cap. */
+static size_t doc_room(size_t n)
 {
-    /* backward-shift deletion keeps the probe runs intact */
-    if (!x)
-        x = 1;
-    size_t j = slot_of(x, t->seen_mask);
-    while (t->seen[j] && t->seen[j] != x)
-        j = (j + 1) & t->seen_mask;
-    if (!t->seen[j])
-        return;
-    t->seen[j] = 0;
-    t->nseen--;
-    for (size_t k = (j + 1) & t->seen_mask; t->seen[k]; k = (k + 1) & t->seen_mask) {
-        size_t home = slot_of(t->seen[k], t->seen_mask);
-        /* move k back to j when home is not cyclically in (j, k] */
-        if ((k > j && (home <= j || home > k)) || (k < j && home <= j && home > k)) {
-            t->seen[j] = t->seen[k];
-            t->seen[k] = 0;
-            j = k;
-        }
-    }
+    return n < DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2 ? n : DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2;
 }
 
-/* ---- counting ---- */
+/* The slots a table needs for `need` entries, at least `size` (a power of two). */
+static size_t table_size(size_t need, size_t size)
+{
+    while (need * 2 > size)
+        size *= 2;
+    return size;
+}
+
+enum dedup_code dedup_templates_reserve(struct dedup_templates *t, const char *host,
+                                        size_t host_len, size_t n)
+{
+    if (!t || host_len > DEDUP_TEMPLATE_MAX_KEY || (host_len && !host))
+        return DEDUP_EINVAL;
+    size_t room = doc_room(n);
+    if (seen_room(t) != 0)
+        return DEDUP_ENOMEM;
+    long i = host_find(t, host, host_len);
+    struct tpl_host *h;
+    if (i >= 0) {
+        h = t->hosts[i];
+    } else {
+        if (host_room(t) != 0)
+            return DEDUP_ENOMEM;
+        if (!t->spare && !(t->spare = calloc(1, sizeof *t->spare)))
+            return DEDUP_ENOMEM;
+        h = t->spare;
+    }
+    /* an eviction (at a cap) takes the histogram; it only ever shrinks the tables */
+    if ((h->n + room > DEDUP_TEMPLATE_HOST_MAX_ENTRIES ||
+         t->total + room > DEDUP_TEMPLATE_MAX_ENTRIES) &&
+        !t->hist && !(t->hist = malloc(TPL_HIST * sizeof *t->hist)))
+        return DEDUP_ENOMEM;
+    /* the entries after the count: at most h->n + room, and at most the host's cap (past
+     * it the host is evicted down to half the cap first) */
+    size_t need = h->n + room < DEDUP_TEMPLATE_HOST_MAX_ENTRIES ? h->n + room
+                                                                : DEDUP_TEMPLATE_HOST_MAX_ENTRIES;
+    size_t size = table_size(need, h->slot ? h->mask + 1 : 16);
+    if ((!h->slot || size != h->mask + 1) && host_rehash(h, size) != 0)
+        return DEDUP_ENOMEM;
+    return DEDUP_OK;
+}
 
 enum dedup_code dedup_templates_add_doc(struct dedup_templates *t, const char *host,
                                         size_t host_len, uint64_t doc, const uint64_t *blocks,
@@ -380,36 +439,22 @@ enum dedup_code dedup_templates_add_doc(struct dedup_templates *t, const char *h
 {
     if (counted)
         *counted = 0;
-    if (!t || host_len > DEDUP_TEMPLATE_MAX_KEY || (n && !blocks) || (host_len && !host))
+    if (n && !blocks)
         return DEDUP_EINVAL;
-    uint64_t seen_key = 0;
-    struct tpl_host *h = NULL;
-    int fresh = 0;
-    if (doc) {
-        seen_key = XXH3_64bits_withSeed(&doc, sizeof doc, key_hash(host, host_len));
-        int r = seen_insert(t, seen_key);
-        if (r < 0)
-            return DEDUP_ENOMEM;
-        if (r == 0)
-            return DEDUP_OK; /* an exact copy of a document counted before */
-    }
-    fresh = host_find(t, host, host_len) < 0;
-    h = host_get(t, host, host_len);
-    if (!h)
-        goto oom;
-    /* room first, so that no block of this document is lost half way: at most n new ones */
-    size_t room = n < DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2 ? n : DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2;
-    if (h->n + room > DEDUP_TEMPLATE_HOST_MAX_ENTRIES &&
-        host_evict(t, h, DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2) != 0)
-        goto oom;
-    if (t->total + room > DEDUP_TEMPLATE_MAX_ENTRIES &&
-        all_evict(t, DEDUP_TEMPLATE_MAX_ENTRIES / 2) != 0)
-        goto oom;
-    size_t need = h->n + room, size = h->slot ? h->mask + 1 : 16;
-    while (need * 2 > size)
-        size *= 2;
-    if ((!h->slot || size != h->mask + 1) && host_rehash(h, size, 0, NULL) != 0)
-        goto oom;
+    /* every allocation first: what follows cannot fail, so a failure changes nothing */
+    enum dedup_code rc = dedup_templates_reserve(t, host, host_len, n);
+    if (rc != DEDUP_OK)
+        return rc;
+    if (doc && !seen_insert(t, XXH3_64bits_withSeed(&doc, sizeof doc, key_hash(host, host_len))))
+        return DEDUP_OK; /* an exact copy of a document counted before */
+    struct tpl_host *h = host_get(t, host, host_len);
+    assert(h); /* reserved: host_room() and t->spare */
+    size_t room = doc_room(n);
+    if (h->n + room > DEDUP_TEMPLATE_HOST_MAX_ENTRIES)
+        host_evict(t, h, DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2);
+    if (t->total + room > DEDUP_TEMPLATE_MAX_ENTRIES)
+        all_evict(t, DEDUP_TEMPLATE_MAX_ENTRIES / 2);
+    assert(h->slot && (h->n + room) * 2 <= h->mask + 1); /* reserved */
     /* A block is raised once per document however often it occurs in it: the first
      * occurrence raises it and sets the count's high bit, which the second loop clears.
      * (A document counts at most its first DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2 blocks.) */
@@ -437,12 +482,6 @@ enum dedup_code dedup_templates_add_doc(struct dedup_templates *t, const char *h
     if (counted)
         *counted = 1;
     return DEDUP_OK;
-oom:
-    if (h && fresh) /* a host with no document counted is never kept */
-        host_remove(t, (size_t)host_find(t, host, host_len));
-    if (seen_key)
-        seen_forget(t, seen_key);
-    return DEDUP_ENOMEM;
 }
 
 static int is_template(const struct tpl_host *h, uint32_t count)
@@ -678,10 +717,7 @@ enum dedup_code dedup_templates_parse(const uint8_t *data, size_t len, struct de
         if (!h)
             PFAIL(DEDUP_ENOMEM, 0, "out of memory");
         h->docs = docs;
-        size_t size = 16;
-        while ((uint64_t)ne * 2 > size)
-            size *= 2;
-        if (host_rehash(h, size, 0, NULL) != 0)
+        if (host_rehash(h, table_size(ne, 16)) != 0)
             PFAIL(DEDUP_ENOMEM, 0, "out of memory");
         uint64_t last = 0;
         for (uint32_t j = 0; j < ne; j++, e += TPL_ENTRY) {

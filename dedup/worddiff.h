@@ -11,7 +11,8 @@
  * difference algorithm and its variations", Algorithmica 1, 1986), keeping each round's
  * furthest-reaching diagonals to walk the path back. Near-duplicates differ in few words,
  * so D is small; a pair that needs more than max_edits insertions and deletions is
- * refused (DEDUP_ETOOLARGE) rather than diffed in O(D^2) memory.
+ * refused (DEDUP_ETOOLARGE) rather than diffed in O(D^2) memory. Returns as the rest of
+ * dedup/ does (the conventions in dedup.h, after enum dedup_code).
  */
 #include <stddef.h>
 #include <stdint.h>

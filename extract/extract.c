@@ -530,10 +530,9 @@ enum extract_code extract_doc_parse(const char *html, size_t len, const struct e
         rc = EXTRACT_ENOTEXT;
         goto fail;
     }
-    if (ex_boiler_select(&w) != 0) {
-        rc = EXTRACT_ENOMEM;
+    rc = ex_boiler_select(&w);
+    if (rc != EXTRACT_OK)
         goto fail;
-    }
 
     doc = calloc(1, sizeof *doc);
     if (!doc) {

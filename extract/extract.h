@@ -27,6 +27,14 @@ enum extract_code {
 const char *extract_strerror(enum extract_code code);
 
 /*
+ * Return conventions, one for all of extract/ (this header and extract_int.h): a call that
+ * can fail returns enum extract_code (EXTRACT_WARN_UNUSED) and gives its results through
+ * out-parameters (*out NULL on error); a call that cannot fail returns its value: a
+ * borrowed string or link, a count, EXTRACT_CUT_* bits, or 1/0 for a yes/no question
+ * (extract_doc_noindex). errno never crosses.
+ */
+
+/*
  * Process-wide and optional: installs libxml2 allocators (xmlGcMemSetup) that spare the
  * extractor a malloc + moving realloc per attribute value (about 5% of parse time; HOW IT
  * WORKS in extract/walk.c). Only a program's main() may call it, once, before any thread

@@ -210,9 +210,9 @@ enum extract_code ex_walk_run(struct ex_walk *w, const char *utf8, size_t len, u
 void ex_walk_release(struct ex_walk *w);
 
 /* ---- boiler.c: main content selection ---- */
-/* Marks the main-content blocks (EX_B_KEEP). 0, or -1 when out of memory (the marks are
- * then partial: the caller gives up on the page). */
-int ex_boiler_select(struct ex_walk *w);
+/* Marks the main-content blocks (EX_B_KEEP). EXTRACT_ENOMEM: the marks are then partial
+ * (the caller gives up on the page). */
+EXTRACT_WARN_UNUSED enum extract_code ex_boiler_select(struct ex_walk *w);
 
 /* ---- url.c: RFC 3986 reference resolution ---- */
 /*

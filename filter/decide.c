@@ -427,16 +427,17 @@ static int known(const struct filter_decide *d, const struct filter_decide_page 
     return 1;
 }
 
-int filter_decide_lookup(struct filter_decide *d, const struct filter_decide_page *p,
-                         struct filter_decide_result *res)
+enum dedup_code filter_decide_lookup(struct filter_decide *d, const struct filter_decide_page *p,
+                                     struct filter_decide_result *res, int *found)
 {
     result_reset(res);
     pthread_rwlock_rdlock(&d->rw);
     int k = known(d, p, res);
     pthread_rwlock_unlock(&d->rw);
+    *found = k > 0;
     if (k < 0)
         res->code = DEDUP_ENOMEM;
-    return k;
+    return res->code;
 }
 
 size_t filter_decide_mark(void *userdata, const char *host, size_t host_len, const uint64_t *blocks,
@@ -459,10 +460,23 @@ static enum dedup_code learn(struct filter_decide *d, const struct filter_decide
                                    p->blocks, p->n_blocks, NULL);
 }
 
+/* Room to count p's template blocks after the add: DEDUP_ENOMEM, or DEDUP_OK (also for an
+ * invalid host key, which learn() then reports in template_code without counting). */
+static enum dedup_code learn_reserve(struct filter_decide *d, const struct filter_decide_page *p)
+{
+    if (!d->templates || !p->n_blocks)
+        return DEDUP_OK;
+    enum dedup_code c =
+        dedup_templates_reserve(d->templates, p->host ? p->host : "", p->host_len, p->n_blocks);
+    return c == DEDUP_ENOMEM ? c : DEDUP_OK;
+}
+
 /*
- * Adds a fingerprinted page: room first (maps, the reserve hook), so that after
- * dedup_index_add() only remembering the key (a best-effort map: stored says) and counting
- * the blocks (a heuristic: template_code says) can fail. Under the write lock.
+ * Adds a fingerprinted page: room first (maps, the template count, the reserve hook), so
+ * that after dedup_index_add() only remembering the key can fail (a best-effort map:
+ * stored says); the blocks are then counted without allocating. Out of memory before the
+ * add leaves the index, the maps and the template table as they were. Under the write
+ * lock.
  */
 static enum dedup_code add_locked(struct filter_decide *d, const struct filter_decide_page *p,
                                   uint32_t *doc, enum filter_decide_stored *stored,
@@ -471,6 +485,8 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
     *stored = FILTER_STORED_NONE;
     *template_code = DEDUP_OK;
     if (d->o.by_id && id_reserve(d) != 0)
+        return DEDUP_ENOMEM;
+    if (learn_reserve(d, p) != DEDUP_OK)
         return DEDUP_ENOMEM;
     if (d->o.hooks.reserve) {
         int h = d->o.hooks.reserve(d->o.hooks.userdata, ix_count(d) + 1, p);
@@ -512,43 +528,43 @@ enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_d
 
 /* The nearest live document within k: the index's nearest, or with deleted documents the
  * first live one of every match (deletions are rare: the full query only then). */
-static int nearest_live(struct filter_decide *d, uint64_t fp, uint32_t *doc, unsigned *dist,
-                        enum dedup_code *code)
+static enum dedup_code nearest_live(struct filter_decide *d, uint64_t fp, uint32_t *doc,
+                                    unsigned *dist, int *found)
 {
     if (!d->n_dead)
-        return dedup_index_nearest(d->o.index, fp, d->o.k, doc, dist, code);
+        return dedup_index_nearest(d->o.index, fp, d->o.k, doc, dist, found);
+    *found = 0;
     enum dedup_code c = dedup_index_query(d->o.index, fp, d->o.k, &d->q);
-    if (c != DEDUP_OK) {
-        *code = c;
-        return -1;
-    }
+    if (c != DEDUP_OK)
+        return c;
     for (size_t i = 0; i < d->q.n; i++)
         if (!is_dead(d, d->q.v[i].doc)) {
             *doc = d->q.v[i].doc;
             *dist = d->q.v[i].distance;
-            return 1;
+            *found = 1;
+            break;
         }
-    return 0;
+    return DEDUP_OK;
 }
 
 /* The same with the MinHash method: the most similar live document whose estimate is >=
  * the threshold (only the first when nothing was deleted). */
-static int similar_live(struct filter_decide *d, const uint32_t *sig, uint32_t *doc,
-                        double *jaccard, enum dedup_code *code)
+static enum dedup_code similar_live(struct filter_decide *d, const uint32_t *sig, uint32_t *doc,
+                                    double *jaccard, int *found)
 {
+    *found = 0;
     enum dedup_code c =
         dedup_lsh_query(d->o.lsh, sig, d->o.threshold, d->n_dead ? 0 : 1, &d->lq, NULL);
-    if (c != DEDUP_OK) {
-        *code = c;
-        return -1;
-    }
+    if (c != DEDUP_OK)
+        return c;
     for (size_t i = 0; i < d->lq.n; i++)
         if (!is_dead(d, d->lq.v[i].doc)) {
             *doc = d->lq.v[i].doc;
             *jaccard = d->lq.v[i].jaccard;
-            return 1;
+            *found = 1;
+            break;
         }
-    return 0;
+    return DEDUP_OK;
 }
 
 /*
@@ -600,14 +616,14 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
         uint32_t doc;
         unsigned dist = 0;
         double jac = 0;
-        enum dedup_code c;
-        int found = d->o.lsh ? similar_live(d, p->sig, &doc, &jac, &c)
-                             : nearest_live(d, p->fp, &doc, &dist, &c);
-        if (found < 0) {
+        int found;
+        enum dedup_code c = d->o.lsh ? similar_live(d, p->sig, &doc, &jac, &found)
+                                     : nearest_live(d, p->fp, &doc, &dist, &found);
+        if (c != DEDUP_OK) {
             res->code = c;
             goto fail;
         }
-        if (found > 0) {
+        if (found) {
             res->verdict = FILTER_VERDICT_NEAR;
             res->distance = dist;
             res->jaccard = jac;
@@ -703,9 +719,10 @@ size_t filter_decide_payload_count(struct filter_decide *d)
 /* ---- deletion ---- */
 
 int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len, int hooks,
-                         struct filter_decide_result *res)
+                         struct filter_decide_result *res, int *deleted)
 {
     int rc = 0;
+    *deleted = 0;
     result_reset(res);
     if (!d->o.by_id) {
         res->code = DEDUP_EINVAL;
@@ -740,7 +757,7 @@ int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len,
     res->doc = doc;
     res->has_doc = 1;
     res->fp = ix_fp(d, doc);
-    rc = 1;
+    *deleted = 1;
 done:
     pthread_rwlock_unlock(&d->rw);
     return rc;

@@ -20,6 +20,20 @@
  * atomic: of two near-duplicate pages decided at the same moment exactly one is new. The
  * caller's hooks run under the write lock. The index is borrowed: while a filter_decide
  * uses it, nothing else may touch it (the caller may read it once no thread decides).
+ *
+ * Return conventions inside filter/ (this header, pipeline.h, filter_int.h; the public
+ * simcrawl.h keeps DESIGN.md's: a decision >= 0 or a negative SIMCRAWL_E... code):
+ *  - a call whose failures are the dedup library's (the index, the maps, the journal
+ *    codec) returns enum dedup_code and gives its results through out-parameters; "found"
+ *    and "deleted" are int out-flags beside DEDUP_OK (filter_decide_lookup);
+ *  - a call whose failure may come from more than one place returns 0 or -1 and its
+ *    result struct says which: the caller's hooks (filter_decide_page, filter_decide_delete:
+ *    res->code or res->hook_code), extract or dedup (filter_fingerprint_page: out->stage
+ *    with that library's code);
+ *  - the Redis pool of the filter (fr_*, filter_int.h) answers for simcrawl.h and speaks its
+ *    codes (0 or a negative SIMCRAWL_E...); redisidx.h has its own enum redisidx_code;
+ *  - a call that cannot fail returns its value: a count, what was stored
+ *    (filter_decide_remember), or 1/0 for a yes/no question.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -131,7 +145,9 @@ struct filter_decide_result {
     enum filter_decide_stored stored;
     enum dedup_code add_code;      /* NEW: DEDUP_OK, or why the index add failed (then
                                     * nothing of the page was kept) */
-    enum dedup_code template_code; /* DEDUP_OK, or why its blocks could not be counted */
+    enum dedup_code template_code; /* DEDUP_OK, or why its blocks could not be counted
+                                    * (never DEDUP_ENOMEM for a page added: room is
+                                    * reserved before the add, which fails instead) */
     enum dedup_code code;          /* filter_decide_page() -1: the lookup's failure */
     int hook_code;                 /* filter_decide_page() -1: a hook's non-zero return */
     int added;                     /* NEW: 1 when the page was added by this call */
@@ -146,12 +162,13 @@ enum dedup_code filter_decide_new(const struct filter_decide_opts *opts, struct 
 void filter_decide_free(struct filter_decide *d);
 
 /*
- * Read lock: the page's id (by_id) or payload key already known? 1 with res->verdict
- * KNOWN_ID or EXACT, 0 when neither, -1 when out of memory copying the answer. No
- * fingerprint needed: callers ask before running the pipeline.
+ * Read lock: the page's id (by_id) or payload key already known? *found = 1 with
+ * res->verdict KNOWN_ID or EXACT, 0 when neither. DEDUP_ENOMEM copying the answer (also
+ * in res->code; *found 0). No fingerprint needed: callers ask before running the pipeline.
  */
-int filter_decide_lookup(struct filter_decide *d, const struct filter_decide_page *p,
-                         struct filter_decide_result *res) __attribute__((warn_unused_result));
+enum dedup_code filter_decide_lookup(struct filter_decide *d, const struct filter_decide_page *p,
+                                     struct filter_decide_result *res, int *found)
+    __attribute__((warn_unused_result));
 
 /*
  * Write lock: the decision, in this order: the start hook; NOINDEX; the id (by_id); the
@@ -205,11 +222,12 @@ size_t filter_decide_mark(void *userdata, const char *host, size_t host_len, con
  */
 
 /* Write lock: deletes the document of id[0..id_len). With hooks, the start hook first,
- * then the deleting hook (non-zero: nothing deleted). 1 deleted (res->doc, res->fp: the
- * document's), 0 no such id, -1 with res->code (DEDUP_EINVAL without by_id, DEDUP_ENOMEM)
- * or res->hook_code. */
+ * then the deleting hook (non-zero: nothing deleted). 0 with *deleted 1 (res->doc, res->fp:
+ * the document's) or 0 (no such id); -1 with res->code (DEDUP_EINVAL without by_id,
+ * DEDUP_ENOMEM) or res->hook_code, *deleted 0. */
 int filter_decide_delete(struct filter_decide *d, const char *id, size_t id_len, int hooks,
-                         struct filter_decide_result *res) __attribute__((warn_unused_result));
+                         struct filter_decide_result *res, int *deleted)
+    __attribute__((warn_unused_result));
 
 /* Write lock (a query absorbs pending adds): fn(userdata, id, id_len, fp, distance) for
  * every live document within k of fp, nearest first (ties: the lower document number), at

@@ -825,13 +825,14 @@ struct replay {
 static int replay_delete(struct replay *rp, const struct fj_rec *r)
 {
     struct filter_decide_result dr = {0};
-    int d = filter_decide_delete(rp->f->decide, r->id, r->id_len, 0, &dr);
+    int deleted;
+    int d = filter_decide_delete(rp->f->decide, r->id, r->id_len, 0, &dr, &deleted);
     filter_decide_result_release(&dr);
-    if (d < 0) {
+    if (d != 0) {
         rp->err = SIMCRAWL_ENOMEM;
         return 1;
     }
-    if (d > 0)
+    if (deleted)
         atomic_fetch_sub(&rp->f->count, 1);
     return 0;
 }
@@ -863,13 +864,14 @@ static int replay_one(void *ud, const struct fj_rec *r)
     struct filter_decide_result dr = {0};
     p.id = r->id;
     p.id_len = r->id_len;
-    int known = filter_decide_lookup(f->decide, &p, &dr); /* by id only */
+    int known;
+    enum dedup_code lc = filter_decide_lookup(f->decide, &p, &dr, &known); /* by id only */
     filter_decide_result_release(&dr);
-    if (known < 0) {
+    if (lc != DEDUP_OK) {
         rp->err = SIMCRAWL_ENOMEM;
         return 1;
     }
-    if (known > 0) { /* saved in INDEX before a kill */
+    if (known) { /* saved in INDEX before a kill */
         rp->skipped++;
         return 0;
     }
@@ -959,7 +961,7 @@ static int journal_open(struct simcrawl_filter *f)
         got += (size_t)r;
     }
     unsigned jk, jv;
-    if (fj_header_check(data, len, &jk, &jv) != 0) {
+    if (fj_header_check(data, len, &jk, &jv) != DEDUP_OK) {
         logf_(f, "%s is not a journal of this version", f->journal_path);
         rc = SIMCRAWL_EVERSION;
         goto done;
@@ -979,12 +981,13 @@ static int journal_open(struct simcrawl_filter *f)
     struct replay rp = {f, 0, 0, 0};
     size_t good;
     const char *why;
-    int sr = fj_scan(data + FJ_HEADER_BYTES, len - FJ_HEADER_BYTES, replay_one, &rp, &good, &why);
-    if (sr < 0) {
+    int stopped;
+    if (fj_scan(data + FJ_HEADER_BYTES, len - FJ_HEADER_BYTES, replay_one, &rp, &stopped, &good,
+                &why) != DEDUP_OK) {
         rc = SIMCRAWL_ENOMEM;
         goto done;
     }
-    if (sr > 0) {
+    if (stopped) {
         rc = rp.err;
         goto done;
     }
@@ -1132,8 +1135,8 @@ static int hook_reserve(void *userdata, uint32_t docs, const struct filter_decid
     if (f->jfd < 0)
         return 0;
     struct fj_rec rec = add_record(f, p);
-    int r = fj_reserve(&rec, &f->rec, &f->rec_cap);
-    return r == -1 ? SIMCRAWL_ENOMEM : r ? SIMCRAWL_ETOOLARGE : 0;
+    enum dedup_code r = fj_reserve(&rec, &f->rec, &f->rec_cap);
+    return r == DEDUP_ENOMEM ? SIMCRAWL_ENOMEM : r != DEDUP_OK ? SIMCRAWL_ETOOLARGE : 0;
 }
 
 static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec);
@@ -1177,7 +1180,7 @@ static int hook_deleting(void *userdata, uint32_t doc, const char *id, size_t id
 static int journal_append(struct simcrawl_filter *f, const struct fj_rec *rec)
 {
     size_t rlen;
-    if (fj_encode(rec, &f->rec, &f->rec_cap, &rlen) != 0)
+    if (fj_encode(rec, &f->rec, &f->rec_cap, &rlen) != DEDUP_OK)
         return SIMCRAWL_ENOMEM;
     int e = write_all(f->jfd, f->rec, rlen);
     if (e) {
@@ -1319,7 +1322,7 @@ static int open_file_index(struct simcrawl_filter *f, const char *index_path, un
         FILE *jf = fopen(f->journal_path, "rb");
         unsigned jk = 0;
         if (jf && fread(h, 1, sizeof h, jf) == sizeof h &&
-            fj_header_check(h, sizeof h, &jk, NULL) == 0)
+            fj_header_check(h, sizeof h, &jk, NULL) == DEDUP_OK)
             *k = jk;
         if (jf)
             fclose(jf);
@@ -1561,9 +1564,10 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
         p.key = key;
         p.key_len = sizeof key;
     }
-    int known = filter_decide_lookup(f->decide, &p, &dr);
-    if (known != 0) {
-        dec = known < 0 ? SIMCRAWL_ENOMEM : answer(&dr, m);
+    int known;
+    enum dedup_code lc = filter_decide_lookup(f->decide, &p, &dr, &known);
+    if (lc != DEDUP_OK || known) {
+        dec = lc != DEDUP_OK ? SIMCRAWL_ENOMEM : answer(&dr, m);
         goto out;
     }
     if (!html) {
@@ -1655,9 +1659,10 @@ int simcrawl_filter_check_fingerprint(struct simcrawl_filter *f, const char *id,
     if (flags & SIMCRAWL_CHECK_NO_ADD)
         p.flags |= FILTER_DECIDE_NO_ADD;
     /* no payload, no template blocks: the id first (read lock), then the decision */
-    int known = filter_decide_lookup(f->decide, &p, &dr);
-    if (known != 0)
-        dec = known < 0 ? SIMCRAWL_ENOMEM : answer(&dr, m);
+    int known;
+    enum dedup_code lc = filter_decide_lookup(f->decide, &p, &dr, &known);
+    if (lc != DEDUP_OK || known)
+        dec = lc != DEDUP_OK ? SIMCRAWL_ENOMEM : answer(&dr, m);
     else if (filter_decide_page(f->decide, &p, &dr) != 0)
         dec = decide_error(&dr);
     else
@@ -1678,12 +1683,14 @@ int simcrawl_filter_delete(struct simcrawl_filter *f, const char *id)
     if (f->redis)
         return redis_delete(f, id, id_len);
     struct filter_decide_result dr = {0};
-    int d = filter_decide_delete(f->decide, id, id_len, 1, &dr);
-    int rc = d;
-    if (d < 0)
+    int deleted;
+    int rc = filter_decide_delete(f->decide, id, id_len, 1, &dr, &deleted);
+    if (rc != 0)
         rc = decide_error(&dr);
-    else if (d > 0)
+    else if (deleted) {
+        rc = 1;
         atomic_fetch_sub(&f->count, 1);
+    }
     filter_decide_result_release(&dr);
     return rc;
 }

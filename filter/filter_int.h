@@ -3,10 +3,13 @@
 /*
  * Shared inside filter/ only: the journal's record codec (filter/journal.c), used by the
  * filter (filter/filter.c) to append one record per page reported new (and one per page
- * deleted) and to replay them at open.
+ * deleted) and to replay them at open. Return conventions: filter/decide.h's (the codec
+ * returns enum dedup_code; the Redis pool, simcrawl.h's codes).
  */
 #include <stddef.h>
 #include <stdint.h>
+
+#include "dedup/dedup.h"
 
 /* The journal file: a 16-byte header, then records (filter/journal.c says how). */
 #define FJ_MAGIC "SIMCJRNL"
@@ -48,29 +51,35 @@ struct fj_rec {
 void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k);
 /* The header of a MinHash filter's journal (version 3, FJ_MINHASH_TAG). */
 void fj_header_minhash(uint8_t out[FJ_HEADER_BYTES]);
-/* Checks a header: 0 with *k (0..DEDUP_K_MAX) and *version (1 or 2: version 1 journals
- * hold add records only, and are read as they are; 3: a MinHash filter's, *k 0), or -1
- * (not a journal this code reads). version may be NULL. */
-int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version);
+/* Checks a header: DEDUP_OK with *k (0..DEDUP_K_MAX) and *version (1 or 2: version 1
+ * journals hold add records only, and are read as they are; 3: a MinHash filter's, *k 0);
+ * DEDUP_EFORMAT (not a journal), DEDUP_EVERSION (a version or k this code does not read).
+ * version may be NULL. */
+DEDUP_WARN_UNUSED enum dedup_code fj_header_check(const uint8_t *data, size_t len, unsigned *k,
+                                                  unsigned *version);
 /* The offset and bytes of the header's version field (an upgrade rewrites it). */
 #define FJ_VERSION_OFFSET 8u
 
 /* Encodes r as one record into *buf (grown with realloc; *cap its size); *len the record's
- * bytes. 0, or -1 when out of memory or over FJ_BODY_MAX (*buf unchanged then). */
-int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len);
-/* Grows *buf so that fj_encode(r, ...) needs no allocation: 0, -1 when out of memory,
- * -2 when r is over the caps (fj_encode would fail whatever the memory). */
-int fj_reserve(const struct fj_rec *r, uint8_t **buf, size_t *cap);
+ * bytes. DEDUP_ETOOLARGE (over FJ_BODY_MAX or FJ_BLOCKS_MAX), DEDUP_ENOMEM; *buf unchanged
+ * then. */
+DEDUP_WARN_UNUSED enum dedup_code fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap,
+                                            size_t *len);
+/* Grows *buf so that fj_encode(r, ...) needs no allocation. DEDUP_ENOMEM, DEDUP_ETOOLARGE
+ * (r is over the caps: fj_encode would fail whatever the memory). */
+DEDUP_WARN_UNUSED enum dedup_code fj_reserve(const struct fj_rec *r, uint8_t **buf, size_t *cap);
 
 /*
  * Walks the records of data[0..len) (after the header): fn(userdata, rec) for each whole
- * record with a good checksum, in order; a non-zero return from fn stops with that value.
- * *good: bytes of whole good records (from data). When the records end early (a record
- * cut short, a bad checksum or a malformed body: a torn tail) *why says what (static
- * string), else *why = NULL. Returns 0, fn's non-zero value, or -1 when out of memory.
+ * record with a good checksum, in order; a non-zero return from fn stops, passed back in
+ * *stopped (0 when none stopped). *good: bytes of whole good records (from data). When the
+ * records end early (a record cut short, a bad checksum or a malformed body: a torn tail)
+ * *why says what (static string), else *why = NULL. DEDUP_OK, or DEDUP_ENOMEM.
  */
-int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const struct fj_rec *r),
-            void *userdata, size_t *good, const char **why);
+DEDUP_WARN_UNUSED enum dedup_code fj_scan(const uint8_t *data, size_t len,
+                                          int (*fn)(void *userdata, const struct fj_rec *r),
+                                          void *userdata, int *stopped, size_t *good,
+                                          const char **why);
 
 /*
  * The filter's connections to a Redis index (filter/filter_redis.c): simcrawl_filter_open

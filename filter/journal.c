@@ -88,23 +88,23 @@ void fj_header_minhash(uint8_t out[FJ_HEADER_BYTES])
     put32(out + 12, FJ_MINHASH_TAG);
 }
 
-int fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version)
+enum dedup_code fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version)
 {
     if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0)
-        return -1;
+        return DEDUP_EFORMAT;
     uint32_t v = get32(data + FJ_VERSION_OFFSET);
     if (v == FJ_VERSION_MINHASH && get32(data + 12) == FJ_MINHASH_TAG) {
         *k = 0;
         if (version)
             *version = v;
-        return 0;
+        return DEDUP_OK;
     }
     if (v < 1 || v > FJ_VERSION || get32(data + 12) > DEDUP_K_MAX)
-        return -1;
+        return DEDUP_EVERSION;
     *k = get32(data + 12);
     if (version)
         *version = v;
-    return 0;
+    return DEDUP_OK;
 }
 
 /* Room for need bytes in *buf. */
@@ -150,14 +150,14 @@ static size_t add_body_bytes(const struct fj_rec *r)
     return body > FJ_BODY_MAX ? 0 : body;
 }
 
-int fj_reserve(const struct fj_rec *r, uint8_t **buf, size_t *cap)
+enum dedup_code fj_reserve(const struct fj_rec *r, uint8_t **buf, size_t *cap)
 {
     if (r->kind == FJ_DELETE && r->id_len > FJ_BODY_MAX - DELETE_FIXED)
-        return -2;
+        return DEDUP_ETOOLARGE;
     size_t body = r->kind == FJ_DELETE ? DELETE_FIXED + r->id_len : add_body_bytes(r);
     if (!body)
-        return -2;
-    return reserve(buf, cap, FJ_RECORD_HEAD + body);
+        return DEDUP_ETOOLARGE;
+    return reserve(buf, cap, FJ_RECORD_HEAD + body) != 0 ? DEDUP_ENOMEM : DEDUP_OK;
 }
 
 /* An add record of either method (r->kind FJ_ADD or FJ_ADD_MINHASH). */
@@ -204,9 +204,13 @@ static int encode_add(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t
     return 0;
 }
 
-int fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
+enum dedup_code fj_encode(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t *len)
 {
-    return r->kind == FJ_DELETE ? encode_delete(r, buf, cap, len) : encode_add(r, buf, cap, len);
+    enum dedup_code rc = fj_reserve(r, buf, cap); /* the caps, then the room */
+    if (rc != DEDUP_OK)
+        return rc;
+    int e = r->kind == FJ_DELETE ? encode_delete(r, buf, cap, len) : encode_add(r, buf, cap, len);
+    return e != 0 ? DEDUP_ENOMEM : DEDUP_OK; /* not reached: the room is reserved */
 }
 
 /* A delete record's body: 0 with r filled, or -1 (malformed). */
@@ -282,10 +286,12 @@ static int scan_add(const uint8_t *b, uint32_t blen, uint32_t kind, struct fj_re
     return 0;
 }
 
-int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const struct fj_rec *r),
-            void *userdata, size_t *good, const char **why)
+enum dedup_code fj_scan(const uint8_t *data, size_t len,
+                        int (*fn)(void *userdata, const struct fj_rec *r), void *userdata,
+                        int *stopped, size_t *good, const char **why)
 {
     int rc = 0;
+    *stopped = 0;
     size_t off = 0;
     uint64_t *blocks = NULL;
     size_t blocks_cap = 0;
@@ -322,8 +328,8 @@ int fj_scan(const uint8_t *data, size_t len, int (*fn)(void *userdata, const str
         }
         if (rc < 0)
             goto done;
-        rc = fn(userdata, &r);
-        if (rc != 0)
+        *stopped = fn(userdata, &r);
+        if (*stopped != 0)
             goto done;
         off += FJ_RECORD_HEAD + blen;
     }
@@ -331,5 +337,5 @@ done:
     *good = off;
     free(blocks);
     free(sig);
-    return rc;
+    return rc < 0 ? DEDUP_ENOMEM : DEDUP_OK;
 }

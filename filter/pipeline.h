@@ -11,7 +11,8 @@
  * that is exactly the token string of the whole text, so the fingerprint is unchanged.
  *
  * Errors never print: they come back in struct filter_fp_result (stage, library code and
- * a lower-case message without the file name), so each caller words its own diagnostic:
+ * a lower-case message without the file name; the return conventions of filter/ are in
+ * filter/decide.h), so each caller words its own diagnostic:
  *     simcrawl fingerprint: page.html: too little text to fingerprint (2 words)
  */
 #include <stddef.h>

@@ -60,6 +60,7 @@ static struct filter_decide_page page(const char *id, uint64_t fp, const char *k
 
 static void test_decide_exact_near_new(void)
 {
+    int found;
     struct dedup_index *idx = new_index(3);
     struct filter_decide *d = new_decide(idx, 3, 0, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
@@ -75,7 +76,8 @@ static void test_decide_exact_near_new(void)
 
     /* the same payload: exact, whatever the fingerprint; the metadata comes back */
     p = page("http://h/a-copy", ~a, "sha1:A", "other");
-    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 1);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r, &found), DEDUP_OK);
+    ASSERT_EQ(found, 1);
     ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
     ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
     ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
@@ -92,7 +94,8 @@ static void test_decide_exact_near_new(void)
     ASSERT_EQ(r.distance, 3);
     CU_ASSERT_STRING_EQUAL(r.dup_id, "http://h/a");
     ASSERT_EQ(r.stored, FILTER_STORED_NONE);
-    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 0);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r, &found), DEDUP_OK);
+    ASSERT_EQ(found, 0);
 
     /* beyond k: new */
     p = page("http://h/c", a ^ 0xf, "sha1:C", "meta of c");
@@ -221,6 +224,7 @@ static void collect(void *userdata, const void *key, size_t key_len, uint32_t do
 
 static void test_decide_ids_cap_meta_order(void)
 {
+    int found;
     struct dedup_index *idx = new_index(3);
     CU_ASSERT_PTR_NOT_NULL_FATAL(idx);
     uint32_t doc;
@@ -231,7 +235,8 @@ static void test_decide_ids_cap_meta_order(void)
 
     /* an id indexed before the decision was made, and one added by it */
     struct filter_decide_page p = page("old", 0xffff0000ffff0000ull, NULL, NULL);
-    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 1);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r, &found), DEDUP_OK);
+    ASSERT_EQ(found, 1);
     ASSERT_EQ(r.verdict, FILTER_VERDICT_KNOWN_ID);
     ASSERT_EQ(r.fp, 0x5555);
     p = page("new", 0xffff0000ffff0000ull, "z", "1");
@@ -259,7 +264,8 @@ static void test_decide_ids_cap_meta_order(void)
     ASSERT_EQ(filter_decide_set_meta(d, "z", 1, "record-id", 10), DEDUP_OK);
     ASSERT_EQ(filter_decide_set_meta(d, "nope", 4, "x", 2), DEDUP_EINVAL);
     p = page("another", 0x1, "z", NULL);
-    ASSERT_EQ(filter_decide_lookup(d, &p, &r), 1);
+    ASSERT_EQ(filter_decide_lookup(d, &p, &r, &found), DEDUP_OK);
+    ASSERT_EQ(found, 1);
     ASSERT_EQ(r.verdict, FILTER_VERDICT_EXACT);
     CU_ASSERT_STRING_EQUAL((const char *)r.meta, "record-id");
     CU_ASSERT_STRING_EQUAL(r.dup_id, "new");

@@ -97,8 +97,9 @@ static int check_query(struct dedup_index *idx, const uint64_t *v, size_t n, uin
     }
     uint32_t doc;
     unsigned dist;
-    enum dedup_code code;
-    int r = dedup_index_nearest(idx, q, k, &doc, &dist, &code);
+    int r;
+    if (dedup_index_nearest(idx, q, k, &doc, &dist, &r) != DEDUP_OK)
+        bad++;
     if (r != (m.n > 0) || (r == 1 && (doc != m.v[0].doc || dist != m.v[0].distance)))
         bad++;
     dedup_matches_release(&m);

@@ -8,7 +8,8 @@
  *
  * The entry points: extract_doc_parse and extract_tokens (extract/), the features and
  * the index with its save and load (dedup/), the MinHash signature and LSH index, the
- * library's filter (filter/: check, journal, close), and the WARC writer (crawler/).
+ * site template table, the library's filter (filter/: check, journal, close), and the
+ * WARC writer (crawler/).
  * Allocations inside shared libraries (libxml2, zlib, libcurl) are not counted.
  */
 #include <CUnit/CUnit.h>
@@ -52,8 +53,8 @@ static unsigned long nomem_next(unsigned long n)
     return n < NOMEM_DENSE ? n + 1 : n + stride;
 }
 
-/* NOMEM_TEST=NAME runs only that test of the suite (extract, features, index, lsh, filter,
- * warc). */
+/* NOMEM_TEST=NAME runs only that test of the suite (extract, features, index, lsh,
+ * templates, filter, warc). */
 static int nomem_skip(const char *name)
 {
     const char *only = getenv("NOMEM_TEST");
@@ -198,7 +199,8 @@ static enum dedup_code ix_scenario(const char *path, struct ix_result *r)
             unsigned dist;
             enum dedup_code code;
             int got;
-            while ((got = dedup_index_nearest(idx, ix_fp(i), 3, &doc, &dist, &code)) < 0) {
+            while ((code = dedup_index_nearest(idx, ix_fp(i), 3, &doc, &dist, &got)) !=
+                   DEDUP_OK) {
                 ASSERT_EQ(code, DEDUP_ENOMEM);
                 ASSERT_EQ(dedup_index_doc_count(idx), i);
                 if (code != DEDUP_ENOMEM)
@@ -415,6 +417,95 @@ static void test_nomem_lsh(void)
     }
 }
 
+/* ---- the site template table: counting, up to an eviction at a host's cap ---- */
+
+#define TPL_BIG_DOCS (DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2 + 64) /* 2 new blocks each: evicts */
+
+/* What a failed count must leave as it was. */
+struct tpl_seen {
+    size_t hosts, entries;
+    uint64_t docs;
+};
+
+static struct tpl_seen tpl_look(const struct dedup_templates *t, const char *host)
+{
+    return (struct tpl_seen){dedup_templates_host_count(t), dedup_templates_entry_count(t),
+                             dedup_templates_docs(t, host, strlen(host))};
+}
+
+/* Counts pages of three small hosts (every fourth an exact copy, by its doc hash) and of
+ * one host past its cap; a DEDUP_ENOMEM is checked to have changed nothing and the count
+ * made again. *out: the serialised table (caller frees). */
+static enum dedup_code tpl_scenario(uint8_t **out, size_t *len)
+{
+    struct dedup_templates *t;
+    while (!(t = dedup_templates_new()))
+        ;
+    enum dedup_code rc = DEDUP_OK;
+    for (unsigned i = 0; i < 600 + TPL_BIG_DOCS && rc == DEDUP_OK; i++) {
+        char host[16];
+        uint64_t b[4];
+        size_t n;
+        uint64_t doc;
+        if (i < 600) {
+            snprintf(host, sizeof host, "h%u.test", i % 3);
+            b[0] = 11; /* the menu, on every page */
+            b[1] = 12 + i % 5;
+            b[2] = 1000 + i / 4; /* the page's own text */
+            b[3] = 11;           /* a repeat counts once */
+            n = 4;
+            doc = 1 + i / 4 * 4 + i % 3; /* (host, doc) repeats: exact copies */
+        } else {
+            snprintf(host, sizeof host, "big.test");
+            b[0] = 11;
+            b[1] = 0x100000000ull + i * 2;
+            b[2] = 0x100000000ull + i * 2 + 1;
+            n = 3;
+            doc = i + 1;
+        }
+        struct tpl_seen before = tpl_look(t, host);
+        int counted;
+        while ((rc = dedup_templates_add_doc(t, host, strlen(host), doc, b, n, &counted)) ==
+               DEDUP_ENOMEM) {
+            struct tpl_seen after = tpl_look(t, host);
+            CU_ASSERT(!counted);
+            ASSERT_EQ(after.hosts, before.hosts);
+            ASSERT_EQ(after.entries, before.entries);
+            ASSERT_EQ(after.docs, before.docs);
+        }
+    }
+    if (rc == DEDUP_OK)
+        while ((rc = dedup_templates_serialize(t, out, len)) == DEDUP_ENOMEM)
+            ;
+    dedup_templates_free(t);
+    return rc;
+}
+
+static void test_nomem_templates(void)
+{
+    if (nomem_skip("templates"))
+        return;
+    uint8_t *ref;
+    size_t ref_len;
+    ASSERT_EQ_FATAL(tpl_scenario(&ref, &ref_len), DEDUP_OK);
+    unsigned long n;
+    for (n = nomem_first(); n < NOMEM_MAX_RUNS; n = nomem_next(n)) {
+        uint8_t *got = NULL;
+        size_t got_len = 0;
+        failalloc_arm(n);
+        enum dedup_code rc = tpl_scenario(&got, &got_len);
+        int fired = failalloc_fired();
+        failalloc_arm(0);
+        ASSERT_EQ(rc, DEDUP_OK);
+        CU_ASSERT(got_len == ref_len && memcmp(got, ref, ref_len) == 0);
+        free(got);
+        if (!fired)
+            break;
+    }
+    CU_ASSERT(n > 1 && n < NOMEM_MAX_RUNS);
+    free(ref);
+}
+
 /* ---- the library's filter: open, check (journal), close (save), open again ---- */
 
 #define FILTER_PAGES 40u
@@ -425,8 +516,9 @@ struct filter_result {
     int again; /* the decision of a page checked again after close and reopen */
 };
 
-/* templates: learn site templates (a failed count is a documented best effort, which
- * may change later fingerprints: the decisions are then compared only without them) */
+/* templates: learn site templates (the count of a page added is reserved before the add,
+ * so a failure leaves the index and the table unchanged: the decisions are compared with
+ * templates too) */
 static int filter_open(const char *path, int templates, struct simcrawl_filter **f)
 {
     struct simcrawl_options *o;
@@ -526,15 +618,14 @@ static void filter_sweep(int templates)
             fprintf(stderr, "\nfilter, allocation %lu failing: %s\n", n, simcrawl_strerror(rc));
         ASSERT_EQ(rc, 0);
         ASSERT_EQ(got.again, ref.again);
-        if (!templates) {
-            for (unsigned i = 0; i < FILTER_PAGES; i++)
-                if (got.decision[i] != ref.decision[i] || strcmp(got.dup_of[i], ref.dup_of[i]))
-                    fprintf(stderr, "\nfilter, allocation %lu failing: page %u: %s (%s), not %s (%s)\n",
-                            n, i, simcrawl_strerror(got.decision[i]), got.dup_of[i],
-                            simcrawl_strerror(ref.decision[i]), ref.dup_of[i]);
-            CU_ASSERT(memcmp(got.decision, ref.decision, sizeof ref.decision) == 0);
-            CU_ASSERT(memcmp(got.dup_of, ref.dup_of, sizeof ref.dup_of) == 0);
-        }
+        for (unsigned i = 0; i < FILTER_PAGES; i++)
+            if (got.decision[i] != ref.decision[i] || strcmp(got.dup_of[i], ref.dup_of[i]))
+                fprintf(stderr, "\nfilter%s, allocation %lu failing: page %u: %s (%s), not %s (%s)\n",
+                        templates ? " with templates" : "", n, i,
+                        simcrawl_strerror(got.decision[i]), got.dup_of[i],
+                        simcrawl_strerror(ref.decision[i]), ref.dup_of[i]);
+        CU_ASSERT(memcmp(got.decision, ref.decision, sizeof ref.decision) == 0);
+        CU_ASSERT(memcmp(got.dup_of, ref.dup_of, sizeof ref.dup_of) == 0);
         if (!fired)
             break;
     }
@@ -655,6 +746,7 @@ void test_nomem_register(void)
     CU_add_test(s, "features: every allocation fails once", test_nomem_features);
     CU_add_test(s, "index: add, query, pairs, save, load under failures", test_nomem_index);
     CU_add_test(s, "minhash + LSH under failures", test_nomem_lsh);
+    CU_add_test(s, "templates: counting and eviction under failures", test_nomem_templates);
     CU_add_test(s, "filter: check, journal, close, reopen under failures", test_nomem_filter);
     CU_add_test(s, "WARC writer under failures", test_nomem_warc_writer);
 }

@@ -173,7 +173,7 @@ static void test_simhash_golden_vectors(void)
         enum dedup_code code;
         size_t ntok;
         if (strcmp(f[0], "hash") == 0 && nf == 3) {
-            ASSERT_EQ(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
+            ASSERT_EQ(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), DEDUP_OK);
             /* a string of one token is one shingle: its one feature is its hash; in a
              * string of two tokens the pair is the third feature (word, word, pair) */
             const char *sp = strchr(f[2], ' ');
@@ -195,7 +195,7 @@ static void test_simhash_golden_vectors(void)
                     strcmp(f[0], "fp-idf") == 0) &&
                    nf == 4) {
             int is_min1 = f[0][2] == '-' && f[0][3] == 'm', is_idf = f[0][2] == '-' && f[0][3] == 'i';
-            ASSERT_EQ(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), 0);
+            ASSERT_EQ(dedup_fingerprint_parse(f[1], strlen(f[1]), &want), DEDUP_OK);
             int rc = lib_fingerprint(f[3], is_min1 ? &min1 : is_idf ? &with_idf : NULL, &got,
                                      &code, &ntok);
             ASSERT_EQ(rc, 0);
@@ -338,12 +338,12 @@ static void test_simhash_bit_order(void)
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x8000000000000001ull, buf), "8000000000000001");
     CU_ASSERT_STRING_EQUAL(dedup_fingerprint_format(0x0123456789abcdefull, buf), "0123456789abcdef");
     uint64_t v;
-    ASSERT_EQ(dedup_fingerprint_parse("0123456789ABCDEF", 16, &v), 0);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789ABCDEF", 16, &v), DEDUP_OK);
     ASSERT_EQ(v, 0x0123456789abcdefull);
-    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcde", 15, &v), -1);
-    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcdef0", 17, &v), -1);
-    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcdeg", 16, &v), -1);
-    ASSERT_EQ(dedup_fingerprint_parse(" 123456789abcdef", 16, &v), -1);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcde", 15, &v), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcdef0", 17, &v), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_fingerprint_parse("0123456789abcdeg", 16, &v), DEDUP_EFORMAT);
+    ASSERT_EQ(dedup_fingerprint_parse(" 123456789abcdef", 16, &v), DEDUP_EFORMAT);
     ASSERT_EQ(dedup_distance(0, ~0ull), 64);
     ASSERT_EQ(dedup_distance(0x5, 0x3), 2);
     ASSERT_EQ(dedup_distance(42, 42), 0);

@@ -28,7 +28,7 @@ static int record(void *userdata, const struct fj_rec *r)
     if (r->id_len == 0 || memchr(r->id, 0, r->id_len) || r->n_blocks > FJ_BLOCKS_MAX)
         abort();
     size_t len = 0;
-    if (fj_encode(r, &w->buf, &w->cap, &len) != 0)
+    if (fj_encode(r, &w->buf, &w->cap, &len) != DEDUP_OK)
         return 0; /* out of memory: nothing to compare */
     if (memcmp(w->buf, w->records + w->off, len) != 0)
         abort(); /* decode then encode must give the bytes back */
@@ -39,15 +39,17 @@ static int record(void *userdata, const struct fj_rec *r)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     unsigned k = 0;
-    if (fj_header_check(data, size, &k, NULL) != 0)
+    if (fj_header_check(data, size, &k, NULL) != DEDUP_OK)
         return 0;
     if (k > 7)
         abort(); /* the header check accepts only a valid k */
     struct walk w = {data + FJ_HEADER_BYTES, 0, NULL, 0};
     size_t good = 0;
     const char *why = NULL;
-    int rc = fj_scan(data + FJ_HEADER_BYTES, size - FJ_HEADER_BYTES, record, &w, &good, &why);
-    if (rc == 0) {
+    int stopped = 0;
+    enum dedup_code rc =
+        fj_scan(data + FJ_HEADER_BYTES, size - FJ_HEADER_BYTES, record, &w, &stopped, &good, &why);
+    if (rc == DEDUP_OK && !stopped) {
         if (good != w.off || good > size - FJ_HEADER_BYTES)
             abort(); /* good counts exactly the whole records handed over */
         if (good < size - FJ_HEADER_BYTES && !why)
