@@ -150,6 +150,22 @@ static void perm_from_list(struct ix_perm *p, const uint8_t *list, unsigned key_
         s->mask = s->width == 64 ? ~(uint64_t)0 : (((uint64_t)1 << s->width) - 1);
         ps = pe + 1;
     }
+    p->keyhi = key_bits ? ~(uint64_t)0 << (64 - key_bits) : 0;
+    /* the rotation groups: a segment moves its bits left by (dst - src) mod 64 */
+    p->nrot = 0;
+    for (unsigned i = 0; i < p->nseg; i++) {
+        const struct ix_seg *s = &p->seg[i];
+        uint8_t r = (uint8_t)((s->dst - s->src) & 63);
+        unsigned g = 0;
+        while (g < p->nrot && p->rot[g] != r)
+            g++;
+        if (g == p->nrot) {
+            p->rot[g] = r;
+            p->rmask[g] = 0;
+            p->nrot++;
+        }
+        p->rmask[g] |= s->mask << s->src;
+    }
 }
 
 static int valid_shape(const struct dedup_design *d)
@@ -1373,10 +1389,10 @@ static void compact_table(void *arg, unsigned t)
     }
     if (t > 0) {
         const struct ix_perm *p = &idx->perm[t];
-        uint64_t *out = malloc((size_t)(j->ntotal ? j->ntotal : 1) * sizeof *out);
+        uint64_t *out = ix_big_alloc((size_t)j->ntotal * sizeof *out);
         /* a fresh build sorts straight into the table; otherwise sort the new entries
          * and merge them with the old table */
-        uint64_t *nv = idx->nmain ? malloc((size_t)(j->nnew ? j->nnew : 1) * sizeof *nv) : out;
+        uint64_t *nv = idx->nmain ? ix_big_alloc((size_t)j->nnew * sizeof *nv) : out;
         if (!out || !nv) {
             free(out);
             if (nv != out)
@@ -1651,9 +1667,9 @@ static enum dedup_code compact_sort(const struct dedup_index *idx, unsigned thre
 {
     uint32_t np = idx->ndocs - idx->absorbed, nd = idx->ndelta;
     size_t ntmp = np > nd ? np : nd;
-    struct ix_rec *P = malloc((np ? np : 1) * sizeof *P);
-    struct ix_rec *D = malloc((nd ? nd : 1) * sizeof *D);
-    struct ix_rec *tmp = malloc((ntmp ? ntmp : 1) * sizeof *tmp);
+    struct ix_rec *P = ix_big_alloc(np * sizeof *P);
+    struct ix_rec *D = ix_big_alloc(nd * sizeof *D);
+    struct ix_rec *tmp = ix_big_alloc(ntmp * sizeof *tmp);
     if (!P || !D || !tmp) {
         free(P);
         free(D);
@@ -1778,12 +1794,14 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     uint64_t bound = (uint64_t)idx->nmain + nd + np;
     if (bound > DEDUP_INDEX_MAX_DOCS)
         bound = DEDUP_INDEX_MAX_DOCS;
-    t0 = malloc((bound ? bound : 1) * sizeof *t0);
-    nhead = malloc((bound ? bound : 1) * sizeof *nhead);
-    ntail = malloc((bound ? bound : 1) * sizeof *ntail);
+    /* prefaulted in one call each (ix_big_alloc): the online pattern compacts every
+     * quarter of growth, and faulting the new arrays page by page was 10% of its time */
+    t0 = ix_big_alloc(bound * sizeof *t0);
+    nhead = ix_big_alloc(bound * sizeof *nhead);
+    ntail = ix_big_alloc(bound * sizeof *ntail);
     /* the new distinct fingerprints, in order; with an empty main that is all of table 0
      * (written twice, same value, same place) */
-    newfp = idx->nmain ? malloc(((uint64_t)nd + np ? (uint64_t)nd + np : 1) * sizeof *newfp) : t0;
+    newfp = idx->nmain ? ix_big_alloc(((uint64_t)nd + np) * sizeof *newfp) : t0;
     if (!t0 || !nhead || !ntail || !newfp)
         goto fail;
 
@@ -1845,9 +1863,14 @@ IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned 
     unsigned nt = idx->ntables;
     for (unsigned t = 0; t < nt; t++)
         pq[t] = ix_permute(&idx->perm[t], q);
+    /* the delta's buckets are small arrays of their own: their headers' reads start with
+     * the directories' and their first lines' with the tables' */
+    if (idx->ndelta)
+        for (unsigned t = 0; t < nt; t++)
+            __builtin_prefetch(&idx->dbucket[t][ix_top(pq[t], idx->dd_bits)]);
     if (idx->nmain) {
         /* the tables are independent: issue every directory read, then every bucket
-         * read, before using any, so the cache misses overlap */
+         * read (its first and last line), before using any, so the cache misses overlap */
         for (unsigned t = 0; t < nt; t++)
             __builtin_prefetch(&idx->dir[t][ix_top(pq[t], idx->dir_bits)]);
         for (unsigned t = 0; t < nt; t++) {
@@ -1855,12 +1878,23 @@ IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned 
             lo[t] = idx->dir[t][b];
             hi[t] = idx->dir[t][b + 1];
             __builtin_prefetch(&idx->tab[t][lo[t]]);
+            if (hi[t] > lo[t])
+                __builtin_prefetch(&idx->tab[t][hi[t] - 1]);
         }
+        if (idx->ndelta)
+            for (unsigned t = 0; t < nt; t++)
+                __builtin_prefetch(idx->dbucket[t][ix_top(pq[t], idx->dd_bits)].v);
         for (unsigned t = 0; t < nt; t++) {
             const struct ix_perm *p = &idx->perm[t];
             const uint64_t *v = idx->tab[t];
-            for (uint32_t i = lo[t]; i < hi[t]; i++) {
-                unsigned dist = (unsigned)__builtin_popcountll(v[i] ^ pq[t]);
+            const uint64_t pt = pq[t], keyhi = p->keyhi;
+            for (uint32_t i = lo[t], e = hi[t]; i < e; i++) {
+                /* a bucket holds other keys too: those are never reported from table t
+                 * (the first-table rule needs equal keys), so one AND skips them */
+                uint64_t d = v[i] ^ pt;
+                if (d & keyhi)
+                    continue;
+                unsigned dist = (unsigned)__builtin_popcountll(d);
                 if (dist > k)
                     continue;
                 uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];

@@ -26,12 +26,19 @@ struct ix_seg {
 };
 
 /* The bit permutation of one table: the key blocks first (most significant), then the
- * others. keymask: the key bits in the original (unpermuted) fingerprint. */
+ * others. keymask: the key bits in the original (unpermuted) fingerprint. The segments
+ * grouped by how far they move: group g rotates the bits rmask[g] of x left by rot[g]
+ * (an AND, a rotation and an OR a group, against four operations a segment: ix_permute
+ * runs once a table on every probe). */
 struct ix_perm {
     struct ix_seg seg[64];
     unsigned nseg;
     unsigned key_bits;
     uint64_t keymask;
+    uint64_t keyhi; /* the key bits of a permuted value: its top key_bits */
+    uint64_t rmask[64];
+    uint8_t rot[64];
+    unsigned nrot;
 };
 
 /* A growable array of permuted fingerprints: one delta bucket. */
@@ -105,19 +112,24 @@ struct dedup_index {
 #define IX_HOT
 #endif
 
+static inline uint64_t ix_rotl(uint64_t x, unsigned r)
+{
+    return (x << (r & 63)) | (x >> ((64 - r) & 63)); /* one ROL instruction */
+}
+
 /* perm_t(x) and its inverse. */
 static inline uint64_t ix_permute(const struct ix_perm *p, uint64_t x)
 {
     uint64_t y = 0;
-    for (unsigned i = 0; i < p->nseg; i++)
-        y |= ((x >> p->seg[i].src) & p->seg[i].mask) << p->seg[i].dst;
+    for (unsigned g = 0, n = p->nrot; g < n; g++)
+        y |= ix_rotl(x & p->rmask[g], p->rot[g]);
     return y;
 }
 static inline uint64_t ix_unpermute(const struct ix_perm *p, uint64_t y)
 {
     uint64_t x = 0;
-    for (unsigned i = 0; i < p->nseg; i++)
-        x |= ((y >> p->seg[i].dst) & p->seg[i].mask) << p->seg[i].src;
+    for (unsigned g = 0, n = p->nrot; g < n; g++)
+        x |= ix_rotl(y & ix_rotl(p->rmask[g], p->rot[g]), (64 - p->rot[g]) & 63);
     return x;
 }
 

@@ -267,6 +267,37 @@ static void test_index_every_design_small(void)
     }
 }
 
+/* ix_permute and ix_unpermute (the segments grouped by rotation) against the segments
+ * moved one by one, for every design the chooser makes for k = 0..7 and several sizes:
+ * the same value, and the inverse gives the fingerprint back. */
+static void test_index_permute_groups(void)
+{
+    static const uint64_t sizes[] = {1000, 1000000, 100000000};
+    int bad = 0;
+    rng_state = 900;
+    for (unsigned k = 0; k <= DEDUP_K_MAX; k++) {
+        for (unsigned si = 0; si < 3; si++) {
+            struct dedup_design d;
+            struct dedup_index *idx;
+            ASSERT_EQ_FATAL(dedup_design_choose(k, sizes[si], 0, &d), DEDUP_OK);
+            ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+            for (unsigned t = 0; t < idx->ntables; t++) {
+                const struct ix_perm *p = &idx->perm[t];
+                CU_ASSERT(p->nrot >= 1 && p->nrot <= p->nseg);
+                for (int i = 0; i < 200; i++) {
+                    uint64_t x = rnd(), y = 0;
+                    for (unsigned g = 0; g < p->nseg; g++)
+                        y |= ((x >> p->seg[g].src) & p->seg[g].mask) << p->seg[g].dst;
+                    bad += ix_permute(p, x) != y || ix_unpermute(p, y) != x;
+                    bad += (y & p->keyhi) != ix_permute(p, x & p->keymask);
+                }
+            }
+            dedup_index_free(idx);
+        }
+    }
+    ASSERT_EQ(bad, 0);
+}
+
 /* A crawler's pattern: query, then add; crosses several compactions. */
 static void test_index_online_interleaved(void)
 {
@@ -703,6 +734,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_brute_force_every_k", test_index_brute_force_every_k);
     CU_add_test(s, "test_index_paper_designs_k3", test_index_paper_designs_k3);
     CU_add_test(s, "test_index_every_design_small", test_index_every_design_small);
+    CU_add_test(s, "test_index_permute_groups", test_index_permute_groups);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
