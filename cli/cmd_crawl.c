@@ -128,9 +128,7 @@ static void notice(const struct options *o, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "simcrawl %s: ", CMD);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_verror(CMD, fmt, ap);
     va_end(ap);
 }
 
