@@ -1112,13 +1112,13 @@ static void enqueue_args(struct args *a, const char *url, size_t origin_len, uns
 }
 
 /* What became of a link's enqueue call (enqueue_pipeline). */
-enum { EQ_SEND, EQ_EVAL, EQ_DONE };
+enum { EQ_SEND, EQ_EVAL, EQ_DONE, EQ_DONE_NOW /* answered in this round */ };
 
-/* Sends the enqueue scripts of the links[0..n) whose state[] is not EQ_DONE in one
- * pipeline (EVALSHA, or EVAL for those in EQ_EVAL) and reads every answer: a link answered
- * becomes EQ_DONE, one answered NOSCRIPT (the node does not have the script) EQ_EVAL, to be
- * sent again. 1 when the connection was lost (r->error says how), else 0 with *rc CRAWL_OK
- * or an error. */
+/* Sends the enqueue scripts of the links[0..n) not answered yet (state[] EQ_SEND or
+ * EQ_EVAL) in one pipeline (EVALSHA, or EVAL for those in EQ_EVAL) and reads every answer:
+ * a link answered becomes EQ_DONE, one answered NOSCRIPT (the node does not have the
+ * script) EQ_EVAL, to be sent again. 1 when the connection was lost (r->error says how),
+ * else 0 with *rc CRAWL_OK or an error. */
 static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *links,
                             unsigned char *state, size_t n, unsigned depth, const char *referrer,
                             enum crawl_code *out)
@@ -1129,7 +1129,7 @@ static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *link
     size_t sent_n = 0;
     *out = CRAWL_OK;
     for (size_t i = 0; i < n && rc == CRAWL_OK; i++) {
-        if (state[i] == EQ_DONE)
+        if (state[i] >= EQ_DONE)
             continue;
         args_reset(&a);
         enqueue_args(&a, links[i].url, links[i].origin_len, depth, links[i].hops, referrer);
@@ -1167,7 +1167,7 @@ static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *link
     }
     size_t noscript = 0, first = n;
     for (size_t i = 0; i < n; i++) { /* every answer is read, whatever happened */
-        if (state[i] == EQ_DONE)
+        if (state[i] >= EQ_DONE)
             continue;
         if (first == n)
             first = i;
@@ -1176,7 +1176,7 @@ static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *link
             lost(r);
             return 1;
         }
-        state[i] = EQ_DONE;
+        state[i] = EQ_DONE_NOW;
         if (rep->type == REDIS_REPLY_ERROR) {
             if (is_noscript(rep)) {
                 state[i] = EQ_EVAL;
@@ -1196,10 +1196,15 @@ static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *link
         freeReplyObject(rep);
     }
     /* the test hook, once the scripts ran: their answers lost, sent again (seen then) */
-    if (!noscript && !gone && first < n && sent(r, "enqueue")) {
+    int hooked = !noscript && !gone && first < n && sent(r, "enqueue");
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == EQ_DONE_NOW) {
+            state[i] = EQ_DONE;
+            if (hooked)
+                links[i].added = 0;
+        }
+    if (hooked) {
         rd_err(r, "%s: connection lost: closed", r->url);
-        for (size_t i = first; i < n; i++)
-            links[i].added = 0;
         return 1;
     }
     *out = rc;
@@ -1237,7 +1242,7 @@ enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_red
         }
         size_t left = 0;
         for (size_t i = 0; i < n; i++)
-            left += state[i] != EQ_DONE;
+            left += state[i] < EQ_DONE;
         if (rc != CRAWL_OK || left == 0)
             break;
         /* answered NOSCRIPT (a node without the script): sent again as EVAL, which leaves
