@@ -23,21 +23,7 @@ SIMCRAWL=${SIMCRAWL:-$BUILD/simcrawl}
 . tests/nginx.sh
 W=$(mktemp -d /dev/shm/bench_shards.XXXXXX)
 trap 'nginx_stop; rm -rf "$W"' EXIT
-ports=""
-servers=""
-for h in $(seq 0 $((HOSTS - 1))); do
-    p=$(free_port)
-    ports="$ports${ports:+,}$p"
-    servers="$servers server { listen 127.0.0.1:$p; root $W/site/h$h; }"
-done
-python3 tests/tools/crawl_redis.py --dir "$W/site" --write --ports "$ports" --pages "$PAGES" --hosts "$HOSTS"
-PORT=${ports%%,*}
-nginx_start "$W/nginx" "$PORT" "
-    access_log off;
-    keepalive_requests 100000;
-    types { text/html html; text/plain txt; }
-    $servers" || { echo "bench_redis_shards: nginx did not start: $(cat "$W/nginx/nginx.out")" >&2; exit 1; }
-SEEDS=$(echo "$ports" | tr ',' '\n' | sed 's|.*|http://127.0.0.1:&/p/0.html|')
+. tests/bench/redis_site.sh
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD 2>/dev/null), $(redis-server --version | sed 's/ sha=.*//'), $(nutcracker --version 2>&1 | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "site: $HOSTS hosts x $PAGES pages (+ planted copies), nginx on 127.0.0.1, $WORKERS workers, --delay 0, --concurrency 16 per worker"
@@ -47,21 +33,6 @@ print = functools.partial(print, flush=True)
 sys.path.insert(0, "tests/tools")
 import redis_shards
 w, sc, rounds, n, seeds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
-
-
-def stat(port, section):
-    return subprocess.run(["redis-cli", "-p", str(port), "info", section], capture_output=True,
-                          text=True).stdout
-
-
-def calls(port):
-    return sum(int(l.split("calls=")[1].split(",")[0]) for l in stat(port, "commandstats").splitlines()
-               if "calls=" in l)
-
-
-def cpu(port):
-    return sum(float(l.split(":")[1]) for l in stat(port, "cpu").splitlines()
-               if l.startswith(("used_cpu_sys:", "used_cpu_user:")))
 
 
 def proc_cpu(pid):
@@ -98,8 +69,8 @@ def run(mode):
                 if "Redis commands" in line:
                     sent += int(line.split("sent ")[1].split()[0])
         nodes = idx.ports + (sh.ports if sh else []) + (one.ports if one else [])
-        ran = sum(calls(p) for p in nodes)
-        rcpu = sum(cpu(p) for p in nodes)
+        ran = sum(redis_shards.commands_run(p) for p in nodes)
+        rcpu = sum(redis_shards.cpu_seconds(p) for p in nodes)
         pcpu = proc_cpu(sh.procs[-1].pid) if sh else 0.0
         spread = sh.dbsizes() if sh else []
         return wall, pages, wcpu, rcpu, pcpu, sent, ran, spread

@@ -63,6 +63,21 @@ def cli(port, *args):
     return r.returncode, (r.stdout + r.stderr).strip()
 
 
+def commands_run(port):
+    """the commands the redis-server at port has run (INFO commandstats: the calls inside
+    scripts included)"""
+    info = cli(port, "info", "commandstats")[1]
+    return sum(int(l.split("calls=")[1].split(",")[0]) for l in info.splitlines()
+               if "calls=" in l)
+
+
+def cpu_seconds(port):
+    """the CPU time (user + system) of the redis-server at port"""
+    info = cli(port, "info", "cpu")[1]
+    return sum(float(l.split(":")[1]) for l in info.splitlines()
+               if l.startswith(("used_cpu_sys:", "used_cpu_user:")))
+
+
 class Shards:
     """durable: the nodes keep an append-only file (appendfsync always), so that one
     killed and started again (restart()) loses nothing acknowledged"""
