@@ -100,6 +100,7 @@ struct options {
     int overwrite;                      /* --overwrite */
     int durable;                        /* --durable */
     const char *redis;                  /* --redis URL: the shared frontier */
+    const char *redis_index;            /* --redis-index URL (NULL: the frontier's) */
     const char *worker_name;            /* --worker-name NAME */
     double lease_time, host_lease_time; /* --lease-time, --host-lease-time (0: defaults) */
     double redis_retry;                 /* --redis-retry (0: the default; < 0: none) */
@@ -243,6 +244,7 @@ static const struct opt_spec opt_specs[] = {
     {"seeds", OPT_STRING, OP(seeds_file), 0, 0, 0, NULL, 0},
     {"state", OPT_STRING, OP(state), 0, 0, 0, NULL, 0},
     {"redis", OPT_STRING, OP(redis), 0, 0, 0, NULL, 0},
+    {"redis-index", OPT_STRING, OP(redis_index), 0, 0, 0, NULL, 0},
     {"worker-name", OPT_STRING, OP(worker_name), 0, 0, 0, NULL, 0},
     {"lease-time", OPT_REAL, OP(lease_time), 0, 0.5, 3600, "seconds, 0.5 to 3600", 0},
     {"redis-retry", OPT_REAL, OP(redis_retry), 0, 0, 3600, "seconds, 0 to 3600 (0: fail at once)",
@@ -474,7 +476,14 @@ static void usage(FILE *out)
             "  --redis redis://HOST:PORT[/DB]  a crawl shared by several workers (processes,\n"
             "                         on one machine or many): every worker started with the\n"
             "                         same URL crawls one frontier, seen set and politeness\n"
-            "                         in Redis (no --state); needs --worker-name\n"
+            "                         in Redis (no --state); needs --worker-name. The\n"
+            "                         frontier's scripts name one hash tag each and go as\n"
+            "                         EVALSHA/EVAL, so the URL may name a nutcracker\n"
+            "                         (twemproxy) in front of Redis nodes; then give\n"
+            "                         --redis-index\n"
+            "  --redis-index redis://HOST:PORT[/DB]  with --redis: the shared near-duplicate\n"
+            "                         index's Redis, reached directly (its checks use\n"
+            "                         WATCH/MULTI, which a proxy refuses; default: --redis)\n"
             "  --worker-name NAME     this worker's name (letters, digits, '-', '_', '.'):\n"
             "                         its files are --warc and --log with \"-NAME\" put\n"
             "                         before the extension (crawl.warc.gz: crawl-NAME.warc.gz,\n"
@@ -2464,6 +2473,10 @@ static int shared_options(struct options *o, char **warc, char **log)
     int port, db;
     if (crawl_redis_parse_url(o->redis, host, sizeof host, &port, &db) != CRAWL_OK)
         return cli_usage_error(CMD, "bad --redis '%s': expected redis://HOST:PORT[/DB]", o->redis);
+    if (o->redis_index &&
+        crawl_redis_parse_url(o->redis_index, host, sizeof host, &port, &db) != CRAWL_OK)
+        return cli_usage_error(CMD, "bad --redis-index '%s': expected redis://HOST:PORT[/DB]",
+                               o->redis_index);
     if (o->warc) {
         if (!(*warc = worker_file(o->warc, o->worker_name, 1)))
             goto oom;
@@ -2480,13 +2493,14 @@ oom:
     return CLI_RUNTIME;
 }
 
-/* The near-duplicate index shared by the workers: in the same Redis, its keys under the
- * prefix "simcrawl-index" (the frontier's are under "simcrawl"). 0, or -1 after saying why. */
+/* The near-duplicate index shared by the workers: in --redis-index (default: the frontier's
+ * Redis), its keys under the prefix "simcrawl-index" (the frontier's are under "simcrawl").
+ * 0, or -1 after saying why. */
 static int shared_index_open(struct run *run, const struct options *o)
 {
     char url[600];
-    snprintf(url, sizeof url, "%s%sprefix=simcrawl-index&retry=%g", o->redis,
-             strchr(o->redis, '?') ? "&" : "?",
+    const char *at = o->redis_index ? o->redis_index : o->redis;
+    snprintf(url, sizeof url, "%s%sprefix=simcrawl-index&retry=%g", at, strchr(at, '?') ? "&" : "?",
              o->redis_retry > 0   ? o->redis_retry
              : o->redis_retry < 0 ? 0
                                   : CRAWL_REDIS_RETRY_TIME);
@@ -2732,6 +2746,7 @@ static const struct option longopts[] = {{"config", required_argument, NULL, OPT
                                          {"report", required_argument, NULL, OPT_SET},
                                          {"method", required_argument, NULL, OPT_SET},
                                          {"redis", required_argument, NULL, OPT_SET},
+                                         {"redis-index", required_argument, NULL, OPT_SET},
                                          {"worker-name", required_argument, NULL, OPT_SET},
                                          {"lease-time", required_argument, NULL, OPT_SET},
                                          {"host-lease-time", required_argument, NULL, OPT_SET},

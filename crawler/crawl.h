@@ -1081,6 +1081,11 @@ double crawl_redis_lease_time(const struct crawl_redis *r); /* s */
 uint64_t crawl_redis_commits(const struct crawl_redis *r);
 /* Connections made again after a loss, so far. */
 uint64_t crawl_redis_reconnects(const struct crawl_redis *r);
+/* Script calls sent as EVAL (the script's text) after the node answered the EVALSHA of
+ * its SHA-1 with NOSCRIPT: once per script and node, and again after a restart or a
+ * SCRIPT FLUSH. The scripts are never loaded with SCRIPT LOAD, which a proxy
+ * (nutcracker) cannot route. */
+uint64_t crawl_redis_evals(const struct crawl_redis *r);
 /* For the tests: fn(userdata, what) once a command is written to Redis and before its
  * reply is read; what: the script's name ("enqueue", "acquire", "commit", "renew",
  * "reap") or the command's. fn returning non-zero makes the connection lost there, the

@@ -6,21 +6,30 @@
  * WARC and log ends. hiredis (0.14, Debian) talks to it; every change that must not be
  * split by a kill is one Lua script (EVALSHA), which Redis runs atomically.
  *
- * KEYS (prefix P = "simcrawl"; {origin} is a hash tag, so a host's keys stay together):
- *   P{origin}:s   SET   the host's seen URLs (8-byte crawl_hash64, binary)
- *   P{origin}:q   LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
- *   P{origin}:h   HASH  delay (s), next (ms, wall clock: not asked before), lease (the
+ * KEYS: every key under one hash tag, T = "simcrawl{f0}", so that a proxy that shards by
+ * tag (nutcracker/twemproxy: docs/SCALE-OUT.md) routes each script to the node holding
+ * them; ORIGIN is the host's origin ("http://example.org:80"):
+ *   T:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
+ *   T:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
+ *   T:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
  *                       token holding the host), rs/rb/rt (robots.txt status, body, time)
- *   P:ready       ZSET  hosts with queued URLs that no worker holds, scored by next
- *   P:dl          ZSET  lease tokens by deadline (ms)
- *   P:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
- *   P:tok         the last token given
- *   P:stats       HASH  counters of the whole crawl (every worker's commits add to them)
- *   P:budget      the crawl's page budget used: URLs leased and not given back, less those
+ *   T:ready       ZSET  hosts with queued URLs that no worker holds, scored by next
+ *   T:dl          ZSET  lease tokens by deadline (ms)
+ *   T:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
+ *   T:tok         the last token given
+ *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
+ *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
  *                 completed without a request (--max-pages counts the whole crawl)
- *   P:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
- *   P:wl:NAME     SET   the worker's lease tokens (given back at once when it restarts)
- *   P:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
+ *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
+ *   T:wl:NAME     SET   the worker's lease tokens (given back at once when it restarts)
+ *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
+ *
+ * THE SCRIPTS name T as their one key (numkeys 1; the others are made from it inside) and
+ * go as EVALSHA of their SHA-1, computed here, or EVAL of their text when the node answers
+ * NOSCRIPT (new, restarted, flushed): never SCRIPT LOAD, MULTI or WATCH, which nutcracker
+ * cannot route and answers by closing the connection; no SELECT through a proxy (db 0).
+ * The same code runs against one redis-server and through nutcracker (the frontier then
+ * on the one node T hashes to: its keys are not spread over several yet).
  *
  * HOW IT WORKS. enqueue: SADD to the host's seen set and, only when new, RPUSH to its
  * queue and ZADD the host to ready unless a worker holds it: one script, so a kill can
@@ -53,7 +62,8 @@
  * start more than --max-pages requests (a killed worker's requests that were never
  * committed are not counted: fetched again, as a resumed --state crawl does).
  *
- * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING): run_args()
+ * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING, a proxy's node
+ * gone): run_cmd()
  * connects again with a backoff and sends the command again, for retry_time at most. On
  * each reconnect the leases Redis gave this worker in replies it never read are given back
  * (REAP with the worker's own tokens kept); a commit carries the worker's commit number
@@ -61,15 +71,16 @@
  * are idempotent. Nothing is done twice, and with AOF (appendfsync always) nothing
  * acknowledged is lost.
  *
- * One Redis primary: the scripts touch the global ready and lease keys along with a
- * host's keys, so they need all keys on one node (docs/SCALE-OUT.md says what sharding
- * would change). Times in Redis are wall-clock ms: workers on several machines need
- * synchronised clocks (NTP), as any shared politeness does.
+ * One tag: the scripts touch the ready and lease keys along with a host's keys, so all of
+ * them are on one node (docs/SCALE-OUT.md says what spreading them over shards needs: a
+ * tag per shard, a per-shard acquire, a commit in steps). Times in Redis are wall-clock ms: workers
+ * on several machines need synchronised clocks (NTP), as any shared politeness does.
  */
 #include "crawler/crawl.h"
 
 #include <errno.h>
 #include <hiredis.h>
+#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,18 +88,25 @@
 #include <sys/time.h>
 #include <time.h>
 
-#define P "simcrawl"          /* the scripts add ":..." or "{origin}:..." */
+#define P "simcrawl" /* the prefix of every key */
+/* the hash tag of the frontier's keys: every key a script touches is under it, and the
+ * script names it as its one key (KEYS[1]), so that a proxy (nutcracker) routes the script
+ * to the node holding them all */
+#define T P "{f0}"
 #define RETRY_FIRST_WAIT 0.05 /* s before the first attempt to connect again; doubled */
 #define RETRY_MAX_WAIT 1.0    /* s at most between two attempts */
 
 /* ---- the scripts ---- */
 
+/* KEYS[1]: T. ARGV: the URL's hash, its queue entry, its origin. 1: queued, 0: seen before */
 static const char ENQUEUE_LUA[] =
-    "if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end\n"
-    "redis.call('RPUSH', KEYS[2], ARGV[2])\n"
-    "if redis.call('HEXISTS', KEYS[3], 'lease') == 0 then\n"
-    "  local nx = tonumber(redis.call('HGET', KEYS[3], 'next') or '0')\n"
-    "  redis.call('ZADD', KEYS[4], 'NX', nx, ARGV[3])\n"
+    "local p, o = KEYS[1], ARGV[3]\n"
+    "if redis.call('SADD', p .. ':s:' .. o, ARGV[1]) == 0 then return 0 end\n"
+    "redis.call('RPUSH', p .. ':q:' .. o, ARGV[2])\n"
+    "local hk = p .. ':h:' .. o\n"
+    "if redis.call('HEXISTS', hk, 'lease') == 0 then\n"
+    "  local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
+    "  redis.call('ZADD', p .. ':ready', 'NX', nx, o)\n"
     "end\n"
     "return 1\n";
 
@@ -96,8 +114,8 @@ static const char ENQUEUE_LUA[] =
  * {token, origin, entry, delay, rs, rb, rt}, or nil when its queue is empty */
 #define LEASE_FN                                                                                   \
     "local function lease(p, w, o, now, lms)\n"                                                    \
-    "  local hk = p .. '{' .. o .. '}:h'\n"                                                        \
-    "  local e = redis.call('LPOP', p .. '{' .. o .. '}:q')\n"                                     \
+    "  local hk = p .. ':h:' .. o\n"                                                               \
+    "  local e = redis.call('LPOP', p .. ':q:' .. o)\n"                                            \
     "  if not e then redis.call('HDEL', hk, 'lease') return nil end\n"                             \
     "  local t = tostring(redis.call('INCR', p .. ':tok'))\n"                                      \
     "  redis.call('INCR', p .. ':budget')\n"                                                       \
@@ -118,11 +136,11 @@ static const char ENQUEUE_LUA[] =
     "  return m - u\n"                                                                             \
     "end\n"
 
-/* ARGV: P, worker, now_ms, lease_ms, max, max_pages (0: none). Returns {leases, first
- * ready time, leases outstanding, page budget left (-1: none)}. */
+/* KEYS[1]: T. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none). Returns {leases,
+ * first ready time, leases outstanding, page budget left (-1: none)}. */
 static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
-    "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-    "local mp, max = tonumber(ARGV[6]), tonumber(ARGV[5])\n"
+    "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local mp, max = tonumber(ARGV[5]), tonumber(ARGV[4])\n"
     "local b = left(p, mp)\n"
     "if b >= 0 and b < max then max = b end\n"
     "local out = {}\n"
@@ -146,26 +164,26 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  return v\n"                                                                                 \
     "end\n"
 
-/* ARGV: P, worker, now_ms, lease_ms, cseq, max_pages, n,
+/* KEYS[1]: T. ARGV: worker, now_ms, lease_ms, cseq, max_pages, n,
  *       [token, next_ms, delay, keep, fetched] * n, m, [key, value] * m, s, [key, delta] * s,
  *       g, [page] * g.
  * cseq: the worker's commit number; the commit already made with it (its reply lost with
  * the connection) answers {1} and does nothing again. fetched "0": the URL was completed
  * without a request (its page budget given back). */
 static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
-    "local p, w, now, lms = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])\n"
-    "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[5] then return {1, {}} end\n"
-    "local mp, n = tonumber(ARGV[6]), tonumber(ARGV[7])\n"
+    "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[4] then return {1, {}} end\n"
+    "local mp, n = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
     "for i = 0, n - 1 do\n"
-    "  local t = ARGV[8 + 5 * i]\n"
+    "  local t = ARGV[7 + 5 * i]\n"
     "  if not owned(p, w, t) then return {-1, t} end\n"
     "end\n"
     "for i = 0, n - 1 do\n"
-    "  if ARGV[12 + 5 * i] == '0' then redis.call('DECR', p .. ':budget') end\n"
+    "  if ARGV[11 + 5 * i] == '0' then redis.call('DECR', p .. ':budget') end\n"
     "end\n"
     "local out = {}\n"
     "for i = 0, n - 1 do\n"
-    "  local t, nx, d, keep = ARGV[8 + 5 * i], ARGV[9 + 5 * i], ARGV[10 + 5 * i], ARGV[11 + 5 * "
+    "  local t, nx, d, keep = ARGV[7 + 5 * i], ARGV[8 + 5 * i], ARGV[9 + 5 * i], ARGV[10 + 5 * "
     "i]\n"
     "  local v = redis.call('HGET', p .. ':lease', t)\n"
     "  local a = string.find(v, '\\n', 1, true)\n"
@@ -174,7 +192,7 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "  redis.call('HDEL', p .. ':lease', t)\n"
     "  redis.call('ZREM', p .. ':dl', t)\n"
     "  redis.call('SREM', p .. ':wl:' .. w, t)\n"
-    "  local hk = p .. '{' .. o .. '}:h'\n"
+    "  local hk = p .. ':h:' .. o\n"
     "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"
     "  local l = nil\n"
     "  if keep == '1' and left(p, mp) ~= 0 then l = lease(p, w, o, now, lms) end\n"
@@ -182,12 +200,12 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "    out[#out + 1] = l\n"
     "  else\n"
     "    redis.call('HDEL', hk, 'lease')\n"
-    "    if redis.call('LLEN', p .. '{' .. o .. '}:q') > 0 then\n"
+    "    if redis.call('LLEN', p .. ':q:' .. o) > 0 then\n"
     "      redis.call('ZADD', p .. ':ready', nx, o)\n"
     "    end\n"
     "  end\n"
     "end\n"
-    "local k = 8 + 5 * n\n"
+    "local k = 7 + 5 * n\n"
     "local m = tonumber(ARGV[k]); k = k + 1\n"
     "if m > 0 then\n"
     "  redis.call('HSET', p .. ':w:' .. w, unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
@@ -196,31 +214,33 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "for i = 1, s do redis.call('HINCRBY', p .. ':stats', ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
     "local g = tonumber(ARGV[k]); k = k + 1\n"
     "for i = 1, g do redis.call('RPUSH', p .. ':wp:' .. w, ARGV[k]); k = k + 1 end\n"
-    "redis.call('HSET', p .. ':w:' .. w, 'cseq', ARGV[5])\n"
+    "redis.call('HSET', p .. ':w:' .. w, 'cseq', ARGV[4])\n"
     "return {0, out}\n";
 
-/* ARGV: P, worker, deadline_ms, tokens...: returns the first token no longer ours, or 0 */
+/* KEYS[1]: T. ARGV: worker, deadline_ms, tokens...: returns the first token no longer ours,
+ * or 0 */
 static const char RENEW_LUA[] =
-    OWNED_FN "local p, w = ARGV[1], ARGV[2]\n"
-             "for i = 4, #ARGV do\n"
+    OWNED_FN "local p, w = KEYS[1], ARGV[1]\n"
+             "for i = 3, #ARGV do\n"
              "  if not owned(p, w, ARGV[i]) then return ARGV[i] end\n"
-             "  redis.call('ZADD', p .. ':dl', 'XX', ARGV[3], ARGV[i])\n"
+             "  redis.call('ZADD', p .. ':dl', 'XX', ARGV[2], ARGV[i])\n"
              "end\n"
              "return 0\n";
 
-/* ARGV: P, now_ms, worker ("": the expired leases of anyone), limit, [token to keep]...
+/* KEYS[1]: T. ARGV: now_ms, worker ("": the expired leases of anyone), limit, [token to
+ * keep]...
  * The leased URLs (of worker: all its leases but those kept, which the worker holds: after
  * a reconnect, the leases of a reply it lost) go back to the front of their queues, their
  * hosts back to ready. limit "unseen": the leases given back were never seen by their
  * worker (no request was made: the host keeps its next time). Returns how many. */
 static const char REAP_LUA[] =
-    "local p, now, who = ARGV[1], tonumber(ARGV[2]), ARGV[3]\n"
+    "local p, now, who = KEYS[1], tonumber(ARGV[1]), ARGV[2]\n"
     "local toks\n"
     "local keep = {}\n"
-    "local unseen = ARGV[4] == 'unseen'\n"
-    "for i = 5, #ARGV do keep[ARGV[i]] = true end\n"
+    "local unseen = ARGV[3] == 'unseen'\n"
+    "for i = 4, #ARGV do keep[ARGV[i]] = true end\n"
     "if who == '' then\n"
-    "  toks = redis.call('ZRANGEBYSCORE', p .. ':dl', '-inf', now, 'LIMIT', 0, ARGV[4])\n"
+    "  toks = redis.call('ZRANGEBYSCORE', p .. ':dl', '-inf', now, 'LIMIT', 0, ARGV[3])\n"
     "else\n"
     "  toks = redis.call('SMEMBERS', p .. ':wl:' .. who)\n"
     "end\n"
@@ -233,8 +253,8 @@ static const char REAP_LUA[] =
     "    local b = string.find(v, '\\n', a + 1, true)\n"
     "    local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + "
     "1)\n"
-    "    redis.call('LPUSH', p .. '{' .. o .. '}:q', e)\n"
-    "    local hk = p .. '{' .. o .. '}:h'\n"
+    "    redis.call('LPUSH', p .. ':q:' .. o, e)\n"
+    "    local hk = p .. ':h:' .. o\n"
     "    if redis.call('HGET', hk, 'lease') == t then\n"
     "      redis.call('HDEL', hk, 'lease')\n"
     /* its request may have reached the host just now: a delay from now */
@@ -297,13 +317,13 @@ struct crawl_redis {
     uint64_t reconnects;
     int (*sent_hook)(void *userdata, const char *what);
     void *sent_userdata;
-    const char *what; /* the next command's name for the hook (a script's) */
     char sha[SC_N][41];
     struct lease *leases;
     size_t n_leases, cap_leases;
     struct args meta, stats, pages; /* waiting for the commit: key value, key delta, blob */
     size_t n_meta, n_stats, n_pages;
     uint64_t calls; /* commands sent (a script call counts one) */
+    uint64_t evals; /* of them, EVALs after a NOSCRIPT */
     uint64_t commits;
     int64_t released; /* own leases given back when opened */
     void (*crash)(const char *name);
@@ -403,19 +423,18 @@ static void args_cat(struct args *a, const struct args *b)
         args_add(a, b->buf + b->off[i], b->len[i]);
 }
 
-/* Appends the key P{origin}SUFFIX (origin = o[0..olen)). */
-static void args_key(struct args *a, const char *o, size_t olen, const char *suffix)
+/* Appends the host key T:WHAT:ORIGIN (what "h", "q" or "s"; origin = o[0..olen)). */
+static void args_host_key(struct args *a, const char *what, const char *o, size_t olen)
 {
-    size_t sl = strlen(suffix), pl = sizeof P; /* P and '{' */
-    char *k = malloc(pl + olen + sl);
+    size_t pl = strlen(T) + strlen(what) + 2;
+    char *k = malloc(pl + olen);
     if (!k) {
         a->oom = 1;
         return;
     }
-    memcpy(k, P "{", pl);
+    snprintf(k, pl + 1, T ":%s:", what);
     memcpy(k + pl, o, olen);
-    memcpy(k + pl + olen, suffix, sl);
-    args_add(a, k, pl + olen + sl);
+    args_add(a, k, pl + olen);
     free(k);
 }
 
@@ -491,14 +510,40 @@ static void lost(struct crawl_redis *r)
            r->ctx && r->ctx->errstr[0] ? r->ctx->errstr : "closed");
 }
 
+/*
+ * An error reply that says the server is not there rather than that the command was
+ * wrong: LOADING (a restarted Redis reading its data), or a proxy's word that it lost the
+ * node behind it (nutcracker answers "ERR " and the socket error: refused, reset, timed
+ * out, a broken pipe; the command may have run there or not). Both are taken as a lost
+ * connection: connected again, the command sent again (each is safe to send twice).
+ */
+static int is_gone(const redisReply *rep)
+{
+    static const char *const gone[] = {"LOADING",
+                                       "ERR Connection refused",
+                                       "ERR Connection reset by peer",
+                                       "ERR Connection timed out",
+                                       "ERR Broken pipe",
+                                       "ERR No route to host",
+                                       "ERR Network is unreachable",
+                                       "ERR Host is unreachable"};
+    if (!rep || rep->type != REDIS_REPLY_ERROR)
+        return 0;
+    for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+        if (strncmp(rep->str, gone[i], strlen(gone[i])) == 0)
+            return 1;
+    return 0;
+}
+
 /* One command on the connection as it is (no retry); NULL when the connection is lost
- * (r->error says so; *oom set when it was memory). A LOADING reply counts as lost. */
-static redisReply *send_read(struct crawl_redis *r, const struct args *a, const char **argv,
-                             const char *what, int *oom)
+ * (r->error says so; *oom set when it was memory). A reply of is_gone() counts as lost. what:
+ * the command's name for the test hook (NULL: the caller calls it). */
+static redisReply *send_read(struct crawl_redis *r, size_t argc, const char **argv,
+                             const size_t *lens, const char *what, int *oom)
 {
     *oom = 0;
     r->calls++;
-    if (redisAppendCommandArgv(r->ctx, (int)a->n, argv, a->len) != REDIS_OK) {
+    if (redisAppendCommandArgv(r->ctx, (int)argc, argv, lens) != REDIS_OK) {
         *oom = 1;
         rd_err(r, "out of memory");
         return NULL;
@@ -508,7 +553,7 @@ static redisReply *send_read(struct crawl_redis *r, const struct args *a, const 
         return NULL;
     }
     void *v = NULL;
-    if (sent(r, what)) {
+    if (what && sent(r, what)) {
         rd_err(r, "%s: connection lost: closed", r->url);
         return NULL;
     }
@@ -518,7 +563,7 @@ static redisReply *send_read(struct crawl_redis *r, const struct args *a, const 
         return NULL;
     }
     redisReply *rep = v;
-    if (rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "LOADING", 7) == 0) {
+    if (is_gone(rep)) {
         rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
         freeReplyObject(rep);
         return NULL;
@@ -526,27 +571,72 @@ static redisReply *send_read(struct crawl_redis *r, const struct args *a, const 
     return rep;
 }
 
+static int is_noscript(const redisReply *rep)
+{
+    return rep && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0;
+}
+
+/* Sets argv[0..1], lens[0..1] to "EVALSHA SHA" of script (evalit: "EVAL BODY"). */
+static void script_head(const struct crawl_redis *r, int script, int evalit, const char **argv,
+                        size_t *lens)
+{
+    argv[0] = evalit ? "EVAL" : "EVALSHA";
+    lens[0] = strlen(argv[0]);
+    argv[1] = evalit ? SCRIPTS[script] : r->sha[script];
+    lens[1] = strlen(argv[1]);
+}
+
+/*
+ * One script call on the connection as it is (no retry): EVALSHA of the SHA-1 computed
+ * here, and EVAL of the script when the server does not have it (NOSCRIPT: new, restarted,
+ * flushed, or another node behind a proxy), which leaves it there for the next EVALSHA.
+ * No SCRIPT LOAD: a proxy (nutcracker) cannot route it and closes the connection.
+ * argv, lens: the call's pieces, [0] and [1] filled in here.
+ */
+static redisReply *send_script(struct crawl_redis *r, int script, size_t argc, const char **argv,
+                               size_t *lens, const char *what, int *oom)
+{
+    script_head(r, script, 0, argv, lens);
+    redisReply *rep = send_read(r, argc, argv, lens, NULL, oom);
+    if (rep && !is_noscript(rep) && sent(r, what)) { /* the hook once the script ran */
+        freeReplyObject(rep);
+        rd_err(r, "%s: connection lost: closed", r->url);
+        return NULL;
+    }
+    if (!is_noscript(rep))
+        return rep;
+    freeReplyObject(rep);
+    r->evals++;
+    script_head(r, script, 1, argv, lens);
+    return send_read(r, argc, argv, lens, what, oom);
+}
+
 static enum crawl_code reconnect(struct crawl_redis *r);
 
-/* Runs a command of a's pieces; the reply (caller frees) or NULL with r->error set. A lost
- * connection is made again (reconnect) and the command sent again, for r->retry_time at
- * most: every command sent through here is one whose repetition does nothing twice (the
- * scripts are idempotent, or check the worker's commit number). */
-static redisReply *run_args(struct crawl_redis *r, const struct args *a)
+/* Runs a command of a's pieces (script >= 0: that script, a made by eval_begin); the reply
+ * (caller frees) or NULL with r->error set. A lost connection is made again (reconnect)
+ * and the command sent again, for r->retry_time at most: every command sent through here
+ * is one whose repetition does nothing twice (the scripts are idempotent, or check the
+ * worker's commit number). */
+static redisReply *run_cmd(struct crawl_redis *r, const struct args *a, int script)
 {
     if (a->oom) {
         rd_err(r, "out of memory");
         return NULL;
     }
     const char **argv = malloc((a->n ? a->n : 1) * sizeof *argv);
-    if (!argv) {
+    size_t *lens = malloc((a->n ? a->n : 1) * sizeof *lens);
+    if (!argv || !lens) {
+        free(argv);
+        free(lens);
         rd_err(r, "out of memory");
         return NULL;
     }
-    for (size_t i = 0; i < a->n; i++)
+    for (size_t i = 0; i < a->n; i++) {
         argv[i] = a->buf + a->off[i];
-    const char *what = r->what ? r->what : argv[0];
-    r->what = NULL;
+        lens[i] = a->len[i];
+    }
+    const char *what = script >= 0 ? SCRIPT_NAMES[script] : argv[0];
     double since = -1;
     unsigned waits = 0;
     redisReply *rep = NULL;
@@ -557,11 +647,13 @@ static redisReply *run_args(struct crawl_redis *r, const struct args *a)
             break;
         }
         int oom;
-        rep = send_read(r, a, argv, what, &oom);
+        rep = script >= 0 ? send_script(r, script, a->n, argv, lens, what, &oom)
+                          : send_read(r, a->n, argv, lens, what, &oom);
         if (rep || oom || !retry_wait(r, &since, &waits))
             break;
     }
     free(argv);
+    free(lens);
     if (!rep)
         return NULL;
     if (rep->type == REDIS_REPLY_ERROR) {
@@ -572,52 +664,41 @@ static redisReply *run_args(struct crawl_redis *r, const struct args *a)
     return rep;
 }
 
-static enum crawl_code load_scripts(struct crawl_redis *r)
+static redisReply *run_args(struct crawl_redis *r, const struct args *a)
+{
+    return run_cmd(r, a, -1);
+}
+
+/* The SHA-1 of every script, as EVALSHA names it (lower-case hex): 0, or -1. */
+static int script_shas(struct crawl_redis *r)
 {
     for (int i = 0; i < SC_N; i++) {
-        r->calls++;
-        redisReply *rep = redisCommand(r->ctx, "SCRIPT LOAD %s", SCRIPTS[i]);
-        if (!rep || rep->type != REDIS_REPLY_STRING || rep->len != 40) {
-            rd_err(r, "%s: cannot load a script: %s", r->url,
-                   rep && rep->type == REDIS_REPLY_ERROR ? rep->str
-                   : r->ctx->errstr[0]                   ? r->ctx->errstr
-                                                         : "bad answer");
-            if (rep)
-                freeReplyObject(rep);
-            return CRAWL_EIO;
-        }
-        memcpy(r->sha[i], rep->str, 40);
-        r->sha[i][40] = '\0';
-        freeReplyObject(rep);
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        if (EVP_Digest(SCRIPTS[i], strlen(SCRIPTS[i]), md, &len, EVP_sha1(), NULL) != 1 ||
+            len != 20)
+            return -1;
+        for (unsigned k = 0; k < 20; k++)
+            snprintf(r->sha[i] + 2 * k, 3, "%02x", md[k]);
     }
-    return CRAWL_OK;
+    return 0;
 }
 
-/* EVALSHA script with a's pieces as its arguments (a starts with "EVALSHA", "", numkeys:
- * the sha is filled in here); loads the scripts again once when the server lost them. */
+/* The script with a's pieces as its arguments (a made by eval_begin). */
 static redisReply *eval(struct crawl_redis *r, int script, struct args *a)
 {
-    if (a->oom) {
-        rd_err(r, "out of memory");
-        return NULL;
-    }
-    memcpy(a->buf + a->off[1], r->sha[script], 40); /* the placeholder is 40 bytes */
-    r->what = SCRIPT_NAMES[script];
-    redisReply *rep = run_args(r, a);
-    if (!rep && strstr(r->error, "NOSCRIPT") && r->ctx && load_scripts(r) == CRAWL_OK) {
-        memcpy(a->buf + a->off[1], r->sha[script], 40);
-        r->what = SCRIPT_NAMES[script];
-        rep = run_args(r, a);
-    }
-    return rep;
+    return run_cmd(r, a, script);
 }
 
-static void eval_begin(struct args *a, int numkeys)
+/* A script call's first pieces: the command and the script (filled in when sent), one
+ * key: the frontier's tag T, which the script's keys are named from. */
+static void eval_begin(struct args *a)
 {
     args_reset(a);
     args_str(a, "EVALSHA");
-    args_str(a, "0000000000000000000000000000000000000000");
-    args_fmt(a, "%d", numkeys);
+    args_str(a, "");
+    args_str(a, "1");
+    args_str(a, T);
 }
 
 /* ---- open, close ---- */
@@ -674,7 +755,7 @@ enum crawl_code crawl_redis_parse_url(const char *url, char *host, size_t host_c
     return *s ? CRAWL_EURL : CRAWL_OK;
 }
 
-/* Connects to r->host:port (no retry), selects the database, loads the scripts. */
+/* Connects to r->host:port (no retry) and selects the database. */
 static enum crawl_code connect_once(struct crawl_redis *r)
 {
     struct timeval tv = {5, 0};
@@ -701,10 +782,6 @@ static enum crawl_code connect_once(struct crawl_redis *r)
             return CRAWL_EIO;
         }
     }
-    if (load_scripts(r) != CRAWL_OK) {
-        drop(r);
-        return CRAWL_EIO;
-    }
     return CRAWL_OK;
 }
 
@@ -718,8 +795,7 @@ static enum crawl_code reconnect(struct crawl_redis *r)
     if (connect_once(r) != CRAWL_OK)
         return CRAWL_EIO;
     struct args a = {0};
-    eval_begin(&a, 0);
-    args_str(&a, P);
+    eval_begin(&a);
     args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
     args_str(&a, r->worker);
     args_str(&a, "unseen");
@@ -727,21 +803,24 @@ static enum crawl_code reconnect(struct crawl_redis *r)
         args_str(&a, r->leases[i].token);
     enum crawl_code rc = CRAWL_ENOMEM;
     const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
-    if (argv) {
-        memcpy(a.buf + a.off[1], r->sha[SC_REAP], 40);
-        for (size_t i = 0; i < a.n; i++)
+    size_t *lens = a.oom ? NULL : malloc(a.n * sizeof *lens);
+    if (argv && lens) {
+        for (size_t i = 0; i < a.n; i++) {
             argv[i] = a.buf + a.off[i];
+            lens[i] = a.len[i];
+        }
         int oom;
-        redisReply *rep = send_read(r, &a, argv, "reconcile", &oom);
+        redisReply *rep = send_script(r, SC_REAP, a.n, argv, lens, "reconcile", &oom);
         rc = rep && rep->type == REDIS_REPLY_INTEGER ? CRAWL_OK : CRAWL_EIO;
         if (rep && rep->type == REDIS_REPLY_ERROR)
             rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
         if (rep)
             freeReplyObject(rep);
-        free(argv);
     } else {
         rd_err(r, "out of memory");
     }
+    free(argv);
+    free(lens);
     args_release(&a);
     if (rc != CRAWL_OK) {
         drop(r);
@@ -780,6 +859,11 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     r->retry_time = opts->retry_time > 0   ? opts->retry_time
                     : opts->retry_time < 0 ? 0
                                            : CRAWL_REDIS_RETRY_TIME;
+    rc = CRAWL_ENOMEM;
+    if (script_shas(r) != 0) {
+        rd_err(r, "cannot compute the scripts' SHA-1");
+        goto fail;
+    }
     rc = CRAWL_EIO;
     if (connect_once(r) != CRAWL_OK) /* not there at the start: said at once */
         goto fail;
@@ -841,6 +925,11 @@ uint64_t crawl_redis_reconnects(const struct crawl_redis *r)
     return r->reconnects;
 }
 
+uint64_t crawl_redis_evals(const struct crawl_redis *r)
+{
+    return r->evals;
+}
+
 void crawl_redis_set_sent_hook(struct crawl_redis *r, int (*fn)(void *userdata, const char *what),
                                void *userdata)
 {
@@ -865,7 +954,7 @@ static redisReply *meta_get(struct crawl_redis *r, const char *key)
 {
     struct args a = {0};
     args_str(&a, "HGET");
-    args_fmt(&a, P ":w:%s", r->worker);
+    args_fmt(&a, T ":w:%s", r->worker);
     args_str(&a, key);
     redisReply *rep = run_args(r, &a);
     args_release(&a);
@@ -929,7 +1018,7 @@ enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key, in
     *v = 0;
     struct args a = {0};
     args_str(&a, "HGET");
-    args_str(&a, P ":stats");
+    args_str(&a, T ":stats");
     args_str(&a, key);
     redisReply *rep = run_args(r, &a);
     args_release(&a);
@@ -953,7 +1042,7 @@ enum crawl_code crawl_redis_foreach_page(struct crawl_redis *r,
                                          void *userdata)
 {
     char key[CRAWL_REDIS_MAX_NAME + 32];
-    snprintf(key, sizeof key, P ":wp:%s", r->worker);
+    snprintf(key, sizeof key, T ":wp:%s", r->worker);
     for (long start = 0;; start += 1000) {
         struct args a = {0};
         args_str(&a, "LRANGE");
@@ -994,19 +1083,15 @@ size_t crawl_redis_pending(const struct crawl_redis *r)
 
 /* ---- the frontier ---- */
 
-/* The EVALSHA of the enqueue script for one URL into a (reset first). */
-static void enqueue_args(struct args *a, const char *sha, const char *url, size_t origin_len,
-                         unsigned depth, unsigned hops, const char *referrer)
+/* The enqueue script's call for one URL into a (reset first). */
+static void enqueue_args(struct args *a, const char *url, size_t origin_len, unsigned depth,
+                         unsigned hops, const char *referrer)
 {
     uint64_t h = crawl_hash64(url, strlen(url));
     unsigned char hb[8];
     for (int i = 0; i < 8; i++)
         hb[i] = (unsigned char)(h >> (56 - 8 * i));
-    eval_begin(a, 4);
-    args_key(a, url, origin_len, "}:s");
-    args_key(a, url, origin_len, "}:q");
-    args_key(a, url, origin_len, "}:h");
-    args_str(a, P ":ready");
+    eval_begin(a);
     args_add(a, hb, 8);
     char head[48];
     snprintf(head, sizeof head, "%u %u\n", depth, hops);
@@ -1024,36 +1109,49 @@ static void enqueue_args(struct args *a, const char *sha, const char *url, size_
     args_add(a, entry, hl + rl + 1 + ul);
     free(entry);
     args_add(a, url, origin_len);
-    if (!a->oom)
-        memcpy(a->buf + a->off[1], sha, 40);
 }
 
-/* Sends the enqueue scripts of links[0..n) in one pipeline and reads every answer:
- * 1 when the connection was lost (r->error says how), else 0 with *rc CRAWL_OK
- * (*noscript: the server lost the script) or an error. */
-static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *links, size_t n,
-                            unsigned depth, const char *referrer, enum crawl_code *out,
-                            int *noscript)
+/* What became of a link's enqueue call (enqueue_pipeline). */
+enum { EQ_SEND, EQ_EVAL, EQ_DONE, EQ_DONE_NOW /* answered in this round */ };
+
+/* Sends the enqueue scripts of the links[0..n) not answered yet (state[] EQ_SEND or
+ * EQ_EVAL) in one pipeline (EVALSHA, or EVAL for those in EQ_EVAL) and reads every answer:
+ * a link answered becomes EQ_DONE, one answered NOSCRIPT (the node does not have the
+ * script) EQ_EVAL, to be sent again. 1 when the connection was lost (r->error says how),
+ * else 0 with *rc CRAWL_OK or an error. */
+static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *links,
+                            unsigned char *state, size_t n, unsigned depth, const char *referrer,
+                            enum crawl_code *out)
 {
     struct args a = {0};
     enum crawl_code rc = CRAWL_OK;
     int gone = 0;
-    *noscript = 0;
+    size_t sent_n = 0;
     *out = CRAWL_OK;
     for (size_t i = 0; i < n && rc == CRAWL_OK; i++) {
+        if (state[i] >= EQ_DONE)
+            continue;
         args_reset(&a);
-        enqueue_args(&a, r->sha[SC_ENQUEUE], links[i].url, links[i].origin_len, depth,
-                     links[i].hops, referrer);
+        enqueue_args(&a, links[i].url, links[i].origin_len, depth, links[i].hops, referrer);
         const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
-        if (!argv) {
+        size_t *lens = a.oom ? NULL : malloc(a.n * sizeof *lens);
+        if (!argv || !lens) {
+            free(argv);
+            free(lens);
             rc = CRAWL_ENOMEM;
             break;
         }
-        for (size_t k = 0; k < a.n; k++)
+        for (size_t k = 0; k < a.n; k++) {
             argv[k] = a.buf + a.off[k];
-        if (redisAppendCommandArgv(r->ctx, (int)a.n, argv, a.len) != REDIS_OK)
+            lens[k] = a.len[k];
+        }
+        script_head(r, SC_ENQUEUE, state[i] == EQ_EVAL, argv, lens);
+        if (redisAppendCommandArgv(r->ctx, (int)a.n, argv, lens) != REDIS_OK)
             rc = CRAWL_ENOMEM;
+        r->evals += state[i] == EQ_EVAL;
+        sent_n++;
         free(argv);
+        free(lens);
     }
     args_release(&a);
     if (rc != CRAWL_OK) {
@@ -1062,26 +1160,31 @@ static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *link
         *out = rc;
         return 0;
     }
-    r->calls += n;
+    r->calls += sent_n;
     if (flush(r) != 0) {
         lost(r);
         return 1;
     }
-    if (sent(r, "enqueue")) {
-        rd_err(r, "%s: connection lost: closed", r->url);
-        return 1;
-    }
+    size_t noscript = 0, first = n;
     for (size_t i = 0; i < n; i++) { /* every answer is read, whatever happened */
+        if (state[i] >= EQ_DONE)
+            continue;
+        if (first == n)
+            first = i;
         redisReply *rep = NULL;
         if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
             lost(r);
             return 1;
         }
+        state[i] = EQ_DONE_NOW;
         if (rep->type == REDIS_REPLY_ERROR) {
-            if (strstr(rep->str, "NOSCRIPT"))
-                *noscript = 1;
-            else if (strncmp(rep->str, "LOADING", 7) == 0 && !gone) {
-                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+            if (is_noscript(rep)) {
+                state[i] = EQ_EVAL;
+                noscript++;
+            } else if (is_gone(rep)) {
+                state[i] = EQ_SEND; /* not run: sent again once the server is back */
+                if (!gone)
+                    rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
                 gone = 1;
             } else if (rc == CRAWL_OK) {
                 rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
@@ -1092,6 +1195,18 @@ static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *link
         }
         freeReplyObject(rep);
     }
+    /* the test hook, once the scripts ran: their answers lost, sent again (seen then) */
+    int hooked = !noscript && !gone && first < n && sent(r, "enqueue");
+    for (size_t i = 0; i < n; i++)
+        if (state[i] == EQ_DONE_NOW) {
+            state[i] = EQ_DONE;
+            if (hooked)
+                links[i].added = 0;
+        }
+    if (hooked) {
+        rd_err(r, "%s: connection lost: closed", r->url);
+        return 1;
+    }
     *out = rc;
     return gone;
 }
@@ -1101,35 +1216,45 @@ enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_red
 {
     double since = -1;
     unsigned waits = 0;
-    int reloaded = 0;
     for (size_t i = 0; i < n; i++)
         links[i].added = 0;
-    for (;;) {
+    unsigned char *state = calloc(n ? n : 1, 1); /* EQ_SEND */
+    if (!state) {
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    enum crawl_code rc = CRAWL_OK;
+    for (int evals = 0;;) {
         if (!r->ctx && reconnect(r) != CRAWL_OK) {
             if (retry_wait(r, &since, &waits))
                 continue;
-            return CRAWL_EIO;
+            rc = CRAWL_EIO;
+            break;
         }
-        /* pipelined: n scripts sent, then n answers read (one round trip). Sent again
-         * whole after a lost connection: a URL queued by the lost round is seen, not
-         * queued twice (its added stays 0) */
-        int noscript = 0;
-        enum crawl_code rc;
-        if (enqueue_pipeline(r, links, n, depth, referrer, &rc, &noscript)) {
+        /* pipelined: the scripts sent, then their answers read (one round trip). Those
+         * not answered are sent again after a lost connection: a URL queued by the lost
+         * round is seen, not queued twice (its added stays 0) */
+        if (enqueue_pipeline(r, links, state, n, depth, referrer, &rc)) {
             if (retry_wait(r, &since, &waits))
                 continue;
-            return CRAWL_EIO;
+            rc = CRAWL_EIO;
+            break;
         }
-        if (rc != CRAWL_OK)
-            return rc;
-        if (!noscript)
-            return CRAWL_OK;
-        /* the server lost the scripts (SCRIPT FLUSH): load them, send again (idempotent) */
-        if (reloaded++ || load_scripts(r) != CRAWL_OK) {
-            rd_err(r, "%s: the enqueue script cannot be loaded", r->url);
-            return CRAWL_EIO;
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++)
+            left += state[i] < EQ_DONE;
+        if (rc != CRAWL_OK || left == 0)
+            break;
+        /* answered NOSCRIPT (a node without the script): sent again as EVAL, which leaves
+         * the script there; an EVAL answered NOSCRIPT is the server's error */
+        if (evals++) {
+            rd_err(r, "%s: the enqueue script is refused (NOSCRIPT after EVAL)", r->url);
+            rc = CRAWL_EIO;
+            break;
         }
     }
+    free(state);
+    return rc;
 }
 
 enum crawl_code crawl_redis_enqueue(struct crawl_redis *r, const char *url, size_t origin_len,
@@ -1215,8 +1340,7 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     *leases = 0;
     double now = wall_now();
     struct args a = {0};
-    eval_begin(&a, 0);
-    args_str(&a, P);
+    eval_begin(&a);
     args_str(&a, r->worker);
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
@@ -1313,8 +1437,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
     *kept = 0;
     double now = wall_now();
     struct args a = {0};
-    eval_begin(&a, 0);
-    args_str(&a, P);
+    eval_begin(&a);
     args_str(&a, r->worker);
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
@@ -1418,8 +1541,7 @@ enum crawl_code crawl_redis_renew(struct crawl_redis *r)
     if (r->n_leases == 0)
         return CRAWL_OK;
     struct args a = {0};
-    eval_begin(&a, 0);
-    args_str(&a, P);
+    eval_begin(&a);
     args_str(&a, r->worker);
     args_fmt(&a, "%lld", (long long)((wall_now() + r->lease_time) * 1000));
     for (size_t i = 0; i < r->n_leases; i++)
@@ -1444,8 +1566,7 @@ static enum crawl_code reap(struct crawl_redis *r, const char *who, size_t *n)
 {
     *n = 0;
     struct args a = {0};
-    eval_begin(&a, 0);
-    args_str(&a, P);
+    eval_begin(&a);
     args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
     args_str(&a, who);
     args_str(&a, "1000");
@@ -1480,7 +1601,7 @@ enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origi
 {
     struct args a = {0};
     args_str(&a, "HSET");
-    args_key(&a, origin, strlen(origin), "}:h");
+    args_host_key(&a, "h", origin, strlen(origin));
     args_str(&a, "rs");
     args_fmt(&a, "%d", status);
     args_str(&a, "rb");

@@ -40,8 +40,8 @@ static void flush(void)
 
 static struct crawl_redis *worker(const char *name, double lease_time)
 {
-    struct crawl_redis_opts o = {.url = srv.url, .worker = name, .lease_time = lease_time,
-                                 .host_lease_time = -1};
+    struct crawl_redis_opts o = {
+        .url = srv.url, .worker = name, .lease_time = lease_time, .host_lease_time = -1};
     struct crawl_redis *r = NULL;
     char err[512];
     if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
@@ -84,8 +84,7 @@ static int take(void *userdata, const struct crawl_redis_lease *l)
 static int enqueue(struct crawl_redis *r, const char *url, const char *ref)
 {
     int added = -1;
-    ASSERT_EQ(crawl_redis_enqueue(r, url, strlen("http://a.test"), 2, 0, ref, &added),
-                    CRAWL_OK);
+    ASSERT_EQ(crawl_redis_enqueue(r, url, strlen("http://a.test"), 2, 0, ref, &added), CRAWL_OK);
     return added;
 }
 
@@ -150,6 +149,53 @@ static void test_redis_frontier_enqueue_lease_complete(void)
     crawl_redis_free(b);
 }
 
+/* The scripts go as EVALSHA of a SHA-1 computed by the client, and as EVAL when the
+ * server answers NOSCRIPT (never SCRIPT LOAD, which a proxy cannot route): the client's
+ * SHA-1 is the server's (the next call of the script is an EVALSHA that runs), and a
+ * server that lost its scripts gets them again, an enqueue pipeline answered NOSCRIPT in
+ * part counting each URL once. Every key is under one hash tag, which is KEYS[1]. */
+static void test_redis_frontier_scripts_by_sha(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    const char *sflush[2] = {"SCRIPT", "FLUSH"};
+    CU_ASSERT(test_redis_cmd(&srv, 2, sflush) >= 0);
+    struct crawl_redis *a = worker("a", 30);
+    CU_ASSERT_FATAL(a != NULL);
+    uint64_t e0 = crawl_redis_evals(a); /* the release of the open: the reap script */
+    ASSERT_EQ(e0, 1);
+    ASSERT_EQ(enqueue(a, "http://a.test/1", NULL), 1);
+    ASSERT_EQ(crawl_redis_evals(a), 2);
+    uint64_t calls = crawl_redis_calls(a);
+    ASSERT_EQ(enqueue(a, "http://a.test/2", NULL), 1);
+    ASSERT_EQ(crawl_redis_evals(a), 2);         /* EVALSHA found it */
+    ASSERT_EQ(crawl_redis_calls(a), calls + 1); /* one call */
+    /* the server loses its scripts: a pipeline of 3, answered NOSCRIPT, sent again as EVAL */
+    CU_ASSERT(test_redis_cmd(&srv, 2, sflush) >= 0);
+    struct crawl_redis_link links[3] = {{.url = "http://a.test/3", .origin_len = 13},
+                                        {.url = "http://a.test/1", .origin_len = 13},
+                                        {.url = "http://b.test/1", .origin_len = 13}};
+    ASSERT_EQ(crawl_redis_enqueue_many(a, links, 3, 1, NULL), CRAWL_OK);
+    ASSERT_EQ(links[0].added, 1);
+    ASSERT_EQ(links[1].added, 0);
+    ASSERT_EQ(links[2].added, 1);
+    ASSERT_EQ(crawl_redis_evals(a), 5);
+    /* every key the scripts made is under the tag {f0} */
+    const char *keys[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", "*"};
+    long long nkeys = test_redis_cmd(&srv, 4, keys);
+    const char *tagged[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", "simcrawl{f0}:*"};
+    CU_ASSERT(nkeys >= 5); /* seen sets and queues of two hosts, ready */
+    ASSERT_EQ(test_redis_cmd(&srv, 4, tagged), nkeys);
+    struct got g = {0};
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(crawl_redis_evals(a), 6);
+    crawl_redis_free(a);
+}
+
 static void test_redis_frontier_leases_come_back(void)
 {
     CU_ASSERT_FATAL(srv_up);
@@ -201,20 +247,17 @@ static void test_redis_frontier_urls_and_names(void)
 {
     char host[64];
     int port, db;
-    ASSERT_EQ(crawl_redis_parse_url("redis://h.example:7000/3", host, sizeof host, &port,
-                                          &db), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_parse_url("redis://h.example:7000/3", host, sizeof host, &port, &db),
+              CRAWL_OK);
     CU_ASSERT_STRING_EQUAL(host, "h.example");
     ASSERT_EQ(port, 7000);
     ASSERT_EQ(db, 3);
-    ASSERT_EQ(crawl_redis_parse_url("redis://127.0.0.1", host, sizeof host, &port, &db),
-                    CRAWL_OK);
+    ASSERT_EQ(crawl_redis_parse_url("redis://127.0.0.1", host, sizeof host, &port, &db), CRAWL_OK);
     ASSERT_EQ(port, 6379);
     ASSERT_EQ(db, 0);
     ASSERT_EQ(crawl_redis_parse_url("http://x:1", host, sizeof host, &port, &db), CRAWL_EURL);
-    ASSERT_EQ(crawl_redis_parse_url("redis://x:99999", host, sizeof host, &port, &db),
-                    CRAWL_EURL);
-    ASSERT_EQ(crawl_redis_parse_url("redis://x:1/a", host, sizeof host, &port, &db),
-                    CRAWL_EURL);
+    ASSERT_EQ(crawl_redis_parse_url("redis://x:99999", host, sizeof host, &port, &db), CRAWL_EURL);
+    ASSERT_EQ(crawl_redis_parse_url("redis://x:1/a", host, sizeof host, &port, &db), CRAWL_EURL);
     struct crawl_redis_opts o = {.url = "redis://127.0.0.1:1", .worker = "a b"};
     struct crawl_redis *r = NULL;
     char err[256];
@@ -265,8 +308,11 @@ static double mono(void)
 static struct crawl_redis *worker_at(const char *url, const char *name, double host_lease,
                                      double retry)
 {
-    struct crawl_redis_opts o = {.url = url, .worker = name, .lease_time = 30,
-                                 .host_lease_time = host_lease, .retry_time = retry};
+    struct crawl_redis_opts o = {.url = url,
+                                 .worker = name,
+                                 .lease_time = 30,
+                                 .host_lease_time = host_lease,
+                                 .retry_time = retry};
     struct crawl_redis *r = NULL;
     char err[512];
     if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
@@ -293,8 +339,11 @@ static void test_redis_frontier_reconnect(void)
     /* the server dies once a's commit has run (a.test/1 done, a.test kept: a.test/2 leased
      * to a in the lost reply), down for 0.3 s: the commit is sent again, finds itself
      * made, and the lease of the lost reply goes back to the queue */
-    struct crash_at cr = {.srv = &d, .script = "commit", .delay_ms = 300,
-                          .probe = {"HEXISTS", "simcrawl:w:a", "cseq"}, .want = 1};
+    struct crash_at cr = {.srv = &d,
+                          .script = "commit",
+                          .delay_ms = 300,
+                          .probe = {"HEXISTS", "simcrawl{f0}:w:a", "cseq"},
+                          .want = 1};
     crawl_redis_set_sent_hook(a, crash_at_script, &cr);
     ASSERT_EQ(crawl_redis_decided(a, "http://a.test/1", wall(), 0), CRAWL_OK);
     ASSERT_EQ(crawl_redis_set_meta_int(a, "warc.offset", 100), CRAWL_OK);
@@ -311,7 +360,7 @@ static void test_redis_frontier_reconnect(void)
     int found = 0;
     ASSERT_EQ(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
     CU_ASSERT(found && v == 100);
-    const char *wl[2] = {"SCARD", "simcrawl:wl:a"};
+    const char *wl[2] = {"SCARD", "simcrawl{f0}:wl:a"};
     ASSERT_EQ(test_redis_cmd(&d, 2, wl), 1); /* no lease of a's that a does not know */
     /* a.test/2 is queued again; b (reconnected on its next call) gets it */
     struct got gb = {0};
@@ -320,8 +369,11 @@ static void test_redis_frontier_reconnect(void)
     CU_ASSERT_STRING_EQUAL(gb.urls[0], "http://a.test/2");
     /* an acquire whose reply is lost: its leases go back, the acquire is made again */
     ASSERT_EQ(crawl_redis_enqueue(a, "http://c.test/1", 13, 0, 0, NULL, &added), CRAWL_OK);
-    struct crash_at ca = {.srv = &d, .script = "acquire", .delay_ms = 100,
-                          .probe = {"LLEN", "simcrawl{http://c.test}:q"}, .probe_n = 2,
+    struct crash_at ca = {.srv = &d,
+                          .script = "acquire",
+                          .delay_ms = 100,
+                          .probe = {"LLEN", "simcrawl{f0}:q:http://c.test"},
+                          .probe_n = 2,
                           .want = 0};
     crawl_redis_set_sent_hook(a, crash_at_script, &ca);
     struct got g2 = {0};
@@ -332,15 +384,18 @@ static void test_redis_frontier_reconnect(void)
     ASSERT_EQ(crawl_redis_held(a), 2);
     ASSERT_EQ(test_redis_cmd(&d, 2, wl), 2);
     /* an enqueue pipeline whose replies are lost: queued once */
-    struct crash_at ce = {.srv = &d, .script = "enqueue", .delay_ms = 100,
-                          .probe = {"LLEN", "simcrawl{http://d.test}:q"}, .probe_n = 2,
+    struct crash_at ce = {.srv = &d,
+                          .script = "enqueue",
+                          .delay_ms = 100,
+                          .probe = {"LLEN", "simcrawl{f0}:q:http://d.test"},
+                          .probe_n = 2,
                           .want = 2};
     crawl_redis_set_sent_hook(a, crash_at_script, &ce);
     struct crawl_redis_link links[2] = {{.url = "http://d.test/1", .origin_len = 13},
                                         {.url = "http://d.test/2", .origin_len = 13}};
     ASSERT_EQ(crawl_redis_enqueue_many(a, links, 2, 1, NULL), CRAWL_OK);
     CU_ASSERT(ce.fired);
-    const char *llen[2] = {"LLEN", "simcrawl{http://d.test}:q"};
+    const char *llen[2] = {"LLEN", "simcrawl{f0}:q:http://d.test"};
     ASSERT_EQ(test_redis_cmd(&d, 2, llen), 2);
     crawl_redis_set_sent_hook(a, NULL, NULL);
     crawl_redis_free(a);
@@ -365,6 +420,7 @@ void test_redis_frontier_register(void)
     CU_pSuite s = CU_add_suite("redis_frontier", suite_init, suite_clean);
     CU_add_test(s, "test_redis_frontier_enqueue_lease_complete",
                 test_redis_frontier_enqueue_lease_complete);
+    CU_add_test(s, "test_redis_frontier_scripts_by_sha", test_redis_frontier_scripts_by_sha);
     CU_add_test(s, "test_redis_frontier_leases_come_back", test_redis_frontier_leases_come_back);
     CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
     CU_add_test(s, "test_redis_frontier_reconnect", test_redis_frontier_reconnect);

@@ -19,21 +19,7 @@ SIMCRAWL=${SIMCRAWL:-$BUILD/simcrawl}
 W=$(mktemp -d /dev/shm/bench_redis.XXXXXX)
 RPID=
 trap 'nginx_stop; [ -n "$RPID" ] && kill $RPID 2>/dev/null; rm -rf "$W"' EXIT
-ports=""
-servers=""
-for h in $(seq 0 $((HOSTS - 1))); do
-    p=$(free_port)
-    ports="$ports${ports:+,}$p"
-    servers="$servers server { listen 127.0.0.1:$p; root $W/site/h$h; }"
-done
-python3 tests/tools/crawl_redis.py --dir "$W/site" --write --ports "$ports" --pages "$PAGES" --hosts "$HOSTS"
-PORT=${ports%%,*}
-nginx_start "$W/nginx" "$PORT" "
-    access_log off;
-    keepalive_requests 100000;
-    types { text/html html; text/plain txt; }
-    $servers" || { echo "bench_redis: nginx did not start: $(cat "$W/nginx/nginx.out")" >&2; exit 1; }
-SEEDS=$(echo "$ports" | tr ',' '\n' | sed 's|.*|http://127.0.0.1:&/p/0.html|')
+. tests/bench/redis_site.sh
 
 # one RUN: WORKERS (0: the in-process crawl); prints "workers wall pages cpu redis_cpu sent calls"
 one() {

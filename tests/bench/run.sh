@@ -179,6 +179,11 @@ echo "== redis shards =="
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(redis-server --version | sed 's/ sha=.*//'), $(nutcracker --version 2>&1 | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1 /proc/loadavg)"
 python3 tests/tools/redis_shards.py --bench --nodes 3 --rounds 5 --requests 100000 ||
     echo "  (the redis shards benchmark failed)"
+# the crawl through nutcracker: 3 workers, the frontier behind the proxy against one
+# redis-server direct (and the index on a server of its own either way), alternating
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+SIMCRAWL="$BUILD/simcrawl" sh tests/bench/bench_redis_shards.sh 5 32 400 3 ||
+    echo "  (the crawl through nutcracker benchmark failed)"
 fi
 
 # ---- wget2 [wget2] (docs/BENCHMARKS.md "## wget2 plugin") ----

@@ -56,6 +56,7 @@ seen-memory 8192
 durable yes
 redis redis://127.0.0.1:1
 redis-retry 5
+redis-index redis://127.0.0.1:2
 worker-name w1
 lease-time 5
 host-lease-time 2

@@ -7,7 +7,7 @@
 # and checks the union of the WARCs and logs against the site, politeness across workers
 # from the server's request times, the near-duplicate decisions, and that every exact
 # duplicate is a revisit record referring to a response record in one of the WARCs. `make stress` runs
-# it with 20 kills and a redis-server restart.
+# it with 20 kills and a redis-server restart, then again through nutcracker.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CR=$TMP/crawl_redis
 mkdir -p "$CR"
@@ -38,4 +38,23 @@ if command -v redis-server >/dev/null; then
     fi
 else
     bad "crawl --redis: no redis-server (apt-get install redis-server)"
+fi
+# the same through nutcracker: the frontier on 3 redis-servers behind the proxy (--redis
+# names it), the index on a redis-server of its own (--redis-index); a worker killed, the
+# node holding the frontier killed and started again (the proxy answers "ERR Connection
+# refused" meanwhile: the workers connect again and go on)
+expect_status 1 "crawl --redis-index, a bad URL" -- "$SIMCRAWL" crawl --quiet \
+    --redis redis://127.0.0.1:1 --redis-index http://x --worker-name a http://127.0.0.1:1/
+expect_grep "bad --redis-index 'http://x': expected redis://HOST:PORT\[/DB\]" "$TMP/err" \
+    "a bad --redis-index URL is named"
+if command -v redis-server >/dev/null && command -v nutcracker >/dev/null; then
+    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/shards" \
+        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 --redis-restarts 1 \
+        --shards 3 --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
+        ok
+    else
+        bad "crawl --redis through nutcracker, 3 workers, one killed: $(head -c 600 "$TMP/err")"
+    fi
+else
+    bad "crawl --redis through nutcracker: no nutcracker (apt-get install nutcracker)"
 fi

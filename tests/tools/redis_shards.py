@@ -63,20 +63,34 @@ def cli(port, *args):
     return r.returncode, (r.stdout + r.stderr).strip()
 
 
+def commands_run(port):
+    """the commands the redis-server at port has run (INFO commandstats: the calls inside
+    scripts included)"""
+    info = cli(port, "info", "commandstats")[1]
+    return sum(int(l.split("calls=")[1].split(",")[0]) for l in info.splitlines()
+               if "calls=" in l)
+
+
+def cpu_seconds(port):
+    """the CPU time (user + system) of the redis-server at port"""
+    info = cli(port, "info", "cpu")[1]
+    return sum(float(l.split(":")[1]) for l in info.splitlines()
+               if l.startswith(("used_cpu_sys:", "used_cpu_user:")))
+
+
 class Shards:
-    def __init__(self, nodes, base):
+    """durable: the nodes keep an append-only file (appendfsync always), so that one
+    killed and started again (restart()) loses nothing acknowledged"""
+
+    def __init__(self, nodes, base, durable=False):
         self.dir = tempfile.mkdtemp(prefix="simcrawl-shards-", dir=base)
         self.procs = []
         self.ports = []
+        self.durable = durable
         try:
             for i in range(nodes):
                 p = free_port()
-                d = os.path.join(self.dir, "r%d" % i)
-                os.makedirs(d)
-                pr = subprocess.Popen(
-                    ["redis-server", "--port", str(p), "--bind", "127.0.0.1", "--save", "",
-                     "--appendonly", "no", "--dir", d, "--logfile", os.path.join(d, "log")],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                pr = self.start_node(i, p)
                 self.procs.append(pr)
                 wait_port(p, pr, "redis-server")
                 self.ports.append(p)
@@ -104,6 +118,24 @@ class Shards:
         except BaseException:
             self.stop()
             raise
+
+    def start_node(self, i, port):
+        d = os.path.join(self.dir, "r%d" % i)
+        os.makedirs(d, exist_ok=True)
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else \
+            ["--appendonly", "no"]
+        return subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--dir", d, "--logfile", os.path.join(d, "log")] + aof,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def restart(self, i, down):
+        """node i killed with SIGKILL, started again in place down seconds later"""
+        self.procs[i].send_signal(signal.SIGKILL)
+        self.procs[i].wait()
+        time.sleep(down)
+        self.procs[i] = self.start_node(i, self.ports[i])
+        wait_port(self.ports[i], self.procs[i], "redis-server")
 
     def stop(self):
         for pr in self.procs:
