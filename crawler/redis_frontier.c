@@ -830,6 +830,34 @@ static enum crawl_code reconnect(struct crawl_redis *r)
     return CRAWL_OK;
 }
 
+/* A crawl of simcrawl 0.4.0 and before (keys "simcrawl:stats", "simcrawl:ready", without
+ * the tag T) in this database is not resumed under the new keys, which would crawl it
+ * again from the seeds beside the old one: CRAWL_EFORMAT, said. CRAWL_OK when there is none. */
+static enum crawl_code older_layout(struct crawl_redis *r)
+{
+    static const char *const old_keys[] = {P ":stats", P ":ready"};
+    for (size_t i = 0; i < sizeof old_keys / sizeof old_keys[0]; i++) {
+        struct args a = {0};
+        args_str(&a, "EXISTS");
+        args_str(&a, old_keys[i]);
+        redisReply *rep = run_args(r, &a);
+        args_release(&a);
+        if (!rep)
+            return CRAWL_EIO;
+        int there = rep->type == REDIS_REPLY_INTEGER && rep->integer > 0;
+        freeReplyObject(rep);
+        if (there) {
+            rd_err(r,
+                   "%s holds a crawl of an older simcrawl (key %s): this one keeps its "
+                   "keys under %s and would start that crawl again; finish it with the "
+                   "simcrawl that began it, or delete its keys (DEL, FLUSHDB) to start anew",
+                   r->url, old_keys[i], T);
+            return CRAWL_EFORMAT;
+        }
+    }
+    return CRAWL_OK;
+}
+
 enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct crawl_redis **out,
                                  char *err, size_t errlen)
 {
@@ -867,6 +895,10 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     rc = CRAWL_EIO;
     if (connect_once(r) != CRAWL_OK) /* not there at the start: said at once */
         goto fail;
+    rc = older_layout(r);
+    if (rc != CRAWL_OK)
+        goto fail;
+    rc = CRAWL_EIO;
     /* the last commit this worker made (a commit sent again after a lost reply is known) */
     int found = 0;
     if (crawl_redis_meta_int(r, "cseq", &r->cseq, &found) != CRAWL_OK)

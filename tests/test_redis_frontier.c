@@ -196,6 +196,25 @@ static void test_redis_frontier_scripts_by_sha(void)
     crawl_redis_free(a);
 }
 
+/* A database holding a crawl of the older key layout (simcrawl:stats, no tag) is refused,
+ * named, rather than crawled again from the seeds under the new keys. */
+static void test_redis_frontier_older_layout_refused(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    const char *old[4] = {"HSET", "simcrawl:stats", "pages", "3"};
+    CU_ASSERT(test_redis_cmd(&srv, 4, old) >= 0);
+    struct crawl_redis_opts o = {.url = srv.url, .worker = "a"};
+    struct crawl_redis *r = NULL;
+    char err[512] = "";
+    ASSERT_EQ(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_EFORMAT);
+    CU_ASSERT_PTR_NULL(r);
+    CU_ASSERT(strstr(err, "holds a crawl of an older simcrawl (key simcrawl:stats)") != NULL);
+    flush(); /* without it the same open works */
+    ASSERT_EQ(crawl_redis_open(&o, &r, err, sizeof err), CRAWL_OK);
+    crawl_redis_free(r);
+}
+
 static void test_redis_frontier_leases_come_back(void)
 {
     CU_ASSERT_FATAL(srv_up);
@@ -421,6 +440,8 @@ void test_redis_frontier_register(void)
     CU_add_test(s, "test_redis_frontier_enqueue_lease_complete",
                 test_redis_frontier_enqueue_lease_complete);
     CU_add_test(s, "test_redis_frontier_scripts_by_sha", test_redis_frontier_scripts_by_sha);
+    CU_add_test(s, "test_redis_frontier_older_layout_refused",
+                test_redis_frontier_older_layout_refused);
     CU_add_test(s, "test_redis_frontier_leases_come_back", test_redis_frontier_leases_come_back);
     CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
     CU_add_test(s, "test_redis_frontier_reconnect", test_redis_frontier_reconnect);
