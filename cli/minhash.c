@@ -541,12 +541,14 @@ static int mh_open(const char *cmd, const struct cli_args *a, const char *path,
             const struct dedup_lsh_params *ip = dedup_lsh_get_params(*out);
             if ((a->shingle_words && (unsigned)a->shingle_words != ip->k) ||
                 (a->num_perm && (unsigned)a->num_perm != ip->h)) {
+                /* said before the free: ip points into *out */
+                int usage = cli_usage_error(cmd,
+                                            "index %s was made with --shingle-words %u "
+                                            "--num-perm %u",
+                                            path, ip->k, ip->h);
                 dedup_lsh_free(*out);
                 *out = NULL;
-                return cli_usage_error(cmd,
-                                       "index %s was made with --shingle-words %u "
-                                       "--num-perm %u",
-                                       path, ip->k, ip->h);
+                return usage;
             }
             return CLI_OK;
         }
