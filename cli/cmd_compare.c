@@ -123,9 +123,6 @@ int cmd_compare(int argc, char **argv)
         }
     }
     int i = g.optind, minhash = mo.minhash;
-    struct cli_args mha = {.threshold = mo.threshold, /* as cli_mh_params() reads them */
-                           .shingle_words = mo.shingle_words,
-                           .num_perm = mo.num_perm};
     if (minhash && k_set)
         return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
                                     "--threshold J instead");
@@ -133,7 +130,7 @@ int cmd_compare(int argc, char **argv)
         return cli_usage_error(CMD, "--threshold, --shingle-words and --num-perm apply to "
                                     "--method minhash");
     struct dedup_lsh_params mp;
-    if (minhash && cli_mh_params(CMD, &mha, &mp) != CLI_OK)
+    if (minhash && cli_mh_params(CMD, &mo, &mp) != CLI_OK)
         return CLI_USAGE;
     if (argc - i != 2)
         return cli_usage_error(CMD, "need exactly two inputs A B (got %d)", argc - i);

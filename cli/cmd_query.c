@@ -131,7 +131,7 @@ int cmd_query(int argc, char **argv)
         cli_args_release(&a);
         return cli_usage_error(CMD, "no page (give PAGE... or --fingerprints FILE)");
     }
-    if (a.minhash) {
+    if (a.mh.minhash) {
         status = cli_mh_query(&a); /* cli/minhash.c */
         cli_args_release(&a);
         return status;

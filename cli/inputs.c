@@ -713,7 +713,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     a->k = DEDUP_K_DEFAULT;
     a->format = "text";
     a->lock_wait = CLI_LOCK_WAIT_DEFAULT;
-    a->threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    a->mh.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
     a->fplists = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->fplists);
     a->paths = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->paths);
     if (!a->fplists || !a->paths) {
@@ -787,18 +787,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         case ARG_METHOD:
         case ARG_THRESHOLD:
         case ARG_SHINGLE_WORDS:
-        case ARG_NUM_PERM: {
-            struct cli_mh_opts mo = {a->minhash, a->threshold, a->threshold_set, a->shingle_words,
-                                     a->num_perm};
-            if (cli_mh_option(cmd, g.name, value, &mo) != CLI_OK)
+        case ARG_NUM_PERM:
+            if (cli_mh_option(cmd, g.name, value, &a->mh) != CLI_OK)
                 return CLI_USAGE;
-            a->minhash = mo.minhash;
-            a->threshold = mo.threshold;
-            a->threshold_set = mo.threshold_set;
-            a->shingle_words = mo.shingle_words;
-            a->num_perm = mo.num_perm;
             break;
-        }
         case ARG_TOP:
             if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
                 return cli_usage_error(cmd,
@@ -816,10 +808,10 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
         stdin_uses += strcmp(argv[i], "-") == 0;
         a->paths[a->npaths++] = argv[i];
     }
-    if (a->minhash && a->k_set)
+    if (a->mh.minhash && a->k_set)
         return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
                                     "--threshold J instead");
-    if (!a->minhash && (a->threshold_set || a->shingle_words || a->num_perm))
+    if (!a->mh.minhash && (a->mh.threshold_set || a->mh.shingle_words || a->mh.num_perm))
         return cli_usage_error(cmd, "--threshold, --shingle-words and --num-perm apply to "
                                     "--method minhash (simhash takes --k N)");
     if (stdin_uses > 1)
