@@ -880,27 +880,35 @@ static int host_is_ip(const char *host, size_t len)
     return 1;
 }
 
-char *crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url)
+enum crawl_code crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url,
+                                  char **out)
 {
+    *out = NULL;
     struct crawl_url_parts p;
     if (crawl_url_split(url, &p) != CRAWL_OK)
-        return NULL;
+        return CRAWL_EURL;
     char *host = strndup(url + p.host_off, p.host_len);
-    if (!host || scope != CRAWL_SCOPE_DOMAIN || !psl || host_is_ip(host, p.host_len))
-        return host;
-    const char *reg = psl_registrable_domain(psl, host);
-    if (reg && reg != host) {
-        char *d = strdup(reg);
-        free(host);
-        return d;
+    if (!host)
+        return CRAWL_ENOMEM;
+    if (scope == CRAWL_SCOPE_DOMAIN && psl && !host_is_ip(host, p.host_len)) {
+        const char *reg = psl_registrable_domain(psl, host);
+        if (reg && reg != host) {
+            char *d = strdup(reg);
+            free(host);
+            if (!d)
+                return CRAWL_ENOMEM;
+            host = d;
+        }
+        /* else a public suffix itself, or a single label: the host is the domain */
     }
-    return host; /* a public suffix itself, or a single label: the host is the domain */
+    *out = host;
+    return CRAWL_OK;
 }
 
 /* The name a URL's host is scoped by: the host itself, or its registrable domain. */
-static char *scope_name(struct crawl *c, const char *url)
+static enum crawl_code scope_name(struct crawl *c, const char *url, char **out)
 {
-    return crawl__scope_name(c->psl, c->opts.scope, url);
+    return crawl__scope_name(c->psl, c->opts.scope, url, out);
 }
 
 /*
@@ -944,22 +952,29 @@ static char *parent_dir(const char *canon)
     return root;
 }
 
-static int in_scope(struct crawl *c, const char *url)
+/* Is url in the crawl's scope? CRAWL_OK with *inside 1 or 0 (a URL without a host is
+ * outside), or CRAWL_ENOMEM. */
+static enum crawl_code in_scope(struct crawl *c, const char *url, int *inside)
 {
+    *inside = 0;
     if (c->opts.no_parent && !under_parent(c, url))
-        return 0;
+        return CRAWL_OK;
     if (c->has_include && regexec(&c->include, url, 0, NULL, 0) != 0)
-        return 0;
+        return CRAWL_OK;
     if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
-        return 0;
-    if (c->opts.scope == CRAWL_SCOPE_ANY)
-        return 1;
-    char *name = scope_name(c, url);
-    int ok = 0;
-    for (size_t i = 0; name && i < c->n_scope && !ok; i++)
-        ok = strcmp(name, c->scope_names[i]) == 0;
+        return CRAWL_OK;
+    if (c->opts.scope == CRAWL_SCOPE_ANY) {
+        *inside = 1;
+        return CRAWL_OK;
+    }
+    char *name;
+    enum crawl_code rc = scope_name(c, url, &name);
+    if (rc != CRAWL_OK)
+        return rc == CRAWL_ENOMEM ? CRAWL_ENOMEM : CRAWL_OK;
+    for (size_t i = 0; i < c->n_scope && !*inside; i++)
+        *inside = strcmp(name, c->scope_names[i]) == 0;
     free(name);
-    return ok;
+    return CRAWL_OK;
 }
 
 /* ---- the state on disk ---- */
@@ -1451,9 +1466,16 @@ static enum enqueue_result found_again(struct crawl *c, uint64_t hash, float pri
 static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth, unsigned hops,
                                    float priority, struct crawl_ref *referrer, double now)
 {
-    if ((hops & HOPS_REQUISITE) ? c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0
-                                : !in_scope(c, url))
-        return ENQ_OUT_OF_SCOPE;
+    if (hops & HOPS_REQUISITE) {
+        if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
+            return ENQ_OUT_OF_SCOPE;
+    } else {
+        int inside;
+        if (in_scope(c, url, &inside) != CRAWL_OK)
+            return ENQ_FULL; /* out of memory, as below */
+        if (!inside)
+            return ENQ_OUT_OF_SCOPE;
+    }
     if (c->redis)
         return enqueue_shared(c, url, depth, hops, referrer);
     int added = 0;
@@ -1524,12 +1546,15 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
     if (rc != CRAWL_OK)
         return rc;
     if (c->opts.scope != CRAWL_SCOPE_ANY) {
-        char *name = scope_name(c, canon);
+        char *name;
+        rc = scope_name(c, canon, &name);
+        if (rc != CRAWL_OK) { /* (a canonical URL has a host: CRAWL_ENOMEM) */
+            free(canon);
+            return rc;
+        }
         char **v = realloc(c->scope_names, (c->n_scope + 1) * sizeof *v);
-        if (!name || !v) {
+        if (!v) {
             free(name);
-            if (v)
-                c->scope_names = v;
             free(canon);
             return CRAWL_ENOMEM;
         }
@@ -1804,10 +1829,10 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
         const char *link = v->links[i];
         if (!v->expand || dup) {
             /* what dedup saved: in-scope links nobody has queued yet */
-            int seen = 1;
-            if (dup && in_scope(c, link) &&
+            int seen = 1, inside = 0;
+            if (dup && in_scope(c, link, &inside) == CRAWL_OK && inside &&
                 seen_has(c, crawl_hash64(link, strlen(link)), &seen) != CRAWL_OK)
-                c->fatal = CRAWL_EIO;
+                c->fatal = CRAWL_EIO; /* (out of memory: the link is not counted) */
             if (dup && !seen)
                 c->stats.links_saved++;
             continue;
@@ -2259,7 +2284,10 @@ static long shared_links(struct crawl *c, const struct crawl_verdict *v, const c
     for (size_t i = 0; i < v->n_links; i++) {
         const char *link = v->links[i];
         struct crawl_url_parts p;
-        if (!in_scope(c, link)) {
+        int inside;
+        if (in_scope(c, link, &inside) != CRAWL_OK)
+            continue; /* out of memory: not queued, as enqueue's ENQ_FULL */
+        if (!inside) {
             c->stats.links_out_of_scope++;
             continue;
         }
