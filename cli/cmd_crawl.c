@@ -369,7 +369,8 @@ static int on_config(void *userdata, const char *name, const char *value, const 
     return set_option(o, name, v, where);
 }
 
-static void usage(FILE *out)
+/* crawl --help, part 1: the command, config files, the seeds, limits and scope. */
+static void usage_what(FILE *out)
 {
     fprintf(out,
             "usage: simcrawl crawl [--config FILE] [options] SEED...\n\n"
@@ -405,7 +406,13 @@ static void usage(FILE *out)
             "                         once by payload (a copy is a revisit record); logged\n"
             "                         with \"requisite\":true\n"
             "  --include REGEX        only URLs matching this POSIX extended regex\n"
-            "  --exclude REGEX        no URL matching this regex\n"
+            "  --exclude REGEX        no URL matching this regex\n");
+}
+
+/* crawl --help, part 2: the near-duplicate decision, the topic and the outputs. */
+static void usage_decisions(FILE *out)
+{
+    fprintf(out,
             "  --topic WORDS          focused crawl: the most relevant links first (two\n"
             "                         adjacent topic words are a phrase, weighted 6 times)\n"
             "  --topic-file FILE      the topic words from a file\n"
@@ -426,7 +433,13 @@ static void usage(FILE *out)
             "                         dropped and why: each kept page with the pages dropped\n"
             "                         as its near or exact duplicates, distances, titles, a\n"
             "                         word diff; pages not fingerprinted and errors (with\n"
-            "                         --state: the whole crawl, over every run)\n"
+            "                         --state: the whole crawl, over every run)\n");
+}
+
+/* crawl --help, part 3: fetching: user agent, caps, timeouts, robots.txt, unreachable hosts. */
+static void usage_fetching(FILE *out)
+{
+    fprintf(out,
             "  --user-agent STRING    (default \"%s\")\n"
             "  --ca-file FILE         PEM CA certificates to verify https servers with\n"
             "                         (default: the system's bundle)\n"
@@ -458,7 +471,14 @@ static void usage(FILE *out)
             "  --unreachable-time SECONDS  ... or once this long has passed since its first\n"
             "                         attempt, whichever comes first: each attempt gets only\n"
             "                         the time left, even below --timeout and\n"
-            "                         --connect-timeout (default 30)\n"
+            "                         --connect-timeout (default 30)\n",
+            CRAWL_DEFAULT_USER_AGENT);
+}
+
+/* crawl --help, part 4: the state, the shared crawl and the rest. */
+static void usage_state(FILE *out)
+{
+    fprintf(out,
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
             "                         >= 3 and >= 20%% of a host's new pages, learned as\n"
             "                         pages arrive, are the site's template and left out\n"
@@ -505,8 +525,15 @@ static void usage(FILE *out)
             "  --quiet, -q            no progress line and no summary (errors are still said)\n"
             "  --verbose, -v          the summary's internals too: seen set, robots.txt\n"
             "                         fetches, state commits, time in the workers, memory\n"
-            "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
-            CRAWL_DEFAULT_USER_AGENT);
+            "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n");
+}
+
+static void usage(FILE *out)
+{
+    usage_what(out);
+    usage_decisions(out);
+    usage_fetching(out);
+    usage_state(out);
 }
 
 /* ---- topic relevance ---- */
