@@ -150,12 +150,8 @@ static int parse_options(struct compare_run *r, int argc, char **argv, int *help
 /* Step 2, the options together and the two inputs: CLI_OK or CLI_USAGE (said why). */
 static int check_args(struct compare_run *r, int argc, char **argv, int i)
 {
-    if (r->mo.minhash && r->k_set)
-        return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
-                                    "--threshold J instead");
-    if (!r->mo.minhash && (r->mo.threshold_set || r->mo.shingle_words || r->mo.num_perm))
-        return cli_usage_error(CMD, "--threshold, --shingle-words and --num-perm apply to "
-                                    "--method minhash");
+    if (cli_mh_check(CMD, &r->mo, r->k_set, "") != CLI_OK)
+        return CLI_USAGE;
     if (r->mo.minhash && cli_mh_params(CMD, &r->mo, &r->mp) != CLI_OK)
         return CLI_USAGE;
     if (argc - i != 2)

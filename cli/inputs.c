@@ -781,12 +781,8 @@ static int apply_arg(const char *cmd, int c, const char *value, const char *name
 /* The options and the inputs together: CLI_OK, or CLI_USAGE after a diagnostic. */
 static int check_args(const char *cmd, unsigned allowed, const struct cli_args *a, int stdin_uses)
 {
-    if (a->mh.minhash && a->k_set)
-        return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
-                                    "--threshold J instead");
-    if (!a->mh.minhash && (a->mh.threshold_set || a->mh.shingle_words || a->mh.num_perm))
-        return cli_usage_error(cmd, "--threshold, --shingle-words and --num-perm apply to "
-                                    "--method minhash (simhash takes --k N)");
+    if (cli_mh_check(cmd, &a->mh, a->k_set, " (simhash takes --k N)") != CLI_OK)
+        return CLI_USAGE;
     if (stdin_uses > 1)
         return cli_usage_error(cmd, "standard input ('-') can be read only once");
     if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0 && !a->from_index)

@@ -422,6 +422,19 @@ int cli_mh_option(const char *cmd, const char *opt, const char *v, struct cli_mh
     return CLI_OK;
 }
 
+int cli_mh_check(const char *cmd, const struct cli_mh_opts *o, int k_set, const char *hint)
+{
+    if (o->minhash && k_set)
+        return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
+                                    "--threshold J instead");
+    if (!o->minhash && (o->threshold_set || o->shingle_words || o->num_perm))
+        return cli_usage_error(cmd,
+                               "--threshold, --shingle-words and --num-perm apply to "
+                               "--method minhash%s",
+                               hint);
+    return CLI_OK;
+}
+
 int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli_mh_fp *f)
 {
     return cli_mh_option(cmd, opt, v, &f->o);

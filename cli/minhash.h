@@ -20,6 +20,11 @@ int cli_parse_threshold(const char *s, double *out);
  * saying why, in the same words in every command. */
 int cli_mh_option(const char *cmd, const char *opt, const char *v, struct cli_mh_opts *o);
 
+/* The minhash options against --k (k_set: it was given): --k with --method minhash, or
+ * a minhash option without it, is refused (hint ends the second message). CLI_OK, or
+ * CLI_USAGE after the diagnostic. */
+int cli_mh_check(const char *cmd, const struct cli_mh_opts *o, int k_set, const char *hint);
+
 /* The method of the index file at path from its magic number (DEDUP_METHOD_UNKNOWN when
  * it cannot be read or is neither). */
 enum dedup_method cli_file_method(const char *path);

@@ -20,13 +20,16 @@ import random
 WORDS = ['w%03d' % i for i in range(500)]
 
 
+def words(seed):
+    """w(n): n words drawn from WORDS by a random.Random(seed) of the site's own."""
+    r = random.Random(seed)
+    return lambda n: ' '.join(r.choice(WORDS) for _ in range(n))
+
+
 def pages(d, odd):
-    r = random.Random(11)
+    w = words(11)
     page = ('<html><head><title>%s</title></head><body><nav>Home | Docs | About</nav><main>'
             '<h1>%s</h1><p>%s</p></main></body></html>\n')
-
-    def w(n):
-        return ' '.join(r.choice(WORDS) for _ in range(n))
     os.makedirs(os.path.join(d, 'sub'), exist_ok=True)
     guide = w(400)
     open(d + '/guide.html', 'w').write(page % ('User guide', 'User guide', guide))
@@ -45,12 +48,9 @@ def pages(d, odd):
 
 
 def crawl(d):
-    r = random.Random(18)
+    w = words(18)
     page = ('<html><head><title>%s</title></head><body><main><h1>%s</h1><p>%s</p></main>%s'
             '</body></html>\n')
-
-    def w(n):
-        return ' '.join(r.choice(WORDS) for _ in range(n))
     os.makedirs(os.path.join(d, 'docs'), exist_ok=True)
     guide = w(400)
     links = ''.join('<a href="%s">%s</a> ' % (u, u) for u in
