@@ -1472,7 +1472,7 @@ static void test_state_page_texts(void)
     crawl_text_release(&c);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    ASSERT_EQ(system(cmd), 0);
 }
 
 static void test_seen_bloom(void)
