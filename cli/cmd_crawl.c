@@ -19,7 +19,7 @@
  *
  * Options come from the [crawl] section of config/simcrawl.conf-style INI files (--config,
  * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per
- * URL, as DESIGN.md "the crawl log" says; the summary goes to stderr in the user's words (its
+ * URL, as README.md ("simcrawl crawl") shows; the summary goes to stderr in the user's words (its
  * internals with --verbose); a progress line is drawn only when stderr is a terminal;
  * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
@@ -2015,7 +2015,7 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "links_found", json_integer(r->links_found));
     if (r->links >= 0)
         json_object_set_new(o, "links", json_integer(r->links));
-    if (r->error) /* DESIGN.md: "error" only for errors, "reason" why filtered or disallowed */
+    if (r->error) /* the log: "error" only for errors, "reason" why filtered or disallowed */
         json_object_set_new(o, r->decision == CRAWL_DECISION_ERROR ? "error" : "reason",
                             jstr(r->error));
     if (!isnan(r->relevance))

@@ -1,7 +1,7 @@
 /*
  * simcrawl pairs [--k N] [--format text|jsonl] [--index FILE] [--fingerprints FILE] INPUT...
  *
- * Problem 3 of DESIGN.md: every pair of documents within Hamming distance k, each pair once,
+ * Every pair of documents within Hamming distance k (README.md, "simcrawl pairs"), each pair once,
  * a before b in input order, sorted by (a, b). The fingerprints go into a block-permuted
  * table index (dedup/index.c) whose design is chosen for their number, and
  * dedup_index_pairs() lists the pairs using both cores.

@@ -1,8 +1,8 @@
 #ifndef CLI_INPUTS_H
 #define CLI_INPUTS_H
 /*
- * The INPUT iterator shared by pairs, clusters, query, index and dedup (DESIGN.md,
- * "INPUT"): each INPUT is an HTML file, a WARC file (.warc, .warc.gz: every HTML response
+ * The INPUT iterator shared by pairs, clusters, query, index and dedup (README.md,
+ * "simcrawl pairs"): each INPUT is an HTML file, a WARC file (.warc, .warc.gz: every HTML response
  * record, cli/inputs_warc.c), a directory (walked recursively, in byte order of the names,
  * for those kinds), "-" (one HTML page on standard input), or, given with
  * --fingerprints FILE, a list of precomputed "HEX ID" lines. Every document found is handed
