@@ -25,13 +25,18 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+void cli_verror(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "simcrawl %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "simcrawl %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_verror(cmd, fmt, ap);
     va_end(ap);
 }
 
