@@ -132,7 +132,7 @@ static int stage_and_report(void *userdata, const struct cli_doc *doc)
 /* clusters over crawl logs and states (cli/crawl_report.c): the crawl's decisions. */
 static int crawl_clusters(const struct cli_args *a)
 {
-    if (a->minhash || a->nfplists)
+    if (a->mh.minhash || a->nfplists)
         return cli_usage_error(CMD, "a crawl's log or state holds its simhash decisions: "
                                     "no --method minhash or --fingerprints with it");
     for (int i = 0; i < a->npaths; i++)
@@ -195,7 +195,7 @@ int cmd_clusters(int argc, char **argv)
         cli_args_release(&a);
         return status;
     }
-    if (status != CLI_OK || a.help || a.minhash) {
+    if (status != CLI_OK || a.help || a.mh.minhash) {
         if (status == CLI_OK && !a.help)
             status = cli_mh_clusters(&a); /* cli/minhash.c */
         cli_args_release(&a);

@@ -81,170 +81,221 @@ static const struct option longopts[] = {{"text", no_argument, NULL, OPT_TEXT},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
 
-int cmd_compare(int argc, char **argv)
+/* One run of the command: its options, the two inputs and their fingerprints. */
+struct compare_run {
+    struct filter_fp_opts opts;
+    const char *idf_path;
+    long k; /* --k N */
+    int json, k_set;
+    struct cli_mh_opts mo;      /* --method, --threshold, --shingle-words, --num-perm */
+    struct dedup_lsh_params mp; /* with --method minhash: from mo */
+    const char *pa, *pb;        /* the inputs A and B as given */
+    struct dedup_idf *idf;      /* --idf as loaded */
+    struct filter_fp_result ra, rb;
+};
+
+/* What the command prints about A and B beside their results. */
+struct compare_figures {
+    unsigned d; /* Hamming distance */
+    double sim, cosine, jaccard;
+    struct cli_mh_compare mc; /* --method minhash */
+    const char *verdict;
+    char ha[17], hb[17]; /* the fingerprints written */
+};
+
+/* Step 1, the options. CLI_OK with *help 0, CLI_OK with *help 1 after --help, or the exit
+ * status (said why). */
+static int parse_options(struct compare_run *r, int argc, char **argv, int *help, int *first)
 {
-    struct filter_fp_opts opts = {0};
-    const char *idf_path = NULL;
-    long k = 3;
-    int json = 0, k_set = 0;
-    struct cli_mh_opts mo = {.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT};
     struct cli_getopt g;
+    *help = 0;
     cli_getopt_init(&g, CMD, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
         const char *v = g.value;
         switch (c) {
         case CLI_GETOPT_HELP:
+            *help = 1;
             return CLI_OK;
         case OPT_TEXT:
-            opts.text = 1;
+            r->opts.text = 1;
             break;
         case OPT_JSON:
-            json = 1;
+            r->json = 1;
             break;
         case OPT_K:
-            if (!v || cli_parse_long(v, 0, DEDUP_K_MAX, &k) != 0)
+            if (!v || cli_parse_long(v, 0, DEDUP_K_MAX, &r->k) != 0)
                 return cli_usage_error(CMD, "--k must be a whole number from 0 to %d, not '%s'",
                                        DEDUP_K_MAX, v ? v : "");
-            k_set = 1;
+            r->k_set = 1;
             break;
         case OPT_MH:
             if (!v)
                 return cli_usage_error(CMD, "%s needs a value", g.name);
-            if (cli_mh_option(CMD, g.name, v, &mo) != CLI_OK)
+            if (cli_mh_option(CMD, g.name, v, &r->mo) != CLI_OK)
                 return CLI_USAGE;
             break;
         case OPT_IDF:
-            idf_path = v;
-            if (!idf_path)
+            r->idf_path = v;
+            if (!r->idf_path)
                 return cli_usage_error(CMD, "--idf needs a FILE");
             break;
         default: /* CLI_GETOPT_ERROR: said why */
             return CLI_USAGE;
         }
     }
-    int i = g.optind, minhash = mo.minhash;
-    struct cli_args mha = {.threshold = mo.threshold, /* as cli_mh_params() reads them */
-                           .shingle_words = mo.shingle_words,
-                           .num_perm = mo.num_perm};
-    if (minhash && k_set)
-        return cli_usage_error(CMD, "--k is the simhash distance; --method minhash takes "
-                                    "--threshold J instead");
-    if (!minhash && (mo.threshold_set || mo.shingle_words || mo.num_perm))
-        return cli_usage_error(CMD, "--threshold, --shingle-words and --num-perm apply to "
-                                    "--method minhash");
-    struct dedup_lsh_params mp;
-    if (minhash && cli_mh_params(CMD, &mha, &mp) != CLI_OK)
+    *first = g.optind;
+    return CLI_OK;
+}
+
+/* Step 2, the options together and the two inputs: CLI_OK or CLI_USAGE (said why). */
+static int check_args(struct compare_run *r, int argc, char **argv, int i)
+{
+    if (cli_mh_check(CMD, &r->mo, r->k_set, "") != CLI_OK)
+        return CLI_USAGE;
+    if (r->mo.minhash && cli_mh_params(CMD, &r->mo, &r->mp) != CLI_OK)
         return CLI_USAGE;
     if (argc - i != 2)
         return cli_usage_error(CMD, "need exactly two inputs A B (got %d)", argc - i);
-    const char *pa = argv[i], *pb = argv[i + 1];
-    if (strcmp(pa, "-") == 0 && strcmp(pb, "-") == 0)
+    r->pa = argv[i];
+    r->pb = argv[i + 1];
+    if (strcmp(r->pa, "-") == 0 && strcmp(r->pb, "-") == 0)
         return cli_usage_error(CMD, "standard input ('-') can be read only once");
+    return CLI_OK;
+}
 
-    struct dedup_idf *idf = NULL;
-    if (idf_path) {
-        idf = cli_idf_load(CMD, idf_path);
-        if (!idf)
+/* Step 3, --idf loaded and both inputs fingerprinted with their features and tokens:
+ * CLI_OK or CLI_RUNTIME (each failure said). */
+static int fingerprint_both(struct compare_run *r)
+{
+    if (r->idf_path) {
+        r->idf = cli_idf_load(CMD, r->idf_path);
+        if (!r->idf)
             return CLI_RUNTIME;
-        opts.idf = idf;
+        r->opts.idf = r->idf;
     }
-    opts.keep_features = 1;
-    opts.keep_tokens = 1;
-    struct filter_fp_result ra, rb;
+    r->opts.keep_features = 1;
+    r->opts.keep_tokens = 1;
     int status = CLI_OK;
-    int fa = cli_fingerprint_file(pa, &opts, &ra);
-    if (fa != 0) {
-        cli_error(CMD, "%s: %s", pa, ra.message);
+    if (cli_fingerprint_file(r->pa, &r->opts, &r->ra) != 0) {
+        cli_error(CMD, "%s: %s", r->pa, r->ra.message);
         status = CLI_RUNTIME;
     }
-    int fb = cli_fingerprint_file(pb, &opts, &rb);
-    if (fb != 0) {
-        cli_error(CMD, "%s: %s", pb, rb.message);
+    if (cli_fingerprint_file(r->pb, &r->opts, &r->rb) != 0) {
+        cli_error(CMD, "%s: %s", r->pb, r->rb.message);
         status = CLI_RUNTIME;
     }
-    if (status != CLI_OK)
-        goto done;
+    return status;
+}
 
-    unsigned d = dedup_distance(ra.fingerprint, rb.fingerprint);
-    double sim = 1.0 - d / 64.0;
-    double cosine = dedup_features_cosine(ra.features, rb.features);
-    double jaccard = dedup_features_jaccard(ra.features, rb.features);
-    struct cli_mh_compare mc = {0};
-    if (minhash && cli_mh_compare(CMD, &mp, ra.tokens, ra.tokens_len, rb.tokens, rb.tokens_len,
-                                  &mc) != CLI_OK) {
-        status = CLI_RUNTIME;
-        goto done;
-    }
-    int near = minhash ? mc.estimate >= mp.threshold : d <= (unsigned)k;
-    const char *verdict =
-        (ra.tokens_len == rb.tokens_len && memcmp(ra.tokens, rb.tokens, ra.tokens_len) == 0)
+/* Step 4, the measures and the verdict: CLI_OK or CLI_RUNTIME (said). */
+static int measure(const struct compare_run *r, struct compare_figures *f)
+{
+    const struct filter_fp_result *ra = &r->ra, *rb = &r->rb;
+    f->d = dedup_distance(ra->fingerprint, rb->fingerprint);
+    f->sim = 1.0 - f->d / 64.0;
+    f->cosine = dedup_features_cosine(ra->features, rb->features);
+    f->jaccard = dedup_features_jaccard(ra->features, rb->features);
+    if (r->mo.minhash && cli_mh_compare(CMD, &r->mp, ra->tokens, ra->tokens_len, rb->tokens,
+                                        rb->tokens_len, &f->mc) != CLI_OK)
+        return CLI_RUNTIME;
+    int near = r->mo.minhash ? f->mc.estimate >= r->mp.threshold : f->d <= (unsigned)r->k;
+    f->verdict =
+        (ra->tokens_len == rb->tokens_len && memcmp(ra->tokens, rb->tokens, ra->tokens_len) == 0)
             ? "identical"
         : near ? "near-duplicate"
                : "different";
-    char ha[17], hb[17];
-    dedup_fingerprint_format(ra.fingerprint, ha);
-    dedup_fingerprint_format(rb.fingerprint, hb);
-    if (json && minhash) {
-        json_t *o = json_pack(
-            "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, "
-            "s:i, s:i, s:I, s:I, s:f, s:f, s:f, s:s}",
-            "a", pa, "b", pb, "method", "minhash", "fingerprint_a", ha, "fingerprint_b", hb,
-            "words_a", (json_int_t)ra.n_tokens, "words_b", (json_int_t)rb.n_tokens, "shingles_a",
-            (json_int_t)ra.n_features, "shingles_b", (json_int_t)rb.n_features, "distance", (int)d,
-            "simhash_similarity", sim, "cosine", cosine, "jaccard", jaccard, "shingle_words",
-            (int)mp.k, "num_perm", (int)mp.h, "minhash_shingles_a", (json_int_t)mc.shingles_a,
-            "minhash_shingles_b", (json_int_t)mc.shingles_b, "minhash_jaccard", mc.exact,
-            "minhash_estimate", mc.estimate, "threshold", mp.threshold, "verdict", verdict);
-        char *s =
-            o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
-        if (!s) {
-            cli_error(CMD, "cannot format json (is a path not valid UTF-8?)");
-            status = CLI_RUNTIME;
-        } else
-            printf("%s\n", s);
-        free(s);
-        json_decref(o);
-    } else if (json) {
-        json_t *o = json_pack(
-            "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:i, s:s}", "a", pa, "b",
-            pb, "fingerprint_a", ha, "fingerprint_b", hb, "words_a", (json_int_t)ra.n_tokens,
-            "words_b", (json_int_t)rb.n_tokens, "shingles_a", (json_int_t)ra.n_features,
-            "shingles_b", (json_int_t)rb.n_features, "distance", (int)d, "simhash_similarity", sim,
-            "cosine", cosine, "jaccard", jaccard, "k", (int)k, "verdict", verdict);
-        char *s =
-            o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
-        if (!s) {
-            cli_error(CMD, "cannot format json (is a path not valid UTF-8?)");
-            status = CLI_RUNTIME;
-        } else
-            printf("%s\n", s);
-        free(s);
-        json_decref(o);
+    dedup_fingerprint_format(ra->fingerprint, f->ha);
+    dedup_fingerprint_format(rb->fingerprint, f->hb);
+    return CLI_OK;
+}
+
+/* Step 5 with --json: the figures as one JSON object. CLI_OK or CLI_RUNTIME (said). */
+static int print_json(const struct compare_run *r, const struct compare_figures *f)
+{
+    const struct filter_fp_result *ra = &r->ra, *rb = &r->rb;
+    const struct cli_mh_compare *mc = &f->mc;
+    json_t *o;
+    if (r->mo.minhash)
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, "
+                      "s:i, s:i, s:I, s:I, s:f, s:f, s:f, s:s}",
+                      "a", r->pa, "b", r->pb, "method", "minhash", "fingerprint_a", f->ha,
+                      "fingerprint_b", f->hb, "words_a", (json_int_t)ra->n_tokens, "words_b",
+                      (json_int_t)rb->n_tokens, "shingles_a", (json_int_t)ra->n_features,
+                      "shingles_b", (json_int_t)rb->n_features, "distance", (int)f->d,
+                      "simhash_similarity", f->sim, "cosine", f->cosine, "jaccard", f->jaccard,
+                      "shingle_words", (int)r->mp.k, "num_perm", (int)r->mp.h, "minhash_shingles_a",
+                      (json_int_t)mc->shingles_a, "minhash_shingles_b", (json_int_t)mc->shingles_b,
+                      "minhash_jaccard", mc->exact, "minhash_estimate", mc->estimate, "threshold",
+                      r->mp.threshold, "verdict", f->verdict);
+    else
+        o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:i, s:s}", "a",
+                      r->pa, "b", r->pb, "fingerprint_a", f->ha, "fingerprint_b", f->hb, "words_a",
+                      (json_int_t)ra->n_tokens, "words_b", (json_int_t)rb->n_tokens, "shingles_a",
+                      (json_int_t)ra->n_features, "shingles_b", (json_int_t)rb->n_features,
+                      "distance", (int)f->d, "simhash_similarity", f->sim, "cosine", f->cosine,
+                      "jaccard", f->jaccard, "k", (int)r->k, "verdict", f->verdict);
+    char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+    int status = CLI_OK;
+    if (!s) {
+        cli_error(CMD, "cannot format json (is a path not valid UTF-8?)");
+        status = CLI_RUNTIME;
+    } else
+        printf("%s\n", s);
+    free(s);
+    json_decref(o);
+    return status;
+}
+
+/* Step 5 without --json: one "key: value" line each. */
+static void print_lines(const struct compare_run *r, const struct compare_figures *f)
+{
+    const struct filter_fp_result *ra = &r->ra, *rb = &r->rb;
+    printf("a: %s\nb: %s\n", r->pa, r->pb);
+    printf("fingerprint_a: %s\nfingerprint_b: %s\n", f->ha, f->hb);
+    printf("words_a: %zu\nwords_b: %zu\n", ra->n_tokens, rb->n_tokens);
+    printf("shingles_a: %zu\nshingles_b: %zu\n", ra->n_features, rb->n_features);
+    printf("distance: %u\n", f->d);
+    printf("simhash_similarity: %.6f\n", f->sim);
+    printf("cosine: %.6f\njaccard: %.6f\n", f->cosine, f->jaccard);
+    if (r->mo.minhash) {
+        printf("method: minhash\nshingle_words: %u\nnum_perm: %u\n", r->mp.k, r->mp.h);
+        printf("minhash_shingles_a: %zu\nminhash_shingles_b: %zu\n", f->mc.shingles_a,
+               f->mc.shingles_b);
+        printf("minhash_jaccard: %.6f\nminhash_estimate: %.6f\n", f->mc.exact, f->mc.estimate);
+        printf("threshold: %g\nverdict: %s\n", r->mp.threshold, f->verdict);
     } else {
-        printf("a: %s\nb: %s\n", pa, pb);
-        printf("fingerprint_a: %s\nfingerprint_b: %s\n", ha, hb);
-        printf("words_a: %zu\nwords_b: %zu\n", ra.n_tokens, rb.n_tokens);
-        printf("shingles_a: %zu\nshingles_b: %zu\n", ra.n_features, rb.n_features);
-        printf("distance: %u\n", d);
-        printf("simhash_similarity: %.6f\n", sim);
-        printf("cosine: %.6f\njaccard: %.6f\n", cosine, jaccard);
-        if (minhash) {
-            printf("method: minhash\nshingle_words: %u\nnum_perm: %u\n", mp.k, mp.h);
-            printf("minhash_shingles_a: %zu\nminhash_shingles_b: %zu\n", mc.shingles_a,
-                   mc.shingles_b);
-            printf("minhash_jaccard: %.6f\nminhash_estimate: %.6f\n", mc.exact, mc.estimate);
-            printf("threshold: %g\nverdict: %s\n", mp.threshold, verdict);
-        } else {
-            printf("k: %ld\nverdict: %s\n", k, verdict);
-        }
+        printf("k: %ld\nverdict: %s\n", r->k, f->verdict);
     }
+}
+
+static void compare_run_release(struct compare_run *r)
+{
+    filter_fp_result_release(&r->ra);
+    filter_fp_result_release(&r->rb);
+    dedup_idf_free(r->idf);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct compare_run r = {.k = 3, .mo = {.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT}};
+    int help, first = 0;
+    int status = parse_options(&r, argc, argv, &help, &first);
+    if (status != CLI_OK || help)
+        return status;
+    if ((status = check_args(&r, argc, argv, first)) != CLI_OK)
+        return status;
+    struct compare_figures f = {0};
+    if ((status = fingerprint_both(&r)) != CLI_OK || (status = measure(&r, &f)) != CLI_OK)
+        goto done;
+    if (r.json)
+        status = print_json(&r, &f);
+    else
+        print_lines(&r, &f);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         cli_error(CMD, "write error: %s", strerror(errno));
         status = CLI_RUNTIME;
     }
 done:
-    filter_fp_result_release(&ra);
-    filter_fp_result_release(&rb);
-    dedup_idf_free(idf);
+    compare_run_release(&r);
     return status;
 }

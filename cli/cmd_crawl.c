@@ -19,7 +19,7 @@
  *
  * Options come from the [crawl] section of config/simcrawl.conf-style INI files (--config,
  * cli/config.c) and the command line, which wins. The log is JSON Lines (jansson), one object per
- * URL, as DESIGN.md "the crawl log" says; the summary goes to stderr in the user's words (its
+ * URL, as README.md ("simcrawl crawl") shows; the summary goes to stderr in the user's words (its
  * internals with --verbose); a progress line is drawn only when stderr is a terminal;
  * --quiet prints neither. SIGINT/SIGTERM stop the crawl cleanly (crawl_stop()).
  */
@@ -369,7 +369,8 @@ static int on_config(void *userdata, const char *name, const char *value, const 
     return set_option(o, name, v, where);
 }
 
-static void usage(FILE *out)
+/* crawl --help, part 1: the command, config files, the seeds, limits and scope. */
+static void usage_what(FILE *out)
 {
     fprintf(out,
             "usage: simcrawl crawl [--config FILE] [options] SEED...\n\n"
@@ -405,7 +406,13 @@ static void usage(FILE *out)
             "                         once by payload (a copy is a revisit record); logged\n"
             "                         with \"requisite\":true\n"
             "  --include REGEX        only URLs matching this POSIX extended regex\n"
-            "  --exclude REGEX        no URL matching this regex\n"
+            "  --exclude REGEX        no URL matching this regex\n");
+}
+
+/* crawl --help, part 2: the near-duplicate decision, the topic and the outputs. */
+static void usage_decisions(FILE *out)
+{
+    fprintf(out,
             "  --topic WORDS          focused crawl: the most relevant links first (two\n"
             "                         adjacent topic words are a phrase, weighted 6 times)\n"
             "  --topic-file FILE      the topic words from a file\n"
@@ -426,7 +433,13 @@ static void usage(FILE *out)
             "                         dropped and why: each kept page with the pages dropped\n"
             "                         as its near or exact duplicates, distances, titles, a\n"
             "                         word diff; pages not fingerprinted and errors (with\n"
-            "                         --state: the whole crawl, over every run)\n"
+            "                         --state: the whole crawl, over every run)\n");
+}
+
+/* crawl --help, part 3: fetching: user agent, caps, timeouts, robots.txt, unreachable hosts. */
+static void usage_fetching(FILE *out)
+{
+    fprintf(out,
             "  --user-agent STRING    (default \"%s\")\n"
             "  --ca-file FILE         PEM CA certificates to verify https servers with\n"
             "                         (default: the system's bundle)\n"
@@ -458,7 +471,14 @@ static void usage(FILE *out)
             "  --unreachable-time SECONDS  ... or once this long has passed since its first\n"
             "                         attempt, whichever comes first: each attempt gets only\n"
             "                         the time left, even below --timeout and\n"
-            "                         --connect-timeout (default 30)\n"
+            "                         --connect-timeout (default 30)\n",
+            CRAWL_DEFAULT_USER_AGENT);
+}
+
+/* crawl --help, part 4: the state, the shared crawl and the rest. */
+static void usage_state(FILE *out)
+{
+    fprintf(out,
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
             "                         >= 3 and >= 20%% of a host's new pages, learned as\n"
             "                         pages arrive, are the site's template and left out\n"
@@ -515,8 +535,15 @@ static void usage(FILE *out)
             "SIGINT (Ctrl-C) or SIGTERM stops the crawl cleanly: transfers in flight end, the\n"
             "WARC, the log and the state are complete, then simcrawl dies by that signal (a\n"
             "shell sees 130 or 143, so `crawl ... && next` stops); a second one at once.\n"
-            "exit status: 0 done, 1 usage, 2 runtime.\n",
-            CRAWL_DEFAULT_USER_AGENT);
+            "exit status: 0 done, 1 usage, 2 runtime.\n");
+}
+
+static void usage(FILE *out)
+{
+    usage_what(out);
+    usage_decisions(out);
+    usage_fetching(out);
+    usage_state(out);
 }
 
 /* ---- topic relevance ---- */
@@ -1998,7 +2025,7 @@ static void record(void *userdata, const struct crawl_record *r)
         json_object_set_new(o, "links_found", json_integer(r->links_found));
     if (r->links >= 0)
         json_object_set_new(o, "links", json_integer(r->links));
-    if (r->error) /* DESIGN.md: "error" only for errors, "reason" why filtered or disallowed */
+    if (r->error) /* the log: "error" only for errors, "reason" why filtered or disallowed */
         json_object_set_new(o, r->decision == CRAWL_DECISION_ERROR ? "error" : "reason",
                             jstr(r->error));
     if (!isnan(r->relevance))

@@ -189,7 +189,7 @@ static int parse_args(struct fp_run *r, int argc, char **argv, int *first)
         stdin_uses += strcmp(argv[k], "-") == 0;
     if (stdin_uses > 1)
         return cli_usage_error(CMD, "standard input ('-') can be read only once");
-    if (r->mf.on && (r->idf_path || r->idf_out_path))
+    if (r->mf.o.minhash && (r->idf_path || r->idf_out_path))
         return cli_usage_error(CMD, "--idf and --idf-out weight the simhash's features; "
                                     "--method minhash takes none");
     *first = g.optind;
@@ -260,7 +260,7 @@ static int fingerprint_inputs(struct fp_run *r, char **paths, int n)
             cli_error(CMD, "%s: %s", paths[i], res.message);
             if (!filter_fp_result_too_little_text(&res))
                 status = CLI_RUNTIME;
-        } else if (r->mf.on) {
+        } else if (r->mf.o.minhash) {
             const char *sig =
                 cli_mh_fp_signature(CMD, &r->mf, paths[i], res.tokens, res.tokens_len);
             if (sig)
@@ -313,7 +313,7 @@ int cmd_fingerprint(int argc, char **argv)
     if ((status = open_idf(&r)) != CLI_OK ||
         (!r.no_templates && (status = learn_templates(&r, paths, n)) != CLI_OK))
         goto done;
-    r.opts.keep_tokens = r.mf.on; /* the signature's input */
+    r.opts.keep_tokens = r.mf.o.minhash; /* the signature's input */
     if ((status = cli_mh_fp_begin(CMD, &r.mf)) != CLI_OK)
         goto done;
     status = fingerprint_inputs(&r, paths, n);

@@ -98,7 +98,7 @@ static int cmd_add(int argc, char **argv)
         cli_args_release(&a);
         return cli_usage_error(CMD, "add needs the index FILE");
     }
-    if (a.minhash) {
+    if (a.mh.minhash) {
         if (a.tables)
             status = cli_usage_error(CMD, "--tables is for simhash indexes; minhash bands "
                                           "follow --threshold");

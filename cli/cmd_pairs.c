@@ -1,7 +1,7 @@
 /*
  * simcrawl pairs [--k N] [--format text|jsonl] [--index FILE] [--fingerprints FILE] INPUT...
  *
- * Problem 3 of DESIGN.md: every pair of documents within Hamming distance k, each pair once,
+ * Every pair of documents within Hamming distance k (README.md, "simcrawl pairs"), each pair once,
  * a before b in input order, sorted by (a, b). The fingerprints go into a block-permuted
  * table index (dedup/index.c) whose design is chosen for their number, and
  * dedup_index_pairs() lists the pairs using both cores.
@@ -563,10 +563,10 @@ int cmd_pairs(int argc, char **argv)
                                     CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |
                                     CLI_ARG_METHOD | CLI_ARG_FROM_INDEX | CLI_ARG_QUIET,
                                 formats, usage, &r.a);
-    if (status != CLI_OK || r.a.help || r.a.minhash || r.a.from_index) {
+    if (status != CLI_OK || r.a.help || r.a.mh.minhash || r.a.from_index) {
         if (status == CLI_OK && !r.a.help)
-            status = r.a.minhash ? cli_mh_pairs(&r.a) /* cli/minhash.c */
-                                 : pairs_of_index(&r.a, r.a.from_index);
+            status = r.a.mh.minhash ? cli_mh_pairs(&r.a) /* cli/minhash.c */
+                                    : pairs_of_index(&r.a, r.a.from_index);
         cli_args_release(&r.a);
         return status;
     }

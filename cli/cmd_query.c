@@ -1,8 +1,8 @@
 /*
  * simcrawl query --index FILE [--k N] [--format text|jsonl] [--fingerprints FILE] PAGE...
  *
- * Problem 2 of DESIGN.md: which documents of a saved index are near-duplicates of this
- * page. Each PAGE (an HTML file, a directory of them, -, or a --fingerprints list) is
+ * Which documents of a saved index are near-duplicates of this page (README.md, "simcrawl
+ * query")? Each PAGE (an HTML file, a directory of them, -, or a --fingerprints list) is
  * fingerprinted and looked up with dedup_index_query(): every indexed id within k, with
  * its distance, nearest first (ties: the earlier indexed document first). The index is
  * mapped read-only and not changed.
@@ -131,7 +131,7 @@ int cmd_query(int argc, char **argv)
         cli_args_release(&a);
         return cli_usage_error(CMD, "no page (give PAGE... or --fingerprints FILE)");
     }
-    if (a.minhash) {
+    if (a.mh.minhash) {
         status = cli_mh_query(&a); /* cli/minhash.c */
         cli_args_release(&a);
         return status;

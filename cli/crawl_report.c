@@ -580,71 +580,96 @@ static int texts_notes(const struct cli_crawl_report *r, const unsigned char *cl
     return 0;
 }
 
-int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli_report *html,
-                              struct dedup_index **idx, struct dedup_clusters **c)
+/* The pages of a report as the index's documents and the duplicate pairs between them. */
+struct clusters_build {
+    struct cli_crawl_report *r;
+    struct url_map m;
+    size_t *rep;            /* page -> its kept page, or NONE */
+    uint32_t *doc;          /* page -> document + 1, or 0 */
+    uint32_t *order;        /* document -> page */
+    unsigned char *has_dup; /* page -> a duplicate names it (later: it is clustered) */
+    uint64_t *pairs;        /* kept document << 32 | duplicate document */
+    size_t npairs;
+    uint32_t ndocs;
+    char *buf; /* read_text()'s */
+    size_t bufcap;
+};
+
+/* Step 1, each duplicate's kept page, found by URL. 0, or -1 out of memory. */
+static int find_kept_pages(struct clusters_build *b)
 {
-    *idx = NULL;
-    *c = NULL;
-    struct url_map m = {0};
-    size_t *rep = malloc((r->n ? r->n : 1) * sizeof *rep);       /* page -> its kept page */
-    uint32_t *doc = malloc((r->n ? r->n : 1) * sizeof *doc);     /* page -> document + 1 */
-    uint32_t *order = malloc((r->n ? r->n : 1) * sizeof *order); /* document -> page */
-    unsigned char *has_dup = calloc(r->n ? r->n : 1, 1);
-    uint64_t *pairs = NULL;
-    char *buf = NULL;
-    size_t bufcap = 0, npairs = 0;
-    uint32_t ndocs = 0;
-    int status = CLI_RUNTIME;
-    if (!rep || !doc || !order || !has_dup || map_build(r, &m) != 0)
-        goto oom;
+    struct cli_crawl_report *r = b->r;
+    b->rep = malloc((r->n ? r->n : 1) * sizeof *b->rep);
+    b->doc = malloc((r->n ? r->n : 1) * sizeof *b->doc);
+    b->order = malloc((r->n ? r->n : 1) * sizeof *b->order);
+    b->has_dup = calloc(r->n ? r->n : 1, 1);
+    if (!b->rep || !b->doc || !b->order || !b->has_dup || map_build(r, &b->m) != 0)
+        return -1;
     for (size_t i = 0; i < r->n; i++) {
         const struct cr_page *g = &r->pages[i];
-        rep[i] = NONE;
-        doc[i] = 0;
+        b->rep[i] = NONE;
+        b->doc[i] = 0;
         if (g->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
             g->decision == CRAWL_DECISION_EXACT_DUPLICATE) {
-            rep[i] = map_find(r, &m, str_at(r, g->dup));
-            if (rep[i] != NONE) {
-                has_dup[rep[i]] = 1;
-                npairs++;
+            b->rep[i] = map_find(r, &b->m, str_at(r, g->dup));
+            if (b->rep[i] != NONE) {
+                b->has_dup[b->rep[i]] = 1;
+                b->npairs++;
             }
         }
     }
-    /* the documents: kept pages first, then their duplicates */
+    return 0;
+}
+
+/* Step 2, the documents: kept pages first, then their duplicates; and the pairs between
+ * them. 0, or -1 out of memory. */
+static int number_documents(struct clusters_build *b)
+{
+    const struct cli_crawl_report *r = b->r;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < r->n; i++) {
             const struct cr_page *g = &r->pages[i];
-            int in = pass == 0 ? g->decision == CRAWL_DECISION_NEW && (g->has_fp || has_dup[i])
-                               : rep[i] != NONE;
+            int in = pass == 0 ? g->decision == CRAWL_DECISION_NEW && (g->has_fp || b->has_dup[i])
+                               : b->rep[i] != NONE;
             if (in) {
-                order[ndocs] = (uint32_t)i;
-                doc[i] = ++ndocs;
+                b->order[b->ndocs] = (uint32_t)i;
+                b->doc[i] = ++b->ndocs;
             }
         }
-    pairs = malloc((npairs ? npairs : 1) * sizeof *pairs);
-    if (!pairs)
-        goto oom;
-    npairs = 0;
+    b->pairs = malloc((b->npairs ? b->npairs : 1) * sizeof *b->pairs);
+    if (!b->pairs)
+        return -1;
+    b->npairs = 0;
     for (size_t i = 0; i < r->n; i++)
-        if (rep[i] != NONE)
-            pairs[npairs++] = (uint64_t)(doc[rep[i]] - 1) << 32 | (doc[i] - 1);
-    if (cli_index_create(r->cmd, k, ndocs, 0, idx) != CLI_OK)
-        goto done;
-    for (uint32_t d = 0; d < ndocs; d++) {
-        size_t i = order[d];
+        if (b->rep[i] != NONE)
+            b->pairs[b->npairs++] = (uint64_t)(b->doc[b->rep[i]] - 1) << 32 | (b->doc[i] - 1);
+    return 0;
+}
+
+/* Step 3, each document into the index (a duplicate without a fingerprint takes its kept
+ * page's) and, with html, into the report with its text when it is clustered. CLI_OK or
+ * CLI_RUNTIME (said). */
+static int index_documents(struct clusters_build *b, unsigned k, struct cli_report *html,
+                           struct dedup_index **idx)
+{
+    struct cli_crawl_report *r = b->r;
+    if (cli_index_create(r->cmd, k, b->ndocs, 0, idx) != CLI_OK)
+        return CLI_RUNTIME;
+    for (uint32_t d = 0; d < b->ndocs; d++) {
+        size_t i = b->order[d];
         const struct cr_page *g = &r->pages[i];
-        uint64_t fp = g->has_fp                                   ? g->fp
-                      : rep[i] != NONE && r->pages[rep[i]].has_fp ? r->pages[rep[i]].fp
-                                                                  : 0;
+        uint64_t fp = g->has_fp                                         ? g->fp
+                      : b->rep[i] != NONE && r->pages[b->rep[i]].has_fp ? r->pages[b->rep[i]].fp
+                                                                        : 0;
         const char *url = str_at(r, g->url);
         enum dedup_code dc = dedup_index_add(*idx, fp, url, strlen(url), NULL);
         if (dc != DEDUP_OK) {
             cli_error(r->cmd, "cannot index %s: %s", url, dedup_strerror(dc));
-            goto done;
+            return CLI_RUNTIME;
         }
         if (html) {
-            int clustered = rep[i] != NONE || has_dup[i];
-            const char *text = clustered ? read_text(r, g, &buf, &bufcap) : NULL;
+            int clustered = b->rep[i] != NONE || b->has_dup[i];
+            const char *text = clustered ? read_text(r, g, &b->buf, &b->bufcap) : NULL;
             struct cli_doc cd = {.id = url,
                                  .id_len = strlen(url),
                                  .fp = fp,
@@ -652,54 +677,77 @@ int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli
                                  .text = text,
                                  .text_len = text ? g->text_len : 0};
             if (cli_report_doc(html, &cd) != 0)
-                goto done;
+                return CLI_RUNTIME;
         }
     }
-    if (html) {
-        for (size_t i = 0; i < r->n; i++)
-            has_dup[i] = has_dup[i] || rep[i] != NONE; /* now: the page is clustered */
-        if (texts_notes(r, has_dup, html) != 0)
-            goto done;
+    return CLI_OK;
+}
+
+/* Step 4, the report's notes on missing texts and a line for each page that is no
+ * document, with why. 0, or -1 out of memory. */
+static int report_the_rest(struct clusters_build *b, struct cli_report *html)
+{
+    const struct cli_crawl_report *r = b->r;
+    for (size_t i = 0; i < r->n; i++)
+        b->has_dup[i] = b->has_dup[i] || b->rep[i] != NONE; /* now: the page is clustered */
+    if (texts_notes(r, b->has_dup, html) != 0)
+        return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct cr_page *g = &r->pages[i];
+        if (b->doc[i])
+            continue;
+        char why[600];
+        const char *reason = str_at(r, g->reason);
+        if (g->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
+            g->decision == CRAWL_DECISION_EXACT_DUPLICATE)
+            snprintf(why, sizeof why, "%s of %.400s, which the report does not hold",
+                     crawl_decision_name((enum crawl_decision)g->decision),
+                     str_at(r, g->dup) ? str_at(r, g->dup) : "?");
+        else
+            snprintf(why, sizeof why, "%s%s%.500s",
+                     crawl_decision_name((enum crawl_decision)g->decision), reason ? ": " : "",
+                     reason ? reason : "");
+        cli_report_skip(html, str_at(r, g->url), why);
     }
-    if (html)
-        for (size_t i = 0; i < r->n; i++) {
-            const struct cr_page *g = &r->pages[i];
-            if (doc[i])
-                continue;
-            char why[600];
-            const char *reason = str_at(r, g->reason);
-            if (g->decision == CRAWL_DECISION_NEAR_DUPLICATE ||
-                g->decision == CRAWL_DECISION_EXACT_DUPLICATE)
-                snprintf(why, sizeof why, "%s of %.400s, which the report does not hold",
-                         crawl_decision_name((enum crawl_decision)g->decision),
-                         str_at(r, g->dup) ? str_at(r, g->dup) : "?");
-            else
-                snprintf(why, sizeof why, "%s%s%.500s",
-                         crawl_decision_name((enum crawl_decision)g->decision), reason ? ": " : "",
-                         reason ? reason : "");
-            cli_report_skip(html, str_at(r, g->url), why);
-        }
-    enum dedup_code dc = dedup_clusters_from_pairs(ndocs, pairs, npairs, c);
+    return 0;
+}
+
+static void clusters_build_release(struct clusters_build *b)
+{
+    free(b->m.slot);
+    free(b->rep);
+    free(b->doc);
+    free(b->order);
+    free(b->has_dup);
+    free(b->pairs);
+    free(b->buf);
+}
+
+int cli_crawl_report_clusters(struct cli_crawl_report *r, unsigned k, struct cli_report *html,
+                              struct dedup_index **idx, struct dedup_clusters **c)
+{
+    *idx = NULL;
+    *c = NULL;
+    struct clusters_build b = {.r = r};
+    int status = CLI_RUNTIME;
+    if (find_kept_pages(&b) != 0 || number_documents(&b) != 0) {
+        cli_error(r->cmd, "out of memory building the clusters of the crawl");
+        goto done;
+    }
+    if (index_documents(&b, k, html, idx) != CLI_OK || (html && report_the_rest(&b, html) != 0))
+        goto done;
+    enum dedup_code dc = dedup_clusters_from_pairs(b.ndocs, b.pairs, b.npairs, c);
     if (dc != DEDUP_OK) {
         cli_error(r->cmd, "cannot cluster: %s", dedup_strerror(dc));
         goto done;
     }
     status = CLI_OK;
-    goto done;
-oom:
-    cli_error(r->cmd, "out of memory building the clusters of the crawl");
 done:
     if (status != CLI_OK) {
         dedup_index_free(*idx);
         *idx = NULL;
     }
-    free(m.slot);
-    free(rep);
-    free(doc);
-    free(order);
-    free(has_dup);
-    free(pairs);
-    free(buf);
+    clusters_build_release(&b);
     return status;
 }
 

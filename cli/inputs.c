@@ -706,6 +706,90 @@ static const struct {
 };
 #define N_ARG_OPTIONS (sizeof arg_options / sizeof arg_options[0])
 
+/* One option c with its value into a (formats: --format's names; *stdin_uses counts
+ * "-"). CLI_OK, or CLI_USAGE after a diagnostic. */
+static int apply_arg(const char *cmd, int c, const char *value, const char *name,
+                     const char *const *formats, struct cli_args *a, int *stdin_uses)
+{
+    switch (c) {
+    case ARG_NO_TEMPLATES:
+        a->no_templates = 1;
+        break;
+    case ARG_QUIET:
+        a->quiet = 1;
+        break;
+    case ARG_K:
+        if (cli_parse_long(value, 0, DEDUP_K_MAX, &a->k) != 0)
+            return cli_usage_error(cmd, "--k must be a whole number from 0 to %d, not '%s'",
+                                   DEDUP_K_MAX, value);
+        a->k_set = 1;
+        break;
+    case ARG_FORMAT: {
+        int ok = 0;
+        for (const char *const *f = formats; f && *f; f++)
+            ok |= strcmp(*f, value) == 0;
+        if (!ok)
+            return cli_usage_error(cmd, "unknown --format '%s'", value);
+        a->format = value;
+        break;
+    }
+    case ARG_INDEX:
+        a->index = value;
+        break;
+    case ARG_FROM_INDEX:
+        a->from_index = value;
+        break;
+    case ARG_TABLES:
+        if (cli_parse_long(value, 1, DEDUP_MAX_TABLES, &a->tables) != 0)
+            return cli_usage_error(cmd, "--tables must be a whole number from 1 to %d",
+                                   DEDUP_MAX_TABLES);
+        break;
+    case ARG_LOCK_WAIT:
+        if (cli_parse_long(value, 0, CLI_LOCK_WAIT_MAX, &a->lock_wait) != 0)
+            return cli_usage_error(cmd,
+                                   "--lock-wait must be a whole number of seconds "
+                                   "from 0 to %ld, not '%s'",
+                                   CLI_LOCK_WAIT_MAX, value);
+        break;
+    case ARG_MAX_DEPTH:
+        if (cli_parse_cap(cmd, "--max-depth", value, (long)EXTRACT_MAX_DEPTH_LIMIT,
+                          &a->max_depth) != 0)
+            return CLI_USAGE;
+        break;
+    case ARG_METHOD:
+    case ARG_THRESHOLD:
+    case ARG_SHINGLE_WORDS:
+    case ARG_NUM_PERM:
+        if (cli_mh_option(cmd, name, value, &a->mh) != CLI_OK)
+            return CLI_USAGE;
+        break;
+    case ARG_TOP:
+        if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
+            return cli_usage_error(cmd,
+                                   "--top must be a whole number from 1 to %ld, "
+                                   "not '%s'",
+                                   CLI_TOP_MAX, value);
+        break;
+    default: /* ARG_FINGERPRINTS */
+        *stdin_uses += strcmp(value, "-") == 0;
+        a->fplists[a->nfplists++] = (char *)value;
+        break;
+    }
+    return CLI_OK;
+}
+
+/* The options and the inputs together: CLI_OK, or CLI_USAGE after a diagnostic. */
+static int check_args(const char *cmd, unsigned allowed, const struct cli_args *a, int stdin_uses)
+{
+    if (cli_mh_check(cmd, &a->mh, a->k_set, " (simhash takes --k N)") != CLI_OK)
+        return CLI_USAGE;
+    if (stdin_uses > 1)
+        return cli_usage_error(cmd, "standard input ('-') can be read only once");
+    if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0 && !a->from_index)
+        return cli_usage_error(cmd, "no input (give INPUT... or --fingerprints FILE)");
+    return CLI_OK;
+}
+
 int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
                    const char *const *formats, void (*usage)(FILE *out), struct cli_args *a)
 {
@@ -713,7 +797,7 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     a->k = DEDUP_K_DEFAULT;
     a->format = "text";
     a->lock_wait = CLI_LOCK_WAIT_DEFAULT;
-    a->threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
+    a->mh.threshold = DEDUP_MINHASH_THRESHOLD_DEFAULT;
     a->fplists = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->fplists);
     a->paths = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *a->paths);
     if (!a->fplists || !a->paths) {
@@ -730,103 +814,22 @@ int cli_args_parse(const char *cmd, int argc, char **argv, unsigned allowed,
     struct cli_getopt g;
     cli_getopt_init(&g, cmd, argc, argv, "h", longopts, usage);
     for (int c; (c = cli_getopt_next(&g)) != CLI_GETOPT_END;) {
-        const char *value = g.value;
         if (c == CLI_GETOPT_HELP) {
             a->help = 1;
             return CLI_OK;
         }
         if (c == CLI_GETOPT_ERROR)
             return CLI_USAGE;
-        if (g.opt && g.opt->has_arg == required_argument && !value)
+        if (g.opt && g.opt->has_arg == required_argument && !g.value)
             return cli_usage_error(cmd, "%s needs a value", g.name);
-        switch (c) {
-        case ARG_NO_TEMPLATES:
-            a->no_templates = 1;
-            break;
-        case ARG_QUIET:
-            a->quiet = 1;
-            break;
-        case ARG_K:
-            if (cli_parse_long(value, 0, DEDUP_K_MAX, &a->k) != 0)
-                return cli_usage_error(cmd, "--k must be a whole number from 0 to %d, not '%s'",
-                                       DEDUP_K_MAX, value);
-            a->k_set = 1;
-            break;
-        case ARG_FORMAT: {
-            int ok = 0;
-            for (const char *const *f = formats; f && *f; f++)
-                ok |= strcmp(*f, value) == 0;
-            if (!ok)
-                return cli_usage_error(cmd, "unknown --format '%s'", value);
-            a->format = value;
-            break;
-        }
-        case ARG_INDEX:
-            a->index = value;
-            break;
-        case ARG_FROM_INDEX:
-            a->from_index = value;
-            break;
-        case ARG_TABLES:
-            if (cli_parse_long(value, 1, DEDUP_MAX_TABLES, &a->tables) != 0)
-                return cli_usage_error(cmd, "--tables must be a whole number from 1 to %d",
-                                       DEDUP_MAX_TABLES);
-            break;
-        case ARG_LOCK_WAIT:
-            if (cli_parse_long(value, 0, CLI_LOCK_WAIT_MAX, &a->lock_wait) != 0)
-                return cli_usage_error(cmd,
-                                       "--lock-wait must be a whole number of seconds "
-                                       "from 0 to %ld, not '%s'",
-                                       CLI_LOCK_WAIT_MAX, value);
-            break;
-        case ARG_MAX_DEPTH:
-            if (cli_parse_cap(cmd, "--max-depth", value, (long)EXTRACT_MAX_DEPTH_LIMIT,
-                              &a->max_depth) != 0)
-                return CLI_USAGE;
-            break;
-        case ARG_METHOD:
-        case ARG_THRESHOLD:
-        case ARG_SHINGLE_WORDS:
-        case ARG_NUM_PERM: {
-            struct cli_mh_opts mo = {a->minhash, a->threshold, a->threshold_set, a->shingle_words,
-                                     a->num_perm};
-            if (cli_mh_option(cmd, g.name, value, &mo) != CLI_OK)
-                return CLI_USAGE;
-            a->minhash = mo.minhash;
-            a->threshold = mo.threshold;
-            a->threshold_set = mo.threshold_set;
-            a->shingle_words = mo.shingle_words;
-            a->num_perm = mo.num_perm;
-            break;
-        }
-        case ARG_TOP:
-            if (cli_parse_long(value, 1, CLI_TOP_MAX, &a->top) != 0)
-                return cli_usage_error(cmd,
-                                       "--top must be a whole number from 1 to %ld, "
-                                       "not '%s'",
-                                       CLI_TOP_MAX, value);
-            break;
-        default: /* ARG_FINGERPRINTS */
-            stdin_uses += strcmp(value, "-") == 0;
-            a->fplists[a->nfplists++] = (char *)value;
-            break;
-        }
+        if (apply_arg(cmd, c, g.value, g.name, formats, a, &stdin_uses) != CLI_OK)
+            return CLI_USAGE;
     }
     for (int i = g.optind; i < argc; i++) {
         stdin_uses += strcmp(argv[i], "-") == 0;
         a->paths[a->npaths++] = argv[i];
     }
-    if (a->minhash && a->k_set)
-        return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
-                                    "--threshold J instead");
-    if (!a->minhash && (a->threshold_set || a->shingle_words || a->num_perm))
-        return cli_usage_error(cmd, "--threshold, --shingle-words and --num-perm apply to "
-                                    "--method minhash (simhash takes --k N)");
-    if (stdin_uses > 1)
-        return cli_usage_error(cmd, "standard input ('-') can be read only once");
-    if ((allowed & CLI_ARG_NEED_INPUT) && a->npaths == 0 && a->nfplists == 0 && !a->from_index)
-        return cli_usage_error(cmd, "no input (give INPUT... or --fingerprints FILE)");
-    return CLI_OK;
+    return check_args(cmd, allowed, a, stdin_uses);
 }
 
 void cli_args_release(struct cli_args *a)

@@ -1,8 +1,8 @@
 #ifndef CLI_INPUTS_H
 #define CLI_INPUTS_H
 /*
- * The INPUT iterator shared by pairs, clusters, query, index and dedup (DESIGN.md,
- * "INPUT"): each INPUT is an HTML file, a WARC file (.warc, .warc.gz: every HTML response
+ * The INPUT iterator shared by pairs, clusters, query, index and dedup (README.md,
+ * "simcrawl pairs"): each INPUT is an HTML file, a WARC file (.warc, .warc.gz: every HTML response
  * record, cli/inputs_warc.c), a directory (walked recursively, in byte order of the names,
  * for those kinds), "-" (one HTML page on standard input), or, given with
  * --fingerprints FILE, a list of precomputed "HEX ID" lines. Every document found is handed
@@ -164,6 +164,15 @@ void cli_put_text_id(FILE *out, const char *s, size_t len);
 #define CLI_LOCK_WAIT_DEFAULT 30L  /* seconds a writer waits for the index lock */
 #define CLI_LOCK_WAIT_MAX 1000000L /* --lock-wait cap, in seconds (11.5 days) */
 
+/* The minhash options every command spells alike: --method simhash|minhash, --threshold
+ * J, --shingle-words N, --num-perm N (0: not given). */
+struct cli_mh_opts {
+    int minhash;      /* --method minhash */
+    double threshold; /* --threshold J; threshold_set when given */
+    int threshold_set;
+    long shingle_words; /* --shingle-words N, or 0 */
+    long num_perm;      /* --num-perm N, or 0 */
+};
 struct cli_args {
     long k; /* --k N, 0..DEDUP_K_MAX; DEDUP_K_DEFAULT when not given */
     int k_set;
@@ -174,15 +183,12 @@ struct cli_args {
     int nfplists;
     char **paths; /* the INPUT arguments (borrowed from argv) */
     int npaths;
-    int help;         /* --help was given and printed: exit 0 */
-    int no_templates; /* --no-templates: fingerprint whole main texts */
-    long lock_wait;   /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
-    long max_depth;   /* --max-depth N, 1..EXTRACT_MAX_DEPTH_LIMIT; 0 when not given */
-    int minhash;      /* --method minhash (0: simhash, the default) */
-    double threshold; /* --threshold J in (0, 1], DEDUP_MINHASH_THRESHOLD_DEFAULT if not given */
-    int threshold_set;
-    long shingle_words;     /* --shingle-words N, 0 when not given (DEDUP_MINHASH_K_DEFAULT) */
-    long num_perm;          /* --num-perm N, 0 when not given (DEDUP_MINHASH_H_DEFAULT) */
+    int help;               /* --help was given and printed: exit 0 */
+    int no_templates;       /* --no-templates: fingerprint whole main texts */
+    long lock_wait;         /* --lock-wait SECONDS, CLI_LOCK_WAIT_DEFAULT when not given */
+    long max_depth;         /* --max-depth N, 1..EXTRACT_MAX_DEPTH_LIMIT; 0 when not given */
+    struct cli_mh_opts mh;  /* --method, --threshold (DEDUP_MINHASH_THRESHOLD_DEFAULT if not
+                               given), --shingle-words, --num-perm (cli/minhash.h) */
     long top;               /* --top N, 0 when not given (all) */
     int quiet;              /* --quiet */
     const char *from_index; /* --from-index FILE, or NULL */

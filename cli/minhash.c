@@ -50,14 +50,14 @@ enum dedup_method cli_file_method(const char *path)
     return n == 8 ? dedup_file_method(head, 8) : DEDUP_METHOD_UNKNOWN;
 }
 
-int cli_mh_params(const char *cmd, const struct cli_args *a, struct dedup_lsh_params *p)
+int cli_mh_params(const char *cmd, const struct cli_mh_opts *o, struct dedup_lsh_params *p)
 {
-    if (dedup_lsh_params_default(a->threshold, p) != DEDUP_OK)
-        return cli_usage_error(cmd, "--threshold %g is out of range", a->threshold);
-    if (a->shingle_words)
-        p->k = (unsigned)a->shingle_words;
-    if (a->num_perm) {
-        p->h = (unsigned)a->num_perm;
+    if (dedup_lsh_params_default(o->threshold, p) != DEDUP_OK)
+        return cli_usage_error(cmd, "--threshold %g is out of range", o->threshold);
+    if (o->shingle_words)
+        p->k = (unsigned)o->shingle_words;
+    if (o->num_perm) {
+        p->h = (unsigned)o->num_perm;
         if (dedup_lsh_optimal(p->threshold, p->h, DEDUP_LSH_FP_WEIGHT, DEDUP_LSH_FN_WEIGHT, &p->b,
                               &p->r) != DEDUP_OK)
             return cli_usage_error(cmd, "no bands for --num-perm %u", p->h);
@@ -420,24 +420,34 @@ int cli_mh_option(const char *cmd, const char *opt, const char *v, struct cli_mh
     return CLI_OK;
 }
 
+int cli_mh_check(const char *cmd, const struct cli_mh_opts *o, int k_set, const char *hint)
+{
+    if (o->minhash && k_set)
+        return cli_usage_error(cmd, "--k is the simhash distance; --method minhash takes "
+                                    "--threshold J instead");
+    if (!o->minhash && (o->threshold_set || o->shingle_words || o->num_perm))
+        return cli_usage_error(cmd,
+                               "--threshold, --shingle-words and --num-perm apply to "
+                               "--method minhash%s",
+                               hint);
+    return CLI_OK;
+}
+
 int cli_mh_fp_option(const char *cmd, const char *opt, const char *v, struct cli_mh_fp *f)
 {
-    struct cli_mh_opts o = {.minhash = f->on, .shingle_words = f->k, .num_perm = f->h};
-    if (cli_mh_option(cmd, opt, v, &o) != CLI_OK)
-        return CLI_USAGE;
-    f->on = o.minhash;
-    f->k = (unsigned)o.shingle_words;
-    f->h = (unsigned)o.num_perm;
-    return CLI_OK;
+    return cli_mh_option(cmd, opt, v, &f->o);
 }
 
 int cli_mh_fp_begin(const char *cmd, struct cli_mh_fp *f)
 {
-    if (!f->on)
-        return (f->k || f->h) ? cli_usage_error(cmd, "--shingle-words and --num-perm are "
-                                                     "--method minhash's")
-                              : CLI_OK;
-    unsigned k = f->k ? f->k : DEDUP_MINHASH_K_DEFAULT, h = f->h ? f->h : DEDUP_MINHASH_H_DEFAULT;
+    const struct cli_mh_opts *o = &f->o;
+    if (!o->minhash)
+        return (o->shingle_words || o->num_perm)
+                   ? cli_usage_error(cmd, "--shingle-words and --num-perm are "
+                                          "--method minhash's")
+                   : CLI_OK;
+    unsigned k = o->shingle_words ? (unsigned)o->shingle_words : DEDUP_MINHASH_K_DEFAULT;
+    unsigned h = o->num_perm ? (unsigned)o->num_perm : DEDUP_MINHASH_H_DEFAULT;
     f->sig = malloc(h * sizeof *f->sig);
     f->text = malloc(9 * (size_t)h);
     if (!f->sig || !f->text || dedup_minhash_new(k, h, DEDUP_MINHASH_SEED, &f->mh) != DEDUP_OK) {
@@ -537,19 +547,21 @@ static int mh_open(const char *cmd, const struct cli_args *a, const char *path,
             return st;
         if (*out) {
             const struct dedup_lsh_params *ip = dedup_lsh_get_params(*out);
-            if ((a->shingle_words && (unsigned)a->shingle_words != ip->k) ||
-                (a->num_perm && (unsigned)a->num_perm != ip->h)) {
+            if ((a->mh.shingle_words && (unsigned)a->mh.shingle_words != ip->k) ||
+                (a->mh.num_perm && (unsigned)a->mh.num_perm != ip->h)) {
+                /* said before the free: ip points into *out */
+                int usage = cli_usage_error(cmd,
+                                            "index %s was made with --shingle-words %u "
+                                            "--num-perm %u",
+                                            path, ip->k, ip->h);
                 dedup_lsh_free(*out);
                 *out = NULL;
-                return cli_usage_error(cmd,
-                                       "index %s was made with --shingle-words %u "
-                                       "--num-perm %u",
-                                       path, ip->k, ip->h);
+                return usage;
             }
             return CLI_OK;
         }
     }
-    int st = cli_mh_params(cmd, a, &p);
+    int st = cli_mh_params(cmd, &a->mh, &p);
     if (st != CLI_OK)
         return st;
     if (dedup_lsh_new(&p, out) != DEDUP_OK) {
@@ -589,7 +601,8 @@ int cli_mh_pairs(const struct cli_args *a)
     status = mh_open(cmd, a, a->index, &l, NULL);
     if (status != CLI_OK)
         goto done;
-    double t = a->threshold_set || !a->index ? a->threshold : dedup_lsh_get_params(l)->threshold;
+    double t =
+        a->mh.threshold_set || !a->index ? a->mh.threshold : dedup_lsh_get_params(l)->threshold;
     uint32_t old = dedup_lsh_doc_count(l);
     cli_inputs_release(&in);
     mh_inputs(&in, cmd, a, dedup_lsh_templates(l), 1);
@@ -702,7 +715,7 @@ int cli_mh_clusters(const struct cli_args *a)
         goto done;
     }
     dedup_lsh_set_threads(l, cli_threads());
-    enum dedup_code rc = dedup_lsh_clusters(l, a->threshold, &c);
+    enum dedup_code rc = dedup_lsh_clusters(l, a->mh.threshold, &c);
     if (rc != DEDUP_OK) {
         cli_error(cmd, "cannot cluster: %s", dedup_strerror(rc));
         status = CLI_RUNTIME;
@@ -712,7 +725,7 @@ int cli_mh_clusters(const struct cli_args *a)
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
     int jsonl = strcmp(a->format, "jsonl") == 0;
     if (html)
-        cli_report_write_minhash(stdout, report, l, c, a->threshold);
+        cli_report_write_minhash(stdout, report, l, c, a->mh.threshold);
     for (size_t i = 0; !html && i < dedup_clusters_count(c); i++) {
         size_t n = dedup_clusters_size(c, i), len;
         uint32_t rep = dedup_clusters_member(c, i, 0);
@@ -820,13 +833,13 @@ int cli_mh_query(const struct cli_args *a)
     if (status != CLI_OK)
         goto done;
     const struct dedup_lsh_params *p = dedup_lsh_get_params(q.lsh);
-    if ((a->shingle_words && (unsigned)a->shingle_words != p->k) ||
-        (a->num_perm && (unsigned)a->num_perm != p->h)) {
+    if ((a->mh.shingle_words && (unsigned)a->mh.shingle_words != p->k) ||
+        (a->mh.num_perm && (unsigned)a->mh.num_perm != p->h)) {
         status = cli_usage_error(cmd, "index %s was made with --shingle-words %u --num-perm %u",
                                  a->index, p->k, p->h);
         goto done;
     }
-    q.threshold = a->threshold_set ? a->threshold : p->threshold;
+    q.threshold = a->mh.threshold_set ? a->mh.threshold : p->threshold;
     q.top = (size_t)a->top;
     q.jsonl = strcmp(a->format, "jsonl") == 0;
     q.sig = malloc(p->h * sizeof *q.sig);
@@ -871,7 +884,7 @@ int cli_mh_index_add(const struct cli_args *a)
         status = mh_open(cmd, a, file, &l, &missing);
     if (status != CLI_OK)
         goto done;
-    if (!missing && a->threshold_set && a->threshold != dedup_lsh_get_params(l)->threshold) {
+    if (!missing && a->mh.threshold_set && a->mh.threshold != dedup_lsh_get_params(l)->threshold) {
         status = cli_usage_error(cmd,
                                  "index %s was made for --threshold %g; its bands are "
                                  "chosen for it",

@@ -15,26 +15,23 @@
 /* Parses a Jaccard threshold: a decimal number in (0, 1]. 0, or -1. */
 int cli_parse_threshold(const char *s, double *out);
 
-/* The minhash options every command spells alike: --method simhash|minhash, --threshold
- * J, --shingle-words N, --num-perm N (0: not given). */
-struct cli_mh_opts {
-    int minhash;      /* --method minhash */
-    double threshold; /* --threshold J; threshold_set when given */
-    int threshold_set;
-    long shingle_words; /* --shingle-words N, or 0 */
-    long num_perm;      /* --num-perm N, or 0 */
-};
-/* Applies one of them (opt is its "--name", v its value) to o: CLI_OK, or CLI_USAGE after
+/* Applies one of the minhash options (struct cli_mh_opts, cli/inputs.h; opt is its "--name",
+ * v its value) to o: CLI_OK, or CLI_USAGE after
  * saying why, in the same words in every command. */
 int cli_mh_option(const char *cmd, const char *opt, const char *v, struct cli_mh_opts *o);
+
+/* The minhash options against --k (k_set: it was given): --k with --method minhash, or
+ * a minhash option without it, is refused (hint ends the second message). CLI_OK, or
+ * CLI_USAGE after the diagnostic. */
+int cli_mh_check(const char *cmd, const struct cli_mh_opts *o, int k_set, const char *hint);
 
 /* The method of the index file at path from its magic number (DEDUP_METHOD_UNKNOWN when
  * it cannot be read or is neither). */
 enum dedup_method cli_file_method(const char *path);
 
-/* The parameters of a new minhash index from a's --threshold, --shingle-words and
+/* The parameters of a new minhash index from o's --threshold, --shingle-words and
  * --num-perm. CLI_OK, or CLI_USAGE after a diagnostic. */
-int cli_mh_params(const char *cmd, const struct cli_args *a, struct dedup_lsh_params *p);
+int cli_mh_params(const char *cmd, const struct cli_mh_opts *o, struct dedup_lsh_params *p);
 
 /* Loads the minhash index at path (a simhash index is a clear error naming the method).
  * With missing_ok a missing file gives CLI_OK, *out NULL and *missing 1. */
@@ -59,8 +56,7 @@ int cli_mh_list_line(char *s, unsigned h, uint32_t *sig, char **id, size_t *id_l
  * signature of a page's token string (borrowed until the next call; NULL after a
  * diagnostic naming path); cli_mh_fp_release() at the end. */
 struct cli_mh_fp {
-    int on;        /* --method minhash */
-    unsigned k, h; /* given, or 0 */
+    struct cli_mh_opts o; /* --method minhash, --shingle-words N, --num-perm N */
     struct dedup_minhash *mh;
     uint32_t *sig;
     char *text;

@@ -603,17 +603,9 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, char *err,
-                          size_t errlen)
+/* Step 1, every option left 0 (or out of range) given its default. */
+static void opts_defaults(struct crawl_opts *o)
 {
-    *out = NULL;
-    if (err && errlen)
-        err[0] = '\0';
-    struct crawl *c = calloc(1, sizeof *c);
-    if (!c)
-        return CRAWL_ENOMEM;
-    c->opts = *opts;
-    struct crawl_opts *o = &c->opts;
     if (o->concurrency == 0)
         o->concurrency = CRAWL_DEFAULT_CONCURRENCY;
     if (o->per_host == 0)
@@ -626,11 +618,6 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
         o->max_body = CRAWL_DEFAULT_MAX_BODY;
     if (o->max_memory == 0)
         o->max_memory = CRAWL_DEFAULT_MAX_MEMORY;
-    c->mem = crawl_mem_new(o->max_memory);
-    if (!c->mem) {
-        free(c);
-        return CRAWL_ENOMEM;
-    }
     if (o->max_redirects == 0)
         o->max_redirects = CRAWL_DEFAULT_MAX_REDIRECTS;
     if (o->workers == 0) {
@@ -664,6 +651,13 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
         o->unreachable_retries = 0;
     if (!(o->unreachable_time > 0))
         o->unreachable_time = CRAWL_DEFAULT_UNREACHABLE_TIME;
+}
+
+/* Step 2, what needs no check: the robots.txt policy, the lock, the state and the shared
+ * frontier's page budget. After it crawl_free may run. */
+static void crawl_init_core(struct crawl *c)
+{
+    const struct crawl_opts *o = &c->opts;
     /* the policy backs off; the crawl, not the policy, ends an outage (robots_done) */
     crawl_robots_policy_opts_init(&c->robots_policy);
     c->robots_policy.backoff_initial = o->robots_backoff;
@@ -676,32 +670,42 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
     c->inflight.prev = c->inflight.next = &c->inflight;
     if (c->redis) /* the page budget of all the workers together, kept in Redis */
         crawl_redis_set_max_pages(c->redis, o->max_pages);
+}
 
-    enum crawl_code rc = CRAWL_EINVAL;
+/* --include or --exclude (name) compiled into re: CRAWL_OK, or CRAWL_EINVAL with err set. */
+static enum crawl_code compile_regex(regex_t *re, const char *name, const char *pattern, char *err,
+                                     size_t errlen)
+{
+    int e = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+    if (e != 0) {
+        char msg[128];
+        regerror(e, re, msg, sizeof msg);
+        set_err(err, errlen, "bad --%s regex '%s': %s", name, pattern, msg);
+        return CRAWL_EINVAL;
+    }
+    return CRAWL_OK;
+}
+
+/* Step 3, the scope: the options that exclude each other refused, the --include and
+ * --exclude regexes compiled, the public suffix list of a domain scope loaded.
+ * CRAWL_OK, or CRAWL_EINVAL with err set. */
+static enum crawl_code scope_setup(struct crawl *c, char *err, size_t errlen)
+{
+    const struct crawl_opts *o = &c->opts;
     if (c->redis && o->focused) {
         set_err(err, errlen,
                 "a focused crawl (--topic) cannot use the shared frontier "
                 "(--redis): its queues are in fetch order, not by priority");
-        goto fail;
+        return CRAWL_EINVAL;
     }
     if (o->include && *o->include) {
-        int e = regcomp(&c->include, o->include, REG_EXTENDED | REG_NOSUB);
-        if (e != 0) {
-            char msg[128];
-            regerror(e, &c->include, msg, sizeof msg);
-            set_err(err, errlen, "bad --include regex '%s': %s", o->include, msg);
-            goto fail;
-        }
+        if (compile_regex(&c->include, "include", o->include, err, errlen) != CRAWL_OK)
+            return CRAWL_EINVAL;
         c->has_include = 1;
     }
     if (o->exclude && *o->exclude) {
-        int e = regcomp(&c->exclude, o->exclude, REG_EXTENDED | REG_NOSUB);
-        if (e != 0) {
-            char msg[128];
-            regerror(e, &c->exclude, msg, sizeof msg);
-            set_err(err, errlen, "bad --exclude regex '%s': %s", o->exclude, msg);
-            goto fail;
-        }
+        if (compile_regex(&c->exclude, "exclude", o->exclude, err, errlen) != CRAWL_OK)
+            return CRAWL_EINVAL;
         c->has_exclude = 1;
     }
     if (o->scope == CRAWL_SCOPE_DOMAIN) {
@@ -709,19 +713,27 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
         c->psl = c->psl_owned ? c->psl_owned : psl_builtin();
         if (!c->psl) {
             set_err(err, errlen, "no public suffix list (libpsl)");
-            goto fail;
+            return CRAWL_EINVAL;
         }
     }
+    return CRAWL_OK;
+}
+
+/* Step 4, the frontier, the state's window and the seen set (with a state: a table of
+ * half of seen_memory, never grown past). */
+static enum crawl_code frontier_setup(struct crawl *c)
+{
+    struct crawl_opts *o = &c->opts;
     struct crawl_frontier_opts fo = {
         .per_host = o->per_host, .delay = o->delay, .max_delay = o->max_delay};
-    rc = crawl_frontier_new(&fo, &c->frontier);
+    enum crawl_code rc = crawl_frontier_new(&fo, &c->frontier);
     if (rc != CRAWL_OK)
-        goto fail;
+        return rc;
     c->window = CRAWL_STATE_WINDOW;
     const char *w = getenv("SIMCRAWL_STATE_WINDOW"); /* tests: a window of a few URLs */
     if (w && strtoul(w, NULL, 10) >= 2)
         c->window = strtoul(w, NULL, 10);
-    size_t seen_cap = 0; /* with a state: a table of half of seen_memory, never grown past */
+    size_t seen_cap = 0;
     if (o->state) {
         if (o->seen_memory == 0)
             o->seen_memory = CRAWL_STATE_SEEN_MEMORY;
@@ -730,22 +742,31 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
             slots *= 2;
         seen_cap = slots / 4 * 3;
     }
-    rc = crawl_seen_new(seen_cap, &c->seen);
+    return crawl_seen_new(seen_cap, &c->seen);
+}
+
+/* Step 5, a focused crawl's set of fetched URLs and its priority map (with a state a
+ * cache of a quarter of seen_memory at most: a table of 12-byte slots kept at most half
+ * full), and the state's best-first order. */
+static enum crawl_code focus_setup(struct crawl *c)
+{
+    const struct crawl_opts *o = &c->opts;
+    enum crawl_code rc = crawl_seen_new(0, &c->dispatched);
     if (rc != CRAWL_OK)
-        goto fail;
-    if (o->focused) {
-        rc = crawl_seen_new(0, &c->dispatched);
-        if (rc != CRAWL_OK)
-            goto fail;
-        /* with a state the map is a cache of a quarter of seen_memory at most: a table
-         * of 12-byte slots kept at most half full */
-        size_t slots = 16;
-        while (o->state && slots * 2 * (sizeof(uint64_t) + sizeof(float)) <= o->seen_memory / 4)
-            slots *= 2;
-        c->prio.limit = o->state ? slots / 2 : 0;
-        if (o->state && !c->redis && (rc = crawl_state_best_order(o->state)) != CRAWL_OK)
-            goto fail;
-    }
+        return rc;
+    size_t slots = 16;
+    while (o->state && slots * 2 * (sizeof(uint64_t) + sizeof(float)) <= o->seen_memory / 4)
+        slots *= 2;
+    c->prio.limit = o->state ? slots / 2 : 0;
+    if (o->state && !c->redis)
+        return crawl_state_best_order(o->state);
+    return CRAWL_OK;
+}
+
+/* Step 6, the fetcher (libcurl): CRAWL_OK, or its code with err set. */
+static enum crawl_code fetcher_setup(struct crawl *c, char *err, size_t errlen)
+{
+    const struct crawl_opts *o = &c->opts;
     struct crawl_fetcher_opts xo = {.concurrency = o->concurrency,
                                     .per_host = o->per_host,
                                     .connect_timeout = o->connect_timeout,
@@ -756,16 +777,42 @@ enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, cha
                                     .user_agent = o->user_agent,
                                     .ca_file = o->ca_file,
                                     .mem = c->mem};
-    rc = crawl_fetcher_new(&xo, &c->fetcher);
-    if (rc != CRAWL_OK) {
+    enum crawl_code rc = crawl_fetcher_new(&xo, &c->fetcher);
+    if (rc != CRAWL_OK)
         set_err(err, errlen, "cannot set up libcurl: %s", crawl_strerror(rc));
-        goto fail;
+    return rc;
+}
+
+enum crawl_code crawl_new(const struct crawl_opts *opts, struct crawl **out, char *err,
+                          size_t errlen)
+{
+    *out = NULL;
+    if (err && errlen)
+        err[0] = '\0';
+    struct crawl *c = calloc(1, sizeof *c);
+    if (!c)
+        return CRAWL_ENOMEM;
+    c->opts = *opts;
+    opts_defaults(&c->opts);
+    c->mem = crawl_mem_new(c->opts.max_memory);
+    if (!c->mem) {
+        free(c);
+        return CRAWL_ENOMEM;
+    }
+    crawl_init_core(c);
+    enum crawl_code rc = scope_setup(c, err, errlen);
+    if (rc == CRAWL_OK)
+        rc = frontier_setup(c);
+    if (rc == CRAWL_OK && c->opts.focused)
+        rc = focus_setup(c);
+    if (rc == CRAWL_OK)
+        rc = fetcher_setup(c, err, errlen);
+    if (rc != CRAWL_OK) {
+        crawl_free(c);
+        return rc;
     }
     *out = c;
     return CRAWL_OK;
-fail:
-    crawl_free(c);
-    return rc;
 }
 
 void crawl_free(struct crawl *c)
@@ -833,27 +880,35 @@ static int host_is_ip(const char *host, size_t len)
     return 1;
 }
 
-char *crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url)
+enum crawl_code crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url,
+                                  char **out)
 {
+    *out = NULL;
     struct crawl_url_parts p;
     if (crawl_url_split(url, &p) != CRAWL_OK)
-        return NULL;
+        return CRAWL_EURL;
     char *host = strndup(url + p.host_off, p.host_len);
-    if (!host || scope != CRAWL_SCOPE_DOMAIN || !psl || host_is_ip(host, p.host_len))
-        return host;
-    const char *reg = psl_registrable_domain(psl, host);
-    if (reg && reg != host) {
-        char *d = strdup(reg);
-        free(host);
-        return d;
+    if (!host)
+        return CRAWL_ENOMEM;
+    if (scope == CRAWL_SCOPE_DOMAIN && psl && !host_is_ip(host, p.host_len)) {
+        const char *reg = psl_registrable_domain(psl, host);
+        if (reg && reg != host) {
+            char *d = strdup(reg);
+            free(host);
+            if (!d)
+                return CRAWL_ENOMEM;
+            host = d;
+        }
+        /* else a public suffix itself, or a single label: the host is the domain */
     }
-    return host; /* a public suffix itself, or a single label: the host is the domain */
+    *out = host;
+    return CRAWL_OK;
 }
 
 /* The name a URL's host is scoped by: the host itself, or its registrable domain. */
-static char *scope_name(struct crawl *c, const char *url)
+static enum crawl_code scope_name(struct crawl *c, const char *url, char **out)
 {
-    return crawl__scope_name(c->psl, c->opts.scope, url);
+    return crawl__scope_name(c->psl, c->opts.scope, url, out);
 }
 
 /*
@@ -897,22 +952,29 @@ static char *parent_dir(const char *canon)
     return root;
 }
 
-static int in_scope(struct crawl *c, const char *url)
+/* Is url in the crawl's scope? CRAWL_OK with *inside 1 or 0 (a URL without a host is
+ * outside), or CRAWL_ENOMEM. */
+static enum crawl_code in_scope(struct crawl *c, const char *url, int *inside)
 {
+    *inside = 0;
     if (c->opts.no_parent && !under_parent(c, url))
-        return 0;
+        return CRAWL_OK;
     if (c->has_include && regexec(&c->include, url, 0, NULL, 0) != 0)
-        return 0;
+        return CRAWL_OK;
     if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
-        return 0;
-    if (c->opts.scope == CRAWL_SCOPE_ANY)
-        return 1;
-    char *name = scope_name(c, url);
-    int ok = 0;
-    for (size_t i = 0; name && i < c->n_scope && !ok; i++)
-        ok = strcmp(name, c->scope_names[i]) == 0;
+        return CRAWL_OK;
+    if (c->opts.scope == CRAWL_SCOPE_ANY) {
+        *inside = 1;
+        return CRAWL_OK;
+    }
+    char *name;
+    enum crawl_code rc = scope_name(c, url, &name);
+    if (rc != CRAWL_OK)
+        return rc == CRAWL_ENOMEM ? CRAWL_ENOMEM : CRAWL_OK;
+    for (size_t i = 0; i < c->n_scope && !*inside; i++)
+        *inside = strcmp(name, c->scope_names[i]) == 0;
     free(name);
-    return ok;
+    return CRAWL_OK;
 }
 
 /* ---- the state on disk ---- */
@@ -1404,9 +1466,16 @@ static enum enqueue_result found_again(struct crawl *c, uint64_t hash, float pri
 static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned depth, unsigned hops,
                                    float priority, struct crawl_ref *referrer, double now)
 {
-    if ((hops & HOPS_REQUISITE) ? c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0
-                                : !in_scope(c, url))
-        return ENQ_OUT_OF_SCOPE;
+    if (hops & HOPS_REQUISITE) {
+        if (c->has_exclude && regexec(&c->exclude, url, 0, NULL, 0) == 0)
+            return ENQ_OUT_OF_SCOPE;
+    } else {
+        int inside;
+        if (in_scope(c, url, &inside) != CRAWL_OK)
+            return ENQ_FULL; /* out of memory, as below */
+        if (!inside)
+            return ENQ_OUT_OF_SCOPE;
+    }
     if (c->redis)
         return enqueue_shared(c, url, depth, hops, referrer);
     int added = 0;
@@ -1477,12 +1546,15 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
     if (rc != CRAWL_OK)
         return rc;
     if (c->opts.scope != CRAWL_SCOPE_ANY) {
-        char *name = scope_name(c, canon);
+        char *name;
+        rc = scope_name(c, canon, &name);
+        if (rc != CRAWL_OK) { /* (a canonical URL has a host: CRAWL_ENOMEM) */
+            free(canon);
+            return rc;
+        }
         char **v = realloc(c->scope_names, (c->n_scope + 1) * sizeof *v);
-        if (!name || !v) {
+        if (!v) {
             free(name);
-            if (v)
-                c->scope_names = v;
             free(canon);
             return CRAWL_ENOMEM;
         }
@@ -1757,10 +1829,10 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
         const char *link = v->links[i];
         if (!v->expand || dup) {
             /* what dedup saved: in-scope links nobody has queued yet */
-            int seen = 1;
-            if (dup && in_scope(c, link) &&
+            int seen = 1, inside = 0;
+            if (dup && in_scope(c, link, &inside) == CRAWL_OK && inside &&
                 seen_has(c, crawl_hash64(link, strlen(link)), &seen) != CRAWL_OK)
-                c->fatal = CRAWL_EIO;
+                c->fatal = CRAWL_EIO; /* (out of memory: the link is not counted) */
             if (dup && !seen)
                 c->stats.links_saved++;
             continue;
@@ -1883,145 +1955,198 @@ static int mem_room(struct crawl *c)
 
 static double shared_acquire(struct crawl *c, double now);
 
+/* What dispatch does after a step on one popped URL. */
+enum dispatch_step {
+    DISPATCH_FETCH, /* the URL may be fetched */
+    DISPATCH_NEXT,  /* the URL was dealt with: pop the next */
+    DISPATCH_STOP   /* nothing more starts now (c->fatal says when it is an error) */
+};
+
+/* Room for another fetch: concurrency, the queue, the page budget, the memory budget. */
+static int may_start(struct crawl *c)
+{
+    return !c->stop && !c->fatal && crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
+           c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) <
+               c->opts.queue &&
+           (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages) && mem_room(c);
+}
+
+/* Step 1, the URL's host: its spilled URLs read back from the state, a URL of a host given
+ * up on logged as the host was, a URL a focused crawl fetched already dropped. */
+static enum dispatch_step pop_checks(struct crawl *c, struct crawl_item *it, struct crawl_host *h,
+                                     struct hostinfo *hi, double now)
+{
+    if (c->state && hi->spilled && refill(c, h, hi, now) != CRAWL_OK) {
+        crawl_item_release(it);
+        crawl_frontier_done(c->frontier, h, now);
+        c->fatal = CRAWL_EIO;
+        return DISPATCH_STOP;
+    }
+    if (hi->given_up) {
+        emit(c, it->url, 0, it->depth, hi->given_up_as, hi->given_up_why, NULL, it->referrer);
+        crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
+        crawl_item_release(it);
+        return DISPATCH_NEXT;
+    }
+    if (c->dispatched) {
+        /* a focused crawl may hold older, lower-priority entries of a fetched URL */
+        uint64_t hash = crawl_hash64(it->url, strlen(it->url));
+        if (crawl_seen_contains(c->dispatched, hash)) {
+            crawl_frontier_cancel(c->frontier, h, now);
+            crawl_item_release(it);
+            return DISPATCH_NEXT;
+        }
+    }
+    return DISPATCH_FETCH;
+}
+
+/* robots.txt to be fetched first: the URL put back, the host held, robots.txt fetched on
+ * the same loop. */
+static enum dispatch_step robots_first(struct crawl *c, struct crawl_item *it, struct crawl_host *h,
+                                       struct hostinfo *hi, double now)
+{
+    enum crawl_code rc = crawl_frontier_push(c->frontier, h, it->url, it->depth, it->hops,
+                                             it->priority, it->referrer, now);
+    crawl_frontier_done(c->frontier, h, now);
+    crawl_item_release(it);
+    if (rc != CRAWL_OK) {
+        c->fatal = rc;
+        return DISPATCH_STOP;
+    }
+    if (!hi->robots_in_flight) {
+        rc = start_robots(c, h);
+        if (rc == CRAWL_ETOOLARGE)
+            return DISPATCH_STOP; /* no room in the memory budget: the URL waits, pushed back */
+        if (rc != CRAWL_OK) {
+            c->fatal = rc;
+            return DISPATCH_STOP;
+        }
+        crawl_frontier_hold(c->frontier, h, 1, now);
+    }
+    return DISPATCH_NEXT;
+}
+
+/* Step 2, the host's robots.txt: fetched first, a failing one's retry awaited, a
+ * disallowed URL logged. */
+static enum dispatch_step robots_checks(struct crawl *c, struct crawl_item *it,
+                                        struct crawl_host *h, struct hostinfo *hi, double now)
+{
+    size_t plen;
+    const char *path = crawl_robots_url_path(it->url, &plen);
+    struct crawl_robots_decision d;
+    enum crawl_robots_verdict rv = crawl_robots_host_check(hi->robots, path, plen, now, &d);
+    /* the last retry of an outage is at its limit, whatever the backoff says */
+    if (rv == CRAWL_ROBOTS_DEFER && !hi->robots_in_flight &&
+        now >= hi->outage_since + c->opts.robots_outage)
+        rv = CRAWL_ROBOTS_FETCH;
+    if (rv == CRAWL_ROBOTS_FETCH)
+        return robots_first(c, it, h, hi, now);
+    if (rv == CRAWL_ROBOTS_DEFER) {
+        /* robots.txt failing and its retry not due yet (robots_done paused the
+         * host until then; another connection of the host may get here): held,
+         * not dropped */
+        enum crawl_code rc = crawl_frontier_push(c->frontier, h, it->url, it->depth, it->hops,
+                                                 it->priority, it->referrer, now);
+        crawl_frontier_cancel(c->frontier, h, now);
+        crawl_frontier_pause(c->frontier, h, d.retry_at, now);
+        crawl_item_release(it);
+        if (rc != CRAWL_OK) {
+            c->fatal = rc;
+            return DISPATCH_STOP;
+        }
+        return DISPATCH_NEXT;
+    }
+    if (rv == CRAWL_ROBOTS_DISALLOW) {
+        char why[200];
+        if (d.rule)
+            snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
+        else
+            snprintf(why, sizeof why, "robots.txt");
+        emit(c, it->url, 0, it->depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL, it->referrer);
+        /* no request was made: the slot is free again at once */
+        crawl_frontier_cancel(c->frontier, h, now);
+        crawl_item_release(it);
+        return DISPATCH_NEXT;
+    }
+    return DISPATCH_FETCH;
+}
+
+/* A fetch started: counted, told to the shared frontier, kept in flight for the state's
+ * leases, and marked fetched for a focused crawl. */
+static void fetch_started(struct crawl *c, struct job *j)
+{
+    c->n_dispatched++;
+    if (c->redis && crawl_redis_fetching(c->redis, j->item.url) != CRAWL_OK)
+        c->fatal = CRAWL_EIO;    /* cannot happen: the URL came from a lease */
+    if (c->state && !c->redis) { /* in flight: leased at the next commit if not recorded */
+        j->link.prev = c->inflight.prev;
+        j->link.next = &c->inflight;
+        c->inflight.prev->next = &j->link;
+        c->inflight.prev = &j->link;
+    }
+    if (c->dispatched) {
+        int added;
+        if (crawl_seen_add(c->dispatched, crawl_hash64(j->item.url, strlen(j->item.url)), &added) !=
+            CRAWL_OK)
+            c->fatal = CRAWL_ENOMEM;
+    }
+}
+
+/* Step 3, the fetch: a job for the URL (it takes the item) handed to the fetcher. */
+static enum dispatch_step start_fetch(struct crawl *c, struct crawl_item *it, struct crawl_host *h,
+                                      double now)
+{
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) {
+        crawl_item_release(it);
+        crawl_frontier_done(c->frontier, h, now);
+        c->fatal = CRAWL_ENOMEM;
+        return DISPATCH_STOP;
+    }
+    j->item = *it;
+    j->host = h;
+    enum crawl_code rc = crawl_fetcher_add(
+        c->fetcher, j->item.url,
+        (j->item.hops & HOPS_REQUISITE) ? CRAWL_FETCH_REQUISITE : CRAWL_FETCH_PAGE, j);
+    if (rc == CRAWL_ETOOLARGE) {
+        /* no room in the memory budget (a worker took it since mem_room): put the URL
+         * back, no request was made; dispatch again when bytes come back */
+        rc = crawl_frontier_push(c->frontier, h, j->item.url, j->item.depth, j->item.hops,
+                                 j->item.priority, j->item.referrer, now);
+        crawl_frontier_cancel(c->frontier, h, now);
+        job_free(j); /* and the item with it */
+        if (rc != CRAWL_OK)
+            c->fatal = rc;
+        return DISPATCH_STOP;
+    }
+    if (rc != CRAWL_OK) {
+        crawl_frontier_done(c->frontier, h, now);
+        job_free(j);
+        c->fatal = rc;
+        return DISPATCH_STOP;
+    }
+    fetch_started(c, j);
+    return DISPATCH_NEXT;
+}
+
 /* Starts what may start now; returns the time something more may start. */
 static double dispatch(struct crawl *c, double now)
 {
     double wake = INFINITY;
     double shared_wake = c->redis ? shared_acquire(c, now) : INFINITY;
-    while (
-        !c->stop && !c->fatal && crawl_fetcher_active(c->fetcher) < c->opts.concurrency &&
-        c->in_pipeline + (c->opts.focused ? crawl_fetcher_active(c->fetcher) : 0) < c->opts.queue &&
-        (c->opts.max_pages <= 0 || c->n_dispatched < (uint64_t)c->opts.max_pages) && mem_room(c)) {
+    while (may_start(c)) {
         struct crawl_item it;
         struct crawl_host *h;
         if (!crawl_frontier_pop(c->frontier, now, &it, &h, &wake))
             break;
         struct hostinfo *hi = crawl_host_userdata(h);
-        if (c->state && hi->spilled && refill(c, h, hi, now) != CRAWL_OK) {
-            crawl_item_release(&it);
-            crawl_frontier_done(c->frontier, h, now);
-            c->fatal = CRAWL_EIO;
+        enum dispatch_step step = pop_checks(c, &it, h, hi, now);
+        if (step == DISPATCH_FETCH && hi->robots)
+            step = robots_checks(c, &it, h, hi, now);
+        if (step == DISPATCH_FETCH)
+            step = start_fetch(c, &it, h, now);
+        if (step == DISPATCH_STOP)
             break;
-        }
-        if (hi->given_up) {
-            emit(c, it.url, 0, it.depth, hi->given_up_as, hi->given_up_why, NULL, it.referrer);
-            crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
-            crawl_item_release(&it);
-            continue;
-        }
-        if (c->dispatched) {
-            /* a focused crawl may hold older, lower-priority entries of a fetched URL */
-            uint64_t hash = crawl_hash64(it.url, strlen(it.url));
-            if (crawl_seen_contains(c->dispatched, hash)) {
-                crawl_frontier_cancel(c->frontier, h, now);
-                crawl_item_release(&it);
-                continue;
-            }
-        }
-        if (hi->robots) {
-            size_t plen;
-            const char *path = crawl_robots_url_path(it.url, &plen);
-            struct crawl_robots_decision d;
-            enum crawl_robots_verdict rv = crawl_robots_host_check(hi->robots, path, plen, now, &d);
-            /* the last retry of an outage is at its limit, whatever the backoff says */
-            if (rv == CRAWL_ROBOTS_DEFER && !hi->robots_in_flight &&
-                now >= hi->outage_since + c->opts.robots_outage)
-                rv = CRAWL_ROBOTS_FETCH;
-            if (rv == CRAWL_ROBOTS_FETCH) {
-                /* put it back, hold the host, fetch robots.txt on the same loop */
-                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops,
-                                                         it.priority, it.referrer, now);
-                crawl_frontier_done(c->frontier, h, now);
-                crawl_item_release(&it);
-                if (rc != CRAWL_OK) {
-                    c->fatal = rc;
-                    break;
-                }
-                if (!hi->robots_in_flight) {
-                    rc = start_robots(c, h);
-                    if (rc == CRAWL_ETOOLARGE)
-                        break; /* no room in the memory budget: the URL waits, pushed back */
-                    if (rc != CRAWL_OK) {
-                        c->fatal = rc;
-                        break;
-                    }
-                    crawl_frontier_hold(c->frontier, h, 1, now);
-                }
-                continue;
-            }
-            if (rv == CRAWL_ROBOTS_DEFER) {
-                /* robots.txt failing and its retry not due yet (robots_done paused the
-                 * host until then; another connection of the host may get here): held,
-                 * not dropped */
-                enum crawl_code rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops,
-                                                         it.priority, it.referrer, now);
-                crawl_frontier_cancel(c->frontier, h, now);
-                crawl_frontier_pause(c->frontier, h, d.retry_at, now);
-                crawl_item_release(&it);
-                if (rc != CRAWL_OK) {
-                    c->fatal = rc;
-                    break;
-                }
-                continue;
-            }
-            if (rv == CRAWL_ROBOTS_DISALLOW) {
-                char why[200];
-                if (d.rule)
-                    snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
-                else
-                    snprintf(why, sizeof why, "robots.txt");
-                emit(c, it.url, 0, it.depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL,
-                     it.referrer);
-                /* no request was made: the slot is free again at once */
-                crawl_frontier_cancel(c->frontier, h, now);
-                crawl_item_release(&it);
-                continue;
-            }
-        }
-        struct job *j = calloc(1, sizeof *j);
-        if (!j) {
-            crawl_item_release(&it);
-            crawl_frontier_done(c->frontier, h, now);
-            c->fatal = CRAWL_ENOMEM;
-            break;
-        }
-        j->item = it;
-        j->host = h;
-        enum crawl_code rc = crawl_fetcher_add(
-            c->fetcher, it.url,
-            (it.hops & HOPS_REQUISITE) ? CRAWL_FETCH_REQUISITE : CRAWL_FETCH_PAGE, j);
-        if (rc == CRAWL_ETOOLARGE) {
-            /* no room in the memory budget (a worker took it since mem_room): put the URL
-             * back, no request was made; dispatch again when bytes come back */
-            rc = crawl_frontier_push(c->frontier, h, it.url, it.depth, it.hops, it.priority,
-                                     it.referrer, now);
-            crawl_frontier_cancel(c->frontier, h, now);
-            job_free(j); /* and the item with it */
-            if (rc != CRAWL_OK)
-                c->fatal = rc;
-            break;
-        }
-        if (rc != CRAWL_OK) {
-            crawl_frontier_done(c->frontier, h, now);
-            job_free(j);
-            c->fatal = rc;
-            break;
-        }
-        c->n_dispatched++;
-        if (c->redis && crawl_redis_fetching(c->redis, j->item.url) != CRAWL_OK)
-            c->fatal = CRAWL_EIO;    /* cannot happen: the URL came from a lease */
-        if (c->state && !c->redis) { /* in flight: leased at the next commit if not recorded */
-            j->link.prev = c->inflight.prev;
-            j->link.next = &c->inflight;
-            c->inflight.prev->next = &j->link;
-            c->inflight.prev = &j->link;
-        }
-        if (c->dispatched) {
-            int added;
-            if (crawl_seen_add(c->dispatched, crawl_hash64(it.url, strlen(it.url)), &added) !=
-                CRAWL_OK)
-                c->fatal = CRAWL_ENOMEM;
-        }
     }
     return wake < shared_wake ? wake : shared_wake;
 }
@@ -2159,7 +2284,10 @@ static long shared_links(struct crawl *c, const struct crawl_verdict *v, const c
     for (size_t i = 0; i < v->n_links; i++) {
         const char *link = v->links[i];
         struct crawl_url_parts p;
-        if (!in_scope(c, link)) {
+        int inside;
+        if (in_scope(c, link, &inside) != CRAWL_OK)
+            continue; /* out of memory: not queued, as enqueue's ENQ_FULL */
+        if (!inside) {
             c->stats.links_out_of_scope++;
             continue;
         }

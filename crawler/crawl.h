@@ -43,8 +43,8 @@ const char *crawl_strerror(enum crawl_code code);
  *    verdict, or an int 1/0 for a yes/no question (crawl_robots_allowed,
  *    crawl_seen_contains; crawl_frontier_pop: 1 with an item, 0 when no host may be asked
  *    yet);
- *  - a constructor without options (crawl_mem_new, crawl_ref_new) and the maker of one
- *    string (crawl__scope_name) return it, NULL when they cannot;
+ *  - a constructor without options (crawl_mem_new, crawl_ref_new) returns the object, NULL
+ *    when out of memory (its only failure);
  *  - a callback's non-zero return stops the walk (each says what comes back);
  *  - errno never crosses: its text goes into the error string of the object
  *    (crawl_warc_writer_error, crawl_state_error) or the caller's err buffer.

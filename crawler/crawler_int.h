@@ -48,9 +48,11 @@ double crawl__robots_max_age(const char *head, size_t len);
  * only, which URL parsers read as IPv4: libpsl would make 127.0.0.1 "0.1"), a public
  * suffix (co.uk), a single label (localhost). Two URLs are in the same scope when their
  * names are equal; the port and scheme never count. url must be canonical (crawl_url_*:
- * lower-case host). Returns a malloc'd string, or NULL (bad URL, no memory).
+ * lower-case host). *out is the name, a malloc'd string the caller frees; CRAWL_EURL for a
+ * URL with no host, CRAWL_ENOMEM (*out NULL either way).
  */
-char *crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope, const char *url);
+CRAWL_WARN_UNUSED enum crawl_code crawl__scope_name(const psl_ctx_t *psl, enum crawl_scope scope,
+                                                    const char *url, char **out);
 
 /* ---- URLs (crawler/url.c) ---- */
 

@@ -22,7 +22,7 @@
  * uses it, nothing else may touch it (the caller may read it once no thread decides).
  *
  * Return conventions inside filter/ (this header, pipeline.h, filter_int.h; the public
- * simcrawl.h keeps DESIGN.md's: a decision >= 0 or a negative SIMCRAWL_E... code):
+ * simcrawl.h keeps its own: a decision >= 0 or a negative SIMCRAWL_E... code):
  *  - a call whose failures are the dedup library's (the index, the maps, the journal
  *    codec) returns enum dedup_code and gives its results through out-parameters; "found"
  *    and "deleted" are int out-flags beside DEDUP_OK (filter_decide_lookup);

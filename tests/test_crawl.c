@@ -23,6 +23,7 @@
 
 #include "crawler/crawl.h"
 #include "crawler/crawler_int.h"
+#include "tests/failalloc.h"
 #include "tests/httpd.h"
 #include "tests/testutil.h"
 
@@ -1471,7 +1472,7 @@ static void test_state_page_texts(void)
     crawl_text_release(&c);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    CU_ASSERT_EQUAL(system(cmd), 0);
+    ASSERT_EQ(system(cmd), 0);
 }
 
 static void test_seen_bloom(void)
@@ -2184,8 +2185,10 @@ static void test_cli_sigterm_stops_cleanly(void)
 /* Are a and b in the same scope? (-1: a name could not be made) */
 static int same_scope(const psl_ctx_t *psl, enum crawl_scope sc, const char *a, const char *b)
 {
-    char *na = crawl__scope_name(psl, sc, a), *nb = crawl__scope_name(psl, sc, b);
-    int r = na && nb ? strcmp(na, nb) == 0 : -1;
+    char *na, *nb;
+    enum crawl_code ra = crawl__scope_name(psl, sc, a, &na);
+    enum crawl_code rb = crawl__scope_name(psl, sc, b, &nb);
+    int r = ra == CRAWL_OK && rb == CRAWL_OK ? strcmp(na, nb) == 0 : -1;
     free(na);
     free(nb);
     return r;
@@ -2237,17 +2240,36 @@ static void test_scope_name_host_and_domain(void)
         {"http://localhost/", "localhost"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        char *n = crawl__scope_name(psl, D, names[i].url);
+        char *n;
+        ASSERT_EQ(crawl__scope_name(psl, D, names[i].url, &n), CRAWL_OK);
         CU_ASSERT_PTR_NOT_NULL(n);
         if (n && strcmp(n, names[i].domain) != 0)
             fprintf(stderr, "\nscope name of %s: %s\n", names[i].url, n);
         CU_ASSERT_TRUE(n && strcmp(n, names[i].domain) == 0);
         free(n);
     }
-    char *n = crawl__scope_name(psl, H, "http://www.example.co.uk:81/p");
+    char *n;
+    ASSERT_EQ(crawl__scope_name(psl, H, "http://www.example.co.uk:81/p", &n), CRAWL_OK);
     CU_ASSERT_TRUE(n && strcmp(n, "www.example.co.uk") == 0);
     free(n);
-    CU_ASSERT_PTR_NULL(crawl__scope_name(psl, D, "not a url"));
+    /* the two failures told apart: no host, no memory (each allocation failing in turn) */
+    ASSERT_EQ(crawl__scope_name(psl, D, "not a url", &n), CRAWL_EURL);
+    CU_ASSERT_PTR_NULL(n);
+    for (unsigned long k = 1;; k++) {
+        failalloc_arm(k);
+        enum crawl_code rc = crawl__scope_name(psl, D, "http://www.example.co.uk/", &n);
+        int fired = failalloc_fired();
+        failalloc_arm(0);
+        if (!fired) {
+            ASSERT_EQ(rc, CRAWL_OK);
+            CU_ASSERT_TRUE(n && strcmp(n, "example.co.uk") == 0);
+            ASSERT_EQ(k, 3); /* the host, then the domain: two allocations */
+            free(n);
+            break;
+        }
+        ASSERT_EQ(rc, CRAWL_ENOMEM);
+        CU_ASSERT_PTR_NULL(n);
+    }
     if (owned)
         psl_free(owned);
 }

@@ -7,25 +7,7 @@
 # tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CR=$TMP/crawl_report
 mkdir -p "$CR/site/docs"
-python3 - "$CR/site" <<'PYEOF'
-import random, sys
-d = sys.argv[1]; r = random.Random(18)
-words = ['w%03d' % i for i in range(500)]
-page = '<html><head><title>%s</title></head><body><main><h1>%s</h1><p>%s</p></main>%s</body></html>\n'
-def w(n): return ' '.join(r.choice(words) for _ in range(n))
-guide = w(400)
-links = ''.join('<a href="%s">%s</a> ' % (u, u) for u in
-                ('docs/guide.html', 'docs/copy.html', 'docs/guide-v2.html', 'docs/stub.html',
-                 'docs/gone.html', 'docs/other.html', 'docs/notes.txt'))
-open(d + '/index.html', 'w').write(page % ('Home', 'Home', w(300), links))
-open(d + '/docs/guide.html', 'w').write(page % ('User guide', 'User guide', guide, ''))
-open(d + '/docs/copy.html', 'w').write(page % ('User guide', 'User guide', guide, ''))
-g = guide.split(); g[50] = 'changed'; g[300] = 'altered'
-open(d + '/docs/guide-v2.html', 'w').write(page % ('User guide (v2)', 'User guide', ' '.join(g), ''))
-open(d + '/docs/other.html', 'w').write(page % ('Other', 'Other', w(300), ''))
-open(d + '/docs/notes.txt', 'w').write('plain text, not a page\n')
-open(d + '/docs/stub.html', 'w').write('<html><head><title>Stub</title></head><body><p>hi</p></body></html>\n')
-PYEOF
+python3 tests/tools/report_site.py crawl "$CR/site"
 python3 tests/tools/dir_server.py --dir "$CR/site" --port-file "$CR/port" &
 cr_srv=$!
 i=0
@@ -87,38 +69,13 @@ expect_grep "id=\"n-clusters\">1<" "$CR/report2.html" "the report of a finished 
 expect_status 0 "crawl --help" -- "$SIMCRAWL" crawl --help
 expect_grep "\-\-report FILE" "$TMP/out" "crawl --help lists --report"
 
-if command -v chromium >/dev/null 2>&1; then
-    (cd "$CR" && timeout 120 chromium --headless --no-sandbox --disable-gpu \
-        --user-data-dir="$CR/profile" --dump-dom "file://$CR/report.html" >"$CR/dom.html" 2>"$CR/chromium.err")
-    if [ -s "$CR/dom.html" ]; then ok; else bad "crawl report: chromium rendered nothing: $(tail -c 300 "$CR/chromium.err")"; fi
-    python3 - "$CR" "$cr_base" >"$CR/dom.check" 2>&1 <<'PYEOF'
+. tests/cli/lib/report_dom.sh
+if report_dom "$CR" "crawl report"; then
+    PYTHONPATH=tests/tools python3 - "$CR" "$cr_base" >"$CR/dom.check" 2>&1 <<'PYEOF'
 import os, sys
-from html.parser import HTMLParser
+from report_dom import done, parse, want
 d, base = sys.argv[1], sys.argv[2]
-class P(HTMLParser):
-    def __init__(s):
-        super().__init__(); s.sections = []; s.links = []; s.badges = []; s.details = 0
-        s.ids = {}; s.cur = None; s.skipped = []; s.dels = s.ins = 0; s.skip_td = 0
-    def handle_starttag(s, t, a):
-        a = dict(a); c = a.get('class', '') or ''
-        if t == 'section' and 'cluster' in c: s.sections.append(a.get('id'))
-        if t == 'a' and 'doc' in c.split(): s.links.append(a.get('href'))
-        if t == 'span' and 'badge' in c: s.badges.append(c.split()[1])
-        if t == 'nav': s.innav = 1
-        if t == 'details' and not getattr(s, 'innav', 0): s.details += 1
-        if t == 'del': s.dels += 1
-        if t == 'ins': s.ins += 1
-        if t == 'tr' and c == 'skipped': s.skip_td = 1
-        if t == 'a' and s.skip_td: s.skipped.append(a.get('href')); s.skip_td = 0
-        if t == 'td' and a.get('id'): s.cur = a['id']
-    def handle_endtag(s, t):
-        if t == 'nav': s.innav = 0
-    def handle_data(s, data):
-        if s.cur: s.ids[s.cur] = data.strip(); s.cur = None
-p = P(); p.feed(open(os.path.join(d, 'dom.html'), encoding='utf-8').read())
-errors = []
-def want(cond, what):
-    if not cond: errors.append(what)
+p = parse(os.path.join(d, 'dom.html'))
 want(p.sections == ['c1'], 'one cluster section: %r' % p.sections)
 want(p.ids.get('n-docs') == '5', 'documents 5 (index, guide, copy, v2, other): %r' % p.ids)
 want(p.ids.get('n-exact') == '1' and p.ids.get('n-near') == '1', 'one exact copy, one near: %r' % p.ids)
@@ -126,13 +83,11 @@ want(sorted(p.badges) == ['exact', 'near', 'rep'], 'badges %r' % p.badges)
 want(p.links == [base + '/docs/guide.html', base + '/docs/copy.html', base + '/docs/guide-v2.html'],
      'members nearest first, linked: %r' % p.links)
 want(p.details == 1 and p.dels >= 2 and p.ins >= 2, 'the word diff of the near copy: %d %d %d' % (p.details, p.dels, p.ins))
-want(p.ids.get('n-skipped') == '2' and sorted(p.skipped) == [base + '/docs/gone.html', base + '/docs/stub.html'],
-     'the stub and the dead link not fingerprinted: %r %r' % (p.ids.get('n-skipped'), p.skipped))
-print('\n'.join(errors) if errors else 'dom ok')
+want(p.ids.get('n-skipped') == '2' and sorted(p.skipped_links) == [base + '/docs/gone.html', base + '/docs/stub.html'],
+     'the stub and the dead link not fingerprinted: %r %r' % (p.ids.get('n-skipped'), p.skipped_links))
+done()
 PYEOF
     if grep -q '^dom ok$' "$CR/dom.check"; then ok; else bad "crawl report in chromium: $(cat "$CR/dom.check")"; fi
-else
-    bad "crawl report: chromium is not installed (make test installs it: apt-get install chromium)"
 fi
 kill "$cr_srv" 2>/dev/null
 wait "$cr_srv" 2>/dev/null

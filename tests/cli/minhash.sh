@@ -86,6 +86,11 @@ expect_status 0 "index add an id already there" -- "$SIMCRAWL" index add --metho
 expect_grep "1 document already in the index (the same id, added before) skipped" "$TMP/err" "id already there counted once"
 expect_status 1 "index add other threshold" -- "$SIMCRAWL" index add --method minhash --threshold 0.5 "$MH/m.idx" "$MH/site/e.html"
 expect_grep "made for --threshold 0.8" "$TMP/err" "threshold of the index named"
+# other shingling than the index's: refused, naming the index's own parameters (they were
+# read after the index was freed: garbage numbers, or a crash under ASan)
+expect_status 1 "index add other --num-perm" -- "$SIMCRAWL" index add --method minhash --num-perm 64 "$MH/m.idx" "$MH/site/e.html"
+expect_grep "^simcrawl index: index $MH/m.idx was made with --shingle-words 5 --num-perm 128$" "$TMP/err" \
+    "another --num-perm: the index's --shingle-words and --num-perm named"
 # (a copy of c: a third copy of a.html would make a's blocks the collection's template)
 cp "$FP/other.html" "$MH/c2.html"
 expect_status 0 "pairs --index minhash" -- "$SIMCRAWL" pairs --method minhash --index "$MH/m.idx" --format jsonl "$MH/c2.html"

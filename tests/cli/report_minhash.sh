@@ -7,21 +7,7 @@
 # hostile lists are refused or reported by file and line. Sourced by tests/cli_test.sh.
 RM="$TMP/report_minhash"
 mkdir -p "$RM/site/sub"
-python3 - "$RM/site" <<'PYEOF'
-import random, sys
-d = sys.argv[1]; r = random.Random(11)
-words = ['w%03d' % i for i in range(500)]
-page = '<html><head><title>%s</title></head><body><nav>Home | Docs | About</nav><main><h1>%s</h1><p>%s</p></main></body></html>\n'
-def w(n): return ' '.join(r.choice(words) for _ in range(n))
-guide = w(400)
-open(d + '/guide.html', 'w').write(page % ('User guide', 'User guide', guide))
-open(d + '/sub/guide copy.html', 'w').write(page % ('User guide', 'User guide', guide))  # exact
-g = guide.split(); g[50] = 'changed'; g[300:301] = ['two', 'inserted']
-open(d + '/sub/guide-v2.html', 'w').write(page % ('User guide (v2)', 'User guide', ' '.join(g)))
-for i in range(5):
-    open(d + '/other%d.html' % i, 'w').write(page % ('Other %d' % i, 'Other', w(300)))
-open(d + '/stub.html', 'w').write('<html><head><title>Stub</title></head><body><p>hi</p></body></html>')
-PYEOF
+python3 tests/tools/report_site.py pages "$RM/site"
 case $SIMCRAWL in /*) RMBIN=$SIMCRAWL ;; *) RMBIN=$PWD/$SIMCRAWL ;; esac
 expect_status 0 "minhash report: clusters --method minhash --format html" -- sh -c \
     'cd "$1" && SOURCE_DATE_EPOCH=1764115200 "$2" clusters --method minhash --format html --no-templates site' \
@@ -44,38 +30,13 @@ expect_grep "estimated Jaccard similarity\">$es</span><br><span class=\"note jex
 (cd "$RM" && SOURCE_DATE_EPOCH=1764115200 "$RMBIN" clusters --method minhash --format html --no-templates site >"$RM/again.html" 2>/dev/null)
 if cmp -s "$RM/report.html" "$RM/again.html"; then ok; else bad "minhash report: not the same bytes twice"; fi
 
-if command -v chromium >/dev/null 2>&1; then
-    (cd "$RM" && timeout 120 chromium --headless --no-sandbox --disable-gpu \
-        --user-data-dir="$RM/profile" --dump-dom "file://$RM/report.html" >"$RM/dom.html" 2>"$RM/chromium.err")
-    if [ -s "$RM/dom.html" ]; then ok; else bad "minhash report: chromium rendered nothing: $(tail -c 300 "$RM/chromium.err")"; fi
-    python3 - "$RM" >"$RM/dom.check" 2>&1 <<'PYEOF'
+. tests/cli/lib/report_dom.sh
+if report_dom "$RM" "minhash report"; then
+    PYTHONPATH=tests/tools python3 - "$RM" >"$RM/dom.check" 2>&1 <<'PYEOF'
 import os, sys, urllib.parse
-from html.parser import HTMLParser
+from report_dom import done, parse, want
 d = sys.argv[1]
-class P(HTMLParser):
-    def __init__(s):
-        super().__init__(); s.sections = []; s.links = []; s.badges = []; s.ids = {}
-        s.cur = None; s.skipped = 0; s.cells = []; s.incell = 0; s.hist = []; s.inhist = 0
-    def handle_starttag(s, t, a):
-        a = dict(a); c = a.get('class', '') or ''
-        if t == 'section' and 'cluster' in c: s.sections.append(a.get('id'))
-        if t == 'a' and 'doc' in c.split(): s.links.append(a.get('href'))
-        if t == 'span' and 'badge' in c: s.badges.append(c.split()[1])
-        if t == 'tr' and c == 'skipped': s.skipped += 1
-        if t == 'td' and a.get('id'): s.cur = a['id']
-        if t == 'table' and 'members' in c: s.incell = 1
-        if t == 'table' and 'hist' in c: s.inhist = 1
-        if t == 'tr' and s.inhist: s.hist.append(c)
-        if t == 'td' and c == 'd' and s.incell: s.cells.append('')
-    def handle_endtag(s, t):
-        if t == 'table': s.incell = s.inhist = 0
-    def handle_data(s, data):
-        if s.cur: s.ids[s.cur] = data.strip(); s.cur = None
-        elif s.incell and s.cells and len(s.cells[-1]) < 40: s.cells[-1] += data.strip() + ' '
-p = P(); p.feed(open(os.path.join(d, 'dom.html'), encoding='utf-8').read())
-errors = []
-def want(cond, what):
-    if not cond: errors.append(what)
+p = parse(os.path.join(d, 'dom.html'))
 want(p.sections == ['c1'], 'one cluster section: %r' % p.sections)
 want(p.ids.get('n-docs') == '8', 'documents 8: %r' % p.ids)
 want(p.ids.get('n-exact') == '1' and p.ids.get('n-near') == '1', 'one exact copy, one near: %r' % p.ids)
@@ -88,11 +49,9 @@ want('k' in p.hist, 'a histogram row marks the threshold: %r' % p.hist)
 want(len(p.links) == 3, 'three member links: %r' % p.links)
 for h in p.links:
     want(os.path.isfile(os.path.join(d, urllib.parse.unquote(h))), 'relative link that resolves: %s' % h)
-print('\n'.join(errors) if errors else 'dom ok')
+done()
 PYEOF
     if grep -q '^dom ok$' "$RM/dom.check"; then ok; else bad "minhash report in chromium: $(cat "$RM/dom.check")"; fi
-else
-    bad "minhash report: chromium is not installed (make test installs it: apt-get install chromium)"
 fi
 
 # ---- signature lists ----

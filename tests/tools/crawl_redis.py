@@ -246,14 +246,22 @@ def hamming(a, b):
     return bin(a ^ b).count("1")
 
 
-def main():
+def crawl_args(hosts, pages, crawl_delay, timeout):
+    """The options every shared-crawl check takes (this file's and crawl_redis_same.py's),
+    with each check's defaults for the site's size, its Crawl-delay and the time limit."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--simcrawl", default="./simcrawl")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--workers", type=int, default=3)
-    ap.add_argument("--hosts", type=int, default=6)
-    ap.add_argument("--pages", type=int, default=24)
-    ap.add_argument("--crawl-delay", type=float, default=0.1)
+    ap.add_argument("--hosts", type=int, default=hosts)
+    ap.add_argument("--pages", type=int, default=pages)
+    ap.add_argument("--crawl-delay", type=float, default=crawl_delay)
+    ap.add_argument("--timeout", type=float, default=timeout)
+    return ap
+
+
+def main():
+    ap = crawl_args(hosts=6, pages=24, crawl_delay=0.1, timeout=120)
     ap.add_argument("--kills", type=int, default=1)
     ap.add_argument("--redis-restarts", type=int, default=0)
     ap.add_argument("--shards", type=int, default=0,
@@ -265,7 +273,6 @@ def main():
                     help="a worker that exits with an error fails the run (not restarted)")
     ap.add_argument("--lease-time", type=float, default=3)
     ap.add_argument("--k", type=int, default=3)
-    ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--write", action="store_true",
                     help="write the site's files to DIR/hN/ for the hosts served on --ports "

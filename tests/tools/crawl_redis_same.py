@@ -24,7 +24,6 @@ Runs one in-process crawl (no Redis) and --workers workers on one Redis, and che
     workers together: exactly N), every worker exiting 0.
 Exit 0 when all hold; otherwise the failures on stderr.
 """
-import argparse
 import json
 import os
 import random
@@ -33,7 +32,7 @@ import sys
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from crawl_redis import free_port, serve, start_redis, warc_fields  # noqa: E402
+from crawl_redis import crawl_args, free_port, serve, start_redis, warc_fields  # noqa: E402
 
 MENU = " ".join("menu%03d" % i for i in range(200))
 FOOT = "Copyright the example project all rights reserved terms of use privacy policy"
@@ -203,16 +202,9 @@ def check_revisits(logs, warcs, fails):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--simcrawl", default="./simcrawl")
-    ap.add_argument("--dir", required=True)
-    ap.add_argument("--workers", type=int, default=3)
-    ap.add_argument("--hosts", type=int, default=4)
-    ap.add_argument("--pages", type=int, default=16)
-    ap.add_argument("--crawl-delay", type=float, default=0.05)
+    ap = crawl_args(hosts=4, pages=16, crawl_delay=0.05, timeout=100)
     ap.add_argument("--max-pages", type=int, default=0)
     ap.add_argument("--no-templates-control", action="store_true")
-    ap.add_argument("--timeout", type=float, default=100)
     a = ap.parse_args()
     site = Site(a.hosts, a.pages)
     servers = serve(site, a.crawl_delay, [], threading.Lock(), disallow="/x/")
