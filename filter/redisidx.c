@@ -1252,7 +1252,7 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
     redisReply *seq_r = NULL, *exec_r = NULL;
     size_t n_replies = 0;
     char key[KEY_MAX];
-    char(*wkeys)[KEY_MAX] = malloc((T + 2) * sizeof *wkeys);
+    char(*wkeys)[KEY_MAX] = malloc((T + 3) * sizeof *wkeys);
     if (!ps || !br || !wkeys) {
         rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
         goto done;
@@ -1261,8 +1261,8 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
     for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
         ps[i].bucket_r = br + i * T;
         if (!read_only) {
-            const char *argv[DEDUP_MAX_TABLES + 3];
-            size_t lens[DEDUP_MAX_TABLES + 3];
+            const char *argv[DEDUP_MAX_TABLES + 4];
+            size_t lens[DEDUP_MAX_TABLES + 4];
             int argc = 0;
             argv[argc] = "WATCH";
             lens[argc++] = 5;
@@ -1276,10 +1276,14 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
             argv[argc] = wkeys[T];
             lens[argc] = strlen(wkeys[T]);
             argc++;
-            if (p[i].key) {
+            if (p[i].key) { /* the payload's document and its metadata */
                 key_pay(ix, p[i].key, p[i].key_len, wkeys[T + 1]);
                 argv[argc] = wkeys[T + 1];
                 lens[argc] = strlen(wkeys[T + 1]);
+                argc++;
+                key_meta(ix, p[i].key, p[i].key_len, wkeys[T + 2]);
+                argv[argc] = wkeys[T + 2];
+                lens[argc] = strlen(wkeys[T + 2]);
                 argc++;
             }
             rc = put(ix, argc, argv, lens);
@@ -1419,6 +1423,14 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
             if (x->type != REDIS_REPLY_NIL &&
                 (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
                 goto done;
+            if (ps[i].meta_r && ps[i].meta_r->type == REDIS_REPLY_STRING) {
+                /* stored without a fingerprint (redisidx_payload_claim): an exact duplicate
+                 * of that payload, as the in-process decision's (filter/decide.c known()) */
+                res->verdict = REDISIDX_EXACT;
+                if ((rc = stored_meta(ix, &p[i], ps[i].meta_r, NULL, res)) != REDISIDX_OK)
+                    goto done;
+                continue;
+            }
             for (j = 0; j < i; j++)
                 if (ps[j].new_in_batch && p[j].key && p[j].key_len == p[i].key_len &&
                     !memcmp(p[j].key, p[i].key, p[i].key_len))

@@ -782,8 +782,9 @@ static void test_redisidx_payload_meta(void)
     ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-d", 5, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_EXACT);
     CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
-    /* a claimed payload checked with a fingerprint: new (not indexed), the first
-     * reference kept */
+    /* a claimed payload checked with a fingerprint: an exact duplicate of the claim (as
+     * the in-process decision: filter_decide_page after FILTER_DECIDE_REMEMBER_UNFP),
+     * nothing added, the claim's reference; the same in a batch and for a lookup */
     struct redisidx_page c = {.id = "http://c.example/",
                               .id_len = 17,
                               .fp = 0x0f0f0f0f00000000ull,
@@ -792,13 +793,35 @@ static void test_redisidx_payload_meta(void)
                               .meta = "ref-e",
                               .meta_len = 5};
     ASSERT_EQ(redisidx_check(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    ASSERT_EQ(r.added, 0);
+    ASSERT_EQ(r.dup_id_len, 0);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    ASSERT_EQ(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    struct redisidx_page two[2] = {c, b};
+    two[1].id = "http://d.example/";
+    two[1].key = "digest-c";
+    struct redisidx_result r2[2] = {{0}, {0}};
+    ASSERT_EQ(redisidx_check_many(ix, two, 2, r2), REDISIDX_OK);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(r2[i].verdict, REDISIDX_EXACT);
+        CU_ASSERT_STRING_EQUAL(r2[i].meta, "ref-c");
+        redisidx_result_release(&r2[i]);
+    }
+    c.id = "http://c2.example/"; /* nothing of c was indexed: its near-duplicate is new */
+    c.id_len = 18;
+    c.key = "digest-h";
+    c.fp ^= 1;
+    ASSERT_EQ(redisidx_check(ix, &c, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_NEW);
     b.id = "http://d.example/";
-    b.key = "digest-c";
+    b.key = "digest-h";
     ASSERT_EQ(redisidx_check(ix, &b, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_EXACT);
-    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://c.example/");
-    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://c2.example/");
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-e");
     /* deleted with its page */
     int deleted = 0;
     ASSERT_EQ(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
