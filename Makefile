@@ -354,8 +354,9 @@ STRESS_CRAWL_RUNS ?= 20
 STRESS_CRAWL_PAGES ?= 3000
 STRESS_REDIS_KILLS ?= 20
 STRESS_REPLAY_ROUNDS ?= 10
-stress: $(BUILD)/simcrawl $(BUILD)/test_runner test-npm ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site; the crawl's WARC replayed in ReplayWeb.page STRESS_REPLAY_ROUNDS times (every second crawl resumed)
+stress: $(BUILD)/simcrawl $(BUILD)/test_runner test-npm ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); suite redisidx with the template counts past their cap on blocks of all hosts; 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site; the crawl's WARC replayed in ReplayWeb.page STRESS_REPLAY_ROUNDS times (every second crawl resumed)
 	NOMEM_STRIDE=1 $(BUILD)/test_runner nomem
+	REDISIDX_TOTAL_CAP=1 $(BUILD)/test_runner redisidx
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
 	@SIMCRAWL=$(BUILD)/simcrawl SERVE_KILL_RUNS=$(STRESS_SERVE_RUNS) sh tests/cli_test.sh tests/cli/serve_kill.sh
 	@python3 tests/tools/crawl_kill.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_CRAWL_RUNS) --pages $(STRESS_CRAWL_PAGES)

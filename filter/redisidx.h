@@ -222,6 +222,22 @@ enum redisidx_code redisidx_template_learn(struct redisidx *ix, const char *host
                                            uint64_t doc_hash, const uint64_t *blocks, size_t n)
     __attribute__((warn_unused_result));
 
+/* One document for redisidx_template_learn_many(), borrowed for the call. */
+struct redisidx_tpl_doc {
+    const char *host;
+    size_t host_len;
+    uint64_t doc_hash;
+    const uint64_t *blocks;
+    size_t n;
+};
+/* redisidx_template_learn() of docs[0..n) in order, in one pipeline (one round trip; at
+ * most 4096 documents a call): each document counted atomically, the batch not (a lost
+ * connection retries the whole batch: documents with a doc_hash are not counted twice).
+ * The caps (docs/REDIS-INDEX.md) hold after every document. */
+enum redisidx_code redisidx_template_learn_many(struct redisidx *ix,
+                                                const struct redisidx_tpl_doc *docs, size_t n)
+    __attribute__((warn_unused_result));
+
 /*
  * Problem 2: cb(userdata, id, fp, distance) for every indexed page within k (<= the
  * index's) of fp, nearest first (ties: added first), at most max (0: all); a non-zero
