@@ -976,7 +976,9 @@ static void same_counts(const char *prefix, struct dedup_templates *t, const cha
  * stays at most the cap, the counts equal); then DEDUP_TEMPLATE_MAX_HOSTS + 40 hosts, some
  * of them with two documents: the hosts with the fewest documents (ties: the smallest key)
  * go, their keys deleted, as the in-process table drops them (the hosts kept, their counts
- * and documents equal), the keys of the template counts never more than the cap.
+ * and documents equal), the keys of the template counts never more than the cap. The hosts
+ * are sent 2,048 documents a pipeline (redisidx_template_learn_many): 75,000 documents one
+ * round trip each took 21 s at load 7, pipelined 9 s (Redis's own time, one script each).
  */
 static void test_redisidx_template_caps(void)
 {
