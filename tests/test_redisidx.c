@@ -1129,6 +1129,50 @@ static void test_redisidx_template_total_cap(void)
     redisidx_close(ix);
 }
 
+/* A script that keeps Redis busy for about 1.5 s (read-only, so that it ends by itself). */
+static void *busy_script(void *arg)
+{
+    (void)arg;
+    const char *argv[3] = {"EVAL",
+                           "local t = redis.call('TIME') local end_us = t[1] * 1e6 + t[2] + 1.5e6 "
+                           "repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= end_us "
+                           "return 1",
+                           "0"};
+    (void)test_redis_cmd(&srv, 3, argv);
+    return NULL;
+}
+
+/* A Redis busy running a script (BUSY to every other command, as while a learn makes room
+ * for a host past the caps) is waited for as a restart is: the check connects again and is
+ * answered once the script ends, well within retry=. */
+static void test_redisidx_busy_waits(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("busy", "&timeout=0.3", 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    const char *lim[4] = {"CONFIG", "SET", "busy-reply-threshold", "100"};
+    CU_ASSERT_FATAL(test_redis_cmd(&srv, 4, lim) == 1);
+    pthread_t th;
+    CU_ASSERT_FATAL(pthread_create(&th, NULL, busy_script, NULL) == 0);
+    struct timespec pause = {0, 400 * 1000000L}; /* the script running, past the threshold */
+    nanosleep(&pause, NULL);
+    struct redisidx_page p = {.id = "http://busy.example/", .id_len = 20, .fp = 0x1234ull};
+    struct redisidx_result r = {0};
+    enum redisidx_code c = redisidx_check(ix, &p, &r);
+    if (c != REDISIDX_OK)
+        fprintf(stderr, "redisidx_check: %s\n", redisidx_errmsg(ix));
+    ASSERT_EQ(c, REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    struct redisidx_stats st;
+    ASSERT_EQ(redisidx_stats(ix, &st), REDISIDX_OK);
+    CU_ASSERT(st.reconnects >= 1); /* it did meet the script */
+    pthread_join(th, NULL);
+    const char *back[4] = {"CONFIG", "SET", "busy-reply-threshold", "5000"};
+    CU_ASSERT(test_redis_cmd(&srv, 4, back) == 1);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+}
+
 extern void test_redisidx_register(void);
 void test_redisidx_register(void)
 {
@@ -1144,4 +1188,5 @@ void test_redisidx_register(void)
     CU_add_test(s, "test_redisidx_templates_as_in_process", test_redisidx_templates_as_in_process);
     CU_add_test(s, "test_redisidx_template_caps", test_redisidx_template_caps);
     CU_add_test(s, "test_redisidx_template_total_cap", test_redisidx_template_total_cap);
+    CU_add_test(s, "test_redisidx_busy_waits", test_redisidx_busy_waits);
 }
