@@ -23,10 +23,10 @@
  * PREFIX:p:HEX(shard of key) maps a payload key -> doc; PREFIX:count counts documents.
  *
  * The check (optimistic, like Redis' own WATCH examples): round trip 1 pipelines, for each
- * page, WATCH of its T buckets, its id shard and its payload shard, then HGET of the id and
- * the key and HGETALL of the T buckets, and one INCRBY of the sequence for the batch. The
- * decision is taken here, page by page (a page near an earlier NEW page of the same batch
- * is NEAR to it). Round trip 2 is one MULTI/EXEC holding the adds of the NEW pages and
+ * page, WATCH of its T buckets, its id shard and its payload and metadata shards, then HGET
+ * of the id, the key and its metadata and HGETALL of the T buckets, and one INCRBY of the sequence
+ * for the batch. The decision is taken here, page by page (a page near an earlier NEW page of the
+ * same batch is NEAR to it). Round trip 2 is one MULTI/EXEC holding the adds of the NEW pages and
  * the HGET of the documents named as originals; EXEC fails (a nil reply) when any watched
  * key was written since the WATCH, i.e. when another client added to a candidate bucket,
  * so two clients can never both keep two near-duplicates: the check then runs again. A
@@ -440,8 +440,9 @@ static enum redisidx_code reply_error(struct redisidx *ix, const redisReply *r, 
     if (!strncmp(r->str, "WRONGTYPE", 9))
         return fail(ix, REDISIDX_ECORRUPT, "key %s holds a value of the wrong type (%s)",
                     key ? key : "?", what);
-    if (!strncmp(r->str, "LOADING", 7))
-        ix->lost = 1; /* restarted, reading its data back: wait for it as for a restart */
+    if (!strncmp(r->str, "LOADING", 7) || !strncmp(r->str, "BUSY ", 5))
+        ix->lost = 1; /* restarted, reading its data back, or running a long script (the
+                       * template caps' sweep over all hosts): wait for it as for a restart */
     return fail(ix, REDISIDX_EIO, "%s%s%s: %s", what, key ? " " : "", key ? key : "", r->str);
 }
 
@@ -1084,80 +1085,166 @@ static enum redisidx_code stored_meta(struct redisidx *ix, const struct redisidx
 }
 
 /*
- * Counting one document's template blocks for its host (dedup_templates_add_doc()'s rule,
- * in Redis): KEYS[1] the host's counts (field "docs": documents counted; a block's key in
- * hexadecimal: documents that hold it), KEYS[2] its documents counted (whole-text hashes).
- * ARGV: the document's hash ("": none), the cap on a host's blocks, the cap on documents
- * remembered, then the block keys (repeats count once). A document counted before is not
- * counted again (0), so counting is idempotent: a check sent again after a lost reply
- * changes nothing. A host at the cap drops every block of count <= c, c = 1, 2, ... until at
- * most half the cap is left (lossy counting, as dedup/template.c's host_evict).
+ * Counting one document's template blocks for its host: dedup_templates_add_doc()'s rule
+ * and its caps, in Redis, step for step (dedup/template.c, HOW IT WORKS), so that the
+ * counts and so the marks are the in-process table's after the same documents in the same
+ * order, and Redis holds no more than that table would:
+ *   KEYS[1] the host's counts (field "docs": documents counted; a block's key in
+ *           hexadecimal: documents that hold it), KEYS[2] the documents counted (of every
+ *           host: the hashes of (host, document), 16 hex digits), KEYS[3] the hosts by
+ *           documents counted (ZSET: member the host key, score its docs), KEYS[4] host key ->
+ *           its counts' key name, KEYS[5] the block entries of all hosts;
+ *   ARGV: the host key, the (host, document) hash ("": none), the caps (blocks a host,
+ *         blocks in all, hosts, documents remembered), then the block keys (repeats count
+ *         once; the client sends at most half a host's cap, as a document counts).
+ * 1. A document counted before is not counted again (0): counting is idempotent, so a check
+ *    sent again after a lost reply changes nothing. The set is emptied when full.
+ * 2. A new host past the host cap replaces the host with the fewest documents, ties the
+ *    smallest key: the ZSET's first member (Redis orders equal scores by memcmp, then
+ *    length: the in-process key_cmp()).
+ * 3. A host whose blocks would pass its cap drops every block of count <= c for the
+ *    smallest c that leaves at most half the cap (lossy counting, counts of 4095 and more
+ *    counted together and c = 4094 at most, else all go: evict_threshold()).
+ * 4. When the blocks of all hosts would pass the total cap, other hosts go whole, fewest
+ *    documents first (ties: the smallest key), until the document's blocks fit. Here
+ *    alone Redis differs from the in-process table, which drops the blocks of count <= c
+ *    of every host for one c (all_evict()): that is a pass over up to 2M blocks inside
+ *    one script, measured at 27.5 s of a blocked Redis at load 12 (3-5 s when quiet),
+ *    stalling every client; dropping a host is one UNLINK. The decisions are the same
+ *    until the total first reaches its cap (docs/REDIS-INDEX.md).
+ * 5. The blocks are counted, the host's docs and its score raised, the total kept.
  */
 static const char LEARN_LUA[] =
-    "if ARGV[1] ~= '' then\n"
-    "  if redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end\n"
-    "  if redis.call('SCARD', KEYS[2]) > tonumber(ARGV[3]) then\n"
-    "    redis.call('DEL', KEYS[2]) redis.call('SADD', KEYS[2], ARGV[1])\n"
-    "  end\n"
+    "local host, nb = ARGV[1], #ARGV - 6\n"
+    "local hcap, tcap = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
+    "local maxh, maxs = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "if ARGV[2] ~= '' then\n"
+    "  if redis.call('SCARD', KEYS[2]) >= maxs then redis.call('DEL', KEYS[2]) end\n"
+    "  if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end\n"
     "end\n"
-    "local cap = tonumber(ARGV[2])\n"
-    "local n = redis.call('HLEN', KEYS[1])\n"
-    "if n > 0 then n = n - 1 end\n"
-    "if n + #ARGV - 3 > cap then\n"
-    "  local all = redis.call('HGETALL', KEYS[1])\n"
-    "  local c, left = 0, n\n"
-    "  while left > cap / 2 do\n"
-    "    c = c + 1 left = 0\n"
-    "    for i = 1, #all, 2 do\n"
-    "      if all[i] ~= 'docs' and tonumber(all[i + 1]) > c then left = left + 1 end\n"
+    "local function entries(key)\n"
+    "  local n = redis.call('HLEN', key)\n"
+    "  if redis.call('HEXISTS', key, 'docs') == 1 then n = n - 1 end\n"
+    "  return n\n"
+    "end\n"
+    "local function gone(v)\n"
+    "  local vk, n = redis.call('HGET', KEYS[4], v), 0\n"
+    "  if vk then n = entries(vk) redis.call('UNLINK', vk) end\n"
+    "  redis.call('ZREM', KEYS[3], v) redis.call('HDEL', KEYS[4], v)\n"
+    "  return n\n"
+    "end\n"
+    "local function hist_add(key, hist)\n"
+    "  local all = redis.call('HGETALL', key)\n"
+    "  for i = 1, #all, 2 do\n"
+    "    if all[i] ~= 'docs' then\n"
+    "      local c = math.min(tonumber(all[i + 1]), 4095)\n"
+    "      hist[c] = (hist[c] or 0) + 1\n"
     "    end\n"
     "  end\n"
-    "  for i = 1, #all, 2 do\n"
-    "    if all[i] ~= 'docs' and tonumber(all[i + 1]) <= c then redis.call('HDEL', KEYS[1], "
-    "all[i]) end\n"
+    "end\n"
+    "local function threshold(hist, n, keep)\n"
+    "  local dropped = 0\n"
+    "  for c = 1, 4094 do\n"
+    "    dropped = dropped + (hist[c] or 0)\n"
+    "    if n - dropped <= keep then return c end\n"
     "  end\n"
+    "  return 4294967295\n"
+    "end\n"
+    "local function drop(key, c)\n"
+    "  local all, d = redis.call('HGETALL', key), 0\n"
+    "  for i = 1, #all, 2 do\n"
+    "    if all[i] ~= 'docs' and tonumber(all[i + 1]) <= c then\n"
+    "      redis.call('HDEL', key, all[i]) d = d + 1\n"
+    "    end\n"
+    "  end\n"
+    "  return d\n"
+    "end\n"
+    "local total = tonumber(redis.call('GET', KEYS[5]) or '0')\n"
+    "if not redis.call('ZSCORE', KEYS[3], host) then\n"
+    "  if redis.call('ZCARD', KEYS[3]) >= maxh then\n"
+    "    total = total - gone(redis.call('ZRANGE', KEYS[3], 0, 0)[1])\n"
+    "  end\n"
+    "  total = total + entries(KEYS[1])\n"
+    "  redis.call('ZADD', KEYS[3], tonumber(redis.call('HGET', KEYS[1], 'docs') or '0'), host)\n"
+    "  redis.call('HSET', KEYS[4], host, KEYS[1])\n"
+    "end\n"
+    "local n = entries(KEYS[1])\n"
+    "if n + nb > hcap then\n"
+    "  local hist = {}\n"
+    "  hist_add(KEYS[1], hist)\n"
+    "  local d = drop(KEYS[1], threshold(hist, n, hcap / 2))\n"
+    "  total = total - d\n"
+    "end\n"
+    "while total + nb > tcap do\n"
+    "  local vs = redis.call('ZRANGE', KEYS[3], 0, 1)\n"
+    "  local v = vs[1] == host and vs[2] or vs[1]\n"
+    "  if not v then break end\n"
+    "  total = total - gone(v)\n"
     "end\n"
     "local seen = {}\n"
-    "for i = 4, #ARGV do\n"
-    "  if not seen[ARGV[i]] then seen[ARGV[i]] = true redis.call('HINCRBY', KEYS[1], ARGV[i], 1) "
+    "for i = 7, #ARGV do\n"
+    "  if not seen[ARGV[i]] then\n"
+    "    seen[ARGV[i]] = true\n"
+    "    if redis.call('HINCRBY', KEYS[1], ARGV[i], 1) == 1 then total = total + 1 end\n"
+    "  end\n"
     "end\n"
-    "end\n"
-    "redis.call('HINCRBY', KEYS[1], 'docs', 1)\n"
+    "redis.call('ZADD', KEYS[3], redis.call('HINCRBY', KEYS[1], 'docs', 1), host)\n"
+    "redis.call('SET', KEYS[5], total)\n"
     "return 1\n";
+
+/* The member of PREFIX:tseen for a document of host: dedup/template.c's seen hash. */
+static uint64_t tpl_seen_hash(const char *host, size_t host_len, uint64_t doc_hash)
+{
+    uint64_t x = XXH3_64bits_withSeed(&doc_hash, sizeof doc_hash,
+                                      XXH3_64bits_withSeed(host, host_len, DEDUP_TEMPLATE_SEED));
+    return x ? x : 1;
+}
 
 /* Queues the EVAL that counts one document's template blocks (LEARN_LUA). */
 static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_t host_len,
                                     uint64_t doc_hash, const uint64_t *blocks, size_t n)
 {
+    enum { FIXED = 14 };
     if (n > DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2)
         n = DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2; /* what a document counts at most */
-    size_t argc = 8 + n;
+    size_t argc = FIXED + n;
     const char **argv = malloc(argc * sizeof *argv);
     size_t *lens = malloc(argc * sizeof *lens);
     char(*hex)[17] = malloc((n + 1) * sizeof *hex);
-    char tk[KEY_MAX], sk[KEY_MAX], cap[24], seen[24];
+    char tk[KEY_MAX], sk[KEY_MAX], hk[KEY_MAX], kk[KEY_MAX], nk[KEY_MAX];
+    char caps[4][24];
     enum redisidx_code rc = REDISIDX_OK;
     if (!argv || !lens || !hex) {
         rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
         goto out;
     }
-    key_tpl(ix, "t", host ? host : "", host_len, tk);
-    key_tpl(ix, "ts", host ? host : "", host_len, sk);
-    snprintf(cap, sizeof cap, "%u", DEDUP_TEMPLATE_HOST_MAX_ENTRIES);
-    snprintf(seen, sizeof seen, "%u", DEDUP_TEMPLATE_MAX_SEEN);
+    host = host ? host : "";
+    key_tpl(ix, "t", host, host_len, tk);
+    key_named(ix, "tseen", sk);
+    key_named(ix, "thosts", hk);
+    key_named(ix, "tkeys", kk);
+    key_named(ix, "tentries", nk);
+    snprintf(caps[0], sizeof caps[0], "%u", DEDUP_TEMPLATE_HOST_MAX_ENTRIES);
+    snprintf(caps[1], sizeof caps[1], "%u", DEDUP_TEMPLATE_MAX_ENTRIES);
+    snprintf(caps[2], sizeof caps[2], "%u", DEDUP_TEMPLATE_MAX_HOSTS);
+    snprintf(caps[3], sizeof caps[3], "%u", DEDUP_TEMPLATE_MAX_SEEN);
     if (doc_hash)
-        snprintf(hex[n], sizeof hex[n], "%016llx", (unsigned long long)doc_hash);
+        snprintf(hex[n], sizeof hex[n], "%016llx",
+                 (unsigned long long)tpl_seen_hash(host, host_len, doc_hash));
     else
         hex[n][0] = '\0';
-    const char *fixed[8] = {"EVAL", LEARN_LUA, "2", tk, sk, hex[n], cap, seen};
-    for (size_t i = 0; i < 8; i++)
+    const char *fixed[FIXED] = {"EVAL", LEARN_LUA, "5",    tk,      sk,      hk,      kk,
+                                nk,     host,      hex[n], caps[0], caps[1], caps[2], caps[3]};
+    for (size_t i = 0; i < FIXED; i++) {
         argv[i] = fixed[i];
+        lens[i] = strlen(fixed[i]);
+    }
+    lens[8] = host_len;
     for (size_t i = 0; i < n; i++) {
         snprintf(hex[i], sizeof hex[i], "%016llx", (unsigned long long)(blocks[i] ? blocks[i] : 1));
-        argv[8 + i] = hex[i];
+        argv[FIXED + i] = hex[i];
+        lens[FIXED + i] = 16;
     }
-    for (size_t i = 0; i < argc; i++)
-        lens[i] = strlen(argv[i]);
     rc = put(ix, (int)argc, argv, lens);
 out:
     free(argv);
@@ -1240,286 +1327,350 @@ static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_p
     return rc;
 }
 
-/* One attempt at deciding p[0..n): REDISIDX_OK, REDISIDX_ECONFLICT (EXEC failed: try
- * again) or an error. */
-static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_page *p, size_t n,
-                                     struct redisidx_result *r, int read_only)
+/* One attempt at deciding a batch (check_once): the pages, their replies and decisions. */
+struct check {
+    const struct redisidx_page *p;
+    size_t n;
+    struct redisidx_result *r;
+    int read_only;
+    unsigned T;
+    struct pstate *ps;
+    redisReply **br; /* n * T bucket replies */
+    redisReply *seq_r, *exec_r;
+    char (*wkeys)[KEY_MAX]; /* T + 3: the keys one WATCH names */
+    uint64_t first_doc;     /* the number of the batch's first NEW page */
+    size_t exec_n;          /* commands queued in MULTI */
+};
+
+/* Queues WATCH of page i's buckets, its id shard, its payload and metadata shards. */
+static enum redisidx_code check_put_watch(struct redisidx *ix, struct check *ck, size_t i)
 {
-    unsigned T = ix->design.tables;
-    enum redisidx_code rc = REDISIDX_OK;
-    struct pstate *ps = calloc(n, sizeof *ps);
-    redisReply **br = calloc(n * T + 1, sizeof *br);
-    redisReply *seq_r = NULL, *exec_r = NULL;
-    size_t n_replies = 0;
+    const struct redisidx_page *p = &ck->p[i];
+    const char *argv[DEDUP_MAX_TABLES + 4];
+    size_t lens[DEDUP_MAX_TABLES + 4];
+    int argc = 0;
+    argv[argc] = "WATCH";
+    lens[argc++] = 5;
+    for (unsigned t = 0; t < ck->T; t++) {
+        key_bucket(ix, t, p->fp, ck->wkeys[t]);
+        argv[argc] = ck->wkeys[t];
+        lens[argc] = strlen(ck->wkeys[t]);
+        argc++;
+    }
+    key_id(ix, p->id, p->id_len, ck->wkeys[ck->T]);
+    argv[argc] = ck->wkeys[ck->T];
+    lens[argc] = strlen(ck->wkeys[ck->T]);
+    argc++;
+    if (p->key) { /* the payload's document and its metadata */
+        key_pay(ix, p->key, p->key_len, ck->wkeys[ck->T + 1]);
+        argv[argc] = ck->wkeys[ck->T + 1];
+        lens[argc] = strlen(ck->wkeys[ck->T + 1]);
+        argc++;
+        key_meta(ix, p->key, p->key_len, ck->wkeys[ck->T + 2]);
+        argv[argc] = ck->wkeys[ck->T + 2];
+        lens[argc] = strlen(ck->wkeys[ck->T + 2]);
+        argc++;
+    }
+    return put(ix, argc, argv, lens);
+}
+
+/* Queues HGET of field[0..len) in the hash key. */
+static enum redisidx_code put_hget(struct redisidx *ix, const char *key, const void *field,
+                                   size_t len)
+{
+    const char *argv[3] = {"HGET", key, field};
+    size_t lens[3] = {4, strlen(key), len};
+    return put(ix, 3, argv, lens);
+}
+
+/* Queues page i's reads: its id, payload key and metadata, its T buckets. */
+static enum redisidx_code check_put_reads(struct redisidx *ix, struct check *ck, size_t i)
+{
+    const struct redisidx_page *p = &ck->p[i];
     char key[KEY_MAX];
-    char(*wkeys)[KEY_MAX] = malloc((T + 2) * sizeof *wkeys);
-    if (!ps || !br || !wkeys) {
-        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
-        goto done;
+    key_id(ix, p->id, p->id_len, key);
+    enum redisidx_code rc = put_hget(ix, key, p->id, p->id_len);
+    if (rc == REDISIDX_OK && p->key) {
+        key_pay(ix, p->key, p->key_len, key);
+        rc = put_hget(ix, key, p->key, p->key_len);
     }
-    /* round trip 1: WATCH, reads, the sequence */
-    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
-        ps[i].bucket_r = br + i * T;
-        if (!read_only) {
-            const char *argv[DEDUP_MAX_TABLES + 3];
-            size_t lens[DEDUP_MAX_TABLES + 3];
-            int argc = 0;
-            argv[argc] = "WATCH";
-            lens[argc++] = 5;
-            for (unsigned t = 0; t < T; t++) {
-                key_bucket(ix, t, p[i].fp, wkeys[t]);
-                argv[argc] = wkeys[t];
-                lens[argc] = strlen(wkeys[t]);
-                argc++;
-            }
-            key_id(ix, p[i].id, p[i].id_len, wkeys[T]);
-            argv[argc] = wkeys[T];
-            lens[argc] = strlen(wkeys[T]);
-            argc++;
-            if (p[i].key) {
-                key_pay(ix, p[i].key, p[i].key_len, wkeys[T + 1]);
-                argv[argc] = wkeys[T + 1];
-                lens[argc] = strlen(wkeys[T + 1]);
-                argc++;
-            }
-            rc = put(ix, argc, argv, lens);
-            n_replies++;
-        }
-        key_id(ix, p[i].id, p[i].id_len, key);
-        if (rc == REDISIDX_OK) {
-            const char *argv[3] = {"HGET", key, p[i].id};
-            size_t lens[3] = {4, strlen(key), p[i].id_len};
-            rc = put(ix, 3, argv, lens);
-            n_replies++;
-        }
-        if (rc == REDISIDX_OK && p[i].key) {
-            key_pay(ix, p[i].key, p[i].key_len, key);
-            const char *argv[3] = {"HGET", key, p[i].key};
-            size_t lens[3] = {4, strlen(key), p[i].key_len};
-            rc = put(ix, 3, argv, lens);
-            n_replies++;
-        }
-        if (rc == REDISIDX_OK && p[i].key) { /* after the key: written with it, read after */
-            key_meta(ix, p[i].key, p[i].key_len, key);
-            const char *argv[3] = {"HGET", key, p[i].key};
-            size_t lens[3] = {4, strlen(key), p[i].key_len};
-            rc = put(ix, 3, argv, lens);
-            n_replies++;
-        }
-        for (unsigned t = 0; rc == REDISIDX_OK && t < T; t++) {
-            key_bucket(ix, t, p[i].fp, key);
-            rc = put_str(ix, 2, "HGETALL", key);
-            n_replies++;
-        }
+    if (rc == REDISIDX_OK && p->key) { /* after the key: written with it, read after */
+        key_meta(ix, p->key, p->key_len, key);
+        rc = put_hget(ix, key, p->key, p->key_len);
     }
-    if (rc == REDISIDX_OK && !read_only) {
-        char nb[24];
+    for (unsigned t = 0; rc == REDISIDX_OK && t < ck->T; t++) {
+        key_bucket(ix, t, p->fp, key);
+        rc = put_str(ix, 2, "HGETALL", key);
+    }
+    return rc;
+}
+
+/* Round trip 1, sent: per page WATCH (unless read-only) and reads, then INCRBY of the
+ * sequence for the batch. */
+static enum redisidx_code check_send_reads(struct redisidx *ix, struct check *ck)
+{
+    enum redisidx_code rc = REDISIDX_OK;
+    for (size_t i = 0; i < ck->n && rc == REDISIDX_OK; i++) {
+        ck->ps[i].bucket_r = ck->br + i * ck->T;
+        if (!ck->read_only)
+            rc = check_put_watch(ix, ck, i);
+        if (rc == REDISIDX_OK)
+            rc = check_put_reads(ix, ck, i);
+    }
+    if (rc == REDISIDX_OK && !ck->read_only) {
+        char key[KEY_MAX], nb[24];
         key_named(ix, "seq", key);
-        snprintf(nb, sizeof nb, "%zu", n);
+        snprintf(nb, sizeof nb, "%zu", ck->n);
         rc = put_str(ix, 3, "INCRBY", key, nb);
     }
-    if (rc != REDISIDX_OK)
-        goto done;
-    ix->round_trips++;
-    for (size_t i = 0; i < n; i++) {
-        redisReply *w = NULL;
-        if (!read_only) {
+    if (rc == REDISIDX_OK)
+        ix->round_trips++;
+    return rc;
+}
+
+/* Round trip 1, read: the replies in the order sent; the batch's first document number. */
+static enum redisidx_code check_get_reads(struct redisidx *ix, struct check *ck)
+{
+    enum redisidx_code rc = REDISIDX_OK;
+    for (size_t i = 0; i < ck->n; i++) {
+        struct pstate *s = &ck->ps[i];
+        if (!ck->read_only) {
+            redisReply *w = NULL;
             rc = get(ix, &w);
             if (rc == REDISIDX_OK)
                 rc = expect_type(ix, w, REDIS_REPLY_STATUS, "WATCH", NULL);
             rfree(w);
             if (rc != REDISIDX_OK)
-                goto done;
+                return rc;
         }
-        if ((rc = get(ix, &ps[i].id_r)) != REDISIDX_OK)
-            goto done;
-        if (p[i].key && (rc = get(ix, &ps[i].pay_r)) != REDISIDX_OK)
-            goto done;
-        if (p[i].key && (rc = get(ix, &ps[i].meta_r)) != REDISIDX_OK)
-            goto done;
-        for (unsigned t = 0; t < T; t++)
-            if ((rc = get(ix, &ps[i].bucket_r[t])) != REDISIDX_OK)
-                goto done;
+        if ((rc = get(ix, &s->id_r)) != REDISIDX_OK)
+            return rc;
+        if (ck->p[i].key && (rc = get(ix, &s->pay_r)) != REDISIDX_OK)
+            return rc;
+        if (ck->p[i].key && (rc = get(ix, &s->meta_r)) != REDISIDX_OK)
+            return rc;
+        for (unsigned t = 0; t < ck->T; t++)
+            if ((rc = get(ix, &s->bucket_r[t])) != REDISIDX_OK)
+                return rc;
     }
-    uint64_t first_doc = 0;
-    if (!read_only) {
-        if ((rc = get(ix, &seq_r)) != REDISIDX_OK)
-            goto done;
-        key_named(ix, "seq", key);
-        if ((rc = expect_type(ix, seq_r, REDIS_REPLY_INTEGER, "INCRBY", key)) != REDISIDX_OK)
-            goto done;
-        if (seq_r->integer < (long long)n) {
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: sequence %lld", key, seq_r->integer);
-            goto done;
-        }
-        first_doc = (uint64_t)seq_r->integer - n + 1;
-    }
+    ck->first_doc = 0;
+    if (ck->read_only)
+        return REDISIDX_OK;
+    char key[KEY_MAX];
+    if ((rc = get(ix, &ck->seq_r)) != REDISIDX_OK)
+        return rc;
+    key_named(ix, "seq", key);
+    if ((rc = expect_type(ix, ck->seq_r, REDIS_REPLY_INTEGER, "INCRBY", key)) != REDISIDX_OK)
+        return rc;
+    if (ck->seq_r->integer < (long long)ck->n)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: sequence %lld", key, ck->seq_r->integer);
+    ck->first_doc = (uint64_t)ck->seq_r->integer - ck->n + 1;
+    return REDISIDX_OK;
+}
 
-    /* the decisions, in order */
-    size_t exec_n = 0; /* commands queued in MULTI */
-    int multi = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct redisidx_result *res = &r[i];
-        result_reset(res);
-        ps[i].doc = first_doc + i;
-        /* the id */
-        redisReply *x = ps[i].id_r;
-        key_id(ix, p[i].id, p[i].id_len, key);
-        if (x->type == REDIS_REPLY_STRING) {
-            uint64_t doc, fp;
-            if (parse_idrec(x->str, x->len, &doc, &fp) != 0) {
-                rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", key,
-                          (int)(p[i].id_len > 200 ? 200 : p[i].id_len), p[i].id);
-                goto done;
-            }
+/* Page i by its id: KNOWN_ID (or NEW, added, when this call's lost EXEC added it), also
+ * when an earlier page of the batch added the id. *done 1 when decided. */
+static enum redisidx_code decide_by_id(struct redisidx *ix, struct check *ck, size_t i, int *done)
+{
+    const struct redisidx_page *p = &ck->p[i];
+    struct redisidx_result *res = &ck->r[i];
+    const redisReply *x = ck->ps[i].id_r;
+    char key[KEY_MAX];
+    enum redisidx_code rc = REDISIDX_OK;
+    *done = 1;
+    key_id(ix, p->id, p->id_len, key);
+    if (x->type == REDIS_REPLY_STRING) {
+        uint64_t doc, fp;
+        if (parse_idrec(x->str, x->len, &doc, &fp) != 0)
+            return fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", key,
+                        (int)(p->id_len > 200 ? 200 : p->id_len), p->id);
+        res->verdict = REDISIDX_KNOWN_ID;
+        res->fp = fp;
+        if ((rc = stored_meta(ix, p, ck->ps[i].meta_r, x, res)) != REDISIDX_OK)
+            return rc;
+        if (i < ix->pend_n && ix->pend[i] && fp == p->fp) {
+            /* added by this call's EXEC whose reply the lost connection took */
+            res->verdict = REDISIDX_NEW;
+            res->added = 1;
+            res->fp = 0;
+        }
+        return REDISIDX_OK;
+    }
+    if (x->type != REDIS_REPLY_NIL &&
+        (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
+        return rc;
+    for (size_t j = 0; j < i; j++)
+        if (ck->ps[j].new_in_batch && ck->p[j].id_len == p->id_len &&
+            !memcmp(ck->p[j].id, p->id, p->id_len)) {
             res->verdict = REDISIDX_KNOWN_ID;
-            res->fp = fp;
-            if ((rc = stored_meta(ix, &p[i], ps[i].meta_r, x, res)) != REDISIDX_OK)
-                goto done;
-            if (i < ix->pend_n && ix->pend[i] && fp == p[i].fp) {
-                /* added by this call's EXEC whose reply the lost connection took */
-                res->verdict = REDISIDX_NEW;
-                res->added = 1;
-                res->fp = 0;
-            }
-            continue;
+            res->fp = ck->p[j].fp;
+            return REDISIDX_OK;
         }
-        if (x->type != REDIS_REPLY_NIL &&
-            (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
-            goto done;
-        size_t j;
-        for (j = 0; j < i; j++)
-            if (ps[j].new_in_batch && p[j].id_len == p[i].id_len &&
-                !memcmp(p[j].id, p[i].id, p[i].id_len))
-                break;
-        if (j < i) {
-            res->verdict = REDISIDX_KNOWN_ID;
-            res->fp = p[j].fp;
-            continue;
-        }
-        if (read_only && !p[i].key)
-            continue; /* lookup: UNKNOWN */
-        /* the payload key */
-        if (p[i].key) {
-            x = ps[i].pay_r;
-            key_pay(ix, p[i].key, p[i].key_len, key);
-            if (x->type == REDIS_REPLY_STRING) {
-                int64_t doc;
-                if (parse_i64(x->str, x->len, &doc) != 0 || doc < 1) {
-                    rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a payload entry is damaged", key);
-                    goto done;
-                }
-                res->verdict = REDISIDX_EXACT;
-                ps[i].want_doc = 1;
-                ps[i].want = (uint64_t)doc;
-                if ((rc = stored_meta(ix, &p[i], ps[i].meta_r, NULL, res)) != REDISIDX_OK)
-                    goto done;
-                continue;
-            }
-            if (x->type != REDIS_REPLY_NIL &&
-                (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
-                goto done;
-            for (j = 0; j < i; j++)
-                if (ps[j].new_in_batch && p[j].key && p[j].key_len == p[i].key_len &&
-                    !memcmp(p[j].key, p[i].key, p[i].key_len))
-                    break;
-            if (j < i) {
-                res->verdict = REDISIDX_EXACT;
-                res->fp = p[j].fp;
-                if ((rc = result_dup(ix, res, p[j].id, p[j].id_len)) != REDISIDX_OK)
-                    goto done;
-                if (p[j].meta &&
-                    (rc = result_meta(ix, res, p[j].meta, p[j].meta_len)) != REDISIDX_OK)
-                    goto done;
-                continue;
-            }
-        }
-        if (read_only)
-            continue;
-        /* the candidates: the buckets, and the batch's NEW pages */
-        unsigned best_d = 0;
-        uint64_t best_doc = 0, best_fp = 0;
-        int found = 0;
-        for (unsigned t = 0; t < T; t++) {
-            key_bucket(ix, t, p[i].fp, key);
-            rc = bucket_scan(ix, ps[i].bucket_r[t], key, p[i].fp, ix->k, &best_d, &best_doc,
-                             &best_fp, &found);
-            if (rc != REDISIDX_OK)
-                goto done;
-        }
-        size_t best_j = n;
-        for (j = 0; j < i; j++) {
-            if (!ps[j].new_in_batch)
-                continue;
-            unsigned d = (unsigned)__builtin_popcountll(p[j].fp ^ p[i].fp);
-            if (d <= ix->k && (!found || d < best_d || (d == best_d && ps[j].doc < best_doc))) {
-                found = 1;
-                best_d = d;
-                best_doc = ps[j].doc;
-                best_fp = p[j].fp;
-                best_j = j;
-            }
-        }
-        if (found) {
-            res->verdict = REDISIDX_NEAR;
-            res->distance = best_d;
-            res->fp = best_fp;
-            if (best_j < n) {
-                if ((rc = result_dup(ix, res, p[best_j].id, p[best_j].id_len)) != REDISIDX_OK)
-                    goto done;
-            } else {
-                ps[i].want_doc = 1;
-                ps[i].want = best_doc;
-            }
-            continue;
-        }
-        res->verdict = REDISIDX_NEW;
-        if (p[i].flags & REDISIDX_NO_ADD)
-            continue;
-        ps[i].new_in_batch = 1;
+    *done = 0;
+    return REDISIDX_OK;
+}
+
+/* Page i by its payload key: EXACT of the page stored with it (its document read in round
+ * trip 2), of a payload claimed without a fingerprint, or of an earlier page of the batch.
+ * *done 1 when decided. */
+static enum redisidx_code decide_by_key(struct redisidx *ix, struct check *ck, size_t i, int *done)
+{
+    const struct redisidx_page *p = &ck->p[i];
+    struct redisidx_result *res = &ck->r[i];
+    const redisReply *x = ck->ps[i].pay_r;
+    char key[KEY_MAX];
+    enum redisidx_code rc = REDISIDX_OK;
+    *done = 1;
+    key_pay(ix, p->key, p->key_len, key);
+    if (x->type == REDIS_REPLY_STRING) {
+        int64_t doc;
+        if (parse_i64(x->str, x->len, &doc) != 0 || doc < 1)
+            return fail(ix, REDISIDX_ECORRUPT, "key %s: a payload entry is damaged", key);
+        res->verdict = REDISIDX_EXACT;
+        ck->ps[i].want_doc = 1;
+        ck->ps[i].want = (uint64_t)doc;
+        return stored_meta(ix, p, ck->ps[i].meta_r, NULL, res);
     }
-    if (read_only) {
-        for (size_t i = 0; i < n; i++)
-            if (ps[i].want_doc)
-                multi = 1;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            if (ps[i].want_doc || ps[i].new_in_batch)
-                multi = 1;
+    if (x->type != REDIS_REPLY_NIL &&
+        (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
+        return rc;
+    if (ck->ps[i].meta_r && ck->ps[i].meta_r->type == REDIS_REPLY_STRING) {
+        /* stored without a fingerprint (redisidx_payload_claim): an exact duplicate
+         * of that payload, as the in-process decision's (filter/decide.c known()) */
+        res->verdict = REDISIDX_EXACT;
+        return stored_meta(ix, p, ck->ps[i].meta_r, NULL, res);
     }
-    if (!multi) {
-        if (!read_only) { /* sent in front of the next command */
-            rc = put_str(ix, 1, "UNWATCH");
-            if (rc == REDISIDX_OK)
-                ix->discard++;
+    for (size_t j = 0; j < i; j++) {
+        const struct redisidx_page *q = &ck->p[j];
+        if (ck->ps[j].new_in_batch && q->key && q->key_len == p->key_len &&
+            !memcmp(q->key, p->key, p->key_len)) {
+            res->verdict = REDISIDX_EXACT;
+            res->fp = q->fp;
+            if ((rc = result_dup(ix, res, q->id, q->id_len)) != REDISIDX_OK)
+                return rc;
+            if (q->meta && (rc = result_meta(ix, res, q->meta, q->meta_len)) != REDISIDX_OK)
+                return rc;
+            return REDISIDX_OK;
         }
-        goto done;
     }
-    /* round trip 2: MULTI, the originals' documents, the adds, EXEC */
-    rc = put_str(ix, 1, "MULTI");
-    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
-        if (!ps[i].want_doc)
+    *done = 0;
+    return REDISIDX_OK;
+}
+
+/* Page i by its fingerprint: NEAR the nearest within k of its buckets' candidates and the
+ * batch's NEW pages (ties: the lower document number), else NEW (added unless NO_ADD). */
+static enum redisidx_code decide_by_fp(struct redisidx *ix, struct check *ck, size_t i)
+{
+    const struct redisidx_page *p = &ck->p[i];
+    struct redisidx_result *res = &ck->r[i];
+    char key[KEY_MAX];
+    enum redisidx_code rc;
+    unsigned best_d = 0;
+    uint64_t best_doc = 0, best_fp = 0;
+    int found = 0;
+    for (unsigned t = 0; t < ck->T; t++) {
+        key_bucket(ix, t, p->fp, key);
+        rc = bucket_scan(ix, ck->ps[i].bucket_r[t], key, p->fp, ix->k, &best_d, &best_doc, &best_fp,
+                         &found);
+        if (rc != REDISIDX_OK)
+            return rc;
+    }
+    size_t best_j = ck->n;
+    for (size_t j = 0; j < i; j++) {
+        if (!ck->ps[j].new_in_batch)
+            continue;
+        unsigned d = (unsigned)__builtin_popcountll(ck->p[j].fp ^ p->fp);
+        if (d <= ix->k && (!found || d < best_d || (d == best_d && ck->ps[j].doc < best_doc))) {
+            found = 1;
+            best_d = d;
+            best_doc = ck->ps[j].doc;
+            best_fp = ck->p[j].fp;
+            best_j = j;
+        }
+    }
+    if (found) {
+        res->verdict = REDISIDX_NEAR;
+        res->distance = best_d;
+        res->fp = best_fp;
+        if (best_j < ck->n)
+            return result_dup(ix, res, ck->p[best_j].id, ck->p[best_j].id_len);
+        ck->ps[i].want_doc = 1;
+        ck->ps[i].want = best_doc;
+        return REDISIDX_OK;
+    }
+    res->verdict = REDISIDX_NEW;
+    if (!(p->flags & REDISIDX_NO_ADD))
+        ck->ps[i].new_in_batch = 1;
+    return REDISIDX_OK;
+}
+
+/* The decisions, page by page in order (a lookup stops at the id and the payload key). */
+static enum redisidx_code check_decide(struct redisidx *ix, struct check *ck)
+{
+    enum redisidx_code rc = REDISIDX_OK;
+    for (size_t i = 0; i < ck->n; i++) {
+        int done = 0;
+        result_reset(&ck->r[i]);
+        ck->ps[i].doc = ck->first_doc + i;
+        if ((rc = decide_by_id(ix, ck, i, &done)) != REDISIDX_OK)
+            return rc;
+        if (done || (ck->read_only && !ck->p[i].key))
+            continue; /* a lookup without a key: UNKNOWN */
+        if (ck->p[i].key && (rc = decide_by_key(ix, ck, i, &done)) != REDISIDX_OK)
+            return rc;
+        if (done || ck->read_only)
+            continue;
+        if ((rc = decide_by_fp(ix, ck, i)) != REDISIDX_OK)
+            return rc;
+    }
+    return REDISIDX_OK;
+}
+
+/* 1 when round trip 2 is needed: an original's document to read, or a page to add. */
+static int check_needs_exec(const struct check *ck)
+{
+    for (size_t i = 0; i < ck->n; i++)
+        if (ck->ps[i].want_doc || (!ck->read_only && ck->ps[i].new_in_batch))
+            return 1;
+    return 0;
+}
+
+/* Round trip 2, sent: MULTI, the originals' documents, the adds, EXEC. From here until
+ * its reply is read, the adds may be done without this client knowing (ix->pend). */
+static enum redisidx_code check_send_exec(struct redisidx *ix, struct check *ck)
+{
+    char key[KEY_MAX];
+    enum redisidx_code rc = put_str(ix, 1, "MULTI");
+    ck->exec_n = 0;
+    for (size_t i = 0; i < ck->n && rc == REDISIDX_OK; i++) {
+        if (!ck->ps[i].want_doc)
             continue;
         char docdec[24];
-        key_doc(ix, ps[i].want, key);
-        snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)ps[i].want);
-        ps[i].exec_at = exec_n++;
+        key_doc(ix, ck->ps[i].want, key);
+        snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)ck->ps[i].want);
+        ck->ps[i].exec_at = ck->exec_n++;
         rc = put_str(ix, 3, "HGET", key, docdec);
     }
-    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++)
-        if (ps[i].new_in_batch)
-            rc = queue_add(ix, &p[i], ps[i].doc, &exec_n);
+    for (size_t i = 0; i < ck->n && rc == REDISIDX_OK; i++)
+        if (ck->ps[i].new_in_batch)
+            rc = queue_add(ix, &ck->p[i], ck->ps[i].doc, &ck->exec_n);
     if (rc == REDISIDX_OK)
         rc = put_str(ix, 1, "EXEC");
     if (rc != REDISIDX_OK)
-        goto done;
-    /* from here until its reply is read, the adds may be done without this client knowing */
-    for (size_t i = 0; i < n; i++)
-        ix->pend[i] = (unsigned char)ps[i].new_in_batch;
-    ix->pend_n = n;
+        return rc;
+    for (size_t i = 0; i < ck->n; i++)
+        ix->pend[i] = (unsigned char)ck->ps[i].new_in_batch;
+    ix->pend_n = ck->n;
     sent(ix, "EXEC");
     ix->round_trips++;
-    for (size_t q = 0; q <= exec_n; q++) { /* +OK, then +QUEUED each */
+    return REDISIDX_OK;
+}
+
+/* Round trip 2, read: +OK and +QUEUED each, then EXEC's array (nil: ECONFLICT). */
+static enum redisidx_code check_get_exec(struct redisidx *ix, struct check *ck)
+{
+    enum redisidx_code rc;
+    for (size_t q = 0; q <= ck->exec_n; q++) {
         redisReply *s = NULL;
         rc = get(ix, &s);
         if (rc == REDISIDX_OK)
@@ -1527,66 +1678,111 @@ static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_
         rfree(s);
         if (rc != REDISIDX_OK) {
             drop(ix); /* a transaction left open */
-            goto done;
+            return rc;
         }
     }
-    if ((rc = get(ix, &exec_r)) != REDISIDX_OK)
-        goto done;
+    if ((rc = get(ix, &ck->exec_r)) != REDISIDX_OK)
+        return rc;
     ix->pend_n = 0; /* its fate is known */
-    if (exec_r->type == REDIS_REPLY_NIL) {
-        rc = REDISIDX_ECONFLICT; /* a watched key changed: try again */
-        goto done;
-    }
-    if ((rc = expect_type(ix, exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL)) != REDISIDX_OK)
-        goto done;
-    if (exec_r->elements != exec_n) {
-        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", exec_r->elements,
-                  exec_n);
-        goto done;
-    }
-    for (size_t q = 0; q < exec_n; q++)
-        if (exec_r->element[q]->type == REDIS_REPLY_ERROR) {
-            rc = reply_error(ix, exec_r->element[q], "EXEC", NULL);
-            goto done;
-        }
-    for (size_t i = 0; i < n; i++) {
-        if (ps[i].new_in_batch)
-            r[i].added = 1;
-        if (!ps[i].want_doc)
+    if (ck->exec_r->type == REDIS_REPLY_NIL)
+        return REDISIDX_ECONFLICT; /* a watched key changed: try again */
+    if ((rc = expect_type(ix, ck->exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL)) != REDISIDX_OK)
+        return rc;
+    if (ck->exec_r->elements != ck->exec_n)
+        return fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands",
+                    ck->exec_r->elements, ck->exec_n);
+    for (size_t q = 0; q < ck->exec_n; q++)
+        if (ck->exec_r->element[q]->type == REDIS_REPLY_ERROR)
+            return reply_error(ix, ck->exec_r->element[q], "EXEC", NULL);
+    return REDISIDX_OK;
+}
+
+/* After EXEC: the pages added, and the originals' ids (and EXACT's fingerprints) from the
+ * documents read. */
+static enum redisidx_code check_answers(struct redisidx *ix, struct check *ck)
+{
+    enum redisidx_code rc;
+    char key[KEY_MAX];
+    for (size_t i = 0; i < ck->n; i++) {
+        if (ck->ps[i].new_in_batch)
+            ck->r[i].added = 1;
+        if (!ck->ps[i].want_doc)
             continue;
-        const redisReply *d = exec_r->element[ps[i].exec_at];
+        const redisReply *d = ck->exec_r->element[ck->ps[i].exec_at];
         const char *id;
         size_t id_len;
         uint64_t fp;
-        key_doc(ix, ps[i].want, key);
-        if (d->type != REDIS_REPLY_STRING || parse_docrec(d->str, d->len, &fp, &id, &id_len)) {
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: document %llu is %s", key,
-                      (unsigned long long)ps[i].want,
-                      d->type == REDIS_REPLY_NIL ? "missing" : "damaged");
-            goto done;
-        }
-        if (r[i].verdict == REDISIDX_EXACT)
-            r[i].fp = fp;
-        if ((rc = result_dup(ix, &r[i], id, id_len)) != REDISIDX_OK)
-            goto done;
+        key_doc(ix, ck->ps[i].want, key);
+        if (d->type != REDIS_REPLY_STRING || parse_docrec(d->str, d->len, &fp, &id, &id_len))
+            return fail(ix, REDISIDX_ECORRUPT, "key %s: document %llu is %s", key,
+                        (unsigned long long)ck->ps[i].want,
+                        d->type == REDIS_REPLY_NIL ? "missing" : "damaged");
+        if (ck->r[i].verdict == REDISIDX_EXACT)
+            ck->r[i].fp = fp;
+        if ((rc = result_dup(ix, &ck->r[i], id, id_len)) != REDISIDX_OK)
+            return rc;
     }
-done:
+    return REDISIDX_OK;
+}
+
+/* Frees what the attempt holds. */
+static void check_free(struct check *ck)
+{
+    if (ck->ps)
+        for (size_t i = 0; i < ck->n; i++) {
+            rfree(ck->ps[i].id_r);
+            rfree(ck->ps[i].pay_r);
+            rfree(ck->ps[i].meta_r);
+        }
+    if (ck->br)
+        for (size_t i = 0; i < ck->n * ck->T; i++)
+            rfree(ck->br[i]);
+    rfree(ck->seq_r);
+    rfree(ck->exec_r);
+    free(ck->ps);
+    free(ck->br);
+    free(ck->wkeys);
+}
+
+/* One attempt at deciding p[0..n): REDISIDX_OK, REDISIDX_ECONFLICT (EXEC failed: try
+ * again) or an error. */
+static enum redisidx_code check_once(struct redisidx *ix, const struct redisidx_page *p, size_t n,
+                                     struct redisidx_result *r, int read_only)
+{
+    unsigned T = ix->design.tables;
+    struct check ck = {.p = p,
+                       .n = n,
+                       .r = r,
+                       .read_only = read_only,
+                       .T = T,
+                       .ps = calloc(n, sizeof *ck.ps),
+                       .br = calloc(n * T + 1, sizeof *ck.br),
+                       .wkeys = malloc((T + 3) * sizeof *ck.wkeys)};
+    enum redisidx_code rc = REDISIDX_OK;
+    if (!ck.ps || !ck.br || !ck.wkeys)
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+    if (rc == REDISIDX_OK)
+        rc = check_send_reads(ix, &ck);
+    if (rc == REDISIDX_OK)
+        rc = check_get_reads(ix, &ck);
+    if (rc == REDISIDX_OK)
+        rc = check_decide(ix, &ck);
+    if (rc == REDISIDX_OK && !check_needs_exec(&ck)) {
+        if (!read_only) { /* sent in front of the next command */
+            rc = put_str(ix, 1, "UNWATCH");
+            if (rc == REDISIDX_OK)
+                ix->discard++;
+        }
+    } else if (rc == REDISIDX_OK) {
+        rc = check_send_exec(ix, &ck);
+        if (rc == REDISIDX_OK)
+            rc = check_get_exec(ix, &ck);
+        if (rc == REDISIDX_OK)
+            rc = check_answers(ix, &ck);
+    }
     if (rc != REDISIDX_OK && rc != REDISIDX_ECONFLICT)
         drop(ix); /* replies may be out of step */
-    if (ps)
-        for (size_t i = 0; i < n; i++) {
-            rfree(ps[i].id_r);
-            rfree(ps[i].pay_r);
-            rfree(ps[i].meta_r);
-        }
-    if (br)
-        for (size_t i = 0; i < n * T; i++)
-            rfree(br[i]);
-    rfree(seq_r);
-    rfree(exec_r);
-    free(ps);
-    free(br);
-    free(wkeys);
+    check_free(&ck);
     return rc;
 }
 
@@ -1925,6 +2121,60 @@ static enum redisidx_code learn_step(struct redisidx *ix, void *arg)
     return rc;
 }
 
+struct learn_many_args {
+    const struct redisidx_tpl_doc *docs;
+    size_t n;
+};
+
+/* The EVALs of every document in one pipeline, then their replies. */
+static enum redisidx_code learn_many_step(struct redisidx *ix, void *arg)
+{
+    struct learn_many_args *a = arg;
+    enum redisidx_code rc = REDISIDX_OK;
+    size_t sent_n = 0;
+    for (; sent_n < a->n && rc == REDISIDX_OK; sent_n++) {
+        const struct redisidx_tpl_doc *d = &a->docs[sent_n];
+        rc = put_learn(ix, d->host, d->host_len, d->doc_hash, d->blocks, d->n);
+    }
+    ix->round_trips++;
+    for (size_t i = 0; i < sent_n && rc == REDISIDX_OK; i++) {
+        redisReply *r = NULL;
+        char tk[KEY_MAX];
+        key_tpl(ix, "t", a->docs[i].host ? a->docs[i].host : "", a->docs[i].host_len, tk);
+        if ((rc = get(ix, &r)) == REDISIDX_OK)
+            rc = expect_type(ix, r, REDIS_REPLY_INTEGER, "EVAL", tk);
+        rfree(r);
+    }
+    if (rc != REDISIDX_OK)
+        drop(ix);
+    return rc;
+}
+
+enum redisidx_code redisidx_template_learn_many(struct redisidx *ix,
+                                                const struct redisidx_tpl_doc *docs, size_t n)
+{
+    if (!ix || (n && !docs))
+        return REDISIDX_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if ((docs[i].n && !docs[i].blocks) || (docs[i].host_len && !docs[i].host))
+            return REDISIDX_EINVAL;
+    pthread_mutex_lock(&ix->mu);
+    ix->err[0] = '\0';
+    enum redisidx_code rc = REDISIDX_OK;
+    for (size_t i = 0; i < n && rc == REDISIDX_OK; i++)
+        if (docs[i].host_len > DEDUP_TEMPLATE_MAX_KEY)
+            rc = fail(ix, REDISIDX_EINVAL, "a template host key of %zu bytes (at most %u)",
+                      docs[i].host_len, DEDUP_TEMPLATE_MAX_KEY);
+    if (rc == REDISIDX_OK && n > BATCH_MAX)
+        rc = fail(ix, REDISIDX_EINVAL, "a batch of %zu documents (at most %d)", n, BATCH_MAX);
+    if (rc == REDISIDX_OK && n) {
+        struct learn_many_args a = {docs, n};
+        rc = transact(ix, learn_many_step, &a);
+    }
+    pthread_mutex_unlock(&ix->mu);
+    return rc;
+}
+
 /* Runs a template step under the lock, with the arguments checked. */
 static enum redisidx_code tpl_run(struct redisidx *ix, struct tpl_args *a,
                                   enum redisidx_code (*step)(struct redisidx *, void *))
@@ -1998,26 +2248,18 @@ struct neighbors_args {
     size_t given;
 };
 
-/* One attempt (transact): every network step comes before the first call of cb, so a
- * lost connection is retried without calling cb twice. */
-static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
+/* The candidates of one neighbours query: within k, by document. */
+struct cand_list {
+    struct cand *v;
+    size_t n, cap;
+};
+
+/* Round trip 1 of a neighbours query: HGETALL of fp's T buckets into br[0..T). */
+static enum redisidx_code nb_read_buckets(struct redisidx *ix, uint64_t fp, redisReply **br)
 {
-    struct neighbors_args *na = arg;
-    uint64_t fp = na->fp;
-    unsigned k = na->k;
-    size_t max = na->max;
     enum redisidx_code rc = REDISIDX_OK;
-    redisReply **br = NULL;
-    redisReply *exec_r = NULL;
-    struct cand *cv = NULL;
-    size_t nc = 0, cap = 0, given = 0;
     char key[KEY_MAX];
     unsigned T = ix->design.tables;
-    br = calloc(T, sizeof *br);
-    if (!br) {
-        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
-        goto out;
-    }
     for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++) {
         key_bucket(ix, t, fp, key);
         rc = put_str(ix, 2, "HGETALL", key);
@@ -2025,62 +2267,70 @@ static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
     ix->round_trips++;
     for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++)
         rc = get(ix, &br[t]);
-    for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++) {
-        key_bucket(ix, t, fp, key);
-        const redisReply *r = br[t];
-        if ((rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key)) != REDISIDX_OK)
-            break;
-        if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES) {
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key, r->elements);
-            break;
-        }
-        for (size_t i = 0; i < r->elements; i += 2) {
-            int64_t sf, sd;
-            const redisReply *f = r->element[i], *v = r->element[i + 1];
-            if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-                parse_i64(f->str, f->len, &sf) || parse_i64(v->str, v->len, &sd) || sd < 1) {
-                rc = fail(ix, REDISIDX_ECORRUPT,
-                          "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
-                break;
-            }
-            unsigned d = (unsigned)__builtin_popcountll((uint64_t)sf ^ fp);
-            if (d > k)
-                continue;
-            if (nc == cap) {
-                size_t ncap = cap ? cap * 2 : 16;
-                struct cand *nv = realloc(cv, ncap * sizeof *nv);
-                if (!nv) {
-                    rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
-                    break;
-                }
-                cv = nv;
-                cap = ncap;
-            }
-            cv[nc++] = (struct cand){(uint64_t)sd, (uint64_t)sf, d};
-        }
-    }
+    return rc;
+}
+
+/* Adds the entries of bucket reply r (key) within k of fp to cl. */
+static enum redisidx_code nb_collect(struct redisidx *ix, const redisReply *r, const char *key,
+                                     uint64_t fp, unsigned k, struct cand_list *cl)
+{
+    enum redisidx_code rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key);
     if (rc != REDISIDX_OK)
-        goto out;
-    if (nc)
-        qsort(cv, nc, sizeof *cv, cand_cmp);
+        return rc;
+    if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key, r->elements);
+    for (size_t i = 0; i < r->elements; i += 2) {
+        int64_t sf, sd;
+        const redisReply *f = r->element[i], *v = r->element[i + 1];
+        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
+            parse_i64(f->str, f->len, &sf) || parse_i64(v->str, v->len, &sd) || sd < 1)
+            return fail(ix, REDISIDX_ECORRUPT,
+                        "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
+        unsigned d = (unsigned)__builtin_popcountll((uint64_t)sf ^ fp);
+        if (d > k)
+            continue;
+        if (cl->n == cl->cap) {
+            size_t ncap = cl->cap ? cl->cap * 2 : 16;
+            struct cand *nv = realloc(cl->v, ncap * sizeof *nv);
+            if (!nv)
+                return fail(ix, REDISIDX_ENOMEM, "out of memory");
+            cl->v = nv;
+            cl->cap = ncap;
+        }
+        cl->v[cl->n++] = (struct cand){(uint64_t)sd, (uint64_t)sf, d};
+    }
+    return REDISIDX_OK;
+}
+
+/* Sorts cl nearest first (ties: added first), one entry a document, at most max (0: all). */
+static void nb_order(struct cand_list *cl, size_t max)
+{
+    if (cl->n)
+        qsort(cl->v, cl->n, sizeof *cl->v, cand_cmp);
     size_t u = 0; /* one document found through several tables counts once */
-    for (size_t i = 0; i < nc; i++)
-        if (!u || cv[u - 1].doc != cv[i].doc || cv[u - 1].d != cv[i].d)
-            cv[u++] = cv[i];
-    nc = max && u > max ? max : u;
-    if (!nc)
-        goto out;
-    rc = put_str(ix, 1, "MULTI");
-    for (size_t i = 0; i < nc && rc == REDISIDX_OK; i++) {
+    for (size_t i = 0; i < cl->n; i++)
+        if (!u || cl->v[u - 1].doc != cl->v[i].doc || cl->v[u - 1].d != cl->v[i].d)
+            cl->v[u++] = cl->v[i];
+    cl->n = max && u > max ? max : u;
+}
+
+/* Round trip 2 of a neighbours query: the documents of cl[0..n) in one MULTI/EXEC, whose
+ * array reply goes to *exec_r. */
+static enum redisidx_code nb_read_docs(struct redisidx *ix, const struct cand_list *cl,
+                                       redisReply **exec_r)
+{
+    char key[KEY_MAX];
+    enum redisidx_code rc = put_str(ix, 1, "MULTI");
+    for (size_t i = 0; i < cl->n && rc == REDISIDX_OK; i++) {
         char docdec[24];
-        key_doc(ix, cv[i].doc, key);
-        snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)cv[i].doc);
+        key_doc(ix, cl->v[i].doc, key);
+        snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)cl->v[i].doc);
         rc = put_str(ix, 3, "HGET", key, docdec);
     }
     if (rc == REDISIDX_OK)
         rc = put_str(ix, 1, "EXEC");
     ix->round_trips++;
-    for (size_t q = 0; q <= nc && rc == REDISIDX_OK; q++) {
+    for (size_t q = 0; q <= cl->n && rc == REDISIDX_OK; q++) {
         redisReply *s = NULL;
         rc = get(ix, &s);
         if (rc == REDISIDX_OK)
@@ -2088,40 +2338,73 @@ static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
         rfree(s);
     }
     if (rc == REDISIDX_OK)
-        rc = get(ix, &exec_r);
+        rc = get(ix, exec_r);
     if (rc == REDISIDX_OK)
-        rc = expect_type(ix, exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL);
-    if (rc == REDISIDX_OK && exec_r->elements != nc)
-        rc =
-            fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", exec_r->elements, nc);
-    for (size_t i = 0; i < nc && rc == REDISIDX_OK; i++) {
+        rc = expect_type(ix, *exec_r, REDIS_REPLY_ARRAY, "EXEC", NULL);
+    if (rc == REDISIDX_OK && (*exec_r)->elements != cl->n)
+        rc = fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands", (*exec_r)->elements,
+                  cl->n);
+    return rc;
+}
+
+/* na->cb for each candidate whose document is still there (exec_r: their records), until
+ * it asks to stop; na->given counts the calls. */
+static enum redisidx_code nb_give(struct redisidx *ix, struct neighbors_args *na,
+                                  const struct cand_list *cl, const redisReply *exec_r)
+{
+    char key[KEY_MAX];
+    for (size_t i = 0; i < cl->n; i++) {
         const redisReply *d = exec_r->element[i];
         if (d->type == REDIS_REPLY_NIL)
             continue; /* deleted since */
         const char *id;
         size_t id_len;
         uint64_t dfp;
-        key_doc(ix, cv[i].doc, key);
+        key_doc(ix, cl->v[i].doc, key);
         if (d->type != REDIS_REPLY_STRING || parse_docrec(d->str, d->len, &dfp, &id, &id_len) ||
-            dfp != cv[i].fp) {
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: document %llu is damaged", key,
-                      (unsigned long long)cv[i].doc);
-            break;
-        }
+            dfp != cl->v[i].fp)
+            return fail(ix, REDISIDX_ECORRUPT, "key %s: document %llu is damaged", key,
+                        (unsigned long long)cl->v[i].doc);
         char *copy = malloc(id_len + 1);
-        if (!copy) {
-            rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
-            break;
-        }
+        if (!copy)
+            return fail(ix, REDISIDX_ENOMEM, "out of memory");
         memcpy(copy, id, id_len);
         copy[id_len] = '\0';
-        given++;
-        int stop = na->cb(na->userdata, copy, dfp, cv[i].d);
+        na->given++;
+        int stop = na->cb(na->userdata, copy, dfp, cl->v[i].d);
         free(copy);
         if (stop)
             break;
     }
-out:
+    return REDISIDX_OK;
+}
+
+/* One attempt (transact): every network step comes before the first call of cb, so a
+ * lost connection is retried without calling cb twice. */
+static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
+{
+    struct neighbors_args *na = arg;
+    unsigned T = ix->design.tables;
+    struct cand_list cl = {NULL, 0, 0};
+    redisReply *exec_r = NULL;
+    redisReply **br = calloc(T, sizeof *br);
+    enum redisidx_code rc = REDISIDX_OK;
+    na->given = 0;
+    if (!br)
+        rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+    if (rc == REDISIDX_OK)
+        rc = nb_read_buckets(ix, na->fp, br);
+    for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++) {
+        char key[KEY_MAX];
+        key_bucket(ix, t, na->fp, key);
+        rc = nb_collect(ix, br[t], key, na->fp, na->k, &cl);
+    }
+    if (rc == REDISIDX_OK)
+        nb_order(&cl, na->max);
+    if (rc == REDISIDX_OK && cl.n)
+        rc = nb_read_docs(ix, &cl, &exec_r);
+    if (rc == REDISIDX_OK && cl.n)
+        rc = nb_give(ix, na, &cl, exec_r);
     if (rc != REDISIDX_OK)
         drop(ix);
     if (br)
@@ -2129,8 +2412,7 @@ out:
             rfree(br[t]);
     free(br);
     rfree(exec_r);
-    free(cv);
-    na->given = given;
+    free(cl.v);
     return rc;
 }
 
@@ -2157,102 +2439,102 @@ enum redisidx_code redisidx_neighbors(struct redisidx *ix, uint64_t fp, unsigned
     return rc;
 }
 
-/* One attempt at deleting id: OK with *deleted, ECONFLICT, or an error. */
-static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_t id_len,
-                                      int *deleted)
+/* What a delete reads of the page indexed under an id (its id record). */
+struct del_page {
+    const char *id;
+    size_t id_len;
+    char ikey[KEY_MAX]; /* its id shard */
+    uint64_t doc, fp;
+    unsigned char pay[REDISIDX_MAX_KEY_BYTES]; /* its payload key, pay_len bytes (0: none) */
+    size_t pay_len;
+};
+
+/* Round trip 1 of a delete: WATCH of the id's shard and HGET of its record into *r. */
+static enum redisidx_code del_read(struct redisidx *ix, const struct del_page *dp, redisReply **r)
 {
-    char ikey[KEY_MAX], key[KEY_MAX];
-    redisReply *r = NULL;
-    enum redisidx_code rc;
-    *deleted = 0;
-    key_id(ix, id, id_len, ikey);
-    rc = put_str(ix, 2, "WATCH", ikey);
-    if (rc == REDISIDX_OK) {
-        const char *argv[3] = {"HGET", ikey, id};
-        size_t lens[3] = {4, strlen(ikey), id_len};
-        rc = put(ix, 3, argv, lens);
-    }
+    enum redisidx_code rc = put_str(ix, 2, "WATCH", dp->ikey);
+    if (rc == REDISIDX_OK)
+        rc = put_hget(ix, dp->ikey, dp->id, dp->id_len);
     ix->round_trips++;
+    redisReply *w = NULL;
     if (rc == REDISIDX_OK)
-        rc = get(ix, &r);
+        rc = get(ix, &w);
     if (rc == REDISIDX_OK)
-        rc = expect_type(ix, r, REDIS_REPLY_STATUS, "WATCH", NULL);
-    rfree(r);
-    r = NULL;
+        rc = expect_type(ix, w, REDIS_REPLY_STATUS, "WATCH", NULL);
+    rfree(w);
     if (rc == REDISIDX_OK)
-        rc = get(ix, &r);
+        rc = get(ix, r);
+    return rc;
+}
+
+/* The id record r ("DOC FPHEX16[ PAYLOADHEX]") into dp: its document, fingerprint and
+ * payload key. */
+static enum redisidx_code del_parse(struct redisidx *ix, const redisReply *r, struct del_page *dp)
+{
+    enum redisidx_code rc = expect_type(ix, r, REDIS_REPLY_STRING, "HGET", dp->ikey);
     if (rc != REDISIDX_OK)
         return rc;
-    if (r->type == REDIS_REPLY_NIL) {
-        rfree(r);
-        rc = put_str(ix, 1, "UNWATCH");
-        if (rc == REDISIDX_OK)
-            ix->discard++;
-        *deleted = ix->pend_del; /* gone by this call's EXEC whose reply was lost */
-        return rc;
-    }
-    uint64_t doc, fp;
-    if ((rc = expect_type(ix, r, REDIS_REPLY_STRING, "HGET", ikey)) != REDISIDX_OK ||
-        parse_idrec(r->str, r->len, &doc, &fp) != 0) {
-        if (rc == REDISIDX_OK)
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", ikey,
-                      (int)(id_len > 200 ? 200 : id_len), id);
-        rfree(r);
-        return rc;
-    }
-    /* the payload key, when the record has one */
-    unsigned char pay[REDISIDX_MAX_KEY_BYTES];
-    size_t pay_len = 0;
+    if (parse_idrec(r->str, r->len, &dp->doc, &dp->fp) != 0)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", dp->ikey,
+                    (int)(dp->id_len > 200 ? 200 : dp->id_len), dp->id);
+    dp->pay_len = 0;
     const char *ph = memchr(r->str, ' ', r->len);
     ph = ph ? ph + 18 : NULL;
-    if (ph && ph < r->str + r->len) {
-        size_t hl = (size_t)(r->str + r->len - ph);
-        if (hl % 2 || hl / 2 > sizeof pay)
-            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", ikey,
-                      (int)(id_len > 200 ? 200 : id_len), id);
-        for (size_t i = 0; rc == REDISIDX_OK && i < hl / 2; i++) {
-            int hi = hexval((unsigned char)ph[2 * i]), lo = hexval((unsigned char)ph[2 * i + 1]);
-            if (hi < 0 || lo < 0)
-                rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a damaged payload key", ikey);
-            pay[i] = (unsigned char)(hi * 16 + lo);
-        }
-        pay_len = hl / 2;
+    if (!ph || ph >= r->str + r->len)
+        return REDISIDX_OK;
+    size_t hl = (size_t)(r->str + r->len - ph);
+    if (hl % 2 || hl / 2 > sizeof dp->pay)
+        rc = fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", dp->ikey,
+                  (int)(dp->id_len > 200 ? 200 : dp->id_len), dp->id);
+    for (size_t i = 0; rc == REDISIDX_OK && i < hl / 2; i++) {
+        int hi = hexval((unsigned char)ph[2 * i]), lo = hexval((unsigned char)ph[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: a damaged payload key", dp->ikey);
+        dp->pay[i] = (unsigned char)(hi * 16 + lo);
     }
-    rfree(r);
-    if (rc != REDISIDX_OK)
-        return rc;
-    char fpdec[24], docdec[24];
-    snprintf(fpdec, sizeof fpdec, "%lld", (long long)(int64_t)fp);
-    snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)doc);
+    dp->pay_len = hl / 2;
+    return rc;
+}
+
+/* Queues HDEL of field[0..len) in the hash key. */
+static enum redisidx_code put_hdel(struct redisidx *ix, const char *key, const void *field,
+                                   size_t len)
+{
+    const char *argv[3] = {"HDEL", key, field};
+    size_t lens[3] = {4, strlen(key), len};
+    return put(ix, 3, argv, lens);
+}
+
+/* Round trip 2 of a delete, sent: MULTI, the HDELs of the page's buckets, document, id,
+ * payload key and its metadata, DECR of the count, EXEC; *queued the commands in MULTI. */
+static enum redisidx_code del_send(struct redisidx *ix, const struct del_page *dp, size_t *queued)
+{
+    char key[KEY_MAX], fpdec[24], docdec[24];
+    snprintf(fpdec, sizeof fpdec, "%lld", (long long)(int64_t)dp->fp);
+    snprintf(docdec, sizeof docdec, "%llu", (unsigned long long)dp->doc);
     size_t q = 0;
-    rc = put_str(ix, 1, "MULTI");
+    enum redisidx_code rc = put_str(ix, 1, "MULTI");
     for (unsigned t = 0; rc == REDISIDX_OK && t < ix->design.tables; t++, q++) {
-        key_bucket(ix, t, fp, key);
+        key_bucket(ix, t, dp->fp, key);
         rc = put_str(ix, 3, "HDEL", key, fpdec);
     }
     if (rc == REDISIDX_OK) {
-        key_doc(ix, doc, key);
+        key_doc(ix, dp->doc, key);
         rc = put_str(ix, 3, "HDEL", key, docdec);
         q++;
     }
     if (rc == REDISIDX_OK) {
-        const char *argv[3] = {"HDEL", ikey, id};
-        size_t lens[3] = {4, strlen(ikey), id_len};
-        rc = put(ix, 3, argv, lens);
+        rc = put_hdel(ix, dp->ikey, dp->id, dp->id_len);
         q++;
     }
-    if (rc == REDISIDX_OK && pay_len) {
-        key_pay(ix, pay, pay_len, key);
-        const char *argv[3] = {"HDEL", key, (const char *)pay};
-        size_t lens[3] = {4, strlen(key), pay_len};
-        rc = put(ix, 3, argv, lens);
+    if (rc == REDISIDX_OK && dp->pay_len) {
+        key_pay(ix, dp->pay, dp->pay_len, key);
+        rc = put_hdel(ix, key, dp->pay, dp->pay_len);
         q++;
     }
-    if (rc == REDISIDX_OK && pay_len) {
-        key_meta(ix, pay, pay_len, key);
-        const char *argv[3] = {"HDEL", key, (const char *)pay};
-        size_t lens[3] = {4, strlen(key), pay_len};
-        rc = put(ix, 3, argv, lens);
+    if (rc == REDISIDX_OK && dp->pay_len) {
+        key_meta(ix, dp->pay, dp->pay_len, key);
+        rc = put_hdel(ix, key, dp->pay, dp->pay_len);
         q++;
     }
     if (rc == REDISIDX_OK) {
@@ -2267,6 +2549,16 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
         sent(ix, "EXEC");
     }
     ix->round_trips++;
+    *queued = q;
+    return rc;
+}
+
+/* Round trip 2 of a delete, read: +OK and q times +QUEUED, then EXEC's reply: *deleted 1,
+ * or ECONFLICT (nil: the id's shard changed since the WATCH). */
+static enum redisidx_code del_get(struct redisidx *ix, size_t q, int *deleted)
+{
+    enum redisidx_code rc = REDISIDX_OK;
+    redisReply *r = NULL;
     for (size_t i = 0; i <= q && rc == REDISIDX_OK; i++) {
         rc = get(ix, &r);
         if (rc == REDISIDX_OK)
@@ -2284,6 +2576,35 @@ static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_
     else if ((rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "EXEC", NULL)) == REDISIDX_OK)
         *deleted = 1;
     rfree(r);
+    return rc;
+}
+
+/* One attempt at deleting id: OK with *deleted, ECONFLICT, or an error. */
+static enum redisidx_code delete_once(struct redisidx *ix, const char *id, size_t id_len,
+                                      int *deleted)
+{
+    struct del_page dp = {.id = id, .id_len = id_len};
+    redisReply *r = NULL;
+    *deleted = 0;
+    key_id(ix, id, id_len, dp.ikey);
+    enum redisidx_code rc = del_read(ix, &dp, &r);
+    if (rc != REDISIDX_OK)
+        return rc;
+    if (r->type == REDIS_REPLY_NIL) {
+        rfree(r);
+        rc = put_str(ix, 1, "UNWATCH");
+        if (rc == REDISIDX_OK)
+            ix->discard++;
+        *deleted = ix->pend_del; /* gone by this call's EXEC whose reply was lost */
+        return rc;
+    }
+    rc = del_parse(ix, r, &dp);
+    rfree(r);
+    size_t q = 0;
+    if (rc == REDISIDX_OK)
+        rc = del_send(ix, &dp, &q);
+    if (rc == REDISIDX_OK)
+        rc = del_get(ix, q, deleted);
     return rc;
 }
 

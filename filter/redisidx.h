@@ -212,7 +212,9 @@ enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const void *key, 
  * (doc_hash its whole token string's hash, 0: none), once: a document counted before for
  * the host is not counted again, so a call sent again after a lost reply does nothing
  * twice. A page added by redisidx_check() with n_blocks is counted in the check's own
- * transaction; this is for pages that are not indexed (too little text).
+ * transaction; this is for pages that are not indexed (too little text). The counts keep
+ * the in-process table's caps (hosts, blocks a host, blocks of all hosts, documents
+ * remembered: docs/REDIS-INDEX.md), so a site of many host names cannot grow them.
  */
 enum redisidx_code redisidx_template_mark(struct redisidx *ix, const char *host, size_t host_len,
                                           const uint64_t *blocks, const uint32_t *n_tokens,
@@ -220,6 +222,22 @@ enum redisidx_code redisidx_template_mark(struct redisidx *ix, const char *host,
     __attribute__((warn_unused_result));
 enum redisidx_code redisidx_template_learn(struct redisidx *ix, const char *host, size_t host_len,
                                            uint64_t doc_hash, const uint64_t *blocks, size_t n)
+    __attribute__((warn_unused_result));
+
+/* One document for redisidx_template_learn_many(), borrowed for the call. */
+struct redisidx_tpl_doc {
+    const char *host;
+    size_t host_len;
+    uint64_t doc_hash;
+    const uint64_t *blocks;
+    size_t n;
+};
+/* redisidx_template_learn() of docs[0..n) in order, in one pipeline (one round trip; at
+ * most 4096 documents a call): each document counted atomically, the batch not (a lost
+ * connection retries the whole batch: documents with a doc_hash are not counted twice).
+ * The caps (docs/REDIS-INDEX.md) hold after every document. */
+enum redisidx_code redisidx_template_learn_many(struct redisidx *ix,
+                                                const struct redisidx_tpl_doc *docs, size_t n)
     __attribute__((warn_unused_result));
 
 /*

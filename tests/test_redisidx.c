@@ -76,7 +76,7 @@ static struct redisidx *open_ix(const char *prefix, const char *extra, unsigned 
 #define BATCH 64
 
 struct ref_dec {
-    int dec;      /* SIMCRAWL_NEW / SIMCRAWL_NEAR_DUPLICATE */
+    int dec; /* SIMCRAWL_NEW / SIMCRAWL_NEAR_DUPLICATE */
     int added;
     char dup[32];
     unsigned dist;
@@ -145,7 +145,7 @@ static void exact_for_k(unsigned k)
     CU_ASSERT_FATAL(filter_decide_new(&dopts, &dec) == DEDUP_OK);
     struct filter_decide_result dr = {0};
     uint64_t *fps = malloc(N_DOCS * sizeof *fps);
-    char (*ids)[32] = malloc(N_DOCS * sizeof *ids);
+    char(*ids)[32] = malloc(N_DOCS * sizeof *ids);
     struct redisidx_page *pages = calloc(N_DOCS, sizeof *pages);
     struct redisidx_result *res = calloc(N_DOCS, sizeof *res);
     struct ref_dec *ref = calloc(N_DOCS, sizeof *ref);
@@ -167,8 +167,8 @@ static void exact_for_k(unsigned k)
         else
             snprintf(ids[i], sizeof ids[i], "doc-%zu", i);
         pages[i] = (struct redisidx_page){.id = ids[i], .id_len = strlen(ids[i]), .fp = fps[i]};
-        struct filter_decide_page p = {.id = ids[i], .id_len = strlen(ids[i]), .has_fp = 1,
-                                       .fp = fps[i], .host = ""};
+        struct filter_decide_page p = {
+            .id = ids[i], .id_len = strlen(ids[i]), .has_fp = 1, .fp = fps[i], .host = ""};
         CU_ASSERT_FATAL(filter_decide_page(dec, &p, &dr) == 0);
         ref[i].dec = dr.verdict == FILTER_VERDICT_NEAR ? SIMCRAWL_NEAR_DUPLICATE : SIMCRAWL_NEW;
         ref[i].added = dr.verdict == FILTER_VERDICT_NEW && dr.added;
@@ -244,8 +244,11 @@ static void test_redisidx_exact_known_delete(void)
     struct redisidx *ix = open_ix("kinds", NULL, 3);
     CU_ASSERT_FATAL(ix != NULL);
     struct redisidx_result r = {0};
-    struct redisidx_page a = {.id = "http://a.example/1", .id_len = 18,
-                              .fp = 0x0123456789abcdefull, .key = "payload-a", .key_len = 9};
+    struct redisidx_page a = {.id = "http://a.example/1",
+                              .id_len = 18,
+                              .fp = 0x0123456789abcdefull,
+                              .key = "payload-a",
+                              .key_len = 9};
     ASSERT_EQ(redisidx_check(ix, &a, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_NEW);
     ASSERT_EQ(r.added, 1);
@@ -281,8 +284,8 @@ static void test_redisidx_exact_known_delete(void)
     struct redisidx_result br[4] = {{0}};
     const char *bid[4] = {"b0", "b1", "b2", "b0"};
     for (int i = 0; i < 4; i++)
-        batch[i] = (struct redisidx_page){.id = bid[i], .id_len = 2,
-                                          .fp = 0x5555000011112222ull ^ (1ull << (i * 9))};
+        batch[i] = (struct redisidx_page){
+            .id = bid[i], .id_len = 2, .fp = 0x5555000011112222ull ^ (1ull << (i * 9))};
     ASSERT_EQ(redisidx_check_many(ix, batch, 4, br), REDISIDX_OK);
     ASSERT_EQ(br[0].verdict, REDISIDX_NEW);
     ASSERT_EQ(br[1].verdict, REDISIDX_NEAR);
@@ -335,8 +338,8 @@ static void *race(void *arg)
         char id[32];
         snprintf(id, sizeof id, "r%d-t%d", round, rc->t);
         /* one bit of its own: any two of the threads' pages are at distance 2 */
-        struct redisidx_page p = {.id = id, .id_len = strlen(id),
-                                  .fp = base ^ (1ull << (rc->t * 10))};
+        struct redisidx_page p = {
+            .id = id, .id_len = strlen(id), .fp = base ^ (1ull << (rc->t * 10))};
         pthread_barrier_wait(rc->go);
         if (!ix)
             continue;
@@ -395,10 +398,15 @@ static void test_redisidx_urls_and_meta(void)
 {
     CU_ASSERT_FATAL(srv_up);
     char url[256], err[256];
-    const char *bad[] = {"http://127.0.0.1/", "redis://127.0.0.1:99999", "redis://127.0.0.1:x",
-                         "redis://127.0.0.1/abc", "redis://127.0.0.1?prefix=a%20b",
-                         "redis://127.0.0.1?nosuch=1", "redis://127.0.0.1?timeout=-1",
-                         "unix://relative", "redis://127.0.0.1?prefix="};
+    const char *bad[] = {"http://127.0.0.1/",
+                         "redis://127.0.0.1:99999",
+                         "redis://127.0.0.1:x",
+                         "redis://127.0.0.1/abc",
+                         "redis://127.0.0.1?prefix=a%20b",
+                         "redis://127.0.0.1?nosuch=1",
+                         "redis://127.0.0.1?timeout=-1",
+                         "unix://relative",
+                         "redis://127.0.0.1?prefix="};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         ASSERT_EQ(open_code(bad[i], 3, NULL, err, sizeof err), REDISIDX_EINVAL);
         CU_ASSERT(strstr(err, bad[i]) == err);
@@ -414,8 +422,7 @@ static void test_redisidx_urls_and_meta(void)
     url_of(url, sizeof url, "meta2", "&db=1");
     ASSERT_EQ(open_code(url, 3, NULL, err, sizeof err), REDISIDX_OK);
     /* a server that is not there */
-    ASSERT_EQ(open_code("redis://127.0.0.1:1?timeout=0.5", 3, NULL, err, sizeof err),
-                    REDISIDX_EIO);
+    ASSERT_EQ(open_code("redis://127.0.0.1:1?timeout=0.5", 3, NULL, err, sizeof err), REDISIDX_EIO);
     CU_ASSERT(strstr(err, "redis://127.0.0.1:1") != NULL && strstr(err, "connect") != NULL);
     /* meta records written by someone else */
     struct {
@@ -425,18 +432,24 @@ static void test_redisidx_urls_and_meta(void)
     } metas[] = {
         {"garbage", REDISIDX_ECORRUPT, "not a simcrawl index"},
         {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=4,0 "
-         "bucket_bits=16", REDISIDX_ECORRUPT, "damaged"},
+         "bucket_bits=16",
+         REDISIDX_ECORRUPT, "damaged"},
         {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=9 levels=1 blocks=4,0 "
-         "bucket_bits=16 shard_bits=4", REDISIDX_ECORRUPT, "damaged"},
+         "bucket_bits=16 shard_bits=4",
+         REDISIDX_ECORRUPT, "damaged"},
         {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=5,0 "
-         "bucket_bits=40 shard_bits=4", REDISIDX_ECORRUPT, "bucket_bits"},
+         "bucket_bits=40 shard_bits=4",
+         REDISIDX_ECORRUPT, "bucket_bits"},
         {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=2,0 "
-         "bucket_bits=8 shard_bits=4", REDISIDX_ECORRUPT, "no design"},
+         "bucket_bits=8 shard_bits=4",
+         REDISIDX_ECORRUPT, "no design"},
         {"simcrawl-redisidx/1 method=simhash fingerprint=2 k=3 levels=1 blocks=4,0 "
-         "bucket_bits=16 shard_bits=4", REDISIDX_EVERSION, "fingerprint version 2"},
+         "bucket_bits=16 shard_bits=4",
+         REDISIDX_EVERSION, "fingerprint version 2"},
         {"simcrawl-redisidx/2 method=simhash", REDISIDX_EVERSION, "format 2"},
         {"simcrawl-redisidx/1 method=minhash fingerprint=3 k=3 levels=1 blocks=4,0 "
-         "bucket_bits=16 shard_bits=4", REDISIDX_EMETHOD, "minhash"},
+         "bucket_bits=16 shard_bits=4",
+         REDISIDX_EMETHOD, "minhash"},
     };
     for (size_t i = 0; i < sizeof metas / sizeof *metas; i++) {
         const char *set[3] = {"SET", "hostile:meta", metas[i].value};
@@ -486,7 +499,7 @@ static void test_redisidx_damaged_keys(void)
     ASSERT_EQ(redisidx_check(ix, &q, &r), REDISIDX_ECORRUPT);
     CU_ASSERT(strstr(redisidx_errmsg(ix), "wrong type") != NULL);
     ASSERT_EQ(redisidx_neighbors(ix, fp, 3, 0, nb_add, &(struct nb_list){0}, NULL),
-                    REDISIDX_ECORRUPT);
+              REDISIDX_ECORRUPT);
     test_redis_cmd(&srv, 2, del);
     /* a bucket entry naming a document that is not there: q's own fingerprint, the
      * nearest candidate, as document 999999 */
@@ -501,8 +514,7 @@ static void test_redisidx_damaged_keys(void)
     struct redisidx_page known = {.id = "d1", .id_len = 2, .fp = fp};
     char ikey[64];
     /* shard_bits 14 for the default expected size: the shard is XXH3's top 14 bits */
-    snprintf(ikey, sizeof ikey, "damage:i:%llx",
-             (unsigned long long)(XXH3_64bits("d1", 2) >> 50));
+    snprintf(ikey, sizeof ikey, "damage:i:%llx", (unsigned long long)(XXH3_64bits("d1", 2) >> 50));
     const char *hid[4] = {"HSET", ikey, "d1", "garbage"};
     ASSERT_EQ(test_redis_cmd(&srv, 4, hid), 0 + 0 * 1); /* an update: 0 fields added */
     ASSERT_EQ(redisidx_check(ix, &known, &r), REDISIDX_ECORRUPT);
@@ -782,8 +794,9 @@ static void test_redisidx_payload_meta(void)
     ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-d", 5, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_EXACT);
     CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
-    /* a claimed payload checked with a fingerprint: new (not indexed), the first
-     * reference kept */
+    /* a claimed payload checked with a fingerprint: an exact duplicate of the claim (as
+     * the in-process decision: filter_decide_page after FILTER_DECIDE_REMEMBER_UNFP),
+     * nothing added, the claim's reference; the same in a batch and for a lookup */
     struct redisidx_page c = {.id = "http://c.example/",
                               .id_len = 17,
                               .fp = 0x0f0f0f0f00000000ull,
@@ -792,13 +805,35 @@ static void test_redisidx_payload_meta(void)
                               .meta = "ref-e",
                               .meta_len = 5};
     ASSERT_EQ(redisidx_check(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    ASSERT_EQ(r.added, 0);
+    ASSERT_EQ(r.dup_id_len, 0);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    ASSERT_EQ(redisidx_lookup(ix, &c, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    struct redisidx_page two[2] = {c, b};
+    two[1].id = "http://d.example/";
+    two[1].key = "digest-c";
+    struct redisidx_result r2[2] = {{0}, {0}};
+    ASSERT_EQ(redisidx_check_many(ix, two, 2, r2), REDISIDX_OK);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(r2[i].verdict, REDISIDX_EXACT);
+        CU_ASSERT_STRING_EQUAL(r2[i].meta, "ref-c");
+        redisidx_result_release(&r2[i]);
+    }
+    c.id = "http://c2.example/"; /* nothing of c was indexed: its near-duplicate is new */
+    c.id_len = 18;
+    c.key = "digest-h";
+    c.fp ^= 1;
+    ASSERT_EQ(redisidx_check(ix, &c, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_NEW);
     b.id = "http://d.example/";
-    b.key = "digest-c";
+    b.key = "digest-h";
     ASSERT_EQ(redisidx_check(ix, &b, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_EXACT);
-    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://c.example/");
-    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://c2.example/");
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-e");
     /* deleted with its page */
     int deleted = 0;
     ASSERT_EQ(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
@@ -885,6 +920,259 @@ static void test_redisidx_templates_as_in_process(void)
     redisidx_close(ix);
 }
 
+/* An integer read from the suite's Redis: EVAL of a one-line script (KEYS[1] key). */
+static long long redis_int(const char *script, const char *key)
+{
+    const char *argv[4] = {"EVAL", script, "1", key};
+    return test_redis_cmd(&srv, 4, argv);
+}
+
+/* The host's counts key, as redisidx.c names it (PREFIX:t:XXH3-64 of the host key). */
+static void tpl_key(char *out, size_t len, const char *prefix, const char *host)
+{
+    snprintf(out, len, "%s:t:%016llx", prefix, (unsigned long long)XXH3_64bits(host, strlen(host)));
+}
+
+/* One document counted both sides: in process and by redisidx_template_learn(). */
+static void learn_both(struct redisidx *ix, struct dedup_templates *t, const char *h, uint64_t doc,
+                       const uint64_t *blocks, size_t n)
+{
+    CU_ASSERT_FATAL(dedup_templates_add_doc(t, h, strlen(h), doc, blocks, n, NULL) == DEDUP_OK);
+    enum redisidx_code c = redisidx_template_learn(ix, h, strlen(h), doc, blocks, n);
+    if (c != REDISIDX_OK)
+        fprintf(stderr, "redisidx_template_learn: %s\n", redisidx_errmsg(ix));
+    ASSERT_EQ(c, REDISIDX_OK);
+}
+
+/* The counts of host h in Redis equal the in-process table's: its documents, its number of
+ * blocks (HLEN less the docs field: want_entries, unless (size_t)-1) and the count of each
+ * of blocks[0..n). */
+static void same_counts(const char *prefix, struct dedup_templates *t, const char *h,
+                        const uint64_t *blocks, size_t n, size_t want_entries)
+{
+    char key[128];
+    tpl_key(key, sizeof key, prefix, h);
+    ASSERT_EQ(redis_int("return tonumber(redis.call('HGET', KEYS[1], 'docs') or '0')", key),
+              (long long)dedup_templates_docs(t, h, strlen(h)));
+    if (want_entries != (size_t)-1)
+        ASSERT_EQ(redis_int("return redis.call('HLEN', KEYS[1])", key) - 1,
+                  (long long)want_entries);
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        char field[17], script[160];
+        snprintf(field, sizeof field, "%016llx", (unsigned long long)blocks[i]);
+        snprintf(script, sizeof script, "return tonumber(redis.call('HGET', KEYS[1], '%s') or '0')",
+                 field);
+        differ += redis_int(script, key) !=
+                  (long long)dedup_templates_block_count(t, h, strlen(h), blocks[i]);
+    }
+    ASSERT_EQ(differ, 0);
+}
+
+/*
+ * The in-process table's caps hold in Redis, with the same counts: a host sent documents of
+ * 32,768 blocks each (the most one counts) from a pool of shared and own blocks passes the
+ * 65,536 blocks of a host and drops its lowest counts as the in-process table does (HLEN
+ * stays at most the cap, the counts equal); then DEDUP_TEMPLATE_MAX_HOSTS + 40 hosts, some
+ * of them with two documents: the hosts with the fewest documents (ties: the smallest key)
+ * go, their keys deleted, as the in-process table drops them (the hosts kept, their counts
+ * and documents equal), the keys of the template counts never more than the cap. The hosts
+ * are sent 2,048 documents a pipeline (redisidx_template_learn_many): 75,000 documents one
+ * round trip each took 21 s at load 7, pipelined 9 s (Redis's own time, one script each).
+ */
+static void test_redisidx_template_caps(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("tcap", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct dedup_templates *t = dedup_templates_new();
+    CU_ASSERT_FATAL(t != NULL);
+    size_t nb = DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2;
+    uint64_t *blocks = malloc(nb * sizeof *blocks), seed = 7;
+    CU_ASSERT_FATAL(blocks != NULL);
+    /* one host past its cap: 6 documents */
+    const char *big = "big.example";
+    for (int d = 0; d < 6; d++) {
+        for (size_t i = 0; i < nb; i++)
+            blocks[i] = i < 64 ? 1 + i :                      /* on every document */
+                            i % 3 ? 1000 + mix(&seed) % 40000 /* shared by a few */
+                                  : ((uint64_t)d << 32) + i;  /* its own */
+        learn_both(ix, t, big, 0x5000 + (uint64_t)d, blocks, nb);
+        uint64_t sample[256];
+        for (size_t i = 0; i < 256; i++)
+            sample[i] = blocks[(i * 131) % nb];
+        char key[128];
+        tpl_key(key, sizeof key, "tcap", big);
+        long long hlen = redis_int("return redis.call('HLEN', KEYS[1])", key);
+        CU_ASSERT(hlen - 1 <= (long long)DEDUP_TEMPLATE_HOST_MAX_ENTRIES);
+        same_counts("tcap", t, big, sample, 256, (size_t)(hlen - 1));
+        ASSERT_EQ(hlen - 1, (long long)dedup_templates_entry_count(t));
+    }
+    /* past the host cap: hosts h0..hN, every seventh with two documents */
+    size_t nh = DEDUP_TEMPLATE_MAX_HOSTS + 40;
+    enum { PIPE = 2048 };
+    static char hostname[PIPE][24];
+    static uint64_t hb[PIPE][2];
+    static struct redisidx_tpl_doc batch[PIPE];
+    size_t nbatch = 0;
+    for (size_t h = 0; h < nh; h++) {
+        for (int d = 0; d < (h % 7 ? 1 : 2); d++) {
+            char *host = hostname[nbatch];
+            snprintf(host, sizeof hostname[0], "h%zu.example", h);
+            hb[nbatch][0] = 1 + h % 5;
+            hb[nbatch][1] = 100 + h;
+            batch[nbatch] = (struct redisidx_tpl_doc){host, strlen(host), 1 + (uint64_t)d,
+                                                      hb[nbatch], d ? 1 : 2};
+            CU_ASSERT_FATAL(dedup_templates_add_doc(t, host, strlen(host), 1 + (uint64_t)d,
+                                                    hb[nbatch], d ? 1 : 2, NULL) == DEDUP_OK);
+            if (++nbatch == PIPE || (h == nh - 1 && d == (h % 7 ? 0 : 1))) {
+                ASSERT_EQ(redisidx_template_learn_many(ix, batch, nbatch), REDISIDX_OK);
+                nbatch = 0;
+            }
+        }
+    }
+    ASSERT_EQ(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
+    ASSERT_EQ(redis_int("return redis.call('ZCARD', KEYS[1])", "tcap:thosts"),
+              DEDUP_TEMPLATE_MAX_HOSTS);
+    ASSERT_EQ(redis_int("return #redis.call('KEYS', KEYS[1])", "tcap:t:*"),
+              DEDUP_TEMPLATE_MAX_HOSTS);
+    ASSERT_EQ(redis_int("return tonumber(redis.call('GET', KEYS[1]))", "tcap:tentries"),
+              (long long)dedup_templates_entry_count(t));
+    size_t gone = 0, differ = 0;
+    /* a sample: kept hosts, and the first to go (one document, the smallest keys) */
+    size_t sample[700], ns = 0;
+    for (size_t h = 0; h < nh; h += 97)
+        sample[ns++] = h;
+    for (size_t h = 1; h <= 10000; h *= 10)
+        sample[ns++] = h;
+    for (size_t h = 10001; h < 10010; h++)
+        sample[ns++] = h;
+    for (size_t i = 0; i < ns; i++) {
+        size_t h = sample[i];
+        char host[32], key[128];
+        snprintf(host, sizeof host, "h%zu.example", h);
+        tpl_key(key, sizeof key, "tcap", host);
+        uint64_t docs = dedup_templates_docs(t, host, strlen(host));
+        gone += docs == 0;
+        differ += redis_int("return tonumber(redis.call('HGET', KEYS[1], 'docs') or '0')", key) !=
+                  (long long)docs;
+    }
+    ASSERT_EQ(differ, 0);
+    CU_ASSERT(gone >= 10);                               /* the sample holds dropped hosts */
+    same_counts("tcap", t, big, blocks, 64, (size_t)-1); /* the big host's template kept */
+    free(blocks);
+    dedup_templates_free(t);
+    redisidx_close(ix);
+}
+
+/*
+ * The cap on blocks of all hosts (DEDUP_TEMPLATE_MAX_ENTRIES, 2M): 48 hosts, 2 documents
+ * each of 32,768 blocks (16,384 the host's own on both, 16,384 the document's own). Until
+ * the total first reaches the cap, the counts in Redis equal the in-process table's after
+ * every document; past it Redis drops whole hosts (fewest documents first) where the
+ * in-process table drops the blocks of count 1 of all hosts (redisidx.c, LEARN_LUA, step
+ * 4): the total (PREFIX:tentries, and the sum of the hashes' sizes) stays at most the cap,
+ * hosts went, and no document takes long. About 3M blocks sent: seconds of Redis time, so
+ * only with REDISIDX_TOTAL_CAP=1 in the environment (make stress).
+ */
+static void test_redisidx_template_total_cap(void)
+{
+    if (!getenv("REDISIDX_TOTAL_CAP")) {
+        fprintf(stderr, "(test_redisidx_template_total_cap: REDISIDX_TOTAL_CAP=1 runs it) ");
+        return;
+    }
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("ttot", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct dedup_templates *t = dedup_templates_new();
+    CU_ASSERT_FATAL(t != NULL);
+    size_t nb = DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2, last = 0;
+    int evicted = 0;
+    double slowest = 0;
+    uint64_t *blocks = malloc(nb * sizeof *blocks);
+    CU_ASSERT_FATAL(blocks != NULL);
+    for (uint64_t d = 0; d < 96; d++) {
+        char host[32];
+        snprintf(host, sizeof host, "t%llu.example", (unsigned long long)(d / 2));
+        for (size_t i = 0; i < nb; i++)
+            blocks[i] = i < nb / 2 ? (d / 2) << 40 | (i + 1) : (d << 40 | 1ull << 39 | i);
+        struct timespec a0, a1;
+        clock_gettime(CLOCK_MONOTONIC, &a0);
+        learn_both(ix, t, host, d + 1, blocks, nb);
+        clock_gettime(CLOCK_MONOTONIC, &a1);
+        double took = (double)(a1.tv_sec - a0.tv_sec) + (double)(a1.tv_nsec - a0.tv_nsec) / 1e9;
+        slowest = took > slowest ? took : slowest;
+        size_t total = dedup_templates_entry_count(t);
+        evicted |= total < last;
+        last = total;
+        long long in_redis =
+            redis_int("return tonumber(redis.call('GET', KEYS[1]))", "ttot:tentries");
+        CU_ASSERT(in_redis > 0 && in_redis <= (long long)DEDUP_TEMPLATE_MAX_ENTRIES);
+        if (evicted)
+            continue;
+        ASSERT_EQ(in_redis, (long long)total);
+        uint64_t sample[64];
+        for (size_t i = 0; i < 64; i++)
+            sample[i] = blocks[(i * 1031) % nb];
+        same_counts("ttot", t, host, sample, 64, (size_t)-1);
+    }
+    CU_ASSERT(evicted);
+    CU_ASSERT(redis_int("return redis.call('ZCARD', KEYS[1])", "ttot:thosts") < 48);
+    fprintf(stderr, "(the slowest document: %.2f s) ", slowest);
+    /* the hashes hold what the total says */
+    ASSERT_EQ(redis_int("local n = 0 for _, k in ipairs(redis.call('KEYS', KEYS[1])) do "
+                        "n = n + redis.call('HLEN', k) - 1 end return n",
+                        "ttot:t:*"),
+              redis_int("return tonumber(redis.call('GET', KEYS[1]))", "ttot:tentries"));
+    free(blocks);
+    dedup_templates_free(t);
+    redisidx_close(ix);
+}
+
+/* A script that keeps Redis busy for about 1.5 s (read-only, so that it ends by itself). */
+static void *busy_script(void *arg)
+{
+    (void)arg;
+    const char *argv[3] = {"EVAL",
+                           "local t = redis.call('TIME') local end_us = t[1] * 1e6 + t[2] + 1.5e6 "
+                           "repeat t = redis.call('TIME') until t[1] * 1e6 + t[2] >= end_us "
+                           "return 1",
+                           "0"};
+    (void)test_redis_cmd(&srv, 3, argv);
+    return NULL;
+}
+
+/* A Redis busy running a script (BUSY to every other command, as while a learn makes room
+ * for a host past the caps) is waited for as a restart is: the check connects again and is
+ * answered once the script ends, well within retry=. */
+static void test_redisidx_busy_waits(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("busy", "&timeout=0.3", 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    const char *lim[4] = {"CONFIG", "SET", "busy-reply-threshold", "100"};
+    CU_ASSERT_FATAL(test_redis_cmd(&srv, 4, lim) == 1);
+    pthread_t th;
+    CU_ASSERT_FATAL(pthread_create(&th, NULL, busy_script, NULL) == 0);
+    struct timespec pause = {0, 400 * 1000000L}; /* the script running, past the threshold */
+    nanosleep(&pause, NULL);
+    struct redisidx_page p = {.id = "http://busy.example/", .id_len = 20, .fp = 0x1234ull};
+    struct redisidx_result r = {0};
+    enum redisidx_code c = redisidx_check(ix, &p, &r);
+    if (c != REDISIDX_OK)
+        fprintf(stderr, "redisidx_check: %s\n", redisidx_errmsg(ix));
+    ASSERT_EQ(c, REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    struct redisidx_stats st;
+    ASSERT_EQ(redisidx_stats(ix, &st), REDISIDX_OK);
+    CU_ASSERT(st.reconnects >= 1); /* it did meet the script */
+    pthread_join(th, NULL);
+    const char *back[4] = {"CONFIG", "SET", "busy-reply-threshold", "5000"};
+    CU_ASSERT(test_redis_cmd(&srv, 4, back) == 1);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+}
+
 extern void test_redisidx_register(void);
 void test_redisidx_register(void)
 {
@@ -897,6 +1185,8 @@ void test_redisidx_register(void)
     CU_add_test(s, "test_redisidx_connections", test_redisidx_connections);
     CU_add_test(s, "test_redisidx_reconnect", test_redisidx_reconnect);
     CU_add_test(s, "test_redisidx_payload_meta", test_redisidx_payload_meta);
-    CU_add_test(s, "test_redisidx_templates_as_in_process",
-                test_redisidx_templates_as_in_process);
+    CU_add_test(s, "test_redisidx_templates_as_in_process", test_redisidx_templates_as_in_process);
+    CU_add_test(s, "test_redisidx_template_caps", test_redisidx_template_caps);
+    CU_add_test(s, "test_redisidx_template_total_cap", test_redisidx_template_total_cap);
+    CU_add_test(s, "test_redisidx_busy_waits", test_redisidx_busy_waits);
 }

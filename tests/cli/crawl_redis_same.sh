@@ -6,7 +6,8 @@
 # near-duplicate: the template counts are shared in Redis), that the same shared crawl
 # with --no-templates does drop some (so the first check can fail), that every exact
 # duplicate is a revisit record of the response kept, in whichever worker's WARC (at least
-# one across workers), and that --max-pages 20 makes 20 requests in all, robots.txt's
+# one across workers; with --page-requisites, a page whose payload was archived first as a
+# requisite is an exact duplicate in both crawls), and that --max-pages 20 makes 20 requests in all, robots.txt's
 # disallowed URLs not counted.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 if command -v redis-server >/dev/null; then

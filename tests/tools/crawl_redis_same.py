@@ -10,11 +10,14 @@ pages with a few words of their own are near-duplicates of each other. The first
 host serves have long texts of their own (so that the template is learned before the
 short pages come); the others 10 words. Page N of host h is copied byte for byte as
 /c/N.html on host h+1 for a few N: planted exact duplicates, fetched by whichever worker
-holds the other host.
+holds the other host. Page 0 of each host asks for a requisite, /r/0.png, whose payload is
+byte for byte the host's last page (fetched deeper, later: a payload first archived without
+a fingerprint, then met again as a page with one: an exact duplicate, in both crawls).
 
 Runs one in-process crawl (no Redis) and --workers workers on one Redis, and checks:
-  - the same pages are kept: every distinct page new in both, of each original and its
-    copy exactly one new and the other an exact duplicate, no near-duplicate in either;
+  - the same pages are kept (--page-requisites): every distinct page new in both, of each
+    original and its copy (or requisite) exactly one new and the other an exact duplicate,
+    no near-duplicate in either;
   - with --no-templates-control, the same shared crawl with --no-templates drops pages as
     near-duplicates (the template is big enough to matter: the check above can fail);
   - every exact duplicate of the shared crawl is a revisit record whose WARC-Refers-To,
@@ -65,6 +68,7 @@ class Site:
             links += ['<a href="/c/%d.html">copy</a>' % m for m in self.copies()
                       if prev != h]
             links += ['<a href="/x/%d.html">not for robots</a>' % m for m in range(2)]
+            links += ['<img src="/r/0.png" alt="">']
         return ('<html><head><title>Host %d page %d</title></head><body><div class="content">'
                 '<p>%s</p><p>%s</p><p>%s</p></div><ul><li>%s</li></ul></body></html>\n'
                 % (h, n, MENU, self.own(h, n), FOOT, "</li><li>".join(links))).encode()
@@ -77,12 +81,16 @@ class Site:
             n = int(path[3:-5])
             prev = (h - 1) % self.hosts
             return self.body(prev, n) if n in self.copies() and prev != h else None
+        if path == "/r/0.png":  # the last page's payload, met first as a requisite
+            return self.body(h, self.pages - 1)
         return None
 
     def group(self, url):
         """the distinct content a URL holds: (host, page)"""
         port, path = url[len("http://127.0.0.1:"):].split("/", 1)
         h = self.ports.index(int(port))
+        if path.startswith("r/"):
+            return (h, self.pages - 1)
         n = int(path[2:-5])
         return ((h - 1) % self.hosts, n) if path.startswith("c/") else (h, n)
 
@@ -97,6 +105,7 @@ def log_lines(path):
 def single(a, d, seeds):
     os.makedirs(d, exist_ok=True)
     cmd = [a.simcrawl, "crawl", "--quiet", "--delay", "0", "--concurrency", "4",
+           "--page-requisites",
            "--warc", os.path.join(d, "out.warc.gz"), "--log", os.path.join(d, "out.jsonl")]
     rc = subprocess.run(cmd + seeds, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                         timeout=a.timeout)
@@ -214,7 +223,7 @@ def main():
         one, err = single(a, os.path.join(a.dir, "single"), seeds)
         if err:
             fails.append(err)
-        logs, warcs, err = shared(a, os.path.join(a.dir, "shared"), seeds, [])
+        logs, warcs, err = shared(a, os.path.join(a.dir, "shared"), seeds, ["--page-requisites"])
         if err:
             fails.append(err)
         all_lines = [o for lines in logs.values() for o in lines]
@@ -227,7 +236,10 @@ def main():
                          "in the site (missing from the shared crawl: %s)"
                          % (len(g1), len(g2), len(want), sorted(set(want) - set(g2))[:4]))
         exact = sum(1 for o in all_lines if o["decision"] == "exact-duplicate")
-        planted = len(site.copies()) * a.hosts
+        planted = (len(site.copies()) + 1) * a.hosts  # the copies, the requisites' pages
+        exact1 = sum(1 for o in one or [] if o["decision"] == "exact-duplicate")
+        if exact1 != planted:
+            fails.append("single crawl: %d exact duplicates, %d planted" % (exact1, planted))
         if exact != planted:
             fails.append("shared crawl: %d exact duplicates, %d planted" % (exact, planted))
         across = check_revisits(logs, warcs, fails)
