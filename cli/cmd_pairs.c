@@ -28,12 +28,15 @@
 #include "cli/minhash.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define CMD "pairs"
@@ -241,6 +244,334 @@ static const struct line_mark *sink_where(const struct list_sink *s, uint32_t d,
         return NULL;
     *line = s->marks[lo].line + (d - s->marks[lo].doc);
     return &s->marks[lo];
+}
+
+/* ---- a list file read by two threads ----
+ *
+ * A regular file of at least LIST_SPLIT_MIN bytes is cut at the first line start after its
+ * middle. The caller reads the first part as the stream reader does (each entry straight
+ * into the index through sink_add); a second thread reads the second part at the same
+ * time into a batch (fingerprints, the ids back to back, where the line numbering jumps,
+ * the first malformed lines), which is then added in one block (dedup_index_add_many) and
+ * its diagnostics said with the first part's line count added, so the output, the
+ * messages and their order are those of one reader. Each part is read with pread in
+ * 1 MiB chunks parsed in place (dedup_fplist_feed_inplace): both cores parse, and the
+ * batch's arrays are reserved once (a part of B bytes holds at most B / 19 + 1 entries:
+ * 16 digits, a space, a one-byte id and a newline) and prefaulted a stretch ahead. */
+#define LIST_SPLIT_MIN ((size_t)8 << 20)
+#define LIST_CHUNK ((size_t)1 << 20)
+#define LIST_MIN_LINE 19u
+#define LIST_PREFAULT ((size_t)4 << 20)
+
+struct batch_err {
+    size_t line;
+    const char *what;
+};
+
+/* One part of a list file: [from, to) (to = -1: to the end of the file). */
+struct list_part {
+    int fd;
+    off_t from, to;
+    size_t lines;   /* lines read: the parser's line count at the end, less one */
+    int read_errno; /* a failed pread */
+    int stopped;    /* the entry callback stopped the reading */
+};
+
+/* The second part's batch. */
+struct list_batch {
+    uint64_t *fp, *id_end;
+    char *ids;
+    size_t n, cap, id_len, id_cap;
+    size_t fp_pf, end_pf, ids_pf; /* bytes prefaulted so far */
+    struct line_mark *marks;      /* doc: within the batch; line: within the part */
+    size_t nmarks, capmarks, last_line;
+    struct batch_err errs[CLI_INPUT_WARN_MAX + 1];
+    size_t nerrs, more_errs;
+    int oom;
+};
+
+static void *map_reserve(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Faults [*done, need + LIST_PREFAULT) of a reserved block of cap bytes in one call. */
+static void prefault_ahead(void *base, size_t cap, size_t need, size_t *done)
+{
+    if (need <= *done)
+        return;
+    size_t to = need + LIST_PREFAULT < cap ? need + LIST_PREFAULT : cap;
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t a = ((uintptr_t)base + *done + 4095) & ~(uintptr_t)4095;
+    uintptr_t e = ((uintptr_t)base + to) & ~(uintptr_t)4095;
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE); /* advice: may fail */
+#else
+    (void)base;
+#endif
+    *done = to;
+}
+
+static void batch_warn(void *userdata, size_t line, const char *what)
+{
+    struct list_batch *b = userdata;
+    if (b->nerrs < CLI_INPUT_WARN_MAX + 1)
+        b->errs[b->nerrs++] = (struct batch_err){line, what};
+    else
+        b->more_errs++;
+}
+
+static int batch_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
+{
+    struct list_batch *b = userdata;
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
+        batch_warn(b, line, "id longer than 65536 bytes"); /* as list_entry says */
+        return 0;
+    }
+    if (b->n == b->cap || id_len + 1 > b->id_cap - b->id_len) {
+        b->oom = 1; /* not within the bounds reserved (cannot happen): refused, not overrun */
+        return 1;
+    }
+    if (b->nmarks == 0 || line != b->last_line + 1) {
+        if (b->nmarks == b->capmarks) {
+            size_t cap = b->capmarks ? b->capmarks * 2 : 64;
+            struct line_mark *nm = realloc(b->marks, cap * sizeof *nm);
+            if (!nm) {
+                b->oom = 1;
+                return 1;
+            }
+            b->marks = nm;
+            b->capmarks = cap;
+        }
+        b->marks[b->nmarks++] = (struct line_mark){(uint32_t)b->n, NULL, line};
+    }
+    b->last_line = line;
+    prefault_ahead(b->fp, b->cap * sizeof *b->fp, (b->n + 1) * sizeof *b->fp, &b->fp_pf);
+    prefault_ahead(b->id_end, b->cap * sizeof *b->id_end, (b->n + 1) * sizeof *b->id_end,
+                   &b->end_pf);
+    prefault_ahead(b->ids, b->id_cap, b->id_len + id_len + 1, &b->ids_pf);
+    b->fp[b->n] = fp;
+    memcpy(b->ids + b->id_len, id, id_len + 1); /* with its NUL */
+    b->id_len += id_len + 1;
+    b->id_end[b->n++] = b->id_len;
+    return 0;
+}
+
+/* Reads part pt through a parser of its own (lines numbered from 1 in the part). */
+static void read_part(struct list_part *pt, dedup_fplist_fn fn, dedup_fplist_error_fn err,
+                      void *userdata)
+{
+    struct dedup_fplist *p = dedup_fplist_new();
+    char *chunk = malloc(LIST_CHUNK);
+    if (!p || !chunk) {
+        pt->read_errno = ENOMEM;
+        goto done;
+    }
+    for (off_t at = pt->from; pt->to < 0 || at < pt->to;) {
+        size_t want = LIST_CHUNK;
+        if (pt->to >= 0 && (off_t)want > pt->to - at)
+            want = (size_t)(pt->to - at);
+        ssize_t got = pread(pt->fd, chunk, want, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            pt->read_errno = errno;
+            goto done;
+        }
+        if (got == 0)
+            break;
+        at += got;
+        if (dedup_fplist_feed_inplace(p, chunk, (size_t)got, fn, err, userdata) != 0) {
+            pt->stopped = 1;
+            goto done;
+        }
+    }
+    if (dedup_fplist_finish(p, fn, err, userdata) != 0)
+        pt->stopped = 1;
+    pt->lines = dedup_fplist_line(p) - 1;
+done:
+    free(chunk);
+    dedup_fplist_free(p);
+}
+
+struct part_job {
+    struct list_part part;
+    struct list_batch batch;
+};
+
+static void *second_part(void *arg)
+{
+    struct part_job *j = arg;
+    read_part(&j->part, batch_entry, batch_warn, &j->batch);
+    return NULL;
+}
+
+/* The first part's entries and diagnostics, as cli/inputs.c's list_entry and list_warn. */
+struct first_ctx {
+    struct cli_inputs *in;
+    const char *name;
+    unsigned warned;
+    struct list_sink *sink;
+};
+
+static void first_warn(void *userdata, size_t line, const char *what)
+{
+    struct first_ctx *c = userdata;
+    cli_inputs_list_warn(c->in, c->name, &c->warned, line, what);
+}
+
+static int first_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
+{
+    struct first_ctx *c = userdata;
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
+        first_warn(c, line, "id longer than 65536 bytes");
+        return 0;
+    }
+    struct cli_doc d;
+    memset(&d, 0, sizeof d);
+    d.id = id;
+    d.id_len = id_len;
+    d.fp = fp;
+    d.list = c->name;
+    d.line = line;
+    return cli_inputs_deliver(c->in, &d, sink_add, c->sink) ? 1 : 0;
+}
+
+/* The cut: the start of the first line after the middle of [0, size); 0 when none. */
+static off_t list_cut(int fd, off_t size)
+{
+    char buf[4096];
+    for (off_t at = size / 2; at < size;) {
+        ssize_t got = pread(fd, buf, sizeof buf, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return 0;
+        const char *nl = memchr(buf, '\n', (size_t)got);
+        if (nl)
+            return at + (nl - buf) + 1 < size ? at + (nl - buf) + 1 : 0;
+        at += got;
+    }
+    return 0;
+}
+
+/* The second part's batch into the index and the sink's marks, its diagnostics said.
+ * CLI_OK or the exit status. */
+static int add_batch(struct cli_inputs *in, struct list_sink *s, struct first_ctx *c,
+                     struct part_job *j)
+{
+    struct list_batch *b = &j->batch;
+    size_t base_line = j->part.lines; /* set by the caller: the first part's lines */
+    for (size_t i = 0; i < b->nerrs; i++)
+        first_warn(c, base_line + b->errs[i].line, b->errs[i].what);
+    for (size_t i = 0; i < b->more_errs; i++)
+        first_warn(c, 0, ""); /* past CLI_INPUT_WARN_MAX: counted only */
+    uint32_t base = dedup_index_doc_count(s->idx);
+    for (size_t i = 0; i < b->nmarks; i++) {
+        if (s->nmarks == s->capmarks) {
+            size_t cap = s->capmarks ? s->capmarks * 2 : 64;
+            struct line_mark *nm = realloc(s->marks, cap * sizeof *nm);
+            if (!nm) {
+                cli_error(CMD, "out of memory reading the inputs");
+                return CLI_RUNTIME;
+            }
+            s->marks = nm;
+            s->capmarks = cap;
+        }
+        s->marks[s->nmarks++] =
+            (struct line_mark){base + b->marks[i].doc, c->name, base_line + b->marks[i].line};
+    }
+    if (b->n) {
+        s->last_list = c->name;
+        s->last_line = base_line + b->last_line;
+    }
+    enum dedup_code rc = dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot add the documents of %s to the index: %s", c->name,
+                  dedup_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    in->docs += b->n;
+    return CLI_OK;
+}
+
+static void batch_free(struct list_batch *b)
+{
+    if (b->fp)
+        munmap(b->fp, b->cap * sizeof *b->fp);
+    if (b->id_end)
+        munmap(b->id_end, b->cap * sizeof *b->id_end);
+    if (b->ids)
+        munmap(b->ids, b->id_cap);
+    free(b->marks);
+}
+
+/* List `path` into the index on two threads. -1 when it is not for this road (not a large
+ * regular file, one core, no thread): the caller reads it as a stream. Else CLI_OK or the
+ * exit status (a read error is said and counted as the stream reader does). */
+static int read_list_split(struct cli_inputs *in, struct list_sink *s, const char *path)
+{
+    if (strcmp(path, "-") == 0 || cli_threads() < 2)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1; /* the stream reader says why */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < LIST_SPLIT_MIN) {
+        close(fd);
+        return -1;
+    }
+    off_t cut = list_cut(fd, st.st_size);
+    if (cut == 0) {
+        close(fd);
+        return -1;
+    }
+    struct part_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        close(fd);
+        return -1;
+    }
+    size_t bytes = (size_t)(st.st_size - cut);
+    j->part = (struct list_part){fd, cut, -1, 0, 0, 0};
+    j->batch.cap = bytes / LIST_MIN_LINE + 1;
+    j->batch.id_cap = bytes + 1;
+    j->batch.fp = map_reserve(j->batch.cap * sizeof *j->batch.fp);
+    j->batch.id_end = map_reserve(j->batch.cap * sizeof *j->batch.id_end);
+    j->batch.ids = map_reserve(j->batch.id_cap);
+    pthread_t th;
+    if (!j->batch.fp || !j->batch.id_end || !j->batch.ids ||
+        pthread_create(&th, NULL, second_part, j) != 0) {
+        batch_free(&j->batch);
+        free(j);
+        close(fd);
+        return -1;
+    }
+    struct first_ctx c = {in, path, 0, s};
+    struct list_part first = {fd, 0, cut, 0, 0, 0};
+    read_part(&first, first_entry, first_warn, &c);
+    pthread_join(th, NULL);
+    int status = CLI_OK;
+    if (first.stopped) {
+        status = CLI_RUNTIME; /* sink_add said why */
+    } else if (first.read_errno || j->part.read_errno || j->batch.oom) {
+        int e = first.read_errno ? first.read_errno : j->part.read_errno;
+        if (j->batch.oom || e == ENOMEM) {
+            cli_error(CMD, "%s: out of memory", path);
+            status = CLI_RUNTIME;
+        } else {
+            cli_error(CMD, "%s: read error: %s", path, strerror(e));
+            in->failed++;
+        }
+    } else {
+        j->part.lines = first.lines;
+        status = add_batch(in, s, &c, j);
+    }
+    batch_free(&j->batch);
+    free(j);
+    close(fd);
+    return status;
 }
 
 #define DUP_BITS 11u
@@ -617,8 +948,13 @@ static int read_inputs(struct pairs_run *r)
                    : CLI_OK;
     r->in.check_duplicates = 0; /* checked in one batch below */
     r->sink.idx = r->idx;
-    if (cli_inputs_run(&r->in, r->a.fplists, r->a.nfplists, NULL, 0, sink_add, &r->sink) != 0)
-        return CLI_RUNTIME;
+    for (int i = 0; i < r->a.nfplists; i++) {
+        int st = read_list_split(&r->in, &r->sink, r->a.fplists[i]);
+        if (st < 0 && cli_inputs_fplist(&r->in, r->a.fplists[i], sink_add, &r->sink) != 0)
+            return CLI_RUNTIME;
+        if (st > 0)
+            return st;
+    }
     int status = drop_duplicates(&r->in, r->idx, &r->sink, r->old_docs);
     r->st.n = dedup_index_doc_count(r->idx) - r->old_docs;
     return status;

@@ -376,15 +376,22 @@ struct list_ctx {
     void *userdata;
 };
 
+void cli_inputs_list_warn(struct cli_inputs *in, const char *name, unsigned *warned, size_t line,
+                          const char *what)
+{
+    in->failed++;
+    if (*warned < CLI_INPUT_WARN_MAX)
+        cli_error(in->cmd, "%s:%zu: %s", name, line, what);
+    else if (*warned == CLI_INPUT_WARN_MAX)
+        cli_error(in->cmd, "%s: more malformed lines; not shown", name);
+    if (*warned <= CLI_INPUT_WARN_MAX)
+        (*warned)++;
+}
+
 static void list_warn(void *userdata, size_t line, const char *what)
 {
     struct list_ctx *c = userdata;
-    c->in->failed++;
-    if (c->warned < CLI_INPUT_WARN_MAX)
-        cli_error(c->in->cmd, "%s:%zu: %s", c->name, line, what);
-    else if (c->warned == CLI_INPUT_WARN_MAX)
-        cli_error(c->in->cmd, "%s: more malformed lines; not shown", c->name);
-    c->warned++;
+    cli_inputs_list_warn(c->in, c->name, &c->warned, line, what);
 }
 
 static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)

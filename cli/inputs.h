@@ -122,6 +122,12 @@ int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
 int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
                              void *userdata);
 
+/* A malformed line of list `name` (its *warned-th): counted in in->failed and named on
+ * stderr, the first CLI_INPUT_WARN_MAX of a list, then once "more malformed lines". For
+ * a reader of its own (cmd_pairs.c's two-thread one) to say what the stream reader says. */
+void cli_inputs_list_warn(struct cli_inputs *in, const char *name, unsigned *warned, size_t line,
+                          const char *what);
+
 /* Hands d (a document read by the caller: a MinHash signature list's line) to fn as the
  * inputs' own documents are: counted, and skipped as a duplicate or already indexed id
  * under in's rules. 0, or -1 if fn stopped or memory ran out. */

@@ -1159,6 +1159,37 @@ enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char
     return DEDUP_OK;
 }
 
+enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n, const uint64_t *fp,
+                                     const char *ids, const uint64_t *id_end)
+{
+    if (n == 0)
+        return DEDUP_OK;
+    uint64_t bytes = id_end[n - 1];
+    if (n > DEDUP_INDEX_MAX_DOCS - idx->ndocs || idx->id_len + bytes > IX_ID_BYTES_MAX)
+        return DEDUP_ETOOLARGE;
+    for (size_t i = 0, start = 0; i < n; start = id_end[i++]) {
+        if (id_end[i] <= start || ids[id_end[i] - 1] != '\0')
+            return DEDUP_EINVAL;
+        size_t len = id_end[i] - 1 - start;
+        if (len > DEDUP_INDEX_MAX_ID_BYTES)
+            return DEDUP_ETOOLARGE;
+        if (len && memchr(ids + start, '\0', len))
+            return DEDUP_EINVAL;
+    }
+    enum dedup_code rc = docs_reserve(idx, (uint64_t)idx->ndocs + n, idx->id_len + bytes);
+    if (rc != DEDUP_OK)
+        return rc;
+    uint32_t base = idx->ndocs;
+    memcpy(idx->doc_fp + base, fp, n * sizeof *fp);
+    memset(idx->doc_next + base, 0xff, n * sizeof *idx->doc_next); /* IX_NONE */
+    memcpy(idx->id_bytes + idx->id_len, ids, bytes);
+    for (size_t i = 0; i < n; i++)
+        idx->id_off[base + 1 + i] = idx->id_len + id_end[i];
+    idx->id_len += bytes;
+    idx->ndocs = base + (uint32_t)n;
+    return DEDUP_OK;
+}
+
 /* ---- the main tables ---- */
 
 unsigned ix_dir_bits_for(const struct dedup_index *idx, uint64_t n)
