@@ -18,7 +18,7 @@
 #define IX_DELTA_MIN 4096u /* the delta merges into the main tables past ... */
 #endif
 #ifndef IX_DELTA_FRACTION
-#define IX_DELTA_FRACTION 4u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
+#define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
 
