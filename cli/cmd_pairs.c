@@ -327,7 +327,7 @@ static int batch_entry(void *userdata, uint64_t fp, const char *id, size_t id_le
 {
     struct list_batch *b = userdata;
     if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
-        batch_warn(b, line, "id longer than 65536 bytes"); /* as list_entry says */
+        batch_warn(b, line, "id longer than 65536 bytes"); /* as cli_list_entry says */
         return 0;
     }
     if (b->n == b->cap || id_len + 1 > b->id_cap - b->id_len) {
@@ -408,37 +408,6 @@ static void *second_part(void *arg)
     return NULL;
 }
 
-/* The first part's entries and diagnostics, as cli/inputs.c's list_entry and list_warn. */
-struct first_ctx {
-    struct cli_inputs *in;
-    const char *name;
-    unsigned warned;
-    struct list_sink *sink;
-};
-
-static void first_warn(void *userdata, size_t line, const char *what)
-{
-    struct first_ctx *c = userdata;
-    cli_inputs_list_warn(c->in, c->name, &c->warned, line, what);
-}
-
-static int first_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
-{
-    struct first_ctx *c = userdata;
-    if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
-        first_warn(c, line, "id longer than 65536 bytes");
-        return 0;
-    }
-    struct cli_doc d;
-    memset(&d, 0, sizeof d);
-    d.id = id;
-    d.id_len = id_len;
-    d.fp = fp;
-    d.list = c->name;
-    d.line = line;
-    return cli_inputs_deliver(c->in, &d, sink_add, c->sink) ? 1 : 0;
-}
-
 /* The cut: the start of the first line after the middle of [0, size); 0 when none. */
 static off_t list_cut(int fd, off_t size)
 {
@@ -459,15 +428,15 @@ static off_t list_cut(int fd, off_t size)
 
 /* The second part's batch into the index and the sink's marks, its diagnostics said.
  * CLI_OK or the exit status. */
-static int add_batch(struct cli_inputs *in, struct list_sink *s, struct first_ctx *c,
+static int add_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list_ctx *c,
                      struct part_job *j)
 {
     struct list_batch *b = &j->batch;
     size_t base_line = j->part.lines; /* set by the caller: the first part's lines */
     for (size_t i = 0; i < b->nerrs; i++)
-        first_warn(c, base_line + b->errs[i].line, b->errs[i].what);
+        cli_list_warn(c, base_line + b->errs[i].line, b->errs[i].what);
     for (size_t i = 0; i < b->more_errs; i++)
-        first_warn(c, 0, ""); /* past CLI_INPUT_WARN_MAX: counted only */
+        cli_list_warn(c, 0, ""); /* past CLI_INPUT_WARN_MAX: counted only */
     uint32_t base = dedup_index_doc_count(s->idx);
     for (size_t i = 0; i < b->nmarks; i++) {
         if (s->nmarks == s->capmarks) {
@@ -548,9 +517,9 @@ static int read_list_split(struct cli_inputs *in, struct list_sink *s, const cha
         close(fd);
         return -1;
     }
-    struct first_ctx c = {in, path, 0, s};
+    struct cli_list_ctx c = {in, path, 0, sink_add, s};
     struct list_part first = {fd, 0, cut, 0, 0, 0};
-    read_part(&first, first_entry, first_warn, &c);
+    read_part(&first, cli_list_entry, cli_list_warn, &c);
     pthread_join(th, NULL);
     int status = CLI_OK;
     if (first.stopped) {
