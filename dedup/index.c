@@ -1142,9 +1142,13 @@ enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char
         return DEDUP_ETOOLARGE;
     if (id_len && memchr(id, '\0', id_len))
         return DEDUP_EINVAL;
-    enum dedup_code rc = docs_reserve(idx, (uint64_t)idx->ndocs + 1, idx->id_len + id_len + 1);
-    if (rc != DEDUP_OK)
-        return rc;
+    uint64_t docs = (uint64_t)idx->ndocs + 1, bytes = idx->id_len + id_len + 1;
+    if (!idx->docs_owned || docs > idx->cap_docs || docs > idx->pf_docs || bytes > idx->id_cap ||
+        bytes > idx->pf_ids) { /* else room reserved and prefaulted: docs_reserve does nothing */
+        enum dedup_code rc = docs_reserve(idx, docs, bytes);
+        if (rc != DEDUP_OK)
+            return rc;
+    }
     uint32_t n = idx->ndocs;
     idx->doc_fp[n] = fp;
     idx->doc_next[n] = IX_NONE;
