@@ -20,7 +20,8 @@
  * split by their top bits into cache-sized buckets, and within a bucket a small table finds
  * equal hashes, whose ids are then compared byte for byte (so a hash collision is never
  * taken for a duplicate). The later documents of a repeated id are named (list and line,
- * kept as a short map of where the line numbering jumps) and dropped.
+ * kept as a short map of where the line numbering jumps) and dropped. Both cores share
+ * the reading of a large list file (read_list_split) and every phase of the check.
  */
 #define _GNU_SOURCE /* madvise(MADV_POPULATE_WRITE) under -D_POSIX_C_SOURCE */
 #include "cli/cli.h"
