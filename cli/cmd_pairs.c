@@ -20,16 +20,24 @@
  * split by their top bits into cache-sized buckets, and within a bucket a small table finds
  * equal hashes, whose ids are then compared byte for byte (so a hash collision is never
  * taken for a duplicate). The later documents of a repeated id are named (list and line,
- * kept as a short map of where the line numbering jumps) and dropped.
+ * kept as a short map of where the line numbering jumps) and dropped. Both cores share
+ * the reading of a large list file (read_list_split) and every phase of the check.
  */
+#define _GNU_SOURCE /* madvise(MADV_POPULATE_WRITE) under -D_POSIX_C_SOURCE */
 #include "cli/cli.h"
 #include "cli/inputs.h"
 #include "cli/minhash.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #define CMD "pairs"
@@ -239,7 +247,305 @@ static const struct line_mark *sink_where(const struct list_sink *s, uint32_t d,
     return &s->marks[lo];
 }
 
+/* ---- a list file read by two threads ----
+ *
+ * A regular file of at least LIST_SPLIT_MIN bytes is cut at the first line start after its
+ * middle. The caller reads the first part as the stream reader does (each entry straight
+ * into the index through sink_add); a second thread reads the second part at the same
+ * time into a batch (fingerprints, the ids back to back, where the line numbering jumps,
+ * the first malformed lines), which is then added in one block (dedup_index_add_many) and
+ * its diagnostics said with the first part's line count added, so the output, the
+ * messages and their order are those of one reader. Each part is read with pread in
+ * 1 MiB chunks parsed in place (dedup_fplist_feed_inplace): both cores parse, and the
+ * batch's arrays are reserved once (a part of B bytes holds at most B / 19 + 1 entries:
+ * 16 digits, a space, a one-byte id and a newline) and prefaulted a stretch ahead. */
+#define LIST_SPLIT_MIN ((size_t)8 << 20)
+#define LIST_CHUNK ((size_t)1 << 20)
+#define LIST_MIN_LINE 19u
+#define LIST_PREFAULT ((size_t)4 << 20)
+
+struct batch_err {
+    size_t line;
+    const char *what;
+};
+
+/* One part of a list file: [from, to) (to = -1: to the end of the file). */
+struct list_part {
+    int fd;
+    off_t from, to;
+    size_t lines;   /* lines read: the parser's line count at the end, less one */
+    int read_errno; /* a failed pread */
+    int stopped;    /* the entry callback stopped the reading */
+};
+
+/* The second part's batch. */
+struct list_batch {
+    uint64_t *fp, *id_end;
+    char *ids;
+    size_t n, cap, id_len, id_cap;
+    size_t fp_pf, end_pf, ids_pf; /* bytes prefaulted so far */
+    struct line_mark *marks;      /* doc: within the batch; line: within the part */
+    size_t nmarks, capmarks, last_line;
+    struct batch_err errs[CLI_INPUT_WARN_MAX + 1];
+    size_t nerrs, more_errs;
+    int oom;
+};
+
+static void *map_reserve(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Faults [*done, need + LIST_PREFAULT) of a reserved block of cap bytes in one call. */
+static void prefault_ahead(void *base, size_t cap, size_t need, size_t *done)
+{
+    if (need <= *done)
+        return;
+    size_t to = need + LIST_PREFAULT < cap ? need + LIST_PREFAULT : cap;
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t a = ((uintptr_t)base + *done + 4095) & ~(uintptr_t)4095;
+    uintptr_t e = ((uintptr_t)base + to) & ~(uintptr_t)4095;
+    if (e > a)
+        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE); /* advice: may fail */
+#else
+    (void)base;
+#endif
+    *done = to;
+}
+
+static void batch_warn(void *userdata, size_t line, const char *what)
+{
+    struct list_batch *b = userdata;
+    if (b->nerrs < CLI_INPUT_WARN_MAX + 1)
+        b->errs[b->nerrs++] = (struct batch_err){line, what};
+    else
+        b->more_errs++;
+}
+
+static int batch_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
+{
+    struct list_batch *b = userdata;
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
+        batch_warn(b, line, "id longer than 65536 bytes"); /* as cli_list_entry says */
+        return 0;
+    }
+    if (b->n == b->cap || id_len + 1 > b->id_cap - b->id_len) {
+        b->oom = 1; /* not within the bounds reserved (cannot happen): refused, not overrun */
+        return 1;
+    }
+    if (b->nmarks == 0 || line != b->last_line + 1) {
+        if (b->nmarks == b->capmarks) {
+            size_t cap = b->capmarks ? b->capmarks * 2 : 64;
+            struct line_mark *nm = realloc(b->marks, cap * sizeof *nm);
+            if (!nm) {
+                b->oom = 1;
+                return 1;
+            }
+            b->marks = nm;
+            b->capmarks = cap;
+        }
+        b->marks[b->nmarks++] = (struct line_mark){(uint32_t)b->n, NULL, line};
+    }
+    b->last_line = line;
+    prefault_ahead(b->fp, b->cap * sizeof *b->fp, (b->n + 1) * sizeof *b->fp, &b->fp_pf);
+    prefault_ahead(b->id_end, b->cap * sizeof *b->id_end, (b->n + 1) * sizeof *b->id_end,
+                   &b->end_pf);
+    prefault_ahead(b->ids, b->id_cap, b->id_len + id_len + 1, &b->ids_pf);
+    b->fp[b->n] = fp;
+    memcpy(b->ids + b->id_len, id, id_len + 1); /* with its NUL */
+    b->id_len += id_len + 1;
+    b->id_end[b->n++] = b->id_len;
+    return 0;
+}
+
+/* Reads part pt through a parser of its own (lines numbered from 1 in the part). */
+static void read_part(struct list_part *pt, dedup_fplist_fn fn, dedup_fplist_error_fn err,
+                      void *userdata)
+{
+    struct dedup_fplist *p = dedup_fplist_new();
+    char *chunk = malloc(LIST_CHUNK);
+    if (!p || !chunk) {
+        pt->read_errno = ENOMEM;
+        goto done;
+    }
+    for (off_t at = pt->from; pt->to < 0 || at < pt->to;) {
+        size_t want = LIST_CHUNK;
+        if (pt->to >= 0 && (off_t)want > pt->to - at)
+            want = (size_t)(pt->to - at);
+        ssize_t got = pread(pt->fd, chunk, want, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            pt->read_errno = errno;
+            goto done;
+        }
+        if (got == 0)
+            break;
+        at += got;
+        if (dedup_fplist_feed_inplace(p, chunk, (size_t)got, fn, err, userdata) != 0) {
+            pt->stopped = 1;
+            goto done;
+        }
+    }
+    if (dedup_fplist_finish(p, fn, err, userdata) != 0)
+        pt->stopped = 1;
+    pt->lines = dedup_fplist_line(p) - 1;
+done:
+    free(chunk);
+    dedup_fplist_free(p);
+}
+
+struct part_job {
+    struct list_part part;
+    struct list_batch batch;
+};
+
+static void *second_part(void *arg)
+{
+    struct part_job *j = arg;
+    read_part(&j->part, batch_entry, batch_warn, &j->batch);
+    return NULL;
+}
+
+/* The cut: the start of the first line after the middle of [0, size); 0 when none. */
+static off_t list_cut(int fd, off_t size)
+{
+    char buf[4096];
+    for (off_t at = size / 2; at < size;) {
+        ssize_t got = pread(fd, buf, sizeof buf, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return 0;
+        const char *nl = memchr(buf, '\n', (size_t)got);
+        if (nl)
+            return at + (nl - buf) + 1 < size ? at + (nl - buf) + 1 : 0;
+        at += got;
+    }
+    return 0;
+}
+
+/* The second part's batch into the index and the sink's marks, its diagnostics said.
+ * CLI_OK or the exit status. */
+static int add_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list_ctx *c,
+                     struct part_job *j)
+{
+    struct list_batch *b = &j->batch;
+    size_t base_line = j->part.lines; /* set by the caller: the first part's lines */
+    for (size_t i = 0; i < b->nerrs; i++)
+        cli_list_warn(c, base_line + b->errs[i].line, b->errs[i].what);
+    for (size_t i = 0; i < b->more_errs; i++)
+        cli_list_warn(c, 0, ""); /* past CLI_INPUT_WARN_MAX: counted only */
+    uint32_t base = dedup_index_doc_count(s->idx);
+    for (size_t i = 0; i < b->nmarks; i++) {
+        if (s->nmarks == s->capmarks) {
+            size_t cap = s->capmarks ? s->capmarks * 2 : 64;
+            struct line_mark *nm = realloc(s->marks, cap * sizeof *nm);
+            if (!nm) {
+                cli_error(CMD, "out of memory reading the inputs");
+                return CLI_RUNTIME;
+            }
+            s->marks = nm;
+            s->capmarks = cap;
+        }
+        s->marks[s->nmarks++] =
+            (struct line_mark){base + b->marks[i].doc, c->name, base_line + b->marks[i].line};
+    }
+    if (b->n) {
+        s->last_list = c->name;
+        s->last_line = base_line + b->last_line;
+    }
+    enum dedup_code rc = dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "cannot add the documents of %s to the index: %s", c->name,
+                  dedup_strerror(rc));
+        return CLI_RUNTIME;
+    }
+    in->docs += b->n;
+    return CLI_OK;
+}
+
+static void batch_free(struct list_batch *b)
+{
+    if (b->fp)
+        munmap(b->fp, b->cap * sizeof *b->fp);
+    if (b->id_end)
+        munmap(b->id_end, b->cap * sizeof *b->id_end);
+    if (b->ids)
+        munmap(b->ids, b->id_cap);
+    free(b->marks);
+}
+
+/* List `path` into the index on two threads. -1 when it is not for this road (not a large
+ * regular file, one core, no thread): the caller reads it as a stream. Else CLI_OK or the
+ * exit status (a read error is said and counted as the stream reader does). */
+static int read_list_split(struct cli_inputs *in, struct list_sink *s, const char *path)
+{
+    if (strcmp(path, "-") == 0 || cli_threads() < 2)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1; /* the stream reader says why */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < LIST_SPLIT_MIN) {
+        close(fd);
+        return -1;
+    }
+    off_t cut = list_cut(fd, st.st_size);
+    if (cut == 0) {
+        close(fd);
+        return -1;
+    }
+    struct part_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        close(fd);
+        return -1;
+    }
+    size_t bytes = (size_t)(st.st_size - cut);
+    j->part = (struct list_part){fd, cut, -1, 0, 0, 0};
+    j->batch.cap = bytes / LIST_MIN_LINE + 1;
+    j->batch.id_cap = bytes + 1;
+    j->batch.fp = map_reserve(j->batch.cap * sizeof *j->batch.fp);
+    j->batch.id_end = map_reserve(j->batch.cap * sizeof *j->batch.id_end);
+    j->batch.ids = map_reserve(j->batch.id_cap);
+    pthread_t th;
+    if (!j->batch.fp || !j->batch.id_end || !j->batch.ids ||
+        pthread_create(&th, NULL, second_part, j) != 0) {
+        batch_free(&j->batch);
+        free(j);
+        close(fd);
+        return -1;
+    }
+    struct cli_list_ctx c = {in, path, 0, sink_add, s};
+    struct list_part first = {fd, 0, cut, 0, 0, 0};
+    read_part(&first, cli_list_entry, cli_list_warn, &c);
+    pthread_join(th, NULL);
+    int status = CLI_OK;
+    if (first.stopped) {
+        status = CLI_RUNTIME; /* sink_add said why */
+    } else if (first.read_errno || j->part.read_errno || j->batch.oom) {
+        int e = first.read_errno ? first.read_errno : j->part.read_errno;
+        if (j->batch.oom || e == ENOMEM) {
+            cli_error(CMD, "%s: out of memory", path);
+            status = CLI_RUNTIME;
+        } else {
+            cli_error(CMD, "%s: read error: %s", path, strerror(e));
+            in->failed++;
+        }
+    } else {
+        j->part.lines = first.lines;
+        status = add_batch(in, s, &c, j);
+    }
+    batch_free(&j->batch);
+    free(j);
+    close(fd);
+    return status;
+}
+
 #define DUP_BITS 11u
+#define DUP_THREADS 2u /* the hashing, scatter and bucket phases are split between two */
 
 /* A slot of a bucket's table: the hash's low 32 bits and the entry's place in the bucket
  * + 1 (0 = empty); 8 bytes, so a bucket's table stays in the core's cache. */
@@ -254,115 +560,246 @@ static int u32_cmp(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* The documents d >= from whose id equals that of an earlier document, ascending (caller
- * frees *out). 0, or -1 when out of memory. */
-static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint32_t **out,
-                              size_t *nout)
+/* malloc of a large array with its pages faulted in one call (one fault per page taken
+ * one at a time costs ~10-40 us on this project's VM: half the faults of a 1M-line run) */
+static void *big_alloc(size_t bytes)
 {
-    uint32_t n = dedup_index_doc_count(idx);
+    void *p = malloc(bytes ? bytes : 1);
+#ifdef MADV_POPULATE_WRITE
+    if (p && bytes >= ((size_t)1 << 20)) {
+        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+        if (e > a)
+            (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE); /* advice: may fail */
+    }
+#endif
+    return p;
+}
+
+/* The duplicate-id check's shared state: thread u hashes documents [lo_u, hi_u) into h and
+ * counts them per bucket in cnt[u], scatters them into bh/bd (bucket b: thread 0's
+ * documents, then thread 1's, so document order holds within a bucket), then checks the
+ * buckets b with b % threads == u with its own table and list of duplicates. */
+struct dup_job {
+    const struct dedup_index *idx;
+    uint32_t n, from;
+    unsigned threads;
+    uint64_t *h, *bh;
+    uint32_t *bd;
+    size_t *cnt[DUP_THREADS]; /* (1 << DUP_BITS) + 1 each */
+    size_t *end;              /* bucket b is bh[end[b], end[b + 1]) */
+    pthread_barrier_t bar;
+    struct {
+        uint32_t *dups;
+        size_t n, cap;
+        int oom;
+    } out[DUP_THREADS];
+};
+
+static int dup_push(struct dup_job *j, unsigned u, uint32_t d)
+{
+    if (j->out[u].n == j->out[u].cap) {
+        size_t cap = j->out[u].cap ? j->out[u].cap * 2 : 64;
+        uint32_t *nd = realloc(j->out[u].dups, cap * sizeof *nd);
+        if (!nd)
+            return -1;
+        j->out[u].dups = nd;
+        j->out[u].cap = cap;
+    }
+    j->out[u].dups[j->out[u].n++] = d;
+    return 0;
+}
+
+/* The buckets of thread u: a small open-addressing table a bucket finds equal hashes,
+ * whose ids are then compared byte for byte (a hash collision is never a duplicate). */
+static void dup_buckets(struct dup_job *j, unsigned u)
+{
     const size_t nb = (size_t)1 << DUP_BITS;
-    uint64_t *h = NULL, *bh = NULL;
-    uint32_t *bd = NULL, *dups = NULL;
-    struct dup_slot *tab = NULL;
-    size_t *end = calloc(nb + 1, sizeof *end), ndups = 0, capdups = 0;
-    int rc = -1;
-    *out = NULL;
-    *nout = 0;
-    if (!end)
-        goto done;
-    if (n - from == 0) {
-        rc = 0;
-        goto done;
-    }
-    h = malloc((size_t)n * sizeof *h);
-    bh = malloc((size_t)n * sizeof *bh);
-    bd = malloc((size_t)n * sizeof *bd);
-    if (!h || !bh || !bd)
-        goto done;
-    for (uint32_t d = 0; d < n; d++) {
-        size_t len;
-        const char *id = dedup_index_id(idx, d, &len);
-        h[d] = XXH3_64bits(id, len);
-        end[(h[d] >> (64 - DUP_BITS)) + 1]++;
-    }
     size_t maxb = 0;
-    for (size_t b = 1; b <= nb; b++) {
-        if (end[b] > maxb)
-            maxb = end[b];
-        end[b] += end[b - 1];
-    }
-    {
-        size_t *next = malloc(nb * sizeof *next);
-        if (!next)
-            goto done;
-        memcpy(next, end, nb * sizeof *next);
-        for (uint32_t d = 0; d < n; d++) { /* in document order: the first is kept */
-            size_t p = next[h[d] >> (64 - DUP_BITS)]++;
-            bh[p] = h[d];
-            bd[p] = d;
-        }
-        free(next);
-    }
-    free(h);
-    h = NULL;
+    for (size_t b = u; b < nb; b += j->threads)
+        if (j->end[b + 1] - j->end[b] > maxb)
+            maxb = j->end[b + 1] - j->end[b];
     size_t tsize = 16;
     while (tsize < 2 * maxb)
         tsize *= 2;
-    tab = malloc(tsize * sizeof *tab);
-    if (!tab)
-        goto done;
-    for (size_t b = 0; b < nb; b++) {
-        size_t lo = end[b], hi = end[b + 1];
+    struct dup_slot *tab = malloc(tsize * sizeof *tab);
+    if (!tab) {
+        j->out[u].oom = 1;
+        return;
+    }
+    const uint64_t *bh = j->bh;
+    const uint32_t *bd = j->bd;
+    for (size_t b = u; b < nb; b += j->threads) {
+        size_t lo = j->end[b], hi = j->end[b + 1];
         size_t m = 16;
         while (m < 2 * (hi - lo))
             m *= 2;
         memset(tab, 0, m * sizeof *tab);
         for (size_t i = lo; i < hi; i++) {
             uint32_t tag = (uint32_t)bh[i];
-            size_t j = (size_t)(bh[i] >> 32) & (m - 1);
+            size_t s = (size_t)(bh[i] >> 32) & (m - 1);
             int dup = 0;
-            for (; tab[j].at1; j = (j + 1) & (m - 1)) {
-                size_t e = lo + tab[j].at1 - 1;
-                if (tab[j].tag != tag || bh[e] != bh[i])
+            for (; tab[s].at1; s = (s + 1) & (m - 1)) {
+                size_t e = lo + tab[s].at1 - 1;
+                if (tab[s].tag != tag || bh[e] != bh[i])
                     continue;
                 size_t la, lb;
-                const char *ia = dedup_index_id(idx, bd[e], &la);
-                const char *ib = dedup_index_id(idx, bd[i], &lb);
+                const char *ia = dedup_index_id(j->idx, bd[e], &la);
+                const char *ib = dedup_index_id(j->idx, bd[i], &lb);
                 if (la == lb && memcmp(ia, ib, la) == 0) {
                     dup = 1;
                     break;
                 }
             }
             if (!dup) {
-                tab[j] = (struct dup_slot){tag, (uint32_t)(i - lo + 1)};
+                tab[s] = (struct dup_slot){tag, (uint32_t)(i - lo + 1)};
                 continue;
             }
-            if (bd[i] < from)
+            if (bd[i] < j->from)
                 continue; /* two equal ids already in the saved index: kept as they are */
-            if (ndups == capdups) {
-                size_t cap = capdups ? capdups * 2 : 64;
-                uint32_t *nd = realloc(dups, cap * sizeof *nd);
-                if (!nd)
-                    goto done;
-                dups = nd;
-                capdups = cap;
+            if (dup_push(j, u, bd[i]) != 0) {
+                j->out[u].oom = 1;
+                break;
             }
-            dups[ndups++] = bd[i];
         }
     }
-    if (ndups > 1)
-        qsort(dups, ndups, sizeof *dups, u32_cmp);
+    free(tab);
+}
+
+static void dup_sync(struct dup_job *j)
+{
+    if (j->threads > 1)
+        pthread_barrier_wait(&j->bar);
+}
+
+/* Thread u's part: hash and count, (thread 0: the bucket bounds), scatter, buckets. */
+static void dup_run(struct dup_job *j, unsigned u)
+{
+    const size_t nb = (size_t)1 << DUP_BITS;
+    uint32_t lo = (uint32_t)((uint64_t)j->n * u / j->threads);
+    uint32_t hi = (uint32_t)((uint64_t)j->n * (u + 1) / j->threads);
+    size_t *c = j->cnt[u];
+    for (uint32_t d = lo; d < hi; d++) {
+        size_t len;
+        const char *id = dedup_index_id(j->idx, d, &len);
+        j->h[d] = XXH3_64bits(id, len);
+        c[(j->h[d] >> (64 - DUP_BITS)) + 1]++;
+    }
+    dup_sync(j);
+    if (u == 0) {
+        j->end[0] = 0;
+        for (size_t b = 1; b <= nb; b++) {
+            size_t sum = 0;
+            for (unsigned v = 0; v < j->threads; v++)
+                sum += j->cnt[v][b];
+            j->end[b] = j->end[b - 1] + sum;
+        }
+    }
+    dup_sync(j);
+    size_t *next = malloc(nb * sizeof *next);
+    if (!next) {
+        j->out[u].oom = 1;
+    } else {
+        for (size_t b = 0; b < nb; b++) {
+            next[b] = j->end[b];
+            for (unsigned v = 0; v < u; v++)
+                next[b] += j->cnt[v][b + 1];
+        }
+        for (uint32_t d = lo; d < hi; d++) { /* in document order: the first is kept */
+            size_t p = next[j->h[d] >> (64 - DUP_BITS)]++;
+            j->bh[p] = j->h[d];
+            j->bd[p] = d;
+        }
+        free(next);
+    }
+    dup_sync(j);
+    for (unsigned v = 0; v < j->threads; v++)
+        if (j->out[v].oom)
+            return;
+    dup_buckets(j, u);
+}
+
+static void *dup_thread(void *arg)
+{
+    dup_run(arg, 1);
+    return NULL;
+}
+
+/* The documents d >= from whose id equals that of an earlier document, ascending (caller
+ * frees *out). 0, or -1 when out of memory. Each id is hashed once (XXH3-64), the hashes
+ * are split by their top bits into cache-sized buckets, and equal hashes within a bucket
+ * are compared as ids; both cores share every phase (dup_job). */
+static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint32_t **out,
+                              size_t *nout)
+{
+    const size_t nb = (size_t)1 << DUP_BITS;
+    struct dup_job *j = calloc(1, sizeof *j);
+    int rc = -1, started = 0;
+    pthread_t th;
+    *out = NULL;
+    *nout = 0;
+    if (!j)
+        return -1;
+    j->idx = idx;
+    j->n = dedup_index_doc_count(idx);
+    j->from = from;
+    j->threads = cli_threads() > 1 && j->n >= 65536 ? DUP_THREADS : 1;
+    if (j->n - from == 0) {
+        rc = 0;
+        goto done;
+    }
+    j->end = calloc(nb + 1, sizeof *j->end);
+    for (unsigned u = 0; u < j->threads; u++)
+        j->cnt[u] = calloc(nb + 1, sizeof *j->cnt[u]);
+    j->h = big_alloc((size_t)j->n * sizeof *j->h);
+    j->bh = big_alloc((size_t)j->n * sizeof *j->bh);
+    j->bd = big_alloc((size_t)j->n * sizeof *j->bd);
+    if (!j->end || !j->cnt[0] || !j->cnt[j->threads - 1] || !j->h || !j->bh || !j->bd)
+        goto done;
+    if (j->threads > 1) {
+        if (pthread_barrier_init(&j->bar, NULL, 2) != 0)
+            j->threads = 1;
+        else if (pthread_create(&th, NULL, dup_thread, j) != 0) {
+            pthread_barrier_destroy(&j->bar);
+            j->threads = 1; /* the caller alone (cnt[1] unused) */
+        } else
+            started = 1;
+    }
+    dup_run(j, 0);
+    if (started) {
+        pthread_join(th, NULL);
+        pthread_barrier_destroy(&j->bar);
+    }
+    size_t total = 0;
+    for (unsigned u = 0; u < j->threads; u++) {
+        if (j->out[u].oom)
+            goto done;
+        total += j->out[u].n;
+    }
+    uint32_t *dups = malloc((total ? total : 1) * sizeof *dups);
+    if (!dups)
+        goto done;
+    size_t o = 0;
+    for (unsigned u = 0; u < j->threads; u++) {
+        if (j->out[u].n)
+            memcpy(dups + o, j->out[u].dups, j->out[u].n * sizeof *dups);
+        o += j->out[u].n;
+    }
+    if (total > 1)
+        qsort(dups, total, sizeof *dups, u32_cmp);
     *out = dups;
-    *nout = ndups;
-    dups = NULL;
+    *nout = total;
     rc = 0;
 done:
-    free(end);
-    free(h);
-    free(bh);
-    free(bd);
-    free(tab);
-    free(dups);
+    free(j->end);
+    for (unsigned u = 0; u < DUP_THREADS; u++) {
+        free(j->cnt[u]);
+        free(j->out[u].dups);
+    }
+    free(j->h);
+    free(j->bh);
+    free(j->bd);
+    free(j);
     return rc;
 }
 
@@ -481,8 +918,13 @@ static int read_inputs(struct pairs_run *r)
                    : CLI_OK;
     r->in.check_duplicates = 0; /* checked in one batch below */
     r->sink.idx = r->idx;
-    if (cli_inputs_run(&r->in, r->a.fplists, r->a.nfplists, NULL, 0, sink_add, &r->sink) != 0)
-        return CLI_RUNTIME;
+    for (int i = 0; i < r->a.nfplists; i++) {
+        int st = read_list_split(&r->in, &r->sink, r->a.fplists[i]);
+        if (st < 0 && cli_inputs_fplist(&r->in, r->a.fplists[i], sink_add, &r->sink) != 0)
+            return CLI_RUNTIME;
+        if (st > 0)
+            return st;
+    }
     int status = drop_duplicates(&r->in, r->idx, &r->sink, r->old_docs);
     r->st.n = dedup_index_doc_count(r->idx) - r->old_docs;
     return status;

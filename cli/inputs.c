@@ -368,30 +368,29 @@ int cli_inputs_path(struct cli_inputs *in, const char *path, cli_doc_fn fn, void
 
 #define CLI_LIST_CHUNK ((size_t)1 << 20)
 
-struct list_ctx {
-    struct cli_inputs *in;
-    const char *name;
-    unsigned warned;
-    cli_doc_fn fn;
-    void *userdata;
-};
-
-static void list_warn(void *userdata, size_t line, const char *what)
+void cli_inputs_list_warn(struct cli_inputs *in, const char *name, unsigned *warned, size_t line,
+                          const char *what)
 {
-    struct list_ctx *c = userdata;
-    c->in->failed++;
-    if (c->warned < CLI_INPUT_WARN_MAX)
-        cli_error(c->in->cmd, "%s:%zu: %s", c->name, line, what);
-    else if (c->warned == CLI_INPUT_WARN_MAX)
-        cli_error(c->in->cmd, "%s: more malformed lines; not shown", c->name);
-    c->warned++;
+    in->failed++;
+    if (*warned < CLI_INPUT_WARN_MAX)
+        cli_error(in->cmd, "%s:%zu: %s", name, line, what);
+    else if (*warned == CLI_INPUT_WARN_MAX)
+        cli_error(in->cmd, "%s: more malformed lines; not shown", name);
+    if (*warned <= CLI_INPUT_WARN_MAX)
+        (*warned)++;
 }
 
-static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
+void cli_list_warn(void *userdata, size_t line, const char *what)
 {
-    struct list_ctx *c = userdata;
+    struct cli_list_ctx *c = userdata;
+    cli_inputs_list_warn(c->in, c->name, &c->warned, line, what);
+}
+
+int cli_list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line)
+{
+    struct cli_list_ctx *c = userdata;
     if (id_len > DEDUP_INDEX_MAX_ID_BYTES) {
-        list_warn(c, line, "id longer than 65536 bytes");
+        cli_list_warn(c, line, "id longer than 65536 bytes");
         return 0;
     }
     /* the duplicate diagnostic names the list and the line (deliver_doc) */
@@ -403,7 +402,7 @@ static int list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len
 int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
                              void *userdata)
 {
-    struct list_ctx c = {in, name, 0, fn, userdata};
+    struct cli_list_ctx c = {in, name, 0, fn, userdata};
     struct dedup_fplist *p = dedup_fplist_new();
     int rc = 0;
     if (!p) {
@@ -419,13 +418,13 @@ int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, c
     }
     size_t got;
     while (rc == 0 && (got = fread(chunk, 1, CLI_LIST_CHUNK, f)) > 0)
-        rc = dedup_fplist_feed_inplace(p, chunk, got, list_entry, list_warn, &c);
+        rc = dedup_fplist_feed_inplace(p, chunk, got, cli_list_entry, cli_list_warn, &c);
     free(chunk);
     if (rc == 0 && ferror(f)) {
         cli_error(in->cmd, "%s: read error: %s", name, strerror(errno));
         in->failed++;
     } else if (rc == 0) {
-        rc = dedup_fplist_finish(p, list_entry, list_warn, &c);
+        rc = dedup_fplist_finish(p, cli_list_entry, cli_list_warn, &c);
     }
     dedup_fplist_free(p);
     return rc ? -1 : 0;

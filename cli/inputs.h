@@ -122,6 +122,25 @@ int cli_inputs_fplist(struct cli_inputs *in, const char *path, cli_doc_fn fn, vo
 int cli_inputs_fplist_stream(struct cli_inputs *in, FILE *f, const char *name, cli_doc_fn fn,
                              void *userdata);
 
+/* A malformed line of list `name` (its *warned-th): counted in in->failed and named on
+ * stderr, the first CLI_INPUT_WARN_MAX of a list, then once "more malformed lines". For
+ * a reader of its own (cmd_pairs.c's two-thread one) to say what the stream reader says. */
+void cli_inputs_list_warn(struct cli_inputs *in, const char *name, unsigned *warned, size_t line,
+                          const char *what);
+
+/* The stream reader's callbacks for dedup_fplist_feed*(), userdata a struct cli_list_ctx
+ * (warned 0 at the list's start): an entry is delivered to fn (cli_inputs_deliver), a
+ * malformed line said (cli_inputs_list_warn). For readers of their own (cmd_pairs.c). */
+struct cli_list_ctx {
+    struct cli_inputs *in;
+    const char *name;
+    unsigned warned;
+    cli_doc_fn fn;
+    void *userdata;
+};
+void cli_list_warn(void *userdata, size_t line, const char *what);
+int cli_list_entry(void *userdata, uint64_t fp, const char *id, size_t id_len, size_t line);
+
 /* Hands d (a document read by the caller: a MinHash signature list's line) to fn as the
  * inputs' own documents are: counted, and skipped as a duplicate or already indexed id
  * under in's rules. 0, or -1 if fn stopped or memory ran out. */

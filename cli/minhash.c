@@ -180,12 +180,7 @@ void cli_mh_list_header(FILE *out, unsigned k, unsigned h, uint64_t seed)
 static void list_bad(struct cli_inputs *in, const char *name, size_t line, unsigned *warned,
                      const char *what)
 {
-    in->failed++;
-    if (*warned < CLI_INPUT_WARN_MAX)
-        cli_error(in->cmd, "%s:%zu: %s", name, line, what);
-    else if (*warned == CLI_INPUT_WARN_MAX)
-        cli_error(in->cmd, "%s: more malformed lines; not shown", name);
-    (*warned)++;
+    cli_inputs_list_warn(in, name, warned, line, what);
 }
 
 /* Parses the header line s against p: 0, or -1 after saying why (name: the list). */

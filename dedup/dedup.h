@@ -338,6 +338,16 @@ void dedup_index_free(struct dedup_index *idx); /* NULL-safe */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp,
                                                   const char *id, size_t id_len, uint32_t *doc);
 
+/* Adds n documents at once, as n calls of dedup_index_add() would (numbers ndocs.. in
+ * order): fp[i] and the id ids[start_i .. id_end[i] - 1) followed by its NUL at
+ * ids[id_end[i] - 1], where start_0 = 0 and start_i = id_end[i - 1] (the ids back to back,
+ * each NUL-terminated, as a reader collects them). One reservation and block copies: for
+ * a batch parsed on another thread. Same errors as dedup_index_add (DEDUP_EINVAL also for
+ * id_end not increasing or an id without its NUL); on error idx is unchanged. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n,
+                                                       const uint64_t *fp, const char *ids,
+                                                       const uint64_t *id_end);
+
 /* Changes the design of an index that has absorbed nothing yet (every document still
  * pending: no query, pairs, stats or save since dedup_index_new()), so documents can be
  * added before their number, which the design depends on, is known. DEDUP_EINVAL for an
@@ -471,6 +481,8 @@ int dedup_fplist_feed(struct dedup_fplist *p, const char *data, size_t len, dedu
  * are unescaped and NUL-terminated where they lie), without a copy. */
 int dedup_fplist_feed_inplace(struct dedup_fplist *p, char *data, size_t len, dedup_fplist_fn fn,
                               dedup_fplist_error_fn err, void *userdata);
+/* The number of the line being read (1 + the newlines fed so far). */
+size_t dedup_fplist_line(const struct dedup_fplist *p);
 /* Ends the input (a last line without a newline). Returns fn's non-zero. */
 int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist_error_fn err,
                         void *userdata);

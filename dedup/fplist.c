@@ -153,6 +153,11 @@ int dedup_fplist_feed_inplace(struct dedup_fplist *p, char *data, size_t len, de
     return 0;
 }
 
+size_t dedup_fplist_line(const struct dedup_fplist *p)
+{
+    return p->line;
+}
+
 int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist_error_fn err,
                         void *userdata)
 {

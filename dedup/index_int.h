@@ -12,10 +12,14 @@
 
 #include <stdbool.h>
 
-#define IX_NONE UINT32_MAX                  /* end of a document list / no slot */
-#define IX_DIR_BITS_MAX 28u                 /* cap on directory bits (2^28 + 1 offsets per table) */
-#define IX_DELTA_MIN 4096u                  /* the delta merges into the main tables past ... */
-#define IX_DELTA_FRACTION 4u                /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
+#define IX_NONE UINT32_MAX  /* end of a document list / no slot */
+#define IX_DIR_BITS_MAX 28u /* cap on directory bits (2^28 + 1 offsets per table) */
+#ifndef IX_DELTA_MIN
+#define IX_DELTA_MIN 4096u /* the delta merges into the main tables past ... */
+#endif
+#ifndef IX_DELTA_FRACTION
+#define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
+#endif
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
 
 /* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)

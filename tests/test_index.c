@@ -74,8 +74,7 @@ static struct dedup_index *build(const uint64_t *v, size_t n, unsigned k, unsign
 }
 
 /* Query q against docs v[0..n) by brute force vs the index; returns mismatches. */
-static int check_query(struct dedup_index *idx, const uint64_t *v, size_t n, uint64_t q,
-                       unsigned k)
+static int check_query(struct dedup_index *idx, const uint64_t *v, size_t n, uint64_t q, unsigned k)
 {
     struct dedup_matches m = {0};
     int bad = 0;
@@ -165,8 +164,8 @@ static void test_index_design_shapes(void)
                 uint64_t y = ix_permute(p, x);
                 ASSERT_EQ(ix_unpermute(p, y), x);
                 ASSERT_EQ(__builtin_popcountll(x), __builtin_popcountll(y));
-                ASSERT_EQ(ix_top(y, p->key_bits), ix_top(ix_permute(p, x & p->keymask),
-                                                               p->key_bits));
+                ASSERT_EQ(ix_top(y, p->key_bits),
+                          ix_top(ix_permute(p, x & p->keymask), p->key_bits));
             }
             if (t == 0)
                 ASSERT_EQ(ix_permute(p, 0x0123456789abcdefull), 0x0123456789abcdefull);
@@ -256,8 +255,8 @@ static void test_index_every_design_small(void)
             struct dedup_index *idx = build(v, n, k, tables);
             int bad = 0;
             for (int q = 0; q < 100; q++)
-                bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2))),
-                                   k);
+                bad +=
+                    check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2))), k);
             ASSERT_EQ(bad, 0);
             check_pairs(idx, v, n, k, 2);
             dedup_index_free(idx);
@@ -320,6 +319,72 @@ static void test_index_online_interleaved(void)
     CU_ASSERT(idx->nmain > 0); /* compactions happened */
     check_pairs(idx, v, n, 3, 1);
     dedup_index_free(idx);
+    free(v);
+}
+
+/* dedup_index_add_many: the same documents as one dedup_index_add each (numbers, ids,
+ * fingerprints, pairs), added after single adds, and bad batches refused unchanged. */
+static void test_index_add_many(void)
+{
+    rng_state = 23;
+    size_t n = 3000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_design d;
+    struct dedup_index *one, *many;
+    ASSERT_EQ_FATAL(dedup_design_choose(3, n, 0, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &one), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &many), DEDUP_OK);
+    char *ids = malloc(n * 16);
+    uint64_t *end = malloc(n * sizeof *end);
+    CU_ASSERT_FATAL(ids && end);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        char id[16];
+        int l = i % 5 ? snprintf(id, sizeof id, "doc%zu", i) : 0; /* every 5th empty */
+        id[l] = '\0';
+        ASSERT_EQ_FATAL(dedup_index_add(one, v[i], id, (size_t)l, NULL), DEDUP_OK);
+        memcpy(ids + len, id, (size_t)l + 1);
+        len += (size_t)l + 1;
+        end[i] = len;
+    }
+    /* 10 single adds first, then the rest in one batch */
+    size_t first = 10, base = end[first - 1];
+    for (size_t i = 0; i < first; i++) {
+        size_t l;
+        const char *id = dedup_index_id(one, (uint32_t)i, &l);
+        ASSERT_EQ_FATAL(dedup_index_add(many, v[i], id, l, NULL), DEDUP_OK);
+    }
+    uint64_t *rel = malloc(n * sizeof *rel);
+    CU_ASSERT_FATAL(rel != NULL);
+    for (size_t i = first; i < n; i++)
+        rel[i - first] = end[i] - base;
+    /* refused: an id without its NUL, ends not increasing; the index unchanged */
+    ids[end[first + 3] - 1] = 'x';
+    ASSERT_EQ(dedup_index_add_many(many, n - first, v + first, ids + base, rel), DEDUP_EINVAL);
+    ids[end[first + 3] - 1] = '\0';
+    uint64_t keep = rel[5];
+    rel[5] = rel[4];
+    ASSERT_EQ(dedup_index_add_many(many, n - first, v + first, ids + base, rel), DEDUP_EINVAL);
+    rel[5] = keep;
+    ASSERT_EQ(dedup_index_doc_count(many), first);
+    ASSERT_EQ(dedup_index_add_many(many, 0, NULL, NULL, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_add_many(many, n - first, v + first, ids + base, rel), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_doc_count(many), n);
+    int diff = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t la, lb;
+        const char *a = dedup_index_id(one, (uint32_t)i, &la);
+        const char *b = dedup_index_id(many, (uint32_t)i, &lb);
+        diff += la != lb || memcmp(a, b, la) != 0 || b[lb] != '\0' ||
+                dedup_index_fingerprint(many, (uint32_t)i) != v[i];
+    }
+    ASSERT_EQ(diff, 0);
+    check_pairs(many, v, n, 3, 1);
+    dedup_index_free(one);
+    dedup_index_free(many);
+    free(ids);
+    free(end);
+    free(rel);
     free(v);
 }
 
@@ -501,8 +566,8 @@ static void test_index_clusters_deterministic(void)
 {
     /* docs: 0 A, 1 r, 2 A+1bit, 3 B, 4 A+2bits(from 2: chain), 5 B, 6 r, 7 C, 8 C+3 */
     uint64_t A = 0x0f0f0f0f0f0f0f0full, B = 0x123456789abcdef0ull, C = 0xfedcba9876543210ull;
-    uint64_t v[9] = {A, 0x1111111111111111ull, A ^ 1, B, A ^ 1 ^ 6, B,
-                     0x7777777777777777ull, C, C ^ 7};
+    uint64_t v[9] = {A, 0x1111111111111111ull, A ^ 1, B,    A ^ 1 ^ 6,
+                     B, 0x7777777777777777ull, C,     C ^ 7};
     struct dedup_clusters *c[2];
     for (unsigned th = 1; th <= 2; th++) {
         struct dedup_index *idx = build(v, 9, 3, 0);
@@ -716,7 +781,7 @@ static void test_index_bad_arguments(void)
     ASSERT_EQ(dedup_clusters_count(c), 0);
     dedup_clusters_free(c);
     dedup_index_free(idx);
-    d.tables = 3; /* inconsistent with the shape */
+    d.tables = 3;                                   /* inconsistent with the shape */
     ASSERT_EQ(dedup_index_new(&d, &idx), DEDUP_OK); /* tables is recomputed */
     dedup_index_free(idx);
     d.blocks[0] = 2; /* 2 blocks cannot hold 2 errors */
@@ -735,6 +800,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_paper_designs_k3", test_index_paper_designs_k3);
     CU_add_test(s, "test_index_every_design_small", test_index_every_design_small);
     CU_add_test(s, "test_index_permute_groups", test_index_permute_groups);
+    CU_add_test(s, "test_index_add_many", test_index_add_many);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);

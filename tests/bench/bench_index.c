@@ -200,8 +200,8 @@ IX_HOT static uint64_t moz_find_all(const uint64_t *v, size_t n, unsigned k)
             arr[i] = ix_permute(p, v[i]);
         ix_sort_u64(arr, n);
         for (size_t i = 0; i < n; i++)
-            for (size_t j = i + 1; j < n && ix_top(arr[j], p->key_bits) ==
-                                                ix_top(arr[i], p->key_bits); j++)
+            for (size_t j = i + 1;
+                 j < n && ix_top(arr[j], p->key_bits) == ix_top(arr[i], p->key_bits); j++)
                 if ((unsigned)__builtin_popcountll(arr[i] ^ arr[j]) <= k && arr[i] != arr[j]) {
                     uint64_t x = ix_unpermute(p, arr[i]), y = ix_unpermute(p, arr[j]);
                     ps_insert(&s, x < y ? x : y, x < y ? y : x);
@@ -256,6 +256,28 @@ static int peer_list(const char *path)
     return 0;
 }
 
+/* CPU seconds of the crawler's pattern: query then add v[0..n), from an empty index of the
+ * auto design for n */
+static double online_cpu(const uint64_t *v, size_t n)
+{
+    struct dedup_design d;
+    struct dedup_index *idx;
+    if (dedup_design_choose(3, n, 0, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
+        exit(2);
+    uint32_t doc;
+    unsigned dist;
+    int hit;
+    double s0 = cpu_now();
+    for (size_t i = 0; i < n; i++) {
+        if (dedup_index_nearest(idx, v[i], 3, &doc, &dist, &hit) != DEDUP_OK ||
+            dedup_index_add(idx, v[i], "", 0, NULL) != DEDUP_OK)
+            exit(2);
+    }
+    double t = cpu_now() - s0;
+    dedup_index_free(idx);
+    return t;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 5;
@@ -279,6 +301,29 @@ int main(int argc, char **argv)
             printf("%.3f s wall, %.3f s cpu\n", w, cpu_now() - c0);
         }
         free(v);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--online") == 0) {
+        /* bench_index --online [N [QUERIES_INDEX]]: CPU seconds of the online loop (query
+         * then add, empty to N, default 1M) and of 1M queries against an index of
+         * QUERIES_INDEX fingerprints (default 10M, 0: none), three rounds each, for
+         * comparing builds (-DIX_DELTA_FRACTION=...) in alternating processes */
+        size_t on = argc > 2 ? (size_t)atoll(argv[2]) : m1;
+        size_t qn = argc > 3 ? (size_t)atoll(argv[3]) : big;
+        uint64_t *v = gen(on, 42);
+        for (int r = 0; r < 3; r++)
+            printf("online %zu: %.3f cpu s\n", on, online_cpu(v, on));
+        free(v);
+        if (qn) {
+            uint64_t *vb = gen(qn, 4242);
+            struct dedup_index *idx = build(vb, qn, 0);
+            if (ix_compact(idx, 2) != DEDUP_OK)
+                return 2;
+            for (int r = 0; r < 3; r++)
+                printf("queries against %zu: %.0f /s\n", qn, query_rate(idx, vb, qn, 1000000));
+            dedup_index_free(idx);
+            free(vb);
+        }
         return 0;
     }
     if (runs < 1 || runs > 99)
@@ -333,8 +378,8 @@ int main(int argc, char **argv)
     printf("  (* distinct fingerprint pairs; ours counts document pairs, identical copies too)\n");
     printf("  ours / peer, per round, cpu: auto design 1 thread %.3fx (%.3f-%.3f), wall %.3fx "
            "(%.3f-%.3f); 10 tables 1 thread %.3fx (%.3f-%.3f)\n",
-           bench_median(r_auto, runs), RANGE(r_auto), bench_median(r_auto_w, runs),
-           RANGE(r_auto_w), bench_median(r_t10, runs), RANGE(r_t10));
+           bench_median(r_auto, runs), RANGE(r_auto), bench_median(r_auto_w, runs), RANGE(r_auto_w),
+           bench_median(r_t10, runs), RANGE(r_t10));
 
     size_t nb = 50000;
     double t0 = cpu_now();
@@ -365,23 +410,8 @@ int main(int argc, char **argv)
     }
 
     printf("\nonline, query then add, from empty to 1M (auto design for 1M):\n");
-    for (int r = 0; r < runs; r++) {
-        struct dedup_design d;
-        struct dedup_index *idx;
-        if (dedup_design_choose(3, m1, 0, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
-            return 2;
-        uint32_t doc;
-        unsigned dist;
-        int hit;
-        double s0 = cpu_now();
-        for (size_t i = 0; i < m1; i++) {
-            if (dedup_index_nearest(idx, v1[i], 3, &doc, &dist, &hit) != DEDUP_OK ||
-                dedup_index_add(idx, v1[i], "", 0, NULL) != DEDUP_OK)
-                return 2;
-        }
-        t[r] = cpu_now() - s0;
-        dedup_index_free(idx);
-    }
+    for (int r = 0; r < runs; r++)
+        t[r] = online_cpu(v1, m1);
     double tq = bench_median(t, runs);
     printf("  %.3f cpu s for 1M query+add steps: %.2f M steps/s\n", tq, 1.0 / tq);
     free(v1);
