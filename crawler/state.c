@@ -92,7 +92,7 @@ static const char *const SQL[S_N] = {
     [S_QUEUED] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
                  "LEFT JOIN urls r ON r.hash = u.ref "
                  "WHERE u.host = ? AND u.state = 0 AND u.id > ? ORDER BY u.id LIMIT ?",
-    [S_PAGE_ADD] = "INSERT INTO pages(data) VALUES (?)",
+    [S_PAGE_ADD] = "INSERT INTO pages(seq, data) VALUES (?, ?)",
     [S_HOST_SAVE] = "UPDATE hosts SET delay = ?, next_allowed = ? WHERE id = ?",
     [S_HOST_ROBOTS] = "UPDATE hosts SET robots_status = ?, robots_body = ?, robots_time = ? "
                       "WHERE id = ?",
@@ -109,22 +109,34 @@ static const char *const SQL[S_N] = {
 
 /* The pages' texts (the section "the pages' texts" at the end). */
 struct state_texts {
-    sqlite3_stmt *add;
-    int64_t from;   /* the first page record whose text the state may hold */
-    uint64_t bytes; /* the packed texts' bytes, when bytes_known */
+    sqlite3_stmt *add, *batch; /* INSERT INTO texts: one row, BATCH_ROWS rows */
+    int64_t from;              /* the first page record whose text the state may hold */
+    uint64_t bytes;            /* the packed texts' bytes, when bytes_known */
     int bytes_known;
 };
-/* HOW IT WORKS (batches). The page records (crawl_state_page_add: two a page archived in
- * simcrawl) wait in memory and go into the open transaction BATCH_ROWS rows a statement, at
- * the commit (and before crawl_state_foreach_page, their only reader). The transaction,
- * and what a COMMIT makes durable, are the same as writing each at once: a kill before
- * the COMMIT loses the group either way. What it saves: a statement's start and end, whose
- * cursors are allocated and freed at every step (Debian's SQLite is built without
- * lookaside memory). The URLs' final states are not batched: a multi-row UPDATE ... FROM
- * (VALUES ...) materializes its rows in a temporary table at every step, whose memory,
- * freed and taken again, cost more system time than the statements saved
- * (docs/BENCHMARKS.md, "Crawl state"). */
+/* HOW IT WORKS (batches). The page records (crawl_state_page_add and
+ * crawl_state_page_add_text: two a page archived in simcrawl, the second with the page's
+ * text) wait in memory with their texts and go into the open transaction BATCH_ROWS rows a
+ * statement, at the commit (and before crawl_state_foreach_page and
+ * crawl_state_foreach_page_text, their only readers). Each record's seq is given here, in
+ * the order they were added (next_seq: the table's highest seq + 1 when opened), so its
+ * text goes under its own seq whatever the batch. The transaction, and what a COMMIT makes
+ * durable, are the same as writing each at once: a kill before the COMMIT loses the group
+ * either way. What it saves: a statement's start and end, whose cursors are allocated and
+ * freed at every step (Debian's SQLite is built without lookaside memory). The URLs' final states
+ * are not batched: a multi-row UPDATE ... FROM (VALUES ...) materializes its rows in a temporary
+ * table at every step, whose memory, freed and taken again, cost more system time than the
+ * statements saved (docs/BENCHMARKS.md, "Crawl state"). */
 #define BATCH_ROWS 64
+
+/* A page record waiting (batches). */
+enum { TEXT_NONE, TEXT_KEPT, TEXT_OVER_CAP };
+struct pending {
+    size_t end;      /* where its bytes end in pg */
+    size_t zend;     /* where its packed text ends in tz (TEXT_KEPT) */
+    size_t text_len; /* the text's own bytes (TEXT_KEPT, TEXT_OVER_CAP) */
+    int text;        /* TEXT_NONE, TEXT_KEPT, TEXT_OVER_CAP */
+};
 
 struct crawl_state {
     sqlite3 *db;
@@ -132,8 +144,12 @@ struct crawl_state {
     sqlite3_stmt *pages_batch; /* INSERT INTO pages: BATCH_ROWS rows */
     unsigned char *pg;         /* the page records waiting, end to end */
     size_t pg_len, pg_cap;
-    size_t *pg_end; /* where each ends in pg */
+    unsigned char *tz; /* their packed texts, end to end */
+    size_t tz_len, tz_cap;
+    struct pending *pd; /* each record waiting */
     size_t pg_n, pg_ncap;
+    size_t pg_texts;  /* how many of them have a text row (TEXT_KEPT, TEXT_OVER_CAP) */
+    int64_t next_seq; /* the seq of the first record waiting */
     char path[4096];
     int in_tx;
     size_t pending; /* changes since the last commit */
@@ -174,6 +190,7 @@ static enum crawl_code exec(struct crawl_state *s, const char *sql)
 }
 
 static enum crawl_code texts_setup(struct crawl_state *s);
+static enum crawl_code first_seq(struct crawl_state *s, int64_t *seq);
 static void texts_close(struct crawl_state *s);
 
 static void crash(struct crawl_state *s, const char *name)
@@ -182,40 +199,85 @@ static void crash(struct crawl_state *s, const char *name)
         s->crash(name);
 }
 
-/* The multi-row statements of the batches. */
-static enum crawl_code prepare_batches(struct crawl_state *s)
+/* An INSERT of rows rows of cols values each into table(columns). */
+static enum crawl_code prepare_insert(struct crawl_state *s, const char *table, const char *columns,
+                                      int cols, int rows, sqlite3_stmt **out)
 {
     char sql[BATCH_ROWS * 16 + 256];
-    size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO pages(data) VALUES (?)");
-    for (int i = 1; i < BATCH_ROWS; i++)
-        n += (size_t)snprintf(sql + n, sizeof sql - n, ",(?)");
-    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->pages_batch, NULL) !=
-        SQLITE_OK)
+    size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO %s(%s) VALUES ", table, columns);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s?%s",
+                                  j   ? ""
+                                  : i ? ",("
+                                      : "(",
+                                  j == cols - 1 ? ")" : ",");
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL) != SQLITE_OK)
         return db_fail(s, "prepare");
     return CRAWL_OK;
 }
 
-/* The page records waiting, into the open transaction. */
-static enum crawl_code flush_pages(struct crawl_state *s)
+/* Where rows are taken from when inserted: the next record waiting (pages) or the next
+ * with a text row (texts). */
+struct row_cursor {
+    size_t i;
+    int texts;
+};
+
+/* Binds the next row of the cursor to q's parameters from first on. */
+static void bind_row(struct crawl_state *s, sqlite3_stmt *q, int first, struct row_cursor *c)
 {
-    size_t i = 0, start = 0;
-    enum crawl_code rc = CRAWL_OK;
-    while (rc == CRAWL_OK && i < s->pg_n) {
-        size_t k = s->pg_n - i >= BATCH_ROWS ? BATCH_ROWS : 1;
-        sqlite3_stmt *q = k > 1 ? s->pages_batch : s->st[S_PAGE_ADD];
-        for (size_t j = 0; j < k; j++) {
-            size_t end = s->pg_end[i + j];
-            sqlite3_bind_blob64(q, (int)j + 1, end > start ? (const void *)(s->pg + start) : "",
-                                end - start, SQLITE_STATIC);
-            start = end;
-        }
-        if (sqlite3_step(q) != SQLITE_DONE)
-            rc = db_fail(s, "add a page record");
+    while (c->texts && s->pd[c->i].text == TEXT_NONE)
+        c->i++;
+    size_t i = c->i++;
+    const struct pending *p = &s->pd[i];
+    sqlite3_bind_int64(q, first, s->next_seq + (int64_t)i);
+    if (!c->texts) {
+        size_t start = i ? s->pd[i - 1].end : 0;
+        sqlite3_bind_blob64(q, first + 1, p->end > start ? (const void *)(s->pg + start) : "",
+                            p->end - start, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_bind_int64(q, first + 1, (int64_t)p->text_len);
+    size_t zstart = i ? s->pd[i - 1].zend : 0;
+    if (p->text == TEXT_KEPT)
+        sqlite3_bind_blob64(q, first + 2, s->tz + zstart, p->zend - zstart, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, first + 2);
+}
+
+/* n rows of the cursor into the open transaction, BATCH_ROWS a statement (batch) and the
+ * rest one a statement (one), of cols values each. */
+static enum crawl_code insert_rows(struct crawl_state *s, sqlite3_stmt *batch, sqlite3_stmt *one,
+                                   int cols, size_t n, struct row_cursor *c, const char *what)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i >= BATCH_ROWS ? BATCH_ROWS : 1;
+        sqlite3_stmt *q = k > 1 ? batch : one;
+        for (size_t j = 0; j < k; j++)
+            bind_row(s, q, (int)j * cols + 1, c);
+        int r = sqlite3_step(q);
         sqlite3_reset(q);
+        if (r != SQLITE_DONE)
+            return db_fail(s, what);
         i += k;
     }
+    return CRAWL_OK;
+}
+
+/* The page records waiting and their texts, into the open transaction. */
+static enum crawl_code flush_pages(struct crawl_state *s)
+{
+    struct row_cursor pc = {0, 0}, tc = {0, 1};
+    enum crawl_code rc =
+        insert_rows(s, s->pages_batch, s->st[S_PAGE_ADD], 2, s->pg_n, &pc, "add a page record");
+    if (rc == CRAWL_OK)
+        rc = insert_rows(s, s->texts.batch, s->texts.add, 3, s->pg_texts, &tc, "add a page's text");
+    s->next_seq += (int64_t)s->pg_n;
     s->pg_n = 0;
     s->pg_len = 0;
+    s->tz_len = 0;
+    s->pg_texts = 0;
     return rc;
 }
 
@@ -323,12 +385,12 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
             db_fail(s, "prepare");
             goto fail;
         }
-    if (prepare_batches(s) != CRAWL_OK)
+    if (prepare_insert(s, "pages", "seq, data", 2, BATCH_ROWS, &s->pages_batch) != CRAWL_OK)
         goto fail;
     if ((!have || s->migrated_from) &&
         crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
         goto fail;
-    if (texts_setup(s) != CRAWL_OK)
+    if (texts_setup(s) != CRAWL_OK || first_seq(s, &s->next_seq) != CRAWL_OK)
         goto fail;
     /* the transfers in flight when the last run ended are queued again */
     if (exec(s, "UPDATE urls SET state = 0 WHERE state = 5") != CRAWL_OK)
@@ -361,7 +423,8 @@ void crawl_state_close(struct crawl_state *s)
     sqlite3_finalize(s->pages_batch);
     sqlite3_close(s->db);
     free(s->pg);
-    free(s->pg_end);
+    free(s->tz);
+    free(s->pd);
     free(s);
 }
 
@@ -825,34 +888,57 @@ static enum crawl_code pages_end(struct crawl_state *s, sqlite3_stmt *q, enum cr
     return rc;
 }
 
+/* Room for n more bytes at *len in *buf (of *cap, doubled from 64 KiB). */
+static int grow(unsigned char **buf, size_t *cap, size_t len, size_t n)
+{
+    if (n <= *cap - len)
+        return 0;
+    size_t c = *cap ? *cap : 65536;
+    while (n > c - len)
+        c *= 2;
+    unsigned char *v = realloc(*buf, c);
+    if (!v)
+        return -1;
+    *buf = v;
+    *cap = c;
+    return 0;
+}
+
+/* A record waiting (batches): data, and its text row (text TEXT_NONE: none; TEXT_KEPT:
+ * z[0..zlen) packed, text_len bytes unpacked; TEXT_OVER_CAP: the length alone). */
+static enum crawl_code pending_add(struct crawl_state *s, const void *data, size_t len, int text,
+                                   const unsigned char *z, size_t zlen, size_t text_len)
+{
+    if (s->pg_n == s->pg_ncap) {
+        size_t cap = s->pg_ncap ? 2 * s->pg_ncap : 256;
+        struct pending *v = realloc(s->pd, cap * sizeof *v);
+        if (!v)
+            return CRAWL_ENOMEM;
+        s->pd = v;
+        s->pg_ncap = cap;
+    }
+    if (text != TEXT_KEPT)
+        zlen = 0;
+    if (grow(&s->pg, &s->pg_cap, s->pg_len, len) != 0 ||
+        grow(&s->tz, &s->tz_cap, s->tz_len, zlen) != 0)
+        return CRAWL_ENOMEM;
+    if (len)
+        memcpy(s->pg + s->pg_len, data, len);
+    if (zlen)
+        memcpy(s->tz + s->tz_len, z, zlen);
+    s->pg_len += len;
+    s->tz_len += zlen;
+    s->pd[s->pg_n++] = (struct pending){s->pg_len, s->tz_len, text_len, text};
+    s->pg_texts += text != TEXT_NONE;
+    s->pending += 1 + (text != TEXT_NONE);
+    return CRAWL_OK;
+}
+
 enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, size_t len)
 {
     if (s->redis)
         return crawl_redis_page_add(s->redis, data, len);
-    if (s->pg_n == s->pg_ncap) {
-        size_t cap = s->pg_ncap ? 2 * s->pg_ncap : 256;
-        size_t *v = realloc(s->pg_end, cap * sizeof *v);
-        if (!v)
-            return CRAWL_ENOMEM;
-        s->pg_end = v;
-        s->pg_ncap = cap;
-    }
-    if (len > s->pg_cap - s->pg_len) {
-        size_t cap = s->pg_cap ? s->pg_cap : 65536;
-        while (len > cap - s->pg_len)
-            cap *= 2;
-        unsigned char *v = realloc(s->pg, cap);
-        if (!v)
-            return CRAWL_ENOMEM;
-        s->pg = v;
-        s->pg_cap = cap;
-    }
-    if (len)
-        memcpy(s->pg + s->pg_len, data, len);
-    s->pg_len += len;
-    s->pg_end[s->pg_n++] = s->pg_len;
-    s->pending++;
-    return CRAWL_OK;
+    return pending_add(s, data, len, TEXT_NONE, NULL, 0, 0);
 }
 
 enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
@@ -937,6 +1023,20 @@ void crawl_text_release(struct crawl_text *t)
     memset(t, 0, sizeof *t);
 }
 
+/* *seq: the seq the next page record gets (the highest in the table + 1). */
+static enum crawl_code first_seq(struct crawl_state *s, int64_t *seq)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(seq), 0) + 1 FROM pages", -1, &q, NULL) !=
+        SQLITE_OK)
+        return db_fail(s, "read page records");
+    int r = sqlite3_step(q);
+    if (r == SQLITE_ROW)
+        *seq = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return r == SQLITE_ROW ? CRAWL_OK : db_fail(s, "read page records");
+}
+
 /* The texts table, made (with meta texts.from) when the state has none; texts.from read. */
 static enum crawl_code texts_setup(struct crawl_state *s)
 {
@@ -955,30 +1055,24 @@ static enum crawl_code texts_setup(struct crawl_state *s)
     int found = 0;
     if (!have) {
         if (exec(s, "CREATE TABLE texts(seq INTEGER PRIMARY KEY, len INTEGER NOT NULL, z BLOB)") !=
-            CRAWL_OK)
-            return CRAWL_EIO;
-        if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(seq), 0) + 1 FROM pages", -1, &q,
-                               NULL) != SQLITE_OK)
-            return db_fail(s, "read page records");
-        if (sqlite3_step(q) == SQLITE_ROW)
-            from = sqlite3_column_int64(q, 0);
-        sqlite3_finalize(q);
-        if (crawl_state_set_meta_int(s, "texts.from", from) != CRAWL_OK)
+                CRAWL_OK ||
+            first_seq(s, &from) != CRAWL_OK ||
+            crawl_state_set_meta_int(s, "texts.from", from) != CRAWL_OK)
             return CRAWL_EIO;
     } else if (crawl_state_meta_int(s, "texts.from", &from, &found) != CRAWL_OK) {
         return CRAWL_EIO;
     }
     s->texts.from = from;
-    if (sqlite3_prepare_v3(s->db, "INSERT INTO texts(seq, len, z) VALUES (?, ?, ?)", -1,
-                           SQLITE_PREPARE_PERSISTENT, &s->texts.add, NULL) != SQLITE_OK)
-        return db_fail(s, "prepare");
-    return CRAWL_OK;
+    if (prepare_insert(s, "texts", "seq, len, z", 3, 1, &s->texts.add) != CRAWL_OK)
+        return CRAWL_EIO;
+    return prepare_insert(s, "texts", "seq, len, z", 3, BATCH_ROWS, &s->texts.batch);
 }
 
 static void texts_close(struct crawl_state *s)
 {
     sqlite3_finalize(s->texts.add);
-    s->texts.add = NULL;
+    sqlite3_finalize(s->texts.batch);
+    s->texts.add = s->texts.batch = NULL;
 }
 
 enum crawl_code crawl_state_text_bytes(struct crawl_state *s, uint64_t *bytes)
@@ -1007,39 +1101,17 @@ enum crawl_code crawl_state_page_add_text(struct crawl_state *s, const void *dat
                                           const struct crawl_text *text, uint64_t max_bytes)
 {
     if (s->redis || !text || !text->z)
-        return crawl_state_page_add(s, data, len); /* batched (HOW IT WORKS, batches) */
-    /* a record with a text is written now, after those waiting, for its seq */
-    enum crawl_code rc = flush(s);
+        return crawl_state_page_add(s, data, len);
+    uint64_t bytes;
+    enum crawl_code rc = crawl_state_text_bytes(s, &bytes);
     if (rc != CRAWL_OK)
         return rc;
-    sqlite3_stmt *pq = s->st[S_PAGE_ADD];
-    sqlite3_bind_blob64(pq, 1, len ? data : "", len, SQLITE_STATIC);
-    int pr = sqlite3_step(pq);
-    sqlite3_reset(pq);
-    if (pr != SQLITE_DONE)
-        return db_fail(s, "add a page record");
-    s->pending++;
-    int64_t seq = sqlite3_last_insert_rowid(s->db); /* the record's */
-    uint64_t bytes;
-    if ((rc = crawl_state_text_bytes(s, &bytes)) != CRAWL_OK)
-        return rc;
     int keep = text->zlen <= max_bytes && bytes <= max_bytes - text->zlen;
-    sqlite3_stmt *q = s->texts.add;
-    sqlite3_bind_int64(q, 1, seq);
-    sqlite3_bind_int64(q, 2, (int64_t)text->len);
-    if (keep)
-        sqlite3_bind_blob64(q, 3, text->z, text->zlen, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(q, 3);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "add a page's text");
-    if (keep)
+    rc =
+        pending_add(s, data, len, keep ? TEXT_KEPT : TEXT_OVER_CAP, text->z, text->zlen, text->len);
+    if (rc == CRAWL_OK && keep)
         s->texts.bytes += text->zlen;
-    s->pending++;
-    return CRAWL_OK;
+    return rc;
 }
 
 typedef int (*page_text_fn)(void *userdata, const void *data, size_t len, enum crawl_text_status st,

@@ -1733,6 +1733,79 @@ static void test_state_page_records_batched(void)
     ASSERT_EQ(system(path), 0);
 }
 
+struct text_check {
+    size_t n, bad;
+};
+
+/* Record i of add_text_records: its text, its status. */
+static enum crawl_text_status text_of(size_t i, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "the words of page %zu, %s", i, i % 2 ? "odd" : "even");
+    return i % 3 == 0 ? CRAWL_TEXT_NONE : i % 5 == 4 ? CRAWL_TEXT_OVER_CAP : CRAWL_TEXT_KEPT;
+}
+
+static int text_check_row(void *userdata, const void *data, size_t len, enum crawl_text_status st,
+                          const char *text, size_t text_len)
+{
+    struct text_check *tc = userdata;
+    char rec[64], want[64];
+    int rl = snprintf(rec, sizeof rec, "record %zu", tc->n);
+    enum crawl_text_status ws = text_of(tc->n, want, sizeof want);
+    if (len != (size_t)rl || memcmp(data, rec, len) != 0 || st != ws ||
+        (ws == CRAWL_TEXT_KEPT && (text_len != strlen(want) || memcmp(text, want, text_len) != 0)))
+        tc->bad++;
+    tc->n++;
+    return 0;
+}
+
+/* Records i in [from, to) with their texts (text_of: none, kept, or past a cap of 0). */
+static void add_text_records(struct crawl_state *st, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        char rec[64], text[64];
+        int len = snprintf(rec, sizeof rec, "record %zu", i);
+        enum crawl_text_status ts = text_of(i, text, sizeof text);
+        struct crawl_text t;
+        ASSERT_EQ_FATAL(crawl_text_pack(text, strlen(text), &t), CRAWL_OK);
+        ASSERT_EQ(crawl_state_page_add_text(st, rec, (size_t)len, ts == CRAWL_TEXT_NONE ? NULL : &t,
+                                            ts == CRAWL_TEXT_OVER_CAP ? 0 : 1u << 20),
+                  CRAWL_OK);
+        crawl_text_release(&t);
+    }
+}
+
+/* Records with and without texts wait together and go in batches (more than one statement
+ * of 64 rows a kind): each text is read back with its own record, committed or not yet. */
+static void test_state_page_texts_batched(void)
+{
+    char dir[] = "/tmp/simcrawl-ptexts-XXXXXX", err[256];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    struct crawl_state *st = NULL;
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    add_text_records(st, 0, 100);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    add_text_records(st, 100, 250);
+    struct text_check tc = {0};
+    ASSERT_EQ(crawl_state_foreach_page_text(st, text_check_row, &tc), CRAWL_OK); /* uncommitted */
+    ASSERT_EQ(tc.n, 250);
+    ASSERT_EQ(tc.bad, 0);
+    add_text_records(st, 250, 330);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    add_text_records(st, 330, 400); /* never committed */
+    crawl_state_close(st);
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    add_text_records(st, 330, 340); /* the seqs go on from the last committed */
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    memset(&tc, 0, sizeof tc);
+    ASSERT_EQ(crawl_state_foreach_page_text(st, text_check_row, &tc), CRAWL_OK);
+    ASSERT_EQ(tc.n, 340);
+    ASSERT_EQ(tc.bad, 0);
+    crawl_state_close(st);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ(system(cmd), 0);
+}
+
 static void test_loop_redirects_errors_faults(void)
 {
     struct test_httpd *h =
@@ -2655,6 +2728,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_focused_state_window", test_loop_focused_state_window);
     CU_add_test(s, "test_state_page_texts", test_state_page_texts);
     CU_add_test(s, "test_state_page_records_batched", test_state_page_records_batched);
+    CU_add_test(s, "test_state_page_texts_batched", test_state_page_texts_batched);
     CU_add_test(s, "test_seen_bloom", test_seen_bloom);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued",
                 test_loop_duplicate_links_not_enqueued);
