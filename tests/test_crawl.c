@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "crawler/crawl.h"
@@ -1474,6 +1475,69 @@ static void test_state_page_texts(void)
     CU_ASSERT_EQUAL(system(cmd), 0);
 }
 
+/* len bytes of words, one byte in 7 changed (by salt) so that igzip finds matches and misses. */
+static char *pack_text(size_t len, unsigned salt)
+{
+    char *t = malloc(len);
+    for (size_t i = 0; t && i < len; i++)
+        t[i] = (char)("the words of a page "[i % 20] + ((i * 2654435761u + salt) % 7 == 0));
+    return t;
+}
+
+struct pack_job {
+    const char *text;
+    size_t len;
+    struct crawl_text out;
+    enum crawl_code rc;
+};
+
+static void *pack_thread(void *arg)
+{
+    struct pack_job *pj = arg;
+    pj->rc = crawl_text_pack(pj->text, pj->len, &pj->out);
+    return NULL;
+}
+
+/* crawl_text_pack reuses its thread's buffers: the same text packs to the same bytes after
+ * another text was packed (the buffers full of it) and on a new thread (fresh buffers), and
+ * unpacks to itself. */
+static void test_state_text_pack_reuse(void)
+{
+    size_t len = 200000;
+    char *text = pack_text(len, 1), *other = pack_text(len, 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    struct crawl_text a, b, o;
+    ASSERT_EQ_FATAL(crawl_text_pack(text, len, &a), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_text_pack(other, len, &o), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_text_pack(text, len / 2, &b), CRAWL_OK);
+    crawl_text_release(&b);
+    ASSERT_EQ_FATAL(crawl_text_pack(text, len, &b), CRAWL_OK);
+    CU_ASSERT(a.zlen < len / 2);
+    ASSERT_EQ(b.zlen, a.zlen);
+    CU_ASSERT(memcmp(a.z, b.z, a.zlen) == 0);
+    struct pack_job pj = {.text = text, .len = len};
+    pthread_t t;
+    ASSERT_EQ_FATAL(pthread_create(&t, NULL, pack_thread, &pj), 0);
+    pthread_join(t, NULL);
+    ASSERT_EQ(pj.rc, CRAWL_OK);
+    ASSERT_EQ(pj.out.zlen, a.zlen);
+    CU_ASSERT(pj.out.z && memcmp(pj.out.z, a.z, a.zlen) == 0);
+    char *back = malloc(len);
+    uLongf got = (uLongf)len;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    ASSERT_EQ(uncompress((Bytef *)back, &got, a.z, (uLong)a.zlen), Z_OK);
+    ASSERT_EQ(got, len);
+    CU_ASSERT(memcmp(back, text, len) == 0);
+    free(back);
+    crawl_text_release(&a);
+    crawl_text_release(&b);
+    crawl_text_release(&o);
+    crawl_text_release(&pj.out);
+    free(text);
+    free(other);
+}
+
 static void test_seen_bloom(void)
 {
     struct crawl_bloom *b = NULL;
@@ -2727,6 +2791,7 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
     CU_add_test(s, "test_loop_focused_state_window", test_loop_focused_state_window);
     CU_add_test(s, "test_state_page_texts", test_state_page_texts);
+    CU_add_test(s, "test_state_text_pack_reuse", test_state_text_pack_reuse);
     CU_add_test(s, "test_state_page_records_batched", test_state_page_records_batched);
     CU_add_test(s, "test_state_page_texts_batched", test_state_page_texts_batched);
     CU_add_test(s, "test_seen_bloom", test_seen_bloom);
