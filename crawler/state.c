@@ -44,9 +44,22 @@
  * not leased at the last commit and was first requested before it would be a lost commit
  * (tests/tools/crawl_kill.py checks that none is).
  *
- * Schema 2 (this one) adds urls.ref, the hash of the referring URL (NULL: a seed; the
- * referrer's own row gives its text), and the leased state. A schema 1 state is migrated
- * when opened (ALTER TABLE: its URLs keep no referrer); a newer one is refused.
+ * HOW IT WORKS (row ids). The crawl keeps each queued URL's row id with it (crawl_item.id,
+ * and crawl_ref.id for the page it was found on), so the URL's lease and final state and
+ * the referrer of a URL read back (urls.ref, the referrer's row id) go by the table's own
+ * key: no lookup by hash. The hash (the seen set's key) is then needed only to ask whether
+ * a URL was ever seen, when the seen set no longer holds every URL in memory (past
+ * --seen-memory, or a resumed crawl's), and by a focused crawl that finds a URL again: its
+ * index, urls_hash, is made the first time one of those asks (hash_index), and until then
+ * a URL added is an append to the table and to urls_queued (host, id), where an index by
+ * hash took a random insert each, dirtying most of its pages every group commit. Each URL
+ * has one row (the caller's seen set says whether it is new; urls_hash is UNIQUE).
+ *
+ * Schemas. 3 (this one): urls.ref is the referrer's row id, urls.hash is not UNIQUE in
+ * the table (urls_hash is made when needed). 2: urls.ref held the referrer's hash, and the
+ * hash was UNIQUE. 1: no urls.ref, no leased state. A state of schema 1 or 2 is brought to
+ * 3 when opened (migrate: the table copied, each ref turned into the row id of its hash, in
+ * the open transaction, so a kill leaves the old state whole); a newer one is refused.
  */
 #include "crawler/crawl.h"
 
@@ -61,7 +74,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#define STATE_SCHEMA_VERSION 2
+#define STATE_SCHEMA_VERSION 3
 _Static_assert(CRAWL_URL_LEASED == 5, "the SQL below writes the leased state as 5");
 
 enum {
@@ -83,27 +96,28 @@ enum {
 };
 
 static const char *const SQL[S_N] = {
-    [S_URL_ADD] = "INSERT OR IGNORE INTO urls(hash, host, url, depth, hops, prio, state, ref) "
+    [S_URL_ADD] = "INSERT INTO urls(hash, host, url, depth, hops, prio, state, ref) "
                   "VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
-    [S_URL_SET] = "UPDATE urls SET state = ?, decision = ? WHERE hash = ?",
+    [S_URL_SET] = "UPDATE urls SET state = ?, decision = ? WHERE id = ?",
     [S_HOST_GET] = "SELECT id FROM hosts WHERE origin = ?",
     [S_HOST_ADD] = "INSERT INTO hosts(origin) VALUES (?)",
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?",
     [S_META_SET] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-    [S_QUEUED] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
-                 "LEFT JOIN urls r ON r.hash = u.ref "
+    [S_QUEUED] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.id, r.url FROM urls u "
+                 "LEFT JOIN urls r ON r.id = u.ref "
                  "WHERE u.host = ? AND u.state = 0 AND u.id > ? ORDER BY u.id LIMIT ?",
     [S_PAGE_ADD] = "INSERT INTO pages(seq, data) VALUES (?, ?)",
     [S_HOST_SAVE] = "UPDATE hosts SET delay = ?, next_allowed = ? WHERE id = ?",
     [S_HOST_ROBOTS] = "UPDATE hosts SET robots_status = ?, robots_body = ?, robots_time = ? "
                       "WHERE id = ?",
-    [S_URL_LEASE] = "UPDATE urls SET state = 5 WHERE hash = ?",
+    [S_URL_LEASE] = "UPDATE urls SET state = 5 WHERE id = ?",
+    /* these two by hash: hash_index() first */
     [S_URL_PRIO] = "UPDATE urls SET prio = ?1 WHERE hash = ?2 AND state = 0 AND prio < ?3 "
                    "RETURNING id",
     [S_URL_HAS] = "SELECT 1 FROM urls WHERE hash = ?",
     /* a focused crawl's window (urls_best, made by crawl_state_best_order) */
-    [S_BEST] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
-               "LEFT JOIN urls r ON r.hash = u.ref "
+    [S_BEST] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.id, r.url FROM urls u "
+               "LEFT JOIN urls r ON r.id = u.ref "
                "WHERE u.host = ?1 AND u.state = 0 AND (u.prio < ?2 OR (u.prio = ?2 AND u.id > ?3)) "
                "ORDER BY u.prio DESC, u.id LIMIT ?4",
 };
@@ -153,6 +167,7 @@ struct crawl_state {
     int64_t next_seq; /* the seq of the first record waiting */
     char path[4096];
     int in_tx;
+    int hash_index; /* urls_hash is there (row ids) */
     size_t pending; /* changes since the last commit */
     uint64_t commits;
     int64_t requeued;                /* leased URLs queued again when opened */
@@ -191,6 +206,59 @@ static enum crawl_code exec(struct crawl_state *s, const char *sql)
 }
 
 static enum crawl_code texts_setup(struct crawl_state *s);
+
+/* The urls table of this schema (row ids) and its index of queued URLs. */
+#define URLS_COLUMNS                                                                               \
+    "(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, host INTEGER NOT NULL, url TEXT NOT NULL, "   \
+    "depth INTEGER, hops INTEGER, prio REAL, state INTEGER NOT NULL, decision INTEGER, "           \
+    "ref INTEGER)"
+#define URLS_QUEUED "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0"
+
+/* *found: 1 when the schema has an object of type (table, index) and name. */
+static enum crawl_code has_object(struct crawl_state *s, const char *type, const char *name,
+                                  int *found)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, "read the schema");
+    sqlite3_bind_text(q, 1, type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+    int r = sqlite3_step(q);
+    sqlite3_finalize(q);
+    *found = r == SQLITE_ROW;
+    return r == SQLITE_ROW || r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "read the schema");
+}
+
+/* A state of schema 1 or 2 (version) brought to this one, in the open transaction: the
+ * URLs copied into a table of this schema, in row id order, each referrer (2: its hash; 1:
+ * none) turned into its row id; the old table and its indexes dropped. */
+static enum crawl_code migrate(struct crawl_state *s, int version)
+{
+    return exec(s, "CREATE TABLE urls_v3" URLS_COLUMNS) != CRAWL_OK ||
+                   exec(s, version == 1
+                               ? "INSERT INTO urls_v3 SELECT id, hash, host, url, depth, hops, "
+                                 "prio, state, decision, NULL FROM urls ORDER BY id"
+                               : "INSERT INTO urls_v3 SELECT u.id, u.hash, u.host, u.url, "
+                                 "u.depth, u.hops, u.prio, u.state, u.decision, r.id FROM urls u "
+                                 "LEFT JOIN urls r ON r.hash = u.ref ORDER BY u.id") != CRAWL_OK ||
+                   exec(s, "DROP TABLE urls; ALTER TABLE urls_v3 RENAME TO urls; " URLS_QUEUED) !=
+                       CRAWL_OK
+               ? CRAWL_EIO
+               : CRAWL_OK;
+}
+
+/* urls_hash, made the first time a URL is looked up by hash (HOW IT WORKS, row ids). */
+static enum crawl_code hash_index(struct crawl_state *s)
+{
+    if (s->hash_index)
+        return CRAWL_OK;
+    if (exec(s, "CREATE UNIQUE INDEX IF NOT EXISTS urls_hash ON urls(hash)") != CRAWL_OK)
+        return CRAWL_EIO;
+    s->hash_index = 1;
+    s->pending++;
+    return CRAWL_OK;
+}
 static enum crawl_code first_seq(struct crawl_state *s, int64_t *seq);
 static void texts_close(struct crawl_state *s);
 
@@ -321,10 +389,11 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
     sqlite3_busy_timeout(s->db, 2000);
     /* a second crawl on the same DIR would interleave two crawls' WARC offsets: one
      * writer, held by an exclusive lock for the life of the process (WAL allows it) */
-    /* A new state's pages are of 8 KiB (SQLite's default 4): the hash index takes random
+    /* A new state's pages are of 8 KiB (SQLite's default 4): an index by hash takes random
      * inserts, so a group commit writes most of its pages to the WAL each time; half as many
      * pages, half the writes and reads of the WAL and its checkpoints (bench_state.sh: 42 %
-     * fewer pwrite calls). A state made with 4 KiB pages keeps them (the file says which). */
+     * fewer pwrite calls, schema 2, whose table had one from the start; urls_hash now comes
+     * when needed). A state made with 4 KiB pages keeps them (the file says which). */
     if (exec(s, "PRAGMA page_size = 8192") != CRAWL_OK ||
         exec(s, "PRAGMA locking_mode = EXCLUSIVE") != CRAWL_OK ||
         exec(s, "PRAGMA journal_mode = WAL") != CRAWL_OK ||
@@ -341,10 +410,7 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
                 "CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL "
                 "UNIQUE, delay REAL, next_allowed REAL, robots_status INTEGER, robots_body BLOB, "
                 "robots_time REAL);"
-                "CREATE TABLE IF NOT EXISTS urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL "
-                "UNIQUE, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER, hops INTEGER, "
-                "prio REAL, state INTEGER NOT NULL, decision INTEGER, ref INTEGER);"
-                "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0;"
+                "CREATE TABLE IF NOT EXISTS urls" URLS_COLUMNS ";" URLS_QUEUED ";"
                 "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
         CRAWL_OK)
         goto fail;
@@ -367,19 +433,20 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
         db_fail(s, "read the schema version");
         goto fail;
     }
-    if (have && version == 1) {
-        /* schema 1 (no referrers, no leases): its URLs keep no referrer */
-        if (exec(s, "ALTER TABLE urls ADD COLUMN ref INTEGER") != CRAWL_OK)
+    if (have && (version == 1 || version == 2)) {
+        if (migrate(s, (int)version) != CRAWL_OK)
             goto fail;
-        s->migrated_from = 1;
+        s->migrated_from = (int)version;
     } else if (have && version != STATE_SCHEMA_VERSION) {
         st_err(s,
-               "%s: state schema version %lld, this simcrawl reads versions 1 and %d: "
+               "%s: state schema version %lld, this simcrawl reads versions 1 to %d: "
                "resume it with the simcrawl that made it, or start another --state DIR",
                s->path, (long long)version, STATE_SCHEMA_VERSION);
         rc = CRAWL_EFORMAT;
         goto fail;
     }
+    if (has_object(s, "index", "urls_hash", &s->hash_index) != CRAWL_OK)
+        goto fail;
     for (int i = 0; i < S_N; i++)
         if (sqlite3_prepare_v3(s->db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK) {
@@ -675,7 +742,7 @@ enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
 
 enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_t host,
                                     const char *url, unsigned depth, unsigned hops, float priority,
-                                    uint64_t referrer, int64_t *id)
+                                    int64_t referrer, int64_t *id)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
@@ -687,47 +754,53 @@ enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_
     sqlite3_bind_int(q, 5, (int)hops);
     sqlite3_bind_double(q, 6, priority);
     if (referrer)
-        sqlite3_bind_int64(q, 7, (int64_t)referrer);
+        sqlite3_bind_int64(q, 7, referrer);
     else
         sqlite3_bind_null(q, 7);
     int r = sqlite3_step(q);
     sqlite3_reset(q);
     if (r != SQLITE_DONE)
         return db_fail(s, "add a URL");
-    *id = sqlite3_changes(s->db) ? sqlite3_last_insert_rowid(s->db) : 0;
+    *id = sqlite3_last_insert_rowid(s->db);
     s->pending++;
     return CRAWL_OK;
 }
 
-enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
-                                    enum crawl_url_state state, int decision)
+/* Steps q, an UPDATE of URL row id: it must change that row. */
+static enum crawl_code url_update(struct crawl_state *s, sqlite3_stmt *q, int64_t id,
+                                  const char *what)
+{
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, what);
+    if (sqlite3_changes(s->db) != 1) {
+        st_err(s, "%s: %s: no URL row %lld", s->path, what, (long long)id);
+        return CRAWL_EIO;
+    }
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_url_set(struct crawl_state *s, int64_t id, enum crawl_url_state state,
+                                    int decision)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_SET];
     sqlite3_bind_int(q, 1, (int)state);
     sqlite3_bind_int(q, 2, decision);
-    sqlite3_bind_int64(q, 3, (int64_t)hash);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "update a URL");
-    s->pending++;
-    return CRAWL_OK;
+    sqlite3_bind_int64(q, 3, id);
+    return url_update(s, q, id, "update a URL");
 }
 
-enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash)
+enum crawl_code crawl_state_url_lease(struct crawl_state *s, int64_t id)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_LEASE];
-    sqlite3_bind_int64(q, 1, (int64_t)hash);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "lease a URL");
-    s->pending++;
-    return CRAWL_OK;
+    sqlite3_bind_int64(q, 1, id);
+    return url_update(s, q, id, "lease a URL");
 }
 
 enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, float priority,
@@ -736,6 +809,8 @@ enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, f
     *id = 0;
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
+    if (hash_index(s) != CRAWL_OK)
+        return CRAWL_EIO;
     sqlite3_stmt *q = s->st[S_URL_PRIO];
     sqlite3_bind_double(q, 1, priority);
     sqlite3_bind_int64(q, 2, (int64_t)hash);
@@ -757,6 +832,8 @@ enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *f
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
+    if (hash_index(s) != CRAWL_OK)
+        return CRAWL_EIO;
     sqlite3_stmt *q = s->st[S_URL_HAS];
     sqlite3_bind_int64(q, 1, (int64_t)hash);
     int r = sqlite3_step(q);
@@ -766,7 +843,7 @@ enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *f
 }
 
 typedef int (*queued_fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
-                         float priority, const char *referrer);
+                         float priority, int64_t ref, const char *referrer);
 
 /* fn for each row of q (the columns of S_QUEUED and S_BEST), which is reset after. */
 static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queued_fn fn,
@@ -778,7 +855,8 @@ static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queue
     while ((r = sqlite3_step(q)) == SQLITE_ROW) {
         if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
                (unsigned)sqlite3_column_int(q, 2), (unsigned)sqlite3_column_int(q, 3),
-               (float)sqlite3_column_double(q, 4), (const char *)sqlite3_column_text(q, 5)) != 0) {
+               (float)sqlite3_column_double(q, 4), sqlite3_column_int64(q, 5),
+               (const char *)sqlite3_column_text(q, 6)) != 0) {
             rc = CRAWL_ENOMEM;
             break;
         }
@@ -1073,17 +1151,9 @@ static enum crawl_code first_seq(struct crawl_state *s, int64_t *seq)
 /* The texts table, made (with meta texts.from) when the state has none; texts.from read. */
 static enum crawl_code texts_setup(struct crawl_state *s)
 {
-    sqlite3_stmt *q = NULL;
     int have = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'texts'",
-                           -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, "read the schema");
-    int r = sqlite3_step(q);
-    have = r == SQLITE_ROW;
-    sqlite3_finalize(q);
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return db_fail(s, "read the schema");
+    if (has_object(s, "table", "texts", &have) != CRAWL_OK)
+        return CRAWL_EIO;
     int64_t from = 1;
     int found = 0;
     if (!have) {

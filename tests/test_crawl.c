@@ -46,7 +46,7 @@ static void push(struct crawl_frontier *f, const char *url, unsigned depth, floa
 {
     struct crawl_host *h = host_of(f, url);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    ASSERT_EQ(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, now), CRAWL_OK);
+    ASSERT_EQ(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, 0, now), CRAWL_OK);
 }
 
 static void test_frontier_priority_within_host(void)
@@ -248,8 +248,8 @@ static void test_frontier_cap(void)
     ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     struct crawl_host *h = host_of(f, "http://a/");
     for (int i = 0; i < 3; i++)
-        ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_OK);
-    ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_ETOOLARGE);
+        ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0, 0), CRAWL_ETOOLARGE);
     ASSERT_EQ(crawl_frontier_size(f), 3);
     crawl_frontier_free(f);
 }
