@@ -1057,10 +1057,14 @@ enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
 
 /* A thread's igzip stream and level-1 buffer (80 KB and 276 KB), made at its first
  * crawl_text_pack and freed when the thread ends: allocated and zeroed at every page they
- * cost the crawl more than the packing (callgrind, 10,000 pages: 3.8 G instructions of
- * memset, a third of a --state crawl's). Neither needs zeroing: a stateless deflate sets
- * up the stream and the level buffer's hash table itself, so the same text packs to the
- * same bytes whatever they held before (test_state_text_pack_reuse). */
+ * cost more than the packing (perf, 30,000 pages: memset 2.9 % of a --state crawl's CPU
+ * time; callgrind, which counts rep stosb by the byte, 3.8 G instructions, a third of its
+ * count). Neither needs zeroing again: a stateless deflate
+ * sets up the stream and the level buffer's hash table itself, so the same text packs to
+ * the same bytes whatever they held before (test_state_text_pack_reuse), but for the
+ * stream's hist_bits, which isal_deflate_stateless_init leaves as it finds it (1..14 would
+ * shrink the window, as warc_write.c found): the stream is zeroed when made, and hist_bits
+ * set to 0 (the default window) at each call. */
 struct packer {
     struct isal_zstream zs;
     unsigned char lbuf[ISAL_DEF_LVL1_DEFAULT];
@@ -1081,7 +1085,7 @@ static struct packer *packer(void)
     if (pthread_once(&packer_once, packer_key_make) != 0 || !packer_key_made)
         return NULL;
     struct packer *p = pthread_getspecific(packer_key);
-    if (!p && (p = malloc(sizeof *p)) && pthread_setspecific(packer_key, p) != 0) {
+    if (!p && (p = calloc(1, sizeof *p)) && pthread_setspecific(packer_key, p) != 0) {
         free(p);
         p = NULL;
     }
@@ -1101,6 +1105,7 @@ enum crawl_code crawl_text_pack(const char *text, size_t len, struct crawl_text 
         struct isal_zstream *zs = &p->zs;
         unsigned char *lbuf = p->lbuf;
         isal_deflate_stateless_init(zs);
+        zs->hist_bits = 0; /* (init leaves it as it was) */
         zs->level = 1;
         zs->level_buf = lbuf;
         zs->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
