@@ -1056,15 +1056,14 @@ enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
  */
 
 /* A thread's igzip stream and level-1 buffer (80 KB and 276 KB), made at its first
- * crawl_text_pack and freed when the thread ends: allocated and zeroed at every page they
- * cost more than the packing (perf, 30,000 pages: memset 2.9 % of a --state crawl's CPU
- * time; callgrind, which counts rep stosb by the byte, 3.8 G instructions, a third of its
- * count). Neither needs zeroing again: a stateless deflate
- * sets up the stream and the level buffer's hash table itself, so the same text packs to
- * the same bytes whatever they held before (test_state_text_pack_reuse), but for the
- * stream's hist_bits, which isal_deflate_stateless_init leaves as it finds it (1..14 would
- * shrink the window, as warc_write.c found): the stream is zeroed when made, and hist_bits
- * set to 0 (the default window) at each call. */
+ * crawl_text_pack and freed when the thread ends. Allocated and zeroed at every page, they
+ * cost about as much as the packing (perf, 30,000 pages: memset 2.9 % of a --state crawl's
+ * CPU time; callgrind, which counts rep stosb by the byte, 3.8 G instructions, a third of
+ * its count). Neither needs zeroing again: a stateless deflate sets up the stream and the
+ * level buffer's hash table itself, so the same text packs to the same bytes whatever they
+ * held before (test_state_text_pack_reuse), but for the stream's hist_bits, which
+ * isal_deflate_stateless_init leaves as it finds it (1..14 would shrink the window, as
+ * warc_write.c found): the stream is zeroed when made, hist_bits set to 0 at each call. */
 struct packer {
     struct isal_zstream zs;
     unsigned char lbuf[ISAL_DEF_LVL1_DEFAULT];
