@@ -121,6 +121,9 @@ LIBCRAWLER := $(BUILD)/libcrawler.a
 LIBFILTER  := $(BUILD)/libfilter.a
 LIBSERVER  := $(BUILD)/libserver.a
 LIBS_ALL   := $(LIBSERVER) $(LIBCRAWLER) $(LIBFILTER) $(LIBEXTRACT) $(LIBDEDUP)
+# The command's objects but main.o, for the fuzz targets of what cli/ parses itself (an
+# archive: a target links only the objects it reaches).
+LIBCLI     := $(BUILD)/libcli.a
 LINK_LIBS   = $(CLI_LIBS) $(SERVER_LIBS) $(CRAWLER_LIBS) $(FILTER_LIBS) $(EXTRACT_LIBS) $(DEDUP_LIBS) -lm -lpthread
 
 # libsimcrawl, the installable library (<simcrawl.h>, ../shared/DESIGN.md "The C API"): the
@@ -185,7 +188,8 @@ $(LIBDEDUP): $(call obj,$(DEDUP_SRC))
 $(LIBCRAWLER): $(call obj,$(CRAWLER_SRC))
 $(LIBFILTER): $(call obj,$(FILTER_SRC))
 $(LIBSERVER): $(call obj,$(SERVER_SRC))
-$(LIBS_ALL):
+$(LIBCLI): $(call obj,$(filter-out cli/main.c,$(CLI_SRC)))
+$(LIBS_ALL) $(LIBCLI):
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
@@ -247,7 +251,7 @@ $(BUILD)/test_runner: $(call obj,$(TEST_SRC)) $(TEST_CLI_OBJ) $(BUILD)/plugins/w
 	    $(BUILD)/plugins/wget2/plugin.o $(LIBS_ALL) $(LINK_LIBS) $(TEST_LIBS)
 
 # Fuzz targets replay their saved corpus without clang: one replay binary per target.
-$(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIBS_ALL)
+$(BUILD)/fuzz/replay_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/replay.o $(LIBCLI) $(LIBS_ALL)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LINK_LIBS)
 FUZZ_NAMES   := $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_SRC))
@@ -370,9 +374,9 @@ fuzz: ## run each libFuzzer target for FUZZ_SECONDS (needs clang)
 	@command -v clang >/dev/null || { echo "fuzz needs clang: apt-get install -y clang libclang-rt-14-dev" >&2; exit 1; }
 	@for n in $(FUZZ_NAMES); do \
 	    $(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
-	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libfilter.a build/fuzz/libcrawler.a build/fuzz/libserver.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
+	        SAN="-fsanitize=fuzzer-no-link,address,undefined" build/fuzz/libextract.a build/fuzz/libdedup.a build/fuzz/libfilter.a build/fuzz/libcrawler.a build/fuzz/libserver.a build/fuzz/libcli.a build/fuzz/tests/fuzz/fuzz_$$n.o || exit 1; \
 	    clang -fsanitize=fuzzer,address,undefined -o build/fuzz/fuzz_$$n build/fuzz/tests/fuzz/fuzz_$$n.o \
-	        build/fuzz/libserver.a build/fuzz/libcrawler.a build/fuzz/libfilter.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
+	        build/fuzz/libcli.a build/fuzz/libserver.a build/fuzz/libcrawler.a build/fuzz/libfilter.a build/fuzz/libextract.a build/fuzz/libdedup.a $(LINK_LIBS) || exit 1; \
 	    mkdir -p build/fuzz/corpus/$$n; \
 	    build/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 build/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; \
 	done

@@ -6,6 +6,7 @@
  * exit status: CLI_OK 0, CLI_USAGE 1 (bad options or arguments), CLI_RUNTIME 2.
  * Results go to stdout one record a line; diagnostics to stderr, lower-case, error first.
  */
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -48,6 +49,8 @@ const char *cli_suggest_option(const char *opt, void (*usage)(FILE *out), char *
 
 /* Prints "simcrawl CMD: MESSAGE" on stderr (a runtime diagnostic). */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with a va_list (for a command's own printf-like wrapper). */
+void cli_verror(const char *cmd, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /*
  * The option parser of every command (cli/options.c): glibc's getopt_long in GNU order.

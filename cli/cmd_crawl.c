@@ -128,9 +128,7 @@ static void notice(const struct options *o, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "simcrawl %s: ", CMD);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    cli_verror(CMD, fmt, ap);
     va_end(ap);
 }
 
@@ -505,7 +503,10 @@ static void usage(FILE *out)
             "  --quiet, -q            no progress line and no summary (errors are still said)\n"
             "  --verbose, -v          the summary's internals too: seen set, robots.txt\n"
             "                         fetches, state commits, time in the workers, memory\n"
-            "exit status: 0 done (also when stopped by SIGINT/SIGTERM), 1 usage, 2 runtime.\n",
+            "SIGINT (Ctrl-C) or SIGTERM stops the crawl cleanly: transfers in flight end, the\n"
+            "WARC, the log and the state are complete, then simcrawl dies by that signal (a\n"
+            "shell sees 130 or 143, so `crawl ... && next` stops); a second one at once.\n"
+            "exit status: 0 done, 1 usage, 2 runtime.\n",
             CRAWL_DEFAULT_USER_AGENT);
 }
 
@@ -2128,14 +2129,34 @@ static void summary(const struct run *run, const struct crawl_stats *s, int stop
 /* ---- signals ---- */
 
 static struct crawl *volatile g_crawl;
-static volatile sig_atomic_t g_stopped;
+static volatile sig_atomic_t g_stopped; /* the signal that stopped the crawl, or 0 */
 
+/* The first SIGINT/SIGTERM stops the crawl cleanly; a second one, while the transfers in
+ * flight end, kills at once (as Scrapy's second Ctrl-C does): the state and the files are
+ * as after a kill -9, which resumes. */
 static void on_signal(int sig)
 {
-    (void)sig;
-    g_stopped = 1;
+    if (g_stopped) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    g_stopped = sig;
     if (g_crawl)
         crawl_stop(g_crawl);
+}
+
+/* A crawl stopped by a signal, its files closed, dies by that signal, as the program it
+ * was would have without the handler: the shell that sent Ctrl-C then stops its script
+ * (the parent sees WIFSIGNALED, not an exit status it would take for success). */
+static void die_by_stopping_signal(void)
+{
+    if (!g_stopped)
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    signal(g_stopped, SIG_DFL);
+    raise(g_stopped);
 }
 
 /* ---- seeds ---- */
@@ -3312,5 +3333,7 @@ int cmd_crawl(int argc, char **argv)
             status = CLI_RUNTIME;
     }
     crawl_cmd_release(&cc);
+    if (status == CLI_OK)
+        die_by_stopping_signal();
     return status;
 }

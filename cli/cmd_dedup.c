@@ -1580,7 +1580,8 @@ static int set_option(struct dedup_cmd *cmd, int c, const char *v)
         break;
     case OPT_K:
         if (cli_parse_long(v, 0, DEDUP_K_MAX, &kv) != 0)
-            return cli_usage_error(CMD, "--k must be 0..%d, not '%s'", DEDUP_K_MAX, v);
+            return cli_usage_error(CMD, "--k must be a whole number from 0 to %d, not '%s'",
+                                   DEDUP_K_MAX, v);
         d->k = (unsigned)kv;
         cmd->k_set = 1;
         break;

@@ -333,6 +333,27 @@ static const char *jtext(json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+/* Why a log line's object o (NULL: je says why) is not a crawl log line, or NULL when it
+ * is one: an object with a url, a known decision, and where they are given a fingerprint
+ * of exactly 16 hex digits (strtoull would take a sign or spaces) and a distance 0..64. */
+static const char *line_fault(const json_t *o, const json_error_t *je, const char *url, int d)
+{
+    if (!o)
+        return je->text;
+    if (!json_is_object(o) || !url || !*url || d < 0)
+        return "no url or decision";
+    const json_t *fp = json_object_get(o, "fingerprint"), *dist = json_object_get(o, "distance");
+    uint64_t v;
+    if (fp &&
+        (!json_is_string(fp) ||
+         dedup_fingerprint_parse(json_string_value(fp), json_string_length(fp), &v) != DEDUP_OK))
+        return "the fingerprint is not 16 hex digits";
+    if (dist &&
+        (!json_is_integer(dist) || json_integer_value(dist) < 0 || json_integer_value(dist) > 64))
+        return "the distance is not a whole number from 0 to 64";
+    return NULL;
+}
+
 static int load_log(struct cli_crawl_report *r, const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -356,10 +377,10 @@ static int load_log(struct cli_crawl_report *r, const char *path)
             json_decref(o); /* an image, a stylesheet: not a page (--page-requisites) */
             continue;
         }
-        if (!o || !json_is_object(o) || !url || d < 0) {
+        const char *why = line_fault(o, &je, url, d);
+        if (why) {
             if (bad++ < 5)
-                cli_error(r->cmd, "%s:%lu: not a crawl log line (%s), skipped", path, lineno,
-                          !o ? je.text : "no url or decision");
+                cli_error(r->cmd, "%s:%lu: not a crawl log line (%s), skipped", path, lineno, why);
             json_decref(o);
             status = CLI_RUNTIME;
             continue;
@@ -373,13 +394,9 @@ static int load_log(struct cli_crawl_report *r, const char *path)
                                    .reason =
                                        jtext(o, "error") ? jtext(o, "error") : jtext(o, "reason")};
         const char *hex = jtext(o, "fingerprint");
-        char *end = NULL;
-        if (hex && strlen(hex) == 16) {
-            p.fp = strtoull(hex, &end, 16);
-            p.has_fp = *end == '\0';
-        }
+        p.has_fp = hex && dedup_fingerprint_parse(hex, strlen(hex), &p.fp) == DEDUP_OK;
         json_t *dist = json_object_get(o, "distance");
-        if (json_is_integer(dist))
+        if (dist)
             p.distance = (int)json_integer_value(dist);
         int rc = cli_crawl_report_add(r, &p);
         json_decref(o);

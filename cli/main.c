@@ -3,8 +3,8 @@
  * the subcommands are thin: options, wiring of the extract/, dedup/ and crawler/
  * libraries, output. The command line is a contract: options, output formats and exit
  * statuses are only ever added to (README.md documents each subcommand; tests/cli/ checks it).
- * Also the small helpers of cli/cli.h the commands share: diagnostics and number parsing
- * (the option parser is cli/options.c's).
+ * The small helpers of cli/cli.h the commands share (diagnostics, number parsing, the
+ * option parser) are cli/options.c's, so that the fuzz targets link them without main().
  */
 #include "cli/cli.h"
 #include "extract/extract.h"
@@ -12,8 +12,6 @@
 
 #include <curl/curl.h>
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,40 +49,6 @@ static void usage(FILE *out)
                  "--quiet: no progress and no summary on stderr (results and errors stay).\n"
                  "exit status: 0 success, 1 usage error, 2 runtime error\n"
                  "(robots: 0 allowed, 1 disallowed, 2 usage or runtime error).\n");
-}
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "simcrawl %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\ntry 'simcrawl %s --help'\n", cmd);
-    va_end(ap);
-    return CLI_USAGE;
-}
-
-void cli_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "simcrawl %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-int cli_parse_long(const char *s, long min, long max, long *out)
-{
-    char *end;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* The process-wide setup the libraries leave to the program: libcurl's global state

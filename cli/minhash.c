@@ -239,9 +239,7 @@ static int list_header(struct cli_inputs *in, const char *name, const char *s,
     return 0;
 }
 
-/* One signature line s (its newline and CR removed) into sig and the id, unescaped in
- * place: 0, or -1 with *what set. */
-static int list_line(char *s, unsigned h, uint32_t *sig, char **id, size_t *id_len,
+int cli_mh_list_line(char *s, unsigned h, uint32_t *sig, char **id, size_t *id_len,
                      const char **what)
 {
     int escaped = *s == '\\';
@@ -354,7 +352,7 @@ static int mh_list(struct cli_inputs *in, const char *path, const struct dedup_l
         char *id;
         size_t id_len;
         const char *what;
-        if (list_line(line, p->h, sig, &id, &id_len, &what) != 0) {
+        if (cli_mh_list_line(line, p->h, sig, &id, &id_len, &what) != 0) {
             list_bad(in, name, lineno, &warned, what);
             continue;
         }

@@ -46,6 +46,11 @@ int cli_mh_load(const char *cmd, const char *path, int missing_ok, struct dedup_
  * bytes), and the header line that starts a list. */
 void cli_mh_format_signature(const uint32_t *sig, unsigned h, char *out);
 void cli_mh_list_header(FILE *out, unsigned k, unsigned h, uint64_t seed);
+/* One signature line s of a list (its newline and CR removed) into sig[0..h) and its id,
+ * unescaped in place (*id points into s, *id_len its bytes): 0, or -1 with *what saying
+ * what is wrong (tests/fuzz/fuzz_siglist.c). */
+int cli_mh_list_line(char *s, unsigned h, uint32_t *sig, char **id, size_t *id_len,
+                     const char **what);
 
 /* `fingerprint --method minhash [--shingle-words N] [--num-perm N]`: zero-initialise;
  * cli_mh_fp_option() for each of those options (CLI_OK or CLI_USAGE, said);

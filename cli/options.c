@@ -1,5 +1,6 @@
 /*
- * The command line's options: the parser every command uses (cli_getopt_*, getopt_long
+ * The command line's options: diagnostics (cli_usage_error, cli_error), number parsing
+ * (cli_parse_long), the parser every command uses (cli_getopt_*, getopt_long
  * in GNU order, below) and "did you mean --delay?", the nearest known option to a
  * mistyped one, as git and cargo suggest commands. The known options are read from the
  * command's own help text (every "--name" word in it), so a new option is suggested as
@@ -7,8 +8,50 @@
  */
 #include "cli/cli.h"
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "simcrawl %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\ntry 'simcrawl %s --help'\n", cmd);
+    va_end(ap);
+    return CLI_USAGE;
+}
+
+void cli_verror(const char *cmd, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "simcrawl %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cli_verror(cmd, fmt, ap);
+    va_end(ap);
+}
+
+int cli_parse_long(const char *s, long min, long max, long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
 
 #define CLI_SUGGEST_MAX_DISTANCE 2u /* edits between a typo and the option it suggests */
 #define CLI_SUGGEST_MAX_OPTIONS 256u

@@ -66,6 +66,19 @@ expect_grep "is not a crawl log or state" "$TMP/err" "mixed inputs are refused"
 printf '{"url":"x","decision":"new"}\nnot json\n' >"$CR/bad.jsonl"
 expect_status 2 "clusters over a damaged log" -- "$SIMCRAWL" clusters "$CR/bad.jsonl"
 expect_grep "bad.jsonl:2: not a crawl log line" "$TMP/err" "a damaged log line is named"
+# a fingerprint is 16 hex digits (strtoull took "-000000000000001" for ffffffffffffffff and
+# made b a near-duplicate at distance 1), a distance 0..64: other lines are damaged ones
+printf '%s\n' '{"url":"a","decision":"new","fingerprint":"-000000000000001"}' \
+    '{"url":"b","decision":"near-duplicate","duplicate_of":"a","distance":1,"fingerprint":"fffffffffffffffe"}' \
+    '{"url":"c","decision":"new","fingerprint":" 00000000000000f"}' \
+    '{"url":"d","decision":"new","fingerprint":"000000000000000f","distance":2147483648}' >"$CR/signed.jsonl"
+expect_status 2 "clusters over a log with signed fingerprints" -- "$SIMCRAWL" clusters "$CR/signed.jsonl"
+expect_grep "signed.jsonl:1: not a crawl log line (the fingerprint is not 16 hex digits)" "$TMP/err" \
+    "a signed fingerprint is named"
+expect_grep "signed.jsonl:3: not a crawl log line (the fingerprint is not 16 hex digits)" "$TMP/err" \
+    "a fingerprint with a space is named"
+expect_grep "signed.jsonl:4: not a crawl log line (the distance is not a whole number from 0 to 64)" \
+    "$TMP/err" "a distance out of range is named"
 # a finished --state crawl run again writes the report of the whole crawl
 rm -f "$CR/report2.html"
 expect_status 0 "crawl --state finished, --report" -- cr_crawl --log "$CR/crawl.jsonl" \

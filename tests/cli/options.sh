@@ -33,6 +33,9 @@ expect_grep "^simcrawl compare: --k must be a whole number from 0 to 7, not '8'$
 expect_status 1 "pairs --k 8" -- "$SIMCRAWL" pairs --k 8 a
 expect_grep "^simcrawl pairs: --k must be a whole number from 0 to 7, not '8'$" "$TMP/err" \
     "pairs' --k message"
+expect_status 1 "dedup --k 8" -- "$SIMCRAWL" dedup --k 8 a
+expect_grep "^simcrawl dedup: --k must be a whole number from 0 to 7, not '8'$" "$TMP/err" \
+    "dedup's --k message is pairs'"
 # crawl: a seed without a scheme is http:// (as wget); --warc NAME without an extension
 # writes NAME.warc.gz; a WARC that cannot be created says why (port 1: refused at once)
 mkdir -p "$TMP/wg"
