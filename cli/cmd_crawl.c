@@ -3035,10 +3035,11 @@ static int open_local_state(struct crawl_cmd *cc)
     }
     crawl_state_set_crash_hook(run->state, dedup_crash_point);
     if (crawl_state_migrated_from(run->state))
-        notice(o,
-               "%s: state of schema %d brought to the current schema (the URLs "
-               "it had queued are logged without their referrer)",
-               o->state, crawl_state_migrated_from(run->state));
+        notice(o, "%s: state of schema %d brought to the current schema%s", o->state,
+               crawl_state_migrated_from(run->state),
+               crawl_state_migrated_from(run->state) == 1
+                   ? " (the URLs it had queued are logged without their referrer)"
+                   : "");
     run->durable = o->durable;
     if (state_check(run, o, &cc->resuming, &cc->status) != 0) {
         if (cc->status == CLI_OK && run->report) /* finished: the report of the whole crawl */

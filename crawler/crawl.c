@@ -996,10 +996,10 @@ static enum crawl_url_state url_state_of(enum crawl_decision d)
     }
 }
 
-/* url has its decision: written into the open transaction. */
+/* url (row id) has its decision: written into the open transaction. */
 static void shared_done(struct crawl *c, const char *url);
 
-static void state_done(struct crawl *c, const char *url, enum crawl_decision d)
+static void state_done(struct crawl *c, const char *url, int64_t id, enum crawl_decision d)
 {
     if (!c->state)
         return;
@@ -1008,9 +1008,7 @@ static void state_done(struct crawl *c, const char *url, enum crawl_decision d)
         shared_done(c, url);
         return;
     }
-    if (crawl_state_url_set(c->state, crawl_hash64(url, strlen(url)), url_state_of(d), (int)d) !=
-            CRAWL_OK &&
-        !c->fatal)
+    if (crawl_state_url_set(c->state, id, url_state_of(d), (int)d) != CRAWL_OK && !c->fatal)
         c->fatal = CRAWL_EIO;
 }
 
@@ -1117,7 +1115,7 @@ static void maybe_commit(struct crawl *c, double now, int force)
     for (struct job_link *l = c->inflight.next; rc == CRAWL_OK && l != &c->inflight; l = l->next) {
         struct job *j = (struct job *)(void *)((char *)l - offsetof(struct job, link));
         if (!j->leased)
-            rc = crawl_state_url_lease(c->state, crawl_hash64(j->item.url, strlen(j->item.url)));
+            rc = crawl_state_url_lease(c->state, j->item.id);
         j->leased = 1;
     }
     if (rc == CRAWL_OK)
@@ -1178,16 +1176,17 @@ struct refill_ctx {
 };
 
 static int refill_one(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
-                      float priority, const char *referrer)
+                      float priority, int64_t ref, const char *referrer)
 {
     struct refill_ctx *x = userdata;
-    if (referrer && (!x->last || strcmp(x->last->url, referrer) != 0)) {
+    if (referrer && (!x->last || x->last->id != ref)) {
         crawl_ref_put(x->last);
         if (!(x->last = crawl_ref_new(referrer)))
             return -1;
+        x->last->id = ref;
     }
     if (crawl_frontier_push(x->c->frontier, x->h, url, depth, hops, priority,
-                            referrer ? x->last : NULL, x->now) != CRAWL_OK)
+                            referrer ? x->last : NULL, id, x->now) != CRAWL_OK)
         return -1;
     if (x->c->opts.focused) { /* the best priority it was queued with */
         float *best = prio_slot(&x->c->prio, crawl_hash64(url, strlen(url)));
@@ -1270,7 +1269,7 @@ static void count_decision(struct crawl_stats *s, enum crawl_decision d)
     }
 }
 
-static void emit(struct crawl *c, const char *url, long status, unsigned depth,
+static void emit(struct crawl *c, const char *url, int64_t id, long status, unsigned depth,
                  enum crawl_decision d, const char *error, const char *location,
                  const struct crawl_ref *referrer)
 {
@@ -1290,7 +1289,7 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
                                    .referrer = referrer ? referrer->url : NULL};
         c->opts.record(c->opts.userdata, &rec);
     }
-    state_done(c, url, d);
+    state_done(c, url, id, d);
 }
 
 /* ---- the seen set with a state ---- */
@@ -1298,7 +1297,8 @@ static void emit(struct crawl *c, const char *url, long status, unsigned depth,
 /*
  * HOW IT WORKS. Without a state the seen set is one table in memory (seen.c) that grows
  * with the crawl. With a state every URL seen has its row in the state's urls table
- * (unique by hash), so memory only has to save lookups: the table c->seen is capped at
+ * (one a hash; looked up by hash only from the first spill on, state.c "row ids"), so
+ * memory only has to save lookups: the table c->seen is capped at
  * half of opts.seen_memory and holds the latest hashes; when it is full, its hashes go
  * into a Bloom filter of the other half (made then) and it starts empty. A hash is seen
  * when the table has it, or when the filter may have it and the state has its row (the
@@ -1409,16 +1409,16 @@ static enum crawl_code host_info(struct crawl *c, struct crawl_host *h)
 
 enum enqueue_result { ENQ_QUEUED, ENQ_SEEN, ENQ_OUT_OF_SCOPE, ENQ_DISALLOWED, ENQ_FULL };
 
-static void emit(struct crawl *c, const char *url, long status, unsigned depth,
+static void emit(struct crawl *c, const char *url, int64_t id, long status, unsigned depth,
                  enum crawl_decision d, const char *error, const char *location,
                  const struct crawl_ref *referrer);
 
 /* robots-disallowed now, if the host's robots.txt is known (no request is spent on it). */
-static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url, unsigned depth,
-                          const struct crawl_ref *referrer, double now)
+static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url, int64_t id,
+                          unsigned depth, const struct crawl_ref *referrer, double now)
 {
     if (hi->given_up) {
-        emit(c, url, 0, depth, hi->given_up_as, hi->given_up_why, NULL, referrer);
+        emit(c, url, id, 0, depth, hi->given_up_as, hi->given_up_why, NULL, referrer);
         return 1;
     }
     if (!hi->robots)
@@ -1434,7 +1434,7 @@ static int disallowed_now(struct crawl *c, struct hostinfo *hi, const char *url,
         snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
     else
         snprintf(why, sizeof why, "robots.txt");
-    emit(c, url, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL, referrer);
+    emit(c, url, id, 0, depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL, referrer);
     return 1;
 }
 
@@ -1511,11 +1511,11 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
     struct hostinfo *hi = crawl_host_userdata(h);
     if (c->state && added &&
         crawl_state_url_add(c->state, hash, hi->sid, url, depth, hops, priority,
-                            referrer ? referrer->hash : 0, &id) != CRAWL_OK) {
+                            referrer ? referrer->id : 0, &id) != CRAWL_OK) {
         c->fatal = CRAWL_EIO;
         return ENQ_FULL;
     }
-    if (disallowed_now(c, hi, url, depth, referrer, now)) {
+    if (disallowed_now(c, hi, url, id, depth, referrer, now)) {
         if (best)
             *best = INFINITY; /* logged once: never queued again */
         return ENQ_DISALLOWED;
@@ -1527,7 +1527,8 @@ static enum enqueue_result enqueue(struct crawl *c, const char *url, unsigned de
         c->disk_queued++;
         return ENQ_QUEUED;
     }
-    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, referrer, now) != CRAWL_OK)
+    if (crawl_frontier_push(c->frontier, h, url, depth, hops, priority, referrer, id, now) !=
+        CRAWL_OK)
         return ENQ_FULL;
     if (id > hi->cursor)
         hi->cursor = id;
@@ -1588,9 +1589,9 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
         rc = crawl_frontier_host(c->frontier, canon, p.origin_len, &h);
     if (rc == CRAWL_OK && added)
         rc = host_info(c, h);
+    int64_t id = 0;
     if (rc == CRAWL_OK && added && c->state) {
         struct hostinfo *hi = crawl_host_userdata(h);
-        int64_t id = 0;
         rc = crawl_state_url_add(c->state, crawl_hash64(canon, strlen(canon)), hi->sid, canon, 0, 0,
                                  c->opts.focused ? 1e9f : 0.0f, 0, &id);
         if (id > hi->cursor)
@@ -1598,7 +1599,7 @@ enum crawl_code crawl_add_seed(struct crawl *c, const char *url)
     }
     if (rc == CRAWL_OK && added)
         rc = crawl_frontier_push(c->frontier, h, canon, 0, 0, c->opts.focused ? 1e9f : 0.0f, NULL,
-                                 crawl_clock());
+                                 id, crawl_clock());
     free(canon);
     return rc;
 }
@@ -1711,12 +1712,14 @@ static int page_done(struct crawl *c, struct job *j, double now)
     switch (r->result) {
     case CRAWL_FETCH_FILTERED:
     case CRAWL_FETCH_TOOLARGE:
-        emit(c, url, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL, j->item.referrer);
+        emit(c, url, j->item.id, r->status, depth, CRAWL_DECISION_FILTERED, r->error, NULL,
+             j->item.referrer);
         return 0;
     case CRAWL_FETCH_TIMEOUT:
     case CRAWL_FETCH_FAILED:
     case CRAWL_FETCH_ABORTED:
-        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL, j->item.referrer);
+        emit(c, url, j->item.id, r->status, depth, CRAWL_DECISION_ERROR, r->error, NULL,
+             j->item.referrer);
         return 0;
     case CRAWL_FETCH_DONE:
         break;
@@ -1732,6 +1735,8 @@ static int page_done(struct crawl *c, struct job *j, double now)
             /* the target's referrer is the redirecting URL, as Heritrix's crawl.log "via"
              * (the redirecting URL's own line names the page that linked it) */
             struct crawl_ref *via = crawl_ref_new(url);
+            if (via)
+                via->id = j->item.id;
             switch (!via
                         ? ENQ_FULL
                         : enqueue(c, target, depth, j->item.hops + 1, j->item.priority, via, now)) {
@@ -1752,15 +1757,16 @@ static int page_done(struct crawl *c, struct job *j, double now)
             }
             crawl_ref_put(via);
         }
-        emit(c, url, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL, target,
-             j->item.referrer);
+        emit(c, url, j->item.id, r->status, depth, CRAWL_DECISION_REDIRECT, err[0] ? err : NULL,
+             target, j->item.referrer);
         free(target);
         return 0;
     }
     if (r->status < 200 || r->status >= 300) {
         char err[64];
         snprintf(err, sizeof err, "http status %ld", r->status);
-        emit(c, url, r->status, depth, CRAWL_DECISION_ERROR, err, NULL, j->item.referrer);
+        emit(c, url, j->item.id, r->status, depth, CRAWL_DECISION_ERROR, err, NULL,
+             j->item.referrer);
         return 0;
     }
     /* an HTML page: to the workers */
@@ -1770,6 +1776,15 @@ static int page_done(struct crawl *c, struct job *j, double now)
     pthread_mutex_unlock(&c->lock);
     c->in_pipeline++;
     return 1;
+}
+
+/* The referrer of what j's page links: its URL and row. */
+static struct crawl_ref *page_ref(const struct job *j)
+{
+    struct crawl_ref *r = crawl_ref_new(j->item.url);
+    if (r)
+        r->id = j->item.id;
+    return r;
 }
 
 /* The requisites of a kept page (or of a requisite: a stylesheet's imports), queued as
@@ -1786,7 +1801,7 @@ static long enqueue_requisites(struct crawl *c, struct job *j, struct crawl_ref 
     long n = 0;
     float prio = c->opts.focused ? 2.0f : -(float)j->item.depth - 0.5f;
     for (size_t i = 0; i < v->n_requisites; i++) {
-        if (!*self && !(*self = crawl_ref_new(j->item.url))) {
+        if (!*self && !(*self = page_ref(j))) {
             c->fatal = CRAWL_ENOMEM;
             break;
         }
@@ -1808,8 +1823,8 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
     c->stats.process_seconds += j->process_seconds;
     if (j->decode_error[0]) {
         job_free_data(c, j);
-        emit(c, url, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR, j->decode_error, NULL,
-             j->item.referrer);
+        emit(c, url, j->item.id, j->resp->status, j->item.depth, CRAWL_DECISION_ERROR,
+             j->decode_error, NULL, j->item.referrer);
         return;
     }
     if (!(j->item.hops & HOPS_REQUISITE))
@@ -1838,7 +1853,7 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
             continue;
         }
         float prio = c->opts.focused ? v->link_priority[i] : -(float)(j->item.depth + 1);
-        if (!self && !(self = crawl_ref_new(url))) {
+        if (!self && !(self = page_ref(j))) {
             c->fatal = CRAWL_ENOMEM;
             break;
         }
@@ -1884,7 +1899,7 @@ static void verdict_done(struct crawl *c, struct job *j, double now)
         c->opts.record(c->opts.userdata, &rec);
     }
     job_free_data(c, j);
-    state_done(c, url, v->decision);
+    state_done(c, url, j->item.id, v->decision);
 }
 
 /* ---- the loop ---- */
@@ -1983,7 +1998,8 @@ static enum dispatch_step pop_checks(struct crawl *c, struct crawl_item *it, str
         return DISPATCH_STOP;
     }
     if (hi->given_up) {
-        emit(c, it->url, 0, it->depth, hi->given_up_as, hi->given_up_why, NULL, it->referrer);
+        emit(c, it->url, it->id, 0, it->depth, hi->given_up_as, hi->given_up_why, NULL,
+             it->referrer);
         crawl_frontier_cancel(c->frontier, h, now); /* no request was made */
         crawl_item_release(it);
         return DISPATCH_NEXT;
@@ -2006,7 +2022,7 @@ static enum dispatch_step robots_first(struct crawl *c, struct crawl_item *it, s
                                        struct hostinfo *hi, double now)
 {
     enum crawl_code rc = crawl_frontier_push(c->frontier, h, it->url, it->depth, it->hops,
-                                             it->priority, it->referrer, now);
+                                             it->priority, it->referrer, it->id, now);
     crawl_frontier_done(c->frontier, h, now);
     crawl_item_release(it);
     if (rc != CRAWL_OK) {
@@ -2046,7 +2062,7 @@ static enum dispatch_step robots_checks(struct crawl *c, struct crawl_item *it,
          * host until then; another connection of the host may get here): held,
          * not dropped */
         enum crawl_code rc = crawl_frontier_push(c->frontier, h, it->url, it->depth, it->hops,
-                                                 it->priority, it->referrer, now);
+                                                 it->priority, it->referrer, it->id, now);
         crawl_frontier_cancel(c->frontier, h, now);
         crawl_frontier_pause(c->frontier, h, d.retry_at, now);
         crawl_item_release(it);
@@ -2062,7 +2078,8 @@ static enum dispatch_step robots_checks(struct crawl *c, struct crawl_item *it,
             snprintf(why, sizeof why, "robots.txt line %u: %.150s", d.line, d.rule);
         else
             snprintf(why, sizeof why, "robots.txt");
-        emit(c, it->url, 0, it->depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL, it->referrer);
+        emit(c, it->url, it->id, 0, it->depth, CRAWL_DECISION_ROBOTS_DISALLOWED, why, NULL,
+             it->referrer);
         /* no request was made: the slot is free again at once */
         crawl_frontier_cancel(c->frontier, h, now);
         crawl_item_release(it);
@@ -2112,7 +2129,7 @@ static enum dispatch_step start_fetch(struct crawl *c, struct crawl_item *it, st
         /* no room in the memory budget (a worker took it since mem_room): put the URL
          * back, no request was made; dispatch again when bytes come back */
         rc = crawl_frontier_push(c->frontier, h, j->item.url, j->item.depth, j->item.hops,
-                                 j->item.priority, j->item.referrer, now);
+                                 j->item.priority, j->item.referrer, j->item.id, now);
         crawl_frontier_cancel(c->frontier, h, now);
         job_free(j); /* and the item with it */
         if (rc != CRAWL_OK)
@@ -2200,8 +2217,8 @@ static int shared_take(void *userdata, const struct crawl_redis_lease *l)
     struct crawl_ref *ref = NULL;
     if (l->referrer && !(ref = crawl_ref_new(l->referrer)))
         return -1;
-    enum crawl_code rc =
-        crawl_frontier_push(c->frontier, h, l->url, l->depth, l->hops, -(float)l->depth, ref, now);
+    enum crawl_code rc = crawl_frontier_push(c->frontier, h, l->url, l->depth, l->hops,
+                                             -(float)l->depth, ref, 0, now);
     crawl_ref_put(ref);
     return rc == CRAWL_OK ? 0 : -1;
 }

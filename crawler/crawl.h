@@ -630,7 +630,7 @@ struct crawl_frontier_opts {
  * led to, counted (loop thread only), so that a queued URL pays a pointer for it. */
 struct crawl_ref {
     unsigned refs;
-    uint64_t hash; /* crawl_hash64 of url: the key of its row in the state */
+    int64_t id; /* url's row in the crawl's state (0: none; the caller sets it) */
     char url[];
 };
 
@@ -648,6 +648,7 @@ struct crawl_item {
     unsigned hops;              /* redirects followed to reach it */
     float priority;             /* higher first within a host; -depth gives breadth-first order */
     uint64_t seq;               /* queue order, ties go to the older */
+    int64_t id;                 /* its row in the crawl's state (0: none) */
 };
 
 /* Frees item->url and drops item->referrer. */
@@ -663,11 +664,13 @@ void crawl_frontier_free(struct crawl_frontier *f); /* NULL-safe; frees queued U
 CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin,
                                                       size_t origin_len, struct crawl_host **out);
 /* Queues a copy of url on host h, found on referrer (NULL: none; the item takes a
- * reference). CRAWL_ETOOLARGE past max_items. now: monotonic s. */
+ * reference), with id its row in the crawl's state (0: none). CRAWL_ETOOLARGE past
+ * max_items. now: monotonic s. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_frontier_push(struct crawl_frontier *f,
                                                       struct crawl_host *h, const char *url,
                                                       unsigned depth, unsigned hops, float priority,
-                                                      struct crawl_ref *referrer, double now);
+                                                      struct crawl_ref *referrer, int64_t id,
+                                                      double now);
 /* Keeps the keep best queued URLs of h (a focused crawl's window): drops every queued URL
  * whose priority is at most *cut, the priority of the best one beyond keep, so that at
  * most keep stay (fewer when several share *cut). Returns how many were dropped (0 and
@@ -922,15 +925,16 @@ crawl_state_foreach_host(struct crawl_state *s,
                          int (*fn)(void *userdata, int64_t id, const char *origin,
                                    const struct crawl_state_host *h, int64_t queued),
                          void *userdata);
-/* Adds a queued URL (hash: crawl_hash64 of url, the key), found on the URL whose hash is
- * referrer (0: none, a seed); *id its row id, 0 when the hash was there already. */
+/* Adds a queued URL (hash: crawl_hash64 of url, the seen set's key), found on the URL
+ * whose row id is referrer (0: none, a seed); *id its row id. Each URL is added once: the
+ * caller's seen set says whether it is new (crawl_state_url_has past its memory). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash,
                                                       int64_t host, const char *url, unsigned depth,
                                                       unsigned hops, float priority,
-                                                      uint64_t referrer, int64_t *id);
-/* The URL of hash is leased: its transfer has started (written in the open transaction,
+                                                      int64_t referrer, int64_t *id);
+/* The URL of row id is leased: its transfer has started (written in the open transaction,
  * like every change: no write of its own). */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash);
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_lease(struct crawl_state *s, int64_t id);
 /* Raises the priority of the URL of hash to priority (a focused crawl found it again) if it
  * is queued with a priority below below; *id: its row id when raised, else 0. */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash,
@@ -939,16 +943,16 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_priority(struct crawl_state *s
 /* *found: 1 when the URL of hash was ever added (the seen set past its memory). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash,
                                                       int *found);
-/* Sets the state and decision (enum crawl_decision) of the URL of hash. */
-CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
+/* Sets the state and decision (enum crawl_decision) of the URL of row id. */
+CRAWL_WARN_UNUSED enum crawl_code crawl_state_url_set(struct crawl_state *s, int64_t id,
                                                       enum crawl_url_state state, int decision);
 /* The queued URLs of host with row ids above after, in id order, at most limit: fn for
- * each (url and referrer borrowed; referrer NULL for a seed or a URL queued by a state of
- * schema 1); *n how many. */
+ * each (url and referrer borrowed; referrer NULL and ref 0 for a seed or a URL queued by a
+ * state of schema 1; ref the referrer's row id); *n how many. */
 CRAWL_WARN_UNUSED enum crawl_code
 crawl_state_queued(struct crawl_state *s, int64_t host, int64_t after, size_t limit,
                    int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth,
-                             unsigned hops, float priority, const char *referrer),
+                             unsigned hops, float priority, int64_t ref, const char *referrer),
                    void *userdata, size_t *n);
 /* Makes the index crawl_state_queued_best reads (a focused crawl, once at its start). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_state_best_order(struct crawl_state *s);
@@ -959,7 +963,7 @@ CRAWL_WARN_UNUSED enum crawl_code
 crawl_state_queued_best(struct crawl_state *s, int64_t host, float below_prio, int64_t below_id,
                         size_t limit,
                         int (*fn)(void *userdata, int64_t id, const char *url, unsigned depth,
-                                  unsigned hops, float priority, const char *referrer),
+                                  unsigned hops, float priority, int64_t ref, const char *referrer),
                         void *userdata, size_t *n);
 /* fn for the hash of every URL ever queued (the seen set), with done: 1 when its transfer
  * was made (any state but queued). */

@@ -65,7 +65,7 @@ struct crawl_ref *crawl_ref_new(const char *url)
     if (!r)
         return NULL;
     r->refs = 1;
-    r->hash = crawl_hash64(url, n);
+    r->id = 0;
     memcpy(r->url, url, n + 1);
     return r;
 }
@@ -352,7 +352,7 @@ enum crawl_code crawl_frontier_host(struct crawl_frontier *f, const char *origin
 
 enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host *h, const char *url,
                                     unsigned depth, unsigned hops, float priority,
-                                    struct crawl_ref *referrer, double now)
+                                    struct crawl_ref *referrer, int64_t id, double now)
 {
     if (f->n_items >= f->opts.max_items)
         return CRAWL_ETOOLARGE;
@@ -374,6 +374,7 @@ enum crawl_code crawl_frontier_push(struct crawl_frontier *f, struct crawl_host 
     it->hops = hops;
     it->priority = isnan(priority) ? 0.0f : priority;
     it->seq = f->seq++;
+    it->id = id;
     items_up(h, h->n - 1);
     f->n_items++;
     if (h->where == IN_READY && h->pos < f->ready.n && f->ready.v[h->pos] == h)

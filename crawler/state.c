@@ -44,14 +44,28 @@
  * not leased at the last commit and was first requested before it would be a lost commit
  * (tests/tools/crawl_kill.py checks that none is).
  *
- * Schema 2 (this one) adds urls.ref, the hash of the referring URL (NULL: a seed; the
- * referrer's own row gives its text), and the leased state. A schema 1 state is migrated
- * when opened (ALTER TABLE: its URLs keep no referrer); a newer one is refused.
+ * HOW IT WORKS (row ids). The crawl keeps each queued URL's row id with it (crawl_item.id,
+ * and crawl_ref.id for the page it was found on), so the URL's lease and final state and
+ * the referrer of a URL read back (urls.ref, the referrer's row id) go by the table's own
+ * key: no lookup by hash. The hash (the seen set's key) is then needed only to ask whether
+ * a URL was ever seen, when the seen set no longer holds every URL in memory (past
+ * --seen-memory, or a resumed crawl's), and by a focused crawl that finds a URL again: its
+ * index, urls_hash, is made the first time one of those asks (hash_index), and until then
+ * a URL added is an append to the table and to urls_queued (host, id), where an index by
+ * hash took a random insert each, dirtying most of its pages every group commit. Each URL
+ * has one row (the caller's seen set says whether it is new; urls_hash is UNIQUE).
+ *
+ * Schemas. 3 (this one): urls.ref is the referrer's row id, urls.hash is not UNIQUE in
+ * the table (urls_hash is made when needed). 2: urls.ref held the referrer's hash, and the
+ * hash was UNIQUE. 1: no urls.ref, no leased state. A state of schema 1 or 2 is brought to
+ * 3 when opened (migrate: the table copied, each ref turned into the row id of its hash, in
+ * the open transaction, so a kill leaves the old state whole); a newer one is refused.
  */
 #include "crawler/crawl.h"
 
 #include <errno.h>
 #include <isa-l/igzip_lib.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,7 +74,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#define STATE_SCHEMA_VERSION 2
+#define STATE_SCHEMA_VERSION 3
 _Static_assert(CRAWL_URL_LEASED == 5, "the SQL below writes the leased state as 5");
 
 enum {
@@ -82,49 +96,62 @@ enum {
 };
 
 static const char *const SQL[S_N] = {
-    [S_URL_ADD] = "INSERT OR IGNORE INTO urls(hash, host, url, depth, hops, prio, state, ref) "
+    [S_URL_ADD] = "INSERT INTO urls(hash, host, url, depth, hops, prio, state, ref) "
                   "VALUES (?, ?, ?, ?, ?, ?, 0, ?)",
-    [S_URL_SET] = "UPDATE urls SET state = ?, decision = ? WHERE hash = ?",
+    [S_URL_SET] = "UPDATE urls SET state = ?, decision = ? WHERE id = ?",
     [S_HOST_GET] = "SELECT id FROM hosts WHERE origin = ?",
     [S_HOST_ADD] = "INSERT INTO hosts(origin) VALUES (?)",
     [S_META_GET] = "SELECT value FROM meta WHERE key = ?",
     [S_META_SET] = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-    [S_QUEUED] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
-                 "LEFT JOIN urls r ON r.hash = u.ref "
+    [S_QUEUED] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.id, r.url FROM urls u "
+                 "LEFT JOIN urls r ON r.id = u.ref "
                  "WHERE u.host = ? AND u.state = 0 AND u.id > ? ORDER BY u.id LIMIT ?",
-    [S_PAGE_ADD] = "INSERT INTO pages(data) VALUES (?)",
+    [S_PAGE_ADD] = "INSERT INTO pages(seq, data) VALUES (?, ?)",
     [S_HOST_SAVE] = "UPDATE hosts SET delay = ?, next_allowed = ? WHERE id = ?",
     [S_HOST_ROBOTS] = "UPDATE hosts SET robots_status = ?, robots_body = ?, robots_time = ? "
                       "WHERE id = ?",
-    [S_URL_LEASE] = "UPDATE urls SET state = 5 WHERE hash = ?",
+    [S_URL_LEASE] = "UPDATE urls SET state = 5 WHERE id = ?",
+    /* these two by hash: hash_index() first */
     [S_URL_PRIO] = "UPDATE urls SET prio = ?1 WHERE hash = ?2 AND state = 0 AND prio < ?3 "
                    "RETURNING id",
     [S_URL_HAS] = "SELECT 1 FROM urls WHERE hash = ?",
     /* a focused crawl's window (urls_best, made by crawl_state_best_order) */
-    [S_BEST] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.url FROM urls u "
-               "LEFT JOIN urls r ON r.hash = u.ref "
+    [S_BEST] = "SELECT u.id, u.url, u.depth, u.hops, u.prio, r.id, r.url FROM urls u "
+               "LEFT JOIN urls r ON r.id = u.ref "
                "WHERE u.host = ?1 AND u.state = 0 AND (u.prio < ?2 OR (u.prio = ?2 AND u.id > ?3)) "
                "ORDER BY u.prio DESC, u.id LIMIT ?4",
 };
 
 /* The pages' texts (the section "the pages' texts" at the end). */
 struct state_texts {
-    sqlite3_stmt *add;
-    int64_t from;   /* the first page record whose text the state may hold */
-    uint64_t bytes; /* the packed texts' bytes, when bytes_known */
+    sqlite3_stmt *add, *batch; /* INSERT INTO texts: one row, BATCH_ROWS rows */
+    int64_t from;              /* the first page record whose text the state may hold */
+    uint64_t bytes;            /* the packed texts' bytes, when bytes_known */
     int bytes_known;
 };
-/* HOW IT WORKS (batches). The page records (crawl_state_page_add: two a page archived in
- * simcrawl) wait in memory and go into the open transaction BATCH_ROWS rows a statement, at
- * the commit (and before crawl_state_foreach_page, their only reader). The transaction,
- * and what a COMMIT makes durable, are the same as writing each at once: a kill before
- * the COMMIT loses the group either way. What it saves: a statement's start and end, whose
- * cursors are allocated and freed at every step (Debian's SQLite is built without
- * lookaside memory). The URLs' final states are not batched: a multi-row UPDATE ... FROM
- * (VALUES ...) materializes its rows in a temporary table at every step, whose memory,
- * freed and taken again, cost more system time than the statements saved
- * (docs/BENCHMARKS.md, "Crawl state"). */
+/* HOW IT WORKS (batches). The page records (crawl_state_page_add and
+ * crawl_state_page_add_text: two a page archived in simcrawl, the second with the page's
+ * text) wait in memory with their texts and go into the open transaction BATCH_ROWS rows a
+ * statement, at the commit (and before crawl_state_foreach_page and
+ * crawl_state_foreach_page_text, their only readers). Each record's seq is given here, in
+ * the order they were added (next_seq: the table's highest seq + 1 when opened), so its
+ * text goes under its own seq whatever the batch. The transaction, and what a COMMIT makes
+ * durable, are the same as writing each at once: a kill before the COMMIT loses the group
+ * either way. What it saves: a statement's start and end, whose cursors are allocated and
+ * freed at every step (Debian's SQLite is built without lookaside memory). The URLs' final states
+ * are not batched: a multi-row UPDATE ... FROM (VALUES ...) materializes its rows in a temporary
+ * table at every step, whose memory, freed and taken again, cost more system time than the
+ * statements saved (docs/BENCHMARKS.md, "Crawl state"). */
 #define BATCH_ROWS 64
+
+/* A page record waiting (batches). */
+enum { TEXT_NONE, TEXT_KEPT, TEXT_OVER_CAP };
+struct pending {
+    size_t end;      /* where its bytes end in pg */
+    size_t zend;     /* where its packed text ends in tz (TEXT_KEPT) */
+    size_t text_len; /* the text's own bytes (TEXT_KEPT, TEXT_OVER_CAP) */
+    int text;        /* TEXT_NONE, TEXT_KEPT, TEXT_OVER_CAP */
+};
 
 struct crawl_state {
     sqlite3 *db;
@@ -132,10 +159,15 @@ struct crawl_state {
     sqlite3_stmt *pages_batch; /* INSERT INTO pages: BATCH_ROWS rows */
     unsigned char *pg;         /* the page records waiting, end to end */
     size_t pg_len, pg_cap;
-    size_t *pg_end; /* where each ends in pg */
+    unsigned char *tz; /* their packed texts, end to end */
+    size_t tz_len, tz_cap;
+    struct pending *pd; /* each record waiting */
     size_t pg_n, pg_ncap;
+    size_t pg_texts;  /* how many of them have a text row (TEXT_KEPT, TEXT_OVER_CAP) */
+    int64_t next_seq; /* the seq of the first record waiting */
     char path[4096];
     int in_tx;
+    int hash_index; /* urls_hash is there (row ids) */
     size_t pending; /* changes since the last commit */
     uint64_t commits;
     int64_t requeued;                /* leased URLs queued again when opened */
@@ -174,6 +206,60 @@ static enum crawl_code exec(struct crawl_state *s, const char *sql)
 }
 
 static enum crawl_code texts_setup(struct crawl_state *s);
+
+/* The urls table of this schema (row ids) and its index of queued URLs. */
+#define URLS_COLUMNS                                                                               \
+    "(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, host INTEGER NOT NULL, url TEXT NOT NULL, "   \
+    "depth INTEGER, hops INTEGER, prio REAL, state INTEGER NOT NULL, decision INTEGER, "           \
+    "ref INTEGER)"
+#define URLS_QUEUED "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0"
+
+/* *found: 1 when the schema has an object of type (table, index) and name. */
+static enum crawl_code has_object(struct crawl_state *s, const char *type, const char *name,
+                                  int *found)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return db_fail(s, "read the schema");
+    sqlite3_bind_text(q, 1, type, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+    int r = sqlite3_step(q);
+    sqlite3_finalize(q);
+    *found = r == SQLITE_ROW;
+    return r == SQLITE_ROW || r == SQLITE_DONE ? CRAWL_OK : db_fail(s, "read the schema");
+}
+
+/* A state of schema 1 or 2 (version) brought to this one, in the open transaction: the
+ * URLs copied into a table of this schema, in row id order, each referrer (2: its hash; 1:
+ * none) turned into its row id; the old table and its indexes dropped. */
+static enum crawl_code migrate(struct crawl_state *s, int version)
+{
+    return exec(s, "CREATE TABLE urls_v3" URLS_COLUMNS) != CRAWL_OK ||
+                   exec(s, version == 1
+                               ? "INSERT INTO urls_v3 SELECT id, hash, host, url, depth, hops, "
+                                 "prio, state, decision, NULL FROM urls ORDER BY id"
+                               : "INSERT INTO urls_v3 SELECT u.id, u.hash, u.host, u.url, "
+                                 "u.depth, u.hops, u.prio, u.state, u.decision, r.id FROM urls u "
+                                 "LEFT JOIN urls r ON r.hash = u.ref ORDER BY u.id") != CRAWL_OK ||
+                   exec(s, "DROP TABLE urls; ALTER TABLE urls_v3 RENAME TO urls; " URLS_QUEUED) !=
+                       CRAWL_OK
+               ? CRAWL_EIO
+               : CRAWL_OK;
+}
+
+/* urls_hash, made the first time a URL is looked up by hash (HOW IT WORKS, row ids). */
+static enum crawl_code hash_index(struct crawl_state *s)
+{
+    if (s->hash_index)
+        return CRAWL_OK;
+    if (exec(s, "CREATE UNIQUE INDEX IF NOT EXISTS urls_hash ON urls(hash)") != CRAWL_OK)
+        return CRAWL_EIO;
+    s->hash_index = 1;
+    s->pending++;
+    return CRAWL_OK;
+}
+static enum crawl_code first_seq(struct crawl_state *s, int64_t *seq);
 static void texts_close(struct crawl_state *s);
 
 static void crash(struct crawl_state *s, const char *name)
@@ -182,40 +268,85 @@ static void crash(struct crawl_state *s, const char *name)
         s->crash(name);
 }
 
-/* The multi-row statements of the batches. */
-static enum crawl_code prepare_batches(struct crawl_state *s)
+/* An INSERT of rows rows of cols values each into table(columns). */
+static enum crawl_code prepare_insert(struct crawl_state *s, const char *table, const char *columns,
+                                      int cols, int rows, sqlite3_stmt **out)
 {
     char sql[BATCH_ROWS * 16 + 256];
-    size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO pages(data) VALUES (?)");
-    for (int i = 1; i < BATCH_ROWS; i++)
-        n += (size_t)snprintf(sql + n, sizeof sql - n, ",(?)");
-    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->pages_batch, NULL) !=
-        SQLITE_OK)
+    size_t n = (size_t)snprintf(sql, sizeof sql, "INSERT INTO %s(%s) VALUES ", table, columns);
+    for (int i = 0; i < rows; i++)
+        for (int j = 0; j < cols; j++)
+            n += (size_t)snprintf(sql + n, sizeof sql - n, "%s?%s",
+                                  j   ? ""
+                                  : i ? ",("
+                                      : "(",
+                                  j == cols - 1 ? ")" : ",");
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL) != SQLITE_OK)
         return db_fail(s, "prepare");
     return CRAWL_OK;
 }
 
-/* The page records waiting, into the open transaction. */
-static enum crawl_code flush_pages(struct crawl_state *s)
+/* Where rows are taken from when inserted: the next record waiting (pages) or the next
+ * with a text row (texts). */
+struct row_cursor {
+    size_t i;
+    int texts;
+};
+
+/* Binds the next row of the cursor to q's parameters from first on. */
+static void bind_row(struct crawl_state *s, sqlite3_stmt *q, int first, struct row_cursor *c)
 {
-    size_t i = 0, start = 0;
-    enum crawl_code rc = CRAWL_OK;
-    while (rc == CRAWL_OK && i < s->pg_n) {
-        size_t k = s->pg_n - i >= BATCH_ROWS ? BATCH_ROWS : 1;
-        sqlite3_stmt *q = k > 1 ? s->pages_batch : s->st[S_PAGE_ADD];
-        for (size_t j = 0; j < k; j++) {
-            size_t end = s->pg_end[i + j];
-            sqlite3_bind_blob64(q, (int)j + 1, end > start ? (const void *)(s->pg + start) : "",
-                                end - start, SQLITE_STATIC);
-            start = end;
-        }
-        if (sqlite3_step(q) != SQLITE_DONE)
-            rc = db_fail(s, "add a page record");
+    while (c->texts && s->pd[c->i].text == TEXT_NONE)
+        c->i++;
+    size_t i = c->i++;
+    const struct pending *p = &s->pd[i];
+    sqlite3_bind_int64(q, first, s->next_seq + (int64_t)i);
+    if (!c->texts) {
+        size_t start = i ? s->pd[i - 1].end : 0;
+        sqlite3_bind_blob64(q, first + 1, p->end > start ? (const void *)(s->pg + start) : "",
+                            p->end - start, SQLITE_STATIC);
+        return;
+    }
+    sqlite3_bind_int64(q, first + 1, (int64_t)p->text_len);
+    size_t zstart = i ? s->pd[i - 1].zend : 0;
+    if (p->text == TEXT_KEPT)
+        sqlite3_bind_blob64(q, first + 2, s->tz + zstart, p->zend - zstart, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(q, first + 2);
+}
+
+/* n rows of the cursor into the open transaction, BATCH_ROWS a statement (batch) and the
+ * rest one a statement (one), of cols values each. */
+static enum crawl_code insert_rows(struct crawl_state *s, sqlite3_stmt *batch, sqlite3_stmt *one,
+                                   int cols, size_t n, struct row_cursor *c, const char *what)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = n - i >= BATCH_ROWS ? BATCH_ROWS : 1;
+        sqlite3_stmt *q = k > 1 ? batch : one;
+        for (size_t j = 0; j < k; j++)
+            bind_row(s, q, (int)j * cols + 1, c);
+        int r = sqlite3_step(q);
         sqlite3_reset(q);
+        if (r != SQLITE_DONE)
+            return db_fail(s, what);
         i += k;
     }
+    return CRAWL_OK;
+}
+
+/* The page records waiting and their texts, into the open transaction. */
+static enum crawl_code flush_pages(struct crawl_state *s)
+{
+    struct row_cursor pc = {0, 0}, tc = {0, 1};
+    enum crawl_code rc =
+        insert_rows(s, s->pages_batch, s->st[S_PAGE_ADD], 2, s->pg_n, &pc, "add a page record");
+    if (rc == CRAWL_OK)
+        rc = insert_rows(s, s->texts.batch, s->texts.add, 3, s->pg_texts, &tc, "add a page's text");
+    s->next_seq += (int64_t)s->pg_n;
     s->pg_n = 0;
     s->pg_len = 0;
+    s->tz_len = 0;
+    s->pg_texts = 0;
     return rc;
 }
 
@@ -258,10 +389,11 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
     sqlite3_busy_timeout(s->db, 2000);
     /* a second crawl on the same DIR would interleave two crawls' WARC offsets: one
      * writer, held by an exclusive lock for the life of the process (WAL allows it) */
-    /* A new state's pages are of 8 KiB (SQLite's default 4): the hash index takes random
+    /* A new state's pages are of 8 KiB (SQLite's default 4): an index by hash takes random
      * inserts, so a group commit writes most of its pages to the WAL each time; half as many
      * pages, half the writes and reads of the WAL and its checkpoints (bench_state.sh: 42 %
-     * fewer pwrite calls). A state made with 4 KiB pages keeps them (the file says which). */
+     * fewer pwrite calls, schema 2, whose table had one from the start; urls_hash now comes
+     * when needed). A state made with 4 KiB pages keeps them (the file says which). */
     if (exec(s, "PRAGMA page_size = 8192") != CRAWL_OK ||
         exec(s, "PRAGMA locking_mode = EXCLUSIVE") != CRAWL_OK ||
         exec(s, "PRAGMA journal_mode = WAL") != CRAWL_OK ||
@@ -278,10 +410,7 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
                 "CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL "
                 "UNIQUE, delay REAL, next_allowed REAL, robots_status INTEGER, robots_body BLOB, "
                 "robots_time REAL);"
-                "CREATE TABLE IF NOT EXISTS urls(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL "
-                "UNIQUE, host INTEGER NOT NULL, url TEXT NOT NULL, depth INTEGER, hops INTEGER, "
-                "prio REAL, state INTEGER NOT NULL, decision INTEGER, ref INTEGER);"
-                "CREATE INDEX IF NOT EXISTS urls_queued ON urls(host, id) WHERE state = 0;"
+                "CREATE TABLE IF NOT EXISTS urls" URLS_COLUMNS ";" URLS_QUEUED ";"
                 "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
         CRAWL_OK)
         goto fail;
@@ -304,31 +433,32 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
         db_fail(s, "read the schema version");
         goto fail;
     }
-    if (have && version == 1) {
-        /* schema 1 (no referrers, no leases): its URLs keep no referrer */
-        if (exec(s, "ALTER TABLE urls ADD COLUMN ref INTEGER") != CRAWL_OK)
+    if (have && (version == 1 || version == 2)) {
+        if (migrate(s, (int)version) != CRAWL_OK)
             goto fail;
-        s->migrated_from = 1;
+        s->migrated_from = (int)version;
     } else if (have && version != STATE_SCHEMA_VERSION) {
         st_err(s,
-               "%s: state schema version %lld, this simcrawl reads versions 1 and %d: "
+               "%s: state schema version %lld, this simcrawl reads versions 1 to %d: "
                "resume it with the simcrawl that made it, or start another --state DIR",
                s->path, (long long)version, STATE_SCHEMA_VERSION);
         rc = CRAWL_EFORMAT;
         goto fail;
     }
+    if (has_object(s, "index", "urls_hash", &s->hash_index) != CRAWL_OK)
+        goto fail;
     for (int i = 0; i < S_N; i++)
         if (sqlite3_prepare_v3(s->db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK) {
             db_fail(s, "prepare");
             goto fail;
         }
-    if (prepare_batches(s) != CRAWL_OK)
+    if (prepare_insert(s, "pages", "seq, data", 2, BATCH_ROWS, &s->pages_batch) != CRAWL_OK)
         goto fail;
     if ((!have || s->migrated_from) &&
         crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
         goto fail;
-    if (texts_setup(s) != CRAWL_OK)
+    if (texts_setup(s) != CRAWL_OK || first_seq(s, &s->next_seq) != CRAWL_OK)
         goto fail;
     /* the transfers in flight when the last run ended are queued again */
     if (exec(s, "UPDATE urls SET state = 0 WHERE state = 5") != CRAWL_OK)
@@ -361,7 +491,8 @@ void crawl_state_close(struct crawl_state *s)
     sqlite3_finalize(s->pages_batch);
     sqlite3_close(s->db);
     free(s->pg);
-    free(s->pg_end);
+    free(s->tz);
+    free(s->pd);
     free(s);
 }
 
@@ -611,7 +742,7 @@ enum crawl_code crawl_state_foreach_host(struct crawl_state *s,
 
 enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_t host,
                                     const char *url, unsigned depth, unsigned hops, float priority,
-                                    uint64_t referrer, int64_t *id)
+                                    int64_t referrer, int64_t *id)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
@@ -623,47 +754,53 @@ enum crawl_code crawl_state_url_add(struct crawl_state *s, uint64_t hash, int64_
     sqlite3_bind_int(q, 5, (int)hops);
     sqlite3_bind_double(q, 6, priority);
     if (referrer)
-        sqlite3_bind_int64(q, 7, (int64_t)referrer);
+        sqlite3_bind_int64(q, 7, referrer);
     else
         sqlite3_bind_null(q, 7);
     int r = sqlite3_step(q);
     sqlite3_reset(q);
     if (r != SQLITE_DONE)
         return db_fail(s, "add a URL");
-    *id = sqlite3_changes(s->db) ? sqlite3_last_insert_rowid(s->db) : 0;
+    *id = sqlite3_last_insert_rowid(s->db);
     s->pending++;
     return CRAWL_OK;
 }
 
-enum crawl_code crawl_state_url_set(struct crawl_state *s, uint64_t hash,
-                                    enum crawl_url_state state, int decision)
+/* Steps q, an UPDATE of URL row id: it must change that row. */
+static enum crawl_code url_update(struct crawl_state *s, sqlite3_stmt *q, int64_t id,
+                                  const char *what)
+{
+    int r = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (r != SQLITE_DONE)
+        return db_fail(s, what);
+    if (sqlite3_changes(s->db) != 1) {
+        st_err(s, "%s: %s: no URL row %lld", s->path, what, (long long)id);
+        return CRAWL_EIO;
+    }
+    s->pending++;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_url_set(struct crawl_state *s, int64_t id, enum crawl_url_state state,
+                                    int decision)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_SET];
     sqlite3_bind_int(q, 1, (int)state);
     sqlite3_bind_int(q, 2, decision);
-    sqlite3_bind_int64(q, 3, (int64_t)hash);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "update a URL");
-    s->pending++;
-    return CRAWL_OK;
+    sqlite3_bind_int64(q, 3, id);
+    return url_update(s, q, id, "update a URL");
 }
 
-enum crawl_code crawl_state_url_lease(struct crawl_state *s, uint64_t hash)
+enum crawl_code crawl_state_url_lease(struct crawl_state *s, int64_t id)
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
     sqlite3_stmt *q = s->st[S_URL_LEASE];
-    sqlite3_bind_int64(q, 1, (int64_t)hash);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "lease a URL");
-    s->pending++;
-    return CRAWL_OK;
+    sqlite3_bind_int64(q, 1, id);
+    return url_update(s, q, id, "lease a URL");
 }
 
 enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, float priority,
@@ -672,6 +809,8 @@ enum crawl_code crawl_state_url_priority(struct crawl_state *s, uint64_t hash, f
     *id = 0;
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
+    if (hash_index(s) != CRAWL_OK)
+        return CRAWL_EIO;
     sqlite3_stmt *q = s->st[S_URL_PRIO];
     sqlite3_bind_double(q, 1, priority);
     sqlite3_bind_int64(q, 2, (int64_t)hash);
@@ -693,6 +832,8 @@ enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *f
 {
     if (s->redis)
         return CRAWL_EINVAL; /* the shared frontier has no such table */
+    if (hash_index(s) != CRAWL_OK)
+        return CRAWL_EIO;
     sqlite3_stmt *q = s->st[S_URL_HAS];
     sqlite3_bind_int64(q, 1, (int64_t)hash);
     int r = sqlite3_step(q);
@@ -702,7 +843,7 @@ enum crawl_code crawl_state_url_has(struct crawl_state *s, uint64_t hash, int *f
 }
 
 typedef int (*queued_fn)(void *userdata, int64_t id, const char *url, unsigned depth, unsigned hops,
-                         float priority, const char *referrer);
+                         float priority, int64_t ref, const char *referrer);
 
 /* fn for each row of q (the columns of S_QUEUED and S_BEST), which is reset after. */
 static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queued_fn fn,
@@ -714,7 +855,8 @@ static enum crawl_code queued_rows(struct crawl_state *s, sqlite3_stmt *q, queue
     while ((r = sqlite3_step(q)) == SQLITE_ROW) {
         if (fn(userdata, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
                (unsigned)sqlite3_column_int(q, 2), (unsigned)sqlite3_column_int(q, 3),
-               (float)sqlite3_column_double(q, 4), (const char *)sqlite3_column_text(q, 5)) != 0) {
+               (float)sqlite3_column_double(q, 4), sqlite3_column_int64(q, 5),
+               (const char *)sqlite3_column_text(q, 6)) != 0) {
             rc = CRAWL_ENOMEM;
             break;
         }
@@ -825,34 +967,57 @@ static enum crawl_code pages_end(struct crawl_state *s, sqlite3_stmt *q, enum cr
     return rc;
 }
 
+/* Room for n more bytes at *len in *buf (of *cap, doubled from 64 KiB). */
+static int grow(unsigned char **buf, size_t *cap, size_t len, size_t n)
+{
+    if (n <= *cap - len)
+        return 0;
+    size_t c = *cap ? *cap : 65536;
+    while (n > c - len)
+        c *= 2;
+    unsigned char *v = realloc(*buf, c);
+    if (!v)
+        return -1;
+    *buf = v;
+    *cap = c;
+    return 0;
+}
+
+/* A record waiting (batches): data, and its text row (text TEXT_NONE: none; TEXT_KEPT:
+ * z[0..zlen) packed, text_len bytes unpacked; TEXT_OVER_CAP: the length alone). */
+static enum crawl_code pending_add(struct crawl_state *s, const void *data, size_t len, int text,
+                                   const unsigned char *z, size_t zlen, size_t text_len)
+{
+    if (s->pg_n == s->pg_ncap) {
+        size_t cap = s->pg_ncap ? 2 * s->pg_ncap : 256;
+        struct pending *v = realloc(s->pd, cap * sizeof *v);
+        if (!v)
+            return CRAWL_ENOMEM;
+        s->pd = v;
+        s->pg_ncap = cap;
+    }
+    if (text != TEXT_KEPT)
+        zlen = 0;
+    if (grow(&s->pg, &s->pg_cap, s->pg_len, len) != 0 ||
+        grow(&s->tz, &s->tz_cap, s->tz_len, zlen) != 0)
+        return CRAWL_ENOMEM;
+    if (len)
+        memcpy(s->pg + s->pg_len, data, len);
+    if (zlen)
+        memcpy(s->tz + s->tz_len, z, zlen);
+    s->pg_len += len;
+    s->tz_len += zlen;
+    s->pd[s->pg_n++] = (struct pending){s->pg_len, s->tz_len, text_len, text};
+    s->pg_texts += text != TEXT_NONE;
+    s->pending += 1 + (text != TEXT_NONE);
+    return CRAWL_OK;
+}
+
 enum crawl_code crawl_state_page_add(struct crawl_state *s, const void *data, size_t len)
 {
     if (s->redis)
         return crawl_redis_page_add(s->redis, data, len);
-    if (s->pg_n == s->pg_ncap) {
-        size_t cap = s->pg_ncap ? 2 * s->pg_ncap : 256;
-        size_t *v = realloc(s->pg_end, cap * sizeof *v);
-        if (!v)
-            return CRAWL_ENOMEM;
-        s->pg_end = v;
-        s->pg_ncap = cap;
-    }
-    if (len > s->pg_cap - s->pg_len) {
-        size_t cap = s->pg_cap ? s->pg_cap : 65536;
-        while (len > cap - s->pg_len)
-            cap *= 2;
-        unsigned char *v = realloc(s->pg, cap);
-        if (!v)
-            return CRAWL_ENOMEM;
-        s->pg = v;
-        s->pg_cap = cap;
-    }
-    if (len)
-        memcpy(s->pg + s->pg_len, data, len);
-    s->pg_len += len;
-    s->pg_end[s->pg_n++] = s->pg_len;
-    s->pending++;
-    return CRAWL_OK;
+    return pending_add(s, data, len, TEXT_NONE, NULL, 0, 0);
 }
 
 enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
@@ -890,6 +1055,42 @@ enum crawl_code crawl_state_foreach_page(struct crawl_state *s,
  * without texts (CRAWL_TEXT_NONE).
  */
 
+/* A thread's igzip stream and level-1 buffer (80 KB and 276 KB), made at its first
+ * crawl_text_pack and freed when the thread ends. Allocated and zeroed at every page, they
+ * cost about as much as the packing (perf, 30,000 pages: memset 2.9 % of a --state crawl's
+ * CPU time; callgrind, which counts rep stosb by the byte, 3.8 G instructions, a third of
+ * its count). Neither needs zeroing again: a stateless deflate sets up the stream and the
+ * level buffer's hash table itself, so the same text packs to the same bytes whatever they
+ * held before (test_state_text_pack_reuse), but for the stream's hist_bits, which
+ * isal_deflate_stateless_init leaves as it finds it (1..14 would shrink the window, as
+ * warc_write.c found): the stream is zeroed when made, hist_bits set to 0 at each call. */
+struct packer {
+    struct isal_zstream zs;
+    unsigned char lbuf[ISAL_DEF_LVL1_DEFAULT];
+};
+
+static pthread_key_t packer_key;
+static pthread_once_t packer_once = PTHREAD_ONCE_INIT;
+static int packer_key_made;
+
+static void packer_key_make(void)
+{
+    packer_key_made = pthread_key_create(&packer_key, free) == 0;
+}
+
+/* This thread's packer, NULL without memory. */
+static struct packer *packer(void)
+{
+    if (pthread_once(&packer_once, packer_key_make) != 0 || !packer_key_made)
+        return NULL;
+    struct packer *p = pthread_getspecific(packer_key);
+    if (!p && (p = calloc(1, sizeof *p)) && pthread_setspecific(packer_key, p) != 0) {
+        free(p);
+        p = NULL;
+    }
+    return p;
+}
+
 enum crawl_code crawl_text_pack(const char *text, size_t len, struct crawl_text *out)
 {
     memset(out, 0, sizeof *out);
@@ -897,11 +1098,13 @@ enum crawl_code crawl_text_pack(const char *text, size_t len, struct crawl_text 
         return CRAWL_EINVAL;
     uLong room = compressBound((uLong)len);
     unsigned char *z = malloc(room);
-    struct isal_zstream *zs = calloc(1, sizeof *zs);
-    unsigned char *lbuf = calloc(1, ISAL_DEF_LVL1_DEFAULT); /* zeroed: the same bytes each time */
+    struct packer *p = packer();
     size_t n = 0;
-    if (z && zs && lbuf) {
+    if (z && p) {
+        struct isal_zstream *zs = &p->zs;
+        unsigned char *lbuf = p->lbuf;
         isal_deflate_stateless_init(zs);
+        zs->hist_bits = 0; /* (init leaves it as it was) */
         zs->level = 1;
         zs->level_buf = lbuf;
         zs->level_buf_size = ISAL_DEF_LVL1_DEFAULT;
@@ -917,8 +1120,6 @@ enum crawl_code crawl_text_pack(const char *text, size_t len, struct crawl_text 
         else if (compress2(z, &room, (const Bytef *)text, (uLong)len, 1) == Z_OK)
             n = room; /* (igzip past zlib's bound: its stored blocks; zlib fits it) */
     }
-    free(zs);
-    free(lbuf);
     if (!n) {
         free(z);
         return CRAWL_ENOMEM;
@@ -937,48 +1138,48 @@ void crawl_text_release(struct crawl_text *t)
     memset(t, 0, sizeof *t);
 }
 
+/* *seq: the seq the next page record gets (the highest in the table + 1). */
+static enum crawl_code first_seq(struct crawl_state *s, int64_t *seq)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(seq), 0) + 1 FROM pages", -1, &q, NULL) !=
+        SQLITE_OK)
+        return db_fail(s, "read page records");
+    int r = sqlite3_step(q);
+    if (r == SQLITE_ROW)
+        *seq = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return r == SQLITE_ROW ? CRAWL_OK : db_fail(s, "read page records");
+}
+
 /* The texts table, made (with meta texts.from) when the state has none; texts.from read. */
 static enum crawl_code texts_setup(struct crawl_state *s)
 {
-    sqlite3_stmt *q = NULL;
     int have = 0;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'texts'",
-                           -1, &q, NULL) != SQLITE_OK)
-        return db_fail(s, "read the schema");
-    int r = sqlite3_step(q);
-    have = r == SQLITE_ROW;
-    sqlite3_finalize(q);
-    if (r != SQLITE_ROW && r != SQLITE_DONE)
-        return db_fail(s, "read the schema");
+    if (has_object(s, "table", "texts", &have) != CRAWL_OK)
+        return CRAWL_EIO;
     int64_t from = 1;
     int found = 0;
     if (!have) {
         if (exec(s, "CREATE TABLE texts(seq INTEGER PRIMARY KEY, len INTEGER NOT NULL, z BLOB)") !=
-            CRAWL_OK)
-            return CRAWL_EIO;
-        if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(seq), 0) + 1 FROM pages", -1, &q,
-                               NULL) != SQLITE_OK)
-            return db_fail(s, "read page records");
-        if (sqlite3_step(q) == SQLITE_ROW)
-            from = sqlite3_column_int64(q, 0);
-        sqlite3_finalize(q);
-        if (crawl_state_set_meta_int(s, "texts.from", from) != CRAWL_OK)
+                CRAWL_OK ||
+            first_seq(s, &from) != CRAWL_OK ||
+            crawl_state_set_meta_int(s, "texts.from", from) != CRAWL_OK)
             return CRAWL_EIO;
     } else if (crawl_state_meta_int(s, "texts.from", &from, &found) != CRAWL_OK) {
         return CRAWL_EIO;
     }
     s->texts.from = from;
-    if (sqlite3_prepare_v3(s->db, "INSERT INTO texts(seq, len, z) VALUES (?, ?, ?)", -1,
-                           SQLITE_PREPARE_PERSISTENT, &s->texts.add, NULL) != SQLITE_OK)
-        return db_fail(s, "prepare");
-    return CRAWL_OK;
+    if (prepare_insert(s, "texts", "seq, len, z", 3, 1, &s->texts.add) != CRAWL_OK)
+        return CRAWL_EIO;
+    return prepare_insert(s, "texts", "seq, len, z", 3, BATCH_ROWS, &s->texts.batch);
 }
 
 static void texts_close(struct crawl_state *s)
 {
     sqlite3_finalize(s->texts.add);
-    s->texts.add = NULL;
+    sqlite3_finalize(s->texts.batch);
+    s->texts.add = s->texts.batch = NULL;
 }
 
 enum crawl_code crawl_state_text_bytes(struct crawl_state *s, uint64_t *bytes)
@@ -1007,39 +1208,17 @@ enum crawl_code crawl_state_page_add_text(struct crawl_state *s, const void *dat
                                           const struct crawl_text *text, uint64_t max_bytes)
 {
     if (s->redis || !text || !text->z)
-        return crawl_state_page_add(s, data, len); /* batched (HOW IT WORKS, batches) */
-    /* a record with a text is written now, after those waiting, for its seq */
-    enum crawl_code rc = flush(s);
+        return crawl_state_page_add(s, data, len);
+    uint64_t bytes;
+    enum crawl_code rc = crawl_state_text_bytes(s, &bytes);
     if (rc != CRAWL_OK)
         return rc;
-    sqlite3_stmt *pq = s->st[S_PAGE_ADD];
-    sqlite3_bind_blob64(pq, 1, len ? data : "", len, SQLITE_STATIC);
-    int pr = sqlite3_step(pq);
-    sqlite3_reset(pq);
-    if (pr != SQLITE_DONE)
-        return db_fail(s, "add a page record");
-    s->pending++;
-    int64_t seq = sqlite3_last_insert_rowid(s->db); /* the record's */
-    uint64_t bytes;
-    if ((rc = crawl_state_text_bytes(s, &bytes)) != CRAWL_OK)
-        return rc;
     int keep = text->zlen <= max_bytes && bytes <= max_bytes - text->zlen;
-    sqlite3_stmt *q = s->texts.add;
-    sqlite3_bind_int64(q, 1, seq);
-    sqlite3_bind_int64(q, 2, (int64_t)text->len);
-    if (keep)
-        sqlite3_bind_blob64(q, 3, text->z, text->zlen, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(q, 3);
-    int r = sqlite3_step(q);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (r != SQLITE_DONE)
-        return db_fail(s, "add a page's text");
-    if (keep)
+    rc =
+        pending_add(s, data, len, keep ? TEXT_KEPT : TEXT_OVER_CAP, text->z, text->zlen, text->len);
+    if (rc == CRAWL_OK && keep)
         s->texts.bytes += text->zlen;
-    s->pending++;
-    return CRAWL_OK;
+    return rc;
 }
 
 typedef int (*page_text_fn)(void *userdata, const void *data, size_t len, enum crawl_text_status st,

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <zlib.h>
 #include <zstd.h>
 
 #include "crawler/crawl.h"
@@ -46,7 +47,7 @@ static void push(struct crawl_frontier *f, const char *url, unsigned depth, floa
 {
     struct crawl_host *h = host_of(f, url);
     CU_ASSERT_PTR_NOT_NULL_FATAL(h);
-    ASSERT_EQ(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, now), CRAWL_OK);
+    ASSERT_EQ(crawl_frontier_push(f, h, url, depth, 0, prio, NULL, 0, now), CRAWL_OK);
 }
 
 static void test_frontier_priority_within_host(void)
@@ -248,8 +249,8 @@ static void test_frontier_cap(void)
     ASSERT_EQ_FATAL(crawl_frontier_new(&o, &f), CRAWL_OK);
     struct crawl_host *h = host_of(f, "http://a/");
     for (int i = 0; i < 3; i++)
-        ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_OK);
-    ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0), CRAWL_ETOOLARGE);
+        ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0, 0), CRAWL_OK);
+    ASSERT_EQ(crawl_frontier_push(f, h, "http://a/x", 0, 0, 0, NULL, 0, 0), CRAWL_ETOOLARGE);
     ASSERT_EQ(crawl_frontier_size(f), 3);
     crawl_frontier_free(f);
 }
@@ -1475,6 +1476,69 @@ static void test_state_page_texts(void)
     ASSERT_EQ(system(cmd), 0);
 }
 
+/* len bytes of words, one byte in 7 changed (by salt) so that igzip finds matches and misses. */
+static char *pack_text(size_t len, unsigned salt)
+{
+    char *t = malloc(len);
+    for (size_t i = 0; t && i < len; i++)
+        t[i] = (char)("the words of a page "[i % 20] + ((i * 2654435761u + salt) % 7 == 0));
+    return t;
+}
+
+struct pack_job {
+    const char *text;
+    size_t len;
+    struct crawl_text out;
+    enum crawl_code rc;
+};
+
+static void *pack_thread(void *arg)
+{
+    struct pack_job *pj = arg;
+    pj->rc = crawl_text_pack(pj->text, pj->len, &pj->out);
+    return NULL;
+}
+
+/* crawl_text_pack reuses its thread's buffers: the same text packs to the same bytes after
+ * another text was packed (the buffers full of it) and on a new thread (fresh buffers), and
+ * unpacks to itself. */
+static void test_state_text_pack_reuse(void)
+{
+    size_t len = 200000;
+    char *text = pack_text(len, 1), *other = pack_text(len, 5);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+    struct crawl_text a, b, o;
+    ASSERT_EQ_FATAL(crawl_text_pack(text, len, &a), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_text_pack(other, len, &o), CRAWL_OK);
+    ASSERT_EQ_FATAL(crawl_text_pack(text, len / 2, &b), CRAWL_OK);
+    crawl_text_release(&b);
+    ASSERT_EQ_FATAL(crawl_text_pack(text, len, &b), CRAWL_OK);
+    CU_ASSERT(a.zlen < len / 2);
+    ASSERT_EQ(b.zlen, a.zlen);
+    CU_ASSERT(memcmp(a.z, b.z, a.zlen) == 0);
+    struct pack_job pj = {.text = text, .len = len};
+    pthread_t t;
+    ASSERT_EQ_FATAL(pthread_create(&t, NULL, pack_thread, &pj), 0);
+    pthread_join(t, NULL);
+    ASSERT_EQ(pj.rc, CRAWL_OK);
+    ASSERT_EQ(pj.out.zlen, a.zlen);
+    CU_ASSERT(pj.out.z && memcmp(pj.out.z, a.z, a.zlen) == 0);
+    char *back = malloc(len);
+    uLongf got = (uLongf)len;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    ASSERT_EQ(uncompress((Bytef *)back, &got, a.z, (uLong)a.zlen), Z_OK);
+    ASSERT_EQ(got, len);
+    CU_ASSERT(memcmp(back, text, len) == 0);
+    free(back);
+    crawl_text_release(&a);
+    crawl_text_release(&b);
+    crawl_text_release(&o);
+    crawl_text_release(&pj.out);
+    free(text);
+    free(other);
+}
+
 static void test_seen_bloom(void)
 {
     struct crawl_bloom *b = NULL;
@@ -1732,6 +1796,79 @@ static void test_state_page_records_batched(void)
     ASSERT_EQ(hdr[16] << 8 | hdr[17], 8192); /* the page size, big-endian at offset 16 */
     snprintf(path, sizeof path, "rm -rf '%s'", dir);
     ASSERT_EQ(system(path), 0);
+}
+
+struct text_check {
+    size_t n, bad;
+};
+
+/* Record i of add_text_records: its text, its status. */
+static enum crawl_text_status text_of(size_t i, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "the words of page %zu, %s", i, i % 2 ? "odd" : "even");
+    return i % 3 == 0 ? CRAWL_TEXT_NONE : i % 5 == 4 ? CRAWL_TEXT_OVER_CAP : CRAWL_TEXT_KEPT;
+}
+
+static int text_check_row(void *userdata, const void *data, size_t len, enum crawl_text_status st,
+                          const char *text, size_t text_len)
+{
+    struct text_check *tc = userdata;
+    char rec[64], want[64];
+    int rl = snprintf(rec, sizeof rec, "record %zu", tc->n);
+    enum crawl_text_status ws = text_of(tc->n, want, sizeof want);
+    if (len != (size_t)rl || memcmp(data, rec, len) != 0 || st != ws ||
+        (ws == CRAWL_TEXT_KEPT && (text_len != strlen(want) || memcmp(text, want, text_len) != 0)))
+        tc->bad++;
+    tc->n++;
+    return 0;
+}
+
+/* Records i in [from, to) with their texts (text_of: none, kept, or past a cap of 0). */
+static void add_text_records(struct crawl_state *st, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        char rec[64], text[64];
+        int len = snprintf(rec, sizeof rec, "record %zu", i);
+        enum crawl_text_status ts = text_of(i, text, sizeof text);
+        struct crawl_text t;
+        ASSERT_EQ_FATAL(crawl_text_pack(text, strlen(text), &t), CRAWL_OK);
+        ASSERT_EQ(crawl_state_page_add_text(st, rec, (size_t)len, ts == CRAWL_TEXT_NONE ? NULL : &t,
+                                            ts == CRAWL_TEXT_OVER_CAP ? 0 : 1u << 20),
+                  CRAWL_OK);
+        crawl_text_release(&t);
+    }
+}
+
+/* Records with and without texts wait together and go in batches (more than one statement
+ * of 64 rows a kind): each text is read back with its own record, committed or not yet. */
+static void test_state_page_texts_batched(void)
+{
+    char dir[] = "/tmp/simcrawl-ptexts-XXXXXX", err[256];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    struct crawl_state *st = NULL;
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    add_text_records(st, 0, 100);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    add_text_records(st, 100, 250);
+    struct text_check tc = {0};
+    ASSERT_EQ(crawl_state_foreach_page_text(st, text_check_row, &tc), CRAWL_OK); /* uncommitted */
+    ASSERT_EQ(tc.n, 250);
+    ASSERT_EQ(tc.bad, 0);
+    add_text_records(st, 250, 330);
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    add_text_records(st, 330, 400); /* never committed */
+    crawl_state_close(st);
+    ASSERT_EQ_FATAL(crawl_state_open(dir, 0, &st, NULL, err, sizeof err), CRAWL_OK);
+    add_text_records(st, 330, 340); /* the seqs go on from the last committed */
+    ASSERT_EQ(crawl_state_commit(st), CRAWL_OK);
+    memset(&tc, 0, sizeof tc);
+    ASSERT_EQ(crawl_state_foreach_page_text(st, text_check_row, &tc), CRAWL_OK);
+    ASSERT_EQ(tc.n, 340);
+    ASSERT_EQ(tc.bad, 0);
+    crawl_state_close(st);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ASSERT_EQ(system(cmd), 0);
 }
 
 static void test_loop_redirects_errors_faults(void)
@@ -2677,7 +2814,9 @@ void test_crawl_register(void)
     CU_add_test(s, "test_loop_focused_state_resume", test_loop_focused_state_resume);
     CU_add_test(s, "test_loop_focused_state_window", test_loop_focused_state_window);
     CU_add_test(s, "test_state_page_texts", test_state_page_texts);
+    CU_add_test(s, "test_state_text_pack_reuse", test_state_text_pack_reuse);
     CU_add_test(s, "test_state_page_records_batched", test_state_page_records_batched);
+    CU_add_test(s, "test_state_page_texts_batched", test_state_page_texts_batched);
     CU_add_test(s, "test_seen_bloom", test_seen_bloom);
     CU_add_test(s, "test_loop_duplicate_links_not_enqueued",
                 test_loop_duplicate_links_not_enqueued);

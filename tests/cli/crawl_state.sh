@@ -90,10 +90,47 @@ expect_status 0 "crawl --state resumes a schema 1 state" -- cs_crawl --state "$C
 expect_grep "state of schema 1 brought to the current schema" "$TMP/err" "the migration is said"
 expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the migrated crawl goes to its end"
 [ "$(grep -c '"referrer"' "$CS/v1.jsonl")" -gt 300 ] && ok || bad "crawl --state: no referrers after a migration"
-python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("UPDATE meta SET value = 3 WHERE key = '"'schema'"'"); db.commit()' "$CS/v1/state.db"
+# schema 2 (the referrer kept as its hash, the hash UNIQUE in the table): a state of it, made
+# from this one as schema 2 laid it out, resumes with each queued URL's referrer as it was
+expect_status 0 "crawl --state, 40 pages for the schema 2 state" -- cs_crawl --max-pages 40 \
+    --state "$CS/v2" --log "$CS/v2.jsonl" "$cs_seed"
+python3 - "$CS/v2/state.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("""
+CREATE TABLE urls_v2(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE, host INTEGER NOT NULL,
+  url TEXT NOT NULL, depth INTEGER, hops INTEGER, prio REAL, state INTEGER NOT NULL,
+  decision INTEGER, ref INTEGER);
+INSERT INTO urls_v2 SELECT u.id, u.hash, u.host, u.url, u.depth, u.hops, u.prio, u.state,
+  u.decision, r.hash FROM urls u LEFT JOIN urls r ON r.id = u.ref;
+DROP TABLE urls; ALTER TABLE urls_v2 RENAME TO urls;
+CREATE INDEX urls_queued ON urls(host, id) WHERE state = 0;
+UPDATE meta SET value = 2 WHERE key = 'schema';""")
+db.close()
+PY
+expect_status 0 "crawl --state resumes a schema 2 state" -- cs_crawl --state "$CS/v2" \
+    --log "$CS/v2.jsonl" "$cs_seed"
+expect_grep "state of schema 2 brought to the current schema$" "$TMP/err" "the migration from 2 is said"
+expect_grep "crawl done: 401 pages fetched" "$TMP/err" "the crawl migrated from 2 goes to its end"
+if python3 - "$CS/v2.jsonl" "$cs_seed" "$CS/v2/state.db" <<'PY'
+import json, sqlite3, sys, urllib.request
+lines = [json.loads(l) for l in open(sys.argv[1])]
+bad = [o["url"] for o in lines if (o["url"] == sys.argv[2]) == ("referrer" in o)]
+for o in lines[40:80]:  # queued before the migration, fetched after it: the referrer links it
+    page = urllib.request.urlopen(o["referrer"]).read().decode()
+    if 'href="/%s"' % o["url"].split("/", 3)[3] not in page:
+        bad.append("%s not linked by %s" % (o["url"], o["referrer"]))
+db = sqlite3.connect(sys.argv[3])
+if db.execute("SELECT count(*) FROM urls u LEFT JOIN urls r ON r.id = u.ref "
+              "WHERE u.ref IS NOT NULL AND r.id IS NULL").fetchone()[0]:
+    bad.append("a ref that is no row id")
+sys.exit("schema 2 migrated wrong: %s" % bad[:3] if bad else 0)
+PY
+then ok; else bad "crawl --state: referrers after a migration from schema 2"; fi
+python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("UPDATE meta SET value = 4 WHERE key = '"'schema'"'"); db.commit()' "$CS/v1/state.db"
 expect_status 2 "crawl --state on a state of a later schema" -- cs_crawl --state "$CS/v1" \
     --log "$CS/v1.jsonl" "$cs_seed"
-expect_grep "state schema version 3, this simcrawl reads versions 1 and 2" "$TMP/err" \
+expect_grep "state schema version 4, this simcrawl reads versions 1 to 3" "$TMP/err" \
     "a later schema is refused with both versions"
 # a focused crawl keeps its state too (the order across a resume: test_crawl.c
 # test_loop_focused_state_resume); another topic cannot go on with its priorities

@@ -21,7 +21,7 @@ of the planted near-duplicates leaves:
   - a run on the finished state says the crawl is complete and exits 0.
 
     crawl_kill.py --simcrawl BIN --runs N [--pages P] [--points a,b] [--seed S] [--keep DIR]
-                  [--slow-connections S] [--crawl-args ARGS]
+                  [--slow-connections S] [--crawl-args ARGS] [--first-simcrawl OLD]
 
 Runs alternate: the first len(points) runs each kill at one crash point (the Nth pass, N
 random), the others kill at random times (1 to 3 kills a run). Exit status 0 when every
@@ -318,7 +318,9 @@ def one_run(a, rnd, n, point, ref, work):
                 nth = {"crawl-started": 1, "crawl-warc-appended": rnd.randint(1, a.pages // 2),
                        "crawl-log-written": rnd.randint(1, a.pages // 2)}.get(point, rnd.randint(1, 3))
                 env["SIMCRAWL_CRASH_AT"] = "%s:%d" % (point, nth)
-            p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            # --first-simcrawl: the processes before the first kill are the older simcrawl's
+            run = [a.first_simcrawl] + cmd[1:] if a.first_simcrawl and not kills else cmd
+            p = subprocess.Popen(run, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             if not point and attempt < planned:
                 time.sleep(rnd.uniform(0.05, a.kill_within) * a.ref_seconds)
                 if p.poll() is None:
@@ -415,8 +417,14 @@ def main():
     ap.add_argument("--crawl-args", default="", metavar="ARGS",
                     help="more options for the runs' crawls (--state ones), e.g. "
                          "'--seen-memory 4096': a seen set spilled to its filter")
+    ap.add_argument("--first-simcrawl", default=None, metavar="OLD",
+                    help="each run's processes up to its first kill are OLD's (a simcrawl of "
+                         "an earlier state schema), the rest BIN's: a state OLD wrote, "
+                         "resumed (and migrated) by BIN")
     a = ap.parse_args()
     a.simcrawl = os.path.abspath(a.simcrawl)
+    if a.first_simcrawl:
+        a.first_simcrawl = os.path.abspath(a.first_simcrawl)
     seed = a.seed if a.seed is not None else random.randrange(1 << 30)
     rnd = random.Random(seed)
     work = a.keep or tempfile.mkdtemp(prefix="crawl_kill.")
