@@ -356,35 +356,28 @@ static enum crawl_code flush(struct crawl_state *s)
     return s->pg_n ? flush_pages(s) : CRAWL_OK;
 }
 
-enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_state **out,
-                                 int *created, char *err, size_t errlen)
+/* crawl_state_open's first step: DIR made (or found) a directory, its state.db opened
+ * with the pragmas below; *existed when the file was there before. */
+static enum crawl_code open_db(struct crawl_state *s, const char *dir, int durable, int *existed)
 {
-    *out = NULL;
-    if (created)
-        *created = 0;
-    struct crawl_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return CRAWL_ENOMEM;
-    enum crawl_code rc = CRAWL_EIO;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         st_err(s, "cannot create state directory %s: %s", dir, strerror(errno));
-        goto fail;
+        return CRAWL_EIO;
     }
     struct stat stt;
     if (stat(dir, &stt) != 0 || !S_ISDIR(stt.st_mode)) {
         st_err(s, "state %s is not a directory", dir);
-        goto fail;
+        return CRAWL_EIO;
     }
     if ((size_t)snprintf(s->path, sizeof s->path, "%s/state.db", dir) >= sizeof s->path) {
         st_err(s, "state directory name too long");
-        rc = CRAWL_EINVAL;
-        goto fail;
+        return CRAWL_EINVAL;
     }
-    int existed = stat(s->path, &stt) == 0;
+    *existed = stat(s->path, &stt) == 0;
     if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
         st_err(s, "cannot open %s: %s", s->path, s->db ? sqlite3_errmsg(s->db) : "no memory");
-        goto fail;
+        return CRAWL_EIO;
     }
     sqlite3_busy_timeout(s->db, 2000);
     /* a second crawl on the same DIR would interleave two crawls' WARC offsets: one
@@ -401,11 +394,18 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
             CRAWL_OK ||
         exec(s, "PRAGMA cache_size = -16384") != CRAWL_OK || /* 16 MiB of pages at most */
         exec(s, "PRAGMA secure_delete = OFF") != CRAWL_OK) /* Debian builds it on: no secret here */
-        goto fail;
+        return CRAWL_EIO;
     if (exec(s, "BEGIN IMMEDIATE") != CRAWL_OK) {
         st_err(s, "%s is in use by another crawl (or damaged): %s", s->path, sqlite3_errmsg(s->db));
-        goto fail;
+        return CRAWL_EIO;
     }
+    return CRAWL_OK;
+}
+
+/* The second step, in the open transaction: the tables made if new, the schema version
+ * read (*have: it was recorded), an older one migrated, a newer one refused. */
+static enum crawl_code schema_step(struct crawl_state *s, int *have)
+{
     if (exec(s, "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, origin TEXT NOT NULL "
                 "UNIQUE, delay REAL, next_allowed REAL, robots_status INTEGER, robots_body BLOB, "
@@ -413,69 +413,94 @@ enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_stat
                 "CREATE TABLE IF NOT EXISTS urls" URLS_COLUMNS ";" URLS_QUEUED ";"
                 "CREATE TABLE IF NOT EXISTS pages(seq INTEGER PRIMARY KEY, data BLOB NOT NULL);") !=
         CRAWL_OK)
-        goto fail;
+        return CRAWL_EIO;
     /* the schema version, before any statement that needs this version's columns */
     sqlite3_stmt *vq = NULL;
     int64_t version = 0;
-    int have = 0;
+    *have = 0;
     if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'schema'", -1, &vq, NULL) !=
         SQLITE_OK) {
         db_fail(s, "read the schema version");
-        goto fail;
+        return CRAWL_EIO;
     }
     int vr = sqlite3_step(vq);
     if (vr == SQLITE_ROW) {
-        have = 1;
+        *have = 1;
         version = sqlite3_column_int64(vq, 0);
     }
     sqlite3_finalize(vq);
     if (vr != SQLITE_ROW && vr != SQLITE_DONE) {
         db_fail(s, "read the schema version");
-        goto fail;
+        return CRAWL_EIO;
     }
-    if (have && (version == 1 || version == 2)) {
+    if (*have && (version == 1 || version == 2)) {
         if (migrate(s, (int)version) != CRAWL_OK)
-            goto fail;
+            return CRAWL_EIO;
         s->migrated_from = (int)version;
-    } else if (have && version != STATE_SCHEMA_VERSION) {
+    } else if (*have && version != STATE_SCHEMA_VERSION) {
         st_err(s,
                "%s: state schema version %lld, this simcrawl reads versions 1 to %d: "
                "resume it with the simcrawl that made it, or start another --state DIR",
                s->path, (long long)version, STATE_SCHEMA_VERSION);
-        rc = CRAWL_EFORMAT;
-        goto fail;
+        return CRAWL_EFORMAT;
     }
+    return CRAWL_OK;
+}
+
+/* The third step: the statements prepared, the version recorded (new or migrated: have
+ * 0 or migrated_from), the texts table, the next page seq, and the transfers in flight
+ * when the last run ended queued again; then the first commit, and a transaction open. */
+static enum crawl_code ready_step(struct crawl_state *s, int have)
+{
     if (has_object(s, "index", "urls_hash", &s->hash_index) != CRAWL_OK)
-        goto fail;
+        return CRAWL_EIO;
     for (int i = 0; i < S_N; i++)
         if (sqlite3_prepare_v3(s->db, SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
             SQLITE_OK) {
             db_fail(s, "prepare");
-            goto fail;
+            return CRAWL_EIO;
         }
     if (prepare_insert(s, "pages", "seq, data", 2, BATCH_ROWS, &s->pages_batch) != CRAWL_OK)
-        goto fail;
+        return CRAWL_EIO;
     if ((!have || s->migrated_from) &&
         crawl_state_set_meta_int(s, "schema", STATE_SCHEMA_VERSION) != CRAWL_OK)
-        goto fail;
+        return CRAWL_EIO;
     if (texts_setup(s) != CRAWL_OK || first_seq(s, &s->next_seq) != CRAWL_OK)
-        goto fail;
-    /* the transfers in flight when the last run ended are queued again */
+        return CRAWL_EIO;
     if (exec(s, "UPDATE urls SET state = 0 WHERE state = 5") != CRAWL_OK)
-        goto fail;
+        return CRAWL_EIO;
     s->requeued = sqlite3_changes(s->db);
     if (exec(s, "COMMIT") != CRAWL_OK || exec(s, "BEGIN IMMEDIATE") != CRAWL_OK)
-        goto fail;
+        return CRAWL_EIO;
     s->in_tx = 1;
+    return CRAWL_OK;
+}
+
+enum crawl_code crawl_state_open(const char *dir, int durable, struct crawl_state **out,
+                                 int *created, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (created)
+        *created = 0;
+    struct crawl_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return CRAWL_ENOMEM;
+    int existed = 0, have = 0;
+    enum crawl_code rc = open_db(s, dir, durable, &existed);
+    if (rc == CRAWL_OK)
+        rc = schema_step(s, &have);
+    if (rc == CRAWL_OK)
+        rc = ready_step(s, have);
+    if (rc != CRAWL_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", s->error[0] ? s->error : "cannot open the state");
+        crawl_state_close(s);
+        return rc;
+    }
     if (created)
         *created = !existed;
     *out = s;
     return CRAWL_OK;
-fail:
-    if (err && errlen)
-        snprintf(err, errlen, "%s", s->error[0] ? s->error : "cannot open the state");
-    crawl_state_close(s);
-    return rc;
 }
 
 void crawl_state_close(struct crawl_state *s)
