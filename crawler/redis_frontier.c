@@ -513,13 +513,16 @@ static void lost(struct crawl_redis *r)
 /*
  * An error reply that says the server is not there rather than that the command was
  * wrong: LOADING (a restarted Redis reading its data), or a proxy's word that it lost the
- * node behind it (nutcracker answers "ERR " and the socket error: refused, reset, timed
- * out, a broken pipe; the command may have run there or not). Both are taken as a lost
- * connection: connected again, the command sent again (each is safe to send twice).
+ * node behind it. nutcracker answers "ERR " and the socket error's text (refused, reset,
+ * timed out, a broken pipe), or "ERR unknown" when the node closed the connection without
+ * one (errno 0: the node killed mid-command); the command may have run there or not. Both
+ * are taken as a lost connection: connected again, the command sent again (each is safe
+ * to send twice). The proxy's words are matched whole: Redis's own "ERR unknown command"
+ * is a wrong command, not a lost node.
  */
 static int is_gone(const redisReply *rep)
 {
-    static const char *const gone[] = {"LOADING",
+    static const char *const gone[] = {"ERR unknown",
                                        "ERR Connection refused",
                                        "ERR Connection reset by peer",
                                        "ERR Connection timed out",
@@ -529,8 +532,10 @@ static int is_gone(const redisReply *rep)
                                        "ERR Host is unreachable"};
     if (!rep || rep->type != REDIS_REPLY_ERROR)
         return 0;
+    if (strncmp(rep->str, "LOADING", 7) == 0)
+        return 1;
     for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
-        if (strncmp(rep->str, gone[i], strlen(gone[i])) == 0)
+        if (rep->len == strlen(gone[i]) && memcmp(rep->str, gone[i], rep->len) == 0)
             return 1;
     return 0;
 }

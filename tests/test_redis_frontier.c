@@ -433,6 +433,59 @@ static void test_redis_frontier_reconnect(void)
     test_redis_stop(&d, 0);
 }
 
+/* A proxy's answers for a node it lost (nutcracker: "ERR unknown" when the node closed the
+ * connection mid-command, "ERR Connection refused" while it is down) are a lost connection:
+ * connected again, the command sent again. Redis's own "ERR unknown command" is not. */
+static void test_redis_frontier_proxy_lost_node(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    struct test_relay x = {0};
+    CU_ASSERT_FATAL(test_relay_start(&x, srv.port) == 0);
+    struct crawl_redis *a = worker_at(x.url, "a", -1, 5);
+    CU_ASSERT_FATAL(a != NULL);
+    ASSERT_EQ(enqueue(a, "http://a.test/1", NULL), 1);
+    struct got g = {0};
+    size_t n = 0, kept = 9;
+    double next = 0;
+    int64_t leases = 0, v = 0;
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
+    static const char *const lost[] = {"-ERR unknown\r\n", "-ERR Connection refused\r\n",
+                                       "-LOADING Redis is loading the dataset in memory\r\n"};
+    for (size_t i = 0; i < sizeof lost / sizeof *lost; i++) {
+        uint64_t before = crawl_redis_reconnects(a);
+        char url[32];
+        snprintf(url, sizeof url, "http://b.test/%zu", i);
+        x.answer = lost[i];
+        atomic_store(&x.poison, 1);
+        ASSERT_EQ(enqueue(a, url, NULL), 1);
+        ASSERT_EQ(atomic_load(&x.fired), (int)i + 1);
+        CU_ASSERT(crawl_redis_reconnects(a) == before + 1);
+    }
+    const char *llen[2] = {"LLEN", "simcrawl{f0}:q:http://b.test"};
+    ASSERT_EQ(test_redis_cmd(&srv, 2, llen), 3); /* each queued once */
+    ASSERT_EQ(crawl_redis_decided(a, "http://a.test/1", wall(), 0), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_stats_add(a, "stats.fetched", 1), CRAWL_OK);
+    x.answer = "-ERR unknown\r\n";
+    atomic_store(&x.poison, 1);
+    ASSERT_EQ(crawl_redis_commit(a, 0, take, &g, &kept), CRAWL_OK);
+    ASSERT_EQ(atomic_load(&x.fired), 4);
+    ASSERT_EQ(crawl_redis_stats_get(a, "stats.fetched", &v), CRAWL_OK);
+    ASSERT_EQ(v, 1); /* counted once */
+    ASSERT_EQ(crawl_redis_held(a), 0);
+    /* a wrong command is an error of its own, named, not a connection to make again */
+    uint64_t before = crawl_redis_reconnects(a);
+    x.answer = "-ERR unknown command 'EVALSHA', with args beginning with: \r\n";
+    atomic_store(&x.poison, 1);
+    int added = -1;
+    CU_ASSERT(crawl_redis_enqueue(a, "http://c.test/1", 13, 0, 0, NULL, &added) != CRAWL_OK);
+    CU_ASSERT(strstr(crawl_redis_error(a), "unknown command") != NULL);
+    CU_ASSERT(crawl_redis_reconnects(a) == before);
+    crawl_redis_free(a);
+    test_relay_stop(&x);
+}
+
 extern void test_redis_frontier_register(void);
 void test_redis_frontier_register(void)
 {
@@ -445,4 +498,5 @@ void test_redis_frontier_register(void)
     CU_add_test(s, "test_redis_frontier_leases_come_back", test_redis_frontier_leases_come_back);
     CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
     CU_add_test(s, "test_redis_frontier_reconnect", test_redis_frontier_reconnect);
+    CU_add_test(s, "test_redis_frontier_proxy_lost_node", test_redis_frontier_proxy_lost_node);
 }

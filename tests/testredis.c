@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <hiredis.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,10 +84,10 @@ static pid_t spawn(const struct test_redis *r, int port, long delay_ms)
         }
         if (delay_ms > 0)
             sleep_ms(delay_ms);
-        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", r->durable ? "yes" : "no", "--appendfsync",
-               r->durable ? "always" : "everysec", "--dir", r->dir, "--logfile", log,
-               "--daemonize", "no", (char *)NULL);
+        execlp("redis-server", "redis-server", "--port", ports, "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", r->durable ? "yes" : "no", "--appendfsync",
+               r->durable ? "always" : "everysec", "--dir", r->dir, "--logfile", log, "--daemonize",
+               "no", (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -133,8 +134,7 @@ int test_redis_start(struct test_redis *r, int port)
         if (port)
             sleep_ms(100); /* the old one's socket may linger a moment */
     }
-    fprintf(stderr, "test_redis_start: cannot start redis-server on 127.0.0.1 (see %s)\n",
-            r->dir);
+    fprintf(stderr, "test_redis_start: cannot start redis-server on 127.0.0.1 (see %s)\n", r->dir);
     return -1;
 }
 
@@ -224,4 +224,143 @@ long long test_redis_cmd(const struct test_redis *r, int argc, const char **argv
     if (c)
         redisFree(c);
     return v;
+}
+
+/* the relay's connections: client and upstream sockets, pairs[i][0] and pairs[i][1] */
+enum { RELAY_PAIRS = 16 };
+
+static int connect_upstream(int port)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((unsigned short)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(s);
+        s = -1;
+    }
+    return s;
+}
+
+static void relay_accept(struct test_relay *x, int pairs[][2])
+{
+    int c = accept(x->lfd, NULL, NULL);
+    if (c < 0)
+        return;
+    for (int i = 0; i < RELAY_PAIRS; i++)
+        if (pairs[i][0] < 0) {
+            pairs[i][1] = connect_upstream(x->upstream);
+            if (pairs[i][1] >= 0) {
+                pairs[i][0] = c;
+                return;
+            }
+            break;
+        }
+    close(c);
+}
+
+/* Copies what one side has to the other (the client's chunk answered instead when it is
+ * the poisoned one); 0, or -1 when either side is closed. */
+static int relay_copy(struct test_relay *x, int from, int to, int from_client)
+{
+    char buf[65536];
+    ssize_t n = read(from, buf, sizeof buf);
+    if (n <= 0)
+        return -1;
+    if (from_client && atomic_load(&x->poison) > 0 && atomic_fetch_sub(&x->poison, 1) == 1) {
+        atomic_fetch_add(&x->fired, 1);
+        size_t len = strlen(x->answer);
+        return write(from, x->answer, len) == (ssize_t)len ? 0 : -1;
+    }
+    for (ssize_t off = 0; off < n;) {
+        ssize_t w = write(to, buf + off, (size_t)(n - off));
+        if (w <= 0)
+            return -1;
+        off += w;
+    }
+    return 0;
+}
+
+static void *relay_run(void *arg)
+{
+    struct test_relay *x = arg;
+    int pairs[RELAY_PAIRS][2];
+    for (int i = 0; i < RELAY_PAIRS; i++)
+        pairs[i][0] = pairs[i][1] = -1;
+    for (;;) {
+        struct pollfd p[2 + 2 * RELAY_PAIRS];
+        int owner[2 + 2 * RELAY_PAIRS], np = 0;
+        p[np++] = (struct pollfd){.fd = x->stop[0], .events = POLLIN};
+        p[np++] = (struct pollfd){.fd = x->lfd, .events = POLLIN};
+        for (int i = 0; i < RELAY_PAIRS; i++)
+            for (int side = 0; side < 2 && pairs[i][0] >= 0; side++) {
+                owner[np] = 2 * i + side;
+                p[np++] = (struct pollfd){.fd = pairs[i][side], .events = POLLIN};
+            }
+        if (poll(p, (nfds_t)np, -1) < 0 && errno != EINTR)
+            break;
+        if (p[0].revents)
+            break;
+        if (p[1].revents & POLLIN)
+            relay_accept(x, pairs);
+        for (int k = 2; k < np; k++) {
+            int i = owner[k] / 2, side = owner[k] % 2;
+            if (!p[k].revents || pairs[i][0] < 0)
+                continue;
+            if (relay_copy(x, pairs[i][side], pairs[i][!side], side == 0) != 0) {
+                close(pairs[i][0]);
+                close(pairs[i][1]);
+                pairs[i][0] = pairs[i][1] = -1;
+            }
+        }
+    }
+    for (int i = 0; i < RELAY_PAIRS; i++)
+        if (pairs[i][0] >= 0) {
+            close(pairs[i][0]);
+            close(pairs[i][1]);
+        }
+    return NULL;
+}
+
+int test_relay_start(struct test_relay *x, int upstream)
+{
+    struct sockaddr_in a = {0};
+    socklen_t len = sizeof a;
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    x->upstream = upstream;
+    x->port = 0;
+    x->stop[0] = x->stop[1] = -1;
+    x->open = 1;
+    x->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    if (x->lfd < 0 || bind(x->lfd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(x->lfd, (struct sockaddr *)&a, &len) != 0 || listen(x->lfd, 16) != 0 ||
+        pipe(x->stop) != 0) {
+        fprintf(stderr, "test relay: %s\n", strerror(errno));
+        test_relay_stop(x);
+        return -1;
+    }
+    snprintf(x->url, sizeof x->url, "redis://127.0.0.1:%d", ntohs(a.sin_port));
+    if (pthread_create(&x->thread, NULL, relay_run, x) != 0) {
+        fprintf(stderr, "test relay: cannot start its thread\n");
+        test_relay_stop(x);
+        return -1;
+    }
+    x->port = ntohs(a.sin_port);
+    return 0;
+}
+
+void test_relay_stop(struct test_relay *x)
+{
+    if (!x || !x->open)
+        return;
+    if (x->port && write(x->stop[1], "x", 1) == 1)
+        pthread_join(x->thread, NULL);
+    int fds[3] = {x->lfd, x->stop[0], x->stop[1]};
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    x->open = 0;
+    x->port = 0;
 }

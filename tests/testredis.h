@@ -8,6 +8,8 @@
  * write), stopped (SIGTERM, then SIGKILL) and its directory removed by test_redis_stop().
  * Never any other address.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 struct test_redis {
@@ -35,5 +37,29 @@ void test_redis_stop(struct test_redis *r, int keep_dir);
 /* Runs one command (argv strings) on it; returns the reply's integer, 1 for a status or
  * string reply, 0 for nil, -1 for an error reply or no connection. */
 long long test_redis_cmd(const struct test_redis *r, int argc, const char **argv);
+
+/*
+ * A relay in front of a server, standing for a proxy such as nutcracker (twemproxy) that
+ * answers for a node it lost: it listens on 127.0.0.1 (a free port; url names it), opens
+ * a connection to 127.0.0.1:upstream for each client and copies bytes both ways, on a
+ * thread of its own. With poison > 0, the poison-th chunk a client sends next is not
+ * passed on: the relay writes `answer` (a whole RESP reply, e.g. "-ERR unknown\r\n",
+ * nutcracker's word for a node that closed the connection mid-command) to the client
+ * instead and counts it in fired.
+ */
+struct test_relay {
+    int upstream;
+    int port; /* set once the thread runs */
+    char url[128];
+    const char *answer;
+    atomic_int poison;
+    atomic_int fired;
+    int open, lfd, stop[2];
+    pthread_t thread;
+};
+/* 0, or -1 (message on stderr). */
+int test_relay_start(struct test_relay *x, int upstream);
+/* Stops the thread and closes every connection. NULL-safe, idempotent. */
+void test_relay_stop(struct test_relay *x);
 
 #endif
