@@ -418,6 +418,19 @@ typedef int (*dedup_pair_fn)(void *userdata, uint32_t a, uint32_t b, unsigned di
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k,
                                                     unsigned threads, uint32_t min_b,
                                                     dedup_pair_fn fn, void *userdata, int *stopped);
+/*
+ * The same pairs in the same order, handed over as one array when they are few enough to
+ * hold (at most 2^24): array_fn(userdata, pairs, n) once, pairs[i] = a << 32 | b increasing
+ * (the distance is dedup_distance() of the two documents' fingerprints), so the caller
+ * may format them on several threads; past that, fn(userdata, a, b, distance) for each as
+ * dedup_index_pairs() does. A non-zero return of either is passed back in *stopped.
+ */
+typedef int (*dedup_pair_array_fn)(void *userdata, const uint64_t *pairs, size_t n);
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k,
+                                                          unsigned threads, uint32_t min_b,
+                                                          dedup_pair_array_fn array_fn,
+                                                          dedup_pair_fn fn, void *userdata,
+                                                          int *stopped);
 
 /*
  * Near-duplicate clusters: connected components (union-find) of the pairs within k, of

@@ -697,7 +697,8 @@ static uint64_t list_len(const struct dedup_index *idx, uint32_t pos, uint64_t c
 }
 
 static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
-                         uint32_t min_b, dedup_pair_fn fn, void *userdata, int *r)
+                         uint32_t min_b, dedup_pair_array_fn array_fn, dedup_pair_fn fn,
+                         void *userdata, int *r)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < npairs && total <= EXPAND_DIRECT_MAX; i++)
@@ -735,6 +736,11 @@ static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, s
     }
     ix_sort_u64(v, o);
     *r = 0;
+    if (array_fn) {
+        *r = array_fn(userdata, v, o);
+        free(v);
+        return 1;
+    }
     for (size_t i = 0; i < o && *r == 0; i++) {
         /* b is a random document: its fingerprint, id offset and id bytes (which the
          * callback reads to print it) are fetched ahead, the offset first */
@@ -755,6 +761,13 @@ static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, s
 enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                   uint32_t min_b, dedup_pair_fn fn, void *userdata, int *stopped)
 {
+    return dedup_index_pairs_array(idx, k, threads, min_b, NULL, fn, userdata, stopped);
+}
+
+enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k, unsigned threads,
+                                        uint32_t min_b, dedup_pair_array_fn array_fn,
+                                        dedup_pair_fn fn, void *userdata, int *stopped)
+{
     uint64_t *pairs = NULL;
     size_t npairs = 0;
     uint32_t *off = NULL, *adj = NULL, *pos = NULL;
@@ -763,7 +776,7 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
     if (rc != DEDUP_OK)
         return rc;
-    int fr = 0, done_direct = expand_direct(idx, pairs, npairs, min_b, fn, userdata, &fr);
+    int fr = 0, done_direct = expand_direct(idx, pairs, npairs, min_b, array_fn, fn, userdata, &fr);
     if (done_direct != 0) {
         free(pairs);
         if (done_direct < 0)
