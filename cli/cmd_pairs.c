@@ -731,7 +731,8 @@ static int add_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list
         s->last_list = c->name;
         s->last_line = base_line + b->last_line;
     }
-    enum dedup_code rc = dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end);
+    enum dedup_code rc =
+        dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end, cli_threads());
     if (rc != DEDUP_OK) {
         cli_error(CMD, "cannot add the documents of %s to the index: %s", c->name,
                   dedup_strerror(rc));
