@@ -696,43 +696,119 @@ static uint64_t list_len(const struct dedup_index *idx, uint32_t pos, uint64_t c
     return n;
 }
 
-static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
-                         uint32_t min_b, dedup_pair_array_fn array_fn, dedup_pair_fn fn,
-                         void *userdata, int *r)
+/* The direct expansion's two passes split between threads: part i counts, then fills, the
+ * document pairs of distinct pairs [np * i / parts, np * (i + 1) / parts) and of the
+ * fingerprints [nmain * i / parts, ...) into its own stretch of v (after the parts before). */
+#define EXPAND_PARTS_MAX 16u
+
+struct direct_job {
+    const struct dedup_index *idx;
+    const uint64_t *pairs;
+    size_t npairs;
+    uint32_t min_b;
+    unsigned parts;
+    uint64_t count[EXPAND_PARTS_MAX]; /* > EXPAND_DIRECT_MAX: over the cap */
+    uint64_t *v;
+    size_t at[EXPAND_PARTS_MAX + 1]; /* part i fills v[at[i] .. at[i + 1]) at most */
+    size_t filled[EXPAND_PARTS_MAX];
+};
+
+static void direct_bounds(const struct direct_job *j, unsigned i, size_t *plo, size_t *phi,
+                          uint32_t *flo, uint32_t *fhi)
 {
+    *plo = (size_t)((uint64_t)j->npairs * i / j->parts);
+    *phi = (size_t)((uint64_t)j->npairs * (i + 1) / j->parts);
+    *flo = (uint32_t)((uint64_t)j->idx->nmain * i / j->parts);
+    *fhi = (uint32_t)((uint64_t)j->idx->nmain * (i + 1) / j->parts);
+}
+
+static void direct_count(void *arg, unsigned part)
+{
+    struct direct_job *j = arg;
+    const struct dedup_index *idx = j->idx;
+    size_t plo, phi;
+    uint32_t flo, fhi;
+    direct_bounds(j, part, &plo, &phi, &flo, &fhi);
     uint64_t total = 0;
-    for (size_t i = 0; i < npairs && total <= EXPAND_DIRECT_MAX; i++)
-        total += list_len(idx, (uint32_t)(pairs[i] >> 32), EXPAND_DIRECT_MAX) *
-                 list_len(idx, (uint32_t)pairs[i], EXPAND_DIRECT_MAX);
-    for (uint32_t i = 0; i < idx->nmain && total <= EXPAND_DIRECT_MAX; i++) {
+    for (size_t i = plo; i < phi && total <= EXPAND_DIRECT_MAX; i++) {
+        if (i + 16 < phi) { /* the lists' heads and tails are random reads */
+            __builtin_prefetch(&idx->head[(uint32_t)(j->pairs[i + 16] >> 32)]);
+            __builtin_prefetch(&idx->tail[(uint32_t)(j->pairs[i + 16] >> 32)]);
+            __builtin_prefetch(&idx->head[(uint32_t)j->pairs[i + 16]]);
+            __builtin_prefetch(&idx->tail[(uint32_t)j->pairs[i + 16]]);
+        }
+        total += list_len(idx, (uint32_t)(j->pairs[i] >> 32), EXPAND_DIRECT_MAX) *
+                 list_len(idx, (uint32_t)j->pairs[i], EXPAND_DIRECT_MAX);
+    }
+    for (uint32_t i = flo; i < fhi && total <= EXPAND_DIRECT_MAX; i++) {
         if (idx->head[i] == idx->tail[i])
             continue;
         uint64_t l = list_len(idx, i, EXPAND_DIRECT_MAX);
         total += l * (l - 1) / 2;
     }
-    if (total > EXPAND_DIRECT_MAX)
-        return 0;
-    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
-    if (!v)
-        return -1;
-    size_t o = 0;
-    for (size_t i = 0; i < npairs; i++) {
-        uint32_t x = (uint32_t)(pairs[i] >> 32), y = (uint32_t)pairs[i];
+    j->count[part] = total;
+}
+
+static void direct_fill(void *arg, unsigned part)
+{
+    struct direct_job *j = arg;
+    const struct dedup_index *idx = j->idx;
+    size_t plo, phi;
+    uint32_t flo, fhi;
+    direct_bounds(j, part, &plo, &phi, &flo, &fhi);
+    uint64_t *v = j->v;
+    size_t o = j->at[part];
+    for (size_t i = plo; i < phi; i++) {
+        uint32_t x = (uint32_t)(j->pairs[i] >> 32), y = (uint32_t)j->pairs[i];
+        if (i + 16 < phi) {
+            __builtin_prefetch(&idx->head[(uint32_t)(j->pairs[i + 16] >> 32)]);
+            __builtin_prefetch(&idx->head[(uint32_t)j->pairs[i + 16]]);
+        }
         for (uint32_t a = idx->head[x]; a != IX_NONE; a = idx->doc_next[a])
             for (uint32_t b = idx->head[y]; b != IX_NONE; b = idx->doc_next[b]) {
                 uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
-                if (hi >= min_b)
+                if (hi >= j->min_b)
                     v[o++] = (uint64_t)lo << 32 | hi;
             }
     }
-    for (uint32_t i = 0; i < idx->nmain; i++) {
+    for (uint32_t i = flo; i < fhi; i++) {
         if (idx->head[i] == idx->tail[i])
             continue;
         /* a list is in document order: a before every later b */
         for (uint32_t a = idx->head[i]; a != IX_NONE; a = idx->doc_next[a])
             for (uint32_t b = idx->doc_next[a]; b != IX_NONE; b = idx->doc_next[b])
-                if (b >= min_b)
+                if (b >= j->min_b)
                     v[o++] = (uint64_t)a << 32 | b;
+    }
+    j->filled[part] = o - j->at[part];
+}
+
+static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
+                         uint32_t min_b, unsigned threads, dedup_pair_array_fn array_fn,
+                         dedup_pair_fn fn, void *userdata, int *r)
+{
+    struct direct_job j = {.idx = idx, .pairs = pairs, .npairs = npairs, .min_b = min_b};
+    j.parts = threads < 1 ? 1 : threads > EXPAND_PARTS_MAX ? EXPAND_PARTS_MAX : threads;
+    if (npairs + idx->nmain < 65536)
+        j.parts = 1;
+    (void)ix_parallel(j.parts, j.parts, direct_count, &j);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < j.parts; i++) {
+        j.at[i] = (size_t)total;
+        total += j.count[i];
+        if (total > EXPAND_DIRECT_MAX)
+            return 0;
+    }
+    j.at[j.parts] = (size_t)total;
+    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    j.v = v;
+    (void)ix_parallel(j.parts, j.parts, direct_fill, &j);
+    size_t o = j.filled[0]; /* the parts' pairs (those with b >= min_b) made contiguous */
+    for (unsigned i = 1; i < j.parts; i++) {
+        memmove(v + o, v + j.at[i], j.filled[i] * sizeof *v);
+        o += j.filled[i];
     }
     ix_sort_u64(v, o);
     *r = 0;
@@ -776,7 +852,8 @@ enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k, uns
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
     if (rc != DEDUP_OK)
         return rc;
-    int fr = 0, done_direct = expand_direct(idx, pairs, npairs, min_b, array_fn, fn, userdata, &fr);
+    int fr = 0, done_direct =
+                    expand_direct(idx, pairs, npairs, min_b, threads, array_fn, fn, userdata, &fr);
     if (done_direct != 0) {
         free(pairs);
         if (done_direct < 0)
