@@ -129,7 +129,9 @@ static void usage(FILE *out)
             "kept).\n"
             "exit status: 0 success, 1 usage error, 2 some input could not be read or\n"
             "fingerprinted (named on stderr; the others are still compared), or an error\n"
-            "(the --index FILE stayed locked by another writer, ...).\n",
+            "(the --index FILE stayed locked by another writer, ...).\n"
+            "environment: SIMCRAWL_PROFILE=1 says on stderr when each phase ended (wall\n"
+            "and CPU seconds since the start, all threads and the main thread's).\n",
             CLI_LOCK_WAIT_DEFAULT);
 }
 

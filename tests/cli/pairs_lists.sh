@@ -66,4 +66,36 @@ if cmp -s "$PL/two.out" "$PL/two.stdin.out" && grep -q "small.txt:2: expected 16
     grep -q "big.txt:[0-9]*: duplicate id 'https://example.org/a-fairly-long-path/page/5'" "$PL/two.err"; then ok; else
     bad "pairs with two lists: $(head -c 300 "$PL/two.err")"
 fi
+# the pairs are formatted on both cores in blocks of 8,192 and written in order (cli/cmd_pairs.c,
+# "the pairs formatted on several threads"): 30,000 pairs known in advance (two documents a
+# fingerprint, the fingerprints far apart), some ids to escape, both formats against the
+# lines expected; SIMCRAWL_PROFILE=1 names the phases on stderr and changes no output byte
+python3 - "$PL" <<'PYEOF'
+import json, random, sys
+random.seed(1919)
+d = sys.argv[1]
+lst, text, jsonl = [], [], []
+for g in range(30000):
+    x = random.getrandbits(64)
+    a = "https://example.org/g/%d" % g if g % 1000 else 'https://example.org/\u00e9"%d"' % g
+    b = "https://example.org/h/%d" % g
+    lst += ["%016x %s" % (x, a), "%016x %s" % (x, b)]
+    ta = a.replace("\\", "\\\\")
+    text.append("0\t%s\t%s" % (ta, b))
+    jsonl.append('{"a": %s, "b": %s, "distance": 0}' % (json.dumps(a, ensure_ascii=False), json.dumps(b)))
+open(d + "/known.txt", "w", encoding="utf-8").write("\n".join(lst) + "\n")
+open(d + "/known.text", "w", encoding="utf-8").write("\n".join(text) + "\n")
+open(d + "/known.jsonl", "w", encoding="utf-8").write("\n".join(jsonl) + "\n")
+PYEOF
+for fmt in text jsonl; do
+    "$SIMCRAWL" pairs --format $fmt --fingerprints "$PL/known.txt" >"$PL/known.out" 2>"$PL/known.err"
+    if cmp -s "$PL/known.out" "$PL/known.$fmt" && ! [ -s "$PL/known.err" ]; then ok; else
+        bad "pairs --format $fmt: 30,000 known pairs printed otherwise: $(diff "$PL/known.out" "$PL/known.$fmt" | head -c 300)"
+    fi
+done
+SIMCRAWL_PROFILE=1 "$SIMCRAWL" pairs --format jsonl --fingerprints "$PL/known.txt" >"$PL/known.out" 2>"$PL/known.err"
+if cmp -s "$PL/known.out" "$PL/known.jsonl" && grep -q "^simcrawl pairs: profile lists read wall [0-9.]* cpu [0-9.]* main thread [0-9.]*$" "$PL/known.err" &&
+    grep -q "^simcrawl pairs: profile pairs written wall" "$PL/known.err"; then ok; else
+    bad "pairs with SIMCRAWL_PROFILE=1: $(head -c 300 "$PL/known.err")"
+fi
 rm -rf "$PL"
