@@ -125,6 +125,7 @@ struct stream_out {
     size_t npos, cappos;
     uint64_t *val; /* fingerprint pairs x, y (tables > 0) */
     size_t nval, capval;
+    uint32_t *valpos; /* their positions in table 0 (find_positions), by the same thread */
     enum dedup_code rc;
 };
 
@@ -266,6 +267,34 @@ static unsigned stream_bits(const struct ix_perm *p, uint32_t n)
     return d;
 }
 
+static void find_positions(const struct dedup_index *idx, const uint64_t *fp, size_t m,
+                           uint32_t *out)
+{
+    enum { BATCH = 64 };
+    const uint32_t *dir = idx->dir[0];
+    const uint64_t *v = idx->tab[0];
+    unsigned bits = idx->dir_bits;
+    for (size_t s = 0; s < m; s += BATCH) {
+        size_t e = s + BATCH < m ? s + BATCH : m;
+        for (size_t i = s; i < e; i++)
+            __builtin_prefetch(&dir[ix_top(fp[i], bits)]);
+        for (size_t i = s; i < e; i++)
+            __builtin_prefetch(&v[dir[ix_top(fp[i], bits)]]);
+        for (size_t i = s; i < e; i++) {
+            uint64_t b = ix_top(fp[i], bits);
+            uint32_t l = dir[b], h = dir[b + 1];
+            while (l < h) {
+                uint32_t mid = l + (h - l) / 2;
+                if (v[mid] < fp[i])
+                    l = mid + 1;
+                else
+                    h = mid;
+            }
+            out[i] = l < dir[b + 1] && v[l] == fp[i] ? l : IX_NONE;
+        }
+    }
+}
+
 static void stream_run(void *arg, unsigned tid, struct ix_team *team)
 {
     struct stream_job *j = arg;
@@ -332,44 +361,24 @@ static void stream_run(void *arg, unsigned tid, struct ix_team *team)
         }
     }
     free(scr);
+    /* the fingerprint pairs' positions, each thread its own (no barrier needed: table 0
+     * is only read) */
+    if (o->rc == DEDUP_OK && o->nval) {
+        o->valpos = malloc(o->nval * sizeof *o->valpos);
+        if (o->valpos)
+            find_positions(idx, o->val, o->nval, o->valpos);
+        else
+            o->rc = DEDUP_ENOMEM;
+    }
 }
 
 /* out[i] = position of fp[i] in table 0 (IX_NONE when absent), in batches with the
  * directory and table reads prefetched. */
-static void find_positions(const struct dedup_index *idx, const uint64_t *fp, size_t m,
-                           uint32_t *out)
-{
-    enum { BATCH = 64 };
-    const uint32_t *dir = idx->dir[0];
-    const uint64_t *v = idx->tab[0];
-    unsigned bits = idx->dir_bits;
-    for (size_t s = 0; s < m; s += BATCH) {
-        size_t e = s + BATCH < m ? s + BATCH : m;
-        for (size_t i = s; i < e; i++)
-            __builtin_prefetch(&dir[ix_top(fp[i], bits)]);
-        for (size_t i = s; i < e; i++)
-            __builtin_prefetch(&v[dir[ix_top(fp[i], bits)]]);
-        for (size_t i = s; i < e; i++) {
-            uint64_t b = ix_top(fp[i], bits);
-            uint32_t l = dir[b], h = dir[b + 1];
-            while (l < h) {
-                uint32_t mid = l + (h - l) / 2;
-                if (v[mid] < fp[i])
-                    l = mid + 1;
-                else
-                    h = mid;
-            }
-            out[i] = l < dir[b + 1] && v[l] == fp[i] ? l : IX_NONE;
-        }
-    }
-}
-
 static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                     uint64_t **pairs, size_t *npairs)
 {
     enum dedup_code rc = DEDUP_ENOMEM;
     uint64_t *all = NULL;
-    uint32_t *posv = NULL;
     struct stream_job *j = calloc(1, sizeof *j);
     if (!j)
         return DEDUP_ENOMEM;
@@ -385,13 +394,12 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
     unsigned ran = ix_team_run(threads, stream_run, j);
     free(j->buf);
     j->buf = NULL;
-    size_t total = 0, nval = 0;
+    size_t total = 0;
     rc = DEDUP_OK;
     for (unsigned u = 0; u < ran; u++) {
         if (j->out[u].rc != DEDUP_OK && rc == DEDUP_OK)
             rc = j->out[u].rc;
         total += j->out[u].npos + j->out[u].nval / 2;
-        nval += j->out[u].nval;
     }
     if (rc == DEDUP_OK && total > DEDUP_PAIRS_MAX_DISTINCT)
         rc = DEDUP_ETOOLARGE;
@@ -399,16 +407,15 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
         goto done;
     rc = DEDUP_ENOMEM;
     all = malloc((total ? total : 1) * sizeof *all);
-    posv = malloc((nval ? nval : 1) * sizeof *posv);
-    if (!all || !posv)
+    if (!all)
         goto done;
     size_t o = 0;
     for (unsigned u = 0; u < ran; u++) {
         struct stream_out *so = &j->out[u];
+        const uint32_t *posv = so->valpos;
         if (so->npos)
             memcpy(all + o, so->pos, so->npos * sizeof *all);
         o += so->npos;
-        find_positions(idx, so->val, so->nval, posv);
         for (size_t i = 0; i + 1 < so->nval; i += 2) {
             uint32_t px = posv[i], py = posv[i + 1];
             if (px == IX_NONE || py == IX_NONE || px == py)
@@ -426,11 +433,11 @@ done:
     for (unsigned u = 0; u < IX_THREADS_MAX_PAIRS; u++) {
         free(j->out[u].pos);
         free(j->out[u].val);
+        free(j->out[u].valpos);
     }
     free(j->buf);
     free(j);
     free(all);
-    free(posv);
     return rc;
 }
 
