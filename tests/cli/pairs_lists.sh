@@ -1,5 +1,5 @@
 # pairs --fingerprints on a large list file (issue 19): a regular file of 8 MiB or more is
-# read by two threads, cut at the first line start after its middle (cli/cmd_pairs.c, "a
+# read by two threads, cut at the first line start after 46% of it (cli/cmd_pairs.c, "a
 # list file read by two threads"). The same list on standard input takes the one-thread
 # stream reader: both must print the same pairs and say the same things (malformed lines,
 # a line over the limit, duplicate ids on both sides of the cut, with their line numbers)
@@ -35,7 +35,7 @@ for i in range(n):
     elif r < 0.0055:
         line = "\\%016x  a\\nb\\\\c%d" % (x, i)  # the escaped form
     out.append(line)
-out[n // 2 + 3] = "%016x %s" % (1, "y" * 70000)  # over the line limit, near the cut
+out[n // 2 + 3] = "%016x %s" % (1, "y" * 70000)  # over the line limit, in the second part
 open(sys.argv[1], "w").write("\n".join(out))  # no final newline
 PYEOF
 size=$(wc -c <"$PL/big.txt")
