@@ -1625,9 +1625,11 @@ enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads)
  * a stable counting scatter on the top FRESH_BITS bits from doc_fp (each thread scatters
  * its share of the documents into its own slice of every bucket, so the order of documents
  * is kept), then every bucket (a few thousand entries, cache-resident) is sorted as records
- * in a per-thread scratch, the buckets shared out among threads. One serial pass then folds
- * equal fingerprints in place: the fingerprints become table 0, the documents its heads.
- * 16 bytes a document at the peak instead of 48. */
+ * in a per-thread scratch, the buckets shared out among threads, and folded while still in
+ * cache: equal fingerprints become one entry (the first document its head, the others
+ * linked after it), at the start of the bucket. One serial pass then closes the gaps
+ * between the buckets (block moves): the fingerprints become table 0, the documents its
+ * heads. 16 bytes a document at the peak instead of 48. */
 #define FRESH_BITS 11u
 #define FRESH_BUCKETS (1u << FRESH_BITS)
 
@@ -1636,11 +1638,32 @@ struct fresh_job {
     uint32_t base;
     size_t n;
     uint64_t *sfp;
-    uint32_t *sdoc;
+    uint32_t *sdoc, *tail, *doc_next;
     size_t end[FRESH_BUCKETS];
+    size_t distinct[FRESH_BUCKETS]; /* bucket b's entries after folding */
     size_t cnt[IX_THREADS_MAX][FRESH_BUCKETS];
     bool oom[IX_THREADS_MAX];
 };
+
+/* Folds a sorted bucket [s, s + nb) in place; returns its distinct count. */
+static size_t fresh_fold(struct fresh_job *j, size_t s, size_t nb)
+{
+    uint64_t *fp = j->sfp + s;
+    uint32_t *doc = j->sdoc + s, *tail = j->tail + s;
+    size_t o = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (o && fp[o - 1] == fp[i]) {
+            j->doc_next[tail[o - 1]] = doc[i];
+            tail[o - 1] = doc[i];
+        } else {
+            fp[o] = fp[i];
+            doc[o] = doc[i];
+            tail[o] = doc[i];
+            o++;
+        }
+    }
+    return o;
+}
 
 static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
 {
@@ -1686,15 +1709,16 @@ static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
     }
     for (size_t b = tid; b < FRESH_BUCKETS; b += nt) {
         size_t s = b ? j->end[b - 1] : 0, nb = j->end[b] - s;
-        if (nb < 2)
-            continue;
-        for (size_t i = 0; i < nb; i++)
-            rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
-        msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
-        for (size_t i = 0; i < nb; i++) {
-            j->sfp[s + i] = rec[i].fp;
-            j->sdoc[s + i] = rec[i].doc;
+        if (nb >= 2) {
+            for (size_t i = 0; i < nb; i++)
+                rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
+            msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
+            for (size_t i = 0; i < nb; i++) {
+                j->sfp[s + i] = rec[i].fp;
+                j->sdoc[s + i] = rec[i].doc;
+            }
         }
+        j->distinct[b] = fresh_fold(j, s, nb);
     }
     free(rec);
     free(tmp);
@@ -1715,25 +1739,29 @@ static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
     j->n = n;
     j->sfp = sfp;
     j->sdoc = sdoc;
+    j->tail = tail;
+    j->doc_next = idx->doc_next;
     if (n < IX_PAR_SORT_MIN)
         threads = 1;
     unsigned ran = ix_team_run(threads, fresh_run, j);
+    bool oom = false;
     for (unsigned u = 0; u < ran; u++)
-        if (j->oom[u])
-            goto fail;
+        oom |= j->oom[u];
+    if (oom) {
+        /* undo the links of the buckets folded: every pending list is one document again */
+        for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
+            idx->doc_next[d] = IX_NONE;
+        goto fail;
+    }
     uint32_t o = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t fp = sfp[i];
-        uint32_t doc = sdoc[i];
-        if (o && sfp[o - 1] == fp) {
-            idx->doc_next[tail[o - 1]] = doc;
-            tail[o - 1] = doc;
-        } else {
-            sfp[o] = fp;
-            sdoc[o] = doc;
-            tail[o] = doc;
-            o++;
+    for (size_t b = 0; b < FRESH_BUCKETS; b++) { /* the gaps between the buckets closed */
+        size_t s = b ? j->end[b - 1] : 0, m = j->distinct[b];
+        if (m && s != o) {
+            memmove(sfp + o, sfp + s, m * sizeof *sfp);
+            memmove(sdoc + o, sdoc + s, m * sizeof *sdoc);
+            memmove(tail + o, tail + s, m * sizeof *tail);
         }
+        o += (uint32_t)m;
     }
     unsigned dir_bits = ix_dir_bits_for(idx, o);
     dir = malloc((((size_t)1 << dir_bits) + 1) * sizeof *dir);
