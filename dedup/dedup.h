@@ -343,9 +343,9 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint6
  * ids[id_end[i] - 1], where start_0 = 0 and start_i = id_end[i - 1] (the ids back to back,
  * each NUL-terminated, as a reader collects them). One reservation and block copies: for
  * a batch parsed on another thread; up to `threads` threads (0 or 1: the caller only)
- * check and copy a large batch, each prefaulting its own stretch of the arrays. Same errors as
- * dedup_index_add (DEDUP_EINVAL also for id_end not increasing or an id without its NUL); on error
- * idx is unchanged. */
+ * check and copy a large batch, each prefaulting its own stretch of the arrays. Same
+ * errors as dedup_index_add (DEDUP_EINVAL also for id_end not increasing or an id without
+ * its NUL); on error idx is unchanged. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n,
                                                        const uint64_t *fp, const char *ids,
                                                        const uint64_t *id_end, unsigned threads);
