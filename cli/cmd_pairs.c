@@ -37,10 +37,37 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
 #define CMD "pairs"
+
+/* SIMCRAWL_PROFILE set (and not empty): each phase's end on stderr, wall and CPU seconds
+ * (all threads) since the command started and the calling thread's CPU seconds: "simcrawl
+ * pairs: profile PHASE wall W cpu C main thread M". The main thread does every serial
+ * step, so on a loaded machine M is the steadier measure of the critical path. */
+static void profile_mark(const char *phase)
+{
+    static int on = -1;
+    static struct timespec w0, c0;
+    if (on < 0) {
+        const char *e = getenv("SIMCRAWL_PROFILE");
+        on = e && *e;
+        clock_gettime(CLOCK_MONOTONIC, &w0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    }
+    if (!on || !phase)
+        return;
+    struct timespec w, c, m;
+    clock_gettime(CLOCK_MONOTONIC, &w);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &m);
+    fprintf(stderr, "simcrawl " CMD ": profile %s wall %.3f cpu %.3f main thread %.3f\n", phase,
+            (double)(w.tv_sec - w0.tv_sec) + (double)(w.tv_nsec - w0.tv_nsec) / 1e9,
+            (double)(c.tv_sec - c0.tv_sec) + (double)(c.tv_nsec - c0.tv_nsec) / 1e9,
+            (double)m.tv_sec + (double)m.tv_nsec / 1e9);
+}
 
 static void usage(FILE *out)
 {
@@ -102,13 +129,16 @@ static void usage(FILE *out)
             "kept).\n"
             "exit status: 0 success, 1 usage error, 2 some input could not be read or\n"
             "fingerprinted (named on stderr; the others are still compared), or an error\n"
-            "(the --index FILE stayed locked by another writer, ...).\n",
+            "(the --index FILE stayed locked by another writer, ...).\n"
+            "environment: SIMCRAWL_PROFILE=1 says on stderr when each phase ended (wall\n"
+            "and CPU seconds since the start, all threads and the main thread's).\n",
             CLI_LOCK_WAIT_DEFAULT);
 }
 
 struct out_ctx {
     struct dedup_index *idx;
     int jsonl;
+    int oom; /* print_pair_array ran out of memory */
 };
 
 /* Whether id needs no escaping in either format (printable ASCII, no quote or backslash):
@@ -138,52 +168,302 @@ static size_t put_uint(char *p, unsigned v)
 
 #define LINE_FAST_MAX 4000 /* ids up to this long together take the one-fwrite road */
 
+/* Pair (a, b)'s line assembled at p (room for LINE_FAST_MAX + 64 bytes) when both ids are
+ * plain (plain_id) and together at most LINE_FAST_MAX bytes long: its length; else 0, and
+ * put_line_escaped writes it. */
+static size_t format_plain(char *p, int jsonl, const char *ia, size_t la, const char *ib, size_t lb,
+                           unsigned distance)
+{
+    if (la + lb > LINE_FAST_MAX || !plain_id(ia, la) || !plain_id(ib, lb))
+        return 0;
+    char *s = p;
+    if (jsonl) {
+#define PUT_LIT(lit) (memcpy(p, lit, sizeof lit - 1), p += sizeof lit - 1)
+        PUT_LIT("{\"a\": \"");
+        memcpy(p, ia, la);
+        p += la;
+        PUT_LIT("\", \"b\": \"");
+        memcpy(p, ib, lb);
+        p += lb;
+        PUT_LIT("\", \"distance\": ");
+#undef PUT_LIT
+        p += put_uint(p, distance);
+        *p++ = '}';
+    } else {
+        p += put_uint(p, distance);
+        *p++ = '\t';
+        memcpy(p, ia, la);
+        p += la;
+        *p++ = '\t';
+        memcpy(p, ib, lb);
+        p += lb;
+    }
+    *p++ = '\n';
+    return (size_t)(p - s);
+}
+
+/* The line of a pair whose ids need escaping (JSON string, or \xHH in text). */
+static void put_line_escaped(FILE *out, int jsonl, const char *ia, size_t la, const char *ib,
+                             size_t lb, unsigned distance)
+{
+    if (jsonl) {
+        fputs("{\"a\": ", out);
+        cli_put_json_string(out, ia, la);
+        fputs(", \"b\": ", out);
+        cli_put_json_string(out, ib, lb);
+        fprintf(out, ", \"distance\": %u}\n", distance);
+    } else {
+        fprintf(out, "%u\t", distance);
+        cli_put_text_id(out, ia, la);
+        putc('\t', out);
+        cli_put_text_id(out, ib, lb);
+        putc('\n', out);
+    }
+}
+
 static int print_pair(void *userdata, uint32_t a, uint32_t b, unsigned distance)
 {
     struct out_ctx *o = userdata;
     size_t la, lb;
     const char *ia = dedup_index_id(o->idx, a, &la), *ib = dedup_index_id(o->idx, b, &lb);
-    if (la + lb <= LINE_FAST_MAX && plain_id(ia, la) && plain_id(ib, lb)) {
-        char line[LINE_FAST_MAX + 64], *p = line;
-        if (o->jsonl) {
-#define PUT_LIT(lit) (memcpy(p, lit, sizeof lit - 1), p += sizeof lit - 1)
-            PUT_LIT("{\"a\": \"");
-            memcpy(p, ia, la);
-            p += la;
-            PUT_LIT("\", \"b\": \"");
-            memcpy(p, ib, lb);
-            p += lb;
-            PUT_LIT("\", \"distance\": ");
-#undef PUT_LIT
-            p += put_uint(p, distance);
-            *p++ = '}';
-        } else {
-            p += put_uint(p, distance);
-            *p++ = '\t';
-            memcpy(p, ia, la);
-            p += la;
-            *p++ = '\t';
-            memcpy(p, ib, lb);
-            p += lb;
-        }
-        *p++ = '\n';
-        fwrite(line, 1, (size_t)(p - line), stdout);
-        return ferror(stdout) ? 1 : 0;
-    }
-    if (o->jsonl) {
-        fputs("{\"a\": ", stdout);
-        cli_put_json_string(stdout, ia, la);
-        fputs(", \"b\": ", stdout);
-        cli_put_json_string(stdout, ib, lb);
-        fprintf(stdout, ", \"distance\": %u}\n", distance);
-    } else {
-        fprintf(stdout, "%u\t", distance);
-        cli_put_text_id(stdout, ia, la);
-        putc('\t', stdout);
-        cli_put_text_id(stdout, ib, lb);
-        putc('\n', stdout);
-    }
+    char line[LINE_FAST_MAX + 64];
+    size_t n = format_plain(line, o->jsonl, ia, la, ib, lb, distance);
+    if (n)
+        fwrite(line, 1, n, stdout);
+    else
+        put_line_escaped(stdout, o->jsonl, ia, la, ib, lb, distance);
     return ferror(stdout) ? 1 : 0;
+}
+
+/* ---- the pairs formatted on several threads, written in order ----
+ *
+ * When the engine hands the sorted pairs over as one array (dedup_index_pairs_array), the
+ * array is cut into blocks of OUT_BLOCK pairs; worker u formats blocks u, u + W, u + 2W...
+ * into ring slots (block i into slot i % slots, once block i - slots is written) and the
+ * calling thread writes the slots to stdout in block order: the bytes are those print_pair
+ * writes pair after pair. A block first gathers each pair's ids and distance (reads at
+ * random in the id arrays, independent of each other so the core overlaps them), then
+ * formats the lines with the ids ahead prefetched. Lines with ids to escape go through
+ * put_line_escaped into a memory stream of the block and are copied from it. */
+#define OUT_BLOCK 8192u
+#define OUT_WORKERS_MAX 8u
+#define OUT_SLOTS_MAX (2 * OUT_WORKERS_MAX)
+
+struct out_buf {
+    char *p;
+    size_t len, cap;
+};
+
+struct out_item {
+    const char *ia, *ib;
+    size_t la, lb;
+    unsigned distance;
+};
+
+struct out_par {
+    const struct dedup_index *idx;
+    const uint64_t *pairs;
+    size_t n, nblocks;
+    int jsonl;
+    unsigned workers, slots;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct out_buf slot[OUT_SLOTS_MAX];
+    size_t ready[OUT_SLOTS_MAX]; /* the block formatted in the slot + 1; 0: none */
+    size_t written;              /* blocks written to stdout */
+    int failed;                  /* out of memory or a write error: every thread stops */
+};
+
+static int out_reserve(struct out_buf *b, size_t more)
+{
+    if (more <= b->cap - b->len)
+        return 0;
+    size_t cap = b->cap ? b->cap : (size_t)1 << 20;
+    while (cap - b->len < more)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* The line of an item with ids to escape, appended to b through a memory stream. */
+static int out_escaped(struct out_buf *b, int jsonl, const struct out_item *it)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *ms = open_memstream(&text, &len);
+    if (!ms)
+        return -1;
+    put_line_escaped(ms, jsonl, it->ia, it->la, it->ib, it->lb, it->distance);
+    int bad = ferror(ms);
+    if (fclose(ms) != 0 || bad || out_reserve(b, len) != 0) {
+        free(text);
+        return -1;
+    }
+    memcpy(b->p + b->len, text, len);
+    b->len += len;
+    free(text);
+    return 0;
+}
+
+/* Block i of the pairs formatted into b (emptied first). 0, or -1 out of memory. */
+static int out_format(const struct out_par *o, size_t i, struct out_buf *b, struct out_item *it)
+{
+    size_t lo = i * OUT_BLOCK, hi = lo + OUT_BLOCK < o->n ? lo + OUT_BLOCK : o->n;
+    b->len = 0;
+    for (size_t x = lo; x < hi; x++) {
+        uint32_t a = (uint32_t)(o->pairs[x] >> 32), d = (uint32_t)o->pairs[x];
+        struct out_item *t = &it[x - lo];
+        t->ia = dedup_index_id(o->idx, a, &t->la);
+        t->ib = dedup_index_id(o->idx, d, &t->lb);
+        t->distance =
+            dedup_distance(dedup_index_fingerprint(o->idx, a), dedup_index_fingerprint(o->idx, d));
+    }
+    for (size_t x = 0; x < hi - lo; x++) {
+        if (x + 8 < hi - lo)
+            __builtin_prefetch(it[x + 8].ib);
+        const struct out_item *t = &it[x];
+        if (out_reserve(b, LINE_FAST_MAX + 64) != 0)
+            return -1;
+        size_t n = format_plain(b->p + b->len, o->jsonl, t->ia, t->la, t->ib, t->lb, t->distance);
+        b->len += n;
+        if (!n && out_escaped(b, o->jsonl, t) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void out_worker(struct out_par *o, unsigned u)
+{
+    struct out_item *it = malloc(OUT_BLOCK * sizeof *it);
+    if (!it) {
+        pthread_mutex_lock(&o->mu);
+        o->failed = 1;
+        pthread_cond_broadcast(&o->cv);
+        pthread_mutex_unlock(&o->mu);
+        return;
+    }
+    for (size_t i = u; i < o->nblocks; i += o->workers) {
+        unsigned s = (unsigned)(i % o->slots);
+        pthread_mutex_lock(&o->mu);
+        while (!o->failed && i >= o->written + o->slots)
+            pthread_cond_wait(&o->cv, &o->mu);
+        int stop = o->failed;
+        pthread_mutex_unlock(&o->mu);
+        if (stop)
+            break;
+        int bad = out_format(o, i, &o->slot[s], it);
+        pthread_mutex_lock(&o->mu);
+        if (bad)
+            o->failed = 1;
+        o->ready[s] = i + 1;
+        pthread_cond_broadcast(&o->cv);
+        pthread_mutex_unlock(&o->mu);
+        if (bad)
+            break;
+    }
+    free(it);
+}
+
+struct out_thread {
+    struct out_par *o;
+    unsigned u;
+};
+
+static void *out_thread_main(void *arg)
+{
+    struct out_thread *t = arg;
+    out_worker(t->o, t->u);
+    return NULL;
+}
+
+/* The writer: the calling thread writes the blocks in order as the workers finish them. */
+static int out_write_all(struct out_par *o)
+{
+    for (size_t i = 0; i < o->nblocks; i++) {
+        unsigned s = (unsigned)(i % o->slots);
+        pthread_mutex_lock(&o->mu);
+        while (!o->failed && o->ready[s] != i + 1)
+            pthread_cond_wait(&o->cv, &o->mu);
+        int stop = o->failed;
+        pthread_mutex_unlock(&o->mu);
+        if (stop)
+            return 1;
+        int bad = fwrite(o->slot[s].p, 1, o->slot[s].len, stdout) != o->slot[s].len;
+        pthread_mutex_lock(&o->mu);
+        if (bad)
+            o->failed = 1;
+        else
+            o->written = i + 1;
+        pthread_cond_broadcast(&o->cv);
+        pthread_mutex_unlock(&o->mu);
+        if (bad)
+            return 1;
+    }
+    return 0;
+}
+
+/* dedup_pair_array_fn: the sorted pairs formatted on cli_threads() workers and written in
+ * order (one thread: formatted and written block by block). Non-zero on a write error or
+ * out of memory (said by the caller). */
+static int print_pair_array(void *userdata, const uint64_t *pairs, size_t n)
+{
+    struct out_ctx *c = userdata;
+    profile_mark("pairs found");
+    struct out_par *o = calloc(1, sizeof *o);
+    if (!o) {
+        c->oom = 1;
+        return 1;
+    }
+    *o = (struct out_par){.idx = c->idx, .pairs = pairs, .n = n, .jsonl = c->jsonl};
+    o->nblocks = (n + OUT_BLOCK - 1) / OUT_BLOCK;
+    unsigned w = cli_threads();
+    o->workers = w > OUT_WORKERS_MAX ? OUT_WORKERS_MAX : w;
+    if ((size_t)o->workers > o->nblocks)
+        o->workers = o->nblocks > 1 ? (unsigned)o->nblocks : 1;
+    int r = 0;
+    if (o->workers < 2) {
+        struct out_item *it = malloc(OUT_BLOCK * sizeof *it);
+        r = !it;
+        for (size_t i = 0; !r && i < o->nblocks; i++)
+            r = out_format(o, i, &o->slot[0], it) != 0 ||
+                fwrite(o->slot[0].p, 1, o->slot[0].len, stdout) != o->slot[0].len;
+        free(it);
+    } else {
+        o->slots = 2 * o->workers;
+        pthread_mutex_init(&o->mu, NULL);
+        pthread_cond_init(&o->cv, NULL);
+        pthread_t th[OUT_WORKERS_MAX];
+        struct out_thread arg[OUT_WORKERS_MAX];
+        unsigned started = 0;
+        for (unsigned u = 0; u < o->workers; u++) {
+            arg[u] = (struct out_thread){o, u};
+            if (pthread_create(&th[u], NULL, out_thread_main, &arg[u]) != 0)
+                break;
+            started++;
+        }
+        if (started < o->workers) { /* a worker could not start: its blocks never come */
+            pthread_mutex_lock(&o->mu);
+            o->failed = 1;
+            pthread_cond_broadcast(&o->cv);
+            pthread_mutex_unlock(&o->mu);
+            r = 1;
+        } else {
+            r = out_write_all(o);
+        }
+        for (unsigned u = 0; u < started; u++)
+            pthread_join(th[u], NULL);
+        pthread_cond_destroy(&o->cv);
+        pthread_mutex_destroy(&o->mu);
+    }
+    for (unsigned s = 0; s < OUT_SLOTS_MAX; s++)
+        free(o->slot[s].p);
+    c->oom = r && !ferror(stdout); /* not a write error: memory */
+    free(o);
+    return r || ferror(stdout) ? 1 : 0;
 }
 
 /* ---- lists alone: straight into the index, one batch duplicate check ---- */
@@ -249,17 +529,20 @@ static const struct line_mark *sink_where(const struct list_sink *s, uint32_t d,
 
 /* ---- a list file read by two threads ----
  *
- * A regular file of at least LIST_SPLIT_MIN bytes is cut at the first line start after its
- * middle. The caller reads the first part as the stream reader does (each entry straight
- * into the index through sink_add); a second thread reads the second part at the same
- * time into a batch (fingerprints, the ids back to back, where the line numbering jumps,
- * the first malformed lines), which is then added in one block (dedup_index_add_many) and
- * its diagnostics said with the first part's line count added, so the output, the
- * messages and their order are those of one reader. Each part is read with pread in
- * 1 MiB chunks parsed in place (dedup_fplist_feed_inplace): both cores parse, and the
- * batch's arrays are reserved once (a part of B bytes holds at most B / 19 + 1 entries:
- * 16 digits, a space, a one-byte id and a newline) and prefaulted a stretch ahead. */
+ * A regular file of at least LIST_SPLIT_MIN bytes is cut at the first line start after
+ * LIST_CUT_PERCENT of it (the first part's lines cost more each: the index's adds and the
+ * line marks; at 50% the caller parsed 1.17 CPU s and the other thread 0.99 of a 10M-line
+ * list, at 45% 1.08 and 1.09: the two parts end together). The caller reads the first part as the
+ * stream reader does (each entry straight into the index through sink_add); a second thread reads
+ * the second part at the same time into a batch (fingerprints, the ids back to back, where the line
+ * numbering jumps, the first malformed lines), which is then added in one block
+ * (dedup_index_add_many) and its diagnostics said with the first part's line count added, so the
+ * output, the messages and their order are those of one reader. Each part is read with pread in 1
+ * MiB chunks parsed in place (dedup_fplist_feed_inplace): both cores parse, and the batch's arrays
+ * are reserved once (a part of B bytes holds at most B / 19 + 1 entries: 16 digits, a space, a
+ * one-byte id and a newline) and prefaulted a stretch ahead. */
 #define LIST_SPLIT_MIN ((size_t)8 << 20)
+#define LIST_CUT_PERCENT 46
 #define LIST_CHUNK ((size_t)1 << 20)
 #define LIST_MIN_LINE 19u
 #define LIST_PREFAULT ((size_t)4 << 20)
@@ -409,11 +692,11 @@ static void *second_part(void *arg)
     return NULL;
 }
 
-/* The cut: the start of the first line after the middle of [0, size); 0 when none. */
+/* The cut: the start of the first line after LIST_CUT_PERCENT of [0, size); 0 when none. */
 static off_t list_cut(int fd, off_t size)
 {
     char buf[4096];
-    for (off_t at = size / 2; at < size;) {
+    for (off_t at = size / 100 * LIST_CUT_PERCENT; at < size;) {
         ssize_t got = pread(fd, buf, sizeof buf, at);
         if (got < 0 && errno == EINTR)
             continue;
@@ -457,7 +740,8 @@ static int add_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list
         s->last_list = c->name;
         s->last_line = base_line + b->last_line;
     }
-    enum dedup_code rc = dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end);
+    enum dedup_code rc =
+        dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end, cli_threads());
     if (rc != DEDUP_OK) {
         cli_error(CMD, "cannot add the documents of %s to the index: %s", c->name,
                   dedup_strerror(rc));
@@ -838,11 +1122,12 @@ static int print_pairs(struct dedup_index *idx, unsigned k, uint32_t min_b, int 
 {
     static char obuf[1 << 20];
     setvbuf(stdout, obuf, _IOFBF, sizeof obuf);
-    struct out_ctx o = {idx, jsonl};
+    struct out_ctx o = {idx, jsonl, 0};
     int stopped = 0;
-    enum dedup_code rc = dedup_index_pairs(idx, k, cli_threads(), min_b, print_pair, &o, &stopped);
-    if (rc != DEDUP_OK) {
-        cli_error(CMD, "cannot list the pairs: %s", dedup_strerror(rc));
+    enum dedup_code rc = dedup_index_pairs_array(idx, k, cli_threads(), min_b, print_pair_array,
+                                                 print_pair, &o, &stopped);
+    if (rc != DEDUP_OK || o.oom) {
+        cli_error(CMD, "cannot list the pairs: %s", dedup_strerror(o.oom ? DEDUP_ENOMEM : rc));
         return CLI_RUNTIME;
     }
     if (fflush(stdout) != 0 || ferror(stdout) || stopped) {
@@ -925,7 +1210,9 @@ static int read_inputs(struct pairs_run *r)
         if (st > 0)
             return st;
     }
+    profile_mark("lists read");
     int status = drop_duplicates(&r->in, r->idx, &r->sink, r->old_docs);
+    profile_mark("duplicate ids");
     r->st.n = dedup_index_doc_count(r->idx) - r->old_docs;
     return status;
 }
@@ -986,7 +1273,9 @@ static int run_pairs(struct pairs_run *r)
     }
     if ((status = finish_index(r)) != CLI_OK)
         return status;
+    profile_mark("index ready");
     status = print_pairs(r->idx, (unsigned)r->a.k, r->old_docs, strcmp(r->a.format, "jsonl") == 0);
+    profile_mark("pairs written");
     if (status == CLI_OK && r->a.index)
         status = cli_index_save(CMD, r->idx, r->a.index);
     if (status == CLI_OK && r->in.failed)
@@ -1000,6 +1289,7 @@ int cmd_pairs(int argc, char **argv)
     struct pairs_run r;
     memset(&r, 0, sizeof r);
     r.st.cmd = CMD;
+    profile_mark(NULL);
     int status = cli_args_parse(CMD, argc, argv,
                                 CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_NEED_INPUT |
                                     CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH | CLI_ARG_LOCK_WAIT |

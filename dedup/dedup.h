@@ -344,11 +344,13 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_add(struct dedup_index *idx, uint6
  * order): fp[i] and the id ids[start_i .. id_end[i] - 1) followed by its NUL at
  * ids[id_end[i] - 1], where start_0 = 0 and start_i = id_end[i - 1] (the ids back to back,
  * each NUL-terminated, as a reader collects them). One reservation and block copies: for
- * a batch parsed on another thread. Same errors as dedup_index_add (DEDUP_EINVAL also for
- * id_end not increasing or an id without its NUL); on error idx is unchanged. */
+ * a batch parsed on another thread; up to `threads` threads (0 or 1: the caller only)
+ * check and copy a large batch, each prefaulting its own stretch of the arrays. Same
+ * errors as dedup_index_add (DEDUP_EINVAL also for id_end not increasing or an id without
+ * its NUL); on error idx is unchanged. */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n,
                                                        const uint64_t *fp, const char *ids,
-                                                       const uint64_t *id_end);
+                                                       const uint64_t *id_end, unsigned threads);
 
 /* Changes the design of an index that has absorbed nothing yet (every document still
  * pending: no query, pairs, stats or save since dedup_index_new()), so documents can be
@@ -420,6 +422,19 @@ typedef int (*dedup_pair_fn)(void *userdata, uint32_t a, uint32_t b, unsigned di
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k,
                                                     unsigned threads, uint32_t min_b,
                                                     dedup_pair_fn fn, void *userdata, int *stopped);
+/*
+ * The same pairs in the same order, handed over as one array when they are few enough to
+ * hold (at most 2^24): array_fn(userdata, pairs, n) once, pairs[i] = a << 32 | b increasing
+ * (the distance is dedup_distance() of the two documents' fingerprints), so the caller
+ * may format them on several threads; past that, fn(userdata, a, b, distance) for each as
+ * dedup_index_pairs() does. A non-zero return of either is passed back in *stopped.
+ */
+typedef int (*dedup_pair_array_fn)(void *userdata, const uint64_t *pairs, size_t n);
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k,
+                                                          unsigned threads, uint32_t min_b,
+                                                          dedup_pair_array_fn array_fn,
+                                                          dedup_pair_fn fn, void *userdata,
+                                                          int *stopped);
 
 /*
  * Near-duplicate clusters: connected components (union-find) of the pairs within k, of

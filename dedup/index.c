@@ -1034,7 +1034,7 @@ uint64_t dedup_index_fingerprint(const struct dedup_index *idx, uint32_t doc)
 
 /* Makes the document arrays writable copies with room for `docs` documents and `bytes`
  * id bytes. */
-static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint64_t bytes)
+static enum dedup_code docs_room(struct dedup_index *idx, uint64_t docs, uint64_t bytes)
 {
     if (!idx->docs_owned || docs > idx->cap_docs) {
         uint64_t cap = idx->cap_docs ? idx->cap_docs : 1024;
@@ -1109,6 +1109,16 @@ static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint
         idx->id_bytes = ids;
         idx->id_cap = cap;
     }
+    return DEDUP_OK;
+}
+
+/* docs_room, then the next stretch of each array prefaulted (an eighth of what is there
+ * ahead of the adds, in one call each). */
+static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint64_t bytes)
+{
+    enum dedup_code rc = docs_room(idx, docs, bytes);
+    if (rc != DEDUP_OK)
+        return rc;
     if (docs > idx->pf_docs) {
         /* prefault the next stretch of each array in one call each */
         uint64_t from = idx->pf_docs, to = docs + (docs / 8 > 131072 ? docs / 8 : 131072);
@@ -1163,34 +1173,98 @@ enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char
     return DEDUP_OK;
 }
 
+/* A batch add split between threads: part i checks, then copies, the documents
+ * [n * i / parts, n * (i + 1) / parts) of the batch. */
+#define ADD_MANY_SPLIT_MIN 65536u /* documents: below, one thread does it all */
+
+struct add_many_job {
+    struct dedup_index *idx;
+    size_t n;
+    const uint64_t *fp, *id_end;
+    const char *ids;
+    uint32_t base;   /* the first new document's number */
+    uint64_t id_len; /* the index's id bytes before the batch */
+    unsigned parts;
+    enum dedup_code rc[IX_THREADS_MAX];
+};
+
+static size_t add_many_bound(const struct add_many_job *j, unsigned i)
+{
+    return (size_t)((uint64_t)j->n * i / j->parts);
+}
+
+static void add_many_check(void *arg, unsigned part)
+{
+    struct add_many_job *j = arg;
+    size_t lo = add_many_bound(j, part), hi = add_many_bound(j, part + 1);
+    j->rc[part] = DEDUP_OK;
+    for (size_t i = lo, start = lo ? j->id_end[lo - 1] : 0; i < hi; start = j->id_end[i++]) {
+        if (j->id_end[i] <= start || j->ids[j->id_end[i] - 1] != '\0') {
+            j->rc[part] = DEDUP_EINVAL;
+            return;
+        }
+        size_t len = j->id_end[i] - 1 - start;
+        if (len > DEDUP_INDEX_MAX_ID_BYTES) {
+            j->rc[part] = DEDUP_ETOOLARGE;
+            return;
+        }
+        if (len && memchr(j->ids + start, '\0', len)) {
+            j->rc[part] = DEDUP_EINVAL;
+            return;
+        }
+    }
+}
+
+/* A part's documents copied, its stretch of each array prefaulted first in one call. */
+static void add_many_copy(void *arg, unsigned part)
+{
+    struct add_many_job *j = arg;
+    struct dedup_index *idx = j->idx;
+    size_t lo = add_many_bound(j, part), hi = add_many_bound(j, part + 1), m = hi - lo;
+    uint64_t from = lo ? j->id_end[lo - 1] : 0, to = hi ? j->id_end[hi - 1] : 0;
+    uint32_t d = j->base + (uint32_t)lo;
+    if (!m)
+        return;
+    prefault_range(idx->doc_fp + d, m * sizeof *idx->doc_fp);
+    prefault_range(idx->doc_next + d, m * sizeof *idx->doc_next);
+    prefault_range(idx->id_off + d + 1, m * sizeof *idx->id_off);
+    prefault_range(idx->id_bytes + j->id_len + from, to - from);
+    memcpy(idx->doc_fp + d, j->fp + lo, m * sizeof *j->fp);
+    memset(idx->doc_next + d, 0xff, m * sizeof *idx->doc_next); /* IX_NONE */
+    memcpy(idx->id_bytes + j->id_len + from, j->ids + from, to - from);
+    for (size_t i = lo; i < hi; i++)
+        idx->id_off[j->base + 1 + i] = j->id_len + j->id_end[i];
+}
+
 enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n, const uint64_t *fp,
-                                     const char *ids, const uint64_t *id_end)
+                                     const char *ids, const uint64_t *id_end, unsigned threads)
 {
     if (n == 0)
         return DEDUP_OK;
     uint64_t bytes = id_end[n - 1];
     if (n > DEDUP_INDEX_MAX_DOCS - idx->ndocs || idx->id_len + bytes > IX_ID_BYTES_MAX)
         return DEDUP_ETOOLARGE;
-    for (size_t i = 0, start = 0; i < n; start = id_end[i++]) {
-        if (id_end[i] <= start || ids[id_end[i] - 1] != '\0')
-            return DEDUP_EINVAL;
-        size_t len = id_end[i] - 1 - start;
-        if (len > DEDUP_INDEX_MAX_ID_BYTES)
-            return DEDUP_ETOOLARGE;
-        if (len && memchr(ids + start, '\0', len))
-            return DEDUP_EINVAL;
-    }
-    enum dedup_code rc = docs_reserve(idx, (uint64_t)idx->ndocs + n, idx->id_len + bytes);
+    struct add_many_job j = {.idx = idx, .n = n, .fp = fp, .id_end = id_end, .ids = ids};
+    j.parts = threads < 1 || n < ADD_MANY_SPLIT_MIN ? 1 : threads;
+    if (j.parts > IX_THREADS_MAX)
+        j.parts = IX_THREADS_MAX;
+    (void)ix_parallel(j.parts, j.parts, add_many_check, &j);
+    for (unsigned i = 0; i < j.parts; i++)
+        if (j.rc[i] != DEDUP_OK)
+            return j.rc[i]; /* nothing changed yet */
+    /* room only: each part prefaults its own stretch (the page clearing split too) */
+    enum dedup_code rc = docs_room(idx, (uint64_t)idx->ndocs + n, idx->id_len + bytes);
     if (rc != DEDUP_OK)
         return rc;
-    uint32_t base = idx->ndocs;
-    memcpy(idx->doc_fp + base, fp, n * sizeof *fp);
-    memset(idx->doc_next + base, 0xff, n * sizeof *idx->doc_next); /* IX_NONE */
-    memcpy(idx->id_bytes + idx->id_len, ids, bytes);
-    for (size_t i = 0; i < n; i++)
-        idx->id_off[base + 1 + i] = idx->id_len + id_end[i];
+    j.base = idx->ndocs;
+    j.id_len = idx->id_len;
+    (void)ix_parallel(j.parts, j.parts, add_many_copy, &j);
     idx->id_len += bytes;
-    idx->ndocs = base + (uint32_t)n;
+    idx->ndocs = j.base + (uint32_t)n;
+    if (idx->pf_docs < idx->ndocs)
+        idx->pf_docs = idx->ndocs;
+    if (idx->pf_ids < idx->id_len)
+        idx->pf_ids = idx->id_len;
     return DEDUP_OK;
 }
 
@@ -1551,9 +1625,11 @@ enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads)
  * a stable counting scatter on the top FRESH_BITS bits from doc_fp (each thread scatters
  * its share of the documents into its own slice of every bucket, so the order of documents
  * is kept), then every bucket (a few thousand entries, cache-resident) is sorted as records
- * in a per-thread scratch, the buckets shared out among threads. One serial pass then folds
- * equal fingerprints in place: the fingerprints become table 0, the documents its heads.
- * 16 bytes a document at the peak instead of 48. */
+ * in a per-thread scratch, the buckets shared out among threads, and folded while still in
+ * cache: equal fingerprints become one entry (the first document its head, the others
+ * linked after it), at the start of the bucket. One serial pass then closes the gaps
+ * between the buckets (block moves): the fingerprints become table 0, the documents its
+ * heads. 16 bytes a document at the peak instead of 48. */
 #define FRESH_BITS 11u
 #define FRESH_BUCKETS (1u << FRESH_BITS)
 
@@ -1562,11 +1638,32 @@ struct fresh_job {
     uint32_t base;
     size_t n;
     uint64_t *sfp;
-    uint32_t *sdoc;
+    uint32_t *sdoc, *tail, *doc_next;
     size_t end[FRESH_BUCKETS];
+    size_t distinct[FRESH_BUCKETS]; /* bucket b's entries after folding */
     size_t cnt[IX_THREADS_MAX][FRESH_BUCKETS];
     bool oom[IX_THREADS_MAX];
 };
+
+/* Folds a sorted bucket [s, s + nb) in place; returns its distinct count. */
+static size_t fresh_fold(struct fresh_job *j, size_t s, size_t nb)
+{
+    uint64_t *fp = j->sfp + s;
+    uint32_t *doc = j->sdoc + s, *tail = j->tail + s;
+    size_t o = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (o && fp[o - 1] == fp[i]) {
+            j->doc_next[tail[o - 1]] = doc[i];
+            tail[o - 1] = doc[i];
+        } else {
+            fp[o] = fp[i];
+            doc[o] = doc[i];
+            tail[o] = doc[i];
+            o++;
+        }
+    }
+    return o;
+}
 
 static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
 {
@@ -1612,15 +1709,16 @@ static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
     }
     for (size_t b = tid; b < FRESH_BUCKETS; b += nt) {
         size_t s = b ? j->end[b - 1] : 0, nb = j->end[b] - s;
-        if (nb < 2)
-            continue;
-        for (size_t i = 0; i < nb; i++)
-            rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
-        msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
-        for (size_t i = 0; i < nb; i++) {
-            j->sfp[s + i] = rec[i].fp;
-            j->sdoc[s + i] = rec[i].doc;
+        if (nb >= 2) {
+            for (size_t i = 0; i < nb; i++)
+                rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
+            msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
+            for (size_t i = 0; i < nb; i++) {
+                j->sfp[s + i] = rec[i].fp;
+                j->sdoc[s + i] = rec[i].doc;
+            }
         }
+        j->distinct[b] = fresh_fold(j, s, nb);
     }
     free(rec);
     free(tmp);
@@ -1641,25 +1739,29 @@ static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
     j->n = n;
     j->sfp = sfp;
     j->sdoc = sdoc;
+    j->tail = tail;
+    j->doc_next = idx->doc_next;
     if (n < IX_PAR_SORT_MIN)
         threads = 1;
     unsigned ran = ix_team_run(threads, fresh_run, j);
+    bool oom = false;
     for (unsigned u = 0; u < ran; u++)
-        if (j->oom[u])
-            goto fail;
+        oom |= j->oom[u];
+    if (oom) {
+        /* undo the links of the buckets folded: every pending list is one document again */
+        for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
+            idx->doc_next[d] = IX_NONE;
+        goto fail;
+    }
     uint32_t o = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t fp = sfp[i];
-        uint32_t doc = sdoc[i];
-        if (o && sfp[o - 1] == fp) {
-            idx->doc_next[tail[o - 1]] = doc;
-            tail[o - 1] = doc;
-        } else {
-            sfp[o] = fp;
-            sdoc[o] = doc;
-            tail[o] = doc;
-            o++;
+    for (size_t b = 0; b < FRESH_BUCKETS; b++) { /* the gaps between the buckets closed */
+        size_t s = b ? j->end[b - 1] : 0, m = j->distinct[b];
+        if (m && s != o) {
+            memmove(sfp + o, sfp + s, m * sizeof *sfp);
+            memmove(sdoc + o, sdoc + s, m * sizeof *sdoc);
+            memmove(tail + o, tail + s, m * sizeof *tail);
         }
+        o += (uint32_t)m;
     }
     unsigned dir_bits = ix_dir_bits_for(idx, o);
     dir = malloc((((size_t)1 << dir_bits) + 1) * sizeof *dir);

@@ -125,6 +125,7 @@ struct stream_out {
     size_t npos, cappos;
     uint64_t *val; /* fingerprint pairs x, y (tables > 0) */
     size_t nval, capval;
+    uint32_t *valpos; /* their positions in table 0 (find_positions), by the same thread */
     enum dedup_code rc;
 };
 
@@ -266,6 +267,34 @@ static unsigned stream_bits(const struct ix_perm *p, uint32_t n)
     return d;
 }
 
+static void find_positions(const struct dedup_index *idx, const uint64_t *fp, size_t m,
+                           uint32_t *out)
+{
+    enum { BATCH = 64 };
+    const uint32_t *dir = idx->dir[0];
+    const uint64_t *v = idx->tab[0];
+    unsigned bits = idx->dir_bits;
+    for (size_t s = 0; s < m; s += BATCH) {
+        size_t e = s + BATCH < m ? s + BATCH : m;
+        for (size_t i = s; i < e; i++)
+            __builtin_prefetch(&dir[ix_top(fp[i], bits)]);
+        for (size_t i = s; i < e; i++)
+            __builtin_prefetch(&v[dir[ix_top(fp[i], bits)]]);
+        for (size_t i = s; i < e; i++) {
+            uint64_t b = ix_top(fp[i], bits);
+            uint32_t l = dir[b], h = dir[b + 1];
+            while (l < h) {
+                uint32_t mid = l + (h - l) / 2;
+                if (v[mid] < fp[i])
+                    l = mid + 1;
+                else
+                    h = mid;
+            }
+            out[i] = l < dir[b + 1] && v[l] == fp[i] ? l : IX_NONE;
+        }
+    }
+}
+
 static void stream_run(void *arg, unsigned tid, struct ix_team *team)
 {
     struct stream_job *j = arg;
@@ -332,44 +361,24 @@ static void stream_run(void *arg, unsigned tid, struct ix_team *team)
         }
     }
     free(scr);
+    /* the fingerprint pairs' positions, each thread its own (no barrier needed: table 0
+     * is only read) */
+    if (o->rc == DEDUP_OK && o->nval) {
+        o->valpos = malloc(o->nval * sizeof *o->valpos);
+        if (o->valpos)
+            find_positions(idx, o->val, o->nval, o->valpos);
+        else
+            o->rc = DEDUP_ENOMEM;
+    }
 }
 
 /* out[i] = position of fp[i] in table 0 (IX_NONE when absent), in batches with the
  * directory and table reads prefetched. */
-static void find_positions(const struct dedup_index *idx, const uint64_t *fp, size_t m,
-                           uint32_t *out)
-{
-    enum { BATCH = 64 };
-    const uint32_t *dir = idx->dir[0];
-    const uint64_t *v = idx->tab[0];
-    unsigned bits = idx->dir_bits;
-    for (size_t s = 0; s < m; s += BATCH) {
-        size_t e = s + BATCH < m ? s + BATCH : m;
-        for (size_t i = s; i < e; i++)
-            __builtin_prefetch(&dir[ix_top(fp[i], bits)]);
-        for (size_t i = s; i < e; i++)
-            __builtin_prefetch(&v[dir[ix_top(fp[i], bits)]]);
-        for (size_t i = s; i < e; i++) {
-            uint64_t b = ix_top(fp[i], bits);
-            uint32_t l = dir[b], h = dir[b + 1];
-            while (l < h) {
-                uint32_t mid = l + (h - l) / 2;
-                if (v[mid] < fp[i])
-                    l = mid + 1;
-                else
-                    h = mid;
-            }
-            out[i] = l < dir[b + 1] && v[l] == fp[i] ? l : IX_NONE;
-        }
-    }
-}
-
 static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                     uint64_t **pairs, size_t *npairs)
 {
     enum dedup_code rc = DEDUP_ENOMEM;
     uint64_t *all = NULL;
-    uint32_t *posv = NULL;
     struct stream_job *j = calloc(1, sizeof *j);
     if (!j)
         return DEDUP_ENOMEM;
@@ -385,13 +394,12 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
     unsigned ran = ix_team_run(threads, stream_run, j);
     free(j->buf);
     j->buf = NULL;
-    size_t total = 0, nval = 0;
+    size_t total = 0;
     rc = DEDUP_OK;
     for (unsigned u = 0; u < ran; u++) {
         if (j->out[u].rc != DEDUP_OK && rc == DEDUP_OK)
             rc = j->out[u].rc;
         total += j->out[u].npos + j->out[u].nval / 2;
-        nval += j->out[u].nval;
     }
     if (rc == DEDUP_OK && total > DEDUP_PAIRS_MAX_DISTINCT)
         rc = DEDUP_ETOOLARGE;
@@ -399,16 +407,15 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
         goto done;
     rc = DEDUP_ENOMEM;
     all = malloc((total ? total : 1) * sizeof *all);
-    posv = malloc((nval ? nval : 1) * sizeof *posv);
-    if (!all || !posv)
+    if (!all)
         goto done;
     size_t o = 0;
     for (unsigned u = 0; u < ran; u++) {
         struct stream_out *so = &j->out[u];
+        const uint32_t *posv = so->valpos;
         if (so->npos)
             memcpy(all + o, so->pos, so->npos * sizeof *all);
         o += so->npos;
-        find_positions(idx, so->val, so->nval, posv);
         for (size_t i = 0; i + 1 < so->nval; i += 2) {
             uint32_t px = posv[i], py = posv[i + 1];
             if (px == IX_NONE || py == IX_NONE || px == py)
@@ -426,11 +433,11 @@ done:
     for (unsigned u = 0; u < IX_THREADS_MAX_PAIRS; u++) {
         free(j->out[u].pos);
         free(j->out[u].val);
+        free(j->out[u].valpos);
     }
     free(j->buf);
     free(j);
     free(all);
-    free(posv);
     return rc;
 }
 
@@ -696,45 +703,127 @@ static uint64_t list_len(const struct dedup_index *idx, uint32_t pos, uint64_t c
     return n;
 }
 
-static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
-                         uint32_t min_b, dedup_pair_fn fn, void *userdata, int *r)
+/* The direct expansion's two passes split between threads: part i counts, then fills, the
+ * document pairs of distinct pairs [np * i / parts, np * (i + 1) / parts) and of the
+ * fingerprints [nmain * i / parts, ...) into its own stretch of v (after the parts before). */
+#define EXPAND_PARTS_MAX 16u
+
+struct direct_job {
+    const struct dedup_index *idx;
+    const uint64_t *pairs;
+    size_t npairs;
+    uint32_t min_b;
+    unsigned parts;
+    uint64_t count[EXPAND_PARTS_MAX]; /* > EXPAND_DIRECT_MAX: over the cap */
+    uint64_t *v;
+    size_t at[EXPAND_PARTS_MAX + 1]; /* part i fills v[at[i] .. at[i + 1]) at most */
+    size_t filled[EXPAND_PARTS_MAX];
+};
+
+static void direct_bounds(const struct direct_job *j, unsigned i, size_t *plo, size_t *phi,
+                          uint32_t *flo, uint32_t *fhi)
 {
+    *plo = (size_t)((uint64_t)j->npairs * i / j->parts);
+    *phi = (size_t)((uint64_t)j->npairs * (i + 1) / j->parts);
+    *flo = (uint32_t)((uint64_t)j->idx->nmain * i / j->parts);
+    *fhi = (uint32_t)((uint64_t)j->idx->nmain * (i + 1) / j->parts);
+}
+
+static void direct_count(void *arg, unsigned part)
+{
+    struct direct_job *j = arg;
+    const struct dedup_index *idx = j->idx;
+    size_t plo, phi;
+    uint32_t flo, fhi;
+    direct_bounds(j, part, &plo, &phi, &flo, &fhi);
     uint64_t total = 0;
-    for (size_t i = 0; i < npairs && total <= EXPAND_DIRECT_MAX; i++)
-        total += list_len(idx, (uint32_t)(pairs[i] >> 32), EXPAND_DIRECT_MAX) *
-                 list_len(idx, (uint32_t)pairs[i], EXPAND_DIRECT_MAX);
-    for (uint32_t i = 0; i < idx->nmain && total <= EXPAND_DIRECT_MAX; i++) {
+    for (size_t i = plo; i < phi && total <= EXPAND_DIRECT_MAX; i++) {
+        if (i + 16 < phi) { /* the lists' heads and tails are random reads */
+            __builtin_prefetch(&idx->head[(uint32_t)(j->pairs[i + 16] >> 32)]);
+            __builtin_prefetch(&idx->tail[(uint32_t)(j->pairs[i + 16] >> 32)]);
+            __builtin_prefetch(&idx->head[(uint32_t)j->pairs[i + 16]]);
+            __builtin_prefetch(&idx->tail[(uint32_t)j->pairs[i + 16]]);
+        }
+        total += list_len(idx, (uint32_t)(j->pairs[i] >> 32), EXPAND_DIRECT_MAX) *
+                 list_len(idx, (uint32_t)j->pairs[i], EXPAND_DIRECT_MAX);
+    }
+    for (uint32_t i = flo; i < fhi && total <= EXPAND_DIRECT_MAX; i++) {
         if (idx->head[i] == idx->tail[i])
             continue;
         uint64_t l = list_len(idx, i, EXPAND_DIRECT_MAX);
         total += l * (l - 1) / 2;
     }
-    if (total > EXPAND_DIRECT_MAX)
-        return 0;
-    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
-    if (!v)
-        return -1;
-    size_t o = 0;
-    for (size_t i = 0; i < npairs; i++) {
-        uint32_t x = (uint32_t)(pairs[i] >> 32), y = (uint32_t)pairs[i];
+    j->count[part] = total;
+}
+
+static void direct_fill(void *arg, unsigned part)
+{
+    struct direct_job *j = arg;
+    const struct dedup_index *idx = j->idx;
+    size_t plo, phi;
+    uint32_t flo, fhi;
+    direct_bounds(j, part, &plo, &phi, &flo, &fhi);
+    uint64_t *v = j->v;
+    size_t o = j->at[part];
+    for (size_t i = plo; i < phi; i++) {
+        uint32_t x = (uint32_t)(j->pairs[i] >> 32), y = (uint32_t)j->pairs[i];
+        if (i + 16 < phi) {
+            __builtin_prefetch(&idx->head[(uint32_t)(j->pairs[i + 16] >> 32)]);
+            __builtin_prefetch(&idx->head[(uint32_t)j->pairs[i + 16]]);
+        }
         for (uint32_t a = idx->head[x]; a != IX_NONE; a = idx->doc_next[a])
             for (uint32_t b = idx->head[y]; b != IX_NONE; b = idx->doc_next[b]) {
                 uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
-                if (hi >= min_b)
+                if (hi >= j->min_b)
                     v[o++] = (uint64_t)lo << 32 | hi;
             }
     }
-    for (uint32_t i = 0; i < idx->nmain; i++) {
+    for (uint32_t i = flo; i < fhi; i++) {
         if (idx->head[i] == idx->tail[i])
             continue;
         /* a list is in document order: a before every later b */
         for (uint32_t a = idx->head[i]; a != IX_NONE; a = idx->doc_next[a])
             for (uint32_t b = idx->doc_next[a]; b != IX_NONE; b = idx->doc_next[b])
-                if (b >= min_b)
+                if (b >= j->min_b)
                     v[o++] = (uint64_t)a << 32 | b;
+    }
+    j->filled[part] = o - j->at[part];
+}
+
+static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
+                         uint32_t min_b, unsigned threads, dedup_pair_array_fn array_fn,
+                         dedup_pair_fn fn, void *userdata, int *r)
+{
+    struct direct_job j = {.idx = idx, .pairs = pairs, .npairs = npairs, .min_b = min_b};
+    j.parts = threads < 1 ? 1 : threads > EXPAND_PARTS_MAX ? EXPAND_PARTS_MAX : threads;
+    if (npairs + idx->nmain < 65536)
+        j.parts = 1;
+    (void)ix_parallel(j.parts, j.parts, direct_count, &j);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < j.parts; i++) {
+        j.at[i] = (size_t)total;
+        total += j.count[i];
+        if (total > EXPAND_DIRECT_MAX)
+            return 0;
+    }
+    j.at[j.parts] = (size_t)total;
+    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    j.v = v;
+    (void)ix_parallel(j.parts, j.parts, direct_fill, &j);
+    size_t o = j.filled[0]; /* the parts' pairs (those with b >= min_b) made contiguous */
+    for (unsigned i = 1; i < j.parts; i++) {
+        memmove(v + o, v + j.at[i], j.filled[i] * sizeof *v);
+        o += j.filled[i];
     }
     ix_sort_u64(v, o);
     *r = 0;
+    if (array_fn) {
+        *r = array_fn(userdata, v, o);
+        free(v);
+        return 1;
+    }
     for (size_t i = 0; i < o && *r == 0; i++) {
         /* b is a random document: its fingerprint, id offset and id bytes (which the
          * callback reads to print it) are fetched ahead, the offset first */
@@ -755,6 +844,13 @@ static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, s
 enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned threads,
                                   uint32_t min_b, dedup_pair_fn fn, void *userdata, int *stopped)
 {
+    return dedup_index_pairs_array(idx, k, threads, min_b, NULL, fn, userdata, stopped);
+}
+
+enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k, unsigned threads,
+                                        uint32_t min_b, dedup_pair_array_fn array_fn,
+                                        dedup_pair_fn fn, void *userdata, int *stopped)
+{
     uint64_t *pairs = NULL;
     size_t npairs = 0;
     uint32_t *off = NULL, *adj = NULL, *pos = NULL;
@@ -763,7 +859,8 @@ enum dedup_code dedup_index_pairs(struct dedup_index *idx, unsigned k, unsigned 
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
     if (rc != DEDUP_OK)
         return rc;
-    int fr = 0, done_direct = expand_direct(idx, pairs, npairs, min_b, fn, userdata, &fr);
+    int fr = 0, done_direct =
+                    expand_direct(idx, pairs, npairs, min_b, threads, array_fn, fn, userdata, &fr);
     if (done_direct != 0) {
         free(pairs);
         if (done_direct < 0)

@@ -1,5 +1,5 @@
 # pairs --fingerprints on a large list file (issue 19): a regular file of 8 MiB or more is
-# read by two threads, cut at the first line start after its middle (cli/cmd_pairs.c, "a
+# read by two threads, cut at the first line start after 46% of it (cli/cmd_pairs.c, "a
 # list file read by two threads"). The same list on standard input takes the one-thread
 # stream reader: both must print the same pairs and say the same things (malformed lines,
 # a line over the limit, duplicate ids on both sides of the cut, with their line numbers)
@@ -35,7 +35,7 @@ for i in range(n):
     elif r < 0.0055:
         line = "\\%016x  a\\nb\\\\c%d" % (x, i)  # the escaped form
     out.append(line)
-out[n // 2 + 3] = "%016x %s" % (1, "y" * 70000)  # over the line limit, near the cut
+out[n // 2 + 3] = "%016x %s" % (1, "y" * 70000)  # over the line limit, in the second part
 open(sys.argv[1], "w").write("\n".join(out))  # no final newline
 PYEOF
 size=$(wc -c <"$PL/big.txt")
@@ -65,5 +65,37 @@ cat "$PL/small.txt" "$PL/big.txt" | "$SIMCRAWL" pairs --fingerprints - >"$PL/two
 if cmp -s "$PL/two.out" "$PL/two.stdin.out" && grep -q "small.txt:2: expected 16 hex digits" "$PL/two.err" &&
     grep -q "big.txt:[0-9]*: duplicate id 'https://example.org/a-fairly-long-path/page/5'" "$PL/two.err"; then ok; else
     bad "pairs with two lists: $(head -c 300 "$PL/two.err")"
+fi
+# the pairs are formatted on both cores in blocks of 8,192 and written in order (cli/cmd_pairs.c,
+# "the pairs formatted on several threads"): 30,000 pairs known in advance (two documents a
+# fingerprint, the fingerprints far apart), some ids to escape, both formats against the
+# lines expected; SIMCRAWL_PROFILE=1 names the phases on stderr and changes no output byte
+python3 - "$PL" <<'PYEOF'
+import json, random, sys
+random.seed(1919)
+d = sys.argv[1]
+lst, text, jsonl = [], [], []
+for g in range(30000):
+    x = random.getrandbits(64)
+    a = "https://example.org/g/%d" % g if g % 1000 else 'https://example.org/\u00e9"%d"' % g
+    b = "https://example.org/h/%d" % g
+    lst += ["%016x %s" % (x, a), "%016x %s" % (x, b)]
+    ta = a.replace("\\", "\\\\")
+    text.append("0\t%s\t%s" % (ta, b))
+    jsonl.append('{"a": %s, "b": %s, "distance": 0}' % (json.dumps(a, ensure_ascii=False), json.dumps(b)))
+open(d + "/known.txt", "w", encoding="utf-8").write("\n".join(lst) + "\n")
+open(d + "/known.text", "w", encoding="utf-8").write("\n".join(text) + "\n")
+open(d + "/known.jsonl", "w", encoding="utf-8").write("\n".join(jsonl) + "\n")
+PYEOF
+for fmt in text jsonl; do
+    "$SIMCRAWL" pairs --format $fmt --fingerprints "$PL/known.txt" >"$PL/known.out" 2>"$PL/known.err"
+    if cmp -s "$PL/known.out" "$PL/known.$fmt" && ! [ -s "$PL/known.err" ]; then ok; else
+        bad "pairs --format $fmt: 30,000 known pairs printed otherwise: $(diff "$PL/known.out" "$PL/known.$fmt" | head -c 300)"
+    fi
+done
+SIMCRAWL_PROFILE=1 "$SIMCRAWL" pairs --format jsonl --fingerprints "$PL/known.txt" >"$PL/known.out" 2>"$PL/known.err"
+if cmp -s "$PL/known.out" "$PL/known.jsonl" && grep -q "^simcrawl pairs: profile lists read wall [0-9.]* cpu [0-9.]* main thread [0-9.]*$" "$PL/known.err" &&
+    grep -q "^simcrawl pairs: profile pairs written wall" "$PL/known.err"; then ok; else
+    bad "pairs with SIMCRAWL_PROFILE=1: $(head -c 300 "$PL/known.err")"
 fi
 rm -rf "$PL"
