@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 4) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 5) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 4
+#define DEDUP_FINGERPRINT_VERSION 5
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -172,8 +172,9 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
  * site's template, whatever their markup (Bar-Yossef and Rajagopalan, "Template detection
  * via data mining and its applications", WWW 2002; Yi, Liu and Li, KDD 2003). A table
  * counts, per host key (any bytes: a host name, or "" for a collection of files), how many
- * distinct documents contain each block, where a block is the token string of one "\n\n"
- * separated paragraph of the main text and its key is
+ * distinct documents contain each block, where a block is the token string of one line
+ * ("\n" separated) of the main text: a paragraph, a heading, a list item, one line of a
+ * code listing and its key is
  *     dedup_template_block_hash(tokens) = XXH3_64bits_withSeed(tokens, DEDUP_TEMPLATE_SEED)
  * (0 is replaced by 1: 0 marks an empty slot). A block is TEMPLATE for a host when its
  * count is >= DEDUP_TEMPLATE_MIN_DOCS and >= DEDUP_TEMPLATE_MIN_SHARE percent of the

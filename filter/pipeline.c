@@ -102,21 +102,6 @@ static void fail_dedup(struct filter_fp_result *out, enum dedup_code code, size_
         set_msg(out->message, sizeof out->message, "%s", dedup_strerror(code));
 }
 
-/* The first "\n\n" in s[0..n), or NULL (memmem() is not POSIX). */
-static const char *blank_line(const char *s, size_t n)
-{
-    const char *end = s + n;
-    while (s < end) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl || nl + 1 >= end)
-            return NULL;
-        if (nl[1] == '\n')
-            return nl;
-        s = nl + 1;
-    }
-    return NULL;
-}
-
 /* One block of the main text: its token string at [off, off + len) of the joined
  * buffer, its hash and its tokens. */
 struct block {
@@ -170,13 +155,14 @@ static int join_block(struct joined *j, const char *bt, size_t bl, size_t bn)
     return 0;
 }
 
-/* 1. Each "\n\n" separated block of text[0..tlen) tokenised alone, the blocks with
- * tokens joined into j. EXTRACT_ENOMEM or extract_tokens()'s code on failure (j is
+/* 1. Each line of text[0..tlen) (a block: "\n" separated, so a paragraph, a list item, a
+ * heading, and each line of preformatted text) tokenised alone, the blocks with tokens
+ * joined into j. EXTRACT_ENOMEM or extract_tokens()'s code on failure (j is
  * freed by the caller). */
 static enum extract_code join_blocks(const char *text, size_t tlen, struct joined *j)
 {
     for (size_t i = 0; i <= tlen;) {
-        const char *e = blank_line(text + i, tlen - i);
+        const char *e = memchr(text + i, '\n', tlen - i);
         size_t end = e ? (size_t)(e - text) : tlen;
         char *bt = NULL;
         size_t bl = 0, bn = 0;
@@ -192,7 +178,7 @@ static enum extract_code join_blocks(const char *text, size_t tlen, struct joine
         free(bt);
         if (!e)
             break;
-        i = end + 2;
+        i = end + 1;
     }
     return EXTRACT_OK;
 }
@@ -303,8 +289,8 @@ static char *own_tokens(struct joined *j, const unsigned char *tpl, size_t marke
 }
 
 /*
- * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each "\n\n"
- * separated block is tokenised alone; blocks without tokens are ignored; the others'
+ * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each line
+ * ("\n" separated block) is tokenised alone; blocks without tokens are ignored; the others'
  * token strings joined by one space are the whole text's token string. Template blocks
  * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's
  * block fields (keep_blocks) and template counts. EXTRACT_ENOMEM or extract_tokens()'s

@@ -6,7 +6,7 @@
  * and by the filter of <simcrawl.h>: bytes -> extract_doc_parse() (main text) ->
  * extract_tokens() -> dedup_features_from_tokens() -> dedup_simhash().
  * With a template table (docs/FINGERPRINT.md, "Template blocks") the main text is tokenised block
- * by block ("\n\n" separated), the host's template blocks are left out and the token
+ * by block (line by line, "\n" separated), the host's template blocks are left out and the token
  * strings of the others, joined by one space, are fingerprinted; with no template block
  * that is exactly the token string of the whole text, so the fingerprint is unchanged.
  *

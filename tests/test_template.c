@@ -79,9 +79,8 @@ static void test_template_thresholds(void)
     toks[3] = 2;
     ASSERT_EQ(dedup_templates_mark(t, "h", 1, page, toks, 5, m), 3);
     CU_ASSERT(m[2] && m[3] && m[4] && !m[1] && !m[0]);
-    ASSERT_EQ(dedup_templates_add_doc(t, "h", DEDUP_TEMPLATE_MAX_KEY + 1, 1, page, 1,
-                                            NULL),
-                    DEDUP_EINVAL);
+    ASSERT_EQ(dedup_templates_add_doc(t, "h", DEDUP_TEMPLATE_MAX_KEY + 1, 1, page, 1, NULL),
+              DEDUP_EINVAL);
     dedup_templates_free(t);
 }
 
@@ -151,7 +150,7 @@ static void test_template_eviction_bounded_deterministic(void)
     ASSERT_EQ(add(t, "newcomer", 0, &x, 1), DEDUP_OK);
     ASSERT_EQ(dedup_templates_host_count(t), DEDUP_TEMPLATE_MAX_HOSTS);
     ASSERT_EQ(dedup_templates_docs(t, "newcomer", 8), 1);
-    ASSERT_EQ(dedup_templates_docs(t, "host0", 5), 0);  /* smallest key of 1 doc */
+    ASSERT_EQ(dedup_templates_docs(t, "host0", 5), 0); /* smallest key of 1 doc */
     ASSERT_EQ(dedup_templates_docs(t, "host5", 5), 2);
     ASSERT_EQ(dedup_templates_docs(t, "host1", 5), 1);
     dedup_templates_free(t);
@@ -250,13 +249,13 @@ static void test_template_index_roundtrip(void)
     ((uint8_t *)al)[len - tpl_len + 4] = 1; /* the section's reserved field */
     ASSERT_EQ(dedup_index_load_mem(al, len, 0, &back, &fe), DEDUP_ECHECKSUM);
     ASSERT_EQ(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
-                    DEDUP_EFORMAT);
+              DEDUP_EFORMAT);
     ASSERT_EQ(fe.offset, len - tpl_len + 4);
     /* a template section size that is not a multiple of 8 */
     memcpy(al, buf, len);
     ((uint8_t *)al)[88] ^= 1;
     ASSERT_EQ(dedup_index_load_mem(al, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &back, &fe),
-                    DEDUP_EFORMAT);
+              DEDUP_EFORMAT);
     ASSERT_EQ(fe.offset, 88);
     free(al);
     free(buf);
@@ -264,7 +263,7 @@ static void test_template_index_roundtrip(void)
     dedup_index_free(idx);
 }
 
-/* The token strings of the "\n\n" blocks joined by one space are the whole text's. */
+/* The token strings of the blocks (lines) joined by one space are the whole text's. */
 static void test_template_blocks_join_to_whole_text(void)
 {
     unsigned checked = 0;
@@ -287,7 +286,7 @@ static void test_template_blocks_join_to_whole_text(void)
         ASSERT_EQ_FATAL(extract_tokens(text, tl, &whole, &wl, &wn), EXTRACT_OK);
         for (size_t s = 0; s <= tl;) {
             size_t e = s;
-            while (e < tl && !(text[e] == '\n' && e + 1 < tl && text[e + 1] == '\n'))
+            while (e < tl && text[e] != '\n')
                 e++;
             char *bt;
             size_t bl, bn;
@@ -301,7 +300,7 @@ static void test_template_blocks_join_to_whole_text(void)
             free(bt);
             if (e >= tl)
                 break;
-            s = e + 2;
+            s = e + 1;
         }
         ASSERT_EQ(jl, wl);
         CU_ASSERT(jl == wl && memcmp(joined, whole, wl) == 0);
