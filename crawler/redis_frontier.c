@@ -6,30 +6,40 @@
  * WARC and log ends. hiredis (0.14, Debian) talks to it; every change that must not be
  * split by a kill is one Lua script (EVALSHA), which Redis runs atomically.
  *
- * KEYS: every key under one hash tag, T = "simcrawl{f0}", so that a proxy that shards by
- * tag (nutcracker/twemproxy: docs/SCALE-OUT.md) routes each script to the node holding
- * them; ORIGIN is the host's origin ("http://example.org:80"):
- *   T:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
- *   T:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
- *   T:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
+ * SHARDS: the frontier is spread over B hash tags S = "simcrawl{fB}" (b = 0..B-1; B fixed
+ * when the crawl starts, kept in T:shards; T = "simcrawl{f0}", shard 0), a host's shard
+ * b = XXH3(origin) mod B, so that a proxy that shards by tag (nutcracker/twemproxy:
+ * docs/SCALE-OUT.md) routes each script to the node holding its keys. The keys of a host
+ * and of the leases of its URLs are under its shard's tag S; the crawl's and the workers'
+ * under T. ORIGIN is the host's origin ("http://example.org:80"):
+ *   T:shards      the crawl's B (a crawl without it, begun before: B = 1)
+ *   S:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
+ *   S:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
+ *   S:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
  *                       token holding the host), rs/rb/rt (robots.txt status, body, time)
- *   T:ready       ZSET  hosts with queued URLs that no worker holds, scored by next
- *   T:dl          ZSET  lease tokens by deadline (ms)
- *   T:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
- *   T:tok         the last token given
+ *   S:ready       ZSET  the shard's hosts with queued URLs that no worker holds, by next
+ *   S:dl          ZSET  the shard's lease tokens by deadline (ms)
+ *   S:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
+ *   S:tok         the last token the shard gave (a token is a shard's: the worker keeps
+ *                 the shard with it)
+ *   S:v           URLs ever queued in the shard (the finish check's version)
+ *   S:wl:NAME     SET   the worker's lease tokens in the shard
  *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
  *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
  *                 completed without a request (--max-pages counts the whole crawl)
  *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
- *   T:wl:NAME     SET   the worker's lease tokens (given back at once when it restarts)
  *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
  *
- * THE SCRIPTS name T as their one key (numkeys 1; the others are made from it inside) and
+ * THE SCRIPTS name one tag as their one key (numkeys 1; the others are made from it
+ * inside) and
  * go as EVALSHA of their SHA-1, computed here, or EVAL of their text when the node answers
  * NOSCRIPT (new, restarted, flushed): never SCRIPT LOAD, MULTI or WATCH, which nutcracker
  * cannot route and answers by closing the connection; no SELECT through a proxy (db 0).
- * The same code runs against one redis-server and through nutcracker (the frontier then
- * on the one node T hashes to: its keys are not spread over several yet).
+ * The same code runs against one redis-server and through nutcracker. enqueue, acquire,
+ * renew, reap and release run shard by shard, pipelined (one round trip for all the
+ * shards they concern: pipeline()); the commit, which completes URLs of several shards
+ * with the worker's ends under T, is one script, so a crawl of B > 1 shards does not
+ * commit yet (CRAWL_EINVAL, said: docs/SCALE-OUT.md).
  *
  * HOW IT WORKS. enqueue: SADD to the host's seen set and, only when new, RPUSH to its
  * queue and ZADD the host to ready unless a worker holds it: one script, so a kill can
@@ -87,6 +97,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <xxhash.h>
 
 #define P "simcrawl" /* the prefix of every key */
 /* the hash tag of the frontier's keys: every key a script touches is under it, and the
@@ -98,11 +109,14 @@
 
 /* ---- the scripts ---- */
 
-/* KEYS[1]: T. ARGV: the URL's hash, its queue entry, its origin. 1: queued, 0: seen before */
+/* KEYS[1]: the host's shard tag. ARGV: the URL's hash, its queue entry, its origin. 1:
+ * queued, 0: seen before. A URL queued counts in the shard's version (:v), which the
+ * finish check reads (crawl_redis_acquire) */
 static const char ENQUEUE_LUA[] =
     "local p, o = KEYS[1], ARGV[3]\n"
     "if redis.call('SADD', p .. ':s:' .. o, ARGV[1]) == 0 then return 0 end\n"
     "redis.call('RPUSH', p .. ':q:' .. o, ARGV[2])\n"
+    "redis.call('INCR', p .. ':v')\n"
     "local hk = p .. ':h:' .. o\n"
     "if redis.call('HEXISTS', hk, 'lease') == 0 then\n"
     "  local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
@@ -136,8 +150,9 @@ static const char ENQUEUE_LUA[] =
     "  return m - u\n"                                                                             \
     "end\n"
 
-/* KEYS[1]: T. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none). Returns {leases,
- * first ready time, leases outstanding, page budget left (-1: none)}. */
+/* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none).
+ * Returns {leases, the shard's first ready time, its leases outstanding, page budget left
+ * (-1: none), its version (URLs ever queued in it)}. max 0: the shard's state only. */
 static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "local mp, max = tonumber(ARGV[5]), tonumber(ARGV[4])\n"
@@ -153,7 +168,8 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  end\n"
     "end\n"
     "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
-    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp)}\n";
+    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp),\n"
+    "        tonumber(redis.call('GET', p .. ':v') or '0')}\n";
 
 /* the owner check: the lease of token t is worker w's */
 #define OWNED_FN                                                                                   \
@@ -276,17 +292,33 @@ static const char REAP_LUA[] =
     "end\n"
     "return n\n";
 
-enum { SC_ENQUEUE, SC_ACQUIRE, SC_COMMIT, SC_RENEW, SC_REAP, SC_N };
-static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap"};
-static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
-                                          REAP_LUA};
+/* KEYS[1]: T (shard 0's tag). ARGV: the shard count a new crawl takes. Returns the
+ * crawl's: fixed when it starts (T:shards). A crawl begun before the shard count was kept
+ * (its keys under T, a count of none) is on one shard, T: its count is 1. */
+static const char LAYOUT_LUA[] =
+    "local p = KEYS[1]\n"
+    "local v = redis.call('GET', p .. ':shards')\n"
+    "if v then return v end\n"
+    "v = ARGV[1]\n"
+    "if redis.call('EXISTS', p .. ':tok', p .. ':stats', p .. ':ready', p .. ':dl') > 0 then\n"
+    "  v = '1'\n"
+    "end\n"
+    "redis.call('SET', p .. ':shards', v)\n"
+    "return v\n";
+
+enum { SC_ENQUEUE, SC_ACQUIRE, SC_COMMIT, SC_RENEW, SC_REAP, SC_LAYOUT, SC_N };
+static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit",
+                                               "renew",   "reap",    "layout"};
+static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA,
+                                          RENEW_LUA,   REAP_LUA,    LAYOUT_LUA};
 
 /* ---- the worker's side ---- */
 
 /* A URL this worker holds the lease of. */
 struct lease {
     char token[24];
-    uint64_t hash; /* crawl_hash64 of the URL */
+    unsigned shard; /* the host's shard: the token is that shard's */
+    uint64_t hash;  /* crawl_hash64 of the URL */
     char *origin;
     double host_since; /* when the worker took the host (wall s): the host lease */
     int decided;       /* completed, waiting for the commit */
@@ -303,8 +335,22 @@ struct args {
     int oom;
 };
 
+/* What this worker knows of a shard of the frontier, from its last acquire there. */
+struct shard {
+    char tag[24];    /* "simcrawl{fB}": its keys' prefix and hash tag */
+    double hint;     /* wall s of its first ready host (-1: none waits) */
+    double asked;    /* monotonic s of the last acquire there (-1: never) */
+    int64_t dl;      /* its leases outstanding, every worker's */
+    int64_t version; /* URLs ever queued in it */
+};
+
+/* A pipelined call's progress (pipeline()). */
+enum { PC_SEND, PC_EVAL, PC_DONE };
+
 struct crawl_redis {
     redisContext *ctx; /* NULL: lost, connected again by the next command */
+    unsigned n_shards; /* B: fixed when the crawl starts (T:shards) */
+    struct shard *shards;
     char url[256];
     char host[200];
     int port, db;
@@ -423,16 +469,18 @@ static void args_cat(struct args *a, const struct args *b)
         args_add(a, b->buf + b->off[i], b->len[i]);
 }
 
-/* Appends the host key T:WHAT:ORIGIN (what "h", "q" or "s"; origin = o[0..olen)). */
-static void args_host_key(struct args *a, const char *what, const char *o, size_t olen)
+/* Appends the host key TAG:WHAT:ORIGIN (tag: its shard's; what "h", "q" or "s"; origin =
+ * o[0..olen)). */
+static void args_host_key(struct args *a, const char *tag, const char *what, const char *o,
+                          size_t olen)
 {
-    size_t pl = strlen(T) + strlen(what) + 2;
+    size_t pl = strlen(tag) + strlen(what) + 2;
     char *k = malloc(pl + olen);
     if (!k) {
         a->oom = 1;
         return;
     }
-    snprintf(k, pl + 1, T ":%s:", what);
+    snprintf(k, pl + 1, "%s:%s:", tag, what);
     memcpy(k + pl, o, olen);
     args_add(a, k, pl + olen);
     free(k);
@@ -696,14 +744,202 @@ static redisReply *eval(struct crawl_redis *r, int script, struct args *a)
 }
 
 /* A script call's first pieces: the command and the script (filled in when sent), one
- * key: the frontier's tag T, which the script's keys are named from. */
-static void eval_begin(struct args *a)
+ * key: the tag its keys are named from (T, or a shard's). */
+static void eval_begin(struct args *a, const char *tag)
 {
     args_reset(a);
     args_str(a, "EVALSHA");
     args_str(a, "");
     args_str(a, "1");
-    args_str(a, T);
+    args_str(a, tag);
+}
+
+/* The shard of a host: XXH3 of its origin modulo the crawl's shard count. */
+static unsigned shard_of(const struct crawl_redis *r, const char *origin, size_t len)
+{
+    return r->n_shards > 1 ? (unsigned)(XXH3_64bits(origin, len) % r->n_shards) : 0;
+}
+
+/* One call of a pipeline (pipeline()): its pieces, made by eval_begin with its tag. */
+struct pcall {
+    struct args a;
+    unsigned char state; /* PC_SEND, PC_EVAL (NOSCRIPT: the script's text next), PC_DONE */
+};
+
+typedef int (*reply_fn)(void *userdata, size_t i, const redisReply *rep);
+
+static void pcalls_free(struct pcall *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++)
+        args_release(&c[i].a);
+    free(c);
+}
+
+/* Writes the calls not answered yet (EVALSHA, or EVAL for those answered NOSCRIPT) on the
+ * connection: how many, or -1 (out of memory: r->error says so, the connection dropped). */
+static long pipeline_write(struct crawl_redis *r, int script, struct pcall *c, size_t n)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < n; i++)
+        most = c[i].a.n > most ? c[i].a.n : most;
+    const char **argv = malloc((most ? most : 1) * sizeof *argv);
+    size_t *lens = malloc((most ? most : 1) * sizeof *lens);
+    long sent_n = 0;
+    for (size_t i = 0; argv && lens && sent_n >= 0 && i < n; i++) {
+        if (c[i].state == PC_DONE)
+            continue;
+        for (size_t k = 0; k < c[i].a.n && !c[i].a.oom; k++) {
+            argv[k] = c[i].a.buf + c[i].a.off[k];
+            lens[k] = c[i].a.len[k];
+        }
+        script_head(r, script, c[i].state == PC_EVAL, argv, lens);
+        if (c[i].a.oom || redisAppendCommandArgv(r->ctx, (int)c[i].a.n, argv, lens) != REDIS_OK)
+            sent_n = -1;
+        else
+            sent_n++;
+        r->evals += c[i].state == PC_EVAL;
+    }
+    if (!argv || !lens)
+        sent_n = -1;
+    free(argv);
+    free(lens);
+    if (sent_n < 0) {
+        rd_err(r, "out of memory");
+        drop(r); /* commands half queued */
+        return -1;
+    }
+    r->calls += (uint64_t)sent_n;
+    return sent_n;
+}
+
+/*
+ * One round of the calls not answered yet: all written, then every answer read (one
+ * round trip whatever their number). 1 when the connection is lost (a read failed, the
+ * test hook, a proxy's node gone: r->error says how). Answers read whole are handed to
+ * fn(userdata, i, reply) at once and their calls are done (the leases they carry are then
+ * the worker's, kept by a reconnect); after a failed read or the hook none is (the
+ * calls go again after the reconnect, each safe to send twice: what a lost acquire leased
+ * is given back by the reconnect). A call answered NOSCRIPT goes again as EVAL. 0
+ * otherwise, *rc saying how it went (an error answer, fn failing).
+ */
+static int pipeline_round(struct crawl_redis *r, int script, struct pcall *c, size_t n,
+                          const char *what, reply_fn fn, void *userdata, enum crawl_code *rc)
+{
+    *rc = CRAWL_OK;
+    long sent_n = pipeline_write(r, script, c, n);
+    if (sent_n < 0) {
+        *rc = CRAWL_ENOMEM;
+        return 0;
+    }
+    if (flush(r) != 0) {
+        lost(r);
+        return 1;
+    }
+    redisReply **reps = calloc(n ? n : 1, sizeof *reps);
+    if (!reps) {
+        rd_err(r, "out of memory");
+        drop(r); /* answers unread */
+        *rc = CRAWL_ENOMEM;
+        return 0;
+    }
+    int gone = 0, noscript = 0, failed = 0;
+    for (size_t i = 0; i < n && !failed; i++) { /* every answer is read, whatever happened */
+        if (c[i].state == PC_DONE)
+            continue;
+        if (redisGetReply(r->ctx, (void **)&reps[i]) != REDIS_OK || !reps[i]) {
+            reps[i] = NULL;
+            failed = 1;
+        } else if (is_gone(reps[i])) {
+            if (!gone)
+                rd_err(r, "%s: %.*s", r->url, (int)reps[i]->len, reps[i]->str);
+            gone = 1;
+        } else {
+            noscript |= is_noscript(reps[i]);
+        }
+    }
+    /* the test hook, once the scripts ran: their answers lost */
+    if (!failed && !gone && !noscript && sent_n > 0 && sent(r, what)) {
+        rd_err(r, "%s: connection lost: closed", r->url);
+        failed = 2;
+    }
+    if (failed == 1)
+        lost(r);
+    for (size_t i = 0; i < n; i++) {
+        redisReply *rep = reps[i];
+        if (!rep)
+            continue;
+        if (failed || is_gone(rep)) {
+            /* sent again */
+        } else if (is_noscript(rep)) {
+            c[i].state = PC_EVAL;
+        } else if (rep->type == REDIS_REPLY_ERROR) {
+            c[i].state = PC_DONE;
+            if (*rc == CRAWL_OK)
+                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+            *rc = CRAWL_EIO;
+        } else {
+            c[i].state = PC_DONE;
+            int e = fn ? fn(userdata, i, rep) : 0;
+            if (e && *rc == CRAWL_OK)
+                *rc = e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
+        }
+        freeReplyObject(rep);
+    }
+    free(reps);
+    return failed || gone;
+}
+
+/*
+ * Runs the calls c[0..n) of script, pipelined (pipeline_round), until every one is
+ * answered: a lost connection is made again and the calls not answered sent again for
+ * r->retry_time at most (retry 0: not at all, CRAWL_EIO at once). fn(userdata, i, reply)
+ * for each answer.
+ */
+static enum crawl_code pipeline(struct crawl_redis *r, int script, struct pcall *c, size_t n,
+                                const char *what, reply_fn fn, void *userdata, int retry)
+{
+    double since = -1;
+    unsigned waits = 0;
+    for (int evals = 0;;) {
+        if (!r->ctx && (!retry || reconnect(r) != CRAWL_OK)) {
+            if (retry && retry_wait(r, &since, &waits))
+                continue;
+            return CRAWL_EIO;
+        }
+        enum crawl_code rc;
+        if (pipeline_round(r, script, c, n, what, fn, userdata, &rc)) {
+            if (retry && retry_wait(r, &since, &waits))
+                continue;
+            drop(r);
+            return CRAWL_EIO;
+        }
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++)
+            left += c[i].state != PC_DONE;
+        if (rc != CRAWL_OK || left == 0)
+            return rc;
+        /* answered NOSCRIPT (a node without the script): sent again as EVAL, which leaves
+         * the script there; an EVAL answered NOSCRIPT is the server's error */
+        if (evals++) {
+            rd_err(r, "%s: the %s script is refused (NOSCRIPT after EVAL)", r->url,
+                   SCRIPT_NAMES[script]);
+            return CRAWL_EIO;
+        }
+    }
+}
+
+/* Calls of script, one per shard (c[b] to shard b; *out: caller frees with pcalls_free),
+ * each begun with the shard's tag. */
+static struct pcall *shard_calls(struct crawl_redis *r)
+{
+    struct pcall *c = calloc(r->n_shards, sizeof *c);
+    if (!c) {
+        rd_err(r, "out of memory");
+        return NULL;
+    }
+    for (unsigned b = 0; b < r->n_shards; b++)
+        eval_begin(&c[b].a, r->shards[b].tag);
+    return c;
 }
 
 /* ---- open, close ---- */
@@ -799,34 +1035,26 @@ static enum crawl_code reconnect(struct crawl_redis *r)
 {
     if (connect_once(r) != CRAWL_OK)
         return CRAWL_EIO;
-    struct args a = {0};
-    eval_begin(&a);
-    args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
-    args_str(&a, r->worker);
-    args_str(&a, "unseen");
-    for (size_t i = 0; i < r->n_leases; i++)
-        args_str(&a, r->leases[i].token);
-    enum crawl_code rc = CRAWL_ENOMEM;
-    const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
-    size_t *lens = a.oom ? NULL : malloc(a.n * sizeof *lens);
-    if (argv && lens) {
-        for (size_t i = 0; i < a.n; i++) {
-            argv[i] = a.buf + a.off[i];
-            lens[i] = a.len[i];
-        }
-        int oom;
-        redisReply *rep = send_script(r, SC_REAP, a.n, argv, lens, "reconcile", &oom);
-        rc = rep && rep->type == REDIS_REPLY_INTEGER ? CRAWL_OK : CRAWL_EIO;
-        if (rep && rep->type == REDIS_REPLY_ERROR)
-            rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-        if (rep)
-            freeReplyObject(rep);
-    } else {
-        rd_err(r, "out of memory");
+    if (r->n_shards == 0) { /* still opening: no lease yet */
+        r->reconnects++;
+        return CRAWL_OK;
     }
-    free(argv);
-    free(lens);
-    args_release(&a);
+    struct pcall *c = shard_calls(r);
+    if (!c) {
+        drop(r);
+        return CRAWL_ENOMEM;
+    }
+    char now[24];
+    snprintf(now, sizeof now, "%lld", (long long)(wall_now() * 1000));
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_str(&c[b].a, now);
+        args_str(&c[b].a, r->worker);
+        args_str(&c[b].a, "unseen");
+    }
+    for (size_t i = 0; i < r->n_leases; i++)
+        args_str(&c[r->leases[i].shard].a, r->leases[i].token);
+    enum crawl_code rc = pipeline(r, SC_REAP, c, r->n_shards, "reconcile", NULL, NULL, 0);
+    pcalls_free(c, r->n_shards);
     if (rc != CRAWL_OK) {
         drop(r);
         return rc;
@@ -859,6 +1087,47 @@ static enum crawl_code older_layout(struct crawl_redis *r)
                    r->url, old_keys[i], T);
             return CRAWL_EFORMAT;
         }
+    }
+    return CRAWL_OK;
+}
+
+/* The crawl's shard count (T:shards: fixed when the crawl starts, with the count this
+ * worker was given or the default) and the shards' tags. A worker given another count
+ * than the crawl's refuses: CRAWL_EINVAL, both named. */
+static enum crawl_code layout(struct crawl_redis *r, unsigned want)
+{
+    struct args a = {0};
+    eval_begin(&a, T);
+    args_fmt(&a, "%u", want ? want : CRAWL_REDIS_SHARDS);
+    redisReply *rep = eval(r, SC_LAYOUT, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    char *end = NULL;
+    unsigned long b = rep->type == REDIS_REPLY_STRING ? strtoul(rep->str, &end, 10) : 0;
+    int ok = end && end != rep->str && !*end && b >= 1 && b <= CRAWL_REDIS_MAX_SHARDS;
+    if (!ok)
+        rd_err(r, "%s: the crawl's shard count (%s:shards) is not a number of 1 to %d: %.40s",
+               r->url, T, CRAWL_REDIS_MAX_SHARDS, rep->type == REDIS_REPLY_STRING ? rep->str : "");
+    freeReplyObject(rep);
+    if (!ok)
+        return CRAWL_EFORMAT;
+    if (want && b != want) {
+        rd_err(r,
+               "%s holds a crawl whose frontier is spread over %lu shard%s (fixed when it "
+               "started); this worker was started with %u: start it with %lu, or none",
+               r->url, b, b == 1 ? "" : "s", want, b);
+        return CRAWL_EINVAL;
+    }
+    if (!(r->shards = calloc(b, sizeof *r->shards))) {
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    r->n_shards = (unsigned)b;
+    for (unsigned i = 0; i < r->n_shards; i++) {
+        snprintf(r->shards[i].tag, sizeof r->shards[i].tag, P "{f%u}", i);
+        r->shards[i].hint = -1;
+        r->shards[i].asked = -1;
     }
     return CRAWL_OK;
 }
@@ -901,6 +1170,12 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     if (connect_once(r) != CRAWL_OK) /* not there at the start: said at once */
         goto fail;
     rc = older_layout(r);
+    if (rc == CRAWL_OK && opts->shards > CRAWL_REDIS_MAX_SHARDS) {
+        rd_err(r, "bad shard count %u: 1 to %d", opts->shards, CRAWL_REDIS_MAX_SHARDS);
+        rc = CRAWL_EINVAL;
+    }
+    if (rc == CRAWL_OK)
+        rc = layout(r, opts->shards);
     if (rc != CRAWL_OK)
         goto fail;
     rc = CRAWL_EIO;
@@ -931,6 +1206,7 @@ void crawl_redis_free(struct crawl_redis *r)
     for (size_t i = 0; i < r->n_leases; i++)
         free(r->leases[i].origin);
     free(r->leases);
+    free(r->shards);
     args_release(&r->meta);
     args_release(&r->stats);
     args_release(&r->pages);
@@ -1120,15 +1396,15 @@ size_t crawl_redis_pending(const struct crawl_redis *r)
 
 /* ---- the frontier ---- */
 
-/* The enqueue script's call for one URL into a (reset first). */
-static void enqueue_args(struct args *a, const char *url, size_t origin_len, unsigned depth,
-                         unsigned hops, const char *referrer)
+/* The enqueue script's call for one URL into a (reset first), to its host's shard. */
+static void enqueue_args(struct crawl_redis *r, struct args *a, const char *url, size_t origin_len,
+                         unsigned depth, unsigned hops, const char *referrer)
 {
     uint64_t h = crawl_hash64(url, strlen(url));
     unsigned char hb[8];
     for (int i = 0; i < 8; i++)
         hb[i] = (unsigned char)(h >> (56 - 8 * i));
-    eval_begin(a);
+    eval_begin(a, r->shards[shard_of(r, url, origin_len)].tag);
     args_add(a, hb, 8);
     char head[48];
     snprintf(head, sizeof head, "%u %u\n", depth, hops);
@@ -1148,149 +1424,30 @@ static void enqueue_args(struct args *a, const char *url, size_t origin_len, uns
     args_add(a, url, origin_len);
 }
 
-/* What became of a link's enqueue call (enqueue_pipeline). */
-enum { EQ_SEND, EQ_EVAL, EQ_DONE, EQ_DONE_NOW /* answered in this round */ };
-
-/* Sends the enqueue scripts of the links[0..n) not answered yet (state[] EQ_SEND or
- * EQ_EVAL) in one pipeline (EVALSHA, or EVAL for those in EQ_EVAL) and reads every answer:
- * a link answered becomes EQ_DONE, one answered NOSCRIPT (the node does not have the
- * script) EQ_EVAL, to be sent again. 1 when the connection was lost (r->error says how),
- * else 0 with *rc CRAWL_OK or an error. */
-static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *links,
-                            unsigned char *state, size_t n, unsigned depth, const char *referrer,
-                            enum crawl_code *out)
+static int enqueue_reply(void *userdata, size_t i, const redisReply *rep)
 {
-    struct args a = {0};
-    enum crawl_code rc = CRAWL_OK;
-    int gone = 0;
-    size_t sent_n = 0;
-    *out = CRAWL_OK;
-    for (size_t i = 0; i < n && rc == CRAWL_OK; i++) {
-        if (state[i] >= EQ_DONE)
-            continue;
-        args_reset(&a);
-        enqueue_args(&a, links[i].url, links[i].origin_len, depth, links[i].hops, referrer);
-        const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
-        size_t *lens = a.oom ? NULL : malloc(a.n * sizeof *lens);
-        if (!argv || !lens) {
-            free(argv);
-            free(lens);
-            rc = CRAWL_ENOMEM;
-            break;
-        }
-        for (size_t k = 0; k < a.n; k++) {
-            argv[k] = a.buf + a.off[k];
-            lens[k] = a.len[k];
-        }
-        script_head(r, SC_ENQUEUE, state[i] == EQ_EVAL, argv, lens);
-        if (redisAppendCommandArgv(r->ctx, (int)a.n, argv, lens) != REDIS_OK)
-            rc = CRAWL_ENOMEM;
-        r->evals += state[i] == EQ_EVAL;
-        sent_n++;
-        free(argv);
-        free(lens);
-    }
-    args_release(&a);
-    if (rc != CRAWL_OK) {
-        rd_err(r, "out of memory");
-        drop(r); /* commands half queued */
-        *out = rc;
-        return 0;
-    }
-    r->calls += sent_n;
-    if (flush(r) != 0) {
-        lost(r);
-        return 1;
-    }
-    size_t noscript = 0, first = n;
-    for (size_t i = 0; i < n; i++) { /* every answer is read, whatever happened */
-        if (state[i] >= EQ_DONE)
-            continue;
-        if (first == n)
-            first = i;
-        redisReply *rep = NULL;
-        if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
-            lost(r);
-            return 1;
-        }
-        state[i] = EQ_DONE_NOW;
-        if (rep->type == REDIS_REPLY_ERROR) {
-            if (is_noscript(rep)) {
-                state[i] = EQ_EVAL;
-                noscript++;
-            } else if (is_gone(rep)) {
-                state[i] = EQ_SEND; /* not run: sent again once the server is back */
-                if (!gone)
-                    rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-                gone = 1;
-            } else if (rc == CRAWL_OK) {
-                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-                rc = CRAWL_EIO;
-            }
-        } else {
-            links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-        }
-        freeReplyObject(rep);
-    }
-    /* the test hook, once the scripts ran: their answers lost, sent again (seen then) */
-    int hooked = !noscript && !gone && first < n && sent(r, "enqueue");
-    for (size_t i = 0; i < n; i++)
-        if (state[i] == EQ_DONE_NOW) {
-            state[i] = EQ_DONE;
-            if (hooked)
-                links[i].added = 0;
-        }
-    if (hooked) {
-        rd_err(r, "%s: connection lost: closed", r->url);
-        return 1;
-    }
-    *out = rc;
-    return gone;
+    struct crawl_redis_link *links = userdata;
+    links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+    return 0;
 }
 
 enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_redis_link *links,
                                          size_t n, unsigned depth, const char *referrer)
 {
-    double since = -1;
-    unsigned waits = 0;
     for (size_t i = 0; i < n; i++)
         links[i].added = 0;
-    unsigned char *state = calloc(n ? n : 1, 1); /* EQ_SEND */
-    if (!state) {
+    struct pcall *c = calloc(n ? n : 1, sizeof *c);
+    if (!c) {
         rd_err(r, "out of memory");
         return CRAWL_ENOMEM;
     }
-    enum crawl_code rc = CRAWL_OK;
-    for (int evals = 0;;) {
-        if (!r->ctx && reconnect(r) != CRAWL_OK) {
-            if (retry_wait(r, &since, &waits))
-                continue;
-            rc = CRAWL_EIO;
-            break;
-        }
-        /* pipelined: the scripts sent, then their answers read (one round trip). Those
-         * not answered are sent again after a lost connection: a URL queued by the lost
-         * round is seen, not queued twice (its added stays 0) */
-        if (enqueue_pipeline(r, links, state, n, depth, referrer, &rc)) {
-            if (retry_wait(r, &since, &waits))
-                continue;
-            rc = CRAWL_EIO;
-            break;
-        }
-        size_t left = 0;
-        for (size_t i = 0; i < n; i++)
-            left += state[i] < EQ_DONE;
-        if (rc != CRAWL_OK || left == 0)
-            break;
-        /* answered NOSCRIPT (a node without the script): sent again as EVAL, which leaves
-         * the script there; an EVAL answered NOSCRIPT is the server's error */
-        if (evals++) {
-            rd_err(r, "%s: the enqueue script is refused (NOSCRIPT after EVAL)", r->url);
-            rc = CRAWL_EIO;
-            break;
-        }
-    }
-    free(state);
+    /* pipelined: the scripts sent, then their answers read (one round trip). Those not
+     * answered are sent again after a lost connection: a URL queued by the lost round is
+     * seen, not queued twice (its added stays 0) */
+    for (size_t i = 0; i < n; i++)
+        enqueue_args(r, &c[i].a, links[i].url, links[i].origin_len, depth, links[i].hops, referrer);
+    enum crawl_code rc = pipeline(r, SC_ENQUEUE, c, n, "enqueue", enqueue_reply, links, 1);
+    pcalls_free(c, n);
     return rc;
 }
 
@@ -1310,7 +1467,8 @@ static const char *rep_str(const redisReply *e)
 
 /* One lease from a script's answer {token, origin, entry, delay, rs, rb, rt}: kept in
  * r->leases and handed to fn. host_since: when the worker took the host. */
-static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, double host_since,
+static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, unsigned shard,
+                                  double host_since,
                                   int (*fn)(void *userdata, const struct crawl_redis_lease *l),
                                   void *userdata)
 {
@@ -1343,6 +1501,7 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, do
     struct lease *ls = &r->leases[r->n_leases];
     memset(ls, 0, sizeof *ls);
     snprintf(ls->token, sizeof ls->token, "%s", tok);
+    ls->shard = shard;
     ls->hash = crawl_hash64(url, strlen(url));
     ls->host_since = host_since;
     if (!(ls->origin = strdup(origin)) || (nl2 > nl1 + 1 && !ref)) {
@@ -1368,6 +1527,106 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, do
     return e ? CRAWL_ENOMEM : CRAWL_OK;
 }
 
+/* An acquire round in progress (acquire_reply). */
+struct acq {
+    struct crawl_redis *r;
+    const unsigned *shard; /* call i went to shard shard[i] */
+    const size_t *quota;   /* and asked for this many */
+    double now;            /* wall s */
+    double mono;
+    int (*fn)(void *userdata, const struct crawl_redis_lease *l);
+    void *userdata;
+    size_t n;
+    int changed; /* a shard's version moved since its last answer, or it is not empty */
+};
+
+/* An acquire answer {leases, first ready, leases outstanding, budget left, version}: its
+ * leases taken, what it says of its shard kept. */
+static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    struct acq *q = userdata;
+    struct crawl_redis *r = q->r;
+    struct shard *sh = &r->shards[q->shard[i]];
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5 ||
+        rep->element[0]->type != REDIS_REPLY_ARRAY) {
+        rd_err(r, "%s: an acquire answer of a strange shape", r->url);
+        return 1;
+    }
+    size_t got = 0;
+    for (size_t k = 0; k < rep->element[0]->elements; k++) {
+        enum crawl_code rc =
+            take_lease(r, rep->element[0]->element[k], q->shard[i], q->now, q->fn, q->userdata);
+        if (rc != CRAWL_OK)
+            return rc == CRAWL_ENOMEM ? -1 : 1;
+        got++;
+    }
+    q->n += got;
+    const char *first = rep_str(rep->element[1]);
+    int64_t version = rep->element[4]->type == REDIS_REPLY_INTEGER ? rep->element[4]->integer : 0;
+    int64_t dl = rep->element[2]->type == REDIS_REPLY_INTEGER ? rep->element[2]->integer : 0;
+    q->changed |= version != sh->version || dl > 0 || *first;
+    sh->version = version;
+    sh->dl = dl;
+    sh->asked = q->mono;
+    /* a shard that gave all it was asked for may have more ready: asked again at once */
+    sh->hint = q->quota[i] > 0 && got == q->quota[i] ? q->now : *first ? atof(first) / 1000 : -1;
+    r->budget_left = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    return 0;
+}
+
+/* Sends the acquire of the shards shard[0..k) (quota[i] URLs of each: 0 for the shard's
+ * state only), pipelined: one round trip. */
+static enum crawl_code acquire_round(struct crawl_redis *r, struct acq *q, size_t k)
+{
+    struct pcall *c = calloc(k ? k : 1, sizeof *c);
+    if (!c) {
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    for (size_t i = 0; i < k; i++) {
+        eval_begin(&c[i].a, r->shards[q->shard[i]].tag);
+        args_str(&c[i].a, r->worker);
+        args_fmt(&c[i].a, "%lld", (long long)(q->now * 1000));
+        args_fmt(&c[i].a, "%lld", (long long)(r->lease_time * 1000));
+        args_fmt(&c[i].a, "%zu", q->quota[i]);
+        args_fmt(&c[i].a, "%ld", r->max_pages);
+    }
+    enum crawl_code rc = pipeline(r, SC_ACQUIRE, c, k, "acquire", acquire_reply, q, 1);
+    pcalls_free(c, k);
+    return rc;
+}
+
+/*
+ * Which shards an acquire asks (order[0..k) of r->shards, *k), and for how many URLs
+ * each (quota): those whose hint is due (their first ready host's time has come) and
+ * those not asked for CRAWL_REDIS_SHARD_REFRESH (other workers queue URLs and give hosts
+ * back at any time), at most max of them, the due first; and at least the one asked
+ * longest ago. max is spread over them.
+ */
+static void acquire_plan(const struct crawl_redis *r, size_t max, double now, double mono,
+                         unsigned *order, size_t *quota, size_t *k)
+{
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned b = 0; b < r->n_shards && n < (max ? max : 1); b++) {
+            const struct shard *sh = &r->shards[b];
+            int due = sh->hint >= 0 && sh->hint <= now;
+            int stale = sh->asked < 0 || mono - sh->asked >= CRAWL_REDIS_SHARD_REFRESH;
+            if (pass == 0 ? due : !due && stale)
+                order[n++] = b;
+        }
+    if (n == 0) {
+        unsigned oldest = 0;
+        for (unsigned b = 1; b < r->n_shards; b++)
+            if (r->shards[b].asked < r->shards[oldest].asked)
+                oldest = b;
+        order[n++] = oldest;
+    }
+    for (size_t i = 0; i < n; i++)
+        quota[i] = max / n + (i < max % n);
+    *k = n;
+}
+
 enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
                                     int (*fn)(void *userdata, const struct crawl_redis_lease *l),
                                     void *userdata, size_t *n, double *next_ready, int64_t *leases)
@@ -1375,40 +1634,67 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     *n = 0;
     *next_ready = -1;
     *leases = 0;
-    double now = wall_now();
-    struct args a = {0};
-    eval_begin(&a);
-    args_str(&a, r->worker);
-    args_fmt(&a, "%lld", (long long)(now * 1000));
-    args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
-    args_fmt(&a, "%zu", max);
-    args_fmt(&a, "%ld", r->max_pages);
-    redisReply *rep = eval(r, SC_ACQUIRE, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    enum crawl_code rc = CRAWL_OK;
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4 ||
-        rep->element[0]->type != REDIS_REPLY_ARRAY) {
-        rd_err(r, "%s: an acquire answer of a strange shape", r->url);
-        rc = CRAWL_EFORMAT;
+    if (r->max_pages > 0 && r->n_shards > 1) {
+        rd_err(r,
+               "%s: a page budget (--max-pages) over a frontier of %u shards is not built "
+               "yet (docs/SCALE-OUT.md)",
+               r->url, r->n_shards);
+        return CRAWL_EINVAL;
     }
-    for (size_t i = 0; rc == CRAWL_OK && i < rep->element[0]->elements; i++) {
-        rc = take_lease(r, rep->element[0]->element[i], now, fn, userdata);
-        if (rc == CRAWL_OK)
-            (*n)++;
+    unsigned *order = malloc(r->n_shards * sizeof *order);
+    size_t *quota = malloc(r->n_shards * sizeof *quota);
+    if (!order || !quota) {
+        free(order);
+        free(quota);
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
     }
-    if (rc == CRAWL_OK) {
-        const char *first = rep_str(rep->element[1]);
-        if (*first)
-            *next_ready = atof(first) / 1000;
-        if (rep->element[2]->type == REDIS_REPLY_INTEGER)
-            *leases = rep->element[2]->integer;
-        r->budget_left =
-            rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    struct acq q = {.r = r,
+                    .shard = order,
+                    .quota = quota,
+                    .now = wall_now(),
+                    .mono = mono_now(),
+                    .fn = fn,
+                    .userdata = userdata};
+    size_t k = 0;
+    acquire_plan(r, max, q.now, q.mono, order, quota, &k);
+    enum crawl_code rc = acquire_round(r, &q, k);
+    int empty = rc == CRAWL_OK && q.n == 0;
+    for (unsigned b = 0; empty && b < r->n_shards; b++)
+        empty = r->shards[b].hint < 0 && r->shards[b].dl == 0;
+    if (empty && r->n_shards > 1) {
+        /* every shard was empty when last read, each at its own time: finished only if
+         * none has had a URL queued since (its version), read again in one round after
+         * the answers of the last: the shards were then all empty at one moment, and no
+         * URL can be queued by a worker that holds no lease */
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            order[b] = b;
+            quota[b] = 0;
+        }
+        q.changed = 0;
+        rc = acquire_round(r, &q, r->n_shards);
+        if (rc == CRAWL_OK && q.changed)
+            empty = 0;
     }
-    freeReplyObject(rep);
-    return rc;
+    free(order);
+    free(quota);
+    if (rc != CRAWL_OK)
+        return rc;
+    *n = q.n;
+    if (empty)
+        return CRAWL_OK;
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        const struct shard *sh = &r->shards[b];
+        *leases += sh->dl;
+        double at = sh->hint;
+        if (r->n_shards > 1 && (at < 0 || at > q.now + CRAWL_REDIS_SHARD_REFRESH))
+            at = q.now + CRAWL_REDIS_SHARD_REFRESH; /* asked again by then */
+        if (at >= 0 && (*next_ready < 0 || at < *next_ready))
+            *next_ready = at;
+    }
+    if (*next_ready < 0 && *leases == 0 && r->n_shards > 1)
+        *next_ready = q.now; /* not finished: a shard changed since it was read */
+    return CRAWL_OK;
 }
 
 static struct lease *find_lease(struct crawl_redis *r, uint64_t hash)
@@ -1472,9 +1758,16 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
                                    void *userdata, size_t *kept)
 {
     *kept = 0;
+    if (r->n_shards > 1) {
+        rd_err(r,
+               "%s: the commit over a frontier of %u shards is not built yet "
+               "(docs/SCALE-OUT.md)",
+               r->url, r->n_shards);
+        return CRAWL_EINVAL;
+    }
     double now = wall_now();
     struct args a = {0};
-    eval_begin(&a);
+    eval_begin(&a, T);
     args_str(&a, r->worker);
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
@@ -1551,7 +1844,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
             for (size_t k = 0; k < n_gone; k++)
                 if (strcmp(gone[k].origin, rep_str(l->element[1])) == 0)
                     since = gone[k].host_since;
-        rc = take_lease(r, l, since, fn, userdata);
+        rc = take_lease(r, l, 0, since, fn, userdata);
         if (rc == CRAWL_OK)
             (*kept)++;
     }
@@ -1573,48 +1866,70 @@ uint64_t crawl_redis_commits(const struct crawl_redis *r)
     return r->commits;
 }
 
+unsigned crawl_redis_shards(const struct crawl_redis *r)
+{
+    return r->n_shards;
+}
+
+static int renew_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    (void)i;
+    struct crawl_redis *r = userdata;
+    if (rep->type == REDIS_REPLY_STRING)
+        rd_err(r,
+               "%s: the lease of a URL this worker holds (token %s of shard %zu) expired and "
+               "went to another worker (a longer --lease-time, or a worker less loaded?)",
+               r->url, rep->str, i);
+    return rep->type == REDIS_REPLY_STRING;
+}
+
 enum crawl_code crawl_redis_renew(struct crawl_redis *r)
 {
     if (r->n_leases == 0)
         return CRAWL_OK;
-    struct args a = {0};
-    eval_begin(&a);
-    args_str(&a, r->worker);
-    args_fmt(&a, "%lld", (long long)((wall_now() + r->lease_time) * 1000));
-    for (size_t i = 0; i < r->n_leases; i++)
-        args_str(&a, r->leases[i].token);
-    redisReply *rep = eval(r, SC_RENEW, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    enum crawl_code rc = CRAWL_OK;
-    if (rep->type == REDIS_REPLY_STRING) {
-        rd_err(r,
-               "%s: the lease of a URL this worker holds (token %s) expired and went to "
-               "another worker (a longer --lease-time, or a worker less loaded?)",
-               r->url, rep->str);
-        rc = CRAWL_EIO;
+    struct pcall *c = shard_calls(r);
+    if (!c)
+        return CRAWL_ENOMEM;
+    char dl[24];
+    snprintf(dl, sizeof dl, "%lld", (long long)((wall_now() + r->lease_time) * 1000));
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_str(&c[b].a, r->worker);
+        args_str(&c[b].a, dl);
     }
-    freeReplyObject(rep);
-    return rc;
+    for (size_t i = 0; i < r->n_leases; i++)
+        args_str(&c[r->leases[i].shard].a, r->leases[i].token);
+    for (unsigned b = 0; b < r->n_shards; b++) /* shards of none of its leases: not asked */
+        c[b].state = c[b].a.n > 6 ? PC_SEND : PC_DONE;
+    enum crawl_code rc = pipeline(r, SC_RENEW, c, r->n_shards, "renew", renew_reply, r, 1);
+    pcalls_free(c, r->n_shards);
+    return rc == CRAWL_EFORMAT ? CRAWL_EIO : rc;
 }
 
+static int reap_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    (void)i;
+    size_t *n = userdata;
+    if (rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
+        *n += (size_t)rep->integer;
+    return 0;
+}
+
+/* The reap script on every shard, pipelined: the expired leases of anyone (who "") or
+ * all of worker who's. */
 static enum crawl_code reap(struct crawl_redis *r, const char *who, size_t *n)
 {
     *n = 0;
-    struct args a = {0};
-    eval_begin(&a);
-    args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
-    args_str(&a, who);
-    args_str(&a, "1000");
-    redisReply *rep = eval(r, SC_REAP, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    if (rep->type == REDIS_REPLY_INTEGER)
-        *n = (size_t)rep->integer;
-    freeReplyObject(rep);
-    return CRAWL_OK;
+    struct pcall *c = shard_calls(r);
+    if (!c)
+        return CRAWL_ENOMEM;
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_fmt(&c[b].a, "%lld", (long long)(wall_now() * 1000));
+        args_str(&c[b].a, who);
+        args_str(&c[b].a, "1000");
+    }
+    enum crawl_code rc = pipeline(r, SC_REAP, c, r->n_shards, "reap", reap_reply, n, 1);
+    pcalls_free(c, r->n_shards);
+    return rc;
 }
 
 enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n)
@@ -1638,7 +1953,8 @@ enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origi
 {
     struct args a = {0};
     args_str(&a, "HSET");
-    args_host_key(&a, "h", origin, strlen(origin));
+    size_t ol = strlen(origin);
+    args_host_key(&a, r->shards[shard_of(r, origin, ol)].tag, "h", origin, ol);
     args_str(&a, "rs");
     args_fmt(&a, "%d", status);
     args_str(&a, "rb");

@@ -162,13 +162,13 @@ static void test_redis_frontier_scripts_by_sha(void)
     CU_ASSERT(test_redis_cmd(&srv, 2, sflush) >= 0);
     struct crawl_redis *a = worker("a", 30);
     CU_ASSERT_FATAL(a != NULL);
-    uint64_t e0 = crawl_redis_evals(a); /* the release of the open: the reap script */
-    ASSERT_EQ(e0, 1);
+    uint64_t e0 = crawl_redis_evals(a); /* the open: the layout and the reap scripts */
+    ASSERT_EQ(e0, 2);
     ASSERT_EQ(enqueue(a, "http://a.test/1", NULL), 1);
-    ASSERT_EQ(crawl_redis_evals(a), 2);
+    ASSERT_EQ(crawl_redis_evals(a), 3);
     uint64_t calls = crawl_redis_calls(a);
     ASSERT_EQ(enqueue(a, "http://a.test/2", NULL), 1);
-    ASSERT_EQ(crawl_redis_evals(a), 2);         /* EVALSHA found it */
+    ASSERT_EQ(crawl_redis_evals(a), 3);         /* EVALSHA found it */
     ASSERT_EQ(crawl_redis_calls(a), calls + 1); /* one call */
     /* the server loses its scripts: a pipeline of 3, answered NOSCRIPT, sent again as EVAL */
     CU_ASSERT(test_redis_cmd(&srv, 2, sflush) >= 0);
@@ -179,7 +179,7 @@ static void test_redis_frontier_scripts_by_sha(void)
     ASSERT_EQ(links[0].added, 1);
     ASSERT_EQ(links[1].added, 0);
     ASSERT_EQ(links[2].added, 1);
-    ASSERT_EQ(crawl_redis_evals(a), 5);
+    ASSERT_EQ(crawl_redis_evals(a), 6);
     /* every key the scripts made is under the tag {f0} */
     const char *keys[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", "*"};
     long long nkeys = test_redis_cmd(&srv, 4, keys);
@@ -192,7 +192,7 @@ static void test_redis_frontier_scripts_by_sha(void)
     int64_t leases = 0;
     ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
     ASSERT_EQ(n, 2);
-    ASSERT_EQ(crawl_redis_evals(a), 6);
+    ASSERT_EQ(crawl_redis_evals(a), 7);
     crawl_redis_free(a);
 }
 
@@ -486,6 +486,205 @@ static void test_redis_frontier_proxy_lost_node(void)
     test_relay_stop(&x);
 }
 
+static struct crawl_redis *worker_shards(const char *name, unsigned shards, char *err,
+                                         size_t errlen)
+{
+    struct crawl_redis_opts o = {
+        .url = srv.url, .worker = name, .lease_time = 30, .host_lease_time = -1, .shards = shards};
+    struct crawl_redis *r = NULL;
+    if (crawl_redis_open(&o, &r, err, errlen) != CRAWL_OK)
+        return NULL;
+    return r;
+}
+
+/* The shard count is the crawl's, fixed when it starts: a worker given none takes it, one
+ * given another is refused with both named; a crawl left by a simcrawl before the count
+ * was kept (its keys under {f0}) is the one-shard case and resumes as such. */
+static void test_redis_frontier_shard_count_fixed(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    char err[512] = "";
+    struct crawl_redis *a = worker_shards("a", 4, err, sizeof err);
+    CU_ASSERT_FATAL(a != NULL);
+    ASSERT_EQ(crawl_redis_shards(a), 4);
+    struct crawl_redis *b = worker_shards("b", 0, err, sizeof err);
+    CU_ASSERT_FATAL(b != NULL);
+    ASSERT_EQ(crawl_redis_shards(b), 4);
+    CU_ASSERT_PTR_NULL(worker_shards("c", 2, err, sizeof err));
+    CU_ASSERT(strstr(err, "spread over 4 shards") != NULL);
+    CU_ASSERT(strstr(err, "started with 2") != NULL);
+    CU_ASSERT_PTR_NULL(worker_shards("c", 5000, err, sizeof err));
+    CU_ASSERT(strstr(err, "bad shard count 5000") != NULL);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+    /* the keys of an earlier simcrawl's crawl, no count: one shard, resumed */
+    flush();
+    const char *tok[3] = {"SET", "simcrawl{f0}:tok", "7"};
+    const char *q[3] = {"RPUSH", "simcrawl{f0}:q:http://a.test", "0 0\n\nhttp://a.test/1"};
+    const char *rd[4] = {"ZADD", "simcrawl{f0}:ready", "0", "http://a.test"};
+    CU_ASSERT(test_redis_cmd(&srv, 3, tok) >= 0);
+    CU_ASSERT(test_redis_cmd(&srv, 3, q) >= 0);
+    CU_ASSERT(test_redis_cmd(&srv, 4, rd) >= 0);
+    CU_ASSERT_PTR_NULL(worker_shards("a", 8, err, sizeof err));
+    CU_ASSERT(strstr(err, "spread over 1 shard ") != NULL);
+    a = worker_shards("a", 0, err, sizeof err);
+    CU_ASSERT_FATAL(a != NULL);
+    ASSERT_EQ(crawl_redis_shards(a), 1);
+    struct got g = {0};
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
+    CU_ASSERT_STRING_EQUAL(g.urls[0], "http://a.test/1");
+    crawl_redis_free(a);
+}
+
+struct count {
+    int n;
+    char origins[64][32];
+};
+
+static int count_take(void *userdata, const struct crawl_redis_lease *l)
+{
+    struct count *c = userdata;
+    if (c->n < 64)
+        snprintf(c->origins[c->n], sizeof c->origins[0], "%s", l->origin);
+    c->n++;
+    return 0;
+}
+
+static int count_sent(void *userdata, const char *what)
+{
+    int *acquires = userdata;
+    *acquires += strcmp(what, "acquire") == 0;
+    return 0;
+}
+
+/* Over 4 shards: a host's keys are under its shard's tag, the hosts spread over the four;
+ * an acquire asks the shards in one round trip and leases one URL a host whatever its
+ * shard; renew, reap and release work shard by shard; the crawl is finished only when
+ * every shard is empty at one moment (a URL queued in a shard read empty before is seen). */
+static void test_redis_frontier_sharded_acquire(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    char err[512] = "";
+    struct crawl_redis *a = worker_shards("a", 4, err, sizeof err);
+    struct crawl_redis_opts ob = {
+        .url = srv.url, .worker = "b", .lease_time = 0.5, .host_lease_time = -1};
+    struct crawl_redis *b = NULL;
+    ASSERT_EQ(crawl_redis_open(&ob, &b, err, sizeof err), CRAWL_OK);
+    CU_ASSERT_FATAL(a && b);
+    ASSERT_EQ(crawl_redis_shards(b), 4);
+    /* finished at the start: every shard empty */
+    struct count c = {0};
+    size_t n = 9;
+    double next = 0;
+    int64_t leases = 9;
+    ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
+    CU_ASSERT(next < 0 && leases == 0);
+    /* 32 hosts, 2 URLs each */
+    struct crawl_redis_link links[64];
+    char urls[64][40];
+    for (int i = 0; i < 64; i++) {
+        snprintf(urls[i], sizeof urls[i], "http://h%02d.test/%d", i / 2, i % 2);
+        links[i] = (struct crawl_redis_link){.url = urls[i], .origin_len = 15};
+    }
+    ASSERT_EQ(crawl_redis_enqueue_many(b, links, 64, 0, NULL), CRAWL_OK);
+    for (int i = 0; i < 64; i++)
+        ASSERT_EQ(links[i].added, 1);
+    /* every shard holds hosts, each host's keys under one tag */
+    int per[4] = {0};
+    for (int b4 = 0; b4 < 4; b4++) {
+        char pat[32];
+        snprintf(pat, sizeof pat, "simcrawl{f%d}:q:*", b4);
+        const char *keys[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", pat};
+        per[b4] = (int)test_redis_cmd(&srv, 4, keys);
+        CU_ASSERT(per[b4] >= 1);
+    }
+    ASSERT_EQ(per[0] + per[1] + per[2] + per[3], 32);
+    /* a's acquires lease one URL of every host, one round trip each (the sent hook fires
+     * once a round); the hosts held, nothing more is ready */
+    int rounds = 0, calls = 0;
+    crawl_redis_set_sent_hook(a, count_sent, &calls);
+    while (c.n < 32 && rounds < 20) {
+        ASSERT_EQ(crawl_redis_acquire(a, 32 - (size_t)c.n, count_take, &c, &n, &next, &leases),
+                  CRAWL_OK);
+        rounds++;
+    }
+    ASSERT_EQ(c.n, 32);
+    ASSERT_EQ(calls, rounds);
+    ASSERT_EQ(leases, 32);
+    for (int i = 0; i < 32; i++)
+        for (int k = 0; k < i; k++)
+            CU_ASSERT(strcmp(c.origins[i], c.origins[k]) != 0);
+    struct count cb = {0};
+    ASSERT_EQ(crawl_redis_acquire(b, 16, count_take, &cb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
+    ASSERT_EQ(leases, 32);
+    ASSERT_EQ(crawl_redis_renew(a), CRAWL_OK);
+    /* a gives them back (a restart): b gets 8 of them, from the shards it asks */
+    size_t back = 0;
+    ASSERT_EQ(crawl_redis_release(a, &back), CRAWL_OK);
+    ASSERT_EQ(back, 32);
+    ASSERT_EQ(crawl_redis_held(a), 0);
+    pause_s(CRAWL_REDIS_SHARD_REFRESH + 0.01); /* b asks every shard again */
+    struct count cb2 = {0};
+    ASSERT_EQ(crawl_redis_acquire(b, 8, count_take, &cb2, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n >= 4); /* 2 asked of each shard, all of them ready (8 hosts at least) */
+    for (int i = 0; i < 10 && cb2.n < 8; i++)
+        ASSERT_EQ(crawl_redis_acquire(b, 8 - (size_t)cb2.n, count_take, &cb2, &n, &next, &leases),
+                  CRAWL_OK);
+    ASSERT_EQ(cb2.n, 8);
+    ASSERT_EQ(crawl_redis_held(b), 8);
+    /* b stalls past its 0.5 s lease: a reaps them in every shard */
+    pause_s(0.6);
+    size_t reaped = 0;
+    ASSERT_EQ(crawl_redis_reap(a, &reaped), CRAWL_OK);
+    ASSERT_EQ(reaped, 8);
+    ASSERT_EQ(crawl_redis_renew(b), CRAWL_EIO);
+    CU_ASSERT(strstr(crawl_redis_error(b), "expired") != NULL);
+    crawl_redis_set_sent_hook(a, NULL, NULL);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+}
+
+/* The finish check over shards read at different times: a shard read empty, then given
+ * a URL while the others are read, is not taken for empty (its version moved). */
+static void test_redis_frontier_sharded_finish(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    char err[512] = "";
+    struct crawl_redis *a = worker_shards("a", 8, err, sizeof err);
+    struct crawl_redis *b = worker_shards("b", 8, err, sizeof err);
+    CU_ASSERT_FATAL(a && b);
+    struct count c = {0};
+    size_t n = 9;
+    double next = 0;
+    int64_t leases = 9;
+    ASSERT_EQ(crawl_redis_acquire(a, 4, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n == 0 && next < 0 && leases == 0); /* every shard empty: read twice */
+    /* a URL in one shard: a's next acquire, within the refresh, asks one shard only; if
+     * not that one, the confirmation finds the version moved */
+    int added = 0;
+    ASSERT_EQ(crawl_redis_enqueue(b, "http://x.test/1", 13, 0, 0, NULL, &added), CRAWL_OK);
+    ASSERT_EQ(added, 1);
+    ASSERT_EQ(crawl_redis_acquire(a, 4, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n == 1 || next >= 0);
+    for (int i = 0; i < 20 && c.n == 0; i++) {
+        pause_s(0.02);
+        ASSERT_EQ(crawl_redis_acquire(a, 4, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    }
+    ASSERT_EQ(c.n, 1);
+    ASSERT_EQ(leases, 1);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+}
+
 extern void test_redis_frontier_register(void);
 void test_redis_frontier_register(void)
 {
@@ -499,4 +698,7 @@ void test_redis_frontier_register(void)
     CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
     CU_add_test(s, "test_redis_frontier_reconnect", test_redis_frontier_reconnect);
     CU_add_test(s, "test_redis_frontier_proxy_lost_node", test_redis_frontier_proxy_lost_node);
+    CU_add_test(s, "test_redis_frontier_shard_count_fixed", test_redis_frontier_shard_count_fixed);
+    CU_add_test(s, "test_redis_frontier_sharded_acquire", test_redis_frontier_sharded_acquire);
+    CU_add_test(s, "test_redis_frontier_sharded_finish", test_redis_frontier_sharded_finish);
 }
