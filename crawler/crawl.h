@@ -1042,6 +1042,9 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_text_bytes(struct crawl_state *s, 
 #define CRAWL_REDIS_SHARDS 1
 #define CRAWL_REDIS_MAX_SHARDS 1024
 #define CRAWL_REDIS_SHARD_REFRESH 0.2 /* s */
+/* B > 1: a commit's point is made within this of its start (or lease time / 8 if less),
+ * and a reaper resolves its marks no sooner than this after (the clocks' tolerance) */
+#define CRAWL_REDIS_COMMIT_MARGIN 2.0 /* s */
 
 struct crawl_redis_opts {
     const char *url;        /* redis://HOST:PORT[/DB] */
@@ -1105,7 +1108,8 @@ uint64_t crawl_redis_evals(const struct crawl_redis *r);
  * reply unread (as when Redis or the network dies after running it). */
 void crawl_redis_set_sent_hook(struct crawl_redis *r, int (*fn)(void *userdata, const char *what),
                                void *userdata);
-/* Crash points for the kill tests: "redis-commit-begin", "redis-commit-done". */
+/* Crash points for the kill tests: "redis-commit-begin", "redis-commit-done"; over
+ * shards also "redis-commit-marked" (before the commit point) and "redis-commit-applied". */
 void crawl_redis_set_crash_hook(struct crawl_redis *r, void (*fn)(const char *name));
 /* The worker's meta: read at once; set waits for the next commit (one script with it). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, const char *key,

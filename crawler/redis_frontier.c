@@ -180,13 +180,42 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  return v\n"                                                                                 \
     "end\n"
 
+/* complete(P, w, t, next_ms, delay, fetched, keep, now, lease_ms, max_pages): token t's
+ * URL done (its lease, mark and deadline gone; fetched "0": no request, its page budget
+ * given back), its host's next time and delay written, and the host back to ready, or,
+ * keep true and budget left, kept with its next URL leased (returned, as lease()) */
+#define COMPLETE_FN                                                                                \
+    "local function complete(p, w, t, nx, d, f, keep, now, lms, mp)\n"                             \
+    "  local v = redis.call('HGET', p .. ':lease', t)\n"                                           \
+    "  local a = string.find(v, '\\n', 1, true)\n"                                                 \
+    "  local b = string.find(v, '\\n', a + 1, true)\n"                                             \
+    "  local o = string.sub(v, a + 1, b - 1)\n"                                                    \
+    "  if f == '0' then redis.call('DECR', p .. ':budget') end\n"                                  \
+    "  redis.call('HDEL', p .. ':lease', t)\n"                                                     \
+    "  redis.call('HDEL', p .. ':mark', t)\n"                                                      \
+    "  redis.call('ZREM', p .. ':dl', t)\n"                                                        \
+    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"                                                  \
+    "  local hk = p .. ':h:' .. o\n"                                                               \
+    "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"                                           \
+    "  if keep and left(p, mp) ~= 0 then\n"                                                        \
+    "    local l = lease(p, w, o, now, lms)\n"                                                     \
+    "    if l then return l end\n"                                                                 \
+    "  end\n"                                                                                      \
+    "  redis.call('HDEL', hk, 'lease')\n"                                                          \
+    "  if redis.call('LLEN', p .. ':q:' .. o) > 0 then\n"                                          \
+    "    redis.call('ZADD', p .. ':ready', nx, o)\n"                                               \
+    "  end\n"                                                                                      \
+    "  return nil\n"                                                                               \
+    "end\n"
+
 /* KEYS[1]: T. ARGV: worker, now_ms, lease_ms, cseq, max_pages, n,
  *       [token, next_ms, delay, keep, fetched] * n, m, [key, value] * m, s, [key, delta] * s,
  *       g, [page] * g.
- * cseq: the worker's commit number; the commit already made with it (its reply lost with
- * the connection) answers {1} and does nothing again. fetched "0": the URL was completed
- * without a request (its page budget given back). */
-static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
+ * The commit of a crawl on one shard (B = 1): the completions and the worker's ends in
+ * one script. cseq: the worker's commit number; the commit already made with it (its
+ * reply lost with the connection) answers {1} and does nothing again. fetched "0": the URL
+ * was completed without a request (its page budget given back). */
+static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[4] then return {1, {}} end\n"
     "local mp, n = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
@@ -199,27 +228,10 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "end\n"
     "local out = {}\n"
     "for i = 0, n - 1 do\n"
-    "  local t, nx, d, keep = ARGV[7 + 5 * i], ARGV[8 + 5 * i], ARGV[9 + 5 * i], ARGV[10 + 5 * "
-    "i]\n"
-    "  local v = redis.call('HGET', p .. ':lease', t)\n"
-    "  local a = string.find(v, '\\n', 1, true)\n"
-    "  local b = string.find(v, '\\n', a + 1, true)\n"
-    "  local o = string.sub(v, a + 1, b - 1)\n"
-    "  redis.call('HDEL', p .. ':lease', t)\n"
-    "  redis.call('ZREM', p .. ':dl', t)\n"
-    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"
-    "  local hk = p .. ':h:' .. o\n"
-    "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"
-    "  local l = nil\n"
-    "  if keep == '1' and left(p, mp) ~= 0 then l = lease(p, w, o, now, lms) end\n"
-    "  if l then\n"
-    "    out[#out + 1] = l\n"
-    "  else\n"
-    "    redis.call('HDEL', hk, 'lease')\n"
-    "    if redis.call('LLEN', p .. ':q:' .. o) > 0 then\n"
-    "      redis.call('ZADD', p .. ':ready', nx, o)\n"
-    "    end\n"
-    "  end\n"
+    "  local j = 7 + 5 * i\n"
+    "  local l = complete(p, w, ARGV[j], ARGV[j + 1], ARGV[j + 2], '1', ARGV[j + 3] == '1',\n"
+    "                     now, lms, mp)\n"
+    "  if l then out[#out + 1] = l end\n"
     "end\n"
     "local k = 7 + 5 * n\n"
     "local m = tonumber(ARGV[k]); k = k + 1\n"
@@ -233,6 +245,79 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "redis.call('HSET', p .. ':w:' .. w, 'cseq', ARGV[4])\n"
     "return {0, out}\n";
 
+/* THE COMMIT OVER SHARDS (B > 1): four steps, each safe to send again.
+ * 1. MARK, per shard: KEYS[1]: the shard's tag. ARGV: worker, "C T0 BY" (the commit
+ *    number, when it began and the time its commit point must be made by, ms), then
+ *    [token, next_ms, delay, fetched] * n. Every token still the worker's, each is marked
+ *    (S:mark token -> "C T0 BY NEXT DELAY FETCHED"): 0; else the first that is not, and
+ *    nothing marked. */
+static const char MARK_LUA[] = OWNED_FN
+    "local p, w = KEYS[1], ARGV[1]\n"
+    "for i = 3, #ARGV, 4 do\n"
+    "  if not owned(p, w, ARGV[i]) then return ARGV[i] end\n"
+    "end\n"
+    "for i = 3, #ARGV, 4 do\n"
+    "  redis.call('HSET', p .. ':mark', ARGV[i],\n"
+    "             ARGV[2] .. ' ' .. ARGV[i + 1] .. ' ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3])\n"
+    "end\n"
+    "return 0\n";
+
+/* 2. THE COMMIT POINT, on the worker's tag W: KEYS[1]: W. ARGV: C, BY + the margin (ms),
+ *    the commit number applied before ("" none: its list forgotten), the list of the
+ *    group ("SHARD TOKEN ..."), m, [key, value] * m, s, [key, delta] * s, g, [page] * g.
+ *    1: made already (cseq = C); -1: too late (the server's clock past the bound: a
+ *    reaper may be resolving the marks, nothing written); 0: written, cseq = C. */
+static const char COMMITW_LUA[] =
+    "local p, c = KEYS[1], ARGV[1]\n"
+    "if redis.call('HGET', p .. ':w', 'cseq') == c then return 1 end\n"
+    "local tm = redis.call('TIME')\n"
+    "if tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) > tonumber(ARGV[2]) then\n"
+    "  return -1\n"
+    "end\n"
+    "if ARGV[3] ~= '' then redis.call('HDEL', p .. ':apply', ARGV[3]) end\n"
+    "redis.call('HSET', p .. ':apply', c, ARGV[4])\n"
+    "local k = 5\n"
+    "local m = tonumber(ARGV[k]); k = k + 1\n"
+    "if m > 0 then\n"
+    "  redis.call('HSET', p .. ':w', unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
+    "end\n"
+    "local s = tonumber(ARGV[k]); k = k + 1\n"
+    "for i = 1, s do redis.call('HINCRBY', p .. ':stats', ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
+    "local g = tonumber(ARGV[k]); k = k + 1\n"
+    "for i = 1, g do redis.call('RPUSH', p .. ':wp', ARGV[k]); k = k + 1 end\n"
+    "redis.call('HSET', p .. ':w', 'cseq', c)\n"
+    "return 0\n";
+
+/* mark(P, t): token t's mark split {c, t0, by, next, delay, fetched}, or nil */
+#define MARK_FN                                                                                    \
+    "local function mark(p, t)\n"                                                                  \
+    "  local m = redis.call('HGET', p .. ':mark', t)\n"                                            \
+    "  if not m then return nil end\n"                                                             \
+    "  local f = {}\n"                                                                             \
+    "  for x in string.gmatch(m, '%S+') do f[#f + 1] = x end\n"                                    \
+    "  return f\n"                                                                                 \
+    "end\n"
+
+/* 3. APPLY, per shard: KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms,
+ *    max_pages, C, [token, keep] * n. The tokens still the worker's and marked with a
+ *    commit number up to C are completed as marked (the others were already); the hosts
+ *    kept come back with their next URL leased: returns them (as lease()).
+ * 4. The list is forgotten by the next commit point (its third argument), or by the
+ *    restart, which applies every list left first (crawl_redis_open). */
+static const char APPLY_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN MARK_FN
+    "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local mp, c = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local out = {}\n"
+    "for i = 6, #ARGV, 2 do\n"
+    "  local t = ARGV[i]\n"
+    "  local f = mark(p, t)\n"
+    "  if f and tonumber(f[1]) <= c and owned(p, w, t) then\n"
+    "    local l = complete(p, w, t, f[4], f[5], f[6], ARGV[i + 1] == '1', now, lms, mp)\n"
+    "    if l then out[#out + 1] = l end\n"
+    "  end\n"
+    "end\n"
+    "return out\n";
+
 /* KEYS[1]: T. ARGV: worker, deadline_ms, tokens...: returns the first token no longer ours,
  * or 0 */
 static const char RENEW_LUA[] =
@@ -243,13 +328,44 @@ static const char RENEW_LUA[] =
              "end\n"
              "return 0\n";
 
-/* KEYS[1]: T. ARGV: now_ms, worker ("": the expired leases of anyone), limit, [token to
- * keep]...
+/* requeue(P, t, v, now, unseen): the URL of token t (its lease v) back to the front of its
+ * queue and the host back to ready, the lease and any mark gone. unseen: its worker
+ * never saw it (no request made: the host keeps its next time); else its request may
+ * have reached the host just now: the host waits a delay from now. */
+#define REQUEUE_FN                                                                                 \
+    "local function requeue(p, t, v, now, unseen)\n"                                               \
+    "  local a = string.find(v, '\\n', 1, true)\n"                                                 \
+    "  local b = string.find(v, '\\n', a + 1, true)\n"                                             \
+    "  local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + "   \
+    "1)\n"                                                                                         \
+    "  redis.call('LPUSH', p .. ':q:' .. o, e)\n"                                                  \
+    "  local hk = p .. ':h:' .. o\n"                                                               \
+    "  if redis.call('HGET', hk, 'lease') == t then\n"                                             \
+    "    redis.call('HDEL', hk, 'lease')\n"                                                        \
+    "    local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"                             \
+    "    local d = tonumber(redis.call('HGET', hk, 'delay') or '0')\n"                             \
+    "    if not unseen and nx < now + d * 1000 then nx = now + d * 1000 end\n"                     \
+    "    redis.call('HSET', hk, 'next', string.format('%d', nx))\n"                                \
+    "    redis.call('ZADD', p .. ':ready', nx, o)\n"                                               \
+    "  end\n"                                                                                      \
+    "  redis.call('HDEL', p .. ':lease', t)\n"                                                     \
+    "  redis.call('HDEL', p .. ':mark', t)\n"                                                      \
+    "  redis.call('ZREM', p .. ':dl', t)\n"                                                        \
+    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"                                                  \
+    "  redis.call('DECR', p .. ':budget')\n"                                                       \
+    "end\n"
+
+/* KEYS[1]: the shard's tag. ARGV: now_ms, worker ("": the expired leases of anyone),
+ * limit, [token to keep]...
  * The leased URLs (of worker: all its leases but those kept, which the worker holds: after
  * a reconnect, the leases of a reply it lost) go back to the front of their queues, their
  * hosts back to ready. limit "unseen": the leases given back were never seen by their
- * worker (no request was made: the host keeps its next time). Returns how many. */
-static const char REAP_LUA[] =
+ * worker (no request was made: the host keeps its next time). An expired lease marked
+ * for a commit (MARK_LUA) is not given back: once past its commit's bound by the margin
+ * again (BY + (BY - T0)), it is returned for the reaper to resolve (RESOLVE_LUA); a
+ * worker's own marked leases are given back (its restart applied its commits first).
+ * Returns {how many given back, token, worker, its mark's "C T0 BY", ...}. */
+static const char REAP_LUA[] = MARK_FN REQUEUE_FN
     "local p, now, who = KEYS[1], tonumber(ARGV[1]), ARGV[2]\n"
     "local toks\n"
     "local keep = {}\n"
@@ -260,34 +376,48 @@ static const char REAP_LUA[] =
     "else\n"
     "  toks = redis.call('SMEMBERS', p .. ':wl:' .. who)\n"
     "end\n"
-    "local n = 0\n"
+    "local out = {0}\n"
     "for _, t in ipairs(toks) do\n"
     "  local v = nil\n"
     "  if not keep[t] then v = redis.call('HGET', p .. ':lease', t) end\n"
-    "  if v then\n"
-    "    local a = string.find(v, '\\n', 1, true)\n"
-    "    local b = string.find(v, '\\n', a + 1, true)\n"
-    "    local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + "
-    "1)\n"
-    "    redis.call('LPUSH', p .. ':q:' .. o, e)\n"
-    "    local hk = p .. ':h:' .. o\n"
-    "    if redis.call('HGET', hk, 'lease') == t then\n"
-    "      redis.call('HDEL', hk, 'lease')\n"
-    /* its request may have reached the host just now: a delay from now */
-    "      local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
-    "      local d = tonumber(redis.call('HGET', hk, 'delay') or '0')\n"
-    "      if not unseen and nx < now + d * 1000 then nx = now + d * 1000 end\n"
-    "      redis.call('HSET', hk, 'next', string.format('%d', nx))\n"
-    "      redis.call('ZADD', p .. ':ready', nx, o)\n"
+    "  local f = nil\n"
+    "  if v and who == '' then f = mark(p, t) end\n"
+    "  if f then\n"
+    "    local by = tonumber(f[3])\n"
+    "    if now >= by + (by - tonumber(f[2])) then\n"
+    "      out[#out + 1] = t\n"
+    "      out[#out + 1] = string.sub(v, 1, string.find(v, '\\n', 1, true) - 1)\n"
+    "      out[#out + 1] = f[1] .. ' ' .. f[2] .. ' ' .. f[3]\n"
     "    end\n"
-    "    redis.call('HDEL', p .. ':lease', t)\n"
-    "    redis.call('SREM', p .. ':wl:' .. w, t)\n"
-    "    redis.call('DECR', p .. ':budget')\n"
-    "    n = n + 1\n"
-    "  end\n"
-    "  if not keep[t] then\n"
+    "  elseif v then\n"
+    "    requeue(p, t, v, now, unseen)\n"
+    "    out[1] = out[1] + 1\n"
+    "  elseif not keep[t] then\n"
     "    redis.call('ZREM', p .. ':dl', t)\n"
     "    if who ~= '' then redis.call('SREM', p .. ':wl:' .. who, t) end\n"
+    "  end\n"
+    "end\n"
+    "return out\n";
+
+/* KEYS[1]: the shard's tag. ARGV: now_ms, [token, worker, its mark's "C T0 BY", the
+ * worker's cseq as read after the reap found it] * n. A lease still marked so (not marked
+ * again since by a commit that began again): completed as marked when the worker's
+ * commit point was made (cseq >= C), else given back (its records were never committed).
+ * Returns how many were resolved. */
+static const char RESOLVE_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN MARK_FN REQUEUE_FN
+    "local p, now = KEYS[1], tonumber(ARGV[1])\n"
+    "local n = 0\n"
+    "for i = 2, #ARGV, 4 do\n"
+    "  local t, w, c = ARGV[i], ARGV[i + 1], ARGV[i + 2]\n"
+    "  local f = mark(p, t)\n"
+    "  local v = owned(p, w, t)\n"
+    "  if f and v and f[1] .. ' ' .. f[2] .. ' ' .. f[3] == c then\n"
+    "    if tonumber(ARGV[i + 3]) >= tonumber(f[1]) then\n"
+    "      complete(p, w, t, f[4], f[5], f[6], false, now, 0, 0)\n"
+    "    else\n"
+    "      requeue(p, t, v, now, false)\n"
+    "    end\n"
+    "    n = n + 1\n"
     "  end\n"
     "end\n"
     "return n\n";
@@ -306,11 +436,24 @@ static const char LAYOUT_LUA[] =
     "redis.call('SET', p .. ':shards', v)\n"
     "return v\n";
 
-enum { SC_ENQUEUE, SC_ACQUIRE, SC_COMMIT, SC_RENEW, SC_REAP, SC_LAYOUT, SC_N };
-static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit",
-                                               "renew",   "reap",    "layout"};
-static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA,
-                                          RENEW_LUA,   REAP_LUA,    LAYOUT_LUA};
+enum {
+    SC_ENQUEUE,
+    SC_ACQUIRE,
+    SC_COMMIT,
+    SC_RENEW,
+    SC_REAP,
+    SC_LAYOUT,
+    SC_MARK,
+    SC_COMMITW,
+    SC_APPLY,
+    SC_RESOLVE,
+    SC_N
+};
+static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap",
+                                               "layout",  "mark",    "commit", "apply", "resolve"};
+static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
+                                          REAP_LUA,    LAYOUT_LUA,  MARK_LUA,   COMMITW_LUA,
+                                          APPLY_LUA,   RESOLVE_LUA};
 
 /* ---- the worker's side ---- */
 
@@ -337,7 +480,7 @@ struct args {
 
 /* What this worker knows of a shard of the frontier, from its last acquire there. */
 struct shard {
-    char tag[24];    /* "simcrawl{fB}": its keys' prefix and hash tag */
+    char tag[48];    /* "simcrawl{fB.HASH}" (B = 1: "simcrawl{f0}"): its keys' prefix and tag */
     double hint;     /* wall s of its first ready host (-1: none waits) */
     double asked;    /* monotonic s of the last acquire there (-1: never) */
     int64_t dl;      /* its leases outstanding, every worker's */
@@ -359,7 +502,9 @@ struct crawl_redis {
     long max_pages;      /* the crawl's page budget (0: none) */
     int64_t budget_left; /* as the last acquire found it (-1: no budget) */
     double retry_time;   /* s a lost connection is tried again */
-    int64_t cseq;        /* the worker's last commit number (P:w:NAME cseq) */
+    int64_t cseq;        /* the worker's last commit number (its meta's cseq) */
+    int64_t forget;      /* B > 1: the commit applied whose list the next one forgets */
+    char wtag[CRAWL_REDIS_MAX_NAME + 16]; /* B > 1: "simcrawl{w:NAME}", the worker's keys */
     uint64_t reconnects;
     int (*sent_hook)(void *userdata, const char *what);
     void *sent_userdata;
@@ -1125,10 +1270,111 @@ static enum crawl_code layout(struct crawl_redis *r, unsigned want)
     }
     r->n_shards = (unsigned)b;
     for (unsigned i = 0; i < r->n_shards; i++) {
-        snprintf(r->shards[i].tag, sizeof r->shards[i].tag, P "{f%u}", i);
+        if (r->n_shards == 1) {
+            snprintf(r->shards[i].tag, sizeof r->shards[i].tag, "%s", T);
+        } else {
+            /* "f3" and "f4" differ in a last byte: a proxy's FNV-1a (nutcracker's
+             * fnv1a_64, low 32 bits on the ketama ring) puts such tags side by side, on
+             * one node; a hash of the name after it spreads them */
+            char name[16];
+            int len = snprintf(name, sizeof name, "f%u", i);
+            snprintf(r->shards[i].tag, sizeof r->shards[i].tag, P "{%s.%08x}", name,
+                     (unsigned)(XXH3_64bits(name, (size_t)len) & 0xffffffffu));
+        }
         r->shards[i].hint = -1;
         r->shards[i].asked = -1;
     }
+    return CRAWL_OK;
+}
+
+/* Split "SHARD TOKEN ..." (a commit point's list) into the APPLY calls c[shard]. */
+static int list_to_calls(struct crawl_redis *r, const char *list, size_t len, struct pcall *c)
+{
+    char *l = strndup(list, len), *save = NULL;
+    if (!l)
+        return -1;
+    int bad = 0;
+    for (char *b = strtok_r(l, " ", &save); b && !bad; b = strtok_r(NULL, " ", &save)) {
+        char *t = strtok_r(NULL, " ", &save), *end = NULL;
+        unsigned long sh = strtoul(b, &end, 10);
+        if (!t || *end || sh >= r->n_shards) {
+            bad = 1;
+            break;
+        }
+        args_str(&c[sh].a, t);
+        args_str(&c[sh].a, "0");
+        c[sh].state = PC_SEND;
+    }
+    free(l);
+    return bad;
+}
+
+/*
+ * B > 1, at the start: the lists of the commits whose point was made but that were not
+ * all applied (W:apply: a kill between the commit point and the apply) applied now, then
+ * forgotten; before the release, which gives the worker's other leases back.
+ */
+static enum crawl_code apply_left(struct crawl_redis *r)
+{
+    char key[CRAWL_REDIS_MAX_NAME + 32];
+    snprintf(key, sizeof key, "%s:apply", r->wtag);
+    struct args a = {0};
+    args_str(&a, "HGETALL");
+    args_str(&a, key);
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    struct pcall *c = rep->type == REDIS_REPLY_ARRAY && rep->elements ? shard_calls(r) : NULL;
+    if (c) {
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            args_str(&c[b].a, r->worker);
+            args_fmt(&c[b].a, "%lld", (long long)(wall_now() * 1000));
+            args_fmt(&c[b].a, "%lld", (long long)(r->lease_time * 1000));
+            args_str(&c[b].a, "0");
+            args_fmt(&c[b].a, "%lld", (long long)r->cseq);
+            c[b].state = PC_DONE;
+        }
+        args_str(&a, "HDEL");
+        args_str(&a, key);
+        for (size_t i = 0; rc == CRAWL_OK && i + 1 < rep->elements; i += 2) {
+            if (list_to_calls(r, rep->element[i + 1]->str ? rep->element[i + 1]->str : "",
+                              rep->element[i + 1]->len, c) != 0) {
+                rd_err(r, "%s: a commit's list of a strange shape in %s", r->url, key);
+                rc = CRAWL_EFORMAT;
+            }
+            args_add(&a, rep->element[i]->str ? rep->element[i]->str : "", rep->element[i]->len);
+        }
+        if (rc == CRAWL_OK)
+            rc = pipeline(r, SC_APPLY, c, r->n_shards, "apply", NULL, NULL, 1);
+        redisReply *del = rc == CRAWL_OK ? run_args(r, &a) : NULL;
+        if (rc == CRAWL_OK && !del)
+            rc = CRAWL_EIO;
+        if (del)
+            freeReplyObject(del);
+        args_release(&a);
+        pcalls_free(c, r->n_shards);
+    } else if (rep->type == REDIS_REPLY_ARRAY && rep->elements) {
+        rc = CRAWL_ENOMEM;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+/* B > 1: the worker's tag, and its name in T:workers (whose counters are summed). */
+static enum crawl_code worker_join(struct crawl_redis *r)
+{
+    snprintf(r->wtag, sizeof r->wtag, P "{w:%s}", r->worker);
+    struct args a = {0};
+    args_str(&a, "SADD");
+    args_str(&a, T ":workers");
+    args_str(&a, r->worker);
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    freeReplyObject(rep);
     return CRAWL_OK;
 }
 
@@ -1176,6 +1422,8 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     }
     if (rc == CRAWL_OK)
         rc = layout(r, opts->shards);
+    if (rc == CRAWL_OK && r->n_shards > 1)
+        rc = worker_join(r);
     if (rc != CRAWL_OK)
         goto fail;
     rc = CRAWL_EIO;
@@ -1183,6 +1431,10 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     int found = 0;
     if (crawl_redis_meta_int(r, "cseq", &r->cseq, &found) != CRAWL_OK)
         goto fail;
+    /* over shards: the commits made and not applied, applied before the release */
+    if (r->n_shards > 1 && (rc = apply_left(r)) != CRAWL_OK)
+        goto fail;
+    rc = CRAWL_EIO;
     /* this worker's leases of an earlier run come back at once */
     size_t n = 0;
     if (crawl_redis_release(r, &n) != CRAWL_OK)
@@ -1263,11 +1515,26 @@ static void crash(struct crawl_redis *r, const char *name)
 
 /* ---- the worker's meta ---- */
 
+/* The worker's key WHAT ("w": its meta, "wp": its page records, "stats": the crawl's
+ * counters it adds to): on a crawl of one shard under T with its name (the layout from
+ * before the shards), else under its own tag W, where the commit point writes them. */
+static void worker_key(const struct crawl_redis *r, char *buf, size_t cap, const char *what)
+{
+    if (r->n_shards > 1)
+        snprintf(buf, cap, "%s:%s", r->wtag, what);
+    else if (strcmp(what, "stats") == 0)
+        snprintf(buf, cap, T ":stats");
+    else
+        snprintf(buf, cap, T ":%s:%s", what, r->worker);
+}
+
 static redisReply *meta_get(struct crawl_redis *r, const char *key)
 {
     struct args a = {0};
+    char k[CRAWL_REDIS_MAX_NAME + 32];
+    worker_key(r, k, sizeof k, "w");
     args_str(&a, "HGET");
-    args_fmt(&a, T ":w:%s", r->worker);
+    args_str(&a, k);
     args_str(&a, key);
     redisReply *rep = run_args(r, &a);
     args_release(&a);
@@ -1326,21 +1593,46 @@ enum crawl_code crawl_redis_stats_add(struct crawl_redis *r, const char *key, in
     return r->stats.oom ? CRAWL_ENOMEM : CRAWL_OK;
 }
 
-enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key, int64_t *v)
+/* HGET of hash's field, as a number added to *v (none: 0). */
+static enum crawl_code hget_add(struct crawl_redis *r, const char *hash, const char *field,
+                                int64_t *v)
 {
-    *v = 0;
     struct args a = {0};
     args_str(&a, "HGET");
-    args_str(&a, T ":stats");
-    args_str(&a, key);
+    args_str(&a, hash);
+    args_str(&a, field);
     redisReply *rep = run_args(r, &a);
     args_release(&a);
     if (!rep)
         return CRAWL_EIO;
     if (rep->type == REDIS_REPLY_STRING)
-        *v = strtoll(rep->str, NULL, 10);
+        *v += strtoll(rep->str, NULL, 10);
     freeReplyObject(rep);
     return CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key, int64_t *v)
+{
+    *v = 0;
+    if (r->n_shards == 1)
+        return hget_add(r, T ":stats", key, v);
+    /* over shards every worker's commit point adds to its own: summed (T:workers) */
+    struct args a = {0};
+    args_str(&a, "SMEMBERS");
+    args_str(&a, T ":workers");
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    for (size_t i = 0; rc == CRAWL_OK && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+        char k[CRAWL_REDIS_MAX_NAME + 32];
+        snprintf(k, sizeof k, P "{w:%.*s}:stats", (int)rep->element[i]->len,
+                 rep->element[i]->str ? rep->element[i]->str : "");
+        rc = hget_add(r, k, key, v);
+    }
+    freeReplyObject(rep);
+    return rc;
 }
 
 enum crawl_code crawl_redis_page_add(struct crawl_redis *r, const void *data, size_t len)
@@ -1355,7 +1647,7 @@ enum crawl_code crawl_redis_foreach_page(struct crawl_redis *r,
                                          void *userdata)
 {
     char key[CRAWL_REDIS_MAX_NAME + 32];
-    snprintf(key, sizeof key, T ":wp:%s", r->worker);
+    worker_key(r, key, sizeof key, "wp");
     for (long start = 0;; start += 1000) {
         struct args a = {0};
         args_str(&a, "LRANGE");
@@ -1753,18 +2045,244 @@ size_t crawl_redis_held(const struct crawl_redis *r)
     return r->n_leases;
 }
 
+/* The margin M of a commit over shards (s): its commit point is made within M of its
+ * start (or not at all), and a reaper resolves its marks no sooner than M after that. */
+static double commit_margin(const struct crawl_redis *r)
+{
+    double m = r->lease_time / 8;
+    return m < CRAWL_REDIS_COMMIT_MARGIN ? m : CRAWL_REDIS_COMMIT_MARGIN;
+}
+
+static int mark_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    (void)i;
+    struct crawl_redis *r = userdata;
+    if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)
+        return 0;
+    rd_err(r,
+           "%s: the lease of a URL this worker fetched (token %s of shard %zu) expired and "
+           "went to another worker: nothing of this group is committed (a longer "
+           "--lease-time, or a worker less loaded?)",
+           r->url, rep_str(rep), i);
+    return 1;
+}
+
+/* An apply round of a commit (apply_reply): the kept hosts' leases taken. */
+struct applied {
+    struct crawl_redis *r;
+    double now;
+    int (*fn)(void *userdata, const struct crawl_redis_lease *l);
+    void *userdata;
+    size_t kept;
+};
+
+static int apply_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    struct applied *q = userdata;
+    struct crawl_redis *r = q->r;
+    if (rep->type != REDIS_REPLY_ARRAY) {
+        rd_err(r, "%s: an apply answer of a strange shape", r->url);
+        return 1;
+    }
+    for (size_t k = 0; k < rep->elements; k++) {
+        const redisReply *l = rep->element[k];
+        double since = q->now; /* the host lease runs on from when the worker took it */
+        for (size_t j = 0; l->type == REDIS_REPLY_ARRAY && l->elements == 7 && j < r->n_leases; j++)
+            if (r->leases[j].decided && strcmp(r->leases[j].origin, rep_str(l->element[1])) == 0)
+                since = r->leases[j].host_since;
+        if (!q->fn)
+            continue;
+        enum crawl_code rc = take_lease(r, l, (unsigned)i, since, q->fn, q->userdata);
+        if (rc != CRAWL_OK)
+            return rc == CRAWL_ENOMEM ? -1 : 1;
+        q->kept++;
+    }
+    return 0;
+}
+
+/* The decided leases dropped (completed), the waiting meta, counters and pages with them. */
+static void commit_made(struct crawl_redis *r)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < r->n_leases; i++) {
+        if (r->leases[i].decided)
+            free(r->leases[i].origin);
+        else
+            r->leases[w++] = r->leases[i];
+    }
+    r->n_leases = w;
+    args_reset(&r->meta);
+    args_reset(&r->stats);
+    args_reset(&r->pages);
+    r->n_meta = r->n_stats = r->n_pages = 0;
+    r->commits++;
+    r->cseq++;
+}
+
+/* The commit point's call: the list of the group ("SHARD TOKEN ...") and what waits. */
+static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, double by)
+{
+    eval_begin(a, r->wtag);
+    args_fmt(a, "%lld", (long long)c);
+    args_fmt(a, "%lld", (long long)((by + commit_margin(r)) * 1000));
+    if (r->forget > 0)
+        args_fmt(a, "%lld", (long long)r->forget);
+    else
+        args_str(a, "");
+    size_t len = 1;
+    for (size_t i = 0; i < r->n_leases; i++)
+        len += r->leases[i].decided ? strlen(r->leases[i].token) + 24 : 0;
+    char *list = malloc(len);
+    if (!list) {
+        a->oom = 1;
+        return;
+    }
+    size_t used = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < r->n_leases; i++)
+        if (r->leases[i].decided)
+            used += (size_t)snprintf(list + used, len - used, "%s%u %s", used ? " " : "",
+                                     r->leases[i].shard, r->leases[i].token);
+    args_add(a, list, used);
+    free(list);
+    args_fmt(a, "%zu", r->n_meta);
+    args_cat(a, &r->meta);
+    args_fmt(a, "%zu", r->n_stats);
+    args_cat(a, &r->stats);
+    args_fmt(a, "%zu", r->n_pages);
+    args_cat(a, &r->pages);
+}
+
+/*
+ * The commit over shards (MARK_LUA, COMMITW_LUA, APPLY_LUA): the decided leases marked
+ * in their shards (one round trip), the commit point on the worker's tag within the
+ * margin of the start (else nothing is committed: the marks are resolved as not made),
+ * then the marks applied (one round trip), the hosts kept handed to fn. A kill after the
+ * commit point leaves the list for the restart (apply_left) or a reaper (resolve).
+ */
+/* Steps 1 and 2 of a commit over shards: the decided leases marked (calls: the MARK calls
+ * of every shard, made here) and the commit point made, both within the margin of the
+ * start. *made: the commit point was made; 0 with CRAWL_OK: too late (Redis slow or away
+ * meanwhile: begun again by the caller, the marks made again with a new bound, which
+ * voids a reaper's judgement of the old ones). */
+static enum crawl_code mark_and_point(struct crawl_redis *r, struct pcall *calls, int64_t c,
+                                      double *t0, int *made)
+{
+    *made = 0;
+    *t0 = wall_now();
+    double by = *t0 + commit_margin(r);
+    char head[80];
+    snprintf(head, sizeof head, "%lld %lld %lld", (long long)c, (long long)(*t0 * 1000),
+             (long long)(by * 1000));
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        eval_begin(&calls[b].a, r->shards[b].tag);
+        args_str(&calls[b].a, r->worker);
+        args_str(&calls[b].a, head);
+    }
+    for (size_t i = 0; i < r->n_leases; i++) {
+        const struct lease *ls = &r->leases[i];
+        if (!ls->decided)
+            continue;
+        struct args *a = &calls[ls->shard].a;
+        args_str(a, ls->token);
+        args_fmt(a, "%lld", (long long)(ls->next_wall * 1000));
+        args_fmt(a, "%.3f", ls->delay);
+        args_str(a, ls->fetched ? "1" : "0");
+    }
+    for (unsigned b = 0; b < r->n_shards; b++) /* shards of none of the group: not asked */
+        calls[b].state = calls[b].a.n > 6 ? PC_SEND : PC_DONE;
+    enum crawl_code rc = pipeline(r, SC_MARK, calls, r->n_shards, "mark", mark_reply, r, 1);
+    if (rc != CRAWL_OK)
+        return rc == CRAWL_EFORMAT ? CRAWL_EIO : rc;
+    crash(r, "redis-commit-marked");
+    if (wall_now() > by)
+        return CRAWL_OK;
+    struct args a = {0};
+    commitw_args(r, &a, c, by);
+    redisReply *rep = eval(r, SC_COMMITW, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    if (rep->type != REDIS_REPLY_INTEGER) {
+        rd_err(r, "%s: a commit answer of a strange shape", r->url);
+        rc = CRAWL_EFORMAT;
+    }
+    *made = rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0;
+    freeReplyObject(rep);
+    return rc;
+}
+
+/*
+ * The commit over shards (MARK_LUA, COMMITW_LUA, APPLY_LUA): the decided leases marked
+ * in their shards (one round trip) and the commit point made on the worker's tag within
+ * the margin of the start (else begun again, for r->retry_time at most); then the marks
+ * applied (one round trip), the hosts kept handed to fn. A kill after the commit point
+ * leaves the list for the restart (apply_left) or a reaper (resolve).
+ */
+static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
+                                      int (*fn)(void *userdata, const struct crawl_redis_lease *l),
+                                      void *userdata, size_t *kept)
+{
+    int64_t c = r->cseq + 1;
+    struct pcall *calls = shard_calls(r);
+    if (!calls)
+        return CRAWL_ENOMEM;
+    crash(r, "redis-commit-begin");
+    double start = mono_now(), t0 = 0;
+    int made = 0;
+    enum crawl_code rc = CRAWL_OK;
+    while (rc == CRAWL_OK && !made) {
+        rc = mark_and_point(r, calls, c, &t0, &made);
+        if (rc == CRAWL_OK && !made && mono_now() - start > r->retry_time) {
+            rd_err(r,
+                   "%s: the commit did not reach its commit point within its margin "
+                   "(%.3f s) for %.1f s: nothing of this group is committed (Redis or this "
+                   "worker too slow?)",
+                   r->url, commit_margin(r), mono_now() - start);
+            rc = CRAWL_EIO;
+        }
+    }
+    if (rc == CRAWL_OK) {
+        crash(r, "redis-commit-done");
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            int ask = calls[b].a.n > 6;
+            eval_begin(&calls[b].a, r->shards[b].tag);
+            args_str(&calls[b].a, r->worker);
+            args_fmt(&calls[b].a, "%lld", (long long)(wall_now() * 1000));
+            args_fmt(&calls[b].a, "%lld", (long long)(r->lease_time * 1000));
+            args_fmt(&calls[b].a, "%ld", r->max_pages);
+            args_fmt(&calls[b].a, "%lld", (long long)c);
+            calls[b].state = ask ? PC_SEND : PC_DONE;
+        }
+        for (size_t i = 0; i < r->n_leases; i++) {
+            const struct lease *ls = &r->leases[i];
+            if (!ls->decided)
+                continue;
+            int keep =
+                keep_hosts && r->host_lease_time > 0 && t0 - ls->host_since < r->host_lease_time;
+            args_str(&calls[ls->shard].a, ls->token);
+            args_str(&calls[ls->shard].a, keep ? "1" : "0");
+        }
+        struct applied q = {.r = r, .now = t0, .fn = fn, .userdata = userdata};
+        rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
+        *kept = q.kept;
+        if (rc == CRAWL_OK) {
+            crash(r, "redis-commit-applied");
+            r->forget = c;
+            commit_made(r);
+        }
+    }
+    pcalls_free(calls, r->n_shards);
+    return rc;
+}
+
 enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
                                    int (*fn)(void *userdata, const struct crawl_redis_lease *l),
                                    void *userdata, size_t *kept)
 {
     *kept = 0;
-    if (r->n_shards > 1) {
-        rd_err(r,
-               "%s: the commit over a frontier of %u shards is not built yet "
-               "(docs/SCALE-OUT.md)",
-               r->url, r->n_shards);
-        return CRAWL_EINVAL;
-    }
+    if (r->n_shards > 1)
+        return commit_sharded(r, keep_hosts, fn, userdata, kept);
     double now = wall_now();
     struct args a = {0};
     eval_begin(&a, T);
@@ -1905,7 +2423,33 @@ enum crawl_code crawl_redis_renew(struct crawl_redis *r)
     return rc == CRAWL_EFORMAT ? CRAWL_EIO : rc;
 }
 
+/* A reap round: how many leases were given back, and the marked leases found past their
+ * commit's bound, per shard: [token, worker, commit number] * n_marked[b] in marked[b]. */
+struct reaped {
+    struct crawl_redis *r;
+    size_t n;
+    struct args *marked;
+    size_t *n_marked;
+};
+
 static int reap_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    struct reaped *q = userdata;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || (rep->elements - 1) % 3 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER) {
+        rd_err(q->r, "%s: a reap answer of a strange shape", q->r->url);
+        return 1;
+    }
+    q->n += (size_t)rep->element[0]->integer;
+    for (size_t k = 1; q->marked && k + 2 < rep->elements; k += 3) {
+        for (size_t j = 0; j < 3; j++)
+            args_str(&q->marked[i], rep_str(rep->element[k + j]));
+        q->n_marked[i]++;
+    }
+    return 0;
+}
+
+static int count_reply(void *userdata, size_t i, const redisReply *rep)
 {
     (void)i;
     size_t *n = userdata;
@@ -1914,21 +2458,73 @@ static int reap_reply(void *userdata, size_t i, const redisReply *rep)
     return 0;
 }
 
+/* The marked leases a reap found past their commit's bound (q->marked): each worker's
+ * commit number read on its own tag, then, in each shard, the lease completed when that
+ * worker's commit point was made and given back when not (RESOLVE_LUA). The read comes
+ * after the bound and the margin: a commit point made at all was made before it. */
+static enum crawl_code resolve(struct crawl_redis *r, struct reaped *q, const char *now)
+{
+    size_t total = 0;
+    for (unsigned b = 0; b < r->n_shards; b++)
+        total += q->n_marked[b];
+    if (total == 0)
+        return CRAWL_OK;
+    struct pcall *c = shard_calls(r);
+    if (!c)
+        return CRAWL_ENOMEM;
+    enum crawl_code rc = CRAWL_OK;
+    for (unsigned b = 0; rc == CRAWL_OK && b < r->n_shards; b++) {
+        const struct args *m = &q->marked[b];
+        args_str(&c[b].a, now);
+        c[b].state = q->n_marked[b] ? PC_SEND : PC_DONE;
+        for (size_t k = 0; rc == CRAWL_OK && k + 2 < m->n; k += 3) {
+            char key[CRAWL_REDIS_MAX_NAME + 32];
+            snprintf(key, sizeof key, P "{w:%s}:w", m->buf + m->off[k + 1]);
+            int64_t cs = 0;
+            rc = hget_add(r, key, "cseq", &cs);
+            for (size_t j = 0; j < 3; j++)
+                args_add(&c[b].a, m->buf + m->off[k + j], m->len[k + j]);
+            args_fmt(&c[b].a, "%lld", (long long)cs);
+        }
+    }
+    size_t n = 0;
+    if (rc == CRAWL_OK)
+        rc = pipeline(r, SC_RESOLVE, c, r->n_shards, "resolve", count_reply, &n, 1);
+    q->n += n;
+    pcalls_free(c, r->n_shards);
+    return rc;
+}
+
 /* The reap script on every shard, pipelined: the expired leases of anyone (who "") or
- * all of worker who's. */
+ * all of worker who's; then the resolve of the marked leases it found. */
 static enum crawl_code reap(struct crawl_redis *r, const char *who, size_t *n)
 {
     *n = 0;
     struct pcall *c = shard_calls(r);
-    if (!c)
-        return CRAWL_ENOMEM;
-    for (unsigned b = 0; b < r->n_shards; b++) {
-        args_fmt(&c[b].a, "%lld", (long long)(wall_now() * 1000));
-        args_str(&c[b].a, who);
-        args_str(&c[b].a, "1000");
+    struct reaped q = {.r = r,
+                       .marked = calloc(r->n_shards, sizeof *q.marked),
+                       .n_marked = calloc(r->n_shards, sizeof *q.n_marked)};
+    enum crawl_code rc = CRAWL_ENOMEM;
+    char now[24];
+    snprintf(now, sizeof now, "%lld", (long long)(wall_now() * 1000));
+    if (c && q.marked && q.n_marked) {
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            args_str(&c[b].a, now);
+            args_str(&c[b].a, who);
+            args_str(&c[b].a, "1000");
+        }
+        rc = pipeline(r, SC_REAP, c, r->n_shards, "reap", reap_reply, &q, 1);
+        if (rc == CRAWL_OK)
+            rc = resolve(r, &q, now);
+    } else {
+        rd_err(r, "out of memory");
     }
-    enum crawl_code rc = pipeline(r, SC_REAP, c, r->n_shards, "reap", reap_reply, n, 1);
+    *n = q.n;
     pcalls_free(c, r->n_shards);
+    for (unsigned b = 0; q.marked && b < r->n_shards; b++)
+        args_release(&q.marked[b]);
+    free(q.marked);
+    free(q.n_marked);
     return rc;
 }
 
