@@ -6,13 +6,16 @@
  * WARC and log ends. hiredis (0.14, Debian) talks to it; every change that must not be
  * split by a kill is one Lua script (EVALSHA), which Redis runs atomically.
  *
- * SHARDS: the frontier is spread over B hash tags S = "simcrawl{fB}" (b = 0..B-1; B fixed
- * when the crawl starts, kept in T:shards; T = "simcrawl{f0}", shard 0), a host's shard
- * b = XXH3(origin) mod B, so that a proxy that shards by tag (nutcracker/twemproxy:
- * docs/SCALE-OUT.md) routes each script to the node holding its keys. The keys of a host
- * and of the leases of its URLs are under its shard's tag S; the crawl's and the workers'
- * under T. ORIGIN is the host's origin ("http://example.org:80"):
+ * SHARDS: the frontier is spread over B hash tags (B fixed when the crawl starts, kept in
+ * T:shards; T = "simcrawl{f0}"), a host's shard b = XXH3(origin) mod B, so that a proxy
+ * that shards by tag (nutcracker/twemproxy: docs/SCALE-OUT.md) routes each script to the
+ * node holding its keys. The keys of a host and of the leases of its URLs are under its
+ * shard's tag S (B = 1: T itself; else "simcrawl{fB.HHHHHHHH}", H a hash of "fB", which
+ * spreads the tags over a proxy's ring), the crawl's under T, and a worker's under T with
+ * its name (B = 1) or under its own tag W = "simcrawl{w:NAME}" (B > 1, the names in
+ * brackets). ORIGIN is the host's origin ("http://example.org:80"):
  *   T:shards      the crawl's B (a crawl without it, begun before: B = 1)
+ *   T:workers     SET   (B > 1) the workers' names, whose counters are summed
  *   S:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
  *   S:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
  *   S:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
@@ -24,22 +27,29 @@
  *                 the shard with it)
  *   S:v           URLs ever queued in the shard (the finish check's version)
  *   S:wl:NAME     SET   the worker's lease tokens in the shard
+ *   S:mark        HASH  (B > 1) token -> "C T0 BY NEXT DELAY FETCHED": marked for commit C
  *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
+ *                       [W:stats: the worker's part]
  *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
- *                 completed without a request (--max-pages counts the whole crawl)
- *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
- *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
+ *                 completed without a request (--max-pages counts the whole crawl; B = 1
+ *                 only, refused over more)
+ *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters, cseq
+ *                       [W:w]
+ *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add) [W:wp]
+ *   W:apply       HASH  (B > 1) commit number -> "SHARD TOKEN ...": committed, maybe not
+ *                       applied
  *
  * THE SCRIPTS name one tag as their one key (numkeys 1; the others are made from it
- * inside) and
- * go as EVALSHA of their SHA-1, computed here, or EVAL of their text when the node answers
+ * inside) and go as EVALSHA of their SHA-1, computed here, or EVAL of their text when the
+ * node answers
  * NOSCRIPT (new, restarted, flushed): never SCRIPT LOAD, MULTI or WATCH, which nutcracker
  * cannot route and answers by closing the connection; no SELECT through a proxy (db 0).
  * The same code runs against one redis-server and through nutcracker. enqueue, acquire,
  * renew, reap and release run shard by shard, pipelined (one round trip for all the
- * shards they concern: pipeline()); the commit, which completes URLs of several shards
- * with the worker's ends under T, is one script, so a crawl of B > 1 shards does not
- * commit yet (CRAWL_EINVAL, said: docs/SCALE-OUT.md).
+ * shards they concern: pipeline()). The commit is one script on one shard (COMMIT_LUA);
+ * over more, where no script sees both the URLs of several shards and the worker's ends,
+ * four steps (MARK_LUA: the commit over shards), a reaper resolving the marks of a worker
+ * killed between them (RESOLVE_LUA), its restart applying what it committed (apply_left).
  *
  * HOW IT WORKS. enqueue: SADD to the host's seen set and, only when new, RPUSH to its
  * queue and ZADD the host to ready unless a worker holds it: one script, so a kill can
@@ -81,10 +91,9 @@
  * are idempotent. Nothing is done twice, and with AOF (appendfsync always) nothing
  * acknowledged is lost.
  *
- * One tag: the scripts touch the ready and lease keys along with a host's keys, so all of
- * them are on one node (docs/SCALE-OUT.md says what spreading them over shards needs: a
- * tag per shard, a per-shard acquire, a commit in steps). Times in Redis are wall-clock ms: workers
- * on several machines need synchronised clocks (NTP), as any shared politeness does.
+ * Times in Redis are wall-clock ms: workers on several machines need synchronised clocks
+ * (NTP), as any shared politeness does; over shards the commit's margin (within it of
+ * each other) too.
  */
 #include "crawler/crawl.h"
 
