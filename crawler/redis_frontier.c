@@ -876,6 +876,18 @@ static redisReply *run_args(struct crawl_redis *r, const struct args *a)
     return run_cmd(r, a, -1);
 }
 
+/* run_args for a command whose answer says nothing (a's pieces released): CRAWL_OK, or
+ * CRAWL_EIO (r->error says why). */
+static enum crawl_code run_done(struct crawl_redis *r, struct args *a)
+{
+    redisReply *rep = run_args(r, a);
+    args_release(a);
+    if (!rep)
+        return CRAWL_EIO;
+    freeReplyObject(rep);
+    return CRAWL_OK;
+}
+
 /* The SHA-1 of every script, as EVALSHA names it (lower-case hex): 0, or -1. */
 static int script_shas(struct crawl_redis *r)
 {
@@ -1379,12 +1391,7 @@ static enum crawl_code worker_join(struct crawl_redis *r)
     args_str(&a, "SADD");
     args_str(&a, T ":workers");
     args_str(&a, r->worker);
-    redisReply *rep = run_args(r, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    freeReplyObject(rep);
-    return CRAWL_OK;
+    return run_done(r, &a);
 }
 
 enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct crawl_redis **out,
@@ -2109,6 +2116,17 @@ static int apply_reply(void *userdata, size_t i, const redisReply *rep)
     return 0;
 }
 
+/* A commit made: what waited for it (meta, counters, page records) gone, counted. */
+static void commit_counted(struct crawl_redis *r)
+{
+    args_reset(&r->meta);
+    args_reset(&r->stats);
+    args_reset(&r->pages);
+    r->n_meta = r->n_stats = r->n_pages = 0;
+    r->commits++;
+    r->cseq++;
+}
+
 /* The decided leases dropped (completed), the waiting meta, counters and pages with them. */
 static void commit_made(struct crawl_redis *r)
 {
@@ -2120,12 +2138,7 @@ static void commit_made(struct crawl_redis *r)
             r->leases[w++] = r->leases[i];
     }
     r->n_leases = w;
-    args_reset(&r->meta);
-    args_reset(&r->stats);
-    args_reset(&r->pages);
-    r->n_meta = r->n_stats = r->n_pages = 0;
-    r->commits++;
-    r->cseq++;
+    commit_counted(r);
 }
 
 /* The commit point's call: the list of the group ("SHARD TOKEN ...") and what waits. */
@@ -2379,12 +2392,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
         free(gone[k].origin);
     free(gone);
     freeReplyObject(rep);
-    args_reset(&r->meta);
-    args_reset(&r->stats);
-    args_reset(&r->pages);
-    r->n_meta = r->n_stats = r->n_pages = 0;
-    r->commits++;
-    r->cseq++;
+    commit_counted(r);
     return rc;
 }
 
@@ -2568,10 +2576,5 @@ enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origi
     args_fmt(&a, "%.3f", when);
     args_str(&a, "delay");
     args_fmt(&a, "%.3f", delay);
-    redisReply *rep = run_args(r, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    freeReplyObject(rep);
-    return CRAWL_OK;
+    return run_done(r, &a);
 }
