@@ -104,6 +104,7 @@ struct options {
     const char *worker_name;            /* --worker-name NAME */
     double lease_time, host_lease_time; /* --lease-time, --host-lease-time (0: defaults) */
     double redis_retry;                 /* --redis-retry (0: the default; < 0: none) */
+    unsigned frontier_shards;           /* --frontier-shards (0: the crawl's) */
     char label[512]; /* where the state is, for messages: DIR or URL (worker NAME) */
     char *owned[64]; /* strings copied from config files */
     size_t n_owned;
@@ -249,6 +250,8 @@ static const struct opt_spec opt_specs[] = {
     {"lease-time", OPT_REAL, OP(lease_time), 0, 0.5, 3600, "seconds, 0.5 to 3600", 0},
     {"redis-retry", OPT_REAL, OP(redis_retry), 0, 0, 3600, "seconds, 0 to 3600 (0: fail at once)",
      OPT_ZERO_IS_NONE},
+    {"frontier-shards", OPT_INT, OP(frontier_shards), F_UNSIGNED, 1, CRAWL_REDIS_MAX_SHARDS,
+     "1 to 1024 shards", 0},
     {"host-lease-time", OPT_REAL, OP(host_lease_time), 0, 0, 3600,
      "seconds, 0 to 3600 (0: one URL a turn)", OPT_ZERO_IS_NONE},
     {"overwrite", OPT_YESNO, OP(overwrite), 0, 0, 0, "yes or no", 0},
@@ -524,6 +527,14 @@ static void usage_state(FILE *out)
             "                         URLs, before giving it back to the others (default\n"
             "                         10; 0: one URL a turn); one worker at a time asks a\n"
             "                         host, and the delay holds across workers\n"
+            "  --frontier-shards N    with --redis: spread the shared frontier over N hash\n"
+            "                         tags ({f0}..{fN-1}, a host's by a hash of its origin),\n"
+            "                         so that a nutcracker in front of several Redis nodes\n"
+            "                         spreads it over them (a few tags a node). Fixed when\n"
+            "                         the crawl starts: a worker given another number than\n"
+            "                         the crawl's is refused (default: the crawl's; a new\n"
+            "                         crawl 1). Over N > 1 a commit takes three round trips\n"
+            "                         instead of one; --max-pages needs N = 1\n"
             "  --redis-retry SECONDS  a worker whose Redis goes away (restarted, a network\n"
             "                         cut) connects again, backing off from 50 ms to 1 s,\n"
             "                         for this long before it fails naming the URL (default\n"
@@ -2777,6 +2788,7 @@ static const struct option longopts[] = {{"config", required_argument, NULL, OPT
                                          {"worker-name", required_argument, NULL, OPT_SET},
                                          {"lease-time", required_argument, NULL, OPT_SET},
                                          {"host-lease-time", required_argument, NULL, OPT_SET},
+                                         {"frontier-shards", required_argument, NULL, OPT_SET},
                                          {"redis-retry", required_argument, NULL, OPT_SET},
                                          {"threshold", required_argument, NULL, OPT_SET},
                                          {"no-templates", no_argument, NULL, OPT_NO_TEMPLATES},
@@ -3001,11 +3013,20 @@ static int open_redis_state(struct crawl_cmd *cc)
                                   .worker = o->worker_name,
                                   .lease_time = o->lease_time,
                                   .host_lease_time = o->host_lease_time,
-                                  .retry_time = o->redis_retry};
+                                  .retry_time = o->redis_retry,
+                                  .shards = o->frontier_shards};
     struct crawl_redis *rd = NULL;
     char rerr[600];
     if (crawl_redis_open(&ro, &rd, rerr, sizeof rerr) != CRAWL_OK) {
         cli_error(CMD, "%s", rerr);
+        return -1;
+    }
+    if (crawl_redis_shards(rd) > 1 && o->co.max_pages > 0) {
+        cli_error(CMD,
+                  "%s: --max-pages over a frontier of %u shards is not built yet (the "
+                  "crawl's page budget is one counter; docs/SCALE-OUT.md)",
+                  o->redis, crawl_redis_shards(rd));
+        crawl_redis_free(rd);
         return -1;
     }
     if (crawl_state_open_redis(rd, &cc->run.state) != CRAWL_OK) {

@@ -1037,6 +1037,14 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_state_text_bytes(struct crawl_state *s, 
 #define CRAWL_REDIS_HOST_LEASE_TIME 10.0 /* s a worker keeps a host, taking its next URLs */
 #define CRAWL_REDIS_MAX_NAME 64          /* bytes of a worker name */
 #define CRAWL_REDIS_RETRY_TIME 30.0      /* s a lost connection to Redis is tried again */
+/* The frontier's shards (hash tags simcrawl{f0}..{fB-1}, a host's by XXH3 of its origin)
+ * a new crawl takes, at most, and how often a worker asks a shard it has no hint of. */
+#define CRAWL_REDIS_SHARDS 1
+#define CRAWL_REDIS_MAX_SHARDS 1024
+#define CRAWL_REDIS_SHARD_REFRESH 0.2 /* s */
+/* B > 1: a commit's point is made within this of its start (or lease time / 8 if less),
+ * and a reaper resolves its marks no sooner than this after (the clocks' tolerance) */
+#define CRAWL_REDIS_COMMIT_MARGIN 2.0 /* s */
 
 struct crawl_redis_opts {
     const char *url;        /* redis://HOST:PORT[/DB] */
@@ -1046,6 +1054,9 @@ struct crawl_redis_opts {
     double retry_time;      /* s a lost connection is tried again (connecting again with
                              * a backoff from 50 ms to 1 s) before a call fails; 0:
                              * CRAWL_REDIS_RETRY_TIME; < 0: not at all */
+    unsigned shards;        /* the frontier's shards, fixed when the crawl starts (kept in
+                             * Redis); 0: the crawl's, or CRAWL_REDIS_SHARDS for a new one;
+                             * another than the crawl's: refused */
 };
 
 /* A URL leased to this worker, with its host's shared politeness (borrowed for the call). */
@@ -1083,6 +1094,7 @@ int64_t crawl_redis_released(const struct crawl_redis *r);
 uint64_t crawl_redis_calls(const struct crawl_redis *r);    /* commands sent so far */
 double crawl_redis_lease_time(const struct crawl_redis *r); /* s */
 uint64_t crawl_redis_commits(const struct crawl_redis *r);
+unsigned crawl_redis_shards(const struct crawl_redis *r); /* the crawl's shard count */
 /* Connections made again after a loss, so far. */
 uint64_t crawl_redis_reconnects(const struct crawl_redis *r);
 /* Script calls sent as EVAL (the script's text) after the node answered the EVALSHA of
@@ -1096,7 +1108,8 @@ uint64_t crawl_redis_evals(const struct crawl_redis *r);
  * reply unread (as when Redis or the network dies after running it). */
 void crawl_redis_set_sent_hook(struct crawl_redis *r, int (*fn)(void *userdata, const char *what),
                                void *userdata);
-/* Crash points for the kill tests: "redis-commit-begin", "redis-commit-done". */
+/* Crash points for the kill tests: "redis-commit-begin", "redis-commit-done"; over
+ * shards also "redis-commit-marked" (before the commit point) and "redis-commit-applied". */
 void crawl_redis_set_crash_hook(struct crawl_redis *r, void (*fn)(const char *name));
 /* The worker's meta: read at once; set waits for the next commit (one script with it). */
 CRAWL_WARN_UNUSED enum crawl_code crawl_redis_meta_int(struct crawl_redis *r, const char *key,

@@ -6,30 +6,50 @@
  * WARC and log ends. hiredis (0.14, Debian) talks to it; every change that must not be
  * split by a kill is one Lua script (EVALSHA), which Redis runs atomically.
  *
- * KEYS: every key under one hash tag, T = "simcrawl{f0}", so that a proxy that shards by
- * tag (nutcracker/twemproxy: docs/SCALE-OUT.md) routes each script to the node holding
- * them; ORIGIN is the host's origin ("http://example.org:80"):
- *   T:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
- *   T:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
- *   T:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
+ * SHARDS: the frontier is spread over B hash tags (B fixed when the crawl starts, kept in
+ * T:shards; T = "simcrawl{f0}"), a host's shard b = XXH3(origin) mod B, so that a proxy
+ * that shards by tag (nutcracker/twemproxy: docs/SCALE-OUT.md) routes each script to the
+ * node holding its keys. The keys of a host and of the leases of its URLs are under its
+ * shard's tag S (B = 1: T itself; else "simcrawl{fB.HHHHHHHH}", H a hash of "fB", which
+ * spreads the tags over a proxy's ring), the crawl's under T, and a worker's under T with
+ * its name (B = 1) or under its own tag W = "simcrawl{w:NAME}" (B > 1, the names in
+ * brackets). ORIGIN is the host's origin ("http://example.org:80"):
+ *   T:shards      the crawl's B (a crawl without it, begun before: B = 1)
+ *   T:workers     SET   (B > 1) the workers' names, whose counters are summed
+ *   S:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
+ *   S:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
+ *   S:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
  *                       token holding the host), rs/rb/rt (robots.txt status, body, time)
- *   T:ready       ZSET  hosts with queued URLs that no worker holds, scored by next
- *   T:dl          ZSET  lease tokens by deadline (ms)
- *   T:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
- *   T:tok         the last token given
+ *   S:ready       ZSET  the shard's hosts with queued URLs that no worker holds, by next
+ *   S:dl          ZSET  the shard's lease tokens by deadline (ms)
+ *   S:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
+ *   S:tok         the last token the shard gave (a token is a shard's: the worker keeps
+ *                 the shard with it)
+ *   S:v           URLs ever queued in the shard (the finish check's version)
+ *   S:wl:NAME     SET   the worker's lease tokens in the shard
+ *   S:mark        HASH  (B > 1) token -> "C T0 BY NEXT DELAY FETCHED": marked for commit C
  *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
+ *                       [W:stats: the worker's part]
  *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
- *                 completed without a request (--max-pages counts the whole crawl)
- *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters
- *   T:wl:NAME     SET   the worker's lease tokens (given back at once when it restarts)
- *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add)
+ *                 completed without a request (--max-pages counts the whole crawl; B = 1
+ *                 only, refused over more)
+ *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters, cseq
+ *                       [W:w]
+ *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add) [W:wp]
+ *   W:apply       HASH  (B > 1) commit number -> "SHARD TOKEN ...": committed, maybe not
+ *                       applied
  *
- * THE SCRIPTS name T as their one key (numkeys 1; the others are made from it inside) and
- * go as EVALSHA of their SHA-1, computed here, or EVAL of their text when the node answers
+ * THE SCRIPTS name one tag as their one key (numkeys 1; the others are made from it
+ * inside) and go as EVALSHA of their SHA-1, computed here, or EVAL of their text when the
+ * node answers
  * NOSCRIPT (new, restarted, flushed): never SCRIPT LOAD, MULTI or WATCH, which nutcracker
  * cannot route and answers by closing the connection; no SELECT through a proxy (db 0).
- * The same code runs against one redis-server and through nutcracker (the frontier then
- * on the one node T hashes to: its keys are not spread over several yet).
+ * The same code runs against one redis-server and through nutcracker. enqueue, acquire,
+ * renew, reap and release run shard by shard, pipelined (one round trip for all the
+ * shards they concern: pipeline()). The commit is one script on one shard (COMMIT_LUA);
+ * over more, where no script sees both the URLs of several shards and the worker's ends,
+ * four steps (MARK_LUA: the commit over shards), a reaper resolving the marks of a worker
+ * killed between them (RESOLVE_LUA), its restart applying what it committed (apply_left).
  *
  * HOW IT WORKS. enqueue: SADD to the host's seen set and, only when new, RPUSH to its
  * queue and ZADD the host to ready unless a worker holds it: one script, so a kill can
@@ -71,10 +91,9 @@
  * are idempotent. Nothing is done twice, and with AOF (appendfsync always) nothing
  * acknowledged is lost.
  *
- * One tag: the scripts touch the ready and lease keys along with a host's keys, so all of
- * them are on one node (docs/SCALE-OUT.md says what spreading them over shards needs: a
- * tag per shard, a per-shard acquire, a commit in steps). Times in Redis are wall-clock ms: workers
- * on several machines need synchronised clocks (NTP), as any shared politeness does.
+ * Times in Redis are wall-clock ms: workers on several machines need synchronised clocks
+ * (NTP), as any shared politeness does; over shards the commit's margin (within it of
+ * each other) too.
  */
 #include "crawler/crawl.h"
 
@@ -87,6 +106,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <xxhash.h>
 
 #define P "simcrawl" /* the prefix of every key */
 /* the hash tag of the frontier's keys: every key a script touches is under it, and the
@@ -98,11 +118,14 @@
 
 /* ---- the scripts ---- */
 
-/* KEYS[1]: T. ARGV: the URL's hash, its queue entry, its origin. 1: queued, 0: seen before */
+/* KEYS[1]: the host's shard tag. ARGV: the URL's hash, its queue entry, its origin. 1:
+ * queued, 0: seen before. A URL queued counts in the shard's version (:v), which the
+ * finish check reads (crawl_redis_acquire) */
 static const char ENQUEUE_LUA[] =
     "local p, o = KEYS[1], ARGV[3]\n"
     "if redis.call('SADD', p .. ':s:' .. o, ARGV[1]) == 0 then return 0 end\n"
     "redis.call('RPUSH', p .. ':q:' .. o, ARGV[2])\n"
+    "redis.call('INCR', p .. ':v')\n"
     "local hk = p .. ':h:' .. o\n"
     "if redis.call('HEXISTS', hk, 'lease') == 0 then\n"
     "  local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
@@ -136,8 +159,9 @@ static const char ENQUEUE_LUA[] =
     "  return m - u\n"                                                                             \
     "end\n"
 
-/* KEYS[1]: T. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none). Returns {leases,
- * first ready time, leases outstanding, page budget left (-1: none)}. */
+/* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none).
+ * Returns {leases, the shard's first ready time, its leases outstanding, page budget left
+ * (-1: none), its version (URLs ever queued in it)}. max 0: the shard's state only. */
 static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "local mp, max = tonumber(ARGV[5]), tonumber(ARGV[4])\n"
@@ -153,7 +177,8 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  end\n"
     "end\n"
     "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
-    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp)}\n";
+    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp),\n"
+    "        tonumber(redis.call('GET', p .. ':v') or '0')}\n";
 
 /* the owner check: the lease of token t is worker w's */
 #define OWNED_FN                                                                                   \
@@ -164,13 +189,42 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  return v\n"                                                                                 \
     "end\n"
 
+/* complete(P, w, t, next_ms, delay, fetched, keep, now, lease_ms, max_pages): token t's
+ * URL done (its lease, mark and deadline gone; fetched "0": no request, its page budget
+ * given back), its host's next time and delay written, and the host back to ready, or,
+ * keep true and budget left, kept with its next URL leased (returned, as lease()) */
+#define COMPLETE_FN                                                                                \
+    "local function complete(p, w, t, nx, d, f, keep, now, lms, mp)\n"                             \
+    "  local v = redis.call('HGET', p .. ':lease', t)\n"                                           \
+    "  local a = string.find(v, '\\n', 1, true)\n"                                                 \
+    "  local b = string.find(v, '\\n', a + 1, true)\n"                                             \
+    "  local o = string.sub(v, a + 1, b - 1)\n"                                                    \
+    "  if f == '0' then redis.call('DECR', p .. ':budget') end\n"                                  \
+    "  redis.call('HDEL', p .. ':lease', t)\n"                                                     \
+    "  redis.call('HDEL', p .. ':mark', t)\n"                                                      \
+    "  redis.call('ZREM', p .. ':dl', t)\n"                                                        \
+    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"                                                  \
+    "  local hk = p .. ':h:' .. o\n"                                                               \
+    "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"                                           \
+    "  if keep and left(p, mp) ~= 0 then\n"                                                        \
+    "    local l = lease(p, w, o, now, lms)\n"                                                     \
+    "    if l then return l end\n"                                                                 \
+    "  end\n"                                                                                      \
+    "  redis.call('HDEL', hk, 'lease')\n"                                                          \
+    "  if redis.call('LLEN', p .. ':q:' .. o) > 0 then\n"                                          \
+    "    redis.call('ZADD', p .. ':ready', nx, o)\n"                                               \
+    "  end\n"                                                                                      \
+    "  return nil\n"                                                                               \
+    "end\n"
+
 /* KEYS[1]: T. ARGV: worker, now_ms, lease_ms, cseq, max_pages, n,
  *       [token, next_ms, delay, keep, fetched] * n, m, [key, value] * m, s, [key, delta] * s,
  *       g, [page] * g.
- * cseq: the worker's commit number; the commit already made with it (its reply lost with
- * the connection) answers {1} and does nothing again. fetched "0": the URL was completed
- * without a request (its page budget given back). */
-static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
+ * The commit of a crawl on one shard (B = 1): the completions and the worker's ends in
+ * one script. cseq: the worker's commit number; the commit already made with it (its
+ * reply lost with the connection) answers {1} and does nothing again. fetched "0": the URL
+ * was completed without a request (its page budget given back). */
+static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "if redis.call('HGET', p .. ':w:' .. w, 'cseq') == ARGV[4] then return {1, {}} end\n"
     "local mp, n = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
@@ -183,27 +237,10 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "end\n"
     "local out = {}\n"
     "for i = 0, n - 1 do\n"
-    "  local t, nx, d, keep = ARGV[7 + 5 * i], ARGV[8 + 5 * i], ARGV[9 + 5 * i], ARGV[10 + 5 * "
-    "i]\n"
-    "  local v = redis.call('HGET', p .. ':lease', t)\n"
-    "  local a = string.find(v, '\\n', 1, true)\n"
-    "  local b = string.find(v, '\\n', a + 1, true)\n"
-    "  local o = string.sub(v, a + 1, b - 1)\n"
-    "  redis.call('HDEL', p .. ':lease', t)\n"
-    "  redis.call('ZREM', p .. ':dl', t)\n"
-    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"
-    "  local hk = p .. ':h:' .. o\n"
-    "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"
-    "  local l = nil\n"
-    "  if keep == '1' and left(p, mp) ~= 0 then l = lease(p, w, o, now, lms) end\n"
-    "  if l then\n"
-    "    out[#out + 1] = l\n"
-    "  else\n"
-    "    redis.call('HDEL', hk, 'lease')\n"
-    "    if redis.call('LLEN', p .. ':q:' .. o) > 0 then\n"
-    "      redis.call('ZADD', p .. ':ready', nx, o)\n"
-    "    end\n"
-    "  end\n"
+    "  local j = 7 + 5 * i\n"
+    "  local l = complete(p, w, ARGV[j], ARGV[j + 1], ARGV[j + 2], '1', ARGV[j + 3] == '1',\n"
+    "                     now, lms, mp)\n"
+    "  if l then out[#out + 1] = l end\n"
     "end\n"
     "local k = 7 + 5 * n\n"
     "local m = tonumber(ARGV[k]); k = k + 1\n"
@@ -217,6 +254,79 @@ static const char COMMIT_LUA[] = LEASE_FN OWNED_FN LEFT_FN
     "redis.call('HSET', p .. ':w:' .. w, 'cseq', ARGV[4])\n"
     "return {0, out}\n";
 
+/* THE COMMIT OVER SHARDS (B > 1): four steps, each safe to send again.
+ * 1. MARK, per shard: KEYS[1]: the shard's tag. ARGV: worker, "C T0 BY" (the commit
+ *    number, when it began and the time its commit point must be made by, ms), then
+ *    [token, next_ms, delay, fetched] * n. Every token still the worker's, each is marked
+ *    (S:mark token -> "C T0 BY NEXT DELAY FETCHED"): 0; else the first that is not, and
+ *    nothing marked. */
+static const char MARK_LUA[] = OWNED_FN
+    "local p, w = KEYS[1], ARGV[1]\n"
+    "for i = 3, #ARGV, 4 do\n"
+    "  if not owned(p, w, ARGV[i]) then return ARGV[i] end\n"
+    "end\n"
+    "for i = 3, #ARGV, 4 do\n"
+    "  redis.call('HSET', p .. ':mark', ARGV[i],\n"
+    "             ARGV[2] .. ' ' .. ARGV[i + 1] .. ' ' .. ARGV[i + 2] .. ' ' .. ARGV[i + 3])\n"
+    "end\n"
+    "return 0\n";
+
+/* 2. THE COMMIT POINT, on the worker's tag W: KEYS[1]: W. ARGV: C, BY + the margin (ms),
+ *    the commit number applied before ("" none: its list forgotten), the list of the
+ *    group ("SHARD TOKEN ..."), m, [key, value] * m, s, [key, delta] * s, g, [page] * g.
+ *    1: made already (cseq = C); -1: too late (the server's clock past the bound: a
+ *    reaper may be resolving the marks, nothing written); 0: written, cseq = C. */
+static const char COMMITW_LUA[] =
+    "local p, c = KEYS[1], ARGV[1]\n"
+    "if redis.call('HGET', p .. ':w', 'cseq') == c then return 1 end\n"
+    "local tm = redis.call('TIME')\n"
+    "if tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000) > tonumber(ARGV[2]) then\n"
+    "  return -1\n"
+    "end\n"
+    "if ARGV[3] ~= '' then redis.call('HDEL', p .. ':apply', ARGV[3]) end\n"
+    "redis.call('HSET', p .. ':apply', c, ARGV[4])\n"
+    "local k = 5\n"
+    "local m = tonumber(ARGV[k]); k = k + 1\n"
+    "if m > 0 then\n"
+    "  redis.call('HSET', p .. ':w', unpack(ARGV, k, k + 2 * m - 1)); k = k + 2 * m\n"
+    "end\n"
+    "local s = tonumber(ARGV[k]); k = k + 1\n"
+    "for i = 1, s do redis.call('HINCRBY', p .. ':stats', ARGV[k], ARGV[k + 1]); k = k + 2 end\n"
+    "local g = tonumber(ARGV[k]); k = k + 1\n"
+    "for i = 1, g do redis.call('RPUSH', p .. ':wp', ARGV[k]); k = k + 1 end\n"
+    "redis.call('HSET', p .. ':w', 'cseq', c)\n"
+    "return 0\n";
+
+/* mark(P, t): token t's mark split {c, t0, by, next, delay, fetched}, or nil */
+#define MARK_FN                                                                                    \
+    "local function mark(p, t)\n"                                                                  \
+    "  local m = redis.call('HGET', p .. ':mark', t)\n"                                            \
+    "  if not m then return nil end\n"                                                             \
+    "  local f = {}\n"                                                                             \
+    "  for x in string.gmatch(m, '%S+') do f[#f + 1] = x end\n"                                    \
+    "  return f\n"                                                                                 \
+    "end\n"
+
+/* 3. APPLY, per shard: KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms,
+ *    max_pages, C, [token, keep] * n. The tokens still the worker's and marked with a
+ *    commit number up to C are completed as marked (the others were already); the hosts
+ *    kept come back with their next URL leased: returns them (as lease()).
+ * 4. The list is forgotten by the next commit point (its third argument), or by the
+ *    restart, which applies every list left first (crawl_redis_open). */
+static const char APPLY_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN MARK_FN
+    "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local mp, c = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local out = {}\n"
+    "for i = 6, #ARGV, 2 do\n"
+    "  local t = ARGV[i]\n"
+    "  local f = mark(p, t)\n"
+    "  if f and tonumber(f[1]) <= c and owned(p, w, t) then\n"
+    "    local l = complete(p, w, t, f[4], f[5], f[6], ARGV[i + 1] == '1', now, lms, mp)\n"
+    "    if l then out[#out + 1] = l end\n"
+    "  end\n"
+    "end\n"
+    "return out\n";
+
 /* KEYS[1]: T. ARGV: worker, deadline_ms, tokens...: returns the first token no longer ours,
  * or 0 */
 static const char RENEW_LUA[] =
@@ -227,13 +337,44 @@ static const char RENEW_LUA[] =
              "end\n"
              "return 0\n";
 
-/* KEYS[1]: T. ARGV: now_ms, worker ("": the expired leases of anyone), limit, [token to
- * keep]...
+/* requeue(P, t, v, now, unseen): the URL of token t (its lease v) back to the front of its
+ * queue and the host back to ready, the lease and any mark gone. unseen: its worker
+ * never saw it (no request made: the host keeps its next time); else its request may
+ * have reached the host just now: the host waits a delay from now. */
+#define REQUEUE_FN                                                                                 \
+    "local function requeue(p, t, v, now, unseen)\n"                                               \
+    "  local a = string.find(v, '\\n', 1, true)\n"                                                 \
+    "  local b = string.find(v, '\\n', a + 1, true)\n"                                             \
+    "  local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + "   \
+    "1)\n"                                                                                         \
+    "  redis.call('LPUSH', p .. ':q:' .. o, e)\n"                                                  \
+    "  local hk = p .. ':h:' .. o\n"                                                               \
+    "  if redis.call('HGET', hk, 'lease') == t then\n"                                             \
+    "    redis.call('HDEL', hk, 'lease')\n"                                                        \
+    "    local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"                             \
+    "    local d = tonumber(redis.call('HGET', hk, 'delay') or '0')\n"                             \
+    "    if not unseen and nx < now + d * 1000 then nx = now + d * 1000 end\n"                     \
+    "    redis.call('HSET', hk, 'next', string.format('%d', nx))\n"                                \
+    "    redis.call('ZADD', p .. ':ready', nx, o)\n"                                               \
+    "  end\n"                                                                                      \
+    "  redis.call('HDEL', p .. ':lease', t)\n"                                                     \
+    "  redis.call('HDEL', p .. ':mark', t)\n"                                                      \
+    "  redis.call('ZREM', p .. ':dl', t)\n"                                                        \
+    "  redis.call('SREM', p .. ':wl:' .. w, t)\n"                                                  \
+    "  redis.call('DECR', p .. ':budget')\n"                                                       \
+    "end\n"
+
+/* KEYS[1]: the shard's tag. ARGV: now_ms, worker ("": the expired leases of anyone),
+ * limit, [token to keep]...
  * The leased URLs (of worker: all its leases but those kept, which the worker holds: after
  * a reconnect, the leases of a reply it lost) go back to the front of their queues, their
  * hosts back to ready. limit "unseen": the leases given back were never seen by their
- * worker (no request was made: the host keeps its next time). Returns how many. */
-static const char REAP_LUA[] =
+ * worker (no request was made: the host keeps its next time). An expired lease marked
+ * for a commit (MARK_LUA) is not given back: once past its commit's bound by the margin
+ * again (BY + (BY - T0)), it is returned for the reaper to resolve (RESOLVE_LUA); a
+ * worker's own marked leases are given back (its restart applied its commits first).
+ * Returns {how many given back, token, worker, its mark's "C T0 BY", ...}. */
+static const char REAP_LUA[] = MARK_FN REQUEUE_FN
     "local p, now, who = KEYS[1], tonumber(ARGV[1]), ARGV[2]\n"
     "local toks\n"
     "local keep = {}\n"
@@ -244,49 +385,92 @@ static const char REAP_LUA[] =
     "else\n"
     "  toks = redis.call('SMEMBERS', p .. ':wl:' .. who)\n"
     "end\n"
-    "local n = 0\n"
+    "local out = {0}\n"
     "for _, t in ipairs(toks) do\n"
     "  local v = nil\n"
     "  if not keep[t] then v = redis.call('HGET', p .. ':lease', t) end\n"
-    "  if v then\n"
-    "    local a = string.find(v, '\\n', 1, true)\n"
-    "    local b = string.find(v, '\\n', a + 1, true)\n"
-    "    local w, o, e = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + "
-    "1)\n"
-    "    redis.call('LPUSH', p .. ':q:' .. o, e)\n"
-    "    local hk = p .. ':h:' .. o\n"
-    "    if redis.call('HGET', hk, 'lease') == t then\n"
-    "      redis.call('HDEL', hk, 'lease')\n"
-    /* its request may have reached the host just now: a delay from now */
-    "      local nx = tonumber(redis.call('HGET', hk, 'next') or '0')\n"
-    "      local d = tonumber(redis.call('HGET', hk, 'delay') or '0')\n"
-    "      if not unseen and nx < now + d * 1000 then nx = now + d * 1000 end\n"
-    "      redis.call('HSET', hk, 'next', string.format('%d', nx))\n"
-    "      redis.call('ZADD', p .. ':ready', nx, o)\n"
+    "  local f = nil\n"
+    "  if v and who == '' then f = mark(p, t) end\n"
+    "  if f then\n"
+    "    local by = tonumber(f[3])\n"
+    "    if now >= by + (by - tonumber(f[2])) then\n"
+    "      out[#out + 1] = t\n"
+    "      out[#out + 1] = string.sub(v, 1, string.find(v, '\\n', 1, true) - 1)\n"
+    "      out[#out + 1] = f[1] .. ' ' .. f[2] .. ' ' .. f[3]\n"
     "    end\n"
-    "    redis.call('HDEL', p .. ':lease', t)\n"
-    "    redis.call('SREM', p .. ':wl:' .. w, t)\n"
-    "    redis.call('DECR', p .. ':budget')\n"
-    "    n = n + 1\n"
-    "  end\n"
-    "  if not keep[t] then\n"
+    "  elseif v then\n"
+    "    requeue(p, t, v, now, unseen)\n"
+    "    out[1] = out[1] + 1\n"
+    "  elseif not keep[t] then\n"
     "    redis.call('ZREM', p .. ':dl', t)\n"
     "    if who ~= '' then redis.call('SREM', p .. ':wl:' .. who, t) end\n"
     "  end\n"
     "end\n"
+    "return out\n";
+
+/* KEYS[1]: the shard's tag. ARGV: now_ms, [token, worker, its mark's "C T0 BY", the
+ * worker's cseq as read after the reap found it] * n. A lease still marked so (not marked
+ * again since by a commit that began again): completed as marked when the worker's
+ * commit point was made (cseq >= C), else given back (its records were never committed).
+ * Returns how many were resolved. */
+static const char RESOLVE_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN MARK_FN REQUEUE_FN
+    "local p, now = KEYS[1], tonumber(ARGV[1])\n"
+    "local n = 0\n"
+    "for i = 2, #ARGV, 4 do\n"
+    "  local t, w, c = ARGV[i], ARGV[i + 1], ARGV[i + 2]\n"
+    "  local f = mark(p, t)\n"
+    "  local v = owned(p, w, t)\n"
+    "  if f and v and f[1] .. ' ' .. f[2] .. ' ' .. f[3] == c then\n"
+    "    if tonumber(ARGV[i + 3]) >= tonumber(f[1]) then\n"
+    "      complete(p, w, t, f[4], f[5], f[6], false, now, 0, 0)\n"
+    "    else\n"
+    "      requeue(p, t, v, now, false)\n"
+    "    end\n"
+    "    n = n + 1\n"
+    "  end\n"
+    "end\n"
     "return n\n";
 
-enum { SC_ENQUEUE, SC_ACQUIRE, SC_COMMIT, SC_RENEW, SC_REAP, SC_N };
-static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap"};
+/* KEYS[1]: T (shard 0's tag). ARGV: the shard count a new crawl takes. Returns the
+ * crawl's: fixed when it starts (T:shards). A crawl begun before the shard count was kept
+ * (its keys under T, a count of none) is on one shard, T: its count is 1. */
+static const char LAYOUT_LUA[] =
+    "local p = KEYS[1]\n"
+    "local v = redis.call('GET', p .. ':shards')\n"
+    "if v then return v end\n"
+    "v = ARGV[1]\n"
+    "if redis.call('EXISTS', p .. ':tok', p .. ':stats', p .. ':ready', p .. ':dl') > 0 then\n"
+    "  v = '1'\n"
+    "end\n"
+    "redis.call('SET', p .. ':shards', v)\n"
+    "return v\n";
+
+enum {
+    SC_ENQUEUE,
+    SC_ACQUIRE,
+    SC_COMMIT,
+    SC_RENEW,
+    SC_REAP,
+    SC_LAYOUT,
+    SC_MARK,
+    SC_COMMITW,
+    SC_APPLY,
+    SC_RESOLVE,
+    SC_N
+};
+static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap",
+                                               "layout",  "mark",    "commit", "apply", "resolve"};
 static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
-                                          REAP_LUA};
+                                          REAP_LUA,    LAYOUT_LUA,  MARK_LUA,   COMMITW_LUA,
+                                          APPLY_LUA,   RESOLVE_LUA};
 
 /* ---- the worker's side ---- */
 
 /* A URL this worker holds the lease of. */
 struct lease {
     char token[24];
-    uint64_t hash; /* crawl_hash64 of the URL */
+    unsigned shard; /* the host's shard: the token is that shard's */
+    uint64_t hash;  /* crawl_hash64 of the URL */
     char *origin;
     double host_since; /* when the worker took the host (wall s): the host lease */
     int decided;       /* completed, waiting for the commit */
@@ -303,8 +487,22 @@ struct args {
     int oom;
 };
 
+/* What this worker knows of a shard of the frontier, from its last acquire there. */
+struct shard {
+    char tag[48];    /* "simcrawl{fB.HASH}" (B = 1: "simcrawl{f0}"): its keys' prefix and tag */
+    double hint;     /* wall s of its first ready host (-1: none waits) */
+    double asked;    /* monotonic s of the last acquire there (-1: never) */
+    int64_t dl;      /* its leases outstanding, every worker's */
+    int64_t version; /* URLs ever queued in it */
+};
+
+/* A pipelined call's progress (pipeline()). */
+enum { PC_SEND, PC_EVAL, PC_DONE };
+
 struct crawl_redis {
     redisContext *ctx; /* NULL: lost, connected again by the next command */
+    unsigned n_shards; /* B: fixed when the crawl starts (T:shards) */
+    struct shard *shards;
     char url[256];
     char host[200];
     int port, db;
@@ -313,7 +511,9 @@ struct crawl_redis {
     long max_pages;      /* the crawl's page budget (0: none) */
     int64_t budget_left; /* as the last acquire found it (-1: no budget) */
     double retry_time;   /* s a lost connection is tried again */
-    int64_t cseq;        /* the worker's last commit number (P:w:NAME cseq) */
+    int64_t cseq;        /* the worker's last commit number (its meta's cseq) */
+    int64_t forget;      /* B > 1: the commit applied whose list the next one forgets */
+    char wtag[CRAWL_REDIS_MAX_NAME + 16]; /* B > 1: "simcrawl{w:NAME}", the worker's keys */
     uint64_t reconnects;
     int (*sent_hook)(void *userdata, const char *what);
     void *sent_userdata;
@@ -423,16 +623,18 @@ static void args_cat(struct args *a, const struct args *b)
         args_add(a, b->buf + b->off[i], b->len[i]);
 }
 
-/* Appends the host key T:WHAT:ORIGIN (what "h", "q" or "s"; origin = o[0..olen)). */
-static void args_host_key(struct args *a, const char *what, const char *o, size_t olen)
+/* Appends the host key TAG:WHAT:ORIGIN (tag: its shard's; what "h", "q" or "s"; origin =
+ * o[0..olen)). */
+static void args_host_key(struct args *a, const char *tag, const char *what, const char *o,
+                          size_t olen)
 {
-    size_t pl = strlen(T) + strlen(what) + 2;
+    size_t pl = strlen(tag) + strlen(what) + 2;
     char *k = malloc(pl + olen);
     if (!k) {
         a->oom = 1;
         return;
     }
-    snprintf(k, pl + 1, T ":%s:", what);
+    snprintf(k, pl + 1, "%s:%s:", tag, what);
     memcpy(k + pl, o, olen);
     args_add(a, k, pl + olen);
     free(k);
@@ -674,6 +876,18 @@ static redisReply *run_args(struct crawl_redis *r, const struct args *a)
     return run_cmd(r, a, -1);
 }
 
+/* run_args for a command whose answer says nothing (a's pieces released): CRAWL_OK, or
+ * CRAWL_EIO (r->error says why). */
+static enum crawl_code run_done(struct crawl_redis *r, struct args *a)
+{
+    redisReply *rep = run_args(r, a);
+    args_release(a);
+    if (!rep)
+        return CRAWL_EIO;
+    freeReplyObject(rep);
+    return CRAWL_OK;
+}
+
 /* The SHA-1 of every script, as EVALSHA names it (lower-case hex): 0, or -1. */
 static int script_shas(struct crawl_redis *r)
 {
@@ -696,14 +910,202 @@ static redisReply *eval(struct crawl_redis *r, int script, struct args *a)
 }
 
 /* A script call's first pieces: the command and the script (filled in when sent), one
- * key: the frontier's tag T, which the script's keys are named from. */
-static void eval_begin(struct args *a)
+ * key: the tag its keys are named from (T, or a shard's). */
+static void eval_begin(struct args *a, const char *tag)
 {
     args_reset(a);
     args_str(a, "EVALSHA");
     args_str(a, "");
     args_str(a, "1");
-    args_str(a, T);
+    args_str(a, tag);
+}
+
+/* The shard of a host: XXH3 of its origin modulo the crawl's shard count. */
+static unsigned shard_of(const struct crawl_redis *r, const char *origin, size_t len)
+{
+    return r->n_shards > 1 ? (unsigned)(XXH3_64bits(origin, len) % r->n_shards) : 0;
+}
+
+/* One call of a pipeline (pipeline()): its pieces, made by eval_begin with its tag. */
+struct pcall {
+    struct args a;
+    unsigned char state; /* PC_SEND, PC_EVAL (NOSCRIPT: the script's text next), PC_DONE */
+};
+
+typedef int (*reply_fn)(void *userdata, size_t i, const redisReply *rep);
+
+static void pcalls_free(struct pcall *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++)
+        args_release(&c[i].a);
+    free(c);
+}
+
+/* Writes the calls not answered yet (EVALSHA, or EVAL for those answered NOSCRIPT) on the
+ * connection: how many, or -1 (out of memory: r->error says so, the connection dropped). */
+static long pipeline_write(struct crawl_redis *r, int script, struct pcall *c, size_t n)
+{
+    size_t most = 0;
+    for (size_t i = 0; i < n; i++)
+        most = c[i].a.n > most ? c[i].a.n : most;
+    const char **argv = malloc((most ? most : 1) * sizeof *argv);
+    size_t *lens = malloc((most ? most : 1) * sizeof *lens);
+    long sent_n = 0;
+    for (size_t i = 0; argv && lens && sent_n >= 0 && i < n; i++) {
+        if (c[i].state == PC_DONE)
+            continue;
+        for (size_t k = 0; k < c[i].a.n && !c[i].a.oom; k++) {
+            argv[k] = c[i].a.buf + c[i].a.off[k];
+            lens[k] = c[i].a.len[k];
+        }
+        script_head(r, script, c[i].state == PC_EVAL, argv, lens);
+        if (c[i].a.oom || redisAppendCommandArgv(r->ctx, (int)c[i].a.n, argv, lens) != REDIS_OK)
+            sent_n = -1;
+        else
+            sent_n++;
+        r->evals += c[i].state == PC_EVAL;
+    }
+    if (!argv || !lens)
+        sent_n = -1;
+    free(argv);
+    free(lens);
+    if (sent_n < 0) {
+        rd_err(r, "out of memory");
+        drop(r); /* commands half queued */
+        return -1;
+    }
+    r->calls += (uint64_t)sent_n;
+    return sent_n;
+}
+
+/*
+ * One round of the calls not answered yet: all written, then every answer read (one
+ * round trip whatever their number). 1 when the connection is lost (a read failed, the
+ * test hook, a proxy's node gone: r->error says how). Answers read whole are handed to
+ * fn(userdata, i, reply) at once and their calls are done (the leases they carry are then
+ * the worker's, kept by a reconnect); after a failed read or the hook none is (the
+ * calls go again after the reconnect, each safe to send twice: what a lost acquire leased
+ * is given back by the reconnect). A call answered NOSCRIPT goes again as EVAL. 0
+ * otherwise, *rc saying how it went (an error answer, fn failing).
+ */
+static int pipeline_round(struct crawl_redis *r, int script, struct pcall *c, size_t n,
+                          const char *what, reply_fn fn, void *userdata, enum crawl_code *rc)
+{
+    *rc = CRAWL_OK;
+    long sent_n = pipeline_write(r, script, c, n);
+    if (sent_n < 0) {
+        *rc = CRAWL_ENOMEM;
+        return 0;
+    }
+    if (flush(r) != 0) {
+        lost(r);
+        return 1;
+    }
+    redisReply **reps = calloc(n ? n : 1, sizeof *reps);
+    if (!reps) {
+        rd_err(r, "out of memory");
+        drop(r); /* answers unread */
+        *rc = CRAWL_ENOMEM;
+        return 0;
+    }
+    int gone = 0, noscript = 0, failed = 0;
+    for (size_t i = 0; i < n && !failed; i++) { /* every answer is read, whatever happened */
+        if (c[i].state == PC_DONE)
+            continue;
+        if (redisGetReply(r->ctx, (void **)&reps[i]) != REDIS_OK || !reps[i]) {
+            reps[i] = NULL;
+            failed = 1;
+        } else if (is_gone(reps[i])) {
+            if (!gone)
+                rd_err(r, "%s: %.*s", r->url, (int)reps[i]->len, reps[i]->str);
+            gone = 1;
+        } else {
+            noscript |= is_noscript(reps[i]);
+        }
+    }
+    /* the test hook, once the scripts ran: their answers lost */
+    if (!failed && !gone && !noscript && sent_n > 0 && sent(r, what)) {
+        rd_err(r, "%s: connection lost: closed", r->url);
+        failed = 2;
+    }
+    if (failed == 1)
+        lost(r);
+    for (size_t i = 0; i < n; i++) {
+        redisReply *rep = reps[i];
+        if (!rep)
+            continue;
+        if (failed || is_gone(rep)) {
+            /* sent again */
+        } else if (is_noscript(rep)) {
+            c[i].state = PC_EVAL;
+        } else if (rep->type == REDIS_REPLY_ERROR) {
+            c[i].state = PC_DONE;
+            if (*rc == CRAWL_OK)
+                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
+            *rc = CRAWL_EIO;
+        } else {
+            c[i].state = PC_DONE;
+            int e = fn ? fn(userdata, i, rep) : 0;
+            if (e && *rc == CRAWL_OK)
+                *rc = e < 0 ? CRAWL_ENOMEM : CRAWL_EFORMAT;
+        }
+        freeReplyObject(rep);
+    }
+    free(reps);
+    return failed || gone;
+}
+
+/*
+ * Runs the calls c[0..n) of script, pipelined (pipeline_round), until every one is
+ * answered: a lost connection is made again and the calls not answered sent again for
+ * r->retry_time at most (retry 0: not at all, CRAWL_EIO at once). fn(userdata, i, reply)
+ * for each answer.
+ */
+static enum crawl_code pipeline(struct crawl_redis *r, int script, struct pcall *c, size_t n,
+                                const char *what, reply_fn fn, void *userdata, int retry)
+{
+    double since = -1;
+    unsigned waits = 0;
+    for (int evals = 0;;) {
+        if (!r->ctx && (!retry || reconnect(r) != CRAWL_OK)) {
+            if (retry && retry_wait(r, &since, &waits))
+                continue;
+            return CRAWL_EIO;
+        }
+        enum crawl_code rc;
+        if (pipeline_round(r, script, c, n, what, fn, userdata, &rc)) {
+            if (retry && retry_wait(r, &since, &waits))
+                continue;
+            drop(r);
+            return CRAWL_EIO;
+        }
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++)
+            left += c[i].state != PC_DONE;
+        if (rc != CRAWL_OK || left == 0)
+            return rc;
+        /* answered NOSCRIPT (a node without the script): sent again as EVAL, which leaves
+         * the script there; an EVAL answered NOSCRIPT is the server's error */
+        if (evals++) {
+            rd_err(r, "%s: the %s script is refused (NOSCRIPT after EVAL)", r->url,
+                   SCRIPT_NAMES[script]);
+            return CRAWL_EIO;
+        }
+    }
+}
+
+/* Calls of script, one per shard (c[b] to shard b; *out: caller frees with pcalls_free),
+ * each begun with the shard's tag. */
+static struct pcall *shard_calls(struct crawl_redis *r)
+{
+    struct pcall *c = calloc(r->n_shards, sizeof *c);
+    if (!c) {
+        rd_err(r, "out of memory");
+        return NULL;
+    }
+    for (unsigned b = 0; b < r->n_shards; b++)
+        eval_begin(&c[b].a, r->shards[b].tag);
+    return c;
 }
 
 /* ---- open, close ---- */
@@ -799,34 +1201,26 @@ static enum crawl_code reconnect(struct crawl_redis *r)
 {
     if (connect_once(r) != CRAWL_OK)
         return CRAWL_EIO;
-    struct args a = {0};
-    eval_begin(&a);
-    args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
-    args_str(&a, r->worker);
-    args_str(&a, "unseen");
-    for (size_t i = 0; i < r->n_leases; i++)
-        args_str(&a, r->leases[i].token);
-    enum crawl_code rc = CRAWL_ENOMEM;
-    const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
-    size_t *lens = a.oom ? NULL : malloc(a.n * sizeof *lens);
-    if (argv && lens) {
-        for (size_t i = 0; i < a.n; i++) {
-            argv[i] = a.buf + a.off[i];
-            lens[i] = a.len[i];
-        }
-        int oom;
-        redisReply *rep = send_script(r, SC_REAP, a.n, argv, lens, "reconcile", &oom);
-        rc = rep && rep->type == REDIS_REPLY_INTEGER ? CRAWL_OK : CRAWL_EIO;
-        if (rep && rep->type == REDIS_REPLY_ERROR)
-            rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-        if (rep)
-            freeReplyObject(rep);
-    } else {
-        rd_err(r, "out of memory");
+    if (r->n_shards == 0) { /* still opening: no lease yet */
+        r->reconnects++;
+        return CRAWL_OK;
     }
-    free(argv);
-    free(lens);
-    args_release(&a);
+    struct pcall *c = shard_calls(r);
+    if (!c) {
+        drop(r);
+        return CRAWL_ENOMEM;
+    }
+    char now[24];
+    snprintf(now, sizeof now, "%lld", (long long)(wall_now() * 1000));
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_str(&c[b].a, now);
+        args_str(&c[b].a, r->worker);
+        args_str(&c[b].a, "unseen");
+    }
+    for (size_t i = 0; i < r->n_leases; i++)
+        args_str(&c[r->leases[i].shard].a, r->leases[i].token);
+    enum crawl_code rc = pipeline(r, SC_REAP, c, r->n_shards, "reconcile", NULL, NULL, 0);
+    pcalls_free(c, r->n_shards);
     if (rc != CRAWL_OK) {
         drop(r);
         return rc;
@@ -861,6 +1255,143 @@ static enum crawl_code older_layout(struct crawl_redis *r)
         }
     }
     return CRAWL_OK;
+}
+
+/* The crawl's shard count (T:shards: fixed when the crawl starts, with the count this
+ * worker was given or the default) and the shards' tags. A worker given another count
+ * than the crawl's refuses: CRAWL_EINVAL, both named. */
+static enum crawl_code layout(struct crawl_redis *r, unsigned want)
+{
+    struct args a = {0};
+    eval_begin(&a, T);
+    args_fmt(&a, "%u", want ? want : CRAWL_REDIS_SHARDS);
+    redisReply *rep = eval(r, SC_LAYOUT, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    char *end = NULL;
+    unsigned long b = rep->type == REDIS_REPLY_STRING ? strtoul(rep->str, &end, 10) : 0;
+    int ok = end && end != rep->str && !*end && b >= 1 && b <= CRAWL_REDIS_MAX_SHARDS;
+    if (!ok)
+        rd_err(r, "%s: the crawl's shard count (%s:shards) is not a number of 1 to %d: %.40s",
+               r->url, T, CRAWL_REDIS_MAX_SHARDS, rep->type == REDIS_REPLY_STRING ? rep->str : "");
+    freeReplyObject(rep);
+    if (!ok)
+        return CRAWL_EFORMAT;
+    if (want && b != want) {
+        rd_err(r,
+               "%s holds a crawl whose frontier is spread over %lu shard%s (fixed when it "
+               "started); this worker was started with %u: start it with %lu, or none",
+               r->url, b, b == 1 ? "" : "s", want, b);
+        return CRAWL_EINVAL;
+    }
+    if (!(r->shards = calloc(b, sizeof *r->shards))) {
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    r->n_shards = (unsigned)b;
+    for (unsigned i = 0; i < r->n_shards; i++) {
+        if (r->n_shards == 1) {
+            snprintf(r->shards[i].tag, sizeof r->shards[i].tag, "%s", T);
+        } else {
+            /* "f3" and "f4" differ in a last byte: a proxy's FNV-1a (nutcracker's
+             * fnv1a_64, low 32 bits on the ketama ring) puts such tags side by side, on
+             * one node; a hash of the name after it spreads them */
+            char name[16];
+            int len = snprintf(name, sizeof name, "f%u", i);
+            snprintf(r->shards[i].tag, sizeof r->shards[i].tag, P "{%s.%08x}", name,
+                     (unsigned)(XXH3_64bits(name, (size_t)len) & 0xffffffffu));
+        }
+        r->shards[i].hint = -1;
+        r->shards[i].asked = -1;
+    }
+    return CRAWL_OK;
+}
+
+/* Split "SHARD TOKEN ..." (a commit point's list) into the APPLY calls c[shard]. */
+static int list_to_calls(struct crawl_redis *r, const char *list, size_t len, struct pcall *c)
+{
+    char *l = strndup(list, len), *save = NULL;
+    if (!l)
+        return -1;
+    int bad = 0;
+    for (char *b = strtok_r(l, " ", &save); b && !bad; b = strtok_r(NULL, " ", &save)) {
+        char *t = strtok_r(NULL, " ", &save), *end = NULL;
+        unsigned long sh = strtoul(b, &end, 10);
+        if (!t || *end || sh >= r->n_shards) {
+            bad = 1;
+            break;
+        }
+        args_str(&c[sh].a, t);
+        args_str(&c[sh].a, "0");
+        c[sh].state = PC_SEND;
+    }
+    free(l);
+    return bad;
+}
+
+/*
+ * B > 1, at the start: the lists of the commits whose point was made but that were not
+ * all applied (W:apply: a kill between the commit point and the apply) applied now, then
+ * forgotten; before the release, which gives the worker's other leases back.
+ */
+static enum crawl_code apply_left(struct crawl_redis *r)
+{
+    char key[CRAWL_REDIS_MAX_NAME + 32];
+    snprintf(key, sizeof key, "%s:apply", r->wtag);
+    struct args a = {0};
+    args_str(&a, "HGETALL");
+    args_str(&a, key);
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    struct pcall *c = rep->type == REDIS_REPLY_ARRAY && rep->elements ? shard_calls(r) : NULL;
+    if (c) {
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            args_str(&c[b].a, r->worker);
+            args_fmt(&c[b].a, "%lld", (long long)(wall_now() * 1000));
+            args_fmt(&c[b].a, "%lld", (long long)(r->lease_time * 1000));
+            args_str(&c[b].a, "0");
+            args_fmt(&c[b].a, "%lld", (long long)r->cseq);
+            c[b].state = PC_DONE;
+        }
+        args_str(&a, "HDEL");
+        args_str(&a, key);
+        for (size_t i = 0; rc == CRAWL_OK && i + 1 < rep->elements; i += 2) {
+            if (list_to_calls(r, rep->element[i + 1]->str ? rep->element[i + 1]->str : "",
+                              rep->element[i + 1]->len, c) != 0) {
+                rd_err(r, "%s: a commit's list of a strange shape in %s", r->url, key);
+                rc = CRAWL_EFORMAT;
+            }
+            args_add(&a, rep->element[i]->str ? rep->element[i]->str : "", rep->element[i]->len);
+        }
+        if (rc == CRAWL_OK)
+            rc = pipeline(r, SC_APPLY, c, r->n_shards, "apply", NULL, NULL, 1);
+        redisReply *del = rc == CRAWL_OK ? run_args(r, &a) : NULL;
+        if (rc == CRAWL_OK && !del)
+            rc = CRAWL_EIO;
+        if (del)
+            freeReplyObject(del);
+        args_release(&a);
+        pcalls_free(c, r->n_shards);
+    } else if (rep->type == REDIS_REPLY_ARRAY && rep->elements) {
+        rc = CRAWL_ENOMEM;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+/* B > 1: the worker's tag, and its name in T:workers (whose counters are summed). */
+static enum crawl_code worker_join(struct crawl_redis *r)
+{
+    snprintf(r->wtag, sizeof r->wtag, P "{w:%s}", r->worker);
+    struct args a = {0};
+    args_str(&a, "SADD");
+    args_str(&a, T ":workers");
+    args_str(&a, r->worker);
+    return run_done(r, &a);
 }
 
 enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct crawl_redis **out,
@@ -901,6 +1432,14 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     if (connect_once(r) != CRAWL_OK) /* not there at the start: said at once */
         goto fail;
     rc = older_layout(r);
+    if (rc == CRAWL_OK && opts->shards > CRAWL_REDIS_MAX_SHARDS) {
+        rd_err(r, "bad shard count %u: 1 to %d", opts->shards, CRAWL_REDIS_MAX_SHARDS);
+        rc = CRAWL_EINVAL;
+    }
+    if (rc == CRAWL_OK)
+        rc = layout(r, opts->shards);
+    if (rc == CRAWL_OK && r->n_shards > 1)
+        rc = worker_join(r);
     if (rc != CRAWL_OK)
         goto fail;
     rc = CRAWL_EIO;
@@ -908,6 +1447,10 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     int found = 0;
     if (crawl_redis_meta_int(r, "cseq", &r->cseq, &found) != CRAWL_OK)
         goto fail;
+    /* over shards: the commits made and not applied, applied before the release */
+    if (r->n_shards > 1 && (rc = apply_left(r)) != CRAWL_OK)
+        goto fail;
+    rc = CRAWL_EIO;
     /* this worker's leases of an earlier run come back at once */
     size_t n = 0;
     if (crawl_redis_release(r, &n) != CRAWL_OK)
@@ -931,6 +1474,7 @@ void crawl_redis_free(struct crawl_redis *r)
     for (size_t i = 0; i < r->n_leases; i++)
         free(r->leases[i].origin);
     free(r->leases);
+    free(r->shards);
     args_release(&r->meta);
     args_release(&r->stats);
     args_release(&r->pages);
@@ -987,11 +1531,26 @@ static void crash(struct crawl_redis *r, const char *name)
 
 /* ---- the worker's meta ---- */
 
+/* The worker's key WHAT ("w": its meta, "wp": its page records, "stats": the crawl's
+ * counters it adds to): on a crawl of one shard under T with its name (the layout from
+ * before the shards), else under its own tag W, where the commit point writes them. */
+static void worker_key(const struct crawl_redis *r, char *buf, size_t cap, const char *what)
+{
+    if (r->n_shards > 1)
+        snprintf(buf, cap, "%s:%s", r->wtag, what);
+    else if (strcmp(what, "stats") == 0)
+        snprintf(buf, cap, T ":stats");
+    else
+        snprintf(buf, cap, T ":%s:%s", what, r->worker);
+}
+
 static redisReply *meta_get(struct crawl_redis *r, const char *key)
 {
     struct args a = {0};
+    char k[CRAWL_REDIS_MAX_NAME + 32];
+    worker_key(r, k, sizeof k, "w");
     args_str(&a, "HGET");
-    args_fmt(&a, T ":w:%s", r->worker);
+    args_str(&a, k);
     args_str(&a, key);
     redisReply *rep = run_args(r, &a);
     args_release(&a);
@@ -1050,21 +1609,46 @@ enum crawl_code crawl_redis_stats_add(struct crawl_redis *r, const char *key, in
     return r->stats.oom ? CRAWL_ENOMEM : CRAWL_OK;
 }
 
-enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key, int64_t *v)
+/* HGET of hash's field, as a number added to *v (none: 0). */
+static enum crawl_code hget_add(struct crawl_redis *r, const char *hash, const char *field,
+                                int64_t *v)
 {
-    *v = 0;
     struct args a = {0};
     args_str(&a, "HGET");
-    args_str(&a, T ":stats");
-    args_str(&a, key);
+    args_str(&a, hash);
+    args_str(&a, field);
     redisReply *rep = run_args(r, &a);
     args_release(&a);
     if (!rep)
         return CRAWL_EIO;
     if (rep->type == REDIS_REPLY_STRING)
-        *v = strtoll(rep->str, NULL, 10);
+        *v += strtoll(rep->str, NULL, 10);
     freeReplyObject(rep);
     return CRAWL_OK;
+}
+
+enum crawl_code crawl_redis_stats_get(struct crawl_redis *r, const char *key, int64_t *v)
+{
+    *v = 0;
+    if (r->n_shards == 1)
+        return hget_add(r, T ":stats", key, v);
+    /* over shards every worker's commit point adds to its own: summed (T:workers) */
+    struct args a = {0};
+    args_str(&a, "SMEMBERS");
+    args_str(&a, T ":workers");
+    redisReply *rep = run_args(r, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    for (size_t i = 0; rc == CRAWL_OK && rep->type == REDIS_REPLY_ARRAY && i < rep->elements; i++) {
+        char k[CRAWL_REDIS_MAX_NAME + 32];
+        snprintf(k, sizeof k, P "{w:%.*s}:stats", (int)rep->element[i]->len,
+                 rep->element[i]->str ? rep->element[i]->str : "");
+        rc = hget_add(r, k, key, v);
+    }
+    freeReplyObject(rep);
+    return rc;
 }
 
 enum crawl_code crawl_redis_page_add(struct crawl_redis *r, const void *data, size_t len)
@@ -1079,7 +1663,7 @@ enum crawl_code crawl_redis_foreach_page(struct crawl_redis *r,
                                          void *userdata)
 {
     char key[CRAWL_REDIS_MAX_NAME + 32];
-    snprintf(key, sizeof key, T ":wp:%s", r->worker);
+    worker_key(r, key, sizeof key, "wp");
     for (long start = 0;; start += 1000) {
         struct args a = {0};
         args_str(&a, "LRANGE");
@@ -1120,15 +1704,15 @@ size_t crawl_redis_pending(const struct crawl_redis *r)
 
 /* ---- the frontier ---- */
 
-/* The enqueue script's call for one URL into a (reset first). */
-static void enqueue_args(struct args *a, const char *url, size_t origin_len, unsigned depth,
-                         unsigned hops, const char *referrer)
+/* The enqueue script's call for one URL into a (reset first), to its host's shard. */
+static void enqueue_args(struct crawl_redis *r, struct args *a, const char *url, size_t origin_len,
+                         unsigned depth, unsigned hops, const char *referrer)
 {
     uint64_t h = crawl_hash64(url, strlen(url));
     unsigned char hb[8];
     for (int i = 0; i < 8; i++)
         hb[i] = (unsigned char)(h >> (56 - 8 * i));
-    eval_begin(a);
+    eval_begin(a, r->shards[shard_of(r, url, origin_len)].tag);
     args_add(a, hb, 8);
     char head[48];
     snprintf(head, sizeof head, "%u %u\n", depth, hops);
@@ -1148,149 +1732,30 @@ static void enqueue_args(struct args *a, const char *url, size_t origin_len, uns
     args_add(a, url, origin_len);
 }
 
-/* What became of a link's enqueue call (enqueue_pipeline). */
-enum { EQ_SEND, EQ_EVAL, EQ_DONE, EQ_DONE_NOW /* answered in this round */ };
-
-/* Sends the enqueue scripts of the links[0..n) not answered yet (state[] EQ_SEND or
- * EQ_EVAL) in one pipeline (EVALSHA, or EVAL for those in EQ_EVAL) and reads every answer:
- * a link answered becomes EQ_DONE, one answered NOSCRIPT (the node does not have the
- * script) EQ_EVAL, to be sent again. 1 when the connection was lost (r->error says how),
- * else 0 with *rc CRAWL_OK or an error. */
-static int enqueue_pipeline(struct crawl_redis *r, struct crawl_redis_link *links,
-                            unsigned char *state, size_t n, unsigned depth, const char *referrer,
-                            enum crawl_code *out)
+static int enqueue_reply(void *userdata, size_t i, const redisReply *rep)
 {
-    struct args a = {0};
-    enum crawl_code rc = CRAWL_OK;
-    int gone = 0;
-    size_t sent_n = 0;
-    *out = CRAWL_OK;
-    for (size_t i = 0; i < n && rc == CRAWL_OK; i++) {
-        if (state[i] >= EQ_DONE)
-            continue;
-        args_reset(&a);
-        enqueue_args(&a, links[i].url, links[i].origin_len, depth, links[i].hops, referrer);
-        const char **argv = a.oom ? NULL : malloc(a.n * sizeof *argv);
-        size_t *lens = a.oom ? NULL : malloc(a.n * sizeof *lens);
-        if (!argv || !lens) {
-            free(argv);
-            free(lens);
-            rc = CRAWL_ENOMEM;
-            break;
-        }
-        for (size_t k = 0; k < a.n; k++) {
-            argv[k] = a.buf + a.off[k];
-            lens[k] = a.len[k];
-        }
-        script_head(r, SC_ENQUEUE, state[i] == EQ_EVAL, argv, lens);
-        if (redisAppendCommandArgv(r->ctx, (int)a.n, argv, lens) != REDIS_OK)
-            rc = CRAWL_ENOMEM;
-        r->evals += state[i] == EQ_EVAL;
-        sent_n++;
-        free(argv);
-        free(lens);
-    }
-    args_release(&a);
-    if (rc != CRAWL_OK) {
-        rd_err(r, "out of memory");
-        drop(r); /* commands half queued */
-        *out = rc;
-        return 0;
-    }
-    r->calls += sent_n;
-    if (flush(r) != 0) {
-        lost(r);
-        return 1;
-    }
-    size_t noscript = 0, first = n;
-    for (size_t i = 0; i < n; i++) { /* every answer is read, whatever happened */
-        if (state[i] >= EQ_DONE)
-            continue;
-        if (first == n)
-            first = i;
-        redisReply *rep = NULL;
-        if (redisGetReply(r->ctx, (void **)&rep) != REDIS_OK || !rep) {
-            lost(r);
-            return 1;
-        }
-        state[i] = EQ_DONE_NOW;
-        if (rep->type == REDIS_REPLY_ERROR) {
-            if (is_noscript(rep)) {
-                state[i] = EQ_EVAL;
-                noscript++;
-            } else if (is_gone(rep)) {
-                state[i] = EQ_SEND; /* not run: sent again once the server is back */
-                if (!gone)
-                    rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-                gone = 1;
-            } else if (rc == CRAWL_OK) {
-                rd_err(r, "%s: %.*s", r->url, (int)rep->len, rep->str);
-                rc = CRAWL_EIO;
-            }
-        } else {
-            links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
-        }
-        freeReplyObject(rep);
-    }
-    /* the test hook, once the scripts ran: their answers lost, sent again (seen then) */
-    int hooked = !noscript && !gone && first < n && sent(r, "enqueue");
-    for (size_t i = 0; i < n; i++)
-        if (state[i] == EQ_DONE_NOW) {
-            state[i] = EQ_DONE;
-            if (hooked)
-                links[i].added = 0;
-        }
-    if (hooked) {
-        rd_err(r, "%s: connection lost: closed", r->url);
-        return 1;
-    }
-    *out = rc;
-    return gone;
+    struct crawl_redis_link *links = userdata;
+    links[i].added = rep->type == REDIS_REPLY_INTEGER && rep->integer == 1;
+    return 0;
 }
 
 enum crawl_code crawl_redis_enqueue_many(struct crawl_redis *r, struct crawl_redis_link *links,
                                          size_t n, unsigned depth, const char *referrer)
 {
-    double since = -1;
-    unsigned waits = 0;
     for (size_t i = 0; i < n; i++)
         links[i].added = 0;
-    unsigned char *state = calloc(n ? n : 1, 1); /* EQ_SEND */
-    if (!state) {
+    struct pcall *c = calloc(n ? n : 1, sizeof *c);
+    if (!c) {
         rd_err(r, "out of memory");
         return CRAWL_ENOMEM;
     }
-    enum crawl_code rc = CRAWL_OK;
-    for (int evals = 0;;) {
-        if (!r->ctx && reconnect(r) != CRAWL_OK) {
-            if (retry_wait(r, &since, &waits))
-                continue;
-            rc = CRAWL_EIO;
-            break;
-        }
-        /* pipelined: the scripts sent, then their answers read (one round trip). Those
-         * not answered are sent again after a lost connection: a URL queued by the lost
-         * round is seen, not queued twice (its added stays 0) */
-        if (enqueue_pipeline(r, links, state, n, depth, referrer, &rc)) {
-            if (retry_wait(r, &since, &waits))
-                continue;
-            rc = CRAWL_EIO;
-            break;
-        }
-        size_t left = 0;
-        for (size_t i = 0; i < n; i++)
-            left += state[i] < EQ_DONE;
-        if (rc != CRAWL_OK || left == 0)
-            break;
-        /* answered NOSCRIPT (a node without the script): sent again as EVAL, which leaves
-         * the script there; an EVAL answered NOSCRIPT is the server's error */
-        if (evals++) {
-            rd_err(r, "%s: the enqueue script is refused (NOSCRIPT after EVAL)", r->url);
-            rc = CRAWL_EIO;
-            break;
-        }
-    }
-    free(state);
+    /* pipelined: the scripts sent, then their answers read (one round trip). Those not
+     * answered are sent again after a lost connection: a URL queued by the lost round is
+     * seen, not queued twice (its added stays 0) */
+    for (size_t i = 0; i < n; i++)
+        enqueue_args(r, &c[i].a, links[i].url, links[i].origin_len, depth, links[i].hops, referrer);
+    enum crawl_code rc = pipeline(r, SC_ENQUEUE, c, n, "enqueue", enqueue_reply, links, 1);
+    pcalls_free(c, n);
     return rc;
 }
 
@@ -1310,7 +1775,8 @@ static const char *rep_str(const redisReply *e)
 
 /* One lease from a script's answer {token, origin, entry, delay, rs, rb, rt}: kept in
  * r->leases and handed to fn. host_since: when the worker took the host. */
-static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, double host_since,
+static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, unsigned shard,
+                                  double host_since,
                                   int (*fn)(void *userdata, const struct crawl_redis_lease *l),
                                   void *userdata)
 {
@@ -1343,6 +1809,7 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, do
     struct lease *ls = &r->leases[r->n_leases];
     memset(ls, 0, sizeof *ls);
     snprintf(ls->token, sizeof ls->token, "%s", tok);
+    ls->shard = shard;
     ls->hash = crawl_hash64(url, strlen(url));
     ls->host_since = host_since;
     if (!(ls->origin = strdup(origin)) || (nl2 > nl1 + 1 && !ref)) {
@@ -1368,6 +1835,106 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, do
     return e ? CRAWL_ENOMEM : CRAWL_OK;
 }
 
+/* An acquire round in progress (acquire_reply). */
+struct acq {
+    struct crawl_redis *r;
+    const unsigned *shard; /* call i went to shard shard[i] */
+    const size_t *quota;   /* and asked for this many */
+    double now;            /* wall s */
+    double mono;
+    int (*fn)(void *userdata, const struct crawl_redis_lease *l);
+    void *userdata;
+    size_t n;
+    int changed; /* a shard's version moved since its last answer, or it is not empty */
+};
+
+/* An acquire answer {leases, first ready, leases outstanding, budget left, version}: its
+ * leases taken, what it says of its shard kept. */
+static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    struct acq *q = userdata;
+    struct crawl_redis *r = q->r;
+    struct shard *sh = &r->shards[q->shard[i]];
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5 ||
+        rep->element[0]->type != REDIS_REPLY_ARRAY) {
+        rd_err(r, "%s: an acquire answer of a strange shape", r->url);
+        return 1;
+    }
+    size_t got = 0;
+    for (size_t k = 0; k < rep->element[0]->elements; k++) {
+        enum crawl_code rc =
+            take_lease(r, rep->element[0]->element[k], q->shard[i], q->now, q->fn, q->userdata);
+        if (rc != CRAWL_OK)
+            return rc == CRAWL_ENOMEM ? -1 : 1;
+        got++;
+    }
+    q->n += got;
+    const char *first = rep_str(rep->element[1]);
+    int64_t version = rep->element[4]->type == REDIS_REPLY_INTEGER ? rep->element[4]->integer : 0;
+    int64_t dl = rep->element[2]->type == REDIS_REPLY_INTEGER ? rep->element[2]->integer : 0;
+    q->changed |= version != sh->version || dl > 0 || *first;
+    sh->version = version;
+    sh->dl = dl;
+    sh->asked = q->mono;
+    /* a shard that gave all it was asked for may have more ready: asked again at once */
+    sh->hint = q->quota[i] > 0 && got == q->quota[i] ? q->now : *first ? atof(first) / 1000 : -1;
+    r->budget_left = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    return 0;
+}
+
+/* Sends the acquire of the shards shard[0..k) (quota[i] URLs of each: 0 for the shard's
+ * state only), pipelined: one round trip. */
+static enum crawl_code acquire_round(struct crawl_redis *r, struct acq *q, size_t k)
+{
+    struct pcall *c = calloc(k ? k : 1, sizeof *c);
+    if (!c) {
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
+    }
+    for (size_t i = 0; i < k; i++) {
+        eval_begin(&c[i].a, r->shards[q->shard[i]].tag);
+        args_str(&c[i].a, r->worker);
+        args_fmt(&c[i].a, "%lld", (long long)(q->now * 1000));
+        args_fmt(&c[i].a, "%lld", (long long)(r->lease_time * 1000));
+        args_fmt(&c[i].a, "%zu", q->quota[i]);
+        args_fmt(&c[i].a, "%ld", r->max_pages);
+    }
+    enum crawl_code rc = pipeline(r, SC_ACQUIRE, c, k, "acquire", acquire_reply, q, 1);
+    pcalls_free(c, k);
+    return rc;
+}
+
+/*
+ * Which shards an acquire asks (order[0..k) of r->shards, *k), and for how many URLs
+ * each (quota): those whose hint is due (their first ready host's time has come) and
+ * those not asked for CRAWL_REDIS_SHARD_REFRESH (other workers queue URLs and give hosts
+ * back at any time), at most max of them, the due first; and at least the one asked
+ * longest ago. max is spread over them.
+ */
+static void acquire_plan(const struct crawl_redis *r, size_t max, double now, double mono,
+                         unsigned *order, size_t *quota, size_t *k)
+{
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (unsigned b = 0; b < r->n_shards && n < (max ? max : 1); b++) {
+            const struct shard *sh = &r->shards[b];
+            int due = sh->hint >= 0 && sh->hint <= now;
+            int stale = sh->asked < 0 || mono - sh->asked >= CRAWL_REDIS_SHARD_REFRESH;
+            if (pass == 0 ? due : !due && stale)
+                order[n++] = b;
+        }
+    if (n == 0) {
+        unsigned oldest = 0;
+        for (unsigned b = 1; b < r->n_shards; b++)
+            if (r->shards[b].asked < r->shards[oldest].asked)
+                oldest = b;
+        order[n++] = oldest;
+    }
+    for (size_t i = 0; i < n; i++)
+        quota[i] = max / n + (i < max % n);
+    *k = n;
+}
+
 enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
                                     int (*fn)(void *userdata, const struct crawl_redis_lease *l),
                                     void *userdata, size_t *n, double *next_ready, int64_t *leases)
@@ -1375,40 +1942,67 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     *n = 0;
     *next_ready = -1;
     *leases = 0;
-    double now = wall_now();
-    struct args a = {0};
-    eval_begin(&a);
-    args_str(&a, r->worker);
-    args_fmt(&a, "%lld", (long long)(now * 1000));
-    args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
-    args_fmt(&a, "%zu", max);
-    args_fmt(&a, "%ld", r->max_pages);
-    redisReply *rep = eval(r, SC_ACQUIRE, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    enum crawl_code rc = CRAWL_OK;
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 4 ||
-        rep->element[0]->type != REDIS_REPLY_ARRAY) {
-        rd_err(r, "%s: an acquire answer of a strange shape", r->url);
-        rc = CRAWL_EFORMAT;
+    if (r->max_pages > 0 && r->n_shards > 1) {
+        rd_err(r,
+               "%s: a page budget (--max-pages) over a frontier of %u shards is not built "
+               "yet (docs/SCALE-OUT.md)",
+               r->url, r->n_shards);
+        return CRAWL_EINVAL;
     }
-    for (size_t i = 0; rc == CRAWL_OK && i < rep->element[0]->elements; i++) {
-        rc = take_lease(r, rep->element[0]->element[i], now, fn, userdata);
-        if (rc == CRAWL_OK)
-            (*n)++;
+    unsigned *order = malloc(r->n_shards * sizeof *order);
+    size_t *quota = malloc(r->n_shards * sizeof *quota);
+    if (!order || !quota) {
+        free(order);
+        free(quota);
+        rd_err(r, "out of memory");
+        return CRAWL_ENOMEM;
     }
-    if (rc == CRAWL_OK) {
-        const char *first = rep_str(rep->element[1]);
-        if (*first)
-            *next_ready = atof(first) / 1000;
-        if (rep->element[2]->type == REDIS_REPLY_INTEGER)
-            *leases = rep->element[2]->integer;
-        r->budget_left =
-            rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    struct acq q = {.r = r,
+                    .shard = order,
+                    .quota = quota,
+                    .now = wall_now(),
+                    .mono = mono_now(),
+                    .fn = fn,
+                    .userdata = userdata};
+    size_t k = 0;
+    acquire_plan(r, max, q.now, q.mono, order, quota, &k);
+    enum crawl_code rc = acquire_round(r, &q, k);
+    int empty = rc == CRAWL_OK && q.n == 0;
+    for (unsigned b = 0; empty && b < r->n_shards; b++)
+        empty = r->shards[b].hint < 0 && r->shards[b].dl == 0;
+    if (empty && r->n_shards > 1) {
+        /* every shard was empty when last read, each at its own time: finished only if
+         * none has had a URL queued since (its version), read again in one round after
+         * the answers of the last: the shards were then all empty at one moment, and no
+         * URL can be queued by a worker that holds no lease */
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            order[b] = b;
+            quota[b] = 0;
+        }
+        q.changed = 0;
+        rc = acquire_round(r, &q, r->n_shards);
+        if (rc == CRAWL_OK && q.changed)
+            empty = 0;
     }
-    freeReplyObject(rep);
-    return rc;
+    free(order);
+    free(quota);
+    if (rc != CRAWL_OK)
+        return rc;
+    *n = q.n;
+    if (empty)
+        return CRAWL_OK;
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        const struct shard *sh = &r->shards[b];
+        *leases += sh->dl;
+        double at = sh->hint;
+        if (r->n_shards > 1 && (at < 0 || at > q.now + CRAWL_REDIS_SHARD_REFRESH))
+            at = q.now + CRAWL_REDIS_SHARD_REFRESH; /* asked again by then */
+        if (at >= 0 && (*next_ready < 0 || at < *next_ready))
+            *next_ready = at;
+    }
+    if (*next_ready < 0 && *leases == 0 && r->n_shards > 1)
+        *next_ready = q.now; /* not finished: a shard changed since it was read */
+    return CRAWL_OK;
 }
 
 static struct lease *find_lease(struct crawl_redis *r, uint64_t hash)
@@ -1467,14 +2061,253 @@ size_t crawl_redis_held(const struct crawl_redis *r)
     return r->n_leases;
 }
 
+/* The margin M of a commit over shards (s): its commit point is made within M of its
+ * start (or not at all), and a reaper resolves its marks no sooner than M after that. */
+static double commit_margin(const struct crawl_redis *r)
+{
+    double m = r->lease_time / 8;
+    return m < CRAWL_REDIS_COMMIT_MARGIN ? m : CRAWL_REDIS_COMMIT_MARGIN;
+}
+
+static int mark_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    (void)i;
+    struct crawl_redis *r = userdata;
+    if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)
+        return 0;
+    rd_err(r,
+           "%s: the lease of a URL this worker fetched (token %s of shard %zu) expired and "
+           "went to another worker: nothing of this group is committed (a longer "
+           "--lease-time, or a worker less loaded?)",
+           r->url, rep_str(rep), i);
+    return 1;
+}
+
+/* An apply round of a commit (apply_reply): the kept hosts' leases taken. */
+struct applied {
+    struct crawl_redis *r;
+    double now;
+    int (*fn)(void *userdata, const struct crawl_redis_lease *l);
+    void *userdata;
+    size_t kept;
+};
+
+static int apply_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    struct applied *q = userdata;
+    struct crawl_redis *r = q->r;
+    if (rep->type != REDIS_REPLY_ARRAY) {
+        rd_err(r, "%s: an apply answer of a strange shape", r->url);
+        return 1;
+    }
+    for (size_t k = 0; k < rep->elements; k++) {
+        const redisReply *l = rep->element[k];
+        double since = q->now; /* the host lease runs on from when the worker took it */
+        for (size_t j = 0; l->type == REDIS_REPLY_ARRAY && l->elements == 7 && j < r->n_leases; j++)
+            if (r->leases[j].decided && strcmp(r->leases[j].origin, rep_str(l->element[1])) == 0)
+                since = r->leases[j].host_since;
+        if (!q->fn)
+            continue;
+        enum crawl_code rc = take_lease(r, l, (unsigned)i, since, q->fn, q->userdata);
+        if (rc != CRAWL_OK)
+            return rc == CRAWL_ENOMEM ? -1 : 1;
+        q->kept++;
+    }
+    return 0;
+}
+
+/* A commit made: what waited for it (meta, counters, page records) gone, counted. */
+static void commit_counted(struct crawl_redis *r)
+{
+    args_reset(&r->meta);
+    args_reset(&r->stats);
+    args_reset(&r->pages);
+    r->n_meta = r->n_stats = r->n_pages = 0;
+    r->commits++;
+    r->cseq++;
+}
+
+/* The decided leases dropped (completed), the waiting meta, counters and pages with them. */
+static void commit_made(struct crawl_redis *r)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < r->n_leases; i++) {
+        if (r->leases[i].decided)
+            free(r->leases[i].origin);
+        else
+            r->leases[w++] = r->leases[i];
+    }
+    r->n_leases = w;
+    commit_counted(r);
+}
+
+/* The commit point's call: the list of the group ("SHARD TOKEN ...") and what waits. */
+static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, double by)
+{
+    eval_begin(a, r->wtag);
+    args_fmt(a, "%lld", (long long)c);
+    args_fmt(a, "%lld", (long long)((by + commit_margin(r)) * 1000));
+    if (r->forget > 0)
+        args_fmt(a, "%lld", (long long)r->forget);
+    else
+        args_str(a, "");
+    size_t len = 1;
+    for (size_t i = 0; i < r->n_leases; i++)
+        len += r->leases[i].decided ? strlen(r->leases[i].token) + 24 : 0;
+    char *list = malloc(len);
+    if (!list) {
+        a->oom = 1;
+        return;
+    }
+    size_t used = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < r->n_leases; i++)
+        if (r->leases[i].decided)
+            used += (size_t)snprintf(list + used, len - used, "%s%u %s", used ? " " : "",
+                                     r->leases[i].shard, r->leases[i].token);
+    args_add(a, list, used);
+    free(list);
+    args_fmt(a, "%zu", r->n_meta);
+    args_cat(a, &r->meta);
+    args_fmt(a, "%zu", r->n_stats);
+    args_cat(a, &r->stats);
+    args_fmt(a, "%zu", r->n_pages);
+    args_cat(a, &r->pages);
+}
+
+/*
+ * The commit over shards (MARK_LUA, COMMITW_LUA, APPLY_LUA): the decided leases marked
+ * in their shards (one round trip), the commit point on the worker's tag within the
+ * margin of the start (else nothing is committed: the marks are resolved as not made),
+ * then the marks applied (one round trip), the hosts kept handed to fn. A kill after the
+ * commit point leaves the list for the restart (apply_left) or a reaper (resolve).
+ */
+/* Steps 1 and 2 of a commit over shards: the decided leases marked (calls: the MARK calls
+ * of every shard, made here) and the commit point made, both within the margin of the
+ * start. *made: the commit point was made; 0 with CRAWL_OK: too late (Redis slow or away
+ * meanwhile: begun again by the caller, the marks made again with a new bound, which
+ * voids a reaper's judgement of the old ones). */
+static enum crawl_code mark_and_point(struct crawl_redis *r, struct pcall *calls, int64_t c,
+                                      double *t0, int *made)
+{
+    *made = 0;
+    *t0 = wall_now();
+    double by = *t0 + commit_margin(r);
+    char head[80];
+    snprintf(head, sizeof head, "%lld %lld %lld", (long long)c, (long long)(*t0 * 1000),
+             (long long)(by * 1000));
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        eval_begin(&calls[b].a, r->shards[b].tag);
+        args_str(&calls[b].a, r->worker);
+        args_str(&calls[b].a, head);
+    }
+    for (size_t i = 0; i < r->n_leases; i++) {
+        const struct lease *ls = &r->leases[i];
+        if (!ls->decided)
+            continue;
+        struct args *a = &calls[ls->shard].a;
+        args_str(a, ls->token);
+        args_fmt(a, "%lld", (long long)(ls->next_wall * 1000));
+        args_fmt(a, "%.3f", ls->delay);
+        args_str(a, ls->fetched ? "1" : "0");
+    }
+    for (unsigned b = 0; b < r->n_shards; b++) /* shards of none of the group: not asked */
+        calls[b].state = calls[b].a.n > 6 ? PC_SEND : PC_DONE;
+    enum crawl_code rc = pipeline(r, SC_MARK, calls, r->n_shards, "mark", mark_reply, r, 1);
+    if (rc != CRAWL_OK)
+        return rc == CRAWL_EFORMAT ? CRAWL_EIO : rc;
+    crash(r, "redis-commit-marked");
+    if (wall_now() > by)
+        return CRAWL_OK;
+    struct args a = {0};
+    commitw_args(r, &a, c, by);
+    redisReply *rep = eval(r, SC_COMMITW, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    if (rep->type != REDIS_REPLY_INTEGER) {
+        rd_err(r, "%s: a commit answer of a strange shape", r->url);
+        rc = CRAWL_EFORMAT;
+    }
+    *made = rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0;
+    freeReplyObject(rep);
+    return rc;
+}
+
+/*
+ * The commit over shards (MARK_LUA, COMMITW_LUA, APPLY_LUA): the decided leases marked
+ * in their shards (one round trip) and the commit point made on the worker's tag within
+ * the margin of the start (else begun again, for r->retry_time at most); then the marks
+ * applied (one round trip), the hosts kept handed to fn. A kill after the commit point
+ * leaves the list for the restart (apply_left) or a reaper (resolve).
+ */
+static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
+                                      int (*fn)(void *userdata, const struct crawl_redis_lease *l),
+                                      void *userdata, size_t *kept)
+{
+    int64_t c = r->cseq + 1;
+    struct pcall *calls = shard_calls(r);
+    if (!calls)
+        return CRAWL_ENOMEM;
+    crash(r, "redis-commit-begin");
+    double start = mono_now(), t0 = 0;
+    int made = 0;
+    enum crawl_code rc = CRAWL_OK;
+    while (rc == CRAWL_OK && !made) {
+        rc = mark_and_point(r, calls, c, &t0, &made);
+        if (rc == CRAWL_OK && !made && mono_now() - start > r->retry_time) {
+            rd_err(r,
+                   "%s: the commit did not reach its commit point within its margin "
+                   "(%.3f s) for %.1f s: nothing of this group is committed (Redis or this "
+                   "worker too slow?)",
+                   r->url, commit_margin(r), mono_now() - start);
+            rc = CRAWL_EIO;
+        }
+    }
+    if (rc == CRAWL_OK) {
+        crash(r, "redis-commit-done");
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            int ask = calls[b].a.n > 6;
+            eval_begin(&calls[b].a, r->shards[b].tag);
+            args_str(&calls[b].a, r->worker);
+            args_fmt(&calls[b].a, "%lld", (long long)(wall_now() * 1000));
+            args_fmt(&calls[b].a, "%lld", (long long)(r->lease_time * 1000));
+            args_fmt(&calls[b].a, "%ld", r->max_pages);
+            args_fmt(&calls[b].a, "%lld", (long long)c);
+            calls[b].state = ask ? PC_SEND : PC_DONE;
+        }
+        for (size_t i = 0; i < r->n_leases; i++) {
+            const struct lease *ls = &r->leases[i];
+            if (!ls->decided)
+                continue;
+            int keep =
+                keep_hosts && r->host_lease_time > 0 && t0 - ls->host_since < r->host_lease_time;
+            args_str(&calls[ls->shard].a, ls->token);
+            args_str(&calls[ls->shard].a, keep ? "1" : "0");
+        }
+        struct applied q = {.r = r, .now = t0, .fn = fn, .userdata = userdata};
+        rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
+        *kept = q.kept;
+        if (rc == CRAWL_OK) {
+            crash(r, "redis-commit-applied");
+            r->forget = c;
+            commit_made(r);
+        }
+    }
+    pcalls_free(calls, r->n_shards);
+    return rc;
+}
+
 enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
                                    int (*fn)(void *userdata, const struct crawl_redis_lease *l),
                                    void *userdata, size_t *kept)
 {
     *kept = 0;
+    if (r->n_shards > 1)
+        return commit_sharded(r, keep_hosts, fn, userdata, kept);
     double now = wall_now();
     struct args a = {0};
-    eval_begin(&a);
+    eval_begin(&a, T);
     args_str(&a, r->worker);
     args_fmt(&a, "%lld", (long long)(now * 1000));
     args_fmt(&a, "%lld", (long long)(r->lease_time * 1000));
@@ -1551,7 +2384,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
             for (size_t k = 0; k < n_gone; k++)
                 if (strcmp(gone[k].origin, rep_str(l->element[1])) == 0)
                     since = gone[k].host_since;
-        rc = take_lease(r, l, since, fn, userdata);
+        rc = take_lease(r, l, 0, since, fn, userdata);
         if (rc == CRAWL_OK)
             (*kept)++;
     }
@@ -1559,12 +2392,7 @@ enum crawl_code crawl_redis_commit(struct crawl_redis *r, int keep_hosts,
         free(gone[k].origin);
     free(gone);
     freeReplyObject(rep);
-    args_reset(&r->meta);
-    args_reset(&r->stats);
-    args_reset(&r->pages);
-    r->n_meta = r->n_stats = r->n_pages = 0;
-    r->commits++;
-    r->cseq++;
+    commit_counted(r);
     return rc;
 }
 
@@ -1573,48 +2401,148 @@ uint64_t crawl_redis_commits(const struct crawl_redis *r)
     return r->commits;
 }
 
+unsigned crawl_redis_shards(const struct crawl_redis *r)
+{
+    return r->n_shards;
+}
+
+static int renew_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    (void)i;
+    struct crawl_redis *r = userdata;
+    if (rep->type == REDIS_REPLY_STRING)
+        rd_err(r,
+               "%s: the lease of a URL this worker holds (token %s of shard %zu) expired and "
+               "went to another worker (a longer --lease-time, or a worker less loaded?)",
+               r->url, rep->str, i);
+    return rep->type == REDIS_REPLY_STRING;
+}
+
 enum crawl_code crawl_redis_renew(struct crawl_redis *r)
 {
     if (r->n_leases == 0)
         return CRAWL_OK;
-    struct args a = {0};
-    eval_begin(&a);
-    args_str(&a, r->worker);
-    args_fmt(&a, "%lld", (long long)((wall_now() + r->lease_time) * 1000));
-    for (size_t i = 0; i < r->n_leases; i++)
-        args_str(&a, r->leases[i].token);
-    redisReply *rep = eval(r, SC_RENEW, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    enum crawl_code rc = CRAWL_OK;
-    if (rep->type == REDIS_REPLY_STRING) {
-        rd_err(r,
-               "%s: the lease of a URL this worker holds (token %s) expired and went to "
-               "another worker (a longer --lease-time, or a worker less loaded?)",
-               r->url, rep->str);
-        rc = CRAWL_EIO;
+    struct pcall *c = shard_calls(r);
+    if (!c)
+        return CRAWL_ENOMEM;
+    char dl[24];
+    snprintf(dl, sizeof dl, "%lld", (long long)((wall_now() + r->lease_time) * 1000));
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_str(&c[b].a, r->worker);
+        args_str(&c[b].a, dl);
     }
-    freeReplyObject(rep);
+    for (size_t i = 0; i < r->n_leases; i++)
+        args_str(&c[r->leases[i].shard].a, r->leases[i].token);
+    for (unsigned b = 0; b < r->n_shards; b++) /* shards of none of its leases: not asked */
+        c[b].state = c[b].a.n > 6 ? PC_SEND : PC_DONE;
+    enum crawl_code rc = pipeline(r, SC_RENEW, c, r->n_shards, "renew", renew_reply, r, 1);
+    pcalls_free(c, r->n_shards);
+    return rc == CRAWL_EFORMAT ? CRAWL_EIO : rc;
+}
+
+/* A reap round: how many leases were given back, and the marked leases found past their
+ * commit's bound, per shard: [token, worker, commit number] * n_marked[b] in marked[b]. */
+struct reaped {
+    struct crawl_redis *r;
+    size_t n;
+    struct args *marked;
+    size_t *n_marked;
+};
+
+static int reap_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    struct reaped *q = userdata;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 1 || (rep->elements - 1) % 3 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER) {
+        rd_err(q->r, "%s: a reap answer of a strange shape", q->r->url);
+        return 1;
+    }
+    q->n += (size_t)rep->element[0]->integer;
+    for (size_t k = 1; q->marked && k + 2 < rep->elements; k += 3) {
+        for (size_t j = 0; j < 3; j++)
+            args_str(&q->marked[i], rep_str(rep->element[k + j]));
+        q->n_marked[i]++;
+    }
+    return 0;
+}
+
+static int count_reply(void *userdata, size_t i, const redisReply *rep)
+{
+    (void)i;
+    size_t *n = userdata;
+    if (rep->type == REDIS_REPLY_INTEGER && rep->integer > 0)
+        *n += (size_t)rep->integer;
+    return 0;
+}
+
+/* The marked leases a reap found past their commit's bound (q->marked): each worker's
+ * commit number read on its own tag, then, in each shard, the lease completed when that
+ * worker's commit point was made and given back when not (RESOLVE_LUA). The read comes
+ * after the bound and the margin: a commit point made at all was made before it. */
+static enum crawl_code resolve(struct crawl_redis *r, struct reaped *q, const char *now)
+{
+    size_t total = 0;
+    for (unsigned b = 0; b < r->n_shards; b++)
+        total += q->n_marked[b];
+    if (total == 0)
+        return CRAWL_OK;
+    struct pcall *c = shard_calls(r);
+    if (!c)
+        return CRAWL_ENOMEM;
+    enum crawl_code rc = CRAWL_OK;
+    for (unsigned b = 0; rc == CRAWL_OK && b < r->n_shards; b++) {
+        const struct args *m = &q->marked[b];
+        args_str(&c[b].a, now);
+        c[b].state = q->n_marked[b] ? PC_SEND : PC_DONE;
+        for (size_t k = 0; rc == CRAWL_OK && k + 2 < m->n; k += 3) {
+            char key[CRAWL_REDIS_MAX_NAME + 32];
+            snprintf(key, sizeof key, P "{w:%s}:w", m->buf + m->off[k + 1]);
+            int64_t cs = 0;
+            rc = hget_add(r, key, "cseq", &cs);
+            for (size_t j = 0; j < 3; j++)
+                args_add(&c[b].a, m->buf + m->off[k + j], m->len[k + j]);
+            args_fmt(&c[b].a, "%lld", (long long)cs);
+        }
+    }
+    size_t n = 0;
+    if (rc == CRAWL_OK)
+        rc = pipeline(r, SC_RESOLVE, c, r->n_shards, "resolve", count_reply, &n, 1);
+    q->n += n;
+    pcalls_free(c, r->n_shards);
     return rc;
 }
 
+/* The reap script on every shard, pipelined: the expired leases of anyone (who "") or
+ * all of worker who's; then the resolve of the marked leases it found. */
 static enum crawl_code reap(struct crawl_redis *r, const char *who, size_t *n)
 {
     *n = 0;
-    struct args a = {0};
-    eval_begin(&a);
-    args_fmt(&a, "%lld", (long long)(wall_now() * 1000));
-    args_str(&a, who);
-    args_str(&a, "1000");
-    redisReply *rep = eval(r, SC_REAP, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    if (rep->type == REDIS_REPLY_INTEGER)
-        *n = (size_t)rep->integer;
-    freeReplyObject(rep);
-    return CRAWL_OK;
+    struct pcall *c = shard_calls(r);
+    struct reaped q = {.r = r,
+                       .marked = calloc(r->n_shards, sizeof *q.marked),
+                       .n_marked = calloc(r->n_shards, sizeof *q.n_marked)};
+    enum crawl_code rc = CRAWL_ENOMEM;
+    char now[24];
+    snprintf(now, sizeof now, "%lld", (long long)(wall_now() * 1000));
+    if (c && q.marked && q.n_marked) {
+        for (unsigned b = 0; b < r->n_shards; b++) {
+            args_str(&c[b].a, now);
+            args_str(&c[b].a, who);
+            args_str(&c[b].a, "1000");
+        }
+        rc = pipeline(r, SC_REAP, c, r->n_shards, "reap", reap_reply, &q, 1);
+        if (rc == CRAWL_OK)
+            rc = resolve(r, &q, now);
+    } else {
+        rd_err(r, "out of memory");
+    }
+    *n = q.n;
+    pcalls_free(c, r->n_shards);
+    for (unsigned b = 0; q.marked && b < r->n_shards; b++)
+        args_release(&q.marked[b]);
+    free(q.marked);
+    free(q.n_marked);
+    return rc;
 }
 
 enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n)
@@ -1638,7 +2566,8 @@ enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origi
 {
     struct args a = {0};
     args_str(&a, "HSET");
-    args_host_key(&a, "h", origin, strlen(origin));
+    size_t ol = strlen(origin);
+    args_host_key(&a, r->shards[shard_of(r, origin, ol)].tag, "h", origin, ol);
     args_str(&a, "rs");
     args_fmt(&a, "%d", status);
     args_str(&a, "rb");
@@ -1647,10 +2576,5 @@ enum crawl_code crawl_redis_host_robots(struct crawl_redis *r, const char *origi
     args_fmt(&a, "%.3f", when);
     args_str(&a, "delay");
     args_fmt(&a, "%.3f", delay);
-    redisReply *rep = run_args(r, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    freeReplyObject(rep);
-    return CRAWL_OK;
+    return run_done(r, &a);
 }

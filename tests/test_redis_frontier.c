@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "crawler/crawl.h"
 #include "tests/testredis.h"
@@ -162,13 +164,13 @@ static void test_redis_frontier_scripts_by_sha(void)
     CU_ASSERT(test_redis_cmd(&srv, 2, sflush) >= 0);
     struct crawl_redis *a = worker("a", 30);
     CU_ASSERT_FATAL(a != NULL);
-    uint64_t e0 = crawl_redis_evals(a); /* the release of the open: the reap script */
-    ASSERT_EQ(e0, 1);
+    uint64_t e0 = crawl_redis_evals(a); /* the open: the layout and the reap scripts */
+    ASSERT_EQ(e0, 2);
     ASSERT_EQ(enqueue(a, "http://a.test/1", NULL), 1);
-    ASSERT_EQ(crawl_redis_evals(a), 2);
+    ASSERT_EQ(crawl_redis_evals(a), 3);
     uint64_t calls = crawl_redis_calls(a);
     ASSERT_EQ(enqueue(a, "http://a.test/2", NULL), 1);
-    ASSERT_EQ(crawl_redis_evals(a), 2);         /* EVALSHA found it */
+    ASSERT_EQ(crawl_redis_evals(a), 3);         /* EVALSHA found it */
     ASSERT_EQ(crawl_redis_calls(a), calls + 1); /* one call */
     /* the server loses its scripts: a pipeline of 3, answered NOSCRIPT, sent again as EVAL */
     CU_ASSERT(test_redis_cmd(&srv, 2, sflush) >= 0);
@@ -179,7 +181,7 @@ static void test_redis_frontier_scripts_by_sha(void)
     ASSERT_EQ(links[0].added, 1);
     ASSERT_EQ(links[1].added, 0);
     ASSERT_EQ(links[2].added, 1);
-    ASSERT_EQ(crawl_redis_evals(a), 5);
+    ASSERT_EQ(crawl_redis_evals(a), 6);
     /* every key the scripts made is under the tag {f0} */
     const char *keys[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", "*"};
     long long nkeys = test_redis_cmd(&srv, 4, keys);
@@ -192,7 +194,7 @@ static void test_redis_frontier_scripts_by_sha(void)
     int64_t leases = 0;
     ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
     ASSERT_EQ(n, 2);
-    ASSERT_EQ(crawl_redis_evals(a), 6);
+    ASSERT_EQ(crawl_redis_evals(a), 7);
     crawl_redis_free(a);
 }
 
@@ -486,6 +488,475 @@ static void test_redis_frontier_proxy_lost_node(void)
     test_relay_stop(&x);
 }
 
+static struct crawl_redis *worker_shards(const char *name, unsigned shards, char *err,
+                                         size_t errlen)
+{
+    struct crawl_redis_opts o = {
+        .url = srv.url, .worker = name, .lease_time = 30, .host_lease_time = -1, .shards = shards};
+    struct crawl_redis *r = NULL;
+    if (crawl_redis_open(&o, &r, err, errlen) != CRAWL_OK)
+        return NULL;
+    return r;
+}
+
+/* The shard count is the crawl's, fixed when it starts: a worker given none takes it, one
+ * given another is refused with both named; a crawl left by a simcrawl before the count
+ * was kept (its keys under {f0}) is the one-shard case and resumes as such. */
+static void test_redis_frontier_shard_count_fixed(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    char err[512] = "";
+    struct crawl_redis *a = worker_shards("a", 4, err, sizeof err);
+    CU_ASSERT_FATAL(a != NULL);
+    ASSERT_EQ(crawl_redis_shards(a), 4);
+    struct crawl_redis *b = worker_shards("b", 0, err, sizeof err);
+    CU_ASSERT_FATAL(b != NULL);
+    ASSERT_EQ(crawl_redis_shards(b), 4);
+    CU_ASSERT_PTR_NULL(worker_shards("c", 2, err, sizeof err));
+    CU_ASSERT(strstr(err, "spread over 4 shards") != NULL);
+    CU_ASSERT(strstr(err, "started with 2") != NULL);
+    CU_ASSERT_PTR_NULL(worker_shards("c", 5000, err, sizeof err));
+    CU_ASSERT(strstr(err, "bad shard count 5000") != NULL);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+    /* the keys of an earlier simcrawl's crawl, no count: one shard, resumed */
+    flush();
+    const char *tok[3] = {"SET", "simcrawl{f0}:tok", "7"};
+    const char *q[3] = {"RPUSH", "simcrawl{f0}:q:http://a.test", "0 0\n\nhttp://a.test/1"};
+    const char *rd[4] = {"ZADD", "simcrawl{f0}:ready", "0", "http://a.test"};
+    CU_ASSERT(test_redis_cmd(&srv, 3, tok) >= 0);
+    CU_ASSERT(test_redis_cmd(&srv, 3, q) >= 0);
+    CU_ASSERT(test_redis_cmd(&srv, 4, rd) >= 0);
+    CU_ASSERT_PTR_NULL(worker_shards("a", 8, err, sizeof err));
+    CU_ASSERT(strstr(err, "spread over 1 shard ") != NULL);
+    a = worker_shards("a", 0, err, sizeof err);
+    CU_ASSERT_FATAL(a != NULL);
+    ASSERT_EQ(crawl_redis_shards(a), 1);
+    struct got g = {0};
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    ASSERT_EQ(crawl_redis_acquire(a, 10, take, &g, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 1);
+    CU_ASSERT_STRING_EQUAL(g.urls[0], "http://a.test/1");
+    crawl_redis_free(a);
+}
+
+struct count {
+    int n;
+    char origins[64][32];
+};
+
+static int count_take(void *userdata, const struct crawl_redis_lease *l)
+{
+    struct count *c = userdata;
+    if (c->n < 64)
+        snprintf(c->origins[c->n], sizeof c->origins[0], "%s", l->origin);
+    c->n++;
+    return 0;
+}
+
+static int count_sent(void *userdata, const char *what)
+{
+    int *acquires = userdata;
+    *acquires += strcmp(what, "acquire") == 0;
+    return 0;
+}
+
+/* Over 4 shards: a host's keys are under its shard's tag, the hosts spread over the four;
+ * an acquire asks the shards in one round trip and leases one URL a host whatever its
+ * shard; renew, reap and release work shard by shard; the crawl is finished only when
+ * every shard is empty at one moment (a URL queued in a shard read empty before is seen). */
+static void test_redis_frontier_sharded_acquire(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    char err[512] = "";
+    struct crawl_redis *a = worker_shards("a", 4, err, sizeof err);
+    struct crawl_redis_opts ob = {
+        .url = srv.url, .worker = "b", .lease_time = 0.5, .host_lease_time = -1};
+    struct crawl_redis *b = NULL;
+    ASSERT_EQ(crawl_redis_open(&ob, &b, err, sizeof err), CRAWL_OK);
+    CU_ASSERT_FATAL(a && b);
+    ASSERT_EQ(crawl_redis_shards(b), 4);
+    /* finished at the start: every shard empty */
+    struct count c = {0};
+    size_t n = 9;
+    double next = 0;
+    int64_t leases = 9;
+    ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
+    CU_ASSERT(next < 0 && leases == 0);
+    /* 32 hosts, 2 URLs each */
+    struct crawl_redis_link links[64];
+    char urls[64][40];
+    for (int i = 0; i < 64; i++) {
+        snprintf(urls[i], sizeof urls[i], "http://h%02d.test/%d", i / 2, i % 2);
+        links[i] = (struct crawl_redis_link){.url = urls[i], .origin_len = 15};
+    }
+    ASSERT_EQ(crawl_redis_enqueue_many(b, links, 64, 0, NULL), CRAWL_OK);
+    for (int i = 0; i < 64; i++)
+        ASSERT_EQ(links[i].added, 1);
+    /* every shard holds hosts, each host's keys under one tag */
+    int per[4] = {0};
+    for (int b4 = 0; b4 < 4; b4++) {
+        char pat[32];
+        snprintf(pat, sizeof pat, "simcrawl{f%d.*}:q:*", b4);
+        const char *keys[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", pat};
+        per[b4] = (int)test_redis_cmd(&srv, 4, keys);
+        CU_ASSERT(per[b4] >= 1);
+    }
+    ASSERT_EQ(per[0] + per[1] + per[2] + per[3], 32);
+    /* a's acquires lease one URL of every host, one round trip each (the sent hook fires
+     * once a round); the hosts held, nothing more is ready */
+    int rounds = 0, calls = 0;
+    crawl_redis_set_sent_hook(a, count_sent, &calls);
+    while (c.n < 32 && rounds < 20) {
+        ASSERT_EQ(crawl_redis_acquire(a, 32 - (size_t)c.n, count_take, &c, &n, &next, &leases),
+                  CRAWL_OK);
+        rounds++;
+    }
+    ASSERT_EQ(c.n, 32);
+    ASSERT_EQ(calls, rounds);
+    ASSERT_EQ(leases, 32);
+    for (int i = 0; i < 32; i++)
+        for (int k = 0; k < i; k++)
+            CU_ASSERT(strcmp(c.origins[i], c.origins[k]) != 0);
+    struct count cb = {0};
+    ASSERT_EQ(crawl_redis_acquire(b, 16, count_take, &cb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
+    ASSERT_EQ(leases, 32);
+    ASSERT_EQ(crawl_redis_renew(a), CRAWL_OK);
+    /* a gives them back (a restart): b gets 8 of them, from the shards it asks */
+    size_t back = 0;
+    ASSERT_EQ(crawl_redis_release(a, &back), CRAWL_OK);
+    ASSERT_EQ(back, 32);
+    ASSERT_EQ(crawl_redis_held(a), 0);
+    pause_s(CRAWL_REDIS_SHARD_REFRESH + 0.01); /* b asks every shard again */
+    struct count cb2 = {0};
+    ASSERT_EQ(crawl_redis_acquire(b, 8, count_take, &cb2, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n >= 4); /* 2 asked of each shard, all of them ready (8 hosts at least) */
+    for (int i = 0; i < 10 && cb2.n < 8; i++)
+        ASSERT_EQ(crawl_redis_acquire(b, 8 - (size_t)cb2.n, count_take, &cb2, &n, &next, &leases),
+                  CRAWL_OK);
+    ASSERT_EQ(cb2.n, 8);
+    ASSERT_EQ(crawl_redis_held(b), 8);
+    /* b stalls past its 0.5 s lease: a reaps them in every shard */
+    pause_s(0.6);
+    size_t reaped = 0;
+    ASSERT_EQ(crawl_redis_reap(a, &reaped), CRAWL_OK);
+    ASSERT_EQ(reaped, 8);
+    ASSERT_EQ(crawl_redis_renew(b), CRAWL_EIO);
+    CU_ASSERT(strstr(crawl_redis_error(b), "expired") != NULL);
+    crawl_redis_set_sent_hook(a, NULL, NULL);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+}
+
+/* The finish check over shards read at different times: a shard read empty, then given
+ * a URL while the others are read, is not taken for empty (its version moved). */
+static void test_redis_frontier_sharded_finish(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    char err[512] = "";
+    struct crawl_redis *a = worker_shards("a", 8, err, sizeof err);
+    struct crawl_redis *b = worker_shards("b", 8, err, sizeof err);
+    CU_ASSERT_FATAL(a && b);
+    struct count c = {0};
+    size_t n = 9;
+    double next = 0;
+    int64_t leases = 9;
+    ASSERT_EQ(crawl_redis_acquire(a, 4, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n == 0 && next < 0 && leases == 0); /* every shard empty: read twice */
+    /* a URL in one shard: a's next acquire, within the refresh, asks one shard only; if
+     * not that one, the confirmation finds the version moved */
+    int added = 0;
+    ASSERT_EQ(crawl_redis_enqueue(b, "http://x.test/1", 13, 0, 0, NULL, &added), CRAWL_OK);
+    ASSERT_EQ(added, 1);
+    ASSERT_EQ(crawl_redis_acquire(a, 4, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n == 1 || next >= 0);
+    for (int i = 0; i < 20 && c.n == 0; i++) {
+        pause_s(0.02);
+        ASSERT_EQ(crawl_redis_acquire(a, 4, count_take, &c, &n, &next, &leases), CRAWL_OK);
+    }
+    ASSERT_EQ(c.n, 1);
+    ASSERT_EQ(leases, 1);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+}
+
+/* The leases of a over B shards, all of them: acquired until n or 10 rounds. */
+static void acquire_all(struct crawl_redis *r, struct count *c, int want)
+{
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    for (int i = 0; i < 30 && c->n < want; i++) {
+        ASSERT_EQ(crawl_redis_acquire(r, (size_t)(want - c->n), count_take, c, &n, &next, &leases),
+                  CRAWL_OK);
+        if (c->n < want)
+            pause_s(0.01);
+    }
+    ASSERT_EQ(c->n, want);
+}
+
+static struct crawl_redis *worker_sharded(const char *name, double lease_time, double host_lease)
+{
+    struct crawl_redis_opts o = {.url = srv.url,
+                                 .worker = name,
+                                 .lease_time = lease_time,
+                                 .host_lease_time = host_lease,
+                                 .shards = 4};
+    struct crawl_redis *r = NULL;
+    char err[512];
+    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
+        fprintf(stderr, "crawl_redis_open: %s\n", err);
+    return r;
+}
+
+/* n hosts h00..h(n-1), URLs /0 and /1 of each, queued by r */
+static void enqueue_hosts(struct crawl_redis *r, int n)
+{
+    struct crawl_redis_link links[64];
+    char urls[64][40];
+    for (int i = 0; i < 2 * n && i < 64; i++) {
+        snprintf(urls[i], sizeof urls[i], "http://h%02d.test/%d", i / 2, i % 2);
+        links[i] = (struct crawl_redis_link){.url = urls[i], .origin_len = 15};
+    }
+    ASSERT_EQ(crawl_redis_enqueue_many(r, links, (size_t)(2 * n), 0, NULL), CRAWL_OK);
+}
+
+/* the URL "ORIGIN/0" of each lease taken */
+static void decide_all(struct crawl_redis *r, const struct count *c, double next)
+{
+    for (int i = 0; i < c->n; i++) {
+        char url[48];
+        snprintf(url, sizeof url, "%s/0", c->origins[i]);
+        ASSERT_EQ(crawl_redis_fetching(r, url), CRAWL_OK);
+        ASSERT_EQ(crawl_redis_decided(r, url, next, 0.1), CRAWL_OK);
+    }
+}
+
+static long long queued(const char *origin)
+{
+    /* the host's queue length, whatever its shard */
+    char pat[64];
+    snprintf(pat, sizeof pat, "simcrawl{f*}:q:%s", origin);
+    const char *cmd[4] = {"EVAL",
+                          "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                          "n = n + redis.call('LLEN', k) end return n",
+                          "0", pat};
+    return test_redis_cmd(&srv, 4, cmd);
+}
+
+/* A commit over 4 shards: the group's URLs of every shard completed, the worker's meta,
+ * counters and page records written on its own tag (summed over the workers when read),
+ * the hosts kept with their next URL leased while the host lease runs. */
+static void test_redis_frontier_sharded_commit(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    struct crawl_redis *a = worker_sharded("a", 30, 10), *b = worker_sharded("b", 30, -1);
+    CU_ASSERT_FATAL(a && b);
+    enqueue_hosts(a, 12);
+    struct count c = {0};
+    acquire_all(a, &c, 12);
+    decide_all(a, &c, wall());
+    ASSERT_EQ(crawl_redis_set_meta_int(a, "warc.offset", 777), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_stats_add(a, "stats.fetched", 12), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_page_add(a, "rec", 3), CRAWL_OK);
+    struct count k = {0};
+    size_t kept = 0;
+    ASSERT_EQ(crawl_redis_commit(a, 1, count_take, &k, &kept), CRAWL_OK);
+    ASSERT_EQ(kept, 12); /* every host kept: its /1 leased */
+    ASSERT_EQ(crawl_redis_held(a), 12);
+    ASSERT_EQ(crawl_redis_outstanding(a), 12);
+    for (int i = 0; i < 12; i++)
+        ASSERT_EQ(queued(c.origins[i]), 0);
+    int64_t v = 0;
+    int found = 0;
+    ASSERT_EQ(crawl_redis_meta_int(a, "warc.offset", &v, &found), CRAWL_OK);
+    CU_ASSERT(found && v == 777);
+    ASSERT_EQ(crawl_redis_meta_int(a, "cseq", &v, &found), CRAWL_OK);
+    ASSERT_EQ(v, 1);
+    /* b's counters add to a's */
+    ASSERT_EQ(crawl_redis_stats_add(b, "stats.fetched", 2), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_commit(b, 0, count_take, &k, &kept), CRAWL_OK);
+    ASSERT_EQ(crawl_redis_stats_get(b, "stats.fetched", &v), CRAWL_OK);
+    ASSERT_EQ(v, 14);
+    const char *wkeys[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", "simcrawl{w:a}:*"};
+    CU_ASSERT(test_redis_cmd(&srv, 4, wkeys) >= 3); /* w, wp, stats, apply */
+    /* the second commit: the /1 URLs, hosts given back; the list of the first forgotten */
+    struct count c1 = {0};
+    for (int i = 0; i < 12; i++) {
+        char url[48];
+        snprintf(url, sizeof url, "%s/1", c.origins[i]);
+        ASSERT_EQ(crawl_redis_decided(a, url, wall(), 0.1), CRAWL_OK);
+    }
+    ASSERT_EQ(crawl_redis_commit(a, 0, count_take, &c1, &kept), CRAWL_OK);
+    ASSERT_EQ(kept, 0);
+    ASSERT_EQ(crawl_redis_held(a), 0);
+    const char *hlen[2] = {"HLEN", "simcrawl{w:a}:apply"};
+    ASSERT_EQ(test_redis_cmd(&srv, 2, hlen), 1);
+    /* nothing left: finished for b */
+    size_t n = 9;
+    double next = 0;
+    int64_t leases = 9;
+    pause_s(CRAWL_REDIS_SHARD_REFRESH + 0.01);
+    ASSERT_EQ(crawl_redis_acquire(b, 4, count_take, &k, &n, &next, &leases), CRAWL_OK);
+    CU_ASSERT(n == 0 && next < 0 && leases == 0);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+}
+
+/* the child's kill: dead at this crash point */
+static const char *crash_want;
+static void crash_point(const char *name)
+{
+    if (crash_want && strcmp(name, crash_want) == 0)
+        _exit(0);
+}
+
+/* A worker killed at each step of the commit over shards (a child process dying at the
+ * crash point), then either started again by name or left to a reaper: every URL of the
+ * group ends either completed with its records committed (never queued again) or queued
+ * again with them not committed. Never both, never neither. */
+static void test_redis_frontier_sharded_commit_killed(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    static const char *const points[] = {"redis-commit-begin", "redis-commit-marked",
+                                         "redis-commit-done", "redis-commit-applied"};
+    for (size_t p = 0; p < 4; p++)
+        for (int restart = 0; restart < 2; restart++) {
+            flush();
+            struct crawl_redis *seed = worker_sharded("s", 30, -1);
+            CU_ASSERT_FATAL(seed != NULL);
+            enqueue_hosts(seed, 6);
+            crawl_redis_free(seed);
+            fflush(NULL);
+            pid_t pid = fork();
+            CU_ASSERT_FATAL(pid >= 0);
+            if (pid == 0) {
+                struct crawl_redis *a = worker_sharded("a", 0.3, -1);
+                if (!a)
+                    _exit(2);
+                struct count c = {0};
+                size_t n = 0;
+                double next = 0;
+                int64_t leases = 0;
+                for (int i = 0; i < 30 && c.n < 6; i++)
+                    if (crawl_redis_acquire(a, (size_t)(6 - c.n), count_take, &c, &n, &next,
+                                            &leases) != CRAWL_OK)
+                        _exit(3);
+                for (int i = 0; i < c.n; i++) {
+                    char url[48];
+                    snprintf(url, sizeof url, "%s/0", c.origins[i]);
+                    if (crawl_redis_fetching(a, url) != CRAWL_OK ||
+                        crawl_redis_decided(a, url, wall(), 0) != CRAWL_OK)
+                        _exit(4);
+                }
+                if (c.n != 6 || crawl_redis_set_meta_int(a, "warc.offset", 500) != CRAWL_OK)
+                    _exit(5);
+                crash_want = points[p];
+                crawl_redis_set_crash_hook(a, crash_point);
+                size_t kept = 0;
+                _exit(crawl_redis_commit(a, 0, count_take, &c, &kept) == CRAWL_OK
+                          ? 6 /* the crash point was not reached */
+                          : 7);
+            }
+            int st = 0;
+            CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+            ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+            int committed = p >= 2; /* the commit point was made */
+            if (restart) {
+                struct crawl_redis *a = worker_sharded("a", 0.3, -1);
+                CU_ASSERT_FATAL(a != NULL);
+                /* the restart applies a commit made, then gives the rest back */
+                ASSERT_EQ(crawl_redis_released(a), committed ? 0 : 6);
+                crawl_redis_free(a);
+            } else {
+                struct crawl_redis *b = worker_sharded("b", 30, -1);
+                CU_ASSERT_FATAL(b != NULL);
+                /* past the leases (0.3 s) and the marks' bound and margin (2 x 0.3 / 8) */
+                pause_s(0.3 + 0.1 + 0.05);
+                size_t reaped = 0, total = 0;
+                for (int i = 0; i < 2; i++) {
+                    ASSERT_EQ(crawl_redis_reap(b, &reaped), CRAWL_OK);
+                    total += reaped;
+                }
+                /* the applied ones were completed by the worker itself */
+                ASSERT_EQ(total, p == 3 ? 0 : 6);
+                crawl_redis_free(b);
+            }
+            /* a's records: committed exactly when the commit point was made */
+            const char *hget[3] = {"HGET", "simcrawl{w:a}:w", "cseq"};
+            ASSERT_EQ(test_redis_cmd(&srv, 3, hget), committed ? 1 : 0);
+            /* and the /0 URLs: queued again exactly when not */
+            long long back = 0;
+            for (int h = 0; h < 6; h++) {
+                char origin[32];
+                snprintf(origin, sizeof origin, "http://h%02d.test", h);
+                back += queued(origin);
+            }
+            ASSERT_EQ(back, committed ? 6 : 12); /* the /1 URLs, and the /0 again */
+            const char *marks[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0",
+                                    "simcrawl{f*}:mark"};
+            ASSERT_EQ(test_redis_cmd(&srv, 4, marks), 0);
+            const char *dl[4] = {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0",
+                                 "simcrawl{f*}:dl"};
+            ASSERT_EQ(test_redis_cmd(&srv, 4, dl), 0);
+        }
+}
+
+static int lose_once(void *userdata, const char *what)
+{
+    const char **want = userdata;
+    if (*want && strcmp(what, *want) == 0) {
+        *want = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* The answers of a mark, a commit point and an apply lost with the connection: sent
+ * again, each does nothing twice (counters once, every lease once). */
+static void test_redis_frontier_sharded_commit_lost_reply(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    static const char *const steps[] = {"mark", "commit", "apply"};
+    for (size_t i = 0; i < 3; i++) {
+        flush();
+        struct crawl_redis *a = worker_sharded("a", 30, 10);
+        CU_ASSERT_FATAL(a != NULL);
+        enqueue_hosts(a, 6);
+        struct count c = {0};
+        acquire_all(a, &c, 6);
+        decide_all(a, &c, wall());
+        ASSERT_EQ(crawl_redis_stats_add(a, "stats.fetched", 6), CRAWL_OK);
+        const char *want = steps[i];
+        crawl_redis_set_sent_hook(a, lose_once, &want);
+        struct count k = {0};
+        size_t kept = 0;
+        ASSERT_EQ(crawl_redis_commit(a, 1, count_take, &k, &kept), CRAWL_OK);
+        CU_ASSERT_PTR_NULL(want);
+        CU_ASSERT(crawl_redis_reconnects(a) >= 1);
+        int64_t v = 0;
+        ASSERT_EQ(crawl_redis_stats_get(a, "stats.fetched", &v), CRAWL_OK);
+        ASSERT_EQ(v, 6);
+        /* what a holds is what Redis says it holds: the kept leases of a lost apply
+         * answer went back to their queues */
+        const char *wl[4] = {"EVAL",
+                             "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                             "n = n + redis.call('SCARD', k) end return n",
+                             "0", "simcrawl{f*}:wl:a"};
+        ASSERT_EQ(test_redis_cmd(&srv, 4, wl), (long long)crawl_redis_held(a));
+        ASSERT_EQ(crawl_redis_held(a), i == 2 ? 0 : 6);
+        crawl_redis_free(a);
+    }
+}
+
 extern void test_redis_frontier_register(void);
 void test_redis_frontier_register(void)
 {
@@ -499,4 +970,12 @@ void test_redis_frontier_register(void)
     CU_add_test(s, "test_redis_frontier_urls_and_names", test_redis_frontier_urls_and_names);
     CU_add_test(s, "test_redis_frontier_reconnect", test_redis_frontier_reconnect);
     CU_add_test(s, "test_redis_frontier_proxy_lost_node", test_redis_frontier_proxy_lost_node);
+    CU_add_test(s, "test_redis_frontier_shard_count_fixed", test_redis_frontier_shard_count_fixed);
+    CU_add_test(s, "test_redis_frontier_sharded_acquire", test_redis_frontier_sharded_acquire);
+    CU_add_test(s, "test_redis_frontier_sharded_finish", test_redis_frontier_sharded_finish);
+    CU_add_test(s, "test_redis_frontier_sharded_commit", test_redis_frontier_sharded_commit);
+    CU_add_test(s, "test_redis_frontier_sharded_commit_killed",
+                test_redis_frontier_sharded_commit_killed);
+    CU_add_test(s, "test_redis_frontier_sharded_commit_lost_reply",
+                test_redis_frontier_sharded_commit_lost_reply);
 }

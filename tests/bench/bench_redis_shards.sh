@@ -8,7 +8,12 @@
 #           peer of proxy with the same servers' work, without the proxy's hop;
 #   proxy:  the frontier on 3 redis-servers behind nutcracker (tests/tools/redis_shards.py's
 #           configuration; --redis names the proxy), the index on a redis-server of its own
-#           reached directly (--redis-index).
+#           reached directly (--redis-index); --frontier-shards 1: the whole frontier on
+#           the one node {f0} goes to;
+#   proxy16: the same with --frontier-shards 16: the frontier spread over the 3 nodes;
+#   split16: split with --frontier-shards 16 (one node holds the 16 tags): what the
+#           shards cost without the proxy (the commit's three round trips, the acquire's
+#           pipelined calls).
 # Per run: wall time, pages/s, CPU of the workers, of the redis-servers and of nutcracker,
 # commands the workers sent (their summary line: the frontier's) and the commands the
 # Redis servers ran (INFO commandstats of every server, the calls inside scripts included).
@@ -41,6 +46,7 @@ def proc_cpu(pid):
 
 
 def run(mode):
+    mode, shards = (mode[:-2], "16") if mode.endswith("16") else (mode, "1")
     d = os.path.join(w, "run")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -54,6 +60,7 @@ def run(mode):
         t = time.monotonic()
         ps = [subprocess.Popen([sc, "crawl", "--redis", "redis://127.0.0.1:%d" % front] + extra +
                                ["--worker-name", "w%d" % i, "--delay", "0", "--concurrency", "16",
+                                "--frontier-shards", shards,
                                 "--warc", d + "/x.warc.gz", "--log", d + "/x.jsonl"] + seeds,
                                stderr=open(d + "/w%d.err" % i, "w")) for i in range(n)]
         for p in ps:
@@ -72,7 +79,7 @@ def run(mode):
         ran = sum(redis_shards.commands_run(p) for p in nodes)
         rcpu = sum(redis_shards.cpu_seconds(p) for p in nodes)
         pcpu = proc_cpu(sh.procs[-1].pid) if sh else 0.0
-        spread = sh.dbsizes() if sh else []
+        spread = sh.count_keys("simcrawl{f*") if sh else []
         return wall, pages, wcpu, rcpu, pcpu, sent, ran, spread
     finally:
         for x in (sh, one, idx):
@@ -80,25 +87,29 @@ def run(mode):
                 x.stop()
 
 
-res = {"direct": [], "split": [], "proxy": []}
+MODES = ("direct", "split", "split16", "proxy", "proxy16")
+res = {m: [] for m in MODES}
 for r in range(rounds):
-    for mode in ("direct", "split", "proxy"):  # alternating: the machine's load hits both
+    for mode in MODES:  # alternating: the machine's load hits all
         res[mode].append(run(mode))
-        print("round %d %s: %.2f s, %d pages, keys per node %s" % (r + 1, mode, res[mode][-1][0],
-                                                                res[mode][-1][1], res[mode][-1][7]))
+        print("round %d %s: %.2f s, %d pages, frontier keys per node %s" % (
+            r + 1, mode, res[mode][-1][0], res[mode][-1][1], res[mode][-1][7]))
 base = statistics.median(p / wl for wl, p, *_ in res["split"])
 print("| frontier (medians of %d) | pages | wall (median, range) | pages/s | vs split | CPU, workers | "
       "CPU, redis-servers | CPU, nutcracker | commands sent / page | commands Redis ran / page |" % rounds)
 print("|---|---|---|---|---|---|---|---|---|---|")
 for mode, name in (("direct", "one redis-server: frontier and index"),
                    ("split", "frontier on one redis-server, index on another (the peer)"),
-                   ("proxy", "frontier through nutcracker on 3 redis-servers, index direct")):
+                   ("split16", "the same, --frontier-shards 16 (16 tags on the one server)"),
+                   ("proxy", "frontier through nutcracker on 3 redis-servers (1 tag: one node), "
+                             "index direct"),
+                   ("proxy16", "the same, --frontier-shards 16 (spread over the 3 nodes)")):
     v = res[mode]
     walls = [x[0] for x in v]
     rate = statistics.median(x[1] / x[0] for x in v)
     print("| %s | %d | %.2f s (%.2f-%.2f) | %.0f | %.2fx | %.1f s | %.1f s | %s | %.1f | %.1f |" % (
         name, v[0][1], statistics.median(walls), min(walls), max(walls), rate, rate / base,
         statistics.median(x[2] for x in v), statistics.median(x[3] for x in v),
-        "%.1f s" % statistics.median(x[4] for x in v) if mode == "proxy" else "-",
+        "%.1f s" % statistics.median(x[4] for x in v) if mode.startswith("proxy") else "-",
         statistics.median(x[5] / x[1] for x in v), statistics.median(x[6] / x[1] for x in v)))
 PY

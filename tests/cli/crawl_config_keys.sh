@@ -60,6 +60,7 @@ redis-index redis://127.0.0.1:2
 worker-name w1
 lease-time 5
 host-lease-time 2
+frontier-shards 4
 overwrite yes
 EOF
 if python3 tests/tools/config_keys.py "$SIMCRAWL" crawl "$CK/help.txt" "$CK/values.txt" \

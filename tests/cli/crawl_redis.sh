@@ -39,6 +39,36 @@ if command -v redis-server >/dev/null; then
 else
     bad "crawl --redis: no redis-server (apt-get install redis-server)"
 fi
+# --frontier-shards is the crawl's, fixed when it starts: another refused, both named;
+# --max-pages over several shards refused (its budget is one counter)
+if command -v redis-server >/dev/null; then
+    fs_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    mkdir -p "$CR/fs"
+    redis-server --port "$fs_port" --bind 127.0.0.1 --save "" --dir "$CR/fs" \
+        --logfile "$CR/fs/log" --daemonize yes --pidfile "$CR/fs/pid" >/dev/null
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        redis-cli -p "$fs_port" ping >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+    expect_status 2 "crawl --redis --frontier-shards 4, a new crawl" -- "$SIMCRAWL" crawl \
+        --quiet --redis "redis://127.0.0.1:$fs_port" --worker-name a --frontier-shards 4 \
+        --unreachable-retries 0 --warc "$CR/fs/a.warc.gz" --log "$CR/fs/a.jsonl" \
+        http://127.0.0.1:1/
+    expect_grep "no page could be fetched" "$TMP/err" "the crawl of 4 shards ran"
+    if [ "$(redis-cli -p "$fs_port" GET 'simcrawl{f0}:shards')" = 4 ]; then ok; else
+        bad "the crawl's shard count is not kept in simcrawl{f0}:shards"; fi
+    expect_status 2 "crawl --redis --frontier-shards 2 on a crawl of 4" -- "$SIMCRAWL" crawl \
+        --quiet --redis "redis://127.0.0.1:$fs_port" --worker-name b --frontier-shards 2 \
+        --warc "$CR/fs/b.warc.gz" --log "$CR/fs/b.jsonl" http://127.0.0.1:1/
+    expect_grep "spread over 4 shards (fixed when it started); this worker was started with 2" \
+        "$TMP/err" "another shard count is refused, both named"
+    expect_status 2 "crawl --redis --max-pages on a crawl of 4 shards" -- "$SIMCRAWL" crawl \
+        --quiet --redis "redis://127.0.0.1:$fs_port" --worker-name b --max-pages 5 \
+        --warc "$CR/fs/b.warc.gz" --log "$CR/fs/b.jsonl" http://127.0.0.1:1/
+    expect_grep "\-\-max-pages over a frontier of 4 shards is not built yet" "$TMP/err" \
+        "--max-pages over shards is refused"
+    kill "$(cat "$CR/fs/pid")" 2>/dev/null
+fi
 # the same through nutcracker: the frontier on 3 redis-servers behind the proxy (--redis
 # names it), the index on a redis-server of its own (--redis-index); a worker killed, the
 # node holding the frontier killed and started again (the proxy answers "ERR Connection
@@ -50,7 +80,7 @@ expect_grep "bad --redis-index 'http://x': expected redis://HOST:PORT\[/DB\]" "$
 if command -v redis-server >/dev/null && command -v nutcracker >/dev/null; then
     if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/shards" \
         --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 --redis-restarts 1 \
-        --shards 3 --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
+        --shards 3 --frontier-shards 16 --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
         ok
     else
         bad "crawl --redis through nutcracker, 3 workers, one killed: $(head -c 600 "$TMP/err")"

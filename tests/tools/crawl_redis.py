@@ -36,6 +36,7 @@ Checks, after every worker has exited 0:
 Exit 0 when all hold; otherwise the failures on stderr.
 """
 import argparse
+import ctypes
 import gzip
 import http.server
 import json
@@ -137,11 +138,13 @@ class Site:
         return None
 
 
-def serve(site, delay, log, lock, disallow=None):
+def serve(site, delay, log, lock, disallow=None, accept=None):
     """site's hosts on ports of their own; robots.txt asks for Crawl-delay delay (and
-    disallows the path prefix disallow); every request logged in log"""
+    disallows the path prefix disallow); every request logged in log. accept(port, ports
+    taken): whether a port the kernel gave is taken (else another is asked for)"""
     servers = []
-    for h in range(site.hosts):
+    h = 0
+    while h < site.hosts:
         class H(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             host = h
@@ -179,10 +182,46 @@ def serve(site, delay, log, lock, disallow=None):
                 pass
 
         srv = S(("127.0.0.1", 0), H)
+        if accept and not accept(srv.server_address[1], site.ports):
+            srv.server_close()
+            continue
         site.ports.append(srv.server_address[1])
         threading.Thread(target=srv.serve_forever, daemon=True).start()
         servers.append(srv)
+        h += 1
     return servers
+
+
+def xxh3(text):
+    """XXH3_64bits of text (libxxhash, as redis_frontier.c hashes)"""
+    lib = ctypes.CDLL("libxxhash.so.0")
+    lib.XXH3_64bits.restype = ctypes.c_uint64
+    lib.XXH3_64bits.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    b = text.encode()
+    return lib.XXH3_64bits(b, len(b))
+
+
+def shard_of(origin, shards):
+    """a host's frontier shard: XXH3 of its origin modulo the shard count"""
+    return xxh3(origin) % shards if shards > 1 else 0
+
+
+def shard_tag(b, shards):
+    """shard b's hash tag (redis_frontier.c's layout())"""
+    return "f0" if shards == 1 else "f%d.%08x" % (b, xxh3("f%d" % b) & 0xffffffff)
+
+
+def covering(node_of_tag, shards, hosts):
+    """accept() for serve(): ports whose hosts' shards put frontier keys on every node
+    (a port is refused only while more nodes are left without a host than hosts to come)"""
+    nodes = set(n for n in node_of_tag if n is not None)
+
+    def accept(port, taken):
+        covered = set(node_of_tag[shard_of("http://127.0.0.1:%d" % p, shards)] for p in taken)
+        mine = node_of_tag[shard_of("http://127.0.0.1:%d" % port, shards)]
+        left = nodes - covered
+        return mine in left or hosts - len(taken) > len(left)
+    return accept
 
 
 def start_redis(d, port, durable):
@@ -201,14 +240,17 @@ def start_redis(d, port, durable):
     sys.exit("redis-server did not start on port %d" % port)
 
 
-def leased(port, worker):
-    """how many URLs worker holds the lease of (its lease set in Redis); 4, a worker's
-    transfers, when Redis does not answer (restarted just then)"""
+def leased(port, worker, shards):
+    """how many URLs worker holds the lease of (its lease sets in Redis, one a shard); 4,
+    a worker's transfers, when Redis does not answer (restarted just then)"""
     try:
-        out = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port), "SCARD",
-                              "simcrawl{f0}:wl:" + worker], capture_output=True, text=True,
-                             timeout=5).stdout.strip()
-        return int(out)
+        cmds = "".join("SCARD simcrawl{%s}:wl:%s\n" % (shard_tag(b, shards), worker)
+                       for b in range(shards))
+        out = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port)], input=cmds,
+                             capture_output=True, text=True, timeout=5).stdout.split()
+        if len(out) != shards:
+            return 4
+        return sum(int(x) for x in out)
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return 4
 
@@ -272,6 +314,8 @@ def main():
     ap.add_argument("--no-worker-errors", action="store_true",
                     help="a worker that exits with an error fails the run (not restarted)")
     ap.add_argument("--lease-time", type=float, default=3)
+    ap.add_argument("--frontier-shards", type=int, default=0,
+                    help="the workers' --frontier-shards (0: 16 with --shards, else 1)")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--write", action="store_true",
@@ -279,6 +323,8 @@ def main():
                          "(nginx: tests/bench/bench_redis.sh) and exit; no Crawl-delay")
     ap.add_argument("--ports", help="with --write: the hosts' ports, comma separated")
     a = ap.parse_args()
+    if not a.frontier_shards:
+        a.frontier_shards = 16 if a.shards else 1
     rnd = random.Random(a.seed)
     os.makedirs(a.dir, exist_ok=True)
     site = Site(a.hosts, a.pages)
@@ -297,18 +343,25 @@ def main():
                 f.write(site.page(h, "/" + path))
         return 0
     log, lock = [], threading.Lock()
-    servers = serve(site, a.crawl_delay, log, lock)
     rport = free_port()
     redis = start_redis(a.dir, rport, a.redis_restarts > 0)
     shards = None
     fport = rport  # the frontier's: the proxy with --shards
+    accept = None
     if a.shards:
         try:
             shards = redis_shards.Shards(a.shards, a.dir, durable=a.redis_restarts > 0)
+            # the hosts chosen so that the frontier is on every node (checked at the end)
+            tags = shards.tag_nodes([shard_tag(b, a.frontier_shards)
+                                     for b in range(a.frontier_shards)])
+            accept = covering(tags, a.frontier_shards, a.hosts)
         except BaseException:
             redis.kill()
+            if shards:
+                shards.stop()
             raise
         fport = shards.proxy
+    servers = serve(site, a.crawl_delay, log, lock, accept=accept)
     seeds = ["http://127.0.0.1:%d/p/0.html" % p for p in site.ports]
     fails = []
 
@@ -316,7 +369,8 @@ def main():
         cmd = [a.simcrawl, "crawl", "--quiet", "--redis", "redis://127.0.0.1:%d" % fport,
                "--worker-name", "w%d" % w, "--warc", os.path.join(a.dir, "out.warc.gz"),
                "--log", os.path.join(a.dir, "out.jsonl"), "--delay", "0", "--k", str(a.k),
-               "--lease-time", str(a.lease_time), "--concurrency", "4"] + seeds
+               "--lease-time", str(a.lease_time), "--concurrency", "4",
+               "--frontier-shards", str(a.frontier_shards)] + seeds
         if shards:
             cmd[5:5] = ["--redis-index", "redis://127.0.0.1:%d" % rport]
         err = open(os.path.join(a.dir, "w%d.err" % w), "a")
@@ -343,7 +397,7 @@ def main():
                     kill_times.append(time.time())
                     procs[w].wait()
                     kills += 1
-                    leased_at_kills += leased(fport, "w%d" % w)
+                    leased_at_kills += leased(fport, "w%d" % w, a.frontier_shards)
                     procs[w] = start(w)  # the same name: takes over its files
             # redis-server killed once every live worker has connected (its frontier and its
             # index: 2 connections): a worker still opening (just restarted after a kill)
@@ -381,6 +435,9 @@ def main():
         redis.kill()
         redis.wait()
         if shards:
+            spread = shards.count_keys("simcrawl{f*")
+            if a.frontier_shards > 1 and min(spread) == 0:
+                fails.append("the frontier's keys are not on every node: %s" % spread)
             shards.stop()
         for s in servers:
             s.shutdown()
@@ -486,7 +543,8 @@ def main():
     print("crawl_redis: %s%d workers, %d hosts, %d URLs, %d kills, %d restarts after an error, "
           "%d redis-server restarts, %d requests (%d repeated, %d URLs leased by the killed "
           "workers), %d near-duplicates"
-          % ("%d shards behind nutcracker, " % a.shards if a.shards else "",
+          % ("%d shards behind nutcracker (frontier keys a node: %s), " % (a.shards, spread)
+             if a.shards else "",
              a.workers, a.hosts, len(want), kills, restarts, redis_restarts, len(log), again,
              leased_at_kills,
              near))

@@ -152,6 +152,31 @@ class Shards:
     def dbsizes(self):
         return [int(cli(p, "dbsize")[1]) for p in self.ports]
 
+    def tag_nodes(self, tags):
+        """the node each hash tag goes to through the proxy: a key of it written there,
+        looked for on every node, deleted"""
+        keys = ["simcrawl{%s}:probe" % t for t in tags]
+        piped(self.proxy, "".join("SET %s 1\n" % k for k in keys))
+        where = [None] * len(tags)
+        for i, p in enumerate(self.ports):
+            for j, there in enumerate(piped(p, "".join("EXISTS %s\n" % k for k in keys))):
+                if there == "1":
+                    where[j] = i
+        piped(self.proxy, "".join("DEL %s\n" % k for k in keys))
+        return where
+
+    def count_keys(self, pattern):
+        """keys matching pattern on each node"""
+        return [int(cli(p, "eval", "return #redis.call('KEYS', ARGV[1])", "0", pattern)[1])
+                for p in self.ports]
+
+
+def piped(port, commands):
+    """commands (one a line) sent by one redis-cli to 127.0.0.1:port: its answers"""
+    r = subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port)], input=commands,
+                       capture_output=True, text=True, timeout=10)
+    return r.stdout.split()
+
 
 def check(sh):
     fails = []
