@@ -641,6 +641,7 @@ static void test_redisidx_connections(void)
  * client's connection dropped unread). */
 struct crash_at {
     struct test_redis *srv;
+    const char *what; /* the step it fires at (NULL: "EXEC") */
     int armed, fired;
     long delay_ms;
     const char *probe[3];
@@ -650,7 +651,7 @@ struct crash_at {
 static int crash_on_exec(void *userdata, const char *what)
 {
     struct crash_at *c = userdata;
-    if (!c->armed || strcmp(what, "EXEC") != 0)
+    if (!c->armed || strcmp(what, c->what ? c->what : "EXEC") != 0)
         return 0;
     c->armed = 0;
     struct timespec ms5 = {0, 5000000};
@@ -723,6 +724,23 @@ static void test_redisidx_reconnect(void)
     ASSERT_EQ(deleted, 1);
     ASSERT_EQ(redisidx_delete(ix, "u2", 2, &deleted), REDISIDX_OK);
     ASSERT_EQ(deleted, 0);
+    /* a payload claim whose reply is lost: its own claim, new, added; again: KNOWN_ID */
+    ASSERT_EQ(redisidx_payload_claim(ix, "u7", 2, "pay-0", 5, "m0", 2, &r), REDISIDX_OK);
+    char ckey[64];
+    snprintf(ckey, sizeof ckey, "rc:c:%llx", (unsigned long long)(XXH3_64bits("pay-1", 5) >> 50));
+    cr.what = "claim";
+    cr.probe[0] = "HSTRLEN";
+    cr.probe[1] = ckey;
+    cr.probe[2] = "pay-1";
+    cr.want = 2; /* the claimer's id, "u8", stored */
+    cr.armed = 1;
+    ASSERT_EQ(redisidx_payload_claim(ix, "u8", 2, "pay-1", 5, "m1", 2, &r), REDISIDX_OK);
+    CU_ASSERT(cr.fired);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 1);
+    ASSERT_EQ(redisidx_payload_claim(ix, "u8", 2, "pay-1", 5, "m1", 2, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    CU_ASSERT(r.meta && strcmp(r.meta, "m1") == 0);
     redisidx_close(ix);
     /* a server that stays down: an error naming the URL within the bound (retry=1) */
     snprintf(url, sizeof url, "%s?prefix=rc&retry=1", d.url);
