@@ -82,6 +82,7 @@
 #define BATCH_MAX 4096     /* pages of one check_many pipeline */
 #define SWEEP_COUNT "1000" /* hash table slots one SCAN step of the old keys' sweep visits */
 #define SWEEP_LEASE "300"  /* s the sweeper holds PREFIX:tsclean before another may sweep */
+#define SWEEP_BUDGET 1.0   /* s one open sweeps at most (then the next open goes on) */
 
 /* The Lua scripts (below: LEARN_LUA, CLAIM_LUA, SWEEP_LUA), sent by their SHA-1. */
 enum script { SC_LEARN, SC_CLAIM, SC_SWEEP, SC_N };
@@ -98,7 +99,8 @@ struct redisidx {
     struct timeval tv;
     uint64_t expect;
     unsigned max_retries;
-    double retry_time; /* s a lost connection is tried again (0: not at all) */
+    double retry_time;   /* s a lost connection is tried again (0: not at all) */
+    double sweep_budget; /* s the open's sweep of old keys takes at most */
 
     redisContext *c;
     unsigned discard;   /* replies still to read and drop (a lazy UNWATCH) */
@@ -133,6 +135,7 @@ static enum redisidx_code call_script(struct redisidx *ix, enum script s, int ar
                                       const char **argv, size_t *lens, const char *what,
                                       redisReply **out);
 static int scripts_sha(struct redisidx *ix);
+static double mono_now(void);
 
 const char *redisidx_strerror(enum redisidx_code c)
 {
@@ -788,20 +791,56 @@ static enum redisidx_code sweep_step(struct redisidx *ix, char *cursor, size_t c
     return rc;
 }
 
+/* A string reply r of key (nil: none) into out[0..len) (""), or an error. */
+static enum redisidx_code sweep_get(struct redisidx *ix, const char *key, char *out, size_t len)
+{
+    const char *argv[2] = {"GET", key};
+    size_t lens[2] = {3, strlen(key)};
+    redisReply *r = NULL;
+    enum redisidx_code rc = simple(ix, &r, 2, argv, lens, "GET");
+    out[0] = '\0';
+    if (rc == REDISIDX_OK && r->type != REDIS_REPLY_NIL &&
+        (rc = expect_type(ix, r, REDIS_REPLY_STRING, "GET", key)) == REDISIDX_OK) {
+        if (r->len >= len)
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: not a SCAN cursor", key);
+        else
+            snprintf(out, len, "%.*s", (int)r->len, r->str);
+    }
+    rfree(r);
+    return rc;
+}
+
+/* Runs argv[0..argc) (a SET or DEL of the sweep's keys), its reply not an error. */
+static enum redisidx_code sweep_cmd(struct redisidx *ix, int argc, const char **argv)
+{
+    size_t lens[6];
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    redisReply *r = NULL;
+    enum redisidx_code rc = simple(ix, &r, argc, argv, lens, argv[0]);
+    if (rc == REDISIDX_OK && r->type == REDIS_REPLY_ERROR)
+        rc = reply_error(ix, r, argv[0], argv[1]);
+    rfree(r);
+    return rc;
+}
+
 /*
  * The per-host ts: sets of the older template counting (before the caps, every host's
  * documents counted were PREFIX:ts:HEX16, a set of up to 1M members each; now PREFIX:tseen
- * holds them for all hosts), which nothing reads or deletes any more: unlinked once per
- * index, by the first client to open it that finds PREFIX:tsclean unset. Its SET NX
- * ("sweeping", expiring after SWEEP_LEASE s) makes one client the sweeper while the others
- * go on (a sweeper that dies leaves the sweep to an open after the lease); SCAN in steps of
- * SWEEP_COUNT (MATCH the old names: Redis is never held for long), SWEEP_LUA on the keys
- * each step finds (sets only), then PREFIX:tsclean 1. A new index is made with it set.
+ * holds them for all hosts), which nothing reads or deletes any more: unlinked by the
+ * clients that open the index until it is swept. SET NX of PREFIX:tsclean ("sweeping",
+ * expiring after SWEEP_LEASE s: a sweeper that dies is replaced) makes one client at a
+ * time the sweeper, while the others go on; it SCANs from the cursor kept in
+ * PREFIX:tscursor in steps of SWEEP_COUNT (MATCH the old names: Redis is never held for
+ * long), runs SWEEP_LUA on the keys of each step (sets only), and stops after
+ * SWEEP_BUDGET s (so an open never waits long: the next open goes on from the cursor
+ * kept) or at the end (PREFIX:tsclean 1, for good). A new index is made with it set.
  */
 static enum redisidx_code old_keys_sweep(struct redisidx *ix)
 {
-    char key[KEY_MAX], pat[KEY_MAX + 96], cursor[32] = "0";
+    char key[KEY_MAX], ckey[KEY_MAX], pat[KEY_MAX + 96], cursor[32];
     key_named(ix, "tsclean", key);
+    key_named(ix, "tscursor", ckey);
     const char *argv[6] = {"SET", key, ix->created ? "1" : "sweeping", "NX", "EX", SWEEP_LEASE};
     size_t lens[6] = {3, strlen(key), strlen(argv[2]), 2, 2, strlen(SWEEP_LEASE)};
     redisReply *r = NULL;
@@ -812,21 +851,29 @@ static enum redisidx_code old_keys_sweep(struct redisidx *ix)
     rfree(r);
     if (rc != REDISIDX_OK || !mine || ix->created)
         return rc; /* swept (or being swept), or nothing to sweep */
+    if ((rc = sweep_get(ix, ckey, cursor, sizeof cursor)) != REDISIDX_OK)
+        return rc;
     int n = snprintf(pat, sizeof pat, "%s:ts:", ix->prefix);
     for (int i = 0; i < 16; i++)
         n += snprintf(pat + n, sizeof pat - (size_t)n, "[0-9a-f]");
     size_t swept = 0;
+    double until = mono_now() + ix->sweep_budget;
+    if (!cursor[0])
+        snprintf(cursor, sizeof cursor, "0");
     do
         rc = sweep_step(ix, cursor, sizeof cursor, pat, &swept);
-    while (rc == REDISIDX_OK && strcmp(cursor, "0") != 0);
+    while (rc == REDISIDX_OK && strcmp(cursor, "0") != 0 && mono_now() < until);
     if (rc != REDISIDX_OK)
         return rc;
-    const char *done[3] = {"SET", key, "1"};
-    size_t dlens[3] = {3, strlen(key), 1};
-    rc = simple(ix, &r, 3, done, dlens, "SET");
-    if (rc == REDISIDX_OK)
-        rc = expect_type(ix, r, REDIS_REPLY_STATUS, "SET", key);
-    rfree(r);
+    if (strcmp(cursor, "0") != 0) { /* the next open goes on from here */
+        const char *keep[3] = {"SET", ckey, cursor}, *free_[2] = {"DEL", key};
+        if ((rc = sweep_cmd(ix, 3, keep)) == REDISIDX_OK)
+            rc = sweep_cmd(ix, 2, free_);
+        return rc;
+    }
+    const char *done[3] = {"SET", key, "1"}, *gone[2] = {"DEL", ckey};
+    if ((rc = sweep_cmd(ix, 3, done)) == REDISIDX_OK)
+        rc = sweep_cmd(ix, 2, gone);
     return rc;
 }
 
@@ -910,6 +957,7 @@ enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
     ix->tv.tv_sec = (time_t)DEFAULT_TIMEOUT;
     ix->max_retries = o && o->max_retries ? o->max_retries : DEFAULT_RETRIES;
     ix->retry_time = DEFAULT_RETRY_TIME;
+    ix->sweep_budget = o && o->sweep_budget > 0 ? o->sweep_budget : SWEEP_BUDGET;
     /* the URL in messages, without a password */
     const char *at = strchr(url, '@');
     const char *q = strchr(url, '?');

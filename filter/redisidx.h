@@ -88,6 +88,8 @@ struct redisidx_opts {
                            * index's" */
     int no_create;        /* 1: an index that is not there is an error (ECORRUPT "no
                            * index"), not made (stats, tools that only read) */
+    double sweep_budget;  /* s this open sweeps old keys at most (0: 1 s; at least one
+                           * SCAN step; docs/REDIS-INDEX.md) */
 };
 
 struct redisidx;

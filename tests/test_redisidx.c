@@ -1213,8 +1213,9 @@ static void test_redisidx_scripts_by_sha(void)
 /*
  * Per-host ts: sets of the template counting before its caps (PREFIX:ts:XXH3-HEX16, the
  * host's documents) laid out as that code wrote them, with its t: hashes, under an index
- * made before PREFIX:tsclean existed: the first open unlinks the sets (SCAN in steps) and
- * marks the index swept; the t: hashes stay and are read; keys that only look alike (a
+ * made before PREFIX:tsclean existed: the opens that follow unlink the sets (SCAN in
+ * steps, each open within its budget, going on from the cursor the last one kept) and mark
+ * the index swept; the t: hashes stay and are read; keys that only look alike (a
  * string of that name, another prefix's, the new tseen) stay; an index being swept by
  * another client (tsclean "sweeping") is left to it; a read-only open sweeps nothing.
  */
@@ -1262,10 +1263,21 @@ static void test_redisidx_old_ts_keys(void)
     redisidx_close(ix);
     ASSERT_EQ(redis_int(count, "oldts:ts:*"), HOSTS + 2);
     ASSERT_EQ(test_redis_cmd(&srv, 2, del), 1);
-    /* the first open: swept */
+    /* swept by the opens that follow, one SCAN step each (a budget of 1 ns): each goes on
+     * from the cursor the one before kept */
+    struct redisidx_opts one = {.k = 3, .sweep_budget = 1e-9};
+    int opens = 0;
+    while (opens < 10000 &&
+           redis_int("return redis.call('GET', KEYS[1]) == '1' and 1 or 0", "oldts:tsclean") != 1) {
+        ASSERT_EQ_FATAL(redisidx_open(url, &one, &ix, err, sizeof err), REDISIDX_OK);
+        redisidx_close(ix);
+        opens++;
+    }
+    CU_ASSERT(opens >= 2);
     ix = open_ix("oldts", NULL, 3);
     CU_ASSERT_FATAL(ix != NULL);
     ASSERT_EQ(redis_int(count, "oldts:ts:*"), 2); /* the string and "short" */
+    ASSERT_EQ(redis_int("return redis.call('EXISTS', KEYS[1])", "oldts:tscursor"), 0);
     ASSERT_EQ(redis_int(count, "oldts:t:*"), HOSTS);
     ASSERT_EQ(redis_int(count, "other:ts:*"), 1);
     ASSERT_EQ(redis_int("return redis.call('EXISTS', KEYS[1])", "oldts:tseen"), 1);
