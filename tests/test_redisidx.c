@@ -1308,6 +1308,7 @@ static void test_redisidx_old_ts_keys(void)
 static void test_redisidx_template_caps(void)
 {
     CU_ASSERT_FATAL(srv_up);
+    double t0 = mono();
     struct redisidx *ix = open_ix("tcap", NULL, 3);
     CU_ASSERT_FATAL(ix != NULL);
     struct dedup_templates *t = dedup_templates_new();
@@ -1385,6 +1386,7 @@ static void test_redisidx_template_caps(void)
     ASSERT_EQ(differ, 0);
     CU_ASSERT(gone >= 10);                               /* the sample holds dropped hosts */
     same_counts("tcap", t, big, blocks, 64, (size_t)-1); /* the big host's template kept */
+    fprintf(stderr, "(template caps: %.1f s) ", mono() - t0);
     free(blocks);
     dedup_templates_free(t);
     redisidx_close(ix);

@@ -11,8 +11,8 @@
  *   - round trips per check (the index's own count), conflicts;
  *   - Redis memory per indexed fingerprint (INFO memory used_memory after - before, over
  *     the pages added);
- *   - bytes sent to Redis per check (INFO stats total_net_input_bytes, this the only
- *     client).
+ *   - bytes sent to Redis per check (INFO stats total_net_input_bytes) and Redis's CPU
+ *     per check (INFO cpu used_cpu_user + used_cpu_sys), this the only client.
  * BLOCKS > 0: every page also carries what crawl --redis sends: a payload key (16 bytes)
  * and BLOCKS template blocks of its host (half the host's own on every page, half the
  * page's), counted in the check's transaction by the learn script.
@@ -81,6 +81,12 @@ static double info_num(redisContext *c, const char *section, const char *field)
     return v;
 }
 
+/* Redis's CPU seconds so far (user + system). */
+static double redis_cpu(redisContext *c)
+{
+    return info_num(c, "cpu", "used_cpu_user:") + info_num(c, "cpu", "used_cpu_sys:");
+}
+
 static redisContext *raw_connect(const char *url)
 {
     struct timeval tv = {60, 0};
@@ -129,26 +135,29 @@ static void pipe_cmds(redisContext *c, size_t n,
     }
 }
 
-/* The older layout: host i's counts t:XXH3 and its documents ts:XXH3 (16 members). */
-static void old_t(size_t i, int *argc, const char **argv, char (*buf)[64])
+/* The older layout's key what (t, ts) of host i into buf. */
+static void old_key(size_t i, const char *what, char *buf)
 {
     char host[32];
     snprintf(host, sizeof host, "h%zu.example", i);
-    snprintf(buf[0], 64, "sweep:t:%016llx", (unsigned long long)XXH3_64bits(host, strlen(host)));
+    snprintf(buf, 64, "sweep:%s:%016llx", what,
+             (unsigned long long)XXH3_64bits(host, strlen(host)));
+}
+
+/* The older layout: host i's counts t:XXH3 and its documents ts:XXH3 (16 members). */
+static void old_t(size_t i, int *argc, const char **argv, char (*buf)[64])
+{
+    static const char *rest[4] = {"docs", "16", "0000000000000001", "16"};
+    old_key(i, "t", buf[0]);
     argv[0] = "HSET";
     argv[1] = buf[0];
-    argv[2] = "docs";
-    argv[3] = "16";
-    argv[4] = "0000000000000001";
-    argv[5] = "16";
+    memcpy(argv + 2, rest, sizeof rest);
     *argc = 6;
 }
 
 static void old_ts(size_t i, int *argc, const char **argv, char (*buf)[64])
 {
-    char host[32];
-    snprintf(host, sizeof host, "h%zu.example", i);
-    snprintf(buf[0], 64, "sweep:ts:%016llx", (unsigned long long)XXH3_64bits(host, strlen(host)));
+    old_key(i, "ts", buf[0]);
     argv[0] = "SADD";
     argv[1] = buf[0];
     for (int d = 0; d < 16; d++) {
@@ -272,8 +281,10 @@ int main(int argc, char **argv)
     double *rt1 = calloc((size_t)rounds, sizeof(double));
     double *by_b = calloc((size_t)rounds, sizeof(double));
     double *by_1 = calloc((size_t)rounds, sizeof(double));
+    double *cpu_b = calloc((size_t)rounds, sizeof(double));
+    double *cpu_1 = calloc((size_t)rounds, sizeof(double));
     if (!fps || !idbuf || !pages || !res || !ref || !t_in || !t_rb || !t_r1 || !mem || !rt ||
-        !rt1 || !blk || !keys || !hostbuf || !by_b || !by_1) {
+        !rt1 || !blk || !keys || !hostbuf || !by_b || !by_1 || !cpu_b || !cpu_1) {
         fprintf(stderr, "bench_redisidx: out of memory\n");
         return 2;
     }
@@ -351,6 +362,7 @@ int main(int argc, char **argv)
         if (redisidx_stats(ix, &st0) != REDISIDX_OK)
             return 2;
         double in0 = info_num(raw, "stats", "total_net_input_bytes:");
+        double c0 = redis_cpu(raw);
         t0 = bench_now();
         size_t nb = n - single; /* then the last SINGLE one at a time, on the same index */
         for (size_t i = 0; i < nb; i += batch) {
@@ -374,6 +386,8 @@ int main(int argc, char **argv)
         rt[r] = (double)(stm.round_trips - st0.round_trips - 1) / (double)(nb ? nb : 1);
         double in1 = info_num(raw, "stats", "total_net_input_bytes:");
         by_b[r] = (in1 - in0) / (double)(nb ? nb : 1);
+        double c1 = redis_cpu(raw);
+        cpu_b[r] = (c1 - c0) * 1e6 / (double)(nb ? nb : 1);
         t0 = bench_now();
         for (size_t i = nb; i < n; i++) {
             if (redisidx_check(ix, &pages[i], &res[0]) != REDISIDX_OK) {
@@ -391,6 +405,7 @@ int main(int argc, char **argv)
             return 2;
         by_1[r] = (info_num(raw, "stats", "total_net_input_bytes:") - in1) /
                   (double)(single ? single : 1);
+        cpu_1[r] = (redis_cpu(raw) - c1) * 1e6 / (double)(single ? single : 1);
         mem[r] = (double)(st1.used_memory - st0.used_memory) / (double)(kept ? kept : 1);
         rt1[r] = (double)(st1.round_trips - stm.round_trips - 1) / (double)(single ? single : 1);
         conflicts += st1.conflicts;
@@ -433,6 +448,12 @@ int main(int argc, char **argv)
     }
     REPORT("bytes sent per check, batched", by_b, 1.0, "%.0f");
     REPORT("bytes sent per check, one at a time", by_1, 1.0, "%.0f");
+    for (int i = 0; i < rounds; i++) {
+        cpu_b[i] = 1.0 / cpu_b[i];
+        cpu_1[i] = 1.0 / cpu_1[i];
+    }
+    REPORT("redis cpu per check, us, batched", cpu_b, 1.0, "%.1f");
+    REPORT("redis cpu per check, us, one at a time", cpu_1, 1.0, "%.1f");
     printf("batch size %zu; conflicts (retried transactions): %zu\n", batch, conflicts);
     free(fps);
     free(idbuf);
@@ -449,6 +470,8 @@ int main(int argc, char **argv)
     free(rt1);
     free(by_b);
     free(by_1);
+    free(cpu_b);
+    free(cpu_1);
     free(blk);
     free(keys);
     free(hostbuf);
