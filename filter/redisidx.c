@@ -42,6 +42,15 @@
  * inside a pipeline the connection is dropped (its replies are out of step) and the next
  * call connects again (and checks the meta record again).
  *
+ * Scripts (the template counts' learn, a payload's claim, the old keys' sweep) go as
+ * EVALSHA of their SHA-1, computed here, and as EVAL of their text when Redis answers
+ * NOSCRIPT; inside a check's MULTI, where NOSCRIPT would only show in EXEC's reply after
+ * the adds ran, as EVAL until this connection has run the script once (call_script,
+ * learn_run, check_relearn). A payload claimed without a fingerprint is decided in one
+ * script by its id and payload key as the check decides (CLAIM_LUA). An index written by
+ * the older template counting has its per-host ts: sets swept by the opens that follow,
+ * a bounded part each (old_keys_sweep).
+ *
  * A lost connection (refused, closed, timed out, LOADING) is waited out: transact()
  * connects again with a backoff and runs the operation again, for retry= seconds (URL,
  * default 30). A check whose EXEC was written but whose reply was lost records which pages
@@ -2409,7 +2418,7 @@ static enum redisidx_code claim_answer(struct redisidx *ix, const struct claim_a
     static const size_t want[4] = {3, 4, 3, 1}; /* i p m n */
     const char *tags = "ipmn", *t;
     const redisReply *const *e = (const redisReply *const *)x->element;
-    if (!x->elements || e[0]->type != REDIS_REPLY_STRING || e[0]->len != 1 ||
+    if (!x->elements || e[0]->type != REDIS_REPLY_STRING || e[0]->len != 1 || !e[0]->str[0] ||
         !(t = strchr(tags, e[0]->str[0])) || x->elements != want[t - tags])
         return fail(ix, REDISIDX_ECORRUPT, "the claim of a payload in %s: an unexpected answer",
                     mk);
