@@ -800,7 +800,7 @@ static enum redisidx_code sweep_step(struct redisidx *ix, char *cursor, size_t c
     return rc;
 }
 
-/* A string reply r of key (nil: none) into out[0..len) (""), or an error. */
+/* The SCAN cursor kept in key (a number) into out[0..len) ("": none), or an error. */
 static enum redisidx_code sweep_get(struct redisidx *ix, const char *key, char *out, size_t len)
 {
     const char *argv[2] = {"GET", key};
@@ -810,7 +810,7 @@ static enum redisidx_code sweep_get(struct redisidx *ix, const char *key, char *
     out[0] = '\0';
     if (rc == REDISIDX_OK && r->type != REDIS_REPLY_NIL &&
         (rc = expect_type(ix, r, REDIS_REPLY_STRING, "GET", key)) == REDISIDX_OK) {
-        if (r->len >= len)
+        if (r->len >= len || !r->len || strspn(r->str, "0123456789") != r->len)
             rc = fail(ix, REDISIDX_ECORRUPT, "key %s: not a SCAN cursor", key);
         else
             snprintf(out, len, "%.*s", (int)r->len, r->str);

@@ -1310,6 +1310,17 @@ static void test_redisidx_old_ts_keys(void)
     redisidx_close(ix);
     ASSERT_EQ(redis_int(count, "oldts:ts:*"), HOSTS + 2);
     ASSERT_EQ(test_redis_cmd(&srv, 2, del), 1);
+    /* a damaged cursor: the open says which key */
+    const char *badc[3] = {"SET", "oldts:tscursor", "abc"};
+    ASSERT_EQ(test_redis_cmd(&srv, 3, badc), 1);
+    ASSERT_EQ(redisidx_open(url, &ro, &ix, err, sizeof err), REDISIDX_OK);
+    redisidx_close(ix);
+    struct redisidx_opts rw = {.k = 3};
+    ASSERT_EQ(redisidx_open(url, &rw, &ix, err, sizeof err), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(err, "oldts:tscursor: not a SCAN cursor") != NULL);
+    const char *delc[2] = {"DEL", "oldts:tscursor"};
+    ASSERT_EQ(test_redis_cmd(&srv, 2, delc), 1);
+    ASSERT_EQ(test_redis_cmd(&srv, 2, del), 1); /* its lease */
     /* swept by the opens that follow, one SCAN step each (a budget of 1 ns): each goes on
      * from the cursor the one before kept */
     struct redisidx_opts one = {.k = 3, .sweep_budget = 1e-9};
