@@ -22,7 +22,8 @@ LDFLAGS += $(SAN)
 # Debian packages the build and the tests need (pkg-config module in brackets):
 # libxml2 [libxml-2.0], utf8proc [libutf8proc], xxHash [libxxhash], libcurl [libcurl],
 # zlib [zlib], libdeflate [libdeflate] and ISA-L [libisal] (WARC gzip members),
-# brotli [libbrotlidec], zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto],
+# brotli [libbrotlidec], zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto] (WARC digests;
+# the Redis scripts' names, filter/redisidx.c),
 # libpsl [libpsl], inih [inih], jansson [jansson], CUnit [cunit],
 # libmicrohttpd [libmicrohttpd] (the HTTP dedup service, server/; loopback test servers),
 # curl (the service's tests are a real client), wget (WARC test fixtures),
@@ -47,7 +48,7 @@ EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
 CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3 hiredis
 SERVER_PKGS  := libmicrohttpd
-FILTER_PKGS  := hiredis
+FILTER_PKGS  := hiredis libcrypto
 CLI_PKGS     := jansson inih
 TEST_PKGS    := cunit libmicrohttpd
 

@@ -1223,8 +1223,47 @@ static int shared_meta_apply(const char *meta, size_t len, const char *url, int 
     return crawl_verdict_set(&v->duplicate_of, pd->ref_uri) == CRAWL_OK ? 0 : -1;
 }
 
-/* A payload without a fingerprint (--redis): new (its reference stored) or an exact
- * duplicate of the capture whose reference is stored. 0, or -1 after saying why. */
+/*
+ * The shared index's answer r for the page at url, into v and pd: an exact duplicate with
+ * a reference is a revisit of it (its own capture, decided before a kill: archived again);
+ * one without (a page indexed without references, e.g. by a library caller) and a near
+ * duplicate are logged, not archived; new, or known by its URL (decided new before a kill:
+ * its capture again), a response. 0, or -1 out of memory.
+ */
+static int shared_apply(const struct redisidx_result *r, const char *url, struct crawl_verdict *v,
+                        struct page_decision *pd)
+{
+    int a = 1;
+    if (r->verdict == REDISIDX_EXACT && r->meta_len &&
+        (a = shared_meta_apply(r->meta, r->meta_len, url, 0, v, pd)) <= 0) {
+        if (a < 0) /* out of memory */
+            return -1;
+        if (pd->write != W_REVISIT) { /* its own capture: archived again */
+            v->decision = CRAWL_DECISION_NEW;
+            pd->write = W_RESPONSE;
+        }
+    } else if (r->verdict == REDISIDX_NEAR || r->verdict == REDISIDX_EXACT) {
+        /* a duplicate without a reference (an index filled without them): logged */
+        v->decision = r->verdict == REDISIDX_NEAR ? CRAWL_DECISION_NEAR_DUPLICATE
+                                                  : CRAWL_DECISION_EXACT_DUPLICATE;
+        v->expand = 0;
+        v->distance = r->verdict == REDISIDX_NEAR ? (int)r->distance : 0;
+        pd->write = W_NONE;
+        if (crawl_verdict_set(&v->duplicate_of, r->dup_id ? r->dup_id : "") != CRAWL_OK)
+            return -1;
+    } else { /* NEW, or KNOWN_ID: decided new before a kill (its capture again) */
+        v->decision = CRAWL_DECISION_NEW;
+        pd->write = W_RESPONSE;
+        if (r->verdict == REDISIDX_KNOWN_ID &&
+            shared_meta_apply(r->meta, r->meta_len, url, 1, v, pd) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A payload without a fingerprint (--redis), claimed by the page's URL: new (its
+ * reference stored), its own claim or capture again (a kill), or an exact duplicate of
+ * the capture whose reference is stored (shared_apply). 0, or -1 after saying why. */
 static int shared_claim(struct run *run, const struct crawl_page *page, const char *digest,
                         struct crawl_verdict *v, struct page_decision *pd)
 {
@@ -1234,14 +1273,12 @@ static int shared_claim(struct run *run, const struct crawl_page *page, const ch
         return -1;
     struct redisidx_result r = {0};
     int rc = 0;
-    v->decision = CRAWL_DECISION_NEW;
-    pd->write = W_RESPONSE;
-    if (redisidx_payload_claim(run->ridx, digest, strlen(digest), meta, len, &r) != REDISIDX_OK) {
+    if (redisidx_payload_claim(run->ridx, page->url, strlen(page->url), digest, strlen(digest),
+                               meta, len, &r) != REDISIDX_OK) {
         shared_index_failed(run);
         rc = -1;
-    } else if (r.verdict == REDISIDX_EXACT &&
-               shared_meta_apply(r.meta, r.meta_len, page->url, 0, v, pd) < 0) {
-        rc = -1;
+    } else {
+        rc = shared_apply(&r, page->url, v, pd);
     }
     redisidx_result_release(&r);
     free(meta);
@@ -1448,33 +1485,12 @@ static int shared_decide(struct run *run, const struct crawl_page *page,
                               .blocks = dp->blocks,
                               .n_blocks = dp->n_blocks};
     struct redisidx_result r = {0};
-    int rc = 0, a = 1;
-    enum redisidx_code c = redisidx_check(run->ridx, &p, &r);
-    if (c != REDISIDX_OK) {
+    int rc = 0;
+    if (redisidx_check(run->ridx, &p, &r) != REDISIDX_OK) {
         shared_index_failed(run);
         rc = -1;
-    } else if (r.verdict == REDISIDX_EXACT && r.meta_len &&
-               (a = shared_meta_apply(r.meta, r.meta_len, page->url, 0, v, pd)) <= 0) {
-        if (a < 0) { /* out of memory */
-            rc = -1;
-        } else if (pd->write != W_REVISIT) { /* its own capture: archived again */
-            v->decision = CRAWL_DECISION_NEW;
-            pd->write = W_RESPONSE;
-        }
-    } else if (r.verdict == REDISIDX_NEAR || r.verdict == REDISIDX_EXACT) {
-        /* an exact duplicate without a reference (an index filled without them): logged */
-        v->decision = r.verdict == REDISIDX_NEAR ? CRAWL_DECISION_NEAR_DUPLICATE
-                                                 : CRAWL_DECISION_EXACT_DUPLICATE;
-        v->expand = 0;
-        v->distance = r.verdict == REDISIDX_NEAR ? (int)r.distance : 0;
-        if (crawl_verdict_set(&v->duplicate_of, r.dup_id) != CRAWL_OK)
-            rc = -1;
-    } else { /* NEW, or KNOWN_ID: decided new before a kill (its capture again) */
-        v->decision = CRAWL_DECISION_NEW;
-        pd->write = W_RESPONSE;
-        if (r.verdict == REDISIDX_KNOWN_ID &&
-            shared_meta_apply(r.meta, r.meta_len, page->url, 1, v, pd) < 0)
-            rc = -1;
+    } else {
+        rc = shared_apply(&r, page->url, v, pd);
     }
     redisidx_result_release(&r);
     free(meta);

@@ -42,6 +42,15 @@
  * inside a pipeline the connection is dropped (its replies are out of step) and the next
  * call connects again (and checks the meta record again).
  *
+ * Scripts (the template counts' learn, a payload's claim, the old keys' sweep) go as
+ * EVALSHA of their SHA-1, computed here, and as EVAL of their text when Redis answers
+ * NOSCRIPT; inside a check's MULTI, where NOSCRIPT would only show in EXEC's reply after
+ * the adds ran, as EVAL until this connection has run the script once (call_script,
+ * learn_run, check_relearn). A payload claimed without a fingerprint is decided in one
+ * script by its id and payload key as the check decides (CLAIM_LUA). An index written by
+ * the older template counting has its per-host ts: sets swept by the opens that follow,
+ * a bounded part each (old_keys_sweep).
+ *
  * A lost connection (refused, closed, timed out, LOADING) is waited out: transact()
  * connects again with a backoff and runs the operation again, for retry= seconds (URL,
  * default 30). A check whose EXEC was written but whose reply was lost records which pages
@@ -60,6 +69,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/time.h>
+#include <openssl/evp.h>
 #include <time.h>
 #include <xxhash.h>
 
@@ -78,7 +88,13 @@
 #define DOC_SHARD_SHIFT 6             /* 64 documents a PREFIX:d: hash */
 #define KEY_MAX 160                   /* one key name */
 #define ERR_MAX 512
-#define BATCH_MAX 4096 /* pages of one check_many pipeline */
+#define BATCH_MAX 4096     /* pages of one check_many pipeline */
+#define SWEEP_COUNT "1000" /* hash table slots one SCAN step of the old keys' sweep visits */
+#define SWEEP_LEASE "300"  /* s the sweeper holds PREFIX:tsclean before another may sweep */
+#define SWEEP_BUDGET 1.0   /* s one open sweeps at most (then the next open goes on) */
+
+/* The Lua scripts (below: LEARN_LUA, CLAIM_LUA, SWEEP_LUA), sent by their SHA-1. */
+enum script { SC_LEARN, SC_CLAIM, SC_SWEEP, SC_N };
 
 struct redisidx {
     pthread_mutex_t mu;
@@ -92,15 +108,19 @@ struct redisidx {
     struct timeval tv;
     uint64_t expect;
     unsigned max_retries;
-    double retry_time; /* s a lost connection is tried again (0: not at all) */
+    double retry_time;   /* s a lost connection is tried again (0: not at all) */
+    double sweep_budget; /* s the open's sweep of old keys takes at most */
 
     redisContext *c;
-    unsigned discard; /* replies still to read and drop (a lazy UNWATCH) */
-    char *meta;       /* the meta record as read at open */
+    unsigned discard;   /* replies still to read and drop (a lazy UNWATCH) */
+    unsigned loaded;    /* bit s: this connection ran script s (EVALSHA may go inside MULTI) */
+    char sha[SC_N][41]; /* the scripts' SHA-1, lower-case hex, as EVALSHA names them */
+    char *meta;         /* the meta record as read at open */
     size_t meta_len;
 
     unsigned k, bucket_bits, shard_bits;
-    int k_zero; /* k 0 asked for (not "the index's") */
+    int k_zero;  /* k 0 asked for (not "the index's") */
+    int created; /* this client made the meta record (a new index) */
     struct dedup_design design;
     uint8_t bpos[DEDUP_MAX_TABLES][64]; /* per table: the bucket bits, most significant first */
 
@@ -120,6 +140,11 @@ struct redisidx {
 };
 
 static void sent(struct redisidx *ix, const char *what);
+static enum redisidx_code call_script(struct redisidx *ix, enum script s, int argc,
+                                      const char **argv, size_t *lens, const char *what,
+                                      redisReply **out);
+static int scripts_sha(struct redisidx *ix);
+static double mono_now(void);
 
 const char *redisidx_strerror(enum redisidx_code c)
 {
@@ -173,6 +198,7 @@ static void drop(struct redisidx *ix)
         redisFree(ix->c);
     ix->c = NULL;
     ix->discard = 0;
+    ix->loaded = 0;
 }
 
 /* ---- the URL ---- */
@@ -490,8 +516,13 @@ static void key_meta(const struct redisidx *ix, const void *key, size_t len, cha
     snprintf(out, KEY_MAX, "%s:m:%llx", ix->prefix, (unsigned long long)shard_of(ix, key, len));
 }
 
-/* A host's template counts (PREFIX:t:) or its documents counted (PREFIX:ts:), by the
- * XXH3-64 of the host key. */
+/* The ids that claimed payload keys without a fingerprint (PREFIX:c:, the key's shard). */
+static void key_claim(const struct redisidx *ix, const void *key, size_t len, char *out)
+{
+    snprintf(out, KEY_MAX, "%s:c:%llx", ix->prefix, (unsigned long long)shard_of(ix, key, len));
+}
+
+/* A host's template counts (PREFIX:t:), by the XXH3-64 of the host key. */
 static void key_tpl(const struct redisidx *ix, const char *what, const char *host, size_t len,
                     char *out)
 {
@@ -710,9 +741,149 @@ static enum redisidx_code meta_ensure(struct redisidx *ix, unsigned k_want, int 
             rfree(r);
             return rc;
         }
+        ix->created = r->type == REDIS_REPLY_STATUS;
         rfree(r); /* OK, or nil: another client made it first; read it */
     }
     return fail(ix, REDISIDX_ECORRUPT, "key %s: cannot create or read it", key);
+}
+
+/* One SCAN step from cursor (updated: "0" when done) over the keys matching pat, and
+ * SWEEP_LUA on those found (*swept: how many went). */
+static enum redisidx_code sweep_step(struct redisidx *ix, char *cursor, size_t cursor_len,
+                                     const char *pat, size_t *swept)
+{
+    const char *argv[6] = {"SCAN", cursor, "MATCH", pat, "COUNT", SWEEP_COUNT};
+    size_t lens[6] = {4, strlen(cursor), 5, strlen(pat), 5, strlen(SWEEP_COUNT)};
+    redisReply *r = NULL, *x = NULL;
+    enum redisidx_code rc = simple(ix, &r, 6, argv, lens, "SCAN");
+    if (rc == REDISIDX_OK)
+        rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "SCAN", NULL);
+    if (rc == REDISIDX_OK &&
+        (r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+         r->element[0]->len >= cursor_len || r->element[1]->type != REDIS_REPLY_ARRAY))
+        rc = fail(ix, REDISIDX_ECORRUPT, "SCAN: an unexpected reply");
+    const redisReply *keys = rc == REDISIDX_OK ? r->element[1] : NULL;
+    const char **kv = NULL;
+    size_t *kl = NULL;
+    if (keys && keys->elements) {
+        size_t n = keys->elements, argc = n + 3;
+        char nk[24];
+        snprintf(nk, sizeof nk, "%zu", n);
+        kv = malloc(argc * sizeof *kv);
+        kl = malloc(argc * sizeof *kl);
+        if (!kv || !kl)
+            rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
+        for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
+            if (keys->element[i]->type != REDIS_REPLY_STRING)
+                rc = fail(ix, REDISIDX_ECORRUPT, "SCAN: an unexpected reply");
+            else {
+                kv[3 + i] = keys->element[i]->str;
+                kl[3 + i] = keys->element[i]->len;
+            }
+        }
+        if (rc == REDISIDX_OK) {
+            kv[2] = nk;
+            kl[2] = strlen(nk);
+            rc = call_script(ix, SC_SWEEP, (int)argc, kv, kl, "sweep", &x);
+        }
+        if (rc == REDISIDX_OK)
+            rc = expect_type(ix, x, REDIS_REPLY_INTEGER, "EVALSHA", NULL);
+        if (rc == REDISIDX_OK)
+            *swept += (size_t)x->integer;
+    }
+    if (rc == REDISIDX_OK)
+        snprintf(cursor, cursor_len, "%.*s", (int)r->element[0]->len, r->element[0]->str);
+    free(kv);
+    free(kl);
+    rfree(r);
+    rfree(x);
+    return rc;
+}
+
+/* The SCAN cursor kept in key (a number) into out[0..len) ("": none), or an error. */
+static enum redisidx_code sweep_get(struct redisidx *ix, const char *key, char *out, size_t len)
+{
+    const char *argv[2] = {"GET", key};
+    size_t lens[2] = {3, strlen(key)};
+    redisReply *r = NULL;
+    enum redisidx_code rc = simple(ix, &r, 2, argv, lens, "GET");
+    out[0] = '\0';
+    if (rc == REDISIDX_OK && r->type != REDIS_REPLY_NIL &&
+        (rc = expect_type(ix, r, REDIS_REPLY_STRING, "GET", key)) == REDISIDX_OK) {
+        if (r->len >= len || !r->len || strspn(r->str, "0123456789") != r->len)
+            rc = fail(ix, REDISIDX_ECORRUPT, "key %s: not a SCAN cursor", key);
+        else
+            snprintf(out, len, "%.*s", (int)r->len, r->str);
+    }
+    rfree(r);
+    return rc;
+}
+
+/* Runs argv[0..argc) (a SET or DEL of the sweep's keys), its reply not an error. */
+static enum redisidx_code sweep_cmd(struct redisidx *ix, int argc, const char **argv)
+{
+    size_t lens[6];
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    redisReply *r = NULL;
+    enum redisidx_code rc = simple(ix, &r, argc, argv, lens, argv[0]);
+    if (rc == REDISIDX_OK && r->type == REDIS_REPLY_ERROR)
+        rc = reply_error(ix, r, argv[0], argv[1]);
+    rfree(r);
+    return rc;
+}
+
+/*
+ * The per-host ts: sets of the older template counting (before the caps, every host's
+ * documents counted were PREFIX:ts:HEX16, a set of up to 1M members each; now PREFIX:tseen
+ * holds them for all hosts), which nothing reads or deletes any more: unlinked by the
+ * clients that open the index until it is swept. SET NX of PREFIX:tsclean ("sweeping",
+ * expiring after SWEEP_LEASE s: a sweeper that dies is replaced) makes one client at a
+ * time the sweeper, while the others go on; it SCANs from the cursor kept in
+ * PREFIX:tscursor in steps of SWEEP_COUNT (MATCH the old names: Redis is never held for
+ * long), runs SWEEP_LUA on the keys of each step (sets only), and stops after
+ * SWEEP_BUDGET s (so an open never waits long: the next open goes on from the cursor
+ * kept) or at the end (PREFIX:tsclean 1, for good). A new index is made with it set.
+ */
+static enum redisidx_code old_keys_sweep(struct redisidx *ix)
+{
+    char key[KEY_MAX], ckey[KEY_MAX], pat[KEY_MAX + 96], cursor[32];
+    key_named(ix, "tsclean", key);
+    key_named(ix, "tscursor", ckey);
+    const char *argv[6] = {"SET", key, ix->created ? "1" : "sweeping", "NX", "EX", SWEEP_LEASE};
+    size_t lens[6] = {3, strlen(key), strlen(argv[2]), 2, 2, strlen(SWEEP_LEASE)};
+    redisReply *r = NULL;
+    enum redisidx_code rc = simple(ix, &r, ix->created ? 4 : 6, argv, lens, "SET");
+    int mine = rc == REDISIDX_OK && r->type == REDIS_REPLY_STATUS;
+    if (rc == REDISIDX_OK && r->type != REDIS_REPLY_NIL)
+        rc = expect_type(ix, r, REDIS_REPLY_STATUS, "SET", key);
+    rfree(r);
+    if (rc != REDISIDX_OK || !mine || ix->created)
+        return rc; /* swept (or being swept), or nothing to sweep */
+    if ((rc = sweep_get(ix, ckey, cursor, sizeof cursor)) != REDISIDX_OK)
+        return rc;
+    int n = snprintf(pat, sizeof pat, "%s:ts:", ix->prefix);
+    for (int i = 0; i < 16; i++)
+        n += snprintf(pat + n, sizeof pat - (size_t)n, "[0-9a-f]");
+    size_t swept = 0;
+    double until = mono_now() + ix->sweep_budget;
+    if (!cursor[0])
+        snprintf(cursor, sizeof cursor, "0");
+    do
+        rc = sweep_step(ix, cursor, sizeof cursor, pat, &swept);
+    while (rc == REDISIDX_OK && strcmp(cursor, "0") != 0 && mono_now() < until);
+    if (rc != REDISIDX_OK)
+        return rc;
+    if (strcmp(cursor, "0") != 0) { /* the next open goes on from here */
+        const char *keep[3] = {"SET", ckey, cursor}, *free_[2] = {"DEL", key};
+        if ((rc = sweep_cmd(ix, 3, keep)) == REDISIDX_OK)
+            rc = sweep_cmd(ix, 2, free_);
+        return rc;
+    }
+    const char *done[3] = {"SET", key, "1"}, *gone[2] = {"DEL", ckey};
+    if ((rc = sweep_cmd(ix, 3, done)) == REDISIDX_OK)
+        rc = sweep_cmd(ix, 2, gone);
+    return rc;
 }
 
 static enum redisidx_code connect_(struct redisidx *ix, int create)
@@ -758,8 +929,11 @@ static enum redisidx_code connect_(struct redisidx *ix, int create)
             rc = expect_type(ix, r, REDIS_REPLY_STATUS, "SELECT", NULL);
         rfree(r);
     }
+    int first = !ix->meta;
     if (rc == REDISIDX_OK)
         rc = meta_ensure(ix, ix->k, create);
+    if (rc == REDISIDX_OK && first && create)
+        rc = old_keys_sweep(ix);
     if (rc != REDISIDX_OK)
         drop(ix);
     return rc;
@@ -792,6 +966,7 @@ enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
     ix->tv.tv_sec = (time_t)DEFAULT_TIMEOUT;
     ix->max_retries = o && o->max_retries ? o->max_retries : DEFAULT_RETRIES;
     ix->retry_time = DEFAULT_RETRY_TIME;
+    ix->sweep_budget = o && o->sweep_budget > 0 ? o->sweep_budget : SWEEP_BUDGET;
     /* the URL in messages, without a password */
     const char *at = strchr(url, '@');
     const char *q = strchr(url, '?');
@@ -818,6 +993,10 @@ enum redisidx_code redisidx_open(const char *url, const struct redisidx_opts *o,
     rc = parse_url(ix, url);
     if (rc != REDISIDX_OK)
         goto out;
+    if (scripts_sha(ix) != 0) {
+        rc = fail(ix, REDISIDX_ENOMEM, "cannot compute the scripts' SHA-1 (libcrypto)");
+        goto out;
+    }
     ix->k = o ? o->k : 0;
     ix->k_zero = o && o->k_zero && !o->k;
     rc = connect_(ix, !(o && o->no_create));
@@ -995,6 +1174,7 @@ struct pstate {
     int want_doc;          /* its answer needs the document want (EXEC reply index) */
     uint64_t want;
     size_t exec_at;
+    size_t learn_at; /* its template blocks' learn in EXEC's reply (SIZE_MAX: none) */
 };
 
 static int page_args_ok(struct redisidx *ix, const struct redisidx_page *p, enum redisidx_code *rc)
@@ -1200,9 +1380,115 @@ static uint64_t tpl_seen_hash(const char *host, size_t host_len, uint64_t doc_ha
     return x ? x : 1;
 }
 
-/* Queues the EVAL that counts one document's template blocks (LEARN_LUA). */
+/*
+ * Claiming a payload without a fingerprint (redisidx_payload_claim), as the check decides
+ * by id and payload key, in one script so that nothing comes between the look and the
+ * write:
+ *   KEYS[1] the id's shard (i:), KEYS[2] the payload key's shard (p:), KEYS[3] its
+ *   metadata shard (m:), KEYS[4] its claims' shard (c:: key -> the id that claimed it);
+ *   ARGV: the id, the payload key, the metadata, the prefix (the original's document key
+ *   PREFIX:d:HEX is named from its number, as key_doc() does).
+ * 1. The id indexed (by a check): {'i', its record, the key's metadata}: KNOWN_ID.
+ * 2. The payload indexed with a page (however it was added: with metadata or not):
+ *    {'p', its document number, its document record, the metadata}: EXACT of that page.
+ * 3. The payload claimed before: {'m', the metadata, 1 when this id claimed it}: EXACT,
+ *    or the id's own claim (KNOWN_ID: idempotent by id).
+ * 4. Else the metadata and the id stored: {'n'}: NEW.
+ */
+static const char CLAIM_LUA[] =
+    "local rec = redis.call('HGET', KEYS[1], ARGV[1])\n"
+    "if rec then return {'i', rec, redis.call('HGET', KEYS[3], ARGV[2])} end\n"
+    "local doc = redis.call('HGET', KEYS[2], ARGV[2])\n"
+    "if doc then\n"
+    "  local dk = ARGV[4] .. ':d:' .. string.format('%x', math.floor((tonumber(doc) or 0) / 64))\n"
+    "  return {'p', doc, redis.call('HGET', dk, doc), redis.call('HGET', KEYS[3], ARGV[2])}\n"
+    "end\n"
+    "local m = redis.call('HGET', KEYS[3], ARGV[2])\n"
+    "if m then\n"
+    "  return {'m', m, redis.call('HGET', KEYS[4], ARGV[2]) == ARGV[1] and 1 or 0}\n"
+    "end\n"
+    "redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])\n"
+    "redis.call('HSET', KEYS[4], ARGV[2], ARGV[1])\n"
+    "return {'n'}\n";
+
+/* Of the keys named (found by SCAN), the sets are unlinked: the per-host ts: sets of the
+ * older template counting (old_keys_sweep). Returns how many. */
+static const char SWEEP_LUA[] = "local n = 0\n"
+                                "for _, k in ipairs(KEYS) do\n"
+                                "  if redis.call('TYPE', k).ok == 'set' then\n"
+                                "    redis.call('UNLINK', k) n = n + 1\n"
+                                "  end\n"
+                                "end\n"
+                                "return n\n";
+
+static const char *const SCRIPTS[SC_N] = {LEARN_LUA, CLAIM_LUA, SWEEP_LUA};
+
+/* The SHA-1 of every script, as EVALSHA names it (lower-case hex): 0, or -1. */
+static int scripts_sha(struct redisidx *ix)
+{
+    for (int s = 0; s < SC_N; s++) {
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        if (EVP_Digest(SCRIPTS[s], strlen(SCRIPTS[s]), md, &len, EVP_sha1(), NULL) != 1 ||
+            len != 20)
+            return -1;
+        hex_of(md, 20, ix->sha[s]);
+    }
+    return 0;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOSCRIPT", 8);
+}
+
+/* Queues a call of script s: argv[0..1] filled in here (EVALSHA and its SHA-1, or with
+ * evalit EVAL and its text), the rest the caller's. */
+static enum redisidx_code put_script(struct redisidx *ix, enum script s, int evalit, int argc,
+                                     const char **argv, size_t *lens)
+{
+    argv[0] = evalit ? "EVAL" : "EVALSHA";
+    lens[0] = strlen(argv[0]);
+    argv[1] = evalit ? SCRIPTS[s] : ix->sha[s];
+    lens[1] = strlen(argv[1]);
+    return put(ix, argc, argv, lens);
+}
+
+/*
+ * One call of script s (argv[0..1] filled in here), its reply into *out: EVALSHA of the
+ * SHA-1 computed here, and EVAL of the text when the server does not have it (NOSCRIPT:
+ * new, restarted, flushed), which leaves it there for the next EVALSHA; as Redis's own
+ * clients do, and as crawler/redis_frontier.c does. Never SCRIPT LOAD. what: the test
+ * hook's name for it, told once the script is known to have been sent to a server that
+ * has it.
+ */
+static enum redisidx_code call_script(struct redisidx *ix, enum script s, int argc,
+                                      const char **argv, size_t *lens, const char *what,
+                                      redisReply **out)
+{
+    enum redisidx_code rc = REDISIDX_OK;
+    *out = NULL;
+    for (int evalit = 0; evalit < 2 && rc == REDISIDX_OK; evalit++) {
+        rfree(*out);
+        *out = NULL;
+        rc = put_script(ix, s, evalit, argc, argv, lens);
+        if (rc == REDISIDX_OK && (evalit || (ix->loaded >> s & 1u)))
+            sent(ix, what);
+        ix->round_trips++;
+        if (rc == REDISIDX_OK)
+            rc = get(ix, out);
+        if (rc == REDISIDX_OK && !is_noscript(*out))
+            break;
+    }
+    if (rc == REDISIDX_OK && (*out)->type != REDIS_REPLY_ERROR)
+        ix->loaded |= 1u << s;
+    return rc;
+}
+
+/* Queues the call that counts one document's template blocks (LEARN_LUA): EVALSHA, or
+ * with evalit EVAL of its text. */
 static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_t host_len,
-                                    uint64_t doc_hash, const uint64_t *blocks, size_t n)
+                                    uint64_t doc_hash, const uint64_t *blocks, size_t n, int evalit)
 {
     enum { FIXED = 14 };
     if (n > DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2)
@@ -1233,9 +1519,9 @@ static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_
                  (unsigned long long)tpl_seen_hash(host, host_len, doc_hash));
     else
         hex[n][0] = '\0';
-    const char *fixed[FIXED] = {"EVAL", LEARN_LUA, "5",    tk,      sk,      hk,      kk,
-                                nk,     host,      hex[n], caps[0], caps[1], caps[2], caps[3]};
-    for (size_t i = 0; i < FIXED; i++) {
+    const char *fixed[FIXED] = {NULL, NULL, "5",    tk,      sk,      hk,      kk,
+                                nk,   host, hex[n], caps[0], caps[1], caps[2], caps[3]};
+    for (size_t i = 2; i < FIXED; i++) {
         argv[i] = fixed[i];
         lens[i] = strlen(fixed[i]);
     }
@@ -1245,7 +1531,7 @@ static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_
         argv[FIXED + i] = hex[i];
         lens[FIXED + i] = 16;
     }
-    rc = put(ix, (int)argc, argv, lens);
+    rc = put_script(ix, SC_LEARN, evalit, (int)argc, argv, lens);
 out:
     free(argv);
     free(lens);
@@ -1253,10 +1539,58 @@ out:
     return rc;
 }
 
-/* The adds of one NEW page into the open MULTI: buckets, document, id, payload, count. */
-static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_page *p,
-                                    uint64_t doc, size_t *queued)
+/*
+ * Counts docs[0..n) in one pipeline: EVALSHA each (the first as EVAL when this connection
+ * has not run the script: Redis runs a pipeline in order, so the others find it); those
+ * answered NOSCRIPT (the script flushed, or a server that never had it) are sent once more,
+ * the first as EVAL. A NOSCRIPT ran nothing, so nothing is counted twice.
+ */
+static enum redisidx_code learn_run(struct redisidx *ix, const struct redisidx_tpl_doc *docs,
+                                    size_t n)
 {
+    unsigned char *todo = malloc(n ? n : 1);
+    if (!todo)
+        return fail(ix, REDISIDX_ENOMEM, "out of memory");
+    memset(todo, 1, n);
+    enum redisidx_code rc = REDISIDX_OK;
+    for (int pass = 0; pass < 2 && rc == REDISIDX_OK; pass++) {
+        int evalit = pass || !(ix->loaded >> SC_LEARN & 1u);
+        size_t again = 0;
+        for (size_t i = 0; i < n && rc == REDISIDX_OK; i++)
+            if (todo[i]) {
+                rc = put_learn(ix, docs[i].host ? docs[i].host : "", docs[i].host_len,
+                               docs[i].doc_hash, docs[i].blocks, docs[i].n, evalit);
+                evalit = 0;
+            }
+        ix->round_trips++;
+        for (size_t i = 0; i < n && rc == REDISIDX_OK; i++) {
+            if (!todo[i])
+                continue;
+            redisReply *r = NULL;
+            char tk[KEY_MAX];
+            key_tpl(ix, "t", docs[i].host ? docs[i].host : "", docs[i].host_len, tk);
+            rc = get(ix, &r);
+            todo[i] = rc == REDISIDX_OK && pass == 0 && is_noscript(r);
+            again += todo[i];
+            if (rc == REDISIDX_OK && !todo[i])
+                rc = expect_type(ix, r, REDIS_REPLY_INTEGER, "EVALSHA", tk);
+            rfree(r);
+        }
+        if (rc == REDISIDX_OK && again < n)
+            ix->loaded |= 1u << SC_LEARN;
+        if (!again)
+            break;
+    }
+    free(todo);
+    return rc;
+}
+
+/* The adds of one NEW page into the open MULTI: buckets, document, id, payload, its
+ * template blocks (*learn_at: where the learn's reply is in EXEC's; SIZE_MAX: none), count. */
+static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_page *p,
+                                    uint64_t doc, size_t *queued, size_t *learn_at)
+{
+    *learn_at = SIZE_MAX;
     char key[KEY_MAX], fpdec[24], docdec[24], fphex[17];
     enum redisidx_code rc = REDISIDX_OK;
     snprintf(fpdec, sizeof fpdec, "%lld", (long long)(int64_t)p->fp);
@@ -1315,8 +1649,10 @@ static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_p
         rc = put(ix, 4, argv, lens);
         (*queued)++;
     }
-    if (rc == REDISIDX_OK && p->n_blocks) {
-        rc = put_learn(ix, p->host, p->host_len, p->doc_hash, p->blocks, p->n_blocks);
+    if (rc == REDISIDX_OK && p->n_blocks) { /* EVAL until this connection has run it */
+        *learn_at = *queued;
+        rc = put_learn(ix, p->host, p->host_len, p->doc_hash, p->blocks, p->n_blocks,
+                       !(ix->loaded >> SC_LEARN & 1u));
         (*queued)++;
     }
     if (rc == REDISIDX_OK) {
@@ -1468,6 +1804,36 @@ static enum redisidx_code check_get_reads(struct redisidx *ix, struct check *ck)
     return REDISIDX_OK;
 }
 
+/* A reply x of HGET in key: 1 a value (a string), 0 none (nil), -1 anything else (*rc
+ * the error, the key named). */
+static int hget_found(struct redisidx *ix, const redisReply *x, const char *key,
+                      enum redisidx_code *rc)
+{
+    if (x->type == REDIS_REPLY_STRING)
+        return 1;
+    if (x->type == REDIS_REPLY_NIL)
+        return 0;
+    *rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key);
+    return -1;
+}
+
+/* The first page before i of the batch that the batch adds and that has page i's id
+ * (by_key 0) or payload key (1); ck->n when none. */
+static size_t batch_same(const struct check *ck, size_t i, int by_key)
+{
+    const struct redisidx_page *p = &ck->p[i];
+    const void *b = by_key ? p->key : p->id;
+    size_t len = by_key ? p->key_len : p->id_len;
+    for (size_t j = 0; j < i; j++) {
+        const struct redisidx_page *q = &ck->p[j];
+        const void *qb = by_key ? q->key : q->id;
+        if (ck->ps[j].new_in_batch && qb && (by_key ? q->key_len : q->id_len) == len &&
+            !memcmp(qb, b, len))
+            return j;
+    }
+    return ck->n;
+}
+
 /* Page i by its id: KNOWN_ID (or NEW, added, when this call's lost EXEC added it), also
  * when an earlier page of the batch added the id. *done 1 when decided. */
 static enum redisidx_code decide_by_id(struct redisidx *ix, struct check *ck, size_t i, int *done)
@@ -1477,36 +1843,33 @@ static enum redisidx_code decide_by_id(struct redisidx *ix, struct check *ck, si
     const redisReply *x = ck->ps[i].id_r;
     char key[KEY_MAX];
     enum redisidx_code rc = REDISIDX_OK;
-    *done = 1;
     key_id(ix, p->id, p->id_len, key);
-    if (x->type == REDIS_REPLY_STRING) {
-        uint64_t doc, fp;
-        if (parse_idrec(x->str, x->len, &doc, &fp) != 0)
-            return fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", key,
-                        (int)(p->id_len > 200 ? 200 : p->id_len), p->id);
+    int found = hget_found(ix, x, key, &rc);
+    size_t j = found ? ck->n : batch_same(ck, i, 0);
+    *done = found != 0 || j < ck->n;
+    if (found < 0)
+        return rc;
+    if (j < ck->n) {
         res->verdict = REDISIDX_KNOWN_ID;
-        res->fp = fp;
-        if ((rc = stored_meta(ix, p, ck->ps[i].meta_r, x, res)) != REDISIDX_OK)
-            return rc;
-        if (i < ix->pend_n && ix->pend[i] && fp == p->fp) {
-            /* added by this call's EXEC whose reply the lost connection took */
-            res->verdict = REDISIDX_NEW;
-            res->added = 1;
-            res->fp = 0;
-        }
+        res->fp = ck->p[j].fp;
         return REDISIDX_OK;
     }
-    if (x->type != REDIS_REPLY_NIL &&
-        (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
+    if (!found)
+        return REDISIDX_OK;
+    uint64_t doc, fp;
+    if (parse_idrec(x->str, x->len, &doc, &fp) != 0)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", key,
+                    (int)(p->id_len > 200 ? 200 : p->id_len), p->id);
+    res->verdict = REDISIDX_KNOWN_ID;
+    res->fp = fp;
+    if ((rc = stored_meta(ix, p, ck->ps[i].meta_r, x, res)) != REDISIDX_OK)
         return rc;
-    for (size_t j = 0; j < i; j++)
-        if (ck->ps[j].new_in_batch && ck->p[j].id_len == p->id_len &&
-            !memcmp(ck->p[j].id, p->id, p->id_len)) {
-            res->verdict = REDISIDX_KNOWN_ID;
-            res->fp = ck->p[j].fp;
-            return REDISIDX_OK;
-        }
-    *done = 0;
+    if (i < ix->pend_n && ix->pend[i] && fp == p->fp) {
+        /* added by this call's EXEC whose reply the lost connection took */
+        res->verdict = REDISIDX_NEW;
+        res->added = 1;
+        res->fp = 0;
+    }
     return REDISIDX_OK;
 }
 
@@ -1517,44 +1880,41 @@ static enum redisidx_code decide_by_key(struct redisidx *ix, struct check *ck, s
 {
     const struct redisidx_page *p = &ck->p[i];
     struct redisidx_result *res = &ck->r[i];
-    const redisReply *x = ck->ps[i].pay_r;
+    const redisReply *x = ck->ps[i].pay_r, *m = ck->ps[i].meta_r;
     char key[KEY_MAX];
     enum redisidx_code rc = REDISIDX_OK;
-    *done = 1;
     key_pay(ix, p->key, p->key_len, key);
-    if (x->type == REDIS_REPLY_STRING) {
+    int found = hget_found(ix, x, key, &rc);
+    int claimed = !found && m && m->type == REDIS_REPLY_STRING;
+    size_t j = found || claimed ? ck->n : batch_same(ck, i, 1);
+    *done = found != 0 || claimed || j < ck->n;
+    if (found < 0)
+        return rc;
+    if (found) {
         int64_t doc;
         if (parse_i64(x->str, x->len, &doc) != 0 || doc < 1)
             return fail(ix, REDISIDX_ECORRUPT, "key %s: a payload entry is damaged", key);
         res->verdict = REDISIDX_EXACT;
         ck->ps[i].want_doc = 1;
         ck->ps[i].want = (uint64_t)doc;
-        return stored_meta(ix, p, ck->ps[i].meta_r, NULL, res);
+        return stored_meta(ix, p, m, NULL, res);
     }
-    if (x->type != REDIS_REPLY_NIL &&
-        (rc = expect_type(ix, x, REDIS_REPLY_STRING, "HGET", key)) != REDISIDX_OK)
-        return rc;
-    if (ck->ps[i].meta_r && ck->ps[i].meta_r->type == REDIS_REPLY_STRING) {
+    if (claimed) {
         /* stored without a fingerprint (redisidx_payload_claim): an exact duplicate
          * of that payload, as the in-process decision's (filter/decide.c known()) */
         res->verdict = REDISIDX_EXACT;
-        return stored_meta(ix, p, ck->ps[i].meta_r, NULL, res);
+        return stored_meta(ix, p, m, NULL, res);
     }
-    for (size_t j = 0; j < i; j++) {
-        const struct redisidx_page *q = &ck->p[j];
-        if (ck->ps[j].new_in_batch && q->key && q->key_len == p->key_len &&
-            !memcmp(q->key, p->key, p->key_len)) {
-            res->verdict = REDISIDX_EXACT;
-            res->fp = q->fp;
-            if ((rc = result_dup(ix, res, q->id, q->id_len)) != REDISIDX_OK)
-                return rc;
-            if (q->meta && (rc = result_meta(ix, res, q->meta, q->meta_len)) != REDISIDX_OK)
-                return rc;
-            return REDISIDX_OK;
-        }
-    }
-    *done = 0;
-    return REDISIDX_OK;
+    if (j == ck->n)
+        return REDISIDX_OK;
+    const struct redisidx_page *q = &ck->p[j];
+    res->verdict = REDISIDX_EXACT;
+    res->fp = q->fp;
+    if ((rc = result_dup(ix, res, q->id, q->id_len)) != REDISIDX_OK)
+        return rc;
+    if (q->meta)
+        rc = result_meta(ix, res, q->meta, q->meta_len);
+    return rc;
 }
 
 /* Page i by its fingerprint: NEAR the nearest within k of its buckets' candidates and the
@@ -1653,7 +2013,7 @@ static enum redisidx_code check_send_exec(struct redisidx *ix, struct check *ck)
     }
     for (size_t i = 0; i < ck->n && rc == REDISIDX_OK; i++)
         if (ck->ps[i].new_in_batch)
-            rc = queue_add(ix, &ck->p[i], ck->ps[i].doc, &ck->exec_n);
+            rc = queue_add(ix, &ck->p[i], ck->ps[i].doc, &ck->exec_n, &ck->ps[i].learn_at);
     if (rc == REDISIDX_OK)
         rc = put_str(ix, 1, "EXEC");
     if (rc != REDISIDX_OK)
@@ -1664,6 +2024,37 @@ static enum redisidx_code check_send_exec(struct redisidx *ix, struct check *ck)
     sent(ix, "EXEC");
     ix->round_trips++;
     return REDISIDX_OK;
+}
+
+/* After EXEC: a learn that ran leaves the script known on this connection. */
+static enum redisidx_code check_learned(struct redisidx *ix, const struct check *ck)
+{
+    for (size_t i = 0; i < ck->n; i++)
+        if (ck->ps[i].new_in_batch && ck->ps[i].learn_at != SIZE_MAX)
+            ix->loaded |= 1u << SC_LEARN;
+    return REDISIDX_OK;
+}
+
+/* After an EXEC whose learns were answered NOSCRIPT (the script flushed under a connection
+ * that had run it: the pages were added, their blocks not counted): those learns again,
+ * on their own (learn_run), before the call returns. */
+static enum redisidx_code check_relearn(struct redisidx *ix, const struct check *ck)
+{
+    struct redisidx_tpl_doc *d = malloc(ck->n * sizeof *d);
+    size_t m = 0;
+    if (!d)
+        return fail(ix, REDISIDX_ENOMEM, "out of memory");
+    ix->loaded &= ~(1u << SC_LEARN);
+    for (size_t i = 0; i < ck->n; i++) {
+        const struct redisidx_page *p = &ck->p[i];
+        if (ck->ps[i].new_in_batch && ck->ps[i].learn_at != SIZE_MAX &&
+            is_noscript(ck->exec_r->element[ck->ps[i].learn_at]))
+            d[m++] = (struct redisidx_tpl_doc){p->host, p->host_len, p->doc_hash, p->blocks,
+                                               p->n_blocks};
+    }
+    enum redisidx_code rc = learn_run(ix, d, m);
+    free(d);
+    return rc;
 }
 
 /* Round trip 2, read: +OK and +QUEUED each, then EXEC's array (nil: ECONFLICT). */
@@ -1691,10 +2082,15 @@ static enum redisidx_code check_get_exec(struct redisidx *ix, struct check *ck)
     if (ck->exec_r->elements != ck->exec_n)
         return fail(ix, REDISIDX_ECORRUPT, "EXEC: %zu replies for %zu commands",
                     ck->exec_r->elements, ck->exec_n);
-    for (size_t q = 0; q < ck->exec_n; q++)
-        if (ck->exec_r->element[q]->type == REDIS_REPLY_ERROR)
-            return reply_error(ix, ck->exec_r->element[q], "EXEC", NULL);
-    return REDISIDX_OK;
+    int noscript = 0;
+    for (size_t q = 0; q < ck->exec_n; q++) {
+        const redisReply *e = ck->exec_r->element[q];
+        if (is_noscript(e))
+            noscript = 1; /* a learn: the script flushed since this connection ran it */
+        else if (e->type == REDIS_REPLY_ERROR)
+            return reply_error(ix, e, "EXEC", NULL);
+    }
+    return noscript ? check_relearn(ix, ck) : check_learned(ix, ck);
 }
 
 /* After EXEC: the pages added, and the originals' ids (and EXACT's fingerprints) from the
@@ -1966,65 +2362,134 @@ enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_pa
 
 /* ---- payloads without a fingerprint ---- */
 
-/* KEYS[1] the payload key's metadata shard; ARGV: the key, the metadata. nil when the
- * metadata was stored now (the first), else the metadata stored before. */
-static const char CLAIM_LUA[] = "if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then\n"
-                                "  return false\n"
-                                "end\n"
-                                "return redis.call('HGET', KEYS[1], ARGV[1])\n";
-
 struct claim_args {
+    const char *id;
     const void *key, *meta;
-    size_t key_len, meta_len;
+    size_t id_len, key_len, meta_len;
     struct redisidx_result *r;
+    int tried; /* an attempt of this call sent the script: its reply may have been lost */
 };
+
+/* CLAIM_LUA's 'i' answer: KNOWN_ID, the id's fingerprint, the metadata stored with this
+ * payload key when the id was added with it (x: the id record, m: the metadata's reply). */
+static enum redisidx_code claim_known(struct redisidx *ix, const struct claim_args *a,
+                                      const redisReply *x, const redisReply *m)
+{
+    char ik[KEY_MAX];
+    uint64_t doc;
+    struct redisidx_page p = {.key = a->key, .key_len = a->key_len};
+    key_id(ix, a->id, a->id_len, ik);
+    if (x->type != REDIS_REPLY_STRING || parse_idrec(x->str, x->len, &doc, &a->r->fp) != 0)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: the record of id '%.*s' is damaged", ik,
+                    (int)(a->id_len > 200 ? 200 : a->id_len), a->id);
+    a->r->verdict = REDISIDX_KNOWN_ID;
+    return stored_meta(ix, &p, m, x, a->r);
+}
+
+/* CLAIM_LUA's 'p' answer: EXACT of the page indexed with the payload (doc: its number, d:
+ * its document record, m: the metadata stored with the key, if any). */
+static enum redisidx_code claim_exact(struct redisidx *ix, const struct claim_args *a,
+                                      const redisReply *doc, const redisReply *d,
+                                      const redisReply *m)
+{
+    char pk[KEY_MAX];
+    int64_t n = 0;
+    const char *id;
+    size_t id_len;
+    struct redisidx_page p = {.key = a->key, .key_len = a->key_len};
+    key_pay(ix, a->key, a->key_len, pk);
+    if (doc->type != REDIS_REPLY_STRING || parse_i64(doc->str, doc->len, &n) != 0 || n < 1)
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: a payload entry is damaged", pk);
+    if (d->type != REDIS_REPLY_STRING || parse_docrec(d->str, d->len, &a->r->fp, &id, &id_len))
+        return fail(ix, REDISIDX_ECORRUPT, "key %s: document %lld is %s", pk, (long long)n,
+                    d->type == REDIS_REPLY_NIL ? "missing" : "damaged");
+    a->r->verdict = REDISIDX_EXACT;
+    enum redisidx_code rc = result_dup(ix, a->r, id, id_len);
+    return rc == REDISIDX_OK ? stored_meta(ix, &p, m, NULL, a->r) : rc;
+}
+
+/* CLAIM_LUA's answer x into a->r (tried: an earlier attempt of the call sent it). */
+static enum redisidx_code claim_answer(struct redisidx *ix, const struct claim_args *a,
+                                       const redisReply *x, const char *mk, int tried)
+{
+    enum redisidx_code rc = expect_type(ix, x, REDIS_REPLY_ARRAY, "EVALSHA", mk);
+    if (rc != REDISIDX_OK)
+        return rc;
+    static const size_t want[4] = {3, 4, 3, 1}; /* i p m n */
+    const char *tags = "ipmn", *t;
+    const redisReply *const *e = (const redisReply *const *)x->element;
+    if (!x->elements || e[0]->type != REDIS_REPLY_STRING || e[0]->len != 1 || !e[0]->str[0] ||
+        !(t = strchr(tags, e[0]->str[0])) || x->elements != want[t - tags])
+        return fail(ix, REDISIDX_ECORRUPT, "the claim of a payload in %s: an unexpected answer",
+                    mk);
+    switch (*t) {
+    case 'i':
+        return claim_known(ix, a, e[1], e[2]);
+    case 'p':
+        return claim_exact(ix, a, e[1], e[2], e[3]);
+    case 'm':
+        if (e[1]->type != REDIS_REPLY_STRING || e[2]->type != REDIS_REPLY_INTEGER)
+            return fail(ix, REDISIDX_ECORRUPT, "key %s: a damaged claim", mk);
+        if (e[2]->integer && tried) { /* this call's own, its reply lost */
+            a->r->verdict = REDISIDX_NEW;
+            a->r->added = 1;
+            return REDISIDX_OK;
+        }
+        /* this id's own claim (idempotent by id), or another's: EXACT */
+        a->r->verdict = e[2]->integer ? REDISIDX_KNOWN_ID : REDISIDX_EXACT;
+        return result_meta(ix, a->r, e[1]->str, e[1]->len);
+    default:
+        a->r->verdict = REDISIDX_NEW;
+        a->r->added = 1;
+        return REDISIDX_OK;
+    }
+}
 
 static enum redisidx_code claim_step(struct redisidx *ix, void *arg)
 {
     struct claim_args *a = arg;
-    char mk[KEY_MAX];
+    char ik[KEY_MAX], pk[KEY_MAX], mk[KEY_MAX], ck[KEY_MAX];
     redisReply *x = NULL;
+    key_id(ix, a->id, a->id_len, ik);
+    key_pay(ix, a->key, a->key_len, pk);
     key_meta(ix, a->key, a->key_len, mk);
-    const char *argv[6] = {"EVAL", CLAIM_LUA, "1", mk, a->key, a->meta};
-    size_t lens[6] = {4, strlen(CLAIM_LUA), 1, strlen(mk), a->key_len, a->meta_len};
-    enum redisidx_code rc = put(ix, 6, argv, lens);
+    key_claim(ix, a->key, a->key_len, ck);
+    const char *argv[11] = {NULL, NULL, "4", ik, pk, mk, ck, a->id, a->key, a->meta, ix->prefix};
+    size_t lens[11] = {
+        0,          0,         1,          strlen(ik),  strlen(pk),        strlen(mk),
+        strlen(ck), a->id_len, a->key_len, a->meta_len, strlen(ix->prefix)};
+    int tried = a->tried;
+    a->tried = 1;
+    result_reset(a->r);
+    enum redisidx_code rc = call_script(ix, SC_CLAIM, 11, argv, lens, "claim", &x);
     if (rc == REDISIDX_OK)
-        rc = get(ix, &x);
-    if (rc == REDISIDX_OK && x->type == REDIS_REPLY_NIL) {
-        a->r->verdict = REDISIDX_NEW;
-        a->r->added = 1;
-    } else if (rc == REDISIDX_OK &&
-               (rc = expect_type(ix, x, REDIS_REPLY_STRING, "EVAL", mk)) == REDISIDX_OK) {
-        /* our own metadata: this call's, stored by an attempt whose reply was lost */
-        int own = x->len == a->meta_len && memcmp(x->str, a->meta, a->meta_len) == 0;
-        a->r->verdict = own ? REDISIDX_NEW : REDISIDX_EXACT;
-        a->r->added = own;
-        if (!own)
-            rc = result_meta(ix, a->r, x->str, x->len);
-    }
+        rc = claim_answer(ix, a, x, mk, tried);
     if (rc != REDISIDX_OK)
         drop(ix);
     rfree(x);
     return rc;
 }
 
-enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const void *key, size_t key_len,
-                                          const void *meta, size_t meta_len,
-                                          struct redisidx_result *r)
+enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const char *id, size_t id_len,
+                                          const void *key, size_t key_len, const void *meta,
+                                          size_t meta_len, struct redisidx_result *r)
 {
-    if (!ix || !key || !meta || !r)
+    if (!ix || !id || !key || (!meta && meta_len) || !r)
         return REDISIDX_EINVAL;
     pthread_mutex_lock(&ix->mu);
     ix->err[0] = '\0';
     result_reset(r);
     enum redisidx_code rc = REDISIDX_OK;
-    if (!key_len || key_len > REDISIDX_MAX_KEY_BYTES || meta_len > REDISIDX_MAX_META_BYTES) {
+    if (!id_len || memchr(id, '\0', id_len) || id_len > REDISIDX_MAX_ID_BYTES) {
+        rc = fail(ix, id_len > REDISIDX_MAX_ID_BYTES ? REDISIDX_ETOOLARGE : REDISIDX_EINVAL,
+                  "an id of %zu bytes (1 to %u, no NUL)", id_len, REDISIDX_MAX_ID_BYTES);
+    } else if (!key_len || key_len > REDISIDX_MAX_KEY_BYTES || meta_len > REDISIDX_MAX_META_BYTES) {
         rc = fail(ix, REDISIDX_ETOOLARGE,
                   "a payload key of %zu bytes (1 to %u) or metadata of "
                   "%zu (at most %u)",
                   key_len, REDISIDX_MAX_KEY_BYTES, meta_len, REDISIDX_MAX_META_BYTES);
     } else {
-        struct claim_args a = {key, meta, key_len, meta_len, r};
+        struct claim_args a = {id, key, meta ? meta : "", id_len, key_len, meta_len, r, 0};
         rc = transact(ix, claim_step, &a);
     }
     pthread_mutex_unlock(&ix->mu);
@@ -2109,15 +2574,10 @@ out:
 static enum redisidx_code learn_step(struct redisidx *ix, void *arg)
 {
     struct tpl_args *a = arg;
-    redisReply *r = NULL;
-    char tk[KEY_MAX];
-    key_tpl(ix, "t", a->host, a->host_len, tk);
-    enum redisidx_code rc = put_learn(ix, a->host, a->host_len, a->doc_hash, a->blocks, a->n);
-    if (rc == REDISIDX_OK && (rc = get(ix, &r)) == REDISIDX_OK)
-        rc = expect_type(ix, r, REDIS_REPLY_INTEGER, "EVAL", tk);
+    struct redisidx_tpl_doc d = {a->host, a->host_len, a->doc_hash, a->blocks, a->n};
+    enum redisidx_code rc = learn_run(ix, &d, 1);
     if (rc != REDISIDX_OK)
         drop(ix);
-    rfree(r);
     return rc;
 }
 
@@ -2126,25 +2586,11 @@ struct learn_many_args {
     size_t n;
 };
 
-/* The EVALs of every document in one pipeline, then their replies. */
+/* Every document's learn in one pipeline (learn_run). */
 static enum redisidx_code learn_many_step(struct redisidx *ix, void *arg)
 {
     struct learn_many_args *a = arg;
-    enum redisidx_code rc = REDISIDX_OK;
-    size_t sent_n = 0;
-    for (; sent_n < a->n && rc == REDISIDX_OK; sent_n++) {
-        const struct redisidx_tpl_doc *d = &a->docs[sent_n];
-        rc = put_learn(ix, d->host, d->host_len, d->doc_hash, d->blocks, d->n);
-    }
-    ix->round_trips++;
-    for (size_t i = 0; i < sent_n && rc == REDISIDX_OK; i++) {
-        redisReply *r = NULL;
-        char tk[KEY_MAX];
-        key_tpl(ix, "t", a->docs[i].host ? a->docs[i].host : "", a->docs[i].host_len, tk);
-        if ((rc = get(ix, &r)) == REDISIDX_OK)
-            rc = expect_type(ix, r, REDIS_REPLY_INTEGER, "EVAL", tk);
-        rfree(r);
-    }
+    enum redisidx_code rc = learn_run(ix, a->docs, a->n);
     if (rc != REDISIDX_OK)
         drop(ix);
     return rc;

@@ -43,7 +43,9 @@
  * method, k, fingerprint version, design, bucket bits: opening an index of another k,
  * method or fingerprint version is an error), one hash per (table, bucket) of fingerprint
  * -> document number, the documents (number -> fingerprint, id), the ids (id ->
- * number, fingerprint, decision), the payload keys (key -> number), a counter.
+ * number, fingerprint, decision), the payload keys (key -> number), a counter. An index
+ * written by the older template counting has its per-host ts: sets unlinked once, by the
+ * first redisidx_open() (not no_create) that finds it unswept: SCAN in steps.
  *
  * Atomicity (HOW IT WORKS in redisidx.c): one pipelined round trip WATCHes the candidate
  * buckets and reads them with the id and payload; distances are computed here; a NEW page
@@ -86,6 +88,8 @@ struct redisidx_opts {
                            * index's" */
     int no_create;        /* 1: an index that is not there is an error (ECORRUPT "no
                            * index"), not made (stats, tools that only read) */
+    double sweep_budget;  /* s this open sweeps old keys at most (0: 1 s; at least one
+                           * SCAN step; docs/REDIS-INDEX.md) */
 };
 
 struct redisidx;
@@ -189,21 +193,25 @@ enum redisidx_code redisidx_lookup(struct redisidx *ix, const struct redisidx_pa
                                    struct redisidx_result *r) __attribute__((warn_unused_result));
 
 /*
- * A payload without a fingerprint (a page with too little text, an image, a stylesheet):
- * its metadata stored with its payload key unless the key has some already (HSETNX, in
- * the map redisidx_check() stores a page's meta in). r->verdict NEW (added 1: this call
- * stored meta, or an attempt of it whose reply was lost) or EXACT with r->meta the
- * metadata stored first (r->dup_id is not set: the caller's metadata names the original).
- * Nothing is indexed. One round trip.
+ * A payload without a fingerprint (a page with too little text, an image, a stylesheet)
+ * of the page id, decided as redisidx_check() decides by id and payload key, atomically
+ * (one script): the id indexed: KNOWN_ID (r->meta as redisidx_check() gives it); the key
+ * indexed with a page, however that page was added (with metadata or without, by a check
+ * or a batch): EXACT with r->dup_id and r->fp the page's and r->meta its metadata, if any;
+ * the key claimed before: EXACT with r->meta the metadata stored then (no r->dup_id: the
+ * metadata names the original), or KNOWN_ID with it when this id made that claim
+ * (idempotent by id: a page claimed again after a crash gets its own decision back); else
+ * NEW, added 1: meta (may be NULL when meta_len is 0) and the id stored with the key.
+ * Nothing is indexed. One round trip (two the first time a Redis is asked: the script).
  */
-enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const void *key, size_t key_len,
-                                          const void *meta, size_t meta_len,
-                                          struct redisidx_result *r)
+enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const char *id, size_t id_len,
+                                          const void *key, size_t key_len, const void *meta,
+                                          size_t meta_len, struct redisidx_result *r)
     __attribute__((warn_unused_result));
 
 /*
  * Site templates shared by every client (docs/FINGERPRINT.md, "Template blocks"): the
- * counts of dedup_templates_add_doc() kept per host key in Redis (PREFIX:t: and PREFIX:ts:,
+ * counts of dedup_templates_add_doc() kept per host key in Redis (PREFIX:t: and others,
  * docs/REDIS-INDEX.md), so that every client leaves out the blocks one process would.
  * redisidx_template_mark(): is_template[0..n) for blocks[0..n) of a page of host (n_tokens
  * their token counts) by dedup_templates_mark_counts() over the counts read now (one
@@ -267,8 +275,9 @@ enum redisidx_code redisidx_stats(struct redisidx *ix, struct redisidx_stats *s)
     __attribute__((warn_unused_result));
 
 /* For the tests: fn(userdata, "EXEC") once a transaction's EXEC is written to Redis and
- * before its reply is read; fn returning non-zero makes the connection lost there, the
- * reply unread (as when Redis or the network dies after running it). */
+ * before its reply is read ("claim": a payload claim's script, "sweep": a step of the old
+ * keys' sweep); fn returning non-zero makes the connection lost there, the reply unread
+ * (as when Redis or the network dies after running it). */
 void redisidx_set_sent_hook(struct redisidx *ix, int (*fn)(void *userdata, const char *what),
                             void *userdata);
 

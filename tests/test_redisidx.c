@@ -32,6 +32,7 @@
 #define FP_STR(x) FP_STR_(x)
 #define FP_VERSION "fingerprint=" FP_STR(DEDUP_FINGERPRINT_VERSION)
 
+#include <hiredis.h>
 #include <xxhash.h>
 #include "tests/testutil.h"
 
@@ -44,8 +45,13 @@ static int suite_init(void)
     return 0; /* each test fails on its own when the server is missing */
 }
 
+static redisContext *tconn;
+
 static int suite_clean(void)
 {
+    if (tconn)
+        redisFree(tconn);
+    tconn = NULL;
     test_redis_stop(&srv, 0);
     return 0;
 }
@@ -645,6 +651,7 @@ static void test_redisidx_connections(void)
  * client's connection dropped unread). */
 struct crash_at {
     struct test_redis *srv;
+    const char *what; /* the step it fires at (NULL: "EXEC") */
     int armed, fired;
     long delay_ms;
     const char *probe[3];
@@ -654,7 +661,7 @@ struct crash_at {
 static int crash_on_exec(void *userdata, const char *what)
 {
     struct crash_at *c = userdata;
-    if (!c->armed || strcmp(what, "EXEC") != 0)
+    if (!c->armed || strcmp(what, c->what ? c->what : "EXEC") != 0)
         return 0;
     c->armed = 0;
     struct timespec ms5 = {0, 5000000};
@@ -727,6 +734,23 @@ static void test_redisidx_reconnect(void)
     ASSERT_EQ(deleted, 1);
     ASSERT_EQ(redisidx_delete(ix, "u2", 2, &deleted), REDISIDX_OK);
     ASSERT_EQ(deleted, 0);
+    /* a payload claim whose reply is lost: its own claim, new, added; again: KNOWN_ID */
+    ASSERT_EQ(redisidx_payload_claim(ix, "u7", 2, "pay-0", 5, "m0", 2, &r), REDISIDX_OK);
+    char ckey[64];
+    snprintf(ckey, sizeof ckey, "rc:c:%llx", (unsigned long long)(XXH3_64bits("pay-1", 5) >> 50));
+    cr.what = "claim";
+    cr.probe[0] = "HSTRLEN";
+    cr.probe[1] = ckey;
+    cr.probe[2] = "pay-1";
+    cr.want = 2; /* the claimer's id, "u8", stored */
+    cr.armed = 1;
+    ASSERT_EQ(redisidx_payload_claim(ix, "u8", 2, "pay-1", 5, "m1", 2, &r), REDISIDX_OK);
+    CU_ASSERT(cr.fired);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 1);
+    ASSERT_EQ(redisidx_payload_claim(ix, "u8", 2, "pay-1", 5, "m1", 2, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    CU_ASSERT(r.meta && strcmp(r.meta, "m1") == 0);
     redisidx_close(ix);
     /* a server that stays down: an error naming the URL within the bound (retry=1) */
     snprintf(url, sizeof url, "%s?prefix=rc&retry=1", d.url);
@@ -787,16 +811,18 @@ static void test_redisidx_payload_meta(void)
     ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
     ASSERT_EQ(r.meta_len, 0);
     /* a payload without a fingerprint: the same map */
-    ASSERT_EQ(redisidx_payload_claim(ix, "digest-a", 8, "ref-c", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(redisidx_payload_claim(ix, "u-c", 3, "digest-a", 8, "ref-c", 5, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_EXACT);
     CU_ASSERT_STRING_EQUAL(r.meta, "ref-a");
-    ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-c", 5, &r), REDISIDX_OK);
+    CU_ASSERT_STRING_EQUAL(r.dup_id, "http://a.example/");
+    ASSERT_EQ(redisidx_payload_claim(ix, "u-c", 3, "digest-c", 8, "ref-c", 5, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_NEW);
     ASSERT_EQ(r.added, 1);
-    /* sent again (its reply lost): its own, new; another's: exact */
-    ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-c", 5, &r), REDISIDX_OK);
-    ASSERT_EQ(r.verdict, REDISIDX_NEW);
-    ASSERT_EQ(redisidx_payload_claim(ix, "digest-c", 8, "ref-d", 5, &r), REDISIDX_OK);
+    /* claimed again by its id (after a crash): its own claim back; another id's: exact */
+    ASSERT_EQ(redisidx_payload_claim(ix, "u-c", 3, "digest-c", 8, "ref-x", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
+    ASSERT_EQ(redisidx_payload_claim(ix, "u-d", 3, "digest-c", 8, "ref-d", 5, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_EXACT);
     CU_ASSERT_STRING_EQUAL(r.meta, "ref-c");
     /* a claimed payload checked with a fingerprint: an exact duplicate of the claim (as
@@ -843,13 +869,143 @@ static void test_redisidx_payload_meta(void)
     int deleted = 0;
     ASSERT_EQ(redisidx_delete(ix, a.id, a.id_len, &deleted), REDISIDX_OK);
     ASSERT_EQ(deleted, 1);
-    ASSERT_EQ(redisidx_payload_claim(ix, "digest-a", 8, "ref-f", 5, &r), REDISIDX_OK);
+    ASSERT_EQ(redisidx_payload_claim(ix, "u-f", 3, "digest-a", 8, "ref-f", 5, &r), REDISIDX_OK);
     ASSERT_EQ(r.verdict, REDISIDX_NEW);
     /* a reference over the cap */
     static char big[REDISIDX_MAX_META_BYTES + 1];
-    ASSERT_EQ(redisidx_payload_claim(ix, "digest-g", 8, big, sizeof big, &r), REDISIDX_ETOOLARGE);
+    ASSERT_EQ(redisidx_payload_claim(ix, "u-g", 3, "digest-g", 8, big, sizeof big, &r),
+              REDISIDX_ETOOLARGE);
     redisidx_result_release(&r);
     redisidx_close(ix);
+}
+
+/* A claim racer: thread 0 checks page "c{round}" with payload key "P{round}" (no
+ * metadata, as the library adds pages), the others claim that payload under ids of their
+ * own, all at once. */
+struct claimer {
+    int t;
+    pthread_barrier_t *go;
+    int news[ROUNDS], exacts[ROUNDS];
+    int errors;
+};
+
+static void *claim_race(void *arg)
+{
+    struct claimer *c = arg;
+    struct redisidx *ix = open_ix("claimrace", NULL, 3);
+    struct redisidx_result r = {0};
+    if (!ix)
+        c->errors++;
+    for (int round = 0; round < ROUNDS; round++) {
+        char id[32], key[32];
+        snprintf(id, sizeof id, "c%d-t%d", round, c->t);
+        snprintf(key, sizeof key, "P%d", round);
+        struct redisidx_page p = {.id = id,
+                                  .id_len = strlen(id),
+                                  .fp = 0x0123456789abcdefull * (uint64_t)(round + 1),
+                                  .key = key,
+                                  .key_len = strlen(key)};
+        pthread_barrier_wait(c->go);
+        if (!ix)
+            continue;
+        enum redisidx_code rc =
+            c->t ? redisidx_payload_claim(ix, id, strlen(id), key, strlen(key), "m", 1, &r)
+                 : redisidx_check(ix, &p, &r);
+        if (rc != REDISIDX_OK)
+            c->errors++;
+        c->news[round] = rc == REDISIDX_OK && r.verdict == REDISIDX_NEW && r.added;
+        c->exacts[round] = rc == REDISIDX_OK && r.verdict == REDISIDX_EXACT;
+    }
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+    return NULL;
+}
+
+/*
+ * A payload claimed without a fingerprint is found however its page was added: by a check
+ * or a batch without metadata (the library's way; main's claim looked only at the
+ * metadata and said new), or with it; claimed by the page's own id it is KNOWN_ID; and of
+ * a check and claims of one payload sent at once by four clients, exactly one is new and
+ * the others exact duplicates (the claim is one script; the check watches its shards).
+ */
+static void test_redisidx_claim_any_page(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("claim", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct redisidx_result r = {0}, rb[3] = {{0}, {0}, {0}};
+    struct redisidx_page a = {
+        .id = "lib-a", .id_len = 5, .fp = 0x123456789abcdef0ull, .key = "K-a", .key_len = 3};
+    ASSERT_EQ(redisidx_check(ix, &a, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    for (int i = 0; i < 2; i++) { /* nothing stored by the first: the second the same */
+        ASSERT_EQ(redisidx_payload_claim(ix, i ? "crawl-2" : "crawl-1", 7, "K-a", 3, "ref", 3, &r),
+                  REDISIDX_OK);
+        ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+        CU_ASSERT(r.dup_id && strcmp(r.dup_id, "lib-a") == 0);
+        ASSERT_EQ(r.fp, a.fp);
+        ASSERT_EQ(r.meta_len, 0);
+        ASSERT_EQ(r.added, 0);
+    }
+    ASSERT_EQ(redisidx_payload_claim(ix, "lib-a", 5, "K-a", 3, "ref", 3, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    ASSERT_EQ(r.fp, a.fp);
+    ASSERT_EQ(r.meta_len, 0);
+    /* a batch without metadata */
+    struct redisidx_page b[3];
+    static const char *bid[3] = {"lib-b0", "lib-b1", "lib-b2"}, *bkey[3] = {"K-b0", "K-b1", "K-b2"};
+    for (int i = 0; i < 3; i++)
+        b[i] = (struct redisidx_page){.id = bid[i],
+                                      .id_len = 6,
+                                      .fp = 0xff00ff00ff00ff00ull >> (8 * i),
+                                      .key = bkey[i],
+                                      .key_len = 4};
+    ASSERT_EQ(redisidx_check_many(ix, b, 3, rb), REDISIDX_OK);
+    for (int i = 0; i < 3; i++) {
+        ASSERT_EQ(rb[i].verdict, REDISIDX_NEW);
+        ASSERT_EQ(redisidx_payload_claim(ix, "crawl-b", 7, bkey[i], 4, "ref", 3, &r), REDISIDX_OK);
+        ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+        CU_ASSERT(r.dup_id && strcmp(r.dup_id, bid[i]) == 0);
+        ASSERT_EQ(r.fp, b[i].fp);
+        redisidx_result_release(&rb[i]);
+    }
+    /* a claim without metadata, then its own id again and another's */
+    ASSERT_EQ(redisidx_payload_claim(ix, "img-1", 5, "K-i", 3, NULL, 0, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_NEW);
+    ASSERT_EQ(r.added, 1);
+    ASSERT_EQ(redisidx_payload_claim(ix, "img-1", 5, "K-i", 3, NULL, 0, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_KNOWN_ID);
+    ASSERT_EQ(redisidx_payload_claim(ix, "img-2", 5, "K-i", 3, NULL, 0, &r), REDISIDX_OK);
+    ASSERT_EQ(r.verdict, REDISIDX_EXACT);
+    ASSERT_EQ(redisidx_payload_claim(ix, "", 0, "K-i", 3, NULL, 0, &r), REDISIDX_EINVAL);
+    redisidx_result_release(&r);
+    redisidx_close(ix);
+
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 4);
+    struct claimer cl[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        memset(&cl[t], 0, sizeof cl[t]);
+        cl[t].t = t;
+        cl[t].go = &go;
+        pthread_create(&th[t], NULL, claim_race, &cl[t]);
+    }
+    for (int t = 0; t < 4; t++)
+        pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&go);
+    int wrong = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        int news = 0, exacts = 0;
+        for (int t = 0; t < 4; t++) {
+            news += cl[t].news[round];
+            exacts += cl[t].exacts[round];
+        }
+        wrong += news != 1 || exacts != 3;
+    }
+    for (int t = 0; t < 4; t++)
+        ASSERT_EQ(cl[t].errors, 0);
+    ASSERT_EQ(wrong, 0);
 }
 
 /* Documents of two hosts, blocks drawn from a pool where a few are on most documents (the
@@ -926,10 +1082,41 @@ static void test_redisidx_templates_as_in_process(void)
 }
 
 /* An integer read from the suite's Redis: EVAL of a one-line script (KEYS[1] key). */
+/* One connection (tconn) to the suite's Redis for the checks below (a connection a
+ * command cost seconds over the thousands of counts they read): argv's reply (caller
+ * frees), or NULL. */
+
+static redisReply *tcmd(int argc, const char **argv)
+{
+    if (tconn && tconn->err) {
+        redisFree(tconn);
+        tconn = NULL;
+    }
+    if (!tconn) {
+        struct timeval tv = {10, 0};
+        tconn = redisConnectWithTimeout("127.0.0.1", srv.port, tv);
+        if (!tconn || tconn->err)
+            return NULL;
+    }
+    return redisCommandArgv(tconn, argc, argv, NULL);
+}
+
+/* An EVAL of script (KEYS[1] key) as test_redis_cmd() answers: the integer, 1 for a status
+ * or string, 0 for nil, -1 for an error. */
 static long long redis_int(const char *script, const char *key)
 {
     const char *argv[4] = {"EVAL", script, "1", key};
-    return test_redis_cmd(&srv, 4, argv);
+    redisReply *x = tcmd(4, argv);
+    long long v = !x                               ? -1
+                  : x->type == REDIS_REPLY_INTEGER ? x->integer
+                  : x->type == REDIS_REPLY_STATUS || x->type == REDIS_REPLY_STRING ||
+                          x->type == REDIS_REPLY_ARRAY
+                      ? 1
+                  : x->type == REDIS_REPLY_NIL ? 0
+                                               : -1;
+    if (x)
+        freeReplyObject(x);
+    return v;
 }
 
 /* The host's counts key, as redisidx.c names it (PREFIX:t:XXH3-64 of the host key). */
@@ -963,15 +1150,211 @@ static void same_counts(const char *prefix, struct dedup_templates *t, const cha
         ASSERT_EQ(redis_int("return redis.call('HLEN', KEYS[1])", key) - 1,
                   (long long)want_entries);
     size_t differ = 0;
+    const char **argv = malloc((n + 2) * sizeof *argv);
+    char(*field)[17] = malloc((n ? n : 1) * sizeof *field);
+    CU_ASSERT_FATAL(argv && field);
+    argv[0] = "HMGET";
+    argv[1] = key;
     for (size_t i = 0; i < n; i++) {
-        char field[17], script[160];
-        snprintf(field, sizeof field, "%016llx", (unsigned long long)blocks[i]);
-        snprintf(script, sizeof script, "return tonumber(redis.call('HGET', KEYS[1], '%s') or '0')",
-                 field);
-        differ += redis_int(script, key) !=
-                  (long long)dedup_templates_block_count(t, h, strlen(h), blocks[i]);
+        snprintf(field[i], sizeof field[i], "%016llx", (unsigned long long)blocks[i]);
+        argv[2 + i] = field[i];
     }
+    redisReply *x = tcmd((int)n + 2, argv);
+    CU_ASSERT_FATAL(x && x->type == REDIS_REPLY_ARRAY && x->elements == n);
+    for (size_t i = 0; i < n; i++) {
+        const redisReply *v = x->element[i];
+        long long c = v->type == REDIS_REPLY_STRING ? strtoll(v->str, NULL, 10) : 0;
+        differ += c != (long long)dedup_templates_block_count(t, h, strlen(h), blocks[i]);
+    }
+    freeReplyObject(x);
+    free(argv);
+    free(field);
     ASSERT_EQ(differ, 0);
+}
+
+/* A number of INFO section of the suite's Redis: the digits after field (e.g.
+ * "cmdstat_eval:calls="); 0 when absent, -1 when Redis does not answer. */
+static long long info_num(const char *section, const char *field)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", srv.port, tv);
+    long long v = -1;
+    redisReply *x = c && !c->err ? redisCommand(c, "INFO %s", section) : NULL;
+    if (x && x->type == REDIS_REPLY_STRING) {
+        char want[128];
+        snprintf(want, sizeof want, "\n%s", field);
+        const char *f = strstr(x->str, want);
+        v = f ? strtoll(f + strlen(want), NULL, 10) : 0;
+    }
+    if (x)
+        freeReplyObject(x);
+    if (c)
+        redisFree(c);
+    return v;
+}
+
+/*
+ * The learn script goes by its SHA-1 (EVALSHA), its text (EVAL, ~3 KB) only the first time
+ * a connection runs it: checks with template blocks send a few hundred bytes, not the
+ * script (main sent it with every check); after SCRIPT FLUSH (NOSCRIPT: in a check's EXEC,
+ * and in a learn pipeline) the blocks are still counted, once.
+ */
+static void test_redisidx_scripts_by_sha(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("bysha", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    struct dedup_templates *t = dedup_templates_new();
+    CU_ASSERT_FATAL(t != NULL);
+    uint64_t blocks[8] = {11, 12, 13, 14, 15, 16, 17, 18}, seed = 5;
+    struct redisidx_result r = {0};
+    const char *h = "sha.example";
+    long long in0 = 0, evals0 = 0, shas0 = 0;
+    for (int d = 0; d < 12; d++) {
+        char id[32];
+        snprintf(id, sizeof id, "sha%d", d);
+        if (d == 2) { /* the script there: from here the bytes a check sends */
+            evals0 = info_num("commandstats", "cmdstat_eval:calls=");
+            shas0 = info_num("commandstats", "cmdstat_evalsha:calls=");
+            in0 = info_num("stats", "total_net_input_bytes:");
+        }
+        if (d == 8) { /* the scripts flushed under the connection */
+            const char *fl[2] = {"SCRIPT", "FLUSH"};
+            ASSERT_EQ(test_redis_cmd(&srv, 2, fl), 1);
+        }
+        struct redisidx_page p = {.id = id,
+                                  .id_len = strlen(id),
+                                  .fp = mix(&seed),
+                                  .host = h,
+                                  .host_len = strlen(h),
+                                  .doc_hash = 100 + (uint64_t)d,
+                                  .blocks = blocks,
+                                  .n_blocks = 8};
+        ASSERT_EQ(redisidx_check(ix, &p, &r), REDISIDX_OK);
+        ASSERT_EQ(r.verdict, REDISIDX_NEW);
+        CU_ASSERT_FATAL(dedup_templates_add_doc(t, h, strlen(h), 100 + (uint64_t)d, blocks, 8,
+                                                NULL) == DEDUP_OK);
+        if (d == 7) {
+            long long in1 = info_num("stats", "total_net_input_bytes:");
+            long long probe = info_num("stats", "total_net_input_bytes:") - in1;
+            /* 6 checks and one INFO, whose own bytes are taken off */
+            long long per_check = (in1 - in0 - probe) / 6;
+            fprintf(stderr, "(%lld bytes a check with 8 blocks) ", per_check);
+            CU_ASSERT(per_check > 0 && per_check < (long long)1500);
+            ASSERT_EQ(info_num("commandstats", "cmdstat_eval:calls=") - evals0, 0);
+            ASSERT_EQ(info_num("commandstats", "cmdstat_evalsha:calls=") - shas0, 6);
+        }
+    }
+    same_counts("bysha", t, h, blocks, 8, 8);
+    /* a learn pipeline after a flush: NOSCRIPT, then EVAL; each document counted once */
+    const char *fl[2] = {"SCRIPT", "FLUSH"};
+    ASSERT_EQ(test_redis_cmd(&srv, 2, fl), 1);
+    struct redisidx_tpl_doc docs[3];
+    for (int d = 0; d < 3; d++) {
+        docs[d] = (struct redisidx_tpl_doc){h, strlen(h), 200 + (uint64_t)d, blocks, 4};
+        CU_ASSERT_FATAL(dedup_templates_add_doc(t, h, strlen(h), 200 + (uint64_t)d, blocks, 4,
+                                                NULL) == DEDUP_OK);
+    }
+    ASSERT_EQ(redisidx_template_learn_many(ix, docs, 3), REDISIDX_OK);
+    same_counts("bysha", t, h, blocks, 8, 8);
+    redisidx_result_release(&r);
+    dedup_templates_free(t);
+    redisidx_close(ix);
+}
+
+/*
+ * Per-host ts: sets of the template counting before its caps (PREFIX:ts:XXH3-HEX16, the
+ * host's documents) laid out as that code wrote them, with its t: hashes, under an index
+ * made before PREFIX:tsclean existed: the opens that follow unlink the sets (SCAN in
+ * steps, each open within its budget, going on from the cursor the last one kept) and mark
+ * the index swept; the t: hashes stay and are read; keys that only look alike (a
+ * string of that name, another prefix's, the new tseen) stay; an index being swept by
+ * another client (tsclean "sweeping") is left to it; a read-only open sweeps nothing.
+ */
+static void test_redisidx_old_ts_keys(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("oldts", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    redisidx_close(ix);
+    ASSERT_EQ(redis_int("return redis.call('GET', KEYS[1])", "oldts:tsclean"), 1);
+    enum { HOSTS = 300 };
+    char key[128];
+    for (int h = 0; h < HOSTS; h++) {
+        char host[32];
+        snprintf(host, sizeof host, "old%d.example", h);
+        tpl_key(key, sizeof key, "oldts", host);
+        const char *hs[6] = {"HSET", key, "docs", "20", "000000000000000b", "20"};
+        ASSERT_EQ(test_redis_cmd(&srv, 6, hs), 2);
+        snprintf(key, sizeof key, "oldts:ts:%016llx",
+                 (unsigned long long)XXH3_64bits(host, strlen(host)));
+        const char *sa[4] = {"SADD", key, "0000000000000001", "0000000000000002"};
+        ASSERT_EQ(test_redis_cmd(&srv, 4, sa), 2);
+    }
+    const char *decoys[][4] = {{"SET", "oldts:ts:00000000000000ab", "not a set"},
+                               {"SADD", "other:ts:00000000000000ab", "x"},
+                               {"SADD", "oldts:ts:short", "x"},
+                               {"SADD", "oldts:tseen", "x"}};
+    for (size_t i = 0; i < 4; i++)
+        CU_ASSERT(test_redis_cmd(&srv, 3, decoys[i]) == 1);
+    const char *del[2] = {"DEL", "oldts:tsclean"}; /* an index of the older code */
+    ASSERT_EQ(test_redis_cmd(&srv, 2, del), 1);
+    const char *count = "return #redis.call('KEYS', KEYS[1])";
+    /* read only (index stats): nothing swept */
+    char url[256], err[256];
+    struct redisidx_opts ro = {.k = 3, .no_create = 1};
+    url_of(url, sizeof url, "oldts", NULL);
+    ASSERT_EQ_FATAL(redisidx_open(url, &ro, &ix, err, sizeof err), REDISIDX_OK);
+    redisidx_close(ix);
+    ASSERT_EQ(redis_int(count, "oldts:ts:*"), HOSTS + 2);
+    /* another client sweeping: left to it */
+    const char *busy[3] = {"SET", "oldts:tsclean", "sweeping"};
+    ASSERT_EQ(test_redis_cmd(&srv, 3, busy), 1);
+    ix = open_ix("oldts", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    redisidx_close(ix);
+    ASSERT_EQ(redis_int(count, "oldts:ts:*"), HOSTS + 2);
+    ASSERT_EQ(test_redis_cmd(&srv, 2, del), 1);
+    /* a damaged cursor: the open says which key */
+    const char *badc[3] = {"SET", "oldts:tscursor", "abc"};
+    ASSERT_EQ(test_redis_cmd(&srv, 3, badc), 1);
+    ASSERT_EQ(redisidx_open(url, &ro, &ix, err, sizeof err), REDISIDX_OK);
+    redisidx_close(ix);
+    struct redisidx_opts rw = {.k = 3};
+    ASSERT_EQ(redisidx_open(url, &rw, &ix, err, sizeof err), REDISIDX_ECORRUPT);
+    CU_ASSERT(strstr(err, "oldts:tscursor: not a SCAN cursor") != NULL);
+    const char *delc[2] = {"DEL", "oldts:tscursor"};
+    ASSERT_EQ(test_redis_cmd(&srv, 2, delc), 1);
+    ASSERT_EQ(test_redis_cmd(&srv, 2, del), 1); /* its lease */
+    /* swept by the opens that follow, one SCAN step each (a budget of 1 ns): each goes on
+     * from the cursor the one before kept */
+    struct redisidx_opts one = {.k = 3, .sweep_budget = 1e-9};
+    int opens = 0;
+    while (opens < 10000 &&
+           redis_int("return redis.call('GET', KEYS[1]) == '1' and 1 or 0", "oldts:tsclean") != 1) {
+        ASSERT_EQ_FATAL(redisidx_open(url, &one, &ix, err, sizeof err), REDISIDX_OK);
+        redisidx_close(ix);
+        opens++;
+    }
+    CU_ASSERT(opens >= 2);
+    ix = open_ix("oldts", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    ASSERT_EQ(redis_int(count, "oldts:ts:*"), 2); /* the string and "short" */
+    ASSERT_EQ(redis_int("return redis.call('EXISTS', KEYS[1])", "oldts:tscursor"), 0);
+    ASSERT_EQ(redis_int(count, "oldts:t:*"), HOSTS);
+    ASSERT_EQ(redis_int(count, "other:ts:*"), 1);
+    ASSERT_EQ(redis_int("return redis.call('EXISTS', KEYS[1])", "oldts:tseen"), 1);
+    ASSERT_EQ(redis_int("return tonumber(redis.call('GET', KEYS[1]))", "oldts:tsclean"), 1);
+    ASSERT_EQ(redis_int("return redis.call('TTL', KEYS[1])", "oldts:tsclean"), -1);
+    /* the old counts are read: block 11, on all 20 documents of its host, is a template */
+    uint64_t blk = 11;
+    uint32_t ntok = 20;
+    unsigned char m = 0;
+    size_t marked = 0;
+    ASSERT_EQ(redisidx_template_mark(ix, "old7.example", 12, &blk, &ntok, 1, &m, &marked),
+              REDISIDX_OK);
+    ASSERT_EQ(marked, 1);
+    redisidx_close(ix);
 }
 
 /*
@@ -988,6 +1371,7 @@ static void same_counts(const char *prefix, struct dedup_templates *t, const cha
 static void test_redisidx_template_caps(void)
 {
     CU_ASSERT_FATAL(srv_up);
+    double t0 = mono();
     struct redisidx *ix = open_ix("tcap", NULL, 3);
     CU_ASSERT_FATAL(ix != NULL);
     struct dedup_templates *t = dedup_templates_new();
@@ -1065,6 +1449,7 @@ static void test_redisidx_template_caps(void)
     ASSERT_EQ(differ, 0);
     CU_ASSERT(gone >= 10);                               /* the sample holds dropped hosts */
     same_counts("tcap", t, big, blocks, 64, (size_t)-1); /* the big host's template kept */
+    fprintf(stderr, "(template caps: %.1f s) ", mono() - t0);
     free(blocks);
     dedup_templates_free(t);
     redisidx_close(ix);
@@ -1190,8 +1575,11 @@ void test_redisidx_register(void)
     CU_add_test(s, "test_redisidx_connections", test_redisidx_connections);
     CU_add_test(s, "test_redisidx_reconnect", test_redisidx_reconnect);
     CU_add_test(s, "test_redisidx_payload_meta", test_redisidx_payload_meta);
+    CU_add_test(s, "test_redisidx_claim_any_page", test_redisidx_claim_any_page);
+    CU_add_test(s, "test_redisidx_old_ts_keys", test_redisidx_old_ts_keys);
     CU_add_test(s, "test_redisidx_templates_as_in_process", test_redisidx_templates_as_in_process);
     CU_add_test(s, "test_redisidx_template_caps", test_redisidx_template_caps);
+    CU_add_test(s, "test_redisidx_scripts_by_sha", test_redisidx_scripts_by_sha);
     CU_add_test(s, "test_redisidx_template_total_cap", test_redisidx_template_total_cap);
     CU_add_test(s, "test_redisidx_busy_waits", test_redisidx_busy_waits);
 }

@@ -1,5 +1,5 @@
 /*
- * bench_redisidx URL N BATCH ROUNDS [SINGLE]: the near-duplicate index on Redis
+ * bench_redisidx URL N BATCH ROUNDS [SINGLE [BLOCKS]]: the near-duplicate index on Redis
  * (filter/redisidx.h) against the in-process decision (filter/decide.h over dedup/index.c)
  * on the same N synthetic fingerprints (a third fresh, two thirds variants of an earlier
  * one with 0..k+2 bits flipped: ~60% near-duplicates), k 3, in the same run, ROUNDS
@@ -10,7 +10,16 @@
  *     on the same, nearly full, index;
  *   - round trips per check (the index's own count), conflicts;
  *   - Redis memory per indexed fingerprint (INFO memory used_memory after - before, over
- *     the pages added).
+ *     the pages added);
+ *   - bytes sent to Redis per check (INFO stats total_net_input_bytes) and Redis's CPU
+ *     per check (INFO cpu used_cpu_user + used_cpu_sys), this the only client.
+ * BLOCKS > 0: every page also carries what crawl --redis sends: a payload key (16 bytes)
+ * and BLOCKS template blocks of its host (half the host's own on every page, half the
+ * page's), counted in the check's transaction by the learn script.
+ * bench_redisidx URL sweep HOSTS: an index written by the older template counting (HOSTS
+ * hosts' t: hashes and ts: sets of 16 documents, beside 1M bucket-like keys), unswept: the
+ * time of the redisidx_open() that sweeps it, its round trips, and Redis's time per SCAN
+ * and per sweep script (INFO commandstats).
  * URL: a Redis the caller started for this (tests/bench/run.sh: section redis); each round
  * uses prefixes of its own (the caller throws the server away after).
  */
@@ -18,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <hiredis.h>
+#include <xxhash.h>
 
 #include "dedup/dedup.h"
 #include "filter/decide.h"
@@ -35,8 +47,8 @@ static uint64_t mix(uint64_t *s)
 }
 
 struct ref {
-    int near;    /* 1 near, 0 new */
-    uint32_t dup;   /* page number of the original */
+    int near;     /* 1 near, 0 new */
+    uint32_t dup; /* page number of the original */
     unsigned dist;
 };
 
@@ -44,6 +56,46 @@ static uint32_t page_of(const char *id)
 {
     const char *s = strrchr(id, '/');
     return s ? (uint32_t)strtoul(s + 1, NULL, 10) : UINT32_MAX;
+}
+
+/* The port of redis://127.0.0.1:PORT (the bench's own server). */
+static int url_port(const char *url)
+{
+    const char *c = strrchr(url, ':');
+    return c ? atoi(c + 1) : 6379;
+}
+
+/* A number of INFO section: the digits after field ("\nFIELD"), 0 when absent. */
+static double info_num(redisContext *c, const char *section, const char *field)
+{
+    redisReply *x = redisCommand(c, "INFO %s", section);
+    double v = 0;
+    if (x && x->type == REDIS_REPLY_STRING) {
+        char want[128];
+        snprintf(want, sizeof want, "\n%s", field);
+        const char *f = strstr(x->str, want);
+        v = f ? strtod(f + strlen(want), NULL) : 0;
+    }
+    if (x)
+        freeReplyObject(x);
+    return v;
+}
+
+/* Redis's CPU seconds so far (user + system). */
+static double redis_cpu(redisContext *c)
+{
+    return info_num(c, "cpu", "used_cpu_user:") + info_num(c, "cpu", "used_cpu_sys:");
+}
+
+static redisContext *raw_connect(const char *url)
+{
+    struct timeval tv = {60, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", url_port(url), tv);
+    if (!c || c->err) {
+        fprintf(stderr, "bench_redisidx: cannot connect to %s\n", url);
+        exit(2);
+    }
+    return c;
 }
 
 static struct redisidx *open_ix(const char *url, const char *prefix, size_t n)
@@ -59,16 +111,154 @@ static struct redisidx *open_ix(const char *url, const char *prefix, size_t n)
     return ix;
 }
 
+/* Sends n commands of argv[0..argc) built by fn(i, ...) in pipelines of 1,000. */
+static void pipe_cmds(redisContext *c, size_t n,
+                      void (*fn)(size_t i, int *argc, const char **argv, char (*buf)[64]))
+{
+    for (size_t i = 0; i < n; i += 1000) {
+        size_t m = n - i < 1000 ? n - i : 1000;
+        for (size_t j = 0; j < m; j++) {
+            const char *argv[24];
+            char buf[24][64];
+            int argc = 0;
+            fn(i + j, &argc, argv, buf);
+            redisAppendCommandArgv(c, argc, argv, NULL);
+        }
+        for (size_t j = 0; j < m; j++) {
+            void *r = NULL;
+            if (redisGetReply(c, &r) != REDIS_OK) {
+                fprintf(stderr, "bench_redisidx: %s\n", c->errstr);
+                exit(2);
+            }
+            freeReplyObject(r);
+        }
+    }
+}
+
+/* The older layout's key what (t, ts) of host i into buf. */
+static void old_key(size_t i, const char *what, char *buf)
+{
+    char host[32];
+    snprintf(host, sizeof host, "h%zu.example", i);
+    snprintf(buf, 64, "sweep:%s:%016llx", what,
+             (unsigned long long)XXH3_64bits(host, strlen(host)));
+}
+
+/* The older layout: host i's counts t:XXH3 and its documents ts:XXH3 (16 members). */
+static void old_t(size_t i, int *argc, const char **argv, char (*buf)[64])
+{
+    static const char *rest[4] = {"docs", "16", "0000000000000001", "16"};
+    old_key(i, "t", buf[0]);
+    argv[0] = "HSET";
+    argv[1] = buf[0];
+    memcpy(argv + 2, rest, sizeof rest);
+    *argc = 6;
+}
+
+static void old_ts(size_t i, int *argc, const char **argv, char (*buf)[64])
+{
+    old_key(i, "ts", buf[0]);
+    argv[0] = "SADD";
+    argv[1] = buf[0];
+    for (int d = 0; d < 16; d++) {
+        snprintf(buf[1 + d], 64, "%016llx", (unsigned long long)(i * 16 + (size_t)d + 1));
+        argv[2 + d] = buf[1 + d];
+    }
+    *argc = 18;
+}
+
+/* 1M other keys, as buckets are (a hash of one field each). */
+static void other(size_t i, int *argc, const char **argv, char (*buf)[64])
+{
+    snprintf(buf[0], 64, "sweep:b:%zu:%04zx", i & 3, i >> 2);
+    argv[0] = "HSET";
+    argv[1] = buf[0];
+    argv[2] = "1";
+    argv[3] = "1";
+    *argc = 4;
+}
+
+/* bench_redisidx URL sweep HOSTS */
+static int sweep_main(const char *url, size_t hosts)
+{
+    redisContext *c = raw_connect(url);
+    struct redisidx *ix = open_ix(url, "sweep", 1000000);
+    redisidx_close(ix);
+    pipe_cmds(c, hosts, old_t);
+    pipe_cmds(c, hosts, old_ts);
+    pipe_cmds(c, 1000000, other);
+    redisReply *x = redisCommand(c, "DEL sweep:tsclean");
+    freeReplyObject(x);
+    x = redisCommand(c, "CONFIG RESETSTAT");
+    freeReplyObject(x);
+    double keys = 0;
+    x = redisCommand(c, "DBSIZE");
+    if (x && x->type == REDIS_REPLY_INTEGER)
+        keys = (double)x->integer;
+    freeReplyObject(x);
+    double took[4096], total = 0;
+    unsigned long long rts = 0;
+    int opens = 0;
+    for (; opens < 4096; opens++) {
+        x = redisCommand(c, "GET sweep:tsclean");
+        int done = x && x->type == REDIS_REPLY_STRING && !strcmp(x->str, "1");
+        freeReplyObject(x);
+        if (done)
+            break;
+        double t0 = bench_now();
+        ix = open_ix(url, "sweep", 1000000);
+        took[opens] = bench_now() - t0;
+        total += took[opens];
+        struct redisidx_stats st;
+        if (redisidx_stats(ix, &st) != REDISIDX_OK)
+            return 2;
+        rts += st.round_trips;
+        redisidx_close(ix);
+    }
+    double longest = 0;
+    for (int i = 0; i < opens; i++)
+        longest = took[i] > longest ? took[i] : longest;
+    double scans = info_num(c, "commandstats", "cmdstat_scan:calls=");
+    redisReply *cs = redisCommand(c, "INFO commandstats");
+    double scan_per = 0, sweep_per = 0;
+    const char *f = cs && cs->type == REDIS_REPLY_STRING ? strstr(cs->str, "cmdstat_scan:") : NULL;
+    const char *u = f ? strstr(f, "usec_per_call=") : NULL;
+    if (u)
+        scan_per = strtod(u + 14, NULL);
+    f = cs && cs->type == REDIS_REPLY_STRING ? strstr(cs->str, "cmdstat_evalsha:") : NULL;
+    if (!f && cs && cs->type == REDIS_REPLY_STRING)
+        f = strstr(cs->str, "cmdstat_eval:");
+    u = f ? strstr(f, "usec_per_call=") : NULL;
+    if (u)
+        sweep_per = strtod(u + 14, NULL);
+    freeReplyObject(cs);
+    x = redisCommand(c, "EVAL %s 0", "return #redis.call('KEYS', 'sweep:ts:*')");
+    long long left = x && x->type == REDIS_REPLY_INTEGER ? x->integer : -1;
+    freeReplyObject(x);
+    printf("sweep of an older index: %zu hosts (t: and ts: keys), %.0f keys in Redis\n", hosts,
+           keys);
+    printf("swept by %d opens (1 s budget each): the longest %.2f s, all %.2f s, %llu round "
+           "trips, %.0f SCAN steps (%.0f us each in Redis), sweep script %.0f us a step; ts: keys "
+           "left %lld\n",
+           opens, longest, total, rts, scans, scan_per, sweep_per, left);
+    redisFree(c);
+    return left == 0 ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 4 && !strcmp(argv[2], "sweep"))
+        return sweep_main(argv[1], strtoul(argv[3], NULL, 10));
     if (argc < 5) {
-        fprintf(stderr, "usage: bench_redisidx URL N BATCH ROUNDS [SINGLE]\n");
+        fprintf(stderr, "usage: bench_redisidx URL N BATCH ROUNDS [SINGLE [BLOCKS]]\n"
+                        "       bench_redisidx URL sweep HOSTS\n");
         return 1;
     }
     const char *url = argv[1];
     size_t n = strtoul(argv[2], NULL, 10), batch = strtoul(argv[3], NULL, 10);
     int rounds = atoi(argv[4]);
     size_t single = argc > 5 ? strtoul(argv[5], NULL, 10) : 20000;
+    size_t nblk = argc > 6 ? strtoul(argv[6], NULL, 10) : 0;
     if (!n || !batch || rounds < 1 || batch > 4096) {
         fprintf(stderr, "bench_redisidx: bad arguments\n");
         return 1;
@@ -78,6 +268,9 @@ int main(int argc, char **argv)
     uint64_t *fps = malloc(n * sizeof *fps);
     char *idbuf = malloc(n * 48);
     struct redisidx_page *pages = calloc(n, sizeof *pages);
+    uint64_t *blk = calloc(n * (nblk ? nblk : 1), sizeof *blk);
+    unsigned char *keys = malloc(n * 16);
+    char *hostbuf = malloc(1000 * 24);
     struct redisidx_result *res = calloc(batch, sizeof *res);
     struct ref *ref = calloc(n, sizeof *ref);
     double *t_in = calloc((size_t)rounds, sizeof(double));
@@ -86,8 +279,12 @@ int main(int argc, char **argv)
     double *mem = calloc((size_t)rounds, sizeof(double));
     double *rt = calloc((size_t)rounds, sizeof(double));
     double *rt1 = calloc((size_t)rounds, sizeof(double));
+    double *by_b = calloc((size_t)rounds, sizeof(double));
+    double *by_1 = calloc((size_t)rounds, sizeof(double));
+    double *cpu_b = calloc((size_t)rounds, sizeof(double));
+    double *cpu_1 = calloc((size_t)rounds, sizeof(double));
     if (!fps || !idbuf || !pages || !res || !ref || !t_in || !t_rb || !t_r1 || !mem || !rt ||
-        !rt1) {
+        !rt1 || !blk || !keys || !hostbuf || !by_b || !by_1 || !cpu_b || !cpu_1) {
         fprintf(stderr, "bench_redisidx: out of memory\n");
         return 2;
     }
@@ -105,7 +302,23 @@ int main(int argc, char **argv)
         char *id = idbuf + i * 48;
         snprintf(id, 48, "https://host%zu.example/page/%zu", i % 1000, i);
         pages[i] = (struct redisidx_page){.id = id, .id_len = strlen(id), .fp = fps[i]};
+        if (!nblk)
+            continue;
+        char *host = hostbuf + (i % 1000) * 24;
+        snprintf(host, 24, "host%zu.example", i % 1000);
+        XXH128_hash_t h = XXH3_128bits(id, strlen(id));
+        memcpy(keys + i * 16, &h, 16);
+        for (size_t b = 0; b < nblk; b++)
+            blk[i * nblk + b] = b < nblk / 2 ? ((i % 1000) << 20 | (b + 1)) : mix(&seed);
+        pages[i].key = keys + i * 16;
+        pages[i].key_len = 16;
+        pages[i].host = host;
+        pages[i].host_len = strlen(host);
+        pages[i].doc_hash = i + 1;
+        pages[i].blocks = blk + i * nblk;
+        pages[i].n_blocks = nblk;
     }
+    redisContext *raw = raw_connect(url);
     size_t mismatches = 0, kept = 0, conflicts = 0;
     for (int r = 0; r < rounds; r++) {
         /* in-process */
@@ -124,8 +337,11 @@ int main(int argc, char **argv)
         double t0 = bench_now();
         kept = 0;
         for (size_t i = 0; i < n; i++) {
-            struct filter_decide_page p = {.id = pages[i].id, .id_len = pages[i].id_len,
-                                           .has_fp = 1, .fp = fps[i], .host = ""};
+            struct filter_decide_page p = {.id = pages[i].id,
+                                           .id_len = pages[i].id_len,
+                                           .has_fp = 1,
+                                           .fp = fps[i],
+                                           .host = ""};
             if (filter_decide_page(dec, &p, &dr) != 0)
                 return 2;
             ref[i].near = dr.verdict == FILTER_VERDICT_NEAR;
@@ -145,6 +361,8 @@ int main(int argc, char **argv)
         struct redisidx_stats st0, st1;
         if (redisidx_stats(ix, &st0) != REDISIDX_OK)
             return 2;
+        double in0 = info_num(raw, "stats", "total_net_input_bytes:");
+        double c0 = redis_cpu(raw);
         t0 = bench_now();
         size_t nb = n - single; /* then the last SINGLE one at a time, on the same index */
         for (size_t i = 0; i < nb; i += batch) {
@@ -166,6 +384,10 @@ int main(int argc, char **argv)
         if (redisidx_stats(ix, &stm) != REDISIDX_OK)
             return 2;
         rt[r] = (double)(stm.round_trips - st0.round_trips - 1) / (double)(nb ? nb : 1);
+        double in1 = info_num(raw, "stats", "total_net_input_bytes:");
+        by_b[r] = (in1 - in0) / (double)(nb ? nb : 1);
+        double c1 = redis_cpu(raw);
+        cpu_b[r] = (c1 - c0) * 1e6 / (double)(nb ? nb : 1);
         t0 = bench_now();
         for (size_t i = nb; i < n; i++) {
             if (redisidx_check(ix, &pages[i], &res[0]) != REDISIDX_OK) {
@@ -181,25 +403,32 @@ int main(int argc, char **argv)
         t_r1[r] = bench_now() - t0;
         if (redisidx_stats(ix, &st1) != REDISIDX_OK)
             return 2;
+        by_1[r] = (info_num(raw, "stats", "total_net_input_bytes:") - in1) /
+                  (double)(single ? single : 1);
+        cpu_1[r] = (redis_cpu(raw) - c1) * 1e6 / (double)(single ? single : 1);
         mem[r] = (double)(st1.used_memory - st0.used_memory) / (double)(kept ? kept : 1);
         rt1[r] = (double)(st1.round_trips - stm.round_trips - 1) / (double)(single ? single : 1);
         conflicts += st1.conflicts;
         redisidx_close(ix);
-        fprintf(stderr, "round %d: in-process %.2f s, redis batched %.2f s, redis single %.2f s (%zu), %.0f bytes/fingerprint\n",
+        fprintf(stderr,
+                "round %d: in-process %.2f s, redis batched %.2f s, redis single %.2f s (%zu), "
+                "%.0f bytes/fingerprint\n",
                 r + 1, t_in[r], t_rb[r], t_r1[r], single, mem[r]);
     }
     double lo, hi;
-#define REPORT(label, v, scale, fmt)                                                         \
-    do {                                                                                     \
-        for (int i = 0; i < rounds; i++)                                                     \
-            v[i] = scale / v[i];                                                             \
-        double med = bench_median(v, rounds);                                                \
-        lo = v[0];                                                                           \
-        hi = v[rounds - 1];                                                                  \
-        printf(label ": " fmt " (range " fmt " - " fmt ")\n", med, lo, hi);                  \
+#define REPORT(label, v, scale, fmt)                                                               \
+    do {                                                                                           \
+        for (int i = 0; i < rounds; i++)                                                           \
+            v[i] = scale / v[i];                                                                   \
+        double med = bench_median(v, rounds);                                                      \
+        lo = v[0];                                                                                 \
+        hi = v[rounds - 1];                                                                        \
+        printf(label ": " fmt " (range " fmt " - " fmt ")\n", med, lo, hi);                        \
     } while (0)
-    printf("redis index vs in-process, %zu synthetic fingerprints, k %d, %zu kept, %d rounds\n",
-           n, K, kept, rounds);
+    printf("redis index vs in-process, %zu synthetic fingerprints, k %d, %zu kept, %d rounds%s\n",
+           n, K, kept, rounds, nblk ? "" : ", no payload keys or template blocks");
+    if (nblk)
+        printf("each page with a 16-byte payload key and %zu template blocks of its host\n", nblk);
     printf("decisions differing from the in-process index: %zu of %zu\n", mismatches,
            n * (size_t)rounds);
     REPORT("in-process checks/s", t_in, (double)n, "%.0f");
@@ -213,6 +442,18 @@ int main(int argc, char **argv)
     REPORT("round trips per check, batched", rt, 1.0, "%.4f");
     REPORT("round trips per check, one at a time", rt1, 1.0, "%.3f");
     REPORT("redis memory per indexed fingerprint, bytes", mem, 1.0, "%.0f");
+    for (int i = 0; i < rounds; i++) {
+        by_b[i] = 1.0 / by_b[i];
+        by_1[i] = 1.0 / by_1[i];
+    }
+    REPORT("bytes sent per check, batched", by_b, 1.0, "%.0f");
+    REPORT("bytes sent per check, one at a time", by_1, 1.0, "%.0f");
+    for (int i = 0; i < rounds; i++) {
+        cpu_b[i] = 1.0 / cpu_b[i];
+        cpu_1[i] = 1.0 / cpu_1[i];
+    }
+    REPORT("redis cpu per check, us, batched", cpu_b, 1.0, "%.1f");
+    REPORT("redis cpu per check, us, one at a time", cpu_1, 1.0, "%.1f");
     printf("batch size %zu; conflicts (retried transactions): %zu\n", batch, conflicts);
     free(fps);
     free(idbuf);
@@ -227,5 +468,13 @@ int main(int argc, char **argv)
     free(mem);
     free(rt);
     free(rt1);
+    free(by_b);
+    free(by_1);
+    free(cpu_b);
+    free(cpu_1);
+    free(blk);
+    free(keys);
+    free(hostbuf);
+    redisFree(raw);
     return mismatches ? 3 : 0;
 }

@@ -413,6 +413,13 @@ done
 rb_status=0
 "$BUILD/bench/bench_redisidx" "redis://127.0.0.1:$RB_PORT" "${REDIS_BENCH_N:-1000000}" 8 3 20000 |
     sed 's/^/  /' || rb_status=1
+# pages as crawl --redis sends them (a payload key, 16 template blocks: the learn script by
+# SHA-1, bytes per check), and the sweep of an older index's per-host ts: sets
+redis-cli -p "$RB_PORT" flushall >/dev/null
+"$BUILD/bench/bench_redisidx" "redis://127.0.0.1:$RB_PORT" 100000 8 3 20000 16 |
+    sed 's/^/  /' || rb_status=1
+redis-cli -p "$RB_PORT" flushall >/dev/null
+"$BUILD/bench/bench_redisidx" "redis://127.0.0.1:$RB_PORT" sweep 65536 | sed 's/^/  /' || rb_status=1
 redis-cli -p "$RB_PORT" shutdown nosave >/dev/null 2>&1 || kill "$RB_PID"
 wait "$RB_PID" 2>/dev/null || true
 rm -rf "$RB_DIR"
