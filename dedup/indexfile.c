@@ -6,8 +6,9 @@
  * so a loader computes every section's offset and maps the file read-only: the arrays of the index
  * point straight into the mapping (zero copy); adding to it copies the document arrays first, and
  * the next compaction replaces the tables with new ones (copy-on-extend). Older versions hold
- * fingerprints of an older definition (docs/FINGERPRINT.md versions 1 and 2) and are refused with
- * "rebuild": a version 3 fingerprint compared with them would give wrong answers without an error.
+ * fingerprints of an older definition (docs/FINGERPRINT.md versions 1 to 3) and are refused with
+ * "rebuild": a fingerprint of this build's version compared with them would give wrong answers
+ * without an error.
  *
  * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
  * checked before use, so a damaged or forged file gives an error naming the offset of the
@@ -406,6 +407,9 @@ fail:
 /* ---- loading ---- */
 
 #define FAIL DEDUP_PARSE_FAIL
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define FP_VERSION_STR STR(DEDUP_FINGERPRINT_VERSION)
 
 /* The header fields that the steps of load_core check and use. */
 struct header {
@@ -450,7 +454,8 @@ static enum dedup_code check_header(const uint8_t *p, size_t len, unsigned flags
     if (rd32(p + HDR_FP_VERSION) != DEDUP_FINGERPRINT_VERSION)
         FAIL(DEDUP_EVERSION, HDR_FP_VERSION,
              "fingerprints of another definition than this build's (docs/FINGERPRINT.md "
-             "version 3); rebuild the index from the pages with a matching simcrawl");
+             "version " FP_VERSION_STR "); rebuild the index from the pages with a matching "
+             "simcrawl");
     for (unsigned i = HDR_FP_VERSION + 4; i < HDR_SIZE; i++)
         if (p[i])
             FAIL(DEDUP_EFORMAT, i, "reserved header bytes are not zero");

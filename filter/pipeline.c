@@ -197,14 +197,43 @@ static enum extract_code join_blocks(const char *text, size_t tlen, struct joine
     return EXTRACT_OK;
 }
 
+/* The hash of a stub's own text (the token strings of its blocks not in tpl, joined by one
+ * space): XORed into the fingerprint of its whole text (docs/FINGERPRINT.md, "A page with
+ * little text of its own"); never 0. */
+static uint64_t stub_own_hash(const struct joined *j, const unsigned char *tpl)
+{
+    char small[256];
+    size_t len = 0, cap = 0;
+    for (size_t k = 0; k < j->nb; k++)
+        if (!tpl[k])
+            cap += j->b[k].len + 1;
+    char *buf = cap <= sizeof small ? small : malloc(cap);
+    if (!buf)
+        return 1; /* out of memory: still a stub, its own text unhashed */
+    for (size_t k = 0; k < j->nb; k++) {
+        if (tpl[k])
+            continue;
+        if (len)
+            buf[len++] = ' ';
+        memcpy(buf + len, j->all + j->b[k].off, j->b[k].len);
+        len += j->b[k].len;
+    }
+    uint64_t h = XXH3_64bits_withSeed(buf, len, DEDUP_STUB_SEED);
+    if (buf != small)
+        free(buf);
+    return h ? h : 1;
+}
+
 /* 2. Marks the template blocks of opts->host in tpl (opts->mark or opts->templates;
  * hash and ntok: each block's hash and tokens); returns how many, or 0 when the page is
- * fingerprinted whole (a stub, below). */
+ * fingerprinted whole (a stub, below: *own_hash is then the hash of its own text). */
 static size_t mark_templates(const struct filter_fp_opts *opts, const struct joined *j,
-                             const uint64_t *hash, const uint32_t *ntok, unsigned char *tpl)
+                             const uint64_t *hash, const uint32_t *ntok, unsigned char *tpl,
+                             uint64_t *own_hash)
 {
     const char *host = opts->host ? opts->host : "";
     size_t nb = j->nb, marked = 0;
+    *own_hash = 0;
     if (nb && !opts->blocks_only) {
         if (opts->mark)
             marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
@@ -214,8 +243,11 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
     /* a page with a little text of its own among template blocks (a stub: its name,
      * then the sentences every stub of the site repeats) is fingerprinted whole: left
      * with its few own words it would get no fingerprint at all, and the same page in
-     * another release would not be found; a page that is nothing but template blocks
-     * (the site's menu) has too little text */
+     * another release would not be found. Its own words decide, though: two stubs that
+     * differ in them (two operands, two chapters) are two pages, so the hash of the own
+     * text is XORed into the fingerprint: stubs with the same own text compare by their
+     * whole texts, stubs with different own texts are 32 bits apart on average. A page
+     * that is nothing but template blocks (the site's menu) has too little text. */
     if (marked) {
         size_t own = 0, whole = 0;
         size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
@@ -224,8 +256,10 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
             if (!tpl[k])
                 own += j->b[k].n_tokens;
         }
-        if (own > 0 && own < min && whole >= min)
+        if (own > 0 && own < min && whole >= min) {
+            *own_hash = stub_own_hash(j, tpl);
             marked = 0;
+        }
     }
     return marked;
 }
@@ -305,7 +339,7 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
         uint64_t h = XXH3_64bits_withSeed(j.all ? j.all : "", j.all_len, DEDUP_TEMPLATE_SEED);
         out->doc_hash = h ? h : 1;
     }
-    size_t marked = mark_templates(opts, &j, hash, ntok, tpl);
+    size_t marked = mark_templates(opts, &j, hash, ntok, tpl, &out->stub_hash);
     kept = own_tokens(&j, tpl, marked, out, &kept_len, &kept_n);
     if (!kept)
         goto oom;
@@ -416,7 +450,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
         goto fail;
     }
-    out->fingerprint = dedup_simhash(f);
+    out->fingerprint = dedup_simhash(f) ^ out->stub_hash;
     out->n_tokens = n_tokens;
     out->n_features = dedup_features_count(f);
     out->stage = FILTER_FP_DONE;

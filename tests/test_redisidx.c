@@ -27,6 +27,11 @@
 #include "filter/simcrawl.h"
 #include "tests/testredis.h"
 
+/* "fingerprint=N" of this build's meta line */
+#define FP_STR_(x) #x
+#define FP_STR(x) FP_STR_(x)
+#define FP_VERSION "fingerprint=" FP_STR(DEDUP_FINGERPRINT_VERSION)
+
 #include <xxhash.h>
 #include "tests/testutil.h"
 
@@ -431,23 +436,23 @@ static void test_redisidx_urls_and_meta(void)
         const char *says;
     } metas[] = {
         {"garbage", REDISIDX_ECORRUPT, "not a simcrawl index"},
-        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=4,0 "
+        {"simcrawl-redisidx/1 method=simhash " FP_VERSION " k=3 levels=1 blocks=4,0 "
          "bucket_bits=16",
          REDISIDX_ECORRUPT, "damaged"},
-        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=9 levels=1 blocks=4,0 "
+        {"simcrawl-redisidx/1 method=simhash " FP_VERSION " k=9 levels=1 blocks=4,0 "
          "bucket_bits=16 shard_bits=4",
          REDISIDX_ECORRUPT, "damaged"},
-        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=5,0 "
+        {"simcrawl-redisidx/1 method=simhash " FP_VERSION " k=3 levels=1 blocks=5,0 "
          "bucket_bits=40 shard_bits=4",
          REDISIDX_ECORRUPT, "bucket_bits"},
-        {"simcrawl-redisidx/1 method=simhash fingerprint=3 k=3 levels=1 blocks=2,0 "
+        {"simcrawl-redisidx/1 method=simhash " FP_VERSION " k=3 levels=1 blocks=2,0 "
          "bucket_bits=8 shard_bits=4",
          REDISIDX_ECORRUPT, "no design"},
         {"simcrawl-redisidx/1 method=simhash fingerprint=2 k=3 levels=1 blocks=4,0 "
          "bucket_bits=16 shard_bits=4",
          REDISIDX_EVERSION, "fingerprint version 2"},
         {"simcrawl-redisidx/2 method=simhash", REDISIDX_EVERSION, "format 2"},
-        {"simcrawl-redisidx/1 method=minhash fingerprint=3 k=3 levels=1 blocks=4,0 "
+        {"simcrawl-redisidx/1 method=minhash " FP_VERSION " k=3 levels=1 blocks=4,0 "
          "bucket_bits=16 shard_bits=4",
          REDISIDX_EMETHOD, "minhash"},
     };

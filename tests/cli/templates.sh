@@ -58,6 +58,26 @@ for l in open(sys.argv[2]).read().splitlines():
     d, a, b = l.split('\t'); got.add((int(d), a, b))
 sys.exit(0 if got == want and len(want) > 0 else 1)
 EOF
+# stubs (docs/FINGERPRINT.md, "A page with little text of its own"): twenty stubs whose two
+# own words differ ("operand v0", "operand v1", ...) among the site's menu and footer are
+# twenty pages (fingerprinted whole they came within 3 of each other: 124 pairs); the same
+# stub again is a pair
+mkdir -p "$TS/stubs"
+cp "$TS/site/"p*.html "$TS/stubs/"
+python3 - "$TS/stubs" <<'EOF'
+import sys
+d = sys.argv[1]
+menu = ' '.join('menu%03d' % i for i in range(200))
+foot = 'Copyright the example project all rights reserved terms of use privacy'
+page = '<html><head><title>Operand</title></head><body><div class="content">%s</div></body></html>\n'
+for i in range(20):
+    body = '<p>%s</p><p>operand v%d</p><p>%s</p>' % (menu, i, foot)
+    open('%s/stub-%02d.html' % (d, i), 'w').write(page % body)
+open('%s/stub-again.html' % d, 'w').write(page % ('<p>%s</p><p>operand v0</p><p>%s</p>' % (menu, foot)))
+EOF
+expect_status 0 "pairs over stubs" -- "$SIMCRAWL" pairs "$TS/stubs"
+if [ "$(grep -c "stub-" "$TMP/out")" = 1 ] && grep -q "stub-00.html.*stub-again.html" "$TMP/out"; then ok
+else bad "stubs: only the same stub again is a pair: $(grep -c "stub-" "$TMP/out") pairs"; fi
 # clusters sees the same
 expect_status 0 "clusters with templates" -- "$SIMCRAWL" clusters "$TS/site"
 expect_grep "cluster 1: 2 documents" "$TMP/out" "one cluster: the copy"
