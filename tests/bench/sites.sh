@@ -8,7 +8,7 @@
 #   sh tests/bench/sites.sh          every site below
 #   sh tests/bench/sites.sh --new    only the sites added for issue 11 (not the three
 #                                    falsedrop-score measures by default)
-# The last six (new = 2) were added on 2026-11-26 as sites nothing had been tuned to; the
+# The last eleven (new = 2) were added on 2026-11-26 as sites nothing had been tuned to; the
 # Rust book's stubs led to fingerprint version 4 (docs/FINGERPRINT.md).
 #   sh tests/bench/sites.sh --table  PKG HTML_ROOT GENERATOR, one site a line
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
@@ -55,7 +55,12 @@ libboost1.81-doc|usr/share/doc/libboost1.81-doc/doc/html|BoostBook / Quickbook (
 nodejs-doc|usr/share/doc/nodejs/api|Node.js own generator|2
 libxml2-doc|usr/share/doc/libxml2/html|libxml2 own XSLT pages|2
 debian-handbook|usr/share/doc/debian-handbook/html/en-US|Publican (DocBook)|2
-apache2-doc|usr/share/doc/apache2-doc/manual/en|Apache httpd manual XSLT (*.html.en: only *.html counted)|2'
+apache2-doc|usr/share/doc/apache2-doc/manual/en|Apache httpd manual XSLT (*.html.en: only *.html counted)|2
+vim-doc|usr/share/doc/vim/html|Vim help files to HTML (long prose in <pre>)|2
+zsh-doc|usr/share/doc/zsh-common/html|Yodl / texi2html|2
+octave-doc|usr/share/doc/octave/octave.html|Texinfo texi2any (one page a node)|2
+cmake-doc|usr/share/doc/cmake-data/html|Sphinx (CMake's theme)|2
+maxima-doc|usr/share/doc/maxima-doc/html|Texinfo texi2html|2'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
 fetch() {
