@@ -20,7 +20,8 @@ CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -MMD -MP -I.
 LDFLAGS += $(SAN)
 
 # Debian packages the build and the tests need (pkg-config module in brackets):
-# libxml2 [libxml-2.0], utf8proc [libutf8proc], xxHash [libxxhash], libcurl [libcurl],
+# libxml2 [libxml-2.0], utf8proc [libutf8proc], xxHash [libxxhash] (dedup/; crawler/: a host's
+# frontier shard, crawler/redis_frontier.c), libcurl [libcurl],
 # zlib [zlib], libdeflate [libdeflate] and ISA-L [libisal] (WARC gzip members),
 # brotli [libbrotlidec], zstd [libzstd], OpenSSL's libcrypto for SHA-1 [libcrypto] (WARC digests;
 # the Redis scripts' names, filter/redisidx.c),
@@ -46,7 +47,7 @@ DEB_PKGS := gcc g++ binutils make pkg-config libxml2-dev libutf8proc-dev libxxha
 
 EXTRACT_PKGS := libxml-2.0 libutf8proc
 DEDUP_PKGS   := libxxhash
-CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3 hiredis
+CRAWLER_PKGS := libcurl zlib libdeflate libisal libbrotlidec libzstd libcrypto libpsl sqlite3 hiredis libxxhash
 SERVER_PKGS  := libmicrohttpd
 FILTER_PKGS  := hiredis libcrypto
 CLI_PKGS     := jansson inih
