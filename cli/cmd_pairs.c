@@ -206,19 +206,9 @@ static size_t format_plain(char *p, int jsonl, const char *ia, size_t la, const 
 static void put_line_escaped(FILE *out, int jsonl, const char *ia, size_t la, const char *ib,
                              size_t lb, unsigned distance)
 {
-    if (jsonl) {
-        fputs("{\"a\": ", out);
-        cli_put_json_string(out, ia, la);
-        fputs(", \"b\": ", out);
-        cli_put_json_string(out, ib, lb);
-        fprintf(out, ", \"distance\": %u}\n", distance);
-    } else {
-        fprintf(out, "%u\t", distance);
-        cli_put_text_id(out, ia, la);
-        putc('\t', out);
-        cli_put_text_id(out, ib, lb);
-        putc('\n', out);
-    }
+    char value[12];
+    snprintf(value, sizeof value, "%u", distance);
+    cli_put_pair_line(out, jsonl, ia, la, ib, lb, "distance", value);
 }
 
 static int print_pair(void *userdata, uint32_t a, uint32_t b, unsigned distance)
