@@ -2038,6 +2038,8 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
             __builtin_prefetch(&idx->tab[t][lo]);
             if (hi > lo)
                 __builtin_prefetch(&idx->tab[t][hi - 1]);
+            if (t == 0 && hi > lo) /* a match of table 0 reads its head at once */
+                __builtin_prefetch(&idx->head[lo]);
         }
     if (idx->ndelta)
         for (unsigned t = 0; t < nt; t++)
