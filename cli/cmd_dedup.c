@@ -143,7 +143,7 @@ static void usage(FILE *out)
             "                     shingles is >= --threshold (docs/MINHASH.md; logged as\n"
             "                     \"jaccard\"); with --index FILE, FILE is a minhash index\n"
             "                     (docs/MINHASH.md: made by the first such run, or by\n"
-            "                     index add --method minhash)"
+            "                     index add --method minhash)\n"
             "  --threshold J      minhash: the Jaccard threshold, above 0 and at most 1\n"
             "                     (default 0.8, or the --index's)\n"
             "  --index FILE       dedup against this saved index too, and save it back with\n"
