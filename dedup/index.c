@@ -50,6 +50,12 @@
  * directories; amortised O(T) element moves per add). A fingerprint is in exactly one of
  * main and delta, so a query probing both still reports each document once.
  *
+ * Batches. A probe waits for memory: a directory line, then bucket lines, then table 0's
+ * head. One query overlaps only its own tables' reads; dedup_index_nearest_many and
+ * dedup_index_query_many run the probe's stages as a software pipeline over many queries
+ * (probe_many: directory lines IX_BATCH_DEPTH queries ahead, bucket lines half as far),
+ * the same stages and scan as one query's, so the answers are the same.
+ *
  * Lazy tables. All pairs of a fresh index (dedup_index_pairs, clusters) needs only table
  * 0: the first compaction then builds table 0 alone (compact_fresh: two arrays sorted by a
  * parallel stable scatter, 16 bytes a document at the peak) and marks the index lazy, and
@@ -2188,14 +2194,19 @@ void dedup_matches_release(struct dedup_matches *m)
     m->n = m->cap = 0;
 }
 
-enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
-                                  struct dedup_matches *out)
+/* Before a query: k within the design's, the pending adds absorbed, the tables built. */
+static enum dedup_code query_ready(struct dedup_index *idx, unsigned k)
 {
     if (k > idx->design.k)
         return DEDUP_EINVAL;
     enum dedup_code rc = absorb(idx);
-    if (rc == DEDUP_OK)
-        rc = ix_tables_ready(idx, 1);
+    return rc == DEDUP_OK ? ix_tables_ready(idx, 1) : rc;
+}
+
+enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
+                                  struct dedup_matches *out)
+{
+    enum dedup_code rc = query_ready(idx, k);
     if (rc != DEDUP_OK)
         return rc;
     out->n = 0;
@@ -2230,11 +2241,7 @@ enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsign
                                     unsigned *distance, int *found)
 {
     *found = 0;
-    if (k > idx->design.k)
-        return DEDUP_EINVAL;
-    enum dedup_code rc = absorb(idx);
-    if (rc == DEDUP_OK)
-        rc = ix_tables_ready(idx, 1);
+    enum dedup_code rc = query_ready(idx, k);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_acc acc = {IX_NONE, 65};
@@ -2275,11 +2282,7 @@ enum dedup_code dedup_index_nearest_many(struct dedup_index *idx, size_t n, cons
 {
     if (n)
         memset(found, 0, n);
-    if (k > idx->design.k)
-        return DEDUP_EINVAL;
-    enum dedup_code rc = absorb(idx);
-    if (rc == DEDUP_OK)
-        rc = ix_tables_ready(idx, 1);
+    enum dedup_code rc = query_ready(idx, k);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_many_acc acc = {{IX_NONE, 65}, doc, distance, found};
@@ -2322,11 +2325,7 @@ enum dedup_code dedup_index_query_many(struct dedup_index *idx, size_t n, const 
 {
     if (stopped)
         *stopped = 0;
-    if (k > idx->design.k)
-        return DEDUP_EINVAL;
-    enum dedup_code rc = absorb(idx);
-    if (rc == DEDUP_OK)
-        rc = ix_tables_ready(idx, 1);
+    enum dedup_code rc = query_ready(idx, k);
     if (rc != DEDUP_OK)
         return rc;
     struct dedup_matches m = {0};
