@@ -39,6 +39,34 @@ static int other(struct cli_warc_page *out, const char *why)
     return 0;
 }
 
+/* Reads the current record's block whole into out: 1 when read, 0 when out is decided
+ * instead (OTHER past the reader's cap, DAMAGED), -1 when out of memory. */
+static int read_block(struct crawl_warc_reader *r, struct cli_warc_page *out)
+{
+    enum crawl_code rc = crawl_warc_block(r, &out->block, &out->block_len);
+    if (rc == CRAWL_ETOOLARGE)
+        return other(out, "block larger than the reader's cap");
+    if (rc == CRAWL_ENOMEM)
+        return -1;
+    if (rc != CRAWL_OK) {
+        out->kind = CLI_WARC_DAMAGED;
+        snprintf(out->why, sizeof out->why, "record is damaged: %s", crawl_strerror(rc));
+        return 0;
+    }
+    return 1;
+}
+
+/* 1 (and out decided OTHER) when a body of len bytes is below the size floor. */
+static int below_floor(size_t len, size_t min_size, struct cli_warc_page *out)
+{
+    if (len >= min_size)
+        return 0;
+    snprintf(out->why, sizeof out->why, "body of %zu bytes is below the size floor %zu", len,
+             min_size);
+    out->kind = CLI_WARC_OTHER;
+    return 1;
+}
+
 /* 1 when a media type (a Content-Type value: parameters after ';' and any case allowed)
  * is HTML: text/html or application/xhtml+xml. */
 static int is_html_type(const char *ct)
@@ -62,22 +90,11 @@ static int classify_resource(struct crawl_warc_reader *r, const struct crawl_war
         out->kind = CLI_WARC_OTHER;
         return 0;
     }
-    enum crawl_code rc = crawl_warc_block(r, &out->block, &out->block_len);
-    if (rc == CRAWL_ETOOLARGE)
-        return other(out, "block larger than the reader's cap");
-    if (rc == CRAWL_ENOMEM)
-        return -1;
-    if (rc != CRAWL_OK) {
-        out->kind = CLI_WARC_DAMAGED;
-        snprintf(out->why, sizeof out->why, "record is damaged: %s", crawl_strerror(rc));
+    int got = read_block(r, out);
+    if (got <= 0)
+        return got;
+    if (below_floor(out->block_len, min_size, out))
         return 0;
-    }
-    if (out->block_len < min_size) {
-        snprintf(out->why, sizeof out->why, "body of %zu bytes is below the size floor %zu",
-                 out->block_len, min_size);
-        out->kind = CLI_WARC_OTHER;
-        return 0;
-    }
     if (crawl_digest_sha1(out->block, out->block_len, out->payload_digest) != CRAWL_OK)
         return -1;
     out->body = out->block;
@@ -97,17 +114,10 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
         return other(out, *rec->type ? rec->type : "no WARC-Type");
     if (strncasecmp(rec->content_type, "application/http", 16) != 0)
         return other(out, "response is not application/http");
-    enum crawl_code rc = crawl_warc_block(r, &out->block, &out->block_len);
-    if (rc == CRAWL_ETOOLARGE)
-        return other(out, "block larger than the reader's cap");
-    if (rc == CRAWL_ENOMEM)
-        return -1;
-    if (rc != CRAWL_OK) {
-        out->kind = CLI_WARC_DAMAGED;
-        snprintf(out->why, sizeof out->why, "record is damaged: %s", crawl_strerror(rc));
-        return 0;
-    }
-    rc = crawl_http_parse(out->block, out->block_len, NULL, &out->msg);
+    int got = read_block(r, out);
+    if (got <= 0)
+        return got;
+    enum crawl_code rc = crawl_http_parse(out->block, out->block_len, NULL, &out->msg);
     if (rc == CRAWL_ENOMEM)
         return -1;
     if (rc != CRAWL_OK)
@@ -135,12 +145,8 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
         out->kind = CLI_WARC_OTHER;
         return 0;
     }
-    if (out->body_len < min_size) {
-        snprintf(out->why, sizeof out->why, "body of %zu bytes is below the size floor %zu",
-                 out->body_len, min_size);
-        out->kind = CLI_WARC_OTHER;
+    if (below_floor(out->body_len, min_size, out))
         return 0;
-    }
     size_t pl;
     const char *p = crawl_http_payload(out->msg, &pl);
     if (crawl_digest_sha1(p, pl, out->payload_digest) != CRAWL_OK)
