@@ -10,9 +10,10 @@
 #                                    falsedrop-score measures by default)
 # The last eleven (new = 2) were added on 2026-11-26 as sites nothing had been tuned to; the
 # Rust book's stubs led to fingerprint version 4 (docs/FINGERPRINT.md).
-# The seven of new = 3 (2026-11-26, issue 11) are generators none of the others use:
-# erl_docgen, odoc, two more Sphinx themes, GNUstep autogsdoc, QDoc, Doxygen 1.9.4; QDoc's
-# member lists led to the extractor's one-block rule for swallowed marks (extract/boiler.c).
+# The nine of new = 3 (2026-11-26, issue 11) are generators none of the others use:
+# erl_docgen, odoc, two more Sphinx themes, GNUstep autogsdoc, QDoc, Doxygen 1.9.4,
+# texi2html 1.78, nim doc; QDoc's member lists and Nim's link-only module pages led to two
+# extractor rules (extract/boiler.c, steps 1 and 10).
 #   sh tests/bench/sites.sh --table  PKG HTML_ROOT GENERATOR, one site a line
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
 # The last seven were added with fingerprint version 3 (2026-11-25), after its rules were
@@ -70,7 +71,9 @@ python-flask-doc|usr/share/doc/python-flask-doc/html|Sphinx (Pallets theme)|3
 python-requests-doc|usr/share/doc/python-requests-doc/html|Sphinx (alabaster theme)|3
 gnustep-base-doc|usr/share/GNUstep/Documentation|GNUstep autogsdoc|3
 qtconnectivity5-doc-html|usr/share/qt5/doc|QDoc (Qt 5.15: qtbluetooth, qtnfc)|3
-libvips-doc|usr/share/doc/libvips-doc/html|Doxygen 1.9.4 (C++ API, with search/)|3'
+libvips-doc|usr/share/doc/libvips-doc/html|Doxygen 1.9.4 (C++ API, with search/)|3
+gettext-doc|usr/share/doc/gettext|texi2html 1.78a (one page a node) + javadoc, csharpdoc|3
+nim-doc|usr/share/doc/nim/html|the Nim doc generator (nim doc)|3'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
 fetch() {
