@@ -1083,6 +1083,10 @@ static void keep_hub_links(struct ex_walk *w)
     /* a heading alone (a diagram's title) is not a container: its section is */
     if (c != EX_NONE && w->elems[c].tag >= T_h1 && w->elems[c].tag <= T_h6)
         c = w->elems[c].parent;
+    /* nor is a footer (a negative hint: a grid class such as "columns" kept it from being
+     * unlikely) that alone was kept on a page of links (Nim's module index pages) */
+    if (c != EX_NONE && w->elems[c].weight < 0)
+        c = EX_NONE;
     int page = c == EX_NONE || w->elems[c].tag == T_body || w->elems[c].tag == T_html;
     if (c != EX_NONE) {
         lo = w->elems[c].first_block;
