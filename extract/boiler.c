@@ -79,6 +79,8 @@
  * 10. Hubs and stubs: when the result has fewer than HUB_WORDS words, the link-heavy
  *     blocks of its container (or of the main landmark, or of the page) are kept too: a
  *     table of contents or a stub is told from its siblings by its links (keep_hub_links).
+ *     A container with a negative hint (a footer that a grid class kept from being
+ *     unlikely) is not the page's: the main landmark or the page is used instead.
  * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
  * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
  * Web Corpora" (jusText, 2011); Mozilla readability.js (Readability.js, Apache-2.0).
