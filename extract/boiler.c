@@ -17,8 +17,10 @@
  *     social, cookie, banner, breadcrumb, pagination, respond, ad, nav...) and no
  *     positive word (article, body, content, main, entry, post...), or a <form>. Marks
  *     are inherited down the tree, except on an element that holds an <article>/<main>
- *     or (header, nav, class-marked) more than half of the page's text: libxml2's HTML4
- *     rules let a sloppy HTML5 <header> swallow the rest of the page.
+ *     or (header, nav, class-marked) more than half of the page's text in more than one
+ *     block: libxml2's HTML4 rules let a sloppy HTML5 <header> swallow the rest of the
+ *     page, but a single block is a paragraph (a footer's licence notice on a page of
+ *     short list items), never a swallowed page.
  *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
  *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
  *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
@@ -77,6 +79,8 @@
  * 10. Hubs and stubs: when the result has fewer than HUB_WORDS words, the link-heavy
  *     blocks of its container (or of the main landmark, or of the page) are kept too: a
  *     table of contents or a stub is told from its siblings by its links (keep_hub_links).
+ *     A container with a negative hint (a footer that a grid class kept from being
+ *     unlikely) is not the page's: the main landmark or the page is used instead.
  * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
  * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
  * Web Corpora" (jusText, 2011); Mozilla readability.js (Readability.js, Apache-2.0).
@@ -132,6 +136,7 @@
 /* step 1: a mark is ignored on an element holding more than this share of the page's
  * text (a sloppy HTML5 <header> that swallowed the page: commit ce59c8f) */
 #define SWALLOWED_SHARE 0.5
+#define SWALLOWED_MIN_BLOCKS 2 /* ... and more than one block */
 /* step 3b: a wrapper narrows to the landmark inside it that has at least
  * LANDMARK_MIN_SHARE of its text, when what lies beside is under 1 - LANDMARK_WHOLE_SHARE
  * of it or mostly links (commit bc29c3a: dragnet-R791 recall 0.49 -> 0.85) */
@@ -222,7 +227,10 @@ static int inherit_marks(struct ex_walk *w)
         unsigned self = f & (EX_E_UNLIKELY | EX_E_BOILER);
         if (self) {
             double chars = pre[e->end_block] - pre[e->first_block];
+            /* one block is a paragraph (a footer's long notice on a page of short
+             * blocks: qdoc's member lists), never a page swallowed by a sloppy tag */
             int swallowed = chars > SWALLOWED_SHARE * total &&
+                            e->end_block - e->first_block >= SWALLOWED_MIN_BLOCKS &&
                             (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
             if ((f & EX_E_HAS_ARTICLE) || swallowed)
                 self = 0;
@@ -1077,6 +1085,10 @@ static void keep_hub_links(struct ex_walk *w)
     /* a heading alone (a diagram's title) is not a container: its section is */
     if (c != EX_NONE && w->elems[c].tag >= T_h1 && w->elems[c].tag <= T_h6)
         c = w->elems[c].parent;
+    /* nor is a footer (a negative hint: a grid class such as "columns" kept it from being
+     * unlikely) that alone was kept on a page of links (Nim's module index pages) */
+    if (c != EX_NONE && w->elems[c].weight < 0)
+        c = EX_NONE;
     int page = c == EX_NONE || w->elems[c].tag == T_body || w->elems[c].tag == T_html;
     if (c != EX_NONE) {
         lo = w->elems[c].first_block;

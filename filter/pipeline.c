@@ -10,6 +10,8 @@
  * opts->text the input is plain UTF-8 text; it is validated here (the offset of the
  * first bad byte is reported) because extract_tokens() requires valid UTF-8.
  */
+/* XXH3_state_t on the stack (stub_own_hash) needs its definition */
+#define XXH_STATIC_LINKING_ONLY
 #include "filter/pipeline.h"
 
 #include <stdarg.h>
@@ -188,25 +190,22 @@ static enum extract_code join_blocks(const char *text, size_t tlen, struct joine
  * little text of its own"); never 0. */
 static uint64_t stub_own_hash(const struct joined *j, const unsigned char *tpl)
 {
-    char small[256];
-    size_t len = 0, cap = 0;
-    for (size_t k = 0; k < j->nb; k++)
-        if (!tpl[k])
-            cap += j->b[k].len + 1;
-    char *buf = cap <= sizeof small ? small : malloc(cap);
-    if (!buf)
-        return 1; /* out of memory: still a stub, its own text unhashed */
+    /* the own blocks hashed in place, one space between them: the same value as
+     * XXH3_64bits_withSeed over their joined copy, without the copy */
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st); /* on the stack: reset_withSeed reads the seed field first */
+    if (XXH3_64bits_reset_withSeed(&st, DEDUP_STUB_SEED) != XXH_OK)
+        return 1;
+    int first = 1;
     for (size_t k = 0; k < j->nb; k++) {
         if (tpl[k])
             continue;
-        if (len)
-            buf[len++] = ' ';
-        memcpy(buf + len, j->all + j->b[k].off, j->b[k].len);
-        len += j->b[k].len;
+        if (!first)
+            (void)XXH3_64bits_update(&st, " ", 1);
+        (void)XXH3_64bits_update(&st, j->all + j->b[k].off, j->b[k].len);
+        first = 0;
     }
-    uint64_t h = XXH3_64bits_withSeed(buf, len, DEDUP_STUB_SEED);
-    if (buf != small)
-        free(buf);
+    uint64_t h = XXH3_64bits_digest(&st);
     return h ? h : 1;
 }
 

@@ -10,6 +10,10 @@
 #                                    falsedrop-score measures by default)
 # The last eleven (new = 2) were added on 2026-11-26 as sites nothing had been tuned to; the
 # Rust book's stubs led to fingerprint version 4 (docs/FINGERPRINT.md).
+# The nine of new = 3 (2026-11-26, issue 11) are generators none of the others use:
+# erl_docgen, odoc, two more Sphinx themes, GNUstep autogsdoc, QDoc, Doxygen 1.9.4,
+# texi2html 1.78, nim doc; QDoc's member lists and Nim's link-only module pages led to two
+# extractor rules (extract/boiler.c, steps 1 and 10).
 #   sh tests/bench/sites.sh --table  PKG HTML_ROOT GENERATOR, one site a line
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
 # The last seven were added with fingerprint version 3 (2026-11-25), after its rules were
@@ -59,8 +63,17 @@ apache2-doc|usr/share/doc/apache2-doc/manual/en|Apache httpd manual XSLT (*.html
 vim-doc|usr/share/doc/vim/html|Vim help files to HTML (long prose in <pre>)|2
 zsh-doc|usr/share/doc/zsh-common/html|Yodl / texi2html|2
 octave-doc|usr/share/doc/octave/octave.html|Texinfo texi2any (one page a node)|2
-cmake-doc|usr/share/doc/cmake-data/html|Sphinx (CMake's theme)|2
-maxima-doc|usr/share/doc/maxima-doc/html|Texinfo texi2html|2'
+cmake-doc|usr/share/doc/cmake-data/html|Sphinx (the CMake theme)|2
+maxima-doc|usr/share/doc/maxima-doc/html|Texinfo texi2html|2
+erlang-doc|usr/share/doc/erlang-doc|Erlang/OTP erl_docgen (+ jinterface Javadoc)|3
+libcalendar-ocaml-doc|usr/share/doc/libcalendar-ocaml/_html|odoc (OCaml)|3
+python-flask-doc|usr/share/doc/python-flask-doc/html|Sphinx (Pallets theme)|3
+python-requests-doc|usr/share/doc/python-requests-doc/html|Sphinx (alabaster theme)|3
+gnustep-base-doc|usr/share/GNUstep/Documentation|GNUstep autogsdoc|3
+qtconnectivity5-doc-html|usr/share/qt5/doc|QDoc (Qt 5.15: qtbluetooth, qtnfc)|3
+libvips-doc|usr/share/doc/libvips-doc/html|Doxygen 1.9.4 (C++ API, with search/)|3
+gettext-doc|usr/share/doc/gettext|texi2html 1.78a (one page a node) + javadoc, csharpdoc|3
+nim-doc|usr/share/doc/nim/html|the Nim doc generator (nim doc)|3'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
 fetch() {
