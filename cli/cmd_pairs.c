@@ -69,6 +69,21 @@ static void profile_mark(const char *phase)
             (double)m.tv_sec + (double)m.tv_nsec / 1e9);
 }
 
+/* A finished run leaves its index, staged documents and inputs (about 850 MB at 10M
+ * documents) to the process exit, as many command-line tools do: the exit unmaps them in
+ * any case, and freeing them first took 0.05-0.08 CPU s (0.05-0.18 s wall) at 10M. Under
+ * AddressSanitizer (make asan) everything is freed, so its leak check sees every run. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PAIRS_FREE_AT_EXIT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define PAIRS_FREE_AT_EXIT 1
+#endif
+#endif
+#ifndef PAIRS_FREE_AT_EXIT
+#define PAIRS_FREE_AT_EXIT 0
+#endif
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -206,19 +221,9 @@ static size_t format_plain(char *p, int jsonl, const char *ia, size_t la, const 
 static void put_line_escaped(FILE *out, int jsonl, const char *ia, size_t la, const char *ib,
                              size_t lb, unsigned distance)
 {
-    if (jsonl) {
-        fputs("{\"a\": ", out);
-        cli_put_json_string(out, ia, la);
-        fputs(", \"b\": ", out);
-        cli_put_json_string(out, ib, lb);
-        fprintf(out, ", \"distance\": %u}\n", distance);
-    } else {
-        fprintf(out, "%u\t", distance);
-        cli_put_text_id(out, ia, la);
-        putc('\t', out);
-        cli_put_text_id(out, ib, lb);
-        putc('\n', out);
-    }
+    char value[12];
+    snprintf(value, sizeof value, "%u", distance);
+    cli_put_pair_line(out, jsonl, ia, la, ib, lb, "distance", value);
 }
 
 static int print_pair(void *userdata, uint32_t a, uint32_t b, unsigned distance)
@@ -1307,9 +1312,12 @@ int cmd_pairs(int argc, char **argv)
     free(r.sink.marks);
     dedup_lock_release(r.lock);
     dedup_templates_free(r.own);
-    dedup_index_free(r.idx);
-    cli_stage_release(&r.st);
-    cli_inputs_release(&r.in);
+    if (PAIRS_FREE_AT_EXIT || status != CLI_OK) {
+        dedup_index_free(r.idx);
+        cli_stage_release(&r.st);
+        cli_inputs_release(&r.in);
+    }
     cli_args_release(&r.a);
+    profile_mark("done");
     return status;
 }

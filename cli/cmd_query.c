@@ -3,7 +3,8 @@
  *
  * Which documents of a saved index are near-duplicates of this page (README.md, "simcrawl
  * query")? Each PAGE (an HTML file, a directory of them, -, or a --fingerprints list) is
- * fingerprinted and looked up with dedup_index_query(): every indexed id within k, with
+ * fingerprinted and looked up with dedup_index_query_many() (pages in batches of 4,096;
+ * with --top one at a time, dedup_index_query()): every indexed id within k, with
  * its distance, nearest first (ties: the earlier indexed document first). The index is
  * mapped read-only and not changed.
  */
@@ -60,52 +61,113 @@ static void usage(FILE *out)
             "the index could not be read (named on stderr).\n");
 }
 
+#define QUERY_BATCH 4096 /* pages asked at once (dedup_index_query_many's pipeline) */
+
 struct query_ctx {
     struct dedup_index *idx;
     unsigned k;
     size_t top; /* --top N, 0: all */
     int jsonl;
     struct dedup_matches m;
+    /* the pages waiting for their batch (without --top): fingerprint, id (in ids) */
+    uint64_t fp[QUERY_BATCH];
+    size_t id_off[QUERY_BATCH + 1];
+    size_t n;
+    char *ids;
+    size_t ids_cap;
 };
 
-static int query_one(void *userdata, const struct cli_doc *doc)
+/* The lines of one page's matches m (nearest first). 0, or 1 on a write error. */
+static int print_matches(struct query_ctx *q, const char *pid, size_t plen, uint64_t fp,
+                         const struct dedup_matches *m)
 {
-    struct query_ctx *q = userdata;
-    enum dedup_code rc = dedup_index_query(q->idx, doc->fp, q->k, &q->m);
-    if (rc != DEDUP_OK) {
-        cli_error(CMD, "%s: %s", doc->id, dedup_strerror(rc));
-        return 1;
-    }
-    if (q->top && q->m.n > q->top)
-        q->m.n = q->top; /* nearest first: the N nearest */
+    size_t n = q->top && m->n > q->top ? q->top : m->n; /* nearest first: the N nearest */
     if (q->jsonl) {
         char hex[17];
         fputs("{\"page\": ", stdout);
-        cli_put_json_string(stdout, doc->id, doc->id_len);
-        printf(", \"fingerprint\": \"%s\", \"matches\": [", dedup_fingerprint_format(doc->fp, hex));
+        cli_put_json_string(stdout, pid, plen);
+        printf(", \"fingerprint\": \"%s\", \"matches\": [", dedup_fingerprint_format(fp, hex));
     }
-    for (size_t i = 0; i < q->m.n; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t len;
-        const char *id = dedup_index_id(q->idx, q->m.v[i].doc, &len);
+        const char *id = dedup_index_id(q->idx, m->v[i].doc, &len);
         if (q->jsonl) {
             fputs(i ? ", {\"id\": " : "{\"id\": ", stdout);
             cli_put_json_string(stdout, id, len);
-            printf(", \"distance\": %u}", q->m.v[i].distance);
+            printf(", \"distance\": %u}", m->v[i].distance);
         } else {
-            cli_put_text_id(stdout, doc->id, doc->id_len);
-            printf("\t%u\t", q->m.v[i].distance);
+            cli_put_text_id(stdout, pid, plen);
+            printf("\t%u\t", m->v[i].distance);
             cli_put_text_id(stdout, id, len);
             putchar('\n');
         }
     }
     if (q->jsonl && q->top)
-        printf("], \"top\": %zu, \"found\": %zu}\n", q->top, q->m.n);
+        printf("], \"top\": %zu, \"found\": %zu}\n", q->top, n);
     else if (q->jsonl)
         fputs("]}\n", stdout);
-    if (q->top && q->m.n < q->top)
-        cli_error(CMD, "%s: %zu of --top %zu: only %zu indexed document%s within k = %u", doc->id,
-                  q->m.n, q->top, q->m.n, q->m.n == 1 ? "" : "s", q->k);
+    if (q->top && n < q->top)
+        cli_error(CMD, "%s: %zu of --top %zu: only %zu indexed document%s within k = %u", pid, n,
+                  q->top, n, n == 1 ? "" : "s", q->k);
     return ferror(stdout) ? 1 : 0;
+}
+
+/* dedup_query_fn: page i of the batch answered. */
+static int batch_answer(void *userdata, size_t i, enum dedup_code rc, const struct dedup_matches *m)
+{
+    struct query_ctx *q = userdata;
+    const char *pid = q->ids + q->id_off[i];
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "%s: %s", pid, dedup_strerror(rc));
+        return 1;
+    }
+    return print_matches(q, pid, q->id_off[i + 1] - q->id_off[i] - 1, q->fp[i], m);
+}
+
+/* Asks the index about the waiting pages and prints their answers in order. 0, or 1. */
+static int query_flush(struct query_ctx *q)
+{
+    if (!q->n)
+        return 0;
+    int stopped = 0;
+    enum dedup_code rc =
+        dedup_index_query_many(q->idx, q->n, q->fp, q->k, batch_answer, q, &stopped);
+    if (rc != DEDUP_OK)
+        cli_error(CMD, "%s: %s", q->ids, dedup_strerror(rc));
+    q->n = 0;
+    return rc != DEDUP_OK || stopped;
+}
+
+static int query_one(void *userdata, const struct cli_doc *doc)
+{
+    struct query_ctx *q = userdata;
+    if (!q->top) {
+        /* batched: the probes of many pages overlap their memory reads; with --top one at
+         * a time, so that its notes on stderr keep their place among the inputs' */
+        size_t at = q->id_off[q->n], need = at + doc->id_len + 1;
+        if (need > q->ids_cap) {
+            size_t cap = q->ids_cap ? q->ids_cap : 65536;
+            while (cap < need)
+                cap *= 2;
+            char *p = realloc(q->ids, cap);
+            if (!p) {
+                cli_error(CMD, "%s: %s", doc->id, dedup_strerror(DEDUP_ENOMEM));
+                return 1;
+            }
+            q->ids = p;
+            q->ids_cap = cap;
+        }
+        memcpy(q->ids + at, doc->id, doc->id_len + 1);
+        q->fp[q->n++] = doc->fp;
+        q->id_off[q->n] = need;
+        return q->n == QUERY_BATCH ? query_flush(q) : 0;
+    }
+    enum dedup_code rc = dedup_index_query(q->idx, doc->fp, q->k, &q->m);
+    if (rc != DEDUP_OK) {
+        cli_error(CMD, "%s: %s", doc->id, dedup_strerror(rc));
+        return 1;
+    }
+    return print_matches(q, doc->id, doc->id_len, doc->fp, &q->m);
 }
 
 int cmd_query(int argc, char **argv)
@@ -113,7 +175,7 @@ int cmd_query(int argc, char **argv)
     static const char *const formats[] = {"text", "jsonl", NULL};
     struct cli_args a;
     struct cli_inputs in;
-    struct query_ctx q = {0};
+    struct query_ctx *q;
     int status =
         cli_args_parse(CMD, argc, argv,
                        CLI_ARG_FORMAT | CLI_ARG_INDEX | CLI_ARG_TEMPLATES | CLI_ARG_MAX_DEPTH |
@@ -136,25 +198,31 @@ int cmd_query(int argc, char **argv)
         cli_args_release(&a);
         return status;
     }
+    if (!(q = calloc(1, sizeof *q))) { /* its batch is 100 KB: not on the stack */
+        cli_args_release(&a);
+        cli_error(CMD, "%s", dedup_strerror(DEDUP_ENOMEM));
+        return CLI_RUNTIME;
+    }
     cli_inputs_init(&in, CMD);
     in.fp_opts.max_depth = (unsigned)a.max_depth;
     in.quiet = a.quiet;
     in.check_duplicates = 0; /* asking twice about a page is harmless */
-    status = cli_index_load(CMD, a.index, 0, &q.idx, NULL);
+    status = cli_index_load(CMD, a.index, 0, &q->idx, NULL);
     if (status != CLI_OK)
         goto done;
-    unsigned ik = dedup_index_k(q.idx);
+    unsigned ik = dedup_index_k(q->idx);
     if (a.k_set && (unsigned)a.k > ik) {
         status =
             cli_usage_error(CMD, "index %s answers k <= %u only, not --k %ld", a.index, ik, a.k);
         goto done;
     }
-    q.k = a.k_set ? (unsigned)a.k : (ik < DEDUP_K_DEFAULT ? ik : DEDUP_K_DEFAULT);
-    q.jsonl = strcmp(a.format, "jsonl") == 0;
-    q.top = (size_t)a.top;
+    q->k = a.k_set ? (unsigned)a.k : (ik < DEDUP_K_DEFAULT ? ik : DEDUP_K_DEFAULT);
+    q->jsonl = strcmp(a.format, "jsonl") == 0;
+    q->top = (size_t)a.top;
     if (!a.no_templates) /* the index's table, read-only: pages are fingerprinted as it was */
-        cli_inputs_use_templates(&in, dedup_index_templates(q.idx), 0);
-    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, query_one, &q) != 0) {
+        cli_inputs_use_templates(&in, dedup_index_templates(q->idx), 0);
+    if (cli_inputs_run(&in, a.fplists, a.nfplists, a.paths, a.npaths, query_one, q) != 0 ||
+        query_flush(q) != 0) {
         status = CLI_RUNTIME;
         goto done;
     }
@@ -166,8 +234,10 @@ int cmd_query(int argc, char **argv)
     if (in.failed)
         status = CLI_RUNTIME;
 done:
-    dedup_matches_release(&q.m);
-    dedup_index_free(q.idx);
+    dedup_matches_release(&q->m);
+    dedup_index_free(q->idx);
+    free(q->ids);
+    free(q);
     cli_inputs_release(&in);
     cli_args_release(&a);
     return status;

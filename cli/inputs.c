@@ -633,6 +633,25 @@ void cli_put_text_id(FILE *out, const char *str, size_t len)
         fwrite(s + len - run, 1, run, out);
 }
 
+void cli_put_pair_line(FILE *out, int jsonl, const char *ia, size_t la, const char *ib, size_t lb,
+                       const char *name, const char *value)
+{
+    if (jsonl) {
+        fputs("{\"a\": ", out);
+        cli_put_json_string(out, ia, la);
+        fputs(", \"b\": ", out);
+        cli_put_json_string(out, ib, lb);
+        fprintf(out, ", \"%s\": %s}\n", name, value);
+    } else {
+        fputs(value, out);
+        putc('\t', out);
+        cli_put_text_id(out, ia, la);
+        putc('\t', out);
+        cli_put_text_id(out, ib, lb);
+        putc('\n', out);
+    }
+}
+
 void cli_inputs_use_templates(struct cli_inputs *in, struct dedup_templates *t, int learn)
 {
     in->templates = t;

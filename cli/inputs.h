@@ -160,6 +160,10 @@ void cli_put_json_string(FILE *out, const char *s, size_t len);
 /* An id in text output: bytes below 0x20, 0x7f and backslash as \xHH / \\, the rest as
  * is, so one record stays on one line and tab-separated fields stay separable. */
 void cli_put_text_id(FILE *out, const char *s, size_t len);
+/* The line of a pair of ids (pairs of both methods): jsonl {"a": A, "b": B, "NAME": VALUE},
+ * text VALUE<TAB>A<TAB>B, the ids escaped as above; value is already formatted. */
+void cli_put_pair_line(FILE *out, int jsonl, const char *ia, size_t la, const char *ib, size_t lb,
+                       const char *name, const char *value);
 
 /* ---- command-line arguments shared by pairs, clusters, query and index add ---- */
 

@@ -510,19 +510,9 @@ static int print_pair(void *userdata, uint32_t a, uint32_t b, double jaccard)
     struct pair_out *o = userdata;
     size_t la, lb;
     const char *ia = dedup_lsh_id(o->lsh, a, &la), *ib = dedup_lsh_id(o->lsh, b, &lb);
-    if (o->jsonl) {
-        fputs("{\"a\": ", stdout);
-        cli_put_json_string(stdout, ia, la);
-        fputs(", \"b\": ", stdout);
-        cli_put_json_string(stdout, ib, lb);
-        fprintf(stdout, ", \"jaccard\": %.4f}\n", jaccard);
-    } else {
-        fprintf(stdout, "%.4f\t", jaccard);
-        cli_put_text_id(stdout, ia, la);
-        putc('\t', stdout);
-        cli_put_text_id(stdout, ib, lb);
-        putc('\n', stdout);
-    }
+    char value[32];
+    snprintf(value, sizeof value, "%.4f", jaccard);
+    cli_put_pair_line(stdout, o->jsonl, ia, la, ib, lb, "jaccard", value);
     return ferror(stdout) ? 1 : 0;
 }
 

@@ -413,6 +413,31 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_nearest(struct dedup_index *idx, u
                                                       int *found);
 
 /*
+ * The same for n fingerprints at once: the answers of dedup_index_nearest() for each fp[i]
+ * in found[i] (1/0), doc[i] and distance[i] (0 when not found). The probes of later
+ * fingerprints are started while earlier ones are scanned, so a batch answers faster than
+ * one call a fingerprint. DEDUP_EINVAL: k too large; DEDUP_ENOMEM (all found[i] 0).
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_nearest_many(struct dedup_index *idx, size_t n,
+                                                           const uint64_t *fp, unsigned k,
+                                                           uint32_t *doc, unsigned *distance,
+                                                           unsigned char *found);
+/*
+ * dedup_index_query() for n fingerprints at once, pipelined as dedup_index_nearest_many():
+ * fn(userdata, i, rc, m) for i = 0..n-1 in order, with m the matches of fp[i] nearest
+ * first (borrowed during the call), or rc DEDUP_ETOOLARGE / DEDUP_ENOMEM and no matches
+ * when that query failed (the others still run). A non-zero return of fn stops and is
+ * passed back in *stopped (may be NULL). DEDUP_EINVAL: k too large; DEDUP_ENOMEM
+ * absorbing pending adds (fn not called).
+ */
+typedef int (*dedup_query_fn)(void *userdata, size_t i, enum dedup_code rc,
+                              const struct dedup_matches *m);
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_query_many(struct dedup_index *idx, size_t n,
+                                                         const uint64_t *fp, unsigned k,
+                                                         dedup_query_fn fn, void *userdata,
+                                                         int *stopped);
+
+/*
  * Every pair of documents (a < b) within distance k (<= dedup_index_k(idx)) with
  * b >= min_b, each once, in increasing (a, b) order: fn(userdata, a, b, distance) for each;
  * a non-zero return from fn stops and is passed back in *stopped (may be NULL).

@@ -50,6 +50,12 @@
  * directories; amortised O(T) element moves per add). A fingerprint is in exactly one of
  * main and delta, so a query probing both still reports each document once.
  *
+ * Batches. A probe waits for memory: a directory line, then bucket lines, then table 0's
+ * head. One query overlaps only its own tables' reads; dedup_index_nearest_many and
+ * dedup_index_query_many run the probe's stages as a software pipeline over many queries
+ * (probe_many: directory lines IX_BATCH_DEPTH queries ahead, bucket lines half as far),
+ * the same stages and scan as one query's, so the answers are the same.
+ *
  * Lazy tables. All pairs of a fresh index (dedup_index_pairs, clusters) needs only table
  * 0: the first compaction then builds table 0 alone (compact_fresh: two arrays sorted by a
  * parallel stable scatter, 16 bytes a document at the peak) and marks the index lazy, and
@@ -1995,40 +2001,69 @@ fail:
  * k of q, each once. */
 typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head);
 
-IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
-                            void *arg)
-{
+/* A query between the stages of its probe: its key in every table and, once the
+ * directories are read, every table's bucket bounds. */
+struct probe_state {
+    uint64_t q;
     uint64_t pq[DEDUP_MAX_TABLES];
     uint32_t lo[DEDUP_MAX_TABLES], hi[DEDUP_MAX_TABLES];
+};
+
+/* The probe in three stages, so that a batch can run them for different queries at once
+ * (probe_many): 1. the keys, each table's directory line requested; 2. the directory
+ * read, the bucket's first and last lines requested; 3. the buckets scanned. probe_all
+ * runs them back to back for one query: the tables are independent, so every directory
+ * read, then every bucket read, is requested before any is used and the misses overlap. */
+static inline __attribute__((always_inline)) void probe_keys(const struct dedup_index *idx,
+                                                             uint64_t q, struct probe_state *st)
+{
     unsigned nt = idx->ntables;
+    st->q = q;
     for (unsigned t = 0; t < nt; t++)
-        pq[t] = ix_permute(&idx->perm[t], q);
+        st->pq[t] = ix_permute(&idx->perm[t], q);
     /* the delta's buckets are small arrays of their own: their headers' reads start with
      * the directories' and their first lines' with the tables' */
     if (idx->ndelta)
         for (unsigned t = 0; t < nt; t++)
-            __builtin_prefetch(&idx->dbucket[t][ix_top(pq[t], idx->dd_bits)]);
-    if (idx->nmain) {
-        /* the tables are independent: issue every directory read, then every bucket
-         * read (its first and last line), before using any, so the cache misses overlap */
+            __builtin_prefetch(&idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)]);
+    if (idx->nmain)
         for (unsigned t = 0; t < nt; t++)
-            __builtin_prefetch(&idx->dir[t][ix_top(pq[t], idx->dir_bits)]);
+            __builtin_prefetch(&idx->dir[t][ix_top(st->pq[t], idx->dir_bits)]);
+}
+
+static inline __attribute__((always_inline)) void probe_bounds(const struct dedup_index *idx,
+                                                               struct probe_state *st)
+{
+    unsigned nt = idx->ntables;
+    if (idx->nmain)
         for (unsigned t = 0; t < nt; t++) {
-            uint64_t b = ix_top(pq[t], idx->dir_bits);
-            lo[t] = idx->dir[t][b];
-            hi[t] = idx->dir[t][b + 1];
-            __builtin_prefetch(&idx->tab[t][lo[t]]);
-            if (hi[t] > lo[t])
-                __builtin_prefetch(&idx->tab[t][hi[t] - 1]);
+            uint64_t b = ix_top(st->pq[t], idx->dir_bits);
+            uint32_t lo = idx->dir[t][b], hi = idx->dir[t][b + 1];
+            st->lo[t] = lo;
+            st->hi[t] = hi;
+            __builtin_prefetch(&idx->tab[t][lo]);
+            if (hi > lo)
+                __builtin_prefetch(&idx->tab[t][hi - 1]);
+            if (t == 0 && hi > lo) /* a match of table 0 reads its head at once */
+                __builtin_prefetch(&idx->head[lo]);
         }
-        if (idx->ndelta)
-            for (unsigned t = 0; t < nt; t++)
-                __builtin_prefetch(idx->dbucket[t][ix_top(pq[t], idx->dd_bits)].v);
+    if (idx->ndelta)
+        for (unsigned t = 0; t < nt; t++)
+            __builtin_prefetch(idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)].v);
+}
+
+static inline __attribute__((always_inline)) int probe_scan(const struct dedup_index *idx,
+                                                            const struct probe_state *st,
+                                                            unsigned k, match_fn found, void *arg)
+{
+    unsigned nt = idx->ntables;
+    const uint64_t q = st->q;
+    if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++) {
             const struct ix_perm *p = &idx->perm[t];
             const uint64_t *v = idx->tab[t];
-            const uint64_t pt = pq[t], keyhi = p->keyhi;
-            for (uint32_t i = lo[t], e = hi[t]; i < e; i++) {
+            const uint64_t pt = st->pq[t], keyhi = p->keyhi;
+            for (uint32_t i = st->lo[t], e = st->hi[t]; i < e; i++) {
                 /* a bucket holds other keys too: those are never reported from table t
                  * (the first-table rule needs equal keys), so one AND skips them */
                 uint64_t d = v[i] ^ pt;
@@ -2051,9 +2086,9 @@ IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned 
     if (idx->ndelta) {
         for (unsigned t = 0; t < nt; t++) {
             const struct ix_perm *p = &idx->perm[t];
-            const struct ix_vec *vec = &idx->dbucket[t][ix_top(pq[t], idx->dd_bits)];
+            const struct ix_vec *vec = &idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)];
             for (uint32_t i = 0; i < vec->n; i++) {
-                unsigned dist = (unsigned)__builtin_popcountll(vec->v[i] ^ pq[t]);
+                unsigned dist = (unsigned)__builtin_popcountll(vec->v[i] ^ st->pq[t]);
                 if (dist > k)
                     continue;
                 uint64_t x = ix_unpermute(p, vec->v[i]);
@@ -2064,6 +2099,49 @@ IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned 
                     return 1;
             }
         }
+    }
+    return 0;
+}
+
+IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
+                            void *arg)
+{
+    struct probe_state st;
+    probe_keys(idx, q, &st);
+    probe_bounds(idx, &st);
+    return probe_scan(idx, &st, k, found, arg);
+}
+
+/* Batched probes: a software pipeline over the queries q[0..n). While query i is scanned,
+ * the directory lines of query i + IX_BATCH_DEPTH and the bucket lines of query
+ * i + IX_BATCH_DEPTH / 2 are on their way, so the misses of many queries overlap (one
+ * query alone overlaps only its own tables'). The answers are probe_all's: the same
+ * scan, only earlier reads. done(arg, i) runs after query i's matches (found) and may
+ * stop the batch (non-zero: returned). */
+#ifndef IX_BATCH_DEPTH
+#define IX_BATCH_DEPTH 8u /* queries ahead (chosen by measurement: docs/BENCHMARKS.md) */
+#endif
+#define IX_BATCH_RING 64u /* a power of two > IX_BATCH_DEPTH */
+_Static_assert(IX_BATCH_DEPTH >= 2 && IX_BATCH_DEPTH < IX_BATCH_RING, "IX_BATCH_DEPTH 2..63");
+
+typedef int (*done_fn)(void *arg, size_t i);
+
+IX_HOT static int probe_many(const struct dedup_index *idx, size_t n, const uint64_t *q, unsigned k,
+                             match_fn found, done_fn done, void *arg)
+{
+    struct probe_state ring[IX_BATCH_RING];
+    const size_t d1 = IX_BATCH_DEPTH, d2 = IX_BATCH_DEPTH / 2, m = IX_BATCH_RING - 1;
+    for (size_t j = 0; j < d1 && j < n; j++)
+        probe_keys(idx, q[j], &ring[j & m]);
+    for (size_t j = 0; j < d2 && j < n; j++)
+        probe_bounds(idx, &ring[j & m]);
+    for (size_t i = 0; i < n; i++) {
+        if (i + d1 < n)
+            probe_keys(idx, q[i + d1], &ring[(i + d1) & m]);
+        if (i + d2 < n)
+            probe_bounds(idx, &ring[(i + d2) & m]);
+        if (probe_scan(idx, &ring[i & m], k, found, arg) || done(arg, i))
+            return 1;
     }
     return 0;
 }
@@ -2116,14 +2194,19 @@ void dedup_matches_release(struct dedup_matches *m)
     m->n = m->cap = 0;
 }
 
-enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
-                                  struct dedup_matches *out)
+/* Before a query: k within the design's, the pending adds absorbed, the tables built. */
+static enum dedup_code query_ready(struct dedup_index *idx, unsigned k)
 {
     if (k > idx->design.k)
         return DEDUP_EINVAL;
     enum dedup_code rc = absorb(idx);
-    if (rc == DEDUP_OK)
-        rc = ix_tables_ready(idx, 1);
+    return rc == DEDUP_OK ? ix_tables_ready(idx, 1) : rc;
+}
+
+enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
+                                  struct dedup_matches *out)
+{
+    enum dedup_code rc = query_ready(idx, k);
     if (rc != DEDUP_OK)
         return rc;
     out->n = 0;
@@ -2158,11 +2241,7 @@ enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsign
                                     unsigned *distance, int *found)
 {
     *found = 0;
-    if (k > idx->design.k)
-        return DEDUP_EINVAL;
-    enum dedup_code rc = absorb(idx);
-    if (rc == DEDUP_OK)
-        rc = ix_tables_ready(idx, 1);
+    enum dedup_code rc = query_ready(idx, k);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_acc acc = {IX_NONE, 65};
@@ -2172,6 +2251,89 @@ enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsign
     *doc = acc.doc;
     *distance = acc.distance;
     *found = 1;
+    return DEDUP_OK;
+}
+
+struct nearest_many_acc {
+    struct nearest_acc cur;
+    uint32_t *doc;
+    unsigned *distance;
+    unsigned char *found;
+};
+
+static int nearest_many_found(void *arg, uint64_t x, unsigned distance, uint32_t head)
+{
+    return nearest_found(&((struct nearest_many_acc *)arg)->cur, x, distance, head);
+}
+
+static int nearest_many_done(void *arg, size_t i)
+{
+    struct nearest_many_acc *a = arg;
+    a->found[i] = a->cur.doc != IX_NONE;
+    a->doc[i] = a->found[i] ? a->cur.doc : 0;
+    a->distance[i] = a->found[i] ? a->cur.distance : 0;
+    a->cur = (struct nearest_acc){IX_NONE, 65};
+    return 0;
+}
+
+enum dedup_code dedup_index_nearest_many(struct dedup_index *idx, size_t n, const uint64_t *fp,
+                                         unsigned k, uint32_t *doc, unsigned *distance,
+                                         unsigned char *found)
+{
+    if (n)
+        memset(found, 0, n);
+    enum dedup_code rc = query_ready(idx, k);
+    if (rc != DEDUP_OK)
+        return rc;
+    struct nearest_many_acc acc = {{IX_NONE, 65}, doc, distance, found};
+    probe_many(idx, n, fp, k, nearest_many_found, nearest_many_done, &acc);
+    return DEDUP_OK;
+}
+
+struct query_many_acc {
+    struct query_acc q;
+    dedup_query_fn fn;
+    void *userdata;
+    int stopped;
+};
+
+static int query_many_found(void *arg, uint64_t x, unsigned distance, uint32_t head)
+{
+    struct query_many_acc *a = arg;
+    if (a->q.rc != DEDUP_OK)
+        return 0; /* this query failed: the rest of its matches are not wanted */
+    query_found(&a->q, x, distance, head);
+    return 0;
+}
+
+static int query_many_done(void *arg, size_t i)
+{
+    struct query_many_acc *a = arg;
+    struct dedup_matches *m = a->q.out;
+    if (a->q.rc != DEDUP_OK)
+        m->n = 0;
+    else if (m->n > 1)
+        qsort(m->v, m->n, sizeof *m->v, match_cmp);
+    a->stopped = a->fn(a->userdata, i, a->q.rc, m);
+    a->q.rc = DEDUP_OK;
+    m->n = 0;
+    return a->stopped;
+}
+
+enum dedup_code dedup_index_query_many(struct dedup_index *idx, size_t n, const uint64_t *fp,
+                                       unsigned k, dedup_query_fn fn, void *userdata, int *stopped)
+{
+    if (stopped)
+        *stopped = 0;
+    enum dedup_code rc = query_ready(idx, k);
+    if (rc != DEDUP_OK)
+        return rc;
+    struct dedup_matches m = {0};
+    struct query_many_acc acc = {{idx, &m, DEDUP_OK}, fn, userdata, 0};
+    probe_many(idx, n, fp, k, query_many_found, query_many_done, &acc);
+    dedup_matches_release(&m);
+    if (stopped)
+        *stopped = acc.stopped;
     return DEDUP_OK;
 }
 

@@ -297,6 +297,99 @@ static void test_index_permute_groups(void)
     ASSERT_EQ(bad, 0);
 }
 
+struct many_check {
+    const uint64_t *v, *q;
+    size_t n, calls, stop_at;
+    unsigned k;
+    int bad;
+};
+
+static int many_cb(void *ud, size_t i, enum dedup_code rc, const struct dedup_matches *m)
+{
+    struct many_check *c = ud;
+    if (i != c->calls++ || rc != DEDUP_OK)
+        c->bad++;
+    size_t want = 0;
+    for (size_t j = 0; j < c->n; j++)
+        want += dedup_distance(c->v[j], c->q[i]) <= c->k;
+    if (m->n != want)
+        c->bad++;
+    for (size_t j = 0; j < m->n; j++) {
+        if (m->v[j].doc >= c->n || dedup_distance(c->v[m->v[j].doc], c->q[i]) != m->v[j].distance)
+            c->bad++;
+        if (j && (m->v[j - 1].distance > m->v[j].distance ||
+                  (m->v[j - 1].distance == m->v[j].distance && m->v[j - 1].doc >= m->v[j].doc)))
+            c->bad++;
+    }
+    return c->stop_at && i + 1 == c->stop_at;
+}
+
+/* The batched queries (dedup_index_nearest_many, dedup_index_query_many: a pipeline over
+ * the batch) answer as brute force and as one query at a time, for k 0..7, with the main
+ * tables alone and with a delta, batches shorter and longer than the pipeline's depth. */
+static void test_index_batched_queries(void)
+{
+    for (unsigned k = 0; k <= DEDUP_K_MAX; k++) {
+        rng_state = 300 + k;
+        size_t n = 5000, nq = 300; /* 5000 > IX_DELTA_MIN: the first query compacts */
+        uint64_t *v = make_set(n + 400, k);
+        uint64_t *q = malloc(nq * sizeof *q);
+        uint32_t *doc = malloc(nq * sizeof *doc);
+        unsigned *dist = malloc(nq * sizeof *dist);
+        unsigned char *found = malloc(nq);
+        CU_ASSERT_FATAL(q && doc && dist && found);
+        struct dedup_index *idx = build(v, n, k, 0);
+        for (int delta = 0; delta < 2; delta++) {
+            if (delta) { /* 400 more: in the delta, beside the main tables */
+                for (size_t i = n; i < n + 400; i++)
+                    ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "d", 1, NULL), DEDUP_OK);
+                n += 400;
+            }
+            for (size_t i = 0; i < nq; i++)
+                q[i] = i % 3 ? flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2))) : rnd();
+            size_t sizes[] = {0, 1, 3, 37, nq};
+            for (unsigned kq = 0; kq <= k; kq++)
+                for (unsigned si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+                    size_t m = sizes[si];
+                    int bad = 0;
+                    ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, m, q, kq, doc, dist, found),
+                                    DEDUP_OK);
+                    for (size_t i = 0; i < m; i++) {
+                        uint32_t d1;
+                        unsigned s1;
+                        int f1;
+                        ASSERT_EQ_FATAL(dedup_index_nearest(idx, q[i], kq, &d1, &s1, &f1),
+                                        DEDUP_OK);
+                        bad += found[i] != f1 || (f1 && (doc[i] != d1 || dist[i] != s1));
+                        bad += check_query(idx, v, n, q[i], kq); /* one at a time: brute */
+                    }
+                    struct many_check c = {v, q, n, 0, 0, kq, 0};
+                    int stopped = -1;
+                    ASSERT_EQ_FATAL(dedup_index_query_many(idx, m, q, kq, many_cb, &c, &stopped),
+                                    DEDUP_OK);
+                    ASSERT_EQ(stopped, 0);
+                    ASSERT_EQ(c.calls, m);
+                    ASSERT_EQ(bad + c.bad, 0);
+                }
+            /* a callback's stop, and k above the index's */
+            struct many_check c = {v, q, n, 0, 5, k, 0};
+            int stopped = 0;
+            ASSERT_EQ(dedup_index_query_many(idx, nq, q, k, many_cb, &c, &stopped), DEDUP_OK);
+            ASSERT_EQ(stopped, 1);
+            ASSERT_EQ(c.calls, 5);
+            ASSERT_EQ(dedup_index_nearest_many(idx, nq, q, k + 1, doc, dist, found), DEDUP_EINVAL);
+            ASSERT_EQ(dedup_index_query_many(idx, nq, q, k + 1, many_cb, &c, NULL), DEDUP_EINVAL);
+            CU_ASSERT(idx->nmain > 0 && (delta ? idx->ndelta > 0 : idx->ndelta == 0));
+        }
+        dedup_index_free(idx);
+        free(v);
+        free(q);
+        free(doc);
+        free(dist);
+        free(found);
+    }
+}
+
 /* A crawler's pattern: query, then add; crosses several compactions. */
 static void test_index_online_interleaved(void)
 {
@@ -816,6 +909,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_paper_designs_k3", test_index_paper_designs_k3);
     CU_add_test(s, "test_index_every_design_small", test_index_every_design_small);
     CU_add_test(s, "test_index_permute_groups", test_index_permute_groups);
+    CU_add_test(s, "test_index_batched_queries", test_index_batched_queries);
     CU_add_test(s, "test_index_add_many", test_index_add_many);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);

@@ -121,10 +121,21 @@ static double run_pairs(const uint64_t *v, size_t n, unsigned tables, unsigned t
     return t;
 }
 
-/* single-core queries per second against idx: half near-duplicates of v, half random */
-static double query_rate(struct dedup_index *idx, const uint64_t *v, size_t n, size_t nq)
+#define QUERY_BATCH 4096 /* fingerprints a dedup_index_nearest_many call (simcrawl query's) */
+
+static size_t last_found; /* queries answered "found" by the last query_rate */
+
+/* single-core queries per second against idx: half near-duplicates of v, half random;
+ * batched: dedup_index_nearest_many over QUERY_BATCH at a time, else one call a query */
+static double query_rate(struct dedup_index *idx, const uint64_t *v, size_t n, size_t nq,
+                         int batched)
 {
     uint64_t *q = malloc(nq * sizeof *q);
+    uint32_t bdoc[QUERY_BATCH];
+    unsigned bdist[QUERY_BATCH];
+    unsigned char bfound[QUERY_BATCH];
+    if (!q)
+        exit(2);
     rng = 777;
     for (size_t i = 0; i < nq; i++)
         q[i] = i % 2 ? rnd() : v[rnd() % n] ^ ((uint64_t)1 << (rnd() % 64));
@@ -135,13 +146,24 @@ static double query_rate(struct dedup_index *idx, const uint64_t *v, size_t n, s
     if (dedup_index_nearest(idx, 0, 3, &doc, &dist, &hit) != DEDUP_OK) /* absorb before timing */
         exit(2);
     double t0 = cpu_now();
-    for (size_t i = 0; i < nq; i++)
-        found += (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &hit) == DEDUP_OK && hit);
+    if (batched)
+        for (size_t i = 0; i < nq; i += QUERY_BATCH) {
+            size_t m = nq - i < QUERY_BATCH ? nq - i : QUERY_BATCH;
+            if (dedup_index_nearest_many(idx, m, q + i, 3, bdoc, bdist, bfound) != DEDUP_OK)
+                exit(2);
+            for (size_t j = 0; j < m; j++)
+                found += bfound[j];
+        }
+    else
+        for (size_t i = 0; i < nq; i++)
+            found +=
+                (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &hit) == DEDUP_OK && hit);
     double t = cpu_now() - t0; /* one thread: its CPU time, robust to a busy machine */
     free(q);
     if (found < nq / 2)
         fprintf(stderr, "bench_index: only %zu of %zu near-duplicate queries found\n", found,
                 nq / 2);
+    last_found = found;
     return (double)nq / t;
 }
 
@@ -320,10 +342,70 @@ int main(int argc, char **argv)
             if (ix_compact(idx, 2) != DEDUP_OK)
                 return 2;
             for (int r = 0; r < 3; r++)
-                printf("queries against %zu: %.0f /s\n", qn, query_rate(idx, vb, qn, 1000000));
+                printf("queries against %zu: %.0f /s\n", qn, query_rate(idx, vb, qn, 1000000, 0));
             dedup_index_free(idx);
             free(vb);
         }
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--queries") == 0) {
+        /* bench_index --queries [N [ROUNDS]]: 1M queries against an index of N fingerprints
+         * (default 10M) a round, ROUNDS rounds (default 5), one call a query and batched
+         * (dedup_index_nearest_many) alternating in blocks of 50,000 (the same queries
+         * both ways), CPU time of each summed over the round: for choosing IX_BATCH_DEPTH */
+        size_t qn = argc > 2 ? (size_t)atoll(argv[2]) : big;
+        int rounds = argc > 3 ? atoi(argv[3]) : 5;
+        uint64_t *vb = gen(qn, 4242);
+        struct dedup_index *idx = build(vb, qn, 0);
+        if (ix_compact(idx, 2) != DEDUP_OK)
+            return 2;
+        const size_t nq = 1000000, blk = 50000;
+        uint64_t *q = malloc(nq * sizeof *q);
+        uint32_t *bdoc = malloc(blk * sizeof *bdoc);
+        unsigned *bdist = malloc(blk * sizeof *bdist);
+        unsigned char *bfound = malloc(blk);
+        if (!q || !bdoc || !bdist || !bfound)
+            return 2;
+        rng = 777;
+        for (size_t i = 0; i < nq; i++)
+            q[i] = i % 2 ? rnd() : vb[rnd() % qn] ^ ((uint64_t)1 << (rnd() % 64));
+        for (int r = 0; r < rounds; r++) {
+            double one = 0, many = 0;
+            size_t f1 = 0, f2 = 0;
+            for (size_t b = 0; b < nq; b += blk) {
+                uint32_t doc;
+                unsigned dist;
+                int hit;
+                double c0 = cpu_now();
+                for (size_t i = b; i < b + blk; i++)
+                    f1 +=
+                        (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &hit) == DEDUP_OK &&
+                                 hit);
+                double c1 = cpu_now();
+                for (size_t i = b; i < b + blk; i += QUERY_BATCH) {
+                    size_t m = b + blk - i < QUERY_BATCH ? b + blk - i : QUERY_BATCH;
+                    if (dedup_index_nearest_many(idx, m, q + i, 3, bdoc, bdist, bfound) != DEDUP_OK)
+                        return 2;
+                    for (size_t j = 0; j < m; j++)
+                        f2 += bfound[j];
+                }
+                one += c1 - c0;
+                many += cpu_now() - c1;
+            }
+            if (f1 != f2) {
+                fprintf(stderr, "bench_index: batched found %zu, one at a time %zu\n", f2, f1);
+                return 2;
+            }
+            printf("queries against %zu: one at a time %.0f /s, batched %.0f /s (%.3fx)\n", qn,
+                   (double)nq / one, (double)nq / many, one / many);
+            fflush(stdout);
+        }
+        free(q);
+        free(bdoc);
+        free(bdist);
+        free(bfound);
+        dedup_index_free(idx);
+        free(vb);
         return 0;
     }
     if (runs < 1 || runs > 99)
@@ -402,7 +484,7 @@ int main(int argc, char **argv)
         struct dedup_index *idx = build(v1, m1, designs[di]);
         double q[100];
         for (int r = 0; r < runs; r++)
-            q[r] = query_rate(idx, v1, m1, 1000000);
+            q[r] = query_rate(idx, v1, m1, 1000000, 0);
         dedup_index_free(idx);
         printf("%-8u %14.3f %14.2f %16.3f %14.0f\n", designs[di], tp,
                (double)st.table_bytes / (double)st.distinct, st.candidates_per_probe,
@@ -431,16 +513,18 @@ int main(int argc, char **argv)
                "(ids empty here)\n",
                (double)st.table_bytes / (double)st.distinct,
                (double)st.doc_bytes / (double)st.docs);
-        printf("%-8s %16s %16s\n", "tables", "cand/probe", "queries/s 1 core");
+        printf("%-8s %16s %16s %16s\n", "tables", "cand/probe", "queries/s 1 core", "batched /s");
         for (unsigned di = 0; di < 4; di++) {
             struct dedup_index *idx = build(vb, big, designs[di]);
             if (ix_compact(idx, 2) != DEDUP_OK || dedup_index_stats(idx, &st) != DEDUP_OK)
                 return 2;
-            double q[100];
-            for (int r = 0; r < runs; r++)
-                q[r] = query_rate(idx, vb, big, 1000000);
-            printf("%-8u %16.3f %16.0f\n", designs[di], st.candidates_per_probe,
-                   bench_median(q, runs));
+            double q[100], qb[100];
+            for (int r = 0; r < runs; r++) { /* alternating: one call a query, batched */
+                q[r] = query_rate(idx, vb, big, 1000000, 0);
+                qb[r] = query_rate(idx, vb, big, 1000000, 1);
+            }
+            printf("%-8u %16.3f %16.0f %16.0f\n", designs[di], st.candidates_per_probe,
+                   bench_median(q, runs), bench_median(qb, runs));
             dedup_index_free(idx);
         }
         free(vb);
