@@ -31,8 +31,8 @@
  *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
  *                       [W:stats: the worker's part]
  *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
- *                 completed without a request (--max-pages counts the whole crawl; B = 1
- *                 only, refused over more)
+ *                 completed without a request (--max-pages counts the whole crawl); over
+ *                 shards reserved before the leases (BUDGET_LUA: T:res, T:settled, T:op)
  *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters, cseq
  *                       [W:w]
  *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add) [W:wp]
@@ -445,6 +445,49 @@ static const char LAYOUT_LUA[] =
     "redis.call('SET', p .. ':shards', v)\n"
     "return v\n";
 
+/* THE PAGE BUDGET OVER SHARDS (B > 1, --max-pages): T:budget counts the requests started
+ * by all the workers, as on one shard, but the per-shard scripts cannot reach it: a
+ * worker reserves on T before it leases (up to what is left) and gives back what it did
+ * not lease, what was given back and what completed without a request; T:res holds each
+ * worker's reservations not yet settled. KEYS[1]: T. ARGV: worker, op (the worker's
+ * budget call number: a call made already answers as it did, so a call sent again after a
+ * lost answer does nothing twice), max_pages, want, back (reservations given back to the
+ * budget), done (reservations settled as requests made), settle (a commit number: back
+ * and done counted once for it, T:settled; "": none), reset ("1": every reservation of
+ * the worker given back: it holds no lease). Returns {reserved, budget left}. */
+static const char BUDGET_LUA[] =
+    "local p, w, op, mp = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+    "local function left()\n"
+    "  local u = tonumber(redis.call('GET', p .. ':budget') or '0')\n"
+    "  if u >= mp then return 0 end\n"
+    "  return mp - u\n"
+    "end\n"
+    "if tonumber(redis.call('HGET', p .. ':op', w) or '0') >= op then\n"
+    "  return {tonumber(redis.call('HGET', p .. ':opr', w) or '0'), left()}\n"
+    "end\n"
+    "redis.call('HSET', p .. ':op', w, op)\n"
+    "local back, done = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "if ARGV[7] ~= '' then\n"
+    "  if tonumber(redis.call('HGET', p .. ':settled', w) or '0') >= tonumber(ARGV[7]) then\n"
+    "    back, done = 0, 0\n"
+    "  else\n"
+    "    redis.call('HSET', p .. ':settled', w, ARGV[7])\n"
+    "  end\n"
+    "end\n"
+    "if ARGV[8] == '1' then back, done = tonumber(redis.call('HGET', p .. ':res', w) or '0'), 0 "
+    "end\n"
+    "if back + done > 0 then\n"
+    "  redis.call('HINCRBY', p .. ':res', w, -(back + done))\n"
+    "  redis.call('DECRBY', p .. ':budget', back)\n"
+    "end\n"
+    "local g = math.min(tonumber(ARGV[4]), left())\n"
+    "if g > 0 then\n"
+    "  redis.call('INCRBY', p .. ':budget', g)\n"
+    "  redis.call('HINCRBY', p .. ':res', w, g)\n"
+    "end\n"
+    "redis.call('HSET', p .. ':opr', w, g)\n"
+    "return {g, left()}\n";
+
 enum {
     SC_ENQUEUE,
     SC_ACQUIRE,
@@ -456,13 +499,15 @@ enum {
     SC_COMMITW,
     SC_APPLY,
     SC_RESOLVE,
+    SC_BUDGET,
     SC_N
 };
-static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap",
-                                               "layout",  "mark",    "commit", "apply", "resolve"};
+static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew",
+                                               "reap",    "layout",  "mark",   "commit",
+                                               "apply",   "resolve", "budget"};
 static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
                                           REAP_LUA,    LAYOUT_LUA,  MARK_LUA,   COMMITW_LUA,
-                                          APPLY_LUA,   RESOLVE_LUA};
+                                          APPLY_LUA,   RESOLVE_LUA, BUDGET_LUA};
 
 /* ---- the worker's side ---- */
 
@@ -510,6 +555,7 @@ struct crawl_redis {
     double lease_time, host_lease_time;
     long max_pages;      /* the crawl's page budget (0: none) */
     int64_t budget_left; /* as the last acquire found it (-1: no budget) */
+    int64_t op;          /* B > 1: the worker's last budget call (T:op) */
     double retry_time;   /* s a lost connection is tried again */
     int64_t cseq;        /* the worker's last commit number (its meta's cseq) */
     int64_t forget;      /* B > 1: the commit applied whose list the next one forgets */
@@ -529,6 +575,11 @@ struct crawl_redis {
     void (*crash)(const char *name);
     char error[512];
 };
+
+static enum crawl_code budget_call(struct crawl_redis *r, size_t want, int64_t back, int64_t done,
+                                   int64_t settle, int reset, size_t *got, int64_t *left);
+static enum crawl_code hget_add(struct crawl_redis *r, const char *hash, const char *field,
+                                int64_t *v);
 
 __attribute__((format(printf, 2, 3))) static void rd_err(struct crawl_redis *r, const char *fmt,
                                                          ...);
@@ -1308,14 +1359,19 @@ static enum crawl_code layout(struct crawl_redis *r, unsigned want)
     return CRAWL_OK;
 }
 
-/* Split "SHARD TOKEN ..." (a commit point's list) into the APPLY calls c[shard]. */
-static int list_to_calls(struct crawl_redis *r, const char *list, size_t len, struct pcall *c)
+/* Split "BACK DONE SHARD TOKEN ..." (a commit point's list: its page budget to settle,
+ * then its leases) into the APPLY calls c[shard] and *back, *done. */
+static int list_to_calls(struct crawl_redis *r, const char *list, size_t len, struct pcall *c,
+                         int64_t *back, int64_t *done)
 {
     char *l = strndup(list, len), *save = NULL;
     if (!l)
         return -1;
-    int bad = 0;
-    for (char *b = strtok_r(l, " ", &save); b && !bad; b = strtok_r(NULL, " ", &save)) {
+    char *bk = strtok_r(l, " ", &save), *dn = bk ? strtok_r(NULL, " ", &save) : NULL;
+    int bad = !dn;
+    *back = bk ? strtoll(bk, NULL, 10) : 0;
+    *done = dn ? strtoll(dn, NULL, 10) : 0;
+    for (char *b = strtok_r(NULL, " ", &save); b && !bad; b = strtok_r(NULL, " ", &save)) {
         char *t = strtok_r(NULL, " ", &save), *end = NULL;
         unsigned long sh = strtoul(b, &end, 10);
         if (!t || *end || sh >= r->n_shards) {
@@ -1359,16 +1415,36 @@ static enum crawl_code apply_left(struct crawl_redis *r)
         }
         args_str(&a, "HDEL");
         args_str(&a, key);
-        for (size_t i = 0; rc == CRAWL_OK && i + 1 < rep->elements; i += 2) {
-            if (list_to_calls(r, rep->element[i + 1]->str ? rep->element[i + 1]->str : "",
-                              rep->element[i + 1]->len, c) != 0) {
+        size_t n = rep->elements / 2;
+        int64_t *settle = calloc(3 * (n ? n : 1), sizeof *settle); /* c, back, done */
+        if (!settle)
+            rc = CRAWL_ENOMEM;
+        for (size_t i = 0; rc == CRAWL_OK && i < n; i++) {
+            const redisReply *f = rep->element[2 * i], *v = rep->element[2 * i + 1];
+            settle[3 * i] = f->str ? strtoll(f->str, NULL, 10) : 0;
+            if (list_to_calls(r, v->str ? v->str : "", v->len, c, &settle[3 * i + 1],
+                              &settle[3 * i + 2]) != 0) {
                 rd_err(r, "%s: a commit's list of a strange shape in %s", r->url, key);
                 rc = CRAWL_EFORMAT;
             }
-            args_add(&a, rep->element[i]->str ? rep->element[i]->str : "", rep->element[i]->len);
+            args_add(&a, f->str ? f->str : "", f->len);
         }
         if (rc == CRAWL_OK)
             rc = pipeline(r, SC_APPLY, c, r->n_shards, "apply", NULL, NULL, 1);
+        /* their page budget settled, in the order they were made (T:settled is the last) */
+        for (size_t done = 0; rc == CRAWL_OK && done < n; done++) {
+            size_t m = n;
+            for (size_t i = 0; i < n; i++)
+                if (settle[3 * i] > 0 && (m == n || settle[3 * i] < settle[3 * m]))
+                    m = i;
+            if (m == n)
+                break;
+            if (settle[3 * m + 1] + settle[3 * m + 2] > 0)
+                rc = budget_call(r, 0, settle[3 * m + 1], settle[3 * m + 2], settle[3 * m], 0, NULL,
+                                 NULL);
+            settle[3 * m] = 0;
+        }
+        free(settle);
         redisReply *del = rc == CRAWL_OK ? run_args(r, &a) : NULL;
         if (rc == CRAWL_OK && !del)
             rc = CRAWL_EIO;
@@ -1447,9 +1523,14 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     int found = 0;
     if (crawl_redis_meta_int(r, "cseq", &r->cseq, &found) != CRAWL_OK)
         goto fail;
-    /* over shards: the commits made and not applied, applied before the release */
-    if (r->n_shards > 1 && (rc = apply_left(r)) != CRAWL_OK)
-        goto fail;
+    /* over shards: the last budget call, then the commits made and not applied, applied
+     * (and their budget settled) before the release */
+    if (r->n_shards > 1) {
+        r->op = 0;
+        if ((rc = hget_add(r, T ":op", r->worker, &r->op)) != CRAWL_OK ||
+            (rc = apply_left(r)) != CRAWL_OK)
+            goto fail;
+    }
     rc = CRAWL_EIO;
     /* this worker's leases of an earlier run come back at once */
     size_t n = 0;
@@ -1835,6 +1916,52 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, un
     return e ? CRAWL_ENOMEM : CRAWL_OK;
 }
 
+/* B > 1 with a page budget (--max-pages): the reservations are on T (BUDGET_LUA). */
+static int budgeted(const struct crawl_redis *r)
+{
+    return r->n_shards > 1 && r->max_pages > 0;
+}
+
+/* One budget call (BUDGET_LUA): want reserved (*got), back and done settled (counted once
+ * for commit settle > 0), every reservation given back (reset). *left: the budget left. */
+static enum crawl_code budget_call(struct crawl_redis *r, size_t want, int64_t back, int64_t done,
+                                   int64_t settle, int reset, size_t *got, int64_t *left)
+{
+    struct args a = {0};
+    eval_begin(&a, T);
+    args_str(&a, r->worker);
+    args_fmt(&a, "%lld", (long long)(r->op + 1));
+    args_fmt(&a, "%ld", r->max_pages);
+    args_fmt(&a, "%zu", want);
+    args_fmt(&a, "%lld", (long long)back);
+    args_fmt(&a, "%lld", (long long)done);
+    if (settle > 0)
+        args_fmt(&a, "%lld", (long long)settle);
+    else
+        args_str(&a, "");
+    args_str(&a, reset ? "1" : "0");
+    redisReply *rep = eval(r, SC_BUDGET, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+        rep->element[0]->type != REDIS_REPLY_INTEGER ||
+        rep->element[1]->type != REDIS_REPLY_INTEGER) {
+        rd_err(r, "%s: a budget answer of a strange shape", r->url);
+        rc = CRAWL_EFORMAT;
+    } else {
+        r->op++;
+        if (got)
+            *got = (size_t)rep->element[0]->integer;
+        if (left)
+            *left = rep->element[1]->integer;
+        r->budget_left = rep->element[1]->integer;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
 /* An acquire round in progress (acquire_reply). */
 struct acq {
     struct crawl_redis *r;
@@ -1846,6 +1973,7 @@ struct acq {
     void *userdata;
     size_t n;
     int changed; /* a shard's version moved since its last answer, or it is not empty */
+    int busy;    /* a shard holds leases */
 };
 
 /* An acquire answer {leases, first ready, leases outstanding, budget left, version}: its
@@ -1873,12 +2001,15 @@ static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
     int64_t version = rep->element[4]->type == REDIS_REPLY_INTEGER ? rep->element[4]->integer : 0;
     int64_t dl = rep->element[2]->type == REDIS_REPLY_INTEGER ? rep->element[2]->integer : 0;
     q->changed |= version != sh->version || dl > 0 || *first;
+    q->busy |= dl > 0;
     sh->version = version;
     sh->dl = dl;
     sh->asked = q->mono;
     /* a shard that gave all it was asked for may have more ready: asked again at once */
     sh->hint = q->quota[i] > 0 && got == q->quota[i] ? q->now : *first ? atof(first) / 1000 : -1;
-    r->budget_left = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    if (r->n_shards == 1)
+        r->budget_left =
+            rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
     return 0;
 }
 
@@ -1897,7 +2028,7 @@ static enum crawl_code acquire_round(struct crawl_redis *r, struct acq *q, size_
         args_fmt(&c[i].a, "%lld", (long long)(q->now * 1000));
         args_fmt(&c[i].a, "%lld", (long long)(r->lease_time * 1000));
         args_fmt(&c[i].a, "%zu", q->quota[i]);
-        args_fmt(&c[i].a, "%ld", r->max_pages);
+        args_fmt(&c[i].a, "%ld", r->n_shards == 1 ? r->max_pages : 0);
     }
     enum crawl_code rc = pipeline(r, SC_ACQUIRE, c, k, "acquire", acquire_reply, q, 1);
     pcalls_free(c, k);
@@ -1942,13 +2073,11 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     *n = 0;
     *next_ready = -1;
     *leases = 0;
-    if (r->max_pages > 0 && r->n_shards > 1) {
-        rd_err(r,
-               "%s: a page budget (--max-pages) over a frontier of %u shards is not built "
-               "yet (docs/SCALE-OUT.md)",
-               r->url, r->n_shards);
-        return CRAWL_EINVAL;
-    }
+    /* over shards, the page budget is reserved on T first (the shards' scripts cannot
+     * reach it), what was not leased given back after */
+    size_t granted = max;
+    if (budgeted(r) && budget_call(r, max, 0, 0, 0, 0, &granted, NULL) != CRAWL_OK)
+        return CRAWL_EIO;
     unsigned *order = malloc(r->n_shards * sizeof *order);
     size_t *quota = malloc(r->n_shards * sizeof *quota);
     if (!order || !quota) {
@@ -1965,23 +2094,34 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
                     .fn = fn,
                     .userdata = userdata};
     size_t k = 0;
-    acquire_plan(r, max, q.now, q.mono, order, quota, &k);
-    enum crawl_code rc = acquire_round(r, &q, k);
+    enum crawl_code rc = CRAWL_OK;
+    if (granted > 0) {
+        acquire_plan(r, granted, q.now, q.mono, order, quota, &k);
+        rc = acquire_round(r, &q, k);
+    }
+    if (budgeted(r) && q.n < granted) {
+        enum crawl_code e = budget_call(r, 0, (int64_t)(granted - q.n), 0, 0, 0, NULL, NULL);
+        if (rc == CRAWL_OK)
+            rc = e;
+    }
+    /* the budget spent: nothing more is leased whatever waits */
+    int spent = budgeted(r) && r->budget_left == 0;
     int empty = rc == CRAWL_OK && q.n == 0;
-    for (unsigned b = 0; empty && b < r->n_shards; b++)
+    for (unsigned b = 0; empty && !spent && b < r->n_shards; b++)
         empty = r->shards[b].hint < 0 && r->shards[b].dl == 0;
     if (empty && r->n_shards > 1) {
         /* every shard was empty when last read, each at its own time: finished only if
          * none has had a URL queued since (its version), read again in one round after
          * the answers of the last: the shards were then all empty at one moment, and no
-         * URL can be queued by a worker that holds no lease */
+         * URL can be queued by a worker that holds no lease. The budget spent: finished
+         * when no shard holds a lease (read now: its URLs queued wait for nobody) */
         for (unsigned b = 0; b < r->n_shards; b++) {
             order[b] = b;
             quota[b] = 0;
         }
-        q.changed = 0;
+        q.changed = q.busy = 0;
         rc = acquire_round(r, &q, r->n_shards);
-        if (rc == CRAWL_OK && q.changed)
+        if (rc == CRAWL_OK && (spent ? q.busy : q.changed))
             empty = 0;
     }
     free(order);
@@ -2041,6 +2181,7 @@ enum crawl_code crawl_redis_fetching(struct crawl_redis *r, const char *url)
 void crawl_redis_set_max_pages(struct crawl_redis *r, long max_pages)
 {
     r->max_pages = max_pages > 0 ? max_pages : 0;
+    r->budget_left = -1; /* not known until the next acquire */
 }
 
 int64_t crawl_redis_budget_left(const struct crawl_redis *r)
@@ -2142,7 +2283,8 @@ static void commit_made(struct crawl_redis *r)
 }
 
 /* The commit point's call: the list of the group ("SHARD TOKEN ...") and what waits. */
-static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, double by)
+static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, double by, int64_t back,
+                         int64_t done)
 {
     eval_begin(a, r->wtag);
     args_fmt(a, "%lld", (long long)c);
@@ -2151,7 +2293,7 @@ static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, doubl
         args_fmt(a, "%lld", (long long)r->forget);
     else
         args_str(a, "");
-    size_t len = 1;
+    size_t len = 48;
     for (size_t i = 0; i < r->n_leases; i++)
         len += r->leases[i].decided ? strlen(r->leases[i].token) + 24 : 0;
     char *list = malloc(len);
@@ -2159,12 +2301,11 @@ static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, doubl
         a->oom = 1;
         return;
     }
-    size_t used = 0;
-    list[0] = '\0';
+    size_t used = (size_t)snprintf(list, len, "%lld %lld", (long long)back, (long long)done);
     for (size_t i = 0; i < r->n_leases; i++)
         if (r->leases[i].decided)
-            used += (size_t)snprintf(list + used, len - used, "%s%u %s", used ? " " : "",
-                                     r->leases[i].shard, r->leases[i].token);
+            used += (size_t)snprintf(list + used, len - used, " %u %s", r->leases[i].shard,
+                                     r->leases[i].token);
     args_add(a, list, used);
     free(list);
     args_fmt(a, "%zu", r->n_meta);
@@ -2220,7 +2361,15 @@ static enum crawl_code mark_and_point(struct crawl_redis *r, struct pcall *calls
     if (wall_now() > by)
         return CRAWL_OK;
     struct args a = {0};
-    commitw_args(r, &a, c, by);
+    /* the page budget the commit settles (over shards with --max-pages): the URLs
+     * completed without a request give their reservations back, the others keep them */
+    int64_t back = 0, done = 0;
+    for (size_t i = 0; budgeted(r) && i < r->n_leases; i++)
+        if (r->leases[i].decided) {
+            back += !r->leases[i].fetched;
+            done += r->leases[i].fetched;
+        }
+    commitw_args(r, &a, c, by, back, done);
     redisReply *rep = eval(r, SC_COMMITW, &a);
     args_release(&a);
     if (!rep)
@@ -2276,18 +2425,38 @@ static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
             args_fmt(&calls[b].a, "%lld", (long long)c);
             calls[b].state = ask ? PC_SEND : PC_DONE;
         }
+        /* over shards with --max-pages: the commit's budget settled and the hosts kept
+         * reserved for (their next URLs leased in the applies) */
+        size_t want = 0, allow = 0;
+        int64_t back = 0, done = 0;
+        for (size_t i = 0; i < r->n_leases; i++) {
+            const struct lease *ls = &r->leases[i];
+            want += ls->decided && keep_hosts && r->host_lease_time > 0 &&
+                    t0 - ls->host_since < r->host_lease_time;
+            back += ls->decided && !ls->fetched;
+            done += ls->decided && ls->fetched;
+        }
+        if (budgeted(r))
+            rc = budget_call(r, want, back, done, c, 0, &allow, NULL);
+        else
+            allow = want;
+        size_t granted = allow;
         for (size_t i = 0; i < r->n_leases; i++) {
             const struct lease *ls = &r->leases[i];
             if (!ls->decided)
                 continue;
-            int keep =
-                keep_hosts && r->host_lease_time > 0 && t0 - ls->host_since < r->host_lease_time;
+            int keep = keep_hosts && r->host_lease_time > 0 &&
+                       t0 - ls->host_since < r->host_lease_time && allow > 0;
+            allow -= (size_t)keep;
             args_str(&calls[ls->shard].a, ls->token);
             args_str(&calls[ls->shard].a, keep ? "1" : "0");
         }
         struct applied q = {.r = r, .now = t0, .fn = fn, .userdata = userdata};
-        rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
+        if (rc == CRAWL_OK)
+            rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
         *kept = q.kept;
+        if (rc == CRAWL_OK && budgeted(r) && q.kept < granted)
+            rc = budget_call(r, 0, (int64_t)(granted - q.kept), 0, 0, 0, NULL, NULL);
         if (rc == CRAWL_OK) {
             crash(r, "redis-commit-applied");
             r->forget = c;
@@ -2553,6 +2722,10 @@ enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n)
 enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n)
 {
     enum crawl_code rc = reap(r, r->worker, n);
+    /* over shards: the worker holds no lease now, its page budget reservations void (a
+     * kill left them; the commits made were settled first: apply_left) */
+    if (rc == CRAWL_OK && r->n_shards > 1)
+        rc = budget_call(r, 0, 0, 0, 0, 1, NULL, NULL);
     if (rc == CRAWL_OK) {
         for (size_t i = 0; i < r->n_leases; i++)
             free(r->leases[i].origin);

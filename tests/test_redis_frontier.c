@@ -957,6 +957,117 @@ static void test_redis_frontier_sharded_commit_lost_reply(void)
     }
 }
 
+/* a worker's reservations not settled (T:res; a string answer: read through EVAL) */
+static long long reserved(const char *worker)
+{
+    const char *cmd[5] = {"EVAL", "return tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')",
+                          "1", "simcrawl{f0}:res", worker};
+    return test_redis_cmd(&srv, 5, cmd);
+}
+
+/* T:budget's value (GET answers a string: read through EVAL) */
+static long long budget_used(void)
+{
+    const char *cmd[4] = {"EVAL", "return tonumber(redis.call('GET', KEYS[1]) or '0')", "1",
+                          "simcrawl{f0}:budget"};
+    return test_redis_cmd(&srv, 4, cmd);
+}
+
+/* --max-pages over 4 shards: the workers together lease no more than the budget (each
+ * reserves on {f0} before it leases, gives back what it did not lease); a URL completed
+ * without a request gives its share back at the commit; a worker started again gives back
+ * the reservations of the leases it held; a worker killed after its commit point settles
+ * that commit's budget when started again. */
+static void test_redis_frontier_sharded_budget(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    struct crawl_redis *a = worker_sharded("a", 30, -1), *b = worker_sharded("b", 30, -1);
+    CU_ASSERT_FATAL(a && b);
+    crawl_redis_set_max_pages(a, 10);
+    crawl_redis_set_max_pages(b, 10);
+    enqueue_hosts(a, 32);
+    struct count ca = {0}, cb = {0};
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    for (int i = 0; i < 20 && ca.n < 6; i++)
+        ASSERT_EQ(crawl_redis_acquire(a, (size_t)(6 - ca.n), count_take, &ca, &n, &next, &leases),
+                  CRAWL_OK);
+    ASSERT_EQ(ca.n, 6);
+    for (int i = 0; i < 20 && crawl_redis_budget_left(b) != 0; i++)
+        ASSERT_EQ(crawl_redis_acquire(b, 16, count_take, &cb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(cb.n, 4); /* 10 in all */
+    ASSERT_EQ(crawl_redis_budget_left(b), 0);
+    ASSERT_EQ(budget_used(), 10);
+    ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &ca, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
+    /* a completes its 6: 4 with a request, 2 without (robots.txt): 2 come back */
+    for (int i = 0; i < 6; i++) {
+        char url[48];
+        snprintf(url, sizeof url, "%s/0", ca.origins[i]);
+        if (i < 4)
+            ASSERT_EQ(crawl_redis_fetching(a, url), CRAWL_OK);
+        ASSERT_EQ(crawl_redis_decided(a, url, wall(), 0), CRAWL_OK);
+    }
+    size_t kept = 0;
+    struct count k = {0};
+    ASSERT_EQ(crawl_redis_commit(a, 0, count_take, &k, &kept), CRAWL_OK);
+    ASSERT_EQ(budget_used(), 8);
+    ASSERT_EQ(reserved("a"), 0);
+    /* b is killed holding 4 and started again: their reservations come back */
+    crawl_redis_free(b);
+    b = worker_sharded("b", 30, -1);
+    CU_ASSERT_FATAL(b != NULL);
+    ASSERT_EQ(crawl_redis_released(b), 4);
+    ASSERT_EQ(budget_used(), 4); /* a's 4 requests */
+    ASSERT_EQ(reserved("b"), 0);
+    crawl_redis_free(a);
+    crawl_redis_free(b);
+    /* a worker killed after its commit point (before the apply and the settle): started
+     * again, the commit applied and its budget settled, its other reservations void */
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct crawl_redis *c = worker_sharded("c", 30, -1);
+        if (!c)
+            _exit(2);
+        crawl_redis_set_max_pages(c, 10);
+        struct count cc = {0};
+        size_t m = 0;
+        double nx = 0;
+        int64_t ls = 0;
+        for (int i = 0; i < 20 && cc.n < 5; i++)
+            if (crawl_redis_acquire(c, (size_t)(5 - cc.n), count_take, &cc, &m, &nx, &ls) !=
+                CRAWL_OK)
+                _exit(3);
+        if (cc.n != 5)
+            _exit(4);
+        for (int i = 0; i < 3; i++) { /* 2 fetched, 1 not; 2 left held */
+            char url[48];
+            snprintf(url, sizeof url, "%s/0", cc.origins[i]);
+            if ((i < 2 && crawl_redis_fetching(c, url) != CRAWL_OK) ||
+                crawl_redis_decided(c, url, wall(), 0) != CRAWL_OK)
+                _exit(5);
+        }
+        crash_want = "redis-commit-done";
+        crawl_redis_set_crash_hook(c, crash_point);
+        size_t kk = 0;
+        _exit(crawl_redis_commit(c, 0, count_take, &cc, &kk) == CRAWL_OK ? 6 : 7);
+    }
+    int st = 0;
+    CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+    ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+    ASSERT_EQ(budget_used(), 4 + 5);
+    struct crawl_redis *c = worker_sharded("c", 30, -1);
+    CU_ASSERT_FATAL(c != NULL);
+    ASSERT_EQ(crawl_redis_released(c), 2);
+    ASSERT_EQ(budget_used(), 4 + 2); /* the 2 requests of its commit, nothing held */
+    ASSERT_EQ(reserved("c"), 0);
+    crawl_redis_free(c);
+}
+
 extern void test_redis_frontier_register(void);
 void test_redis_frontier_register(void)
 {
@@ -978,4 +1089,5 @@ void test_redis_frontier_register(void)
                 test_redis_frontier_sharded_commit_killed);
     CU_add_test(s, "test_redis_frontier_sharded_commit_lost_reply",
                 test_redis_frontier_sharded_commit_lost_reply);
+    CU_add_test(s, "test_redis_frontier_sharded_budget", test_redis_frontier_sharded_budget);
 }

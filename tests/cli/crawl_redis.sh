@@ -39,8 +39,7 @@ if command -v redis-server >/dev/null; then
 else
     bad "crawl --redis: no redis-server (apt-get install redis-server)"
 fi
-# --frontier-shards is the crawl's, fixed when it starts: another refused, both named;
-# --max-pages over several shards refused (its budget is one counter)
+# --frontier-shards is the crawl's, fixed when it starts: another refused, both named
 if command -v redis-server >/dev/null; then
     fs_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     mkdir -p "$CR/fs"
@@ -62,11 +61,6 @@ if command -v redis-server >/dev/null; then
         --warc "$CR/fs/b.warc.gz" --log "$CR/fs/b.jsonl" http://127.0.0.1:1/
     expect_grep "spread over 4 shards (fixed when it started); this worker was started with 2" \
         "$TMP/err" "another shard count is refused, both named"
-    expect_status 2 "crawl --redis --max-pages on a crawl of 4 shards" -- "$SIMCRAWL" crawl \
-        --quiet --redis "redis://127.0.0.1:$fs_port" --worker-name b --max-pages 5 \
-        --warc "$CR/fs/b.warc.gz" --log "$CR/fs/b.jsonl" http://127.0.0.1:1/
-    expect_grep "\-\-max-pages over a frontier of 4 shards is not built yet" "$TMP/err" \
-        "--max-pages over shards is refused"
     kill "$(cat "$CR/fs/pid")" 2>/dev/null
 fi
 # the same through nutcracker: the frontier on 3 redis-servers behind the proxy (--redis
