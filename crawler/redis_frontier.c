@@ -31,8 +31,12 @@
  *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
  *                       [W:stats: the worker's part]
  *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
- *                 completed without a request (--max-pages counts the whole crawl); over
- *                 shards reserved before the leases (BUDGET_LUA: T:res, T:settled, T:op)
+ *                 completed without a request (--max-pages counts the whole crawl) [B > 1:
+ *                 S:budget, each shard's]
+ *   T:bg, T:br    HASH  (B > 1, --max-pages) shard -> page budget granted to it, and
+ *                       given back by it as T knows it (both only grow)
+ *   S:bq, S:br    (B > 1, --max-pages) the budget the shard was granted (T:bg's as it
+ *                 knows it) and has given back
  *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters, cseq
  *                       [W:w]
  *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add) [W:wp]
@@ -81,6 +85,15 @@
  * budget left, in the same script that reserves it, so that the workers together never
  * start more than --max-pages requests (a killed worker's requests that were never
  * committed are not counted: fetched again, as a resumed --state crawl does).
+ * Over B > 1 shards no script sees every shard's count: each shard counts its own
+ * (S:budget, as above) and leases within the budget it was granted, S:bq - S:br - S:budget;
+ * T grants it from the pool, --max-pages less what the shards hold (T:bg - T:br), and a
+ * shard gives back at once what is left after its acquire. Both transfers are cumulative
+ * counts that only grow, merged as a maximum on the other side (the next call carries
+ * them), so a grant or a give-back a kill or a lost answer cut in two is completed by the
+ * next worker's call, a call sent twice grants at most a surplus the shard gives back,
+ * and no worker holds a part of the budget of its own: a killed worker's leases, reaped,
+ * give their shares back in their shards (BUDGET_LUA, crawl_redis_acquire).
  *
  * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING, a proxy's node
  * gone): run_cmd()
@@ -150,21 +163,38 @@ static const char ENQUEUE_LUA[] =
     "  return {t, o, e, h[1] or '', h[2] or '', h[3] or '', h[4] or ''}\n"                         \
     "end\n"
 
-/* left(P, max_pages): the crawl's page budget left (max_pages 0: no budget, -1) */
+/* left(P, m): the page budget left (m 0: no budget, -1; m -1: the shard's share of it,
+ * granted less given back). budget(P, a): m of the budget argument a: "0" none, the crawl's
+ * --max-pages (B = 1), or "G" and the budget T granted the shard (B > 1: S:bq raised to it;
+ * -1) */
 #define LEFT_FN                                                                                    \
     "local function left(p, m)\n"                                                                  \
-    "  if m <= 0 then return -1 end\n"                                                             \
+    "  if m == 0 then return -1 end\n"                                                             \
+    "  if m < 0 then\n"                                                                            \
+    "    m = tonumber(redis.call('GET', p .. ':bq') or '0') -\n"                                   \
+    "        tonumber(redis.call('GET', p .. ':br') or '0')\n"                                     \
+    "  end\n"                                                                                      \
     "  local u = tonumber(redis.call('GET', p .. ':budget') or '0')\n"                             \
     "  if u >= m then return 0 end\n"                                                              \
     "  return m - u\n"                                                                             \
+    "end\n"                                                                                        \
+    "local function budget(p, a)\n"                                                                \
+    "  if string.sub(a, 1, 1) ~= 'G' then return tonumber(a) end\n"                                \
+    "  local g = tonumber(string.sub(a, 2))\n"                                                     \
+    "  if g > tonumber(redis.call('GET', p .. ':bq') or '0') then\n"                               \
+    "    redis.call('SET', p .. ':bq', g)\n"                                                       \
+    "  end\n"                                                                                      \
+    "  return -1\n"                                                                                \
     "end\n"
 
-/* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none).
- * Returns {leases, the shard's first ready time, its leases outstanding, page budget left
- * (-1: none), its version (URLs ever queued in it)}. max 0: the shard's state only. */
+/* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, the budget (budget():
+ * "0" none). Returns {leases, the shard's first ready time, its leases outstanding, page
+ * budget left (-1: none; over shards the budget it has given back, S:br, after giving back
+ * what it did not lease), its version (URLs ever queued in it)}. max 0: the shard's state
+ * only. */
 static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "local mp, max = tonumber(ARGV[5]), tonumber(ARGV[4])\n"
+    "local mp, max = budget(p, ARGV[5]), tonumber(ARGV[4])\n"
     "local b = left(p, mp)\n"
     "if b >= 0 and b < max then max = b end\n"
     "local out = {}\n"
@@ -177,7 +207,12 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  end\n"
     "end\n"
     "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
-    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp),\n"
+    "local l = left(p, mp)\n"
+    "if mp < 0 then\n"
+    "  if l > 0 then redis.call('INCRBY', p .. ':br', l) end\n"
+    "  l = tonumber(redis.call('GET', p .. ':br') or '0')\n"
+    "end\n"
+    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), l,\n"
     "        tonumber(redis.call('GET', p .. ':v') or '0')}\n";
 
 /* the owner check: the lease of token t is worker w's */
@@ -308,14 +343,14 @@ static const char COMMITW_LUA[] =
     "end\n"
 
 /* 3. APPLY, per shard: KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms,
- *    max_pages, C, [token, keep] * n. The tokens still the worker's and marked with a
+ *    the budget (budget()), C, [token, keep] * n. The tokens still the worker's and marked with a
  *    commit number up to C are completed as marked (the others were already); the hosts
  *    kept come back with their next URL leased: returns them (as lease()).
  * 4. The list is forgotten by the next commit point (its third argument), or by the
  *    restart, which applies every list left first (crawl_redis_open). */
 static const char APPLY_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN MARK_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "local mp, c = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local mp, c = budget(p, ARGV[4]), tonumber(ARGV[5])\n"
     "local out = {}\n"
     "for i = 6, #ARGV, 2 do\n"
     "  local t = ARGV[i]\n"
@@ -445,48 +480,43 @@ static const char LAYOUT_LUA[] =
     "redis.call('SET', p .. ':shards', v)\n"
     "return v\n";
 
-/* THE PAGE BUDGET OVER SHARDS (B > 1, --max-pages): T:budget counts the requests started
- * by all the workers, as on one shard, but the per-shard scripts cannot reach it: a
- * worker reserves on T before it leases (up to what is left) and gives back what it did
- * not lease, what was given back and what completed without a request; T:res holds each
- * worker's reservations not yet settled. KEYS[1]: T. ARGV: worker, op (the worker's
- * budget call number: a call made already answers as it did, so a call sent again after a
- * lost answer does nothing twice), max_pages, want, back (reservations given back to the
- * budget), done (reservations settled as requests made), settle (a commit number: back
- * and done counted once for it, T:settled; "": none), reset ("1": every reservation of
- * the worker given back: it holds no lease). Returns {reserved, budget left}. */
-static const char BUDGET_LUA[] =
-    "local p, w, op, mp = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "local function left()\n"
-    "  local u = tonumber(redis.call('GET', p .. ':budget') or '0')\n"
-    "  if u >= mp then return 0 end\n"
-    "  return mp - u\n"
-    "end\n"
-    "if tonumber(redis.call('HGET', p .. ':op', w) or '0') >= op then\n"
-    "  return {tonumber(redis.call('HGET', p .. ':opr', w) or '0'), left()}\n"
-    "end\n"
-    "redis.call('HSET', p .. ':op', w, op)\n"
-    "local back, done = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
-    "if ARGV[7] ~= '' then\n"
-    "  if tonumber(redis.call('HGET', p .. ':settled', w) or '0') >= tonumber(ARGV[7]) then\n"
-    "    back, done = 0, 0\n"
-    "  else\n"
-    "    redis.call('HSET', p .. ':settled', w, ARGV[7])\n"
-    "  end\n"
-    "end\n"
-    "if ARGV[8] == '1' then back, done = tonumber(redis.call('HGET', p .. ':res', w) or '0'), 0 "
-    "end\n"
-    "if back + done > 0 then\n"
-    "  redis.call('HINCRBY', p .. ':res', w, -(back + done))\n"
-    "  redis.call('DECRBY', p .. ':budget', back)\n"
-    "end\n"
-    "local g = math.min(tonumber(ARGV[4]), left())\n"
-    "if g > 0 then\n"
-    "  redis.call('INCRBY', p .. ':budget', g)\n"
-    "  redis.call('HINCRBY', p .. ':res', w, g)\n"
-    "end\n"
-    "redis.call('HSET', p .. ':opr', w, g)\n"
-    "return {g, left()}\n";
+/* THE PAGE BUDGET OVER SHARDS (B > 1, --max-pages): KEYS[1]: T. ARGV: max_pages, B, then
+ * per shard [the budget it has given back as the caller last read it (S:br), the budget
+ * the caller wants granted to it]. T:br is raised to what the caller read; the pool,
+ * max_pages less what the shards were granted and have not given back, is granted in
+ * shard order up to each want (T:bg). Returns {T:bg of each shard, the pool left}: the
+ * shards' acquire and apply raise their S:bq to it. */
+static const char BUDGET_LUA[] = "local p, mp, n = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+                                 "local function load(k)\n"
+                                 "  local t, h = {}, redis.call('HGETALL', k)\n"
+                                 "  for i = 1, #h, 2 do t[h[i]] = tonumber(h[i + 1]) end\n"
+                                 "  return t\n"
+                                 "end\n"
+                                 "local g, r = load(p .. ':bg'), load(p .. ':br')\n"
+                                 "local held = 0\n"
+                                 "for b = 0, n - 1 do\n"
+                                 "  local k, x = tostring(b), tonumber(ARGV[3 + 2 * b])\n"
+                                 "  if x > (r[k] or 0) then\n"
+                                 "    r[k] = x\n"
+                                 "    redis.call('HSET', p .. ':br', k, x)\n"
+                                 "  end\n"
+                                 "  held = held + (g[k] or 0) - (r[k] or 0)\n"
+                                 "end\n"
+                                 "local pool = mp - held\n"
+                                 "if pool < 0 then pool = 0 end\n"
+                                 "local out = {}\n"
+                                 "for b = 0, n - 1 do\n"
+                                 "  local k = tostring(b)\n"
+                                 "  local x = math.min(tonumber(ARGV[4 + 2 * b]), pool)\n"
+                                 "  if x > 0 then\n"
+                                 "    g[k] = (g[k] or 0) + x\n"
+                                 "    pool = pool - x\n"
+                                 "    redis.call('HSET', p .. ':bg', k, g[k])\n"
+                                 "  end\n"
+                                 "  out[b + 1] = g[k] or 0\n"
+                                 "end\n"
+                                 "out[n + 1] = pool\n"
+                                 "return out\n";
 
 enum {
     SC_ENQUEUE,
@@ -539,6 +569,8 @@ struct shard {
     double asked;    /* monotonic s of the last acquire there (-1: never) */
     int64_t dl;      /* its leases outstanding, every worker's */
     int64_t version; /* URLs ever queued in it */
+    int64_t granted; /* --max-pages over shards: the budget T granted it (T:bg), as last read */
+    int64_t back;    /* and that it gave back (S:br), as last read */
 };
 
 /* A pipelined call's progress (pipeline()). */
@@ -555,7 +587,6 @@ struct crawl_redis {
     double lease_time, host_lease_time;
     long max_pages;      /* the crawl's page budget (0: none) */
     int64_t budget_left; /* as the last acquire found it (-1: no budget) */
-    int64_t op;          /* B > 1: the worker's last budget call (T:op) */
     double retry_time;   /* s a lost connection is tried again */
     int64_t cseq;        /* the worker's last commit number (its meta's cseq) */
     int64_t forget;      /* B > 1: the commit applied whose list the next one forgets */
@@ -575,11 +606,6 @@ struct crawl_redis {
     void (*crash)(const char *name);
     char error[512];
 };
-
-static enum crawl_code budget_call(struct crawl_redis *r, size_t want, int64_t back, int64_t done,
-                                   int64_t settle, int reset, size_t *got, int64_t *left);
-static enum crawl_code hget_add(struct crawl_redis *r, const char *hash, const char *field,
-                                int64_t *v);
 
 __attribute__((format(printf, 2, 3))) static void rd_err(struct crawl_redis *r, const char *fmt,
                                                          ...);
@@ -1359,19 +1385,14 @@ static enum crawl_code layout(struct crawl_redis *r, unsigned want)
     return CRAWL_OK;
 }
 
-/* Split "BACK DONE SHARD TOKEN ..." (a commit point's list: its page budget to settle,
- * then its leases) into the APPLY calls c[shard] and *back, *done. */
-static int list_to_calls(struct crawl_redis *r, const char *list, size_t len, struct pcall *c,
-                         int64_t *back, int64_t *done)
+/* Split "SHARD TOKEN ..." (a commit point's list) into the APPLY calls c[shard]. */
+static int list_to_calls(struct crawl_redis *r, const char *list, size_t len, struct pcall *c)
 {
     char *l = strndup(list, len), *save = NULL;
     if (!l)
         return -1;
-    char *bk = strtok_r(l, " ", &save), *dn = bk ? strtok_r(NULL, " ", &save) : NULL;
-    int bad = !dn;
-    *back = bk ? strtoll(bk, NULL, 10) : 0;
-    *done = dn ? strtoll(dn, NULL, 10) : 0;
-    for (char *b = strtok_r(NULL, " ", &save); b && !bad; b = strtok_r(NULL, " ", &save)) {
+    int bad = 0;
+    for (char *b = strtok_r(l, " ", &save); b && !bad; b = strtok_r(NULL, " ", &save)) {
         char *t = strtok_r(NULL, " ", &save), *end = NULL;
         unsigned long sh = strtoul(b, &end, 10);
         if (!t || *end || sh >= r->n_shards) {
@@ -1415,36 +1436,16 @@ static enum crawl_code apply_left(struct crawl_redis *r)
         }
         args_str(&a, "HDEL");
         args_str(&a, key);
-        size_t n = rep->elements / 2;
-        int64_t *settle = calloc(3 * (n ? n : 1), sizeof *settle); /* c, back, done */
-        if (!settle)
-            rc = CRAWL_ENOMEM;
-        for (size_t i = 0; rc == CRAWL_OK && i < n; i++) {
-            const redisReply *f = rep->element[2 * i], *v = rep->element[2 * i + 1];
-            settle[3 * i] = f->str ? strtoll(f->str, NULL, 10) : 0;
-            if (list_to_calls(r, v->str ? v->str : "", v->len, c, &settle[3 * i + 1],
-                              &settle[3 * i + 2]) != 0) {
+        for (size_t i = 0; rc == CRAWL_OK && i + 1 < rep->elements; i += 2) {
+            if (list_to_calls(r, rep->element[i + 1]->str ? rep->element[i + 1]->str : "",
+                              rep->element[i + 1]->len, c) != 0) {
                 rd_err(r, "%s: a commit's list of a strange shape in %s", r->url, key);
                 rc = CRAWL_EFORMAT;
             }
-            args_add(&a, f->str ? f->str : "", f->len);
+            args_add(&a, rep->element[i]->str ? rep->element[i]->str : "", rep->element[i]->len);
         }
         if (rc == CRAWL_OK)
             rc = pipeline(r, SC_APPLY, c, r->n_shards, "apply", NULL, NULL, 1);
-        /* their page budget settled, in the order they were made (T:settled is the last) */
-        for (size_t done = 0; rc == CRAWL_OK && done < n; done++) {
-            size_t m = n;
-            for (size_t i = 0; i < n; i++)
-                if (settle[3 * i] > 0 && (m == n || settle[3 * i] < settle[3 * m]))
-                    m = i;
-            if (m == n)
-                break;
-            if (settle[3 * m + 1] + settle[3 * m + 2] > 0)
-                rc = budget_call(r, 0, settle[3 * m + 1], settle[3 * m + 2], settle[3 * m], 0, NULL,
-                                 NULL);
-            settle[3 * m] = 0;
-        }
-        free(settle);
         redisReply *del = rc == CRAWL_OK ? run_args(r, &a) : NULL;
         if (rc == CRAWL_OK && !del)
             rc = CRAWL_EIO;
@@ -1523,14 +1524,9 @@ enum crawl_code crawl_redis_open(const struct crawl_redis_opts *opts, struct cra
     int found = 0;
     if (crawl_redis_meta_int(r, "cseq", &r->cseq, &found) != CRAWL_OK)
         goto fail;
-    /* over shards: the last budget call, then the commits made and not applied, applied
-     * (and their budget settled) before the release */
-    if (r->n_shards > 1) {
-        r->op = 0;
-        if ((rc = hget_add(r, T ":op", r->worker, &r->op)) != CRAWL_OK ||
-            (rc = apply_left(r)) != CRAWL_OK)
-            goto fail;
-    }
+    /* over shards: the commits made and not applied, applied before the release */
+    if (r->n_shards > 1 && (rc = apply_left(r)) != CRAWL_OK)
+        goto fail;
     rc = CRAWL_EIO;
     /* this worker's leases of an earlier run come back at once */
     size_t n = 0;
@@ -1916,52 +1912,6 @@ static enum crawl_code take_lease(struct crawl_redis *r, const redisReply *l, un
     return e ? CRAWL_ENOMEM : CRAWL_OK;
 }
 
-/* B > 1 with a page budget (--max-pages): the reservations are on T (BUDGET_LUA). */
-static int budgeted(const struct crawl_redis *r)
-{
-    return r->n_shards > 1 && r->max_pages > 0;
-}
-
-/* One budget call (BUDGET_LUA): want reserved (*got), back and done settled (counted once
- * for commit settle > 0), every reservation given back (reset). *left: the budget left. */
-static enum crawl_code budget_call(struct crawl_redis *r, size_t want, int64_t back, int64_t done,
-                                   int64_t settle, int reset, size_t *got, int64_t *left)
-{
-    struct args a = {0};
-    eval_begin(&a, T);
-    args_str(&a, r->worker);
-    args_fmt(&a, "%lld", (long long)(r->op + 1));
-    args_fmt(&a, "%ld", r->max_pages);
-    args_fmt(&a, "%zu", want);
-    args_fmt(&a, "%lld", (long long)back);
-    args_fmt(&a, "%lld", (long long)done);
-    if (settle > 0)
-        args_fmt(&a, "%lld", (long long)settle);
-    else
-        args_str(&a, "");
-    args_str(&a, reset ? "1" : "0");
-    redisReply *rep = eval(r, SC_BUDGET, &a);
-    args_release(&a);
-    if (!rep)
-        return CRAWL_EIO;
-    enum crawl_code rc = CRAWL_OK;
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
-        rep->element[0]->type != REDIS_REPLY_INTEGER ||
-        rep->element[1]->type != REDIS_REPLY_INTEGER) {
-        rd_err(r, "%s: a budget answer of a strange shape", r->url);
-        rc = CRAWL_EFORMAT;
-    } else {
-        r->op++;
-        if (got)
-            *got = (size_t)rep->element[0]->integer;
-        if (left)
-            *left = rep->element[1]->integer;
-        r->budget_left = rep->element[1]->integer;
-    }
-    freeReplyObject(rep);
-    return rc;
-}
-
 /* An acquire round in progress (acquire_reply). */
 struct acq {
     struct crawl_redis *r;
@@ -2007,10 +1957,67 @@ static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
     sh->asked = q->mono;
     /* a shard that gave all it was asked for may have more ready: asked again at once */
     sh->hint = q->quota[i] > 0 && got == q->quota[i] ? q->now : *first ? atof(first) / 1000 : -1;
+    int64_t b = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
     if (r->n_shards == 1)
-        r->budget_left =
-            rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+        r->budget_left = b;
+    else if (b > sh->back)
+        sh->back = b; /* over shards: what it gave back (told to T by the next budget call) */
     return 0;
+}
+
+/* --max-pages over shards: the budget is granted to the shards by T (BUDGET_LUA) */
+static int budgeted(const struct crawl_redis *r)
+{
+    return r->n_shards > 1 && r->max_pages > 0;
+}
+
+/* The budget argument of shard b's acquire and apply (LEFT_FN's budget()): "0" none, the
+ * crawl's --max-pages on one shard, over more "G" and what T granted the shard. */
+static void args_budget(const struct crawl_redis *r, struct args *a, unsigned b)
+{
+    if (budgeted(r))
+        args_fmt(a, "G%lld", (long long)r->shards[b].granted);
+    else
+        args_fmt(a, "%ld", r->n_shards == 1 ? r->max_pages : 0);
+}
+
+/* --max-pages over shards: one call of BUDGET_LUA on T, which learns what the shards gave
+ * back (as this worker last read it) and grants want[b] (NULL: none) to shard b from the
+ * pool; each shard's grant (T:bg) kept for its next acquire or apply, the pool left in
+ * r->budget_left. A call sent again after a lost answer may grant twice: the shard gives
+ * the surplus back. */
+static enum crawl_code budget_call(struct crawl_redis *r, const size_t *want)
+{
+    struct args a = {0};
+    eval_begin(&a, T);
+    args_fmt(&a, "%ld", r->max_pages);
+    args_fmt(&a, "%u", r->n_shards);
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_fmt(&a, "%lld", (long long)r->shards[b].back);
+        args_fmt(&a, "%zu", want ? want[b] : 0);
+    }
+    redisReply *rep = eval(r, SC_BUDGET, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)r->n_shards + 1) {
+        rd_err(r, "%s: a budget answer of a strange shape", r->url);
+        rc = CRAWL_EFORMAT;
+    } else {
+        for (size_t i = 0; i <= r->n_shards; i++)
+            if (rep->element[i]->type != REDIS_REPLY_INTEGER) {
+                rd_err(r, "%s: a budget answer of a strange shape", r->url);
+                rc = CRAWL_EFORMAT;
+            }
+        for (unsigned b = 0; rc == CRAWL_OK && b < r->n_shards; b++)
+            if (rep->element[b]->integer > r->shards[b].granted)
+                r->shards[b].granted = rep->element[b]->integer;
+        if (rc == CRAWL_OK)
+            r->budget_left = rep->element[r->n_shards]->integer;
+    }
+    freeReplyObject(rep);
+    return rc;
 }
 
 /* Sends the acquire of the shards shard[0..k) (quota[i] URLs of each: 0 for the shard's
@@ -2028,7 +2035,7 @@ static enum crawl_code acquire_round(struct crawl_redis *r, struct acq *q, size_
         args_fmt(&c[i].a, "%lld", (long long)(q->now * 1000));
         args_fmt(&c[i].a, "%lld", (long long)(r->lease_time * 1000));
         args_fmt(&c[i].a, "%zu", q->quota[i]);
-        args_fmt(&c[i].a, "%ld", r->n_shards == 1 ? r->max_pages : 0);
+        args_budget(r, &c[i].a, q->shard[i]);
     }
     enum crawl_code rc = pipeline(r, SC_ACQUIRE, c, k, "acquire", acquire_reply, q, 1);
     pcalls_free(c, k);
@@ -2073,16 +2080,13 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     *n = 0;
     *next_ready = -1;
     *leases = 0;
-    /* over shards, the page budget is reserved on T first (the shards' scripts cannot
-     * reach it), what was not leased given back after */
-    size_t granted = max;
-    if (budgeted(r) && budget_call(r, max, 0, 0, 0, 0, &granted, NULL) != CRAWL_OK)
-        return CRAWL_EIO;
     unsigned *order = malloc(r->n_shards * sizeof *order);
     size_t *quota = malloc(r->n_shards * sizeof *quota);
-    if (!order || !quota) {
+    size_t *want = calloc(r->n_shards, sizeof *want);
+    if (!order || !quota || !want) {
         free(order);
         free(quota);
+        free(want);
         rd_err(r, "out of memory");
         return CRAWL_ENOMEM;
     }
@@ -2094,17 +2098,17 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
                     .fn = fn,
                     .userdata = userdata};
     size_t k = 0;
+    acquire_plan(r, max, q.now, q.mono, order, quota, &k);
     enum crawl_code rc = CRAWL_OK;
-    if (granted > 0) {
-        acquire_plan(r, granted, q.now, q.mono, order, quota, &k);
+    if (budgeted(r)) { /* the shards asked are granted their quotas first, as the pool allows */
+        for (size_t i = 0; i < k; i++)
+            want[order[i]] = quota[i];
+        rc = budget_call(r, want);
+        crash(r, "redis-budget-granted");
+    }
+    if (rc == CRAWL_OK)
         rc = acquire_round(r, &q, k);
-    }
-    if (budgeted(r) && q.n < granted) {
-        enum crawl_code e = budget_call(r, 0, (int64_t)(granted - q.n), 0, 0, 0, NULL, NULL);
-        if (rc == CRAWL_OK)
-            rc = e;
-    }
-    /* the budget spent: nothing more is leased whatever waits */
+    /* the budget spent: nothing more is leased, whatever waits */
     int spent = budgeted(r) && r->budget_left == 0;
     int empty = rc == CRAWL_OK && q.n == 0;
     for (unsigned b = 0; empty && !spent && b < r->n_shards; b++)
@@ -2114,18 +2118,23 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
          * none has had a URL queued since (its version), read again in one round after
          * the answers of the last: the shards were then all empty at one moment, and no
          * URL can be queued by a worker that holds no lease. The budget spent: finished
-         * when no shard holds a lease (read now: its URLs queued wait for nobody) */
+         * when no shard holds a lease (its URLs queued wait for nobody) and the pool is
+         * still empty once T has learned what the shards gave back in this round (a
+         * lease reaped or completed without a request gives its share back in its shard) */
         for (unsigned b = 0; b < r->n_shards; b++) {
             order[b] = b;
             quota[b] = 0;
         }
         q.changed = q.busy = 0;
         rc = acquire_round(r, &q, r->n_shards);
-        if (rc == CRAWL_OK && (spent ? q.busy : q.changed))
+        if (rc == CRAWL_OK && spent && !q.busy)
+            rc = budget_call(r, NULL);
+        if (rc == CRAWL_OK && (spent ? q.busy || r->budget_left != 0 : q.changed))
             empty = 0;
     }
     free(order);
     free(quota);
+    free(want);
     if (rc != CRAWL_OK)
         return rc;
     *n = q.n;
@@ -2283,8 +2292,7 @@ static void commit_made(struct crawl_redis *r)
 }
 
 /* The commit point's call: the list of the group ("SHARD TOKEN ...") and what waits. */
-static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, double by, int64_t back,
-                         int64_t done)
+static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, double by)
 {
     eval_begin(a, r->wtag);
     args_fmt(a, "%lld", (long long)c);
@@ -2293,7 +2301,7 @@ static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, doubl
         args_fmt(a, "%lld", (long long)r->forget);
     else
         args_str(a, "");
-    size_t len = 48;
+    size_t len = 1;
     for (size_t i = 0; i < r->n_leases; i++)
         len += r->leases[i].decided ? strlen(r->leases[i].token) + 24 : 0;
     char *list = malloc(len);
@@ -2301,11 +2309,12 @@ static void commitw_args(struct crawl_redis *r, struct args *a, int64_t c, doubl
         a->oom = 1;
         return;
     }
-    size_t used = (size_t)snprintf(list, len, "%lld %lld", (long long)back, (long long)done);
+    size_t used = 0;
+    list[0] = '\0';
     for (size_t i = 0; i < r->n_leases; i++)
         if (r->leases[i].decided)
-            used += (size_t)snprintf(list + used, len - used, " %u %s", r->leases[i].shard,
-                                     r->leases[i].token);
+            used += (size_t)snprintf(list + used, len - used, "%s%u %s", used ? " " : "",
+                                     r->leases[i].shard, r->leases[i].token);
     args_add(a, list, used);
     free(list);
     args_fmt(a, "%zu", r->n_meta);
@@ -2361,15 +2370,7 @@ static enum crawl_code mark_and_point(struct crawl_redis *r, struct pcall *calls
     if (wall_now() > by)
         return CRAWL_OK;
     struct args a = {0};
-    /* the page budget the commit settles (over shards with --max-pages): the URLs
-     * completed without a request give their reservations back, the others keep them */
-    int64_t back = 0, done = 0;
-    for (size_t i = 0; budgeted(r) && i < r->n_leases; i++)
-        if (r->leases[i].decided) {
-            back += !r->leases[i].fetched;
-            done += r->leases[i].fetched;
-        }
-    commitw_args(r, &a, c, by, back, done);
+    commitw_args(r, &a, c, by);
     redisReply *rep = eval(r, SC_COMMITW, &a);
     args_release(&a);
     if (!rep)
@@ -2415,39 +2416,35 @@ static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
     }
     if (rc == CRAWL_OK) {
         crash(r, "redis-commit-done");
+        /* --max-pages: the shards of the hosts kept are granted a budget for their next
+         * URLs first (what they do not lease is given back by their next acquire) */
+        if (budgeted(r) && keep_hosts && r->host_lease_time > 0) {
+            size_t *want = calloc(r->n_shards, sizeof *want);
+            if (!want)
+                rc = CRAWL_ENOMEM;
+            for (size_t i = 0; want && i < r->n_leases; i++)
+                want[r->leases[i].shard] +=
+                    r->leases[i].decided && t0 - r->leases[i].host_since < r->host_lease_time;
+            if (want)
+                rc = budget_call(r, want);
+            free(want);
+        }
         for (unsigned b = 0; b < r->n_shards; b++) {
             int ask = calls[b].a.n > 6;
             eval_begin(&calls[b].a, r->shards[b].tag);
             args_str(&calls[b].a, r->worker);
             args_fmt(&calls[b].a, "%lld", (long long)(wall_now() * 1000));
             args_fmt(&calls[b].a, "%lld", (long long)(r->lease_time * 1000));
-            args_fmt(&calls[b].a, "%ld", r->max_pages);
+            args_budget(r, &calls[b].a, b);
             args_fmt(&calls[b].a, "%lld", (long long)c);
             calls[b].state = ask ? PC_SEND : PC_DONE;
         }
-        /* over shards with --max-pages: the commit's budget settled and the hosts kept
-         * reserved for (their next URLs leased in the applies) */
-        size_t want = 0, allow = 0;
-        int64_t back = 0, done = 0;
-        for (size_t i = 0; i < r->n_leases; i++) {
-            const struct lease *ls = &r->leases[i];
-            want += ls->decided && keep_hosts && r->host_lease_time > 0 &&
-                    t0 - ls->host_since < r->host_lease_time;
-            back += ls->decided && !ls->fetched;
-            done += ls->decided && ls->fetched;
-        }
-        if (budgeted(r))
-            rc = budget_call(r, want, back, done, c, 0, &allow, NULL);
-        else
-            allow = want;
-        size_t granted = allow;
         for (size_t i = 0; i < r->n_leases; i++) {
             const struct lease *ls = &r->leases[i];
             if (!ls->decided)
                 continue;
-            int keep = keep_hosts && r->host_lease_time > 0 &&
-                       t0 - ls->host_since < r->host_lease_time && allow > 0;
-            allow -= (size_t)keep;
+            int keep =
+                keep_hosts && r->host_lease_time > 0 && t0 - ls->host_since < r->host_lease_time;
             args_str(&calls[ls->shard].a, ls->token);
             args_str(&calls[ls->shard].a, keep ? "1" : "0");
         }
@@ -2455,8 +2452,6 @@ static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
         if (rc == CRAWL_OK)
             rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
         *kept = q.kept;
-        if (rc == CRAWL_OK && budgeted(r) && q.kept < granted)
-            rc = budget_call(r, 0, (int64_t)(granted - q.kept), 0, 0, 0, NULL, NULL);
         if (rc == CRAWL_OK) {
             crash(r, "redis-commit-applied");
             r->forget = c;
@@ -2722,10 +2717,6 @@ enum crawl_code crawl_redis_reap(struct crawl_redis *r, size_t *n)
 enum crawl_code crawl_redis_release(struct crawl_redis *r, size_t *n)
 {
     enum crawl_code rc = reap(r, r->worker, n);
-    /* over shards: the worker holds no lease now, its page budget reservations void (a
-     * kill left them; the commits made were settled first: apply_left) */
-    if (rc == CRAWL_OK && r->n_shards > 1)
-        rc = budget_call(r, 0, 0, 0, 0, 1, NULL, NULL);
     if (rc == CRAWL_OK) {
         for (size_t i = 0; i < r->n_leases; i++)
             free(r->leases[i].origin);

@@ -24,8 +24,13 @@ place --redis-down seconds later: the workers connect again (crawl --redis-retry
 on; with --no-worker-errors, a worker that exits with an error (instead of reconnecting)
 is a failure, not restarted.
 
+With --max-pages N, the workers share a page budget of N: the union of the logs is N of
+the site's URLs (each once, all fetched), the checks that need the whole site (the planted
+duplicates found) left out.
+
 Checks, after every worker has exited 0:
-  - the union of the logs is the site: every URL once, in one worker's log;
+  - the union of the logs is the site: every URL once, in one worker's log (with
+    --max-pages N: N URLs of the site, each once);
   - the WARCs hold one response record per URL logged new, each URL once in all of them,
     and every revisit record refers to a response record in one of them;
   - per host, from an answer to the next request: --crawl-delay or more, across workers;
@@ -316,6 +321,8 @@ def main():
     ap.add_argument("--lease-time", type=float, default=3)
     ap.add_argument("--frontier-shards", type=int, default=0,
                     help="the workers' --frontier-shards (0: 16 with --shards, else 1)")
+    ap.add_argument("--max-pages", type=int, default=0,
+                    help="the workers' --max-pages: the crawl's page budget, shared")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--write", action="store_true",
@@ -373,6 +380,8 @@ def main():
                "--frontier-shards", str(a.frontier_shards)] + seeds
         if shards:
             cmd[5:5] = ["--redis-index", "redis://127.0.0.1:%d" % rport]
+        if a.max_pages:
+            cmd[5:5] = ["--max-pages", str(a.max_pages)]
         err = open(os.path.join(a.dir, "w%d.err" % w), "a")
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
 
@@ -382,6 +391,8 @@ def main():
     leased_at_kills = 0
     deadline = time.time() + a.timeout
     expected = len(site.urls())
+    if a.max_pages:
+        expected = min(expected, a.max_pages)
     try:
         while time.time() < deadline:
             time.sleep(0.05)
@@ -457,7 +468,14 @@ def main():
     twice = sorted(u for u in set(urls) if urls.count(u) > 1)
     if twice:
         fails.append("%d URLs logged twice: %s" % (len(twice), twice[:3]))
-    if set(urls) != want:
+    if a.max_pages:
+        fetched = [o["url"] for o in lines
+                   if not o["url"].endswith("/robots.txt") and o.get("status", 0) > 0]
+        if len(fetched) != min(a.max_pages, len(want)) or not set(urls) <= want:
+            fails.append("--max-pages %d: %d URLs fetched in the logs, %d not of the site (%s)"
+                         % (a.max_pages, len(fetched), len(set(urls) - want),
+                            sorted(set(urls) - want)[:3]))
+    elif set(urls) != want:
         fails.append("logs: %d URLs missing (%s), %d not of the site (%s)"
                      % (len(want - set(urls)), sorted(want - set(urls))[:3],
                         len(set(urls) - want), sorted(set(urls) - want)[:3]))
@@ -490,7 +508,7 @@ def main():
         fails.append("WARCs: revisit records of URLs not logged exact-duplicate, or exact "
                      "duplicates without one")
     planted = sum(len(site.exact_of(h)) for h in range(a.hosts))
-    if len(exact) != planted:
+    if len(exact) != planted and not a.max_pages:
         fails.append("%d exact duplicates logged, %d planted" % (len(exact), planted))
     # politeness across workers: per host, arrivals --crawl-delay apart
     # (a request is read after it was sent, an answer sent after the time taken before
@@ -526,7 +544,7 @@ def main():
             if not any(hamming(fp, k) <= a.k for k, _ in kept):
                 fails.append("near-duplicate %s has no kept page within k" % o["url"])
     near = sum(1 for o in lines if o["decision"] == "near-duplicate")
-    if near == 0:
+    if near == 0 and not a.max_pages:
         fails.append("no near-duplicate found (%d planted)" % sum(
             len(site.dup_of(h)) for h in range(a.hosts)))
     # requested more than once: only URLs a killed worker held the lease of (fetched or
@@ -540,12 +558,14 @@ def main():
         fails.append("%d requests repeated, more than the %d URLs leased by the workers "
                      "killed (%d kills) and the transfers of %d restarts"
                      % (again, leased_at_kills, kills, restarts))
-    print("crawl_redis: %s%d workers, %d hosts, %d URLs, %d kills, %d restarts after an error, "
+    print("crawl_redis: %s%d workers, %d hosts, %d URLs%s, %d kills, %d restarts after an error, "
           "%d redis-server restarts, %d requests (%d repeated, %d URLs leased by the killed "
           "workers), %d near-duplicates"
           % ("%d shards behind nutcracker (frontier keys a node: %s), " % (a.shards, spread)
              if a.shards else "",
-             a.workers, a.hosts, len(want), kills, restarts, redis_restarts, len(log), again,
+             a.workers, a.hosts, len(want),
+             " (--max-pages %d: %d logged)" % (a.max_pages, len(set(urls))) if a.max_pages else "",
+             kills, restarts, redis_restarts, len(log), again,
              leased_at_kills,
              near))
     for f in fails:
