@@ -692,17 +692,24 @@ static void test_redis_frontier_sharded_finish(void)
 }
 
 /* The leases of a over B shards, all of them: acquired until n or 10 rounds. */
-static void acquire_all(struct crawl_redis *r, struct count *c, int want)
+/* acquires until c holds want leases, 40 times at most (over shards a shard's give-back of
+ * its page budget reaches T with the next call) */
+static void acquire_upto(struct crawl_redis *r, struct count *c, int want)
 {
     size_t n = 0;
     double next = 0;
     int64_t leases = 0;
-    for (int i = 0; i < 30 && c->n < want; i++) {
+    for (int i = 0; i < 40 && c->n < want; i++) {
         ASSERT_EQ(crawl_redis_acquire(r, (size_t)(want - c->n), count_take, c, &n, &next, &leases),
                   CRAWL_OK);
         if (c->n < want)
-            pause_s(0.01);
+            pause_s(0.005);
     }
+}
+
+static void acquire_all(struct crawl_redis *r, struct count *c, int want)
+{
+    acquire_upto(r, c, want);
     ASSERT_EQ(c->n, want);
 }
 
@@ -981,20 +988,6 @@ static long long budget_held(void)
                           "KEYS[1] .. ':br')) do n = n - tonumber(v) end return n",
                           "1", "simcrawl{f0}"};
     return test_redis_cmd(&srv, 4, cmd);
-}
-
-/* acquires until c holds want leases (a shard's give-back reaches T with the next call) */
-static void acquire_upto(struct crawl_redis *r, struct count *c, int want)
-{
-    size_t n = 0;
-    double next = 0;
-    int64_t leases = 0;
-    for (int i = 0; i < 40 && c->n < want; i++) {
-        ASSERT_EQ(crawl_redis_acquire(r, (size_t)(want - c->n), count_take, c, &n, &next, &leases),
-                  CRAWL_OK);
-        if (c->n < want)
-            pause_s(0.005);
-    }
 }
 
 /* completes the leases c[from..to), with a request or without */
