@@ -174,7 +174,7 @@ WGET2_PLUGIN := $(BUILD)/plugins/wget2/libsimcrawl.so
 SCRAPY_PY     := $(wildcard plugins/scrapy/simcrawl_scrapy/*.py)
 SCRAPY_PYTHON ?= /usr/bin/python3
 
-.PHONY: all build lib test test-deps test-debs test-npm unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps checkstyle \
+.PHONY: all build lib test test-deps test-debs test-npm test-npm-warcio unit cli-test lib-test fixtures replay asan fuzz bench demo check-deps checkstyle \
         stress install uninstall clean help format wget2-plugin
 
 all: $(BUILD)/simcrawl lib $(WGET2_PLUGIN) ## build ./simcrawl, the five static libraries, libsimcrawl and the wget2 plugin (installs missing -dev packages)
@@ -292,7 +292,7 @@ replay: $(REPLAY_BINS)
 
 cli-test: $(BUILD)/simcrawl $(BUILD)/filter_driver $(WGET2_PLUGIN) $(LIBSIMCRAWL_SO)
 	@SIMCRAWL=$(BUILD)/simcrawl FILTER_DRIVER=$(BUILD)/filter_driver WGET2_PLUGIN=$(WGET2_PLUGIN) \
-	    LIBSIMCRAWL=$(BUILD)/$(LIBSIMCRAWL_SONAME) SCRAPY_PYTHON=$(SCRAPY_PYTHON) RWP_DIR=$(RWP_DIR) \
+	    LIBSIMCRAWL=$(BUILD)/$(LIBSIMCRAWL_SONAME) SCRAPY_PYTHON=$(SCRAPY_PYTHON) RWP_DIR=$(RWP_DIR) WARCIO_JS=$(WARCIO_JS) \
 	    sh tests/cli_test.sh
 
 # libsimcrawl installed into $(BUILD)/stage and used from there (tests/lib_test.sh). Not
@@ -322,7 +322,14 @@ NPM_VENDOR ?= .cache/npm
 RWP_VERSION := 2.5.3
 RWP_SHA512 := 9c28f63d238ddc1c5e489284f00b183f250bbf45cf64a2567f2e25f4fc90adef52ab02d9f9629956cfec7cba8f390e06ac7fb46248dbc0e86bf1c4931f4f20b1
 RWP_DIR := $(NPM_VENDOR)/replaywebpage-$(RWP_VERSION)
-test-npm: test-debs
+# webrecorder's warcio.js (npm warcio): writes WARCs the way other archiving tools do and
+# reads ours back (tests/cli/warc_warcio.sh). Its bundled dist/index.all.js needs no other
+# package. Pinned and fetched like ReplayWeb.page.
+WARCIO_VERSION := 2.4.11
+WARCIO_SHA512 := 117713e7e19ea6ab54066169c317119bbb846e1aed60a85654857303180efcf66df3828b9777992e51ac6b80f040201608af1be27ca3a8197229f2a14f51a8be
+WARCIO_DIR := $(NPM_VENDOR)/warcio-$(WARCIO_VERSION)
+WARCIO_JS := $(WARCIO_DIR)/index.all.js
+test-npm: test-debs test-npm-warcio
 	@if [ -f $(RWP_DIR)/sw.js ] && [ -f $(RWP_DIR)/ui.js ]; then :; \
 	elif ! command -v npm >/dev/null 2>&1; then \
 	    echo "npm not found: ReplayWeb.page (npm replaywebpage@$(RWP_VERSION)) is not fetched and the replay of the crawl's WARC in it is skipped (install Node.js and npm to run it)" >&2; \
@@ -338,6 +345,23 @@ test-npm: test-debs
 	    echo "ReplayWeb.page $(RWP_VERSION) (npm, sha512 checked) in $(RWP_DIR)"; \
 	fi
 
+test-npm-warcio: test-debs
+	@if [ -f $(WARCIO_JS) ]; then :; \
+	elif ! command -v npm >/dev/null 2>&1; then \
+	    echo "npm not found: warcio.js (npm warcio@$(WARCIO_VERSION)) is not fetched and the check of WARCs of another writer is skipped (install Node.js and npm to run it)" >&2; \
+	else \
+	    t=$$(mktemp -d) && \
+	    { npm pack --loglevel=error --ignore-scripts --prefer-offline --pack-destination "$$t" warcio@$(WARCIO_VERSION) >/dev/null || \
+	      { echo "npm could not fetch warcio@$(WARCIO_VERSION) (see above); tests/cli/warc_warcio.sh needs it in $(WARCIO_DIR)" >&2; rm -rf "$$t"; exit 1; }; } && \
+	    { echo "$(WARCIO_SHA512)  $$t/warcio-$(WARCIO_VERSION).tgz" | sha512sum -c --quiet - >/dev/null 2>&1 || \
+	      { echo "warcio-$(WARCIO_VERSION).tgz from npm does not have the pinned sha512 (Makefile WARCIO_SHA512)" >&2; rm -rf "$$t"; exit 1; }; } && \
+	    mkdir -p "$$t/x" && tar -xzf "$$t/warcio-$(WARCIO_VERSION).tgz" -C "$$t/x" --strip-components=2 \
+	        package/dist/index.all.js && \
+	    tar -xzf "$$t/warcio-$(WARCIO_VERSION).tgz" -C "$$t/x" --strip-components=1 package/LICENSE package/package.json && \
+	    mkdir -p $(NPM_VENDOR) && rm -rf $(WARCIO_DIR) && mv "$$t/x" $(WARCIO_DIR) && rm -rf "$$t" && \
+	    echo "warcio.js $(WARCIO_VERSION) (npm, sha512 checked) in $(WARCIO_DIR)"; \
+	fi
+
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
 	@$(MAKE) --no-print-directory test-deps unit replay cli-test lib-test
 
@@ -350,7 +374,7 @@ asan: test-deps ## the same tests under AddressSanitizer + UndefinedBehaviorSani
 	    ASAN_OPTIONS=detect_leaks=1 build/asan/fuzz/replay_$$n tests/fuzz/corpus/$$n || exit 1; \
 	done
 	@SIMCRAWL=build/asan/simcrawl FILTER_DRIVER=build/asan/filter_driver WGET2_PLUGIN=skip \
-	    LIBSIMCRAWL=skip SCRAPY_PYTHON=$(SCRAPY_PYTHON) RWP_DIR=$(RWP_DIR) ASAN_OPTIONS=detect_leaks=1 \
+	    LIBSIMCRAWL=skip SCRAPY_PYTHON=$(SCRAPY_PYTHON) RWP_DIR=$(RWP_DIR) WARCIO_JS=$(WARCIO_JS) ASAN_OPTIONS=detect_leaks=1 \
 	    sh tests/cli_test.sh
 
 STRESS_RUNS ?= 200

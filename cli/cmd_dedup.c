@@ -131,7 +131,8 @@ static void usage(FILE *out)
             "indexed), near-duplicate (within k of a kept page: not written), exact-duplicate\n"
             "(same payload as a kept page: written as a revisit record), passed (not an HTML\n"
             "page, or below --min-size: copied unchanged), dropped (request/metadata of a\n"
-            "dropped response), error (damaged record: reported, not written).\n"
+            "dropped response), error (damaged record: reported, not written). Pages are\n"
+            "HTML response records and HTML resource records (no HTTP exchange).\n"
             "A directory is walked for .html, .htm, .warc and .warc.gz files (sorted by name);\n"
             "'-' reads a WARC (plain or gzip) from standard input.\n"
             "\n"
@@ -143,7 +144,7 @@ static void usage(FILE *out)
             "                     shingles is >= --threshold (docs/MINHASH.md; logged as\n"
             "                     \"jaccard\"); with --index FILE, FILE is a minhash index\n"
             "                     (docs/MINHASH.md: made by the first such run, or by\n"
-            "                     index add --method minhash)"
+            "                     index add --method minhash)\n"
             "  --threshold J      minhash: the Jaccard threshold, above 0 and at most 1\n"
             "                     (default 0.8, or the --index's)\n"
             "  --index FILE       dedup against this saved index too, and save it back with\n"
@@ -1174,7 +1175,8 @@ static void write_decided(struct dd *d, struct crawl_warc_reader *r,
                                    .ip = *rec->ip_address ? rec->ip_address : NULL,
                                    .date = *rec->date ? rec->date : NULL,
                                    .head = pg->block,
-                                   .head_len = crawl_http_head_len(pg->msg),
+                                   /* a resource record has no HTTP head */
+                                   .head_len = pg->msg ? crawl_http_head_len(pg->msg) : 0,
                                    .payload_digest = pg->payload_digest,
                                    .refers_to = orig->record_id,
                                    .refers_to_uri = orig->uri,
@@ -1186,7 +1188,8 @@ static void write_decided(struct dd *d, struct crawl_warc_reader *r,
         out_failed(d, rc);
 }
 
-/* A response record: a page decided (decide_page) and written as it came to; anything
+/* A response record, or a resource record (cli_warc_classify): a page decided
+ * (decide_page) and written as it came to; anything
  * else (not HTML, small, too large to hold: streamed) passed through; a damaged one
  * logged as an error. */
 static void handle_response(struct dd *d, struct crawl_warc_reader *r,
@@ -1317,7 +1320,7 @@ static void run_warc(struct dd *d, const char *path)
             damage_flush(d);
         d->records++;
         progress(d, 0);
-        if (strcmp(rec->type, "response") == 0)
+        if (strcmp(rec->type, "response") == 0 || strcmp(rec->type, "resource") == 0)
             handle_response(d, r, rec);
         else
             handle_other(d, r, rec);

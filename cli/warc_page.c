@@ -2,7 +2,8 @@
  * Which WARC records are pages: cli_warc_classify() decides which records are HTML pages
  * (a response record, application/http, 2xx but not 206 Partial Content, text/html or
  * application/xhtml+xml, a body of at least min_size bytes once chunking and
- * gzip/deflate/br are removed) and hands out the decoded body and the payload digest.
+ * gzip/deflate/br are removed; or a resource record whose Content-Type is one of those two,
+ * its block the page) and hands out the decoded body and the payload digest.
  * `simcrawl dedup` and the INPUT iterator of pairs, clusters, query and index
  * (cli_inputs_warc) both use it, so they agree on what a page is. The WARC reading itself
  * is crawler/warc.c, the HTTP parsing crawler/httpblock.c.
@@ -38,14 +39,10 @@ static int other(struct cli_warc_page *out, const char *why)
     return 0;
 }
 
-int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
-                      size_t min_size, struct cli_warc_page *out)
+/* Reads the current record's block whole into out: 1 when read, 0 when out is decided
+ * instead (OTHER past the reader's cap, DAMAGED), -1 when out of memory. */
+static int read_block(struct crawl_warc_reader *r, struct cli_warc_page *out)
 {
-    memset(out, 0, sizeof *out);
-    if (strcmp(rec->type, "response") != 0)
-        return other(out, *rec->type ? rec->type : "no WARC-Type");
-    if (strncasecmp(rec->content_type, "application/http", 16) != 0)
-        return other(out, "response is not application/http");
     enum crawl_code rc = crawl_warc_block(r, &out->block, &out->block_len);
     if (rc == CRAWL_ETOOLARGE)
         return other(out, "block larger than the reader's cap");
@@ -56,7 +53,71 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
         snprintf(out->why, sizeof out->why, "record is damaged: %s", crawl_strerror(rc));
         return 0;
     }
-    rc = crawl_http_parse(out->block, out->block_len, NULL, &out->msg);
+    return 1;
+}
+
+/* 1 (and out decided OTHER) when a body of len bytes is below the size floor. */
+static int below_floor(size_t len, size_t min_size, struct cli_warc_page *out)
+{
+    if (len >= min_size)
+        return 0;
+    snprintf(out->why, sizeof out->why, "body of %zu bytes is below the size floor %zu", len,
+             min_size);
+    out->kind = CLI_WARC_OTHER;
+    return 1;
+}
+
+/* 1 when a media type (a Content-Type value: parameters after ';' and any case allowed)
+ * is HTML: text/html or application/xhtml+xml. */
+static int is_html_type(const char *ct)
+{
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, "; \t");
+    return (n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
+           (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0);
+}
+
+/* A resource record (WARC 1.1 section 6.4: a document without protocol information, as
+ * written by tools that archive files, e.g. warcit, or pages captured in a browser): its
+ * block is the page, its WARC Content-Type the media type, and there are no codings. */
+static int classify_resource(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
+                             size_t min_size, struct cli_warc_page *out)
+{
+    if (!is_html_type(rec->content_type)) {
+        snprintf(out->why, sizeof out->why, "resource not html (%s)",
+                 *rec->content_type ? rec->content_type : "no Content-Type");
+        out->kind = CLI_WARC_OTHER;
+        return 0;
+    }
+    int got = read_block(r, out);
+    if (got <= 0)
+        return got;
+    if (below_floor(out->block_len, min_size, out))
+        return 0;
+    if (crawl_digest_sha1(out->block, out->block_len, out->payload_digest) != CRAWL_OK)
+        return -1;
+    out->body = out->block;
+    out->body_len = out->block_len;
+    out->content_type = rec->content_type;
+    out->kind = CLI_WARC_PAGE;
+    return 0;
+}
+
+int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
+                      size_t min_size, struct cli_warc_page *out)
+{
+    memset(out, 0, sizeof *out);
+    if (strcmp(rec->type, "resource") == 0)
+        return classify_resource(r, rec, min_size, out);
+    if (strcmp(rec->type, "response") != 0)
+        return other(out, *rec->type ? rec->type : "no WARC-Type");
+    if (strncasecmp(rec->content_type, "application/http", 16) != 0)
+        return other(out, "response is not application/http");
+    int got = read_block(r, out);
+    if (got <= 0)
+        return got;
+    enum crawl_code rc = crawl_http_parse(out->block, out->block_len, NULL, &out->msg);
     if (rc == CRAWL_ENOMEM)
         return -1;
     if (rc != CRAWL_OK)
@@ -84,12 +145,8 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
         out->kind = CLI_WARC_OTHER;
         return 0;
     }
-    if (out->body_len < min_size) {
-        snprintf(out->why, sizeof out->why, "body of %zu bytes is below the size floor %zu",
-                 out->body_len, min_size);
-        out->kind = CLI_WARC_OTHER;
+    if (below_floor(out->body_len, min_size, out))
         return 0;
-    }
     size_t pl;
     const char *p = crawl_http_payload(out->msg, &pl);
     if (crawl_digest_sha1(p, pl, out->payload_digest) != CRAWL_OK)

@@ -5,7 +5,9 @@
  * dedup` and the WARC kind of the INPUT iterator (cli/inputs_warc.c). A page is a
  * response record (application/http) with a 2xx status other than 206, an HTML media type
  * (text/html, application/xhtml+xml) and a body, after the transfer and content codings
- * are removed, of at least min_size bytes. Ids are the WARC-Target-URI.
+ * are removed, of at least min_size bytes; or a resource record of an HTML media type whose
+ * block (the page itself, no HTTP message: msg NULL) has at least min_size bytes. Ids are
+ * the WARC-Target-URI.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +31,8 @@ struct cli_warc_page {
     const char *body; /* PAGE: decoded body, borrowed from msg */
     size_t body_len;
     const char *content_type;               /* PAGE: the HTTP Content-Type value, or NULL */
-    char payload_digest[CRAWL_DIGEST_SIZE]; /* PAGE: sha1 of the payload (codings kept) */
+    char payload_digest[CRAWL_DIGEST_SIZE]; /* PAGE: sha1 of the payload (codings kept;
+                                               a resource: of its block) */
 };
 
 /*

@@ -493,11 +493,12 @@ CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_response(struct crawl_warc_wr
 struct crawl_warc_revisit {
     const char *uri, *ip, *date; /* of this capture; ip may be NULL, date NULL for now */
     const char *head;            /* this capture's response status line and headers */
-    size_t head_len;
-    const char *payload_digest; /* "sha1:..." shared by both captures */
-    const char *refers_to;      /* WARC-Record-ID of the original ("<urn:uuid:...>") */
-    const char *refers_to_uri;  /* its target URI */
-    const char *refers_to_date; /* its WARC-Date */
+    size_t head_len;             /* 0 for a revisit of a resource record: an empty block,
+                                    no Content-Type */
+    const char *payload_digest;  /* "sha1:..." shared by both captures */
+    const char *refers_to;       /* WARC-Record-ID of the original ("<urn:uuid:...>") */
+    const char *refers_to_uri;   /* its target URI */
+    const char *refers_to_date;  /* its WARC-Date */
 };
 CRAWL_WARN_UNUSED enum crawl_code crawl_warc_write_revisit(struct crawl_warc_writer *w,
                                                            const struct crawl_warc_revisit *v,

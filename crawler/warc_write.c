@@ -1100,9 +1100,12 @@ enum crawl_code crawl_warc_prepare_revisit(struct crawl_warc_writer *w,
     addf(f,
          "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n"
          "WARC-Refers-To: %s\r\nWARC-Refers-To-Target-URI: %s\r\nWARC-Refers-To-Date: %s\r\n"
-         "WARC-Payload-Digest: %s\r\nContent-Type: application/http;msgtype=response\r\n"
-         "WARC-Block-Digest: %s\r\n",
-         v->refers_to, v->refers_to_uri, v->refers_to_date, v->payload_digest, bdig);
+         "WARC-Payload-Digest: %s\r\n",
+         v->refers_to, v->refers_to_uri, v->refers_to_date, v->payload_digest);
+    /* a revisit of a resource record has an empty block: no Content-Type (WARC 1.1 5.6) */
+    if (v->head_len)
+        addf(f, "Content-Type: application/http;msgtype=response\r\n");
+    addf(f, "WARC-Block-Digest: %s\r\n", bdig);
     const char *parts[1] = {v->head};
     size_t lens[1] = {v->head_len};
     rc = prep_add(p, f, info_off, parts, lens, 1);

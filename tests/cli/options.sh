@@ -48,3 +48,11 @@ expect_grep "cannot create /nonexistent/dir/x.warc.gz: No such file or directory
 # a seed with another scheme is skipped, never taken as a host ("mailto:x@y" is not http://mailto:x@y)
 expect_status 1 "crawl: mailto seed" -- "$SIMCRAWL" crawl mailto:x@y
 expect_grep "not an http(s) URL, skipped: mailto:x@y" "$TMP/err" "mailto seed skipped as it is"
+# every command's --help: exit 0, and each option starts its own line (a description whose
+# string lost its "\n" runs the next option into it: "...minhash)  --threshold J")
+for c in extract fingerprint compare query index pairs clusters dedup crawl serve robots; do
+    "$SIMCRAWL" $c --help >"$TMP/out" 2>&1
+    st=$?
+    glued=$(grep -E '[^ ]  +--[a-z]' "$TMP/out" | head -n 1)
+    [ "$st" = 0 ] && [ -z "$glued" ] && ok || bad "$c --help: exit $st; an option run into the line before: $glued"
+done
