@@ -7,7 +7,8 @@
 # and checks the union of the WARCs and logs against the site, politeness across workers
 # from the server's request times, the near-duplicate decisions, and that every exact
 # duplicate is a revisit record referring to a response record in one of the WARCs; through
-# nutcracker again with --max-pages 60 (60 URLs in all, each once). `make stress` runs
+# nutcracker again with --max-pages 60, the worker killed started again only once the
+# others are done (60 URLs in all, each once; its start makes no request). `make stress` runs
 # it with 20 kills and a redis-server restart, then again through nutcracker.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CR=$TMP/crawl_redis
@@ -80,11 +81,13 @@ if command -v redis-server >/dev/null && command -v nutcracker >/dev/null; then
     else
         bad "crawl --redis through nutcracker, 3 workers, one killed: $(head -c 600 "$TMP/err")"
     fi
-    # --max-pages over the 16 shard tags: the budget granted to the shards from {f0}, a
-    # killed worker's leases giving theirs back: 60 of the site's URLs in the logs, each once
+    # --max-pages over the 16 shard tags: the budget granted to the shards from {f0}; a
+    # worker killed and started again only once the others are done: they finished the
+    # crawl without it (its leases reaped gave their budget back), its start makes no
+    # request; 60 of the site's URLs in the logs, each once
     if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" \
         --dir "$CR/shards-max" --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 \
-        --shards 3 --frontier-shards 16 --max-pages 60 --no-worker-errors \
+        --restart-late --shards 3 --frontier-shards 16 --max-pages 60 --no-worker-errors \
         >"$TMP/out" 2>"$TMP/err"; then
         ok
     else
