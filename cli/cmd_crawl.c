@@ -534,7 +534,8 @@ static void usage_state(FILE *out)
             "                         the crawl starts: a worker given another number than\n"
             "                         the crawl's is refused (default: the crawl's; a new\n"
             "                         crawl 1). Over N > 1 a commit takes three round trips\n"
-            "                         instead of one; --max-pages needs N = 1\n"
+            "                         instead of one; with --max-pages an acquire, and a\n"
+            "                         commit keeping hosts, one more (the budget's grant)\n"
             "  --redis-retry SECONDS  a worker whose Redis goes away (restarted, a network\n"
             "                         cut) connects again, backing off from 50 ms to 1 s,\n"
             "                         for this long before it fails naming the URL (default\n"
@@ -3035,14 +3036,6 @@ static int open_redis_state(struct crawl_cmd *cc)
     char rerr[600];
     if (crawl_redis_open(&ro, &rd, rerr, sizeof rerr) != CRAWL_OK) {
         cli_error(CMD, "%s", rerr);
-        return -1;
-    }
-    if (crawl_redis_shards(rd) > 1 && o->co.max_pages > 0) {
-        cli_error(CMD,
-                  "%s: --max-pages over a frontier of %u shards is not built yet (the "
-                  "crawl's page budget is one counter; docs/SCALE-OUT.md)",
-                  o->redis, crawl_redis_shards(rd));
-        crawl_redis_free(rd);
         return -1;
     }
     if (crawl_state_open_redis(rd, &cc->run.state) != CRAWL_OK) {

@@ -31,8 +31,12 @@
  *   T:stats       HASH  counters of the whole crawl (every worker's commits add to them)
  *                       [W:stats: the worker's part]
  *   T:budget      the crawl's page budget used: URLs leased and not given back, less those
- *                 completed without a request (--max-pages counts the whole crawl; B = 1
- *                 only, refused over more)
+ *                 completed without a request (--max-pages counts the whole crawl) [B > 1:
+ *                 S:budget, each shard's]
+ *   T:bg, T:br    HASH  (B > 1, --max-pages) shard -> page budget granted to it, and
+ *                       given back by it as T knows it (both only grow)
+ *   S:bq, S:br    (B > 1, --max-pages) the budget the shard was granted (T:bg's as it
+ *                 knows it) and has given back
  *   T:w:NAME      HASH  the worker's meta: its WARC and log ends, its own counters, cseq
  *                       [W:w]
  *   T:wp:NAME     LIST  the worker's page records (crawl_state_page_add) [W:wp]
@@ -81,6 +85,15 @@
  * budget left, in the same script that reserves it, so that the workers together never
  * start more than --max-pages requests (a killed worker's requests that were never
  * committed are not counted: fetched again, as a resumed --state crawl does).
+ * Over B > 1 shards no script sees every shard's count: each shard counts its own
+ * (S:budget, as above) and leases within the budget it was granted, S:bq - S:br - S:budget;
+ * T grants it from the pool, --max-pages less what the shards hold (T:bg - T:br), and a
+ * shard gives back at once what is left after its acquire. Both transfers are cumulative
+ * counts that only grow, merged as a maximum on the other side (the next call carries
+ * them), so a grant or a give-back a kill or a lost answer cut in two is completed by the
+ * next worker's call, a call sent twice grants at most a surplus the shard gives back,
+ * and no worker holds a part of the budget of its own: a killed worker's leases, reaped,
+ * give their shares back in their shards (BUDGET_LUA, crawl_redis_acquire).
  *
  * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING, a proxy's node
  * gone): run_cmd()
@@ -150,21 +163,38 @@ static const char ENQUEUE_LUA[] =
     "  return {t, o, e, h[1] or '', h[2] or '', h[3] or '', h[4] or ''}\n"                         \
     "end\n"
 
-/* left(P, max_pages): the crawl's page budget left (max_pages 0: no budget, -1) */
+/* left(P, m): the page budget left (m 0: no budget, -1; m -1: the shard's share of it,
+ * granted less given back). budget(P, a): m of the budget argument a: "0" none, the crawl's
+ * --max-pages (B = 1), or "G" and the budget T granted the shard (B > 1: S:bq raised to it;
+ * -1) */
 #define LEFT_FN                                                                                    \
     "local function left(p, m)\n"                                                                  \
-    "  if m <= 0 then return -1 end\n"                                                             \
+    "  if m == 0 then return -1 end\n"                                                             \
+    "  if m < 0 then\n"                                                                            \
+    "    m = tonumber(redis.call('GET', p .. ':bq') or '0') -\n"                                   \
+    "        tonumber(redis.call('GET', p .. ':br') or '0')\n"                                     \
+    "  end\n"                                                                                      \
     "  local u = tonumber(redis.call('GET', p .. ':budget') or '0')\n"                             \
     "  if u >= m then return 0 end\n"                                                              \
     "  return m - u\n"                                                                             \
+    "end\n"                                                                                        \
+    "local function budget(p, a)\n"                                                                \
+    "  if string.sub(a, 1, 1) ~= 'G' then return tonumber(a) end\n"                                \
+    "  local g = tonumber(string.sub(a, 2))\n"                                                     \
+    "  if g > tonumber(redis.call('GET', p .. ':bq') or '0') then\n"                               \
+    "    redis.call('SET', p .. ':bq', g)\n"                                                       \
+    "  end\n"                                                                                      \
+    "  return -1\n"                                                                                \
     "end\n"
 
-/* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, max_pages (0: none).
- * Returns {leases, the shard's first ready time, its leases outstanding, page budget left
- * (-1: none), its version (URLs ever queued in it)}. max 0: the shard's state only. */
+/* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, the budget (budget():
+ * "0" none). Returns {leases, the shard's first ready time, its leases outstanding, page
+ * budget left (-1: none; over shards the budget it has given back, S:br, after giving back
+ * what it did not lease), its version (URLs ever queued in it)}. max 0: the shard's state
+ * only. */
 static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "local mp, max = tonumber(ARGV[5]), tonumber(ARGV[4])\n"
+    "local mp, max = budget(p, ARGV[5]), tonumber(ARGV[4])\n"
     "local b = left(p, mp)\n"
     "if b >= 0 and b < max then max = b end\n"
     "local out = {}\n"
@@ -177,7 +207,12 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  end\n"
     "end\n"
     "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
-    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), left(p, mp),\n"
+    "local l = left(p, mp)\n"
+    "if mp < 0 then\n"
+    "  if l > 0 then redis.call('INCRBY', p .. ':br', l) end\n"
+    "  l = tonumber(redis.call('GET', p .. ':br') or '0')\n"
+    "end\n"
+    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), l,\n"
     "        tonumber(redis.call('GET', p .. ':v') or '0')}\n";
 
 /* the owner check: the lease of token t is worker w's */
@@ -308,14 +343,14 @@ static const char COMMITW_LUA[] =
     "end\n"
 
 /* 3. APPLY, per shard: KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms,
- *    max_pages, C, [token, keep] * n. The tokens still the worker's and marked with a
+ *    the budget (budget()), C, [token, keep] * n. The tokens still the worker's and marked with a
  *    commit number up to C are completed as marked (the others were already); the hosts
  *    kept come back with their next URL leased: returns them (as lease()).
  * 4. The list is forgotten by the next commit point (its third argument), or by the
  *    restart, which applies every list left first (crawl_redis_open). */
 static const char APPLY_LUA[] = LEASE_FN OWNED_FN LEFT_FN COMPLETE_FN MARK_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
-    "local mp, c = tonumber(ARGV[4]), tonumber(ARGV[5])\n"
+    "local mp, c = budget(p, ARGV[4]), tonumber(ARGV[5])\n"
     "local out = {}\n"
     "for i = 6, #ARGV, 2 do\n"
     "  local t = ARGV[i]\n"
@@ -445,6 +480,44 @@ static const char LAYOUT_LUA[] =
     "redis.call('SET', p .. ':shards', v)\n"
     "return v\n";
 
+/* THE PAGE BUDGET OVER SHARDS (B > 1, --max-pages): KEYS[1]: T. ARGV: max_pages, B, then
+ * per shard [the budget it has given back as the caller last read it (S:br), the budget
+ * the caller wants granted to it]. T:br is raised to what the caller read; the pool,
+ * max_pages less what the shards were granted and have not given back, is granted in
+ * shard order up to each want (T:bg). Returns {T:bg of each shard, the pool left}: the
+ * shards' acquire and apply raise their S:bq to it. */
+static const char BUDGET_LUA[] = "local p, mp, n = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+                                 "local function load(k)\n"
+                                 "  local t, h = {}, redis.call('HGETALL', k)\n"
+                                 "  for i = 1, #h, 2 do t[h[i]] = tonumber(h[i + 1]) end\n"
+                                 "  return t\n"
+                                 "end\n"
+                                 "local g, r = load(p .. ':bg'), load(p .. ':br')\n"
+                                 "local held = 0\n"
+                                 "for b = 0, n - 1 do\n"
+                                 "  local k, x = tostring(b), tonumber(ARGV[3 + 2 * b])\n"
+                                 "  if x > (r[k] or 0) then\n"
+                                 "    r[k] = x\n"
+                                 "    redis.call('HSET', p .. ':br', k, x)\n"
+                                 "  end\n"
+                                 "  held = held + (g[k] or 0) - (r[k] or 0)\n"
+                                 "end\n"
+                                 "local pool = mp - held\n"
+                                 "if pool < 0 then pool = 0 end\n"
+                                 "local out = {}\n"
+                                 "for b = 0, n - 1 do\n"
+                                 "  local k = tostring(b)\n"
+                                 "  local x = math.min(tonumber(ARGV[4 + 2 * b]), pool)\n"
+                                 "  if x > 0 then\n"
+                                 "    g[k] = (g[k] or 0) + x\n"
+                                 "    pool = pool - x\n"
+                                 "    redis.call('HSET', p .. ':bg', k, g[k])\n"
+                                 "  end\n"
+                                 "  out[b + 1] = g[k] or 0\n"
+                                 "end\n"
+                                 "out[n + 1] = pool\n"
+                                 "return out\n";
+
 enum {
     SC_ENQUEUE,
     SC_ACQUIRE,
@@ -456,13 +529,15 @@ enum {
     SC_COMMITW,
     SC_APPLY,
     SC_RESOLVE,
+    SC_BUDGET,
     SC_N
 };
-static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew", "reap",
-                                               "layout",  "mark",    "commit", "apply", "resolve"};
+static const char *const SCRIPT_NAMES[SC_N] = {"enqueue", "acquire", "commit", "renew",
+                                               "reap",    "layout",  "mark",   "commit",
+                                               "apply",   "resolve", "budget"};
 static const char *const SCRIPTS[SC_N] = {ENQUEUE_LUA, ACQUIRE_LUA, COMMIT_LUA, RENEW_LUA,
                                           REAP_LUA,    LAYOUT_LUA,  MARK_LUA,   COMMITW_LUA,
-                                          APPLY_LUA,   RESOLVE_LUA};
+                                          APPLY_LUA,   RESOLVE_LUA, BUDGET_LUA};
 
 /* ---- the worker's side ---- */
 
@@ -494,6 +569,8 @@ struct shard {
     double asked;    /* monotonic s of the last acquire there (-1: never) */
     int64_t dl;      /* its leases outstanding, every worker's */
     int64_t version; /* URLs ever queued in it */
+    int64_t granted; /* --max-pages over shards: the budget T granted it (T:bg), as last read */
+    int64_t back;    /* and that it gave back (S:br), as last read */
 };
 
 /* A pipelined call's progress (pipeline()). */
@@ -1846,6 +1923,7 @@ struct acq {
     void *userdata;
     size_t n;
     int changed; /* a shard's version moved since its last answer, or it is not empty */
+    int busy;    /* a shard holds leases */
 };
 
 /* An acquire answer {leases, first ready, leases outstanding, budget left, version}: its
@@ -1873,13 +1951,73 @@ static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
     int64_t version = rep->element[4]->type == REDIS_REPLY_INTEGER ? rep->element[4]->integer : 0;
     int64_t dl = rep->element[2]->type == REDIS_REPLY_INTEGER ? rep->element[2]->integer : 0;
     q->changed |= version != sh->version || dl > 0 || *first;
+    q->busy |= dl > 0;
     sh->version = version;
     sh->dl = dl;
     sh->asked = q->mono;
     /* a shard that gave all it was asked for may have more ready: asked again at once */
     sh->hint = q->quota[i] > 0 && got == q->quota[i] ? q->now : *first ? atof(first) / 1000 : -1;
-    r->budget_left = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    int64_t b = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
+    if (r->n_shards == 1)
+        r->budget_left = b;
+    else if (b > sh->back)
+        sh->back = b; /* over shards: what it gave back (told to T by the next budget call) */
     return 0;
+}
+
+/* --max-pages over shards: the budget is granted to the shards by T (BUDGET_LUA) */
+static int budgeted(const struct crawl_redis *r)
+{
+    return r->n_shards > 1 && r->max_pages > 0;
+}
+
+/* The budget argument of shard b's acquire and apply (LEFT_FN's budget()): "0" none, the
+ * crawl's --max-pages on one shard, over more "G" and what T granted the shard. */
+static void args_budget(const struct crawl_redis *r, struct args *a, unsigned b)
+{
+    if (budgeted(r))
+        args_fmt(a, "G%lld", (long long)r->shards[b].granted);
+    else
+        args_fmt(a, "%ld", r->n_shards == 1 ? r->max_pages : 0);
+}
+
+/* --max-pages over shards: one call of BUDGET_LUA on T, which learns what the shards gave
+ * back (as this worker last read it) and grants want[b] (NULL: none) to shard b from the
+ * pool; each shard's grant (T:bg) kept for its next acquire or apply, the pool left in
+ * r->budget_left. A call sent again after a lost answer may grant twice: the shard gives
+ * the surplus back. */
+static enum crawl_code budget_call(struct crawl_redis *r, const size_t *want)
+{
+    struct args a = {0};
+    eval_begin(&a, T);
+    args_fmt(&a, "%ld", r->max_pages);
+    args_fmt(&a, "%u", r->n_shards);
+    for (unsigned b = 0; b < r->n_shards; b++) {
+        args_fmt(&a, "%lld", (long long)r->shards[b].back);
+        args_fmt(&a, "%zu", want ? want[b] : 0);
+    }
+    redisReply *rep = eval(r, SC_BUDGET, &a);
+    args_release(&a);
+    if (!rep)
+        return CRAWL_EIO;
+    enum crawl_code rc = CRAWL_OK;
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != (size_t)r->n_shards + 1) {
+        rd_err(r, "%s: a budget answer of a strange shape", r->url);
+        rc = CRAWL_EFORMAT;
+    } else {
+        for (size_t i = 0; i <= r->n_shards; i++)
+            if (rep->element[i]->type != REDIS_REPLY_INTEGER) {
+                rd_err(r, "%s: a budget answer of a strange shape", r->url);
+                rc = CRAWL_EFORMAT;
+            }
+        for (unsigned b = 0; rc == CRAWL_OK && b < r->n_shards; b++)
+            if (rep->element[b]->integer > r->shards[b].granted)
+                r->shards[b].granted = rep->element[b]->integer;
+        if (rc == CRAWL_OK)
+            r->budget_left = rep->element[r->n_shards]->integer;
+    }
+    freeReplyObject(rep);
+    return rc;
 }
 
 /* Sends the acquire of the shards shard[0..k) (quota[i] URLs of each: 0 for the shard's
@@ -1897,7 +2035,7 @@ static enum crawl_code acquire_round(struct crawl_redis *r, struct acq *q, size_
         args_fmt(&c[i].a, "%lld", (long long)(q->now * 1000));
         args_fmt(&c[i].a, "%lld", (long long)(r->lease_time * 1000));
         args_fmt(&c[i].a, "%zu", q->quota[i]);
-        args_fmt(&c[i].a, "%ld", r->max_pages);
+        args_budget(r, &c[i].a, q->shard[i]);
     }
     enum crawl_code rc = pipeline(r, SC_ACQUIRE, c, k, "acquire", acquire_reply, q, 1);
     pcalls_free(c, k);
@@ -1942,18 +2080,13 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     *n = 0;
     *next_ready = -1;
     *leases = 0;
-    if (r->max_pages > 0 && r->n_shards > 1) {
-        rd_err(r,
-               "%s: a page budget (--max-pages) over a frontier of %u shards is not built "
-               "yet (docs/SCALE-OUT.md)",
-               r->url, r->n_shards);
-        return CRAWL_EINVAL;
-    }
     unsigned *order = malloc(r->n_shards * sizeof *order);
     size_t *quota = malloc(r->n_shards * sizeof *quota);
-    if (!order || !quota) {
+    size_t *want = calloc(r->n_shards, sizeof *want);
+    if (!order || !quota || !want) {
         free(order);
         free(quota);
+        free(want);
         rd_err(r, "out of memory");
         return CRAWL_ENOMEM;
     }
@@ -1966,26 +2099,42 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
                     .userdata = userdata};
     size_t k = 0;
     acquire_plan(r, max, q.now, q.mono, order, quota, &k);
-    enum crawl_code rc = acquire_round(r, &q, k);
+    enum crawl_code rc = CRAWL_OK;
+    if (budgeted(r)) { /* the shards asked are granted their quotas first, as the pool allows */
+        for (size_t i = 0; i < k; i++)
+            want[order[i]] = quota[i];
+        rc = budget_call(r, want);
+        crash(r, "redis-budget-granted");
+    }
+    if (rc == CRAWL_OK)
+        rc = acquire_round(r, &q, k);
+    /* the budget spent: nothing more is leased, whatever waits */
+    int spent = budgeted(r) && r->budget_left == 0;
     int empty = rc == CRAWL_OK && q.n == 0;
-    for (unsigned b = 0; empty && b < r->n_shards; b++)
+    for (unsigned b = 0; empty && !spent && b < r->n_shards; b++)
         empty = r->shards[b].hint < 0 && r->shards[b].dl == 0;
     if (empty && r->n_shards > 1) {
         /* every shard was empty when last read, each at its own time: finished only if
          * none has had a URL queued since (its version), read again in one round after
          * the answers of the last: the shards were then all empty at one moment, and no
-         * URL can be queued by a worker that holds no lease */
+         * URL can be queued by a worker that holds no lease. The budget spent: finished
+         * when no shard holds a lease (its URLs queued wait for nobody) and the pool is
+         * still empty once T has learned what the shards gave back in this round (a
+         * lease reaped or completed without a request gives its share back in its shard) */
         for (unsigned b = 0; b < r->n_shards; b++) {
             order[b] = b;
             quota[b] = 0;
         }
-        q.changed = 0;
+        q.changed = q.busy = 0;
         rc = acquire_round(r, &q, r->n_shards);
-        if (rc == CRAWL_OK && q.changed)
+        if (rc == CRAWL_OK && spent && !q.busy)
+            rc = budget_call(r, NULL);
+        if (rc == CRAWL_OK && (spent ? q.busy || r->budget_left != 0 : q.changed))
             empty = 0;
     }
     free(order);
     free(quota);
+    free(want);
     if (rc != CRAWL_OK)
         return rc;
     *n = q.n;
@@ -2041,6 +2190,7 @@ enum crawl_code crawl_redis_fetching(struct crawl_redis *r, const char *url)
 void crawl_redis_set_max_pages(struct crawl_redis *r, long max_pages)
 {
     r->max_pages = max_pages > 0 ? max_pages : 0;
+    r->budget_left = -1; /* not known until the next acquire */
 }
 
 int64_t crawl_redis_budget_left(const struct crawl_redis *r)
@@ -2266,13 +2416,26 @@ static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
     }
     if (rc == CRAWL_OK) {
         crash(r, "redis-commit-done");
+        /* --max-pages: the shards of the hosts kept are granted a budget for their next
+         * URLs first (what they do not lease is given back by their next acquire) */
+        if (budgeted(r) && keep_hosts && r->host_lease_time > 0) {
+            size_t *want = calloc(r->n_shards, sizeof *want);
+            if (!want)
+                rc = CRAWL_ENOMEM;
+            for (size_t i = 0; want && i < r->n_leases; i++)
+                want[r->leases[i].shard] +=
+                    r->leases[i].decided && t0 - r->leases[i].host_since < r->host_lease_time;
+            if (want)
+                rc = budget_call(r, want);
+            free(want);
+        }
         for (unsigned b = 0; b < r->n_shards; b++) {
             int ask = calls[b].a.n > 6;
             eval_begin(&calls[b].a, r->shards[b].tag);
             args_str(&calls[b].a, r->worker);
             args_fmt(&calls[b].a, "%lld", (long long)(wall_now() * 1000));
             args_fmt(&calls[b].a, "%lld", (long long)(r->lease_time * 1000));
-            args_fmt(&calls[b].a, "%ld", r->max_pages);
+            args_budget(r, &calls[b].a, b);
             args_fmt(&calls[b].a, "%lld", (long long)c);
             calls[b].state = ask ? PC_SEND : PC_DONE;
         }
@@ -2286,7 +2449,8 @@ static enum crawl_code commit_sharded(struct crawl_redis *r, int keep_hosts,
             args_str(&calls[ls->shard].a, keep ? "1" : "0");
         }
         struct applied q = {.r = r, .now = t0, .fn = fn, .userdata = userdata};
-        rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
+        if (rc == CRAWL_OK)
+            rc = pipeline(r, SC_APPLY, calls, r->n_shards, "apply", apply_reply, &q, 1);
         *kept = q.kept;
         if (rc == CRAWL_OK) {
             crash(r, "redis-commit-applied");

@@ -1208,11 +1208,13 @@ static int page_args_ok(struct redisidx *ix, const struct redisidx_page *p, enum
     return 1;
 }
 
-/* Reads the candidates of one bucket reply: the nearest within k into best (distance,
- * doc); 0 or an error. */
-static enum redisidx_code bucket_scan(struct redisidx *ix, const redisReply *r, const char *key,
-                                      uint64_t fp, unsigned k, unsigned *best_d, uint64_t *best_doc,
-                                      uint64_t *best_fp, int *found)
+/* Walks one bucket reply r (HGETALL of key: fingerprint -> document pairs), checked
+ * whole (an array of pairs, at most BUCKET_MAX_ENTRIES, each two decimal integers, the
+ * document 1 or more): fn(userdata, fingerprint, document, distance) for every entry
+ * within k of fp; fn's nonzero answer stops the walk as out of memory. 0 or an error. */
+static enum redisidx_code
+bucket_walk(struct redisidx *ix, const redisReply *r, const char *key, uint64_t fp, unsigned k,
+            int (*fn)(void *userdata, uint64_t c, uint64_t doc, unsigned d), void *userdata)
 {
     enum redisidx_code rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key);
     if (rc != REDISIDX_OK)
@@ -1226,18 +1228,34 @@ static enum redisidx_code bucket_scan(struct redisidx *ix, const redisReply *r, 
             parse_i64(f->str, f->len, &sf) != 0 || parse_i64(v->str, v->len, &sd) != 0 || sd < 1)
             return fail(ix, REDISIDX_ECORRUPT,
                         "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
-        uint64_t c = (uint64_t)sf;
-        unsigned d = (unsigned)__builtin_popcountll(c ^ fp);
-        if (d > k)
-            continue;
-        if (!*found || d < *best_d || (d == *best_d && (uint64_t)sd < *best_doc)) {
-            *found = 1;
-            *best_d = d;
-            *best_doc = (uint64_t)sd;
-            *best_fp = c;
-        }
+        unsigned d = (unsigned)__builtin_popcountll((uint64_t)sf ^ fp);
+        if (d <= k && fn(userdata, (uint64_t)sf, (uint64_t)sd, d) != 0)
+            return fail(ix, REDISIDX_ENOMEM, "out of memory");
     }
     return REDISIDX_OK;
+}
+
+/* The nearest candidate of a check (ties: the lowest document). */
+struct best {
+    unsigned d;
+    uint64_t doc, fp;
+    int found;
+};
+
+/* Candidate (c, doc, d) taken when nearer than b's: 1 when taken. */
+static int best_better(struct best *b, uint64_t c, uint64_t doc, unsigned d)
+{
+    if (b->found && (d > b->d || (d == b->d && doc >= b->doc)))
+        return 0;
+    *b = (struct best){.d = d, .doc = doc, .fp = c, .found = 1};
+    return 1;
+}
+
+/* bucket_walk's callback for a check: the nearest into b. */
+static int best_take(void *userdata, uint64_t c, uint64_t doc, unsigned d)
+{
+    best_better(userdata, c, doc, d);
+    return 0;
 }
 
 /* The metadata stored with p's payload key (reply r of HGET PREFIX:m:), into res: for an
@@ -1925,13 +1943,10 @@ static enum redisidx_code decide_by_fp(struct redisidx *ix, struct check *ck, si
     struct redisidx_result *res = &ck->r[i];
     char key[KEY_MAX];
     enum redisidx_code rc;
-    unsigned best_d = 0;
-    uint64_t best_doc = 0, best_fp = 0;
-    int found = 0;
+    struct best b = {0};
     for (unsigned t = 0; t < ck->T; t++) {
         key_bucket(ix, t, p->fp, key);
-        rc = bucket_scan(ix, ck->ps[i].bucket_r[t], key, p->fp, ix->k, &best_d, &best_doc, &best_fp,
-                         &found);
+        rc = bucket_walk(ix, ck->ps[i].bucket_r[t], key, p->fp, ix->k, best_take, &b);
         if (rc != REDISIDX_OK)
             return rc;
     }
@@ -1940,22 +1955,17 @@ static enum redisidx_code decide_by_fp(struct redisidx *ix, struct check *ck, si
         if (!ck->ps[j].new_in_batch)
             continue;
         unsigned d = (unsigned)__builtin_popcountll(ck->p[j].fp ^ p->fp);
-        if (d <= ix->k && (!found || d < best_d || (d == best_d && ck->ps[j].doc < best_doc))) {
-            found = 1;
-            best_d = d;
-            best_doc = ck->ps[j].doc;
-            best_fp = ck->p[j].fp;
+        if (d <= ix->k && best_better(&b, ck->p[j].fp, ck->ps[j].doc, d))
             best_j = j;
-        }
     }
-    if (found) {
+    if (b.found) {
         res->verdict = REDISIDX_NEAR;
-        res->distance = best_d;
-        res->fp = best_fp;
+        res->distance = b.d;
+        res->fp = b.fp;
         if (best_j < ck->n)
             return result_dup(ix, res, ck->p[best_j].id, ck->p[best_j].id_len);
         ck->ps[i].want_doc = 1;
-        ck->ps[i].want = best_doc;
+        ck->ps[i].want = b.doc;
         return REDISIDX_OK;
     }
     res->verdict = REDISIDX_NEW;
@@ -2716,36 +2726,20 @@ static enum redisidx_code nb_read_buckets(struct redisidx *ix, uint64_t fp, redi
     return rc;
 }
 
-/* Adds the entries of bucket reply r (key) within k of fp to cl. */
-static enum redisidx_code nb_collect(struct redisidx *ix, const redisReply *r, const char *key,
-                                     uint64_t fp, unsigned k, struct cand_list *cl)
+/* A candidate within k appended to a cand_list: 0, or -1 out of memory. */
+static int cand_take(void *userdata, uint64_t c, uint64_t doc, unsigned d)
 {
-    enum redisidx_code rc = expect_type(ix, r, REDIS_REPLY_ARRAY, "HGETALL", key);
-    if (rc != REDISIDX_OK)
-        return rc;
-    if (r->elements % 2 || r->elements / 2 > BUCKET_MAX_ENTRIES)
-        return fail(ix, REDISIDX_ECORRUPT, "key %s: a bucket of %zu elements", key, r->elements);
-    for (size_t i = 0; i < r->elements; i += 2) {
-        int64_t sf, sd;
-        const redisReply *f = r->element[i], *v = r->element[i + 1];
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-            parse_i64(f->str, f->len, &sf) || parse_i64(v->str, v->len, &sd) || sd < 1)
-            return fail(ix, REDISIDX_ECORRUPT,
-                        "key %s: entry %zu is not a fingerprint -> document pair", key, i / 2);
-        unsigned d = (unsigned)__builtin_popcountll((uint64_t)sf ^ fp);
-        if (d > k)
-            continue;
-        if (cl->n == cl->cap) {
-            size_t ncap = cl->cap ? cl->cap * 2 : 16;
-            struct cand *nv = realloc(cl->v, ncap * sizeof *nv);
-            if (!nv)
-                return fail(ix, REDISIDX_ENOMEM, "out of memory");
-            cl->v = nv;
-            cl->cap = ncap;
-        }
-        cl->v[cl->n++] = (struct cand){(uint64_t)sd, (uint64_t)sf, d};
+    struct cand_list *cl = userdata;
+    if (cl->n == cl->cap) {
+        size_t ncap = cl->cap ? cl->cap * 2 : 16;
+        struct cand *nv = realloc(cl->v, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        cl->v = nv;
+        cl->cap = ncap;
     }
-    return REDISIDX_OK;
+    cl->v[cl->n++] = (struct cand){doc, c, d};
+    return 0;
 }
 
 /* Sorts cl nearest first (ties: added first), one entry a document, at most max (0: all). */
@@ -2843,7 +2837,7 @@ static enum redisidx_code neighbors_step(struct redisidx *ix, void *arg)
     for (unsigned t = 0; t < T && rc == REDISIDX_OK; t++) {
         char key[KEY_MAX];
         key_bucket(ix, t, na->fp, key);
-        rc = nb_collect(ix, br[t], key, na->fp, na->k, &cl);
+        rc = bucket_walk(ix, br[t], key, na->fp, na->k, cand_take, &cl);
     }
     if (rc == REDISIDX_OK)
         nb_order(&cl, na->max);

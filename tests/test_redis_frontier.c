@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "crawler/crawl.h"
 #include "tests/testredis.h"
@@ -546,13 +547,16 @@ static void test_redis_frontier_shard_count_fixed(void)
 struct count {
     int n;
     char origins[64][32];
+    char urls[64][40];
 };
 
 static int count_take(void *userdata, const struct crawl_redis_lease *l)
 {
     struct count *c = userdata;
-    if (c->n < 64)
+    if (c->n < 64) {
         snprintf(c->origins[c->n], sizeof c->origins[0], "%s", l->origin);
+        snprintf(c->urls[c->n], sizeof c->urls[0], "%s", l->url);
+    }
     c->n++;
     return 0;
 }
@@ -688,17 +692,24 @@ static void test_redis_frontier_sharded_finish(void)
 }
 
 /* The leases of a over B shards, all of them: acquired until n or 10 rounds. */
-static void acquire_all(struct crawl_redis *r, struct count *c, int want)
+/* acquires until c holds want leases, 40 times at most (over shards a shard's give-back of
+ * its page budget reaches T with the next call) */
+static void acquire_upto(struct crawl_redis *r, struct count *c, int want)
 {
     size_t n = 0;
     double next = 0;
     int64_t leases = 0;
-    for (int i = 0; i < 30 && c->n < want; i++) {
+    for (int i = 0; i < 40 && c->n < want; i++) {
         ASSERT_EQ(crawl_redis_acquire(r, (size_t)(want - c->n), count_take, c, &n, &next, &leases),
                   CRAWL_OK);
         if (c->n < want)
-            pause_s(0.01);
+            pause_s(0.005);
     }
+}
+
+static void acquire_all(struct crawl_redis *r, struct count *c, int want)
+{
+    acquire_upto(r, c, want);
     ASSERT_EQ(c->n, want);
 }
 
@@ -957,6 +968,214 @@ static void test_redis_frontier_sharded_commit_lost_reply(void)
     }
 }
 
+/* the page budget the shards count used (S:budget: URLs leased and not given back, less
+ * those completed without a request), summed */
+static long long budget_used(void)
+{
+    const char *cmd[4] = {"EVAL",
+                          "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                          "n = n + tonumber(redis.call('GET', k)) end return n",
+                          "0", "simcrawl{f*.*}:budget"};
+    return test_redis_cmd(&srv, 4, cmd);
+}
+
+/* what T holds granted and not given back: the shards' use plus what they hold unused */
+static long long budget_held(void)
+{
+    const char *cmd[4] = {"EVAL",
+                          "local n = 0 for _, v in ipairs(redis.call('HVALS', KEYS[1] .. ':bg')) "
+                          "do n = n + tonumber(v) end for _, v in ipairs(redis.call('HVALS', "
+                          "KEYS[1] .. ':br')) do n = n - tonumber(v) end return n",
+                          "1", "simcrawl{f0}"};
+    return test_redis_cmd(&srv, 4, cmd);
+}
+
+/* completes the leases c[from..to), with a request or without */
+static void complete_some(struct crawl_redis *r, const struct count *c, int from, int to,
+                          int fetched)
+{
+    for (int i = from; i < to; i++) {
+        if (fetched)
+            ASSERT_EQ(crawl_redis_fetching(r, c->urls[i]), CRAWL_OK);
+        ASSERT_EQ(crawl_redis_decided(r, c->urls[i], wall(), 0), CRAWL_OK);
+    }
+    size_t kept = 0;
+    struct count k = {0};
+    ASSERT_EQ(crawl_redis_commit(r, 0, count_take, &k, &kept), CRAWL_OK);
+}
+
+/* A budget freed in a shard whose queues are empty is given back and leased in others:
+ * --max-pages 2, two hosts of shard s leased and completed without a request, then the
+ * hosts of the other shards lease the 2. */
+static void budget_moves(void)
+{
+    flush();
+    struct crawl_redis *a = worker_sharded("a", 30, -1);
+    CU_ASSERT_FATAL(a != NULL);
+    crawl_redis_set_max_pages(a, 2);
+    char urls[8][40];
+    struct crawl_redis_link in_s[2], others[3];
+    int ns = 0, no = 0;
+    for (int h = 0; h < 64 && (ns < 2 || no < 3); h++) {
+        char origin[32];
+        int len = snprintf(origin, sizeof origin, "http://h%02d.test", h);
+        int mine = XXH3_64bits(origin, (size_t)len) % 4 == 0;
+        if (mine ? ns == 2 : no == 3)
+            continue;
+        char *u = urls[ns + no];
+        snprintf(u, sizeof urls[0], "%s/0", origin);
+        struct crawl_redis_link l = {.url = u, .origin_len = (size_t)len};
+        if (mine)
+            in_s[ns++] = l;
+        else
+            others[no++] = l;
+    }
+    ASSERT_EQ(crawl_redis_enqueue_many(a, in_s, 2, 0, NULL), CRAWL_OK);
+    struct count c = {0};
+    acquire_upto(a, &c, 2);
+    ASSERT_EQ(c.n, 2);
+    ASSERT_EQ(crawl_redis_enqueue_many(a, others, 3, 0, NULL), CRAWL_OK);
+    complete_some(a, &c, 0, 2, 0);
+    struct count k = {0};
+    acquire_upto(a, &k, 3);
+    ASSERT_EQ(k.n, 2);
+    ASSERT_EQ(budget_used(), 2);
+    ASSERT_EQ(budget_held(), 2);
+    crawl_redis_free(a);
+}
+
+/* --max-pages over 4 shards: T grants the shards the budget, each leases within its own
+ * and gives back what it did not lease. The workers together lease no more than the
+ * budget; a URL completed without a request gives its share back; a worker killed and
+ * never started again gives its leases' shares back when they are reaped; one killed
+ * between the grant and its acquire, or whose grant's answer was lost, strands nothing;
+ * a worker killed after its commit point settles that commit when started again. */
+static void test_redis_frontier_sharded_budget(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    flush();
+    struct crawl_redis *a = worker_sharded("a", 30, -1), *b = worker_sharded("b", 0.3, -1);
+    CU_ASSERT_FATAL(a && b);
+    crawl_redis_set_max_pages(a, 10);
+    crawl_redis_set_max_pages(b, 10);
+    enqueue_hosts(a, 32);
+    struct count ca = {0}, cb = {0};
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    acquire_upto(a, &ca, 6);
+    ASSERT_EQ(ca.n, 6);
+    for (int i = 0; i < 20 && crawl_redis_budget_left(b) != 0; i++)
+        ASSERT_EQ(crawl_redis_acquire(b, 16, count_take, &cb, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(cb.n, 4); /* 10 in all */
+    ASSERT_EQ(crawl_redis_budget_left(b), 0);
+    ASSERT_EQ(budget_used(), 10);
+    ASSERT_EQ(budget_held(), 10);
+    ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &ca, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(n, 0);
+    /* a completes its 6: 4 with a request, 2 without (robots.txt): 2 come back, to b */
+    complete_some(a, &ca, 0, 4, 1);
+    complete_some(a, &ca, 4, 6, 0);
+    ASSERT_EQ(budget_used(), 8);
+    acquire_upto(b, &cb, 16);
+    ASSERT_EQ(cb.n, 6);
+    ASSERT_EQ(budget_used(), 10);
+    /* b is killed holding 6 and never started again: a reaps them, and leases 6 */
+    crawl_redis_free(b);
+    pause_s(0.35);
+    size_t reaped = 0;
+    ASSERT_EQ(crawl_redis_reap(a, &reaped), CRAWL_OK);
+    ASSERT_EQ(reaped, 6);
+    ASSERT_EQ(budget_used(), 4); /* a's 4 requests */
+    ca.n = 0;
+    acquire_upto(a, &ca, 16);
+    ASSERT_EQ(ca.n, 6);
+    ASSERT_EQ(budget_used(), 10);
+    /* a gives 6 back without a request; d, killed between T's grant and its acquire,
+     * strands nothing: a leases the 6 */
+    complete_some(a, &ca, 0, 6, 0);
+    ASSERT_EQ(budget_used(), 4);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct crawl_redis *d = worker_sharded("d", 30, -1);
+        if (!d)
+            _exit(2);
+        crawl_redis_set_max_pages(d, 10);
+        struct count cd = {0};
+        crash_want = "redis-budget-granted";
+        crawl_redis_set_crash_hook(d, crash_point);
+        for (int i = 0; i < 20; i++)
+            if (crawl_redis_acquire(d, 5, count_take, &cd, &n, &next, &leases) != CRAWL_OK)
+                _exit(3);
+        _exit(4);
+    }
+    int st = 0;
+    CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+    ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+    ca.n = 0;
+    acquire_upto(a, &ca, 16);
+    ASSERT_EQ(ca.n, 6);
+    ASSERT_EQ(budget_used(), 10);
+    /* the answer of a grant lost with the connection: sent again, it may grant twice; the
+     * shards give the surplus back and no more than the budget is leased */
+    complete_some(a, &ca, 0, 3, 0);
+    const char *lose = "budget";
+    crawl_redis_set_sent_hook(a, lose_once, &lose);
+    struct count c3 = {0};
+    acquire_upto(a, &c3, 16);
+    CU_ASSERT_PTR_NULL(lose);
+    CU_ASSERT(crawl_redis_reconnects(a) >= 1);
+    ASSERT_EQ(c3.n, 3);
+    ASSERT_EQ(budget_used(), 10);
+    ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &c3, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(budget_held(), 10); /* every surplus back in the pool */
+    ASSERT_EQ(crawl_redis_release(a, &n), CRAWL_OK);
+    ASSERT_EQ(n, 6);
+    ASSERT_EQ(budget_used(), 4);
+    crawl_redis_free(a);
+    /* a worker killed after its commit point (before the apply): started again, the
+     * commit applied (its URL without a request gives its share back), its leases given
+     * back */
+    fflush(NULL);
+    pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        struct crawl_redis *c = worker_sharded("c", 30, -1);
+        if (!c)
+            _exit(2);
+        crawl_redis_set_max_pages(c, 10);
+        struct count cc = {0};
+        size_t m = 0;
+        double nx = 0;
+        int64_t ls = 0;
+        for (int i = 0; i < 20 && cc.n < 5; i++)
+            if (crawl_redis_acquire(c, (size_t)(5 - cc.n), count_take, &cc, &m, &nx, &ls) !=
+                CRAWL_OK)
+                _exit(3);
+        if (cc.n != 5)
+            _exit(4);
+        for (int i = 0; i < 3; i++) /* 2 fetched, 1 not; 2 left held */
+            if ((i < 2 && crawl_redis_fetching(c, cc.urls[i]) != CRAWL_OK) ||
+                crawl_redis_decided(c, cc.urls[i], wall(), 0) != CRAWL_OK)
+                _exit(5);
+        crash_want = "redis-commit-done";
+        crawl_redis_set_crash_hook(c, crash_point);
+        size_t kk = 0;
+        _exit(crawl_redis_commit(c, 0, count_take, &cc, &kk) == CRAWL_OK ? 6 : 7);
+    }
+    CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
+    ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+    ASSERT_EQ(budget_used(), 4 + 5);
+    struct crawl_redis *c = worker_sharded("c", 30, -1);
+    CU_ASSERT_FATAL(c != NULL);
+    ASSERT_EQ(crawl_redis_released(c), 2);
+    ASSERT_EQ(budget_used(), 4 + 2); /* the 2 requests of its commit, nothing held */
+    crawl_redis_free(c);
+    budget_moves();
+}
+
 extern void test_redis_frontier_register(void);
 void test_redis_frontier_register(void)
 {
@@ -978,4 +1197,5 @@ void test_redis_frontier_register(void)
                 test_redis_frontier_sharded_commit_killed);
     CU_add_test(s, "test_redis_frontier_sharded_commit_lost_reply",
                 test_redis_frontier_sharded_commit_lost_reply);
+    CU_add_test(s, "test_redis_frontier_sharded_budget", test_redis_frontier_sharded_budget);
 }

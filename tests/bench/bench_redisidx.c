@@ -12,7 +12,14 @@
  *   - Redis memory per indexed fingerprint (INFO memory used_memory after - before, over
  *     the pages added);
  *   - bytes sent to Redis per check (INFO stats total_net_input_bytes) and Redis's CPU
- *     per check (INFO cpu used_cpu_user + used_cpu_sys), this the only client.
+ *     per check (INFO cpu used_cpu_user + used_cpu_sys), this the only client;
+ *   - Redis's own time per check in the commands the client sends (INFO commandstats,
+ *     reset before each phase: WATCH, MULTI, EXEC, HGETALL, HMGET over the checks; a
+ *     command run inside EXEC or a script is counted both in its own line and in its
+ *     caller's, so those lines are left out of the sum: every page here has a
+ *     fingerprint, so every script runs inside a check's EXEC), steadier under load than
+ *     the process's CPU, which counts its event loop too; and by command (calls and us per
+ *     check, on stderr with each round).
  * BLOCKS > 0: every page also carries what crawl --redis sends: a payload key (16 bytes)
  * and BLOCKS template blocks of its host (half the host's own on every page, half the
  * page's), counted in the check's transaction by the learn script.
@@ -79,6 +86,46 @@ static double info_num(redisContext *c, const char *section, const char *field)
     if (x)
         freeReplyObject(x);
     return v;
+}
+
+/* Redis's time in the commands the client sends since the last CONFIG RESETSTAT (INFO
+ * commandstats: WATCH, MULTI, EXEC, HGETALL, HMGET; the others run inside EXEC or a
+ * script, counted there too), in us per check over checks; with tag, every command's
+ * calls and us per check on stderr. */
+static double cmd_usec(redisContext *c, double checks, const char *tag)
+{
+    redisReply *x = redisCommand(c, "INFO commandstats");
+    double total = 0;
+    if (x && x->type == REDIS_REPLY_STRING) {
+        for (const char *l = strstr(x->str, "cmdstat_"); l; l = strstr(l + 1, "\ncmdstat_")) {
+            if (*l == '\n')
+                l++;
+            const char *name = l + 8, *colon = strchr(name, ':');
+            const char *calls = colon ? strstr(colon, "calls=") : NULL;
+            const char *us = colon ? strstr(colon, "usec=") : NULL;
+            if (!colon || !calls || !us)
+                break;
+            int len = (int)(colon - name);
+            static const char *const top[] = {"watch", "multi", "exec", "hgetall", "hmget"};
+            double u = strtod(us + 5, NULL);
+            for (size_t t = 0; t < sizeof top / sizeof *top; t++)
+                if ((size_t)len == strlen(top[t]) && !strncmp(name, top[t], (size_t)len))
+                    total += u;
+            if (tag)
+                fprintf(stderr, "  %s %.*s: %.3f calls, %.1f us per check\n", tag, len, name,
+                        strtod(calls + 6, NULL) / checks, u / checks);
+        }
+    }
+    if (x)
+        freeReplyObject(x);
+    return total / checks;
+}
+
+static void reset_stats(redisContext *c)
+{
+    redisReply *x = redisCommand(c, "CONFIG RESETSTAT");
+    if (x)
+        freeReplyObject(x);
 }
 
 /* Redis's CPU seconds so far (user + system). */
@@ -283,8 +330,10 @@ int main(int argc, char **argv)
     double *by_1 = calloc((size_t)rounds, sizeof(double));
     double *cpu_b = calloc((size_t)rounds, sizeof(double));
     double *cpu_1 = calloc((size_t)rounds, sizeof(double));
-    if (!fps || !idbuf || !pages || !res || !ref || !t_in || !t_rb || !t_r1 || !mem || !rt ||
-        !rt1 || !blk || !keys || !hostbuf || !by_b || !by_1 || !cpu_b || !cpu_1) {
+    double *us_b = calloc((size_t)rounds, sizeof(double));
+    double *us_1 = calloc((size_t)rounds, sizeof(double));
+    if (!us_b || !us_1 || !fps || !idbuf || !pages || !res || !ref || !t_in || !t_rb || !t_r1 ||
+        !mem || !rt || !rt1 || !blk || !keys || !hostbuf || !by_b || !by_1 || !cpu_b || !cpu_1) {
         fprintf(stderr, "bench_redisidx: out of memory\n");
         return 2;
     }
@@ -361,6 +410,7 @@ int main(int argc, char **argv)
         struct redisidx_stats st0, st1;
         if (redisidx_stats(ix, &st0) != REDISIDX_OK)
             return 2;
+        reset_stats(raw);
         double in0 = info_num(raw, "stats", "total_net_input_bytes:");
         double c0 = redis_cpu(raw);
         t0 = bench_now();
@@ -388,6 +438,9 @@ int main(int argc, char **argv)
         by_b[r] = (in1 - in0) / (double)(nb ? nb : 1);
         double c1 = redis_cpu(raw);
         cpu_b[r] = (c1 - c0) * 1e6 / (double)(nb ? nb : 1);
+        us_b[r] = cmd_usec(raw, (double)(nb ? nb : 1), "batched");
+        reset_stats(raw);
+        in1 = info_num(raw, "stats", "total_net_input_bytes:");
         t0 = bench_now();
         for (size_t i = nb; i < n; i++) {
             if (redisidx_check(ix, &pages[i], &res[0]) != REDISIDX_OK) {
@@ -406,6 +459,7 @@ int main(int argc, char **argv)
         by_1[r] = (info_num(raw, "stats", "total_net_input_bytes:") - in1) /
                   (double)(single ? single : 1);
         cpu_1[r] = (redis_cpu(raw) - c1) * 1e6 / (double)(single ? single : 1);
+        us_1[r] = cmd_usec(raw, (double)(single ? single : 1), "single");
         mem[r] = (double)(st1.used_memory - st0.used_memory) / (double)(kept ? kept : 1);
         rt1[r] = (double)(st1.round_trips - stm.round_trips - 1) / (double)(single ? single : 1);
         conflicts += st1.conflicts;
@@ -454,6 +508,12 @@ int main(int argc, char **argv)
     }
     REPORT("redis cpu per check, us, batched", cpu_b, 1.0, "%.1f");
     REPORT("redis cpu per check, us, one at a time", cpu_1, 1.0, "%.1f");
+    for (int i = 0; i < rounds; i++) {
+        us_b[i] = 1.0 / us_b[i];
+        us_1[i] = 1.0 / us_1[i];
+    }
+    REPORT("redis time in commands per check, us, batched", us_b, 1.0, "%.1f");
+    REPORT("redis time in commands per check, us, one at a time", us_1, 1.0, "%.1f");
     printf("batch size %zu; conflicts (retried transactions): %zu\n", batch, conflicts);
     free(fps);
     free(idbuf);
@@ -472,6 +532,8 @@ int main(int argc, char **argv)
     free(by_1);
     free(cpu_b);
     free(cpu_1);
+    free(us_b);
+    free(us_1);
     free(blk);
     free(keys);
     free(hostbuf);

@@ -8,11 +8,13 @@
 # duplicate is a revisit record of the response kept, in whichever worker's WARC (at least
 # one across workers; with --page-requisites, a page whose payload was archived first as a
 # requisite is an exact duplicate in both crawls), and that --max-pages 20 makes 20 requests in all, robots.txt's
-# disallowed URLs not counted.
+# disallowed URLs not counted, on one shard tag and over 4 (--frontier-shards: the budget
+# reserved on {f0} before the per-shard leases).
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 if command -v redis-server >/dev/null; then
     if timeout 200 python3 tests/tools/crawl_redis_same.py --simcrawl "$SIMCRAWL" \
         --dir "$TMP/crawl_redis_same" --workers 3 --hosts 4 --pages 16 --max-pages 20 \
+        --frontier-shards 4 \
         --no-templates-control >"$TMP/out" 2>"$TMP/err"; then
         ok
     else

@@ -24,8 +24,16 @@ place --redis-down seconds later: the workers connect again (crawl --redis-retry
 on; with --no-worker-errors, a worker that exits with an error (instead of reconnecting)
 is a failure, not restarted.
 
+With --max-pages N, the workers share a page budget of N: the union of the logs is N of
+the site's URLs (each once, all fetched), the checks that need the whole site (the planted
+duplicates found) left out. With --restart-late, a killed worker is started again only
+once the others have exited 0: they must have finished the crawl without it (its leases
+reaped, their share of the page budget given back to the others), and its late start,
+which cuts its files back to its last commit, makes no request.
+
 Checks, after every worker has exited 0:
-  - the union of the logs is the site: every URL once, in one worker's log;
+  - the union of the logs is the site: every URL once, in one worker's log (with
+    --max-pages N: N URLs of the site, each once);
   - the WARCs hold one response record per URL logged new, each URL once in all of them,
     and every revisit record refers to a response record in one of them;
   - per host, from an answer to the next request: --crawl-delay or more, across workers;
@@ -316,6 +324,10 @@ def main():
     ap.add_argument("--lease-time", type=float, default=3)
     ap.add_argument("--frontier-shards", type=int, default=0,
                     help="the workers' --frontier-shards (0: 16 with --shards, else 1)")
+    ap.add_argument("--max-pages", type=int, default=0,
+                    help="the workers' --max-pages: the crawl's page budget, shared")
+    ap.add_argument("--restart-late", action="store_true",
+                    help="a killed worker started again only after the others exited 0")
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--write", action="store_true",
@@ -373,15 +385,20 @@ def main():
                "--frontier-shards", str(a.frontier_shards)] + seeds
         if shards:
             cmd[5:5] = ["--redis-index", "redis://127.0.0.1:%d" % rport]
+        if a.max_pages:
+            cmd[5:5] = ["--max-pages", str(a.max_pages)]
         err = open(os.path.join(a.dir, "w%d.err" % w), "a")
         return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
 
     procs = {w: start(w) for w in range(a.workers)}
     kills = restarts = redis_restarts = 0
     kill_times = []
+    late, late_at = set(), None
     leased_at_kills = 0
     deadline = time.time() + a.timeout
     expected = len(site.urls())
+    if a.max_pages:
+        expected = min(expected, a.max_pages)
     try:
         while time.time() < deadline:
             time.sleep(0.05)
@@ -398,7 +415,10 @@ def main():
                     procs[w].wait()
                     kills += 1
                     leased_at_kills += leased(fport, "w%d" % w, a.frontier_shards)
-                    procs[w] = start(w)  # the same name: takes over its files
+                    if a.restart_late:
+                        late.add(w)
+                    else:
+                        procs[w] = start(w)  # the same name: takes over its files
             # redis-server killed once every live worker has connected (its frontier and its
             # index: 2 connections): a worker still opening (just restarted after a kill)
             # finds no server and says so at once, by design, which is not what this tests.
@@ -416,14 +436,22 @@ def main():
                     redis = start_redis(a.dir, rport, True)
                 redis_restarts += 1
             exited = {w: p.poll() for w, p in procs.items()}
-            if a.no_worker_errors and any(rc not in (None, 0) for rc in exited.values()):
+            if a.no_worker_errors and any(rc not in (None, 0) for w, rc in exited.items()
+                                          if w not in late):
                 fails.append("a worker exited with an error instead of connecting again")
                 break
             for w, rc in exited.items():
+                if w in late:
+                    continue
                 if rc not in (None, 0) and restarts < 10 * (a.kills + a.redis_restarts + 1):
                     restarts += 1  # lost Redis under it, or a lease: restarted by name
                     procs[w] = start(w)
-            if all(p.poll() == 0 for p in procs.values()):
+            if late and all(p.poll() == 0 for w, p in procs.items() if w not in late):
+                late_at = time.time()  # the others are done: the killed ones start again
+                for w in late:
+                    procs[w] = start(w)
+                late = set()
+            if not late and all(p.poll() == 0 for p in procs.values()):
                 break
         else:
             fails.append("the workers did not finish in %.0f s" % a.timeout)
@@ -446,6 +474,12 @@ def main():
             with open(os.path.join(a.dir, "w%d.err" % w)) as f:
                 fails.append("worker w%d exit %s: %s" % (w, procs[w].returncode, f.read()[-600:]))
 
+    if late_at is not None:
+        with lock:
+            after = [p for h, t, p, port, tw in log if t >= late_at]
+        if after:
+            fails.append("the workers started late made %d requests (%s): the others did not "
+                         "finish the crawl without them" % (len(after), after[:3]))
     # the logs: the site, each URL once
     lines = []
     for w in range(a.workers):
@@ -457,7 +491,14 @@ def main():
     twice = sorted(u for u in set(urls) if urls.count(u) > 1)
     if twice:
         fails.append("%d URLs logged twice: %s" % (len(twice), twice[:3]))
-    if set(urls) != want:
+    if a.max_pages:
+        fetched = [o["url"] for o in lines
+                   if not o["url"].endswith("/robots.txt") and o.get("status", 0) > 0]
+        if len(fetched) != min(a.max_pages, len(want)) or not set(urls) <= want:
+            fails.append("--max-pages %d: %d URLs fetched in the logs, %d not of the site (%s)"
+                         % (a.max_pages, len(fetched), len(set(urls) - want),
+                            sorted(set(urls) - want)[:3]))
+    elif set(urls) != want:
         fails.append("logs: %d URLs missing (%s), %d not of the site (%s)"
                      % (len(want - set(urls)), sorted(want - set(urls))[:3],
                         len(set(urls) - want), sorted(set(urls) - want)[:3]))
@@ -490,7 +531,7 @@ def main():
         fails.append("WARCs: revisit records of URLs not logged exact-duplicate, or exact "
                      "duplicates without one")
     planted = sum(len(site.exact_of(h)) for h in range(a.hosts))
-    if len(exact) != planted:
+    if len(exact) != planted and not a.max_pages:
         fails.append("%d exact duplicates logged, %d planted" % (len(exact), planted))
     # politeness across workers: per host, arrivals --crawl-delay apart
     # (a request is read after it was sent, an answer sent after the time taken before
@@ -520,13 +561,23 @@ def main():
         for j in range(i + 1, len(kept)):
             if hamming(kept[i][0], kept[j][0]) <= a.k:
                 fails.append("kept pages within k: %s and %s" % (kept[i][1], kept[j][1]))
-    for o in lines:
-        if o["decision"] == "near-duplicate":
-            fp = int(o["fingerprint"], 16)
-            if not any(hamming(fp, k) <= a.k for k, _ in kept):
-                fails.append("near-duplicate %s has no kept page within k" % o["url"])
+    orphans = [o["url"] for o in lines if o["decision"] == "near-duplicate" and
+               not any(hamming(int(o["fingerprint"], 16), k) <= a.k for k, _ in kept)]
+    # with --max-pages, a page kept by a worker killed before its commit stays in the shared
+    # index (its near-duplicates fetched by others are dropped against it) and, the budget
+    # spent before its URL's turn comes again, is in no WARC: each such near-duplicate
+    # needs a page of its own requested from the site and in no log (a site page has one
+    # copy)
+    lost = set()
+    if a.max_pages:
+        with lock:
+            lost = {"http://127.0.0.1:%d%s" % (site.ports[h], p) for h, t, p, port, tw in log
+                    if p != "/robots.txt"} - set(urls)
+    if len(orphans) > len(lost):
+        fails.append("%d near-duplicates without a kept page within k (%s), %d pages lost to "
+                     "kills" % (len(orphans), orphans[:3], len(lost)))
     near = sum(1 for o in lines if o["decision"] == "near-duplicate")
-    if near == 0:
+    if near == 0 and not a.max_pages:
         fails.append("no near-duplicate found (%d planted)" % sum(
             len(site.dup_of(h)) for h in range(a.hosts)))
     # requested more than once: only URLs a killed worker held the lease of (fetched or
@@ -540,14 +591,17 @@ def main():
         fails.append("%d requests repeated, more than the %d URLs leased by the workers "
                      "killed (%d kills) and the transfers of %d restarts"
                      % (again, leased_at_kills, kills, restarts))
-    print("crawl_redis: %s%d workers, %d hosts, %d URLs, %d kills, %d restarts after an error, "
+    print("crawl_redis: %s%d workers, %d hosts, %d URLs%s, %d kills, %d restarts after an error, "
           "%d redis-server restarts, %d requests (%d repeated, %d URLs leased by the killed "
-          "workers), %d near-duplicates"
+          "workers), %d near-duplicates%s"
           % ("%d shards behind nutcracker (frontier keys a node: %s), " % (a.shards, spread)
              if a.shards else "",
-             a.workers, a.hosts, len(want), kills, restarts, redis_restarts, len(log), again,
+             a.workers, a.hosts, len(want),
+             " (--max-pages %d: %d logged)" % (a.max_pages, len(set(urls))) if a.max_pages else "",
+             kills, restarts, redis_restarts, len(log), again,
              leased_at_kills,
-             near))
+             near, " (%d of them against a page lost to a kill with the budget spent)"
+             % len(orphans) if orphans else ""))
     for f in fails:
         print("FAIL: " + f, file=sys.stderr)
     return 1 if fails else 0

@@ -213,6 +213,8 @@ def check_revisits(logs, warcs, fails):
 def main():
     ap = crawl_args(hosts=4, pages=16, crawl_delay=0.05, timeout=100)
     ap.add_argument("--max-pages", type=int, default=0)
+    ap.add_argument("--frontier-shards", type=int, default=0,
+                    help="with --max-pages: its check again over this many shard tags")
     ap.add_argument("--no-templates-control", action="store_true")
     a = ap.parse_args()
     site = Site(a.hosts, a.pages)
@@ -257,16 +259,19 @@ def main():
                 fails.append("--no-templates: no page dropped as a near-duplicate: the "
                              "template does not matter, the check above cannot fail")
         fetched_max = 0
-        if a.max_pages:
-            logs_m, _, err = shared(a, os.path.join(a.dir, "max"), seeds,
-                                    ["--max-pages", str(a.max_pages)])
+        for shards in ([1, a.frontier_shards] if a.frontier_shards > 1 else [1]):
+            if not a.max_pages:
+                break
+            logs_m, _, err = shared(a, os.path.join(a.dir, "max%d" % shards), seeds,
+                                    ["--max-pages", str(a.max_pages),
+                                     "--frontier-shards", str(shards)])
             if err:
-                fails.append("--max-pages: " + err)
+                fails.append("--max-pages, %d shards: %s" % (shards, err))
             per = {w: sum(1 for o in lines if o.get("status", 0) > 0) for w, lines in logs_m.items()}
             fetched_max = sum(per.values())
             if fetched_max != a.max_pages:
-                fails.append("--max-pages %d: %d pages fetched by the workers together (%s)"
-                             % (a.max_pages, fetched_max, per))
+                fails.append("--max-pages %d, %d shards: %d pages fetched by the workers "
+                             "together (%s)" % (a.max_pages, shards, fetched_max, per))
     finally:
         for s in servers:
             s.shutdown()
