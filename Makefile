@@ -310,14 +310,15 @@ lib-test: $(BUILD)/simcrawl $(LIBSIMCRAWL_SO) $(LIBSIMCRAWL_A) $(WGET2_PLUGIN)
 TEST_DEB_PKGS := chromium $(if $(shell command -v npm),,npm)
 test-debs:
 	@$(call install_missing,$(TEST_DEB_PKGS), for the tests)
-test-deps: test-debs test-npm ## install what only the tests need: chromium, and ReplayWeb.page (npm) into .cache/npm
+test-deps: test-debs test-npm ## install what only the tests need: chromium, and ReplayWeb.page and warcio.js (npm) into .cache/npm
 
 # npm packages only the tests need: ReplayWeb.page (replaywebpage: its ui.js and service
 # worker sw.js, which is wabac.js), in which tests/cli/crawl_replay.sh replays the crawl's
 # WARC. Pinned by version and by the sha512 the registry publishes for it; fetched once with
 # npm pack (from npm's own cache when it has it), checked, and unpacked into $(NPM_VENDOR),
-# where the tests use it offline. Without npm it is not fetched, said here, and the test
-# counts itself skipped; npm present but the fetch failing stops make.
+# where the tests use it offline (tests/tools/npm_vendor.sh, for every such package).
+# Without npm it is not fetched, said here, and the test counts itself skipped; npm present
+# but the fetch failing stops make.
 NPM_VENDOR ?= .cache/npm
 RWP_VERSION := 2.5.3
 RWP_SHA512 := 9c28f63d238ddc1c5e489284f00b183f250bbf45cf64a2567f2e25f4fc90adef52ab02d9f9629956cfec7cba8f390e06ac7fb46248dbc0e86bf1c4931f4f20b1
@@ -330,37 +331,12 @@ WARCIO_SHA512 := 117713e7e19ea6ab54066169c317119bbb846e1aed60a85654857303180efcf
 WARCIO_DIR := $(NPM_VENDOR)/warcio-$(WARCIO_VERSION)
 WARCIO_JS := $(WARCIO_DIR)/index.all.js
 test-npm: test-debs test-npm-warcio
-	@if [ -f $(RWP_DIR)/sw.js ] && [ -f $(RWP_DIR)/ui.js ]; then :; \
-	elif ! command -v npm >/dev/null 2>&1; then \
-	    echo "npm not found: ReplayWeb.page (npm replaywebpage@$(RWP_VERSION)) is not fetched and the replay of the crawl's WARC in it is skipped (install Node.js and npm to run it)" >&2; \
-	else \
-	    t=$$(mktemp -d) && \
-	    { npm pack --loglevel=error --ignore-scripts --prefer-offline --pack-destination "$$t" replaywebpage@$(RWP_VERSION) >/dev/null || \
-	      { echo "npm could not fetch replaywebpage@$(RWP_VERSION) (see above); the replay test needs it in $(RWP_DIR)" >&2; rm -rf "$$t"; exit 1; }; } && \
-	    { echo "$(RWP_SHA512)  $$t/replaywebpage-$(RWP_VERSION).tgz" | sha512sum -c --quiet - >/dev/null 2>&1 || \
-	      { echo "replaywebpage-$(RWP_VERSION).tgz from npm does not have the pinned sha512 (Makefile RWP_SHA512)" >&2; rm -rf "$$t"; exit 1; }; } && \
-	    mkdir -p "$$t/x" && tar -xzf "$$t/replaywebpage-$(RWP_VERSION).tgz" -C "$$t/x" --strip-components=1 \
-	        package/ui.js package/sw.js package/LICENSE package/package.json && \
-	    mkdir -p $(NPM_VENDOR) && rm -rf $(RWP_DIR) && mv "$$t/x" $(RWP_DIR) && rm -rf "$$t" && \
-	    echo "ReplayWeb.page $(RWP_VERSION) (npm, sha512 checked) in $(RWP_DIR)"; \
-	fi
+	@sh tests/tools/npm_vendor.sh ReplayWeb.page replaywebpage $(RWP_VERSION) $(RWP_SHA512) $(RWP_DIR) \
+	    "the replay of the crawl's WARC in it" package/ui.js package/sw.js
 
 test-npm-warcio: test-debs
-	@if [ -f $(WARCIO_JS) ]; then :; \
-	elif ! command -v npm >/dev/null 2>&1; then \
-	    echo "npm not found: warcio.js (npm warcio@$(WARCIO_VERSION)) is not fetched and the check of WARCs of another writer is skipped (install Node.js and npm to run it)" >&2; \
-	else \
-	    t=$$(mktemp -d) && \
-	    { npm pack --loglevel=error --ignore-scripts --prefer-offline --pack-destination "$$t" warcio@$(WARCIO_VERSION) >/dev/null || \
-	      { echo "npm could not fetch warcio@$(WARCIO_VERSION) (see above); tests/cli/warc_warcio.sh needs it in $(WARCIO_DIR)" >&2; rm -rf "$$t"; exit 1; }; } && \
-	    { echo "$(WARCIO_SHA512)  $$t/warcio-$(WARCIO_VERSION).tgz" | sha512sum -c --quiet - >/dev/null 2>&1 || \
-	      { echo "warcio-$(WARCIO_VERSION).tgz from npm does not have the pinned sha512 (Makefile WARCIO_SHA512)" >&2; rm -rf "$$t"; exit 1; }; } && \
-	    mkdir -p "$$t/x" && tar -xzf "$$t/warcio-$(WARCIO_VERSION).tgz" -C "$$t/x" --strip-components=2 \
-	        package/dist/index.all.js && \
-	    tar -xzf "$$t/warcio-$(WARCIO_VERSION).tgz" -C "$$t/x" --strip-components=1 package/LICENSE package/package.json && \
-	    mkdir -p $(NPM_VENDOR) && rm -rf $(WARCIO_DIR) && mv "$$t/x" $(WARCIO_DIR) && rm -rf "$$t" && \
-	    echo "warcio.js $(WARCIO_VERSION) (npm, sha512 checked) in $(WARCIO_DIR)"; \
-	fi
+	@sh tests/tools/npm_vendor.sh warcio.js warcio $(WARCIO_VERSION) $(WARCIO_SHA512) $(WARCIO_DIR) \
+	    "the check of WARCs of another writer" package/dist/index.all.js
 
 test: ## build and run every test: CUnit suites, fixtures, fuzz corpus replay, command line, libsimcrawl installed
 	@$(MAKE) --no-print-directory test-deps unit replay cli-test lib-test
