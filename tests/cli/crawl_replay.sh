@@ -15,15 +15,10 @@
 if [ -z "${RWP_DIR:-}" ]; then
     RWP_DIR=$(ls -d .cache/npm/replaywebpage-* 2>/dev/null | tail -n 1)
 fi
-if [ -n "$RWP_DIR" ] && [ -f "$RWP_DIR/sw.js" ] && [ -f "$RWP_DIR/ui.js" ]; then
-    ry_have=yes
-elif ! command -v npm >/dev/null 2>&1; then
-    ry_have=no
-    skip "crawl_replay.sh: npm is not installed, so neither is ReplayWeb.page (npm package replaywebpage): the replay of the crawl's WARC in it is not checked"
-else
-    ry_have=no
-    bad "crawl_replay.sh: ReplayWeb.page is not in '${RWP_DIR:-.cache/npm}' (make test-deps fetches it with npm)"
-fi
+. tests/cli/lib/npm_vendored.sh
+ry_have=no
+npm_vendored crawl_replay.sh ReplayWeb.page replaywebpage \
+    "the replay of the crawl's WARC in it is not checked" "$RWP_DIR" sw.js ui.js && ry_have=yes
 if [ "$ry_have" = yes ] && ! command -v chromium >/dev/null 2>&1; then
     ry_have=no
     bad "crawl_replay.sh: chromium is not installed (make test installs it: apt-get install chromium)"

@@ -14,14 +14,13 @@ mkdir -p "$WW/pages"
 if [ -z "${WARCIO_JS:-}" ]; then
     WARCIO_JS=$(ls -d .cache/npm/warcio-*/index.all.js 2>/dev/null | tail -n 1)
 fi
-if [ -n "$WARCIO_JS" ] && [ -f "$WARCIO_JS" ] && command -v node >/dev/null 2>&1; then
-    ww_have=yes
-elif ! command -v npm >/dev/null 2>&1; then
+. tests/cli/lib/npm_vendored.sh
+ww_have=no
+npm_vendored warc_warcio.sh warcio.js warcio "WARCs of another writer are not checked" \
+    "${WARCIO_JS:+$(dirname "$WARCIO_JS")}" "$(basename "${WARCIO_JS:-index.all.js}")" && ww_have=yes
+if [ "$ww_have" = yes ] && ! command -v node >/dev/null 2>&1; then
     ww_have=no
-    skip "warc_warcio.sh: npm is not installed, so neither is warcio.js (npm package warcio): WARCs of another writer are not checked"
-else
-    ww_have=no
-    bad "warc_warcio.sh: warcio.js is not in '${WARCIO_JS:-.cache/npm}' (make test-deps fetches it with npm)"
+    bad "warc_warcio.sh: npm is installed but node is not (warcio.js runs in node)"
 fi
 if [ "$ww_have" = yes ]; then
 # the pages: six of generated text, each with a near-duplicate (one word added), and three
