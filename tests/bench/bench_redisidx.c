@@ -470,14 +470,20 @@ int main(int argc, char **argv)
                 r + 1, t_in[r], t_rb[r], t_r1[r], single, mem[r]);
     }
     double lo, hi;
-#define REPORT(label, v, scale, fmt)                                                               \
+/* the median and range of v[0..rounds), as they are */
+#define REPORT_VALUE(label, v, fmt)                                                                \
     do {                                                                                           \
-        for (int i = 0; i < rounds; i++)                                                           \
-            v[i] = scale / v[i];                                                                   \
         double med = bench_median(v, rounds);                                                      \
         lo = v[0];                                                                                 \
         hi = v[rounds - 1];                                                                        \
         printf(label ": " fmt " (range " fmt " - " fmt ")\n", med, lo, hi);                        \
+    } while (0)
+/* the same of scale / v[i] (a rate from a time) */
+#define REPORT(label, v, scale, fmt)                                                               \
+    do {                                                                                           \
+        for (int i = 0; i < rounds; i++)                                                           \
+            v[i] = scale / v[i];                                                                   \
+        REPORT_VALUE(label, v, fmt);                                                               \
     } while (0)
     printf("redis index vs in-process, %zu synthetic fingerprints, k %d, %zu kept, %d rounds%s\n",
            n, K, kept, rounds, nblk ? "" : ", no payload keys or template blocks");
@@ -488,32 +494,15 @@ int main(int argc, char **argv)
     REPORT("in-process checks/s", t_in, (double)n, "%.0f");
     REPORT("redis checks/s, pipelined batches", t_rb, (double)(n - single), "%.0f");
     REPORT("redis checks/s, one at a time", t_r1, (double)single, "%.0f");
-    for (int i = 0; i < rounds; i++) {
-        rt[i] = 1.0 / rt[i];
-        rt1[i] = 1.0 / rt1[i];
-        mem[i] = 1.0 / mem[i];
-    }
-    REPORT("round trips per check, batched", rt, 1.0, "%.4f");
-    REPORT("round trips per check, one at a time", rt1, 1.0, "%.3f");
-    REPORT("redis memory per indexed fingerprint, bytes", mem, 1.0, "%.0f");
-    for (int i = 0; i < rounds; i++) {
-        by_b[i] = 1.0 / by_b[i];
-        by_1[i] = 1.0 / by_1[i];
-    }
-    REPORT("bytes sent per check, batched", by_b, 1.0, "%.0f");
-    REPORT("bytes sent per check, one at a time", by_1, 1.0, "%.0f");
-    for (int i = 0; i < rounds; i++) {
-        cpu_b[i] = 1.0 / cpu_b[i];
-        cpu_1[i] = 1.0 / cpu_1[i];
-    }
-    REPORT("redis cpu per check, us, batched", cpu_b, 1.0, "%.1f");
-    REPORT("redis cpu per check, us, one at a time", cpu_1, 1.0, "%.1f");
-    for (int i = 0; i < rounds; i++) {
-        us_b[i] = 1.0 / us_b[i];
-        us_1[i] = 1.0 / us_1[i];
-    }
-    REPORT("redis time in commands per check, us, batched", us_b, 1.0, "%.1f");
-    REPORT("redis time in commands per check, us, one at a time", us_1, 1.0, "%.1f");
+    REPORT_VALUE("round trips per check, batched", rt, "%.4f");
+    REPORT_VALUE("round trips per check, one at a time", rt1, "%.3f");
+    REPORT_VALUE("redis memory per indexed fingerprint, bytes", mem, "%.0f");
+    REPORT_VALUE("bytes sent per check, batched", by_b, "%.0f");
+    REPORT_VALUE("bytes sent per check, one at a time", by_1, "%.0f");
+    REPORT_VALUE("redis cpu per check, us, batched", cpu_b, "%.1f");
+    REPORT_VALUE("redis cpu per check, us, one at a time", cpu_1, "%.1f");
+    REPORT_VALUE("redis time in commands per check, us, batched", us_b, "%.1f");
+    REPORT_VALUE("redis time in commands per check, us, one at a time", us_1, "%.1f");
     printf("batch size %zu; conflicts (retried transactions): %zu\n", batch, conflicts);
     free(fps);
     free(idbuf);
