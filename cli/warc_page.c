@@ -67,24 +67,13 @@ static int below_floor(size_t len, size_t min_size, struct cli_warc_page *out)
     return 1;
 }
 
-/* 1 when a media type (a Content-Type value: parameters after ';' and any case allowed)
- * is HTML: text/html or application/xhtml+xml. */
-static int is_html_type(const char *ct)
-{
-    while (*ct == ' ' || *ct == '\t')
-        ct++;
-    size_t n = strcspn(ct, "; \t");
-    return (n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
-           (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0);
-}
-
 /* A resource record (WARC 1.1 section 6.4: a document without protocol information, as
  * written by tools that archive files, e.g. warcit, or pages captured in a browser): its
  * block is the page, its WARC Content-Type the media type, and there are no codings. */
 static int classify_resource(struct crawl_warc_reader *r, const struct crawl_warc_record *rec,
                              size_t min_size, struct cli_warc_page *out)
 {
-    if (!is_html_type(rec->content_type)) {
+    if (!crawl_mime_is_html(rec->content_type)) {
         snprintf(out->why, sizeof out->why, "resource not html (%s)",
                  *rec->content_type ? rec->content_type : "no Content-Type");
         out->kind = CLI_WARC_OTHER;
@@ -129,7 +118,7 @@ int cli_warc_classify(struct crawl_warc_reader *r, const struct crawl_warc_recor
         return 0;
     }
     const char *mime = crawl_http_mime(out->msg);
-    if (strcmp(mime, "text/html") != 0 && strcmp(mime, "application/xhtml+xml") != 0) {
+    if (!crawl_mime_is_html(mime)) {
         snprintf(out->why, sizeof out->why, "not html (%s)", *mime ? mime : "no Content-Type");
         out->kind = CLI_WARC_OTHER;
         return 0;

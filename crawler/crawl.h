@@ -392,6 +392,9 @@ size_t crawl_http_head_len(const struct crawl_http_msg *m); /* bytes up to the b
 /* The media type of Content-Type, lower case ("text/html"), and its charset ("" if none). */
 const char *crawl_http_mime(const struct crawl_http_msg *m);
 const char *crawl_http_charset(const struct crawl_http_msg *m);
+/* 1 when a Content-Type value names an HTML page: text/html or application/xhtml+xml, any
+ * case, parameters after ';' ignored; 0 otherwise (NULL or empty too). */
+int crawl_mime_is_html(const char *content_type);
 /* The payload: body with the transfer coding removed and the content coding kept — what
  * WARC-Payload-Digest covers. Borrowed from m. */
 const char *crawl_http_payload(const struct crawl_http_msg *m, size_t *len);

@@ -203,11 +203,7 @@ static int is_html_type(const char *ct)
 {
     if (!ct || !*ct)
         return 1; /* no Content-Type: let the parser sniff it */
-    size_t n = strcspn(ct, ";");
-    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-        n--;
-    return (n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
-           (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0);
+    return crawl_mime_is_html(ct);
 }
 
 static void replace(char **field, char *value)

@@ -403,6 +403,18 @@ const char *crawl_http_charset(const struct crawl_http_msg *m)
 {
     return m->charset;
 }
+int crawl_mime_is_html(const char *ct)
+{
+    if (!ct)
+        return 0;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, ";");
+    while (n > 0 && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    return (n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
+           (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0);
+}
 enum crawl_code crawl_http_body_code(const struct crawl_http_msg *m)
 {
     return m->code;

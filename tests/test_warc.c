@@ -141,6 +141,21 @@ static size_t mkrec(char *out, size_t cap, const char *version, const char *fiel
 
 /* ---- digests ---- */
 
+/* What an HTML page's Content-Type is (the crawler's fetch and the WARC page classifier). */
+static void test_mime_is_html(void)
+{
+    static const char *const yes[] = {"text/html", "TEXT/HTML; charset=utf-8",
+                                      " text/html ;charset=x", "application/xhtml+xml",
+                                      "Application/XHTML+XML\t; q=1"};
+    static const char *const no[] = {"",         "text/htmlx",        "text/plain",
+                                     "text/html foo", "application/xhtml", "image/png; x=text/html"};
+    for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+        ASSERT_EQ(crawl_mime_is_html(yes[i]), 1);
+    for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+        ASSERT_EQ(crawl_mime_is_html(no[i]), 0);
+    ASSERT_EQ(crawl_mime_is_html(NULL), 0);
+}
+
 static void test_digest_base32_vectors(void)
 {
     char out[64];
@@ -513,6 +528,7 @@ static void test_httpblock_headers(void)
     ASSERT_EQ(l, 4);
     CU_ASSERT_NSTRING_EQUAL(p, "body", 4);
     ASSERT_EQ(crawl_http_head_len(m), sizeof msg - 1 - 4);
+    ASSERT_EQ(crawl_mime_is_html(crawl_http_mime(m)), 1);
     crawl_http_free(m);
 
     const char req[] = "GET /x?y HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -1778,6 +1794,7 @@ extern void test_warc_register(void);
 void test_warc_register(void)
 {
     CU_pSuite s = CU_add_suite("warc", NULL, suite_cleanup);
+    CU_add_test(s, "test_mime_is_html", test_mime_is_html);
     CU_add_test(s, "test_digest_base32_vectors", test_digest_base32_vectors);
     CU_add_test(s, "test_digest_sha1_known", test_digest_sha1_known);
     CU_add_test(s, "test_warc_reader_plain_versions_and_fields",
