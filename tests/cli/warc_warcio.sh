@@ -142,3 +142,24 @@ done
 expect_status 0 "pairs over a warcio.js WARC" -- "$SIMCRAWL" pairs --k 0 "$WW/in.warc.gz"
 expect_grep "copy-of-git-diff.html" "$TMP/out" "pairs finds the copy of a resource record"
 fi
+# hostile resource records (no warcio.js needed): one cut short is an error naming the file
+# and the offset, the run goes on (exit 0, as for any damaged record); one of another media
+# type is passed, saying which
+python3 - "$WW" <<'PY'
+import sys
+d = sys.argv[1]
+body = b"<html><head><title>r</title></head><body><p>a page archived as a resource record</p></body></html>\n"
+def rec(ct, b):
+    return (b"WARC/1.1\r\nWARC-Type: resource\r\nWARC-Target-URI: http://example.test/r.html\r\n"
+            b"WARC-Date: 2026-11-01T12:00:00Z\r\nWARC-Record-ID: <urn:uuid:0b5e6a8e-7e1f-4a36-9d5c-2f9f0e8a1c11>\r\n"
+            b"Content-Type: " + ct + b"\r\nContent-Length: " + str(len(b)).encode() + b"\r\n\r\n" + b + b"\r\n\r\n")
+open(d + "/cut.warc", "wb").write(rec(b"text/html", body)[:250])
+open(d + "/png.warc", "wb").write(rec(b"image/png", body))
+PY
+expect_status 0 "dedup of a resource record cut short" -- "$SIMCRAWL" dedup --log - "$WW/cut.warc"
+expect_grep '"type":"resource","file":"[^"]*cut.warc","offset":0,"decision":"error","error":"record at offset 0 is truncated' \
+    "$TMP/out" "a resource record cut short is an error at its offset"
+expect_grep "cut.warc: offset 0: record at offset 0 is truncated" "$TMP/err" "and said on stderr"
+expect_status 0 "dedup of an image resource record" -- "$SIMCRAWL" dedup --log - "$WW/png.warc"
+expect_grep '"decision":"passed","reason":"resource not html (image/png)"' "$TMP/out" \
+    "a resource record of another media type is passed"

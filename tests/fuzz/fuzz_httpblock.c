@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (crawl_http_parse((const char *)data + 1, size - 1, &o, &m) != CRAWL_OK)
         return 0;
     (void)crawl_http_status(m);
-    (void)crawl_http_header(m, "Content-Type");
-    (void)crawl_http_mime(m);
+    (void)crawl_mime_is_html(crawl_http_header(m, "Content-Type"));
+    (void)crawl_mime_is_html(crawl_http_mime(m));
     (void)crawl_http_charset(m);
     for (size_t i = 0; i < crawl_http_header_count(m); i++) {
         const char *n, *v;

@@ -43,6 +43,7 @@ static void read_all(const uint8_t *data, size_t size, size_t max_block, int pie
         const char *d;
         size_t l;
         enum crawl_code rc = crawl_warc_block(r, &d, &l);
+        (void)crawl_mime_is_html(rec->content_type); /* a resource record's media type */
         if (rc != CRAWL_OK || strncmp(rec->content_type, "application/http", 16) != 0)
             continue;
         struct crawl_http_msg *m;
