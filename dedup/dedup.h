@@ -77,7 +77,7 @@ struct dedup_parse_error {
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
 #define DEDUP_MIN_TOKENS 5u              /* default minimum: 5 tokens (words) */
 #define DEDUP_SHORT_TOKENS                                                                         \
-    24u /* fewer tokens: the fingerprint is the hash of the token                                  \
+    80u /* fewer tokens: the fingerprint is the hash of the token                                  \
          * string, near-duplicate only of the same text (s. 4) */
 #define DEDUP_SHORT_SEED 0x73696d7368727431ull /* "simshrt1" in ASCII */
 #define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)    /* default cap on tokens per document */
