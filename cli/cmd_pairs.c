@@ -486,7 +486,27 @@ struct list_sink {
     size_t nmarks, capmarks;
     const char *last_list;
     size_t last_line;
+    uint64_t *h; /* h[d]: XXH3-64 of document d's id, hashed as it is read (d >= the
+                  * documents before the lists), for the duplicate-id check */
+    size_t hcap; /* entries allocated */
+    int h_nomem; /* a growth failed: the check hashes the ids itself */
 };
+
+/* Room in s->h for documents [0, n). 0, or -1 out of memory. */
+static int sink_hash_room(struct list_sink *s, size_t n)
+{
+    if (n <= s->hcap)
+        return 0;
+    size_t cap = s->hcap ? s->hcap : 65536;
+    while (cap < n)
+        cap *= 2;
+    uint64_t *h = realloc(s->h, cap * sizeof *h);
+    if (!h)
+        return -1;
+    s->h = h;
+    s->hcap = cap;
+    return 0;
+}
 
 static int sink_add(void *userdata, const struct cli_doc *doc)
 {
@@ -512,6 +532,10 @@ static int sink_add(void *userdata, const struct cli_doc *doc)
         cli_error(CMD, "cannot add '%s' to the index: %s", doc->id, dedup_strerror(rc));
         return 1;
     }
+    if (!s->h_nomem && sink_hash_room(s, (size_t)d + 1) != 0)
+        s->h_nomem = 1; /* then find_duplicate_ids hashes every id */
+    if (!s->h_nomem)
+        s->h[d] = XXH3_64bits(doc->id, doc->id_len); /* the id is in cache now */
     return 0;
 }
 
@@ -569,6 +593,7 @@ struct list_part {
  * malformed lines. */
 struct list_batch {
     struct dedup_index_span span;
+    uint64_t *h;             /* the sink's id hashes: h[document number] */
     struct line_mark *marks; /* doc: within the span; line: within the part */
     size_t nmarks, capmarks, last_line;
     struct batch_err errs[CLI_INPUT_WARN_MAX + 1];
@@ -610,6 +635,7 @@ static int batch_entry(void *userdata, uint64_t fp, const char *id, size_t id_le
         b->oom = 1; /* not within the room reserved (cannot happen): refused, not overrun */
         return 1;
     }
+    b->h[b->span.first + b->span.n - 1] = XXH3_64bits(id, id_len);
     return 0;
 }
 
@@ -765,6 +791,8 @@ static int close_batch(struct cli_inputs *in, struct list_sink *s, struct cli_li
         s->last_list = c->name;
         s->last_line = base_line + b->last_line;
     }
+    if (n && b->span.first != base) /* the span moves down over the gap: its hashes too */
+        memmove(s->h + base, s->h + b->span.first, n * sizeof *s->h);
     enum dedup_code rc = dedup_index_span_close(s->idx, &b->span);
     if (rc != DEDUP_OK) {
         cli_error(CMD, "cannot add the documents of %s to the index: %s", c->name,
@@ -804,7 +832,9 @@ static int read_list_split(struct cli_inputs *in, struct list_sink *s, const cha
     uint64_t bytes = (uint64_t)(st.st_size - cut);
     j->part = (struct list_part){fd, cut, -1, 0, 0, 0};
     pthread_t th;
-    if (dedup_index_span_open(s->idx, docs1, bytes1, bytes / LIST_MIN_LINE + 1, bytes + 1,
+    uint64_t room = dedup_index_doc_count(s->idx) + docs1 + bytes / LIST_MIN_LINE + 1;
+    if (s->h_nomem || room > SIZE_MAX / sizeof *s->h || sink_hash_room(s, (size_t)room) != 0 ||
+        dedup_index_span_open(s->idx, docs1, bytes1, bytes / LIST_MIN_LINE + 1, bytes + 1,
                               &j->batch.span) != DEDUP_OK) {
         free(j);
         close(fd);
@@ -816,6 +846,7 @@ static int read_list_split(struct cli_inputs *in, struct list_sink *s, const cha
         close(fd);
         return -1;
     }
+    j->batch.h = s->h; /* not moved while the span is open: sink_add stays below it */
     struct cli_list_ctx c = {in, path, 0, sink_add, s};
     struct list_part first = {fd, 0, cut, 0, 0, 0};
     read_part(&first, cli_list_entry, cli_list_warn, &c);
@@ -883,6 +914,7 @@ static void *big_alloc(size_t bytes)
 struct dup_job {
     const struct dedup_index *idx;
     uint32_t n, from;
+    uint32_t hashed; /* h[d] given for d >= hashed (the readers hashed the ids) */
     unsigned threads;
     uint64_t *h, *bh;
     uint32_t *bd;
@@ -980,9 +1012,11 @@ static void dup_run(struct dup_job *j, unsigned u)
     uint32_t hi = (uint32_t)((uint64_t)j->n * (u + 1) / j->threads);
     size_t *c = j->cnt[u];
     for (uint32_t d = lo; d < hi; d++) {
-        size_t len;
-        const char *id = dedup_index_id(j->idx, d, &len);
-        j->h[d] = XXH3_64bits(id, len);
+        if (d < j->hashed) {
+            size_t len;
+            const char *id = dedup_index_id(j->idx, d, &len);
+            j->h[d] = XXH3_64bits(id, len);
+        }
         c[(j->h[d] >> (64 - DUP_BITS)) + 1]++;
     }
     dup_sync(j);
@@ -1028,9 +1062,11 @@ static void *dup_thread(void *arg)
 /* The documents d >= from whose id equals that of an earlier document, ascending (caller
  * frees *out). 0, or -1 when out of memory. Each id is hashed once (XXH3-64), the hashes
  * are split by their top bits into cache-sized buckets, and equal hashes within a bucket
- * are compared as ids; both cores share every phase (dup_job). */
-static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint32_t **out,
-                              size_t *nout)
+ * are compared as ids; both cores share every phase (dup_job). pre (NULL: none) holds the
+ * hashes of the documents from `from` on, made as they were read (the ids were in cache
+ * then); those before are hashed here (pre has room for them). */
+static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint64_t *pre,
+                              uint32_t **out, size_t *nout)
 {
     const size_t nb = (size_t)1 << DUP_BITS;
     struct dup_job *j = calloc(1, sizeof *j);
@@ -1051,7 +1087,8 @@ static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint
     j->end = calloc(nb + 1, sizeof *j->end);
     for (unsigned u = 0; u < j->threads; u++)
         j->cnt[u] = calloc(nb + 1, sizeof *j->cnt[u]);
-    j->h = big_alloc((size_t)j->n * sizeof *j->h);
+    j->hashed = pre ? from : j->n;
+    j->h = pre ? pre : big_alloc((size_t)j->n * sizeof *j->h);
     j->bh = big_alloc((size_t)j->n * sizeof *j->bh);
     j->bd = big_alloc((size_t)j->n * sizeof *j->bd);
     if (!j->end || !j->cnt[0] || !j->cnt[j->threads - 1] || !j->h || !j->bh || !j->bd)
@@ -1096,7 +1133,8 @@ done:
         free(j->cnt[u]);
         free(j->out[u].dups);
     }
-    free(j->h);
+    if (!pre)
+        free(j->h);
     free(j->bh);
     free(j->bd);
     free(j);
@@ -1109,7 +1147,8 @@ static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx,
 {
     uint32_t *dups;
     size_t n;
-    if (find_duplicate_ids(idx, from, &dups, &n) != 0) {
+    uint64_t *pre = s->h_nomem || s->hcap < dedup_index_doc_count(idx) ? NULL : s->h;
+    if (find_duplicate_ids(idx, from, pre, &dups, &n) != 0) {
         cli_error(CMD, "out of memory checking the ids");
         return CLI_RUNTIME;
     }
@@ -1228,6 +1267,9 @@ static int read_inputs(struct pairs_run *r)
     }
     profile_mark("lists read");
     int status = drop_duplicates(&r->in, r->idx, &r->sink, r->old_docs);
+    free(r->sink.h); /* the id hashes: not needed past the check */
+    r->sink.h = NULL;
+    r->sink.hcap = 0;
     profile_mark("duplicate ids");
     r->st.n = dedup_index_doc_count(r->idx) - r->old_docs;
     return status;
@@ -1321,6 +1363,7 @@ int cmd_pairs(int argc, char **argv)
     status = run_pairs(&r);
     fflush(stdout);
     free(r.sink.marks);
+    free(r.sink.h);
     dedup_lock_release(r.lock);
     dedup_templates_free(r.own);
     if (PAIRS_FREE_AT_EXIT || status != CLI_OK) {
