@@ -16,12 +16,13 @@
  * line goes straight into the index (no staging copy; the index is made first and its
  * design set once the number of documents is known, dedup_index_set_design), and the
  * duplicate-id check is one batch over the index's ids at the end instead of a 128-bit
- * hash set probed at random per line: each id is hashed once (XXH3-64), the hashes are
- * split by their top bits into cache-sized buckets, and within a bucket a small table finds
- * equal hashes, whose ids are then compared byte for byte (so a hash collision is never
- * taken for a duplicate). The later documents of a repeated id are named (list and line,
- * kept as a short map of where the line numbering jumps) and dropped. Both cores share
- * the reading of a large list file (read_list_split) and every phase of the check.
+ * hash set probed at random per line: each id is hashed once (XXH3-64) as it is read, the
+ * hashes are split by their top bits into cache-sized buckets, and within a bucket a small table
+ * finds equal hashes, whose ids are then compared byte for byte (so a hash collision is never taken
+ * for a duplicate). The later documents of a repeated id are named (list and line, kept as a short
+ * map of where the line numbering jumps) and dropped. Both cores share the reading of a large list
+ * file (read_list_split: each part parsed straight into the index's own arrays, nothing copied
+ * afterwards) and every phase of the check.
  */
 #define _GNU_SOURCE /* madvise(MADV_POPULATE_WRITE) under -D_POSIX_C_SOURCE */
 #include "cli/cli.h"
