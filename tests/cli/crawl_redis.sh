@@ -8,7 +8,8 @@
 # from the server's request times, the near-duplicate decisions, and that every exact
 # duplicate is a revisit record referring to a response record in one of the WARCs; through
 # nutcracker again with --max-pages 60, the worker killed started again only once the
-# others are done (60 URLs in all, each once; its start makes no request). `make stress` runs
+# others are done (60 URLs in all, each once; its start makes no request); on one server with
+# --max-pages 80 and two kills (every dropped page's kept neighbour archived). `make stress` runs
 # it with 20 kills and a redis-server restart, then again through nutcracker.
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CR=$TMP/crawl_redis
@@ -40,6 +41,18 @@ if command -v redis-server >/dev/null; then
     fi
 else
     bad "crawl --redis: no redis-server (apt-get install redis-server)"
+fi
+# --max-pages 80 on one redis-server, two workers killed: a URL whose lease a kill handed
+# back keeps its share of the budget and is fetched again before anything new, so every
+# near-duplicate dropped has its kept neighbour archived (the check is strict with a budget)
+if command -v redis-server >/dev/null; then
+    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/max" \
+        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 2 --max-pages 80 \
+        --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
+        ok
+    else
+        bad "crawl --redis --max-pages 80, two workers killed: $(head -c 600 "$TMP/err")"
+    fi
 fi
 # --frontier-shards is the crawl's, fixed when it starts: another refused, both named
 if command -v redis-server >/dev/null; then
