@@ -41,15 +41,21 @@ static void flush(void)
     CU_ASSERT(test_redis_cmd(&srv, 1, argv) >= 1);
 }
 
+/* a worker opened with o (NULL when it cannot be, said on stderr) */
+static struct crawl_redis *open_opts(const struct crawl_redis_opts *o)
+{
+    struct crawl_redis *r = NULL;
+    char err[512];
+    if (crawl_redis_open(o, &r, err, sizeof err) != CRAWL_OK)
+        fprintf(stderr, "crawl_redis_open: %s\n", err);
+    return r;
+}
+
 static struct crawl_redis *worker(const char *name, double lease_time)
 {
     struct crawl_redis_opts o = {
         .url = srv.url, .worker = name, .lease_time = lease_time, .host_lease_time = -1};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 static double wall(void)
@@ -335,11 +341,7 @@ static struct crawl_redis *worker_at(const char *url, const char *name, double h
                                  .lease_time = 30,
                                  .host_lease_time = host_lease,
                                  .retry_time = retry};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 static void test_redis_frontier_reconnect(void)
@@ -720,11 +722,7 @@ static struct crawl_redis *worker_sharded(const char *name, double lease_time, d
                                  .lease_time = lease_time,
                                  .host_lease_time = host_lease,
                                  .shards = 4};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 /* n hosts h00..h(n-1), URLs /0 and /1 of each, queued by r */
@@ -968,6 +966,17 @@ static void test_redis_frontier_sharded_commit_lost_reply(void)
     }
 }
 
+/* acquire_upto with the answer of the first call named what lost with the connection */
+static void acquire_losing(struct crawl_redis *r, const char *what, struct count *c, int want)
+{
+    const char *lose = what;
+    crawl_redis_set_sent_hook(r, lose_once, &lose);
+    acquire_upto(r, c, want);
+    CU_ASSERT_PTR_NULL(lose);
+    CU_ASSERT(crawl_redis_reconnects(r) >= 1);
+    crawl_redis_set_sent_hook(r, NULL, NULL);
+}
+
 /* the page budget the shards count used (S:budget: URLs leased and not given back, less
  * those completed without a request), summed */
 static long long budget_used(void)
@@ -1122,12 +1131,8 @@ static void test_redis_frontier_sharded_budget(void)
     /* the answer of a grant lost with the connection: sent again, it may grant twice; the
      * shards give the surplus back and no more than the budget is leased */
     complete_some(a, &ca, 0, 3, 0);
-    const char *lose = "budget";
-    crawl_redis_set_sent_hook(a, lose_once, &lose);
     struct count c3 = {0};
-    acquire_upto(a, &c3, 16);
-    CU_ASSERT_PTR_NULL(lose);
-    CU_ASSERT(crawl_redis_reconnects(a) >= 1);
+    acquire_losing(a, "budget", &c3, 16);
     ASSERT_EQ(c3.n, 3);
     ASSERT_EQ(budget_used(), 10);
     ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &c3, &n, &next, &leases), CRAWL_OK);
@@ -1189,11 +1194,7 @@ static struct crawl_redis *worker_n(const char *name, double lease_time, unsigne
                                  .lease_time = lease_time,
                                  .host_lease_time = -1,
                                  .shards = shards};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 /* A URL handed back by a reap keeps the page budget share its lease had, and is leased
@@ -1258,12 +1259,8 @@ static void reap_keeps_share(unsigned shards)
     struct crawl_redis_link xz[2] = {{.url = "http://x.test/1", .origin_len = 13},
                                      {.url = "http://z.test/1", .origin_len = 13}};
     ASSERT_EQ(crawl_redis_enqueue_many(c, xz, 2, 0, NULL), CRAWL_OK);
-    const char *lose = "acquire";
-    crawl_redis_set_sent_hook(c, lose_once, &lose);
     struct count cc = {0};
-    acquire_upto(c, &cc, 2);
-    CU_ASSERT_PTR_NULL(lose);
-    CU_ASSERT(crawl_redis_reconnects(c) >= 1);
+    acquire_losing(c, "acquire", &cc, 2);
     ASSERT_EQ(cc.n, 1);
     ASSERT_EQ(crawl_redis_held(c), 1);
     const char *used[4] = {"EVAL",

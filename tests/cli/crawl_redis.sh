@@ -14,6 +14,19 @@
 # Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
 CR=$TMP/crawl_redis
 mkdir -p "$CR"
+# tests/tools/crawl_redis.py in $CR/$1 (3 workers, 6 hosts of 24 pages, Crawl-delay 0.1 s,
+# a worker's error a failure) with the arguments after $2, which names it in a failure
+crawl_redis_run() {
+    cr_dir=$1 cr_what=$2
+    shift 2
+    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/$cr_dir" \
+        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --no-worker-errors "$@" \
+        >"$TMP/out" 2>"$TMP/err"; then
+        ok
+    else
+        bad "$cr_what: $(head -c 600 "$TMP/err")"
+    fi
+}
 expect_status 1 "crawl --redis without --worker-name" -- "$SIMCRAWL" crawl --quiet \
     --redis redis://127.0.0.1:1 http://127.0.0.1:1/
 expect_grep "\-\-redis and \-\-worker-name go together" "$TMP/err" "--redis needs a worker name"
@@ -32,13 +45,7 @@ expect_status 1 "crawl --redis, a bad worker name" -- "$SIMCRAWL" crawl --quiet 
     --redis redis://127.0.0.1:1 --worker-name "a/b" http://127.0.0.1:1/
 expect_grep "bad worker name 'a/b'" "$TMP/err" "a bad worker name is named"
 if command -v redis-server >/dev/null; then
-    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/run" \
-        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 --redis-restarts 1 \
-        --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
-        ok
-    else
-        bad "crawl --redis, 3 workers, one killed: $(head -c 600 "$TMP/err")"
-    fi
+    crawl_redis_run run "crawl --redis, 3 workers, one killed" --kills 1 --redis-restarts 1
 else
     bad "crawl --redis: no redis-server (apt-get install redis-server)"
 fi
@@ -46,13 +53,8 @@ fi
 # back keeps its share of the budget and is fetched again before anything new, so every
 # near-duplicate dropped has its kept neighbour archived (the check is strict with a budget)
 if command -v redis-server >/dev/null; then
-    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/max" \
-        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 2 --max-pages 80 \
-        --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
-        ok
-    else
-        bad "crawl --redis --max-pages 80, two workers killed: $(head -c 600 "$TMP/err")"
-    fi
+    crawl_redis_run max "crawl --redis --max-pages 80, two workers killed" --kills 2 \
+        --max-pages 80
 fi
 # --frontier-shards is the crawl's, fixed when it starts: another refused, both named
 if command -v redis-server >/dev/null; then
@@ -87,25 +89,14 @@ expect_status 1 "crawl --redis-index, a bad URL" -- "$SIMCRAWL" crawl --quiet \
 expect_grep "bad --redis-index 'http://x': expected redis://HOST:PORT\[/DB\]" "$TMP/err" \
     "a bad --redis-index URL is named"
 if command -v redis-server >/dev/null && command -v nutcracker >/dev/null; then
-    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" --dir "$CR/shards" \
-        --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 --redis-restarts 1 \
-        --shards 3 --frontier-shards 16 --no-worker-errors >"$TMP/out" 2>"$TMP/err"; then
-        ok
-    else
-        bad "crawl --redis through nutcracker, 3 workers, one killed: $(head -c 600 "$TMP/err")"
-    fi
+    crawl_redis_run shards "crawl --redis through nutcracker, 3 workers, one killed" \
+        --kills 1 --redis-restarts 1 --shards 3 --frontier-shards 16
     # --max-pages over the 16 shard tags: the budget granted to the shards from {f0}; a
     # worker killed and started again only once the others are done: they finished the
     # crawl without it (its leases reaped gave their budget back), its start makes no
     # request; 60 of the site's URLs in the logs, each once
-    if timeout 120 python3 tests/tools/crawl_redis.py --simcrawl "$SIMCRAWL" \
-        --dir "$CR/shards-max" --workers 3 --hosts 6 --pages 24 --crawl-delay 0.1 --kills 1 \
-        --restart-late --shards 3 --frontier-shards 16 --max-pages 60 --no-worker-errors \
-        >"$TMP/out" 2>"$TMP/err"; then
-        ok
-    else
-        bad "crawl --redis --max-pages 60 through nutcracker, one killed: $(head -c 600 "$TMP/err")"
-    fi
+    crawl_redis_run shards-max "crawl --redis --max-pages 60 through nutcracker, one killed" \
+        --kills 1 --restart-late --shards 3 --frontier-shards 16 --max-pages 60
 else
     bad "crawl --redis through nutcracker: no nutcracker (apt-get install nutcracker)"
 fi
