@@ -22,7 +22,7 @@
  *                       token holding the host), rs/rb/rt (robots.txt status, body, time),
  *                       rv (--max-pages: how many of the first URLs of its queue hold a
  *                       page budget share, handed back by a reap or a release)
- *   S:rvh, S:rv   SET   the shard's hosts with such URLs; how many URLs they are
+ *   S:rvh, S:rv   SET, string: the shard's hosts with such URLs; how many URLs they are
  *   S:ready       ZSET  the shard's hosts with queued URLs that no worker holds, by next
  *   S:dl          ZSET  the shard's lease tokens by deadline (ms)
  *   S:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
