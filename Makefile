@@ -360,7 +360,7 @@ STRESS_CRAWL_RUNS ?= 20
 STRESS_CRAWL_PAGES ?= 3000
 STRESS_REDIS_KILLS ?= 20
 STRESS_REPLAY_ROUNDS ?= 10
-stress: $(BUILD)/simcrawl $(BUILD)/test_runner test-npm ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); suite redisidx with the template counts past their cap on blocks of all hosts; 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site, then the same with the frontier on 3 redis-servers behind nutcracker (a node restarted); the crawl's WARC replayed in ReplayWeb.page STRESS_REPLAY_ROUNDS times (every second crawl resumed)
+stress: $(BUILD)/simcrawl $(BUILD)/test_runner test-npm ## kill campaigns (not in test or CI): STRESS_RUNS runs of dedup --index killed with SIGKILL at random times, the pair checked after each; STRESS_SERVE_RUNS of simcrawl serve killed under load, every acknowledged add checked; STRESS_CRAWL_RUNS of crawl --state killed at its crash points and at random, resumed, checked against an uninterrupted crawl; the out-of-memory suite failing every allocation (make test samples them); suite redisidx with the template counts past their cap on blocks of all hosts; 3 crawl --redis workers killed STRESS_REDIS_KILLS times and redis-server once (appendfsync always), checked against the site, then the same with the frontier on 3 redis-servers behind nutcracker (a node restarted), then both with --max-pages 300 and 850; the crawl's WARC replayed in ReplayWeb.page STRESS_REPLAY_ROUNDS times (every second crawl resumed)
 	NOMEM_STRIDE=1 $(BUILD)/test_runner nomem
 	REDISIDX_TOTAL_CAP=1 $(BUILD)/test_runner redisidx
 	@python3 tests/stress/kill_campaign.py --simcrawl $(BUILD)/simcrawl --runs $(STRESS_RUNS) --pages $(STRESS_PAGES)
@@ -372,6 +372,10 @@ stress: $(BUILD)/simcrawl $(BUILD)/test_runner test-npm ## kill campaigns (not i
 	@d=$$(mktemp -d) && python3 tests/tools/crawl_redis.py --simcrawl $(BUILD)/simcrawl --dir $$d \
 	    --workers 3 --hosts 8 --pages 100 --kills $(STRESS_REDIS_KILLS) --redis-restarts 1 \
 	    --shards 3 --timeout 600 && rm -rf $$d
+	@for mp in 300 850; do for sh in 0 3; do d=$$(mktemp -d) && python3 tests/tools/crawl_redis.py \
+	    --simcrawl $(BUILD)/simcrawl --dir $$d --workers 3 --hosts 8 --pages 100 \
+	    --kills $(STRESS_REDIS_KILLS) --redis-restarts 1 --max-pages $$mp --shards $$sh \
+	    --timeout 600 && rm -rf $$d || exit 1; done; done
 	@SIMCRAWL=$(BUILD)/simcrawl RWP_DIR=$(RWP_DIR) REPLAY_ROUNDS=$(STRESS_REPLAY_ROUNDS) \
 	    sh tests/cli_test.sh tests/cli/crawl_replay.sh
 

@@ -16,12 +16,13 @@
  * line goes straight into the index (no staging copy; the index is made first and its
  * design set once the number of documents is known, dedup_index_set_design), and the
  * duplicate-id check is one batch over the index's ids at the end instead of a 128-bit
- * hash set probed at random per line: each id is hashed once (XXH3-64), the hashes are
- * split by their top bits into cache-sized buckets, and within a bucket a small table finds
- * equal hashes, whose ids are then compared byte for byte (so a hash collision is never
- * taken for a duplicate). The later documents of a repeated id are named (list and line,
- * kept as a short map of where the line numbering jumps) and dropped. Both cores share
- * the reading of a large list file (read_list_split) and every phase of the check.
+ * hash set probed at random per line: each id is hashed once (XXH3-64) as it is read, the
+ * hashes are split by their top bits into cache-sized buckets, and within a bucket a small table
+ * finds equal hashes, whose ids are then compared byte for byte (so a hash collision is never taken
+ * for a duplicate). The later documents of a repeated id are named (list and line, kept as a short
+ * map of where the line numbering jumps) and dropped. Both cores share the reading of a large list
+ * file (read_list_split: each part parsed straight into the index's own arrays, nothing copied
+ * afterwards) and every phase of the check.
  */
 #define _GNU_SOURCE /* madvise(MADV_POPULATE_WRITE) under -D_POSIX_C_SOURCE */
 #include "cli/cli.h"
@@ -486,7 +487,27 @@ struct list_sink {
     size_t nmarks, capmarks;
     const char *last_list;
     size_t last_line;
+    uint64_t *h; /* h[d]: XXH3-64 of document d's id, hashed as it is read (d >= the
+                  * documents before the lists), for the duplicate-id check */
+    size_t hcap; /* entries allocated */
+    int h_nomem; /* a growth failed: the check hashes the ids itself */
 };
+
+/* Room in s->h for documents [0, n). 0, or -1 out of memory. */
+static int sink_hash_room(struct list_sink *s, size_t n)
+{
+    if (n <= s->hcap)
+        return 0;
+    size_t cap = s->hcap ? s->hcap : 65536;
+    while (cap < n)
+        cap *= 2;
+    uint64_t *h = realloc(s->h, cap * sizeof *h);
+    if (!h)
+        return -1;
+    s->h = h;
+    s->hcap = cap;
+    return 0;
+}
 
 static int sink_add(void *userdata, const struct cli_doc *doc)
 {
@@ -512,6 +533,10 @@ static int sink_add(void *userdata, const struct cli_doc *doc)
         cli_error(CMD, "cannot add '%s' to the index: %s", doc->id, dedup_strerror(rc));
         return 1;
     }
+    if (!s->h_nomem && sink_hash_room(s, (size_t)d + 1) != 0)
+        s->h_nomem = 1; /* then find_duplicate_ids hashes every id */
+    if (!s->h_nomem)
+        s->h[d] = XXH3_64bits(doc->id, doc->id_len); /* the id is in cache now */
     return 0;
 }
 
@@ -535,22 +560,21 @@ static const struct line_mark *sink_where(const struct list_sink *s, uint32_t d,
 /* ---- a list file read by two threads ----
  *
  * A regular file of at least LIST_SPLIT_MIN bytes is cut at the first line start after
- * LIST_CUT_PERCENT of it (the first part's lines cost more each: the index's adds and the
- * line marks; at 50% the caller parsed 1.17 CPU s and the other thread 0.99 of a 10M-line
- * list, at 45% 1.08 and 1.09: the two parts end together). The caller reads the first part as the
- * stream reader does (each entry straight into the index through sink_add); a second thread reads
- * the second part at the same time into a batch (fingerprints, the ids back to back, where the line
- * numbering jumps, the first malformed lines), which is then added in one block
- * (dedup_index_add_many) and its diagnostics said with the first part's line count added, so the
- * output, the messages and their order are those of one reader. Each part is read with pread in 1
- * MiB chunks parsed in place (dedup_fplist_feed_inplace): both cores parse, and the batch's arrays
- * are reserved once (a part of B bytes holds at most B / 19 + 1 entries: 16 digits, a space, a
- * one-byte id and a newline) and prefaulted a stretch ahead. */
+ * LIST_CUT_PERCENT of it. The caller reads the first part as the stream reader does (each entry
+ * straight into the index through sink_add); a second thread reads the second part at the same
+ * time straight into the index's own arrays too, into a span above the first part's room
+ * (dedup_index_span_open): where the first part's documents and id bytes can end at most is
+ * known before either starts, from one pass over the first part's line lengths (list_bounds:
+ * a line of L bytes holds at most one document, whose id takes at most L - 16 bytes with its
+ * NUL; for a list of well-formed lines this is exact, so the span closes where the first part
+ * ended and nothing is copied; otherwise the span is moved down over the gap when it closes).
+ * The second part's diagnostics and line marks are kept aside and said with the first part's
+ * line count added, so the output, the messages and their order are those of one reader. Each
+ * part is read with pread in 1 MiB chunks parsed in place (dedup_fplist_feed_inplace). */
 #define LIST_SPLIT_MIN ((size_t)8 << 20)
 #define LIST_CUT_PERCENT 46
 #define LIST_CHUNK ((size_t)1 << 20)
-#define LIST_MIN_LINE 19u
-#define LIST_PREFAULT ((size_t)4 << 20)
+#define LIST_MIN_LINE 18u /* the shortest line with a document: 16 digits, a space, an id */
 
 struct batch_err {
     size_t line;
@@ -566,42 +590,17 @@ struct list_part {
     int stopped;    /* the entry callback stopped the reading */
 };
 
-/* The second part's batch. */
+/* The second part: its span of the index, where its line numbering jumps, its first
+ * malformed lines. */
 struct list_batch {
-    uint64_t *fp, *id_end;
-    char *ids;
-    size_t n, cap, id_len, id_cap;
-    size_t fp_pf, end_pf, ids_pf; /* bytes prefaulted so far */
-    struct line_mark *marks;      /* doc: within the batch; line: within the part */
+    struct dedup_index_span span;
+    uint64_t *h;             /* the sink's id hashes: h[document number] */
+    struct line_mark *marks; /* doc: within the span; line: within the part */
     size_t nmarks, capmarks, last_line;
     struct batch_err errs[CLI_INPUT_WARN_MAX + 1];
     size_t nerrs, more_errs;
     int oom;
 };
-
-static void *map_reserve(size_t bytes)
-{
-    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-/* Faults [*done, need + LIST_PREFAULT) of a reserved block of cap bytes in one call. */
-static void prefault_ahead(void *base, size_t cap, size_t need, size_t *done)
-{
-    if (need <= *done)
-        return;
-    size_t to = need + LIST_PREFAULT < cap ? need + LIST_PREFAULT : cap;
-#ifdef MADV_POPULATE_WRITE
-    uintptr_t a = ((uintptr_t)base + *done + 4095) & ~(uintptr_t)4095;
-    uintptr_t e = ((uintptr_t)base + to) & ~(uintptr_t)4095;
-    if (e > a)
-        (void)madvise((void *)a, e - a, MADV_POPULATE_WRITE); /* advice: may fail */
-#else
-    (void)base;
-#endif
-    *done = to;
-}
 
 static void batch_warn(void *userdata, size_t line, const char *what)
 {
@@ -619,10 +618,6 @@ static int batch_entry(void *userdata, uint64_t fp, const char *id, size_t id_le
         batch_warn(b, line, "id longer than 65536 bytes"); /* as cli_list_entry says */
         return 0;
     }
-    if (b->n == b->cap || id_len + 1 > b->id_cap - b->id_len) {
-        b->oom = 1; /* not within the bounds reserved (cannot happen): refused, not overrun */
-        return 1;
-    }
     if (b->nmarks == 0 || line != b->last_line + 1) {
         if (b->nmarks == b->capmarks) {
             size_t cap = b->capmarks ? b->capmarks * 2 : 64;
@@ -634,17 +629,14 @@ static int batch_entry(void *userdata, uint64_t fp, const char *id, size_t id_le
             b->marks = nm;
             b->capmarks = cap;
         }
-        b->marks[b->nmarks++] = (struct line_mark){(uint32_t)b->n, NULL, line};
+        b->marks[b->nmarks++] = (struct line_mark){(uint32_t)b->span.n, NULL, line};
     }
     b->last_line = line;
-    prefault_ahead(b->fp, b->cap * sizeof *b->fp, (b->n + 1) * sizeof *b->fp, &b->fp_pf);
-    prefault_ahead(b->id_end, b->cap * sizeof *b->id_end, (b->n + 1) * sizeof *b->id_end,
-                   &b->end_pf);
-    prefault_ahead(b->ids, b->id_cap, b->id_len + id_len + 1, &b->ids_pf);
-    b->fp[b->n] = fp;
-    memcpy(b->ids + b->id_len, id, id_len + 1); /* with its NUL */
-    b->id_len += id_len + 1;
-    b->id_end[b->n++] = b->id_len;
+    if (dedup_index_span_add(&b->span, fp, id, id_len) != DEDUP_OK) {
+        b->oom = 1; /* not within the room reserved (cannot happen): refused, not overrun */
+        return 1;
+    }
+    b->h[b->span.first + b->span.n - 1] = XXH3_64bits(id, id_len);
     return 0;
 }
 
@@ -685,6 +677,50 @@ done:
     dedup_fplist_free(p);
 }
 
+/* Upper bounds of the documents and id bytes (each id's length + 1) the lines of [0, to) can
+ * give (to is a line start): a line of L bytes without its newline holds a document only
+ * when L >= LIST_MIN_LINE, and its id then takes at most L - 16 bytes with its NUL (16 hex
+ * digits and a space at least before it; a CR or an escape only shortens it). 0, or an
+ * errno value. */
+static int list_bounds(int fd, off_t to, uint64_t *docs, uint64_t *bytes)
+{
+    char *buf = malloc(LIST_CHUNK);
+    uint64_t d = 0, b = 0;
+    size_t carry = 0; /* the bytes of a line begun in an earlier chunk */
+    if (!buf)
+        return ENOMEM;
+    for (off_t at = 0; at < to;) {
+        size_t want = (off_t)LIST_CHUNK < to - at ? LIST_CHUNK : (size_t)(to - at);
+        ssize_t got = pread(fd, buf, want, at);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            int e = got < 0 ? errno : EIO; /* cut short: the file shrank */
+            free(buf);
+            return e;
+        }
+        at += got;
+        const char *p = buf, *end = buf + got;
+        for (const char *nl; (nl = memchr(p, '\n', (size_t)(end - p))) != NULL; p = nl + 1) {
+            size_t len = carry + (size_t)(nl - p);
+            carry = 0;
+            if (len >= LIST_MIN_LINE) {
+                d++;
+                b += len - 16;
+            }
+        }
+        carry += (size_t)(end - p);
+    }
+    if (carry >= LIST_MIN_LINE) { /* cannot happen: to is a line start */
+        d++;
+        b += carry - 16;
+    }
+    free(buf);
+    *docs = d;
+    *bytes = b;
+    return 0;
+}
+
 struct part_job {
     struct list_part part;
     struct list_batch batch;
@@ -715,25 +751,30 @@ static off_t list_cut(int fd, off_t size)
     return 0;
 }
 
-/* The second part's batch into the index and the sink's marks, its diagnostics said.
- * CLI_OK or the exit status. */
-static int add_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list_ctx *c,
-                     struct part_job *j)
+/* The second part's diagnostics said, its marks added to the sink's, its span closed into
+ * the index (drop: closed empty, after a failure). CLI_OK or the exit status. */
+static int close_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list_ctx *c,
+                       struct part_job *j, int drop)
 {
     struct list_batch *b = &j->batch;
+    if (drop) {
+        dedup_index_span_drop(s->idx, &b->span); /* its documents are not taken */
+        return CLI_OK;
+    }
     size_t base_line = j->part.lines; /* set by the caller: the first part's lines */
     for (size_t i = 0; i < b->nerrs; i++)
         cli_list_warn(c, base_line + b->errs[i].line, b->errs[i].what);
     for (size_t i = 0; i < b->more_errs; i++)
         cli_list_warn(c, 0, ""); /* past CLI_INPUT_WARN_MAX: counted only */
     uint32_t base = dedup_index_doc_count(s->idx);
-    for (size_t i = 0; i < b->nmarks; i++) {
+    int oom = 0;
+    for (size_t i = 0; i < b->nmarks && !oom; i++) {
         if (s->nmarks == s->capmarks) {
             size_t cap = s->capmarks ? s->capmarks * 2 : 64;
             struct line_mark *nm = realloc(s->marks, cap * sizeof *nm);
             if (!nm) {
-                cli_error(CMD, "out of memory reading the inputs");
-                return CLI_RUNTIME;
+                oom = 1;
+                break;
             }
             s->marks = nm;
             s->capmarks = cap;
@@ -741,30 +782,26 @@ static int add_batch(struct cli_inputs *in, struct list_sink *s, struct cli_list
         s->marks[s->nmarks++] =
             (struct line_mark){base + b->marks[i].doc, c->name, base_line + b->marks[i].line};
     }
-    if (b->n) {
+    if (oom) {
+        dedup_index_span_drop(s->idx, &b->span);
+        cli_error(CMD, "out of memory reading the inputs");
+        return CLI_RUNTIME;
+    }
+    size_t n = b->span.n;
+    if (n) {
         s->last_list = c->name;
         s->last_line = base_line + b->last_line;
     }
-    enum dedup_code rc =
-        dedup_index_add_many(s->idx, b->n, b->fp, b->ids, b->id_end, cli_threads());
+    if (n && b->span.first != base) /* the span moves down over the gap: its hashes too */
+        memmove(s->h + base, s->h + b->span.first, n * sizeof *s->h);
+    enum dedup_code rc = dedup_index_span_close(s->idx, &b->span);
     if (rc != DEDUP_OK) {
         cli_error(CMD, "cannot add the documents of %s to the index: %s", c->name,
                   dedup_strerror(rc));
         return CLI_RUNTIME;
     }
-    in->docs += b->n;
+    in->docs += n;
     return CLI_OK;
-}
-
-static void batch_free(struct list_batch *b)
-{
-    if (b->fp)
-        munmap(b->fp, b->cap * sizeof *b->fp);
-    if (b->id_end)
-        munmap(b->id_end, b->cap * sizeof *b->id_end);
-    if (b->ids)
-        munmap(b->ids, b->id_cap);
-    free(b->marks);
 }
 
 /* List `path` into the index on two threads. -1 when it is not for this road (not a large
@@ -783,30 +820,34 @@ static int read_list_split(struct cli_inputs *in, struct list_sink *s, const cha
         return -1;
     }
     off_t cut = list_cut(fd, st.st_size);
-    if (cut == 0) {
+    uint64_t docs1 = 0, bytes1 = 0;
+    if (cut == 0 || list_bounds(fd, cut, &docs1, &bytes1) != 0) {
         close(fd);
-        return -1;
+        return -1; /* the stream reader reads it (and says what fails) */
     }
     struct part_job *j = calloc(1, sizeof *j);
     if (!j) {
         close(fd);
         return -1;
     }
-    size_t bytes = (size_t)(st.st_size - cut);
+    uint64_t bytes = (uint64_t)(st.st_size - cut);
     j->part = (struct list_part){fd, cut, -1, 0, 0, 0};
-    j->batch.cap = bytes / LIST_MIN_LINE + 1;
-    j->batch.id_cap = bytes + 1;
-    j->batch.fp = map_reserve(j->batch.cap * sizeof *j->batch.fp);
-    j->batch.id_end = map_reserve(j->batch.cap * sizeof *j->batch.id_end);
-    j->batch.ids = map_reserve(j->batch.id_cap);
     pthread_t th;
-    if (!j->batch.fp || !j->batch.id_end || !j->batch.ids ||
-        pthread_create(&th, NULL, second_part, j) != 0) {
-        batch_free(&j->batch);
+    uint64_t room = dedup_index_doc_count(s->idx) + docs1 + bytes / LIST_MIN_LINE + 1;
+    if (s->h_nomem || room > SIZE_MAX / sizeof *s->h || sink_hash_room(s, (size_t)room) != 0 ||
+        dedup_index_span_open(s->idx, docs1, bytes1, bytes / LIST_MIN_LINE + 1, bytes + 1,
+                              &j->batch.span) != DEDUP_OK) {
         free(j);
         close(fd);
         return -1;
     }
+    if (pthread_create(&th, NULL, second_part, j) != 0) {
+        dedup_index_span_drop(s->idx, &j->batch.span); /* nothing in it */
+        free(j);
+        close(fd);
+        return -1;
+    }
+    j->batch.h = s->h; /* not moved while the span is open: sink_add stays below it */
     struct cli_list_ctx c = {in, path, 0, sink_add, s};
     struct list_part first = {fd, 0, cut, 0, 0, 0};
     read_part(&first, cli_list_entry, cli_list_warn, &c);
@@ -814,8 +855,10 @@ static int read_list_split(struct cli_inputs *in, struct list_sink *s, const cha
     int status = CLI_OK;
     if (first.stopped) {
         status = CLI_RUNTIME; /* sink_add said why */
+        (void)close_batch(in, s, &c, j, 1);
     } else if (first.read_errno || j->part.read_errno || j->batch.oom) {
         int e = first.read_errno ? first.read_errno : j->part.read_errno;
+        (void)close_batch(in, s, &c, j, 1);
         if (j->batch.oom || e == ENOMEM) {
             cli_error(CMD, "%s: out of memory", path);
             status = CLI_RUNTIME;
@@ -825,9 +868,9 @@ static int read_list_split(struct cli_inputs *in, struct list_sink *s, const cha
         }
     } else {
         j->part.lines = first.lines;
-        status = add_batch(in, s, &c, j);
+        status = close_batch(in, s, &c, j, 0);
     }
-    batch_free(&j->batch);
+    free(j->batch.marks);
     free(j);
     close(fd);
     return status;
@@ -872,6 +915,7 @@ static void *big_alloc(size_t bytes)
 struct dup_job {
     const struct dedup_index *idx;
     uint32_t n, from;
+    uint32_t hashed; /* h[d] given for d >= hashed (the readers hashed the ids) */
     unsigned threads;
     uint64_t *h, *bh;
     uint32_t *bd;
@@ -969,9 +1013,11 @@ static void dup_run(struct dup_job *j, unsigned u)
     uint32_t hi = (uint32_t)((uint64_t)j->n * (u + 1) / j->threads);
     size_t *c = j->cnt[u];
     for (uint32_t d = lo; d < hi; d++) {
-        size_t len;
-        const char *id = dedup_index_id(j->idx, d, &len);
-        j->h[d] = XXH3_64bits(id, len);
+        if (d < j->hashed) {
+            size_t len;
+            const char *id = dedup_index_id(j->idx, d, &len);
+            j->h[d] = XXH3_64bits(id, len);
+        }
         c[(j->h[d] >> (64 - DUP_BITS)) + 1]++;
     }
     dup_sync(j);
@@ -1017,9 +1063,11 @@ static void *dup_thread(void *arg)
 /* The documents d >= from whose id equals that of an earlier document, ascending (caller
  * frees *out). 0, or -1 when out of memory. Each id is hashed once (XXH3-64), the hashes
  * are split by their top bits into cache-sized buckets, and equal hashes within a bucket
- * are compared as ids; both cores share every phase (dup_job). */
-static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint32_t **out,
-                              size_t *nout)
+ * are compared as ids; both cores share every phase (dup_job). pre (NULL: none) holds the
+ * hashes of the documents from `from` on, made as they were read (the ids were in cache
+ * then); those before are hashed here (pre has room for them). */
+static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint64_t *pre,
+                              uint32_t **out, size_t *nout)
 {
     const size_t nb = (size_t)1 << DUP_BITS;
     struct dup_job *j = calloc(1, sizeof *j);
@@ -1040,7 +1088,8 @@ static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint
     j->end = calloc(nb + 1, sizeof *j->end);
     for (unsigned u = 0; u < j->threads; u++)
         j->cnt[u] = calloc(nb + 1, sizeof *j->cnt[u]);
-    j->h = big_alloc((size_t)j->n * sizeof *j->h);
+    j->hashed = pre ? from : j->n;
+    j->h = pre ? pre : big_alloc((size_t)j->n * sizeof *j->h);
     j->bh = big_alloc((size_t)j->n * sizeof *j->bh);
     j->bd = big_alloc((size_t)j->n * sizeof *j->bd);
     if (!j->end || !j->cnt[0] || !j->cnt[j->threads - 1] || !j->h || !j->bh || !j->bd)
@@ -1085,7 +1134,8 @@ done:
         free(j->cnt[u]);
         free(j->out[u].dups);
     }
-    free(j->h);
+    if (!pre)
+        free(j->h);
     free(j->bh);
     free(j->bd);
     free(j);
@@ -1098,7 +1148,8 @@ static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx,
 {
     uint32_t *dups;
     size_t n;
-    if (find_duplicate_ids(idx, from, &dups, &n) != 0) {
+    uint64_t *pre = s->h_nomem || s->hcap < dedup_index_doc_count(idx) ? NULL : s->h;
+    if (find_duplicate_ids(idx, from, pre, &dups, &n) != 0) {
         cli_error(CMD, "out of memory checking the ids");
         return CLI_RUNTIME;
     }
@@ -1217,6 +1268,9 @@ static int read_inputs(struct pairs_run *r)
     }
     profile_mark("lists read");
     int status = drop_duplicates(&r->in, r->idx, &r->sink, r->old_docs);
+    free(r->sink.h); /* the id hashes: not needed past the check */
+    r->sink.h = NULL;
+    r->sink.hcap = 0;
     profile_mark("duplicate ids");
     r->st.n = dedup_index_doc_count(r->idx) - r->old_docs;
     return status;
@@ -1310,6 +1364,7 @@ int cmd_pairs(int argc, char **argv)
     status = run_pairs(&r);
     fflush(stdout);
     free(r.sink.marks);
+    free(r.sink.h);
     dedup_lock_release(r.lock);
     dedup_templates_free(r.own);
     if (PAIRS_FREE_AT_EXIT || status != CLI_OK) {

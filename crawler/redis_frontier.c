@@ -19,7 +19,10 @@
  *   S:s:ORIGIN    SET   the host's seen URLs (8-byte crawl_hash64, binary)
  *   S:q:ORIGIN    LIST  the host's queued URLs, "DEPTH HOPS\nREFERRER\nURL", FIFO
  *   S:h:ORIGIN    HASH  delay (s), next (ms, wall clock: not asked before), lease (the
- *                       token holding the host), rs/rb/rt (robots.txt status, body, time)
+ *                       token holding the host), rs/rb/rt (robots.txt status, body, time),
+ *                       rv (--max-pages: how many of the first URLs of its queue hold a
+ *                       page budget share, handed back by a reap or a release)
+ *   S:rvh, S:rv   SET, string: the shard's hosts with such URLs; how many URLs they are
  *   S:ready       ZSET  the shard's hosts with queued URLs that no worker holds, by next
  *   S:dl          ZSET  the shard's lease tokens by deadline (ms)
  *   S:lease       HASH  token -> "WORKER\nORIGIN\nENTRY" (the URL in flight)
@@ -77,14 +80,20 @@
  * leases back to their queues (a killed worker's URLs go to the others). release: a
  * worker starting (or stopping cleanly) gives its own leases back at once.
  *
- * THE PAGE BUDGET (--max-pages, the whole crawl's). Every lease adds one to P:budget and
- * every lease given back (reap, release) takes it off again; a commit takes off the URLs
- * completed without a request (robots.txt disallowed, a host given up), so P:budget is
- * the requests made by committed pages plus the URLs in flight: the single crawl's count
- * of requests started. acquire (and a commit keeping a host) leases no more than the
- * budget left, in the same script that reserves it, so that the workers together never
- * start more than --max-pages requests (a killed worker's requests that were never
- * committed are not counted: fetched again, as a resumed --state crawl does).
+ * THE PAGE BUDGET (--max-pages, the whole crawl's). Every lease adds one to P:budget; a
+ * commit takes off the URLs completed without a request (robots.txt disallowed, a host
+ * given up), so P:budget is the requests made by committed pages plus the URLs in flight:
+ * the single crawl's count of requests started. acquire (and a commit keeping a host)
+ * leases no more than the budget left, in the same script that reserves it, so that the
+ * workers together never start more than --max-pages requests. A lease given back (reap,
+ * release, the give-back of a lost answer's leases) keeps its share: its URL goes back to
+ * the front of its host's queue holding it (the host's rv, S:rvh, S:rv), and its next
+ * lease takes that share instead of a new one; acquire leases such URLs first, whatever
+ * budget is left, and counts them with the leases outstanding (the crawl is not finished
+ * while one waits). So a killed worker's request that was never committed is made again,
+ * as a resumed --state crawl makes it, before the budget goes to anything new: the page
+ * it may have kept in the shared index (near-duplicates dropped against it meanwhile) is
+ * archived whatever the budget.
  * Over B > 1 shards no script sees every shard's count: each shard counts its own
  * (S:budget, as above) and leases within the budget it was granted, S:bq - S:br - S:budget;
  * T grants it from the pool, --max-pages less what the shards hold (T:bg - T:br), and a
@@ -93,7 +102,8 @@
  * them), so a grant or a give-back a kill or a lost answer cut in two is completed by the
  * next worker's call, a call sent twice grants at most a surplus the shard gives back,
  * and no worker holds a part of the budget of its own: a killed worker's leases, reaped,
- * give their shares back in their shards (BUDGET_LUA, crawl_redis_acquire).
+ * keep their shares in their shards, for whichever worker leases their URLs next
+ * (BUDGET_LUA, crawl_redis_acquire).
  *
  * A LOST CONNECTION (Redis restarted, a network cut, a timeout, LOADING, a proxy's node
  * gone): run_cmd()
@@ -147,14 +157,22 @@ static const char ENQUEUE_LUA[] =
     "return 1\n";
 
 /* lease(P, worker, origin, now_ms, lease_ms): the next URL of origin leased to worker,
- * {token, origin, entry, delay, rs, rb, rt}, or nil when its queue is empty */
+ * {token, origin, entry, delay, rs, rb, rt}, or nil when its queue is empty. It takes a
+ * page budget share: the one it holds (handed back by a reap: rv) or a new one */
 #define LEASE_FN                                                                                   \
     "local function lease(p, w, o, now, lms)\n"                                                    \
     "  local hk = p .. ':h:' .. o\n"                                                               \
     "  local e = redis.call('LPOP', p .. ':q:' .. o)\n"                                            \
     "  if not e then redis.call('HDEL', hk, 'lease') return nil end\n"                             \
     "  local t = tostring(redis.call('INCR', p .. ':tok'))\n"                                      \
-    "  redis.call('INCR', p .. ':budget')\n"                                                       \
+    "  local rv = tonumber(redis.call('HGET', hk, 'rv') or '0')\n"                                 \
+    "  if rv > 1 then redis.call('HINCRBY', hk, 'rv', -1)\n"                                       \
+    "  elseif rv == 1 then\n"                                                                      \
+    "    redis.call('HDEL', hk, 'rv')\n"                                                           \
+    "    redis.call('SREM', p .. ':rvh', o)\n"                                                     \
+    "  end\n"                                                                                      \
+    "  if rv > 0 then redis.call('DECR', p .. ':rv') else redis.call('INCR', p .. ':budget') "     \
+    "end\n"                                                                                        \
     "  redis.call('HSET', p .. ':lease', t, w .. '\\n' .. o .. '\\n' .. e)\n"                      \
     "  redis.call('ZADD', p .. ':dl', now + lms, t)\n"                                             \
     "  redis.call('SADD', p .. ':wl:' .. w, t)\n"                                                  \
@@ -188,16 +206,29 @@ static const char ENQUEUE_LUA[] =
     "end\n"
 
 /* KEYS[1]: the shard's tag. ARGV: worker, now_ms, lease_ms, max, the budget (budget():
- * "0" none). Returns {leases, the shard's first ready time, its leases outstanding, page
- * budget left (-1: none; over shards the budget it has given back, S:br, after giving back
- * what it did not lease), its version (URLs ever queued in it)}. max 0: the shard's state
- * only. */
+ * "0" none). The hosts whose first URL holds a budget share (S:rvh) are leased first,
+ * whatever budget is left. Returns {leases, the shard's first ready time, its leases
+ * outstanding and URLs queued holding a share, page budget left (-1: none; over shards
+ * the budget it has given back, S:br, after giving back what it did not lease), its
+ * version (URLs ever queued in it), the first ready time of a host whose first URL holds
+ * a share (what can be leased with the budget spent)}. max 0: the shard's state only. */
 static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "local p, w, now, lms = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])\n"
     "local mp, max = budget(p, ARGV[5]), tonumber(ARGV[4])\n"
+    "local out = {}\n"
+    "if max > 0 and redis.call('SCARD', p .. ':rvh') > 0 then\n"
+    "  for _, o in ipairs(redis.call('SMEMBERS', p .. ':rvh')) do\n"
+    "    local s = redis.call('ZSCORE', p .. ':ready', o)\n"
+    "    if #out < max and s and tonumber(s) <= now then\n"
+    "      redis.call('ZREM', p .. ':ready', o)\n"
+    "      local l = lease(p, w, o, now, lms)\n"
+    "      if l then out[#out + 1] = l end\n"
+    "    end\n"
+    "  end\n"
+    "  max = max - #out\n"
+    "end\n"
     "local b = left(p, mp)\n"
     "if b >= 0 and b < max then max = b end\n"
-    "local out = {}\n"
     "if max > 0 then\n"
     "  local hosts = redis.call('ZRANGEBYSCORE', p .. ':ready', '-inf', now, 'LIMIT', 0, max)\n"
     "  for _, o in ipairs(hosts) do\n"
@@ -206,14 +237,21 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "    if l then out[#out + 1] = l end\n"
     "  end\n"
     "end\n"
-    "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')\n"
+    "local first = redis.call('ZRANGE', p .. ':ready', 0, 0, 'WITHSCORES')[2] or ''\n"
+    "local frv = ''\n"
+    "for _, o in ipairs(redis.call('SMEMBERS', p .. ':rvh')) do\n"
+    "  local s = redis.call('ZSCORE', p .. ':ready', o)\n"
+    "  if s and (frv == '' or tonumber(s) < tonumber(frv)) then frv = s end\n"
+    "end\n"
     "local l = left(p, mp)\n"
     "if mp < 0 then\n"
     "  if l > 0 then redis.call('INCRBY', p .. ':br', l) end\n"
     "  l = tonumber(redis.call('GET', p .. ':br') or '0')\n"
     "end\n"
-    "return {out, first[2] or '', redis.call('ZCARD', p .. ':dl'), l,\n"
-    "        tonumber(redis.call('GET', p .. ':v') or '0')}\n";
+    "local busy = redis.call('ZCARD', p .. ':dl') + tonumber(redis.call('GET', p .. ':rv') or "
+    "'0')\n"
+    "return {out, first, busy, l,\n"
+    "        tonumber(redis.call('GET', p .. ':v') or '0'), frv}\n";
 
 /* the owner check: the lease of token t is worker w's */
 #define OWNED_FN                                                                                   \
@@ -227,7 +265,8 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
 /* complete(P, w, t, next_ms, delay, fetched, keep, now, lease_ms, max_pages): token t's
  * URL done (its lease, mark and deadline gone; fetched "0": no request, its page budget
  * given back), its host's next time and delay written, and the host back to ready, or,
- * keep true and budget left, kept with its next URL leased (returned, as lease()) */
+ * keep true and budget left (or its next URL holding a share), kept with its next URL leased
+ * (returned, as lease()) */
 #define COMPLETE_FN                                                                                \
     "local function complete(p, w, t, nx, d, f, keep, now, lms, mp)\n"                             \
     "  local v = redis.call('HGET', p .. ':lease', t)\n"                                           \
@@ -241,7 +280,7 @@ static const char ACQUIRE_LUA[] = LEASE_FN LEFT_FN
     "  redis.call('SREM', p .. ':wl:' .. w, t)\n"                                                  \
     "  local hk = p .. ':h:' .. o\n"                                                               \
     "  redis.call('HSET', hk, 'next', nx, 'delay', d)\n"                                           \
-    "  if keep and left(p, mp) ~= 0 then\n"                                                        \
+    "  if keep and (left(p, mp) ~= 0 or redis.call('HEXISTS', hk, 'rv') == 1) then\n"              \
     "    local l = lease(p, w, o, now, lms)\n"                                                     \
     "    if l then return l end\n"                                                                 \
     "  end\n"                                                                                      \
@@ -373,7 +412,8 @@ static const char RENEW_LUA[] =
              "return 0\n";
 
 /* requeue(P, t, v, now, unseen): the URL of token t (its lease v) back to the front of its
- * queue and the host back to ready, the lease and any mark gone. unseen: its worker
+ * queue, holding its lease's page budget share (rv), and the host back to ready, the
+ * lease and any mark gone. unseen: its worker
  * never saw it (no request made: the host keeps its next time); else its request may
  * have reached the host just now: the host waits a delay from now. */
 #define REQUEUE_FN                                                                                 \
@@ -396,7 +436,9 @@ static const char RENEW_LUA[] =
     "  redis.call('HDEL', p .. ':mark', t)\n"                                                      \
     "  redis.call('ZREM', p .. ':dl', t)\n"                                                        \
     "  redis.call('SREM', p .. ':wl:' .. w, t)\n"                                                  \
-    "  redis.call('DECR', p .. ':budget')\n"                                                       \
+    "  redis.call('HINCRBY', hk, 'rv', 1)\n"                                                       \
+    "  redis.call('SADD', p .. ':rvh', o)\n"                                                       \
+    "  redis.call('INCR', p .. ':rv')\n"                                                           \
     "end\n"
 
 /* KEYS[1]: the shard's tag. ARGV: now_ms, worker ("": the expired leases of anyone),
@@ -566,6 +608,7 @@ struct args {
 struct shard {
     char tag[48];    /* "simcrawl{fB.HASH}" (B = 1: "simcrawl{f0}"): its keys' prefix and tag */
     double hint;     /* wall s of its first ready host (-1: none waits) */
+    double hint_rv;  /* ... of its first ready host whose next URL holds a budget share */
     double asked;    /* monotonic s of the last acquire there (-1: never) */
     int64_t dl;      /* its leases outstanding, every worker's */
     int64_t version; /* URLs ever queued in it */
@@ -1380,6 +1423,7 @@ static enum crawl_code layout(struct crawl_redis *r, unsigned want)
                      (unsigned)(XXH3_64bits(name, (size_t)len) & 0xffffffffu));
         }
         r->shards[i].hint = -1;
+        r->shards[i].hint_rv = -1;
         r->shards[i].asked = -1;
     }
     return CRAWL_OK;
@@ -1933,7 +1977,7 @@ static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
     struct acq *q = userdata;
     struct crawl_redis *r = q->r;
     struct shard *sh = &r->shards[q->shard[i]];
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 5 ||
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6 ||
         rep->element[0]->type != REDIS_REPLY_ARRAY) {
         rd_err(r, "%s: an acquire answer of a strange shape", r->url);
         return 1;
@@ -1957,6 +2001,8 @@ static int acquire_reply(void *userdata, size_t i, const redisReply *rep)
     sh->asked = q->mono;
     /* a shard that gave all it was asked for may have more ready: asked again at once */
     sh->hint = q->quota[i] > 0 && got == q->quota[i] ? q->now : *first ? atof(first) / 1000 : -1;
+    const char *frv = rep_str(rep->element[5]);
+    sh->hint_rv = q->quota[i] > 0 && got == q->quota[i] ? q->now : *frv ? atof(frv) / 1000 : -1;
     int64_t b = rep->element[3]->type == REDIS_REPLY_INTEGER ? rep->element[3]->integer : -1;
     if (r->n_shards == 1)
         r->budget_left = b;
@@ -2042,6 +2088,14 @@ static enum crawl_code acquire_round(struct crawl_redis *r, struct acq *q, size_
     return rc;
 }
 
+/* When shard sh has something to lease (wall s, -1: nothing waits): its first ready host,
+ * or with the page budget spent (as last read) its first ready host whose next URL holds a
+ * share, the only ones it can lease then */
+static double shard_hint(const struct crawl_redis *r, const struct shard *sh)
+{
+    return r->max_pages > 0 && r->budget_left == 0 ? sh->hint_rv : sh->hint;
+}
+
 /*
  * Which shards an acquire asks (order[0..k) of r->shards, *k), and for how many URLs
  * each (quota): those whose hint is due (their first ready host's time has come) and
@@ -2056,7 +2110,8 @@ static void acquire_plan(const struct crawl_redis *r, size_t max, double now, do
     for (int pass = 0; pass < 2; pass++)
         for (unsigned b = 0; b < r->n_shards && n < (max ? max : 1); b++) {
             const struct shard *sh = &r->shards[b];
-            int due = sh->hint >= 0 && sh->hint <= now;
+            double at = shard_hint(r, sh);
+            int due = at >= 0 && at <= now;
             int stale = sh->asked < 0 || mono - sh->asked >= CRAWL_REDIS_SHARD_REFRESH;
             if (pass == 0 ? due : !due && stale)
                 order[n++] = b;
@@ -2143,7 +2198,7 @@ enum crawl_code crawl_redis_acquire(struct crawl_redis *r, size_t max,
     for (unsigned b = 0; b < r->n_shards; b++) {
         const struct shard *sh = &r->shards[b];
         *leases += sh->dl;
-        double at = sh->hint;
+        double at = shard_hint(r, sh);
         if (r->n_shards > 1 && (at < 0 || at > q.now + CRAWL_REDIS_SHARD_REFRESH))
             at = q.now + CRAWL_REDIS_SHARD_REFRESH; /* asked again by then */
         if (at >= 0 && (*next_ready < 0 || at < *next_ready))

@@ -351,6 +351,49 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_add_many(struct dedup_index *idx, 
                                                        const uint64_t *fp, const char *ids,
                                                        const uint64_t *id_end, unsigned threads);
 
+/* Documents written in place by another thread: a span is a stretch of the index's own
+ * arrays, from document `doc_at` and id byte `id_at` on, reserved above what the adds
+ * fill, so a reader's second thread parses straight into the index (nothing is copied
+ * afterwards). While a span is open, dedup_index_add() keeps below it (DEDUP_ETOOLARGE
+ * rather than reach it) and the arrays do not move; one thread adds to a span
+ * with dedup_index_span_add() (the same checks and errors as dedup_index_add(), and
+ * DEDUP_ETOOLARGE past the span's room); no query, pairs, stats, save or
+ * dedup_index_add_many() until dedup_index_span_close(). The fields are the span's own
+ * (read them, do not write them). */
+struct dedup_index_span {
+    uint64_t *fp, *id_off; /* the index's arrays, copied when the span opened */
+    uint32_t *next;
+    char *ids;
+    uint64_t first;             /* the span's first document number */
+    uint64_t n, cap;            /* documents added, room */
+    uint64_t id_from, id_len;   /* where its ids start; its id bytes so far */
+    uint64_t id_cap;            /* room in id bytes */
+    uint64_t pf_docs, pf_bytes; /* prefaulted ahead so far */
+};
+
+/* Opens a span of room for `docs` documents and `bytes` id bytes (each id's length + 1)
+ * above room for `docs_below` more adds and `bytes_below` more id bytes: the span starts
+ * at document ndocs + docs_below and id byte (the index's id bytes) + bytes_below. The
+ * arrays are grown once to hold both. One span at a time. DEDUP_EINVAL (a span is open),
+ * DEDUP_ETOOLARGE, DEDUP_ENOMEM; idx unchanged on error (but for the room). */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_span_open(struct dedup_index *idx,
+                                                        uint64_t docs_below, uint64_t bytes_below,
+                                                        uint64_t docs, uint64_t bytes,
+                                                        struct dedup_index_span *s);
+/* Adds a document to the span (document number s->first + s->n). */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_span_add(struct dedup_index_span *s, uint64_t fp,
+                                                       const char *id, size_t id_len);
+/* Closes the span: its documents become the index's next ones, numbered from the
+ * index's document count, as if each had been added by dedup_index_add() after the adds
+ * below it. When the adds filled the room below exactly, nothing moves; otherwise the
+ * span's documents are moved down over the gap (block moves). DEDUP_ETOOLARGE when the whole would
+ * pass DEDUP_INDEX_MAX_DOCS (then the span's documents are dropped); the span is closed in any
+ * case. */
+DEDUP_WARN_UNUSED enum dedup_code dedup_index_span_close(struct dedup_index *idx,
+                                                         struct dedup_index_span *s);
+/* Closes the span without taking its documents (after a failed read). */
+void dedup_index_span_drop(struct dedup_index *idx, struct dedup_index_span *s);
+
 /* Changes the design of an index that has absorbed nothing yet (every document still
  * pending: no query, pairs, stats or save since dedup_index_new()), so documents can be
  * added before their number, which the design depends on, is known. DEDUP_EINVAL for an

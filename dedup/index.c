@@ -1132,6 +1132,8 @@ static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint
             from = docs;
         if (to > idx->cap_docs)
             to = idx->cap_docs;
+        if (idx->span_open && to > idx->span_doc)
+            to = idx->span_doc; /* the span's writer faults its own */
         if (to > from) {
             prefault_range(idx->doc_fp + from, (to - from) * sizeof *idx->doc_fp);
             prefault_range(idx->doc_next + from, (to - from) * sizeof *idx->doc_next);
@@ -1143,6 +1145,8 @@ static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint
         uint64_t to = bytes + (bytes / 8 > ((uint64_t)1 << 20) ? bytes / 8 : ((uint64_t)1 << 20));
         if (to > idx->id_cap)
             to = idx->id_cap;
+        if (idx->span_open && to > idx->span_id)
+            to = idx->span_id;
         if (to > idx->pf_ids)
             prefault_range(idx->id_bytes + idx->pf_ids, to - idx->pf_ids);
         idx->pf_ids = to > bytes ? to : bytes;
@@ -1159,6 +1163,8 @@ enum dedup_code dedup_index_add(struct dedup_index *idx, uint64_t fp, const char
     if (id_len && memchr(id, '\0', id_len))
         return DEDUP_EINVAL;
     uint64_t docs = (uint64_t)idx->ndocs + 1, bytes = idx->id_len + id_len + 1;
+    if (idx->span_open && (docs > idx->span_doc || bytes > idx->span_id))
+        return DEDUP_ETOOLARGE; /* would reach the open span */
     if (!idx->docs_owned || docs > idx->cap_docs || docs > idx->pf_docs || bytes > idx->id_cap ||
         bytes > idx->pf_ids) { /* else room reserved and prefaulted: docs_reserve does nothing */
         enum dedup_code rc = docs_reserve(idx, docs, bytes);
@@ -1247,6 +1253,8 @@ enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n, const ui
 {
     if (n == 0)
         return DEDUP_OK;
+    if (idx->span_open)
+        return DEDUP_EINVAL;
     uint64_t bytes = id_end[n - 1];
     if (n > DEDUP_INDEX_MAX_DOCS - idx->ndocs || idx->id_len + bytes > IX_ID_BYTES_MAX)
         return DEDUP_ETOOLARGE;
@@ -1267,6 +1275,105 @@ enum dedup_code dedup_index_add_many(struct dedup_index *idx, size_t n, const ui
     (void)ix_parallel(j.parts, j.parts, add_many_copy, &j);
     idx->id_len += bytes;
     idx->ndocs = j.base + (uint32_t)n;
+    if (idx->pf_docs < idx->ndocs)
+        idx->pf_docs = idx->ndocs;
+    if (idx->pf_ids < idx->id_len)
+        idx->pf_ids = idx->id_len;
+    return DEDUP_OK;
+}
+
+/* ---- spans: documents written in place by another thread ---- */
+
+enum dedup_code dedup_index_span_open(struct dedup_index *idx, uint64_t docs_below,
+                                      uint64_t bytes_below, uint64_t docs, uint64_t bytes,
+                                      struct dedup_index_span *s)
+{
+    if (idx->span_open)
+        return DEDUP_EINVAL;
+    if (docs_below > DEDUP_INDEX_MAX_DOCS || bytes_below > IX_ID_BYTES_MAX)
+        return DEDUP_ETOOLARGE;
+    uint64_t doc_at = idx->ndocs + docs_below, id_at = idx->id_len + bytes_below;
+    if (doc_at > DEDUP_INDEX_MAX_DOCS || docs > DEDUP_INDEX_MAX_DOCS - doc_at ||
+        id_at > IX_ID_BYTES_MAX || bytes > IX_ID_BYTES_MAX - id_at)
+        return DEDUP_ETOOLARGE;
+    /* the arrays grown once, to hold the adds below the span and the span itself */
+    enum dedup_code rc = docs_room(idx, doc_at + docs, id_at + bytes);
+    if (rc != DEDUP_OK)
+        return rc;
+    *s = (struct dedup_index_span){.fp = idx->doc_fp,
+                                   .id_off = idx->id_off,
+                                   .next = idx->doc_next,
+                                   .ids = idx->id_bytes,
+                                   .first = doc_at,
+                                   .cap = docs,
+                                   .id_from = id_at,
+                                   .id_cap = bytes};
+    idx->span_open = true;
+    idx->span_doc = doc_at;
+    idx->span_id = id_at;
+    return DEDUP_OK;
+}
+
+enum dedup_code dedup_index_span_add(struct dedup_index_span *s, uint64_t fp, const char *id,
+                                     size_t id_len)
+{
+    if (id_len > DEDUP_INDEX_MAX_ID_BYTES || s->n == s->cap || id_len + 1 > s->id_cap - s->id_len)
+        return DEDUP_ETOOLARGE;
+    if (id_len && memchr(id, '\0', id_len))
+        return DEDUP_EINVAL;
+    uint64_t d = s->first + s->n, at = s->id_from + s->id_len;
+    if (s->n + 1 > s->pf_docs) { /* the next stretch of each array, in one call each */
+        uint64_t to = s->n + (s->n / 8 > 131072 ? s->n / 8 : 131072);
+        if (to > s->cap)
+            to = s->cap;
+        prefault_range(s->fp + d, (to - s->n) * sizeof *s->fp);
+        prefault_range(s->next + d, (to - s->n) * sizeof *s->next);
+        prefault_range(s->id_off + d + 1, (to - s->n) * sizeof *s->id_off);
+        s->pf_docs = to;
+    }
+    if (s->id_len + id_len + 1 > s->pf_bytes) {
+        uint64_t ahead = s->id_len / 8 > ((uint64_t)1 << 20) ? s->id_len / 8 : (uint64_t)1 << 20;
+        uint64_t to = s->id_len + id_len + 1 + ahead;
+        if (to > s->id_cap)
+            to = s->id_cap;
+        prefault_range(s->ids + s->id_from + s->pf_bytes, to - s->pf_bytes);
+        s->pf_bytes = to;
+    }
+    s->fp[d] = fp;
+    s->next[d] = IX_NONE;
+    if (id_len)
+        memcpy(s->ids + at, id, id_len);
+    s->ids[at + id_len] = '\0';
+    s->id_len += id_len + 1;
+    s->id_off[d + 1] = s->id_from + s->id_len;
+    s->n++;
+    return DEDUP_OK;
+}
+
+void dedup_index_span_drop(struct dedup_index *idx, struct dedup_index_span *s)
+{
+    idx->span_open = false;
+    s->n = s->id_len = 0;
+}
+
+enum dedup_code dedup_index_span_close(struct dedup_index *idx, struct dedup_index_span *s)
+{
+    idx->span_open = false;
+    if (s->n == 0)
+        return DEDUP_OK;
+    if (s->n > DEDUP_INDEX_MAX_DOCS - idx->ndocs)
+        return DEDUP_ETOOLARGE;
+    uint64_t base = idx->ndocs, shift = s->first - base, id_shift = s->id_from - idx->id_len;
+    if (shift || id_shift) {
+        /* the adds stopped short of the span (lines that held no document): close the gap */
+        memmove(idx->doc_fp + base, idx->doc_fp + s->first, s->n * sizeof *idx->doc_fp);
+        memmove(idx->doc_next + base, idx->doc_next + s->first, s->n * sizeof *idx->doc_next);
+        memmove(idx->id_bytes + idx->id_len, idx->id_bytes + s->id_from, s->id_len);
+        for (uint64_t i = 1; i <= s->n; i++)
+            idx->id_off[base + i] = idx->id_off[s->first + i] - id_shift;
+    }
+    idx->ndocs = (uint32_t)(base + s->n);
+    idx->id_len += s->id_len;
     if (idx->pf_docs < idx->ndocs)
         idx->pf_docs = idx->ndocs;
     if (idx->pf_ids < idx->id_len)

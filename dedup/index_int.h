@@ -67,6 +67,8 @@ struct dedup_index {
     uint64_t pf_docs, pf_ids; /* documents / id bytes prefaulted so far (docs_reserve) */
     bool docs_owned;          /* false while doc_fp..id_bytes point into a mapped file */
     uint32_t absorbed;        /* documents [absorbed, ndocs) are pending: in no table yet */
+    bool span_open;           /* a span is open: the adds keep below span_doc / span_id */
+    uint64_t span_doc, span_id;
 
     /* the main tables: nmain distinct fingerprints, table t sorted by perm_t(fp);
      * table 0 is the identity permutation, so tab[0] is the sorted distinct fingerprints

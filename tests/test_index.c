@@ -497,6 +497,88 @@ static void test_index_add_many(void)
     add_many_case(200000, 3);
 }
 
+/* Spans (dedup_index_span_open/add/close): documents written above room left for adds,
+ * the adds then made below, the whole the same as one dedup_index_add each (numbers, ids,
+ * fingerprints, pairs); `slack` documents and `slack_bytes` id bytes of the room left
+ * unused, so the span is moved down when it closes (0, 0: nothing moves). The adds cannot
+ * reach the span; another span or a batch is refused while one is open. */
+static void span_case(size_t n, size_t below, uint64_t slack, uint64_t slack_bytes)
+{
+    rng_state = 29;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_design d;
+    struct dedup_index *one, *sp;
+    ASSERT_EQ_FATAL(dedup_design_choose(3, n, 0, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &one), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &sp), DEDUP_OK);
+    char id[32];
+    uint64_t bytes_below = 0;
+    for (size_t i = 0; i < n; i++) {
+        int l = i % 5 ? snprintf(id, sizeof id, "doc%zu", i) : 0; /* every 5th empty */
+        ASSERT_EQ_FATAL(dedup_index_add(one, v[i], id, (size_t)l, NULL), DEDUP_OK);
+        if (i >= 7 && i < 7 + below)
+            bytes_below += (uint64_t)l + 1;
+    }
+    for (size_t i = 0; i < 7; i++) { /* a few documents before the span opens */
+        size_t l;
+        const char *x = dedup_index_id(one, (uint32_t)i, &l);
+        ASSERT_EQ_FATAL(dedup_index_add(sp, v[i], x, l, NULL), DEDUP_OK);
+    }
+    struct dedup_index_span s, s2;
+    size_t rest = n - 7 - below;
+    ASSERT_EQ_FATAL(dedup_index_span_open(sp, below + slack, bytes_below + slack_bytes, rest + 1,
+                                          rest * 16, &s),
+                    DEDUP_OK);
+    ASSERT_EQ(dedup_index_span_open(sp, 0, 0, 1, 1, &s2), DEDUP_EINVAL);
+    ASSERT_EQ(dedup_index_add_many(sp, 0, NULL, NULL, NULL, 1), DEDUP_OK);
+    for (size_t i = 7 + below; i < n; i++) {
+        size_t l;
+        const char *x = dedup_index_id(one, (uint32_t)i, &l);
+        ASSERT_EQ_FATAL(dedup_index_span_add(&s, v[i], x, l), DEDUP_OK);
+    }
+    ASSERT_EQ(dedup_index_span_add(&s, v[0], "a\0b", 3), DEDUP_EINVAL);
+    for (size_t i = 7; i < 7 + below; i++) {
+        size_t l;
+        const char *x = dedup_index_id(one, (uint32_t)i, &l);
+        ASSERT_EQ_FATAL(dedup_index_add(sp, v[i], x, l, NULL), DEDUP_OK);
+    }
+    if (slack == 0) /* the room below is full: one more add would reach the span */
+        ASSERT_EQ(dedup_index_add(sp, v[0], "more", 4, NULL), DEDUP_ETOOLARGE);
+    ASSERT_EQ(dedup_index_doc_count(sp), 7 + below);
+    ASSERT_EQ_FATAL(dedup_index_span_close(sp, &s), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_doc_count(sp), n);
+    int diff = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t la, lb;
+        const char *a = dedup_index_id(one, (uint32_t)i, &la);
+        const char *b = dedup_index_id(sp, (uint32_t)i, &lb);
+        diff += la != lb || memcmp(a, b, la) != 0 || b[lb] != '\0' ||
+                dedup_index_fingerprint(sp, (uint32_t)i) != v[i];
+    }
+    ASSERT_EQ(diff, 0);
+    if (n <= 3000) /* checked against brute force: small sets only */
+        check_pairs(sp, v, n, 3, 1);
+    /* adds go on after the span, and a dropped span leaves nothing */
+    ASSERT_EQ_FATAL(dedup_index_add(sp, v[1], "after", 5, NULL), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_span_open(sp, 0, 0, 4, 64, &s2), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_span_add(&s2, v[2], "dropped", 7), DEDUP_OK);
+    dedup_index_span_drop(sp, &s2);
+    ASSERT_EQ(dedup_index_doc_count(sp), n + 1);
+    size_t l;
+    ASSERT_EQ(strcmp(dedup_index_id(sp, (uint32_t)n, &l), "after"), 0);
+    dedup_index_free(one);
+    dedup_index_free(sp);
+    free(v);
+}
+
+static void test_index_span(void)
+{
+    span_case(3000, 1000, 0, 0);   /* exact: nothing moves */
+    span_case(3000, 1000, 5, 100); /* a gap closed */
+    span_case(3000, 0, 0, 7);      /* no adds below, id bytes only */
+    span_case(200000, 90000, 3, 0);
+}
+
 static void test_index_pairs_once_threads(void)
 {
     rng_state = 5;
@@ -914,6 +996,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_permute_groups", test_index_permute_groups);
     CU_add_test(s, "test_index_batched_queries", test_index_batched_queries);
     CU_add_test(s, "test_index_add_many", test_index_add_many);
+    CU_add_test(s, "test_index_span", test_index_span);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);

@@ -41,15 +41,21 @@ static void flush(void)
     CU_ASSERT(test_redis_cmd(&srv, 1, argv) >= 1);
 }
 
+/* a worker opened with o (NULL when it cannot be, said on stderr) */
+static struct crawl_redis *open_opts(const struct crawl_redis_opts *o)
+{
+    struct crawl_redis *r = NULL;
+    char err[512];
+    if (crawl_redis_open(o, &r, err, sizeof err) != CRAWL_OK)
+        fprintf(stderr, "crawl_redis_open: %s\n", err);
+    return r;
+}
+
 static struct crawl_redis *worker(const char *name, double lease_time)
 {
     struct crawl_redis_opts o = {
         .url = srv.url, .worker = name, .lease_time = lease_time, .host_lease_time = -1};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 static double wall(void)
@@ -335,11 +341,7 @@ static struct crawl_redis *worker_at(const char *url, const char *name, double h
                                  .lease_time = 30,
                                  .host_lease_time = host_lease,
                                  .retry_time = retry};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 static void test_redis_frontier_reconnect(void)
@@ -720,11 +722,7 @@ static struct crawl_redis *worker_sharded(const char *name, double lease_time, d
                                  .lease_time = lease_time,
                                  .host_lease_time = host_lease,
                                  .shards = 4};
-    struct crawl_redis *r = NULL;
-    char err[512];
-    if (crawl_redis_open(&o, &r, err, sizeof err) != CRAWL_OK)
-        fprintf(stderr, "crawl_redis_open: %s\n", err);
-    return r;
+    return open_opts(&o);
 }
 
 /* n hosts h00..h(n-1), URLs /0 and /1 of each, queued by r */
@@ -968,6 +966,17 @@ static void test_redis_frontier_sharded_commit_lost_reply(void)
     }
 }
 
+/* acquire_upto with the answer of the first call named what lost with the connection */
+static void acquire_losing(struct crawl_redis *r, const char *what, struct count *c, int want)
+{
+    const char *lose = what;
+    crawl_redis_set_sent_hook(r, lose_once, &lose);
+    acquire_upto(r, c, want);
+    CU_ASSERT_PTR_NULL(lose);
+    CU_ASSERT(crawl_redis_reconnects(r) >= 1);
+    crawl_redis_set_sent_hook(r, NULL, NULL);
+}
+
 /* the page budget the shards count used (S:budget: URLs leased and not given back, less
  * those completed without a request), summed */
 static long long budget_used(void)
@@ -1086,7 +1095,8 @@ static void test_redis_frontier_sharded_budget(void)
     size_t reaped = 0;
     ASSERT_EQ(crawl_redis_reap(a, &reaped), CRAWL_OK);
     ASSERT_EQ(reaped, 6);
-    ASSERT_EQ(budget_used(), 4); /* a's 4 requests */
+    /* a's 4 requests, and the 6 shares the reaped URLs keep for their next lease */
+    ASSERT_EQ(budget_used(), 10);
     ca.n = 0;
     acquire_upto(a, &ca, 16);
     ASSERT_EQ(ca.n, 6);
@@ -1121,19 +1131,15 @@ static void test_redis_frontier_sharded_budget(void)
     /* the answer of a grant lost with the connection: sent again, it may grant twice; the
      * shards give the surplus back and no more than the budget is leased */
     complete_some(a, &ca, 0, 3, 0);
-    const char *lose = "budget";
-    crawl_redis_set_sent_hook(a, lose_once, &lose);
     struct count c3 = {0};
-    acquire_upto(a, &c3, 16);
-    CU_ASSERT_PTR_NULL(lose);
-    CU_ASSERT(crawl_redis_reconnects(a) >= 1);
+    acquire_losing(a, "budget", &c3, 16);
     ASSERT_EQ(c3.n, 3);
     ASSERT_EQ(budget_used(), 10);
     ASSERT_EQ(crawl_redis_acquire(a, 16, count_take, &c3, &n, &next, &leases), CRAWL_OK);
     ASSERT_EQ(budget_held(), 10); /* every surplus back in the pool */
     ASSERT_EQ(crawl_redis_release(a, &n), CRAWL_OK);
     ASSERT_EQ(n, 6);
-    ASSERT_EQ(budget_used(), 4);
+    ASSERT_EQ(budget_used(), 10); /* released, the 6 keep their shares */
     crawl_redis_free(a);
     /* a worker killed after its commit point (before the apply): started again, the
      * commit applied (its URL without a request gives its share back), its leases given
@@ -1167,13 +1173,109 @@ static void test_redis_frontier_sharded_budget(void)
     }
     CU_ASSERT_FATAL(waitpid(pid, &st, 0) == pid);
     ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
-    ASSERT_EQ(budget_used(), 4 + 5);
+    ASSERT_EQ(budget_used(), 10); /* c's 5 leased with the shares the 6 released kept */
     struct crawl_redis *c = worker_sharded("c", 30, -1);
     CU_ASSERT_FATAL(c != NULL);
     ASSERT_EQ(crawl_redis_released(c), 2);
-    ASSERT_EQ(budget_used(), 4 + 2); /* the 2 requests of its commit, nothing held */
+    /* the 2 requests of its commit, the URL it completed without one gave its share back,
+     * the 2 it held and the one c never leased keep theirs */
+    ASSERT_EQ(budget_used(), 4 + 2 + 3);
     crawl_redis_free(c);
     budget_moves();
+}
+
+/* one worker over `shards` shards (1: worker()) */
+static struct crawl_redis *worker_n(const char *name, double lease_time, unsigned shards)
+{
+    if (shards == 1)
+        return worker(name, lease_time);
+    struct crawl_redis_opts o = {.url = srv.url,
+                                 .worker = name,
+                                 .lease_time = lease_time,
+                                 .host_lease_time = -1,
+                                 .shards = shards};
+    return open_opts(&o);
+}
+
+/* A URL handed back by a reap keeps the page budget share its lease had, and is leased
+ * again before anything new: its page may be in the shared index already (kept by a worker
+ * killed before its commit, near-duplicates dropped against it), so it must be fetched and
+ * archived again whatever else waits. --max-pages 2 over 1 and 4 shards: a leases x and y
+ * and is killed; z, queued since and due first, is not leased, x and y are (the budget
+ * spent), and the crawl is not finished while they wait; then it is. */
+static void reap_keeps_share(unsigned shards)
+{
+    flush();
+    struct crawl_redis *a = worker_n("a", 0.3, shards), *b = worker_n("b", 30, shards);
+    CU_ASSERT_FATAL(a && b);
+    crawl_redis_set_max_pages(a, 2);
+    crawl_redis_set_max_pages(b, 2);
+    struct crawl_redis_link xy[2] = {{.url = "http://x.test/1", .origin_len = 13},
+                                     {.url = "http://y.test/1", .origin_len = 13}};
+    ASSERT_EQ(crawl_redis_enqueue_many(a, xy, 2, 0, NULL), CRAWL_OK);
+    struct count ca = {0}, cb = {0};
+    acquire_upto(a, &ca, 2);
+    ASSERT_EQ(ca.n, 2);
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ(crawl_redis_fetching(a, ca.urls[i]), CRAWL_OK);
+    crawl_redis_free(a); /* killed holding both, nothing committed */
+    struct crawl_redis_link z = {.url = "http://z.test/1", .origin_len = 13};
+    ASSERT_EQ(crawl_redis_enqueue_many(b, &z, 1, 0, NULL), CRAWL_OK);
+    pause_s(0.35);
+    size_t reaped = 0;
+    ASSERT_EQ(crawl_redis_reap(b, &reaped), CRAWL_OK);
+    ASSERT_EQ(reaped, 2);
+    size_t n = 0;
+    double next = 0;
+    int64_t leases = 0;
+    if (shards == 1) { /* one at a time: the one left waiting keeps the crawl going */
+        ASSERT_EQ(crawl_redis_acquire(b, 1, count_take, &cb, &n, &next, &leases), CRAWL_OK);
+        ASSERT_EQ(n, 1);
+        ASSERT_EQ(leases, 2);
+    }
+    acquire_upto(b, &cb, 3);
+    ASSERT_EQ(cb.n, 2);
+    for (int i = 0; i < cb.n && i < 2; i++)
+        CU_ASSERT(strcmp(cb.urls[i], "http://z.test/1") != 0);
+    ASSERT_EQ(crawl_redis_budget_left(b), 0);
+    for (int i = 0; i < cb.n && i < 2; i++)
+        ASSERT_EQ(crawl_redis_fetching(b, cb.urls[i]), CRAWL_OK);
+    complete_some(b, &cb, 0, 2, 1);
+    /* both archived with the 2 of the budget: finished, z never leased */
+    struct count c2 = {0};
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(crawl_redis_acquire(b, 4, count_take, &c2, &n, &next, &leases), CRAWL_OK);
+    ASSERT_EQ(c2.n, 0);
+    ASSERT_EQ(leases, 0);
+    ASSERT_EQ(crawl_redis_budget_left(b), 0);
+    crawl_redis_free(b);
+    /* an acquire's answer lost with the connection: the leases it gave go back holding
+     * their shares, and the acquire sent again leases with those: --max-pages 1, 1 leased
+     * and counted once */
+    flush();
+    struct crawl_redis *c = worker_n("c", 30, shards);
+    CU_ASSERT_FATAL(c != NULL);
+    crawl_redis_set_max_pages(c, 1);
+    struct crawl_redis_link xz[2] = {{.url = "http://x.test/1", .origin_len = 13},
+                                     {.url = "http://z.test/1", .origin_len = 13}};
+    ASSERT_EQ(crawl_redis_enqueue_many(c, xz, 2, 0, NULL), CRAWL_OK);
+    struct count cc = {0};
+    acquire_losing(c, "acquire", &cc, 2);
+    ASSERT_EQ(cc.n, 1);
+    ASSERT_EQ(crawl_redis_held(c), 1);
+    const char *used[4] = {"EVAL",
+                           "local n = 0 for _, k in ipairs(redis.call('KEYS', ARGV[1])) do "
+                           "n = n + tonumber(redis.call('GET', k)) end return n",
+                           "0", "simcrawl{f*}:budget"};
+    ASSERT_EQ(test_redis_cmd(&srv, 4, used), 1);
+    crawl_redis_free(c);
+}
+
+static void test_redis_frontier_reap_keeps_share(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    reap_keeps_share(1);
+    reap_keeps_share(4);
 }
 
 extern void test_redis_frontier_register(void);
@@ -1198,4 +1300,5 @@ void test_redis_frontier_register(void)
     CU_add_test(s, "test_redis_frontier_sharded_commit_lost_reply",
                 test_redis_frontier_sharded_commit_lost_reply);
     CU_add_test(s, "test_redis_frontier_sharded_budget", test_redis_frontier_sharded_budget);
+    CU_add_test(s, "test_redis_frontier_reap_keeps_share", test_redis_frontier_reap_keeps_share);
 }
