@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 5) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 6) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,13 +71,13 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 5
+#define DEDUP_FINGERPRINT_VERSION 6
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
 #define DEDUP_MIN_TOKENS 5u              /* default minimum: 5 tokens (words) */
 #define DEDUP_SHORT_TOKENS                                                                         \
-    24u /* fewer tokens: the fingerprint is the hash of the token                                  \
+    80u /* fewer tokens: the fingerprint is the hash of the token                                  \
          * string, near-duplicate only of the same text (s. 4) */
 #define DEDUP_SHORT_SEED 0x73696d7368727431ull /* "simshrt1" in ASCII */
 #define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)    /* default cap on tokens per document */
@@ -190,10 +190,8 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
  * dedup/template.c). Not thread-safe: the caller locks.
  */
 #define DEDUP_TEMPLATE_SEED 0x73696d74706c3031ull /* "simtpl01" in ASCII */
-/* XORed hash of a stub's own text (docs/FINGERPRINT.md, "A page with little text of its own") */
-#define DEDUP_STUB_SEED 0x73696d7374756231ull /* "simstub1" in ASCII */
-#define DEDUP_TEMPLATE_MIN_DOCS 3u            /* a template block is on >= 3 documents */
-#define DEDUP_TEMPLATE_MIN_SHARE 20u          /* ... and on >= 20% of the host's */
+#define DEDUP_TEMPLATE_MIN_DOCS 3u                /* a template block is on >= 3 documents */
+#define DEDUP_TEMPLATE_MIN_SHARE 20u              /* ... and on >= 20% of the host's */
 #define DEDUP_TEMPLATE_MIN_TOKENS                                                                  \
     6u                                         /* a run of template blocks is left out             \
                                                 * when it has >= 6 tokens */

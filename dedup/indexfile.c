@@ -5,10 +5,10 @@
  * and tables, each 8-byte aligned, every integer little-endian. The layout is fixed by the counts,
  * so a loader computes every section's offset and maps the file read-only: the arrays of the index
  * point straight into the mapping (zero copy); adding to it copies the document arrays first, and
- * the next compaction replaces the tables with new ones (copy-on-extend). Older versions hold
- * fingerprints of an older definition (docs/FINGERPRINT.md versions 1 to 3) and are refused with
- * "rebuild": a fingerprint of this build's version compared with them would give wrong answers
- * without an error.
+ * the next compaction replaces the tables with new ones (copy-on-extend). Older format versions,
+ * and files whose fingerprint version field is not this build's, hold fingerprints of an older
+ * definition (docs/FINGERPRINT.md versions 1 to 5) and are refused with "rebuild": a fingerprint
+ * of this build's version compared with them would give wrong answers without an error.
  *
  * Loading trusts nothing: sizes, offsets, sortedness, directories and document lists are
  * checked before use, so a damaged or forged file gives an error naming the offset of the

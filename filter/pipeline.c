@@ -10,8 +10,6 @@
  * opts->text the input is plain UTF-8 text; it is validated here (the offset of the
  * first bad byte is reported) because extract_tokens() requires valid UTF-8.
  */
-/* XXH3_state_t on the stack (stub_own_hash) needs its definition */
-#define XXH_STATIC_LINKING_ONLY
 #include "filter/pipeline.h"
 
 #include <stdarg.h>
@@ -185,40 +183,25 @@ static enum extract_code join_blocks(const char *text, size_t tlen, struct joine
     return EXTRACT_OK;
 }
 
-/* The hash of a stub's own text (the token strings of its blocks not in tpl, joined by one
- * space): XORed into the fingerprint of its whole text (docs/FINGERPRINT.md, "A page with
- * little text of its own"); never 0. */
-static uint64_t stub_own_hash(const struct joined *j, const unsigned char *tpl)
+/* The fingerprint of a stub (docs/FINGERPRINT.md, "A page with little text of its own"):
+ * the hash of its whole token string, template blocks included, as a short text's
+ * (dedup/shingle.c); never 0. */
+static uint64_t stub_hash(const struct joined *j)
 {
-    /* the own blocks hashed in place, one space between them: the same value as
-     * XXH3_64bits_withSeed over their joined copy, without the copy */
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st); /* on the stack: reset_withSeed reads the seed field first */
-    if (XXH3_64bits_reset_withSeed(&st, DEDUP_STUB_SEED) != XXH_OK)
-        return 1;
-    int first = 1;
-    for (size_t k = 0; k < j->nb; k++) {
-        if (tpl[k])
-            continue;
-        if (!first)
-            (void)XXH3_64bits_update(&st, " ", 1);
-        (void)XXH3_64bits_update(&st, j->all + j->b[k].off, j->b[k].len);
-        first = 0;
-    }
-    uint64_t h = XXH3_64bits_digest(&st);
+    uint64_t h = XXH3_64bits_withSeed(j->all ? j->all : "", j->all_len, DEDUP_SHORT_SEED);
     return h ? h : 1;
 }
 
 /* 2. Marks the template blocks of opts->host in tpl (opts->mark or opts->templates;
  * hash and ntok: each block's hash and tokens); returns how many, or 0 when the page is
- * fingerprinted whole (a stub, below: *own_hash is then the hash of its own text). */
+ * fingerprinted whole (a stub, below: *stub is then its fingerprint). */
 static size_t mark_templates(const struct filter_fp_opts *opts, const struct joined *j,
                              const uint64_t *hash, const uint32_t *ntok, unsigned char *tpl,
-                             uint64_t *own_hash)
+                             uint64_t *stub)
 {
     const char *host = opts->host ? opts->host : "";
     size_t nb = j->nb, marked = 0;
-    *own_hash = 0;
+    *stub = 0;
     if (nb && !opts->blocks_only) {
         if (opts->mark)
             marked = opts->mark(opts->mark_userdata, host, strlen(host), hash, ntok, nb, tpl);
@@ -228,11 +211,12 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
     /* a page with a little text of its own among template blocks (a stub: its name,
      * then the sentences every stub of the site repeats) is fingerprinted whole: left
      * with its few own words it would get no fingerprint at all, and the same page in
-     * another release would not be found. Its own words decide, though: two stubs that
-     * differ in them (two operands, two chapters) are two pages, so the hash of the own
-     * text is XORed into the fingerprint: stubs with the same own text compare by their
-     * whole texts, stubs with different own texts are 32 bits apart on average. A page
-     * that is nothing but template blocks (the site's menu) has too little text. */
+     * another release would not be found. A stub is a copy only of a page with the same
+     * whole text, though: with a few own words among template sentences, "near" says
+     * nothing (two editions' stubs of one chapter differ only in their template lines,
+     * two operands' stubs only in a name), so its fingerprint is the hash of its whole
+     * token string, as a short text's is. A page that is nothing but template blocks
+     * (the site's menu) has too little text. */
     if (marked) {
         size_t own = 0, whole = 0;
         size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
@@ -241,8 +225,8 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
             if (!tpl[k])
                 own += j->b[k].n_tokens;
         }
-        if (own > 0 && own < min && whole >= min) {
-            *own_hash = stub_own_hash(j, tpl);
+        if (own > 0 && (own < min || own < DEDUP_SHORT_TOKENS) && whole >= min) {
+            *stub = stub_hash(j);
             marked = 0;
         }
     }
@@ -435,7 +419,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
         goto fail;
     }
-    out->fingerprint = dedup_simhash(f) ^ out->stub_hash;
+    out->fingerprint = out->stub_hash ? out->stub_hash : dedup_simhash(f);
     out->n_tokens = n_tokens;
     out->n_features = dedup_features_count(f);
     out->stage = FILTER_FP_DONE;

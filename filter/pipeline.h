@@ -81,8 +81,8 @@ struct filter_fp_result {
     uint64_t doc_hash;        /* keep_blocks: hash of the whole token string */
     size_t n_template_blocks; /* blocks left out as template */
     size_t n_template_tokens; /* their tokens (not in n_tokens) */
-    uint64_t stub_hash;       /* a stub fingerprinted whole: the hash of its own text, in
-                               * the fingerprint (docs/FINGERPRINT.md); 0 otherwise */
+    uint64_t stub_hash;       /* a stub fingerprinted whole: its fingerprint, the hash of
+                               * its whole token string (docs/FINGERPRINT.md); 0 otherwise */
     unsigned truncated;       /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
     struct extract_cuts cuts; /* ... and how much (extract_doc_truncated()) */
 };

@@ -916,6 +916,9 @@ static void test_index_corrupt_files(void)
     ASSERT_EQ(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EVERSION);
     ASSERT_EQ(err.offset, 104);
     CU_ASSERT(strstr(err.what, "rebuild") != NULL);
+    c[104] = DEDUP_FINGERPRINT_VERSION - 1; /* the version before: its stubs differ */
+    ASSERT_EQ(load_bytes(c, len, DEDUP_INDEX_LOAD_NO_CHECKSUM, &err), DEDUP_EVERSION);
+    ASSERT_EQ(err.offset, 104);
     c[104] = DEDUP_FINGERPRINT_VERSION;
     /* 108..128 reserved */
     c[108] = 1;

@@ -46,8 +46,8 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
     }
     if (n == 0 || n < min_tokens)
         return -1;
-    /* a short text (fewer than 24 tokens): the hash of the token string (section 4) */
-    if (n < 24) {
+    /* a short text (fewer than 80 tokens): the hash of the token string (section 4) */
+    if (n < 80) {
         *out = XXH3_64bits_withSeed(s, len, 0x73696d7368727431ull);
         return 0;
     }

@@ -13,8 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "dedup/dedup.h"
 #include "extract/extract.h"
+#include "filter/pipeline.h"
 #include "tests/testutil.h"
 
 /* Counts one document of host "h" whose blocks are b[0..n). */
@@ -312,6 +315,102 @@ static void test_template_blocks_join_to_whole_text(void)
     CU_ASSERT(checked >= 5);
 }
 
+/* A mark callback: the blocks whose hash is in the zero-terminated list userdata. */
+static size_t mark_listed(void *userdata, const char *host, size_t host_len, const uint64_t *blocks,
+                          const uint32_t *n_tokens, size_t n, unsigned char *is_template)
+{
+    (void)host, (void)host_len, (void)n_tokens;
+    const uint64_t *list = userdata;
+    size_t marked = 0;
+    for (size_t i = 0; i < n; i++) {
+        is_template[i] = 0;
+        for (const uint64_t *l = list; *l; l++)
+            if (blocks[i] == *l)
+                is_template[i] = 1;
+        marked += is_template[i];
+    }
+    return marked;
+}
+
+/* The fingerprint of text with the lines listed in tpl (token strings) as template;
+ * 0 when the page has none (too little text). */
+static uint64_t fp_with_template(const char *text, const char *const *tpl)
+{
+    uint64_t list[8] = {0};
+    for (size_t i = 0; tpl[i]; i++)
+        list[i] = dedup_template_block_hash(tpl[i], strlen(tpl[i]));
+    struct filter_fp_opts o = {0};
+    o.text = 1;
+    o.mark = mark_listed;
+    o.mark_userdata = list;
+    struct filter_fp_result r;
+    uint64_t fp =
+        filter_fingerprint_page(text, strlen(text), NULL, NULL, &o, &r) == 0 ? r.fingerprint : 0;
+    filter_fp_result_release(&r);
+    return fp;
+}
+
+/* docs/FINGERPRINT.md, "A page with little text of its own": a page left with fewer than
+ * 80 tokens of its own among template blocks is fingerprinted by the hash of its whole
+ * token string (a short text's hash), so the same chapter's stub in two editions (the same title,
+ * each edition's template sentences) is two pages, and the same stub in two releases (the same
+ * whole text) is one. */
+static void test_template_stub_is_its_whole_text(void)
+{
+    static const char *const ed2018[] = {
+        "the 2018 edition of the book is no longer distributed with rust s documentation",
+        "if you came here via a link you may want the current version", NULL};
+    static const char *const ed2nd[] = {
+        "the second edition of the book is no longer distributed with rust s documentation",
+        "if you came here via a link you may want the current version", NULL};
+    const char *a = "Using Structs\n\nThe 2018 edition of the book is no longer distributed "
+                    "with Rust's documentation.\n\nIf you came here via a link, you may want "
+                    "the current version.\n";
+    const char *b = "Using Structs\n\nThe second edition of the book is no longer distributed "
+                    "with Rust's documentation.\n\nIf you came here via a link, you may want "
+                    "the current version.\n";
+    const char *whole_a = "using structs the 2018 edition of the book is no longer distributed "
+                          "with rust s documentation if you came here via a link you may want "
+                          "the current version";
+    uint64_t fa = fp_with_template(a, ed2018), fb = fp_with_template(b, ed2nd);
+    uint64_t want = XXH3_64bits_withSeed(whole_a, strlen(whole_a), DEDUP_SHORT_SEED);
+    ASSERT_EQ(fa, want ? want : 1);
+    /* two editions' stubs: their own words alike, their template lines not */
+    CU_ASSERT(dedup_distance(fa, fb) > 3);
+    /* the same stub in another release, where the template is the same */
+    ASSERT_EQ(fp_with_template(a, ed2018), fa);
+    /* with a title of 6 own words (5 to 23: not a stub, but a short text) the same */
+    const char *c = "Using Structs to Structure Related Data\nThe 2018 edition of the book "
+                    "is no longer distributed with Rust's documentation.\n";
+    const char *d = "Using Structs to Structure Related Data\nThe second edition of the book "
+                    "is no longer distributed with Rust's documentation.\n";
+    uint64_t fc = fp_with_template(c, ed2018), fd = fp_with_template(d, ed2nd);
+    const char *whole_c = "using structs to structure related data the 2018 edition of the "
+                          "book is no longer distributed with rust s documentation";
+    want = XXH3_64bits_withSeed(whole_c, strlen(whole_c), DEDUP_SHORT_SEED);
+    ASSERT_EQ(fc, want ? want : 1);
+    CU_ASSERT(dedup_distance(fc, fd) > 3);
+    /* whole texts under 80 tokens: the same fingerprint as without a template table */
+    static const char *const none[] = {NULL};
+    ASSERT_EQ(fp_with_template(c, none), fc);
+    /* DEDUP_SHORT_TOKENS own tokens or more: the simhash of the own text alone, the
+     * template left out */
+    char e[2048], own[1024];
+    size_t ol = 0;
+    for (unsigned i = 0; i < DEDUP_SHORT_TOKENS; i++)
+        ol += (size_t)snprintf(own + ol, sizeof own - ol, "%sword%u", i ? " " : "", i);
+    snprintf(e, sizeof e,
+             "%s\nThe 2018 edition of the book is no longer distributed with "
+             "Rust's documentation.\n",
+             own);
+    ASSERT_EQ(fp_with_template(e, ed2018), fp_with_template(own, none));
+    /* only template lines: too little text */
+    ASSERT_EQ(fp_with_template("The 2018 edition of the book is no longer distributed with "
+                               "Rust's documentation.\n",
+                               ed2018),
+              0);
+}
+
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -324,4 +423,5 @@ void test_template_register(void)
     CU_add_test(s, "test_template_index_roundtrip", test_template_index_roundtrip);
     CU_add_test(s, "test_template_blocks_join_to_whole_text",
                 test_template_blocks_join_to_whole_text);
+    CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
 }
