@@ -1118,31 +1118,48 @@ static enum dedup_code docs_room(struct dedup_index *idx, uint64_t docs, uint64_
     return DEDUP_OK;
 }
 
-/* docs_room, then the next stretch of each array prefaulted (an eighth of what is there
- * ahead of the adds, in one call each). */
+/* How far the adds prefault: the next stretch of each array, an eighth of what is there
+ * ahead of the need (at least 131072 documents, 1 MiB of ids), in one call each; for
+ * dedup_index_add (docs_reserve) and a span's writer (dedup_index_span_add) alike. */
+static uint64_t pf_docs_to(uint64_t need)
+{
+    return need + (need / 8 > 131072 ? need / 8 : 131072);
+}
+
+static uint64_t pf_bytes_to(uint64_t need)
+{
+    return need + (need / 8 > ((uint64_t)1 << 20) ? need / 8 : ((uint64_t)1 << 20));
+}
+
+/* Documents [from, to) of the three document arrays prefaulted. */
+static void prefault_docs(uint64_t *fp, uint32_t *next, uint64_t *id_off, uint64_t from,
+                          uint64_t to)
+{
+    prefault_range(fp + from, (to - from) * sizeof *fp);
+    prefault_range(next + from, (to - from) * sizeof *next);
+    prefault_range(id_off + from + 1, (to - from) * sizeof *id_off);
+}
+
+/* docs_room, then the next stretch of each array prefaulted (pf_docs_to, pf_bytes_to). */
 static enum dedup_code docs_reserve(struct dedup_index *idx, uint64_t docs, uint64_t bytes)
 {
     enum dedup_code rc = docs_room(idx, docs, bytes);
     if (rc != DEDUP_OK)
         return rc;
     if (docs > idx->pf_docs) {
-        /* prefault the next stretch of each array in one call each */
-        uint64_t from = idx->pf_docs, to = docs + (docs / 8 > 131072 ? docs / 8 : 131072);
+        uint64_t from = idx->pf_docs, to = pf_docs_to(docs);
         if (from > docs)
             from = docs;
         if (to > idx->cap_docs)
             to = idx->cap_docs;
         if (idx->span_open && to > idx->span_doc)
             to = idx->span_doc; /* the span's writer faults its own */
-        if (to > from) {
-            prefault_range(idx->doc_fp + from, (to - from) * sizeof *idx->doc_fp);
-            prefault_range(idx->doc_next + from, (to - from) * sizeof *idx->doc_next);
-            prefault_range(idx->id_off + from + 1, (to - from) * sizeof *idx->id_off);
-        }
+        if (to > from)
+            prefault_docs(idx->doc_fp, idx->doc_next, idx->id_off, from, to);
         idx->pf_docs = to > docs ? to : docs;
     }
     if (bytes > idx->pf_ids) {
-        uint64_t to = bytes + (bytes / 8 > ((uint64_t)1 << 20) ? bytes / 8 : ((uint64_t)1 << 20));
+        uint64_t to = pf_bytes_to(bytes);
         if (to > idx->id_cap)
             to = idx->id_cap;
         if (idx->span_open && to > idx->span_id)
@@ -1322,18 +1339,15 @@ enum dedup_code dedup_index_span_add(struct dedup_index_span *s, uint64_t fp, co
     if (id_len && memchr(id, '\0', id_len))
         return DEDUP_EINVAL;
     uint64_t d = s->first + s->n, at = s->id_from + s->id_len;
-    if (s->n + 1 > s->pf_docs) { /* the next stretch of each array, in one call each */
-        uint64_t to = s->n + (s->n / 8 > 131072 ? s->n / 8 : 131072);
+    if (s->n + 1 > s->pf_docs) {
+        uint64_t to = pf_docs_to(s->n);
         if (to > s->cap)
             to = s->cap;
-        prefault_range(s->fp + d, (to - s->n) * sizeof *s->fp);
-        prefault_range(s->next + d, (to - s->n) * sizeof *s->next);
-        prefault_range(s->id_off + d + 1, (to - s->n) * sizeof *s->id_off);
+        prefault_docs(s->fp, s->next, s->id_off, d, s->first + to);
         s->pf_docs = to;
     }
     if (s->id_len + id_len + 1 > s->pf_bytes) {
-        uint64_t ahead = s->id_len / 8 > ((uint64_t)1 << 20) ? s->id_len / 8 : (uint64_t)1 << 20;
-        uint64_t to = s->id_len + id_len + 1 + ahead;
+        uint64_t to = pf_bytes_to(s->id_len + id_len + 1);
         if (to > s->id_cap)
             to = s->id_cap;
         prefault_range(s->ids + s->id_from + s->pf_bytes, to - s->pf_bytes);
@@ -2292,6 +2306,16 @@ static int match_cmp(const void *a, const void *b)
     return x->doc < y->doc ? -1 : x->doc > y->doc;
 }
 
+/* A query's matches as answered: none when it failed (rc), else by distance then
+ * document (match_cmp). */
+static void matches_finish(struct dedup_matches *m, enum dedup_code rc)
+{
+    if (rc != DEDUP_OK)
+        m->n = 0;
+    else if (m->n > 1)
+        qsort(m->v, m->n, sizeof *m->v, match_cmp);
+}
+
 void dedup_matches_release(struct dedup_matches *m)
 {
     if (!m)
@@ -2319,13 +2343,8 @@ enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned
     out->n = 0;
     struct query_acc acc = {idx, out, DEDUP_OK};
     probe_all(idx, fp, k, query_found, &acc);
-    if (acc.rc != DEDUP_OK) {
-        out->n = 0;
-        return acc.rc;
-    }
-    if (out->n > 1)
-        qsort(out->v, out->n, sizeof *out->v, match_cmp);
-    return DEDUP_OK;
+    matches_finish(out, acc.rc);
+    return acc.rc;
 }
 
 struct nearest_acc {
@@ -2417,10 +2436,7 @@ static int query_many_done(void *arg, size_t i)
 {
     struct query_many_acc *a = arg;
     struct dedup_matches *m = a->q.out;
-    if (a->q.rc != DEDUP_OK)
-        m->n = 0;
-    else if (m->n > 1)
-        qsort(m->v, m->n, sizeof *m->v, match_cmp);
+    matches_finish(m, a->q.rc);
     a->stopped = a->fn(a->userdata, i, a->q.rc, m);
     a->q.rc = DEDUP_OK;
     m->n = 0;
