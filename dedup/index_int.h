@@ -21,6 +21,7 @@
 #define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
+#define IX_SCRATCH_MAX 4u /* scratch blocks an index holds (dedup_index_give_scratch) */
 
 /* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)
  * (bit 0 = least significant). */
@@ -103,6 +104,12 @@ struct dedup_index {
      * unless dedup_index_set_pair_generation() sets it. */
     uint64_t pair_gen;
 
+    /* blocks handed over by dedup_index_give_scratch(), their pages written already:
+     * the next compaction and all pairs take their working arrays from them before fresh
+     * memory (ix_scratch_take) */
+    void *scratch[IX_SCRATCH_MAX];
+    size_t scratch_bytes[IX_SCRATCH_MAX];
+
     /* a mapped file (or borrowed memory) the arrays may point into */
     void *map;
     size_t map_len;
@@ -166,6 +173,14 @@ void ix_team_sync(struct ix_team *team); /* a barrier of every thread of the tea
 /* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
  * taken in the kernel: far cheaper on a VM); freed with free(). */
 void *ix_big_alloc(size_t bytes);
+/* A block of at least bytes: the smallest given scratch block of at most most bytes, else
+ * ix_big_alloc(bytes). Freed with free(). */
+void *ix_scratch_take(struct dedup_index *idx, size_t bytes, size_t most);
+/* bytes for a block the caller keeps (shrunk later): a scratch block at most half again as
+ * large, so a larger one stays for a temporary array */
+#define IX_SCRATCH_KEEP(bytes) ((bytes) + (bytes) / 2)
+/* Frees the scratch blocks not taken. */
+void ix_scratch_release(struct dedup_index *idx);
 
 /* Builds tables 1.. of a lazy index (threads: how many build at once). */
 DEDUP_WARN_UNUSED enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads);
@@ -217,7 +232,8 @@ void ix_unmap(struct dedup_index *idx);
 uint32_t *ix_doc_positions(const struct dedup_index *idx);
 
 /* Distinct-fingerprint pairs within k in the main tables (positions in tab[0], lo < hi),
- * sorted; caller frees *pairs. Used by pairs and clusters. */
+ * sorted; caller frees *pairs, then the scratch blocks left (ix_scratch_release). Used by
+ * pairs and clusters. */
 DEDUP_WARN_UNUSED enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k,
                                                     unsigned threads, uint64_t **pairs,
                                                     size_t *npairs);

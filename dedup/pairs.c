@@ -388,11 +388,13 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
         threads = IX_THREADS_MAX_PAIRS;
     if (idx->nmain < 65536)
         threads = 1;
-    j->buf = idx->ntables > 1 ? ix_big_alloc((size_t)idx->nmain * sizeof *j->buf) : NULL;
+    j->buf = idx->ntables > 1 ? ix_scratch_take(idx, (size_t)idx->nmain * sizeof *j->buf, SIZE_MAX)
+                              : NULL;
     if (idx->ntables > 1 && !j->buf)
         goto done;
     unsigned ran = ix_team_run(threads, stream_run, j);
-    free(j->buf);
+    /* written: the pairs' arrays below and the expansion's take it */
+    dedup_index_give_scratch(idx, j->buf, (size_t)idx->nmain * sizeof *j->buf);
     j->buf = NULL;
     size_t total = 0;
     rc = DEDUP_OK;
@@ -406,7 +408,7 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
     if (rc != DEDUP_OK)
         goto done;
     rc = DEDUP_ENOMEM;
-    all = malloc((total ? total : 1) * sizeof *all);
+    all = ix_scratch_take(idx, (total ? total : 1) * sizeof *all, SIZE_MAX);
     if (!all)
         goto done;
     size_t o = 0;
@@ -790,7 +792,7 @@ static void direct_fill(void *arg, unsigned part)
     j->filled[part] = o - j->at[part];
 }
 
-static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
+static int expand_direct(struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
                          uint32_t min_b, unsigned threads, dedup_pair_array_fn array_fn,
                          dedup_pair_fn fn, void *userdata, int *r)
 {
@@ -807,7 +809,7 @@ static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, s
             return 0;
     }
     j.at[j.parts] = (size_t)total;
-    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
+    uint64_t *v = ix_scratch_take(idx, (size_t)(total ? total : 1) * sizeof *v, SIZE_MAX);
     if (!v)
         return -1;
     j.v = v;
@@ -857,10 +859,13 @@ enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k, uns
     if (stopped)
         *stopped = 0;
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
-    if (rc != DEDUP_OK)
+    if (rc != DEDUP_OK) {
+        ix_scratch_release(idx);
         return rc;
+    }
     int fr = 0, done_direct =
                     expand_direct(idx, pairs, npairs, min_b, threads, array_fn, fn, userdata, &fr);
+    ix_scratch_release(idx);
     if (done_direct != 0) {
         free(pairs);
         if (done_direct < 0)

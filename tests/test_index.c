@@ -705,6 +705,69 @@ static void test_index_pairs_streamed_threads(void)
     free(v);
 }
 
+/* A block of `bytes` filled with junk, as a caller's finished arrays would be. */
+static void *junk_block(size_t bytes)
+{
+    unsigned char *p = malloc(bytes);
+    for (size_t i = 0; p && i < bytes; i++)
+        p[i] = (unsigned char)(i * 131 + 7);
+    return p;
+}
+
+/* Scratch blocks handed over (dedup_index_give_scratch, as simcrawl pairs does with the
+ * duplicate-id check's arrays) are what the compaction and the streamed tables work in:
+ * the pairs are those of an index without them, list for list, and brute force's; blocks
+ * too small or never used are freed (the sanitizer build checks for leaks). */
+static void test_index_scratch(void)
+{
+    rng_state = 29;
+    size_t n = 100000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_design d;
+    struct dedup_index *a, *b;
+    ASSERT_EQ_FATAL(dedup_design_choose(3, n, 0, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &a), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, &b), DEDUP_OK);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_FATAL(dedup_index_add(a, v[i], "", 0, NULL), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_add(b, v[i], "", 0, NULL), DEDUP_OK);
+    }
+    dedup_index_give_scratch(a, junk_block(n * 8), n * 8);
+    dedup_index_give_scratch(a, junk_block(n * 4), n * 4);
+    dedup_index_give_scratch(a, junk_block(n * 8), n * 8);
+    dedup_index_give_scratch(a, junk_block(64), 64);
+    dedup_index_give_scratch(a, junk_block(64), 64); /* a fifth: freed at once */
+    dedup_index_give_scratch(a, NULL, 0);
+    struct pair_list la = {0}, lb = {0};
+    ASSERT_EQ(dedup_index_pairs(a, 3, 2, 0, list_cb, &la, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_index_pairs(b, 3, 2, 0, list_cb, &lb, NULL), DEDUP_OK);
+    CU_ASSERT(la.n > 5000);
+    ASSERT_EQ(la.n, lb.n);
+    CU_ASSERT(la.n == lb.n && memcmp(la.v, lb.v, la.n * sizeof *la.v) == 0);
+    for (unsigned i = 0; i < IX_SCRATCH_MAX; i++)
+        CU_ASSERT(a->scratch[i] == NULL); /* used or freed by the pairs */
+    int bad = 0;
+    for (int q = 0; q < 20; q++)
+        bad += check_query(a, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+    ASSERT_EQ(bad, 0);
+    free(la.v);
+    free(lb.v);
+    dedup_index_free(a);
+    dedup_index_free(b);
+
+    /* brute force, one thread; then an index given blocks and freed unused */
+    size_t m = 6000;
+    struct dedup_index *c = build(v, m, 3, 0);
+    dedup_index_give_scratch(c, junk_block(m * 8), m * 8);
+    dedup_index_give_scratch(c, junk_block(m * 4), m * 4);
+    check_pairs(c, v, m, 3, 1);
+    dedup_index_free(c);
+    c = build(v, m, 3, 0);
+    dedup_index_give_scratch(c, junk_block(m * 8), m * 8);
+    dedup_index_free(c);
+    free(v);
+}
+
 /* Lists read straight into an index (cmd_pairs): the design set once the count is known,
  * and the later documents of a repeated id dropped while still pending. */
 static void test_index_set_design_and_drop(void)
@@ -1002,6 +1065,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
     CU_add_test(s, "test_index_pairs_streamed_threads", test_index_pairs_streamed_threads);
+    CU_add_test(s, "test_index_scratch", test_index_scratch);
     CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
