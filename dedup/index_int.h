@@ -231,6 +231,13 @@ void ix_unmap(struct dedup_index *idx);
  * caller frees. NULL when out of memory. */
 uint32_t *ix_doc_positions(const struct dedup_index *idx);
 
+/* The pairs (x, y), x < y, of s[0..n) (n <= 64) within Hamming distance k, as x << 16 | y
+ * in out (room for n * (n - 1) / 2), in (x, y) order; returns their count. pick: the
+ * fastest this CPU runs (AVX-512 VPOPCNTDQ or one POPCNT a pair), scalar: the latter. */
+typedef size_t (*ix_near_fn)(const uint64_t *s, size_t n, unsigned k, uint32_t *out);
+ix_near_fn ix_near_pick(void);
+size_t ix_near_pairs_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out);
+
 /* Distinct-fingerprint pairs within k in the main tables (positions in tab[0], lo < hi),
  * sorted; caller frees *pairs, then the scratch blocks left (ix_scratch_release). Used by
  * pairs and clusters. */

@@ -120,6 +120,9 @@ IX_HOT static void pairs_table(void *arg, unsigned t)
  * while scanning would be two cache misses each). */
 #define STREAM_BITS_MAX 10u
 
+/* The run check (near_scalar, near_avx512 below; index_int.h). */
+typedef ix_near_fn near_fn;
+
 struct stream_out {
     uint64_t *pos; /* position pairs lo << 32 | hi (table 0) */
     size_t npos, cappos;
@@ -132,6 +135,7 @@ struct stream_out {
 struct stream_job {
     const struct dedup_index *idx;
     unsigned k;
+    near_fn near;
     uint64_t *buf;
     size_t end[1u << STREAM_BITS_MAX];
     size_t cnt[IX_THREADS_MAX_PAIRS][1u << STREAM_BITS_MAX];
@@ -159,36 +163,111 @@ static int grow_u64(uint64_t **v, size_t *cap, size_t need, enum dedup_code *rc)
     return 0;
 }
 
+/* The pairs (x, y), x < y, of s[0..n) (n <= NEAR_MAX) within Hamming distance k, as
+ * x << 16 | y in out (room for n * (n - 1) / 2), in (x, y) order; returns their count.
+ * Most pairs of a run are far apart, so this check is most of the runs' work: on CPUs with
+ * AVX-512 VPOPCNTDQ one instruction tests x against 8 later entries (near_avx512), else one
+ * POPCNT a pair (near_scalar, also IX_HOT's clones). Picked once a call of all pairs
+ * (ix_near_pick). */
+#define NEAR_MAX 64u
+
+IX_HOT static size_t near_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
+{
+    size_t o = 0;
+    for (size_t x = 0; x + 1 < n; x++)
+        for (size_t y = x + 1; y < n; y++)
+            if ((unsigned)__builtin_popcountll(s[x] ^ s[y]) <= k)
+                out[o++] = (uint32_t)x << 16 | (uint32_t)y;
+    return o;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#include <immintrin.h>
+#define NEAR_AVX512 1
+
+__attribute__((target("avx512f,avx512vpopcntdq"))) static size_t
+near_avx512(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
+{
+    size_t o = 0;
+    const __m512i kk = _mm512_set1_epi64((long long)k);
+    for (size_t x = 0; x + 1 < n; x++) {
+        const __m512i vx = _mm512_set1_epi64((long long)s[x]);
+        for (size_t y = x + 1; y < n; y += 8) {
+            __mmask8 lanes = n - y >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (n - y)) - 1);
+            __m512i v = _mm512_maskz_loadu_epi64(lanes, s + y);
+            __m512i pc = _mm512_popcnt_epi64(_mm512_xor_si512(v, vx));
+            unsigned hit = _mm512_mask_cmple_epu64_mask(lanes, pc, kk);
+            while (hit) {
+                unsigned b = (unsigned)__builtin_ctz(hit);
+                hit &= hit - 1;
+                out[o++] = (uint32_t)x << 16 | (uint32_t)(y + b);
+            }
+        }
+    }
+    return o;
+}
+#endif
+
+size_t ix_near_pairs_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
+{
+    return near_scalar(s, n, k, out);
+}
+
+ix_near_fn ix_near_pick(void)
+{
+#ifdef NEAR_AVX512
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq"))
+        return near_avx512;
+#endif
+    return near_scalar;
+}
+
 /* The pairs within k among the runs of equal key of a[0..m) (sorted, table t, a[0] at
  * position base of table 0 when t == 0). */
-IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned k,
-                             const uint64_t *a, size_t m, size_t base, struct stream_out *o)
+/* Keeps the pair (x, y) of a (within k) if table t is its first table. 0, or -1 (o->rc). */
+static int keep_pair(const struct dedup_index *idx, unsigned t, const uint64_t *a, size_t x,
+                     size_t y, size_t base, struct stream_out *o)
 {
     const struct ix_perm *p = &idx->perm[t];
-    unsigned kb = p->key_bits;
+    uint64_t d = a[x] ^ a[y];
+    if (ix_first_table(idx, t ? ix_unpermute(p, d) : d) != t)
+        return 0;
+    if (t == 0) {
+        if (grow_u64(&o->pos, &o->cappos, o->npos + 1, &o->rc) != 0)
+            return -1;
+        o->pos[o->npos++] = (uint64_t)(base + x) << 32 | (base + y);
+    } else {
+        if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
+            return -1;
+        o->val[o->nval++] = ix_unpermute(p, a[x]);
+        o->val[o->nval++] = ix_unpermute(p, a[y]);
+    }
+    return 0;
+}
+
+IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned k,
+                             const uint64_t *a, size_t m, size_t base, near_fn near,
+                             struct stream_out *o)
+{
+    unsigned kb = idx->perm[t].key_bits;
+    uint32_t hits[NEAR_MAX * (NEAR_MAX - 1) / 2];
     for (size_t i = 0; i < m && o->rc == DEDUP_OK;) {
         uint64_t key = ix_top(a[i], kb);
         size_t e = i + 1;
         while (e < m && ix_top(a[e], kb) == key)
             e++;
-        for (size_t x = i; x + 1 < e; x++) {
-            for (size_t y = x + 1; y < e; y++) {
-                uint64_t d = a[x] ^ a[y];
-                if ((unsigned)__builtin_popcountll(d) > k)
-                    continue;
-                if (ix_first_table(idx, t ? ix_unpermute(p, d) : d) != t)
-                    continue;
-                if (t == 0) {
-                    if (grow_u64(&o->pos, &o->cappos, o->npos + 1, &o->rc) != 0)
+        if (e - i <= NEAR_MAX) {
+            size_t nh = e - i > 1 ? near(a + i, e - i, k, hits) : 0;
+            for (size_t h = 0; h < nh; h++)
+                if (keep_pair(idx, t, a, i + (hits[h] >> 16), i + (hits[h] & 0xffff), base, o))
+                    return;
+        } else {
+            for (size_t x = i; x + 1 < e; x++)
+                for (size_t y = x + 1; y < e; y++)
+                    if ((unsigned)__builtin_popcountll(a[x] ^ a[y]) <= k &&
+                        keep_pair(idx, t, a, x, y, base, o) != 0)
                         return;
-                    o->pos[o->npos++] = (uint64_t)(base + x) << 32 | (base + y);
-                } else {
-                    if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
-                        return;
-                    o->val[o->nval++] = ix_unpermute(p, a[x]);
-                    o->val[o->nval++] = ix_unpermute(p, a[y]);
-                }
-            }
         }
         i = e;
     }
@@ -204,7 +283,8 @@ IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned
 #define SUB_BITS_MAX 13u
 
 IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsigned k, uint64_t *a,
-                                 size_t m, unsigned shift, uint64_t *scr, struct stream_out *o)
+                                 size_t m, unsigned shift, uint64_t *scr, near_fn near,
+                                 struct stream_out *o)
 {
     const struct ix_perm *p = &idx->perm[t];
     unsigned kb = p->key_bits, w = 1;
@@ -214,7 +294,7 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
         w = kb > 64 - shift ? kb - (64 - shift) : 0;
     if (!scr || w == 0) {
         ix_sort_bucket(a, m, shift, scr);
-        scan_runs(idx, t, k, a, m, 0, o);
+        scan_runs(idx, t, k, a, m, 0, near, o);
         return;
     }
     unsigned sh2 = shift - w;
@@ -229,25 +309,21 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
         scr[c2[(a[i] >> sh2) & mask]++] = a[i];
     size_t l2 = 0;
     unsigned keyshift = 64 - kb;
+    uint32_t hits[SUB_SORT * (SUB_SORT - 1) / 2];
     for (size_t d = 0; d <= mask && o->rc == DEDUP_OK; d++) {
         size_t e2 = c2[d], n2 = e2 - l2;
         const uint64_t *s = scr + l2;
         if (n2 > SUB_SORT) {
             ix_sort_u64_below(scr + l2, n2, sh2);
-            scan_runs(idx, t, k, s, n2, 0, o);
-        } else {
-            for (size_t x = 0; x + 1 < n2; x++) {
-                for (size_t y = x + 1; y < n2; y++) {
-                    uint64_t dd = s[x] ^ s[y];
-                    if ((dd >> keyshift) != 0 || (unsigned)__builtin_popcountll(dd) > k)
-                        continue;
-                    if (ix_first_table(idx, ix_unpermute(p, dd)) != t)
-                        continue;
-                    if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
-                        return;
-                    o->val[o->nval++] = ix_unpermute(p, s[x]);
-                    o->val[o->nval++] = ix_unpermute(p, s[y]);
-                }
+            scan_runs(idx, t, k, s, n2, 0, near, o);
+        } else if (n2 > 1) {
+            size_t nh = near(s, n2, k, hits);
+            for (size_t h = 0; h < nh; h++) {
+                size_t x = hits[h] >> 16, y = hits[h] & 0xffff;
+                if (((s[x] ^ s[y]) >> keyshift) != 0)
+                    continue; /* a different key */
+                if (keep_pair(idx, t, s, x, y, 0, o) != 0)
+                    return;
             }
         }
         l2 = e2;
@@ -316,7 +392,7 @@ static void stream_run(void *arg, unsigned tid, struct ix_team *team)
         while (b > 0 && b < n && ix_top(v0[b], kb) == ix_top(v0[b - 1], kb))
             b++;
         if (a < b)
-            scan_runs(idx, 0, j->k, v0 + a, b - a, a, o);
+            scan_runs(idx, 0, j->k, v0 + a, b - a, a, j->near, o);
     }
     for (unsigned t = 1; t < idx->ntables; t++) {
         const struct ix_perm *p = &idx->perm[t];
@@ -357,7 +433,7 @@ static void stream_run(void *arg, unsigned tid, struct ix_team *team)
             if (m < 2)
                 continue;
             if (o->rc == DEDUP_OK)
-                stream_bucket(idx, t, j->k, j->buf + s, m, shift, scr, o);
+                stream_bucket(idx, t, j->k, j->buf + s, m, shift, scr, j->near, o);
         }
     }
     free(scr);
@@ -384,6 +460,7 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
         return DEDUP_ENOMEM;
     j->idx = idx;
     j->k = k;
+    j->near = ix_near_pick();
     if (threads > IX_THREADS_MAX_PAIRS)
         threads = IX_THREADS_MAX_PAIRS;
     if (idx->nmain < 65536)

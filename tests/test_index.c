@@ -705,6 +705,32 @@ static void test_index_pairs_streamed_threads(void)
     free(v);
 }
 
+/* The run check the CPU picks (AVX-512 VPOPCNTDQ where there is one) finds what the
+ * scalar one does, pair for pair, for every run length 2..64 and k 0..7, on runs of
+ * fingerprints a few bits apart (so every k has hits) and of random ones. */
+static void test_index_near_pairs(void)
+{
+    ix_near_fn best = ix_near_pick();
+    uint64_t s[64];
+    uint32_t a[64 * 63 / 2], b[64 * 63 / 2];
+    int bad = 0;
+    size_t hits = 0;
+    rng_state = 31;
+    for (int round = 0; round < 40; round++) {
+        uint64_t base = rnd();
+        for (size_t i = 0; i < 64; i++)
+            s[i] = round % 4 == 3 ? rnd() : flip_bits(base, (unsigned)(rnd() % 6));
+        for (size_t n = 2; n <= 64; n++)
+            for (unsigned k = 0; k <= 7; k++) {
+                size_t na = best(s, n, k, a), nb = ix_near_pairs_scalar(s, n, k, b);
+                hits += na;
+                bad += na != nb || memcmp(a, b, na * sizeof *a) != 0;
+            }
+    }
+    ASSERT_EQ(bad, 0);
+    CU_ASSERT(hits > 100000);
+}
+
 /* A block of `bytes` filled with junk, as a caller's finished arrays would be. */
 static void *junk_block(size_t bytes)
 {
@@ -1065,6 +1091,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
     CU_add_test(s, "test_index_pairs_streamed_threads", test_index_pairs_streamed_threads);
+    CU_add_test(s, "test_index_near_pairs", test_index_near_pairs);
     CU_add_test(s, "test_index_scratch", test_index_scratch);
     CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
