@@ -1816,6 +1816,56 @@ struct fresh_job {
     bool oom[IX_THREADS_MAX];
 };
 
+/* Bucket [s, s + nb) (nb >= 2) sorted by fingerprint, stably, and folded: one counting
+ * scatter on the next digit below shift from sfp/sdoc into rec (scratch of nb), each
+ * digit's group sorted there (insertion, or msd_rec when large), then folded from rec
+ * straight back to sfp/sdoc/tail. Returns its distinct count. */
+static size_t fresh_bucket(struct fresh_job *j, size_t s, size_t nb, unsigned shift,
+                           struct ix_rec *rec, struct ix_rec *tmp)
+{
+    const uint64_t *fp = j->sfp + s;
+    const uint32_t *doc = j->sdoc + s;
+    unsigned w = 4;
+    while (w < DIGIT_BITS && ((size_t)1 << (w + 1)) <= nb)
+        w++;
+    if (w > shift)
+        w = shift;
+    unsigned sh = shift - w;
+    size_t mask = ((size_t)1 << w) - 1;
+    size_t cnt[(1u << DIGIT_BITS) + 1];
+    memset(cnt, 0, sizeof(size_t) * (mask + 2));
+    for (size_t i = 0; i < nb; i++)
+        cnt[((fp[i] >> sh) & mask) + 1]++;
+    for (size_t d = 1; d <= mask + 1; d++)
+        cnt[d] += cnt[d - 1];
+    for (size_t i = 0; i < nb; i++) /* stable: documents stay in order */
+        rec[cnt[(fp[i] >> sh) & mask]++] = (struct ix_rec){fp[i], doc[i], 0};
+    size_t lo = 0;
+    for (size_t d = 0; d <= mask; d++) { /* cnt[d]: the end of digit d */
+        size_t m = cnt[d] - lo;
+        if (m > SORT_SMALL)
+            msd_rec(rec + lo, tmp + lo, m, sh);
+        else if (m > 1)
+            msd_rec_insertion(rec + lo, m);
+        lo = cnt[d];
+    }
+    uint64_t *ofp = j->sfp + s;
+    uint32_t *odoc = j->sdoc + s, *tail = j->tail + s;
+    size_t o = 0;
+    for (size_t i = 0; i < nb; i++) {
+        if (o && ofp[o - 1] == rec[i].fp) {
+            j->doc_next[tail[o - 1]] = rec[i].doc;
+            tail[o - 1] = rec[i].doc;
+        } else {
+            ofp[o] = rec[i].fp;
+            odoc[o] = rec[i].doc;
+            tail[o] = rec[i].doc;
+            o++;
+        }
+    }
+    return o;
+}
+
 /* Folds a sorted bucket [s, s + nb) in place; returns its distinct count. */
 static size_t fresh_fold(struct fresh_job *j, size_t s, size_t nb)
 {
@@ -1880,16 +1930,7 @@ static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
     }
     for (size_t b = tid; b < FRESH_BUCKETS; b += nt) {
         size_t s = b ? j->end[b - 1] : 0, nb = j->end[b] - s;
-        if (nb >= 2) {
-            for (size_t i = 0; i < nb; i++)
-                rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
-            msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
-            for (size_t i = 0; i < nb; i++) {
-                j->sfp[s + i] = rec[i].fp;
-                j->sdoc[s + i] = rec[i].doc;
-            }
-        }
-        j->distinct[b] = fresh_fold(j, s, nb);
+        j->distinct[b] = nb >= 2 ? fresh_bucket(j, s, nb, shift, rec, tmp) : fresh_fold(j, s, nb);
     }
     free(rec);
     free(tmp);
