@@ -81,9 +81,16 @@ struct dedup_index {
     uint32_t *head, *tail;
     bool main_owned; /* false while tab/dir/head point into a mapped file */
     bool tail_owned; /* tail is copied separately (appends write it) */
-    bool lazy;       /* only table 0 (and dir[0]) is built: all pairs of a fresh index
-                      * needs no other table (pairs.c streams them); queries, stats and
-                      * saves build them first (ix_tables_ready) */
+    /* between the compaction of a fresh index for all pairs and the end of its streamed
+     * tables (ix_tails_finish), tail is NULL: tail_buf is the tables' buffer, whose pages
+     * become the tails, and tail_fix the (position, document) of each tail that is not
+     * its head */
+    void *tail_buf;
+    uint32_t *tail_fix;
+    size_t ntail_fix;
+    bool lazy; /* only table 0 (and dir[0]) is built: all pairs of a fresh index
+                * needs no other table (pairs.c streams them); queries, stats and
+                * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
      * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);
@@ -179,6 +186,9 @@ void *ix_scratch_take(struct dedup_index *idx, size_t bytes, size_t most);
 /* bytes for a block the caller keeps (shrunk later): a scratch block at most half again as
  * large, so a larger one stays for a temporary array */
 #define IX_SCRATCH_KEEP(bytes) ((bytes) + (bytes) / 2)
+/* The tails of a fresh index compacted for all pairs, made in tail_buf's pages (nothing
+ * if they are made already): ix_distinct_pairs calls it after the streamed tables. */
+void ix_tails_finish(struct dedup_index *idx);
 /* Frees the scratch blocks not taken. */
 void ix_scratch_release(struct dedup_index *idx);
 

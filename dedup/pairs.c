@@ -465,14 +465,18 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
         threads = IX_THREADS_MAX_PAIRS;
     if (idx->nmain < 65536)
         threads = 1;
-    j->buf = idx->ntables > 1 ? ix_scratch_take(idx, (size_t)idx->nmain * sizeof *j->buf, SIZE_MAX)
-                              : NULL;
+    /* the buffer the compaction left for the tails (ix_tails_finish), else one */
+    bool own_buf = !idx->tail_buf && idx->ntables > 1;
+    j->buf = idx->tail_buf ? idx->tail_buf
+             : own_buf     ? ix_scratch_take(idx, (size_t)idx->nmain * sizeof *j->buf, SIZE_MAX)
+                           : NULL;
     if (idx->ntables > 1 && !j->buf)
         goto done;
     unsigned ran = ix_team_run(threads, stream_run, j);
-    /* written: the pairs' arrays below and the expansion's take it */
-    dedup_index_give_scratch(idx, j->buf, (size_t)idx->nmain * sizeof *j->buf);
+    if (own_buf) /* written: the pairs' arrays below and the expansion's take it */
+        dedup_index_give_scratch(idx, j->buf, (size_t)idx->nmain * sizeof *j->buf);
     j->buf = NULL;
+    ix_tails_finish(idx);
     size_t total = 0;
     rc = DEDUP_OK;
     for (unsigned u = 0; u < ran; u++) {
@@ -539,8 +543,11 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
             idx->lazy = false;
         return rc;
     }
-    if (idx->lazy)
-        return stream_pairs(idx, k, threads, pairs, npairs);
+    if (idx->lazy) {
+        rc = stream_pairs(idx, k, threads, pairs, npairs);
+        ix_tails_finish(idx); /* if it stopped before the tables */
+        return rc;
+    }
     memset(&j, 0, sizeof j);
     j.idx = idx;
     j.k = k;

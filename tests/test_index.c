@@ -880,6 +880,68 @@ static char *tmp_path(const char *name)
     return buf;
 }
 
+/* Every list of the main tables runs from head[i] through ascending documents to tail[i],
+ * and the lists hold every document once: 0, else the number of faults. */
+static int check_lists(const struct dedup_index *idx)
+{
+    int bad = 0;
+    uint64_t seen = 0;
+    for (uint32_t i = 0; i < idx->nmain; i++) {
+        uint32_t d = idx->head[i], last = d;
+        for (; d != IX_NONE; d = idx->doc_next[d]) {
+            bad += d < last || idx->doc_fp[d] != idx->tab[0][i];
+            last = d;
+            seen++;
+        }
+        bad += last != idx->tail[i];
+    }
+    return bad + (seen != idx->ndocs);
+}
+
+/* All pairs of a fresh index makes its tails after the streamed tables (compact_fresh,
+ * ix_tails_finish: in the buffer's pages, from the heads and the groups of several
+ * documents each thread noted): the lists and tails are whole, on one thread and two,
+ * and the index then takes more documents of the same fingerprints, saves and loads
+ * (the loader checks every list ends at its tail) and pairs as brute force does. */
+static void test_index_tails_after_pairs(void)
+{
+    rng_state = 37;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        size_t n = 70000, m = 6000, extra = 800;
+        uint64_t *v = make_set(n + extra, 3);
+        for (size_t i = 1; i < n; i += 5)
+            v[i] = v[rnd() % i]; /* groups of identical fingerprints */
+        struct dedup_index *idx = build(v, n, 3, 0);
+        struct pair_list l = {0};
+        ASSERT_EQ(dedup_index_pairs(idx, 3, threads, 0, list_cb, &l, NULL), DEDUP_OK);
+        CU_ASSERT(l.n > 10000);
+        CU_ASSERT(idx->tail_buf == NULL && idx->tail_fix == NULL);
+        ASSERT_EQ(check_lists(idx), 0);
+        free(l.v);
+        dedup_index_free(idx);
+
+        /* a smaller one: more documents after the pairs, a save and a load */
+        idx = build(v, m, 3, 0);
+        check_pairs(idx, v, m, 3, threads);
+        for (size_t i = m; i < m + extra; i++) {
+            v[i] = i % 2 ? v[rnd() % m] : v[i];
+            char id[32];
+            int len = snprintf(id, sizeof id, "doc%zu", i);
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], id, (size_t)len, NULL), DEDUP_OK);
+        }
+        check_pairs(idx, v, m + extra, 3, threads);
+        ASSERT_EQ(check_lists(idx), 0);
+        char *path = tmp_path("tails.idx");
+        ASSERT_EQ_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
+        dedup_index_free(idx);
+        ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, NULL), DEDUP_OK);
+        check_pairs(idx, v, m + extra, 3, threads);
+        dedup_index_free(idx);
+        unlink(path);
+        free(v);
+    }
+}
+
 static void test_index_save_load_roundtrip(void)
 {
     rng_state = 21;
@@ -1096,6 +1158,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
+    CU_add_test(s, "test_index_tails_after_pairs", test_index_tails_after_pairs);
     CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);
     CU_add_test(s, "test_index_corrupt_files", test_index_corrupt_files);
     CU_add_test(s, "test_index_bad_arguments", test_index_bad_arguments);
