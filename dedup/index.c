@@ -513,7 +513,18 @@ void ix_sort_u64(uint64_t *a, size_t n)
 /* Sorts a bucket whose entries share every bit above `shift`: an out-of-place counting
  * scatter on the next digit through scr (cache-resident for a bucket), about one entry per
  * sub-bucket, so the insertion sorts after it are trivial. */
-#define PERM_SORT_BITS2 13u /* widest second digit (8192 counters, 32 KiB) */
+#define PERM_SORT_BITS2                                                                            \
+    13u /* The width of a counting pass's digit over n entries: about log2(n) bits (small          \
+         * buckets do not pay for 2048 counters), 4 to max, at most the bits left (shift). */
+static unsigned digit_width(size_t n, unsigned max, unsigned shift)
+{
+    unsigned w = 4;
+    while (w < max && ((size_t)1 << (w + 1)) <= n)
+        w++;
+    return w > shift ? shift : w;
+}
+
+/* widest second digit (8192 counters, 32 KiB) */
 
 void ix_sort_bucket(uint64_t *a, size_t nb, unsigned shift, uint64_t *scr)
 {
@@ -521,11 +532,7 @@ void ix_sort_bucket(uint64_t *a, size_t nb, unsigned shift, uint64_t *scr)
         flag_sort(a, nb, shift);
         return;
     }
-    unsigned w = 4;
-    while (w < PERM_SORT_BITS2 && ((size_t)1 << (w + 1)) <= nb)
-        w++;
-    if (w > shift)
-        w = shift;
+    unsigned w = digit_width(nb, PERM_SORT_BITS2, shift);
     unsigned sh2 = shift - w;
     size_t m = ((size_t)1 << w) - 1;
     uint32_t c2[(1u << PERM_SORT_BITS2) + 1];
@@ -1856,11 +1863,7 @@ static size_t fresh_bucket(struct fresh_job *j, unsigned tid, size_t b, size_t s
 {
     const uint64_t *fp = j->sfp + s;
     const uint32_t *doc = j->sdoc + s;
-    unsigned w = 4;
-    while (w < DIGIT_BITS && ((size_t)1 << (w + 1)) <= nb)
-        w++;
-    if (w > shift)
-        w = shift;
+    unsigned w = digit_width(nb, DIGIT_BITS, shift);
     unsigned sh = shift - w;
     size_t mask = ((size_t)1 << w) - 1;
     size_t cnt[(1u << DIGIT_BITS) + 1];
