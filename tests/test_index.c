@@ -663,21 +663,28 @@ static int list_cb(void *ud, uint32_t a, uint32_t b, unsigned distance)
     return 0;
 }
 
+/* Two indexes of the same design (k 3, tables; 0: auto) holding v[0..n) with empty ids. */
+static void twin_indexes(const uint64_t *v, size_t n, unsigned tables, struct dedup_index **a,
+                         struct dedup_index **b)
+{
+    struct dedup_design d;
+    ASSERT_EQ_FATAL(dedup_design_choose(3, n, tables, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, a), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, b), DEDUP_OK);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_FATAL(dedup_index_add(*a, v[i], "", 0, NULL), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_add(*b, v[i], "", 0, NULL), DEDUP_OK);
+    }
+}
+
 static void test_index_pairs_streamed_threads(void)
 {
     rng_state = 21;
     size_t n = 600000;
     uint64_t *v = make_set(n, 3);
     for (unsigned k = 3; k <= 3; k++) {
-        struct dedup_design d;
         struct dedup_index *a, *b;
-        ASSERT_EQ_FATAL(dedup_design_choose(3, n, 10, &d), DEDUP_OK);
-        ASSERT_EQ_FATAL(dedup_index_new(&d, &a), DEDUP_OK);
-        ASSERT_EQ_FATAL(dedup_index_new(&d, &b), DEDUP_OK);
-        for (size_t i = 0; i < n; i++) {
-            ASSERT_EQ_FATAL(dedup_index_add(a, v[i], "", 0, NULL), DEDUP_OK);
-            ASSERT_EQ_FATAL(dedup_index_add(b, v[i], "", 0, NULL), DEDUP_OK);
-        }
+        twin_indexes(v, n, 10, &a, &b);
         struct dedup_matches m = {0};
         ASSERT_EQ(dedup_index_query(b, v[0], 3, &m), DEDUP_OK); /* builds b's tables */
         CU_ASSERT(!b->lazy);
@@ -749,15 +756,8 @@ static void test_index_scratch(void)
     rng_state = 29;
     size_t n = 100000;
     uint64_t *v = make_set(n, 3);
-    struct dedup_design d;
     struct dedup_index *a, *b;
-    ASSERT_EQ_FATAL(dedup_design_choose(3, n, 0, &d), DEDUP_OK);
-    ASSERT_EQ_FATAL(dedup_index_new(&d, &a), DEDUP_OK);
-    ASSERT_EQ_FATAL(dedup_index_new(&d, &b), DEDUP_OK);
-    for (size_t i = 0; i < n; i++) {
-        ASSERT_EQ_FATAL(dedup_index_add(a, v[i], "", 0, NULL), DEDUP_OK);
-        ASSERT_EQ_FATAL(dedup_index_add(b, v[i], "", 0, NULL), DEDUP_OK);
-    }
+    twin_indexes(v, n, 0, &a, &b);
     dedup_index_give_scratch(a, junk_block(n * 8), n * 8);
     dedup_index_give_scratch(a, junk_block(n * 4), n * 4);
     dedup_index_give_scratch(a, junk_block(n * 8), n * 8);
