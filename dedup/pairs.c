@@ -29,6 +29,16 @@
  * prefaulted (index.c, "memory"). After: 2.0-3.5 CPU s a run at load 7-20 (the spread is
  * the neighbours'); the table passes (count, scatter, sub-bucket check: ~45%) and the
  * compaction (~10%) are what is left, each split between both threads.
+ * At 1M (perf, `bench_index --profile 1000000 1`, perf19f): the first write to fresh
+ * pages is most of what is left: this VM charges ~10 us a 4 KiB page on first write
+ * (3 s a GB, prefaulted or not; a page written before costs nothing), and the samples
+ * sit on the first stores into each array: the adds' document arrays (18%), the
+ * compaction's scatter and fold (22%), the streamed tables' buffer (14%). So the
+ * compaction writes no tail array until the tables are done, then writes the tails
+ * into the buffer's pages (index.c, ix_tails_finish), and a caller's finished arrays
+ * can be handed over for reuse (dedup_index_give_scratch: simcrawl pairs gives its
+ * duplicate-id check's). The run's pair checks are eight at a time with AVX-512 where
+ * the CPU has it (near_avx512: 12% -> 7% of a 1M run).
  */
 #include "dedup/index_int.h"
 
@@ -170,6 +180,7 @@ static int grow_u64(uint64_t **v, size_t *cap, size_t need, enum dedup_code *rc)
  * POPCNT a pair (near_scalar, also IX_HOT's clones). Picked once a call of all pairs
  * (ix_near_pick). */
 #define NEAR_MAX 64u
+#define NEAR_MIN 8u /* runs this short: inline scalar (the 10-table designs' 1-3) */
 
 IX_HOT static size_t near_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
 {
@@ -257,8 +268,8 @@ IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned
         size_t e = i + 1;
         while (e < m && ix_top(a[e], kb) == key)
             e++;
-        if (e - i <= NEAR_MAX) {
-            size_t nh = e - i > 1 ? near(a + i, e - i, k, hits) : 0;
+        if (e - i > NEAR_MIN && e - i <= NEAR_MAX) {
+            size_t nh = near(a + i, e - i, k, hits);
             for (size_t h = 0; h < nh; h++)
                 if (keep_pair(idx, t, a, i + (hits[h] >> 16), i + (hits[h] & 0xffff), base, o))
                     return;
@@ -316,7 +327,7 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
         if (n2 > SUB_SORT) {
             ix_sort_u64_below(scr + l2, n2, sh2);
             scan_runs(idx, t, k, s, n2, 0, near, o);
-        } else if (n2 > 1) {
+        } else if (n2 > NEAR_MIN) {
             size_t nh = near(s, n2, k, hits);
             for (size_t h = 0; h < nh; h++) {
                 size_t x = hits[h] >> 16, y = hits[h] & 0xffff;
@@ -325,6 +336,14 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
                 if (keep_pair(idx, t, s, x, y, 0, o) != 0)
                     return;
             }
+        } else {
+            for (size_t x = 0; x + 1 < n2; x++)
+                for (size_t y = x + 1; y < n2; y++) {
+                    uint64_t dd = s[x] ^ s[y];
+                    if ((dd >> keyshift) == 0 && (unsigned)__builtin_popcountll(dd) <= k &&
+                        keep_pair(idx, t, s, x, y, 0, o) != 0)
+                        return;
+                }
         }
         l2 = e2;
     }
