@@ -52,9 +52,11 @@
  *     or inside a descendant container that is negative by hint, or a non-positive
  *     container (div, table, form, fieldset, ul/ol) with few commas and link density
  *     > 0.2 (readability's conditional cleaning: link lists, tag clouds, share bars),
- *     unless that container holds most of the content. A <section> is never cleaned
- *     (readability does not clean it either): it is a part of the text by definition,
- *     and docutils/Sphinx sections under a linked heading would go.
+ *     unless that container holds most of the content, or is, holds or lies inside a
+ *     data table (readability's: a <th>, <caption>, <thead> or <tfoot>; the language tabs
+ *     of an API page's signature are one, its code linking every type). A <section>
+ *     is never cleaned (readability does not clean it either): it is a part of the
+ *     text by definition, and docutils/Sphinx sections under a linked heading would go.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -197,6 +199,9 @@ static unsigned invisible_flags(unsigned mode)
 }
 
 /*
+ * Marks readability's data tables (_markDataTables: a table with a header cell, a
+ * caption, a <thead> or <tfoot>), which its conditional cleaning never removes: the
+ * elements holding one (EX_E_HAS_DATA, up the tree) and those inside one (EX_E_IN_DATA).
  * Inherits the unlikely/boilerplate marks down the tree. libxml2 2.9's HTML4 rules do not
  * let an end tag of an element it does not know (header, nav...) close an open <div>, so
  * on sloppy pages a <header> swallows the rest of the page. A mark is therefore ignored
@@ -220,6 +225,10 @@ static int inherit_marks(struct ex_walk *w)
             e->flags |= EX_E_HAS_ARTICLE;
         if (e->parent != EX_NONE && (e->flags & EX_E_HAS_ARTICLE))
             w->elems[e->parent].flags |= EX_E_HAS_ARTICLE;
+        if (e->tag == T_th || e->tag == T_caption || e->tag == T_thead || e->tag == T_tfoot)
+            e->flags |= EX_E_HAS_DATA;
+        if (e->parent != EX_NONE && (e->flags & EX_E_HAS_DATA))
+            w->elems[e->parent].flags |= EX_E_HAS_DATA;
     }
     for (size_t i = 0; i < ne; i++) {
         struct ex_elem *e = &w->elems[i];
@@ -239,8 +248,12 @@ static int inherit_marks(struct ex_walk *w)
             f |= EX_E_IN_UNLIKELY;
         if (self & EX_E_BOILER)
             f |= EX_E_IN_BOILER;
-        if (e->parent != EX_NONE)
-            f |= w->elems[e->parent].flags & (EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
+        if (e->parent != EX_NONE) {
+            const struct ex_elem *p = &w->elems[e->parent];
+            f |= p->flags & (EX_E_IN_UNLIKELY | EX_E_IN_BOILER | EX_E_IN_DATA);
+            if (p->tag == T_table && (p->flags & EX_E_HAS_DATA))
+                f |= EX_E_IN_DATA;
+        }
         e->flags = (uint16_t)f;
     }
     free(pre);
@@ -298,6 +311,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     const struct ex_elem *e = &w->elems[i];
     if ((e->tag) != T_div && (e->tag) != T_table && (e->tag) != T_form && (e->tag) != T_fieldset &&
         (e->tag) != T_ul && (e->tag) != T_ol)
+        return 0;
+    /* readability keeps data tables, what lies inside them and what holds them */
+    if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA))
         return 0;
     if (e->weight < 0)
         return 1;

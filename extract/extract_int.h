@@ -132,6 +132,8 @@ enum {
     EX_E_HAS_ARTICLE = 1u << 9, /* boiler.c: an <article>/<main>/role=main is inside */
     EX_E_COMMENT = 1u << 10,    /* class/id says comment: user comments are content */
     EX_E_AREA = 1u << 11,       /* in a documentation generator's content area, inherited */
+    EX_E_HAS_DATA = 1u << 12,   /* boiler.c: a header cell, caption, thead or tfoot is inside */
+    EX_E_IN_DATA = 1u << 13,    /* boiler.c: inside a table that has one (a data table) */
 };
 
 /* An element that can own text blocks (block-level elements only). */

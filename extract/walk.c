@@ -472,7 +472,10 @@ struct hint {
     int8_t weight;   /* -1 negative, +1 positive class weight */
 };
 
-/* Substrings of the lower-cased class and id (readability's lists, extended). */
+/* Substrings of the lower-cased class and id (readability's lists, extended). Readability's
+ * "remark" is listed with no effect: "Remarks" is a section of every .NET API page (the
+ * <remarks> of the XML documentation comments, in a div#remarksSection), never
+ * boilerplate. */
 static const struct hint hints[] = {
     {"-ad-", 1, -1},        {"ad-break", 1, 0},
     {"author-box", 1, 0},   {"authorbox", 1, 0},
@@ -492,7 +495,7 @@ static const struct hint hints[] = {
     {"outbrain", 1, -1},    {"pager", 1, 0},
     {"pagination", 1, 0},   {"popup", 1, 0},
     {"promo", 1, -1},       {"related", 1, -1},
-    {"remark", 1, 0},       {"replies", 1, 0},
+    {"remark", 0, 0},       {"replies", 1, 0},
     {"respond", 1, 0},      {"rss", 1, 0},
     {"share", 1, -1},       {"sharing", 1, 0},
     {"shoutbox", 1, -1},    {"sidebar", 1, -1},
