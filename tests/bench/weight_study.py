@@ -44,6 +44,10 @@ ap.add_argument('--pairs', default='tuning,heldout', help='which release pairs: 
 ap.add_argument('--schemes', default='', help='comma-separated scheme names (default: all)')
 ap.add_argument('--k', type=int, default=3)
 ap.add_argument('--min-cosine', type=float, default=0.6)
+ap.add_argument('--draws', type=int, default=4, help='observed figures for draws 0 .. N-1 of the hash '
+                '(the seed XOR N, as SIMCRAWL_BENCH_SEED=N does)')
+ap.add_argument('--edit-study', action='store_true', help='also: P[within k] for texts of 24 to 96 tokens '
+                'with one word replaced (what a short-text bound costs)')
 ap.add_argument('--verbose', action='store_true', help='per-site expected false pairs')
 a = ap.parse_args()
 
@@ -75,7 +79,7 @@ def scheme(expo=None, pair=1.0, bound=80, bm25=None, cap=True):
     def weights(tf, ispair, n):
         t = np.minimum(tf, max(1, min(64, math.isqrt(n)))) if cap else tf
         t = t.astype(np.float64)
-        f = r78(t) if expo is None else (t * (bm25 + 1) / (t + bm25) if bm25 else t ** expo)
+        f = t * (bm25 + 1) / (t + bm25) if bm25 else r78(t) if expo is None else t ** expo
         return np.floor(256.0 * f * np.where(ispair, pair, 1.0) + 0.5)
     weights.bound = bound
     return weights
@@ -86,7 +90,11 @@ SCHEMES = {
     'tf^15/16': scheme(expo=15 / 16), 'tf^3/4': scheme(expo=0.75),
     'pairs x0.5': scheme(pair=0.5), 'pairs x2': scheme(pair=2.0),
     'bound 64': scheme(bound=64), 'bound 48': scheme(bound=48),
+    'no tf cap': scheme(cap=False),
     'BM25 k1=1.2': scheme(bm25=1.2, cap=False), 'BM25 k1=4': scheme(bm25=4.0, cap=False),
+    # the frontier between them: a flatter tf with pairs weighing less, and the reverse
+    'tf^3/4 + pairs x0.75': scheme(expo=0.75, pair=0.75), 'tf^15/16 + pairs x1.5': scheme(expo=15 / 16, pair=1.5),
+    'pairs x0.75': scheme(pair=0.75), 'pairs x1.5': scheme(pair=1.5),
 }
 
 _lib = ctypes.CDLL('libxxhash.so.0')
@@ -208,7 +216,8 @@ def features(c):
         c.ntok.append(len(t))
     keys = list(vocab)
     c.ispair = np.fromiter((' ' in k for k in keys), dtype=bool, count=len(keys))
-    c.hash = np.fromiter((_xs(k.encode(), len(k.encode()), SEED) for k in keys), dtype=np.uint64, count=len(keys))
+    c.hash = [np.fromiter((_xs(k.encode(), len(k.encode()), SEED ^ d) for k in keys), dtype=np.uint64, count=len(keys))
+              for d in range(a.draws)]
     c.nvocab = len(keys)
 
 
@@ -225,7 +234,8 @@ def evaluate(c, w):
     """For scheme w: each page's kind (0 none, 1 simhash, 2 exact), fingerprint at draw 0,
     and the candidate pairs (i, j, probability within k, within k at draw 0)."""
     N = len(c.files)
-    kind = np.zeros(N, dtype=np.int8); fpv = [None] * N
+    D = a.draws
+    kind = np.zeros(N, dtype=np.int8); fpv = [[None] * N for _ in range(D)]
     rows, cols, vals = [], [], []
     for i in range(N):
         if c.fp[i] is None or c.ntok[i] == 0:
@@ -233,13 +243,15 @@ def evaluate(c, w):
         if c.ntok[i] < w.bound:
             kind[i] = 2
             wb = c.whole[i].encode()
-            h = _xs(wb, len(wb), 0x73696d7368727431); fpv[i] = h or 1
+            h = _xs(wb, len(wb), 0x73696d7368727431)  # a stub's key; a short text's at draw 0
+            for d in range(D): fpv[d][i] = h or 1
             continue
         kind[i] = 1
         wt = w(c.tfs[i], c.ispair[c.ids[i]], len(c.ids[i]))
-        hb = c.hash[c.ids[i]]
-        v = wt @ (2.0 * ((hb[:, None] >> BITS) & np.uint64(1)).astype(np.float64) - 1.0)
-        fpv[i] = sum(1 << int(b) for b in np.nonzero(v > 0)[0])
+        for d in range(D):
+            hb = c.hash[d][c.ids[i]]
+            v = wt @ (2.0 * ((hb[:, None] >> BITS) & np.uint64(1)).astype(np.float64) - 1.0)
+            fpv[d][i] = sum(1 << int(b) for b in np.nonzero(v > 0)[0])
         rows += [i] * len(wt); cols.append(c.ids[i]); vals.append(wt)
     X = sp.csr_matrix((np.concatenate(vals) if vals else [], (rows, np.concatenate(cols) if cols else [])),
                       shape=(N, c.nvocab))
@@ -247,7 +259,7 @@ def evaluate(c, w):
     X = (sp.diags(1 / norm) @ X).tocsr()
     pairs = []
     simh = kind == 1
-    fa = np.array([f or 0 for f in fpv], dtype=np.uint64)
+    fa = [np.array([f or 0 for f in fd], dtype=np.uint64) for fd in fpv]
     for s in range(0, N, 256):
         blk = (X[s:s + 256] @ X.T).toarray()
         bi, j = np.nonzero(blk > a.min_cosine)
@@ -255,14 +267,14 @@ def evaluate(c, w):
         keep = (j > i) & simh[i] & simh[j]
         bi, i, j = bi[keep], i[keep], j[keep]
         prob = prob_within(blk[bi, j])
-        near = POP8[(fa[i] ^ fa[j]).view(np.uint8)].reshape(-1, 8).sum(1) <= a.k
-        pairs += zip(i.tolist(), j.tolist(), prob.tolist(), near.tolist())
+        near = np.stack([POP8[(f[i] ^ f[j]).view(np.uint8)].reshape(-1, 8).sum(1) <= a.k for f in fa], 1)
+        pairs += zip(i.tolist(), j.tolist(), prob.tolist(), map(tuple, near.tolist()))
     groups = collections.defaultdict(list)
     for i in range(N):
         if kind[i] == 2: groups[c.whole[i]].append(i)
     for g in groups.values():
-        pairs += [(g[x], g[y], 1.0, True) for x in range(len(g)) for y in range(x + 1, len(g))]
-    return kind, fpv, pairs
+        pairs += [(g[x], g[y], 1.0, (True,) * D) for x in range(len(g)) for y in range(x + 1, len(g))]
+    return kind, fpv[0], pairs
 
 
 def release(c, w, nA):
@@ -271,27 +283,65 @@ def release(c, w, nA):
     rel = lambda i: c.rel[i]
     where = {rel(i): i for i in range(nA, len(c.files))}
     pos = [(i, where[rel(i)]) for i in range(nA) if rel(i) in where and jac(c.ref[i], c.ref[where[rel(i)]]) >= 0.9]
+    D = a.draws
     P = {(i, j): (p, obs) for i, j, p, obs in pairs}
-    er = sum(P.get(q, (0, 0))[0] for q in pos) / max(1, len(pos))
-    orr = sum(1 for q in pos if P.get(q, (0, 0))[1]) / max(1, len(pos))
-    ef = eb = 0.0; of = ob = 0
+    no = (0, (False,) * D)
+    er = sum(P.get(q, no)[0] for q in pos) / max(1, len(pos))
+    orr = [sum(1 for q in pos if P.get(q, no)[1][d]) / max(1, len(pos)) for d in range(D)]
+    ef = eb = 0.0; of = [0] * D; ob = [0] * D
     for i, j, p, obs in pairs:
         J = jac(c.ref[i], c.ref[j])
-        ef += p; of += obs
-        if J < 0.7: eb += p; ob += obs
+        ef += p
+        if J < 0.7: eb += p
+        for d in range(D):
+            of[d] += obs[d]
+            if J < 0.7: ob[d] += obs[d]
     # positives left to an exact key that the simhash would see, and what they cost
     short = sum(1 for i, j in pos if kind[i] == 2 or kind[j] == 2)
-    return dict(pos=len(pos), er=er, orr=orr, ep=1 - eb / max(ef, 1e-9), op=1 - ob / max(1, of), short=short)
+    return dict(pos=len(pos), er=er, orr=orr, ep=1 - eb / max(ef, 1e-9),
+                op=[1 - ob[d] / max(1, of[d]) for d in range(D)], short=short)
 
 
 def site(c, w):
     kind, fpv, pairs = evaluate(c, w)
-    ef = 0.0; of = 0; wrong = set()
+    D = a.draws
+    ef = 0.0; of = [0] * D; wrong = [set() for _ in range(D)]
     for i, j, p, obs in pairs:
         if jac(c.ref[i], c.ref[j]) < 0.5:
             ef += p
-            if obs: of += 1; wrong.add(j)
-    return ef, of, len(wrong)
+            for d in range(D):
+                if obs[d]: of[d] += 1; wrong[d].add(j)
+    return ef, of, [len(x) for x in wrong]
+
+
+def edit_study(colls, w):
+    """Windows of n tokens of real pages (the release pairs' own texts), one word in the
+    middle replaced by a word of another page: the mean probability that the simhash under
+    scheme w puts the two within k, against the reference's word-4-gram Jaccard."""
+    rng = np.random.default_rng(11)
+    texts = [o.split(' ') for kind_, c in colls if kind_ == 'pair' for o in c.own if o.count(' ') >= 200]
+    vocab = [t for x in texts[:50] for t in x]
+    print('one word replaced in n tokens: n, reference 4-gram J, mean P[within %d] (simhash of the text), '
+          'min, share of windows >= 0.5' % a.k)
+    for n in (24, 32, 40, 48, 56, 64, 72, 80, 96):
+        ps = []
+        for _ in range(300):
+            t = texts[rng.integers(len(texts))]
+            s0 = rng.integers(len(t) - n); x = t[s0:s0 + n]
+            y = list(x); m = n // 2
+            y[m] = vocab[rng.integers(len(vocab))]
+            if y[m] == x[m]: continue
+            def vec(tok):
+                fs = collections.Counter(tok + [tok[i] + ' ' + tok[i + 1] for i in range(len(tok) - 1)])
+                keys = list(fs)
+                wt = w(np.array([fs[k] for k in keys]), np.array([' ' in k for k in keys]), len(keys))
+                return dict(zip(keys, wt))
+            vx, vy = vec(x), vec(y)
+            dot = sum(vx[k] * vy.get(k, 0) for k in vx)
+            cos = dot / math.sqrt(sum(v * v for v in vx.values()) * sum(v * v for v in vy.values()))
+            ps.append(float(prob_within(np.array([cos]))[0]))
+        ps = np.array(ps)
+        print(f'  {n}: J {(n - 7) / (n + 1):.3f}, mean {ps.mean():.3f}, min {ps.min():.3f}, >= 0.5: {(ps >= 0.5).mean():.2f}')
 
 
 def main():
@@ -332,22 +382,28 @@ def main():
             if c.fp[i] is not None:
                 tot += 1; bad += fpv[i] != c.fp[i]
     print(f'check: version 6 recomputed equals the binary on {tot - bad} of {tot} pages', flush=True)
+    if a.edit_study:
+        edit_study(colls, SCHEMES['v6'])
     for nm in names:
         w = SCHEMES[nm]
         out = [nm]
         for kind_, c in colls:
             if kind_ == 'pair':
                 r = release(c, w, c.nA)
-                out.append(f"{c.name}: E[recall] {r['er']:.4f} (draw 0 {r['orr']:.3f}), E[precision] {r['ep']:.4f} "
-                           f"(draw 0 {r['op']:.3f}), {r['pos']} positives, {r['short']} with an exact key")
-        ef = of = ow = 0
+                out.append(f"{c.name}: E[recall] {r['er']:.4f}, draws " + ' '.join(f'{x:.3f}' for x in r['orr'])
+                           + f" (mean {sum(r['orr']) / len(r['orr']):.4f}); E[precision] {r['ep']:.4f}, draws "
+                           + ' '.join(f'{x:.3f}' for x in r['op']) + f"; {r['pos']} positives, {r['short']} with an exact key")
+        ef = 0.0; of = [0] * a.draws; ow = [0] * a.draws
         for kind_, c in colls:
             if kind_ == 'site':
-                e, o, wr = site(c, w); ef += e; of += o; ow += wr
-                if a.verbose and (e > 0.05 or o):
-                    out.append(f'  {c.name}: E[false pairs] {e:.3f}, draw 0 {o} pairs, {wr} pages')
+                e, o, wr = site(c, w); ef += e
+                of = [x + y for x, y in zip(of, o)]; ow = [x + y for x, y in zip(ow, wr)]
+                if a.verbose and (e > 0.05 or any(o)):
+                    out.append(f'  {c.name}: {len(c.files)} pages, E[false pairs] {e:.3f}; draws: false pairs '
+                               + ' '.join(map(str, o)) + ', pages wrongly dropped ' + ' '.join(map(str, wr)))
         if a.sites:
-            out.append(f'sites: E[false pairs] {ef:.3f}; draw 0: {of} false pairs, {ow} pages wrongly dropped')
+            out.append(f'sites: E[false pairs] {ef:.3f}; draws: false pairs ' + ' '.join(map(str, of))
+                       + ', pages wrongly dropped ' + ' '.join(map(str, ow)))
         print('\n  '.join(out), flush=True)
 
 
