@@ -1066,12 +1066,13 @@ static void *dup_thread(void *arg)
  * are compared as ids; both cores share every phase (dup_job). pre (NULL: none) holds the
  * hashes of the documents from `from` on, made as they were read (the ids were in cache
  * then); those before are hashed here (pre has room for them). */
-static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint64_t *pre,
-                              uint32_t **out, size_t *nout)
+static int find_duplicate_ids(struct dedup_index *idx, uint32_t from, uint64_t *pre, uint32_t **out,
+                              size_t *nout, int *pre_taken)
 {
     const size_t nb = (size_t)1 << DUP_BITS;
     struct dup_job *j = calloc(1, sizeof *j);
-    int rc = -1, started = 0;
+    int rc = -1, started = 0, checked = 0;
+    *pre_taken = 0;
     pthread_t th;
     *out = NULL;
     *nout = 0;
@@ -1128,28 +1129,44 @@ static int find_duplicate_ids(const struct dedup_index *idx, uint32_t from, uint
     *out = dups;
     *nout = total;
     rc = 0;
+    checked = 1;
 done:
     free(j->end);
     for (unsigned u = 0; u < DUP_THREADS; u++) {
         free(j->cnt[u]);
         free(j->out[u].dups);
     }
-    if (!pre)
-        free(j->h);
-    free(j->bh);
-    free(j->bd);
+    if (checked) {
+        /* every page written: the index's compaction and streamed tables take them
+         * instead of fresh pages (0.2 GB at 10M documents) */
+        dedup_index_give_scratch(idx, j->bh, (size_t)j->n * sizeof *j->bh);
+        dedup_index_give_scratch(idx, j->bd, (size_t)j->n * sizeof *j->bd);
+        dedup_index_give_scratch(idx, j->h, (size_t)j->n * sizeof *j->h);
+        *pre_taken = pre != NULL;
+    } else {
+        if (!pre)
+            free(j->h);
+        free(j->bh);
+        free(j->bd);
+    }
     free(j);
     return rc;
 }
 
 /* Reports the duplicates (list:line, as the per-line check does) and drops them. */
-static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx,
-                           const struct list_sink *s, uint32_t from)
+static int drop_duplicates(struct cli_inputs *in, struct dedup_index *idx, struct list_sink *s,
+                           uint32_t from)
 {
     uint32_t *dups;
     size_t n;
     uint64_t *pre = s->h_nomem || s->hcap < dedup_index_doc_count(idx) ? NULL : s->h;
-    if (find_duplicate_ids(idx, from, pre, &dups, &n) != 0) {
+    int pre_taken;
+    int frc = find_duplicate_ids(idx, from, pre, &dups, &n, &pre_taken);
+    if (pre_taken) {
+        s->h = NULL; /* the index's now */
+        s->hcap = 0;
+    }
+    if (frc != 0) {
         cli_error(CMD, "out of memory checking the ids");
         return CLI_RUNTIME;
     }

@@ -154,6 +154,7 @@ enum dedup_code dedup_index_clusters(struct dedup_index *idx, unsigned k, unsign
     size_t npairs = 0;
     *out = NULL;
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
+    ix_scratch_release(idx); /* what the streamed tables left */
     if (rc != DEDUP_OK)
         return rc;
     /* the nodes are the distinct fingerprints, each with its documents */

@@ -405,6 +405,12 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_set_design(struct dedup_index *idx
  * pending or the list is not ascending (then nothing changed). */
 DEDUP_WARN_UNUSED enum dedup_code dedup_index_drop_pending(struct dedup_index *idx,
                                                            const uint32_t *docs, size_t n);
+/* Hands idx a block from malloc() that the caller is done with and whose first `bytes`
+ * bytes were written (their pages faulted in): the next compaction and all pairs take
+ * their working arrays from such blocks before fresh memory, and idx frees what is left
+ * after them (or in dedup_index_free). Cheaper than free() then malloc() of fresh pages
+ * when large arrays end just before dedup_index_pairs(); p is the index's in any case. */
+void dedup_index_give_scratch(struct dedup_index *idx, void *p, size_t bytes);
 const struct dedup_design *dedup_index_design(const struct dedup_index *idx);
 /* The site template table of idx (docs/FINGERPRINT.md, "Template blocks"), saved and loaded with
  * it: borrowed, valid until dedup_index_free(idx) or dedup_index_set_templates(); made empty on

@@ -513,7 +513,18 @@ void ix_sort_u64(uint64_t *a, size_t n)
 /* Sorts a bucket whose entries share every bit above `shift`: an out-of-place counting
  * scatter on the next digit through scr (cache-resident for a bucket), about one entry per
  * sub-bucket, so the insertion sorts after it are trivial. */
-#define PERM_SORT_BITS2 13u /* widest second digit (8192 counters, 32 KiB) */
+#define PERM_SORT_BITS2                                                                            \
+    13u /* The width of a counting pass's digit over n entries: about log2(n) bits (small          \
+         * buckets do not pay for 2048 counters), 4 to max, at most the bits left (shift). */
+static unsigned digit_width(size_t n, unsigned max, unsigned shift)
+{
+    unsigned w = 4;
+    while (w < max && ((size_t)1 << (w + 1)) <= n)
+        w++;
+    return w > shift ? shift : w;
+}
+
+/* widest second digit (8192 counters, 32 KiB) */
 
 void ix_sort_bucket(uint64_t *a, size_t nb, unsigned shift, uint64_t *scr)
 {
@@ -521,11 +532,7 @@ void ix_sort_bucket(uint64_t *a, size_t nb, unsigned shift, uint64_t *scr)
         flag_sort(a, nb, shift);
         return;
     }
-    unsigned w = 4;
-    while (w < PERM_SORT_BITS2 && ((size_t)1 << (w + 1)) <= nb)
-        w++;
-    if (w > shift)
-        w = shift;
+    unsigned w = digit_width(nb, PERM_SORT_BITS2, shift);
     unsigned sh2 = shift - w;
     size_t m = ((size_t)1 << w) - 1;
     uint32_t c2[(1u << PERM_SORT_BITS2) + 1];
@@ -634,6 +641,49 @@ void *ix_big_alloc(size_t bytes)
     void *p = malloc(bytes ? bytes : 1);
     prefault(p, bytes);
     return p;
+}
+
+/* ---- scratch: written blocks reused before fresh memory ----
+ *
+ * On this project's VM the first write to a fresh page costs about 10 us (3 s a GB,
+ * prefaulted or not: the hypervisor's shadow page tables), the bytes themselves next to
+ * nothing; a block whose pages were written already costs nothing more. A caller done with
+ * large arrays just before the pairs (simcrawl pairs: the duplicate-id check's hashes)
+ * hands them over, and the compaction and the streamed tables take their arrays from them:
+ * at 10M documents 200 MB fewer fresh pages. */
+void dedup_index_give_scratch(struct dedup_index *idx, void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    for (unsigned i = 0; i < IX_SCRATCH_MAX; i++)
+        if (!idx->scratch[i]) {
+            idx->scratch[i] = p;
+            idx->scratch_bytes[i] = bytes;
+            return;
+        }
+    free(p);
+}
+
+void *ix_scratch_take(struct dedup_index *idx, size_t bytes, size_t most)
+{
+    unsigned best = IX_SCRATCH_MAX;
+    for (unsigned i = 0; i < IX_SCRATCH_MAX; i++)
+        if (idx->scratch[i] && idx->scratch_bytes[i] >= bytes && idx->scratch_bytes[i] <= most &&
+            (best == IX_SCRATCH_MAX || idx->scratch_bytes[i] < idx->scratch_bytes[best]))
+            best = i;
+    if (best == IX_SCRATCH_MAX)
+        return ix_big_alloc(bytes);
+    void *p = idx->scratch[best];
+    idx->scratch[best] = NULL;
+    return p;
+}
+
+void ix_scratch_release(struct dedup_index *idx)
+{
+    for (unsigned i = 0; i < IX_SCRATCH_MAX; i++) {
+        free(idx->scratch[i]);
+        idx->scratch[i] = NULL;
+    }
 }
 
 /* The document arrays grow by doubling up to billions of entries. malloc's realloc copies
@@ -914,6 +964,9 @@ void dedup_index_free(struct dedup_index *idx)
     dedup_templates_free(idx->templates);
     delta_clear(idx);
     main_free(idx);
+    ix_scratch_release(idx);
+    free(idx->tail_buf);
+    free(idx->tail_fix);
     if (idx->docs_owned) {
         arr_free(idx->doc_fp, idx->fp_bytes);
         arr_free(idx->doc_next, idx->next_bytes);
@@ -1770,25 +1823,87 @@ struct fresh_job {
     size_t distinct[FRESH_BUCKETS]; /* bucket b's entries after folding */
     size_t cnt[IX_THREADS_MAX][FRESH_BUCKETS];
     bool oom[IX_THREADS_MAX];
+    /* tail == NULL (a lazy index for all pairs): the groups of several documents, (bucket,
+     * place in it, last document) each, by thread; the others' tails are their heads */
+    struct fresh_fix {
+        uint32_t b, at, doc;
+    } * fix[IX_THREADS_MAX];
+    size_t nfix[IX_THREADS_MAX], capfix[IX_THREADS_MAX];
 };
 
-/* Folds a sorted bucket [s, s + nb) in place; returns its distinct count. */
-static size_t fresh_fold(struct fresh_job *j, size_t s, size_t nb)
+/* Group at (of bucket b, place at) ends with document last: its tail; thread tid. 0, or -1
+ * out of memory. */
+static int fresh_close(struct fresh_job *j, unsigned tid, size_t b, size_t s, size_t at,
+                       uint32_t last, bool multi)
 {
-    uint64_t *fp = j->sfp + s;
-    uint32_t *doc = j->sdoc + s, *tail = j->tail + s;
+    if (j->tail) {
+        j->tail[s + at] = last;
+        return 0;
+    }
+    if (!multi)
+        return 0;
+    if (j->nfix[tid] == j->capfix[tid]) {
+        size_t nc = j->capfix[tid] ? j->capfix[tid] * 2 : 1024;
+        struct fresh_fix *nv = realloc(j->fix[tid], nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        j->fix[tid] = nv;
+        j->capfix[tid] = nc;
+    }
+    j->fix[tid][j->nfix[tid]++] = (struct fresh_fix){(uint32_t)b, (uint32_t)at, last};
+    return 0;
+}
+
+/* Bucket [s, s + nb) (nb >= 2) sorted by fingerprint, stably, and folded: one counting
+ * scatter on the next digit below shift from sfp/sdoc into rec (scratch of nb), each
+ * digit's group sorted there (insertion, or msd_rec when large), then folded from rec
+ * straight back to sfp/sdoc/tail. Returns its distinct count. */
+static size_t fresh_bucket(struct fresh_job *j, unsigned tid, size_t b, size_t s, size_t nb,
+                           unsigned shift, struct ix_rec *rec, struct ix_rec *tmp)
+{
+    const uint64_t *fp = j->sfp + s;
+    const uint32_t *doc = j->sdoc + s;
+    unsigned w = digit_width(nb, DIGIT_BITS, shift);
+    unsigned sh = shift - w;
+    size_t mask = ((size_t)1 << w) - 1;
+    size_t cnt[(1u << DIGIT_BITS) + 1];
+    memset(cnt, 0, sizeof(size_t) * (mask + 2));
+    for (size_t i = 0; i < nb; i++)
+        cnt[((fp[i] >> sh) & mask) + 1]++;
+    for (size_t d = 1; d <= mask + 1; d++)
+        cnt[d] += cnt[d - 1];
+    for (size_t i = 0; i < nb; i++) /* stable: documents stay in order */
+        rec[cnt[(fp[i] >> sh) & mask]++] = (struct ix_rec){fp[i], doc[i], 0};
+    size_t lo = 0;
+    for (size_t d = 0; d <= mask; d++) { /* cnt[d]: the end of digit d */
+        size_t m = cnt[d] - lo;
+        if (m > SORT_SMALL)
+            msd_rec(rec + lo, tmp + lo, m, sh);
+        else if (m > 1)
+            msd_rec_insertion(rec + lo, m);
+        lo = cnt[d];
+    }
+    uint64_t *ofp = j->sfp + s;
+    uint32_t *odoc = j->sdoc + s, last = 0;
     size_t o = 0;
+    bool multi = false;
     for (size_t i = 0; i < nb; i++) {
-        if (o && fp[o - 1] == fp[i]) {
-            j->doc_next[tail[o - 1]] = doc[i];
-            tail[o - 1] = doc[i];
+        if (o && ofp[o - 1] == rec[i].fp) {
+            j->doc_next[last] = rec[i].doc;
+            last = rec[i].doc;
+            multi = true;
         } else {
-            fp[o] = fp[i];
-            doc[o] = doc[i];
-            tail[o] = doc[i];
+            if (o && fresh_close(j, tid, b, s, o - 1, last, multi) != 0)
+                j->oom[tid] = true;
+            ofp[o] = rec[i].fp;
+            odoc[o] = rec[i].doc;
+            last = rec[i].doc;
+            multi = false;
             o++;
         }
     }
+    if (o && fresh_close(j, tid, b, s, o - 1, last, multi) != 0)
+        j->oom[tid] = true;
     return o;
 }
 
@@ -1836,30 +1951,39 @@ static void fresh_run(void *arg, unsigned tid, struct ix_team *team)
     }
     for (size_t b = tid; b < FRESH_BUCKETS; b += nt) {
         size_t s = b ? j->end[b - 1] : 0, nb = j->end[b] - s;
-        if (nb >= 2) {
-            for (size_t i = 0; i < nb; i++)
-                rec[i] = (struct ix_rec){j->sfp[s + i], j->sdoc[s + i], 0};
-            msd_rec(rec, tmp, nb, shift); /* stable: documents stay in order */
-            for (size_t i = 0; i < nb; i++) {
-                j->sfp[s + i] = rec[i].fp;
-                j->sdoc[s + i] = rec[i].doc;
-            }
-        }
-        j->distinct[b] = fresh_fold(j, s, nb);
+        if (nb >= 2)
+            j->distinct[b] = fresh_bucket(j, tid, b, s, nb, shift, rec, tmp);
+        else if ((j->distinct[b] = nb) == 1 && j->tail)
+            j->tail[s] = j->sdoc[s];
     }
     free(rec);
     free(tmp);
 }
 
+static void fresh_job_free(struct fresh_job *j)
+{
+    if (!j)
+        return;
+    for (unsigned u = 0; u < IX_THREADS_MAX; u++)
+        free(j->fix[u]);
+    free(j);
+}
+
 static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
 {
     uint32_t n = idx->ndocs - idx->absorbed;
+    bool want_lazy = idx->lazy;
     struct fresh_job *j = calloc(1, sizeof *j);
-    uint64_t *sfp = ix_big_alloc((size_t)n * sizeof *sfp);
-    uint32_t *sdoc = ix_big_alloc((size_t)n * sizeof *sdoc);
-    uint32_t *tail = ix_big_alloc((size_t)n * sizeof *tail);
-    uint32_t *dir = NULL;
-    if (!j || !sfp || !sdoc || !tail)
+    size_t b8 = (size_t)n * sizeof(uint64_t), b4 = (size_t)n * sizeof(uint32_t);
+    uint64_t *sfp = ix_scratch_take(idx, b8, IX_SCRATCH_KEEP(b8));
+    uint32_t *sdoc = ix_scratch_take(idx, b4, IX_SCRATCH_KEEP(b4));
+    /* all pairs (lazy): no tail array until the tables have been streamed; it is made
+     * then in their buffer's pages (ix_tails_finish): 4 bytes a fingerprint fewer fresh */
+    uint32_t *tail = want_lazy ? NULL : ix_scratch_take(idx, b4, IX_SCRATCH_KEEP(b4));
+    uint32_t *dir = NULL, *fix = NULL;
+    void *tbuf = NULL;
+    size_t nfix = 0;
+    if (!j || !sfp || !sdoc || (!want_lazy && !tail))
         goto fail;
     j->fp = idx->doc_fp + idx->absorbed;
     j->base = idx->absorbed;
@@ -1872,58 +1996,95 @@ static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
         threads = 1;
     unsigned ran = ix_team_run(threads, fresh_run, j);
     bool oom = false;
-    for (unsigned u = 0; u < ran; u++)
+    for (unsigned u = 0; u < ran; u++) {
         oom |= j->oom[u];
-    if (oom) {
-        /* undo the links of the buckets folded: every pending list is one document again */
-        for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
-            idx->doc_next[d] = IX_NONE;
-        goto fail;
+        nfix += j->nfix[u];
     }
+    if (oom)
+        goto unlink;
     uint32_t o = 0;
     for (size_t b = 0; b < FRESH_BUCKETS; b++) { /* the gaps between the buckets closed */
         size_t s = b ? j->end[b - 1] : 0, m = j->distinct[b];
         if (m && s != o) {
             memmove(sfp + o, sfp + s, m * sizeof *sfp);
             memmove(sdoc + o, sdoc + s, m * sizeof *sdoc);
-            memmove(tail + o, tail + s, m * sizeof *tail);
+            if (tail)
+                memmove(tail + o, tail + s, m * sizeof *tail);
         }
+        j->distinct[b] = o; /* now the bucket's start */
         o += (uint32_t)m;
     }
     unsigned dir_bits = ix_dir_bits_for(idx, o);
     dir = malloc((((size_t)1 << dir_bits) + 1) * sizeof *dir);
-    if (!dir) {
-        /* undo the links made above: every pending list is a single document again */
-        for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
-            idx->doc_next[d] = IX_NONE;
-        goto fail;
+    if (!dir)
+        goto unlink;
+    if (want_lazy) {
+        /* the streamed tables' buffer, to be the tails after them, and the tails that are
+         * not the heads: (position, document) */
+        tbuf = ix_scratch_take(idx, (size_t)(o ? o : 1) * sizeof(uint64_t), SIZE_MAX);
+        fix = malloc((nfix ? nfix : 1) * 2 * sizeof *fix);
+        if (!tbuf || !fix)
+            goto unlink;
+        size_t f = 0;
+        for (unsigned u = 0; u < ran; u++)
+            for (size_t i = 0; i < j->nfix[u]; i++, f++) {
+                fix[2 * f] = (uint32_t)j->distinct[j->fix[u][i].b] + j->fix[u][i].at;
+                fix[2 * f + 1] = j->fix[u][i].doc;
+            }
     }
     ix_dir_fill(dir, dir_bits, sfp, o);
-    free(j);
+    fresh_job_free(j);
     /* shrinking cannot fail in practice; keep the larger block if it does */
     uint64_t *t0 = realloc(sfp, (size_t)(o ? o : 1) * sizeof *t0);
     uint32_t *head = realloc(sdoc, (size_t)(o ? o : 1) * sizeof *head);
-    uint32_t *tl = realloc(tail, (size_t)(o ? o : 1) * sizeof *tl);
-    bool want_lazy = idx->lazy;
+    uint32_t *tl = tail ? realloc(tail, (size_t)(o ? o : 1) * sizeof *tl) : NULL;
     main_free(idx);
     delta_clear(idx);
     idx->tab[0] = t0 ? t0 : sfp;
     idx->dir[0] = dir;
     idx->head = head ? head : sdoc;
     idx->tail = tl ? tl : tail;
+    idx->tail_buf = tbuf;
+    idx->tail_fix = fix;
+    idx->ntail_fix = nfix;
     idx->main_owned = idx->tail_owned = true;
     idx->nmain = o;
     idx->dir_bits = dir_bits;
     idx->absorbed = idx->ndocs;
     idx->lazy = true;
     return want_lazy ? DEDUP_OK : ix_tables_ready(idx, threads);
+unlink:
+    /* undo the links of the buckets folded: every pending list is one document again */
+    for (uint32_t d = idx->absorbed; d < idx->ndocs; d++)
+        idx->doc_next[d] = IX_NONE;
 fail:
-    free(j);
+    fresh_job_free(j);
     free(sfp);
     free(sdoc);
     free(tail);
     free(dir);
+    free(tbuf);
+    free(fix);
     return DEDUP_ENOMEM;
+}
+
+void ix_tails_finish(struct dedup_index *idx)
+{
+    if (!idx->tail_buf)
+        return;
+    uint32_t *t = idx->tail_buf;
+    if (idx->nmain)
+        memcpy(t, idx->head, (size_t)idx->nmain * sizeof *t);
+    for (size_t i = 0; i < idx->ntail_fix; i++)
+        t[idx->tail_fix[2 * i]] = idx->tail_fix[2 * i + 1];
+    uint32_t *tl = realloc(t, (size_t)(idx->nmain ? idx->nmain : 1) * sizeof *tl);
+    free(idx->tail);
+    idx->tail = tl ? tl : t;
+    idx->tail_owned = true;
+    idx->tail_buf = NULL;
+    free(idx->tail_fix);
+    idx->tail_fix = NULL;
+    idx->ntail_fix = 0;
 }
 
 /* 1. The pending documents (*P, by fingerprint; stable, so documents stay in order per
@@ -2052,8 +2213,12 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     uint32_t *nhead = NULL, *ntail = NULL;
     if (!np && !nd)
         return DEDUP_OK;
-    if (!idx->nmain && !nd)
-        return compact_fresh(idx, threads);
+    if (!idx->nmain && !nd) {
+        enum dedup_code rc = compact_fresh(idx, threads);
+        if (!idx->lazy)
+            ix_scratch_release(idx); /* else all pairs streams the tables: kept for them */
+        return rc;
+    }
     if (compact_sort(idx, threads, &P, &D) != DEDUP_OK)
         return DEDUP_ENOMEM;
 
@@ -2104,6 +2269,7 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
     idx->absorbed = idx->ndocs;
     if (newfp != t0)
         free(newfp);
+    ix_scratch_release(idx);
     return DEDUP_OK;
 fail:
     free(P);

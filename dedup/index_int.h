@@ -21,6 +21,7 @@
 #define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
+#define IX_SCRATCH_MAX 4u /* scratch blocks an index holds (dedup_index_give_scratch) */
 
 /* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)
  * (bit 0 = least significant). */
@@ -80,9 +81,16 @@ struct dedup_index {
     uint32_t *head, *tail;
     bool main_owned; /* false while tab/dir/head point into a mapped file */
     bool tail_owned; /* tail is copied separately (appends write it) */
-    bool lazy;       /* only table 0 (and dir[0]) is built: all pairs of a fresh index
-                      * needs no other table (pairs.c streams them); queries, stats and
-                      * saves build them first (ix_tables_ready) */
+    /* between the compaction of a fresh index for all pairs and the end of its streamed
+     * tables (ix_tails_finish), tail is NULL: tail_buf is the tables' buffer, whose pages
+     * become the tails, and tail_fix the (position, document) of each tail that is not
+     * its head */
+    void *tail_buf;
+    uint32_t *tail_fix;
+    size_t ntail_fix;
+    bool lazy; /* only table 0 (and dir[0]) is built: all pairs of a fresh index
+                * needs no other table (pairs.c streams them); queries, stats and
+                * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
      * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);
@@ -102,6 +110,12 @@ struct dedup_index {
      * FILE.digests saved with this index by dedup; 0 = none. Loaded and saved unchanged
      * unless dedup_index_set_pair_generation() sets it. */
     uint64_t pair_gen;
+
+    /* blocks handed over by dedup_index_give_scratch(), their pages written already:
+     * the next compaction and all pairs take their working arrays from them before fresh
+     * memory (ix_scratch_take) */
+    void *scratch[IX_SCRATCH_MAX];
+    size_t scratch_bytes[IX_SCRATCH_MAX];
 
     /* a mapped file (or borrowed memory) the arrays may point into */
     void *map;
@@ -166,6 +180,17 @@ void ix_team_sync(struct ix_team *team); /* a barrier of every thread of the tea
 /* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
  * taken in the kernel: far cheaper on a VM); freed with free(). */
 void *ix_big_alloc(size_t bytes);
+/* A block of at least bytes: the smallest given scratch block of at most most bytes, else
+ * ix_big_alloc(bytes). Freed with free(). */
+void *ix_scratch_take(struct dedup_index *idx, size_t bytes, size_t most);
+/* bytes for a block the caller keeps (shrunk later): a scratch block at most half again as
+ * large, so a larger one stays for a temporary array */
+#define IX_SCRATCH_KEEP(bytes) ((bytes) + (bytes) / 2)
+/* The tails of a fresh index compacted for all pairs, made in tail_buf's pages (nothing
+ * if they are made already): ix_distinct_pairs calls it after the streamed tables. */
+void ix_tails_finish(struct dedup_index *idx);
+/* Frees the scratch blocks not taken. */
+void ix_scratch_release(struct dedup_index *idx);
 
 /* Builds tables 1.. of a lazy index (threads: how many build at once). */
 DEDUP_WARN_UNUSED enum dedup_code ix_tables_ready(struct dedup_index *idx, unsigned threads);
@@ -216,8 +241,16 @@ void ix_unmap(struct dedup_index *idx);
  * caller frees. NULL when out of memory. */
 uint32_t *ix_doc_positions(const struct dedup_index *idx);
 
+/* The pairs (x, y), x < y, of s[0..n) (n <= 64) within Hamming distance k, as x << 16 | y
+ * in out (room for n * (n - 1) / 2), in (x, y) order; returns their count. pick: the
+ * fastest this CPU runs (AVX-512 VPOPCNTDQ or one POPCNT a pair), scalar: the latter. */
+typedef size_t (*ix_near_fn)(const uint64_t *s, size_t n, unsigned k, uint32_t *out);
+ix_near_fn ix_near_pick(void);
+size_t ix_near_pairs_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out);
+
 /* Distinct-fingerprint pairs within k in the main tables (positions in tab[0], lo < hi),
- * sorted; caller frees *pairs. Used by pairs and clusters. */
+ * sorted; caller frees *pairs, then the scratch blocks left (ix_scratch_release). Used by
+ * pairs and clusters. */
 DEDUP_WARN_UNUSED enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k,
                                                     unsigned threads, uint64_t **pairs,
                                                     size_t *npairs);

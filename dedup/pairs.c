@@ -29,6 +29,16 @@
  * prefaulted (index.c, "memory"). After: 2.0-3.5 CPU s a run at load 7-20 (the spread is
  * the neighbours'); the table passes (count, scatter, sub-bucket check: ~45%) and the
  * compaction (~10%) are what is left, each split between both threads.
+ * At 1M (perf, `bench_index --profile 1000000 1`, perf19f): the first write to fresh
+ * pages is most of what is left: this VM charges ~10 us a 4 KiB page on first write
+ * (3 s a GB, prefaulted or not; a page written before costs nothing), and the samples
+ * sit on the first stores into each array: the adds' document arrays (18%), the
+ * compaction's scatter and fold (22%), the streamed tables' buffer (14%). So the
+ * compaction writes no tail array until the tables are done, then writes the tails
+ * into the buffer's pages (index.c, ix_tails_finish), and a caller's finished arrays
+ * can be handed over for reuse (dedup_index_give_scratch: simcrawl pairs gives its
+ * duplicate-id check's). The run's pair checks are eight at a time with AVX-512 where
+ * the CPU has it (near_avx512: 12% -> 7% of a 1M run).
  */
 #include "dedup/index_int.h"
 
@@ -120,6 +130,9 @@ IX_HOT static void pairs_table(void *arg, unsigned t)
  * while scanning would be two cache misses each). */
 #define STREAM_BITS_MAX 10u
 
+/* The run check (near_scalar, near_avx512 below; index_int.h). */
+typedef ix_near_fn near_fn;
+
 struct stream_out {
     uint64_t *pos; /* position pairs lo << 32 | hi (table 0) */
     size_t npos, cappos;
@@ -132,6 +145,7 @@ struct stream_out {
 struct stream_job {
     const struct dedup_index *idx;
     unsigned k;
+    near_fn near;
     uint64_t *buf;
     size_t end[1u << STREAM_BITS_MAX];
     size_t cnt[IX_THREADS_MAX_PAIRS][1u << STREAM_BITS_MAX];
@@ -159,36 +173,112 @@ static int grow_u64(uint64_t **v, size_t *cap, size_t need, enum dedup_code *rc)
     return 0;
 }
 
+/* The pairs (x, y), x < y, of s[0..n) (n <= NEAR_MAX) within Hamming distance k, as
+ * x << 16 | y in out (room for n * (n - 1) / 2), in (x, y) order; returns their count.
+ * Most pairs of a run are far apart, so this check is most of the runs' work: on CPUs with
+ * AVX-512 VPOPCNTDQ one instruction tests x against 8 later entries (near_avx512), else one
+ * POPCNT a pair (near_scalar, also IX_HOT's clones). Picked once a call of all pairs
+ * (ix_near_pick). */
+#define NEAR_MAX 64u
+#define NEAR_MIN 8u /* runs this short: inline scalar (the 10-table designs' 1-3) */
+
+IX_HOT static size_t near_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
+{
+    size_t o = 0;
+    for (size_t x = 0; x + 1 < n; x++)
+        for (size_t y = x + 1; y < n; y++)
+            if ((unsigned)__builtin_popcountll(s[x] ^ s[y]) <= k)
+                out[o++] = (uint32_t)x << 16 | (uint32_t)y;
+    return o;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#include <immintrin.h>
+#define NEAR_AVX512 1
+
+__attribute__((target("avx512f,avx512vpopcntdq"))) static size_t
+near_avx512(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
+{
+    size_t o = 0;
+    const __m512i kk = _mm512_set1_epi64((long long)k);
+    for (size_t x = 0; x + 1 < n; x++) {
+        const __m512i vx = _mm512_set1_epi64((long long)s[x]);
+        for (size_t y = x + 1; y < n; y += 8) {
+            __mmask8 lanes = n - y >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (n - y)) - 1);
+            __m512i v = _mm512_maskz_loadu_epi64(lanes, s + y);
+            __m512i pc = _mm512_popcnt_epi64(_mm512_xor_si512(v, vx));
+            unsigned hit = _mm512_mask_cmple_epu64_mask(lanes, pc, kk);
+            while (hit) {
+                unsigned b = (unsigned)__builtin_ctz(hit);
+                hit &= hit - 1;
+                out[o++] = (uint32_t)x << 16 | (uint32_t)(y + b);
+            }
+        }
+    }
+    return o;
+}
+#endif
+
+size_t ix_near_pairs_scalar(const uint64_t *s, size_t n, unsigned k, uint32_t *out)
+{
+    return near_scalar(s, n, k, out);
+}
+
+ix_near_fn ix_near_pick(void)
+{
+#ifdef NEAR_AVX512
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq"))
+        return near_avx512;
+#endif
+    return near_scalar;
+}
+
 /* The pairs within k among the runs of equal key of a[0..m) (sorted, table t, a[0] at
  * position base of table 0 when t == 0). */
-IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned k,
-                             const uint64_t *a, size_t m, size_t base, struct stream_out *o)
+/* Keeps the pair (x, y) of a (within k) if table t is its first table. 0, or -1 (o->rc). */
+static int keep_pair(const struct dedup_index *idx, unsigned t, const uint64_t *a, size_t x,
+                     size_t y, size_t base, struct stream_out *o)
 {
     const struct ix_perm *p = &idx->perm[t];
-    unsigned kb = p->key_bits;
+    uint64_t d = a[x] ^ a[y];
+    if (ix_first_table(idx, t ? ix_unpermute(p, d) : d) != t)
+        return 0;
+    if (t == 0) {
+        if (grow_u64(&o->pos, &o->cappos, o->npos + 1, &o->rc) != 0)
+            return -1;
+        o->pos[o->npos++] = (uint64_t)(base + x) << 32 | (base + y);
+    } else {
+        if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
+            return -1;
+        o->val[o->nval++] = ix_unpermute(p, a[x]);
+        o->val[o->nval++] = ix_unpermute(p, a[y]);
+    }
+    return 0;
+}
+
+IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned k,
+                             const uint64_t *a, size_t m, size_t base, near_fn near,
+                             struct stream_out *o)
+{
+    unsigned kb = idx->perm[t].key_bits;
+    uint32_t hits[NEAR_MAX * (NEAR_MAX - 1) / 2];
     for (size_t i = 0; i < m && o->rc == DEDUP_OK;) {
         uint64_t key = ix_top(a[i], kb);
         size_t e = i + 1;
         while (e < m && ix_top(a[e], kb) == key)
             e++;
-        for (size_t x = i; x + 1 < e; x++) {
-            for (size_t y = x + 1; y < e; y++) {
-                uint64_t d = a[x] ^ a[y];
-                if ((unsigned)__builtin_popcountll(d) > k)
-                    continue;
-                if (ix_first_table(idx, t ? ix_unpermute(p, d) : d) != t)
-                    continue;
-                if (t == 0) {
-                    if (grow_u64(&o->pos, &o->cappos, o->npos + 1, &o->rc) != 0)
+        if (e - i > NEAR_MIN && e - i <= NEAR_MAX) {
+            size_t nh = near(a + i, e - i, k, hits);
+            for (size_t h = 0; h < nh; h++)
+                if (keep_pair(idx, t, a, i + (hits[h] >> 16), i + (hits[h] & 0xffff), base, o))
+                    return;
+        } else {
+            for (size_t x = i; x + 1 < e; x++)
+                for (size_t y = x + 1; y < e; y++)
+                    if ((unsigned)__builtin_popcountll(a[x] ^ a[y]) <= k &&
+                        keep_pair(idx, t, a, x, y, base, o) != 0)
                         return;
-                    o->pos[o->npos++] = (uint64_t)(base + x) << 32 | (base + y);
-                } else {
-                    if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
-                        return;
-                    o->val[o->nval++] = ix_unpermute(p, a[x]);
-                    o->val[o->nval++] = ix_unpermute(p, a[y]);
-                }
-            }
         }
         i = e;
     }
@@ -204,7 +294,8 @@ IX_HOT static void scan_runs(const struct dedup_index *idx, unsigned t, unsigned
 #define SUB_BITS_MAX 13u
 
 IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsigned k, uint64_t *a,
-                                 size_t m, unsigned shift, uint64_t *scr, struct stream_out *o)
+                                 size_t m, unsigned shift, uint64_t *scr, near_fn near,
+                                 struct stream_out *o)
 {
     const struct ix_perm *p = &idx->perm[t];
     unsigned kb = p->key_bits, w = 1;
@@ -214,7 +305,7 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
         w = kb > 64 - shift ? kb - (64 - shift) : 0;
     if (!scr || w == 0) {
         ix_sort_bucket(a, m, shift, scr);
-        scan_runs(idx, t, k, a, m, 0, o);
+        scan_runs(idx, t, k, a, m, 0, near, o);
         return;
     }
     unsigned sh2 = shift - w;
@@ -229,26 +320,30 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
         scr[c2[(a[i] >> sh2) & mask]++] = a[i];
     size_t l2 = 0;
     unsigned keyshift = 64 - kb;
+    uint32_t hits[SUB_SORT * (SUB_SORT - 1) / 2];
     for (size_t d = 0; d <= mask && o->rc == DEDUP_OK; d++) {
         size_t e2 = c2[d], n2 = e2 - l2;
         const uint64_t *s = scr + l2;
         if (n2 > SUB_SORT) {
             ix_sort_u64_below(scr + l2, n2, sh2);
-            scan_runs(idx, t, k, s, n2, 0, o);
+            scan_runs(idx, t, k, s, n2, 0, near, o);
+        } else if (n2 > NEAR_MIN) {
+            size_t nh = near(s, n2, k, hits);
+            for (size_t h = 0; h < nh; h++) {
+                size_t x = hits[h] >> 16, y = hits[h] & 0xffff;
+                if (((s[x] ^ s[y]) >> keyshift) != 0)
+                    continue; /* a different key */
+                if (keep_pair(idx, t, s, x, y, 0, o) != 0)
+                    return;
+            }
         } else {
-            for (size_t x = 0; x + 1 < n2; x++) {
+            for (size_t x = 0; x + 1 < n2; x++)
                 for (size_t y = x + 1; y < n2; y++) {
                     uint64_t dd = s[x] ^ s[y];
-                    if ((dd >> keyshift) != 0 || (unsigned)__builtin_popcountll(dd) > k)
-                        continue;
-                    if (ix_first_table(idx, ix_unpermute(p, dd)) != t)
-                        continue;
-                    if (grow_u64(&o->val, &o->capval, o->nval + 2, &o->rc) != 0)
+                    if ((dd >> keyshift) == 0 && (unsigned)__builtin_popcountll(dd) <= k &&
+                        keep_pair(idx, t, s, x, y, 0, o) != 0)
                         return;
-                    o->val[o->nval++] = ix_unpermute(p, s[x]);
-                    o->val[o->nval++] = ix_unpermute(p, s[y]);
                 }
-            }
         }
         l2 = e2;
     }
@@ -316,7 +411,7 @@ static void stream_run(void *arg, unsigned tid, struct ix_team *team)
         while (b > 0 && b < n && ix_top(v0[b], kb) == ix_top(v0[b - 1], kb))
             b++;
         if (a < b)
-            scan_runs(idx, 0, j->k, v0 + a, b - a, a, o);
+            scan_runs(idx, 0, j->k, v0 + a, b - a, a, j->near, o);
     }
     for (unsigned t = 1; t < idx->ntables; t++) {
         const struct ix_perm *p = &idx->perm[t];
@@ -357,7 +452,7 @@ static void stream_run(void *arg, unsigned tid, struct ix_team *team)
             if (m < 2)
                 continue;
             if (o->rc == DEDUP_OK)
-                stream_bucket(idx, t, j->k, j->buf + s, m, shift, scr, o);
+                stream_bucket(idx, t, j->k, j->buf + s, m, shift, scr, j->near, o);
         }
     }
     free(scr);
@@ -384,16 +479,23 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
         return DEDUP_ENOMEM;
     j->idx = idx;
     j->k = k;
+    j->near = ix_near_pick();
     if (threads > IX_THREADS_MAX_PAIRS)
         threads = IX_THREADS_MAX_PAIRS;
     if (idx->nmain < 65536)
         threads = 1;
-    j->buf = idx->ntables > 1 ? ix_big_alloc((size_t)idx->nmain * sizeof *j->buf) : NULL;
+    /* the buffer the compaction left for the tails (ix_tails_finish), else one */
+    bool own_buf = !idx->tail_buf && idx->ntables > 1;
+    j->buf = idx->tail_buf ? idx->tail_buf
+             : own_buf     ? ix_scratch_take(idx, (size_t)idx->nmain * sizeof *j->buf, SIZE_MAX)
+                           : NULL;
     if (idx->ntables > 1 && !j->buf)
         goto done;
     unsigned ran = ix_team_run(threads, stream_run, j);
-    free(j->buf);
+    if (own_buf) /* written: the pairs' arrays below and the expansion's take it */
+        dedup_index_give_scratch(idx, j->buf, (size_t)idx->nmain * sizeof *j->buf);
     j->buf = NULL;
+    ix_tails_finish(idx);
     size_t total = 0;
     rc = DEDUP_OK;
     for (unsigned u = 0; u < ran; u++) {
@@ -406,7 +508,7 @@ static enum dedup_code stream_pairs(struct dedup_index *idx, unsigned k, unsigne
     if (rc != DEDUP_OK)
         goto done;
     rc = DEDUP_ENOMEM;
-    all = malloc((total ? total : 1) * sizeof *all);
+    all = ix_scratch_take(idx, (total ? total : 1) * sizeof *all, SIZE_MAX);
     if (!all)
         goto done;
     size_t o = 0;
@@ -460,8 +562,11 @@ enum dedup_code ix_distinct_pairs(struct dedup_index *idx, unsigned k, unsigned 
             idx->lazy = false;
         return rc;
     }
-    if (idx->lazy)
-        return stream_pairs(idx, k, threads, pairs, npairs);
+    if (idx->lazy) {
+        rc = stream_pairs(idx, k, threads, pairs, npairs);
+        ix_tails_finish(idx); /* if it stopped before the tables */
+        return rc;
+    }
     memset(&j, 0, sizeof j);
     j.idx = idx;
     j.k = k;
@@ -790,7 +895,7 @@ static void direct_fill(void *arg, unsigned part)
     j->filled[part] = o - j->at[part];
 }
 
-static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
+static int expand_direct(struct dedup_index *idx, const uint64_t *pairs, size_t npairs,
                          uint32_t min_b, unsigned threads, dedup_pair_array_fn array_fn,
                          dedup_pair_fn fn, void *userdata, int *r)
 {
@@ -807,7 +912,7 @@ static int expand_direct(const struct dedup_index *idx, const uint64_t *pairs, s
             return 0;
     }
     j.at[j.parts] = (size_t)total;
-    uint64_t *v = ix_big_alloc((size_t)(total ? total : 1) * sizeof *v);
+    uint64_t *v = ix_scratch_take(idx, (size_t)(total ? total : 1) * sizeof *v, SIZE_MAX);
     if (!v)
         return -1;
     j.v = v;
@@ -857,10 +962,13 @@ enum dedup_code dedup_index_pairs_array(struct dedup_index *idx, unsigned k, uns
     if (stopped)
         *stopped = 0;
     enum dedup_code rc = ix_distinct_pairs(idx, k, threads, &pairs, &npairs);
-    if (rc != DEDUP_OK)
+    if (rc != DEDUP_OK) {
+        ix_scratch_release(idx);
         return rc;
+    }
     int fr = 0, done_direct =
                     expand_direct(idx, pairs, npairs, min_b, threads, array_fn, fn, userdata, &fr);
+    ix_scratch_release(idx);
     if (done_direct != 0) {
         free(pairs);
         if (done_direct < 0)

@@ -663,21 +663,28 @@ static int list_cb(void *ud, uint32_t a, uint32_t b, unsigned distance)
     return 0;
 }
 
+/* Two indexes of the same design (k 3, tables; 0: auto) holding v[0..n) with empty ids. */
+static void twin_indexes(const uint64_t *v, size_t n, unsigned tables, struct dedup_index **a,
+                         struct dedup_index **b)
+{
+    struct dedup_design d;
+    ASSERT_EQ_FATAL(dedup_design_choose(3, n, tables, &d), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, a), DEDUP_OK);
+    ASSERT_EQ_FATAL(dedup_index_new(&d, b), DEDUP_OK);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ_FATAL(dedup_index_add(*a, v[i], "", 0, NULL), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_add(*b, v[i], "", 0, NULL), DEDUP_OK);
+    }
+}
+
 static void test_index_pairs_streamed_threads(void)
 {
     rng_state = 21;
     size_t n = 600000;
     uint64_t *v = make_set(n, 3);
     for (unsigned k = 3; k <= 3; k++) {
-        struct dedup_design d;
         struct dedup_index *a, *b;
-        ASSERT_EQ_FATAL(dedup_design_choose(3, n, 10, &d), DEDUP_OK);
-        ASSERT_EQ_FATAL(dedup_index_new(&d, &a), DEDUP_OK);
-        ASSERT_EQ_FATAL(dedup_index_new(&d, &b), DEDUP_OK);
-        for (size_t i = 0; i < n; i++) {
-            ASSERT_EQ_FATAL(dedup_index_add(a, v[i], "", 0, NULL), DEDUP_OK);
-            ASSERT_EQ_FATAL(dedup_index_add(b, v[i], "", 0, NULL), DEDUP_OK);
-        }
+        twin_indexes(v, n, 10, &a, &b);
         struct dedup_matches m = {0};
         ASSERT_EQ(dedup_index_query(b, v[0], 3, &m), DEDUP_OK); /* builds b's tables */
         CU_ASSERT(!b->lazy);
@@ -702,6 +709,88 @@ static void test_index_pairs_streamed_threads(void)
         dedup_index_free(a);
         dedup_index_free(b);
     }
+    free(v);
+}
+
+/* The run check the CPU picks (AVX-512 VPOPCNTDQ where there is one) finds what the
+ * scalar one does, pair for pair, for every run length 2..64 and k 0..7, on runs of
+ * fingerprints a few bits apart (so every k has hits) and of random ones. */
+static void test_index_near_pairs(void)
+{
+    ix_near_fn best = ix_near_pick();
+    uint64_t s[64];
+    uint32_t a[64 * 63 / 2], b[64 * 63 / 2];
+    int bad = 0;
+    size_t hits = 0;
+    rng_state = 31;
+    for (int round = 0; round < 40; round++) {
+        uint64_t base = rnd();
+        for (size_t i = 0; i < 64; i++)
+            s[i] = round % 4 == 3 ? rnd() : flip_bits(base, (unsigned)(rnd() % 6));
+        for (size_t n = 2; n <= 64; n++)
+            for (unsigned k = 0; k <= 7; k++) {
+                size_t na = best(s, n, k, a), nb = ix_near_pairs_scalar(s, n, k, b);
+                hits += na;
+                bad += na != nb || memcmp(a, b, na * sizeof *a) != 0;
+            }
+    }
+    ASSERT_EQ(bad, 0);
+    CU_ASSERT(hits > 100000);
+}
+
+/* A block of `bytes` filled with junk, as a caller's finished arrays would be. */
+static void *junk_block(size_t bytes)
+{
+    unsigned char *p = malloc(bytes);
+    for (size_t i = 0; p && i < bytes; i++)
+        p[i] = (unsigned char)(i * 131 + 7);
+    return p;
+}
+
+/* Scratch blocks handed over (dedup_index_give_scratch, as simcrawl pairs does with the
+ * duplicate-id check's arrays) are what the compaction and the streamed tables work in:
+ * the pairs are those of an index without them, list for list, and brute force's; blocks
+ * too small or never used are freed (the sanitizer build checks for leaks). */
+static void test_index_scratch(void)
+{
+    rng_state = 29;
+    size_t n = 100000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *a, *b;
+    twin_indexes(v, n, 0, &a, &b);
+    dedup_index_give_scratch(a, junk_block(n * 8), n * 8);
+    dedup_index_give_scratch(a, junk_block(n * 4), n * 4);
+    dedup_index_give_scratch(a, junk_block(n * 8), n * 8);
+    dedup_index_give_scratch(a, junk_block(64), 64);
+    dedup_index_give_scratch(a, junk_block(64), 64); /* a fifth: freed at once */
+    dedup_index_give_scratch(a, NULL, 0);
+    struct pair_list la = {0}, lb = {0};
+    ASSERT_EQ(dedup_index_pairs(a, 3, 2, 0, list_cb, &la, NULL), DEDUP_OK);
+    ASSERT_EQ(dedup_index_pairs(b, 3, 2, 0, list_cb, &lb, NULL), DEDUP_OK);
+    CU_ASSERT(la.n > 5000);
+    ASSERT_EQ(la.n, lb.n);
+    CU_ASSERT(la.n == lb.n && memcmp(la.v, lb.v, la.n * sizeof *la.v) == 0);
+    for (unsigned i = 0; i < IX_SCRATCH_MAX; i++)
+        CU_ASSERT(a->scratch[i] == NULL); /* used or freed by the pairs */
+    int bad = 0;
+    for (int q = 0; q < 20; q++)
+        bad += check_query(a, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+    ASSERT_EQ(bad, 0);
+    free(la.v);
+    free(lb.v);
+    dedup_index_free(a);
+    dedup_index_free(b);
+
+    /* brute force, one thread; then an index given blocks and freed unused */
+    size_t m = 6000;
+    struct dedup_index *c = build(v, m, 3, 0);
+    dedup_index_give_scratch(c, junk_block(m * 8), m * 8);
+    dedup_index_give_scratch(c, junk_block(m * 4), m * 4);
+    check_pairs(c, v, m, 3, 1);
+    dedup_index_free(c);
+    c = build(v, m, 3, 0);
+    dedup_index_give_scratch(c, junk_block(m * 8), m * 8);
+    dedup_index_free(c);
     free(v);
 }
 
@@ -789,6 +878,68 @@ static char *tmp_path(const char *name)
     static char buf[256];
     snprintf(buf, sizeof buf, "/tmp/test_index_%ld_%s", (long)getpid(), name);
     return buf;
+}
+
+/* Every list of the main tables runs from head[i] through ascending documents to tail[i],
+ * and the lists hold every document once: 0, else the number of faults. */
+static int check_lists(const struct dedup_index *idx)
+{
+    int bad = 0;
+    uint64_t seen = 0;
+    for (uint32_t i = 0; i < idx->nmain; i++) {
+        uint32_t d = idx->head[i], last = d;
+        for (; d != IX_NONE; d = idx->doc_next[d]) {
+            bad += d < last || idx->doc_fp[d] != idx->tab[0][i];
+            last = d;
+            seen++;
+        }
+        bad += last != idx->tail[i];
+    }
+    return bad + (seen != idx->ndocs);
+}
+
+/* All pairs of a fresh index makes its tails after the streamed tables (compact_fresh,
+ * ix_tails_finish: in the buffer's pages, from the heads and the groups of several
+ * documents each thread noted): the lists and tails are whole, on one thread and two,
+ * and the index then takes more documents of the same fingerprints, saves and loads
+ * (the loader checks every list ends at its tail) and pairs as brute force does. */
+static void test_index_tails_after_pairs(void)
+{
+    rng_state = 37;
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        size_t n = 70000, m = 6000, extra = 800;
+        uint64_t *v = make_set(n + extra, 3);
+        for (size_t i = 1; i < n; i += 5)
+            v[i] = v[rnd() % i]; /* groups of identical fingerprints */
+        struct dedup_index *idx = build(v, n, 3, 0);
+        struct pair_list l = {0};
+        ASSERT_EQ(dedup_index_pairs(idx, 3, threads, 0, list_cb, &l, NULL), DEDUP_OK);
+        CU_ASSERT(l.n > 10000);
+        CU_ASSERT(idx->tail_buf == NULL && idx->tail_fix == NULL);
+        ASSERT_EQ(check_lists(idx), 0);
+        free(l.v);
+        dedup_index_free(idx);
+
+        /* a smaller one: more documents after the pairs, a save and a load */
+        idx = build(v, m, 3, 0);
+        check_pairs(idx, v, m, 3, threads);
+        for (size_t i = m; i < m + extra; i++) {
+            v[i] = i % 2 ? v[rnd() % m] : v[i];
+            char id[32];
+            int len = snprintf(id, sizeof id, "doc%zu", i);
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], id, (size_t)len, NULL), DEDUP_OK);
+        }
+        check_pairs(idx, v, m + extra, 3, threads);
+        ASSERT_EQ(check_lists(idx), 0);
+        char *path = tmp_path("tails.idx");
+        ASSERT_EQ_FATAL(dedup_index_save(idx, path, NULL), DEDUP_OK);
+        dedup_index_free(idx);
+        ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, NULL), DEDUP_OK);
+        check_pairs(idx, v, m + extra, 3, threads);
+        dedup_index_free(idx);
+        unlink(path);
+        free(v);
+    }
 }
 
 static void test_index_save_load_roundtrip(void)
@@ -1002,9 +1153,12 @@ void test_index_register(void)
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
     CU_add_test(s, "test_index_pairs_streamed_threads", test_index_pairs_streamed_threads);
+    CU_add_test(s, "test_index_near_pairs", test_index_near_pairs);
+    CU_add_test(s, "test_index_scratch", test_index_scratch);
     CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
+    CU_add_test(s, "test_index_tails_after_pairs", test_index_tails_after_pairs);
     CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);
     CU_add_test(s, "test_index_corrupt_files", test_index_corrupt_files);
     CU_add_test(s, "test_index_bad_arguments", test_index_bad_arguments);
