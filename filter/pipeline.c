@@ -233,6 +233,63 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
     return marked;
 }
 
+#ifdef DEDUP_BENCH_SEEDS
+/* Benchmarks only (a build made with -DDEDUP_BENCH_SEEDS, never a shipped one): with
+ * SIMCRAWL_BENCH_DUMP=FILE, every page fingerprinted with its template blocks (pass 2 of
+ * a collection) appends one line to FILE: XXH3_64bits of the page's bytes, its
+ * fingerprint (or "-" for too little text), 1 when it was fingerprinted whole (a page
+ * with little text of its own), its own token string (template blocks left out) and
+ * its whole token string, TAB-separated. tests/bench/weight_study.py recomputes the
+ * fingerprint under other weight schemes from them. */
+static _Thread_local char *bench_own, *bench_whole;
+
+static void bench_note(const struct joined *j, const unsigned char *tpl)
+{
+    free(bench_own);
+    free(bench_whole);
+    bench_own = malloc(j->all_len + 1);
+    bench_whole = malloc(j->all_len + 1);
+    if (!bench_own || !bench_whole)
+        return;
+    size_t n = 0;
+    for (size_t k = 0; k < j->nb; k++) {
+        if (tpl[k])
+            continue;
+        if (n)
+            bench_own[n++] = ' ';
+        memcpy(bench_own + n, j->all + j->b[k].off, j->b[k].len);
+        n += j->b[k].len;
+    }
+    bench_own[n] = '\0';
+    memcpy(bench_whole, j->all ? j->all : "", j->all_len);
+    bench_whole[j->all_len] = '\0';
+}
+
+static void bench_dump(const char *html, size_t len, const struct filter_fp_result *out)
+{
+    const char *path = getenv("SIMCRAWL_BENCH_DUMP");
+    if (path && bench_own && bench_whole) {
+        FILE *fp = fopen(path, "a");
+        if (fp) {
+            char fpx[17] = "-";
+            if (out->stage == FILTER_FP_DONE)
+                snprintf(fpx, sizeof fpx, "%016llx", (unsigned long long)out->fingerprint);
+            fprintf(fp, "%016llx\t%s\t%d\t%s\t%s\n", (unsigned long long)XXH3_64bits(html, len),
+                    fpx, out->stub_hash != 0, bench_own, bench_whole);
+            fclose(fp);
+        }
+    }
+    free(bench_own);
+    free(bench_whole);
+    bench_own = bench_whole = NULL;
+}
+#define BENCH_NOTE(j, tpl) bench_note(j, tpl)
+#define BENCH_DUMP(html, len, out) bench_dump(html, len, out)
+#else
+#define BENCH_NOTE(j, tpl) ((void)0)
+#define BENCH_DUMP(html, len, out) ((void)0)
+#endif
+
 /* 3. The token string of the blocks not marked in tpl (all of j when marked is 0: then
  * j's buffer is taken over), *kept_len bytes and *kept_n tokens; counts the template
  * blocks and tokens in out. NULL when out of memory. */
@@ -309,6 +366,8 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
         out->doc_hash = h ? h : 1;
     }
     size_t marked = mark_templates(opts, &j, hash, ntok, tpl, &out->stub_hash);
+    if (!opts->blocks_only)
+        BENCH_NOTE(&j, tpl);
     kept = own_tokens(&j, tpl, marked, out, &kept_len, &kept_n);
     if (!kept)
         goto oom;
@@ -423,6 +482,8 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     out->n_tokens = n_tokens;
     out->n_features = dedup_features_count(f);
     out->stage = FILTER_FP_DONE;
+    if (!opts->text)
+        BENCH_DUMP(html, len, out);
     if (opts->keep_features)
         out->features = f;
     else
@@ -435,6 +496,8 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     hand_over_doc(opts, out, doc);
     return 0;
 fail:
+    if (!opts->text)
+        BENCH_DUMP(html, len, out);
     dedup_features_free(f);
     free(tokens);
     hand_over_doc(opts, out, doc); /* parsed, but too little text (or no tokens): a page */
