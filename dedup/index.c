@@ -536,12 +536,8 @@ void ix_sort_bucket(uint64_t *a, size_t nb, unsigned shift, uint64_t *scr)
     unsigned sh2 = shift - w;
     size_t m = ((size_t)1 << w) - 1;
     uint32_t c2[(1u << PERM_SORT_BITS2) + 1];
-    memset(c2, 0, sizeof(uint32_t) * (m + 2));
     memcpy(scr, a, nb * sizeof *scr);
-    for (size_t i = 0; i < nb; i++)
-        c2[((scr[i] >> sh2) & m) + 1]++;
-    for (size_t d = 1; d <= m + 1; d++)
-        c2[d] += c2[d - 1];
+    ix_digit_starts(scr, nb, sh2, m, c2);
     for (size_t i = 0; i < nb; i++)
         a[c2[(scr[i] >> sh2) & m]++] = scr[i];
     size_t l2 = 0;
@@ -1866,12 +1862,8 @@ static size_t fresh_bucket(struct fresh_job *j, unsigned tid, size_t b, size_t s
     unsigned w = digit_width(nb, DIGIT_BITS, shift);
     unsigned sh = shift - w;
     size_t mask = ((size_t)1 << w) - 1;
-    size_t cnt[(1u << DIGIT_BITS) + 1];
-    memset(cnt, 0, sizeof(size_t) * (mask + 2));
-    for (size_t i = 0; i < nb; i++)
-        cnt[((fp[i] >> sh) & mask) + 1]++;
-    for (size_t d = 1; d <= mask + 1; d++)
-        cnt[d] += cnt[d - 1];
+    uint32_t cnt[(1u << DIGIT_BITS) + 1];
+    ix_digit_starts(fp, nb, sh, mask, cnt);
     for (size_t i = 0; i < nb; i++) /* stable: documents stay in order */
         rec[cnt[(fp[i] >> sh) & mask]++] = (struct ix_rec){fp[i], doc[i], 0};
     size_t lo = 0;

@@ -11,6 +11,7 @@
 #include "dedup/dedup.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 #define IX_NONE UINT32_MAX  /* end of a document list / no slot */
 #define IX_DIR_BITS_MAX 28u /* cap on directory bits (2^28 + 1 offsets per table) */
@@ -176,6 +177,20 @@ unsigned ix_team_run(unsigned threads, void (*fn)(void *arg, unsigned tid, struc
                      void *arg);
 unsigned ix_team_size(const struct ix_team *team);
 void ix_team_sync(struct ix_team *team); /* a barrier of every thread of the team */
+
+/* The counting pass of a radix digit: c[d] (d = 0..mask) is where digit d of the keys
+ * a[0..n) starts, (a[i] >> sh) & mask, when they are scattered by it in order; c[mask + 1]
+ * = n. c has room for mask + 2 counts; n < 2^32. ix_sort_bucket, the compaction's
+ * buckets (index.c) and the streamed tables' sub-buckets (pairs.c) scatter with it. */
+static inline void ix_digit_starts(const uint64_t *a, size_t n, unsigned sh, size_t mask,
+                                   uint32_t *c)
+{
+    memset(c, 0, sizeof *c * (mask + 2));
+    for (size_t i = 0; i < n; i++)
+        c[((a[i] >> sh) & mask) + 1]++;
+    for (size_t d = 1; d <= mask + 1; d++)
+        c[d] += c[d - 1];
+}
 
 /* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
  * taken in the kernel: far cheaper on a VM); freed with free(). */

@@ -311,11 +311,7 @@ IX_HOT static void stream_bucket(const struct dedup_index *idx, unsigned t, unsi
     unsigned sh2 = shift - w;
     size_t mask = ((size_t)1 << w) - 1;
     uint32_t c2[(1u << SUB_BITS_MAX) + 1];
-    memset(c2, 0, sizeof(uint32_t) * (mask + 2));
-    for (size_t i = 0; i < m; i++)
-        c2[((a[i] >> sh2) & mask) + 1]++;
-    for (size_t d = 1; d <= mask + 1; d++)
-        c2[d] += c2[d - 1];
+    ix_digit_starts(a, m, sh2, mask, c2);
     for (size_t i = 0; i < m; i++)
         scr[c2[(a[i] >> sh2) & mask]++] = a[i];
     size_t l2 = 0;
