@@ -915,16 +915,65 @@ enum dedup_code dedup_index_new(const struct dedup_design *d, struct dedup_index
     return DEDUP_OK;
 }
 
+/* ---- the delta buckets' blocks (struct ix_slab) ---- */
+
+#define SLAB_CHUNK ((size_t)256 << 10)
+
+static size_t slab_bytes(unsigned c)
+{
+    return ((size_t)4 << c) * (sizeof(uint64_t) + sizeof(uint32_t));
+}
+
+/* A block for 4 << c entries (their fingerprints and heads), or NULL. */
+static uint64_t *slab_get(struct ix_slab *s, unsigned c)
+{
+    if (c >= IX_SLAB_CLASSES)
+        return NULL;
+    if (s->free[c]) {
+        void *p = s->free[c];
+        memcpy(&s->free[c], p, sizeof p);
+        return p;
+    }
+    size_t bytes = slab_bytes(c);
+    if ((size_t)(s->end - s->at) < bytes) {
+        size_t size = bytes + 16 > SLAB_CHUNK ? bytes + 16 : SLAB_CHUNK;
+        char *ch = malloc(size);
+        if (!ch)
+            return NULL;
+        memcpy(ch, &s->chunks, sizeof s->chunks);
+        s->chunks = ch;
+        s->at = ch + 16;
+        s->end = ch + size;
+    }
+    void *p = s->at;
+    s->at += bytes; /* a multiple of 16: every block stays aligned as malloc's */
+    return p;
+}
+
+static void slab_put(struct ix_slab *s, unsigned c, void *p)
+{
+    memcpy(p, &s->free[c], sizeof p);
+    s->free[c] = p;
+}
+
+static void slab_clear(struct ix_slab *s)
+{
+    while (s->chunks) {
+        void *next;
+        memcpy(&next, s->chunks, sizeof next);
+        free(s->chunks);
+        s->chunks = next;
+    }
+    memset(s, 0, sizeof *s);
+}
+
 static void delta_clear(struct dedup_index *idx)
 {
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
-        if (idx->dbucket[t]) {
-            for (size_t b = 0; b < ((size_t)1 << idx->dd_bits); b++)
-                free(idx->dbucket[t][b].v);
-            free(idx->dbucket[t]);
-            idx->dbucket[t] = NULL;
-        }
+        free(idx->dbucket[t]);
+        idx->dbucket[t] = NULL;
     }
+    slab_clear(&idx->dslab);
     free(idx->dfp);
     free(idx->dhead);
     free(idx->dtail);
@@ -1612,17 +1661,24 @@ static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
         pfp[t] = ix_permute(&idx->perm[t], fp);
         struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
         if (v->n == v->cap) {
-            uint32_t cap = v->cap ? v->cap * 2 : 4;
-            uint64_t *nv = realloc(v->v, cap * sizeof *nv);
+            unsigned c = v->cap ? (unsigned)__builtin_ctz(v->cap) - 1 : 0; /* cap 4 << c */
+            uint64_t *nv = slab_get(&idx->dslab, c);
             if (!nv)
                 return DEDUP_ENOMEM; /* nothing inserted yet: consistent */
+            uint32_t cap = (uint32_t)4 << c;
+            if (v->n) {
+                memcpy(nv, v->v, v->n * sizeof *nv);
+                memcpy(nv + cap, ix_vec_heads(v), v->n * sizeof(uint32_t));
+                slab_put(&idx->dslab, c - 1, v->v);
+            }
             v->v = nv;
             v->cap = cap;
         }
     }
     for (unsigned t = 0; t < idx->ntables; t++) {
         struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
-        v->v[v->n++] = pfp[t];
+        v->v[v->n] = pfp[t];
+        ix_vec_heads(v)[v->n++] = doc;
     }
     s = idx->ndelta++;
     idx->dfp[s] = fp;
@@ -2373,8 +2429,9 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
                 uint64_t x = ix_unpermute(p, vec->v[i]);
                 if (ix_first_table(idx, x ^ q) != t)
                     continue;
-                uint32_t s = delta_find(idx, x);
-                if (s != IX_NONE && found(arg, x, dist, idx->dhead[s]))
+                /* the head is stored beside the entry: no lookup of the slot (three reads
+                 * in a row: the hash, the slot's fingerprint, its head) */
+                if (found(arg, x, dist, ix_vec_heads(vec)[i]))
                     return 1;
             }
         }

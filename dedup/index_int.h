@@ -47,10 +47,28 @@ struct ix_perm {
     unsigned nrot;
 };
 
-/* A growable array of permuted fingerprints: one delta bucket. */
+/* A growable array of permuted fingerprints: one delta bucket. One block holds cap
+ * permuted fingerprints, then cap heads (the first document of each: a delta slot's head
+ * never changes), so a match in the delta needs no lookup of its slot. */
 struct ix_vec {
     uint64_t *v;
     uint32_t n, cap;
+};
+static inline uint32_t *ix_vec_heads(const struct ix_vec *v)
+{
+    return (uint32_t *)(v->v + v->cap);
+}
+
+/* Where the delta buckets' blocks come from: blocks of 4 << c entries (class c), cut from
+ * large chunks and kept on a free list per class when a bucket outgrows them, all freed at
+ * once when the delta is cleared (a merge). malloc, realloc and free of every bucket's
+ * array were a tenth of the online pattern's instructions, and each merge freed 2^dd_bits
+ * arrays a table one by one (docs/BENCHMARKS.md, perf19g). */
+#define IX_SLAB_CLASSES 28u
+struct ix_slab {
+    void *chunks;                /* a list through each chunk's first 16 bytes */
+    char *at, *end;              /* what is left of the newest chunk */
+    void *free[IX_SLAB_CLASSES]; /* a list through each block's first 8 bytes */
 };
 
 struct dedup_index {
@@ -95,7 +113,7 @@ struct dedup_index {
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
      * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);
-     * dbucket[t][b] holds perm_t(fp) of the slots whose top dd_bits are b */
+     * dbucket[t][b] holds perm_t(fp) and the head of the slots whose top dd_bits are b */
     uint32_t ndelta, cap_delta;
     uint64_t *dfp;
     uint32_t *dhead, *dtail;
@@ -103,6 +121,7 @@ struct dedup_index {
     uint32_t dhash_mask;
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
+    struct ix_slab dslab; /* the blocks of dbucket's vectors */
 
     /* the site template table saved with the index (NULL until asked for or loaded) */
     struct dedup_templates *templates;
