@@ -43,8 +43,9 @@
  * rule (the rule implies the keys are equal).
  *
  * Online. dedup_index_add() only appends the document (O(1)). Pending documents are
- * absorbed before the next query: into the delta (a hash of fingerprint -> slot plus, per
- * table, buckets of permuted fingerprints over the top dd_bits) one by one, or, when the
+ * absorbed before the next query: into the delta (a tagged hash of fingerprint -> slot
+ * plus, per table, buckets of permuted fingerprints and their heads over the top dd_bits,
+ * their blocks from a slab kept across merges) one by one, or, when the
  * delta would exceed max(IX_DELTA_MIN, main / IX_DELTA_FRACTION), by merging everything
  * into the main tables (ix_compact: sort the new entries per table, merge, rebuild the
  * directories; amortised O(T) element moves per add). A fingerprint is in exactly one of
