@@ -47,10 +47,34 @@ struct ix_perm {
     unsigned nrot;
 };
 
-/* A growable array of permuted fingerprints: one delta bucket. */
+/* A growable array of permuted fingerprints: one delta bucket. One block holds cap
+ * permuted fingerprints, then cap heads (the first document of each: a delta slot's head
+ * never changes), so a match in the delta needs no lookup of its slot. */
 struct ix_vec {
     uint64_t *v;
     uint32_t n, cap;
+};
+static inline uint32_t *ix_vec_heads(const struct ix_vec *v)
+{
+    return (uint32_t *)(v->v + v->cap);
+}
+
+/* Where the delta buckets' blocks come from: blocks of 4 << c entries (class c), cut from
+ * large chunks and kept on a free list per class when a bucket outgrows them; a merge
+ * (the delta cleared) makes every block free again and keeps the chunks, whose pages are
+ * written already, for the next delta (freed with the index). malloc, realloc and free of
+ * every bucket's array were a tenth of the online pattern's instructions, and each merge
+ * freed 2^dd_bits arrays a table one by one (docs/BENCHMARKS.md, perf19g). */
+#define IX_SLAB_CLASSES 28u
+struct ix_chunk {
+    char *p;
+    size_t size;
+};
+struct ix_slab {
+    struct ix_chunk *chunk; /* nchunks chunks (room for cap_chunks), cur the one cut */
+    size_t nchunks, cap_chunks, cur;
+    char *at, *end;              /* what is left of chunk cur */
+    void *free[IX_SLAB_CLASSES]; /* a list through each block's first 8 bytes */
 };
 
 struct dedup_index {
@@ -94,15 +118,16 @@ struct dedup_index {
                 * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
-     * slot s has dfp/dhead/dtail; dhash maps fp -> slot + 1 (open addressing);
-     * dbucket[t][b] holds perm_t(fp) of the slots whose top dd_bits are b */
+     * slot s has dfp/dhead/dtail; dhash maps fp -> slot (open addressing, tagged);
+     * dbucket[t][b] holds perm_t(fp) and the head of the slots whose top dd_bits are b */
     uint32_t ndelta, cap_delta;
     uint64_t *dfp;
     uint32_t *dhead, *dtail;
-    uint32_t *dhash;
+    uint64_t *dhash; /* (slot + 1) | tag << 32 (index.c, hash_entry) */
     uint32_t dhash_mask;
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
+    struct ix_slab dslab; /* the blocks of dbucket's vectors */
 
     /* the site template table saved with the index (NULL until asked for or loaded) */
     struct dedup_templates *templates;

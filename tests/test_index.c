@@ -415,6 +415,39 @@ static void test_index_online_interleaved(void)
     free(v);
 }
 
+/* The crawler's pattern, query then add, for every k = 0..7: every answer against brute
+ * force, the delta's stored heads too (a copy of the document added just before is found
+ * in the delta, its head that document), through the merges of the delta. */
+static void test_index_online_every_k(void)
+{
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 101 + k;
+        size_t n = 9000;
+        uint64_t *v = make_set(n, k);
+        for (size_t i = 1; i < n; i += 41)
+            v[i] = v[i - 1];
+        struct dedup_design d;
+        struct dedup_index *idx;
+        ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        int bad = 0;
+        size_t in_delta = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i % 3 == 0 || i % 41 == 1) {
+                bad += check_query(idx, v, i, v[i], k);
+                bad += check_query(idx, v, i, flip_bits(v[i], k), k);
+                in_delta += idx->ndelta > 0;
+            }
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+        }
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(in_delta > 0);
+        CU_ASSERT(idx->nmain > 0); /* a merge happened */
+        dedup_index_free(idx);
+        free(v);
+    }
+}
+
 /* dedup_index_add_many: the same documents as one dedup_index_add each (numbers, ids,
  * fingerprints, pairs), added after single adds, and bad batches refused unchanged; with
  * threads > 1 and a batch large enough to be split, a bad entry in the last part too. */
@@ -1149,6 +1182,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_add_many", test_index_add_many);
     CU_add_test(s, "test_index_span", test_index_span);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
+    CU_add_test(s, "test_index_online_every_k", test_index_online_every_k);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);

@@ -326,14 +326,18 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--online") == 0) {
-        /* bench_index --online [N [QUERIES_INDEX]]: CPU seconds of the online loop (query
-         * then add, empty to N, default 1M) and of 1M queries against an index of
-         * QUERIES_INDEX fingerprints (default 10M, 0: none), three rounds each, for
-         * comparing builds (-DIX_DELTA_FRACTION=...) in alternating processes */
+        /* bench_index --online [N [QUERIES_INDEX [ROUNDS]]]: CPU seconds of the online loop
+         * (query then add, empty to N, default 1M) and of 1M queries against an index of
+         * QUERIES_INDEX fingerprints (default 10M, 0: none), ROUNDS rounds each (default 3;
+         * 1 for callgrind), for comparing builds (-DIX_DELTA_FRACTION=...) in alternating
+         * processes */
         size_t on = argc > 2 ? (size_t)atoll(argv[2]) : m1;
         size_t qn = argc > 3 ? (size_t)atoll(argv[3]) : big;
+        int orounds = argc > 4 ? atoi(argv[4]) : 3;
+        if (orounds < 1 || orounds > 99)
+            orounds = 3;
         uint64_t *v = gen(on, 42);
-        for (int r = 0; r < 3; r++)
+        for (int r = 0; r < orounds; r++)
             printf("online %zu: %.3f cpu s\n", on, online_cpu(v, on));
         free(v);
         if (qn) {
@@ -341,7 +345,7 @@ int main(int argc, char **argv)
             struct dedup_index *idx = build(vb, qn, 0);
             if (ix_compact(idx, 2) != DEDUP_OK)
                 return 2;
-            for (int r = 0; r < 3; r++)
+            for (int r = 0; r < orounds; r++)
                 printf("queries against %zu: %.0f /s\n", qn, query_rate(idx, vb, qn, 1000000, 0));
             dedup_index_free(idx);
             free(vb);
