@@ -259,9 +259,8 @@ size_t dedup_templates_mark_counts(uint64_t docs, const uint32_t *counts, const 
  * least 1 and fewer than DEDUP_TEMPLATE_YOUNG_DOCS documents, whose template a stream cannot
  * know yet. dedup_templates_mark_young() marks as dedup_templates_mark() (bit 1 of
  * is_template[i], the return value) and, for a page of a young host, also sets
- * DEDUP_TEMPLATE_YOUNG on the blocks of every maximal run of blocks that are candidates or
- * on an earlier counted document of the host and hold DEDUP_TEMPLATE_MIN_TOKENS tokens
- * together (bit 1 implies it). A stream confirms a near-duplicate of such a page with its
+ * DEDUP_TEMPLATE_YOUNG on every block that is on an earlier counted document of the host
+ * (bit 1 implies it). A stream confirms a near-duplicate of such a page with its
  * fingerprint without those blocks (filter/pipeline.h, confirm). The _counts_ form takes
  * the counts read elsewhere (Redis), as dedup_templates_mark_counts().
  */

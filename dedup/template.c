@@ -541,31 +541,18 @@ size_t dedup_templates_mark_counts(uint64_t docs, const uint32_t *counts, const 
 
 /*
  * The young host's confirmation (docs/FINGERPRINT.md, "Where T comes from", Streams): over
- * is_tpl[0..n) as mark_runs() left it (bit 1) and the blocks on an earlier counted document
- * (TPL_SHARED, a scratch bit cleared here), sets DEDUP_TEMPLATE_YOUNG on the blocks of
- * every maximal run of blocks that are candidates or shared and hold
- * DEDUP_TEMPLATE_MIN_TOKENS tokens together: the runs a table that had seen each of those
- * blocks on enough pages would leave out. A run of template blocks lies inside such a run,
- * so bit 1 implies the young bit.
+ * is_tpl[0..n) as mark_runs() left it (bit 1), sets DEDUP_TEMPLATE_YOUNG on every template
+ * block and every block on an earlier counted document (TPL_SHARED, a scratch bit cleared
+ * here), however short: what is left is the text the host's earlier pages do not hold.
  */
 #define TPL_SHARED 4u
 
-static void mark_young(const uint32_t *n_tokens, size_t n, unsigned char *is_tpl)
+static void mark_young(size_t n, unsigned char *is_tpl)
 {
-    for (size_t k = 0; k < n;) {
-        if (!(is_tpl[k] & (1u | TPL_SHARED))) {
-            k++;
-            continue;
-        }
-        size_t end = k;
-        uint64_t tokens = 0;
-        while (end < n && (is_tpl[end] & (1u | TPL_SHARED)))
-            tokens += n_tokens[end++];
-        for (; k < end; k++) {
-            is_tpl[k] &= (unsigned char)~TPL_SHARED;
-            if (tokens >= DEDUP_TEMPLATE_MIN_TOKENS)
-                is_tpl[k] |= DEDUP_TEMPLATE_YOUNG;
-        }
+    for (size_t k = 0; k < n; k++) {
+        if (is_tpl[k] & (1u | TPL_SHARED))
+            is_tpl[k] |= DEDUP_TEMPLATE_YOUNG;
+        is_tpl[k] &= (unsigned char)~TPL_SHARED;
     }
 }
 
@@ -586,7 +573,7 @@ size_t dedup_templates_mark_young(const struct dedup_templates *t, const char *h
     for (size_t k = 0; k < n; k++)
         if (entry_find(h, blocks[k] ? blocks[k] : 1))
             is_tpl[k] |= TPL_SHARED;
-    mark_young(n_tokens, n, is_tpl);
+    mark_young(n, is_tpl);
     return marked;
 }
 
@@ -599,7 +586,7 @@ size_t dedup_templates_mark_counts_young(uint64_t docs, const uint32_t *counts,
     for (size_t k = 0; k < n; k++)
         if (counts[k] >= 1)
             is_tpl[k] |= TPL_SHARED;
-    mark_young(n_tokens, n, is_tpl);
+    mark_young(n, is_tpl);
     return marked;
 }
 

@@ -530,8 +530,8 @@ enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_d
 
 /* The nearest live document within k: the index's nearest, or with deleted documents the
  * first live one of every match (deletions are rare: the full query only then). A young
- * host's page (p->confirm) takes the nearest that is also within k of p->confirm_fp, and
- * none with FILTER_CONFIRM_NEVER (docs/FINGERPRINT.md, "Where T comes from", Streams). */
+ * host's page (p->confirm) takes the nearest that is also within k of p->confirm_fp
+ * (docs/FINGERPRINT.md, "Where T comes from", Streams). */
 static enum dedup_code nearest_live(struct filter_decide *d, const struct filter_decide_page *p,
                                     uint32_t *doc, unsigned *dist, int *found)
 {
@@ -539,8 +539,6 @@ static enum dedup_code nearest_live(struct filter_decide *d, const struct filter
     if (!d->n_dead && p->confirm == FILTER_CONFIRM_NONE)
         return dedup_index_nearest(d->o.index, fp, d->o.k, doc, dist, found);
     *found = 0;
-    if (p->confirm == FILTER_CONFIRM_NEVER)
-        return DEDUP_OK;
     enum dedup_code c = dedup_index_query(d->o.index, fp, d->o.k, &d->q);
     if (c != DEDUP_OK)
         return c;

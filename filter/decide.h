@@ -118,8 +118,8 @@ struct filter_decide_page {
     size_t n_blocks;
     unsigned flags; /* FILTER_DECIDE_* */
     /* a young host's page (filter_fp_result.confirm, filter/pipeline.h): near-duplicate
-     * only of a document within k of both fp and confirm_fp (FILTER_CONFIRM_FP), of none
-     * (FILTER_CONFIRM_NEVER); 0 (FILTER_CONFIRM_NONE): fp alone decides. Simhash only. */
+     * only of a document within k of both fp and confirm_fp (FILTER_CONFIRM_FP); 0
+     * (FILTER_CONFIRM_NONE): fp alone decides. Simhash only. */
     int confirm;
     uint64_t confirm_fp;
 };

@@ -247,10 +247,13 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
 
 /*
  * 2b. A young host's page (docs/FINGERPRINT.md, "Where T comes from", Streams): when the
- * mark left out more blocks as young (DEDUP_TEMPLATE_YOUNG) than as template, the page's
- * fingerprint without them confirms a near-duplicate: out->confirm FILTER_CONFIRM_FP with
- * out->confirm_fp (a stub's, set here) or *conf (the token string left, to fingerprint;
- * caller frees), or FILTER_CONFIRM_NEVER when no token is left. 0, or -1 out of memory.
+ * mark left out more blocks as young (DEDUP_TEMPLATE_YOUNG) than as template and the page
+ * keeps at least the minimum of tokens (5) without them, its fingerprint without them
+ * confirms a near-duplicate: out->confirm FILTER_CONFIRM_FP with out->confirm_fp (a stub's,
+ * set here) or *conf (the token string left, to fingerprint; caller frees). With fewer
+ * tokens of its own the page is a copy of what the host's earlier pages hold (a mirror with
+ * a word or two changed) as far as anything tells: nothing to confirm. 0, or -1 out of
+ * memory.
  */
 static int confirm_tokens(const struct filter_fp_opts *opts, const struct joined *j,
                           const unsigned char *tpl, struct filter_fp_result *out, char **conf,
@@ -260,16 +263,23 @@ static int confirm_tokens(const struct filter_fp_opts *opts, const struct joined
     size_t own;
     *conf = NULL;
     *conf_len = 0;
+    /* a page fingerprinted whole by its template blocks (a stub) is within k only of a page
+     * with the same whole token string (its own words among them): nothing to confirm */
+    if (out->stub_hash)
+        return 0;
     for (size_t k = 0; k < j->nb; k++)
         if ((tpl[k] & DEDUP_TEMPLATE_YOUNG) && !(tpl[k] & 1u))
             more = 1;
     if (!more)
         return 0;
-    out->confirm = FILTER_CONFIRM_FP;
-    if (whole_stub(opts, j, tpl, DEDUP_TEMPLATE_YOUNG, &out->confirm_fp, &own))
+    size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
+    uint64_t stub;
+    int whole = whole_stub(opts, j, tpl, DEDUP_TEMPLATE_YOUNG, &stub, &own);
+    if (own < min)
         return 0;
-    if (own == 0) {
-        out->confirm = FILTER_CONFIRM_NEVER;
+    out->confirm = FILTER_CONFIRM_FP;
+    if (whole) {
+        out->confirm_fp = stub;
         return 0;
     }
     char *c = malloc(j->all_len + 1);
@@ -547,8 +557,8 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         dc = dedup_features_from_tokens(f, conf, conf_len, &dopts);
         if (dc == DEDUP_OK)
             out->confirm_fp = dedup_simhash(f);
-        else if (dc == DEDUP_ETOOSHORT)
-            out->confirm = FILTER_CONFIRM_NEVER;
+        else if (dc == DEDUP_ETOOSHORT) /* not with own >= min; as too few tokens above */
+            out->confirm = FILTER_CONFIRM_NONE;
         else {
             fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
             goto fail;

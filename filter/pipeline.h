@@ -62,13 +62,12 @@ enum filter_fp_stage {
 
 /* The confirmation of a young host's page (docs/FINGERPRINT.md, "Where T comes from",
  * Streams): a stream drops the page as a near-duplicate of a document only when the
- * document is within k of both its fingerprint and confirm_fp (FILTER_CONFIRM_FP), the page's
- * fingerprint without the blocks it shares with the host's earlier pages; never with
- * FILTER_CONFIRM_NEVER (no text of its own is left); as always with FILTER_CONFIRM_NONE. */
+ * document is within k of both its fingerprint and confirm_fp (FILTER_CONFIRM_FP), the
+ * page's fingerprint without the blocks it shares with the host's earlier pages; as always
+ * with FILTER_CONFIRM_NONE. */
 enum filter_confirm {
     FILTER_CONFIRM_NONE = 0,
     FILTER_CONFIRM_FP,
-    FILTER_CONFIRM_NEVER,
 };
 
 /*

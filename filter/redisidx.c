@@ -1262,8 +1262,7 @@ static int best_take(void *userdata, uint64_t c, uint64_t doc, unsigned d)
  * candidate c within k of fp counts only when it is also within k of p->confirm_fp. */
 static int confirmed(const struct redisidx_page *p, uint64_t c, unsigned k)
 {
-    return p->confirm == 0 ||
-           (p->confirm == 1 && (unsigned)__builtin_popcountll(c ^ p->confirm_fp) <= k);
+    return p->confirm == 0 || (unsigned)__builtin_popcountll(c ^ p->confirm_fp) <= k;
 }
 
 struct best_confirm {

@@ -149,7 +149,7 @@ struct redisidx_page {
     const uint64_t *blocks;
     size_t n_blocks;
     /* a young host's page (filter/pipeline.h, enum filter_confirm): 0 fp alone decides; 1
-     * NEAR only to a page within k of both fp and confirm_fp; 2 NEAR to none */
+     * NEAR only to a page within k of both fp and confirm_fp */
     int confirm;
     uint64_t confirm_fp;
 };

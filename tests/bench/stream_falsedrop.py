@@ -15,7 +15,7 @@ Orders: sorted (by path), shuffleN (random.Random(N).shuffle of the sorted list)
 (by file size, then path: short pages first, the worst case for a site whose short pages
 are dominated by its menu), longest.
 
-Generated sites (--synthetic MENU:OWN:PAGES[:PCT]): short pages under a big menu that the
+Generated sites (--synthetic MENU:OWN:PAGES[:PCT[:LEAD]]): short pages under a big menu the
 extractor keeps, the case real sites rarely show (the reference: the menu line is on more
 than 30% of the pages, so two pages are alike only by their own words).
 
@@ -57,10 +57,11 @@ ap.add_argument("--mirrors", type=int, default=0, help="mirror copies inserted p
 ap.add_argument("--tmp", default="", help="where mirror copies go (default: a temporary dir)")
 ap.add_argument("-v", action="store_true", help="name every false drop")
 ap.add_argument("--json", default="", help="append one JSON line per site and order here")
-ap.add_argument("--synthetic", default="", help="MENU:OWN:PAGES[:PCT],...: also a generated "
-                "site of PAGES pages, each a MENU-word menu paragraph (the same on every page; on "
-                "PCT%% of them, drawn with a fixed seed, default 100), OWN words of its own "
-                "(random, seeded) and a footer, as tests/tools/crawl_redis_same.py serves")
+ap.add_argument("--synthetic", default="", help="MENU:OWN:PAGES[:PCT[:LEAD]],...: also a "
+                "generated site of PAGES pages, each a MENU-word menu paragraph (the same on every "
+                "page; on PCT%% of them, drawn with a fixed seed, default 100), OWN words of its "
+                "own (random, seeded) and a footer, as tests/tools/crawl_redis_same.py serves; "
+                "the first LEAD pages (default 0) have no menu and 200 words of their own")
 ap.add_argument("extra", nargs="*", help="more options of simcrawl dedup (after --)")
 a = ap.parse_args()
 
@@ -129,7 +130,8 @@ def synthetic_site(spec):
     f = [int(x) for x in spec.split(":")]
     menu, own, pages = f[:3]
     pct = f[3] if len(f) > 3 else 100
-    name = "synthetic-%d-%d-%d-%d" % (menu, own, pages, pct)
+    lead = f[4] if len(f) > 4 else 0
+    name = "synthetic-%d-%d-%d-%d-%d" % (menu, own, pages, pct, lead)
     root = os.path.join(tmp, "sites", name, "html")
     os.makedirs(root, exist_ok=True)
     words = ["w%03d" % i for i in range(800)]
@@ -139,6 +141,8 @@ def synthetic_site(spec):
         r = random.Random(n * 104729 + 5)
         body = " ".join(r.choice(words) for _ in range(own))
         m = mtext if r.random() * 100 < pct else ""
+        if n < lead:  # a home page and the like: no menu, a long text of its own
+            m, body = "", " ".join("x%04d" % r.randrange(5000) for _ in range(200))
         with open(os.path.join(root, "p%04d.html" % n), "w") as out:
             out.write("<html><head><title>Page %d</title></head><body><div class=\"content\">"
                       "<p>%s</p><p>%s</p><p>%s</p></div></body></html>\n" % (n, m, body, foot))
