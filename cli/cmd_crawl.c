@@ -1476,8 +1476,6 @@ static int shared_decide(struct run *run, const struct crawl_page *page,
     struct redisidx_page p = {.id = page->url,
                               .id_len = strlen(page->url),
                               .fp = dp->fp,
-                              .confirm = dp->confirm,
-                              .confirm_fp = dp->confirm_fp,
                               .key = digest,
                               .key_len = strlen(digest),
                               .meta = meta,
@@ -1682,8 +1680,6 @@ static int page_decide_input(struct run *run, struct page_work *w, int rc)
     }
     dp->has_fp = w->fp_ok;
     dp->fp = w->res.fingerprint;
-    dp->confirm = (int)w->res.confirm;
-    dp->confirm_fp = w->res.confirm_fp;
     dp->sig = run->lsh ? w->sig : NULL;
     dp->too_little_text = !w->fp_ok && filter_fp_result_too_little_text(&w->res);
     if (run->templates) {

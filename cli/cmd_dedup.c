@@ -1082,8 +1082,6 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     int got = fingerprint_record(d, body, len, ctype, uri, host, l, &res);
     p.has_fp = got == 0;
     p.fp = res.fingerprint;
-    p.confirm = (int)res.confirm;
-    p.confirm_fp = res.confirm_fp;
     p.too_little_text = got != 0 && filter_fp_result_too_little_text(&res);
     p.host = host;
     p.host_len = strlen(host);

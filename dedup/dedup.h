@@ -254,27 +254,6 @@ size_t dedup_templates_mark(const struct dedup_templates *t, const char *host, s
 size_t dedup_templates_mark_counts(uint64_t docs, const uint32_t *counts, const uint32_t *n_tokens,
                                    size_t n, unsigned char *is_template);
 
-/*
- * A young host (docs/FINGERPRINT.md, "Where T comes from", Streams): one that has counted at
- * least 1 and fewer than DEDUP_TEMPLATE_YOUNG_DOCS documents, whose template a stream cannot
- * know yet. dedup_templates_mark_young() marks as dedup_templates_mark() (bit 1 of
- * is_template[i], the return value) and, for a page of a young host, also sets
- * DEDUP_TEMPLATE_YOUNG on every block that is on an earlier counted document of the host
- * (bit 1 implies it). A stream confirms a near-duplicate of such a page with its
- * fingerprint without those blocks (filter/pipeline.h, confirm). The _counts_ form takes
- * the counts read elsewhere (Redis), as dedup_templates_mark_counts().
- */
-#define DEDUP_TEMPLATE_YOUNG 2u
-#ifndef DEDUP_TEMPLATE_YOUNG_DOCS
-#define DEDUP_TEMPLATE_YOUNG_DOCS 10u
-#endif
-size_t dedup_templates_mark_young(const struct dedup_templates *t, const char *host,
-                                  size_t host_len, const uint64_t *blocks, const uint32_t *n_tokens,
-                                  size_t n, unsigned char *is_template);
-size_t dedup_templates_mark_counts_young(uint64_t docs, const uint32_t *counts,
-                                         const uint32_t *n_tokens, size_t n,
-                                         unsigned char *is_template);
-
 /* Counts: hosts, block entries in all, documents counted for host (0 when unknown), and
  * the count of one block of host (0 when absent). For stats and tests. */
 size_t dedup_templates_host_count(const struct dedup_templates *t);

@@ -539,57 +539,6 @@ size_t dedup_templates_mark_counts(uint64_t docs, const uint32_t *counts, const 
     return mark_runs(n_tokens, n, is_tpl);
 }
 
-/*
- * The young host's confirmation (docs/FINGERPRINT.md, "Where T comes from", Streams): over
- * is_tpl[0..n) as mark_runs() left it (bit 1), sets DEDUP_TEMPLATE_YOUNG on every template
- * block and every block on an earlier counted document (TPL_SHARED, a scratch bit cleared
- * here), however short: what is left is the text the host's earlier pages do not hold.
- */
-#define TPL_SHARED 4u
-
-static void mark_young(size_t n, unsigned char *is_tpl)
-{
-    for (size_t k = 0; k < n; k++) {
-        if (is_tpl[k] & (1u | TPL_SHARED))
-            is_tpl[k] |= DEDUP_TEMPLATE_YOUNG;
-        is_tpl[k] &= (unsigned char)~TPL_SHARED;
-    }
-}
-
-static int is_young(uint64_t docs)
-{
-    return docs >= 1 && docs < DEDUP_TEMPLATE_YOUNG_DOCS;
-}
-
-size_t dedup_templates_mark_young(const struct dedup_templates *t, const char *host,
-                                  size_t host_len, const uint64_t *blocks, const uint32_t *n_tokens,
-                                  size_t n, unsigned char *is_tpl)
-{
-    size_t marked = dedup_templates_mark(t, host, host_len, blocks, n_tokens, n, is_tpl);
-    long i = host_len <= DEDUP_TEMPLATE_MAX_KEY ? host_find(t, host, host_len) : -1;
-    const struct tpl_host *h = i >= 0 ? t->hosts[i] : NULL;
-    if (!h || !is_young(h->docs))
-        return marked;
-    for (size_t k = 0; k < n; k++)
-        if (entry_find(h, blocks[k] ? blocks[k] : 1))
-            is_tpl[k] |= TPL_SHARED;
-    mark_young(n, is_tpl);
-    return marked;
-}
-
-size_t dedup_templates_mark_counts_young(uint64_t docs, const uint32_t *counts,
-                                         const uint32_t *n_tokens, size_t n, unsigned char *is_tpl)
-{
-    size_t marked = dedup_templates_mark_counts(docs, counts, n_tokens, n, is_tpl);
-    if (!is_young(docs))
-        return marked;
-    for (size_t k = 0; k < n; k++)
-        if (counts[k] >= 1)
-            is_tpl[k] |= TPL_SHARED;
-    mark_young(n, is_tpl);
-    return marked;
-}
-
 size_t dedup_templates_host_count(const struct dedup_templates *t)
 {
     return t ? t->nhosts : 0;

@@ -13,7 +13,6 @@
  * template table: read for lookups and marks, write for every decision and add.
  */
 #include "filter/decide.h"
-#include "filter/pipeline.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -446,8 +445,7 @@ size_t filter_decide_mark(void *userdata, const char *host, size_t host_len, con
 {
     struct filter_decide *d = userdata;
     pthread_rwlock_rdlock(&d->rw);
-    size_t m =
-        dedup_templates_mark_young(d->templates, host, host_len, blocks, n_tokens, n, is_template);
+    size_t m = dedup_templates_mark(d->templates, host, host_len, blocks, n_tokens, n, is_template);
     pthread_rwlock_unlock(&d->rw);
     return m;
 }
@@ -529,23 +527,18 @@ enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_d
 }
 
 /* The nearest live document within k: the index's nearest, or with deleted documents the
- * first live one of every match (deletions are rare: the full query only then). A young
- * host's page (p->confirm) takes the nearest that is also within k of p->confirm_fp
- * (docs/FINGERPRINT.md, "Where T comes from", Streams). */
-static enum dedup_code nearest_live(struct filter_decide *d, const struct filter_decide_page *p,
-                                    uint32_t *doc, unsigned *dist, int *found)
+ * first live one of every match (deletions are rare: the full query only then). */
+static enum dedup_code nearest_live(struct filter_decide *d, uint64_t fp, uint32_t *doc,
+                                    unsigned *dist, int *found)
 {
-    uint64_t fp = p->fp;
-    if (!d->n_dead && p->confirm == FILTER_CONFIRM_NONE)
+    if (!d->n_dead)
         return dedup_index_nearest(d->o.index, fp, d->o.k, doc, dist, found);
     *found = 0;
     enum dedup_code c = dedup_index_query(d->o.index, fp, d->o.k, &d->q);
     if (c != DEDUP_OK)
         return c;
     for (size_t i = 0; i < d->q.n; i++)
-        if (!is_dead(d, d->q.v[i].doc) &&
-            (p->confirm == FILTER_CONFIRM_NONE ||
-             (unsigned)__builtin_popcountll(ix_fp(d, d->q.v[i].doc) ^ p->confirm_fp) <= d->o.k)) {
+        if (!is_dead(d, d->q.v[i].doc)) {
             *doc = d->q.v[i].doc;
             *dist = d->q.v[i].distance;
             *found = 1;
@@ -625,7 +618,7 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
         double jac = 0;
         int found;
         enum dedup_code c = d->o.lsh ? similar_live(d, p->sig, &doc, &jac, &found)
-                                     : nearest_live(d, p, &doc, &dist, &found);
+                                     : nearest_live(d, p->fp, &doc, &dist, &found);
         if (c != DEDUP_OK) {
             res->code = c;
             goto fail;

@@ -117,11 +117,6 @@ struct filter_decide_page {
     const uint64_t *blocks;
     size_t n_blocks;
     unsigned flags; /* FILTER_DECIDE_* */
-    /* a young host's page (filter_fp_result.confirm, filter/pipeline.h): near-duplicate
-     * only of a document within k of both fp and confirm_fp (FILTER_CONFIRM_FP); 0
-     * (FILTER_CONFIRM_NONE): fp alone decides. Simhash only. */
-    int confirm;
-    uint64_t confirm_fp;
 };
 
 /* Whether the payload key of a page was remembered. */
@@ -216,8 +211,7 @@ void filter_decide_foreach(struct filter_decide *d,
 size_t filter_decide_payload_count(struct filter_decide *d);
 
 /* A filter_template_mark_fn (filter/pipeline.h) over the index's template table, under
- * the read lock; userdata is the filter_decide. A stream's: it marks a young host's blocks
- * too (dedup_templates_mark_young()). */
+ * the read lock; userdata is the filter_decide. */
 size_t filter_decide_mark(void *userdata, const char *host, size_t host_len, const uint64_t *blocks,
                           const uint32_t *n_tokens, size_t n, unsigned char *is_template);
 

@@ -1615,8 +1615,6 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
     }
     p.has_fp = 1;
     p.fp = r.fingerprint;
-    p.confirm = (int)r.confirm;
-    p.confirm_fp = r.confirm_fp;
     p.host = host;
     p.host_len = strlen(host);
     p.doc_hash = r.doc_hash;

@@ -192,38 +192,15 @@ static uint64_t stub_hash(const struct joined *j)
     return h ? h : 1;
 }
 
-/* Whether the page is fingerprinted whole when the blocks of j with `bit` set in tpl are
- * left out (docs/FINGERPRINT.md, "A page with little text of its own"): 1 with *stub its
- * fingerprint, the hash of its whole token string; 0 otherwise, *own the tokens left. */
-static int whole_stub(const struct filter_fp_opts *opts, const struct joined *j,
-                      const unsigned char *tpl, unsigned bit, uint64_t *stub, size_t *own)
-{
-    size_t whole = 0;
-    size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
-    *own = 0;
-    for (size_t k = 0; k < j->nb; k++) {
-        whole += j->b[k].n_tokens;
-        if (!(tpl[k] & bit))
-            *own += j->b[k].n_tokens;
-    }
-    if (*own > 0 && (*own < min || *own < DEDUP_SHORT_TOKENS) && whole >= min) {
-        *stub = stub_hash(j);
-        return 1;
-    }
-    return 0;
-}
-
 /* 2. Marks the template blocks of opts->host in tpl (opts->mark or opts->templates;
  * hash and ntok: each block's hash and tokens); returns how many, or 0 when the page is
- * fingerprinted whole (a stub, below: *stub is then its fingerprint). tpl[k] bit 1: a
- * template block; DEDUP_TEMPLATE_YOUNG (from a mark callback, a young host's page): left
- * out of the confirmation fingerprint. */
+ * fingerprinted whole (a stub, below: *stub is then its fingerprint). */
 static size_t mark_templates(const struct filter_fp_opts *opts, const struct joined *j,
                              const uint64_t *hash, const uint32_t *ntok, unsigned char *tpl,
                              uint64_t *stub)
 {
     const char *host = opts->host ? opts->host : "";
-    size_t nb = j->nb, marked = 0, own;
+    size_t nb = j->nb, marked = 0;
     *stub = 0;
     if (nb && !opts->blocks_only) {
         if (opts->mark)
@@ -240,65 +217,20 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
      * two operands' stubs only in a name), so its fingerprint is the hash of its whole
      * token string, as a short text's is. A page that is nothing but template blocks
      * (the site's menu) has too little text. */
-    if (marked && whole_stub(opts, j, tpl, 1u, stub, &own))
-        marked = 0;
+    if (marked) {
+        size_t own = 0, whole = 0;
+        size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
+        for (size_t k = 0; k < nb; k++) {
+            whole += j->b[k].n_tokens;
+            if (!tpl[k])
+                own += j->b[k].n_tokens;
+        }
+        if (own > 0 && (own < min || own < DEDUP_SHORT_TOKENS) && whole >= min) {
+            *stub = stub_hash(j);
+            marked = 0;
+        }
+    }
     return marked;
-}
-
-/*
- * 2b. A young host's page (docs/FINGERPRINT.md, "Where T comes from", Streams): when the
- * mark left out more blocks as young (DEDUP_TEMPLATE_YOUNG) than as template and the page
- * keeps at least the minimum of tokens (5) without them, its fingerprint without them
- * confirms a near-duplicate: out->confirm FILTER_CONFIRM_FP with out->confirm_fp (a stub's,
- * set here) or *conf (the token string left, to fingerprint; caller frees). With fewer
- * tokens of its own the page is a copy of what the host's earlier pages hold (a mirror with
- * a word or two changed) as far as anything tells: nothing to confirm. 0, or -1 out of
- * memory.
- */
-static int confirm_tokens(const struct filter_fp_opts *opts, const struct joined *j,
-                          const unsigned char *tpl, struct filter_fp_result *out, char **conf,
-                          size_t *conf_len)
-{
-    int more = 0;
-    size_t own;
-    *conf = NULL;
-    *conf_len = 0;
-    /* a page fingerprinted whole by its template blocks (a stub) is within k only of a page
-     * with the same whole token string (its own words among them): nothing to confirm */
-    if (out->stub_hash)
-        return 0;
-    for (size_t k = 0; k < j->nb; k++)
-        if ((tpl[k] & DEDUP_TEMPLATE_YOUNG) && !(tpl[k] & 1u))
-            more = 1;
-    if (!more)
-        return 0;
-    size_t min = opts->min_tokens ? opts->min_tokens : DEDUP_MIN_TOKENS;
-    uint64_t stub;
-    int whole = whole_stub(opts, j, tpl, DEDUP_TEMPLATE_YOUNG, &stub, &own);
-    if (own < min)
-        return 0;
-    out->confirm = FILTER_CONFIRM_FP;
-    if (whole) {
-        out->confirm_fp = stub;
-        return 0;
-    }
-    char *c = malloc(j->all_len + 1);
-    if (!c)
-        return -1;
-    size_t n = 0;
-    for (size_t k = 0; k < j->nb; k++) {
-        const struct block *b = &j->b[k];
-        if (tpl[k] & DEDUP_TEMPLATE_YOUNG)
-            continue;
-        if (n)
-            c[n++] = ' ';
-        memcpy(c + n, j->all + b->off, b->len);
-        n += b->len;
-    }
-    c[n] = '\0';
-    *conf = c;
-    *conf_len = n;
-    return 0;
 }
 
 #ifdef DEDUP_BENCH_SEEDS
@@ -321,7 +253,7 @@ static void bench_note(const struct joined *j, const unsigned char *tpl)
         return;
     size_t n = 0;
     for (size_t k = 0; k < j->nb; k++) {
-        if (tpl[k] & 1u)
+        if (tpl[k])
             continue;
         if (n)
             bench_own[n++] = ' ';
@@ -381,7 +313,7 @@ static char *own_tokens(struct joined *j, const unsigned char *tpl, size_t marke
         return NULL;
     for (size_t k = 0; k < j->nb; k++) {
         const struct block *b = &j->b[k];
-        if (tpl[k] & 1u) {
+        if (tpl[k]) {
             out->n_template_blocks++;
             out->n_template_tokens += b->n_tokens;
             continue;
@@ -401,15 +333,13 @@ static char *own_tokens(struct joined *j, const unsigned char *tpl, size_t marke
  * ("\n" separated block) is tokenised alone; blocks without tokens are ignored; the others'
  * token strings joined by one space are the whole text's token string. Template blocks
  * of opts->host (opts->templates or opts->mark) are left out of *tokens. Fills out's
- * block fields (keep_blocks), template counts and confirmation (*conf: the token string to
- * fingerprint for it, or NULL; caller frees). EXTRACT_ENOMEM or extract_tokens()'s code on
- * failure (nothing to free then).
+ * block fields (keep_blocks) and template counts. EXTRACT_ENOMEM or extract_tokens()'s
+ * code on failure (nothing to free then).
  */
 static enum extract_code block_tokens(const char *text, size_t tlen,
                                       const struct filter_fp_opts *opts,
                                       struct filter_fp_result *out, char **tokens,
-                                      size_t *tokens_len, size_t *n_tokens, char **conf,
-                                      size_t *conf_len)
+                                      size_t *tokens_len, size_t *n_tokens)
 {
     struct joined j = {0};
     uint64_t *hash = NULL;
@@ -438,8 +368,6 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
     size_t marked = mark_templates(opts, &j, hash, ntok, tpl, &out->stub_hash);
     if (!opts->blocks_only)
         BENCH_NOTE(&j, tpl);
-    if (confirm_tokens(opts, &j, tpl, out, conf, conf_len) != 0)
-        goto oom;
     kept = own_tokens(&j, tpl, marked, out, &kept_len, &kept_n);
     if (!kept)
         goto oom;
@@ -459,9 +387,6 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
 oom:
     ec = EXTRACT_ENOMEM;
 fail:
-    free(*conf);
-    *conf = NULL;
-    out->confirm = FILTER_CONFIRM_NONE;
     joined_free(&j);
     free(hash);
     free(ntok);
@@ -482,8 +407,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     memset(out, 0, sizeof *out);
     struct extract_doc *doc = NULL;
     char *tokens = NULL;
-    size_t tokens_len = 0, n_tokens = 0, conf_len = 0;
-    char *conf = NULL;
+    size_t tokens_len = 0, n_tokens = 0;
     struct dedup_features *f = NULL;
     enum extract_code ec;
     int by_blocks = opts->templates || opts->mark || opts->keep_blocks || opts->blocks_only;
@@ -501,8 +425,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
             goto fail;
         }
         if (by_blocks)
-            ec = block_tokens(html, len, opts, out, &tokens, &tokens_len, &n_tokens, &conf,
-                              &conf_len);
+            ec = block_tokens(html, len, opts, out, &tokens, &tokens_len, &n_tokens);
         else
             ec = extract_tokens(html, len, &tokens, &tokens_len, &n_tokens);
     } else {
@@ -524,8 +447,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         size_t tlen = 0;
         const char *text = extract_doc_text(doc, &tlen);
         if (by_blocks)
-            ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens, &conf,
-                              &conf_len);
+            ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens);
         else
             ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
     }
@@ -537,7 +459,6 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     }
 
     if (opts->blocks_only) {
-        free(conf);
         out->n_tokens = n_tokens;
         out->stage = FILTER_FP_DONE;
         free(tokens);
@@ -552,21 +473,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     struct dedup_opts dopts = {0};
     dopts.idf = opts->idf;
     dopts.min_tokens = opts->min_tokens;
-    enum dedup_code dc;
-    if (conf) { /* the confirmation of a young host's page, fingerprinted the same way */
-        dc = dedup_features_from_tokens(f, conf, conf_len, &dopts);
-        if (dc == DEDUP_OK)
-            out->confirm_fp = dedup_simhash(f);
-        else if (dc == DEDUP_ETOOSHORT) /* not with own >= min; as too few tokens above */
-            out->confirm = FILTER_CONFIRM_NONE;
-        else {
-            fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
-            goto fail;
-        }
-        free(conf);
-        conf = NULL;
-    }
-    dc = dedup_features_from_tokens(f, tokens, tokens_len, &dopts);
+    enum dedup_code dc = dedup_features_from_tokens(f, tokens, tokens_len, &dopts);
     if (dc != DEDUP_OK) {
         fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
         goto fail;
@@ -593,8 +500,6 @@ fail:
         BENCH_DUMP(html, len, out);
     dedup_features_free(f);
     free(tokens);
-    free(conf);
-    out->confirm = FILTER_CONFIRM_NONE;
     hand_over_doc(opts, out, doc); /* parsed, but too little text (or no tokens): a page */
     return -1;
 }

@@ -25,9 +25,7 @@
 
 /* Which of blocks[0..n) (block hashes, dedup_template_block_hash(); n_tokens[i] their
  * tokens) are template blocks of host, as dedup_templates_mark(): sets is_template[i];
- * returns how many. The crawler's locks the shared table around that call. A stream's mark
- * (dedup_templates_mark_young()) may also set DEDUP_TEMPLATE_YOUNG: the page then gets a
- * confirmation (filter_fp_result.confirm). */
+ * returns how many. The crawler's locks the shared table around that call. */
 typedef size_t (*filter_template_mark_fn)(void *userdata, const char *host, size_t host_len,
                                           const uint64_t *blocks, const uint32_t *n_tokens,
                                           size_t n, unsigned char *is_template);
@@ -60,16 +58,6 @@ enum filter_fp_stage {
     FILTER_FP_DEDUP,    /* features (dedup_code says why, e.g. DEDUP_ETOOSHORT) */
 };
 
-/* The confirmation of a young host's page (docs/FINGERPRINT.md, "Where T comes from",
- * Streams): a stream drops the page as a near-duplicate of a document only when the
- * document is within k of both its fingerprint and confirm_fp (FILTER_CONFIRM_FP), the
- * page's fingerprint without the blocks it shares with the host's earlier pages; as always
- * with FILTER_CONFIRM_NONE. */
-enum filter_confirm {
-    FILTER_CONFIRM_NONE = 0,
-    FILTER_CONFIRM_FP,
-};
-
 /*
  * The outcome. Release with filter_fp_result_release() after every call, success or not
  * (it frees what the keep_* options kept; NULL members are fine).
@@ -90,15 +78,13 @@ struct filter_fp_result {
     uint64_t *blocks;        /* keep_blocks: hashes of the blocks with tokens, in
                               * text order (repeats kept), owned by the result */
     size_t n_blocks;
-    uint64_t doc_hash;           /* keep_blocks: hash of the whole token string */
-    size_t n_template_blocks;    /* blocks left out as template */
-    size_t n_template_tokens;    /* their tokens (not in n_tokens) */
-    uint64_t stub_hash;          /* a stub fingerprinted whole: its fingerprint, the hash of
-                                  * its whole token string (docs/FINGERPRINT.md); 0 otherwise */
-    enum filter_confirm confirm; /* a young host's page (a mark callback's young bits) */
-    uint64_t confirm_fp;         /* with FILTER_CONFIRM_FP */
-    unsigned truncated;          /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
-    struct extract_cuts cuts;    /* ... and how much (extract_doc_truncated()) */
+    uint64_t doc_hash;        /* keep_blocks: hash of the whole token string */
+    size_t n_template_blocks; /* blocks left out as template */
+    size_t n_template_tokens; /* their tokens (not in n_tokens) */
+    uint64_t stub_hash;       /* a stub fingerprinted whole: its fingerprint, the hash of
+                               * its whole token string (docs/FINGERPRINT.md); 0 otherwise */
+    unsigned truncated;       /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
+    struct extract_cuts cuts; /* ... and how much (extract_doc_truncated()) */
 };
 
 /* The host key of a URL for templates: the lower-case host of "scheme://[user@]host[:port]

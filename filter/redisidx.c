@@ -1258,27 +1258,6 @@ static int best_take(void *userdata, uint64_t c, uint64_t doc, unsigned d)
     return 0;
 }
 
-/* A young host's page (p->confirm, docs/FINGERPRINT.md "Where T comes from", Streams): a
- * candidate c within k of fp counts only when it is also within k of p->confirm_fp. */
-static int confirmed(const struct redisidx_page *p, uint64_t c, unsigned k)
-{
-    return p->confirm == 0 || (unsigned)__builtin_popcountll(c ^ p->confirm_fp) <= k;
-}
-
-struct best_confirm {
-    struct best b;
-    const struct redisidx_page *p;
-    unsigned k;
-};
-
-static int best_take_confirmed(void *userdata, uint64_t c, uint64_t doc, unsigned d)
-{
-    struct best_confirm *bc = userdata;
-    if (confirmed(bc->p, c, bc->k))
-        best_better(&bc->b, c, doc, d);
-    return 0;
-}
-
 /* The metadata stored with p's payload key (reply r of HGET PREFIX:m:), into res: for an
  * EXACT page (idrec NULL) the original's; for a KNOWN_ID page (idrec its id record) only
  * when the id was stored with this same payload key (its own capture). */
@@ -1964,24 +1943,19 @@ static enum redisidx_code decide_by_fp(struct redisidx *ix, struct check *ck, si
     struct redisidx_result *res = &ck->r[i];
     char key[KEY_MAX];
     enum redisidx_code rc;
-    struct best_confirm bc = {.b = {0}, .p = p, .k = ix->k};
-    struct best *bp = &bc.b;
+    struct best b = {0};
     for (unsigned t = 0; t < ck->T; t++) {
         key_bucket(ix, t, p->fp, key);
-        rc = bucket_walk(ix, ck->ps[i].bucket_r[t], key, p->fp, ix->k,
-                         p->confirm ? best_take_confirmed : best_take,
-                         p->confirm ? (void *)&bc : (void *)bp);
+        rc = bucket_walk(ix, ck->ps[i].bucket_r[t], key, p->fp, ix->k, best_take, &b);
         if (rc != REDISIDX_OK)
             return rc;
     }
-    struct best b = bc.b;
     size_t best_j = ck->n;
     for (size_t j = 0; j < i; j++) {
         if (!ck->ps[j].new_in_batch)
             continue;
         unsigned d = (unsigned)__builtin_popcountll(ck->p[j].fp ^ p->fp);
-        if (d <= ix->k && confirmed(p, ck->p[j].fp, ix->k) &&
-            best_better(&b, ck->p[j].fp, ck->ps[j].doc, d))
+        if (d <= ix->k && best_better(&b, ck->p[j].fp, ck->ps[j].doc, d))
             best_j = j;
     }
     if (b.found) {
@@ -2595,7 +2569,7 @@ static enum redisidx_code mark_step(struct redisidx *ix, void *arg)
         else
             counts[i - 1] = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
     }
-    a->marked = dedup_templates_mark_counts_young(docs, counts, a->n_tokens, a->n, a->is_template);
+    a->marked = dedup_templates_mark_counts(docs, counts, a->n_tokens, a->n, a->is_template);
 out:
     if (rc != REDISIDX_OK)
         drop(ix);

@@ -148,10 +148,6 @@ struct redisidx_page {
     uint64_t doc_hash;
     const uint64_t *blocks;
     size_t n_blocks;
-    /* a young host's page (filter/pipeline.h, enum filter_confirm): 0 fp alone decides; 1
-     * NEAR only to a page within k of both fp and confirm_fp */
-    int confirm;
-    uint64_t confirm_fp;
 };
 
 /* The outcome. Zero-initialise once; reuse; release with redisidx_result_release(). */
@@ -218,9 +214,8 @@ enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const char *id, s
  * counts of dedup_templates_add_doc() kept per host key in Redis (PREFIX:t: and others,
  * docs/REDIS-INDEX.md), so that every client leaves out the blocks one process would.
  * redisidx_template_mark(): is_template[0..n) for blocks[0..n) of a page of host (n_tokens
- * their token counts) by dedup_templates_mark_counts_young() over the counts read now (one
- * round trip: bit 1 template, DEDUP_TEMPLATE_YOUNG a young host's), *marked (may be NULL)
- * how many template blocks; on an error none is marked. A pipeline's
+ * their token counts) by dedup_templates_mark_counts() over the counts read now (one
+ * round trip), *marked (may be NULL) how many; on an error none is marked. A pipeline's
  * filter_template_mark_fn calls it. redisidx_template_learn(): counts one document
  * (doc_hash its whole token string's hash, 0: none), once: a document counted before for
  * the host is not counted again, so a call sent again after a lost reply does nothing

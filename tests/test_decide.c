@@ -4,9 +4,8 @@
  * caller's metadata) / near-duplicate (within k) in that order, what each page flag
  * changes (noindex, keep, remembering an unfingerprinted payload, learning from pages with
  * too little text or not fingerprinted at all), the id lookup, the payload cap, the
- * metadata replaced and listed in order, the hooks and their failures, check-and-add
- * being atomic across threads, and a young host's pages confirmed without the blocks they
- * share with its earlier pages (docs/FINGERPRINT.md, "Where T comes from", Streams).
+ * metadata replaced and listed in order, the hooks and their failures, and check-and-add
+ * being atomic across threads.
  */
 #include <CUnit/CUnit.h>
 #include <pthread.h>
@@ -16,7 +15,6 @@
 
 #include "dedup/dedup.h"
 #include "filter/decide.h"
-#include "filter/pipeline.h"
 #include "tests/testutil.h"
 
 static struct dedup_index *new_index(unsigned k)
@@ -201,7 +199,7 @@ static void test_decide_flags(void)
     ASSERT_EQ(filter_decide_mark(d, "other", 5, &block, &ntok, 1, &mark), 0);
     ASSERT_EQ(mark, 0);
     ASSERT_EQ(filter_decide_mark(d, "short", 5, &block, &ntok, 1, &mark), 1);
-    ASSERT_EQ(mark, 1 | DEDUP_TEMPLATE_YOUNG); /* a template block of a young host */
+    ASSERT_EQ(mark, 1);
 
     filter_decide_result_release(&r);
     filter_decide_free(d);
@@ -408,142 +406,6 @@ static void test_decide_threads_one_new(void)
     }
 }
 
-/* The text of a page under a big menu (words m0..m299 in one line, kept by the extractor;
- * e0..e299 for n >= 300 and f0..f299 for n >= 400, other sites') with `own` words of its
- * own (seeded by n) and an optional extra line, into buf. */
-static void menu_page(char *buf, size_t cap, unsigned n, unsigned own, const char *extra)
-{
-    size_t l = 0;
-    for (unsigned i = 0; i < 300; i++)
-        l += (size_t)snprintf(buf + l, cap - l, "%s%s%u", i ? " " : "",
-                              n >= 400   ? "f"
-                              : n >= 300 ? "e"
-                                         : "m",
-                              i);
-    l += (size_t)snprintf(buf + l, cap - l, "\n");
-    uint64_t x = 0x9e3779b97f4a7c15ull * (n + 1);
-    for (unsigned i = 0; i < own; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        l += (size_t)snprintf(buf + l, cap - l, "%sw%llu", i ? " " : "",
-                              (unsigned long long)(x % 5000));
-    }
-    snprintf(buf + l, cap - l, "\nCopyright the example project%s%s\n", extra ? "\n" : "",
-             extra ? extra : "");
-}
-
-/* One page of host through the pipeline with the decision's marks and then the decision,
- * as `simcrawl dedup` and the crawler decide a page. */
-static enum filter_verdict stream_page(struct filter_decide *d, const char *host, const char *id,
-                                       const char *text, struct filter_fp_result *fr)
-{
-    struct filter_fp_opts o = {0};
-    o.text = 1;
-    o.mark = filter_decide_mark;
-    o.mark_userdata = d;
-    o.host = host;
-    o.keep_blocks = 1;
-    if (filter_fingerprint_page(text, strlen(text), NULL, NULL, &o, fr) != 0)
-        return FILTER_VERDICT_UNFINGERPRINTED;
-    struct filter_decide_page p = page(id, fr->fingerprint, NULL, NULL);
-    p.confirm = (int)fr->confirm;
-    p.confirm_fp = fr->confirm_fp;
-    p.host = host;
-    p.host_len = strlen(host);
-    p.doc_hash = fr->doc_hash;
-    p.blocks = fr->blocks;
-    p.n_blocks = fr->n_blocks;
-    struct filter_decide_result r = {0};
-    enum filter_verdict v = FILTER_VERDICT_NOINDEX;
-    if (filter_decide_page(d, &p, &r) == 0)
-        v = r.verdict;
-    filter_decide_result_release(&r);
-    return v;
-}
-
-/* The first pages of a host, short pages dominated by a menu the extractor kept: without
- * the confirmation the second page is within k of the first and dropped with its links,
- * and since a dropped page counts nothing the menu never becomes a template: every page
- * after the first would go. With it all are new, the menu is learned, and mirrors (a
- * changed date line) are still found: on a new host (nothing shared yet) at once, on the
- * same host once it is no longer young. */
-static void test_decide_young_host_confirmed(void)
-{
-    static char text[16384], mirror[16384];
-    struct dedup_index *idx = new_index(3);
-    struct filter_decide *d = new_decide(idx, 3, 0, 0);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    struct filter_fp_result fr;
-    char id[64];
-    uint64_t first = 0;
-    for (unsigned n = 0; n < DEDUP_TEMPLATE_YOUNG_DOCS + 4; n++) {
-        menu_page(text, sizeof text, n, 6, NULL);
-        snprintf(id, sizeof id, "http://a/%u", n);
-        ASSERT_EQ(stream_page(d, "a", id, text, &fr), FILTER_VERDICT_NEW);
-        if (n == 0) {
-            first = fr.fingerprint;
-            ASSERT_EQ(fr.confirm, FILTER_CONFIRM_NONE); /* nothing counted: nothing shared */
-        } else if (n == 1) {
-            /* the page itself is within k of the first: only the confirmation keeps it */
-            CU_ASSERT(dedup_distance(fr.fingerprint, first) <= 3);
-            ASSERT_EQ(fr.confirm, FILTER_CONFIRM_FP);
-            CU_ASSERT(dedup_distance(fr.confirm_fp, first) > 3);
-        } else if (n >= DEDUP_TEMPLATE_YOUNG_DOCS) {
-            ASSERT_EQ(fr.confirm, FILTER_CONFIRM_NONE); /* no longer young */
-            CU_ASSERT(fr.stub_hash != 0); /* the menu is known: 6 own words, a stub */
-        }
-        filter_fp_result_release(&fr);
-    }
-    /* a long page and its mirror with a changed date line, on the grown host */
-    menu_page(text, sizeof text, 100, 500, "Page generated on 2026-11-27.");
-    menu_page(mirror, sizeof mirror, 100, 500, "Page generated on 2026-11-28.");
-    ASSERT_EQ(stream_page(d, "a", "http://a/long", text, &fr), FILTER_VERDICT_NEW);
-    filter_fp_result_release(&fr);
-    ASSERT_EQ(stream_page(d, "a", "http://a/long-mirror", mirror, &fr), FILTER_VERDICT_NEAR);
-    filter_fp_result_release(&fr);
-    /* a long page first on host b; its mirror as the first page of host c (nothing of c
-     * counted: nothing to confirm) is found; as the second page of the young host b it
-     * is not (all its lines but the date are on b's first page: the price of the rule,
-     * a duplicate kept, at most while b is young) */
-    menu_page(text, sizeof text, 200, 500, "Page generated on 2026-11-27.");
-    menu_page(mirror, sizeof mirror, 200, 500, "Page generated on 2026-11-28.");
-    ASSERT_EQ(stream_page(d, "b", "http://b/0", text, &fr), FILTER_VERDICT_NEW);
-    filter_fp_result_release(&fr);
-    ASSERT_EQ(stream_page(d, "c", "http://c/0", mirror, &fr), FILTER_VERDICT_NEAR);
-    ASSERT_EQ(fr.confirm, FILTER_CONFIRM_NONE);
-    filter_fp_result_release(&fr);
-    ASSERT_EQ(stream_page(d, "b", "http://b/1", mirror, &fr), FILTER_VERDICT_NEW);
-    ASSERT_EQ(fr.confirm, FILTER_CONFIRM_FP);
-    filter_fp_result_release(&fr);
-    /* a young host whose menu is known (4 pages counted): a short page is fingerprinted
-     * by its whole text, so a copy of its text is one of the same text, found */
-    for (unsigned n = 0; n < 4; n++) {
-        menu_page(text, sizeof text, 400 + n, 6, NULL);
-        snprintf(id, sizeof id, "http://f/%u", n);
-        ASSERT_EQ(stream_page(d, "f", id, text, &fr), FILTER_VERDICT_NEW);
-        filter_fp_result_release(&fr);
-    }
-    menu_page(text, sizeof text, 410, 6, NULL);
-    ASSERT_EQ(stream_page(d, "f", "http://f/x", text, &fr), FILTER_VERDICT_NEW);
-    CU_ASSERT(fr.stub_hash != 0);
-    filter_fp_result_release(&fr);
-    ASSERT_EQ(stream_page(d, "f", "http://f/x-copy", text, &fr), FILTER_VERDICT_NEAR);
-    filter_fp_result_release(&fr);
-    /* a page with fewer than 5 words of its own besides the lines on the young host's
-     * earlier pages is a copy of them as far as anything tells: the plain match stands (a
-     * mirror with a word or two changed, as the library's page1-edit.html is) */
-    menu_page(text, sizeof text, 300, 500, NULL);
-    ASSERT_EQ(stream_page(d, "e", "http://e/0", text, &fr), FILTER_VERDICT_NEW);
-    filter_fp_result_release(&fr);
-    menu_page(mirror, sizeof mirror, 300, 500, "Updated May 2026.");
-    ASSERT_EQ(stream_page(d, "e", "http://e/0-edit", mirror, &fr), FILTER_VERDICT_NEAR);
-    ASSERT_EQ(fr.confirm, FILTER_CONFIRM_NONE);
-    filter_fp_result_release(&fr);
-    filter_decide_free(d);
-    dedup_index_free(idx);
-}
-
 extern void test_decide_register(void);
 void test_decide_register(void)
 {
@@ -553,5 +415,4 @@ void test_decide_register(void)
     CU_add_test(s, "test_decide_ids_cap_meta_order", test_decide_ids_cap_meta_order);
     CU_add_test(s, "test_decide_hooks", test_decide_hooks);
     CU_add_test(s, "test_decide_threads_one_new", test_decide_threads_one_new);
-    CU_add_test(s, "test_decide_young_host_confirmed", test_decide_young_host_confirmed);
 }

@@ -411,60 +411,6 @@ static void test_template_stub_is_its_whole_text(void)
               0);
 }
 
-/* A young host's marks (docs/FINGERPRINT.md, "Where T comes from", Streams): from its first
- * counted document to DEDUP_TEMPLATE_YOUNG_DOCS, every block on an earlier counted document
- * gets DEDUP_TEMPLATE_YOUNG, however short; bit 1 (the template) and the count returned are
- * dedup_templates_mark()'s; the counts form gives the same bits. */
-static void test_template_young_marks(void)
-{
-    struct dedup_templates *t = dedup_templates_new();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    /* a page of block 100 (a menu), 101 (a heading), 102 (its own text) */
-    uint64_t first[3] = {100, 101, 102};
-    ASSERT_EQ(add(t, "h", 1, first, 3), DEDUP_OK);
-    /* the next page: the menu, a new block, the heading, two new blocks, the menu again */
-    uint64_t page[6] = {100, 200, 101, 201, 202, 100};
-    uint32_t toks[6] = {20, 30, 2, 40, 4, 3};
-    unsigned char m[6], mc[6];
-    uint32_t counts[6];
-    const unsigned char want[6] = {DEDUP_TEMPLATE_YOUNG, 0, DEDUP_TEMPLATE_YOUNG, 0, 0,
-                                   DEDUP_TEMPLATE_YOUNG};
-    ASSERT_EQ(dedup_templates_mark_young(t, "h", 1, page, toks, 6, m), 0);
-    CU_ASSERT(memcmp(m, want, 6) == 0);
-    for (int i = 0; i < 6; i++)
-        counts[i] = dedup_templates_block_count(t, "h", 1, page[i]);
-    ASSERT_EQ(dedup_templates_mark_counts_young(dedup_templates_docs(t, "h", 1), counts, toks, 6,
-                                                mc),
-              0);
-    CU_ASSERT(memcmp(m, mc, 6) == 0);
-    /* an unknown host, and a host with nothing counted: nothing shared */
-    ASSERT_EQ(dedup_templates_mark_young(t, "g", 1, page, toks, 6, m), 0);
-    for (int i = 0; i < 6; i++)
-        ASSERT_EQ(m[i], 0);
-    ASSERT_EQ(dedup_templates_mark_counts_young(0, counts, toks, 6, mc), 0);
-    for (int i = 0; i < 6; i++)
-        ASSERT_EQ(mc[i], 0);
-    /* the menu on every page: a template from the third document, both bits (its
-     * 3-token repeat after a new block is not template, but shared) */
-    for (uint64_t d = 2; d < DEDUP_TEMPLATE_YOUNG_DOCS; d++) {
-        uint64_t b[2] = {100, 1000 + d};
-        ASSERT_EQ(add(t, "h", d, b, 2), DEDUP_OK);
-        ASSERT_EQ(dedup_templates_mark_young(t, "h", 1, page, toks, 6, m), d >= 3);
-        ASSERT_EQ(m[0], (d >= 3 ? 1 : 0) | DEDUP_TEMPLATE_YOUNG);
-        ASSERT_EQ(m[1], 0);
-        ASSERT_EQ(m[5], DEDUP_TEMPLATE_YOUNG);
-    }
-    /* DEDUP_TEMPLATE_YOUNG_DOCS documents: grown, the template alone */
-    ASSERT_EQ(dedup_templates_docs(t, "h", 1), DEDUP_TEMPLATE_YOUNG_DOCS - 1);
-    uint64_t last = 5;
-    ASSERT_EQ(add(t, "h", 99, &last, 1), DEDUP_OK);
-    ASSERT_EQ(dedup_templates_mark_young(t, "h", 1, page, toks, 6, m), 1);
-    ASSERT_EQ(m[0], 1);
-    for (int i = 1; i < 6; i++)
-        ASSERT_EQ(m[i], 0);
-    dedup_templates_free(t);
-}
-
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -478,5 +424,4 @@ void test_template_register(void)
     CU_add_test(s, "test_template_blocks_join_to_whole_text",
                 test_template_blocks_join_to_whole_text);
     CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
-    CU_add_test(s, "test_template_young_marks", test_template_young_marks);
 }

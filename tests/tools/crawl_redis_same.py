@@ -6,14 +6,11 @@ Everything on 127.0.0.1: a redis-server of its own (a random free port, a tempor
 --save "") and a site of --hosts virtual hosts, one port each, robots.txt asking for
 Crawl-delay --crawl-delay. Every page of the site carries the same big template in its
 main text (a menu paragraph of 200 words and a footer): without template blocks left out,
-pages with a few words of their own are near-duplicates of each other. Every page has 10
-words of its own, the first pages a host serves too: before its template table knows the
-menu, a young host's page is a near-duplicate only when it is one also without the blocks
-it shares with the host's earlier pages (docs/FINGERPRINT.md, "Where T comes from"). Page N
-(N >= 3, N % 3 == 1) of host h is copied byte for byte as /c/N.html on host h+1: planted
-exact duplicates, fetched by whichever worker holds the other host (not page 1: its copy,
-linked from the next host's first page, may come first, and an exact duplicate's links are
-not followed, so page 1's subtree would not be crawled). Page 0 of each host asks for a requisite, /r/0.png, whose payload is
+pages with a few words of their own are near-duplicates of each other. The first pages a
+host serves have long texts of their own (so that the template is learned before the
+short pages come); the others 10 words. Page N of host h is copied byte for byte as
+/c/N.html on host h+1 for a few N: planted exact duplicates, fetched by whichever worker
+holds the other host. Page 0 of each host asks for a requisite, /r/0.png, whose payload is
 byte for byte the host's last page (fetched deeper, later: a payload first archived without
 a fingerprint, then met again as a page with one: an exact duplicate, in both crawls).
 
@@ -43,7 +40,7 @@ from crawl_redis import crawl_args, free_port, serve, start_redis, warc_fields  
 MENU = " ".join("menu%03d" % i for i in range(200))
 FOOT = "Copyright the example project all rights reserved terms of use privacy policy"
 WORDS = ["w%03d" % i for i in range(800)]
-FIRST_COPY = 3  # pages N >= FIRST_COPY with N % 3 == 1 are copied on the next host
+LONG_PAGES = 3  # the first pages of a host: long texts of their own
 
 
 class Site:
@@ -53,11 +50,12 @@ class Site:
 
     def copies(self):
         """N of host h copied as /c/N.html on host h+1"""
-        return [n for n in range(FIRST_COPY, self.pages) if n % 3 == 1]
+        return [n for n in range(LONG_PAGES, self.pages) if n % 3 == 1]
 
     def own(self, h, n):
         r = random.Random(h * 7919 + n * 104729 + 5)
-        return " ".join(r.choice(WORDS) for _ in range(10))
+        k = 150 if n < LONG_PAGES else 10
+        return " ".join(r.choice(WORDS) for _ in range(k))
 
     def body(self, h, n):
         port = self.ports
