@@ -19,16 +19,19 @@ Generated sites (--synthetic MENU:OWN:PAGES[:PCT[:LEAD]]): short pages under a b
 extractor keeps, the case real sites rarely show (the reference: the menu line is on more
 than 30% of the pages, so two pages are alike only by their own words).
 
-Mirrors (--mirrors M): M pages of the site (drawn with a fixed seed among those the first
-pass kept) are copied with one date line changed ("<p>Page generated on 2026-11-27 at
-HH:MM.</p>" added before </body>, or the date in the last paragraph) and inserted in the
-stream: half right after their original (early mirrors, when the original is one of the
-first pages), half at random later positions. A mirror counts as found when it is dropped
-as a near- or exact duplicate. Mirror copies are written under --tmp.
+Mirrors (--mirrors M): M pages of the ordered stream (drawn with a seed fixed by site and
+order) are copied with a date sentence added ("Page generated on 2026-11-27 at HH:MM." at
+the end of the last paragraph, or as a paragraph before </body>) and inserted in the
+stream: half right after their original, half at a random later position. A mirror counts
+as found when it is dropped as a near- or exact duplicate; the JSON lines give the pages
+kept before each mirror not found (mirrors_lost_at). Mirror copies are written under --tmp
+(default: a temporary directory, removed).
 
 Prints per site and order: pages, near-duplicate drops, false drops (pages wrongly
-dropped), the positions of the false drops in the stream (the number of pages kept before
-them), mirrors found of mirrors inserted; then the totals per order and in all.
+dropped; -v names them), the positions of the false drops in the stream (the number of
+pages kept before them; "after < 20 kept": among a site's first pages), mirrors found of
+mirrors inserted; then the totals per order and in all. docs/BENCHMARKS.md, "Young hosts
+in streams", has the figures.
 
   python3 tests/bench/stream_falsedrop.py --bin build/simcrawl \
       --sites "$(sh tests/bench/sites.sh 2>/dev/null)" --orders sorted,shuffle1,shortest
