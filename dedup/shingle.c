@@ -1,5 +1,5 @@
 /*
- * Shingle features of a document (docs/FINGERPRINT.md, version 6, sections "Shingles"
+ * Shingle features of a document (docs/FINGERPRINT.md, version 7, sections "Shingles"
  * and "Weights").
  *
  * The input is the token string of extract_tokens(): tokens separated by exactly one

@@ -1,8 +1,8 @@
 /*
  * tokens.c: the normalised word tokens a fingerprint is computed from.
  *
- * FINGERPRINT v1, "Tokens" (docs/FINGERPRINT.md quotes this rule; changing it changes
- * every fingerprint, so it is versioned there):
+ * FINGERPRINT v7, "Tokens" (docs/FINGERPRINT.md section 2 quotes this rule; changing it
+ * changes every fingerprint, so it is versioned there):
  *  1. Normalise the text (valid UTF-8) with utf8proc 2.x, options
  *     UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD |
  *     UTF8PROC_STRIPMARK | UTF8PROC_IGNORE, i.e. exactly utf8proc_map() with these
@@ -14,16 +14,29 @@
  *     A CJK code point is a word character in U+3040-30FF (Hiragana, Katakana),
  *     U+31F0-31FF, U+3400-4DBF, U+4E00-9FFF, U+F900-FAFF or U+20000-2FA1F whose
  *     category is one of those; every other code point (space, punctuation, symbols,
- *     controls, and the CJK-range punctuation U+30A0, U+30FB) separates tokens.
- *  3. A token is a maximal run of non-CJK word characters; every CJK word character is a
- *     token of its own (so CJK text yields character unigrams, and the shingles above
- *     them character n-grams).
+ *     controls, and the CJK-range punctuation U+30A0, U+30FB) separates tokens, except
+ *     the joins of rule 3. A digit is a word character of category N*.
+ *  3. A token is a maximal run of non-CJK word characters and joins; every CJK word
+ *     character is a token of its own (so CJK text yields character unigrams, and the
+ *     shingles above them character n-grams). A join is code punctuation kept inside a
+ *     token (version 7):
+ *     a. "->" or "::" directly between two non-CJK word characters (p->next, std::vector),
+ *        or directly between one and a "~" that rule 3b keeps (Db::~Db);
+ *     b. "~" directly before a non-CJK word character that is not a digit, when it does
+ *        not directly follow a word character (a C++ destructor ~vector; ~100 and a~b
+ *        split).
+ *     Every other code point between word characters separates, as in versions 1-6
+ *     (x-y, a:b, a~b, a:::b, a lone "::", and "." : os.path.join and 3.14 are split;
+ *     docs/FINGERPRINT.md says why). A join never holds a space or a newline, so a token
+ *     never spans either.
  *  4. A token longer than EXTRACT_TOKEN_MAX_BYTES (64) bytes of UTF-8 is cut to its
  *     longest prefix of whole code points within 64 bytes (base64 blobs and hashes stay
  *     one bounded token instead of many or none).
  *  5. Output: the tokens in order, separated by one ASCII space.
  * Examples: "Straße" -> "strasse"; "Ｆｕｌｌ-ｗｉｄｔｈ ﬁle_2" -> "full width file_2";
- * "naïve café" -> "naive cafe"; "東京タワー" -> "東 京 タ ワ ー"; "3.14" -> "3 14".
+ * "naïve café" -> "naive cafe"; "東京タワー" -> "東 京 タ ワ ー"; "3.14" -> "3 14";
+ * "DB->get_flags()" -> "db->get_flags"; "Db::~Db()" -> "db::~db"; "os.path.join()" ->
+ * "os path join".
  *
  * HOW IT WORKS (fast path): NFKC and case folding are the identity on ASCII except A-Z,
  * and no canonical composition has an ASCII second element, so ASCII bytes are classified
@@ -31,7 +44,14 @@
  * utf8proc_normalize_utf32() (what utf8proc_map() does, without its malloc) into a stack
  * buffer. Because marks are stripped during decomposition, the only compositions left are
  * Hangul jamo, so a long run is cut into chunks before a non-Hangul code point without
- * changing the result; memory stays bounded for any input.
+ * changing the result; memory stays bounded for any input. The joins of rule 3 are a
+ * small state machine over the normalised code points (tok_cp): punctuation that may
+ * start a join is held as pending bytes until the next code point decides; a pending
+ * join that fails is a separator and that code point is then read afresh. Its state
+ * lives in struct tok, so it carries across the ASCII fast path and the normalised
+ * non-ASCII runs (a default-ignorable code point between "." and a letter is removed
+ * before it is seen, as utf8proc_map() of the whole text would). Runs of ASCII word bytes
+ * outside a pending join still take the fast loop.
  */
 #include "extract/extract_int.h"
 
@@ -59,10 +79,51 @@ static const unsigned char ascii_word[128] = {
     ['T'] = 't', ['U'] = 'u', ['V'] = 'v', ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
 };
 
+/* A code point's class for rules 2 and 3. */
+enum { WC_SEP, WC_CJK, WC_DIGIT, WC_WORD };
+
+/* Pending joins (rule 3): what the punctuation read so far may still become. */
+enum {
+    P_NONE,   /* nothing pending */
+    P_DASH,   /* "-" after a word character: "->" if ">" follows */
+    P_COLON,  /* ":" after a word character: "::" if ":" follows */
+    P_JOINER, /* "->" or "::" after a word character: joins before a word character or "~" */
+    P_DOT,    /* "." after a word character (J_DOT only) */
+    P_TILDE,  /* "~" not after a word character: starts a token before a non-digit */
+    P_JTILDE, /* "->~" or "::~" after a word character */
+};
+
+/* Which joins are on: J_DEFAULT (version 7's rule 3) in a shipped build. A build made with
+ * -DDEDUP_BENCH_SEEDS (tests/bench/run.sh) reads SIMCRAWL_BENCH_JOINS, a sum of these
+ * bits (0: version 6's rule), for tests/bench/token_study.sh's variants: J_DOT joins "."
+ * between word characters not both digits, J_DIGIT_DOT between two digits too (measured
+ * and left out of version 7: docs/BENCHMARKS.md, "Fingerprint version 7"). */
+enum { J_CODE = 1, J_TILDE = 2, J_DOT = 4, J_DIGIT_DOT = 8, J_DEFAULT = J_CODE | J_TILDE };
+
+#ifdef DEDUP_BENCH_SEEDS
+static unsigned joins_on(void)
+{
+    const char *e = getenv("SIMCRAWL_BENCH_JOINS");
+    return e && *e ? (unsigned)strtoul(e, NULL, 10) : J_DEFAULT;
+}
+#else
+static unsigned joins_on(void)
+{
+    return J_DEFAULT;
+}
+#endif
+
 struct tok {
     struct ex_buf out;
     size_t tok_start; /* offset of the current token in out, or SIZE_MAX when none */
     size_t n_tokens;
+    int cut;         /* the current token reached its 64-byte cut (rule 4) */
+    int prev_word;   /* the code point before was a word character (CJK included) */
+    int last_digit;  /* the current token's last word character is a digit */
+    int pend;        /* P_*: a join pending */
+    unsigned joins;  /* J_* */
+    unsigned n_pend; /* bytes of pend_bytes[] */
+    char pend_bytes[4];
 };
 
 static int is_cjk(int32_t cp)
@@ -72,8 +133,10 @@ static int is_cjk(int32_t cp)
            (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FA1F);
 }
 
-static int is_word(int32_t cp)
+static int word_class(int32_t cp)
 {
+    if (cp < 0x80)
+        return !ascii_word[cp] ? WC_SEP : cp <= '9' ? WC_DIGIT : WC_WORD;
     switch (utf8proc_category(cp)) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
@@ -83,13 +146,14 @@ static int is_word(int32_t cp)
     case UTF8PROC_CATEGORY_MN:
     case UTF8PROC_CATEGORY_MC:
     case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_PC:
+        return is_cjk(cp) ? WC_CJK : WC_WORD;
     case UTF8PROC_CATEGORY_ND:
     case UTF8PROC_CATEGORY_NL:
     case UTF8PROC_CATEGORY_NO:
-    case UTF8PROC_CATEGORY_PC:
-        return 1;
+        return is_cjk(cp) ? WC_CJK : WC_DIGIT;
     default:
-        return 0;
+        return WC_SEP;
     }
 }
 
@@ -108,17 +172,28 @@ static void tok_begin(struct tok *t)
         t->out.p[t->out.len++] = ' ';
     t->tok_start = t->out.len;
     t->n_tokens++;
+    t->cut = 0;
 }
 
-static void tok_cp(struct tok *t, int32_t cp)
+/* Appends k bytes of one code point to the current token, unless it is cut (rule 4:
+ * once a code point does not fit, none after it is kept, so the token is a prefix). */
+static void tok_put(struct tok *t, const char *b, size_t k)
 {
-    if (!is_word(cp)) {
-        t->tok_start = SIZE_MAX;
+    if (t->cut || t->out.len - t->tok_start + k > EXTRACT_TOKEN_MAX_BYTES) {
+        t->cut = 1;
         return;
     }
+    memcpy(t->out.p + t->out.len, b, k);
+    t->out.len += k;
+}
+
+/* A word character of class wc (not WC_SEP), with no join pending. */
+static void tok_word(struct tok *t, int32_t cp, int wc)
+{
     char buf[4];
     size_t k = (size_t)utf8proc_encode_char(cp, (utf8proc_uint8_t *)buf);
-    if (is_cjk(cp)) {
+    t->prev_word = 1;
+    if (wc == WC_CJK) {
         tok_begin(t);
         memcpy(t->out.p + t->out.len, buf, k);
         t->out.len += k;
@@ -127,10 +202,100 @@ static void tok_cp(struct tok *t, int32_t cp)
     }
     if (t->tok_start == SIZE_MAX)
         tok_begin(t);
-    if (t->out.len - t->tok_start + k > EXTRACT_TOKEN_MAX_BYTES)
-        return; /* cut: rule 4 */
-    memcpy(t->out.p + t->out.len, buf, k);
-    t->out.len += k;
+    tok_put(t, buf, k);
+    t->last_digit = wc == WC_DIGIT;
+}
+
+static void pend_set(struct tok *t, int state, char c)
+{
+    t->pend = state;
+    t->pend_bytes[t->n_pend++] = c;
+    t->prev_word = 0;
+}
+
+/* The pending join is made: its bytes go into the token (a "~" may start it). */
+static void pend_join(struct tok *t)
+{
+    if (t->tok_start == SIZE_MAX)
+        tok_begin(t);
+    for (unsigned i = 0; i < t->n_pend; i++)
+        tok_put(t, &t->pend_bytes[i], 1);
+    t->pend = P_NONE;
+    t->n_pend = 0;
+}
+
+/* One normalised, case-folded code point (room for 8 bytes is reserved by the caller). */
+static void tok_cp(struct tok *t, int32_t cp)
+{
+    int wc = word_class(cp);
+    switch (t->pend) {
+    case P_NONE:
+        break;
+    case P_DASH:
+        if (cp == '>') {
+            pend_set(t, P_JOINER, '>');
+            return;
+        }
+        break;
+    case P_COLON:
+        if (cp == ':') {
+            pend_set(t, P_JOINER, ':');
+            return;
+        }
+        break;
+    case P_JOINER:
+        if (cp == '~' && (t->joins & J_TILDE)) {
+            pend_set(t, P_JTILDE, '~');
+            return;
+        }
+        if (wc == WC_WORD || wc == WC_DIGIT) {
+            pend_join(t);
+            tok_word(t, cp, wc);
+            return;
+        }
+        break;
+    case P_DOT:
+        if (wc == WC_WORD || (wc == WC_DIGIT && (!t->last_digit || (t->joins & J_DIGIT_DOT)))) {
+            pend_join(t);
+            tok_word(t, cp, wc);
+            return;
+        }
+        break;
+    case P_TILDE:
+    case P_JTILDE:
+        if (wc == WC_WORD) {
+            pend_join(t);
+            tok_word(t, cp, wc);
+            return;
+        }
+        break;
+    }
+    if (t->pend != P_NONE) {
+        /* the pending punctuation separates; cp is read afresh */
+        t->pend = P_NONE;
+        t->n_pend = 0;
+        t->tok_start = SIZE_MAX;
+        t->prev_word = 0;
+    }
+    if (wc != WC_SEP) {
+        tok_word(t, cp, wc);
+        return;
+    }
+    if (t->tok_start != SIZE_MAX) {
+        if ((cp == '-' || cp == ':') && (t->joins & J_CODE)) {
+            pend_set(t, cp == '-' ? P_DASH : P_COLON, (char)cp);
+            return;
+        }
+        if (cp == '.' && (t->joins & J_DOT)) {
+            pend_set(t, P_DOT, '.');
+            return;
+        }
+    } else if (cp == '~' && !t->prev_word && (t->joins & J_TILDE)) {
+        pend_set(t, P_TILDE, '~');
+        return;
+    }
+    t->tok_start = SIZE_MAX;
+    t->prev_word = 0;
 }
 
 /* Normalises and tokenises one non-ASCII run s[0..n) (valid UTF-8). */
@@ -164,8 +329,9 @@ static enum extract_code tok_run(struct tok *t, const char *s, size_t n)
         m = utf8proc_normalize_utf32(cps, m, TOKEN_OPTIONS);
         if (m < 0)
             return EXTRACT_EINVAL;
-        /* room: each code point <= 4 bytes plus a separating space */
-        enum extract_code rc = ex_buf_reserve(&t->out, (size_t)m * 5 + 1);
+        /* room: each code point <= 4 bytes plus a separating space, and the <= 3 bytes
+         * of a join pending from before this chunk */
+        enum extract_code rc = ex_buf_reserve(&t->out, (size_t)m * 5 + 8);
         if (rc != EXTRACT_OK)
             return rc;
         for (utf8proc_ssize_t k = 0; k < m; k++)
@@ -185,9 +351,11 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
     *n_tokens = 0;
     struct tok t;
     /* NFKC expands at most MAX_EXPANSION code points per 2+ bytes; 16x bounds it */
+    memset(&t, 0, sizeof t);
     ex_buf_init(&t.out, len > (SIZE_MAX - 64) / 16 ? SIZE_MAX : 16 * len + 64);
     t.tok_start = SIZE_MAX;
-    t.n_tokens = 0;
+    t.pend = P_NONE;
+    t.joins = joins_on();
     enum extract_code rc = ex_buf_reserve(&t.out, len + 1);
     if (rc != EXTRACT_OK)
         goto fail;
@@ -195,32 +363,57 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
     while (i < len) {
         unsigned char c = (unsigned char)text[i];
         if (c < 0x80) {
-            /* ASCII fast path (room for len + 1 bytes is reserved and ASCII never grows) */
             unsigned char w = ascii_word[c];
-            if (!w) {
+            if (t.pend == P_NONE && w) {
+                /* ASCII fast path: this byte and the ASCII word bytes after it, found
+                 * first and then copied lower-cased up to the token's cut */
+                if (t.tok_start == SIZE_MAX) {
+                    rc = ex_buf_reserve(&t.out, 2);
+                    if (rc != EXTRACT_OK)
+                        goto fail;
+                    tok_begin(&t);
+                }
+                size_t e = i + 1;
+                while (e < len && (unsigned char)text[e] < 0x80 &&
+                       ascii_word[(unsigned char)text[e]])
+                    e++;
+                size_t used = t.out.len - t.tok_start, n = e - i;
+                size_t room =
+                    t.cut || used >= EXTRACT_TOKEN_MAX_BYTES ? 0 : EXTRACT_TOKEN_MAX_BYTES - used;
+                if (n > room) {
+                    n = room;
+                    t.cut = 1;
+                }
+                if (n) {
+                    rc = ex_buf_reserve(&t.out, n);
+                    if (rc != EXTRACT_OK)
+                        goto fail;
+                    char *o = t.out.p + t.out.len;
+                    for (size_t k = 0; k < n; k++)
+                        o[k] = (char)ascii_word[(unsigned char)text[i + k]];
+                    t.out.len += n;
+                }
+                t.prev_word = 1;
+                t.last_digit = (unsigned char)text[e - 1] <= '9';
+                i = e;
+                continue;
+            }
+            if (!w && c != '-' && c != ':' && c != '~' && c != '>' &&
+                (c != '.' || !(t.joins & J_DOT))) {
+                /* a separator that can neither start nor go on with a join: it ends a
+                 * pending one too (the space after a sentence's last word and dot) */
+                t.pend = P_NONE;
+                t.n_pend = 0;
                 t.tok_start = SIZE_MAX;
+                t.prev_word = 0;
                 i++;
                 continue;
             }
-            if (t.tok_start == SIZE_MAX) {
-                rc = ex_buf_reserve(&t.out, 2);
-                if (rc != EXTRACT_OK)
-                    goto fail;
-                tok_begin(&t);
-            }
-            /* this byte and the ASCII word bytes after it, in one loop */
-            do {
-                if (t.out.len - t.tok_start < EXTRACT_TOKEN_MAX_BYTES) {
-                    if (t.out.len + 1 >= t.out.cap) {
-                        rc = ex_buf_reserve(&t.out, 2);
-                        if (rc != EXTRACT_OK)
-                            goto fail;
-                    }
-                    t.out.p[t.out.len++] = (char)w;
-                }
-                i++;
-            } while (i < len && (unsigned char)text[i] < 0x80 &&
-                     (w = ascii_word[(unsigned char)text[i]]) != 0);
+            rc = ex_buf_reserve(&t.out, 8);
+            if (rc != EXTRACT_OK)
+                goto fail;
+            tok_cp(&t, w ? (int32_t)w : (int32_t)c);
+            i++;
             continue;
         }
         size_t j = i + 1;

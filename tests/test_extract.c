@@ -2,7 +2,7 @@
  * Suite "extract": HTML in, main text, links and metadata out (extract/extract.h).
  * Charset sniffing (header, BOM, <meta>, fallbacks, invalid UTF-8), boilerplate removal
  * on small handmade pages, links and URL resolution (RFC 3986 section 5.4 examples),
- * metadata, the FINGERPRINT v1 tokens, bad input (empty, binary, huge, deep, one giant
+ * metadata, the FINGERPRINT tokens (version 7's code punctuation included), bad input (empty, binary, huge, deep, one giant
  * line), and the data-driven fixtures tests/data/extract/NNN.html -> NNN.txt (expected
  * `simcrawl extract --text` output, optional NNN.ct holding a Content-Type), and the
  * template-only pages of tests/data/extract/notext/ ("too little text").
@@ -778,6 +778,90 @@ static void test_extract_tokens_long_token_cut(void)
     ASSERT_TOKENS(gr, wgr);
 }
 
+/* Version 7, rule 3 of docs/FINGERPRINT.md section 2: code punctuation inside a token. */
+static void test_extract_tokens_code_joins(void)
+{
+    /* the pages issue 11 found: a C function and its C++ twin, a constructor and its
+     * destructor (db5.3-doc's api_reference, libstdc++) */
+    ASSERT_TOKENS("DB->get_flags()", "db->get_flags");
+    ASSERT_TOKENS("Db::get_flags()", "db::get_flags");
+    ASSERT_TOKENS("~vector() and vector()", "~vector and vector");
+    ASSERT_TOKENS("Db::~Db()", "db::~db");
+    ASSERT_TOKENS("p->~T();", "p->~t");
+    ASSERT_TOKENS("std::map::find x->y->z", "std::map::find x->y->z");
+    /* excluded: "." (dotted names, file names, abbreviations, numbers: measured, see
+     * docs/FINGERPRINT.md section 2) */
+    ASSERT_TOKENS("os.path.join() of String.valueOf(x).", "os path join of string valueof x");
+    ASSERT_TOKENS("e.g. index.html v.2 1.x", "e g index html v 2 1 x");
+    ASSERT_TOKENS("3.14 v1.2.3 python3.11", "3 14 v1 2 3 python3 11");
+    /* excluded: "~" after a word character or before a digit or nothing */
+    ASSERT_TOKENS("a~b ~100 ~ x ~_y", "a b 100 x ~_y");
+    /* excluded: one ":" or "-", three ":", a joiner with no word after it */
+    ASSERT_TOKENS("a:b a::b ::c a:::b a->>b a-b x86-64", "a b a::b c a b a b a b x86 64");
+    ASSERT_TOKENS("a-> b:: c. a..b a.-b a-~b a:~b", "a b c a b a b a ~b a ~b");
+    /* a join never holds a space or a newline: template blocks rely on it */
+    ASSERT_TOKENS("a->\nb a::\nb\n~c a\n->b", "a b a b ~c a b");
+    ASSERT_TOKENS("a. b a -> b std :: c ~ d", "a b a b std c d");
+    /* CJK word characters never join (each is a token of its own) */
+    ASSERT_TOKENS("東~a 東.a a.東 a::東", "東 a 東 a a 東 a 東");
+    /* joins are read on the normalised text: full-width ". : > ~", a default-ignorable
+     * code point between "." and a letter, upper case folded */
+    ASSERT_TOKENS("ｏｓ．ｐａｔｈ Ａ：：Ｂ Ｐ－＞Ｑ ～Ｘ", "os path a::b p->q ~x");
+    ASSERT_TOKENS("a:\xc2\xad:b Foo\xc3\xa9::Bar -\xe2\x80\x8b>", "a::b fooe::bar");
+    /* the 64-byte cut counts the joins' bytes */
+    char in[128], want[128];
+    memset(in, 'x', 62);
+    strcpy(in + 62, "->ab cd");
+    memcpy(want, in, 64);
+    strcpy(want + 64, " cd");
+    ASSERT_TOKENS(in, want);
+}
+
+/* The tokens records of the golden vectors (tests/data/fingerprint/vectors.txt,
+ * docs/FINGERPRINT.md section 8): text, token count, token string. */
+static void test_extract_tokens_golden(void)
+{
+    size_t len;
+    char *data = test_slurp("tests/data/fingerprint/vectors.txt", &len);
+    CU_ASSERT_FATAL(data != NULL);
+    unsigned n = 0, joined = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "tokens\t", 7) != 0)
+            continue;
+        char *text = line + 7, *count = strchr(text, '\t'), *want = count ? strchr(count + 1, '\t') : NULL;
+        CU_ASSERT_FATAL(want != NULL);
+        *count++ = '\0';
+        *want++ = '\0';
+        size_t got_n = 0;
+        char *got = tokens(text, &got_n);
+        CU_ASSERT_PTR_NOT_NULL(got);
+        if (got) {
+            CU_ASSERT_STRING_EQUAL(got, want);
+            if (strcmp(got, want) != 0)
+                fprintf(stderr, "\ntokens(%s) = '%s', vector '%s'\n", text, got, want);
+            ASSERT_EQ(got_n, strtoul(count, NULL, 10));
+        }
+        free(got);
+        joined += strstr(want, "->") || strstr(want, "::") || strstr(want, "~");
+        n++;
+    }
+    CU_ASSERT(n >= 5);
+    CU_ASSERT(joined >= 2);
+    free(data);
+}
+
+/* Rule 4: a token is a prefix; once a code point does not fit, nothing after it does. */
+static void test_extract_tokens_cut_prefix(void)
+{
+    char in[128], want[128];
+    memset(in, 'x', 63);
+    strcpy(in + 63, "\xd0\xb6" "ab cd"); /* 63 bytes, then ж (2 bytes): cut there */
+    memset(want, 'x', 63);
+    strcpy(want + 63, " cd");
+    ASSERT_TOKENS(in, want);
+}
+
 static void test_extract_tokens_invalid(void)
 {
     char *out = NULL;
@@ -1124,6 +1208,9 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_tokens_unicode", test_extract_tokens_unicode);
     CU_add_test(s, "test_extract_tokens_cjk", test_extract_tokens_cjk);
     CU_add_test(s, "test_extract_tokens_long_token_cut", test_extract_tokens_long_token_cut);
+    CU_add_test(s, "test_extract_tokens_code_joins", test_extract_tokens_code_joins);
+    CU_add_test(s, "test_extract_tokens_cut_prefix", test_extract_tokens_cut_prefix);
+    CU_add_test(s, "test_extract_tokens_golden", test_extract_tokens_golden);
     CU_add_test(s, "test_extract_tokens_invalid", test_extract_tokens_invalid);
     CU_add_test(s, "test_extract_bad_empty", test_extract_bad_empty);
     CU_add_test(s, "test_extract_bad_binary", test_extract_bad_binary);

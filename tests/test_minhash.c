@@ -676,7 +676,7 @@ static void test_minhash_file_damaged(void)
         const char *what;
     } forged[] = {
         {8, 2, DEDUP_EVERSION, "format version"},
-        {16, 1, DEDUP_EVERSION, "MINHASH.md version"},
+        {16, DEDUP_MINHASH_VERSION - 1, DEDUP_EVERSION, "MINHASH.md version"}, /* the one before */
         {20, 0, DEDUP_EFORMAT, "shingle size"},
         {24, 5000, DEDUP_EFORMAT, "signature size"},
         {28, 17, DEDUP_EFORMAT, "bands"},

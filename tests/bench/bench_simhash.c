@@ -72,6 +72,29 @@ static const char *const SENTENCES[] = {
     "one two three four five",
     "x x x x x x x x x x x x x x x x x x x x",
     "0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20",
+    /* version 7 token strings hold code punctuation (FINGERPRINT.md section 2, rule 3);
+     * this one is 80 tokens or more, so it is simhashed (section 4) */
+    "db->get_flags the db->get_flags method returns the current flags db->get_flags int "
+    "db->get_flags db u_int32_t flagsp description the db->get_flags method returns the "
+    "current flags the db->get_flags method may be called at any time during the life of "
+    "the application parameters flagsp the db->get_flags method returns the current flags "
+    "in flagsp class db see also databases and related methods db::get_flags ~db db::~db "
+    "os path join index html std::vector::push_back p->next the std::vector::push_back "
+    "method appends a copy of value to the end of the container ~vector destroys the "
+    "elements and p->next points to the next element see os path join",
+};
+
+/* Texts and their version 7 token strings (tokens records): the token rule itself,
+ * pinned beside the fingerprints (no TAB or newline in a text). */
+static const char *const TOKEN_TEXTS[] = {
+    "The quick brown fox",
+    "Stra\xc3\x9f" "e \xef\xbc\xa6\xef\xbd\x95\xef\xbd\x8c\xef\xbd\x8c-width "
+    "\xef\xac\x81le_2 na\xc3\xafve caf\xc3\xa9",
+    "\xe6\x9d\xb1\xe4\xba\xac\xe3\x82\xbf\xe3\x83\xaf\xe3\x83\xbc 3.14",
+    "int DB->get_flags(DB *db, u_int32_t *flagsp);",
+    "Db::get_flags() and Db::~Db(), ~vector(), p->~T()",
+    "os.path.join(a, b) or String.valueOf(x). See index.html, e.g. v1.2.3 and python3.11.",
+    "a~b ~100 a:b a::b ::c a:::b a->>b a-b a-> b:: c. a..b",
 };
 
 static int fp_line(FILE *out, const char *kind, const char *s, const struct dedup_opts *o)
@@ -151,7 +174,8 @@ static int write_vectors(const char *dir)
     static const char *const SHINGLES[] = {"the",         "quick", "x",     "",
                                            "東",          "strasse", "café", "python",
                                            "3",           "the quick", "東 京", "python 3",
-                                           "café strasse"};
+                                           "café strasse", "db->get_flags", "db::~db",
+                                           "db::get_flags ~db"};
     for (size_t i = 0; i < sizeof SHINGLES / sizeof SHINGLES[0]; i++) {
         char hex[17];
         fprintf(out, "hash\t%s\t%s\n",
@@ -179,6 +203,15 @@ static int write_vectors(const char *dir)
     for (size_t i = 0; i < sizeof SENTENCES / sizeof SENTENCES[0]; i++)
         if (fp_line(out, "fp", SENTENCES[i], NULL) != 0)
             goto done;
+    for (size_t i = 0; i < sizeof TOKEN_TEXTS / sizeof TOKEN_TEXTS[0]; i++) {
+        char *tok = NULL;
+        size_t tok_len = 0, n_tok = 0;
+        if (extract_tokens(TOKEN_TEXTS[i], strlen(TOKEN_TEXTS[i]), &tok, &tok_len, &n_tok) !=
+            EXTRACT_OK)
+            goto done;
+        fprintf(out, "tokens\t%s\t%zu\t%s\n", TOKEN_TEXTS[i], n_tok, tok);
+        free(tok);
+    }
     for (int i = 0; i < N_RANDOM; i++)
         if (fp_line(out, "fp", random_strings[i], NULL) != 0)
             goto done;

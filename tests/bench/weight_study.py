@@ -27,6 +27,11 @@ fingerprint and checks that version 6's equal the binary's).
 
   python3 tests/bench/weight_study.py --bin build/bench-seed/simcrawl \\
       --sites "$(sh tests/bench/sites.sh)" [--schemes v6,e15/16,...]
+
+The token strings are the binary's, so the same study measures a token rule: a build of
+another rule, or SIMCRAWL_BENCH_JOINS=N in the environment (extract/tokens.c; version 7's
+joins, tests/bench/token_study.sh), with its own --work. The references depend only on
+the pages: --refs-from WORK reuses another run's (about two thirds of the time).
 Needs python3-numpy and python3-scipy (study only).
 """
 import argparse, collections, ctypes, glob, html, math, os, pickle, re, subprocess, sys, time
@@ -39,6 +44,8 @@ ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
 ap.add_argument('--bin', default='build/bench-seed/simcrawl', help='simcrawl built with -DDEDUP_BENCH_SEEDS')
 ap.add_argument('--cache', default=os.path.expanduser('~/.cache/simcrawl-dev'))
 ap.add_argument('--work', default='/tmp/simcrawl-weight-study', help='cache of dumps and references')
+ap.add_argument('--refs-from', default='', help='another --work directory whose references to reuse '
+                '(the same pages in the same order; the references do not depend on the build)')
 ap.add_argument('--sites', default='', help='PKG:HTML_ROOT,... (falsedrop-score --sites); empty: none')
 ap.add_argument('--pairs', default='tuning,heldout', help='which release pairs: tuning, heldout or both')
 ap.add_argument('--schemes', default='', help='comma-separated scheme names (default: all)')
@@ -195,7 +202,12 @@ def load(name, files, refkind):
         b = open(p, 'rb').read()
         own, whole = rec.get(_x(b, len(b)), (None, '', ''))[1:]
         c.fp.append(fp.get(p)); c.own.append(own); c.whole.append(whole)
-    if refkind == 'nd':
+    other = os.path.join(a.refs_from, os.path.basename(pk)) if a.refs_from else ''
+    if other and os.path.exists(other):
+        o = pickle.load(open(other, 'rb'))
+        assert o.files == files, other
+        c.ref = o.ref
+    elif refkind == 'nd':
         c.ref = [nd_ref(p) for p in files]
     else:
         rf = fd_refs(files); c.ref = [rf[p] for p in files]
