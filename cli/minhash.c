@@ -211,9 +211,9 @@ static int list_header(struct cli_inputs *in, const char *name, const char *s,
                &seed, &end) != 4 ||
         end < 0 || s[strlen(LIST_MAGIC) + (size_t)end]) {
         cli_error(in->cmd,
-                  "%s:1: malformed header (want '%s1 shingle-words=K num-perm=H "
+                  "%s:1: malformed header (want '%s%d shingle-words=K num-perm=H "
                   "seed=16HEX')",
-                  name, LIST_MAGIC);
+                  name, LIST_MAGIC, DEDUP_MINHASH_VERSION);
         return -1;
     }
     if (v != DEDUP_MINHASH_VERSION) {
