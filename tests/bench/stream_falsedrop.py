@@ -40,15 +40,15 @@ in streams", has the figures.
 import argparse
 import collections
 import glob
-import html
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
+
+import fdref  # falsedrop-score's reference (tests/bench/fdref.py)
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("--bin", default="build/simcrawl")
@@ -67,23 +67,6 @@ ap.add_argument("--synthetic", default="", help="MENU:OWN:PAGES[:PCT[:LEAD]],...
                 "the first LEAD pages (default 0) have no menu and 200 words of their own")
 ap.add_argument("extra", nargs="*", help="more options of simcrawl dedup (after --)")
 a = ap.parse_args()
-
-
-# ---- the reference: ../shared/tools/falsedrop-score's, line for line ----
-def text_lines(data):
-    t = data
-    t = re.sub(r"(?is)<(script|style|head)\b.*?</\1>", " ", t)
-    t = re.sub(r"(?i)<(br|p|div|li|tr|h[1-6]|pre|dt|dd|table|section|article)\b[^>]*>", "\n", t)
-    t = html.unescape(re.sub(r"<[^>]+>", " ", t))
-    return [re.sub(r"\s+", " ", x).strip().lower() for x in t.split("\n") if x.strip()]
-
-
-def shingles(words, n=3):
-    return {" ".join(words[i:i + n]) for i in range(max(1, len(words) - n + 1))}
-
-
-def jaccard(x, y):
-    return len(x & y) / max(1, len(x | y))
 
 
 def mirror_html(data, tag):
@@ -164,14 +147,9 @@ for site, sub in sites:
         continue
     files = sorted(glob.glob(root + "/**/*.html", recursive=True))
     raw = {f: open(f, encoding="utf-8", errors="replace").read() for f in files}
-    lines = {f: text_lines(raw[f]) for f in files}
-    df = collections.Counter(x for f in files for x in set(lines[f]))
-    common = {x for x, c in df.items() if c > 0.3 * len(files)}
-
-    def ref_of(lns):
-        return shingles(" ".join(x for x in lns if x not in common).split())
-
-    ref = {f: ref_of(lines[f]) for f in files}
+    lines = {f: fdref.text_lines(raw[f]) for f in files}
+    common = fdref.common_lines(lines)
+    ref = {f: fdref.ref(lines[f], common) for f in files}
     size = {f: os.path.getsize(f) for f in files}
     mdir = os.path.join(tmp, site)
     for order in orders:
@@ -188,7 +166,7 @@ for site, sub in sites:
                 with open(mp, "w", encoding="utf-8") as out:
                     out.write(mirror_html(raw[f], "%02d:%02d" % (n % 24, (7 * n) % 60)))
                 mirrors[mp] = f
-                ref[mp] = ref_of(text_lines(open(mp, encoding="utf-8").read()))
+                ref[mp] = fdref.ref(fdref.read_lines(mp), common)
                 early = n % 2 == 0
                 at = i + 1 if early else rng.randrange(i + 1, len(stream) + 1)
                 plan.append((at, n, mp))
@@ -218,7 +196,7 @@ for site, sub in sites:
                 c["near"] += 1
                 o = rec.get("duplicate_of")
                 o = mirrors.get(o, o)
-                j = jaccard(ref.get(u, set()), ref.get(o, set()))
+                j = fdref.jaccard(ref.get(u, set()), ref.get(o, set()))
                 if j < 0.5:
                     c["false"] += 1
                     pos.append(kept)

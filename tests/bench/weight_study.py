@@ -34,11 +34,13 @@ joins, tests/bench/token_study.sh), with its own --work. The references depend o
 the pages: --refs-from WORK reuses another run's (about two thirds of the time).
 Needs python3-numpy and python3-scipy (study only).
 """
-import argparse, collections, ctypes, glob, html, math, os, pickle, re, subprocess, sys, time
+import argparse, collections, ctypes, glob, math, os, pickle, re, subprocess, sys, time
 from html.parser import HTMLParser
 
 import numpy as np
 import scipy.sparse as sp
+
+import fdref  # falsedrop-score's reference (tests/bench/fdref.py)
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
 ap.add_argument('--bin', default='build/bench-seed/simcrawl', help='simcrawl built with -DDEDUP_BENCH_SEEDS')
@@ -149,25 +151,6 @@ def nd_ref(path):
     return frozenset(tuple(w[i:i + 4]) for i in range(max(1, len(w) - 3))) if w else frozenset()
 
 
-def fd_lines(path):  # falsedrop-score: text lines
-    t = open(path, encoding='utf-8', errors='replace').read()
-    t = re.sub(r'(?is)<(script|style|head)\b.*?</\1>', ' ', t)
-    t = re.sub(r'(?i)<(br|p|div|li|tr|h[1-6]|pre|dt|dd|table|section|article)\b[^>]*>', '\n', t)
-    t = html.unescape(re.sub(r'<[^>]+>', ' ', t))
-    return [re.sub(r'\s+', ' ', l).strip().lower() for l in t.split('\n') if l.strip()]
-
-
-def fd_refs(files):
-    lines = {f: fd_lines(f) for f in files}
-    df = collections.Counter(l for f in files for l in set(lines[f]))
-    common = {l for l, c in df.items() if c > 0.3 * len(files)}
-    out = {}
-    for f in files:
-        w = ' '.join(l for l in lines[f] if l not in common).split()
-        out[f] = frozenset(' '.join(w[i:i + 3]) for i in range(max(1, len(w) - 2)))
-    return out
-
-
 def jac(x, y):
     return 1.0 if not x and not y else len(x & y) / max(1, len(x | y))
 
@@ -210,7 +193,7 @@ def load(name, files, refkind):
     elif refkind == 'nd':
         c.ref = [nd_ref(p) for p in files]
     else:
-        rf = fd_refs(files); c.ref = [rf[p] for p in files]
+        rf = fdref.refs(files); c.ref = [rf[p] for p in files]
     pickle.dump(c, open(pk, 'wb'))
     return c
 
