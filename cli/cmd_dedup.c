@@ -1088,7 +1088,9 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     p.doc_hash = res.doc_hash;
     p.blocks = res.blocks;
     p.n_blocks = res.n_blocks;
-    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
+    /* too little text: not a duplicate of anything; a near-duplicate on a young host:
+     * its blocks count too (docs/FINGERPRINT.md, "Where T comes from") */
+    p.flags = FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_NEAR;
     if (got == 0)
         fingerprinted_input(d, &res, record_id, uri, date, &p, l, reason);
     else

@@ -383,6 +383,27 @@ static int seen_insert(struct dedup_templates *t, uint64_t x)
     return 1;
 }
 
+/* 1 if x is remembered. */
+static int seen_has(const struct dedup_templates *t, uint64_t x)
+{
+    if (!x)
+        x = 1;
+    if (!t->seen || t->nseen >= DEDUP_TEMPLATE_MAX_SEEN)
+        return 0; /* none, or the next insert starts again empty */
+    for (size_t j = slot_of(x, t->seen_mask); t->seen[j]; j = (j + 1) & t->seen_mask)
+        if (t->seen[j] == x)
+            return 1;
+    return 0;
+}
+
+int dedup_templates_would_count(const struct dedup_templates *t, const char *host, size_t host_len,
+                                uint64_t doc)
+{
+    if (!t || !doc || host_len > DEDUP_TEMPLATE_MAX_KEY)
+        return t != NULL && host_len <= DEDUP_TEMPLATE_MAX_KEY;
+    return !seen_has(t, XXH3_64bits_withSeed(&doc, sizeof doc, key_hash(host, host_len)));
+}
+
 /* ---- counting ---- */
 
 /* The blocks of one document that are counted: at most half a host's cap. */

@@ -365,6 +365,7 @@ static void result_reset(struct filter_decide_result *res)
     res->code = DEDUP_OK;
     res->hook_code = 0;
     res->added = 0;
+    res->learned = 0;
 }
 
 static int copy_into(void **buf, size_t *cap, const void *src, size_t len, int nul)
@@ -512,6 +513,50 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
     return DEDUP_OK;
 }
 
+/*
+ * A page decided NEAR with LEARN_NEAR: its blocks counted when its host is young (fewer
+ * than DEDUP_TEMPLATE_YOUNG_DOCS documents counted) and it is not an exact copy of a
+ * document counted (the table's memory of whole texts); room first, then the learning
+ * hook (a journal record), then the count, which cannot run out of memory. 0 (res->learned
+ * says whether it counted, res->template_code why not), or -1 when the hook failed.
+ * Under the write lock.
+ */
+static int learn_near(struct filter_decide *d, const struct filter_decide_page *p,
+                      struct filter_decide_result *res)
+{
+    const char *host = p->host ? p->host : "";
+    if (!d->templates || !p->n_blocks || !(p->flags & FILTER_DECIDE_LEARN_NEAR) ||
+        (p->flags & FILTER_DECIDE_NO_ADD) ||
+        dedup_templates_docs(d->templates, host, p->host_len) >= DEDUP_TEMPLATE_YOUNG_DOCS ||
+        !dedup_templates_would_count(d->templates, host, p->host_len, p->doc_hash))
+        return 0;
+    enum dedup_code c = dedup_templates_reserve(d->templates, host, p->host_len, p->n_blocks);
+    if (c != DEDUP_OK) {
+        res->template_code = c;
+        return 0;
+    }
+    if (d->o.hooks.learning) {
+        int h = d->o.hooks.learning(d->o.hooks.userdata, p);
+        if (h) {
+            res->hook_code = h;
+            return -1;
+        }
+    }
+    int counted = 0;
+    res->template_code = dedup_templates_add_doc(d->templates, host, p->host_len, p->doc_hash,
+                                                 p->blocks, p->n_blocks, &counted);
+    res->learned = counted;
+    return 0;
+}
+
+enum dedup_code filter_decide_learn(struct filter_decide *d, const struct filter_decide_page *p)
+{
+    pthread_rwlock_wrlock(&d->rw);
+    enum dedup_code c = learn(d, p);
+    pthread_rwlock_unlock(&d->rw);
+    return c;
+}
+
 enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_decide_page *p,
                                   uint32_t *doc, enum dedup_code *template_code)
 {
@@ -631,6 +676,8 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
                 res->code = DEDUP_ENOMEM;
                 goto fail;
             }
+            if (learn_near(d, p, res) != 0)
+                goto fail;
             goto done;
         }
     }

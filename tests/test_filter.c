@@ -964,29 +964,39 @@ static void test_filter_delete_durable(void)
     rm_index(path);
 }
 
-/* A version 1 journal (libsimcrawl 0.2: add records only) is replayed and upgraded to
- * version 2 in place, so that 0.2 refuses it once it may hold a delete record. */
+/* A version 1 journal (libsimcrawl 0.2: add records only) and a version 2 one (0.4: no
+ * learn records) are replayed and upgraded to version 4 in place, so that 0.2 and 0.4
+ * refuse it once it may hold a delete or a learn record; 3 (a MinHash journal's number)
+ * without the MinHash tag and 5 are refused. */
 static void test_filter_journal_v1(void)
 {
-    char path[256], j[300];
-    snprintf(path, sizeof path, "%s", tmp_path("v1.idx"));
-    snprintf(j, sizeof j, "%s.journal", path);
-    rm_index(path);
-    int child = crashed_child(path, 0, 12);
-    CU_ASSERT_FATAL(child > 3);
-    size_t news = (size_t)child;
-    int fd = open(j, O_RDWR);
-    CU_ASSERT_FATAL(fd >= 0);
-    unsigned char v[4] = {1, 0, 0, 0};
-    ASSERT_EQ(pwrite(fd, v, 4, 8), 4);
-    struct simcrawl_filter *f = NULL;
-    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
-    ASSERT_EQ(simcrawl_filter_count(f), news);
-    ASSERT_EQ(pread(fd, v, 4, 8), 4);
-    ASSERT_EQ(v[0], 2);
-    close(fd);
-    ASSERT_EQ(simcrawl_filter_close(f), 0);
-    rm_index(path);
+    for (unsigned char old = 1; old <= 5; old++) {
+        char path[256], j[300];
+        snprintf(path, sizeof path, "%s", tmp_path("v1.idx"));
+        snprintf(j, sizeof j, "%s.journal", path);
+        rm_index(path);
+        int child = crashed_child(path, 0, 12);
+        CU_ASSERT_FATAL(child > 3);
+        size_t news = (size_t)child;
+        int fd = open(j, O_RDWR);
+        CU_ASSERT_FATAL(fd >= 0);
+        unsigned char v[4] = {old, 0, 0, 0};
+        ASSERT_EQ(pwrite(fd, v, 4, 8), 4);
+        struct simcrawl_filter *f = NULL;
+        if (old == 3 || old == 5) {
+            ASSERT_EQ(open_path(&f, path, 3, NULL), SIMCRAWL_EVERSION);
+            close(fd);
+            rm_index(path);
+            continue;
+        }
+        ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+        ASSERT_EQ(simcrawl_filter_count(f), news);
+        ASSERT_EQ(pread(fd, v, 4, 8), 4);
+        ASSERT_EQ(v[0], 4);
+        close(fd);
+        ASSERT_EQ(simcrawl_filter_close(f), 0);
+        rm_index(path);
+    }
 }
 
 /* Many deletes among many ids (the id table's deletion keeps every other id findable),

@@ -1251,7 +1251,7 @@ static void test_redisidx_scripts_by_sha(void)
     ASSERT_EQ(test_redis_cmd(&srv, 2, fl), 1);
     struct redisidx_tpl_doc docs[3];
     for (int d = 0; d < 3; d++) {
-        docs[d] = (struct redisidx_tpl_doc){h, strlen(h), 200 + (uint64_t)d, blocks, 4};
+        docs[d] = (struct redisidx_tpl_doc){h, strlen(h), 200 + (uint64_t)d, blocks, 4, 0};
         CU_ASSERT_FATAL(dedup_templates_add_doc(t, h, strlen(h), 200 + (uint64_t)d, blocks, 4,
                                                 NULL) == DEDUP_OK);
     }
@@ -1412,7 +1412,7 @@ static void test_redisidx_template_caps(void)
             hb[nbatch][0] = 1 + h % 5;
             hb[nbatch][1] = 100 + h;
             batch[nbatch] = (struct redisidx_tpl_doc){host, strlen(host), 1 + (uint64_t)d,
-                                                      hb[nbatch], d ? 1 : 2};
+                                                      hb[nbatch], d ? 1 : 2, 0};
             CU_ASSERT_FATAL(dedup_templates_add_doc(t, host, strlen(host), 1 + (uint64_t)d,
                                                     hb[nbatch], d ? 1 : 2, NULL) == DEDUP_OK);
             if (++nbatch == PIPE || (h == nh - 1 && d == (h % 7 ? 0 : 1))) {
