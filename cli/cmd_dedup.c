@@ -975,6 +975,10 @@ static void fingerprinted_input(struct dd *d, const struct filter_fp_result *res
                  "payload digest was lost: kept in full");
         d->n_nodig_kept++;
         p->flags |= FILTER_DECIDE_KEEP;
+        /* most likely that document again, whose blocks were counted when it was added:
+         * not counted twice (the table's memory of exact copies is not saved) */
+        p->blocks = NULL;
+        p->n_blocks = 0;
     }
 }
 
@@ -1000,6 +1004,8 @@ static int signature_input(struct dd *d, const struct filter_fp_result *res, con
                  "payload digest was lost: kept in full");
         d->n_nodig_kept++;
         p->flags |= FILTER_DECIDE_KEEP;
+        p->blocks = NULL; /* not counted twice: fingerprinted_input() */
+        p->n_blocks = 0;
     }
     return 0;
 }

@@ -234,9 +234,20 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_doc(struct dedup_templates
                                                           uint64_t doc, const uint64_t *blocks,
                                                           size_t n, int *counted);
 /*
- * Whether dedup_templates_add_doc() would count a document of host with whole-text hash
- * doc now: 1, or 0 when (host, doc) was counted before (an exact copy; doc 0 is never
- * one). Changes nothing. */
+ * dedup_templates_add_doc() for a page a stream dropped as a near-duplicate
+ * (filter/decide.h, FILTER_DECIDE_LEARN_NEAR): counted as a document is, and remembered in
+ * the host's table by an entry of its own (a key no block has, count 1: saved with the
+ * table, never a template), so that the same near-duplicate fed again, after a restart too,
+ * counts once. *counted (may be NULL) 1 when counted. DEDUP_ENOMEM leaves t unchanged.
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_near(struct dedup_templates *t,
+                                                           const char *host, size_t host_len,
+                                                           uint64_t doc, const uint64_t *blocks,
+                                                           size_t n, int *counted);
+/*
+ * Whether dedup_templates_add_near() would count a document of host with whole-text hash
+ * doc now: 1, or 0 when (host, doc) was counted before (an exact copy, or a near-duplicate
+ * counted; doc 0 is never one). Changes nothing. */
 int dedup_templates_would_count(const struct dedup_templates *t, const char *host, size_t host_len,
                                 uint64_t doc);
 /*

@@ -530,7 +530,7 @@ static int learn_near(struct filter_decide *d, const struct filter_decide_page *
         dedup_templates_docs(d->templates, host, p->host_len) >= DEDUP_TEMPLATE_YOUNG_DOCS ||
         !dedup_templates_would_count(d->templates, host, p->host_len, p->doc_hash))
         return 0;
-    enum dedup_code c = dedup_templates_reserve(d->templates, host, p->host_len, p->n_blocks);
+    enum dedup_code c = dedup_templates_reserve(d->templates, host, p->host_len, p->n_blocks + 1);
     if (c != DEDUP_OK) {
         res->template_code = c;
         return 0;
@@ -543,16 +543,19 @@ static int learn_near(struct filter_decide *d, const struct filter_decide_page *
         }
     }
     int counted = 0;
-    res->template_code = dedup_templates_add_doc(d->templates, host, p->host_len, p->doc_hash,
-                                                 p->blocks, p->n_blocks, &counted);
+    res->template_code = dedup_templates_add_near(d->templates, host, p->host_len, p->doc_hash,
+                                                  p->blocks, p->n_blocks, &counted);
     res->learned = counted;
     return 0;
 }
 
 enum dedup_code filter_decide_learn(struct filter_decide *d, const struct filter_decide_page *p)
 {
+    enum dedup_code c = DEDUP_OK;
     pthread_rwlock_wrlock(&d->rw);
-    enum dedup_code c = learn(d, p);
+    if (d->templates && p->n_blocks)
+        c = dedup_templates_add_near(d->templates, p->host ? p->host : "", p->host_len, p->doc_hash,
+                                     p->blocks, p->n_blocks, NULL);
     pthread_rwlock_unlock(&d->rw);
     return c;
 }

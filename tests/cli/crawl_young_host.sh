@@ -1,0 +1,71 @@
+# simcrawl crawl: the first pages of a host under a big menu that the extractor keeps
+# (issue 11; docs/FINGERPRINT.md, "Where T comes from"). tests/data/young_host/gen.py
+# writes the site: index.html and p01..p19.html, each the menu (600 words), 6 words of
+# their own and a footer, then long.html (the menu and 1,200 words of its own) and
+# copy/long.html, its mirror with the date line changed. Crawled from index.html with
+# --concurrency 1 (link order) on python3's http.server at 127.0.0.1, a random free port.
+# Every short page after the first is within k of it by the menu; a near-duplicate of a
+# young host counts its blocks, so the menu is a template after 3 counted pages and at
+# most 2 short pages are dropped (before, a dropped page counted nothing: 17 of the 19
+# were dropped). The mirror of long.html must still be dropped, and page1-edit.html after
+# page1.html (a page edited in one line, the host's second page) too.
+# Sourced by tests/cli_test.sh (helpers, $SIMCRAWL, $TMP).
+YH=$TMP/young_host
+YH_HTTPD=
+trap '[ -n "$YH_HTTPD" ] && kill "$YH_HTTPD" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'exit 2' INT TERM
+mkdir -p "$YH"
+python3 tests/data/young_host/gen.py "$YH/site"
+yh_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$YH/site" "$yh_port" >"$YH/httpd.log" 2>&1 &
+YH_HTTPD=$!
+yh_up=
+for _ in $(seq 50); do
+    if python3 -c "import socket; socket.create_connection(('127.0.0.1', $yh_port), 1).close()" 2>/dev/null; then
+        yh_up=1
+        break
+    fi
+    kill -0 "$YH_HTTPD" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -z "$yh_up" ]; then
+    bad "crawl_young_host: http.server did not start: $(head -c 300 "$YH/httpd.log")"
+else
+    yh_base=http://127.0.0.1:$yh_port
+    for yh_mode in plain state; do
+        yh_opt=
+        [ "$yh_mode" = state ] && yh_opt="--state $YH/state"
+        # shellcheck disable=SC2086 # yh_opt is two words or none
+        expect_status 0 "crawl_young_host ($yh_mode): crawl ends" -- timeout 120 "$SIMCRAWL" crawl \
+            --quiet --delay 0 --concurrency 1 $yh_opt --log "$YH/$yh_mode.jsonl" "$yh_base/index.html"
+        yh_near=$(grep -E "\"url\":\"$yh_base/p[0-9][0-9]\.html\"" "$YH/$yh_mode.jsonl" |
+            grep -c '"decision":"near-duplicate"')
+        yh_new=$(grep -E "\"url\":\"$yh_base/p[0-9][0-9]\.html\"" "$YH/$yh_mode.jsonl" |
+            grep -c '"decision":"new"')
+        [ "$yh_near" -le 2 ] && [ $((yh_near + yh_new)) = 19 ] && ok ||
+            bad "crawl_young_host ($yh_mode): $yh_near of 19 short pages dropped as near-duplicates, $yh_new new, want at most 2 dropped: $(grep -o '"url":"[^"]*p[0-9]*.html"[^}]*"decision":"[a-z-]*"' "$YH/$yh_mode.jsonl" | head -c 600)"
+        if grep "\"url\":\"$yh_base/long.html\"" "$YH/$yh_mode.jsonl" | grep -q '"decision":"new"' &&
+            grep "\"url\":\"$yh_base/copy/long.html\"" "$YH/$yh_mode.jsonl" |
+            grep -q -E '"decision":"(near|exact)-duplicate"'; then
+            ok
+        else
+            bad "crawl_young_host ($yh_mode): long.html not new or its mirror not dropped: $(grep 'long.html' "$YH/$yh_mode.jsonl" | head -c 600)"
+        fi
+    done
+    # the same decisions with and without --state
+    yh_a=$(grep -o '"url":"[^"]*","[^}]*"decision":"[a-z-]*"' "$YH/plain.jsonl" | sed 's/",.*"decision"/ /')
+    yh_b=$(grep -o '"url":"[^"]*","[^}]*"decision":"[a-z-]*"' "$YH/state.jsonl" | sed 's/",.*"decision"/ /')
+    [ "$yh_a" = "$yh_b" ] && ok || bad "crawl_young_host: --state decides otherwise"
+    # the host's second page edited in one line is still a near-duplicate (dedup, files)
+    expect_status 0 "crawl_young_host: dedup page1, page1-edit" -- "$SIMCRAWL" dedup --log "$YH/edit.jsonl" \
+        tests/data/fingerprint/page1.html tests/data/fingerprint/page1-edit.html
+    grep 'page1-edit.html' "$YH/edit.jsonl" | grep -q '"decision":"near-duplicate"' && ok ||
+        bad "crawl_young_host: page1-edit.html after page1.html not a near-duplicate: $(head -c 600 "$YH/edit.jsonl")"
+fi
+if [ -n "$YH_HTTPD" ]; then
+    kill "$YH_HTTPD" 2>/dev/null
+    wait "$YH_HTTPD" 2>/dev/null
+    YH_HTTPD=
+fi
+trap 'rm -rf "$TMP"' EXIT
+trap - INT TERM
