@@ -887,7 +887,11 @@ static void page_out_free(void *data)
  * A page decided but not committed at a kill is gone from all of them at once: it is
  * fetched again and decided again, never "duplicate of itself" (its first decision was
  * never durable), and its WARC record was cut off with the rest of the group. Records are
- * in host byte order: the state is local to the machine. With --method minhash a record
+ * in host byte order: the state is local to the machine. A near-duplicate whose template
+ * blocks were counted (its host young: FILTER_DECIDE_LEARN_NEAR) has a record too, with
+ * its own magic and without payload key: replayed in the same order by counting its
+ * blocks (filter_decide_learn), so a resumed crawl's table is the uninterrupted one's.
+ * With --method minhash a record
  * ends with the page's signature (sig_h values; 0 in a simhash crawl's records, the
  * field was padding before).
  */
@@ -914,6 +918,7 @@ static int page_blob_encode(const struct filter_decide_page *dp, unsigned sig_h,
         near.key = near.meta = NULL;
         near.key_len = near.meta_len = 0;
         near.sig = NULL;
+        near.has_fp = 0; /* no signature follows (a minhash crawl's replay checks it) */
         dp = &near;
     }
     struct page_blob_head h = {.magic = po->near ? PAGE_BLOB_MAGIC_NEAR : PAGE_BLOB_MAGIC,

@@ -1,7 +1,9 @@
 /*
  * The one decision (filter/decide.h): exact duplicate by payload key, near-duplicate by the
- * permuted-table index (dedup_index_nearest, Manku et al.), or new (dedup_index_add, the key
- * remembered, the host's template blocks counted: docs/FINGERPRINT.md, "Template blocks").
+ * permuted-table index (dedup_index_nearest, Manku et al.; with LEARN_NEAR its template
+ * blocks counted while its host is young: docs/FINGERPRINT.md, "Where T comes from"), or
+ * new (dedup_index_add, the key remembered, the host's template blocks counted:
+ * docs/FINGERPRINT.md, "Template blocks").
  * `simcrawl crawl`, `simcrawl dedup` and the library's filter (filter/filter.c) all decide
  * here; what they differ in (noindex pages, pages with too little text, digests lost) are
  * flags of the page, and what they add around it (a WARC record, a journal record) hooks.

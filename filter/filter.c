@@ -7,7 +7,9 @@
  * as the payload key: EXACT_DUPLICATE), a page within k (dedup_index_nearest:
  * NEAR_DUPLICATE), or new: added to the index (dedup/index.c, Manku et al.'s permuted
  * tables), to the id and payload maps, to the host's template counts, and, in the
- * decision's hook, appended to the journal (filter/journal.c) before check() returns.
+ * decision's hook, appended to the journal (filter/journal.c) before check() returns. A
+ * near-duplicate of a young host counts its template blocks too (FILTER_DECIDE_LEARN_NEAR):
+ * its learn record is appended first (hook_learning), so that a replay counts it again.
  *
  * Durability: INDEX is loaded (dedup_index_load), then INDEX.journal replayed; on close,
  * and when the journal grows past a bound, the state is compacted: the payload hashes to
