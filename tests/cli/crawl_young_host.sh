@@ -32,33 +32,32 @@ if [ -z "$yh_up" ]; then
     bad "crawl_young_host: http.server did not start: $(head -c 300 "$YH/httpd.log")"
 else
     yh_base=http://127.0.0.1:$yh_port
+    # yh_check WHAT LOG: at most 2 of the 19 short pages dropped, the others new; of
+    # long.html and its mirror one new, the other dropped (either may come first: which of
+    # two pages in flight at once is fetched first is timing)
+    yh_check() {
+        yh_near=$(grep -E "\"url\":\"$yh_base/p[0-9][0-9]\.html\"" "$2" |
+            grep -c '"decision":"near-duplicate"')
+        yh_new=$(grep -E "\"url\":\"$yh_base/p[0-9][0-9]\.html\"" "$2" | grep -c '"decision":"new"')
+        [ "$yh_near" -le 2 ] && [ $((yh_near + yh_new)) = 19 ] && ok ||
+            bad "crawl_young_host ($1): $yh_near of 19 short pages dropped as near-duplicates, $yh_new new, want at most 2 dropped: $(grep -o '"url":"[^"]*","[^}]*"decision":"[a-z-]*"' "$2" | sed 's/",.*"decision"/ /' | tr '\n' ' ' | head -c 900)"
+        yh_l=$(grep -E "\"url\":\"$yh_base/(copy/)?long.html\"" "$2" |
+            grep -o '"decision":"[a-z-]*"' | sed 's/exact-/near-/' | sort | tr '\n' ' ')
+        [ "$yh_l" = '"decision":"near-duplicate" "decision":"new" ' ] && ok ||
+            bad "crawl_young_host ($1): of long.html and its mirror not one new, one dropped: $(grep 'long.html' "$2" | head -c 600)"
+    }
     for yh_mode in plain state; do
         yh_opt=
         [ "$yh_mode" = state ] && yh_opt="--state $YH/state"
         # shellcheck disable=SC2086 # yh_opt is two words or none
         expect_status 0 "crawl_young_host ($yh_mode): crawl ends" -- timeout 120 "$SIMCRAWL" crawl \
             --quiet --delay 0 --concurrency 1 $yh_opt --log "$YH/$yh_mode.jsonl" "$yh_base/index.html"
-        yh_near=$(grep -E "\"url\":\"$yh_base/p[0-9][0-9]\.html\"" "$YH/$yh_mode.jsonl" |
-            grep -c '"decision":"near-duplicate"')
-        yh_new=$(grep -E "\"url\":\"$yh_base/p[0-9][0-9]\.html\"" "$YH/$yh_mode.jsonl" |
-            grep -c '"decision":"new"')
-        [ "$yh_near" -le 2 ] && [ $((yh_near + yh_new)) = 19 ] && ok ||
-            bad "crawl_young_host ($yh_mode): $yh_near of 19 short pages dropped as near-duplicates, $yh_new new, want at most 2 dropped: $(grep -o '"url":"[^"]*p[0-9]*.html"[^}]*"decision":"[a-z-]*"' "$YH/$yh_mode.jsonl" | head -c 600)"
-        # long.html and its mirror: one new, the other dropped (either may come first)
-        yh_l=$(grep -E "\"url\":\"$yh_base/(copy/)?long.html\"" "$YH/$yh_mode.jsonl" |
-            grep -o '"decision":"[a-z-]*"' | sed 's/exact-/near-/' | sort | tr '\n' ' ')
-        [ "$yh_l" = '"decision":"near-duplicate" "decision":"new" ' ] && ok ||
-            bad "crawl_young_host ($yh_mode): of long.html and its mirror not one new, one dropped: $(grep 'long.html' "$YH/$yh_mode.jsonl" | head -c 600)"
+        yh_check "$yh_mode" "$YH/$yh_mode.jsonl"
     done
-    # the same decisions with and without --state: as many pages new and dropped (which of
-    # two pages in flight at once is fetched first is timing: long.html and its mirror,
-    # a resumed crawl's pages in flight at the stop)
-    yh_a=$(grep -o '"decision":"[a-z-]*"' "$YH/plain.jsonl" | sort | uniq -c | tr -s ' \n' ' ')
-    yh_b=$(grep -o '"decision":"[a-z-]*"' "$YH/state.jsonl" | sort | uniq -c | tr -s ' \n' ' ')
-    [ "$yh_a" = "$yh_b" ] && ok || bad "crawl_young_host: --state decides otherwise: $yh_b / $yh_a"
     # stopped after 3 pages (the 2nd and 3rd near-duplicates, counted: records of their
-    # own in the state) and resumed: the same decisions as the crawl in one run; the same
-    # with --method minhash, whose resume refuses a record it cannot read
+    # own in the state) and resumed: the deadlock stays broken (without the records the
+    # resumed crawl would count one document and drop the short pages after the stop);
+    # with --method minhash the resume reads those records too
     for yh_m in simhash minhash; do
         expect_status 0 "crawl_young_host ($yh_m): 3 pages with --state" -- timeout 120 "$SIMCRAWL" \
             crawl --quiet --delay 0 --concurrency 1 --method "$yh_m" --max-pages 3 \
@@ -67,8 +66,7 @@ else
             --delay 0 --concurrency 1 --method "$yh_m" --state "$YH/st-$yh_m" \
             --log "$YH/r-$yh_m.jsonl" "$yh_base/index.html"
     done
-    yh_c=$(grep -o '"decision":"[a-z-]*"' "$YH/r-simhash.jsonl" | sort | uniq -c | tr -s ' \n' ' ')
-    [ "$yh_a" = "$yh_c" ] && ok || bad "crawl_young_host: a resumed crawl decides otherwise: $yh_c / $yh_a"
+    yh_check resumed "$YH/r-simhash.jsonl"
     # the host's second page edited in one line is still a near-duplicate (dedup, files)
     expect_status 0 "crawl_young_host: dedup page1, page1-edit" -- "$SIMCRAWL" dedup --log "$YH/edit.jsonl" \
         tests/data/fingerprint/page1.html tests/data/fingerprint/page1-edit.html
