@@ -3,7 +3,10 @@
 # writes the site: index.html and p01..p19.html, each the menu (600 words), 6 words of
 # their own and a footer, then long.html (the menu and 1,200 words of its own) and
 # copy/long.html, its mirror with the date line changed. Crawled from index.html with
-# --concurrency 1 (link order) on python3's http.server at 127.0.0.1, a random free port.
+# --concurrency 1 --workers 1 (link order; one parsing thread, so a page is fingerprinted
+# after the page before it was decided and counted: with more, a slow machine fingerprints
+# a 4th page before the 3rd is counted) on python3's http.server at 127.0.0.1, a random
+# free port.
 # Every short page after the first is within k of it by the menu; a near-duplicate of a
 # young host counts its blocks, so the menu is a template after 3 counted pages and at
 # most 2 short pages are dropped (before, a dropped page counted nothing: 17 of the 19
@@ -51,7 +54,7 @@ else
         [ "$yh_mode" = state ] && yh_opt="--state $YH/state"
         # shellcheck disable=SC2086 # yh_opt is two words or none
         expect_status 0 "crawl_young_host ($yh_mode): crawl ends" -- timeout 120 "$SIMCRAWL" crawl \
-            --quiet --delay 0 --concurrency 1 $yh_opt --log "$YH/$yh_mode.jsonl" "$yh_base/index.html"
+            --quiet --delay 0 --concurrency 1 --workers 1 $yh_opt --log "$YH/$yh_mode.jsonl" "$yh_base/index.html"
         yh_check "$yh_mode" "$YH/$yh_mode.jsonl"
     done
     # stopped after 3 pages (the 2nd and 3rd near-duplicates, counted: records of their
@@ -60,10 +63,10 @@ else
     # with --method minhash the resume reads those records too
     for yh_m in simhash minhash; do
         expect_status 0 "crawl_young_host ($yh_m): 3 pages with --state" -- timeout 120 "$SIMCRAWL" \
-            crawl --quiet --delay 0 --concurrency 1 --method "$yh_m" --max-pages 3 \
+            crawl --quiet --delay 0 --concurrency 1 --workers 1 --method "$yh_m" --max-pages 3 \
             --state "$YH/st-$yh_m" --log "$YH/r-$yh_m.jsonl" "$yh_base/index.html"
         expect_status 0 "crawl_young_host ($yh_m): resumed" -- timeout 120 "$SIMCRAWL" crawl --quiet \
-            --delay 0 --concurrency 1 --method "$yh_m" --state "$YH/st-$yh_m" \
+            --delay 0 --concurrency 1 --workers 1 --method "$yh_m" --state "$YH/st-$yh_m" \
             --log "$YH/r-$yh_m.jsonl" "$yh_base/index.html"
     done
     yh_check resumed "$YH/r-simhash.jsonl"
