@@ -858,6 +858,7 @@ struct page_out {
     size_t text_len;
     struct crawl_text ztext; /* --state: the same packed for the state (page_state_text) */
     double jaccard;          /* minhash near-duplicate: the estimate for the log; -1 none */
+    int near;                /* a near-duplicate's record: PAGE_BLOB_MAGIC_NEAR */
 };
 
 static void page_out_free(void *data)
@@ -886,11 +887,20 @@ static void page_out_free(void *data)
  * A page decided but not committed at a kill is gone from all of them at once: it is
  * fetched again and decided again, never "duplicate of itself" (its first decision was
  * never durable), and its WARC record was cut off with the rest of the group. Records are
- * in host byte order: the state is local to the machine. With --method minhash a record
+ * in host byte order: the state is local to the machine. A near-duplicate whose template
+ * blocks were counted (its host young: FILTER_DECIDE_LEARN_NEAR) has a record too, with
+ * its own magic and without payload key: replayed in the same order by counting its
+ * blocks (filter_decide_learn), so a resumed crawl's table is the uninterrupted one's.
+ * With --method minhash a record
  * ends with the page's signature (sig_h values; 0 in a simhash crawl's records, the
  * field was padding before).
  */
 #define PAGE_BLOB_MAGIC 0x31504353u /* "SCP1" */
+/* A near-duplicate whose template blocks were counted (its host young: LEARN_NEAR): the
+ * same record without payload key and metadata, replayed by counting its blocks only
+ * (filter_decide_learn). Its own magic, so that a simcrawl that knows no such record
+ * refuses the state rather than add the page as new. */
+#define PAGE_BLOB_MAGIC_NEAR 0x314e4353u /* "SCN1" */
 
 struct page_blob_head {
     uint32_t magic, flags;
@@ -902,7 +912,16 @@ struct page_blob_head {
 static int page_blob_encode(const struct filter_decide_page *dp, unsigned sig_h,
                             struct page_out *po)
 {
-    struct page_blob_head h = {.magic = PAGE_BLOB_MAGIC,
+    struct filter_decide_page near;
+    if (po->near) { /* counted, not kept: no payload key, metadata or signature */
+        near = *dp;
+        near.key = near.meta = NULL;
+        near.key_len = near.meta_len = 0;
+        near.sig = NULL;
+        near.has_fp = 0; /* no signature follows (a minhash crawl's replay checks it) */
+        dp = &near;
+    }
+    struct page_blob_head h = {.magic = po->near ? PAGE_BLOB_MAGIC_NEAR : PAGE_BLOB_MAGIC,
                                .flags = dp->flags,
                                .has_fp = (uint32_t)dp->has_fp,
                                .too_little_text = (uint32_t)dp->too_little_text,
@@ -960,7 +979,7 @@ static int page_blob_replay(void *userdata, const void *data, size_t len)
         return 1;
     memcpy(&h, data, sizeof h);
     const unsigned char *p = (const unsigned char *)data + sizeof h;
-    if (h.magic != PAGE_BLOB_MAGIC ||
+    if ((h.magic != PAGE_BLOB_MAGIC && h.magic != PAGE_BLOB_MAGIC_NEAR) ||
         len != sizeof h + (size_t)h.id_len + h.key_len + h.meta_len + h.host_len +
                    8 * (size_t)h.n_blocks + 4 * (size_t)h.sig_h ||
         (h.sig_h && h.sig_h != want_h) || (want_h && h.has_fp && !h.sig_h))
@@ -999,7 +1018,11 @@ static int page_blob_replay(void *userdata, const void *data, size_t len)
     dp.too_little_text = (int)h.too_little_text;
     dp.flags = (h.flags & ~FILTER_DECIDE_NOINDEX) | FILTER_DECIDE_KEEP;
     struct filter_decide_result dr = {0};
-    int rc = filter_decide_page(d, &dp, &dr) == 0 ? 0 : -1;
+    int rc;
+    if (h.magic == PAGE_BLOB_MAGIC_NEAR) /* its blocks counted, as they were at the decision */
+        rc = filter_decide_learn(d, &dp) == DEDUP_ENOMEM ? -1 : 0;
+    else
+        rc = filter_decide_page(d, &dp, &dr) == 0 ? 0 : -1;
     filter_decide_result_release(&dr);
     free(blocks);
     return rc;
@@ -1138,6 +1161,7 @@ struct page_decision {
     char rec_id[CRAWL_WARC_ID_SIZE]; /* --redis, W_RESPONSE: the response's record id and */
     char rec_date[24];               /* date, chosen before the decision ("": a new id) */
     double jaccard;                  /* minhash, a near-duplicate: the Jaccard estimate; -1 */
+    int learned; /* a near-duplicate whose template blocks were counted (LEARN_NEAR) */
 };
 
 /* ---- --redis: revisits and site templates shared by the workers ---- */
@@ -1284,6 +1308,21 @@ static int shared_claim(struct run *run, const struct crawl_page *page, const ch
     redisidx_result_release(&r);
     free(meta);
     return rc;
+}
+
+/* The template blocks of a near-duplicate, counted as the single crawl counts them
+ * (FILTER_DECIDE_LEARN_NEAR: while its host is young, unless an exact copy of a document
+ * counted), the young check in the script that counts. Idempotent by the document's hash:
+ * a page decided again after a kill counts once. 0, or -1. */
+static int shared_learn_near(struct run *run, const struct filter_decide_page *dp)
+{
+    if (!run->templates || !dp->n_blocks)
+        return 0;
+    if (redisidx_template_learn_young(run->ridx, dp->host, dp->host_len, dp->doc_hash, dp->blocks,
+                                      dp->n_blocks, DEDUP_TEMPLATE_YOUNG_DOCS) == REDISIDX_OK)
+        return 0;
+    shared_index_failed(run);
+    return -1;
 }
 
 /* The template blocks of a page not fingerprinted, counted as the single crawl counts them
@@ -1511,7 +1550,8 @@ static int decide_step(struct run *run, const struct crawl_page *page,
     struct filter_decide_result dr = {0};
     int rc = 0;
     if (shared) {
-        if (shared_decide(run, page, dp, digest, v, pd) != 0)
+        if (shared_decide(run, page, dp, digest, v, pd) != 0 ||
+            (v->decision == CRAWL_DECISION_NEAR_DUPLICATE && shared_learn_near(run, dp) != 0))
             rc = -1;
     } else if (run->ridx && dp->key && !(dp->flags & FILTER_DECIDE_NOINDEX)) { /* no fp */
         if (shared_claim(run, page, digest, v, pd) != 0 || shared_learn(run, dp, v) != 0)
@@ -1540,6 +1580,7 @@ static int decide_step(struct run *run, const struct crawl_page *page,
         v->expand = 0;
         v->distance = run->lsh ? -1 : (int)dr.distance;
         pd->jaccard = run->lsh ? dr.jaccard : -1;
+        pd->learned = dr.learned;
         if (crawl_verdict_set(&v->duplicate_of, dr.dup_id) != CRAWL_OK)
             rc = -1;
     } else { /* new, or not fingerprinted */
@@ -1691,10 +1732,11 @@ static int page_decide_input(struct run *run, struct page_work *w, int rc)
     }
     /* noindex pages are not looked up; a page not fingerprinted is new unless its payload
      * was archived, and its digest is kept; template blocks are learned from new pages
-     * (also those not fingerprinted) and those with too little text (never a duplicate by
-     * their text) */
+     * (also those not fingerprinted), those with too little text (never a duplicate by
+     * their text) and near-duplicates on a young host (docs/FINGERPRINT.md, "Where T comes
+     * from") */
     dp->flags = (w->noindex ? FILTER_DECIDE_NOINDEX : 0) | FILTER_DECIDE_REMEMBER_UNFP |
-                FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP;
+                FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_UNFP | FILTER_DECIDE_LEARN_NEAR;
     return rc;
 }
 
@@ -1709,7 +1751,9 @@ static int page_decide_input(struct run *run, struct page_work *w, int rc)
 static int page_out_build(struct run *run, struct page_work *w, struct crawl_verdict *v)
 {
     const struct page_decision *pd = &w->pd;
-    int want_blob = run->state && !run->ridx && v->decision == CRAWL_DECISION_NEW;
+    int want_blob = run->state && !run->ridx &&
+                    (v->decision == CRAWL_DECISION_NEW ||
+                     (v->decision == CRAWL_DECISION_NEAR_DUPLICATE && pd->learned));
     int rc = 0;
     struct page_out *po = calloc(1, sizeof *po);
     if (!po)
@@ -1725,6 +1769,7 @@ static int page_out_build(struct run *run, struct page_work *w, struct crawl_ver
         po->meta_len = w->meta_len;
         w->meta = NULL;
     }
+    po->near = v->decision == CRAWL_DECISION_NEAR_DUPLICATE;
     if (rc == 0 && want_blob &&
         page_blob_encode(&w->dp, run->lsh ? dedup_lsh_get_params(run->lsh)->h : 0, po) != 0)
         rc = -1;

@@ -975,6 +975,10 @@ static void fingerprinted_input(struct dd *d, const struct filter_fp_result *res
                  "payload digest was lost: kept in full");
         d->n_nodig_kept++;
         p->flags |= FILTER_DECIDE_KEEP;
+        /* most likely that document again, whose blocks were counted when it was added:
+         * not counted twice (the table's memory of exact copies is not saved) */
+        p->blocks = NULL;
+        p->n_blocks = 0;
     }
 }
 
@@ -1000,6 +1004,8 @@ static int signature_input(struct dd *d, const struct filter_fp_result *res, con
                  "payload digest was lost: kept in full");
         d->n_nodig_kept++;
         p->flags |= FILTER_DECIDE_KEEP;
+        p->blocks = NULL; /* not counted twice: fingerprinted_input() */
+        p->n_blocks = 0;
     }
     return 0;
 }
@@ -1088,7 +1094,9 @@ static const char *decide_page(struct dd *d, const char *body, size_t len, const
     p.doc_hash = res.doc_hash;
     p.blocks = res.blocks;
     p.n_blocks = res.n_blocks;
-    p.flags = FILTER_DECIDE_LEARN_SHORT; /* too little text: not a duplicate of anything */
+    /* too little text: not a duplicate of anything; a near-duplicate on a young host:
+     * its blocks count too (docs/FINGERPRINT.md, "Where T comes from") */
+    p.flags = FILTER_DECIDE_LEARN_SHORT | FILTER_DECIDE_LEARN_NEAR;
     if (got == 0)
         fingerprinted_input(d, &res, record_id, uri, date, &p, l, reason);
     else

@@ -200,6 +200,14 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_idf_write(const struct dedup_idf *idf, F
 #define DEDUP_TEMPLATE_MAX_HOSTS 65536u        /* cap on hosts */
 #define DEDUP_TEMPLATE_MAX_KEY 255u            /* cap on a host key, in bytes */
 #define DEDUP_TEMPLATE_MAX_SEEN (1u << 20)     /* exact-duplicate documents remembered */
+/* A stream counts the blocks of a page it drops as a near-duplicate too while the page's
+ * host has fewer documents counted than this (docs/FINGERPRINT.md, "Where T comes from":
+ * a young host's menu must reach 3 counted pages even when the pages under it are
+ * dropped). 0: never. A -D at build time overrides it (the measurements of
+ * docs/BENCHMARKS.md, "counting near-duplicates"). */
+#ifndef DEDUP_TEMPLATE_YOUNG_DOCS
+#define DEDUP_TEMPLATE_YOUNG_DOCS 16u
+#endif
 
 struct dedup_templates; /* opaque */
 
@@ -225,6 +233,23 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_doc(struct dedup_templates
                                                           const char *host, size_t host_len,
                                                           uint64_t doc, const uint64_t *blocks,
                                                           size_t n, int *counted);
+/*
+ * dedup_templates_add_doc() for a page a stream dropped as a near-duplicate
+ * (filter/decide.h, FILTER_DECIDE_LEARN_NEAR): counted as a document is, and remembered in
+ * the host's table by an entry of its own (a key no block has, count 1: saved with the
+ * table, never a template), so that the same near-duplicate fed again, after a restart too,
+ * counts once. *counted (may be NULL) 1 when counted. DEDUP_ENOMEM leaves t unchanged.
+ */
+DEDUP_WARN_UNUSED enum dedup_code dedup_templates_add_near(struct dedup_templates *t,
+                                                           const char *host, size_t host_len,
+                                                           uint64_t doc, const uint64_t *blocks,
+                                                           size_t n, int *counted);
+/*
+ * Whether dedup_templates_add_near() would count a document of host with whole-text hash
+ * doc now: 1, or 0 when (host, doc) was counted before (an exact copy, or a near-duplicate
+ * counted; doc 0 is never one). Changes nothing. */
+int dedup_templates_would_count(const struct dedup_templates *t, const char *host, size_t host_len,
+                                uint64_t doc);
 /*
  * Makes room for counting one document of host host[0..host_len) with at most n blocks:
  * after DEDUP_OK, the next dedup_templates_add_doc() of that host with at most n blocks

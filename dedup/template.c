@@ -383,6 +383,45 @@ static int seen_insert(struct dedup_templates *t, uint64_t x)
     return 1;
 }
 
+/* 1 if x is remembered. */
+static int seen_has(const struct dedup_templates *t, uint64_t x)
+{
+    if (!x)
+        x = 1;
+    if (!t->seen || t->nseen >= DEDUP_TEMPLATE_MAX_SEEN)
+        return 0; /* none, or the next insert starts again empty */
+    for (size_t j = slot_of(x, t->seen_mask); t->seen[j]; j = (j + 1) & t->seen_mask)
+        if (t->seen[j] == x)
+            return 1;
+    return 0;
+}
+
+/* The entry by which a host's table remembers a near-duplicate it counted (whole-text hash
+ * doc): a key no token string has (another seed), of count 1, saved with the table, so
+ * that the same near-duplicate fed again after a restart (a WARC deduplicated again
+ * against a saved index) does not count again. Never a template: no page has the block. */
+static uint64_t near_key(uint64_t doc)
+{
+    uint64_t h = XXH3_64bits_withSeed(&doc, sizeof doc, DEDUP_TEMPLATE_SEED ^ 0x6e656172ull);
+    return h ? h : 1;
+}
+
+static int near_counted(const struct dedup_templates *t, const char *host, size_t host_len,
+                        uint64_t doc)
+{
+    long i = host_find(t, host, host_len);
+    return doc && i >= 0 && entry_find(t->hosts[i], near_key(doc)) != NULL;
+}
+
+int dedup_templates_would_count(const struct dedup_templates *t, const char *host, size_t host_len,
+                                uint64_t doc)
+{
+    if (!t || !doc || host_len > DEDUP_TEMPLATE_MAX_KEY)
+        return t != NULL && host_len <= DEDUP_TEMPLATE_MAX_KEY;
+    return !seen_has(t, XXH3_64bits_withSeed(&doc, sizeof doc, key_hash(host, host_len))) &&
+           !near_counted(t, host, host_len, doc);
+}
+
 /* ---- counting ---- */
 
 /* The blocks of one document that are counted: at most half a host's cap. */
@@ -481,6 +520,41 @@ enum dedup_code dedup_templates_add_doc(struct dedup_templates *t, const char *h
     h->docs++;
     if (counted)
         *counted = 1;
+    return DEDUP_OK;
+}
+
+enum dedup_code dedup_templates_add_near(struct dedup_templates *t, const char *host,
+                                         size_t host_len, uint64_t doc, const uint64_t *blocks,
+                                         size_t n, int *counted)
+{
+    if (counted)
+        *counted = 0;
+    if (n && !blocks)
+        return DEDUP_EINVAL;
+    enum dedup_code rc = dedup_templates_reserve(t, host, host_len, n + 1);
+    if (rc != DEDUP_OK)
+        return rc;
+    if (near_counted(t, host, host_len, doc))
+        return DEDUP_OK; /* counted before, in this run or a saved one */
+    int c = 0;
+    rc = dedup_templates_add_doc(t, host, host_len, doc, blocks, n, &c);
+    if (rc != DEDUP_OK || !c)
+        return rc;
+    if (counted)
+        *counted = 1;
+    struct tpl_host *h = t->hosts[host_find(t, host, host_len)];
+    uint64_t key = near_key(doc);
+    /* room was reserved for n + 1; at a cap the marker is left out (it may count again) */
+    if (!doc || h->n >= DEDUP_TEMPLATE_HOST_MAX_ENTRIES || t->total >= DEDUP_TEMPLATE_MAX_ENTRIES ||
+        (h->n + 1) * 2 > h->mask + 1 || entry_find(h, key))
+        return DEDUP_OK;
+    size_t j = slot_of(key, h->mask);
+    while (h->slot[j].hash)
+        j = (j + 1) & h->mask;
+    h->slot[j].hash = key;
+    h->slot[j].count = 1;
+    h->n++;
+    t->total++;
     return DEDUP_OK;
 }
 

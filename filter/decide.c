@@ -1,7 +1,9 @@
 /*
  * The one decision (filter/decide.h): exact duplicate by payload key, near-duplicate by the
- * permuted-table index (dedup_index_nearest, Manku et al.), or new (dedup_index_add, the key
- * remembered, the host's template blocks counted: docs/FINGERPRINT.md, "Template blocks").
+ * permuted-table index (dedup_index_nearest, Manku et al.; with LEARN_NEAR its template
+ * blocks counted while its host is young: docs/FINGERPRINT.md, "Where T comes from"), or
+ * new (dedup_index_add, the key remembered, the host's template blocks counted:
+ * docs/FINGERPRINT.md, "Template blocks").
  * `simcrawl crawl`, `simcrawl dedup` and the library's filter (filter/filter.c) all decide
  * here; what they differ in (noindex pages, pages with too little text, digests lost) are
  * flags of the page, and what they add around it (a WARC record, a journal record) hooks.
@@ -365,6 +367,7 @@ static void result_reset(struct filter_decide_result *res)
     res->code = DEDUP_OK;
     res->hook_code = 0;
     res->added = 0;
+    res->learned = 0;
 }
 
 static int copy_into(void **buf, size_t *cap, const void *src, size_t len, int nul)
@@ -512,6 +515,53 @@ static enum dedup_code add_locked(struct filter_decide *d, const struct filter_d
     return DEDUP_OK;
 }
 
+/*
+ * A page decided NEAR with LEARN_NEAR: its blocks counted when its host is young (fewer
+ * than DEDUP_TEMPLATE_YOUNG_DOCS documents counted) and it is not an exact copy of a
+ * document counted (the table's memory of whole texts); room first, then the learning
+ * hook (a journal record), then the count, which cannot run out of memory. 0 (res->learned
+ * says whether it counted, res->template_code why not), or -1 when the hook failed.
+ * Under the write lock.
+ */
+static int learn_near(struct filter_decide *d, const struct filter_decide_page *p,
+                      struct filter_decide_result *res)
+{
+    const char *host = p->host ? p->host : "";
+    if (!d->templates || !p->n_blocks || !(p->flags & FILTER_DECIDE_LEARN_NEAR) ||
+        (p->flags & FILTER_DECIDE_NO_ADD) ||
+        dedup_templates_docs(d->templates, host, p->host_len) >= DEDUP_TEMPLATE_YOUNG_DOCS ||
+        !dedup_templates_would_count(d->templates, host, p->host_len, p->doc_hash))
+        return 0;
+    enum dedup_code c = dedup_templates_reserve(d->templates, host, p->host_len, p->n_blocks + 1);
+    if (c != DEDUP_OK) {
+        res->template_code = c;
+        return 0;
+    }
+    if (d->o.hooks.learning) {
+        int h = d->o.hooks.learning(d->o.hooks.userdata, p);
+        if (h) {
+            res->hook_code = h;
+            return -1;
+        }
+    }
+    int counted = 0;
+    res->template_code = dedup_templates_add_near(d->templates, host, p->host_len, p->doc_hash,
+                                                  p->blocks, p->n_blocks, &counted);
+    res->learned = counted;
+    return 0;
+}
+
+enum dedup_code filter_decide_learn(struct filter_decide *d, const struct filter_decide_page *p)
+{
+    enum dedup_code c = DEDUP_OK;
+    pthread_rwlock_wrlock(&d->rw);
+    if (d->templates && p->n_blocks)
+        c = dedup_templates_add_near(d->templates, p->host ? p->host : "", p->host_len, p->doc_hash,
+                                     p->blocks, p->n_blocks, NULL);
+    pthread_rwlock_unlock(&d->rw);
+    return c;
+}
+
 enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_decide_page *p,
                                   uint32_t *doc, enum dedup_code *template_code)
 {
@@ -631,6 +681,8 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
                 res->code = DEDUP_ENOMEM;
                 goto fail;
             }
+            if (learn_near(d, p, res) != 0)
+                goto fail;
             goto done;
         }
     }

@@ -68,6 +68,11 @@ enum filter_verdict {
 #define FILTER_DECIDE_NO_ADD                                                                       \
     32u /* decide, add nothing: a page within k of none is                                         \
          * NEW with added 0 (a dry run) */
+#define FILTER_DECIDE_LEARN_NEAR                                                                   \
+    64u /* count the template blocks of a page decided NEAR while                                  \
+         * its host is young (fewer than DEDUP_TEMPLATE_YOUNG_DOCS                                 \
+         * documents counted; not an exact copy of one counted:                                    \
+         * res->learned); never with NO_ADD */
 
 /* Hooks, all called under the write lock with userdata; a non-zero return is the caller's
  * error code, handed back in filter_decide_result.hook_code. */
@@ -83,6 +88,9 @@ struct filter_decide_hooks {
     /* before document doc (id[0..id_len)) is deleted (filter_decide_delete with hooks);
      * non-zero: nothing deleted */
     int (*deleting)(void *userdata, uint32_t doc, const char *id, size_t id_len);
+    /* before the template blocks of page p, decided NEAR, are counted (LEARN_NEAR: a
+     * journal's learn record); non-zero: not counted, the decision fails */
+    int (*learning)(void *userdata, const struct filter_decide_page *p);
 };
 
 struct filter_decide_opts {
@@ -151,6 +159,7 @@ struct filter_decide_result {
     enum dedup_code code;          /* filter_decide_page() -1: the lookup's failure */
     int hook_code;                 /* filter_decide_page() -1: a hook's non-zero return */
     int added;                     /* NEW: 1 when the page was added by this call */
+    int learned;                   /* NEAR with LEARN_NEAR: 1 when its blocks were counted */
     size_t dup_cap, meta_cap;
 };
 
@@ -174,7 +183,8 @@ enum dedup_code filter_decide_lookup(struct filter_decide *d, const struct filte
  * Write lock: the decision, in this order: the start hook; NOINDEX; the id (by_id); the
  * payload key (EXACT); no fingerprint (UNFINGERPRINTED; its key remembered with
  * REMEMBER_UNFP); KEEP or nothing within k (NEW: reserve hook, index add, key remembered
- * with meta, template blocks counted, added hook); else NEAR. The template blocks of a
+ * with meta, template blocks counted, added hook); else NEAR (its blocks counted as
+ * LEARN_NEAR says, after the learning hook). The template blocks of a
  * page not fingerprinted are counted as LEARN_SHORT and LEARN_UNFP say. Returns 0 with res filled,
  * or -1: the lookup failed (res->code), out of memory copying the answer (res->code DEDUP_ENOMEM)
  * or a hook failed (res->hook_code; after the added hook the page is in).
@@ -187,6 +197,12 @@ int filter_decide_page(struct filter_decide *d, const struct filter_decide_page 
  * DEDUP_OK (with *doc), or the failure with nothing added. */
 enum dedup_code filter_decide_add(struct filter_decide *d, const struct filter_decide_page *p,
                                   uint32_t *doc, enum dedup_code *template_code)
+    __attribute__((warn_unused_result));
+
+/* Write lock: counts the template blocks of p as a NEAR page's were counted
+ * (res->learned) without deciding anything: a journal's or a saved state's replay of a
+ * near-duplicate's blocks. DEDUP_OK, or the table's failure (nothing counted). */
+enum dedup_code filter_decide_learn(struct filter_decide *d, const struct filter_decide_page *p)
     __attribute__((warn_unused_result));
 
 /* Write lock: remembers key with meta for document doc (UINT32_MAX: not indexed), unless

@@ -7,7 +7,9 @@
  * as the payload key: EXACT_DUPLICATE), a page within k (dedup_index_nearest:
  * NEAR_DUPLICATE), or new: added to the index (dedup/index.c, Manku et al.'s permuted
  * tables), to the id and payload maps, to the host's template counts, and, in the
- * decision's hook, appended to the journal (filter/journal.c) before check() returns.
+ * decision's hook, appended to the journal (filter/journal.c) before check() returns. A
+ * near-duplicate of a young host counts its template blocks too (FILTER_DECIDE_LEARN_NEAR):
+ * its learn record is appended first (hook_learning), so that a replay counts it again.
  *
  * Durability: INDEX is loaded (dedup_index_load), then INDEX.journal replayed; on close,
  * and when the journal grows past a bound, the state is compacted: the payload hashes to
@@ -837,12 +839,34 @@ static int replay_delete(struct replay *rp, const struct fj_rec *r)
     return 0;
 }
 
+/* A learn record: a near-duplicate's template blocks counted again, in journal order. */
+static int replay_learn(struct replay *rp, const struct fj_rec *r)
+{
+    struct filter_decide_page p = {0};
+    p.id = r->id;
+    p.id_len = r->id_len;
+    p.host = r->host;
+    p.host_len = r->host_len;
+    p.doc_hash = r->doc_hash;
+    p.blocks = r->blocks;
+    p.n_blocks = r->n_blocks;
+    enum dedup_code c = filter_decide_learn(rp->f->decide, &p);
+    if (c == DEDUP_ENOMEM) {
+        rp->err = SIMCRAWL_ENOMEM;
+        return 1;
+    }
+    blocks_failed(rp->f, c, r->id, r->id_len);
+    return 0;
+}
+
 static int replay_one(void *ud, const struct fj_rec *r)
 {
     struct replay *rp = ud;
     struct simcrawl_filter *f = rp->f;
     if (r->kind == FJ_DELETE)
         return replay_delete(rp, r);
+    if (r->kind == FJ_LEARN)
+        return replay_learn(rp, r);
     if ((r->kind == FJ_ADD_MINHASH) != f->minhash) {
         logf_(f, "%s: a %s record in a %s journal", f->journal_path,
               method_name(r->kind == FJ_ADD_MINHASH), method_name(f->minhash));
@@ -904,13 +928,14 @@ static int replay_one(void *ud, const struct fj_rec *r)
     return 0;
 }
 
-/* Rewrites a version 1 header as this version's (its records are read the same), so that
- * libsimcrawl 0.2, which knows no delete record, refuses the journal rather than drop one
- * as torn. Through a second descriptor: pwrite() on the O_APPEND one would append. */
+/* Rewrites an older header as this version's (its records are read the same), so that
+ * libsimcrawl 0.2, which knows no delete record, and 0.4, which knows no learn record,
+ * refuse the journal rather than drop one (and what follows) as torn. Through a second
+ * descriptor: pwrite() on the O_APPEND one would append. */
 static int journal_upgrade(struct simcrawl_filter *f)
 {
-    uint8_t v[4] = {FJ_VERSION & 0xff, (FJ_VERSION >> 8) & 0xff, (FJ_VERSION >> 16) & 0xff,
-                    FJ_VERSION >> 24};
+    unsigned ver = f->minhash ? FJ_VERSION_MINHASH : FJ_VERSION;
+    uint8_t v[4] = {ver & 0xff, (ver >> 8) & 0xff, (ver >> 16) & 0xff, ver >> 24};
     int fd = open(f->journal_path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -966,9 +991,9 @@ static int journal_open(struct simcrawl_filter *f)
         rc = SIMCRAWL_EVERSION;
         goto done;
     }
-    if ((jv == FJ_VERSION_MINHASH) != f->minhash) {
+    if (fj_version_minhash(jv) != f->minhash) {
         logf_(f, "%s is the journal of a %s filter, opened as a %s one", f->journal_path,
-              method_name(jv == FJ_VERSION_MINHASH), method_name(f->minhash));
+              method_name(fj_version_minhash(jv)), method_name(f->minhash));
         rc = SIMCRAWL_EMETHOD;
         goto done;
     }
@@ -976,7 +1001,7 @@ static int journal_open(struct simcrawl_filter *f)
         rc = SIMCRAWL_EMISMATCH;
         goto done;
     }
-    if (!f->minhash && jv < FJ_VERSION && journal_upgrade(f) != 0)
+    if (jv != (f->minhash ? FJ_VERSION_MINHASH : FJ_VERSION) && journal_upgrade(f) != 0)
         goto io;
     struct replay rp = {f, 0, 0, 0};
     size_t good;
@@ -1155,6 +1180,25 @@ static int hook_added(void *userdata, uint32_t doc, const struct filter_decide_p
     if (rc == 0 && f->journal_bytes > f->journal_next && compact(f) != 0)
         f->journal_next = f->journal_bytes + f->o.journal_max; /* retried later */
     return rc;
+}
+
+/* A near-duplicate's template blocks about to be counted (FILTER_DECIDE_LEARN_NEAR): its
+ * learn record first, so that a replay counts them again in the same order. */
+static int hook_learning(void *userdata, const struct filter_decide_page *p)
+{
+    struct simcrawl_filter *f = userdata;
+    if (f->jfd < 0)
+        return 0;
+    struct fj_rec rec = {0};
+    rec.kind = FJ_LEARN;
+    rec.doc_hash = p->doc_hash;
+    rec.id = p->id;
+    rec.id_len = p->id_len;
+    rec.host = p->host;
+    rec.host_len = p->host_len;
+    rec.blocks = p->blocks;
+    rec.n_blocks = p->n_blocks;
+    return journal_append(f, &rec);
 }
 
 /* A page about to be deleted: its journal record first (no compaction here: the page is
@@ -1349,6 +1393,7 @@ static int open_state(struct simcrawl_filter *f)
                                                  .reserve = hook_reserve,
                                                  .added = hook_added,
                                                  .deleting = hook_deleting,
+                                                 .learning = hook_learning,
                                                  .userdata = f}};
     if (filter_decide_new(&dopts, &f->decide) != DEDUP_OK)
         return SIMCRAWL_ENOMEM;
@@ -1620,6 +1665,9 @@ int simcrawl_filter_check_flags(struct simcrawl_filter *f, const char *id, const
     p.doc_hash = r.doc_hash;
     p.blocks = r.blocks;
     p.n_blocks = r.n_blocks;
+    /* a near-duplicate on a young host counts its blocks too (docs/FINGERPRINT.md, "Where
+     * T comes from"); its learn record is journaled first (hook_learning) */
+    p.flags = FILTER_DECIDE_LEARN_NEAR;
     if (flags & SIMCRAWL_CHECK_NO_ADD)
         p.flags |= FILTER_DECIDE_NO_ADD;
     if (filter_decide_page(f->decide, &p, &dr) != 0)

@@ -13,9 +13,10 @@
 
 /* The journal file: a 16-byte header, then records (filter/journal.c says how). */
 #define FJ_MAGIC "SIMCJRNL"
-#define FJ_VERSION 2u          /* 1: add records only (read, upgraded) */
-#define FJ_VERSION_MINHASH 3u  /* a MinHash filter's journal (kind 2 adds) */
-#define FJ_MINHASH_TAG 0x4d48u /* "MH": its header's last field */
+#define FJ_VERSION 4u         /* 1: add records only; 2: no learn records (both read, upgraded) */
+#define FJ_VERSION_MINHASH 5u /* a MinHash filter's journal (kind 2 adds) */
+#define FJ_VERSION_MINHASH_OLD 3u /* the same without learn records (read, upgraded) */
+#define FJ_MINHASH_TAG 0x4d48u    /* "MH": its header's last field */
 #define FJ_HEADER_BYTES 16u
 #define FJ_RECORD_HEAD 16u              /* u32 body length, u32 0, u64 XXH3 of the body */
 #define FJ_BODY_MAX (64u * 1024 * 1024) /* cap on one record's body */
@@ -28,6 +29,8 @@ enum fj_kind {
     FJ_ADD = 0,         /* a page reported new: every field below */
     FJ_DELETE = 1,      /* a page deleted: id only (the other fields zero) */
     FJ_ADD_MINHASH = 2, /* a page reported new by a MinHash filter: sig instead of fp */
+    FJ_LEARN = 3,       /* a near-duplicate's template blocks counted (LEARN_NEAR): id,
+                         * doc hash, host and blocks (fp and payload zero) */
 };
 
 struct fj_rec {
@@ -47,16 +50,19 @@ struct fj_rec {
     uint64_t sig_seed;
 };
 
-/* Writes the 16-byte journal header for k into out (a simhash filter's, version 2). */
+/* Writes the 16-byte journal header for k into out (a simhash filter's, version 4). */
 void fj_header(uint8_t out[FJ_HEADER_BYTES], unsigned k);
-/* The header of a MinHash filter's journal (version 3, FJ_MINHASH_TAG). */
+/* The header of a MinHash filter's journal (version 5, FJ_MINHASH_TAG). */
 void fj_header_minhash(uint8_t out[FJ_HEADER_BYTES]);
-/* Checks a header: DEDUP_OK with *k (0..DEDUP_K_MAX) and *version (1 or 2: version 1
- * journals hold add records only, and are read as they are; 3: a MinHash filter's, *k 0);
+/* Checks a header: DEDUP_OK with *k (0..DEDUP_K_MAX) and *version (1, 2 or 4: version 1
+ * journals hold add records only, version 2 no learn records, and both are read as they
+ * are; 3 or 5: a MinHash filter's, *k 0: fj_version_minhash());
  * DEDUP_EFORMAT (not a journal), DEDUP_EVERSION (a version or k this code does not read).
  * version may be NULL. */
 DEDUP_WARN_UNUSED enum dedup_code fj_header_check(const uint8_t *data, size_t len, unsigned *k,
                                                   unsigned *version);
+/* 1 when a journal of version v (fj_header_check) is a MinHash filter's. */
+int fj_version_minhash(unsigned v);
 /* The offset and bytes of the header's version field (an upgrade rewrites it). */
 #define FJ_VERSION_OFFSET 8u
 

@@ -5,7 +5,7 @@
  * and replayed in order on open after the index file is loaded.
  *
  * Layout, little-endian:
- *     header  "SIMCJRNL" | u32 version (2) | u32 k
+ *     header  "SIMCJRNL" | u32 version (4) | u32 k
  *     record  u32 body length B | u32 kind | u64 XXH3_64bits(body) | body[B]
  *     add (kind 0)
  *             u64 fingerprint | u64 payload XXH3-128 low | u64 high | u64 doc hash |
@@ -13,7 +13,9 @@
  *             id | host | u64 block hash[blocks]
  *     delete (kind 1)
  *             u32 id length | u32 0 | id
- *     MinHash add (kind 2, version 3 journals only)
+ *     learn (kind 3, versions 4 and 5): an add record's body with fingerprint and payload
+ *             zero: a near-duplicate whose template blocks were counted (its host young)
+ *     MinHash add (kind 2, MinHash journals only)
  *             u64 seed | u32 shingle words k | u32 signature values h |
  *             u64 payload XXH3-128 low | u64 high | u64 doc hash |
  *             u32 id length | u32 host length | u32 blocks | u32 0 |
@@ -22,8 +24,10 @@
  * version 3 and "MH" (0x4d48) where a simhash journal has k, so that each method, and
  * libsimcrawl 0.3, refuses the other's journal at open. Its add records carry the
  * signature's parameters: a replay into a filter of other parameters is refused.
- * Version 1 (libsimcrawl 0.2) had add records only, the kind field always 0: it is read
- * as it is, and its header is rewritten to version 2 before a delete record is appended.
+ * Version 1 (libsimcrawl 0.2) had add records only, the kind field always 0; version 2
+ * (and a MinHash journal's 3) no learn records: they are read as they are, and their
+ * header is rewritten to version 4 (5) at open, so that a libsimcrawl that knows no learn
+ * record refuses the journal rather than drop it and what follows as a torn tail.
  * A kill -9 during a write leaves at most one record cut short at the end; a power cut
  * without fsync may leave garbage there. Both end the scan: the records before it are
  * kept, the rest is reported (the filter drops it with a warning and truncates the file).
@@ -88,18 +92,23 @@ void fj_header_minhash(uint8_t out[FJ_HEADER_BYTES])
     put32(out + 12, FJ_MINHASH_TAG);
 }
 
+int fj_version_minhash(unsigned v)
+{
+    return v == FJ_VERSION_MINHASH || v == FJ_VERSION_MINHASH_OLD;
+}
+
 enum dedup_code fj_header_check(const uint8_t *data, size_t len, unsigned *k, unsigned *version)
 {
     if (len < FJ_HEADER_BYTES || memcmp(data, FJ_MAGIC, 8) != 0)
         return DEDUP_EFORMAT;
     uint32_t v = get32(data + FJ_VERSION_OFFSET);
-    if (v == FJ_VERSION_MINHASH && get32(data + 12) == FJ_MINHASH_TAG) {
+    if (fj_version_minhash(v) && get32(data + 12) == FJ_MINHASH_TAG) {
         *k = 0;
         if (version)
             *version = v;
         return DEDUP_OK;
     }
-    if (v < 1 || v > FJ_VERSION || get32(data + 12) > DEDUP_K_MAX)
+    if (v < 1 || v > FJ_VERSION || fj_version_minhash(v) || get32(data + 12) > DEDUP_K_MAX)
         return DEDUP_EVERSION;
     *k = get32(data + 12);
     if (version)
@@ -198,7 +207,7 @@ static int encode_add(const struct fj_rec *r, uint8_t **buf, size_t *cap, size_t
     for (size_t i = 0; i < r->n_blocks; i++, q += 8)
         put64(q, r->blocks[i]);
     put32(p, (uint32_t)body);
-    put32(p + 4, mh ? FJ_ADD_MINHASH : FJ_ADD);
+    put32(p + 4, mh ? FJ_ADD_MINHASH : r->kind == FJ_LEARN ? FJ_LEARN : FJ_ADD);
     put64(p + 8, XXH3_64bits(b, body));
     *len = need;
     return 0;
@@ -304,8 +313,10 @@ enum dedup_code fj_scan(const uint8_t *data, size_t len,
         }
         const uint8_t *h = data + off;
         uint32_t blen = get32(h), kind = get32(h + 4);
-        uint32_t fixed = kind == FJ_ADD ? BODY_FIXED : kind == FJ_DELETE ? DELETE_FIXED : MH_FIXED;
-        if (kind > FJ_ADD_MINHASH || blen < fixed || blen > FJ_BODY_MAX) {
+        uint32_t fixed = kind == FJ_ADD || kind == FJ_LEARN ? BODY_FIXED
+                         : kind == FJ_DELETE                ? DELETE_FIXED
+                                                            : MH_FIXED;
+        if (kind > FJ_LEARN || blen < fixed || blen > FJ_BODY_MAX) {
             *why = "a record with a bad length";
             break;
         }

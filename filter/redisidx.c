@@ -1293,8 +1293,11 @@ static enum redisidx_code stored_meta(struct redisidx *ix, const struct redisidx
  *           documents counted (ZSET: member the host key, score its docs), KEYS[4] host key ->
  *           its counts' key name, KEYS[5] the block entries of all hosts;
  *   ARGV: the host key, the (host, document) hash ("": none), the caps (blocks a host,
- *         blocks in all, hosts, documents remembered), then the block keys (repeats count
- *         once; the client sends at most half a host's cap, as a document counts).
+ *         blocks in all, hosts, documents remembered), the young bound (0: none), then the
+ *         block keys (repeats count once; the client sends at most half a host's cap, as a
+ *         document counts).
+ * 0. With a young bound Y (a near-duplicate's blocks, FILTER_DECIDE_LEARN_NEAR), a host
+ *    with Y documents counted or more counts nothing (0), the document not remembered.
  * 1. A document counted before is not counted again (0): counting is idempotent, so a check
  *    sent again after a lost reply changes nothing. The set is emptied when full.
  * 2. A new host past the host cap replaces the host with the fewest documents, ties the
@@ -1313,9 +1316,13 @@ static enum redisidx_code stored_meta(struct redisidx *ix, const struct redisidx
  * 5. The blocks are counted, the host's docs and its score raised, the total kept.
  */
 static const char LEARN_LUA[] =
-    "local host, nb = ARGV[1], #ARGV - 6\n"
+    "local host, nb = ARGV[1], #ARGV - 7\n"
     "local hcap, tcap = tonumber(ARGV[3]), tonumber(ARGV[4])\n"
     "local maxh, maxs = tonumber(ARGV[5]), tonumber(ARGV[6])\n"
+    "local young = tonumber(ARGV[7])\n"
+    "if young > 0 and tonumber(redis.call('HGET', KEYS[1], 'docs') or '0') >= young then\n"
+    "  return 0\n"
+    "end\n"
     "if ARGV[2] ~= '' then\n"
     "  if redis.call('SCARD', KEYS[2]) >= maxs then redis.call('DEL', KEYS[2]) end\n"
     "  if redis.call('SADD', KEYS[2], ARGV[2]) == 0 then return 0 end\n"
@@ -1380,7 +1387,7 @@ static const char LEARN_LUA[] =
     "  total = total - gone(v)\n"
     "end\n"
     "local seen = {}\n"
-    "for i = 7, #ARGV do\n"
+    "for i = 8, #ARGV do\n"
     "  if not seen[ARGV[i]] then\n"
     "    seen[ARGV[i]] = true\n"
     "    if redis.call('HINCRBY', KEYS[1], ARGV[i], 1) == 1 then total = total + 1 end\n"
@@ -1506,9 +1513,10 @@ static enum redisidx_code call_script(struct redisidx *ix, enum script s, int ar
 /* Queues the call that counts one document's template blocks (LEARN_LUA): EVALSHA, or
  * with evalit EVAL of its text. */
 static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_t host_len,
-                                    uint64_t doc_hash, const uint64_t *blocks, size_t n, int evalit)
+                                    uint64_t doc_hash, const uint64_t *blocks, size_t n,
+                                    uint64_t young, int evalit)
 {
-    enum { FIXED = 14 };
+    enum { FIXED = 15 };
     if (n > DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2)
         n = DEDUP_TEMPLATE_HOST_MAX_ENTRIES / 2; /* what a document counts at most */
     size_t argc = FIXED + n;
@@ -1516,7 +1524,7 @@ static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_
     size_t *lens = malloc(argc * sizeof *lens);
     char(*hex)[17] = malloc((n + 1) * sizeof *hex);
     char tk[KEY_MAX], sk[KEY_MAX], hk[KEY_MAX], kk[KEY_MAX], nk[KEY_MAX];
-    char caps[4][24];
+    char caps[5][24];
     enum redisidx_code rc = REDISIDX_OK;
     if (!argv || !lens || !hex) {
         rc = fail(ix, REDISIDX_ENOMEM, "out of memory");
@@ -1532,13 +1540,14 @@ static enum redisidx_code put_learn(struct redisidx *ix, const char *host, size_
     snprintf(caps[1], sizeof caps[1], "%u", DEDUP_TEMPLATE_MAX_ENTRIES);
     snprintf(caps[2], sizeof caps[2], "%u", DEDUP_TEMPLATE_MAX_HOSTS);
     snprintf(caps[3], sizeof caps[3], "%u", DEDUP_TEMPLATE_MAX_SEEN);
+    snprintf(caps[4], sizeof caps[4], "%llu", (unsigned long long)young);
     if (doc_hash)
         snprintf(hex[n], sizeof hex[n], "%016llx",
                  (unsigned long long)tpl_seen_hash(host, host_len, doc_hash));
     else
         hex[n][0] = '\0';
-    const char *fixed[FIXED] = {NULL, NULL, "5",    tk,      sk,      hk,      kk,
-                                nk,   host, hex[n], caps[0], caps[1], caps[2], caps[3]};
+    const char *fixed[FIXED] = {NULL, NULL,   "5",     tk,      sk,      hk,      kk,     nk,
+                                host, hex[n], caps[0], caps[1], caps[2], caps[3], caps[4]};
     for (size_t i = 2; i < FIXED; i++) {
         argv[i] = fixed[i];
         lens[i] = strlen(fixed[i]);
@@ -1577,7 +1586,7 @@ static enum redisidx_code learn_run(struct redisidx *ix, const struct redisidx_t
         for (size_t i = 0; i < n && rc == REDISIDX_OK; i++)
             if (todo[i]) {
                 rc = put_learn(ix, docs[i].host ? docs[i].host : "", docs[i].host_len,
-                               docs[i].doc_hash, docs[i].blocks, docs[i].n, evalit);
+                               docs[i].doc_hash, docs[i].blocks, docs[i].n, docs[i].young, evalit);
                 evalit = 0;
             }
         ix->round_trips++;
@@ -1669,7 +1678,7 @@ static enum redisidx_code queue_add(struct redisidx *ix, const struct redisidx_p
     }
     if (rc == REDISIDX_OK && p->n_blocks) { /* EVAL until this connection has run it */
         *learn_at = *queued;
-        rc = put_learn(ix, p->host, p->host_len, p->doc_hash, p->blocks, p->n_blocks,
+        rc = put_learn(ix, p->host, p->host_len, p->doc_hash, p->blocks, p->n_blocks, 0,
                        !(ix->loaded >> SC_LEARN & 1u));
         (*queued)++;
     }
@@ -2059,8 +2068,8 @@ static enum redisidx_code check_relearn(struct redisidx *ix, const struct check 
         const struct redisidx_page *p = &ck->p[i];
         if (ck->ps[i].new_in_batch && ck->ps[i].learn_at != SIZE_MAX &&
             is_noscript(ck->exec_r->element[ck->ps[i].learn_at]))
-            d[m++] = (struct redisidx_tpl_doc){p->host, p->host_len, p->doc_hash, p->blocks,
-                                               p->n_blocks};
+            d[m++] = (struct redisidx_tpl_doc){p->host,   p->host_len, p->doc_hash,
+                                               p->blocks, p->n_blocks, 0};
     }
     enum redisidx_code rc = learn_run(ix, d, m);
     free(d);
@@ -2511,7 +2520,7 @@ enum redisidx_code redisidx_payload_claim(struct redisidx *ix, const char *id, s
 struct tpl_args {
     const char *host;
     size_t host_len;
-    uint64_t doc_hash;
+    uint64_t doc_hash, young;
     const uint64_t *blocks;
     const uint32_t *n_tokens;
     size_t n;
@@ -2584,7 +2593,7 @@ out:
 static enum redisidx_code learn_step(struct redisidx *ix, void *arg)
 {
     struct tpl_args *a = arg;
-    struct redisidx_tpl_doc d = {a->host, a->host_len, a->doc_hash, a->blocks, a->n};
+    struct redisidx_tpl_doc d = {a->host, a->host_len, a->doc_hash, a->blocks, a->n, a->young};
     enum redisidx_code rc = learn_run(ix, &d, 1);
     if (rc != REDISIDX_OK)
         drop(ix);
@@ -2672,9 +2681,17 @@ enum redisidx_code redisidx_template_mark(struct redisidx *ix, const char *host,
 enum redisidx_code redisidx_template_learn(struct redisidx *ix, const char *host, size_t host_len,
                                            uint64_t doc_hash, const uint64_t *blocks, size_t n)
 {
+    return redisidx_template_learn_young(ix, host, host_len, doc_hash, blocks, n, 0);
+}
+
+enum redisidx_code redisidx_template_learn_young(struct redisidx *ix, const char *host,
+                                                 size_t host_len, uint64_t doc_hash,
+                                                 const uint64_t *blocks, size_t n, uint64_t young)
+{
     struct tpl_args a = {.host = host ? host : "",
                          .host_len = host_len,
                          .doc_hash = doc_hash,
+                         .young = young,
                          .blocks = blocks,
                          .n = n};
     return tpl_run(ix, &a, learn_step);

@@ -231,6 +231,13 @@ enum redisidx_code redisidx_template_mark(struct redisidx *ix, const char *host,
 enum redisidx_code redisidx_template_learn(struct redisidx *ix, const char *host, size_t host_len,
                                            uint64_t doc_hash, const uint64_t *blocks, size_t n)
     __attribute__((warn_unused_result));
+/* The same for a near-duplicate (filter/decide.h, FILTER_DECIDE_LEARN_NEAR): counted only
+ * while the host has fewer than young documents counted (0: always), checked in the same
+ * script as the count. */
+enum redisidx_code redisidx_template_learn_young(struct redisidx *ix, const char *host,
+                                                 size_t host_len, uint64_t doc_hash,
+                                                 const uint64_t *blocks, size_t n, uint64_t young)
+    __attribute__((warn_unused_result));
 
 /* One document for redisidx_template_learn_many(), borrowed for the call. */
 struct redisidx_tpl_doc {
@@ -239,6 +246,7 @@ struct redisidx_tpl_doc {
     uint64_t doc_hash;
     const uint64_t *blocks;
     size_t n;
+    uint64_t young; /* redisidx_template_learn_young()'s bound (0: none) */
 };
 /* redisidx_template_learn() of docs[0..n) in order, in one pipeline (one round trip; at
  * most 4096 documents a call): each document counted atomically, the batch not (a lost

@@ -406,6 +406,137 @@ static void test_decide_threads_one_new(void)
     }
 }
 
+static int learning_calls;
+static int learning_fail;
+static int on_learning(void *userdata, const struct filter_decide_page *p)
+{
+    (void)userdata;
+    (void)p;
+    learning_calls++;
+    return learning_fail;
+}
+
+/* A near-duplicate page with blocks menu (shared) and own (its own), host h, whole-text
+ * hash doc. */
+static struct filter_decide_page near_page(const char *id, uint64_t fp, const char *host,
+                                           uint64_t doc, const uint64_t *blocks, size_t n)
+{
+    struct filter_decide_page p = page(id, fp, NULL, NULL);
+    p.host = host;
+    p.host_len = strlen(host);
+    p.doc_hash = doc;
+    p.blocks = blocks;
+    p.n_blocks = n;
+    p.flags = FILTER_DECIDE_LEARN_NEAR;
+    return p;
+}
+
+/*
+ * LEARN_NEAR (docs/FINGERPRINT.md, "Where T comes from"): a page decided NEAR counts its
+ * blocks while its host has fewer than DEDUP_TEMPLATE_YOUNG_DOCS documents counted, so a
+ * menu that only near-duplicates carry becomes a template after 3 counted pages (the
+ * young-host deadlock: a dropped page counted nothing, the menu never reached 3); never an
+ * exact copy of a counted document (the same whole text), never without the flag, never
+ * with NO_ADD, never on a host past the bound; the learning hook runs first and its failure
+ * counts nothing; filter_decide_learn() counts as the decision did (a replay).
+ */
+static void test_decide_learn_near(void)
+{
+    struct dedup_index *idx = new_index(3);
+    struct filter_decide_opts o = {.index = idx, .k = 3, .templates = 1};
+    o.hooks.learning = on_learning;
+    struct filter_decide *d = NULL;
+    ASSERT_EQ_FATAL(filter_decide_new(&o, &d), DEDUP_OK);
+    struct filter_decide_result r = {0};
+    struct dedup_templates *t = dedup_index_templates(idx);
+    const uint64_t fp = 0x5555aaaa3333ccccull, menu = 0x4d454e55;
+    uint64_t bl[2] = {menu, 0};
+    uint32_t ntok[1] = {600};
+    unsigned char mark = 0;
+    learning_calls = learning_fail = 0;
+
+    /* page 1: new, counted */
+    bl[1] = 1001;
+    struct filter_decide_page p = near_page("h/1", fp, "h", 1, bl, 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEW);
+    ASSERT_EQ(r.learned, 0);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 1);
+    /* without the flag, with NO_ADD: near, nothing counted, no hook */
+    bl[1] = 1002;
+    p = near_page("h/2", fp ^ 1, "h", 2, bl, 2);
+    p.flags = 0;
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 0);
+    p.flags = FILTER_DECIDE_LEARN_NEAR | FILTER_DECIDE_NO_ADD;
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 0);
+    ASSERT_EQ(learning_calls, 0);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 1);
+    /* the hook fails: the decision fails, nothing counted */
+    learning_fail = -7;
+    p.flags = FILTER_DECIDE_LEARN_NEAR;
+    ASSERT_EQ(filter_decide_page(d, &p, &r), -1);
+    ASSERT_EQ(r.hook_code, -7);
+    ASSERT_EQ(r.learned, 0);
+    ASSERT_EQ(learning_calls, 1);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 1);
+    learning_fail = 0;
+    /* page 2: near, counted; an exact copy of it (the same whole text) is not */
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 1);
+    ASSERT_EQ(learning_calls, 2);
+    ASSERT_EQ(dedup_templates_block_count(t, "h", 1, menu), 2);
+    p.id = "h/2-copy";
+    p.id_len = strlen(p.id);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 0);
+    ASSERT_EQ(learning_calls, 2);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 2);
+    ASSERT_EQ(filter_decide_mark(d, "h", 1, bl, ntok, 1, &mark), 0);
+    /* page 3: near, counted: the menu is on 3 of 3 documents, a template block now */
+    bl[1] = 1003;
+    p = near_page("h/3", fp ^ 2, "h", 3, bl, 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 1);
+    ASSERT_EQ(filter_decide_mark(d, "h", 1, bl, ntok, 1, &mark), 1);
+    ASSERT_EQ(mark, 1);
+    /* filter_decide_learn() counts without deciding (a replay) */
+    bl[1] = 1004;
+    p = near_page("h/4", fp, "h", 4, bl, 2);
+    ASSERT_EQ(filter_decide_learn(d, &p), DEDUP_OK);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), 4);
+    ASSERT_EQ(dedup_index_doc_count(idx), 1);
+    /* a host past the bound counts no near-duplicate */
+    for (uint64_t n = 5; n <= DEDUP_TEMPLATE_YOUNG_DOCS; n++) {
+        bl[1] = 1000 + n;
+        p = near_page("h/n", fp, "h", n, bl, 2);
+        ASSERT_EQ(filter_decide_learn(d, &p), DEDUP_OK);
+    }
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), DEDUP_TEMPLATE_YOUNG_DOCS);
+    bl[1] = 999;
+    p = near_page("h/old", fp ^ 4, "h", 999, bl, 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 0);
+    ASSERT_EQ(dedup_templates_docs(t, "h", 1), DEDUP_TEMPLATE_YOUNG_DOCS);
+    /* another host is young on its own */
+    p = near_page("g/1", fp ^ 8, "g", 1, bl, 2);
+    ASSERT_EQ(filter_decide_page(d, &p, &r), 0);
+    ASSERT_EQ(r.verdict, FILTER_VERDICT_NEAR);
+    ASSERT_EQ(r.learned, 1);
+    ASSERT_EQ(dedup_templates_docs(t, "g", 1), 1);
+
+    filter_decide_result_release(&r);
+    filter_decide_free(d);
+    dedup_index_free(idx);
+}
+
 extern void test_decide_register(void);
 void test_decide_register(void)
 {
@@ -415,4 +546,5 @@ void test_decide_register(void)
     CU_add_test(s, "test_decide_ids_cap_meta_order", test_decide_ids_cap_meta_order);
     CU_add_test(s, "test_decide_hooks", test_decide_hooks);
     CU_add_test(s, "test_decide_threads_one_new", test_decide_threads_one_new);
+    CU_add_test(s, "test_decide_learn_near", test_decide_learn_near);
 }

@@ -398,6 +398,106 @@ static int crashed_child(const char *path, unsigned from, unsigned n)
     return WEXITSTATUS(status);
 }
 
+/* Page n of a host of short pages under a 600-word menu the extractor keeps: the menu, 6
+ * words of its own, a footer (tests/cli/crawl_young_host.sh's site). */
+static size_t menu_page(char *buf, size_t cap, unsigned n)
+{
+    size_t len = (size_t)snprintf(buf, cap, "<html><head><title>Page %u</title></head><body>"
+                                            "<div class=\"content\"><p>", n);
+    for (unsigned i = 0; i < 600 && len < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "menu%03u ", i);
+    len += (size_t)snprintf(buf + len, cap - len, "</p><p>");
+    unsigned x = n * 2654435761u + 12345u;
+    for (unsigned i = 0; i < 6 && len < cap; i++) {
+        x = x * 1103515245u + 12345u;
+        len += (size_t)snprintf(buf + len, cap - len, "w%03u ", (x >> 8) % 800);
+    }
+    len += (size_t)snprintf(buf + len, cap - len,
+                            "</p><p>Copyright the example project all rights reserved terms of "
+                            "use privacy policy</p></div></body></html>\n");
+    return len;
+}
+
+/* A filter on path with the site templates (fsync off), or NULL: memory only. */
+static int open_tpl(struct simcrawl_filter **f, const char *path)
+{
+    struct simcrawl_options *o = simcrawl_options_new();
+    simcrawl_options_set_k(o, 3);
+    simcrawl_options_set_lock_wait(o, 0);
+    simcrawl_options_set_fsync(o, "no");
+    int rc = simcrawl_filter_open_opts(f, path, o);
+    simcrawl_options_free(o);
+    return rc;
+}
+
+/*
+ * A near-duplicate of a young host counts its template blocks (docs/FINGERPRINT.md, "Where
+ * T comes from"), and its learn record in the journal brings the count back after a crash:
+ * a host of short pages under a big menu loses its 2nd and 3rd page (within k of the first
+ * by the menu) and keeps every later one, in one process and in a process that opens the
+ * journal a crashed one left after those three pages (without the learn records the
+ * reopened filter would count one document and drop every later page too).
+ */
+static void test_filter_learn_journal(void)
+{
+    enum { PAGES = 12 };
+    static char buf[16384];
+    char path[256], j[300];
+    snprintf(path, sizeof path, "%s", tmp_path("learn.idx"));
+    snprintf(j, sizeof j, "%s.journal", path);
+    rm_index(path);
+    int want[PAGES];
+    struct simcrawl_filter *f = NULL;
+    ASSERT_EQ_FATAL(open_tpl(&f, NULL), 0);
+    for (unsigned n = 0; n < PAGES; n++) {
+        char id[64];
+        snprintf(id, sizeof id, "http://young.example/p%u", n);
+        size_t len = menu_page(buf, sizeof buf, n);
+        want[n] = simcrawl_filter_check(f, id, buf, len, "text/html", NULL);
+    }
+    ASSERT_EQ(want[0], SIMCRAWL_NEW);
+    ASSERT_EQ(want[1], SIMCRAWL_NEAR_DUPLICATE);
+    ASSERT_EQ(want[2], SIMCRAWL_NEAR_DUPLICATE);
+    for (unsigned n = 3; n < PAGES; n++)
+        ASSERT_EQ(want[n], SIMCRAWL_NEW);
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
+
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) { /* three pages, then an end without close() */
+        struct simcrawl_filter *cf;
+        if (open_tpl(&cf, path) != 0)
+            _exit(255);
+        int bad = 0;
+        for (unsigned n = 0; n < 3; n++) {
+            char id[64];
+            snprintf(id, sizeof id, "http://young.example/p%u", n);
+            size_t len = menu_page(buf, sizeof buf, n);
+            bad += simcrawl_filter_check(cf, id, buf, len, "text/html", NULL) != want[n];
+        }
+        _exit(bad);
+    }
+    int status = 0;
+    CU_ASSERT_FATAL(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), -1); /* never compacted: all of it is in the journal */
+    ASSERT_EQ_FATAL(open_tpl(&f, path), 0);
+    for (unsigned n = 3; n < PAGES; n++) {
+        char id[64];
+        snprintf(id, sizeof id, "http://young.example/p%u", n);
+        size_t len = menu_page(buf, sizeof buf, n);
+        ASSERT_EQ(simcrawl_filter_check(f, id, buf, len, "text/html", NULL), want[n]);
+    }
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
+    int fd = open(j, O_RDONLY);
+    unsigned char v[4] = {0};
+    ASSERT_EQ(pread(fd, v, 4, 8), 4);
+    ASSERT_EQ(v[0], 4);
+    close(fd);
+    rm_index(path);
+}
+
 /* The site templates learned are saved with the index: a page checked after close and
  * open is fingerprinted as in a filter that never closed. */
 static void test_filter_templates_kept(void)
@@ -964,29 +1064,39 @@ static void test_filter_delete_durable(void)
     rm_index(path);
 }
 
-/* A version 1 journal (libsimcrawl 0.2: add records only) is replayed and upgraded to
- * version 2 in place, so that 0.2 refuses it once it may hold a delete record. */
+/* A version 1 journal (libsimcrawl 0.2: add records only) and a version 2 one (0.4: no
+ * learn records) are replayed and upgraded to version 4 in place, so that 0.2 and 0.4
+ * refuse it once it may hold a delete or a learn record; 3 (a MinHash journal's number)
+ * without the MinHash tag and 5 are refused. */
 static void test_filter_journal_v1(void)
 {
-    char path[256], j[300];
-    snprintf(path, sizeof path, "%s", tmp_path("v1.idx"));
-    snprintf(j, sizeof j, "%s.journal", path);
-    rm_index(path);
-    int child = crashed_child(path, 0, 12);
-    CU_ASSERT_FATAL(child > 3);
-    size_t news = (size_t)child;
-    int fd = open(j, O_RDWR);
-    CU_ASSERT_FATAL(fd >= 0);
-    unsigned char v[4] = {1, 0, 0, 0};
-    ASSERT_EQ(pwrite(fd, v, 4, 8), 4);
-    struct simcrawl_filter *f = NULL;
-    ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
-    ASSERT_EQ(simcrawl_filter_count(f), news);
-    ASSERT_EQ(pread(fd, v, 4, 8), 4);
-    ASSERT_EQ(v[0], 2);
-    close(fd);
-    ASSERT_EQ(simcrawl_filter_close(f), 0);
-    rm_index(path);
+    for (unsigned char old = 1; old <= 5; old++) {
+        char path[256], j[300];
+        snprintf(path, sizeof path, "%s", tmp_path("v1.idx"));
+        snprintf(j, sizeof j, "%s.journal", path);
+        rm_index(path);
+        int child = crashed_child(path, 0, 12);
+        CU_ASSERT_FATAL(child > 3);
+        size_t news = (size_t)child;
+        int fd = open(j, O_RDWR);
+        CU_ASSERT_FATAL(fd >= 0);
+        unsigned char v[4] = {old, 0, 0, 0};
+        ASSERT_EQ(pwrite(fd, v, 4, 8), 4);
+        struct simcrawl_filter *f = NULL;
+        if (old == 3 || old == 5) {
+            ASSERT_EQ(open_path(&f, path, 3, NULL), SIMCRAWL_EVERSION);
+            close(fd);
+            rm_index(path);
+            continue;
+        }
+        ASSERT_EQ_FATAL(open_path(&f, path, 3, NULL), 0);
+        ASSERT_EQ(simcrawl_filter_count(f), news);
+        ASSERT_EQ(pread(fd, v, 4, 8), 4);
+        ASSERT_EQ(v[0], 4);
+        close(fd);
+        ASSERT_EQ(simcrawl_filter_close(f), 0);
+        rm_index(path);
+    }
 }
 
 /* Many deletes among many ids (the id table's deletion keeps every other id findable),
@@ -1070,5 +1180,6 @@ void test_filter_register(void)
     CU_add_test(s, "test_filter_neighbors_and_delete", test_filter_neighbors_and_delete);
     CU_add_test(s, "test_filter_delete_durable", test_filter_delete_durable);
     CU_add_test(s, "test_filter_journal_v1", test_filter_journal_v1);
+    CU_add_test(s, "test_filter_learn_journal", test_filter_learn_journal);
     CU_add_test(s, "test_filter_delete_many", test_filter_delete_many);
 }

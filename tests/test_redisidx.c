@@ -1251,7 +1251,7 @@ static void test_redisidx_scripts_by_sha(void)
     ASSERT_EQ(test_redis_cmd(&srv, 2, fl), 1);
     struct redisidx_tpl_doc docs[3];
     for (int d = 0; d < 3; d++) {
-        docs[d] = (struct redisidx_tpl_doc){h, strlen(h), 200 + (uint64_t)d, blocks, 4};
+        docs[d] = (struct redisidx_tpl_doc){h, strlen(h), 200 + (uint64_t)d, blocks, 4, 0};
         CU_ASSERT_FATAL(dedup_templates_add_doc(t, h, strlen(h), 200 + (uint64_t)d, blocks, 4,
                                                 NULL) == DEDUP_OK);
     }
@@ -1357,6 +1357,50 @@ static void test_redisidx_old_ts_keys(void)
     redisidx_close(ix);
 }
 
+/* The documents counted for host in Redis (the "docs" field of its counts), -1 on error. */
+static long long tpl_docs(const char *prefix, const char *host)
+{
+    char key[128];
+    tpl_key(key, sizeof key, prefix, host);
+    const char *argv[3] = {"HGET", key, "docs"};
+    redisReply *x = tcmd(3, argv);
+    long long v = !x ? -1 : x->type == REDIS_REPLY_STRING ? atoll(x->str) : x->type == REDIS_REPLY_NIL ? 0 : -1;
+    if (x)
+        freeReplyObject(x);
+    return v;
+}
+
+/* A near-duplicate's learn (redisidx_template_learn_young(), FILTER_DECIDE_LEARN_NEAR):
+ * counted while the host has fewer documents counted than the bound, the check in the
+ * script; past it nothing is counted and the document is not remembered (a later plain
+ * learn of it counts); a document counted before is not counted again. */
+static void test_redisidx_template_learn_young(void)
+{
+    CU_ASSERT_FATAL(srv_up);
+    struct redisidx *ix = open_ix("young", NULL, 3);
+    CU_ASSERT_FATAL(ix != NULL);
+    const char *h = "y.example";
+    uint64_t blocks[2] = {7, 0};
+    uint32_t ntok[1] = {10};
+    unsigned char m[1];
+    size_t k = 9;
+    for (uint64_t doc = 1; doc <= 3; doc++) {
+        blocks[1] = 100 + doc;
+        ASSERT_EQ(redisidx_template_learn_young(ix, h, strlen(h), doc, blocks, 2, 3), REDISIDX_OK);
+        ASSERT_EQ(tpl_docs("young", h), (long long)doc);
+    }
+    ASSERT_EQ(redisidx_template_learn_young(ix, h, strlen(h), 1, blocks, 2, 0), REDISIDX_OK);
+    ASSERT_EQ(tpl_docs("young", h), 3); /* counted before */
+    ASSERT_EQ(redisidx_template_mark(ix, h, strlen(h), blocks, ntok, 1, m, &k), REDISIDX_OK);
+    ASSERT_EQ(k, 1); /* on 3 of 3 documents */
+    blocks[1] = 104;
+    ASSERT_EQ(redisidx_template_learn_young(ix, h, strlen(h), 4, blocks, 2, 3), REDISIDX_OK);
+    ASSERT_EQ(tpl_docs("young", h), 3); /* the host is not young any more */
+    ASSERT_EQ(redisidx_template_learn(ix, h, strlen(h), 4, blocks, 2), REDISIDX_OK);
+    ASSERT_EQ(tpl_docs("young", h), 4); /* not remembered by the young learn */
+    redisidx_close(ix);
+}
+
 /*
  * The in-process table's caps hold in Redis, with the same counts: a host sent documents of
  * 32,768 blocks each (the most one counts) from a pool of shared and own blocks passes the
@@ -1412,7 +1456,7 @@ static void test_redisidx_template_caps(void)
             hb[nbatch][0] = 1 + h % 5;
             hb[nbatch][1] = 100 + h;
             batch[nbatch] = (struct redisidx_tpl_doc){host, strlen(host), 1 + (uint64_t)d,
-                                                      hb[nbatch], d ? 1 : 2};
+                                                      hb[nbatch], d ? 1 : 2, 0};
             CU_ASSERT_FATAL(dedup_templates_add_doc(t, host, strlen(host), 1 + (uint64_t)d,
                                                     hb[nbatch], d ? 1 : 2, NULL) == DEDUP_OK);
             if (++nbatch == PIPE || (h == nh - 1 && d == (h % 7 ? 0 : 1))) {
@@ -1580,6 +1624,7 @@ void test_redisidx_register(void)
     CU_add_test(s, "test_redisidx_old_ts_keys", test_redisidx_old_ts_keys);
     CU_add_test(s, "test_redisidx_templates_as_in_process", test_redisidx_templates_as_in_process);
     CU_add_test(s, "test_redisidx_template_caps", test_redisidx_template_caps);
+    CU_add_test(s, "test_redisidx_template_learn_young", test_redisidx_template_learn_young);
     CU_add_test(s, "test_redisidx_scripts_by_sha", test_redisidx_scripts_by_sha);
     CU_add_test(s, "test_redisidx_template_total_cap", test_redisidx_template_total_cap);
     CU_add_test(s, "test_redisidx_busy_waits", test_redisidx_busy_waits);
