@@ -483,8 +483,10 @@ static void usage_state(FILE *out)
 {
     fprintf(out,
             "  --no-templates         fingerprint whole main texts; by default the blocks on\n"
-            "                         >= 3 and >= 20%% of a host's new pages, learned as\n"
-            "                         pages arrive, are the site's template and left out\n"
+            "                         >= 3 and >= 20%% of a host's counted pages (its new\n"
+            "                         pages, and its near-duplicates while it has fewer than\n"
+            "                         %u), learned as pages arrive, are the site's template\n"
+            "                         and left out\n"
             "  --state DIR            keep the crawl's state in DIR (SQLite): the same command\n"
             "                         after a stop, a Ctrl-C or a kill -9 resumes the crawl\n"
             "                         (the WARC and the log cut back to their last committed\n"
@@ -547,7 +549,8 @@ static void usage_state(FILE *out)
             "SIGINT (Ctrl-C) or SIGTERM stops the crawl cleanly: transfers in flight end, the\n"
             "WARC, the log and the state are complete, then simcrawl dies by that signal (a\n"
             "shell sees 130 or 143, so `crawl ... && next` stops); a second one at once.\n"
-            "exit status: 0 done, 1 usage, 2 runtime.\n");
+            "exit status: 0 done, 1 usage, 2 runtime.\n",
+            DEDUP_TEMPLATE_YOUNG_DOCS);
 }
 
 static void usage(FILE *out)

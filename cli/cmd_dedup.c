@@ -168,8 +168,10 @@ static void usage(FILE *out)
             "                     and logged \"truncated\":\"depth\"; keep N the same for\n"
             "                     the runs that share one --index\n"
             "  --no-templates     fingerprint whole main texts; by default each host's\n"
-            "                     template blocks (on >= 3 and >= 20%% of its kept pages,\n"
-            "                     learned as pages arrive, saved in the --index) are left out\n"
+            "                     template blocks (on >= 3 and >= 20%% of its counted pages:\n"
+            "                     its kept pages, and its near-duplicates while it has fewer\n"
+            "                     than %u; learned as pages arrive, saved in the --index)\n"
+            "                     are left out\n"
             "  --quiet            no summary or progress on stderr\n"
             "  -h, --help         this help\n"
             "\n"
@@ -177,7 +179,7 @@ static void usage(FILE *out)
             "2 an input could not be read, an output could not be written, or the --index\n"
             "FILE stayed locked by another writer.\n",
             DEDUP_K_MAX, DEDUP_K_DEFAULT, CLI_LOCK_WAIT_DEFAULT, CLI_WARC_MIN_SIZE_DEFAULT,
-            CRAWL_WARC_DEFAULT_MAX_BLOCK, EXTRACT_DEFAULT_MAX_DEPTH);
+            CRAWL_WARC_DEFAULT_MAX_BLOCK, EXTRACT_DEFAULT_MAX_DEPTH, DEDUP_TEMPLATE_YOUNG_DOCS);
 }
 
 /* ---- the log ---- */
