@@ -2891,6 +2891,77 @@ enum dedup_code dedup_index_nearest_many(struct dedup_index *idx, size_t n, cons
     return DEDUP_OK;
 }
 
+/* Query then add in chunks of IX_ADD_BATCH: each chunk's probes run as one batch against
+ * the index as the chunk found it (probe_many), then each document's answer is completed in
+ * order by brute force against the chunk's documents added before it (their numbers follow
+ * every indexed one, so an indexed document wins a tie, as in the one-at-a-time loop), and
+ * the document added (pending until the next chunk's probes absorb it). */
+#ifndef IX_ADD_BATCH
+#define IX_ADD_BATCH 64u
+#endif
+
+/* The nearest of s[0..n) (numbers sd[], increasing) within k of q, if nearer than *bd
+ * (a tie keeps *best: its number is lower). */
+IX_HOT static void nearest_in(const uint64_t *s, const uint32_t *sd, unsigned n, uint64_t q,
+                              unsigned k, uint32_t *best, unsigned *bd)
+{
+    for (unsigned j = 0; j < n; j++) {
+        unsigned d = (unsigned)__builtin_popcountll(s[j] ^ q);
+        if (d < *bd && d <= k) {
+            *bd = d;
+            *best = sd[j];
+        }
+    }
+}
+
+enum dedup_code dedup_index_nearest_add_many(struct dedup_index *idx, size_t n, const uint64_t *fp,
+                                             const char *const *ids, const size_t *id_len,
+                                             unsigned k, int add_all, uint32_t *doc,
+                                             unsigned *distance, unsigned char *found,
+                                             uint32_t *added, size_t *done)
+{
+    if (done)
+        *done = 0;
+    if (k > idx->design.k)
+        return DEDUP_EINVAL;
+    uint64_t cfp[IX_ADD_BATCH];  /* this chunk's added fingerprints */
+    uint32_t cdoc[IX_ADD_BATCH]; /* and their numbers */
+    for (size_t c = 0; c < n; c += IX_ADD_BATCH) {
+        size_t m = n - c < IX_ADD_BATCH ? n - c : IX_ADD_BATCH;
+        enum dedup_code rc = query_ready(idx, k);
+        if (rc != DEDUP_OK)
+            return rc;
+        struct nearest_many_acc acc = {{IX_NONE, 65}, doc + c, distance + c, found + c};
+        probe_many(idx, m, fp + c, k, nearest_many_found, nearest_many_done, &acc);
+        unsigned nc = 0;
+        for (size_t i = c; i < c + m; i++) {
+            uint32_t best = found[i] ? doc[i] : IX_NONE;
+            unsigned bd = found[i] ? distance[i] : 65;
+            nearest_in(cfp, cdoc, nc, fp[i], k, &best, &bd);
+            found[i] = best != IX_NONE;
+            doc[i] = found[i] ? best : 0;
+            distance[i] = found[i] ? bd : 0;
+            added[i] = UINT32_MAX;
+            if (add_all || !found[i]) {
+                rc = dedup_index_add(idx, fp[i], ids ? ids[i] : "", id_len ? id_len[i] : 0,
+                                     &added[i]);
+                if (rc != DEDUP_OK) {
+                    found[i] = 0;
+                    doc[i] = 0;
+                    distance[i] = 0;
+                    added[i] = UINT32_MAX;
+                    return rc;
+                }
+                cfp[nc] = fp[i];
+                cdoc[nc++] = added[i];
+            }
+            if (done)
+                *done = i + 1;
+        }
+    }
+    return DEDUP_OK;
+}
+
 struct query_many_acc {
     struct query_acc q;
     dedup_query_fn fn;
