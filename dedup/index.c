@@ -884,6 +884,7 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     }
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
     idx->lines_min = IX_LINES_MIN;
+    idx->lines_per = IX_LINES_PER;
     *out = idx;
     return DEDUP_OK;
 }
@@ -1029,6 +1030,7 @@ static void lines_free(struct dedup_index *idx)
 static void main_free(struct dedup_index *idx)
 {
     idx->line_of = NULL; /* the lines' blocks stay for the next build (lines_ready) */
+    idx->asked = 0;
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
         if (idx->main_owned) {
             free(idx->tab[t]);
@@ -2517,7 +2519,8 @@ static void lines_ready(struct dedup_index *idx)
         (idx->line_of && idx->line_of == idx->tab[0] && idx->line_of_n == idx->nmain))
         return;
     idx->line_of = NULL;
-    if (idx->nmain < idx->lines_min || !idx->nmain || idx->lazy)
+    if (idx->nmain < idx->lines_min || !idx->nmain || idx->lazy ||
+        (idx->lines_per && idx->asked < idx->nmain / idx->lines_per))
         return;
     unsigned bits = lines_bits_for(idx, idx->nmain);
     if (!bits)
@@ -2796,23 +2799,26 @@ void dedup_matches_release(struct dedup_matches *m)
     m->n = m->cap = 0;
 }
 
-/* Before a query: k within the design's, the pending adds absorbed, the tables built. */
-static enum dedup_code query_ready(struct dedup_index *idx, unsigned k)
+/* Before n queries: k within the design's, the pending adds absorbed, the tables built,
+ * the lines built when due (counting these queries). */
+static enum dedup_code query_ready(struct dedup_index *idx, unsigned k, uint64_t n)
 {
     if (k > idx->design.k)
         return DEDUP_EINVAL;
     enum dedup_code rc = absorb(idx);
     if (rc == DEDUP_OK)
         rc = ix_tables_ready(idx, 1);
-    if (rc == DEDUP_OK)
+    if (rc == DEDUP_OK) {
+        idx->asked += n;
         lines_ready(idx);
+    }
     return rc;
 }
 
 enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
                                   struct dedup_matches *out)
 {
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, 1);
     if (rc != DEDUP_OK)
         return rc;
     out->n = 0;
@@ -2842,7 +2848,7 @@ enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsign
                                     unsigned *distance, int *found)
 {
     *found = 0;
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, 1);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_acc acc = {IX_NONE, 65};
@@ -2883,7 +2889,7 @@ enum dedup_code dedup_index_nearest_many(struct dedup_index *idx, size_t n, cons
 {
     if (n)
         memset(found, 0, n);
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, n);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_many_acc acc = {{IX_NONE, 65}, doc, distance, found};
@@ -2928,7 +2934,7 @@ enum dedup_code dedup_index_nearest_add_many(struct dedup_index *idx, size_t n, 
     uint32_t cdoc[IX_ADD_BATCH]; /* and their numbers */
     for (size_t c = 0; c < n; c += IX_ADD_BATCH) {
         size_t m = n - c < IX_ADD_BATCH ? n - c : IX_ADD_BATCH;
-        enum dedup_code rc = query_ready(idx, k);
+        enum dedup_code rc = query_ready(idx, k, m);
         if (rc != DEDUP_OK)
             return rc;
         struct nearest_many_acc acc = {{IX_NONE, 65}, doc + c, distance + c, found + c};
@@ -2994,7 +3000,7 @@ enum dedup_code dedup_index_query_many(struct dedup_index *idx, size_t n, const 
 {
     if (stopped)
         *stopped = 0;
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, n);
     if (rc != DEDUP_OK)
         return rc;
     struct dedup_matches m = {0};

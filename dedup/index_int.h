@@ -25,6 +25,9 @@
 #ifndef IX_LINES_MIN
 #define IX_LINES_MIN (1u << 21) /* the probe's lines for a main of this many fingerprints */
 #endif
+#ifndef IX_LINES_PER
+#define IX_LINES_PER 4u /* lines once a main answered a quarter as many queries as it holds */
+#endif
 #define IX_LINE_SLOTS 8u  /* slots of a line bucket: 64 bytes */
 #define IX_SCRATCH_MAX 4u /* scratch blocks an index holds (dedup_index_give_scratch) */
 
@@ -138,10 +141,10 @@ struct dedup_index {
      * line_bits, so a query reads one line a table whose address its key gives, instead of
      * a directory line and then a bucket line. line_end[t]: the slots in use of line[t]
      * (line_cap[t] allocated); line_head: the head of each slot of table 0 (head_cap).
-     * Built by the first query of a main of at least lines_min fingerprints
-     * (query_ready); they hold the main tables while line_of is tab[0] (NULL: none) and
-     * line_of_n nmain. A merge leaves the blocks (their pages are written) for the next
-     * build; freed with the index; never saved. */
+     * Built by the query of a main of at least lines_min fingerprints that has answered
+     * nmain / lines_per queries (query_ready); they hold the main tables while line_of is tab[0]
+     * (NULL: none) and line_of_n nmain. A merge leaves the blocks (their pages are written) for the
+     * next build; freed with the index; never saved. */
     uint64_t *line[DEDUP_MAX_TABLES];
     size_t line_end[DEDUP_MAX_TABLES], line_cap[DEDUP_MAX_TABLES];
     uint32_t *line_head;
@@ -150,6 +153,8 @@ struct dedup_index {
     const uint64_t *line_of;
     uint32_t line_of_n;
     uint32_t lines_min; /* IX_LINES_MIN from ix_new; tests set 0 (always), UINT32_MAX (never) */
+    uint32_t lines_per; /* built once the main answered nmain / lines_per queries (0: at once) */
+    uint64_t asked;     /* queries the main answered since it was built (main_free resets) */
     bool lines_paused;  /* tests and benchmarks: the lines kept as they are but not used */
 
     /* the site template table saved with the index (NULL until asked for or loaded) */

@@ -1272,6 +1272,7 @@ static void test_index_lines_every_k(void)
             v[i] = v[i - 1]; /* the same fingerprint twice */
         struct dedup_index *idx = build(v, n, k, 0);
         idx->lines_min = 0;
+        idx->lines_per = 0;
         uint64_t *q = malloc(nq * sizeof *q);
         CU_ASSERT_FATAL(q != NULL);
         for (size_t i = 0; i < nq; i++)
@@ -1294,6 +1295,23 @@ static void test_index_lines_every_k(void)
             ASSERT_EQ(bad, 0);
         }
         const bool has_lines = idx->line_of != NULL;
+        if (has_lines) { /* by default only once the main answered nmain / 4 queries */
+            ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
+            idx->lines_per = 4;
+            idx->line_of = NULL; /* as a merge leaves them */
+            idx->asked = 0;
+            uint32_t qd[64];
+            unsigned qs[64];
+            unsigned char qf[64];
+            size_t asked = 0;
+            while (asked + 64 < idx->nmain / 4) {
+                ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, 64, q, k, qd, qs, qf), DEDUP_OK);
+                asked += 64;
+            }
+            CU_ASSERT(idx->line_of == NULL);
+            ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, 64, q, k, qd, qs, qf), DEDUP_OK);
+            CU_ASSERT(idx->line_of != NULL);
+        }
         built += has_lines;
         dedup_index_free(idx);
 
@@ -1302,6 +1320,7 @@ static void test_index_lines_every_k(void)
         ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
         ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
         idx->lines_min = 0;
+        idx->lines_per = 0;
         unsigned rebuilt = 0;
         const uint64_t *last = NULL;
         for (size_t i = 0; i < n; i++) {
@@ -1331,6 +1350,7 @@ static void test_index_lines_every_k(void)
         dedup_index_free(idx);
         ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
         idx->lines_min = 0;
+        idx->lines_per = 0;
         for (size_t i = 0; i < nq; i++)
             bad += check_query(idx, v, n, q[i], k);
         ASSERT_EQ(bad, 0);

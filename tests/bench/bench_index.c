@@ -431,6 +431,7 @@ int main(int argc, char **argv)
             return 2;
         if (argc > 4) /* LINES_MIN: lines from a main of this many (default IX_LINES_MIN) */
             idx->lines_min = (uint32_t)strtoul(argv[4], NULL, 10);
+        idx->lines_per = 0; /* lines at the first query: a long-running index's steady state */
         const size_t nq = 1000000, blk = 50000;
         uint64_t *q = malloc(nq * sizeof *q);
         uint32_t *bdoc = malloc(blk * sizeof *bdoc);
