@@ -470,23 +470,6 @@ DEDUP_WARN_UNUSED enum dedup_code dedup_index_nearest_many(struct dedup_index *i
                                                            uint32_t *doc, unsigned *distance,
                                                            unsigned char *found);
 /*
- * Query then add, a crawler's loop for n documents in order: for each i, the answer that
- * dedup_index_nearest(idx, fp[i], k) gives once the documents before it in this call were
- * added (found[i], doc[i], distance[i], as dedup_index_nearest_many), then document i added
- * as dedup_index_add(idx, fp[i], ids[i], id_len[i], &added[i]) would, when add_all is
- * non-zero or found[i] is 0; else added[i] = UINT32_MAX. ids and id_len may be NULL (every
- * id empty). The same answers and document numbers as that loop, faster: the probes of
- * many fingerprints overlap (against the index as it was before them) and the few documents
- * added since are compared by brute force. *done (may be NULL): the documents answered and,
- * where due, added; n on DEDUP_OK. DEDUP_EINVAL: k too large (nothing done); an error of an
- * add stops there (*done = i, document i neither answered nor added: as the loop's).
- */
-DEDUP_WARN_UNUSED enum dedup_code
-dedup_index_nearest_add_many(struct dedup_index *idx, size_t n, const uint64_t *fp,
-                             const char *const *ids, const size_t *id_len, unsigned k, int add_all,
-                             uint32_t *doc, unsigned *distance, unsigned char *found,
-                             uint32_t *added, size_t *done);
-/*
  * dedup_index_query() for n fingerprints at once, pipelined as dedup_index_nearest_many():
  * fn(userdata, i, rc, m) for i = 0..n-1 in order, with m the matches of fp[i] nearest
  * first (borrowed during the call), or rc DEDUP_ETOOLARGE / DEDUP_ENOMEM and no matches

@@ -1138,96 +1138,6 @@ static void test_index_corrupt_files(void)
     free(v);
 }
 
-/* dedup_index_nearest_add_many against the one-at-a-time loop (dedup_index_nearest, then
- * dedup_index_add) for every k = 0..7: the same answers, the same document numbers and ids,
- * adding every document or only those that found none, in calls of 1..300 fingerprints
- * (chunks and the merges of the delta crossed), copies and near copies close together. */
-static void test_index_nearest_add_many(void)
-{
-    for (unsigned k = 0; k <= 7; k++) {
-        for (int add_all = 0; add_all < 2; add_all++) {
-            rng_state = 900 + k * 2 + (unsigned)add_all;
-            size_t n = 7000;
-            uint64_t *v = make_set(n, k);
-            for (size_t i = 1; i < n; i += 7) /* a copy or near copy a few documents later */
-                v[i] = flip_bits(v[i - 1 - rnd() % (i < 40 ? i : 40)], (unsigned)(rnd() % (k + 2)));
-            struct dedup_design d;
-            struct dedup_index *one, *many;
-            ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
-            ASSERT_EQ_FATAL(dedup_index_new(&d, &one), DEDUP_OK);
-            ASSERT_EQ_FATAL(dedup_index_new(&d, &many), DEDUP_OK);
-            uint32_t *doc = malloc(n * sizeof *doc), *added = malloc(n * sizeof *added);
-            unsigned *dist = malloc(n * sizeof *dist);
-            unsigned char *found = malloc(n);
-            char(*idbuf)[16] = malloc(n * sizeof *idbuf);
-            const char **ids = malloc(n * sizeof *ids);
-            size_t *idlen = malloc(n * sizeof *idlen);
-            CU_ASSERT_FATAL(doc && added && dist && found && idbuf && ids && idlen);
-            for (size_t i = 0; i < n; i++) {
-                idlen[i] = (size_t)snprintf(idbuf[i], sizeof idbuf[i], "u%zu", i);
-                ids[i] = idbuf[i];
-            }
-            size_t at = 0, done = 0;
-            while (at < n) {
-                size_t m = 1 + rnd() % 300;
-                m = m > n - at ? n - at : m;
-                ASSERT_EQ_FATAL(dedup_index_nearest_add_many(many, m, v + at, ids + at, idlen + at,
-                                                             k, add_all, doc + at, dist + at,
-                                                             found + at, added + at, &done),
-                                DEDUP_OK);
-                ASSERT_EQ(done, m);
-                at += m;
-            }
-            int bad = 0;
-            size_t nfound = 0;
-            for (size_t i = 0; i < n; i++) {
-                uint32_t d1 = 0, a1 = UINT32_MAX;
-                unsigned s1 = 0;
-                int f1;
-                ASSERT_EQ_FATAL(dedup_index_nearest(one, v[i], k, &d1, &s1, &f1), DEDUP_OK);
-                if (add_all || !f1)
-                    ASSERT_EQ_FATAL(dedup_index_add(one, v[i], ids[i], idlen[i], &a1), DEDUP_OK);
-                bad += found[i] != f1 || added[i] != a1 || (f1 && (doc[i] != d1 || dist[i] != s1));
-                nfound += (size_t)f1;
-            }
-            ASSERT_EQ(bad, 0);
-            CU_ASSERT(nfound > n / 10); /* the copies were found */
-            ASSERT_EQ_FATAL(dedup_index_doc_count(many), dedup_index_doc_count(one));
-            for (uint32_t i = 0; i < dedup_index_doc_count(one); i++) {
-                size_t la, lb;
-                const char *a = dedup_index_id(one, i, &la), *b = dedup_index_id(many, i, &lb);
-                bad += la != lb || memcmp(a, b, la) != 0 ||
-                       dedup_index_fingerprint(one, i) != dedup_index_fingerprint(many, i);
-            }
-            ASSERT_EQ(bad, 0);
-            /* k above the index's: nothing done; ids NULL: empty ids */
-            ASSERT_EQ(dedup_index_nearest_add_many(many, 3, v, NULL, NULL, k + 1, 1, doc, dist, found,
-                                                   added, &done),
-                      DEDUP_EINVAL);
-            ASSERT_EQ(done, 0);
-            uint32_t before = dedup_index_doc_count(many);
-            ASSERT_EQ(dedup_index_nearest_add_many(many, 3, v, NULL, NULL, k, 1, doc, dist, found,
-                                                   added, NULL),
-                      DEDUP_OK);
-            ASSERT_EQ(added[0], before);
-            CU_ASSERT(found[0] && dist[0] == 0 && doc[0] < before); /* v[0] indexed already */
-            size_t len = 9;
-            (void)dedup_index_id(many, before, &len);
-            ASSERT_EQ(len, 0);
-            dedup_index_free(one);
-            dedup_index_free(many);
-            free(v);
-            free(doc);
-            free(added);
-            free(dist);
-            free(found);
-            free(idbuf);
-            free(ids);
-            free(idlen);
-        }
-    }
-}
-
 /* nearest_many with the lines and with them paused (the directories): the same answers. */
 static int lines_vs_dirs(struct dedup_index *idx, const uint64_t *q, size_t nq, unsigned k)
 {
@@ -1409,7 +1319,6 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_online_every_k", test_index_online_every_k);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
-    CU_add_test(s, "test_index_nearest_add_many", test_index_nearest_add_many);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);

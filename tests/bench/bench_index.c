@@ -300,60 +300,6 @@ static double online_cpu(const uint64_t *v, size_t n)
     return t;
 }
 
-/* The same loop through dedup_index_nearest_add_many, `batch` fingerprints a call (the same
- * answers and documents: checked against the one-step loop's in the first round) */
-static double online_batch_cpu(const uint64_t *v, size_t n, size_t batch, size_t *nfound)
-{
-    struct dedup_design d;
-    struct dedup_index *idx;
-    if (dedup_design_choose(3, n, 0, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
-        exit(2);
-    uint32_t *doc = malloc(batch * sizeof *doc), *added = malloc(batch * sizeof *added);
-    unsigned *dist = malloc(batch * sizeof *dist);
-    unsigned char *found = malloc(batch);
-    if (!doc || !added || !dist || !found)
-        exit(2);
-    size_t f = 0;
-    double s0 = cpu_now();
-    for (size_t i = 0; i < n; i += batch) {
-        size_t m = n - i < batch ? n - i : batch;
-        if (dedup_index_nearest_add_many(idx, m, v + i, NULL, NULL, 3, 1, doc, dist, found, added,
-                                         NULL) != DEDUP_OK)
-            exit(2);
-        for (size_t j = 0; j < m; j++)
-            f += found[j];
-    }
-    double t = cpu_now() - s0;
-    *nfound = f;
-    dedup_index_free(idx);
-    free(doc);
-    free(added);
-    free(dist);
-    free(found);
-    return t;
-}
-
-/* How many of the one-step loop's queries find a document (for the check above). */
-static size_t online_found(const uint64_t *v, size_t n)
-{
-    struct dedup_design d;
-    struct dedup_index *idx;
-    if (dedup_design_choose(3, n, 0, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
-        exit(2);
-    size_t f = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t doc;
-        unsigned dist;
-        int hit;
-        if (dedup_index_nearest(idx, v[i], 3, &doc, &dist, &hit) != DEDUP_OK ||
-            dedup_index_add(idx, v[i], "", 0, NULL) != DEDUP_OK)
-            exit(2);
-        f += (size_t)hit;
-    }
-    dedup_index_free(idx);
-    return f;
-}
-
 int main(int argc, char **argv)
 {
     int runs = 5;
@@ -391,18 +337,8 @@ int main(int argc, char **argv)
         if (orounds < 1 || orounds > 99)
             orounds = 3;
         uint64_t *v = gen(on, 42);
-        size_t want = online_found(v, on), got = 0;
-        for (int r = 0; r < orounds; r++) {
-            double one = online_cpu(v, on), many = online_batch_cpu(v, on, 1024, &got);
-            printf("online %zu: %.3f cpu s; nearest_add_many by 1024: %.3f cpu s (%.3fx)\n", on,
-                   one, many, many / one);
-            fflush(stdout);
-            if (got != want) {
-                fprintf(stderr, "bench_index: nearest_add_many found %zu, one step %zu\n", got,
-                        want);
-                return 2;
-            }
-        }
+        for (int r = 0; r < orounds; r++)
+            printf("online %zu: %.3f cpu s\n", on, online_cpu(v, on));
         free(v);
         if (qn) {
             uint64_t *vb = gen(qn, 4242);
