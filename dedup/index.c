@@ -2415,11 +2415,15 @@ fail:
  * it; the slots after the last entry are not scanned (line_end). Table 0's slots carry
  * their heads (line_head), so a match of table 0 needs no other read, and a match first
  * found in table t >= 1 finds its head with one more line of table 0 (lines_find0)
- * instead of a directory, a bucket and the head in a row. Built at the first query of a
- * main of at least lines_min fingerprints: 8 bytes a slot a table and 4 a slot of table 0
- * (about 1.25-2.5 slots a distinct fingerprint), beside the tables, which the rest of the
- * index (all pairs, saves, merges) keeps using. Where the design's key is too short for
- * 0.8 entries a slot, no lines are built and the directories serve. */
+ * instead of a directory, a bucket and the head in a row. Built by a query of a main of
+ * at least lines_min fingerprints once that main has answered nmain / lines_per queries
+ * (a short run of queries against a large saved index never pays for them: 3.6-5.3 CPU s
+ * at 10M here, mostly fresh pages): 8 bytes a slot a table and 4 a slot of table 0 (about
+ * 1.25-2.5 slots a distinct fingerprint: 1.4 GB beside 1.2 GB at 10M), beside the tables,
+ * which the rest of the index (all pairs, saves, merges) keeps using. Where the design's
+ * key is too short for 0.8 entries a slot (the 4-table design of 1M), no lines are built
+ * and the directories serve. One call a query against 10M: 1.12x main's rate at the median
+ * of 5 alternating processes at load 10-12, half the last-level misses (perf19h). */
 
 #ifndef IX_LINES_PREFETCH2
 #define IX_LINES_PREFETCH2 1
