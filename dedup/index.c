@@ -883,6 +883,8 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
         return rc;
     }
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
+    idx->lines_min = IX_LINES_MIN;
+    idx->lines_per = IX_LINES_PER;
     *out = idx;
     return DEDUP_OK;
 }
@@ -1011,8 +1013,24 @@ static void delta_clear(struct dedup_index *idx)
     idx->dd_bits = 0;
 }
 
+static void lines_free(struct dedup_index *idx)
+{
+    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
+        free(idx->line[t]);
+        idx->line[t] = NULL;
+        idx->line_end[t] = idx->line_cap[t] = 0;
+    }
+    free(idx->line_head);
+    idx->line_head = NULL;
+    idx->head_cap = 0;
+    idx->line_of = NULL;
+    idx->line_of_n = 0;
+}
+
 static void main_free(struct dedup_index *idx)
 {
+    idx->line_of = NULL; /* the lines' blocks stay for the next build (lines_ready) */
+    idx->asked = 0;
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
         if (idx->main_owned) {
             free(idx->tab[t]);
@@ -1036,6 +1054,7 @@ void dedup_index_free(struct dedup_index *idx)
     delta_clear(idx);
     slab_free(&idx->dslab);
     main_free(idx);
+    lines_free(idx);
     ix_scratch_release(idx);
     free(idx->tail_buf);
     free(idx->tail_fix);
@@ -2375,6 +2394,165 @@ fail:
     return DEDUP_ENOMEM;
 }
 
+/* ---- the probe's lines ----
+ *
+ * HOW IT WORKS: the lines. A probe of the sorted tables reads table t's directory entry
+ * for the query's key, and only then the bucket it points to: two reads in a row a table,
+ * each a miss against a large index (a dependent random read costs ~0.5 us on this
+ * project's VM, independent ones overlap: docs/BENCHMARKS.md, perf19g and perf19h). The
+ * lines hold table t's entries once more, sorted as in tab[t], but placed so that an
+ * entry whose top line_bits are b sits at slot b * IX_LINE_SLOTS or, when earlier entries
+ * have filled that, at the next free slot after them (a sorted array with gaps: its
+ * buckets spill forward into the next ones as a bucket-level linear probing would). With
+ * at most 0.8 entries a slot, bucket b's entries almost always lie within the line at
+ * b * IX_LINE_SLOTS and the one after it: addresses the key gives, so every table's two
+ * lines are requested at once and a query waits for one round of misses. The scan of
+ * bucket b runs from its first slot, skips earlier buckets' spilled entries (their top
+ * bits differ, so the key test rejects them: line_bits <= the design's shortest key), and
+ * stops at the first value above bucket b's range. A gap before slot (r + 1) * SLOTS
+ * holds (r + 1) << (64 - line_bits), the least value of bucket r + 1: above every bucket
+ * whose scan can reach it, and never read by bucket r + 1's own scan, which starts after
+ * it; the slots after the last entry are not scanned (line_end). Table 0's slots carry
+ * their heads (line_head), so a match of table 0 needs no other read, and a match first
+ * found in table t >= 1 finds its head with one more line of table 0 (lines_find0)
+ * instead of a directory, a bucket and the head in a row. Built by a query of a main of
+ * at least lines_min fingerprints once that main has answered nmain / lines_per queries
+ * (a short run of queries against a large saved index never pays for them: 3.6-5.3 CPU s
+ * at 10M here, mostly fresh pages): 8 bytes a slot a table and 4 a slot of table 0 (about
+ * 1.25-2.5 slots a distinct fingerprint: 1.4 GB beside 1.2 GB at 10M), beside the tables,
+ * which the rest of the index (all pairs, saves, merges) keeps using. Where the design's
+ * key is too short for 0.8 entries a slot (the 4-table design of 1M), no lines are built
+ * and the directories serve. One call a query against 10M: 1.12x main's rate at the median
+ * of 5 alternating processes at load 10-12, half the last-level misses (perf19h). */
+
+#ifndef IX_LINES_PREFETCH2
+#define IX_LINES_PREFETCH2 1
+#endif
+
+struct lines_job {
+    struct dedup_index *idx;
+    unsigned bits;
+    bool failed[DEDUP_MAX_TABLES];
+};
+
+/* The slots that the entries of sorted v[0..n) use, by the rule above (the last one's + 1). */
+static size_t lines_end(const uint64_t *v, uint32_t n, unsigned bits)
+{
+    size_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t s = (size_t)(v[i] >> (64 - bits)) * IX_LINE_SLOTS;
+        at = (at > s ? at : s) + 1;
+    }
+    return at;
+}
+
+/* A block for lines of `slots` slots of `size` bytes, line-aligned (bucket b is the line at
+ * b * IX_LINE_SLOTS), prefaulted; the old block when large enough (its pages are written:
+ * on this project's VM a fresh page costs about 10 us, 4 s for a 10M index's lines), else
+ * a new one and the old freed. NULL when out of memory (the old one kept). */
+static void *lines_block(void *old, size_t *cap, size_t slots, size_t size)
+{
+    if (old && *cap >= slots)
+        return old;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, slots * size) != 0)
+        return NULL;
+    prefault(p, slots * size);
+    free(old);
+    *cap = slots;
+    return p;
+}
+
+static void lines_table(void *arg, unsigned t)
+{
+    struct lines_job *j = arg;
+    struct dedup_index *idx = j->idx;
+    const uint64_t *v = idx->tab[t];
+    const unsigned sh = 64 - j->bits;
+    size_t cap = ((size_t)IX_LINE_SLOTS << j->bits) + 2 * IX_LINE_SLOTS;
+    size_t end = lines_end(v, idx->nmain, j->bits);
+    if (end + 2 * IX_LINE_SLOTS > cap)
+        cap = end + 2 * IX_LINE_SLOTS;
+    uint64_t *g = lines_block(idx->line[t], &idx->line_cap[t], cap, sizeof *g);
+    uint32_t *h = t == 0 ? lines_block(idx->line_head, &idx->head_cap, cap, sizeof *h) : NULL;
+    if (g)
+        idx->line[t] = g;
+    if (h)
+        idx->line_head = h;
+    if (!g || (t == 0 && !h)) {
+        j->failed[t] = true;
+        return;
+    }
+    size_t at = 0;
+    for (uint32_t i = 0; i < idx->nmain; i++) {
+        size_t b = (size_t)(v[i] >> sh), s = b * IX_LINE_SLOTS;
+        for (; at < s; at++) {
+            g[at] = (uint64_t)(at / IX_LINE_SLOTS + 1) << sh;
+            if (h)
+                h[at] = IX_NONE;
+        }
+        g[at] = v[i];
+        if (h)
+            h[at] = idx->head[i];
+        at++;
+    }
+    for (; at < cap; at++) { /* never scanned (past line_end): only prefetched */
+        g[at] = UINT64_MAX;
+        if (h)
+            h[at] = IX_NONE;
+    }
+    idx->line_end[t] = end;
+}
+
+/* Line bits for n entries: the fewest with at most 0.8 entries a slot, 0 when the design's
+ * shortest key is too short for that (no lines then). */
+static unsigned lines_bits_for(const struct dedup_index *idx, uint64_t n)
+{
+    unsigned bits = 1;
+    while (bits < 40 && ((uint64_t)IX_LINE_SLOTS << bits) * 4 < n * 5)
+        bits++;
+    return bits <= idx->design.key_bits_min && bits <= 32 ? bits : 0;
+}
+
+/* Builds the lines of the main tables when they are worth it and not built yet (or built
+ * for another main). Out of memory leaves the index without lines: the directories serve
+ * every query as before, so it is not an error. */
+static void lines_ready(struct dedup_index *idx)
+{
+    if (idx->lines_paused ||
+        (idx->line_of && idx->line_of == idx->tab[0] && idx->line_of_n == idx->nmain))
+        return;
+    idx->line_of = NULL;
+    if (idx->nmain < idx->lines_min || !idx->nmain || idx->lazy ||
+        (idx->lines_per && idx->asked < idx->nmain / idx->lines_per))
+        return;
+    unsigned bits = lines_bits_for(idx, idx->nmain);
+    if (!bits)
+        return;
+    struct lines_job j;
+    memset(&j, 0, sizeof j);
+    j.idx = idx;
+    j.bits = bits;
+    (void)ix_parallel(1, idx->ntables, lines_table, &j); /* one thread, as a query's merge */
+    for (unsigned t = 0; t < idx->ntables; t++)
+        if (j.failed[t])
+            return; /* no lines (the blocks made are kept for the next try) */
+    idx->line_bits = bits;
+    idx->line_of = idx->tab[0];
+    idx->line_of_n = idx->nmain;
+}
+
+/* The slot of fp in table 0's lines, or SIZE_MAX. */
+static inline size_t lines_find0(const struct dedup_index *idx, uint64_t fp)
+{
+    const uint64_t *g = idx->line[0];
+    for (size_t i = (size_t)(fp >> (64 - idx->line_bits)) * IX_LINE_SLOTS, e = idx->line_end[0];
+         i < e && g[i] <= fp; i++)
+        if (g[i] == fp)
+            return i;
+    return SIZE_MAX;
+}
+
 /* ---- queries ---- */
 
 /* Calls found(arg, x, distance, doc_head) for every distinct indexed fingerprint x within
@@ -2406,16 +2584,27 @@ static inline __attribute__((always_inline)) void probe_keys(const struct dedup_
     if (idx->ndelta)
         for (unsigned t = 0; t < nt; t++)
             __builtin_prefetch(&idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)]);
-    if (idx->nmain)
+    if (idx->line_of && !idx->lines_paused) {
+        /* the lines: every line the scan will read, requested now (no directory) */
+        const unsigned sh = 64 - idx->line_bits;
+        for (unsigned t = 0; t < nt; t++) {
+            const uint64_t *g = idx->line[t] + (size_t)(st->pq[t] >> sh) * IX_LINE_SLOTS;
+            __builtin_prefetch(g);
+            if (IX_LINES_PREFETCH2)
+                __builtin_prefetch(g + IX_LINE_SLOTS);
+        }
+        __builtin_prefetch(idx->line_head + (size_t)(q >> sh) * IX_LINE_SLOTS);
+    } else if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++)
             __builtin_prefetch(&idx->dir[t][ix_top(st->pq[t], idx->dir_bits)]);
+    }
 }
 
 static inline __attribute__((always_inline)) void probe_bounds(const struct dedup_index *idx,
                                                                struct probe_state *st)
 {
     unsigned nt = idx->ntables;
-    if (idx->nmain)
+    if (idx->nmain && (!idx->line_of || idx->lines_paused))
         for (unsigned t = 0; t < nt; t++) {
             uint64_t b = ix_top(st->pq[t], idx->dir_bits);
             uint32_t lo = idx->dir[t][b], hi = idx->dir[t][b + 1];
@@ -2438,7 +2627,36 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
 {
     unsigned nt = idx->ntables;
     const uint64_t q = st->q;
-    if (idx->nmain) {
+    if (idx->line_of && !idx->lines_paused) {
+        const unsigned sh = 64 - idx->line_bits;
+        const uint64_t low = UINT64_MAX >> idx->line_bits;
+        for (unsigned t = 0; t < nt; t++) {
+            const struct ix_perm *p = &idx->perm[t];
+            const uint64_t *g = idx->line[t];
+            const uint64_t pt = st->pq[t], keyhi = p->keyhi, lim = pt | low;
+            for (size_t i = (size_t)(pt >> sh) * IX_LINE_SLOTS, e = idx->line_end[t]; i < e; i++) {
+                /* the bucket ends at the first value above its range (an entry of a later
+                 * bucket or a gap); earlier buckets' spilled entries fail the key test */
+                uint64_t v = g[i];
+                if (v > lim)
+                    break;
+                uint64_t d = v ^ pt;
+                if (d & keyhi)
+                    continue;
+                unsigned dist = (unsigned)__builtin_popcountll(d);
+                if (dist > k)
+                    continue;
+                uint64_t x = t ? ix_unpermute(p, v) : v;
+                if (ix_first_table(idx, x ^ q) != t)
+                    continue;
+                size_t at = t ? lines_find0(idx, x) : i;
+                if (at == SIZE_MAX)
+                    continue; /* only in a forged file: a table entry not in table 0 */
+                if (found(arg, x, dist, idx->line_head[at]))
+                    return 1;
+            }
+        }
+    } else if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++) {
             const struct ix_perm *p = &idx->perm[t];
             const uint64_t *v = idx->tab[t];
@@ -2585,19 +2803,26 @@ void dedup_matches_release(struct dedup_matches *m)
     m->n = m->cap = 0;
 }
 
-/* Before a query: k within the design's, the pending adds absorbed, the tables built. */
-static enum dedup_code query_ready(struct dedup_index *idx, unsigned k)
+/* Before n queries: k within the design's, the pending adds absorbed, the tables built,
+ * the lines built when due (counting these queries). */
+static enum dedup_code query_ready(struct dedup_index *idx, unsigned k, uint64_t n)
 {
     if (k > idx->design.k)
         return DEDUP_EINVAL;
     enum dedup_code rc = absorb(idx);
-    return rc == DEDUP_OK ? ix_tables_ready(idx, 1) : rc;
+    if (rc == DEDUP_OK)
+        rc = ix_tables_ready(idx, 1);
+    if (rc == DEDUP_OK) {
+        idx->asked += n;
+        lines_ready(idx);
+    }
+    return rc;
 }
 
 enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned k,
                                   struct dedup_matches *out)
 {
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, 1);
     if (rc != DEDUP_OK)
         return rc;
     out->n = 0;
@@ -2627,7 +2852,7 @@ enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsign
                                     unsigned *distance, int *found)
 {
     *found = 0;
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, 1);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_acc acc = {IX_NONE, 65};
@@ -2668,7 +2893,7 @@ enum dedup_code dedup_index_nearest_many(struct dedup_index *idx, size_t n, cons
 {
     if (n)
         memset(found, 0, n);
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, n);
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_many_acc acc = {{IX_NONE, 65}, doc, distance, found};
@@ -2708,7 +2933,7 @@ enum dedup_code dedup_index_query_many(struct dedup_index *idx, size_t n, const 
 {
     if (stopped)
         *stopped = 0;
-    enum dedup_code rc = query_ready(idx, k);
+    enum dedup_code rc = query_ready(idx, k, n);
     if (rc != DEDUP_OK)
         return rc;
     struct dedup_matches m = {0};

@@ -22,6 +22,13 @@
 #define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
+#ifndef IX_LINES_MIN
+#define IX_LINES_MIN (1u << 21) /* the probe's lines for a main of this many fingerprints */
+#endif
+#ifndef IX_LINES_PER
+#define IX_LINES_PER 4u /* lines once a main answered a quarter as many queries as it holds */
+#endif
+#define IX_LINE_SLOTS 8u  /* slots of a line bucket: 64 bytes */
 #define IX_SCRATCH_MAX 4u /* scratch blocks an index holds (dedup_index_give_scratch) */
 
 /* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)
@@ -128,6 +135,27 @@ struct dedup_index {
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
     struct ix_slab dslab; /* the blocks of dbucket's vectors */
+
+    /* The probe's lines (index.c, "HOW IT WORKS: the lines"): table t's entries again,
+     * in 2^line_bits buckets of IX_LINE_SLOTS slots (one cache line) by their top
+     * line_bits, so a query reads one line a table whose address its key gives, instead of
+     * a directory line and then a bucket line. line_end[t]: the slots in use of line[t]
+     * (line_cap[t] allocated); line_head: the head of each slot of table 0 (head_cap).
+     * Built by the query of a main of at least lines_min fingerprints that has answered
+     * nmain / lines_per queries (query_ready); they hold the main tables while line_of is tab[0]
+     * (NULL: none) and line_of_n nmain. A merge leaves the blocks (their pages are written) for the
+     * next build; freed with the index; never saved. */
+    uint64_t *line[DEDUP_MAX_TABLES];
+    size_t line_end[DEDUP_MAX_TABLES], line_cap[DEDUP_MAX_TABLES];
+    uint32_t *line_head;
+    size_t head_cap;
+    unsigned line_bits;
+    const uint64_t *line_of;
+    uint32_t line_of_n;
+    uint32_t lines_min; /* IX_LINES_MIN from ix_new; tests set 0 (always), UINT32_MAX (never) */
+    uint32_t lines_per; /* built once the main answered nmain / lines_per queries (0: at once) */
+    uint64_t asked;     /* queries the main answered since it was built (main_free resets) */
+    bool lines_paused;  /* tests and benchmarks: the lines kept as they are but not used */
 
     /* the site template table saved with the index (NULL until asked for or loaded) */
     struct dedup_templates *templates;

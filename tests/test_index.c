@@ -1138,6 +1138,141 @@ static void test_index_corrupt_files(void)
     free(v);
 }
 
+/* nearest_many with the lines and with them paused (the directories): the same answers. */
+static int lines_vs_dirs(struct dedup_index *idx, const uint64_t *q, size_t nq, unsigned k)
+{
+    uint32_t *doc = malloc(2 * nq * sizeof *doc);
+    unsigned *dist = malloc(2 * nq * sizeof *dist);
+    unsigned char *found = malloc(2 * nq);
+    int bad = 0;
+    if (!doc || !dist || !found)
+        bad++;
+    for (int w = 0; w < 2 && !bad; w++) {
+        idx->lines_paused = w == 1;
+        bad += dedup_index_nearest_many(idx, nq, q, k, doc + w * nq, dist + w * nq,
+                                        found + w * nq) != DEDUP_OK;
+    }
+    idx->lines_paused = false;
+    for (size_t i = 0; i < nq && !bad; i++)
+        bad += found[i] != found[nq + i] ||
+               (found[i] && (doc[i] != doc[nq + i] || dist[i] != dist[nq + i]));
+    free(doc);
+    free(dist);
+    free(found);
+    return bad;
+}
+
+/* The probe's lines (index.c, HOW IT WORKS: the lines) for every k = 0..7, built for every
+ * main (lines_min 0): queries against brute force and against the directories, on sets
+ * whose buckets spill into the next ones (a quarter of the fingerprints share their top 10
+ * bits, others sit in the first and the last bucket), then query then add through the
+ * merges (the lines rebuilt in the blocks of the last), then saved and loaded. */
+static void test_index_lines_every_k(void)
+{
+    unsigned built = 0;
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 700 + k;
+        size_t n = 6000, nq = 400;
+        uint64_t *v = make_set(n, k);
+        for (size_t i = 0; i < n; i += 4) /* crowded buckets: they spill */
+            v[i] = (v[i] & (UINT64_MAX >> 10)) | ((uint64_t)0x2a5 << 54);
+        for (size_t i = 1; i < n; i += 50) /* the first and the last bucket */
+            v[i] = i % 100 == 1 ? v[i] >> 12 : v[i] | ((uint64_t)0xfff << 52);
+        for (size_t i = 2; i < n; i += 41)
+            v[i] = v[i - 1]; /* the same fingerprint twice */
+        struct dedup_index *idx = build(v, n, k, 0);
+        idx->lines_min = 0;
+        idx->lines_per = 0;
+        uint64_t *q = malloc(nq * sizeof *q);
+        CU_ASSERT_FATAL(q != NULL);
+        for (size_t i = 0; i < nq; i++)
+            q[i] = i % 4 == 0 ? rnd() : flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2)));
+        q[0] = 0;
+        q[1] = UINT64_MAX;
+        int bad = 0;
+        for (size_t i = 0; i < nq; i++)
+            bad += check_query(idx, v, n, q[i], k);
+        ASSERT_EQ(bad, 0);
+        ASSERT_EQ(lines_vs_dirs(idx, q, nq, k), 0);
+        if (idx->line_of) { /* a bucket's least value and the value before it: as a gap's */
+            const unsigned sh = 64 - idx->line_bits;
+            for (size_t i = 0; i < 200; i++) {
+                uint64_t b = v[rnd() % n] >> sh;
+                bad += check_query(idx, v, n, b << sh, k);
+                bad += check_query(idx, v, n, ((b + 1) << sh) - 1, k);
+                bad += check_query(idx, v, n, (b + 1) << sh, k);
+            }
+            ASSERT_EQ(bad, 0);
+        }
+        const bool has_lines = idx->line_of != NULL;
+        if (has_lines) { /* by default only once the main answered nmain / 4 queries */
+            ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
+            idx->lines_per = 4;
+            idx->line_of = NULL; /* as a merge leaves them */
+            idx->asked = 0;
+            uint32_t qd[64];
+            unsigned qs[64];
+            unsigned char qf[64];
+            size_t asked = 0;
+            while (asked + 64 < idx->nmain / 4) {
+                ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, 64, q, k, qd, qs, qf), DEDUP_OK);
+                asked += 64;
+            }
+            CU_ASSERT(idx->line_of == NULL);
+            ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, 64, q, k, qd, qs, qf), DEDUP_OK);
+            CU_ASSERT(idx->line_of != NULL);
+        }
+        built += has_lines;
+        dedup_index_free(idx);
+
+        /* query then add: each merge's main gets lines at the next query */
+        struct dedup_design d;
+        ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        idx->lines_min = 0;
+        idx->lines_per = 0;
+        unsigned rebuilt = 0;
+        const uint64_t *last = NULL;
+        for (size_t i = 0; i < n; i++) {
+            if (i % 5 == 0 || i % 41 == 2) {
+                bad += check_query(idx, v, i, v[i], k);
+                bad += check_query(idx, v, i, flip_bits(v[i], k), k);
+                if (idx->line_of && idx->line_of != last) {
+                    rebuilt++;
+                    last = idx->line_of;
+                }
+            }
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+        }
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(rebuilt >= (has_lines ? 1u : 0u));
+        ASSERT_EQ(lines_vs_dirs(idx, q, nq, k), 0); /* the main's lines and the delta */
+        ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK); /* the lines rebuilt in their blocks */
+        for (size_t i = 0; i < nq; i++)
+            bad += check_query(idx, v, n, q[i], k);
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(!has_lines || (idx->line_of != NULL && idx->ndelta == 0));
+        ASSERT_EQ(lines_vs_dirs(idx, q, nq, k), 0);
+
+        char *path = tmp_path("lines.idx");
+        struct dedup_file_error err;
+        ASSERT_EQ_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
+        dedup_index_free(idx);
+        ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
+        idx->lines_min = 0;
+        idx->lines_per = 0;
+        for (size_t i = 0; i < nq; i++)
+            bad += check_query(idx, v, n, q[i], k);
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(!has_lines || idx->line_of != NULL);
+        dedup_index_free(idx);
+        unlink(path);
+        free(q);
+        free(v);
+    }
+    CU_ASSERT(built >= 6); /* the shortest keys of k = 7 may be too short for lines */
+}
+
 static void test_index_bad_arguments(void)
 {
     struct dedup_design d;
@@ -1183,6 +1318,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_span", test_index_span);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_online_every_k", test_index_online_every_k);
+    CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);

@@ -143,6 +143,7 @@ static double query_rate(struct dedup_index *idx, const uint64_t *v, size_t n, s
     unsigned dist;
     int hit;
     size_t found = 0;
+    idx->lines_per = 0; /* the probe's lines, where the design has them, before timing too */
     if (dedup_index_nearest(idx, 0, 3, &doc, &dist, &hit) != DEDUP_OK) /* absorb before timing */
         exit(2);
     double t0 = cpu_now();
@@ -353,16 +354,23 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--queries") == 0) {
-        /* bench_index --queries [N [ROUNDS]]: 1M queries against an index of N fingerprints
-         * (default 10M) a round, ROUNDS rounds (default 5), one call a query and batched
-         * (dedup_index_nearest_many) alternating in blocks of 50,000 (the same queries
-         * both ways), CPU time of each summed over the round: for choosing IX_BATCH_DEPTH */
+        /* bench_index --queries [N [ROUNDS [LINES_MIN [paired]]]]: 1M queries against an
+         * index of N fingerprints (default 10M) a round, ROUNDS rounds (default 5), one call
+         * a query and batched (dedup_index_nearest_many) alternating in blocks of 50,000
+         * (the same queries every way), CPU time of each summed over the round: for choosing
+         * IX_BATCH_DEPTH. The probe's lines (index.c) are built at the first query. With
+         * "paired", the same blocks run again with the lines paused (the directories) and the
+         * ratios are printed: the two ways evict each other's lines, so a process of one way
+         * against main's build is the figure to quote (docs/BENCHMARKS.md, perf19h) */
         size_t qn = argc > 2 ? (size_t)atoll(argv[2]) : big;
         int rounds = argc > 3 ? atoi(argv[3]) : 5;
         uint64_t *vb = gen(qn, 4242);
         struct dedup_index *idx = build(vb, qn, 0);
         if (ix_compact(idx, 2) != DEDUP_OK)
             return 2;
+        if (argc > 4) /* LINES_MIN: lines from a main of this many (default IX_LINES_MIN) */
+            idx->lines_min = (uint32_t)strtoul(argv[4], NULL, 10);
+        idx->lines_per = 0; /* lines at the first query: a long-running index's steady state */
         const size_t nq = 1000000, blk = 50000;
         uint64_t *q = malloc(nq * sizeof *q);
         uint32_t *bdoc = malloc(blk * sizeof *bdoc);
@@ -373,35 +381,58 @@ int main(int argc, char **argv)
         rng = 777;
         for (size_t i = 0; i < nq; i++)
             q[i] = i % 2 ? rnd() : vb[rnd() % qn] ^ ((uint64_t)1 << (rnd() % 64));
+        {
+            uint32_t doc;
+            unsigned dist;
+            int hit;
+            double c0 = cpu_now(); /* the first query builds the lines, if any */
+            if (dedup_index_nearest(idx, 0, 3, &doc, &dist, &hit) != DEDUP_OK)
+                return 2;
+            if (idx->line_of)
+                printf("lines: %u bits, %.3f cpu s to build\n", idx->line_bits, cpu_now() - c0);
+        }
+        const int ways = /* way 1: the lines paused */
+            idx->line_of && argc > 5 && strcmp(argv[5], "paired") == 0 ? 2 : 1;
         for (int r = 0; r < rounds; r++) {
-            double one = 0, many = 0;
-            size_t f1 = 0, f2 = 0;
-            for (size_t b = 0; b < nq; b += blk) {
-                uint32_t doc;
-                unsigned dist;
-                int hit;
-                double c0 = cpu_now();
-                for (size_t i = b; i < b + blk; i++)
-                    f1 +=
-                        (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &hit) == DEDUP_OK &&
-                                 hit);
-                double c1 = cpu_now();
-                for (size_t i = b; i < b + blk; i += QUERY_BATCH) {
-                    size_t m = b + blk - i < QUERY_BATCH ? b + blk - i : QUERY_BATCH;
-                    if (dedup_index_nearest_many(idx, m, q + i, 3, bdoc, bdist, bfound) != DEDUP_OK)
-                        return 2;
-                    for (size_t j = 0; j < m; j++)
-                        f2 += bfound[j];
+            double one[2] = {0, 0}, many[2] = {0, 0};
+            size_t f1[2] = {0, 0}, f2[2] = {0, 0};
+            for (size_t b = 0; b < nq; b += blk)
+                for (int w0 = 0; w0 < ways; w0++) {
+                    int w = (int)((b / blk + (size_t)w0) % (size_t)ways); /* alternate first */
+                    idx->lines_paused = w == 1;
+                    uint32_t doc;
+                    unsigned dist;
+                    int hit;
+                    double c0 = cpu_now();
+                    for (size_t i = b; i < b + blk; i++)
+                        f1[w] += (size_t)(dedup_index_nearest(idx, q[i], 3, &doc, &dist, &hit) ==
+                                              DEDUP_OK &&
+                                          hit);
+                    double c1 = cpu_now();
+                    for (size_t i = b; i < b + blk; i += QUERY_BATCH) {
+                        size_t m = b + blk - i < QUERY_BATCH ? b + blk - i : QUERY_BATCH;
+                        if (dedup_index_nearest_many(idx, m, q + i, 3, bdoc, bdist, bfound) !=
+                            DEDUP_OK)
+                            return 2;
+                        for (size_t j = 0; j < m; j++)
+                            f2[w] += bfound[j];
+                    }
+                    one[w] += c1 - c0;
+                    many[w] += cpu_now() - c1;
                 }
-                one += c1 - c0;
-                many += cpu_now() - c1;
-            }
-            if (f1 != f2) {
-                fprintf(stderr, "bench_index: batched found %zu, one at a time %zu\n", f2, f1);
+            idx->lines_paused = false;
+            if (f1[0] != f2[0] || (ways == 2 && (f1[1] != f1[0] || f2[1] != f2[0]))) {
+                fprintf(stderr, "bench_index: found %zu %zu (lines), %zu %zu (directories)\n",
+                        f1[0], f2[0], f1[1], f2[1]);
                 return 2;
             }
             printf("queries against %zu: one at a time %.0f /s, batched %.0f /s (%.3fx)\n", qn,
-                   (double)nq / one, (double)nq / many, one / many);
+                   (double)nq / one[0], (double)nq / many[0], one[0] / many[0]);
+            if (ways == 2)
+                printf("  lines paused: one at a time %.0f /s, batched %.0f /s; time lines / "
+                       "paused: one at a time %.3fx, batched %.3fx\n",
+                       (double)nq / one[1], (double)nq / many[1], one[0] / one[1],
+                       many[0] / many[1]);
             fflush(stdout);
         }
         free(q);
