@@ -446,6 +446,15 @@ void dedup_index_set_templates(struct dedup_index *idx, struct dedup_templates *
 /* Hands idx's template table over (NULL: none made yet): caller frees it, or gives it to
  * another index with dedup_index_set_templates(); idx has none afterwards. */
 struct dedup_templates *dedup_index_take_templates(struct dedup_index *idx);
+/* The probe's lines (dedup/index.c, "the probe's lines"): off by default. On, an index whose
+ * main holds at least 2^21 fingerprints builds them once it has answered a quarter as many
+ * queries as it holds: one query reads one line a table whose address its key gives, instead
+ * of a directory line and then a bucket line. Measured (docs/BENCHMARKS.md, perf19h): one
+ * call a query against 10M 1.12x the rate without them at the median (0.97-1.33x), half
+ * the last-level misses, for about 141 bytes more a fingerprint (1.4 GB at 10M) and 3.6-5.3
+ * CPU s to build at 10M. For a long-running process with memory to spare; off, the memory
+ * of lines already built is freed. Not saved: a loaded index starts with them off. */
+void dedup_index_set_probe_lines(struct dedup_index *idx, int on);
 unsigned dedup_index_k(const struct dedup_index *idx); /* largest k a query may ask for */
 uint32_t dedup_index_doc_count(const struct dedup_index *idx);
 /* Distinct fingerprints (absorbs pending adds first; DEDUP_ENOMEM leaves them pending and

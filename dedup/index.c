@@ -883,7 +883,7 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
         return rc;
     }
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
-    idx->lines_min = IX_LINES_MIN;
+    idx->lines_min = UINT32_MAX; /* the probe's lines: off (dedup_index_set_probe_lines) */
     idx->lines_per = IX_LINES_PER;
     *out = idx;
     return DEDUP_OK;
@@ -1025,6 +1025,13 @@ static void lines_free(struct dedup_index *idx)
     idx->head_cap = 0;
     idx->line_of = NULL;
     idx->line_of_n = 0;
+}
+
+void dedup_index_set_probe_lines(struct dedup_index *idx, int on)
+{
+    idx->lines_min = on ? IX_LINES_MIN : UINT32_MAX;
+    if (!on)
+        lines_free(idx);
 }
 
 static void main_free(struct dedup_index *idx)
@@ -2415,7 +2422,9 @@ fail:
  * it; the slots after the last entry are not scanned (line_end). Table 0's slots carry
  * their heads (line_head), so a match of table 0 needs no other read, and a match first
  * found in table t >= 1 finds its head with one more line of table 0 (lines_find0)
- * instead of a directory, a bucket and the head in a row. Built by a query of a main of
+ * instead of a directory, a bucket and the head in a row. Off unless the caller turns them
+ * on (dedup_index_set_probe_lines: the memory below is the caller's to spend); then built by
+ * a query of a main of
  * at least lines_min fingerprints once that main has answered nmain / lines_per queries
  * (a short run of queries against a large saved index never pays for them: 3.6-5.3 CPU s
  * at 10M here, mostly fresh pages): 8 bytes a slot a table and 4 a slot of table 0 (about

@@ -368,6 +368,7 @@ int main(int argc, char **argv)
         struct dedup_index *idx = build(vb, qn, 0);
         if (ix_compact(idx, 2) != DEDUP_OK)
             return 2;
+        dedup_index_set_probe_lines(idx, 1); /* off by default: this measures them */
         if (argc > 4) /* LINES_MIN: lines from a main of this many (default IX_LINES_MIN) */
             idx->lines_min = (uint32_t)strtoul(argv[4], NULL, 10);
         idx->lines_per = 0; /* lines at the first query: a long-running index's steady state */
