@@ -766,6 +766,13 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     uint32_t lca = common_ancestor(w, w->blocks[h].elem, best);
     if (lca == EX_NONE || lca == best || w->elems[lca].tag == T_html)
         return best;
+    /* a heading in the generator's other area beside it (Javadoc's and Groovydoc's title
+     * in div.header beside div.contentContainer) comes with that area (step 4): widening
+     * to their parent would keep every visible block of it, the navigation bar's too */
+    if (*whole)
+        for (uint32_t a = w->blocks[h].elem; a != EX_NONE && a != lca; a = w->elems[a].parent)
+            if ((w->elems[a].flags & EX_E_AREA) && w->elems[a].parent == be->parent)
+                return best;
     if (added_ld(s, &w->elems[lca], be) >= AREA_MAX_LD)
         return best;
     return lca;

@@ -990,6 +990,11 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
         }
         *weight += m->weight;
         *unlikely |= m->unlikely;
+        /* Javadoc (1.2 to 8) and Groovydoc mark the current page's cell of their
+         * navigation bar, above the title, "navBarCell1Rev": a page of the Javadoc layout
+         * whether or not it says so in <meta name="generator"> (Groovydoc does not) */
+        if (st->generator == GEN_OTHER && first_word_is(low, "navbarcell1rev"))
+            st->generator = GEN_JAVADOC;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
         e->class_hash = (uint32_t)(h >> 32) | 1;
