@@ -91,7 +91,7 @@ struct class_memo {
 };
 
 /* Site generators whose page layout walk.c knows (<meta name="generator" content=...>). */
-enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC, GEN_DOCBOOK };
+enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC, GEN_DOCBOOK, GEN_HADDOCK };
 
 struct state {
     struct ex_walk *w;
@@ -654,7 +654,9 @@ static int generator_area(const char *v)
  * the build); Doxygen puts the title in div.header and the rest in div.contents; DocBook
  * XSL and GTK-Doc name the div after the DocBook element (chapter, article, book...); Javadoc
  * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
- * div.contentContainer.
+ * div.contentContainer; Haddock puts the module's header, table of contents, description,
+ * synopsis and interface in div#content (the package's name and links are div#package-header,
+ * the build line div#footer).
  */
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
@@ -663,6 +665,8 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
                                                   first_word_is(low, "contentcontainer")));
     if (tag != T_div)
         return 0;
+    if (g == GEN_HADDOCK)
+        return strcmp(low, "content") == 0;
     if (g == GEN_ASCIIDOC)
         return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
     if (g == GEN_DOXYGEN)
@@ -1006,6 +1010,10 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
         class_hints(low, weight, unlikely);
         if (strcmp(low, "author") == 0)
             *unlikely |= HINT_UNLIKELY; /* the author's box (a byline is a class, not an id) */
+        /* Haddock writes no <meta name="generator">; its pages open with
+         * div#package-header ("aeson-2.0.3.0: Fast JSON parsing and encoding") */
+        if (st->generator == GEN_OTHER && tag == T_div && strcmp(low, "package-header") == 0)
+            st->generator = GEN_HADDOCK;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
         if (area_chrome(low))
