@@ -312,8 +312,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if ((e->tag) != T_div && (e->tag) != T_table && (e->tag) != T_form && (e->tag) != T_fieldset &&
         (e->tag) != T_ul && (e->tag) != T_ol)
         return 0;
-    /* readability keeps data tables, what lies inside them and what holds them */
-    if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA))
+    /* readability keeps data tables, what lies inside them and what holds them; a
+     * docutils div.section is a <section>, never cleaned (step 5) */
+    if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA | EX_E_SECTION))
         return 0;
     if (e->weight < 0)
         return 1;

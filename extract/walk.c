@@ -1119,6 +1119,10 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         e->flags |= EX_E_TABLE;
     if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
         e->flags |= EX_E_LIST;
+    /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
+     * nimdoc and other docutils-style generators still do): a <section> by another name */
+    if (tag == T_section || (tag == T_div && at->cls && first_word_is(at->cls, "section")))
+        e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
     e->weight = (int16_t)weight;
