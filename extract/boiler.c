@@ -333,6 +333,17 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     return 0;
 }
 
+/* A header cell of a data table, linked or not, is the label of its row or column
+ * (Apache's module tables: "Description:", "Status:" each link to the glossary), not a
+ * link list: it stays with the values it labels. */
+static int data_label(const struct ex_walk *w, const struct ex_block *blk)
+{
+    if (blk->elem == EX_NONE)
+        return 0;
+    const struct ex_elem *e = &w->elems[blk->elem];
+    return e->tag == T_th && (e->flags & EX_E_IN_DATA);
+}
+
 static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
 {
     return i > anc && i < w->elems[anc].end_elem;
@@ -371,7 +382,7 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
     }
     for (uint32_t b = r->first_block; b < r->end_block; b++) {
         struct ex_block *blk = &w->blocks[b];
-        if (!s->visible[b] || (link_heavy(blk) && !blk->heading))
+        if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
