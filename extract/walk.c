@@ -631,7 +631,8 @@ static void class_hints(const char *v, int *weight, int *unlikely)
  * of the class attribute), where the name says so on any page: DocBook XSL's sect1 and
  * refentry (its other element names, "chapter", "article", "index", are common class
  * names elsewhere: generator_layout() takes them on DocBook pages only), Texinfo's
- * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content. (Sphinx,
+ * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content, odoc's (OCaml)
+ * header.odoc-preamble (the title and the module's introduction) and div.odoc-content. (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
@@ -639,6 +640,8 @@ static int generator_area(const char *v)
 {
     static const char *const names[] = {"chapter-level-extent",
                                         "md-content--inner",
+                                        "odoc-content",
+                                        "odoc-preamble",
                                         "refentry",
                                         "sect1",
                                         "section-level-extent",
@@ -1057,7 +1060,7 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         e->flags |= EX_E_COMMENT;
     if ((unlikely & HINT_HIDING) && tag != T_html && tag != T_body)
         at->hidden = 1;
-    int area = ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main)) ||
+    int area = ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main || tag == T_header)) ||
                (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
     if (area) {
         e->flags |= EX_E_AREA;
@@ -1090,7 +1093,7 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
         boiler = 1;
         weight -= HINT_WEIGHT;
-    } else if (tag == T_header && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
+    } else if (tag == T_header && !area && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
         boiler = 1;
     }
     /* forms are comment, search and sign-up forms (unless one wraps the page, which
@@ -1121,7 +1124,7 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         e->flags |= EX_E_LIST;
     /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
      * nimdoc and other docutils-style generators still do): a <section> by another name */
-    if (tag == T_section || (tag == T_div && at->cls && first_word_is(at->cls, "section")))
+    if (tag == T_div && at->cls && first_word_is(at->cls, "section"))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
