@@ -638,15 +638,10 @@ static void class_hints(const char *v, int *weight, int *unlikely)
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {"chapter-level-extent",
-                                        "md-content--inner",
-                                        "odoc-content",
-                                        "odoc-preamble",
-                                        "refentry",
-                                        "sect1",
-                                        "section-level-extent",
-                                        "td-content",
-                                        "unnumbered-level-extent"};
+    static const char *const names[] = {
+        "chapter-level-extent", "md-content--inner", "odoc-content",
+        "odoc-preamble",        "refentry",          "sect1",
+        "section-level-extent", "td-content",        "unnumbered-level-extent"};
     return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
@@ -1060,8 +1055,9 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         e->flags |= EX_E_COMMENT;
     if ((unlikely & HINT_HIDING) && tag != T_html && tag != T_body)
         at->hidden = 1;
-    int area = ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main || tag == T_header)) ||
-               (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
+    int area =
+        ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main || tag == T_header)) ||
+        (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
     if (area) {
         e->flags |= EX_E_AREA;
         unlikely = 0;
