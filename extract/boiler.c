@@ -312,8 +312,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if ((e->tag) != T_div && (e->tag) != T_table && (e->tag) != T_form && (e->tag) != T_fieldset &&
         (e->tag) != T_ul && (e->tag) != T_ol)
         return 0;
-    /* readability keeps data tables, what lies inside them and what holds them */
-    if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA))
+    /* readability keeps data tables, what lies inside them and what holds them; a
+     * docutils div.section is a <section>, never cleaned (step 5) */
+    if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA | EX_E_SECTION))
         return 0;
     if (e->weight < 0)
         return 1;
@@ -330,6 +331,17 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return 1;
     return 0;
+}
+
+/* A header cell of a data table, linked or not, is the label of its row or column
+ * (Apache's module tables: "Description:", "Status:" each link to the glossary), not a
+ * link list: it stays with the values it labels. */
+static int data_label(const struct ex_walk *w, const struct ex_block *blk)
+{
+    if (blk->elem == EX_NONE)
+        return 0;
+    const struct ex_elem *e = &w->elems[blk->elem];
+    return e->tag == T_th && (e->flags & EX_E_IN_DATA);
 }
 
 static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
@@ -370,7 +382,7 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
     }
     for (uint32_t b = r->first_block; b < r->end_block; b++) {
         struct ex_block *blk = &w->blocks[b];
-        if (!s->visible[b] || (link_heavy(blk) && !blk->heading))
+        if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
@@ -766,6 +778,13 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     uint32_t lca = common_ancestor(w, w->blocks[h].elem, best);
     if (lca == EX_NONE || lca == best || w->elems[lca].tag == T_html)
         return best;
+    /* a heading in the generator's other area beside it (Javadoc's and Groovydoc's title
+     * in div.header beside div.contentContainer) comes with that area (step 4): widening
+     * to their parent would keep every visible block of it, the navigation bar's too */
+    if (*whole)
+        for (uint32_t a = w->blocks[h].elem; a != EX_NONE && a != lca; a = w->elems[a].parent)
+            if ((w->elems[a].flags & EX_E_AREA) && w->elems[a].parent == be->parent)
+                return best;
     if (added_ld(s, &w->elems[lca], be) >= AREA_MAX_LD)
         return best;
     return lca;

@@ -91,7 +91,7 @@ struct class_memo {
 };
 
 /* Site generators whose page layout walk.c knows (<meta name="generator" content=...>). */
-enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC, GEN_DOCBOOK };
+enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC, GEN_DOCBOOK, GEN_HADDOCK };
 
 struct state {
     struct ex_walk *w;
@@ -631,19 +631,17 @@ static void class_hints(const char *v, int *weight, int *unlikely)
  * of the class attribute), where the name says so on any page: DocBook XSL's sect1 and
  * refentry (its other element names, "chapter", "article", "index", are common class
  * names elsewhere: generator_layout() takes them on DocBook pages only), Texinfo's
- * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content. (Sphinx,
+ * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content, odoc's (OCaml)
+ * header.odoc-preamble (the title and the module's introduction) and div.odoc-content. (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {"chapter-level-extent",
-                                        "md-content--inner",
-                                        "refentry",
-                                        "sect1",
-                                        "section-level-extent",
-                                        "td-content",
-                                        "unnumbered-level-extent"};
+    static const char *const names[] = {
+        "chapter-level-extent", "md-content--inner", "odoc-content",
+        "odoc-preamble",        "refentry",          "sect1",
+        "section-level-extent", "td-content",        "unnumbered-level-extent"};
     return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
@@ -654,7 +652,9 @@ static int generator_area(const char *v)
  * the build); Doxygen puts the title in div.header and the rest in div.contents; DocBook
  * XSL and GTK-Doc name the div after the DocBook element (chapter, article, book...); Javadoc
  * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
- * div.contentContainer.
+ * div.contentContainer; Haddock puts the module's header, table of contents, description,
+ * synopsis and interface in div#content (the package's name and links are div#package-header,
+ * the build line div#footer).
  */
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
@@ -663,6 +663,8 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
                                                   first_word_is(low, "contentcontainer")));
     if (tag != T_div)
         return 0;
+    if (g == GEN_HADDOCK)
+        return strcmp(low, "content") == 0;
     if (g == GEN_ASCIIDOC)
         return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
     if (g == GEN_DOXYGEN)
@@ -990,6 +992,11 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
         }
         *weight += m->weight;
         *unlikely |= m->unlikely;
+        /* Javadoc (1.2 to 8) and Groovydoc mark the current page's cell of their
+         * navigation bar, above the title, "navBarCell1Rev": a page of the Javadoc layout
+         * whether or not it says so in <meta name="generator"> (Groovydoc does not) */
+        if (st->generator == GEN_OTHER && first_word_is(low, "navbarcell1rev"))
+            st->generator = GEN_JAVADOC;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
         e->class_hash = (uint32_t)(h >> 32) | 1;
@@ -1001,6 +1008,10 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
         class_hints(low, weight, unlikely);
         if (strcmp(low, "author") == 0)
             *unlikely |= HINT_UNLIKELY; /* the author's box (a byline is a class, not an id) */
+        /* Haddock writes no <meta name="generator">; its pages open with
+         * div#package-header ("aeson-2.0.3.0: Fast JSON parsing and encoding") */
+        if (st->generator == GEN_OTHER && tag == T_div && strcmp(low, "package-header") == 0)
+            st->generator = GEN_HADDOCK;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
         if (area_chrome(low))
@@ -1044,8 +1055,9 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         e->flags |= EX_E_COMMENT;
     if ((unlikely & HINT_HIDING) && tag != T_html && tag != T_body)
         at->hidden = 1;
-    int area = ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main)) ||
-               (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
+    int area =
+        ((unlikely & HINT_GENERATOR) && (tag == T_div || tag == T_main || tag == T_header)) ||
+        (st->generator != GEN_OTHER && generator_layout(st->generator, tag, ""));
     if (area) {
         e->flags |= EX_E_AREA;
         unlikely = 0;
@@ -1077,7 +1089,7 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
         boiler = 1;
         weight -= HINT_WEIGHT;
-    } else if (tag == T_header && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
+    } else if (tag == T_header && !area && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
         boiler = 1;
     }
     /* forms are comment, search and sign-up forms (unless one wraps the page, which
@@ -1106,6 +1118,10 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         e->flags |= EX_E_TABLE;
     if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
         e->flags |= EX_E_LIST;
+    /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
+     * nimdoc and other docutils-style generators still do): a <section> by another name */
+    if (tag == T_div && at->cls && first_word_is(at->cls, "section"))
+        e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
     e->weight = (int16_t)weight;

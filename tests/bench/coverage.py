@@ -10,9 +10,16 @@ under ~/.cache/simcrawl-dev/sites/PKG/) two checks:
   (b) words: the extracted text holds >= 90% of the words of the content area (multiset
       recall: sum over words of min(count in text, count in area) / words in area).
 The content area is chosen per generator, by the markup the generator writes (see RULES);
-<main>, <article>, role=main and finally <body> are the fallback. script, style,
-template, noscript and svg never count. Prints per site: pages, the share of pages
-passing (a), (b), and both; -v adds every failing page with its figures, worst first.
+<main>, <article>, role=main and finally the generic rule are the fallback: <body> less
+<nav>, <header>, <footer>, <aside> and the elements whose class or id says nav, menu,
+sidebar, toc, breadcrumb or footer (CHROME). --generic uses that fallback alone on every
+page (main, article, role=main, else the generic body), so that a site of a generator
+RULES does not know is judged the same way as one it does. script, style, template,
+noscript and svg never count. Prints per site: pages, the share of pages passing (a),
+(b), and both, then the share of pages under 50% and under 90% of the words and the
+pages that extract to (almost) nothing (fewer than 10 words out of a content area of 30
+or more); -v adds every failing page with its figures, worst first; --table prints one
+Markdown row a site instead.
 Python stdlib only (html.parser); the binary runs in a pool of --jobs threads (2)."""
 import argparse, collections, concurrent.futures, glob, os, re, subprocess, sys
 from html.parser import HTMLParser
@@ -138,6 +145,27 @@ def sqlite_chrome(n):
             and n.parent.tag == 'body')
 
 
+CHROME_TAGS = {'nav', 'header', 'footer', 'aside'}
+CHROME_WORDS = re.compile(r'nav|menu|sidebar|breadcrumb|footer|(?:^|[-_ ])toc(?:$|[-_ ])', re.I)
+
+
+def chrome(n):
+    """Site chrome by its markup: HTML5 sectioning for navigation, or a class/id that
+    names it (navbar, sphinxsidebar, menu, toc, breadcrumbs, footer, ...)."""
+    if n.tag in CHROME_TAGS:
+        return True
+    if n.tag in ('body', 'html'):
+        return False
+    return bool(CHROME_WORDS.search(n.attrs.get('class', '') + ' ' + n.attrs.get('id', '')))
+
+
+GENERIC = [
+    ('role-main', lambda t: True, lambda n: n.attrs.get('role') == 'main', chrome, None),
+    ('main', lambda t: True, has('main'), chrome, None),
+    ('article', lambda t: True, has('article'), chrome, None),
+    ('generic-body', lambda t: True, has('body'), chrome, None),
+]
+
 # (name, applies(tree), include predicate, exclude predicate, title predicate)
 # include: the outermost matches, in page order, together are the content area.
 RULES = [
@@ -164,16 +192,15 @@ RULES = [
      lambda n: False, None),
     ('main', lambda t: True, has('main'), lambda n: False, None),
     ('article', lambda t: True, has('article'), lambda n: False, None),
-    ('body', lambda t: True, has('body'), lambda n: False, None),
-]
+] + GENERIC[3:]
 
 
 TOC = any_of(has('div', cls='toc'), has('div', cls='toctree-wrapper'))
 
 
-def content_area(t, skip_toc=False):
+def content_area(t, skip_toc=False, generic=False):
     """(rule name, content-area words, heading words) of a parsed page."""
-    for name, applies, inc, exc0, title in RULES:
+    for name, applies, inc, exc0, title in (GENERIC if generic else RULES):
         exc = (lambda n, e=exc0: e(n) or TOC(n)) if skip_toc else exc0
         if not applies(t):
             continue
@@ -198,7 +225,7 @@ def content_area(t, skip_toc=False):
     return 'none', [], []
 
 
-def check(bin_, path, skip_toc=False):
+def check(bin_, path, skip_toc=False, generic=False):
     raw = open(path, 'rb').read()
     t = Tree()
     try:
@@ -206,7 +233,7 @@ def check(bin_, path, skip_toc=False):
         t.close()
     except Exception:  # html.parser only fails on pathological input; count it
         pass
-    rule, area, head = content_area(t, skip_toc)
+    rule, area, head = content_area(t, skip_toc, generic)
     r = subprocess.run([bin_, 'extract', '--text', path], capture_output=True)
     got = words(r.stdout.decode('utf-8', errors='replace'))
     starts = not head or got[:len(head)] == head
@@ -214,7 +241,8 @@ def check(bin_, path, skip_toc=False):
     kept = sum(min(c, cg[w]) for w, c in ca.items())
     recall = kept / len(area) if area else 1.0
     return dict(path=path, rule=rule, head=' '.join(head), starts=starts, area=len(area),
-                kept=kept, recall=recall, first=' '.join(got[:8]), rc=r.returncode)
+                kept=kept, recall=recall, first=' '.join(got[:8]), rc=r.returncode,
+                got=len(got), empty=len(got) < 10 and len(area) >= 30)
 
 
 def main():
@@ -231,6 +259,15 @@ def main():
     ap.add_argument('--skip-toc', action='store_true',
                     help="leave tables of contents (DocBook div.toc, Sphinx div.toctree-wrapper) "
                          "out of the content area: chapter pages are then judged on their own text")
+    ap.add_argument('--generic', action='store_true',
+                    help='the generic content area on every page (main, article, role=main, '
+                         'else body less navigation), whatever the generator')
+    ap.add_argument('--max-pages', type=int, default=0,
+                    help='at most this many pages a site, evenly spaced over the sorted '
+                         'file list (0: all)')
+    ap.add_argument('--table', action='store_true',
+                    help='one Markdown table row a site: pages, < 50%%, < 90%%, (almost) '
+                         'nothing, starts with the heading')
     ap.add_argument('-v', action='store_true', help='list the failing pages, worst first')
     a = ap.parse_args()
     sites = [s for arg in a.site for s in arg.split(',') if s]
@@ -240,9 +277,18 @@ def main():
         if not os.path.isdir(root):
             sys.exit(f'coverage: no folder {root}: run tests/bench/sites.sh first')
         files = sorted(glob.glob(root + '/**/*.html', recursive=True))
+        if a.max_pages and len(files) > a.max_pages:
+            files = [files[i * len(files) // a.max_pages] for i in range(a.max_pages)]
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-            res = list(ex.map(lambda f: check(a.bin, f, a.skip_toc), files))
+            res = list(ex.map(lambda f: check(a.bin, f, a.skip_toc, a.generic), files))
         n = max(1, len(res))
+        lt50 = sum(r['recall'] < 0.5 for r in res)
+        lt90 = sum(r['recall'] < 0.9 for r in res)
+        empty = sum(r['empty'] for r in res)
+        if a.table:
+            print(f'| {pkg} | {len(res)} | {100 * lt50 / n:.1f}% | {100 * lt90 / n:.1f}% | '
+                  f'{empty} | {100 * sum(r["starts"] for r in res) / n:.1f}% |', flush=True)
+            continue
         good_h = [r for r in res if r['starts']]
         good_w = [r for r in res if r['recall'] >= a.min_recall]
         both = [r for r in res if r['starts'] and r['recall'] >= a.min_recall]
@@ -250,13 +296,15 @@ def main():
         print(f'{pkg}: {len(res)} pages, starts with h1 {100 * len(good_h) / n:.1f}%, '
               f'>= {100 * a.min_recall:.0f}% of words {100 * len(good_w) / n:.1f}%, '
               f'both {100 * len(both) / n:.1f}% ({len(both)} of {len(res)}); '
-              f'content area: {", ".join(f"{k} {v}" for k, v in rules.most_common())}')
+              f'content area: {", ".join(f"{k} {v}" for k, v in rules.most_common())}; '
+              f'< 50% of words {100 * lt50 / n:.1f}%, < 90% {100 * lt90 / n:.1f}%, '
+              f'(almost) nothing {empty}', flush=True)
         if a.v:
             bad = [r for r in res if not (r['starts'] and r['recall'] >= a.min_recall)]
             bad.sort(key=lambda r: (r['recall'] >= a.min_recall, r['recall'], r['starts']))
             for r in bad[:a.worst or None]:
                 print(f'  {os.path.relpath(r["path"], root)}: words {r["kept"]} of {r["area"]}'
-                      f' ({100 * r["recall"]:.0f}%), heading {"ok" if r["starts"] else "MISSING"}'
+                      f' ({100 * r["recall"]:.0f}%, extracted {r["got"]}), heading {"ok" if r["starts"] else "MISSING"}'
                       f' [{r["head"][:50]}] text starts [{r["first"][:60]}]')
 
 
