@@ -29,14 +29,9 @@ files = {"a.html": page("Alpha", base), "b.html": page("Alpha", b), "c.html": pa
 for name, text in files.items():
     open(os.path.join(d, name), "w").write(text)
 PY
-python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$CM/site" >"$CM/server.log" 2>&1 &
-cm_server=$!
-cm_port=
-for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    cm_port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$CM/server.log" 2>/dev/null)
-    [ -n "$cm_port" ] && break
-    sleep 0.25
-done
+http_serve "$CM/site" "$CM/server.log"
+cm_server=$http_pid
+cm_port=$http_port
 cm_seed="http://127.0.0.1:$cm_port/index.html"
 # one connection: the pages are fetched in link order (index, a, b, c, d), and one worker
 # decides them in that order (with two, b could be decided before a, under load, and a

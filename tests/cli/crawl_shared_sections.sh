@@ -21,19 +21,10 @@ for f in tests/data/crawl_shared/*.html.gz; do
     gzip -dc "$f" >"$CS/site/$(basename "$f" .gz)"
 done
 cp "$CS/site/git-log.html" "$CS/site/mirror/git-log.html"
-cs_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server --bind 127.0.0.1 --directory "$CS/site" "$cs_port" >"$CS/httpd.log" 2>&1 &
-CS_HTTPD=$!
-cs_up=
-for _ in $(seq 50); do
-    if python3 -c "import socket; socket.create_connection(('127.0.0.1', $cs_port), 1).close()" 2>/dev/null; then
-        cs_up=1
-        break
-    fi
-    kill -0 "$CS_HTTPD" 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$cs_up" ]; then
+http_serve "$CS/site" "$CS/httpd.log"
+CS_HTTPD=$http_pid
+cs_port=$http_port
+if [ -z "$cs_port" ]; then
     bad "crawl_shared_sections: http.server did not start: $(head -c 300 "$CS/httpd.log")"
 else
     cs_base=http://127.0.0.1:$cs_port

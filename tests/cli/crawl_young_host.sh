@@ -19,19 +19,10 @@ trap '[ -n "$YH_HTTPD" ] && kill "$YH_HTTPD" 2>/dev/null; rm -rf "$TMP"' EXIT
 trap 'exit 2' INT TERM
 mkdir -p "$YH"
 python3 tests/data/young_host/gen.py "$YH/site"
-yh_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server --bind 127.0.0.1 --directory "$YH/site" "$yh_port" >"$YH/httpd.log" 2>&1 &
-YH_HTTPD=$!
-yh_up=
-for _ in $(seq 50); do
-    if python3 -c "import socket; socket.create_connection(('127.0.0.1', $yh_port), 1).close()" 2>/dev/null; then
-        yh_up=1
-        break
-    fi
-    kill -0 "$YH_HTTPD" 2>/dev/null || break
-    sleep 0.1
-done
-if [ -z "$yh_up" ]; then
+http_serve "$YH/site" "$YH/httpd.log"
+YH_HTTPD=$http_pid
+yh_port=$http_port
+if [ -z "$yh_port" ]; then
     bad "crawl_young_host: http.server did not start: $(head -c 300 "$YH/httpd.log")"
 else
     yh_base=http://127.0.0.1:$yh_port

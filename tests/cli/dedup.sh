@@ -21,14 +21,9 @@ for name, text in files.items():
     open(os.path.join(d, name), "w").write(text)
 open(os.path.join(d, "img.png"), "wb").write(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4)
 PY
-python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$DD/site" >"$DD/server.log" 2>&1 &
-dd_server=$!
-dd_port=
-for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    dd_port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$DD/server.log" 2>/dev/null)
-    [ -n "$dd_port" ] && break
-    sleep 0.25
-done
+http_serve "$DD/site" "$DD/server.log"
+dd_server=$http_pid
+dd_port=$http_port
 if [ -z "$dd_port" ]; then
     bad "dedup: the loopback server did not start: $(cat "$DD/server.log")"
 else
