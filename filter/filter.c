@@ -839,17 +839,24 @@ static int replay_delete(struct replay *rp, const struct fj_rec *r)
     return 0;
 }
 
+/* What the template table counts of a replayed page: its host, its whole text's hash and
+ * its blocks, as record r (an add or a learn record) holds them. */
+static void page_template_of(struct filter_decide_page *p, const struct fj_rec *r)
+{
+    p->host = r->host;
+    p->host_len = r->host_len;
+    p->doc_hash = r->doc_hash;
+    p->blocks = r->blocks;
+    p->n_blocks = r->n_blocks;
+}
+
 /* A learn record: a near-duplicate's template blocks counted again, in journal order. */
 static int replay_learn(struct replay *rp, const struct fj_rec *r)
 {
     struct filter_decide_page p = {0};
     p.id = r->id;
     p.id_len = r->id_len;
-    p.host = r->host;
-    p.host_len = r->host_len;
-    p.doc_hash = r->doc_hash;
-    p.blocks = r->blocks;
-    p.n_blocks = r->n_blocks;
+    page_template_of(&p, r);
     enum dedup_code c = filter_decide_learn(rp->f->decide, &p);
     if (c == DEDUP_ENOMEM) {
         rp->err = SIMCRAWL_ENOMEM;
@@ -909,11 +916,7 @@ static int replay_one(void *ud, const struct fj_rec *r)
         p.key = key;
         p.key_len = sizeof key;
     }
-    p.host = r->host;
-    p.host_len = r->host_len;
-    p.doc_hash = r->doc_hash;
-    p.blocks = r->blocks;
-    p.n_blocks = r->n_blocks;
+    page_template_of(&p, r);
     uint32_t doc;
     enum dedup_code tc;
     enum dedup_code dc = filter_decide_add(f->decide, &p, &doc, &tc);
