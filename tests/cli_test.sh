@@ -36,7 +36,7 @@ expect_grep() {
 # http_serve DIR LOG: python3's http.server for DIR on 127.0.0.1, on a port the kernel
 # picks (port 0: no other test can take it between choosing and binding), its output in
 # LOG. Sets http_pid, and http_port once the server said it listens (empty when it did not
-# within 5 s: the caller says so, quoting LOG). The caller kills and waits for http_pid.
+# within 5 s: the caller says so, quoting LOG). The caller stops it with http_stop.
 http_serve() {
     python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >"$2" 2>&1 &
     http_pid=$!
@@ -47,6 +47,12 @@ http_serve() {
         kill -0 "$http_pid" 2>/dev/null || break
         sleep 0.1
     done
+}
+# http_stop PID: the server http_serve started, stopped and waited for (PID may be empty)
+http_stop() {
+    [ -n "$1" ] || return 0
+    kill "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
 }
 
 expect_status 0 "--help" -- "$SIMCRAWL" --help

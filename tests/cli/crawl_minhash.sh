@@ -96,8 +96,7 @@ else
     expect_grep "was started with --method simhash, not minhash --threshold 0.8" "$TMP/err" \
         "a simhash crawl is not resumed as minhash"
 fi
-kill "$cm_server" 2>/dev/null
-wait "$cm_server" 2>/dev/null
+http_stop "$cm_server"
 
 # usage errors, before any transfer
 expect_status 1 "crawl --method nosuch" -- "$SIMCRAWL" crawl --method nosuch http://127.0.0.1:1/

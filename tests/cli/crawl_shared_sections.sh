@@ -60,10 +60,7 @@ else
     [ "$cs_new" = 4 ] && ok ||
         bad "crawl_shared_sections: $cs_new pages new, want 4 (index and the three pages): $(head -c 800 "$CS/log.jsonl")"
 fi
-if [ -n "$CS_HTTPD" ]; then
-    kill "$CS_HTTPD" 2>/dev/null
-    wait "$CS_HTTPD" 2>/dev/null
-    CS_HTTPD=
-fi
+http_stop "$CS_HTTPD"
+CS_HTTPD=
 trap 'rm -rf "$TMP"' EXIT
 trap - INT TERM

@@ -67,10 +67,7 @@ else
     grep 'page1-edit.html' "$YH/edit.jsonl" | grep -q '"decision":"near-duplicate"' && ok ||
         bad "crawl_young_host: page1-edit.html after page1.html not a near-duplicate: $(head -c 600 "$YH/edit.jsonl")"
 fi
-if [ -n "$YH_HTTPD" ]; then
-    kill "$YH_HTTPD" 2>/dev/null
-    wait "$YH_HTTPD" 2>/dev/null
-    YH_HTTPD=
-fi
+http_stop "$YH_HTTPD"
+YH_HTTPD=
 trap 'rm -rf "$TMP"' EXIT
 trap - INT TERM

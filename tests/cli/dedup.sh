@@ -30,8 +30,7 @@ else
     (cd "$DD" && wget -q -r -l 2 -e robots=off --no-http-keep-alive --no-verbose --timeout=10 \
         --tries=1 -P files --warc-file=site "http://127.0.0.1:$dd_port/" >/dev/null 2>&1)
 fi
-kill "$dd_server" 2>/dev/null
-wait "$dd_server" 2>/dev/null
+http_stop "$dd_server"
 
 if [ -s "$DD/site.warc.gz" ]; then
     expect_status 0 "dedup a wget WARC" -- "$SIMCRAWL" dedup --log "$DD/log.jsonl" \
