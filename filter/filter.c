@@ -1124,7 +1124,6 @@ static int hook_start(void *userdata)
     return f->broken ? SIMCRAWL_ECLOSED : 0;
 }
 
-/* Room for the payload hash of one more document, before the add. */
 /* The payload hash of a page (zero when it has no key). */
 static XXH128_hash_t page_payload(const struct filter_decide_page *p)
 {

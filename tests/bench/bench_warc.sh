@@ -30,20 +30,14 @@ WARC=$W/pydoc.warc.gz
 if [ ! -s "$WARC" ] || [ ! -d "$W/files" ]; then
     rm -rf "$W"
     mkdir -p "$W"
-    python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$SITE" >"$W/server.log" 2>&1 &
-    server=$!
-    port=
-    for _ in $(seq 40); do
-        port=$(sed -n 's/.* port \([0-9][0-9]*\) .*/\1/p' "$W/server.log" 2>/dev/null)
-        [ -n "$port" ] && break
-        sleep 0.25
-    done
-    [ -n "$port" ] || { kill "$server"; echo "bench_warc: http.server did not start" >&2; exit 1; }
+    . "$(dirname "$0")/../lib/http_serve.sh"
+    http_serve "$SITE" "$W/server.log"
+    port=$http_port
+    [ -n "$port" ] || { http_stop "$http_pid"; echo "bench_warc: http.server did not start" >&2; exit 1; }
     echo "bench_warc: crawling the python3.11-doc site on 127.0.0.1:$port with wget (once, ~1 min)" >&2
     (cd "$W" && wget -q -r -l inf --no-parent -e robots=off --no-http-keep-alive --timeout=10 \
         --tries=1 -P files --warc-file=pydoc "http://127.0.0.1:$port/index.html") || true
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
+    http_stop "$http_pid" || true
     [ -s "$WARC" ] || { echo "bench_warc: wget wrote no WARC" >&2; exit 1; }
 fi
 find "$W/files" -name '*.html' | sort >"$W/html.lst"

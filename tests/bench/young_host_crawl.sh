@@ -40,14 +40,11 @@ page("long.html", 1200, extra="<p>Page generated on 2026-11-27 at 07:00.</p>")
 body = open(os.path.join(root, "long.html")).read()
 open(os.path.join(root, "copy/long.html"), "w").write(body.replace("2026-11-27", "2026-11-28"))
 PY
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server --bind 127.0.0.1 --directory "$DIR/site" "$port" >"$DIR/httpd.log" 2>&1 &
-HTTPD=$!
-for _ in $(seq 50); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1).close()" \
-        2>/dev/null && break
-    sleep 0.1
-done
+. "$(dirname "$0")/../lib/http_serve.sh"
+http_serve "$DIR/site" "$DIR/httpd.log"
+HTTPD=$http_pid
+port=$http_port
+[ -n "$port" ] || { echo "young_host_crawl: http.server did not start: $(cat "$DIR/httpd.log")" >&2; exit 1; }
 base=http://127.0.0.1:$port
 for mode in templates no-templates; do
     opt=

@@ -13,22 +13,13 @@ command -v python3 >/dev/null || { echo "demo: needs python3 to serve the site" 
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-# A free port on the loopback address, then the server; wait until it answers.
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m http.server --bind 127.0.0.1 --directory "$SITE" "$PORT" >"$OUT/server.log" 2>&1 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT INT TERM
-python3 - "$PORT" <<'PY'
-import sys, time, urllib.request
-url = "http://127.0.0.1:%s/robots.txt" % sys.argv[1]
-for _ in range(100):
-    try:
-        urllib.request.urlopen(url, timeout=1).read()
-        sys.exit(0)
-    except Exception:
-        time.sleep(0.05)
-sys.exit("demo: the site server did not start")
-PY
+# The server on a port the kernel picks (tests/lib/http_serve.sh); it has said it listens.
+. "$(dirname "$0")/../lib/http_serve.sh"
+http_serve "$SITE" "$OUT/server.log"
+trap 'http_stop "$http_pid" || true' EXIT
+trap 'exit 130' INT TERM
+[ -n "$http_port" ] || { echo "demo: the site server did not start: $(cat "$OUT/server.log")" >&2; exit 1; }
+PORT=$http_port
 SEED="http://127.0.0.1:$PORT/index.html"
 echo "demo: serving $SITE at http://127.0.0.1:$PORT/ ; crawling from $SEED" >&2
 
