@@ -21,6 +21,14 @@
 #ifndef IX_DELTA_FRACTION
 #define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
+#ifndef IX_DELTA_PER
+#define IX_DELTA_PER                                                                               \
+    3u /* the delta's buckets: 2^IX_DELTA_PER..2^(IX_DELTA_PER + 1) entries                        \
+        * a bucket when the delta is full (fewer: the key's bits) */
+#endif
+#define IX_COMPACT_ABSORB                                                                          \
+    64u /* a merge takes up to this many pending documents into the                                \
+         * delta first (index.c, ix_compact) */
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
 #ifndef IX_LINES_MIN
 #define IX_LINES_MIN (1u << 21) /* the probe's lines for a main of this many fingerprints */
@@ -136,6 +144,17 @@ struct dedup_index {
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
     struct ix_slab dslab; /* the blocks of dbucket's vectors */
 
+    /* The last one-call query's probe, kept for the add that usually follows it: its
+     * fingerprint qc_fp, that fingerprint permuted for every table (qc_pq) and the fact that
+     * the probe found no exact match, so qc_fp is in neither the main tables nor the delta.
+     * absorb_one uses it for document qc_doc (the first pending document after the query)
+     * while nothing was absorbed since: no lookup in table 0 or the delta's hash, no
+     * permutation (index.c, absorb_one). main_free and delta_clear (a merge) turn it off. */
+    bool qc_on;
+    uint32_t qc_doc;
+    uint64_t qc_fp;
+    uint64_t qc_pq[DEDUP_MAX_TABLES];
+
     /* The probe's lines (index.c, "HOW IT WORKS: the lines"): table t's entries again,
      * in 2^line_bits buckets of IX_LINE_SLOTS slots (one cache line) by their top
      * line_bits, so a query reads one line a table whose address its key gives, instead of
@@ -222,6 +241,14 @@ static inline unsigned ix_first_table(const struct dedup_index *idx, uint64_t d)
 static inline uint64_t ix_top(uint64_t x, unsigned bits)
 {
     return bits ? x >> (64 - bits) : 0;
+}
+
+/* The same for bits < 64, without the test (two shifts): the probe takes 8 a query (each
+ * table's directory entry and delta bucket); ix_top's test was 7% of the online pattern's
+ * instructions (docs/BENCHMARKS.md, perf19i). */
+static inline uint64_t ix_top_below64(uint64_t x, unsigned bits)
+{
+    return (x >> 1) >> (63 - bits);
 }
 
 /* Runs fn(arg, tid, team) on up to `threads` threads (tid 0 is the caller) that may
