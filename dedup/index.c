@@ -885,6 +885,7 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
     idx->lines_min = UINT32_MAX; /* the probe's lines: off (dedup_index_set_probe_lines) */
     idx->lines_per = IX_LINES_PER;
+    idx->delta_per = IX_DELTA_PER;
     *out = idx;
     return DEDUP_OK;
 }
@@ -1658,7 +1659,7 @@ static enum dedup_code delta_grow(struct dedup_index *idx)
         unsigned lg = 0;
         while (((uint64_t)1 << (lg + 1)) <= th)
             lg++;
-        unsigned dd = lg > IX_DELTA_PER ? lg - IX_DELTA_PER : 0;
+        unsigned dd = lg > idx->delta_per ? lg - idx->delta_per : 0;
         if (dd > idx->design.key_bits_min)
             dd = idx->design.key_bits_min;
         idx->dd_bits = dd;
@@ -1742,7 +1743,7 @@ static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
     uint64_t pfp[DEDUP_MAX_TABLES];
     for (unsigned t = 0; t < idx->ntables; t++) {
         pfp[t] = known ? idx->qc_pq[t] : ix_permute(&idx->perm[t], fp);
-        struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
+        struct ix_vec *v = &idx->dbucket[t][ix_top_below64(pfp[t], idx->dd_bits)];
         if (v->n == v->cap) {
             unsigned c = v->cap ? (unsigned)__builtin_ctz(v->cap) - 1 : 0; /* cap 4 << c */
             uint64_t *nv = slab_get(&idx->dslab, c);
@@ -1759,7 +1760,7 @@ static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
         }
     }
     for (unsigned t = 0; t < idx->ntables; t++) {
-        struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
+        struct ix_vec *v = &idx->dbucket[t][ix_top_below64(pfp[t], idx->dd_bits)];
         v->v[v->n] = pfp[t];
         ix_vec_heads(v)[v->n++] = doc;
     }

@@ -22,9 +22,10 @@
 #define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
 #ifndef IX_DELTA_PER
-#define IX_DELTA_PER                                                                               \
-    3u /* the delta's buckets: 2^IX_DELTA_PER..2^(IX_DELTA_PER + 1) entries                        \
-        * a bucket when the delta is full (fewer: the key's bits) */
+/* the delta's buckets: 2^IX_DELTA_PER..2^(IX_DELTA_PER + 1) entries a bucket when the delta
+ * is full (more where the design's shortest key caps the buckets' bits); 3 before perf19i,
+ * whose rounds measured 1 and 2 at 0.93x its CPU time (docs/BENCHMARKS.md) */
+#define IX_DELTA_PER 2u
 #endif
 #define IX_COMPACT_ABSORB                                                                          \
     64u /* a merge takes up to this many pending documents into the                                \
@@ -143,6 +144,7 @@ struct dedup_index {
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
     struct ix_slab dslab; /* the blocks of dbucket's vectors */
+    unsigned delta_per;   /* IX_DELTA_PER (benchmarks set others) */
 
     /* The last one-call query's probe, kept for the add that usually follows it: its
      * fingerprint qc_fp, that fingerprint permuted for every table (qc_pq) and the fact that
