@@ -1813,7 +1813,10 @@ static void delta_sorted(const struct dedup_index *idx, unsigned t, uint64_t *ou
 {
     const struct ix_vec *bk = idx->dbucket[t];
     size_t o = 0;
-    for (size_t b = 0, nb = (size_t)1 << idx->dd_bits; b < nb; b++) {
+    const size_t nb = (size_t)1 << idx->dd_bits, ahead = 8;
+    for (size_t b = 0; b < nb; b++) {
+        if (b + ahead < nb) /* the blocks lie anywhere in the slab: a miss each */
+            __builtin_prefetch(bk[b + ahead].v);
         const uint64_t *v = bk[b].v;
         uint32_t n = bk[b].n;
         if (n > 32) { /* crowded (fingerprints alike in their top bits) */
