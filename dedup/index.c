@@ -1006,12 +1006,9 @@ static void delta_clear(struct dedup_index *idx)
     free(idx->dfp);
     free(idx->dhead);
     free(idx->dtail);
-    free(idx->dhash);
     idx->dfp = NULL;
     idx->dhead = idx->dtail = NULL;
-    idx->dhash = NULL;
     idx->ndelta = idx->cap_delta = 0;
-    idx->dhash_mask = 0;
     idx->dd_bits = 0;
 }
 
@@ -1610,40 +1607,21 @@ static enum dedup_code tail_own(struct dedup_index *idx)
 
 /* ---- the delta ---- */
 
-/* The delta's hash: open addressing, each entry (slot + 1) | tag << 32, 0 empty. The tag
- * (32 bits of the fingerprint's hash that the position does not use) settles almost every
- * other fingerprint met on the way without reading dfp: a lookup of a new fingerprint (most
- * adds) reads one line of the hash, not also dfp's line of every entry it passes (two or
- * three reads in a row, 12% of the online pattern's time). */
-static uint64_t hash_mix(uint64_t fp)
-{
-    fp ^= fp >> 31;
-    return fp * 0x9e3779b97f4a7c15ull;
-}
-
-static uint32_t hash_slot(uint64_t fp, uint32_t mask)
-{
-    return (uint32_t)(hash_mix(fp) >> 32) & mask;
-}
-
-static uint64_t hash_entry(uint64_t fp, uint32_t slot)
-{
-    return (hash_mix(fp) << 32) | (slot + 1);
-}
-
+/* The slot of fingerprint fp in the delta, or IX_NONE: table 0's permutation is the
+ * identity, so its bucket of the delta holds fp itself, beside its slot (the other tables'
+ * hold heads). A few entries (IX_DELTA_PER), on lines the query before the add has just
+ * read; a hash of the slots (8 MB at the last merges of 1M, zeroed at each doubling and
+ * written at random by every add) was a sixth of absorb_one's instructions and most of its
+ * last-level write misses (docs/BENCHMARKS.md, perf19i). */
 static uint32_t delta_find(const struct dedup_index *idx, uint64_t fp)
 {
     if (!idx->ndelta)
         return IX_NONE;
-    uint64_t mix = hash_mix(fp), tag = mix << 32;
-    for (uint32_t h = (uint32_t)(mix >> 32) & idx->dhash_mask;; h = (h + 1) & idx->dhash_mask) {
-        uint64_t e = idx->dhash[h];
-        if (!e)
-            return IX_NONE;
-        uint32_t s = (uint32_t)e - 1;
-        if ((e & ~(uint64_t)UINT32_MAX) == tag && idx->dfp[s] == fp)
-            return s;
-    }
+    const struct ix_vec *v = &idx->dbucket[0][ix_top_below64(fp, idx->dd_bits)];
+    for (uint32_t i = 0, n = v->n; i < n; i++)
+        if (v->v[i] == fp)
+            return ix_vec_heads(v)[i];
+    return IX_NONE;
 }
 
 static uint64_t delta_threshold(const struct dedup_index *idx)
@@ -1690,21 +1668,6 @@ static enum dedup_code delta_grow(struct dedup_index *idx)
         idx->dtail = tl;
         idx->cap_delta = cap;
     }
-    if ((uint64_t)(idx->ndelta + 1) * 2 > (uint64_t)idx->dhash_mask + 1 || !idx->dhash) {
-        uint32_t size = idx->dhash ? (idx->dhash_mask + 1) * 2 : 512;
-        uint64_t *nh = calloc(size, sizeof *nh);
-        if (!nh)
-            return DEDUP_ENOMEM;
-        for (uint32_t s = 0; s < idx->ndelta; s++) {
-            uint32_t h = hash_slot(idx->dfp[s], size - 1);
-            while (nh[h])
-                h = (h + 1) & (size - 1);
-            nh[h] = hash_entry(idx->dfp[s], s);
-        }
-        free(idx->dhash);
-        idx->dhash = nh;
-        idx->dhash_mask = size - 1;
-    }
     return DEDUP_OK;
 }
 
@@ -1720,7 +1683,7 @@ static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
     idx->qc_on = false;
     if (!known) {
         if (idx->ndelta) /* its line is on the way while table 0 is searched */
-            __builtin_prefetch(&idx->dhash[hash_slot(fp, idx->dhash_mask)]);
+            __builtin_prefetch(&idx->dbucket[0][ix_top_below64(fp, idx->dd_bits)]);
         uint32_t pos = ix_main_find(idx, fp);
         if (pos != IX_NONE) {
             enum dedup_code rc = tail_own(idx);
@@ -1759,18 +1722,14 @@ static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
             v->cap = cap;
         }
     }
+    uint32_t s = idx->ndelta++;
     for (unsigned t = 0; t < idx->ntables; t++) {
         struct ix_vec *v = &idx->dbucket[t][ix_top_below64(pfp[t], idx->dd_bits)];
         v->v[v->n] = pfp[t];
-        ix_vec_heads(v)[v->n++] = doc;
+        ix_vec_heads(v)[v->n++] = t ? doc : s; /* table 0: the slot (delta_find) */
     }
-    uint32_t s = idx->ndelta++;
     idx->dfp[s] = fp;
     idx->dhead[s] = idx->dtail[s] = doc;
-    uint32_t h = hash_slot(fp, idx->dhash_mask);
-    while (idx->dhash[h])
-        h = (h + 1) & idx->dhash_mask;
-    idx->dhash[h] = hash_entry(fp, s);
     return DEDUP_OK;
 }
 
@@ -2254,6 +2213,37 @@ void ix_tails_finish(struct dedup_index *idx)
     idx->ntail_fix = 0;
 }
 
+/* The delta's (fingerprint, slot) records, sorted, into D[0..ndelta) (tmp: room for as
+ * many): table 0's buckets of the delta are in the order of their top bits and hold the
+ * slots, so each bucket is sorted alone (delta_sorted). */
+static void delta_records(const struct dedup_index *idx, struct ix_rec *D, struct ix_rec *tmp)
+{
+    const struct ix_vec *bk = idx->dbucket[0];
+    size_t o = 0;
+    const size_t nb = idx->ndelta ? (size_t)1 << idx->dd_bits : 0, ahead = 8;
+    for (size_t b = 0; b < nb; b++) {
+        if (b + ahead < nb)
+            __builtin_prefetch(bk[b + ahead].v);
+        const uint64_t *v = bk[b].v;
+        const uint32_t *sl = ix_vec_heads(&bk[b]);
+        uint32_t n = bk[b].n;
+        for (uint32_t i = 0; i < n; i++)
+            D[o + i] = (struct ix_rec){v[i], sl[i], 0};
+        if (n > 32) {
+            msd_rec(D + o, tmp + o, n, 64);
+        } else {
+            for (uint32_t i = 1; i < n; i++) {
+                struct ix_rec x = D[o + i];
+                size_t at = o + i;
+                for (; at > o && D[at - 1].fp > x.fp; at--)
+                    D[at] = D[at - 1];
+                D[at] = x;
+            }
+        }
+        o += n;
+    }
+}
+
 /* 1. The pending documents (*P, by fingerprint; stable, so documents stay in order per
  * fingerprint) and the delta's lists (*D, by fingerprint), sorted. Returns DEDUP_OK, or
  * DEDUP_ENOMEM with nothing allocated. */
@@ -2274,9 +2264,7 @@ static enum dedup_code compact_sort(const struct dedup_index *idx, unsigned thre
     for (uint32_t i = 0; i < np; i++)
         P[i] = (struct ix_rec){idx->doc_fp[idx->absorbed + i], idx->absorbed + i, 0};
     sort_recs(&P, &tmp, np, threads);
-    for (uint32_t i = 0; i < nd; i++)
-        D[i] = (struct ix_rec){idx->dfp[i], i, 0};
-    msd_rec(D, tmp, nd, 64);
+    delta_records(idx, D, tmp);
     free(tmp);
     *Pp = P;
     *Dp = D;
@@ -2783,9 +2771,10 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
                 uint64_t x = ix_unpermute(p, dv[i]);
                 if (ix_first_table(idx, x ^ q) != t)
                     continue;
-                /* the head is stored beside the entry: no lookup of the slot (three reads
-                 * in a row: the hash, the slot's fingerprint, its head) */
-                if (found(arg, x, dist, ix_vec_heads(vec)[i]))
+                /* the head is stored beside the entry (table 0: the slot, whose head is one
+                 * read away) */
+                uint32_t h = ix_vec_heads(vec)[i];
+                if (found(arg, x, dist, t ? h : idx->dhead[h]))
                     return 1;
             }
         }

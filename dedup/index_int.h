@@ -65,7 +65,8 @@ struct ix_perm {
 
 /* A growable array of permuted fingerprints: one delta bucket. One block holds cap
  * permuted fingerprints, then cap heads (the first document of each: a delta slot's head
- * never changes), so a match in the delta needs no lookup of its slot. */
+ * never changes), so a match in the delta needs no lookup of its slot; table 0's buckets
+ * hold the slots instead (fp -> slot: index.c, delta_find). */
 struct ix_vec {
     uint64_t *v;
     uint32_t n, cap;
@@ -134,13 +135,11 @@ struct dedup_index {
                 * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
-     * slot s has dfp/dhead/dtail; dhash maps fp -> slot (open addressing, tagged);
-     * dbucket[t][b] holds perm_t(fp) and the head of the slots whose top dd_bits are b */
+     * slot s has dfp/dhead/dtail; dbucket[t][b] holds perm_t(fp) and the head of the slots
+     * whose top dd_bits are b, table 0 fp and the slot itself (index.c, delta_find) */
     uint32_t ndelta, cap_delta;
     uint64_t *dfp;
     uint32_t *dhead, *dtail;
-    uint64_t *dhash; /* (slot + 1) | tag << 32 (index.c, hash_entry) */
-    uint32_t dhash_mask;
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
     struct ix_slab dslab; /* the blocks of dbucket's vectors */

@@ -531,6 +531,52 @@ static void test_index_online_query_then_add(void)
     }
 }
 
+/* The delta with crowded buckets: fingerprints sharing their top 24 bits (one bucket of
+ * table 0's delta, and of every table whose key starts there), added one by one after a
+ * query and in bursts absorbed at once, then merged (the buckets' sorts past 32 entries:
+ * delta_records, delta_sorted), against brute force for k = 0..7, with copies. */
+static void test_index_online_crowded(void)
+{
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 909 + k;
+        size_t n = 6000;
+        uint64_t *v = malloc(n * sizeof *v);
+        CU_ASSERT_FATAL(v != NULL);
+        const uint64_t top = rnd() & ~(UINT64_MAX >> 24);
+        for (size_t i = 0; i < n; i++)
+            v[i] = i % 17 == 5 ? v[i - 3] : i % 5 == 1 ? flip_bits(v[i - 1], 1 + (unsigned)(i % 3)) & (UINT64_MAX >> 24) : rnd() >> 24;
+        for (size_t i = 0; i < n; i++)
+            v[i] |= top;
+        struct dedup_design d;
+        struct dedup_index *idx;
+        ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        int bad = 0;
+        size_t crowded = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i % 400 < 300 || i % 400 == 399) { /* query then add; else a burst */
+                uint32_t doc;
+                unsigned dist;
+                int hit;
+                ASSERT_EQ_FATAL(dedup_index_nearest(idx, v[i], k, &doc, &dist, &hit), DEDUP_OK);
+                if (idx->ndelta &&
+                    idx->dbucket[0][ix_top_below64(top, idx->dd_bits)].n > 32)
+                    crowded++;
+            }
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+            if (i % 101 == 0)
+                bad += check_query(idx, v, i + 1, flip_bits(v[i], k % 3), k);
+        }
+        for (size_t i = 0; i < n; i += 7)
+            bad += check_query(idx, v, n, v[i], k);
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(crowded > 0);
+        CU_ASSERT(idx->nmain > 0);
+        dedup_index_free(idx);
+        free(v);
+    }
+}
+
 /* dedup_index_add_many: the same documents as one dedup_index_add each (numbers, ids,
  * fingerprints, pairs), added after single adds, and bad batches refused unchanged; with
  * threads > 1 and a batch large enough to be split, a bad entry in the last part too. */
@@ -1402,6 +1448,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_online_every_k", test_index_online_every_k);
     CU_add_test(s, "test_index_online_query_then_add", test_index_online_query_then_add);
+    CU_add_test(s, "test_index_online_crowded", test_index_online_crowded);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
