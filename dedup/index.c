@@ -2359,7 +2359,8 @@ static void compact_unlink(struct dedup_index *idx)
 /* Absorbs the delta and the pending documents into the main tables: sorts them
  * (compact_sort), merges them with table 0 and the lists (compact_merge), builds the
  * other tables (compact_tables), then installs the new main. Out of memory at any step
- * leaves the index as it was. */
+ * leaves the index as it was, but for the few pending documents that may have joined the
+ * delta first (as the absorb of a query takes them: the same answers). */
 enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
 {
     uint32_t np = idx->ndocs - idx->absorbed, nd = idx->ndelta;
