@@ -885,6 +885,7 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
     idx->lines_min = UINT32_MAX; /* the probe's lines: off (dedup_index_set_probe_lines) */
     idx->lines_per = IX_LINES_PER;
+    idx->delta_per = IX_DELTA_PER;
     *out = idx;
     return DEDUP_OK;
 }
@@ -996,6 +997,7 @@ static void slab_free(struct ix_slab *s)
 
 static void delta_clear(struct dedup_index *idx)
 {
+    idx->qc_on = false;
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
         free(idx->dbucket[t]);
         idx->dbucket[t] = NULL;
@@ -1004,12 +1006,9 @@ static void delta_clear(struct dedup_index *idx)
     free(idx->dfp);
     free(idx->dhead);
     free(idx->dtail);
-    free(idx->dhash);
     idx->dfp = NULL;
     idx->dhead = idx->dtail = NULL;
-    idx->dhash = NULL;
     idx->ndelta = idx->cap_delta = 0;
-    idx->dhash_mask = 0;
     idx->dd_bits = 0;
 }
 
@@ -1036,6 +1035,7 @@ void dedup_index_set_probe_lines(struct dedup_index *idx, int on)
 
 static void main_free(struct dedup_index *idx)
 {
+    idx->qc_on = false;
     idx->line_of = NULL; /* the lines' blocks stay for the next build (lines_ready) */
     idx->asked = 0;
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
@@ -1563,14 +1563,16 @@ unsigned ix_dir_bits_for(const struct dedup_index *idx, uint64_t n)
 
 void ix_dir_fill(uint32_t *dir, unsigned bits, const uint64_t *v, uint32_t n)
 {
-    size_t nb = (size_t)1 << bits;
-    uint32_t i = 0;
-    for (size_t b = 0; b < nb; b++) {
-        dir[b] = i;
-        while (i < n && ix_top(v[i], bits) == b)
-            i++;
-    }
-    dir[nb] = n;
+    /* dir[b] is the first entry whose top bits are b or more: each entry writes the
+     * entries of the buckets up to its own that are not written yet (one shift and one
+     * test an entry; a bucket a test and a write) */
+    size_t nb = (size_t)1 << bits, b = 0;
+    dir[0] = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (size_t t = ix_top_below64(v[i], bits); b < t;)
+            dir[++b] = i;
+    while (b < nb)
+        dir[++b] = n;
 }
 
 uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp)
@@ -1605,40 +1607,21 @@ static enum dedup_code tail_own(struct dedup_index *idx)
 
 /* ---- the delta ---- */
 
-/* The delta's hash: open addressing, each entry (slot + 1) | tag << 32, 0 empty. The tag
- * (32 bits of the fingerprint's hash that the position does not use) settles almost every
- * other fingerprint met on the way without reading dfp: a lookup of a new fingerprint (most
- * adds) reads one line of the hash, not also dfp's line of every entry it passes (two or
- * three reads in a row, 12% of the online pattern's time). */
-static uint64_t hash_mix(uint64_t fp)
-{
-    fp ^= fp >> 31;
-    return fp * 0x9e3779b97f4a7c15ull;
-}
-
-static uint32_t hash_slot(uint64_t fp, uint32_t mask)
-{
-    return (uint32_t)(hash_mix(fp) >> 32) & mask;
-}
-
-static uint64_t hash_entry(uint64_t fp, uint32_t slot)
-{
-    return (hash_mix(fp) << 32) | (slot + 1);
-}
-
+/* The slot of fingerprint fp in the delta, or IX_NONE: table 0's permutation is the
+ * identity, so its bucket of the delta holds fp itself, beside its slot (the other tables'
+ * hold heads). A few entries (IX_DELTA_PER), on lines the query before the add has just
+ * read; a hash of the slots (8 MB at the last merges of 1M, zeroed at each doubling and
+ * written at random by every add) was a sixth of absorb_one's instructions and most of its
+ * last-level write misses (docs/BENCHMARKS.md, perf19i). */
 static uint32_t delta_find(const struct dedup_index *idx, uint64_t fp)
 {
     if (!idx->ndelta)
         return IX_NONE;
-    uint64_t mix = hash_mix(fp), tag = mix << 32;
-    for (uint32_t h = (uint32_t)(mix >> 32) & idx->dhash_mask;; h = (h + 1) & idx->dhash_mask) {
-        uint64_t e = idx->dhash[h];
-        if (!e)
-            return IX_NONE;
-        uint32_t s = (uint32_t)e - 1;
-        if ((e & ~(uint64_t)UINT32_MAX) == tag && idx->dfp[s] == fp)
-            return s;
-    }
+    const struct ix_vec *v = &idx->dbucket[0][ix_top_below64(fp, idx->dd_bits)];
+    for (uint32_t i = 0, n = v->n; i < n; i++)
+        if (v->v[i] == fp)
+            return ix_vec_heads(v)[i];
+    return IX_NONE;
 }
 
 static uint64_t delta_threshold(const struct dedup_index *idx)
@@ -1654,7 +1637,7 @@ static enum dedup_code delta_grow(struct dedup_index *idx)
         unsigned lg = 0;
         while (((uint64_t)1 << (lg + 1)) <= th)
             lg++;
-        unsigned dd = lg > 3 ? lg - 3 : 0;
+        unsigned dd = lg > idx->delta_per ? lg - idx->delta_per : 0;
         if (dd > idx->design.key_bits_min)
             dd = idx->design.key_bits_min;
         idx->dd_bits = dd;
@@ -1685,21 +1668,6 @@ static enum dedup_code delta_grow(struct dedup_index *idx)
         idx->dtail = tl;
         idx->cap_delta = cap;
     }
-    if ((uint64_t)(idx->ndelta + 1) * 2 > (uint64_t)idx->dhash_mask + 1 || !idx->dhash) {
-        uint32_t size = idx->dhash ? (idx->dhash_mask + 1) * 2 : 512;
-        uint64_t *nh = calloc(size, sizeof *nh);
-        if (!nh)
-            return DEDUP_ENOMEM;
-        for (uint32_t s = 0; s < idx->ndelta; s++) {
-            uint32_t h = hash_slot(idx->dfp[s], size - 1);
-            while (nh[h])
-                h = (h + 1) & (size - 1);
-            nh[h] = hash_entry(idx->dfp[s], s);
-        }
-        free(idx->dhash);
-        idx->dhash = nh;
-        idx->dhash_mask = size - 1;
-    }
     return DEDUP_OK;
 }
 
@@ -1707,30 +1675,38 @@ static enum dedup_code delta_grow(struct dedup_index *idx)
 static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
 {
     uint64_t fp = idx->doc_fp[doc];
-    if (idx->ndelta) /* its line is on the way while table 0 is searched */
-        __builtin_prefetch(&idx->dhash[hash_slot(fp, idx->dhash_mask)]);
-    uint32_t pos = ix_main_find(idx, fp);
-    if (pos != IX_NONE) {
-        enum dedup_code rc = tail_own(idx);
-        if (rc != DEDUP_OK)
-            return rc;
-        idx->doc_next[idx->tail[pos]] = doc;
-        idx->tail[pos] = doc;
-        return DEDUP_OK;
-    }
-    uint32_t s = delta_find(idx, fp);
-    if (s != IX_NONE) {
-        idx->doc_next[idx->dtail[s]] = doc;
-        idx->dtail[s] = doc;
-        return DEDUP_OK;
+    /* the query just before this add probed fp against the index as it is now and found no
+     * exact match: fp is new, and its permuted values are known (qc_on, index_int.h). "As
+     * it is now": doc was the first pending document then and still is, so nothing was
+     * absorbed since (a merge turns qc_on off) */
+    bool known = idx->qc_on && idx->qc_doc == doc && idx->qc_fp == fp;
+    idx->qc_on = false;
+    if (!known) {
+        if (idx->ndelta) /* its line is on the way while table 0 is searched */
+            __builtin_prefetch(&idx->dbucket[0][ix_top_below64(fp, idx->dd_bits)]);
+        uint32_t pos = ix_main_find(idx, fp);
+        if (pos != IX_NONE) {
+            enum dedup_code rc = tail_own(idx);
+            if (rc != DEDUP_OK)
+                return rc;
+            idx->doc_next[idx->tail[pos]] = doc;
+            idx->tail[pos] = doc;
+            return DEDUP_OK;
+        }
+        uint32_t s = delta_find(idx, fp);
+        if (s != IX_NONE) {
+            idx->doc_next[idx->dtail[s]] = doc;
+            idx->dtail[s] = doc;
+            return DEDUP_OK;
+        }
     }
     enum dedup_code rc = delta_grow(idx);
     if (rc != DEDUP_OK)
         return rc;
     uint64_t pfp[DEDUP_MAX_TABLES];
     for (unsigned t = 0; t < idx->ntables; t++) {
-        pfp[t] = ix_permute(&idx->perm[t], fp);
-        struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
+        pfp[t] = known ? idx->qc_pq[t] : ix_permute(&idx->perm[t], fp);
+        struct ix_vec *v = &idx->dbucket[t][ix_top_below64(pfp[t], idx->dd_bits)];
         if (v->n == v->cap) {
             unsigned c = v->cap ? (unsigned)__builtin_ctz(v->cap) - 1 : 0; /* cap 4 << c */
             uint64_t *nv = slab_get(&idx->dslab, c);
@@ -1746,18 +1722,14 @@ static enum dedup_code absorb_one(struct dedup_index *idx, uint32_t doc)
             v->cap = cap;
         }
     }
+    uint32_t s = idx->ndelta++;
     for (unsigned t = 0; t < idx->ntables; t++) {
-        struct ix_vec *v = &idx->dbucket[t][ix_top(pfp[t], idx->dd_bits)];
+        struct ix_vec *v = &idx->dbucket[t][ix_top_below64(pfp[t], idx->dd_bits)];
         v->v[v->n] = pfp[t];
-        ix_vec_heads(v)[v->n++] = doc;
+        ix_vec_heads(v)[v->n++] = t ? doc : s; /* table 0: the slot (delta_find) */
     }
-    s = idx->ndelta++;
     idx->dfp[s] = fp;
     idx->dhead[s] = idx->dtail[s] = doc;
-    uint32_t h = hash_slot(fp, idx->dhash_mask);
-    while (idx->dhash[h])
-        h = (h + 1) & idx->dhash_mask;
-    idx->dhash[h] = hash_entry(fp, s);
     return DEDUP_OK;
 }
 
@@ -1789,7 +1761,39 @@ struct compact_job {
     uint64_t *out_tab[DEDUP_MAX_TABLES];
     uint32_t *out_dir[DEDUP_MAX_TABLES];
     bool failed[DEDUP_MAX_TABLES]; /* one flag per table: each thread writes its own */
+    bool from_delta;               /* newfp is the delta's fingerprints (no pending one) */
 };
+
+/* Table t's entries of the delta, sorted, into out[0..ndelta): the delta's buckets are in
+ * the order of their top bits already, so each is sorted alone (a few entries: an
+ * insertion sort) and the permutation is not computed again (ix_permute_sort of the new
+ * fingerprints was a third of a merge's instructions, docs/BENCHMARKS.md, perf19i). */
+static void delta_sorted(const struct dedup_index *idx, unsigned t, uint64_t *out)
+{
+    const struct ix_vec *bk = idx->dbucket[t];
+    size_t o = 0;
+    const size_t nb = (size_t)1 << idx->dd_bits, ahead = 8;
+    for (size_t b = 0; b < nb; b++) {
+        if (b + ahead < nb) /* the blocks lie anywhere in the slab: a miss each */
+            __builtin_prefetch(bk[b + ahead].v);
+        const uint64_t *v = bk[b].v;
+        uint32_t n = bk[b].n;
+        if (n > 32) { /* crowded (fingerprints alike in their top bits) */
+            memcpy(out + o, v, n * sizeof *v);
+            ix_sort_u64(out + o, n);
+            o += n;
+            continue;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t x = v[i];
+            size_t at = o + i;
+            for (; at > o && out[at - 1] > x; at--)
+                out[at] = out[at - 1];
+            out[at] = x;
+        }
+        o += n;
+    }
+}
 
 static void compact_table(void *arg, unsigned t)
 {
@@ -1816,7 +1820,10 @@ static void compact_table(void *arg, unsigned t)
             j->failed[t] = true;
             return;
         }
-        ix_permute_sort(p, j->newfp, j->nnew, nv);
+        if (j->from_delta)
+            delta_sorted(idx, t, nv);
+        else
+            ix_permute_sort(p, j->newfp, j->nnew, nv);
         if (nv != out) {
             const uint64_t *ov = idx->tab[t];
             uint32_t a = 0, b = 0, o = 0, na = idx->nmain;
@@ -2206,6 +2213,37 @@ void ix_tails_finish(struct dedup_index *idx)
     idx->ntail_fix = 0;
 }
 
+/* The delta's (fingerprint, slot) records, sorted, into D[0..ndelta) (tmp: room for as
+ * many): table 0's buckets of the delta are in the order of their top bits and hold the
+ * slots, so each bucket is sorted alone (delta_sorted). */
+static void delta_records(const struct dedup_index *idx, struct ix_rec *D, struct ix_rec *tmp)
+{
+    const struct ix_vec *bk = idx->dbucket[0];
+    size_t o = 0;
+    const size_t nb = idx->ndelta ? (size_t)1 << idx->dd_bits : 0, ahead = 8;
+    for (size_t b = 0; b < nb; b++) {
+        if (b + ahead < nb)
+            __builtin_prefetch(bk[b + ahead].v);
+        const uint64_t *v = bk[b].v;
+        const uint32_t *sl = ix_vec_heads(&bk[b]);
+        uint32_t n = bk[b].n;
+        for (uint32_t i = 0; i < n; i++)
+            D[o + i] = (struct ix_rec){v[i], sl[i], 0};
+        if (n > 32) {
+            msd_rec(D + o, tmp + o, n, 64);
+        } else {
+            for (uint32_t i = 1; i < n; i++) {
+                struct ix_rec x = D[o + i];
+                size_t at = o + i;
+                for (; at > o && D[at - 1].fp > x.fp; at--)
+                    D[at] = D[at - 1];
+                D[at] = x;
+            }
+        }
+        o += n;
+    }
+}
+
 /* 1. The pending documents (*P, by fingerprint; stable, so documents stay in order per
  * fingerprint) and the delta's lists (*D, by fingerprint), sorted. Returns DEDUP_OK, or
  * DEDUP_ENOMEM with nothing allocated. */
@@ -2226,9 +2264,7 @@ static enum dedup_code compact_sort(const struct dedup_index *idx, unsigned thre
     for (uint32_t i = 0; i < np; i++)
         P[i] = (struct ix_rec){idx->doc_fp[idx->absorbed + i], idx->absorbed + i, 0};
     sort_recs(&P, &tmp, np, threads);
-    for (uint32_t i = 0; i < nd; i++)
-        D[i] = (struct ix_rec){idx->dfp[i], i, 0};
-    msd_rec(D, tmp, nd, 64);
+    delta_records(idx, D, tmp);
     free(tmp);
     *Pp = P;
     *Dp = D;
@@ -2323,7 +2359,8 @@ static void compact_unlink(struct dedup_index *idx)
 /* Absorbs the delta and the pending documents into the main tables: sorts them
  * (compact_sort), merges them with table 0 and the lists (compact_merge), builds the
  * other tables (compact_tables), then installs the new main. Out of memory at any step
- * leaves the index as it was. */
+ * leaves the index as it was, but for the few pending documents that may have joined the
+ * delta first (as the absorb of a query takes them: the same answers). */
 enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
 {
     uint32_t np = idx->ndocs - idx->absorbed, nd = idx->ndelta;
@@ -2337,6 +2374,15 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
         if (!idx->lazy)
             ix_scratch_release(idx); /* else all pairs streams the tables: kept for them */
         return rc;
+    }
+    /* A few pending documents (query then add: one) join the delta first, so that the new
+     * fingerprints are the delta's, in its buckets by table (delta_sorted). Out of memory
+     * there leaves the rest pending, for the sort below. */
+    if (nd && np <= IX_COMPACT_ABSORB) {
+        while (idx->absorbed < idx->ndocs && absorb_one(idx, idx->absorbed) == DEDUP_OK)
+            idx->absorbed++;
+        np = idx->ndocs - idx->absorbed;
+        nd = idx->ndelta;
     }
     if (compact_sort(idx, threads, &P, &D) != DEDUP_OK)
         return DEDUP_ENOMEM;
@@ -2367,6 +2413,7 @@ enum dedup_code ix_compact(struct dedup_index *idx, unsigned threads)
 
     j.idx = idx;
     j.newfp = newfp;
+    j.from_delta = !np; /* then the new fingerprints are the delta's (nnew == nd) */
     j.ntotal = o;
     j.dir_bits = ix_dir_bits_for(idx, o);
     j.out_tab[0] = t0;
@@ -2573,7 +2620,9 @@ typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head)
 struct probe_state {
     uint64_t q;
     uint64_t pq[DEDUP_MAX_TABLES];
-    uint32_t lo[DEDUP_MAX_TABLES], hi[DEDUP_MAX_TABLES];
+    uint32_t lo[DEDUP_MAX_TABLES], hi[DEDUP_MAX_TABLES]; /* lo: the directory entry's number
+                                                          * until probe_bounds reads it */
+    uint32_t dd[DEDUP_MAX_TABLES];                       /* the key's delta bucket in each table */
 };
 
 /* The probe in three stages, so that a batch can run them for different queries at once
@@ -2591,8 +2640,10 @@ static inline __attribute__((always_inline)) void probe_keys(const struct dedup_
     /* the delta's buckets are small arrays of their own: their headers' reads start with
      * the directories' and their first lines' with the tables' */
     if (idx->ndelta)
-        for (unsigned t = 0; t < nt; t++)
-            __builtin_prefetch(&idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)]);
+        for (unsigned t = 0; t < nt; t++) {
+            st->dd[t] = (uint32_t)ix_top_below64(st->pq[t], idx->dd_bits);
+            __builtin_prefetch(&idx->dbucket[t][st->dd[t]]);
+        }
     if (idx->line_of && !idx->lines_paused) {
         /* the lines: every line the scan will read, requested now (no directory) */
         const unsigned sh = 64 - idx->line_bits;
@@ -2604,8 +2655,10 @@ static inline __attribute__((always_inline)) void probe_keys(const struct dedup_
         }
         __builtin_prefetch(idx->line_head + (size_t)(q >> sh) * IX_LINE_SLOTS);
     } else if (idx->nmain) {
-        for (unsigned t = 0; t < nt; t++)
-            __builtin_prefetch(&idx->dir[t][ix_top(st->pq[t], idx->dir_bits)]);
+        for (unsigned t = 0; t < nt; t++) {
+            st->lo[t] = (uint32_t)ix_top_below64(st->pq[t], idx->dir_bits);
+            __builtin_prefetch(&idx->dir[t][st->lo[t]]);
+        }
     }
 }
 
@@ -2615,7 +2668,7 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
     unsigned nt = idx->ntables;
     if (idx->nmain && (!idx->line_of || idx->lines_paused))
         for (unsigned t = 0; t < nt; t++) {
-            uint64_t b = ix_top(st->pq[t], idx->dir_bits);
+            uint32_t b = st->lo[t];
             uint32_t lo = idx->dir[t][b], hi = idx->dir[t][b + 1];
             st->lo[t] = lo;
             st->hi[t] = hi;
@@ -2627,7 +2680,38 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
         }
     if (idx->ndelta)
         for (unsigned t = 0; t < nt; t++)
-            __builtin_prefetch(idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)].v);
+            __builtin_prefetch(idx->dbucket[t][st->dd[t]].v);
+}
+
+/* Table t's bucket of the main tables (probe_bounds found it); keytest: whether entries of
+ * other keys may be in it. */
+static inline __attribute__((always_inline)) int scan_main(const struct dedup_index *idx,
+                                                           const struct probe_state *st, unsigned t,
+                                                           unsigned k, match_fn found, void *arg,
+                                                           bool keytest)
+{
+    const struct ix_perm *p = &idx->perm[t];
+    const uint64_t *v = idx->tab[t];
+    const uint64_t q = st->q, pt = st->pq[t], keyhi = p->keyhi;
+    for (uint32_t i = st->lo[t], e = st->hi[t]; i < e; i++) {
+        /* entries of other keys are never reported from table t (the first-table rule
+         * needs equal keys), so one AND skips them */
+        uint64_t d = v[i] ^ pt;
+        if (keytest && (d & keyhi))
+            continue;
+        unsigned dist = (unsigned)__builtin_popcountll(d);
+        if (dist > k)
+            continue;
+        uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];
+        if (ix_first_table(idx, x ^ q) != t)
+            continue;
+        uint32_t pos = t ? ix_main_find(idx, x) : i;
+        if (pos == IX_NONE)
+            continue; /* only in a forged file: a table entry not in table 0 */
+        if (found(arg, x, dist, idx->head[pos]))
+            return 1;
+    }
+    return 0;
 }
 
 static inline __attribute__((always_inline)) int probe_scan(const struct dedup_index *idx,
@@ -2667,43 +2751,31 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
         }
     } else if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++) {
-            const struct ix_perm *p = &idx->perm[t];
-            const uint64_t *v = idx->tab[t];
-            const uint64_t pt = st->pq[t], keyhi = p->keyhi;
-            for (uint32_t i = st->lo[t], e = st->hi[t]; i < e; i++) {
-                /* a bucket holds other keys too: those are never reported from table t
-                 * (the first-table rule needs equal keys), so one AND skips them */
-                uint64_t d = v[i] ^ pt;
-                if (d & keyhi)
-                    continue;
-                unsigned dist = (unsigned)__builtin_popcountll(d);
-                if (dist > k)
-                    continue;
-                uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];
-                if (ix_first_table(idx, x ^ q) != t)
-                    continue;
-                uint32_t pos = t ? ix_main_find(idx, x) : i;
-                if (pos == IX_NONE)
-                    continue; /* only in a forged file: a table entry not in table 0 */
-                if (found(arg, x, dist, idx->head[pos]))
-                    return 1;
-            }
+            /* a bucket holds other keys too, unless the directory's bits cover the key (the
+             * 4 tables of 16-bit keys from 256K fingerprints on) */
+            int r = idx->perm[t].key_bits <= idx->dir_bits
+                        ? scan_main(idx, st, t, k, found, arg, false)
+                        : scan_main(idx, st, t, k, found, arg, true);
+            if (r)
+                return 1;
         }
     }
     if (idx->ndelta) {
         for (unsigned t = 0; t < nt; t++) {
             const struct ix_perm *p = &idx->perm[t];
-            const struct ix_vec *vec = &idx->dbucket[t][ix_top(st->pq[t], idx->dd_bits)];
-            for (uint32_t i = 0; i < vec->n; i++) {
-                unsigned dist = (unsigned)__builtin_popcountll(vec->v[i] ^ st->pq[t]);
+            const struct ix_vec *vec = &idx->dbucket[t][st->dd[t]];
+            const uint64_t *dv = vec->v, pt = st->pq[t];
+            for (uint32_t i = 0, e = vec->n; i < e; i++) {
+                unsigned dist = (unsigned)__builtin_popcountll(dv[i] ^ pt);
                 if (dist > k)
                     continue;
-                uint64_t x = ix_unpermute(p, vec->v[i]);
+                uint64_t x = ix_unpermute(p, dv[i]);
                 if (ix_first_table(idx, x ^ q) != t)
                     continue;
-                /* the head is stored beside the entry: no lookup of the slot (three reads
-                 * in a row: the hash, the slot's fingerprint, its head) */
-                if (found(arg, x, dist, ix_vec_heads(vec)[i]))
+                /* the head is stored beside the entry (table 0: the slot, whose head is one
+                 * read away) */
+                uint32_t h = ix_vec_heads(vec)[i];
+                if (found(arg, x, dist, t ? h : idx->dhead[h]))
                     return 1;
             }
         }
@@ -2712,12 +2784,23 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
 }
 
 IX_HOT static int probe_all(const struct dedup_index *idx, uint64_t q, unsigned k, match_fn found,
-                            void *arg)
+                            void *arg, struct probe_state *st)
 {
-    struct probe_state st;
-    probe_keys(idx, q, &st);
-    probe_bounds(idx, &st);
-    return probe_scan(idx, &st, k, found, arg);
+    probe_keys(idx, q, st);
+    probe_bounds(idx, st);
+    return probe_scan(idx, st, k, found, arg);
+}
+
+/* After a one-call query (st: its probe): when it found no exact match (new), what the
+ * add of its fingerprint that usually follows needs from it (qc_on; absorb_one). */
+static void probe_keep(struct dedup_index *idx, const struct probe_state *st, bool new)
+{
+    idx->qc_on = new;
+    if (!new)
+        return;
+    idx->qc_doc = idx->ndocs;
+    idx->qc_fp = st->q;
+    memcpy(idx->qc_pq, st->pq, idx->ntables * sizeof st->pq[0]);
 }
 
 /* Batched probes: a software pipeline over the queries q[0..n). While query i is scanned,
@@ -2836,8 +2919,10 @@ enum dedup_code dedup_index_query(struct dedup_index *idx, uint64_t fp, unsigned
         return rc;
     out->n = 0;
     struct query_acc acc = {idx, out, DEDUP_OK};
-    probe_all(idx, fp, k, query_found, &acc);
+    struct probe_state st;
+    probe_all(idx, fp, k, query_found, &acc, &st);
     matches_finish(out, acc.rc);
+    probe_keep(idx, &st, acc.rc == DEDUP_OK && (!out->n || out->v[0].distance));
     return acc.rc;
 }
 
@@ -2865,7 +2950,9 @@ enum dedup_code dedup_index_nearest(struct dedup_index *idx, uint64_t fp, unsign
     if (rc != DEDUP_OK)
         return rc;
     struct nearest_acc acc = {IX_NONE, 65};
-    probe_all(idx, fp, k, nearest_found, &acc);
+    struct probe_state st;
+    probe_all(idx, fp, k, nearest_found, &acc, &st);
+    probe_keep(idx, &st, acc.distance != 0);
     if (acc.doc == IX_NONE)
         return DEDUP_OK;
     *doc = acc.doc;

@@ -21,6 +21,15 @@
 #ifndef IX_DELTA_FRACTION
 #define IX_DELTA_FRACTION 2u /* ... max(IX_DELTA_MIN, main / IX_DELTA_FRACTION) */
 #endif
+#ifndef IX_DELTA_PER
+/* the delta's buckets: 2^IX_DELTA_PER..2^(IX_DELTA_PER + 1) entries a bucket when the delta
+ * is full (more where the design's shortest key caps the buckets' bits); 3 before perf19i,
+ * whose rounds measured 1 and 2 at 0.93x its CPU time (docs/BENCHMARKS.md) */
+#define IX_DELTA_PER 2u
+#endif
+#define IX_COMPACT_ABSORB                                                                          \
+    64u /* a merge takes up to this many pending documents into the                                \
+         * delta first (index.c, ix_compact) */
 #define IX_ID_BYTES_MAX ((uint64_t)1 << 40) /* cap on all id bytes of an index */
 #ifndef IX_LINES_MIN
 #define IX_LINES_MIN (1u << 21) /* the probe's lines for a main of this many fingerprints */
@@ -56,7 +65,8 @@ struct ix_perm {
 
 /* A growable array of permuted fingerprints: one delta bucket. One block holds cap
  * permuted fingerprints, then cap heads (the first document of each: a delta slot's head
- * never changes), so a match in the delta needs no lookup of its slot. */
+ * never changes), so a match in the delta needs no lookup of its slot; table 0's buckets
+ * hold the slots instead (fp -> slot: index.c, delta_find). */
 struct ix_vec {
     uint64_t *v;
     uint32_t n, cap;
@@ -125,16 +135,26 @@ struct dedup_index {
                 * saves build them first (ix_tables_ready) */
 
     /* the delta: distinct fingerprints not in the main tables, absorbed one by one;
-     * slot s has dfp/dhead/dtail; dhash maps fp -> slot (open addressing, tagged);
-     * dbucket[t][b] holds perm_t(fp) and the head of the slots whose top dd_bits are b */
+     * slot s has dfp/dhead/dtail; dbucket[t][b] holds perm_t(fp) and the head of the slots
+     * whose top dd_bits are b, table 0 fp and the slot itself (index.c, delta_find) */
     uint32_t ndelta, cap_delta;
     uint64_t *dfp;
     uint32_t *dhead, *dtail;
-    uint64_t *dhash; /* (slot + 1) | tag << 32 (index.c, hash_entry) */
-    uint32_t dhash_mask;
     unsigned dd_bits;
     struct ix_vec *dbucket[DEDUP_MAX_TABLES];
     struct ix_slab dslab; /* the blocks of dbucket's vectors */
+    unsigned delta_per;   /* IX_DELTA_PER (benchmarks set others) */
+
+    /* The last one-call query's probe, kept for the add that usually follows it: its
+     * fingerprint qc_fp, that fingerprint permuted for every table (qc_pq) and the fact that
+     * the probe found no exact match, so qc_fp is in neither the main tables nor the delta.
+     * absorb_one uses it for document qc_doc (the first pending document after the query)
+     * while nothing was absorbed since: no lookup in table 0 or the delta's hash, no
+     * permutation (index.c, absorb_one). main_free and delta_clear (a merge) turn it off. */
+    bool qc_on;
+    uint32_t qc_doc;
+    uint64_t qc_fp;
+    uint64_t qc_pq[DEDUP_MAX_TABLES];
 
     /* The probe's lines (index.c, "HOW IT WORKS: the lines"): table t's entries again,
      * in 2^line_bits buckets of IX_LINE_SLOTS slots (one cache line) by their top
@@ -222,6 +242,14 @@ static inline unsigned ix_first_table(const struct dedup_index *idx, uint64_t d)
 static inline uint64_t ix_top(uint64_t x, unsigned bits)
 {
     return bits ? x >> (64 - bits) : 0;
+}
+
+/* The same for bits < 64, without the test (two shifts): the probe takes 8 a query (each
+ * table's directory entry and delta bucket); ix_top's test was 7% of the online pattern's
+ * instructions (docs/BENCHMARKS.md, perf19i). */
+static inline uint64_t ix_top_below64(uint64_t x, unsigned bits)
+{
+    return (x >> 1) >> (63 - bits);
 }
 
 /* Runs fn(arg, tid, team) on up to `threads` threads (tid 0 is the caller) that may

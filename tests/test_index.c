@@ -448,6 +448,135 @@ static void test_index_online_every_k(void)
     }
 }
 
+/* Query then add of the same fingerprint, the crawler's pattern: the add reuses the
+ * query's probe (qc_on) when the query found no exact match. k = 0..7 through the merges,
+ * against brute force, with the cases around that reuse: exact copies (the query finds
+ * them: no reuse), a query of one fingerprint then the add of another, two adds after one
+ * query, a query whose add is dropped (dedup_index_drop_pending) and another document
+ * added in its place, and both query calls. Every fingerprint's list is checked at the
+ * end (its documents in order, by a query at distance 0). */
+static void test_index_online_query_then_add(void)
+{
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 707 + k;
+        size_t n = 9000;
+        uint64_t *v = make_set(n, k);
+        for (size_t i = 1; i < n; i += 37)
+            v[i] = v[i - 1];
+        uint64_t *added = malloc(n * sizeof *added); /* the fingerprint of each document */
+        CU_ASSERT_FATAL(added != NULL);
+        struct dedup_design d;
+        struct dedup_index *idx;
+        ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        int bad = 0;
+        size_t kept = 0, docs = 0;
+        for (size_t i = 0; i < n; i++) {
+            struct dedup_matches m = {0};
+            uint32_t doc;
+            unsigned dist;
+            int hit;
+            /* the query: of v[i] (one call or the other), or now and then of another value */
+            uint64_t q = i % 11 == 5 ? flip_bits(v[i], 1 + (unsigned)(i % 3)) : v[i];
+            if (i % 2) {
+                ASSERT_EQ_FATAL(dedup_index_query(idx, q, k, &m), DEDUP_OK);
+                hit = m.n > 0 && m.v[0].distance == 0;
+            } else {
+                ASSERT_EQ_FATAL(dedup_index_nearest(idx, q, k, &doc, &dist, &hit), DEDUP_OK);
+                hit = hit && dist == 0;
+            }
+            dedup_matches_release(&m);
+            if (idx->qc_on != !hit)
+                bad++; /* kept exactly when no exact match was found */
+            kept += idx->qc_on;
+            if (i % 13 == 7) { /* the add dropped, another document in its place */
+                uint32_t gone;
+                ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "y", 1, &gone), DEDUP_OK);
+                ASSERT_EQ_FATAL(dedup_index_drop_pending(idx, &gone, 1), DEDUP_OK);
+                added[docs++] = v[n - 1 - i];
+                ASSERT_EQ_FATAL(dedup_index_add(idx, v[n - 1 - i], "x", 1, NULL), DEDUP_OK);
+                continue;
+            }
+            added[docs++] = v[i];
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+            if (i % 7 == 3 && i + 1 < n) { /* two adds after one query */
+                i++;
+                added[docs++] = v[i];
+                ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+            }
+            if (i % 97 == 0)
+                bad += check_query(idx, added, docs, flip_bits(v[i], k), k);
+        }
+        CU_ASSERT(kept > n / 2);
+        CU_ASSERT(idx->nmain > 0); /* merges happened */
+        /* every document on its fingerprint's list, in order, once */
+        for (size_t i = 0; i < docs; i += 1 + i % 3) {
+            struct dedup_matches m = {0};
+            ASSERT_EQ_FATAL(dedup_index_query(idx, added[i], 0, &m), DEDUP_OK);
+            size_t want = 0, at = 0;
+            for (size_t j = 0; j < docs; j++)
+                if (added[j] == added[i]) {
+                    want++;
+                    if (at < m.n && m.v[at].doc == j)
+                        at++;
+                }
+            if (m.n != want || at != want)
+                bad++;
+            dedup_matches_release(&m);
+        }
+        ASSERT_EQ(bad, 0);
+        dedup_index_free(idx);
+        free(added);
+        free(v);
+    }
+}
+
+/* The delta with crowded buckets: fingerprints sharing their top 24 bits (one bucket of
+ * table 0's delta, and of every table whose key starts there), added one by one after a
+ * query and in bursts absorbed at once, then merged (the buckets' sorts past 32 entries:
+ * delta_records, delta_sorted), against brute force for k = 0..7, with copies. */
+static void test_index_online_crowded(void)
+{
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 909 + k;
+        size_t n = 6000;
+        uint64_t *v = malloc(n * sizeof *v);
+        CU_ASSERT_FATAL(v != NULL);
+        const uint64_t top = rnd() & ~(UINT64_MAX >> 24);
+        for (size_t i = 0; i < n; i++)
+            v[i] = i % 17 == 5 ? v[i - 3] : i % 5 == 1 ? flip_bits(v[i - 1], 1 + (unsigned)(i % 3)) & (UINT64_MAX >> 24) : rnd() >> 24;
+        for (size_t i = 0; i < n; i++)
+            v[i] |= top;
+        struct dedup_design d;
+        struct dedup_index *idx;
+        ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        int bad = 0;
+        size_t crowded = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i % 400 < 300 || i % 400 == 399) { /* query then add; else a burst */
+                uint32_t doc;
+                unsigned dist;
+                int hit;
+                ASSERT_EQ_FATAL(dedup_index_nearest(idx, v[i], k, &doc, &dist, &hit), DEDUP_OK);
+                if (idx->ndelta &&
+                    idx->dbucket[0][ix_top_below64(top, idx->dd_bits)].n > 32)
+                    crowded++;
+            }
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+            if (i % 101 == 0)
+                bad += check_query(idx, v, i + 1, flip_bits(v[i], k % 3), k);
+        }
+        for (size_t i = 0; i < n; i += 7)
+            bad += check_query(idx, v, n, v[i], k);
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(crowded > 0);
+        CU_ASSERT(idx->nmain > 0);
+        dedup_index_free(idx);
+        free(v);
+    }
+}
+
 /* dedup_index_add_many: the same documents as one dedup_index_add each (numbers, ids,
  * fingerprints, pairs), added after single adds, and bad batches refused unchanged; with
  * threads > 1 and a batch large enough to be split, a bad entry in the last part too. */
@@ -1318,6 +1447,8 @@ void test_index_register(void)
     CU_add_test(s, "test_index_span", test_index_span);
     CU_add_test(s, "test_index_online_interleaved", test_index_online_interleaved);
     CU_add_test(s, "test_index_online_every_k", test_index_online_every_k);
+    CU_add_test(s, "test_index_online_query_then_add", test_index_online_query_then_add);
+    CU_add_test(s, "test_index_online_crowded", test_index_online_crowded);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);

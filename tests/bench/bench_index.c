@@ -280,13 +280,15 @@ static int peer_list(const char *path)
 }
 
 /* CPU seconds of the crawler's pattern: query then add v[0..n), from an empty index of the
- * auto design for n */
-static double online_cpu(const uint64_t *v, size_t n)
+ * auto design for n; delta_per: the delta's IX_DELTA_PER (0: the default) */
+static double online_cpu_per(const uint64_t *v, size_t n, unsigned delta_per)
 {
     struct dedup_design d;
     struct dedup_index *idx;
     if (dedup_design_choose(3, n, 0, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
         exit(2);
+    if (delta_per)
+        idx->delta_per = delta_per;
     uint32_t doc;
     unsigned dist;
     int hit;
@@ -299,6 +301,11 @@ static double online_cpu(const uint64_t *v, size_t n)
     double t = cpu_now() - s0;
     dedup_index_free(idx);
     return t;
+}
+
+static double online_cpu(const uint64_t *v, size_t n)
+{
+    return online_cpu_per(v, n, 0);
 }
 
 int main(int argc, char **argv)
@@ -322,6 +329,23 @@ int main(int argc, char **argv)
             double c0 = cpu_now();
             double w = run_pairs(v, pn, 0, pt, &c, NULL);
             printf("%.3f s wall, %.3f s cpu\n", w, cpu_now() - c0);
+        }
+        free(v);
+        return 0;
+    }
+    if (argc > 5 && strcmp(argv[1], "--online-per") == 0) {
+        /* bench_index --online-per N ROUNDS P1 P2 ...: the online loop (empty to N) in one
+         * process, the delta's buckets of 2^P entries (IX_DELTA_PER) each way in turn a
+         * round (the first way first in even rounds, last in odd ones) */
+        size_t on = (size_t)atoll(argv[2]);
+        int orounds = atoi(argv[3]), nw = argc - 4;
+        uint64_t *v = gen(on, 42);
+        for (int r = 0; r < orounds; r++) {
+            for (int w0 = 0; w0 < nw; w0++) {
+                int w = r % 2 ? nw - 1 - w0 : w0;
+                unsigned per = (unsigned)atoi(argv[4 + w]);
+                printf("round %d per %u: %.3f cpu s\n", r, per, online_cpu_per(v, on, per));
+            }
         }
         free(v);
         return 0;
