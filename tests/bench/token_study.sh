@@ -3,7 +3,8 @@
 # variant with one build: simcrawl built with -DDEDUP_BENCH_SEEDS reads
 # SIMCRAWL_BENCH_JOINS (extract/tokens.c), a sum of
 #   1 "->" and "::" between word characters, 2 "~" before a word (a destructor),
-#   4 "." between word characters not both digits, 8 "." between two digits too;
+#   4 "." between word characters not both digits, 8 "." between two digits too,
+#   16 a line's leading section number ("2.1.3. Title") is no token (rec11i);
 # 0 is version 6's rule (every punctuation character separates), 3 is version 7's (what a
 # build without the switch does); 7 and 15 add the "." joins version 7 left out.
 # For each variant: ../shared/tools/falsedrop-score -v over every site of

@@ -58,6 +58,9 @@ ap.add_argument('--draws', type=int, default=4, help='observed figures for draws
 ap.add_argument('--edit-study', action='store_true', help='also: P[within k] for texts of 24 to 96 tokens '
                 'with one word replaced (what a short-text bound costs)')
 ap.add_argument('--verbose', action='store_true', help='per-site expected false pairs')
+ap.add_argument('--tokens', default='', help='a token rule applied to the dumped token strings (own and whole) '
+                'before the features: digits0 (a token of ASCII digits only becomes "0"), nodigits (such a '
+                'token is left out); empty: the binary\'s tokens (docs/BENCHMARKS.md, "Held-out recall, miss by miss")')
 a = ap.parse_args()
 
 SEED = 0x73696d6372617731  # docs/FINGERPRINT.md section 3
@@ -82,13 +85,16 @@ def r78(t):  # FINGERPRINT.md section 5, step by step as the C code does it
     return (r2 * r4) * r8
 
 
-def scheme(expo=None, pair=1.0, bound=80, bm25=None, cap=True):
+def scheme(expo=None, pair=1.0, bound=80, bm25=None, cap=True, digit=1.0):
     """A weight scheme: the shape of f(min(tf, c)), the weight of pairs against words,
-    the short-text bound. Version 6 is scheme()."""
-    def weights(tf, ispair, n):
+    the short-text bound, the weight of a shingle that holds a token of digits only (a
+    section or version number) against the others. Version 6 is scheme()."""
+    def weights(tf, ispair, n, isdig=None):
         t = np.minimum(tf, max(1, min(64, math.isqrt(n)))) if cap else tf
         t = t.astype(np.float64)
         f = t * (bm25 + 1) / (t + bm25) if bm25 else r78(t) if expo is None else t ** expo
+        if digit != 1.0 and isdig is not None:
+            f = f * np.where(isdig, digit, 1.0)
         return np.floor(256.0 * f * np.where(ispair, pair, 1.0) + 0.5)
     weights.bound = bound
     return weights
@@ -104,7 +110,24 @@ SCHEMES = {
     # the frontier between them: a flatter tf with pairs weighing less, and the reverse
     'tf^3/4 + pairs x0.75': scheme(expo=0.75, pair=0.75), 'tf^15/16 + pairs x1.5': scheme(expo=15 / 16, pair=1.5),
     'pairs x0.75': scheme(pair=0.75), 'pairs x1.5': scheme(pair=1.5),
+    # shingles holding a number (rec11i: section numbers renumbered between releases)
+    'digits x0': scheme(digit=0.0), 'digits x0.25': scheme(digit=0.25), 'digits x0.5': scheme(digit=0.5),
 }
+DIGITS = re.compile(r'[0-9]+\Z')
+
+
+def retoken(s):
+    """--tokens: a token rule on a dumped token string."""
+    if not a.tokens or not s:
+        return s
+    t = s.split(' ')
+    if a.tokens == 'digits0':
+        t = ['0' if DIGITS.match(x) else x for x in t]
+    elif a.tokens == 'nodigits':
+        t = [x for x in t if not DIGITS.match(x)]
+    else:
+        sys.exit('--tokens: unknown rule ' + a.tokens)
+    return ' '.join(t)
 
 _lib = ctypes.CDLL('libxxhash.so.0')
 _xs = _lib.XXH3_64bits_withSeed
@@ -202,6 +225,8 @@ def features(c):
     """Per page: distinct feature ids, their tf, which are pairs; the feature hashes."""
     vocab = {}
     c.ids, c.tfs, c.ntok = [], [], []
+    if a.tokens:
+        c.own = [retoken(o) for o in c.own]; c.whole = [retoken(o) for o in c.whole]
     for own in c.own:
         t = own.split(' ') if own else []
         seq = [vocab.setdefault(w, len(vocab)) for w in t]
@@ -211,6 +236,7 @@ def features(c):
         c.ntok.append(len(t))
     keys = list(vocab)
     c.ispair = np.fromiter((' ' in k for k in keys), dtype=bool, count=len(keys))
+    c.isdig = np.fromiter((any(DIGITS.match(x) for x in k.split(' ')) for k in keys), dtype=bool, count=len(keys))
     c.hash = [np.fromiter((_xs(k.encode(), len(k.encode()), SEED ^ d) for k in keys), dtype=np.uint64, count=len(keys))
               for d in range(a.draws)]
     c.nvocab = len(keys)
@@ -242,7 +268,7 @@ def evaluate(c, w):
             for d in range(D): fpv[d][i] = h or 1
             continue
         kind[i] = 1
-        wt = w(c.tfs[i], c.ispair[c.ids[i]], len(c.ids[i]))
+        wt = w(c.tfs[i], c.ispair[c.ids[i]], len(c.ids[i]), c.isdig[c.ids[i]])
         for d in range(D):
             hb = c.hash[d][c.ids[i]]
             v = wt @ (2.0 * ((hb[:, None] >> BITS) & np.uint64(1)).astype(np.float64) - 1.0)
@@ -376,7 +402,8 @@ def main():
         for i in range(len(c.files)):
             if c.fp[i] is not None:
                 tot += 1; bad += fpv[i] != c.fp[i]
-    print(f'check: version 6 recomputed equals the binary on {tot - bad} of {tot} pages', flush=True)
+    print(f'check: version 6 recomputed equals the binary on {tot - bad} of {tot} pages'
+          + (f' (token rule {a.tokens}: not the binary\'s)' if a.tokens else ''), flush=True)
     if a.edit_study:
         edit_study(colls, SCHEMES['v6'])
     for nm in names:
