@@ -342,8 +342,8 @@ static int month_word(const char *s, size_t n)
 
 /* Does s[0..n) name a date: a year (a word of four digits, 19xx or 20xx), an English
  * month name or its abbreviation, or numbers joined by '/' or '-' or by two dots
- * ("12/03", "2012-11-07", "07.11.2012")? "Apache HTTP Server Version 2.4" above a
- * headline is the site's name: its "2.4" is a version. */
+ * ("12/03", "2012-11-07", "07.11.2012")? The "2.4" of "Apache HTTP Server Version 2.4"
+ * is a version. */
 static int date_like(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -441,10 +441,13 @@ static int definition_text(const struct ex_walk *w, const struct ex_block *blk)
     return 0;
 }
 
-/* The outermost list or table (ul, ol, table) inside root that holds more than
- * CONTENT_HOLDER_SHARE of root's visible text, or EX_NONE. A definition list is not one:
- * its terms are kept by their permalinks (definition_text), its "Source" links are not
- * the page's. */
+/* The page's link table: the outermost list or table (ul, ol, table) inside root that
+ * holds more than CONTENT_HOLDER_SHARE of root's visible text, when it is mostly links
+ * (over LINK_HEAVY_LD), or EX_NONE. A definition list is not one: its terms are kept by
+ * their permalinks (definition_text), its "Source" links are not the page's. A list of
+ * members with their signatures (Qt's "all members", mostly QObject's inherited ones) is
+ * not one either: kept whole, two classes' lists came within distance 3 (issue 11,
+ * docs/BENCHMARKS.md "Sibling sections and link tables"). */
 static uint32_t link_table(const struct ex_walk *w, const struct sums *s, uint32_t root,
                            double root_chars)
 {
@@ -457,7 +460,7 @@ static uint32_t link_table(const struct ex_walk *w, const struct sums *s, uint32
             continue;
         }
         if (e->tag == T_ul || e->tag == T_ol || e->tag == T_table)
-            return i;
+            return elem_ld(s, e) > LINK_HEAVY_LD ? i : EX_NONE;
         i++;
     }
     return EX_NONE;
@@ -692,7 +695,11 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
              (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER))) ||
             link_heavy(blk) || blk->chars > DATELINE_MAX_CHARS)
             continue;
-        if (date_like(w->text.p + blk->off, blk->len)) {
+        /* a line of the <title> above the headline that names no date is the site's
+         * name ("Apache HTTP Server Version 2.4", "Django 3.2.25 documentation"), not
+         * a dateline */
+        const char *t = w->text.p + blk->off;
+        if (has_digit(t, blk->len) && (date_like(t, blk->len) || !like_title(w, blk))) {
             blk->flags |= EX_B_KEEP;
             break;
         }
