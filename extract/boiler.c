@@ -775,9 +775,11 @@ static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
         size_t p = prev;
         prev = b;
         /* a term whose permalink is its own (walk.c self_link: "ANCHORED = 0x10"
-         * between two Source links) is a definition, not a stray label */
+         * between two Source links) is a definition, not a stray label; a heading
+         * with its permalink is smoothed as before (a Sphinx "¶" makes every heading
+         * one) */
         if (!(blk->flags & EX_B_KEEP) || blk->chars >= SHORT_BLOCK_CHARS ||
-            (blk->flags & EX_B_PERMALINK))
+            ((blk->flags & EX_B_PERMALINK) && !blk->heading))
             continue;
         if (p < nb && (w->blocks[p].flags & EX_B_KEEP))
             continue;
