@@ -443,9 +443,9 @@ static int definition_text(const struct ex_walk *w, const struct ex_block *blk)
 
 /* The page's link table: the outermost list or table (ul, ol, table) inside root that
  * holds more than CONTENT_HOLDER_SHARE of root's visible text, when it is mostly links
- * (over LINK_HEAVY_LD), or EX_NONE. A definition list is not one: its terms are kept by
- * their permalinks (definition_text), its "Source" links are not the page's. A list of
- * members with their signatures (Qt's "all members", mostly QObject's inherited ones) is
+ * (over LINK_HEAVY_LD) and has HUB_WORDS words or more, or EX_NONE. A definition list is not one:
+ * its terms are kept by their permalinks (definition_text), its "Source" links are not the page's.
+ * A list of members with their signatures (Qt's "all members", mostly QObject's inherited ones) is
  * not one either: kept whole, two classes' lists came within distance 3 (issue 11,
  * docs/BENCHMARKS.md "Sibling sections and link tables"). */
 static uint32_t link_table(const struct ex_walk *w, const struct sums *s, uint32_t root,
@@ -459,8 +459,16 @@ static uint32_t link_table(const struct ex_walk *w, const struct sums *s, uint32
             i = e->end_elem; /* nothing inside holds more */
             continue;
         }
-        if (e->tag == T_ul || e->tag == T_ol || e->tag == T_table)
-            return elem_ld(s, e) > LINK_HEAVY_LD ? i : EX_NONE;
+        if (e->tag == T_ul || e->tag == T_ol || e->tag == T_table) {
+            size_t words = 0;
+            for (uint32_t b = e->first_block; b < e->end_block; b++)
+                if (s->visible[b])
+                    words += w->blocks[b].words;
+            /* a short list is left to the hubs' rule (step 10), which takes the whole
+             * page's links when the page has nothing else (Groovydoc's package frames:
+             * three lists, the last one of one link, won) */
+            return elem_ld(s, e) > LINK_HEAVY_LD && words >= HUB_WORDS ? i : EX_NONE;
+        }
         i++;
     }
     return EX_NONE;
