@@ -33,7 +33,9 @@
  *     (not nested in it, scoring >= 75% of it) share an ancestor, that ancestor wins (2
  *     runners-up suffice within 3 levels: a forum's posts in one table); then climb to a
  *     parent that scores higher, and past parents with one child.
- * 3b. The content area: the winner widens to the outermost documentation generator
+ * 3b. The content area: a section is a part, never the whole: the winner first widens
+ *     to the outermost <section>/div.section holding it, unless what that adds is mostly
+ *     links (>= 0.5). Then it widens to the outermost documentation generator
  *     content area holding it (DocBook's div.chapter/sect1/refentry, Sphinx's role=main
  *     div.body, Doxygen's div.contents, MkDocs, Docsy: walk.c's generator_area()), else
  *     to the outermost <main>/<article>/role=main landmark when what that adds is not
@@ -46,7 +48,10 @@
  *     kept after the smoothing of step 6.
  *  4. Its siblings join when their score reaches max(10, 20% of the top) (a bonus when
  *     they share the top's class), or when they are paragraph-like with > 80 characters
- *     and link density < 0.25, or short, link-free sentences.
+ *     and link density < 0.25, or short, link-free sentences, or, beside a winning
+ *     section in an element that is the content area (a section, a landmark, a
+ *     generator's area, a positive name such as nimdoc's div#content), sections below
+ *     0.5 link density: the document's other sections.
  *  5. Inside the chosen elements, jusText-style block classification: a block is kept
  *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
  *     or inside a descendant container that is negative by hint, or a non-positive
@@ -57,12 +62,20 @@
  *     of an API page's signature are one, its code linking every type). A <section>
  *     is never cleaned (readability does not clean it either): it is a part of the
  *     text by definition, and docutils/Sphinx sections under a linked heading would go.
+ *     Definitions: a <dt> or heading whose link names the element holding it (walk.c's
+ *     self_link: nimdoc's, rustdoc's and Sphinx's permalinks) does not count that link
+ *     as link text; the element is a definition (EX_E_ANCHORED): never cleaned, not
+ *     unlikely by its id (the defined name), its short description beside "Source"
+ *     links kept up to 0.5 link density. A list or table holding most of the
+ *     container's text, mostly links and of 50 words or more, is the page (an API
+ *     index): every entry is kept.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
  *     row with only link-heavy blocks between) lose their standfirsts. Then jusText's
  *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
- *     are both left out is an isolated label ("Comments", "Share this") and goes too.
+ *     are both left out is an isolated label ("Comments", "Share this") and goes too,
+ *     unless it is a definition's term holding its own permalink (not a heading).
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
@@ -72,8 +85,10 @@
  *     feature switch, not a comment section.
  *  8. The headline: titles often sit outside the article body, often as a permalink.
  *     The nearest h1-h3, or a block that reads like the <title>, within 12 blocks before
- *     the content is kept, a dateline just above it, and the short byline/date lines
- *     between it and the content.
+ *     the content is kept (a menu's link-heavy blocks do not count; past 12 blocks in
+ *     all only a heading), a dateline just above it (a line with digits; one that reads
+ *     like the <title> must name a date: a site's name with its version is not one),
+ *     and the short byline/date lines between it and the content.
  *  9. When no candidate scores (pages of short blocks: lists, tables, forms), every
  *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
  *     characters, it is redone without the "unlikely" marks (readability's retry), and
