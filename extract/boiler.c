@@ -33,7 +33,9 @@
  *     (not nested in it, scoring >= 75% of it) share an ancestor, that ancestor wins (2
  *     runners-up suffice within 3 levels: a forum's posts in one table); then climb to a
  *     parent that scores higher, and past parents with one child.
- * 3b. The content area: the winner widens to the outermost documentation generator
+ * 3b. The content area: a section is a part, never the whole: the winner first widens
+ *     to the outermost <section>/div.section holding it, unless what that adds is mostly
+ *     links (>= 0.5). Then it widens to the outermost documentation generator
  *     content area holding it (DocBook's div.chapter/sect1/refentry, Sphinx's role=main
  *     div.body, Doxygen's div.contents, MkDocs, Docsy: walk.c's generator_area()), else
  *     to the outermost <main>/<article>/role=main landmark when what that adds is not
@@ -46,7 +48,10 @@
  *     kept after the smoothing of step 6.
  *  4. Its siblings join when their score reaches max(10, 20% of the top) (a bonus when
  *     they share the top's class), or when they are paragraph-like with > 80 characters
- *     and link density < 0.25, or short, link-free sentences.
+ *     and link density < 0.25, or short, link-free sentences, or, beside a winning
+ *     section in an element that is the content area (a section, a landmark, a
+ *     generator's area, a positive name such as nimdoc's div#content), sections below
+ *     0.5 link density: the document's other sections.
  *  5. Inside the chosen elements, jusText-style block classification: a block is kept
  *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
  *     or inside a descendant container that is negative by hint, or a non-positive
@@ -57,12 +62,20 @@
  *     of an API page's signature are one, its code linking every type). A <section>
  *     is never cleaned (readability does not clean it either): it is a part of the
  *     text by definition, and docutils/Sphinx sections under a linked heading would go.
+ *     Definitions: a <dt> or heading whose link names the element holding it (walk.c's
+ *     self_link: nimdoc's, rustdoc's and Sphinx's permalinks) does not count that link
+ *     as link text; the element is a definition (EX_E_ANCHORED): never cleaned, not
+ *     unlikely by its id (the defined name), its short description beside "Source"
+ *     links kept up to 0.5 link density. A list or table holding most of the
+ *     container's text, mostly links and of 50 words or more, is the page (an API
+ *     index): every entry is kept.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
  *     row with only link-heavy blocks between) lose their standfirsts. Then jusText's
  *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
- *     are both left out is an isolated label ("Comments", "Share this") and goes too.
+ *     are both left out is an isolated label ("Comments", "Share this") and goes too,
+ *     unless it is a definition's term holding its own permalink (not a heading).
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
@@ -72,8 +85,10 @@
  *     feature switch, not a comment section.
  *  8. The headline: titles often sit outside the article body, often as a permalink.
  *     The nearest h1-h3, or a block that reads like the <title>, within 12 blocks before
- *     the content is kept, a dateline just above it, and the short byline/date lines
- *     between it and the content.
+ *     the content is kept (a menu's link-heavy blocks do not count; past 12 blocks in
+ *     all only a heading), a dateline just above it (a line with digits; one that reads
+ *     like the <title> must name a date: a site's name with its version is not one),
+ *     and the short byline/date lines between it and the content.
  *  9. When no candidate scores (pages of short blocks: lists, tables, forms), every
  *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
  *     characters, it is redone without the "unlikely" marks (readability's retry), and
@@ -110,17 +125,19 @@
  * texts") was scored with them from the first extractor on (commit aafebc8), and the
  * rules added since were each measured on top of them.
  */
-#define SCORE_CHARS_PER_POINT 100 /* a paragraph scores a point per this many characters */
-#define SCORE_LENGTH_POINTS_MAX 3 /* ... up to this many */
-#define SCORE_LEVEL_DIVIDER 3     /* ancestors above the grandparent get score / (3 * level) */
-#define ALT_SCORE_SHARE 0.75      /* a runner-up this close to the top is an alternative */
-#define ALT_READABILITY 3         /* alternatives that make their shared ancestor the winner */
-#define ALT_CLOSE_LEVELS 3        /* with MIN_ALTERNATIVES only, the ancestor is this close */
-#define CLIMB_DIVIDER 3           /* the climb stops at a parent under 1/3 of the last score */
-#define SIBLING_SCORE_SHARE 0.2   /* a sibling joins at this share of the top's score */
-#define SIBLING_SCORE_MIN 10      /* ... and at least this score */
-#define SIBLING_TEXT_CHARS 80     /* a sibling of more characters is paragraph-like ... */
-#define SIBLING_MAX_LD 0.25       /* ... when its link density is below this */
+#define SCORE_CHARS_PER_POINT 100    /* a paragraph scores a point per this many characters */
+#define SCORE_LENGTH_POINTS_MAX 3    /* ... up to this many */
+#define SCORE_LEVEL_DIVIDER 3        /* ancestors above the grandparent get score / (3 * level) */
+#define ALT_SCORE_SHARE 0.75         /* a runner-up this close to the top is an alternative */
+#define ALT_READABILITY 3            /* alternatives that make their shared ancestor the winner */
+#define ALT_CLOSE_LEVELS 3           /* with MIN_ALTERNATIVES only, the ancestor is this close */
+#define CLIMB_DIVIDER 3              /* the climb stops at a parent under 1/3 of the last score */
+#define SIBLING_SCORE_SHARE 0.2      /* a sibling joins at this share of the top's score */
+#define SIBLING_SCORE_MIN 10         /* ... and at least this score */
+#define SIBLING_TEXT_CHARS 80        /* a sibling of more characters is paragraph-like ... */
+#define SIBLING_MAX_LD 0.25          /* ... when its link density is below this */
+#define SECTION_MAX_LD LINK_HEAVY_LD /* a sibling section joins below this link density */
+#define DEFINITION_LEVELS 3          /* a block's definition element is this close */
 /* a gap block joins with at most 1/4 of its characters in links (step 6, jusText's gap
  * filling: commit ceaf3de) */
 #define GAP_LINK_RATIO 4
@@ -243,6 +260,11 @@ static int inherit_marks(struct ex_walk *w)
                             (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
             if ((f & EX_E_HAS_ARTICLE) || swallowed)
                 self = 0;
+            /* a definition whose <dt> or heading links to it (walk.c self_link) has the
+             * defined name as its id: a function of an "ExtraData" argument is not
+             * readability's "extra" chrome */
+            if (f & EX_E_ANCHORED)
+                self &= ~(unsigned)EX_E_UNLIKELY;
         }
         if (self & EX_E_UNLIKELY)
             f |= EX_E_IN_UNLIKELY;
@@ -305,6 +327,65 @@ static int has_digit(const char *s, size_t n)
     return 0;
 }
 
+static int ascii_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* Is the word at s[0..n) (lower-cased ASCII letters up to the first other byte) an
+ * English month name or its three-letter abbreviation? */
+static int month_word(const char *s, size_t n)
+{
+    static const char *const months[] = {"january",   "february", "march",    "april",
+                                         "may",       "june",     "july",     "august",
+                                         "september", "october",  "november", "december"};
+    char w[12];
+    size_t k = 0;
+    while (k < n && k < sizeof w &&
+           ((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= 'A' && s[k] <= 'Z'))) {
+        w[k] = (char)(s[k] >= 'A' && s[k] <= 'Z' ? s[k] + 32 : s[k]);
+        k++;
+    }
+    if (k < 3 || (k < n && ascii_alnum(s[k])))
+        return 0;
+    for (size_t m = 0; m < sizeof months / sizeof months[0]; m++)
+        if ((k == 3 && memcmp(w, months[m], 3) == 0) ||
+            (k == strlen(months[m]) && memcmp(w, months[m], k) == 0))
+            return 1;
+    return 0;
+}
+
+/* Does s[0..n) name a date: a year (a word of four digits, 19xx or 20xx), an English
+ * month name or its abbreviation, or numbers joined by '/' or '-' or by two dots
+ * ("12/03", "2012-11-07", "07.11.2012")? The "2.4" of "Apache HTTP Server Version 2.4"
+ * is a version. */
+static int date_like(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && ascii_alnum(s[i - 1]))
+            continue; /* a word's start only */
+        if (s[i] >= '0' && s[i] <= '9') {
+            size_t j = i, dots = 0;
+            while (j < n && s[j] >= '0' && s[j] <= '9')
+                j++;
+            if (j - i == 4 && (j == n || !ascii_alnum(s[j])) &&
+                ((s[i] == '1' && s[i + 1] == '9') || (s[i] == '2' && s[i + 1] == '0')))
+                return 1;
+            if (j + 1 < n && (s[j] == '/' || s[j] == '-') && s[j + 1] >= '0' && s[j + 1] <= '9')
+                return 1;
+            while (j + 1 < n && s[j] == '.' && s[j + 1] >= '0' && s[j + 1] <= '9') {
+                if (++dots == 2)
+                    return 1;
+                for (j++; j < n && s[j] >= '0' && s[j] <= '9'; j++)
+                    ;
+            }
+        } else if (month_word(s + i, n - i)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -315,6 +396,10 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     /* readability keeps data tables, what lies inside them and what holds them; a
      * docutils div.section is a <section>, never cleaned (step 5) */
     if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA | EX_E_SECTION))
+        return 0;
+    /* a definition whose <dt> or heading links to it (walk.c's self_link: nimdoc's
+     * constants, "ANCHORED = 0x10" under its Source link) is the document's, not a menu */
+    if (e->flags & EX_E_ANCHORED)
         return 0;
     if (e->weight < 0)
         return 1;
@@ -344,9 +429,64 @@ static int data_label(const struct ex_walk *w, const struct ex_block *blk)
     return e->tag == T_th && (e->flags & EX_E_IN_DATA);
 }
 
+/* A <section>, or docutils' div.section (walk.c EX_E_SECTION). */
+static int is_section(const struct ex_elem *e)
+{
+    return e->tag == T_section || (e->flags & EX_E_SECTION);
+}
+
 static int is_ancestor(const struct ex_walk *w, uint32_t anc, uint32_t i)
 {
     return i > anc && i < w->elems[anc].end_elem;
+}
+
+/* A short block of a definition (an element its <dt> or heading links to: walk.c
+ * self_link) with at most LINK_HEAVY_LD of its characters in links: the description
+ * beside its "Source" and "Edit" links ("Acquires the given lock. Source Edit"), which
+ * the stricter SHORT_LINK_HEAVY_LD of a short block would take for a menu entry. The
+ * definition is at most DEFINITION_LEVELS elements up (nimdoc: <dd>, its <div id>). */
+static int definition_text(const struct ex_walk *w, const struct ex_block *blk)
+{
+    if (blk->chars == 0 || (double)blk->link_chars > LINK_HEAVY_LD * blk->chars)
+        return 0;
+    uint32_t e = blk->elem;
+    for (int k = 0; k < DEFINITION_LEVELS && e != EX_NONE; k++, e = w->elems[e].parent)
+        if (w->elems[e].flags & EX_E_ANCHORED)
+            return 1;
+    return 0;
+}
+
+/* The page's link table: the outermost list or table (ul, ol, table) inside root that
+ * holds more than CONTENT_HOLDER_SHARE of root's visible text, when it is mostly links
+ * (over LINK_HEAVY_LD) and has HUB_WORDS words or more, or EX_NONE. A definition list is not one:
+ * its terms are kept by their permalinks (definition_text), its "Source" links are not the page's.
+ * A list of members with their signatures (Qt's "all members", mostly QObject's inherited ones) is
+ * not one either: kept whole, two classes' lists came within distance 3 (issue 11,
+ * docs/BENCHMARKS.md "Sibling sections and link tables"). */
+static uint32_t link_table(const struct ex_walk *w, const struct sums *s, uint32_t root,
+                           double root_chars)
+{
+    const struct ex_elem *r = &w->elems[root];
+    for (uint32_t i = root + 1; i < r->end_elem;) {
+        const struct ex_elem *e = &w->elems[i];
+        double c = range(s->chars, e->first_block, e->end_block);
+        if (c <= CONTENT_HOLDER_SHARE * root_chars) {
+            i = e->end_elem; /* nothing inside holds more */
+            continue;
+        }
+        if (e->tag == T_ul || e->tag == T_ol || e->tag == T_table) {
+            size_t words = 0;
+            for (uint32_t b = e->first_block; b < e->end_block; b++)
+                if (s->visible[b])
+                    words += w->blocks[b].words;
+            /* a short list is left to the hubs' rule (step 10), which takes the whole
+             * page's links when the page has nothing else (Groovydoc's package frames:
+             * three lists, the last one of one link, won) */
+            return elem_ld(s, e) > LINK_HEAVY_LD && words >= HUB_WORDS ? i : EX_NONE;
+        }
+        i++;
+    }
+    return EX_NONE;
 }
 
 /*
@@ -380,9 +520,21 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
                 dropped[j] = 1;
         }
     }
+    /* a list or table that holds most of root's text is the page (Qt's "all members",
+     * an API index, a member index): its entries are what tells the page from its
+     * siblings, links or not */
+    uint32_t table = link_table(w, s, root, root_chars);
     for (uint32_t b = r->first_block; b < r->end_block; b++) {
         struct ex_block *blk = &w->blocks[b];
-        if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk)))
+        if (table != EX_NONE && s->visible[b] && b >= w->elems[table].first_block &&
+            b < w->elems[table].end_block) {
+            blk->flags |= EX_B_KEEP;
+            continue;
+        }
+        /* a term whose own permalink it holds (walk.c self_link) is the definition's,
+         * however many types its signature links to */
+        if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
+                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
@@ -535,12 +687,21 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
     size_t head = nb;
     if (first < nb && (w->blocks[first].heading || like_title(w, &w->blocks[first])))
         head = first; /* the content starts with its own headline */
-    for (size_t b = first, steps = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW; steps++) {
+    /* the window counts the blocks a reader sees as text: hidden and boilerplate ones,
+     * and a menu's links between the title and the content (a sidebar in a table
+     * layout, libxml2's; nimdoc's table of contents), are not distance; but past
+     * HEADLINE_WINDOW blocks in all only a heading is a headline (a logo linking home
+     * reads like the <title> too) */
+    for (size_t b = first, steps = 0, all = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW;) {
         const struct ex_block *blk = &w->blocks[b];
+        all++;
         if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER)))
             continue;
-        if (like_title(w, blk) || (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL &&
-                                   s->visible[b] && !link_heavy(blk))) {
+        if (!link_heavy(blk) || blk->heading)
+            steps++;
+        if ((all <= HEADLINE_WINDOW && like_title(w, blk)) ||
+            (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL && s->visible[b] &&
+             !link_heavy(blk))) {
             head = b;
             break;
         }
@@ -557,7 +718,11 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
              (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER))) ||
             link_heavy(blk) || blk->chars > DATELINE_MAX_CHARS)
             continue;
-        if (has_digit(w->text.p + blk->off, blk->len)) {
+        /* a line of the <title> above the headline that names no date is the site's
+         * name ("Apache HTTP Server Version 2.4", "Django 3.2.25 documentation"), not
+         * a dateline */
+        const char *t = w->text.p + blk->off;
+        if (has_digit(t, blk->len) && (date_like(t, blk->len) || !like_title(w, blk))) {
             blk->flags |= EX_B_KEEP;
             break;
         }
@@ -632,7 +797,12 @@ static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
             continue;
         size_t p = prev;
         prev = b;
-        if (!(blk->flags & EX_B_KEEP) || blk->chars >= SHORT_BLOCK_CHARS)
+        /* a term whose permalink is its own (walk.c self_link: "ANCHORED = 0x10"
+         * between two Source links) is a definition, not a stray label; a heading
+         * with its permalink is smoothed as before (a Sphinx "¶" makes every heading
+         * one) */
+        if (!(blk->flags & EX_B_KEEP) || blk->chars >= SHORT_BLOCK_CHARS ||
+            ((blk->flags & EX_B_PERMALINK) && !blk->heading))
             continue;
         if (p < nb && (w->blocks[p].flags & EX_B_KEEP))
             continue;
@@ -750,6 +920,18 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
      * wraps the story's rails of teasers too) */
     *whole = 0;
     uint32_t area = EX_NONE, mark = EX_NONE;
+    /* a section is a part of the document, never its whole: the winner widens to the
+     * outermost section holding it (one definition of nimdoc's Types section won)
+     * unless what that adds is mostly links */
+    {
+        uint32_t sec = EX_NONE;
+        for (uint32_t a = best; a != EX_NONE; a = w->elems[a].parent)
+            if (is_section(&w->elems[a]))
+                sec = a;
+        if (sec != EX_NONE && sec != best &&
+            added_ld(s, &w->elems[sec], &w->elems[best]) < SECTION_MAX_LD)
+            best = sec;
+    }
     for (uint32_t a = best; a != EX_NONE; a = w->elems[a].parent) {
         const struct ex_elem *e = &w->elems[a];
         if (e->flags & EX_E_AREA)
@@ -946,10 +1128,21 @@ static uint32_t climb(const struct ex_walk *w, uint32_t best, double best_score)
 /* 4. Whether sibling ce of best joins it: a score of max(SIBLING_SCORE_MIN,
  * SIBLING_SCORE_SHARE of the top) with a bonus when it shares the top's class, or
  * paragraph-like text (over SIBLING_TEXT_CHARS characters below SIBLING_MAX_LD link
- * density), or a short link-free sentence. */
+ * density), or a short link-free sentence, or a section beside a section inside the
+ * content area (section_joins). */
 static int sibling_joins(const struct ex_walk *w, const struct sums *s, const struct ex_elem *ce,
                          uint32_t best, double best_score, double threshold)
 {
+    const struct ex_elem *be = &w->elems[best], *pe = &w->elems[be->parent];
+    /* the document's other sections: a section beside the winning section, both in an
+     * element that is the content area (a section itself, a landmark, a generator's
+     * area, or named so: nimdoc's div#content), unless mostly links to elsewhere (a
+     * "related" list); a permalink to a definition's own <dt> is not a link (walk.c
+     * self_link), so an API's constants and procs under their Source links join */
+    if (is_section(be) && is_section(ce) &&
+        (is_section(pe) || (pe->flags & (EX_E_ARTICLE | EX_E_AREA | EX_E_POSITIVE))) &&
+        elem_ld(s, ce) < SECTION_MAX_LD)
+        return 1;
     double bonus = 0;
     if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
         bonus = best_score * SIBLING_SCORE_SHARE;

@@ -135,6 +135,7 @@ enum {
     EX_E_HAS_DATA = 1u << 12,   /* boiler.c: a header cell, caption, thead or tfoot is inside */
     EX_E_IN_DATA = 1u << 13,    /* boiler.c: inside a table that has one (a data table) */
     EX_E_SECTION = 1u << 14,    /* docutils' div.section (before 0.17): a <section> */
+    EX_E_ANCHORED = 1u << 15,   /* a <dt> or heading inside links to it: a definition */
 };
 
 /* An element that can own text blocks (block-level elements only). */
@@ -160,6 +161,7 @@ enum {
     EX_B_LI = 1u << 2,
     EX_B_CELL = 1u << 3,
     EX_B_KEEP = 1u << 4,
+    EX_B_PERMALINK = 1u << 5, /* holds a permalink to its own definition (walk.c self_link) */
 };
 
 /* A run of text between block boundaries. */

@@ -33,6 +33,10 @@
 
 #define EX_TITLE_MAX 4096  /* bytes of <title> kept; longer titles are cut at a character */
 #define EX_ANCHOR_MAX 1024 /* bytes of anchor text kept per link, cut at a character */
+/* a permalink's target (self_link) is at most this many elements up from the <a>: the
+ * <a> itself, a <span> or <code>, the <pre>, the <dt>, the definition's <div id> (nimdoc)
+ * and a margin; a "back to top" link far below its target is a link */
+#define SELF_LINK_LEVELS 8
 
 /* ---- tags ---- */
 
@@ -75,7 +79,8 @@ enum {
 struct open {
     uint16_t tag;
     uint8_t flags;
-    uint32_t elem; /* the current block element inside this one */
+    uint32_t elem;    /* the current block element inside this one */
+    uint64_t id_hash; /* ex_fnv1a of its id attribute, 0 when it has none (self_link) */
 };
 
 struct cache_entry {
@@ -103,9 +108,11 @@ struct state {
     /* the pending block */
     size_t blk_off;
     uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
+    int blk_permalink; /* a permalink's text (self_link) is in it */
     int pending_space; /* white space seen since the last character */
     /* the open link */
     int link_open;
+    int link_self; /* it is a permalink to its own definition or section (self_link) */
     size_t link_index;
     struct ex_buf anchor;
     int anchor_space;
@@ -268,10 +275,13 @@ static void flush_block(struct state *st)
     }
     if (st->pre)
         b->flags |= EX_B_PRE;
+    if (st->blk_permalink)
+        b->flags |= EX_B_PERMALINK;
     w->text.len = st->blk_off + len;
 reset:
     st->blk_off = w->text.len;
     st->blk_chars = st->blk_link_chars = st->blk_words = st->blk_commas = st->blk_stops = 0;
+    st->blk_permalink = 0;
     st->pending_space = 0;
 }
 
@@ -380,8 +390,10 @@ static void add_text(struct state *st, const char *s, size_t n)
     st->blk_words += words;
     st->blk_commas += commas;
     st->blk_stops += stops;
-    if (st->link_open)
+    if (st->link_open && !st->link_self)
         st->blk_link_chars += chars;
+    else if (st->link_open && chars)
+        st->blk_permalink = 1;
 }
 
 /* A newline in the pending block (<br>). */
@@ -1162,6 +1174,70 @@ static int open_block(struct state *st, struct open *o, unsigned tag, struct att
     return 0;
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* 64-bit FNV-1a of the percent-decoded bytes of s[0..n) (a URL fragment: the id it
+ * names, as ex_fnv1a hashes an id attribute). */
+static uint64_t fragment_hash(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int hi, lo;
+        if (c == '%' && i + 2 < n && (hi = hex_digit(s[i + 1])) >= 0 &&
+            (lo = hex_digit(s[i + 2])) >= 0) {
+            c = (unsigned char)(hi * 16 + lo);
+            i += 2;
+        }
+        h = (h ^ c) * 1099511628211ull;
+    }
+    return h;
+}
+
+/*
+ * Is the link href, opening at the top of the stack, a permalink to its own definition
+ * or section: its fragment names the id of an element it lies in (at most
+ * SELF_LINK_LEVELS up, not <html>/<body>), with a <dt> or a heading between the two or
+ * as that element (nimdoc's and rustdoc's <dt> of code whose name links to the <div id>
+ * holding it, a heading linking to its section, Sphinx's "¶" after a signature)? Only
+ * "#id" and "file#id" without a path or scheme (a page naming itself). The element, when
+ * it is a block element, is marked EX_E_ANCHORED. A <dt> or heading is what tells a
+ * definition from a menu's toggle (<a href="#menu"> inside nav#menu).
+ */
+static int self_link(struct state *st, const char *href)
+{
+    const char *hash = strchr(href, '#');
+    if (!hash || hash[1] == '\0')
+        return 0;
+    for (const char *p = href; p < hash; p++)
+        if (*p == '/' || *p == ':' || *p == '?')
+            return 0;
+    uint64_t h = fragment_hash(hash + 1, strlen(hash + 1));
+    int term = 0;
+    for (unsigned k = 0; k < SELF_LINK_LEVELS && k < st->depth; k++) {
+        const struct open *o = &st->stack[st->depth - 1 - k];
+        if (o->tag == T_html || o->tag == T_body)
+            break;
+        if (o->tag == T_dt || (o->tag >= T_h1 && o->tag <= T_h6))
+            term = 1;
+        if (o->id_hash == h && term) {
+            if (o->flags & O_ELEM)
+                st->w->elems[o->elem].flags |= EX_E_ANCHORED;
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* <a href> and <area href> start a link (outside an open one); <img alt> inside an open
  * link without anchor text yet is its anchor. */
 static void open_link(struct state *st, struct open *o, unsigned tag, const struct attrs *at)
@@ -1191,6 +1267,7 @@ static void open_link(struct state *st, struct open *o, unsigned tag, const stru
         if (tag == T_a) {
             o->flags |= O_LINK;
             st->link_open = 1;
+            st->link_self = self_link(st, href);
             st->link_index = w->n_links - 1;
             st->anchor.len = 0;
             st->anchor_space = 0;
@@ -1252,12 +1329,14 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
     o->tag = (uint16_t)tag;
     o->flags = 0;
     o->elem = st->cur_elem;
+    o->id_hash = 0;
     if (st->drop || kind == K_DROP) {
         open_dropped(st, o, tag, xname);
         return;
     }
     struct attrs at;
     read_attrs(st, tag, atts, &at);
+    o->id_hash = at.id && at.id[0] ? ex_fnv1a(at.id, strlen(at.id)) : 0;
     metadata_element(st, o, tag, &at, atts);
     if (kind == K_BR) {
         if (!st->hidden && !st->in_title)
@@ -1287,6 +1366,7 @@ static void close_link(struct state *st)
     l->anchor = store(st, st->anchor.p ? st->anchor.p : "", st->anchor.len);
     l->anchor_len = (uint32_t)st->anchor.len;
     st->link_open = 0;
+    st->link_self = 0;
 }
 
 static void on_end(void *ctx, const xmlChar *name)

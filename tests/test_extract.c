@@ -248,6 +248,40 @@ static void test_extract_boilerplate_blog(void)
 
 /* Footnotes in <aside> (docutils >= 0.18, DPUB-ARIA) are the document's; a sidebar <aside>
  * in the same section is not. */
+/* A <dt> whose name links to the element holding it is a definition (walk.c self_link):
+ * kept with its type links, and its percent-encoded fragment ("%2C") still names the id.
+ * A term linking to another page's anchor, or to an id it does not lie in, is a link. */
+static void test_extract_permalink_definitions(void)
+{
+    struct extract_doc *d = parse(
+        "<body><main><h1>Module io</h1><p>This module reads and writes streams of bytes, "
+        "lines and records, with buffering, and closes them when the program ends.</p>"
+        "<dl><div id='open,File,Mode'><dt><pre>proc <a href='#open%2CFile%2CMode'>open</a>(f: "
+        "<a href='sys.html#File'>File</a>; m: <a href='sys.html#Mode'>Mode</a>)</pre></dt>"
+        "<dd><a href='https://example.org/src#L1'>Source</a></dd></div>"
+        "<div id='close,File'><dt><pre>proc <a href='io.html#close%2CFile'>close</a>(f: "
+        "<a href='sys.html#File'>File</a>)</pre></dt>"
+        "<dd><a href='https://example.org/src#L9'>Source</a></dd></div>"
+        "<div id='seek'><dt><pre>proc <a href='#flush'>flushAll</a>(f: "
+        "<a href='sys.html#File'>File</a>)</pre></dt>"
+        "<dd><a href='https://example.org/src#L20'>Source</a></dd></div>"
+        "<div id='tell'><dt><pre>proc <a href='other/io.html#tell'>tellOther</a>(f: "
+        "<a href='sys.html#File'>File</a>)</pre></dt>"
+        "<dd><a href='https://example.org/src#L30'>Source</a></dd></div></dl>"
+        "<p>Errors are raised as IOError, with the path and the operating system's "
+        "message, and never returned as codes. A stream that is not closed by the program "
+        "is closed when the program ends, after its buffer is written, so that no byte "
+        "written to it is lost, even when the program ends through an exception.</p>"
+        "</main></body>");
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "proc open(f: File; m: Mode)"));
+    CU_ASSERT(contains(t, "proc close(f: File)"));
+    CU_ASSERT(!contains(t, "flushAll"));  /* #flush names no element it lies in */
+    CU_ASSERT(!contains(t, "tellOther")); /* a path: another page */
+    CU_ASSERT(!contains(t, "Source"));
+    extract_doc_free(d);
+}
+
 static void test_extract_boilerplate_footnote_aside(void)
 {
     struct extract_doc *d = parse(
@@ -1190,6 +1224,7 @@ void test_extract_register(void)
                 test_extract_charset_invalid_utf8_output_valid);
     CU_add_test(s, "test_extract_boilerplate_blog", test_extract_boilerplate_blog);
     CU_add_test(s, "test_extract_boilerplate_footnote_aside", test_extract_boilerplate_footnote_aside);
+    CU_add_test(s, "test_extract_permalink_definitions", test_extract_permalink_definitions);
     CU_add_test(s, "test_extract_boilerplate_hidden", test_extract_boilerplate_hidden);
     CU_add_test(s, "test_extract_text_whitespace", test_extract_text_whitespace);
     CU_add_test(s, "test_extract_text_blocks", test_extract_text_blocks);

@@ -11,8 +11,9 @@ under ~/.cache/simcrawl-dev/sites/PKG/) two checks:
       recall: sum over words of min(count in text, count in area) / words in area).
 The content area is chosen per generator, by the markup the generator writes (see RULES);
 <main>, <article>, role=main and finally the generic rule are the fallback: <body> less
-<nav>, <header>, <footer>, <aside> and the elements whose class or id says nav, menu,
-sidebar, toc, breadcrumb or footer (CHROME). --generic uses that fallback alone on every
+<nav>, <header>, <footer>, <aside>, the elements whose class or id says nav, menu,
+sidebar, toc, breadcrumb or footer (CHROME), and navigation lines: a <p>/<div> mostly of
+links, one of them rel=next, prev or up (nav_line). --generic uses that fallback alone on every
 page (main, article, role=main, else the generic body), so that a site of a generator
 RULES does not know is judged the same way as one it does. script, style, template,
 noscript and svg never count. Prints per site: pages, the share of pages passing (a),
@@ -21,7 +22,7 @@ pages that extract to (almost) nothing (fewer than 10 words out of a content are
 or more); -v adds every failing page with its figures, worst first; --table prints one
 Markdown row a site instead.
 Python stdlib only (html.parser); the binary runs in a pool of --jobs threads (2)."""
-import argparse, collections, concurrent.futures, glob, os, re, subprocess, sys
+import argparse, collections, concurrent.futures, glob, json, os, re, subprocess, sys
 from html.parser import HTMLParser
 
 VOID = {'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta',
@@ -149,14 +150,36 @@ CHROME_TAGS = {'nav', 'header', 'footer', 'aside'}
 CHROME_WORDS = re.compile(r'nav|menu|sidebar|breadcrumb|footer|(?:^|[-_ ])toc(?:$|[-_ ])', re.I)
 
 
+NAV_RELS = {'next', 'prev', 'previous', 'up'}
+
+
+def nav_line(n):
+    """A navigation line by HTML's link types: a <p> or <div> holding a link rel=next,
+    prev or up (Texinfo's "Next: ... Previous: ... Up: ..." lines, DocBook's navheader)
+    whose text is mostly its links' and that holds no heading."""
+    if n.tag not in ('p', 'div', 'table', 'tr'):
+        return False
+    links = [x for x in walk(n) if x.tag == 'a']
+    if not any(NAV_RELS & set(x.attrs.get('rel', '').lower().split()) for x in links):
+        return False
+    if any(x.tag in ('h1', 'h2', 'h3', 'h4', 'h5', 'h6') for x in walk(n)):
+        return False
+    all_w = len(words(text(n)))
+    link_w = sum(len(words(text(x))) for x in links)
+    return all_w > 0 and link_w >= 0.5 * all_w
+
+
 def chrome(n):
-    """Site chrome by its markup: HTML5 sectioning for navigation, or a class/id that
-    names it (navbar, sphinxsidebar, menu, toc, breadcrumbs, footer, ...)."""
+    """Site chrome by its markup: HTML5 sectioning for navigation, a class/id that
+    names it (navbar, sphinxsidebar, menu, toc, breadcrumbs, footer, ...), or a
+    navigation line by its links' rel (nav_line)."""
     if n.tag in CHROME_TAGS:
         return True
     if n.tag in ('body', 'html'):
         return False
-    return bool(CHROME_WORDS.search(n.attrs.get('class', '') + ' ' + n.attrs.get('id', '')))
+    if CHROME_WORDS.search(n.attrs.get('class', '') + ' ' + n.attrs.get('id', '')):
+        return True
+    return nav_line(n)
 
 
 GENERIC = [
@@ -245,12 +268,37 @@ def check(bin_, path, skip_toc=False, generic=False):
                 got=len(got), empty=len(got) < 10 and len(area) >= 30)
 
 
+def compare(before, after):
+    """Page by page: two --dump files of the same pages (two binaries)."""
+    def load(p):
+        return {(r['site'], r['path']): r for r in map(json.loads, open(p))}
+    b, a = load(before), load(after)
+    both = [k for k in b if k in a]
+    moved = sorted((k for k in both if abs(a[k]['recall'] - b[k]['recall']) > 1e-9),
+                   key=lambda k: a[k]['recall'] - b[k]['recall'])
+    for k in moved:
+        print(f"  {k[0]} {k[1]}: {b[k]['recall']:.2f} -> {a[k]['recall']:.2f} "
+              f"(extracted {b[k]['got']} -> {a[k]['got']} words of {a[k]['area']})")
+    sites = collections.OrderedDict((k[0], None) for k in both)
+    tb = ta = 0
+    for s in sites:
+        ks = [k for k in both if k[0] == s]
+        lb = sum(b[k]['recall'] < 0.9 for k in ks)
+        la = sum(a[k]['recall'] < 0.9 for k in ks)
+        tb, ta = tb + lb, ta + la
+        if lb != la:
+            print(f'{s}: {len(ks)} pages, under 90%: {lb} -> {la}')
+    print(f'{len(both)} pages, {len(moved)} moved '
+          f'({sum(a[k]["recall"] > b[k]["recall"] for k in moved)} up), under 90%: '
+          f'{tb} ({100 * tb / max(1, len(both)):.1f}%) -> {ta} ({100 * ta / max(1, len(both)):.1f}%)')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--bin', default='./simcrawl')
     ap.add_argument('--cache', default=os.path.expanduser('~/.cache/simcrawl-dev'),
                     help='where tests/bench/sites.sh unpacked the sites')
-    ap.add_argument('--site', action='append', required=True,
+    ap.add_argument('--site', action='append', default=[],
                     help='PKG:HTML_ROOT (repeatable; or several joined by commas)')
     ap.add_argument('--min-recall', type=float, default=0.9)
     ap.add_argument('--jobs', type=int, default=2)
@@ -269,7 +317,20 @@ def main():
                     help='one Markdown table row a site: pages, < 50%%, < 90%%, (almost) '
                          'nothing, starts with the heading')
     ap.add_argument('-v', action='store_true', help='list the failing pages, worst first')
+    ap.add_argument('--dump', metavar='FILE',
+                    help='also write one JSON line a page (site, path, area and kept words, '
+                         'recall, extracted words, heading check) to FILE, for comparing '
+                         'two binaries page by page (--compare)')
+    ap.add_argument('--compare', nargs=2, metavar=('BEFORE', 'AFTER'),
+                    help='compare two --dump files (no run): the pages whose recall moved, '
+                         'worst loss first, and per site the pages under 90%% before/after')
     a = ap.parse_args()
+    if a.compare:
+        compare(*a.compare)
+        return
+    if not a.site:
+        ap.error('--site is required (or --compare BEFORE AFTER)')
+    dump = open(a.dump, 'w') if a.dump else None
     sites = [s for arg in a.site for s in arg.split(',') if s]
     for site in sites:
         pkg, sub = site.split(':', 1)
@@ -281,6 +342,11 @@ def main():
             files = [files[i * len(files) // a.max_pages] for i in range(a.max_pages)]
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
             res = list(ex.map(lambda f: check(a.bin, f, a.skip_toc, a.generic), files))
+        if dump:
+            for r in res:
+                dump.write(json.dumps(dict(r, site=pkg, path=os.path.relpath(r['path'], root)))
+                           + '\n')
+            dump.flush()
         n = max(1, len(res))
         lt50 = sum(r['recall'] < 0.5 for r in res)
         lt90 = sum(r['recall'] < 0.9 for r in res)
