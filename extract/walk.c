@@ -16,6 +16,9 @@
  * Hidden elements (the hidden attribute, aria-hidden="true", style display:none or
  * visibility:hidden, a closed <dialog>, block elements with a CSS framework's hiding
  * class such as "hidden" or "sr-only") give no text, but their links are still recorded.
+ * So do the numbers a generator puts before a heading in a span of their own (Sphinx's
+ * span.section-number, pandoc's span.header-section-number): they are the section's place
+ * in this release's table of contents, not its text, and they change when a chapter moves.
  * Class and id values are matched against readability's hint words once per distinct
  * class string (a per-parse memo: pages repeat their classes).
  * Text is white-space collapsed (U+00A0 included) except inside <pre>, where lines are
@@ -936,6 +939,9 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
         }
     }
     if (tag == T_dialog && !open_attr)
+        at->hidden = 1;
+    if (tag == T_span && at->cls &&
+        (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number")))
         at->hidden = 1;
     if (tag == T_html || tag == T_body)
         at->hidden = 0; /* pages hide <body> until a script runs; we run none */

@@ -340,6 +340,32 @@ static void test_extract_boilerplate_hidden(void)
     extract_doc_free(d);
 }
 
+/* The numbers Sphinx and pandoc put before a heading, in a span of their own, are the
+ * section's place in one release's table of contents: no text (a chapter moved between two
+ * releases renumbers every heading of the page). A number written in the heading's own
+ * text, or a span of another class, stays. */
+static void test_extract_section_numbers(void)
+{
+    struct extract_doc *d = parse(
+        "<body><div class='body' role='main'><section>"
+        "<h1><span class='section-number'>2.2. </span>Command Line Usage</h1>"
+        "<p>This document provides guidelines for running the analyzer from the command "
+        "line on whole projects, with two tools that drive it.</p>"
+        "<h2><span class=\"header-section-number\">3.1</span> Comparison</h2>"
+        "<p>Both provide a way of driving the analyzer and generating reports for the "
+        "files of a project.</p><h2>4.7 Written by hand</h2>"
+        "<p>A heading whose number is its own text keeps it, and <span class='num'>9.9</span> "
+        "inside a paragraph stays too.</p></section></div></body>");
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "Command Line Usage"));
+    CU_ASSERT(contains(t, "Comparison"));
+    CU_ASSERT(!contains(t, "2.2."));
+    CU_ASSERT(!contains(t, "3.1"));
+    CU_ASSERT(contains(t, "4.7 Written by hand"));
+    CU_ASSERT(contains(t, "9.9"));
+    extract_doc_free(d);
+}
+
 static void test_extract_text_whitespace(void)
 {
     struct extract_doc *d = parse("<p>  a \t b\n\n c&nbsp;&nbsp;d<br>e <br> f</p>"
@@ -1226,6 +1252,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_boilerplate_footnote_aside", test_extract_boilerplate_footnote_aside);
     CU_add_test(s, "test_extract_permalink_definitions", test_extract_permalink_definitions);
     CU_add_test(s, "test_extract_boilerplate_hidden", test_extract_boilerplate_hidden);
+    CU_add_test(s, "test_extract_section_numbers", test_extract_section_numbers);
     CU_add_test(s, "test_extract_text_whitespace", test_extract_text_whitespace);
     CU_add_test(s, "test_extract_text_blocks", test_extract_text_blocks);
     CU_add_test(s, "test_extract_text_sphinx_nav", test_extract_text_sphinx_nav);
