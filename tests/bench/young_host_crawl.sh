@@ -13,13 +13,12 @@
 set -e
 SIMCRAWL=${SIMCRAWL:-build/simcrawl}
 DIR=$(mktemp -d)
-HTTPD=
-trap '[ -n "$HTTPD" ] && kill "$HTTPD" 2>/dev/null; rm -rf "$DIR"' EXIT
+. "$(dirname "$0")/../lib/http_serve.sh"
+http_pid=
+trap 'http_stop "$http_pid"; rm -rf "$DIR"' EXIT
 trap 'exit 2' INT TERM
 python3 "$(dirname "$0")/../data/young_host/gen.py" --short 14 --links list "$DIR/site"
-. "$(dirname "$0")/../lib/http_serve.sh"
 http_serve "$DIR/site" "$DIR/httpd.log"
-HTTPD=$http_pid
 port=$http_port
 [ -n "$port" ] || { echo "young_host_crawl: http.server did not start: $(cat "$DIR/httpd.log")" >&2; exit 1; }
 base=http://127.0.0.1:$port
