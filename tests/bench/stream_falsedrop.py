@@ -43,6 +43,7 @@ import glob
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -65,8 +66,15 @@ ap.add_argument("--synthetic", default="", help="MENU:OWN:PAGES[:PCT[:LEAD]],...
                 "page; on PCT%% of them, drawn with a fixed seed, default 100), OWN words of its "
                 "own (random, seeded) and a footer, as tests/tools/crawl_redis_same.py serves; "
                 "the first LEAD pages (default 0) have no menu and 200 words of their own")
+ap.add_argument("--classify", action="store_true", help="each false drop classified "
+                "(implies -v): (a) young, among a host's first 20 kept pages; (b) the same pair "
+                "within k in collection mode (`fingerprint` over the site's files, T of the whole "
+                "site); (c) the rest; with the lines the two pages share and on how many of the "
+                "pages kept before (the stream's table then) and of the site they are")
 ap.add_argument("extra", nargs="*", help="more options of simcrawl dedup (after --)")
 a = ap.parse_args()
+if a.classify:
+    a.v = True
 
 
 def mirror_html(data, tag):
@@ -87,6 +95,60 @@ def run_dedup(files):
     if r.returncode not in (0,):
         sys.exit("dedup failed (%d): %s" % (r.returncode, r.stderr[-400:]))
     return [json.loads(x) for x in r.stdout.splitlines() if x.strip()]
+
+
+def extract_lines(f, cache):
+    """the extracted main text's lines (the template table's blocks, roughly: lines with a
+    word character), memoised"""
+    if f not in cache:
+        r = subprocess.run([a.bin, "extract", "--text", f], capture_output=True, text=True)
+        cache[f] = frozenset(x.strip() for x in r.stdout.split("\n") if re.search(r"\w", x))
+    return cache[f]
+
+
+def collection_fps(files):
+    """path -> fingerprint (int) in collection mode over files (T of the whole site)"""
+    opts = [x for x in a.extra if x == "--no-templates"]
+    r = subprocess.run([a.bin, "fingerprint"] + opts + list(files), capture_output=True,
+                       text=True)
+    out = {}
+    for x in r.stdout.splitlines():
+        if len(x) > 18 and x[16:18] == "  ":
+            out[x[18:]] = int(x[:16], 16)
+    return out
+
+
+def is_tpl(c, d):
+    return c >= 3 and 100 * c >= 20 * d
+
+
+def classify(u, o, kept_files, files, cache, cfp):
+    """(class, text lines): see --classify"""
+    lu, lo = extract_lines(u, cache), extract_lines(o, cache)
+    shared = lu & lo
+    cd = None
+    if u in cfp and o in cfp:
+        cd = bin(cfp[u] ^ cfp[o]).count("1")
+    nk = len(kept_files)
+    if nk < 20:
+        cls = "a"
+    elif cd is not None and cd <= 3:
+        cls = "b"
+    else:
+        cls = "c"
+    rows = []
+    wu = sum(len(x.split()) for x in lu)
+    wo = sum(len(x.split()) for x in lo)
+    ws = sum(len(x.split()) for x in shared)
+    for x in sorted(shared, key=lambda x: -len(x.split()))[:4]:
+        ck = sum(1 for f in kept_files if x in extract_lines(f, cache))
+        ca = sum(1 for f in files if x in extract_lines(f, cache))
+        rows.append("      shared %d words on %d of %d kept before%s, %d of %d pages%s: %.60s" % (
+            len(x.split()), ck, nk, " (template then)" if is_tpl(ck, nk) else "", ca,
+            len(files), " (template)" if is_tpl(ca, len(files)) else "", x))
+    head = "    class (%s): collection distance %s; words %d and %d, %d in %d shared lines" % (
+        cls, "none" if cd is None else cd, wu, wo, ws, len(shared))
+    return cls, [head] + rows
 
 
 def order_files(files, order, size):
@@ -152,6 +214,8 @@ for site, sub in sites:
     ref = {f: fdref.ref(lines[f], common) for f in files}
     size = {f: os.path.getsize(f) for f in files}
     mdir = os.path.join(tmp, site)
+    xcache = {}
+    cfp = None
     for order in orders:
         stream = order_files(files, order, size)
         mirrors = {}  # mirror path -> original
@@ -180,6 +244,7 @@ for site, sub in sites:
         pos = []
         lost = []  # pages kept before each mirror not found
         wrong = []
+        kept_files = []
         for rec in log:
             d = rec.get("decision")
             u = rec.get("uri") or rec.get("file")
@@ -192,6 +257,7 @@ for site, sub in sites:
                 continue
             if d == "new":
                 kept += 1
+                kept_files.append(u)
             elif d == "near-duplicate":
                 c["near"] += 1
                 o = rec.get("duplicate_of")
@@ -200,7 +266,7 @@ for site, sub in sites:
                 if j < 0.5:
                     c["false"] += 1
                     pos.append(kept)
-                    wrong.append((u, o, rec.get("distance"), j, kept))
+                    wrong.append((u, o, rec.get("distance"), j, kept, list(kept_files)))
             c["pages"] += 1
         c["early_false"] = sum(1 for p in pos if p < 20)
         msg = "%s %s: %d pages, %d near-dup, %d wrongly dropped (%d after < 20 kept)" % (
@@ -212,11 +278,20 @@ for site, sub in sites:
             msg += "; mirrors found %d of %d" % (c["mirrors_found"], c["mirrors"])
         print(msg, flush=True)
         if a.v:
-            for u, o, dist, j, k in wrong:
+            for u, o, dist, j, k, kf in wrong:
                 print("  false: %s ~ %s d=%s refJ=%.2f kept-before=%d" % (
                     os.path.relpath(u, root), os.path.relpath(o, root), dist, j, k))
+                if a.classify:
+                    if cfp is None:
+                        cfp = collection_fps(files)
+                    cls, rows = classify(u, o, kf, files, xcache, cfp)
+                    c["class_" + cls] += 1
+                    print("\n".join(rows))
         if jout:
             jout.write(json.dumps({"site": site, "order": order, **c, "positions": pos,
+                                   "false_pairs": [[os.path.relpath(w[0], root),
+                                                    os.path.relpath(w[1], root), w[2],
+                                                    round(w[3], 3), w[4]] for w in wrong],
                                    "mirrors_lost_at": lost}) + "\n")
         tot[order] += c
         tot["all"] += c
@@ -226,6 +301,8 @@ for k in orders + ["all"]:
         k, c["pages"], c["near"], c["false"], c["early_false"])
     if a.mirrors:
         msg += "; mirrors found %d of %d" % (c["mirrors_found"], c["mirrors"])
+    if a.classify:
+        msg += "; classes a %d, b %d, c %d" % (c["class_a"], c["class_b"], c["class_c"])
     print(msg)
 if not a.tmp:
     shutil.rmtree(tmp, ignore_errors=True)
