@@ -138,6 +138,7 @@
 #define SIBLING_MAX_LD 0.25          /* ... when its link density is below this */
 #define SECTION_MAX_LD LINK_HEAVY_LD /* a sibling section joins below this link density */
 #define DEFINITION_LEVELS 3          /* a block's definition element is this close */
+#define CELL_LEVELS 3                /* a block's table cell or term is this close */
 /* a gap block joins with at most 1/4 of its characters in links (step 6, jusText's gap
  * filling: commit ceaf3de) */
 #define GAP_LINK_RATIO 4
@@ -429,6 +430,51 @@ static int data_label(const struct ex_walk *w, const struct ex_block *blk)
     return e->tag == T_th && (e->flags & EX_E_IN_DATA);
 }
 
+/* The nearest element of tag within CELL_LEVELS elements up from block blk's, or EX_NONE. */
+static uint32_t block_in(const struct ex_walk *w, const struct ex_block *blk, unsigned tag)
+{
+    uint32_t e = blk->elem;
+    for (int k = 0; k < CELL_LEVELS && e != EX_NONE; k++, e = w->elems[e].parent)
+        if (w->elems[e].tag == tag)
+            return e;
+    return EX_NONE;
+}
+
+/* Does element i hold a visible block of text that is not link-heavy? */
+static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (s->visible[b] && w->blocks[b].words > 0 && !link_heavy(&w->blocks[b]))
+            return 1;
+    return 0;
+}
+
+/* A value cell of a data table's row, linked or not: a row that also holds text of its
+ * own (Postfix's table of address manipulations: "all mail" beside the linked daemon and
+ * parameter names; an API table of linked types beside descriptions) is a record, and
+ * its linked cells are its values, not a link list. The row's table is a data table
+ * (data_label's), and the row holds no table of its own (a layout table's row holds the
+ * whole page, menus and all). */
+static int data_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
+{
+    uint32_t td = block_in(w, blk, T_td);
+    if (td == EX_NONE || !(w->elems[td].flags & EX_E_IN_DATA))
+        return 0;
+    uint32_t tr = w->elems[td].parent;
+    if (tr == EX_NONE || w->elems[tr].tag != T_tr)
+        return 0;
+    uint32_t t = w->elems[tr].parent;
+    if (t != EX_NONE && w->elems[t].tag != T_table)
+        t = w->elems[t].parent; /* tbody, thead, tfoot */
+    if (t == EX_NONE || w->elems[t].tag != T_table || !(w->elems[t].flags & EX_E_HAS_DATA))
+        return 0;
+    for (uint32_t i = tr + 1; i < w->elems[tr].end_elem; i++)
+        if (w->elems[i].tag == T_table)
+            return 0;
+    return holds_text(w, s, tr);
+}
+
 /* A <section>, or docutils' div.section (walk.c EX_E_SECTION). */
 static int is_section(const struct ex_elem *e)
 {
@@ -534,7 +580,8 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         /* a term whose own permalink it holds (walk.c self_link) is the definition's,
          * however many types its signature links to */
         if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
-                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk)))
+                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) &&
+                               !data_value(w, s, blk)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
