@@ -475,6 +475,22 @@ static int data_value(const struct ex_walk *w, const struct sums *s, const struc
     return holds_text(w, s, tr);
 }
 
+/* A definition list's term, linked or not, whose description that follows is text (not
+ * link-heavy): the term names what the description defines (Postfix's "sender_bcc_maps
+ * = type:table", both links, over its paragraph), it is not a menu entry. */
+static int defined_term(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
+{
+    uint32_t dt = block_in(w, blk, T_dt);
+    if (dt == EX_NONE)
+        return 0;
+    uint32_t dd = w->elems[dt].end_elem;
+    if (dd >= w->n_elems || w->elems[dd].tag != T_dd || w->elems[dd].parent != w->elems[dt].parent)
+        return 0;
+    const struct ex_elem *e = &w->elems[dd];
+    return range(s->chars, e->first_block, e->end_block) >= MIN_PARAGRAPH &&
+           elem_ld(s, e) <= LINK_HEAVY_LD && holds_text(w, s, dd);
+}
+
 /* A <section>, or docutils' div.section (walk.c EX_E_SECTION). */
 static int is_section(const struct ex_elem *e)
 {
@@ -581,7 +597,7 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
          * however many types its signature links to */
         if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
                                !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) &&
-                               !data_value(w, s, blk)))
+                               !data_value(w, s, blk) && !defined_term(w, s, blk)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
