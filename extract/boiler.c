@@ -387,6 +387,17 @@ static int date_like(const char *s, size_t n)
     return 0;
 }
 
+/* Does element i hold a definition (EX_E_ANCHORED: a term, heading or signature that its
+ * own name links to, walk.c self_link)? Its box is the definition, its signature's linked
+ * types are not a link list (Scribble's boxed tables of a procedure's contract). */
+static int holds_definition(const struct ex_walk *w, uint32_t i)
+{
+    for (uint32_t j = i + 1; j < w->elems[i].end_elem; j++)
+        if (w->elems[j].flags & EX_E_ANCHORED)
+            return 1;
+    return 0;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -413,9 +424,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return 1;
+        return !holds_definition(w, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
-        return 1;
+        return !holds_definition(w, i);
     return 0;
 }
 
