@@ -387,13 +387,16 @@ static int date_like(const char *s, size_t n)
     return 0;
 }
 
-/* Does element i hold a definition (EX_E_ANCHORED: a term, heading or signature that its
- * own name links to, walk.c self_link)? Its box is the definition, its signature's linked
- * types are not a link list (Scribble's boxed tables of a procedure's contract). */
+/* Does element i hold a definition (EX_E_ANCHORED: a term or signature that its own name
+ * links to, walk.c self_link)? Its box is the definition, its signature's linked types are
+ * not a link list (Scribble's boxed tables of a procedure's contract). A heading's
+ * permalink makes a section, not a definition: what holds one is judged as before (a
+ * gi-docgen page's sections are, and its teaser rule with them). */
 static int holds_definition(const struct ex_walk *w, uint32_t i)
 {
     for (uint32_t j = i + 1; j < w->elems[i].end_elem; j++)
-        if (w->elems[j].flags & EX_E_ANCHORED)
+        if ((w->elems[j].flags & EX_E_ANCHORED) &&
+            !(w->elems[j].tag >= T_h1 && w->elems[j].tag <= T_h6))
             return 1;
     return 0;
 }
