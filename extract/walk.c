@@ -111,9 +111,9 @@ struct state {
     /* the pending block */
     size_t blk_off;
     uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
-    int blk_permalink; /* a permalink's text (self_link) is in it */
+    int blk_permalink;   /* a permalink's text (self_link) is in it */
     uint64_t blk_anchor; /* fragment_hash of its last named anchor, <a name|id> (self_link) */
-    int pending_space; /* white space seen since the last character */
+    int pending_space;   /* white space seen since the last character */
     /* the open link */
     int link_open;
     int link_self; /* it is a permalink to its own definition or section (self_link) */
