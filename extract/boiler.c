@@ -68,7 +68,11 @@
  *     unlikely by its id (the defined name), its short description beside "Source"
  *     links kept up to 0.5 link density. A list or table holding most of the
  *     container's text, mostly links and of 50 words or more, is the page (an API
- *     index): every entry is kept.
+ *     index): every entry is kept. Records: a linked cell of a data table's row that
+ *     holds text of its own is a value (data_value), a linked <dt> over a <dd> of text a
+ *     term (defined_term), and an element holding a definition (a <dt> or signature whose
+ *     name links to it, or to an HTML 4 named anchor before it: walk.c self_link) is
+ *     never cleaned (holds_definition): none is a link list.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a

@@ -32,6 +32,13 @@
 # "Ten more generators"). db5.3-doc's C# API (csharp/html, Sandcastle, *.htm pages that
 # falsedrop-score's *.html glob does not read) led to the two rules (extract/boiler.c
 # step 5: data tables; extract/walk.c: "remark").
+# The eleven of new = 6 (2026-11-27, issue 11, branch gen11j) are generators or layouts
+# none of the others use, measured on main (a172c4e) before anything was changed: Scribble,
+# GAPDoc, Scaladoc 2.11, Sphinx's pydata and zzzeeksphinx themes, Docutils rst2html, jQuery
+# UI's demos, Postfix's HTML, xfpt, SWIG's manual, grohtml. Pages wrongly dropped, main ->
+# branch: 13 -> 14 of 6,851 (python-scipy-doc 6 -> 7, scala-doc 6, libjs-jquery-ui-docs 1;
+# docs/BENCHMARKS.md, "Ten generators more"). Postfix's tables and definition lists and
+# Scribble's signatures led to three extractor rules (extract/boiler.c step 5, walk.c).
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
 # The last seven were added with fingerprint version 3 (2026-11-25), after its rules were
 # chosen, as a check on sites nothing was tuned to.
