@@ -68,7 +68,11 @@
  *     unlikely by its id (the defined name), its short description beside "Source"
  *     links kept up to 0.5 link density. A list or table holding most of the
  *     container's text, mostly links and of 50 words or more, is the page (an API
- *     index): every entry is kept.
+ *     index): every entry is kept. Records: a linked cell of a data table's row that
+ *     holds text of its own is a value (data_value), a linked <dt> over a <dd> of text a
+ *     term (defined_term), and an element holding a definition (a <dt> or signature whose
+ *     name links to it, or to an HTML 4 named anchor before it: walk.c self_link) is
+ *     never cleaned (holds_definition): none is a link list.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -138,6 +142,7 @@
 #define SIBLING_MAX_LD 0.25          /* ... when its link density is below this */
 #define SECTION_MAX_LD LINK_HEAVY_LD /* a sibling section joins below this link density */
 #define DEFINITION_LEVELS 3          /* a block's definition element is this close */
+#define CELL_LEVELS 3                /* a block's table cell or term is this close */
 /* a gap block joins with at most 1/4 of its characters in links (step 6, jusText's gap
  * filling: commit ceaf3de) */
 #define GAP_LINK_RATIO 4
@@ -386,6 +391,20 @@ static int date_like(const char *s, size_t n)
     return 0;
 }
 
+/* Does element i hold a definition (EX_E_ANCHORED: a term or signature that its own name
+ * links to, walk.c self_link)? Its box is the definition, its signature's linked types are
+ * not a link list (Scribble's boxed tables of a procedure's contract). A heading's
+ * permalink makes a section, not a definition: what holds one is judged as before (a
+ * gi-docgen page's sections are, and its teaser rule with them). */
+static int holds_definition(const struct ex_walk *w, uint32_t i)
+{
+    for (uint32_t j = i + 1; j < w->elems[i].end_elem; j++)
+        if ((w->elems[j].flags & EX_E_ANCHORED) &&
+            !(w->elems[j].tag >= T_h1 && w->elems[j].tag <= T_h6))
+            return 1;
+    return 0;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -412,9 +431,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return 1;
+        return !holds_definition(w, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
-        return 1;
+        return !holds_definition(w, i);
     return 0;
 }
 
@@ -427,6 +446,67 @@ static int data_label(const struct ex_walk *w, const struct ex_block *blk)
         return 0;
     const struct ex_elem *e = &w->elems[blk->elem];
     return e->tag == T_th && (e->flags & EX_E_IN_DATA);
+}
+
+/* The nearest element of tag within CELL_LEVELS elements up from block blk's, or EX_NONE. */
+static uint32_t block_in(const struct ex_walk *w, const struct ex_block *blk, unsigned tag)
+{
+    uint32_t e = blk->elem;
+    for (int k = 0; k < CELL_LEVELS && e != EX_NONE; k++, e = w->elems[e].parent)
+        if (w->elems[e].tag == tag)
+            return e;
+    return EX_NONE;
+}
+
+/* Does element i hold a visible block of text that is not link-heavy? */
+static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (s->visible[b] && w->blocks[b].words > 0 && !link_heavy(&w->blocks[b]))
+            return 1;
+    return 0;
+}
+
+/* A value cell of a data table's row, linked or not: a row that also holds text of its
+ * own (Postfix's table of address manipulations: "all mail" beside the linked daemon and
+ * parameter names; an API table of linked types beside descriptions) is a record, and
+ * its linked cells are its values, not a link list. The row's table is a data table
+ * (data_label's), and the row holds no table of its own (a layout table's row holds the
+ * whole page, menus and all). */
+static int data_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
+{
+    uint32_t td = block_in(w, blk, T_td);
+    if (td == EX_NONE || !(w->elems[td].flags & EX_E_IN_DATA))
+        return 0;
+    uint32_t tr = w->elems[td].parent;
+    if (tr == EX_NONE || w->elems[tr].tag != T_tr)
+        return 0;
+    uint32_t t = w->elems[tr].parent;
+    if (t != EX_NONE && w->elems[t].tag != T_table)
+        t = w->elems[t].parent; /* tbody, thead, tfoot */
+    if (t == EX_NONE || w->elems[t].tag != T_table || !(w->elems[t].flags & EX_E_HAS_DATA))
+        return 0;
+    for (uint32_t i = tr + 1; i < w->elems[tr].end_elem; i++)
+        if (w->elems[i].tag == T_table)
+            return 0;
+    return holds_text(w, s, tr);
+}
+
+/* A definition list's term, linked or not, whose description that follows is text (not
+ * link-heavy): the term names what the description defines (Postfix's "sender_bcc_maps
+ * = type:table", both links, over its paragraph), it is not a menu entry. */
+static int defined_term(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
+{
+    uint32_t dt = block_in(w, blk, T_dt);
+    if (dt == EX_NONE)
+        return 0;
+    uint32_t dd = w->elems[dt].end_elem;
+    if (dd >= w->n_elems || w->elems[dd].tag != T_dd || w->elems[dd].parent != w->elems[dt].parent)
+        return 0;
+    const struct ex_elem *e = &w->elems[dd];
+    return range(s->chars, e->first_block, e->end_block) >= MIN_PARAGRAPH &&
+           elem_ld(s, e) <= LINK_HEAVY_LD && holds_text(w, s, dd);
 }
 
 /* A <section>, or docutils' div.section (walk.c EX_E_SECTION). */
@@ -534,7 +614,8 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         /* a term whose own permalink it holds (walk.c self_link) is the definition's,
          * however many types its signature links to */
         if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
-                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk)))
+                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) &&
+                               !data_value(w, s, blk) && !defined_term(w, s, blk)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;

@@ -111,8 +111,9 @@ struct state {
     /* the pending block */
     size_t blk_off;
     uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
-    int blk_permalink; /* a permalink's text (self_link) is in it */
-    int pending_space; /* white space seen since the last character */
+    int blk_permalink;   /* a permalink's text (self_link) is in it */
+    uint64_t blk_anchor; /* fragment_hash of its last named anchor, <a name|id> (self_link) */
+    int pending_space;   /* white space seen since the last character */
     /* the open link */
     int link_open;
     int link_self; /* it is a permalink to its own definition or section (self_link) */
@@ -285,6 +286,7 @@ reset:
     st->blk_off = w->text.len;
     st->blk_chars = st->blk_link_chars = st->blk_words = st->blk_commas = st->blk_stops = 0;
     st->blk_permalink = 0;
+    st->blk_anchor = 0;
     st->pending_space = 0;
 }
 
@@ -877,7 +879,7 @@ static void meta_element(struct state *st, const xmlChar **atts)
 
 /* The attributes on_start reads, from any element. */
 struct attrs {
-    const char *cls, *id, *role, *href, *rel, *itemprop, *alt;
+    const char *cls, *id, *role, *href, *rel, *itemprop, *alt, *name;
     int hidden; /* hidden, aria-hidden=true, an inline style that hides, a closed <dialog> */
 };
 
@@ -915,6 +917,10 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
         case 'l':
             if (tag == T_html && strcmp(a, "lang") == 0 && v && !w->lang[0])
                 set_lang(w->lang, v);
+            break;
+        case 'n':
+            if (strcmp(a, "name") == 0)
+                at->name = v;
             break;
         case 'o':
             if (strcmp(a, "open") == 0)
@@ -1217,7 +1223,10 @@ static uint64_t fragment_hash(const char *s, size_t n)
  * holding it, a heading linking to its section, Sphinx's "¶" after a signature)? Only
  * "#id" and "file#id" without a path or scheme (a page naming itself). The element, when
  * it is a block element, is marked EX_E_ANCHORED. A <dt> or heading is what tells a
- * definition from a menu's toggle (<a href="#menu"> inside nav#menu).
+ * definition from a menu's toggle (<a href="#menu"> inside nav#menu). A named anchor
+ * (<a name> or <a id> without href) earlier in the same block is one too: HTML 4's way to
+ * mark a definition, its name then linking to it (Scribble's signatures: <a name="(def.
+ * _((lib._racket/list..rkt)._first))"></a> before (first lst), "first" a link to it).
  */
 static int self_link(struct state *st, const char *href)
 {
@@ -1228,6 +1237,11 @@ static int self_link(struct state *st, const char *href)
         if (*p == '/' || *p == ':' || *p == '?')
             return 0;
     uint64_t h = fragment_hash(hash + 1, strlen(hash + 1));
+    if (st->blk_anchor != 0 && st->blk_anchor == h) {
+        if (st->cur_elem != EX_NONE)
+            st->w->elems[st->cur_elem].flags |= EX_E_ANCHORED;
+        return 1;
+    }
     int term = 0;
     for (unsigned k = 0; k < SELF_LINK_LEVELS && k < st->depth; k++) {
         const struct open *o = &st->stack[st->depth - 1 - k];
@@ -1361,6 +1375,10 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
     if (at.hidden) {
         o->flags |= O_HIDDEN;
         st->hidden++;
+    }
+    if (tag == T_a && !at.href && (at.name || at.id)) {
+        const char *n = at.name ? at.name : at.id;
+        st->blk_anchor = fragment_hash(n, strlen(n));
     }
     open_link(st, o, tag, &at);
 }
