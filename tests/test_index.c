@@ -1402,6 +1402,149 @@ static void test_index_lines_every_k(void)
     CU_ASSERT(built >= 6); /* the shortest keys of k = 7 may be too short for lines */
 }
 
+/* nearest_many with the coarse directories and with them paused (the directories): the
+ * same answers. */
+static int coarse_vs_dirs(struct dedup_index *idx, const uint64_t *q, size_t nq, unsigned k)
+{
+    uint32_t *doc = malloc(2 * nq * sizeof *doc);
+    unsigned *dist = malloc(2 * nq * sizeof *dist);
+    unsigned char *found = malloc(2 * nq);
+    int bad = 0;
+    if (!doc || !dist || !found)
+        bad++;
+    for (int w = 0; w < 2 && !bad; w++) {
+        idx->coarse_paused = w == 1;
+        bad += dedup_index_nearest_many(idx, nq, q, k, doc + w * nq, dist + w * nq,
+                                        found + w * nq) != DEDUP_OK;
+    }
+    idx->coarse_paused = false;
+    for (size_t i = 0; i < nq && !bad; i++)
+        bad += found[i] != found[nq + i] ||
+               (found[i] && (doc[i] != doc[nq + i] || dist[i] != dist[nq + i]));
+    free(doc);
+    free(dist);
+    free(found);
+    return bad;
+}
+
+/* For the queries q[0..nq), how often the interpolated window of some table does not hold
+ * the first entry of the query's key: the window's first entry is not below it (left), or
+ * its last entry is (right); the probe must then search outside the window. */
+static void coarse_misses(const struct dedup_index *idx, const uint64_t *q, size_t nq,
+                          size_t *left, size_t *right)
+{
+    for (size_t i = 0; i < nq; i++)
+        for (unsigned t = 0; t < idx->ntables; t++) {
+            uint64_t pq = ix_permute(&idx->perm[t], q[i]), least = pq & idx->perm[t].keyhi;
+            uint32_t lo, hi, a, e;
+            ix_coarse_window(idx, t, pq, &lo, &hi, &a, &e);
+            if (a == e)
+                continue;
+            *left += a > lo && idx->tab[t][a] >= least;
+            *right += e < hi && idx->tab[t][e - 1] < least;
+        }
+}
+
+/* Coarse directories for the index's main from small sizes on (tests only). */
+static void coarse_always(struct dedup_index *idx)
+{
+    idx->coarse_min_bits = 1;
+    idx->coarse_span = 4;
+}
+
+/* The coarse directories (index.c, HOW IT WORKS: the coarse directories) for every
+ * k = 0..7, against brute force and against the directories: on sets whose buckets are
+ * crowded (a quarter of the fingerprints share their top 10 bits, others in the first and
+ * last bucket) and on skewed ones (every fingerprint shares its top 20 bits), so the
+ * interpolation is far off and the probe must search outside its window on both sides;
+ * then query then add through the merges (rebuilt for each main), save and load. */
+static void test_index_coarse_every_k(void)
+{
+    size_t far_left = 0, far_right = 0;
+    for (unsigned k = 0; k <= 7; k++)
+        for (int skewed = 0; skewed < 2; skewed++) {
+            rng_state = 1900 + k * 2 + (unsigned)skewed;
+            size_t n = 6000, nq = 500;
+            uint64_t *v = make_set(n, k);
+            const uint64_t top = rnd() & ~(UINT64_MAX >> 20);
+            if (skewed)
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (v[i] & (UINT64_MAX >> 20)) | top;
+            else {
+                for (size_t i = 0; i < n; i += 4)
+                    v[i] = (v[i] & (UINT64_MAX >> 10)) | ((uint64_t)0x2a5 << 54);
+                for (size_t i = 1; i < n; i += 50)
+                    v[i] = i % 100 == 1 ? v[i] >> 12 : v[i] | ((uint64_t)0xfff << 52);
+            }
+            for (size_t i = 2; i < n; i += 41)
+                v[i] = v[i - 1]; /* the same fingerprint twice */
+            struct dedup_index *idx = build(v, n, k, 0);
+            coarse_always(idx);
+            uint64_t *q = malloc(nq * sizeof *q);
+            CU_ASSERT_FATAL(q != NULL);
+            for (size_t i = 0; i < nq; i++) {
+                uint64_t x = i % 4 == 0 ? rnd() : flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2)));
+                q[i] = skewed && i % 8 == 0 ? (x & (UINT64_MAX >> 20)) | top : x;
+            }
+            q[0] = 0;
+            q[1] = UINT64_MAX;
+            int bad = 0;
+            for (size_t i = 0; i < nq; i++)
+                bad += check_query(idx, v, n, q[i], k);
+            ASSERT_EQ(bad, 0);
+            CU_ASSERT_FATAL(idx->coarse_of != NULL);
+            ASSERT_EQ(coarse_vs_dirs(idx, q, nq, k), 0);
+            coarse_misses(idx, q, nq, &far_left, &far_right);
+            dedup_index_free(idx);
+
+            /* query then add: each merge's main gets coarse directories at the next query */
+            struct dedup_design d;
+            ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+            ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+            coarse_always(idx);
+            unsigned rebuilt = 0;
+            const uint64_t *last = NULL;
+            for (size_t i = 0; i < n; i++) {
+                if (i % 5 == 0 || i % 41 == 2) {
+                    bad += check_query(idx, v, i, v[i], k);
+                    bad += check_query(idx, v, i, flip_bits(v[i], k), k);
+                    if (idx->coarse_of && idx->coarse_of != last) {
+                        rebuilt++;
+                        last = idx->coarse_of;
+                    }
+                }
+                ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+            }
+            ASSERT_EQ(bad, 0);
+            CU_ASSERT(rebuilt >= 1 || idx->nmain == 0); /* few distinct: no merge yet */
+            ASSERT_EQ(coarse_vs_dirs(idx, q, nq, k), 0); /* the main's and the delta */
+            ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
+            for (size_t i = 0; i < nq; i++)
+                bad += check_query(idx, v, n, q[i], k);
+            ASSERT_EQ(bad, 0);
+            CU_ASSERT(idx->coarse_of == idx->tab[0] && idx->coarse_of_n == idx->nmain);
+
+            char *path = tmp_path("coarse.idx");
+            struct dedup_file_error err;
+            ASSERT_EQ_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
+            dedup_index_free(idx);
+            ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
+            coarse_always(idx);
+            for (size_t i = 0; i < nq; i++)
+                bad += check_query(idx, v, n, q[i], k);
+            ASSERT_EQ(bad, 0);
+            CU_ASSERT(idx->coarse_of != NULL);
+            ASSERT_EQ(coarse_vs_dirs(idx, q, nq, k), 0);
+            dedup_index_free(idx);
+            unlink(path);
+            free(q);
+            free(v);
+        }
+    /* the sets did put keys outside the windows, on both sides */
+    CU_ASSERT(far_left > 100);
+    CU_ASSERT(far_right > 100);
+}
+
 static void test_index_bad_arguments(void)
 {
     struct dedup_design d;
@@ -1450,6 +1593,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_query_then_add", test_index_online_query_then_add);
     CU_add_test(s, "test_index_online_crowded", test_index_online_crowded);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
+    CU_add_test(s, "test_index_coarse_every_k", test_index_coarse_every_k);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);
