@@ -2742,9 +2742,14 @@ static inline uint32_t coarse_start(const uint64_t *v, uint32_t clo, uint32_t ch
         uint32_t b = chi - e > IX_LINE_SLOTS ? e + IX_LINE_SLOTS : chi;
         return b == chi || v[b - 1] >= x ? lower_bound(v, e, b, x) : lower_bound(v, b, chi, x);
     }
-    while (a < e && v[a] < x)
-        a++;
-    return a;
+    /* in the window (in cache by now): a bisection without branches */
+    const uint64_t *b = v + a;
+    for (uint32_t n = e - a; n > 1;) {
+        uint32_t h = n / 2;
+        b = b[h - 1] < x ? b + h : b;
+        n -= h;
+    }
+    return (uint32_t)(b - v) + (*b < x);
 }
 
 /* Position of fp in tab[0] by its coarse directory, or IX_NONE. */
