@@ -40,9 +40,7 @@
  * (1 << dir_bits) + 1 offsets over the top dir_bits bits (dir_bits <= every key length,
  * about log2(n) - 2, so 4-8 entries a bucket) makes a probe one directory read plus a
  * short scan: a candidate is any entry of the bucket within k that passes the first-table
- * rule (the rule implies the keys are equal). Where the directories outgrow the cache, a
- * query reads small coarse directories instead and interpolates (HOW IT WORKS: the coarse
- * directories, below), so it waits for one round of misses, not two.
+ * rule (the rule implies the keys are equal).
  *
  * Online. dedup_index_add() only appends the document (O(1)). Pending documents are
  * absorbed before the next query: into the delta (a tagged hash of fingerprint -> slot
@@ -888,8 +886,6 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     idx->lines_min = UINT32_MAX; /* the probe's lines: off (dedup_index_set_probe_lines) */
     idx->lines_per = IX_LINES_PER;
     idx->delta_per = IX_DELTA_PER;
-    idx->coarse_min_bits = IX_COARSE_BITS;
-    idx->coarse_span = IX_COARSE_SPAN;
     *out = idx;
     return DEDUP_OK;
 }
@@ -1040,8 +1036,7 @@ void dedup_index_set_probe_lines(struct dedup_index *idx, int on)
 static void main_free(struct dedup_index *idx)
 {
     idx->qc_on = false;
-    idx->line_of = NULL;   /* the lines' blocks stay for the next build (lines_ready) */
-    idx->coarse_of = NULL; /* and the coarse directories' block (coarse_ready) */
+    idx->line_of = NULL; /* the lines' blocks stay for the next build (lines_ready) */
     idx->asked = 0;
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
         if (idx->main_owned) {
@@ -1067,8 +1062,6 @@ void dedup_index_free(struct dedup_index *idx)
     slab_free(&idx->dslab);
     main_free(idx);
     lines_free(idx);
-    free(idx->coarse_block);
-    free(idx->fine_block);
     ix_scratch_release(idx);
     free(idx->tail_buf);
     free(idx->tail_fix);
@@ -2616,156 +2609,6 @@ static inline size_t lines_find0(const struct dedup_index *idx, uint64_t fp)
     return SIZE_MAX;
 }
 
-/* ---- the coarse directories ----
- *
- * HOW IT WORKS: the coarse directories. Against a large index the directories do not stay
- * in cache (2^21 + 1 offsets a table at 10M: 8 MB, 80 MB for 10 tables), so a probe waits
- * for two misses in a row a table: the directory entry, then the bucket it points to. The
- * coarse directory keeps every 2^(dir_bits - coarse_bits)-th offset of a table's directory
- * (2^16 + 1 offsets, 256 KB a table at 10M) and, for every 2^(dir_bits - fine_bits)-th
- * (fine_bits = coarse_bits + IX_COARSE_FINE), its distance from its coarse bucket's start
- * in one byte (capped at 255: 256 KB a table), 5 MB for 10 tables at 10M: read by every
- * query, they stay in the last level, so a query knows the coarse bucket [clo, chi) its
- * key falls in (about 150 entries at 10M) and where its fine bucket starts and ends (about
- * 38 entries) without a miss. The permutation leaves the entries' bits uniform, so the
- * entries whose key equals the query's start near f0 + (f1 - f0) * f, f the query's bits
- * below fine_bits as a fraction (a sorted uniform sample: off by about sqrt(f1 - f0) / 2
- * entries): the lines of IX_COARSE_HALF entries on each side of that estimate are
- * requested for every table at once, one round of misses, and the scan finds the first
- * entry >= the key's least value in them. Exact whatever the estimate (the offsets and the
- * interpolation are only hints): when the window's first entry is not below the key's
- * least value, the run's start is searched before the window (in the line before it, then
- * by bisection of [clo, window)); when the window's last entry is still below it, after
- * it (the same); otherwise it lies in the window. The run (every entry with the query's key,
- * all inside the coarse bucket: coarse_bits <= dir_bits <= every key's length) is then read
- * to its end, past the window if it goes on. A crowded or skewed bucket (fingerprints
- * sharing their top bits, or a coarse bucket of more than 255) costs a bisection, not a
- * longer scan. A match first found in table t >= 1 finds its head the same way in table 0
- * (coarse_find0). Built from the directories at a query (2^fine_bits reads a table), in
- * blocks kept across merges; all pairs, saves, loads and merges keep the directories, the
- * file is unchanged. Not built where the directories are small (coarse_bits_for: the
- * 4-table design up to 3M, 16-bit directories, serves from them as before). */
-
-/* coarse bits for the current main, 0 when the directories are small enough themselves */
-static unsigned coarse_bits_for(const struct dedup_index *idx)
-{
-    unsigned cb = idx->dir_bits > idx->coarse_span ? idx->dir_bits - idx->coarse_span : 0;
-    if (cb < idx->coarse_min_bits)
-        cb = idx->coarse_min_bits;
-    return cb < idx->dir_bits ? cb : 0;
-}
-
-/* Builds the coarse directories of the main tables when they are worth it and not built
- * yet (or built for another main). Out of memory leaves the index without them: the
- * directories serve every query as before, so it is not an error. */
-static void coarse_ready(struct dedup_index *idx)
-{
-    if (idx->coarse_of && idx->coarse_of == idx->tab[0] && idx->coarse_of_n == idx->nmain)
-        return;
-    idx->coarse_of = NULL;
-    unsigned cb = idx->nmain && !idx->lazy ? coarse_bits_for(idx) : 0;
-    if (!cb)
-        return;
-    unsigned fb = cb + IX_COARSE_FINE < idx->dir_bits ? cb + IX_COARSE_FINE : idx->dir_bits;
-    size_t per = ((size_t)1 << cb) + 1, need = per * idx->ntables;
-    size_t fper = ((size_t)1 << fb) + 1, fneed = fper * idx->ntables;
-    if (need > idx->coarse_cap) {
-        uint32_t *p = malloc(need * sizeof *p);
-        if (!p)
-            return;
-        free(idx->coarse_block);
-        idx->coarse_block = p;
-        idx->coarse_cap = need;
-    }
-    if (fneed > idx->fine_cap) {
-        uint8_t *p = malloc(fneed);
-        if (!p)
-            return;
-        free(idx->fine_block);
-        idx->fine_block = p;
-        idx->fine_cap = fneed;
-    }
-    const unsigned sh = idx->dir_bits - cb, fsh = idx->dir_bits - fb;
-    for (unsigned t = 0; t < idx->ntables; t++) {
-        uint32_t *c = idx->coarse_block + per * t;
-        uint8_t *f = idx->fine_block + fper * t;
-        const uint32_t *d = idx->dir[t];
-        for (size_t b = 0; b < per; b++)
-            c[b] = d[b << sh];
-        for (size_t j = 0; j < fper; j++) {
-            uint32_t off = d[j << fsh] - c[j >> (fb - cb)];
-            f[j] = (uint8_t)(off < 255 ? off : 255);
-        }
-        idx->coarse[t] = c;
-        idx->fine[t] = f;
-    }
-    idx->coarse_bits = cb;
-    idx->fine_bits = fb;
-    idx->coarse_of = idx->tab[0];
-    idx->coarse_of_n = idx->nmain;
-}
-
-/* The first position in [lo, hi) of sorted v whose value is >= x (hi when none). */
-static inline uint32_t lower_bound(const uint64_t *v, uint32_t lo, uint32_t hi, uint64_t x)
-{
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Requests the lines of v[a..e) (a < e). */
-static inline void prefetch_span(const void *from, const void *to)
-{
-    for (uintptr_t p = (uintptr_t)from & ~(uintptr_t)63; p <= (uintptr_t)to; p += 64)
-        __builtin_prefetch((const void *)p);
-}
-
-/* The first position in [clo, chi) of sorted v whose value is >= x, given the window
- * [a, e) inside it: bisection outside the window only when its ends say so. */
-static inline uint32_t coarse_start(const uint64_t *v, uint32_t clo, uint32_t chi, uint32_t a,
-                                    uint32_t e, uint64_t x)
-{
-    if (a == e)
-        return a;
-    if (a > clo && v[a] >= x) {
-        /* the start is before the window: most often in the line before it */
-        uint32_t b = a - clo > IX_LINE_SLOTS ? a - IX_LINE_SLOTS : clo;
-        return b == clo || v[b] < x ? lower_bound(v, b, a, x) : lower_bound(v, clo, b, x);
-    }
-    if (e < chi && v[e - 1] < x) {
-        /* after it: most often in the line after it */
-        uint32_t b = chi - e > IX_LINE_SLOTS ? e + IX_LINE_SLOTS : chi;
-        return b == chi || v[b - 1] >= x ? lower_bound(v, e, b, x) : lower_bound(v, b, chi, x);
-    }
-    /* in the window (in cache by now): a bisection without branches */
-    const uint64_t *b = v + a;
-    for (uint32_t n = e - a; n > 1;) {
-        uint32_t h = n / 2;
-        b = b[h - 1] < x ? b + h : b;
-        n -= h;
-    }
-    return (uint32_t)(b - v) + (*b < x);
-}
-
-/* Position of fp in tab[0] by its coarse directory, or IX_NONE. */
-static inline uint32_t coarse_find0(const struct dedup_index *idx, uint64_t fp)
-{
-    uint32_t lo, hi, a, e;
-    ix_coarse_window(idx, 0, fp, &lo, &hi, &a, &e);
-    if (a == e)
-        return IX_NONE;
-    const uint64_t *v = idx->tab[0];
-    prefetch_span(&v[a], &v[e - 1]);
-    prefetch_span(&idx->head[a], &idx->head[e - 1]);
-    uint32_t i = coarse_start(v, lo, hi, a, e, fp);
-    return i < hi && v[i] == fp ? i : IX_NONE;
-}
-
 /* ---- queries ---- */
 
 /* Calls found(arg, x, distance, doc_head) for every distinct indexed fingerprint x within
@@ -2780,22 +2623,7 @@ struct probe_state {
     uint32_t lo[DEDUP_MAX_TABLES], hi[DEDUP_MAX_TABLES]; /* lo: the directory entry's number
                                                           * until probe_bounds reads it */
     uint32_t dd[DEDUP_MAX_TABLES];                       /* the key's delta bucket in each table */
-    /* with the coarse directories: the coarse bucket [clo, chi) (lo: its number until
-     * probe_bounds reads it, then [lo, hi) the window read first) */
-    uint32_t clo[DEDUP_MAX_TABLES], chi[DEDUP_MAX_TABLES];
 };
-
-/* Which of the main's structures a probe reads: the lines, the coarse directories, the
- * directories (or none: an empty main). */
-enum probe_way { PROBE_NONE, PROBE_LINES, PROBE_COARSE, PROBE_DIRS };
-static inline enum probe_way probe_way(const struct dedup_index *idx)
-{
-    if (idx->line_of && !idx->lines_paused)
-        return PROBE_LINES;
-    if (idx->coarse_of && !idx->coarse_paused)
-        return PROBE_COARSE;
-    return idx->nmain ? PROBE_DIRS : PROBE_NONE;
-}
 
 /* The probe in three stages, so that a batch can run them for different queries at once
  * (probe_many): 1. the keys, each table's directory line requested; 2. the directory
@@ -2816,8 +2644,7 @@ static inline __attribute__((always_inline)) void probe_keys(const struct dedup_
             st->dd[t] = (uint32_t)ix_top_below64(st->pq[t], idx->dd_bits);
             __builtin_prefetch(&idx->dbucket[t][st->dd[t]]);
         }
-    const enum probe_way way = probe_way(idx);
-    if (way == PROBE_LINES) {
+    if (idx->line_of && !idx->lines_paused) {
         /* the lines: every line the scan will read, requested now (no directory) */
         const unsigned sh = 64 - idx->line_bits;
         for (unsigned t = 0; t < nt; t++) {
@@ -2827,13 +2654,7 @@ static inline __attribute__((always_inline)) void probe_keys(const struct dedup_
                 __builtin_prefetch(g + IX_LINE_SLOTS);
         }
         __builtin_prefetch(idx->line_head + (size_t)(q >> sh) * IX_LINE_SLOTS);
-    } else if (way == PROBE_COARSE) {
-        const unsigned sh = 64 - idx->coarse_bits, fsh = 64 - idx->fine_bits;
-        for (unsigned t = 0; t < nt; t++) {
-            __builtin_prefetch(&idx->coarse[t][st->pq[t] >> sh]);
-            __builtin_prefetch(&idx->fine[t][st->pq[t] >> fsh]);
-        }
-    } else if (way == PROBE_DIRS) {
+    } else if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++) {
             st->lo[t] = (uint32_t)ix_top_below64(st->pq[t], idx->dir_bits);
             __builtin_prefetch(&idx->dir[t][st->lo[t]]);
@@ -2845,18 +2666,7 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
                                                                struct probe_state *st)
 {
     unsigned nt = idx->ntables;
-    const enum probe_way way = probe_way(idx);
-    if (way == PROBE_COARSE)
-        for (unsigned t = 0; t < nt; t++) {
-            /* the coarse bucket (in cache), then the window's lines: all tables' at once */
-            ix_coarse_window(idx, t, st->pq[t], &st->clo[t], &st->chi[t], &st->lo[t], &st->hi[t]);
-            if (st->lo[t] == st->hi[t])
-                continue;
-            prefetch_span(&idx->tab[t][st->lo[t]], &idx->tab[t][st->hi[t] - 1]);
-            if (t == 0) /* a match of table 0 reads its head: the window's middle */
-                __builtin_prefetch(&idx->head[st->lo[t] + (st->hi[t] - st->lo[t]) / 2]);
-        }
-    else if (way == PROBE_DIRS)
+    if (idx->nmain && (!idx->line_of || idx->lines_paused))
         for (unsigned t = 0; t < nt; t++) {
             uint32_t b = st->lo[t];
             uint32_t lo = idx->dir[t][b], hi = idx->dir[t][b + 1];
@@ -2904,44 +2714,13 @@ static inline __attribute__((always_inline)) int scan_main(const struct dedup_in
     return 0;
 }
 
-/* Table t's entries of the query's key by the coarse directory (probe_bounds found its
- * window): from the run's first entry (coarse_start) to the first entry of a greater key. */
-static inline __attribute__((always_inline)) int scan_coarse(const struct dedup_index *idx,
-                                                             const struct probe_state *st,
-                                                             unsigned t, unsigned k, match_fn found,
-                                                             void *arg)
-{
-    const struct ix_perm *p = &idx->perm[t];
-    const uint64_t *v = idx->tab[t];
-    const uint64_t q = st->q, pt = st->pq[t], keyhi = p->keyhi;
-    const uint64_t least = pt & keyhi, most = pt | ~keyhi;
-    const uint32_t chi = st->chi[t];
-    for (uint32_t i = coarse_start(v, st->clo[t], chi, st->lo[t], st->hi[t], least);
-         i < chi && v[i] <= most; i++) {
-        uint64_t d = v[i] ^ pt;
-        unsigned dist = (unsigned)__builtin_popcountll(d);
-        if (dist > k)
-            continue;
-        uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];
-        if (ix_first_table(idx, x ^ q) != t)
-            continue;
-        uint32_t pos = t ? coarse_find0(idx, x) : i;
-        if (pos == IX_NONE)
-            continue; /* only in a forged file: a table entry not in table 0 */
-        if (found(arg, x, dist, idx->head[pos]))
-            return 1;
-    }
-    return 0;
-}
-
 static inline __attribute__((always_inline)) int probe_scan(const struct dedup_index *idx,
                                                             const struct probe_state *st,
                                                             unsigned k, match_fn found, void *arg)
 {
     unsigned nt = idx->ntables;
     const uint64_t q = st->q;
-    const enum probe_way way = probe_way(idx);
-    if (way == PROBE_LINES) {
+    if (idx->line_of && !idx->lines_paused) {
         const unsigned sh = 64 - idx->line_bits;
         const uint64_t low = UINT64_MAX >> idx->line_bits;
         for (unsigned t = 0; t < nt; t++) {
@@ -2970,11 +2749,7 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
                     return 1;
             }
         }
-    } else if (way == PROBE_COARSE) {
-        for (unsigned t = 0; t < nt; t++)
-            if (scan_coarse(idx, st, t, k, found, arg))
-                return 1;
-    } else if (way == PROBE_DIRS) {
+    } else if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++) {
             /* a bucket holds other keys too, unless the directory's bits cover the key (the
              * 4 tables of 16-bit keys from 256K fingerprints on) */
@@ -3132,7 +2907,6 @@ static enum dedup_code query_ready(struct dedup_index *idx, unsigned k, uint64_t
     if (rc == DEDUP_OK) {
         idx->asked += n;
         lines_ready(idx);
-        coarse_ready(idx);
     }
     return rc;
 }

@@ -37,19 +37,7 @@
 #ifndef IX_LINES_PER
 #define IX_LINES_PER 4u /* lines once a main answered a quarter as many queries as it holds */
 #endif
-#define IX_LINE_SLOTS 8u /* slots of a line bucket: 64 bytes */
-#ifndef IX_COARSE_BITS
-#define IX_COARSE_BITS 16u /* the coarse directories: at least this many bits ... */
-#endif
-#ifndef IX_COARSE_SPAN
-#define IX_COARSE_SPAN 5u /* ... and at most this many fewer than the directories' */
-#endif
-#ifndef IX_COARSE_FINE
-#define IX_COARSE_FINE 2u /* the fine offsets: 2^this a coarse bucket */
-#endif
-#ifndef IX_COARSE_HALF
-#define IX_COARSE_HALF 8u /* entries read on each side of the interpolated position */
-#endif
+#define IX_LINE_SLOTS 8u  /* slots of a line bucket: 64 bytes */
 #define IX_SCRATCH_MAX 4u /* scratch blocks an index holds (dedup_index_give_scratch) */
 
 /* One run of bits moved by a permutation: bits [src, src + width) go to [dst, dst + width)
@@ -190,28 +178,6 @@ struct dedup_index {
     uint64_t asked;     /* queries the main answered since it was built (main_free resets) */
     bool lines_paused;  /* tests and benchmarks: the lines kept as they are but not used */
 
-    /* The coarse directories (index.c, "HOW IT WORKS: the coarse directories"): table t's
-     * offsets at every 2^(dir_bits - coarse_bits)-th directory entry, coarse[t] (1 <<
-     * coarse_bits) + 1 of them, all tables in one block of coarse_cap offsets, small enough
-     * to stay in cache, so a query interpolates its position in the bucket instead of
-     * reading the directory first. Built by a query when the directories are larger
-     * (coarse_min_bits, coarse_span: IX_COARSE_BITS, IX_COARSE_SPAN; tests set others);
-     * valid while coarse_of is tab[0] (NULL: none) and coarse_of_n nmain; never saved. */
-    uint32_t *coarse[DEDUP_MAX_TABLES];
-    uint32_t *coarse_block;
-    size_t coarse_cap;
-    unsigned coarse_bits;
-    /* fine[t][j]: the offset of the directory entry at every 2^(dir_bits - fine_bits)-th
-     * from its coarse bucket's start (255 at most: a hint, as the interpolation) */
-    uint8_t *fine[DEDUP_MAX_TABLES];
-    uint8_t *fine_block;
-    size_t fine_cap;
-    unsigned fine_bits;
-    const uint64_t *coarse_of;
-    uint32_t coarse_of_n;
-    unsigned coarse_min_bits, coarse_span;
-    bool coarse_paused; /* tests and benchmarks: the directories serve instead */
-
     /* the site template table saved with the index (NULL until asked for or loaded) */
     struct dedup_templates *templates;
 
@@ -284,25 +250,6 @@ static inline uint64_t ix_top(uint64_t x, unsigned bits)
 static inline uint64_t ix_top_below64(uint64_t x, unsigned bits)
 {
     return (x >> 1) >> (63 - bits);
-}
-
-/* Table t's coarse bucket [*lo, *hi) for permuted value pq and the interpolated window
- * [*a, *e) in it (index.c, HOW IT WORKS: the coarse directories): the fine offsets f0, f1
- * of pq's fine bucket and the next, the estimate f0 + (f1 - f0) * (pq's 32 bits below
- * fine_bits) / 2^32, IX_COARSE_HALF entries on each side; empty when the bucket is. */
-static inline void ix_coarse_window(const struct dedup_index *idx, unsigned t, uint64_t pq,
-                                    uint32_t *lo, uint32_t *hi, uint32_t *a, uint32_t *e)
-{
-    const unsigned cb = idx->coarse_bits, fb = idx->fine_bits;
-    const uint64_t b = pq >> (64 - cb), j = pq >> (64 - fb);
-    const uint32_t l = idx->coarse[t][b], h = idx->coarse[t][b + 1];
-    const uint8_t *f = idx->fine[t] + j;
-    const uint32_t f0 = l + f[0], f1 = ((j + 1) >> (fb - cb)) != b ? h : l + f[1];
-    const uint32_t est = f0 + (uint32_t)(((uint64_t)(f1 - f0) * ((pq << fb) >> 32)) >> 32);
-    *lo = l;
-    *hi = h;
-    *a = est - l > IX_COARSE_HALF ? est - IX_COARSE_HALF : l;
-    *e = h - est > IX_COARSE_HALF ? est + IX_COARSE_HALF : h;
 }
 
 /* Runs fn(arg, tid, team) on up to `threads` threads (tid 0 is the caller) that may

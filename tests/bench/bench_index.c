@@ -382,24 +382,21 @@ int main(int argc, char **argv)
          * index of N fingerprints (default 10M) a round, ROUNDS rounds (default 5), one call
          * a query and batched (dedup_index_nearest_many) alternating in blocks of 50,000
          * (the same queries every way), CPU time of each summed over the round: for choosing
-         * IX_BATCH_DEPTH. The index as a caller gets it (its coarse directories, index.c;
-         * LINES_MIN "-"), or with LINES_MIN (0: IX_LINES_MIN) the probe's lines, built at
-         * the first query. With "paired", the same blocks run again with the lines (or the
-         * coarse directories) paused, the directories serving, and the ratios are printed:
-         * the two ways evict each other's lines, so a process of one way against main's
-         * build is the figure to quote (docs/BENCHMARKS.md, perf19h and perf19j) */
+         * IX_BATCH_DEPTH. The probe's lines (index.c) are built at the first query; LINES_MIN
+         * "-" measures the index as a caller gets it by default (no lines: the directories).
+         * With "paired", the same blocks run again with the lines paused (the directories)
+         * and the ratios are printed: the two ways evict each other's lines, so a process of
+         * one way against main's build is the figure to quote (docs/BENCHMARKS.md, perf19h) */
         size_t qn = argc > 2 ? (size_t)atoll(argv[2]) : big;
         int rounds = argc > 3 ? atoi(argv[3]) : 5;
         uint64_t *vb = gen(qn, 4242);
         struct dedup_index *idx = build(vb, qn, 0);
         if (ix_compact(idx, 2) != DEDUP_OK)
             return 2;
-        if (argc > 4 && strcmp(argv[4], "-") != 0) { /* LINES_MIN: lines from a main of
-                                                        * this many (0: IX_LINES_MIN; -: none) */
-            dedup_index_set_probe_lines(idx, 1);
-            uint32_t lm = (uint32_t)strtoul(argv[4], NULL, 10);
-            if (lm)
-                idx->lines_min = lm;
+        if (argc <= 4 || strcmp(argv[4], "-") != 0) { /* "-": no lines, the default */
+            dedup_index_set_probe_lines(idx, 1); /* off by default: this measures them */
+            if (argc > 4) /* LINES_MIN: lines from a main of this many (default IX_LINES_MIN) */
+                idx->lines_min = (uint32_t)strtoul(argv[4], NULL, 10);
         }
         idx->lines_per = 0; /* lines at the first query: a long-running index's steady state */
         const size_t nq = 1000000, blk = 50000;
@@ -421,24 +418,16 @@ int main(int argc, char **argv)
                 return 2;
             if (idx->line_of)
                 printf("lines: %u bits, %.3f cpu s to build\n", idx->line_bits, cpu_now() - c0);
-            else if (idx->coarse_of)
-                printf("coarse directories: %u bits (directories %u), %.3f cpu s to build\n",
-                       idx->coarse_bits, idx->dir_bits, cpu_now() - c0);
         }
-        const int ways = /* way 1: the lines or the coarse directories paused */
-            (idx->line_of || idx->coarse_of) && argc > 5 && strcmp(argv[5], "paired") == 0 ? 2
-                                                                                           : 1;
-        const bool lines = idx->line_of != NULL;
+        const int ways = /* way 1: the lines paused */
+            idx->line_of && argc > 5 && strcmp(argv[5], "paired") == 0 ? 2 : 1;
         for (int r = 0; r < rounds; r++) {
             double one[2] = {0, 0}, many[2] = {0, 0};
             size_t f1[2] = {0, 0}, f2[2] = {0, 0};
             for (size_t b = 0; b < nq; b += blk)
                 for (int w0 = 0; w0 < ways; w0++) {
                     int w = (int)((b / blk + (size_t)w0) % (size_t)ways); /* alternate first */
-                    if (lines)
-                        idx->lines_paused = w == 1;
-                    else
-                        idx->coarse_paused = w == 1;
+                    idx->lines_paused = w == 1;
                     uint32_t doc;
                     unsigned dist;
                     int hit;
@@ -459,7 +448,7 @@ int main(int argc, char **argv)
                     one[w] += c1 - c0;
                     many[w] += cpu_now() - c1;
                 }
-            idx->lines_paused = idx->coarse_paused = false;
+            idx->lines_paused = false;
             if (f1[0] != f2[0] || (ways == 2 && (f1[1] != f1[0] || f2[1] != f2[0]))) {
                 fprintf(stderr, "bench_index: found %zu %zu (lines), %zu %zu (directories)\n",
                         f1[0], f2[0], f1[1], f2[1]);
@@ -468,10 +457,9 @@ int main(int argc, char **argv)
             printf("queries against %zu: one at a time %.0f /s, batched %.0f /s (%.3fx)\n", qn,
                    (double)nq / one[0], (double)nq / many[0], one[0] / many[0]);
             if (ways == 2)
-                printf("  %s paused: one at a time %.0f /s, batched %.0f /s; time %s / "
+                printf("  lines paused: one at a time %.0f /s, batched %.0f /s; time lines / "
                        "paused: one at a time %.3fx, batched %.3fx\n",
-                       lines ? "lines" : "coarse", (double)nq / one[1], (double)nq / many[1],
-                       lines ? "lines" : "coarse", one[0] / one[1],
+                       (double)nq / one[1], (double)nq / many[1], one[0] / one[1],
                        many[0] / many[1]);
             fflush(stdout);
         }
