@@ -382,19 +382,22 @@ int main(int argc, char **argv)
          * index of N fingerprints (default 10M) a round, ROUNDS rounds (default 5), one call
          * a query and batched (dedup_index_nearest_many) alternating in blocks of 50,000
          * (the same queries every way), CPU time of each summed over the round: for choosing
-         * IX_BATCH_DEPTH. The probe's lines (index.c) are built at the first query. With
-         * "paired", the same blocks run again with the lines paused (the directories) and the
-         * ratios are printed: the two ways evict each other's lines, so a process of one way
-         * against main's build is the figure to quote (docs/BENCHMARKS.md, perf19h) */
+         * IX_BATCH_DEPTH. The probe's lines (index.c) are built at the first query; LINES_MIN
+         * "-" measures the index as a caller gets it by default (no lines: the directories).
+         * With "paired", the same blocks run again with the lines paused (the directories)
+         * and the ratios are printed: the two ways evict each other's lines, so a process of
+         * one way against main's build is the figure to quote (docs/BENCHMARKS.md, perf19h) */
         size_t qn = argc > 2 ? (size_t)atoll(argv[2]) : big;
         int rounds = argc > 3 ? atoi(argv[3]) : 5;
         uint64_t *vb = gen(qn, 4242);
         struct dedup_index *idx = build(vb, qn, 0);
         if (ix_compact(idx, 2) != DEDUP_OK)
             return 2;
-        dedup_index_set_probe_lines(idx, 1); /* off by default: this measures them */
-        if (argc > 4) /* LINES_MIN: lines from a main of this many (default IX_LINES_MIN) */
-            idx->lines_min = (uint32_t)strtoul(argv[4], NULL, 10);
+        if (argc <= 4 || strcmp(argv[4], "-") != 0) { /* "-": no lines, the default */
+            dedup_index_set_probe_lines(idx, 1); /* off by default: this measures them */
+            if (argc > 4) /* LINES_MIN: lines from a main of this many (default IX_LINES_MIN) */
+                idx->lines_min = (uint32_t)strtoul(argv[4], NULL, 10);
+        }
         idx->lines_per = 0; /* lines at the first query: a long-running index's steady state */
         const size_t nq = 1000000, blk = 50000;
         uint64_t *q = malloc(nq * sizeof *q);
