@@ -742,43 +742,15 @@ static int all_link(const struct ex_block *b)
 }
 
 /*
- * Whether block l holds a link that leaves the page (its href is not a fragment of this
- * page, "#name"). *li walks w->links, which are in block order; l must not decrease
- * between calls.
- */
-static int links_away(const struct ex_walk *w, size_t *li, size_t l)
-{
-    while (*li < w->n_links && w->links[*li].block < l)
-        (*li)++;
-    for (size_t i = *li; i < w->n_links && w->links[i].block == l; i++) {
-        const struct ex_rawlink *k = &w->links[i];
-        const char *h = (const char *)w->strs.p + k->href;
-        size_t n = k->href_len;
-        while (n > 0 && (*h == ' ' || *h == '\t' || *h == '\n' || *h == '\r')) {
-            h++;
-            n--;
-        }
-        if (n < 2 || h[0] != '#')
-            return 1;
-    }
-    return 0;
-}
-
-/*
  * Teasers: "more stories" lists repeat a linked headline followed by a short standfirst.
  * The standfirst alone reads like text, so a run of at least TEASER_RUN such pairs
  * (separated by nothing but link-heavy blocks) loses its standfirsts. One pair is kept:
- * that is an article under its permalinked title. A headline links to its story, on
- * another page: a heading whose links all point into this page (docutils' and Sphinx's
- * "toc-backref" headings, linked back to the page's table of contents, beside the "¶"
- * permalink) is a section of the page, and its short paragraphs are its text (LLVM's
- * GlobalISel/GenericOpcode.html lost 790 of its 2,970 words; docs/BENCHMARKS.md, "LLVM
- * 13/14 miss by miss (rec11j)").
+ * that is an article under its permalinked title.
  */
 static void drop_teasers(struct ex_walk *w, const struct sums *s)
 {
     size_t nb = w->n_blocks;
-    size_t run_start = nb, units = 0, prev_t = nb, li = 0;
+    size_t run_start = nb, units = 0, prev_t = nb;
     for (size_t b = 1; b <= nb; b++) {
         int unit = 0;
         if (b < nb && s->visible[b] && !link_heavy(&w->blocks[b]) &&
@@ -786,8 +758,7 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
             size_t l = b;
             while (l-- > 0 && !s->visible[l])
                 ;
-            unit =
-                l < b && w->blocks[l].heading && all_link(&w->blocks[l]) && links_away(w, &li, l);
+            unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]);
         }
         if (!unit) {
             /* a block that is neither link-heavy nor a teaser ends the run */
