@@ -38,6 +38,17 @@ accounts for; a rule that made the class invisible could win back at most that.
   python3 tests/bench/weight_study.py --bin build/bench-seed/simcrawl --work W --schemes v6
   python3 tests/bench/recall_misses.py --work W [--pairs clang] [--below 0.9] [--show 40]
       [--tokens digits0]     # the same, after weight_study.py's token rule
+
+--stages D audits every positive rather than the near misses (docs/BENCHMARKS.md, "LLVM
+13/14 miss by miss (rec11j)"): the word 4-gram Jaccard of the two releases at three stages,
+  ref    the reference (div[role=main], neardup-score's),
+  whole  the page's whole token string (what the extractor kept, tokenised), its words
+         taken as the reference takes them (runs of \w, lower case),
+  own    the own token string (the site's template blocks left out), the same way;
+a stage that loses similarity on one side only (the extractor keeping a sidebar, a "this
+page" box or a changed layout on one release; a template block counted on one release's
+pages only) shows as whole < ref or own < whole. It lists the positives where a stage
+loses more than D and sums P[within k] lost at the own stage against the whole text.
 """
 import argparse, collections, difflib, glob, math, os, pickle, re, sys
 
@@ -49,6 +60,9 @@ ap.add_argument('--k', type=int, default=3)
 ap.add_argument('--show', type=int, default=0, help='print the hunks of the N lowest positives')
 ap.add_argument('--tokens', default='', help='a token rule first (weight_study.py --tokens): digits0, nodigits')
 ap.add_argument('--digit', type=float, default=1.0, help='weight of shingles holding a token of digits (weight_study.py "digits xF")')
+ap.add_argument('--stages', type=float, default=0.0, help='instead: for every positive, the word 4-gram Jaccard '
+                'of the reference, of the whole token string (what the extractor and tokenizer keep) and of '
+                'the own token string (template blocks left out); list those where a stage loses more than this')
 a = ap.parse_args()
 
 
@@ -156,6 +170,34 @@ def major(path):
     return m.group(1) if m else None
 
 
+def words4(tokens):
+    w = re.findall(r'\w+', tokens.lower())
+    return frozenset(tuple(w[i:i + 4]) for i in range(max(1, len(w) - 3))) if w else frozenset()
+
+
+def stages(colls):
+    """--stages: the reference, whole and own Jaccard of every positive (see the docstring)."""
+    rows = []
+    for name, c, pos in colls:
+        for i, j, rel in pos:
+            jr = jac(c.ref[i], c.ref[j])
+            jw = jac(words4(c.whole[i]), words4(c.whole[j]))
+            jo = jac(words4(c.own[i]), words4(c.own[j]))
+            rows.append((name, rel, jr, jw, jo))
+    names = sorted({r[0] for r in rows})
+    print(f"{len(rows)} positives over {len(names)} release pairs: word 4-gram Jaccard by stage")
+    print(f"  {'pair':<22} {'positives':>9} {'mean ref':>9} {'whole':>7} {'own':>7} {'whole<ref-D':>12} {'own<whole-D':>12}")
+    for n in names:
+        rs = [r for r in rows if r[0] == n]
+        print(f"  {n:<22} {len(rs):9d} {sum(r[2] for r in rs) / len(rs):9.4f} {sum(r[3] for r in rs) / len(rs):7.4f} "
+              f"{sum(r[4] for r in rs) / len(rs):7.4f} {sum(1 for r in rs if r[3] < r[2] - a.stages):12d} "
+              f"{sum(1 for r in rs if r[4] < r[3] - a.stages):12d}")
+    out = sorted([r for r in rows if min(r[3] - r[2], r[4] - r[3]) < -a.stages], key=lambda r: min(r[3] - r[2], r[4] - r[3]))
+    print(f"\nthe positives where a stage loses more than {a.stages}: ref, whole, own")
+    for n, rel, jr, jw, jo in out:
+        print(f"  {n:<22} {rel:<52} {jr:.3f} {jw:.3f} {jo:.3f}")
+
+
 def main():
     rows = []
     for pk in sorted(glob.glob(os.path.join(a.work, '*.pkl'))):
@@ -169,6 +211,11 @@ def main():
         name = ' vs '.join(re.sub(r'.*/doc/', '', r).replace('-doc', '') for r in roots)
         majA, majB = major(roots[0]), major(roots[1])
         where = {rel[i]: i for i in range(nA, len(c.files))}
+        if a.stages:
+            pos = [(i, where[rel[i]], rel[i]) for i in range(nA)
+                   if rel[i] in where and jac(c.ref[i], c.ref[where[rel[i]]]) >= 0.9]
+            rows.append((name, c, pos))
+            continue
         for i in range(nA):
             j = where.get(rel[i])
             if j is None or jac(c.ref[i], c.ref[j]) < 0.9:
@@ -207,6 +254,8 @@ def main():
                 B2 += B[last:]
                 r['gain'][k] = p_within(A, B2, None, None)[0] - p
             r['A'], r['B'] = A, B
+    if a.stages:
+        return stages(rows)
     near = sorted([r for r in rows if r['p'] < a.below], key=lambda r: r['p'])
     pairs = sorted({r['pair'] for r in rows})
     print(f"{len(rows)} positives over {len(pairs)} release pairs; expected misses "
