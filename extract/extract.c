@@ -274,19 +274,24 @@ static int looks_binary(const char *s, size_t n, int utf16)
 /* ---- assembling the result ---- */
 
 /* The page's own heading as the text keeps it (docs/FINGERPRINT.md, "The page's name"):
- * the kept heading block of the highest level (h1 before h2 ...), the first of them in
- * page order, with words; "" when the text keeps no heading. UTF-8 repaired as the text
+ * the kept heading block of the highest level (h1 before h2 ...; Doxygen's page title,
+ * EX_B_TITLE, is an h1), the first of them in page order, with words; "" when the text
+ * keeps no heading. UTF-8 repaired as the text
  * is. */
 static enum extract_code build_heading(struct extract_doc *doc, const struct ex_walk *w)
 {
     size_t nb = w->n_blocks, found = nb;
+    unsigned best = 7;
     for (size_t b = 0; b < nb; b++) {
         const struct ex_block *blk = &w->blocks[b];
-        if (!(blk->flags & EX_B_KEEP) || !blk->heading || blk->words == 0)
+        unsigned level = (blk->flags & EX_B_TITLE) ? 1 : blk->heading;
+        if (!(blk->flags & EX_B_KEEP) || !level || blk->words == 0)
             continue;
-        if (found == nb || blk->heading < w->blocks[found].heading)
+        if (level < best) {
             found = b;
-        if (blk->heading == 1)
+            best = level;
+        }
+        if (level == 1)
             break;
     }
     const char *p = found < nb ? w->text.p + w->blocks[found].off : "";

@@ -707,6 +707,27 @@ static void test_extract_heading(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Install");
     extract_doc_free(d);
+    /* Doxygen's page title (div.headertitle > div.title) is the page's, as an h1 */
+    snprintf(html, sizeof html,
+             "<html><head><meta name=\"generator\" content=\"Doxygen 1.9.4\"></head><body>"
+             "<div class=\"header\"><div class=\"headertitle\"><div "
+             "class=\"title\">Foo Class Reference</div></div></div><div "
+             "class=\"contents\"><h2>Public Member Functions</h2>%s<h2>Detailed "
+             "Description</h2>%s</div></body></html>",
+             body, body);
+    d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Foo Class Reference");
+    extract_doc_free(d);
+    /* a div.title elsewhere is no name */
+    snprintf(html, sizeof html,
+             "<html><body><div class=\"box\"><div class=\"title\">Box title</div></div>"
+             "<main><h2>Install</h2>%s</main></body></html>",
+             body);
+    d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Install");
+    extract_doc_free(d);
     /* no heading: "" */
     snprintf(html, sizeof html, "<html><head><title>T</title></head><body>%s</body></html>",
              body);
