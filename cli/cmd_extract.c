@@ -4,7 +4,7 @@
  * text of one page (extract/).
  *
  * --text (default) prints the main-content blocks separated by blank lines; --json prints
- * one JSON object (jansson) with title, lang, charset, text, links, canonical, base and
+ * one JSON object (jansson) with title, heading, lang, charset, text, links, canonical, base and
  * meta robots; --links prints one line per link, URL TAB anchor text. The input is read
  * whole, up to --max-bytes (default 64 MiB): larger input is an error, not a truncation.
  * The extractor's caps (--max-links, --max-depth) do cut: each cut is one warning on stderr
@@ -37,9 +37,10 @@ static void usage(FILE *out)
             "navigation, sidebars, footers, forms, ads and scripts (readers' comments below\n"
             "an article are kept: they are the page's own text).\n\n"
             "  --text             the main text, blocks separated by blank lines (default)\n"
-            "  --json             one JSON object: title, lang, charset, text, canonical, base,\n"
-            "                     robots {noindex, nofollow}, links [{url, anchor, nofollow,\n"
-            "                     in_main}]\n"
+            "  --json             one JSON object: title, heading (the page's own, as the\n"
+            "                     text keeps it: its name in the fingerprint), lang, charset,\n"
+            "                     text, canonical, base, robots {noindex, nofollow}, links\n"
+            "                     [{url, anchor, nofollow, in_main}]\n"
             "  --links            one line per link: URL, a TAB, the anchor text; links are\n"
             "                     resolved against <base href> / --base-url, fragments removed,\n"
             "                     only http(s) (or relative ones when there is no base URL)\n"
@@ -121,6 +122,7 @@ static int print_json(const struct extract_doc *doc)
         goto nomem;
     int bad = 0;
     bad |= json_object_set_new(o, "title", json_string(doc ? extract_doc_title(doc) : ""));
+    bad |= json_object_set_new(o, "heading", json_string(doc ? extract_doc_heading(doc) : ""));
     bad |= json_object_set_new(o, "lang", json_string(doc ? extract_doc_lang(doc) : ""));
     bad |= json_object_set_new(o, "charset", json_string(doc ? extract_doc_charset(doc) : ""));
     bad |= json_object_set_new(o, "text", json_stringn(text, text_len));

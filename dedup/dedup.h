@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 7) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 8) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 7
+#define DEDUP_FINGERPRINT_VERSION 8
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -80,8 +80,10 @@ struct dedup_parse_error {
     80u /* fewer tokens: the fingerprint is the hash of the token                                  \
          * string, near-duplicate only of the same text (s. 4) */
 #define DEDUP_SHORT_SEED 0x73696d7368727431ull /* "simshrt1" in ASCII */
-#define DEDUP_DEFAULT_MAX_TOKENS (1u << 22)    /* default cap on tokens per document */
-#define DEDUP_IDF_MAX_ENTRIES (1u << 24)       /* cap on shingles in an IDF table */
+#define DEDUP_NAME_SEED 0x73696d6e616d6531ull  /* "simname1" in ASCII */
+#define DEDUP_NAME_MAX_TOKENS 32u /* a longer heading names nothing (FINGERPRINT.md s. 6) */
+#define DEDUP_DEFAULT_MAX_TOKENS (1u << 22) /* default cap on tokens per document */
+#define DEDUP_IDF_MAX_ENTRIES (1u << 24)    /* cap on shingles in an IDF table */
 
 struct dedup_features; /* opaque: the weighted distinct shingles of one document */
 struct dedup_idf;      /* opaque: document frequencies of shingles over a corpus */
@@ -123,6 +125,13 @@ uint32_t dedup_features_tf(const struct dedup_features *f, size_t i);
  * than DEDUP_SHORT_TOKENS tokens, the hash of its token string (docs/FINGERPRINT.md
  * section 4). Pure; fast. */
 uint64_t dedup_simhash(const struct dedup_features *f);
+
+/* The hash of a page's name (docs/FINGERPRINT.md section 6, "The page's name"), which
+ * the page's fingerprint is XORed with, so that two pages of different names are never
+ * near-duplicates: tokens (n_tokens, as extract_tokens() gives them) are the token string
+ * of the page's own heading (extract_doc_heading()); XXH3_64bits_withSeed(tokens, len,
+ * DEDUP_NAME_SEED) when 1 <= n_tokens <= DEDUP_NAME_MAX_TOKENS, else 0 (no name). */
+uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
 
 /* Hamming distance of two fingerprints, 0..64. */
 static inline unsigned dedup_distance(uint64_t a, uint64_t b)

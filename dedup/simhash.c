@@ -14,6 +14,7 @@
 #include "dedup/dedup_int.h"
 
 #include <string.h>
+#include <xxhash.h>
 
 /* One line per code; the index code's authors append their lines here. */
 static const char *const STRERROR[] = {
@@ -182,6 +183,13 @@ uint64_t dedup_simhash(const struct dedup_features *f)
     if (f->is_short)
         return f->exact;
     return dedup__simhash_fast(f->hash, f->weight, f->n);
+}
+
+uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens)
+{
+    if (n_tokens == 0 || n_tokens > DEDUP_NAME_MAX_TOKENS)
+        return 0;
+    return XXH3_64bits_withSeed(tokens, len, DEDUP_NAME_SEED);
 }
 
 char *dedup_fingerprint_format(uint64_t fp, char buf[17])

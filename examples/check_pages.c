@@ -4,8 +4,8 @@
  * fetches, and prints one line per page, tab-separated:
  *
  *     PAGE  DECISION  FINGERPRINT  DUPLICATE_OF  DISTANCE
- *     a.html  NEW  f9cecab5c7c7d061  -  0
- *     b.html  NEAR_DUPLICATE  f9ceeabdc7c7d061  a.html  2
+ *     a.html  NEW  f5ac66b1b5fa4f75  -  0
+ *     b.html  NEAR_DUPLICATE  f5ac46b9b5fa4f75  a.html  2
  *
  * DECISION is the enum simcrawl_decision name without SIMCRAWL_; the page's path is its id,
  * so DUPLICATE_OF names the file it duplicates. It uses only the installed header and

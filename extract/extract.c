@@ -112,6 +112,7 @@ struct extract_doc {
     char *text;
     size_t text_len;
     char *title, *canonical, *base;
+    char *heading; /* the page's own heading as kept in text (build_text) */
     char lang[16];
     char charset[EX_CHARSET_NAME_MAX];
     unsigned noindex, nofollow;
@@ -135,6 +136,7 @@ void extract_doc_free(struct extract_doc *doc)
         return;
     free(doc->text);
     free(doc->title);
+    free(doc->heading);
     free(doc->canonical);
     free(doc->base);
     free(doc->links);
@@ -151,6 +153,10 @@ const char *extract_doc_text(const struct extract_doc *doc, size_t *len)
 const char *extract_doc_title(const struct extract_doc *doc)
 {
     return doc->title;
+}
+const char *extract_doc_heading(const struct extract_doc *doc)
+{
+    return doc->heading;
 }
 const char *extract_doc_lang(const struct extract_doc *doc)
 {
@@ -266,6 +272,46 @@ static int looks_binary(const char *s, size_t n, int utf16)
 }
 
 /* ---- assembling the result ---- */
+
+/* The page's own heading as the text keeps it (docs/FINGERPRINT.md, "The page's name"):
+ * the kept heading block of the highest level (h1 before h2 ...; Doxygen's page title,
+ * EX_B_TITLE, is an h1), the first of them in page order, with words; "" when the text
+ * keeps no heading. UTF-8 repaired as the text
+ * is. */
+static enum extract_code build_heading(struct extract_doc *doc, const struct ex_walk *w)
+{
+    size_t nb = w->n_blocks, found = nb;
+    unsigned best = 7;
+    for (size_t b = 0; b < nb; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        unsigned level = (blk->flags & EX_B_TITLE) ? 1 : blk->heading;
+        if (!(blk->flags & EX_B_KEEP) || !level || blk->words == 0)
+            continue;
+        if (level < best) {
+            found = b;
+            best = level;
+        }
+        if (level == 1)
+            break;
+    }
+    const char *p = found < nb ? w->text.p + w->blocks[found].off : "";
+    size_t len = found < nb ? w->blocks[found].len : 0;
+    struct ex_buf h;
+    enum extract_code rc;
+    if (ex_utf8_valid(p, len)) {
+        ex_buf_init(&h, len + 1);
+        rc = ex_buf_add(&h, p, len);
+    } else {
+        ex_buf_init(&h, len * 3 + 16);
+        rc = ex_utf8_repair(&h, p, len);
+    }
+    if (rc != EXTRACT_OK) {
+        ex_buf_release(&h);
+        return rc;
+    }
+    doc->heading = ex_buf_take(&h);
+    return doc->heading ? EXTRACT_OK : EXTRACT_ENOMEM;
+}
 
 static enum extract_code build_text(struct extract_doc *doc, struct ex_walk *w, size_t max)
 {
@@ -548,6 +594,8 @@ enum extract_code extract_doc_parse(const char *html, size_t len, const struct e
     doc->cuts.deep_elements = w.deep_elements;
     doc->cuts.deep_text_bytes = w.deep_text_bytes;
     rc = build_text(doc, &w, w.text.len + 2 * w.n_blocks + 16);
+    if (rc == EXTRACT_OK)
+        rc = build_heading(doc, &w);
     if (rc != EXTRACT_OK)
         goto fail;
     {

@@ -80,8 +80,11 @@ void extract_doc_free(struct extract_doc *doc); /* NULL-safe */
 
 /* All borrowed: valid until extract_doc_free(doc). Strings are valid UTF-8, NUL-terminated. */
 const char *extract_doc_text(const struct extract_doc *doc,
-                             size_t *len);                        /* blocks split by "\n\n" */
-const char *extract_doc_title(const struct extract_doc *doc);     /* "" when none */
+                             size_t *len);                    /* blocks split by "\n\n" */
+const char *extract_doc_title(const struct extract_doc *doc); /* "" when none */
+/* the page's own heading as the text keeps it: the first kept heading of the highest
+ * level (h1 before h2 ...); "" when the text keeps none (docs/FINGERPRINT.md) */
+const char *extract_doc_heading(const struct extract_doc *doc);
 const char *extract_doc_lang(const struct extract_doc *doc);      /* e.g. "en", "" when unknown */
 const char *extract_doc_canonical(const struct extract_doc *doc); /* rel=canonical, "" when none */
 const char *extract_doc_base(const struct extract_doc *doc); /* effective base URL, "" when none */

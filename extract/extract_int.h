@@ -162,6 +162,8 @@ enum {
     EX_B_CELL = 1u << 3,
     EX_B_KEEP = 1u << 4,
     EX_B_PERMALINK = 1u << 5, /* holds a permalink to its own definition (walk.c self_link) */
+    EX_B_TITLE = 1u << 6,     /* a generator's page title in no heading element (Doxygen's
+                               * div.headertitle > div.title): a name as an h1 is */
 };
 
 /* A run of text between block boundaries. */

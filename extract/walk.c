@@ -234,6 +234,22 @@ static size_t array_max(const struct state *st)
 
 /* ---- blocks ---- */
 
+/* The key class_id_hints() stores in class_hash for a lower-case class attribute. */
+static uint32_t class_key(const char *cls)
+{
+    uint64_t h = ex_fnv1a(cls, strlen(cls));
+    return (uint32_t)((h ? h : 1) >> 32) | 1;
+}
+
+/* 1 when element e is Doxygen's page title, <div class="headertitle"><div
+ * class="title">: the page's name, though in no heading element (extract_doc_heading). */
+static int doxygen_title(const struct ex_walk *w, uint32_t e)
+{
+    uint32_t p = w->elems[e].parent;
+    return w->elems[e].class_hash == class_key("title") && p != EX_NONE &&
+           w->elems[p].tag == T_div && w->elems[p].class_hash == class_key("headertitle");
+}
+
 static void flush_block(struct state *st)
 {
     struct ex_walk *w = st->w;
@@ -275,6 +291,8 @@ static void flush_block(struct state *st)
             b->flags |= EX_B_LI;
         } else if (t == T_td || t == T_th) {
             b->flags |= EX_B_CELL;
+        } else if (t == T_div && doxygen_title(w, st->cur_elem)) {
+            b->flags |= EX_B_TITLE;
         }
     }
     if (st->pre)

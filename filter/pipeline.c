@@ -192,6 +192,23 @@ static uint64_t stub_hash(const struct joined *j)
     return h ? h : 1;
 }
 
+/* The hash of the page's name (docs/FINGERPRINT.md section 6): its own heading's token
+ * string, dedup_name_hash(); 0 when it has none. EXTRACT_OK or extract_tokens()'s code. */
+static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name)
+{
+    const char *h = extract_doc_heading(doc);
+    char *t = NULL;
+    size_t tl = 0, tn = 0;
+    *name = 0;
+    if (!h[0])
+        return EXTRACT_OK;
+    enum extract_code ec = extract_tokens(h, strlen(h), &t, &tl, &tn);
+    if (ec == EXTRACT_OK)
+        *name = dedup_name_hash(t, tl, tn);
+    free(t);
+    return ec;
+}
+
 /* 2. Marks the template blocks of opts->host in tpl (opts->mark or opts->templates;
  * hash and ntok: each block's hash and tokens); returns how many, or 0 when the page is
  * fingerprinted whole (a stub, below: *stub is then its fingerprint). */
@@ -446,9 +463,10 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         }
         size_t tlen = 0;
         const char *text = extract_doc_text(doc, &tlen);
-        if (by_blocks)
+        ec = page_name(doc, &out->name_hash);
+        if (ec == EXTRACT_OK && by_blocks)
             ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens);
-        else
+        else if (ec == EXTRACT_OK)
             ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
     }
     if (ec != EXTRACT_OK) {
@@ -478,7 +496,10 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
         goto fail;
     }
-    out->fingerprint = out->stub_hash ? out->stub_hash : dedup_simhash(f);
+    /* a stub is keyed on its whole text, its name included */
+    if (out->stub_hash)
+        out->name_hash = 0;
+    out->fingerprint = out->stub_hash ? out->stub_hash : dedup_simhash(f) ^ out->name_hash;
     out->n_tokens = n_tokens;
     out->n_features = dedup_features_count(f);
     out->stage = FILTER_FP_DONE;

@@ -83,6 +83,8 @@ struct filter_fp_result {
     size_t n_template_tokens; /* their tokens (not in n_tokens) */
     uint64_t stub_hash;       /* a stub fingerprinted whole: its fingerprint, the hash of
                                * its whole token string (docs/FINGERPRINT.md); 0 otherwise */
+    uint64_t name_hash;       /* the page's name, XORed into the simhash (dedup_name_hash():
+                               * 0 when the page has none, and for a stub or a text) */
     unsigned truncated;       /* HTML pages: EXTRACT_CUT_* bits, what the caps cut */
     struct extract_cuts cuts; /* ... and how much (extract_doc_truncated()) */
 };

@@ -679,6 +679,72 @@ static int utf8_whole(const char *s)
 
 /* Titles and anchor texts are capped (4096 and 1024 bytes): filled nearly to the cap with
  * the collapsed text's first whole characters, never half of one. */
+/* extract_doc_heading(): the page's own heading as the text keeps it (the first kept
+ * heading of the highest level), not the <title>, not a heading the text leaves out. */
+static void test_extract_heading(void)
+{
+    static const char body[] =
+        "<p>The lighthouse keepers kept the lamp burning through every storm of the winter, "
+        "and wrote each night in the log what the weather was, which ships passed and how "
+        "much oil the lamp had burned, so that the next keeper knew what to expect.</p>";
+    char html[2048];
+    snprintf(html, sizeof html,
+             "<html><head><title>Keepers | Site</title></head><body><header><h1><a "
+             "href=\"/\">Site logo</a></h1><nav><a href=\"/a\">A</a> <a href=\"/b\">B</a> <a "
+             "href=\"/c\">C</a></nav></header><main><h2>Before</h2><h1>The keepers "
+             "<em>of the</em> light</h1>%s<h1>Second</h1>%s</main></body></html>",
+             body, body);
+    struct extract_doc *d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "The keepers of the light");
+    extract_doc_free(d);
+    /* no h1 kept: the first h2 */
+    snprintf(html, sizeof html,
+             "<html><body><main><h3>Note</h3>%s<h2>Install</h2>%s<h2>Use</h2></main></body>"
+             "</html>",
+             body, body);
+    d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Install");
+    extract_doc_free(d);
+    /* Doxygen's page title (div.headertitle > div.title) is the page's, as an h1 */
+    snprintf(html, sizeof html,
+             "<html><head><meta name=\"generator\" content=\"Doxygen 1.9.4\"></head><body>"
+             "<div class=\"header\"><div class=\"headertitle\"><div "
+             "class=\"title\">Foo Class Reference</div></div></div><div "
+             "class=\"contents\"><h2>Public Member Functions</h2>%s<h2>Detailed "
+             "Description</h2>%s</div></body></html>",
+             body, body);
+    d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Foo Class Reference");
+    extract_doc_free(d);
+    /* a div.title elsewhere is no name */
+    snprintf(html, sizeof html,
+             "<html><body><div class=\"box\"><div class=\"title\">Box title</div></div>"
+             "<main><h2>Install</h2>%s</main></body></html>",
+             body);
+    d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Install");
+    extract_doc_free(d);
+    /* no heading: "" */
+    snprintf(html, sizeof html, "<html><head><title>T</title></head><body>%s</body></html>",
+             body);
+    d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "");
+    extract_doc_free(d);
+    /* invalid UTF-8 in the heading is repaired as the text is */
+    snprintf(html, sizeof html, "<html><body><main><h1>caf\xe9 \xff</h1>%s</main></body></html>",
+             body);
+    d = parse_opts(html, strlen(html), "text/html; charset=utf-8", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT(valid_utf8(extract_doc_heading(d)));
+    CU_ASSERT(strncmp(extract_doc_heading(d), "caf", 3) == 0);
+    extract_doc_free(d);
+}
+
 static void test_extract_title_anchor_caps(void)
 {
     static const char *const piece[] = {"abc ", "\xc3\xa9t\xc3\xa9  ", "\xe6\x9d\xb1\n",
@@ -1265,6 +1331,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_links_repeated", test_extract_links_repeated);
     CU_add_test(s, "test_extract_meta_robots_lang_title", test_extract_meta_robots_lang_title);
     CU_add_test(s, "test_extract_title_anchor_caps", test_extract_title_anchor_caps);
+    CU_add_test(s, "test_extract_heading", test_extract_heading);
     CU_add_test(s, "test_extract_meta_caps", test_extract_meta_caps);
     CU_add_test(s, "test_extract_tokens_ascii", test_extract_tokens_ascii);
     CU_add_test(s, "test_extract_tokens_unicode", test_extract_tokens_unicode);

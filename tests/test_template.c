@@ -5,7 +5,8 @@
  * the serialised form and its damage checks, the table saved with and loaded from the
  * index file, and the property the spec rests on: the token strings of the blocks joined
  * by one space are the token string of the whole text (so an empty table changes no
- * fingerprint), over every extractor fixture.
+ * fingerprint), over every extractor fixture; and the page's name XORed into an HTML
+ * page's fingerprint.
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -411,6 +412,86 @@ static void test_template_stub_is_its_whole_text(void)
               0);
 }
 
+/* An HTML page: <h1>heading</h1> (none when NULL) over a paragraph of 150 words, the
+ * word at index `changed` replaced by "edited" (none when >= 150). */
+static char *named_page(const char *heading, unsigned changed)
+{
+    char *html = malloc(8192);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(html);
+    int n = snprintf(html, 8192, "<html><head><title>Site</title></head><body><main>");
+    if (heading)
+        n += snprintf(html + n, 8192 - (size_t)n, "<h1>%s</h1>", heading);
+    n += snprintf(html + n, 8192 - (size_t)n, "<p>");
+    for (unsigned i = 0; i < 150; i++)
+        n += i == changed ? snprintf(html + n, 8192 - (size_t)n, "edited ")
+                          : snprintf(html + n, 8192 - (size_t)n, "w%u ", (i * 37) % 101);
+    snprintf(html + n, 8192 - (size_t)n, "</p></main></body></html>");
+    return html;
+}
+
+static struct filter_fp_result fp_page(const char *html)
+{
+    struct filter_fp_opts o = {0};
+    o.keep_tokens = 1;
+    struct filter_fp_result r;
+    ASSERT_EQ(filter_fingerprint_page(html, strlen(html), NULL, NULL, &o, &r), 0);
+    return r;
+}
+
+/* The page's name (docs/FINGERPRINT.md section 6): an HTML page's fingerprint is the
+ * simhash of its text XORed with the hash of its own heading's token string; one body
+ * under two headings is two pages far apart, an edit under one heading stays near. */
+static void test_template_page_name(void)
+{
+    char *a = named_page("Alpha Widget", 999), *b = named_page("Beta widget", 999);
+    char *a2 = named_page("Alpha  widget", 75), *none = named_page(NULL, 999);
+    struct filter_fp_result ra = fp_page(a), rb = fp_page(b), ra2 = fp_page(a2),
+                            rn = fp_page(none);
+    ASSERT_EQ(ra.name_hash, XXH3_64bits_withSeed("alpha widget", 12, DEDUP_NAME_SEED));
+    ASSERT_EQ(ra.name_hash, dedup_name_hash("alpha widget", 12, 2));
+    ASSERT_EQ(ra2.name_hash, ra.name_hash); /* case and spacing are one name */
+    struct dedup_features *f = dedup_features_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ASSERT_EQ(dedup_features_from_tokens(f, ra.tokens, ra.tokens_len, NULL), DEDUP_OK);
+    ASSERT_EQ(ra.fingerprint, dedup_simhash(f) ^ ra.name_hash);
+    /* one word of 152 changed: near; another name: as far as two random values */
+    CU_ASSERT(dedup_distance(ra.fingerprint, ra2.fingerprint) <= 3);
+    CU_ASSERT(dedup_distance(ra.fingerprint, rb.fingerprint) > 7);
+    /* no heading: no name, the simhash alone */
+    ASSERT_EQ(rn.name_hash, 0);
+    ASSERT_EQ(dedup_features_from_tokens(f, rn.tokens, rn.tokens_len, NULL), DEDUP_OK);
+    ASSERT_EQ(rn.fingerprint, dedup_simhash(f));
+    /* a heading of DEDUP_NAME_MAX_TOKENS tokens names the page, one more does not */
+    char h[512];
+    size_t hl = 0;
+    for (unsigned i = 0; i < DEDUP_NAME_MAX_TOKENS + 1; i++)
+        hl += (size_t)snprintf(h + hl, sizeof h - hl, "%sh%u", i ? " " : "", i);
+    char *longer = named_page(h, 999);
+    h[hl - 4] = '\0'; /* " h32" gone: 32 tokens */
+    char *longest_named = named_page(h, 999);
+    struct filter_fp_result rl = fp_page(longer), rm = fp_page(longest_named);
+    ASSERT_EQ(rl.name_hash, 0);
+    ASSERT_EQ(rm.name_hash, XXH3_64bits_withSeed(h, strlen(h), DEDUP_NAME_SEED));
+    /* plain text has no heading */
+    struct filter_fp_opts o = {0};
+    o.text = 1;
+    struct filter_fp_result rt;
+    static const char text[] = "Alpha Widget\n\nsome text of its own here ok";
+    ASSERT_EQ(filter_fingerprint_page(text, sizeof text - 1, NULL, NULL, &o, &rt), 0);
+    ASSERT_EQ(rt.name_hash, 0);
+    filter_fp_result_release(&rt);
+    struct filter_fp_result *all[] = {&ra, &rb, &ra2, &rn, &rl, &rm};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        filter_fp_result_release(all[i]);
+    dedup_features_free(f);
+    free(a);
+    free(b);
+    free(a2);
+    free(none);
+    free(longer);
+    free(longest_named);
+}
+
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -424,4 +505,5 @@ void test_template_register(void)
     CU_add_test(s, "test_template_blocks_join_to_whole_text",
                 test_template_blocks_join_to_whole_text);
     CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
+    CU_add_test(s, "test_template_page_name", test_template_page_name);
 }

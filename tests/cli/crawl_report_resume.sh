@@ -19,9 +19,10 @@ links = []
 for i in range(12):
     text = [r.choice(words) for _ in range(300)]
     near = list(text); near[40] = 'changed%d' % i; near[200] = 'altered%d' % i
+    # the near copy's <title> says v2, its heading (the page's name) is the guide's
     for name, t, title in (('g%d.html' % i, text, 'Guide %d' % i), ('g%d-v2.html' % i, near, 'Guide %d v2' % i),
                            ('g%d-copy.html' % i, text, 'Guide %d' % i)):
-        open('%s/%s' % (d, name), 'w').write(page % (title, title, ' '.join(t)))
+        open('%s/%s' % (d, name), 'w').write(page % (title, 'Guide %d' % i, ' '.join(t)))
         links.append('<a href="%s">%s</a>' % (name, name))
 index = page % ('Index', 'Index', ' '.join(r.choice(words) for _ in range(200)))
 open(d + '/index.html', 'w').write(index.replace('</main>', '</main>' + ' '.join(links)))

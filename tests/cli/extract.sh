@@ -12,6 +12,7 @@ expect_status 0 "extract from stdin" -- sh -c "\"$SIMCRAWL\" extract - < $X/003.
 expect_grep "Simple lexical analysis" "$TMP/out" "extract - reads stdin"
 expect_status 0 "extract --json" -- "$SIMCRAWL" extract --json --base-url https://herald.example/news/x $X/002.html
 expect_grep '"title":"City council approves new bike lanes - The Riverside Herald"' "$TMP/out" "json title"
+expect_grep '"heading":"City council approves new bike lanes"' "$TMP/out" "json heading: the page's own, not the title"
 expect_grep '"canonical":"https://herald.example/news/2024/05/bike-lanes"' "$TMP/out" "json canonical"
 expect_grep '"robots":{"noindex":false,"nofollow":false}' "$TMP/out" "json robots"
 expect_grep '"lang":"en"' "$TMP/out" "json lang"

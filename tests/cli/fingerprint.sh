@@ -125,3 +125,11 @@ expect_status 0 "clusters --max-depth 20" -- "$SIMCRAWL" clusters --max-depth 20
 expect_grep "nested deeper than 20" "$TMP/err" "clusters names the cut page"
 expect_status 0 "index add --max-depth 20" -- "$SIMCRAWL" index add "$TMP/fpdeep.idx" --max-depth 20 "$TMP/fpdeep.html"
 expect_grep "nested deeper than 20" "$TMP/err" "index add names the cut page"
+
+# The page's name (docs/FINGERPRINT.md section 6): two class pages that share every line
+# but their heading (tests/data/name: avltree and rbtree, within 2 bits by their text
+# alone) are two pages; another fetch of one with a sentence edited is its near-duplicate.
+expect_status 0 "pairs over two pages of different names" -- "$SIMCRAWL" pairs --no-templates tests/data/name
+if [ "$(cat "$TMP/out")" = "$(printf '1\ttests/data/name/avltree-refetch.html\ttests/data/name/avltree.html')" ]; then ok; else bad "pairs: pages of different names paired, or the refetch not: $(cat "$TMP/out")"; fi
+expect_status 0 "extract --json names the heading" -- "$SIMCRAWL" extract --json tests/data/name/rbtree.html
+expect_grep '"heading":"Class template rbtree"' "$TMP/out" "the heading of tests/data/name/rbtree.html"
