@@ -68,6 +68,10 @@ struct server_opts {
                                * headers must arrive within it, its body at a rate of at
                                * least SERVER_MIN_UPLOAD_RATE after it (408 otherwise) */
     int access_log_fd;        /* one line per request written here; -1: none */
+    const char *probe_lines;  /* the probe's lines: "off", "on", "auto"; NULL: off
+                               * (simcrawl_options_set_probe_lines) */
+    uint64_t probe_lines_min; /* fingerprints for lines; 0: the library's default */
+    uint64_t probe_lines_max_bytes; /* "auto"'s cap; 0: a quarter of physical memory */
     /* warnings (the filter's, libmicrohttpd's, rate-limited): a lower-case message
      * without a newline, from any thread; NULL: dropped */
     void (*log)(void *userdata, const char *message);
