@@ -283,27 +283,27 @@ static void warn_stderr(void *userdata, const char *message)
 /* The command line's options: those of set_option() (each also a config key) by name,
  * --config, --quiet and --help. */
 enum { OPT_SET = 256, OPT_CONFIG };
-static const struct option longopts[] = {{"config", required_argument, NULL, OPT_CONFIG},
-                                         {"listen", required_argument, NULL, OPT_SET},
-                                         {"index", required_argument, NULL, OPT_SET},
-                                         {"k", required_argument, NULL, OPT_SET},
-                                         {"method", required_argument, NULL, OPT_SET},
-                                         {"threshold", required_argument, NULL, OPT_SET},
-                                         {"fsync", required_argument, NULL, OPT_SET},
-                                         {"lock-wait", required_argument, NULL, OPT_SET},
-                                         {"token-file", required_argument, NULL, OPT_SET},
-                                         {"max-body", required_argument, NULL, OPT_SET},
-                                         {"threads", required_argument, NULL, OPT_SET},
-                                         {"max-connections", required_argument, NULL, OPT_SET},
-                                         {"timeout", required_argument, NULL, OPT_SET},
-                                         {"access-log", required_argument, NULL, OPT_SET},
-                                         {"probe-lines", required_argument, NULL, OPT_SET},
-                                         {"probe-lines-min", required_argument, NULL, OPT_SET},
-                                         {"probe-lines-max-bytes", required_argument, NULL,
-                                          OPT_SET},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+static const struct option longopts[] = {
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"listen", required_argument, NULL, OPT_SET},
+    {"index", required_argument, NULL, OPT_SET},
+    {"k", required_argument, NULL, OPT_SET},
+    {"method", required_argument, NULL, OPT_SET},
+    {"threshold", required_argument, NULL, OPT_SET},
+    {"fsync", required_argument, NULL, OPT_SET},
+    {"lock-wait", required_argument, NULL, OPT_SET},
+    {"token-file", required_argument, NULL, OPT_SET},
+    {"max-body", required_argument, NULL, OPT_SET},
+    {"threads", required_argument, NULL, OPT_SET},
+    {"max-connections", required_argument, NULL, OPT_SET},
+    {"timeout", required_argument, NULL, OPT_SET},
+    {"access-log", required_argument, NULL, OPT_SET},
+    {"probe-lines", required_argument, NULL, OPT_SET},
+    {"probe-lines-min", required_argument, NULL, OPT_SET},
+    {"probe-lines-max-bytes", required_argument, NULL, OPT_SET},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0}};
 
 /* Options from --config files (a first pass), then the command line. CLI_OK, -1 after
  * --help, or an exit status. */
@@ -379,11 +379,11 @@ static int serve(struct options *o, const sigset_t *stop)
         else
             snprintf(how, sizeof how, "k %u", server_k(s));
         const char *lines = o->so.probe_lines ? o->so.probe_lines : "off";
-        fprintf(stderr, "simcrawl serve: listening on %s, %s%s (%llu document%s, %s%s%s)%s\n",
-                addr, o->so.index_path ? "index " : "in memory",
-                o->so.index_path ? o->so.index_path : "", (unsigned long long)docs,
-                docs == 1 ? "" : "s", how, strcmp(lines, "off") ? ", probe lines " : "",
-                strcmp(lines, "off") ? lines : "", o->so.token ? ", bearer token required" : "");
+        fprintf(stderr, "simcrawl serve: listening on %s, %s%s (%llu document%s, %s%s%s)%s\n", addr,
+                o->so.index_path ? "index " : "in memory", o->so.index_path ? o->so.index_path : "",
+                (unsigned long long)docs, docs == 1 ? "" : "s", how,
+                strcmp(lines, "off") ? ", probe lines " : "", strcmp(lines, "off") ? lines : "",
+                o->so.token ? ", bearer token required" : "");
     }
     int sig = 0;
     while (sigwait(stop, &sig) != 0)
@@ -438,8 +438,9 @@ int cmd_serve(int argc, char **argv)
     int redis = o.so.index_path && (!strncmp(o.so.index_path, "redis://", 8) ||
                                     !strncmp(o.so.index_path, "unix://", 7));
     if (strcmp(lines, "on") == 0 && (minhash || redis)) {
-        cli_usage_error(CMD, "--probe-lines on is for a simhash index in this process's memory, "
-                             "not %s (the lines are the in-memory tables' own)",
+        cli_usage_error(CMD,
+                        "--probe-lines on is for a simhash index in this process's memory, "
+                        "not %s (the lines are the in-memory tables' own)",
                         minhash ? "for --method minhash" : "for an index on Redis");
         goto done;
     }

@@ -465,8 +465,8 @@ void dedup_index_set_probe_lines_limits(struct dedup_index *idx, uint64_t min_fi
 /* The bytes the lines take for a main of n distinct fingerprints in idx's design: a slot of
  * 8 bytes a table and 4 more (table 0's heads) for each of 8 * 2^bits + 16 slots, bits the
  * fewest with at most 0.8 fingerprints a slot (1.25-2.5 slots a fingerprint: at 10
- * tables 105-210 bytes a fingerprint, 141 at 10M: 1.41 GB). 0 when the design's keys are too short for lines
- * (the 4-table design of 16-bit keys: none are built). */
+ * tables 105-210 bytes a fingerprint, 141 at 10M: 1.41 GB). 0 when the design's keys are too short
+ * for lines (the 4-table design of 16-bit keys: none are built). */
 uint64_t dedup_index_probe_lines_bytes_for(const struct dedup_index *idx, uint64_t n);
 /* The state of the lines, for stats: why they serve or not. */
 enum dedup_lines_state {
@@ -481,8 +481,8 @@ enum dedup_lines_state {
 /* A lower-case word for s: "off", "built", "small", "warming", "over-cap", "short-keys". */
 const char *dedup_lines_state_name(enum dedup_lines_state s);
 struct dedup_lines_info {
-    int on;                    /* turned on (dedup_index_set_probe_lines) */
-    int built;                 /* lines of the current main serve the queries now */
+    int on;    /* turned on (dedup_index_set_probe_lines) */
+    int built; /* lines of the current main serve the queries now */
     enum dedup_lines_state state;
     uint64_t need_bytes;       /* dedup_index_probe_lines_bytes_for the current main */
     uint64_t bytes;            /* bytes their blocks hold (built, or kept for the next build) */
