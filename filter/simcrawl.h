@@ -144,7 +144,7 @@ int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes)
 
 /*
  * The probe's lines (after 0.4.0): memory for speed in a long-running process that checks
- * one page at a time against a large index (docs/INDEX-FORMAT.md, "The probe's lines").
+ * one page at a time against a large index (docs/HTTP-API.md, "The probe's lines").
  * Each table of the index is kept again as cache lines addressed by the fingerprint's top
  * bits, so a check reads one line a table instead of two in a row. Measured at 10M
  * fingerprints (docs/BENCHMARKS.md, probe19k): one call a query 1.3-1.6x as fast on a quiet
