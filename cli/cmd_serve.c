@@ -93,7 +93,7 @@ static void usage(FILE *out)
             "                         seconds ('-': stderr; default none)\n"
             "  --probe-lines off|on|auto  memory for speed (default off): each table of the\n"
             "                         index again as cache lines, so that a check reads one\n"
-            "                         line a table, not two in a row: 1.3-1.6x the checks/s\n"
+            "                         line a table, not two in a row: 1.2-1.6x the queries/s\n"
             "                         against 10M fingerprints, for 8 bytes a table and 4\n"
             "                         more a slot, 1.25-2.5 slots a fingerprint (10 tables:\n"
             "                         105-210 bytes a fingerprint, 1.41 GB at 10M), built in\n"

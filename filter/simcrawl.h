@@ -147,12 +147,13 @@ int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes)
  * one page at a time against a large index (docs/HTTP-API.md, "The probe's lines").
  * Each table of the index is kept again as cache lines addressed by the fingerprint's top
  * bits, so a check reads one line a table instead of two in a row. Measured at 10M
- * fingerprints (docs/BENCHMARKS.md, probe19k): one call a query 1.3-1.6x as fast on a quiet
- * machine, for 8 bytes a table and 4 more a slot, 1.25-2.5 slots a fingerprint: at 10
- * tables 105-210 bytes a fingerprint (141 at 10M: 1.41 GB beside the index's 1.2 GB), and
- * a pause of a few CPU seconds to build them (at 10M) in the check that does. Built only
- * in this process's memory, never saved; rebuilt after the index's merges, once the index
- * has answered a quarter as many checks as it holds. mode:
+ * fingerprints (docs/BENCHMARKS.md, probe19k): one call a query 1.24x as fast at the
+ * median on a loaded machine, 1.3-1.6x on a quiet one, for 8 bytes a table and 4 more a
+ * slot, 1.25-2.5 slots a fingerprint: at 10 tables 105-210 bytes a fingerprint (141 at
+ * 10M: 1.41 GB beside the index's 1.2 GB), and a pause of a few CPU seconds to build them
+ * (at 10M) in the check that does. Built only in this process's memory, never saved;
+ * rebuilt after the index's merges, once the index has answered a quarter as many checks
+ * as it holds. mode:
  *   "off"  (the default) never;
  *   "on"   for an index of at least min fingerprints (probe_lines_min) whose table design
  *          has keys long enough for them (an index made for millions of pages: `simcrawl
