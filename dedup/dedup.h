@@ -464,6 +464,43 @@ struct dedup_templates *dedup_index_take_templates(struct dedup_index *idx);
  * CPU s to build at 10M. For a long-running process with memory to spare; off, the memory
  * of lines already built is freed. Not saved: a loaded index starts with them off. */
 void dedup_index_set_probe_lines(struct dedup_index *idx, int on);
+/* When the lines (on) are built: for a main of at least min_fingerprints (default 2^21;
+ * a main of fewer mostly fits in the caches, where the directories cost little), and only
+ * while their bytes (dedup_index_probe_lines_bytes_for) are at most max_bytes (0, the
+ * default: no cap); lines over the cap are not built and older lines' blocks are freed,
+ * the directories serving as with the lines off. Kept when the lines are turned off and on. */
+void dedup_index_set_probe_lines_limits(struct dedup_index *idx, uint64_t min_fingerprints,
+                                        uint64_t max_bytes);
+/* The bytes the lines take for a main of n distinct fingerprints in idx's design: a slot of
+ * 8 bytes a table and 4 more (table 0's heads) for each of 8 * 2^bits + 16 slots, bits the
+ * fewest with at most 0.8 fingerprints a slot (1.25-2.5 slots a fingerprint: at 10
+ * tables 105-210 bytes a fingerprint, 141 at 10M: 1.41 GB). 0 when the design's keys are too short
+ * for lines (the 4-table design of 16-bit keys: none are built). */
+uint64_t dedup_index_probe_lines_bytes_for(const struct dedup_index *idx, uint64_t n);
+/* The state of the lines, for stats: why they serve or not. */
+enum dedup_lines_state {
+    DEDUP_LINES_OFF = 0,    /* not turned on */
+    DEDUP_LINES_BUILT,      /* built for the current main: they serve the queries */
+    DEDUP_LINES_SMALL,      /* the main holds fewer than min_fingerprints */
+    DEDUP_LINES_WARMING,    /* due once the main has answered a quarter as many queries
+                             * as it holds */
+    DEDUP_LINES_OVER_CAP,   /* need_bytes is over max_bytes: not built */
+    DEDUP_LINES_SHORT_KEYS, /* the design's keys are too short for lines at this size */
+};
+/* A lower-case word for s: "off", "built", "small", "warming", "over-cap", "short-keys". */
+const char *dedup_lines_state_name(enum dedup_lines_state s);
+struct dedup_lines_info {
+    int on;    /* turned on (dedup_index_set_probe_lines) */
+    int built; /* lines of the current main serve the queries now */
+    enum dedup_lines_state state;
+    uint64_t need_bytes;       /* dedup_index_probe_lines_bytes_for the current main */
+    uint64_t bytes;            /* bytes their blocks hold (built, or kept for the next build) */
+    uint64_t min_fingerprints; /* dedup_index_set_probe_lines_limits */
+    uint64_t max_bytes;
+};
+void dedup_index_probe_lines(const struct dedup_index *idx, struct dedup_lines_info *out);
+/* dst's lines turned on or off, with the limits, as src's (an index rebuilt from another). */
+void dedup_index_copy_probe_lines(struct dedup_index *dst, const struct dedup_index *src);
 unsigned dedup_index_k(const struct dedup_index *idx); /* largest k a query may ask for */
 uint32_t dedup_index_doc_count(const struct dedup_index *idx);
 /* Distinct fingerprints (absorbs pending adds first; DEDUP_ENOMEM leaves them pending and

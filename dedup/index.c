@@ -884,6 +884,7 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     }
     idx->docs_owned = idx->main_owned = idx->tail_owned = true;
     idx->lines_min = UINT32_MAX; /* the probe's lines: off (dedup_index_set_probe_lines) */
+    idx->lines_min_on = IX_LINES_MIN;
     idx->lines_per = IX_LINES_PER;
     idx->delta_per = IX_DELTA_PER;
     *out = idx;
@@ -1028,9 +1029,80 @@ static void lines_free(struct dedup_index *idx)
 
 void dedup_index_set_probe_lines(struct dedup_index *idx, int on)
 {
-    idx->lines_min = on ? IX_LINES_MIN : UINT32_MAX;
+    idx->lines_min = on ? idx->lines_min_on : UINT32_MAX;
     if (!on)
         lines_free(idx);
+}
+
+void dedup_index_set_probe_lines_limits(struct dedup_index *idx, uint64_t min_fingerprints,
+                                        uint64_t max_bytes)
+{
+    const bool on = idx->lines_min != UINT32_MAX;
+    idx->lines_min_on = min_fingerprints < UINT32_MAX ? (uint32_t)min_fingerprints : UINT32_MAX - 1;
+    idx->lines_max_bytes = max_bytes;
+    if (on)
+        idx->lines_min = idx->lines_min_on;
+}
+
+static size_t lines_blocks_bytes(const struct dedup_index *idx)
+{
+    size_t b = idx->head_cap * sizeof *idx->line_head;
+    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++)
+        b += idx->line_cap[t] * sizeof *idx->line[t];
+    return b;
+}
+
+const char *dedup_lines_state_name(enum dedup_lines_state s)
+{
+    switch (s) {
+    case DEDUP_LINES_OFF:
+        return "off";
+    case DEDUP_LINES_BUILT:
+        return "built";
+    case DEDUP_LINES_SMALL:
+        return "small";
+    case DEDUP_LINES_WARMING:
+        return "warming";
+    case DEDUP_LINES_OVER_CAP:
+        return "over-cap";
+    case DEDUP_LINES_SHORT_KEYS:
+        return "short-keys";
+    }
+    return "off";
+}
+
+static unsigned lines_bits_for(const struct dedup_index *idx, uint64_t n);
+static uint64_t lines_bytes_bits(const struct dedup_index *idx, unsigned bits);
+
+void dedup_index_probe_lines(const struct dedup_index *idx, struct dedup_lines_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->on = idx->lines_min != UINT32_MAX;
+    out->min_fingerprints = idx->lines_min_on;
+    out->max_bytes = idx->lines_max_bytes;
+    out->built = idx->line_of != NULL && !idx->lines_paused && idx->line_of == idx->tab[0] &&
+                 idx->line_of_n == idx->nmain;
+    out->bytes = lines_blocks_bytes(idx);
+    unsigned bits = idx->nmain ? lines_bits_for(idx, idx->nmain) : 0;
+    out->need_bytes = bits ? lines_bytes_bits(idx, bits) : 0;
+    if (!out->on)
+        out->state = DEDUP_LINES_OFF;
+    else if (out->built)
+        out->state = DEDUP_LINES_BUILT;
+    else if (idx->nmain < idx->lines_min || !idx->nmain)
+        out->state = DEDUP_LINES_SMALL;
+    else if (!bits)
+        out->state = DEDUP_LINES_SHORT_KEYS;
+    else if (idx->lines_max_bytes && out->need_bytes > idx->lines_max_bytes)
+        out->state = DEDUP_LINES_OVER_CAP;
+    else
+        out->state = DEDUP_LINES_WARMING;
+}
+
+void dedup_index_copy_probe_lines(struct dedup_index *dst, const struct dedup_index *src)
+{
+    dedup_index_set_probe_lines_limits(dst, src->lines_min_on, src->lines_max_bytes);
+    dedup_index_set_probe_lines(dst, src->lines_min != UINT32_MAX);
 }
 
 static void main_free(struct dedup_index *idx)
@@ -2570,9 +2642,24 @@ static unsigned lines_bits_for(const struct dedup_index *idx, uint64_t n)
     return bits <= idx->design.key_bits_min && bits <= 32 ? bits : 0;
 }
 
+/* The bytes of lines of `bits` bits for idx's tables: the least blocks lines_table makes
+ * (a spill past the last bucket adds a few lines more). */
+static uint64_t lines_bytes_bits(const struct dedup_index *idx, unsigned bits)
+{
+    const uint64_t slots = ((uint64_t)IX_LINE_SLOTS << bits) + 2 * IX_LINE_SLOTS;
+    return slots * (sizeof(uint64_t) * idx->ntables + sizeof(uint32_t));
+}
+
+uint64_t dedup_index_probe_lines_bytes_for(const struct dedup_index *idx, uint64_t n)
+{
+    unsigned bits = n ? lines_bits_for(idx, n) : 0;
+    return bits ? lines_bytes_bits(idx, bits) : 0;
+}
+
 /* Builds the lines of the main tables when they are worth it and not built yet (or built
  * for another main). Out of memory leaves the index without lines: the directories serve
- * every query as before, so it is not an error. */
+ * every query as before, so it is not an error; so do lines over lines_max_bytes (the
+ * blocks of older lines are then freed: they count against the same cap). */
 static void lines_ready(struct dedup_index *idx)
 {
     if (idx->lines_paused ||
@@ -2585,6 +2672,10 @@ static void lines_ready(struct dedup_index *idx)
     unsigned bits = lines_bits_for(idx, idx->nmain);
     if (!bits)
         return;
+    if (idx->lines_max_bytes && lines_bytes_bits(idx, bits) > idx->lines_max_bytes) {
+        lines_free(idx);
+        return;
+    }
     struct lines_job j;
     memset(&j, 0, sizeof j);
     j.idx = idx;

@@ -172,8 +172,11 @@ struct dedup_index {
     unsigned line_bits;
     const uint64_t *line_of;
     uint32_t line_of_n;
-    uint32_t lines_min; /* UINT32_MAX (never) from ix_new; IX_LINES_MIN once turned on
-                         * (dedup_index_set_probe_lines); tests set 0 (always) */
+    uint32_t lines_min;       /* UINT32_MAX (never) from ix_new; IX_LINES_MIN once turned on
+                               * (dedup_index_set_probe_lines); tests set 0 (always) */
+    uint32_t lines_min_on;    /* lines_min while turned on: IX_LINES_MIN, or the caller's
+                               * (dedup_index_set_probe_lines_limits) */
+    uint64_t lines_max_bytes; /* no lines whose bytes (lines_bytes_for) pass this; 0: no cap */
     uint32_t lines_per; /* built once the main answered nmain / lines_per queries (0: at once) */
     uint64_t asked;     /* queries the main answered since it was built (main_free resets) */
     bool lines_paused;  /* tests and benchmarks: the lines kept as they are but not used */

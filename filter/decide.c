@@ -868,6 +868,16 @@ enum dedup_code filter_decide_neighbors_sig(
     return c;
 }
 
+void filter_decide_probe_lines(struct filter_decide *d, struct dedup_lines_info *out)
+{
+    memset(out, 0, sizeof *out);
+    if (d->o.lsh)
+        return;
+    pthread_rwlock_rdlock(&d->rw);
+    dedup_index_probe_lines(d->o.index, out);
+    pthread_rwlock_unlock(&d->rw);
+}
+
 uint32_t filter_decide_deleted_count(struct filter_decide *d)
 {
     pthread_rwlock_rdlock(&d->rw);
@@ -900,6 +910,8 @@ static enum dedup_code copy_live(const struct filter_decide *d, struct dedup_ind
 {
     struct dedup_index *ni = NULL;
     enum dedup_code c = dedup_index_new(dedup_index_design(old), &ni);
+    if (c == DEDUP_OK) /* the caller's choice of memory for speed, kept */
+        dedup_index_copy_probe_lines(ni, old);
     uint32_t n = dedup_index_doc_count(old);
     for (uint32_t doc = 0; c == DEDUP_OK && doc < n; doc++) {
         map[doc] = NO_DOC;

@@ -265,6 +265,10 @@ enum dedup_code filter_decide_neighbors_sig(struct filter_decide *d, const uint3
                                                        size_t id_len, double jaccard),
                                             void *userdata) __attribute__((warn_unused_result));
 
+/* The state of the index's probe's lines (dedup_index_probe_lines; all zero for an LSH
+ * index). Read lock. */
+void filter_decide_probe_lines(struct filter_decide *d, struct dedup_lines_info *out);
+
 /* Documents deleted and not yet rebuilt away. Read lock. */
 uint32_t filter_decide_deleted_count(struct filter_decide *d);
 

@@ -145,7 +145,13 @@ struct simcrawl_options {
     uint64_t journal_max;
     void (*log)(void *userdata, const char *message);
     void *log_userdata;
+    int probe_lines;            /* LINES_OFF, LINES_ON, LINES_AUTO */
+    uint64_t probe_lines_min;   /* fingerprints */
+    uint64_t probe_lines_bytes; /* auto's cap; 0: a quarter of physical memory */
 };
+
+enum { LINES_OFF = 0, LINES_ON, LINES_AUTO };
+#define LINES_MIN_DEFAULT ((uint64_t)1 << 21)
 
 static const struct simcrawl_options defaults = {
     .k = DEDUP_K_DEFAULT,
@@ -154,6 +160,8 @@ static const struct simcrawl_options defaults = {
     .templates = 1,
     .max_bytes = DEFAULT_MAX_BYTES,
     .journal_max = DEFAULT_JOURNAL_MAX,
+    .probe_lines = LINES_OFF,
+    .probe_lines_min = LINES_MIN_DEFAULT,
 };
 
 struct simcrawl_options *simcrawl_options_new(void)
@@ -244,6 +252,37 @@ int simcrawl_options_set_log(struct simcrawl_options *o,
         return SIMCRAWL_EINVAL;
     o->log = cb;
     o->log_userdata = userdata;
+    return 0;
+}
+
+int simcrawl_options_set_probe_lines(struct simcrawl_options *o, const char *mode)
+{
+    if (!o || !mode)
+        return SIMCRAWL_EINVAL;
+    if (strcmp(mode, "off") == 0)
+        o->probe_lines = LINES_OFF;
+    else if (strcmp(mode, "on") == 0)
+        o->probe_lines = LINES_ON;
+    else if (strcmp(mode, "auto") == 0)
+        o->probe_lines = LINES_AUTO;
+    else
+        return SIMCRAWL_EINVAL;
+    return 0;
+}
+
+int simcrawl_options_set_probe_lines_min(struct simcrawl_options *o, uint64_t fingerprints)
+{
+    if (!o || fingerprints > UINT32_MAX - 1)
+        return SIMCRAWL_EINVAL;
+    o->probe_lines_min = fingerprints;
+    return 0;
+}
+
+int simcrawl_options_set_probe_lines_max_bytes(struct simcrawl_options *o, uint64_t bytes)
+{
+    if (!o)
+        return SIMCRAWL_EINVAL;
+    o->probe_lines_bytes = bytes;
     return 0;
 }
 
@@ -1421,6 +1460,51 @@ static int open_state(struct simcrawl_filter *f)
     return 0;
 }
 
+/* A quarter of the machine's physical memory: "auto"'s default cap on the probe's lines
+ * (0 when the system does not say). */
+static uint64_t quarter_of_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 4 : 0;
+}
+
+/* The options' probe's lines on f's index (simhash, in memory): on, or auto under its cap.
+ * A rebuild of the index (deleted pages dropped) keeps them (copy_live in decide.c). */
+static void probe_lines_apply(struct simcrawl_filter *f)
+{
+    const struct simcrawl_options *o = &f->o;
+    if (o->probe_lines == LINES_OFF)
+        return;
+    uint64_t cap = 0;
+    if (o->probe_lines == LINES_AUTO) {
+        cap = o->probe_lines_bytes ? o->probe_lines_bytes : quarter_of_memory();
+        if (!cap)
+            return; /* no cap known: auto stays off */
+    }
+    dedup_index_set_probe_lines_limits(f->idx, o->probe_lines_min, cap);
+    dedup_index_set_probe_lines(f->idx, 1);
+}
+
+int simcrawl_filter_probe_lines(struct simcrawl_filter *f, const char **state, uint64_t *bytes,
+                                uint64_t *need, uint64_t *max_bytes)
+{
+    if (!f)
+        return SIMCRAWL_EINVAL;
+    struct dedup_lines_info li;
+    memset(&li, 0, sizeof li);
+    if (!f->redis && !f->minhash && f->decide)
+        filter_decide_probe_lines(f->decide, &li);
+    if (state)
+        *state = dedup_lines_state_name(li.state);
+    if (bytes)
+        *bytes = li.bytes;
+    if (need)
+        *need = li.need_bytes;
+    if (max_bytes)
+        *max_bytes = li.max_bytes;
+    return li.built ? 1 : 0;
+}
+
 /* Opens a filter: on Redis (redis_open), or on an index file (open_file_index) or in
  * memory, then its state (open_state). */
 int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_path,
@@ -1450,6 +1534,12 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
         return SIMCRAWL_ENOMEM;
     }
     unsigned k = o->k;
+    if (o->probe_lines == LINES_ON && (o->minhash || fr_is_url(index_path))) {
+        logf_(f, "the probe's lines are for a simhash index in this process's memory, not %s",
+              o->minhash ? "for the minhash method" : "for an index on redis");
+        rc = SIMCRAWL_EINVAL;
+        goto fail;
+    }
     if (fr_is_url(index_path)) {
         rc = redis_open(f, index_path);
         if (rc != 0)
@@ -1479,6 +1569,8 @@ int simcrawl_filter_open_opts(struct simcrawl_filter **out, const char *index_pa
             }
         }
     }
+    if (f->idx)
+        probe_lines_apply(f);
     rc = open_state(f);
     if (rc != 0)
         goto fail;

@@ -142,6 +142,36 @@ int simcrawl_options_set_log(struct simcrawl_options *o,
  * at open, more index saves. */
 int simcrawl_options_set_journal_max(struct simcrawl_options *o, uint64_t bytes);
 
+/*
+ * The probe's lines (after 0.4.0): memory for speed in a long-running process that checks
+ * one page at a time against a large index (docs/HTTP-API.md, "The probe's lines").
+ * Each table of the index is kept again as cache lines addressed by the fingerprint's top
+ * bits, so a check reads one line a table instead of two in a row. Measured at 10M
+ * fingerprints (docs/BENCHMARKS.md, probe19k): one call a query 1.24x as fast at the
+ * median on a loaded machine, 1.3-1.6x on a quiet one, for 8 bytes a table and 4 more a
+ * slot, 1.25-2.5 slots a fingerprint: at 10 tables 105-210 bytes a fingerprint (141 at
+ * 10M: 1.41 GB beside the index's 1.2 GB), and a pause of a few CPU seconds to build them
+ * (at 10M) in the check that does. Built only in this process's memory, never saved;
+ * rebuilt after the index's merges, once the index has answered a quarter as many checks
+ * as it holds. mode:
+ *   "off"  (the default) never;
+ *   "on"   for an index of at least min fingerprints (probe_lines_min) whose table design
+ *          has keys long enough for them (an index made for millions of pages: `simcrawl
+ *          index add --fingerprints` of a large list, or `--tables 10`; a filter's own new
+ *          index is designed for about 1M pages, whose 16-bit keys are too short);
+ *   "auto" as "on", and only while the lines' bytes are at most probe_lines_max_bytes
+ *          (default: a quarter of the machine's physical memory, read at open).
+ * Only for the simhash method on an index file or in memory: "on" with the minhash method
+ * or an index on Redis fails the open with SIMCRAWL_EINVAL (and a message to the log
+ * callback); "auto" is then off. simcrawl_filter_probe_lines() reports their state.
+ */
+int simcrawl_options_set_probe_lines(struct simcrawl_options *o, const char *mode);
+/* The least fingerprints an index holds for lines ("on", "auto"); default 2097152 (2^21:
+ * below it the index mostly stays in the caches). */
+int simcrawl_options_set_probe_lines_min(struct simcrawl_options *o, uint64_t fingerprints);
+/* "auto": the most bytes the lines may take; 0 (the default): a quarter of physical memory. */
+int simcrawl_options_set_probe_lines_max_bytes(struct simcrawl_options *o, uint64_t bytes);
+
 /* ---- the filter ---- */
 
 /*
@@ -289,6 +319,20 @@ unsigned simcrawl_filter_k(const struct simcrawl_filter *f);
 /* The bytes of the journal now (0 for a filter in memory): what a restart replays.
  * Thread-safe. */
 uint64_t simcrawl_filter_journal_bytes(const struct simcrawl_filter *f);
+
+/*
+ * The probe's lines now (simcrawl_options_set_probe_lines): returns 1 when they are built
+ * and serve the checks, 0 when not (off, or not built: see *state), or SIMCRAWL_EINVAL for
+ * f NULL. *state (may be NULL): a static lower-case word: "off", "built", "small" (the
+ * index holds fewer fingerprints than probe_lines_min), "warming" (due once the index has
+ * answered a quarter as many checks as it holds), "over-cap" (they would take more than
+ * *max_bytes), "short-keys" (the index's table design cannot have them). *bytes (may be
+ * NULL): the memory their blocks hold now (kept between a merge and the next build);
+ * *need (may be NULL): the bytes lines of the index as it is take; *max_bytes (may be
+ * NULL): the cap ("auto"; 0: none). Thread-safe.
+ */
+int simcrawl_filter_probe_lines(struct simcrawl_filter *f, const char **state, uint64_t *bytes,
+                                uint64_t *need, uint64_t *max_bytes);
 
 /* ---- the minhash method (0.4) ---- */
 

@@ -671,6 +671,14 @@ static void do_stats(const struct server_api *a, struct server_reply *out)
         server__buf_json_str(&b, a->index_path, strlen(a->index_path));
     else
         server__buf_puts(&b, "null");
+    const char *state = "off";
+    uint64_t lbytes = 0, lneed = 0, lmax = 0;
+    int built = simcrawl_filter_probe_lines(a->f, &state, &lbytes, &lneed, &lmax);
+    server__buf_printf(&b,
+                       ",\"probe_lines\":{\"built\":%s,\"state\":\"%s\",\"bytes\":%llu,"
+                       "\"need_bytes\":%llu,\"max_bytes\":%llu}",
+                       built == 1 ? "true" : "false", state, (unsigned long long)lbytes,
+                       (unsigned long long)lneed, (unsigned long long)lmax);
     server__buf_puts(&b, "}\n");
     reply_take(out, 200, TYPE_JSON, &b);
 }
@@ -702,6 +710,18 @@ static void do_metrics(const struct server_api *a, struct server_reply *out)
                        (unsigned long long)simcrawl_filter_journal_bytes(a->f),
                        simcrawl_filter_k(a->f), server__now() - a->started, simcrawl_version(),
                        simcrawl_fingerprint_version(), simcrawl_filter_method(a->f));
+    const char *state = "off";
+    uint64_t lbytes = 0;
+    int built = simcrawl_filter_probe_lines(a->f, &state, &lbytes, NULL, NULL);
+    server__buf_printf(&b,
+                       "# HELP simcrawl_probe_lines_built 1 when the probe's lines serve the "
+                       "checks (serve --probe-lines).\n"
+                       "# TYPE simcrawl_probe_lines_built gauge\n"
+                       "simcrawl_probe_lines_built{state=\"%s\"} %d\n"
+                       "# HELP simcrawl_probe_lines_bytes Memory the probe's lines hold.\n"
+                       "# TYPE simcrawl_probe_lines_bytes gauge\n"
+                       "simcrawl_probe_lines_bytes %llu\n",
+                       state, built == 1, (unsigned long long)lbytes);
     if (is_minhash(a))
         server__buf_printf(&b,
                            "# HELP simcrawl_threshold The Jaccard estimate of a near-duplicate "

@@ -521,6 +521,12 @@ static int open_filter(struct server *s, const struct server_opts *o, struct ser
         rc = simcrawl_options_set_max_bytes(fo, o->max_body);
     if (rc == 0)
         rc = simcrawl_options_set_log(fo, filter_log, s);
+    if (rc == 0 && o->probe_lines)
+        rc = simcrawl_options_set_probe_lines(fo, o->probe_lines);
+    if (rc == 0 && o->probe_lines_min)
+        rc = simcrawl_options_set_probe_lines_min(fo, o->probe_lines_min);
+    if (rc == 0)
+        rc = simcrawl_options_set_probe_lines_max_bytes(fo, o->probe_lines_max_bytes);
     if (rc == 0)
         rc = simcrawl_filter_open_opts(&s->f, o->index_path, fo);
     simcrawl_options_free(fo);

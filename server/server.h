@@ -50,24 +50,28 @@ const char *server_strerror(enum server_code code);
 #define SERVER_MIN_UPLOAD_RATE 16384.0 /* bytes/s a body must keep up after --timeout */
 
 struct server_opts {
-    const char *listen;       /* "ADDR:PORT" (IPv4, [IPv6] or localhost; port 0: any free
-                               * port, see server_port()); NULL: SERVER_LISTEN_DEFAULT */
-    const char *index_path;   /* the filter's index file; NULL: in memory */
-    unsigned k;               /* the filter's k, 0..7 (0 with an existing index: its k) */
-    const char *method;       /* "simhash" or "minhash"; NULL: simhash */
-    double threshold;         /* minhash: the Jaccard estimate of a near-duplicate, 0..1
-                               * (0: the index's, or 0.8 for a new one) */
-    const char *fsync;        /* "always", "interval", "no"; NULL: the library's default */
-    double lock_wait;         /* seconds to wait for the index's writer lock */
-    const char *token;        /* bearer token every request must carry; NULL: none, and
-                               * then only loopback addresses may be listened on */
-    size_t max_body;          /* bytes of a request body at most (413 over it) */
-    unsigned threads;         /* libmicrohttpd worker threads; 0: one per CPU */
-    unsigned max_connections; /* connections at once; more wait to be accepted */
-    unsigned timeout;         /* seconds: an idle connection is closed, a request's
-                               * headers must arrive within it, its body at a rate of at
-                               * least SERVER_MIN_UPLOAD_RATE after it (408 otherwise) */
-    int access_log_fd;        /* one line per request written here; -1: none */
+    const char *listen;             /* "ADDR:PORT" (IPv4, [IPv6] or localhost; port 0: any free
+                                     * port, see server_port()); NULL: SERVER_LISTEN_DEFAULT */
+    const char *index_path;         /* the filter's index file; NULL: in memory */
+    unsigned k;                     /* the filter's k, 0..7 (0 with an existing index: its k) */
+    const char *method;             /* "simhash" or "minhash"; NULL: simhash */
+    double threshold;               /* minhash: the Jaccard estimate of a near-duplicate, 0..1
+                                     * (0: the index's, or 0.8 for a new one) */
+    const char *fsync;              /* "always", "interval", "no"; NULL: the library's default */
+    double lock_wait;               /* seconds to wait for the index's writer lock */
+    const char *token;              /* bearer token every request must carry; NULL: none, and
+                                     * then only loopback addresses may be listened on */
+    size_t max_body;                /* bytes of a request body at most (413 over it) */
+    unsigned threads;               /* libmicrohttpd worker threads; 0: one per CPU */
+    unsigned max_connections;       /* connections at once; more wait to be accepted */
+    unsigned timeout;               /* seconds: an idle connection is closed, a request's
+                                     * headers must arrive within it, its body at a rate of at
+                                     * least SERVER_MIN_UPLOAD_RATE after it (408 otherwise) */
+    int access_log_fd;              /* one line per request written here; -1: none */
+    const char *probe_lines;        /* the probe's lines: "off", "on", "auto"; NULL: off
+                                     * (simcrawl_options_set_probe_lines) */
+    uint64_t probe_lines_min;       /* fingerprints for lines; 0: the library's default */
+    uint64_t probe_lines_max_bytes; /* "auto"'s cap; 0: a quarter of physical memory */
     /* warnings (the filter's, libmicrohttpd's, rate-limited): a lower-case message
      * without a newline, from any thread; NULL: dropped */
     void (*log)(void *userdata, const char *message);

@@ -1155,6 +1155,196 @@ static void test_filter_delete_many(void)
     rm_index(path);
 }
 
+/* The probe's lines through the library (simcrawl_options_set_probe_lines): a filter with
+ * them on and one with them off, given the same mixed workload (checks that add, dry runs,
+ * merges of the adds into the main tables, then deletes, compactions that drop the deleted
+ * pages, a close and a reopen), answer every call the same, and as brute force over the live pages says; the lines are built, and
+ * built again after the index is rebuilt and reloaded. */
+static int lines_open(struct simcrawl_filter **f, const char *path, const char *mode)
+{
+    struct simcrawl_options *o = simcrawl_options_new();
+    if (!o)
+        return SIMCRAWL_ENOMEM;
+    int rc = simcrawl_options_set_probe_lines(o, mode);
+    if (rc == 0)
+        rc = simcrawl_options_set_probe_lines_min(o, 1);
+    if (rc == 0)
+        rc = simcrawl_options_set_journal_max(o, 96 * 1024); /* compactions as it runs */
+    if (rc == 0)
+        rc = simcrawl_options_set_fsync(o, "no");
+    if (rc == 0)
+        rc = simcrawl_filter_open_opts(f, path, o);
+    simcrawl_options_free(o);
+    return rc;
+}
+
+static void test_filter_probe_lines_same_answers(void)
+{
+    char path_on[256], path_off[256];
+    snprintf(path_on, sizeof path_on, "%s", tmp_path("lines_on.idx"));
+    snprintf(path_off, sizeof path_off, "%s", tmp_path("lines_off.idx"));
+    rm_index(path_on);
+    rm_index(path_off);
+    struct simcrawl_filter *fon = NULL, *foff = NULL;
+    ASSERT_EQ_FATAL(lines_open(&fon, path_on, "on"), 0);
+    ASSERT_EQ_FATAL(lines_open(&foff, path_off, "off"), 0);
+    const char *state = NULL;
+    ASSERT_EQ(simcrawl_filter_probe_lines(foff, &state, NULL, NULL, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(state, "off");
+    enum { N = 18000, DELETES_FROM = 9000, REOPEN_AT = 14500 };
+    uint64_t *fp = calloc(N, sizeof *fp);
+    unsigned char *live = calloc(N, 1);
+    CU_ASSERT_FATAL(fp != NULL && live != NULL);
+    struct simcrawl_match *mon = simcrawl_match_new(), *moff = simcrawl_match_new();
+    uint64_t x = 0x2545f4914f6cdd1dull;
+#define XS() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+    unsigned bad = 0, same = 0, built_seen = 0, built_after_reopen = 0, deletes = 0;
+    unsigned built_after_rebuild = 0;
+    unsigned long long max_bytes = 0;
+    char id[32];
+    for (unsigned i = 0; i < N; i++) {
+        if (i == REOPEN_AT) { /* saved and loaded: the lines come back on their own */
+            ASSERT_EQ_FATAL(simcrawl_filter_close(fon), 0);
+            ASSERT_EQ_FATAL(simcrawl_filter_close(foff), 0);
+            ASSERT_EQ_FATAL(lines_open(&fon, path_on, "on"), 0);
+            ASSERT_EQ_FATAL(lines_open(&foff, path_off, "off"), 0);
+            CU_ASSERT(simcrawl_filter_probe_lines(fon, &state, NULL, NULL, NULL) == 0);
+        }
+        uint64_t r = XS();
+        uint64_t q = i < 50 || r % 3 == 0 ? XS() : fp[XS() % i];
+        if (i >= 50 && r % 3 != 0) /* near an earlier page: 0 to 5 bits off */
+            for (unsigned b = (unsigned)(r >> 8) % 6; b > 0; b--)
+                q ^= (uint64_t)1 << (XS() % 64);
+        fp[i] = q;
+        unsigned op = (unsigned)(r >> 20) % 10;
+        if (op == 9 && i > DELETES_FROM) { /* forget an earlier page (merges before) */
+            unsigned j = (unsigned)(XS() % i);
+            snprintf(id, sizeof id, "p%u", j);
+            int a = simcrawl_filter_delete(fon, id), b = simcrawl_filter_delete(foff, id);
+            ASSERT_EQ(a, b);
+            ASSERT_EQ(a, live[j] ? 1 : 0);
+            live[j] = 0;
+            deletes += a == 1;
+            continue;
+        }
+        unsigned flags = op >= 7 ? SIMCRAWL_CHECK_NO_ADD : 0;
+        snprintf(id, sizeof id, flags ? "q%u" : "p%u", i);
+        int a = simcrawl_filter_check_fingerprint(fon, id, q, flags, mon);
+        int b = simcrawl_filter_check_fingerprint(foff, id, q, flags, moff);
+        /* brute force: the nearest live page */
+        unsigned best = 65;
+        for (unsigned j = 0; j < i; j++)
+            if (live[j]) {
+                unsigned d = (unsigned)__builtin_popcountll(fp[j] ^ q);
+                best = d < best ? d : best;
+            }
+        int want = best <= 3 ? SIMCRAWL_NEAR_DUPLICATE : SIMCRAWL_NEW;
+        if (a != b || a != want)
+            bad++;
+        else if (a == SIMCRAWL_NEAR_DUPLICATE) {
+            if (simcrawl_match_distance(mon) != best || simcrawl_match_distance(moff) != best ||
+                strcmp(simcrawl_match_duplicate_of(mon), simcrawl_match_duplicate_of(moff)) != 0)
+                bad++;
+            else
+                same++;
+        }
+        if (a == SIMCRAWL_NEW && !flags)
+            live[i] = 1;
+        uint64_t bytes = 0;
+        if (simcrawl_filter_probe_lines(fon, &state, &bytes, NULL, NULL) == 1) {
+            built_seen++;
+            built_after_reopen += i > REOPEN_AT;
+            /* compactions since DELETES_FROM made new indexes of the live pages */
+            built_after_rebuild += i > DELETES_FROM + 1500 && i < REOPEN_AT;
+            CU_ASSERT(bytes > 0);
+            CU_ASSERT_STRING_EQUAL(state, "built");
+            max_bytes = bytes > max_bytes ? bytes : max_bytes;
+        }
+        CU_ASSERT(simcrawl_filter_probe_lines(foff, NULL, NULL, NULL, NULL) == 0);
+    }
+#undef XS
+    ASSERT_EQ(bad, 0);
+    CU_ASSERT(same > 500); /* near-duplicates found, not only new pages */
+    CU_ASSERT(deletes > 200);
+    CU_ASSERT(built_seen > N / 4); /* the lines served most of the run */
+    CU_ASSERT(built_after_reopen > 0);
+    CU_ASSERT(built_after_rebuild > 0);
+    CU_ASSERT(max_bytes > 0);
+    simcrawl_match_free(mon);
+    simcrawl_match_free(moff);
+    ASSERT_EQ(simcrawl_filter_close(fon), 0);
+    ASSERT_EQ(simcrawl_filter_close(foff), 0);
+    rm_index(path_on);
+    rm_index(path_off);
+    free(fp);
+    free(live);
+}
+
+/* "auto" builds the lines only under its cap; "on" is refused for the minhash method. */
+static void test_filter_probe_lines_auto(void)
+{
+    unsigned long long need = 0;
+    for (int pass = 0; pass < 3; pass++) {
+        struct simcrawl_options *o = simcrawl_options_new();
+        ASSERT_EQ_FATAL(simcrawl_options_set_probe_lines(o, "auto"), 0);
+        ASSERT_EQ(simcrawl_options_set_probe_lines_min(o, 1), 0);
+        /* pass 0: the default cap (a quarter of memory); 1: one byte under the need; 2: it */
+        if (pass)
+            ASSERT_EQ(simcrawl_options_set_probe_lines_max_bytes(o, need - (pass == 1)), 0);
+        struct simcrawl_filter *f = NULL;
+        ASSERT_EQ_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
+        simcrawl_options_free(o);
+        struct simcrawl_match *m = simcrawl_match_new();
+        uint64_t x = 99;
+        char id[32];
+        for (unsigned i = 0; i < 6000; i++) { /* past the first merge: a main of 4097 */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            snprintf(id, sizeof id, "a%u", i);
+            CU_ASSERT(simcrawl_filter_check_fingerprint(f, id, x, 0, m) >= 0);
+        }
+        for (unsigned i = 0; i < 3000; i++) { /* dry runs: the queries that build them */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            CU_ASSERT(simcrawl_filter_check_fingerprint(f, "dry", x, SIMCRAWL_CHECK_NO_ADD, m) >=
+                      0);
+        }
+        const char *state = NULL;
+        uint64_t bytes = 0, nb = 0, cap = 0;
+        int built = simcrawl_filter_probe_lines(f, &state, &bytes, &nb, &cap);
+        CU_ASSERT(nb > 0);
+        CU_ASSERT(cap > 0);
+        if (pass == 0) {
+            need = nb;
+            ASSERT_EQ(built, 1);
+            CU_ASSERT(cap >= nb);
+        } else if (pass == 1) {
+            ASSERT_EQ(built, 0);
+            CU_ASSERT_STRING_EQUAL(state, "over-cap");
+            ASSERT_EQ(bytes, 0);
+            ASSERT_EQ(cap, need - 1);
+        } else {
+            ASSERT_EQ(built, 1);
+            CU_ASSERT_STRING_EQUAL(state, "built");
+            CU_ASSERT(bytes >= need);
+        }
+        simcrawl_match_free(m);
+        ASSERT_EQ(simcrawl_filter_close(f), 0);
+    }
+    struct simcrawl_options *o = simcrawl_options_new();
+    ASSERT_EQ(simcrawl_options_set_probe_lines(o, "sometimes"), SIMCRAWL_EINVAL);
+    ASSERT_EQ(simcrawl_options_set_probe_lines(o, "on"), 0);
+    ASSERT_EQ(simcrawl_options_set_method(o, "minhash"), 0);
+    struct simcrawl_filter *f = NULL;
+    ASSERT_EQ(simcrawl_filter_open_opts(&f, NULL, o), SIMCRAWL_EINVAL);
+    CU_ASSERT_PTR_NULL(f);
+    ASSERT_EQ(simcrawl_options_set_probe_lines(o, "auto"), 0); /* auto: off for minhash */
+    ASSERT_EQ_FATAL(simcrawl_filter_open_opts(&f, NULL, o), 0);
+    const char *state = NULL;
+    ASSERT_EQ(simcrawl_filter_probe_lines(f, &state, NULL, NULL, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(state, "off");
+    ASSERT_EQ(simcrawl_filter_close(f), 0);
+    simcrawl_options_free(o);
+}
+
 static int suite_clean(void)
 {
     if (tmpdir[0])
@@ -1182,4 +1372,6 @@ void test_filter_register(void)
     CU_add_test(s, "test_filter_journal_v1", test_filter_journal_v1);
     CU_add_test(s, "test_filter_learn_journal", test_filter_learn_journal);
     CU_add_test(s, "test_filter_delete_many", test_filter_delete_many);
+    CU_add_test(s, "test_filter_probe_lines_same_answers", test_filter_probe_lines_same_answers);
+    CU_add_test(s, "test_filter_probe_lines_auto", test_filter_probe_lines_auto);
 }

@@ -1402,6 +1402,72 @@ static void test_index_lines_every_k(void)
     CU_ASSERT(built >= 6); /* the shortest keys of k = 7 may be too short for lines */
 }
 
+/* The lines' limits (dedup_index_set_probe_lines_limits) and their state: under min no
+ * lines; over the cap none, and older lines' blocks freed; at the cap built; off frees
+ * them; a copy keeps the choice. */
+static void test_index_lines_limits(void)
+{
+    rng_state = 4242;
+    size_t n = 6000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *idx = build(v, n, 3, 0);
+    idx->lines_per = 0;
+    struct dedup_lines_info li;
+    dedup_index_probe_lines(idx, &li);
+    ASSERT_EQ(li.state, DEDUP_LINES_OFF);
+    ASSERT_EQ(li.on, 0);
+    ASSERT_EQ(check_query(idx, v, n, v[6], 3), 0); /* the main tables built */
+    uint64_t need = dedup_index_probe_lines_bytes_for(idx, idx->nmain);
+    CU_ASSERT_FATAL(need > 0);
+    /* 8 bytes a table and 4 a slot, 1.25-2.5 slots a fingerprint */
+    CU_ASSERT(need >= (uint64_t)(n * 5 / 4) * (8 * idx->ntables + 4));
+    CU_ASSERT(need <= (uint64_t)(n * 5 / 2 + 16) * (8 * idx->ntables + 4));
+    dedup_index_set_probe_lines_limits(idx, n + 1, 0);
+    dedup_index_set_probe_lines(idx, 1);
+    ASSERT_EQ(check_query(idx, v, n, v[7], 3), 0);
+    dedup_index_probe_lines(idx, &li);
+    ASSERT_EQ(li.state, DEDUP_LINES_SMALL);
+    CU_ASSERT(idx->line_of == NULL);
+    dedup_index_set_probe_lines_limits(idx, 1, need);
+    ASSERT_EQ(check_query(idx, v, n, v[8], 3), 0);
+    dedup_index_probe_lines(idx, &li);
+    ASSERT_EQ(li.state, DEDUP_LINES_BUILT);
+    ASSERT_EQ(li.built, 1);
+    ASSERT_EQ(li.need_bytes, need);
+    CU_ASSERT(li.bytes >= need);
+    struct dedup_index *copy = NULL;
+    ASSERT_EQ_FATAL(dedup_index_new(dedup_index_design(idx), &copy), DEDUP_OK);
+    dedup_index_copy_probe_lines(copy, idx);
+    struct dedup_lines_info ci;
+    dedup_index_probe_lines(copy, &ci);
+    ASSERT_EQ(ci.on, 1);
+    ASSERT_EQ(ci.min_fingerprints, 1);
+    ASSERT_EQ(ci.max_bytes, need);
+    dedup_index_free(copy);
+    /* a cap one byte under: the next main gets none, and the old blocks go */
+    dedup_index_set_probe_lines_limits(idx, 1, need - 1);
+    idx->line_of = NULL; /* as a merge leaves them */
+    ASSERT_EQ(check_query(idx, v, n, v[9], 3), 0);
+    dedup_index_probe_lines(idx, &li);
+    ASSERT_EQ(li.state, DEDUP_LINES_OVER_CAP);
+    ASSERT_EQ(li.bytes, 0);
+    CU_ASSERT(idx->line_of == NULL);
+    int bad = 0;
+    for (size_t i = 0; i < 300; i++)
+        bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+    ASSERT_EQ(bad, 0);
+    dedup_index_set_probe_lines_limits(idx, 1, 0);
+    ASSERT_EQ(check_query(idx, v, n, v[10], 3), 0);
+    CU_ASSERT(idx->line_of != NULL);
+    dedup_index_set_probe_lines(idx, 0);
+    dedup_index_probe_lines(idx, &li);
+    ASSERT_EQ(li.state, DEDUP_LINES_OFF);
+    ASSERT_EQ(li.bytes, 0);
+    CU_ASSERT_STRING_EQUAL(dedup_lines_state_name(DEDUP_LINES_OVER_CAP), "over-cap");
+    dedup_index_free(idx);
+    free(v);
+}
+
 static void test_index_bad_arguments(void)
 {
     struct dedup_design d;
@@ -1450,6 +1516,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_query_then_add", test_index_online_query_then_add);
     CU_add_test(s, "test_index_online_crowded", test_index_online_crowded);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
+    CU_add_test(s, "test_index_lines_limits", test_index_lines_limits);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
     CU_add_test(s, "test_index_identical_fingerprints", test_index_identical_fingerprints);
     CU_add_test(s, "test_index_pairs_buffer_overflow", test_index_pairs_buffer_overflow);

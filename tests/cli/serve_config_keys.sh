@@ -24,6 +24,9 @@ threads 2
 max-connections 16
 timeout 5
 access-log $SK/access.log
+probe-lines auto
+probe-lines-min 1000
+probe-lines-max-bytes 1000000
 EOF2
 if python3 tests/tools/config_keys.py "$SIMCRAWL" serve "$SK/help.txt" "$SK/values.txt" \
     "--threads: 0 (one per CPU) to 256 threads, got '-1'" 10 --threads -1 >"$SK/check.out" 2>&1
