@@ -679,6 +679,15 @@ static int utf8_whole(const char *s)
 
 /* Titles and anchor texts are capped (4096 and 1024 bytes): filled nearly to the cap with
  * the collapsed text's first whole characters, never half of one. */
+/* The heading extract_doc_heading() gives for html is want. */
+static void assert_heading(const char *html, const char *want)
+{
+    struct extract_doc *d = parse(html);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), want);
+    extract_doc_free(d);
+}
+
 /* extract_doc_heading(): the page's own heading as the text keeps it (the first kept
  * heading of the highest level), not the <title>, not a heading the text leaves out. */
 static void test_extract_heading(void)
@@ -694,19 +703,13 @@ static void test_extract_heading(void)
              "href=\"/c\">C</a></nav></header><main><h2>Before</h2><h1>The keepers "
              "<em>of the</em> light</h1>%s<h1>Second</h1>%s</main></body></html>",
              body, body);
-    struct extract_doc *d = parse(html);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "The keepers of the light");
-    extract_doc_free(d);
+    assert_heading(html, "The keepers of the light");
     /* no h1 kept: the first h2 */
     snprintf(html, sizeof html,
              "<html><body><main><h3>Note</h3>%s<h2>Install</h2>%s<h2>Use</h2></main></body>"
              "</html>",
              body, body);
-    d = parse(html);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Install");
-    extract_doc_free(d);
+    assert_heading(html, "Install");
     /* Doxygen's page title (div.headertitle > div.title) is the page's, as an h1 */
     snprintf(html, sizeof html,
              "<html><head><meta name=\"generator\" content=\"Doxygen 1.9.4\"></head><body>"
@@ -715,30 +718,21 @@ static void test_extract_heading(void)
              "class=\"contents\"><h2>Public Member Functions</h2>%s<h2>Detailed "
              "Description</h2>%s</div></body></html>",
              body, body);
-    d = parse(html);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Foo Class Reference");
-    extract_doc_free(d);
+    assert_heading(html, "Foo Class Reference");
     /* a div.title elsewhere is no name */
     snprintf(html, sizeof html,
              "<html><body><div class=\"box\"><div class=\"title\">Box title</div></div>"
              "<main><h2>Install</h2>%s</main></body></html>",
              body);
-    d = parse(html);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "Install");
-    extract_doc_free(d);
+    assert_heading(html, "Install");
     /* no heading: "" */
     snprintf(html, sizeof html, "<html><head><title>T</title></head><body>%s</body></html>",
              body);
-    d = parse(html);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_STRING_EQUAL(extract_doc_heading(d), "");
-    extract_doc_free(d);
+    assert_heading(html, "");
     /* invalid UTF-8 in the heading is repaired as the text is */
     snprintf(html, sizeof html, "<html><body><main><h1>caf\xe9 \xff</h1>%s</main></body></html>",
              body);
-    d = parse_opts(html, strlen(html), "text/html; charset=utf-8", NULL);
+    struct extract_doc *d = parse_opts(html, strlen(html), "text/html; charset=utf-8", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     CU_ASSERT(valid_utf8(extract_doc_heading(d)));
     CU_ASSERT(strncmp(extract_doc_heading(d), "caf", 3) == 0);
