@@ -411,6 +411,159 @@ static void test_template_stub_is_its_whole_text(void)
               0);
 }
 
+/* The key of a line that names its page (version 8; docs/FINGERPRINT.md, "The page's
+ * name"): the name's tokens of 3 bytes or more become one slot byte. */
+static void test_template_named_key(void)
+{
+    char scratch[256];
+    size_t n = 9;
+    const char *a = "this member is added by an implicit conversion from strictfp to ensuring "
+                    "strictfp performed by method ensuring in scala predef";
+    const char *b = "this member is added by an implicit conversion from noinline to ensuring "
+                    "noinline performed by method ensuring in scala predef";
+    const char *slot = "this member is added by an implicit conversion from \x01 to ensuring "
+                       "\x01 performed by method ensuring in scala predef";
+    uint64_t ka = dedup_template_named_block_hash(a, strlen(a), "strictfp", 8, scratch, &n);
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(ka, dedup_template_block_hash(slot, strlen(slot)));
+    ASSERT_EQ(dedup_template_named_block_hash(b, strlen(b), "noinline", 8, scratch, NULL), ka);
+    /* each page's own name only: noinline's line on strictfp's page is another block */
+    CU_ASSERT(dedup_template_named_block_hash(b, strlen(b), "strictfp", 8, scratch, &n) ==
+              dedup_template_block_hash(b, strlen(b)));
+    ASSERT_EQ(n, 0);
+    /* no name, or a line without its tokens: the plain key */
+    ASSERT_EQ(dedup_template_named_block_hash(a, strlen(a), NULL, 0, scratch, &n),
+              dedup_template_block_hash(a, strlen(a)));
+    /* whole tokens only: "map" is not in "mapping" or "hashmap"; tokens of 1-2 bytes of the
+     * name ("37", "of") are never replaced, longer ones are wherever they are */
+    const char *m = "mapping hashmap map of maps";
+    const char *ms = "mapping hashmap \x01 of maps";
+    ASSERT_EQ(dedup_template_named_block_hash(m, strlen(m), "37 map of", 9, scratch, &n),
+              dedup_template_block_hash(ms, strlen(ms)));
+    ASSERT_EQ(n, 1);
+    /* at the start, at the end, the whole line, several name tokens */
+    const char *w = "routine_column_usage columns of the view routine_column_usage";
+    const char *ws = "\x01 columns of the view \x01";
+    ASSERT_EQ(dedup_template_named_block_hash(w, strlen(w), "37 40 routine_column_usage", 26,
+                                              scratch, &n),
+              dedup_template_block_hash(ws, strlen(ws)));
+    ASSERT_EQ(n, 2);
+    ASSERT_EQ(dedup_template_named_block_hash("strictfp", 8, "strictfp", 8, scratch, NULL),
+              dedup_template_block_hash("\x01", 1));
+    const char *c = "class strictfp extends annotation";
+    const char *cs = "class \x01 \x01 annotation";
+    ASSERT_EQ(dedup_template_named_block_hash(c, strlen(c), "strictfp extends", 16, scratch, &n),
+              dedup_template_block_hash(cs, strlen(cs)));
+    ASSERT_EQ(n, 2);
+}
+
+/* s with every "from" replaced by "to" (malloc'd). */
+static char *replace_all(const char *s, size_t len, const char *from, const char *to,
+                         size_t *out_len)
+{
+    size_t fl = strlen(from), tl = strlen(to), o = 0;
+    char *r = malloc(len * (tl > fl ? tl : fl) / fl + 1);
+    for (size_t i = 0; r && i < len;) {
+        if (i + fl <= len && memcmp(s + i, from, fl) == 0) {
+            memcpy(r + o, to, tl);
+            o += tl;
+            i += fl;
+        } else
+            r[o++] = s[i++];
+    }
+    *out_len = o;
+    return r;
+}
+
+/* Counts page html[0..len) into t (host ""), as pass 1 of a collection does. */
+static void count_page(struct dedup_templates *t, const char *html, size_t len)
+{
+    struct filter_fp_opts o = {0};
+    o.blocks_only = 1;
+    o.keep_blocks = 1;
+    struct filter_fp_result r;
+    ASSERT_EQ_FATAL(filter_fingerprint_page(html, len, NULL, NULL, &o, &r), 0);
+    ASSERT_EQ(add(t, "", r.doc_hash, r.blocks, r.n_blocks), DEDUP_OK);
+    filter_fp_result_release(&r);
+}
+
+/* The fixture pair tests/data/template/scaladoc (two Scaladoc class pages, cut down from
+ * scala-doc 2.11: 14 members every class inherits, 8 that an implicit conversion adds,
+ * each saying so with the class's name in it) and four siblings with strictfp's text
+ * under other names: the sentences naming the page are template (version 8), each page is
+ * left with its own words, too few for a simhash (a page with little text of its own:
+ * the hash of its whole text), and the two pages are not near-duplicates. In version 7 the
+ * naming sentences were 8 different blocks on each page and the pages' own texts (164
+ * tokens) those sentences with one name changed. */
+static void test_template_named_lines_fixture(void)
+{
+    size_t sl, nl;
+    char *sf = test_slurp("tests/data/template/scaladoc/strictfp.html", &sl);
+    char *ni = test_slurp("tests/data/template/scaladoc/noinline.html", &nl);
+    CU_ASSERT_FATAL(sf && ni);
+    static const char *const sib[] = {"volatile", "unchecked", "tailrec", "native"};
+    struct dedup_templates *t = dedup_templates_new();
+    CU_ASSERT_FATAL(t != NULL);
+    count_page(t, sf, sl);
+    count_page(t, ni, nl);
+    for (size_t i = 0; i < sizeof sib / sizeof *sib; i++) {
+        size_t l;
+        char *p = replace_all(sf, sl, "strictfp", sib[i], &l);
+        CU_ASSERT_FATAL(p != NULL);
+        count_page(t, p, l);
+        free(p);
+    }
+    uint64_t fp[2];
+    const char *page[2] = {sf, ni};
+    size_t plen[2] = {sl, nl};
+    for (int i = 0; i < 2; i++) {
+        struct filter_fp_opts o = {0};
+        o.templates = t;
+        struct filter_fp_result r;
+        ASSERT_EQ_FATAL(filter_fingerprint_page(page[i], plen[i], NULL, NULL, &o, &r), 0);
+        /* the 8 naming sentences (20 tokens each) are template, and what is left is a
+         * page with little text of its own, fingerprinted whole */
+        CU_ASSERT(r.stub_hash != 0);
+        ASSERT_EQ(r.fingerprint, r.stub_hash);
+        fp[i] = r.fingerprint;
+        filter_fp_result_release(&r);
+    }
+    CU_ASSERT(dedup_distance(fp[0], fp[1]) > 3);
+    /* without a name (a first line of 9 tokens: a paragraph, not a heading) the naming
+     * sentences are keyed whole again and are the page's own text */
+    struct dedup_templates *t2 = dedup_templates_new();
+    CU_ASSERT_FATAL(t2 != NULL);
+    char *longer[6];
+    size_t ll[6];
+    for (size_t i = 0; i < 6; i++) {
+        const char *nm = i == 0 ? "strictfp" : i == 1 ? "noinline" : sib[i - 2];
+        char h1[128];
+        snprintf(h1, sizeof h1, "<h1>%s is a class of the scala annotation package</h1>", nm);
+        char from[64];
+        snprintf(from, sizeof from, "<h1>%s</h1>", "strictfp");
+        longer[i] = replace_all(sf, sl, from, h1, &ll[i]);
+        CU_ASSERT_FATAL(longer[i] != NULL);
+        if (i) {
+            char *p = replace_all(longer[i], ll[i], "strictfp", nm, &ll[i]);
+            free(longer[i]);
+            longer[i] = p;
+        }
+        count_page(t2, longer[i], ll[i]);
+    }
+    struct filter_fp_opts o = {0};
+    o.templates = t2;
+    struct filter_fp_result r;
+    ASSERT_EQ_FATAL(filter_fingerprint_page(longer[0], ll[0], NULL, NULL, &o, &r), 0);
+    CU_ASSERT(r.stub_hash == 0);
+    filter_fp_result_release(&r);
+    for (size_t i = 0; i < 6; i++)
+        free(longer[i]);
+    dedup_templates_free(t2);
+    dedup_templates_free(t);
+    free(sf);
+    free(ni);
+}
+
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -424,4 +577,6 @@ void test_template_register(void)
     CU_add_test(s, "test_template_blocks_join_to_whole_text",
                 test_template_blocks_join_to_whole_text);
     CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
+    CU_add_test(s, "test_template_named_key", test_template_named_key);
+    CU_add_test(s, "test_template_named_lines_fixture", test_template_named_lines_fixture);
 }
