@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 8) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 7) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 8
+#define DEDUP_FINGERPRINT_VERSION 7
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -213,30 +213,6 @@ struct dedup_templates; /* opaque */
 
 /* The key of a block: its token string tokens[0..len) (need not be NUL-terminated). */
 uint64_t dedup_template_block_hash(const char *tokens, size_t len);
-
-/*
- * The page's name in block keys (version 8; docs/FINGERPRINT.md, "The page's name"): a
- * line that names its page ("implicit conversion from strictfp to Ensuring[strictfp]") is
- * a different block on every page, so no count ever makes it a template; keyed with the
- * name replaced by a slot it is one block on every page that says it. The name is the
- * token string of the page's first block when that has 1 to DEDUP_TEMPLATE_NAME_MAX_TOKENS
- * tokens (a heading); its name tokens are its distinct tokens of at least
- * DEDUP_TEMPLATE_NAME_MIN_BYTES bytes. The first block itself keeps its plain key.
- */
-#define DEDUP_TEMPLATE_NAME_MAX_TOKENS 8u /* a first block of more tokens is not a name */
-#define DEDUP_TEMPLATE_NAME_MIN_BYTES 3u  /* shorter tokens of the name are not slotted */
-#define DEDUP_TEMPLATE_SLOT '\x01' /* what a name token becomes in a key (never in a token) */
-
-/*
- * The key of a later block tokens[0..len) of a page named name[0..name_len) (the first
- * block's token string, already checked for its token count by the caller; NULL or 0
- * bytes: no name): every token of tokens that is a name token becomes the one byte
- * DEDUP_TEMPLATE_SLOT, and the key is dedup_template_block_hash() of the result; a block
- * without a name token has its plain key. scratch holds at least len bytes (used only
- * when a token is replaced). *slotted (may be NULL) is set to the tokens replaced.
- */
-uint64_t dedup_template_named_block_hash(const char *tokens, size_t len, const char *name,
-                                         size_t name_len, char *scratch, size_t *slotted);
 
 /* A new empty table; caller frees with dedup_templates_free(). NULL when out of memory. */
 struct dedup_templates *dedup_templates_new(void);

@@ -22,7 +22,7 @@
 
 #include "dedup/dedup.h"
 
-#define DEDUP_MINHASH_VERSION 4                  /* docs/MINHASH.md version */
+#define DEDUP_MINHASH_VERSION 3                  /* docs/MINHASH.md version */
 #define DEDUP_MINHASH_SEED 0x73696d6d6e683031ull /* "simmnh01" in ASCII */
 #define DEDUP_MINHASH_K_DEFAULT 5u               /* words per shingle (MINHASH.md s. 2) */
 #define DEDUP_MINHASH_K_MAX 32u

@@ -68,54 +68,6 @@ uint64_t dedup_template_block_hash(const char *tokens, size_t len)
     return h ? h : 1;
 }
 
-/* 1 when tok[0..tl) is a name token of name[0..nl) (a token of it of at least
- * DEDUP_TEMPLATE_NAME_MIN_BYTES bytes): tokens are separated by one space in both */
-static int is_name_token(const char *tok, size_t tl, const char *name, size_t nl)
-{
-    if (tl < DEDUP_TEMPLATE_NAME_MIN_BYTES)
-        return 0;
-    for (size_t q = 0; q < nl;) {
-        const char *sp = memchr(name + q, ' ', nl - q);
-        size_t qe = sp ? (size_t)(sp - name) : nl;
-        if (qe - q == tl && memcmp(name + q, tok, tl) == 0)
-            return 1;
-        q = qe + 1;
-    }
-    return 0;
-}
-
-uint64_t dedup_template_named_block_hash(const char *tokens, size_t len, const char *name,
-                                         size_t name_len, char *scratch, size_t *slotted)
-{
-    size_t o = 0, hits = 0;
-    if (slotted)
-        *slotted = 0;
-    if (!name || !name_len)
-        return dedup_template_block_hash(tokens, len);
-    /* scratch is written only once the first name token is found: up to there it would
-     * be a copy of tokens, made then */
-    for (size_t p = 0; p < len;) {
-        const char *sp = memchr(tokens + p, ' ', len - p);
-        size_t e = sp ? (size_t)(sp - tokens) : len;
-        if (is_name_token(tokens + p, e - p, name, name_len)) {
-            if (!hits++) {
-                memcpy(scratch, tokens, p);
-                o = p;
-            }
-            scratch[o++] = DEDUP_TEMPLATE_SLOT;
-        } else if (hits) {
-            memcpy(scratch + o, tokens + p, e - p);
-            o += e - p;
-        }
-        if (hits && e < len)
-            scratch[o++] = ' ';
-        p = e + 1;
-    }
-    if (slotted)
-        *slotted = hits;
-    return hits ? dedup_template_block_hash(scratch, o) : dedup_template_block_hash(tokens, len);
-}
-
 static uint64_t key_hash(const char *key, size_t len)
 {
     return XXH3_64bits_withSeed(key, len, DEDUP_TEMPLATE_SEED);

@@ -290,22 +290,6 @@ static void bench_dump(const char *html, size_t len, const struct filter_fp_resu
 #define BENCH_DUMP(html, len, out) ((void)0)
 #endif
 
-#ifdef DEDUP_BENCH_SEEDS
-/* Benchmarks only: SIMCRAWL_BENCH_NAME=0 keys every block whole, as version 7 did (no
- * page's name: docs/BENCHMARKS.md, "Fingerprint version 8"), so that one bench build
- * measures both. */
-static int name_on(void)
-{
-    const char *e = getenv("SIMCRAWL_BENCH_NAME");
-    return !(e && strcmp(e, "0") == 0);
-}
-#else
-static int name_on(void)
-{
-    return 1;
-}
-#endif
-
 /* 3. The token string of the blocks not marked in tpl (all of j when marked is 0: then
  * j's buffer is taken over), *kept_len bytes and *kept_n tokens; counts the template
  * blocks and tokens in out. NULL when out of memory. */
@@ -361,7 +345,7 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
     uint64_t *hash = NULL;
     uint32_t *ntok = NULL;
     unsigned char *tpl = NULL;
-    char *kept = NULL, *scratch = NULL;
+    char *kept = NULL;
     size_t kept_len = 0, kept_n = 0;
     enum extract_code ec = join_blocks(text, tlen, &j);
     if (ec != EXTRACT_OK)
@@ -372,27 +356,10 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
     tpl = calloc(nb ? nb : 1, 1);
     if (!hash || !tpl || !ntok)
         goto oom;
-    /* the page's name (docs/FINGERPRINT.md, "The page's name"): its first block when that
-     * has 1 to DEDUP_TEMPLATE_NAME_MAX_TOKENS tokens; later blocks are keyed with its
-     * tokens replaced by a slot */
-    const char *name = NULL;
-    size_t name_len = 0;
-    if (nb > 1 && j.b[0].n_tokens <= DEDUP_TEMPLATE_NAME_MAX_TOKENS && name_on()) {
-        name = j.all + j.b[0].off;
-        name_len = j.b[0].len;
-        scratch = malloc(j.all_len + 1);
-        if (!scratch)
-            goto oom;
-    }
     for (size_t k = 0; k < nb; k++) {
-        const char *bt = j.all + j.b[k].off;
-        hash[k] = k && name ? dedup_template_named_block_hash(bt, j.b[k].len, name, name_len,
-                                                              scratch, NULL)
-                            : dedup_template_block_hash(bt, j.b[k].len);
+        hash[k] = dedup_template_block_hash(j.all + j.b[k].off, j.b[k].len);
         ntok[k] = j.b[k].n_tokens > UINT32_MAX ? UINT32_MAX : (uint32_t)j.b[k].n_tokens;
     }
-    free(scratch);
-    scratch = NULL;
     if (opts->keep_blocks) {
         /* an exact copy of a page has the same whole token string, template blocks too */
         uint64_t h = XXH3_64bits_withSeed(j.all ? j.all : "", j.all_len, DEDUP_TEMPLATE_SEED);
@@ -421,7 +388,6 @@ oom:
     ec = EXTRACT_ENOMEM;
 fail:
     joined_free(&j);
-    free(scratch);
     free(hash);
     free(ntok);
     free(tpl);

@@ -46,7 +46,7 @@ expect_status 1 "--shingle-words 33" -- "$SIMCRAWL" pairs --method minhash --shi
 printf '0000000000000000 x\n' >"$MH/l.txt"
 expect_status 2 "minhash with a simhash --fingerprints list" -- "$SIMCRAWL" pairs --method minhash --fingerprints "$MH/l.txt"
 expect_grep "l.txt:1: a simhash fingerprint list" "$TMP/err" "simhash fingerprint lists refused, named"
-printf '# simcrawl minhash signatures 4 garbage\n' >"$MH/l.txt"
+printf '# simcrawl minhash signatures 3 garbage\n' >"$MH/l.txt"
 expect_status 2 "a minhash list with a malformed header" -- "$SIMCRAWL" pairs --method minhash --fingerprints "$MH/l.txt"
 mh_version=$("$SIMCRAWL" fingerprint --method minhash "$FP/page1.html" 2>/dev/null | sed -n '1s/^# simcrawl minhash signatures \([0-9]*\) .*/\1/p')
 expect_grep "l.txt:1: malformed header (want '# simcrawl minhash signatures ${mh_version:-none} shingle-words=K" "$TMP/err" "malformed minhash header named, with the version this simcrawl writes"

@@ -58,7 +58,7 @@ fi
 L=$RM/sigs.txt
 expect_status 0 "fingerprint --method minhash" -- sh -c 'cd "$1" && "$2" fingerprint --method minhash --no-templates site/*.html site/sub/*.html' sh "$RM" "$RMBIN"
 cp "$TMP/out" "$L"
-expect_grep "^# simcrawl minhash signatures 4 shingle-words=5 num-perm=128 seed=73696d6d6e683031$" "$L" \
+expect_grep "^# simcrawl minhash signatures 3 shingle-words=5 num-perm=128 seed=73696d6d6e683031$" "$L" \
     "the list's header names version, k, h and seed"
 expect_grep "^[0-9a-f]\{8\}\(,[0-9a-f]\{8\}\)\{127\}  site/guide.html$" "$L" "a line: 128 values, two spaces, the path"
 expect_grep "stub.html: " "$TMP/err" "a page without a signature is named"
