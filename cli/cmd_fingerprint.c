@@ -46,7 +46,7 @@ static void usage(FILE *out)
             "                  fingerprints: keep it the same for one index\n"
             "  --method simhash|minhash  minhash: print a MinHash signature list instead\n"
             "                  (docs/MINHASH.md, Signature lists): a header line '# simcrawl\n"
-            "                  minhash signatures 2 shingle-words=K num-perm=H seed=HEX',\n"
+            "                  minhash signatures 3 shingle-words=K num-perm=H seed=HEX',\n"
             "                  then per page H comma-separated 8-digit hex values, two\n"
             "                  spaces, the path; pairs, clusters, query and index add\n"
             "                  --method minhash read it with --fingerprints FILE\n"
