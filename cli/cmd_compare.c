@@ -7,6 +7,8 @@
  *   fingerprint_a, fingerprint_b 16 hex digits (docs/FINGERPRINT.md)
  *   words_a, words_b             tokens of the main text
  *   shingles_a, shingles_b       distinct shingles (words, FINGERPRINT.md)
+ *   names                        same | different | none: the pages' own headings,
+ *                                XORed into the fingerprints (FINGERPRINT.md section 6)
  *   distance                     Hamming distance of the fingerprints, 0..64
  *   simhash_similarity           1 - distance / 64
  *   cosine                       exact cosine of the weighted shingle vectors
@@ -42,6 +44,8 @@ static void usage(FILE *out)
             "How similar are two pages: their fingerprints, Hamming distance, simhash\n"
             "similarity (1 - d/64), exact cosine and Jaccard of their shingle sets, and the\n"
             "verdict at k: identical, near-duplicate (distance <= k) or different.\n"
+            "names: same, different or none, the pages' own headings: pages of different\n"
+            "names are never near-duplicates (docs/FINGERPRINT.md, \"The page's name\").\n"
             "\n"
             "options:\n"
             "  --k N           near-duplicate threshold, 0..7 as in every command (default 3)\n"
@@ -100,6 +104,7 @@ struct compare_figures {
     double sim, cosine, jaccard;
     struct cli_mh_compare mc; /* --method minhash */
     const char *verdict;
+    const char *names;   /* same | different | none (neither page has a name) */
     char ha[17], hb[17]; /* the fingerprints written */
 };
 
@@ -204,6 +209,9 @@ static int measure(const struct compare_run *r, struct compare_figures *f)
             ? "identical"
         : near ? "near-duplicate"
                : "different";
+    f->names = !ra->name_hash && !rb->name_hash ? "none"
+               : ra->name_hash == rb->name_hash ? "same"
+                                                : "different";
     dedup_fingerprint_format(ra->fingerprint, f->ha);
     dedup_fingerprint_format(rb->fingerprint, f->hb);
     return CLI_OK;
@@ -216,24 +224,25 @@ static int print_json(const struct compare_run *r, const struct compare_figures 
     const struct cli_mh_compare *mc = &f->mc;
     json_t *o;
     if (r->mo.minhash)
-        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, "
+        o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:i, s:f, s:f, s:f, "
                       "s:i, s:i, s:I, s:I, s:f, s:f, s:f, s:s}",
                       "a", r->pa, "b", r->pb, "method", "minhash", "fingerprint_a", f->ha,
                       "fingerprint_b", f->hb, "words_a", (json_int_t)ra->n_tokens, "words_b",
                       (json_int_t)rb->n_tokens, "shingles_a", (json_int_t)ra->n_features,
-                      "shingles_b", (json_int_t)rb->n_features, "distance", (int)f->d,
-                      "simhash_similarity", f->sim, "cosine", f->cosine, "jaccard", f->jaccard,
-                      "shingle_words", (int)r->mp.k, "num_perm", (int)r->mp.h, "minhash_shingles_a",
-                      (json_int_t)mc->shingles_a, "minhash_shingles_b", (json_int_t)mc->shingles_b,
-                      "minhash_jaccard", mc->exact, "minhash_estimate", mc->estimate, "threshold",
-                      r->mp.threshold, "verdict", f->verdict);
+                      "shingles_b", (json_int_t)rb->n_features, "names", f->names, "distance",
+                      (int)f->d, "simhash_similarity", f->sim, "cosine", f->cosine, "jaccard",
+                      f->jaccard, "shingle_words", (int)r->mp.k, "num_perm", (int)r->mp.h,
+                      "minhash_shingles_a", (json_int_t)mc->shingles_a, "minhash_shingles_b",
+                      (json_int_t)mc->shingles_b, "minhash_jaccard", mc->exact, "minhash_estimate",
+                      mc->estimate, "threshold", r->mp.threshold, "verdict", f->verdict);
     else
-        o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:i, s:f, s:f, s:f, s:i, s:s}", "a",
-                      r->pa, "b", r->pb, "fingerprint_a", f->ha, "fingerprint_b", f->hb, "words_a",
-                      (json_int_t)ra->n_tokens, "words_b", (json_int_t)rb->n_tokens, "shingles_a",
-                      (json_int_t)ra->n_features, "shingles_b", (json_int_t)rb->n_features,
-                      "distance", (int)f->d, "simhash_similarity", f->sim, "cosine", f->cosine,
-                      "jaccard", f->jaccard, "k", (int)r->k, "verdict", f->verdict);
+        o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:s, s:i, s:f, s:f, s:f, s:i, s:s}",
+                      "a", r->pa, "b", r->pb, "fingerprint_a", f->ha, "fingerprint_b", f->hb,
+                      "words_a", (json_int_t)ra->n_tokens, "words_b", (json_int_t)rb->n_tokens,
+                      "shingles_a", (json_int_t)ra->n_features, "shingles_b",
+                      (json_int_t)rb->n_features, "names", f->names, "distance", (int)f->d,
+                      "simhash_similarity", f->sim, "cosine", f->cosine, "jaccard", f->jaccard, "k",
+                      (int)r->k, "verdict", f->verdict);
     char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
     int status = CLI_OK;
     if (!s) {
@@ -254,6 +263,7 @@ static void print_lines(const struct compare_run *r, const struct compare_figure
     printf("fingerprint_a: %s\nfingerprint_b: %s\n", f->ha, f->hb);
     printf("words_a: %zu\nwords_b: %zu\n", ra->n_tokens, rb->n_tokens);
     printf("shingles_a: %zu\nshingles_b: %zu\n", ra->n_features, rb->n_features);
+    printf("names: %s\n", f->names);
     printf("distance: %u\n", f->d);
     printf("simhash_similarity: %.6f\n", f->sim);
     printf("cosine: %.6f\njaccard: %.6f\n", f->cosine, f->jaccard);

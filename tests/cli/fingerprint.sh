@@ -133,3 +133,9 @@ expect_status 0 "pairs over two pages of different names" -- "$SIMCRAWL" pairs -
 if [ "$(cat "$TMP/out")" = "$(printf '1\ttests/data/name/avltree-refetch.html\ttests/data/name/avltree.html')" ]; then ok; else bad "pairs: pages of different names paired, or the refetch not: $(cat "$TMP/out")"; fi
 expect_status 0 "extract --json names the heading" -- "$SIMCRAWL" extract --json tests/data/name/rbtree.html
 expect_grep '"heading":"Class template rbtree"' "$TMP/out" "the heading of tests/data/name/rbtree.html"
+expect_status 0 "compare two pages of different names" -- "$SIMCRAWL" compare tests/data/name/avltree.html tests/data/name/rbtree.html
+expect_grep "^names: different$" "$TMP/out" "compare: names different"
+expect_grep "^verdict: different$" "$TMP/out" "compare: pages of different names are different"
+expect_status 0 "compare a page and its refetch" -- "$SIMCRAWL" compare --json tests/data/name/avltree.html tests/data/name/avltree-refetch.html
+expect_grep '"names":"same","distance":1,' "$TMP/out" "compare --json: names same"
+expect_grep '"verdict":"near-duplicate"' "$TMP/out" "compare --json: the refetch is a near-duplicate"
