@@ -273,11 +273,24 @@ static int looks_binary(const char *s, size_t n, int utf16)
 
 /* ---- assembling the result ---- */
 
+/* Replaces *t (a buffer of cap max) by its repair (ex_utf8_repair) when it is not valid
+ * UTF-8, so that the document's strings always are. */
+static enum extract_code utf8_repaired(struct ex_buf *t, size_t max)
+{
+    if (ex_utf8_valid(t->p, t->len))
+        return EXTRACT_OK;
+    struct ex_buf r;
+    ex_buf_init(&r, max * 3 + 16);
+    enum extract_code rc = ex_utf8_repair(&r, t->p, t->len);
+    ex_buf_release(t);
+    *t = r;
+    return rc;
+}
+
 /* The page's own heading as the text keeps it (docs/FINGERPRINT.md, "The page's name"):
  * the kept heading block of the highest level (h1 before h2 ...; Doxygen's page title,
  * EX_B_TITLE, is an h1), the first of them in page order, with words; "" when the text
- * keeps no heading. UTF-8 repaired as the text
- * is. */
+ * keeps no heading. UTF-8 repaired as the text is. */
 static enum extract_code build_heading(struct extract_doc *doc, const struct ex_walk *w)
 {
     size_t nb = w->n_blocks, found = nb;
@@ -297,14 +310,10 @@ static enum extract_code build_heading(struct extract_doc *doc, const struct ex_
     const char *p = found < nb ? w->text.p + w->blocks[found].off : "";
     size_t len = found < nb ? w->blocks[found].len : 0;
     struct ex_buf h;
-    enum extract_code rc;
-    if (ex_utf8_valid(p, len)) {
-        ex_buf_init(&h, len + 1);
-        rc = ex_buf_add(&h, p, len);
-    } else {
-        ex_buf_init(&h, len * 3 + 16);
-        rc = ex_utf8_repair(&h, p, len);
-    }
+    ex_buf_init(&h, len + 1);
+    enum extract_code rc = ex_buf_add(&h, p, len);
+    if (rc == EXTRACT_OK)
+        rc = utf8_repaired(&h, len + 1);
     if (rc != EXTRACT_OK) {
         ex_buf_release(&h);
         return rc;
@@ -327,13 +336,8 @@ static enum extract_code build_text(struct extract_doc *doc, struct ex_walk *w, 
         if (rc == EXTRACT_OK)
             rc = ex_buf_add(&t, w->text.p + blk->off, blk->len);
     }
-    if (rc == EXTRACT_OK && !ex_utf8_valid(t.p, t.len)) {
-        struct ex_buf r;
-        ex_buf_init(&r, max * 3 + 16);
-        rc = ex_utf8_repair(&r, t.p, t.len);
-        ex_buf_release(&t);
-        t = r;
-    }
+    if (rc == EXTRACT_OK)
+        rc = utf8_repaired(&t, max);
     if (rc != EXTRACT_OK) {
         ex_buf_release(&t);
         return rc;
