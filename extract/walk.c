@@ -234,11 +234,11 @@ static size_t array_max(const struct state *st)
 
 /* ---- blocks ---- */
 
-/* The key class_id_hints() stores in class_hash for a lower-case class attribute. */
-static uint32_t class_key(const char *cls)
+/* The key an element's class_hash holds for a class attribute whose lower-case form
+ * hashes (ex_fnv1a) to h; never 0 (0: no class). */
+static uint32_t class_key(uint64_t h)
 {
-    uint64_t h = ex_fnv1a(cls, strlen(cls));
-    return (uint32_t)((h ? h : 1) >> 32) | 1;
+    return (uint32_t)(h >> 32) | 1;
 }
 
 /* 1 when element e is Doxygen's page title, <div class="headertitle"><div
@@ -246,8 +246,10 @@ static uint32_t class_key(const char *cls)
 static int doxygen_title(const struct ex_walk *w, uint32_t e)
 {
     uint32_t p = w->elems[e].parent;
-    return w->elems[e].class_hash == class_key("title") && p != EX_NONE &&
-           w->elems[p].tag == T_div && w->elems[p].class_hash == class_key("headertitle");
+    static const char title[] = "title", headertitle[] = "headertitle";
+    return w->elems[e].class_hash == class_key(ex_fnv1a(title, sizeof title - 1)) && p != EX_NONE &&
+           w->elems[p].tag == T_div &&
+           w->elems[p].class_hash == class_key(ex_fnv1a(headertitle, sizeof headertitle - 1));
 }
 
 static void flush_block(struct state *st)
@@ -1041,7 +1043,7 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             st->generator = GEN_JAVADOC;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
-        e->class_hash = (uint32_t)(h >> 32) | 1;
+        e->class_hash = class_key(h);
         if (tag == T_aside && strstr(low, "footnote"))
             *notes = 1;
     }
