@@ -1071,9 +1071,6 @@ const char *dedup_lines_state_name(enum dedup_lines_state s)
     return "off";
 }
 
-static unsigned lines_bits_for(const struct dedup_index *idx, uint64_t n);
-static uint64_t lines_bytes_bits(const struct dedup_index *idx, unsigned bits);
-
 void dedup_index_probe_lines(const struct dedup_index *idx, struct dedup_lines_info *out)
 {
     memset(out, 0, sizeof *out);
@@ -1083,15 +1080,14 @@ void dedup_index_probe_lines(const struct dedup_index *idx, struct dedup_lines_i
     out->built = idx->line_of != NULL && !idx->lines_paused && idx->line_of == idx->tab[0] &&
                  idx->line_of_n == idx->nmain;
     out->bytes = lines_blocks_bytes(idx);
-    unsigned bits = idx->nmain ? lines_bits_for(idx, idx->nmain) : 0;
-    out->need_bytes = bits ? lines_bytes_bits(idx, bits) : 0;
+    out->need_bytes = dedup_index_probe_lines_bytes_for(idx, idx->nmain); /* 0: short keys */
     if (!out->on)
         out->state = DEDUP_LINES_OFF;
     else if (out->built)
         out->state = DEDUP_LINES_BUILT;
     else if (idx->nmain < idx->lines_min || !idx->nmain)
         out->state = DEDUP_LINES_SMALL;
-    else if (!bits)
+    else if (!out->need_bytes)
         out->state = DEDUP_LINES_SHORT_KEYS;
     else if (idx->lines_max_bytes && out->need_bytes > idx->lines_max_bytes)
         out->state = DEDUP_LINES_OVER_CAP;
