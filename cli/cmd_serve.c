@@ -450,11 +450,7 @@ int cmd_serve(int argc, char **argv)
     }
     struct stat st;
     if (!o.k_given) /* an existing index (a file, or any on Redis): its k */
-        o.so.k = o.so.index_path && (stat(o.so.index_path, &st) == 0 ||
-                                     !strncmp(o.so.index_path, "redis://", 8) ||
-                                     !strncmp(o.so.index_path, "unix://", 7))
-                     ? 0
-                     : 3;
+        o.so.k = o.so.index_path && (redis || stat(o.so.index_path, &st) == 0) ? 0 : 3;
     if (open_access_log(&o) != 0)
         goto done;
     sigset_t stop;
