@@ -99,6 +99,10 @@ int cli_getopt_next(struct cli_getopt *g);
 /* Parses a whole decimal number in [min, max]; 0 on success, -1 otherwise. */
 int cli_parse_long(const char *s, long min, long max, long *out);
 
+/* 1 when path names an index on Redis (redis://... or unix://..., docs/REDIS-INDEX.md)
+ * rather than a file; 0 otherwise (also for NULL). */
+int cli_is_redis_url(const char *path);
+
 /*
  * Config files (cli/config.c; config/simcrawl.conf): reads the INI file path and hands
  * each key of [section] to set(userdata, name, value, where) (value borrowed for the

@@ -236,7 +236,7 @@ static int cmd_stats(int argc, char **argv)
         return cli_usage_error(CMD, "stats takes one index FILE and no other input");
     }
     const char *file = a.paths[0];
-    if (!strncmp(file, "redis://", 8) || !strncmp(file, "unix://", 7)) {
+    if (cli_is_redis_url(file)) {
         status = redis_stats(&a, file);
         goto done;
     }

@@ -435,8 +435,7 @@ int cmd_serve(int argc, char **argv)
         goto done;
     }
     const char *lines = o.so.probe_lines ? o.so.probe_lines : "off";
-    int redis = o.so.index_path && (!strncmp(o.so.index_path, "redis://", 8) ||
-                                    !strncmp(o.so.index_path, "unix://", 7));
+    int redis = cli_is_redis_url(o.so.index_path);
     if (strcmp(lines, "on") == 0 && (minhash || redis)) {
         cli_usage_error(CMD,
                         "--probe-lines on is for a simhash index in this process's memory, "

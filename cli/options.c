@@ -40,6 +40,11 @@ void cli_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_is_redis_url(const char *path)
+{
+    return path && (!strncmp(path, "redis://", 8) || !strncmp(path, "unix://", 7));
+}
+
 int cli_parse_long(const char *s, long min, long max, long *out)
 {
     char *end;
