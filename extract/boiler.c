@@ -51,7 +51,11 @@
  *     and link density < 0.25, or short, link-free sentences, or, beside a winning
  *     section in an element that is the content area (a section, a landmark, a
  *     generator's area, a positive name such as nimdoc's div#content), sections below
- *     0.5 link density: the document's other sections.
+ *     0.5 link density: the document's other sections. In a page that marks no content
+ *     area (no landmark, generator's area, section or positive name on the way up: the
+ *     body is the content area), the elements beside the winner's ancestors join by the
+ *     same score or as paragraph-like text, not as a short line (keep_body_uncles: a
+ *     demo's description beside the widget whose panel won).
  *  5. Inside the chosen elements, jusText-style block classification: a block is kept
  *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
  *     or inside a descendant container that is negative by hint, or a non-positive
@@ -1209,10 +1213,10 @@ static uint32_t climb(const struct ex_walk *w, uint32_t best, double best_score)
 /* 4. Whether sibling ce of best joins it: a score of max(SIBLING_SCORE_MIN,
  * SIBLING_SCORE_SHARE of the top) with a bonus when it shares the top's class, or
  * paragraph-like text (over SIBLING_TEXT_CHARS characters below SIBLING_MAX_LD link
- * density), or a short link-free sentence, or a section beside a section inside the
- * content area (section_joins). */
+ * density), or (when short_ok) a short link-free sentence, or a section beside a section
+ * inside the content area. */
 static int sibling_joins(const struct ex_walk *w, const struct sums *s, const struct ex_elem *ce,
-                         uint32_t best, double best_score, double threshold)
+                         uint32_t best, double best_score, double threshold, int short_ok)
 {
     const struct ex_elem *be = &w->elems[best], *pe = &w->elems[be->parent];
     /* the document's other sections: a section beside the winning section, both in an
@@ -1238,7 +1242,7 @@ static int sibling_joins(const struct ex_walk *w, const struct sums *s, const st
                 sentence = 1;
         if (chars > SIBLING_TEXT_CHARS && ld < SIBLING_MAX_LD)
             return 1;
-        if (chars > 0 && chars <= SIBLING_TEXT_CHARS && ld == 0 && sentence)
+        if (short_ok && chars > 0 && chars <= SIBLING_TEXT_CHARS && ld == 0 && sentence)
             return 1;
     }
     return 0;
@@ -1264,9 +1268,69 @@ static void keep_with_siblings(struct ex_walk *w, const struct sums *s, unsigned
          * AsciiDoc's NAME section in div#header) */
         int append = c == best || (whole && (ce->flags & EX_E_AREA));
         if (!append && !(ce->flags & invisible_flags(mode)))
-            append = sibling_joins(w, s, ce, best, best_score, threshold);
+            append = sibling_joins(w, s, ce, best, best_score, threshold, 1);
         if (append)
             keep_subtree(w, s, c, winner, dropped, whole && c == best);
+    }
+}
+
+/*
+ * 4. Whether the body is the page's content area: no element of the page is a generator's
+ * content area or a main landmark (<main>, <article>, role=main), and no element from
+ * best up is a section or positive by name (nimdoc's div#content): the page marks no
+ * area of its own, so the winner is one part of what lies in <body>.
+ */
+static int body_is_area(const struct ex_walk *w, uint32_t best)
+{
+    for (uint32_t i = 0; i < w->n_elems; i++)
+        if (w->elems[i].flags & (EX_E_AREA | EX_E_ARTICLE))
+            return 0;
+    for (uint32_t a = best; a != EX_NONE; a = w->elems[a].parent)
+        if (is_section(&w->elems[a]) || (w->elems[a].flags & EX_E_POSITIVE))
+            return 0;
+    return 1;
+}
+
+/*
+ * 4. In a page whose content area is the body (body_is_area), the blocks beside the
+ * winner's ancestors join as its own siblings do (sibling_joins) by their score or as
+ * paragraph-like text: a demo's description below the box that holds its text (jQuery
+ * UI's demos: div.demo-description beside div#tabs, whose panel won). A short line does
+ * not: beside the page's box it is a footer's ("Last updated 12/08/2003. You are visitor
+ * number 004211.": fixture 009) more often than the page's. Navigation, footers and
+ * link lists stay out as beside the winner: invisible by tag, role or name, or not
+ * passing sibling_joins. Readability looks at the winner's siblings only; with no area
+ * marked, the body's other text blocks are the page's (trafilatura's baseline).
+ */
+static void keep_body_uncles(struct ex_walk *w, const struct sums *s, unsigned mode, uint32_t best,
+                             double best_score, uint32_t winner, unsigned char *dropped)
+{
+    if (!body_is_area(w, best))
+        return;
+    /* the winner must hold text of its own (a scoring paragraph, kept): a page of
+     * teaser links leaves readability a form or a one-line wrapper, not the page's */
+    const struct ex_elem *be = &w->elems[best];
+    size_t own = 0;
+    for (uint32_t b = be->first_block; b < be->end_block; b++)
+        if (w->blocks[b].flags & EX_B_KEEP)
+            own += w->blocks[b].chars;
+    if (own < MIN_PARAGRAPH)
+        return;
+    double threshold = best_score * SIBLING_SCORE_SHARE > SIBLING_SCORE_MIN
+                           ? best_score * SIBLING_SCORE_SHARE
+                           : SIBLING_SCORE_MIN;
+    for (uint32_t a = w->elems[best].parent; a != EX_NONE; a = w->elems[a].parent) {
+        uint32_t parent = w->elems[a].parent;
+        if (w->elems[a].tag == T_body || parent == EX_NONE)
+            break;
+        const struct ex_elem *pe = &w->elems[parent];
+        for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
+            const struct ex_elem *ce = &w->elems[c];
+            if (c == a || (ce->flags & invisible_flags(mode)))
+                continue;
+            if (sibling_joins(w, s, ce, best, best_score, threshold, 0))
+                keep_subtree(w, s, c, winner, dropped, 0);
+        }
     }
 }
 
@@ -1315,6 +1379,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     uint32_t best = content_area(w, &s, winner, &whole);
     best_score = w->elems[best].scored ? w->elems[best].score : best_score;
     keep_with_siblings(w, &s, mode, best, best_score, winner, dropped, whole);
+    keep_body_uncles(w, &s, mode, best, best_score, winner, dropped);
     fill_gaps(w, &s);
     drop_teasers(w, &s);
     drop_isolated_short(w, &s);

@@ -246,6 +246,38 @@ static void test_extract_boilerplate_blog(void)
     extract_doc_free(d);
 }
 
+/* A page with no content area marked (no landmark, no generator's area, no positive
+ * name): the body is the content area, so a text block beside the winner's box (a demo's
+ * description beside the widget whose panel won) joins it in page order (boiler.c step 4,
+ * keep_body_uncles); the site's menu (a list of links, a div named "menu") and its footer
+ * (<footer>, div#footer) beside the same box stay out. On main the description went. */
+static void test_extract_body_area_siblings(void)
+{
+    struct extract_doc *d = parse(
+        "<body><div id='menu'><a href='/'>Home</a> | <a href='/demos'>All demos</a></div>"
+        "<ul><li><a href='/a'>Accordion</a></li><li><a href='/t'>Tabs</a></li>"
+        "<li><a href='/d'>Dialog, a window over the page, with its own title bar</a></li>"
+        "</ul><div class='wrap'><div id='tabs'><ul><li><a href='#p1'>One</a></li>"
+        "<li><a href='tabs/two.html'>Two</a></li></ul><div id='p1'><p>Proin elit arcu, "
+        "rutrum commodo, vehicula tempus, commodo a, risus. Curabitur nec arcu. Donec "
+        "sollicitudin mi sit amet mauris. Nam elementum quam ullamcorper ante. Etiam "
+        "aliquet massa et lorem. Mauris dapibus lacus auctor risus.</p></div></div>"
+        "<div class='demo-description'><p>Fetch the content of a tab from the server when "
+        "the tab is opened, by setting an href value in the tab's link.</p></div></div>"
+        "<div id='footer'><p>Copyright 2024 The Widget Project and its many contributors, "
+        "released under the terms of the MIT licence.</p></div>"
+        "<footer><p>This page was written by the widget team, with the help of many "
+        "readers, and is updated with every release of the library.</p></footer></body>");
+    const char *t = text_of(d);
+    CU_ASSERT(contains(t, "Proin elit arcu"));
+    CU_ASSERT(contains(t, "risus.\n\nFetch the content of a tab")); /* in page order */
+    CU_ASSERT(!contains(t, "Home"));
+    CU_ASSERT(!contains(t, "Dialog"));
+    CU_ASSERT(!contains(t, "Copyright"));
+    CU_ASSERT(!contains(t, "widget team"));
+    extract_doc_free(d);
+}
+
 /* Footnotes in <aside> (docutils >= 0.18, DPUB-ARIA) are the document's; a sidebar <aside>
  * in the same section is not. */
 /* A <dt> whose name links to the element holding it is a definition (walk.c self_link):
@@ -1310,6 +1342,7 @@ void test_extract_register(void)
                 test_extract_charset_invalid_utf8_output_valid);
     CU_add_test(s, "test_extract_boilerplate_blog", test_extract_boilerplate_blog);
     CU_add_test(s, "test_extract_boilerplate_footnote_aside", test_extract_boilerplate_footnote_aside);
+    CU_add_test(s, "test_extract_body_area_siblings", test_extract_body_area_siblings);
     CU_add_test(s, "test_extract_permalink_definitions", test_extract_permalink_definitions);
     CU_add_test(s, "test_extract_boilerplate_hidden", test_extract_boilerplate_hidden);
     CU_add_test(s, "test_extract_section_numbers", test_extract_section_numbers);
