@@ -122,7 +122,18 @@ libjs-jquery-ui-docs|usr/share/doc/libjs-jquery-ui-docs|jQuery UI demos (hand-wr
 postfix-doc|usr/share/doc/postfix/html|Postfix hand-written HTML + man pages to HTML|6
 exim4-doc-html|usr/share/doc/exim4-doc-html/spec_html|xfpt + SDoP (the Exim specification)|6
 swig4.0-doc|usr/share/doc/swig4.0-doc|SWIG manual (hand-written HTML, makechap.py)|6
-groff|usr/share/doc/groff-base/html|grohtml (groff 1.22 -Thtml)|6'
+groff|usr/share/doc/groff-base/html|grohtml (groff 1.22 -Thtml)|6
+cppreference-doc-en-html|usr/share/cppreference/doc/html/en|MediaWiki 1.21 (cppreference.com offline copy)|7
+ikiwiki|usr/share/doc/ikiwiki/html|ikiwiki 3.2020 (the ikiwiki wiki, Markdown pages)|7
+ncurses-doc|usr/share/doc/ncurses-doc/html|man2html (T. Dickey, ncurses man pages) + hand-written HTML|7
+haskell98-report|usr/share/doc/haskell98-report/html|Haskell 98 Report (its own LaTeX-to-HTML tool)|7
+libapache2-mod-perl2-doc|usr/share/doc/libapache2-mod-perl2-doc|Pod::Simple::XHTML (pod2html, mod_perl 2 docs)|7
+sgt-puzzles|usr/share/sgt-puzzles/help/en|Halibut (help of the sgt-puzzles games)|7
+xfig-doc|usr/share/doc/xfig/html|hand-written HTML with frames (xfig manual, English + Japanese)|7
+swi-prolog-doc|usr/share/swi-prolog/doc|SWI-Prolog latex2html (its own, Prolog) + pldoc|7
+yorick-doc|usr/share/doc/yorick-doc|makeinfo 4 (Yorick manual) + hand-written reference cards|7
+pike8.0-doc|usr/share/doc/pike8.0-doc/html/reference/ex/predef_3A_3A/ADT|Pike autodoc (the ADT module reference)|7
+gri-html-doc|usr/share/doc/gri/html|Gri own texinfo-to-HTML script|7'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
 fetch() {
