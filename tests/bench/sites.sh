@@ -39,6 +39,15 @@
 # branch: 13 -> 14 of 6,851 (python-scipy-doc 6 -> 7, scala-doc 6, libjs-jquery-ui-docs 1;
 # docs/BENCHMARKS.md, "Ten generators more"). Postfix's tables and definition lists and
 # Scribble's signatures led to three extractor rules (extract/boiler.c step 5, walk.c).
+# The eleven of new = 7 (2026-11-27, issue 11, branch gen11l) are generators or layouts none
+# of the others use, measured on main (3688a15) before anything was changed: MediaWiki
+# (cppreference), ikiwiki, man2html, the Haskell 98 Report's own tool, Pod::Simple::XHTML
+# (mod_perl), Halibut, framed hand-written HTML (xfig), SWI-Prolog's latex2html, makeinfo 4
+# (Yorick), Pike autodoc, Gri's texinfo script. Pages wrongly dropped, main -> branch:
+# 17 -> 1 of 6,537 (cppreference 17 -> 1, the ten others 0 -> 0): MediaWiki's layout
+# (extract/walk.c) and the marks inside a generator's area (extract/boiler.c step 1);
+# docs/BENCHMARKS.md, "Generators of group 7 (gen11l)". imagemagick-6-doc was left out:
+# its html/www/www is a symbolic link to ., a loop for falsedrop-score's glob.
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
 # The last seven were added with fingerprint version 3 (2026-11-25), after its rules were
 # chosen, as a check on sites nothing was tuned to.
