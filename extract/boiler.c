@@ -246,8 +246,11 @@ static int inherit_marks(struct ex_walk *w)
     double total = pre[w->n_blocks];
     for (size_t i = ne; i-- > 0;) {
         struct ex_elem *e = &w->elems[i];
+        /* the outermost one only: EX_E_ARTICLE and EX_E_AREA are inherited, and the
+         * chrome inside a generator's area (walk.c: area_chrome, a wiki's menus) is
+         * boilerplate there too */
         if ((e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) &&
-            e->parent != EX_NONE && !(w->elems[e->parent].flags & EX_E_ARTICLE))
+            e->parent != EX_NONE && !(w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA)))
             e->flags |= EX_E_HAS_ARTICLE;
         if (e->parent != EX_NONE && (e->flags & EX_E_HAS_ARTICLE))
             w->elems[e->parent].flags |= EX_E_HAS_ARTICLE;

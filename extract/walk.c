@@ -99,7 +99,15 @@ struct class_memo {
 };
 
 /* Site generators whose page layout walk.c knows (<meta name="generator" content=...>). */
-enum generator { GEN_OTHER = 0, GEN_ASCIIDOC, GEN_DOXYGEN, GEN_JAVADOC, GEN_DOCBOOK, GEN_HADDOCK };
+enum generator {
+    GEN_OTHER = 0,
+    GEN_ASCIIDOC,
+    GEN_DOXYGEN,
+    GEN_JAVADOC,
+    GEN_DOCBOOK,
+    GEN_HADDOCK,
+    GEN_MEDIAWIKI
+};
 
 struct state {
     struct ex_walk *w;
@@ -691,7 +699,11 @@ static int generator_area(const char *v)
  * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
  * div.contentContainer; Haddock puts the module's header, table of contents, description,
  * synopsis and interface in div#content (the package's name and links are div#package-header,
- * the build line div#footer).
+ * the build line div#footer); MediaWiki's skins (MonoBook, Vector: div#content.mw-body) put the
+ * page's title (h1#firstHeading) and its text (div#bodyContent > div#mw-content-text) in
+ * div#content, the site's menus (div#mw-head, div#mw-panel, div#column-one) and footer
+ * outside it. A wiki's own navigation templates inside the text (cppreference's div.t-navbar)
+ * stay out as any menu does: the area keeps its visible blocks only.
  */
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
@@ -702,6 +714,8 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
         return 0;
     if (g == GEN_HADDOCK)
         return strcmp(low, "content") == 0;
+    if (g == GEN_MEDIAWIKI)
+        return strcmp(low, "content") == 0 || first_word_is(low, "mw-body");
     if (g == GEN_ASCIIDOC)
         return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
     if (g == GEN_DOXYGEN)
@@ -746,6 +760,19 @@ static int area_chrome(const char *low)
         if (has_word(low, words[i]))
             return 1;
     return 0;
+}
+
+/*
+ * MediaWiki's own lines around the text inside div#content (ids of its skins, lower-cased,
+ * "_" spelt "-"): the tagline "From <site>" (#siteSub, hidden on screen by the skin), the
+ * subpage trail (#contentSub), the skip links (#jump-to-nav), the categories box (#catlinks)
+ * and the print footer "Retrieved from ..." (.printfooter, a class).
+ */
+static int mediawiki_chrome(const char *low)
+{
+    static const char *const names[] = {"catlinks", "contentsub", "jump-to-nav", "printfooter",
+                                        "sitesub"};
+    return first_word_in(low, names, sizeof names / sizeof names[0]);
 }
 
 /* A class that CSS frameworks use to hide an element (whole class names only:
@@ -890,6 +917,8 @@ static void meta_element(struct state *st, const xmlChar **atts)
             st->generator = GEN_JAVADOC; /* "javadoc/ClassWriterImpl" */
         else if (ascii_nprefix(content, "docbook xsl") || ascii_nprefix(content, "gtk-doc"))
             st->generator = GEN_DOCBOOK; /* "DocBook XSL Stylesheets V1.79.2", "GTK-Doc V1.33" */
+        else if (first_word_is(content, "mediawiki"))
+            st->generator = GEN_MEDIAWIKI; /* "MediaWiki 1.21.2" */
     } else if (equiv && ascii_ieq(equiv, "content-language") && !st->w->meta_lang[0]) {
         set_lang(st->w->meta_lang, content);
     }
@@ -1043,6 +1072,8 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             st->generator = GEN_JAVADOC;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
+        if (st->generator == GEN_MEDIAWIKI && mediawiki_chrome(low))
+            *unlikely |= HINT_CHROME;
         e->class_hash = class_key(h);
         if (tag == T_aside && strstr(low, "footnote"))
             *notes = 1;
@@ -1058,7 +1089,7 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             st->generator = GEN_HADDOCK;
         if (st->generator != GEN_OTHER && generator_layout(st->generator, tag, low))
             *unlikely |= HINT_GENERATOR;
-        if (area_chrome(low))
+        if (area_chrome(low) || (st->generator == GEN_MEDIAWIKI && mediawiki_chrome(low)))
             *unlikely |= HINT_CHROME;
     }
 }
@@ -1147,8 +1178,12 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
         unlikely = boiler = 0;
     /* readability does not judge by class inside tables; inside a documentation
      * generator's content area ids and classes are the document's own names (a
-     * function called share, a module about cookies), not the site's chrome */
-    if (inherit & (EX_E_TABLE | EX_E_AREA))
+     * function called share, a module about cookies), not the site's chrome; but a
+     * wiki's text is its editors' markup, whose templates name the wiki's navigation
+     * as any site's chrome does (cppreference's div.t-navbar, Wikipedia's div.navbox):
+     * unlikely there as anywhere (a short entry's retry and a stub's links still take
+     * it in: boiler.c steps 9 and 10) */
+    if ((inherit & EX_E_TABLE) || ((inherit & EX_E_AREA) && st->generator != GEN_MEDIAWIKI))
         unlikely = 0;
     if (boiler)
         e->flags |= EX_E_BOILER;
