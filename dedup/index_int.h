@@ -280,6 +280,8 @@ static inline void ix_digit_starts(const uint64_t *a, size_t n, unsigned sh, siz
 /* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
  * taken in the kernel: far cheaper on a VM); freed with free(). */
 void *ix_big_alloc(size_t bytes);
+/* Transparent huge pages asked for on [p, p + bytes) when it is large (index.c, "memory"). */
+void ix_huge_advise(void *p, size_t bytes);
 /* A block of at least bytes: the smallest given scratch block of at most most bytes, else
  * ix_big_alloc(bytes). Freed with free(). */
 void *ix_scratch_take(struct dedup_index *idx, size_t bytes, size_t most);
