@@ -137,6 +137,43 @@ static unsigned arrange(const uint8_t *in, unsigned bits, unsigned nb, const uns
     return key;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
+#ifndef IX_PEXT
+#define IX_PEXT 1 /* -DIX_PEXT=0: the rotation groups everywhere (the comparison build) */
+#endif
+
+bool ix_pext_fast(void)
+{
+#if defined(IX_HAVE_PEXT) && IX_PEXT
+    static int fast = -1; /* computed once; a race writes the same value */
+    if (fast < 0) {
+        unsigned a, b, c, d, f = 0;
+        bool amd = false, bmi2 = false;
+        if (__get_cpuid(0, &a, &b, &c, &d)) {
+            /* "AuthenticAMD" or "HygonGenuine": ebx "Auth"/"Hygo" */
+            amd = b == 0x68747541u || b == 0x6f677948u;
+            if (a >= 7) {
+                unsigned a7, b7, c7, d7;
+                __cpuid_count(7, 0, a7, b7, c7, d7);
+                bmi2 = (b7 >> 8) & 1u;
+            }
+        }
+        if (__get_cpuid(1, &a, &b, &c, &d)) {
+            f = (a >> 8) & 0xfu;
+            if (f == 0xfu)
+                f += (a >> 20) & 0xffu;
+        }
+        fast = bmi2 && (!amd || f >= 0x19u); /* AMD before Zen 3 (0x19): microcode */
+    }
+    return fast == 1;
+#else
+    return false;
+#endif
+}
+
 /* list[p] = source position (MSB-first) of destination position p (MSB-first). */
 static void perm_from_list(struct ix_perm *p, const uint8_t *list, unsigned key_bits)
 {
@@ -173,6 +210,12 @@ static void perm_from_list(struct ix_perm *p, const uint8_t *list, unsigned key_
         }
         p->rmask[g] |= s->mask << s->src;
     }
+    /* PEXT where the key bits and the others each keep their order */
+    bool ordered = key_bits > 0 && key_bits <= 64;
+    for (unsigned i = 1; i < 64 && ordered; i++)
+        if (i != key_bits && list[i] < list[i - 1])
+            ordered = false;
+    p->pext = ordered && ix_pext_fast();
 }
 
 static int valid_shape(const struct dedup_design *d)

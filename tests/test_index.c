@@ -269,13 +269,15 @@ static void test_index_every_design_small(void)
     }
 }
 
-/* ix_permute and ix_unpermute (the segments grouped by rotation) against the segments
- * moved one by one, for every design the chooser makes for k = 0..7 and several sizes:
- * the same value, and the inverse gives the fingerprint back. */
+/* ix_permute and ix_unpermute (two PEXTs / PDEPs for one-level designs where the CPU has
+ * a fast PEXT, else the segments grouped by rotation) against the segments moved one by
+ * one, for every design the chooser makes for k = 0..7 and several sizes: the same value,
+ * and the inverse gives the fingerprint back. */
 static void test_index_permute_groups(void)
 {
     static const uint64_t sizes[] = {1000, 1000000, 100000000};
     int bad = 0;
+    unsigned npext = 0;
     rng_state = 900;
     for (unsigned k = 0; k <= DEDUP_K_MAX; k++) {
         for (unsigned si = 0; si < 3; si++) {
@@ -286,6 +288,9 @@ static void test_index_permute_groups(void)
             for (unsigned t = 0; t < idx->ntables; t++) {
                 const struct ix_perm *p = &idx->perm[t];
                 CU_ASSERT(p->nrot >= 1 && p->nrot <= p->nseg);
+                if (d.levels == 1) /* one level: PEXT wherever the CPU has a fast one */
+                    CU_ASSERT(p->pext == ix_pext_fast());
+                npext += p->pext;
                 for (int i = 0; i < 200; i++) {
                     uint64_t x = rnd(), y = 0;
                     for (unsigned g = 0; g < p->nseg; g++)
@@ -298,6 +303,8 @@ static void test_index_permute_groups(void)
         }
     }
     ASSERT_EQ(bad, 0);
+    if (ix_pext_fast())
+        CU_ASSERT(npext > 0);
 }
 
 struct many_check {
