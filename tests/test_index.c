@@ -1035,8 +1035,10 @@ static void test_index_huge_pages(void)
     ASSERT_EQ(cb.bad, 0);
     ASSERT_EQ(ca.count, cb.count);
     CU_ASSERT(ca.count > n / 2); /* the planted families */
+#ifndef __SANITIZE_ADDRESS__ /* ASan's realloc moves the shrunk table 0 to a block of its own */
     if (kernel_takes)
         CU_ASSERT_EQUAL(vma_huge(a->tab[0]), 1);
+#endif
     for (int q = 0; q < 30; q++)
         bad += check_query(a, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
     ASSERT_EQ(bad, 0);
