@@ -137,6 +137,43 @@ static unsigned arrange(const uint8_t *in, unsigned bits, unsigned nb, const uns
     return key;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#endif
+
+#ifndef IX_PEXT
+#define IX_PEXT 1 /* -DIX_PEXT=0: the rotation groups everywhere (the comparison build) */
+#endif
+
+bool ix_pext_fast(void)
+{
+#if defined(IX_HAVE_PEXT) && IX_PEXT
+    static int fast = -1; /* computed once; a race writes the same value */
+    if (fast < 0) {
+        unsigned a, b, c, d, f = 0;
+        bool amd = false, bmi2 = false;
+        if (__get_cpuid(0, &a, &b, &c, &d)) {
+            /* "AuthenticAMD" or "HygonGenuine": ebx "Auth"/"Hygo" */
+            amd = b == 0x68747541u || b == 0x6f677948u;
+            if (a >= 7) {
+                unsigned a7, b7, c7, d7;
+                __cpuid_count(7, 0, a7, b7, c7, d7);
+                bmi2 = (b7 >> 8) & 1u;
+            }
+        }
+        if (__get_cpuid(1, &a, &b, &c, &d)) {
+            f = (a >> 8) & 0xfu;
+            if (f == 0xfu)
+                f += (a >> 20) & 0xffu;
+        }
+        fast = bmi2 && (!amd || f >= 0x19u); /* AMD before Zen 3 (0x19): microcode */
+    }
+    return fast == 1;
+#else
+    return false;
+#endif
+}
+
 /* list[p] = source position (MSB-first) of destination position p (MSB-first). */
 static void perm_from_list(struct ix_perm *p, const uint8_t *list, unsigned key_bits)
 {
@@ -173,6 +210,12 @@ static void perm_from_list(struct ix_perm *p, const uint8_t *list, unsigned key_
         }
         p->rmask[g] |= s->mask << s->src;
     }
+    /* PEXT where the key bits and the others each keep their order */
+    bool ordered = key_bits > 0 && key_bits <= 64;
+    for (unsigned i = 1; i < 64 && ordered; i++)
+        if (i != key_bits && list[i] < list[i - 1])
+            ordered = false;
+    p->pext = ordered && ix_pext_fast();
 }
 
 static int valid_shape(const struct dedup_design *d)
@@ -596,8 +639,10 @@ void ix_permute_sort(const struct ix_perm *p, const uint64_t *src, size_t n, uin
  * First touches of fresh memory dominate a large run on this project's machine (a VM):
  * writing 512 MiB of fresh pages one fault at a time takes 4.6-5.4 s, 131,072 faults;
  * the same pages prefaulted in one call (MADV_POPULATE_WRITE) take 0.27-0.5 s, then 1.0 s
- * to fill. Transparent huge pages did not pay here (3.3 s). So large blocks are prefaulted
- * when they are made or grown. */
+ * to fill. So large blocks are prefaulted when they are made or grown, and ask for huge
+ * pages (ix_huge_advise): one 512 MiB run in huge pages took 3.3 s (perf19), probably the
+ * host backing memory it had given back; in the runs after, huge pages are written about
+ * 50x faster than fresh 4 KiB pages (pairs19l). */
 
 #ifndef IX_POPULATE_MIN
 #define IX_POPULATE_MIN ((size_t)1 << 20) /* prefault blocks from 1 MiB on */
@@ -619,9 +664,36 @@ static void prefault_pages(void *p, size_t bytes)
 #endif
 }
 
+/* Transparent huge pages asked for on the pages of [p, p + bytes), for blocks from
+ * IX_HUGE_MIN on (the kernel makes huge pages of the aligned 2 MiB stretches); advice
+ * only: failure, or THP off, is harmless. On this project's VM the first write to a fresh
+ * 4 KiB page costs about 10 us, prefaulted or not (the hypervisor's shadow page tables), and
+ * a fresh 2 MiB page about as much as one 4 KiB page once the host has the memory: 32 MiB
+ * written once took 0.13-0.27 s in 4 KiB pages, 0.003 s in huge pages (pairs19l,
+ * docs/BENCHMARKS.md). -DIX_HUGE_MIN=0 turns it off. */
+#ifndef IX_HUGE_MIN
+#define IX_HUGE_MIN ((size_t)4 << 20)
+#endif
+void ix_huge_advise(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    if (!p || IX_HUGE_MIN == 0 || bytes < IX_HUGE_MIN)
+        return;
+    /* every page of the block, not its aligned 2 MiB part: advice on part of a mapping
+     * splits it, and mremap (arr_resize, glibc's realloc) cannot grow a split mapping */
+    uintptr_t a = (uintptr_t)p & ~(uintptr_t)4095;
+    uintptr_t e = ((uintptr_t)p + bytes + 4095) & ~(uintptr_t)4095;
+    (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /* A large block (small ones are mostly faulted already: malloc's own heap). */
 static void prefault(void *p, size_t bytes)
 {
+    ix_huge_advise(p, bytes);
     if (bytes >= IX_POPULATE_MIN)
         prefault_pages(p, bytes);
 }
@@ -702,12 +774,14 @@ static void *arr_resize(void *p, size_t old_bytes, size_t new_bytes)
         q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
         if (q == MAP_FAILED)
             return NULL;
+        ix_huge_advise(q, new_bytes);
         return q;
     }
 #endif
     q = mmap(NULL, new_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (q == MAP_FAILED)
         return NULL;
+    ix_huge_advise(q, new_bytes);
     if (p) {
         /* the copy's pages in one call: memcpy would fault them one at a time (a quarter
          * of the page faults of `simcrawl pairs` on 1M lines) */
@@ -1869,7 +1943,7 @@ static void compact_table(void *arg, unsigned t)
     struct dedup_index *idx = j->idx;
     if (t > 0 && idx->lazy)
         return; /* built when first needed (ix_tables_ready) */
-    uint32_t *dir = malloc((((size_t)1 << j->dir_bits) + 1) * sizeof *dir);
+    uint32_t *dir = ix_big_alloc((((size_t)1 << j->dir_bits) + 1) * sizeof *dir);
     if (!dir) {
         j->failed[t] = true;
         return;
@@ -1964,7 +2038,7 @@ static void ready_table(void *arg, unsigned i)
     struct dedup_index *idx = j->idx;
     unsigned t = i + 1;
     j->tab[t] = ix_big_alloc((size_t)idx->nmain * sizeof(uint64_t));
-    j->dir[t] = malloc((((size_t)1 << idx->dir_bits) + 1) * sizeof(uint32_t));
+    j->dir[t] = ix_big_alloc((((size_t)1 << idx->dir_bits) + 1) * sizeof(uint32_t));
     if (!j->tab[t] || !j->dir[t])
         return;
     ix_permute_sort(&idx->perm[t], idx->tab[0], idx->nmain, j->tab[t]);
@@ -2209,7 +2283,7 @@ static enum dedup_code compact_fresh(struct dedup_index *idx, unsigned threads)
         o += (uint32_t)m;
     }
     unsigned dir_bits = ix_dir_bits_for(idx, o);
-    dir = malloc((((size_t)1 << dir_bits) + 1) * sizeof *dir);
+    dir = ix_big_alloc((((size_t)1 << dir_bits) + 1) * sizeof *dir);
     if (!dir)
         goto unlink;
     if (want_lazy) {

@@ -61,6 +61,10 @@ struct ix_perm {
     uint64_t rmask[64];
     uint8_t rot[64];
     unsigned nrot;
+    /* 1: the key bits and the other bits each keep their order (a one-level design), so
+     * perm_t(x) = pext(x, keymask) << (64 - key_bits) | pext(x, ~keymask), two BMI2
+     * instructions; set only where the CPU has a fast PEXT (ix_pext_fast) */
+    bool pext;
 };
 
 /* A growable array of permuted fingerprints: one delta bucket. One block holds cap
@@ -215,9 +219,34 @@ static inline uint64_t ix_rotl(uint64_t x, unsigned r)
     return (x << (r & 63)) | (x >> ((64 - r) & 63)); /* one ROL instruction */
 }
 
-/* perm_t(x) and its inverse. */
+/* Whether this CPU has BMI2 with a fast PEXT/PDEP (not AMD's before Zen 3, where they are
+ * microcode taking tens to hundreds of cycles); computed once. */
+bool ix_pext_fast(void);
+
+/* perm_t(x) and its inverse: with p->pext two PEXTs (PDEPs) in inline assembly, so that any
+ * function may inline them (the flag is set only where the CPU has the instructions),
+ * else one AND, rotation and OR a rotation group. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define IX_HAVE_PEXT 1
+static inline uint64_t ix_pext(uint64_t x, uint64_t m)
+{
+    uint64_t r;
+    __asm__("pextq %2, %1, %0" : "=r"(r) : "r"(x), "rm"(m));
+    return r;
+}
+static inline uint64_t ix_pdep(uint64_t x, uint64_t m)
+{
+    uint64_t r;
+    __asm__("pdepq %2, %1, %0" : "=r"(r) : "r"(x), "rm"(m));
+    return r;
+}
+#endif
 static inline uint64_t ix_permute(const struct ix_perm *p, uint64_t x)
 {
+#ifdef IX_HAVE_PEXT
+    if (p->pext)
+        return ix_pext(x, p->keymask) << (64 - p->key_bits) | ix_pext(x, ~p->keymask);
+#endif
     uint64_t y = 0;
     for (unsigned g = 0, n = p->nrot; g < n; g++)
         y |= ix_rotl(x & p->rmask[g], p->rot[g]);
@@ -225,6 +254,10 @@ static inline uint64_t ix_permute(const struct ix_perm *p, uint64_t x)
 }
 static inline uint64_t ix_unpermute(const struct ix_perm *p, uint64_t y)
 {
+#ifdef IX_HAVE_PEXT
+    if (p->pext)
+        return ix_pdep(y >> (64 - p->key_bits), p->keymask) | ix_pdep(y, ~p->keymask);
+#endif
     uint64_t x = 0;
     for (unsigned g = 0, n = p->nrot; g < n; g++)
         x |= ix_rotl(y & ix_rotl(p->rmask[g], p->rot[g]), (64 - p->rot[g]) & 63);
@@ -280,6 +313,8 @@ static inline void ix_digit_starts(const uint64_t *a, size_t n, unsigned sh, siz
 /* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
  * taken in the kernel: far cheaper on a VM); freed with free(). */
 void *ix_big_alloc(size_t bytes);
+/* Transparent huge pages asked for on [p, p + bytes) when it is large (index.c, "memory"). */
+void ix_huge_advise(void *p, size_t bytes);
 /* A block of at least bytes: the smallest given scratch block of at most most bytes, else
  * ix_big_alloc(bytes). Freed with free(). */
 void *ix_scratch_take(struct dedup_index *idx, size_t bytes, size_t most);

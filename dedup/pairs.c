@@ -38,7 +38,10 @@
  * into the buffer's pages (index.c, ix_tails_finish), and a caller's finished arrays
  * can be handed over for reuse (dedup_index_give_scratch: simcrawl pairs gives its
  * duplicate-id check's). The run's pair checks are eight at a time with AVX-512 where
- * the CPU has it (near_avx512: 12% -> 7% of a 1M run).
+ * the CPU has it (near_avx512: 12% -> 7% of a 1M run). Then (pairs19l) the large blocks
+ * ask for transparent huge pages (index.c, ix_huge_advise): a fresh 2 MiB page costs about
+ * what one fresh 4 KiB page does once the host has the memory, and a 1M run took 0.74x
+ * main's CPU (0.60-0.83, 7 alternating rounds; docs/BENCHMARKS.md).
  */
 #include "dedup/index_int.h"
 

@@ -13,14 +13,20 @@
  *   brute force over 50K fingerprints (all n^2/2 distances).
  * Every figure is the median of --runs runs (default 5). Usage: bench_index [--runs N]
  * [--big N] (the large size, default 10000000).
+ * BENCH_PEER_HUGE=1 in the environment: the peer's table buffer asks for transparent huge
+ * pages as the engine's large blocks do (index.c, ix_huge_advise), to see what that is worth
+ * to it. --pairs-only 1: the 1M all-pairs rows and the peer's only (then stop).
  * bench_index --peer-list FILE: the peer as a whole process on a `HEX ID` list (the input
  * of `simcrawl pairs --fingerprints FILE`): reads the hex values line by line with fgets and
  * strtoull, as simhash-cpp's simhash-find-all reads its input, runs find_all at k = 3 and
  * prints the number of distinct-value pairs (tests/bench/run.sh times it beside pairs).
  */
+#define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) under -D_POSIX_C_SOURCE */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "dedup/dedup.h"
@@ -207,6 +213,8 @@ static void ps_insert(struct pairset *s, uint64_t a, uint64_t b)
     }
 }
 
+static int peer_huge; /* BENCH_PEER_HUGE=1: the peer's table buffer in huge pages too */
+
 /* find_all: every table holds every fingerprint (duplicates included), sorted; pairs of
  * distinct values within k go into one global set. Returns the set size. */
 IX_HOT static uint64_t moz_find_all(const uint64_t *v, size_t n, unsigned k)
@@ -216,6 +224,11 @@ IX_HOT static uint64_t moz_find_all(const uint64_t *v, size_t n, unsigned k)
     if (dedup_design_choose(k, n, 10, &d) != DEDUP_OK || dedup_index_new(&d, &idx) != DEDUP_OK)
         exit(2);
     uint64_t *arr = malloc(n * 8);
+    if (peer_huge && arr) /* the engine's huge-page advice given to the peer too (pairs19l) */
+        (void)madvise((void *)((uintptr_t)arr & ~(uintptr_t)4095),
+                      (((uintptr_t)arr + n * 8 + 4095) & ~(uintptr_t)4095) -
+                          ((uintptr_t)arr & ~(uintptr_t)4095),
+                      MADV_HUGEPAGE);
     struct pairset s = {0};
     for (unsigned t = 0; t < idx->ntables; t++) {
         const struct ix_perm *p = &idx->perm[t];
@@ -311,14 +324,19 @@ static double online_cpu(const uint64_t *v, size_t n)
 int main(int argc, char **argv)
 {
     int runs = 5;
+    const char *ph = getenv("BENCH_PEER_HUGE");
+    peer_huge = ph && strcmp(ph, "1") == 0;
     if (argc == 3 && strcmp(argv[1], "--peer-list") == 0)
         return peer_list(argv[2]);
     size_t big = 10000000, m1 = 1000000;
+    int pairs_only = 0; /* --pairs-only 1: the 1M all-pairs rows and the peer's, then stop */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--runs") == 0)
             runs = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--big") == 0)
             big = (size_t)atoll(argv[i + 1]);
+        else if (strcmp(argv[i], "--pairs-only") == 0)
+            pairs_only = atoi(argv[i + 1]) != 0;
     }
     if (argc > 1 && strcmp(argv[1], "--profile") == 0) {
         /* bench_index --profile [N [THREADS]]: all pairs of N only, for perf */
@@ -525,6 +543,10 @@ int main(int argc, char **argv)
            "(%.3f-%.3f); 10 tables 1 thread %.3fx (%.3f-%.3f)\n",
            bench_median(r_auto, runs), RANGE(r_auto), bench_median(r_auto_w, runs), RANGE(r_auto_w),
            bench_median(r_t10, runs), RANGE(r_t10));
+    if (pairs_only) {
+        free(v1);
+        return 0;
+    }
 
     size_t nb = 50000;
     double t0 = cpu_now();
