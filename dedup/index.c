@@ -672,12 +672,12 @@ static void prefault_pages(void *p, size_t bytes)
  * written once took 0.13-0.27 s in 4 KiB pages, 0.003 s in huge pages (pairs19l,
  * docs/BENCHMARKS.md). -DIX_HUGE_MIN=0 turns it off. */
 #ifndef IX_HUGE_MIN
-#define IX_HUGE_MIN ((size_t)4 << 20)
+#define IX_HUGE_MIN (4UL << 20) /* 4 MiB; no cast: #if reads it */
 #endif
 void ix_huge_advise(void *p, size_t bytes)
 {
-#ifdef MADV_HUGEPAGE
-    if (!p || IX_HUGE_MIN == 0 || bytes < IX_HUGE_MIN)
+#if defined(MADV_HUGEPAGE) && IX_HUGE_MIN > 0 /* a #if: "bytes < 0" would not build */
+    if (!p || bytes < IX_HUGE_MIN)
         return;
     /* every page of the block, not its aligned 2 MiB part: advice on part of a mapping
      * splits it, and mremap (arr_resize, glibc's realloc) cannot grow a split mapping */
