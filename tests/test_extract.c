@@ -278,8 +278,6 @@ static void test_extract_body_area_siblings(void)
     extract_doc_free(d);
 }
 
-/* Footnotes in <aside> (docutils >= 0.18, DPUB-ARIA) are the document's; a sidebar <aside>
- * in the same section is not. */
 /* A <dt> whose name links to the element holding it is a definition (walk.c self_link):
  * kept with its type links, and its percent-encoded fragment ("%2C") still names the id.
  * A term linking to another page's anchor, or to an id it does not lie in, is a link. */
@@ -314,6 +312,8 @@ static void test_extract_permalink_definitions(void)
     extract_doc_free(d);
 }
 
+/* Footnotes in <aside> (docutils >= 0.18, DPUB-ARIA) are the document's; a sidebar <aside>
+ * in the same section is not. */
 static void test_extract_boilerplate_footnote_aside(void)
 {
     struct extract_doc *d = parse(
