@@ -1220,7 +1220,7 @@ static uint32_t climb(const struct ex_walk *w, uint32_t best, double best_score)
  * density), or (when short_ok) a short link-free sentence, or a section beside a section
  * inside the content area. */
 static int sibling_joins(const struct ex_walk *w, const struct sums *s, const struct ex_elem *ce,
-                         uint32_t best, double best_score, double threshold, int short_ok)
+                         uint32_t best, double best_score, int short_ok)
 {
     const struct ex_elem *be = &w->elems[best], *pe = &w->elems[be->parent];
     /* the document's other sections: a section beside the winning section, both in an
@@ -1232,6 +1232,9 @@ static int sibling_joins(const struct ex_walk *w, const struct sums *s, const st
         (is_section(pe) || (pe->flags & (EX_E_ARTICLE | EX_E_AREA | EX_E_POSITIVE))) &&
         elem_ld(s, ce) < SECTION_MAX_LD)
         return 1;
+    double threshold = best_score * SIBLING_SCORE_SHARE > SIBLING_SCORE_MIN
+                           ? best_score * SIBLING_SCORE_SHARE
+                           : SIBLING_SCORE_MIN;
     double bonus = 0;
     if (ce->class_hash && ce->class_hash == w->elems[best].class_hash)
         bonus = best_score * SIBLING_SCORE_SHARE;
@@ -1262,9 +1265,6 @@ static void keep_with_siblings(struct ex_walk *w, const struct sums *s, unsigned
         keep_subtree(w, s, best, winner, dropped, whole);
         return;
     }
-    double threshold = best_score * SIBLING_SCORE_SHARE > SIBLING_SCORE_MIN
-                           ? best_score * SIBLING_SCORE_SHARE
-                           : SIBLING_SCORE_MIN;
     const struct ex_elem *pe = &w->elems[parent];
     for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
         const struct ex_elem *ce = &w->elems[c];
@@ -1272,7 +1272,7 @@ static void keep_with_siblings(struct ex_walk *w, const struct sums *s, unsigned
          * AsciiDoc's NAME section in div#header) */
         int append = c == best || (whole && (ce->flags & EX_E_AREA));
         if (!append && !(ce->flags & invisible_flags(mode)))
-            append = sibling_joins(w, s, ce, best, best_score, threshold, 1);
+            append = sibling_joins(w, s, ce, best, best_score, 1);
         if (append)
             keep_subtree(w, s, c, winner, dropped, whole && c == best);
     }
@@ -1320,9 +1320,6 @@ static void keep_body_uncles(struct ex_walk *w, const struct sums *s, unsigned m
             own += w->blocks[b].chars;
     if (own < MIN_PARAGRAPH)
         return;
-    double threshold = best_score * SIBLING_SCORE_SHARE > SIBLING_SCORE_MIN
-                           ? best_score * SIBLING_SCORE_SHARE
-                           : SIBLING_SCORE_MIN;
     for (uint32_t a = w->elems[best].parent; a != EX_NONE; a = w->elems[a].parent) {
         uint32_t parent = w->elems[a].parent;
         if (w->elems[a].tag == T_body || parent == EX_NONE)
@@ -1332,7 +1329,7 @@ static void keep_body_uncles(struct ex_walk *w, const struct sums *s, unsigned m
             const struct ex_elem *ce = &w->elems[c];
             if (c == a || (ce->flags & invisible_flags(mode)))
                 continue;
-            if (sibling_joins(w, s, ce, best, best_score, threshold, 0))
+            if (sibling_joins(w, s, ce, best, best_score, 0))
                 keep_subtree(w, s, c, winner, dropped, 0);
         }
     }
