@@ -141,6 +141,17 @@ static unsigned arrange(const uint8_t *in, unsigned bits, unsigned nb, const uns
 #include <cpuid.h>
 #endif
 
+#ifndef IX_WIDE
+#define IX_WIDE 1 /* -DIX_WIDE=0: the scalar bucket scan everywhere (the comparison build) */
+#endif
+#if IX_WIDE && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#include <immintrin.h>
+#define IX_HAVE_WIDE 1
+#endif
+#ifndef IX_HEAD_PREFETCH
+#define IX_HEAD_PREFETCH 1 /* -DIX_HEAD_PREFETCH=0: main_find_head without it (comparison) */
+#endif
+
 #ifndef IX_PEXT
 #define IX_PEXT 1 /* -DIX_PEXT=0: the rotation groups everywhere (the comparison build) */
 #endif
@@ -2844,6 +2855,47 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
             __builtin_prefetch(idx->dbucket[t][st->dd[t]].v);
 }
 
+/* The slot of fp in table 0 (fp is in the main tables), or IX_NONE: ix_main_find, but
+ * the head's line is requested as soon as the directory gives the bucket, so that a match
+ * first found in table t >= 1 waits for two misses after its own (the directory, then the
+ * bucket and its heads together) instead of three. */
+static inline __attribute__((always_inline)) uint32_t main_find_head(const struct dedup_index *idx,
+                                                                     uint64_t fp)
+{
+    const uint32_t *dir = idx->dir[0];
+    const uint64_t *v = idx->tab[0];
+    uint64_t b = ix_top_below64(fp, idx->dir_bits);
+    uint32_t lo = dir[b], end = dir[b + 1], hi = end;
+#if IX_HEAD_PREFETCH
+    __builtin_prefetch(&idx->head[lo]);
+#endif
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < fp)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < end && v[lo] == fp ? lo : IX_NONE;
+}
+
+/* Entry i of table t's bucket, within dist <= k of the query and of its key: reported when
+ * t is the first table whose key it shares with the query. */
+static inline __attribute__((always_inline)) int main_match(const struct dedup_index *idx,
+                                                            const struct probe_state *st,
+                                                            unsigned t, uint32_t i, unsigned dist,
+                                                            match_fn found, void *arg)
+{
+    const uint64_t v = idx->tab[t][i];
+    uint64_t x = t ? ix_unpermute(&idx->perm[t], v) : v;
+    if (ix_first_table(idx, x ^ st->q) != t)
+        return 0;
+    uint32_t pos = t ? main_find_head(idx, x) : i;
+    if (pos == IX_NONE)
+        return 0; /* only in a forged file: a table entry not in table 0 */
+    return found(arg, x, dist, idx->head[pos]);
+}
+
 /* Table t's bucket of the main tables (probe_bounds found it); keytest: whether entries of
  * other keys may be in it. */
 static inline __attribute__((always_inline)) int scan_main(const struct dedup_index *idx,
@@ -2851,9 +2903,8 @@ static inline __attribute__((always_inline)) int scan_main(const struct dedup_in
                                                            unsigned k, match_fn found, void *arg,
                                                            bool keytest)
 {
-    const struct ix_perm *p = &idx->perm[t];
     const uint64_t *v = idx->tab[t];
-    const uint64_t q = st->q, pt = st->pq[t], keyhi = p->keyhi;
+    const uint64_t pt = st->pq[t], keyhi = idx->perm[t].keyhi;
     for (uint32_t i = st->lo[t], e = st->hi[t]; i < e; i++) {
         /* entries of other keys are never reported from table t (the first-table rule
          * needs equal keys), so one AND skips them */
@@ -2863,16 +2914,61 @@ static inline __attribute__((always_inline)) int scan_main(const struct dedup_in
         unsigned dist = (unsigned)__builtin_popcountll(d);
         if (dist > k)
             continue;
-        uint64_t x = t ? ix_unpermute(p, v[i]) : v[i];
-        if (ix_first_table(idx, x ^ q) != t)
-            continue;
-        uint32_t pos = t ? ix_main_find(idx, x) : i;
-        if (pos == IX_NONE)
-            continue; /* only in a forged file: a table entry not in table 0 */
-        if (found(arg, x, dist, idx->head[pos]))
+        if (main_match(idx, st, t, i, dist, found, arg))
             return 1;
     }
     return 0;
+}
+
+#ifdef IX_HAVE_WIDE
+/* Every table's bucket of the main tables, 8 entries an instruction (AVX-512 with
+ * VPOPCNTDQ): the key test and the distance of a whole bucket (about 5 entries at 10M)
+ * give one mask, so a bucket without a match costs a few instructions and no branch of
+ * its length (the scalar loop's exit is mispredicted about once a table). The matches
+ * are scan_main's, in the same order. */
+__attribute__((target("avx512f,avx512vpopcntdq,popcnt"))) static int
+scan_main_wide(const struct dedup_index *idx, const struct probe_state *st, unsigned k,
+               match_fn found, void *arg)
+{
+    const __m512i kk = _mm512_set1_epi64((long long)k);
+    for (unsigned t = 0, nt = idx->ntables; t < nt; t++) {
+        const uint64_t *v = idx->tab[t];
+        const __m512i pt = _mm512_set1_epi64((long long)st->pq[t]);
+        /* a bucket of one key when the directory's bits cover it: no key test */
+        const __m512i kh = _mm512_set1_epi64(
+            idx->perm[t].key_bits <= idx->dir_bits ? 0 : (long long)idx->perm[t].keyhi);
+        for (uint32_t i = st->lo[t], e = st->hi[t]; i < e; i += 8) {
+            __mmask8 lanes = e - i >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (e - i)) - 1);
+            __m512i d = _mm512_xor_si512(_mm512_maskz_loadu_epi64(lanes, v + i), pt);
+            __mmask8 hit = _mm512_mask_cmple_epu64_mask(_mm512_mask_testn_epi64_mask(lanes, d, kh),
+                                                        _mm512_popcnt_epi64(d), kk);
+            while (hit) {
+                unsigned j = (unsigned)__builtin_ctz(hit);
+                hit &= (__mmask8)(hit - 1);
+                unsigned dist = (unsigned)__builtin_popcountll(v[i + j] ^ st->pq[t]);
+                if (main_match(idx, st, t, i + j, dist, found, arg))
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
+#define IX_PROBE_WIDE (ix_probe_wide > 0)
+#else
+#define IX_PROBE_WIDE 0
+#define scan_main_wide(idx, st, k, found, arg) 0
+#endif
+
+int ix_probe_wide = -1;
+
+bool ix_wide_fast(void)
+{
+#ifdef IX_HAVE_WIDE
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq");
+#else
+    return false;
+#endif
 }
 
 static inline __attribute__((always_inline)) int probe_scan(const struct dedup_index *idx,
@@ -2910,6 +3006,9 @@ static inline __attribute__((always_inline)) int probe_scan(const struct dedup_i
                     return 1;
             }
         }
+    } else if (idx->nmain && IX_PROBE_WIDE) {
+        if (scan_main_wide(idx, st, k, found, arg))
+            return 1;
     } else if (idx->nmain) {
         for (unsigned t = 0; t < nt; t++) {
             /* a bucket holds other keys too, unless the directory's bits cover the key (the
@@ -3062,6 +3161,8 @@ static enum dedup_code query_ready(struct dedup_index *idx, unsigned k, uint64_t
 {
     if (k > idx->design.k)
         return DEDUP_EINVAL;
+    if (ix_probe_wide < 0) /* once; a race writes the same value */
+        ix_probe_wide = ix_wide_fast();
     enum dedup_code rc = absorb(idx);
     if (rc == DEDUP_OK)
         rc = ix_tables_ready(idx, 1);

@@ -223,6 +223,13 @@ static inline uint64_t ix_rotl(uint64_t x, unsigned r)
  * microcode taking tens to hundreds of cycles); computed once. */
 bool ix_pext_fast(void);
 
+/* Whether this CPU scans the query's buckets 8 entries at a time (AVX-512 with VPOPCNTDQ:
+ * index.c, scan_main_wide); computed once. ix_probe_wide: the probes' choice, -1 until the
+ * first query sets it from ix_wide_fast (a test may set 0, the scalar scan, or 1 where
+ * ix_wide_fast holds). */
+bool ix_wide_fast(void);
+extern int ix_probe_wide;
+
 /* perm_t(x) and its inverse: with p->pext two PEXTs (PDEPs) in inline assembly, so that any
  * function may inline them (the flag is set only where the CPU has the instructions),
  * else one AND, rotation and OR a rotation group. */

@@ -1382,6 +1382,83 @@ static int lines_vs_dirs(struct dedup_index *idx, const uint64_t *q, size_t nq, 
     return bad;
 }
 
+/* The bucket scan 8 entries at a time (index.c, scan_main_wide, where the CPU has AVX-512
+ * VPOPCNTDQ) and the scalar scan, for every k = 0..7: queries one at a time and batched,
+ * each way against brute force and against the other, on sets with crowded buckets (more
+ * than 8 entries: the scan's full and partial blocks), fingerprints in the first and last
+ * buckets and twice, on designs whose directory covers a table's key (no key test) and
+ * designs where it does not; matches first found in tables t >= 1 find their heads in
+ * table 0 (main_find_head). */
+static void test_index_wide_scan_every_k(void)
+{
+    const int saved = ix_probe_wide;
+    const int ways = ix_wide_fast() ? 2 : 1; /* way 1: the wide scan, where it runs */
+    unsigned keytest = 0, nokeytest = 0, crowded = 0;
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 1900 + k;
+        size_t n = k == 7 ? 20000 : 6000, nq = 600;
+        uint64_t *v = make_set(n, k);
+        for (size_t i = 0; i < n; i += 4) /* crowded buckets */
+            v[i] = (v[i] & (UINT64_MAX >> 10)) | ((uint64_t)0x2a5 << 54);
+        for (size_t i = 1; i < n; i += 50) /* the first and the last bucket */
+            v[i] = i % 100 == 1 ? v[i] >> 12 : v[i] | ((uint64_t)0xfff << 52);
+        for (size_t i = 2; i < n; i += 41)
+            v[i] = v[i - 1]; /* the same fingerprint twice */
+        struct dedup_index *idx = build(v, n, k, 0);
+        ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
+        CU_ASSERT_FATAL(idx->nmain > 0 && idx->ndelta == 0);
+        for (unsigned t = 0; t < idx->ntables; t++) {
+            if (idx->perm[t].key_bits <= idx->dir_bits)
+                nokeytest++;
+            else
+                keytest++;
+            uint32_t most = 0;
+            for (size_t b = 0; b < ((size_t)1 << idx->dir_bits); b++)
+                if (idx->dir[t][b + 1] - idx->dir[t][b] > most)
+                    most = idx->dir[t][b + 1] - idx->dir[t][b];
+            crowded += most > 16;
+        }
+        uint64_t *q = malloc(nq * sizeof *q);
+        uint32_t *doc = malloc(2 * nq * sizeof *doc);
+        unsigned *dist = malloc(2 * nq * sizeof *dist);
+        unsigned char *found = malloc(2 * nq);
+        CU_ASSERT_FATAL(q && doc && dist && found);
+        for (size_t i = 0; i < nq; i++)
+            q[i] = i % 4 == 0 ? rnd() : flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2)));
+        q[0] = 0;
+        q[1] = UINT64_MAX;
+        q[2] = v[0]; /* in the crowded bucket */
+        int bad = 0;
+        size_t hits = 0;
+        for (int w = 0; w < 2; w++) {
+            ix_probe_wide = w < ways ? w : 0;
+            for (size_t i = 0; i < nq; i++)
+                bad += check_query(idx, v, n, q[i], k);
+            ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, nq, q, k, doc + (size_t)w * nq,
+                                                     dist + (size_t)w * nq, found + (size_t)w * nq),
+                            DEDUP_OK);
+            CU_ASSERT(ix_probe_wide == (w < ways ? w : 0)); /* the query kept the choice */
+        }
+        for (size_t i = 0; i < nq; i++) {
+            bad += found[i] != found[nq + i] ||
+                   (found[i] && (doc[i] != doc[nq + i] || dist[i] != dist[nq + i]));
+            hits += found[i];
+        }
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(hits > nq / 4);
+        free(q);
+        free(doc);
+        free(dist);
+        free(found);
+        dedup_index_free(idx);
+        free(v);
+    }
+    ix_probe_wide = saved;
+    CU_ASSERT(keytest > 0);
+    CU_ASSERT(nokeytest > 0);
+    CU_ASSERT(crowded > 0);
+}
+
 /* The probe's lines (index.c, HOW IT WORKS: the lines) for every k = 0..7, built for every
  * main (lines_min 0): queries against brute force and against the directories, on sets
  * whose buckets spill into the next ones (a quarter of the fingerprints share their top 10
@@ -1606,6 +1683,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_every_k", test_index_online_every_k);
     CU_add_test(s, "test_index_online_query_then_add", test_index_online_query_then_add);
     CU_add_test(s, "test_index_online_crowded", test_index_online_crowded);
+    CU_add_test(s, "test_index_wide_scan_every_k", test_index_wide_scan_every_k);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
     CU_add_test(s, "test_index_lines_limits", test_index_lines_limits);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);

@@ -20,6 +20,8 @@
  * of `simcrawl pairs --fingerprints FILE`): reads the hex values line by line with fgets and
  * strtoull, as simhash-cpp's simhash-find-all reads its input, runs find_all at k = 3 and
  * prints the number of distinct-value pairs (tests/bench/run.sh times it beside pairs).
+ * bench_index --shape W1 W2 W3 P3 [huge|4k]: the one-call query's memory shape without the
+ * index (rounds of dependent random lines over 1 GiB): this machine's floor for it.
  */
 #define _DEFAULT_SOURCE /* madvise(MADV_HUGEPAGE) under -D_POSIX_C_SOURCE */
 #include <stdint.h>
@@ -321,6 +323,49 @@ static double online_cpu(const uint64_t *v, size_t n)
     return online_cpu_per(v, n, 0);
 }
 
+/* The one-call query's memory shape without the index (--shape): a 1 GiB array (huge pages
+ * asked for when huge), then per "query" a first round of w1 random lines, a second of w2
+ * lines whose addresses depend on the first's values, and in p3 % of queries a third of w3
+ * lines depending on the second; each query's first round depends on the previous query's
+ * answer, as one call after another does. A 10M index's query is about 10 directory
+ * lines, then 16-17 bucket and head lines, then for the matches first found in a table
+ * t >= 1 (a fifth of bench_index's queries) table 0's directory and bucket
+ * (docs/BENCHMARKS.md, q19m). Returns the best of 3 rounds of 1M, CPU ns a query. */
+static double shape_ns(unsigned w1, unsigned w2, unsigned w3, unsigned p3, int huge)
+{
+    const size_t bytes = (size_t)1 << 30, m = bytes / 8 - 1;
+    uint64_t *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED || w1 > 64 || w2 > 64 || w3 > 64)
+        exit(2);
+    madvise(a, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    rng = 99;
+    for (size_t i = 0; i <= m; i++)
+        a[i] = rnd();
+    uint64_t sum = 0;
+    double best = 1e9;
+    for (int r = 0; r < 3; r++) {
+        double c0 = cpu_now();
+        for (size_t q = 0; q < 1000000; q++) {
+            uint64_t x[64], y = 0;
+            for (unsigned t = 0; t < w1; t++)
+                x[t] = a[(rnd() ^ sum) & m];
+            for (unsigned t = 0; t < w2; t++)
+                y += a[(x[t % (w1 ? w1 : 1)] * (t + 1)) & m];
+            if (w3 && rnd() % 100 < p3)
+                for (unsigned t = 0; t < w3; t++)
+                    y += a[(y * (t + 3)) & m];
+            sum += (y & 1) + (w1 ? x[0] & 1 : 0);
+        }
+        double ns = (cpu_now() - c0) * 1e3;
+        if (ns < best)
+            best = ns;
+    }
+    munmap(a, bytes);
+    if (sum == 42) /* keep the loads */
+        printf(" ");
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     int runs = 5;
@@ -337,6 +382,16 @@ int main(int argc, char **argv)
             big = (size_t)atoll(argv[i + 1]);
         else if (strcmp(argv[i], "--pairs-only") == 0)
             pairs_only = atoi(argv[i + 1]) != 0;
+    }
+    if (argc > 5 && strcmp(argv[1], "--shape") == 0) {
+        /* bench_index --shape W1 W2 W3 P3 [huge|4k]: the one-call query's memory shape alone
+         * (shape_ns): CPU ns a query, the best of 3 rounds of 1M */
+        unsigned w1 = (unsigned)atoi(argv[2]), w2 = (unsigned)atoi(argv[3]);
+        unsigned w3 = (unsigned)atoi(argv[4]), p3 = (unsigned)atoi(argv[5]);
+        int huge = argc <= 6 || strcmp(argv[6], "4k") != 0;
+        printf("shape %u %u %u %u%% %s: %.0f ns a query\n", w1, w2, w3, p3, huge ? "huge" : "4k",
+               shape_ns(w1, w2, w3, p3, huge));
+        return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--profile") == 0) {
         /* bench_index --profile [N [THREADS]]: all pairs of N only, for perf */
