@@ -604,6 +604,7 @@ enum {
     HINT_HIDING = 1u << 2,    /* a CSS hiding class (hiding_class) */
     HINT_GENERATOR = 1u << 3, /* a documentation generator's content area (generator_area) */
     HINT_CHROME = 1u << 4,    /* a theme's chrome inside the content area (area_chrome) */
+    HINT_BANNER = 1u << 5,    /* a generator's banner above every page (Doxygen's titlearea) */
 };
 /* readability's class weight: -25 for a negative hint, +25 for a positive one; the same
  * for landmarks (role=main, <article> +25; <nav>, <aside>, <footer>, navigation roles -25) */
@@ -1091,6 +1092,12 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             *unlikely |= HINT_GENERATOR;
         if (area_chrome(low) || (st->generator == GEN_MEDIAWIKI && mediawiki_chrome(low)))
             *unlikely |= HINT_CHROME;
+        /* Doxygen's banner above the page, div#titlearea: the project's logo, name,
+         * number and brief ("pangomm 2.46.3"), the same on every page of a release and
+         * different in the next; on a page without a title of its own (an index of
+         * members) boiler.c took its number for a dateline */
+        if (st->generator == GEN_DOXYGEN && strcmp(low, "titlearea") == 0)
+            *unlikely |= HINT_BANNER;
     }
 }
 
@@ -1144,6 +1151,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
      * docutils 0.18, div.contents.topic before (the same page of two releases must
      * come out the same) */
     if (at->cls && tag == T_div && has_word(at->cls, "contents") && has_word(at->cls, "topic"))
+        chrome = 1;
+    if (unlikely & HINT_BANNER)
         chrome = 1;
     unlikely &= HINT_UNLIKELY;
     int article = 0, boiler = chrome;
