@@ -19,6 +19,9 @@
  * So do the numbers a generator puts before a heading in a span of their own (Sphinx's
  * span.section-number, pandoc's span.header-section-number): they are the section's place
  * in this release's table of contents, not its text, and they change when a chapter moves.
+ * The same for a code listing's line numbers in a span of their own (Doxygen's source
+ * pages, span.lineno; Pygments' inline numbers, span.linenos): glued to the line's first
+ * token ("1012char"), they renumber every line below one that was added.
  * Class and id values are matched against readability's hint words once per distinct
  * class string (a per-parse memo: pages repeat their classes).
  * Text is white-space collapsed (U+00A0 included) except inside <pre>, where lines are
@@ -997,7 +1000,8 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
     if (tag == T_dialog && !open_attr)
         at->hidden = 1;
     if (tag == T_span && at->cls &&
-        (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number")))
+        (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number") ||
+         has_word(at->cls, "lineno") || has_word(at->cls, "linenos")))
         at->hidden = 1;
     if (tag == T_html || tag == T_body)
         at->hidden = 0; /* pages hide <body> until a script runs; we run none */
