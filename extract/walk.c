@@ -19,6 +19,9 @@
  * So do the numbers a generator puts before a heading in a span of their own (Sphinx's
  * span.section-number, pandoc's span.header-section-number): they are the section's place
  * in this release's table of contents, not its text, and they change when a chapter moves.
+ * The same for a code listing's line numbers in a span of their own (Doxygen's source
+ * pages, span.lineno; Pygments' inline numbers, span.linenos): glued to the line's first
+ * token ("1012char"), they renumber every line below one that was added.
  * Class and id values are matched against readability's hint words once per distinct
  * class string (a per-parse memo: pages repeat their classes).
  * Text is white-space collapsed (U+00A0 included) except inside <pre>, where lines are
@@ -604,6 +607,7 @@ enum {
     HINT_HIDING = 1u << 2,    /* a CSS hiding class (hiding_class) */
     HINT_GENERATOR = 1u << 3, /* a documentation generator's content area (generator_area) */
     HINT_CHROME = 1u << 4,    /* a theme's chrome inside the content area (area_chrome) */
+    HINT_BANNER = 1u << 5,    /* a generator's banner above every page (Doxygen's titlearea) */
 };
 /* readability's class weight: -25 for a negative hint, +25 for a positive one; the same
  * for landmarks (role=main, <article> +25; <nav>, <aside>, <footer>, navigation roles -25) */
@@ -996,7 +1000,8 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
     if (tag == T_dialog && !open_attr)
         at->hidden = 1;
     if (tag == T_span && at->cls &&
-        (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number")))
+        (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number") ||
+         has_word(at->cls, "lineno") || has_word(at->cls, "linenos")))
         at->hidden = 1;
     if (tag == T_html || tag == T_body)
         at->hidden = 0; /* pages hide <body> until a script runs; we run none */
@@ -1091,6 +1096,12 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             *unlikely |= HINT_GENERATOR;
         if (area_chrome(low) || (st->generator == GEN_MEDIAWIKI && mediawiki_chrome(low)))
             *unlikely |= HINT_CHROME;
+        /* Doxygen's banner above the page, div#titlearea: the project's logo, name,
+         * number and brief ("pangomm 2.46.3"), the same on every page of a release and
+         * different in the next; on a page without a title of its own (an index of
+         * members) boiler.c took its number for a dateline */
+        if (st->generator == GEN_DOXYGEN && strcmp(low, "titlearea") == 0)
+            *unlikely |= HINT_BANNER;
     }
 }
 
@@ -1144,6 +1155,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
      * docutils 0.18, div.contents.topic before (the same page of two releases must
      * come out the same) */
     if (at->cls && tag == T_div && has_word(at->cls, "contents") && has_word(at->cls, "topic"))
+        chrome = 1;
+    if (unlikely & HINT_BANNER)
         chrome = 1;
     unlikely &= HINT_UNLIKELY;
     int article = 0, boiler = chrome;

@@ -298,6 +298,17 @@ else
 fi
 fi
 
+# ---- release pairs of other generators [relpairs] (docs/BENCHMARKS.md "Release pairs of
+# other generators (relpairs11m)") ----
+if section relpairs; then
+# Recall and precision on two releases of Doxygen, gtk-doc, DocBook, Javadoc and BoostBook
+# manuals (Debian doc packages, fetched into $CACHE), neardup-score's definitions with a
+# template-free reference (tests/bench/relpairs.py; ~10 min). Reported, not fatal.
+make --no-print-directory BUILD="$BUILD" "$BUILD/simcrawl" >/dev/null
+echo "== release pairs of other generators =="
+python3 tests/bench/relpairs.py --bin "$BUILD/simcrawl" --cache "$CACHE" --show 0 || true
+fi
+
 # ---- hash draws (docs/BENCHMARKS.md "## Hash draws") [draws] ----
 # One draw of the shingle hash decides which borderline pairs land within k, so a site's
 # false-drop count or a release pair's recall moves by several pages from one hash to the
