@@ -2953,13 +2953,13 @@ scan_main_wide(const struct dedup_index *idx, const struct probe_state *st, unsi
     }
     return 0;
 }
-#define IX_PROBE_WIDE (ix_probe_wide > 0)
+#define IX_PROBE_WIDE (atomic_load_explicit(&ix_probe_wide, memory_order_relaxed) > 0)
 #else
 #define IX_PROBE_WIDE 0
 #define scan_main_wide(idx, st, k, found, arg) 0
 #endif
 
-int ix_probe_wide = -1;
+_Atomic int ix_probe_wide = -1;
 
 bool ix_wide_fast(void)
 {
@@ -3161,8 +3161,9 @@ static enum dedup_code query_ready(struct dedup_index *idx, unsigned k, uint64_t
 {
     if (k > idx->design.k)
         return DEDUP_EINVAL;
-    if (ix_probe_wide < 0) /* once; a race writes the same value */
-        ix_probe_wide = ix_wide_fast();
+    /* once; threads racing here store the same value (atomic: no data race) */
+    if (atomic_load_explicit(&ix_probe_wide, memory_order_relaxed) < 0)
+        atomic_store_explicit(&ix_probe_wide, ix_wide_fast(), memory_order_relaxed);
     enum dedup_code rc = absorb(idx);
     if (rc == DEDUP_OK)
         rc = ix_tables_ready(idx, 1);

@@ -10,6 +10,7 @@
  */
 #include "dedup/dedup.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -228,7 +229,7 @@ bool ix_pext_fast(void);
  * first query sets it from ix_wide_fast (a test may set 0, the scalar scan, or 1 where
  * ix_wide_fast holds). */
 bool ix_wide_fast(void);
-extern int ix_probe_wide;
+extern _Atomic int ix_probe_wide;
 
 /* perm_t(x) and its inverse: with p->pext two PEXTs (PDEPs) in inline assembly, so that any
  * function may inline them (the flag is set only where the CPU has the instructions),

@@ -1391,7 +1391,7 @@ static int lines_vs_dirs(struct dedup_index *idx, const uint64_t *q, size_t nq, 
  * table 0 (main_find_head). */
 static void test_index_wide_scan_every_k(void)
 {
-    const int saved = ix_probe_wide;
+    const int saved = atomic_load(&ix_probe_wide);
     const int ways = ix_wide_fast() ? 2 : 1; /* way 1: the wide scan, where it runs */
     unsigned keytest = 0, nokeytest = 0, crowded = 0;
     for (unsigned k = 0; k <= 7; k++) {
