@@ -226,6 +226,37 @@ static unsigned invisible_flags(unsigned mode)
 }
 
 /*
+ * A negative word of readability's that the page's wrapper carries (an element holding
+ * more than half of the page's text in more than one block, step 1's "swallowed" share)
+ * names the site's own markup inside it, not boilerplate: Tcl's doctools write every
+ * manual page as div.doctools > div.doctools_section > div.doctools_subsection, and
+ * "tool" (a toolbar's word) made every section negative, so each was cleaned out of the
+ * chosen one (step 5) and none joined it (tcllib's comm.html kept 89 of ~5,400 words). An
+ * element inside such a wrapper whose negative words all are the wrapper's loses the
+ * weight they gave it. The wrapper keeps its own, and so does everything outside it:
+ * Blogger's posts are div.widget.Blog, its sidebars' boxes div.widget too (dragnet-T133:
+ * the first build took every element's word away and a sidebar won). A share bar or a
+ * footer inside keeps its own word, which the wrapper does not carry.
+ */
+static void site_words(struct ex_walk *w, const double *pre, double total)
+{
+    for (size_t i = 0; i < w->n_elems; i++) {
+        const struct ex_elem *e = &w->elems[i];
+        uint32_t site = e->neg_words;
+        if (!site || pre[e->end_block] - pre[e->first_block] <= SWALLOWED_SHARE * total ||
+            e->end_block - e->first_block < SWALLOWED_MIN_BLOCKS)
+            continue;
+        for (uint32_t j = (uint32_t)i + 1; j < e->end_elem; j++) {
+            struct ex_elem *d = &w->elems[j];
+            if (d->neg_words && !(d->neg_words & ~site)) {
+                d->weight = (int16_t)(d->weight - d->neg_weight);
+                d->neg_weight = 0;
+            }
+        }
+    }
+}
+
+/*
  * Marks readability's data tables (_markDataTables: a table with a header cell, a
  * caption, a <thead> or <tfoot>), which its conditional cleaning never removes: the
  * elements holding one (EX_E_HAS_DATA, up the tree) and those inside one (EX_E_IN_DATA).
@@ -245,6 +276,7 @@ static int inherit_marks(struct ex_walk *w)
     for (size_t b = 0; b < w->n_blocks; b++)
         pre[b + 1] = pre[b] + w->blocks[b].chars;
     double total = pre[w->n_blocks];
+    site_words(w, pre, total);
     for (size_t i = ne; i-- > 0;) {
         struct ex_elem *e = &w->elems[i];
         /* the outermost one only: EX_E_ARTICLE and EX_E_AREA are inherited, and the
