@@ -1541,10 +1541,50 @@ static int select_content(struct ex_walk *w)
     return select_pass(w, STRIP_UNLIKELY | CLEAN) != 0 ? -1 : 0;
 }
 
+/*
+ * Step 9b: a generator's content area too short to score is still the page's content.
+ * The generator's layout (walk.c: EX_E_AREA) says where a page's own text is; when the
+ * area holds no block long enough to score (MIN_PARAGRAPH), what won lies outside it or
+ * is a piece of it: Eigen's Doxygen pages of an empty group or directory ("doc Directory
+ * Reference" over an empty div.contents) came out as the survey banner above Doxygen's
+ * header, every such page the same text, and a directory of one file as its "Files"
+ * heading alone. When the result is a stub (under HUB_WORDS words), the area's visible
+ * blocks are the result instead (the title, a short list), and step 10 takes the area's
+ * links in.
+ */
+static void keep_short_area(struct ex_walk *w)
+{
+    unsigned mode = STRIP_UNLIKELY | CLEAN;
+    int visible = 0;
+    size_t words = 0;
+    for (size_t b = 0; b < w->n_blocks; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (blk->flags & EX_B_KEEP)
+            words += blk->words;
+        if (blk->elem == EX_NONE || !(w->elems[blk->elem].flags & EX_E_AREA))
+            continue;
+        if (!visible_block(w, blk, mode) || blk->words == 0)
+            continue;
+        if (blk->chars >= MIN_PARAGRAPH)
+            return;
+        visible = 1;
+    }
+    if (!visible || words >= HUB_WORDS)
+        return;
+    for (size_t b = 0; b < w->n_blocks; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        blk->flags &= (uint8_t)~EX_B_KEEP;
+        if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & EX_E_AREA) &&
+            visible_block(w, blk, mode))
+            blk->flags |= EX_B_KEEP;
+    }
+}
+
 enum extract_code ex_boiler_select(struct ex_walk *w)
 {
     if (select_content(w) != 0)
         return EXTRACT_ENOMEM;
+    keep_short_area(w);
     keep_hub_links(w);
     return EXTRACT_OK;
 }
