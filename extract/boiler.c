@@ -792,6 +792,20 @@ static int like_title(const struct ex_walk *w, const struct ex_block *b)
 }
 
 /*
+ * An <h1> that links its name and holds a word of its own beside the link ("Module
+ * <a>BatChar.Infix</a>": ocamldoc links the module's name to its signature's page) is
+ * the page's title, however linked; a site's logo or a teaser's headline is all link.
+ */
+static int named_h1(const struct ex_walk *w, const struct ex_block *b)
+{
+    char text[512];
+    /* "Module " beside the link: three characters of its own, spaces counted */
+    if (b->heading != 1 || b->link_chars + 3 > b->chars)
+        return 0;
+    return norm_words(w->text.p + b->off, b->len, text, sizeof text) >= 2;
+}
+
+/*
  * Titles often sit outside the article body (and are links to the permalink): the
  * nearest heading before the content (h1-h3), or a block that reads like the <title>,
  * within HEADLINE_WINDOW blocks, is kept, and so are the short, readable lines between
@@ -822,7 +836,7 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
             steps++;
         if ((all <= HEADLINE_WINDOW && like_title(w, blk)) ||
             (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL && s->visible[b] &&
-             !link_heavy(blk))) {
+             (!link_heavy(blk) || named_h1(w, blk)))) {
             head = b;
             break;
         }
