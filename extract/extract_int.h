@@ -150,9 +150,9 @@ struct ex_elem {
     int16_t weight;      /* class/id/role/tag hint weight */
     int8_t neg_weight;   /* the part of weight that neg_words gave (0, -25 or -50) */
     uint16_t depth;
-    float score;    /* readability-style content score */
-    uint8_t scored; /* score initialised */
-    uint8_t keep;   /* selected as (part of) the main content */
+    float score;        /* readability-style content score */
+    uint8_t scored;     /* score initialised */
+    uint8_t keep;       /* selected as (part of) the main content */
     uint32_t neg_words; /* readability's negative words in its class and id (walk.c) */
 };
 
