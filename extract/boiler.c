@@ -37,8 +37,8 @@
  *     to the outermost <section>/div.section holding it, unless what that adds is mostly
  *     links (>= 0.5). Then it widens to the outermost documentation generator
  *     content area holding it (DocBook's div.chapter/sect1/refentry, Sphinx's role=main
- *     div.body, Doxygen's div.contents, MkDocs, Docsy, MediaWiki's div#content: walk.c's
- *     generator_area()), else
+ *     div.body, Doxygen's div.contents, MkDocs, Docsy, MediaWiki's div#content, Tcl
+ *     doctools' div.doctools: walk.c's generator_area()), else
  *     to the outermost <main>/<article>/role=main landmark when what that adds is not
  *     mostly links, or, when the winner holds such an area with most of its text,
  *     narrows to it; then to the lowest common ancestor of it and the page's own heading

@@ -692,16 +692,18 @@ static void class_hints(const char *v, int *weight, int *unlikely, uint32_t *neg
  * refentry (its other element names, "chapter", "article", "index", are common class
  * names elsewhere: generator_layout() takes them on DocBook pages only), Texinfo's
  * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content, odoc's (OCaml)
- * header.odoc-preamble (the title and the module's introduction) and div.odoc-content. (Sphinx,
+ * header.odoc-preamble (the title and the module's introduction) and div.odoc-content, Tcl
+ * doctools' div.doctools (the whole manual page: title, name, table of contents, synopsis,
+ * sections; tcllib's 429 pages). (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
 static int generator_area(const char *v)
 {
     static const char *const names[] = {
-        "chapter-level-extent", "md-content--inner", "odoc-content",
-        "odoc-preamble",        "refentry",          "sect1",
-        "section-level-extent", "td-content",        "unnumbered-level-extent"};
+        "chapter-level-extent", "doctools",   "md-content--inner",      "odoc-content",
+        "odoc-preamble",        "refentry",   "sect1",                  "section-level-extent",
+        "td-content",           "unnumbered-level-extent"};
     return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
