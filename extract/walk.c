@@ -1144,6 +1144,15 @@ static void role_hints(struct ex_elem *e, const struct attrs *at, uint16_t inher
     }
 }
 
+/* pandoc's HTML5 template writes the document's title block (title, subtitle, author,
+ * date) as <header id="title-block-header"> before the text, and Quarto keeps it: the
+ * document's own heading, not a site's banner (Allegro 5's reference manual lost every
+ * page's title). */
+static int title_block(const struct attrs *at)
+{
+    return at->id && strcmp(at->id, "title-block-header") == 0;
+}
+
 /* Judges block element e (tag) from its attributes, tag and ancestors' marks (inherit):
  * its weight and its EX_E_* flags; may set at->hidden (a CSS hiding class). */
 static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, struct attrs *at,
@@ -1172,6 +1181,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (at->cls && tag == T_div && has_word(at->cls, "contents") && has_word(at->cls, "topic"))
         chrome = 1;
     unlikely &= HINT_UNLIKELY;
+    if (tag == T_header && title_block(at))
+        unlikely = 0; /* its id says "header" */
     int article = 0, boiler = chrome;
     if (tag == T_article || tag == T_main)
         article = 1;
@@ -1190,7 +1201,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
         boiler = 1;
         weight -= HINT_WEIGHT;
-    } else if (tag == T_header && !area && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
+    } else if (tag == T_header && !area && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent) &&
+               !title_block(at)) {
         boiler = 1;
     }
     /* forms are comment, search and sign-up forms (unless one wraps the page, which
