@@ -700,10 +700,16 @@ static void class_hints(const char *v, int *weight, int *unlikely, uint32_t *neg
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {
-        "chapter-level-extent", "doctools",   "md-content--inner",      "odoc-content",
-        "odoc-preamble",        "refentry",   "sect1",                  "section-level-extent",
-        "td-content",           "unnumbered-level-extent"};
+    static const char *const names[] = {"chapter-level-extent",
+                                        "doctools",
+                                        "md-content--inner",
+                                        "odoc-content",
+                                        "odoc-preamble",
+                                        "refentry",
+                                        "sect1",
+                                        "section-level-extent",
+                                        "td-content",
+                                        "unnumbered-level-extent"};
     return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
