@@ -37,8 +37,8 @@
  *     to the outermost <section>/div.section holding it, unless what that adds is mostly
  *     links (>= 0.5). Then it widens to the outermost documentation generator
  *     content area holding it (DocBook's div.chapter/sect1/refentry, Sphinx's role=main
- *     div.body, Doxygen's div.contents, MkDocs, Docsy, MediaWiki's div#content: walk.c's
- *     generator_area()), else
+ *     div.body, Doxygen's div.contents, MkDocs, Docsy, MediaWiki's div#content, Tcl
+ *     doctools' div.doctools: walk.c's generator_area()), else
  *     to the outermost <main>/<article>/role=main landmark when what that adds is not
  *     mostly links, or, when the winner holds such an area with most of its text,
  *     narrows to it; then to the lowest common ancestor of it and the page's own heading
@@ -226,6 +226,37 @@ static unsigned invisible_flags(unsigned mode)
 }
 
 /*
+ * A negative word of readability's that the page's wrapper carries (an element holding
+ * more than half of the page's text in more than one block, step 1's "swallowed" share)
+ * names the site's own markup inside it, not boilerplate: Tcl's doctools write every
+ * manual page as div.doctools > div.doctools_section > div.doctools_subsection, and
+ * "tool" (a toolbar's word) made every section negative, so each was cleaned out of the
+ * chosen one (step 5) and none joined it (tcllib's comm.html kept 89 of ~5,400 words). An
+ * element inside such a wrapper whose negative words all are the wrapper's loses the
+ * weight they gave it. The wrapper keeps its own, and so does everything outside it:
+ * Blogger's posts are div.widget.Blog, its sidebars' boxes div.widget too (dragnet-T133:
+ * the first build took every element's word away and a sidebar won). A share bar or a
+ * footer inside keeps its own word, which the wrapper does not carry.
+ */
+static void site_words(struct ex_walk *w, const double *pre, double total)
+{
+    for (size_t i = 0; i < w->n_elems; i++) {
+        const struct ex_elem *e = &w->elems[i];
+        uint32_t site = e->neg_words;
+        if (!site || pre[e->end_block] - pre[e->first_block] <= SWALLOWED_SHARE * total ||
+            e->end_block - e->first_block < SWALLOWED_MIN_BLOCKS)
+            continue;
+        for (uint32_t j = (uint32_t)i + 1; j < e->end_elem; j++) {
+            struct ex_elem *d = &w->elems[j];
+            if (d->neg_words && !(d->neg_words & ~site)) {
+                d->weight = (int16_t)(d->weight - d->neg_weight);
+                d->neg_weight = 0;
+            }
+        }
+    }
+}
+
+/*
  * Marks readability's data tables (_markDataTables: a table with a header cell, a
  * caption, a <thead> or <tfoot>), which its conditional cleaning never removes: the
  * elements holding one (EX_E_HAS_DATA, up the tree) and those inside one (EX_E_IN_DATA).
@@ -245,6 +276,7 @@ static int inherit_marks(struct ex_walk *w)
     for (size_t b = 0; b < w->n_blocks; b++)
         pre[b + 1] = pre[b] + w->blocks[b].chars;
     double total = pre[w->n_blocks];
+    site_words(w, pre, total);
     for (size_t i = ne; i-- > 0;) {
         struct ex_elem *e = &w->elems[i];
         /* the outermost one only: EX_E_ARTICLE and EX_E_AREA are inherited, and the
@@ -760,6 +792,20 @@ static int like_title(const struct ex_walk *w, const struct ex_block *b)
 }
 
 /*
+ * An <h1> that links its name and holds a word of its own beside the link ("Module
+ * <a>BatChar.Infix</a>": ocamldoc links the module's name to its signature's page) is
+ * the page's title, however linked; a site's logo or a teaser's headline is all link.
+ */
+static int named_h1(const struct ex_walk *w, const struct ex_block *b)
+{
+    char text[512];
+    /* "Module " beside the link: three characters of its own, spaces counted */
+    if (b->heading != 1 || b->link_chars + 3 > b->chars)
+        return 0;
+    return norm_words(w->text.p + b->off, b->len, text, sizeof text) >= 2;
+}
+
+/*
  * Titles often sit outside the article body (and are links to the permalink): the
  * nearest heading before the content (h1-h3), or a block that reads like the <title>,
  * within HEADLINE_WINDOW blocks, is kept, and so are the short, readable lines between
@@ -790,7 +836,7 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
             steps++;
         if ((all <= HEADLINE_WINDOW && like_title(w, blk)) ||
             (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL && s->visible[b] &&
-             !link_heavy(blk))) {
+             (!link_heavy(blk) || named_h1(w, blk)))) {
             head = b;
             break;
         }
@@ -1509,10 +1555,50 @@ static int select_content(struct ex_walk *w)
     return select_pass(w, STRIP_UNLIKELY | CLEAN) != 0 ? -1 : 0;
 }
 
+/*
+ * Step 9b: a generator's content area too short to score is still the page's content.
+ * The generator's layout (walk.c: EX_E_AREA) says where a page's own text is; when the
+ * area holds no block long enough to score (MIN_PARAGRAPH), what won lies outside it or
+ * is a piece of it: Eigen's Doxygen pages of an empty group or directory ("doc Directory
+ * Reference" over an empty div.contents) came out as the survey banner above Doxygen's
+ * header, every such page the same text, and a directory of one file as its "Files"
+ * heading alone. When the result is a stub (under HUB_WORDS words), the area's visible
+ * blocks are the result instead (the title, a short list), and step 10 takes the area's
+ * links in.
+ */
+static void keep_short_area(struct ex_walk *w)
+{
+    unsigned mode = STRIP_UNLIKELY | CLEAN;
+    int visible = 0;
+    size_t words = 0;
+    for (size_t b = 0; b < w->n_blocks; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (blk->flags & EX_B_KEEP)
+            words += blk->words;
+        if (blk->elem == EX_NONE || !(w->elems[blk->elem].flags & EX_E_AREA))
+            continue;
+        if (!visible_block(w, blk, mode) || blk->words == 0)
+            continue;
+        if (blk->chars >= MIN_PARAGRAPH)
+            return;
+        visible = 1;
+    }
+    if (!visible || words >= HUB_WORDS)
+        return;
+    for (size_t b = 0; b < w->n_blocks; b++) {
+        struct ex_block *blk = &w->blocks[b];
+        blk->flags &= (uint8_t)~EX_B_KEEP;
+        if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & EX_E_AREA) &&
+            visible_block(w, blk, mode))
+            blk->flags |= EX_B_KEEP;
+    }
+}
+
 enum extract_code ex_boiler_select(struct ex_walk *w)
 {
     if (select_content(w) != 0)
         return EXTRACT_ENOMEM;
+    keep_short_area(w);
     keep_hub_links(w);
     return EXTRACT_OK;
 }

@@ -148,10 +148,12 @@ struct ex_elem {
     uint16_t tag;        /* enum ex_tag */
     uint16_t flags;      /* EX_E_* */
     int16_t weight;      /* class/id/role/tag hint weight */
+    int8_t neg_weight;   /* the part of weight that neg_words gave (0, -25 or -50) */
     uint16_t depth;
-    float score;    /* readability-style content score */
-    uint8_t scored; /* score initialised */
-    uint8_t keep;   /* selected as (part of) the main content */
+    float score;        /* readability-style content score */
+    uint8_t scored;     /* score initialised */
+    uint8_t keep;       /* selected as (part of) the main content */
+    uint32_t neg_words; /* readability's negative words in its class and id (walk.c) */
 };
 
 /* Block flags */

@@ -97,6 +97,7 @@ struct cache_entry {
 struct class_memo {
     uint64_t hash; /* 64-bit FNV-1a of the lower-cased value, 0 when empty */
     size_t len;
+    uint32_t neg_words; /* class_hints' negative words */
     int8_t weight;
     uint8_t unlikely;
 };
@@ -578,14 +579,21 @@ _Static_assert(N_HINTS < 256, "hint indices are bytes");
 static uint8_t hint_first[257];
 static uint8_t hint_by_first[N_HINTS];
 static uint8_t hint_len[N_HINTS];
+static uint32_t hint_neg_bit[N_HINTS]; /* a negative hint's bit of ex_elem.neg_words, else 0 */
 static pthread_once_t hints_once = PTHREAD_ONCE_INIT;
+/* the bits of ex_elem.neg_words past the negative patterns of hints[] */
+#define NEG_WORD_NAV (1u << 30)  /* the whole words nav*, ad, ads, advert* */
+#define NEG_WORD_MENU (1u << 31) /* the main menu */
 
 static void hints_init(void)
 {
     unsigned count[256] = {0};
+    unsigned neg = 0;
     for (size_t i = 0; i < N_HINTS; i++) {
         count[(unsigned char)hints[i].pat[0]]++;
         hint_len[i] = (uint8_t)strlen(hints[i].pat);
+        if (hints[i].weight < 0)
+            hint_neg_bit[i] = 1u << (neg < 29 ? neg++ : 29); /* 26 of them today */
     }
     unsigned at = 0;
     for (unsigned c = 0; c < 256; c++) {
@@ -613,14 +621,16 @@ enum {
  * for landmarks (role=main, <article> +25; <nav>, <aside>, <footer>, navigation roles -25) */
 #define HINT_WEIGHT 25
 
-/* Hint weight and unlikely flag (HINT_UNLIKELY; HINT_COMMENT: a comment section) from one
- * lower-cased class or id value. HOW IT WORKS: a hint applies when its pattern occurs anywhere in
+/* Hint weight, unlikely flag (HINT_UNLIKELY; HINT_COMMENT: a comment section) and negative
+ * words (*neg_words: one bit a word, boiler.c's site words) from one lower-cased class or
+ * id value. HOW IT WORKS: a hint applies when its pattern occurs anywhere in
  * v; instead of one strstr() per pattern (about 90 calls for every id, most of them on short
  * values), v is scanned once and at each byte only the patterns starting with that byte are
  * compared. The flags are ORs over the hints found, so the order is immaterial. */
-static void class_hints(const char *v, int *weight, int *unlikely)
+static void class_hints(const char *v, int *weight, int *unlikely, uint32_t *neg_words)
 {
     int neg = 0, pos = 0, unl = 0, comment = 0;
+    uint32_t words = 0;
     pthread_once(&hints_once, hints_init);
     for (const char *p = v; *p; p++) {
         unsigned c = (unsigned char)*p;
@@ -630,9 +640,10 @@ static void class_hints(const char *v, int *weight, int *unlikely)
                 continue;
             if (hints[h].unlikely)
                 unl = 1;
-            if (hints[h].weight < 0)
+            if (hints[h].weight < 0) {
                 neg = 1;
-            else if (hints[h].weight > 0)
+                words |= hint_neg_bit[h];
+            } else if (hints[h].weight > 0)
                 pos = 1;
         }
         if ((c == 'c' && strncmp(p, "comment", 7) == 0) ||
@@ -651,13 +662,16 @@ static void class_hints(const char *v, int *weight, int *unlikely)
             (n == 3 && memcmp(s, "ads", 3) == 0) || (n >= 6 && memcmp(s, "advert", 6) == 0)) {
             unl = 1;
             neg = 1;
+            words |= NEG_WORD_NAV;
         }
     }
     /* "main" rescues an unlikely element (readability), but not the main menu */
     int menu = strstr(v, "mainmenu") || strstr(v, "main-menu") || strstr(v, "mainnav") ||
                strstr(v, "main-nav");
-    if (menu)
+    if (menu) {
         unl = neg = 1;
+        words |= NEG_WORD_MENU;
+    }
     if (unl && !menu)
         for (size_t i = 0; i < sizeof maybe / sizeof maybe[0]; i++)
             if (strstr(v, maybe[i])) {
@@ -669,6 +683,7 @@ static void class_hints(const char *v, int *weight, int *unlikely)
     if (comment)
         pos = 0;
     *weight += (neg ? -HINT_WEIGHT : 0) + (pos ? HINT_WEIGHT : 0);
+    *neg_words |= words;
     if (unl)
         *unlikely |= HINT_UNLIKELY;
     if (comment)
@@ -681,16 +696,24 @@ static void class_hints(const char *v, int *weight, int *unlikely)
  * refentry (its other element names, "chapter", "article", "index", are common class
  * names elsewhere: generator_layout() takes them on DocBook pages only), Texinfo's
  * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content, odoc's (OCaml)
- * header.odoc-preamble (the title and the module's introduction) and div.odoc-content. (Sphinx,
+ * header.odoc-preamble (the title and the module's introduction) and div.odoc-content, Tcl
+ * doctools' div.doctools (the whole manual page: title, name, table of contents, synopsis,
+ * sections; tcllib's 429 pages). (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {
-        "chapter-level-extent", "md-content--inner", "odoc-content",
-        "odoc-preamble",        "refentry",          "sect1",
-        "section-level-extent", "td-content",        "unnumbered-level-extent"};
+    static const char *const names[] = {"chapter-level-extent",
+                                        "doctools",
+                                        "md-content--inner",
+                                        "odoc-content",
+                                        "odoc-preamble",
+                                        "refentry",
+                                        "sect1",
+                                        "section-level-extent",
+                                        "td-content",
+                                        "unnumbered-level-extent"};
     return first_word_in(v, names, sizeof names / sizeof names[0]);
 }
 
@@ -1056,7 +1079,8 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
         struct class_memo *m = &st->memo[h & 255];
         if (m->hash != h || m->len != len) {
             int wt = 0, un = 0;
-            class_hints(low, &wt, &un);
+            uint32_t nw = 0;
+            class_hints(low, &wt, &un, &nw);
             if (hiding_class(low))
                 un |= HINT_HIDING;
             if (generator_area(low))
@@ -1067,8 +1091,12 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             m->len = len;
             m->weight = (int8_t)wt;
             m->unlikely = (uint8_t)un;
+            m->neg_words = nw;
         }
         *weight += m->weight;
+        e->neg_words |= m->neg_words;
+        if (m->neg_words)
+            e->neg_weight = (int8_t)(e->neg_weight - HINT_WEIGHT);
         *unlikely |= m->unlikely;
         /* Javadoc (1.2 to 8) and Groovydoc mark the current page's cell of their
          * navigation bar, above the title, "navBarCell1Rev": a page of the Javadoc layout
@@ -1085,7 +1113,11 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
     }
     if (at->id && *at->id) {
         lower_copy(low, sizeof low, at->id);
-        class_hints(low, weight, unlikely);
+        uint32_t nw = 0;
+        class_hints(low, weight, unlikely, &nw);
+        e->neg_words |= nw;
+        if (nw)
+            e->neg_weight = (int8_t)(e->neg_weight - HINT_WEIGHT);
         if (strcmp(low, "author") == 0)
             *unlikely |= HINT_UNLIKELY; /* the author's box (a byline is a class, not an id) */
         /* Haddock writes no <meta name="generator">; its pages open with
@@ -1129,6 +1161,15 @@ static void role_hints(struct ex_elem *e, const struct attrs *at, uint16_t inher
     }
 }
 
+/* pandoc's HTML5 template writes the document's title block (title, subtitle, author,
+ * date) as <header id="title-block-header"> before the text, and Quarto keeps it: the
+ * document's own heading, not a site's banner (Allegro 5's reference manual lost every
+ * page's title). */
+static int title_block(const struct attrs *at)
+{
+    return at->id && strcmp(at->id, "title-block-header") == 0;
+}
+
 /* Judges block element e (tag) from its attributes, tag and ancestors' marks (inherit):
  * its weight and its EX_E_* flags; may set at->hidden (a CSS hiding class). */
 static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, struct attrs *at,
@@ -1159,6 +1200,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (unlikely & HINT_BANNER)
         chrome = 1;
     unlikely &= HINT_UNLIKELY;
+    if (tag == T_header && title_block(at))
+        unlikely = 0; /* its id says "header" */
     int article = 0, boiler = chrome;
     if (tag == T_article || tag == T_main)
         article = 1;
@@ -1177,7 +1220,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (tag == T_nav || (tag == T_aside && !notes) || tag == T_footer) {
         boiler = 1;
         weight -= HINT_WEIGHT;
-    } else if (tag == T_header && !area && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent)) {
+    } else if (tag == T_header && !area && !(inherit & EX_E_ARTICLE) && !in_section(w, e->parent) &&
+               !title_block(at)) {
         boiler = 1;
     }
     /* forms are comment, search and sign-up forms (unless one wraps the page, which
