@@ -35,13 +35,14 @@ then one line 'relpairs PAIR recall R precision P' a pair. Exits 1 when a pair i
 import argparse
 import collections
 import glob
-import html
 import json
 import os
 import re
 import subprocess
 import sys
 from html.parser import HTMLParser
+
+import fdref  # falsedrop-score's reference text lines (tests/bench/fdref.py)
 
 # name: (PACKAGE:HTML_ROOT,PACKAGE:HTML_ROOT, generator), releases of the same documentation
 # in Debian 12 (bookworm) whose generator is not the LLVM manuals' Sphinx.
@@ -106,14 +107,6 @@ def unpack(pkg, rel):
     return os.path.join(d, rel)
 
 
-def text_lines(t):
-    """falsedrop-score's text lines of one page (tests/bench/fdref.py)"""
-    t = re.sub(r'(?is)<(script|style|head)\b.*?</\1>', ' ', t)
-    t = re.sub(r'(?i)<(br|p|div|li|tr|h[1-6]|pre|dt|dd|table|section|article)\b[^>]*>', '\n', t)
-    t = html.unescape(re.sub(r'<[^>]+>', ' ', t))
-    return [re.sub(r'\s+', ' ', x).strip().lower() for x in t.split('\n') if x.strip()]
-
-
 class Area(HTMLParser):
     """the text inside the first element matching (tag, attr, value)"""
     VOID = {'br', 'img', 'meta', 'link', 'hr', 'input', 'wbr', 'col', 'area', 'base', 'source'}
@@ -174,7 +167,7 @@ NWORDS = []
 def references(files, nwords):
     """reference 4-gram set of every file of one release (its word count in nwords)"""
     raw = {f: open(f, 'rb').read().decode('utf-8', 'replace') for f in files}
-    lines = {f: [drop_line_number(x) for x in text_lines(raw[f])] for f in files}
+    lines = {f: [drop_line_number(x) for x in fdref.text_lines(raw[f])] for f in files}
     df = collections.Counter(x for ls in lines.values() for x in set(ls))
     common = {x for x, c in df.items() if c > a.share * len(files)}
     out = {}
