@@ -62,6 +62,21 @@ static uint64_t *make_set(size_t n, unsigned k)
     return v;
 }
 
+/* make_set's fingerprints with the buckets a scan finds hardest: every fourth shares its
+ * top 10 bits (crowded buckets, more entries than a line or a vector holds), some sit in
+ * the first and the last bucket, and some repeat the one before. */
+static uint64_t *make_edge_set(size_t n, unsigned k)
+{
+    uint64_t *v = make_set(n, k);
+    for (size_t i = 0; i < n; i += 4)
+        v[i] = (v[i] & (UINT64_MAX >> 10)) | ((uint64_t)0x2a5 << 54);
+    for (size_t i = 1; i < n; i += 50)
+        v[i] = i % 100 == 1 ? v[i] >> 12 : v[i] | ((uint64_t)0xfff << 52);
+    for (size_t i = 2; i < n; i += 41)
+        v[i] = v[i - 1];
+    return v;
+}
+
 static struct dedup_index *build(const uint64_t *v, size_t n, unsigned k, unsigned tables)
 {
     struct dedup_design d;
@@ -1397,13 +1412,7 @@ static void test_index_wide_scan_every_k(void)
     for (unsigned k = 0; k <= 7; k++) {
         rng_state = 1900 + k;
         size_t n = k == 7 ? 20000 : 6000, nq = 600;
-        uint64_t *v = make_set(n, k);
-        for (size_t i = 0; i < n; i += 4) /* crowded buckets */
-            v[i] = (v[i] & (UINT64_MAX >> 10)) | ((uint64_t)0x2a5 << 54);
-        for (size_t i = 1; i < n; i += 50) /* the first and the last bucket */
-            v[i] = i % 100 == 1 ? v[i] >> 12 : v[i] | ((uint64_t)0xfff << 52);
-        for (size_t i = 2; i < n; i += 41)
-            v[i] = v[i - 1]; /* the same fingerprint twice */
+        uint64_t *v = make_edge_set(n, k);
         struct dedup_index *idx = build(v, n, k, 0);
         ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
         CU_ASSERT_FATAL(idx->nmain > 0 && idx->ndelta == 0);
@@ -1470,13 +1479,7 @@ static void test_index_lines_every_k(void)
     for (unsigned k = 0; k <= 7; k++) {
         rng_state = 700 + k;
         size_t n = 6000, nq = 400;
-        uint64_t *v = make_set(n, k);
-        for (size_t i = 0; i < n; i += 4) /* crowded buckets: they spill */
-            v[i] = (v[i] & (UINT64_MAX >> 10)) | ((uint64_t)0x2a5 << 54);
-        for (size_t i = 1; i < n; i += 50) /* the first and the last bucket */
-            v[i] = i % 100 == 1 ? v[i] >> 12 : v[i] | ((uint64_t)0xfff << 52);
-        for (size_t i = 2; i < n; i += 41)
-            v[i] = v[i - 1]; /* the same fingerprint twice */
+        uint64_t *v = make_edge_set(n, k);
         struct dedup_index *idx = build(v, n, k, 0);
         idx->lines_min = 0;
         idx->lines_per = 0;
