@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 8) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 9) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 8
+#define DEDUP_FINGERPRINT_VERSION 9
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -132,6 +132,13 @@ uint64_t dedup_simhash(const struct dedup_features *f);
  * of the page's own heading (extract_doc_heading()); XXH3_64bits_withSeed(tokens, len,
  * DEDUP_NAME_SEED) when 1 <= n_tokens <= DEDUP_NAME_MAX_TOKENS, else 0 (no name). */
 uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
+
+/* The length of the label that opens a heading (docs/FINGERPRINT.md section 6, "A
+ * heading's label"), which the page's name leaves out: a generated number that changes
+ * when a manual's chapters are renumbered ("Chapter 13. ", "Appendix B. ", "Part IV. ",
+ * "8.3. ", "F.1. ", "13.2 "); 0 when the heading has none, or nothing but the label.
+ * heading is len bytes of UTF-8 (extract_doc_heading()); pure. */
+size_t dedup_name_label(const char *heading, size_t len);
 
 /* Hamming distance of two fingerprints, 0..64. */
 static inline unsigned dedup_distance(uint64_t a, uint64_t b)

@@ -192,6 +192,70 @@ uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens)
     return XXH3_64bits_withSeed(tokens, len, DEDUP_NAME_SEED);
 }
 
+/* A byte of a label's word: an ASCII letter or a byte of a multi-byte UTF-8 character
+ * (a translated manual's "Kapitel", "Capítulo", "Глава"). */
+static int label_letter(unsigned char c)
+{
+    return (unsigned)((c | 0x20) - 'a') < 26u || c >= 0x80;
+}
+
+static int label_digit(unsigned char c)
+{
+    return (unsigned)(c - '0') < 10u;
+}
+
+#define LABEL_WORD_MAX 24 /* bytes of a label's word ("Chapter", "Appendix", "Глава") */
+
+size_t dedup_name_label(const char *heading, size_t len)
+{
+    const unsigned char *h = (const unsigned char *)heading;
+    size_t i = 0, digits = 0, groups = 0;
+    int word = 0;
+    while (i < len && (h[i] == ' ' || h[i] == '\t'))
+        i++;
+    size_t w0 = i;
+    while (i < len && i - w0 <= LABEL_WORD_MAX && label_letter(h[i]))
+        i++;
+    if (i > w0 && i - w0 <= LABEL_WORD_MAX && i < len && h[i] == ' ') {
+        word = 1; /* "Chapter ", then the number */
+        i++;
+    } else {
+        i = w0;
+    }
+    /* the number: groups of ASCII digits parted by dots; the first may be one capital
+     * letter or a Roman numeral in capitals ("B", "IV", "F.1") */
+    for (;;) {
+        size_t g = i;
+        while (i < len && label_digit(h[i]))
+            i++;
+        if (i > g) {
+            digits++;
+        } else if (groups == 0 && i < len && h[i] && strchr("IVXLCDM", h[i])) {
+            while (i < len && h[i] && strchr("IVXLCDM", h[i]))
+                i++;
+        } else if (groups == 0 && i < len && (unsigned)(h[i] - 'A') < 26u) {
+            i++;
+        } else {
+            return 0; /* no number, or a dot with no group after it */
+        }
+        groups++;
+        if (i + 1 < len && h[i] == '.' && label_digit(h[i + 1])) {
+            i++;
+            continue;
+        }
+        break;
+    }
+    /* then a dot and a blank; with no word, a digit in the number ("8.3. ", "A.1. ", not
+     * the initial of "A. Lincoln"); and a name after it */
+    if (!(word || digits) || i + 1 >= len || h[i] != '.' || (h[i + 1] != ' ' && h[i + 1] != '\t'))
+        return 0;
+    i += 2;
+    size_t end = i;
+    while (i < len && (h[i] == ' ' || h[i] == '\t'))
+        i++;
+    return i < len ? end : 0;
+}
+
 char *dedup_fingerprint_format(uint64_t fp, char buf[17])
 {
     static const char hex[] = "0123456789abcdef";

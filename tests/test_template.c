@@ -492,6 +492,102 @@ static void test_template_page_name(void)
     free(longest_named);
 }
 
+/* The name of a page under heading h (named_page()'s body). */
+static uint64_t name_of(const char *h)
+{
+    char *html = named_page(h, 999);
+    struct filter_fp_result r = fp_page(html);
+    uint64_t name = r.name_hash;
+    filter_fp_result_release(&r);
+    free(html);
+    return name;
+}
+
+/* A heading's label (docs/FINGERPRINT.md section 6, version 9): the generated number a
+ * DocBook manual puts before a title is not the page's name, so the same chapter
+ * renumbered between two releases keeps its name and its fingerprint; a heading that is
+ * only a label, or a number that is part of the name, is left as it is. */
+static void test_template_name_label(void)
+{
+    static const struct {
+        const char *heading, *name; /* name: the token string the name is the hash of */
+    } CASES[] = {
+        {"Chapter 13. Boost.Date_Time", "boost date_time"},
+        {"Chapter 11. Boost.Date_Time", "boost date_time"},
+        {"8.3. Character Types", "character types"},
+        {"12. Character Types", "character types"},
+        {"F.1. adminpack", "adminpack"},
+        {"Appendix B. Date/Time Support", "date time support"},
+        {"Part IV. Client Interfaces", "client interfaces"},
+        {"Kapitel 3. Einführung", "einfuhrung"},
+        {"Глава 3. Введение", "введение"},
+        {"Capítulo 2.\tDatos", "datos"},
+        /* no label: the name is the whole heading */
+        {"A. Lincoln", "a lincoln"},
+        {"IV. Server", "iv server"},
+        {"Chapter 13.", "chapter 13"},
+        {"Chapter 13. ", "chapter 13"},
+        {"Django 3.2.19 release notes", "django 3 2 19 release notes"},
+        {"13.2 Title", "13 2 title"},
+        {"1.. Title", "1 title"},
+        {"Step 1.Install", "step 1 install"},
+        {"Python 3 tutorial", "python 3 tutorial"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        uint64_t want = XXH3_64bits_withSeed(CASES[i].name, strlen(CASES[i].name), DEDUP_NAME_SEED);
+        uint64_t got = name_of(CASES[i].heading);
+        if (got != want)
+            fprintf(stderr, "\nname of '%s' is not that of '%s'\n", CASES[i].heading, CASES[i].name);
+        ASSERT_EQ(got, want);
+    }
+    /* the function itself: where the name starts, within len */
+    ASSERT_EQ(dedup_name_label("8.3. x", 6), 5);
+    ASSERT_EQ(dedup_name_label("8.3. x", 5), 0); /* the label alone */
+    ASSERT_EQ(dedup_name_label("8.3. x", 3), 0);
+    ASSERT_EQ(dedup_name_label("", 0), 0);
+    ASSERT_EQ(dedup_name_label("Supercalifragilisticexpialidocious 1. x", 39), 0); /* no word */
+    /* the same chapter of two releases: one fingerprint; another chapter: far */
+    char *a = named_page("Chapter 13. Alpha Widget", 999), *b = named_page("Chapter 11. Alpha Widget", 999);
+    char *c = named_page("Chapter 13. Beta Widget", 999);
+    struct filter_fp_result ra = fp_page(a), rb = fp_page(b), rc = fp_page(c);
+    ASSERT_EQ(ra.fingerprint, rb.fingerprint);
+    CU_ASSERT(dedup_distance(ra.fingerprint, rc.fingerprint) > 7);
+    filter_fp_result_release(&ra);
+    filter_fp_result_release(&rb);
+    filter_fp_result_release(&rc);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* The name records of the golden vectors (tests/data/fingerprint/vectors.txt,
+ * docs/FINGERPRINT.md section 8): a heading and its name, as the pipeline computes it. */
+static void test_template_name_golden(void)
+{
+    size_t len;
+    char *data = test_slurp("tests/data/fingerprint/vectors.txt", &len);
+    CU_ASSERT_FATAL(data != NULL);
+    unsigned n = 0, labelled = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, "name\t", 5) != 0)
+            continue;
+        char *hex = line + 5, *heading = strchr(hex, '\t');
+        CU_ASSERT_FATAL(heading != NULL);
+        *heading++ = '\0';
+        uint64_t want = strtoull(hex, NULL, 16), got = name_of(heading);
+        if (got != want)
+            fprintf(stderr, "\nname of '%s' is %016llx, vector %s\n", heading,
+                    (unsigned long long)got, hex);
+        ASSERT_EQ(got, want);
+        labelled += dedup_name_label(heading, strlen(heading)) > 0;
+        n++;
+    }
+    CU_ASSERT(n >= 10);
+    CU_ASSERT(labelled >= 5);
+    free(data);
+}
+
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -506,4 +602,6 @@ void test_template_register(void)
                 test_template_blocks_join_to_whole_text);
     CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
     CU_add_test(s, "test_template_page_name", test_template_page_name);
+    CU_add_test(s, "test_template_name_label", test_template_name_label);
+    CU_add_test(s, "test_template_name_golden", test_template_name_golden);
 }
