@@ -971,36 +971,28 @@ static void test_extract_tokens_code_joins(void)
 
 /* The tokens records of the golden vectors (tests/data/fingerprint/vectors.txt,
  * docs/FINGERPRINT.md section 8): text, token count, token string. */
+static void tokens_record(char **f, void *joined)
+{
+    size_t got_n = 0;
+    char *got = tokens(f[0], &got_n);
+    CU_ASSERT_PTR_NOT_NULL(got);
+    if (got) {
+        CU_ASSERT_STRING_EQUAL(got, f[2]);
+        if (strcmp(got, f[2]) != 0)
+            fprintf(stderr, "\ntokens(%s) = '%s', vector '%s'\n", f[0], got, f[2]);
+        ASSERT_EQ(got_n, strtoul(f[1], NULL, 10));
+    }
+    free(got);
+    *(unsigned *)joined += strstr(f[2], "->") || strstr(f[2], "::") || strstr(f[2], "~");
+}
+
 static void test_extract_tokens_golden(void)
 {
-    size_t len;
-    char *data = test_slurp("tests/data/fingerprint/vectors.txt", &len);
-    CU_ASSERT_FATAL(data != NULL);
-    unsigned n = 0, joined = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "tokens\t", 7) != 0)
-            continue;
-        char *text = line + 7, *count = strchr(text, '\t'), *want = count ? strchr(count + 1, '\t') : NULL;
-        CU_ASSERT_FATAL(want != NULL);
-        *count++ = '\0';
-        *want++ = '\0';
-        size_t got_n = 0;
-        char *got = tokens(text, &got_n);
-        CU_ASSERT_PTR_NOT_NULL(got);
-        if (got) {
-            CU_ASSERT_STRING_EQUAL(got, want);
-            if (strcmp(got, want) != 0)
-                fprintf(stderr, "\ntokens(%s) = '%s', vector '%s'\n", text, got, want);
-            ASSERT_EQ(got_n, strtoul(count, NULL, 10));
-        }
-        free(got);
-        joined += strstr(want, "->") || strstr(want, "::") || strstr(want, "~");
-        n++;
-    }
+    unsigned joined = 0;
+    unsigned n = test_each_record("tests/data/fingerprint/vectors.txt", "tokens", 3,
+                                  tokens_record, &joined);
     CU_ASSERT(n >= 5);
     CU_ASSERT(joined >= 2);
-    free(data);
 }
 
 /* Rule 4: a token is a prefix; once a code point does not fit, nothing after it does. */

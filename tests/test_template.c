@@ -562,30 +562,23 @@ static void test_template_name_label(void)
 
 /* The name records of the golden vectors (tests/data/fingerprint/vectors.txt,
  * docs/FINGERPRINT.md section 8): a heading and its name, as the pipeline computes it. */
+static void name_record(char **f, void *labelled)
+{
+    uint64_t want = strtoull(f[0], NULL, 16), got = name_of(f[1]);
+    if (got != want)
+        fprintf(stderr, "\nname of '%s' is %016llx, vector %s\n", f[1], (unsigned long long)got,
+                f[0]);
+    ASSERT_EQ(got, want);
+    *(unsigned *)labelled += dedup_name_label(f[1], strlen(f[1])) > 0;
+}
+
 static void test_template_name_golden(void)
 {
-    size_t len;
-    char *data = test_slurp("tests/data/fingerprint/vectors.txt", &len);
-    CU_ASSERT_FATAL(data != NULL);
-    unsigned n = 0, labelled = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, "name\t", 5) != 0)
-            continue;
-        char *hex = line + 5, *heading = strchr(hex, '\t');
-        CU_ASSERT_FATAL(heading != NULL);
-        *heading++ = '\0';
-        uint64_t want = strtoull(hex, NULL, 16), got = name_of(heading);
-        if (got != want)
-            fprintf(stderr, "\nname of '%s' is %016llx, vector %s\n", heading,
-                    (unsigned long long)got, hex);
-        ASSERT_EQ(got, want);
-        labelled += dedup_name_label(heading, strlen(heading)) > 0;
-        n++;
-    }
+    unsigned labelled = 0;
+    unsigned n = test_each_record("tests/data/fingerprint/vectors.txt", "name", 2, name_record,
+                                  &labelled);
     CU_ASSERT(n >= 10);
     CU_ASSERT(labelled >= 5);
-    free(data);
 }
 
 extern void test_template_register(void);

@@ -37,6 +37,39 @@ char *test_slurp(const char *path, size_t *len)
     return buf;
 }
 
+unsigned test_each_record(const char *path, const char *type, unsigned nfields,
+                          void (*fn)(char **fields, void *userdata), void *userdata)
+{
+    size_t len, tl = strlen(type);
+    char *data = test_slurp(path, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    unsigned n = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (strncmp(line, type, tl) != 0 || line[tl] != '\t')
+            continue;
+        char *f[8], *p = line + tl + 1;
+        unsigned nf = 0;
+        for (;;) {
+            if (nf < 8)
+                f[nf] = p;
+            nf++;
+            char *t = strchr(p, '\t');
+            if (!t)
+                break;
+            *t = '\0';
+            p = t + 1;
+        }
+        CU_ASSERT(nf == nfields);
+        if (nf == nfields) {
+            fn(f, userdata);
+            n++;
+        }
+    }
+    free(data);
+    return n;
+}
+
 void tu_fmt_i(char *buf, size_t cap, long long v)
 {
     snprintf(buf, cap, "%lld", v);

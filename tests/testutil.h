@@ -12,6 +12,14 @@
  * memory runs out. */
 char *test_slurp(const char *path, size_t *len);
 
+/* Calls fn(fields, userdata) for each line of the TAB-separated file at path (the golden
+ * vectors' layout, docs/FINGERPRINT.md section 8) whose first field is type and which has
+ * exactly nfields fields after it (at most 8): fields[0 .. nfields) are those, NUL-ended,
+ * valid during the call. Returns how many lines it called fn for; a line of that type with
+ * another number of fields is a test failure. A file that cannot be read fails fatally. */
+unsigned test_each_record(const char *path, const char *type, unsigned nfields,
+                          void (*fn)(char **fields, void *userdata), void *userdata);
+
 /*
  * ASSERT_EQ(actual, expected) and ASSERT_EQ_FATAL: CU_ASSERT_EQUAL that says what both
  * sides were when they differ (libuv's ASSERT_EQ): "dedup_index_doc_count(idx) == 6000
