@@ -31,6 +31,8 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
+import debpkg  # a Debian package unpacked once (tests/bench/debpkg.py)
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -75,15 +77,7 @@ def xxh(s):
 
 def unpack(pkg):
     """apt-get download PKG into the cache and unpack it once (as neardup-score does)."""
-    d = os.path.join(a.cache, pkg)
-    if not os.path.isdir(d):
-        os.makedirs(a.cache, exist_ok=True)
-        if subprocess.run(['apt-get', 'download', pkg], cwd=a.cache).returncode != 0:
-            subprocess.run(['apt-get', 'update', '-qq'], check=True)
-            subprocess.run(['apt-get', 'download', pkg], cwd=a.cache, check=True)
-        deb = [f for f in os.listdir(a.cache) if f.startswith(pkg + '_') and f.endswith('.deb')][0]
-        subprocess.run(['dpkg', '-x', os.path.join(a.cache, deb), d], check=True)
-    return d
+    return debpkg.unpack(pkg, os.path.join(a.cache, pkg), a.cache)
 
 # ---------------- reference main texts (independent of the extractor) ----------------
 class Ref(HTMLParser):

@@ -34,7 +34,6 @@ then one line 'relpairs PAIR recall R precision P' a pair. Exits 1 when a pair i
 --min-recall or --min-precision, or when `BIN pairs` differs from brute force."""
 import argparse
 import collections
-import glob
 import json
 import os
 import re
@@ -42,6 +41,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 
+import debpkg  # a Debian package unpacked once (tests/bench/debpkg.py)
 import fdref  # falsedrop-score's reference text lines (tests/bench/fdref.py)
 
 # name: (PACKAGE:HTML_ROOT,PACKAGE:HTML_ROOT, generator), releases of the same documentation
@@ -96,15 +96,7 @@ a = ap.parse_args()
 
 def unpack(pkg, rel):
     """apt-get download PKG into the cache and unpack it once (neardup-score's layout)"""
-    d = os.path.join(a.cache, pkg)
-    if not os.path.isdir(d):
-        os.makedirs(a.cache, exist_ok=True)
-        if subprocess.run(['apt-get', 'download', pkg], cwd=a.cache).returncode != 0:
-            subprocess.run(['apt-get', 'update', '-qq'], check=True)
-            subprocess.run(['apt-get', 'download', pkg], cwd=a.cache, check=True)
-        deb = [f for f in os.listdir(a.cache) if f.startswith(pkg + '_') and f.endswith('.deb')][0]
-        subprocess.run(['dpkg', '-x', os.path.join(a.cache, deb), d], check=True)
-    return os.path.join(d, rel)
+    return os.path.join(debpkg.unpack(pkg, os.path.join(a.cache, pkg), a.cache), rel)
 
 
 class Area(HTMLParser):

@@ -40,6 +40,7 @@ from html.parser import HTMLParser
 import numpy as np
 import scipy.sparse as sp
 
+import debpkg  # a Debian package unpacked once (tests/bench/debpkg.py)
 import fdref  # falsedrop-score's reference (tests/bench/fdref.py)
 
 ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -140,15 +141,7 @@ def unpack(pkg, rel, sites_layout=False):
     """The HTML root, fetched as neardup-score (CACHE/PKG) or falsedrop-score
     (CACHE/sites/PKG) does."""
     d = os.path.join(a.cache, 'sites', pkg) if sites_layout else os.path.join(a.cache, pkg)
-    if not os.path.isdir(d):
-        debs = os.path.join(a.cache, 'debs')
-        os.makedirs(debs, exist_ok=True)
-        if not glob.glob(os.path.join(debs, pkg + '_*.deb')):
-            if subprocess.run(['apt-get', 'download', pkg], cwd=debs).returncode != 0:
-                subprocess.run(['apt-get', 'update', '-qq'], check=True)
-                subprocess.run(['apt-get', 'download', pkg], cwd=debs, check=True)
-        subprocess.run(['dpkg', '-x', glob.glob(os.path.join(debs, pkg + '_*.deb'))[0], d], check=True)
-    return os.path.join(d, rel)
+    return os.path.join(debpkg.unpack(pkg, d, os.path.join(a.cache, 'debs')), rel)
 
 
 # ---------------- references (copies of the two scorers' rules) ----------------
