@@ -1573,6 +1573,136 @@ static void test_index_lines_every_k(void)
     CU_ASSERT(built >= 6); /* the shortest keys of k = 7 may be too short for lines */
 }
 
+/* queries' matches first found in a table t >= 1 (the ones the heads beside the tables
+ * serve), by brute force over v[0..n) */
+static size_t later_table_matches(const struct dedup_index *idx, const uint64_t *v, size_t n,
+                                  const uint64_t *q, size_t nq, unsigned k)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < nq; i++)
+        for (size_t j = 0; j < n; j++)
+            c += dedup_distance(v[j], q[i]) <= k && ix_first_table(idx, v[j] ^ q[i]) >= 1;
+    return c;
+}
+
+/* The heads beside tables 1.. (index.c, "HOW IT WORKS: the heads beside the tables") for
+ * every k = 0..7, built for every main (heads_min 0): queries one at a time and batched,
+ * with the wide scan and the scalar one, against brute force and against the lookup in table
+ * 0 (the heads paused), on make_edge_set's crowded, edge and repeated fingerprints (a
+ * repeated one's head is its first document); then query then add through merges (each
+ * main's heads rebuilt at its first query, in the blocks of the last, never stale), then
+ * saved and loaded; not built under heads_min nor where the lines serve. */
+static void test_index_heads_every_k(void)
+{
+    const int saved = atomic_load(&ix_probe_wide);
+    const int ways = ix_wide_fast() ? 2 : 1;
+    size_t later = 0;
+    for (unsigned k = 0; k <= 7; k++) {
+        rng_state = 1950 + k;
+        size_t n = k == 7 ? 12000 : 5000, nq = 500;
+        uint64_t *v = make_edge_set(n, k);
+        struct dedup_index *idx = build(v, n, k, 0);
+        idx->heads_min = 0;
+        idx->lines_per = 0;
+        uint64_t *q = malloc(nq * sizeof *q);
+        uint32_t *doc = malloc(2 * nq * sizeof *doc);
+        unsigned *dist = malloc(2 * nq * sizeof *dist);
+        unsigned char *found = malloc(2 * nq);
+        CU_ASSERT_FATAL(q && doc && dist && found);
+        for (size_t i = 0; i < nq; i++)
+            q[i] = i % 4 == 0 ? rnd() : flip_bits(v[rnd() % n], (unsigned)(rnd() % (k + 2)));
+        q[0] = 0;
+        q[1] = UINT64_MAX;
+        q[2] = v[2]; /* a repeated fingerprint: v[1]'s */
+        int bad = 0;
+        for (int w = 0; w < 2 * ways; w++) {
+            ix_probe_wide = w / 2;
+            idx->heads_paused = w % 2 == 1; /* way 1: table 0's lookup */
+            for (size_t i = 0; i < nq; i++)
+                bad += check_query(idx, v, n, q[i], k);
+            CU_ASSERT_FATAL(idx->ntables < 2 || idx->th_of == idx->tab[0]);
+            ASSERT_EQ_FATAL(dedup_index_nearest_many(idx, nq, q, k, doc + (size_t)(w % 2) * nq,
+                                                     dist + (size_t)(w % 2) * nq,
+                                                     found + (size_t)(w % 2) * nq),
+                            DEDUP_OK);
+            if (w % 2)
+                for (size_t i = 0; i < nq; i++)
+                    bad += found[i] != found[nq + i] ||
+                           (found[i] && (doc[i] != doc[nq + i] || dist[i] != dist[nq + i]));
+        }
+        idx->heads_paused = false;
+        ASSERT_EQ(bad, 0);
+        later += later_table_matches(idx, v, n, q, nq, k);
+
+        /* a main under heads_min gets none; lines serving free them */
+        idx->th_of = NULL; /* as a merge leaves them */
+        idx->heads_min = idx->nmain + 1;
+        bad += check_query(idx, v, n, q[3], k);
+        CU_ASSERT(idx->th_of == NULL);
+        idx->heads_min = 0;
+        idx->lines_min = 0;
+        bad += check_query(idx, v, n, q[4], k);
+        if (idx->line_of) {
+            CU_ASSERT(idx->th_of == NULL && idx->th[1] == NULL);
+        }
+        idx->lines_min = UINT32_MAX;
+        idx->line_of = NULL;
+        ASSERT_EQ(bad, 0);
+        dedup_index_free(idx);
+
+        /* query then add: every merge's main gets its heads at its next query */
+        struct dedup_design d;
+        ASSERT_EQ_FATAL(dedup_design_choose(k, n, 0, &d), DEDUP_OK);
+        ASSERT_EQ_FATAL(dedup_index_new(&d, &idx), DEDUP_OK);
+        idx->heads_min = 0;
+        idx->lines_per = 0;
+        unsigned rebuilt = 0;
+        uint32_t last_n = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i % 5 == 0 || i % 41 == 2) {
+                bad += check_query(idx, v, i, v[i], k);
+                bad += check_query(idx, v, i, flip_bits(v[i], k), k);
+                if (idx->th_of && idx->th_of_n != last_n) {
+                    rebuilt++;
+                    last_n = idx->th_of_n;
+                }
+            }
+            ASSERT_EQ_FATAL(dedup_index_add(idx, v[i], "x", 1, NULL), DEDUP_OK);
+            if (i % 997 == 996) /* a merge */
+                ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
+        }
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(idx->ntables < 2 || rebuilt >= 4);
+        ASSERT_EQ_FATAL(ix_compact(idx, 1), DEDUP_OK);
+        for (size_t i = 0; i < nq; i++)
+            bad += check_query(idx, v, n, q[i], k);
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(idx->ntables < 2 ||
+                  (idx->th_of != NULL && idx->th_of_n == idx->nmain && idx->ndelta == 0));
+
+        char *path = tmp_path("heads.idx");
+        struct dedup_file_error err;
+        ASSERT_EQ_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
+        dedup_index_free(idx);
+        ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
+        idx->heads_min = 0;
+        idx->lines_per = 0;
+        for (size_t i = 0; i < nq; i++)
+            bad += check_query(idx, v, n, q[i], k);
+        ASSERT_EQ(bad, 0);
+        CU_ASSERT(idx->ntables < 2 || idx->th_of != NULL);
+        dedup_index_free(idx);
+        unlink(path);
+        free(q);
+        free(doc);
+        free(dist);
+        free(found);
+        free(v);
+    }
+    ix_probe_wide = saved;
+    CU_ASSERT(later > 1000); /* the path ran */
+}
+
 /* The lines' limits (dedup_index_set_probe_lines_limits) and their state: under min no
  * lines; over the cap none, and older lines' blocks freed; at the cap built; off frees
  * them; a copy keeps the choice. */
@@ -1687,6 +1817,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_online_query_then_add", test_index_online_query_then_add);
     CU_add_test(s, "test_index_online_crowded", test_index_online_crowded);
     CU_add_test(s, "test_index_wide_scan_every_k", test_index_wide_scan_every_k);
+    CU_add_test(s, "test_index_heads_every_k", test_index_heads_every_k);
     CU_add_test(s, "test_index_lines_every_k", test_index_lines_every_k);
     CU_add_test(s, "test_index_lines_limits", test_index_lines_limits);
     CU_add_test(s, "test_index_pairs_once_threads", test_index_pairs_once_threads);
