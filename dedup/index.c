@@ -971,7 +971,6 @@ enum dedup_code ix_new(const struct dedup_design *d, struct dedup_index **out)
     idx->lines_min = UINT32_MAX; /* the probe's lines: off (dedup_index_set_probe_lines) */
     idx->lines_min_on = IX_LINES_MIN;
     idx->lines_per = IX_LINES_PER;
-    idx->heads_min = IX_HEADS_MIN;
     idx->delta_per = IX_DELTA_PER;
     *out = idx;
     return DEDUP_OK;
@@ -1113,17 +1112,6 @@ static void lines_free(struct dedup_index *idx)
     idx->line_of_n = 0;
 }
 
-static void heads_free(struct dedup_index *idx)
-{
-    for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
-        free(idx->th[t]);
-        idx->th[t] = NULL;
-    }
-    idx->th_cap = 0;
-    idx->th_of = NULL;
-    idx->th_of_n = 0;
-}
-
 void dedup_index_set_probe_lines(struct dedup_index *idx, int on)
 {
     idx->lines_min = on ? idx->lines_min_on : UINT32_MAX;
@@ -1202,7 +1190,6 @@ static void main_free(struct dedup_index *idx)
 {
     idx->qc_on = false;
     idx->line_of = NULL; /* the lines' blocks stay for the next build (lines_ready) */
-    idx->th_of = NULL;   /* so do the heads' (heads_ready) */
     idx->asked = 0;
     for (unsigned t = 0; t < DEDUP_MAX_TABLES; t++) {
         if (idx->main_owned) {
@@ -1228,7 +1215,6 @@ void dedup_index_free(struct dedup_index *idx)
     slab_free(&idx->dslab);
     main_free(idx);
     lines_free(idx);
-    heads_free(idx);
     ix_scratch_release(idx);
     free(idx->tail_buf);
     free(idx->tail_fix);
@@ -2795,108 +2781,11 @@ static inline size_t lines_find0(const struct dedup_index *idx, uint64_t fp)
     return SIZE_MAX;
 }
 
-/* ---- the heads beside the tables ----
- *
- * HOW IT WORKS: the heads beside the tables. A query's probe waits on rounds of dependent
- * misses (about 0.5 us a round against a 10M index on this project's VM; independent misses
- * in one round overlap: docs/BENCHMARKS.md, q19m): the directory entries, then the buckets
- * with table 0's heads. A match first found in a table t >= 1 then needed its fingerprint's
- * head, which only table 0 gives: its directory entry, then its bucket and head, two rounds
- * more (for about a fifth of bench_index's queries, half of which are one bit from an
- * indexed value). th[t] (t >= 1) holds the head of each entry of tab[t] at the same
- * position: its line is requested with the bucket's (probe_bounds), so the match reads its
- * head in the same round. 4 bytes a fingerprint a table t >= 1 (36 bytes a distinct
- * fingerprint for 10 tables: 360 MB at 10M); built, from a main of heads_min fingerprints
- * (IX_HEADS_MIN) on, by the query of a main that has answered nmain / lines_per queries, as
- * the lines are (a short run of queries against a large saved index never pays for it;
- * all pairs, merges and saves never build them), and not where the lines serve (they carry
- * heads of their own). Out of memory leaves the index without them: the lookup in table 0
- * serves every query as before. */
-
-#define IX_HEADS_AHEAD 16u /* the build's pipeline: entries between its stages */
-
-/* th[t][0..nmain) from tab[t], dir[0], tab[0] and head: each entry's fingerprint looked up
- * in table 0 (as main_find_head), in three stages IX_HEADS_AHEAD entries apart so that the
- * misses of many lookups overlap: the fingerprint and its directory line, the directory
- * read and its bucket and head lines, the bucket searched and the head read. */
-static void heads_table(const struct dedup_index *idx, unsigned t, uint32_t *out)
-{
-    const struct ix_perm *p = &idx->perm[t];
-    const uint64_t *v = idx->tab[t], *v0 = idx->tab[0];
-    const uint32_t *dir = idx->dir[0], *head = idx->head;
-    const size_t n = idx->nmain, a = IX_HEADS_AHEAD, m = 4 * IX_HEADS_AHEAD - 1;
-    const unsigned bits = idx->dir_bits;
-    uint64_t x[4 * IX_HEADS_AHEAD];
-    uint32_t b[4 * IX_HEADS_AHEAD];
-    for (size_t j = 0; j < n + 2 * a; j++) {
-        if (j < n) {
-            x[j & m] = t ? ix_unpermute(p, v[j]) : v[j];
-            b[j & m] = (uint32_t)ix_top_below64(x[j & m], bits);
-            __builtin_prefetch(&dir[b[j & m]]);
-        }
-        if (j >= a && j - a < n) {
-            uint32_t lo = dir[b[(j - a) & m]];
-            __builtin_prefetch(&v0[lo]);
-            __builtin_prefetch(&head[lo]);
-        }
-        if (j >= 2 * a) {
-            const size_t i = j - 2 * a;
-            const uint64_t fp = x[i & m];
-            uint32_t lo = dir[b[i & m]], end = dir[b[i & m] + 1], hi = end;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (v0[mid] < fp)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            out[i] = lo < end && v0[lo] == fp ? head[lo] : IX_NONE;
-        }
-    }
-}
-
-/* Builds the heads of the main tables when they are due and not built yet (or built for
- * another main): the rule above. */
-static void heads_ready(struct dedup_index *idx)
-{
-    if (idx->line_of) {
-        heads_free(idx); /* the lines carry heads of their own (paused: table 0's lookup) */
-        return;
-    }
-    if (idx->heads_paused ||
-        (idx->th_of && idx->th_of == idx->tab[0] && idx->th_of_n == idx->nmain))
-        return;
-    idx->th_of = NULL;
-    if (idx->nmain < idx->heads_min || !idx->nmain || idx->lazy || idx->ntables < 2 ||
-        (idx->lines_per && idx->asked < idx->nmain / idx->lines_per))
-        return;
-    if (idx->th_cap < idx->nmain) {
-        heads_free(idx);
-        for (unsigned t = 1; t < idx->ntables; t++) {
-            idx->th[t] = ix_big_alloc((size_t)idx->nmain * sizeof *idx->th[t]);
-            if (!idx->th[t]) {
-                heads_free(idx);
-                return;
-            }
-        }
-        idx->th_cap = idx->nmain;
-    }
-    for (unsigned t = 1; t < idx->ntables; t++)
-        heads_table(idx, t, idx->th[t]);
-    idx->th_of = idx->tab[0];
-    idx->th_of_n = idx->nmain;
-}
-
 /* ---- queries ---- */
 
 /* Calls found(arg, x, distance, doc_head) for every distinct indexed fingerprint x within
  * k of q, each once. */
 typedef int (*match_fn)(void *arg, uint64_t x, unsigned distance, uint32_t head);
-
-#ifndef IX_HEADS_PREFETCH
-#define IX_HEADS_PREFETCH 1 /* -DIX_HEADS_PREFETCH=0: th[t]'s line read when a match needs it */
-#endif
-#define IX_HEADS_ON(idx) ((idx)->th_of != NULL && !(idx)->heads_paused)
 
 /* A query between the stages of its probe: its key in every table and, once the
  * directories are read, every table's bucket bounds. */
@@ -2949,8 +2838,6 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
                                                                struct probe_state *st)
 {
     unsigned nt = idx->ntables;
-    const bool heads = IX_HEADS_ON(idx);
-    (void)heads;
     if (idx->nmain && (!idx->line_of || idx->lines_paused))
         for (unsigned t = 0; t < nt; t++) {
             uint32_t b = st->lo[t];
@@ -2962,8 +2849,6 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
                 __builtin_prefetch(&idx->tab[t][hi - 1]);
             if (t == 0 && hi > lo) /* a match of table 0 reads its head at once */
                 __builtin_prefetch(&idx->head[lo]);
-            else if (IX_HEADS_PREFETCH && heads && hi > lo) /* and one of t >= 1 too */
-                __builtin_prefetch(&idx->th[t][lo]);
         }
     if (idx->ndelta)
         for (unsigned t = 0; t < nt; t++)
@@ -3005,10 +2890,6 @@ static inline __attribute__((always_inline)) int main_match(const struct dedup_i
     uint64_t x = t ? ix_unpermute(&idx->perm[t], v) : v;
     if (ix_first_table(idx, x ^ st->q) != t)
         return 0;
-    if (t && IX_HEADS_ON(idx)) { /* the head beside the entry (heads_ready) */
-        const uint32_t h = idx->th[t][i];
-        return h == IX_NONE ? 0 : found(arg, x, dist, h); /* IX_NONE: as below */
-    }
     uint32_t pos = t ? main_find_head(idx, x) : i;
     if (pos == IX_NONE)
         return 0; /* only in a forged file: a table entry not in table 0 */
@@ -3289,7 +3170,6 @@ static enum dedup_code query_ready(struct dedup_index *idx, unsigned k, uint64_t
     if (rc == DEDUP_OK) {
         idx->asked += n;
         lines_ready(idx);
-        heads_ready(idx);
     }
     return rc;
 }

@@ -38,9 +38,6 @@
 #ifndef IX_LINES_PER
 #define IX_LINES_PER 4u /* lines once a main answered a quarter as many queries as it holds */
 #endif
-#ifndef IX_HEADS_MIN
-#define IX_HEADS_MIN (1u << 21) /* the heads beside tables 1.. for a main of this many */
-#endif
 #define IX_LINE_SLOTS 8u  /* slots of a line bucket: 64 bytes */
 #define IX_SCRATCH_MAX 4u /* scratch blocks an index holds (dedup_index_give_scratch) */
 
@@ -188,22 +185,6 @@ struct dedup_index {
     uint32_t lines_per; /* built once the main answered nmain / lines_per queries (0: at once) */
     uint64_t asked;     /* queries the main answered since it was built (main_free resets) */
     bool lines_paused;  /* tests and benchmarks: the lines kept as they are but not used */
-
-    /* The heads beside tables 1.. (index.c, "HOW IT WORKS: the heads beside the tables"):
-     * th[t][i] is the head of tab[t][i]'s fingerprint (IX_NONE for an entry that is not in
-     * table 0: only in a forged file), so a match first found in table t >= 1 reads its head
-     * in the round of its bucket instead of looking its fingerprint up in table 0 (two
-     * dependent misses more). Built by the query of a main of at least heads_min fingerprints
-     * that has answered nmain / lines_per queries, when the lines do not serve it
-     * (query_ready); they hold the main tables while th_of is tab[0] (NULL: none) and th_of_n
-     * nmain. A merge leaves the blocks (th_cap entries each) for the next build; freed with
-     * the index; never saved. */
-    uint32_t *th[DEDUP_MAX_TABLES];
-    size_t th_cap;
-    const uint64_t *th_of;
-    uint32_t th_of_n;
-    uint32_t heads_min; /* IX_HEADS_MIN from ix_new; UINT32_MAX: never; tests set 0 */
-    bool heads_paused;  /* tests and benchmarks: the heads kept as they are but not used */
 
     /* the site template table saved with the index (NULL until asked for or loaded) */
     struct dedup_templates *templates;

@@ -498,10 +498,6 @@ int main(int argc, char **argv)
                 return 2;
             if (idx->line_of)
                 printf("lines: %u bits, %.3f cpu s to build\n", idx->line_bits, cpu_now() - c0);
-            if (idx->th_of)
-                printf("heads beside tables 1..%u: %.1f MB, %.3f cpu s to build\n",
-                       idx->ntables - 1,
-                       (double)idx->th_cap * 4 * (idx->ntables - 1) / 1e6, cpu_now() - c0);
         }
         const int ways = /* way 1: the lines paused */
             idx->line_of && argc > 5 && strcmp(argv[5], "paired") == 0 ? 2 : 1;
