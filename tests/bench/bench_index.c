@@ -330,10 +330,14 @@ static double online_cpu(const uint64_t *v, size_t n)
  * answer, as one call after another does. A 10M index's query is about 10 directory
  * lines, then 16-17 bucket and head lines, then for the matches first found in a table
  * t >= 1 (a fifth of bench_index's queries) table 0's directory and bucket
- * (docs/BENCHMARKS.md, q19m). Returns the best of 3 rounds of 1M, CPU ns a query. */
-static double shape_ns(unsigned w1, unsigned w2, unsigned w3, unsigned p3, int huge)
+ * (docs/BENCHMARKS.md, q19m). dir (a power of two, 0: the whole array): the first round's
+ * lines from the array's first dir bytes only, as directories of dir bytes in all would be
+ * read (q19n: how much a cache-sized directory saves). Returns the best of 3 rounds of 1M,
+ * CPU ns a query. */
+static double shape_ns(unsigned w1, unsigned w2, unsigned w3, unsigned p3, int huge, size_t dir)
 {
     const size_t bytes = (size_t)1 << 30, m = bytes / 8 - 1;
+    const size_t m1 = dir >= 64 && dir <= bytes ? dir / 8 - 1 : m; /* the first round's lines */
     uint64_t *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (a == MAP_FAILED || w1 > 64 || w2 > 64 || w3 > 64)
         exit(2);
@@ -348,7 +352,7 @@ static double shape_ns(unsigned w1, unsigned w2, unsigned w3, unsigned p3, int h
         for (size_t q = 0; q < 1000000; q++) {
             uint64_t x[64], y = 0;
             for (unsigned t = 0; t < w1; t++)
-                x[t] = a[(rnd() ^ sum) & m];
+                x[t] = a[(rnd() ^ sum) & m1];
             for (unsigned t = 0; t < w2; t++)
                 y += a[(x[t % (w1 ? w1 : 1)] * (t + 1)) & m];
             if (w3 && rnd() % 100 < p3)
@@ -384,13 +388,16 @@ int main(int argc, char **argv)
             pairs_only = atoi(argv[i + 1]) != 0;
     }
     if (argc > 5 && strcmp(argv[1], "--shape") == 0) {
-        /* bench_index --shape W1 W2 W3 P3 [huge|4k]: the one-call query's memory shape alone
-         * (shape_ns): CPU ns a query, the best of 3 rounds of 1M */
+        /* bench_index --shape W1 W2 W3 P3 [huge|4k [DIR_BYTES]]: the one-call query's memory
+         * shape alone (shape_ns): CPU ns a query, the best of 3 rounds of 1M */
         unsigned w1 = (unsigned)atoi(argv[2]), w2 = (unsigned)atoi(argv[3]);
         unsigned w3 = (unsigned)atoi(argv[4]), p3 = (unsigned)atoi(argv[5]);
         int huge = argc <= 6 || strcmp(argv[6], "4k") != 0;
-        printf("shape %u %u %u %u%% %s: %.0f ns a query\n", w1, w2, w3, p3, huge ? "huge" : "4k",
-               shape_ns(w1, w2, w3, p3, huge));
+        size_t dir = argc > 7 ? (size_t)strtoull(argv[7], NULL, 10) : 0;
+        if (dir & (dir - 1))
+            return 2; /* a power of two */
+        printf("shape %u %u %u %u%% %s dir %zu: %.0f ns a query\n", w1, w2, w3, p3,
+               huge ? "huge" : "4k", dir, shape_ns(w1, w2, w3, p3, huge, dir));
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "--profile") == 0) {
