@@ -63,8 +63,8 @@
 # Ada Reference Manual), pydoctor (Twisted's API), GRASS GIS's mkhtml.py, doctext (MPICH's
 # man pages), texi2html 1.82 with LilyPond's init file, Macaulay2's generator, Agda's
 # HTML backend, Sphinx's haiku theme (Breathe), Asciidoctor + DocBook XSL (Wireshark),
-# Doxygen with GENERATE_TREEVIEW (Halide). Pages wrongly dropped, main -> branch: 42 -> 10
-# of 11,592 (twisted-doc 34 -> 2, macaulay2-common 6 -> ?, agda-stdlib-doc 2 -> 2):
+# Doxygen with GENERATE_TREEVIEW (Halide). Pages wrongly dropped, main -> branch: 42 -> 9
+# of 11,592 (twisted-doc 34 -> 2, macaulay2-common 6 -> 5, agda-stdlib-doc 2 -> 2):
 # pydoctor's div#main (extract/walk.c) and the title above a section's heading
 # (extract/boiler.c step 8b); docs/BENCHMARKS.md, "Generators of group 9 (gen11n)".
 # CACHE defaults to ~/.cache/simcrawl-dev (falsedrop-score's --cache).
