@@ -870,6 +870,39 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
     }
 }
 
+/*
+ * 8b. A section's heading is not the page's title: when the content starts with a heading
+ * below h1 that does not read like the <title> ("Description" won: Macaulay2's pages, a
+ * manual page's first section), the nearest visible heading of a higher level before it,
+ * within HEADLINE_WINDOW blocks a reader sees as text, is the page's title and is kept
+ * ("chi" above "Description"): keep_headline() stops at the content's own heading. A
+ * link-heavy heading is a logo or a teaser, not a title, unless named_h1() says so.
+ */
+static void keep_title_above(struct ex_walk *w, const struct sums *s)
+{
+    size_t nb = w->n_blocks, first = nb;
+    for (size_t b = 0; b < nb; b++)
+        if (w->blocks[b].flags & EX_B_KEEP) {
+            first = b;
+            break;
+        }
+    if (first == nb || w->blocks[first].heading <= 1 || like_title(w, &w->blocks[first]))
+        return;
+    unsigned level = w->blocks[first].heading;
+    for (size_t b = first, steps = 0; b-- > 0 && steps < HEADLINE_WINDOW;) {
+        struct ex_block *blk = &w->blocks[b];
+        if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER)))
+            continue;
+        if (!link_heavy(blk) || blk->heading)
+            steps++;
+        if (blk->heading && blk->heading < level && s->visible[b] && blk->words > 0 &&
+            (!link_heavy(blk) || named_h1(w, blk))) {
+            blk->flags |= EX_B_KEEP;
+            return;
+        }
+    }
+}
+
 /* A block that is (almost) all link text: a teaser's headline, a menu entry. */
 static int all_link(const struct ex_block *b)
 {
@@ -1442,6 +1475,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
 
     /* 8. the headline just before the content, and the byline/date lines after it */
     keep_headline(w, &s);
+    keep_title_above(w, &s);
 done:
     sums_free(&s);
     free(dropped);

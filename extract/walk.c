@@ -110,7 +110,8 @@ enum generator {
     GEN_JAVADOC,
     GEN_DOCBOOK,
     GEN_HADDOCK,
-    GEN_MEDIAWIKI
+    GEN_MEDIAWIKI,
+    GEN_PYDOCTOR
 };
 
 struct state {
@@ -730,7 +731,10 @@ static int generator_area(const char *v)
  * page's title (h1#firstHeading) and its text (div#bodyContent > div#mw-content-text) in
  * div#content, the site's menus (div#mw-head, div#mw-panel, div#column-one) and footer
  * outside it. A wiki's own navigation templates inside the text (cppreference's div.t-navbar)
- * stay out as any menu does: the area keeps its visible blocks only.
+ * stay out as any menu does: the area keeps its visible blocks only. pydoctor (the Python API
+ * generator of Twisted) puts the object's title, declaration, docstring, summary tables and
+ * every method's and attribute's entry in div#main, the site's menu in nav.navbar and the
+ * object's list of members in nav.sidebar; its hidden search help is inside div#main.
  */
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
@@ -743,6 +747,8 @@ static int generator_layout(enum generator g, unsigned tag, const char *low)
         return strcmp(low, "content") == 0;
     if (g == GEN_MEDIAWIKI)
         return strcmp(low, "content") == 0 || first_word_is(low, "mw-body");
+    if (g == GEN_PYDOCTOR)
+        return strcmp(low, "main") == 0;
     if (g == GEN_ASCIIDOC)
         return strcmp(low, "header") == 0 || strcmp(low, "content") == 0;
     if (g == GEN_DOXYGEN)
@@ -946,6 +952,8 @@ static void meta_element(struct state *st, const xmlChar **atts)
             st->generator = GEN_DOCBOOK; /* "DocBook XSL Stylesheets V1.79.2", "GTK-Doc V1.33" */
         else if (first_word_is(content, "mediawiki"))
             st->generator = GEN_MEDIAWIKI; /* "MediaWiki 1.21.2" */
+        else if (first_word_is(content, "pydoctor"))
+            st->generator = GEN_PYDOCTOR; /* "pydoctor 22.9.1" */
     } else if (equiv && ascii_ieq(equiv, "content-language") && !st->w->meta_lang[0]) {
         set_lang(st->w->meta_lang, content);
     }

@@ -204,6 +204,11 @@ RULES = [
      any_of(has('div', cls='header'), has('div', cls='contents')), lambda n: False,
      has('div', cls='title')),
     ('gi-docgen', lambda t: True, has('section', id='main'), lambda n: False, None),
+    # pydoctor: div#main, less its search help and "latest version" link, hidden by an
+    # inline display: none until a script shows them
+    ('pydoctor', lambda t: 'pydoctor' in t.generator, has('div', id='main'),
+     lambda n: 'display: none' in n.attrs.get('style', '').replace('display:none',
+                                                                   'display: none'), None),
     ('docbook', lambda t: 'DocBook' in t.generator, has('body'),
      any_of(has('div', cls='navheader'), has('div', cls='navfooter'),
             has('table', cls='navigation'), has('div', cls='footer')), None),
