@@ -80,11 +80,12 @@ enum {
     O_TITLE = 1u << 5,
     O_SPACE = 1u << 6, /* unknown element: a word boundary at both ends */
     O_SVG = 1u << 7,   /* an <svg> (dropped) whose <text> labels are read */
+    O_CODE = 1u << 8,  /* code (code_context): the links inside name its identifiers */
 };
 
 struct open {
     uint16_t tag;
-    uint8_t flags;
+    uint16_t flags;
     uint32_t elem;    /* the current block element inside this one */
     uint64_t id_hash; /* ex_fnv1a of its id attribute, 0 when it has none (self_link) */
 };
@@ -118,6 +119,7 @@ struct state {
     struct open *stack;
     unsigned depth, overflow;
     unsigned drop, hidden, pre, title_done, in_title;
+    unsigned code; /* open code elements (code_context) */
     unsigned svg, svg_text; /* inside an <svg> that started a drop; inside its <text> */
     uint32_t cur_elem;
     /* the pending block */
@@ -129,6 +131,7 @@ struct state {
     /* the open link */
     int link_open;
     int link_self; /* it is a permalink to its own definition or section (self_link) */
+    int link_code; /* it lies inside code: an identifier's link (code_context) */
     size_t link_index;
     struct ex_buf anchor;
     int anchor_space;
@@ -427,7 +430,7 @@ static void add_text(struct state *st, const char *s, size_t n)
     st->blk_words += words;
     st->blk_commas += commas;
     st->blk_stops += stops;
-    if (st->link_open && !st->link_self)
+    if (st->link_open && !st->link_self && !st->link_code)
         st->blk_link_chars += chars;
     else if (st->link_open && chars)
         st->blk_permalink = 1;
@@ -1370,6 +1373,22 @@ static int self_link(struct state *st, const char *href)
     return 0;
 }
 
+/* Is the element (tag, attributes) code, whose links name the identifiers it uses (a
+ * declaration's types, a signature's parameters), not places to go? <pre>, <code>,
+ * <samp>, <kbd>, <tt> and <listing>/<xmp>, and rustdoc's headers of declarations
+ * (class code-header: "impl Parse for Option<Label>", each type a link). A link inside
+ * one is not link text: the block keeps its weight as text, so a declaration of linked
+ * types (rustdoc's pre.item-decl, ocamldoc's linked val lines) is neither a link-heavy
+ * block nor a link list to clean. A link holding code (Sphinx's <a><code>os</code></a>,
+ * a menu of names) is a link as before: only the code around a link counts. */
+static int code_context(unsigned tag, const struct attrs *at)
+{
+    if (tag == T_pre || tag == T_code || tag == T_samp || tag == T_kbd || tag == T_tt ||
+        tag == T_listing || tag == T_xmp)
+        return 1;
+    return at->cls && rel_has(at->cls, "code-header");
+}
+
 /* <a href> and <area href> start a link (outside an open one); <img alt> inside an open
  * link without anchor text yet is its anchor. */
 static void open_link(struct state *st, struct open *o, unsigned tag, const struct attrs *at)
@@ -1400,6 +1419,7 @@ static void open_link(struct state *st, struct open *o, unsigned tag, const stru
             o->flags |= O_LINK;
             st->link_open = 1;
             st->link_self = self_link(st, href);
+            st->link_code = st->code > 0;
             st->link_index = w->n_links - 1;
             st->anchor.len = 0;
             st->anchor_space = 0;
@@ -1493,6 +1513,10 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         st->blk_anchor = fragment_hash(n, strlen(n));
     }
     open_link(st, o, tag, &at);
+    if (code_context(tag, &at)) {
+        o->flags |= O_CODE;
+        st->code++;
+    }
 }
 
 static void close_link(struct state *st)
@@ -1503,6 +1527,7 @@ static void close_link(struct state *st)
     l->anchor_len = (uint32_t)st->anchor.len;
     st->link_open = 0;
     st->link_self = 0;
+    st->link_code = 0;
 }
 
 static void on_end(void *ctx, const xmlChar *name)
@@ -1529,6 +1554,8 @@ static void on_end(void *ctx, const xmlChar *name)
     }
     if (o->flags & O_LINK)
         close_link(st);
+    if (o->flags & O_CODE)
+        st->code--;
     if (o->flags & O_TITLE) {
         st->in_title = 0;
         st->title_done = 1;
