@@ -919,6 +919,18 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
 }
 
 /*
+ * A short block of code (walk.c code_context: most of its text in <code>, <pre> or a
+ * declaration's header) is a declaration, not a label: rustdoc's "impl Parse for
+ * Option<Label>" headers sit between "source" links, ocamldoc's "val x : int" lines
+ * between comments left out. A label that smoothing is for ("Comments", "Share this")
+ * is not code.
+ */
+static int code_declaration(const struct ex_block *blk)
+{
+    return (blk->flags & EX_B_CODE) != 0;
+}
+
+/*
  * jusText's context smoothing: a short block kept between two blocks that are not (or
  * the page's edge) is an isolated label ("Comments", "Share this") and is dropped.
  */
@@ -937,7 +949,7 @@ static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
          * with its permalink is smoothed as before (a Sphinx "¶" makes every heading
          * one) */
         if (!(blk->flags & EX_B_KEEP) || blk->chars >= SHORT_BLOCK_CHARS ||
-            ((blk->flags & EX_B_PERMALINK) && !blk->heading))
+            ((blk->flags & EX_B_PERMALINK) && !blk->heading) || code_declaration(blk))
             continue;
         if (p < nb && (w->blocks[p].flags & EX_B_KEEP))
             continue;

@@ -125,6 +125,7 @@ struct state {
     /* the pending block */
     size_t blk_off;
     uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
+    uint32_t blk_code_chars; /* its characters inside code (code_context) */
     int blk_permalink;   /* a permalink's text (self_link) is in it */
     uint64_t blk_anchor; /* fragment_hash of its last named anchor, <a name|id> (self_link) */
     int pending_space;   /* white space seen since the last character */
@@ -316,10 +317,13 @@ static void flush_block(struct state *st)
         b->flags |= EX_B_PRE;
     if (st->blk_permalink)
         b->flags |= EX_B_PERMALINK;
+    if (st->blk_code_chars * 2 > st->blk_chars)
+        b->flags |= EX_B_CODE;
     w->text.len = st->blk_off + len;
 reset:
     st->blk_off = w->text.len;
     st->blk_chars = st->blk_link_chars = st->blk_words = st->blk_commas = st->blk_stops = 0;
+    st->blk_code_chars = 0;
     st->blk_permalink = 0;
     st->blk_anchor = 0;
     st->pending_space = 0;
@@ -430,6 +434,8 @@ static void add_text(struct state *st, const char *s, size_t n)
     st->blk_words += words;
     st->blk_commas += commas;
     st->blk_stops += stops;
+    if (st->code)
+        st->blk_code_chars += chars;
     if (st->link_open && !st->link_self && !st->link_code)
         st->blk_link_chars += chars;
     else if (st->link_open && chars)
