@@ -1179,6 +1179,51 @@ static int title_block(const struct attrs *at)
     return at->id && strcmp(at->id, "title-block-header") == 0;
 }
 
+/* Is "header" the only unlikely word of v (a class or id value)? */
+static int only_header_unlikely(const char *v)
+{
+    char low[256];
+    lower_copy(low, sizeof low, v);
+    int found = 0;
+    for (char *p = strstr(low, "header"); p; p = strstr(p + 6, "header")) {
+        memset(p, '-', 6);
+        found = 1;
+    }
+    int weight = 0, unlikely = 0;
+    uint32_t words = 0;
+    if (found)
+        class_hints(low, &weight, &unlikely, &words);
+    return found && !(unlikely & HINT_UNLIKELY);
+}
+
+/* A heading named a header (rustdoc's h4.code-header over each method, h2.section-header,
+ * a theme's h1.page-header) is the header of its own section, not the page's banner:
+ * "header" alone does not make it unlikely. A heading named after a menu, a sidebar or
+ * a footer still is. */
+static int heading_header(unsigned tag, const struct attrs *at)
+{
+    if (tag < T_h1 || tag > T_h6)
+        return 0;
+    const char *v[2] = {at->cls, at->id};
+    int header = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!v[i] || !*v[i])
+            continue;
+        if (only_header_unlikely(v[i])) {
+            header = 1;
+            continue;
+        }
+        char low[256];
+        int weight = 0, unlikely = 0;
+        uint32_t words = 0;
+        lower_copy(low, sizeof low, v[i]);
+        class_hints(low, &weight, &unlikely, &words);
+        if ((unlikely & HINT_UNLIKELY) || (i == 1 && strcmp(low, "author") == 0))
+            return 0;
+    }
+    return header;
+}
+
 /* Judges block element e (tag) from its attributes, tag and ancestors' marks (inherit):
  * its weight and its EX_E_* flags; may set at->hidden (a CSS hiding class). */
 static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, struct attrs *at,
@@ -1211,6 +1256,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     unlikely &= HINT_UNLIKELY;
     if (tag == T_header && title_block(at))
         unlikely = 0; /* its id says "header" */
+    if (unlikely && heading_header(tag, at))
+        unlikely = 0;
     int article = 0, boiler = chrome;
     if (tag == T_article || tag == T_main)
         article = 1;
