@@ -119,16 +119,16 @@ struct state {
     struct open *stack;
     unsigned depth, overflow;
     unsigned drop, hidden, pre, title_done, in_title;
-    unsigned code; /* open code elements (code_context) */
+    unsigned code;          /* open code elements (code_context) */
     unsigned svg, svg_text; /* inside an <svg> that started a drop; inside its <text> */
     uint32_t cur_elem;
     /* the pending block */
     size_t blk_off;
     uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
     uint32_t blk_code_chars; /* its characters inside code (code_context) */
-    int blk_permalink;   /* a permalink's text (self_link) is in it */
-    uint64_t blk_anchor; /* fragment_hash of its last named anchor, <a name|id> (self_link) */
-    int pending_space;   /* white space seen since the last character */
+    int blk_permalink;       /* a permalink's text (self_link) is in it */
+    uint64_t blk_anchor;     /* fragment_hash of its last named anchor, <a name|id> (self_link) */
+    int pending_space;       /* white space seen since the last character */
     /* the open link */
     int link_open;
     int link_self; /* it is a permalink to its own definition or section (self_link) */
