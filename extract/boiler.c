@@ -84,7 +84,11 @@
  *     row with only link-heavy blocks between) lose their standfirsts. Then jusText's
  *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
  *     are both left out is an isolated label ("Comments", "Share this") and goes too,
- *     unless it is a definition's term holding its own permalink (not a heading).
+ *     unless it is a definition's term holding its own permalink (not a heading) or a
+ *     block mostly of code (code_declaration: rustdoc's "impl X for Y" headers). The
+ *     links inside code (walk.c code_context: <pre>, <code>, rustdoc's code-header) name
+ *     identifiers and never count as link text, here or in steps 2-5; a heading whose
+ *     only unlikely word is "header" is not unlikely (walk.c heading_header).
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
@@ -952,6 +956,18 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
 }
 
 /*
+ * A short block of code (walk.c code_context: most of its text in <code>, <pre> or a
+ * declaration's header) is a declaration, not a label: rustdoc's "impl Parse for
+ * Option<Label>" headers sit between "source" links, ocamldoc's "val x : int" lines
+ * between comments left out. A label that smoothing is for ("Comments", "Share this")
+ * is not code.
+ */
+static int code_declaration(const struct ex_block *blk)
+{
+    return (blk->flags & EX_B_CODE) != 0;
+}
+
+/*
  * jusText's context smoothing: a short block kept between two blocks that are not (or
  * the page's edge) is an isolated label ("Comments", "Share this") and is dropped.
  */
@@ -970,7 +986,7 @@ static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
          * with its permalink is smoothed as before (a Sphinx "¶" makes every heading
          * one) */
         if (!(blk->flags & EX_B_KEEP) || blk->chars >= SHORT_BLOCK_CHARS ||
-            ((blk->flags & EX_B_PERMALINK) && !blk->heading))
+            ((blk->flags & EX_B_PERMALINK) && !blk->heading) || code_declaration(blk))
             continue;
         if (p < nb && (w->blocks[p].flags & EX_B_KEEP))
             continue;

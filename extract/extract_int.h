@@ -166,6 +166,8 @@ enum {
     EX_B_PERMALINK = 1u << 5, /* holds a permalink to its own definition (walk.c self_link) */
     EX_B_TITLE = 1u << 6,     /* a generator's page title in no heading element (Doxygen's
                                * div.headertitle > div.title): a name as an h1 is */
+    EX_B_CODE = 1u << 7,      /* most of its text is code (walk.c code_context): a
+                               * declaration, never a stray label */
 };
 
 /* A run of text between block boundaries. */

@@ -80,11 +80,12 @@ enum {
     O_TITLE = 1u << 5,
     O_SPACE = 1u << 6, /* unknown element: a word boundary at both ends */
     O_SVG = 1u << 7,   /* an <svg> (dropped) whose <text> labels are read */
+    O_CODE = 1u << 8,  /* code (code_context): the links inside name its identifiers */
 };
 
 struct open {
     uint16_t tag;
-    uint8_t flags;
+    uint16_t flags;
     uint32_t elem;    /* the current block element inside this one */
     uint64_t id_hash; /* ex_fnv1a of its id attribute, 0 when it has none (self_link) */
 };
@@ -119,17 +120,20 @@ struct state {
     struct open *stack;
     unsigned depth, overflow;
     unsigned drop, hidden, pre, title_done, in_title;
+    unsigned code;          /* open code elements (code_context) */
     unsigned svg, svg_text; /* inside an <svg> that started a drop; inside its <text> */
     uint32_t cur_elem;
     /* the pending block */
     size_t blk_off;
     uint32_t blk_chars, blk_link_chars, blk_words, blk_commas, blk_stops;
-    int blk_permalink;   /* a permalink's text (self_link) is in it */
-    uint64_t blk_anchor; /* fragment_hash of its last named anchor, <a name|id> (self_link) */
-    int pending_space;   /* white space seen since the last character */
+    uint32_t blk_code_chars; /* its characters inside code (code_context) */
+    int blk_permalink;       /* a permalink's text (self_link) is in it */
+    uint64_t blk_anchor;     /* fragment_hash of its last named anchor, <a name|id> (self_link) */
+    int pending_space;       /* white space seen since the last character */
     /* the open link */
     int link_open;
     int link_self; /* it is a permalink to its own definition or section (self_link) */
+    int link_code; /* it lies inside code: an identifier's link (code_context) */
     size_t link_index;
     struct ex_buf anchor;
     int anchor_space;
@@ -314,10 +318,13 @@ static void flush_block(struct state *st)
         b->flags |= EX_B_PRE;
     if (st->blk_permalink)
         b->flags |= EX_B_PERMALINK;
+    if (st->blk_code_chars * 2 > st->blk_chars)
+        b->flags |= EX_B_CODE;
     w->text.len = st->blk_off + len;
 reset:
     st->blk_off = w->text.len;
     st->blk_chars = st->blk_link_chars = st->blk_words = st->blk_commas = st->blk_stops = 0;
+    st->blk_code_chars = 0;
     st->blk_permalink = 0;
     st->blk_anchor = 0;
     st->pending_space = 0;
@@ -428,7 +435,9 @@ static void add_text(struct state *st, const char *s, size_t n)
     st->blk_words += words;
     st->blk_commas += commas;
     st->blk_stops += stops;
-    if (st->link_open && !st->link_self)
+    if (st->code)
+        st->blk_code_chars += chars;
+    if (st->link_open && !st->link_self && !st->link_code)
         st->blk_link_chars += chars;
     else if (st->link_open && chars)
         st->blk_permalink = 1;
@@ -1178,6 +1187,51 @@ static int title_block(const struct attrs *at)
     return at->id && strcmp(at->id, "title-block-header") == 0;
 }
 
+/* Is "header" the only unlikely word of v (a class or id value)? */
+static int only_header_unlikely(const char *v)
+{
+    char low[256];
+    lower_copy(low, sizeof low, v);
+    int found = 0;
+    for (char *p = strstr(low, "header"); p; p = strstr(p + 6, "header")) {
+        memset(p, '-', 6);
+        found = 1;
+    }
+    int weight = 0, unlikely = 0;
+    uint32_t words = 0;
+    if (found)
+        class_hints(low, &weight, &unlikely, &words);
+    return found && !(unlikely & HINT_UNLIKELY);
+}
+
+/* A heading named a header (rustdoc's h4.code-header over each method, h2.section-header,
+ * a theme's h1.page-header) is the header of its own section, not the page's banner:
+ * "header" alone does not make it unlikely. A heading named after a menu, a sidebar or
+ * a footer still is. */
+static int heading_header(unsigned tag, const struct attrs *at)
+{
+    if (tag < T_h1 || tag > T_h6)
+        return 0;
+    const char *v[2] = {at->cls, at->id};
+    int header = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!v[i] || !*v[i])
+            continue;
+        if (only_header_unlikely(v[i])) {
+            header = 1;
+            continue;
+        }
+        char low[256];
+        int weight = 0, unlikely = 0;
+        uint32_t words = 0;
+        lower_copy(low, sizeof low, v[i]);
+        class_hints(low, &weight, &unlikely, &words);
+        if ((unlikely & HINT_UNLIKELY) || (i == 1 && strcmp(low, "author") == 0))
+            return 0;
+    }
+    return header;
+}
+
 /* Judges block element e (tag) from its attributes, tag and ancestors' marks (inherit):
  * its weight and its EX_E_* flags; may set at->hidden (a CSS hiding class). */
 static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, struct attrs *at,
@@ -1210,6 +1264,8 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     unlikely &= HINT_UNLIKELY;
     if (tag == T_header && title_block(at))
         unlikely = 0; /* its id says "header" */
+    if (unlikely && heading_header(tag, at))
+        unlikely = 0;
     int article = 0, boiler = chrome;
     if (tag == T_article || tag == T_main)
         article = 1;
@@ -1378,6 +1434,22 @@ static int self_link(struct state *st, const char *href)
     return 0;
 }
 
+/* Is the element (tag, attributes) code, whose links name the identifiers it uses (a
+ * declaration's types, a signature's parameters), not places to go? <pre>, <code>,
+ * <samp>, <kbd>, <tt> and <listing>/<xmp>, and rustdoc's headers of declarations
+ * (class code-header: "impl Parse for Option<Label>", each type a link). A link inside
+ * one is not link text: the block keeps its weight as text, so a declaration of linked
+ * types (rustdoc's pre.item-decl, ocamldoc's linked val lines) is neither a link-heavy
+ * block nor a link list to clean. A link holding code (Sphinx's <a><code>os</code></a>,
+ * a menu of names) is a link as before: only the code around a link counts. */
+static int code_context(unsigned tag, const struct attrs *at)
+{
+    if (tag == T_pre || tag == T_code || tag == T_samp || tag == T_kbd || tag == T_tt ||
+        tag == T_listing || tag == T_xmp)
+        return 1;
+    return at->cls && rel_has(at->cls, "code-header");
+}
+
 /* <a href> and <area href> start a link (outside an open one); <img alt> inside an open
  * link without anchor text yet is its anchor. */
 static void open_link(struct state *st, struct open *o, unsigned tag, const struct attrs *at)
@@ -1408,6 +1480,7 @@ static void open_link(struct state *st, struct open *o, unsigned tag, const stru
             o->flags |= O_LINK;
             st->link_open = 1;
             st->link_self = self_link(st, href);
+            st->link_code = st->code > 0;
             st->link_index = w->n_links - 1;
             st->anchor.len = 0;
             st->anchor_space = 0;
@@ -1501,6 +1574,10 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         st->blk_anchor = fragment_hash(n, strlen(n));
     }
     open_link(st, o, tag, &at);
+    if (code_context(tag, &at)) {
+        o->flags |= O_CODE;
+        st->code++;
+    }
 }
 
 static void close_link(struct state *st)
@@ -1511,6 +1588,7 @@ static void close_link(struct state *st)
     l->anchor_len = (uint32_t)st->anchor.len;
     st->link_open = 0;
     st->link_self = 0;
+    st->link_code = 0;
 }
 
 static void on_end(void *ctx, const xmlChar *name)
@@ -1537,6 +1615,8 @@ static void on_end(void *ctx, const xmlChar *name)
     }
     if (o->flags & O_LINK)
         close_link(st);
+    if (o->flags & O_CODE)
+        st->code--;
     if (o->flags & O_TITLE) {
         st->in_title = 0;
         st->title_done = 1;
