@@ -102,6 +102,9 @@
  *     all only a heading), a dateline just above it (a line with digits; one that reads
  *     like the <title> must name a date: a site's name with its version is not one),
  *     and the short byline/date lines between it and the content.
+ * 8b. A section's heading is not the page's title: when the content starts with a
+ *     heading below h1 that does not read like the <title> ("Description"), the nearest
+ *     visible higher heading before it is the title and is kept (keep_title_above).
  *  9. When no candidate scores (pages of short blocks: lists, tables, forms), every
  *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
  *     characters, it is redone without the "unlikely" marks (readability's retry), and
