@@ -149,7 +149,8 @@ static unsigned arrange(const uint8_t *in, unsigned bits, unsigned nb, const uns
 #define IX_HAVE_WIDE 1
 #endif
 #ifndef IX_HEAD_PREFETCH
-#define IX_HEAD_PREFETCH 1 /* -DIX_HEAD_PREFETCH=0: main_find_head without it (comparison) */
+#define IX_HEAD_PREFETCH                                                                           \
+    1 /* -DIX_HEAD_PREFETCH=0: main_find without the head's prefetch (comparison) */
 #endif
 
 #ifndef IX_PEXT
@@ -1728,13 +1729,19 @@ void ix_dir_fill(uint32_t *dir, unsigned bits, const uint64_t *v, uint32_t n)
         dir[++b] = n;
 }
 
-uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp)
+/* The slot of fp in table 0 (fp is in the main tables), or IX_NONE: a binary search of
+ * its bucket. With head set, the head's line is requested as soon as the directory gives
+ * the bucket, so that a query's match first found in table t >= 1 waits for two misses
+ * after its own (the directory, then the bucket and its heads together) instead of three. */
+static inline __attribute__((always_inline)) uint32_t main_find(const struct dedup_index *idx,
+                                                                uint64_t fp, int head)
 {
-    if (!idx->nmain)
-        return IX_NONE;
-    uint64_t b = ix_top(fp, idx->dir_bits);
-    uint32_t lo = idx->dir[0][b], hi = idx->dir[0][b + 1];
+    const uint32_t *dir = idx->dir[0];
     const uint64_t *v = idx->tab[0];
+    uint64_t b = ix_top_below64(fp, idx->dir_bits);
+    uint32_t lo = dir[b], end = dir[b + 1], hi = end;
+    if (head)
+        __builtin_prefetch(&idx->head[lo]);
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (v[mid] < fp)
@@ -1742,7 +1749,12 @@ uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp)
         else
             hi = mid;
     }
-    return lo < idx->dir[0][b + 1] && v[lo] == fp ? lo : IX_NONE;
+    return lo < end && v[lo] == fp ? lo : IX_NONE;
+}
+
+uint32_t ix_main_find(const struct dedup_index *idx, uint64_t fp)
+{
+    return idx->nmain ? main_find(idx, fp, 0) : IX_NONE;
 }
 
 static enum dedup_code tail_own(struct dedup_index *idx)
@@ -2855,30 +2867,6 @@ static inline __attribute__((always_inline)) void probe_bounds(const struct dedu
             __builtin_prefetch(idx->dbucket[t][st->dd[t]].v);
 }
 
-/* The slot of fp in table 0 (fp is in the main tables), or IX_NONE: ix_main_find, but
- * the head's line is requested as soon as the directory gives the bucket, so that a match
- * first found in table t >= 1 waits for two misses after its own (the directory, then the
- * bucket and its heads together) instead of three. */
-static inline __attribute__((always_inline)) uint32_t main_find_head(const struct dedup_index *idx,
-                                                                     uint64_t fp)
-{
-    const uint32_t *dir = idx->dir[0];
-    const uint64_t *v = idx->tab[0];
-    uint64_t b = ix_top_below64(fp, idx->dir_bits);
-    uint32_t lo = dir[b], end = dir[b + 1], hi = end;
-#if IX_HEAD_PREFETCH
-    __builtin_prefetch(&idx->head[lo]);
-#endif
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < fp)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < end && v[lo] == fp ? lo : IX_NONE;
-}
-
 /* Entry i of table t's bucket, within dist <= k of the query and of its key: reported when
  * t is the first table whose key it shares with the query. */
 static inline __attribute__((always_inline)) int main_match(const struct dedup_index *idx,
@@ -2890,7 +2878,7 @@ static inline __attribute__((always_inline)) int main_match(const struct dedup_i
     uint64_t x = t ? ix_unpermute(&idx->perm[t], v) : v;
     if (ix_first_table(idx, x ^ st->q) != t)
         return 0;
-    uint32_t pos = t ? main_find_head(idx, x) : i;
+    uint32_t pos = t ? main_find(idx, x, IX_HEAD_PREFETCH) : i;
     if (pos == IX_NONE)
         return 0; /* only in a forged file: a table entry not in table 0 */
     return found(arg, x, dist, idx->head[pos]);
