@@ -812,6 +812,15 @@ static int named_h1(const struct ex_walk *w, const struct ex_block *b)
     return norm_words(w->text.p + b->off, b->len, text, sizeof text) >= 2;
 }
 
+/* The first block kept so far (EX_B_KEEP), or n_blocks when none is. */
+static size_t first_kept(const struct ex_walk *w)
+{
+    size_t b = 0;
+    while (b < w->n_blocks && !(w->blocks[b].flags & EX_B_KEEP))
+        b++;
+    return b;
+}
+
 /*
  * Titles often sit outside the article body (and are links to the permalink): the
  * nearest heading before the content (h1-h3), or a block that reads like the <title>,
@@ -820,12 +829,7 @@ static int named_h1(const struct ex_walk *w, const struct ex_block *b)
  */
 static void keep_headline(struct ex_walk *w, const struct sums *s)
 {
-    size_t nb = w->n_blocks, first = nb;
-    for (size_t b = 0; b < nb; b++)
-        if (w->blocks[b].flags & EX_B_KEEP) {
-            first = b;
-            break;
-        }
+    size_t nb = w->n_blocks, first = first_kept(w);
     size_t head = nb;
     if (first < nb && (w->blocks[first].heading || like_title(w, &w->blocks[first])))
         head = first; /* the content starts with its own headline */
@@ -887,12 +891,7 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
  */
 static void keep_title_above(struct ex_walk *w, const struct sums *s)
 {
-    size_t nb = w->n_blocks, first = nb;
-    for (size_t b = 0; b < nb; b++)
-        if (w->blocks[b].flags & EX_B_KEEP) {
-            first = b;
-            break;
-        }
+    size_t nb = w->n_blocks, first = first_kept(w);
     if (first == nb || w->blocks[first].heading <= 1 || like_title(w, &w->blocks[first]))
         return;
     unsigned level = w->blocks[first].heading;
