@@ -378,7 +378,7 @@ static int serve(struct options *o, const sigset_t *stop)
             snprintf(how, sizeof how, "minhash, threshold %g", server_threshold(s));
         else
             snprintf(how, sizeof how, "k %u", server_k(s));
-        const char *lines = o->so.probe_lines ? o->so.probe_lines : "off";
+        const char *lines = o->so.probe_lines; /* "off" when not given: cmd_serve */
         fprintf(stderr, "simcrawl serve: listening on %s, %s%s (%llu document%s, %s%s%s)%s\n", addr,
                 o->so.index_path ? "index " : "in memory", o->so.index_path ? o->so.index_path : "",
                 (unsigned long long)docs, docs == 1 ? "" : "s", how,
@@ -434,7 +434,9 @@ int cmd_serve(int argc, char **argv)
                              "--threshold");
         goto done;
     }
-    const char *lines = o.so.probe_lines ? o.so.probe_lines : "off";
+    if (!o.so.probe_lines)
+        o.so.probe_lines = "off"; /* the default, spelled out for the checks and the banner */
+    const char *lines = o.so.probe_lines;
     int redis = cli_is_redis_url(o.so.index_path);
     if (strcmp(lines, "on") == 0 && (minhash || redis)) {
         cli_usage_error(CMD,
