@@ -106,7 +106,8 @@
  *     heading below h1 that does not read like the <title> ("Description"), the nearest
  *     visible higher heading before it is the title and is kept (keep_title_above).
  *  9. When no candidate scores (pages of short blocks: lists, tables, forms), every
- *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
+ *     visible block that is not link-heavy is kept; on a page that is a link table (step
+ *     5's) every visible block, as step 10 does. When a pass keeps fewer than 500
  *     characters, it is redone without the "unlikely" marks (readability's retry), and
  *     the longer result is used if it is much longer.
  * 10. Hubs and stubs: when the result has fewer than HUB_WORDS words, the link-heavy
@@ -1001,10 +1002,23 @@ static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
     }
 }
 
-static void keep_all_visible(struct ex_walk *w, const struct sums *s)
+/*
+ * 9. No candidate scores: every visible block that is not link-heavy is kept. A page that
+ * is a link table (link_table, as in step 5: a list or table holding most of the page's
+ * visible text, mostly links, of HUB_WORDS words or more) is a hub whatever its word
+ * count: its links are its text, and every visible block is kept, as step 10 keeps a
+ * short page's (fpdoc's member lists, a table of one name a row, the documented ones
+ * linked; a Sphinx index page's toctree and its "Indices and tables" links). Only in the
+ * pass that strips unlikely elements: in readability's retry a menu is visible too.
+ */
+static void keep_all_visible(struct ex_walk *w, const struct sums *s, unsigned mode)
 {
+    uint32_t table = EX_NONE;
+    for (uint32_t i = 0; i < w->n_elems && table == EX_NONE && (mode & STRIP_UNLIKELY);
+         i = w->elems[i].end_elem)
+        table = link_table(w, s, i, s->chars[w->n_blocks]);
     for (size_t b = 0; b < w->n_blocks; b++)
-        if (s->visible[b] && !link_heavy(&w->blocks[b]))
+        if (s->visible[b] && (table != EX_NONE || !link_heavy(&w->blocks[b])))
             w->blocks[b].flags |= EX_B_KEEP;
 }
 
@@ -1468,7 +1482,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     double top_score[N_TOP];
     size_t n_top = top_candidates(w, &s, mode, top, top_score);
     if (n_top == 0 || top_score[0] <= 0) {
-        keep_all_visible(w, &s);
+        keep_all_visible(w, &s, mode);
         goto done;
     }
     double best_score = top_score[0];
