@@ -86,9 +86,10 @@
  *     are both left out is an isolated label ("Comments", "Share this") and goes too,
  *     unless it is a definition's term holding its own permalink (not a heading) or a
  *     block mostly of code (code_declaration: rustdoc's "impl X for Y" headers). The
- *     links inside code (walk.c code_context: <pre>, <code>, rustdoc's code-header) name
- *     identifiers and never count as link text, here or in steps 2-5; a heading whose
- *     only unlikely word is "header" is not unlikely (walk.c heading_header).
+ *     links inside code (walk.c code_context: <pre>, <code>, rustdoc's code-header,
+ *     QDoc's h3.fn) name identifiers and never count as link text, here or in steps
+ *     2-5; a heading whose only unlikely word is "header" is not unlikely (walk.c
+ *     heading_header).
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and

@@ -1436,16 +1436,21 @@ static int self_link(struct state *st, const char *href)
 
 /* Is the element (tag, attributes) code, whose links name the identifiers it uses (a
  * declaration's types, a signature's parameters), not places to go? <pre>, <code>,
- * <samp>, <kbd>, <tt> and <listing>/<xmp>, and rustdoc's headers of declarations
- * (class code-header: "impl Parse for Option<Label>", each type a link). A link inside
- * one is not link text: the block keeps its weight as text, so a declaration of linked
- * types (rustdoc's pre.item-decl, ocamldoc's linked val lines) is neither a link-heavy
- * block nor a link list to clean. A link holding code (Sphinx's <a><code>os</code></a>,
- * a menu of names) is a link as before: only the code around a link counts. */
+ * <samp>, <kbd>, <tt> and <listing>/<xmp>, rustdoc's headers of declarations (class
+ * code-header: "impl Parse for Option<Label>", each type a link) and QDoc's signature
+ * headings (h3.fn over each member's documentation: "QBluetoothTransferReply *put(const
+ * QBluetoothTransferRequest &request, QIODevice *data)", each type a link). A link
+ * inside one is not link text: the block keeps its weight as text, so a declaration of
+ * linked types (rustdoc's pre.item-decl, ocamldoc's linked val lines, QDoc's member
+ * documentation under its signatures) is neither a link-heavy block nor a link list to
+ * clean. A link holding code (Sphinx's <a><code>os</code></a>, a menu of names) is a
+ * link as before: only the code around a link counts. */
 static int code_context(unsigned tag, const struct attrs *at)
 {
     if (tag == T_pre || tag == T_code || tag == T_samp || tag == T_kbd || tag == T_tt ||
         tag == T_listing || tag == T_xmp)
+        return 1;
+    if (tag >= T_h1 && tag <= T_h6 && at->cls && rel_has(at->cls, "fn"))
         return 1;
     return at->cls && rel_has(at->cls, "code-header");
 }
