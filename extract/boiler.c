@@ -66,7 +66,8 @@
  *     data table (readability's: a <th>, <caption>, <thead> or <tfoot>; the language tabs
  *     of an API page's signature are one, its code linking every type). A <section>
  *     is never cleaned (readability does not clean it either): it is a part of the
- *     text by definition, and docutils/Sphinx sections under a linked heading would go.
+ *     text by definition, and docutils/Sphinx sections under a linked heading would go
+ *     (as would makeinfo's div.subsection named "Widgets", a negative word).
  *     Definitions: a <dt> or heading whose link names the element holding it (walk.c's
  *     self_link: nimdoc's, rustdoc's and Sphinx's permalinks) does not count that link
  *     as link text; the element is a definition (EX_E_ANCHORED): never cleaned, not

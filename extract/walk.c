@@ -1319,8 +1319,12 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
         e->flags |= EX_E_LIST;
     /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
-     * nimdoc and other docutils-style generators still do): a <section> by another name */
-    if (tag == T_div && at->cls && first_word_is(at->cls, "section"))
+     * nimdoc and other docutils-style generators still do): a <section> by another name;
+     * so does makeinfo's HTML (Texinfo 6.8), with div.subsection and div.subsubsection
+     * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome) */
+    if (tag == T_div && at->cls &&
+        (first_word_is(at->cls, "section") || first_word_is(at->cls, "subsection") ||
+         first_word_is(at->cls, "subsubsection")))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
