@@ -1443,10 +1443,12 @@ static int self_link(struct state *st, const char *href)
  * <samp>, <kbd>, <tt> and <listing>/<xmp>, rustdoc's headers of declarations (class
  * code-header: "impl Parse for Option<Label>", each type a link) and QDoc's signature
  * headings (h3.fn over each member's documentation: "QBluetoothTransferReply *put(const
- * QBluetoothTransferRequest &request, QIODevice *data)", each type a link). A link
- * inside one is not link text: the block keeps its weight as text, so a declaration of
- * linked types (rustdoc's pre.item-decl, ocamldoc's linked val lines, QDoc's member
- * documentation under its signatures) is neither a link-heavy block nor a link list to
+ * QBluetoothTransferRequest &request, QIODevice *data)", each type a link), and
+ * Scribble's identifiers (span.RktSym around each link, in code, signatures and prose:
+ * "(error message-str v ...) -> any", "v : any/c"). A link inside one is not link
+ * text: the block keeps its weight as text, so a declaration of linked types (rustdoc's
+ * pre.item-decl, ocamldoc's linked val lines, QDoc's member documentation under its
+ * signatures, Scribble's contract rows) is neither a link-heavy block nor a link list to
  * clean. A link holding code (Sphinx's <a><code>os</code></a>, a menu of names) is a
  * link as before: only the code around a link counts. */
 static int code_context(unsigned tag, const struct attrs *at)
@@ -1456,7 +1458,7 @@ static int code_context(unsigned tag, const struct attrs *at)
         return 1;
     if (tag >= T_h1 && tag <= T_h6 && at->cls && rel_has(at->cls, "fn"))
         return 1;
-    return at->cls && rel_has(at->cls, "code-header");
+    return at->cls && (rel_has(at->cls, "code-header") || rel_has(at->cls, "rktsym"));
 }
 
 /* <a href> and <area href> start a link (outside an open one); <img alt> inside an open
