@@ -66,7 +66,8 @@
  *     data table (readability's: a <th>, <caption>, <thead> or <tfoot>; the language tabs
  *     of an API page's signature are one, its code linking every type). A <section>
  *     is never cleaned (readability does not clean it either): it is a part of the
- *     text by definition, and docutils/Sphinx sections under a linked heading would go.
+ *     text by definition, and docutils/Sphinx sections under a linked heading would go
+ *     (as would makeinfo's div.subsection named "Widgets", a negative word).
  *     Definitions: a <dt> or heading whose link names the element holding it (walk.c's
  *     self_link: nimdoc's, rustdoc's and Sphinx's permalinks) does not count that link
  *     as link text; the element is a definition (EX_E_ANCHORED): never cleaned, not
@@ -86,9 +87,10 @@
  *     are both left out is an isolated label ("Comments", "Share this") and goes too,
  *     unless it is a definition's term holding its own permalink (not a heading) or a
  *     block mostly of code (code_declaration: rustdoc's "impl X for Y" headers). The
- *     links inside code (walk.c code_context: <pre>, <code>, rustdoc's code-header) name
- *     identifiers and never count as link text, here or in steps 2-5; a heading whose
- *     only unlikely word is "header" is not unlikely (walk.c heading_header).
+ *     links inside code (walk.c code_context: <pre>, <code>, rustdoc's code-header,
+ *     QDoc's h3.fn) name identifiers and never count as link text, here or in steps
+ *     2-5; a heading whose only unlikely word is "header" is not unlikely (walk.c
+ *     heading_header).
  *  7. Comments are content (as in the gold texts of the benchmarks and for readers):
  *     comment sections (class/id "comment...", Disqus) outside the chosen elements keep
  *     their readable blocks (not link-heavy, not chrome such as "Leave a Reply"), and
@@ -106,7 +108,8 @@
  *     heading below h1 that does not read like the <title> ("Description"), the nearest
  *     visible higher heading before it is the title and is kept (keep_title_above).
  *  9. When no candidate scores (pages of short blocks: lists, tables, forms), every
- *     visible block that is not link-heavy is kept. When a pass keeps fewer than 500
+ *     visible block that is not link-heavy is kept; on a page that is a link table (step
+ *     5's) every visible block, as step 10 does. When a pass keeps fewer than 500
  *     characters, it is redone without the "unlikely" marks (readability's retry), and
  *     the longer result is used if it is much longer.
  * 10. Hubs and stubs: when the result has fewer than HUB_WORDS words, the link-heavy
@@ -1001,10 +1004,23 @@ static void drop_isolated_short(struct ex_walk *w, const struct sums *s)
     }
 }
 
-static void keep_all_visible(struct ex_walk *w, const struct sums *s)
+/*
+ * 9. No candidate scores: every visible block that is not link-heavy is kept. A page that
+ * is a link table (link_table, as in step 5: a list or table holding most of the page's
+ * visible text, mostly links, of HUB_WORDS words or more) is a hub whatever its word
+ * count: its links are its text, and every visible block is kept, as step 10 keeps a
+ * short page's (fpdoc's member lists, a table of one name a row, the documented ones
+ * linked; a Sphinx index page's toctree and its "Indices and tables" links). Only in the
+ * pass that strips unlikely elements: in readability's retry a menu is visible too.
+ */
+static void keep_all_visible(struct ex_walk *w, const struct sums *s, unsigned mode)
 {
+    uint32_t table = EX_NONE;
+    for (uint32_t i = 0; i < w->n_elems && table == EX_NONE && (mode & STRIP_UNLIKELY);
+         i = w->elems[i].end_elem)
+        table = link_table(w, s, i, s->chars[w->n_blocks]);
     for (size_t b = 0; b < w->n_blocks; b++)
-        if (s->visible[b] && !link_heavy(&w->blocks[b]))
+        if (s->visible[b] && (table != EX_NONE || !link_heavy(&w->blocks[b])))
             w->blocks[b].flags |= EX_B_KEEP;
 }
 
@@ -1468,7 +1484,7 @@ static int select_pass(struct ex_walk *w, unsigned mode)
     double top_score[N_TOP];
     size_t n_top = top_candidates(w, &s, mode, top, top_score);
     if (n_top == 0 || top_score[0] <= 0) {
-        keep_all_visible(w, &s);
+        keep_all_visible(w, &s, mode);
         goto done;
     }
     double best_score = top_score[0];

@@ -134,7 +134,8 @@ enum {
     EX_E_AREA = 1u << 11,       /* in a documentation generator's content area, inherited */
     EX_E_HAS_DATA = 1u << 12,   /* boiler.c: a header cell, caption, thead or tfoot is inside */
     EX_E_IN_DATA = 1u << 13,    /* boiler.c: inside a table that has one (a data table) */
-    EX_E_SECTION = 1u << 14,    /* docutils' div.section (before 0.17): a <section> */
+    EX_E_SECTION = 1u << 14,    /* docutils' div.section (before 0.17), makeinfo's
+                                 * div.subsection: a <section> */
     EX_E_ANCHORED = 1u << 15,   /* a <dt> or heading inside links to it: a definition */
 };
 

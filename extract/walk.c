@@ -1319,8 +1319,12 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     if (tag == T_ul || tag == T_ol || tag == T_dl || tag == T_menu)
         e->flags |= EX_E_LIST;
     /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
-     * nimdoc and other docutils-style generators still do): a <section> by another name */
-    if (tag == T_div && at->cls && first_word_is(at->cls, "section"))
+     * nimdoc and other docutils-style generators still do): a <section> by another name;
+     * so does makeinfo's HTML (Texinfo 6.8), with div.subsection and div.subsubsection
+     * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome) */
+    if (tag == T_div && at->cls &&
+        (first_word_is(at->cls, "section") || first_word_is(at->cls, "subsection") ||
+         first_word_is(at->cls, "subsubsection")))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
@@ -1436,18 +1440,25 @@ static int self_link(struct state *st, const char *href)
 
 /* Is the element (tag, attributes) code, whose links name the identifiers it uses (a
  * declaration's types, a signature's parameters), not places to go? <pre>, <code>,
- * <samp>, <kbd>, <tt> and <listing>/<xmp>, and rustdoc's headers of declarations
- * (class code-header: "impl Parse for Option<Label>", each type a link). A link inside
- * one is not link text: the block keeps its weight as text, so a declaration of linked
- * types (rustdoc's pre.item-decl, ocamldoc's linked val lines) is neither a link-heavy
- * block nor a link list to clean. A link holding code (Sphinx's <a><code>os</code></a>,
- * a menu of names) is a link as before: only the code around a link counts. */
+ * <samp>, <kbd>, <tt> and <listing>/<xmp>, rustdoc's headers of declarations (class
+ * code-header: "impl Parse for Option<Label>", each type a link) and QDoc's signature
+ * headings (h3.fn over each member's documentation: "QBluetoothTransferReply *put(const
+ * QBluetoothTransferRequest &request, QIODevice *data)", each type a link), and
+ * Scribble's identifiers (span.RktSym around each link, in code, signatures and prose:
+ * "(error message-str v ...) -> any", "v : any/c"). A link inside one is not link
+ * text: the block keeps its weight as text, so a declaration of linked types (rustdoc's
+ * pre.item-decl, ocamldoc's linked val lines, QDoc's member documentation under its
+ * signatures, Scribble's contract rows) is neither a link-heavy block nor a link list to
+ * clean. A link holding code (Sphinx's <a><code>os</code></a>, a menu of names) is a
+ * link as before: only the code around a link counts. */
 static int code_context(unsigned tag, const struct attrs *at)
 {
     if (tag == T_pre || tag == T_code || tag == T_samp || tag == T_kbd || tag == T_tt ||
         tag == T_listing || tag == T_xmp)
         return 1;
-    return at->cls && rel_has(at->cls, "code-header");
+    if (tag >= T_h1 && tag <= T_h6 && at->cls && rel_has(at->cls, "fn"))
+        return 1;
+    return at->cls && (rel_has(at->cls, "code-header") || rel_has(at->cls, "rktsym"));
 }
 
 /* <a href> and <area href> start a link (outside an open one); <img alt> inside an open
