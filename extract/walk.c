@@ -1145,6 +1145,12 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
             *unlikely |= HINT_GENERATOR;
         if (area_chrome(low) || (st->generator == GEN_MEDIAWIKI && mediawiki_chrome(low)))
             *unlikely |= HINT_CHROME;
+        /* Haddock's index pages (doc-index-A.html ...) open their div#content with
+         * div#alphabet, a link to every letter's page: the same 31 one-word lines on each,
+         * which made the index of A and of P of one package (whose entries repeat the
+         * same module names) near-duplicates */
+        if (st->generator == GEN_HADDOCK && tag == T_div && strcmp(low, "alphabet") == 0)
+            *unlikely |= HINT_CHROME;
         /* Doxygen's banner above the page, div#titlearea: the project's logo, name,
          * number and brief ("pangomm 2.46.3"), the same on every page of a release and
          * different in the next; on a page without a title of its own (an index of
