@@ -560,6 +560,68 @@ static void test_template_name_label(void)
     free(c);
 }
 
+/* A name's symbols (docs/FINGERPRINT.md section 6, version 10): Macaulay2's operator
+ * pages are one text under headings that differ only in the operator ("@@ -- a binary
+ * operator", "==> -- a binary operator"); the runs of ASCII operator characters and the
+ * mathematical symbols of a heading are tokens of its name, while hyphens, dashes, a
+ * heading's link marks and punctuation inside a word name nothing. */
+static void test_template_name_symbols(void)
+{
+    static const struct {
+        const char *heading, *name; /* name: the token string the name is the hash of */
+    } CASES[] = {
+        {"@@ -- a binary operator", "a binary operator @@ --"},
+        {"==> -- a binary operator", "a binary operator ==> --"},
+        {"^^ -- logical exclusive-or", "logical exclusive or ^^ --"},
+        {"operator<< and operator>>", "operator and operator << >>"},
+        {"C# and C++", "c and c # ++"},
+        {"x ≤ y → z", "x ≤ y z"}, /* a mathematical symbol is a token, an arrow not */
+        {"⊥ -- bottom", "⊥ bottom --"},
+        /* nothing more */
+        {"Alpha Widget¶", "alpha widget"},
+        {"Alpha - Widget", "alpha widget"},
+        {"Alpha — Widget » § • · … “x”", "alpha widget x"},
+        {"exclusive-or a->b p/q", "exclusive or a->b p q"},
+        {"8.3. -- Types", "types --"}, /* the label is left out first */
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        uint64_t want = XXH3_64bits_withSeed(CASES[i].name, strlen(CASES[i].name), DEDUP_NAME_SEED);
+        uint64_t got = name_of(CASES[i].heading);
+        if (got != want)
+            fprintf(stderr, "\nname of '%s' is not that of '%s'\n", CASES[i].heading, CASES[i].name);
+        ASSERT_EQ(got, want);
+    }
+    /* one text under two operators: two pages far apart */
+    char *a = named_page("@@ -- a binary operator", 999);
+    char *b = named_page("==> -- a binary operator", 999);
+    char *c = named_page("@@ -- a binary operator¶", 999);
+    struct filter_fp_result ra = fp_page(a), rb = fp_page(b), rc = fp_page(c);
+    CU_ASSERT(dedup_distance(ra.fingerprint, rb.fingerprint) > 7);
+    ASSERT_EQ(ra.fingerprint, rc.fingerprint);
+    filter_fp_result_release(&ra);
+    filter_fp_result_release(&rb);
+    filter_fp_result_release(&rc);
+    free(a);
+    free(b);
+    free(c);
+    /* the function itself: runs in order, after the heading's tokens */
+    char *t = NULL;
+    size_t tl = 0, tn = 0;
+    ASSERT_EQ_FATAL(extract_name_tokens("|| <= x", 7, &t, &tl, &tn), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(t, "x || <=");
+    ASSERT_EQ(tl, 7);
+    ASSERT_EQ(tn, 3);
+    free(t);
+    ASSERT_EQ_FATAL(extract_name_tokens("@@", 2, &t, &tl, &tn), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(t, "@@"); /* an operator alone is a name */
+    ASSERT_EQ(tn, 1);
+    free(t);
+    ASSERT_EQ_FATAL(extract_name_tokens("", 0, &t, &tl, &tn), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(t, "");
+    ASSERT_EQ(tn, 0);
+    free(t);
+}
+
 /* The name records of the golden vectors (tests/data/fingerprint/vectors.txt,
  * docs/FINGERPRINT.md section 8): a heading and its name, as the pipeline computes it. */
 static void name_record(char **f, void *labelled)
@@ -596,5 +658,6 @@ void test_template_register(void)
     CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
     CU_add_test(s, "test_template_page_name", test_template_page_name);
     CU_add_test(s, "test_template_name_label", test_template_name_label);
+    CU_add_test(s, "test_template_name_symbols", test_template_name_symbols);
     CU_add_test(s, "test_template_name_golden", test_template_name_golden);
 }
