@@ -131,7 +131,8 @@ EXTRACT_WARN_UNUSED enum extract_code extract_tokens(const char *text, size_t le
  * extract_tokens() gives them but with each mathematical symbol a token of its own
  * ("x ≤ y" -> "x ≤ y"; not arrows, geometric shapes or the variants of ASCII
  * punctuation: "→", "▷", "−"), then each run of ASCII operator characters
- * (! # $ % & * + - / < = > ? @ \ ^ | ~) in the heading as one token more, in order
+ * (! $ % & * + - / < = > ? @ \ ^ | ~; not "#", which themes write after a heading as
+ * its link mark) in the heading as one token more, in order
  * ("@@ -- a binary operator" -> "a binary operator @@ --"), except a single "-" (a hyphen
  * or a dash) and a run directly between two ASCII word bytes ("x-y", "a->b", "a/b").
  * Output as extract_tokens()'s; caller frees *out with free().

@@ -555,7 +555,7 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
 /* A byte of an operator run in a page's name (docs/FINGERPRINT.md section 6, version 10). */
 static int name_op(unsigned char c)
 {
-    return c && strchr("!#$%&*+-/<=>?@\\^|~", c) != NULL;
+    return c && strchr("!$%&*+-/<=>?@\\^|~", c) != NULL;
 }
 
 static int name_word_byte(unsigned char c)

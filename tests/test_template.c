@@ -574,7 +574,8 @@ static void test_template_name_symbols(void)
         {"==> -- a binary operator", "a binary operator ==> --"},
         {"^^ -- logical exclusive-or", "logical exclusive or ^^ --"},
         {"operator<< and operator>>", "operator and operator << >>"},
-        {"C# and C++", "c and c # ++"},
+        {"C# and C++", "c and c ++"},
+        {"Web Streams API#", "web streams api"}, /* a heading's link mark, as "¶" */
         {"x ≤ y → z", "x ≤ y z"}, /* a mathematical symbol is a token, an arrow not */
         {"⊥ -- bottom", "⊥ bottom --"},
         /* nothing more */
