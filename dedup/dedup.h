@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 9) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 10) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 9
+#define DEDUP_FINGERPRINT_VERSION 10
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -128,8 +128,9 @@ uint64_t dedup_simhash(const struct dedup_features *f);
 
 /* The hash of a page's name (docs/FINGERPRINT.md section 6, "The page's name"), which
  * the page's fingerprint is XORed with, so that two pages of different names are never
- * near-duplicates: tokens (n_tokens, as extract_tokens() gives them) are the token string
- * of the page's own heading (extract_doc_heading()); XXH3_64bits_withSeed(tokens, len,
+ * near-duplicates: tokens (n_tokens, as extract_name_tokens() gives them: its symbols
+ * and operators in, version 10) are the token string of the page's own heading
+ * (extract_doc_heading()); XXH3_64bits_withSeed(tokens, len,
  * DEDUP_NAME_SEED) when 1 <= n_tokens <= DEDUP_NAME_MAX_TOKENS, else 0 (no name). */
 uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
 

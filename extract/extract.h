@@ -125,4 +125,19 @@ unsigned extract_doc_truncated(const struct extract_doc *doc, struct extract_cut
 EXTRACT_WARN_UNUSED enum extract_code extract_tokens(const char *text, size_t len, char **out,
                                                      size_t *out_len, size_t *n_tokens);
 
+/*
+ * The token string of a page's name (docs/FINGERPRINT.md section 6, version 10): the
+ * tokens of heading[0..len) (the page's own heading, its label left out) as
+ * extract_tokens() gives them but with each mathematical symbol a token of its own
+ * ("x ≤ y" -> "x ≤ y"; not arrows, geometric shapes or the variants of ASCII
+ * punctuation: "→", "▷", "−"), then each run of ASCII operator characters
+ * (! $ % & * + - / < = > ? @ \ ^ | ~; not "#", which themes write after a heading as
+ * its link mark) in the heading as one token more, in order
+ * ("@@ -- a binary operator" -> "a binary operator @@ --"), except a single "-" (a hyphen
+ * or a dash) and a run directly between two ASCII word bytes ("x-y", "a->b", "a/b").
+ * Output as extract_tokens()'s; caller frees *out with free().
+ */
+EXTRACT_WARN_UNUSED enum extract_code
+extract_name_tokens(const char *heading, size_t len, char **out, size_t *out_len, size_t *n_tokens);
+
 #endif

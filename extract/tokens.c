@@ -38,6 +38,16 @@
  * "DB->get_flags()" -> "db->get_flags"; "Db::~Db()" -> "db::~db"; "os.path.join()" ->
  * "os path join".
  *
+ * A page's name (extract_name_tokens(), FINGERPRINT v10, section 6 "A heading's
+ * symbols") is tokenised with one rule more: a mathematical symbol is a token of its own,
+ * as a CJK character is: a code point of category Sm outside ASCII, except arrows
+ * (U+2190-21FF, U+27F0-27FF, U+2900-297F, U+2B00-2BFF), geometric shapes (U+25A0-25FF)
+ * and the typographic variants of ASCII separators and bullets (U+2044, U+2212,
+ * U+2215-2217, U+2219, U+2223, U+2236, U+223C, U+22C5, U+22C6, U+22EE-22F1): "⊥ ⊤ ∀ ≤
+ * × ¬" are tokens, "→ − ⋅ ▷" separate; for rule 3 it is no word character. Then each
+ * run of ASCII operators of the heading is a token more. In a text (J_MATH, a bench
+ * build's bit 32) the symbols made false drops: docs/FINGERPRINT.md section 6 says why.
+ *
  * HOW IT WORKS (fast path): NFKC and case folding are the identity on ASCII except A-Z,
  * and no canonical composition has an ASCII second element, so ASCII bytes are classified
  * by a table without utf8proc. Maximal non-ASCII runs go through utf8proc_decompose() +
@@ -79,8 +89,8 @@ static const unsigned char ascii_word[128] = {
     ['T'] = 't', ['U'] = 'u', ['V'] = 'v', ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z',
 };
 
-/* A code point's class for rules 2 and 3. */
-enum { WC_SEP, WC_CJK, WC_DIGIT, WC_WORD };
+/* A code point's class for rules 2 and 3 (WC_MATH: a symbol, a token in a name only). */
+enum { WC_SEP, WC_CJK, WC_DIGIT, WC_WORD, WC_MATH };
 
 /* Pending joins (rule 3): what the punctuation read so far may still become. */
 enum {
@@ -106,6 +116,7 @@ enum {
     J_DOT = 4,
     J_DIGIT_DOT = 8,
     J_SECNUM = 16, /* a line's leading section number is no token (rec11i's study) */
+    J_MATH = 32,   /* a mathematical symbol is a token: in a name only (version 10) */
     J_DEFAULT = J_CODE | J_TILDE
 };
 
@@ -169,6 +180,40 @@ static int is_cjk(int32_t cp)
            (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FA1F);
 }
 
+/* A mathematical symbol, a token of its own in a page's name (version 10). Category Sm
+ * outside ASCII, except arrows (navigation: "Next →"), geometric shapes (bullets and
+ * disclosure marks: "▷ Next") and the symbols that are a typographic variant of an ASCII
+ * separator or a bullet (the minus sign, a fraction or division slash, the asterisk,
+ * bullet, dot and star operators, the divides bar, the ratio colon, the tilde operator,
+ * the math ellipses). */
+static int is_math(int32_t cp)
+{
+    if ((cp >= 0x2190 && cp <= 0x21FF) || (cp >= 0x25A0 && cp <= 0x25FF) ||
+        (cp >= 0x27F0 && cp <= 0x27FF) || (cp >= 0x2900 && cp <= 0x297F) ||
+        (cp >= 0x2B00 && cp <= 0x2BFF))
+        return 0;
+    switch (cp) {
+    case 0x2044: /* ⁄ fraction slash */
+    case 0x2212: /* − minus sign */
+    case 0x2215: /* ∕ division slash */
+    case 0x2216: /* ∖ set minus (a backslash) */
+    case 0x2217: /* ∗ asterisk operator */
+    case 0x2219: /* ∙ bullet operator */
+    case 0x2223: /* ∣ divides (a bar) */
+    case 0x2236: /* ∶ ratio (a colon) */
+    case 0x223C: /* ∼ tilde operator */
+    case 0x22C5: /* ⋅ dot operator */
+    case 0x22C6: /* ⋆ star operator */
+    case 0x22EE: /* ⋮ ⋯ ⋰ ⋱ ellipses */
+    case 0x22EF:
+    case 0x22F0:
+    case 0x22F1:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 static int word_class(int32_t cp)
 {
     if (cp < 0x80)
@@ -188,6 +233,8 @@ static int word_class(int32_t cp)
     case UTF8PROC_CATEGORY_NL:
     case UTF8PROC_CATEGORY_NO:
         return is_cjk(cp) ? WC_CJK : WC_DIGIT;
+    case UTF8PROC_CATEGORY_SM:
+        return is_math(cp) ? WC_MATH : WC_SEP;
     default:
         return WC_SEP;
     }
@@ -228,8 +275,8 @@ static void tok_word(struct tok *t, int32_t cp, int wc)
 {
     char buf[4];
     size_t k = (size_t)utf8proc_encode_char(cp, (utf8proc_uint8_t *)buf);
-    t->prev_word = 1;
-    if (wc == WC_CJK) {
+    t->prev_word = wc != WC_MATH; /* a symbol is no word character for the joins */
+    if (wc == WC_CJK || wc == WC_MATH) {
         tok_begin(t);
         memcpy(t->out.p + t->out.len, buf, k);
         t->out.len += k;
@@ -264,6 +311,8 @@ static void pend_join(struct tok *t)
 static void tok_cp(struct tok *t, int32_t cp)
 {
     int wc = word_class(cp);
+    if (wc == WC_MATH && !(t->joins & J_MATH))
+        wc = WC_SEP;
     switch (t->pend) {
     case P_NONE:
         break;
@@ -377,8 +426,9 @@ static enum extract_code tok_run(struct tok *t, const char *s, size_t n)
     return EXTRACT_OK;
 }
 
-enum extract_code extract_tokens(const char *text, size_t len, char **out, size_t *out_len,
-                                 size_t *n_tokens)
+/* extract_tokens() with the joins and symbols of J_* bits joins. */
+static enum extract_code tokens_with(const char *text, size_t len, unsigned joins, char **out,
+                                     size_t *out_len, size_t *n_tokens)
 {
     if (!out || !out_len || !n_tokens || (!text && len))
         return EXTRACT_EINVAL;
@@ -391,7 +441,7 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
     ex_buf_init(&t.out, len > (SIZE_MAX - 64) / 16 ? SIZE_MAX : 16 * len + 64);
     t.tok_start = SIZE_MAX;
     t.pend = P_NONE;
-    t.joins = joins_on();
+    t.joins = joins;
     enum extract_code rc = ex_buf_reserve(&t.out, len + 1);
     if (rc != EXTRACT_OK)
         goto fail;
@@ -494,4 +544,58 @@ enum extract_code extract_tokens(const char *text, size_t len, char **out, size_
 fail:
     ex_buf_release(&t.out);
     return rc;
+}
+
+enum extract_code extract_tokens(const char *text, size_t len, char **out, size_t *out_len,
+                                 size_t *n_tokens)
+{
+    return tokens_with(text, len, joins_on(), out, out_len, n_tokens);
+}
+
+/* A byte of an operator run in a page's name (docs/FINGERPRINT.md section 6, version 10). */
+static int name_op(unsigned char c)
+{
+    return c && strchr("!$%&*+-/<=>?@\\^|~", c) != NULL;
+}
+
+static int name_word_byte(unsigned char c)
+{
+    return c < 0x80 && ascii_word[c];
+}
+
+enum extract_code extract_name_tokens(const char *heading, size_t len, char **out, size_t *out_len,
+                                      size_t *n_tokens)
+{
+    enum extract_code rc = tokens_with(heading, len, joins_on() | J_MATH, out, out_len, n_tokens);
+    if (rc != EXTRACT_OK)
+        return rc;
+    /* the kept runs add at most one space per byte */
+    char *p = realloc(*out, *out_len + 2 * len + 1);
+    if (!p) {
+        free(*out);
+        *out = NULL;
+        *out_len = *n_tokens = 0;
+        return EXTRACT_ENOMEM;
+    }
+    *out = p;
+    const unsigned char *h = (const unsigned char *)heading;
+    for (size_t i = 0; i < len;) {
+        if (!name_op(h[i])) {
+            i++;
+            continue;
+        }
+        size_t s = i;
+        while (i < len && name_op(h[i]))
+            i++;
+        int inside = s > 0 && i < len && name_word_byte(h[s - 1]) && name_word_byte(h[i]);
+        if (inside || (i - s == 1 && h[s] == '-'))
+            continue; /* a hyphen, a dash, or punctuation inside a word: x-y, a->b, a/b */
+        if (*out_len)
+            p[(*out_len)++] = ' ';
+        memcpy(p + *out_len, h + s, i - s);
+        *out_len += i - s;
+        (*n_tokens)++;
+    }
+    p[*out_len] = '\0';
+    return EXTRACT_OK;
 }

@@ -193,7 +193,8 @@ static uint64_t stub_hash(const struct joined *j)
 }
 
 /* The hash of the page's name (docs/FINGERPRINT.md section 6): its own heading's token
- * string, its label left out (dedup_name_label()), dedup_name_hash(); 0 when it has
+ * string with its symbols (extract_name_tokens(), version 10), its label left out
+ * (dedup_name_label()), dedup_name_hash(); 0 when it has
  * none. EXTRACT_OK or extract_tokens()'s code. */
 static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name)
 {
@@ -204,7 +205,7 @@ static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name
     *name = 0;
     if (!h[0])
         return EXTRACT_OK;
-    enum extract_code ec = extract_tokens(h + label, hl - label, &t, &tl, &tn);
+    enum extract_code ec = extract_name_tokens(h + label, hl - label, &t, &tl, &tn);
     if (ec == EXTRACT_OK)
         *name = dedup_name_hash(t, tl, tn);
     free(t);

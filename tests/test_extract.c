@@ -969,6 +969,47 @@ static void test_extract_tokens_code_joins(void)
     ASSERT_TOKENS(in, want);
 }
 
+/* The token string of a page's name (extract_name_tokens(), docs/FINGERPRINT.md section
+ * 6, version 10): s's name tokens, checked against want. */
+static void assert_name_tokens(const char *s, const char *want)
+{
+    char *out = NULL;
+    size_t len = 0, count = 0;
+    ASSERT_EQ_FATAL(extract_name_tokens(s, strlen(s), &out, &len, &count), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(out, want);
+    if (strcmp(out, want) != 0)
+        fprintf(stderr, "\nname_tokens(%s) = '%s', want '%s'\n", s, out, want);
+    ASSERT_EQ(strlen(out), len);
+    free(out);
+}
+
+/* Version 10: in a page's name, a mathematical symbol is a token of its own, so two
+ * headings that differ only in their symbols are two names ("⊥ -- bottom", "⊤ -- top");
+ * the symbols that decorate a heading or stand for ASCII punctuation are no tokens, and a
+ * text's tokens are those of version 9 (symbols in the text made false drops). */
+static void test_extract_name_tokens_math(void)
+{
+    assert_name_tokens("x ≤ y ∧ ¬p", "x ≤ y ∧ ¬ p");
+    assert_name_tokens("⊥-elim ⊤", "⊥ elim ⊤");
+    assert_name_tokens("∀x∈A, x×2 ± 1 ÷ 3", "∀ x ∈ a x × 2 ± 1 ÷ 3");
+    assert_name_tokens("A⊆B∪C∩D ∑ ∫ ⟂ ⨁", "a ⊆ b ∪ c ∩ d ∑ ∫ ⟂ ⨁");
+    assert_name_tokens("字≤字", "字 ≤ 字");
+    /* NFKC first: a stroked symbol loses its stroke, a mark (≠ -> "=", which is no
+     * token; the operator runs are read on the heading's bytes, where "≠" is not ASCII) */
+    assert_name_tokens("a ≠ b ∉ C", "a b ∈ c");
+    /* a symbol is no word character for the joins: "∀~x" keeps "~x", "a≤->b" no join */
+    assert_name_tokens("∀~x a≤->b", "∀ ~x a ≤ b ~ ->");
+    /* decorations and punctuation: headerlinks, sections, guillemets, bullets, dashes,
+     * ellipses, quotes, navigation arrows and shapes, marks of trade */
+    assert_name_tokens("Title¶ §3 «a» b c • d · e — f – g … “h” ‘i’ ← j → k ↑ ⇒ ⟶ © ® ™ ◆ ─ ✔",
+                       "title 3 a b c d e f g h i j k tm");
+    assert_name_tokens("◁ Previous ▷ Next ◸ ◿ ⤴ ⬅", "previous next");
+    assert_name_tokens("−1 a∕b a∖b a∗b a∙b a∣b a∶b a∼b a⋅b a⋆b a⋯b a⁄b",
+                       "1 a b a b a b a b a b a b a b a b a b a b a b");
+    /* in a text, no symbol is a token */
+    ASSERT_TOKENS("x ≤ y ∧ ¬p ⊥ ⊤ == @@", "x y p");
+}
+
 /* The tokens records of the golden vectors (tests/data/fingerprint/vectors.txt,
  * docs/FINGERPRINT.md section 8): text, token count, token string. */
 static void tokens_record(char **f, void *joined)
@@ -1357,6 +1398,7 @@ void test_extract_register(void)
     CU_add_test(s, "test_extract_tokens_cjk", test_extract_tokens_cjk);
     CU_add_test(s, "test_extract_tokens_long_token_cut", test_extract_tokens_long_token_cut);
     CU_add_test(s, "test_extract_tokens_code_joins", test_extract_tokens_code_joins);
+    CU_add_test(s, "test_extract_name_tokens_math", test_extract_name_tokens_math);
     CU_add_test(s, "test_extract_tokens_cut_prefix", test_extract_tokens_cut_prefix);
     CU_add_test(s, "test_extract_tokens_golden", test_extract_tokens_golden);
     CU_add_test(s, "test_extract_tokens_invalid", test_extract_tokens_invalid);

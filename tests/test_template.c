@@ -503,15 +503,46 @@ static uint64_t name_of(const char *h)
     return name;
 }
 
+/* The fingerprint distances of one body under heading h0 to it under h1 (d[0]) and under
+ * h2 (d[1]). */
+static void named_distances(const char *h0, const char *h1, const char *h2, unsigned d[2])
+{
+    char *a = named_page(h0, 999), *b = named_page(h1, 999), *c = named_page(h2, 999);
+    struct filter_fp_result ra = fp_page(a), rb = fp_page(b), rc = fp_page(c);
+    d[0] = dedup_distance(ra.fingerprint, rb.fingerprint);
+    d[1] = dedup_distance(ra.fingerprint, rc.fingerprint);
+    filter_fp_result_release(&ra);
+    filter_fp_result_release(&rb);
+    filter_fp_result_release(&rc);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* A heading and the token string its page's name is the hash of. */
+struct name_case {
+    const char *heading, *name;
+};
+
+/* Each case's page, its name through the pipeline: the hash of the expected tokens. */
+static void assert_names(const struct name_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t want = XXH3_64bits_withSeed(cases[i].name, strlen(cases[i].name), DEDUP_NAME_SEED);
+        uint64_t got = name_of(cases[i].heading);
+        if (got != want)
+            fprintf(stderr, "\nname of '%s' is not that of '%s'\n", cases[i].heading, cases[i].name);
+        ASSERT_EQ(got, want);
+    }
+}
+
 /* A heading's label (docs/FINGERPRINT.md section 6, version 9): the generated number a
  * DocBook manual puts before a title is not the page's name, so the same chapter
  * renumbered between two releases keeps its name and its fingerprint; a heading that is
  * only a label, or a number that is part of the name, is left as it is. */
 static void test_template_name_label(void)
 {
-    static const struct {
-        const char *heading, *name; /* name: the token string the name is the hash of */
-    } CASES[] = {
+    static const struct name_case CASES[] = {
         {"Chapter 13. Boost.Date_Time", "boost date_time"},
         {"Chapter 11. Boost.Date_Time", "boost date_time"},
         {"8.3. Character Types", "character types"},
@@ -533,13 +564,7 @@ static void test_template_name_label(void)
         {"Step 1.Install", "step 1 install"},
         {"Python 3 tutorial", "python 3 tutorial"},
     };
-    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
-        uint64_t want = XXH3_64bits_withSeed(CASES[i].name, strlen(CASES[i].name), DEDUP_NAME_SEED);
-        uint64_t got = name_of(CASES[i].heading);
-        if (got != want)
-            fprintf(stderr, "\nname of '%s' is not that of '%s'\n", CASES[i].heading, CASES[i].name);
-        ASSERT_EQ(got, want);
-    }
+    assert_names(CASES, sizeof CASES / sizeof *CASES);
     /* the function itself: where the name starts, within len */
     ASSERT_EQ(dedup_name_label("8.3. x", 6), 5);
     ASSERT_EQ(dedup_name_label("8.3. x", 5), 0); /* the label alone */
@@ -547,17 +572,59 @@ static void test_template_name_label(void)
     ASSERT_EQ(dedup_name_label("", 0), 0);
     ASSERT_EQ(dedup_name_label("Supercalifragilisticexpialidocious 1. x", 39), 0); /* no word */
     /* the same chapter of two releases: one fingerprint; another chapter: far */
-    char *a = named_page("Chapter 13. Alpha Widget", 999), *b = named_page("Chapter 11. Alpha Widget", 999);
-    char *c = named_page("Chapter 13. Beta Widget", 999);
-    struct filter_fp_result ra = fp_page(a), rb = fp_page(b), rc = fp_page(c);
-    ASSERT_EQ(ra.fingerprint, rb.fingerprint);
-    CU_ASSERT(dedup_distance(ra.fingerprint, rc.fingerprint) > 7);
-    filter_fp_result_release(&ra);
-    filter_fp_result_release(&rb);
-    filter_fp_result_release(&rc);
-    free(a);
-    free(b);
-    free(c);
+    unsigned d[2];
+    named_distances("Chapter 13. Alpha Widget", "Chapter 11. Alpha Widget",
+                    "Chapter 13. Beta Widget", d);
+    ASSERT_EQ(d[0], 0);
+    CU_ASSERT(d[1] > 7);
+}
+
+/* A name's symbols (docs/FINGERPRINT.md section 6, version 10): Macaulay2's operator
+ * pages are one text under headings that differ only in the operator ("@@ -- a binary
+ * operator", "==> -- a binary operator"); the runs of ASCII operator characters and the
+ * mathematical symbols of a heading are tokens of its name, while hyphens, dashes, a
+ * heading's link marks and punctuation inside a word name nothing. */
+static void test_template_name_symbols(void)
+{
+    static const struct name_case CASES[] = {
+        {"@@ -- a binary operator", "a binary operator @@ --"},
+        {"==> -- a binary operator", "a binary operator ==> --"},
+        {"^^ -- logical exclusive-or", "logical exclusive or ^^ --"},
+        {"operator<< and operator>>", "operator and operator << >>"},
+        {"C# and C++", "c and c ++"},
+        {"Web Streams API#", "web streams api"}, /* a heading's link mark, as "¶" */
+        {"x ≤ y → z", "x ≤ y z"}, /* a mathematical symbol is a token, an arrow not */
+        {"⊥ -- bottom", "⊥ bottom --"},
+        /* nothing more */
+        {"Alpha Widget¶", "alpha widget"},
+        {"Alpha - Widget", "alpha widget"},
+        {"Alpha — Widget » § • · … “x”", "alpha widget x"},
+        {"exclusive-or a->b p/q", "exclusive or a->b p q"},
+        {"8.3. -- Types", "types --"}, /* the label is left out first */
+    };
+    assert_names(CASES, sizeof CASES / sizeof *CASES);
+    /* one text under two operators: two pages far apart */
+    unsigned d[2];
+    named_distances("@@ -- a binary operator", "==> -- a binary operator",
+                    "@@ -- a binary operator¶", d);
+    CU_ASSERT(d[0] > 7);
+    ASSERT_EQ(d[1], 0);
+    /* the function itself: runs in order, after the heading's tokens */
+    char *t = NULL;
+    size_t tl = 0, tn = 0;
+    ASSERT_EQ_FATAL(extract_name_tokens("|| <= x", 7, &t, &tl, &tn), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(t, "x || <=");
+    ASSERT_EQ(tl, 7);
+    ASSERT_EQ(tn, 3);
+    free(t);
+    ASSERT_EQ_FATAL(extract_name_tokens("@@", 2, &t, &tl, &tn), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(t, "@@"); /* an operator alone is a name */
+    ASSERT_EQ(tn, 1);
+    free(t);
+    ASSERT_EQ_FATAL(extract_name_tokens("", 0, &t, &tl, &tn), EXTRACT_OK);
+    CU_ASSERT_STRING_EQUAL(t, "");
+    ASSERT_EQ(tn, 0);
+    free(t);
 }
 
 /* The name records of the golden vectors (tests/data/fingerprint/vectors.txt,
@@ -596,5 +663,6 @@ void test_template_register(void)
     CU_add_test(s, "test_template_stub_is_its_whole_text", test_template_stub_is_its_whole_text);
     CU_add_test(s, "test_template_page_name", test_template_page_name);
     CU_add_test(s, "test_template_name_label", test_template_name_label);
+    CU_add_test(s, "test_template_name_symbols", test_template_name_symbols);
     CU_add_test(s, "test_template_name_golden", test_template_name_golden);
 }

@@ -212,19 +212,25 @@ static int write_vectors(const char *dir)
         fprintf(out, "tokens\t%s\t%zu\t%s\n", TOKEN_TEXTS[i], n_tok, tok);
         free(tok);
     }
-    /* version 9: a heading's name, its label left out (FINGERPRINT.md section 6) */
+    /* version 9: a heading's name, its label left out; version 10: its symbols
+     * (FINGERPRINT.md section 6) */
     static const char *const HEADINGS[] = {
         "Alpha Widget",      "Chapter 13. Boost.Date_Time", "Chapter 11. Boost.Date_Time",
         "8.3. Character Types", "F.1. adminpack",          "Appendix B. Date/Time Support",
         "Part IV. Client Interfaces", "Глава 3. Введение",  "A. Lincoln",
         "Chapter 13.",       "Django 3.2.19 release notes", "13.2 Title",
-        "DB->get_flags"};
+        "DB->get_flags",
+        /* version 10: a heading's operator runs */
+        "@@ -- a binary operator", "==> -- a binary operator", "operator<< and x-y",
+        "Alpha Widget\xc2\xb6", "\xe2\x8a\xa5 -- bottom", "\xe2\x8a\xa4 -- top",
+        "x \xe2\x89\xa4 y \xe2\x86\x92 z"};
     for (size_t i = 0; i < sizeof HEADINGS / sizeof HEADINGS[0]; i++) {
         const char *h = HEADINGS[i];
         size_t label = dedup_name_label(h, strlen(h));
         char *tok = NULL, hex[17];
         size_t tok_len = 0, n_tok = 0;
-        if (extract_tokens(h + label, strlen(h) - label, &tok, &tok_len, &n_tok) != EXTRACT_OK)
+        if (extract_name_tokens(h + label, strlen(h) - label, &tok, &tok_len, &n_tok) !=
+            EXTRACT_OK)
             goto done;
         fprintf(out, "name\t%s\t%s\n",
                 dedup_fingerprint_format(dedup_name_hash(tok, tok_len, n_tok), hex), h);
