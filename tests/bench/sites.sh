@@ -216,9 +216,10 @@ ruby-tioga-doc|usr/share/doc/ruby-tioga-doc/rdoc|RDoc 6 (Darkfish; the API of Ti
 opencv-doc|usr/share/doc/opencv-doc/opencv4/html|Doxygen 1.9.4 with the header and tutorials of OpenCV 4.6 + its Java API (Javadoc)|10
 ghc-doc|usr/share/doc/ghc-doc/html/libraries|Haddock 2.25 (the libraries of GHC 9.0, linuwial theme, per-letter index pages)|10'
 
-# fetch PKG: download and unpack once; fails loudly when apt-get cannot find it
+# fetch PKG: download and unpack once; fails loudly when apt-get cannot find it. The
+# package is unpacked into PKG.part and renamed when whole, so a run that is killed, or
+# one that looks while another unpacks, never takes a half-unpacked site for a whole one.
 fetch() {
-    mkdir -p "$CACHE/debs" "$CACHE/sites"
     if ! ls "$CACHE/debs/$1"_*.deb >/dev/null 2>&1; then
         echo "sites: apt-get download $1" >&2
         (cd "$CACHE/debs" && { apt-get download "$1" >/dev/null 2>&1 ||
@@ -226,10 +227,18 @@ fetch() {
     fi
     if [ ! -d "$CACHE/sites/$1" ]; then
         echo "sites: dpkg -x $1" >&2
-        mkdir -p "$CACHE/sites/$1"
-        dpkg -x "$(ls "$CACHE/debs/$1"_*.deb | tail -n 1)" "$CACHE/sites/$1"
+        rm -rf "$CACHE/sites/$1.part"
+        dpkg -x "$(ls "$CACHE/debs/$1"_*.deb | tail -n 1)" "$CACHE/sites/$1.part" &&
+            mv "$CACHE/sites/$1.part" "$CACHE/sites/$1"
     fi
 }
+
+# One run at a time fetches: two runs at once (two engineers' benchmarks) raced on the same
+# package before, one finding a folder the other was still unpacking. The lock is held
+# until this script exits (its file descriptor 9).
+mkdir -p "$CACHE/debs" "$CACHE/sites"
+exec 9>"$CACHE/sites.lock"
+flock 9
 
 out=
 echo "$SITES" | {
