@@ -77,11 +77,16 @@ static int valid_utf8(const char *s)
     return 1;
 }
 
-static char *tokens(const char *s, size_t *n)
+/* A tokeniser: extract_tokens() or extract_name_tokens(). */
+typedef enum extract_code (*tokeniser)(const char *, size_t, char **, size_t *, size_t *);
+
+/* s's token string by tok (its count in *n when n), checked for its length; NULL when
+ * tok failed. */
+static char *tokens_by(tokeniser tok, const char *s, size_t *n)
 {
     char *out = NULL;
     size_t len = 0, count = 0;
-    enum extract_code rc = extract_tokens(s, strlen(s), &out, &len, &count);
+    enum extract_code rc = tok(s, strlen(s), &out, &len, &count);
     ASSERT_EQ(rc, EXTRACT_OK);
     if (rc != EXTRACT_OK)
         return NULL;
@@ -91,17 +96,25 @@ static char *tokens(const char *s, size_t *n)
     return out;
 }
 
-#define ASSERT_TOKENS(in, want)                                                             \
-    do {                                                                                    \
-        char *t_ = tokens(in, NULL);                                                        \
-        CU_ASSERT_PTR_NOT_NULL(t_);                                                         \
-        if (t_) {                                                                           \
-            CU_ASSERT_STRING_EQUAL(t_, want);                                               \
-            if (strcmp(t_, want) != 0)                                                      \
-                fprintf(stderr, "\ntokens(%s) = '%s', want '%s'\n", in, t_, want);         \
-        }                                                                                   \
-        free(t_);                                                                           \
-    } while (0)
+static char *tokens(const char *s, size_t *n)
+{
+    return tokens_by(extract_tokens, s, n);
+}
+
+/* in's token string by tok is want (what names the tokeniser in a failure's message). */
+static void assert_tokens_by(tokeniser tok, const char *what, const char *in, const char *want)
+{
+    char *t = tokens_by(tok, in, NULL);
+    CU_ASSERT_PTR_NOT_NULL(t);
+    if (t) {
+        CU_ASSERT_STRING_EQUAL(t, want);
+        if (strcmp(t, want) != 0)
+            fprintf(stderr, "\n%s(%s) = '%s', want '%s'\n", what, in, t, want);
+    }
+    free(t);
+}
+
+#define ASSERT_TOKENS(in, want) assert_tokens_by(extract_tokens, "tokens", in, want)
 
 /* ---- charset ---- */
 
@@ -973,14 +986,7 @@ static void test_extract_tokens_code_joins(void)
  * 6, version 10): s's name tokens, checked against want. */
 static void assert_name_tokens(const char *s, const char *want)
 {
-    char *out = NULL;
-    size_t len = 0, count = 0;
-    ASSERT_EQ_FATAL(extract_name_tokens(s, strlen(s), &out, &len, &count), EXTRACT_OK);
-    CU_ASSERT_STRING_EQUAL(out, want);
-    if (strcmp(out, want) != 0)
-        fprintf(stderr, "\nname_tokens(%s) = '%s', want '%s'\n", s, out, want);
-    ASSERT_EQ(strlen(out), len);
-    free(out);
+    assert_tokens_by(extract_name_tokens, "name_tokens", s, want);
 }
 
 /* Version 10: in a page's name, a mathematical symbol is a token of its own, so two
