@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 10) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 11) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 10
+#define DEDUP_FINGERPRINT_VERSION 11
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -79,8 +79,9 @@ struct dedup_parse_error {
 #define DEDUP_SHORT_TOKENS                                                                         \
     80u /* fewer tokens: the fingerprint is the hash of the token                                  \
          * string, near-duplicate only of the same text (s. 4) */
-#define DEDUP_SHORT_SEED 0x73696d7368727431ull /* "simshrt1" in ASCII */
-#define DEDUP_NAME_SEED 0x73696d6e616d6531ull  /* "simname1" in ASCII */
+#define DEDUP_SHORT_SEED 0x73696d7368727431ull  /* "simshrt1" in ASCII */
+#define DEDUP_NAME_SEED 0x73696d6e616d6531ull   /* "simname1" in ASCII */
+#define DEDUP_SYMBOL_SEED 0x73696d73796d6231ull /* "simsymb1" in ASCII */
 #define DEDUP_NAME_MAX_TOKENS 32u /* a longer heading names nothing (FINGERPRINT.md s. 6) */
 #define DEDUP_DEFAULT_MAX_TOKENS (1u << 22) /* default cap on tokens per document */
 #define DEDUP_IDF_MAX_ENTRIES (1u << 24)    /* cap on shingles in an IDF table */
@@ -133,6 +134,15 @@ uint64_t dedup_simhash(const struct dedup_features *f);
  * (extract_doc_heading()); XXH3_64bits_withSeed(tokens, len,
  * DEDUP_NAME_SEED) when 1 <= n_tokens <= DEDUP_NAME_MAX_TOKENS, else 0 (no name). */
 uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
+
+/* The key of a text's symbols (docs/FINGERPRINT.md section 4, "A short text's symbols",
+ * version 11), which the fingerprint of a page keyed on its token string (a short text, a
+ * stub) is XORed with, so that two such texts that differ only in their symbols (`<<<x>>>!`
+ * and `x.`) are two pages: sym (sym_len bytes) is the text's token string with its
+ * symbols (extract_name_tokens() over the whole text), tokens (len) its token string
+ * (extract_tokens()); XXH3_64bits_withSeed(sym, sym_len, DEDUP_SYMBOL_SEED) when the two
+ * differ, else 0 (a text without symbols keeps its key). Pure. */
+uint64_t dedup_symbol_key(const char *sym, size_t sym_len, const char *tokens, size_t len);
 
 /* The length of the label that opens a heading (docs/FINGERPRINT.md section 6, "A
  * heading's label"), which the page's name leaves out: a generated number that changes

@@ -192,6 +192,13 @@ uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens)
     return XXH3_64bits_withSeed(tokens, len, DEDUP_NAME_SEED);
 }
 
+uint64_t dedup_symbol_key(const char *sym, size_t sym_len, const char *tokens, size_t len)
+{
+    if (sym_len == len && (len == 0 || memcmp(sym, tokens, len) == 0))
+        return 0;
+    return XXH3_64bits_withSeed(sym, sym_len, DEDUP_SYMBOL_SEED);
+}
+
 /* A byte of a label's word: an ASCII letter or a byte of a multi-byte UTF-8 character
  * (a translated manual's "Kapitel", "Capítulo", "Глава"). */
 static int label_letter(unsigned char c)

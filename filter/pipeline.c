@@ -212,6 +212,25 @@ static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name
     return ec;
 }
 
+/* The key of a text's symbols (docs/FINGERPRINT.md section 4, "A short text's symbols",
+ * version 11): dedup_symbol_key() of the whole text, which a page keyed on its token
+ * string (a short text, a stub: both hold the whole text) is XORed with. EXTRACT_OK or
+ * the tokeniser's code. */
+static enum extract_code text_symbols(const char *text, size_t len, uint64_t *key)
+{
+    char *t = NULL, *sym = NULL;
+    size_t tl = 0, tn = 0, sl = 0, sn = 0;
+    *key = 0;
+    enum extract_code ec = extract_tokens(text, len, &t, &tl, &tn);
+    if (ec == EXTRACT_OK)
+        ec = extract_name_tokens(text, len, &sym, &sl, &sn);
+    if (ec == EXTRACT_OK)
+        *key = dedup_symbol_key(sym, sl, t, tl);
+    free(t);
+    free(sym);
+    return ec;
+}
+
 /* 2. Marks the template blocks of opts->host in tpl (opts->mark or opts->templates;
  * hash and ntok: each block's hash and tokens); returns how many, or 0 when the page is
  * fingerprinted whole (a stub, below: *stub is then its fingerprint). */
@@ -429,6 +448,8 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     char *tokens = NULL;
     size_t tokens_len = 0, n_tokens = 0;
     struct dedup_features *f = NULL;
+    const char *src = html; /* the whole text the tokens come from */
+    size_t src_len = len;
     enum extract_code ec;
     int by_blocks = opts->templates || opts->mark || opts->keep_blocks || opts->blocks_only;
 
@@ -466,6 +487,8 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         }
         size_t tlen = 0;
         const char *text = extract_doc_text(doc, &tlen);
+        src = text;
+        src_len = tlen;
         ec = page_name(doc, &out->name_hash);
         if (ec == EXTRACT_OK && by_blocks)
             ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens);
@@ -503,6 +526,18 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     if (out->stub_hash)
         out->name_hash = 0;
     out->fingerprint = out->stub_hash ? out->stub_hash : dedup_simhash(f) ^ out->name_hash;
+    /* a page keyed on its token string is keyed on its symbols too (version 11) */
+    if (out->stub_hash || dedup_features_token_count(f) < DEDUP_SHORT_TOKENS) {
+        uint64_t key = 0;
+        ec = text_symbols(src, src_len, &key);
+        if (ec != EXTRACT_OK) {
+            out->stage = FILTER_FP_TOKENS;
+            out->extract_code = ec;
+            set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+            goto fail;
+        }
+        out->fingerprint ^= key;
+    }
     out->n_tokens = n_tokens;
     out->n_features = dedup_features_count(f);
     out->stage = FILTER_FP_DONE;

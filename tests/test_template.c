@@ -5,8 +5,8 @@
  * the serialised form and its damage checks, the table saved with and loaded from the
  * index file, and the property the spec rests on: the token strings of the blocks joined
  * by one space are the token string of the whole text (so an empty table changes no
- * fingerprint), over every extractor fixture; and the page's name XORed into an HTML
- * page's fingerprint.
+ * fingerprint), over every extractor fixture; the page's name XORed into an HTML
+ * page's fingerprint; and a short text's symbols (version 11).
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -627,6 +627,79 @@ static void test_template_name_symbols(void)
     free(t);
 }
 
+/* A short text's symbols (docs/FINGERPRINT.md section 4, version 11): a page keyed on its
+ * token string (a short text, a stub) is keyed on its symbols too, so Twisted's two
+ * template examples (`<<<Header>>>!` and `Header.`: one token string) are two pages; a
+ * text without symbols keeps the hash of its token string, and a text of
+ * DEDUP_SHORT_TOKENS tokens or more its simhash, symbols or not. */
+static void test_template_text_symbols(void)
+{
+    const char *a = "<html><body><main><p>&lt;&lt;&lt;Header&gt;&gt;&gt;!</p><p>Content goes "
+                    "here.</p><p>&gt;&gt;&gt;\"Footer!\"&lt;&lt;&lt;</p></main></body></html>";
+    const char *b = "<html><body><main><p>Header.</p><p>Content goes here.</p><p>Footer.</p>"
+                    "</main></body></html>";
+    struct filter_fp_result ra = fp_page(a), rb = fp_page(b);
+    const char *tok = "header content goes here footer";
+    CU_ASSERT_STRING_EQUAL(ra.tokens, tok);
+    CU_ASSERT_STRING_EQUAL(rb.tokens, tok);
+    /* b: no symbol, the hash of its token string as before */
+    ASSERT_EQ(rb.fingerprint, XXH3_64bits_withSeed(tok, strlen(tok), DEDUP_SHORT_SEED));
+    /* a: that XOR the hash of its token string with its symbols (section 6's rules over
+     * the whole text: the operator runs in order after the words) */
+    const char *sym = "header content goes here footer <<< >>>! >>> ! <<<";
+    ASSERT_EQ(ra.fingerprint, XXH3_64bits_withSeed(tok, strlen(tok), DEDUP_SHORT_SEED) ^
+                                  XXH3_64bits_withSeed(sym, strlen(sym), DEDUP_SYMBOL_SEED));
+    CU_ASSERT(dedup_distance(ra.fingerprint, rb.fingerprint) > 7);
+    /* the key alone: equal strings have none */
+    ASSERT_EQ(dedup_symbol_key(tok, strlen(tok), tok, strlen(tok)), 0);
+    ASSERT_EQ(dedup_symbol_key(sym, strlen(sym), tok, strlen(tok)),
+              XXH3_64bits_withSeed(sym, strlen(sym), DEDUP_SYMBOL_SEED));
+    /* plain text: the same rule (a mathematical symbol too) */
+    struct filter_fp_opts o = {0};
+    o.text = 1;
+    struct filter_fp_result rt, ru;
+    static const char t1[] = "x \xe2\x8a\xa5 y -- bottom of the order";
+    static const char t2[] = "x \xe2\x8a\xa4 y -- bottom of the order";
+    ASSERT_EQ(filter_fingerprint_page(t1, sizeof t1 - 1, NULL, NULL, &o, &rt), 0);
+    ASSERT_EQ(filter_fingerprint_page(t2, sizeof t2 - 1, NULL, NULL, &o, &ru), 0);
+    CU_ASSERT(dedup_distance(rt.fingerprint, ru.fingerprint) > 7);
+    filter_fp_result_release(&rt);
+    filter_fp_result_release(&ru);
+    /* a stub (a few own words among template lines): its whole text's symbols */
+    static const char *const tpl[] = {
+        "the 2018 edition of the book is no longer distributed with rust s documentation",
+        NULL};
+    uint64_t s1 = fp_with_template("a <<< b\nThe 2018 edition of the book is no longer "
+                                   "distributed with Rust's documentation.\n",
+                                   tpl);
+    uint64_t s2 = fp_with_template("a >>> b\nThe 2018 edition of the book is no longer "
+                                   "distributed with Rust's documentation.\n",
+                                   tpl);
+    CU_ASSERT(s1 != 0 && s2 != 0);
+    CU_ASSERT(dedup_distance(s1, s2) > 7);
+    /* DEDUP_SHORT_TOKENS tokens or more: the simhash, whatever the symbols */
+    char long1[4096], long2[4096];
+    size_t l1 = 0;
+    l1 += (size_t)snprintf(long1, sizeof long1, "<html><body><main><p>");
+    for (unsigned i = 0; i < DEDUP_SHORT_TOKENS; i++)
+        l1 += (size_t)snprintf(long1 + l1, sizeof long1 - l1, "w%u ", (i * 37) % 101);
+    memcpy(long2, long1, l1);
+    snprintf(long1 + l1, sizeof long1 - l1, "</p></main></body></html>");
+    snprintf(long2 + l1, sizeof long2 - l1, "&lt;&lt;&lt; x \xe2\x8a\xa5</p></main></body></html>");
+    long1[l1 - 1] = ' ';
+    struct filter_fp_result r1 = fp_page(long1), r2 = fp_page(long2);
+    struct dedup_features *f = dedup_features_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ASSERT_EQ(dedup_features_from_tokens(f, r2.tokens, r2.tokens_len, NULL), DEDUP_OK);
+    ASSERT_EQ(r2.fingerprint, dedup_simhash(f));
+    CU_ASSERT(dedup_distance(r1.fingerprint, r2.fingerprint) <= 3);
+    dedup_features_free(f);
+    filter_fp_result_release(&r1);
+    filter_fp_result_release(&r2);
+    filter_fp_result_release(&ra);
+    filter_fp_result_release(&rb);
+}
+
 /* The name records of the golden vectors (tests/data/fingerprint/vectors.txt,
  * docs/FINGERPRINT.md section 8): a heading and its name, as the pipeline computes it. */
 static void name_record(char **f, void *labelled)
@@ -648,6 +721,36 @@ static void test_template_name_golden(void)
     CU_ASSERT(labelled >= 5);
 }
 
+/* The text records of the golden vectors (version 11): a plain text and its fingerprint,
+ * as the pipeline computes it (`--text`). */
+static void text_record(char **f, void *keyed)
+{
+    struct filter_fp_opts o = {0};
+    o.text = 1;
+    o.keep_tokens = 1;
+    struct filter_fp_result r;
+    ASSERT_EQ_FATAL(filter_fingerprint_page(f[1], strlen(f[1]), NULL, NULL, &o, &r), 0);
+    uint64_t want = strtoull(f[0], NULL, 16);
+    if (r.fingerprint != want)
+        fprintf(stderr, "\nfingerprint of '%s' is %016llx, vector %s\n", f[1],
+                (unsigned long long)r.fingerprint, f[0]);
+    ASSERT_EQ(r.fingerprint, want);
+    /* how many of them carry a key: not the hash of their token string alone */
+    *(unsigned *)keyed += r.fingerprint != XXH3_64bits_withSeed(r.tokens, r.tokens_len,
+                                                                 DEDUP_SHORT_SEED);
+    filter_fp_result_release(&r);
+}
+
+static void test_template_text_golden(void)
+{
+    unsigned keyed = 0;
+    unsigned n = test_each_record("tests/data/fingerprint/vectors.txt", "text", 2, text_record,
+                                  &keyed);
+    CU_ASSERT(n >= 8);
+    CU_ASSERT(keyed >= 4);
+    CU_ASSERT(keyed < n);
+}
+
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -665,4 +768,6 @@ void test_template_register(void)
     CU_add_test(s, "test_template_name_label", test_template_name_label);
     CU_add_test(s, "test_template_name_symbols", test_template_name_symbols);
     CU_add_test(s, "test_template_name_golden", test_template_name_golden);
+    CU_add_test(s, "test_template_text_symbols", test_template_text_symbols);
+    CU_add_test(s, "test_template_text_golden", test_template_text_golden);
 }

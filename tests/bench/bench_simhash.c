@@ -118,6 +118,45 @@ static int fp_line(FILE *out, const char *kind, const char *s, const struct dedu
     return 0;
 }
 
+/* version 11: texts whose fingerprint is keyed on their symbols when short
+ * (FINGERPRINT.md section 4, "A short text's symbols"); plain texts, as `--text` reads them */
+static const char *const SYMBOL_TEXTS[] = {
+    "<<<Header>>>! Content goes here. >>>\"Footer!\"<<<",
+    "Header. Content goes here. Footer.",
+    "x \xe2\x8a\xa5 y -- bottom of the order",
+    "x \xe2\x8a\xa4 y -- bottom of the order",
+    "x \xe2\x86\x92 y -- an arrow is no symbol",
+    "a->b and x-y and p/q join or part, no symbol",
+    "operator<< writes and operator>> reads a value",
+    "Alpha Widget\xc2\xb6 has no symbol of its own here",
+};
+
+/* The fingerprint of the plain text s (version 11: a short text XORed with the key of its
+ * symbols), from the primitives; 0 when it has too little text. */
+static int text_line(FILE *out, const char *s)
+{
+    char *tok = NULL, *sym = NULL, hex[17];
+    size_t tl = 0, tn = 0, sl = 0, sn = 0;
+    int rc = -1;
+    struct dedup_features *f = dedup_features_new();
+    if (!f || extract_tokens(s, strlen(s), &tok, &tl, &tn) != EXTRACT_OK ||
+        extract_name_tokens(s, strlen(s), &sym, &sl, &sn) != EXTRACT_OK ||
+        dedup_features_from_tokens(f, tok, tl, NULL) != DEDUP_OK)
+        goto done;
+    uint64_t fp = dedup_simhash(f);
+    if (tn < DEDUP_SHORT_TOKENS)
+        fp ^= dedup_symbol_key(sym, sl, tok, tl);
+    fprintf(out, "text\t%s\t%s\n", dedup_fingerprint_format(fp, hex), s);
+    rc = 0;
+done:
+    if (rc)
+        fprintf(stderr, "bench_simhash: text '%s' has no fingerprint\n", s);
+    dedup_features_free(f);
+    free(tok);
+    free(sym);
+    return rc;
+}
+
 #define N_RANDOM 48
 
 static int write_vectors(const char *dir)
@@ -236,6 +275,9 @@ static int write_vectors(const char *dir)
                 dedup_fingerprint_format(dedup_name_hash(tok, tok_len, n_tok), hex), h);
         free(tok);
     }
+    for (size_t i = 0; i < sizeof SYMBOL_TEXTS / sizeof SYMBOL_TEXTS[0]; i++)
+        if (text_line(out, SYMBOL_TEXTS[i]) != 0)
+            goto done;
     for (int i = 0; i < N_RANDOM; i++)
         if (fp_line(out, "fp", random_strings[i], NULL) != 0)
             goto done;
