@@ -94,6 +94,11 @@ struct dedup_opts {
     const struct dedup_idf *idf; /* borrowed, or NULL: weights without IDF */
     size_t min_tokens;           /* fewer -> DEDUP_ETOOSHORT; default DEDUP_MIN_TOKENS */
     size_t max_tokens;           /* more -> DEDUP_ETOOLARGE; default DEDUP_DEFAULT_MAX_TOKENS */
+    size_t text_tokens;          /* the tokens of the text this token string stands for, when
+                                  * more (a study that leaves a page's repeated blocks out:
+                                  * docs/BENCHMARKS.md, "Blocks repeated within a page
+                                  * (rep11p)"); min_tokens and the short-text bound apply to
+                                  * it. 0: the token string's own */
 };
 
 /* A new empty feature set; caller frees with dedup_features_free(). NULL when out of memory.

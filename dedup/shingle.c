@@ -231,7 +231,9 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
         }
     }
     f->n_tokens = n_tokens;
-    if (n_tokens == 0 || n_tokens < min_tokens)
+    /* a token string that stands for a longer text is short by the text's count */
+    size_t text_tokens = opts && opts->text_tokens > n_tokens ? opts->text_tokens : n_tokens;
+    if (n_tokens == 0 || text_tokens < min_tokens)
         return DEDUP_ETOOSHORT;
     size_t n_shingles = 2 * n_tokens - 1; /* n words and n - 1 word pairs */
 
@@ -261,7 +263,7 @@ enum dedup_code dedup_features_from_tokens(struct dedup_features *f, const char 
     /* a short text is near-duplicate only of itself: its fingerprint is the hash of its
      * token string (FINGERPRINT.md section 4) */
     f->exact = 0;
-    f->is_short = n_tokens < DEDUP_SHORT_TOKENS;
+    f->is_short = text_tokens < DEDUP_SHORT_TOKENS;
     if (f->is_short) {
         uint64_t draw = shingle_seed() ^ DEDUP_SEED; /* 0 but in a DEDUP_BENCH_SEEDS build */
         f->exact = XXH3_64bits_withSeed(tokens, len, DEDUP_SHORT_SEED ^ draw);

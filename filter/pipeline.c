@@ -277,12 +277,13 @@ static size_t mark_templates(const struct filter_fp_opts *opts, const struct joi
  * SIMCRAWL_BENCH_DUMP=FILE, every page fingerprinted with its template blocks (pass 2 of
  * a collection) appends one line to FILE: XXH3_64bits of the page's bytes, its
  * fingerprint (or "-" for too little text), 1 when it was fingerprinted whole (a page
- * with little text of its own), its own token string (template blocks left out) and
- * its whole token string, TAB-separated. tests/bench/weight_study.py recomputes the
- * fingerprint under other weight schemes from them. */
+ * with little text of its own), its own token string (template blocks left out, and
+ * with SIMCRAWL_BENCH_REPEATS the repeated blocks) and its whole token string,
+ * TAB-separated. tests/bench/weight_study.py recomputes the fingerprint under other
+ * weight schemes from them. */
 static _Thread_local char *bench_own, *bench_whole;
 
-static void bench_note(const struct joined *j, const unsigned char *tpl)
+static void bench_note(const struct joined *j, const unsigned char *tpl, const unsigned char *rep)
 {
     free(bench_own);
     free(bench_whole);
@@ -292,7 +293,7 @@ static void bench_note(const struct joined *j, const unsigned char *tpl)
         return;
     size_t n = 0;
     for (size_t k = 0; k < j->nb; k++) {
-        if (tpl[k])
+        if (tpl[k] || rep[k])
             continue;
         if (n)
             bench_own[n++] = ' ';
@@ -322,10 +323,10 @@ static void bench_dump(const char *html, size_t len, const struct filter_fp_resu
     free(bench_whole);
     bench_own = bench_whole = NULL;
 }
-#define BENCH_NOTE(j, tpl) bench_note(j, tpl)
+#define BENCH_NOTE(j, tpl, rep) bench_note(j, tpl, rep)
 #define BENCH_DUMP(html, len, out) bench_dump(html, len, out)
 #else
-#define BENCH_NOTE(j, tpl) ((void)0)
+#define BENCH_NOTE(j, tpl, rep) ((void)0)
 #define BENCH_DUMP(html, len, out) ((void)0)
 #endif
 
@@ -367,6 +368,90 @@ static char *own_tokens(struct joined *j, const unsigned char *tpl, size_t marke
     return kept;
 }
 
+/* Blocks repeated within one page, a study that is not part of the fingerprint
+ * (docs/BENCHMARKS.md, "Blocks repeated within a page (rep11p)"): a build made with
+ * -DDEDUP_BENCH_SEEDS (never a shipped one) reads SIMCRAWL_BENCH_REPEATS, "once" (a block
+ * counts once, at its first place) or "all" (every copy of a block that repeats is left
+ * out), applied to the simhash of a page of DEDUP_SHORT_TOKENS kept tokens or more that is
+ * no stub; what is short is still decided on all kept blocks. Off in every other build. */
+enum repeats { REPEATS_OFF = 0, REPEATS_ONCE, REPEATS_ALL };
+
+static enum repeats repeats_rule(void)
+{
+#ifdef DEDUP_BENCH_SEEDS
+    const char *e = getenv("SIMCRAWL_BENCH_REPEATS");
+    if (e && strcmp(e, "once") == 0)
+        return REPEATS_ONCE;
+    if (e && strcmp(e, "all") == 0)
+        return REPEATS_ALL;
+#endif
+    return REPEATS_OFF;
+}
+
+/* The token string of a page's blocks with the repeats left out, when some repeat: what
+ * the study fingerprints. */
+struct distinct {
+    char *tokens; /* NULL when no block repeats (or the study is off) */
+    size_t len, n;
+};
+
+/* Marks in rep the blocks not marked in tpl whose token string (hash) is that of an
+ * earlier such block, and with REPEATS_ALL that earlier block too; returns how many. -1
+ * when out of memory. HOW IT WORKS: an open-addressing set of block indexes (slot = hash
+ * & mask, linear probing, at most half full); two blocks are one when their hashes are
+ * equal (XXH3-64 of the token string). */
+static long mark_repeats(const struct joined *j, const uint64_t *hash, const unsigned char *tpl,
+                         unsigned char *rep, enum repeats rule)
+{
+    size_t slots = 16;
+    while (slots < 2 * j->nb)
+        slots *= 2;
+    uint32_t *set = calloc(slots, sizeof *set);
+    if (!set)
+        return -1;
+    long n = 0;
+    for (size_t k = 0; k < j->nb; k++) {
+        if (tpl[k])
+            continue;
+        size_t i = (size_t)hash[k] & (slots - 1);
+        while (set[i] && hash[set[i] - 1] != hash[k])
+            i = (i + 1) & (slots - 1);
+        if (set[i]) {
+            rep[k] = 1;
+            n++;
+            if (rule == REPEATS_ALL && !rep[set[i] - 1]) {
+                rep[set[i] - 1] = 1;
+                n++;
+            }
+        } else
+            set[i] = (uint32_t)(k + 1);
+    }
+    free(set);
+    return n;
+}
+
+/* The token string of the blocks marked neither in tpl nor in rep, joined by one space
+ * (*len bytes, *n tokens); NULL when out of memory. */
+static char *distinct_tokens(const struct joined *j, const unsigned char *tpl,
+                             const unsigned char *rep, size_t *len, size_t *n)
+{
+    char *d = malloc(j->all_len + 1);
+    *len = *n = 0;
+    if (!d)
+        return NULL;
+    for (size_t k = 0; k < j->nb; k++) {
+        if (tpl[k] || rep[k])
+            continue;
+        if (*len)
+            d[(*len)++] = ' ';
+        memcpy(d + *len, j->all + j->b[k].off, j->b[k].len);
+        *len += j->b[k].len;
+        *n += j->b[k].n_tokens;
+    }
+    d[*len] = '\0';
+    return d;
+}
+
 /*
  * The template-aware tokens of text[0..tlen) (docs/FINGERPRINT.md, "Template blocks"): each line
  * ("\n" separated block) is tokenised alone; blocks without tokens are ignored; the others'
@@ -378,12 +463,12 @@ static char *own_tokens(struct joined *j, const unsigned char *tpl, size_t marke
 static enum extract_code block_tokens(const char *text, size_t tlen,
                                       const struct filter_fp_opts *opts,
                                       struct filter_fp_result *out, char **tokens,
-                                      size_t *tokens_len, size_t *n_tokens)
+                                      size_t *tokens_len, size_t *n_tokens, struct distinct *dist)
 {
     struct joined j = {0};
     uint64_t *hash = NULL;
     uint32_t *ntok = NULL;
-    unsigned char *tpl = NULL;
+    unsigned char *tpl = NULL, *rep = NULL;
     char *kept = NULL;
     size_t kept_len = 0, kept_n = 0;
     enum extract_code ec = join_blocks(text, tlen, &j);
@@ -393,7 +478,8 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
     hash = malloc((nb ? nb : 1) * sizeof *hash);
     ntok = malloc((nb ? nb : 1) * sizeof *ntok);
     tpl = calloc(nb ? nb : 1, 1);
-    if (!hash || !tpl || !ntok)
+    rep = calloc(nb ? nb : 1, 1);
+    if (!hash || !tpl || !ntok || !rep)
         goto oom;
     for (size_t k = 0; k < nb; k++) {
         hash[k] = dedup_template_block_hash(j.all + j.b[k].off, j.b[k].len);
@@ -405,8 +491,22 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
         out->doc_hash = h ? h : 1;
     }
     size_t marked = mark_templates(opts, &j, hash, ntok, tpl, &out->stub_hash);
+    /* the study of repeated blocks: a short text and a stub keep their token string */
+    enum repeats rule = opts->blocks_only || out->stub_hash ? REPEATS_OFF : repeats_rule();
+    size_t own_n = 0;
+    for (size_t k = 0; k < nb; k++)
+        own_n += tpl[k] ? 0 : j.b[k].n_tokens;
+    long repeats = 0;
+    if (rule != REPEATS_OFF && own_n >= DEDUP_SHORT_TOKENS &&
+        (repeats = mark_repeats(&j, hash, tpl, rep, rule)) < 0)
+        goto oom;
+    if (repeats > 0) {
+        dist->tokens = distinct_tokens(&j, tpl, rep, &dist->len, &dist->n);
+        if (!dist->tokens)
+            goto oom;
+    }
     if (!opts->blocks_only)
-        BENCH_NOTE(&j, tpl);
+        BENCH_NOTE(&j, tpl, rep);
     kept = own_tokens(&j, tpl, marked, out, &kept_len, &kept_n);
     if (!kept)
         goto oom;
@@ -419,6 +519,7 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
     free(hash);
     free(ntok);
     free(tpl);
+    free(rep);
     *tokens = kept;
     *tokens_len = kept_len;
     *n_tokens = kept_n;
@@ -430,6 +531,9 @@ fail:
     free(hash);
     free(ntok);
     free(tpl);
+    free(rep);
+    free(dist->tokens);
+    dist->tokens = NULL;
     free(out->blocks);
     out->blocks = NULL;
     out->n_blocks = 0;
@@ -450,8 +554,10 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     struct dedup_features *f = NULL;
     const char *src = html; /* the whole text the tokens come from */
     size_t src_len = len;
+    struct distinct dist = {0};
     enum extract_code ec;
-    int by_blocks = opts->templates || opts->mark || opts->keep_blocks || opts->blocks_only;
+    int by_blocks = opts->templates || opts->mark || opts->keep_blocks || opts->blocks_only ||
+                    repeats_rule() != REPEATS_OFF;
 
     if (opts->text) {
         size_t bad = utf8_invalid_at((const unsigned char *)html, len);
@@ -466,7 +572,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
             goto fail;
         }
         if (by_blocks)
-            ec = block_tokens(html, len, opts, out, &tokens, &tokens_len, &n_tokens);
+            ec = block_tokens(html, len, opts, out, &tokens, &tokens_len, &n_tokens, &dist);
         else
             ec = extract_tokens(html, len, &tokens, &tokens_len, &n_tokens);
     } else {
@@ -491,7 +597,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         src_len = tlen;
         ec = page_name(doc, &out->name_hash);
         if (ec == EXTRACT_OK && by_blocks)
-            ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens);
+            ec = block_tokens(text, tlen, opts, out, &tokens, &tokens_len, &n_tokens, &dist);
         else if (ec == EXTRACT_OK)
             ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
     }
@@ -517,9 +623,20 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     struct dedup_opts dopts = {0};
     dopts.idf = opts->idf;
     dopts.min_tokens = opts->min_tokens;
-    enum dedup_code dc = dedup_features_from_tokens(f, tokens, tokens_len, &dopts);
+    /* the study of repeated blocks fingerprints the blocks left (dist); the token
+     * string kept for the caller (MinHash's input) has every block */
+    enum dedup_code dc;
+    int distinct = dist.tokens != NULL;
+    if (distinct) {
+        dopts.text_tokens = n_tokens;
+        dc = dedup_features_from_tokens(f, dist.tokens, dist.len, &dopts);
+    } else
+        dc = dedup_features_from_tokens(f, tokens, tokens_len, &dopts);
+    free(dist.tokens);
+    dist.tokens = NULL;
     if (dc != DEDUP_OK) {
-        fail_dedup(out, dc, dedup_features_token_count(f), DEDUP_DEFAULT_MAX_TOKENS);
+        fail_dedup(out, dc, distinct ? n_tokens : dedup_features_token_count(f),
+                   DEDUP_DEFAULT_MAX_TOKENS);
         goto fail;
     }
     /* a stub is keyed on its whole text, its name included */
@@ -527,7 +644,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         out->name_hash = 0;
     out->fingerprint = out->stub_hash ? out->stub_hash : dedup_simhash(f) ^ out->name_hash;
     /* a page keyed on its token string is keyed on its symbols too (version 11) */
-    if (out->stub_hash || dedup_features_token_count(f) < DEDUP_SHORT_TOKENS) {
+    if (out->stub_hash || n_tokens < DEDUP_SHORT_TOKENS) {
         uint64_t key = 0;
         ec = text_symbols(src, src_len, &key);
         if (ec != EXTRACT_OK) {
@@ -558,6 +675,7 @@ fail:
     if (!opts->text)
         BENCH_DUMP(html, len, out);
     dedup_features_free(f);
+    free(dist.tokens);
     free(tokens);
     hand_over_doc(opts, out, doc); /* parsed, but too little text (or no tokens): a page */
     return -1;

@@ -26,9 +26,10 @@ extern void test_simhash_register(void);
 
 
 /* Returns 0 and the fingerprint, or -1 when fewer than min_tokens tokens. Token strings
- * here are well-formed (single spaces). idf may be NULL. */
-static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_idf *idf,
-                           uint64_t *out)
+ * here are well-formed (single spaces). idf may be NULL. text_n: the tokens of the text s
+ * stands for when more than its own (dedup_opts.text_tokens), 0 otherwise. */
+static int ref_fingerprint_n(const char *s, size_t min_tokens, const struct dedup_idf *idf,
+                             size_t text_n, uint64_t *out)
 {
     /* tokens */
     size_t len = strlen(s), n = 0;
@@ -44,10 +45,11 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
         n++;
         i = j + 1;
     }
-    if (n == 0 || n < min_tokens)
+    size_t counted = text_n > n ? text_n : n;
+    if (n == 0 || counted < min_tokens)
         return -1;
     /* a short text (fewer than 80 tokens): the hash of the token string (section 4) */
-    if (n < 80) {
+    if (counted < 80) {
         *out = XXH3_64bits_withSeed(s, len, 0x73696d7368727431ull);
         return 0;
     }
@@ -111,6 +113,12 @@ static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_
             fp |= 1ull << b;
     *out = fp;
     return 0;
+}
+
+static int ref_fingerprint(const char *s, size_t min_tokens, const struct dedup_idf *idf,
+                           uint64_t *out)
+{
+    return ref_fingerprint_n(s, min_tokens, idf, 0, out);
 }
 
 /* The library's fingerprint of s, or -1 with *code set. */
@@ -719,6 +727,37 @@ static void test_simhash_strerror(void)
     CU_ASSERT_STRING_EQUAL(dedup_strerror((enum dedup_code)9999), "unknown error");
 }
 
+/* dedup_opts.text_tokens (the study of blocks repeated within a page, docs/BENCHMARKS.md
+ * "Blocks repeated within a page (rep11p)"): a token string that stands for a longer text
+ * (its repeats left out) is short, or too short, by the text's count, not its own. */
+static void test_simhash_text_tokens(void)
+{
+    const char *t = "alpha beta gamma delta epsilon zeta";
+    uint64_t got = 0, want = 0;
+    enum dedup_code code;
+    size_t ntok = 0;
+    struct dedup_opts o = {0};
+    /* alone, six tokens are a short text: the hash of the token string */
+    ASSERT_EQ(lib_fingerprint(t, &o, &got, &code, &ntok), 0);
+    ASSERT_EQ(got, XXH3_64bits_withSeed(t, strlen(t), DEDUP_SHORT_SEED));
+    /* standing for a text of DEDUP_SHORT_TOKENS tokens: the simhash of their shingles */
+    o.text_tokens = DEDUP_SHORT_TOKENS;
+    ASSERT_EQ(lib_fingerprint(t, &o, &got, &code, &ntok), 0);
+    ASSERT_EQ(ref_fingerprint_n(t, DEDUP_MIN_TOKENS, NULL, DEDUP_SHORT_TOKENS, &want), 0);
+    ASSERT_EQ(got, want);
+    CU_ASSERT(got != XXH3_64bits_withSeed(t, strlen(t), DEDUP_SHORT_SEED));
+    ASSERT_EQ(ntok, 6); /* the tokens fingerprinted */
+    /* one token is no text, two stand for five: fingerprinted */
+    ASSERT_EQ(lib_fingerprint("one two", NULL, &got, &code, &ntok), -1);
+    ASSERT_EQ(code, DEDUP_ETOOSHORT);
+    o.text_tokens = DEDUP_MIN_TOKENS;
+    ASSERT_EQ(lib_fingerprint("one two", &o, &got, &code, &ntok), 0);
+    /* a count below the string's own changes nothing */
+    o.text_tokens = 2;
+    ASSERT_EQ(lib_fingerprint(t, &o, &got, &code, &ntok), 0);
+    ASSERT_EQ(got, XXH3_64bits_withSeed(t, strlen(t), DEDUP_SHORT_SEED));
+}
+
 void test_simhash_register(void)
 {
     CU_pSuite s = CU_add_suite("simhash", NULL, NULL);
@@ -737,4 +776,5 @@ void test_simhash_register(void)
     CU_add_test(s, "test_simhash_idf_parse", test_simhash_idf_parse);
     CU_add_test(s, "test_simhash_idf_roundtrip", test_simhash_idf_roundtrip);
     CU_add_test(s, "test_simhash_strerror", test_simhash_strerror);
+    CU_add_test(s, "test_simhash_text_tokens", test_simhash_text_tokens);
 }
