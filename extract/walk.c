@@ -1451,7 +1451,11 @@ static int self_link(struct state *st, const char *href)
  * headings (h3.fn over each member's documentation: "QBluetoothTransferReply *put(const
  * QBluetoothTransferRequest &request, QIODevice *data)", each type a link), and
  * Scribble's identifiers (span.RktSym around each link, in code, signatures and prose:
- * "(error message-str v ...) -> any", "v : any/c"). A link inside one is not link
+ * "(error message-str v ...) -> any", "v : any/c"), and Crystal Docs' signatures
+ * (div.signature over each method's documentation, "def int(bits : Int) : Type #" with
+ * its types linked, and the summary's a.signature, the signature itself a link to that
+ * documentation: a link that is a signature names its declaration, so the summaries are
+ * no link list and the short signatures no isolated labels). A link inside one is not link
  * text: the block keeps its weight as text, so a declaration of linked types (rustdoc's
  * pre.item-decl, ocamldoc's linked val lines, QDoc's member documentation under its
  * signatures, Scribble's contract rows) is neither a link-heavy block nor a link list to
@@ -1463,6 +1467,8 @@ static int code_context(unsigned tag, const struct attrs *at)
         tag == T_listing || tag == T_xmp)
         return 1;
     if (tag >= T_h1 && tag <= T_h6 && at->cls && rel_has(at->cls, "fn"))
+        return 1;
+    if ((tag == T_div || tag == T_a) && at->cls && rel_has(at->cls, "signature"))
         return 1;
     return at->cls && (rel_has(at->cls, "code-header") || rel_has(at->cls, "rktsym"));
 }
@@ -1590,11 +1596,13 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         const char *n = at.name ? at.name : at.id;
         st->blk_anchor = fragment_hash(n, strlen(n));
     }
-    open_link(st, o, tag, &at);
+    /* before the link opens: a link that is itself a signature (Crystal's a.signature)
+     * names its declaration, as the links inside code do */
     if (code_context(tag, &at)) {
         o->flags |= O_CODE;
         st->code++;
     }
+    open_link(st, o, tag, &at);
 }
 
 static void close_link(struct state *st)
