@@ -1327,10 +1327,13 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
      * nimdoc and other docutils-style generators still do): a <section> by another name;
      * so does makeinfo's HTML (Texinfo 6.8), with div.subsection and div.subsubsection
-     * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome) */
+     * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome); so
+     * does QDoc (Qt) with its "Detailed Description", div.descr, whose prose links every
+     * class and function it names (0.3-0.4 of its characters): a section, never cleaned
+     * as a link list */
     if (tag == T_div && at->cls &&
         (first_word_is(at->cls, "section") || first_word_is(at->cls, "subsection") ||
-         first_word_is(at->cls, "subsubsection")))
+         first_word_is(at->cls, "subsubsection") || first_word_is(at->cls, "descr")))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
