@@ -980,7 +980,7 @@ struct attrs {
 static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, struct attrs *at)
 {
     struct ex_walk *w = st->w;
-    int open_attr = 0;
+    int open_attr = 0, style_hide = 0;
     memset(at, 0, sizeof *at);
     for (size_t i = 0; atts && atts[i]; i += 2) {
         const char *a = (const char *)atts[i], *v = (const char *)atts[i + 1];
@@ -1027,7 +1027,7 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
             break;
         case 's':
             if (strcmp(a, "style") == 0 && v && style_hidden(v))
-                at->hidden = 1;
+                at->hidden = style_hide = 1;
             break;
         case 'x':
             if (tag == T_html && strcmp(a, "xml:lang") == 0 && v && !w->lang[0])
@@ -1043,6 +1043,13 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
         (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number") ||
          has_word(at->cls, "lineno") || has_word(at->cls, "linenos")))
         at->hidden = 1;
+    /* a tab panel behind a tab that is not selected (sphinx-tabs: role=tabpanel with
+     * hidden="true" on every panel but the first, the DataFrame, Array and Bag versions of
+     * one example) is the page's text a reader opens with a click: the hidden attribute
+     * there is the tab list's state, not hidden content (an inline style that hides still
+     * hides it) */
+    if (at->hidden && !style_hide && at->role && ascii_ieq(at->role, "tabpanel"))
+        at->hidden = 0;
     if (tag == T_html || tag == T_body)
         at->hidden = 0; /* pages hide <body> until a script runs; we run none */
 }
