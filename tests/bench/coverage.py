@@ -224,6 +224,11 @@ RULES = [
     # (h1.project-name), so the area's own heading counts (OWN_TITLE)
     ('crystal', lambda t: 'Crystal Docs' in t.generator, has('div', cls='main-content'),
      has('div', cls='methods-inherited'), has('h1', cls='type-name')),
+    # sphinx-book-theme (dask): <main role=main> holds the theme's top bar (download
+    # and full-screen buttons), the previous/next links and the copyright footer
+    ('sphinx-book-theme', lambda t: any('prev-next-area' in n.cls() for n in walk(t.root)),
+     lambda n: n.attrs.get('role') == 'main',
+     any_of(has('div', cls='topbar'), has('div', cls='prev-next-area'), has('footer')), None),
     ('role-main', lambda t: True, lambda n: n.attrs.get('role') == 'main',
      lambda n: False, None),
     ('main', lambda t: True, has('main'), lambda n: False, None),
