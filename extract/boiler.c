@@ -75,7 +75,9 @@
  *     links kept up to 0.5 link density. A list or table holding most of the
  *     container's text, mostly links and of 50 words or more, is the page (an API
  *     index): every entry is kept. Records: a linked cell of a data table's row that
- *     holds text of its own is a value (data_value), a linked <dt> over a <dd> of text a
+ *     holds text of its own is a value (data_value), and so is every linked name of a
+ *     table of records without header cells (record_table: each row one linked name and
+ *     its description, fpdoc's "See also"), a linked <dt> over a <dd> of text a
  *     term (defined_term), and an element holding a definition (a <dt> or signature whose
  *     name links to it, or to an HTML 4 named anchor before it: walk.c self_link) is
  *     never cleaned (holds_definition): none is a link list.
@@ -221,6 +223,9 @@
  * content sat in an "unlikely" wrapper, not one that only takes its sidebars in */
 #define RETRY_GAIN_FACTOR 2
 #define RETRY_GAIN_CHARS 100
+/* a table of records' description has at least this many words (record_table): "15.1"
+ * beside "Paths" in a table of contents is a number, not what describes the link */
+#define RECORD_TEXT_WORDS 2
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
@@ -1186,8 +1191,10 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
  * entry, a name in one cell and its description in another (fpdoc's "See also" and
  * member tables: "TParam.AsTime" linked, "Get/Set parameter value as a time value"
  * beside it). Each cell holds one visible block at most; one of a row's is one link
- * (the name), another is not link-heavy and has words (the description; fpdoc's bar of
- * links to the unit's indexes beside its title is no record). Readability keeps a data
+ * (the name), another is not link-heavy and has RECORD_TEXT_WORDS words or more (the
+ * description: a section number beside a chapter's link, Scribble's tables of contents,
+ * is none; fpdoc's bar of links to the unit's indexes beside its title, several links in
+ * a cell, is no record either). Readability keeps a data
  * table by its header cells; these have none, but a row that describes what its link
  * names is a record as a data table's is (data_value), not a menu: a menu's rows are
  * links alone, and a page's layout table holds lists, paragraphs and tables in a cell.
@@ -1219,7 +1226,7 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
             any = 1;
             if (link_heavy(&w->blocks[last]) && links[last] == 1)
                 name = 1;
-            else if (w->blocks[last].words > 0)
+            else if (w->blocks[last].words >= RECORD_TEXT_WORDS)
                 text = 1;
         }
         if (!any)

@@ -15,7 +15,8 @@
  * canvas, audio, video and form controls (input, select, textarea, button, label).
  * Hidden elements (the hidden attribute, aria-hidden="true", style display:none or
  * visibility:hidden, a closed <dialog>, block elements with a CSS framework's hiding
- * class such as "hidden" or "sr-only") give no text, but their links are still recorded.
+ * class such as "hidden" or "sr-only") give no text, but their links are still recorded;
+ * a tab panel's hidden attribute is its tab list's state (read_attrs), not hidden text.
  * So do the numbers a generator puts before a heading in a span of their own (Sphinx's
  * span.section-number, pandoc's span.header-section-number): they are the section's place
  * in this release's table of contents, not its text, and they change when a chapter moves.
