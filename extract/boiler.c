@@ -1194,7 +1194,8 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
  * (the name), another is not link-heavy and has RECORD_TEXT_WORDS words or more (the
  * description: a section number beside a chapter's link, Scribble's tables of contents,
  * is none; fpdoc's bar of links to the unit's indexes beside its title, several links in
- * a cell, is no record either). Readability keeps a data
+ * a cell, is no record either, nor texi2html's bar of a cell a link, "[ << ]" beside
+ * "[ >> ]", "[Top]", "[Contents]": a record names one thing). Readability keeps a data
  * table by its header cells; these have none, but a row that describes what its link
  * names is a record as a data table's is (data_value), not a menu: a menu's rows are
  * links alone, and a page's layout table holds lists, paragraphs and tables in a cell.
@@ -1210,7 +1211,7 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
             return 0;
         if (e->tag != T_tr)
             continue;
-        int name = 0, text = 0, any = 0;
+        int names = 0, text = 0, any = 0;
         for (uint32_t c = i + 1; c < e->end_elem; c = w->elems[c].end_elem) {
             const struct ex_elem *ce = &w->elems[c];
             uint32_t n = 0, last = 0;
@@ -1225,13 +1226,13 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
                 return 0;
             any = 1;
             if (link_heavy(&w->blocks[last]) && links[last] == 1)
-                name = 1;
+                names++;
             else if (w->blocks[last].words >= RECORD_TEXT_WORDS)
                 text = 1;
         }
         if (!any)
             continue;
-        if (!name || !text)
+        if (names != 1 || !text)
             return 0;
         records++;
     }
