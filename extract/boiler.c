@@ -75,7 +75,9 @@
  *     links kept up to 0.5 link density. A list or table holding most of the
  *     container's text, mostly links and of 50 words or more, is the page (an API
  *     index): every entry is kept. Records: a linked cell of a data table's row that
- *     holds text of its own is a value (data_value), a linked <dt> over a <dd> of text a
+ *     holds text of its own is a value (data_value), and so is every linked name of a
+ *     table of records without header cells (record_table: each row one linked name and
+ *     its description, fpdoc's "See also"), a linked <dt> over a <dd> of text a
  *     term (defined_term), and an element holding a definition (a <dt> or signature whose
  *     name links to it, or to an HTML 4 named anchor before it: walk.c self_link) is
  *     never cleaned (holds_definition): none is a link list.
@@ -221,10 +223,14 @@
  * content sat in an "unlikely" wrapper, not one that only takes its sidebars in */
 #define RETRY_GAIN_FACTOR 2
 #define RETRY_GAIN_CHARS 100
+/* a table of records' description has at least this many words (record_table): "15.1"
+ * beside "Paths" in a table of contents is a number, not what describes the link */
+#define RECORD_TEXT_WORDS 2
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
     unsigned char *visible;
+    unsigned char *record; /* per element: a table of records (record_table) */
 };
 
 /* Pass modes (readability's retry flags) */
@@ -466,6 +472,8 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
      * docutils div.section is a <section>, never cleaned (step 5) */
     if (e->flags & (EX_E_HAS_DATA | EX_E_IN_DATA | EX_E_SECTION))
         return 0;
+    if (s->record[i])
+        return 0; /* a table of records: names and their descriptions (record_table) */
     /* a definition whose <dt> or heading links to it (walk.c's self_link: nimdoc's
      * constants, "ANCHORED = 0x10" under its Source link) is the document's, not a menu */
     if (e->flags & EX_E_ANCHORED)
@@ -527,7 +535,7 @@ static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
 static int data_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
 {
     uint32_t td = block_in(w, blk, T_td);
-    if (td == EX_NONE || !(w->elems[td].flags & EX_E_IN_DATA))
+    if (td == EX_NONE)
         return 0;
     uint32_t tr = w->elems[td].parent;
     if (tr == EX_NONE || w->elems[tr].tag != T_tr)
@@ -535,7 +543,11 @@ static int data_value(const struct ex_walk *w, const struct sums *s, const struc
     uint32_t t = w->elems[tr].parent;
     if (t != EX_NONE && w->elems[t].tag != T_table)
         t = w->elems[t].parent; /* tbody, thead, tfoot */
-    if (t == EX_NONE || w->elems[t].tag != T_table || !(w->elems[t].flags & EX_E_HAS_DATA))
+    if (t == EX_NONE || w->elems[t].tag != T_table)
+        return 0;
+    if (s->record[t])
+        return 1; /* its every row a record (record_table) */
+    if (!(w->elems[t].flags & EX_E_HAS_DATA))
         return 0;
     for (uint32_t i = tr + 1; i < w->elems[tr].end_elem; i++)
         if (w->elems[i].tag == T_table)
@@ -1174,6 +1186,59 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     return lca;
 }
 
+/*
+ * A table of records: a table with no table inside whose every row with text is one
+ * entry, a name in one cell and its description in another (fpdoc's "See also" and
+ * member tables: "TParam.AsTime" linked, "Get/Set parameter value as a time value"
+ * beside it). Each cell holds one visible block at most; one of a row's is one link
+ * (the name), another is not link-heavy and has RECORD_TEXT_WORDS words or more (the
+ * description: a section number beside a chapter's link, Scribble's tables of contents,
+ * is none; fpdoc's bar of links to the unit's indexes beside its title, several links in
+ * a cell, is no record either, nor texi2html's bar of a cell a link, "[ << ]" beside
+ * "[ >> ]", "[Top]", "[Contents]": a record names one thing). Readability keeps a data
+ * table by its header cells; these have none, but a row that describes what its link
+ * names is a record as a data table's is (data_value), not a menu: a menu's rows are
+ * links alone, and a page's layout table holds lists, paragraphs and tables in a cell.
+ */
+static int record_table(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                        uint32_t t)
+{
+    const struct ex_elem *te = &w->elems[t];
+    int records = 0;
+    for (uint32_t i = t + 1; i < te->end_elem; i++) {
+        const struct ex_elem *e = &w->elems[i];
+        if (e->tag == T_table)
+            return 0;
+        if (e->tag != T_tr)
+            continue;
+        int names = 0, text = 0, any = 0;
+        for (uint32_t c = i + 1; c < e->end_elem; c = w->elems[c].end_elem) {
+            const struct ex_elem *ce = &w->elems[c];
+            uint32_t n = 0, last = 0;
+            for (uint32_t b = ce->first_block; b < ce->end_block; b++)
+                if (s->visible[b] && w->blocks[b].chars > 0) {
+                    n++;
+                    last = b;
+                }
+            if (n == 0)
+                continue;
+            if (n > 1)
+                return 0;
+            any = 1;
+            if (link_heavy(&w->blocks[last]) && links[last] == 1)
+                names++;
+            else if (w->blocks[last].words >= RECORD_TEXT_WORDS)
+                text = 1;
+        }
+        if (!any)
+            continue;
+        if (names != 1 || !text)
+            return 0;
+        records++;
+    }
+    return records > 0;
+}
+
 /* 1. Visible blocks: clears the previous pass's marks and scores and fills s with the
  * prefix sums of the blocks visible in this mode. Returns 0, or -1 when out of memory
  * (s is then freed by sums_free all the same). */
@@ -1201,6 +1266,19 @@ static int sums_build(struct ex_walk *w, unsigned mode, struct sums *s)
         s->links[b + 1] = s->links[b] + (v ? blk->link_chars : 0);
         s->commas[b + 1] = s->commas[b] + (v ? blk->commas : 0);
     }
+    s->record = calloc(ne + 1, 1);
+    unsigned char *links = calloc(nb + 1, 1); /* links a block holds, up to 255 */
+    if (!s->record || !links) {
+        free(links);
+        return -1;
+    }
+    for (size_t l = 0; l < w->n_links; l++)
+        if (w->links[l].block < nb && links[w->links[l].block] < 255)
+            links[w->links[l].block]++;
+    for (uint32_t i = 0; i < ne; i++)
+        if (w->elems[i].tag == T_table && !(w->elems[i].flags & EX_E_HAS_DATA))
+            s->record[i] = (unsigned char)record_table(w, s, links, i);
+    free(links);
     return 0;
 }
 
@@ -1208,6 +1286,7 @@ static void sums_free(struct sums *s)
 {
     free(s->chars);
     free(s->visible);
+    free(s->record);
 }
 
 /* 2. Paragraph scores to ancestors: the parent in full, the grandparent half, then

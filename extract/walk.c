@@ -15,7 +15,8 @@
  * canvas, audio, video and form controls (input, select, textarea, button, label).
  * Hidden elements (the hidden attribute, aria-hidden="true", style display:none or
  * visibility:hidden, a closed <dialog>, block elements with a CSS framework's hiding
- * class such as "hidden" or "sr-only") give no text, but their links are still recorded.
+ * class such as "hidden" or "sr-only") give no text, but their links are still recorded;
+ * a tab panel's hidden attribute is its tab list's state (read_attrs), not hidden text.
  * So do the numbers a generator puts before a heading in a span of their own (Sphinx's
  * span.section-number, pandoc's span.header-section-number): they are the section's place
  * in this release's table of contents, not its text, and they change when a chapter moves.
@@ -982,7 +983,7 @@ struct attrs {
 static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, struct attrs *at)
 {
     struct ex_walk *w = st->w;
-    int open_attr = 0;
+    int open_attr = 0, style_hide = 0;
     memset(at, 0, sizeof *at);
     for (size_t i = 0; atts && atts[i]; i += 2) {
         const char *a = (const char *)atts[i], *v = (const char *)atts[i + 1];
@@ -1029,7 +1030,7 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
             break;
         case 's':
             if (strcmp(a, "style") == 0 && v && style_hidden(v))
-                at->hidden = 1;
+                at->hidden = style_hide = 1;
             break;
         case 'x':
             if (tag == T_html && strcmp(a, "xml:lang") == 0 && v && !w->lang[0])
@@ -1045,6 +1046,13 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
         (has_word(at->cls, "section-number") || has_word(at->cls, "header-section-number") ||
          has_word(at->cls, "lineno") || has_word(at->cls, "linenos")))
         at->hidden = 1;
+    /* a tab panel behind a tab that is not selected (sphinx-tabs: role=tabpanel with
+     * hidden="true" on every panel but the first, the DataFrame, Array and Bag versions of
+     * one example) is the page's text a reader opens with a click: the hidden attribute
+     * there is the tab list's state, not hidden content (an inline style that hides still
+     * hides it) */
+    if (at->hidden && !style_hide && at->role && ascii_ieq(at->role, "tabpanel"))
+        at->hidden = 0;
     if (tag == T_html || tag == T_body)
         at->hidden = 0; /* pages hide <body> until a script runs; we run none */
 }
@@ -1331,10 +1339,13 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
     /* docutils wrote a document's sections as div.section until 0.17 (Sphinx themes,
      * nimdoc and other docutils-style generators still do): a <section> by another name;
      * so does makeinfo's HTML (Texinfo 6.8), with div.subsection and div.subsubsection
-     * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome) */
+     * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome); so
+     * does QDoc (Qt) with its "Detailed Description", div.descr, whose prose links every
+     * class and function it names (0.3-0.4 of its characters): a section, never cleaned
+     * as a link list */
     if (tag == T_div && at->cls &&
         (first_word_is(at->cls, "section") || first_word_is(at->cls, "subsection") ||
-         first_word_is(at->cls, "subsubsection")))
+         first_word_is(at->cls, "subsubsection") || first_word_is(at->cls, "descr")))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
@@ -1455,7 +1466,11 @@ static int self_link(struct state *st, const char *href)
  * headings (h3.fn over each member's documentation: "QBluetoothTransferReply *put(const
  * QBluetoothTransferRequest &request, QIODevice *data)", each type a link), and
  * Scribble's identifiers (span.RktSym around each link, in code, signatures and prose:
- * "(error message-str v ...) -> any", "v : any/c"). A link inside one is not link
+ * "(error message-str v ...) -> any", "v : any/c"), and Crystal Docs' signatures
+ * (div.signature over each method's documentation, "def int(bits : Int) : Type #" with
+ * its types linked, and the summary's a.signature, the signature itself a link to that
+ * documentation: a link that is a signature names its declaration, so the summaries are
+ * no link list and the short signatures no isolated labels). A link inside one is not link
  * text: the block keeps its weight as text, so a declaration of linked types (rustdoc's
  * pre.item-decl, ocamldoc's linked val lines, QDoc's member documentation under its
  * signatures, Scribble's contract rows) is neither a link-heavy block nor a link list to
@@ -1467,6 +1482,8 @@ static int code_context(unsigned tag, const struct attrs *at)
         tag == T_listing || tag == T_xmp)
         return 1;
     if (tag >= T_h1 && tag <= T_h6 && at->cls && rel_has(at->cls, "fn"))
+        return 1;
+    if ((tag == T_div || tag == T_a) && at->cls && rel_has(at->cls, "signature"))
         return 1;
     return at->cls && (rel_has(at->cls, "code-header") || rel_has(at->cls, "rktsym"));
 }
@@ -1594,11 +1611,13 @@ static void on_start(void *ctx, const xmlChar *xname, const xmlChar **atts)
         const char *n = at.name ? at.name : at.id;
         st->blk_anchor = fragment_hash(n, strlen(n));
     }
-    open_link(st, o, tag, &at);
+    /* before the link opens: a link that is itself a signature (Crystal's a.signature)
+     * names its declaration, as the links inside code do */
     if (code_context(tag, &at)) {
         o->flags |= O_CODE;
         st->code++;
     }
+    open_link(st, o, tag, &at);
 }
 
 static void close_link(struct state *st)

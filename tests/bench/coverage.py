@@ -4,7 +4,9 @@ content area? For each page of each site (PKG:HTML_ROOT, unpacked by tests/bench
 under ~/.cache/simcrawl-dev/sites/PKG/) two checks:
   (a) heading: the extracted text starts with the page's <h1> (the first one in the page;
       when the page has none, the first heading h1-h6 of the content area, or a
-      generator's own title element such as Doxygen's div.title). Both sides are
+      generator's own title element such as Doxygen's div.title; on Crystal Docs pages,
+      whose sidebar opens with the project's name in an <h1>, the area's h1.type-name).
+      Both sides are
       normalised to their words, lower-case (\\w+): "shlex — Simple lexical analysis¶"
       is "shlex simple lexical analysis". A page with no heading at all passes (a).
   (b) words: the extracted text holds >= 90% of the words of the content area (multiset
@@ -216,12 +218,27 @@ RULES = [
      has('body'), any_of(has('div', cls='header'), has('div', cls='nav-panel')), None),
     ('sqlite', lambda t: any('tagline' in n.cls() for n in walk(t.root)), has('body'),
      sqlite_chrome, None),
+    # Crystal Docs: div.main-content less the methods inherited from other types (tooltip
+    # links to their pages, the same on every sibling type, left out by the extractor on
+    # purpose); the page's heading is its h1.type-name, after the sidebar's project name
+    # (h1.project-name), so the area's own heading counts (OWN_TITLE)
+    ('crystal', lambda t: 'Crystal Docs' in t.generator, has('div', cls='main-content'),
+     has('div', cls='methods-inherited'), has('h1', cls='type-name')),
+    # sphinx-book-theme (dask): <main role=main> holds the theme's top bar (download
+    # and full-screen buttons), the previous/next links and the copyright footer
+    ('sphinx-book-theme', lambda t: any('prev-next-area' in n.cls() for n in walk(t.root)),
+     lambda n: n.attrs.get('role') == 'main',
+     any_of(has('div', cls='topbar'), has('div', cls='prev-next-area'), has('footer')), None),
     ('role-main', lambda t: True, lambda n: n.attrs.get('role') == 'main',
      lambda n: False, None),
     ('main', lambda t: True, has('main'), lambda n: False, None),
     ('article', lambda t: True, has('article'), lambda n: False, None),
 ] + GENERIC[3:]
 
+
+# rules whose title element inside the area is the page's heading, before any <h1> of the
+# page (a site's name in an <h1> of its sidebar)
+OWN_TITLE = {'crystal'}
 
 TOC = any_of(has('div', cls='toc'), has('div', cls='toctree-wrapper'))
 
@@ -240,7 +257,10 @@ def content_area(t, skip_toc=False, generic=False):
             w += words(text(n, exc))
         h1 = outermost(t.root, has('h1'))
         head = None
-        if h1:
+        own = [x for n in area for x in outermost(n, title)] if name in OWN_TITLE else []
+        if own:
+            head = own[0]
+        elif h1:
             head = h1[0]
         else:
             heads = []
