@@ -146,7 +146,7 @@ uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
  * and `x.`) are two pages: sym (sym_len bytes) is the text's token string with its
  * symbols (extract_name_tokens() over the whole text), tokens (len) its token string
  * (extract_tokens()); XXH3_64bits_withSeed(sym, sym_len, DEDUP_SYMBOL_SEED) when the two
- * differ, else 0 (a text without symbols keeps its key). Pure. */
+ * differ, else 0 (a text without symbols: its fingerprint is version 10's). Pure. */
 uint64_t dedup_symbol_key(const char *sym, size_t sym_len, const char *tokens, size_t len);
 
 /* The length of the label that opens a heading (docs/FINGERPRINT.md section 6, "A

@@ -135,7 +135,9 @@ EXTRACT_WARN_UNUSED enum extract_code extract_tokens(const char *text, size_t le
  * its link mark) in the heading as one token more, in order
  * ("@@ -- a binary operator" -> "a binary operator @@ --"), except a single "-" (a hyphen
  * or a dash) and a run directly between two ASCII word bytes ("x-y", "a->b", "a/b").
- * Output as extract_tokens()'s; caller frees *out with free().
+ * Output as extract_tokens()'s; caller frees *out with free(). Also read over a whole
+ * short text, whose fingerprint it keys with the text's symbols (version 11,
+ * dedup_symbol_key()).
  */
 EXTRACT_WARN_UNUSED enum extract_code
 extract_name_tokens(const char *heading, size_t len, char **out, size_t *out_len, size_t *n_tokens);
