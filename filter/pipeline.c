@@ -213,20 +213,20 @@ static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name
 }
 
 /* The key of a text's symbols (docs/FINGERPRINT.md section 4, "A short text's symbols",
- * version 11): dedup_symbol_key() of the whole text, which a page keyed on its token
- * string (a short text, a stub: both hold the whole text) is XORed with. EXTRACT_OK or
+ * version 11): dedup_symbol_key() of the whole text[0..len), whose token string is
+ * tokens[0..tokens_len) (a page keyed on its token string, a short text or a stub, keeps
+ * every block: the blocks' token strings joined are the whole text's, test_template's
+ * blocks_join_to_whole_text), so only the symbols' tokenisation is added. EXTRACT_OK or
  * the tokeniser's code. */
-static enum extract_code text_symbols(const char *text, size_t len, uint64_t *key)
+static enum extract_code text_symbols(const char *text, size_t len, const char *tokens,
+                                      size_t tokens_len, uint64_t *key)
 {
-    char *t = NULL, *sym = NULL;
-    size_t tl = 0, tn = 0, sl = 0, sn = 0;
+    char *sym = NULL;
+    size_t sl = 0, sn = 0;
     *key = 0;
-    enum extract_code ec = extract_tokens(text, len, &t, &tl, &tn);
+    enum extract_code ec = extract_name_tokens(text, len, &sym, &sl, &sn);
     if (ec == EXTRACT_OK)
-        ec = extract_name_tokens(text, len, &sym, &sl, &sn);
-    if (ec == EXTRACT_OK)
-        *key = dedup_symbol_key(sym, sl, t, tl);
-    free(t);
+        *key = dedup_symbol_key(sym, sl, tokens, tokens_len);
     free(sym);
     return ec;
 }
@@ -392,7 +392,7 @@ static enum repeats repeats_rule(void)
  * the study fingerprints. */
 struct distinct {
     char *tokens; /* NULL when no block repeats (or the study is off) */
-    size_t len, n;
+    size_t len;
 };
 
 /* Marks in rep the blocks not marked in tpl whose token string (hash) is that of an
@@ -431,12 +431,12 @@ static long mark_repeats(const struct joined *j, const uint64_t *hash, const uns
 }
 
 /* The token string of the blocks marked neither in tpl nor in rep, joined by one space
- * (*len bytes, *n tokens); NULL when out of memory. */
+ * (*len bytes); NULL when out of memory. */
 static char *distinct_tokens(const struct joined *j, const unsigned char *tpl,
-                             const unsigned char *rep, size_t *len, size_t *n)
+                             const unsigned char *rep, size_t *len)
 {
     char *d = malloc(j->all_len + 1);
-    *len = *n = 0;
+    *len = 0;
     if (!d)
         return NULL;
     for (size_t k = 0; k < j->nb; k++) {
@@ -446,7 +446,6 @@ static char *distinct_tokens(const struct joined *j, const unsigned char *tpl,
             d[(*len)++] = ' ';
         memcpy(d + *len, j->all + j->b[k].off, j->b[k].len);
         *len += j->b[k].len;
-        *n += j->b[k].n_tokens;
     }
     d[*len] = '\0';
     return d;
@@ -493,15 +492,15 @@ static enum extract_code block_tokens(const char *text, size_t tlen,
     size_t marked = mark_templates(opts, &j, hash, ntok, tpl, &out->stub_hash);
     /* the study of repeated blocks: a short text and a stub keep their token string */
     enum repeats rule = opts->blocks_only || out->stub_hash ? REPEATS_OFF : repeats_rule();
-    size_t own_n = 0;
-    for (size_t k = 0; k < nb; k++)
+    size_t own_n = 0; /* counted only for the study: shipped builds skip the loop */
+    for (size_t k = 0; rule != REPEATS_OFF && k < nb; k++)
         own_n += tpl[k] ? 0 : j.b[k].n_tokens;
     long repeats = 0;
     if (rule != REPEATS_OFF && own_n >= DEDUP_SHORT_TOKENS &&
         (repeats = mark_repeats(&j, hash, tpl, rep, rule)) < 0)
         goto oom;
     if (repeats > 0) {
-        dist->tokens = distinct_tokens(&j, tpl, rep, &dist->len, &dist->n);
+        dist->tokens = distinct_tokens(&j, tpl, rep, &dist->len);
         if (!dist->tokens)
             goto oom;
     }
@@ -646,7 +645,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
     /* a page keyed on its token string is keyed on its symbols too (version 11) */
     if (out->stub_hash || n_tokens < DEDUP_SHORT_TOKENS) {
         uint64_t key = 0;
-        ec = text_symbols(src, src_len, &key);
+        ec = text_symbols(src, src_len, tokens, tokens_len, &key);
         if (ec != EXTRACT_OK) {
             out->stage = FILTER_FP_TOKENS;
             out->extract_code = ec;
