@@ -60,7 +60,7 @@ struct dedup_parse_error {
 
 /* ==== features and the simhash ==== */
 /*
- * docs/FINGERPRINT.md (version 11) is the specification. In short: the input is the token
+ * docs/FINGERPRINT.md (version 12) is the specification. In short: the input is the token
  * string of extract_tokens() (tokens separated by exactly one space); the features are
  * its words and its pairs of consecutive words ("w1 w2", the space included), hashed with
  * XXH3_64bits_withSeed(DEDUP_SEED); each distinct one weighs
@@ -71,7 +71,7 @@ struct dedup_parse_error {
  * (Why words + pairs and this cap: the measurements in docs/FINGERPRINT.md sections 3
  * and 5.)
  */
-#define DEDUP_FINGERPRINT_VERSION 11
+#define DEDUP_FINGERPRINT_VERSION 12
 #define DEDUP_TF_CAP 64u /* a shingle counts at most 64 times (FINGERPRINT.md section 5) */
 #define DEDUP_SEED 0x73696d6372617731ull /* "simcraw1" in ASCII */
 #define DEDUP_WEIGHT_ONE 256u            /* fixed-point 1.0 of a weight */
@@ -136,7 +136,8 @@ uint64_t dedup_simhash(const struct dedup_features *f);
  * the page's fingerprint is XORed with, so that two pages of different names are never
  * near-duplicates: tokens (n_tokens, as extract_name_tokens() gives them: its symbols
  * and operators in, version 10) are the token string of the page's own heading
- * (extract_doc_heading()); XXH3_64bits_withSeed(tokens, len,
+ * (extract_doc_heading()), or of a headless page's <title> (dedup_title_tokens(), version
+ * 12); XXH3_64bits_withSeed(tokens, len,
  * DEDUP_NAME_SEED) when 1 <= n_tokens <= DEDUP_NAME_MAX_TOKENS, else 0 (no name). */
 uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
 
@@ -148,6 +149,14 @@ uint64_t dedup_name_hash(const char *tokens, size_t len, size_t n_tokens);
  * (extract_tokens()); XXH3_64bits_withSeed(sym, sym_len, DEDUP_SYMBOL_SEED) when the two
  * differ, else 0 (a text without symbols: its fingerprint is version 10's). Pure. */
 uint64_t dedup_symbol_key(const char *sym, size_t sym_len, const char *tokens, size_t len);
+
+/* The name of a page without a heading of its own is its <title>'s (docs/FINGERPRINT.md
+ * section 6, "A page without a heading", version 12): the title's token string
+ * (extract_name_tokens(), its label left out) without the tokens that hold an ASCII digit,
+ * which are the site's release ("Python 3.11 documentation", "Node.js v18"), a build date
+ * or a counter, not the page's name. Drops those tokens from tokens[0..len) in place and
+ * returns the new length; *n_tokens is how many are left (0: no name). Pure. */
+size_t dedup_title_tokens(char *tokens, size_t len, size_t *n_tokens);
 
 /* The length of the label that opens a heading (docs/FINGERPRINT.md section 6, "A
  * heading's label"), which the page's name leaves out: a generated number that changes

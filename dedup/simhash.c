@@ -199,6 +199,26 @@ uint64_t dedup_symbol_key(const char *sym, size_t sym_len, const char *tokens, s
     return XXH3_64bits_withSeed(sym, sym_len, DEDUP_SYMBOL_SEED);
 }
 
+size_t dedup_title_tokens(char *tokens, size_t len, size_t *n_tokens)
+{
+    size_t out = 0, n = 0;
+    for (size_t i = 0; i < len;) {
+        size_t end = i, digit = 0;
+        for (; end < len && tokens[end] != ' '; end++)
+            digit |= (unsigned)(tokens[end] - '0') < 10u;
+        if (!digit && end > i) {
+            if (out)
+                tokens[out++] = ' ';
+            memmove(tokens + out, tokens + i, end - i);
+            out += end - i;
+            n++;
+        }
+        i = end + 1;
+    }
+    *n_tokens = n;
+    return out;
+}
+
 /* A byte of a label's word: an ASCII letter or a byte of a multi-byte UTF-8 character
  * (a translated manual's "Kapitel", "Capítulo", "Глава"). */
 static int label_letter(unsigned char c)

@@ -137,7 +137,8 @@ EXTRACT_WARN_UNUSED enum extract_code extract_tokens(const char *text, size_t le
  * or a dash) and a run directly between two ASCII word bytes ("x-y", "a->b", "a/b").
  * Output as extract_tokens()'s; caller frees *out with free(). Also read over a whole
  * short text, whose fingerprint it keys with the text's symbols (version 11,
- * dedup_symbol_key()).
+ * dedup_symbol_key()), and over a headless page's <title>, its name (version 12,
+ * dedup_title_tokens()).
  */
 EXTRACT_WARN_UNUSED enum extract_code
 extract_name_tokens(const char *heading, size_t len, char **out, size_t *out_len, size_t *n_tokens);

@@ -194,11 +194,15 @@ static uint64_t stub_hash(const struct joined *j)
 
 /* The hash of the page's name (docs/FINGERPRINT.md section 6): its own heading's token
  * string with its symbols (extract_name_tokens(), version 10), its label left out
- * (dedup_name_label()), dedup_name_hash(); 0 when it has
- * none. EXTRACT_OK or extract_tokens()'s code. */
+ * (dedup_name_label()), dedup_name_hash(); for a page without a heading, its <title>'s,
+ * without the tokens that hold a digit (dedup_title_tokens(), version 12); 0 when it has
+ * neither. EXTRACT_OK or extract_tokens()'s code. */
 static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name)
 {
     const char *h = extract_doc_heading(doc);
+    int title = !h[0];
+    if (title)
+        h = extract_doc_title(doc);
     size_t hl = strlen(h), label = dedup_name_label(h, hl);
     char *t = NULL;
     size_t tl = 0, tn = 0;
@@ -206,6 +210,8 @@ static enum extract_code page_name(const struct extract_doc *doc, uint64_t *name
     if (!h[0])
         return EXTRACT_OK;
     enum extract_code ec = extract_name_tokens(h + label, hl - label, &t, &tl, &tn);
+    if (ec == EXTRACT_OK && title)
+        tl = dedup_title_tokens(t, tl, &tn);
     if (ec == EXTRACT_OK)
         *name = dedup_name_hash(t, tl, tn);
     free(t);

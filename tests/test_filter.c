@@ -68,7 +68,7 @@ static void test_filter_version_and_strings(void)
              SIMCRAWL_VERSION_PATCH);
     CU_ASSERT_STRING_EQUAL(simcrawl_version(), want);
     CU_ASSERT_STRING_EQUAL(simcrawl_version(), "0.4.0");
-    ASSERT_EQ(simcrawl_fingerprint_version(), 11);
+    ASSERT_EQ(simcrawl_fingerprint_version(), 12);
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_NEAR_DUPLICATE), "near-duplicate");
     CU_ASSERT_STRING_EQUAL(simcrawl_strerror(SIMCRAWL_ELOCKED),
                            "the index file is locked by another process");

@@ -6,7 +6,8 @@
  * index file, and the property the spec rests on: the token strings of the blocks joined
  * by one space are the token string of the whole text (so an empty table changes no
  * fingerprint), over every extractor fixture; the page's name XORed into an HTML
- * page's fingerprint; and a short text's symbols (version 11).
+ * page's fingerprint; a short text's symbols (version 11); and a headless page's title as
+ * its name (version 12).
  */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
@@ -414,11 +415,11 @@ static void test_template_stub_is_its_whole_text(void)
 
 /* An HTML page: <h1>heading</h1> (none when NULL) over a paragraph of 150 words, the
  * word at index `changed` replaced by "edited" (none when >= 150). */
-static char *named_page(const char *heading, unsigned changed)
+static char *titled_page(const char *title, const char *heading, unsigned changed)
 {
     char *html = malloc(8192);
     CU_ASSERT_PTR_NOT_NULL_FATAL(html);
-    int n = snprintf(html, 8192, "<html><head><title>Site</title></head><body><main>");
+    int n = snprintf(html, 8192, "<html><head><title>%s</title></head><body><main>", title);
     if (heading)
         n += snprintf(html + n, 8192 - (size_t)n, "<h1>%s</h1>", heading);
     n += snprintf(html + n, 8192 - (size_t)n, "<p>");
@@ -427,6 +428,12 @@ static char *named_page(const char *heading, unsigned changed)
                           : snprintf(html + n, 8192 - (size_t)n, "w%u ", (i * 37) % 101);
     snprintf(html + n, 8192 - (size_t)n, "</p></main></body></html>");
     return html;
+}
+
+/* A page of the site "Site" under heading h (NULL: none), word changed edited. */
+static char *named_page(const char *heading, unsigned changed)
+{
+    return titled_page("Site", heading, changed);
 }
 
 static struct filter_fp_result fp_page(const char *html)
@@ -457,10 +464,10 @@ static void test_template_page_name(void)
     /* one word of 152 changed: near; another name: as far as two random values */
     CU_ASSERT(dedup_distance(ra.fingerprint, ra2.fingerprint) <= 3);
     CU_ASSERT(dedup_distance(ra.fingerprint, rb.fingerprint) > 7);
-    /* no heading: no name, the simhash alone */
-    ASSERT_EQ(rn.name_hash, 0);
+    /* no heading: the title names the page (version 12) */
+    ASSERT_EQ(rn.name_hash, dedup_name_hash("site", 4, 1));
     ASSERT_EQ(dedup_features_from_tokens(f, rn.tokens, rn.tokens_len, NULL), DEDUP_OK);
-    ASSERT_EQ(rn.fingerprint, dedup_simhash(f));
+    ASSERT_EQ(rn.fingerprint, dedup_simhash(f) ^ rn.name_hash);
     /* a heading of DEDUP_NAME_MAX_TOKENS tokens names the page, one more does not */
     char h[512];
     size_t hl = 0;
@@ -490,6 +497,49 @@ static void test_template_page_name(void)
     free(none);
     free(longer);
     free(longest_named);
+}
+
+/* A page without a heading is named by its <title> (docs/FINGERPRINT.md section 6, "A
+ * page without a heading", version 12), less the tokens that hold a digit: two headless
+ * pages of one body under two titles are two pages (Agda's Relation.Nullary.Implication
+ * and .Product, Haddock's "Index - D" and "Index - F"), under titles that differ only in
+ * a release number they are one; a heading wins over the title; a title of numbers alone
+ * names nothing. */
+static void test_template_title_name(void)
+{
+    char *a = titled_page("Relation.Nullary.Implication", NULL, 999),
+         *b = titled_page("Relation.Nullary.Product", NULL, 999),
+         *r1 = titled_page("base-4.17.0.0: Basic libraries (Index - D)", NULL, 999),
+         *r2 = titled_page("base-4.18.1.0: Basic libraries (Index - D)", NULL, 999),
+         *h1 = titled_page("Alpha - Site 3.11", "Alpha Widget", 999),
+         *h2 = titled_page("Beta - Site 3.12", "Alpha Widget", 999),
+         *num = titled_page("2026-11-28 12:00", NULL, 999), *none = titled_page("", NULL, 999);
+    struct filter_fp_result ra = fp_page(a), rb = fp_page(b), rr1 = fp_page(r1),
+                            rr2 = fp_page(r2), rh1 = fp_page(h1), rh2 = fp_page(h2),
+                            rnum = fp_page(num), rnone = fp_page(none);
+    ASSERT_EQ(ra.name_hash, dedup_name_hash("relation nullary implication", 28, 3));
+    CU_ASSERT(dedup_distance(ra.fingerprint, rb.fingerprint) > 7);
+    /* the release numbers left out: one name, one fingerprint */
+    ASSERT_EQ(rr1.name_hash, dedup_name_hash("base basic libraries index d", 28, 5));
+    ASSERT_EQ(rr2.fingerprint, rr1.fingerprint);
+    /* a heading of its own: the title is not read */
+    ASSERT_EQ(rh1.name_hash, dedup_name_hash("alpha widget", 12, 2));
+    ASSERT_EQ(rh2.fingerprint, rh1.fingerprint);
+    /* nothing but numbers, or no title: no name, the simhash alone */
+    ASSERT_EQ(rnum.name_hash, 0);
+    ASSERT_EQ(rnone.name_hash, 0);
+    ASSERT_EQ(rnum.fingerprint, rnone.fingerprint);
+    struct dedup_features *f = dedup_features_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    ASSERT_EQ(dedup_features_from_tokens(f, rnum.tokens, rnum.tokens_len, NULL), DEDUP_OK);
+    ASSERT_EQ(rnum.fingerprint, dedup_simhash(f));
+    dedup_features_free(f);
+    struct filter_fp_result *all[] = {&ra, &rb, &rr1, &rr2, &rh1, &rh2, &rnum, &rnone};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        filter_fp_result_release(all[i]);
+    char *pages[] = {a, b, r1, r2, h1, h2, num, none};
+    for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
+        free(pages[i]);
 }
 
 /* The name of a page under heading h (named_page()'s body). */
@@ -751,6 +801,32 @@ static void test_template_text_golden(void)
     CU_ASSERT(keyed < n);
 }
 
+/* The title records of the golden vectors (version 12): the <title> of a page without a
+ * heading and its name, as the pipeline computes it. */
+static void title_record(char **f, void *named)
+{
+    char *html = titled_page(f[1], NULL, 999);
+    struct filter_fp_result r = fp_page(html);
+    uint64_t want = strtoull(f[0], NULL, 16);
+    if (r.name_hash != want)
+        fprintf(stderr, "\nname of title '%s' is %016llx, vector %s\n", f[1],
+                (unsigned long long)r.name_hash, f[0]);
+    ASSERT_EQ(r.name_hash, want);
+    *(unsigned *)named += r.name_hash != 0;
+    filter_fp_result_release(&r);
+    free(html);
+}
+
+static void test_template_title_golden(void)
+{
+    unsigned named = 0;
+    unsigned n = test_each_record("tests/data/fingerprint/vectors.txt", "title", 2, title_record,
+                                  &named);
+    CU_ASSERT(n >= 8);
+    CU_ASSERT(named >= 6);
+    CU_ASSERT(named < n);
+}
+
 extern void test_template_register(void);
 void test_template_register(void)
 {
@@ -770,4 +846,6 @@ void test_template_register(void)
     CU_add_test(s, "test_template_name_golden", test_template_name_golden);
     CU_add_test(s, "test_template_text_symbols", test_template_text_symbols);
     CU_add_test(s, "test_template_text_golden", test_template_text_golden);
+    CU_add_test(s, "test_template_title_name", test_template_title_name);
+    CU_add_test(s, "test_template_title_golden", test_template_title_golden);
 }

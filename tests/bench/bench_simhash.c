@@ -278,6 +278,26 @@ static int write_vectors(const char *dir)
     for (size_t i = 0; i < sizeof SYMBOL_TEXTS / sizeof SYMBOL_TEXTS[0]; i++)
         if (text_line(out, SYMBOL_TEXTS[i]) != 0)
             goto done;
+    /* version 12: the name of a page without a heading, from its <title>: its label left
+     * out, its symbols in, its tokens that hold a digit left out */
+    static const char *const TITLES[] = {
+        "Relation.Nullary.Implication", "Relation.Nullary.Product",
+        "ghc-prim-0.7.0: GHC primitives (Index - D)", "base-4.18.1.0: Basic libraries (Index - D)",
+        "Node.js v18.19.0 Documentation", "Chapter 13. Boost.Date_Time",
+        "jQuery UI Tabs - Content via Ajax", "2026-11-28", "\xe2\x8a\xa5 -- bottom"};
+    for (size_t i = 0; i < sizeof TITLES / sizeof TITLES[0]; i++) {
+        const char *t = TITLES[i];
+        size_t label = dedup_name_label(t, strlen(t));
+        char *tok = NULL, hex[17];
+        size_t tok_len = 0, n_tok = 0;
+        if (extract_name_tokens(t + label, strlen(t) - label, &tok, &tok_len, &n_tok) !=
+            EXTRACT_OK)
+            goto done;
+        tok_len = dedup_title_tokens(tok, tok_len, &n_tok);
+        fprintf(out, "title\t%s\t%s\n",
+                dedup_fingerprint_format(dedup_name_hash(tok, tok_len, n_tok), hex), t);
+        free(tok);
+    }
     for (int i = 0; i < N_RANDOM; i++)
         if (fp_line(out, "fp", random_strings[i], NULL) != 0)
             goto done;

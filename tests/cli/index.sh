@@ -171,7 +171,7 @@ page() {
 }
 text="The quick brown fox jumps over the lazy dog while the cat sleeps on the warm mat near the old fireplace in the quiet house."
 page one "$text" >"$IX/site/a.html"
-page two "$text" >"$IX/site/sub/b.htm"
+page one "$text" >"$IX/site/sub/b.htm"
 page three "Entirely different words about compilers, parsers, linkers and optimisation passes that share nothing at all with animals." >"$IX/site/c.html"
 echo "not a page" >"$IX/site/notes.txt"
 expect_status 0 "pairs over a directory" -- "$SIMCRAWL" pairs --k 0 "$IX/site"

@@ -231,7 +231,7 @@ else
     # stats and metrics: the numbers agree
     expect_http 200 "stats" "$SV_URL/v1/stats"
     # a, b, c, fp-1, dir/fp-3, n1, n3a, n3b; a and dir/fp-3 deleted; a-edit new since: 7
-    expect_json "stats numbers" 'd["documents"] == 7 and d["k"] == 3 and d["index"] == "'"$X"'" and d["fingerprint_version"] == 11 and d["journal_bytes"] > 0 and d["requests"] >= 50 and d["uptime_seconds"] > 0 and d["version"] == "'"$("$SIMCRAWL" --version | cut -d' ' -f2)"'"'
+    expect_json "stats numbers" 'd["documents"] == 7 and d["k"] == 3 and d["index"] == "'"$X"'" and d["fingerprint_version"] == 12 and d["journal_bytes"] > 0 and d["requests"] >= 50 and d["uptime_seconds"] > 0 and d["version"] == "'"$("$SIMCRAWL" --version | cut -d' ' -f2)"'"'
     expect_http 200 "metrics" "$SV_URL/metrics"
     expect_grep '^Content-Type: text/plain; version=0.0.4' "$SV/headers" "metrics: Prometheus text format 0.0.4"
     python3 - "$SV/body" >"$SV/metrics.check" 2>&1 <<'EOP'
