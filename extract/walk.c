@@ -16,7 +16,8 @@
  * Hidden elements (the hidden attribute, aria-hidden="true", style display:none or
  * visibility:hidden, a closed <dialog>, block elements with a CSS framework's hiding
  * class such as "hidden" or "sr-only") give no text, but their links are still recorded;
- * a tab panel's hidden attribute is its tab list's state (read_attrs), not hidden text.
+ * a tab panel's hidden attribute is its tab list's state (read_attrs), not hidden text,
+ * and so is the display:none of a folded row of Doxygen's index trees (files.html).
  * So do the numbers a generator puts before a heading in a span of their own (Sphinx's
  * span.section-number, pandoc's span.header-section-number): they are the section's place
  * in this release's table of contents, not its text, and they change when a chapter moves.
@@ -1052,6 +1053,14 @@ static void read_attrs(struct state *st, unsigned tag, const xmlChar **atts, str
      * there is the tab list's state, not hidden content (an inline style that hides still
      * hides it) */
     if (at->hidden && !style_hide && at->role && ascii_ieq(at->role, "tabpanel"))
+        at->hidden = 0;
+    /* Doxygen's index trees (files.html, modules.html, annotated.html, hierarchy.html: a
+     * table.directory whose rows <tr id="row_0_3_"> below the first levels are folded with
+     * style="display:none" until a click on the arrow) are the page's list, each row a
+     * name and its brief: the style is the tree's folding state, not hidden text (GLM's
+     * modules.html kept 53 of its 2,167 words) */
+    if (style_hide && tag == T_tr && st->generator == GEN_DOXYGEN && at->id &&
+        strncmp(at->id, "row_", 4) == 0)
         at->hidden = 0;
     if (tag == T_html || tag == T_body)
         at->hidden = 0; /* pages hide <body> until a script runs; we run none */
