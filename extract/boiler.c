@@ -27,7 +27,9 @@
  *     Each candidate starts from a tag prior (div +5, pre/td/blockquote +3, lists and
  *     forms -3, headings -5) plus its class/id/role hint weight (+-25: article, content,
  *     entry, main, post, text, story / footer, sidebar, share, related, promo, tags,
- *     widget...; <article>, <main>, role=main, itemprop=articleBody are positive).
+ *     widget...; <article>, <main>, role=main, itemprop=articleBody are positive; an id
+ *     that CSS cannot name without escapes, an API generator's anchor of a declaration
+ *     such as "write(entry:Entry)-instance-method", gives none: walk.c anchor_id).
  *     The final score is scaled by (1 - link density of the candidate's visible text).
  *  3. The top candidate is refined as readability does: when >= 3 of the 4 runners-up
  *     (not nested in it, scoring >= 75% of it) share an ancestor, that ancestor wins (2
