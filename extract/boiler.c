@@ -644,8 +644,8 @@ static int section_links(const struct ex_walk *w, const struct sums *s, uint32_t
     if (p == lo || n >= hi)
         return 0;
     const struct ex_block *head = &w->blocks[p - 1], *next = &w->blocks[n];
-    return head->heading && !link_heavy(head) && next->heading &&
-           next->heading <= head->heading && !holds_link(w, p - 1);
+    return head->heading && !link_heavy(head) && next->heading && next->heading <= head->heading &&
+           !holds_link(w, p - 1);
 }
 
 /* The page's link table: the outermost list or table (ul, ol, table) inside root that
@@ -725,10 +725,10 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         }
         /* a term whose own permalink it holds (walk.c self_link) is the definition's,
          * however many types its signature links to */
-        if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
-                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) &&
-                               !data_value(w, s, blk) && !defined_term(w, s, blk) &&
-                               !section_links(w, s, b, r->first_block, r->end_block)))
+        if (!s->visible[b] ||
+            (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
+             !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) && !data_value(w, s, blk) &&
+             !defined_term(w, s, blk) && !section_links(w, s, b, r->first_block, r->end_block)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;

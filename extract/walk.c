@@ -1109,8 +1109,8 @@ static void metadata_element(struct state *st, struct open *o, unsigned tag, con
 static int anchor_id(const char *id)
 {
     for (const unsigned char *p = (const unsigned char *)id; *p; p++)
-        if (*p < 0x80 && !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-                           *p == '-' || *p == '_'))
+        if (*p < 0x80 &&
+            !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
             return 1;
     return 0;
 }
