@@ -27,7 +27,9 @@
  *     Each candidate starts from a tag prior (div +5, pre/td/blockquote +3, lists and
  *     forms -3, headings -5) plus its class/id/role hint weight (+-25: article, content,
  *     entry, main, post, text, story / footer, sidebar, share, related, promo, tags,
- *     widget...; <article>, <main>, role=main, itemprop=articleBody are positive).
+ *     widget...; <article>, <main>, role=main, itemprop=articleBody are positive; an id
+ *     that CSS cannot name without escapes, an API generator's anchor of a declaration
+ *     such as "write(entry:Entry)-instance-method", gives none: walk.c anchor_id).
  *     The final score is scaled by (1 - link density of the candidate's visible text).
  *  3. The top candidate is refined as readability does: when >= 3 of the 4 runners-up
  *     (not nested in it, scoring >= 75% of it) share an ancestor, that ancestor wins (2
@@ -80,7 +82,10 @@
  *     its description, fpdoc's "See also"), a linked <dt> over a <dd> of text a
  *     term (defined_term), and an element holding a definition (a <dt> or signature whose
  *     name links to it, or to an HTML 4 named anchor before it: walk.c self_link) is
- *     never cleaned (holds_definition): none is a link list.
+ *     never cleaned (holds_definition): none is a link list. Nor is the one block of a
+ *     section, between its heading and the next (section_links: a manual page's KEYWORDS
+ *     and SEE ALSO lines of links), unless the heading holds a link (Crystal's
+ *     "Instance methods inherited from class Reference").
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -598,6 +603,51 @@ static int definition_text(const struct ex_walk *w, const struct ex_block *blk)
     return 0;
 }
 
+/* Does block b hold a link (an <a href>)? The links are in document order, so those of b
+ * are found by bisection. */
+static int holds_link(const struct ex_walk *w, uint32_t b)
+{
+    size_t lo = 0, hi = w->n_links;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->links[mid].block < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < w->n_links && w->links[i].block == b; i++)
+        if (w->links[i].href_len > 0)
+            return 1;
+    return 0;
+}
+
+/* Is block b, link-heavy, the whole body of a section: the only visible block with words
+ * between a heading and the next heading, of its level or higher (a deeper one opens a
+ * subsection, whose line it may be: rustdoc's "source" link before each impl's <h3>),
+ * both in [lo, hi)? A manual page's KEYWORDS and
+ * SEE ALSO sections are one line of comma-separated links to other pages (GRASS:
+ * "d.what.vect, d.redraw, d.erase"), its AUTHOR an author's name beside her institution's
+ * link: what the section says, not a menu; a menu's lines come many to a heading, or
+ * none. The heading is plain words, a link in none: a section about another page's
+ * things is that page's (Crystal Docs' "Instance methods inherited from class Reference",
+ * Reference a link, over a line of its methods: the same on every subclass's page), and a
+ * heading that links back to a table of contents (nimdoc's "Imports" over its one line)
+ * heads a hub's section, which step 10 judges with the whole page (fixture 024). */
+static int section_links(const struct ex_walk *w, const struct sums *s, uint32_t b, uint32_t lo,
+                         uint32_t hi)
+{
+    uint32_t p = b, n = b + 1;
+    while (p > lo && (!s->visible[p - 1] || w->blocks[p - 1].words == 0))
+        p--;
+    while (n < hi && (!s->visible[n] || w->blocks[n].words == 0))
+        n++;
+    if (p == lo || n >= hi)
+        return 0;
+    const struct ex_block *head = &w->blocks[p - 1], *next = &w->blocks[n];
+    return head->heading && !link_heavy(head) && next->heading && next->heading <= head->heading &&
+           !holds_link(w, p - 1);
+}
+
 /* The page's link table: the outermost list or table (ul, ol, table) inside root that
  * holds more than CONTENT_HOLDER_SHARE of root's visible text, when it is mostly links
  * (over LINK_HEAVY_LD) and has HUB_WORDS words or more, or EX_NONE. A definition list is not one:
@@ -675,9 +725,10 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         }
         /* a term whose own permalink it holds (walk.c self_link) is the definition's,
          * however many types its signature links to */
-        if (!s->visible[b] || (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
-                               !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) &&
-                               !data_value(w, s, blk) && !defined_term(w, s, blk)))
+        if (!s->visible[b] ||
+            (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
+             !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) && !data_value(w, s, blk) &&
+             !defined_term(w, s, blk) && !section_links(w, s, b, r->first_block, r->end_block)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;

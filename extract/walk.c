@@ -1103,6 +1103,27 @@ static void metadata_element(struct state *st, struct open *o, unsigned tag, con
 /* The hints of the class and id attributes of element e (tag): adds to *weight, sets
  * HINT_* bits in *unlikely, *notes for an <aside> of footnotes, and e->class_hash. The
  * class's hints are memoised in st->memo (pages repeat their classes). */
+/*
+ * Is id (lower-cased) a generated anchor, not a style hook: a name that a CSS selector
+ * cannot write without escapes, because it holds a character other than an ASCII letter,
+ * digit, '-' or '_' (non-ASCII letters are valid in CSS names)? API generators name each
+ * declaration's box after its signature: Crystal Docs' div.entry-detail
+ * id="write(entry:Entry)-instance-method", "new(io,context:Context::Server)-class-method";
+ * Javadoc's "setBody(java.lang.String)", rustdoc's "method.content", nimdoc's "body,PNode",
+ * Haddock's "v:body". Their words are the declaration's parameter and type names
+ * ("entry", "context", "body"), not readability's layout words: as hints they made one
+ * method's box the page's best candidate (+25 above its siblings) and the page shrank to
+ * that method. Such an id gives no hint, positive or negative.
+ */
+static int anchor_id(const char *id)
+{
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        if (*p < 0x80 &&
+            !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+            return 1;
+    return 0;
+}
+
 static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
                            const struct attrs *at, int *weight, int *unlikely, int *notes)
 {
@@ -1150,7 +1171,8 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
     if (at->id && *at->id) {
         lower_copy(low, sizeof low, at->id);
         uint32_t nw = 0;
-        class_hints(low, weight, unlikely, &nw);
+        if (!anchor_id(low))
+            class_hints(low, weight, unlikely, &nw);
         e->neg_words |= nw;
         if (nw)
             e->neg_weight = (int8_t)(e->neg_weight - HINT_WEIGHT);
