@@ -58,7 +58,10 @@
  *     area (no landmark, generator's area, section or positive name on the way up: the
  *     body is the content area), the elements beside the winner's ancestors join by the
  *     same score or as paragraph-like text, not as a short line (keep_body_uncles: a
- *     demo's description beside the widget whose panel won).
+ *     demo's description beside the widget whose panel won), except in flat sections:
+ *     where the winner's section is a heading (h2-h6) and the elements after it, with
+ *     another heading of that level beside it, the elements of every such section join
+ *     below 0.5 link density (flat_section_level: MHonArc's "Default Setting: Off").
  *  5. Inside the chosen elements, jusText-style block classification: a block is kept
  *     unless it is invisible, or link-heavy (link density > 0.5, or > 0.33 when short),
  *     or inside a descendant container that is negative by hint, or a non-positive
@@ -1538,6 +1541,37 @@ static int body_is_area(const struct ex_walk *w, uint32_t best)
     return 1;
 }
 
+/* 1 to 6 for a heading element h1 to h6, else 0. */
+static int heading_level(const struct ex_elem *e)
+{
+    return e->tag >= T_h1 && e->tag <= T_h6 ? (int)(e->tag - T_h1) + 1 : 0;
+}
+
+/*
+ * 4. Flat sections: the level (2 to 6) of the heading that opens the section holding
+ * child a of parent, when parent's children are sections written without a wrapper, one
+ * heading of that level and the elements after it each ("<h2>Description</h2> <p>..
+ * <h2>Default Setting</h2> <p>Off": MHonArc's resource pages, hand-written manuals),
+ * with at least one more heading of that level; else 0. An <h1> is the page's title,
+ * not a section's.
+ */
+static int flat_section_level(const struct ex_walk *w, uint32_t parent, uint32_t a)
+{
+    int level = 0, same = 0;
+    const struct ex_elem *pe = &w->elems[parent];
+    for (uint32_t c = parent + 1; c < a; c = w->elems[c].end_elem) {
+        int h = heading_level(&w->elems[c]);
+        if (h)
+            level = h;
+    }
+    if (level < 2)
+        return 0;
+    for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem)
+        if (heading_level(&w->elems[c]) == level)
+            same++;
+    return same >= 2 ? level : 0;
+}
+
 /*
  * 4. In a page whose content area is the body (body_is_area), the blocks beside the
  * winner's ancestors join as its own siblings do (sibling_joins) by their score or as
@@ -1547,7 +1581,11 @@ static int body_is_area(const struct ex_walk *w, uint32_t best)
  * number 004211.": fixture 009) more often than the page's. Navigation, footers and
  * link lists stay out as beside the winner: invisible by tag, role or name, or not
  * passing sibling_joins. Readability looks at the winner's siblings only; with no area
- * marked, the body's other text blocks are the page's (trafilatura's baseline).
+ * marked, the body's other text blocks are the page's (trafilatura's baseline). Flat
+ * sections (flat_section_level) are the page's whatever their length: from the heading
+ * of the winner's level on, each section's elements join unless mostly links (a short
+ * "Off" under "Default Setting" is what tells one resource's page from the next:
+ * fixture 100).
  */
 static void keep_body_uncles(struct ex_walk *w, const struct sums *s, unsigned mode, uint32_t best,
                              double best_score, uint32_t winner, unsigned char *dropped)
@@ -1568,11 +1606,16 @@ static void keep_body_uncles(struct ex_walk *w, const struct sums *s, unsigned m
         if (w->elems[a].tag == T_body || parent == EX_NONE)
             break;
         const struct ex_elem *pe = &w->elems[parent];
+        int level = flat_section_level(w, parent, a), in_section = 0;
         for (uint32_t c = parent + 1; c < pe->end_elem; c = w->elems[c].end_elem) {
             const struct ex_elem *ce = &w->elems[c];
+            int h = heading_level(ce);
+            if (level && h)
+                in_section = h >= level;
             if (c == a || (ce->flags & invisible_flags(mode)))
                 continue;
-            if (sibling_joins(w, s, ce, best, best_score, 0))
+            if (sibling_joins(w, s, ce, best, best_score, 0) ||
+                (in_section && elem_ld(s, ce) < SECTION_MAX_LD))
                 keep_subtree(w, s, c, winner, dropped, 0);
         }
     }
