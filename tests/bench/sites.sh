@@ -103,8 +103,9 @@
 # GraphicsMagick's banner, YARD 0.9.28, Spectre.css's docs, LaTeX2HTML 2023, tex2page
 # (Scheme 48). Pages wrongly dropped on main: 3 of 2,440 (drgeo-doc 1: the copyright page,
 # the same English text in every language, only the footer translated; libjs-of-ocaml-doc
-# 2: odoc's pages of the functors Defaults, Defaults' and Defaults'', whose text differs
-# in the primes alone, which tokenisation drops): no extraction fault. Coverage found one:
+# 2: odoc's class-type pages of js_of_ocaml and their copies re-exported by
+# js_of_ocaml-lwt, one text, the reference keeping each library's breadcrumb): no
+# extraction fault. Coverage found one:
 # MHonArc's resource pages, sections of a flat run of <h2> under <body>, lost every short
 # section after the note that won ("Default Setting: Off", "Version"): extract/boiler.c
 # flat_section_level; docs/BENCHMARKS.md, "Generators of group 12 (gen12q)". lirc-doc was
