@@ -157,6 +157,24 @@ done:
     return rc;
 }
 
+/* The `name` record of heading h, or (title) the `title` record of a headless page's
+ * <title> h: its label left out, its symbols in (version 10), and for a title its tokens
+ * that hold a digit left out (version 12). */
+static int name_line(FILE *out, const char *h, int title)
+{
+    size_t label = dedup_name_label(h, strlen(h));
+    char *tok = NULL, hex[17];
+    size_t tok_len = 0, n_tok = 0;
+    if (extract_name_tokens(h + label, strlen(h) - label, &tok, &tok_len, &n_tok) != EXTRACT_OK)
+        return -1;
+    if (title)
+        tok_len = dedup_title_tokens(tok, tok_len, &n_tok);
+    fprintf(out, "%s\t%s\t%s\n", title ? "title" : "name",
+            dedup_fingerprint_format(dedup_name_hash(tok, tok_len, n_tok), hex), h);
+    free(tok);
+    return 0;
+}
+
 #define N_RANDOM 48
 
 static int write_vectors(const char *dir)
@@ -263,18 +281,9 @@ static int write_vectors(const char *dir)
         "@@ -- a binary operator", "==> -- a binary operator", "operator<< and x-y",
         "Alpha Widget\xc2\xb6", "\xe2\x8a\xa5 -- bottom", "\xe2\x8a\xa4 -- top",
         "x \xe2\x89\xa4 y \xe2\x86\x92 z"};
-    for (size_t i = 0; i < sizeof HEADINGS / sizeof HEADINGS[0]; i++) {
-        const char *h = HEADINGS[i];
-        size_t label = dedup_name_label(h, strlen(h));
-        char *tok = NULL, hex[17];
-        size_t tok_len = 0, n_tok = 0;
-        if (extract_name_tokens(h + label, strlen(h) - label, &tok, &tok_len, &n_tok) !=
-            EXTRACT_OK)
+    for (size_t i = 0; i < sizeof HEADINGS / sizeof HEADINGS[0]; i++)
+        if (name_line(out, HEADINGS[i], 0) != 0)
             goto done;
-        fprintf(out, "name\t%s\t%s\n",
-                dedup_fingerprint_format(dedup_name_hash(tok, tok_len, n_tok), hex), h);
-        free(tok);
-    }
     for (size_t i = 0; i < sizeof SYMBOL_TEXTS / sizeof SYMBOL_TEXTS[0]; i++)
         if (text_line(out, SYMBOL_TEXTS[i]) != 0)
             goto done;
@@ -285,19 +294,9 @@ static int write_vectors(const char *dir)
         "ghc-prim-0.7.0: GHC primitives (Index - D)", "base-4.18.1.0: Basic libraries (Index - D)",
         "Node.js v18.19.0 Documentation", "Chapter 13. Boost.Date_Time",
         "jQuery UI Tabs - Content via Ajax", "2026-11-28", "\xe2\x8a\xa5 -- bottom"};
-    for (size_t i = 0; i < sizeof TITLES / sizeof TITLES[0]; i++) {
-        const char *t = TITLES[i];
-        size_t label = dedup_name_label(t, strlen(t));
-        char *tok = NULL, hex[17];
-        size_t tok_len = 0, n_tok = 0;
-        if (extract_name_tokens(t + label, strlen(t) - label, &tok, &tok_len, &n_tok) !=
-            EXTRACT_OK)
+    for (size_t i = 0; i < sizeof TITLES / sizeof TITLES[0]; i++)
+        if (name_line(out, TITLES[i], 1) != 0)
             goto done;
-        tok_len = dedup_title_tokens(tok, tok_len, &n_tok);
-        fprintf(out, "title\t%s\t%s\n",
-                dedup_fingerprint_format(dedup_name_hash(tok, tok_len, n_tok), hex), t);
-        free(tok);
-    }
     for (int i = 0; i < N_RANDOM; i++)
         if (fp_line(out, "fp", random_strings[i], NULL) != 0)
             goto done;
