@@ -81,6 +81,15 @@ static void hand_over_doc(const struct filter_fp_opts *opts, struct filter_fp_re
         extract_doc_free(doc);
 }
 
+/* A failure of the extractor or the tokeniser at stage: its code and its message. */
+static void fail_extract(struct filter_fp_result *out, enum filter_fp_stage stage,
+                         enum extract_code ec)
+{
+    out->stage = stage;
+    out->extract_code = ec;
+    set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+}
+
 static void fail_dedup(struct filter_fp_result *out, enum dedup_code code, size_t n_tokens,
                        size_t max_tokens)
 {
@@ -591,9 +600,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         if (ec == EXTRACT_OK)
             out->truncated = extract_doc_truncated(doc, &out->cuts);
         if (ec != EXTRACT_OK) {
-            out->stage = FILTER_FP_EXTRACT;
-            out->extract_code = ec;
-            set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+            fail_extract(out, FILTER_FP_EXTRACT, ec);
             goto fail;
         }
         size_t tlen = 0;
@@ -607,9 +614,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
             ec = extract_tokens(text, tlen, &tokens, &tokens_len, &n_tokens);
     }
     if (ec != EXTRACT_OK) {
-        out->stage = FILTER_FP_TOKENS;
-        out->extract_code = ec;
-        set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+        fail_extract(out, FILTER_FP_TOKENS, ec);
         goto fail;
     }
 
@@ -653,9 +658,7 @@ int filter_fingerprint_page(const char *html, size_t len, const char *content_ty
         uint64_t key = 0;
         ec = text_symbols(src, src_len, tokens, tokens_len, &key);
         if (ec != EXTRACT_OK) {
-            out->stage = FILTER_FP_TOKENS;
-            out->extract_code = ec;
-            set_msg(out->message, sizeof out->message, "%s", extract_strerror(ec));
+            fail_extract(out, FILTER_FP_TOKENS, ec);
             goto fail;
         }
         out->fingerprint ^= key;

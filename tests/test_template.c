@@ -750,15 +750,22 @@ static void test_template_text_symbols(void)
     filter_fp_result_release(&rb);
 }
 
+/* A golden vector's value: got (what the pipeline computes of input) is hex; says which
+ * input and value differ when not. */
+static void assert_vector(const char *what, const char *input, uint64_t got, const char *hex)
+{
+    uint64_t want = strtoull(hex, NULL, 16);
+    if (got != want)
+        fprintf(stderr, "\n%s of '%s' is %016llx, vector %s\n", what, input,
+                (unsigned long long)got, hex);
+    ASSERT_EQ(got, want);
+}
+
 /* The name records of the golden vectors (tests/data/fingerprint/vectors.txt,
  * docs/FINGERPRINT.md section 8): a heading and its name, as the pipeline computes it. */
 static void name_record(char **f, void *labelled)
 {
-    uint64_t want = strtoull(f[0], NULL, 16), got = name_of(f[1]);
-    if (got != want)
-        fprintf(stderr, "\nname of '%s' is %016llx, vector %s\n", f[1], (unsigned long long)got,
-                f[0]);
-    ASSERT_EQ(got, want);
+    assert_vector("name", f[1], name_of(f[1]), f[0]);
     *(unsigned *)labelled += dedup_name_label(f[1], strlen(f[1])) > 0;
 }
 
@@ -780,11 +787,7 @@ static void text_record(char **f, void *keyed)
     o.keep_tokens = 1;
     struct filter_fp_result r;
     ASSERT_EQ_FATAL(filter_fingerprint_page(f[1], strlen(f[1]), NULL, NULL, &o, &r), 0);
-    uint64_t want = strtoull(f[0], NULL, 16);
-    if (r.fingerprint != want)
-        fprintf(stderr, "\nfingerprint of '%s' is %016llx, vector %s\n", f[1],
-                (unsigned long long)r.fingerprint, f[0]);
-    ASSERT_EQ(r.fingerprint, want);
+    assert_vector("fingerprint", f[1], r.fingerprint, f[0]);
     /* how many of them carry a key: not the hash of their token string alone */
     *(unsigned *)keyed += r.fingerprint != XXH3_64bits_withSeed(r.tokens, r.tokens_len,
                                                                  DEDUP_SHORT_SEED);
@@ -807,11 +810,7 @@ static void title_record(char **f, void *named)
 {
     char *html = titled_page(f[1], NULL, 999);
     struct filter_fp_result r = fp_page(html);
-    uint64_t want = strtoull(f[0], NULL, 16);
-    if (r.name_hash != want)
-        fprintf(stderr, "\nname of title '%s' is %016llx, vector %s\n", f[1],
-                (unsigned long long)r.name_hash, f[0]);
-    ASSERT_EQ(r.name_hash, want);
+    assert_vector("name from the title", f[1], r.name_hash, f[0]);
     *(unsigned *)named += r.name_hash != 0;
     filter_fp_result_release(&r);
     free(html);
