@@ -280,6 +280,12 @@ static void site_words(struct ex_walk *w, const double *pre, double total)
     }
 }
 
+/* 1 to 6 for a heading element h1 to h6, else 0. */
+static int heading_level(const struct ex_elem *e)
+{
+    return e->tag >= T_h1 && e->tag <= T_h6 ? (int)(e->tag - T_h1) + 1 : 0;
+}
+
 /*
  * Marks readability's data tables (_markDataTables: a table with a header cell, a
  * caption, a <thead> or <tfoot>), which its conditional cleaning never removes: the
@@ -463,8 +469,7 @@ static int date_like(const char *s, size_t n)
 static int holds_definition(const struct ex_walk *w, uint32_t i)
 {
     for (uint32_t j = i + 1; j < w->elems[i].end_elem; j++)
-        if ((w->elems[j].flags & EX_E_ANCHORED) &&
-            !(w->elems[j].tag >= T_h1 && w->elems[j].tag <= T_h6))
+        if ((w->elems[j].flags & EX_E_ANCHORED) && !heading_level(&w->elems[j]))
             return 1;
     return 0;
 }
@@ -1541,12 +1546,6 @@ static int body_is_area(const struct ex_walk *w, uint32_t best)
     return 1;
 }
 
-/* 1 to 6 for a heading element h1 to h6, else 0. */
-static int heading_level(const struct ex_elem *e)
-{
-    return e->tag >= T_h1 && e->tag <= T_h6 ? (int)(e->tag - T_h1) + 1 : 0;
-}
-
 /*
  * 4. Flat sections: the level (2 to 6) of the heading that opens the section holding
  * child a of parent, when parent's children are sections written without a wrapper, one
@@ -1745,7 +1744,7 @@ static void keep_hub_links(struct ex_walk *w)
     uint32_t lo = 0, hi = (uint32_t)w->n_blocks;
     int in_main = 0;
     /* a heading alone (a diagram's title) is not a container: its section is */
-    if (c != EX_NONE && w->elems[c].tag >= T_h1 && w->elems[c].tag <= T_h6)
+    if (c != EX_NONE && heading_level(&w->elems[c]))
         c = w->elems[c].parent;
     /* nor is a footer (a negative hint: a grid class such as "columns" kept it from being
      * unlikely) that alone was kept on a page of links (Nim's module index pages) */
