@@ -694,12 +694,21 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
  * docs/INDEX-FORMAT.md (format version 5) is the specification: magic "SIMCRIDX", version,
  * little-endian fields, a header with the design, counts and XXH3-64 checksums, then the
  * sections documents, ids, fingerprint lists, tables and (optional) the site templates. Loading
- * maps the file read-only (mmap); adding to a loaded index copies what it extends. Saving writes a
+ * maps the file read-only (mmap; or reads it, DEDUP_INDEX_LOAD_OWN); adding to a loaded index
+ * copies what it extends. Saving writes a
  * temporary file beside the target and renames it over, so a reader never sees half a file.
  */
 #define DEDUP_INDEX_MAGIC "SIMCRIDX"
 #define DEDUP_INDEX_FORMAT_VERSION 5u   /* written and read: 5; 1 to 4 hold older fingerprints */
 #define DEDUP_INDEX_LOAD_NO_CHECKSUM 1u /* skip the body checksum (fuzzing, tests only) */
+/* For an index that answers many queries (a filter, a server): a file from 4 MiB on is read
+ * into memory of its own, in huge pages, instead of mapped. The page cache maps a file in
+ * 4 KiB pages, so a query's random reads miss the TLB: one call a query against a loaded
+ * 10M index answered 0.43-0.77M/s mapped and 0.70-0.87M/s read (docs/BENCHMARKS.md, "A
+ * loaded index in huge pages"). The price is the load: fresh memory for the whole file
+ * (on this project's VM 2.4-3.1 CPU s more at 10M), where a mapping reuses the page cache,
+ * so one-shot commands map. */
+#define DEDUP_INDEX_LOAD_OWN 2u
 
 /* Where loading or saving went wrong. */
 struct dedup_file_error {

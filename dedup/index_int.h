@@ -200,10 +200,12 @@ struct dedup_index {
     void *scratch[IX_SCRATCH_MAX];
     size_t scratch_bytes[IX_SCRATCH_MAX];
 
-    /* a mapped file (or borrowed memory) the arrays may point into */
+    /* a mapped file, a file read into a block of its own or borrowed memory, which the
+     * arrays may point into (ix_unmap) */
     void *map;
     size_t map_len;
-    bool map_is_mmap;
+    bool map_is_mmap; /* mapped: munmap */
+    bool map_is_heap; /* read: free */
 };
 
 /* The hot loops (probes, all-pairs runs) are built twice on x86-64, with and without the

@@ -173,6 +173,8 @@ void ix_unmap(struct dedup_index *idx)
 {
     if (idx->map && idx->map_is_mmap)
         munmap(idx->map, idx->map_len);
+    else if (idx->map_is_heap)
+        free(idx->map);
     idx->map = NULL;
     idx->map_len = 0;
 }
@@ -687,6 +689,39 @@ enum dedup_code dedup_index_load_mem(const void *data, size_t len, unsigned flag
     return load_core(data, len, flags, out, err);
 }
 
+/* DEDUP_INDEX_LOAD_OWN reads a file from IX_READ_MIN on into ix_big_alloc's block (huge
+ * pages) instead of mapping it (why: dedup.h). The load reads every byte either way (the
+ * checksum, the tables' order). */
+#define IX_READ_MIN ((size_t)4 << 20)
+
+/* The whole file fd of len bytes in a block of its own (free()), or NULL with *rc and err
+ * set: DEDUP_ENOMEM, or DEDUP_EIO when a read fails or the file ends early. */
+static void *read_whole(int fd, size_t len, struct dedup_file_error *err, enum dedup_code *rc)
+{
+    char *p = ix_big_alloc(len);
+    if (!p) {
+        err->what = "out of memory";
+        *rc = DEDUP_ENOMEM;
+        return NULL;
+    }
+    for (size_t got = 0; got < len;) {
+        size_t want = len - got < ((size_t)1 << 30) ? len - got : (size_t)1 << 30;
+        ssize_t r = pread(fd, p + got, want, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            err->offset = got;
+            err->os_error = r < 0 ? errno : 0;
+            err->what = r < 0 ? "cannot read" : "file ended while read";
+            free(p);
+            *rc = DEDUP_EIO;
+            return NULL;
+        }
+        got += (size_t)r;
+    }
+    return p;
+}
+
 enum dedup_code dedup_index_load(const char *path, unsigned flags, struct dedup_index **out,
                                  struct dedup_file_error *err)
 {
@@ -719,6 +754,21 @@ enum dedup_code dedup_index_load(const char *path, unsigned flags, struct dedup_
         return DEDUP_EFORMAT;
     }
     size_t len = (size_t)st.st_size;
+    if ((flags & DEDUP_INDEX_LOAD_OWN) && len >= IX_READ_MIN) {
+        enum dedup_code rc = DEDUP_OK;
+        void *data = read_whole(fd, len, err, &rc);
+        close(fd);
+        if (!data)
+            return rc;
+        if ((rc = load_core(data, len, flags, out, err)) != DEDUP_OK) {
+            free(data);
+            return rc;
+        }
+        (*out)->map = data;
+        (*out)->map_len = len;
+        (*out)->map_is_heap = true;
+        return DEDUP_OK;
+    }
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
     int merr = errno;
     close(fd);

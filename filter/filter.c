@@ -1389,7 +1389,8 @@ static int open_file_index(struct simcrawl_filter *f, const char *index_path, un
     }
     if (o->minhash)
         return lsh_open(f, index_path);
-    dc = dedup_index_load(index_path, 0, &f->idx, &ferr);
+    /* a filter answers many queries: the index in memory of its own (huge pages) */
+    dc = dedup_index_load(index_path, DEDUP_INDEX_LOAD_OWN, &f->idx, &ferr);
     if (dc == DEDUP_EIO && ferr.os_error == ENOENT) {
         f->idx = NULL; /* made on close */
     } else if (dc != DEDUP_OK) {

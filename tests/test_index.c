@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dedup/dedup.h"
@@ -1238,6 +1239,53 @@ static void test_index_save_load_roundtrip(void)
     free(v);
 }
 
+/* With DEDUP_INDEX_LOAD_OWN a file from 4 MiB on is read into a block of its own (huge
+ * pages) instead of mapped: the same answers as the index it was saved from, and the same
+ * errors for a cut or damaged file as the mapped road gives. */
+static void test_index_load_large_file(void)
+{
+    rng_state = 29;
+    size_t n = 60000;
+    uint64_t *v = make_set(n, 3);
+    struct dedup_index *idx = build(v, n, 3, 10);
+    char *path = tmp_path("large.idx");
+    struct dedup_file_error err;
+    ASSERT_EQ_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
+    dedup_index_free(idx);
+    struct stat st;
+    ASSERT_EQ_FATAL(stat(path, &st), 0);
+    CU_ASSERT_FATAL(st.st_size >= (off_t)4 << 20); /* else this tests the mapped road */
+    ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
+    CU_ASSERT(idx->map_is_mmap && !idx->map_is_heap); /* without the flag: mapped */
+    dedup_index_free(idx);
+    ASSERT_EQ_FATAL(dedup_index_load(path, DEDUP_INDEX_LOAD_OWN, &idx, &err), DEDUP_OK);
+    CU_ASSERT(idx->map_is_heap && !idx->map_is_mmap);
+    ASSERT_EQ(dedup_index_doc_count(idx), n);
+    CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 54321, NULL), "doc54321");
+    int bad = 0;
+    for (int q = 0; q < 300; q++)
+        bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+    ASSERT_EQ(bad, 0);
+    check_pairs(idx, v, n, 3, 2);
+    dedup_index_free(idx);
+
+    /* one byte in the body changed: the checksum names it */
+    FILE *f = fopen(path, "r+b");
+    CU_ASSERT_FATAL(f != NULL);
+    ASSERT_EQ_FATAL(fseek(f, st.st_size / 2, SEEK_SET), 0);
+    int c = fgetc(f);
+    ASSERT_EQ_FATAL(fseek(f, st.st_size / 2, SEEK_SET), 0);
+    fputc(c ^ 0x10, f);
+    fclose(f);
+    ASSERT_EQ(dedup_index_load(path, DEDUP_INDEX_LOAD_OWN, &idx, &err), DEDUP_ECHECKSUM);
+    /* cut: shorter than its header says */
+    ASSERT_EQ_FATAL(truncate(path, st.st_size - 4096), 0);
+    ASSERT_EQ(dedup_index_load(path, DEDUP_INDEX_LOAD_OWN, &idx, &err), DEDUP_ETRUNCATED);
+    ASSERT_EQ(err.offset, (uint64_t)st.st_size - 4096);
+    unlink(path);
+    free(v);
+}
+
 static void test_index_reopen_and_add(void)
 {
     rng_state = 23;
@@ -1699,6 +1747,7 @@ void test_index_register(void)
     CU_add_test(s, "test_index_set_design_and_drop", test_index_set_design_and_drop);
     CU_add_test(s, "test_index_clusters_deterministic", test_index_clusters_deterministic);
     CU_add_test(s, "test_index_save_load_roundtrip", test_index_save_load_roundtrip);
+    CU_add_test(s, "test_index_load_large_file", test_index_load_large_file);
     CU_add_test(s, "test_index_tails_after_pairs", test_index_tails_after_pairs);
     CU_add_test(s, "test_index_reopen_and_add", test_index_reopen_and_add);
     CU_add_test(s, "test_index_corrupt_files", test_index_corrupt_files);
