@@ -706,7 +706,7 @@ int dedup_fplist_finish(struct dedup_fplist *p, dedup_fplist_fn fn, dedup_fplist
  * 4 KiB pages, so a query's random reads miss the TLB: one call a query against a loaded
  * 10M index answered 0.43-0.77M/s mapped and 0.70-0.87M/s read (docs/BENCHMARKS.md, "A
  * loaded index in huge pages"). The price is the load: fresh memory for the whole file
- * (on this project's VM 2.4-3.1 CPU s more at 10M), where a mapping reuses the page cache,
+ * (on this project's VM 2.4-3.3 CPU s more at 10M), where a mapping reuses the page cache,
  * so one-shot commands map. */
 #define DEDUP_INDEX_LOAD_OWN 2u
 
