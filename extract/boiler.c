@@ -128,7 +128,8 @@
  *     A container with a negative hint (a footer that a grid class kept from being
  *     unlikely) is not the page's: the main landmark or the page is used instead. The
  *     words counted are those a reader reads, tokens with a letter or a digit (a letter
- *     bar's dots are none: Natural Docs' index pages), and a container that holds only
+ *     bar's dots are none: Natural Docs' index pages), except in code (a synopsis's
+ *     braces are tokens of its declaration), and a container that holds only
  *     a kept heading (the SGI STL's <center><h1>) is no container: its parent is.
  * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
  * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
@@ -1729,7 +1730,8 @@ static uint32_t kept_container(const struct ex_walk *w)
 
 /* The words of text p[0, n) that a reader reads: white-space separated tokens holding a
  * letter or a digit. A letter bar ("$#! · 0-9 · A · B · ... · Z", Natural Docs' and
- * Haddock's index pages) is 55 tokens and 28 such words: its dots are no text. */
+ * Haddock's index pages) is 55 tokens and 28 such words: its dots are no text. Code is
+ * counted by its tokens (step 10's caller): a BoostBook synopsis's braces are its text. */
 static size_t spoken_words(const char *p, size_t n)
 {
     size_t words = 0;
@@ -1786,7 +1788,9 @@ static void keep_hub_links(struct ex_walk *w)
     int headings_only = 1;
     for (size_t b = 0; b < w->n_blocks; b++)
         if (w->blocks[b].flags & EX_B_KEEP) {
-            words += spoken_words(w->text.p + w->blocks[b].off, w->blocks[b].len);
+            words += code_declaration(&w->blocks[b])
+                         ? w->blocks[b].words
+                         : spoken_words(w->text.p + w->blocks[b].off, w->blocks[b].len);
             headings_only &= w->blocks[b].heading != 0;
         }
     if (words >= HUB_WORDS)
