@@ -126,7 +126,11 @@
  *     blocks of its container (or of the main landmark, or of the page) are kept too: a
  *     table of contents or a stub is told from its siblings by its links (keep_hub_links).
  *     A container with a negative hint (a footer that a grid class kept from being
- *     unlikely) is not the page's: the main landmark or the page is used instead.
+ *     unlikely) is not the page's: the main landmark or the page is used instead. The
+ *     words counted are those a reader reads, tokens with a letter or a digit (a letter
+ *     bar's dots are none: Natural Docs' index pages), except in code (a synopsis's
+ *     braces are tokens of its declaration), and a container that holds only
+ *     a kept heading (the SGI STL's <center><h1>) is no container: its parent is.
  * References: Kohlschütter et al., "Boilerplate Detection using Shallow Text Features"
  * (boilerpipe, WSDM 2010); Pomikálek, "Removing Boilerplate and Duplicate Content from
  * Web Corpora" (jusText, 2011); Mozilla readability.js (Readability.js, Apache-2.0).
@@ -135,6 +139,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #define MIN_PARAGRAPH 25 /* characters for a block to score (readability) */
 #define MAX_LEVELS 5     /* ancestors a paragraph's score propagates to */
@@ -1723,6 +1728,51 @@ static uint32_t kept_container(const struct ex_walk *w)
     return lca;
 }
 
+/* The words of text p[0, n) that a reader reads: white-space separated tokens holding a
+ * letter or a digit. A letter bar ("$#! · 0-9 · A · B · ... · Z", Natural Docs' and
+ * Haddock's index pages) is 55 tokens and 28 such words: its dots are no text. Code is
+ * counted by its tokens (step 10's caller): a BoostBook synopsis's braces are its text. */
+static size_t spoken_words(const char *p, size_t n)
+{
+    size_t words = 0;
+    int counted = 0; /* the current token is counted already */
+    const utf8proc_uint8_t *u = (const utf8proc_uint8_t *)p;
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(u + i, (utf8proc_ssize_t)(n - i), &cp);
+        if (k <= 0) {
+            i++;
+            continue;
+        }
+        i += (size_t)k;
+        if (cp == ' ' || cp == '\n' || cp == '\t') {
+            counted = 0;
+            continue;
+        }
+        if (counted)
+            continue;
+        utf8proc_category_t cat = utf8proc_category(cp);
+        if ((cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) ||
+            (cat >= UTF8PROC_CATEGORY_ND && cat <= UTF8PROC_CATEGORY_NO)) {
+            words++;
+            counted = 1;
+        }
+    }
+    return words;
+}
+
+/* Does element i hold no visible text that is not kept already (a wrapper of the kept
+ * blocks: taking it as the container adds nothing)? */
+static int holds_kept_only(const struct ex_walk *w, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (!(w->blocks[b].flags & EX_B_KEEP) && w->blocks[b].words > 0 &&
+            visible_block(w, &w->blocks[b], CLEAN))
+            return 0;
+    return 1;
+}
+
 /*
  * 10. Hubs and stubs: a result under HUB_WORDS words is not enough to tell the page from
  * its siblings (a table of contents, an index of links, a one-line stub whose operand list
@@ -1735,16 +1785,25 @@ static uint32_t kept_container(const struct ex_walk *w)
 static void keep_hub_links(struct ex_walk *w)
 {
     size_t words = 0;
+    int headings_only = 1;
     for (size_t b = 0; b < w->n_blocks; b++)
-        if (w->blocks[b].flags & EX_B_KEEP)
-            words += w->blocks[b].words;
+        if (w->blocks[b].flags & EX_B_KEEP) {
+            words += code_declaration(&w->blocks[b])
+                         ? w->blocks[b].words
+                         : spoken_words(w->text.p + w->blocks[b].off, w->blocks[b].len);
+            headings_only &= w->blocks[b].heading != 0;
+        }
     if (words >= HUB_WORDS)
         return;
     uint32_t c = kept_container(w);
     uint32_t lo = 0, hi = (uint32_t)w->n_blocks;
     int in_main = 0;
-    /* a heading alone (a diagram's title) is not a container: its section is */
+    /* a heading alone (a diagram's title) is not a container: its section is, and so is
+     * not an element that holds nothing but that heading (the SGI STL's index pages:
+     * <center><h1>, then the table of every entry beside it) */
     if (c != EX_NONE && heading_level(&w->elems[c]))
+        c = w->elems[c].parent;
+    while (headings_only && c != EX_NONE && holds_kept_only(w, c))
         c = w->elems[c].parent;
     /* nor is a footer (a negative hint: a grid class such as "columns" kept it from being
      * unlikely) that alone was kept on a page of links (Nim's module index pages) */
