@@ -302,7 +302,22 @@ libmm-glib-doc|usr/share/gtk-doc/html/libmm-glib|GTK-Doc (libmm-glib of ModemMan
 mit-scheme-doc|usr/share/doc/mit-scheme-doc/html|Texinfo 6.8 texi2any (four MIT/GNU Scheme manuals, one page a node)|13
 mailutils-doc|usr/share/doc/mailutils/mailutils.html|Texinfo 6.8 makeinfo (the GNU Mailutils manual, one page a node)|13
 nut-doc|usr/share/doc/nut-doc/html|AsciiDoc a2x + DocBook XSL, chunked (the Network UPS Tools guides)|13
-slony1-2-doc|usr/share/doc/slony1-2-doc/adminguide|DocBook DSSSL (the Modular DocBook HTML Stylesheet of jade)|13'
+slony1-2-doc|usr/share/doc/slony1-2-doc/adminguide|DocBook DSSSL (the Modular DocBook HTML Stylesheet of jade)|13
+python-pandas-doc|usr/share/doc/python-pandas-doc/html|Sphinx 5 (pydata-sphinx-theme 0.8 of pandas 1.5: one reference/api page a method)|15
+libtbb-doc|usr/share/doc/libtbb-dev/html|Sphinx (sphinx-book-theme alone: the oneTBB guide and reference)|15
+python-gevent-doc|usr/share/doc/python-gevent-doc/html|Sphinx (basic theme with the own templates of gevent; API and _modules source pages)|15
+python-pywt-doc|usr/share/doc/python-pywt-doc/html|Sphinx (nature theme of PyWavelets, doctest regression pages)|15
+python-babel-doc|usr/share/doc/python-babel-doc/html|Sphinx (the babel theme after the old flask theme)|15
+python-werkzeug-doc|usr/share/doc/python-werkzeug-doc/html|Sphinx (the werkzeug theme of Pallets 2022)|15
+libcommons-math3-java-doc|usr/share/doc/libcommons-math3-java/api|Javadoc 8 style (HTML 4.01 with frames, class-use pages: Commons Math 3.6)|15
+libcommons-collections4-java-doc|usr/share/doc/libcommons-collections4-java/api|Javadoc 8 style (Commons Collections 4.2)|15
+libgtk-4-doc|usr/share/doc/libgtk-4-doc/gdk4|gi-docgen 2022 (the GDK 4 API: one page a class, method, function)|15
+libadwaita-1-doc|usr/share/doc/libadwaita-1|gi-docgen (libadwaita 1.2, with its own guide pages)|15
+libghc-lens-doc|usr/share/doc/libghc-lens-doc/html|Haddock 2.25 (lens 5: module pages + hyperlinked source src/)|15
+icu-doc|usr/share/doc/icu-doc/html|Doxygen 1.9.4 (the ICU 72 C and C++ API)|15
+libirrlicht-doc|usr/share/doc/libirrlicht-dev/html|Doxygen 1.9.4 with the footer of Irrlicht (+ its search/ result pages)|15
+flex-doc|usr/share/doc/flex-doc/html|Texinfo (the flex manual, one page a node)|15
+libgcrypt20-doc|usr/share/doc/libgcrypt20-doc/html|Texinfo (the Libgcrypt manual, one page a node)|15'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it. The
 # package is unpacked into PKG.part and renamed when whole, so a run that is killed, or
