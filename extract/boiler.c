@@ -480,6 +480,36 @@ static int holds_definition(const struct ex_walk *w, uint32_t i)
     return 0;
 }
 
+/* A heading that is one linked word: an API member's name over its description
+ * (gi-docgen's h6 "gdk_monitor_get_connector" linking to the method's page), not a
+ * teaser's headline or a menu entry, which are phrases. */
+static int name_heading(const struct ex_block *b)
+{
+    return b->heading && b->words == 1 && b->chars > 0 &&
+           (double)b->link_chars >= ALL_LINK_SHARE * b->chars;
+}
+
+/* Does element i hold an entry of a list of members: a name_heading() followed by a
+ * description of text (not link-heavy)? Such a list is the page's (a gi-docgen class
+ * page's instance methods, properties and signals, each a linked name and a sentence:
+ * their link density made every entry's box a link list, and a page of short
+ * descriptions kept only its longest paragraph). */
+static int holds_entry(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++) {
+        if (!s->visible[b] || !name_heading(&w->blocks[b]))
+            continue;
+        uint32_t n = b + 1;
+        while (n < e->end_block && !s->visible[n])
+            n++;
+        if (n < e->end_block && !w->blocks[n].heading && w->blocks[n].words > 0 &&
+            !link_heavy(&w->blocks[n]))
+            return 1;
+    }
+    return 0;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -508,9 +538,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return !holds_definition(w, i);
+        return !holds_definition(w, i) && !holds_entry(w, s, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
-        return !holds_definition(w, i);
+        return !holds_definition(w, i) && !holds_entry(w, s, i);
     return 0;
 }
 
@@ -1012,7 +1042,8 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
             size_t l = b;
             while (l-- > 0 && !s->visible[l])
                 ;
-            unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]);
+            unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]) &&
+                   !name_heading(&w->blocks[l]);
         }
         if (!unit) {
             /* a block that is neither link-heavy nor a teaser ends the run */
