@@ -738,7 +738,8 @@ static int generator_area(const char *v)
  * the build); Doxygen puts the title in div.header and the rest in div.contents; DocBook
  * XSL and GTK-Doc name the div after the DocBook element (chapter, article, book...); Javadoc
  * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
- * div.contentContainer; Haddock puts the module's header, table of contents, description,
+ * div.contentContainer (a class-use page's tables in div.classUseContainer, the constant
+ * values and serialized form in their own *Container); Haddock puts the module's header, table of contents, description,
  * synopsis and interface in div#content (the package's name and links are div#package-header,
  * the build line div#footer); MediaWiki's skins (MonoBook, Vector: div#content.mw-body) put the
  * page's title (h1#firstHeading) and its text (div#bodyContent > div#mw-content-text) in
@@ -752,8 +753,11 @@ static int generator_area(const char *v)
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
     if (g == GEN_JAVADOC)
-        return tag == T_main || (tag == T_div && (first_word_is(low, "header") ||
-                                                  first_word_is(low, "contentcontainer")));
+        return tag == T_main ||
+               (tag == T_div && (first_word_is(low, "header") || first_word_is(low, "contentcontainer") ||
+                                 first_word_is(low, "classusecontainer") ||
+                                 first_word_is(low, "constantvaluescontainer") ||
+                                 first_word_is(low, "serializedformcontainer")));
     if (tag != T_div)
         return 0;
     if (g == GEN_HADDOCK)
