@@ -20,7 +20,8 @@
  *     or (header, nav, class-marked) more than half of the page's text in more than one
  *     block: libxml2's HTML4 rules let a sloppy HTML5 <header> swallow the rest of the
  *     page, but a single block is a paragraph (a footer's licence notice on a page of
- *     short list items), never a swallowed page.
+ *     short list items), never a swallowed page, and nothing is swallowed on a page whose
+ *     landmark or generator's area lies outside it (sphinx-book-theme's long sidebar).
  *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
  *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
  *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
@@ -92,7 +93,8 @@
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
- *     row with only link-heavy blocks between) lose their standfirsts. Then jusText's
+ *     row with only link-heavy blocks between) lose their standfirsts; a linked h4-h6 of
+ *     one word is an API member's name, not a headline (name_heading). Then jusText's
  *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
  *     are both left out is an isolated label ("Comments", "Share this") and goes too,
  *     unless it is a definition's term holding its own permalink (not a heading) or a
@@ -480,12 +482,15 @@ static int holds_definition(const struct ex_walk *w, uint32_t i)
     return 0;
 }
 
-/* A heading that is one linked word: an API member's name over its description
- * (gi-docgen's h6 "gdk_monitor_get_connector" linking to the method's page), not a
- * teaser's headline or a menu entry, which are phrases. */
+/* A heading below the section headings (h4-h6) that is one linked word: an API member's
+ * name over its description (gi-docgen's h6 "gdk_monitor_get_connector" under the h4
+ * "Instance methods", linking to the method's page), not a teaser's headline or a menu
+ * entry, which are phrases. (Any level was measured: Sphinx's h2/h3 section headings that
+ * link back to the table of contents, "Ignorelist", then keep their text too, and the
+ * Clang 14/15 release pair lost one pair of 73 to the text gained: not shipped.) */
 static int name_heading(const struct ex_block *b)
 {
-    return b->heading && b->words == 1 && b->chars > 0 &&
+    return b->heading >= 4 && b->words == 1 && b->chars > 0 &&
            (double)b->link_chars >= ALL_LINK_SHARE * b->chars;
 }
 
