@@ -326,7 +326,8 @@ static int inherit_marks(struct ex_walk *w)
     }
     /* a page whose landmark or generator's area lies outside a menu was not swallowed
      * by it: the menu is only long (sphinx-book-theme's sidebar nav of every page of the
-     * guide beside a toctree page of five links) */
+     * guide beside a toctree page of five links). A menu inside the landmark is judged as
+     * before (Pike's class index, a <nav> of the members inside the <article>). */
     int landmark = 0;
     for (size_t i = 0; i < ne && !landmark; i++)
         landmark = w->elems[i].parent == EX_NONE && (w->elems[i].flags & EX_E_HAS_ARTICLE);
@@ -338,7 +339,8 @@ static int inherit_marks(struct ex_walk *w)
             double chars = pre[e->end_block] - pre[e->first_block];
             /* one block is a paragraph (a footer's long notice on a page of short
              * blocks: qdoc's member lists), never a page swallowed by a sloppy tag */
-            int swallowed = !landmark && chars > SWALLOWED_SHARE * total &&
+            int swallowed = (!landmark || (f & (EX_E_ARTICLE | EX_E_AREA))) &&
+                            chars > SWALLOWED_SHARE * total &&
                             e->end_block - e->first_block >= SWALLOWED_MIN_BLOCKS &&
                             (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
             if ((f & EX_E_HAS_ARTICLE) || swallowed)
