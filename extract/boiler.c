@@ -20,7 +20,8 @@
  *     or (header, nav, class-marked) more than half of the page's text in more than one
  *     block: libxml2's HTML4 rules let a sloppy HTML5 <header> swallow the rest of the
  *     page, but a single block is a paragraph (a footer's licence notice on a page of
- *     short list items), never a swallowed page.
+ *     short list items), never a swallowed page, and nothing is swallowed on a page whose
+ *     landmark or generator's area lies outside it (sphinx-book-theme's long sidebar).
  *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
  *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
  *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
@@ -92,7 +93,8 @@
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
- *     row with only link-heavy blocks between) lose their standfirsts. Then jusText's
+ *     row with only link-heavy blocks between) lose their standfirsts; a linked h4-h6 of
+ *     one word is an API member's name, not a headline (name_heading). Then jusText's
  *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
  *     are both left out is an isolated label ("Comments", "Share this") and goes too,
  *     unless it is a definition's term holding its own permalink (not a heading) or a
@@ -327,6 +329,13 @@ static int inherit_marks(struct ex_walk *w)
         if (e->parent != EX_NONE && (e->flags & EX_E_HAS_DATA))
             w->elems[e->parent].flags |= EX_E_HAS_DATA;
     }
+    /* a page whose landmark or generator's area lies outside a menu was not swallowed
+     * by it: the menu is only long (sphinx-book-theme's sidebar nav of every page of the
+     * guide beside a toctree page of five links). A menu inside the landmark is judged as
+     * before (Pike's class index, a <nav> of the members inside the <article>). */
+    int landmark = 0;
+    for (size_t i = 0; i < ne && !landmark; i++)
+        landmark = w->elems[i].parent == EX_NONE && (w->elems[i].flags & EX_E_HAS_ARTICLE);
     for (size_t i = 0; i < ne; i++) {
         struct ex_elem *e = &w->elems[i];
         unsigned f = e->flags & ~(unsigned)(EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
@@ -335,7 +344,8 @@ static int inherit_marks(struct ex_walk *w)
             double chars = pre[e->end_block] - pre[e->first_block];
             /* one block is a paragraph (a footer's long notice on a page of short
              * blocks: qdoc's member lists), never a page swallowed by a sloppy tag */
-            int swallowed = chars > SWALLOWED_SHARE * total &&
+            int swallowed = (!landmark || (f & (EX_E_ARTICLE | EX_E_AREA))) &&
+                            chars > SWALLOWED_SHARE * total &&
                             e->end_block - e->first_block >= SWALLOWED_MIN_BLOCKS &&
                             (e->tag == T_header || e->tag == T_nav || !(f & EX_E_BOILER));
             if ((f & EX_E_HAS_ARTICLE) || swallowed)
@@ -479,6 +489,39 @@ static int holds_definition(const struct ex_walk *w, uint32_t i)
     return 0;
 }
 
+/* A heading below the section headings (h4-h6) that is one linked word: an API member's
+ * name over its description (gi-docgen's h6 "gdk_monitor_get_connector" under the h4
+ * "Instance methods", linking to the method's page), not a teaser's headline or a menu
+ * entry, which are phrases. (Any level was measured: Sphinx's h2/h3 section headings that
+ * link back to the table of contents, "Ignorelist", then keep their text too, and the
+ * Clang 14/15 release pair lost one pair of 73 to the text gained: not shipped.) */
+static int name_heading(const struct ex_block *b)
+{
+    return b->heading >= 4 && b->words == 1 && b->chars > 0 &&
+           (double)b->link_chars >= ALL_LINK_SHARE * b->chars;
+}
+
+/* Does element i hold an entry of a list of members: a name_heading() followed by a
+ * description of text (not link-heavy)? Such a list is the page's (a gi-docgen class
+ * page's instance methods, properties and signals, each a linked name and a sentence:
+ * their link density made every entry's box a link list, and a page of short
+ * descriptions kept only its longest paragraph). */
+static int holds_entry(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++) {
+        if (!s->visible[b] || !name_heading(&w->blocks[b]))
+            continue;
+        uint32_t n = b + 1;
+        while (n < e->end_block && !s->visible[n])
+            n++;
+        if (n < e->end_block && !w->blocks[n].heading && w->blocks[n].words > 0 &&
+            !link_heavy(&w->blocks[n]))
+            return 1;
+    }
+    return 0;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -507,9 +550,9 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return !holds_definition(w, i);
+        return !holds_definition(w, i) && !holds_entry(w, s, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
-        return !holds_definition(w, i);
+        return !holds_definition(w, i) && !holds_entry(w, s, i);
     return 0;
 }
 
@@ -1011,7 +1054,8 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
             size_t l = b;
             while (l-- > 0 && !s->visible[l])
                 ;
-            unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]);
+            unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]) &&
+                   !name_heading(&w->blocks[l]);
         }
         if (!unit) {
             /* a block that is neither link-heavy nor a teaser ends the run */

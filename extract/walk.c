@@ -738,22 +738,26 @@ static int generator_area(const char *v)
  * the build); Doxygen puts the title in div.header and the rest in div.contents; DocBook
  * XSL and GTK-Doc name the div after the DocBook element (chapter, article, book...); Javadoc
  * (JDK 9+) puts title, declaration and summaries in <main>, older ones in div.header and
- * div.contentContainer; Haddock puts the module's header, table of contents, description,
- * synopsis and interface in div#content (the package's name and links are div#package-header,
- * the build line div#footer); MediaWiki's skins (MonoBook, Vector: div#content.mw-body) put the
- * page's title (h1#firstHeading) and its text (div#bodyContent > div#mw-content-text) in
- * div#content, the site's menus (div#mw-head, div#mw-panel, div#column-one) and footer
- * outside it. A wiki's own navigation templates inside the text (cppreference's div.t-navbar)
- * stay out as any menu does: the area keeps its visible blocks only. pydoctor (the Python API
- * generator of Twisted) puts the object's title, declaration, docstring, summary tables and
- * every method's and attribute's entry in div#main, the site's menu in nav.navbar and the
+ * div.contentContainer (a class-use page's tables in div.classUseContainer, the constant
+ * values and serialized form in their own *Container); Haddock puts the module's header, table of
+ * contents, description, synopsis and interface in div#content (the package's name and links are
+ * div#package-header, the build line div#footer); MediaWiki's skins (MonoBook, Vector:
+ * div#content.mw-body) put the page's title (h1#firstHeading) and its text (div#bodyContent >
+ * div#mw-content-text) in div#content, the site's menus (div#mw-head, div#mw-panel, div#column-one)
+ * and footer outside it. A wiki's own navigation templates inside the text (cppreference's
+ * div.t-navbar) stay out as any menu does: the area keeps its visible blocks only. pydoctor (the
+ * Python API generator of Twisted) puts the object's title, declaration, docstring, summary tables
+ * and every method's and attribute's entry in div#main, the site's menu in nav.navbar and the
  * object's list of members in nav.sidebar; its hidden search help is inside div#main.
  */
 static int generator_layout(enum generator g, unsigned tag, const char *low)
 {
     if (g == GEN_JAVADOC)
         return tag == T_main || (tag == T_div && (first_word_is(low, "header") ||
-                                                  first_word_is(low, "contentcontainer")));
+                                                  first_word_is(low, "contentcontainer") ||
+                                                  first_word_is(low, "classusecontainer") ||
+                                                  first_word_is(low, "constantvaluescontainer") ||
+                                                  first_word_is(low, "serializedformcontainer")));
     if (tag != T_div)
         return 0;
     if (g == GEN_HADDOCK)
