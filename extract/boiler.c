@@ -234,11 +234,14 @@
 /* a table of records' description has at least this many words (record_table): "15.1"
  * beside "Paths" in a table of contents is a number, not what describes the link */
 #define RECORD_TEXT_WORDS 2
+/* a label of a list of labelled values ("Defined in:") is shorter than this (label_list) */
+#define LABEL_MAX_CHARS SHORT_BLOCK_CHARS
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
     unsigned char *visible;
-    unsigned char *record; /* per element: a table of records (record_table) */
+    unsigned char *record; /* per element: a table of records (record_table), or a list
+                            * of labelled values (label_list) */
 };
 
 /* Pass modes (readability's retry flags) */
@@ -474,6 +477,24 @@ static int holds_definition(const struct ex_walk *w, uint32_t i)
     return 0;
 }
 
+/* Does element i hold a list of labelled values (label_list), and no visible text
+ * outside such lists? YARD's div.box_info is its three lists. */
+static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    double labelled = 0;
+    for (uint32_t j = i + 1; j < e->end_elem;) {
+        const struct ex_elem *je = &w->elems[j];
+        if (je->tag == T_dl && s->record[j]) {
+            labelled += range(s->chars, je->first_block, je->end_block);
+            j = je->end_elem;
+        } else {
+            j++;
+        }
+    }
+    return labelled > 0 && labelled >= range(s->chars, e->first_block, e->end_block);
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -502,7 +523,7 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return !holds_definition(w, i);
+        return !holds_definition(w, i) && !holds_labels(w, s, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return !holds_definition(w, i);
     return 0;
@@ -566,6 +587,17 @@ static int data_value(const struct ex_walk *w, const struct sums *s, const struc
         if (w->elems[i].tag == T_table)
             return 0;
     return holds_text(w, s, tr);
+}
+
+/* A block of a labelled value (label_list's <dd>, at most CELL_LEVELS up: YARD's
+ * superclass chain is a list inside it), linked or not. */
+static int labelled_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
+{
+    uint32_t dd = block_in(w, blk, T_dd);
+    if (dd == EX_NONE)
+        return 0;
+    uint32_t dl = w->elems[dd].parent;
+    return dl != EX_NONE && w->elems[dl].tag == T_dl && s->record[dl];
 }
 
 /* A definition list's term, linked or not, whose description that follows is text (not
@@ -736,7 +768,8 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         if (!s->visible[b] ||
             (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
              !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) && !data_value(w, s, blk) &&
-             !defined_term(w, s, blk) && !section_links(w, s, b, r->first_block, r->end_block)))
+             !defined_term(w, s, blk) && !labelled_value(w, s, blk) &&
+             !section_links(w, s, b, r->first_block, r->end_block)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
@@ -1298,6 +1331,45 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
     return records > 0;
 }
 
+/*
+ * A list of labelled values: a <dl> whose every <dt> with text is one short block that
+ * links nowhere and ends in ':' ("Inherits:", "Includes:", "Defined in:" in YARD's box
+ * under a class's title), each over its <dd>. Its values are mostly links to other
+ * classes, but the labels say what each names: a record of the page's subject, as a data
+ * table's header cells label its values (readability keeps those), not a link list.
+ */
+static int label_list(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                      uint32_t dl)
+{
+    const struct ex_elem *de = &w->elems[dl];
+    int labels = 0;
+    for (uint32_t c = dl + 1; c < de->end_elem; c = w->elems[c].end_elem) {
+        const struct ex_elem *ce = &w->elems[c];
+        if (ce->tag == T_dd)
+            continue;
+        if (ce->tag != T_dt)
+            return 0;
+        uint32_t n = 0, last = 0;
+        for (uint32_t b = ce->first_block; b < ce->end_block; b++)
+            if (s->visible[b] && w->blocks[b].chars > 0) {
+                n++;
+                last = b;
+            }
+        if (n == 0)
+            continue;
+        const struct ex_block *blk = &w->blocks[last];
+        const char *t = w->text.p + blk->off;
+        size_t len = blk->len;
+        while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == '\n'))
+            len--;
+        if (n > 1 || links[last] > 0 || blk->chars >= LABEL_MAX_CHARS || len == 0 ||
+            t[len - 1] != ':' || ce->end_elem >= de->end_elem || w->elems[ce->end_elem].tag != T_dd)
+            return 0;
+        labels++;
+    }
+    return labels > 0;
+}
+
 /* 1. Visible blocks: clears the previous pass's marks and scores and fills s with the
  * prefix sums of the blocks visible in this mode. Returns 0, or -1 when out of memory
  * (s is then freed by sums_free all the same). */
@@ -1334,9 +1406,12 @@ static int sums_build(struct ex_walk *w, unsigned mode, struct sums *s)
     for (size_t l = 0; l < w->n_links; l++)
         if (w->links[l].block < nb && links[w->links[l].block] < 255)
             links[w->links[l].block]++;
-    for (uint32_t i = 0; i < ne; i++)
+    for (uint32_t i = 0; i < ne; i++) {
         if (w->elems[i].tag == T_table && !(w->elems[i].flags & EX_E_HAS_DATA))
             s->record[i] = (unsigned char)record_table(w, s, links, i);
+        else if (w->elems[i].tag == T_dl)
+            s->record[i] = (unsigned char)label_list(w, s, links, i);
+    }
     free(links);
     return 0;
 }
