@@ -477,22 +477,50 @@ static int holds_definition(const struct ex_walk *w, uint32_t i)
     return 0;
 }
 
-/* Does element i hold a list of labelled values (label_list), and no visible text
- * outside such lists? YARD's div.box_info is its three lists. */
-static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i)
+/* Does element i hold a visible block of text that is not link-heavy? */
+static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
     const struct ex_elem *e = &w->elems[i];
-    double labelled = 0;
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (s->visible[b] && w->blocks[b].words > 0 && !link_heavy(&w->blocks[b]))
+            return 1;
+    return 0;
+}
+
+/* A list of labelled values (label_list)? */
+static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    unsigned tag = w->elems[i].tag;
+    return s->record[i] && (tag == T_dl || tag == T_ul || tag == T_ol);
+}
+
+/* Does element i hold lists of labelled values (label_list) that hold all of its links?
+ * YARD's div.box_info is its three lists, its div.tags a label over each list. With
+ * only_labels, its text is those lists and at most a label's length beside each, and a
+ * list holds text that is not link-heavy: YARD's div.tags ("tags" is a negative word)
+ * of "Returns:" over the type and what it is, where a blog's "Tags:" over its links
+ * stays out. */
+static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i, int only_labels)
+{
+    const struct ex_elem *e = &w->elems[i];
+    double lists = 0, links = 0;
+    int n = 0, text = 0;
     for (uint32_t j = i + 1; j < e->end_elem;) {
         const struct ex_elem *je = &w->elems[j];
-        if (je->tag == T_dl && s->record[j]) {
-            labelled += range(s->chars, je->first_block, je->end_block);
+        if (labelled(w, s, j)) {
+            lists += range(s->chars, je->first_block, je->end_block);
+            links += range(s->links, je->first_block, je->end_block);
+            n++;
+            text |= holds_text(w, s, j);
             j = je->end_elem;
         } else {
             j++;
         }
     }
-    return labelled > 0 && labelled >= range(s->chars, e->first_block, e->end_block);
+    if (lists == 0 || links < range(s->links, e->first_block, e->end_block))
+        return 0;
+    return !only_labels ||
+           (text && range(s->chars, e->first_block, e->end_block) - lists < n * LABEL_MAX_CHARS);
 }
 
 /* Readability's conditional cleaning of a container inside the main content. */
@@ -513,7 +541,7 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if (e->flags & EX_E_ANCHORED)
         return 0;
     if (e->weight < 0)
-        return 1;
+        return !holds_labels(w, s, i, 1);
     double chars = range(s->chars, e->first_block, e->end_block);
     if (chars == 0)
         return 0;
@@ -523,7 +551,7 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return !holds_definition(w, i) && !holds_labels(w, s, i);
+        return !holds_definition(w, i) && !holds_labels(w, s, i, 0);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return !holds_definition(w, i);
     return 0;
@@ -548,16 +576,6 @@ static uint32_t block_in(const struct ex_walk *w, const struct ex_block *blk, un
         if (w->elems[e].tag == tag)
             return e;
     return EX_NONE;
-}
-
-/* Does element i hold a visible block of text that is not link-heavy? */
-static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
-{
-    const struct ex_elem *e = &w->elems[i];
-    for (uint32_t b = e->first_block; b < e->end_block; b++)
-        if (s->visible[b] && w->blocks[b].words > 0 && !link_heavy(&w->blocks[b]))
-            return 1;
-    return 0;
 }
 
 /* A value cell of a data table's row, linked or not: a row that also holds text of its
@@ -589,15 +607,17 @@ static int data_value(const struct ex_walk *w, const struct sums *s, const struc
     return holds_text(w, s, tr);
 }
 
-/* A block of a labelled value (label_list's <dd>, at most CELL_LEVELS up: YARD's
- * superclass chain is a list inside it), linked or not. */
+/* A block of a labelled value (a list of label_list's, at most CELL_LEVELS up: YARD's
+ * superclass chain is a list inside a <dd>), linked or not. */
 static int labelled_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
 {
-    uint32_t dd = block_in(w, blk, T_dd);
-    if (dd == EX_NONE)
-        return 0;
-    uint32_t dl = w->elems[dd].parent;
-    return dl != EX_NONE && w->elems[dl].tag == T_dl && s->record[dl];
+    uint32_t e = blk->elem;
+    for (int k = 0; k < CELL_LEVELS && e != EX_NONE; k++, e = w->elems[e].parent) {
+        uint32_t p = w->elems[e].parent;
+        if (labelled(w, s, e) || (w->elems[e].tag == T_dd && p != EX_NONE && labelled(w, s, p)))
+            return 1;
+    }
+    return 0;
 }
 
 /* A definition list's term, linked or not, whose description that follows is text (not
@@ -1331,15 +1351,26 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
     return records > 0;
 }
 
+/* Is block b a label: one short block that links nowhere and ends in ':' ("Defined in:")? */
+static int label_block(const struct ex_walk *w, const unsigned char *links, uint32_t b)
+{
+    const struct ex_block *blk = &w->blocks[b];
+    const char *t = w->text.p + blk->off;
+    size_t len = blk->len;
+    while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == '\n'))
+        len--;
+    return links[b] == 0 && blk->chars < LABEL_MAX_CHARS && len > 0 && t[len - 1] == ':';
+}
+
 /*
- * A list of labelled values: a <dl> whose every <dt> with text is one short block that
- * links nowhere and ends in ':' ("Inherits:", "Includes:", "Defined in:" in YARD's box
- * under a class's title), each over its <dd>. Its values are mostly links to other
- * classes, but the labels say what each names: a record of the page's subject, as a data
- * table's header cells label its values (readability keeps those), not a link list.
+ * A list of labelled values: a <dl> whose every <dt> with text is one label block
+ * ("Inherits:", "Includes:", "Defined in:" in YARD's box under a class's title), each over
+ * its <dd>. Its values are mostly links to other classes, but the labels say what each
+ * names: a record of the page's subject, as a data table's header cells label its values
+ * (readability keeps those), not a link list.
  */
-static int label_list(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
-                      uint32_t dl)
+static int label_dl(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                    uint32_t dl)
 {
     const struct ex_elem *de = &w->elems[dl];
     int labels = 0;
@@ -1357,17 +1388,55 @@ static int label_list(const struct ex_walk *w, const struct sums *s, const unsig
             }
         if (n == 0)
             continue;
-        const struct ex_block *blk = &w->blocks[last];
-        const char *t = w->text.p + blk->off;
-        size_t len = blk->len;
-        while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == '\n'))
-            len--;
-        if (n > 1 || links[last] > 0 || blk->chars >= LABEL_MAX_CHARS || len == 0 ||
-            t[len - 1] != ':' || ce->end_elem >= de->end_elem || w->elems[ce->end_elem].tag != T_dd)
+        if (n > 1 || !label_block(w, links, last) || ce->end_elem >= de->end_elem ||
+            w->elems[ce->end_elem].tag != T_dd)
             return 0;
         labels++;
     }
     return labels > 0;
+}
+
+/*
+ * A labelled list: a <ul>/<ol> right after its label, the last visible block before it
+ * in its parent, written in the parent or in the element just before the list (YARD's
+ * p.tag_title "See Also:" over its list of classes; Macaulay2's "Inputs:" in a synopsis
+ * item over the list of inputs), or right after its title, a heading or a short block
+ * that links nowhere, when the two are the whole of their parent (Macaulay2's div of an
+ * h2 "See also" over its list; numpydoc's div.admonition.seealso, p.admonition-title "See
+ * also" over a <dl> of linked names). What the label or title names, the list's links are
+ * its values, not a menu: a menu comes without a title of its own inside the page's text,
+ * or beside other text.
+ */
+static int label_list(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                      uint32_t l)
+{
+    const struct ex_elem *le = &w->elems[l];
+    if (le->tag == T_dl && label_dl(w, s, links, l))
+        return 1;
+    uint32_t par = le->parent;
+    if (par == EX_NONE || le->first_block == le->end_block)
+        return 0;
+    const struct ex_elem *pe = &w->elems[par];
+    uint32_t p = le->first_block;
+    while (p > pe->first_block && (!s->visible[p - 1] || w->blocks[p - 1].chars == 0))
+        p--;
+    if (p == pe->first_block)
+        return 0;
+    uint32_t lb = p - 1, le_elem = w->blocks[lb].elem;
+    if (le_elem != par && (le_elem == EX_NONE || w->elems[le_elem].parent != par))
+        return 0;
+    if (label_block(w, links, lb))
+        return 1;
+    if (links[lb] > 0 || (!w->blocks[lb].heading && w->blocks[lb].chars >= LABEL_MAX_CHARS))
+        return 0;
+    /* the title opens the parent and the list closes it */
+    for (uint32_t b = pe->first_block; b < lb; b++)
+        if (s->visible[b] && w->blocks[b].chars > 0)
+            return 0;
+    for (uint32_t b = le->end_block; b < pe->end_block; b++)
+        if (s->visible[b] && w->blocks[b].chars > 0)
+            return 0;
+    return 1;
 }
 
 /* 1. Visible blocks: clears the previous pass's marks and scores and fills s with the
@@ -1409,7 +1478,7 @@ static int sums_build(struct ex_walk *w, unsigned mode, struct sums *s)
     for (uint32_t i = 0; i < ne; i++) {
         if (w->elems[i].tag == T_table && !(w->elems[i].flags & EX_E_HAS_DATA))
             s->record[i] = (unsigned char)record_table(w, s, links, i);
-        else if (w->elems[i].tag == T_dl)
+        else if (w->elems[i].tag == T_dl || w->elems[i].tag == T_ul || w->elems[i].tag == T_ol)
             s->record[i] = (unsigned char)label_list(w, s, links, i);
     }
     free(links);
