@@ -608,14 +608,21 @@ static int data_value(const struct ex_walk *w, const struct sums *s, const struc
 }
 
 /* A block of a labelled value (a list of label_list's, at most CELL_LEVELS up: YARD's
- * superclass chain is a list inside a <dd>), linked or not. */
-static int labelled_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk)
+ * superclass chain is a list inside a <dd>), linked or not, unless the list's parent is
+ * root, the whole of what was chosen: a titled list that is all of the content is a
+ * hub's, which step 10 judges with the whole page (Groovydoc's package frames, a list of
+ * classes under "Interfaces", "Classes", "Enums" each, the last list of one link won). */
+static int labelled_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk,
+                          uint32_t root)
 {
     uint32_t e = blk->elem;
     for (int k = 0; k < CELL_LEVELS && e != EX_NONE; k++, e = w->elems[e].parent) {
         uint32_t p = w->elems[e].parent;
-        if (labelled(w, s, e) || (w->elems[e].tag == T_dd && p != EX_NONE && labelled(w, s, p)))
-            return 1;
+        if (w->elems[e].tag == T_dd && p != EX_NONE && labelled(w, s, p))
+            e = p;
+        else if (!labelled(w, s, e))
+            continue;
+        return w->elems[e].parent != root;
     }
     return 0;
 }
@@ -788,7 +795,7 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         if (!s->visible[b] ||
             (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
              !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) && !data_value(w, s, blk) &&
-             !defined_term(w, s, blk) && !labelled_value(w, s, blk) &&
+             !defined_term(w, s, blk) && !labelled_value(w, s, blk, root) &&
              !section_links(w, s, b, r->first_block, r->end_block)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
