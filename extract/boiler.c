@@ -88,7 +88,14 @@
  *     never cleaned (holds_definition): none is a link list. Nor is the one block of a
  *     section, between its heading and the next (section_links: a manual page's KEYWORDS
  *     and SEE ALSO lines of links), unless the heading holds a link (Crystal's
- *     "Instance methods inherited from class Reference").
+ *     "Instance methods inherited from class Reference"). Nor is a list of labelled
+ *     values (label_list): a <dl> whose terms are labels ("Inherits:", "Defined in:"), a
+ *     list right after its label, or a list under its own title (a heading or a short
+ *     block that links nowhere) when the two are the whole of their parent (a "See also"
+ *     section): its blocks are kept linked or not, and a container whose links all lie
+ *     in such lists is not cleaned (a negative one only when it is those lists and their
+ *     labels, and a list holds text of its own); one whose parent is the whole of
+ *     what was chosen is a hub's list, left to step 10.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -1305,6 +1312,20 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     return lca;
 }
 
+/* The visible blocks with text of element e: how many, and in *last the last one's index.
+ * A cell of a record (record_table) or a label's term (label_dl) is one such block. */
+static uint32_t text_blocks(const struct ex_walk *w, const struct sums *s, const struct ex_elem *e,
+                            uint32_t *last)
+{
+    uint32_t n = 0;
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (s->visible[b] && w->blocks[b].chars > 0) {
+            n++;
+            *last = b;
+        }
+    return n;
+}
+
 /*
  * A table of records: a table with no table inside whose every row with text is one
  * entry, a name in one cell and its description in another (fpdoc's "See also" and
@@ -1332,13 +1353,7 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
             continue;
         int names = 0, text = 0, any = 0;
         for (uint32_t c = i + 1; c < e->end_elem; c = w->elems[c].end_elem) {
-            const struct ex_elem *ce = &w->elems[c];
-            uint32_t n = 0, last = 0;
-            for (uint32_t b = ce->first_block; b < ce->end_block; b++)
-                if (s->visible[b] && w->blocks[b].chars > 0) {
-                    n++;
-                    last = b;
-                }
+            uint32_t last = 0, n = text_blocks(w, s, &w->elems[c], &last);
             if (n == 0)
                 continue;
             if (n > 1)
@@ -1387,12 +1402,7 @@ static int label_dl(const struct ex_walk *w, const struct sums *s, const unsigne
             continue;
         if (ce->tag != T_dt)
             return 0;
-        uint32_t n = 0, last = 0;
-        for (uint32_t b = ce->first_block; b < ce->end_block; b++)
-            if (s->visible[b] && w->blocks[b].chars > 0) {
-                n++;
-                last = b;
-            }
+        uint32_t last = 0, n = text_blocks(w, s, ce, &last);
         if (n == 0)
             continue;
         if (n > 1 || !label_block(w, links, last) || ce->end_elem >= de->end_elem ||
