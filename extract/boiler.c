@@ -89,7 +89,14 @@
  *     never cleaned (holds_definition): none is a link list. Nor is the one block of a
  *     section, between its heading and the next (section_links: a manual page's KEYWORDS
  *     and SEE ALSO lines of links), unless the heading holds a link (Crystal's
- *     "Instance methods inherited from class Reference").
+ *     "Instance methods inherited from class Reference"). Nor is a list of labelled
+ *     values (label_list): a <dl> whose terms are labels ("Inherits:", "Defined in:"), a
+ *     list right after its label, or a list under its own title (a heading or a short
+ *     block that links nowhere) when the two are the whole of their parent (a "See also"
+ *     section): its blocks are kept linked or not, and a container whose links all lie
+ *     in such lists is not cleaned (a negative one only when it is those lists and their
+ *     labels, and a list holds text of its own); one whose parent is the whole of
+ *     what was chosen is a hub's list, left to step 10.
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -241,11 +248,14 @@
 /* a table of records' description has at least this many words (record_table): "15.1"
  * beside "Paths" in a table of contents is a number, not what describes the link */
 #define RECORD_TEXT_WORDS 2
+/* a label of a list of labelled values ("Defined in:") is shorter than this (label_list) */
+#define LABEL_MAX_CHARS SHORT_BLOCK_CHARS
 
 struct sums {
     double *chars, *links, *commas; /* prefix sums over visible blocks, n + 1 entries */
     unsigned char *visible;
-    unsigned char *record; /* per element: a table of records (record_table) */
+    unsigned char *record; /* per element: a table of records (record_table), or a list
+                            * of labelled values (label_list) */
 };
 
 /* Pass modes (readability's retry flags) */
@@ -522,6 +532,52 @@ static int holds_entry(const struct ex_walk *w, const struct sums *s, uint32_t i
     return 0;
 }
 
+/* Does element i hold a visible block of text that is not link-heavy? */
+static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (s->visible[b] && w->blocks[b].words > 0 && !link_heavy(&w->blocks[b]))
+            return 1;
+    return 0;
+}
+
+/* A list of labelled values (label_list)? */
+static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    unsigned tag = w->elems[i].tag;
+    return s->record[i] && (tag == T_dl || tag == T_ul || tag == T_ol);
+}
+
+/* Does element i hold lists of labelled values (label_list) that hold all of its links?
+ * YARD's div.box_info is its three lists, its div.tags a label over each list. With
+ * only_labels, its text is those lists and at most a label's length beside each, and a
+ * list holds text that is not link-heavy: YARD's div.tags ("tags" is a negative word)
+ * of "Returns:" over the type and what it is, where a blog's "Tags:" over its links
+ * stays out. */
+static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i, int only_labels)
+{
+    const struct ex_elem *e = &w->elems[i];
+    double lists = 0, links = 0;
+    int n = 0, text = 0;
+    for (uint32_t j = i + 1; j < e->end_elem;) {
+        const struct ex_elem *je = &w->elems[j];
+        if (labelled(w, s, j)) {
+            lists += range(s->chars, je->first_block, je->end_block);
+            links += range(s->links, je->first_block, je->end_block);
+            n++;
+            text |= holds_text(w, s, j);
+            j = je->end_elem;
+        } else {
+            j++;
+        }
+    }
+    if (lists == 0 || links < range(s->links, e->first_block, e->end_block))
+        return 0;
+    return !only_labels ||
+           (text && range(s->chars, e->first_block, e->end_block) - lists < n * LABEL_MAX_CHARS);
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -540,7 +596,7 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if (e->flags & EX_E_ANCHORED)
         return 0;
     if (e->weight < 0)
-        return 1;
+        return !holds_labels(w, s, i, 1);
     double chars = range(s->chars, e->first_block, e->end_block);
     if (chars == 0)
         return 0;
@@ -550,7 +606,7 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return !holds_definition(w, i) && !holds_entry(w, s, i);
+        return !holds_definition(w, i) && !holds_entry(w, s, i) && !holds_labels(w, s, i, 0);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return !holds_definition(w, i) && !holds_entry(w, s, i);
     return 0;
@@ -575,16 +631,6 @@ static uint32_t block_in(const struct ex_walk *w, const struct ex_block *blk, un
         if (w->elems[e].tag == tag)
             return e;
     return EX_NONE;
-}
-
-/* Does element i hold a visible block of text that is not link-heavy? */
-static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
-{
-    const struct ex_elem *e = &w->elems[i];
-    for (uint32_t b = e->first_block; b < e->end_block; b++)
-        if (s->visible[b] && w->blocks[b].words > 0 && !link_heavy(&w->blocks[b]))
-            return 1;
-    return 0;
 }
 
 /* A value cell of a data table's row, linked or not: a row that also holds text of its
@@ -614,6 +660,26 @@ static int data_value(const struct ex_walk *w, const struct sums *s, const struc
         if (w->elems[i].tag == T_table)
             return 0;
     return holds_text(w, s, tr);
+}
+
+/* A block of a labelled value (a list of label_list's, at most CELL_LEVELS up: YARD's
+ * superclass chain is a list inside a <dd>), linked or not, unless the list's parent is
+ * root, the whole of what was chosen: a titled list that is all of the content is a
+ * hub's, which step 10 judges with the whole page (Groovydoc's package frames, a list of
+ * classes under "Interfaces", "Classes", "Enums" each, the last list of one link won). */
+static int labelled_value(const struct ex_walk *w, const struct sums *s, const struct ex_block *blk,
+                          uint32_t root)
+{
+    uint32_t e = blk->elem;
+    for (int k = 0; k < CELL_LEVELS && e != EX_NONE; k++, e = w->elems[e].parent) {
+        uint32_t p = w->elems[e].parent;
+        if (w->elems[e].tag == T_dd && p != EX_NONE && labelled(w, s, p))
+            e = p;
+        else if (!labelled(w, s, e))
+            continue;
+        return w->elems[e].parent != root;
+    }
+    return 0;
 }
 
 /* A definition list's term, linked or not, whose description that follows is text (not
@@ -784,7 +850,8 @@ static void keep_subtree(struct ex_walk *w, const struct sums *s, uint32_t root,
         if (!s->visible[b] ||
             (link_heavy(blk) && !blk->heading && !data_label(w, blk) &&
              !(blk->flags & EX_B_PERMALINK) && !definition_text(w, blk) && !data_value(w, s, blk) &&
-             !defined_term(w, s, blk) && !section_links(w, s, b, r->first_block, r->end_block)))
+             !defined_term(w, s, blk) && !labelled_value(w, s, blk, root) &&
+             !section_links(w, s, b, r->first_block, r->end_block)))
             continue;
         if (blk->elem != EX_NONE && blk->elem != root && dropped[blk->elem])
             continue;
@@ -1294,6 +1361,20 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     return lca;
 }
 
+/* The visible blocks with text of element e: how many, and in *last the last one's index.
+ * A cell of a record (record_table) or a label's term (label_dl) is one such block. */
+static uint32_t text_blocks(const struct ex_walk *w, const struct sums *s, const struct ex_elem *e,
+                            uint32_t *last)
+{
+    uint32_t n = 0;
+    for (uint32_t b = e->first_block; b < e->end_block; b++)
+        if (s->visible[b] && w->blocks[b].chars > 0) {
+            n++;
+            *last = b;
+        }
+    return n;
+}
+
 /*
  * A table of records: a table with no table inside whose every row with text is one
  * entry, a name in one cell and its description in another (fpdoc's "See also" and
@@ -1321,13 +1402,7 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
             continue;
         int names = 0, text = 0, any = 0;
         for (uint32_t c = i + 1; c < e->end_elem; c = w->elems[c].end_elem) {
-            const struct ex_elem *ce = &w->elems[c];
-            uint32_t n = 0, last = 0;
-            for (uint32_t b = ce->first_block; b < ce->end_block; b++)
-                if (s->visible[b] && w->blocks[b].chars > 0) {
-                    n++;
-                    last = b;
-                }
+            uint32_t last = 0, n = text_blocks(w, s, &w->elems[c], &last);
             if (n == 0)
                 continue;
             if (n > 1)
@@ -1345,6 +1420,89 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
         records++;
     }
     return records > 0;
+}
+
+/* Is block b a label: one short block that links nowhere and ends in ':' ("Defined in:")? */
+static int label_block(const struct ex_walk *w, const unsigned char *links, uint32_t b)
+{
+    const struct ex_block *blk = &w->blocks[b];
+    const char *t = w->text.p + blk->off;
+    size_t len = blk->len;
+    while (len > 0 && (t[len - 1] == ' ' || t[len - 1] == '\n'))
+        len--;
+    return links[b] == 0 && blk->chars < LABEL_MAX_CHARS && len > 0 && t[len - 1] == ':';
+}
+
+/*
+ * A list of labelled values: a <dl> whose every <dt> with text is one label block
+ * ("Inherits:", "Includes:", "Defined in:" in YARD's box under a class's title), each over
+ * its <dd>. Its values are mostly links to other classes, but the labels say what each
+ * names: a record of the page's subject, as a data table's header cells label its values
+ * (readability keeps those), not a link list.
+ */
+static int label_dl(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                    uint32_t dl)
+{
+    const struct ex_elem *de = &w->elems[dl];
+    int labels = 0;
+    for (uint32_t c = dl + 1; c < de->end_elem; c = w->elems[c].end_elem) {
+        const struct ex_elem *ce = &w->elems[c];
+        if (ce->tag == T_dd)
+            continue;
+        if (ce->tag != T_dt)
+            return 0;
+        uint32_t last = 0, n = text_blocks(w, s, ce, &last);
+        if (n == 0)
+            continue;
+        if (n > 1 || !label_block(w, links, last) || ce->end_elem >= de->end_elem ||
+            w->elems[ce->end_elem].tag != T_dd)
+            return 0;
+        labels++;
+    }
+    return labels > 0;
+}
+
+/*
+ * A labelled list: a <ul>/<ol> right after its label, the last visible block before it
+ * in its parent, written in the parent or in the element just before the list (YARD's
+ * p.tag_title "See Also:" over its list of classes; Macaulay2's "Inputs:" in a synopsis
+ * item over the list of inputs), or right after its title, a heading or a short block
+ * that links nowhere, when the two are the whole of their parent (Macaulay2's div of an
+ * h2 "See also" over its list; numpydoc's div.admonition.seealso, p.admonition-title "See
+ * also" over a <dl> of linked names). What the label or title names, the list's links are
+ * its values, not a menu: a menu comes without a title of its own inside the page's text,
+ * or beside other text.
+ */
+static int label_list(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                      uint32_t l)
+{
+    const struct ex_elem *le = &w->elems[l];
+    if (le->tag == T_dl && label_dl(w, s, links, l))
+        return 1;
+    uint32_t par = le->parent;
+    if (par == EX_NONE || le->first_block == le->end_block)
+        return 0;
+    const struct ex_elem *pe = &w->elems[par];
+    uint32_t p = le->first_block;
+    while (p > pe->first_block && (!s->visible[p - 1] || w->blocks[p - 1].chars == 0))
+        p--;
+    if (p == pe->first_block)
+        return 0;
+    uint32_t lb = p - 1, le_elem = w->blocks[lb].elem;
+    if (le_elem != par && (le_elem == EX_NONE || w->elems[le_elem].parent != par))
+        return 0;
+    if (label_block(w, links, lb))
+        return 1;
+    if (links[lb] > 0 || (!w->blocks[lb].heading && w->blocks[lb].chars >= LABEL_MAX_CHARS))
+        return 0;
+    /* the title opens the parent and the list closes it */
+    for (uint32_t b = pe->first_block; b < lb; b++)
+        if (s->visible[b] && w->blocks[b].chars > 0)
+            return 0;
+    for (uint32_t b = le->end_block; b < pe->end_block; b++)
+        if (s->visible[b] && w->blocks[b].chars > 0)
+            return 0;
+    return 1;
 }
 
 /* 1. Visible blocks: clears the previous pass's marks and scores and fills s with the
@@ -1383,9 +1541,12 @@ static int sums_build(struct ex_walk *w, unsigned mode, struct sums *s)
     for (size_t l = 0; l < w->n_links; l++)
         if (w->links[l].block < nb && links[w->links[l].block] < 255)
             links[w->links[l].block]++;
-    for (uint32_t i = 0; i < ne; i++)
+    for (uint32_t i = 0; i < ne; i++) {
         if (w->elems[i].tag == T_table && !(w->elems[i].flags & EX_E_HAS_DATA))
             s->record[i] = (unsigned char)record_table(w, s, links, i);
+        else if (w->elems[i].tag == T_dl || w->elems[i].tag == T_ul || w->elems[i].tag == T_ol)
+            s->record[i] = (unsigned char)label_list(w, s, links, i);
+    }
     free(links);
     return 0;
 }
