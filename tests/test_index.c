@@ -1211,16 +1211,36 @@ static void test_index_tails_after_pairs(void)
     }
 }
 
+/* v[0..n) built into an index of 10 tables and saved as `name` in the tests' directory:
+ * its path. */
+static char *save_built(const uint64_t *v, size_t n, const char *name)
+{
+    struct dedup_index *idx = build(v, n, 3, 10);
+    char *path = tmp_path(name);
+    CU_ASSERT_FATAL(dedup_index_save(idx, path, NULL) == DEDUP_OK);
+    dedup_index_free(idx);
+    return path;
+}
+
+/* A loaded index answers as the one saved: 300 queries near its fingerprints, and all
+ * pairs against brute force. */
+static void check_answers(struct dedup_index *idx, const uint64_t *v, size_t n)
+{
+    int bad = 0;
+    for (int q = 0; q < 300; q++)
+        bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
+    ASSERT_EQ(bad, 0);
+    check_pairs(idx, v, n, 3, 2);
+}
+
 static void test_index_save_load_roundtrip(void)
 {
     rng_state = 21;
     size_t n = 5000;
     uint64_t *v = make_set(n, 3);
-    struct dedup_index *idx = build(v, n, 3, 10);
-    char *path = tmp_path("rt.idx");
+    char *path = save_built(v, n, "rt.idx");
+    struct dedup_index *idx;
     struct dedup_file_error err;
-    ASSERT_EQ_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
-    dedup_index_free(idx);
     ASSERT_EQ_FATAL(dedup_index_load(path, 0, &idx, &err), DEDUP_OK);
     ASSERT_EQ(dedup_index_doc_count(idx), n);
     ASSERT_EQ(dedup_index_design(idx)->tables, 10);
@@ -1229,11 +1249,7 @@ static void test_index_save_load_roundtrip(void)
     CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 4321, &len), "doc4321");
     ASSERT_EQ(len, 7);
     ASSERT_EQ(dedup_index_fingerprint(idx, 17), v[17]);
-    int bad = 0;
-    for (int q = 0; q < 300; q++)
-        bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
-    ASSERT_EQ(bad, 0);
-    check_pairs(idx, v, n, 3, 2);
+    check_answers(idx, v, n);
     dedup_index_free(idx);
     unlink(path);
     free(v);
@@ -1247,11 +1263,9 @@ static void test_index_load_large_file(void)
     rng_state = 29;
     size_t n = 60000;
     uint64_t *v = make_set(n, 3);
-    struct dedup_index *idx = build(v, n, 3, 10);
-    char *path = tmp_path("large.idx");
+    char *path = save_built(v, n, "large.idx");
+    struct dedup_index *idx;
     struct dedup_file_error err;
-    ASSERT_EQ_FATAL(dedup_index_save(idx, path, &err), DEDUP_OK);
-    dedup_index_free(idx);
     struct stat st;
     ASSERT_EQ_FATAL(stat(path, &st), 0);
     CU_ASSERT_FATAL(st.st_size >= (off_t)4 << 20); /* else this tests the mapped road */
@@ -1262,11 +1276,7 @@ static void test_index_load_large_file(void)
     CU_ASSERT(idx->map_is_heap && !idx->map_is_mmap);
     ASSERT_EQ(dedup_index_doc_count(idx), n);
     CU_ASSERT_STRING_EQUAL(dedup_index_id(idx, 54321, NULL), "doc54321");
-    int bad = 0;
-    for (int q = 0; q < 300; q++)
-        bad += check_query(idx, v, n, flip_bits(v[rnd() % n], (unsigned)(rnd() % 5)), 3);
-    ASSERT_EQ(bad, 0);
-    check_pairs(idx, v, n, 3, 2);
+    check_answers(idx, v, n);
     dedup_index_free(idx);
 
     /* one byte in the body changed: the checksum names it */
