@@ -68,6 +68,7 @@
 #include "dedup/index_int.h"
 
 #include <pthread.h>
+#include <stddef.h> /* max_align_t */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
