@@ -683,11 +683,7 @@ static void prefault_pages(void *p, size_t bytes)
  * 4 KiB page costs about 10 us, prefaulted or not (the hypervisor's shadow page tables), and
  * a fresh 2 MiB page about as much as one 4 KiB page once the host has the memory: 32 MiB
  * written once took 0.13-0.27 s in 4 KiB pages, 0.003 s in huge pages (pairs19l,
- * docs/BENCHMARKS.md). -DIX_HUGE_MIN=0 turns it off. */
-#ifndef IX_HUGE_MIN
-#define IX_HUGE_MIN (4UL << 20) /* 4 MiB; no cast: #if reads it */
-#endif
-#define IX_HUGE_PAGE ((size_t)2 << 20) /* the size of a transparent huge page on x86-64 */
+ * docs/BENCHMARKS.md). -DIX_HUGE_MIN=0 turns it off (index_int.h). */
 void ix_huge_advise(void *p, size_t bytes)
 {
 #if defined(MADV_HUGEPAGE) && IX_HUGE_MIN > 0 /* a #if: "bytes < 0" would not build */

@@ -320,8 +320,16 @@ static inline void ix_digit_starts(const uint64_t *a, size_t n, unsigned sh, siz
         c[d] += c[d - 1];
 }
 
-/* malloc of an array of `bytes`, prefaulted in one call when large (one fault per page
- * taken in the kernel: far cheaper on a VM); freed with free(). */
+/* Blocks from IX_HUGE_MIN bytes on ask for transparent huge pages and start at a 2 MiB
+ * boundary (index.c, "memory"); -DIX_HUGE_MIN=0 turns both off. */
+#ifndef IX_HUGE_MIN
+#define IX_HUGE_MIN (4UL << 20) /* 4 MiB; no cast: #if reads it */
+#endif
+#define IX_HUGE_PAGE ((size_t)2 << 20) /* the size of a transparent huge page on x86-64 */
+
+/* An array of `bytes` (from IX_HUGE_MIN on at a 2 MiB boundary, in huge pages), prefaulted
+ * in one call when large (one fault per page taken in the kernel: far cheaper on a VM);
+ * freed with free(). */
 void *ix_big_alloc(size_t bytes);
 /* Transparent huge pages asked for on [p, p + bytes) when it is large (index.c, "memory"). */
 void ix_huge_advise(void *p, size_t bytes);

@@ -689,10 +689,20 @@ enum dedup_code dedup_index_load_mem(const void *data, size_t len, unsigned flag
     return load_core(data, len, flags, out, err);
 }
 
-/* DEDUP_INDEX_LOAD_OWN reads a file from IX_READ_MIN on into ix_big_alloc's block (huge
- * pages) instead of mapping it (why: dedup.h). The load reads every byte either way (the
- * checksum, the tables' order). */
-#define IX_READ_MIN ((size_t)4 << 20)
+/* Does DEDUP_INDEX_LOAD_OWN read a file of len bytes into ix_big_alloc's block instead of
+ * mapping it (why: dedup.h)? From IX_HUGE_MIN on, where that block is in huge pages (no
+ * file with -DIX_HUGE_MIN=0). The load reads every byte either way (the checksum, the
+ * tables' order). */
+static bool read_own(unsigned flags, size_t len)
+{
+#if IX_HUGE_MIN > 0
+    return (flags & DEDUP_INDEX_LOAD_OWN) && len >= IX_HUGE_MIN;
+#else
+    (void)flags;
+    (void)len;
+    return false;
+#endif
+}
 
 /* The whole file fd of len bytes in a block of its own (free()), or NULL with *rc and err
  * set: DEDUP_ENOMEM, or DEDUP_EIO when a read fails or the file ends early. */
@@ -754,36 +764,34 @@ enum dedup_code dedup_index_load(const char *path, unsigned flags, struct dedup_
         return DEDUP_EFORMAT;
     }
     size_t len = (size_t)st.st_size;
-    if ((flags & DEDUP_INDEX_LOAD_OWN) && len >= IX_READ_MIN) {
-        enum dedup_code rc = DEDUP_OK;
-        void *data = read_whole(fd, len, err, &rc);
+    bool own = read_own(flags, len);
+    enum dedup_code rc = DEDUP_OK;
+    void *data;
+    if (own) {
+        data = read_whole(fd, len, err, &rc);
         close(fd);
         if (!data)
             return rc;
-        if ((rc = load_core(data, len, flags, out, err)) != DEDUP_OK) {
-            free(data);
-            return rc;
+    } else {
+        data = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        int merr = errno;
+        close(fd);
+        if (data == MAP_FAILED) {
+            err->os_error = merr;
+            err->what = "cannot map";
+            return DEDUP_EIO;
         }
-        (*out)->map = data;
-        (*out)->map_len = len;
-        (*out)->map_is_heap = true;
-        return DEDUP_OK;
     }
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    int merr = errno;
-    close(fd);
-    if (map == MAP_FAILED) {
-        err->os_error = merr;
-        err->what = "cannot map";
-        return DEDUP_EIO;
-    }
-    enum dedup_code rc = load_core(map, len, flags, out, err);
-    if (rc != DEDUP_OK) {
-        munmap(map, len);
+    if ((rc = load_core(data, len, flags, out, err)) != DEDUP_OK) {
+        if (own)
+            free(data);
+        else
+            munmap(data, len);
         return rc;
     }
-    (*out)->map = map;
+    (*out)->map = data;
     (*out)->map_len = len;
-    (*out)->map_is_mmap = true;
+    (*out)->map_is_mmap = !own;
+    (*out)->map_is_heap = own;
     return DEDUP_OK;
 }
