@@ -1361,13 +1361,14 @@ static uint32_t content_area(const struct ex_walk *w, const struct sums *s, uint
     return lca;
 }
 
-/* The visible blocks with text of element e: how many, and in *last the last one's index.
- * A cell of a record (record_table) or a label's term (label_dl) is one such block. */
-static uint32_t text_blocks(const struct ex_walk *w, const struct sums *s, const struct ex_elem *e,
-                            uint32_t *last)
+/* The visible blocks with text among blocks [first, end): how many, and in *last the last
+ * one's index. A cell of a record (record_table) or a label's term (label_dl) is one such
+ * block; a labelled list's title has none before it in its parent (label_list). */
+static uint32_t text_blocks(const struct ex_walk *w, const struct sums *s, uint32_t first,
+                            uint32_t end, uint32_t *last)
 {
     uint32_t n = 0;
-    for (uint32_t b = e->first_block; b < e->end_block; b++)
+    for (uint32_t b = first; b < end; b++)
         if (s->visible[b] && w->blocks[b].chars > 0) {
             n++;
             *last = b;
@@ -1402,7 +1403,8 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
             continue;
         int names = 0, text = 0, any = 0;
         for (uint32_t c = i + 1; c < e->end_elem; c = w->elems[c].end_elem) {
-            uint32_t last = 0, n = text_blocks(w, s, &w->elems[c], &last);
+            const struct ex_elem *ce = &w->elems[c];
+            uint32_t last = 0, n = text_blocks(w, s, ce->first_block, ce->end_block, &last);
             if (n == 0)
                 continue;
             if (n > 1)
@@ -1451,7 +1453,7 @@ static int label_dl(const struct ex_walk *w, const struct sums *s, const unsigne
             continue;
         if (ce->tag != T_dt)
             return 0;
-        uint32_t last = 0, n = text_blocks(w, s, ce, &last);
+        uint32_t last = 0, n = text_blocks(w, s, ce->first_block, ce->end_block, &last);
         if (n == 0)
             continue;
         if (n > 1 || !label_block(w, links, last) || ce->end_elem >= de->end_elem ||
@@ -1496,13 +1498,9 @@ static int label_list(const struct ex_walk *w, const struct sums *s, const unsig
     if (links[lb] > 0 || (!w->blocks[lb].heading && w->blocks[lb].chars >= LABEL_MAX_CHARS))
         return 0;
     /* the title opens the parent and the list closes it */
-    for (uint32_t b = pe->first_block; b < lb; b++)
-        if (s->visible[b] && w->blocks[b].chars > 0)
-            return 0;
-    for (uint32_t b = le->end_block; b < pe->end_block; b++)
-        if (s->visible[b] && w->blocks[b].chars > 0)
-            return 0;
-    return 1;
+    uint32_t unused;
+    return text_blocks(w, s, pe->first_block, lb, &unused) == 0 &&
+           text_blocks(w, s, le->end_block, pe->end_block, &unused) == 0;
 }
 
 /* 1. Visible blocks: clears the previous pass's marks and scores and fills s with the
