@@ -120,9 +120,11 @@
  *  8. The headline: titles often sit outside the article body, often as a permalink.
  *     The nearest h1-h3, or a block that reads like the <title>, within 12 blocks before
  *     the content is kept (a menu's link-heavy blocks do not count; past 12 blocks in
- *     all only a heading), a dateline just above it (a line with digits; one that reads
- *     like the <title> must name a date: a site's name with its version is not one),
- *     and the short byline/date lines between it and the content.
+ *     all only a heading; a link that reads like the <title>, such as Scaladoc's source
+ *     file "Predef.scala", only when no heading that reads like it stands above), a
+ *     dateline just above it (a line with digits; one that reads like the <title> must
+ *     name a date: a site's name with its version is not one), and the short
+ *     byline/date lines between it and the content.
  * 8b. A section's heading is not the page's title: when the content starts with a
  *     heading below h1 that does not read like the <title> ("Description"), the nearest
  *     visible higher heading before it is the title and is kept (keep_title_above).
@@ -1027,6 +1029,11 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
      * layout, libxml2's; nimdoc's table of contents), are not distance; but past
      * HEADLINE_WINDOW blocks in all only a heading is a headline (a logo linking home
      * reads like the <title> too) */
+    /* a link that reads like the <title> (Scaladoc's source file "Predef.scala" under
+     * the page "scala.Predef.SeqCharSequence") is the headline only when no heading
+     * that reads like the <title> stands above it in the window: it is an aside of
+     * the title's, as a kicker or a permalink is */
+    size_t linked = nb;
     for (size_t b = first, steps = 0, all = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW;) {
         const struct ex_block *blk = &w->blocks[b];
         all++;
@@ -1034,9 +1041,15 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
             continue;
         if (!link_heavy(blk) || blk->heading)
             steps++;
-        if ((all <= HEADLINE_WINDOW && like_title(w, blk)) ||
-            (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL && s->visible[b] &&
-             (!link_heavy(blk) || named_h1(w, blk)))) {
+        int titled = all <= HEADLINE_WINDOW && like_title(w, blk);
+        if (linked < nb && !(titled && blk->heading))
+            continue;
+        if (titled && !blk->heading && link_heavy(blk)) {
+            linked = b;
+            continue;
+        }
+        if (titled || (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL && s->visible[b] &&
+                       (!link_heavy(blk) || named_h1(w, blk)))) {
             head = b;
             break;
         }
@@ -1044,7 +1057,7 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
     if (first == nb)
         return;
     if (head == nb)
-        head = first; /* no headline: the content starts with its own */
+        head = linked < nb ? linked : first; /* else the content starts with its own */
     w->blocks[head].flags |= EX_B_KEEP;
     /* a dateline right above the headline ("6 Nov 2012", "Tuesday, July 24, 2012") */
     for (size_t b = head, steps = 0; b-- > 0 && steps < DATELINE_WINDOW; steps++) {
