@@ -118,13 +118,14 @@
  *     "comment" class on <html>/<body> or on an element holding the <article> is a
  *     feature switch, not a comment section.
  *  8. The headline: titles often sit outside the article body, often as a permalink.
- *     The nearest h1-h3, or a block that reads like the <title>, within 12 blocks before
- *     the content is kept (a menu's link-heavy blocks do not count; past 12 blocks in
- *     all only a heading; a link that reads like the <title>, such as Scaladoc's source
- *     file "Predef.scala", only when no heading that reads like it stands above), a
- *     dateline just above it (a line with digits; one that reads like the <title> must
- *     name a date: a site's name with its version is not one), and the short
- *     byline/date lines between it and the content.
+ *     The nearest h1-h3 (or Doxygen's div.title, an h1 in all but its tag), or a block
+ *     that reads like the <title>, within 12 blocks before the content is kept (a
+ *     menu's link-heavy blocks and the bare words of a list of links do not count; past
+ *     12 blocks in all only a heading; a link that reads like the <title>, such as
+ *     Scaladoc's source file "Predef.scala", only when no heading that reads like it
+ *     stands above), a dateline just above it (a line with digits; one that reads like
+ *     the <title> must name a date: a site's name with its version is not one), and the
+ *     short byline/date lines between it and the content.
  * 8b. A section's heading is not the page's title: when the content starts with a
  *     heading below h1 that does not read like the <title> ("Description"), the nearest
  *     visible higher heading before it is the title and is kept (keep_title_above).
@@ -303,6 +304,14 @@ static void site_words(struct ex_walk *w, const double *pre, double total)
 static int heading_level(const struct ex_elem *e)
 {
     return e->tag >= T_h1 && e->tag <= T_h6 ? (int)(e->tag - T_h1) + 1 : 0;
+}
+
+/* A block's level as a title: its heading's, or 1 for a generator's page title in no
+ * heading element (EX_B_TITLE: Doxygen's div.title, the page's name as extract.c's
+ * build_heading takes it), else 0. */
+static unsigned title_level(const struct ex_block *b)
+{
+    return b->heading ? b->heading : (b->flags & EX_B_TITLE) ? 1 : 0;
 }
 
 /*
@@ -1003,6 +1012,23 @@ static int named_h1(const struct ex_walk *w, const struct ex_block *b)
     return norm_words(w->text.p + b->off, b->len, text, sizeof text) >= 2;
 }
 
+/*
+ * A line of a menu: a block in a list (ul, ol; its own or its parent) whose text is mostly
+ * links. nimdoc's table of contents names each group of overloads by a bare word beside
+ * its links ("acquire", then "acquire(lock: var Lock)"): such a word is no text a reader
+ * reads between a title and the content, however many the menu has.
+ */
+static int menu_line(const struct ex_walk *w, const struct sums *s, const struct ex_block *b)
+{
+    uint32_t e = b->elem;
+    for (int up = 0; e != EX_NONE && up < 2; up++, e = w->elems[e].parent) {
+        const struct ex_elem *el = &w->elems[e];
+        if ((el->tag == T_ul || el->tag == T_ol) && elem_ld(s, el) > LINK_HEAVY_LD)
+            return 1;
+    }
+    return 0;
+}
+
 /* The first block kept so far (EX_B_KEEP), or n_blocks when none is. */
 static size_t first_kept(const struct ex_walk *w)
 {
@@ -1022,13 +1048,13 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
 {
     size_t nb = w->n_blocks, first = first_kept(w);
     size_t head = nb;
-    if (first < nb && (w->blocks[first].heading || like_title(w, &w->blocks[first])))
+    if (first < nb && (title_level(&w->blocks[first]) || like_title(w, &w->blocks[first])))
         head = first; /* the content starts with its own headline */
     /* the window counts the blocks a reader sees as text: hidden and boilerplate ones,
-     * and a menu's links between the title and the content (a sidebar in a table
-     * layout, libxml2's; nimdoc's table of contents), are not distance; but past
-     * HEADLINE_WINDOW blocks in all only a heading is a headline (a logo linking home
-     * reads like the <title> too) */
+     * and a menu's links and bare words (menu_line) between the title and the content
+     * (a sidebar in a table layout, libxml2's; nimdoc's table of contents), are not
+     * distance; but past HEADLINE_WINDOW blocks in all only a heading is a headline (a
+     * logo linking home reads like the <title> too) */
     /* a link that reads like the <title> (Scaladoc's source file "Predef.scala" under
      * the page "scala.Predef.SeqCharSequence") is the headline only when no heading
      * that reads like the <title> stands above it in the window: it is an aside of
@@ -1039,17 +1065,17 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
         all++;
         if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER)))
             continue;
-        if (!link_heavy(blk) || blk->heading)
+        if ((!link_heavy(blk) && !menu_line(w, s, blk)) || title_level(blk))
             steps++;
         int titled = all <= HEADLINE_WINDOW && like_title(w, blk);
-        if (linked < nb && !(titled && blk->heading))
+        if (linked < nb && !(titled && title_level(blk)))
             continue;
-        if (titled && !blk->heading && link_heavy(blk)) {
+        if (titled && !title_level(blk) && link_heavy(blk)) {
             linked = b;
             continue;
         }
-        if (titled || (blk->heading && blk->heading <= HEADLINE_MAX_LEVEL && s->visible[b] &&
-                       (!link_heavy(blk) || named_h1(w, blk)))) {
+        if (titled || (title_level(blk) && title_level(blk) <= HEADLINE_MAX_LEVEL &&
+                       s->visible[b] && (!link_heavy(blk) || named_h1(w, blk)))) {
             head = b;
             break;
         }
@@ -1094,16 +1120,16 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
 static void keep_title_above(struct ex_walk *w, const struct sums *s)
 {
     size_t nb = w->n_blocks, first = first_kept(w);
-    if (first == nb || w->blocks[first].heading <= 1 || like_title(w, &w->blocks[first]))
+    if (first == nb || title_level(&w->blocks[first]) <= 1 || like_title(w, &w->blocks[first]))
         return;
-    unsigned level = w->blocks[first].heading;
+    unsigned level = title_level(&w->blocks[first]);
     for (size_t b = first, steps = 0; b-- > 0 && steps < HEADLINE_WINDOW;) {
         struct ex_block *blk = &w->blocks[b];
         if (blk->elem != EX_NONE && (w->elems[blk->elem].flags & (EX_E_HIDDEN | EX_E_IN_BOILER)))
             continue;
-        if (!link_heavy(blk) || blk->heading)
+        if ((!link_heavy(blk) && !menu_line(w, s, blk)) || title_level(blk))
             steps++;
-        if (blk->heading && blk->heading < level && s->visible[b] && blk->words > 0 &&
+        if (title_level(blk) && title_level(blk) < level && s->visible[b] && blk->words > 0 &&
             (!link_heavy(blk) || named_h1(w, blk))) {
             blk->flags |= EX_B_KEEP;
             return;
