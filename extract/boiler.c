@@ -96,7 +96,9 @@
  *     section): its blocks are kept linked or not, and a container whose links all lie
  *     in such lists is not cleaned (a negative one only when it is those lists and their
  *     labels, and a list holds text of its own); one whose parent is the whole of
- *     what was chosen is a hub's list, left to step 10.
+ *     what was chosen is a hub's list, left to step 10. Nor is a container whose links
+ *     all lie in tables of records (gi-docgen's "No description available." over one
+ *     row, "Gets property" beside the linked property: holds_labels).
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -565,7 +567,9 @@ static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
  * only_labels, its text is those lists and at most a label's length beside each, and a
  * list holds text that is not link-heavy: YARD's div.tags ("tags" is a negative word)
  * of "Returns:" over the type and what it is, where a blog's "Tags:" over its links
- * stays out. */
+ * stays out. Without, tables of records (record_table) count as such lists: gi-docgen's
+ * div.docblock of "No description available." over a table of one row, "Gets property"
+ * beside the linked property, is a record of the method, not a link list. */
 static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i, int only_labels)
 {
     const struct ex_elem *e = &w->elems[i];
@@ -573,7 +577,7 @@ static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t 
     int n = 0, text = 0;
     for (uint32_t j = i + 1; j < e->end_elem;) {
         const struct ex_elem *je = &w->elems[j];
-        if (labelled(w, s, j)) {
+        if (labelled(w, s, j) || (!only_labels && je->tag == T_table && s->record[j])) {
             lists += range(s->chars, je->first_block, je->end_block);
             links += range(s->links, je->first_block, je->end_block);
             n++;
@@ -1415,14 +1419,35 @@ static uint32_t text_blocks(const struct ex_walk *w, const struct sums *s, uint3
     return n;
 }
 
+/* A record's description of several blocks (gi-docgen's summary cell: its sentence, then
+ * "since: 2.2"): none of them links anywhere. Sets *text when they hold RECORD_TEXT_WORDS
+ * words or more. */
+static int unlinked_text(const struct ex_walk *w, const struct sums *s, const unsigned char *links,
+                         const struct ex_elem *ce, int *text)
+{
+    uint32_t words = 0;
+    for (uint32_t b = ce->first_block; b < ce->end_block; b++) {
+        if (!s->visible[b] || w->blocks[b].chars == 0)
+            continue;
+        if (links[b] > 0)
+            return 0;
+        words += w->blocks[b].words;
+    }
+    if (words >= RECORD_TEXT_WORDS)
+        *text = 1;
+    return 1;
+}
+
 /*
  * A table of records: a table with no table inside whose every row with text is one
  * entry, a name in one cell and its description in another (fpdoc's "See also" and
  * member tables: "TParam.AsTime" linked, "Get/Set parameter value as a time value"
- * beside it). Each cell holds one visible block at most; one of a row's is one link
- * (the name), another is not link-heavy and has RECORD_TEXT_WORDS words or more (the
- * description: a section number beside a chapter's link, Scribble's tables of contents,
- * is none; fpdoc's bar of links to the unit's indexes beside its title, several links in
+ * beside it). Each cell holds one visible block at most, or blocks that link nowhere
+ * (a description and its "since: 2.2"); one of a row's is one link (the name), another
+ * is not link-heavy and has RECORD_TEXT_WORDS words or more (the description: a section
+ * number beside a chapter's link, Scribble's tables of contents, is none; a row of a
+ * name alone, an undocumented class in gi-docgen's index, counts when at least as many
+ * rows are described; fpdoc's bar of links to the unit's indexes beside its title, several links in
  * a cell, is no record either, nor texi2html's bar of a cell a link, "[ << ]" beside
  * "[ >> ]", "[Top]", "[Contents]": a record names one thing). Readability keeps a data
  * table by its header cells; these have none, but a row that describes what its link
@@ -1433,7 +1458,7 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
                         uint32_t t)
 {
     const struct ex_elem *te = &w->elems[t];
-    int records = 0;
+    int records = 0, bare = 0;
     for (uint32_t i = t + 1; i < te->end_elem; i++) {
         const struct ex_elem *e = &w->elems[i];
         if (e->tag == T_table)
@@ -1446,21 +1471,26 @@ static int record_table(const struct ex_walk *w, const struct sums *s, const uns
             uint32_t last = 0, n = text_blocks(w, s, ce->first_block, ce->end_block, &last);
             if (n == 0)
                 continue;
-            if (n > 1)
-                return 0;
             any = 1;
-            if (link_heavy(&w->blocks[last]) && links[last] == 1)
+            if (n > 1) {
+                if (!unlinked_text(w, s, links, ce, &text))
+                    return 0;
+            } else if (link_heavy(&w->blocks[last]) && links[last] == 1) {
                 names++;
-            else if (w->blocks[last].words >= RECORD_TEXT_WORDS)
+            } else if (w->blocks[last].words >= RECORD_TEXT_WORDS) {
                 text = 1;
+            }
         }
         if (!any)
             continue;
-        if (names != 1 || !text)
+        if (names != 1)
             return 0;
-        records++;
+        if (text)
+            records++;
+        else
+            bare++;
     }
-    return records > 0;
+    return records > 0 && records >= bare;
 }
 
 /* Is block b a label: one short block that links nowhere and ends in ':' ("Defined in:")? */
