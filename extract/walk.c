@@ -145,6 +145,7 @@ struct state {
     struct cache_entry cache[64];
     struct class_memo memo[256]; /* class attribute -> hints (pages repeat their classes) */
     enum generator generator;    /* from <meta name="generator"> */
+    uint32_t title_box;          /* Haddock's div#module-header (haddock_title), or EX_NONE */
 };
 
 static void fail(struct state *st, enum extract_code rc)
@@ -273,6 +274,15 @@ static int doxygen_title(const struct ex_walk *w, uint32_t e)
            w->elems[p].class_hash == class_key(ex_fnv1a(headertitle, sizeof headertitle - 1));
 }
 
+/* 1 when element e is Haddock's module name, <div id="module-header"> ... <p
+ * class="caption">: the page's title, though in no heading element, as Doxygen's. */
+static int haddock_title(const struct state *st, uint32_t e)
+{
+    static const char caption[] = "caption";
+    return st->title_box != EX_NONE && st->w->elems[e].parent == st->title_box &&
+           st->w->elems[e].class_hash == class_key(ex_fnv1a(caption, sizeof caption - 1));
+}
+
 static void flush_block(struct state *st)
 {
     struct ex_walk *w = st->w;
@@ -314,7 +324,8 @@ static void flush_block(struct state *st)
             b->flags |= EX_B_LI;
         } else if (t == T_td || t == T_th) {
             b->flags |= EX_B_CELL;
-        } else if (t == T_div && doxygen_title(w, st->cur_elem)) {
+        } else if ((t == T_div && doxygen_title(w, st->cur_elem)) ||
+                   (t == T_p && haddock_title(st, st->cur_elem))) {
             b->flags |= EX_B_TITLE;
         }
     }
@@ -1196,6 +1207,9 @@ static void class_id_hints(struct state *st, struct ex_elem *e, unsigned tag,
          * same module names) near-duplicates */
         if (st->generator == GEN_HADDOCK && tag == T_div && strcmp(low, "alphabet") == 0)
             *unlikely |= HINT_CHROME;
+        /* the module's name, p.caption in div#module-header, is the page's title */
+        if (st->generator == GEN_HADDOCK && tag == T_div && strcmp(low, "module-header") == 0)
+            st->title_box = (uint32_t)(e - st->w->elems);
         /* Doxygen's banner above the page, div#titlearea: the project's logo, name,
          * number and brief ("pangomm 2.46.3"), the same on every page of a release and
          * different in the next; on a page without a title of its own (an index of
@@ -1826,6 +1840,7 @@ enum extract_code ex_walk_run(struct ex_walk *w, const char *utf8, size_t len, u
         return EXTRACT_ENOMEM;
     st->w = w;
     st->cur_elem = EX_NONE;
+    st->title_box = EX_NONE;
     ex_buf_init(&st->anchor, EX_ANCHOR_MAX + 8);
     st->stack = malloc(sizeof *st->stack * (max_depth + 1));
     if (!st->stack) {

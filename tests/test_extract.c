@@ -764,6 +764,23 @@ static void test_extract_heading(void)
              "Description</h2>%s</div></body></html>",
              body, body);
     assert_heading(html, "Foo Class Reference");
+    /* Haddock's module name (div#module-header > p.caption) is the page's, as an h1 */
+    snprintf(html, sizeof html,
+             "<html><body><div id=\"package-header\"><span class=\"caption\">q-1.2: "
+             "Queues</span></div><div id=\"content\"><div id=\"module-header\"><p "
+             "class=\"caption\">Data.Queue</p></div><div id=\"description\"><p "
+             "class=\"caption\">Description</p>%s</div><div id=\"interface\"><h1>"
+             "Construction</h1>%s</div></div></body></html>",
+             body, body);
+    assert_heading(html, "Data.Queue");
+    /* a p.caption elsewhere on a Haddock page is no name */
+    snprintf(html, sizeof html,
+             "<html><body><div id=\"package-header\"><span class=\"caption\">q-1.2: "
+             "Queues</span></div><div id=\"content\"><div id=\"description\"><p "
+             "class=\"caption\">Description</p>%s</div><div id=\"interface\"><h1>"
+             "Construction</h1>%s</div></div></body></html>",
+             body, body);
+    assert_heading(html, "Construction");
     /* a div.title elsewhere is no name */
     snprintf(html, sizeof html,
              "<html><body><div class=\"box\"><div class=\"title\">Box title</div></div>"
