@@ -1377,10 +1377,13 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
      * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome); so
      * does QDoc (Qt) with its "Detailed Description", div.descr, whose prose links every
      * class and function it names (0.3-0.4 of its characters): a section, never cleaned
-     * as a link list */
+     * as a link list; so is a docstring, div.docblock (gi-docgen, rustdoc), whose
+     * sentences link the types and functions they name ("See <a><code>X</code></a> for
+     * the other side.", 0.25 of a GDK or libadwaita description) */
     if (tag == T_div && at->cls &&
         (first_word_is(at->cls, "section") || first_word_is(at->cls, "subsection") ||
-         first_word_is(at->cls, "subsubsection") || first_word_is(at->cls, "descr")))
+         first_word_is(at->cls, "subsubsection") || first_word_is(at->cls, "descr") ||
+         first_word_is(at->cls, "docblock")))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;
