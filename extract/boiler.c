@@ -614,13 +614,15 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
 
 /* A header cell of a data table, linked or not, is the label of its row or column
  * (Apache's module tables: "Description:", "Status:" each link to the glossary), not a
- * link list: it stays with the values it labels. */
+ * link list: it stays with the values it labels. So is the table's <caption>, its title
+ * (Javadoc's class-use tables: "Methods in <a>org.example.fit</a> that return
+ * <a>CurveFitter</a>", two links of three quarters of its characters). */
 static int data_label(const struct ex_walk *w, const struct ex_block *blk)
 {
     if (blk->elem == EX_NONE)
         return 0;
     const struct ex_elem *e = &w->elems[blk->elem];
-    return e->tag == T_th && (e->flags & EX_E_IN_DATA);
+    return (e->tag == T_th || e->tag == T_caption) && (e->flags & EX_E_IN_DATA);
 }
 
 /* The nearest element of tag within CELL_LEVELS elements up from block blk's, or EX_NONE. */
