@@ -549,33 +549,44 @@ static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
     return s->record[i] && (tag == T_dl || tag == T_ul || tag == T_ol);
 }
 
-/* Does element i hold lists of labelled values (label_list) that hold all of its links?
- * YARD's div.box_info is its three lists, its div.tags a label over each list. With
- * only_labels, its text is those lists and at most a label's length beside each, and a
- * list holds text that is not link-heavy: YARD's div.tags ("tags" is a negative word)
- * of "Returns:" over the type and what it is, where a blog's "Tags:" over its links
- * stays out. */
-static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i, int only_labels)
+/* The lists of labelled values (label_list) inside element i: their characters, link
+ * characters (the return value), count, and whether one holds text of its own. */
+static double labelled_lists(const struct ex_walk *w, const struct sums *s, uint32_t i,
+                             double *chars, int *n, int *text)
 {
     const struct ex_elem *e = &w->elems[i];
-    double lists = 0, links = 0;
-    int n = 0, text = 0;
+    double links = 0;
+    *chars = 0;
+    *n = *text = 0;
     for (uint32_t j = i + 1; j < e->end_elem;) {
         const struct ex_elem *je = &w->elems[j];
         if (labelled(w, s, j)) {
-            lists += range(s->chars, je->first_block, je->end_block);
+            *chars += range(s->chars, je->first_block, je->end_block);
             links += range(s->links, je->first_block, je->end_block);
-            n++;
-            text |= holds_text(w, s, j);
+            (*n)++;
+            *text |= holds_text(w, s, j);
             j = je->end_elem;
         } else {
             j++;
         }
     }
+    return links;
+}
+
+/* Does element i hold lists of labelled values (label_list) that hold all of its links?
+ * YARD's div.box_info is its three lists, its div.tags a label over each list: its text
+ * is those lists and at most a label's length beside each, and a list holds text that is
+ * not link-heavy: YARD's div.tags ("tags" is a negative word) of "Returns:" over the type
+ * and what it is, where a blog's "Tags:" over its links stays out. */
+static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    double lists;
+    int n, text;
+    double links = labelled_lists(w, s, i, &lists, &n, &text);
     if (lists == 0 || links < range(s->links, e->first_block, e->end_block))
         return 0;
-    return !only_labels ||
-           (text && range(s->chars, e->first_block, e->end_block) - lists < n * LABEL_MAX_CHARS);
+    return text && range(s->chars, e->first_block, e->end_block) - lists < n * LABEL_MAX_CHARS;
 }
 
 /* Readability's conditional cleaning of a container inside the main content. */
@@ -596,7 +607,7 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     if (e->flags & EX_E_ANCHORED)
         return 0;
     if (e->weight < 0)
-        return !holds_labels(w, s, i, 1);
+        return !holds_labels(w, s, i);
     double chars = range(s->chars, e->first_block, e->end_block);
     if (chars == 0)
         return 0;
@@ -605,8 +616,17 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
         return 0;
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
-    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
-        return !holds_definition(w, i) && !holds_entry(w, s, i) && !holds_labels(w, s, i, 0);
+    /* the links of its labelled lists are values, not navigation: they do not count
+     * (YARD's method box, a docstring over "Returns:" and "See Also:" lists of linked
+     * names, 0.2 of its characters in links with them) */
+    double lists;
+    int n, text;
+    double free_ld = (range(s->links, e->first_block, e->end_block) -
+                      labelled_lists(w, s, i, &lists, &n, &text)) /
+                     chars;
+    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && free_ld > CLEAN_MAX_LD &&
+        chars < CLEAN_MAX_CHARS)
+        return !holds_definition(w, i) && !holds_entry(w, s, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return !holds_definition(w, i) && !holds_entry(w, s, i);
     return 0;
