@@ -342,10 +342,28 @@ static int inherit_marks(struct ex_walk *w)
     /* a page whose landmark or generator's area lies outside a menu was not swallowed
      * by it: the menu is only long (sphinx-book-theme's sidebar nav of every page of the
      * guide beside a toctree page of five links). A menu inside the landmark is judged as
-     * before (Pike's class index, a <nav> of the members inside the <article>). */
+     * before (Pike's class index, a <nav> of the members inside the <article>). A
+     * landmark of a few words that links nowhere is a placeholder, not the page's text:
+     * RDoc's index.html of a library without a main page says "This is the API
+     * documentation for RDoc Documentation." in <main>, the same sentence on every such
+     * site, and its class index is the <nav> beside it. */
     int landmark = 0;
     for (size_t i = 0; i < ne && !landmark; i++)
         landmark = w->elems[i].parent == EX_NONE && (w->elems[i].flags & EX_E_HAS_ARTICLE);
+    if (landmark) {
+        size_t words = 0, link_chars = 0;
+        for (size_t i = 0; i < ne; i++) {
+            const struct ex_elem *e = &w->elems[i];
+            if (!(e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) ||
+                (e->parent != EX_NONE && (w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA))))
+                continue;
+            for (uint32_t b = e->first_block; b < e->end_block; b++) {
+                words += w->blocks[b].words;
+                link_chars += w->blocks[b].link_chars;
+            }
+        }
+        landmark = link_chars > 0 || words >= HUB_WORDS;
+    }
     for (size_t i = 0; i < ne; i++) {
         struct ex_elem *e = &w->elems[i];
         unsigned f = e->flags & ~(unsigned)(EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
