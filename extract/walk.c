@@ -712,13 +712,16 @@ static void class_hints(const char *v, int *weight, int *unlikely, uint32_t *neg
  * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content, odoc's (OCaml)
  * header.odoc-preamble (the title and the module's introduction) and div.odoc-content, Tcl
  * doctools' div.doctools (the whole manual page: title, name, table of contents, synopsis,
- * sections; tcllib's 429 pages). (Sphinx,
+ * sections; tcllib's 429 pages), Sphinx's div.bodywrapper (it holds div.body and nothing
+ * else; gevent's own templates drop div.body's role=main, and its toctrees and lists of
+ * linked functions went as link lists). (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {"chapter-level-extent",
+    static const char *const names[] = {"bodywrapper",
+                                        "chapter-level-extent",
                                         "doctools",
                                         "md-content--inner",
                                         "odoc-content",
