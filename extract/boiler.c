@@ -303,6 +303,34 @@ static int heading_level(const struct ex_elem *e)
     return e->tag >= T_h1 && e->tag <= T_h6 ? (int)(e->tag - T_h1) + 1 : 0;
 }
 
+/* Is e the outermost element of a landmark (<article>, <main>, role=main) or of a
+ * generator's content area? EX_E_ARTICLE and EX_E_AREA are inherited. */
+static int outer_landmark(const struct ex_walk *w, const struct ex_elem *e)
+{
+    return (e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) &&
+           e->parent != EX_NONE && !(w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA));
+}
+
+/* Do the page's landmarks hold text of their own: a link, or HUB_WORDS words? A landmark
+ * of a few words that links nowhere is a placeholder: RDoc's index.html of a library
+ * without a main page says "This is the API documentation for RDoc Documentation." in
+ * <main>, the same sentence on every such site, and its class index is the <nav> beside
+ * it. */
+static int landmark_text(const struct ex_walk *w)
+{
+    size_t words = 0, link_chars = 0;
+    for (size_t i = 0; i < w->n_elems; i++) {
+        const struct ex_elem *e = &w->elems[i];
+        if (!outer_landmark(w, e))
+            continue;
+        for (uint32_t b = e->first_block; b < e->end_block; b++) {
+            words += w->blocks[b].words;
+            link_chars += w->blocks[b].link_chars;
+        }
+    }
+    return link_chars > 0 || words >= HUB_WORDS;
+}
+
 /*
  * Marks readability's data tables (_markDataTables: a table with a header cell, a
  * caption, a <thead> or <tfoot>), which its conditional cleaning never removes: the
@@ -329,8 +357,7 @@ static int inherit_marks(struct ex_walk *w)
         /* the outermost one only: EX_E_ARTICLE and EX_E_AREA are inherited, and the
          * chrome inside a generator's area (walk.c: area_chrome, a wiki's menus) is
          * boilerplate there too */
-        if ((e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) &&
-            e->parent != EX_NONE && !(w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA)))
+        if (outer_landmark(w, e))
             e->flags |= EX_E_HAS_ARTICLE;
         if (e->parent != EX_NONE && (e->flags & EX_E_HAS_ARTICLE))
             w->elems[e->parent].flags |= EX_E_HAS_ARTICLE;
@@ -342,28 +369,13 @@ static int inherit_marks(struct ex_walk *w)
     /* a page whose landmark or generator's area lies outside a menu was not swallowed
      * by it: the menu is only long (sphinx-book-theme's sidebar nav of every page of the
      * guide beside a toctree page of five links). A menu inside the landmark is judged as
-     * before (Pike's class index, a <nav> of the members inside the <article>). A
-     * landmark of a few words that links nowhere is a placeholder, not the page's text:
-     * RDoc's index.html of a library without a main page says "This is the API
-     * documentation for RDoc Documentation." in <main>, the same sentence on every such
-     * site, and its class index is the <nav> beside it. */
+     * before (Pike's class index, a <nav> of the members inside the <article>), and so
+     * is one beside a landmark that holds no text of its own (landmark_text). */
     int landmark = 0;
     for (size_t i = 0; i < ne && !landmark; i++)
         landmark = w->elems[i].parent == EX_NONE && (w->elems[i].flags & EX_E_HAS_ARTICLE);
-    if (landmark) {
-        size_t words = 0, link_chars = 0;
-        for (size_t i = 0; i < ne; i++) {
-            const struct ex_elem *e = &w->elems[i];
-            if (!(e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) ||
-                (e->parent != EX_NONE && (w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA))))
-                continue;
-            for (uint32_t b = e->first_block; b < e->end_block; b++) {
-                words += w->blocks[b].words;
-                link_chars += w->blocks[b].link_chars;
-            }
-        }
-        landmark = link_chars > 0 || words >= HUB_WORDS;
-    }
+    if (landmark)
+        landmark = landmark_text(w);
     for (size_t i = 0; i < ne; i++) {
         struct ex_elem *e = &w->elems[i];
         unsigned f = e->flags & ~(unsigned)(EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
