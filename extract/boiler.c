@@ -572,6 +572,20 @@ static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
     return 0;
 }
 
+/* Does element i hold a paragraph: a visible block of GOOD_BLOCK_CHARS characters or
+ * more, at most 1 / GAP_LINK_RATIO of them in links? */
+static int holds_paragraph(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (s->visible[b] && blk->chars >= GOOD_BLOCK_CHARS &&
+            blk->link_chars * GAP_LINK_RATIO <= blk->chars)
+            return 1;
+    }
+    return 0;
+}
+
 /* A list of labelled values (label_list)? */
 static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -647,14 +661,17 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
     /* the links of its labelled lists are values, not navigation: they do not count
-     * (YARD's method box, a docstring over "Returns:" and "See Also:" lists of linked
-     * names, 0.2 of its characters in links with them) */
-    double lists;
+     * when they are all its links, or when it holds a paragraph (YARD's method box, a
+     * docstring over "Returns:" and "See Also:" lists of linked names, 0.2 of its
+     * characters in links with them); a blog's sidebar of titled lists ("Archives",
+     * "Categories") or a "More stories:" box holds none */
+    double lists, judged = ld;
     int n, text;
-    double free_ld = (range(s->links, e->first_block, e->end_block) -
-                      labelled_lists(w, s, i, &lists, &n, &text)) /
-                     chars;
-    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && free_ld > CLEAN_MAX_LD &&
+    double free_links =
+        range(s->links, e->first_block, e->end_block) - labelled_lists(w, s, i, &lists, &n, &text);
+    if (lists > 0 && (free_links <= 0 || holds_paragraph(w, s, i)))
+        judged = free_links / chars;
+    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && judged > CLEAN_MAX_LD &&
         chars < CLEAN_MAX_CHARS)
         return !holds_definition(w, i) && !holds_entry(w, s, i);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
