@@ -21,7 +21,9 @@
  *     block: libxml2's HTML4 rules let a sloppy HTML5 <header> swallow the rest of the
  *     page, but a single block is a paragraph (a footer's licence notice on a page of
  *     short list items), never a swallowed page, and nothing is swallowed on a page whose
- *     landmark or generator's area lies outside it (sphinx-book-theme's long sidebar).
+ *     landmark or generator's area lies outside it (sphinx-book-theme's long sidebar),
+ *     unless that landmark is a placeholder of a few words that links nowhere (RDoc's
+ *     index.html: its class index is the <nav> beside it).
  *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
  *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
  *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
@@ -95,8 +97,10 @@
  *     block that links nowhere) when the two are the whole of their parent (a "See also"
  *     section): its blocks are kept linked or not, and a container whose links all lie
  *     in such lists is not cleaned (a negative one only when it is those lists and their
- *     labels, and a list holds text of its own); one whose parent is the whole of
- *     what was chosen is a hub's list, left to step 10.
+ *     labels, and a list holds text of its own), nor, when it holds a paragraph, one
+ *     whose other links stay under readability's 0.2 (YARD's method box); one whose
+ *     parent is the whole of what was chosen is a hub's list, left to step 10. A data
+ *     table's <caption> is its label, as a header cell is (Javadoc's class-use tables).
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
