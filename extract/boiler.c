@@ -21,7 +21,9 @@
  *     block: libxml2's HTML4 rules let a sloppy HTML5 <header> swallow the rest of the
  *     page, but a single block is a paragraph (a footer's licence notice on a page of
  *     short list items), never a swallowed page, and nothing is swallowed on a page whose
- *     landmark or generator's area lies outside it (sphinx-book-theme's long sidebar).
+ *     landmark or generator's area lies outside it (sphinx-book-theme's long sidebar),
+ *     unless that landmark is a placeholder of a few words that links nowhere (RDoc's
+ *     index.html: its class index is the <nav> beside it).
  *  2. Paragraph scores (readability): each visible block of >= 25 characters scores
  *     1 + commas + min(chars / 100, 3); the score goes to the block's element's parent in
  *     full, grandparent half, and ancestors up to 5 levels up divided by 3 * level.
@@ -95,10 +97,13 @@
  *     block that links nowhere) when the two are the whole of their parent (a "See also"
  *     section): its blocks are kept linked or not, and a container whose links all lie
  *     in such lists is not cleaned (a negative one only when it is those lists and their
- *     labels, and a list holds text of its own); one whose parent is the whole of
- *     what was chosen is a hub's list, left to step 10. Nor is a container whose links
- *     all lie in tables of records (gi-docgen's "No description available." over one
- *     row, "Gets property" beside the linked property: holds_labels).
+ *     labels, and a list holds text of its own), nor, when it holds a paragraph, one
+ *     whose other links stay under readability's 0.2 (YARD's method box); one whose
+ *     parent is the whole of what was chosen is a hub's list, left to step 10. Nor is a
+ *     container whose links all lie in tables of records (gi-docgen's "No description
+ *     available." over one row, "Gets property" beside the linked property:
+ *     holds_labels). A data table's <caption> is its label, as a header cell is
+ *     (Javadoc's class-use tables).
  *  6. Gaps: long (>= 100 characters), link-poor visible blocks between the first and the
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
@@ -316,6 +321,34 @@ static unsigned title_level(const struct ex_block *b)
     return b->heading ? b->heading : (b->flags & EX_B_TITLE) ? 1 : 0;
 }
 
+/* Is e the outermost element of a landmark (<article>, <main>, role=main) or of a
+ * generator's content area? EX_E_ARTICLE and EX_E_AREA are inherited. */
+static int outer_landmark(const struct ex_walk *w, const struct ex_elem *e)
+{
+    return (e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) &&
+           e->parent != EX_NONE && !(w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA));
+}
+
+/* Do the page's landmarks hold text of their own: a link, or HUB_WORDS words? A landmark
+ * of a few words that links nowhere is a placeholder: RDoc's index.html of a library
+ * without a main page says "This is the API documentation for RDoc Documentation." in
+ * <main>, the same sentence on every such site, and its class index is the <nav> beside
+ * it. */
+static int landmark_text(const struct ex_walk *w)
+{
+    size_t words = 0, link_chars = 0;
+    for (size_t i = 0; i < w->n_elems; i++) {
+        const struct ex_elem *e = &w->elems[i];
+        if (!outer_landmark(w, e))
+            continue;
+        for (uint32_t b = e->first_block; b < e->end_block; b++) {
+            words += w->blocks[b].words;
+            link_chars += w->blocks[b].link_chars;
+        }
+    }
+    return link_chars > 0 || words >= HUB_WORDS;
+}
+
 /*
  * Marks readability's data tables (_markDataTables: a table with a header cell, a
  * caption, a <thead> or <tfoot>), which its conditional cleaning never removes: the
@@ -342,8 +375,7 @@ static int inherit_marks(struct ex_walk *w)
         /* the outermost one only: EX_E_ARTICLE and EX_E_AREA are inherited, and the
          * chrome inside a generator's area (walk.c: area_chrome, a wiki's menus) is
          * boilerplate there too */
-        if ((e->tag == T_article || e->tag == T_main || (e->flags & (EX_E_ARTICLE | EX_E_AREA))) &&
-            e->parent != EX_NONE && !(w->elems[e->parent].flags & (EX_E_ARTICLE | EX_E_AREA)))
+        if (outer_landmark(w, e))
             e->flags |= EX_E_HAS_ARTICLE;
         if (e->parent != EX_NONE && (e->flags & EX_E_HAS_ARTICLE))
             w->elems[e->parent].flags |= EX_E_HAS_ARTICLE;
@@ -355,10 +387,13 @@ static int inherit_marks(struct ex_walk *w)
     /* a page whose landmark or generator's area lies outside a menu was not swallowed
      * by it: the menu is only long (sphinx-book-theme's sidebar nav of every page of the
      * guide beside a toctree page of five links). A menu inside the landmark is judged as
-     * before (Pike's class index, a <nav> of the members inside the <article>). */
+     * before (Pike's class index, a <nav> of the members inside the <article>), and so
+     * is one beside a landmark that holds no text of its own (landmark_text). */
     int landmark = 0;
     for (size_t i = 0; i < ne && !landmark; i++)
         landmark = w->elems[i].parent == EX_NONE && (w->elems[i].flags & EX_E_HAS_ARTICLE);
+    if (landmark)
+        landmark = landmark_text(w);
     for (size_t i = 0; i < ne; i++) {
         struct ex_elem *e = &w->elems[i];
         unsigned f = e->flags & ~(unsigned)(EX_E_IN_UNLIKELY | EX_E_IN_BOILER);
@@ -555,11 +590,50 @@ static int holds_text(const struct ex_walk *w, const struct sums *s, uint32_t i)
     return 0;
 }
 
+/* Does element i hold a paragraph: a visible block of GOOD_BLOCK_CHARS characters or
+ * more, at most 1 / GAP_LINK_RATIO of them in links? */
+static int holds_paragraph(const struct ex_walk *w, const struct sums *s, uint32_t i)
+{
+    const struct ex_elem *e = &w->elems[i];
+    for (uint32_t b = e->first_block; b < e->end_block; b++) {
+        const struct ex_block *blk = &w->blocks[b];
+        if (s->visible[b] && blk->chars >= GOOD_BLOCK_CHARS &&
+            blk->link_chars * GAP_LINK_RATIO <= blk->chars)
+            return 1;
+    }
+    return 0;
+}
+
 /* A list of labelled values (label_list)? */
 static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
     unsigned tag = w->elems[i].tag;
     return s->record[i] && (tag == T_dl || tag == T_ul || tag == T_ol);
+}
+
+/* The lists of labelled values (label_list) inside element i, and with records its tables
+ * of records (record_table) too: their characters, link characters (the return value),
+ * count, and whether one holds text of its own. */
+static double labelled_lists(const struct ex_walk *w, const struct sums *s, uint32_t i, int records,
+                             double *chars, int *n, int *text)
+{
+    const struct ex_elem *e = &w->elems[i];
+    double links = 0;
+    *chars = 0;
+    *n = *text = 0;
+    for (uint32_t j = i + 1; j < e->end_elem;) {
+        const struct ex_elem *je = &w->elems[j];
+        if (labelled(w, s, j) || (records && je->tag == T_table && s->record[j])) {
+            *chars += range(s->chars, je->first_block, je->end_block);
+            links += range(s->links, je->first_block, je->end_block);
+            (*n)++;
+            *text |= holds_text(w, s, j);
+            j = je->end_elem;
+        } else {
+            j++;
+        }
+    }
+    return links;
 }
 
 /* Does element i hold lists of labelled values (label_list) that hold all of its links?
@@ -573,20 +647,9 @@ static int labelled(const struct ex_walk *w, const struct sums *s, uint32_t i)
 static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t i, int only_labels)
 {
     const struct ex_elem *e = &w->elems[i];
-    double lists = 0, links = 0;
-    int n = 0, text = 0;
-    for (uint32_t j = i + 1; j < e->end_elem;) {
-        const struct ex_elem *je = &w->elems[j];
-        if (labelled(w, s, j) || (!only_labels && je->tag == T_table && s->record[j])) {
-            lists += range(s->chars, je->first_block, je->end_block);
-            links += range(s->links, je->first_block, je->end_block);
-            n++;
-            text |= holds_text(w, s, j);
-            j = je->end_elem;
-        } else {
-            j++;
-        }
-    }
+    double lists;
+    int n, text;
+    double links = labelled_lists(w, s, i, !only_labels, &lists, &n, &text);
     if (lists == 0 || links < range(s->links, e->first_block, e->end_block))
         return 0;
     return !only_labels ||
@@ -620,7 +683,19 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
         return 0;
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
-    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD && chars < CLEAN_MAX_CHARS)
+    /* the links of its labelled lists are values, not navigation: they do not count
+     * when they are all its links, or when it holds a paragraph (YARD's method box, a
+     * docstring over "Returns:" and "See Also:" lists of linked names, 0.2 of its
+     * characters in links with them); a blog's sidebar of titled lists ("Archives",
+     * "Categories") or a "More stories:" box holds none */
+    double lists, judged = ld;
+    int n, text;
+    double free_links = range(s->links, e->first_block, e->end_block) -
+                        labelled_lists(w, s, i, 0, &lists, &n, &text);
+    if (lists > 0 && (free_links <= 0 || holds_paragraph(w, s, i)))
+        judged = free_links / chars;
+    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && judged > CLEAN_MAX_LD &&
+        chars < CLEAN_MAX_CHARS)
         return !holds_definition(w, i) && !holds_entry(w, s, i) && !holds_labels(w, s, i, 0);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return !holds_definition(w, i) && !holds_entry(w, s, i);
@@ -629,13 +704,15 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
 
 /* A header cell of a data table, linked or not, is the label of its row or column
  * (Apache's module tables: "Description:", "Status:" each link to the glossary), not a
- * link list: it stays with the values it labels. */
+ * link list: it stays with the values it labels. So is the table's <caption>, its title
+ * (Javadoc's class-use tables: "Methods in <a>org.example.fit</a> that return
+ * <a>CurveFitter</a>", two links of three quarters of its characters). */
 static int data_label(const struct ex_walk *w, const struct ex_block *blk)
 {
     if (blk->elem == EX_NONE)
         return 0;
     const struct ex_elem *e = &w->elems[blk->elem];
-    return e->tag == T_th && (e->flags & EX_E_IN_DATA);
+    return (e->tag == T_th || e->tag == T_caption) && (e->flags & EX_E_IN_DATA);
 }
 
 /* The nearest element of tag within CELL_LEVELS elements up from block blk's, or EX_NONE. */

@@ -723,13 +723,16 @@ static void class_hints(const char *v, int *weight, int *unlikely, uint32_t *neg
  * *-level-extent, MkDocs Material's md-content__inner, Docsy's td-content, odoc's (OCaml)
  * header.odoc-preamble (the title and the module's introduction) and div.odoc-content, Tcl
  * doctools' div.doctools (the whole manual page: title, name, table of contents, synopsis,
- * sections; tcllib's 429 pages). (Sphinx,
+ * sections; tcllib's 429 pages), Sphinx's div.bodywrapper (it holds div.body and nothing
+ * else; gevent's own templates drop div.body's role=main, and its toctrees and lists of
+ * linked functions went as link lists). (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
 static int generator_area(const char *v)
 {
-    static const char *const names[] = {"chapter-level-extent",
+    static const char *const names[] = {"bodywrapper",
+                                        "chapter-level-extent",
                                         "doctools",
                                         "md-content--inner",
                                         "odoc-content",
@@ -1391,10 +1394,13 @@ static void judge_element(struct state *st, struct ex_elem *e, unsigned tag, str
      * inside, each named by its node ("Widgets", "Footnotes": not the site's chrome); so
      * does QDoc (Qt) with its "Detailed Description", div.descr, whose prose links every
      * class and function it names (0.3-0.4 of its characters): a section, never cleaned
-     * as a link list */
+     * as a link list; so is a docstring, div.docblock (gi-docgen, rustdoc), whose
+     * sentences link the types and functions they name ("See <a><code>X</code></a> for
+     * the other side.", 0.25 of a GDK or libadwaita description) */
     if (tag == T_div && at->cls &&
         (first_word_is(at->cls, "section") || first_word_is(at->cls, "subsection") ||
-         first_word_is(at->cls, "subsubsection") || first_word_is(at->cls, "descr")))
+         first_word_is(at->cls, "subsubsection") || first_word_is(at->cls, "descr") ||
+         first_word_is(at->cls, "docblock")))
         e->flags |= EX_E_SECTION;
     if (at->hidden)
         e->flags |= EX_E_HIDDEN;

@@ -24,7 +24,7 @@ pages that extract to (almost) nothing (fewer than 10 words out of a content are
 or more); -v adds every failing page with its figures, worst first; --table prints one
 Markdown row a site instead.
 Python stdlib only (html.parser); the binary runs in a pool of --jobs threads (2)."""
-import argparse, collections, concurrent.futures, glob, json, os, re, subprocess, sys
+import argparse, codecs, collections, concurrent.futures, glob, json, os, re, subprocess, sys
 from html.parser import HTMLParser
 
 VOID = {'area', 'base', 'br', 'col', 'embed', 'hr', 'img', 'input', 'link', 'meta',
@@ -273,11 +273,37 @@ def content_area(t, skip_toc=False, generic=False):
     return 'none', [], []
 
 
+# A page's declared charset: a BOM, else <meta charset> or <meta http-equiv
+# content="...; charset=..."> in its first 1024 bytes (the HTML standard's prescan), else
+# UTF-8. ISO-8859-1 and US-ASCII are read as windows-1252, as browsers (and
+# extract/charset.c) do. Reading an ISO-8859-1 page as UTF-8 turned every accented word
+# into two (focalinux: "Configuração" -> "configura", "o"), which the extractor's
+# correctly decoded text did not hold.
+CHARSET_RE = re.compile(rb'<meta[^>]+charset\s*=\s*["\']?\s*([-\w:.]+)', re.I)
+
+
+def page_charset(raw):
+    if raw.startswith(b'\xef\xbb\xbf'):
+        return 'utf-8'
+    if raw.startswith((b'\xff\xfe', b'\xfe\xff')):
+        return 'utf-16'
+    m = CHARSET_RE.search(raw[:1024])
+    if not m:
+        return 'utf-8'
+    label = m.group(1).decode('ascii', 'replace').lower()
+    if label in ('iso-8859-1', 'iso8859-1', 'latin1', 'latin-1', 'us-ascii', 'ascii'):
+        return 'cp1252'
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return 'utf-8'
+
+
 def check(bin_, path, skip_toc=False, generic=False):
     raw = open(path, 'rb').read()
     t = Tree()
     try:
-        t.feed(raw.decode('utf-8', errors='replace'))
+        t.feed(raw.decode(page_charset(raw), errors='replace'))
         t.close()
     except Exception:  # html.parser only fails on pathological input; count it
         pass
