@@ -356,7 +356,19 @@ libghc-lens-doc|usr/share/doc/libghc-lens-doc/html|Haddock 2.25 (lens 5: module 
 icu-doc|usr/share/doc/icu-doc/html|Doxygen 1.9.4 (the ICU 72 C and C++ API)|15
 libirrlicht-doc|usr/share/doc/libirrlicht-dev/html|Doxygen 1.9.4 with the footer of Irrlicht (+ its search/ result pages)|15
 flex-doc|usr/share/doc/flex-doc/html|Texinfo (the flex manual, one page a node)|15
-libgcrypt20-doc|usr/share/doc/libgcrypt20-doc/html|Texinfo (the Libgcrypt manual, one page a node)|15'
+libgcrypt20-doc|usr/share/doc/libgcrypt20-doc/html|Texinfo (the Libgcrypt manual, one page a node)|15
+libfolks-doc|usr/share/devhelp/books/folks|valadoc (the Vala API of folks: one page a class, method, property, constant)|16
+cups-server-common|usr/share/cups/doc-root|the help pages of CUPS 2.4 (its mantohtml man pages, codedoc API pages, hand-written help)|16
+allegro4-doc|usr/share/doc/allegro4-doc/html|makedoc (the own ._tx-to-HTML tool of Allegro 4: one page a chapter of the API)|16
+euler-doc|usr/share/doc/euler-doc|Visual Page 2.0 for Windows and FrontPage 5 (the Euler reference, English, French, German)|16
+saods9-doc|usr/share/doc/saods9|hand-written HTML through HTML Tidy for Mac OS X (the SAOImage DS9 reference and release notes)|16
+bwidget|usr/share/doc/bwidget/html|the own XML-to-HTML script of BWidget (one page a Tk widget)|16
+sgmls-doc|usr/share/doc/sgmls-doc|the HTML of SGMLSpm and sgmlspl (1990s, made with sgmlspl itself)|16
+libvirt-doc|usr/share/doc/libvirt-doc/html|the website XSLT of libvirt over docutils (its manual, XML formats, kbase, man pages)|16
+lepton-eda|usr/share/doc/lepton-eda/wiki|DokuWiki export (the gEDA wiki as shipped by Lepton EDA, pages in several languages)|16
+hplip-doc|usr/share/doc/hplip-doc|the hand-written help pages of HPLIP (one template, ISO-8859-1)|16
+rt5-doc-html|usr/share/doc/rt5-doc-html|the rt-static-docs script of Request Tracker 5 (Pod::Simple::XHTML fragments without <html> or <head>)|16
+splint-doc-html|usr/share/doc/splint-doc-html/html|the hand-written HTML of the Splint manual (table layout, one long page a chapter)|16'
 
 # fetch PKG: download and unpack once; fails loudly when apt-get cannot find it. The
 # package is unpacked into PKG.part and renamed when whole, so a run that is killed, or
