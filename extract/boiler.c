@@ -101,9 +101,7 @@
  *     last kept block are kept (content split across sibling containers). Teaser lists
  *     ("more stories": a linked heading, then a short standfirst, at least twice in a
  *     row with only link-heavy blocks between) lose their standfirsts; a linked h4-h6 of
- *     one word is an API member's name, not a headline (name_heading), nor is a heading
- *     whose links stay in the page (in_page_links: docutils' links back to the
- *     contents). Then jusText's
+ *     one word is an API member's name, not a headline (name_heading). Then jusText's
  *     context smoothing: a short kept block (< 40 characters) whose neighbouring blocks
  *     are both left out is an isolated label ("Comments", "Share this") and goes too,
  *     unless it is a definition's term holding its own permalink (not a heading) or a
@@ -1107,39 +1105,15 @@ static int all_link(const struct ex_block *b)
 }
 
 /*
- * Does block b hold links, all of them to a place in the page itself ("#...")? A heading
- * linking back to the page's table of contents (docutils' toc-backref: libvirt's manual,
- * whose every section heading links to its entry in the contents) is a section's heading,
- * not a teaser's headline, which links to its story's page. *cur is a cursor into
- * w->links (in block order) that the caller moves forward with b.
- */
-static int in_page_links(const struct ex_walk *w, size_t b, size_t *cur)
-{
-    size_t c = *cur;
-    while (c < w->n_links && w->links[c].block < b)
-        c++;
-    *cur = c;
-    int any = 0;
-    for (; c < w->n_links && w->links[c].block == b; c++) {
-        const struct ex_rawlink *l = &w->links[c];
-        if (l->href_len == 0 || w->strs.p[l->href] != '#')
-            return 0;
-        any = 1;
-    }
-    return any;
-}
-
-/*
  * Teasers: "more stories" lists repeat a linked headline followed by a short standfirst.
  * The standfirst alone reads like text, so a run of at least TEASER_RUN such pairs
  * (separated by nothing but link-heavy blocks) loses its standfirsts. One pair is kept:
- * that is an article under its permalinked title. A heading whose links stay in the page
- * (in_page_links) is no headline.
+ * that is an article under its permalinked title.
  */
 static void drop_teasers(struct ex_walk *w, const struct sums *s)
 {
     size_t nb = w->n_blocks;
-    size_t run_start = nb, units = 0, prev_t = nb, cur = 0;
+    size_t run_start = nb, units = 0, prev_t = nb;
     for (size_t b = 1; b <= nb; b++) {
         int unit = 0;
         if (b < nb && s->visible[b] && !link_heavy(&w->blocks[b]) &&
@@ -1148,7 +1122,7 @@ static void drop_teasers(struct ex_walk *w, const struct sums *s)
             while (l-- > 0 && !s->visible[l])
                 ;
             unit = l < b && w->blocks[l].heading && all_link(&w->blocks[l]) &&
-                   !name_heading(&w->blocks[l]) && !in_page_links(w, l, &cur);
+                   !name_heading(&w->blocks[l]);
         }
         if (!unit) {
             /* a block that is neither link-heavy nor a teaser ends the run */
