@@ -159,9 +159,9 @@
 # same classes; index.htm is one of four *.htm pages that simcrawl reads and the
 # reference's *.html glob does not, so its J is 0; 0.598 with the page read): no false drop
 # an extractor fault made. Coverage found two faults: DokuWiki's sections of linked names
-# went as link lists (extract/walk.c generator_area) and docutils' headings that link back
-# to the contents made a teaser list of libvirt's short sections (extract/boiler.c
-# in_page_links); docs/BENCHMARKS.md, "Generators of group 16 (gen16s)". Candidates left
+# went as link lists (extract/walk.c generator_area), and docutils' headings that link back
+# to the contents make a teaser list of libvirt's short sections (a fix lost Clang release
+# pairs and was reverted); docs/BENCHMARKS.md, "Generators of group 16 (gen16s)". Candidates left
 # out: libjs-jquery-flot-docs (a dangling symbolic link), fop-doc, libxerces2-java-doc and
 # velocity-doc (Javadoc only), gnome-user-docs and gnumeric-doc (Mallard sources, no HTML),
 # libcurl4-doc, tcl8.6-doc, pari-doc, yacas-doc (no HTML in Debian 12).
