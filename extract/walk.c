@@ -725,12 +725,20 @@ static void class_hints(const char *v, int *weight, int *unlikely, uint32_t *neg
  * doctools' div.doctools (the whole manual page: title, name, table of contents, synopsis,
  * sections; tcllib's 429 pages), Sphinx's div.bodywrapper (it holds div.body and nothing
  * else; gevent's own templates drop div.body's role=main, and its toctrees and lists of
- * linked functions went as link lists). (Sphinx,
+ * linked functions went as link lists), and DokuWiki's export (div.dokuwiki.export, the
+ * page that ?do=export_xhtml writes and offline copies of a wiki are made of: its sections
+ * are flat h1-h5 headings each over a div.levelN, lists of links with their descriptions
+ * among them; the live wiki's div.dokuwiki, "site dokuwiki" in its templates, holds the
+ * menus too, and is not one). (Sphinx,
  * MkDocs, Hugo and rustdoc say role=main, <main> or <article>, which need no list.)
  * boiler.c widens the main content to the outermost of them (step 3b).
  */
+static int has_word(const char *v, const char *w);
+
 static int generator_area(const char *v)
 {
+    if (first_word_is(v, "dokuwiki") && has_word(v, "export"))
+        return 1;
     static const char *const names[] = {"bodywrapper",
                                         "chapter-level-extent",
                                         "doctools",
