@@ -656,6 +656,23 @@ static int holds_labels(const struct ex_walk *w, const struct sums *s, uint32_t 
            (text && range(s->chars, e->first_block, e->end_block) - lists < n * LABEL_MAX_CHARS);
 }
 
+/* Element i's link density (ld, of its chars) as readability's 0.2 test judges it: the
+ * links of its labelled lists are values, not navigation, and do not count when they are
+ * all its links, or when it holds a paragraph (YARD's method box, a docstring over
+ * "Returns:" and "See Also:" lists of linked names, 0.2 of its characters in links with
+ * them); a blog's sidebar of titled lists ("Archives", "Categories") or a "More stories:"
+ * box holds none. Never above ld: only asked when ld fails the test. */
+static double free_ld(const struct ex_walk *w, const struct sums *s, uint32_t i, double chars,
+                      double ld)
+{
+    const struct ex_elem *e = &w->elems[i];
+    double lists;
+    int n, text;
+    double free_links = range(s->links, e->first_block, e->end_block) -
+                        labelled_lists(w, s, i, 0, &lists, &n, &text);
+    return lists > 0 && (free_links <= 0 || holds_paragraph(w, s, i)) ? free_links / chars : ld;
+}
+
 /* Readability's conditional cleaning of a container inside the main content. */
 static int clean_container(const struct ex_walk *w, const struct sums *s, uint32_t i)
 {
@@ -683,19 +700,8 @@ static int clean_container(const struct ex_walk *w, const struct sums *s, uint32
         return 0;
     double ld = elem_ld(s, e);
     int list = (e->flags & EX_E_LIST) != 0;
-    /* the links of its labelled lists are values, not navigation: they do not count
-     * when they are all its links, or when it holds a paragraph (YARD's method box, a
-     * docstring over "Returns:" and "See Also:" lists of linked names, 0.2 of its
-     * characters in links with them); a blog's sidebar of titled lists ("Archives",
-     * "Categories") or a "More stories:" box holds none */
-    double lists, judged = ld;
-    int n, text;
-    double free_links = range(s->links, e->first_block, e->end_block) -
-                        labelled_lists(w, s, i, 0, &lists, &n, &text);
-    if (lists > 0 && (free_links <= 0 || holds_paragraph(w, s, i)))
-        judged = free_links / chars;
-    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && judged > CLEAN_MAX_LD &&
-        chars < CLEAN_MAX_CHARS)
+    if (!list && e->weight < CLEAN_POSITIVE_WEIGHT && ld > CLEAN_MAX_LD &&
+        chars < CLEAN_MAX_CHARS && free_ld(w, s, i, chars, ld) > CLEAN_MAX_LD)
         return !holds_definition(w, i) && !holds_entry(w, s, i) && !holds_labels(w, s, i, 0);
     if (e->weight >= CLEAN_POSITIVE_WEIGHT && ld > CLEAN_POSITIVE_MAX_LD)
         return !holds_definition(w, i) && !holds_entry(w, s, i);
@@ -1135,11 +1141,10 @@ static void keep_headline(struct ex_walk *w, const struct sums *s)
      * and a menu's links and bare words (menu_line) between the title and the content
      * (a sidebar in a table layout, libxml2's; nimdoc's table of contents), are not
      * distance; but past HEADLINE_WINDOW blocks in all only a heading is a headline (a
-     * logo linking home reads like the <title> too) */
-    /* a link that reads like the <title> (Scaladoc's source file "Predef.scala" under
-     * the page "scala.Predef.SeqCharSequence") is the headline only when no heading
-     * that reads like the <title> stands above it in the window: it is an aside of
-     * the title's, as a kicker or a permalink is */
+     * logo linking home reads like the <title> too). A link that reads like the <title>
+     * (Scaladoc's source file "Predef.scala" under the page "scala.Predef.SeqCharSequence")
+     * is the headline only when no heading that reads like the <title> stands above it
+     * in the window: it is an aside of the title's, as a kicker or a permalink is */
     size_t linked = nb;
     for (size_t b = first, steps = 0, all = 0; head == nb && b-- > 0 && steps < HEADLINE_WINDOW;) {
         const struct ex_block *blk = &w->blocks[b];
