@@ -263,24 +263,27 @@ static uint32_t class_key(uint64_t h)
     return (uint32_t)(h >> 32) | 1;
 }
 
+/* 1 when element e's class attribute is exactly name (lower case). */
+static int has_class(const struct ex_elem *e, const char *name)
+{
+    return e->class_hash == class_key(ex_fnv1a(name, strlen(name)));
+}
+
 /* 1 when element e is Doxygen's page title, <div class="headertitle"><div
  * class="title">: the page's name, though in no heading element (extract_doc_heading). */
 static int doxygen_title(const struct ex_walk *w, uint32_t e)
 {
     uint32_t p = w->elems[e].parent;
-    static const char title[] = "title", headertitle[] = "headertitle";
-    return w->elems[e].class_hash == class_key(ex_fnv1a(title, sizeof title - 1)) && p != EX_NONE &&
-           w->elems[p].tag == T_div &&
-           w->elems[p].class_hash == class_key(ex_fnv1a(headertitle, sizeof headertitle - 1));
+    return has_class(&w->elems[e], "title") && p != EX_NONE && w->elems[p].tag == T_div &&
+           has_class(&w->elems[p], "headertitle");
 }
 
 /* 1 when element e is Haddock's module name, <div id="module-header"> ... <p
  * class="caption">: the page's title, though in no heading element, as Doxygen's. */
 static int haddock_title(const struct state *st, uint32_t e)
 {
-    static const char caption[] = "caption";
     return st->title_box != EX_NONE && st->w->elems[e].parent == st->title_box &&
-           st->w->elems[e].class_hash == class_key(ex_fnv1a(caption, sizeof caption - 1));
+           has_class(&st->w->elems[e], "caption");
 }
 
 static void flush_block(struct state *st)
